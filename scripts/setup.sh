@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Kiln builds against (docs/../ARCHITECTURE.md "Dependencies").
+# Idempotent and quiet: prints nothing and touches nothing when everything is present.
+set -euo pipefail
+
+packages=(
+  cmake ninja-build g++ make ccache pkg-config
+  llvm-19-dev liblld-19-dev
+  libflatbuffers-dev flatbuffers-compiler
+  libdnnl-dev
+  libyaml-cpp-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libdlpack-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "setup: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
