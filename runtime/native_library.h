@@ -1,0 +1,49 @@
+// NativeLibrary: a kernel library (an ELF shared object produced by the LLVM
+// codegen) loaded from memory, without a file on disk: the bytes are written to
+// an anonymous memfd and dlopen'ed through /proc/self/fd.
+//
+// Before anything runs, the library's target CPU features are checked against
+// the host CPU, so a library built for AVX-512 on an AVX2 machine is refused
+// with that reason instead of dying on an illegal instruction.
+//
+// Thread-safe after load (the kernel table is immutable).
+#ifndef KILN_RUNTIME_NATIVE_LIBRARY_H_
+#define KILN_RUNTIME_NATIVE_LIBRARY_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kiln_kernel_abi.h"
+#include "runtime/status.h"
+
+namespace kiln {
+
+class NativeLibrary {
+ public:
+  // `name` is for error messages. The bytes are copied into the memfd; the
+  // caller's buffer may go away after the call.
+  static Result<std::unique_ptr<NativeLibrary>> LoadFromMemory(const void* data, size_t size,
+                                                               const std::string& name);
+  ~NativeLibrary();
+  NativeLibrary(const NativeLibrary&) = delete;
+  NativeLibrary& operator=(const NativeLibrary&) = delete;
+
+  const kiln_kernel_library& table() const { return *table_; }
+  // kNotFound when the library has no kernel of that name.
+  Result<const kiln_kernel_entry*> Find(const std::string& kernel) const;
+
+ private:
+  NativeLibrary() = default;
+  void* handle_ = nullptr;
+  int fd_ = -1;
+  const kiln_kernel_library* table_ = nullptr;
+};
+
+// Fails (kIncompatible) when an LLVM feature string such as "+avx2,+avx512f"
+// names a feature this CPU lacks; unknown features are ignored.
+Status CheckHostCpuFeatures(const std::string& llvm_features);
+
+}  // namespace kiln
+
+#endif  // KILN_RUNTIME_NATIVE_LIBRARY_H_

@@ -1,0 +1,91 @@
+// vm::Module: a loaded, verified .vmfb, ready to run from any number of threads.
+// vm::Context: the per-caller state of calls into a Module.
+//
+// Thread-safety: a Module is immutable after Load and thread-safe; share it
+// freely (std::shared_ptr). A Context is thread-compatible: one thread at a
+// time; create one per concurrent caller. Creating a Context is cheap relative
+// to a call but not free (it sizes registers and planned storage).
+//
+// Ownership: Load returns the only owner; tensors in returned outputs may
+// borrow module memory (constants) and keep the module's mapping alive.
+#ifndef KILN_VM_MODULE_H_
+#define KILN_VM_MODULE_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/any.h"
+#include "runtime/span.h"
+#include "runtime/status.h"
+
+namespace kiln {
+
+class ThreadPool;
+
+namespace vm {
+
+struct ValueInfo {
+  std::string name;
+  enum class Kind : uint8_t { kTensor, kShape, kTuple, kPrim, kObject, kFunction } kind = Kind::kTensor;
+  DType dtype;
+  int32_t ndim = -1;               // -1: unknown
+  std::vector<std::string> dims;   // each dimension as text: "784", "n"
+};
+
+struct FunctionSignature {
+  std::string name;
+  std::vector<ValueInfo> params;
+  std::vector<ValueInfo> results;
+};
+
+struct LoadOptions {
+  // Thread pool for kernels; nullptr: ThreadPool::Global().
+  ThreadPool* thread_pool = nullptr;
+};
+
+class Context;
+
+class Module {
+ public:
+  // Memory-maps and verifies the file; resolves every kernel and packed
+  // function. Fails with the full list of what is missing.
+  static Result<std::shared_ptr<const Module>> LoadFile(const std::string& path, const LoadOptions& options = {});
+  // Loads from the caller's buffer, which must outlive the module and stay
+  // unchanged (borrowed; nothing is copied).
+  static Result<std::shared_ptr<const Module>> LoadBuffer(const void* data, size_t size,
+                                                          const LoadOptions& options = {});
+  // Loads from a buffer the module takes over; `release(data, user)` runs when
+  // the module is destroyed (also when loading fails).
+  static Result<std::shared_ptr<const Module>> LoadOwnedBuffer(const void* data, size_t size,
+                                                               void (*release)(const void* data, void* user),
+                                                               void* user, const LoadOptions& options = {});
+
+  virtual ~Module() = default;
+
+  virtual std::vector<std::string> FunctionNames() const = 0;
+  // kNotFound when the module has no such function.
+  virtual Result<FunctionSignature> GetSignature(const std::string& function) const = 0;
+  // Producer, format version and target, as text.
+  virtual std::string Producer() const = 0;
+  virtual std::string TargetDescription() const = 0;
+  // Whether a static graph exists for `function` (runnable by graph_executor).
+  virtual bool HasStaticGraph(const std::string& function) const = 0;
+
+  // A new call context for this module.
+  virtual std::unique_ptr<Context> CreateContext() const = 0;
+};
+
+class Context {
+ public:
+  virtual ~Context() = default;
+  // Runs `function` with `args`; the results (one Any, a tuple for several)
+  // go to *result. Argument errors name the function, argument and dimension.
+  virtual Status Invoke(const std::string& function, Span<const Any> args, Any* result) = 0;
+};
+
+}  // namespace vm
+}  // namespace kiln
+
+#endif  // KILN_VM_MODULE_H_
