@@ -1,0 +1,205 @@
+#include "compiler/tir/default_schedule.h"
+
+#include <limits>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/tir/stmt_functor.h"
+
+namespace kiln {
+namespace tir {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+// Collects, per buffer data handle, every index list that accesses it, and
+// which handles are stored to / allocated inside.
+class AccessCollector : public StmtExprVisitor {
+ public:
+  struct Accesses {
+    std::vector<const std::vector<PrimExpr>*> indices;
+    bool stored = false;
+  };
+  std::unordered_map<const VarNode*, Accesses> by_buffer;
+  std::unordered_set<const VarNode*> allocated;
+  std::vector<const BufferStoreNode*> stores;
+
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* load = e.as<BufferLoadNode>()) by_buffer[load->buffer->data.get()].indices.push_back(&load->indices);
+    StmtExprVisitor::VisitExpr(e);
+  }
+  void VisitStmt(const Stmt& s) override {
+    if (const auto* store = As<BufferStoreNode>(s)) {
+      auto& acc = by_buffer[store->buffer->data.get()];
+      acc.indices.push_back(&store->indices);
+      acc.stored = true;
+      stores.push_back(store);
+    } else if (const auto* alloc = As<AllocateNode>(s)) {
+      allocated.insert(alloc->buffer->data.get());
+    }
+    StmtExprVisitor::VisitStmt(s);
+  }
+};
+
+bool IsVar(const PrimExpr& e, const Var& v) { return e.get() == v.get(); }
+
+bool IsIndependent(const ForNode* loop) {
+  AccessCollector c;
+  c.VisitStmt(loop->body);
+  for (const auto& kv : c.by_buffer) {
+    if (!kv.second.stored || c.allocated.count(kv.first)) continue;
+    const auto& lists = kv.second.indices;
+    size_t ndim = lists.front()->size();
+    bool found = false;
+    for (size_t d = 0; d < ndim && !found; ++d) {
+      bool all = true;
+      for (const auto* idx : lists) {
+        if (idx->size() != ndim || !IsVar((*idx)[d], loop->loop_var)) {
+          all = false;
+          break;
+        }
+      }
+      found = all;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+const int64_t* StaticExtent(const ForNode* loop) {
+  const auto* imm = loop->extent.as<IntImmNode>();
+  return imm ? &imm->value : nullptr;
+}
+
+// Static iteration count of a statement's loops; saturates; symbolic extents
+// count as "large".
+int64_t Work(const Stmt& s) {
+  constexpr int64_t kBig = std::numeric_limits<int64_t>::max() / 4;
+  auto sat_mul = [&](int64_t a, int64_t b) { return (a != 0 && b > kBig / a) ? kBig : a * b; };
+  if (!s) return 0;
+  if (const auto* f = As<ForNode>(s)) {
+    const int64_t* ext = StaticExtent(f);
+    return sat_mul(ext ? std::max<int64_t>(*ext, 0) : kBig, std::max<int64_t>(Work(f->body), 1));
+  }
+  if (const auto* seq = As<SeqStmtNode>(s)) {
+    int64_t total = 0;
+    for (const auto& c : seq->seq) total = std::min(kBig, total + Work(c));
+    return total;
+  }
+  if (const auto* i = As<IfThenElseNode>(s)) return std::max(Work(i->then_case), Work(i->else_case));
+  if (const auto* l = As<LetStmtNode>(s)) return Work(l->body);
+  if (const auto* a = As<AllocateNode>(s)) return Work(a->body);
+  return 1;
+}
+
+bool ContainsFor(const Stmt& s) {
+  struct Finder : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& st) override {
+      if (As<ForNode>(st)) found = true;
+      if (!found) StmtExprVisitor::VisitStmt(st);
+    }
+  } f;
+  f.VisitStmt(s);
+  return f.found;
+}
+
+bool ShouldVectorize(const ForNode* loop) {
+  if (loop->for_kind != ForKind::kSerial) return false;
+  const int64_t* ext = StaticExtent(loop);
+  if (ext != nullptr && *ext < kMinVectorExtent) return false;
+  AccessCollector c;
+  c.VisitStmt(loop->body);
+  if (c.stores.empty()) return false;
+  for (const auto* st : c.stores) {
+    if (st->indices.empty() || !IsVar(st->indices.back(), loop->loop_var)) return false;
+  }
+  return IsIndependent(loop);
+}
+
+Stmt WithKind(const ForNode* f, ForKind kind, Stmt body) {
+  auto n = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, kind, std::move(body));
+  n->span = f->span;
+  return n;
+}
+
+class Scheduler : public StmtExprMutator {
+ public:
+  explicit Scheduler(int threads) : threads_(threads) {}
+
+  Stmt MutateStmt(const Stmt& s) override {
+    const auto* f = As<ForNode>(s);
+    if (f == nullptr) return StmtExprMutator::MutateStmt(s);  // descends to the nests
+    const ForNode* par = threads_ >= 2 ? PickParallel(s) : nullptr;
+    return Rewrite(s, par);
+  }
+
+ private:
+  // The loop of this nest to parallelize, or null.
+  const ForNode* PickParallel(const Stmt& nest) const {
+    int64_t work = Work(nest);
+    const ForNode* f = As<ForNode>(nest);
+    for (;;) {
+      const int64_t* ext = StaticExtent(f);
+      if (ext != nullptr && *ext == 1) {
+        const auto* inner = As<ForNode>(f->body);
+        if (inner == nullptr) return nullptr;
+        f = inner;
+        continue;
+      }
+      break;
+    }
+    if (f->for_kind != ForKind::kSerial || !IsIndependent(f)) return nullptr;
+    const int64_t* ext = StaticExtent(f);
+    if (ext == nullptr) return f;
+    return (*ext >= 2 && work >= kMinParallelWork) ? f : nullptr;
+  }
+
+  // Rebuilds the nest below `s`, marking `par` parallel and innermost loops
+  // vectorized.
+  Stmt Rewrite(const Stmt& s, const ForNode* par) {
+    if (!s) return s;
+    const auto* f = As<ForNode>(s);
+    if (f == nullptr) {
+      // Inside a nest: keep walking through non-loop statements.
+      struct Inner : StmtExprMutator {
+        Scheduler* self;
+        const ForNode* par;
+        Stmt MutateStmt(const Stmt& st) override {
+          if (As<ForNode>(st)) return self->Rewrite(st, par);
+          return StmtExprMutator::MutateStmt(st);
+        }
+      } inner;
+      inner.self = this;
+      inner.par = par;
+      return inner.MutateStmt(s);
+    }
+    Stmt body = Rewrite(f->body, par);
+    ForKind kind = f->for_kind;
+    if (f == par) {
+      kind = ForKind::kParallel;
+    } else if (!ContainsFor(f->body) && ShouldVectorize(f)) {
+      kind = ForKind::kVectorized;
+    }
+    if (kind == f->for_kind && body == f->body) return s;
+    return WithKind(f, kind, body);
+  }
+
+  int threads_;
+};
+
+}  // namespace
+
+PrimFunc ApplyDefaultSchedule(const PrimFunc& func, int num_threads_hint) {
+  Stmt body = Scheduler(num_threads_hint).MutateStmt(func->body);
+  if (body == func->body) return func;
+  auto copy = std::make_shared<PrimFuncNode>(*func);
+  copy->body = body;
+  return copy;
+}
+
+}  // namespace tir
+}  // namespace kiln

@@ -1,0 +1,47 @@
+// ApplyDefaultSchedule: marks loops of lowered TIR (no BlockRealize) parallel
+// or vectorized with simple, safe rules. Only For kinds change; loop
+// structure, bounds and bodies stay as they are, so results are bit-identical.
+//
+// A "loop nest" is a For reached from the function body without crossing
+// another For (through SeqStmt, LetStmt, IfThenElse, Allocate).
+//
+// Independence (needed by both rules): a loop over `v` is independent when,
+// for every buffer stored to in its body (other than buffers allocated inside
+// the body, which are private to an iteration), there is one dimension d such
+// that every load and store of that buffer in the body uses exactly `v` as its
+// index d. Different iterations then touch disjoint slices, so a reduction
+// loop (whose store does not depend on it) is never independent.
+//
+// Parallel: in each nest, starting at the outermost loop and walking down the
+// perfect nest past loops of static extent 1, the first loop becomes
+// `parallel` when num_threads_hint >= 2, it is serial and independent, and
+// either its extent is symbolic or its extent is >= 2 and the static
+// iteration count of the whole nest is >= kMinParallelWork.
+//
+// Vectorized: each innermost loop (no For in its body) that is not the
+// parallel loop becomes `vectorized` when it is serial, independent, holds at
+// least one store, the last index of every store in it is exactly its loop
+// variable, and its extent is symbolic or >= kMinVectorExtent.
+//
+// Everything else stays as it was (usually serial).
+#ifndef KILN_COMPILER_TIR_DEFAULT_SCHEDULE_H_
+#define KILN_COMPILER_TIR_DEFAULT_SCHEDULE_H_
+
+#include <cstdint>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+
+constexpr int64_t kMinParallelWork = 16 * 1024;
+constexpr int64_t kMinVectorExtent = 4;
+
+// Pre: `func` is lowered (LowerBlocks). Returns the same PrimFunc when no loop
+// changes.
+ir::PrimFunc ApplyDefaultSchedule(const ir::PrimFunc& func, int num_threads_hint);
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_DEFAULT_SCHEDULE_H_

@@ -1,0 +1,102 @@
+#include "compiler/tir/default_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "compiler/tir/lower_blocks.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+
+PrimFunc Func(Stmt body) {
+  auto f = std::make_shared<PrimFuncNode>();
+  f->name = "f";
+  f->body = std::move(body);
+  return f;
+}
+
+Stmt Loop(const Var& v, PrimExpr extent, Stmt body) {
+  return std::make_shared<ForNode>(v, 0, std::move(extent), ForKind::kSerial, std::move(body));
+}
+
+const ForNode* ForAt(const Stmt& s) { return As<ForNode>(s); }
+
+TEST(DefaultScheduleTest, SymbolicElementwiseLoopIsParallel) {
+  Var n = MakeVar("n"), i = MakeVar("i");
+  Buffer a = MakeBuffer("A", {PrimExpr(n)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(n)}, DType::Float32());
+  PrimFunc f = Func(Loop(i, PrimExpr(n), Store(c, Load(a, {PrimExpr(i)}), {PrimExpr(i)})));
+  PrimFunc out = ApplyDefaultSchedule(f, 4);
+  EXPECT_EQ(ForAt(out->body)->for_kind, ForKind::kParallel);
+  // One thread: nothing to parallelize, and the loop is the one candidate
+  // for vectorization.
+  EXPECT_EQ(ForAt(ApplyDefaultSchedule(f, 1)->body)->for_kind, ForKind::kVectorized);
+}
+
+TEST(DefaultScheduleTest, OuterParallelInnerVectorized) {
+  Var n = MakeVar("n"), i = MakeVar("i"), j = MakeVar("j");
+  Buffer y = MakeBuffer("Y", {PrimExpr(n), PrimExpr(128)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(128)}, DType::Float32());
+  Buffer z = MakeBuffer("Z", {PrimExpr(n), PrimExpr(128)}, DType::Float32());
+  Stmt body = Store(z, Load(y, {PrimExpr(i), PrimExpr(j)}) + Load(b, {PrimExpr(j)}), {PrimExpr(i), PrimExpr(j)});
+  PrimFunc out = ApplyDefaultSchedule(Func(Loop(i, PrimExpr(n), Loop(j, 128, body))), 8);
+  const ForNode* fi = ForAt(out->body);
+  EXPECT_EQ(fi->for_kind, ForKind::kParallel);
+  EXPECT_EQ(ForAt(fi->body)->for_kind, ForKind::kVectorized);
+}
+
+TEST(DefaultScheduleTest, ReductionLoopIsNeverParallelOrVectorized) {
+  // for i in 1: for j in 128: for k in 784: Y[i, j] = Y[i, j] + X[i, k] * W[j, k]
+  Var i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+  Buffer x = MakeBuffer("X", {PrimExpr(1), PrimExpr(784)}, DType::Float32());
+  Buffer w = MakeBuffer("W", {PrimExpr(128), PrimExpr(784)}, DType::Float32());
+  Buffer y = MakeBuffer("Y", {PrimExpr(1), PrimExpr(128)}, DType::Float32());
+  Stmt upd = Store(y, Load(y, {PrimExpr(i), PrimExpr(j)}) +
+                          Load(x, {PrimExpr(i), PrimExpr(k)}) * Load(w, {PrimExpr(j), PrimExpr(k)}),
+                   {PrimExpr(i), PrimExpr(j)});
+  PrimFunc out = ApplyDefaultSchedule(Func(Loop(i, 1, Loop(j, 128, Loop(k, 784, upd)))), 8);
+  const ForNode* fi = ForAt(out->body);
+  const ForNode* fj = ForAt(fi->body);
+  const ForNode* fk = ForAt(fj->body);
+  EXPECT_EQ(fi->for_kind, ForKind::kSerial);    // extent 1: skipped
+  EXPECT_EQ(fj->for_kind, ForKind::kParallel);  // 128 x 784 iterations, independent
+  EXPECT_EQ(fk->for_kind, ForKind::kSerial);    // reduction
+
+  // for k in 1000: for j in 100: S[j] = S[j] + A[k, j]: k is a reduction.
+  Var k2 = MakeVar("k"), j2 = MakeVar("j");
+  Buffer a = MakeBuffer("A", {PrimExpr(1000), PrimExpr(100)}, DType::Float32());
+  Buffer s = MakeBuffer("S", {PrimExpr(100)}, DType::Float32());
+  Stmt acc = Store(s, Load(s, {PrimExpr(j2)}) + Load(a, {PrimExpr(k2), PrimExpr(j2)}), {PrimExpr(j2)});
+  PrimFunc out2 = ApplyDefaultSchedule(Func(Loop(k2, 1000, Loop(j2, 100, acc))), 8);
+  EXPECT_EQ(ForAt(out2->body)->for_kind, ForKind::kSerial);
+  EXPECT_EQ(ForAt(ForAt(out2->body)->body)->for_kind, ForKind::kVectorized);
+}
+
+TEST(DefaultScheduleTest, SmallLoopsStaySerial) {
+  Var i = MakeVar("i");
+  Buffer a = MakeBuffer("A", {PrimExpr(2)}, DType::Float32());
+  PrimFunc f = Func(Loop(i, 2, Store(a, FloatImm(DType::Float32(), 1), {PrimExpr(i)})));
+  EXPECT_EQ(ApplyDefaultSchedule(f, 8), f);  // unchanged: same node
+
+  Var i2 = MakeVar("i");
+  Buffer b = MakeBuffer("B", {PrimExpr(64)}, DType::Float32());
+  PrimFunc g = Func(Loop(i2, 64, Store(b, FloatImm(DType::Float32(), 1), {PrimExpr(i2)})));
+  EXPECT_EQ(ForAt(ApplyDefaultSchedule(g, 8)->body)->for_kind, ForKind::kVectorized);  // too little work to parallelize
+}
+
+TEST(DefaultScheduleTest, ShiftedAccessBlocksParallelism) {
+  // for i in n: A[i] = A[i - 1] + 1 carries a dependence.
+  Var n = MakeVar("n"), i = MakeVar("i");
+  Buffer a = MakeBuffer("A", {PrimExpr(n)}, DType::Float32());
+  Stmt body = Store(a, Load(a, {PrimExpr(i) - 1}) + FloatImm(DType::Float32(), 1), {PrimExpr(i)});
+  PrimFunc f = Func(std::make_shared<ForNode>(i, 1, PrimExpr(n) - 1, ForKind::kSerial, body));
+  EXPECT_EQ(ApplyDefaultSchedule(f, 8), f);
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
