@@ -1,0 +1,101 @@
+#include "compiler/relax/legalize_ops.h"
+
+#include <memory>
+
+#include "compiler/relax/op_registry.h"
+#include "compiler/relax/struct_info_util.h"
+
+namespace kiln {
+namespace relax {
+namespace {
+
+class Legalizer {
+ public:
+  Legalizer(ir::IRModule* mod, const LegalizeOptions& options) : mod_(mod), options_(options) {}
+
+  Result<ir::Expr> VisitSeq(const ir::Expr& e) {
+    const auto* seq = ir::ExprAs<ir::SeqExprNode>(e);
+    if (!seq) return e;
+    bool changed = false;
+    std::vector<ir::BindingBlock> blocks = seq->blocks;
+    for (auto& block : blocks) {
+      for (auto& b : block.bindings) {
+        KILN_ASSIGN_OR_RETURN(ir::Expr value, VisitValue(b.value));
+        if (value != b.value) {
+          b.value = value;
+          changed = true;
+        }
+      }
+    }
+    if (!changed) return e;
+    auto out = std::make_shared<ir::SeqExprNode>(std::move(blocks), seq->body);
+    out->span = seq->span;
+    out->struct_info = seq->struct_info;
+    return ir::Expr(out);
+  }
+
+ private:
+  Result<ir::Expr> VisitValue(const ir::Expr& e) {
+    if (const auto* i = ir::ExprAs<ir::IfExpr>(e)) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr t, VisitSeq(i->then_branch));
+      KILN_ASSIGN_OR_RETURN(ir::Expr f, VisitSeq(i->else_branch));
+      if (t == i->then_branch && f == i->else_branch) return e;
+      auto out = std::make_shared<ir::IfExpr>(i->cond, t, f);
+      out->span = i->span;
+      out->struct_info = i->struct_info;
+      return ir::Expr(out);
+    }
+    const auto* call = ir::ExprAs<ir::CallExpr>(e);
+    const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
+    if (!op) return e;
+    const OpInfo* info = FindOp(op->name);
+    if (!info || !info->legalize) return e;  // call_tir / call_dps_packed stay
+
+    const auto* out_t = ir::SInfoAs<ir::TensorSInfo>(call->struct_info);
+    auto args = std::make_shared<ir::TupleExpr>(call->args);
+    std::vector<ir::StructInfo> arg_sinfo;
+    for (const auto& a : call->args) arg_sinfo.push_back(a->struct_info);
+    args->struct_info = std::make_shared<ir::TupleSInfo>(arg_sinfo);
+
+    ir::Expr callee;
+    std::string dps_op = "relax.call_tir";
+    if (options_.dispatch_matmul_to_dnnl && op->name == "relax.matmul" && out_t && out_t->dtype == DType::Float32()) {
+      callee = std::make_shared<ir::ExternFuncExpr>("kiln.dnnl.matmul");
+      dps_op = "relax.call_dps_packed";
+    } else {
+      std::string name = mod_->UniqueName(info->short_name);
+      KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, info->legalize(*call, name));
+      mod_->Add(name, f);
+      callee = std::make_shared<ir::GlobalVarExpr>(name);
+    }
+    callee->struct_info = std::make_shared<ir::ObjectSInfo>();
+    auto out = std::make_shared<ir::CallExpr>(std::make_shared<ir::OpExpr>(dps_op), std::vector<ir::Expr>{callee, args},
+                                              ir::AttrMap{}, std::vector<ir::StructInfo>{call->struct_info});
+    out->span = call->span;
+    out->struct_info = call->struct_info;
+    return ir::Expr(out);
+  }
+
+  ir::IRModule* mod_;
+  LegalizeOptions options_;
+};
+
+}  // namespace
+
+Result<ir::IRModule> LegalizeOps(const ir::IRModule& mod, const LegalizeOptions& options) {
+  ir::IRModule out = mod;
+  Legalizer legalizer(&out, options);
+  for (size_t i = 0; i < out.entries.size(); ++i) {
+    ir::Function f = out.entries[i].relax;
+    if (!f) continue;
+    KILN_ASSIGN_OR_RETURN(ir::Expr body, legalizer.VisitSeq(f->body));
+    if (body == f->body) continue;
+    auto nf = std::make_shared<ir::FunctionExpr>(*f);
+    nf->body = body;
+    out.entries[i].relax = nf;  // entries may have grown; index stays valid
+  }
+  return out;
+}
+
+}  // namespace relax
+}  // namespace kiln

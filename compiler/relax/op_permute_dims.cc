@@ -1,0 +1,73 @@
+// relax.permute_dims: struct info and legalization. axes=None reverses them.
+#include "compiler/relax/op_defs.h"
+
+#include "compiler/relax/struct_info_util.h"
+#include "compiler/relax/te_compute.h"
+
+namespace kiln {
+namespace relax {
+namespace {
+
+// The permutation for a tensor of `ndim` dimensions.
+Result<std::vector<int64_t>> Axes(const ir::CallExpr& call, int ndim) {
+  auto it = call.attrs.find("axes");
+  std::vector<int64_t> axes;
+  if (it == call.attrs.end() || it->second.kind == ir::AttrValue::Kind::kNone) {
+    for (int i = ndim - 1; i >= 0; --i) axes.push_back(i);
+    return axes;
+  }
+  if (it->second.kind != ir::AttrValue::Kind::kIntList) {
+    return InvalidArgument(Where(call.span) + "R.permute_dims: axes must be a list of integers or None");
+  }
+  axes = it->second.ints;
+  if (static_cast<int>(axes.size()) != ndim) {
+    return InvalidArgument(Where(call.span) + "R.permute_dims: " + std::to_string(axes.size()) +
+                           " axes given for a tensor of rank " + std::to_string(ndim));
+  }
+  std::vector<bool> seen(ndim, false);
+  for (int64_t& a : axes) {
+    if (a < 0) a += ndim;
+    if (a < 0 || a >= ndim || seen[a]) {
+      return InvalidArgument(Where(call.span) + "R.permute_dims: axes are not a permutation of 0.." +
+                             std::to_string(ndim - 1));
+    }
+    seen[a] = true;
+  }
+  return axes;
+}
+
+}  // namespace
+
+Result<ir::StructInfo> InferPermuteDims(const ir::CallExpr& call) {
+  const ir::TensorSInfo* x = TensorInfoOf(call.args[0]);
+  if (!x) return InvalidArgument(Where(call.span) + "R.permute_dims expects a tensor");
+  if (!x->has_shape) return ir::MakeTensorSInfoNdim(x->ndim, x->dtype);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, Axes(call, x->ndim));
+  std::vector<ir::PrimExpr> shape;
+  for (int64_t a : axes) shape.push_back(x->shape[a]);
+  return ir::MakeTensorSInfo(shape, x->dtype);
+}
+
+Result<ir::PrimFunc> LegalizePermuteDims(const ir::CallExpr& call, const std::string& name) {
+  const ir::TensorSInfo* x = TensorInfoOf(call.args[0]);
+  const ir::TensorSInfo* out = ir::SInfoAs<ir::TensorSInfo>(call.struct_info);
+  if (!x || !out || !x->has_shape || !out->has_shape) {
+    return Unimplemented(Where(call.span) + "R.permute_dims: legalization needs known shapes");
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, Axes(call, x->ndim));
+  te::ComputeSpec spec;
+  spec.func_name = name;
+  spec.block_name = "T_transpose";
+  spec.inputs = {{"A", x->shape, x->dtype}};
+  spec.output = {"T_transpose", out->shape, out->dtype};
+  spec.fcompute = [axes](const std::vector<ir::Buffer>& in, const std::vector<ir::PrimExpr>& sp,
+                         const std::vector<ir::PrimExpr>&) {
+    std::vector<ir::PrimExpr> idx(sp.size());
+    for (size_t i = 0; i < axes.size(); ++i) idx[axes[i]] = sp[i];
+    return ir::Load(in[0], idx);
+  };
+  return te::BuildComputePrimFunc(spec);
+}
+
+}  // namespace relax
+}  // namespace kiln

@@ -1,0 +1,451 @@
+#include "compiler/relax/vm_codegen.h"
+
+#include <map>
+
+#include "compiler/relax/op_registry.h"
+#include "compiler/relax/struct_info_util.h"
+
+namespace kiln {
+namespace relax {
+namespace {
+
+using compiler::CallableKind;
+
+enum Opcode : int64_t { kCall = 1, kRet = 2, kGoto = 3, kIf = 4 };  // vm/opcodes.def
+
+// match_shape / make_shape operand modes (vm/builtins.def).
+enum MatchMode : int64_t { kAssertImm = 0, kStoreHeap = 1, kAssertLoad = 2, kNoOp = 3 };
+enum MakeMode : int64_t { kImm = 0, kLoadHeap = 1 };
+
+class FunctionCodegen {
+ public:
+  FunctionCodegen(const ir::IRModule& mod, compiler::VmfbProgram* program, const std::map<std::string, uint32_t>& fn_index)
+      : mod_(mod), program_(program), fn_index_(fn_index) {}
+
+  Result<compiler::FunctionInfo> Run(const std::string& name, const ir::Function& f) {
+    name_ = name;
+    compiler::FunctionInfo info;
+    info.name = name;
+    num_regs_ = static_cast<int64_t>(f->params.size());
+    for (size_t i = 0; i < f->params.size(); ++i) {
+      const auto& p = f->params[i];
+      values_[p.get()] = EncodeArg(ArgKind::kRegister, static_cast<int64_t>(i));
+      info.params.push_back(MakeValueInfo(p->name, p->struct_info));
+    }
+    for (size_t i = 0; i < f->params.size(); ++i) {
+      const auto& p = f->params[i];
+      KILN_RETURN_IF_ERROR(EmitMatch(static_cast<int64_t>(i), p->struct_info, name_ + ": argument " + p->name));
+    }
+    KILN_ASSIGN_OR_RETURN(int64_t result, EmitSeq(f->body));
+    int64_t reg = ToRegister(result);
+    code_.push_back(kRet);
+    code_.push_back(reg);
+    info.results.push_back(MakeValueInfo("result", f->ret_sinfo));
+    info.register_count = static_cast<uint32_t>(num_regs_);
+    info.shape_heap_size = static_cast<uint32_t>(num_slots_);
+    info.code = std::move(code_);
+    return info;
+  }
+
+ private:
+  int64_t NewReg() { return num_regs_++; }
+
+  uint32_t Builtin(const char* name) { return InternCallable(program_, CallableKind::kBuiltin, name); }
+
+  int64_t StringConstant(const std::string& s) {
+    for (size_t i = 0; i < program_->constants.size(); ++i) {
+      const auto& c = program_->constants[i];
+      if (c.kind == compiler::ConstantKind::kString && c.string_value == s) return EncodeArg(ArgKind::kConstant, i);
+    }
+    compiler::ConstantValue c;
+    c.kind = compiler::ConstantKind::kString;
+    c.string_value = s;
+    program_->constants.push_back(std::move(c));
+    return EncodeArg(ArgKind::kConstant, static_cast<int64_t>(program_->constants.size() - 1));
+  }
+
+  int64_t TensorConstant(const ir::ConstantExpr& c) {
+    return EncodeArg(ArgKind::kConstant, InternTensorConstant(program_, c));
+  }
+
+  void EmitCall(int64_t dst, uint32_t callable, const std::vector<int64_t>& args) {
+    code_.push_back(kCall);
+    code_.push_back(dst);
+    code_.push_back(callable);
+    code_.push_back(static_cast<int64_t>(args.size()));
+    code_.insert(code_.end(), args.begin(), args.end());
+  }
+
+  int64_t Imm(int64_t v) { return EncodeArg(ArgKind::kImmediate, v); }
+
+  // Moves a value that is not in a register (a constant, an immediate) into one.
+  int64_t ToRegister(int64_t word) {
+    if ((word >> 56) == static_cast<int64_t>(ArgKind::kRegister)) return word & ((int64_t{1} << 56) - 1);
+    int64_t reg = NewReg();
+    EmitCall(reg, Builtin("vm.builtin.copy"), {word});
+    return reg;
+  }
+
+  // check_tensor + match_shape for a value of known struct info in `reg`.
+  Status EmitMatch(int64_t reg, const ir::StructInfo& sinfo, const std::string& ctx) {
+    const auto* t = ir::SInfoAs<ir::TensorSInfo>(sinfo);
+    const auto* s = ir::SInfoAs<ir::ShapeSInfo>(sinfo);
+    int64_t rword = EncodeArg(ArgKind::kRegister, reg);
+    int64_t cword = StringConstant(ctx);
+    if (t) {
+      DType dt = t->dtype;
+      EmitCall(-1, Builtin("vm.builtin.check_tensor"),
+               {rword, Imm(t->ndim), Imm(t->has_dtype ? dt.code : -1), Imm(dt.bits), Imm(dt.lanes), cword});
+    }
+    const std::vector<ir::PrimExpr>* dims = nullptr;
+    if (t && t->has_shape) dims = &t->shape;
+    if (s && s->has_values) dims = &s->values;
+    if (!dims) return Status::Ok();
+    std::vector<int64_t> args = {rword, cword, Imm(static_cast<int64_t>(dims->size()))};
+    for (const auto& d : *dims) {
+      if (auto c = ConstDim(d)) {
+        args.push_back(Imm(kAssertImm));
+        args.push_back(Imm(*c));
+      } else if (const auto* v = d.as<ir::VarNode>()) {
+        auto it = slots_.find(v);
+        if (it == slots_.end()) {
+          int64_t slot = num_slots_++;
+          slots_[v] = slot;
+          args.push_back(Imm(kStoreHeap));
+          args.push_back(Imm(slot));
+        } else {
+          args.push_back(Imm(kAssertLoad));
+          args.push_back(Imm(it->second));
+        }
+      } else {
+        // A composite dimension (n * 2) in an argument: its variables must be
+        // bound by other arguments; the check itself comes later.
+        args.push_back(Imm(kNoOp));
+        args.push_back(Imm(0));
+      }
+    }
+    EmitCall(-1, Builtin("vm.builtin.match_shape"), args);
+    return Status::Ok();
+  }
+
+  // (mode, value) operand pair for a dimension in make_shape / shape_arith.
+  Result<std::pair<int64_t, int64_t>> DimOperand(const ir::PrimExpr& d) {
+    if (auto c = ConstDim(d)) return std::make_pair(int64_t{kImm}, *c);
+    if (const auto* v = d.as<ir::VarNode>()) {
+      auto it = slots_.find(v);
+      if (it == slots_.end()) {
+        return InvalidArgument(name_ + ": symbolic variable '" + v->name +
+                               "' is used in a result shape but no argument defines it");
+      }
+      return std::make_pair(int64_t{kLoadHeap}, it->second);
+    }
+    int64_t op = -1;
+    switch (d->kind()) {
+      case ir::TirKind::kAdd: op = 0; break;
+      case ir::TirKind::kSub: op = 1; break;
+      case ir::TirKind::kMul: op = 2; break;
+      case ir::TirKind::kFloorDiv: op = 3; break;
+      case ir::TirKind::kFloorMod: op = 4; break;
+      case ir::TirKind::kMin: op = 5; break;
+      case ir::TirKind::kMax: op = 6; break;
+      default:
+        return Unimplemented(name_ + ": shape expression " + DimString(d) + " cannot be computed by the VM");
+    }
+    const auto* b = static_cast<const ir::BinaryNode*>(d.get());
+    KILN_ASSIGN_OR_RETURN(auto a, DimOperand(b->a));
+    KILN_ASSIGN_OR_RETURN(auto c, DimOperand(b->b));
+    int64_t slot = num_slots_++;
+    EmitCall(-1, Builtin("vm.builtin.shape_arith"), {Imm(slot), Imm(op), Imm(a.first), Imm(a.second), Imm(c.first), Imm(c.second)});
+    return std::make_pair(int64_t{kLoadHeap}, slot);
+  }
+
+  Result<int64_t> EmitMakeShape(const std::vector<ir::PrimExpr>& dims) {
+    std::vector<int64_t> args = {Imm(static_cast<int64_t>(dims.size()))};
+    for (const auto& d : dims) {
+      KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
+      args.push_back(Imm(operand.first));
+      args.push_back(Imm(operand.second));
+    }
+    int64_t reg = NewReg();
+    EmitCall(reg, Builtin("vm.builtin.make_shape"), args);
+    return reg;
+  }
+
+  Result<int64_t> EmitAlloc(const ir::StructInfo& sinfo, const ir::SourceSpan& span) {
+    const auto* t = ir::SInfoAs<ir::TensorSInfo>(sinfo);
+    if (!t || !t->has_shape || !t->has_dtype) {
+      return Unimplemented(Where(span) + "outputs of kernel calls need a tensor type with known shape and dtype, got " +
+                           SInfoString(sinfo));
+    }
+    KILN_ASSIGN_OR_RETURN(int64_t shape, EmitMakeShape(t->shape));
+    int64_t reg = NewReg();
+    EmitCall(reg, Builtin("vm.builtin.alloc_tensor"),
+             {EncodeArg(ArgKind::kRegister, shape), Imm(t->dtype.code), Imm(t->dtype.bits), Imm(t->dtype.lanes)});
+    return reg;
+  }
+
+  Result<int64_t> EmitSeq(const ir::Expr& e) {
+    const auto* seq = ir::ExprAs<ir::SeqExprNode>(e);
+    if (!seq) return EmitExpr(e);
+    for (const auto& block : seq->blocks) {
+      for (const auto& b : block.bindings) {
+        KILN_ASSIGN_OR_RETURN(int64_t v, EmitExpr(b.value));
+        if (b.match_cast) {
+          int64_t reg = ToRegister(v);
+          KILN_RETURN_IF_ERROR(EmitMatch(reg, b.match_cast, name_ + ": match_cast of " + b.var->name));
+          v = EncodeArg(ArgKind::kRegister, reg);
+        }
+        values_[b.var.get()] = v;
+      }
+    }
+    return EmitExpr(seq->body);
+  }
+
+  Result<int64_t> EmitDpsCall(const ir::CallExpr& call, bool is_call_tir) {
+    const ir::Expr& callee = call.args[0];
+    const auto* args = ir::ExprAs<ir::TupleExpr>(call.args[1]);
+    if (call.args.size() > 2) {
+      return Unimplemented(Where(call.span) + "R.call_tir with symbolic scalar arguments (tir_vars) is not supported yet");
+    }
+    std::vector<int64_t> words;
+    for (const auto& a : args->fields) {
+      KILN_ASSIGN_OR_RETURN(int64_t w, EmitExpr(a));
+      words.push_back(w);
+    }
+    std::vector<int64_t> outs;
+    for (const auto& s : call.sinfo_args) {
+      KILN_ASSIGN_OR_RETURN(int64_t reg, EmitAlloc(s, call.span));
+      outs.push_back(reg);
+      words.push_back(EncodeArg(ArgKind::kRegister, reg));
+    }
+    uint32_t target;
+    std::string name;
+    if (const auto* gv = ir::ExprAs<ir::GlobalVarExpr>(callee)) {
+      name = gv->name;
+    } else if (const auto* ext = ir::ExprAs<ir::ExternFuncExpr>(callee)) {
+      name = ext->global_symbol;
+    } else {
+      return InvalidArgument(Where(call.span) + "the callee of a destination-passing call must be a function name");
+    }
+    // A name of a PrimFunc of this module is a kernel (R.call_dps_packed may
+    // name one, as in the MLC course); any other name is a packed function.
+    if (ir::PrimFunc f = mod_.FindPrim(name)) {
+      target = InternCallable(program_, CallableKind::kKernel, name, static_cast<int32_t>(f->params.size()));
+      if (f->params.size() != words.size()) {
+        return InvalidArgument(Where(call.span) + "'" + name + "' has " + std::to_string(f->params.size()) +
+                               " parameters but the call passes " + std::to_string(words.size()) + " tensors");
+      }
+    } else if (is_call_tir) {
+      return NotFound(Where(call.span) + "R.call_tir: no PrimFunc named '" + name + "'");
+    } else {
+      target = InternCallable(program_, CallableKind::kPacked, name);
+    }
+    EmitCall(-1, target, words);
+    if (outs.size() == 1) return EncodeArg(ArgKind::kRegister, outs[0]);
+    std::vector<int64_t> fields;
+    for (int64_t r : outs) fields.push_back(EncodeArg(ArgKind::kRegister, r));
+    int64_t reg = NewReg();
+    EmitCall(reg, Builtin("vm.builtin.make_tuple"), fields);
+    return EncodeArg(ArgKind::kRegister, reg);
+  }
+
+  Result<int64_t> EmitExpr(const ir::Expr& e) {
+    switch (e->kind) {
+      case ir::ExprKind::kVar: {
+        auto it = values_.find(e.get());
+        if (it == values_.end()) {
+          return Internal(Where(e->span) + "variable '" + static_cast<const ir::VarExpr&>(*e).name + "' has no value");
+        }
+        return it->second;
+      }
+      case ir::ExprKind::kConstant:
+        return TensorConstant(static_cast<const ir::ConstantExpr&>(*e));
+      case ir::ExprKind::kStringImm:
+        return StringConstant(static_cast<const ir::StringImmExpr&>(*e).value);
+      case ir::ExprKind::kPrimValue: {
+        const auto& p = static_cast<const ir::PrimValueExpr&>(*e);
+        if (auto c = ConstDim(p.value)) return Imm(*c);
+        KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(p.value));
+        (void)operand;
+        return Unimplemented(Where(e->span) + "symbolic R.prim_value is not supported yet");
+      }
+      case ir::ExprKind::kShapeExpr: {
+        KILN_ASSIGN_OR_RETURN(int64_t reg, EmitMakeShape(static_cast<const ir::ShapeExpr&>(*e).values));
+        return EncodeArg(ArgKind::kRegister, reg);
+      }
+      case ir::ExprKind::kTuple: {
+        std::vector<int64_t> fields;
+        for (const auto& f : static_cast<const ir::TupleExpr&>(*e).fields) {
+          KILN_ASSIGN_OR_RETURN(int64_t w, EmitExpr(f));
+          fields.push_back(w);
+        }
+        int64_t reg = NewReg();
+        EmitCall(reg, Builtin("vm.builtin.make_tuple"), fields);
+        return EncodeArg(ArgKind::kRegister, reg);
+      }
+      case ir::ExprKind::kTupleGetItem: {
+        const auto& g = static_cast<const ir::TupleGetItemExpr&>(*e);
+        KILN_ASSIGN_OR_RETURN(int64_t t, EmitExpr(g.tuple));
+        int64_t reg = NewReg();
+        EmitCall(reg, Builtin("vm.builtin.tuple_getitem"), {t, Imm(g.index)});
+        return EncodeArg(ArgKind::kRegister, reg);
+      }
+      case ir::ExprKind::kCall:
+        return EmitCallExpr(static_cast<const ir::CallExpr&>(*e));
+      case ir::ExprKind::kIf:
+        return EmitIf(static_cast<const ir::IfExpr&>(*e));
+      case ir::ExprKind::kSeqExpr:
+        return EmitSeq(e);
+      default:
+        return Unimplemented(Where(e->span) + "this kind of expression cannot be compiled to VM code yet");
+    }
+  }
+
+  Result<int64_t> EmitCallExpr(const ir::CallExpr& call) {
+    if (const auto* op = ir::ExprAs<ir::OpExpr>(call.op)) {
+      if (op->name == "relax.call_tir") return EmitDpsCall(call, true);
+      if (op->name == "relax.call_dps_packed") return EmitDpsCall(call, false);
+      return Internal(Where(call.span) + "operator " + op->name + " was not legalized before VM code generation");
+    }
+    std::vector<int64_t> words;
+    for (const auto& a : call.args) {
+      KILN_ASSIGN_OR_RETURN(int64_t w, EmitExpr(a));
+      words.push_back(w);
+    }
+    uint32_t target;
+    if (const auto* ext = ir::ExprAs<ir::ExternFuncExpr>(call.op)) {
+      target = InternCallable(program_, CallableKind::kPacked, ext->global_symbol);
+    } else if (const auto* gv = ir::ExprAs<ir::GlobalVarExpr>(call.op)) {
+      auto it = fn_index_.find(gv->name);
+      if (it == fn_index_.end()) return NotFound(Where(call.span) + "no Relax function named '" + gv->name + "'");
+      target = InternCallable(program_, CallableKind::kFunction, gv->name, static_cast<int32_t>(call.args.size()), it->second);
+    } else {
+      return Unimplemented(Where(call.span) + "calls of computed function values are not supported yet");
+    }
+    int64_t reg = NewReg();
+    EmitCall(reg, target, words);
+    return EncodeArg(ArgKind::kRegister, reg);
+  }
+
+  Result<int64_t> EmitIf(const ir::IfExpr& e) {
+    KILN_ASSIGN_OR_RETURN(int64_t cond, EmitExpr(e.cond));
+    int64_t cond_reg = NewReg();
+    EmitCall(cond_reg, Builtin("vm.builtin.to_bool"), {cond});
+    int64_t result = NewReg();
+    size_t if_pc = code_.size();
+    code_.push_back(kIf);
+    code_.push_back(cond_reg);
+    code_.push_back(0);  // patched: offset to the else branch
+    KILN_ASSIGN_OR_RETURN(int64_t t, EmitSeq(e.then_branch));
+    EmitCall(result, Builtin("vm.builtin.copy"), {t});
+    size_t goto_pc = code_.size();
+    code_.push_back(kGoto);
+    code_.push_back(0);  // patched: offset past the else branch
+    code_[if_pc + 2] = static_cast<int64_t>(code_.size() - if_pc);
+    KILN_ASSIGN_OR_RETURN(int64_t f, EmitSeq(e.else_branch));
+    EmitCall(result, Builtin("vm.builtin.copy"), {f});
+    code_[goto_pc + 1] = static_cast<int64_t>(code_.size() - goto_pc);
+    return EncodeArg(ArgKind::kRegister, result);
+  }
+
+  const ir::IRModule& mod_;
+  compiler::VmfbProgram* program_;
+  const std::map<std::string, uint32_t>& fn_index_;
+  std::string name_;
+  std::vector<int64_t> code_;
+  int64_t num_regs_ = 0;
+  int64_t num_slots_ = 0;
+  std::map<const ir::VarNode*, int64_t> slots_;
+  std::map<const ir::ExprNode*, int64_t> values_;
+};
+
+}  // namespace
+
+int64_t EncodeArg(ArgKind kind, int64_t value) {
+  return (static_cast<int64_t>(kind) << 56) | (value & ((int64_t{1} << 56) - 1));
+}
+
+uint32_t InternCallable(compiler::VmfbProgram* program, compiler::CallableKind kind, const std::string& name,
+                        int32_t num_args, uint32_t function_index) {
+  for (size_t i = 0; i < program->callables.size(); ++i) {
+    const auto& c = program->callables[i];
+    if (c.kind == kind && c.name == name) return static_cast<uint32_t>(i);
+  }
+  compiler::CallableInfo c;
+  c.kind = kind;
+  c.name = name;
+  c.num_args = num_args;
+  c.function_index = function_index;
+  program->callables.push_back(c);
+  return static_cast<uint32_t>(program->callables.size() - 1);
+}
+
+uint32_t InternTensorConstant(compiler::VmfbProgram* program, const ir::ConstantExpr& c) {
+  for (size_t i = 0; i < program->constants.size(); ++i) {
+    const auto& k = program->constants[i];
+    if (k.kind == compiler::ConstantKind::kTensor && k.tensor.object() == c.data.object()) {
+      return static_cast<uint32_t>(i);
+    }
+  }
+  compiler::ConstantValue k;
+  k.kind = compiler::ConstantKind::kTensor;
+  k.tensor = c.data;
+  k.name = c.name;
+  program->constants.push_back(std::move(k));
+  return static_cast<uint32_t>(program->constants.size() - 1);
+}
+
+compiler::ValueInfo MakeValueInfo(const std::string& name, const ir::StructInfo& sinfo) {
+  compiler::ValueInfo v;
+  v.name = name;
+  if (!sinfo) {
+    v.kind = compiler::ValueKind::kObject;
+    return v;
+  }
+  switch (sinfo->kind) {
+    case ir::SInfoKind::kTensor: {
+      const auto& t = static_cast<const ir::TensorSInfo&>(*sinfo);
+      v.kind = compiler::ValueKind::kTensor;
+      v.dtype = t.dtype;
+      v.ndim = t.ndim;
+      if (t.has_shape)
+        for (const auto& d : t.shape) v.dims.push_back(DimString(d));
+      break;
+    }
+    case ir::SInfoKind::kShape: {
+      const auto& s = static_cast<const ir::ShapeSInfo&>(*sinfo);
+      v.kind = compiler::ValueKind::kShape;
+      v.ndim = s.ndim;
+      if (s.has_values)
+        for (const auto& d : s.values) v.dims.push_back(DimString(d));
+      break;
+    }
+    case ir::SInfoKind::kTuple: v.kind = compiler::ValueKind::kTuple; break;
+    case ir::SInfoKind::kPrim:
+      v.kind = compiler::ValueKind::kPrim;
+      v.dtype = static_cast<const ir::PrimSInfo&>(*sinfo).dtype;
+      break;
+    case ir::SInfoKind::kFunc: v.kind = compiler::ValueKind::kFunction; break;
+    case ir::SInfoKind::kObject: v.kind = compiler::ValueKind::kObject; break;
+  }
+  return v;
+}
+
+Status GenerateVMCode(const ir::IRModule& mod, compiler::VmfbProgram* program) {
+  std::map<std::string, uint32_t> fn_index;
+  std::vector<const ir::ModuleEntry*> functions;
+  for (const auto& e : mod.entries) {
+    if (!e.relax) continue;
+    fn_index[e.name] = static_cast<uint32_t>(program->functions.size() + functions.size());
+    functions.push_back(&e);
+  }
+  for (const auto* e : functions) {
+    FunctionCodegen codegen(mod, program, fn_index);
+    KILN_ASSIGN_OR_RETURN(compiler::FunctionInfo info, codegen.Run(e->name, e->relax));
+    program->functions.push_back(std::move(info));
+  }
+  return Status::Ok();
+}
+
+}  // namespace relax
+}  // namespace kiln
