@@ -1,0 +1,597 @@
+// The C API (kiln.h) over vm::Module / vm::Context and the global registry.
+//
+// Every handle is a small struct holding the C++ object; conversion between
+// kiln::Status and kiln_status_t happens at this boundary only. Handles are
+// allocated with new (std::nothrow) so that running out of memory is a status,
+// not an exception crossing into C.
+#include "capi/kiln.h"
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "runtime/any.h"
+#include "runtime/registry.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+#include "vm/module.h"
+
+#ifndef KILN_VERSION_STRING
+#define KILN_VERSION_STRING "0.0.0"
+#endif
+
+using kiln::Any;
+using kiln::AnyKind;
+using kiln::DType;
+using kiln::Span;
+using kiln::Status;
+using kiln::StatusCode;
+using kiln::Tensor;
+
+struct kiln_status {
+  kiln_status_code_t code;
+  std::string message;
+};
+
+struct kiln_tensor {
+  Tensor tensor;
+};
+
+struct kiln_function {
+  std::string name;
+  size_t num_params = 0;
+  size_t num_results = 0;
+};
+
+struct kiln_module {
+  std::shared_ptr<const kiln::vm::Module> module;
+  std::vector<kiln_function> functions;
+};
+
+struct kiln_context {
+  std::shared_ptr<const kiln::vm::Module> module;  // keeps the module alive
+  std::vector<kiln_function> functions;           // a copy: the module handle may go first
+  std::unique_ptr<kiln::vm::Context> context;
+  std::vector<Any> args;                          // reused across calls
+};
+
+struct kiln_outputs {
+  std::vector<Any> values;
+  std::vector<kiln_tensor> tensors;  // parallel to values; undefined for non-tensors
+};
+
+struct kiln_args {
+  Span<const Any> values;
+  std::vector<kiln_tensor> tensors;  // parallel to values
+};
+
+struct kiln_result {
+  Any* ret;
+};
+
+namespace {
+
+static_assert(static_cast<int>(KILN_STATUS_INVALID_ARGUMENT) == static_cast<int>(StatusCode::kInvalidArgument) &&
+                  static_cast<int>(KILN_STATUS_NOT_FOUND) == static_cast<int>(StatusCode::kNotFound) &&
+                  static_cast<int>(KILN_STATUS_OUT_OF_RANGE) == static_cast<int>(StatusCode::kOutOfRange) &&
+                  static_cast<int>(KILN_STATUS_DATA_LOSS) == static_cast<int>(StatusCode::kDataLoss) &&
+                  static_cast<int>(KILN_STATUS_UNIMPLEMENTED) == static_cast<int>(StatusCode::kUnimplemented) &&
+                  static_cast<int>(KILN_STATUS_FAILED_PRECONDITION) ==
+                      static_cast<int>(StatusCode::kFailedPrecondition) &&
+                  static_cast<int>(KILN_STATUS_RESOURCE_EXHAUSTED) ==
+                      static_cast<int>(StatusCode::kResourceExhausted) &&
+                  static_cast<int>(KILN_STATUS_INTERNAL) == static_cast<int>(StatusCode::kInternal) &&
+                  static_cast<int>(KILN_STATUS_INCOMPATIBLE) == static_cast<int>(StatusCode::kIncompatible),
+              "kiln_status_code_t mirrors kiln::StatusCode");
+static_assert(static_cast<int>(KILN_VALUE_OBJECT) == static_cast<int>(AnyKind::kOpaque) &&
+                  static_cast<int>(KILN_VALUE_TENSOR) == static_cast<int>(AnyKind::kTensor),
+              "kiln_value_kind_t mirrors kiln::AnyKind");
+
+// Returned when even the status cannot be allocated; kiln_status_free skips it.
+kiln_status_t g_out_of_memory{KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory"};
+
+kiln_status_t* MakeStatus(kiln_status_code_t code, std::string message) {
+  if (code == KILN_STATUS_OK) return nullptr;
+  kiln_status_t* s = new (std::nothrow) kiln_status_t;
+  if (s == nullptr) return &g_out_of_memory;
+  s->code = code;
+  s->message = std::move(message);
+  return s;
+}
+
+kiln_status_t* FromStatus(const Status& status) {
+  if (status.ok()) return nullptr;
+  return MakeStatus(static_cast<kiln_status_code_t>(status.code()), status.message());
+}
+
+kiln_status_t* Invalid(const char* function, const std::string& message) {
+  return MakeStatus(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": " + message);
+}
+
+#define KILN_CAPI_REQUIRE(ptr)                                            \
+  do {                                                                    \
+    if ((ptr) == nullptr) return Invalid(__func__, #ptr " is NULL");      \
+  } while (0)
+
+kiln_status_t* NoMemory(const char* function) {
+  return MakeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, std::string(function) + ": out of memory");
+}
+
+DType ToDType(kiln_dtype_t t) {
+  return DType{static_cast<uint8_t>(KILN_DTYPE_GET_CODE(t)), static_cast<uint8_t>(KILN_DTYPE_GET_BITS(t)),
+               static_cast<uint16_t>(KILN_DTYPE_GET_LANES(t))};
+}
+
+kiln_dtype_t FromDType(DType t) { return KILN_DTYPE(t.code, t.bits, t.lanes); }
+
+// Validates shape and dtype for wrap/create; returns the element count.
+kiln_status_t* CheckShape(const char* function, const int64_t* shape, int32_t ndim, kiln_dtype_t dtype) {
+  if (ndim < 0) return Invalid(function, kiln::StrFormat("ndim %d is negative", ndim));
+  if (ndim > 0 && shape == nullptr) return Invalid(function, "shape is NULL");
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (shape[i] < 0) {
+      return Invalid(function, kiln::StrFormat("dimension %d is negative (%lld)", i, static_cast<long long>(shape[i])));
+    }
+  }
+  uint32_t code = KILN_DTYPE_GET_CODE(dtype);
+  if (KILN_DTYPE_GET_BITS(dtype) == 0 || KILN_DTYPE_GET_LANES(dtype) == 0 ||
+      (code != KILN_DTYPE_CODE_INT && code != KILN_DTYPE_CODE_UINT && code != KILN_DTYPE_CODE_FLOAT &&
+       code != KILN_DTYPE_CODE_BFLOAT)) {
+    return Invalid(function, kiln::StrFormat("invalid dtype 0x%08x", dtype));
+  }
+  return nullptr;
+}
+
+kiln_module_t* WrapModule(std::shared_ptr<const kiln::vm::Module> module) {
+  kiln_module_t* m = new (std::nothrow) kiln_module_t;
+  if (m == nullptr) return nullptr;
+  m->module = std::move(module);
+  for (const std::string& name : m->module->FunctionNames()) {
+    kiln_function f;
+    f.name = name;
+    kiln::Result<kiln::vm::FunctionSignature> sig = m->module->GetSignature(name);
+    if (sig.ok()) {
+      f.num_params = sig->params.size();
+      f.num_results = sig->results.size();
+    }
+    m->functions.push_back(std::move(f));
+  }
+  return m;
+}
+
+kiln_status_t* FinishLoad(const char* function, kiln::Result<std::shared_ptr<const kiln::vm::Module>> loaded,
+                          kiln_module_t** out_module) {
+  if (!loaded.ok()) return FromStatus(loaded.status());
+  kiln_module_t* m = WrapModule(std::move(loaded).value());
+  if (m == nullptr) return NoMemory(function);
+  *out_module = m;
+  return nullptr;
+}
+
+std::string FunctionList(const std::vector<kiln_function>& functions) {
+  std::string names;
+  for (const kiln_function& f : functions) names += (names.empty() ? "" : ", ") + f.name;
+  return names.empty() ? "none" : names;
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t kiln_api_version(void) { return (KILN_API_VERSION_MAJOR << 16) | KILN_API_VERSION_MINOR; }
+
+const char* kiln_version_string(void) { return KILN_VERSION_STRING; }
+
+// ---- Status ----------------------------------------------------------------
+
+kiln_status_t* kiln_status_create(kiln_status_code_t code, const char* message) {
+  return MakeStatus(code, message ? message : "");
+}
+
+kiln_status_code_t kiln_status_code(const kiln_status_t* status) {
+  return status ? status->code : KILN_STATUS_OK;
+}
+
+const char* kiln_status_message(const kiln_status_t* status) { return status ? status->message.c_str() : ""; }
+
+const char* kiln_status_code_name(kiln_status_code_t code) {
+  switch (code) {
+    case KILN_STATUS_OK: return "OK";
+    case KILN_STATUS_INVALID_ARGUMENT: return "INVALID_ARGUMENT";
+    case KILN_STATUS_NOT_FOUND: return "NOT_FOUND";
+    case KILN_STATUS_OUT_OF_RANGE: return "OUT_OF_RANGE";
+    case KILN_STATUS_DATA_LOSS: return "DATA_LOSS";
+    case KILN_STATUS_UNIMPLEMENTED: return "UNIMPLEMENTED";
+    case KILN_STATUS_FAILED_PRECONDITION: return "FAILED_PRECONDITION";
+    case KILN_STATUS_RESOURCE_EXHAUSTED: return "RESOURCE_EXHAUSTED";
+    case KILN_STATUS_INTERNAL: return "INTERNAL";
+    case KILN_STATUS_INCOMPATIBLE: return "INCOMPATIBLE";
+  }
+  return "UNKNOWN";
+}
+
+void kiln_status_free(kiln_status_t* status) {
+  if (status != &g_out_of_memory) delete status;
+}
+
+// ---- Tensors ---------------------------------------------------------------
+
+kiln_status_t* kiln_tensor_wrap(void* data, const int64_t* shape, int32_t ndim, kiln_dtype_t dtype,
+                                kiln_tensor_t** out_tensor) {
+  KILN_CAPI_REQUIRE(out_tensor);
+  *out_tensor = nullptr;
+  if (kiln_status_t* s = CheckShape(__func__, shape, ndim, dtype)) return s;
+  Span<const int64_t> dims(shape, static_cast<size_t>(ndim));
+  if (data == nullptr && kiln::ShapeNumElements(dims) != 0) return Invalid(__func__, "data is NULL");
+  kiln_tensor_t* t = new (std::nothrow) kiln_tensor_t;
+  if (t == nullptr) return NoMemory(__func__);
+  t->tensor = Tensor::Borrow(data, dims, ToDType(dtype));
+  *out_tensor = t;
+  return nullptr;
+}
+
+kiln_status_t* kiln_tensor_create(const int64_t* shape, int32_t ndim, kiln_dtype_t dtype,
+                                  kiln_tensor_t** out_tensor) {
+  KILN_CAPI_REQUIRE(out_tensor);
+  *out_tensor = nullptr;
+  if (kiln_status_t* s = CheckShape(__func__, shape, ndim, dtype)) return s;
+  kiln::Result<Tensor> created = Tensor::Empty(Span<const int64_t>(shape, static_cast<size_t>(ndim)), ToDType(dtype));
+  if (!created.ok()) return FromStatus(created.status());
+  std::memset(created->raw_data(), 0, created->NumBytes());
+  kiln_tensor_t* t = new (std::nothrow) kiln_tensor_t;
+  if (t == nullptr) return NoMemory(__func__);
+  t->tensor = std::move(created).value();
+  *out_tensor = t;
+  return nullptr;
+}
+
+kiln_status_t* kiln_tensor_share(const kiln_tensor_t* tensor, kiln_tensor_t** out_tensor) {
+  KILN_CAPI_REQUIRE(out_tensor);
+  *out_tensor = nullptr;
+  KILN_CAPI_REQUIRE(tensor);
+  kiln_tensor_t* t = new (std::nothrow) kiln_tensor_t;
+  if (t == nullptr) return NoMemory(__func__);
+  t->tensor = tensor->tensor;
+  *out_tensor = t;
+  return nullptr;
+}
+
+void kiln_tensor_release(kiln_tensor_t* tensor) { delete tensor; }
+
+kiln_status_t* kiln_tensor_dtype(const kiln_tensor_t* tensor, kiln_dtype_t* out_dtype) {
+  KILN_CAPI_REQUIRE(out_dtype);
+  *out_dtype = 0;
+  KILN_CAPI_REQUIRE(tensor);
+  *out_dtype = FromDType(tensor->tensor.dtype());
+  return nullptr;
+}
+
+kiln_status_t* kiln_tensor_ndim(const kiln_tensor_t* tensor, int32_t* out_ndim) {
+  KILN_CAPI_REQUIRE(out_ndim);
+  *out_ndim = 0;
+  KILN_CAPI_REQUIRE(tensor);
+  *out_ndim = tensor->tensor.ndim();
+  return nullptr;
+}
+
+kiln_status_t* kiln_tensor_shape(const kiln_tensor_t* tensor, const int64_t** out_shape) {
+  KILN_CAPI_REQUIRE(out_shape);
+  *out_shape = nullptr;
+  KILN_CAPI_REQUIRE(tensor);
+  // A vector's data() may be NULL when empty; promise a valid pointer anyway.
+  static const int64_t kNoDims[1] = {0};
+  const std::vector<int64_t>& dims = tensor->tensor.shape();
+  *out_shape = dims.empty() ? kNoDims : dims.data();
+  return nullptr;
+}
+
+kiln_status_t* kiln_tensor_element_count(const kiln_tensor_t* tensor, int64_t* out_count) {
+  KILN_CAPI_REQUIRE(out_count);
+  *out_count = 0;
+  KILN_CAPI_REQUIRE(tensor);
+  *out_count = tensor->tensor.NumElements();
+  return nullptr;
+}
+
+kiln_status_t* kiln_tensor_byte_size(const kiln_tensor_t* tensor, size_t* out_size) {
+  KILN_CAPI_REQUIRE(out_size);
+  *out_size = 0;
+  KILN_CAPI_REQUIRE(tensor);
+  *out_size = tensor->tensor.NumBytes();
+  return nullptr;
+}
+
+kiln_status_t* kiln_tensor_data(const kiln_tensor_t* tensor, void** out_data) {
+  KILN_CAPI_REQUIRE(out_data);
+  *out_data = nullptr;
+  KILN_CAPI_REQUIRE(tensor);
+  *out_data = tensor->tensor.raw_data();
+  return nullptr;
+}
+
+// ---- Modules ---------------------------------------------------------------
+
+kiln_status_t* kiln_module_load_file(const char* path, kiln_module_t** out_module) {
+  KILN_CAPI_REQUIRE(out_module);
+  *out_module = nullptr;
+  KILN_CAPI_REQUIRE(path);
+  return FinishLoad(__func__, kiln::vm::Module::LoadFile(path), out_module);
+}
+
+kiln_status_t* kiln_module_load_buffer(const void* data, size_t size, kiln_module_t** out_module) {
+  KILN_CAPI_REQUIRE(out_module);
+  *out_module = nullptr;
+  KILN_CAPI_REQUIRE(data);
+  return FinishLoad(__func__, kiln::vm::Module::LoadBuffer(data, size), out_module);
+}
+
+void kiln_module_release(kiln_module_t* module) { delete module; }
+
+kiln_status_t* kiln_module_function_count(const kiln_module_t* module, size_t* out_count) {
+  KILN_CAPI_REQUIRE(out_count);
+  *out_count = 0;
+  KILN_CAPI_REQUIRE(module);
+  *out_count = module->functions.size();
+  return nullptr;
+}
+
+kiln_status_t* kiln_module_function_at(const kiln_module_t* module, size_t index,
+                                       const kiln_function_t** out_function) {
+  KILN_CAPI_REQUIRE(out_function);
+  *out_function = nullptr;
+  KILN_CAPI_REQUIRE(module);
+  if (index >= module->functions.size()) {
+    return MakeStatus(KILN_STATUS_OUT_OF_RANGE, kiln::StrFormat("kiln_module_function_at: index %zu, but the "
+                                                                "module has %zu functions",
+                                                                index, module->functions.size()));
+  }
+  *out_function = &module->functions[index];
+  return nullptr;
+}
+
+kiln_status_t* kiln_module_lookup_function(const kiln_module_t* module, const char* name,
+                                           const kiln_function_t** out_function) {
+  KILN_CAPI_REQUIRE(out_function);
+  *out_function = nullptr;
+  KILN_CAPI_REQUIRE(module);
+  KILN_CAPI_REQUIRE(name);
+  for (const kiln_function& f : module->functions) {
+    if (f.name == name) {
+      *out_function = &f;
+      return nullptr;
+    }
+  }
+  return MakeStatus(KILN_STATUS_NOT_FOUND, std::string("no function '") + name + "' in the module (it has: " +
+                                               FunctionList(module->functions) + ")");
+}
+
+kiln_status_t* kiln_function_name(const kiln_function_t* function, const char** out_name) {
+  KILN_CAPI_REQUIRE(out_name);
+  *out_name = nullptr;
+  KILN_CAPI_REQUIRE(function);
+  *out_name = function->name.c_str();
+  return nullptr;
+}
+
+kiln_status_t* kiln_function_param_count(const kiln_function_t* function, size_t* out_count) {
+  KILN_CAPI_REQUIRE(out_count);
+  *out_count = 0;
+  KILN_CAPI_REQUIRE(function);
+  *out_count = function->num_params;
+  return nullptr;
+}
+
+kiln_status_t* kiln_function_result_count(const kiln_function_t* function, size_t* out_count) {
+  KILN_CAPI_REQUIRE(out_count);
+  *out_count = 0;
+  KILN_CAPI_REQUIRE(function);
+  *out_count = function->num_results;
+  return nullptr;
+}
+
+// ---- Calls -----------------------------------------------------------------
+
+kiln_status_t* kiln_context_create(const kiln_module_t* module, kiln_context_t** out_context) {
+  KILN_CAPI_REQUIRE(out_context);
+  *out_context = nullptr;
+  KILN_CAPI_REQUIRE(module);
+  kiln_context_t* c = new (std::nothrow) kiln_context_t;
+  if (c == nullptr) return NoMemory(__func__);
+  c->module = module->module;
+  c->functions = module->functions;
+  c->context = module->module->CreateContext();
+  if (c->context == nullptr) {
+    delete c;
+    return MakeStatus(KILN_STATUS_INTERNAL, "kiln_context_create: the module returned no context");
+  }
+  *out_context = c;
+  return nullptr;
+}
+
+void kiln_context_release(kiln_context_t* context) { delete context; }
+
+kiln_status_t* kiln_context_invoke(kiln_context_t* context, const char* function, kiln_tensor_t* const* inputs,
+                                   size_t num_inputs, kiln_outputs_t** out_outputs) {
+  KILN_CAPI_REQUIRE(out_outputs);
+  *out_outputs = nullptr;
+  KILN_CAPI_REQUIRE(context);
+  KILN_CAPI_REQUIRE(function);
+  if (num_inputs > 0 && inputs == nullptr) return Invalid(__func__, "inputs is NULL");
+  const kiln_function* found = nullptr;
+  for (const kiln_function& f : context->functions) {
+    if (f.name == function) found = &f;
+  }
+  if (found == nullptr) {
+    return MakeStatus(KILN_STATUS_NOT_FOUND, std::string("no function '") + function + "' in the module (it has: " +
+                                                 FunctionList(context->functions) + ")");
+  }
+  if (found->num_params != num_inputs) {
+    return MakeStatus(KILN_STATUS_INVALID_ARGUMENT,
+                      kiln::StrFormat("%s: expected %zu inputs, got %zu", function, found->num_params, num_inputs));
+  }
+  context->args.clear();
+  for (size_t i = 0; i < num_inputs; ++i) {
+    if (inputs[i] == nullptr) return Invalid(__func__, kiln::StrFormat("input %zu is NULL", i));
+    context->args.emplace_back(inputs[i]->tensor);
+  }
+  Any result;
+  Status s = context->context->Invoke(function, context->args, &result);
+  context->args.clear();  // do not keep the caller's tensors referenced between calls
+  if (!s.ok()) return FromStatus(s);
+
+  kiln_outputs_t* o = new (std::nothrow) kiln_outputs_t;
+  if (o == nullptr) return NoMemory(__func__);
+  if (result.is_tuple()) {
+    o->values = result.tuple_fields();
+  } else if (!result.is_none()) {
+    o->values.push_back(std::move(result));
+  }
+  o->tensors.resize(o->values.size());
+  for (size_t i = 0; i < o->values.size(); ++i) {
+    if (o->values[i].is_tensor()) o->tensors[i].tensor = o->values[i].tensor();
+  }
+  *out_outputs = o;
+  return nullptr;
+}
+
+void kiln_outputs_release(kiln_outputs_t* outputs) { delete outputs; }
+
+kiln_status_t* kiln_outputs_count(const kiln_outputs_t* outputs, size_t* out_count) {
+  KILN_CAPI_REQUIRE(out_count);
+  *out_count = 0;
+  KILN_CAPI_REQUIRE(outputs);
+  *out_count = outputs->values.size();
+  return nullptr;
+}
+
+kiln_status_t* kiln_outputs_get(const kiln_outputs_t* outputs, size_t index, const kiln_tensor_t** out_tensor) {
+  KILN_CAPI_REQUIRE(out_tensor);
+  *out_tensor = nullptr;
+  KILN_CAPI_REQUIRE(outputs);
+  if (index >= outputs->values.size()) {
+    return MakeStatus(KILN_STATUS_OUT_OF_RANGE, kiln::StrFormat("kiln_outputs_get: index %zu, but there are %zu "
+                                                                "outputs",
+                                                                index, outputs->values.size()));
+  }
+  if (!outputs->values[index].is_tensor()) {
+    return Invalid(__func__, kiln::StrFormat("output %zu is not a tensor (%s)", index,
+                                             outputs->values[index].Describe().c_str()));
+  }
+  *out_tensor = &outputs->tensors[index];
+  return nullptr;
+}
+
+// ---- Registered C functions ---------------------------------------------------
+
+kiln_status_t* kiln_args_count(const kiln_args_t* args, size_t* out_count) {
+  KILN_CAPI_REQUIRE(out_count);
+  *out_count = 0;
+  KILN_CAPI_REQUIRE(args);
+  *out_count = args->values.size();
+  return nullptr;
+}
+
+#define KILN_CAPI_CHECK_INDEX(args, index)                                                                \
+  do {                                                                                                    \
+    if ((index) >= (args)->values.size()) {                                                               \
+      return MakeStatus(KILN_STATUS_OUT_OF_RANGE,                                                         \
+                        kiln::StrFormat("%s: index %zu, but there are %zu arguments", __func__, (index), \
+                                        (args)->values.size()));                                          \
+    }                                                                                                     \
+  } while (0)
+
+kiln_status_t* kiln_args_kind(const kiln_args_t* args, size_t index, kiln_value_kind_t* out_kind) {
+  KILN_CAPI_REQUIRE(out_kind);
+  *out_kind = KILN_VALUE_NONE;
+  KILN_CAPI_REQUIRE(args);
+  KILN_CAPI_CHECK_INDEX(args, index);
+  *out_kind = static_cast<kiln_value_kind_t>(args->values[index].kind());
+  return nullptr;
+}
+
+kiln_status_t* kiln_args_get_tensor(const kiln_args_t* args, size_t index, const kiln_tensor_t** out_tensor) {
+  KILN_CAPI_REQUIRE(out_tensor);
+  *out_tensor = nullptr;
+  KILN_CAPI_REQUIRE(args);
+  KILN_CAPI_CHECK_INDEX(args, index);
+  if (!args->values[index].is_tensor()) {
+    return Invalid(__func__, kiln::StrFormat("argument %zu: expected a tensor, got %s", index,
+                                             args->values[index].Describe().c_str()));
+  }
+  *out_tensor = &args->tensors[index];
+  return nullptr;
+}
+
+kiln_status_t* kiln_args_get_int64(const kiln_args_t* args, size_t index, int64_t* out_value) {
+  KILN_CAPI_REQUIRE(out_value);
+  *out_value = 0;
+  KILN_CAPI_REQUIRE(args);
+  KILN_CAPI_CHECK_INDEX(args, index);
+  kiln::Result<int64_t> v = args->values[index].AsInt();
+  if (!v.ok()) return Invalid(__func__, kiln::StrFormat("argument %zu: %s", index, v.status().message().c_str()));
+  *out_value = *v;
+  return nullptr;
+}
+
+kiln_status_t* kiln_args_get_float64(const kiln_args_t* args, size_t index, double* out_value) {
+  KILN_CAPI_REQUIRE(out_value);
+  *out_value = 0;
+  KILN_CAPI_REQUIRE(args);
+  KILN_CAPI_CHECK_INDEX(args, index);
+  kiln::Result<double> v = args->values[index].AsFloat();
+  if (!v.ok()) return Invalid(__func__, kiln::StrFormat("argument %zu: %s", index, v.status().message().c_str()));
+  *out_value = *v;
+  return nullptr;
+}
+
+kiln_status_t* kiln_result_set_tensor(kiln_result_t* result, const kiln_tensor_t* tensor) {
+  KILN_CAPI_REQUIRE(result);
+  KILN_CAPI_REQUIRE(tensor);
+  *result->ret = Any(tensor->tensor);
+  return nullptr;
+}
+
+kiln_status_t* kiln_result_set_int64(kiln_result_t* result, int64_t value) {
+  KILN_CAPI_REQUIRE(result);
+  *result->ret = Any(value);
+  return nullptr;
+}
+
+kiln_status_t* kiln_result_set_float64(kiln_result_t* result, double value) {
+  KILN_CAPI_REQUIRE(result);
+  *result->ret = Any(value);
+  return nullptr;
+}
+
+kiln_status_t* kiln_register_function(const char* name, kiln_packed_fn_t fn, void* user) {
+  KILN_CAPI_REQUIRE(name);
+  KILN_CAPI_REQUIRE(fn);
+  kiln::PackedFunc packed = [fn, user](Span<const Any> values, Any* ret) -> Status {
+    kiln_args_t args;
+    args.values = values;
+    args.tensors.resize(values.size());
+    for (size_t i = 0; i < values.size(); ++i) {
+      if (values[i].is_tensor()) args.tensors[i].tensor = values[i].tensor();
+    }
+    kiln_result_t result{ret};
+    kiln_status_t* s = fn(user, &args, &result);
+    if (s == nullptr) return Status::Ok();
+    Status status(static_cast<StatusCode>(s->code), s->message);
+    kiln_status_free(s);
+    return status;
+  };
+  return FromStatus(kiln::RegisterGlobalFunction(name, std::move(packed)));
+}
+
+kiln_status_t* kiln_unregister_function(const char* name) {
+  KILN_CAPI_REQUIRE(name);
+  if (!kiln::RemoveGlobalFunction(name)) {
+    return MakeStatus(KILN_STATUS_NOT_FOUND, std::string("kiln_unregister_function: no function named '") + name +
+                                                 "' is registered");
+  }
+  return nullptr;
+}
+
+}  // extern "C"

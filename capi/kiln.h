@@ -1,0 +1,236 @@
+/* kiln.h: the C API of the Kiln runtime. Plain C11; also compiles as C++.
+ *
+ * Load a compiled .vmfb, look up its functions, create call contexts, wrap
+ * caller memory as tensors, invoke, read the outputs, and register C functions
+ * that compiled programs call by name (R.call_packed / R.call_dps_packed).
+ *
+ * RULES (they hold for every function below; nothing repeats them)
+ *
+ * Status. Every function returns kiln_status_t*, except the release/free
+ * functions, the status accessors, kiln_status_create and the version
+ * functions. NULL means success. A non-NULL status is owned by the caller and
+ * released with kiln_status_free; it carries a code and a one-line-or-more
+ * message with context ("main: argument x, dimension 1: expected 3, got 4").
+ * Caller mistakes (a bad file, a wrong shape, an unknown name, a NULL handle)
+ * are statuses; Kiln never aborts on them.
+ *
+ * Out-parameters are named out_*. Each is set to NULL (or 0) first, so it is
+ * defined even when the call fails. Handles are only written on success.
+ *
+ * Ownership. create/load/wrap/invoke return an owned handle that the caller
+ * releases exactly once with the matching *_release. Accessors (names, shapes,
+ * data pointers, kiln_outputs_get, kiln_args_get_tensor, ...) borrow: the
+ * result stays valid as long as the handle it came from. Release functions
+ * accept NULL. No function consumes its arguments, also when it fails.
+ * Handles keep what they need alive: a context keeps its module, a tensor
+ * keeps its storage (output tensors keep module constants they point into).
+ *
+ * Thread-safety. A module is immutable and thread-safe: any number of threads
+ * may use it and create contexts from it at once. A context, a tensor handle
+ * and an outputs handle are thread-compatible: one thread at a time; create a
+ * context per concurrent caller. Registration functions are thread-safe. A
+ * registered C function may be called from several threads at once.
+ *
+ * Compatibility. Within a major version the ABI only grows: functions and
+ * enum values are added, never changed or removed.
+ */
+#ifndef KILN_CAPI_KILN_H_
+#define KILN_CAPI_KILN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define KILN_API_VERSION_MAJOR 0
+#define KILN_API_VERSION_MINOR 1
+
+/* (major << 16) | minor of the library actually linked. */
+uint32_t kiln_api_version(void);
+/* "0.1.0": the Kiln release. Static storage. */
+const char* kiln_version_string(void);
+
+/* ---- Status ------------------------------------------------------------ */
+
+typedef enum kiln_status_code_e {
+  KILN_STATUS_OK = 0,
+  KILN_STATUS_INVALID_ARGUMENT = 1,
+  KILN_STATUS_NOT_FOUND = 2,
+  KILN_STATUS_OUT_OF_RANGE = 3,
+  KILN_STATUS_DATA_LOSS = 4,
+  KILN_STATUS_UNIMPLEMENTED = 5,
+  KILN_STATUS_FAILED_PRECONDITION = 6,
+  KILN_STATUS_RESOURCE_EXHAUSTED = 7,
+  KILN_STATUS_INTERNAL = 8,
+  KILN_STATUS_INCOMPATIBLE = 9,
+} kiln_status_code_t;
+
+typedef struct kiln_status kiln_status_t;
+
+/* A new status, for C functions registered with kiln_register_function to
+ * report failures. Returns NULL for KILN_STATUS_OK. `message` is copied. */
+kiln_status_t* kiln_status_create(kiln_status_code_t code, const char* message);
+/* KILN_STATUS_OK for NULL. */
+kiln_status_code_t kiln_status_code(const kiln_status_t* status);
+/* "" for NULL; valid until the status is freed. */
+const char* kiln_status_message(const kiln_status_t* status);
+/* "NOT_FOUND" etc.; static storage. */
+const char* kiln_status_code_name(kiln_status_code_t code);
+void kiln_status_free(kiln_status_t* status);
+
+/* ---- Data types ---------------------------------------------------------- */
+
+/* A dtype packs DLPack's (code, bits, lanes): code in bits 24..31, bits in
+ * 16..23, lanes in 0..15. */
+typedef uint32_t kiln_dtype_t;
+#define KILN_DTYPE_CODE_INT 0u
+#define KILN_DTYPE_CODE_UINT 1u
+#define KILN_DTYPE_CODE_FLOAT 2u
+#define KILN_DTYPE_CODE_BFLOAT 4u
+#define KILN_DTYPE(code, bits, lanes) \
+  ((kiln_dtype_t)((((uint32_t)(code)) << 24) | (((uint32_t)(bits)) << 16) | ((uint32_t)(lanes))))
+#define KILN_DTYPE_GET_CODE(t) (((t) >> 24) & 0xffu)
+#define KILN_DTYPE_GET_BITS(t) (((t) >> 16) & 0xffu)
+#define KILN_DTYPE_GET_LANES(t) ((t) & 0xffffu)
+#define KILN_DTYPE_FLOAT32 KILN_DTYPE(KILN_DTYPE_CODE_FLOAT, 32, 1)
+#define KILN_DTYPE_FLOAT64 KILN_DTYPE(KILN_DTYPE_CODE_FLOAT, 64, 1)
+#define KILN_DTYPE_FLOAT16 KILN_DTYPE(KILN_DTYPE_CODE_FLOAT, 16, 1)
+#define KILN_DTYPE_INT64 KILN_DTYPE(KILN_DTYPE_CODE_INT, 64, 1)
+#define KILN_DTYPE_INT32 KILN_DTYPE(KILN_DTYPE_CODE_INT, 32, 1)
+#define KILN_DTYPE_INT8 KILN_DTYPE(KILN_DTYPE_CODE_INT, 8, 1)
+#define KILN_DTYPE_UINT8 KILN_DTYPE(KILN_DTYPE_CODE_UINT, 8, 1)
+#define KILN_DTYPE_BOOL KILN_DTYPE(KILN_DTYPE_CODE_UINT, 1, 1)
+
+/* ---- Tensors ------------------------------------------------------------- */
+
+/* A dense, row-major CPU tensor. */
+typedef struct kiln_tensor kiln_tensor_t;
+
+/* Wraps caller memory without copying. `data` must hold prod(shape) elements
+ * of `dtype` and stay valid (and unchanged while a call reads it) until the
+ * tensor is released and no call using it is running. `shape` is copied.
+ * Kernels may read 64-byte-aligned data faster, but any alignment of the
+ * element size works. */
+kiln_status_t* kiln_tensor_wrap(void* data, const int64_t* shape, int32_t ndim, kiln_dtype_t dtype,
+                                kiln_tensor_t** out_tensor);
+/* A new tensor with zeroed storage owned by Kiln (64-byte aligned). */
+kiln_status_t* kiln_tensor_create(const int64_t* shape, int32_t ndim, kiln_dtype_t dtype,
+                                  kiln_tensor_t** out_tensor);
+/* A new handle to the same storage (for keeping an output or an argument
+ * beyond the handle it was borrowed from). */
+kiln_status_t* kiln_tensor_share(const kiln_tensor_t* tensor, kiln_tensor_t** out_tensor);
+void kiln_tensor_release(kiln_tensor_t* tensor);
+
+kiln_status_t* kiln_tensor_dtype(const kiln_tensor_t* tensor, kiln_dtype_t* out_dtype);
+kiln_status_t* kiln_tensor_ndim(const kiln_tensor_t* tensor, int32_t* out_ndim);
+/* Borrowed array of ndim dimensions (NULL-free even for ndim 0). */
+kiln_status_t* kiln_tensor_shape(const kiln_tensor_t* tensor, const int64_t** out_shape);
+kiln_status_t* kiln_tensor_element_count(const kiln_tensor_t* tensor, int64_t* out_count);
+kiln_status_t* kiln_tensor_byte_size(const kiln_tensor_t* tensor, size_t* out_size);
+/* Borrowed pointer to the first element. Writing through it is allowed when
+ * the storage is writable (wrapped caller memory, created tensors, outputs
+ * that are not module constants). */
+kiln_status_t* kiln_tensor_data(const kiln_tensor_t* tensor, void** out_data);
+
+/* ---- Modules and functions ----------------------------------------------- */
+
+typedef struct kiln_module kiln_module_t;
+/* A function of a module; borrowed from the module, never released. */
+typedef struct kiln_function kiln_function_t;
+
+/* Maps and verifies the file, and resolves every kernel and registered
+ * function the program needs (register C functions first). */
+kiln_status_t* kiln_module_load_file(const char* path, kiln_module_t** out_module);
+/* Same from the caller's buffer, which is borrowed: it must stay valid and
+ * unchanged until the module is released and every context and output
+ * tensor of it is released. */
+kiln_status_t* kiln_module_load_buffer(const void* data, size_t size, kiln_module_t** out_module);
+void kiln_module_release(kiln_module_t* module);
+
+kiln_status_t* kiln_module_function_count(const kiln_module_t* module, size_t* out_count);
+kiln_status_t* kiln_module_function_at(const kiln_module_t* module, size_t index,
+                                       const kiln_function_t** out_function);
+/* KILN_STATUS_NOT_FOUND naming the functions the module has. */
+kiln_status_t* kiln_module_lookup_function(const kiln_module_t* module, const char* name,
+                                           const kiln_function_t** out_function);
+
+/* Borrowed; valid while the module lives. */
+kiln_status_t* kiln_function_name(const kiln_function_t* function, const char** out_name);
+kiln_status_t* kiln_function_param_count(const kiln_function_t* function, size_t* out_count);
+kiln_status_t* kiln_function_result_count(const kiln_function_t* function, size_t* out_count);
+
+/* ---- Calls ------------------------------------------------------------------ */
+
+typedef struct kiln_context kiln_context_t;
+/* The results of one call. */
+typedef struct kiln_outputs kiln_outputs_t;
+
+kiln_status_t* kiln_context_create(const kiln_module_t* module, kiln_context_t** out_context);
+void kiln_context_release(kiln_context_t* context);
+
+/* Calls `function` (by name) with `num_inputs` tensors. Input errors (count,
+ * dtype, shape) come back as KILN_STATUS_INVALID_ARGUMENT naming the function,
+ * the argument and the dimension. */
+kiln_status_t* kiln_context_invoke(kiln_context_t* context, const char* function, kiln_tensor_t* const* inputs,
+                                   size_t num_inputs, kiln_outputs_t** out_outputs);
+void kiln_outputs_release(kiln_outputs_t* outputs);
+
+/* A function returning a tuple has one output per field. */
+kiln_status_t* kiln_outputs_count(const kiln_outputs_t* outputs, size_t* out_count);
+/* Borrowed; valid while `outputs` lives (kiln_tensor_share to keep it).
+ * KILN_STATUS_INVALID_ARGUMENT if that output is not a tensor. */
+kiln_status_t* kiln_outputs_get(const kiln_outputs_t* outputs, size_t index, const kiln_tensor_t** out_tensor);
+
+/* ---- Registering C functions ------------------------------------------------ */
+
+/* The arguments of one call into a registered function; borrowed for the call. */
+typedef struct kiln_args kiln_args_t;
+/* Where a registered function puts its result (leave it unset for none). */
+typedef struct kiln_result kiln_result_t;
+
+typedef enum kiln_value_kind_e {
+  KILN_VALUE_NONE = 0,
+  KILN_VALUE_INT = 1,
+  KILN_VALUE_FLOAT = 2,
+  KILN_VALUE_STRING = 3,
+  KILN_VALUE_TENSOR = 4,
+  KILN_VALUE_SHAPE = 5,
+  KILN_VALUE_TUPLE = 6,
+  KILN_VALUE_FUNCTION = 7,
+  KILN_VALUE_OBJECT = 8,
+} kiln_value_kind_t;
+
+kiln_status_t* kiln_args_count(const kiln_args_t* args, size_t* out_count);
+kiln_status_t* kiln_args_kind(const kiln_args_t* args, size_t index, kiln_value_kind_t* out_kind);
+/* Borrowed for the duration of the call. Destination-passing functions write
+ * their results into tensors they receive this way. */
+kiln_status_t* kiln_args_get_tensor(const kiln_args_t* args, size_t index, const kiln_tensor_t** out_tensor);
+kiln_status_t* kiln_args_get_int64(const kiln_args_t* args, size_t index, int64_t* out_value);
+/* Ints widen to double. */
+kiln_status_t* kiln_args_get_float64(const kiln_args_t* args, size_t index, double* out_value);
+
+kiln_status_t* kiln_result_set_tensor(kiln_result_t* result, const kiln_tensor_t* tensor);
+kiln_status_t* kiln_result_set_int64(kiln_result_t* result, int64_t value);
+kiln_status_t* kiln_result_set_float64(kiln_result_t* result, double value);
+
+/* A C function callable by compiled programs. Return NULL on success or a
+ * status from kiln_status_create; Kiln takes ownership of the returned status. */
+typedef kiln_status_t* (*kiln_packed_fn_t)(void* user, const kiln_args_t* args, kiln_result_t* result);
+
+/* Registers `fn` in the global registry as `name` ("env.linear"). Modules
+ * resolve names when they load, so register before loading. `user` is passed
+ * to every call and must stay valid until the function is unregistered and
+ * every module loaded since is released. KILN_STATUS_FAILED_PRECONDITION if
+ * `name` is taken. */
+kiln_status_t* kiln_register_function(const char* name, kiln_packed_fn_t fn, void* user);
+/* Removes a registration; modules already loaded keep their copy.
+ * KILN_STATUS_NOT_FOUND if `name` is not registered. */
+kiln_status_t* kiln_unregister_function(const char* name);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif  /* KILN_CAPI_KILN_H_ */

@@ -1,0 +1,201 @@
+// kiln-run end to end: writes a small .vmfb with the writer, runs it through
+// RunToolMain and checks what a user would see.
+#include "tools/common/run_tool.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/writer/vmfb_program.h"
+#include "compiler/writer/vmfb_writer.h"
+#include "runtime/registry.h"
+#include "tools/common/inline_tensor.h"
+#include "tools/common/npy.h"
+#include "vm/assembler.h"
+
+namespace kiln {
+namespace tools {
+namespace {
+
+using compiler::CallableInfo;
+using compiler::CallableKind;
+using compiler::ConstantKind;
+using compiler::ConstantValue;
+using compiler::FunctionInfo;
+using compiler::ValueInfo;
+using compiler::ValueKind;
+using compiler::VmfbProgram;
+using vm::Const;
+using vm::Imm;
+using vm::Reg;
+
+constexpr char kAddOne[] = "test.run_tool.add_one";
+
+// out = x + 1 for float32 tensors (destination passing).
+Status AddOne(Span<const Any> args, Any*) {
+  if (args.size() != 2) return InvalidArgument("add_one takes 2 arguments");
+  KILN_ASSIGN_OR_RETURN(Tensor x, args[0].AsTensor());
+  KILN_ASSIGN_OR_RETURN(Tensor y, args[1].AsTensor());
+  for (int64_t i = 0; i < x.NumElements(); ++i) y.data<float>()[i] = x.data<float>()[i] + 1;
+  return Status::Ok();
+}
+
+ValueInfo Float23(const std::string& name) {
+  ValueInfo v;
+  v.name = name;
+  v.dtype = DType::Float32();
+  v.ndim = 2;
+  v.dims = {"2", "3"};
+  return v;
+}
+
+// main(x: float32[2, 3]) -> x + 1; pair(x) -> (x + 1, 7).
+VmfbProgram MakeProgram() {
+  VmfbProgram p;
+  auto callable = [](CallableKind kind, const std::string& name) {
+    CallableInfo c;
+    c.kind = kind;
+    c.name = name;
+    return c;
+  };
+  p.callables = {callable(CallableKind::kBuiltin, "vm.builtin.check_tensor"),
+                 callable(CallableKind::kBuiltin, "vm.builtin.match_shape"),
+                 callable(CallableKind::kBuiltin, "vm.builtin.make_shape"),
+                 callable(CallableKind::kBuiltin, "vm.builtin.alloc_tensor"),
+                 callable(CallableKind::kBuiltin, "vm.builtin.make_tuple"),
+                 callable(CallableKind::kPacked, kAddOne)};
+  ConstantValue ctx;
+  ctx.kind = ConstantKind::kString;
+  ctx.string_value = "main: argument x";
+  p.constants = {ctx};
+  auto emit = [](vm::Assembler& a) {
+    a.Call(-1, 0, {Reg(0), Imm(2), Imm(kDLFloat), Imm(32), Imm(1), Const(0)});
+    a.Call(-1, 1, {Reg(0), Const(0), Imm(2), Imm(0), Imm(2), Imm(0), Imm(3)});
+    a.Call(1, 2, {Imm(2), Imm(0), Imm(2), Imm(0), Imm(3)});
+    a.Call(2, 3, {Reg(1), Imm(kDLFloat), Imm(32), Imm(1)});
+    a.Call(-1, 5, {Reg(0), Reg(2)});
+  };
+  FunctionInfo main_fn;
+  main_fn.name = "main";
+  main_fn.params = {Float23("x")};
+  main_fn.results = {Float23("y")};
+  main_fn.register_count = 4;
+  vm::Assembler a;
+  emit(a);
+  a.Ret(2);
+  main_fn.code = a.Finish();
+  FunctionInfo pair_fn = main_fn;
+  pair_fn.name = "pair";
+  ValueInfo seven;
+  seven.name = "seven";
+  seven.kind = ValueKind::kPrim;
+  seven.dtype = DType::Int64();
+  seven.ndim = 0;
+  pair_fn.results = {Float23("y"), seven};
+  vm::Assembler b;
+  emit(b);
+  b.Call(3, 4, {Reg(2), Imm(7)});
+  b.Ret(3);
+  pair_fn.code = b.Finish();
+  p.functions = {main_fn, pair_fn};
+  return p;
+}
+
+class RunToolTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    Status r = RegisterGlobalFunction(kAddOne, AddOne, /*allow_override=*/true);
+    ASSERT_TRUE(r.ok()) << r.ToString();
+    dir_ = new std::string(::testing::TempDir());
+    Status s = compiler::WriteVmfbFile(MakeProgram(), *dir_ + "kiln_run_test.vmfb");
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  static void TearDownTestSuite() {
+    std::remove((*dir_ + "kiln_run_test.vmfb").c_str());
+    delete dir_;
+    RemoveGlobalFunction(kAddOne);
+  }
+
+  int Main(std::vector<std::string> args) {
+    args.insert(args.begin(), {"kiln-run", *dir_ + "kiln_run_test.vmfb"});
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    std::ostringstream o, e;
+    int rc = RunToolMain(static_cast<int>(argv.size()), argv.data(), o, e);
+    out_ = o.str();
+    err_ = e.str();
+    return rc;
+  }
+
+  static std::string* dir_;
+  std::string out_, err_;
+};
+
+std::string* RunToolTest::dir_ = nullptr;
+
+TEST_F(RunToolTest, PrintsOutputs) {
+  ASSERT_EQ(Main({"--input=2x3xf32=1,2,3,4,5,6"}), 0) << err_;
+  EXPECT_EQ(out_, "output 0: float32[2, 3]\n[[2, 3, 4],\n [5, 6, 7]]\n");
+  EXPECT_EQ(err_, "");
+}
+
+TEST_F(RunToolTest, TupleOutputs) {
+  ASSERT_EQ(Main({"--function=pair", "--input=2x3xf32=random:1", "--threads=2"}), 0) << err_;
+  EXPECT_NE(out_.find("output 0: float32[2, 3]\n"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("output 1: int 7\n"), std::string::npos) << out_;
+}
+
+TEST_F(RunToolTest, NpyInputAndOutput) {
+  std::string in = *dir_ + "kiln_run_in.npy", out = *dir_ + "kiln_run_out.npy";
+  Result<Tensor> x = ParseInlineTensor("2x3xf32=random:7");
+  ASSERT_TRUE(x.ok());
+  ASSERT_TRUE(WriteNpyFile(*x, in).ok());
+  ASSERT_EQ(Main({"--input=@" + in, "--output=@" + out}), 0) << err_;
+  EXPECT_EQ(out_, "output 0: tensor float32[2, 3] -> " + out + "\n");
+  Result<Tensor> y = ReadNpyFile(out);
+  ASSERT_TRUE(y.ok()) << y.status().ToString();
+  ASSERT_EQ(y->shape(), x->shape());
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(y->data<float>()[i], x->data<float>()[i] + 1);
+  std::remove(in.c_str());
+  std::remove(out.c_str());
+}
+
+TEST_F(RunToolTest, RepeatPrintsTiming) {
+  ASSERT_EQ(Main({"--input=2x3xf32=random:3", "--repeat=5"}), 0) << err_;
+  EXPECT_NE(out_.find("time per call over 5 calls: median "), std::string::npos) << out_;
+  EXPECT_NE(out_.find(" ms, mean "), std::string::npos) << out_;
+}
+
+TEST_F(RunToolTest, Errors) {
+  EXPECT_EQ(Main({"--function=nope", "--input=f32=1"}), 1);
+  EXPECT_EQ(err_.rfind("kiln-run: error: no function 'nope' in '", 0), 0u) << err_;
+  EXPECT_NE(err_.find("(it has: main, pair)\n"), std::string::npos) << err_;
+
+  EXPECT_EQ(Main({}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: function 'main' takes 1 inputs, got 0 --input flags\n");
+
+  EXPECT_EQ(Main({"--input=2x4xf32=random:1"}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: main: argument x, dimension 1: expected 3, got 4\n");
+
+  EXPECT_EQ(Main({"--input=2x3xi32=random:1"}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: main: argument x: expected dtype float32, got int32\n");
+
+  EXPECT_EQ(Main({"--input=2x3xf32=random:1", "--output=@a.npy", "--output=@b.npy"}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: 2 --output flags, but 'main' returned 1 outputs\n");
+
+  EXPECT_EQ(Main({"--function=pair", "--input=2x3xf32=random:1", "--output=@" + *dir_ + "p0.npy",
+                  "--output=@" + *dir_ + "p1.npy"}),
+            1);
+  EXPECT_EQ(err_, "kiln-run: error: output 1 is not a tensor (int 7); it cannot be saved as .npy\n");
+  std::remove((*dir_ + "p0.npy").c_str());
+
+  EXPECT_EQ(Main({"--input=2x3xf32=random:1", "--output=@/nonexistent/dir/y.npy"}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: output 0: cannot open '/nonexistent/dir/y.npy' for writing\n");
+}
+
+}  // namespace
+}  // namespace tools
+}  // namespace kiln
