@@ -1,0 +1,181 @@
+#include "compiler/codegen/native_codegen.h"
+
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "compiler/codegen/kernel_emitter.h"
+#include "compiler/codegen/lld_link.h"
+#include "compiler/codegen/llvm_headers.h"
+
+namespace kiln {
+namespace codegen {
+namespace {
+
+void InitializeLLVM() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+    llvm::InitializeAllAsmParsers();
+  });
+}
+
+// "+avx2,+fma,-avx512f,...", sorted so the string is stable.
+std::string HostFeatures() {
+  llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  std::set<std::string> sorted;
+  for (const auto& kv : features) sorted.insert((kv.second ? "+" : "-") + kv.first().str());
+  std::string out;
+  for (const auto& f : sorted) {
+    if (!out.empty()) out += ",";
+    out += f;
+  }
+  return out;
+}
+
+// A module built and optimized for one target, ready to emit.
+struct Compiled {
+  std::unique_ptr<llvm::LLVMContext> ctx;
+  std::unique_ptr<llvm::TargetMachine> tm;
+  std::unique_ptr<llvm::Module> mod;
+  TargetDesc target;
+};
+
+Result<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const CodegenOptions& options, TargetDesc* out) {
+  InitializeLLVM();
+  std::string process = llvm::sys::getProcessTriple();
+  std::string triple = options.triple.empty() ? process : llvm::Triple::normalize(options.triple);
+  bool host = llvm::Triple(triple) == llvm::Triple(process);
+  std::string cpu = options.cpu;
+  std::string features = options.features;
+  if (cpu.empty()) {
+    if (host) {
+      cpu = llvm::sys::getHostCPUName().str();
+      if (features.empty()) features = HostFeatures();
+    } else {
+      cpu = "generic";
+    }
+  }
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
+  if (target == nullptr) return InvalidArgument("unknown target triple '" + triple + "': " + err);
+  llvm::TargetOptions topts;
+  std::unique_ptr<llvm::TargetMachine> tm(target->createTargetMachine(
+      triple, cpu, features, topts, llvm::Reloc::PIC_, std::nullopt,
+      options.opt_level >= 3   ? llvm::CodeGenOptLevel::Aggressive
+      : options.opt_level == 2 ? llvm::CodeGenOptLevel::Default
+      : options.opt_level == 1 ? llvm::CodeGenOptLevel::Less
+                               : llvm::CodeGenOptLevel::None));
+  if (tm == nullptr) return InvalidArgument("cannot create an LLVM target machine for '" + triple + "' cpu '" + cpu + "'");
+  *out = TargetDesc{triple, cpu, features};
+  return tm;
+}
+
+llvm::TargetLibraryInfoImpl NoLibraryCalls(const llvm::Triple& triple) {
+  // Generated code may call nothing outside itself: no memset/memcpy idioms,
+  // no libm simplifications.
+  llvm::TargetLibraryInfoImpl tlii(triple);
+  tlii.disableAllFunctions();
+  return tlii;
+}
+
+Status Optimize(llvm::Module* mod, llvm::TargetMachine* tm, int opt_level) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PipelineTuningOptions pto;
+  pto.LoopVectorization = opt_level >= 2;
+  pto.SLPVectorization = opt_level >= 2;
+  llvm::PassBuilder pb(tm, pto);
+  llvm::TargetLibraryInfoImpl tlii = NoLibraryCalls(tm->getTargetTriple());
+  fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm;
+  if (opt_level <= 0) {
+    mpm = pb.buildO0DefaultPipeline(llvm::OptimizationLevel::O0);
+  } else {
+    llvm::OptimizationLevel level = opt_level == 1   ? llvm::OptimizationLevel::O1
+                                    : opt_level == 2 ? llvm::OptimizationLevel::O2
+                                                     : llvm::OptimizationLevel::O3;
+    mpm = pb.buildPerModuleDefaultPipeline(level);
+  }
+  mpm.run(*mod, mam);
+  return Status::Ok();
+}
+
+Result<Compiled> Compile(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
+  if (options.opt_level < 0 || options.opt_level > 3) {
+    return InvalidArgument(StrFormat("codegen opt_level must be 0..3, got %d", options.opt_level));
+  }
+  Compiled c;
+  KILN_ASSIGN_OR_RETURN(c.tm, MakeTargetMachine(options, &c.target));
+  c.ctx = std::make_unique<llvm::LLVMContext>();
+  c.mod = std::make_unique<llvm::Module>("kiln_kernels", *c.ctx);
+  c.mod->setTargetTriple(c.target.triple);
+  c.mod->setDataLayout(c.tm->createDataLayout());
+  KILN_RETURN_IF_ERROR(EmitKernelModule(lowered, c.target, c.mod.get()));
+  std::string verify_err;
+  llvm::raw_string_ostream vos(verify_err);
+  if (llvm::verifyModule(*c.mod, &vos)) {
+    vos.flush();
+    return Internal("the LLVM IR generated for the kernels is invalid: " + verify_err);
+  }
+  KILN_RETURN_IF_ERROR(Optimize(c.mod.get(), c.tm.get(), options.opt_level));
+  return c;
+}
+
+Result<std::vector<uint8_t>> EmitFile(Compiled& c, llvm::CodeGenFileType type) {
+  llvm::SmallVector<char, 0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  llvm::TargetLibraryInfoImpl tlii = NoLibraryCalls(c.tm->getTargetTriple());
+  pm.add(new llvm::TargetLibraryInfoWrapperPass(tlii));
+  if (c.tm->addPassesToEmitFile(pm, os, nullptr, type)) {
+    return Internal("LLVM target " + c.target.triple + " cannot emit this file type");
+  }
+  pm.run(*c.mod);
+  return std::vector<uint8_t>(buf.begin(), buf.end());
+}
+
+}  // namespace
+
+Result<NativeLibraryBuild> BuildNativeLibrary(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
+  KILN_ASSIGN_OR_RETURN(Compiled c, Compile(lowered, options));
+  if (!c.tm->getTargetTriple().isOSBinFormatELF()) {
+    return Unimplemented("target " + c.target.triple + ": only ELF shared objects are produced");
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, EmitFile(c, llvm::CodeGenFileType::ObjectFile));
+  NativeLibraryBuild out;
+  KILN_ASSIGN_OR_RETURN(out.shared_object, LinkSharedObject(object));
+  for (const auto& f : lowered) out.kernel_names.push_back(f->name);
+  out.triple = c.target.triple;
+  out.cpu = c.target.cpu;
+  out.features = c.target.features;
+  return out;
+}
+
+Result<std::string> EmitLLVMIR(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
+  KILN_ASSIGN_OR_RETURN(Compiled c, Compile(lowered, options));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  c.mod->print(os, nullptr);
+  os.flush();
+  return text;
+}
+
+Result<std::string> EmitAssembly(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
+  KILN_ASSIGN_OR_RETURN(Compiled c, Compile(lowered, options));
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> text, EmitFile(c, llvm::CodeGenFileType::AssemblyFile));
+  return std::string(text.begin(), text.end());
+}
+
+}  // namespace codegen
+}  // namespace kiln

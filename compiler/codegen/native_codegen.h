@@ -1,0 +1,76 @@
+// Native code generation: lowered TIR PrimFuncs -> one ELF shared object that
+// follows kernels/kiln_kernel_abi.h.
+//
+// Pre: every PrimFunc is lowered (tir::LowerBlocks; tir::ApplyDefaultSchedule
+// optional). Each PrimFunc becomes an exported function with its name and the
+// kiln_kernel_fn signature; the library exports `kiln_kernel_query`, which
+// returns a static kiln_kernel_library (names, function pointers, num_args,
+// target triple/cpu/features) or NULL for an ABI version other than
+// KILN_KERNEL_ABI_VERSION.
+//
+// What a kernel checks on entry, reporting through env->set_error and
+// returning 1: num_args; per tensor argument: non-null, ndim, dtype, strides ==
+// NULL (compact row-major only), data + byte_offset 64-byte aligned, every
+// dimension (a constant dim or an already bound variable must match; an unbound
+// variable is bound from it), e.g.
+//   "linear0: argument X, dimension 1: expected 784, got 100".
+// Tensor arguments are assumed not to alias each other (noalias), like TVM.
+// Integer scalar params read args[i].i64, float scalars args[i].f64.
+//
+// Generated code calls nothing outside itself and the env: the library has no
+// DT_NEEDED entry and is linked with `-z defs`. Library calls are disabled in
+// the optimizer (no memset/memcpy idioms). Math functions that LLVM lowers to
+// libm calls (exp, log, tanh, ...) are not supported yet; supporting them
+// will mean a DT_NEEDED on libm. Intrinsics supported now: if_then_else,
+// fabs, floor, ceil, trunc, round, sqrt (floor/ceil/round need SSE4.1 on x86 to
+// stay libm-free; without it the link fails with the missing symbol).
+//
+// Parallel loops are outlined into task functions run through
+// env->parallel_for with min(extent, env->num_threads) contiguous chunks.
+// Vectorized loops carry llvm.loop.vectorize.enable. Allocations of at most
+// 64 KiB with a static size live on the stack; others use
+// env->workspace_alloc/free.
+//
+// Thread-safe: calls may run concurrently (each uses its own LLVMContext; the
+// in-process lld link is serialized internally).
+#ifndef KILN_COMPILER_CODEGEN_NATIVE_CODEGEN_H_
+#define KILN_COMPILER_CODEGEN_NATIVE_CODEGEN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/tir.h"
+#include "runtime/status.h"
+
+namespace kiln {
+namespace codegen {
+
+struct CodegenOptions {
+  // Empty triple: the host's. Empty cpu: the host CPU (detected) for a host
+  // triple, "generic" otherwise. Empty features with a detected host CPU: the
+  // host's features; otherwise only what `cpu` implies.
+  std::string triple, cpu, features;
+  int opt_level = 3;  // 0..3
+};
+
+struct NativeLibraryBuild {
+  std::vector<uint8_t> shared_object;     // ELF .so bytes
+  std::vector<std::string> kernel_names;  // in input order
+  std::string triple, cpu, features;      // what the code was built for
+};
+
+// Failures: kUnimplemented for TIR the codegen does not handle (a BlockRealize
+// left in, an unknown intrinsic, strided buffers, vector dtypes), with the
+// PrimFunc's name; kInvalidArgument for bad options (unknown triple) or
+// duplicate kernel names; kInternal when LLVM or lld fail.
+Result<NativeLibraryBuild> BuildNativeLibrary(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options);
+// The optimized LLVM IR (after the opt_level pipeline) as text.
+Result<std::string> EmitLLVMIR(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options);
+// The target assembly as text.
+Result<std::string> EmitAssembly(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options);
+
+}  // namespace codegen
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_CODEGEN_NATIVE_CODEGEN_H_

@@ -1,0 +1,224 @@
+// Builds kernels from TIR, loads the .so and checks results against C++
+// references, with 1 and 2 threads.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "compiler/codegen/native_codegen.h"
+#include "tests/codegen/test_kernels.h"
+
+namespace kiln {
+namespace codegen_test {
+namespace {
+
+std::unique_ptr<LoadedLibrary> Build(const std::vector<ir::PrimFunc>& funcs, int threads_hint) {
+  Result<codegen::NativeLibraryBuild> built = codegen::BuildNativeLibrary(Prepare(funcs, threads_hint), {});
+  EXPECT_TRUE(built.ok()) << built.status().ToString();
+  if (!built.ok()) return nullptr;
+  Result<std::unique_ptr<LoadedLibrary>> lib = LoadedLibrary::Load(built->shared_object);
+  EXPECT_TRUE(lib.ok()) << lib.status().ToString();
+  return lib.ok() ? std::move(*lib) : nullptr;
+}
+
+class CodegenRunTest : public ::testing::TestWithParam<int> {
+ protected:
+  int threads() const { return GetParam(); }
+};
+
+TEST_P(CodegenRunTest, ElementwiseAddSymbolicN) {
+  auto lib = Build({MakeAdd()}, threads());
+  ASSERT_NE(lib, nullptr);
+  kiln_kernel_fn add = lib->Find("add");
+  ASSERT_NE(add, nullptr);
+  ThreadPool pool(threads());
+  kiln_kernel_env env = MakeKernelEnv(&pool);
+  for (int64_t n : {1, 3, 1000, 100003}) {
+    Tensor a = MakeTensor({n}), b = MakeTensor({n}), c = MakeTensor({n});
+    FillRandom(a, 1);
+    FillRandom(b, 2);
+    kiln_kernel_arg args[] = {TensorArg(a), TensorArg(b), TensorArg(c)};
+    ASSERT_EQ(add(&env, args, 3), 0);
+    std::vector<float> ref(n);
+    for (int64_t i = 0; i < n; ++i) ref[i] = a.data<float>()[i] + b.data<float>()[i];
+    EXPECT_LE(MaxAbsDiff(ref.data(), c.data<float>(), n), 1e-4f) << "n=" << n;
+  }
+}
+
+TEST_P(CodegenRunTest, ParallelLoopOverSymbolicExtentUsesTheThreads) {
+  auto lib = Build({MakeAdd()}, threads());
+  ASSERT_NE(lib, nullptr);
+  ThreadPool pool(threads());
+  CapturingEnv env(&pool);
+  const int64_t n = 50001;  // not a multiple of the task count
+  Tensor a = MakeTensor({n}), b = MakeTensor({n}), c = MakeTensor({n});
+  FillRandom(a, 3);
+  FillRandom(b, 4);
+  kiln_kernel_arg args[] = {TensorArg(a), TensorArg(b), TensorArg(c)};
+  ASSERT_EQ(lib->Find("add")(env.env(), args, 3), 0);
+  if (threads() >= 2) {
+    EXPECT_EQ(env.last_num_tasks(), threads());  // min(extent, num_threads)
+  }
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(c.data<float>()[i], a.data<float>()[i] + b.data<float>()[i]) << i;
+}
+
+TEST_P(CodegenRunTest, ReluViaMax) {
+  auto lib = Build({MakeRelu()}, threads());
+  ASSERT_NE(lib, nullptr);
+  ThreadPool pool(threads());
+  kiln_kernel_env env = MakeKernelEnv(&pool);
+  Tensor x = MakeTensor({7, 33}), y = MakeTensor({7, 33});
+  FillRandom(x, 5);
+  kiln_kernel_arg args[] = {TensorArg(x), TensorArg(y)};
+  ASSERT_EQ(lib->Find("relu")(&env, args, 2), 0);
+  std::vector<float> ref(7 * 33);
+  for (int i = 0; i < 7 * 33; ++i) ref[i] = std::max(x.data<float>()[i], 0.0f);
+  EXPECT_LE(MaxAbsDiff(ref.data(), y.data<float>(), 7 * 33), 1e-4f);
+}
+
+void ReferenceLinear(const Tensor& x, const Tensor& w, const Tensor& b, int64_t batch, std::vector<float>* z) {
+  z->assign(batch * 128, 0);
+  for (int64_t i = 0; i < batch; ++i) {
+    for (int64_t j = 0; j < 128; ++j) {
+      float acc = 0;
+      for (int64_t k = 0; k < 784; ++k) acc += x.data<float>()[i * 784 + k] * w.data<float>()[j * 784 + k];
+      (*z)[i * 128 + j] = acc + b.data<float>()[j];
+    }
+  }
+}
+
+TEST_P(CodegenRunTest, Linear0StaticAndSymbolicBatch) {
+  auto lib_static = Build({MakeLinear0(false)}, threads());
+  auto lib_sym = Build({MakeLinear0(true)}, threads());
+  ASSERT_NE(lib_static, nullptr);
+  ASSERT_NE(lib_sym, nullptr);
+  ThreadPool pool(threads());
+  kiln_kernel_env env = MakeKernelEnv(&pool);
+  for (int64_t batch : {1, 5}) {
+    Tensor x = MakeTensor({batch, 784}), w = MakeTensor({128, 784}), b = MakeTensor({128}), z = MakeTensor({batch, 128});
+    FillRandom(x, 10 + batch);
+    FillRandom(w, 20);
+    FillRandom(b, 30);
+    std::vector<float> ref;
+    ReferenceLinear(x, w, b, batch, &ref);
+    kiln_kernel_arg args[] = {TensorArg(x), TensorArg(w), TensorArg(b), TensorArg(z)};
+    if (batch == 1) {
+      ASSERT_EQ(lib_static->Find("linear0")(&env, args, 4), 0);
+      EXPECT_LE(MaxAbsDiff(ref.data(), z.data<float>(), batch * 128), 1e-4f);
+      std::memset(z.raw_data(), 0, z.NumBytes());
+    }
+    ASSERT_EQ(lib_sym->Find("linear0")(&env, args, 4), 0);
+    EXPECT_LE(MaxAbsDiff(ref.data(), z.data<float>(), batch * 128), 1e-4f) << "batch=" << batch;
+  }
+}
+
+TEST_P(CodegenRunTest, ScalarParamSelectAndCast) {
+  auto lib = Build({MakeScale()}, threads());
+  ASSERT_NE(lib, nullptr);
+  ThreadPool pool(threads());
+  kiln_kernel_env env = MakeKernelEnv(&pool);
+  Tensor a = MakeTensor({37}), c = MakeTensor({37});
+  FillRandom(a, 6);
+  kiln_kernel_arg args[3] = {TensorArg(a), TensorArg(c), {}};
+  args[2].i64 = -3;
+  ASSERT_EQ(lib->Find("scale")(&env, args, 3), 0);
+  for (int i = 0; i < 37; ++i) EXPECT_NEAR(c.data<float>()[i], a.data<float>()[i] * -3.0f + (i % 2 == 0 ? 1 : 0), 1e-5);
+}
+
+TEST_P(CodegenRunTest, FloorDivAndModRoundTowardNegativeInfinity) {
+  auto lib = Build({MakeFloorOps()}, threads());
+  ASSERT_NE(lib, nullptr);
+  ThreadPool pool(threads());
+  kiln_kernel_env env = MakeKernelEnv(&pool);
+  const int32_t as[] = {7, -7, 7, -7, 0, 6, -6, 1};
+  const int32_t bs[] = {2, 2, -2, -2, 3, 3, 3, -5};
+  const int n = 8;
+  Tensor a = MakeTensor({n}, DType::Int32()), b = MakeTensor({n}, DType::Int32());
+  Tensor d = MakeTensor({n}, DType::Int32()), m = MakeTensor({n}, DType::Int32());
+  std::memcpy(a.raw_data(), as, sizeof(as));
+  std::memcpy(b.raw_data(), bs, sizeof(bs));
+  kiln_kernel_arg args[] = {TensorArg(a), TensorArg(b), TensorArg(d), TensorArg(m)};
+  ASSERT_EQ(lib->Find("floor_ops")(&env, args, 4), 0);
+  for (int i = 0; i < n; ++i) {
+    int32_t q = static_cast<int32_t>(std::floor(static_cast<double>(as[i]) / bs[i]));
+    EXPECT_EQ(d.data<int32_t>()[i], q) << as[i] << " // " << bs[i];
+    EXPECT_EQ(m.data<int32_t>()[i], as[i] - q * bs[i]) << as[i] << " % " << bs[i];
+  }
+}
+
+TEST_P(CodegenRunTest, SymbolicAllocationUsesTheWorkspace) {
+  auto lib = Build({MakeWorkspaceUser()}, threads());
+  ASSERT_NE(lib, nullptr);
+  ThreadPool pool(threads());
+  CapturingEnv env(&pool);
+  const int64_t n = 20000;
+  Tensor a = MakeTensor({n}), c = MakeTensor({n});
+  FillRandom(a, 7);
+  kiln_kernel_arg args[] = {TensorArg(a), TensorArg(c)};
+  ASSERT_EQ(lib->Find("big_tmp")(env.env(), args, 2), 0);
+  EXPECT_EQ(env.workspace_allocs(), 1);
+  for (int64_t i = 0; i < n; ++i) ASSERT_EQ(c.data<float>()[i], a.data<float>()[n - 1 - i] * 2) << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, CodegenRunTest, ::testing::Values(1, 2));
+
+TEST(CodegenLibraryTest, QueryTableDescribesTheKernels) {
+  Result<codegen::NativeLibraryBuild> built =
+      codegen::BuildNativeLibrary(Prepare({MakeAdd(), MakeLinear0(true), MakeScale()}, 2), {});
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  EXPECT_EQ(built->kernel_names, (std::vector<std::string>{"add", "linear0", "scale"}));
+  EXPECT_FALSE(built->triple.empty());
+  EXPECT_FALSE(built->cpu.empty());
+  ASSERT_GT(built->shared_object.size(), 4u);
+  EXPECT_EQ(std::memcmp(built->shared_object.data(), "\x7f" "ELF", 4), 0);
+  auto lib = LoadedLibrary::Load(built->shared_object);
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  const kiln_kernel_library* t = (*lib)->table();
+  EXPECT_EQ(t->abi_version, KILN_KERNEL_ABI_VERSION);
+  ASSERT_EQ(t->num_kernels, 3u);
+  EXPECT_STREQ(t->kernels[1].name, "linear0");
+  EXPECT_EQ(t->kernels[1].num_args, 4);
+  EXPECT_EQ(t->kernels[2].num_args, 3);
+  EXPECT_EQ(built->triple, t->target_triple);
+  EXPECT_EQ(built->cpu, t->target_cpu);
+  EXPECT_EQ(built->features, t->target_features);
+  // The exported kernel symbol is the table's function.
+  EXPECT_EQ(reinterpret_cast<void*>(t->kernels[0].fn), (*lib)->Symbol("add"));
+  // Another ABI version is refused.
+  auto query = reinterpret_cast<kiln_kernel_query_fn>((*lib)->Symbol(KILN_KERNEL_QUERY_SYMBOL));
+  ASSERT_NE(query, nullptr);
+  EXPECT_EQ(query(KILN_KERNEL_ABI_VERSION + 1), nullptr);
+  // Internal helpers are not exported.
+  EXPECT_EQ((*lib)->Symbol("add.body"), nullptr);
+}
+
+TEST(CodegenLibraryTest, IrAndAssemblyShowParallelAndVectorizedLoops) {
+  std::vector<ir::PrimFunc> funcs = Prepare({MakeLinear0(true)}, 2);
+  Result<std::string> ir = codegen::EmitLLVMIR(funcs, {});
+  ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+  EXPECT_NE(ir->find("linear0.par0.task"), std::string::npos);  // outlined parallel loop
+  EXPECT_NE(ir->find("x float>"), std::string::npos);           // vector code for the bias add
+  // No external function besides LLVM intrinsics.
+  for (size_t pos = ir->find("\ndeclare"); pos != std::string::npos; pos = ir->find("\ndeclare", pos + 1)) {
+    std::string line = ir->substr(pos + 1, ir->find('\n', pos + 1) - pos - 1);
+    EXPECT_NE(line.find("@llvm."), std::string::npos) << line;
+  }
+  Result<std::string> unopt = codegen::EmitLLVMIR(funcs, {"", "", "", 0});
+  ASSERT_TRUE(unopt.ok());
+  EXPECT_NE(unopt->find("llvm.loop.vectorize.enable"), std::string::npos);
+  Result<std::string> asm_text = codegen::EmitAssembly(funcs, {});
+  ASSERT_TRUE(asm_text.ok()) << asm_text.status().ToString();
+  EXPECT_NE(asm_text->find("kiln_kernel_query"), std::string::npos);
+}
+
+TEST(CodegenLibraryTest, CrossTargetAssembly) {
+  codegen::CodegenOptions opts;
+  opts.triple = "aarch64-unknown-linux-gnu";
+  Result<std::string> asm_text = codegen::EmitAssembly(Prepare({MakeAdd()}, 2), opts);
+  ASSERT_TRUE(asm_text.ok()) << asm_text.status().ToString();
+  EXPECT_NE(asm_text->find("ret"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace codegen_test
+}  // namespace kiln
