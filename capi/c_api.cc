@@ -7,11 +7,13 @@
 #include "capi/kiln.h"
 
 #include <cstring>
+#include <map>
 #include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "graph_executor/graph_session.h"
 #include "runtime/any.h"
 #include "runtime/registry.h"
 #include "runtime/status.h"
@@ -53,8 +55,12 @@ struct kiln_module {
 struct kiln_context {
   std::shared_ptr<const kiln::vm::Module> module;  // keeps the module alive
   std::vector<kiln_function> functions;           // a copy: the module handle may go first
+  kiln_executor_t executor = KILN_EXECUTOR_AUTO;
   std::unique_ptr<kiln::vm::Context> context;
-  std::vector<Any> args;                          // reused across calls
+  // Graph sessions by function, created on the first call of each.
+  std::map<std::string, std::unique_ptr<kiln::graph_executor::GraphSession>> graphs;
+  std::vector<Any> args;        // reused across calls (VM)
+  std::vector<Tensor> tensors;  // reused across calls (graph)
 };
 
 struct kiln_outputs {
@@ -174,6 +180,35 @@ std::string FunctionList(const std::vector<kiln_function>& functions) {
   std::string names;
   for (const kiln_function& f : functions) names += (names.empty() ? "" : ", ") + f.name;
   return names.empty() ? "none" : names;
+}
+
+// Runs `function` on its static graph; the outputs are fresh tensors (the
+// caller keeps them), everything else was planned when the session was made.
+kiln_status_t* InvokeGraph(kiln_context_t* context, const char* function, kiln_tensor_t* const* inputs,
+                           size_t num_inputs, Any* result) {
+  std::unique_ptr<kiln::graph_executor::GraphSession>& session = context->graphs[function];
+  if (session == nullptr) {
+    auto created = kiln::graph_executor::GraphSession::Create(context->module->linked_program(), function);
+    if (!created.ok()) {
+      context->graphs.erase(function);
+      return FromStatus(created.status());
+    }
+    session = std::move(created).value();
+  }
+  kiln::Result<std::vector<Tensor>> outputs = session->NewOutputs();
+  if (!outputs.ok()) return FromStatus(outputs.status());
+  context->tensors.clear();
+  for (size_t i = 0; i < num_inputs; ++i) context->tensors.push_back(inputs[i]->tensor);
+  Status s = session->Run(context->tensors, *outputs);
+  context->tensors.clear();
+  if (!s.ok()) return FromStatus(s);
+  if (outputs->size() == 1) {
+    *result = Any((*outputs)[0]);
+  } else {
+    std::vector<Any> fields(outputs->begin(), outputs->end());
+    *result = Any::Tuple(std::move(fields));
+  }
+  return nullptr;
 }
 
 }  // namespace
@@ -394,11 +429,20 @@ kiln_status_t* kiln_function_result_count(const kiln_function_t* function, size_
 // ---- Calls -----------------------------------------------------------------
 
 kiln_status_t* kiln_context_create(const kiln_module_t* module, kiln_context_t** out_context) {
+  return kiln_context_create_with_executor(module, KILN_EXECUTOR_AUTO, out_context);
+}
+
+kiln_status_t* kiln_context_create_with_executor(const kiln_module_t* module, kiln_executor_t executor,
+                                                 kiln_context_t** out_context) {
   KILN_CAPI_REQUIRE(out_context);
   *out_context = nullptr;
   KILN_CAPI_REQUIRE(module);
+  if (executor != KILN_EXECUTOR_AUTO && executor != KILN_EXECUTOR_VM && executor != KILN_EXECUTOR_GRAPH) {
+    return Invalid(__func__, kiln::StrFormat("unknown executor %d", static_cast<int>(executor)));
+  }
   kiln_context_t* c = new (std::nothrow) kiln_context_t;
   if (c == nullptr) return NoMemory(__func__);
+  c->executor = executor;
   c->module = module->module;
   c->functions = module->functions;
   c->context = module->module->CreateContext();
@@ -431,15 +475,24 @@ kiln_status_t* kiln_context_invoke(kiln_context_t* context, const char* function
     return MakeStatus(KILN_STATUS_INVALID_ARGUMENT,
                       kiln::StrFormat("%s: expected %zu inputs, got %zu", function, found->num_params, num_inputs));
   }
-  context->args.clear();
   for (size_t i = 0; i < num_inputs; ++i) {
     if (inputs[i] == nullptr) return Invalid(__func__, kiln::StrFormat("input %zu is NULL", i));
-    context->args.emplace_back(inputs[i]->tensor);
   }
   Any result;
-  Status s = context->context->Invoke(function, context->args, &result);
-  context->args.clear();  // do not keep the caller's tensors referenced between calls
-  if (!s.ok()) return FromStatus(s);
+  bool has_graph = context->module->HasStaticGraph(function);
+  if (context->executor == KILN_EXECUTOR_GRAPH && !has_graph) {
+    return MakeStatus(KILN_STATUS_FAILED_PRECONDITION,
+                      std::string("function '") + function + "' has no static graph; use KILN_EXECUTOR_VM or AUTO");
+  }
+  if (context->executor != KILN_EXECUTOR_VM && has_graph) {
+    if (kiln_status_t* s = InvokeGraph(context, function, inputs, num_inputs, &result)) return s;
+  } else {
+    context->args.clear();
+    for (size_t i = 0; i < num_inputs; ++i) context->args.emplace_back(inputs[i]->tensor);
+    Status s = context->context->Invoke(function, context->args, &result);
+    context->args.clear();  // do not keep the caller's tensors referenced between calls
+    if (!s.ok()) return FromStatus(s);
+  }
 
   kiln_outputs_t* o = new (std::nothrow) kiln_outputs_t;
   if (o == nullptr) return NoMemory(__func__);

@@ -167,7 +167,22 @@ typedef struct kiln_context kiln_context_t;
 /* The results of one call. */
 typedef struct kiln_outputs kiln_outputs_t;
 
+/* Which engine runs a context's calls. */
+typedef enum kiln_executor_e {
+  /* The static graph executor for functions that have a static graph (fully
+   * static shapes: no per-call planning), the VM for the others. */
+  KILN_EXECUTOR_AUTO = 0,
+  /* Always the register VM. */
+  KILN_EXECUTOR_VM = 1,
+  /* Always the static graph; calling a function without one fails with
+   * KILN_STATUS_FAILED_PRECONDITION. */
+  KILN_EXECUTOR_GRAPH = 2,
+} kiln_executor_t;
+
+/* A context with KILN_EXECUTOR_AUTO. */
 kiln_status_t* kiln_context_create(const kiln_module_t* module, kiln_context_t** out_context);
+kiln_status_t* kiln_context_create_with_executor(const kiln_module_t* module, kiln_executor_t executor,
+                                                 kiln_context_t** out_context);
 void kiln_context_release(kiln_context_t* context);
 
 /* Calls `function` (by name) with `num_inputs` tensors. Input errors (count,

@@ -95,7 +95,27 @@ VmfbProgram MakeProgram() {
   b.Ret(3);
   pair_fn.code = b.Finish();
 
-  p.functions = {main_fn, pair_fn};
+  // "graphed": main's bytecode plus a static graph of one node, add_one(x, y).
+  FunctionInfo graphed_fn = main_fn;
+  graphed_fn.name = "graphed";
+  compiler::GraphArgInfo x_arg;
+  x_arg.kind = compiler::GraphArgKind::kInput;
+  x_arg.index = 0;
+  x_arg.dtype = DType::Float32();
+  x_arg.shape = {2, 3};
+  compiler::GraphArgInfo y_arg = x_arg;
+  y_arg.kind = compiler::GraphArgKind::kOutput;
+  compiler::GraphInfo graph;
+  graph.function = "graphed";
+  graph.inputs = {x_arg};
+  graph.outputs = {y_arg};
+  compiler::GraphNodeInfo node;
+  node.callable = kAddOne;
+  node.args = {x_arg, y_arg};
+  graph.nodes = {node};
+  p.graphs = {graph};
+
+  p.functions = {main_fn, pair_fn, graphed_fn};
   return p;
 }
 
@@ -131,6 +151,10 @@ TEST_F(CApiTest, InvokeFromFile) {
 
 TEST_F(CApiTest, InvokeFromBuffer) {
   EXPECT_EQ(kiln_capi_test_invoke_from_buffer(path_->c_str(), err_, sizeof err_), 0) << err_;
+}
+
+TEST_F(CApiTest, Executors) {
+  EXPECT_EQ(kiln_capi_test_executors(path_->c_str(), err_, sizeof err_), 0) << err_;
 }
 
 TEST_F(CApiTest, Errors) { EXPECT_EQ(kiln_capi_test_errors(path_->c_str(), err_, sizeof err_), 0) << err_; }

@@ -5,6 +5,7 @@
  * The module (see the driver) has:
  *   main(x: float32[2, 3]) -> float32[2, 3]          = test.capi.add_one(x)
  *   pair(x: float32[2, 3]) -> (float32[2, 3], int 7)
+ *   graphed(x: float32[2, 3]) -> float32[2, 3]       = main, plus a static graph
  * where test.capi.add_one is the C function registered here (destination
  * passing: it writes x + 1 into its second argument).
  *
@@ -236,19 +237,20 @@ int kiln_capi_test_invoke_from_file(const char* path, char* err, size_t err_size
   const kiln_function_t* fn = NULL;
   const char* name = NULL;
   size_t count = 0, params = 0, results = 0, i;
-  int saw_main = 0, saw_pair = 0;
+  int saw_main = 0, saw_pair = 0, saw_graphed = 0;
 
   EXPECT_OK(Register());
   EXPECT_OK(kiln_module_load_file(path, &module));
   EXPECT_OK(kiln_module_function_count(module, &count));
-  EXPECT(count == 2);
+  EXPECT(count == 3);
   for (i = 0; i < count; ++i) {
     EXPECT_OK(kiln_module_function_at(module, i, &fn));
     EXPECT_OK(kiln_function_name(fn, &name));
     if (strcmp(name, "main") == 0) saw_main = 1;
     if (strcmp(name, "pair") == 0) saw_pair = 1;
+    if (strcmp(name, "graphed") == 0) saw_graphed = 1;
   }
-  EXPECT(saw_main && saw_pair);
+  EXPECT(saw_main && saw_pair && saw_graphed);
   EXPECT_OK(kiln_module_lookup_function(module, "main", &fn));
   EXPECT_OK(kiln_function_param_count(fn, &params));
   EXPECT(params == 1);
@@ -311,6 +313,54 @@ int kiln_capi_test_invoke_from_buffer(const char* path, char* err, size_t err_si
   return 0;
 }
 
+int kiln_capi_test_executors(const char* path, char* err, size_t err_size) {
+  kiln_module_t* module = NULL;
+  kiln_context_t* auto_ctx = NULL;
+  kiln_context_t* vm_ctx = NULL;
+  kiln_context_t* graph_ctx = NULL;
+  kiln_tensor_t* wide = NULL;
+  kiln_outputs_t* outputs = NULL;
+  float x[8] = {0};
+  int64_t wide_shape[2] = {2, 4};
+
+  EXPECT_OK(Register());
+  EXPECT_OK(kiln_module_load_file(path, &module));
+  EXPECT_OK(kiln_context_create(module, &auto_ctx));
+  EXPECT_OK(kiln_context_create_with_executor(module, KILN_EXECUTOR_VM, &vm_ctx));
+  EXPECT_OK(kiln_context_create_with_executor(module, KILN_EXECUTOR_GRAPH, &graph_ctx));
+  EXPECT_ERROR(kiln_context_create_with_executor(module, (kiln_executor_t)7, &graph_ctx),
+               KILN_STATUS_INVALID_ARGUMENT, "unknown executor 7");
+  EXPECT(graph_ctx == NULL);
+  EXPECT_OK(kiln_context_create_with_executor(module, KILN_EXECUTOR_GRAPH, &graph_ctx));
+
+  /* Same results on every engine (twice each: sessions are reused). */
+  if (InvokeAndCheck(auto_ctx, "graphed", 1, err, err_size)) return 1;
+  if (InvokeAndCheck(auto_ctx, "graphed", 1, err, err_size)) return 1;
+  if (InvokeAndCheck(auto_ctx, "main", 1, err, err_size)) return 1;
+  if (InvokeAndCheck(vm_ctx, "graphed", 1, err, err_size)) return 1;
+  if (InvokeAndCheck(graph_ctx, "graphed", 1, err, err_size)) return 1;
+  if (InvokeAndCheck(graph_ctx, "graphed", 1, err, err_size)) return 1;
+
+  /* Which engine ran shows in the shape error: the graph checks whole
+   * shapes, the VM's bytecode checks dimension by dimension. */
+  EXPECT_OK(kiln_tensor_wrap(x, wide_shape, 2, KILN_DTYPE_FLOAT32, &wide));
+  EXPECT_ERROR(kiln_context_invoke(auto_ctx, "graphed", &wide, 1, &outputs), KILN_STATUS_INVALID_ARGUMENT,
+               "graphed: input x: expected float32[2, 3], got float32[2, 4]");
+  EXPECT_ERROR(kiln_context_invoke(vm_ctx, "graphed", &wide, 1, &outputs), KILN_STATUS_INVALID_ARGUMENT,
+               "argument x, dimension 1: expected 3, got 4");
+  EXPECT_ERROR(kiln_context_invoke(graph_ctx, "main", &wide, 1, &outputs), KILN_STATUS_FAILED_PRECONDITION,
+               "function 'main' has no static graph; use KILN_EXECUTOR_VM or AUTO");
+  EXPECT(outputs == NULL);
+
+  kiln_tensor_release(wide);
+  kiln_context_release(graph_ctx);
+  kiln_context_release(vm_ctx);
+  kiln_context_release(auto_ctx);
+  kiln_module_release(module);
+  Unregister();
+  return 0;
+}
+
 int kiln_capi_test_errors(const char* path, char* err, size_t err_size) {
   kiln_module_t* module = NULL;
   kiln_context_t* context = NULL;
@@ -351,7 +401,7 @@ int kiln_capi_test_errors(const char* path, char* err, size_t err_size) {
                "no function 'mian' in the module (it has: ");
   EXPECT(fn == NULL);
   EXPECT_ERROR(kiln_module_function_at(module, 5, &fn), KILN_STATUS_OUT_OF_RANGE,
-               "index 5, but the module has 2 functions");
+               "index 5, but the module has 3 functions");
   EXPECT_OK(kiln_context_create(module, &context));
   EXPECT_OK(kiln_tensor_wrap(x, shape, 2, KILN_DTYPE_FLOAT32, &input));
   outputs = (kiln_outputs_t*)x;

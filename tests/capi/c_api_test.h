@@ -18,6 +18,8 @@ int kiln_capi_test_tensors(char* err, size_t err_size);
 int kiln_capi_test_missing_function_fails_load(const char* path, char* err, size_t err_size);
 int kiln_capi_test_invoke_from_file(const char* path, char* err, size_t err_size);
 int kiln_capi_test_invoke_from_buffer(const char* path, char* err, size_t err_size);
+/* The VM and the static graph executor ("graphed" has a graph). */
+int kiln_capi_test_executors(const char* path, char* err, size_t err_size);
 int kiln_capi_test_errors(const char* path, char* err, size_t err_size);
 /* For the driver's multi-threaded test: register / unregister the C function
  * and read how many times it ran. */

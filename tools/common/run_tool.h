@@ -2,12 +2,14 @@
 // command line, print or save the outputs, optionally time repeated calls.
 //
 //   kiln-run FILE.vmfb [--function=main] [--input=SPEC]... [--output=@y.npy]...
-//            [--repeat=N] [--threads=N]
+//            [--repeat=N] [--threads=N] [--executor=auto|vm|graph]
 //
 // SPEC is "@x.npy" or inline syntax (tools/common/inline_tensor.h). The i-th
 // --output saves the i-th result (a tuple's fields are the results); results
 // without an --output are printed. --repeat=N times N further calls after the
-// first and prints the median and mean time per call.
+// first and prints the median and mean time per call. --executor picks the
+// engine: the static graph where the function has one (auto, the default),
+// always the VM, or always the graph (an error for functions without one).
 //
 // Thread-compatible: RunTool uses only its arguments (and the global registry).
 #ifndef KILN_TOOLS_COMMON_RUN_TOOL_H_
@@ -29,6 +31,7 @@ struct RunToolOptions {
   std::vector<std::string> output_paths;  // without the leading '@'
   int repeat = 0;                         // 0: one untimed call
   int threads = 0;                        // 0: the global pool
+  std::string executor = "auto";          // "auto", "vm" or "graph"
   bool help = false;
 };
 

@@ -26,7 +26,7 @@ std::string ParseError(std::vector<const char*> args) {
 
 TEST(RunToolArgsTest, ParsesEverything) {
   Result<RunToolOptions> r = Parse({"m.vmfb", "--function=pair", "--input=@x.npy", "--input=f32=1",
-                                    "--output=@y.npy", "--repeat=5", "--threads=3"});
+                                    "--output=@y.npy", "--repeat=5", "--threads=3", "--executor=vm"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->module_path, "m.vmfb");
   EXPECT_EQ(r->function, "pair");
@@ -34,6 +34,7 @@ TEST(RunToolArgsTest, ParsesEverything) {
   EXPECT_EQ(r->output_paths, (std::vector<std::string>{"y.npy"}));
   EXPECT_EQ(r->repeat, 5);
   EXPECT_EQ(r->threads, 3);
+  EXPECT_EQ(r->executor, "vm");
   EXPECT_FALSE(r->help);
 }
 
@@ -44,6 +45,7 @@ TEST(RunToolArgsTest, Defaults) {
   EXPECT_TRUE(r->inputs.empty());
   EXPECT_EQ(r->repeat, 0);
   EXPECT_EQ(r->threads, 0);
+  EXPECT_EQ(r->executor, "auto");
 }
 
 TEST(RunToolArgsTest, Errors) {
@@ -58,6 +60,7 @@ TEST(RunToolArgsTest, Errors) {
   EXPECT_EQ(ParseError({"m.vmfb", "--output=y.npy"}), "--output: expected @PATH.npy, got 'y.npy'");
   EXPECT_EQ(ParseError({"m.vmfb", "--output=@"}), "--output: expected @PATH.npy, got '@'");
   EXPECT_EQ(ParseError({"m.vmfb", "--function="}), "--function: empty function name");
+  EXPECT_EQ(ParseError({"m.vmfb", "--executor=gpu"}), "--executor: 'gpu' is not auto, vm or graph");
 }
 
 int Main(std::vector<const char*> args, std::string* out, std::string* err) {

@@ -52,7 +52,7 @@ ValueInfo Float23(const std::string& name) {
   return v;
 }
 
-// main(x: float32[2, 3]) -> x + 1; pair(x) -> (x + 1, 7).
+// main(x: float32[2, 3]) -> x + 1; pair(x) -> (x + 1, 7); graphed(x) = main with a static graph.
 VmfbProgram MakeProgram() {
   VmfbProgram p;
   auto callable = [](CallableKind kind, const std::string& name) {
@@ -100,7 +100,25 @@ VmfbProgram MakeProgram() {
   b.Call(3, 4, {Reg(2), Imm(7)});
   b.Ret(3);
   pair_fn.code = b.Finish();
-  p.functions = {main_fn, pair_fn};
+  // "graphed": main's bytecode plus a one-node static graph add_one(x, y).
+  FunctionInfo graphed_fn = main_fn;
+  graphed_fn.name = "graphed";
+  compiler::GraphArgInfo x_arg;
+  x_arg.kind = compiler::GraphArgKind::kInput;
+  x_arg.dtype = DType::Float32();
+  x_arg.shape = {2, 3};
+  compiler::GraphArgInfo y_arg = x_arg;
+  y_arg.kind = compiler::GraphArgKind::kOutput;
+  compiler::GraphInfo graph;
+  graph.function = "graphed";
+  graph.inputs = {x_arg};
+  graph.outputs = {y_arg};
+  compiler::GraphNodeInfo node;
+  node.callable = 5;
+  node.args = {x_arg, y_arg};
+  graph.nodes = {node};
+  p.graphs = {graph};
+  p.functions = {main_fn, pair_fn, graphed_fn};
   return p;
 }
 
@@ -169,10 +187,26 @@ TEST_F(RunToolTest, RepeatPrintsTiming) {
   EXPECT_NE(out_.find(" ms, mean "), std::string::npos) << out_;
 }
 
+TEST_F(RunToolTest, Executors) {
+  for (const char* executor : {"--executor=auto", "--executor=vm", "--executor=graph"}) {
+    ASSERT_EQ(Main({"--function=graphed", executor, "--input=2x3xf32=1,2,3,4,5,6", "--repeat=3"}), 0)
+        << executor << ": " << err_;
+    EXPECT_EQ(out_.rfind("output 0: float32[2, 3]\n[[2, 3, 4],\n [5, 6, 7]]\ntime per call over 3 calls", 0), 0u)
+        << executor << ": " << out_;
+  }
+  // The engine shows in the shape error: the graph checks whole shapes.
+  EXPECT_EQ(Main({"--function=graphed", "--input=2x4xf32=random:1"}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: graphed: input x: expected float32[2, 3], got float32[2, 4]\n");
+  EXPECT_EQ(Main({"--function=graphed", "--executor=vm", "--input=2x4xf32=random:1"}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: main: argument x, dimension 1: expected 3, got 4\n");
+  EXPECT_EQ(Main({"--executor=graph", "--input=2x3xf32=random:1"}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: function 'main' has no static graph (try --executor=vm)\n");
+}
+
 TEST_F(RunToolTest, Errors) {
   EXPECT_EQ(Main({"--function=nope", "--input=f32=1"}), 1);
   EXPECT_EQ(err_.rfind("kiln-run: error: no function 'nope' in '", 0), 0u) << err_;
-  EXPECT_NE(err_.find("(it has: main, pair)\n"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("(it has: main, pair, graphed)\n"), std::string::npos) << err_;
 
   EXPECT_EQ(Main({}), 1);
   EXPECT_EQ(err_, "kiln-run: error: function 'main' takes 1 inputs, got 0 --input flags\n");
