@@ -855,22 +855,28 @@ void KernelEmitter::BindParams(llvm::Value* args, llvm::Value* num_args) {
   int32_t n = static_cast<int32_t>(func_.params.size());
   FailIf(b_.CreateICmpNE(num_args, b_.getInt32(n)),
          {fname + ": expected " + std::to_string(n) + " arguments, got ", num_args});
+  // Scalars first, so that buffer dimensions naming a scalar parameter (the
+  // shape variables Relax passes to call_tir) are checked against it.
+  for (int32_t i = 0; i < n; ++i) {
+    const Var& param = func_.params[i];
+    if (func_.BufferOf(param) != nullptr) continue;
+    llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(mc_.i64, args, static_cast<uint64_t>(i));
+    DType t = param->dtype;
+    if (t.is_int() && t.lanes == 1) {
+      Bind(param.get(), CastValue(b_.CreateLoad(mc_.i64, slot, param->name), DType::Int64(), t));
+    } else if (t.is_float() && t.lanes == 1 && RegType(t) != nullptr) {
+      Bind(param.get(), CastValue(b_.CreateLoad(b_.getDoubleTy(), slot, param->name), DType::Float64(), t));
+    } else {
+      Unsupported("parameter " + param->name + " of dtype " + DTypeToString(t) +
+                  " is neither a buffer nor an int/float scalar");
+      return;
+    }
+  }
   for (int32_t i = 0; i < n; ++i) {
     const Var& param = func_.params[i];
     llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(mc_.i64, args, static_cast<uint64_t>(i));
     Buffer buf = func_.BufferOf(param);
-    if (buf == nullptr) {
-      DType t = param->dtype;
-      if (t.is_int() && t.lanes == 1) {
-        Bind(param.get(), CastValue(b_.CreateLoad(mc_.i64, slot, param->name), DType::Int64(), t));
-      } else if (t.is_float() && t.lanes == 1 && RegType(t) != nullptr) {
-        Bind(param.get(), CastValue(b_.CreateLoad(b_.getDoubleTy(), slot, param->name), DType::Float64(), t));
-      } else {
-        Unsupported("parameter " + param->name + " of dtype " + DTypeToString(t) +
-                    " is neither a buffer nor an int/float scalar");
-      }
-      continue;
-    }
+    if (buf == nullptr) continue;
     if (MemType(buf->dtype) == nullptr) {
       Unsupported("buffer " + buf->name + " has unsupported dtype " + DTypeToString(buf->dtype));
       return;

@@ -15,7 +15,9 @@
 // variable is bound from it), e.g.
 //   "linear0: argument X, dimension 1: expected 784, got 100".
 // Tensor arguments are assumed not to alias each other (noalias), like TVM.
-// Integer scalar params read args[i].i64, float scalars args[i].f64.
+// Integer scalar params read args[i].i64, float scalars args[i].f64; they are
+// bound before the tensors, so a dimension naming a scalar param is checked
+// against its value.
 //
 // Generated code calls nothing outside itself and the env: the library has no
 // DT_NEEDED entry and is linked with `-z defs`. Library calls are disabled in

@@ -181,6 +181,30 @@ TEST(CodegenErrorTest, BadNamesAndOptions) {
   EXPECT_CONTAINS(r.status().message(), "opt_level must be 0..3, got 7");
 }
 
+#if defined(__x86_64__)
+TEST(CodegenErrorTest, LibmCallFailsTheLink) {
+  // Baseline x86-64 has no SSE4.1 round instructions, so llvm.floor becomes a
+  // call to floorf, which `-z defs` refuses: no kernel may need libm.
+  auto f = std::make_shared<ir::PrimFuncNode>(*MakeAdd());
+  ir::Var i = ir::MakeVar("i");
+  ir::Buffer c = f->buffer_map[2].second;
+  ir::PrimExpr call(std::make_shared<ir::CallNode>(DType::Float32(), "floor",
+                                                   std::vector<ir::PrimExpr>{ir::Load(c, {ir::PrimExpr(i)})}));
+  f->body = std::make_shared<ir::ForNode>(i, 0, ir::PrimExpr(f->buffer_map[0].second->shape[0]), ir::ForKind::kSerial,
+                                          ir::Store(c, call, {ir::PrimExpr(i)}));
+  codegen::CodegenOptions baseline;
+  baseline.cpu = "x86-64";
+  auto r = codegen::BuildNativeLibrary({f}, baseline);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInternal);
+  EXPECT_CONTAINS(r.status().message(), "undefined symbol: floorf");
+  // With SSE4.1 the same kernel needs no library.
+  baseline.features = "+sse4.1";
+  auto ok = codegen::BuildNativeLibrary({f}, baseline);
+  EXPECT_TRUE(ok.ok()) << ok.status().ToString();
+}
+#endif
+
 TEST(CodegenErrorTest, DimensionThatIsNeitherConstantNorBoundVariable) {
   // A: f32[n * 2] with n bound nowhere before: cannot be bound from a dim.
   auto f = std::make_shared<ir::PrimFuncNode>(*MakeAdd());

@@ -125,6 +125,21 @@ TEST_P(CodegenRunTest, ScalarParamSelectAndCast) {
   for (int i = 0; i < 37; ++i) EXPECT_NEAR(c.data<float>()[i], a.data<float>()[i] * -3.0f + (i % 2 == 0 ? 1 : 0), 1e-5);
 }
 
+TEST_P(CodegenRunTest, ScalarShapeParameter) {
+  auto lib = Build({MakeIota()}, threads());
+  ASSERT_NE(lib, nullptr);
+  ThreadPool pool(threads());
+  CapturingEnv env(&pool);
+  Tensor a = MakeTensor({9});
+  kiln_kernel_arg args[2] = {TensorArg(a), {}};
+  args[1].i64 = 9;
+  ASSERT_EQ(lib->Find("iota")(env.env(), args, 2), 0) << env.last_error();
+  for (int i = 0; i < 9; ++i) EXPECT_EQ(a.data<float>()[i], static_cast<float>(i));
+  args[1].i64 = 4;  // disagrees with the tensor
+  EXPECT_EQ(lib->Find("iota")(env.env(), args, 2), 1);
+  EXPECT_EQ(env.last_error(), "iota: argument A, dimension 0: expected 4 (n), got 9");
+}
+
 TEST_P(CodegenRunTest, FloorDivAndModRoundTowardNegativeInfinity) {
   auto lib = Build({MakeFloorOps()}, threads());
   ASSERT_NE(lib, nullptr);

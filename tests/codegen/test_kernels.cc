@@ -110,6 +110,13 @@ PrimFunc MakeScale() {
   return NewFunc("scale", {a, c}, {k}, body);
 }
 
+PrimFunc MakeIota() {
+  Var n = MakeVar("n"), i = MakeVar("i");
+  Buffer a = MakeBuffer("A", {PrimExpr(n)}, DType::Float32());
+  Stmt body = For(i, PrimExpr(n), Store(a, Cast(DType::Float32(), PrimExpr(i)), {PrimExpr(i)}));
+  return NewFunc("iota", {a}, {n}, body);
+}
+
 PrimFunc MakeFloorOps() {
   Var n = MakeVar("n"), i = MakeVar("i");
   Buffer a = MakeBuffer("A", {PrimExpr(n)}, DType::Int32());

@@ -27,6 +27,8 @@ ir::PrimFunc MakeRelu();
 ir::PrimFunc MakeLinear0(bool symbolic_batch);
 // scale(A: f32[n], C: f32[n], k: int64): C[i] = A[i] * float(k) + select(i % 2 == 0, 1, 0)
 ir::PrimFunc MakeScale();
+// iota(A: f32[n], n: int64): A[i] = float(i); n is both a scalar param and A's dim
+ir::PrimFunc MakeIota();
 // floor_ops(A: i32[n], B: i32[n], D: i32[n], M: i32[n]): D = floordiv(A, B), M = floormod(A, B)
 ir::PrimFunc MakeFloorOps();
 // big_tmp(A: f32[n], C: f32[n]): T = alloc f32[n] (workspace); T[i] = A[i] * 2; C[i] = T[n-1-i]
