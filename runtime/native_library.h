@@ -44,6 +44,10 @@ class NativeLibrary {
 // names a feature this CPU lacks; unknown features are ignored.
 Status CheckHostCpuFeatures(const std::string& llvm_features);
 
+// The same check against any CPU: `has_feature(name)` returns 1 (present),
+// 0 (absent) or -1 (unknown, ignored). For tests and cross-target tools.
+Status CheckCpuFeatures(const std::string& llvm_features, int (*has_feature)(const std::string& name));
+
 }  // namespace kiln
 
 #endif  // KILN_RUNTIME_NATIVE_LIBRARY_H_

@@ -23,6 +23,7 @@
 namespace kiln {
 
 class ThreadPool;
+struct LinkedProgram;
 
 namespace vm {
 
@@ -75,6 +76,11 @@ class Module {
 
   // A new call context for this module.
   virtual std::unique_ptr<Context> CreateContext() const = 0;
+
+  // The decoded program with its resolved kernels and packed functions
+  // (runtime/program.h), e.g. for graph_executor::GraphSession::Create.
+  // Shared: it lives as long as the module or any holder of the pointer.
+  virtual std::shared_ptr<const LinkedProgram> linked_program() const = 0;
 };
 
 class Context {

@@ -94,6 +94,10 @@ struct GraphInfo {
 };
 
 struct VmfbProgram {
+  // The format version written into the file; tests override it to produce
+  // files from other versions.
+  uint16_t format_major = kVmfbFormatMajor;
+  uint16_t format_minor = kVmfbFormatMinor;
   std::string producer = "kiln 0.1.0";
   TargetInfo target;
   std::vector<FunctionInfo> functions;

@@ -1,0 +1,70 @@
+// GraphSession: runs the static graph of one function of a loaded program.
+//
+// Everything is prepared in Create: one arena of the graph's arena_bytes
+// (64-byte aligned) holds every intermediate; each node's argument array
+// (kernel tensor descriptors, or Any values for packed functions) is built
+// once, pointing into inputs, constants and the arena. Run binds the
+// caller's tensors (checking dtype and shape), then loops over the nodes. Run
+// allocates nothing (a packed function may allocate for itself).
+//
+// Thread-safety: a session is thread-compatible (one Run at a time); create
+// one session per concurrent caller. Sessions share the LinkedProgram.
+// Ownership: the session keeps the program alive; Run borrows the caller's
+// tensors only for the duration of the call.
+#ifndef KILN_GRAPH_EXECUTOR_GRAPH_SESSION_H_
+#define KILN_GRAPH_EXECUTOR_GRAPH_SESSION_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "runtime/program.h"
+#include "runtime/span.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace kiln {
+namespace graph_executor {
+
+class GraphSession {
+ public:
+  // kNotFound when `program` has no static graph for `function`;
+  // kResourceExhausted when the arena cannot be allocated.
+  static Result<std::unique_ptr<GraphSession>> Create(std::shared_ptr<const LinkedProgram> program,
+                                                      const std::string& function);
+  ~GraphSession();
+  GraphSession(const GraphSession&) = delete;
+  GraphSession& operator=(const GraphSession&) = delete;
+
+  // What the caller passes: dtype and shape of each input and output.
+  const std::vector<ProgramGraphArg>& inputs() const { return graph_->inputs; }
+  const std::vector<ProgramGraphArg>& outputs() const { return graph_->outputs; }
+  // Fresh tensors of the outputs' dtypes and shapes (allocates; call once).
+  Result<std::vector<Tensor>> NewOutputs() const;
+
+  // Runs the graph: reads `inputs`, writes `outputs` (compact CPU tensors of
+  // exactly the declared dtypes and shapes). Errors name the function and
+  // the input/output ("main: input x: expected float32[1, 784], got float32[1, 100]").
+  Status Run(Span<const Tensor> inputs, Span<const Tensor> outputs);
+
+ private:
+  struct Node;
+  GraphSession() = default;
+  Status Prepare();
+  std::string InputName(size_t i) const;
+
+  std::shared_ptr<const LinkedProgram> program_;
+  const ProgramGraph* graph_ = nullptr;
+  std::string function_;
+  std::vector<std::string> input_names_;
+  void* arena_ = nullptr;
+  std::vector<Node> nodes_;
+  // Where caller tensors get bound: descriptors and Any slots per input/output.
+  std::vector<std::vector<kiln_dltensor*>> input_dl_uses_, output_dl_uses_;
+  std::vector<std::vector<Any*>> input_any_uses_, output_any_uses_;
+};
+
+}  // namespace graph_executor
+}  // namespace kiln
+
+#endif  // KILN_GRAPH_EXECUTOR_GRAPH_SESSION_H_

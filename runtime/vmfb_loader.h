@@ -1,0 +1,53 @@
+// The .vmfb loader: verifies a file once and decodes it into a Program
+// (runtime/program.h), then links it: loads its native libraries and resolves
+// every callable to a function pointer, a packed function or a builtin index.
+//
+// Failures are Statuses, never crashes, for any input bytes: a truncated,
+// corrupt or foreign file is kDataLoss, a newer format major or a library for
+// a CPU feature this host lacks is kIncompatible, unresolvable names are
+// kNotFound with every missing name in one message.
+//
+// Trust boundary: the native-library segment is machine code. The loader
+// checks its bounds, ABI version and target features, but it cannot make
+// arbitrary code safe; load only files you would run as a program.
+//
+// Thread-safe: free functions with no shared state (the registry lookup locks).
+#ifndef KILN_RUNTIME_VMFB_LOADER_H_
+#define KILN_RUNTIME_VMFB_LOADER_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "runtime/mapped_file.h"
+#include "runtime/program.h"
+#include "runtime/status.h"
+
+namespace kiln {
+
+// Verifies and decodes `bytes`. Tensor constants borrow `bytes.data` with
+// `bytes.owner` as their owner (zero copy); the bytes must stay valid and
+// unchanged while the Program or any such tensor lives.
+Result<Program> DecodeVmfb(const FileBytes& bytes);
+
+struct LinkOptions {
+  // Where kernels launch parallel work; nullptr: ThreadPool::Global().
+  ThreadPool* thread_pool = nullptr;
+  // Maps a builtin name ("vm.builtin.alloc_tensor") to its index, or -1 when
+  // unknown. Empty: builtins are not resolved (ResolvedCallable::builtin stays
+  // -1) and not reported missing; the graph executor, which calls no builtin,
+  // loads this way.
+  std::function<int32_t(const std::string&)> resolve_builtin;
+};
+
+// DecodeVmfb + link. `bytes.owner` is kept alive by the result.
+Result<std::shared_ptr<const LinkedProgram>> LoadVmfb(FileBytes bytes, const LinkOptions& options = {});
+
+// Maps `path` and loads it; errors are prefixed with the path.
+Result<std::shared_ptr<const LinkedProgram>> LoadVmfbFile(const std::string& path,
+                                                         const LinkOptions& options = {});
+
+}  // namespace kiln
+
+#endif  // KILN_RUNTIME_VMFB_LOADER_H_

@@ -1,0 +1,245 @@
+#include "vm/builtins.h"
+
+#include <cstring>
+
+#include "runtime/tensor.h"
+#include "vm/frame.h"
+
+namespace kiln {
+namespace vm {
+namespace {
+
+const char* const kBuiltinNames[] = {
+#define KILN_VM_BUILTIN(name, text) text,
+#include "vm/builtins.def"
+#undef KILN_VM_BUILTIN
+};
+
+int64_t FloorDiv(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+
+int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
+
+const std::string& ContextString(const Arg& a, const ValueSource& src) {
+  return src.program->constants[a.value].value.string_value();
+}
+
+Status CheckTensor(const Arg* args, const Frame& f, const ValueSource& src) {
+  Any tmp;
+  const Any& v = ArgValue(args[0], f, src, &tmp);
+  const std::string& ctx = ContextString(args[5], src);
+  if (!v.is_tensor()) return InvalidArgument(ctx + ": expected a tensor, got " + v.Describe());
+  const DLTensor& dl = v.tensor_obj()->dl;
+  int64_t ndim = args[1].value;
+  if (ndim >= 0 && dl.ndim != ndim) {
+    return InvalidArgument(StrFormat("%s: expected %lld dimensions, got %d", ctx.c_str(),
+                                     static_cast<long long>(ndim), dl.ndim));
+  }
+  if (args[2].value >= 0) {
+    DType want{static_cast<uint8_t>(args[2].value), static_cast<uint8_t>(args[3].value),
+               static_cast<uint16_t>(args[4].value)};
+    DType got = DType::FromDL(dl.dtype);
+    if (want != got) {
+      return InvalidArgument(StrFormat("%s: expected dtype %s, got %s", ctx.c_str(), DTypeToString(want).c_str(),
+                                       DTypeToString(got).c_str()));
+    }
+  }
+  return Status::Ok();
+}
+
+Status MatchShape(const Arg* args, Frame& f, const ValueSource& src) {
+  Any tmp;
+  const Any& v = ArgValue(args[0], f, src, &tmp);
+  const std::string& ctx = ContextString(args[1], src);
+  const int64_t* dims;
+  size_t ndim;
+  if (v.is_tensor()) {
+    const DLTensor& dl = v.tensor_obj()->dl;
+    dims = dl.shape;
+    ndim = static_cast<size_t>(dl.ndim);
+  } else if (v.is_shape()) {
+    dims = v.shape_dims().data();
+    ndim = v.shape_dims().size();
+  } else {
+    return InvalidArgument(ctx + ": expected a tensor or a shape, got " + v.Describe());
+  }
+  int64_t want_ndim = args[2].value;
+  if (static_cast<int64_t>(ndim) != want_ndim) {
+    return InvalidArgument(StrFormat("%s: expected %lld dimensions, got %zu", ctx.c_str(),
+                                     static_cast<long long>(want_ndim), ndim));
+  }
+  for (size_t i = 0; i < ndim; ++i) {
+    auto mode = static_cast<MatchMode>(args[3 + 2 * i].value);
+    int64_t value = args[4 + 2 * i].value;
+    int64_t expected;
+    switch (mode) {
+      case MatchMode::kAssertEqualToImm: expected = value; break;
+      case MatchMode::kStoreToHeap: f.heap[value] = dims[i]; continue;
+      case MatchMode::kAssertEqualToLoad: expected = f.heap[value]; break;
+      default: continue;
+    }
+    if (dims[i] != expected) {
+      return InvalidArgument(StrFormat("%s, dimension %zu: expected %lld, got %lld", ctx.c_str(), i,
+                                       static_cast<long long>(expected), static_cast<long long>(dims[i])));
+    }
+  }
+  return Status::Ok();
+}
+
+Any MakeShape(const Arg* args, const Frame& f) {
+  int64_t ndim = args[0].value;
+  std::vector<int64_t> dims(static_cast<size_t>(ndim));
+  for (int64_t i = 0; i < ndim; ++i) {
+    int64_t mode = args[1 + 2 * i].value, v = args[2 + 2 * i].value;
+    dims[i] = mode == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[v] : v;
+  }
+  return Any::Shape(std::move(dims));
+}
+
+Status ShapeArith(const Arg* args, Frame& f, const std::string& function) {
+  auto operand = [&](int i) {
+    return args[i].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[args[i + 1].value]
+                                                                          : args[i + 1].value;
+  };
+  int64_t a = operand(2), b = operand(4), r = 0;
+  switch (static_cast<ShapeOp>(args[1].value)) {
+    case ShapeOp::kAdd: r = a + b; break;
+    case ShapeOp::kSub: r = a - b; break;
+    case ShapeOp::kMul: r = a * b; break;
+    case ShapeOp::kFloorDiv:
+    case ShapeOp::kFloorMod:
+      if (b == 0) return InvalidArgument(function + ": vm.builtin.shape_arith: division by zero in a shape expression");
+      r = static_cast<ShapeOp>(args[1].value) == ShapeOp::kFloorDiv ? FloorDiv(a, b) : FloorMod(a, b);
+      break;
+    case ShapeOp::kMin: r = a < b ? a : b; break;
+    case ShapeOp::kMax: r = a > b ? a : b; break;
+  }
+  f.heap[args[0].value] = r;
+  return Status::Ok();
+}
+
+Status AllocTensor(const Arg* args, const Frame& f, const ValueSource& src, const std::string& function, Any* out) {
+  Any tmp;
+  const Any& shape = ArgValue(args[0], f, src, &tmp);
+  if (!shape.is_shape()) {
+    return InvalidArgument(function + ": vm.builtin.alloc_tensor: expected a shape, got " + shape.Describe());
+  }
+  DType dtype{static_cast<uint8_t>(args[1].value), static_cast<uint8_t>(args[2].value),
+              static_cast<uint16_t>(args[3].value)};
+  Result<Tensor> t = Tensor::Empty(shape.shape_dims(), dtype);
+  if (!t.ok()) return t.status();
+  *out = Any(std::move(t).value());
+  return Status::Ok();
+}
+
+Status ToBool(const Any& v, const std::string& function, Any* out) {
+  if (v.is_int()) {
+    *out = Any(v.int_value() != 0);
+    return Status::Ok();
+  }
+  if (v.is_float()) {
+    *out = Any(v.float_value() != 0.0);
+    return Status::Ok();
+  }
+  if (v.is_tensor() && v.tensor_obj()->dl.ndim == 0) {
+    Tensor t = v.tensor();
+    DType d = t.dtype();
+    const void* p = t.raw_data();
+    bool b = false;
+    if (d.lanes != 1) return InvalidArgument(function + ": vm.builtin.to_bool: vector dtypes have no truth value");
+    if (d.code == kDLFloat && d.bits == 32) {
+      float x;
+      std::memcpy(&x, p, 4);
+      b = x != 0;
+    } else if (d.code == kDLFloat && d.bits == 64) {
+      double x;
+      std::memcpy(&x, p, 8);
+      b = x != 0;
+    } else if ((d.code == kDLInt || d.code == kDLUInt) && (d.bits == 1 || d.bits == 8 || d.bits == 16 ||
+                                                          d.bits == 32 || d.bits == 64)) {
+      uint64_t x = 0;
+      std::memcpy(&x, p, d.bytes());  // non-zero in any byte <=> non-zero
+      b = x != 0;
+    } else {
+      return InvalidArgument(function + ": vm.builtin.to_bool: no truth value for dtype " + DTypeToString(d));
+    }
+    *out = Any(b);
+    return Status::Ok();
+  }
+  return InvalidArgument(function + ": vm.builtin.to_bool: expected an int, a float or a 0-d tensor, got " +
+                         v.Describe());
+}
+
+}  // namespace
+
+const char* BuiltinName(Builtin b) {
+  int32_t i = static_cast<int32_t>(b);
+  if (i < 0 || i >= static_cast<int32_t>(Builtin::kCount)) return "vm.builtin.unknown";
+  return kBuiltinNames[i];
+}
+
+int32_t LookupBuiltin(const std::string& name) {
+  for (int32_t i = 0; i < static_cast<int32_t>(Builtin::kCount); ++i) {
+    if (name == kBuiltinNames[i]) return i;
+  }
+  return -1;
+}
+
+Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, const ValueSource& src,
+                  const std::string& function, Any* out) {
+  switch (b) {
+    case Builtin::kCheckTensor:
+      return CheckTensor(args, frame, src);
+    case Builtin::kMatchShape:
+      return MatchShape(args, frame, src);
+    case Builtin::kMakeShape:
+      *out = MakeShape(args, frame);
+      return Status::Ok();
+    case Builtin::kShapeArith:
+      return ShapeArith(args, frame, function);
+    case Builtin::kAllocTensor:
+      return AllocTensor(args, frame, src, function, out);
+    case Builtin::kTupleGetItem: {
+      Any tmp;
+      const Any& t = ArgValue(args[0], frame, src, &tmp);
+      if (!t.is_tuple()) {
+        return InvalidArgument(function + ": vm.builtin.tuple_getitem: expected a tuple, got " + t.Describe());
+      }
+      int64_t i = args[1].value;
+      if (static_cast<uint64_t>(i) >= t.tuple_fields().size()) {
+        return InvalidArgument(StrFormat("%s: vm.builtin.tuple_getitem: index %lld out of range for a tuple of %zu",
+                                         function.c_str(), static_cast<long long>(i), t.tuple_fields().size()));
+      }
+      *out = t.tuple_fields()[i];
+      return Status::Ok();
+    }
+    case Builtin::kMakeTuple: {
+      std::vector<Any> fields;
+      fields.reserve(num_args);
+      for (uint32_t i = 0; i < num_args; ++i) {
+        Any tmp;
+        fields.push_back(ArgValue(args[i], frame, src, &tmp));
+      }
+      *out = Any::Tuple(std::move(fields));
+      return Status::Ok();
+    }
+    case Builtin::kCopy: {
+      Any tmp;
+      *out = ArgValue(args[0], frame, src, &tmp);
+      return Status::Ok();
+    }
+    case Builtin::kToBool: {
+      Any tmp;
+      return ToBool(ArgValue(args[0], frame, src, &tmp), function, out);
+    }
+    case Builtin::kCount:
+      break;
+  }
+  return Internal("unknown builtin");
+}
+
+}  // namespace vm
+}  // namespace kiln

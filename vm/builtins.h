@@ -1,0 +1,32 @@
+// The VM's builtins (vm/builtins.def) as an enum and a name table, and the
+// function that runs one against a frame.
+#ifndef KILN_VM_BUILTINS_H_
+#define KILN_VM_BUILTINS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace kiln {
+namespace vm {
+
+enum class Builtin : int32_t {
+#define KILN_VM_BUILTIN(name, text) k##name,
+#include "vm/builtins.def"
+#undef KILN_VM_BUILTIN
+  kCount
+};
+
+// "vm.builtin.alloc_tensor".
+const char* BuiltinName(Builtin b);
+// Index of the builtin named `name`, or -1.
+int32_t LookupBuiltin(const std::string& name);
+
+// match_shape / make_shape / shape_arith operand modes.
+enum class MatchMode : int64_t { kAssertEqualToImm = 0, kStoreToHeap = 1, kAssertEqualToLoad = 2, kNoOp = 3 };
+enum class ShapeMode : int64_t { kImmediate = 0, kLoadFromHeap = 1 };
+enum class ShapeOp : int64_t { kAdd = 0, kSub = 1, kMul = 2, kFloorDiv = 3, kFloorMod = 4, kMin = 5, kMax = 6 };
+
+}  // namespace vm
+}  // namespace kiln
+
+#endif  // KILN_VM_BUILTINS_H_
