@@ -26,14 +26,22 @@ uint64_t BytesOf(const ProgramGraphArg& a) {
   return static_cast<uint64_t>(ShapeNumElements(a.shape)) * a.dtype.bytes();
 }
 
-Status CheckTensor(const Tensor& t, const ProgramGraphArg& want, const std::string& what) {
-  if (!t.defined()) return InvalidArgument(what + ": expected " + TypeOf(want) + ", got an undefined tensor");
-  if (t.dtype() != want.dtype || t.shape() != want.shape) {
-    return InvalidArgument(what + ": expected " + TypeOf(want) + ", got " + t.TypeString());
-  }
-  if (!t.IsCompact()) return InvalidArgument(what + ": the tensor must be compact (no strides)");
-  if (t.dl()->device.device_type != kDLCPU) return InvalidArgument(what + ": the tensor must be on the CPU");
-  return Status::Ok();
+// Why `t` cannot be bound to `want`, or nullptr. No allocation when it can:
+// Run calls this on every input and output.
+const char* Mismatch(const Tensor& t, const ProgramGraphArg& want) {
+  if (!t.defined()) return "undefined";
+  if (t.dtype() != want.dtype || t.shape() != want.shape) return "type";
+  if (!t.IsCompact()) return "strided";
+  if (t.dl()->device.device_type != kDLCPU) return "device";
+  return nullptr;
+}
+
+Status MismatchError(const char* why, const Tensor& t, const ProgramGraphArg& want, const std::string& what) {
+  std::string w(why);
+  if (w == "undefined") return InvalidArgument(what + ": expected " + TypeOf(want) + ", got an undefined tensor");
+  if (w == "type") return InvalidArgument(what + ": expected " + TypeOf(want) + ", got " + t.TypeString());
+  if (w == "strided") return InvalidArgument(what + ": the tensor must be compact (no strides)");
+  return InvalidArgument(what + ": the tensor must be on the CPU");
 }
 
 }  // namespace
@@ -159,10 +167,14 @@ Status GraphSession::Run(Span<const Tensor> inputs, Span<const Tensor> outputs) 
                                      outputs.size()));
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
-    KILN_RETURN_IF_ERROR(CheckTensor(inputs[i], g.inputs[i], function_ + ": " + InputName(i)));
+    if (const char* why = Mismatch(inputs[i], g.inputs[i])) {
+      return MismatchError(why, inputs[i], g.inputs[i], function_ + ": " + InputName(i));
+    }
   }
   for (size_t i = 0; i < outputs.size(); ++i) {
-    KILN_RETURN_IF_ERROR(CheckTensor(outputs[i], g.outputs[i], function_ + ": output " + std::to_string(i)));
+    if (const char* why = Mismatch(outputs[i], g.outputs[i])) {
+      return MismatchError(why, outputs[i], g.outputs[i], function_ + ": output " + std::to_string(i));
+    }
   }
   for (size_t i = 0; i < inputs.size(); ++i) {
     for (kiln_dltensor* d : input_dl_uses_[i]) d->data = inputs[i].raw_data();

@@ -32,6 +32,14 @@ class GraphSession {
   // kResourceExhausted when the arena cannot be allocated.
   static Result<std::unique_ptr<GraphSession>> Create(std::shared_ptr<const LinkedProgram> program,
                                                       const std::string& function);
+  // The same from a loaded vm::Module (or anything with linked_program()),
+  // without this library depending on the VM.
+  template <typename ModuleT>
+  static auto Create(const std::shared_ptr<const ModuleT>& module, const std::string& function)
+      -> decltype(module->linked_program(), Result<std::unique_ptr<GraphSession>>(Status())) {
+    if (module == nullptr) return InvalidArgument("GraphSession::Create: no module");
+    return Create(module->linked_program(), function);
+  }
   ~GraphSession();
   GraphSession(const GraphSession&) = delete;
   GraphSession& operator=(const GraphSession&) = delete;
@@ -65,6 +73,9 @@ class GraphSession {
 };
 
 }  // namespace graph_executor
+
+namespace graph = graph_executor;  // short alias
+
 }  // namespace kiln
 
 #endif  // KILN_GRAPH_EXECUTOR_GRAPH_SESSION_H_

@@ -94,7 +94,7 @@ TEST(GraphExecutorTest, ThroughTheVmModule) {
   auto m = testing::Load(testing::Serialize(GraphProgram()));
   ASSERT_TRUE(m.ok()) << m.status().ToString();
   EXPECT_TRUE((*m)->HasStaticGraph("main"));
-  auto session = graph_executor::GraphSession::Create((*m)->linked_program(), "main");
+  auto session = graph_executor::GraphSession::Create(*m, "main");
   ASSERT_TRUE(session.ok());
   auto outputs = (*session)->NewOutputs();
   ASSERT_TRUE(outputs.ok());
