@@ -1,0 +1,564 @@
+// AST -> Relax Function.
+//
+// Names: Relax variables live in one function-wide map; the dataflow variables
+// of a `with R.dataflow():` block leave it when the block ends (only the names
+// given to R.output survive, as non-dataflow Vars). Symbolic dimensions are
+// int64 TIR Vars of the function: a quoted dimension ("n") in an annotation
+// introduces one, `n = T.int64()` declares one (or names the same one again),
+// and a bare name (n) refers to one.
+#include <cstring>
+
+#include "compiler/text/builder.h"
+#include "compiler/text/py_parser.h"
+#include "compiler/text/relax_ops.h"
+
+namespace kiln {
+namespace text {
+namespace {
+
+using ir::Expr;
+using ir::PrimExpr;
+using ir::StructInfo;
+
+bool IsCallTo(const AstExpr* e, const char* name) {
+  return e && e->kind == AstKind::kCall && e->base->DottedName() == name;
+}
+
+// Copies a tree parsed from a quoted dimension, placing every node at `loc`
+// so that diagnostics point at the string in the real file.
+AstExprP Relocate(const AstExpr& e, Loc loc) {
+  auto c = std::make_shared<AstExpr>(e);
+  c->loc = loc;
+  if (c->base) c->base = Relocate(*c->base, loc);
+  for (auto& i : c->items)
+    if (i) i = Relocate(*i, loc);
+  for (auto& kv : c->kwargs) kv.second = Relocate(*kv.second, loc);
+  return c;
+}
+
+class RelaxFuncBuilder {
+ public:
+  explicit RelaxFuncBuilder(const ModuleContext& ctx) : ctx_(ctx), src_(*ctx.src), sym_(src_) {}
+
+  Result<ir::Function> Build(const AstStmt& def, bool is_private) {
+    auto fn = std::make_shared<ir::FunctionExpr>();
+    fn->name = def.name;
+    fn->is_private = is_private;
+    fn->span = src_.Span(def.loc);
+    for (const AstParam& p : def.params) {
+      if (!p.annotation)
+        return src_.Error(p.loc, "parameter '" + p.name + "' needs a struct info annotation such as R.Tensor((1, 784), dtype=\"float32\")");
+      if (vars_.count(p.name)) return src_.Error(p.loc, "duplicate parameter '" + p.name + "'");
+      KILN_ASSIGN_OR_RETURN(StructInfo s, SInfo(*p.annotation));
+      auto v = std::make_shared<ir::VarExpr>(p.name, s, false);
+      v->span = src_.Span(p.loc);
+      vars_[p.name] = v;
+      fn->params.push_back(v);
+    }
+    if (def.returns) {
+      KILN_ASSIGN_OR_RETURN(fn->ret_sinfo, SInfo(*def.returns));
+    }
+    KILN_ASSIGN_OR_RETURN(fn->body, Body(def, fn.get()));
+    return ir::Function(fn);
+  }
+
+ private:
+  // ------------------------------------------------------------ struct info
+
+  Result<PrimExpr> Dim(const AstExpr& e) {
+    if (e.kind == AstKind::kString) {
+      Result<AstExprP> parsed = ParsePythonExpr(e.str);
+      if (!parsed.ok()) return src_.Error(e.loc, "cannot parse dimension \"" + e.str + "\"");
+      AstExprP d = Relocate(*parsed.value(), e.loc);
+      sym_.introduce_unknown = true;
+      Result<PrimExpr> r = sym_.Build(*d, DType::Int64());
+      sym_.introduce_unknown = false;
+      return r;
+    }
+    return sym_.Build(e, DType::Int64());
+  }
+
+  Result<std::vector<PrimExpr>> Dims(const AstExpr& e, const char* what) {
+    if (e.kind != AstKind::kTuple && e.kind != AstKind::kList)
+      return src_.Error(e.loc, std::string(what) + " shape must be a tuple or list of dimensions, as in (n, 784)");
+    std::vector<PrimExpr> out;
+    for (const auto& item : e.items) {
+      KILN_ASSIGN_OR_RETURN(PrimExpr d, Dim(*item));
+      out.push_back(std::move(d));
+    }
+    return out;
+  }
+
+  Result<int> NDim(const AstExpr& e, const char* what) {
+    if (e.kind != AstKind::kInt || e.i < -1) return src_.Error(e.loc, std::string(what) + " ndim must be an integer");
+    return static_cast<int>(e.i);
+  }
+
+  Status NoExtraArgs(const AstExpr& call, size_t max_positional, std::initializer_list<const char*> keywords) {
+    const std::string what = call.base->DottedName();
+    if (call.items.size() > max_positional)
+      return src_.Error(call.items[max_positional]->loc, StrFormat("%s takes at most %zu positional arguments", what.c_str(), max_positional));
+    for (size_t i = 0; i < call.kwargs.size(); ++i) {
+      bool ok = false;
+      for (const char* k : keywords) ok |= call.kwargs[i].first == k;
+      if (!ok) return src_.Error(call.kwarg_locs[i], "unknown keyword argument '" + call.kwargs[i].first + "' of " + what);
+    }
+    return Status::Ok();
+  }
+
+  Result<StructInfo> SInfo(const AstExpr& e) {
+    std::string name = e.kind == AstKind::kCall ? e.base->DottedName() : e.DottedName();
+    bool called = e.kind == AstKind::kCall;
+    if (name == "R.Object") return StructInfo(std::make_shared<ir::ObjectSInfo>());
+    if (name == "R.Tensor") {
+      if (!called) return StructInfo(std::make_shared<ir::TensorSInfo>(false, std::vector<PrimExpr>{}, -1, DType::Float32(), false));
+      KILN_RETURN_IF_ERROR(NoExtraArgs(e, 2, {"shape", "dtype", "ndim"}));
+      const AstExpr* shape = e.items.size() > 0 ? e.items[0].get() : e.Kwarg("shape");
+      const AstExpr* dtype = e.items.size() > 1 ? e.items[1].get() : e.Kwarg("dtype");
+      const AstExpr* ndim = e.Kwarg("ndim");
+      if (shape && shape->kind == AstKind::kString && !dtype) std::swap(shape, dtype);  // R.Tensor("float32")
+      if (shape && shape->kind == AstKind::kNone) shape = nullptr;
+      DType t = DType::Float32();
+      bool has_dtype = false;
+      if (dtype && dtype->kind != AstKind::kNone) {
+        KILN_ASSIGN_OR_RETURN(t, DTypeFromAst(src_, *dtype, "R.Tensor"));
+        has_dtype = true;
+      }
+      if (shape) {
+        KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, Dims(*shape, "R.Tensor"));
+        if (ndim) {
+          KILN_ASSIGN_OR_RETURN(int nd, NDim(*ndim, "R.Tensor"));
+          if (nd != static_cast<int>(dims.size()))
+            return src_.Error(ndim->loc, StrFormat("R.Tensor ndim=%d disagrees with its shape of %zu dimensions", nd, dims.size()));
+        }
+        return StructInfo(std::make_shared<ir::TensorSInfo>(true, std::move(dims), -1, t, has_dtype));
+      }
+      int nd = -1;
+      if (ndim) {
+        KILN_ASSIGN_OR_RETURN(nd, NDim(*ndim, "R.Tensor"));
+      }
+      return StructInfo(std::make_shared<ir::TensorSInfo>(false, std::vector<PrimExpr>{}, nd, t, has_dtype));
+    }
+    if (name == "R.Shape") {
+      if (!called) return StructInfo(std::make_shared<ir::ShapeSInfo>(false, std::vector<PrimExpr>{}, -1));
+      KILN_RETURN_IF_ERROR(NoExtraArgs(e, 1, {"values", "ndim"}));
+      const AstExpr* values = e.items.size() > 0 ? e.items[0].get() : e.Kwarg("values");
+      if (values) {
+        KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, Dims(*values, "R.Shape"));
+        return StructInfo(std::make_shared<ir::ShapeSInfo>(true, std::move(dims), -1));
+      }
+      int nd = -1;
+      if (const AstExpr* ndim = e.Kwarg("ndim")) {
+        KILN_ASSIGN_OR_RETURN(nd, NDim(*ndim, "R.Shape"));
+      }
+      return StructInfo(std::make_shared<ir::ShapeSInfo>(false, std::vector<PrimExpr>{}, nd));
+    }
+    if (name == "R.Tuple") {
+      std::vector<StructInfo> fields;
+      if (called) {
+        KILN_RETURN_IF_ERROR(NoExtraArgs(e, static_cast<size_t>(-1) >> 1, {}));
+        std::vector<AstExprP> items = e.items;
+        if (items.size() == 1 && (items[0]->kind == AstKind::kList || items[0]->kind == AstKind::kTuple)) items = items[0]->items;
+        for (const auto& f : items) {
+          KILN_ASSIGN_OR_RETURN(StructInfo s, SInfo(*f));
+          fields.push_back(std::move(s));
+        }
+      }
+      return StructInfo(std::make_shared<ir::TupleSInfo>(std::move(fields)));
+    }
+    if (name == "R.Prim") {
+      if (!called) return src_.Error(e.loc, "R.Prim needs a dtype, as in R.Prim(\"int64\")");
+      KILN_RETURN_IF_ERROR(NoExtraArgs(e, 1, {"dtype", "value"}));
+      const AstExpr* dtype = e.items.size() > 0 ? e.items[0].get() : e.Kwarg("dtype");
+      if (const AstExpr* value = e.Kwarg("value")) {
+        KILN_ASSIGN_OR_RETURN(PrimExpr v, Dim(*value));
+        return StructInfo(std::make_shared<ir::PrimSInfo>(v.dtype(), v));
+      }
+      if (!dtype) return src_.Error(e.loc, "R.Prim needs a dtype, as in R.Prim(\"int64\")");
+      KILN_ASSIGN_OR_RETURN(DType t, DTypeFromAst(src_, *dtype, "R.Prim"));
+      return StructInfo(std::make_shared<ir::PrimSInfo>(t));
+    }
+    if (name == "R.Callable") return src_.Error(e.loc, "R.Callable annotations are not supported yet");
+    return src_.Error(e.loc, "expected a struct info annotation such as R.Tensor((1, 784), dtype=\"float32\"), got " +
+                                 (name.empty() ? std::string("an expression") : name));
+  }
+
+  // One struct info, or several from a list/tuple (out_sinfo=[a, b]).
+  Result<std::vector<StructInfo>> SInfoList(const AstExpr& e) {
+    std::vector<StructInfo> out;
+    if (e.kind == AstKind::kList || e.kind == AstKind::kTuple) {
+      for (const auto& item : e.items) {
+        KILN_ASSIGN_OR_RETURN(StructInfo s, SInfo(*item));
+        out.push_back(std::move(s));
+      }
+    } else {
+      KILN_ASSIGN_OR_RETURN(StructInfo s, SInfo(e));
+      out.push_back(std::move(s));
+    }
+    return out;
+  }
+
+  // ------------------------------------------------------------ statements
+
+  bool IsClassAlias(const AstExpr& e) const {
+    return e.kind == AstKind::kName && (e.str == ctx_.class_name || aliases_.count(e.str));
+  }
+
+  Result<Expr> Body(const AstStmt& def, ir::FunctionExpr* fn) {
+    std::vector<ir::BindingBlock> blocks;
+    ir::BindingBlock cur;
+    Expr result;
+    for (const auto& sp : def.body) {
+      const AstStmt& s = *sp;
+      if (result) return src_.Error(s.loc, "statement after 'return'");
+      DType t;
+      switch (s.kind) {
+        case StmtKind::kPass: break;
+        case StmtKind::kReturn: {
+          if (!s.value) return src_.Error(s.loc, "a Relax function must return a value");
+          KILN_ASSIGN_OR_RETURN(result, Value(*s.value));
+          break;
+        }
+        case StmtKind::kWith: {
+          if (!IsCallTo(s.value.get(), "R.dataflow") || !s.value->items.empty() || s.target)
+            return src_.Error(s.value->loc, "expected 'with R.dataflow():' in a Relax function");
+          if (!cur.bindings.empty()) blocks.push_back(std::move(cur));
+          cur = ir::BindingBlock();
+          KILN_ASSIGN_OR_RETURN(ir::BindingBlock df, Dataflow(s));
+          blocks.push_back(std::move(df));
+          break;
+        }
+        case StmtKind::kExpr: {
+          if (IsCallTo(s.value.get(), "R.func_attr")) {
+            if (s.value->items.size() != 1) return src_.Error(s.loc, "R.func_attr takes one dict");
+            KILN_ASSIGN_OR_RETURN(fn->attrs, AttrDictFromAst(src_, *s.value->items[0]));
+            break;
+          }
+          if (IsCallTo(s.value.get(), "R.output"))
+            return src_.Error(s.loc, "R.output must be the last statement of a 'with R.dataflow():' block");
+          return src_.Error(s.loc, "a Relax expression statement has no effect; bind its value to a name");
+        }
+        case StmtKind::kAssign:
+          if (s.value && s.target->kind == AstKind::kName && IsTypeDecl(*s.value, &t)) {
+            KILN_RETURN_IF_ERROR(DeclareSym(*s.target, t));
+            break;
+          }
+          if (s.value && s.target->kind == AstKind::kName && IsClassAlias(*s.value)) {
+            aliases_.insert(s.target->str);  // cls = Module
+            break;
+          }
+          KILN_RETURN_IF_ERROR(Bind(s, false, {}, &cur));
+          break;
+        case StmtKind::kIf: return src_.Error(s.loc, "if/else in Relax functions is not supported yet");
+        default: return src_.Error(s.loc, "unexpected statement in a Relax function");
+      }
+    }
+    if (!cur.bindings.empty()) blocks.push_back(std::move(cur));
+    if (!result) return src_.Error(def.loc, "Relax function '" + def.name + "' has no return statement");
+    auto seq = std::make_shared<ir::SeqExprNode>(std::move(blocks), result);
+    seq->span = result->span;
+    return Expr(seq);
+  }
+
+  static bool IsTypeDecl(const AstExpr& e, DType* t) {
+    return e.kind == AstKind::kCall && e.items.empty() && e.kwargs.empty() && TirDTypeName(*e.base, t);
+  }
+
+  Status DeclareSym(const AstExpr& target, DType t) {
+    if (ir::Var v = sym_.FindVar(target.str)) {
+      if (v->dtype != t) return src_.Error(target.loc, "symbolic variable '" + target.str + "' was already declared with another dtype");
+      return Status::Ok();  // names the same variable again
+    }
+    sym_.DefineVar(target.str, ir::MakeVar(target.str, t));
+    return Status::Ok();
+  }
+
+  Result<ir::BindingBlock> Dataflow(const AstStmt& w) {
+    ir::BindingBlock block;
+    block.is_dataflow = true;
+    std::set<std::string> outputs;
+    const AstStmt* output_stmt = nullptr;
+    if (!w.body.empty() && w.body.back()->kind == StmtKind::kExpr && IsCallTo(w.body.back()->value.get(), "R.output")) {
+      output_stmt = w.body.back().get();
+      for (const auto& a : output_stmt->value->items) {
+        if (a->kind != AstKind::kName) return src_.Error(a->loc, "R.output takes variable names");
+        outputs.insert(a->str);
+      }
+    }
+    std::vector<std::string> bound;
+    for (const auto& sp : w.body) {
+      const AstStmt& s = *sp;
+      if (&s == output_stmt) break;
+      DType t;
+      if (s.kind == StmtKind::kAssign && s.value && s.target->kind == AstKind::kName && IsTypeDecl(*s.value, &t)) {
+        KILN_RETURN_IF_ERROR(DeclareSym(*s.target, t));
+        continue;
+      }
+      if (s.kind == StmtKind::kExpr && IsCallTo(s.value.get(), "R.output"))
+        return src_.Error(s.loc, "R.output must be the last statement of a 'with R.dataflow():' block");
+      if (s.kind == StmtKind::kPass) continue;
+      if (s.kind != StmtKind::kAssign)
+        return src_.Error(s.loc, "only bindings and R.output are allowed in a dataflow block");
+      KILN_RETURN_IF_ERROR(Bind(s, true, outputs, &block));
+      bound.push_back(s.target->str);
+    }
+    if (output_stmt) {
+      for (const auto& a : output_stmt->value->items) {
+        bool found = false;
+        for (const auto& b : bound) found |= b == a->str;
+        if (!found) return src_.Error(a->loc, "R.output names '" + a->str + "', which is not bound in this dataflow block");
+      }
+    }
+    for (const auto& b : bound)
+      if (!outputs.count(b)) vars_.erase(b);  // dataflow vars do not outlive their block
+    return block;
+  }
+
+  Status Bind(const AstStmt& s, bool in_dataflow, const std::set<std::string>& outputs, ir::BindingBlock* block) {
+    if (!s.value) return src_.Error(s.loc, "expected '=' and a value");
+    if (s.target->kind != AstKind::kName)
+      return src_.Error(s.target->loc, "a Relax binding binds one name; unpack tuples with t[0], t[1]");
+    const std::string& name = s.target->str;
+    if (vars_.count(name)) return src_.Error(s.target->loc, "variable '" + name + "' is already defined");
+    ir::Binding b;
+    b.span = src_.Span(s.loc);
+    StructInfo annotation;
+    if (s.annotation) {
+      KILN_ASSIGN_OR_RETURN(annotation, SInfo(*s.annotation));
+    }
+    if (IsCallTo(s.value.get(), "R.match_cast")) {
+      const AstExpr& c = *s.value;
+      if (c.items.size() != 2 || !c.kwargs.empty())
+        return src_.Error(c.loc, "R.match_cast takes a value and a struct info, as in R.match_cast(x, R.Tensor((n,), \"float32\"))");
+      KILN_ASSIGN_OR_RETURN(b.value, Value(*c.items[0]));
+      KILN_ASSIGN_OR_RETURN(b.match_cast, SInfo(*c.items[1]));
+    } else {
+      KILN_ASSIGN_OR_RETURN(b.value, Value(*s.value));
+    }
+    auto v = std::make_shared<ir::VarExpr>(name, annotation, in_dataflow && !outputs.count(name));
+    v->span = src_.Span(s.target->loc);
+    b.var = v;
+    vars_[name] = v;
+    block->bindings.push_back(std::move(b));
+    return Status::Ok();
+  }
+
+  // ------------------------------------------------------------ expressions
+
+  Result<Expr> Value(const AstExpr& e) {
+    KILN_ASSIGN_OR_RETURN(Expr x, ValueImpl(e));
+    if (x->span.known()) return x;
+    // Nodes are immutable once shared; a fresh node gets its span here.
+    const_cast<ir::ExprNode*>(x.get())->span = src_.Span(e.loc);
+    return x;
+  }
+
+  Result<Expr> GlobalFunc(const std::string& name, Loc loc) {
+    if (!ctx_.function_names.count(name)) return src_.Error(loc, "module has no function '" + name + "'");
+    return Expr(std::make_shared<ir::GlobalVarExpr>(name));
+  }
+
+  Result<Expr> ValueImpl(const AstExpr& e) {
+    switch (e.kind) {
+      case AstKind::kName: {
+        auto it = vars_.find(e.str);
+        if (it != vars_.end()) return Expr(it->second);
+        if (ctx_.function_names.count(e.str)) return Expr(std::make_shared<ir::GlobalVarExpr>(e.str));
+        return src_.Error(e.loc, "undefined variable '" + e.str + "'");
+      }
+      case AstKind::kAttr:
+        if (e.base && IsClassAlias(*e.base)) return GlobalFunc(e.str, e.loc);
+        return src_.Error(e.loc, "unexpected " + (e.DottedName().empty() ? std::string("attribute") : e.DottedName()) + " in a Relax expression");
+      case AstKind::kTuple: {
+        std::vector<Expr> fields;
+        for (const auto& f : e.items) {
+          KILN_ASSIGN_OR_RETURN(Expr x, Value(*f));
+          fields.push_back(std::move(x));
+        }
+        return Expr(std::make_shared<ir::TupleExpr>(std::move(fields)));
+      }
+      case AstKind::kSubscript: {
+        if (e.base->kind == AstKind::kName && e.base->str == "metadata")
+          return Status(StatusCode::kUnimplemented,
+                        src_.Error(e.loc, "metadata constants are not supported yet").message());
+        if (e.items.size() != 1 || e.items[0]->kind != AstKind::kInt || e.items[0]->i < 0)
+          return src_.Error(e.loc, "a tuple is indexed by one non-negative integer, as in t[0]");
+        KILN_ASSIGN_OR_RETURN(Expr t, Value(*e.base));
+        return Expr(std::make_shared<ir::TupleGetItemExpr>(t, static_cast<int>(e.items[0]->i)));
+      }
+      case AstKind::kString: return Expr(std::make_shared<ir::StringImmExpr>(e.str));
+      case AstKind::kInt: return Expr(std::make_shared<ir::PrimValueExpr>(ir::IntImm(DType::Int64(), e.i)));
+      case AstKind::kCall: return Call(e);
+      default: break;
+    }
+    return src_.Error(e.loc, "expected a Relax expression");
+  }
+
+  Result<std::vector<Expr>> Args(const std::vector<AstExprP>& items, size_t begin) {
+    std::vector<Expr> out;
+    for (size_t i = begin; i < items.size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(Expr x, Value(*items[i]));
+      out.push_back(std::move(x));
+    }
+    return out;
+  }
+
+  Result<Expr> Call(const AstExpr& e) {
+    std::string callee = e.base->DottedName();
+    if (callee == "R.call_tir") return CallDps(e, "relax.call_tir");
+    if (callee == "R.call_dps_packed") return CallDps(e, "relax.call_dps_packed");
+    if (callee == "R.call_packed") return CallPacked(e);
+    if (callee == "R.const") return Const(e);
+    if (callee == "R.shape") {
+      KILN_RETURN_IF_ERROR(NoExtraArgs(e, 1, {}));
+      if (e.items.size() != 1) return src_.Error(e.loc, "R.shape takes a list of dimensions, as in R.shape([n, 4])");
+      KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, Dims(*e.items[0], "R.shape"));
+      return Expr(std::make_shared<ir::ShapeExpr>(std::move(dims)));
+    }
+    if (callee == "R.prim_value") {
+      KILN_RETURN_IF_ERROR(NoExtraArgs(e, 1, {}));
+      if (e.items.size() != 1) return src_.Error(e.loc, "R.prim_value takes one value");
+      KILN_ASSIGN_OR_RETURN(PrimExpr v, sym_.Build(*e.items[0], DType::Int64()));
+      return Expr(std::make_shared<ir::PrimValueExpr>(v));
+    }
+    if (callee == "R.str") {
+      if (e.items.size() != 1 || e.items[0]->kind != AstKind::kString) return src_.Error(e.loc, "R.str takes one string");
+      return Expr(std::make_shared<ir::StringImmExpr>(e.items[0]->str));
+    }
+    if (callee == "R.dtype") {
+      if (e.items.size() != 1) return src_.Error(e.loc, "R.dtype takes one dtype string");
+      KILN_ASSIGN_OR_RETURN(DType t, DTypeFromAst(src_, *e.items[0], "R.dtype"));
+      return Expr(std::make_shared<ir::DataTypeImmExpr>(t));
+    }
+    if (callee == "R.ExternFunc") {
+      if (e.items.size() != 1 || e.items[0]->kind != AstKind::kString)
+        return src_.Error(e.loc, "R.ExternFunc takes the packed function's name as a string");
+      return Expr(std::make_shared<ir::ExternFuncExpr>(e.items[0]->str));
+    }
+    if (callee == "R.match_cast")
+      return src_.Error(e.loc, "R.match_cast must be the whole value of a binding: lv = R.match_cast(x, ...)");
+    if (callee == "R.output") return src_.Error(e.loc, "R.output must be the last statement of a dataflow block");
+    // cls.g(x) / g(x): a call to another function of the module.
+    if ((e.base->kind == AstKind::kAttr && e.base->base && IsClassAlias(*e.base->base)) ||
+        (e.base->kind == AstKind::kName && !vars_.count(e.base->str) && ctx_.function_names.count(e.base->str))) {
+      if (!e.kwargs.empty()) return src_.Error(e.kwarg_locs[0], "calls of module functions take no keyword arguments");
+      KILN_ASSIGN_OR_RETURN(Expr f, Value(*e.base));
+      KILN_ASSIGN_OR_RETURN(std::vector<Expr> args, Args(e.items, 0));
+      return Expr(std::make_shared<ir::CallExpr>(f, std::move(args)));
+    }
+    if (callee.size() > 2 && callee.compare(0, 2, "R.") == 0) {
+      std::string op = callee.substr(2);
+      if (!IsKnownRelaxOp(op)) return src_.Error(e.base->loc, "unknown operator " + callee);
+      KILN_ASSIGN_OR_RETURN(std::vector<Expr> args, Args(e.items, 0));
+      ir::AttrMap attrs;
+      for (size_t i = 0; i < e.kwargs.size(); ++i) {
+        KILN_ASSIGN_OR_RETURN(attrs[e.kwargs[i].first], AttrFromAst(src_, *e.kwargs[i].second));
+      }
+      return ir::MakeOpCall("relax." + op, std::move(args), std::move(attrs));
+    }
+    if (e.base->kind == AstKind::kName && !vars_.count(e.base->str))
+      return src_.Error(e.base->loc, "undefined function '" + e.base->str + "'");
+    return src_.Error(e.base->loc, "unsupported call " + (callee.empty() ? std::string("expression") : callee) + " in a Relax function");
+  }
+
+  // R.call_tir(cls.f, (x, w), out_sinfo=..., tir_vars=R.shape([...])) and
+  // R.call_dps_packed("env.linear", (x, w), out_sinfo=...).
+  Result<Expr> CallDps(const AstExpr& e, const char* op) {
+    std::string what = e.base->DottedName();
+    bool tir = std::strcmp(op, "relax.call_tir") == 0;
+    if (tir) {
+      KILN_RETURN_IF_ERROR(NoExtraArgs(e, 4, {"out_sinfo", "tir_vars"}));
+    } else {
+      KILN_RETURN_IF_ERROR(NoExtraArgs(e, 3, {"out_sinfo"}));
+    }
+    if (e.items.size() < 2) return src_.Error(e.loc, what + " takes a callee, a tuple of arguments and out_sinfo");
+    Expr callee;
+    if (tir) {
+      KILN_ASSIGN_OR_RETURN(callee, Value(*e.items[0]));
+      if (!ir::ExprAs<ir::GlobalVarExpr>(callee))
+        return src_.Error(e.items[0]->loc, "R.call_tir calls a T.prim_func of the module, as in cls.f");
+    } else {
+      if (e.items[0]->kind != AstKind::kString)
+        return src_.Error(e.items[0]->loc, what + " needs the packed function's name as a string, as in \"env.linear\"");
+      callee = std::make_shared<ir::ExternFuncExpr>(e.items[0]->str);
+    }
+    KILN_ASSIGN_OR_RETURN(Expr args, Value(*e.items[1]));
+    if (!ir::ExprAs<ir::TupleExpr>(args)) args = std::make_shared<ir::TupleExpr>(std::vector<Expr>{args});
+    const AstExpr* out = e.items.size() > 2 ? e.items[2].get() : e.Kwarg("out_sinfo");
+    if (!out) return src_.Error(e.loc, what + " needs out_sinfo=R.Tensor(...)");
+    KILN_ASSIGN_OR_RETURN(std::vector<StructInfo> sinfo, SInfoList(*out));
+    std::vector<Expr> call_args{callee, args};
+    const AstExpr* tir_vars = e.items.size() > 3 ? e.items[3].get() : e.Kwarg("tir_vars");
+    if (tir_vars && tir_vars->kind != AstKind::kNone) {
+      KILN_ASSIGN_OR_RETURN(Expr tv, Value(*tir_vars));
+      if (!ir::ExprAs<ir::ShapeExpr>(tv)) return src_.Error(tir_vars->loc, "tir_vars must be R.shape([...])");
+      call_args.push_back(tv);
+    }
+    return ir::MakeOpCall(op, std::move(call_args), {}, std::move(sinfo));
+  }
+
+  Result<Expr> CallPacked(const AstExpr& e) {
+    KILN_RETURN_IF_ERROR(NoExtraArgs(e, static_cast<size_t>(-1) >> 1, {"sinfo_args"}));
+    if (e.items.empty() || e.items[0]->kind != AstKind::kString)
+      return src_.Error(e.loc, "R.call_packed needs the packed function's name as a string first");
+    const AstExpr* s = e.Kwarg("sinfo_args");
+    if (!s) return src_.Error(e.loc, "R.call_packed needs sinfo_args=... (the struct info of its result)");
+    KILN_ASSIGN_OR_RETURN(std::vector<StructInfo> sinfo, SInfoList(*s));
+    KILN_ASSIGN_OR_RETURN(std::vector<Expr> args, Args(e.items, 1));
+    return Expr(std::make_shared<ir::CallExpr>(std::make_shared<ir::ExternFuncExpr>(e.items[0]->str), std::move(args),
+                                               ir::AttrMap{}, std::move(sinfo)));
+  }
+
+  // R.const(1.5, "float32"): a 0-d tensor.
+  Result<Expr> Const(const AstExpr& e) {
+    KILN_RETURN_IF_ERROR(NoExtraArgs(e, 2, {"dtype"}));
+    if (e.items.empty()) return src_.Error(e.loc, "R.const needs a value");
+    const AstExpr& v = *e.items[0];
+    if (v.kind == AstKind::kList || v.kind == AstKind::kTuple)
+      return Status(StatusCode::kUnimplemented,
+                    src_.Error(v.loc, "R.const of a list is not supported yet; only scalars").message());
+    if (v.kind != AstKind::kInt && v.kind != AstKind::kFloat && v.kind != AstKind::kBool)
+      return src_.Error(v.loc, "R.const needs a number or a bool");
+    DType t = v.kind == AstKind::kFloat ? DType::Float32() : v.kind == AstKind::kBool ? DType::Bool() : DType::Int64();
+    const AstExpr* dtype = e.items.size() > 1 ? e.items[1].get() : e.Kwarg("dtype");
+    if (dtype) {
+      KILN_ASSIGN_OR_RETURN(t, DTypeFromAst(src_, *dtype, "R.const"));
+    }
+    Result<Tensor> r = Tensor::Empty(Span<const int64_t>(), t);
+    if (!r.ok()) return r.TakeStatus();
+    Tensor tensor = r.value();
+    double d = v.kind == AstKind::kFloat ? v.f : static_cast<double>(v.i);
+    int64_t i = v.kind == AstKind::kFloat ? static_cast<int64_t>(v.f) : v.i;
+    if (t == DType::Float32()) {
+      *tensor.data<float>() = static_cast<float>(d);
+    } else if (t == DType::Float64()) {
+      *tensor.data<double>() = d;
+    } else if (t == DType::Int64()) {
+      *tensor.data<int64_t>() = i;
+    } else if (t == DType::Int32()) {
+      *tensor.data<int32_t>() = static_cast<int32_t>(i);
+    } else if (t == DType::Int8()) {
+      *tensor.data<int8_t>() = static_cast<int8_t>(i);
+    } else if (t == DType::UInt8() || t == DType::Bool()) {
+      *tensor.data<uint8_t>() = static_cast<uint8_t>(i);
+    } else {
+      return src_.Error(dtype ? dtype->loc : e.loc, "R.const does not support dtype " + DTypeToString(t) + " yet");
+    }
+    return Expr(std::make_shared<ir::ConstantExpr>(tensor));
+  }
+
+  const ModuleContext& ctx_;
+  const SourceFile& src_;
+  TirExprBuilder sym_;
+  std::map<std::string, ir::RVar> vars_;
+  std::set<std::string> aliases_;
+};
+
+}  // namespace
+
+Result<ir::Function> BuildRelaxFunction(const ModuleContext& ctx, const AstStmt& def, bool is_private) {
+  return RelaxFuncBuilder(ctx).Build(def, is_private);
+}
+
+}  // namespace text
+}  // namespace kiln

@@ -1,0 +1,49 @@
+// The text form of Kiln IR: the TVMScript subset that TVM prints for Relax +
+// TIR modules (Python syntax; no Python runs).
+//
+//   # from tvm.script import ir as I
+//   # from tvm.script import tir as T
+//   # from tvm.script import relax as R
+//
+//   @I.ir_module
+//   class Module:
+//       @T.prim_func
+//       def relu0(X: T.Buffer((1, 128), "float32"), Y: T.Buffer((1, 128), "float32")): ...
+//       @R.function
+//       def main(x: R.Tensor(("n", 784), dtype="float32")) -> R.Tensor(("n", 10), dtype="float32"): ...
+//
+// Parsing fails with InvalidArgument (Unimplemented for valid TVMScript Kiln
+// does not support yet) whose message is
+//   file:line:col: error: <what was expected>
+// followed by the source line and a caret.
+//
+// Printing is canonical: PrintModule(ParseModule(PrintModule(m))) ==
+// PrintModule(m), and the parsed module is StructuralEqual to m.
+//
+// All functions are thread-safe (no shared state).
+#ifndef KILN_COMPILER_TEXT_TEXT_H_
+#define KILN_COMPILER_TEXT_TEXT_H_
+
+#include <string>
+
+#include "compiler/ir/module.h"
+#include "runtime/status.h"
+
+namespace kiln {
+namespace text {
+
+// `file_name` only labels diagnostics and spans.
+Result<ir::IRModule> ParseModule(const std::string& source, const std::string& file_name);
+// Reads `path` (NotFound when it cannot be read) and parses it.
+Result<ir::IRModule> ParseModuleFile(const std::string& path);
+
+std::string PrintModule(const ir::IRModule& module);
+// "n * 4 + 1"; integer literals of the expression's own context print bare.
+std::string PrintPrimExpr(const ir::PrimExpr& e);
+// R.Tensor((n, 784), dtype="float32")
+std::string PrintStructInfo(const ir::StructInfo& s);
+
+}  // namespace text
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TEXT_TEXT_H_

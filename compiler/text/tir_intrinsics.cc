@@ -1,0 +1,32 @@
+#include "compiler/text/tir_intrinsics.h"
+
+namespace kiln {
+namespace text {
+namespace {
+
+// T.abs keeps its own op name ("abs"); T.fabs is "fabs". Both print back as
+// written.
+const TirIntrinsic kIntrinsics[] = {
+    {"exp", "exp", 1},     {"exp2", "exp2", 1},   {"log", "log", 1},         {"log2", "log2", 1},
+    {"sqrt", "sqrt", 1},   {"rsqrt", "rsqrt", 1}, {"tanh", "tanh", 1},       {"sigmoid", "sigmoid", 1},
+    {"erf", "erf", 1},     {"abs", "abs", 1},     {"fabs", "fabs", 1},       {"floor", "floor", 1},
+    {"ceil", "ceil", 1},   {"round", "round", 1}, {"trunc", "trunc", 1},     {"sin", "sin", 1},
+    {"cos", "cos", 1},     {"pow", "pow", 2},
+};
+
+}  // namespace
+
+const TirIntrinsic* FindTirIntrinsic(const std::string& name) {
+  for (const auto& i : kIntrinsics)
+    if (name == i.name) return &i;
+  return nullptr;
+}
+
+const TirIntrinsic* FindTirIntrinsicByOp(const std::string& op) {
+  for (const auto& i : kIntrinsics)
+    if (op == i.op) return &i;
+  return nullptr;
+}
+
+}  // namespace text
+}  // namespace kiln
