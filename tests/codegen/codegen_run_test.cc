@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "compiler/codegen/native_codegen.h"
+#include "runtime/native_library.h"
 #include "tests/codegen/test_kernels.h"
 
 namespace kiln {
@@ -205,6 +206,29 @@ TEST(CodegenLibraryTest, QueryTableDescribesTheKernels) {
   EXPECT_EQ(query(KILN_KERNEL_ABI_VERSION + 1), nullptr);
   // Internal helpers are not exported.
   EXPECT_EQ((*lib)->Symbol("add.body"), nullptr);
+}
+
+TEST(CodegenLibraryTest, RuntimeLoadsTheLibraryFromMemory) {
+  Result<codegen::NativeLibraryBuild> built = codegen::BuildNativeLibrary(Prepare({MakeLinear0(true)}, 2), {});
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  // The recorded host features are ones the runtime's checker accepts here.
+  EXPECT_TRUE(CheckHostCpuFeatures(built->features).ok()) << CheckHostCpuFeatures(built->features).ToString();
+  auto lib = NativeLibrary::LoadFromMemory(built->shared_object.data(), built->shared_object.size(), "linear0.so");
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  auto entry = (*lib)->Find("linear0");
+  ASSERT_TRUE(entry.ok()) << entry.status().ToString();
+  ThreadPool pool(2);
+  kiln_kernel_env env = MakeKernelEnv(&pool);
+  const int64_t batch = 3;
+  Tensor x = MakeTensor({batch, 784}), w = MakeTensor({128, 784}), b = MakeTensor({128}), z = MakeTensor({batch, 128});
+  FillRandom(x, 41);
+  FillRandom(w, 42);
+  FillRandom(b, 43);
+  kiln_kernel_arg args[] = {TensorArg(x), TensorArg(w), TensorArg(b), TensorArg(z)};
+  ASSERT_EQ((*entry)->fn(&env, args, 4), 0);
+  std::vector<float> ref;
+  ReferenceLinear(x, w, b, batch, &ref);
+  EXPECT_LE(MaxAbsDiff(ref.data(), z.data<float>(), batch * 128), 1e-4f);
 }
 
 TEST(CodegenLibraryTest, IrAndAssemblyShowParallelAndVectorizedLoops) {
