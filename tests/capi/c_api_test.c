@@ -327,7 +327,6 @@ int kiln_capi_test_executors(const char* path, char* err, size_t err_size) {
   EXPECT_OK(kiln_module_load_file(path, &module));
   EXPECT_OK(kiln_context_create(module, &auto_ctx));
   EXPECT_OK(kiln_context_create_with_executor(module, KILN_EXECUTOR_VM, &vm_ctx));
-  EXPECT_OK(kiln_context_create_with_executor(module, KILN_EXECUTOR_GRAPH, &graph_ctx));
   EXPECT_ERROR(kiln_context_create_with_executor(module, (kiln_executor_t)7, &graph_ctx),
                KILN_STATUS_INVALID_ARGUMENT, "unknown executor 7");
   EXPECT(graph_ctx == NULL);
