@@ -201,7 +201,9 @@ class RelaxFuncBuilder {
   // ------------------------------------------------------------ statements
 
   bool IsClassAlias(const AstExpr& e) const {
-    return e.kind == AstKind::kName && (e.str == ctx_.class_name || aliases_.count(e.str));
+    // `cls` is TVM's conventional alias; accepted even without `cls = Module`.
+    return e.kind == AstKind::kName && (e.str == ctx_.class_name || e.str == "cls" || aliases_.count(e.str)) &&
+           !vars_.count(e.str);
   }
 
   Result<Expr> Body(const AstStmt& def, ir::FunctionExpr* fn) {

@@ -78,7 +78,6 @@ class PrimFuncBuilder {
     bool top_alloc = false;
     for (const auto& s : body)
       if (s->kind == StmtKind::kAssign && IsCallTo(s->value.get(), "T.alloc_buffer")) top_alloc = true;
-    if (body.empty()) return src_.Error(def.loc, "T.prim_func '" + def.name + "' has no body");
 
     if (!explicit_root && (root_comment || top_alloc || ContainsBlock(body))) {
       ir::Block root;
