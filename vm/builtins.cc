@@ -15,6 +15,9 @@ const char* const kBuiltinNames[] = {
 #undef KILN_VM_BUILTIN
 };
 
+// Larger requests are certainly corrupt shapes (1 TiB).
+constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 40;
+
 int64_t FloorDiv(int64_t a, int64_t b) {
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
@@ -129,6 +132,15 @@ Status AllocTensor(const Arg* args, const Frame& f, const ValueSource& src, cons
   }
   DType dtype{static_cast<uint8_t>(args[1].value), static_cast<uint8_t>(args[2].value),
               static_cast<uint16_t>(args[3].value)};
+  // Shapes come from user data and symbolic arithmetic: refuse negative or
+  // overflowing sizes here rather than allocate a wrong-sized buffer.
+  uint64_t nbytes = dtype.bytes();
+  for (int64_t d : shape.shape_dims()) {
+    if (d < 0 || __builtin_mul_overflow(nbytes, static_cast<uint64_t>(d), &nbytes) || nbytes > kMaxTensorBytes) {
+      return InvalidArgument(StrFormat("%s: vm.builtin.alloc_tensor: cannot allocate a %s%s tensor", function.c_str(),
+                                       DTypeToString(dtype).c_str(), ShapeToString(shape.shape_dims()).c_str()));
+    }
+  }
   Result<Tensor> t = Tensor::Empty(shape.shape_dims(), dtype);
   if (!t.ok()) return t.status();
   *out = Any(std::move(t).value());

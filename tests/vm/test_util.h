@@ -26,6 +26,7 @@ std::vector<uint8_t> TestKernelLibrary();
 compiler::NativeLibraryInfo TestKernelLibraryInfo();
 
 std::vector<uint8_t> Serialize(const compiler::VmfbProgram& program);
+// Loads a copy of `bytes` that the module owns.
 Result<std::shared_ptr<const vm::Module>> Load(const std::vector<uint8_t>& bytes);
 
 // Callable indices of AddProgram().
