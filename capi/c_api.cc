@@ -91,6 +91,7 @@ static_assert(static_cast<int>(KILN_STATUS_INVALID_ARGUMENT) == static_cast<int>
                   static_cast<int>(KILN_STATUS_INTERNAL) == static_cast<int>(StatusCode::kInternal) &&
                   static_cast<int>(KILN_STATUS_INCOMPATIBLE) == static_cast<int>(StatusCode::kIncompatible),
               "kiln_status_code_t mirrors kiln::StatusCode");
+static_assert(KILN_TENSOR_ALIGNMENT == kiln::kTensorAlignment, "kiln.h states the runtime's alignment");
 static_assert(static_cast<int>(KILN_VALUE_OBJECT) == static_cast<int>(AnyKind::kOpaque) &&
                   static_cast<int>(KILN_VALUE_TENSOR) == static_cast<int>(AnyKind::kTensor),
               "kiln_value_kind_t mirrors kiln::AnyKind");

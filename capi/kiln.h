@@ -106,13 +106,15 @@ typedef uint32_t kiln_dtype_t;
 /* ---- Tensors ------------------------------------------------------------- */
 
 /* A dense, row-major CPU tensor. */
+#define KILN_TENSOR_ALIGNMENT 64
 typedef struct kiln_tensor kiln_tensor_t;
 
 /* Wraps caller memory without copying. `data` must hold prod(shape) elements
  * of `dtype` and stay valid (and unchanged while a call reads it) until the
  * tensor is released and no call using it is running. `shape` is copied.
- * Kernels may read 64-byte-aligned data faster, but any alignment of the
- * element size works. */
+ * Compiled kernels require KILN_TENSOR_ALIGNMENT-byte aligned data: a call
+ * whose kernel gets an unaligned input fails ("...: data is not 64-byte
+ * aligned") rather than copying behind the caller's back. */
 kiln_status_t* kiln_tensor_wrap(void* data, const int64_t* shape, int32_t ndim, kiln_dtype_t dtype,
                                 kiln_tensor_t** out_tensor);
 /* A new tensor with zeroed storage owned by Kiln (64-byte aligned). */
