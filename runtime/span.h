@@ -3,6 +3,8 @@
 #define KILN_RUNTIME_SPAN_H_
 
 #include <cstddef>
+#include <initializer_list>
+#include <type_traits>
 #include <vector>
 
 namespace kiln {
@@ -16,6 +18,10 @@ class Span {
   Span(const std::vector<U>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
   template <typename U>
   Span(std::vector<U>& v) : data_(v.data()), size_(v.size()) {}  // NOLINT
+  // For read-only spans only: the list lives until the end of the full
+  // expression, so `f({1, 2, 3})` is fine and storing the span is not.
+  template <typename U = T, typename = std::enable_if_t<std::is_const<U>::value>>
+  Span(std::initializer_list<std::remove_const_t<U>> l) : data_(l.begin()), size_(l.size()) {}  // NOLINT
   template <size_t N>
   constexpr Span(T (&a)[N]) : data_(a), size_(N) {}  // NOLINT
 

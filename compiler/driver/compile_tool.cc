@@ -4,7 +4,7 @@
 #include <string>
 
 #include "compiler/driver/compile.h"
-#include "compiler/text/parser.h"
+#include "compiler/text/text.h"
 
 namespace kiln {
 namespace driver {

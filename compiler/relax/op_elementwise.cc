@@ -31,9 +31,13 @@ Result<std::vector<ir::PrimExpr>> BroadcastShapes(const ir::CallExpr& call, cons
     const ir::PrimExpr* da = has_a ? &a[a.size() - 1 - i] : nullptr;
     const ir::PrimExpr* db = has_b ? &b[b.size() - 1 - i] : nullptr;
     ir::PrimExpr r;
-    if (!da || IsOne(*da)) {
+    if (!da) {
       r = *db;
-    } else if (!db || IsOne(*db)) {
+    } else if (!db) {
+      r = *da;
+    } else if (IsOne(*da)) {
+      r = *db;
+    } else if (IsOne(*db)) {
       r = *da;
     } else {
       DimRelation rel = CompareDims(*da, *db);

@@ -105,11 +105,11 @@ Result<ir::PrimFunc> BuildComputePrimFunc(const ComputeSpec& spec) {
   std::vector<ir::Var> loop_vars;
   std::vector<PrimExpr> extents;
   for (size_t i = 0; i < nsp; ++i) {
-    loop_vars.push_back(ir::MakeVar(nsp == 1 ? "i" : "i" + std::to_string(i), ir::DType::Int64()));
+    loop_vars.push_back(ir::MakeVar(nsp == 1 ? "i" : "i" + std::to_string(i), DType::Int64()));
     extents.push_back(out->shape[i]);
   }
   for (size_t r = 0; r < spec.reduce_extents.size(); ++r) {
-    loop_vars.push_back(ir::MakeVar(spec.reduce_extents.size() == 1 ? "k" : "k" + std::to_string(r), ir::DType::Int64()));
+    loop_vars.push_back(ir::MakeVar(spec.reduce_extents.size() == 1 ? "k" : "k" + std::to_string(r), DType::Int64()));
     extents.push_back(SubstituteShapeExpr(spec.reduce_extents[r], local));
   }
 
@@ -120,7 +120,7 @@ Result<ir::PrimFunc> BuildComputePrimFunc(const ComputeSpec& spec) {
   for (size_t i = 0; i < loop_vars.size(); ++i) {
     bool is_reduce = i >= nsp;
     ir::IterVar iv;
-    iv.var = ir::MakeVar("v_" + loop_vars[i]->name, ir::DType::Int64());
+    iv.var = ir::MakeVar("v_" + loop_vars[i]->name, DType::Int64());
     iv.min = PrimExpr(int64_t{0});
     iv.extent = extents[i];
     iv.kind = is_reduce ? ir::IterKind::kReduce : ir::IterKind::kSpatial;
