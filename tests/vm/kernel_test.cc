@@ -2,6 +2,8 @@
 // kernel calls from bytecode through the test library (test_kernels.c).
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "runtime/kernel_call.h"
 #include "runtime/native_library.h"
 #include "runtime/thread_pool.h"
@@ -163,6 +165,29 @@ TEST(VmKernelTest, CallsKernelsFromBytecode) {
   std::vector<Any> bad_kind = {Any("text")};
   s = ctx->Invoke("fails", bad_kind, &out);
   EXPECT_EQ(s.message(), "fails: kernel 'fail_kernel': argument 0 is string \"text\"; kernels take tensors, ints and floats");
+}
+
+TEST(VmKernelTest, ManyThreadsCallParallelKernels) {
+  auto m = testing::Load(testing::Serialize(KernelProgram()));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  std::vector<int> failures(4, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      auto ctx = (*m)->CreateContext();
+      int64_t n = 16 + t;
+      for (int iter = 0; iter < 200; ++iter) {
+        std::vector<Any> args = {F32({n}, std::vector<float>(n, static_cast<float>(t))),
+                                 F32({n}, std::vector<float>(n, static_cast<float>(iter)))};
+        Any out;
+        if (!ctx->Invoke("main", args, &out).ok() || Values(out.tensor()) != std::vector<float>(n, 2.5f * (t + iter))) {
+          ++failures[t];
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures, std::vector<int>(4, 0));
 }
 
 TEST(VmKernelTest, KernelArgumentCountIsVerified) {
