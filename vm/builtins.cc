@@ -53,7 +53,7 @@ Status CheckTensor(const Arg* args, const Frame& f, const ValueSource& src) {
   return Status::Ok();
 }
 
-Status MatchShape(const Arg* args, Frame& f, const ValueSource& src) {
+Status MatchShape(const Arg* args, Frame& f, const ValueSource& src, const DecodedFunction& code) {
   Any tmp;
   const Any& v = ArgValue(args[0], f, src, &tmp);
   const std::string& ctx = ContextString(args[1], src);
@@ -78,15 +78,21 @@ Status MatchShape(const Arg* args, Frame& f, const ValueSource& src) {
     auto mode = static_cast<MatchMode>(args[3 + 2 * i].value);
     int64_t value = args[4 + 2 * i].value;
     int64_t expected;
+    const std::string* symbol = nullptr;
     switch (mode) {
       case MatchMode::kAssertEqualToImm: expected = value; break;
       case MatchMode::kStoreToHeap: f.heap[value] = dims[i]; continue;
-      case MatchMode::kAssertEqualToLoad: expected = f.heap[value]; break;
+      case MatchMode::kAssertEqualToLoad:
+        expected = f.heap[value];
+        if (!code.slot_names[value].empty()) symbol = &code.slot_names[value];
+        break;
       default: continue;
     }
     if (dims[i] != expected) {
-      return InvalidArgument(StrFormat("%s, dimension %zu: expected %lld, got %lld", ctx.c_str(), i,
-                                       static_cast<long long>(expected), static_cast<long long>(dims[i])));
+      return InvalidArgument(StrFormat("%s, dimension %zu: expected %lld%s%s%s, got %lld", ctx.c_str(), i,
+                                       static_cast<long long>(expected), symbol ? " (" : "",
+                                       symbol ? symbol->c_str() : "", symbol ? ")" : "",
+                                       static_cast<long long>(dims[i])));
     }
   }
   return Status::Ok();
@@ -201,12 +207,12 @@ int32_t LookupBuiltin(const std::string& name) {
 }
 
 Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, const ValueSource& src,
-                  const std::string& function, Any* out) {
+                  const std::string& function, const DecodedFunction& code, Any* out) {
   switch (b) {
     case Builtin::kCheckTensor:
       return CheckTensor(args, frame, src);
     case Builtin::kMatchShape:
-      return MatchShape(args, frame, src);
+      return MatchShape(args, frame, src, code);
     case Builtin::kMakeShape:
       *out = MakeShape(args, frame);
       return Status::Ok();

@@ -15,6 +15,7 @@ class FunctionVerifier {
     out_.register_count = f_.register_count;
     out_.shape_heap_size = f_.shape_heap_size;
     out_.num_params = static_cast<uint32_t>(f_.params.size());
+    out_.slot_names.assign(f_.shape_heap_size, std::string());
     if (f_.params.size() > f_.register_count) {
       return Fail(0, StrFormat("%zu parameters but only %u registers", f_.params.size(), f_.register_count));
     }
@@ -204,7 +205,22 @@ class FunctionVerifier {
     return Status::Ok();
   }
 
-  Status CheckCall(const Instruction& ins) const {
+  // When match_shape stores a parameter's dimension into a slot, the
+  // parameter's dimension text ("n") names the slot for error messages.
+  void NameSlots(const Instruction& ins) {
+    const Arg* a = ArgsOf(ins);
+    if (a[0].kind != ArgKind::kRegister || a[0].value >= static_cast<int64_t>(f_.params.size())) return;
+    const ProgramValueInfo& param = f_.params[a[0].value];
+    int64_t ndim = a[2].value;
+    if (static_cast<int64_t>(param.dims.size()) != ndim) return;
+    for (int64_t d = 0; d < ndim; ++d) {
+      if (a[3 + 2 * d].value != static_cast<int64_t>(MatchMode::kStoreToHeap)) continue;
+      std::string& name = out_.slot_names[a[4 + 2 * d].value];
+      if (name.empty()) name = param.dims[d];
+    }
+  }
+
+  Status CheckCall(const Instruction& ins) {
     const ProgramCallable& c = p_.callables[ins.callable];
     const ResolvedCallable& r = linked_.callables[ins.callable];
     switch (c.kind) {
@@ -240,7 +256,7 @@ class FunctionVerifier {
     return Status::Ok();
   }
 
-  Status CheckBuiltin(const Instruction& ins, int32_t id) const {
+  Status CheckBuiltin(const Instruction& ins, int32_t id) {
     if (id < 0 || id >= static_cast<int32_t>(Builtin::kCount)) {
       return Fail(word_, "builtin '" + p_.callables[ins.callable].name + "' is not resolved");
     }
@@ -257,7 +273,9 @@ class FunctionVerifier {
       case Builtin::kMatchShape:
         if (ins.num_args < 3) return Fail(word_, StrFormat("%s takes at least 3 arguments", name));
         KILN_RETURN_IF_ERROR(NeedStringConstant(ins, 1, "the context"));
-        return CheckPairs(ins, name, 2, 3, /*modes_with_slot_1_2=*/true);
+        KILN_RETURN_IF_ERROR(CheckPairs(ins, name, 2, 3, /*modes_with_slot_1_2=*/true));
+        NameSlots(ins);
+        return Status::Ok();
       case Builtin::kMakeShape:
         if (ins.num_args < 1) return Fail(word_, StrFormat("%s takes at least 1 argument", name));
         return CheckPairs(ins, name, 0, 1, /*modes_with_slot_1_2=*/false);

@@ -15,6 +15,7 @@
 #define KILN_VM_BYTECODE_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "runtime/program.h"
@@ -45,6 +46,9 @@ struct DecodedFunction {
   uint32_t shape_heap_size = 0;
   uint32_t num_params = 0;
   uint32_t max_call_args = 0;  // the largest num_args of any Call (sizes scratch)
+  // Debug names of shape-heap slots ("n"), from the parameters' dimension
+  // texts where match_shape stores a parameter's dimension; "" if unknown.
+  std::vector<std::string> slot_names;
 };
 
 // Verifies and decodes every function of `linked` (whose builtins must be

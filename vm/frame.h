@@ -45,10 +45,11 @@ inline const Any& ArgValue(const Arg& a, const Frame& f, const ValueSource& src,
 }
 
 // Runs builtin `b` on verified arguments. `function` names the running
-// function for messages of builtins that carry no context string. The
+// function for messages of builtins that carry no context string; `code`
+// supplies shape-heap slot names for match_shape's messages. The
 // result (None for builtins without one) goes to *out.
 Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, const ValueSource& src,
-                  const std::string& function, Any* out);
+                  const std::string& function, const DecodedFunction& code, Any* out);
 
 }  // namespace vm
 }  // namespace kiln

@@ -88,7 +88,8 @@ Status ContextImpl::Execute(int32_t function, Span<const Any> args, Any* result,
         Any out;
         switch (callee.kind) {
           case CallableKind::kBuiltin:
-            status = RunBuiltin(static_cast<Builtin>(callee.builtin), a, ins.num_args, frame, src, meta.name, &out);
+            status = RunBuiltin(static_cast<Builtin>(callee.builtin), a, ins.num_args, frame, src, meta.name, fn,
+                                &out);
             break;
           case CallableKind::kPacked: {
             for (uint32_t i = 0; i < ins.num_args; ++i) {

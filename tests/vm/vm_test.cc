@@ -87,7 +87,7 @@ TEST(VmTest, ArgumentErrorsNameFunctionArgumentAndDimension) {
       {{F32({2, 5}, std::vector<float>(10)), F32({2, 4}, std::vector<float>(8))},
        "main: argument x, dimension 1: expected 4, got 5"},
       {{F32({2, 4}, std::vector<float>(8)), F32({3, 4}, std::vector<float>(12))},
-       "main: argument y, dimension 0: expected 2, got 3"},
+       "main: argument y, dimension 0: expected 2 (n), got 3"},
       {{Any(i32), F32({2, 4}, std::vector<float>(8))}, "main: argument x: expected dtype float32, got int32"},
       {{Any(int64_t{3}), F32({2, 4}, std::vector<float>(8))}, "main: argument x: expected a tensor, got int 3"},
   };
