@@ -11,6 +11,7 @@
 #include "runtime/thread_pool.h"
 #include "tools/common/inline_tensor.h"
 #include "tools/common/npy.h"
+#include "tools/common/prepared_call.h"
 #include "vm/module.h"
 
 namespace kiln {
@@ -31,26 +32,6 @@ Result<int> ParsePositive(const std::string& flag, const std::string& text) {
     return InvalidArgument(flag + ": '" + text + "' is not a positive integer");
   }
   return static_cast<int>(v);
-}
-
-// Splits the result of a call into the outputs the user sees.
-std::vector<Any> FlattenOutputs(const Any& result) {
-  if (result.is_none()) return {};
-  if (result.is_tuple()) return result.tuple_fields();
-  return {result};
-}
-
-// A 0-d tensor passed where the function takes a scalar becomes that scalar.
-Any ToArgument(const Tensor& t, const vm::ValueInfo& param) {
-  if (param.kind != vm::ValueInfo::Kind::kPrim || t.ndim() != 0) return Any(t);
-  DType d = t.dtype();
-  if (d == DType::Float32()) return Any(static_cast<double>(*t.data<float>()));
-  if (d == DType::Float64()) return Any(*t.data<double>());
-  if (d == DType::Int64()) return Any(*t.data<int64_t>());
-  if (d == DType::Int32()) return Any(static_cast<int64_t>(*t.data<int32_t>()));
-  if (d == DType::Int8()) return Any(static_cast<int64_t>(*t.data<int8_t>()));
-  if (d == DType::UInt8() || d == DType::Bool()) return Any(static_cast<int64_t>(*t.data<uint8_t>()));
-  return Any(t);
 }
 
 std::string OneLine(std::string s) {
@@ -105,63 +86,14 @@ Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
 }
 
 Status RunTool(const RunToolOptions& o, std::ostream& out) {
-  // Parse inputs first: a typo in a flag should not wait for a large model to load.
-  std::vector<Tensor> inputs;
-  for (size_t i = 0; i < o.inputs.size(); ++i) {
-    Result<Tensor> t = ParseTensorArgument(o.inputs[i]);
-    if (!t.ok()) return t.TakeStatus().Annotate(StrFormat("--input %zu", i + 1));
-    inputs.push_back(std::move(t).value());
-  }
-
-  std::unique_ptr<ThreadPool> pool;
-  vm::LoadOptions load_options;
-  if (o.threads > 0) {
-    pool.reset(new ThreadPool(o.threads));
-    load_options.thread_pool = pool.get();
-  }
-  Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(o.module_path, load_options);
-  if (!loaded.ok()) return loaded.TakeStatus().Annotate("loading '" + o.module_path + "'");
-  std::shared_ptr<const vm::Module> module = std::move(loaded).value();
-
-  Result<vm::FunctionSignature> sig = module->GetSignature(o.function);
-  if (!sig.ok()) {
-    std::string names;
-    for (const std::string& n : module->FunctionNames()) names += (names.empty() ? "" : ", ") + n;
-    return NotFound("no function '" + o.function + "' in '" + o.module_path + "' (it has: " + names + ")");
-  }
-  if (sig->params.size() != inputs.size()) {
-    return InvalidArgument(StrFormat("function '%s' takes %zu inputs, got %zu --input flags", o.function.c_str(),
-                                     sig->params.size(), inputs.size()));
-  }
-  std::vector<Any> args;
-  for (size_t i = 0; i < inputs.size(); ++i) args.push_back(ToArgument(inputs[i], sig->params[i]));
-
-  // One call of the function on the chosen engine. The graph writes into the
-  // same output tensors on every call, so timed repeats allocate nothing.
-  std::function<Status(Any*)> call;
-  std::unique_ptr<vm::Context> context;
-  std::unique_ptr<graph_executor::GraphSession> session;
-  std::vector<Tensor> graph_outputs;
-  bool has_graph = module->HasStaticGraph(o.function);
-  if (o.executor == "graph" && !has_graph) {
-    return FailedPrecondition("function '" + o.function + "' has no static graph (try --executor=vm)");
-  }
-  if (o.executor != "vm" && has_graph) {
-    KILN_ASSIGN_OR_RETURN(session, graph_executor::GraphSession::Create(module->linked_program(), o.function));
-    KILN_ASSIGN_OR_RETURN(graph_outputs, session->NewOutputs());
-    call = [&](Any* result) -> Status {
-      KILN_RETURN_IF_ERROR(session->Run(inputs, graph_outputs));
-      if (graph_outputs.size() == 1) {
-        *result = Any(graph_outputs[0]);
-      } else {
-        *result = Any::Tuple(std::vector<Any>(graph_outputs.begin(), graph_outputs.end()));
-      }
-      return Status::Ok();
-    };
-  } else {
-    context = module->CreateContext();
-    call = [&](Any* result) { return context->Invoke(o.function, args, result); };
-  }
+  CallSpec spec;
+  spec.module_path = o.module_path;
+  spec.function = o.function;
+  spec.inputs = o.inputs;
+  spec.threads = o.threads;
+  spec.executor = o.executor;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedCall> prepared, PreparedCall::Create(spec));
+  auto call = [&](Any* result) { return prepared->Call(result); };
   Any result;
   KILN_RETURN_IF_ERROR(call(&result));
   std::vector<Any> outputs = FlattenOutputs(result);
