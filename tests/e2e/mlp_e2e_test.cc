@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <thread>
 
 #include "graph_executor/graph_session.h"
 #include "tests/e2e/e2e_util.h"
@@ -41,6 +42,9 @@ TEST(MlpE2E, GeneratedKernelsForSeveralBatchSizes) {
 }
 
 TEST(MlpE2E, MatmulThroughOneDnnMatchesGeneratedKernels) {
+#ifndef KILN_HAVE_DNNL_KERNELS
+  GTEST_SKIP() << "built without oneDNN (KILN_WITH_DNNL=OFF)";
+#endif
   driver::CompileOptions options;
   options.matmul_to_dnnl = true;
   auto module = CompileAndLoad(MlpSource(), "examples/mlp.relax", options);
@@ -60,6 +64,37 @@ TEST(MlpE2E, ContextIsReusedAcrossCallsWithDifferentBatchSizes) {
     ASSERT_TRUE(ctx->Invoke("main", args, &result).ok());
     EXPECT_LE(MaxAbsDiff(result.tensor(), ReferenceMlp(x, w.w0, w.b0, w.w1, w.b1)), 1e-4f);
   }
+}
+
+// One module, many callers: each thread has its own context and batch size,
+// and every output is checked against the single-threaded reference.
+TEST(MlpE2E, ManyThreadsShareOneModule) {
+  auto module = CompileAndLoad(MlpSource(), "examples/mlp.relax");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  MlpWeights w;
+  constexpr int kThreads = 4, kCalls = 25;
+  std::vector<Tensor> xs, expected;
+  for (int t = 0; t < kThreads; ++t) {
+    xs.push_back(RandomTensor({1 + 5 * t, 784}, 50 + t));
+    expected.push_back(ReferenceMlp(xs[t], w.w0, w.b0, w.w1, w.b1));
+  }
+  std::vector<int> failures(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto ctx = (*module)->CreateContext();
+      std::vector<Any> args = {xs[t], w.w0, w.b0, w.w1, w.b1};
+      for (int i = 0; i < kCalls; ++i) {
+        Any result;
+        if (!ctx->Invoke("main", args, &result).ok() || !result.is_tensor() ||
+            MaxAbsDiff(result.tensor(), expected[t]) > 1e-4f) {
+          ++failures[t];
+        }
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(failures[t], 0) << "thread " << t;
 }
 
 TEST(MlpE2E, WrongArgumentShapeNamesFunctionArgumentAndDimension) {
