@@ -51,7 +51,8 @@ Result<ir::PrimFunc> LegalizeMatmul(const ir::CallExpr& call, const std::string&
   spec.inputs = {{"A", x->shape, x->dtype}, {"B", y->shape, y->dtype}};
   spec.output = {"C", out->shape, out->dtype};
   spec.reduce_extents = {x->shape.back()};
-  spec.reduce_init = ir::FloatImm(out->dtype, 0.0);
+  // The accumulator starts at a zero of the output dtype (integer matmuls too).
+  spec.reduce_init = out->dtype.is_float() ? ir::FloatImm(out->dtype, 0.0) : ir::IntImm(out->dtype, 0);
   spec.fcompute = [](const std::vector<ir::Buffer>& in, const std::vector<ir::PrimExpr>& sp,
                      const std::vector<ir::PrimExpr>& rd) {
     std::vector<ir::PrimExpr> a_idx(sp.begin(), sp.end() - 1);
