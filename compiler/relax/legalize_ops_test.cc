@@ -1,0 +1,145 @@
+// LegalizeOps and the TE builder: the errors users can reach (operators whose
+// shapes are unknown, symbolic variables a kernel cannot bind) and what the
+// pass leaves alone. The before/after text of whole modules is checked in
+// tests/passes/.
+#include "compiler/relax/legalize_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/relax/infer_struct_info.h"
+#include "compiler/relax/te_compute.h"
+#include "compiler/text/text.h"
+
+namespace kiln {
+namespace relax {
+namespace {
+
+Result<ir::IRModule> NormalizeAndLegalize(const std::string& src, bool dnnl = false) {
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(src, "t.relax"));
+  KILN_ASSIGN_OR_RETURN(mod, InferStructInfo(mod));
+  LegalizeOptions options;
+  options.dispatch_matmul_to_dnnl = dnnl;
+  return LegalizeOps(mod, options);
+}
+
+// main(u, z, w) { [before;] r = <value>; return r }: the value's call is at
+// 6:13 when there is no `before` line.
+std::string Module(const std::string& value, const std::string& before = "") {
+  return R"(@I.ir_module
+class Module:
+    @R.function
+    def main(u: R.Tensor(ndim=2, dtype="float32"), z: R.Tensor(ndim=1, dtype="float32"), w: R.Tensor((3, 4), dtype="float32")):
+        n = T.int64()
+)" + (before.empty() ? "" : "        " + before + "\n") +
+         "        r = " + value + "\n        return r\n";
+}
+
+struct LegalizeErrorCase {
+  const char* value;
+  StatusCode code;
+  const char* message;  // after "t.relax:6:13: " (the call's position)
+};
+
+class LegalizeErrorTest : public ::testing::TestWithParam<LegalizeErrorCase> {};
+
+TEST_P(LegalizeErrorTest, FiresWithLocation) {
+  const LegalizeErrorCase& c = GetParam();
+  Result<ir::IRModule> r = NormalizeAndLegalize(Module(c.value));
+  ASSERT_FALSE(r.ok()) << c.value;
+  EXPECT_EQ(r.status().code(), c.code) << r.status().ToString();
+  EXPECT_EQ(r.status().message(), std::string("t.relax:6:13: ") + c.message);
+}
+
+const LegalizeErrorCase kLegalizeErrors[] = {
+    {"R.matmul(u, w)", StatusCode::kUnimplemented, "R.matmul: legalization needs known shapes"},
+    {"R.permute_dims(u)", StatusCode::kUnimplemented, "R.permute_dims: legalization needs known shapes"},
+    {"R.add(u, u)", StatusCode::kUnimplemented, "R.add: legalization needs known shapes"},
+    {"R.subtract(u, w)", StatusCode::kUnimplemented, "R.subtract: legalization needs known shapes"},
+    {"R.multiply(z, z)", StatusCode::kUnimplemented, "R.multiply: legalization needs known shapes"},
+    {"R.divide(w, u)", StatusCode::kUnimplemented, "R.divide: legalization needs known shapes"},
+    {"R.nn.relu(u)", StatusCode::kUnimplemented, "R.nn.relu: legalization needs a known shape"},
+};
+
+INSTANTIATE_TEST_SUITE_P(Messages, LegalizeErrorTest, ::testing::ValuesIn(kLegalizeErrors));
+
+TEST(LegalizeOps, MatmulOfUnknownShapeGoesToDnnlWithoutAKernel) {
+  // Dispatching needs no compute definition, so unknown shapes are fine.
+  Result<ir::IRModule> r = NormalizeAndLegalize(Module("R.matmul(u, w)"), /*dnnl=*/true);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::string printed = text::PrintModule(*r);
+  EXPECT_NE(printed.find("R.call_dps_packed(\"kiln.dnnl.matmul\", (u, w), out_sinfo=R.Tensor(ndim=2, dtype=\"float32\"))"),
+            std::string::npos)
+      << printed;
+  EXPECT_EQ(r->entries.size(), 1u);
+}
+
+TEST(LegalizeOps, SymbolicVariableThatNoBufferDimensionBinds) {
+  // (n * 2,) + (n * 2,): the kernel's buffers only have the dimension n * 2,
+  // so it could not recover n from its arguments.
+  Result<ir::IRModule> r =
+      NormalizeAndLegalize(Module("R.add(a, a)", "a = R.match_cast(z, R.Tensor((n * 2,), dtype=\"float32\"))"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(r.status().message(),
+            "kernel add: symbolic variable 'n' is not a plain dimension of any argument; passing it as a scalar is "
+            "not supported yet");
+}
+
+TEST(LegalizeOps, ModuleWithoutOperatorsIsReturnedUnchanged) {
+  Result<ir::IRModule> r = NormalizeAndLegalize(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32")):
+        r = R.call_dps_packed("p", (x,), out_sinfo=R.Tensor((2, 3), dtype="float32"))
+        return r
+)");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  Result<ir::IRModule> again = LegalizeOps(*r, LegalizeOptions{});
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(again->entries.size(), 1u);
+  // Nothing to rewrite: the very same function node comes back.
+  EXPECT_EQ(again->entries[0].relax, r->entries[0].relax);
+}
+
+TEST(LegalizeOps, NewKernelNamesAvoidExistingFunctions) {
+  Result<ir::IRModule> r = NormalizeAndLegalize(R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def add(A: T.Buffer((2,), "float32"), B: T.Buffer((2,), "float32")):
+        for i in range(2):
+            B[i] = A[i]
+
+    @R.function
+    def main(x: R.Tensor((2,), dtype="float32")):
+        r = R.add(x, x)
+        return r
+)");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  ASSERT_NE(r->FindPrim("add1"), nullptr);
+  EXPECT_NE(text::PrintModule(*r).find("R.call_tir(cls.add1, (x, x)"), std::string::npos) << text::PrintModule(*r);
+}
+
+TEST(TeCompute, OutputVariableMustBeAPlainBufferDimension) {
+  ir::Var n = ir::MakeVar("n");
+  te::ComputeSpec spec;
+  spec.func_name = "k";
+  spec.block_name = "k";
+  spec.inputs = {{"A", {ir::PrimExpr(n) + ir::PrimExpr(int64_t{1})}, DType::Float32()}};
+  spec.output = {"B", {ir::PrimExpr(n) * ir::PrimExpr(int64_t{2})}, DType::Float32()};
+  spec.fcompute = [](const std::vector<ir::Buffer>& in, const std::vector<ir::PrimExpr>& sp,
+                     const std::vector<ir::PrimExpr>&) { return ir::Load(in[0], sp); };
+  Result<ir::PrimFunc> f = te::BuildComputePrimFunc(spec);
+  ASSERT_FALSE(f.ok());
+  EXPECT_EQ(f.status().message(),
+            "kernel k: symbolic variable 'n' is not a plain dimension of any argument; passing it as a scalar is not "
+            "supported yet");
+  // With n itself as a dimension of the input, the same kernel builds.
+  spec.inputs[0].shape = {ir::PrimExpr(n)};
+  EXPECT_TRUE(te::BuildComputePrimFunc(spec).ok());
+}
+
+}  // namespace
+}  // namespace relax
+}  // namespace kiln
