@@ -1,0 +1,270 @@
+// kiln-compile (CompileToolMain): every flag error, --help, the text outputs
+// (--emit=relax|tir|llvm|asm), --dump-ir-after on stderr, and a real compile
+// of examples/mlp.relax to a .vmfb that the runtime loads.
+#include "compiler/driver/compile_tool.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "vm/module.h"
+
+namespace kiln {
+namespace driver {
+namespace {
+
+struct ToolRun {
+  int rc;
+  std::string out;
+  std::string err;
+};
+
+ToolRun RunTool(const std::vector<std::string>& args) {
+  std::vector<const char*> argv = {"kiln-compile"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  int rc = CompileToolMain(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {rc, out.str(), err.str()};
+}
+
+std::string Mlp() { return std::string(KILN_SOURCE_DIR) + "/examples/mlp.relax"; }
+
+// A path in the test's temporary directory, unique per test and process.
+std::string TempPath(const std::string& suffix) {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return ::testing::TempDir() + "kiln_compile_tool_" + info->name() + "_" + std::to_string(getpid()) + suffix;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+bool StartsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
+
+// ------------------------------------------------------------------ flags
+
+TEST(CompileTool, HelpGoesToStdout) {
+  for (const char* flag : {"--help", "-h"}) {
+    ToolRun r = RunTool({flag});
+    EXPECT_EQ(r.rc, 0) << flag;
+    EXPECT_TRUE(StartsWith(r.out, "usage: kiln-compile IN.relax -o OUT.vmfb [options]\n")) << r.out;
+    EXPECT_TRUE(Contains(r.out, "--emit=vmfb|relax|tir|llvm|asm"));
+    EXPECT_TRUE(Contains(r.out, "--dump-ir-after=PASS"));
+    EXPECT_TRUE(Contains(r.out, "--matmul=tir|dnnl"));
+    EXPECT_EQ(r.err, "");
+  }
+}
+
+TEST(CompileTool, DashOWithoutAName) {
+  ToolRun r = RunTool({Mlp(), "-o"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "kiln-compile: -o needs a file name\n");
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CompileTool, BadMatmul) {
+  ToolRun r = RunTool({Mlp(), "-o", "x.vmfb", "--matmul=cublas"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "kiln-compile: --matmul must be tir or dnnl, got 'cublas'\n");
+}
+
+TEST(CompileTool, BadEmit) {
+  ToolRun r = RunTool({Mlp(), "--emit=obj"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "kiln-compile: --emit must be vmfb, relax, tir, llvm or asm, got 'obj'\n");
+}
+
+TEST(CompileTool, UnknownOptionPrintsUsage) {
+  for (const char* flag : {"--fast", "-O4", "--emit", "-"}) {
+    ToolRun r = RunTool({Mlp(), flag});
+    EXPECT_EQ(r.rc, 2) << flag;
+    EXPECT_TRUE(StartsWith(r.err, std::string("kiln-compile: unknown option '") + flag + "'\nusage: kiln-compile"))
+        << r.err;
+  }
+}
+
+TEST(CompileTool, NoInput) {
+  ToolRun r = RunTool({"-o", "x.vmfb"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_TRUE(StartsWith(r.err, "kiln-compile: no input file\nusage: kiln-compile")) << r.err;
+  EXPECT_EQ(RunTool({}).rc, 2);
+}
+
+TEST(CompileTool, TwoInputs) {
+  ToolRun r = RunTool({"a.relax", "b.relax", "-o", "x.vmfb"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "kiln-compile: more than one input file ('a.relax' and 'b.relax')\n");
+}
+
+TEST(CompileTool, NoOutputFile) {
+  ToolRun r = RunTool({Mlp()});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "kiln-compile: no output file (-o OUT.vmfb)\n");
+}
+
+TEST(CompileTool, UnknownDumpPassListsThePasses) {
+  const std::string want =
+      "kiln-compile: --dump-ir-after: unknown pass 'fold' (passes: parse, normalize, legalize, remove-unused, "
+      "lower-tir, vm-codegen, graph-codegen, native-codegen, all)\n";
+  ToolRun text = RunTool({Mlp(), "--emit=relax", "--dump-ir-after=fold"});
+  EXPECT_EQ(text.rc, 1);
+  EXPECT_EQ(text.err, want);
+  EXPECT_EQ(text.out, "");
+  std::string vmfb = TempPath(".vmfb");
+  ToolRun bin = RunTool({Mlp(), "-o", vmfb, "--dump-ir-after=legalize", "--dump-ir-after=fold"});
+  EXPECT_EQ(bin.rc, 1);
+  EXPECT_EQ(bin.err, want);
+  EXPECT_FALSE(std::ifstream(vmfb).good());
+}
+
+// --------------------------------------------------------- input problems
+
+TEST(CompileTool, MissingInputFile) {
+  for (const char* emit : {"--emit=vmfb", "--emit=relax"}) {
+    ToolRun r = RunTool({"/nonexistent/in.relax", "-o", TempPath(".out"), emit});
+    EXPECT_EQ(r.rc, 1) << emit;
+    EXPECT_EQ(r.err, "kiln-compile: cannot read '/nonexistent/in.relax'\n") << emit;
+  }
+}
+
+TEST(CompileTool, CompileErrorsCarryTheLocation) {
+  std::string in = TempPath(".relax");
+  std::ofstream(in) << R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32"), y: R.Tensor((4, 5), dtype="float32")):
+        r = R.matmul(x, y)
+        return r
+)";
+  for (const char* emit : {"--emit=vmfb", "--emit=tir"}) {
+    ToolRun r = RunTool({in, "-o", TempPath(".out"), emit});
+    EXPECT_EQ(r.rc, 1) << emit;
+    EXPECT_EQ(r.err, "kiln-compile: " + in + ":5:13: R.matmul: reduction dimensions differ: x (2, 3) has K=3 but y (4, 5) has K=4\n");
+  }
+  std::remove(in.c_str());
+}
+
+TEST(CompileTool, CannotWriteTheOutput) {
+  ToolRun text = RunTool({Mlp(), "--emit=relax", "-o", "/nonexistent/dir/out.relax"});
+  EXPECT_EQ(text.rc, 1);
+  EXPECT_EQ(text.err, "kiln-compile: cannot write '/nonexistent/dir/out.relax'\n");
+  ToolRun bin = RunTool({Mlp(), "-o", "/nonexistent/dir/out.vmfb"});
+  EXPECT_EQ(bin.rc, 1);
+  EXPECT_EQ(bin.err,
+            "kiln-compile: writing /nonexistent/dir/out.vmfb: cannot open '/nonexistent/dir/out.vmfb' for writing\n");
+}
+
+// ---------------------------------------------------------- text outputs
+
+TEST(CompileTool, EmitRelaxPrintsTheLoweredModule) {
+  ToolRun r = RunTool({Mlp(), "--emit=relax"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_TRUE(Contains(r.out, "@I.ir_module")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "@T.prim_func\n    def matmul(")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "R.call_tir(cls.matmul, (x, lv0), out_sinfo=R.Tensor((n, 128), dtype=\"float32\"))"))
+      << r.out;
+  EXPECT_FALSE(Contains(r.out, "R.matmul(")) << r.out;
+}
+
+TEST(CompileTool, EmitRelaxWithDnnlMatmul) {
+  ToolRun r = RunTool({Mlp(), "--emit=relax", "--matmul=dnnl"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "R.call_dps_packed(\"kiln.dnnl.matmul\", (x, lv0)")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "def matmul(")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "def add(")) << r.out;
+}
+
+TEST(CompileTool, EmitTirPrintsOnlyScheduledPrimFuncs) {
+  ToolRun r = RunTool({Mlp(), "--emit=tir"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "@T.prim_func")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "@R.function")) << r.out;
+  // The default schedule vectorizes the innermost loops (T.parallel depends
+  // on the host's thread count; compile_test.cc checks it with a fixed hint).
+  EXPECT_TRUE(Contains(r.out, "T.vectorized(")) << r.out;
+}
+
+TEST(CompileTool, EmitLlvmAndAsm) {
+  ToolRun llvm = RunTool({Mlp(), "--emit=llvm"});
+  ASSERT_EQ(llvm.rc, 0) << llvm.err;
+  EXPECT_TRUE(Contains(llvm.out, "define i32 @matmul(")) << llvm.out.substr(0, 2000);
+  EXPECT_TRUE(Contains(llvm.out, "@kiln_kernel_query")) << llvm.out.substr(0, 2000);
+  ToolRun asm_ = RunTool({Mlp(), "--emit=asm", "-O1"});
+  ASSERT_EQ(asm_.rc, 0) << asm_.err;
+  EXPECT_TRUE(Contains(asm_.out, ".text")) << asm_.out.substr(0, 2000);
+  EXPECT_TRUE(Contains(asm_.out, "\nmatmul:")) << asm_.out.substr(0, 2000);
+}
+
+TEST(CompileTool, EmitToAFile) {
+  std::string path = TempPath(".tir");
+  ToolRun r = RunTool({Mlp(), "--emit=tir", "-o", path});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(ReadFile(path), RunTool({Mlp(), "--emit=tir"}).out);
+  std::remove(path.c_str());
+}
+
+TEST(CompileTool, DumpIrAfterLegalizeGoesToStderr) {
+  ToolRun r = RunTool({Mlp(), "--emit=tir", "--dump-ir-after=legalize"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(StartsWith(r.err, "# IR after legalize\n")) << r.err.substr(0, 500);
+  EXPECT_TRUE(Contains(r.err, "R.call_tir(cls.matmul")) << r.err;
+  EXPECT_FALSE(Contains(r.err, "# IR after normalize")) << r.err;
+  // Right after legalize, kernels are not scheduled yet.
+  EXPECT_FALSE(Contains(r.err, "T.vectorized(")) << r.err;
+  EXPECT_FALSE(Contains(r.out, "# IR after")) << r.out.substr(0, 500);
+}
+
+TEST(CompileTool, DumpIrAfterAllInPipelineOrder) {
+  ToolRun r = RunTool({Mlp(), "--emit=relax", "--dump-ir-after=all"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  size_t at = 0;
+  for (const char* pass : {"parse", "normalize", "legalize", "remove-unused", "lower-tir"}) {
+    size_t next = r.err.find(std::string("# IR after ") + pass + "\n", at);
+    EXPECT_NE(next, std::string::npos) << pass;
+    if (next != std::string::npos) at = next;
+  }
+}
+
+// ------------------------------------------------------------- compiling
+
+TEST(CompileTool, CompilesTheMlpToALoadableVmfb) {
+  std::string path = TempPath(".vmfb");
+  ToolRun r = RunTool({Mlp(), "-o", path});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  EXPECT_EQ(r.out, "");
+  std::string bytes = ReadFile(path);
+  ASSERT_GT(bytes.size(), 12u);
+  // docs/vmfb_format.md: a uint32 size prefix, then the FlatBuffer whose
+  // file identifier follows its root offset.
+  EXPECT_EQ(bytes.substr(8, 4), "KILN");
+  Result<std::shared_ptr<const vm::Module>> mod = vm::Module::LoadFile(path);
+  ASSERT_TRUE(mod.ok()) << mod.status().message();
+  EXPECT_EQ((*mod)->FunctionNames(), std::vector<std::string>{"main"});
+  EXPECT_FALSE((*mod)->HasStaticGraph("main"));  // n is symbolic
+  std::remove(path.c_str());
+}
+
+TEST(CompileTool, CompilesWithTargetFlagsAndDnnl) {
+  std::string path = TempPath(".vmfb");
+  ToolRun r = RunTool({Mlp(), "-o", path, "--matmul=dnnl", "--cpu=generic", "-O0"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_GT(ReadFile(path).size(), 8u);
+  std::remove(path.c_str());
+}
+
+}  // namespace
+}  // namespace driver
+}  // namespace kiln
