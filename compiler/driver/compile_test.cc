@@ -1,0 +1,170 @@
+// The driver's library API: pass names, IR dumps into a caller's stream,
+// the schedule's thread hint, EmitText's refusal of binary output, and the
+// program CompileModule builds (VM code, static graph, native kernels).
+#include "compiler/driver/compile.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "compiler/text/text.h"
+
+namespace kiln {
+namespace driver {
+namespace {
+
+const char* kStaticMlp = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 784), dtype="float32"), w0: R.Tensor((128, 784), dtype="float32"), b0: R.Tensor((128,), dtype="float32"), w1: R.Tensor((10, 128), dtype="float32"), b1: R.Tensor((10,), dtype="float32")) -> R.Tensor((1, 10), dtype="float32"):
+        with R.dataflow():
+            lv0 = R.permute_dims(w0, axes=None)
+            lv1 = R.matmul(x, lv0)
+            lv2 = R.add(lv1, b0)
+            lv3 = R.nn.relu(lv2)
+            lv4 = R.permute_dims(w1, axes=None)
+            lv5 = R.matmul(lv3, lv4)
+            gv = R.add(lv5, b1)
+            R.output(gv)
+        return gv
+)";
+
+ir::IRModule StaticMlp() {
+  Result<ir::IRModule> r = text::ParseModule(kStaticMlp, "mlp.relax");
+  EXPECT_TRUE(r.ok()) << r.status().message();
+  return r.ok() ? *r : ir::IRModule();
+}
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(Driver, PassNamesInPipelineOrder) {
+  EXPECT_EQ(PassNames(), (std::vector<std::string>{"parse", "normalize", "legalize", "remove-unused", "lower-tir",
+                                                   "vm-codegen", "graph-codegen", "native-codegen"}));
+}
+
+TEST(Driver, UnknownDumpPassIsRefusedBeforeAnyWork) {
+  CompileOptions options;
+  std::ostringstream dumps;
+  options.dump_stream = &dumps;
+  options.dump_ir_after = {"parse", "legalise"};
+  Result<ir::IRModule> r = LowerModule(StaticMlp(), options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "--dump-ir-after: unknown pass 'legalise' (passes: parse, normalize, legalize, remove-unused, lower-tir, "
+            "vm-codegen, graph-codegen, native-codegen, all)");
+  EXPECT_EQ(dumps.str(), "");  // not even the valid 'parse' dump
+}
+
+TEST(Driver, DumpsGoToTheCallersStream) {
+  CompileOptions options;
+  std::ostringstream dumps;
+  options.dump_stream = &dumps;
+  options.dump_ir_after = {"remove-unused", "normalize"};
+  Result<ir::IRModule> r = LowerModule(StaticMlp(), options);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::string s = dumps.str();
+  // In pipeline order, whatever the order of the flags.
+  size_t normalize = s.find("# IR after normalize\n");
+  size_t removed = s.find("# IR after remove-unused\n");
+  ASSERT_NE(normalize, std::string::npos) << s;
+  ASSERT_NE(removed, std::string::npos) << s;
+  EXPECT_LT(normalize, removed);
+  EXPECT_FALSE(Contains(s, "# IR after legalize"));
+  // The normalize dump shows inferred struct info on operator calls.
+  EXPECT_TRUE(Contains(s.substr(normalize, removed - normalize),
+                       "lv1: R.Tensor((1, 128), dtype=\"float32\") = R.matmul(x, lv0")) << s;
+  // Every dump is a module the parser reads back.
+  std::string after_remove = s.substr(removed + std::string("# IR after remove-unused\n").size());
+  Result<ir::IRModule> reparsed = text::ParseModule(after_remove, "dump.relax");
+  EXPECT_TRUE(reparsed.ok()) << reparsed.status().message();
+}
+
+TEST(Driver, ThreadHintDecidesParallelLoops) {
+  CompileOptions options;
+  options.num_threads_hint = 4;
+  Result<std::string> parallel = EmitText(StaticMlp(), EmitKind::kTir, options);
+  ASSERT_TRUE(parallel.ok()) << parallel.status().message();
+  EXPECT_TRUE(Contains(*parallel, "T.parallel(")) << *parallel;
+  options.num_threads_hint = 1;
+  Result<std::string> serial = EmitText(StaticMlp(), EmitKind::kTir, options);
+  ASSERT_TRUE(serial.ok()) << serial.status().message();
+  EXPECT_FALSE(Contains(*serial, "T.parallel(")) << *serial;
+}
+
+TEST(Driver, EmitTextRefusesBinaryOutput) {
+  Result<std::string> r = EmitText(StaticMlp(), EmitKind::kVmfb, CompileOptions{});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), "EmitText: binary output requested; use CompileFile");
+}
+
+TEST(Driver, CompileModuleBuildsVmCodeGraphAndKernels) {
+  Result<compiler::VmfbProgram> p = CompileModule(StaticMlp(), CompileOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  ASSERT_EQ(p->functions.size(), 1u);
+  EXPECT_EQ(p->functions[0].name, "main");
+  ASSERT_EQ(p->graphs.size(), 1u);  // static shapes: the graph executor can run it
+  ASSERT_EQ(p->native_libraries.size(), 1u);
+  const compiler::NativeLibraryInfo& lib = p->native_libraries[0];
+  EXPECT_FALSE(lib.bytes.empty());
+  EXPECT_FALSE(lib.target.triple.empty());
+  EXPECT_EQ(p->target.triple, lib.target.triple);
+  // Every kernel the code calls is in the library.
+  std::vector<std::string> kernels;
+  for (const auto& c : p->callables)
+    if (c.kind == compiler::CallableKind::kKernel) kernels.push_back(c.name);
+  std::vector<std::string> in_lib = lib.kernel_names;
+  std::sort(kernels.begin(), kernels.end());
+  std::sort(in_lib.begin(), in_lib.end());
+  EXPECT_EQ(kernels, (std::vector<std::string>{"add", "add1", "matmul", "matmul1", "relu", "transpose", "transpose1"}));
+  EXPECT_EQ(in_lib, kernels);
+}
+
+TEST(Driver, DnnlMatmulLeavesNoMatmulKernel) {
+  CompileOptions options;
+  options.matmul_to_dnnl = true;
+  Result<compiler::VmfbProgram> p = CompileModule(StaticMlp(), options);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  bool packed = false;
+  for (const auto& c : p->callables) {
+    if (c.kind == compiler::CallableKind::kPacked && c.name == "kiln.dnnl.matmul") packed = true;
+    EXPECT_FALSE(c.kind == compiler::CallableKind::kKernel && c.name.compare(0, 6, "matmul") == 0) << c.name;
+  }
+  EXPECT_TRUE(packed);
+  ASSERT_EQ(p->native_libraries.size(), 1u);
+  for (const auto& k : p->native_libraries[0].kernel_names) EXPECT_NE(k.compare(0, 6, "matmul"), 0) << k;
+}
+
+TEST(Driver, ModuleWithoutKernelsHasNoNativeLibrary) {
+  Result<ir::IRModule> mod = text::ParseModule(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32")):
+        y = R.call_dps_packed("env.relu", (x,), out_sinfo=R.Tensor((4,), dtype="float32"))
+        return y
+)",
+                                               "packed.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().message();
+  Result<compiler::VmfbProgram> p = CompileModule(*mod, CompileOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_TRUE(p->native_libraries.empty());
+  EXPECT_EQ(p->graphs.size(), 1u);
+}
+
+TEST(Driver, CompileFileReportsParseAndWriteErrors) {
+  Status missing = CompileFile("/nonexistent/in.relax", "/nonexistent/out.vmfb", CompileOptions{});
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.message(), "cannot read '/nonexistent/in.relax'");
+  Status unwritable = CompileFile(std::string(KILN_SOURCE_DIR) + "/examples/mlp.relax", "/nonexistent/dir/out.vmfb",
+                                  CompileOptions{});
+  EXPECT_EQ(unwritable.code(), StatusCode::kNotFound);
+  EXPECT_EQ(unwritable.message(), "writing /nonexistent/dir/out.vmfb: cannot open '/nonexistent/dir/out.vmfb' for writing");
+}
+
+}  // namespace
+}  // namespace driver
+}  // namespace kiln
