@@ -422,6 +422,14 @@ TEST(InferStructInfoError, GlobalVarOfNoFunction) {
               StatusCode::kNotFound, "built.relax:3:13: no function named 'nowhere' in the module");
 }
 
+TEST(InferStructInfoError, CallOfAMissingFunction) {
+  ExpectError(ModuleWithMain([](const ir::RVar& x) {
+                auto callee = std::make_shared<ir::GlobalVarExpr>("nowhere");
+                return WithSpan(std::make_shared<ir::CallExpr>(callee, std::vector<ir::Expr>{x}), 3, 13);
+              }),
+              StatusCode::kNotFound, "built.relax:3:13: no Relax function named 'nowhere' in the module");
+}
+
 TEST(InferStructInfoError, IfBranchesOfDifferentTypes) {
   ExpectError(ModuleWithMain([](const ir::RVar& x) {
                 auto cond = std::make_shared<ir::PrimValueExpr>(ir::IntImm(DType::Bool(), 1));

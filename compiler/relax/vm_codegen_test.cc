@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <string>
@@ -57,41 +58,44 @@ std::string CallableName(const compiler::VmfbProgram& p, int64_t index) {
 }
 
 // Decodes a function's code into one line per instruction:
-//   "r4 = vm.builtin.alloc_tensor(r3, 2, 32, 1)", "kernel matmul(r0, r1, r4)", "ret r4".
+//   "r4 = vm.builtin.alloc_tensor(r3, 2, 32, 1)", "kernel matmul(r0, r1, r4)", "ret r4",
+//   "if r3 else #8", "goto #9" (jump targets as instruction numbers).
 // A malformed stream ends the listing with a line saying so.
 std::vector<std::string> Disassemble(const compiler::VmfbProgram& p, const compiler::FunctionInfo& f) {
-  std::vector<std::string> out;
   const std::vector<int64_t>& code = f.code;
-  size_t pc = 0;
-  while (pc < code.size()) {
+  // Pass 1: where each instruction starts.
+  std::vector<size_t> starts;
+  for (size_t pc = 0; pc < code.size();) {
+    starts.push_back(pc);
     int64_t op = code[pc];
-    if (op == 1) {  // Call dst callable nargs args...
-      if (pc + 3 >= code.size()) {
-        out.push_back("<truncated call>");
-        return out;
+    size_t size = op == 1 ? (pc + 3 < code.size() ? 4 + static_cast<size_t>(std::max<int64_t>(code[pc + 3], 0)) : 0)
+                  : op == 2 || op == 3 ? 2
+                  : op == 4          ? 3
+                                     : 0;
+    if (size == 0 || pc + size > code.size()) return {"<malformed at word " + std::to_string(pc) + ">"};
+    pc += size;
+  }
+  auto target = [&](size_t pc, int64_t offset) {
+    int64_t t = static_cast<int64_t>(pc) + offset;
+    for (size_t i = 0; i < starts.size(); ++i)
+      if (static_cast<int64_t>(starts[i]) == t) return "#" + std::to_string(i);
+    return t == static_cast<int64_t>(code.size()) ? std::string("#end") : "<bad target " + std::to_string(t) + ">";
+  };
+  // Pass 2: one line each.
+  std::vector<std::string> out;
+  for (size_t pc : starts) {
+    switch (code[pc]) {
+      case 1: {  // Call dst callable nargs args...
+        int64_t dst = code[pc + 1], callable = code[pc + 2], nargs = code[pc + 3];
+        std::string line = dst >= 0 ? "r" + std::to_string(dst) + " = " : "";
+        line += CallableName(p, callable) + "(";
+        for (int64_t i = 0; i < nargs; ++i) line += (i ? ", " : "") + Operand(p, code[pc + 4 + i]);
+        out.push_back(line + ")");
+        break;
       }
-      int64_t dst = code[pc + 1], callable = code[pc + 2], nargs = code[pc + 3];
-      if (nargs < 0 || pc + 4 + nargs > code.size()) {
-        out.push_back("<truncated call>");
-        return out;
-      }
-      std::string line = dst >= 0 ? "r" + std::to_string(dst) + " = " : "";
-      line += CallableName(p, callable) + "(";
-      for (int64_t i = 0; i < nargs; ++i) line += (i ? ", " : "") + Operand(p, code[pc + 4 + i]);
-      out.push_back(line + ")");
-      pc += 4 + nargs;
-    } else if (op == 2 && pc + 1 < code.size()) {  // Ret reg
-      out.push_back("ret r" + std::to_string(code[pc + 1]));
-      pc += 2;
-    } else if (op == 3 && pc + 1 < code.size()) {  // Goto offset
-      out.push_back("goto " + std::to_string(code[pc + 1]));
-      pc += 2;
-    } else if (op == 4 && pc + 2 < code.size()) {  // If cond offset
-      out.push_back("if r" + std::to_string(code[pc + 1]) + " else " + std::to_string(code[pc + 2]));
-      pc += 3;
-    } else {
-      out.push_back("<bad opcode " + std::to_string(op) + ">");
-      return out;
+      case 2: out.push_back("ret r" + std::to_string(code[pc + 1])); break;
+      case 3: out.push_back("goto " + target(pc, code[pc + 1])); break;
+      case 4: out.push_back("if r" + std::to_string(code[pc + 1]) + " else " + target(pc, code[pc + 2])); break;
     }
   }
   return out;
@@ -422,6 +426,41 @@ TEST(VMCodegenError, CallOfAComputedFunctionValue) {
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kUnimplemented);
   EXPECT_EQ(p.status().message(), "built.relax:3:13: calls of computed function values are not supported yet");
+}
+
+TEST(VMCodegen, IfJumpsToTheElseBranchAndOverIt) {
+  // The parser does not read if/else yet: build main(x, y, c) { r = x if c else y; return r }.
+  ir::RVar x = ir::MakeRVar("x", ir::MakeTensorSInfo({2}, DType::Float32()));
+  ir::RVar y = ir::MakeRVar("y", ir::MakeTensorSInfo({2}, DType::Float32()));
+  ir::RVar c = ir::MakeRVar("c", std::make_shared<ir::PrimSInfo>(DType::Bool()));
+  ir::RVar r = ir::MakeRVar("r");
+  auto then_branch = std::make_shared<ir::SeqExprNode>(std::vector<ir::BindingBlock>{}, x);
+  auto else_branch = std::make_shared<ir::SeqExprNode>(std::vector<ir::BindingBlock>{}, y);
+  ir::BindingBlock block;
+  block.bindings.push_back(ir::Binding{r, std::make_shared<ir::IfExpr>(c, then_branch, else_branch), nullptr, {}});
+  auto f = std::make_shared<ir::FunctionExpr>();
+  f->name = "main";
+  f->params = {x, y, c};
+  f->body = std::make_shared<ir::SeqExprNode>(std::vector<ir::BindingBlock>{block}, r);
+  ir::IRModule mod;
+  mod.Add("main", ir::Function(f));
+  Result<ir::IRModule> normalized = InferStructInfo(mod);
+  ASSERT_TRUE(normalized.ok()) << normalized.status().message();
+  compiler::VmfbProgram p;
+  ASSERT_TRUE(GenerateVMCode(*normalized, &p).ok());
+  EXPECT_EQ(Join(Disassemble(p, p.functions[0])),
+            Join({
+                "vm.builtin.check_tensor(r0, 1, 2, 32, 1, \"main: argument x\")",
+                "vm.builtin.match_shape(r0, \"main: argument x\", 1, 0, 2)",
+                "vm.builtin.check_tensor(r1, 1, 2, 32, 1, \"main: argument y\")",
+                "vm.builtin.match_shape(r1, \"main: argument y\", 1, 0, 2)",
+                "r3 = vm.builtin.to_bool(r2)",
+                "if r3 else #8",  // false: to the else branch
+                "r4 = vm.builtin.copy(r0)",
+                "goto #9",  // then branch done: over the else branch
+                "r4 = vm.builtin.copy(r1)",
+                "ret r4",
+            }));
 }
 
 }  // namespace
