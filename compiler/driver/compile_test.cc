@@ -4,13 +4,17 @@
 #include "compiler/driver/compile.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "compiler/text/text.h"
+#include "compiler/writer/vmfb_writer.h"
+#include "vm/module.h"
 
 namespace kiln {
 namespace driver {
@@ -163,6 +167,37 @@ TEST(Driver, CompileFileReportsParseAndWriteErrors) {
                                   CompileOptions{});
   EXPECT_EQ(unwritable.code(), StatusCode::kNotFound);
   EXPECT_EQ(unwritable.message(), "writing /nonexistent/dir/out.vmfb: cannot open '/nonexistent/dir/out.vmfb' for writing");
+}
+
+TEST(Driver, MatchCastOfACompositeDimensionIsCheckedWhenRunning) {
+  Result<ir::IRModule> mod = text::ParseModule(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="float32"), z: R.Tensor(ndim=1, dtype="float32")):
+        n = T.int64()
+        y = R.match_cast(z, R.Tensor((n * 2,), dtype="float32"))
+        return y
+)",
+                                               "cast.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().message();
+  Result<compiler::VmfbProgram> p = CompileModule(*mod, CompileOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::string path = ::testing::TempDir() + "kiln_driver_cast_" + std::to_string(getpid()) + ".vmfb";
+  ASSERT_TRUE(compiler::WriteVmfbFile(*p, path).ok());
+  Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto ctx = (*loaded)->CreateContext();
+  const std::vector<int64_t> n3 = {3}, n6 = {6}, n5 = {5};
+  Tensor x = Tensor::Empty(n3, DType::Float32()).value();
+  Any result;
+  std::vector<Any> good = {x, Tensor::Empty(n6, DType::Float32()).value()};
+  Status ok = ctx->Invoke("main", good, &result);
+  EXPECT_TRUE(ok.ok()) << ok.ToString();
+  std::vector<Any> bad = {x, Tensor::Empty(n5, DType::Float32()).value()};
+  Status s = ctx->Invoke("main", bad, &result);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.message(), "main: match_cast of y, dimension 0: expected 6, got 5");
 }
 
 }  // namespace

@@ -117,15 +117,36 @@ class FunctionCodegen {
           args.push_back(Imm(kAssertLoad));
           args.push_back(Imm(it->second));
         }
+      } else if (IsComputable(d)) {
+        // A composite dimension (n * 2) whose variables are already bound:
+        // compute it into a slot (shape_arith, emitted before this call) and
+        // check against it, or a wrong shape would pass unnoticed.
+        KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
+        args.push_back(Imm(kAssertLoad));
+        args.push_back(Imm(operand.second));
       } else {
-        // A composite dimension (n * 2) in an argument: its variables must be
-        // bound by other arguments; the check itself comes later.
+        // Its variables are bound only by later arguments: not checked yet.
         args.push_back(Imm(kNoOp));
         args.push_back(Imm(0));
       }
     }
     EmitCall(-1, Builtin("vm.builtin.match_shape"), args);
     return Status::Ok();
+  }
+
+  // Whether DimOperand can compute `d` now: constants, bound variables and
+  // the arithmetic shape_arith implements.
+  bool IsComputable(const ir::PrimExpr& d) const {
+    if (ConstDim(d)) return true;
+    if (const auto* v = d.as<ir::VarNode>()) return slots_.count(v) > 0;
+    switch (d->kind()) {
+      case ir::TirKind::kAdd: case ir::TirKind::kSub: case ir::TirKind::kMul: case ir::TirKind::kFloorDiv:
+      case ir::TirKind::kFloorMod: case ir::TirKind::kMin: case ir::TirKind::kMax: {
+        const auto* b = static_cast<const ir::BinaryNode*>(d.get());
+        return IsComputable(b->a) && IsComputable(b->b);
+      }
+      default: return false;
+    }
   }
 
   // (mode, value) operand pair for a dimension in make_shape / shape_arith.

@@ -236,6 +236,38 @@ class Module:
   }
 }
 
+TEST(VMCodegen, CompositeDimensionsOfBoundVariablesAreChecked) {
+  // z's (n * 2) and y's (n + 1) are computed from n (bound by x) and checked;
+  // a composite dimension of a variable bound only later is skipped.
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(w: R.Tensor(("m * 3",), dtype="float32"), x: R.Tensor(("n",), dtype="float32"), z: R.Tensor(("n * 2",), dtype="float32"), u: R.Tensor(("m",), dtype="float32")):
+        n = T.int64()
+        m = T.int64()
+        y = R.match_cast(u, R.Tensor((n + 1,), dtype="float32"))
+        return y
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
+            Join({
+                "vm.builtin.check_tensor(r0, 1, 2, 32, 1, \"main: argument w\")",
+                // m is not bound yet: mode 3, no check.
+                "vm.builtin.match_shape(r0, \"main: argument w\", 1, 3, 0)",
+                "vm.builtin.check_tensor(r1, 1, 2, 32, 1, \"main: argument x\")",
+                "vm.builtin.match_shape(r1, \"main: argument x\", 1, 1, 0)",
+                "vm.builtin.check_tensor(r2, 1, 2, 32, 1, \"main: argument z\")",
+                "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2)",
+                "vm.builtin.match_shape(r2, \"main: argument z\", 1, 2, 1)",
+                "vm.builtin.check_tensor(r3, 1, 2, 32, 1, \"main: argument u\")",
+                "vm.builtin.match_shape(r3, \"main: argument u\", 1, 1, 2)",
+                "vm.builtin.check_tensor(r3, 1, 2, 32, 1, \"main: match_cast of y\")",
+                "vm.builtin.shape_arith(3, 0, 1, 0, 0, 1)",
+                "vm.builtin.match_shape(r3, \"main: match_cast of y\", 1, 2, 3)",
+                "ret r3",
+            }));
+}
+
 TEST(VMCodegen, ConstantsAndImmediatesMoveIntoRegistersForRet) {
   Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
 class Module:
