@@ -81,8 +81,13 @@ class GraphBuilder {
         out.kind = GraphArgKind::kOutput;
         out.index = static_cast<uint32_t>(k);
         g.outputs.push_back(out);
+      } else if (arg->kind == GraphArgKind::kStorage) {
+        // The same kernel result returned twice: its kernel writes only the
+        // first output tensor and a graph cannot copy one output into
+        // another, so the VM runs this function.
+        return std::nullopt;
       } else {
-        g.outputs.push_back(*arg);  // an input, a constant, or a repeated result
+        g.outputs.push_back(*arg);  // an input or a constant, copied by the executor
       }
     }
     Plan(&g);

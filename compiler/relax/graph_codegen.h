@@ -7,8 +7,8 @@
 // Post: for each eligible function, `program->graphs` holds its graph.
 //      Eligible: every parameter is a tensor of static shape, every binding is
 //      call_tir / call_dps_packed with static outputs (or a Var / tuple of
-//      them), and the result is a tensor or a tuple of tensors. Others are
-//      skipped (the VM runs them).
+//      them), and the result is a tensor or a tuple of tensors (each kernel
+//      result at most once). Others are skipped (the VM runs them).
 //
 // Memory planning: each intermediate lives from the call that writes it to
 // its last reader; intermediates whose lifetimes do not overlap share arena
