@@ -200,6 +200,36 @@ class Module:
   EXPECT_EQ(s.message(), "main: match_cast of y, dimension 0: expected 6, got 5");
 }
 
+TEST(Driver, NestedOperatorCallsCompileAndRun) {
+  // tests/passes/legalize_nested.before.relax: main(x, y) = (relu(x) + y) * y - x
+  // with the calls nested in arguments, a tuple and the return.
+  std::string path = ::testing::TempDir() + "kiln_driver_nested_" + std::to_string(getpid()) + ".vmfb";
+  ASSERT_TRUE(
+      CompileFile(std::string(KILN_SOURCE_DIR) + "/tests/passes/legalize_nested.before.relax", path, CompileOptions{})
+          .ok());
+  Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  const std::vector<int64_t> shape = {2, 3};
+  Tensor x = Tensor::Empty(shape, DType::Float32()).value();
+  Tensor y = Tensor::Empty(shape, DType::Float32()).value();
+  for (int i = 0; i < 6; ++i) {
+    x.data<float>()[i] = static_cast<float>(i - 3);      // -3 .. 2
+    y.data<float>()[i] = 0.5f * static_cast<float>(i);  // 0 .. 2.5
+  }
+  auto ctx = (*loaded)->CreateContext();
+  Any result;
+  std::vector<Any> args = {x, y};
+  Status s = ctx->Invoke("main", args, &result);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(result.is_tensor());
+  for (int i = 0; i < 6; ++i) {
+    float xv = x.data<float>()[i], yv = y.data<float>()[i];
+    float want = (std::max(xv, 0.0f) + yv) * yv - xv;
+    EXPECT_FLOAT_EQ(result.tensor().data<float>()[i], want) << i;
+  }
+}
+
 }  // namespace
 }  // namespace driver
 }  // namespace kiln

@@ -27,8 +27,11 @@ class Legalizer {
         }
       }
     }
+    // The result may itself be an operator call (`return R.add(x, y)`).
+    KILN_ASSIGN_OR_RETURN(ir::Expr body, VisitValue(seq->body));
+    if (body != seq->body) changed = true;
     if (!changed) return e;
-    auto out = std::make_shared<ir::SeqExprNode>(std::move(blocks), seq->body);
+    auto out = std::make_shared<ir::SeqExprNode>(std::move(blocks), body);
     out->span = seq->span;
     out->struct_info = seq->struct_info;
     return ir::Expr(out);
@@ -45,11 +48,39 @@ class Legalizer {
       out->struct_info = i->struct_info;
       return ir::Expr(out);
     }
+    // Operator calls nested in other expressions (R.add(R.nn.relu(x), y),
+    // tuple fields) are legalized in place, innermost first.
+    if (const auto* t = ir::ExprAs<ir::TupleExpr>(e)) {
+      KILN_ASSIGN_OR_RETURN(std::vector<ir::Expr> fields, VisitAll(t->fields));
+      if (fields == t->fields) return e;
+      auto out = std::make_shared<ir::TupleExpr>(std::move(fields));
+      out->span = t->span;
+      out->struct_info = t->struct_info;
+      return ir::Expr(out);
+    }
+    if (const auto* g = ir::ExprAs<ir::TupleGetItemExpr>(e)) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr tuple, VisitValue(g->tuple));
+      if (tuple == g->tuple) return e;
+      auto out = std::make_shared<ir::TupleGetItemExpr>(tuple, g->index);
+      out->span = g->span;
+      out->struct_info = g->struct_info;
+      return ir::Expr(out);
+    }
     const auto* call = ir::ExprAs<ir::CallExpr>(e);
-    const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
-    if (!op) return e;
+    if (!call) return e;
+    ir::Expr rebuilt = e;
+    KILN_ASSIGN_OR_RETURN(std::vector<ir::Expr> new_args, VisitAll(call->args));
+    if (new_args != call->args) {
+      auto c = std::make_shared<ir::CallExpr>(call->op, std::move(new_args), call->attrs, call->sinfo_args);
+      c->span = call->span;
+      c->struct_info = call->struct_info;
+      rebuilt = c;
+      call = c.get();
+    }
+    const auto* op = ir::ExprAs<ir::OpExpr>(call->op);
+    if (!op) return rebuilt;
     const OpInfo* info = FindOp(op->name);
-    if (!info || !info->legalize) return e;  // call_tir / call_dps_packed stay
+    if (!info || !info->legalize) return rebuilt;  // call_tir / call_dps_packed stay
 
     const auto* out_t = ir::SInfoAs<ir::TensorSInfo>(call->struct_info);
     auto args = std::make_shared<ir::TupleExpr>(call->args);
@@ -74,6 +105,15 @@ class Legalizer {
     out->span = call->span;
     out->struct_info = call->struct_info;
     return ir::Expr(out);
+  }
+
+  Result<std::vector<ir::Expr>> VisitAll(const std::vector<ir::Expr>& exprs) {
+    std::vector<ir::Expr> out;
+    for (const auto& x : exprs) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr v, VisitValue(x));
+      out.push_back(v);
+    }
+    return out;
   }
 
   ir::IRModule* mod_;

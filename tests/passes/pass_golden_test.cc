@@ -75,6 +75,7 @@ const GoldenCase kCases[] = {
     {"legalize_static", Pipeline::kLegalize},
     {"legalize_symbolic", Pipeline::kLegalize},
     {"legalize_dnnl", Pipeline::kLegalizeDnnl},
+    {"legalize_nested", Pipeline::kLegalize},
     {"remove_unused", Pipeline::kRemoveUnused},
 };
 
