@@ -1,5 +1,6 @@
 #include "compiler/relax/infer_struct_info.h"
 
+#include <map>
 #include <memory>
 
 #include "compiler/relax/op_registry.h"
@@ -14,7 +15,23 @@ using ir::StructInfo;
 
 class Inferer {
  public:
-  explicit Inferer(const ir::IRModule& mod) : mod_(mod) {}
+  explicit Inferer(ir::IRModule* mod) : mod_(*mod), out_(mod) {}
+
+  // Infers the Relax function `name` once, replacing its module entry. A
+  // call of a function later in the module infers that one first, so results
+  // do not depend on function order; a recursive call sees only the declared
+  // result.
+  Status InferEntry(const std::string& name) {
+    int& state = state_[name];
+    if (state != kTodo) return Status::Ok();
+    state = kInProgress;
+    for (auto& entry : out_->entries) {
+      if (entry.name != name || !entry.relax) continue;
+      KILN_ASSIGN_OR_RETURN(entry.relax, VisitFunction(entry.relax));
+    }
+    state_[name] = kDone;
+    return Status::Ok();
+  }
 
   Result<ir::Function> VisitFunction(const ir::Function& f) {
     for (const auto& p : f->params) {
@@ -163,8 +180,12 @@ class Inferer {
         return InvalidArgument(Where(call.span) + "'" + gv->name + "' takes " + std::to_string(callee->params.size()) +
                                " arguments, got " + std::to_string(call.args.size()));
       }
-      // Callee results are taken as declared; symbolic variables of the callee
-      // are not yet substituted by the caller's values.
+      if (!callee->ret_sinfo) {
+        KILN_RETURN_IF_ERROR(InferEntry(gv->name));
+        callee = mod_.FindRelax(gv->name);
+      }
+      // Callee results are taken as declared (or inferred); symbolic variables
+      // of the callee are not yet substituted by the caller's values.
       if (callee->ret_sinfo) return callee->ret_sinfo;
       return StructInfo(std::make_shared<ir::ObjectSInfo>());
     }
@@ -195,17 +216,19 @@ class Inferer {
     return Status::Ok();
   }
 
+  enum { kTodo = 0, kInProgress, kDone };
   const ir::IRModule& mod_;
+  ir::IRModule* out_;
+  std::map<std::string, int> state_;
 };
 
 }  // namespace
 
 Result<ir::IRModule> InferStructInfo(const ir::IRModule& mod) {
   ir::IRModule out = mod;
-  Inferer inferer(out);
-  for (auto& entry : out.entries) {
-    if (!entry.relax) continue;
-    KILN_ASSIGN_OR_RETURN(entry.relax, inferer.VisitFunction(entry.relax));
+  Inferer inferer(&out);
+  for (size_t i = 0; i < out.entries.size(); ++i) {
+    if (out.entries[i].relax) KILN_RETURN_IF_ERROR(inferer.InferEntry(out.entries[i].name));
   }
   return out;
 }

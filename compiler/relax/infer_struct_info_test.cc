@@ -209,6 +209,37 @@ class Module:
   EXPECT_EQ(SInfoOf(mod, "d"), "R.Tensor((3,), dtype=\"float32\")");
 }
 
+TEST(InferStructInfo, CalleesLaterInTheModuleAreInferredFirst) {
+  ir::IRModule mod = Normalize(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32")):
+        cls = Module
+        y = cls.g(x)
+        z = R.add(y, y)
+        return z
+
+    @R.function
+    def g(a: R.Tensor((2, 3), dtype="float32")):
+        return a
+)");
+  EXPECT_EQ(SInfoOf(mod, "y"), "R.Tensor((2, 3), dtype=\"float32\")");
+  EXPECT_EQ(SInfoOf(mod, "z"), "R.Tensor((2, 3), dtype=\"float32\")");
+  EXPECT_EQ(mod.entries[0].name, "main");  // the order is kept
+}
+
+TEST(InferStructInfo, RecursiveCallSeesOnlyTheDeclaredResult) {
+  ir::IRModule mod = Normalize(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32")):
+        cls = Module
+        y = cls.main(x)
+        return x
+)");
+  EXPECT_EQ(SInfoOf(mod, "y"), "R.Object");
+}
+
 TEST(InferStructInfo, IsIdempotent) {
   ir::IRModule once = Normalize(R"(@I.ir_module
 class Module:
