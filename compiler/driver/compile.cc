@@ -63,8 +63,9 @@ std::vector<ir::PrimFunc> PrimFuncs(const ir::IRModule& mod) {
 }  // namespace
 
 const std::vector<std::string>& PassNames() {
-  static const std::vector<std::string> names = {"parse",      "normalize",     "legalize",      "remove-unused",
-                                                 "lower-tir",  "vm-codegen",    "graph-codegen", "native-codegen"};
+  // Only the stages whose result is an IRModule: the code generators after
+  // them produce bytecode and machine code (see kiln-dump, --emit=llvm|asm).
+  static const std::vector<std::string> names = {"parse", "normalize", "legalize", "remove-unused", "lower-tir"};
   return names;
 }
 

@@ -3,8 +3,10 @@
 //   normalize -> legalize -> remove-unused -> lower-tir -> vm-codegen
 //     -> graph-codegen -> native-codegen -> (write)
 //
-// Each IR stage can be printed with `dump_ir_after` (pass names as above, or
-// "all"). Options come from kiln-compile flags.
+// Each IR stage (parse through lower-tir) can be printed with `dump_ir_after`
+// (pass names, or "all"); the code generators' output is seen with kiln-dump
+// (bytecode, graph) and --emit=llvm|asm (kernels). Options come from
+// kiln-compile flags.
 #ifndef KILN_COMPILER_DRIVER_COMPILE_H_
 #define KILN_COMPILER_DRIVER_COMPILE_H_
 
@@ -35,7 +37,7 @@ struct CompileOptions {
   int num_threads_hint = 0;
 };
 
-// Names of the passes, in pipeline order (for --dump-ir-after and --help).
+// Names of the IR passes, in pipeline order (what --dump-ir-after accepts).
 const std::vector<std::string>& PassNames();
 
 // Runs the IR passes only (through lower-tir): what --emit=relax|tir prints.
