@@ -43,7 +43,12 @@ Result<DType> ParseDType(const std::string& s) {
     long bits = std::strtol(rest, &end, 10);
     long lanes = 1;
     if (*end == 'x') lanes = std::strtol(end + 1, &end, 10);
-    if (*end != '\0' || bits <= 0 || bits > 128 || lanes <= 0 || lanes > 65535) break;
+    if (*end != '\0' || lanes <= 0 || lanes > 65535) break;
+    // Only widths that exist: a typo like float33 is an error, not a type.
+    bool valid_bits = p.code == kDLFloat    ? (bits == 16 || bits == 32 || bits == 64)
+                      : p.code == kDLBfloat ? bits == 16
+                                            : (bits == 8 || bits == 16 || bits == 32 || bits == 64);
+    if (!valid_bits) break;
     return DType{p.code, static_cast<uint8_t>(bits), static_cast<uint16_t>(lanes)};
   }
   return InvalidArgument("unknown dtype '" + s + "' (expected e.g. float32, int64, bool)");

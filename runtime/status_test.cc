@@ -197,7 +197,7 @@ TEST(DTypeTest, ParseNames) {
 }
 
 TEST(DTypeTest, ParseErrors) {
-  for (const char* bad : {"", "float", "f", "complex64", "int0", "float32x", "float32y", "<x4", "int999"}) {
+  for (const char* bad : {"", "float", "f", "complex64", "int0", "float32x", "float32y", "<x4", "int999", "float33", "int7", "bfloat32"}) {
     Result<DType> r = ParseDType(bad);
     EXPECT_FALSE(r.ok()) << bad;
     if (!r.ok()) {

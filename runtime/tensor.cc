@@ -1,5 +1,7 @@
 #include "runtime/tensor.h"
 
+#include <cstdint>
+
 namespace kiln {
 namespace {
 
@@ -40,9 +42,17 @@ Result<Tensor> Tensor::Empty(Span<const int64_t> shape, DType dtype, Allocator* 
   for (int64_t d : shape) {
     if (d < 0) return InvalidArgument("negative dimension in shape " + ShapeToString(shape));
   }
+  // The byte count must not wrap: a corrupt file or a hostile caller can ask
+  // for any shape.
+  size_t nbytes = dtype.bytes();
+  for (int64_t d : shape) {
+    if (d != 0 && nbytes > SIZE_MAX / static_cast<uint64_t>(d)) {
+      return ResourceExhausted("tensor of shape " + ShapeToString(shape) + " and dtype " + DTypeToString(dtype) +
+                               " is larger than the address space");
+    }
+    nbytes *= static_cast<size_t>(d);
+  }
   auto obj = MakeObj(shape, dtype);
-  int64_t n = ShapeNumElements(shape);
-  size_t nbytes = static_cast<size_t>(n) * dtype.bytes();
   obj->dl.data = allocator->Allocate(nbytes, kTensorAlignment);
   if (obj->dl.data == nullptr) {
     return ResourceExhausted(StrFormat("cannot allocate %zu bytes for a %s%s tensor", nbytes,

@@ -140,3 +140,17 @@ TEST(TensorTest, ShapeHelpers) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(TensorTest, EmptyRejectsShapesWhoseByteCountWraps) {
+  // 2^62 elements of 4 bytes overflow a 64-bit byte count.
+  Result<Tensor> t = Tensor::Empty({int64_t{1} << 31, int64_t{1} << 31}, DType::Float32());
+  ASSERT_FALSE(t.ok());
+  EXPECT_EQ(t.status().code(), StatusCode::kResourceExhausted);
+  EXPECT_NE(t.status().message().find("larger than the address space"), std::string::npos) << t.status().message();
+}
+
+}  // namespace
+}  // namespace kiln

@@ -233,6 +233,7 @@ class Equal {
       if (!DefineBuffer(ba, bb)) return false;
     }
     if (!Attrs(a->attrs, b->attrs)) return false;
+    if (a->is_private != b->is_private) return Fail("private on one side only");
     PathScope s(this, "body");
     return S(a->body, b->body);
   }

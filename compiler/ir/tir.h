@@ -345,6 +345,7 @@ class PrimFuncNode {
   std::vector<std::pair<Var, Buffer>> buffer_map;
   Stmt body;  // usually a root BlockRealize holding alloc_buffers
   AttrMap attrs;
+  bool is_private = false;  // @T.prim_func(private=True): not exported by name
   SourceSpan span;
 
   // The buffer a handle parameter is bound to, or nullptr.

@@ -85,9 +85,12 @@ Result<ir::IRModule> ParseModule(const std::string& source, const std::string& f
       KILN_ASSIGN_OR_RETURN(ir::Function f, BuildRelaxFunction(ctx, *s, is_private));
       m.Add(s->name, f);
     } else {
-      // PrimFuncNode has no private flag yet: T.prim_func(private=True) parses
-      // to the same function as T.prim_func.
       KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, BuildPrimFunc(ctx, *s));
+      if (is_private) {
+        auto copy = std::make_shared<ir::PrimFuncNode>(*f);
+        copy->is_private = true;
+        f = copy;
+      }
       m.Add(s->name, f);
     }
   }

@@ -701,7 +701,7 @@ void TirPrinter::Block(const ir::BlockRealizeNode& br, std::ostringstream& os, i
 
 void TirPrinter::PrimFunc(const ir::PrimFuncNode& f, const std::string& name, std::ostringstream& os, int indent) {
   Indent(os, indent);
-  os << "@T.prim_func\n";
+  os << (f.is_private ? "@T.prim_func(private=True)\n" : "@T.prim_func\n");
   Indent(os, indent);
   os << "def " << name << "(";
   // A buffer with a static, compact, global shape is declared inline in the
