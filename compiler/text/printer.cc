@@ -63,6 +63,13 @@ struct SymCollector {
         E(seq->body);
         return;
       }
+      case ir::ExprKind::kIf: {
+        const auto* i = ir::ExprAs<ir::IfExpr>(e);
+        E(i->cond);
+        E(i->then_branch);
+        E(i->else_branch);
+        return;
+      }
       default: return;
     }
   }
@@ -90,6 +97,10 @@ bool UsesGlobal(const Expr& e) {
         for (const auto& bd : b.bindings)
           if (UsesGlobal(bd.value)) return true;
       return UsesGlobal(seq->body);
+    }
+    case ir::ExprKind::kIf: {
+      const auto* i = ir::ExprAs<ir::IfExpr>(e);
+      return UsesGlobal(i->cond) || UsesGlobal(i->then_branch) || UsesGlobal(i->else_branch);
     }
     default: return false;
   }
@@ -265,12 +276,68 @@ class RelaxPrinter {
     return Value(c.op) + "(" + Args(c.args, 0) + ")";
   }
 
+  // The SeqExpr of an if/else branch: its bindings, then `y: ann = body`.
+  void Branch(const Expr& e, const ir::Binding& b, std::ostringstream& os, int indent) {
+    namer_->Push();  // names bound in a branch are local to it
+    const auto* seq = ir::ExprAs<ir::SeqExprNode>(e);
+    if (seq) Blocks(seq->blocks, os, indent);
+    std::string value = Value(seq ? seq->body : e);
+    namer_->Pop();
+    Indent(os, indent);
+    os << namer_->Get(b.var.get(), b.var->name);
+    if (StructInfo s = VarSInfo(*b.var)) os << ": " << SInfo(s);
+    os << " = " << value << "\n";
+  }
+
   void Binding(const ir::Binding& b, std::ostringstream& os, int indent) {
+    if (const auto* i = ir::ExprAs<ir::IfExpr>(b.value)) {
+      if (!b.match_cast) {
+        // The result's name is taken before the branches so that a branch
+        // local never takes it.
+        namer_->Define(b.var.get(), b.var->name);
+        Indent(os, indent);
+        os << "if " << Value(i->cond) << ":\n";
+        Branch(i->then_branch, b, os, indent + 1);
+        Indent(os, indent);
+        os << "else:\n";
+        Branch(i->else_branch, b, os, indent + 1);
+        return;
+      }
+    }
     Indent(os, indent);
     std::string value = b.match_cast ? "R.match_cast(" + Value(b.value) + ", " + SInfo(b.match_cast) + ")" : Value(b.value);
     os << namer_->Define(b.var.get(), b.var->name);
     if (StructInfo s = VarSInfo(*b.var)) os << ": " << SInfo(s);
     os << " = " << value << "\n";
+  }
+
+  void Blocks(const std::vector<ir::BindingBlock>& blocks, std::ostringstream& os, int in) {
+    for (const auto& blk : blocks) {
+      if (!blk.is_dataflow) {
+        for (const auto& b : blk.bindings) Binding(b, os, in);
+        continue;
+      }
+      Indent(os, in);
+      os << "with R.dataflow():\n";
+      std::vector<std::string> outputs;
+      for (const auto& b : blk.bindings) {
+        Binding(b, os, in + 1);
+        if (!b.var->is_dataflow) outputs.push_back(namer_->Get(b.var.get(), b.var->name));
+      }
+      Indent(os, in + 1);
+      if (outputs.empty() && blk.bindings.empty()) {
+        os << "pass\n";
+        continue;
+      }
+      if (!outputs.empty()) {
+        os << "R.output(";
+        for (size_t i = 0; i < outputs.size(); ++i) os << (i ? ", " : "") << outputs[i];
+        os << ")\n";
+      } else {
+        // No outputs: TVM still closes the block; an empty R.output() parses back.
+        os << "R.output()\n";
+      }
+    }
   }
 
   void Function(const ir::FunctionExpr& f, const std::string& name, const std::string& class_name,
@@ -312,32 +379,7 @@ class RelaxPrinter {
       os << "return " << Value(f.body) << "\n";
       return;
     }
-    for (const auto& blk : seq->blocks) {
-      if (!blk.is_dataflow) {
-        for (const auto& b : blk.bindings) Binding(b, os, in);
-        continue;
-      }
-      Indent(os, in);
-      os << "with R.dataflow():\n";
-      std::vector<std::string> outputs;
-      for (const auto& b : blk.bindings) {
-        Binding(b, os, in + 1);
-        if (!b.var->is_dataflow) outputs.push_back(namer_->Get(b.var.get(), b.var->name));
-      }
-      Indent(os, in + 1);
-      if (outputs.empty() && blk.bindings.empty()) {
-        os << "pass\n";
-        continue;
-      }
-      if (!outputs.empty()) {
-        os << "R.output(";
-        for (size_t i = 0; i < outputs.size(); ++i) os << (i ? ", " : "") << outputs[i];
-        os << ")\n";
-      } else {
-        // No outputs: TVM still closes the block; an empty R.output() parses back.
-        os << "R.output()\n";
-      }
-    }
+    Blocks(seq->blocks, os, in);
     Indent(os, in);
     os << "return " << Value(seq->body) << "\n";
   }

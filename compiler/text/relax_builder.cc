@@ -206,59 +206,127 @@ class RelaxFuncBuilder {
            !vars_.count(e.str);
   }
 
-  Result<Expr> Body(const AstStmt& def, ir::FunctionExpr* fn) {
+  // The statements of a function body or of an if/else branch.
+  struct Stmts {
     std::vector<ir::BindingBlock> blocks;
-    ir::BindingBlock cur;
-    Expr result;
-    for (const auto& sp : def.body) {
-      const AstStmt& s = *sp;
-      if (result) return src_.Error(s.loc, "statement after 'return'");
-      DType t;
-      switch (s.kind) {
-        case StmtKind::kPass: break;
-        case StmtKind::kReturn: {
-          if (!s.value) return src_.Error(s.loc, "a Relax function must return a value");
-          KILN_ASSIGN_OR_RETURN(result, Value(*s.value));
-          break;
-        }
-        case StmtKind::kWith: {
-          if (!IsCallTo(s.value.get(), "R.dataflow") || !s.value->items.empty() || s.target)
-            return src_.Error(s.value->loc, "expected 'with R.dataflow():' in a Relax function");
-          if (!cur.bindings.empty()) blocks.push_back(std::move(cur));
-          cur = ir::BindingBlock();
-          KILN_ASSIGN_OR_RETURN(ir::BindingBlock df, Dataflow(s));
-          blocks.push_back(std::move(df));
-          break;
-        }
-        case StmtKind::kExpr: {
-          if (IsCallTo(s.value.get(), "R.func_attr")) {
-            if (s.value->items.size() != 1) return src_.Error(s.loc, "R.func_attr takes one dict");
-            KILN_ASSIGN_OR_RETURN(fn->attrs, AttrDictFromAst(src_, *s.value->items[0]));
-            break;
-          }
-          if (IsCallTo(s.value.get(), "R.output"))
-            return src_.Error(s.loc, "R.output must be the last statement of a 'with R.dataflow():' block");
-          return src_.Error(s.loc, "a Relax expression statement has no effect; bind its value to a name");
-        }
-        case StmtKind::kAssign:
-          if (s.value && s.target->kind == AstKind::kName && IsTypeDecl(*s.value, &t)) {
-            KILN_RETURN_IF_ERROR(DeclareSym(*s.target, t));
-            break;
-          }
-          if (s.value && s.target->kind == AstKind::kName && IsClassAlias(*s.value)) {
-            aliases_.insert(s.target->str);  // cls = Module
-            break;
-          }
-          KILN_RETURN_IF_ERROR(Bind(s, false, {}, &cur));
-          break;
-        case StmtKind::kIf: return src_.Error(s.loc, "if/else in Relax functions is not supported yet");
-        default: return src_.Error(s.loc, "unexpected statement in a Relax function");
-      }
+    ir::BindingBlock cur;  // the open non-dataflow block
+    Expr result;           // set by `return` (function body only)
+    void Flush() {
+      if (!cur.bindings.empty()) blocks.push_back(std::move(cur));
+      cur = ir::BindingBlock();
     }
-    if (!cur.bindings.empty()) blocks.push_back(std::move(cur));
-    if (!result) return src_.Error(def.loc, "Relax function '" + def.name + "' has no return statement");
-    auto seq = std::make_shared<ir::SeqExprNode>(std::move(blocks), result);
-    seq->span = result->span;
+  };
+
+  Result<Expr> Body(const AstStmt& def, ir::FunctionExpr* fn) {
+    Stmts st;
+    for (const auto& sp : def.body) {
+      if (st.result) return src_.Error(sp->loc, "statement after 'return'");
+      KILN_RETURN_IF_ERROR(Stmt(*sp, fn, &st));
+    }
+    st.Flush();
+    if (!st.result) return src_.Error(def.loc, "Relax function '" + def.name + "' has no return statement");
+    auto seq = std::make_shared<ir::SeqExprNode>(std::move(st.blocks), st.result);
+    seq->span = st.result->span;
+    return Expr(seq);
+  }
+
+  // One statement outside dataflow blocks. `fn` is null inside an if/else
+  // branch, where return and R.func_attr are not allowed.
+  Status Stmt(const AstStmt& s, ir::FunctionExpr* fn, Stmts* st) {
+    DType t;
+    switch (s.kind) {
+      case StmtKind::kPass: return Status::Ok();
+      case StmtKind::kReturn: {
+        if (!fn)
+          return src_.Error(s.loc, "'return' inside if/else is not supported; assign the result in both branches and return it after the if");
+        if (!s.value) return src_.Error(s.loc, "a Relax function must return a value");
+        KILN_ASSIGN_OR_RETURN(st->result, Value(*s.value));
+        return Status::Ok();
+      }
+      case StmtKind::kWith: {
+        if (!IsCallTo(s.value.get(), "R.dataflow") || !s.value->items.empty() || s.target)
+          return src_.Error(s.value->loc, "expected 'with R.dataflow():' in a Relax function");
+        st->Flush();
+        KILN_ASSIGN_OR_RETURN(ir::BindingBlock df, Dataflow(s));
+        st->blocks.push_back(std::move(df));
+        return Status::Ok();
+      }
+      case StmtKind::kExpr: {
+        if (IsCallTo(s.value.get(), "R.func_attr")) {
+          if (!fn) return src_.Error(s.loc, "R.func_attr belongs at the top of the function, not inside if/else");
+          if (s.value->items.size() != 1) return src_.Error(s.loc, "R.func_attr takes one dict");
+          KILN_ASSIGN_OR_RETURN(fn->attrs, AttrDictFromAst(src_, *s.value->items[0]));
+          return Status::Ok();
+        }
+        if (IsCallTo(s.value.get(), "R.output"))
+          return src_.Error(s.loc, "R.output must be the last statement of a 'with R.dataflow():' block");
+        return src_.Error(s.loc, "a Relax expression statement has no effect; bind its value to a name");
+      }
+      case StmtKind::kAssign:
+        if (s.value && s.target->kind == AstKind::kName && IsTypeDecl(*s.value, &t)) return DeclareSym(*s.target, t);
+        if (s.value && s.target->kind == AstKind::kName && IsClassAlias(*s.value)) {
+          aliases_.insert(s.target->str);  // cls = Module
+          return Status::Ok();
+        }
+        return Bind(s, false, {}, &st->cur);
+      case StmtKind::kIf: return If(s, &st->cur);
+      default: return src_.Error(s.loc, "unexpected statement in a Relax function");
+    }
+  }
+
+  // `if c:` ... `y = a` `else:` ... `y = b`, as TVM prints it: the binding
+  // y = If(c, SeqExpr(then..., a), SeqExpr(else..., b)). Names bound inside a
+  // branch are local to it; only y is visible after the if.
+  Status If(const AstStmt& s, ir::BindingBlock* block) {
+    if (s.orelse.empty())
+      return src_.Error(s.loc, "an if in a Relax function needs an else branch; both branches assign the result variable");
+    KILN_ASSIGN_OR_RETURN(Expr cond, Value(*s.value));
+    const AstStmt* then_last = nullptr;
+    const AstStmt* else_last = nullptr;
+    KILN_ASSIGN_OR_RETURN(Expr then_seq, Branch(s.body, &then_last));
+    KILN_ASSIGN_OR_RETURN(Expr else_seq, Branch(s.orelse, &else_last));
+    const std::string& name = then_last->target->str;
+    if (else_last->target->str != name)
+      return src_.Error(else_last->target->loc, "both branches of if must end by assigning the same variable: expected '" + name +
+                                                    "', got '" + else_last->target->str + "'");
+    if (vars_.count(name)) return src_.Error(then_last->target->loc, "variable '" + name + "' is already defined");
+    StructInfo annotation;
+    const AstExpr* ann = then_last->annotation ? then_last->annotation.get() : else_last->annotation.get();
+    if (ann) {
+      KILN_ASSIGN_OR_RETURN(annotation, SInfo(*ann));
+    }
+    auto v = std::make_shared<ir::VarExpr>(name, annotation, false);
+    v->span = src_.Span(then_last->target->loc);
+    auto value = std::make_shared<ir::IfExpr>(cond, then_seq, else_seq);
+    value->span = src_.Span(s.loc);
+    ir::Binding b;
+    b.var = v;
+    b.value = value;
+    b.span = src_.Span(s.loc);
+    vars_[name] = v;
+    block->bindings.push_back(std::move(b));
+    return Status::Ok();
+  }
+
+  // One branch: its statements, the last of which assigns the branch's value.
+  Result<Expr> Branch(const std::vector<AstStmtP>& body, const AstStmt** out_last) {
+    const AstStmt& last = *body.back();
+    if (last.kind != StmtKind::kAssign || !last.value || last.target->kind != AstKind::kName)
+      return src_.Error(last.loc, "the last statement of an if/else branch must assign the result, as in 'y = R.add(a, b)'");
+    DType t;
+    if (IsTypeDecl(*last.value, &t) || IsClassAlias(*last.value))
+      return src_.Error(last.loc, "the last statement of an if/else branch must assign the result, as in 'y = R.add(a, b)'");
+    if (IsCallTo(last.value.get(), "R.match_cast"))
+      return src_.Error(last.value->loc, "an if/else branch cannot end with R.match_cast; bind it first, then assign the result");
+    std::map<std::string, ir::RVar> saved = vars_;
+    Stmts st;
+    for (size_t i = 0; i + 1 < body.size(); ++i) KILN_RETURN_IF_ERROR(Stmt(*body[i], nullptr, &st));
+    KILN_ASSIGN_OR_RETURN(Expr value, Value(*last.value));
+    st.Flush();
+    vars_ = std::move(saved);  // names of the branch do not outlive it
+    *out_last = &last;
+    auto seq = std::make_shared<ir::SeqExprNode>(std::move(st.blocks), value);
+    seq->span = src_.Span(last.loc);
     return Expr(seq);
   }
 
@@ -299,6 +367,8 @@ class RelaxFuncBuilder {
       if (s.kind == StmtKind::kExpr && IsCallTo(s.value.get(), "R.output"))
         return src_.Error(s.loc, "R.output must be the last statement of a 'with R.dataflow():' block");
       if (s.kind == StmtKind::kPass) continue;
+      if (s.kind == StmtKind::kIf)
+        return src_.Error(s.loc, "if/else is not allowed inside a dataflow block; put it after the block");
       if (s.kind != StmtKind::kAssign)
         return src_.Error(s.loc, "only bindings and R.output are allowed in a dataflow block");
       KILN_RETURN_IF_ERROR(Bind(s, true, outputs, &block));
