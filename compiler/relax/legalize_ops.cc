@@ -96,12 +96,19 @@ class Legalizer {
     } else {
       std::string name = mod_->UniqueName(info->short_name);
       KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, info->legalize(*call, name));
-      mod_->Add(name, f);
+      // Fusion reads the operator's pattern from the kernel.
+      auto nf = std::make_shared<ir::PrimFuncNode>(*f);
+      nf->attrs["op_pattern"].kind = ir::AttrValue::Kind::kInt;
+      nf->attrs["op_pattern"].i = static_cast<int64_t>(info->pattern);
+      mod_->Add(name, ir::PrimFunc(nf));
       callee = std::make_shared<ir::GlobalVarExpr>(name);
     }
     callee->struct_info = std::make_shared<ir::ObjectSInfo>();
+    // A tuple result (split, topk) is one out_sinfo per output buffer.
+    std::vector<ir::StructInfo> out_sinfo{call->struct_info};
+    if (const auto* tup = ir::SInfoAs<ir::TupleSInfo>(call->struct_info)) out_sinfo = tup->fields;
     auto out = std::make_shared<ir::CallExpr>(std::make_shared<ir::OpExpr>(dps_op), std::vector<ir::Expr>{callee, args},
-                                              ir::AttrMap{}, std::vector<ir::StructInfo>{call->struct_info});
+                                              ir::AttrMap{}, std::move(out_sinfo));
     out->span = call->span;
     out->struct_info = call->struct_info;
     return ir::Expr(out);

@@ -89,8 +89,6 @@ ir::PrimExpr SubFn(ir::PrimExpr a, ir::PrimExpr b) { return ir::MakeBinary(ir::T
 ir::PrimExpr MulFn(ir::PrimExpr a, ir::PrimExpr b) { return ir::MakeBinary(ir::TirKind::kMul, a, b); }
 ir::PrimExpr DivFn(ir::PrimExpr a, ir::PrimExpr b) { return ir::MakeBinary(ir::TirKind::kDiv, a, b); }
 
-}  // namespace
-
 Result<ir::StructInfo> InferBroadcastBinary(const ir::CallExpr& call) {
   const ir::TensorSInfo* a = TensorInfoOf(call.args[0]);
   const ir::TensorSInfo* b = TensorInfoOf(call.args[1]);
@@ -136,16 +134,14 @@ Result<ir::PrimFunc> LegalizeRelu(const ir::CallExpr& call, const std::string& n
   return te::BuildComputePrimFunc(spec);
 }
 
-Result<ir::StructInfo> InferCallDps(const ir::CallExpr& call) {
-  const auto* op = ir::ExprAs<ir::OpExpr>(call.op);
-  std::string what = op ? "R." + op->name.substr(6) : "call";
-  if (call.sinfo_args.empty()) return InvalidArgument(Where(call.span) + what + " needs out_sinfo");
-  if (call.args.size() < 2 || !ir::ExprAs<ir::TupleExpr>(call.args[1])) {
-    // The parser always produces (callee, Tuple(args)); anything else is malformed IR.
-    return InvalidArgument(Where(call.span) + what + " expects a callee and a tuple of arguments");
-  }
-  if (call.sinfo_args.size() == 1) return call.sinfo_args[0];
-  return ir::StructInfo(std::make_shared<ir::TupleSInfo>(call.sinfo_args));
+}  // namespace
+
+void AddElementwiseOps(std::vector<OpInfo>* t) {
+  t->push_back({"relax.add", "add", 2, InferBroadcastBinary, LegalizeAdd, OpPattern::kBroadcast});
+  t->push_back({"relax.subtract", "subtract", 2, InferBroadcastBinary, LegalizeSubtract, OpPattern::kBroadcast});
+  t->push_back({"relax.multiply", "multiply", 2, InferBroadcastBinary, LegalizeMultiply, OpPattern::kBroadcast});
+  t->push_back({"relax.divide", "divide", 2, InferBroadcastBinary, LegalizeDivide, OpPattern::kBroadcast});
+  t->push_back({"relax.nn.relu", "relu", 1, InferUnary, LegalizeRelu, OpPattern::kElemWise});
 }
 
 }  // namespace relax

@@ -9,6 +9,8 @@
 
 namespace kiln {
 namespace relax {
+namespace {
+
 
 Result<ir::StructInfo> InferMatmul(const ir::CallExpr& call) {
   const ir::TensorSInfo* x = TensorInfoOf(call.args[0]);
@@ -61,6 +63,10 @@ Result<ir::PrimFunc> LegalizeMatmul(const ir::CallExpr& call, const std::string&
   };
   return te::BuildComputePrimFunc(spec);
 }
+
+}  // namespace
+
+void AddMatmulOps(std::vector<OpInfo>* t) { t->push_back({"relax.matmul", "matmul", 2, InferMatmul, LegalizeMatmul, OpPattern::kOutEWiseFusable}); }
 
 }  // namespace relax
 }  // namespace kiln

@@ -36,8 +36,6 @@ Result<std::vector<int64_t>> Axes(const ir::CallExpr& call, int ndim) {
   return axes;
 }
 
-}  // namespace
-
 Result<ir::StructInfo> InferPermuteDims(const ir::CallExpr& call) {
   const ir::TensorSInfo* x = TensorInfoOf(call.args[0]);
   if (!x) return InvalidArgument(Where(call.span) + "R.permute_dims expects a tensor");
@@ -68,6 +66,10 @@ Result<ir::PrimFunc> LegalizePermuteDims(const ir::CallExpr& call, const std::st
   };
   return te::BuildComputePrimFunc(spec);
 }
+
+}  // namespace
+
+void AddPermuteDimsOps(std::vector<OpInfo>* t) { t->push_back({"relax.permute_dims", "transpose", 1, InferPermuteDims, LegalizePermuteDims, OpPattern::kInjective}); }
 
 }  // namespace relax
 }  // namespace kiln

@@ -8,29 +8,30 @@ namespace kiln {
 namespace relax {
 namespace {
 
-const OpInfo kOps[] = {
-    {"relax.matmul", "matmul", 2, InferMatmul, LegalizeMatmul},
-    {"relax.permute_dims", "transpose", 1, InferPermuteDims, LegalizePermuteDims},
-    {"relax.add", "add", 2, InferBroadcastBinary, LegalizeAdd},
-    {"relax.subtract", "subtract", 2, InferBroadcastBinary, LegalizeSubtract},
-    {"relax.multiply", "multiply", 2, InferBroadcastBinary, LegalizeMultiply},
-    {"relax.divide", "divide", 2, InferBroadcastBinary, LegalizeDivide},
-    {"relax.nn.relu", "relu", 1, InferUnary, LegalizeRelu},
-    {"relax.call_tir", "call_tir", -1, InferCallDps, nullptr},
-    {"relax.call_dps_packed", "call_dps_packed", -1, InferCallDps, nullptr},
-};
+const std::vector<OpInfo>& Table() {
+  static const std::vector<OpInfo>* table = [] {
+    auto* t = new std::vector<OpInfo>;
+    AddDpsOps(t);
+    AddElementwiseOps(t);
+    AddMatmulOps(t);
+    AddPermuteDimsOps(t);
+    // New operator families: one line each.
+    return t;
+  }();
+  return *table;
+}
 
 }  // namespace
 
 const OpInfo* FindOp(const std::string& name) {
-  for (const OpInfo& op : kOps)
+  for (const OpInfo& op : Table())
     if (name == op.name) return &op;
   return nullptr;
 }
 
 std::vector<std::string> ListOps() {
   std::vector<std::string> names;
-  for (const OpInfo& op : kOps) names.push_back(op.name);
+  for (const OpInfo& op : Table()) names.push_back(op.name);
   return names;
 }
 

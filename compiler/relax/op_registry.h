@@ -1,6 +1,7 @@
 // The Relax operators Kiln knows: for each, how to infer the struct info of a
-// call and how to legalize it into TIR. One entry per operator; the table is
-// built in op_registry.cc from the per-operator files (op_*.cc).
+// call, how to legalize it into TIR, and its fusion pattern. Each operator
+// family file (op_*.cc) adds its entries through an Add<Family>Ops function
+// (op_defs.h); op_registry.cc calls them all once.
 #ifndef KILN_COMPILER_RELAX_OP_REGISTRY_H_
 #define KILN_COMPILER_RELAX_OP_REGISTRY_H_
 
@@ -21,12 +22,25 @@ using InferFn = Result<ir::StructInfo> (*)(const ir::CallExpr& call);
 // symbolic tensor struct info). `name` is the PrimFunc's name in the module.
 using LegalizeFn = Result<ir::PrimFunc> (*)(const ir::CallExpr& call, const std::string& name);
 
+// How a kernel's outputs depend on its inputs, for fusion. The numbering is
+// TVM's, so "op_pattern" attributes read the same in both.
+enum class OpPattern : int {
+  kElemWise = 0,           // out[i] = f(in0[i], in1[i], ...), same shapes
+  kBroadcast = 1,          // inputs indexed by a subset of out's axes
+  kInjective = 2,          // each output element reads a computed element (reshape, transpose, take)
+  kCommReduce = 3,         // commutative reduction over some axes
+  kOutEWiseFusable = 4,    // matmul, conv: elementwise epilogues fuse into it
+  kTuple = 7,
+  kOpaque = 8,             // never fused
+};
+
 struct OpInfo {
   const char* name;        // "relax.matmul"
   const char* short_name;  // "matmul": the default PrimFunc name when legalized
   int num_args;            // -1: variadic
   InferFn infer;
   LegalizeFn legalize;     // nullptr: not legalizable (e.g. call_tir itself)
+  OpPattern pattern = OpPattern::kOpaque;
 };
 
 // nullptr when unknown.
