@@ -23,6 +23,8 @@ struct ModuleContext {
   std::string class_name;                 // "Module": `cls = Module` is an alias of it
   std::set<std::string> function_names;   // every def of the class, for cls.f and bare f
   const std::vector<Comment>* comments = nullptr;
+  // The table metadata["relax.expr.Constant"][i] indexes; null: none given.
+  const std::vector<ir::Expr>* constants = nullptr;
 };
 
 // Builds TIR expressions from the syntax tree. Names resolve through a stack of

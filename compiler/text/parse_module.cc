@@ -45,9 +45,24 @@ bool IsModuleDecorator(const AstExpr& d) {
   return n == "I.ir_module" || n == "tvm.script.ir_module" || n == "ir_module";
 }
 
+Result<ir::IRModule> ParseModuleImpl(const std::string& source, const std::string& file_name,
+                                     const std::vector<ir::Expr>* constants);
+
 }  // namespace
 
 Result<ir::IRModule> ParseModule(const std::string& source, const std::string& file_name) {
+  return ParseModuleImpl(source, file_name, nullptr);
+}
+
+Result<ir::IRModule> ParseModule(const std::string& source, const std::string& file_name,
+                                 const std::vector<ir::Expr>& constants) {
+  return ParseModuleImpl(source, file_name, &constants);
+}
+
+namespace {
+
+Result<ir::IRModule> ParseModuleImpl(const std::string& source, const std::string& file_name,
+                                     const std::vector<ir::Expr>* constants) {
   SourceFile src(source, file_name);
   KILN_ASSIGN_OR_RETURN(TokenStream toks, Tokenize(src));
   KILN_ASSIGN_OR_RETURN(std::vector<AstStmtP> stmts, ParsePython(src, toks));
@@ -65,6 +80,7 @@ Result<ir::IRModule> ParseModule(const std::string& source, const std::string& f
   ctx.src = &src;
   ctx.class_name = cls->name;
   ctx.comments = &toks.comments;
+  ctx.constants = constants;
   for (const auto& s : cls->body) {
     if (s->kind == StmtKind::kPass) continue;
     if (s->kind != StmtKind::kDef) return src.Error(s->loc, "expected a function ('def') in the module class");
@@ -97,12 +113,22 @@ Result<ir::IRModule> ParseModule(const std::string& source, const std::string& f
   return m;
 }
 
+}  // namespace
+
 Result<ir::IRModule> ParseModuleFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return NotFound("cannot read '" + path + "'");
   std::stringstream ss;
   ss << in.rdbuf();
   return ParseModule(ss.str(), path);
+}
+
+Result<ir::IRModule> ParseModuleFile(const std::string& path, const std::vector<ir::Expr>& constants) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseModule(ss.str(), path, constants);
 }
 
 }  // namespace text

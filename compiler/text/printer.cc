@@ -3,6 +3,7 @@
 // (see text.h).
 #include <sstream>
 
+#include "compiler/text/constant_data.h"
 #include "compiler/text/printer_util.h"
 #include "compiler/text/text.h"
 
@@ -106,9 +107,16 @@ bool UsesGlobal(const Expr& e) {
   }
 }
 
+// The constants printed as metadata references, in order of first use.
+struct ConstTable {
+  std::vector<Expr> entries;
+  std::map<const ir::ConstantExpr*, size_t> index;
+};
+
 class RelaxPrinter {
  public:
-  RelaxPrinter(Namer* namer, bool quote_dims) : namer_(namer), tir_(namer), quote_dims_(quote_dims) {}
+  RelaxPrinter(Namer* namer, bool quote_dims, ConstTable* table)
+      : namer_(namer), tir_(namer), quote_dims_(quote_dims), table_(table) {}
 
   void set_quote_dims(bool q) { quote_dims_ = q; }
 
@@ -178,34 +186,22 @@ class RelaxPrinter {
     return r;
   }
 
-  std::string Constant(const ir::ConstantExpr& c) {
-    const Tensor& t = c.data;
-    if (t.defined() && t.ndim() == 0) {
-      DType d = t.dtype();
-      std::string v;
-      if (d == DType::Float32()) {
-        v = FloatRepr(*t.data<float>());
-      } else if (d == DType::Float64()) {
-        v = FloatRepr(*t.data<double>());
-      } else if (d == DType::Int64()) {
-        v = std::to_string(*t.data<int64_t>());
-      } else if (d == DType::Int32()) {
-        v = std::to_string(*t.data<int32_t>());
-      } else if (d == DType::Int8()) {
-        v = std::to_string(*t.data<int8_t>());
-      } else if (d == DType::UInt8()) {
-        v = std::to_string(*t.data<uint8_t>());
-      } else if (d == DType::Bool()) {
-        v = *t.data<uint8_t>() ? "True" : "False";
-      }
-      if (!v.empty()) {
-        if (d.is_float() && v.find_first_of(".enIN") == std::string::npos) v += ".0";
-        return "R.const(" + v + ", " + Quote(DTypeToString(d)) + ")";
-      }
+  // A scalar without a name inline; anything else as an entry of the table.
+  std::string Constant(const Expr& e) {
+    const auto* c = ir::ExprAs<ir::ConstantExpr>(e);
+    const Tensor& t = c->data;
+    if (t.defined() && t.ndim() == 0 && c->name.empty() && IsConstantDType(t.dtype()))
+      return "R.const(" + LiteralText(t, 0) + ", " + Quote(DTypeToString(t.dtype())) + ")";
+    auto it = table_->index.find(c);
+    size_t i;
+    if (it != table_->index.end()) {
+      i = it->second;
+    } else {
+      i = table_->entries.size();
+      table_->entries.push_back(e);
+      table_->index[c] = i;
     }
-    // Tensors of weights go to a metadata section in TVM's format; Kiln does
-    // not print or parse those yet (issue 3).
-    return "metadata[\"relax.expr.Constant\"][0]";
+    return "metadata[\"relax.expr.Constant\"][" + std::to_string(i) + "]";
   }
 
   std::string Value(const Expr& e) {
@@ -215,7 +211,7 @@ class RelaxPrinter {
         const auto* v = ir::ExprAs<ir::VarExpr>(e);
         return namer_->Get(v, v->name);
       }
-      case ir::ExprKind::kConstant: return Constant(*ir::ExprAs<ir::ConstantExpr>(e));
+      case ir::ExprKind::kConstant: return Constant(e);
       case ir::ExprKind::kTuple: {
         const auto& f = ir::ExprAs<ir::TupleExpr>(e)->fields;
         std::string r = "(" + Args(f, 0);
@@ -388,7 +384,10 @@ class RelaxPrinter {
   Namer* namer_;
   TirPrinter tir_;
   bool quote_dims_;
+  ConstTable* table_;
 };
+
+std::string PrintModuleImpl(const ir::IRModule& m, ConstTable* table);
 
 }  // namespace
 
@@ -399,11 +398,29 @@ std::string PrintPrimExpr(const ir::PrimExpr& e) {
 
 std::string PrintStructInfo(const ir::StructInfo& s) {
   Namer namer;
-  RelaxPrinter p(&namer, false);
+  ConstTable table;
+  RelaxPrinter p(&namer, false, &table);
   return p.SInfo(s);
 }
 
 std::string PrintModule(const ir::IRModule& m) {
+  ConstTable table;
+  std::string text = PrintModuleImpl(m, &table);
+  if (!table.entries.empty())
+    text += "\n# Metadata omitted: PrintModule(module, &constants) returns the constant table.\n";
+  return text;
+}
+
+std::string PrintModule(const ir::IRModule& m, std::vector<ir::Expr>* constants) {
+  ConstTable table;
+  std::string text = PrintModuleImpl(m, &table);
+  *constants = std::move(table.entries);
+  return text;
+}
+
+namespace {
+
+std::string PrintModuleImpl(const ir::IRModule& m, ConstTable* table) {
   std::ostringstream os;
   os << "# from tvm.script import ir as I\n"
         "# from tvm.script import tir as T\n"
@@ -422,7 +439,7 @@ std::string PrintModule(const ir::IRModule& m) {
         TirPrinter p(&namer);
         p.PrimFunc(*e.prim, e.name, os, 1);
       } else if (e.relax) {
-        RelaxPrinter p(&namer, false);
+        RelaxPrinter p(&namer, false, table);
         p.Function(*e.relax, e.name, m.name, os, 1);
       }
     }
@@ -430,6 +447,8 @@ std::string PrintModule(const ir::IRModule& m) {
   if (first) os << "    pass\n";
   return os.str();
 }
+
+}  // namespace
 
 }  // namespace text
 }  // namespace kiln

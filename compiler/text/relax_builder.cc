@@ -6,9 +6,11 @@
 // int64 TIR Vars of the function: a quoted dimension ("n") in an annotation
 // introduces one, `n = T.int64()` declares one (or names the same one again),
 // and a bare name (n) refers to one.
+#include <cmath>
 #include <cstring>
 
 #include "compiler/text/builder.h"
+#include "compiler/text/constant_data.h"
 #include "compiler/text/py_parser.h"
 #include "compiler/text/relax_ops.h"
 
@@ -450,9 +452,9 @@ class RelaxFuncBuilder {
         return Expr(std::make_shared<ir::TupleExpr>(std::move(fields)));
       }
       case AstKind::kSubscript: {
-        if (e.base->kind == AstKind::kName && e.base->str == "metadata")
-          return Status(StatusCode::kUnimplemented,
-                        src_.Error(e.loc, "metadata constants are not supported yet").message());
+        if (e.base->kind == AstKind::kSubscript && e.base->base->kind == AstKind::kName && e.base->base->str == "metadata" &&
+            !vars_.count("metadata"))
+          return Metadata(e);
         if (e.items.size() != 1 || e.items[0]->kind != AstKind::kInt || e.items[0]->i < 0)
           return src_.Error(e.loc, "a tuple is indexed by one non-negative integer, as in t[0]");
         KILN_ASSIGN_OR_RETURN(Expr t, Value(*e.base));
@@ -581,42 +583,123 @@ class RelaxFuncBuilder {
                                                ir::AttrMap{}, std::move(sinfo)));
   }
 
-  // R.const(1.5, "float32"): a 0-d tensor.
+  // R.const(value, "dtype"): a number, a bool or nested lists of them. As in
+  // TVM, the dtype defaults to float32 when any element is a float, bool when
+  // all are bools, int32 otherwise.
   Result<Expr> Const(const AstExpr& e) {
     KILN_RETURN_IF_ERROR(NoExtraArgs(e, 2, {"dtype"}));
     if (e.items.empty()) return src_.Error(e.loc, "R.const needs a value");
-    const AstExpr& v = *e.items[0];
-    if (v.kind == AstKind::kList || v.kind == AstKind::kTuple)
-      return Status(StatusCode::kUnimplemented,
-                    src_.Error(v.loc, "R.const of a list is not supported yet; only scalars").message());
-    if (v.kind != AstKind::kInt && v.kind != AstKind::kFloat && v.kind != AstKind::kBool)
-      return src_.Error(v.loc, "R.const needs a number or a bool");
-    DType t = v.kind == AstKind::kFloat ? DType::Float32() : v.kind == AstKind::kBool ? DType::Bool() : DType::Int64();
+    std::vector<int64_t> shape;
+    std::vector<const AstExpr*> leaves;
+    int leaf_depth = -1;
+    KILN_RETURN_IF_ERROR(ConstShape(*e.items[0], 0, &shape, &leaves, &leaf_depth));
+    std::vector<Literal> lits;
+    bool any_float = false, all_bool = true;
+    for (const AstExpr* leaf : leaves) {
+      bool is_bool = false;
+      KILN_ASSIGN_OR_RETURN(Literal l, ConstLiteral(*leaf, &is_bool));
+      any_float |= l.is_float;
+      all_bool &= is_bool;
+      lits.push_back(l);
+    }
+    DType t = any_float ? DType::Float32() : all_bool && !leaves.empty() ? DType::Bool() : DType::Int32();
     const AstExpr* dtype = e.items.size() > 1 ? e.items[1].get() : e.Kwarg("dtype");
     if (dtype) {
       KILN_ASSIGN_OR_RETURN(t, DTypeFromAst(src_, *dtype, "R.const"));
+      if (!IsConstantDType(t)) return src_.Error(dtype->loc, "R.const does not support dtype " + DTypeToString(t));
     }
-    Result<Tensor> r = Tensor::Empty(Span<const int64_t>(), t);
-    if (!r.ok()) return r.TakeStatus();
-    Tensor tensor = r.value();
-    double d = v.kind == AstKind::kFloat ? v.f : static_cast<double>(v.i);
-    int64_t i = v.kind == AstKind::kFloat ? static_cast<int64_t>(v.f) : v.i;
-    if (t == DType::Float32()) {
-      *tensor.data<float>() = static_cast<float>(d);
-    } else if (t == DType::Float64()) {
-      *tensor.data<double>() = d;
-    } else if (t == DType::Int64()) {
-      *tensor.data<int64_t>() = i;
-    } else if (t == DType::Int32()) {
-      *tensor.data<int32_t>() = static_cast<int32_t>(i);
-    } else if (t == DType::Int8()) {
-      *tensor.data<int8_t>() = static_cast<int8_t>(i);
-    } else if (t == DType::UInt8() || t == DType::Bool()) {
-      *tensor.data<uint8_t>() = static_cast<uint8_t>(i);
-    } else {
-      return src_.Error(dtype ? dtype->loc : e.loc, "R.const does not support dtype " + DTypeToString(t) + " yet");
+    Result<Tensor> r = Tensor::Empty(Span<const int64_t>(shape.data(), shape.size()), t);
+    if (!r.ok()) return src_.Error(e.loc, "R.const: " + r.status().message());
+    for (size_t i = 0; i < lits.size(); ++i) StoreLiteral(r.value(), static_cast<int64_t>(i), lits[i]);
+    return Expr(std::make_shared<ir::ConstantExpr>(r.value()));
+  }
+
+  // The shape of nested lists and their leaves in row-major order; every
+  // leaf sits at the same depth and sibling lists have the same length.
+  Status ConstShape(const AstExpr& v, int depth, std::vector<int64_t>* shape, std::vector<const AstExpr*>* leaves,
+                    int* leaf_depth) {
+    if (v.kind != AstKind::kList && v.kind != AstKind::kTuple) {
+      if (*leaf_depth < 0) *leaf_depth = depth;
+      if (depth != *leaf_depth || depth != static_cast<int>(shape->size()))
+        return src_.Error(v.loc, "R.const lists must be rectangular: a number where a list was expected");
+      leaves->push_back(&v);
+      return Status::Ok();
     }
-    return Expr(std::make_shared<ir::ConstantExpr>(tensor));
+    if (*leaf_depth >= 0 && depth >= *leaf_depth)
+      return src_.Error(v.loc, "R.const lists must be rectangular: a list where a number was expected");
+    int64_t n = static_cast<int64_t>(v.items.size());
+    if (depth == static_cast<int>(shape->size())) {
+      shape->push_back(n);
+    } else if ((*shape)[depth] != n) {
+      return src_.Error(v.loc, StrFormat("R.const lists must be rectangular: expected %lld elements, got %lld",
+                                         static_cast<long long>((*shape)[depth]), static_cast<long long>(n)));
+    }
+    for (const auto& item : v.items) KILN_RETURN_IF_ERROR(ConstShape(*item, depth + 1, shape, leaves, leaf_depth));
+    return Status::Ok();
+  }
+
+  // 1, -2.5, True, float("inf").
+  Result<Literal> ConstLiteral(const AstExpr& v, bool* is_bool) {
+    Literal l;
+    switch (v.kind) {
+      case AstKind::kInt: l.i = v.i; return l;
+      case AstKind::kBool: l.i = v.i; *is_bool = true; return l;
+      case AstKind::kFloat: l.is_float = true; l.f = v.f; return l;
+      case AstKind::kUnary:
+        if ((v.str == "-" || v.str == "+") && v.items.size() == 1 && v.items[0]->kind != AstKind::kBool &&
+            v.items[0]->kind != AstKind::kUnary) {
+          bool b = false;
+          KILN_ASSIGN_OR_RETURN(l, ConstLiteral(*v.items[0], &b));
+          if (v.str == "-") {
+            l.f = -l.f;
+            l.i = -l.i;
+          }
+          return l;
+        }
+        break;
+      case AstKind::kCall:
+        if (v.base->DottedName() == "float" && v.items.size() == 1 && v.kwargs.empty() && v.items[0]->kind == AstKind::kString) {
+          const std::string& w = v.items[0]->str;
+          l.is_float = true;
+          if (w == "inf" || w == "+inf") {
+            l.f = HUGE_VAL;
+          } else if (w == "-inf") {
+            l.f = -HUGE_VAL;
+          } else if (w == "nan") {
+            l.f = std::nan("");
+          } else {
+            return src_.Error(v.items[0]->loc, "expected \"inf\", \"-inf\" or \"nan\"");
+          }
+          return l;
+        }
+        break;
+      default: break;
+    }
+    return src_.Error(v.loc, "R.const needs numbers or bools, as in R.const([1.0, 2.0], \"float32\")");
+  }
+
+  // metadata["relax.expr.Constant"][i]: entry i of the caller's constant table.
+  Result<Expr> Metadata(const AstExpr& e) {
+    const AstExpr& section = *e.base;
+    if (section.items.size() != 1 || section.items[0]->kind != AstKind::kString)
+      return src_.Error(section.loc, "expected metadata[\"relax.expr.Constant\"][index]");
+    if (section.items[0]->str != "relax.expr.Constant")
+      return src_.Error(section.items[0]->loc, "unknown metadata section \"" + section.items[0]->str +
+                                                   "\" (Kiln's constant table holds \"relax.expr.Constant\")");
+    if (e.items.size() != 1 || e.items[0]->kind != AstKind::kInt || e.items[0]->i < 0)
+      return src_.Error(e.loc, "a metadata constant is indexed by one non-negative integer, as in metadata[\"relax.expr.Constant\"][0]");
+    if (!ctx_.constants)
+      return src_.Error(e.loc, "metadata[...] refers to a constant table, but none was given: parse with the table that "
+                               "PrintModule returned, or bind weights with --params");
+    int64_t i = e.items[0]->i;
+    if (i >= static_cast<int64_t>(ctx_.constants->size()))
+      return src_.Error(e.items[0]->loc, StrFormat("metadata constant %lld is out of range: the constant table has %zu entries",
+                                                   static_cast<long long>(i), ctx_.constants->size()));
+    const auto* c = ir::ExprAs<ir::ConstantExpr>((*ctx_.constants)[i]);
+    if (!c || !c->data.defined())
+      return src_.Error(e.items[0]->loc, StrFormat("entry %lld of the constant table is not a constant tensor", static_cast<long long>(i)));
+    // A fresh node: the parsed module must not share (and set spans on) the caller's.
+    return Expr(std::make_shared<ir::ConstantExpr>(c->data, c->name));
   }
 
   const ModuleContext& ctx_;

@@ -25,6 +25,7 @@
 #define KILN_COMPILER_TEXT_TEXT_H_
 
 #include <string>
+#include <vector>
 
 #include "compiler/ir/module.h"
 #include "runtime/status.h"
@@ -32,11 +33,29 @@
 namespace kiln {
 namespace text {
 
-// `file_name` only labels diagnostics and spans.
+// `file_name` only labels diagnostics and spans. Without a constant table, a
+// metadata["relax.expr.Constant"][i] reference is an error.
 Result<ir::IRModule> ParseModule(const std::string& source, const std::string& file_name);
+// metadata["relax.expr.Constant"][i] is entry i of `constants` (each a
+// ir::ConstantExpr, as PrintModule below returns them); the parsed module gets
+// its own ConstantExpr nodes sharing the tensors' data. An index out of range
+// or an entry that is not a ConstantExpr is an InvalidArgument error.
+Result<ir::IRModule> ParseModule(const std::string& source, const std::string& file_name,
+                                 const std::vector<ir::Expr>& constants);
 // Reads `path` (NotFound when it cannot be read) and parses it.
 Result<ir::IRModule> ParseModuleFile(const std::string& path);
+Result<ir::IRModule> ParseModuleFile(const std::string& path, const std::vector<ir::Expr>& constants);
 
+// Constants print the way TVM prints them: a scalar without a name inline as
+// R.const(1.5, "float32"); every other ConstantExpr (a tensor, or a weight bound
+// to a parameter name) as metadata["relax.expr.Constant"][i], its data kept out
+// of the text. `constants` (cleared first) receives the table, index i holding
+// the i-th distinct constant in print order; ParseModule(text, name, *constants)
+// reads the module back.
+std::string PrintModule(const ir::IRModule& module, std::vector<ir::Expr>* constants);
+// The same text; the table is dropped (a closing comment says so when the
+// text refers to it), so the text alone does not parse back if it has any
+// metadata reference.
 std::string PrintModule(const ir::IRModule& module);
 // "n * 4 + 1"; integer literals of the expression's own context print bare.
 std::string PrintPrimExpr(const ir::PrimExpr& e);

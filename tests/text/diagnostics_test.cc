@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "compiler/text/text.h"
 
@@ -183,7 +184,14 @@ const Case kRelaxCases[] = {
     {Kind::kRelax, "lv = R.nn\nreturn x\n", "R.nn", "unexpected R.nn in a Relax expression"},
     {Kind::kRelax, "lv = [x]\nreturn x\n", "[x]", "expected a Relax expression"},
     {Kind::kRelax, "lv = t[x]\nreturn x\n", "t[x]", "a tuple is indexed by one non-negative integer, as in t[0]"},
-    {Kind::kRelax, "lv = metadata[\"relax.expr.Constant\"][0]\nreturn x\n", "metadata", "metadata constants are not supported yet"},
+    {Kind::kRelax, "lv = metadata[\"relax.expr.Constant\"][0]\nreturn x\n", "metadata",
+     "metadata[...] refers to a constant table, but none was given: parse with the table that PrintModule returned, or bind weights with --params"},
+    {Kind::kRelax, "lv = metadata[\"tir.Buffer\"][0]\nreturn x\n", "\"tir.Buffer\"",
+     "unknown metadata section \"tir.Buffer\" (Kiln's constant table holds \"relax.expr.Constant\")"},
+    {Kind::kRelax, "lv = metadata[0][0]\nreturn x\n", "metadata",
+     "expected metadata[\"relax.expr.Constant\"][index]"},
+    {Kind::kRelax, "lv = metadata[\"relax.expr.Constant\"][x]\nreturn x\n", "metadata",
+     "a metadata constant is indexed by one non-negative integer, as in metadata[\"relax.expr.Constant\"][0]"},
     {Kind::kRelax, "lv = R.shape(4)\nreturn x\n", "4)", "R.shape shape must be a tuple or list of dimensions, as in (n, 784)"},
     {Kind::kRelax, "lv = R.shape()\nreturn x\n", "R.shape", "R.shape takes a list of dimensions, as in R.shape([n, 4])"},
     {Kind::kRelax, "lv = R.prim_value()\nreturn x\n", "R.prim_value", "R.prim_value takes one value"},
@@ -205,9 +213,14 @@ const Case kRelaxCases[] = {
     {Kind::kRelax, "lv = R.call_packed(x)\nreturn x\n", "R.call_packed", "R.call_packed needs the packed function's name as a string first"},
     {Kind::kRelax, "lv = R.call_packed(\"f\", x)\nreturn x\n", "R.call_packed", "R.call_packed needs sinfo_args=... (the struct info of its result)"},
     {Kind::kRelax, "lv = R.const()\nreturn x\n", "R.const", "R.const needs a value"},
-    {Kind::kRelax, "lv = R.const([1, 2])\nreturn x\n", "[1, 2]", "R.const of a list is not supported yet; only scalars"},
-    {Kind::kRelax, "lv = R.const(x)\nreturn x\n", "x)", "R.const needs a number or a bool"},
-    {Kind::kRelax, "lv = R.const(1, \"float16\")\nreturn x\n", "\"float16\"", "R.const does not support dtype float16 yet"},
+    {Kind::kRelax, "lv = R.const([[1, 2], [3]])\nreturn x\n", "[3]", "R.const lists must be rectangular: expected 2 elements, got 1"},
+    {Kind::kRelax, "lv = R.const([[1, 2], 3])\nreturn x\n", "3]", "R.const lists must be rectangular: a number where a list was expected"},
+    {Kind::kRelax, "lv = R.const([1, [2]])\nreturn x\n", "[2]", "R.const lists must be rectangular: a list where a number was expected"},
+    {Kind::kRelax, "lv = R.const(x)\nreturn x\n", "x)", "R.const needs numbers or bools, as in R.const([1.0, 2.0], \"float32\")"},
+    {Kind::kRelax, "lv = R.const([1, -x])\nreturn x\n", "x])", "R.const needs numbers or bools, as in R.const([1.0, 2.0], \"float32\")"},
+    {Kind::kRelax, "lv = R.const(float(\"big\"))\nreturn x\n", "\"big\"", "expected \"inf\", \"-inf\" or \"nan\""},
+    {Kind::kRelax, "lv = R.const(1, \"float32x4\")\nreturn x\n", "\"float32x4\"", "R.const does not support dtype float32x4"},
+    {Kind::kRelax, "lv = R.const(1, \"float32\", 2)\nreturn x\n", "2)", "R.const takes at most 2 positional arguments"},
 };
 
 const Case kSignatureCases[] = {
@@ -330,11 +343,21 @@ TEST(DiagnosticsTest, TirExpressions) {
   for (const Case& c : kTirExprCases) Check(c);
 }
 
-TEST(DiagnosticsTest, UnsupportedIsUnimplemented) {
-  std::string src = std::string(kRelaxHead) + "        lv = metadata[\"relax.expr.Constant\"][0]\n        return x\n";
-  Result<ir::IRModule> r = text::ParseModule(src, "t.relax");
+// Errors that need a constant table to fire.
+TEST(DiagnosticsTest, MetadataTable) {
+  std::string src = std::string(kRelaxHead) + "        lv = metadata[\"relax.expr.Constant\"][2]\n        return x\n";
+  Tensor t = Tensor::Empty(std::vector<int64_t>{2}, DType::Float32()).value();
+  std::vector<ir::Expr> table = {std::make_shared<ir::ConstantExpr>(t), std::make_shared<ir::StringImmExpr>("s")};
+  Result<ir::IRModule> r = text::ParseModule(src, "t.relax", table);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message().substr(0, r.status().message().find('\n')),
+            "t.relax:10:46: error: metadata constant 2 is out of range: the constant table has 2 entries");
+  src = std::string(kRelaxHead) + "        lv = metadata[\"relax.expr.Constant\"][1]\n        return x\n";
+  r = text::ParseModule(src, "t.relax", table);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message().substr(0, r.status().message().find('\n')),
+            "t.relax:10:46: error: entry 1 of the constant table is not a constant tensor");
 }
 
 TEST(DiagnosticsTest, MissingFile) {

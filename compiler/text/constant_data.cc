@@ -1,0 +1,156 @@
+#include "compiler/text/constant_data.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "compiler/text/printer_util.h"
+
+namespace kiln {
+namespace text {
+namespace {
+
+uint32_t FloatBits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+float BitsFloat(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// IEEE binary16, round to nearest even; overflow gives inf, NaN stays NaN.
+uint16_t FloatToHalf(float f) {
+  uint32_t x = FloatBits(f);
+  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t abs = x & 0x7fffffffu;
+  if (abs >= 0x7f800000u) return sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u);
+  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds to >= 65520: inf
+  if (abs < 0x38800000u) {
+    // Subnormal half (or zero): the value in units of 2^-24, rounded to even.
+    float scaled = BitsFloat(abs) * 16777216.0f;  // exact: a power-of-two scale
+    float r = std::nearbyint(scaled);             // default mode: to nearest even
+    return sign | static_cast<uint16_t>(r);
+  }
+  uint32_t mant = abs & 0x7fffffu;
+  uint32_t exp = (abs >> 23) - 127 + 15;
+  uint32_t h = (exp << 10) | (mant >> 13);
+  uint32_t rest = mant & 0x1fffu;
+  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // carries into the exponent correctly
+  return sign | static_cast<uint16_t>(h);
+}
+
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  uint32_t exp = (h >> 10) & 0x1fu;
+  uint32_t mant = h & 0x3ffu;
+  if (exp == 0) {
+    float v = static_cast<float>(mant) / 16777216.0f;  // mant * 2^-24
+    return sign ? -v : v;
+  }
+  if (exp == 31) return BitsFloat(sign | 0x7f800000u | (mant << 13));
+  return BitsFloat(sign | ((exp - 15 + 127) << 23) | (mant << 13));
+}
+
+uint16_t FloatToBFloat(float f) {
+  uint32_t x = FloatBits(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
+  x += 0x7fffu + ((x >> 16) & 1u);
+  return static_cast<uint16_t>(x >> 16);
+}
+
+float BFloatToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
+
+template <typename T>
+void Put(const Tensor& t, int64_t index, T v) {
+  t.data<T>()[index] = v;
+}
+
+std::string FloatText(double v) {
+  if (std::isnan(v)) return "float(\"nan\")";
+  if (std::isinf(v)) return v > 0 ? "float(\"inf\")" : "float(\"-inf\")";
+  std::string s = FloatRepr(v);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+// The shortest decimal whose float value `same` accepts (reads back to the
+// stored bits); the double repr of a float may be longer than needed.
+template <typename Same>
+std::string ShortestFloat(float v, Same same) {
+  if (!std::isfinite(v)) return FloatText(v);
+  for (int prec = 1; prec <= 9; ++prec) {
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%.*g", prec, static_cast<double>(v));
+    double back = std::strtod(buf, nullptr);
+    if (same(static_cast<float>(back))) return FloatText(back);
+  }
+  return FloatText(v);
+}
+
+}  // namespace
+
+bool IsConstantDType(DType t) {
+  if (t.lanes != 1) return false;
+  if (t == DType::Bool()) return true;
+  switch (t.code) {
+    case kDLFloat: return t.bits == 16 || t.bits == 32 || t.bits == 64;
+    case kDLBfloat: return t.bits == 16;
+    case kDLInt:
+    case kDLUInt: return t.bits == 8 || t.bits == 16 || t.bits == 32 || t.bits == 64;
+    default: return false;
+  }
+}
+
+void StoreLiteral(const Tensor& t, int64_t index, const Literal& v) {
+  DType d = t.dtype();
+  KILN_CHECK(IsConstantDType(d));
+  double f = v.is_float ? v.f : static_cast<double>(v.i);
+  int64_t i = v.is_float ? static_cast<int64_t>(v.f) : v.i;
+  if (d == DType::Bool()) return Put<uint8_t>(t, index, f != 0 ? 1 : 0);
+  if (d.code == kDLFloat) {
+    if (d.bits == 16) return Put<uint16_t>(t, index, FloatToHalf(static_cast<float>(f)));
+    if (d.bits == 32) return Put<float>(t, index, static_cast<float>(f));
+    return Put<double>(t, index, f);
+  }
+  if (d.code == kDLBfloat) return Put<uint16_t>(t, index, FloatToBFloat(static_cast<float>(f)));
+  switch (d.bits) {
+    case 8: return d.code == kDLInt ? Put<int8_t>(t, index, static_cast<int8_t>(i)) : Put<uint8_t>(t, index, static_cast<uint8_t>(i));
+    case 16:
+      return d.code == kDLInt ? Put<int16_t>(t, index, static_cast<int16_t>(i)) : Put<uint16_t>(t, index, static_cast<uint16_t>(i));
+    case 32:
+      return d.code == kDLInt ? Put<int32_t>(t, index, static_cast<int32_t>(i)) : Put<uint32_t>(t, index, static_cast<uint32_t>(i));
+    default:
+      return d.code == kDLInt ? Put<int64_t>(t, index, i) : Put<uint64_t>(t, index, static_cast<uint64_t>(i));
+  }
+}
+
+std::string LiteralText(const Tensor& t, int64_t index) {
+  DType d = t.dtype();
+  KILN_CHECK(IsConstantDType(d));
+  if (d == DType::Bool()) return t.data<uint8_t>()[index] ? "True" : "False";
+  if (d.code == kDLFloat && d.bits == 64) return FloatText(t.data<double>()[index]);
+  if (d.code == kDLFloat && d.bits == 32) {
+    float v = t.data<float>()[index];
+    return ShortestFloat(v, [v](float w) { return w == v; });
+  }
+  if (d.code == kDLFloat || d.code == kDLBfloat) {
+    bool half = d.code == kDLFloat;
+    uint16_t bits = t.data<uint16_t>()[index];
+    float v = half ? HalfToFloat(bits) : BFloatToFloat(bits);
+    return ShortestFloat(v, [half, bits](float w) { return (half ? FloatToHalf(w) : FloatToBFloat(w)) == bits; });
+  }
+  switch (d.bits) {
+    case 8: return d.code == kDLInt ? std::to_string(t.data<int8_t>()[index]) : std::to_string(t.data<uint8_t>()[index]);
+    case 16: return d.code == kDLInt ? std::to_string(t.data<int16_t>()[index]) : std::to_string(t.data<uint16_t>()[index]);
+    case 32: return d.code == kDLInt ? std::to_string(t.data<int32_t>()[index]) : std::to_string(t.data<uint32_t>()[index]);
+    default: return d.code == kDLInt ? std::to_string(t.data<int64_t>()[index]) : std::to_string(t.data<uint64_t>()[index]);
+  }
+}
+
+}  // namespace text
+}  // namespace kiln
