@@ -325,13 +325,15 @@ class BlockRealizeNode : public StmtNode {
 
 // An attribute value of T.func_attr / R.func_attr.
 struct AttrValue {
-  enum class Kind : uint8_t { kNone, kBool, kInt, kFloat, kString, kIntList } kind = Kind::kNone;
+  // kIntDict: {"n": 128}, e.g. R.func_attr({"tir_var_upper_bound": {"n": 128}}).
+  enum class Kind : uint8_t { kNone, kBool, kInt, kFloat, kString, kIntList, kIntDict } kind = Kind::kNone;
   int64_t i = 0;
   double f = 0;
   std::string s;
   std::vector<int64_t> ints;
+  std::map<std::string, int64_t> int_dict;
   bool operator==(const AttrValue& o) const {
-    return kind == o.kind && i == o.i && f == o.f && s == o.s && ints == o.ints;
+    return kind == o.kind && i == o.i && f == o.f && s == o.s && ints == o.ints && int_dict == o.int_dict;
   }
 };
 using AttrMap = std::map<std::string, AttrValue>;

@@ -1,0 +1,288 @@
+#include "compiler/memory/plan_memory.h"
+
+#include <algorithm>
+#include <set>
+#include <sstream>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/memory/arena.h"
+
+namespace kiln {
+namespace memory {
+namespace {
+
+using TensorSet = std::set<size_t>;  // indices into FunctionPlan::tensors
+
+void CollectVars(const ir::PrimExpr& e, std::vector<const ir::VarNode*>* out) {
+  if (!e.defined()) return;
+  if (const auto* v = e.as<ir::VarNode>()) {
+    out->push_back(v);
+    return;
+  }
+  if (ir::IsBinary(e->kind())) {
+    const auto* b = static_cast<const ir::BinaryNode*>(e.get());
+    CollectVars(b->a, out);
+    CollectVars(b->b, out);
+  } else if (const auto* c = e.as<ir::CastNode>()) {
+    CollectVars(c->value, out);
+  } else if (const auto* s = e.as<ir::SelectNode>()) {
+    CollectVars(s->cond, out);
+    CollectVars(s->true_value, out);
+    CollectVars(s->false_value, out);
+  } else if (const auto* n = e.as<ir::NotNode>()) {
+    CollectVars(n->a, out);
+  }
+}
+
+// Walks a function in code generation order, numbering bindings, and records
+// every allocated tensor with its lifetime, aliases and escapes.
+class LifetimeAnalysis {
+ public:
+  explicit LifetimeAnalysis(FunctionPlan* plan) : plan_(plan) {}
+
+  void Run(const ir::Function& f) {
+    TensorSet result = Visit(f->body, "");
+    ++pos_;
+    Use(result);
+    Escape(result);
+  }
+
+ private:
+  void Use(const TensorSet& s) {
+    for (size_t i : s) plan_->tensors[i].last_use = std::max(plan_->tensors[i].last_use, pos_);
+  }
+  void Escape(const TensorSet& s) {
+    for (size_t i : s) plan_->tensors[i].escapes = true;
+  }
+
+  TensorSet VisitSeq(const ir::SeqExprNode& seq) {
+    for (const auto& block : seq.blocks) {
+      for (const auto& b : block.bindings) {
+        ++pos_;
+        // match_cast only checks the value: the variable aliases it.
+        aliases_[b.var.get()] = Visit(b.value, b.var->name);
+      }
+    }
+    ++pos_;
+    return Visit(seq.body, "");
+  }
+
+  // The tensors `e`'s value may be (or contain); marks them used at pos_.
+  TensorSet Visit(const ir::Expr& e, const std::string& bound_name) {
+    switch (e->kind) {
+      case ir::ExprKind::kVar: {
+        auto it = aliases_.find(e.get());
+        if (it == aliases_.end()) return {};
+        Use(it->second);
+        return it->second;
+      }
+      case ir::ExprKind::kTuple: {
+        TensorSet all;
+        for (const auto& f : static_cast<const ir::TupleExpr&>(*e).fields) {
+          TensorSet s = Visit(f, "");
+          all.insert(s.begin(), s.end());
+        }
+        return all;
+      }
+      case ir::ExprKind::kTupleGetItem:
+        // Coarse: an element may be any tensor of the tuple.
+        return Visit(static_cast<const ir::TupleGetItemExpr&>(*e).tuple, "");
+      case ir::ExprKind::kSeqExpr:
+        return VisitSeq(static_cast<const ir::SeqExprNode&>(*e));
+      case ir::ExprKind::kIf: {
+        const auto& i = static_cast<const ir::IfExpr&>(*e);
+        Visit(i.cond, "");
+        TensorSet t = Visit(i.then_branch, "");
+        TensorSet f = Visit(i.else_branch, "");
+        ++pos_;  // the copy of the branch result
+        t.insert(f.begin(), f.end());
+        Use(t);
+        return t;
+      }
+      case ir::ExprKind::kCall:
+        return VisitCall(static_cast<const ir::CallExpr&>(*e), bound_name);
+      default:
+        return {};
+    }
+  }
+
+  TensorSet VisitCall(const ir::CallExpr& call, const std::string& bound_name) {
+    const auto* op = ir::ExprAs<ir::OpExpr>(call.op);
+    bool dps = op && (op->name == "relax.call_tir" || op->name == "relax.call_dps_packed");
+    if (!dps) {
+      // The callee may keep an argument or return it: never reuse those.
+      for (const auto& a : call.args) Escape(Visit(a, ""));
+      return {};
+    }
+    for (size_t i = 1; i < call.args.size(); ++i) Visit(call.args[i], "");
+    TensorSet outs;
+    bool seen = !seen_calls_.insert(&call).second;
+    for (size_t k = 0; k < call.sinfo_args.size(); ++k) {
+      PlannedTensor t;
+      t.call = &call;
+      t.output = static_cast<int>(k);
+      t.name = call.sinfo_args.size() == 1 ? bound_name : "";
+      t.def = t.last_use = pos_;
+      // A call node reached twice (a shared subtree) would need two places.
+      t.escapes = seen || !SetBytes(call.sinfo_args[k], &t);
+      outs.insert(plan_->tensors.size());
+      plan_->tensors.push_back(std::move(t));
+    }
+    return outs;
+  }
+
+  // Size in bytes of a tensor of known shape and dtype; false otherwise.
+  static bool SetBytes(const ir::StructInfo& s, PlannedTensor* t) {
+    const auto* ti = ir::SInfoAs<ir::TensorSInfo>(s);
+    if (!ti || !ti->has_shape || !ti->has_dtype) return false;
+    ir::PrimExpr bytes = ir::IntImm(DType::Int64(), static_cast<int64_t>(ti->dtype.bytes()));
+    for (const auto& d : ti->shape) {
+      if (!d.defined() || d.dtype() != DType::Int64()) return false;
+      bytes = ir::MakeBinary(ir::TirKind::kMul, bytes, d);
+    }
+    t->bytes = arith::Simplify(bytes);
+    return true;
+  }
+
+  FunctionPlan* plan_;
+  size_t pos_ = 0;
+  std::map<const ir::ExprNode*, TensorSet> aliases_;
+  std::set<const ir::CallExpr*> seen_calls_;
+};
+
+}  // namespace
+
+const PlannedTensor* FunctionPlan::Find(const ir::CallExpr* call, int output) const {
+  for (const auto& t : tensors)
+    if (t.call == call && t.output == output) return &t;
+  return nullptr;
+}
+
+size_t FunctionPlan::num_planned() const {
+  size_t n = 0;
+  for (const auto& t : tensors) n += t.storage >= 0;
+  return n;
+}
+
+const FunctionPlan* ModulePlan::Find(const std::string& function) const {
+  for (const auto& f : functions)
+    if (f.function == function) return &f;
+  return nullptr;
+}
+
+Result<FunctionPlan> PlanFunction(const std::string& name, const ir::Function& f, const PlanOptions& options) {
+  KILN_ASSIGN_OR_RETURN(auto bounds_by_name, UpperBoundsFromAttrs(name, f->attrs));
+  for (const auto& kv : options.upper_bounds) {
+    if (kv.second <= 0) {
+      return InvalidArgument(StrFormat("%s: the upper bound of '%s' must be a positive integer, got %lld", name.c_str(),
+                                       kv.first.c_str(), static_cast<long long>(kv.second)));
+    }
+    bounds_by_name[kv.first] = kv.second;
+  }
+  FunctionPlan plan;
+  plan.function = name;
+  LifetimeAnalysis(&plan).Run(f);
+
+  // Shape variables are never negative; bounded ones are at most their bound.
+  arith::VarBounds bounds;
+  for (const auto& t : plan.tensors) {
+    std::vector<const ir::VarNode*> vars;
+    CollectVars(t.bytes, &vars);
+    for (const auto* v : vars) {
+      auto it = bounds_by_name.find(v->name);
+      bounds[v] = it != bounds_by_name.end() ? arith::IntBounds::Range(0, it->second) : arith::IntBounds::AtLeast(0);
+    }
+  }
+
+  // Static tensors: one arena, storage 0.
+  std::vector<size_t> arena_members;
+  std::vector<ArenaBuffer> arena_buffers;
+  std::vector<size_t> symbolic;
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    PlannedTensor& t = plan.tensors[i];
+    if (t.escapes) continue;
+    arith::IntBounds b = arith::ConstIntBound(t.bytes, bounds);
+    // Half of int64 keeps offsets and sums far from overflow; such a size is
+    // not a useful static plan anyway.
+    if (b.max != arith::kPosInf && b.max >= 0 && b.max < (int64_t{1} << 62)) {
+      t.slot_bytes = static_cast<int64_t>(AlignUp(static_cast<uint64_t>(b.max)));
+      arena_members.push_back(i);
+      arena_buffers.push_back(ArenaBuffer{static_cast<uint64_t>(b.max), t.def, t.last_use});
+    } else {
+      symbolic.push_back(i);
+    }
+  }
+  if (!arena_members.empty()) {
+    ArenaLayout layout = LayOutArena(arena_buffers);
+    PlannedStorage s;
+    s.is_static = true;
+    s.static_bytes = layout.total_bytes;
+    s.bytes = ir::IntImm(DType::Int64(), static_cast<int64_t>(layout.total_bytes));
+    plan.storages.push_back(s);
+    for (size_t k = 0; k < arena_members.size(); ++k) {
+      PlannedTensor& t = plan.tensors[arena_members[k]];
+      t.storage = 0;
+      t.offset = layout.offsets[k];
+    }
+  }
+
+  // Symbolic tensors: reuse a free storage that is provably large enough.
+  std::vector<std::vector<size_t>> members(plan.storages.size());
+  for (size_t i : symbolic) {
+    PlannedTensor& t = plan.tensors[i];
+    int chosen = -1;
+    for (size_t s = 0; s < plan.storages.size() && chosen < 0; ++s) {
+      if (plan.storages[s].is_static) continue;
+      bool free = true;
+      for (size_t m : members[s]) free = free && plan.tensors[m].last_use < t.def;
+      if (!free) continue;
+      ir::PrimExpr fits = ir::MakeBinary(ir::TirKind::kLE, t.bytes, plan.storages[s].bytes);
+      if (arith::CanProveEqual(t.bytes, plan.storages[s].bytes, bounds) || arith::CanProve(fits, bounds)) {
+        chosen = static_cast<int>(s);
+      }
+    }
+    if (chosen < 0) {
+      PlannedStorage s;
+      s.bytes = t.bytes;
+      plan.storages.push_back(s);
+      members.emplace_back();
+      chosen = static_cast<int>(plan.storages.size() - 1);
+    }
+    t.storage = chosen;
+    t.offset = 0;
+    t.slot_bytes = -1;
+    members[chosen].push_back(i);
+  }
+
+  ir::PrimExpr peak = ir::IntImm(DType::Int64(), 0);
+  for (const auto& s : plan.storages) {
+    plan.fully_static = plan.fully_static && s.is_static;
+    peak = ir::MakeBinary(ir::TirKind::kAdd, peak, s.bytes);
+  }
+  plan.peak_bytes = arith::Simplify(peak);
+  return plan;
+}
+
+Result<ModulePlan> PlanMemory(const ir::IRModule& mod, const PlanOptions& options) {
+  ModulePlan plan;
+  for (const auto& e : mod.entries) {
+    if (!e.relax) continue;
+    KILN_ASSIGN_OR_RETURN(FunctionPlan f, PlanFunction(e.name, e.relax, options));
+    plan.functions.push_back(std::move(f));
+  }
+  return plan;
+}
+
+std::string FormatMemoryReport(const ModulePlan& plan) {
+  std::ostringstream os;
+  for (const auto& f : plan.functions) {
+    size_t n = f.storages.size();
+    os << "memory plan: " << f.function << ": " << f.num_planned() << " of " << f.tensors.size() << " tensor"
+       << (f.tensors.size() == 1 ? "" : "s") << " in " << n << " storage" << (n == 1 ? "" : "s") << ", peak "
+       << arith::ToDebugString(f.peak_bytes) << " bytes (" << (f.fully_static ? "static" : "symbolic") << ")\n";
+  }
+  return os.str();
+}
+
+}  // namespace memory
+}  // namespace kiln
