@@ -1,0 +1,327 @@
+#include "compiler/fusion/fuse_ops.h"
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <unordered_map>
+#include <vector>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/fusion/fusion_graph.h"
+#include "compiler/fusion/op_pattern.h"
+
+namespace kiln {
+namespace fusion {
+namespace {
+
+using ir::Expr;
+using ir::RVar;
+
+// Calls `fn` for every Relax variable an expression reads.
+void ForEachVarUse(const Expr& e, const std::function<void(const ir::VarExpr*)>& fn) {
+  if (!e) return;
+  switch (e->kind) {
+    case ir::ExprKind::kVar:
+      fn(static_cast<const ir::VarExpr*>(e.get()));
+      return;
+    case ir::ExprKind::kTuple:
+      for (const auto& f : static_cast<const ir::TupleExpr&>(*e).fields) ForEachVarUse(f, fn);
+      return;
+    case ir::ExprKind::kTupleGetItem:
+      ForEachVarUse(static_cast<const ir::TupleGetItemExpr&>(*e).tuple, fn);
+      return;
+    case ir::ExprKind::kCall: {
+      const auto& c = static_cast<const ir::CallExpr&>(*e);
+      ForEachVarUse(c.op, fn);
+      for (const auto& a : c.args) ForEachVarUse(a, fn);
+      return;
+    }
+    case ir::ExprKind::kIf: {
+      const auto& i = static_cast<const ir::IfExpr&>(*e);
+      ForEachVarUse(i.cond, fn);
+      ForEachVarUse(i.then_branch, fn);
+      ForEachVarUse(i.else_branch, fn);
+      return;
+    }
+    case ir::ExprKind::kSeqExpr: {
+      const auto& s = static_cast<const ir::SeqExprNode&>(*e);
+      for (const auto& b : s.blocks)
+        for (const auto& bind : b.bindings) ForEachVarUse(bind.value, fn);
+      ForEachVarUse(s.body, fn);
+      return;
+    }
+    default:
+      return;  // constants, shapes, globals, functions (no nested functions here)
+  }
+}
+
+// A binding fuse_ops may fuse: R.call_tir(cls.f, (args), out_sinfo=one tensor).
+struct KernelCall {
+  const ir::CallExpr* call = nullptr;
+  const ir::TupleExpr* args = nullptr;
+  std::string callee;
+  OpPattern pattern = kOpaque;
+  const ir::TensorSInfo* out = nullptr;
+};
+
+KernelCall AsKernelCall(const ir::IRModule& mod, const ir::Binding& b) {
+  KernelCall k;
+  if (b.match_cast) return k;
+  const auto* call = ir::ExprAs<ir::CallExpr>(b.value);
+  const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
+  if (!op || op->name != "relax.call_tir" || call->args.size() != 2 || call->sinfo_args.size() != 1) return k;
+  const auto* gv = ir::ExprAs<ir::GlobalVarExpr>(call->args[0]);
+  const auto* args = ir::ExprAs<ir::TupleExpr>(call->args[1]);
+  const auto* out = ir::SInfoAs<ir::TensorSInfo>(call->sinfo_args[0]);
+  if (!gv || !args || !out || !out->has_shape) return k;
+  ir::PrimFunc f = mod.FindPrim(gv->name);
+  if (!f || f->params.size() != args->fields.size() + 1) return k;
+  for (const auto& p : f->params)
+    if (!f->BufferOf(p)) return k;  // scalar parameters are not fused
+  for (const auto& a : args->fields) {
+    if (!ir::ExprAs<ir::VarExpr>(a) && !ir::ExprAs<ir::ConstantExpr>(a)) return k;
+    if (!ir::SInfoAs<ir::TensorSInfo>(a->struct_info)) return k;
+  }
+  OpPattern p = GetOpPattern(f);
+  if (p == kOpaque || p == kTuple) return k;
+  k.call = call;
+  k.args = args;
+  k.callee = gv->name;
+  k.pattern = p;
+  k.out = out;
+  return k;
+}
+
+bool SameShape(const std::vector<ir::PrimExpr>& a, const std::vector<ir::PrimExpr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!arith::CanProveEqual(a[i], b[i])) return false;
+  return true;
+}
+
+void CollectTirVars(const ir::PrimExpr& e, std::set<const ir::VarNode*>* out) {
+  if (const auto* v = e.as<ir::VarNode>()) {
+    out->insert(v);
+  } else if (ir::IsBinary(e->kind())) {
+    const auto* b = static_cast<const ir::BinaryNode*>(e.get());
+    CollectTirVars(b->a, out);
+    CollectTirVars(b->b, out);
+  } else if (const auto* c = e.as<ir::CastNode>()) {
+    CollectTirVars(c->value, out);
+  }
+}
+
+class BlockFuser {
+ public:
+  BlockFuser(ir::IRModule* mod, std::vector<ir::Function>* fused) : mod_(mod), fused_(fused) {}
+
+  ir::BindingBlock Run(const ir::BindingBlock& block) {
+    const auto& bs = block.bindings;
+    size_t n = bs.size();
+    std::vector<KernelCall> calls(n);
+    std::unordered_map<const ir::VarExpr*, int> index;
+    FusionGraph g;
+    g.nodes.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      calls[i] = AsKernelCall(*mod_, bs[i]);
+      g.nodes[i].pattern = calls[i].pattern;
+      g.nodes[i].external = !bs[i].var->is_dataflow;
+      std::map<int, OpPattern> producers;
+      ForEachVarUse(bs[i].value, [&](const ir::VarExpr* v) {
+        auto it = index.find(v);
+        if (it == index.end()) return;
+        OpPattern edge = calls[i].pattern;
+        // A broadcast reading an argument of its own output shape reads it
+        // elementwise (the matmul result in matmul + bias).
+        if (edge == kBroadcast) {
+          const auto* t = ir::SInfoAs<ir::TensorSInfo>(v->struct_info);
+          if (t && t->has_shape && SameShape(t->shape, calls[i].out->shape)) edge = kElemWise;
+        }
+        auto p = producers.find(it->second);
+        producers[it->second] = p == producers.end() ? edge : std::max(p->second, edge);
+      });
+      if (bs[i].match_cast) {
+        // match_cast checks at run time; its source is read opaquely.
+        for (auto& p : producers) p.second = kOpaque;
+      }
+      for (const auto& p : producers) g.nodes[p.first].consumers.push_back({static_cast<int>(i), p.second});
+      index[bs[i].var.get()] = static_cast<int>(i);
+    }
+    std::vector<int> group = PartitionFusionGraph(g);
+
+    std::map<int, std::vector<int>> members;
+    for (size_t i = 0; i < n; ++i) members[group[i]].push_back(static_cast<int>(i));
+    std::map<int, ir::Binding> replacement;  // root -> the call of its fused function
+    std::set<int> absorbed;
+    for (const auto& m : members) {
+      if (m.second.size() < 2) continue;
+      ir::Binding call;
+      if (!MakeGroup(bs, calls, m.second, &call)) continue;
+      replacement[m.first] = call;
+      for (int k : m.second)
+        if (k != m.first) absorbed.insert(k);
+    }
+    if (replacement.empty()) return block;
+    ir::BindingBlock out;
+    out.is_dataflow = block.is_dataflow;
+    for (size_t i = 0; i < n; ++i) {
+      if (absorbed.count(static_cast<int>(i))) continue;
+      auto r = replacement.find(static_cast<int>(i));
+      out.bindings.push_back(r == replacement.end() ? bs[i] : r->second);
+    }
+    return out;
+  }
+
+ private:
+  // Builds the fused function of one group (sorted binding indices, the last
+  // one is the result) and the binding that calls it. False when the group
+  // cannot become one kernel (see fuse_ops.h).
+  bool MakeGroup(const std::vector<ir::Binding>& bs, const std::vector<KernelCall>& calls, const std::vector<int>& group,
+                 ir::Binding* out) {
+    std::set<const ir::VarExpr*> inside;
+    for (int k : group) inside.insert(bs[k].var.get());
+    const ir::Binding& last = bs[group.back()];
+
+    // Inputs: variables and constants from outside, in order of first use.
+    std::vector<Expr> inputs;
+    for (int k : group) {
+      for (const auto& a : calls[k].args->fields) {
+        const auto* v = ir::ExprAs<ir::VarExpr>(a);
+        if (v && inside.count(v)) continue;
+        if (std::find(inputs.begin(), inputs.end(), a) == inputs.end()) inputs.push_back(a);
+      }
+    }
+    // Every symbolic variable must be a plain dimension of an input or of the
+    // result, where the fused kernel can read it.
+    std::set<const ir::VarNode*> plain, used;
+    auto note = [&](const ir::TensorSInfo& t, bool boundary) {
+      for (const auto& d : t.shape) {
+        if (boundary && d.as<ir::VarNode>()) plain.insert(d.as<ir::VarNode>());
+        CollectTirVars(d, &used);
+      }
+    };
+    for (const auto& in : inputs) {
+      const auto* t = ir::SInfoAs<ir::TensorSInfo>(in->struct_info);
+      if (!t->has_shape || !t->has_dtype) return false;
+      note(*t, true);
+    }
+    note(*calls[group.back()].out, true);
+    for (int k : group) note(*calls[k].out, false);
+    for (const auto* v : used)
+      if (!plain.count(v)) return false;
+
+    auto f = std::make_shared<ir::FunctionExpr>();
+    std::string name = "fused";
+    for (int k : group) name += "_" + calls[k].callee;
+    name = mod_->UniqueName(name);
+    f->name = name;
+    f->is_private = true;
+    ir::AttrValue one;
+    one.kind = ir::AttrValue::Kind::kInt;
+    one.i = 1;
+    f->attrs[kPrimitiveAttr] = one;
+
+    std::unordered_map<const ir::ExprNode*, Expr> remap;
+    int const_count = 0;
+    std::vector<ir::StructInfo> param_sinfo;
+    for (const auto& in : inputs) {
+      const auto* v = ir::ExprAs<ir::VarExpr>(in);
+      auto p = std::make_shared<ir::VarExpr>(v ? v->name : "c" + std::to_string(const_count++), in->struct_info, false);
+      p->struct_info = in->struct_info;
+      p->span = in->span;
+      f->params.push_back(p);
+      param_sinfo.push_back(in->struct_info);
+      remap[in.get()] = p;
+    }
+    ir::BindingBlock body;
+    body.is_dataflow = true;
+    for (int k : group) {
+      const ir::Binding& b = bs[k];
+      const KernelCall& kc = calls[k];
+      std::vector<Expr> fields;
+      for (const auto& a : kc.args->fields) fields.push_back(remap.at(a.get()));
+      auto args = std::make_shared<ir::TupleExpr>(std::move(fields));
+      args->struct_info = kc.args->struct_info;
+      args->span = kc.args->span;
+      auto call = std::make_shared<ir::CallExpr>(kc.call->op, std::vector<Expr>{kc.call->args[0], args}, kc.call->attrs,
+                                                 kc.call->sinfo_args);
+      call->struct_info = kc.call->struct_info;
+      call->span = kc.call->span;
+      auto v = std::make_shared<ir::VarExpr>(b.var->name, nullptr, k != group.back());
+      v->struct_info = b.var->struct_info;
+      v->span = b.var->span;
+      remap[b.var.get()] = v;
+      ir::Binding nb;
+      nb.var = v;
+      nb.value = call;
+      nb.span = b.span;
+      body.bindings.push_back(nb);
+    }
+    Expr result = remap.at(last.var.get());
+    auto seq = std::make_shared<ir::SeqExprNode>(std::vector<ir::BindingBlock>{body}, result);
+    seq->struct_info = last.var->struct_info;
+    f->body = seq;
+    f->ret_sinfo = last.var->struct_info;
+    f->struct_info = std::make_shared<ir::FuncSInfo>(param_sinfo, last.var->struct_info);
+    mod_->Add(name, ir::Function(f));  // reserves the name for later groups
+    fused_->push_back(f);
+
+    auto callee = std::make_shared<ir::GlobalVarExpr>(name);
+    callee->struct_info = f->struct_info;
+    auto call = std::make_shared<ir::CallExpr>(callee, inputs);
+    call->struct_info = last.var->struct_info;
+    call->span = last.value->span;
+    out->var = last.var;
+    out->value = call;
+    out->span = last.span;
+    return true;
+  }
+
+  ir::IRModule* mod_;
+  std::vector<ir::Function>* fused_;
+};
+
+}  // namespace
+
+bool IsPrimitiveFunction(const ir::FunctionExpr& f) {
+  auto it = f.attrs.find(kPrimitiveAttr);
+  return it != f.attrs.end() && it->second.kind == ir::AttrValue::Kind::kInt && it->second.i != 0;
+}
+
+Result<ir::IRModule> FuseOps(const ir::IRModule& mod) {
+  ir::IRModule out = mod;
+  std::vector<ir::Function> fused;
+  BlockFuser fuser(&out, &fused);
+  size_t count = out.entries.size();
+  for (size_t i = 0; i < count; ++i) {
+    ir::Function f = out.entries[i].relax;
+    if (!f || IsPrimitiveFunction(*f)) continue;
+    const auto* seq = ir::ExprAs<ir::SeqExprNode>(f->body);
+    if (!seq) continue;
+    for (const auto& p : f->params) {
+      if (!p->struct_info) {
+        return FailedPrecondition("fuse_ops: function '" + out.entries[i].name +
+                                  "' has no struct info; run normalize (InferStructInfo) first");
+      }
+    }
+    std::vector<ir::BindingBlock> blocks;
+    bool changed = false;
+    for (const auto& b : seq->blocks) {
+      blocks.push_back(b.is_dataflow ? fuser.Run(b) : b);
+      changed |= blocks.back().bindings.size() != b.bindings.size();
+    }
+    if (!changed) continue;
+    auto nseq = std::make_shared<ir::SeqExprNode>(std::move(blocks), seq->body);
+    nseq->span = seq->span;
+    nseq->struct_info = seq->struct_info;
+    auto nf = std::make_shared<ir::FunctionExpr>(*f);
+    nf->body = nseq;
+    out.entries[i].relax = nf;
+  }
+  return out;
+}
+
+}  // namespace fusion
+}  // namespace kiln

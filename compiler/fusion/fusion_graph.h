@@ -1,0 +1,37 @@
+// The dataflow graph fuse_ops partitions, and the partitioning itself (the
+// rules are described in fuse_ops.h), kept apart from the Relax rewriting so
+// that it can be tested on small hand-made graphs.
+#ifndef KILN_COMPILER_FUSION_FUSION_GRAPH_H_
+#define KILN_COMPILER_FUSION_FUSION_GRAPH_H_
+
+#include <vector>
+
+#include "compiler/fusion/op_pattern.h"
+
+namespace kiln {
+namespace fusion {
+
+struct FusionGraph {
+  struct Edge {
+    int consumer;        // index of the consuming node
+    OpPattern pattern;   // how the consumer reads the value (usually its own kind)
+  };
+  struct Node {
+    OpPattern pattern = kOpaque;  // kOpaque: never fused
+    bool external = false;        // the value is used after the graph (an output)
+    std::vector<Edge> consumers;  // at most one edge per consumer
+  };
+  // Topological order: every consumer has a larger index than its producer.
+  std::vector<Node> nodes;
+};
+
+// For every node, the index of its group's representative: the group's last
+// node (its post-dominator, whose value is the group's only result). A node
+// alone in its group maps to itself. Groups never exceed `max_group_size`.
+// Pre: `graph` is in topological order (KILN_CHECK).
+std::vector<int> PartitionFusionGraph(const FusionGraph& graph, int max_group_size = 256);
+
+}  // namespace fusion
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_FUSION_FUSION_GRAPH_H_
