@@ -7,6 +7,7 @@
 #define KILN_RUNTIME_ALLOCATOR_H_
 
 #include <cstddef>
+#include <cstdint>
 
 namespace kiln {
 
@@ -22,6 +23,10 @@ class Allocator {
 
 // The process-wide default: aligned_alloc/free.
 Allocator* DefaultCpuAllocator();
+
+// How many successful Allocate calls DefaultCpuAllocator() has served in this
+// process (all threads): lets tests check that a call allocates nothing.
+uint64_t DefaultCpuAllocationCount();
 
 }  // namespace kiln
 

@@ -153,6 +153,71 @@ Status AllocTensor(const Arg* args, const Frame& f, const ValueSource& src, cons
   return Status::Ok();
 }
 
+// Bytes of a compact tensor of `dims` and `dtype`; false when a dimension is
+// negative or the size overflows or exceeds kMaxTensorBytes.
+bool TensorBytes(const std::vector<int64_t>& dims, DType dtype, uint64_t* out) {
+  uint64_t nbytes = dtype.bytes();
+  for (int64_t d : dims) {
+    if (d < 0 || __builtin_mul_overflow(nbytes, static_cast<uint64_t>(d), &nbytes) || nbytes > kMaxTensorBytes) {
+      return false;
+    }
+  }
+  *out = nbytes;
+  return true;
+}
+
+Status AllocStorage(const Arg* args, Frame& f, const DecodedFunction& code, const std::string& function, Any* out) {
+  int64_t size = args[1].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[args[2].value] : args[2].value;
+  if (size < 0 || static_cast<uint64_t>(size) > kMaxTensorBytes) {
+    return InvalidArgument(StrFormat("%s: vm.builtin.alloc_storage: cannot allocate %lld bytes", function.c_str(),
+                                     static_cast<long long>(size)));
+  }
+  // Sized on the first call of this function at this depth; reused after.
+  if (f.storage.size() <= code.function_index) f.storage.resize(code.function_index + 1);
+  std::vector<Tensor>& slots = f.storage[code.function_index];
+  if (slots.size() < code.num_storages) slots.resize(code.num_storages);
+  Tensor& storage = slots[args[0].value];
+  if (!storage.defined() || storage.shape()[0] < size) {
+    // Tensors viewing the old block keep it alive until they die.
+    const int64_t dims[1] = {size};
+    Result<Tensor> t = Tensor::Empty(dims, DType::UInt8());
+    if (!t.ok()) return t.status();
+    storage = std::move(t).value();
+  }
+  *out = Any(storage);
+  return Status::Ok();
+}
+
+Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const std::string& function, Any* out) {
+  Any tmp_storage, tmp_shape;
+  const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
+  const Any& shape = ArgValue(args[3], f, src, &tmp_shape);
+  if (!storage.is_tensor() || storage.tensor_obj()->dl.ndim != 1) {
+    return InvalidArgument(function + ": vm.builtin.tensor_view: expected a storage, got " + storage.Describe());
+  }
+  if (!shape.is_shape()) {
+    return InvalidArgument(function + ": vm.builtin.tensor_view: expected a shape, got " + shape.Describe());
+  }
+  DType dtype{static_cast<uint8_t>(args[4].value), static_cast<uint8_t>(args[5].value),
+              static_cast<uint16_t>(args[6].value)};
+  Tensor block = storage.tensor();
+  uint64_t capacity = static_cast<uint64_t>(block.shape()[0]);
+  uint64_t offset = static_cast<uint64_t>(args[1].value);
+  uint64_t room = offset <= capacity ? capacity - offset : 0;
+  if (args[2].value >= 0 && static_cast<uint64_t>(args[2].value) < room) room = static_cast<uint64_t>(args[2].value);
+  uint64_t nbytes = 0;
+  if (!TensorBytes(shape.shape_dims(), dtype, &nbytes) || nbytes > room || offset > capacity) {
+    return InvalidArgument(StrFormat("%s: a %s%s tensor does not fit the %llu bytes planned for it; a symbolic "
+                                     "dimension is larger than the upper bound the memory plan assumed "
+                                     "(tir_var_upper_bound or --bound)",
+                                     function.c_str(), DTypeToString(dtype).c_str(),
+                                     ShapeToString(shape.shape_dims()).c_str(), static_cast<unsigned long long>(room)));
+  }
+  *out = Any(Tensor::Borrow(static_cast<uint8_t*>(block.raw_data()) + offset, shape.shape_dims(), dtype,
+                            block.object()));
+  return Status::Ok();
+}
+
 Status ToBool(const Any& v, const std::string& function, Any* out) {
   if (v.is_int()) {
     *out = Any(v.int_value() != 0);
@@ -253,6 +318,10 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       Any tmp;
       return ToBool(ArgValue(args[0], frame, src, &tmp), function, out);
     }
+    case Builtin::kAllocStorage:
+      return AllocStorage(args, frame, code, function, out);
+    case Builtin::kTensorView:
+      return TensorView(args, frame, src, function, out);
     case Builtin::kCount:
       break;
   }

@@ -21,6 +21,9 @@ const char* BuiltinName(Builtin b);
 // Index of the builtin named `name`, or -1.
 int32_t LookupBuiltin(const std::string& name);
 
+// Storage indices of vm.builtin.alloc_storage are below this.
+constexpr int64_t kMaxStorages = 65536;
+
 // match_shape / make_shape / shape_arith operand modes.
 enum class MatchMode : int64_t { kAssertEqualToImm = 0, kStoreToHeap = 1, kAssertEqualToLoad = 2, kNoOp = 3 };
 enum class ShapeMode : int64_t { kImmediate = 0, kLoadFromHeap = 1 };

@@ -9,7 +9,9 @@ namespace {
 class FunctionVerifier {
  public:
   FunctionVerifier(const LinkedProgram& linked, uint32_t index)
-      : linked_(linked), p_(linked.program), f_(p_.functions[index]) {}
+      : linked_(linked), p_(linked.program), f_(p_.functions[index]) {
+    out_.function_index = index;
+  }
 
   Result<DecodedFunction> Run() {
     out_.register_count = f_.register_count;
@@ -300,6 +302,26 @@ class FunctionVerifier {
         KILN_RETURN_IF_ERROR(NeedImmediate(ins, 3, "dtype lanes", 1, 64));
         return Status::Ok();
       }
+      case Builtin::kAllocStorage: {
+        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 3));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 0, "storage index", 0, kMaxStorages - 1));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 1, "mode", 0, 1));
+        if (ArgsOf(ins)[1].value == 1) {
+          KILN_RETURN_IF_ERROR(CheckSlot(ins, 2, "shape-heap slot"));
+        } else {
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, 2, "size", 0, kArgValueMax));
+        }
+        uint32_t used = static_cast<uint32_t>(ArgsOf(ins)[0].value) + 1;
+        if (used > out_.num_storages) out_.num_storages = used;
+        return Status::Ok();
+      }
+      case Builtin::kTensorView:
+        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 7));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 1, "offset", 0, kArgValueMax));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 2, "slot size", -1, kArgValueMax));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 4, "dtype code", 0, 4));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 5, "dtype bits", 1, 64));
+        return NeedImmediate(ins, 6, "dtype lanes", 1, 64);
       case Builtin::kTupleGetItem:
         KILN_RETURN_IF_ERROR(NeedCount(ins, name, 2));
         return NeedImmediate(ins, 1, "index", 0, kArgValueMax);

@@ -46,6 +46,8 @@ struct DecodedFunction {
   uint32_t shape_heap_size = 0;
   uint32_t num_params = 0;
   uint32_t max_call_args = 0;  // the largest num_args of any Call (sizes scratch)
+  uint32_t function_index = 0;  // in Program::functions
+  uint32_t num_storages = 0;    // 1 + the largest alloc_storage index (0: none)
   // Debug names of shape-heap slots ("n"), from the parameters' dimension
   // texts where match_shape stores a parameter's dimension; "" if unknown.
   std::vector<std::string> slot_names;

@@ -12,6 +12,7 @@
 #include "kernels/kiln_kernel_abi.h"
 #include "runtime/any.h"
 #include "runtime/program.h"
+#include "runtime/tensor.h"
 #include "vm/builtins.h"
 #include "vm/bytecode.h"
 
@@ -23,6 +24,9 @@ struct Frame {
   std::vector<int64_t> heap;
   std::vector<Any> call_args;                 // packed / function call arguments
   std::vector<kiln_kernel_arg> kernel_args;   // kernel call arguments
+  // Planned storage (vm.builtin.alloc_storage) by function index, then by
+  // storage index: kept across calls so a static plan allocates once.
+  std::vector<std::vector<Tensor>> storage;
 };
 
 // Where argument words get their values.
