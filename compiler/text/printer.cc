@@ -162,8 +162,9 @@ class RelaxPrinter {
         return r + ")";
       }
       case ir::SInfoKind::kTuple: {
-        std::string r = "R.Tuple(";
         const auto& f = ir::SInfoAs<ir::TupleSInfo>(s)->fields;
+        if (f.empty()) return "R.Tuple";  // as TVM prints the empty tuple
+        std::string r = "R.Tuple(";
         for (size_t i = 0; i < f.size(); ++i) r += (i ? ", " : "") + SInfo(f[i]);
         return r + ")";
       }
@@ -214,6 +215,7 @@ class RelaxPrinter {
       case ir::ExprKind::kConstant: return Constant(e);
       case ir::ExprKind::kTuple: {
         const auto& f = ir::ExprAs<ir::TupleExpr>(e)->fields;
+        if (f.empty()) return "R.tuple()";  // as TVM prints it
         std::string r = "(" + Args(f, 0);
         return r + (f.size() == 1 ? ",)" : ")");
       }
@@ -266,7 +268,12 @@ class RelaxPrinter {
     if (const auto* ext = ir::ExprAs<ir::ExternFuncExpr>(c.op)) {
       std::string r = "R.call_packed(" + Quote(ext->global_symbol);
       for (const auto& a : c.args) r += ", " + Value(a);
-      if (!c.sinfo_args.empty()) r += ", sinfo_args=" + SInfoList(c.sinfo_args, false);
+      if (!c.sinfo_args.empty()) {
+        // Always a tuple, as TVM prints it: sinfo_args=(R.Tensor(...),)
+        r += ", sinfo_args=(";
+        for (size_t i = 0; i < c.sinfo_args.size(); ++i) r += (i ? ", " : "") + SInfo(c.sinfo_args[i]);
+        r += c.sinfo_args.size() == 1 ? ",)" : ")";
+      }
       return r + ")";
     }
     return Value(c.op) + "(" + Args(c.args, 0) + ")";

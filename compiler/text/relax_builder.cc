@@ -481,7 +481,13 @@ class RelaxFuncBuilder {
     std::string callee = e.base->DottedName();
     if (callee == "R.call_tir") return CallDps(e, "relax.call_tir");
     if (callee == "R.call_dps_packed") return CallDps(e, "relax.call_dps_packed");
-    if (callee == "R.call_packed") return CallPacked(e);
+    // Kiln does not track purity: R.call_pure_packed is R.call_packed.
+    if (callee == "R.call_packed" || callee == "R.call_pure_packed") return CallPacked(e);
+    if (callee == "R.tuple") {
+      KILN_RETURN_IF_ERROR(NoExtraArgs(e, static_cast<size_t>(-1) >> 1, {}));
+      KILN_ASSIGN_OR_RETURN(std::vector<Expr> fields, Args(e.items, 0));
+      return Expr(std::make_shared<ir::TupleExpr>(std::move(fields)));
+    }
     if (callee == "R.const") return Const(e);
     if (callee == "R.shape") {
       KILN_RETURN_IF_ERROR(NoExtraArgs(e, 1, {}));
@@ -574,9 +580,9 @@ class RelaxFuncBuilder {
   Result<Expr> CallPacked(const AstExpr& e) {
     KILN_RETURN_IF_ERROR(NoExtraArgs(e, static_cast<size_t>(-1) >> 1, {"sinfo_args"}));
     if (e.items.empty() || e.items[0]->kind != AstKind::kString)
-      return src_.Error(e.loc, "R.call_packed needs the packed function's name as a string first");
+      return src_.Error(e.loc, e.base->DottedName() + " needs the packed function's name as a string first");
     const AstExpr* s = e.Kwarg("sinfo_args");
-    if (!s) return src_.Error(e.loc, "R.call_packed needs sinfo_args=... (the struct info of its result)");
+    if (!s) return src_.Error(e.loc, e.base->DottedName() + " needs sinfo_args=... (the struct info of its result)");
     KILN_ASSIGN_OR_RETURN(std::vector<StructInfo> sinfo, SInfoList(*s));
     KILN_ASSIGN_OR_RETURN(std::vector<Expr> args, Args(e.items, 1));
     return Expr(std::make_shared<ir::CallExpr>(std::make_shared<ir::ExternFuncExpr>(e.items[0]->str), std::move(args),
