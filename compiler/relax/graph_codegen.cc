@@ -4,6 +4,7 @@
 #include <map>
 #include <optional>
 
+#include "compiler/memory/arena.h"
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/relax/vm_codegen.h"
 
@@ -14,7 +15,7 @@ namespace {
 using compiler::GraphArgInfo;
 using compiler::GraphArgKind;
 
-constexpr uint64_t kAlign = 64;
+constexpr uint64_t kAlign = memory::kStorageAlignment;
 
 struct StorageUse {
   uint64_t bytes = 0;
@@ -159,30 +160,20 @@ class GraphBuilder {
     return true;
   }
 
-  // Offsets for intermediates; outputs go to the caller's tensors.
+  // Offsets for intermediates (the planner's arena layout, shared with the
+  // VM's static plans); outputs go to the caller's tensors.
   void Plan(compiler::GraphInfo* g) {
     std::vector<size_t> placed;
-    uint64_t arena = 0;
+    std::vector<memory::ArenaBuffer> buffers;
     for (size_t i = 0; i < storage_.size(); ++i) {
-      StorageUse& s = storage_[i];
+      const StorageUse& s = storage_[i];
       if (s.output_index >= 0) continue;
-      uint64_t size = (s.bytes + kAlign - 1) / kAlign * kAlign;
-      // Intervals of live blocks that overlap in time, sorted by offset.
-      std::vector<std::pair<uint64_t, uint64_t>> busy;
-      for (size_t j : placed) {
-        const StorageUse& o = storage_[j];
-        if (o.def <= s.last_use && s.def <= o.last_use) busy.emplace_back(o.offset, (o.bytes + kAlign - 1) / kAlign * kAlign);
-      }
-      std::sort(busy.begin(), busy.end());
-      uint64_t offset = 0;
-      for (const auto& b : busy) {
-        if (offset + size <= b.first) break;
-        offset = std::max(offset, b.first + b.second);
-      }
-      s.offset = offset;
-      arena = std::max(arena, offset + size);
       placed.push_back(i);
+      buffers.push_back(memory::ArenaBuffer{s.bytes, s.def, s.last_use});
     }
+    memory::ArenaLayout layout = memory::LayOutArena(buffers, kAlign);
+    for (size_t k = 0; k < placed.size(); ++k) storage_[placed[k]].offset = layout.offsets[k];
+    uint64_t arena = layout.total_bytes;
     g->arena_bytes = arena;
     for (auto& node : g->nodes) {
       for (auto& a : node.args) {

@@ -12,7 +12,7 @@
 //
 // Memory planning: each intermediate lives from the call that writes it to
 // its last reader; intermediates whose lifetimes do not overlap share arena
-// bytes (first fit in definition order, 64-byte aligned). Results are written
+// bytes (first fit in definition order, 64-byte aligned: compiler/memory/arena.h). Results are written
 // straight into the caller's output tensors.
 #ifndef KILN_COMPILER_RELAX_GRAPH_CODEGEN_H_
 #define KILN_COMPILER_RELAX_GRAPH_CODEGEN_H_

@@ -19,8 +19,9 @@ enum MakeMode : int64_t { kImm = 0, kLoadHeap = 1 };
 
 class FunctionCodegen {
  public:
-  FunctionCodegen(const ir::IRModule& mod, compiler::VmfbProgram* program, const std::map<std::string, uint32_t>& fn_index)
-      : mod_(mod), program_(program), fn_index_(fn_index) {}
+  FunctionCodegen(const ir::IRModule& mod, compiler::VmfbProgram* program, const std::map<std::string, uint32_t>& fn_index,
+                  const memory::FunctionPlan* plan)
+      : mod_(mod), program_(program), fn_index_(fn_index), plan_(plan) {}
 
   Result<compiler::FunctionInfo> Run(const std::string& name, const ir::Function& f) {
     name_ = name;
@@ -205,6 +206,32 @@ class FunctionCodegen {
     return reg;
   }
 
+  // A planned output: a view at its offset of a storage the Context keeps.
+  Result<int64_t> EmitPlannedAlloc(const ir::StructInfo& sinfo, const memory::PlannedTensor& planned) {
+    const auto* t = ir::SInfoAs<ir::TensorSInfo>(sinfo);
+    KILN_CHECK(t && t->has_shape && t->has_dtype, "the planner placed a tensor of unknown shape");
+    const memory::PlannedStorage& storage = plan_->storages[planned.storage];
+    KILN_ASSIGN_OR_RETURN(int64_t shape, EmitMakeShape(t->shape));
+    std::pair<int64_t, int64_t> size;
+    if (storage.is_static) {
+      size = {kImm, static_cast<int64_t>(storage.static_bytes)};
+    } else {
+      // This tensor's own size: the storage's size expression may use
+      // variables bound only on another path (an if/else branch). The plan
+      // proved it fits; alloc_storage grows the storage if it does not yet.
+      ir::PrimExpr bytes = ir::IntImm(DType::Int64(), static_cast<int64_t>(t->dtype.bytes()));
+      for (const auto& d : t->shape) bytes = ir::MakeBinary(ir::TirKind::kMul, bytes, d);
+      KILN_ASSIGN_OR_RETURN(size, DimOperand(bytes));
+    }
+    int64_t block = NewReg();
+    EmitCall(block, Builtin("vm.builtin.alloc_storage"), {Imm(planned.storage), Imm(size.first), Imm(size.second)});
+    int64_t reg = NewReg();
+    EmitCall(reg, Builtin("vm.builtin.tensor_view"),
+             {EncodeArg(ArgKind::kRegister, block), Imm(static_cast<int64_t>(planned.offset)), Imm(planned.slot_bytes),
+              EncodeArg(ArgKind::kRegister, shape), Imm(t->dtype.code), Imm(t->dtype.bits), Imm(t->dtype.lanes)});
+    return reg;
+  }
+
   Result<int64_t> EmitSeq(const ir::Expr& e) {
     const auto* seq = ir::ExprAs<ir::SeqExprNode>(e);
     if (!seq) return EmitExpr(e);
@@ -234,8 +261,15 @@ class FunctionCodegen {
       words.push_back(w);
     }
     std::vector<int64_t> outs;
-    for (const auto& s : call.sinfo_args) {
-      KILN_ASSIGN_OR_RETURN(int64_t reg, EmitAlloc(s, call.span));
+    for (size_t k = 0; k < call.sinfo_args.size(); ++k) {
+      const ir::StructInfo& s = call.sinfo_args[k];
+      const memory::PlannedTensor* planned = plan_ ? plan_->Find(&call, static_cast<int>(k)) : nullptr;
+      int64_t reg;
+      if (planned && planned->storage >= 0) {
+        KILN_ASSIGN_OR_RETURN(reg, EmitPlannedAlloc(s, *planned));
+      } else {
+        KILN_ASSIGN_OR_RETURN(reg, EmitAlloc(s, call.span));
+      }
       outs.push_back(reg);
       words.push_back(EncodeArg(ArgKind::kRegister, reg));
     }
@@ -372,6 +406,7 @@ class FunctionCodegen {
   const ir::IRModule& mod_;
   compiler::VmfbProgram* program_;
   const std::map<std::string, uint32_t>& fn_index_;
+  const memory::FunctionPlan* plan_;  // null: no planning
   std::string name_;
   std::vector<int64_t> code_;
   int64_t num_regs_ = 0;
@@ -452,7 +487,11 @@ compiler::ValueInfo MakeValueInfo(const std::string& name, const ir::StructInfo&
   return v;
 }
 
-Status GenerateVMCode(const ir::IRModule& mod, compiler::VmfbProgram* program) {
+Status GenerateVMCode(const ir::IRModule& mod, compiler::VmfbProgram* program, const VMCodegenOptions& options) {
+  memory::ModulePlan plan;
+  if (options.plan_memory) {
+    KILN_ASSIGN_OR_RETURN(plan, memory::PlanMemory(mod, options.memory));
+  }
   std::map<std::string, uint32_t> fn_index;
   std::vector<const ir::ModuleEntry*> functions;
   for (const auto& e : mod.entries) {
@@ -461,7 +500,7 @@ Status GenerateVMCode(const ir::IRModule& mod, compiler::VmfbProgram* program) {
     functions.push_back(&e);
   }
   for (const auto* e : functions) {
-    FunctionCodegen codegen(mod, program, fn_index);
+    FunctionCodegen codegen(mod, program, fn_index, plan.Find(e->name));
     KILN_ASSIGN_OR_RETURN(compiler::FunctionInfo info, codegen.Run(e->name, e->relax));
     program->functions.push_back(std::move(info));
   }

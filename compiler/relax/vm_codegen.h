@@ -13,19 +13,33 @@
 // and every constant dimension is checked. Shapes of results are built with
 // vm.builtin.make_shape from constants and heap slots; composite dimensions
 // (n * 4) are computed into temporary slots by vm.builtin.shape_arith first.
-// Outputs of kernels are allocated with vm.builtin.alloc_tensor and passed
-// last (destination-passing style).
+// Outputs of kernels are passed last (destination-passing style). With memory
+// planning (the default; compiler/memory/plan_memory.h) an output the plan
+// places in a storage becomes vm.builtin.alloc_storage (the Context keeps the
+// storage across calls) + vm.builtin.tensor_view at its offset; the others —
+// function results and tensors that escape — are vm.builtin.alloc_tensor,
+// fresh on every call, so the caller owns what it gets back.
 #ifndef KILN_COMPILER_RELAX_VM_CODEGEN_H_
 #define KILN_COMPILER_RELAX_VM_CODEGEN_H_
 
 #include "compiler/ir/module.h"
+#include "compiler/memory/plan_memory.h"
 #include "compiler/writer/vmfb_program.h"
 #include "runtime/status.h"
 
 namespace kiln {
 namespace relax {
 
-Status GenerateVMCode(const ir::IRModule& mod, compiler::VmfbProgram* program);
+struct VMCodegenOptions {
+  // Place intermediates in planned storage; false: alloc_tensor on every call.
+  bool plan_memory = true;
+  // Upper bounds of symbolic variables (kiln-compile --bound n=128).
+  memory::PlanOptions memory;
+};
+
+// Fails on what the VM cannot run yet (kUnimplemented, with the location) and
+// on invalid upper bounds (PlanMemory's errors).
+Status GenerateVMCode(const ir::IRModule& mod, compiler::VmfbProgram* program, const VMCodegenOptions& options = {});
 
 // Encodes one operand word (vm/opcodes.def): kind in the top 8 bits.
 enum class ArgKind : int64_t { kRegister = 0, kImmediate = 1, kConstant = 2, kCallable = 3 };

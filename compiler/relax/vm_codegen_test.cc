@@ -19,12 +19,14 @@ namespace kiln {
 namespace relax {
 namespace {
 
-Result<compiler::VmfbProgram> Codegen(const std::string& src) {
+// Without memory planning unless `options` asks for it, so the listings
+// below show plain allocations; the planned forms have tests of their own.
+Result<compiler::VmfbProgram> Codegen(const std::string& src, VMCodegenOptions options = {false, {}}) {
   KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(src, "t.relax"));
   KILN_ASSIGN_OR_RETURN(mod, InferStructInfo(mod));
   KILN_ASSIGN_OR_RETURN(mod, LegalizeOps(mod, LegalizeOptions{}));
   compiler::VmfbProgram program;
-  KILN_RETURN_IF_ERROR(GenerateVMCode(mod, &program));
+  KILN_RETURN_IF_ERROR(GenerateVMCode(mod, &program, options));
   return program;
 }
 
@@ -493,6 +495,84 @@ TEST(VMCodegen, IfJumpsToTheElseBranchAndOverIt) {
                 "r4 = vm.builtin.copy(r1)",
                 "ret r4",
             }));
+}
+
+// Memory planning (compiler/memory/plan_memory.h): intermediates become
+// views of storage the Context keeps; results stay fresh allocations.
+// alloc_storage(index, size mode, size): mode 0 immediate, 1 heap slot;
+// tensor_view(storage, offset, slot bytes, shape, dtype code, bits, lanes).
+constexpr const char* kPlannedChain = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            lv0 = R.add(x, x)
+            lv1 = R.nn.relu(lv0)
+            gv = R.add(lv1, x)
+            R.output(gv)
+        return gv
+)";
+
+TEST(VMCodegen, PlannedIntermediatesOfSymbolicSizeAreViewsOfGrowingStorage) {
+  Result<compiler::VmfbProgram> p = Codegen(kPlannedChain, VMCodegenOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
+            Join({
+                "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: argument x\")",
+                "vm.builtin.match_shape(r0, \"main: argument x\", 2, 1, 0, 0, 4)",
+                "r1 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+                // bytes = 4 * n * 4 into slots 1 and 2 (op 2 = mul).
+                "vm.builtin.shape_arith(1, 2, 0, 4, 1, 0)",
+                "vm.builtin.shape_arith(2, 2, 1, 1, 0, 4)",
+                "r2 = vm.builtin.alloc_storage(0, 1, 2)",
+                "r3 = vm.builtin.tensor_view(r2, 0, -1, r1, 2, 32, 1)",
+                "kernel add(r0, r0, r3)",
+                "r4 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+                "vm.builtin.shape_arith(3, 2, 0, 4, 1, 0)",
+                "vm.builtin.shape_arith(4, 2, 1, 3, 0, 4)",
+                "r5 = vm.builtin.alloc_storage(1, 1, 4)",
+                "r6 = vm.builtin.tensor_view(r5, 0, -1, r4, 2, 32, 1)",
+                "kernel relu(r3, r6)",
+                // The result is the caller's: a fresh tensor.
+                "r7 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+                "r8 = vm.builtin.alloc_tensor(r7, 2, 32, 1)",
+                "kernel add1(r6, r0, r8)",
+                "ret r8",
+            }));
+}
+
+TEST(VMCodegen, UpperBoundsGiveOneStaticStorage) {
+  VMCodegenOptions options;
+  options.memory.upper_bounds["n"] = 32;
+  Result<compiler::VmfbProgram> p = Codegen(kPlannedChain, options);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  // Each (n, 4) float32 intermediate gets a 512-byte slot of a 1024-byte arena.
+  EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
+            Join({
+                "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: argument x\")",
+                "vm.builtin.match_shape(r0, \"main: argument x\", 2, 1, 0, 0, 4)",
+                "r1 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+                "r2 = vm.builtin.alloc_storage(0, 0, 1024)",
+                "r3 = vm.builtin.tensor_view(r2, 0, 512, r1, 2, 32, 1)",
+                "kernel add(r0, r0, r3)",
+                "r4 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+                "r5 = vm.builtin.alloc_storage(0, 0, 1024)",
+                "r6 = vm.builtin.tensor_view(r5, 512, 512, r4, 2, 32, 1)",
+                "kernel relu(r3, r6)",
+                "r7 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+                "r8 = vm.builtin.alloc_tensor(r7, 2, 32, 1)",
+                "kernel add1(r6, r0, r8)",
+                "ret r8",
+            }));
+}
+
+TEST(VMCodegen, PlanningErrorsAreReported) {
+  VMCodegenOptions options;
+  options.memory.upper_bounds["n"] = -1;
+  Result<compiler::VmfbProgram> p = Codegen(kPlannedChain, options);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().message(), "main: the upper bound of 'n' must be a positive integer, got -1");
 }
 
 }  // namespace
