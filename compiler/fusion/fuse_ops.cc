@@ -150,6 +150,14 @@ class BlockFuser {
       index[bs[i].var.get()] = static_cast<int>(i);
     }
     std::vector<int> group = PartitionFusionGraph(g);
+    // Only a group's last binding may be read outside it (no work is repeated
+    // and the group can be replaced by one call at that binding).
+    for (size_t i = 0; i < n; ++i) {
+      if (group[i] == static_cast<int>(i)) continue;
+      KILN_CHECK(!g.nodes[i].external, "fuse_ops: output %s inside a group", bs[i].var->name.c_str());
+      for (const auto& e : g.nodes[i].consumers)
+        KILN_CHECK(group[e.consumer] == group[i], "fuse_ops: %s read outside its group", bs[i].var->name.c_str());
+    }
 
     std::map<int, std::vector<int>> members;
     for (size_t i = 0; i < n; ++i) members[group[i]].push_back(static_cast<int>(i));

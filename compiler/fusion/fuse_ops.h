@@ -18,9 +18,12 @@
 //    injective-or-less nodes, which may itself be injective, a reduction, or
 //    the epilogue of a matmul group;
 //  - phase 2: an injective group fuses into an injective-or-less post-dominator;
-//    an injective-or-less group whose post-dominator is a reduction or an
-//    out_ewise_fusable binding fuses into it as its input (the transpose of a
-//    weight into its matmul).
+//    an injective-or-less group whose post-dominator belongs to a group
+//    anchored by a reduction or an out_ewise_fusable kernel fuses into it as
+//    an input, through injective-or-less nodes only (the transpose of a
+//    weight into its matmul; a transpose before exp + sum). Each kernel of a
+//    fused group still runs to completion before the next (fuse_tir), so this
+//    never repeats work; whether to inline is left to scheduling.
 // A binding whose value is visible after the block (R.output) is never an
 // inner member of a group, and since a group is closed under the paths to its
 // post-dominator, only the group's last binding is used outside it: nothing is

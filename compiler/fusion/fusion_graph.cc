@@ -112,8 +112,8 @@ class Partitioner {
       Commit(i, d);
       return;
     }
-    // An input prologue of a reduction or of a matmul/conv.
-    OpPattern dk = g_.nodes[d].pattern;
+    // An input prologue of a group anchored by a reduction or a matmul/conv.
+    OpPattern dk = pattern_[Find(d)];
     if (dk == kCommReduce || dk == kOutEWiseFusable) {
       bool ok = CheckPath(i, d, [](OpPattern k, bool sink) {
         return sink ? (k == kCommReduce || k == kOutEWiseFusable) : k <= kInjective;

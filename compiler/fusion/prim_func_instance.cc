@@ -4,7 +4,7 @@
 #include <unordered_map>
 
 #include "compiler/arith/simplify.h"
-#include "compiler/text/text.h"
+#include "compiler/arith/debug_string.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
 
@@ -18,7 +18,7 @@ using ir::Stmt;
 
 std::string ShapeText(const std::vector<PrimExpr>& shape) {
   std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + text::PrintPrimExpr(shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + arith::ToDebugString(shape[i]);
   return s + (shape.size() == 1 ? ",)" : ")");
 }
 
