@@ -33,6 +33,8 @@ class Inferer {
     return Status::Ok();
   }
 
+  Result<StructInfo> InferExpr(const Expr& e) { return Visit(e); }
+
   Result<ir::Function> VisitFunction(const ir::Function& f) {
     for (const auto& p : f->params) {
       p->struct_info = p->annotation ? p->annotation : StructInfo(std::make_shared<ir::ObjectSInfo>());
@@ -231,6 +233,12 @@ Result<ir::IRModule> InferStructInfo(const ir::IRModule& mod) {
     if (out.entries[i].relax) KILN_RETURN_IF_ERROR(inferer.InferEntry(out.entries[i].name));
   }
   return out;
+}
+
+Result<ir::StructInfo> InferExprStructInfo(const ir::IRModule& mod, const ir::Expr& e) {
+  ir::IRModule scratch = mod;
+  Inferer inferer(&scratch);
+  return inferer.InferExpr(e);
 }
 
 }  // namespace relax

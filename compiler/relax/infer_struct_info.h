@@ -18,6 +18,12 @@ namespace relax {
 
 Result<ir::IRModule> InferStructInfo(const ir::IRModule& mod);
 
+// The struct info of one expression in the context of `mod` (the PrimFuncs
+// and Relax functions it calls), setting it on `e` and its sub-expressions.
+// Every free Var of `e` must already carry struct_info (the block builder
+// sets it on each Var it emits). `mod` is not changed.
+Result<ir::StructInfo> InferExprStructInfo(const ir::IRModule& mod, const ir::Expr& e);
+
 }  // namespace relax
 }  // namespace kiln
 

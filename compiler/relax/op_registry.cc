@@ -15,7 +15,20 @@ const std::vector<OpInfo>& Table() {
     AddElementwiseOps(t);
     AddMatmulOps(t);
     AddPermuteDimsOps(t);
+    AddReshapeOps(t);
+    AddConcatSplitOps(t);
+    AddSliceOps(t);
+    AddGatherOps(t);
+    AddTileOps(t);
     // New operator families: one line each.
+    AddSoftmaxOps(t);
+    AddNormOps(t);
+    AddAttentionOps(t);
+    AddLinalgOps(t);
+    AddUnaryOps(t);
+    AddReduceOps(t);
+    AddCreateOps(t);
+    AddScanOps(t);
     return t;
   }();
   return *table;
@@ -33,6 +46,13 @@ std::vector<std::string> ListOps() {
   std::vector<std::string> names;
   for (const OpInfo& op : Table()) names.push_back(op.name);
   return names;
+}
+
+std::string OpDisplayName(const ir::CallExpr& call) {
+  const auto* op = ir::ExprAs<ir::OpExpr>(call.op);
+  if (!op) return "R.?";
+  const std::string& n = op->name;
+  return "R." + (n.compare(0, 6, "relax.") == 0 ? n.substr(6) : n);
 }
 
 std::string Where(const ir::SourceSpan& span) {

@@ -47,6 +47,9 @@ struct OpInfo {
 const OpInfo* FindOp(const std::string& name);
 std::vector<std::string> ListOps();
 
+// "R.nn.conv2d" for a call of relax.nn.conv2d (operator names in messages).
+std::string OpDisplayName(const ir::CallExpr& call);
+
 // "file:line:col: " or "" (prefix for diagnostics).
 std::string Where(const ir::SourceSpan& span);
 

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
 
 namespace kiln {
 namespace te {
@@ -13,8 +14,9 @@ using ir::PrimExpr;
 // Replaces caller Vars by local ones, creating a local Var on first sight.
 class Localizer : public tir::StmtExprMutator {
  public:
-  Localizer(std::map<const ir::VarNode*, PrimExpr>* map, std::vector<ir::Var>* created)
-      : map_(map), created_(created) {}
+  Localizer(std::map<const ir::VarNode*, PrimExpr>* map, std::vector<ir::Var>* created,
+            std::vector<std::pair<ir::Var, PrimExpr>>* caller_of)
+      : map_(map), created_(created), caller_of_(caller_of) {}
   PrimExpr MutateExpr(const PrimExpr& e) override {
     if (const auto* v = e.as<ir::VarNode>()) {
       // A Var that already is a local one (passed back in by a caller) stays.
@@ -24,6 +26,7 @@ class Localizer : public tir::StmtExprMutator {
       if (it != map_->end()) return it->second;
       ir::Var local = ir::MakeVar(v->name, v->dtype);
       created_->push_back(local);
+      caller_of_->emplace_back(local, e);
       (*map_)[v] = PrimExpr(local);
       return PrimExpr(local);
     }
@@ -33,6 +36,7 @@ class Localizer : public tir::StmtExprMutator {
  private:
   std::map<const ir::VarNode*, PrimExpr>* map_;
   std::vector<ir::Var>* created_;
+  std::vector<std::pair<ir::Var, PrimExpr>>* caller_of_;
 };
 
 ir::BufferRegion Whole(const ir::Buffer& b) {
@@ -96,7 +100,7 @@ FuncBuilder::FuncBuilder(std::string func_name) : func_name_(std::move(func_name
 
 PrimExpr FuncBuilder::Local(const PrimExpr& e) {
   if (!e.defined()) return e;
-  Localizer l(&local_, &local_vars_);
+  Localizer l(&local_, &local_vars_, &caller_of_);
   return l.MutateExpr(e);
 }
 
@@ -104,6 +108,19 @@ std::vector<PrimExpr> FuncBuilder::Local(const std::vector<PrimExpr>& es) {
   std::vector<PrimExpr> out;
   out.reserve(es.size());
   for (const auto& e : es) out.push_back(Local(e));
+  return out;
+}
+
+PrimExpr FuncBuilder::Caller(const PrimExpr& e) const {
+  if (!e.defined()) return e;
+  tir::VarMap back;
+  for (const auto& kv : caller_of_) back[kv.first.get()] = kv.second;
+  return tir::Substitute(e, back);
+}
+
+std::vector<PrimExpr> FuncBuilder::Caller(const std::vector<PrimExpr>& es) const {
+  std::vector<PrimExpr> out;
+  for (const auto& e : es) out.push_back(Caller(e));
   return out;
 }
 

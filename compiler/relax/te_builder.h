@@ -73,6 +73,11 @@ class FuncBuilder {
   ir::PrimExpr Local(const ir::PrimExpr& e);
   std::vector<ir::PrimExpr> Local(const std::vector<ir::PrimExpr>& es);
 
+  // The inverse of Local: local Vars back to the caller's (for the out_sinfo
+  // of a call to the built function).
+  ir::PrimExpr Caller(const ir::PrimExpr& e) const;
+  std::vector<ir::PrimExpr> Caller(const std::vector<ir::PrimExpr>& es) const;
+
   Tensor Input(const std::string& name, const std::vector<ir::PrimExpr>& shape, DType dtype);
 
   using ComputeFn = std::function<ir::PrimExpr(const Indices& i)>;
@@ -101,6 +106,7 @@ class FuncBuilder {
   std::string func_name_;
   std::map<const ir::VarNode*, ir::PrimExpr> local_;  // caller Var -> local Var
   std::vector<ir::Var> local_vars_;                   // in creation order
+  std::vector<std::pair<ir::Var, ir::PrimExpr>> caller_of_;  // local Var -> caller expression
   std::vector<ir::Buffer> inputs_;
   std::vector<ir::Buffer> computed_;
   std::vector<ir::Stmt> stages_;
