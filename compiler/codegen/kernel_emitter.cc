@@ -16,9 +16,12 @@
 // and emission continues with poison values; the module is discarded.
 #include "compiler/codegen/kernel_emitter.h"
 
+#include "compiler/codegen/vector_math.h"
+
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -398,7 +401,10 @@ class KernelEmitter {
     return v;
   }
   llvm::Value* Binary(const BinaryNode* op);
+  llvm::Value* GuardedIntDiv(llvm::Value* a, llvm::Value* c, bool sgn, TirKind k);
+  llvm::Value* Compare(TirKind k, DType t, llvm::Value* a, llvm::Value* c, const BinaryNode* op);
   llvm::Value* Call(const CallNode* op);
+  llvm::Value* IfThenElse(const CallNode* op);
   llvm::Value* Address(const Buffer& buf, const std::vector<PrimExpr>& indices);
 
   // ------------------------------------------------------------ statements
@@ -441,7 +447,18 @@ llvm::Value* KernelEmitter::CastValue(llvm::Value* v, DType from, DType to) {
   if (from.is_int() && to.is_float()) {
     return (IsSigned(from) && !from_bool) ? b_.CreateSIToFP(v, ty) : b_.CreateUIToFP(v, ty);
   }
-  if (from.is_float() && to.is_int()) return IsSigned(to) ? b_.CreateFPToSI(v, ty) : b_.CreateFPToUI(v, ty);
+  if (from.is_float() && to.is_int()) {
+    // Defined for every input (fptosi would be poison out of range): NaN -> 0,
+    // saturation at the int32/int64 range, and narrower types (and uint32)
+    // wrap from there, as C and numpy do on x86 for in-range values.
+    auto sat = [&](llvm::Intrinsic::ID id, llvm::Type* it) {
+      return b_.CreateIntrinsic(id, {it, v->getType()}, {v});
+    };
+    if (to.bits == 64) return sat(IsSigned(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat, ty);
+    if (to.bits == 32 && IsSigned(to)) return sat(llvm::Intrinsic::fptosi_sat, ty);
+    llvm::Type* wide = to.bits == 32 ? mc_.i64 : mc_.i32;
+    return b_.CreateTrunc(sat(llvm::Intrinsic::fptosi_sat, wide), ty);
+  }
   if (from.is_float() && to.is_float()) return b_.CreateFPCast(v, ty);
   Unsupported("cast from " + DTypeToString(from) + " to " + DTypeToString(to));
   return Poison(to);
@@ -496,28 +513,82 @@ llvm::Value* KernelEmitter::Binary(const BinaryNode* op) {
     case TirKind::kMul:
       return fp ? b_.CreateFMul(a, c) : b_.CreateMul(a, c, "", false, nsw);
     case TirKind::kDiv:
-      return fp ? b_.CreateFDiv(a, c) : (sgn ? b_.CreateSDiv(a, c) : b_.CreateUDiv(a, c));
+      if (fp) return b_.CreateFDiv(a, c);
+      return GuardedIntDiv(a, c, sgn, k);
     case TirKind::kFloorDiv:
     case TirKind::kFloorMod: {
       if (fp) {
-        llvm::Value* q = b_.CreateUnaryIntrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(a, c));
+        llvm::Value* q = math::Round(b_, b_.CreateFDiv(a, c), math::Rounding::kFloor, mc_.target.native_rounding);
         return k == TirKind::kFloorDiv ? q : b_.CreateFSub(a, b_.CreateFMul(q, c));
       }
-      if (!sgn) return k == TirKind::kFloorDiv ? b_.CreateUDiv(a, c) : b_.CreateURem(a, c);
-      // Truncating division, corrected when the remainder's sign differs
-      // from the divisor's.
-      llvm::Value* q = b_.CreateSDiv(a, c);
-      llvm::Value* r = b_.CreateSRem(a, c);
-      llvm::Value* zero = llvm::ConstantInt::get(a->getType(), 0);
-      llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, zero),
-                                         b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(c, zero)));
-      if (k == TirKind::kFloorDiv) return b_.CreateSub(q, b_.CreateZExt(adjust, a->getType()));
-      return b_.CreateSelect(adjust, b_.CreateAdd(r, c), r);
+      return GuardedIntDiv(a, c, sgn, k);
     }
     case TirKind::kMin:
-      return b_.CreateBinaryIntrinsic(fp ? llvm::Intrinsic::minnum : sgn ? llvm::Intrinsic::smin : llvm::Intrinsic::umin, a, c);
-    case TirKind::kMax:
-      return b_.CreateBinaryIntrinsic(fp ? llvm::Intrinsic::maxnum : sgn ? llvm::Intrinsic::smax : llvm::Intrinsic::umax, a, c);
+    case TirKind::kMax: {
+      bool is_max = k == TirKind::kMax;
+      if (fp) {
+        // NaN in either operand gives NaN (numpy's minimum/maximum).
+        llvm::Value* pick_a = is_max ? b_.CreateFCmpOGT(a, c) : b_.CreateFCmpOLT(a, c);
+        llvm::Value* r = b_.CreateSelect(pick_a, a, c);
+        return b_.CreateSelect(b_.CreateFCmpUNO(a, a), a, r);
+      }
+      llvm::Intrinsic::ID id = is_max ? (sgn ? llvm::Intrinsic::smax : llvm::Intrinsic::umax)
+                                      : (sgn ? llvm::Intrinsic::smin : llvm::Intrinsic::umin);
+      return b_.CreateBinaryIntrinsic(id, a, c);
+    }
+    default:
+      break;
+  }
+  return Compare(k, t, a, c, op);
+}
+
+// Integer Div (truncating), FloorDiv and FloorMod (toward -inf). A divisor
+// that is not a known non-zero, non-minus-one constant is guarded: x / 0 and
+// x % 0 give 0, x / -1 gives -x (wrapping), so that a kernel never traps on
+// data (LLVM's sdiv by 0 or INT_MIN / -1 is undefined and traps on x86).
+llvm::Value* KernelEmitter::GuardedIntDiv(llvm::Value* a, llvm::Value* c, bool sgn, TirKind k) {
+  llvm::Type* ty = a->getType();
+  llvm::Value* zero = llvm::ConstantInt::get(ty, 0);
+  llvm::Value* is_zero = nullptr;
+  llvm::Value* is_minus1 = nullptr;
+  auto* cc = llvm::dyn_cast<llvm::ConstantInt>(c);
+  bool safe = cc != nullptr && !cc->isZero() && !(sgn && cc->isMinusOne());
+  if (!safe) {
+    is_zero = b_.CreateICmpEQ(c, zero);
+    llvm::Value* bad = is_zero;
+    if (sgn) {
+      is_minus1 = b_.CreateICmpEQ(c, llvm::ConstantInt::getSigned(ty, -1));
+      bad = b_.CreateOr(bad, is_minus1);
+    }
+    c = b_.CreateSelect(bad, llvm::ConstantInt::get(ty, 1), c);
+  }
+  llvm::Value* result;
+  if (!sgn) {
+    result = k == TirKind::kFloorMod ? b_.CreateURem(a, c) : b_.CreateUDiv(a, c);
+  } else if (k == TirKind::kDiv) {
+    result = b_.CreateSDiv(a, c);
+  } else {
+    // Truncating division, corrected when the remainder's sign differs
+    // from the divisor's.
+    llvm::Value* q = b_.CreateSDiv(a, c);
+    llvm::Value* r = b_.CreateSRem(a, c);
+    llvm::Value* adjust = b_.CreateAnd(b_.CreateICmpNE(r, zero),
+                                       b_.CreateICmpNE(b_.CreateICmpSLT(r, zero), b_.CreateICmpSLT(c, zero)));
+    result = k == TirKind::kFloorDiv ? b_.CreateSub(q, b_.CreateZExt(adjust, a->getType()))
+                                     : b_.CreateSelect(adjust, b_.CreateAdd(r, c), r);
+  }
+  if (safe) return result;
+  if (is_minus1 != nullptr) {
+    llvm::Value* neg = k == TirKind::kFloorMod ? zero : b_.CreateSub(zero, a);
+    result = b_.CreateSelect(is_minus1, neg, result);
+  }
+  return b_.CreateSelect(is_zero, zero, result);
+}
+
+llvm::Value* KernelEmitter::Compare(TirKind k, DType t, llvm::Value* a, llvm::Value* c, const BinaryNode* op) {
+  bool fp = t.is_float();
+  bool sgn = IsSigned(t);
+  switch (k) {
     case TirKind::kEQ:
       return fp ? b_.CreateFCmpOEQ(a, c) : b_.CreateICmpEQ(a, c);
     case TirKind::kNE:
@@ -542,42 +613,105 @@ llvm::Value* KernelEmitter::Binary(const BinaryNode* op) {
 }
 
 llvm::Value* KernelEmitter::Call(const CallNode* op) {
-  static const std::map<std::string, llvm::Intrinsic::ID> kUnary = {
-      {"fabs", llvm::Intrinsic::fabs},   {"floor", llvm::Intrinsic::floor}, {"ceil", llvm::Intrinsic::ceil},
-      {"trunc", llvm::Intrinsic::trunc}, {"round", llvm::Intrinsic::nearbyint}, {"sqrt", llvm::Intrinsic::sqrt},
+  // TVM spells intrinsics "tir.exp" in T.call_intrin; the parser makes "exp".
+  std::string name = op->op.compare(0, 4, "tir.") == 0 ? op->op.substr(4) : op->op;
+  auto arity = [&](size_t n) {
+    if (op->args.size() == n) return true;
+    Unsupported(StrFormat("intrinsic '%s' takes %zu argument(s), got %zu", name.c_str(), n, op->args.size()));
+    return false;
   };
-  if (op->op == "if_then_else") {
-    if (op->args.size() != 3) {
-      Unsupported("if_then_else takes 3 arguments");
-      return Poison(op->dtype);
+  if (name == "if_then_else") {
+    if (!arity(3)) return Poison(op->dtype);
+    return IfThenElse(op);
+  }
+  if (name == "isnan" || name == "isinf" || name == "isfinite") {
+    if (!arity(1)) return Poison(op->dtype);
+    DType at = op->args[0].dtype();
+    llvm::Value* x = Expr(op->args[0]);
+    llvm::Value* r;
+    if (!at.is_float()) {
+      r = b_.getInt1(name == "isfinite");  // integers are finite numbers
+    } else if (name == "isnan") {
+      r = b_.CreateFCmpUNO(x, x);
+    } else {
+      llvm::Value* ax = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+      llvm::Value* inf = llvm::ConstantFP::getInfinity(x->getType());
+      r = name == "isinf" ? b_.CreateFCmpOEQ(ax, inf) : b_.CreateFCmpOLT(ax, inf);
     }
-    // Lazy: only the taken side is evaluated (it may read out of bounds
-    // otherwise, e.g. padding).
-    llvm::Value* cond = ExprAs(op->args[0], DType::Bool());
-    auto* then_bb = llvm::BasicBlock::Create(ctx_, "ite.then", st_.fn);
-    auto* else_bb = llvm::BasicBlock::Create(ctx_, "ite.else", st_.fn);
-    auto* join = llvm::BasicBlock::Create(ctx_, "ite.join", st_.fn);
-    b_.CreateCondBr(cond, then_bb, else_bb);
-    b_.SetInsertPoint(then_bb);
-    llvm::Value* tv = ExprAs(op->args[1], op->dtype);
-    llvm::BasicBlock* then_end = b_.GetInsertBlock();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(else_bb);
-    llvm::Value* fv = ExprAs(op->args[2], op->dtype);
-    llvm::BasicBlock* else_end = b_.GetInsertBlock();
-    b_.CreateBr(join);
-    b_.SetInsertPoint(join);
-    auto* phi = b_.CreatePHI(tv->getType(), 2);
-    phi->addIncoming(tv, then_end);
-    phi->addIncoming(fv, else_end);
-    return phi;
+    return CastValue(r, DType::Bool(), op->dtype);
   }
-  auto it = kUnary.find(op->op);
-  if (it != kUnary.end() && op->args.size() == 1 && op->dtype.is_float()) {
-    return b_.CreateUnaryIntrinsic(it->second, ExprAs(op->args[0], op->dtype));
+  DType t = op->dtype;
+  if ((name == "abs" || name == "fabs") && t.is_int() && t.bits > 1) {
+    if (!arity(1)) return Poison(t);
+    llvm::Value* x = ExprAs(op->args[0], t);
+    if (!IsSigned(t)) return x;
+    return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b_.getFalse());  // abs(INT_MIN) wraps
   }
-  Unsupported("unsupported intrinsic '" + op->op + "' (supported: if_then_else, fabs, floor, ceil, trunc, round, sqrt)");
-  return Poison(op->dtype);
+  static const std::set<std::string> kFloatMath = {
+      "exp",   "exp2",  "log",  "log2",  "log10", "sqrt",      "rsqrt", "tanh", "sigmoid", "erf",  "sin",
+      "cos",   "pow",   "fabs", "abs",   "floor", "ceil",      "trunc", "round", "nearbyint", "rint",
+      "roundeven", "fma"};
+  if (!kFloatMath.count(name)) {
+    Unsupported("unsupported intrinsic '" + op->op +
+                "' (supported: if_then_else, isnan, isinf, isfinite, exp, exp2, log, log2, log10, sqrt, rsqrt, "
+                "tanh, sigmoid, erf, sin, cos, pow, abs, fabs, floor, ceil, trunc, round, nearbyint, fma)");
+    return Poison(t);
+  }
+  if (!t.is_float() || RegType(t) == nullptr) {
+    Unsupported("intrinsic '" + name + "' needs a float dtype, got " + DTypeToString(t));
+    return Poison(t);
+  }
+  size_t n = name == "pow" ? 2 : name == "fma" ? 3 : 1;
+  if (!arity(n)) return Poison(t);
+  // float16/bfloat16 compute in float32 and round once at the end.
+  DType ct = t.bits < 32 ? DType::Float32() : t;
+  std::vector<llvm::Value*> x;
+  for (const auto& a : op->args) x.push_back(CastValue(ExprAs(a, t), t, ct));
+  llvm::Value* r = nullptr;
+  bool native = mc_.target.native_rounding;
+  if (name == "exp") r = math::Exp(b_, x[0]);
+  else if (name == "exp2") r = math::Exp2(b_, x[0]);
+  else if (name == "log") r = math::Log(b_, x[0]);
+  else if (name == "log2") r = math::Log2(b_, x[0]);
+  else if (name == "log10") r = b_.CreateFMul(math::Log2(b_, x[0]), llvm::ConstantFP::get(x[0]->getType(), 0.30102999566398119521));
+  else if (name == "tanh") r = math::Tanh(b_, x[0]);
+  else if (name == "sigmoid") r = math::Sigmoid(b_, x[0]);
+  else if (name == "erf") r = math::Erf(b_, x[0]);
+  else if (name == "sin") r = math::Sin(b_, x[0]);
+  else if (name == "cos") r = math::Cos(b_, x[0]);
+  else if (name == "pow") r = math::Pow(b_, x[0], x[1]);
+  else if (name == "sqrt") r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x[0]);
+  else if (name == "rsqrt") r = b_.CreateFDiv(llvm::ConstantFP::get(x[0]->getType(), 1.0), b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x[0]));
+  else if (name == "fabs" || name == "abs") r = b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x[0]);
+  else if (name == "floor") r = math::Round(b_, x[0], math::Rounding::kFloor, native);
+  else if (name == "ceil") r = math::Round(b_, x[0], math::Rounding::kCeil, native);
+  else if (name == "trunc") r = math::Round(b_, x[0], math::Rounding::kTrunc, native);
+  else if (name == "fma") r = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x[0]->getType()}, {x[0], x[1], x[2]});
+  else r = math::Round(b_, x[0], math::Rounding::kHalfToEven, native);  // round, nearbyint, rint, roundeven
+  return CastValue(r, ct, t);
+}
+
+// Lazy: only the taken side is evaluated (it may read out of bounds
+// otherwise, e.g. padding).
+llvm::Value* KernelEmitter::IfThenElse(const CallNode* op) {
+  llvm::Value* cond = ExprAs(op->args[0], DType::Bool());
+  auto* then_bb = llvm::BasicBlock::Create(ctx_, "ite.then", st_.fn);
+  auto* else_bb = llvm::BasicBlock::Create(ctx_, "ite.else", st_.fn);
+  auto* join = llvm::BasicBlock::Create(ctx_, "ite.join", st_.fn);
+  b_.CreateCondBr(cond, then_bb, else_bb);
+  b_.SetInsertPoint(then_bb);
+  llvm::Value* tv = ExprAs(op->args[1], op->dtype);
+  llvm::BasicBlock* then_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(else_bb);
+  llvm::Value* fv = ExprAs(op->args[2], op->dtype);
+  llvm::BasicBlock* else_end = b_.GetInsertBlock();
+  b_.CreateBr(join);
+  b_.SetInsertPoint(join);
+  auto* phi = b_.CreatePHI(tv->getType(), 2);
+  phi->addIncoming(tv, then_end);
+  phi->addIncoming(fv, else_end);
+  return phi;
 }
 
 llvm::Value* KernelEmitter::Expr(const PrimExpr& e) {

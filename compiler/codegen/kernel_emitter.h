@@ -16,6 +16,10 @@ namespace codegen {
 
 struct TargetDesc {
   std::string triple, cpu, features;
+  // The target rounds floats to integers in one instruction (x86 with SSE4.1,
+  // AArch64): floor/ceil/trunc/round use LLVM's intrinsics. Otherwise they are
+  // emitted as arithmetic, since the intrinsics would become libm calls.
+  bool native_rounding = false;
 };
 
 // `module` must have its target triple and data layout set (64-bit pointers).

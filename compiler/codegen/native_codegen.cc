@@ -70,7 +70,10 @@ Result<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const CodegenOpti
       : options.opt_level == 1 ? llvm::CodeGenOptLevel::Less
                                : llvm::CodeGenOptLevel::None));
   if (tm == nullptr) return InvalidArgument("cannot create an LLVM target machine for '" + triple + "' cpu '" + cpu + "'");
-  *out = TargetDesc{triple, cpu, features};
+  llvm::Triple tt(triple);
+  bool native_rounding =
+      tt.isAArch64() || (tt.isX86() && tm->getMCSubtargetInfo()->checkFeatures("+sse4.1"));
+  *out = TargetDesc{triple, cpu, features, native_rounding};
   return tm;
 }
 

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <random>
 
+#include "compiler/text/text.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/lower_blocks.h"
 
@@ -204,6 +205,46 @@ void CapturingEnv::Free(void* ctx, void* p) {
   self->base_.workspace_free(self->base_.ctx, p);
 }
 void CapturingEnv::SetError(void* ctx, const char* msg) { static_cast<CapturingEnv*>(ctx)->last_error_ = msg; }
+
+Result<std::unique_ptr<LoadedLibrary>> BuildText(const std::string& source, const codegen::CodegenOptions& options) {
+  KILN_ASSIGN_OR_RETURN(IRModule mod, text::ParseModule(source, "<test>"));
+  std::vector<PrimFunc> funcs;
+  for (const auto& e : mod.entries)
+    if (e.prim) funcs.push_back(e.prim);
+  KILN_ASSIGN_OR_RETURN(codegen::NativeLibraryBuild built, codegen::BuildNativeLibrary(Prepare(funcs, 1), options));
+  return LoadedLibrary::Load(built.shared_object);
+}
+
+std::string ElementwiseModule(const std::vector<ElementwiseKernel>& kernels) {
+  std::string s = "@I.ir_module\nclass Module:\n";
+  for (const auto& k : kernels) {
+    bool binary = k.expr.find("B[i]") != std::string::npos;
+    s += "    @T.prim_func\n    def " + k.name + "(a: T.handle, " + (binary ? "b: T.handle, " : "") + "c: T.handle):\n";
+    s += "        n = T.int64()\n";
+    s += "        A = T.match_buffer(a, (n,), \"" + k.in_dtype + "\")\n";
+    if (binary) s += "        B = T.match_buffer(b, (n,), \"" + k.in_dtype + "\")\n";
+    s += "        C = T.match_buffer(c, (n,), \"" + k.out_dtype + "\")\n";
+    s += std::string("        for i in T.") + (k.vectorized ? "vectorized" : "serial") + "(n):\n";
+    s += "            C[i] = " + k.expr + "\n";
+  }
+  return s;
+}
+
+int RunKernel(const LoadedLibrary& lib, const std::string& name, const std::vector<Tensor>& tensors,
+              std::string* error) {
+  kiln_kernel_fn fn = lib.Find(name);
+  if (fn == nullptr) {
+    if (error) *error = "no kernel " + name;
+    return -1;
+  }
+  ThreadPool pool(1);
+  CapturingEnv env(&pool);
+  std::vector<kiln_kernel_arg> args;
+  for (const auto& t : tensors) args.push_back(TensorArg(t));
+  int rc = fn(env.env(), args.data(), static_cast<int32_t>(args.size()));
+  if (error) *error = env.last_error();
+  return rc;
+}
 
 Tensor MakeTensor(std::vector<int64_t> shape, DType dtype) {
   Result<Tensor> t = Tensor::Empty(shape, dtype);

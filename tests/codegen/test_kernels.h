@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/native_codegen.h"
 #include "compiler/ir/tir.h"
 #include "kernels/kiln_kernel_abi.h"
 #include "runtime/status.h"
@@ -73,6 +74,24 @@ class CapturingEnv {
   int workspace_allocs_ = 0;
   bool fail_allocations_ = false;
 };
+
+// Parses `source` (a module of PrimFuncs in TVMScript text), prepares every
+// PrimFunc (LowerBlocks, ApplyDefaultSchedule with 1 thread), builds and loads
+// the library.
+Result<std::unique_ptr<LoadedLibrary>> BuildText(const std::string& source,
+                                                 const codegen::CodegenOptions& options = {});
+// A module with one elementwise kernel per entry: `name` maps A: in_dtype[n]
+// (and B: in_dtype[n] when `expr` mentions B[i]) to C: out_dtype[n] with
+// C[i] = expr, in a T.vectorized loop (or T.serial when !vectorized).
+struct ElementwiseKernel {
+  std::string name, expr, in_dtype, out_dtype;
+  bool vectorized = true;
+};
+std::string ElementwiseModule(const std::vector<ElementwiseKernel>& kernels);
+// Runs kernel `name` of `lib` on tensors (inputs then the output, all of
+// the same length); returns 0 or the kernel's status, with its message.
+int RunKernel(const LoadedLibrary& lib, const std::string& name, const std::vector<Tensor>& tensors,
+              std::string* error = nullptr);
 
 // Tensors for kernel arguments.
 Tensor MakeTensor(std::vector<int64_t> shape, DType dtype = DType::Float32());

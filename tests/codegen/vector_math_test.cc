@@ -1,0 +1,292 @@
+// Accuracy of the inline vector math (compiler/codegen/vector_math.h) over the
+// ranges networks use and over every class of special value, measured in ULP
+// against libm in a wider type (double for float32, long double for float64).
+// The kernels are TVMScript text with T.vectorized loops, so the code that
+// runs is the vectorized code (the IR test checks that it is).
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <random>
+
+#include "tests/codegen/test_kernels.h"
+
+namespace kiln {
+namespace codegen_test {
+namespace {
+
+using LD = long double;
+
+// |got - ref| in units of the last place of `ref` rounded to T (denormal
+// spacing below the normal range). Special values must match exactly.
+template <typename T>
+double UlpError(T got, LD ref) {
+  T rt = static_cast<T>(ref);
+  if (std::isnan(ref)) return std::isnan(got) ? 0 : INFINITY;
+  if (std::isinf(rt) || std::isinf(got)) return got == rt ? 0 : INFINITY;
+  int e = 0;
+  std::frexp(static_cast<double>(ref), &e);
+  const int digits = std::numeric_limits<T>::digits;          // 24 / 53
+  const int min_exp = std::numeric_limits<T>::min_exponent;   // -125 / -1021
+  LD ulp = std::ldexp(static_cast<LD>(1), std::max(e - digits, min_exp - digits));
+  return static_cast<double>(std::fabs(static_cast<LD>(got) - ref) / ulp);
+}
+
+template <typename T>
+DType DTypeOf() {
+  return sizeof(T) == 4 ? DType::Float32() : DType::Float64();
+}
+
+// Every math kernel in one library, built once.
+class VectorMathTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::vector<ElementwiseKernel> ks;
+    for (std::string dt : {"float32", "float64"}) {
+      std::string s = dt == "float32" ? "32" : "64";
+      for (std::string f : {"exp", "exp2", "log", "log2", "tanh", "sigmoid", "erf", "sin", "cos", "sqrt", "rsqrt"}) {
+        ks.push_back({f + s, "T." + f + "(A[i])", dt, dt});
+      }
+      ks.push_back({"pow" + s, "T.pow(A[i], B[i])", dt, dt});
+    }
+    auto lib = BuildText(ElementwiseModule(ks));
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    lib_ = lib->release();
+  }
+  static void TearDownTestSuite() {
+    delete lib_;
+    lib_ = nullptr;
+  }
+
+  template <typename T>
+  std::vector<T> Run(const std::string& name, const std::vector<T>& a, const std::vector<T>* b = nullptr) {
+    int64_t n = static_cast<int64_t>(a.size());
+    Tensor ta = MakeTensor({n}, DTypeOf<T>()), tc = MakeTensor({n}, DTypeOf<T>());
+    std::memcpy(ta.raw_data(), a.data(), n * sizeof(T));
+    std::vector<Tensor> args{ta};
+    if (b != nullptr) {
+      Tensor tb = MakeTensor({n}, DTypeOf<T>());
+      std::memcpy(tb.raw_data(), b->data(), n * sizeof(T));
+      args.push_back(tb);
+    }
+    args.push_back(tc);
+    std::string err;
+    EXPECT_EQ(RunKernel(*lib_, name, args, &err), 0) << err;
+    return std::vector<T>(tc.data<T>(), tc.data<T>() + n);
+  }
+
+  // Max ULP error of kernel `name` over `xs` against `ref`; prints the worst input.
+  template <typename T>
+  double MaxUlp(const std::string& name, const std::vector<T>& xs, const std::function<LD(LD)>& ref) {
+    std::vector<T> got = Run<T>(name, xs);
+    double worst = 0;
+    T worst_x = 0;
+    for (size_t i = 0; i < xs.size(); ++i) {
+      double e = UlpError<T>(got[i], ref(static_cast<LD>(xs[i])));
+      if (!(e <= worst)) {
+        worst = e;
+        worst_x = xs[i];
+      }
+    }
+    std::printf("  %-10s max error %.3f ULP at x = %.9g\n", name.c_str(), worst, static_cast<double>(worst_x));
+    return worst;
+  }
+
+  static LoadedLibrary* lib_;
+};
+LoadedLibrary* VectorMathTest::lib_ = nullptr;
+
+// `n` evenly spaced points of [lo, hi] plus `n` uniform random ones.
+template <typename T>
+std::vector<T> Sweep(double lo, double hi, int n, uint32_t seed) {
+  std::vector<T> v;
+  for (int i = 0; i <= n; ++i) v.push_back(static_cast<T>(lo + (hi - lo) * i / n));
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  for (int i = 0; i < n; ++i) v.push_back(static_cast<T>(d(rng)));
+  return v;
+}
+
+// Random finite positive values with uniformly random bit patterns: every
+// binade (denormals included) equally often.
+template <typename T>
+std::vector<T> AllPositive(int n, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<T> v;
+  while (static_cast<int>(v.size()) < n) {
+    uint64_t bits = rng();
+    T x;
+    if (sizeof(T) == 4) {
+      uint32_t b32 = static_cast<uint32_t>(bits) & 0x7fffffffu;
+      std::memcpy(&x, &b32, 4);
+    } else {
+      bits &= 0x7fffffffffffffffull;
+      std::memcpy(&x, &bits, 8);
+    }
+    if (std::isfinite(x) && x > 0) v.push_back(x);
+  }
+  return v;
+}
+
+template <typename T>
+std::vector<T> Signed(std::vector<T> v) {
+  size_t n = v.size();
+  for (size_t i = 0; i < n; ++i) v.push_back(-v[i]);
+  return v;
+}
+
+template <typename T>
+std::vector<T> Concat(std::vector<T> a, const std::vector<T>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+LD SigmoidRef(LD x) { return 1.0L / (1.0L + std::exp(-x)); }
+
+// ------------------------------------------------------------ float32
+
+TEST_F(VectorMathTest, Float32WithinStatedUlp) {
+  using T = float;
+  const int n = 100000;
+  EXPECT_LE(MaxUlp<T>("exp32", Sweep<T>(-88, 88, n, 1), [](LD x) { return std::exp(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("exp32", Sweep<T>(-103.9, -87, n, 2), [](LD x) { return std::exp(x); }), 1.0);  // denormals
+  EXPECT_LE(MaxUlp<T>("exp232", Sweep<T>(-149, 127.9, n, 3), [](LD x) { return std::exp2(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("log32", AllPositive<T>(2 * n, 4), [](LD x) { return std::log(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("log32", Sweep<T>(0.5, 2, n, 5), [](LD x) { return std::log(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("log232", AllPositive<T>(2 * n, 6), [](LD x) { return std::log2(x); }), 2.0);
+  EXPECT_LE(MaxUlp<T>("log232", Sweep<T>(0.5, 2, n, 7), [](LD x) { return std::log2(x); }), 2.0);
+  auto wide = Concat(Sweep<T>(-20, 20, n, 8), Signed(AllPositive<T>(n, 9)));
+  EXPECT_LE(MaxUlp<T>("tanh32", wide, [](LD x) { return std::tanh(x); }), 3.0);
+  EXPECT_LE(MaxUlp<T>("sigmoid32", wide, SigmoidRef), 2.5);
+  EXPECT_LE(MaxUlp<T>("erf32", wide, [](LD x) { return std::erf(x); }), 2.0);
+  EXPECT_LE(MaxUlp<T>("sin32", Sweep<T>(-1e5, 1e5, n, 10), [](LD x) { return std::sin(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("cos32", Sweep<T>(-1e5, 1e5, n, 11), [](LD x) { return std::cos(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("sin32", Sweep<T>(-10, 10, n, 12), [](LD x) { return std::sin(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("sqrt32", AllPositive<T>(n, 13), [](LD x) { return std::sqrt(x); }), 0.5);
+  EXPECT_LE(MaxUlp<T>("rsqrt32", AllPositive<T>(n, 14), [](LD x) { return 1 / std::sqrt(x); }), 1.5);
+}
+
+TEST_F(VectorMathTest, Float32Pow) {
+  using T = float;
+  std::mt19937 rng(15);
+  std::uniform_real_distribution<double> lx(-7, 7), dy(-10, 10);
+  std::vector<T> x, y;
+  for (int i = 0; i < 100000; ++i) {
+    double xv = std::exp(lx(rng)), yv = dy(rng);
+    if (std::fabs(yv * std::log(xv)) > 80) continue;
+    x.push_back(static_cast<T>(xv));
+    y.push_back(static_cast<T>(yv));
+  }
+  // Negative bases with integer exponents.
+  for (int i = -20; i <= 20; ++i) {
+    x.push_back(-1.5f);
+    y.push_back(static_cast<T>(i));
+  }
+  std::vector<T> got = Run<T>("pow32", x, &y);
+  double worst = 0;
+  for (size_t i = 0; i < x.size(); ++i) worst = std::max(worst, UlpError<T>(got[i], std::pow(static_cast<LD>(x[i]), static_cast<LD>(y[i]))));
+  std::printf("  pow32 max error %.3f ULP\n", worst);
+  EXPECT_LE(worst, 1.0);
+}
+
+// ------------------------------------------------------------ float64
+
+TEST_F(VectorMathTest, Float64WithinStatedUlp) {
+  using T = double;
+  const int n = 100000;
+  EXPECT_LE(MaxUlp<T>("exp64", Sweep<T>(-708, 709, n, 21), [](LD x) { return std::exp(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("exp64", Sweep<T>(-745, -708, n, 22), [](LD x) { return std::exp(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("exp264", Sweep<T>(-1074, 1023.9, n, 23), [](LD x) { return std::exp2(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("log64", AllPositive<T>(2 * n, 24), [](LD x) { return std::log(x); }), 1.5);
+  EXPECT_LE(MaxUlp<T>("log64", Sweep<T>(0.5, 2, n, 25), [](LD x) { return std::log(x); }), 1.5);
+  EXPECT_LE(MaxUlp<T>("log264", AllPositive<T>(2 * n, 26), [](LD x) { return std::log2(x); }), 1.5);
+  auto wide = Concat(Sweep<T>(-40, 40, n, 27), Signed(AllPositive<T>(n, 28)));
+  EXPECT_LE(MaxUlp<T>("tanh64", wide, [](LD x) { return std::tanh(x); }), 3.0);
+  EXPECT_LE(MaxUlp<T>("sigmoid64", wide, SigmoidRef), 2.5);
+  EXPECT_LE(MaxUlp<T>("erf64", wide, [](LD x) { return std::erf(x); }), 2.0);
+  EXPECT_LE(MaxUlp<T>("sin64", Sweep<T>(-1e5, 1e5, n, 29), [](LD x) { return std::sin(x); }), 2.5);
+  EXPECT_LE(MaxUlp<T>("cos64", Sweep<T>(-10, 10, n, 30), [](LD x) { return std::cos(x); }), 2.0);
+}
+
+// ------------------------------------------------------------ special values
+
+template <typename T>
+void ExpectSame(T got, T want, const std::string& what) {
+  if (std::isnan(want)) {
+    EXPECT_TRUE(std::isnan(got)) << what << ": got " << got;
+  } else {
+    EXPECT_EQ(got, want) << what;
+    EXPECT_EQ(std::signbit(got), std::signbit(want)) << what << ": sign of " << got;
+  }
+}
+
+template <typename T>
+void CheckSpecials(VectorMathTest* t, const std::string& suffix,
+                   const std::function<std::vector<T>(const std::string&, const std::vector<T>&)>& run) {
+  const T inf = std::numeric_limits<T>::infinity(), nan = std::numeric_limits<T>::quiet_NaN();
+  const T big = std::numeric_limits<T>::max();
+  std::vector<T> xs = {0, -0.0, inf, -inf, nan, big, -big, std::numeric_limits<T>::denorm_min()};
+  struct Case {
+    std::string f;
+    std::vector<T> want;  // per xs
+  };
+  const T tiny = std::numeric_limits<T>::denorm_min();
+  std::vector<Case> cases = {
+      {"exp", {1, 1, inf, 0, nan, inf, 0, 1}},
+      {"exp2", {1, 1, inf, 0, nan, inf, 0, 1}},
+      {"log", {-inf, -inf, inf, nan, nan, static_cast<T>(std::log(static_cast<LD>(big))), nan,
+               static_cast<T>(std::log(static_cast<LD>(tiny)))}},
+      {"tanh", {0, -0.0, 1, -1, nan, 1, -1, tiny}},
+      {"sigmoid", {0.5, 0.5, 1, 0, nan, 1, 0, 0.5}},
+      {"erf", {0, -0.0, 1, -1, nan, 1, -1, static_cast<T>(std::erf(static_cast<LD>(tiny)))}},
+      {"sin", {0, -0.0, nan, nan, nan}},
+      {"cos", {1, 1, nan, nan, nan}},
+  };
+  for (const auto& c : cases) {
+    std::vector<T> got = run(c.f + suffix, xs);
+    for (size_t i = 0; i < c.want.size(); ++i) {
+      ExpectSame<T>(got[i], c.want[i], c.f + suffix + "(" + std::to_string(xs[i]) + ")");
+    }
+  }
+  (void)t;
+}
+
+TEST_F(VectorMathTest, SpecialValues) {
+  CheckSpecials<float>(this, "32", [&](const std::string& n, const std::vector<float>& x) { return Run<float>(n, x); });
+  CheckSpecials<double>(this, "64", [&](const std::string& n, const std::vector<double>& x) { return Run<double>(n, x); });
+  // Saturation: exactly +-1 / 0 / 1 far out, and overflow/underflow of exp.
+  std::vector<float> far = {9.5f, -9.5f, 30.0f, -30.0f, 89.0f, -104.0f, 88.72f};
+  std::vector<float> t = Run<float>("tanh32", far);
+  EXPECT_EQ(t[0], 1.0f);
+  EXPECT_EQ(t[1], -1.0f);
+  std::vector<float> s = Run<float>("sigmoid32", far);
+  EXPECT_EQ(s[2], 1.0f);
+  EXPECT_GT(s[3], 0.0f);  // 9.4e-14, not flushed
+  std::vector<float> e = Run<float>("exp32", far);
+  EXPECT_EQ(e[4], INFINITY);
+  EXPECT_EQ(e[5], 0.0f);
+  EXPECT_TRUE(std::isfinite(e[6]));
+  // sigmoid's negative side reaches the denormals.
+  std::vector<float> d = Run<float>("sigmoid32", std::vector<float>{-100.0f});
+  EXPECT_GT(d[0], 0.0f);
+  EXPECT_LE(UlpError<float>(d[0], SigmoidRef(-100.0L)), 1.0);
+}
+
+TEST_F(VectorMathTest, PowFollowsC) {
+  const float inf = INFINITY, nan = NAN;
+  std::vector<float> x = {0.0f, -0.0f, -0.0f, 0.0f, 2.0f,  nan,  1.0f, -1.0f, -2.0f, -2.0f, -inf, -inf, 0.5f, 2.0f, -8.0f};
+  std::vector<float> y = {2.0f, 3.0f,  -1.0f, -2.f, 0.0f,  0.0f, nan,  inf,   0.5f,  3.0f,  3.0f, 2.0f, -inf, inf,  1.0f / 3};
+  std::vector<float> w = {0.0f, -0.0f, -inf,  inf,  1.0f,  1.0f, 1.0f, 1.0f,  nan,   -8.0f, -inf, inf,  inf,  inf,  nan};
+  std::vector<float> got = Run<float>("pow32", x, &y);
+  for (size_t i = 0; i < x.size(); ++i) {
+    ExpectSame<float>(got[i], w[i], "pow(" + std::to_string(x[i]) + ", " + std::to_string(y[i]) + ")");
+    ExpectSame<float>(got[i], std::pow(x[i], y[i]), "C pow agrees");
+  }
+}
+
+}  // namespace
+}  // namespace codegen_test
+}  // namespace kiln
