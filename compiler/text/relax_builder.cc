@@ -276,29 +276,36 @@ class RelaxFuncBuilder {
     }
   }
 
+  // What a branch assigns last: the result's name and annotation.
+  struct BranchResult {
+    std::string name;
+    Loc loc;
+    const AstExpr* annotation = nullptr;
+  };
+
   // `if c:` ... `y = a` `else:` ... `y = b`, as TVM prints it: the binding
   // y = If(c, SeqExpr(then..., a), SeqExpr(else..., b)). Names bound inside a
-  // branch are local to it; only y is visible after the if.
+  // branch are local to it; only y is visible after the if. `elif` (a branch
+  // ending in an if that binds y) is accepted too.
   Status If(const AstStmt& s, ir::BindingBlock* block) {
     if (s.orelse.empty())
       return src_.Error(s.loc, "an if in a Relax function needs an else branch; both branches assign the result variable");
     KILN_ASSIGN_OR_RETURN(Expr cond, Value(*s.value));
-    const AstStmt* then_last = nullptr;
-    const AstStmt* else_last = nullptr;
-    KILN_ASSIGN_OR_RETURN(Expr then_seq, Branch(s.body, &then_last));
-    KILN_ASSIGN_OR_RETURN(Expr else_seq, Branch(s.orelse, &else_last));
-    const std::string& name = then_last->target->str;
-    if (else_last->target->str != name)
-      return src_.Error(else_last->target->loc, "both branches of if must end by assigning the same variable: expected '" + name +
-                                                    "', got '" + else_last->target->str + "'");
-    if (vars_.count(name)) return src_.Error(then_last->target->loc, "variable '" + name + "' is already defined");
+    BranchResult then_r, else_r;
+    KILN_ASSIGN_OR_RETURN(Expr then_seq, Branch(s.body, &then_r));
+    KILN_ASSIGN_OR_RETURN(Expr else_seq, Branch(s.orelse, &else_r));
+    const std::string& name = then_r.name;
+    if (else_r.name != name)
+      return src_.Error(else_r.loc, "both branches of if must end by assigning the same variable: expected '" + name +
+                                        "', got '" + else_r.name + "'");
+    if (vars_.count(name)) return src_.Error(then_r.loc, "variable '" + name + "' is already defined");
     StructInfo annotation;
-    const AstExpr* ann = then_last->annotation ? then_last->annotation.get() : else_last->annotation.get();
+    const AstExpr* ann = then_r.annotation ? then_r.annotation : else_r.annotation;
     if (ann) {
       KILN_ASSIGN_OR_RETURN(annotation, SInfo(*ann));
     }
     auto v = std::make_shared<ir::VarExpr>(name, annotation, false);
-    v->span = src_.Span(then_last->target->loc);
+    v->span = src_.Span(then_r.loc);
     auto value = std::make_shared<ir::IfExpr>(cond, then_seq, else_seq);
     value->span = src_.Span(s.loc);
     ir::Binding b;
@@ -310,23 +317,35 @@ class RelaxFuncBuilder {
     return Status::Ok();
   }
 
-  // One branch: its statements, the last of which assigns the branch's value.
-  Result<Expr> Branch(const std::vector<AstStmtP>& body, const AstStmt** out_last) {
+  // One branch: its statements, the last of which assigns the branch's value
+  // (or is an if whose result is the branch's value).
+  Result<Expr> Branch(const std::vector<AstStmtP>& body, BranchResult* out) {
     const AstStmt& last = *body.back();
-    if (last.kind != StmtKind::kAssign || !last.value || last.target->kind != AstKind::kName)
-      return src_.Error(last.loc, "the last statement of an if/else branch must assign the result, as in 'y = R.add(a, b)'");
+    bool nested_if = last.kind == StmtKind::kIf;
     DType t;
-    if (IsTypeDecl(*last.value, &t) || IsClassAlias(*last.value))
+    if (!nested_if && (last.kind != StmtKind::kAssign || !last.value || last.target->kind != AstKind::kName ||
+                       IsTypeDecl(*last.value, &t) || IsClassAlias(*last.value)))
       return src_.Error(last.loc, "the last statement of an if/else branch must assign the result, as in 'y = R.add(a, b)'");
-    if (IsCallTo(last.value.get(), "R.match_cast"))
+    if (!nested_if && IsCallTo(last.value.get(), "R.match_cast"))
       return src_.Error(last.value->loc, "an if/else branch cannot end with R.match_cast; bind it first, then assign the result");
     std::map<std::string, ir::RVar> saved = vars_;
     Stmts st;
-    for (size_t i = 0; i + 1 < body.size(); ++i) KILN_RETURN_IF_ERROR(Stmt(*body[i], nullptr, &st));
-    KILN_ASSIGN_OR_RETURN(Expr value, Value(*last.value));
+    size_t n = nested_if ? body.size() : body.size() - 1;
+    for (size_t i = 0; i < n; ++i) KILN_RETURN_IF_ERROR(Stmt(*body[i], nullptr, &st));
+    Expr value;
+    if (nested_if) {
+      const ir::RVar& inner = st.cur.bindings.back().var;
+      value = inner;
+      out->name = inner->name;
+      out->loc = Loc{inner->span.line, inner->span.col};
+    } else {
+      KILN_ASSIGN_OR_RETURN(value, Value(*last.value));
+      out->name = last.target->str;
+      out->loc = last.target->loc;
+      out->annotation = last.annotation.get();
+    }
     st.Flush();
     vars_ = std::move(saved);  // names of the branch do not outlive it
-    *out_last = &last;
     auto seq = std::make_shared<ir::SeqExprNode>(std::move(st.blocks), value);
     seq->span = src_.Span(last.loc);
     return Expr(seq);

@@ -155,6 +155,8 @@ const Case kRelaxCases[] = {
      "the last statement of an if/else branch must assign the result, as in 'y = R.add(a, b)'"},
     {Kind::kRelax, "if x:\n    y = x\nelse:\n    z = x\nreturn y\n", "z =",
      "both branches of if must end by assigning the same variable: expected 'y', got 'z'"},
+    {Kind::kRelax, "if x:\n    y = x\nelif x:\n    z = x\nelse:\n    z = x\nreturn y\n", "z =",
+     "both branches of if must end by assigning the same variable: expected 'y', got 'z'"},
     {Kind::kRelax, "if x:\n    y = R.match_cast(x, R.Object)\nelse:\n    y = x\nreturn y\n", "R.match_cast",
      "an if/else branch cannot end with R.match_cast; bind it first, then assign the result"},
     {Kind::kRelax, "if x:\n    return x\n    y = x\nelse:\n    y = x\nreturn y\n", "return x",
