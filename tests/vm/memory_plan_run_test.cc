@@ -1,0 +1,222 @@
+// Memory-planned programs run: compiled from .relax with and without
+// planning, their outputs agree; a static plan allocates nothing but the
+// results after the first call; upper bounds make a symbolic program static
+// and a dimension beyond its bound is refused.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "compiler/codegen/native_codegen.h"
+#include "compiler/relax/infer_struct_info.h"
+#include "compiler/relax/legalize_ops.h"
+#include "compiler/relax/vm_codegen.h"
+#include "compiler/text/text.h"
+#include "compiler/tir/default_schedule.h"
+#include "compiler/tir/lower_blocks.h"
+#include "runtime/allocator.h"
+#include "tests/vm/test_util.h"
+
+namespace kiln {
+namespace {
+
+// parse -> normalize -> legalize -> lower TIR -> VM code -> kernels -> load.
+Result<std::shared_ptr<const vm::Module>> Build(const std::string& src, const relax::VMCodegenOptions& options) {
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(src, "t.relax"));
+  KILN_ASSIGN_OR_RETURN(mod, relax::InferStructInfo(mod));
+  KILN_ASSIGN_OR_RETURN(mod, relax::LegalizeOps(mod, relax::LegalizeOptions{}));
+  std::vector<ir::PrimFunc> prims;
+  for (auto& e : mod.entries) {
+    if (!e.prim) continue;
+    e.prim = tir::ApplyDefaultSchedule(tir::LowerBlocks(e.prim), 2);
+    prims.push_back(e.prim);
+  }
+  compiler::VmfbProgram program;
+  KILN_RETURN_IF_ERROR(relax::GenerateVMCode(mod, &program, options));
+  KILN_ASSIGN_OR_RETURN(codegen::NativeLibraryBuild lib, codegen::BuildNativeLibrary(prims, codegen::CodegenOptions{}));
+  compiler::NativeLibraryInfo info;
+  info.target.triple = lib.triple;
+  info.target.cpu = lib.cpu;
+  info.target.features = lib.features;
+  info.kernel_names = lib.kernel_names;
+  info.bytes = std::move(lib.shared_object);
+  program.target = info.target;
+  program.native_libraries.push_back(std::move(info));
+  return testing::Load(testing::Serialize(program));
+}
+
+relax::VMCodegenOptions Planned(std::map<std::string, int64_t> bounds = {}) {
+  relax::VMCodegenOptions o;
+  o.memory.upper_bounds = std::move(bounds);
+  return o;
+}
+
+relax::VMCodegenOptions Unplanned() {
+  relax::VMCodegenOptions o;
+  o.plan_memory = false;
+  return o;
+}
+
+Tensor Random(std::vector<int64_t> shape, uint64_t seed) {
+  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
+  float* p = t.data<float>();
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    p[i] = static_cast<float>((seed >> 40) % 2000) / 1000.0f - 1.0f;
+  }
+  return t;
+}
+
+// Invokes main; the allocations the call made go to *allocations.
+Result<Tensor> RunMain(vm::Context* ctx, std::vector<Any> args, uint64_t* allocations = nullptr) {
+  Any out;
+  uint64_t before = DefaultCpuAllocationCount();
+  KILN_RETURN_IF_ERROR(ctx->Invoke("main", args, &out));
+  if (allocations) *allocations = DefaultCpuAllocationCount() - before;
+  if (!out.is_tensor()) return Internal("main returned " + out.Describe());
+  return out.tensor();
+}
+
+void ExpectSame(const Tensor& a, const Tensor& b) {
+  ASSERT_EQ(a.shape(), b.shape());
+  for (int64_t i = 0; i < a.NumElements(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
+}
+
+constexpr const char* kStaticMlp = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4, 16), dtype="float32"), w0: R.Tensor((16, 32), dtype="float32"), w1: R.Tensor((32, 8), dtype="float32")) -> R.Tensor((4, 8), dtype="float32"):
+        with R.dataflow():
+            lv0 = R.matmul(x, w0)
+            lv1 = R.nn.relu(lv0)
+            lv2 = R.matmul(lv1, w1)
+            lv3 = R.add(lv2, lv2)
+            gv = R.nn.relu(lv3)
+            R.output(gv)
+        return gv
+)";
+
+TEST(MemoryPlanRunTest, StaticProgramAllocatesOnlyItsResultAfterTheFirstCall) {
+  auto planned = Build(kStaticMlp, Planned());
+  ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+  auto plain = Build(kStaticMlp, Unplanned());
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  auto ctx = (*planned)->CreateContext();
+  auto ref_ctx = (*plain)->CreateContext();
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    std::vector<Any> args = {Random({4, 16}, seed), Random({16, 32}, seed + 10), Random({32, 8}, seed + 20)};
+    uint64_t allocations = 0, plain_allocations = 0;
+    Result<Tensor> got = RunMain(ctx.get(), args, &allocations);
+    Result<Tensor> want = RunMain(ref_ctx.get(), args, &plain_allocations);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    ExpectSame(*got, *want);
+    EXPECT_EQ(plain_allocations, 5u);                // every tensor, every call
+    EXPECT_EQ(allocations, seed == 1 ? 2u : 1u);     // the arena once, then the result only
+  }
+}
+
+constexpr const char* kSymbolic = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 8), dtype="float32"), w: R.Tensor((8, 8), dtype="float32")) -> R.Tensor(("n", 8), dtype="float32"):
+        n = T.int64()
+        with R.dataflow():
+            lv0 = R.matmul(x, w)
+            lv1 = R.nn.relu(lv0)
+            lv2 = R.add(lv1, x)
+            lv3 = R.multiply(lv2, lv2)
+            gv = R.subtract(lv3, x)
+            R.output(gv)
+        return gv
+)";
+
+TEST(MemoryPlanRunTest, SymbolicProgramMatchesAndReusesItsStorage) {
+  auto planned = Build(kSymbolic, Planned());
+  ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+  auto plain = Build(kSymbolic, Unplanned());
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  auto ctx = (*planned)->CreateContext();
+  auto ref_ctx = (*plain)->CreateContext();
+  Tensor w = Random({8, 8}, 99);
+  // n * 32-byte intermediates in two storages: they grow with n only.
+  struct Step {
+    int64_t n;
+    uint64_t allocations;
+  };
+  for (Step step : {Step{5, 3}, Step{5, 1}, Step{1, 1}, Step{17, 3}, Step{9, 1}}) {
+    std::vector<Any> args = {Random({step.n, 8}, step.n), w};
+    uint64_t allocations = 0;
+    Result<Tensor> got = RunMain(ctx.get(), args, &allocations);
+    Result<Tensor> want = RunMain(ref_ctx.get(), args);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    ExpectSame(*got, *want);
+    EXPECT_EQ(allocations, step.allocations) << "n=" << step.n;
+  }
+}
+
+TEST(MemoryPlanRunTest, AnUpperBoundGivesAStaticPlan) {
+  auto planned = Build(kSymbolic, Planned({{"n", 32}}));
+  ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+  auto plain = Build(kSymbolic, Unplanned());
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  auto ctx = (*planned)->CreateContext();
+  auto ref_ctx = (*plain)->CreateContext();
+  Tensor w = Random({8, 8}, 7);
+  for (int64_t n : {3, 32, 1, 17}) {
+    std::vector<Any> args = {Random({n, 8}, n + 100), w};
+    uint64_t allocations = 0;
+    Result<Tensor> got = RunMain(ctx.get(), args, &allocations);
+    Result<Tensor> want = RunMain(ref_ctx.get(), args);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    ExpectSame(*got, *want);
+    // One arena sized for n = 32 on the first call, whatever n is.
+    EXPECT_EQ(allocations, n == 3 ? 2u : 1u) << "n=" << n;
+  }
+  // Beyond the bound: refused before any kernel writes outside its slot.
+  std::vector<Any> args = {Random({33, 8}, 1), w};
+  Result<Tensor> r = RunMain(ctx.get(), args);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "main: a float32[33, 8] tensor does not fit the 1024 bytes planned for it; a symbolic dimension is larger "
+            "than the upper bound the memory plan assumed (tir_var_upper_bound or --bound)");
+}
+
+TEST(MemoryPlanRunTest, IfElseProgramMatchesOnBothBranches) {
+  constexpr const char* kIf = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(c: R.Tensor((), dtype="bool"), x: R.Tensor((16,), dtype="float32")) -> R.Tensor((16,), dtype="float32"):
+        a = R.add(x, x)
+        if c:
+            b = R.multiply(a, a)
+            y: R.Tensor((16,), dtype="float32") = b
+        else:
+            d = R.add(a, x)
+            e = R.nn.relu(d)
+            y: R.Tensor((16,), dtype="float32") = e
+        z = R.add(y, a)
+        w = R.nn.relu(z)
+        return w
+)";
+  auto planned = Build(kIf, Planned());
+  ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+  auto plain = Build(kIf, Unplanned());
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  auto ctx = (*planned)->CreateContext();
+  auto ref_ctx = (*plain)->CreateContext();
+  for (bool branch : {true, false, true}) {
+    Tensor c = Tensor::Empty(std::vector<int64_t>{}, DType::Bool()).value();
+    *c.data<uint8_t>() = branch;
+    std::vector<Any> args = {c, Random({16}, branch ? 5 : 6)};
+    Result<Tensor> got = RunMain(ctx.get(), args);
+    Result<Tensor> want = RunMain(ref_ctx.get(), args);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    ExpectSame(*got, *want);
+  }
+}
+
+}  // namespace
+}  // namespace kiln
