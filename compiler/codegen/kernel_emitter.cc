@@ -391,6 +391,7 @@ class KernelEmitter {
 
   // ------------------------------------------------------------ expressions
   llvm::Value* CastValue(llvm::Value* v, DType from, DType to);
+  llvm::Value* DoubleToHalf(llvm::Value* d, llvm::Type* ty);
   llvm::Value* Expr(const PrimExpr& e);
   llvm::Value* ExprAs(const PrimExpr& e, DType t) { return CastValue(Expr(e), e.dtype(), t); }
   llvm::Value* Index(const PrimExpr& e) {
@@ -459,9 +460,27 @@ llvm::Value* KernelEmitter::CastValue(llvm::Value* v, DType from, DType to) {
     llvm::Type* wide = to.bits == 32 ? mc_.i64 : mc_.i32;
     return b_.CreateTrunc(sat(llvm::Intrinsic::fptosi_sat, wide), ty);
   }
-  if (from.is_float() && to.is_float()) return b_.CreateFPCast(v, ty);
+  if (from.is_float() && to.is_float()) {
+    if (from.bits == 64 && to.bits == 16) return DoubleToHalf(v, ty);
+    return b_.CreateFPCast(v, ty);
+  }
   Unsupported("cast from " + DTypeToString(from) + " to " + DTypeToString(to));
   return Poison(to);
+}
+
+// double -> half/bfloat16 without the __truncdfhf2 libcall: round to float
+// "to odd" (truncate, then set the last bit when inexact), which the float ->
+// half conversion then rounds correctly, as a direct conversion would.
+llvm::Value* KernelEmitter::DoubleToHalf(llvm::Value* d, llvm::Type* ty) {
+  llvm::Value* f = b_.CreateFPTrunc(d, b_.getFloatTy());
+  llvm::Value* fd = b_.CreateFPExt(f, d->getType());
+  llvm::Value* inexact = b_.CreateFCmpONE(fd, d);
+  llvm::Value* over = b_.CreateFCmpOGT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, fd),
+                                       b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, d));
+  llvm::Value* bits = b_.CreateBitCast(f, mc_.i32);
+  bits = b_.CreateSelect(over, b_.CreateSub(bits, b_.getInt32(1)), bits);
+  bits = b_.CreateSelect(inexact, b_.CreateOr(bits, b_.getInt32(1)), bits);
+  return b_.CreateFPTrunc(b_.CreateBitCast(bits, b_.getFloatTy()), ty);
 }
 
 llvm::Value* KernelEmitter::Address(const Buffer& buf, const std::vector<PrimExpr>& indices) {

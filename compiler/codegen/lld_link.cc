@@ -66,7 +66,10 @@ Result<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& object
     out.write(reinterpret_cast<const char*>(object.data()), static_cast<std::streamsize>(object.size()));
     if (!out) return Internal("linking the kernel library: cannot write " + obj_path);
   }
-  const char* args[] = {"ld.lld",   "-shared", "-z",      "defs",   "-z",        "noexecstack", "-z",
+  // -Bsymbolic: references inside the library (the kernel table) bind to its
+  // own kernels; without it a kernel named like a libc/libm function (fmax,
+  // isnan, exp) would resolve to the process's one when dlopen'ed.
+  const char* args[] = {"ld.lld",   "-shared", "-Bsymbolic", "-z", "defs", "-z",        "noexecstack", "-z",
                         "relro",    "-z",      "now",     "--build-id=none",     "--hash-style=both",
                         "-soname",  "libkiln_kernels.so", "-o", so_path.c_str(), obj_path.c_str()};
   std::string diag;
