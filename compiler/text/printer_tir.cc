@@ -274,6 +274,7 @@ std::string TirPrinter::E(const PrimExpr& e, DType ctx, int* prec) {
         }
         DType expect = c->args[0].dtype();
         if (bare0 && !expect.is_float()) expect = DType::Float32();
+        if (in->predicate) expect = DType::Bool();
         if (expect == c->dtype) {
           std::string s = std::string("T.") + in->name + "(";
           for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i];

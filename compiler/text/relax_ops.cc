@@ -40,6 +40,8 @@ bool IsKnownRelaxOp(const std::string& name) {
       "nn.cross_entropy_with_logits", "nn.nll_loss",
       // image
       "image.resize2d",
+      // other spellings compiled by op_unary.cc (TVM's own is nn.leakyrelu)
+      "nn.leakyrelu", "hard_sigmoid", "hard_swish", "nn.hardswish",
   };
   return kOps.count(name) != 0;
 }

@@ -3,6 +3,7 @@
 // context's default (int64 in shapes, int32 elsewhere); a bare float takes the
 // other operand's float dtype, or float32.
 #include <cmath>
+#include <cstdint>
 
 #include "compiler/text/builder.h"
 #include "compiler/text/tir_intrinsics.h"
@@ -293,6 +294,24 @@ Result<TirExprBuilder::Typed> TirExprBuilder::Call(const AstExpr& e, DType defau
     KILN_ASSIGN_OR_RETURN(PrimExpr v, Build(a, default_int));
     return Typed{ir::Cast(t, v), false};
   }
+  // T.min_value("float32") / T.max_value("int8"): the literal, as TVM folds it.
+  if (callee == "T.min_value" || callee == "T.max_value") {
+    KILN_RETURN_IF_ERROR(arity(1));
+    KILN_ASSIGN_OR_RETURN(DType t, DTypeFromAst(src_, *e.items[0], callee));
+    bool is_max = callee == "T.max_value";
+    if (t.lanes == 1 && t.code == kDLFloat && (t.bits == 16 || t.bits == 32 || t.bits == 64)) {
+      double v = t.bits == 16 ? 65504.0 : t.bits == 32 ? 3.4028234663852886e+38 : 1.7976931348623157e+308;
+      return Typed{ir::FloatImm(t, is_max ? v : -v), false};
+    }
+    if (t.lanes == 1 && t.code == kDLInt && t.bits >= 8 && t.bits <= 64) {
+      int64_t hi = t.bits == 64 ? INT64_MAX : (int64_t{1} << (t.bits - 1)) - 1;
+      return Typed{ir::IntImm(t, is_max ? hi : -hi - 1), false};
+    }
+    if (t.lanes == 1 && t.code == kDLUInt && t.bits >= 8 && t.bits < 64) {
+      return Typed{ir::IntImm(t, is_max ? (int64_t{1} << t.bits) - 1 : 0), false};
+    }
+    return src_.Error(e.items[0]->loc, callee + " does not support dtype " + DTypeToString(t));
+  }
   if (callee == "T.Cast" || callee == "T.cast") {
     KILN_RETURN_IF_ERROR(arity(2));
     bool dtype_first = callee == "T.Cast";
@@ -349,6 +368,7 @@ Result<TirExprBuilder::Typed> TirExprBuilder::Call(const AstExpr& e, DType defau
       DType rt = out[0].dtype();
       // A bare int literal argument of a float intrinsic (T.exp(1)) is a float.
       if (typed[0].bare && !rt.is_float()) rt = DType::Float32();
+      if (intrin->predicate) rt = DType::Bool();
       return Typed{PrimExpr(std::make_shared<ir::CallNode>(rt, intrin->op, std::move(out))), false};
     }
   }

@@ -11,7 +11,8 @@ const TirIntrinsic kIntrinsics[] = {
     {"sqrt", "sqrt", 1},   {"rsqrt", "rsqrt", 1}, {"tanh", "tanh", 1},       {"sigmoid", "sigmoid", 1},
     {"erf", "erf", 1},     {"abs", "abs", 1},     {"fabs", "fabs", 1},       {"floor", "floor", 1},
     {"ceil", "ceil", 1},   {"round", "round", 1}, {"trunc", "trunc", 1},     {"sin", "sin", 1},
-    {"cos", "cos", 1},     {"pow", "pow", 2},
+    {"cos", "cos", 1},     {"pow", "pow", 2},     {"log10", "log10", 1},     {"nearbyint", "nearbyint", 1},
+    {"tan", "tan", 1},     {"isnan", "isnan", 1, true}, {"isinf", "isinf", 1, true}, {"isfinite", "isfinite", 1, true},
 };
 
 }  // namespace

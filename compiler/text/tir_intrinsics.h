@@ -13,6 +13,7 @@ struct TirIntrinsic {
   const char* name;  // after "T."
   const char* op;    // CallNode::op
   int arity;
+  bool predicate = false;  // the result is bool (T.isnan), not the argument's dtype
 };
 
 // nullptr when unknown.

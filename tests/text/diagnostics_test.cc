@@ -323,6 +323,8 @@ const Case kTirExprCases[] = {
     {Kind::kTir, "T.evaluate(T.call_intrin(\"float32\", s))\n", "s))", "expected the operator name as a string"},
     {Kind::kTir, "T.evaluate(T.exp(1, 2))\n", "T.exp(1, 2)", "T.exp takes 1 arguments, got 2"},
     {Kind::kTir, "T.evaluate(T.expp(s))\n", "T.expp", "unknown TIR function T.expp"},
+    {Kind::kTir, "T.evaluate(T.min_value(\"float32x4\"))\n", "\"float32x4\"", "T.min_value does not support dtype float32x4"},
+    {Kind::kTir, "T.evaluate(T.max_value())\n", "T.max_value()", "T.max_value takes 1 arguments, got 0"},
     {Kind::kTir, "T.evaluate(s @ s)\n", "@ s", "expected ')' to close '(' opened at 5:19, got '@'"},
 };
 
