@@ -1,0 +1,140 @@
+// Fused modules run: the MLP of examples/mlp.relax and a reduction with a
+// prologue compile with and without annotate-op-pattern + fuse-ops +
+// fuse-tir, give fewer kernels when fused, and the same numbers (also against
+// plain C++ references), for several values of the symbolic dimension.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/fusion/annotate_op_pattern.h"
+#include "compiler/fusion/fuse_ops.h"
+#include "compiler/fusion/fuse_tir.h"
+#include "compiler/relax/infer_struct_info.h"
+#include "compiler/relax/legalize_ops.h"
+#include "compiler/text/text.h"
+#include "compiler/writer/vmfb_writer.h"
+#include "tests/e2e/e2e_util.h"
+
+namespace kiln {
+namespace {
+
+Result<ir::IRModule> Fuse(const ir::IRModule& parsed) {
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, relax::InferStructInfo(parsed));
+  KILN_ASSIGN_OR_RETURN(mod, relax::LegalizeOps(mod, relax::LegalizeOptions{}));
+  mod = fusion::AnnotateOpPattern(mod);
+  KILN_ASSIGN_OR_RETURN(mod, fusion::FuseOps(mod));
+  return fusion::FuseTIR(mod);
+}
+
+size_t KernelCount(const compiler::VmfbProgram& p) {
+  size_t n = 0;
+  for (const auto& lib : p.native_libraries) n += lib.kernel_names.size();
+  return n;
+}
+
+Result<std::shared_ptr<const vm::Module>> Load(const compiler::VmfbProgram& program) {
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compiler::SerializeVmfb(program));
+  auto* owned = new std::vector<uint8_t>(std::move(bytes));
+  return vm::Module::LoadOwnedBuffer(
+      owned->data(), owned->size(),
+      [](const void*, void* user) { delete static_cast<std::vector<uint8_t>*>(user); }, owned);
+}
+
+struct Compiled {
+  size_t kernels = 0;
+  std::shared_ptr<const vm::Module> module;
+};
+
+// Compiles `path` as it is (fused = false) or after fusion.
+void CompileFile(const std::string& path, bool fused, Compiled* out) {
+  Result<ir::IRModule> parsed = text::ParseModuleFile(path);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  ir::IRModule mod = *parsed;
+  if (fused) {
+    Result<ir::IRModule> f = Fuse(mod);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    mod = *f;
+  }
+  Result<compiler::VmfbProgram> program = driver::CompileModule(mod, driver::CompileOptions{});
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  out->kernels = KernelCount(*program);
+  Result<std::shared_ptr<const vm::Module>> module = Load(*program);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  out->module = *module;
+}
+
+Tensor RunMain(const std::shared_ptr<const vm::Module>& module, std::vector<Any> args) {
+  auto ctx = module->CreateContext();
+  Any result;
+  Status s = ctx->Invoke("main", args, &result);
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(result.is_tensor()) << result.Describe();
+  return result.is_tensor() ? result.tensor() : Tensor();
+}
+
+TEST(FusionE2E, MlpRunsInTwoKernelsWithTheSameResults) {
+  Compiled plain, fused;
+  ASSERT_NO_FATAL_FAILURE(CompileFile("examples/mlp.relax", false, &plain));
+  ASSERT_NO_FATAL_FAILURE(CompileFile("examples/mlp.relax", true, &fused));
+  // permute + matmul + add + relu, permute + matmul + add.
+  EXPECT_EQ(fused.kernels, 2u);
+  EXPECT_GE(plain.kernels, 5u);
+
+  Tensor w0 = e2e::RandomTensor({128, 784}, 2), b0 = e2e::RandomTensor({128}, 3);
+  Tensor w1 = e2e::RandomTensor({10, 128}, 4), b1 = e2e::RandomTensor({10}, 5);
+  for (int64_t n : {1, 7, 64}) {
+    Tensor x = e2e::RandomTensor({n, 784}, 100 + n);
+    std::vector<Any> args = {x, w0, b0, w1, b1};
+    Tensor a = RunMain(plain.module, args);
+    Tensor b = RunMain(fused.module, args);
+    EXPECT_LE(e2e::MaxAbsDiff(a, b), 1e-5f) << "n = " << n;
+    EXPECT_LE(e2e::MaxAbsDiff(b, e2e::ReferenceMlp(x, w0, b0, w1, b1)), 1e-4f) << "n = " << n;
+  }
+}
+
+TEST(FusionE2E, ReductionWithPrologueAndDiamondMatchesReference) {
+  const std::string path = std::string(KILN_SOURCE_DIR) + "/tests/fusion/fuse_ops_prologue.before.relax";
+  Compiled plain, fused;
+  ASSERT_NO_FATAL_FAILURE(CompileFile(path, false, &plain));
+  ASSERT_NO_FATAL_FAILURE(CompileFile(path, true, &fused));
+  EXPECT_EQ(plain.kernels, 5u);  // transpose, exp, row_sum, scale, add
+  EXPECT_EQ(fused.kernels, 2u);
+  for (int64_t n : {1, 17, 128}) {
+    Tensor x = e2e::RandomTensor({n, 4}, 7 + n);
+    // gv[i] = (s * 0.5 + s * 0.5) + s with s[i] = sum_j exp(x[j, i]).
+    Tensor expected = Tensor::Empty({4}, DType::Float32()).value();
+    for (int64_t i = 0; i < 4; ++i) {
+      float s = 0;
+      for (int64_t j = 0; j < n; ++j) s += std::exp(x.data<float>()[j * 4 + i]);
+      expected.data<float>()[i] = (s * 0.5f + s * 0.5f) + s;
+    }
+    Tensor a = RunMain(plain.module, {x});
+    Tensor b = RunMain(fused.module, {x});
+    EXPECT_EQ(e2e::MaxAbsDiff(a, b), 0.0f) << "n = " << n;  // same operations in the same order
+    EXPECT_LE(e2e::MaxAbsDiff(b, expected), 1e-3f) << "n = " << n;
+  }
+}
+
+// The fused kernels go through lower-tir: alloc_buffers become allocations
+// and the default schedule still parallelizes / vectorizes their loop nests.
+TEST(FusionE2E, FusedMlpKernelsAreLoweredAndScheduled) {
+  Result<ir::IRModule> parsed = text::ParseModuleFile("examples/mlp.relax");
+  ASSERT_TRUE(parsed.ok());
+  Result<ir::IRModule> fused = Fuse(*parsed);
+  ASSERT_TRUE(fused.ok()) << fused.status().ToString();
+  driver::CompileOptions options;
+  options.num_threads_hint = 4;
+  Result<std::string> tir = driver::EmitText(*fused, driver::EmitKind::kTir, options);
+  ASSERT_TRUE(tir.ok()) << tir.status().ToString();
+  EXPECT_NE(tir->find("def fused_transpose_matmul_add_relu("), std::string::npos) << *tir;
+  EXPECT_NE(tir->find("T.decl_buffer("), std::string::npos) << *tir;
+  EXPECT_NE(tir->find("T.parallel("), std::string::npos) << *tir;
+  EXPECT_EQ(tir->find("T.block("), std::string::npos) << *tir;
+}
+
+}  // namespace
+}  // namespace kiln
