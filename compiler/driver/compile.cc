@@ -13,30 +13,57 @@
 #include "compiler/text/text.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/lower_blocks.h"
+#include "compiler/transform/bind_params.h"
+#include "compiler/transform/canonicalize_bindings.h"
+#include "compiler/transform/common_subexpr_elimination.h"
+#include "compiler/transform/dead_code_elimination.h"
+#include "compiler/transform/fold_constant.h"
 #include "compiler/writer/vmfb_writer.h"
 
 namespace kiln {
 namespace driver {
 namespace {
 
-Status CheckPassNames(const CompileOptions& options) {
-  for (const auto& name : options.dump_ir_after) {
-    const auto& names = PassNames();
+Status CheckPassNames(const std::vector<std::string>& wanted, const char* flag) {
+  const auto& names = PassNames();
+  for (const auto& name : wanted) {
     if (name == "all" || std::find(names.begin(), names.end(), name) != names.end()) continue;
     std::string list;
     for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
-    return InvalidArgument("--dump-ir-after: unknown pass '" + name + "' (passes: " + list + ", all)");
+    return InvalidArgument(std::string(flag) + ": unknown pass '" + name + "' (passes: " + list + ", all)");
   }
   return Status::Ok();
 }
 
-void MaybeDump(const CompileOptions& options, const std::string& pass, const ir::IRModule& mod) {
-  bool wanted = false;
-  for (const auto& n : options.dump_ir_after) wanted |= (n == pass || n == "all");
-  if (!wanted) return;
-  std::ostream& os = options.dump_stream ? *options.dump_stream : std::cerr;
-  os << "# IR after " << pass << "\n" << text::PrintModule(mod) << "\n";
-}
+// Runs the passes of LowerModule one at a time, printing the module before
+// and after each as asked.
+class PassRunner {
+ public:
+  explicit PassRunner(const CompileOptions& options) : options_(options) {}
+
+  template <typename Pass>
+  Status Run(const char* name, ir::IRModule* mod, Pass&& pass) {
+    const auto& names = PassNames();
+    KILN_CHECK(std::find(names.begin(), names.end(), name) != names.end(), "pass %s missing from PassNames()", name);
+    Dump(options_.dump_ir_before, "before", name, *mod);
+    KILN_ASSIGN_OR_RETURN(*mod, pass(*mod));
+    Dump(options_.dump_ir_after, "after", name, *mod);
+    return Status::Ok();
+  }
+
+ private:
+  void Dump(const std::vector<std::string>& wanted, const char* when, const char* pass, const ir::IRModule& mod) {
+    bool match = false;
+    for (const auto& n : wanted) match |= (n == pass || n == "all");
+    if (!match) return;
+    std::ostream& os = options_.dump_stream ? *options_.dump_stream : std::cerr;
+    os << "# IR " << when << " " << pass << "\n" << text::PrintModule(mod) << "\n";
+  }
+
+  const CompileOptions& options_;
+};
+
+Result<ir::IRModule> Identity(const ir::IRModule& mod) { return mod; }
 
 int ThreadsHint(const CompileOptions& options) {
   if (options.num_threads_hint > 0) return options.num_threads_hint;
@@ -65,26 +92,61 @@ std::vector<ir::PrimFunc> PrimFuncs(const ir::IRModule& mod) {
 const std::vector<std::string>& PassNames() {
   // Only the stages whose result is an IRModule: the code generators after
   // them produce bytecode and machine code (see kiln-dump, --emit=llvm|asm).
-  static const std::vector<std::string> names = {"parse", "normalize", "legalize", "remove-unused", "lower-tir"};
+  static const std::vector<std::string> names = {
+      "parse",
+      "normalize",
+      "bind-params",
+      "fold-constant",
+      "canonicalize-bindings",
+      "cse",
+      "dce",
+      "legalize",
+      // [fusion] annotate-op-pattern, fuse-ops, fuse-tir (compiler/fusion) go here.
+      // [memory] memory planning (compiler/memory) goes here.
+      "remove-unused",
+      "lower-tir",
+  };
   return names;
 }
 
 Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions& options) {
-  KILN_RETURN_IF_ERROR(CheckPassNames(options));
-  MaybeDump(options, "parse", input);
-  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, relax::InferStructInfo(input));
-  MaybeDump(options, "normalize", mod);
+  KILN_RETURN_IF_ERROR(CheckPassNames(options.dump_ir_before, "--dump-ir-before"));
+  KILN_RETURN_IF_ERROR(CheckPassNames(options.dump_ir_after, "--dump-ir-after"));
+  params::ParamList weights = options.params;
+  if (!options.params_file.empty()) {
+    KILN_ASSIGN_OR_RETURN(params::ParamList from_file, params::ReadParamFile(options.params_file));
+    for (auto& w : from_file) weights.push_back(std::move(w));
+  }
   relax::LegalizeOptions legalize;
   legalize.dispatch_matmul_to_dnnl = options.matmul_to_dnnl;
-  KILN_ASSIGN_OR_RETURN(mod, relax::LegalizeOps(mod, legalize));
-  MaybeDump(options, "legalize", mod);
-  mod = relax::RemoveUnusedFunctions(mod);
-  MaybeDump(options, "remove-unused", mod);
   int threads = ThreadsHint(options);
-  for (auto& e : mod.entries) {
-    if (e.prim) e.prim = tir::ApplyDefaultSchedule(tir::LowerBlocks(e.prim), threads);
+
+  PassRunner run(options);
+  ir::IRModule mod = input;
+  KILN_RETURN_IF_ERROR(run.Run("parse", &mod, Identity));
+  KILN_RETURN_IF_ERROR(run.Run("normalize", &mod, relax::InferStructInfo));
+  if (!weights.empty()) {
+    KILN_RETURN_IF_ERROR(run.Run("bind-params", &mod, [&](const ir::IRModule& m) {
+      return transform::BindParams(m, weights, options.params_function);
+    }));
   }
-  MaybeDump(options, "lower-tir", mod);
+  KILN_RETURN_IF_ERROR(run.Run("fold-constant", &mod, transform::FoldConstant));
+  KILN_RETURN_IF_ERROR(run.Run("canonicalize-bindings", &mod, transform::CanonicalizeBindings));
+  KILN_RETURN_IF_ERROR(run.Run("cse", &mod, transform::EliminateCommonSubexpressions));
+  KILN_RETURN_IF_ERROR(run.Run("dce", &mod, transform::EliminateDeadCode));
+  KILN_RETURN_IF_ERROR(run.Run("legalize", &mod, [&](const ir::IRModule& m) { return relax::LegalizeOps(m, legalize); }));
+  // [fusion] run.Run("annotate-op-pattern", ...), run.Run("fuse-ops", ...), run.Run("fuse-tir", ...)
+  // [memory] run.Run("plan-memory", ...)
+  KILN_RETURN_IF_ERROR(run.Run("remove-unused", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {
+    return relax::RemoveUnusedFunctions(m);
+  }));
+  KILN_RETURN_IF_ERROR(run.Run("lower-tir", &mod, [&](const ir::IRModule& m) -> Result<ir::IRModule> {
+    ir::IRModule out = m;
+    for (auto& e : out.entries) {
+      if (e.prim) e.prim = tir::ApplyDefaultSchedule(tir::LowerBlocks(e.prim), threads);
+    }
+    return out;
+  }));
   return mod;
 }
 

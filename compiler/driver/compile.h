@@ -1,12 +1,16 @@
 // The compiler driver: the pass pipeline from an IRModule to a .vmfb.
 //
-//   normalize -> legalize -> remove-unused -> lower-tir -> vm-codegen
-//     -> graph-codegen -> native-codegen -> (write)
+//   parse -> normalize -> bind-params (with params) -> fold-constant
+//     -> canonicalize-bindings -> cse -> dce -> legalize -> [fusion passes]
+//     -> [memory planning] -> remove-unused -> lower-tir
+//     -> vm-codegen -> graph-codegen -> native-codegen -> (write)
 //
-// Each IR stage (parse through lower-tir) can be printed with `dump_ir_after`
-// (pass names, or "all"); the code generators' output is seen with kiln-dump
-// (bytecode, graph) and --emit=llvm|asm (kernels). Options come from
-// kiln-compile flags.
+// LowerModule in compile.cc lists the IR passes in order; PassNames() is the
+// one table of their names. Each IR pass can be printed before
+// (`dump_ir_before`) or after (`dump_ir_after`) it runs ("all" for every
+// one); the code generators' output is seen with kiln-dump (bytecode, graph)
+// and --emit=llvm|asm (kernels). Options come from kiln-compile flags or a
+// YAML file (compile_tool.h).
 #ifndef KILN_COMPILER_DRIVER_COMPILE_H_
 #define KILN_COMPILER_DRIVER_COMPILE_H_
 
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include "compiler/ir/module.h"
+#include "compiler/params/param_file.h"
 #include "compiler/writer/vmfb_program.h"
 #include "runtime/status.h"
 
@@ -25,7 +30,8 @@ struct CompileOptions {
   // Send float32 R.matmul to the oneDNN packed function kiln.dnnl.matmul
   // instead of generating a kernel.
   bool matmul_to_dnnl = false;
-  // Pass names after which to print the module, or "all".
+  // Pass names before / after which to print the module, or "all".
+  std::vector<std::string> dump_ir_before;
   std::vector<std::string> dump_ir_after;
   std::ostream* dump_stream = nullptr;  // nullptr: std::cerr
   // Code generation target; empty: the host CPU.
@@ -35,9 +41,17 @@ struct CompileOptions {
   int opt_level = 3;
   // Threads the default schedule plans for; 0: the host's.
   int num_threads_hint = 0;
+  // Weights bound to `params_function`'s parameters by name (bind-params):
+  // the tensors of `params`, then those of `params_file` (.npz or
+  // .safetensors) when it is set.
+  params::ParamList params;
+  std::string params_file;
+  std::string params_function = "main";
 };
 
-// Names of the IR passes, in pipeline order (what --dump-ir-after accepts).
+// Names of the IR passes, in pipeline order (what --dump-ir-before/after
+// accept). Passes that do not apply (bind-params without params) are listed
+// but do not run or dump.
 const std::vector<std::string>& PassNames();
 
 // Runs the IR passes only (through lower-tir): what --emit=relax|tir prints.

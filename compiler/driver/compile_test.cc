@@ -45,7 +45,8 @@ ir::IRModule StaticMlp() {
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(Driver, PassNamesInPipelineOrder) {
-  EXPECT_EQ(PassNames(), (std::vector<std::string>{"parse", "normalize", "legalize", "remove-unused", "lower-tir"}));
+  EXPECT_EQ(PassNames(), (std::vector<std::string>{"parse", "normalize", "bind-params", "fold-constant", "canonicalize-bindings", "cse",
+                                      "dce", "legalize", "remove-unused", "lower-tir"}));
 }
 
 TEST(Driver, UnknownDumpPassIsRefusedBeforeAnyWork) {
@@ -57,7 +58,8 @@ TEST(Driver, UnknownDumpPassIsRefusedBeforeAnyWork) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(),
-            "--dump-ir-after: unknown pass 'legalise' (passes: parse, normalize, legalize, remove-unused, lower-tir, "
+            "--dump-ir-after: unknown pass 'legalise' (passes: parse, normalize, bind-params, fold-constant, "
+            "canonicalize-bindings, cse, dce, legalize, remove-unused, lower-tir, "
             "all)");
   EXPECT_EQ(dumps.str(), "");  // not even the valid 'parse' dump
 }

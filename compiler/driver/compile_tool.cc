@@ -1,9 +1,11 @@
 #include "compiler/driver/compile_tool.h"
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 
 #include "compiler/driver/compile.h"
+#include "compiler/driver/config_file.h"
 #include "compiler/text/text.h"
 
 namespace kiln {
@@ -13,16 +15,104 @@ namespace {
 const char kUsage[] =
     "usage: kiln-compile IN.relax -o OUT.vmfb [options]\n"
     "  --emit=vmfb|relax|tir|llvm|asm  what to produce (default vmfb; text goes to -o or stdout)\n"
+    "  --params FILE                   bind weights (.npz or .safetensors) to main's parameters by name\n"
+    "  --params-function=NAME          bind them to NAME's parameters instead of main's\n"
+    "  --dump-ir-before=PASS           print the module before PASS (repeatable; 'all' for every pass)\n"
     "  --dump-ir-after=PASS            print the module after PASS (repeatable; 'all' for every pass)\n"
+    "  --dump-ir-after-all             print the module after every pass\n"
     "  --matmul=tir|dnnl               generate matmul kernels (tir, default) or call oneDNN (dnnl)\n"
     "  --target=TRIPLE --cpu=NAME --features=+f1,-f2   code generation target (default: this machine)\n"
-    "  -O0 .. -O3                      LLVM optimization level (default -O3)\n";
+    "  -O0 .. -O3                      LLVM optimization level (default -O3)\n"
+    "  --config FILE.yaml              the same options from a YAML mapping (name: value, names as above\n"
+    "                                  without dashes, 'output' for -o, 'O' for -O); flags override it\n";
 
-bool TakeValue(const std::string& arg, const char* flag, std::string* value) {
-  std::string prefix = std::string(flag) + "=";
-  if (arg.compare(0, prefix.size(), prefix) != 0) return false;
-  *value = arg.substr(prefix.size());
+// Option names shared by the flags and the config file.
+const std::vector<std::string>& OptionNames() {
+  static const std::vector<std::string> names = {
+      "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
+      "matmul", "target", "cpu", "features", "O"};
+  return names;
+}
+// Options that may be given more than once (values accumulate).
+bool Repeatable(const std::string& key) { return key == "dump-ir-before" || key == "dump-ir-after"; }
+
+struct Usage {
+  std::string message;  // printed as "kiln-compile: <message>"
+  bool with_usage = false;
+};
+
+bool IsTrue(const std::string& v) { return v == "true" || v == "True" || v == "1" || v == "yes" || v == "on"; }
+bool IsFalse(const std::string& v) { return v == "false" || v == "False" || v == "0" || v == "no" || v == "off"; }
+
+// Applies the merged options; a bad value is a Usage error.
+bool Apply(const OptionValues& values, CompileOptions* options, std::string* output, EmitKind* emit, Usage* error) {
+  for (const auto& kv : values) {
+    const std::string& key = kv.first;
+    if (kv.second.empty()) continue;
+    const std::string& value = kv.second.back();
+    if (!Repeatable(key) && kv.second.size() > 1) {
+      error->message = "'" + key + "' given more than once";
+      return false;
+    }
+    if (key == "output") {
+      *output = value;
+    } else if (key == "emit") {
+      if (value == "vmfb") *emit = EmitKind::kVmfb;
+      else if (value == "relax") *emit = EmitKind::kRelax;
+      else if (value == "tir") *emit = EmitKind::kTir;
+      else if (value == "llvm") *emit = EmitKind::kLlvm;
+      else if (value == "asm") *emit = EmitKind::kAsm;
+      else {
+        error->message = "--emit must be vmfb, relax, tir, llvm or asm, got '" + value + "'";
+        return false;
+      }
+    } else if (key == "params") {
+      options->params_file = value;
+    } else if (key == "params-function") {
+      options->params_function = value;
+    } else if (key == "dump-ir-before") {
+      options->dump_ir_before = kv.second;
+    } else if (key == "dump-ir-after") {
+      for (const auto& v : kv.second) options->dump_ir_after.push_back(v);
+    } else if (key == "dump-ir-after-all") {
+      if (!IsTrue(value) && !IsFalse(value)) {
+        error->message = "dump-ir-after-all must be true or false, got '" + value + "'";
+        return false;
+      }
+      if (IsTrue(value)) options->dump_ir_after.push_back("all");
+    } else if (key == "matmul") {
+      if (value != "tir" && value != "dnnl") {
+        error->message = "--matmul must be tir or dnnl, got '" + value + "'";
+        return false;
+      }
+      options->matmul_to_dnnl = value == "dnnl";
+    } else if (key == "target") {
+      options->target_triple = value;
+    } else if (key == "cpu") {
+      options->target_cpu = value;
+    } else if (key == "features") {
+      options->target_features = value;
+    } else if (key == "O") {
+      if (value.size() != 1 || value[0] < '0' || value[0] > '3') {
+        error->message = "O must be 0, 1, 2 or 3, got '" + value + "'";
+        return false;
+      }
+      options->opt_level = value[0] - '0';
+    }
+  }
   return true;
+}
+
+// "--name=value" -> true with key/value when name is an option taking a value.
+bool SplitFlag(const std::string& arg, std::string* key, std::string* value) {
+  if (arg.compare(0, 2, "--") != 0) return false;
+  size_t eq = arg.find('=');
+  if (eq == std::string::npos) return false;
+  *key = arg.substr(2, eq - 2);
+  *value = arg.substr(eq + 1);
+  const auto& names = OptionNames();
+  return *key != "output" && *key != "O" && *key != "dump-ir-after-all" &&
+         std::find(names.begin(), names.end(), *key) != names.end();
 }
 
 }  // namespace
@@ -30,45 +120,39 @@ bool TakeValue(const std::string& arg, const char* flag, std::string* value) {
 int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CompileOptions options;
   options.dump_stream = &err;
-  std::string input, output, value;
+  std::string input, output, config, key, value;
   EmitKind emit = EmitKind::kVmfb;
+  OptionValues flags;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
+    // Flags whose value may be the next argument.
+    auto next = [&](const char* what, std::string* dst) {
+      if (i + 1 >= argc) {
+        err << "kiln-compile: " << arg << " needs " << what << "\n";
+        return false;
+      }
+      *dst = argv[++i];
+      return true;
+    };
     if (arg == "-h" || arg == "--help") {
       out << kUsage;
       return 0;
     } else if (arg == "-o") {
-      if (i + 1 >= argc) {
-        err << "kiln-compile: -o needs a file name\n";
-        return 2;
-      }
-      output = argv[++i];
-    } else if (TakeValue(arg, "--dump-ir-after", &value)) {
-      options.dump_ir_after.push_back(value);
-    } else if (TakeValue(arg, "--matmul", &value)) {
-      if (value != "tir" && value != "dnnl") {
-        err << "kiln-compile: --matmul must be tir or dnnl, got '" << value << "'\n";
-        return 2;
-      }
-      options.matmul_to_dnnl = value == "dnnl";
-    } else if (TakeValue(arg, "--emit", &value)) {
-      if (value == "vmfb") emit = EmitKind::kVmfb;
-      else if (value == "relax") emit = EmitKind::kRelax;
-      else if (value == "tir") emit = EmitKind::kTir;
-      else if (value == "llvm") emit = EmitKind::kLlvm;
-      else if (value == "asm") emit = EmitKind::kAsm;
-      else {
-        err << "kiln-compile: --emit must be vmfb, relax, tir, llvm or asm, got '" << value << "'\n";
-        return 2;
-      }
-    } else if (TakeValue(arg, "--target", &value)) {
-      options.target_triple = value;
-    } else if (TakeValue(arg, "--cpu", &value)) {
-      options.target_cpu = value;
-    } else if (TakeValue(arg, "--features", &value)) {
-      options.target_features = value;
+      if (!next("a file name", &value)) return 2;
+      flags["output"].push_back(value);
+    } else if (arg == "--params") {
+      if (!next("a file name", &value)) return 2;
+      flags["params"].push_back(value);
+    } else if (arg == "--config") {
+      if (!next("a file name", &config)) return 2;
+    } else if (arg.compare(0, 9, "--config=") == 0) {
+      config = arg.substr(9);
+    } else if (arg == "--dump-ir-after-all") {
+      flags["dump-ir-after-all"].push_back("true");
+    } else if (SplitFlag(arg, &key, &value)) {
+      flags[key].push_back(value);
     } else if (arg.size() == 3 && arg[0] == '-' && arg[1] == 'O' && arg[2] >= '0' && arg[2] <= '3') {
-      options.opt_level = arg[2] - '0';
+      flags["O"].push_back(arg.substr(2));
     } else if (!arg.empty() && arg[0] == '-') {
       err << "kiln-compile: unknown option '" << arg << "'\n" << kUsage;
       return 2;
@@ -78,6 +162,22 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
       err << "kiln-compile: more than one input file ('" << input << "' and '" << arg << "')\n";
       return 2;
     }
+  }
+  // The config file first, then the flags: a flag replaces the file's value.
+  OptionValues merged;
+  if (!config.empty()) {
+    Result<OptionValues> file = ReadConfigFile(config, OptionNames());
+    if (!file.ok()) {
+      err << "kiln-compile: " << file.status().message() << "\n";
+      return 2;
+    }
+    merged = *file;
+  }
+  for (const auto& kv : flags) merged[kv.first] = kv.second;
+  Usage usage;
+  if (!Apply(merged, &options, &output, &emit, &usage)) {
+    err << "kiln-compile: " << usage.message << "\n";
+    return 2;
   }
   if (input.empty()) {
     err << "kiln-compile: no input file\n" << kUsage;

@@ -3,6 +3,9 @@
 // of examples/mlp.relax to a .vmfb that the runtime loads.
 #include "compiler/driver/compile_tool.h"
 
+#include "compiler/driver/compile.h"
+#include "compiler/text/text.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -114,8 +117,8 @@ TEST(CompileTool, NoOutputFile) {
 
 TEST(CompileTool, UnknownDumpPassListsThePasses) {
   const std::string want =
-      "kiln-compile: --dump-ir-after: unknown pass 'fold' (passes: parse, normalize, legalize, remove-unused, "
-      "lower-tir, all)\n";
+      "kiln-compile: --dump-ir-after: unknown pass 'fold' (passes: parse, normalize, bind-params, fold-constant, "
+      "canonicalize-bindings, cse, dce, legalize, remove-unused, lower-tir, all)\n";
   ToolRun text = RunTool({Mlp(), "--emit=relax", "--dump-ir-after=fold"});
   EXPECT_EQ(text.rc, 1);
   EXPECT_EQ(text.err, want);
@@ -263,6 +266,92 @@ TEST(CompileTool, CompilesWithTargetFlagsAndDnnl) {
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_GT(ReadFile(path).size(), 8u);
   std::remove(path.c_str());
+}
+
+// --------------------------------------------------------- config, dumps
+
+TEST(CompileTool, ConfigFileGivesOptionsAndFlagsOverrideIt) {
+  std::string yaml = TempPath(".yaml");
+  std::ofstream(yaml) << "emit: tir\nmatmul: dnnl\ndump-ir-after: [legalize]\n";
+  // The file alone: TIR, with the matmul sent to oneDNN (no matmul kernel).
+  ToolRun r = RunTool({Mlp(), "--config", yaml});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "# IR after legalize")) << r.err;
+  EXPECT_FALSE(Contains(r.out, "def matmul")) << r.out;
+  // A flag replaces the file's value.
+  r = RunTool({Mlp(), "--config=" + yaml, "--matmul=tir", "--dump-ir-after=dce"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "def matmul")) << r.out;
+  EXPECT_TRUE(Contains(r.err, "# IR after dce")) << r.err;
+  EXPECT_FALSE(Contains(r.err, "# IR after legalize")) << r.err;
+  std::remove(yaml.c_str());
+}
+
+TEST(CompileTool, ConfigFileErrors) {
+  std::string yaml = TempPath(".yaml");
+  std::ofstream(yaml) << "emit: tir\nspeed: max\n";
+  ToolRun r = RunTool({Mlp(), "--config", yaml});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
+                   "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, target, cpu, features, O)\n");
+  std::ofstream(yaml) << "matmul: cublas\n";
+  r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "kiln-compile: --matmul must be tir or dnnl, got 'cublas'\n");
+  std::ofstream(yaml) << "O: 7\n";
+  r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
+  EXPECT_EQ(r.err, "kiln-compile: O must be 0, 1, 2 or 3, got '7'\n");
+  std::ofstream(yaml) << "dump-ir-after-all: maybe\n";
+  r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
+  EXPECT_EQ(r.err, "kiln-compile: dump-ir-after-all must be true or false, got 'maybe'\n");
+  std::ofstream(yaml) << "emit: [tir, relax]\n";
+  r = RunTool({Mlp(), "--config", yaml});
+  EXPECT_EQ(r.err, "kiln-compile: 'emit' given more than once\n");
+  r = RunTool({Mlp(), "--config", "/nonexistent/k.yaml"});
+  EXPECT_EQ(r.err, "kiln-compile: /nonexistent/k.yaml: cannot open the config file\n");
+  r = RunTool({Mlp(), "--config"});
+  EXPECT_EQ(r.err, "kiln-compile: --config needs a file name\n");
+  r = RunTool({Mlp(), "--params"});
+  EXPECT_EQ(r.err, "kiln-compile: --params needs a file name\n");
+  std::remove(yaml.c_str());
+}
+
+TEST(CompileTool, DumpBeforeAndAfterAllPrintParsableText) {
+  ToolRun r = RunTool({Mlp(), "--emit=relax", "--dump-ir-before=legalize", "--dump-ir-after-all"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.err, "# IR before legalize\n")) << r.err;
+  for (const auto& pass : PassNames()) {
+    if (pass == "bind-params") continue;  // runs only with params
+    EXPECT_TRUE(Contains(r.err, "# IR after " + pass + "\n")) << pass;
+  }
+  // Every dumped module parses again.
+  size_t pos = 0;
+  int modules = 0;
+  while ((pos = r.err.find("# IR ", pos)) != std::string::npos) {
+    size_t start = r.err.find('\n', pos) + 1;
+    size_t end = r.err.find("# IR ", start);
+    std::string text = r.err.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    Result<ir::IRModule> m = text::ParseModule(text, "dump.relax");
+    EXPECT_TRUE(m.ok()) << m.status().message();
+    ++modules;
+    pos = start;
+  }
+  EXPECT_EQ(modules, 10);
+}
+
+TEST(CompileTool, UnknownDumpBeforePass) {
+  ToolRun r = RunTool({Mlp(), "--emit=relax", "--dump-ir-before=fuse"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(StartsWith(r.err, "kiln-compile: --dump-ir-before: unknown pass 'fuse' (passes: parse,")) << r.err;
+}
+
+TEST(CompileTool, ParamsFileErrorsNameTheFile) {
+  std::string bad = TempPath(".npz");
+  std::ofstream(bad) << "PK\x03\x04 not really";
+  ToolRun r = RunTool({Mlp(), "--emit=relax", "--params", bad});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(StartsWith(r.err, "kiln-compile: " + bad + ": ")) << r.err;
+  std::remove(bad.c_str());
 }
 
 }  // namespace
