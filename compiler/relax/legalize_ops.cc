@@ -83,9 +83,14 @@ class Legalizer {
     if (!info || !info->legalize) return rebuilt;  // call_tir / call_dps_packed stay
 
     const auto* out_t = ir::SInfoAs<ir::TensorSInfo>(call->struct_info);
-    auto args = std::make_shared<ir::TupleExpr>(call->args);
+    // The kernel takes the call's tensors only: tuple arguments (concat) are
+    // flattened into their fields; shapes and values (reshape's target) are
+    // already folded into the PrimFunc.
+    std::vector<ir::Expr> tensor_args;
+    for (const auto& a : call->args) FlattenTensors(a, &tensor_args);
+    auto args = std::make_shared<ir::TupleExpr>(tensor_args);
     std::vector<ir::StructInfo> arg_sinfo;
-    for (const auto& a : call->args) arg_sinfo.push_back(a->struct_info);
+    for (const auto& a : tensor_args) arg_sinfo.push_back(a->struct_info);
     args->struct_info = std::make_shared<ir::TupleSInfo>(arg_sinfo);
 
     ir::Expr callee;
@@ -112,6 +117,23 @@ class Legalizer {
     out->span = call->span;
     out->struct_info = call->struct_info;
     return ir::Expr(out);
+  }
+
+  // Appends the tensors of `e`: itself, the fields of a tuple expression, or
+  // t[i] for each field of a tuple-typed value; anything else is skipped.
+  static void FlattenTensors(const ir::Expr& e, std::vector<ir::Expr>* out) {
+    if (ir::SInfoAs<ir::TensorSInfo>(e->struct_info)) {
+      out->push_back(e);
+    } else if (const auto* t = ir::ExprAs<ir::TupleExpr>(e)) {
+      for (const auto& f : t->fields) FlattenTensors(f, out);
+    } else if (const auto* ts = ir::SInfoAs<ir::TupleSInfo>(e->struct_info)) {
+      for (size_t i = 0; i < ts->fields.size(); ++i) {
+        auto item = std::make_shared<ir::TupleGetItemExpr>(e, static_cast<int>(i));
+        item->span = e->span;
+        item->struct_info = ts->fields[i];
+        FlattenTensors(item, out);
+      }
+    }
   }
 
   Result<std::vector<ir::Expr>> VisitAll(const std::vector<ir::Expr>& exprs) {

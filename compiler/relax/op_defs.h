@@ -16,6 +16,11 @@ void AddDpsOps(std::vector<OpInfo>* table);          // call_tir, call_dps_packe
 void AddElementwiseOps(std::vector<OpInfo>* table);  // op_elementwise.cc
 void AddMatmulOps(std::vector<OpInfo>* table);       // op_matmul.cc
 void AddPermuteDimsOps(std::vector<OpInfo>* table);  // op_permute_dims.cc
+void AddReshapeOps(std::vector<OpInfo>* table);      // reshape, flatten, squeeze, expand_dims, broadcast_to (op_reshape.cc)
+void AddConcatSplitOps(std::vector<OpInfo>* table);  // concat, split (op_concat_split.cc)
+void AddSliceOps(std::vector<OpInfo>* table);        // strided_slice (op_slice.cc)
+void AddGatherOps(std::vector<OpInfo>* table);       // take, gather_elements (op_gather.cc)
+void AddTileOps(std::vector<OpInfo>* table);         // tile, repeat (op_tile.cc)
 
 }  // namespace relax
 }  // namespace kiln
