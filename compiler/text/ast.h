@@ -66,7 +66,9 @@ struct AstExpr {
 struct AstStmt;
 using AstStmtP = std::shared_ptr<const AstStmt>;
 
-enum class StmtKind : uint8_t { kExpr, kAssign, kReturn, kFor, kWith, kIf, kDef, kClass, kPass };
+// kImport: `import tvm` / `from tvm.script import relax as R`, accepted (and
+// ignored) at the top of a file so that TVMScript pasted from Python parses.
+enum class StmtKind : uint8_t { kExpr, kAssign, kReturn, kFor, kWith, kIf, kDef, kClass, kPass, kImport };
 
 struct AstParam {
   std::string name;

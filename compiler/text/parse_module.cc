@@ -68,6 +68,7 @@ Result<ir::IRModule> ParseModuleImpl(const std::string& source, const std::strin
   KILN_ASSIGN_OR_RETURN(std::vector<AstStmtP> stmts, ParsePython(src, toks));
   const AstStmt* cls = nullptr;
   for (const auto& s : stmts) {
+    if (s->kind == StmtKind::kImport) continue;
     if (s->kind != StmtKind::kClass) return src.Error(s->loc, "expected '@I.ir_module' and 'class Module:' at the top level");
     if (s->decorators.size() != 1 || !IsModuleDecorator(*s->decorators[0]))
       return src.Error(s->loc, "class '" + s->name + "' needs the decorator @I.ir_module");

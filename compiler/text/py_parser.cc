@@ -77,7 +77,8 @@ class Parser {
   }
   static bool IsKeyword(const std::string& s) {
     return s == "def" || s == "class" || s == "return" || s == "for" || s == "in" || s == "with" || s == "if" ||
-           s == "else" || s == "elif" || s == "and" || s == "or" || s == "not" || s == "as" || s == "pass";
+           s == "else" || s == "elif" || s == "and" || s == "or" || s == "not" || s == "as" || s == "pass" ||
+           s == "import" || s == "from";
   }
 
   // ------------------------------------------------------------ statements
@@ -228,6 +229,41 @@ class Parser {
     return AstStmtP(s);
   }
 
+  // import a.b [as c], ... | from a.b import x [as y], ...
+  Status Import() {
+    bool from = AtName("from");
+    ++pos_;
+    if (from) {
+      KILN_RETURN_IF_ERROR(DottedName());
+      if (!AtName("import")) return Expected("'import'");
+      ++pos_;
+    }
+    do {
+      if (from) {
+        KILN_ASSIGN_OR_RETURN(std::string n, Name("a name to import"));
+        (void)n;
+      } else {
+        KILN_RETURN_IF_ERROR(DottedName());
+      }
+      if (AtName("as")) {
+        ++pos_;
+        KILN_ASSIGN_OR_RETURN(std::string alias, Name("a name after 'as'"));
+        (void)alias;
+      }
+    } while (SkipOp(","));
+    return Status::Ok();
+  }
+
+  Status DottedName() {
+    KILN_ASSIGN_OR_RETURN(std::string n, Name("a module name"));
+    (void)n;
+    while (SkipOp(".")) {
+      KILN_ASSIGN_OR_RETURN(std::string part, Name("a module name"));
+      (void)part;
+    }
+    return Status::Ok();
+  }
+
   // A simple statement, ended by NEWLINE.
   Result<AstStmtP> Simple() {
     auto s = std::make_shared<AstStmt>();
@@ -235,6 +271,9 @@ class Parser {
     if (AtName("pass")) {
       ++pos_;
       s->kind = StmtKind::kPass;
+    } else if (AtName("import") || AtName("from")) {
+      KILN_RETURN_IF_ERROR(Import());
+      s->kind = StmtKind::kImport;
     } else if (AtName("return")) {
       ++pos_;
       s->kind = StmtKind::kReturn;

@@ -42,7 +42,9 @@ class PrimFuncBuilder {
     f->name = def.name;
     f->span = src_.Span(def.loc);
     for (const AstParam& p : def.params) KILN_RETURN_IF_ERROR(Param(p));
-    if (def.returns) return src_.Error(def.returns->loc, "a T.prim_func returns nothing; remove the '->' annotation");
+    // `-> None` is how older TVMScript (and the MLC course) spells "returns nothing".
+    if (def.returns && def.returns->kind != AstKind::kNone)
+      return src_.Error(def.returns->loc, "a T.prim_func returns nothing; remove the '->' annotation");
 
     std::vector<AstStmtP> body;
     for (const auto& sp : def.body) {

@@ -94,6 +94,9 @@ const Case kPythonCases[] = {
     {Kind::kRaw, "for i j in x:\n    pass\n", "j", "expected 'in', got 'j'"},
     {Kind::kRaw, "def (x):\n    pass\n", "(x)", "expected a function name, got '('"},
     {Kind::kRaw, "x = a.1\n", ".1", "expected end of line, got number .1"},
+    {Kind::kRaw, "from tvm.script imp R\n", "imp", "expected 'import', got 'imp'"},
+    {Kind::kRaw, "import tvm as\n", "\n", "expected a name after 'as', got end of line"},
+    {Kind::kRaw, "from tvm import 1\n", "1", "expected a name to import, got number 1"},
 };
 
 const Case kModuleCases[] = {
@@ -169,6 +172,7 @@ const Case kRelaxCases[] = {
     {Kind::kRelax, "with R.dataflow():\n    if x:\n        y = x\n    else:\n        y = x\n    R.output(y)\nreturn x\n", "if",
      "if/else is not allowed inside a dataflow block; put it after the block"},
     {Kind::kRelax, "for i in x:\n    pass\nreturn x\n", "for", "unexpected statement in a Relax function"},
+    {Kind::kRelax, "import tvm\nreturn x\n", "import", "unexpected statement in a Relax function"},
     {Kind::kRelax, "with R.dataflow():\n    R.output(x)\n    lv = x\nreturn x\n", "R.output",
      "R.output must be the last statement of a 'with R.dataflow():' block"},
     {Kind::kRelax, "with R.dataflow():\n    lv = x\n    R.output(lv + 1)\nreturn x\n", "+ 1", "R.output takes variable names"},
