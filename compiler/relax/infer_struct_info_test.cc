@@ -354,8 +354,8 @@ const ErrorCase kErrorCases[] = {
     {"        r = R.matmul(x, s)\n        return r\n", "R.matmul", StatusCode::kInvalidArgument, "R.matmul expects two tensors"},
     {"        r = R.matmul(x, i)\n        return r\n", "R.matmul", StatusCode::kInvalidArgument,
      "R.matmul: operand dtypes differ: float32 and int32"},
-    {"        r = R.matmul(v, x)\n        return r\n", "R.matmul", StatusCode::kUnimplemented,
-     "R.matmul: only x of rank >= 2 and y of rank 2 are supported, got ranks 1 and 2"},
+    {"        r = R.matmul(v, x)\n        return r\n", "R.matmul", StatusCode::kInvalidArgument,
+     "R.matmul: reduction dimensions differ: x (3,) has K=3 but y (2, 3) has K=2"},
     {"        r = R.matmul(x, x)\n        return r\n", "R.matmul", StatusCode::kInvalidArgument,
      "R.matmul: reduction dimensions differ: x (2, 3) has K=3 but y (2, 3) has K=2"},
     // op_permute_dims.cc

@@ -21,6 +21,10 @@ void AddConcatSplitOps(std::vector<OpInfo>* table);  // concat, split (op_concat
 void AddSliceOps(std::vector<OpInfo>* table);        // strided_slice (op_slice.cc)
 void AddGatherOps(std::vector<OpInfo>* table);       // take, gather_elements (op_gather.cc)
 void AddTileOps(std::vector<OpInfo>* table);         // tile, repeat (op_tile.cc)
+void AddSoftmaxOps(std::vector<OpInfo>* table);      // op_softmax.cc
+void AddNormOps(std::vector<OpInfo>* table);         // op_norm.cc
+void AddAttentionOps(std::vector<OpInfo>* table);    // op_attention.cc
+void AddLinalgOps(std::vector<OpInfo>* table);       // op_linalg.cc (einsum)
 
 }  // namespace relax
 }  // namespace kiln

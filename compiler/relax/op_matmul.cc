@@ -1,43 +1,98 @@
-// relax.matmul: struct info and legalization.
+// relax.matmul and relax.linear: struct info and legalization.
 //
-// x: (..., M, K), y: (K, N) -> (..., M, N). Rank-1 operands and batched y are
-// not supported yet and are reported as such.
+// matmul follows numpy: x (..., M, K) @ y (..., K, N) -> (..., M, N) with the
+// batch dimensions broadcast; a rank-1 x is a row (its M is dropped from the
+// result), a rank-1 y a column (its N is dropped). out_dtype="float32" casts
+// both operands before the multiply (TVM's semantics); empty/"void" keeps the
+// operands' dtype, which then must agree.
+//
+// linear(x, w, b) = x @ w^T + b with w of shape (N, K) (PyTorch's layout), b
+// optional and broadcast against the result.
 #include "compiler/relax/op_defs.h"
 
+#include "compiler/relax/nn_attrs.h"
 #include "compiler/relax/struct_info_util.h"
+#include "compiler/relax/te_builder.h"
 #include "compiler/relax/te_compute.h"
 
 namespace kiln {
 namespace relax {
+namespace nn {
 namespace {
 
+using ir::PrimExpr;
+
+// The result shape of x @ y (numpy rules), given known shapes of rank >= 1.
+Result<std::vector<PrimExpr>> MatmulShape(const AttrReader& r, const std::vector<PrimExpr>& xs,
+                                          const std::vector<PrimExpr>& ys) {
+  const PrimExpr& kx = xs.back();
+  const PrimExpr& ky = ys.size() == 1 ? ys[0] : ys[ys.size() - 2];
+  if (CompareDims(kx, ky) == DimRelation::kNotEqual) {
+    return r.Error("reduction dimensions differ: x " + ShapeString(xs) + " has K=" + DimString(kx) + " but y " +
+                   ShapeString(ys) + " has K=" + DimString(ky));
+  }
+  std::vector<PrimExpr> bx(xs.begin(), xs.end() - std::min<size_t>(xs.size(), 2));
+  std::vector<PrimExpr> by(ys.begin(), ys.end() - std::min<size_t>(ys.size(), 2));
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out, BroadcastDims(r, bx, by, "batch shapes"));
+  if (xs.size() >= 2) out.push_back(xs[xs.size() - 2]);
+  if (ys.size() >= 2) out.push_back(ys.back());
+  return out;
+}
 
 Result<ir::StructInfo> InferMatmul(const ir::CallExpr& call) {
+  AttrReader r(call);
+  KILN_RETURN_IF_ERROR(r.CheckKnown({"out_dtype"}));
   const ir::TensorSInfo* x = TensorInfoOf(call.args[0]);
   const ir::TensorSInfo* y = TensorInfoOf(call.args[1]);
   if (!x || !y) return InvalidArgument(Where(call.span) + "R.matmul expects two tensors");
-  if (x->has_dtype && y->has_dtype && x->dtype != y->dtype) {
-    return InvalidArgument(Where(call.span) + "R.matmul: operand dtypes differ: " + DTypeToString(x->dtype) +
-                           " and " + DTypeToString(y->dtype));
+  KILN_ASSIGN_OR_RETURN(std::optional<DType> out_dtype, r.OptionalDType("out_dtype"));
+  bool has_out_dtype = out_dtype.has_value();
+  if (!has_out_dtype && x->has_dtype && y->has_dtype && x->dtype != y->dtype) {
+    return r.Error("operand dtypes differ: " + DTypeToString(x->dtype) + " and " + DTypeToString(y->dtype));
   }
-  if ((x->ndim >= 0 && x->ndim < 2) || (y->ndim >= 0 && y->ndim != 2)) {
-    return Unimplemented(Where(call.span) + "R.matmul: only x of rank >= 2 and y of rank 2 are supported, got ranks " +
-                         std::to_string(x->ndim) + " and " + std::to_string(y->ndim));
+  if (x->ndim == 0 || y->ndim == 0) {
+    return r.Error("operands must have rank >= 1, got ranks " + std::to_string(x->ndim) + " and " +
+                   std::to_string(y->ndim));
   }
-  DType dtype = x->has_dtype ? x->dtype : y->dtype;
+  bool known_dtype = has_out_dtype || x->has_dtype || y->has_dtype;
+  DType dtype = has_out_dtype ? *out_dtype : x->has_dtype ? x->dtype : y->dtype;
   if (!x->has_shape || !y->has_shape) {
-    return ir::StructInfo(std::make_shared<ir::TensorSInfo>(false, std::vector<ir::PrimExpr>{}, x->ndim, dtype,
-                                                            x->has_dtype || y->has_dtype));
+    int nd = -1;
+    if (x->ndim > 0 && y->ndim > 0) {
+      nd = std::max(x->ndim, y->ndim);
+      if (x->ndim == 1 || y->ndim == 1) nd -= 1;
+      if (x->ndim == 1 && y->ndim == 1) nd = 0;
+    }
+    return ir::StructInfo(std::make_shared<ir::TensorSInfo>(false, std::vector<PrimExpr>{}, nd, dtype, known_dtype));
   }
-  const ir::PrimExpr& kx = x->shape.back();
-  const ir::PrimExpr& ky = y->shape[0];
-  if (CompareDims(kx, ky) == DimRelation::kNotEqual) {
-    return InvalidArgument(Where(call.span) + "R.matmul: reduction dimensions differ: x " + ShapeString(x->shape) +
-                           " has K=" + DimString(kx) + " but y " + ShapeString(y->shape) + " has K=" + DimString(ky));
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out, MatmulShape(r, x->shape, y->shape));
+  return ir::StructInfo(std::make_shared<ir::TensorSInfo>(true, out, -1, dtype, known_dtype));
+}
+
+// Indices into an operand of shape `shape` whose batch dimensions are the
+// trailing ones of the output's batch indices `batch` (size-1 dims read 0),
+// followed by `tail` (its matrix indices).
+std::vector<PrimExpr> OperandIndex(const std::vector<PrimExpr>& shape, size_t matrix_rank,
+                                   const std::vector<PrimExpr>& batch, const std::vector<PrimExpr>& tail) {
+  std::vector<PrimExpr> idx;
+  size_t nb = shape.size() - matrix_rank;
+  for (size_t i = 0; i < nb; ++i) {
+    idx.push_back(IsUnitDim(shape[i]) ? PrimExpr(int64_t{0}) : batch[batch.size() - nb + i]);
   }
-  std::vector<ir::PrimExpr> out(x->shape.begin(), x->shape.end() - 1);
-  out.push_back(y->shape[1]);
-  return ir::MakeTensorSInfo(out, dtype);
+  idx.insert(idx.end(), tail.begin(), tail.end());
+  return idx;
+}
+
+// One element of x @ y at output index `sp`, reduction index `k`.
+PrimExpr MatmulTerm(const ir::Buffer& a, const ir::Buffer& b, DType out, const std::vector<PrimExpr>& sp,
+                    const PrimExpr& k) {
+  size_t xr = a->shape.size() == 1 ? 1 : 2, yr = b->shape.size() == 1 ? 1 : 2;
+  size_t nb = sp.size() - (xr - 1) - (yr - 1);
+  std::vector<PrimExpr> batch(sp.begin(), sp.begin() + nb);
+  std::vector<PrimExpr> a_tail = xr == 2 ? std::vector<PrimExpr>{sp[nb], k} : std::vector<PrimExpr>{k};
+  std::vector<PrimExpr> b_tail = yr == 2 ? std::vector<PrimExpr>{k, sp.back()} : std::vector<PrimExpr>{k};
+  return CastTo(out, ir::Load(a, OperandIndex(a->shape, xr, batch, a_tail))) *
+         CastTo(out, ir::Load(b, OperandIndex(b->shape, yr, batch, b_tail)));
 }
 
 Result<ir::PrimFunc> LegalizeMatmul(const ir::CallExpr& call, const std::string& name) {
@@ -54,19 +109,96 @@ Result<ir::PrimFunc> LegalizeMatmul(const ir::CallExpr& call, const std::string&
   spec.output = {"C", out->shape, out->dtype};
   spec.reduce_extents = {x->shape.back()};
   // The accumulator starts at a zero of the output dtype (integer matmuls too).
-  spec.reduce_init = out->dtype.is_float() ? ir::FloatImm(out->dtype, 0.0) : ir::IntImm(out->dtype, 0);
-  spec.fcompute = [](const std::vector<ir::Buffer>& in, const std::vector<ir::PrimExpr>& sp,
-                     const std::vector<ir::PrimExpr>& rd) {
-    std::vector<ir::PrimExpr> a_idx(sp.begin(), sp.end() - 1);
-    a_idx.push_back(rd[0]);
-    return ir::Load(in[0], a_idx) * ir::Load(in[1], {rd[0], sp.back()});
-  };
+  spec.reduce_init = Const(out->dtype, 0.0);
+  DType odt = out->dtype;
+  spec.fcompute = [odt](const std::vector<ir::Buffer>& in, const std::vector<PrimExpr>& sp,
+                        const std::vector<PrimExpr>& rd) { return MatmulTerm(in[0], in[1], odt, sp, rd[0]); };
   return te::BuildComputePrimFunc(spec);
 }
 
-}  // namespace
+// ---------------------------------------------------------------- linear
 
-void AddMatmulOps(std::vector<OpInfo>* t) { t->push_back({"relax.matmul", "matmul", 2, InferMatmul, LegalizeMatmul, OpPattern::kOutEWiseFusable}); }
+Result<ir::StructInfo> InferLinear(const ir::CallExpr& call) {
+  AttrReader r(call);
+  KILN_RETURN_IF_ERROR(r.CheckKnown({"out_dtype"}));
+  if (call.args.size() != 2 && call.args.size() != 3) {
+    return r.Error("takes 2 or 3 arguments (x, weight, bias), got " + std::to_string(call.args.size()));
+  }
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, TensorArg(r, 0, "x"));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* w, TensorArg(r, 1, "weight"));
+  const ir::TensorSInfo* b = nullptr;
+  if (call.args.size() == 3) {
+    KILN_ASSIGN_OR_RETURN(b, TensorArg(r, 2, "bias"));
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<DType> out_dtype, r.OptionalDType("out_dtype"));
+  bool has_out_dtype = out_dtype.has_value();
+  if (!has_out_dtype && x->has_dtype && w->has_dtype && x->dtype != w->dtype) {
+    return r.Error("operand dtypes differ: " + DTypeToString(x->dtype) + " and " + DTypeToString(w->dtype));
+  }
+  if (x->ndim == 0) return r.Error("x must have rank >= 1");
+  if (w->ndim >= 0 && w->ndim != 2) return r.Error("weight must have rank 2 (out_features, in_features), got rank " + std::to_string(w->ndim));
+  DType dtype = has_out_dtype ? *out_dtype : x->dtype;
+  if (!x->has_shape || !w->has_shape || (b && !b->has_shape)) return ir::MakeTensorSInfoNdim(x->ndim, dtype);
+  if (CompareDims(x->shape.back(), w->shape[1]) == DimRelation::kNotEqual) {
+    return r.Error("x " + ShapeString(x->shape) + " has " + DimString(x->shape.back()) + " features but weight " +
+                   ShapeString(w->shape) + " expects " + DimString(w->shape[1]));
+  }
+  std::vector<PrimExpr> out(x->shape.begin(), x->shape.end() - 1);
+  out.push_back(w->shape[0]);
+  if (b) {
+    if (b->has_dtype && b->dtype != dtype) {
+      return r.Error("bias dtype " + DTypeToString(b->dtype) + " differs from the result's " + DTypeToString(dtype));
+    }
+    KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> bo, BroadcastDims(r, out, b->shape));
+    if (bo.size() != out.size()) return r.Error("bias " + ShapeString(b->shape) + " has more dimensions than the result");
+    out = bo;
+  }
+  return ir::MakeTensorSInfo(out, dtype);
+}
+
+Result<ir::PrimFunc> LegalizeLinear(const ir::CallExpr& call, const std::string& name) {
+  AttrReader r(call);
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, ShapedArg(r, 0, "x"));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* w, ShapedArg(r, 1, "weight"));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* out, ShapedResult(r));
+  te::FuncBuilder fb(name);
+  te::Tensor a = fb.Input("A", x->shape, x->dtype);
+  te::Tensor wt = fb.Input("W", w->shape, w->dtype);
+  te::Tensor bias;
+  if (call.args.size() == 3) {
+    KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* b, ShapedArg(r, 2, "bias"));
+    bias = fb.Input("B", b->shape, b->dtype);
+  }
+  DType odt = out->dtype;
+  // The product's shape: x's batch dims and N (the bias may only broadcast
+  // into it, never grow it, see InferLinear).
+  std::vector<PrimExpr> mm_shape(x->shape.begin(), x->shape.end() - 1);
+  mm_shape.push_back(w->shape[0]);
+  auto term = [&](const te::Indices& i, const te::Indices& k) {
+    te::Indices ai(i.begin(), i.end() - 1);
+    ai.push_back(k[0]);
+    return CastTo(odt, a(ai)) * CastTo(odt, wt({i.back(), k[0]}));
+  };
+  te::Tensor mm = fb.Reduce(bias.defined() ? "T_matmul" : "T_linear", mm_shape, odt, te::ReduceKind::kSum,
+                            {x->shape.back()}, term, Const(odt, 0.0));
+  if (!bias.defined()) return fb.Build({mm});
+  te::Tensor y = fb.Compute("T_linear", out->shape, odt, [&](const te::Indices& i) {
+    std::vector<PrimExpr> bi;
+    size_t off = i.size() - bias.ndim();
+    for (size_t d = 0; d < bias.ndim(); ++d) bi.push_back(IsUnitDim(bias.shape()[d]) ? PrimExpr(int64_t{0}) : i[off + d]);
+    return mm(i) + CastTo(odt, bias(bi));
+  });
+  return fb.Build({y});
+}
+
+}  // namespace
+}  // namespace nn
+
+void AddMatmulOps(std::vector<OpInfo>* t) {
+  using namespace nn;  // NOLINT: this family's functions
+  t->push_back({"relax.matmul", "matmul", 2, InferMatmul, LegalizeMatmul, OpPattern::kOutEWiseFusable});
+  t->push_back({"relax.linear", "linear", -1, InferLinear, LegalizeLinear, OpPattern::kOutEWiseFusable});
+}
 
 }  // namespace relax
 }  // namespace kiln
