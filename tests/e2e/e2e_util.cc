@@ -1,6 +1,7 @@
 #include "tests/e2e/e2e_util.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -29,10 +30,13 @@ Result<std::vector<uint8_t>> CompileToBytes(const std::string& source, const std
 Result<std::shared_ptr<const vm::Module>> CompileAndLoad(const std::string& source, const std::string& file_name,
                                                          const driver::CompileOptions& options) {
   KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, CompileToBytes(source, file_name, options));
-  auto* owned = new std::vector<uint8_t>(std::move(bytes));
+  // The loader borrows constants in place, which needs the 64-byte alignment
+  // a memory-mapped file has; a std::vector's storage does not promise it.
+  void* owned = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
+  if (!owned) return ResourceExhausted("CompileAndLoad: out of memory");
+  std::memcpy(owned, bytes.data(), bytes.size());
   return vm::Module::LoadOwnedBuffer(
-      owned->data(), owned->size(),
-      [](const void*, void* user) { delete static_cast<std::vector<uint8_t>*>(user); }, owned);
+      owned, bytes.size(), [](const void*, void* user) { std::free(user); }, owned);
 }
 
 Tensor RandomTensor(std::vector<int64_t> shape, uint64_t seed) {
