@@ -20,12 +20,18 @@
 // against its value.
 //
 // Generated code calls nothing outside itself and the env: the library has no
-// DT_NEEDED entry and is linked with `-z defs`. Library calls are disabled in
-// the optimizer (no memset/memcpy idioms). Math functions that LLVM lowers to
-// libm calls (exp, log, tanh, ...) are not supported yet; supporting them
-// will mean a DT_NEEDED on libm. Intrinsics supported now: if_then_else,
-// fabs, floor, ceil, trunc, round, sqrt (floor/ceil/round need SSE4.1 on x86 to
-// stay libm-free; without it the link fails with the missing symbol).
+// DT_NEEDED entry and is linked with `-z defs` and `-Bsymbolic` (its kernel
+// table binds to its own kernels even when a kernel is named like a libc
+// function). Library calls are disabled in the optimizer (no memset/memcpy
+// idioms). Math intrinsics (exp, exp2, log, log2, log10, tanh, sigmoid, erf,
+// sin, cos, pow, sqrt, rsqrt, floor, ceil, trunc, round) are emitted inline
+// by vector_math.h (errors stated there), so vectorized loops stay vector code
+// and no libm is needed on any target; float16 math computes in float32.
+// Other intrinsics: if_then_else (lazy), isnan, isinf, isfinite, abs/fabs,
+// fma; "tir."-prefixed names are accepted. Semantics chosen where C leaves
+// them open: float -> int saturates (NaN -> 0) then wraps into narrow types;
+// integer x / 0 and x % 0 give 0 and x / -1 gives -x (no trap); float min/max
+// propagate NaN (numpy).
 //
 // Parallel loops are outlined into task functions run through
 // env->parallel_for with min(extent, env->num_threads) contiguous chunks.

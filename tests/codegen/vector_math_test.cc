@@ -12,6 +12,7 @@
 #include <limits>
 #include <random>
 
+#include "compiler/text/text.h"
 #include "tests/codegen/test_kernels.h"
 
 namespace kiln {
@@ -284,6 +285,45 @@ TEST_F(VectorMathTest, PowFollowsC) {
   for (size_t i = 0; i < x.size(); ++i) {
     ExpectSame<float>(got[i], w[i], "pow(" + std::to_string(x[i]) + ", " + std::to_string(y[i]) + ")");
     ExpectSame<float>(got[i], std::pow(x[i], y[i]), "C pow agrees");
+  }
+}
+
+}  // namespace
+}  // namespace codegen_test
+}  // namespace kiln
+
+namespace kiln {
+namespace codegen_test {
+namespace {
+
+// The optimized IR of vectorized exp/log/tanh/erf/sigmoid loops holds vector
+// math and declares nothing but LLVM intrinsics (no expf, no libm at all).
+TEST(VectorMathIrTest, VectorizedLoopsHoldVectorMathAndNoLibmCalls) {
+  for (std::string f : {"exp", "log", "tanh", "erf", "sigmoid"}) {
+    Result<ir::IRModule> mod = text::ParseModule(ElementwiseModule({{"k_" + f, "T." + f + "(A[i])", "float32", "float32"}}), "<t>");
+    ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+    std::vector<ir::PrimFunc> funcs;
+    for (const auto& e : mod->entries)
+      if (e.prim) funcs.push_back(e.prim);
+    Result<std::string> ir = codegen::EmitLLVMIR(Prepare(funcs, 1), {});
+    ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+#if defined(__x86_64__)
+    if (__builtin_cpu_supports("avx512f")) {
+      // 512-bit vectors, or 256-bit where LLVM's tuning for the CPU prefers them.
+      EXPECT_TRUE(ir->find("<16 x float>") != std::string::npos || ir->find("<8 x float>") != std::string::npos) << f;
+    } else if (__builtin_cpu_supports("avx2")) {
+      EXPECT_NE(ir->find("<8 x float>"), std::string::npos) << f;
+    }
+#endif
+    EXPECT_NE(ir->find("x float>"), std::string::npos) << f << ": no vector code";
+    std::printf("  %s: %s\n", f.c_str(), ir->find("<16 x float>") != std::string::npos ? "<16 x float>" : "<8 x float> or narrower");
+    for (const char* libm : {"@expf", "@logf", "@tanhf", "@erff", "@exp(", "@log("}) {
+      EXPECT_EQ(ir->find(libm), std::string::npos) << f << " calls " << libm;
+    }
+    for (size_t pos = ir->find("\ndeclare"); pos != std::string::npos; pos = ir->find("\ndeclare", pos + 1)) {
+      std::string line = ir->substr(pos + 1, ir->find('\n', pos + 1) - pos - 1);
+      EXPECT_NE(line.find("@llvm."), std::string::npos) << f << ": " << line;
+    }
   }
 }
 
