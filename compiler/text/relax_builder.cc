@@ -481,6 +481,9 @@ class RelaxFuncBuilder {
       }
       case AstKind::kString: return Expr(std::make_shared<ir::StringImmExpr>(e.str));
       case AstKind::kInt: return Expr(std::make_shared<ir::PrimValueExpr>(ir::IntImm(DType::Int64(), e.i)));
+      // Python scalars as TVM converts them: True -> bool, 1.5 -> float64.
+      case AstKind::kBool: return Expr(std::make_shared<ir::PrimValueExpr>(ir::IntImm(DType::Bool(), e.i)));
+      case AstKind::kFloat: return Expr(std::make_shared<ir::PrimValueExpr>(ir::FloatImm(DType::Float64(), e.f)));
       case AstKind::kCall: return Call(e);
       default: break;
     }

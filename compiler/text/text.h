@@ -12,6 +12,13 @@
 //       @R.function
 //       def main(x: R.Tensor(("n", 784), dtype="float32")) -> R.Tensor(("n", 10), dtype="float32"): ...
 //
+// Beyond TVM's printed form the parser also reads what people write by hand
+// or paste from Python: `import` lines, `@tvm.script.ir_module`, R.Tensor with
+// a positional dtype, `elif`, `-> None` on a T.prim_func, T.min_value(...).
+// Relax if/else is read as TVM prints it: both branches end by assigning the
+// same variable, which holds the If's value afterwards; names bound inside a
+// branch are local to it.
+//
 // Parsing fails with InvalidArgument (Unimplemented for valid TVMScript Kiln
 // does not support yet) whose message is
 //   file:line:col: error: <what was expected>
