@@ -94,6 +94,8 @@ std::string AttrValueText(const ir::AttrValue& v) {
     case ir::AttrValue::Kind::kBool: return v.i ? "True" : "False";
     case ir::AttrValue::Kind::kInt: return std::to_string(v.i);
     case ir::AttrValue::Kind::kFloat: {
+      if (std::isnan(v.f)) return "float(\"nan\")";
+      if (std::isinf(v.f)) return v.f > 0 ? "float(\"inf\")" : "float(\"-inf\")";
       std::string s = FloatRepr(v.f);
       if (s.find_first_of(".en") == std::string::npos) s += ".0";
       return s;

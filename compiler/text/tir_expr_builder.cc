@@ -71,6 +71,14 @@ Result<ir::AttrValue> AttrFromAst(const SourceFile& src, const AstExpr& e) {
       }
       return v;
     case AstKind::kCall:
+      // float("inf"), float("-inf"), float("nan"): Python's spelling.
+      if (e.base && e.base->DottedName() == "float" && e.items.size() == 1 && e.items[0]->kind == AstKind::kString) {
+        const std::string& w = e.items[0]->str;
+        if (w != "inf" && w != "-inf" && w != "nan") return src.Error(e.items[0]->loc, "expected \"inf\", \"-inf\" or \"nan\"");
+        v.kind = ir::AttrValue::Kind::kFloat;
+        v.f = w == "inf" ? HUGE_VAL : w == "-inf" ? -HUGE_VAL : std::nan("");
+        return v;
+      }
       // T.bool(True), T.int32(1), R.prim_value(1) as TVM prints typed attributes.
       if (e.base && e.items.size() == 1 && (TirDTypeName(*e.base, &t) || e.base->DottedName() == "R.prim_value")) {
         const AstExpr& a = *e.items[0];

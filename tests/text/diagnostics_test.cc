@@ -149,6 +149,7 @@ const Case kRelaxCases[] = {
     {Kind::kRelax, "R.func_attr({1: 2})\nreturn x\n", "1:", "attribute names must be strings"},
     {Kind::kRelax, "R.func_attr({\"a\": x})\nreturn x\n", "x})", "unsupported attribute value (expected None, a bool, number, string or list of ints)"},
     {Kind::kRelax, "R.func_attr({\"a\": [1, \"b\"]})\nreturn x\n", "\"b\"", "attribute lists may only hold integers"},
+    {Kind::kRelax, "R.func_attr({\"a\": float(\"big\")})\nreturn x\n", "\"big\"", "expected \"inf\", \"-inf\" or \"nan\""},
     {Kind::kRelax, "n = T.int64()\nn = T.int32()\nreturn x\n", "n = T.int32", "symbolic variable 'n' was already declared with another dtype"},
     {Kind::kRelax, "if x:\n    y = x\nreturn y\n", "if",
      "an if in a Relax function needs an else branch; both branches assign the result variable"},
