@@ -5,6 +5,10 @@
 #include <thread>
 
 #include "compiler/codegen/native_codegen.h"
+#include "compiler/fusion/annotate_op_pattern.h"
+#include "compiler/fusion/fuse_ops.h"
+#include "compiler/fusion/fuse_tir.h"
+#include "compiler/memory/plan_memory.h"
 #include "compiler/relax/graph_codegen.h"
 #include "compiler/relax/infer_struct_info.h"
 #include "compiler/relax/legalize_ops.h"
@@ -101,8 +105,9 @@ const std::vector<std::string>& PassNames() {
       "cse",
       "dce",
       "legalize",
-      // [fusion] annotate-op-pattern, fuse-ops, fuse-tir (compiler/fusion) go here.
-      // [memory] memory planning (compiler/memory) goes here.
+      "annotate-op-pattern",
+      "fuse-ops",
+      "fuse-tir",
       "remove-unused",
       "lower-tir",
   };
@@ -135,8 +140,14 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
   KILN_RETURN_IF_ERROR(run.Run("cse", &mod, transform::EliminateCommonSubexpressions));
   KILN_RETURN_IF_ERROR(run.Run("dce", &mod, transform::EliminateDeadCode));
   KILN_RETURN_IF_ERROR(run.Run("legalize", &mod, [&](const ir::IRModule& m) { return relax::LegalizeOps(m, legalize); }));
-  // [fusion] run.Run("annotate-op-pattern", ...), run.Run("fuse-ops", ...), run.Run("fuse-tir", ...)
-  // [memory] run.Run("plan-memory", ...)
+  if (options.fuse) {
+    KILN_RETURN_IF_ERROR(run.Run("annotate-op-pattern", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {
+      return fusion::AnnotateOpPattern(m);
+    }));
+    KILN_RETURN_IF_ERROR(run.Run("fuse-ops", &mod, fusion::FuseOps));
+    KILN_RETURN_IF_ERROR(run.Run("fuse-tir", &mod, fusion::FuseTIR));
+  }
+  // Memory planning is an analysis that VM codegen applies (CompileModule).
   KILN_RETURN_IF_ERROR(run.Run("remove-unused", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {
     return relax::RemoveUnusedFunctions(m);
   }));
@@ -153,7 +164,13 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
 Result<compiler::VmfbProgram> CompileModule(const ir::IRModule& input, const CompileOptions& options) {
   KILN_ASSIGN_OR_RETURN(ir::IRModule mod, LowerModule(input, options));
   compiler::VmfbProgram program;
-  KILN_RETURN_IF_ERROR(relax::GenerateVMCode(mod, &program));
+  relax::VMCodegenOptions vm_options;
+  vm_options.memory.upper_bounds = options.upper_bounds;
+  if (options.report_memory) {
+    KILN_ASSIGN_OR_RETURN(memory::ModulePlan plan, memory::PlanMemory(mod, vm_options.memory));
+    (options.dump_stream ? *options.dump_stream : std::cerr) << memory::FormatMemoryReport(plan);
+  }
+  KILN_RETURN_IF_ERROR(relax::GenerateVMCode(mod, &program, vm_options));
   KILN_RETURN_IF_ERROR(relax::GenerateStaticGraphs(mod, &program).status());
   std::vector<ir::PrimFunc> funcs = PrimFuncs(mod);
   if (!funcs.empty()) {

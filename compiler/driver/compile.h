@@ -14,6 +14,7 @@
 #ifndef KILN_COMPILER_DRIVER_COMPILE_H_
 #define KILN_COMPILER_DRIVER_COMPILE_H_
 
+#include <map>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -30,6 +31,13 @@ struct CompileOptions {
   // Send float32 R.matmul to the oneDNN packed function kiln.dnnl.matmul
   // instead of generating a kernel.
   bool matmul_to_dnnl = false;
+  // Fuse operator kernels (annotate-op-pattern, fuse-ops, fuse-tir).
+  bool fuse = true;
+  // Upper bounds of symbolic variables for memory planning (--bound n=128);
+  // they override a function's "tir_var_upper_bound" attribute.
+  std::map<std::string, int64_t> upper_bounds;
+  // Print the planned memory of each function (to dump_stream).
+  bool report_memory = false;
   // Pass names before / after which to print the module, or "all".
   std::vector<std::string> dump_ir_before;
   std::vector<std::string> dump_ir_after;

@@ -46,7 +46,8 @@ bool Contains(const std::string& s, const std::string& part) { return s.find(par
 
 TEST(Driver, PassNamesInPipelineOrder) {
   EXPECT_EQ(PassNames(), (std::vector<std::string>{"parse", "normalize", "bind-params", "fold-constant", "canonicalize-bindings", "cse",
-                                      "dce", "legalize", "remove-unused", "lower-tir"}));
+                                      "dce", "legalize", "annotate-op-pattern", "fuse-ops", "fuse-tir",
+                                      "remove-unused", "lower-tir"}));
 }
 
 TEST(Driver, UnknownDumpPassIsRefusedBeforeAnyWork) {
@@ -59,7 +60,8 @@ TEST(Driver, UnknownDumpPassIsRefusedBeforeAnyWork) {
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(),
             "--dump-ir-after: unknown pass 'legalise' (passes: parse, normalize, bind-params, fold-constant, "
-            "canonicalize-bindings, cse, dce, legalize, remove-unused, lower-tir, "
+            "canonicalize-bindings, cse, dce, legalize, annotate-op-pattern, fuse-ops, fuse-tir, remove-unused, "
+            "lower-tir, "
             "all)");
   EXPECT_EQ(dumps.str(), "");  // not even the valid 'parse' dump
 }
@@ -125,8 +127,30 @@ TEST(Driver, CompileModuleBuildsVmCodeGraphAndKernels) {
   std::vector<std::string> in_lib = lib.kernel_names;
   std::sort(kernels.begin(), kernels.end());
   std::sort(in_lib.begin(), in_lib.end());
-  EXPECT_EQ(kernels, (std::vector<std::string>{"add", "add1", "matmul", "matmul1", "relu", "transpose", "transpose1"}));
+  // Fusion: each layer (transpose, matmul, bias add, relu) is one kernel.
+  EXPECT_EQ(kernels, (std::vector<std::string>{"fused_transpose1_matmul1_add1", "fused_transpose_matmul_add_relu"}));
   EXPECT_EQ(in_lib, kernels);
+}
+
+TEST(Driver, WithoutFusionEveryOperatorIsAKernel) {
+  CompileOptions options;
+  options.fuse = false;
+  Result<compiler::VmfbProgram> p = CompileModule(StaticMlp(), options);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> kernels = p->native_libraries.at(0).kernel_names;
+  std::sort(kernels.begin(), kernels.end());
+  EXPECT_EQ(kernels, (std::vector<std::string>{"add", "add1", "matmul", "matmul1", "relu", "transpose", "transpose1"}));
+}
+
+TEST(Driver, MemoryReportAndBounds) {
+  CompileOptions options;
+  std::ostringstream report;
+  options.dump_stream = &report;
+  options.report_memory = true;
+  options.fuse = false;
+  ASSERT_TRUE(CompileModule(StaticMlp(), options).ok());
+  EXPECT_TRUE(Contains(report.str(), "memory plan: main: ")) << report.str();
+  EXPECT_TRUE(Contains(report.str(), "(static)")) << report.str();
 }
 
 TEST(Driver, DnnlMatmulLeavesNoMatmulKernel) {

@@ -6,6 +6,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/driver/config_file.h"
+#include "compiler/memory/plan_memory.h"
 #include "compiler/text/text.h"
 
 namespace kiln {
@@ -21,6 +22,9 @@ const char kUsage[] =
     "  --dump-ir-after=PASS            print the module after PASS (repeatable; 'all' for every pass)\n"
     "  --dump-ir-after-all             print the module after every pass\n"
     "  --matmul=tir|dnnl               generate matmul kernels (tir, default) or call oneDNN (dnnl)\n"
+    "  --fuse=on|off                   fuse operator kernels (default on)\n"
+    "  --bound NAME=N                  upper bound of a symbolic variable for memory planning (repeatable)\n"
+    "  --report-memory                 print each function's planned memory to stderr\n"
     "  --target=TRIPLE --cpu=NAME --features=+f1,-f2   code generation target (default: this machine)\n"
     "  -O0 .. -O3                      LLVM optimization level (default -O3)\n"
     "  --config FILE.yaml              the same options from a YAML mapping (name: value, names as above\n"
@@ -30,11 +34,13 @@ const char kUsage[] =
 const std::vector<std::string>& OptionNames() {
   static const std::vector<std::string> names = {
       "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
-      "matmul", "target", "cpu", "features", "O"};
+      "matmul", "fuse", "bound", "report-memory", "target", "cpu", "features", "O"};
   return names;
 }
 // Options that may be given more than once (values accumulate).
-bool Repeatable(const std::string& key) { return key == "dump-ir-before" || key == "dump-ir-after"; }
+bool Repeatable(const std::string& key) {
+  return key == "dump-ir-before" || key == "dump-ir-after" || key == "bound";
+}
 
 struct Usage {
   std::string message;  // printed as "kiln-compile: <message>"
@@ -86,6 +92,27 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
         return false;
       }
       options->matmul_to_dnnl = value == "dnnl";
+    } else if (key == "fuse") {
+      if (!IsTrue(value) && !IsFalse(value)) {
+        error->message = "--fuse must be on or off, got '" + value + "'";
+        return false;
+      }
+      options->fuse = IsTrue(value);
+    } else if (key == "bound") {
+      for (const auto& v : kv.second) {
+        Result<std::pair<std::string, int64_t>> b = memory::ParseBoundFlag(v);
+        if (!b.ok()) {
+          error->message = b.status().message();
+          return false;
+        }
+        options->upper_bounds[b->first] = b->second;
+      }
+    } else if (key == "report-memory") {
+      if (!IsTrue(value) && !IsFalse(value)) {
+        error->message = "report-memory must be true or false, got '" + value + "'";
+        return false;
+      }
+      options->report_memory = IsTrue(value);
     } else if (key == "target") {
       options->target_triple = value;
     } else if (key == "cpu") {
@@ -111,7 +138,7 @@ bool SplitFlag(const std::string& arg, std::string* key, std::string* value) {
   *key = arg.substr(2, eq - 2);
   *value = arg.substr(eq + 1);
   const auto& names = OptionNames();
-  return *key != "output" && *key != "O" && *key != "dump-ir-after-all" &&
+  return *key != "output" && *key != "O" && *key != "dump-ir-after-all" && *key != "report-memory" &&
          std::find(names.begin(), names.end(), *key) != names.end();
 }
 
@@ -149,6 +176,11 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
       config = arg.substr(9);
     } else if (arg == "--dump-ir-after-all") {
       flags["dump-ir-after-all"].push_back("true");
+    } else if (arg == "--report-memory") {
+      flags["report-memory"].push_back("true");
+    } else if (arg == "--bound") {
+      if (!next("NAME=N", &value)) return 2;
+      flags["bound"].push_back(value);
     } else if (SplitFlag(arg, &key, &value)) {
       flags[key].push_back(value);
     } else if (arg.size() == 3 && arg[0] == '-' && arg[1] == 'O' && arg[2] >= '0' && arg[2] <= '3') {

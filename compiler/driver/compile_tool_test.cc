@@ -118,7 +118,8 @@ TEST(CompileTool, NoOutputFile) {
 TEST(CompileTool, UnknownDumpPassListsThePasses) {
   const std::string want =
       "kiln-compile: --dump-ir-after: unknown pass 'fold' (passes: parse, normalize, bind-params, fold-constant, "
-      "canonicalize-bindings, cse, dce, legalize, remove-unused, lower-tir, all)\n";
+      "canonicalize-bindings, cse, dce, legalize, annotate-op-pattern, fuse-ops, fuse-tir, remove-unused, "
+      "lower-tir, all)\n";
   ToolRun text = RunTool({Mlp(), "--emit=relax", "--dump-ir-after=fold"});
   EXPECT_EQ(text.rc, 1);
   EXPECT_EQ(text.err, want);
@@ -169,8 +170,31 @@ TEST(CompileTool, CannotWriteTheOutput) {
 
 // ---------------------------------------------------------- text outputs
 
-TEST(CompileTool, EmitRelaxPrintsTheLoweredModule) {
+TEST(CompileTool, EmitRelaxShowsTheFusedKernels) {
   ToolRun r = RunTool({Mlp(), "--emit=relax"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "def fused_transpose_matmul_add_relu(")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "R.call_tir(cls.fused_transpose_matmul_add_relu, (w0, x, b0)")) << r.out;
+  EXPECT_FALSE(Contains(r.out, "def relu(")) << r.out;
+}
+
+TEST(CompileTool, FuseAndBoundOptions) {
+  ToolRun bad = RunTool({Mlp(), "--emit=relax", "--fuse=maybe"});
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_EQ(bad.err, "kiln-compile: --fuse must be on or off, got 'maybe'\n");
+  ToolRun no_eq = RunTool({Mlp(), "--emit=relax", "--bound", "n"});
+  EXPECT_EQ(no_eq.rc, 2);
+  EXPECT_TRUE(Contains(no_eq.err, "kiln-compile: ")) << no_eq.err;
+  std::string vmfb = TempPath(".vmfb");
+  ToolRun bounded = RunTool({Mlp(), "-o", vmfb, "--bound", "n=64", "--report-memory", "--fuse=off"});
+  ASSERT_EQ(bounded.rc, 0) << bounded.err;
+  EXPECT_TRUE(Contains(bounded.err, "memory plan: main: ")) << bounded.err;
+  EXPECT_TRUE(Contains(bounded.err, "(static)")) << bounded.err;
+  std::remove(vmfb.c_str());
+}
+
+TEST(CompileTool, EmitRelaxPrintsTheLoweredModule) {
+  ToolRun r = RunTool({Mlp(), "--emit=relax", "--fuse=off"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_EQ(r.err, "");
   EXPECT_TRUE(Contains(r.out, "@I.ir_module")) << r.out;
@@ -181,7 +205,7 @@ TEST(CompileTool, EmitRelaxPrintsTheLoweredModule) {
 }
 
 TEST(CompileTool, EmitRelaxWithDnnlMatmul) {
-  ToolRun r = RunTool({Mlp(), "--emit=relax", "--matmul=dnnl"});
+  ToolRun r = RunTool({Mlp(), "--emit=relax", "--matmul=dnnl", "--fuse=off"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "R.call_dps_packed(\"kiln.dnnl.matmul\", (x, lv0)")) << r.out;
   EXPECT_FALSE(Contains(r.out, "def matmul(")) << r.out;
@@ -199,11 +223,11 @@ TEST(CompileTool, EmitTirPrintsOnlyScheduledPrimFuncs) {
 }
 
 TEST(CompileTool, EmitLlvmAndAsm) {
-  ToolRun llvm = RunTool({Mlp(), "--emit=llvm"});
+  ToolRun llvm = RunTool({Mlp(), "--emit=llvm", "--fuse=off"});
   ASSERT_EQ(llvm.rc, 0) << llvm.err;
   EXPECT_TRUE(Contains(llvm.out, "define i32 @matmul(")) << llvm.out.substr(0, 2000);
   EXPECT_TRUE(Contains(llvm.out, "@kiln_kernel_query")) << llvm.out.substr(0, 2000);
-  ToolRun asm_ = RunTool({Mlp(), "--emit=asm", "-O1"});
+  ToolRun asm_ = RunTool({Mlp(), "--emit=asm", "-O1", "--fuse=off"});
   ASSERT_EQ(asm_.rc, 0) << asm_.err;
   EXPECT_TRUE(Contains(asm_.out, ".text")) << asm_.out.substr(0, 2000);
   EXPECT_TRUE(Contains(asm_.out, "\nmatmul:")) << asm_.out.substr(0, 2000);
@@ -279,7 +303,7 @@ TEST(CompileTool, ConfigFileGivesOptionsAndFlagsOverrideIt) {
   EXPECT_TRUE(Contains(r.err, "# IR after legalize")) << r.err;
   EXPECT_FALSE(Contains(r.out, "def matmul")) << r.out;
   // A flag replaces the file's value.
-  r = RunTool({Mlp(), "--config=" + yaml, "--matmul=tir", "--dump-ir-after=dce"});
+  r = RunTool({Mlp(), "--config=" + yaml, "--matmul=tir", "--dump-ir-after=dce", "--fuse=off"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "def matmul")) << r.out;
   EXPECT_TRUE(Contains(r.err, "# IR after dce")) << r.err;
@@ -293,7 +317,8 @@ TEST(CompileTool, ConfigFileErrors) {
   ToolRun r = RunTool({Mlp(), "--config", yaml});
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
-                   "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, target, cpu, features, O)\n");
+                   "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, fuse, bound, report-memory, "
+                   "target, cpu, features, O)\n");
   std::ofstream(yaml) << "matmul: cublas\n";
   r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
   EXPECT_EQ(r.rc, 2);
@@ -336,7 +361,8 @@ TEST(CompileTool, DumpBeforeAndAfterAllPrintParsableText) {
     ++modules;
     pos = start;
   }
-  EXPECT_EQ(modules, 10);
+  // One before legalize, one after each pass but bind-params.
+  EXPECT_EQ(modules, static_cast<int>(PassNames().size()));
 }
 
 TEST(CompileTool, UnknownDumpBeforePass) {
