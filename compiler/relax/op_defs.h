@@ -25,6 +25,8 @@ void AddSoftmaxOps(std::vector<OpInfo>* table);      // op_softmax.cc
 void AddNormOps(std::vector<OpInfo>* table);         // op_norm.cc
 void AddAttentionOps(std::vector<OpInfo>* table);    // op_attention.cc
 void AddLinalgOps(std::vector<OpInfo>* table);       // op_linalg.cc (einsum)
+void AddConvOps(std::vector<OpInfo>* table);         // op_conv.cc
+void AddPoolOps(std::vector<OpInfo>* table);         // op_pool.cc
 
 }  // namespace relax
 }  // namespace kiln

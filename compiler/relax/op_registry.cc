@@ -29,6 +29,8 @@ const std::vector<OpInfo>& Table() {
     AddReduceOps(t);
     AddCreateOps(t);
     AddScanOps(t);
+    AddConvOps(t);
+    AddPoolOps(t);
     return t;
   }();
   return *table;
