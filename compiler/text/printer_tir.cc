@@ -106,6 +106,15 @@ std::string AttrValueText(const ir::AttrValue& v) {
       for (size_t i = 0; i < v.ints.size(); ++i) s += (i ? ", " : "") + std::to_string(v.ints[i]);
       return s + "]";
     }
+    case ir::AttrValue::Kind::kIntDict: {
+      std::string s = "{";
+      bool first = true;
+      for (const auto& kv : v.int_dict) {
+        s += (first ? "" : ", ") + Quote(kv.first) + ": " + std::to_string(kv.second);
+        first = false;
+      }
+      return s + "}";
+    }
   }
   return "None";
 }

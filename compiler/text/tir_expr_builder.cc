@@ -70,6 +70,17 @@ Result<ir::AttrValue> AttrFromAst(const SourceFile& src, const AstExpr& e) {
         v.ints.push_back(item->i);
       }
       return v;
+    case AstKind::kDict:
+      // {"n": 128}: TVM's tir_var_upper_bound; string keys, integer values.
+      v.kind = ir::AttrValue::Kind::kIntDict;
+      for (size_t i = 0; i + 1 < e.items.size(); i += 2) {
+        const AstExpr& k = *e.items[i];
+        const AstExpr& val = *e.items[i + 1];
+        if (k.kind != AstKind::kString) return src.Error(k.loc, "dict attribute keys must be strings");
+        if (val.kind != AstKind::kInt) return src.Error(val.loc, "dict attribute values must be integers");
+        v.int_dict[k.str] = val.i;
+      }
+      return v;
     case AstKind::kCall:
       // float("inf"), float("-inf"), float("nan"): Python's spelling.
       if (e.base && e.base->DottedName() == "float" && e.items.size() == 1 && e.items[0]->kind == AstKind::kString) {
@@ -92,7 +103,7 @@ Result<ir::AttrValue> AttrFromAst(const SourceFile& src, const AstExpr& e) {
       break;
     default: break;
   }
-  return src.Error(e.loc, "unsupported attribute value (expected None, a bool, number, string or list of ints)");
+  return src.Error(e.loc, "unsupported attribute value (expected None, a bool, number, string, list of ints or dict of ints)");
 }
 
 Result<ir::AttrMap> AttrDictFromAst(const SourceFile& src, const AstExpr& e) {
