@@ -27,6 +27,7 @@ void AddAttentionOps(std::vector<OpInfo>* table);    // op_attention.cc
 void AddLinalgOps(std::vector<OpInfo>* table);       // op_linalg.cc (einsum)
 void AddConvOps(std::vector<OpInfo>* table);         // op_conv.cc
 void AddPoolOps(std::vector<OpInfo>* table);         // op_pool.cc
+void AddNnMiscOps(std::vector<OpInfo>* table);       // dropout, pad (op_nn_misc.cc)
 
 }  // namespace relax
 }  // namespace kiln

@@ -31,6 +31,7 @@ const std::vector<OpInfo>& Table() {
     AddScanOps(t);
     AddConvOps(t);
     AddPoolOps(t);
+    AddNnMiscOps(t);
     return t;
   }();
   return *table;
