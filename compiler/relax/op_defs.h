@@ -28,6 +28,7 @@ void AddLinalgOps(std::vector<OpInfo>* table);       // op_linalg.cc (einsum)
 void AddConvOps(std::vector<OpInfo>* table);         // op_conv.cc
 void AddPoolOps(std::vector<OpInfo>* table);         // op_pool.cc
 void AddNnMiscOps(std::vector<OpInfo>* table);       // dropout, pad (op_nn_misc.cc)
+void AddResizeOps(std::vector<OpInfo>* table);       // image.resize2d (op_resize.cc)
 
 }  // namespace relax
 }  // namespace kiln

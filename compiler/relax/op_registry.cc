@@ -32,6 +32,7 @@ const std::vector<OpInfo>& Table() {
     AddConvOps(t);
     AddPoolOps(t);
     AddNnMiscOps(t);
+    AddResizeOps(t);
     return t;
   }();
   return *table;

@@ -1,0 +1,161 @@
+// relax.image.resize2d(data, size, layout="NCHW", method="linear",
+//   coordinate_transformation_mode="half_pixel", rounding_method="round", ...)
+//
+// size is the (H, W) of the result: R.shape([h, w]) as the second argument (as
+// TVM prints it) or a size=[h, w] attribute; it may be symbolic. layout NCHW or
+// NHWC. The source coordinate of output o along an axis of input size n and
+// output size m is
+//   half_pixel:    (o + 0.5) * n / m - 0.5
+//   align_corners: o * (n - 1) / (m - 1)   (0 when m = 1)
+//   asymmetric:    o * n / m
+// computed in float32. nearest_neighbor rounds it with rounding_method
+// ("round": to nearest, ties to even, like TVM's tir.round; "floor", "ceil",
+// "round_prefer_floor", "round_prefer_ceil"; "" picks "round" for
+// align_corners and "floor" otherwise, as TVM). linear interpolates the two
+// neighbours of every axis. Indices are clamped into the input. cubic,
+// roi and extrapolation are not supported.
+#include "compiler/relax/op_defs.h"
+
+#include "compiler/relax/nn_attrs.h"
+#include "compiler/relax/struct_info_util.h"
+#include "compiler/relax/te_builder.h"
+
+namespace kiln {
+namespace relax {
+namespace nn {
+namespace {
+
+using ir::PrimExpr;
+
+struct ResizeAttrs {
+  int hpos = 2;
+  std::string method, mode, rounding;
+};
+
+Result<ResizeAttrs> ReadResize(const AttrReader& r) {
+  ResizeAttrs a;
+  KILN_ASSIGN_OR_RETURN(std::string layout, r.String("layout", "NCHW", {"NCHW", "NHWC"}));
+  a.hpos = layout == "NCHW" ? 2 : 1;
+  KILN_ASSIGN_OR_RETURN(a.method, r.String("method", "linear", {"nearest_neighbor", "linear", "cubic"}));
+  if (a.method == "cubic") return Unimplemented(Where(r.call().span) + r.op() + ": method \"cubic\" is not supported");
+  KILN_ASSIGN_OR_RETURN(a.mode, r.String("coordinate_transformation_mode", "half_pixel",
+                                         {"half_pixel", "align_corners", "asymmetric"}));
+  KILN_ASSIGN_OR_RETURN(a.rounding, r.String("rounding_method", "round",
+                                             {"", "round", "floor", "ceil", "round_prefer_floor", "round_prefer_ceil"}));
+  if (a.rounding.empty()) a.rounding = a.mode == "align_corners" ? "round" : "floor";
+  KILN_ASSIGN_OR_RETURN(std::optional<DType> out_dtype, r.OptionalDType("out_dtype"));
+  if (out_dtype) return Unimplemented(Where(r.call().span) + r.op() + ": out_dtype is not supported");
+  return a;
+}
+
+// The (H, W) of the result, from R.shape([h, w]) or size=[h, w].
+Result<std::vector<PrimExpr>> ResizeSize(const AttrReader& r) {
+  const ir::CallExpr& call = r.call();
+  if (call.args.size() >= 2) {
+    const auto* s = ir::SInfoAs<ir::ShapeSInfo>(call.args[1]->struct_info);
+    if (!s) return r.Error("size (argument 2) must be a shape, as in R.shape([8, 8])");
+    if (!s->has_values) return Unimplemented(Where(call.span) + r.op() + ": size must have known values");
+    if (s->values.size() != 2 && s->values.size() != 1) {
+      return r.Error("size takes 1 or 2 values, got " + std::to_string(s->values.size()));
+    }
+    if (s->values.size() == 1) return std::vector<PrimExpr>{s->values[0], s->values[0]};
+    return s->values;
+  }
+  if (!r.Has("size")) return r.Error("size is required");
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> v, r.IntListN("size", {1}, 2));
+  return std::vector<PrimExpr>{PrimExpr(v[0]), PrimExpr(v[1])};
+}
+
+Result<ir::StructInfo> InferResize2d(const ir::CallExpr& call) {
+  AttrReader r(call);
+  KILN_RETURN_IF_ERROR(r.CheckKnown({"size", "roi", "layout", "method", "coordinate_transformation_mode",
+                                     "rounding_method", "cubic_alpha", "cubic_exclude", "extrapolation_value",
+                                     "out_dtype"}));
+  if (call.args.empty() || call.args.size() > 2) {
+    return r.Error("takes 1 or 2 arguments (data, size), got " + std::to_string(call.args.size()));
+  }
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, TensorArg(r, 0, "data"));
+  KILN_ASSIGN_OR_RETURN(ResizeAttrs a, ReadResize(r));
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> size, ResizeSize(r));
+  for (const auto& d : size)
+    if (auto c = ConstDim(d); c && *c <= 0) return r.Error("size must be positive");
+  if (x->ndim >= 0 && x->ndim != 4) return r.Error("data must have rank 4, got " + std::to_string(x->ndim));
+  if (x->has_dtype && !x->dtype.is_float()) return r.Error("expects a float tensor, got " + DTypeToString(x->dtype));
+  if (!x->has_shape) return ir::MakeTensorSInfoNdim(4, x->dtype);
+  std::vector<PrimExpr> out = x->shape;
+  out[a.hpos] = size[0];
+  out[a.hpos + 1] = size[1];
+  return ir::MakeTensorSInfo(out, x->dtype);
+}
+
+Result<ir::PrimFunc> LegalizeResize2d(const ir::CallExpr& call, const std::string& name) {
+  AttrReader r(call);
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ShapedArg(r, 0, "data"));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* oi, ShapedResult(r));
+  KILN_ASSIGN_OR_RETURN(ResizeAttrs a, ReadResize(r));
+  DType dt = xi->dtype, f = DType::Float32();
+  te::FuncBuilder b(name);
+  te::Tensor x = b.Input("data", xi->shape, dt);
+  std::vector<PrimExpr> out_shape = b.Local(oi->shape);
+  int pos[2] = {a.hpos, a.hpos + 1};
+  auto fdiv = [](PrimExpr p, PrimExpr q) { return ir::MakeBinary(ir::TirKind::kDiv, std::move(p), std::move(q)); };
+  // Source coordinate (float32) of output index o along spatial axis s.
+  auto coord = [&](const PrimExpr& o, int s) {
+    PrimExpr n = ir::Cast(f, x.shape()[pos[s]]), m = ir::Cast(f, out_shape[pos[s]]), of = ir::Cast(f, o);
+    if (a.mode == "half_pixel") return (of + Const(f, 0.5)) * fdiv(n, m) - Const(f, 0.5);
+    if (a.mode == "asymmetric") return of * fdiv(n, m);
+    PrimExpr one = Const(f, 1.0);
+    PrimExpr ratio = fdiv(n - one, ir::MakeBinary(ir::TirKind::kMax, m - one, one));
+    return PrimExpr(std::make_shared<ir::SelectNode>(ir::MakeBinary(ir::TirKind::kGT, m, one), of * ratio, Const(f, 0.0)));
+  };
+  auto clamp = [&](const PrimExpr& i, int s) {
+    return ir::MakeBinary(ir::TirKind::kMin, ir::MakeBinary(ir::TirKind::kMax, i, PrimExpr(0)),
+                          x.shape()[pos[s]] - PrimExpr(1));
+  };
+  auto to_index = [](const PrimExpr& v) { return ir::Cast(DType::Int64(), v); };
+  te::Tensor out = b.Compute("resize", out_shape, dt, [&](const te::Indices& i) {
+    if (a.method == "nearest_neighbor") {
+      te::Indices idx = i;
+      for (int s = 0; s < 2; ++s) {
+        PrimExpr c = coord(i[pos[s]], s), rounded;
+        if (a.rounding == "round") rounded = Intrin("round", {c});
+        else if (a.rounding == "floor") rounded = Intrin("floor", {c});
+        else if (a.rounding == "ceil") rounded = Intrin("ceil", {c});
+        else if (a.rounding == "round_prefer_floor") rounded = Intrin("ceil", {c - Const(f, 0.5)});
+        else rounded = Intrin("floor", {c + Const(f, 0.5)});
+        idx[pos[s]] = clamp(to_index(rounded), s);
+      }
+      return x(idx);
+    }
+    PrimExpr lo[2], hi[2], frac[2];
+    for (int s = 0; s < 2; ++s) {
+      PrimExpr c = coord(i[pos[s]], s);
+      PrimExpr fl = Intrin("floor", {c});
+      frac[s] = c - fl;
+      lo[s] = clamp(to_index(fl), s);
+      hi[s] = clamp(to_index(fl) + PrimExpr(1), s);
+    }
+    auto at = [&](const PrimExpr& y, const PrimExpr& xx) {
+      te::Indices idx = i;
+      idx[pos[0]] = y;
+      idx[pos[1]] = xx;
+      return CastTo(f, x(idx));
+    };
+    PrimExpr one = Const(f, 1.0);
+    PrimExpr top = at(lo[0], lo[1]) * (one - frac[1]) + at(lo[0], hi[1]) * frac[1];
+    PrimExpr bottom = at(hi[0], lo[1]) * (one - frac[1]) + at(hi[0], hi[1]) * frac[1];
+    return CastTo(dt, top * (one - frac[0]) + bottom * frac[0]);
+  });
+  return b.Build({out});
+}
+
+}  // namespace
+}  // namespace nn
+
+void AddResizeOps(std::vector<OpInfo>* t) {
+  using namespace nn;  // NOLINT: this family's functions
+  t->push_back({"relax.image.resize2d", "resize2d", -1, InferResize2d, LegalizeResize2d, OpPattern::kInjective});
+}
+
+}  // namespace relax
+}  // namespace kiln

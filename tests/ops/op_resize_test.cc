@@ -1,0 +1,125 @@
+// relax.image.resize2d against a plain C++ reference: nearest and linear, the
+// three coordinate modes, rounding methods, NCHW and NHWC, size as R.shape or
+// attribute; every error message of op_resize.cc.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/ops/op_test_util.h"
+
+namespace kiln {
+namespace optest {
+namespace {
+
+// NCHW reference; coordinates in float32 like the kernel.
+std::vector<double> RefResize(const Shape& s, const std::vector<double>& v, int64_t oh, int64_t ow,
+                              const std::string& method, const std::string& mode, const std::string& rounding) {
+  auto coord = [&](int64_t o, int64_t n, int64_t m) -> float {
+    if (mode == "half_pixel") return (static_cast<float>(o) + 0.5f) * (static_cast<float>(n) / static_cast<float>(m)) - 0.5f;
+    if (mode == "asymmetric") return static_cast<float>(o) * (static_cast<float>(n) / static_cast<float>(m));
+    return m > 1 ? static_cast<float>(o) * (static_cast<float>(n - 1) / static_cast<float>(m - 1)) : 0.0f;
+  };
+  auto clamp = [](int64_t i, int64_t n) { return std::min(std::max<int64_t>(i, 0), n - 1); };
+  std::vector<double> out;
+  ForEachIndex({s[0], s[1], oh, ow}, [&](const Shape& i) {
+    float cy = coord(i[2], s[2], oh), cx = coord(i[3], s[3], ow);
+    if (method == "nearest_neighbor") {
+      auto rnd = [&](float c) {
+        if (rounding == "floor") return std::floor(c);
+        if (rounding == "round_prefer_ceil") return std::floor(c + 0.5f);
+        return std::nearbyint(c);
+      };
+      out.push_back(v[Offset(s, {i[0], i[1], clamp(static_cast<int64_t>(rnd(cy)), s[2]), clamp(static_cast<int64_t>(rnd(cx)), s[3])})]);
+      return;
+    }
+    float fy = std::floor(cy), fx = std::floor(cx);
+    double ty = cy - fy, tx = cx - fx;
+    int64_t y0 = clamp(static_cast<int64_t>(fy), s[2]), y1 = clamp(static_cast<int64_t>(fy) + 1, s[2]);
+    int64_t x0 = clamp(static_cast<int64_t>(fx), s[3]), x1 = clamp(static_cast<int64_t>(fx) + 1, s[3]);
+    auto at = [&](int64_t y, int64_t x) { return v[Offset(s, {i[0], i[1], y, x})]; };
+    double top = at(y0, x0) * (1 - tx) + at(y0, x1) * tx, bottom = at(y1, x0) * (1 - tx) + at(y1, x1) * tx;
+    out.push_back(top * (1 - ty) + bottom * ty);
+  });
+  return out;
+}
+
+TEST(OpResize, MethodsAndModes) {
+  struct Case {
+    Shape s;
+    int64_t oh, ow;
+    std::string method, mode, rounding;
+  };
+  const Case cases[] = {
+      {{1, 2, 3, 4}, 6, 8, "nearest_neighbor", "half_pixel", "round"},
+      {{1, 1, 6, 4}, 3, 2, "nearest_neighbor", "half_pixel", "round"},  // ties at .5: to even
+      {{2, 1, 3, 3}, 5, 7, "nearest_neighbor", "asymmetric", "floor"},
+      {{1, 1, 4, 3}, 7, 5, "nearest_neighbor", "align_corners", "round_prefer_ceil"},
+      {{1, 2, 3, 4}, 6, 8, "linear", "half_pixel", ""},
+      {{1, 1, 5, 4}, 3, 7, "linear", "align_corners", ""},
+      {{1, 1, 3, 5}, 4, 1, "linear", "asymmetric", ""},
+  };
+  uint64_t seed = 1;
+  for (const Case& c : cases) {
+    Tensor x = RandomTensor(c.s, DType::Float32(), seed++);
+    std::vector<double> want = RefResize(c.s, ToDoubles(x), c.oh, c.ow, c.method, c.mode, c.rounding);
+    std::string expr = "R.image.resize2d(x, R.shape([" + std::to_string(c.oh) + ", " + std::to_string(c.ow) +
+                       "]), method=\"" + c.method + "\", coordinate_transformation_mode=\"" + c.mode + "\"" +
+                       (c.rounding.empty() ? "" : ", rounding_method=\"" + c.rounding + "\"") + ")";
+    auto r = RunMain(OneOpModule({"x: " + TensorType(c.s)}, expr), {x});
+    ASSERT_TRUE(r.ok()) << expr << ": " << r.status().ToString();
+    EXPECT_TRUE(AllClose(r->at(0), want, {c.s[0], c.s[1], c.oh, c.ow}, 1e-5, 1e-5)) << expr;
+  }
+}
+
+TEST(OpResize, NhwcWithSizeAttribute) {
+  Shape nhwc{1, 3, 4, 2};
+  Tensor x = RandomTensor(nhwc, DType::Float32(), 9);
+  std::vector<double> xv = ToDoubles(x), xn;
+  Shape nchw{1, 2, 3, 4};
+  ForEachIndex(nchw, [&](const Shape& i) { xn.push_back(xv[Offset(nhwc, {i[0], i[2], i[3], i[1]})]); });
+  std::vector<double> ref = RefResize(nchw, xn, 5, 6, "linear", "half_pixel", ""), want;
+  Shape os{1, 5, 6, 2};
+  ForEachIndex(os, [&](const Shape& i) { want.push_back(ref[Offset({1, 2, 5, 6}, {i[0], i[3], i[1], i[2]})]); });
+  auto r = RunMain(OneOpModule({"x: " + TensorType(nhwc)}, "R.image.resize2d(x, size=[5, 6], layout=\"NHWC\")"), {x});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(AllClose(r->at(0), want, os, 1e-5, 1e-5));
+}
+
+void ExpectOpError(const std::vector<std::string>& params, const std::string& expr, StatusCode code,
+                   const std::string& msg) {
+  auto r = RunMain(OneOpModule(params, expr), {});
+  ASSERT_FALSE(r.ok()) << expr;
+  EXPECT_EQ(r.status().code(), code) << r.status().ToString();
+  EXPECT_EQ(r.status().message(), "op.relax:6:17: " + msg);
+}
+
+TEST(OpResizeError, EveryMessageFires) {
+  const std::string x = "x: " + TensorType({1, 2, 3, 4});
+  ExpectOpError({x}, "R.image.resize2d(x)", StatusCode::kInvalidArgument, "R.image.resize2d: size is required");
+  ExpectOpError({x}, "R.image.resize2d(x, R.shape([2, 2, 2]))", StatusCode::kInvalidArgument,
+                "R.image.resize2d: size takes 1 or 2 values, got 3");
+  ExpectOpError({x, "y: " + TensorType({2})}, "R.image.resize2d(x, y)", StatusCode::kInvalidArgument,
+                "R.image.resize2d: size (argument 2) must be a shape, as in R.shape([8, 8])");
+  ExpectOpError({x}, "R.image.resize2d(x, size=[0, 2])", StatusCode::kInvalidArgument,
+                "R.image.resize2d: size must be positive");
+  ExpectOpError({x}, "R.image.resize2d(x, size=[2, 2], method=\"cubic\")", StatusCode::kUnimplemented,
+                "R.image.resize2d: method \"cubic\" is not supported");
+  ExpectOpError({x}, "R.image.resize2d(x, size=[2, 2], method=\"area\")", StatusCode::kInvalidArgument,
+                "R.image.resize2d: method \"area\" is not supported (expected one of \"nearest_neighbor\", \"linear\", "
+                "\"cubic\")");
+  ExpectOpError({x}, "R.image.resize2d(x, size=[2, 2], coordinate_transformation_mode=\"tf_crop_and_resize\")",
+                StatusCode::kInvalidArgument,
+                "R.image.resize2d: coordinate_transformation_mode \"tf_crop_and_resize\" is not supported (expected one "
+                "of \"half_pixel\", \"align_corners\", \"asymmetric\")");
+  ExpectOpError({x}, "R.image.resize2d(x, size=[2, 2], out_dtype=\"float16\")", StatusCode::kUnimplemented,
+                "R.image.resize2d: out_dtype is not supported");
+  ExpectOpError({"y: " + TensorType({2, 3, 4})}, "R.image.resize2d(y, size=[2, 2])", StatusCode::kInvalidArgument,
+                "R.image.resize2d: data must have rank 4, got 3");
+  ExpectOpError({"i: " + TensorType({1, 1, 2, 2}, "int32")}, "R.image.resize2d(i, size=[2, 2])",
+                StatusCode::kInvalidArgument, "R.image.resize2d: expects a float tensor, got int32");
+}
+
+}  // namespace
+}  // namespace optest
+}  // namespace kiln
