@@ -22,6 +22,7 @@
 #include "compiler/transform/common_subexpr_elimination.h"
 #include "compiler/transform/dead_code_elimination.h"
 #include "compiler/transform/fold_constant.h"
+#include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/writer/vmfb_writer.h"
 
 namespace kiln {
@@ -99,6 +100,7 @@ const std::vector<std::string>& PassNames() {
   static const std::vector<std::string> names = {
       "parse",
       "normalize",
+      "flatten-calls",
       "bind-params",
       "fold-constant",
       "canonicalize-bindings",
@@ -130,6 +132,7 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
   ir::IRModule mod = input;
   KILN_RETURN_IF_ERROR(run.Run("parse", &mod, Identity));
   KILN_RETURN_IF_ERROR(run.Run("normalize", &mod, relax::InferStructInfo));
+  KILN_RETURN_IF_ERROR(run.Run("flatten-calls", &mod, transform::FlattenNestedCalls));
   if (!weights.empty()) {
     KILN_RETURN_IF_ERROR(run.Run("bind-params", &mod, [&](const ir::IRModule& m) {
       return transform::BindParams(m, weights, options.params_function);

@@ -95,7 +95,16 @@ class Legalizer {
 
     ir::Expr callee;
     std::string dps_op = "relax.call_tir";
-    if (options_.dispatch_matmul_to_dnnl && op->name == "relax.matmul" && out_t && out_t->dtype == DType::Float32()) {
+    // kiln.dnnl.matmul takes x (..., K) and y (K, N); batched or 1-D
+    // operands get a generated kernel.
+    const ir::TensorSInfo* mx = call->args.size() == 2 ? TensorInfoOf(call->args[0]) : nullptr;
+    const ir::TensorSInfo* my = call->args.size() == 2 ? TensorInfoOf(call->args[1]) : nullptr;
+    auto out_dtype = call->attrs.find("out_dtype");
+    bool same_dtype = out_dtype == call->attrs.end() || out_dtype->second.kind != ir::AttrValue::Kind::kString ||
+                      out_dtype->second.s == "void" || out_dtype->second.s == "" || out_dtype->second.s == "float32";
+    bool dnnl_shapes = mx && my && mx->ndim >= 2 && my->ndim == 2 && same_dtype;
+    if (options_.dispatch_matmul_to_dnnl && op->name == "relax.matmul" && dnnl_shapes && out_t &&
+        out_t->dtype == DType::Float32()) {
       callee = std::make_shared<ir::ExternFuncExpr>("kiln.dnnl.matmul");
       dps_op = "relax.call_dps_packed";
     } else {
@@ -116,6 +125,15 @@ class Legalizer {
                                               ir::AttrMap{}, std::move(out_sinfo));
     out->span = call->span;
     out->struct_info = call->struct_info;
+    // A one-field tuple (split into 1 part) is one output buffer, which the
+    // call returns as a tensor: wrap it back into the tuple the op promised.
+    if (const auto* tup = ir::SInfoAs<ir::TupleSInfo>(call->struct_info); tup && tup->fields.size() == 1) {
+      out->struct_info = tup->fields[0];
+      auto wrapped = std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{out});
+      wrapped->span = call->span;
+      wrapped->struct_info = call->struct_info;
+      return ir::Expr(wrapped);
+    }
     return ir::Expr(out);
   }
 
