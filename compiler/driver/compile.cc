@@ -21,6 +21,7 @@
 #include "compiler/transform/canonicalize_bindings.h"
 #include "compiler/transform/common_subexpr_elimination.h"
 #include "compiler/transform/dead_code_elimination.h"
+#include "compiler/transform/decompose_ops.h"
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/writer/vmfb_writer.h"
@@ -102,6 +103,7 @@ const std::vector<std::string>& PassNames() {
       "normalize",
       "flatten-calls",
       "bind-params",
+      "decompose-ops",
       "fold-constant",
       "canonicalize-bindings",
       "cse",
@@ -138,6 +140,7 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
       return transform::BindParams(m, weights, options.params_function);
     }));
   }
+  KILN_RETURN_IF_ERROR(run.Run("decompose-ops", &mod, transform::DecomposeOpsForInference));
   KILN_RETURN_IF_ERROR(run.Run("fold-constant", &mod, transform::FoldConstant));
   KILN_RETURN_IF_ERROR(run.Run("canonicalize-bindings", &mod, transform::CanonicalizeBindings));
   KILN_RETURN_IF_ERROR(run.Run("cse", &mod, transform::EliminateCommonSubexpressions));

@@ -21,6 +21,7 @@
 #include "compiler/transform/canonicalize_bindings.h"
 #include "compiler/transform/common_subexpr_elimination.h"
 #include "compiler/transform/dead_code_elimination.h"
+#include "compiler/transform/decompose_ops.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/transform/fold_constant.h"
 
@@ -28,7 +29,7 @@ namespace kiln {
 namespace {
 
 enum class Pipeline {
-  kLegalize, kLegalizeDnnl, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten
+  kLegalize, kLegalizeDnnl, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten, kDecompose
 };
 
 // The weights of the bind_params / fold_constant cases: w (4, 3), b (4,).
@@ -63,6 +64,7 @@ Result<ir::IRModule> RunPipeline(Pipeline p, const ir::IRModule& in) {
   switch (p) {
     case Pipeline::kCanonicalize: return transform::CanonicalizeBindings(mod);
     case Pipeline::kFlatten: return transform::FlattenNestedCalls(mod);
+    case Pipeline::kDecompose: return transform::DecomposeOpsForInference(mod);
     case Pipeline::kCse: return transform::EliminateCommonSubexpressions(mod);
     case Pipeline::kDce: return transform::EliminateDeadCode(mod);
     case Pipeline::kBindParams: return transform::BindParams(mod, TestWeights());
@@ -118,6 +120,7 @@ const GoldenCase kCases[] = {
     {"bind_params", Pipeline::kBindParams},
     {"fold_constant", Pipeline::kFoldConstant},
     {"flatten_calls", Pipeline::kFlatten},
+    {"decompose_ops", Pipeline::kDecompose},
 };
 
 INSTANTIATE_TEST_SUITE_P(Passes, PassGoldenTest, ::testing::ValuesIn(kCases),
