@@ -19,3 +19,17 @@ inputs=(
 )
 echo "== kiln-run $out/mlp.vmfb (batch 4)"
 "$build/tools/kiln-run/kiln-run" "$out/mlp.vmfb" --function=main "${inputs[@]}" --repeat=200
+
+# The transformer block of examples/: a symbolic sequence length (here 17),
+# kernels fused by the compiler, memory planned statically from the bound
+# s <= 128 the function declares.
+echo "== kiln-compile examples/transformer_block.relax -o $out/transformer.vmfb --report-memory"
+"$build/tools/kiln-compile/kiln-compile" examples/transformer_block.relax -o "$out/transformer.vmfb" --report-memory
+tinputs=(--input=17x64xf32=random:1)
+seed=2
+for shape in 64 64 64x64 64x64 64x64 64x64 64 64 64 64x256 256 256x64 64; do
+  tinputs+=("--input=${shape}xf32=random:$seed")
+  seed=$((seed + 1))
+done
+echo "== kiln-run $out/transformer.vmfb (sequence length 17)"
+"$build/tools/kiln-run/kiln-run" "$out/transformer.vmfb" --function=main "${tinputs[@]}" --repeat=50
