@@ -29,6 +29,10 @@ void AddConvOps(std::vector<OpInfo>* table);         // op_conv.cc
 void AddPoolOps(std::vector<OpInfo>* table);         // op_pool.cc
 void AddNnMiscOps(std::vector<OpInfo>* table);       // dropout, pad (op_nn_misc.cc)
 void AddResizeOps(std::vector<OpInfo>* table);       // image.resize2d (op_resize.cc)
+void AddUnaryOps(std::vector<OpInfo>* table);        // op_unary.cc
+void AddReduceOps(std::vector<OpInfo>* table);       // op_reduce.cc
+void AddCreateOps(std::vector<OpInfo>* table);       // op_create.cc
+void AddScanOps(std::vector<OpInfo>* table);         // op_scan.cc
 
 }  // namespace relax
 }  // namespace kiln
