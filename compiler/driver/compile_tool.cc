@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iterator>
 #include <string>
 
 #include "compiler/driver/compile.h"
 #include "compiler/driver/config_file.h"
 #include "compiler/memory/plan_memory.h"
+#include "compiler/text/source.h"
 #include "compiler/text/text.h"
 
 namespace kiln {
@@ -142,6 +144,14 @@ bool SplitFlag(const std::string& arg, std::string* key, std::string* value) {
          std::find(names.begin(), names.end(), *key) != names.end();
 }
 
+// Errors of later passes carry file:line:col; quote the line as parse errors do.
+Status WithSourceLine(const Status& s, const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return s;
+  std::string source((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  return text::QuoteSourceLine(s, text::SourceFile(std::move(source), path));
+}
+
 }  // namespace
 
 int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -222,7 +232,7 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
     }
     Status s = CompileFile(input, output, options);
     if (!s.ok()) {
-      err << "kiln-compile: " << s.message() << "\n";
+      err << "kiln-compile: " << WithSourceLine(s, input).message() << "\n";
       return 1;
     }
     return 0;
@@ -234,7 +244,7 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
   }
   Result<std::string> text = EmitText(*mod, emit, options);
   if (!text.ok()) {
-    err << "kiln-compile: " << text.status().message() << "\n";
+    err << "kiln-compile: " << WithSourceLine(text.status(), input).message() << "\n";
     return 1;
   }
   if (output.empty()) {

@@ -153,7 +153,9 @@ class Module:
   for (const char* emit : {"--emit=vmfb", "--emit=tir"}) {
     ToolRun r = RunTool({in, "-o", TempPath(".out"), emit});
     EXPECT_EQ(r.rc, 1) << emit;
-    EXPECT_EQ(r.err, "kiln-compile: " + in + ":5:13: R.matmul: reduction dimensions differ: x (2, 3) has K=3 but y (4, 5) has K=4\n");
+    EXPECT_EQ(r.err, "kiln-compile: " + in + ":5:13: R.matmul: reduction dimensions differ: x (2, 3) has K=3 but y (4, 5) has K=4\n"
+                     "            r = R.matmul(x, y)\n"
+                     "                ^\n");
   }
   std::remove(in.c_str());
 }

@@ -1,5 +1,7 @@
 #include "compiler/text/source.h"
 
+#include <cctype>
+
 namespace kiln {
 namespace text {
 
@@ -30,6 +32,28 @@ Status SourceFile::Error(Loc loc, const std::string& message) const {
     out += '^';
   }
   return InvalidArgument(out);
+}
+
+Status QuoteSourceLine(const Status& s, const SourceFile& file) {
+  if (s.ok()) return s;
+  const std::string& m = s.message();
+  std::string prefix = file.name() + ":";
+  if (m.compare(0, prefix.size(), prefix) != 0 || m.find('\n') != std::string::npos) return s;
+  // <line>:<col>: after the name.
+  size_t p = prefix.size(), q = p;
+  while (q < m.size() && isdigit(static_cast<unsigned char>(m[q]))) ++q;
+  if (q == p || q >= m.size() || m[q] != ':') return s;
+  size_t r = q + 1, t = r;
+  while (t < m.size() && isdigit(static_cast<unsigned char>(m[t]))) ++t;
+  if (t == r || m.compare(t, 2, ": ") != 0) return s;
+  int line = std::stoi(m.substr(p, q - p));
+  int col = std::stoi(m.substr(r, t - r));
+  std::string text = file.Line(line);
+  if (text.empty()) return s;
+  std::string out = m + "\n    " + text + "\n    ";
+  for (int i = 1; i < col && static_cast<size_t>(i) <= text.size(); ++i) out += text[i - 1] == '\t' ? '\t' : ' ';
+  out += '^';
+  return Status(s.code(), out);
 }
 
 }  // namespace text

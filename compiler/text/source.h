@@ -45,6 +45,12 @@ class SourceFile {
   std::vector<size_t> line_starts_;
 };
 
+// For errors raised after parsing (normalization, legalization) whose message
+// starts with "<file>:<line>:<col>: " for this file: the same message with the
+// source line and a caret appended, as parse errors have them. Other statuses
+// (and messages that already quote a line) come back unchanged.
+Status QuoteSourceLine(const Status& s, const SourceFile& file);
+
 }  // namespace text
 }  // namespace kiln
 
