@@ -1,7 +1,14 @@
 #include "runtime/thread_pool.h"
 
+#include <sched.h>
+
+#include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
 
 #include "runtime/allocator.h"
 
@@ -9,16 +16,63 @@ namespace kiln {
 namespace {
 
 thread_local bool tls_in_task = false;
+thread_local ThreadPool* tls_current = nullptr;
 
 // How long an idle worker polls for the next launch before sleeping.
 constexpr auto kSpinTime = std::chrono::microseconds(200);
 
+// The first line of a small sysfs file, or "" when it cannot be read.
+std::string ReadFirstLine(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "r");
+  if (f == nullptr) return "";
+  char buf[256];
+  std::string line;
+  if (std::fgets(buf, sizeof(buf), f) != nullptr) line = buf;
+  std::fclose(f);
+  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
+  return line;
+}
+
+int CountPhysicalCores() {
+  cpu_set_t mask;
+  CPU_ZERO(&mask);
+  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) {
+    int n = static_cast<int>(std::thread::hardware_concurrency());
+    return n > 0 ? n : 1;
+  }
+  // SMT siblings share one core: count distinct (package, core) pairs among
+  // the CPUs we may run on. Where sysfs is missing, every CPU counts.
+  std::set<std::pair<std::string, std::string>> cores;
+  int cpus = 0;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (!CPU_ISSET(cpu, &mask)) continue;
+    ++cpus;
+    std::string topo = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
+    std::string package = ReadFirstLine(topo + "physical_package_id");
+    std::string core = ReadFirstLine(topo + "core_id");
+    if (package.empty() || core.empty()) {
+      core = "cpu" + std::to_string(cpu);
+    }
+    cores.emplace(package, core);
+  }
+  int n = static_cast<int>(cores.size());
+  if (n <= 0) n = cpus;
+  return std::max(1, std::min(n, kMaxThreads));
+}
+
 }  // namespace
 
+int DefaultThreadCount() {
+  static const int count = CountPhysicalCores();
+  return count;
+}
+
 ThreadPool::ThreadPool(int num_threads) {
-  if (num_threads <= 0) num_threads = static_cast<int>(std::thread::hardware_concurrency());
-  if (num_threads <= 0) num_threads = 1;
-  num_threads_ = num_threads;
+  if (num_threads <= 0) num_threads = DefaultThreadCount();
+  num_threads_ = std::min(num_threads, kMaxThreads);
+  // Each new worker counts as spinning until it first goes to sleep, so Park()
+  // also waits for workers that have not started running yet.
+  spinning_.store(num_threads_ - 1);
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
@@ -32,9 +86,36 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-ThreadPool* ThreadPool::Global() {
-  static ThreadPool* pool = new ThreadPool(0);  // lives for the process
+std::shared_ptr<ThreadPool> ThreadPool::Shared(int num_threads) {
+  if (num_threads <= 0) num_threads = DefaultThreadCount();
+  num_threads = std::min(num_threads, kMaxThreads);
+  static std::mutex* mu = new std::mutex();  // never destroyed: pools may outlive statics
+  static auto* pools = new std::map<int, std::weak_ptr<ThreadPool>>();
+  std::lock_guard<std::mutex> lock(*mu);
+  std::weak_ptr<ThreadPool>& slot = (*pools)[num_threads];
+  std::shared_ptr<ThreadPool> pool = slot.lock();
+  if (!pool) {
+    pool = std::make_shared<ThreadPool>(num_threads);
+    slot = pool;
+  }
   return pool;
+}
+
+ThreadPool* ThreadPool::Global() {
+  // The holder is leaked on purpose: the pool lives for the process.
+  static std::shared_ptr<ThreadPool>* holder = new std::shared_ptr<ThreadPool>(Shared(0));
+  return holder->get();
+}
+
+ThreadPool* ThreadPool::Current() { return tls_current; }
+
+ThreadPool::ScopedCurrent::ScopedCurrent(ThreadPool* pool) : previous_(tls_current) { tls_current = pool; }
+
+ThreadPool::ScopedCurrent::~ScopedCurrent() { tls_current = previous_; }
+
+int ThreadPool::num_sleeping_workers() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sleeping_;
 }
 
 void ThreadPool::RunTasks(Launch* launch) {
@@ -55,15 +136,23 @@ void ThreadPool::RunTasks(Launch* launch) {
 void ThreadPool::WorkerLoop() {
   uint64_t seen = 0;
   for (;;) {
+    // Counted in spinning_ here (by the constructor, or below after a launch).
+    // park_ is read after that count became visible, so Park() either sees
+    // this worker spinning and waits, or this worker sees park_ and stops.
     auto spin_until = std::chrono::steady_clock::now() + kSpinTime;
-    while (generation_.load(std::memory_order_acquire) == seen &&
+    while (generation_.load(std::memory_order_acquire) == seen && !park_.load() &&
            std::chrono::steady_clock::now() < spin_until) {
       std::this_thread::yield();
     }
     Launch* launch = nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return generation_.load() != seen; });
+      spinning_.fetch_sub(1);
+      while (generation_.load() == seen) {  // the destructor bumps it too
+        ++sleeping_;
+        wake_.wait(lock);
+        --sleeping_;
+      }
       seen = generation_.load();
       if (stop_) return;
       launch = launch_;
@@ -73,7 +162,16 @@ void ThreadPool::WorkerLoop() {
       RunTasks(launch);
       active_.fetch_sub(1, std::memory_order_acq_rel);
     }
+    spinning_.fetch_add(1);
   }
+}
+
+void ThreadPool::Park() {
+  if (workers_.empty()) return;
+  park_.store(true);
+  // A launch from another thread clears park_; its workers are busy, not
+  // spinning, and will spin again after it as usual.
+  while (spinning_.load() > 0 && park_.load()) std::this_thread::yield();
 }
 
 int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closure) {
@@ -93,6 +191,7 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
   {
     std::lock_guard<std::mutex> lock(mu_);
     launch_ = &launch;
+    park_.store(false);  // the workers may spin again after this launch
     generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();

@@ -2,9 +2,25 @@
 // generated kernels (through kiln_kernel_env::parallel_for) and library kernels.
 //
 // The calling thread takes part in every launch, so a pool of N threads has N-1
-// workers. Idle workers spin briefly after a launch (the next kernel usually
-// follows within microseconds) and then sleep on a condition variable, so an
-// idle pool costs no CPU.
+// workers; a pool of 1 thread runs every launch inline on the caller. Idle
+// workers spin briefly after a launch (the next kernel usually follows within
+// microseconds) and then sleep on a condition variable, so an idle pool costs
+// no CPU. Park() sends them to sleep at once: a library that brings its own
+// threads (oneDNN's OpenMP team) calls it before it runs, so Kiln's spinning
+// workers never compete with it for the cores.
+//
+// Sizing. The thread count is a session option (vm::LoadOptions /
+// vm::ContextOptions, graph_executor::GraphSessionOptions, the C API's
+// kiln_context_options, kiln-run/kiln-bench --threads); the default is
+// DefaultThreadCount(), the number of physical cores this process may run on.
+// Pools are shared per size: Shared(n) hands every caller asking for n threads
+// the same pool, so contexts of one size never oversubscribe each other, and
+// contexts of different sizes coexist (each size has its own workers).
+//
+// The current pool. The VM and the graph executor make their pool the
+// thread's Current() pool for the duration of a call (ScopedCurrent), so
+// library kernels (packed functions, which get no environment) know how many
+// threads to use and which workers to park.
 //
 // Thread-safe: launches from several threads are serialized; a launch from
 // inside a task runs inline on the calling thread (no nested parallelism).
@@ -24,9 +40,16 @@
 
 namespace kiln {
 
+// The largest thread count a session option may ask for.
+constexpr int kMaxThreads = 1024;
+
+// The number of physical cores in this process's CPU affinity mask (SMT
+// siblings count once), at least 1. Computed once.
+int DefaultThreadCount();
+
 class ThreadPool {
  public:
-  // num_threads <= 0: the number of hardware threads.
+  // num_threads <= 0: DefaultThreadCount(); more than kMaxThreads: kMaxThreads.
   explicit ThreadPool(int num_threads = 0);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -40,8 +63,37 @@ class ThreadPool {
   // Convenience for C++ callers.
   void ParallelFor(int32_t num_tasks, const std::function<void(int32_t)>& fn);
 
-  // A process-wide pool with the default size, created on first use.
+  // Stops the idle spin now: returns once no worker spins (each is asleep or,
+  // if another thread launched meanwhile, working). The next launch wakes the
+  // workers as usual. Cheap when they already sleep.
+  void Park();
+
+  // Test and diagnostic hooks: workers asleep on the condition variable, and
+  // workers in their idle spin, at this instant.
+  int num_sleeping_workers() const;
+  int num_spinning_workers() const { return spinning_.load(); }
+
+  // The pool of `num_threads` threads (<= 0: DefaultThreadCount()) that every
+  // caller asking for that size shares; it lives while someone holds it.
+  static std::shared_ptr<ThreadPool> Shared(int num_threads);
+  // Shared(0), kept for the life of the process.
   static ThreadPool* Global();
+
+  // The pool of the call running on this thread (see ScopedCurrent), or nullptr.
+  static ThreadPool* Current();
+
+  // Makes `pool` this thread's Current() until destroyed, then restores the
+  // previous one (scopes nest). Not movable.
+  class ScopedCurrent {
+   public:
+    explicit ScopedCurrent(ThreadPool* pool);
+    ~ScopedCurrent();
+    ScopedCurrent(const ScopedCurrent&) = delete;
+    ScopedCurrent& operator=(const ScopedCurrent&) = delete;
+
+   private:
+    ThreadPool* previous_;
+  };
 
  private:
   struct Launch {
@@ -59,10 +111,16 @@ class ThreadPool {
   std::vector<std::thread> workers_;
   std::mutex launch_mu_;  // one launch at a time
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable wake_;
   std::atomic<uint64_t> generation_{0};
-  bool stop_ = false;
+  bool stop_ = false;     // guarded by mu_
+  int sleeping_ = 0;      // guarded by mu_: workers waiting on wake_
+
+  // Workers in their idle spin (a new worker counts as spinning until it first
+  // sleeps). park_ asks them to stop spinning; a launch clears it.
+  std::atomic<int32_t> spinning_{0};
+  std::atomic<bool> park_{false};
 
   // The launch in progress (guarded by mu_), and how many workers are inside
   // it; the launcher waits for them to leave before its Launch goes away.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -126,6 +127,112 @@ TEST(ThreadPoolTest, KernelEnvLaunchesOnThePool) {
   e.failing_task = 2;
   EXPECT_EQ(serial.parallel_for(serial.ctx, 10, FailOne, &e), 7);
   EXPECT_EQ(e.ran.load(), 3);  // serial execution stops at the first error
+}
+
+TEST(ThreadPoolTest, OneThreadRunsInlineOnTheCaller) {
+  ThreadPool pool(1);
+  EXPECT_EQ(pool.num_threads(), 1);
+  std::thread::id caller = std::this_thread::get_id();
+  std::atomic<int32_t> elsewhere{0}, ran{0};
+  pool.ParallelFor(64, [&](int32_t) {
+    if (std::this_thread::get_id() != caller) elsewhere.fetch_add(1);
+    ran.fetch_add(1);
+  });
+  EXPECT_EQ(ran.load(), 64);
+  EXPECT_EQ(elsewhere.load(), 0);
+  pool.Park();  // no workers: returns at once
+  EXPECT_EQ(pool.num_sleeping_workers(), 0);
+}
+
+TEST(ThreadPoolTest, DefaultThreadCountIsTheCores) {
+  int n = DefaultThreadCount();
+  EXPECT_GE(n, 1);
+  unsigned hw = std::thread::hardware_concurrency();
+  if (hw > 0) {
+    EXPECT_LE(n, static_cast<int>(hw));
+  }
+  EXPECT_EQ(ThreadPool().num_threads(), n);
+}
+
+TEST(ThreadPoolTest, SharedPoolsArePerSize) {
+  std::shared_ptr<ThreadPool> two = ThreadPool::Shared(2);
+  std::shared_ptr<ThreadPool> three = ThreadPool::Shared(3);
+  EXPECT_EQ(two->num_threads(), 2);
+  EXPECT_EQ(three->num_threads(), 3);
+  EXPECT_EQ(ThreadPool::Shared(2), two);
+  EXPECT_NE(two, three);
+  EXPECT_EQ(ThreadPool::Shared(0).get(), ThreadPool::Global());
+  EXPECT_EQ(ThreadPool::Shared(DefaultThreadCount()).get(), ThreadPool::Global());
+  // Pools of two sizes run launches at the same time.
+  std::atomic<int32_t> sum{0};
+  std::thread other([&] { three->ParallelFor(30, [&](int32_t) { sum.fetch_add(1); }); });
+  two->ParallelFor(20, [&](int32_t) { sum.fetch_add(1); });
+  other.join();
+  EXPECT_EQ(sum.load(), 50);
+}
+
+TEST(ThreadPoolTest, CurrentPoolScopesNest) {
+  EXPECT_EQ(ThreadPool::Current(), nullptr);
+  ThreadPool a(2), b(3);
+  {
+    ThreadPool::ScopedCurrent outer(&a);
+    EXPECT_EQ(ThreadPool::Current(), &a);
+    {
+      ThreadPool::ScopedCurrent inner(&b);
+      EXPECT_EQ(ThreadPool::Current(), &b);
+      ThreadPool* seen_elsewhere = &b;
+      std::thread t([&] { seen_elsewhere = ThreadPool::Current(); });  // per thread
+      t.join();
+      EXPECT_EQ(seen_elsewhere, nullptr);
+    }
+    EXPECT_EQ(ThreadPool::Current(), &a);
+  }
+  EXPECT_EQ(ThreadPool::Current(), nullptr);
+}
+
+TEST(ThreadPoolTest, ParkPutsEveryWorkerToSleep) {
+  ThreadPool pool(4);
+  pool.Park();  // also waits for workers that have not started yet
+  EXPECT_EQ(pool.num_spinning_workers(), 0);
+  EXPECT_EQ(pool.num_sleeping_workers(), 3);
+  for (int round = 0; round < 20; ++round) {
+    std::atomic<int32_t> ran{0};
+    pool.ParallelFor(16, [&](int32_t) { ran.fetch_add(1); });  // wakes them
+    EXPECT_EQ(ran.load(), 16);
+    pool.Park();
+    EXPECT_EQ(pool.num_spinning_workers(), 0);
+    EXPECT_EQ(pool.num_sleeping_workers(), 3);
+  }
+}
+
+TEST(ThreadPoolTest, IdleWorkersStopSpinningByThemselves) {
+  ThreadPool pool(3);
+  pool.ParallelFor(8, [](int32_t) {});
+  // The spin is bounded (~200 us); wait for it without a deadline on the
+  // result (the loop only bounds a hang, it asserts nothing about time).
+  for (int i = 0; i < 100000 && pool.num_sleeping_workers() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  EXPECT_EQ(pool.num_sleeping_workers(), 2);
+  EXPECT_EQ(pool.num_spinning_workers(), 0);
+}
+
+TEST(ThreadPoolTest, ParkWhileOthersLaunch) {
+  ThreadPool pool(3);
+  std::atomic<bool> stop{false};
+  std::atomic<int64_t> ran{0};
+  std::thread launcher([&] {
+    for (int r = 0; r < 300; ++r) pool.ParallelFor(9, [&](int32_t) { ran.fetch_add(1); });
+    stop = true;
+  });
+  std::thread parker([&] {
+    while (!stop.load()) pool.Park();
+  });
+  launcher.join();
+  parker.join();
+  EXPECT_EQ(ran.load(), 300 * 9);
+  pool.Park();
+  EXPECT_EQ(pool.num_sleeping_workers(), 2);
 }
 
 }  // namespace
