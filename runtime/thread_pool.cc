@@ -156,13 +156,19 @@ void ThreadPool::WorkerLoop() {
       seen = generation_.load();
       if (stop_) return;
       launch = launch_;
-      if (launch != nullptr) active_.fetch_add(1);
+      // Every worker is always counted as spinning, sleeping or active (inside
+      // a launch), so Park() cannot miss one in between.
+      if (launch != nullptr) {
+        active_.fetch_add(1);
+      } else {
+        spinning_.fetch_add(1);
+      }
     }
     if (launch != nullptr) {
       RunTasks(launch);
+      spinning_.fetch_add(1);  // before leaving the launch: see above
       active_.fetch_sub(1, std::memory_order_acq_rel);
     }
-    spinning_.fetch_add(1);
   }
 }
 
