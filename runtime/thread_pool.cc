@@ -81,6 +81,8 @@ ThreadPool::~ThreadPool() {
     std::lock_guard<std::mutex> lock(mu_);
     stop_ = true;
     generation_.fetch_add(1);
+    waking_.fetch_add(sleeping_);
+    sleeping_ = 0;
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
@@ -148,10 +150,12 @@ void ThreadPool::WorkerLoop() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       spinning_.fetch_sub(1);
-      while (generation_.load() == seen) {  // the destructor bumps it too
+      if (generation_.load() == seen) {
         ++sleeping_;
-        wake_.wait(lock);
-        --sleeping_;
+        // Whoever bumps generation_ moves the sleepers to waking_ (under mu_),
+        // so a woken worker that has not run yet is never counted asleep.
+        while (generation_.load() == seen) wake_.wait(lock);  // the destructor bumps it too
+        waking_.fetch_sub(1);
       }
       seen = generation_.load();
       if (stop_) return;
@@ -177,7 +181,7 @@ void ThreadPool::Park() {
   park_.store(true);
   // A launch from another thread clears park_; its workers are busy, not
   // spinning, and will spin again after it as usual.
-  while (spinning_.load() > 0 && park_.load()) std::this_thread::yield();
+  while ((spinning_.load() > 0 || waking_.load() > 0) && park_.load()) std::this_thread::yield();
 }
 
 int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closure) {
@@ -199,6 +203,8 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
     launch_ = &launch;
     park_.store(false);  // the workers may spin again after this launch
     generation_.fetch_add(1, std::memory_order_release);
+    waking_.fetch_add(sleeping_);
+    sleeping_ = 0;
   }
   wake_.notify_all();
   RunTasks(&launch);

@@ -115,10 +115,12 @@ class ThreadPool {
   std::condition_variable wake_;
   std::atomic<uint64_t> generation_{0};
   bool stop_ = false;     // guarded by mu_
-  int sleeping_ = 0;      // guarded by mu_: workers waiting on wake_
+  int sleeping_ = 0;      // guarded by mu_: workers waiting on wake_ with nothing new
+  std::atomic<int32_t> waking_{0};  // written under mu_: woken, not yet running
 
-  // Workers in their idle spin (a new worker counts as spinning until it first
-  // sleeps). park_ asks them to stop spinning; a launch clears it.
+  // Every worker is in exactly one state: spinning (a new worker counts as
+  // spinning until it first sleeps), sleeping, waking or active (in a launch).
+  // park_ asks spinning workers to sleep; a launch clears it.
   std::atomic<int32_t> spinning_{0};
   std::atomic<bool> park_{false};
 
