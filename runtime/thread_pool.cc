@@ -149,23 +149,30 @@ void ThreadPool::WorkerLoop() {
     Launch* launch = nullptr;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      spinning_.fetch_sub(1);
+      // Every worker is counted in exactly one state (spinning, sleeping,
+      // waking, active); a move increments the new state before it decrements
+      // the old one, so Park() never sees a worker in no state at all.
+      bool slept = false;
       if (generation_.load() == seen) {
         ++sleeping_;
+        spinning_.fetch_sub(1);
         // Whoever bumps generation_ moves the sleepers to waking_ (under mu_),
         // so a woken worker that has not run yet is never counted asleep.
         while (generation_.load() == seen) wake_.wait(lock);  // the destructor bumps it too
-        waking_.fetch_sub(1);
+        slept = true;
       }
       seen = generation_.load();
       if (stop_) return;
       launch = launch_;
-      // Every worker is always counted as spinning, sleeping or active (inside
-      // a launch), so Park() cannot miss one in between.
       if (launch != nullptr) {
         active_.fetch_add(1);
-      } else {
+      } else if (slept) {
         spinning_.fetch_add(1);
+      }
+      if (slept) {
+        waking_.fetch_sub(1);
+      } else if (launch != nullptr) {
+        spinning_.fetch_sub(1);
       }
     }
     if (launch != nullptr) {
@@ -181,7 +188,15 @@ void ThreadPool::Park() {
   park_.store(true);
   // A launch from another thread clears park_; its workers are busy, not
   // spinning, and will spin again after it as usual.
-  while ((spinning_.load() > 0 || waking_.load() > 0) && park_.load()) std::this_thread::yield();
+  // waking_ is read before spinning_: a waking worker counts itself spinning
+  // before it stops counting as waking, so one of the two reads sees it.
+  for (;;) {
+    if (!park_.load()) return;
+    int32_t waking = waking_.load();
+    int32_t spinning = spinning_.load();
+    if (waking == 0 && spinning == 0) return;
+    std::this_thread::yield();
+  }
 }
 
 int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closure) {
