@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <map>
 #include <set>
+#include <utility>
 #include <string>
 
 #include "runtime/allocator.h"
@@ -88,25 +89,22 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-std::shared_ptr<ThreadPool> ThreadPool::Shared(int num_threads) {
+ThreadPool* ThreadPool::Shared(int num_threads) {
   if (num_threads <= 0) num_threads = DefaultThreadCount();
   num_threads = std::min(num_threads, kMaxThreads);
-  static std::mutex* mu = new std::mutex();  // never destroyed: pools may outlive statics
-  static auto* pools = new std::map<int, std::weak_ptr<ThreadPool>>();
+  // Never destroyed: kernels may run during static destruction, and modules,
+  // contexts and graph sessions hold raw pointers to these pools.
+  static std::mutex* mu = new std::mutex();
+  static auto* pools = new std::map<int, ThreadPool*>();
   std::lock_guard<std::mutex> lock(*mu);
-  std::weak_ptr<ThreadPool>& slot = (*pools)[num_threads];
-  std::shared_ptr<ThreadPool> pool = slot.lock();
-  if (!pool) {
-    pool = std::make_shared<ThreadPool>(num_threads);
-    slot = pool;
-  }
+  ThreadPool*& pool = (*pools)[num_threads];
+  if (pool == nullptr) pool = new ThreadPool(num_threads);
   return pool;
 }
 
 ThreadPool* ThreadPool::Global() {
-  // The holder is leaked on purpose: the pool lives for the process.
-  static std::shared_ptr<ThreadPool>* holder = new std::shared_ptr<ThreadPool>(Shared(0));
-  return holder->get();
+  static ThreadPool* pool = Shared(0);
+  return pool;
 }
 
 ThreadPool* ThreadPool::Current() { return tls_current; }

@@ -73,10 +73,12 @@ class ThreadPool {
   int num_sleeping_workers() const;
   int num_spinning_workers() const { return spinning_.load(); }
 
-  // The pool of `num_threads` threads (<= 0: DefaultThreadCount()) that every
-  // caller asking for that size shares; it lives while someone holds it.
-  static std::shared_ptr<ThreadPool> Shared(int num_threads);
-  // Shared(0), kept for the life of the process.
+  // The pool of `num_threads` threads (<= 0: DefaultThreadCount(); clamped to
+  // kMaxThreads) that every caller asking for that size shares. Created on
+  // first use and kept for the life of the process (one per distinct size; an
+  // idle pool only holds sleeping threads), so raw pointers to it never dangle.
+  static ThreadPool* Shared(int num_threads);
+  // Shared(0).
   static ThreadPool* Global();
 
   // The pool of the call running on this thread (see ScopedCurrent), or nullptr.

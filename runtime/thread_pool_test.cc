@@ -155,14 +155,14 @@ TEST(ThreadPoolTest, DefaultThreadCountIsTheCores) {
 }
 
 TEST(ThreadPoolTest, SharedPoolsArePerSize) {
-  std::shared_ptr<ThreadPool> two = ThreadPool::Shared(2);
-  std::shared_ptr<ThreadPool> three = ThreadPool::Shared(3);
+  ThreadPool* two = ThreadPool::Shared(2);
+  ThreadPool* three = ThreadPool::Shared(3);
   EXPECT_EQ(two->num_threads(), 2);
   EXPECT_EQ(three->num_threads(), 3);
   EXPECT_EQ(ThreadPool::Shared(2), two);
   EXPECT_NE(two, three);
-  EXPECT_EQ(ThreadPool::Shared(0).get(), ThreadPool::Global());
-  EXPECT_EQ(ThreadPool::Shared(DefaultThreadCount()).get(), ThreadPool::Global());
+  EXPECT_EQ(ThreadPool::Shared(0), ThreadPool::Global());
+  EXPECT_EQ(ThreadPool::Shared(DefaultThreadCount()), ThreadPool::Global());
   // Pools of two sizes run launches at the same time.
   std::atomic<int32_t> sum{0};
   std::thread other([&] { three->ParallelFor(30, [&](int32_t) { sum.fetch_add(1); }); });
