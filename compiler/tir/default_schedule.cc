@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/stmt_functor.h"
 
 namespace kiln {
@@ -195,10 +196,15 @@ class Scheduler : public StmtExprMutator {
 
 PrimFunc ApplyDefaultSchedule(const PrimFunc& func, int num_threads_hint) {
   Stmt body = Scheduler(num_threads_hint).MutateStmt(func->body);
-  if (body == func->body) return func;
-  auto copy = std::make_shared<PrimFuncNode>(*func);
-  copy->body = body;
-  return copy;
+  PrimFunc out = func;
+  if (body != func->body) {
+    auto copy = std::make_shared<PrimFuncNode>(*func);
+    copy->body = body;
+    out = copy;
+  }
+  // Matmul nests get their own structure (matmul_schedule.h); it keeps the
+  // kinds chosen above for everything else.
+  return ScheduleMatmuls(out, num_threads_hint);
 }
 
 }  // namespace tir

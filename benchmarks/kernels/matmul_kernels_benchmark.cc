@@ -1,0 +1,242 @@
+// Kiln's generated fp32 matmul kernels against oneDNN's matmul primitive, on
+// the shapes of issue 4 §5, with 1 and 2 threads, in one run.
+//
+// Kiln: a one-operator module (R.matmul) is compiled with the driver (default
+// schedule, host CPU) and called through vm::Module on a thread pool of the
+// given size, as a user's program would (the VM allocates the output each
+// call). oneDNN: a matmul primitive created once, executed on a stream, with
+// OpenMP limited to the same number of threads.
+//
+// Each benchmark reports GFLOP/s; at the end a table gives the median GFLOP/s
+// of both and the ratio Kiln / oneDNN per case. Not run by ctest:
+//   build/benchmarks/kernels/kiln_matmul_kernels_benchmark --benchmark_repetitions=5
+#include <benchmark/benchmark.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/text/text.h"
+#include "compiler/writer/vmfb_writer.h"
+#include "runtime/thread_pool.h"
+#include "runtime/tensor.h"
+#include "vm/module.h"
+
+namespace kiln {
+namespace {
+
+struct Case {
+  std::string name;
+  std::vector<int64_t> a, b;  // shapes; batched when 3-D
+};
+
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = {
+      {"1x784x128", {1, 784}, {784, 128}},
+      {"64x784x128", {64, 784}, {784, 128}},
+      {"128x256x1024", {128, 256}, {256, 1024}},
+      {"128x1024x256", {128, 1024}, {1024, 256}},
+      {"4x(128x64x128)", {4, 128, 64}, {4, 64, 128}},
+      {"1024x1024x1024", {1024, 1024}, {1024, 1024}},
+  };
+  return cases;
+}
+
+double Flops(const Case& c) {
+  double batch = c.a.size() == 3 ? double(c.a[0]) : 1.0;
+  size_t r = c.a.size();
+  return 2.0 * batch * double(c.a[r - 2]) * double(c.a[r - 1]) * double(c.b[r - 1]);
+}
+
+std::vector<int64_t> OutShape(const Case& c) {
+  std::vector<int64_t> out(c.a.begin(), c.a.end() - 1);
+  out.push_back(c.b.back());
+  return out;
+}
+
+Tensor Random(const std::vector<int64_t>& shape, uint64_t seed) {
+  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    t.data<float>()[i] = static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f;
+  }
+  return t;
+}
+
+std::string ShapeText(const std::vector<int64_t>& s) {
+  std::string t = "(";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + ")";
+}
+
+std::string MatmulModule(const Case& c) {
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(a: R.Tensor(" + ShapeText(c.a) +
+         ", dtype=\"float32\"), b: R.Tensor(" + ShapeText(c.b) + ", dtype=\"float32\")) -> R.Tensor(" +
+         ShapeText(OutShape(c)) +
+         ", dtype=\"float32\"):\n        with R.dataflow():\n            c = R.matmul(a, b, out_dtype=\"void\")\n"
+         "            R.output(c)\n        return c\n";
+}
+
+Result<std::shared_ptr<const vm::Module>> CompileKiln(const Case& c, int threads) {
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(MatmulModule(c), c.name + ".relax"));
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  KILN_ASSIGN_OR_RETURN(compiler::VmfbProgram program, driver::CompileModule(mod, options));
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compiler::SerializeVmfb(program));
+  void* owned = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
+  if (owned == nullptr) return ResourceExhausted("out of memory");
+  std::memcpy(owned, bytes.data(), bytes.size());
+  vm::LoadOptions load;
+  load.thread_pool = ThreadPool::Shared(threads);
+  return vm::Module::LoadOwnedBuffer(
+      owned, bytes.size(), [](const void*, void* user) { std::free(user); }, owned, load);
+}
+
+void SetRate(benchmark::State& state, const Case& c) {
+  state.counters["GFLOPS"] = benchmark::Counter(Flops(c) * double(state.iterations()), benchmark::Counter::kIsRate,
+                                                benchmark::Counter::kIs1000);
+}
+
+void BM_Kiln(benchmark::State& state, const Case& c, int threads) {
+  Result<std::shared_ptr<const vm::Module>> mod = CompileKiln(c, threads);
+  if (!mod.ok()) {
+    state.SkipWithError(mod.status().ToString().c_str());
+    return;
+  }
+  std::unique_ptr<vm::Context> ctx = (*mod)->CreateContext();
+  std::vector<Any> args = {Random(c.a, 1), Random(c.b, 2)};
+  Any ret;
+  for (auto _ : state) {
+    Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+    if (!s.ok()) {
+      state.SkipWithError(s.ToString().c_str());
+      return;
+    }
+    benchmark::ClobberMemory();
+  }
+  SetRate(state, c);
+}
+
+#define DNNL_OK(expr)                                                  \
+  do {                                                                 \
+    if ((expr) != dnnl_success) {                                      \
+      state.SkipWithError("oneDNN call failed: " #expr);               \
+      return;                                                          \
+    }                                                                  \
+  } while (0)
+
+void BM_Dnnl(benchmark::State& state, const Case& c, int threads) {
+  omp_set_num_threads(threads);
+  static dnnl_engine_t engine = nullptr;
+  static dnnl_stream_t stream = nullptr;
+  if (engine == nullptr) {
+    DNNL_OK(dnnl_engine_create(&engine, dnnl_cpu, 0));
+    DNNL_OK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+  }
+  std::vector<int64_t> out = OutShape(c);
+  int nd = static_cast<int>(c.a.size());
+  dnnl_format_tag_t tag = nd == 3 ? dnnl_abc : dnnl_ab;
+  dnnl_memory_desc_t a_md, b_md, c_md;
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&a_md, nd, c.a.data(), dnnl_f32, tag));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&b_md, nd, c.b.data(), dnnl_f32, tag));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&c_md, nd, out.data(), dnnl_f32, tag));
+  dnnl_matmul_desc_t desc;
+  DNNL_OK(dnnl_matmul_desc_init(&desc, &a_md, &b_md, nullptr, &c_md));
+  dnnl_primitive_desc_t pd;
+  DNNL_OK(dnnl_primitive_desc_create(&pd, &desc, nullptr, engine, nullptr));
+  dnnl_primitive_t prim;
+  DNNL_OK(dnnl_primitive_create(&prim, pd));
+  Tensor ta = Random(c.a, 1), tb = Random(c.b, 2);
+  Tensor tc = Tensor::Empty(out, DType::Float32()).value();
+  dnnl_memory_t ma, mb, mc;
+  DNNL_OK(dnnl_memory_create(&ma, &a_md, engine, ta.data<float>()));
+  DNNL_OK(dnnl_memory_create(&mb, &b_md, engine, tb.data<float>()));
+  DNNL_OK(dnnl_memory_create(&mc, &c_md, engine, tc.data<float>()));
+  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+  for (auto _ : state) {
+    DNNL_OK(dnnl_primitive_execute(prim, stream, 3, args));
+    DNNL_OK(dnnl_stream_wait(stream));
+    benchmark::ClobberMemory();
+  }
+  SetRate(state, c);
+  dnnl_memory_destroy(ma);
+  dnnl_memory_destroy(mb);
+  dnnl_memory_destroy(mc);
+  dnnl_primitive_destroy(prim);
+  dnnl_primitive_desc_destroy(pd);
+}
+
+// Collects each run's GFLOP/s (the median aggregate when repeated) for the
+// closing table.
+class TableReporter : public benchmark::ConsoleReporter {
+ public:
+  std::map<std::string, double> gflops;  // run name -> GFLOP/s
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.error_occurred) continue;
+      bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      if (r.run_type == Run::RT_Aggregate && !median) continue;
+      auto it = r.counters.find("GFLOPS");
+      if (it == r.counters.end()) continue;
+      std::string key = r.run_name.str();
+      if (median || !gflops.count(key) || r.run_type == Run::RT_Iteration) gflops[key] = it->second.value;
+      if (median) medians_.insert(key);
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  double Get(const std::string& name) const {
+    auto it = gflops.find(name + "/real_time");
+    if (it == gflops.end()) it = gflops.find(name);
+    return it == gflops.end() ? 0.0 : it->second;
+  }
+
+ private:
+  std::set<std::string> medians_;
+};
+
+std::string RunName(const char* lib, const Case& c, int threads) {
+  return std::string(lib) + "/" + c.name + "/threads:" + std::to_string(threads);
+}
+
+}  // namespace
+}  // namespace kiln
+
+int main(int argc, char** argv) {
+  using namespace kiln;  // NOLINT
+  for (const Case& c : Cases()) {
+    for (int threads : {1, 2}) {
+      // Kiln and oneDNN of one case run back to back, so both see the same
+      // machine load.
+      benchmark::RegisterBenchmark(RunName("kiln", c, threads).c_str(), BM_Kiln, c, threads)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark(RunName("dnnl", c, threads).c_str(), BM_Dnnl, c, threads)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  TableReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  std::printf("\n%-18s %7s %12s %12s %8s\n", "case", "threads", "kiln GF/s", "dnnl GF/s", "ratio");
+  for (const Case& c : Cases()) {
+    for (int threads : {1, 2}) {
+      double k = reporter.Get(RunName("kiln", c, threads));
+      double d = reporter.Get(RunName("dnnl", c, threads));
+      if (k == 0 && d == 0) continue;
+      std::printf("%-18s %7d %12.1f %12.1f %8.2f\n", c.name.c_str(), threads, k / 1e9, d / 1e9, d > 0 ? k / d : 0.0);
+    }
+  }
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,479 @@
+#include "compiler/tir/matmul_schedule.h"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
+
+namespace kiln {
+namespace tir {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+constexpr int kMaxRows = 8;    // MR: rows of accumulators
+constexpr int kCols = 32;      // NR: two 16-float vectors per row
+constexpr int kWideCols = 64;  // NR for one- or two-row problems (more independent FMAs)
+
+const int64_t* ConstInt(const PrimExpr& e) {
+  const auto* imm = e.as<IntImmNode>();
+  return imm ? &imm->value : nullptr;
+}
+
+bool IsVar(const PrimExpr& e, const VarNode* v) { return e.get() == v; }
+
+bool IsZero(const PrimExpr& e) {
+  const int64_t* c = ConstInt(e);
+  return c != nullptr && *c == 0;
+}
+
+// Two extents are the same when they are the same node, the same variable or
+// equal constants.
+bool SameExtent(const PrimExpr& a, const PrimExpr& b) {
+  if (a.get() == b.get()) return true;
+  const int64_t *ca = ConstInt(a), *cb = ConstInt(b);
+  return ca != nullptr && cb != nullptr && *ca == *cb;
+}
+
+class VarUses : public StmtExprVisitor {
+ public:
+  std::unordered_set<const VarNode*> vars;
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* v = e.as<VarNode>()) vars.insert(v);
+    StmtExprVisitor::VisitExpr(e);
+  }
+};
+
+bool Uses(const PrimExpr& e, const std::unordered_set<const VarNode*>& vars) {
+  VarUses u;
+  u.VisitExpr(e);
+  for (const VarNode* v : vars)
+    if (u.vars.count(v)) return true;
+  return false;
+}
+
+// Loads and stores of each buffer (by data handle) in a statement.
+class BufferRefs : public StmtExprVisitor {
+ public:
+  std::unordered_map<const VarNode*, int> loads, stores;
+  std::vector<const BufferLoadNode*> load_nodes;
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* l = e.as<BufferLoadNode>()) {
+      ++loads[l->buffer->data.get()];
+      load_nodes.push_back(l);
+    }
+    StmtExprVisitor::VisitExpr(e);
+  }
+  void VisitStmt(const Stmt& s) override {
+    if (const auto* st = As<BufferStoreNode>(s)) ++stores[st->buffer->data.get()];
+    StmtExprVisitor::VisitStmt(s);
+  }
+  int Refs(const VarNode* v) const {
+    auto l = loads.find(v);
+    auto s = stores.find(v);
+    return (l == loads.end() ? 0 : l->second) + (s == stores.end() ? 0 : s->second);
+  }
+};
+
+BufferRefs RefsOf(const Stmt& s) {
+  BufferRefs r;
+  r.VisitStmt(s);
+  return r;
+}
+
+// Replaces every load of one buffer by an expression (indices ignored: the
+// caller has checked they are the canonical ones).
+class ReplaceLoads : public StmtExprMutator {
+ public:
+  ReplaceLoads(const VarNode* data, PrimExpr with) : data_(data), with_(std::move(with)) {}
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    if (const auto* l = e.as<BufferLoadNode>()) {
+      if (l->buffer->data.get() == data_) return with_;
+    }
+    return StmtExprMutator::MutateExpr(e);
+  }
+
+ private:
+  const VarNode* data_;
+  PrimExpr with_;
+};
+
+// The loops of a perfect nest, outermost first, and the statement inside.
+std::vector<const ForNode*> PeelNest(const Stmt& s, Stmt* body) {
+  std::vector<const ForNode*> loops;
+  Stmt cur = s;
+  while (const auto* f = As<ForNode>(cur)) {
+    loops.push_back(f);
+    cur = f->body;
+  }
+  *body = cur;
+  return loops;
+}
+
+struct MatmulNest {
+  std::vector<const ForNode*> loops;  // batch.., i, j, k
+  Buffer c, a, b;
+  std::vector<PrimExpr> c_idx, a_idx, b_idx;
+  PrimExpr init;
+};
+
+bool IndicesAreLoopVars(const std::vector<PrimExpr>& idx, const std::vector<const ForNode*>& loops, size_t n) {
+  if (idx.size() != n) return false;
+  for (size_t d = 0; d < n; ++d)
+    if (!IsVar(idx[d], loops[d]->loop_var.get())) return false;
+  return true;
+}
+
+bool SameIndices(const std::vector<PrimExpr>& x, const std::vector<PrimExpr>& y) {
+  if (x.size() != y.size()) return false;
+  for (size_t d = 0; d < x.size(); ++d)
+    if (x[d].get() != y[d].get()) return false;
+  return true;
+}
+
+bool MatchMatmul(const Stmt& s, MatmulNest* m) {
+  Stmt body;
+  m->loops = PeelNest(s, &body);
+  const auto& loops = m->loops;
+  if (loops.size() < 3) return false;
+  for (const ForNode* f : loops)
+    if (!IsZero(f->min)) return false;
+  const auto* seq = As<SeqStmtNode>(body);
+  if (seq == nullptr || seq->seq.size() != 2) return false;
+  const auto* guard = As<IfThenElseNode>(seq->seq[0]);
+  const auto* update = As<BufferStoreNode>(seq->seq[1]);
+  if (guard == nullptr || guard->else_case || update == nullptr) return false;
+  const VarNode* k = loops.back()->loop_var.get();
+  const VarNode* i = loops[loops.size() - 3]->loop_var.get();
+  const VarNode* j = loops[loops.size() - 2]->loop_var.get();
+  const auto* eq = guard->cond.as<EQNode>();
+  if (eq == nullptr || !IsVar(eq->a, k) || !IsZero(eq->b)) return false;
+  const auto* init = As<BufferStoreNode>(guard->then_case);
+  if (init == nullptr || init->buffer != update->buffer || !init->value.as<FloatImmNode>()) return false;
+
+  m->c = update->buffer;
+  m->c_idx = update->indices;
+  if (m->c->dtype != DType::Float32() || !m->c->strides.empty()) return false;
+  if (!IndicesAreLoopVars(update->indices, loops, loops.size() - 1)) return false;
+  if (!SameIndices(init->indices, update->indices)) return false;
+  m->init = init->value;
+
+  const auto* add = update->value.as<AddNode>();
+  if (add == nullptr) return false;
+  PrimExpr acc = add->a, prod = add->b;
+  if (!acc.as<BufferLoadNode>() || acc.as<BufferLoadNode>()->buffer != m->c) std::swap(acc, prod);
+  const auto* acc_load = acc.as<BufferLoadNode>();
+  const auto* mul = prod.as<MulNode>();
+  if (acc_load == nullptr || acc_load->buffer != m->c || !SameIndices(acc_load->indices, update->indices) ||
+      mul == nullptr) {
+    return false;
+  }
+  const auto* x = mul->a.as<BufferLoadNode>();
+  const auto* y = mul->b.as<BufferLoadNode>();
+  if (x == nullptr || y == nullptr) return false;
+  auto is_a = [&](const BufferLoadNode* l) {
+    size_t n = l->indices.size();
+    return n >= 2 && IsVar(l->indices[n - 2], i) && IsVar(l->indices[n - 1], k);
+  };
+  auto is_b = [&](const BufferLoadNode* l) {
+    size_t n = l->indices.size();
+    return n >= 2 && IsVar(l->indices[n - 2], k) && IsVar(l->indices[n - 1], j);
+  };
+  if (!(is_a(x) && is_b(y))) std::swap(x, y);
+  if (!(is_a(x) && is_b(y))) return false;
+  for (const BufferLoadNode* l : {x, y}) {
+    if (l->buffer == m->c || l->buffer->dtype != DType::Float32() || !l->buffer->strides.empty()) return false;
+    for (size_t d = 0; d + 2 < l->indices.size(); ++d)
+      if (Uses(l->indices[d], {i, j, k})) return false;
+  }
+  m->a = x->buffer;
+  m->a_idx = x->indices;
+  m->b = y->buffer;
+  m->b_idx = y->indices;
+  return true;
+}
+
+// One fused elementwise stage: D[vars] = value, reading the previous stage's
+// buffer `src` at [vars].
+struct EpilogueStage {
+  std::vector<const ForNode*> loops;
+  Buffer src;
+  Buffer dst;
+  PrimExpr value;
+};
+
+bool MatchEpilogue(const Stmt& s, const Buffer& src, const std::vector<const ForNode*>& out_loops,
+                   EpilogueStage* e) {
+  Stmt body;
+  e->loops = PeelNest(s, &body);
+  if (e->loops.size() != out_loops.size()) return false;
+  for (size_t d = 0; d < out_loops.size(); ++d) {
+    if (!IsZero(e->loops[d]->min) || !SameExtent(e->loops[d]->extent, out_loops[d]->extent)) return false;
+  }
+  const auto* st = As<BufferStoreNode>(body);
+  if (st == nullptr || !IndicesAreLoopVars(st->indices, e->loops, e->loops.size())) return false;
+  if (st->buffer == src || !st->buffer->strides.empty() || st->buffer->dtype != DType::Float32()) return false;
+  BufferRefs refs;
+  refs.VisitExpr(st->value);
+  if (refs.loads.count(st->buffer->data.get()) || !refs.loads.count(src->data.get())) return false;
+  for (const BufferLoadNode* l : refs.load_nodes) {
+    if (l->buffer == src && !IndicesAreLoopVars(l->indices, e->loops, e->loops.size())) return false;
+  }
+  e->src = src;
+  e->dst = st->buffer;
+  e->value = st->value;
+  return true;
+}
+
+struct Parts {
+  MatmulNest mm;
+  std::vector<EpilogueStage> epilogue;
+  int threads = 1;
+};
+
+class KernelBuilder {
+ public:
+  explicit KernelBuilder(const Parts& p) : p_(p) {
+    const auto& loops = p.mm.loops;
+    size_t nb = loops.size() - 3;
+    for (size_t d = 0; d < nb; ++d) batch_.push_back(loops[d]);
+    m_ = loops[nb]->extent;
+    n_ = loops[nb + 1]->extent;
+    k_ = loops[nb + 2]->extent;
+    const int64_t* ms = ConstInt(m_);
+    const int64_t* ns = ConstInt(n_);
+    mr_ = kMaxRows;
+    if (ms != nullptr && *ms < mr_) mr_ = static_cast<int>(std::max<int64_t>(*ms, 1));
+    nr_ = mr_ <= 2 ? kWideCols : kCols;
+    if (ns != nullptr && *ns < nr_) nr_ = static_cast<int>(std::max<int64_t>(*ns, 1));
+  }
+
+  Stmt Build() {
+    DType i64 = DType::Int64();
+    auto c = [&](int64_t v) { return IntImm(i64, v); };
+    auto div = [](PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorDiv, a, b); };
+    auto mod = [](PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, a, b); };
+    const int64_t* ms = ConstInt(m_);
+    const int64_t* ns = ConstInt(n_);
+    // Row blocks: full tiles of mr rows, then one block per leftover row.
+    PrimExpr mt = ms ? c(*ms / mr_) : div(m_, c(mr_));
+    PrimExpr mrem = ms ? c(*ms % mr_) : mod(m_, c(mr_));
+    PrimExpr rb_count = ms ? c(*ms / mr_ + *ms % mr_) : mt + mrem;
+    PrimExpr cb_count = ns ? c((*ns + nr_ - 1) / nr_) : div(n_ + c(nr_ - 1), c(nr_));
+    bool rows_exact = ms && *ms % mr_ == 0;
+    bool cols_exact = ns && *ns % nr_ == 0;
+
+    Var t = MakeVar("tile");
+    Var rb = MakeVar("rb"), cb = MakeVar("cb");
+    Var row0 = MakeVar("row0"), col0 = MakeVar("col0");
+
+    // Batch indices from the tile number (last batch dimension fastest).
+    std::vector<std::pair<Var, PrimExpr>> lets;
+    PrimExpr rest = div(PrimExpr(t), rb_count * cb_count);
+    int64_t total_static = 1;
+    bool all_static = ms && ns;
+    for (size_t d = batch_.size(); d-- > 0;) {
+      const ForNode* f = batch_[d];
+      Var bv = MakeVar(f->loop_var->name, f->loop_var->dtype);
+      batch_vals_.push_back(bv);
+      lets.push_back({bv, d == 0 ? rest : mod(rest, f->extent)});
+      rest = div(rest, f->extent);
+      const int64_t* e = ConstInt(f->extent);
+      if (e) total_static *= *e; else all_static = false;
+    }
+    std::reverse(batch_vals_.begin(), batch_vals_.end());
+    lets.push_back({rb, mod(PrimExpr(t), rb_count)});
+    lets.push_back({cb, mod(div(PrimExpr(t), rb_count), cb_count)});
+    lets.push_back({col0, PrimExpr(cb) * c(nr_)});
+
+    // Rows: a full tile, or one leftover row.
+    auto rows_part = [&](int64_t width_static, PrimExpr width) {
+      Stmt full = std::make_shared<LetStmtNode>(row0, PrimExpr(rb) * c(mr_),
+                                                Kernel(row0, mr_, col0, width_static, width));
+      if (rows_exact) return full;
+      Var row0b = MakeVar("row0");
+      Stmt one = std::make_shared<LetStmtNode>(row0b, mt * c(mr_) + (PrimExpr(rb) - mt),
+                                               Kernel(row0b, 1, col0, width_static, width));
+      return Stmt(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt), full, one));
+    };
+    Stmt inner;
+    if (cols_exact) {
+      inner = rows_part(nr_, c(nr_));
+    } else {
+      PrimExpr width = n_ - PrimExpr(col0);
+      inner = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLE, PrimExpr(col0) + c(nr_), n_),
+                                               rows_part(nr_, c(nr_)), rows_part(-1, width));
+    }
+    for (size_t l = lets.size(); l-- > 0;) inner = std::make_shared<LetStmtNode>(lets[l].first, lets[l].second, inner);
+
+    PrimExpr count = rb_count * cb_count;
+    for (const ForNode* f : batch_) count = count * f->extent;
+    bool parallel = p_.threads >= 2;
+    if (all_static) {
+      int64_t work = total_static * *ms * *ns;
+      if (const int64_t* ks = ConstInt(k_)) work *= *ks;
+      parallel = parallel && work >= kMinParallelMatmulWork;
+      count = c(total_static * (*ms / mr_ + *ms % mr_) * ((*ns + nr_ - 1) / nr_));
+    }
+    return std::make_shared<ForNode>(t, c(0), count, parallel ? ForKind::kParallel : ForKind::kSerial, inner);
+  }
+
+ private:
+  // The tile at (row0, col0): `mr` rows (static) x `width` columns, where
+  // width_static is the width when known (> 0) and nr_ bounds it.
+  Stmt Kernel(const Var& row0, int mr, const Var& col0, int64_t width_static, const PrimExpr& width) {
+    DType f32 = DType::Float32(), i64 = DType::Int64();
+    auto acc_node = std::make_shared<BufferNode>();
+    acc_node->name = "acc";
+    acc_node->data = MakeVar("acc_data", HandleType());
+    acc_node->dtype = f32;
+    acc_node->shape = {IntImm(i64, mr), IntImm(i64, nr_)};
+    acc_node->scope = "local";
+    Buffer acc = acc_node;
+    PrimExpr w = width_static > 0 ? IntImm(i64, width_static) : width;
+    auto grid = [&](const std::string& tag, const std::function<Stmt(const Var&, const Var&)>& body) {
+      Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
+      Stmt inner = std::make_shared<ForNode>(jj, IntImm(i64, 0), w, ForKind::kVectorized, body(ii, jj));
+      return std::make_shared<ForNode>(ii, IntImm(i64, 0), IntImm(i64, mr), ForKind::kUnrolled, inner);
+    };
+    const auto& loops = p_.mm.loops;
+    size_t nb = batch_.size();
+    const VarNode* iv = loops[nb]->loop_var.get();
+    const VarNode* jv = loops[nb + 1]->loop_var.get();
+    const VarNode* kv = loops[nb + 2]->loop_var.get();
+
+    Stmt zero = grid("_init", [&](const Var& ii, const Var& jj) {
+      return Store(acc, p_.mm.init, {PrimExpr(ii), PrimExpr(jj)});
+    });
+    Var k = MakeVar("k");
+    Stmt update = grid("", [&](const Var& ii, const Var& jj) {
+      VarMap map;
+      for (size_t d = 0; d < nb; ++d) map[batch_[d]->loop_var.get()] = PrimExpr(batch_vals_[d]);
+      map[iv] = PrimExpr(row0) + PrimExpr(ii);
+      map[jv] = PrimExpr(col0) + PrimExpr(jj);
+      map[kv] = PrimExpr(k);
+      PrimExpr a = Substitute(Load(p_.mm.a, p_.mm.a_idx), map);
+      PrimExpr b = Substitute(Load(p_.mm.b, p_.mm.b_idx), map);
+      PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
+      return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{a, b, cur})),
+                   {PrimExpr(ii), PrimExpr(jj)});
+    });
+    Stmt kloop = std::make_shared<ForNode>(k, IntImm(i64, 0), k_, ForKind::kSerial, update);
+    Stmt store = grid("_out", [&](const Var& ii, const Var& jj) {
+      std::vector<PrimExpr> idx;
+      for (size_t d = 0; d < nb; ++d) idx.push_back(PrimExpr(batch_vals_[d]));
+      idx.push_back(PrimExpr(row0) + PrimExpr(ii));
+      idx.push_back(PrimExpr(col0) + PrimExpr(jj));
+      PrimExpr v = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
+      Buffer dst = p_.mm.c;
+      for (const EpilogueStage& e : p_.epilogue) {
+        VarMap map;
+        for (size_t d = 0; d < idx.size(); ++d) map[e.loops[d]->loop_var.get()] = idx[d];
+        v = Substitute(ReplaceLoads(e.src->data.get(), v).MutateExpr(e.value), map);
+        dst = e.dst;
+      }
+      return Store(dst, v, idx);
+    });
+    return std::make_shared<AllocateNode>(acc, Seq({zero, kloop, store}));
+  }
+
+  const Parts& p_;
+  std::vector<const ForNode*> batch_;
+  std::vector<Var> batch_vals_;
+  PrimExpr m_, n_, k_;
+  int mr_ = kMaxRows, nr_ = kCols;
+};
+
+// Finds matmul nests in statement sequences and rewrites them with their
+// fusable epilogues.
+class MatmulRewriter : public StmtExprMutator {
+ public:
+  MatmulRewriter(const PrimFunc& func, int threads) : threads_(threads) {
+    for (const auto& kv : func->buffer_map) params_.insert(kv.second->data.get());
+    all_refs_ = RefsOf(func->body);
+  }
+  bool changed = false;
+
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* seq = As<SeqStmtNode>(s)) return RewriteSeq(seq->seq, s);
+    if (As<ForNode>(s)) return RewriteSeq({s}, s);
+    return StmtExprMutator::MutateStmt(s);
+  }
+
+ private:
+  Stmt RewriteSeq(const std::vector<Stmt>& in, const Stmt& orig) {
+    std::vector<Stmt> out;
+    bool any = false;
+    for (size_t i = 0; i < in.size(); ++i) {
+      Parts parts;
+      if (!MatchMatmul(in[i], &parts.mm)) {
+        Stmt m = As<ForNode>(in[i]) ? in[i] : StmtExprMutator::MutateStmt(in[i]);
+        any = any || m != in[i];
+        out.push_back(m);
+        continue;
+      }
+      parts.threads = threads_;
+      // The matmul's own references to C: one load and two stores.
+      Buffer cur = parts.mm.c;
+      int cur_refs_here = 3;
+      std::vector<const ForNode*> out_loops(parts.mm.loops.begin(), parts.mm.loops.end() - 1);
+      size_t next = i + 1;
+      while (next < in.size() && !params_.count(cur->data.get())) {
+        EpilogueStage e;
+        if (!MatchEpilogue(in[next], cur, out_loops, &e)) break;
+        // `cur` must be read by this stage only.
+        BufferRefs stage = RefsOf(in[next]);
+        if (all_refs_.Refs(cur->data.get()) != cur_refs_here + stage.Refs(cur->data.get())) break;
+        parts.epilogue.push_back(e);
+        cur = e.dst;
+        cur_refs_here = 1;  // the stage's store
+        ++next;
+      }
+      out.push_back(KernelBuilder(parts).Build());
+      i = next - 1;
+      any = true;
+    }
+    if (!any) return orig;
+    changed = true;
+    return Seq(out);
+  }
+
+  int threads_;
+  std::unordered_set<const VarNode*> params_;
+  BufferRefs all_refs_;
+};
+
+// Removes allocations whose buffer is no longer referenced.
+class DropDeadAllocations : public StmtExprMutator {
+ public:
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* a = As<AllocateNode>(s)) {
+      Stmt body = MutateStmt(a->body);
+      if (RefsOf(body).Refs(a->buffer->data.get()) == 0) return body;
+      if (body == a->body) return s;
+      return std::make_shared<AllocateNode>(a->buffer, body);
+    }
+    return StmtExprMutator::MutateStmt(s);
+  }
+};
+
+}  // namespace
+
+PrimFunc ScheduleMatmuls(const PrimFunc& func, int num_threads_hint) {
+  MatmulRewriter rewriter(func, num_threads_hint);
+  Stmt body = rewriter.MutateStmt(func->body);
+  if (!rewriter.changed) return func;
+  body = DropDeadAllocations().MutateStmt(body);
+  auto copy = std::make_shared<PrimFuncNode>(*func);
+  copy->body = body;
+  return copy;
+}
+
+}  // namespace tir
+}  // namespace kiln

@@ -1,0 +1,51 @@
+// ScheduleMatmuls: rewrites matmul-like loop nests of lowered TIR into a
+// register-blocked micro-kernel, with elementwise epilogues fused in.
+//
+// A matmul nest (what legalize + LowerBlocks produce for R.matmul, batched or
+// not) is a perfect nest over (b0.., i, j, k), all loops starting at 0, whose
+// body is
+//   if k == 0: C[b0.., i, j] = <float constant>
+//   C[b0.., i, j] = C[b0.., i, j] + A[.., i, k] * B[.., k, j]     (float32)
+// where the leading indices of A and B use neither i, j nor k (batch
+// broadcasting is fine). The operands may appear in either order.
+//
+// The rewrite computes the output in tiles of MR rows x NR columns (MR <= 8,
+// NR a multiple of 16 floats, or N when N is smaller): a local accumulator
+// acc[MR, NR] is zeroed, then for each k every row ii (unrolled) gets
+// acc[ii, :] = fma(A[row0 + ii, k], B[k, col0 : col0 + NR], acc[ii, :]) with
+// the column loop vectorized, so LLVM keeps acc in vector registers and the
+// inner loop is broadcast x vector FMAs. Rows that do not fill a tile run a
+// one-row kernel; a column block that does not fill NR runs a vectorized loop
+// of the remaining width. Tiles (batch x column blocks x row blocks, rows
+// fastest so consecutive tiles share a panel of B) form one loop, parallel
+// when num_threads_hint >= 2 and the work is large enough.
+//
+// Epilogue fusion: when C is a buffer allocated inside the function and the
+// statement right after the nest is a perfect nest over the same extents that
+// stores D[v..] = f(C[v..], other loads indexed by v..) with C read nowhere
+// else, f is applied to the accumulators and D is stored instead of C; this
+// repeats along the chain (bias, activation, residual). Allocations that are
+// no longer used are removed.
+//
+// Results differ from the naive loop only by FMA contraction (one rounding
+// per multiply-add instead of two). Pre: `func` is lowered (no BlockRealize).
+// Returns the same PrimFunc when no matmul nest is found.
+#ifndef KILN_COMPILER_TIR_MATMUL_SCHEDULE_H_
+#define KILN_COMPILER_TIR_MATMUL_SCHEDULE_H_
+
+#include <cstdint>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+
+// Multiply-adds (M * N * K) below which the tile loop stays serial.
+constexpr int64_t kMinParallelMatmulWork = 256 * 1024;
+
+ir::PrimFunc ScheduleMatmuls(const ir::PrimFunc& func, int num_threads_hint);
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_MATMUL_SCHEDULE_H_
