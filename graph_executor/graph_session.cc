@@ -4,6 +4,7 @@
 
 #include "runtime/allocator.h"
 #include "runtime/kernel_call.h"
+#include "runtime/thread_pool.h"
 
 namespace kiln {
 namespace graph_executor {
@@ -51,12 +52,21 @@ GraphSession::~GraphSession() {
 }
 
 Result<std::unique_ptr<GraphSession>> GraphSession::Create(std::shared_ptr<const LinkedProgram> program,
-                                                           const std::string& function) {
+                                                           const std::string& function,
+                                                           const GraphSessionOptions& options) {
   if (program == nullptr) return InvalidArgument("GraphSession::Create: no program");
+  if (options.num_threads < 0 || options.num_threads > kMaxThreads) {
+    return InvalidArgument(StrFormat("GraphSessionOptions: num_threads is %d; use 0 (one per core) to %d",
+                                     options.num_threads, kMaxThreads));
+  }
   int32_t g = program->program.FindGraph(function);
   if (g < 0) return NotFound("no static graph for function '" + function + "'");
   std::unique_ptr<GraphSession> s(new GraphSession());
   s->program_ = std::move(program);
+  s->pool_ = options.thread_pool;
+  if (s->pool_ == nullptr && options.num_threads > 0) s->pool_ = ThreadPool::Shared(options.num_threads);
+  if (s->pool_ == nullptr) s->pool_ = s->program_->thread_pool;
+  if (s->pool_ == nullptr) s->pool_ = ThreadPool::Global();
   s->graph_ = &s->program_->program.graphs[g];
   s->function_ = function;
   KILN_RETURN_IF_ERROR(s->Prepare());
@@ -186,12 +196,14 @@ Status GraphSession::Run(Span<const Tensor> inputs, Span<const Tensor> outputs) 
   }
 
   Status status;
+  // Library kernels (oneDNN) size themselves by, and park, the current pool.
+  ThreadPool::ScopedCurrent current(pool_);
   for (size_t ni = 0; ni < nodes_.size() && status.ok(); ++ni) {
     Node& node = nodes_[ni];
     const ResolvedCallable& c = *node.callee;
     if (c.kind == CallableKind::kKernel) {
       status = CallKernel(c.kernel, c.name, node.args.data(), static_cast<int32_t>(node.args.size()),
-                          program_->thread_pool);
+                          pool_);
     } else {
       Any ret;
       status = c.packed(Span<const Any>(node.values.data(), node.values.size()), &ret);

@@ -26,19 +26,33 @@
 namespace kiln {
 namespace graph_executor {
 
+// Where the session's kernels launch parallel work (runtime/thread_pool.h);
+// library kernels (oneDNN) use the same thread count.
+struct GraphSessionOptions {
+  // nullptr: the shared pool of num_threads. A caller's pool must outlive the
+  // session.
+  ThreadPool* thread_pool = nullptr;
+  // 0: the program's pool (the module's default, chosen at load); otherwise
+  // the shared pool of that many threads. Outside [0, kMaxThreads]: Create
+  // fails with kInvalidArgument.
+  int num_threads = 0;
+};
+
 class GraphSession {
  public:
   // kNotFound when `program` has no static graph for `function`;
   // kResourceExhausted when the arena cannot be allocated.
   static Result<std::unique_ptr<GraphSession>> Create(std::shared_ptr<const LinkedProgram> program,
-                                                      const std::string& function);
+                                                      const std::string& function,
+                                                      const GraphSessionOptions& options = {});
   // The same from a loaded vm::Module (or anything with linked_program()),
   // without this library depending on the VM.
   template <typename ModuleT>
-  static auto Create(const std::shared_ptr<const ModuleT>& module, const std::string& function)
+  static auto Create(const std::shared_ptr<const ModuleT>& module, const std::string& function,
+                     const GraphSessionOptions& options = {})
       -> decltype(module->linked_program(), Result<std::unique_ptr<GraphSession>>(Status())) {
     if (module == nullptr) return InvalidArgument("GraphSession::Create: no module");
-    return Create(module->linked_program(), function);
+    return Create(module->linked_program(), function, options);
   }
   ~GraphSession();
   GraphSession(const GraphSession&) = delete;
@@ -55,6 +69,9 @@ class GraphSession {
   // the input/output ("main: input x: expected float32[1, 784], got float32[1, 100]").
   Status Run(Span<const Tensor> inputs, Span<const Tensor> outputs);
 
+  // The pool this session's kernels launch on (never null).
+  ThreadPool* thread_pool() const { return pool_; }
+
  private:
   struct Node;
   GraphSession() = default;
@@ -62,6 +79,7 @@ class GraphSession {
   std::string InputName(size_t i) const;
 
   std::shared_ptr<const LinkedProgram> program_;
+  ThreadPool* pool_ = nullptr;  // not owned
   const ProgramGraph* graph_ = nullptr;
   std::string function_;
   std::vector<std::string> input_names_;

@@ -2,6 +2,7 @@
 // Nothing here re-checks what the verifier proved (indices, jump targets,
 // builtin operand shapes); only run-time values (kinds, shapes) are checked.
 #include "runtime/kernel_call.h"
+#include "runtime/thread_pool.h"
 #include "vm/module_impl.h"
 
 namespace kiln {
@@ -36,6 +37,9 @@ Status ContextImpl::InvokeIndex(int32_t function, Span<const Any> args, Any* res
                                      f.params.size() == 1 ? "" : "s", args.size()));
   }
   Any ret;
+  // Library kernels called from here (oneDNN) size themselves by, and park,
+  // the current pool.
+  ThreadPool::ScopedCurrent current(pool_);
   KILN_RETURN_IF_ERROR(Execute(function, args, &ret, 0));
   if (result != nullptr) *result = std::move(ret);
   return Status::Ok();
@@ -120,7 +124,7 @@ Status ContextImpl::Execute(int32_t function, Span<const Any> args, Any* result,
               }
             }
             status = CallKernel(callee.kernel, callee.name, frame.kernel_args.data(),
-                                static_cast<int32_t>(ins.num_args), linked.thread_pool);
+                                static_cast<int32_t>(ins.num_args), pool_);
             if (!status.ok()) status.Annotate(meta.name);
             break;
           }

@@ -2,6 +2,7 @@
 
 #include "runtime/kernel_call.h"
 #include "runtime/mapped_file.h"
+#include "runtime/thread_pool.h"
 #include "runtime/vmfb_loader.h"
 #include "vm/builtins.h"
 #include "vm/module_impl.h"
@@ -12,10 +13,13 @@ namespace {
 
 // A kernel passed as a value (ArgKind::kCallable): callable like a packed
 // function, with tensor/int/float arguments.
-PackedFunc KernelAsPackedFunc(const ResolvedCallable& r, ThreadPool* pool) {
+// It launches on the calling context's pool (ThreadPool::Current()), or on the
+// module's default pool when called from outside any context.
+PackedFunc KernelAsPackedFunc(const ResolvedCallable& r, ThreadPool* default_pool) {
   kiln_kernel_fn fn = r.kernel;
   std::string name = r.name;
-  return [fn, name, pool](Span<const Any> args, Any*) -> Status {
+  return [fn, name, default_pool](Span<const Any> args, Any*) -> Status {
+    ThreadPool* pool = ThreadPool::Current() != nullptr ? ThreadPool::Current() : default_pool;
     std::vector<kiln_kernel_arg> kargs(args.size());
     for (size_t i = 0; i < args.size(); ++i) {
       const Any& a = args[i];
@@ -44,11 +48,22 @@ ValueInfo ToValueInfo(const ProgramValueInfo& v) {
   return out;
 }
 
+// kInvalidArgument unless 0 <= n <= kMaxThreads.
+Status CheckNumThreads(int n, const char* what) {
+  if (n < 0 || n > kMaxThreads) {
+    return InvalidArgument(StrFormat("%s: num_threads is %d; use 0 (one per core) to %d", what, n, kMaxThreads));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 Result<std::shared_ptr<const Module>> ModuleImpl::Create(FileBytes bytes, const LoadOptions& options) {
+  KILN_RETURN_IF_ERROR(CheckNumThreads(options.num_threads, "LoadOptions"));
   LinkOptions link;
-  link.thread_pool = options.thread_pool;
+  // The linked program records the pool, so graph sessions made from it
+  // default to the same one.
+  link.thread_pool = options.thread_pool != nullptr ? options.thread_pool : ThreadPool::Shared(options.num_threads);
   link.resolve_builtin = LookupBuiltin;
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const LinkedProgram> linked, LoadVmfb(std::move(bytes), link));
   KILN_ASSIGN_OR_RETURN(std::vector<DecodedFunction> functions, VerifyAndDecode(*linked));
@@ -126,8 +141,19 @@ std::string ModuleImpl::TargetDescription() const {
 bool ModuleImpl::HasStaticGraph(const std::string& function) const { return program().FindGraph(function) >= 0; }
 
 std::unique_ptr<Context> ModuleImpl::CreateContext() const {
-  return std::make_unique<ContextImpl>(shared_from_this());
+  return std::make_unique<ContextImpl>(shared_from_this(), thread_pool());
 }
+
+Result<std::unique_ptr<Context>> ModuleImpl::CreateContext(const ContextOptions& options) const {
+  KILN_RETURN_IF_ERROR(CheckNumThreads(options.num_threads, "ContextOptions"));
+  ThreadPool* pool = options.thread_pool;
+  if (pool == nullptr) pool = options.num_threads > 0 ? ThreadPool::Shared(options.num_threads) : thread_pool();
+  return std::unique_ptr<Context>(std::make_unique<ContextImpl>(shared_from_this(), pool));
+}
+
+ContextImpl::ContextImpl(std::shared_ptr<const ModuleImpl> module)
+    : module_(std::move(module)),
+      pool_(ThreadPool::Current() != nullptr ? ThreadPool::Current() : module_->thread_pool()) {}
 
 Result<std::shared_ptr<const Module>> Module::LoadFile(const std::string& path, const LoadOptions& options) {
   Result<FileBytes> bytes = MapFile(path);

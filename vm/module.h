@@ -41,9 +41,27 @@ struct FunctionSignature {
   std::vector<ValueInfo> results;
 };
 
+// Threads. Every call runs its kernels' parallel loops on one ThreadPool, and
+// library kernels (oneDNN) use that pool's thread count (runtime/thread_pool.h).
+// The module has a default pool, chosen at load; a context may choose another.
+// Pools are shared per size (ThreadPool::Shared), so contexts asking for the
+// same count share workers, and contexts of different counts coexist.
 struct LoadOptions {
-  // Thread pool for kernels; nullptr: ThreadPool::Global().
+  // The module's default pool; nullptr: the shared pool of num_threads. A
+  // caller's pool must outlive the module and every context and graph session
+  // made from it.
   ThreadPool* thread_pool = nullptr;
+  // Threads for kernels when thread_pool is null: 0 means the number of cores
+  // (DefaultThreadCount()); 1 runs every kernel on the calling thread. Outside
+  // [0, kMaxThreads] the load fails with kInvalidArgument.
+  int num_threads = 0;
+};
+
+struct ContextOptions {
+  // This context's pool; nullptr: the shared pool of num_threads.
+  ThreadPool* thread_pool = nullptr;
+  // 0: the module's default pool; otherwise as LoadOptions::num_threads.
+  int num_threads = 0;
 };
 
 class Context;
@@ -74,8 +92,13 @@ class Module {
   // Whether a static graph exists for `function` (runnable by graph_executor).
   virtual bool HasStaticGraph(const std::string& function) const = 0;
 
-  // A new call context for this module.
+  // A new call context for this module, on the module's default pool.
   virtual std::unique_ptr<Context> CreateContext() const = 0;
+  // A new call context with its own thread options; kInvalidArgument for a
+  // thread count outside [0, kMaxThreads].
+  virtual Result<std::unique_ptr<Context>> CreateContext(const ContextOptions& options) const = 0;
+  // The default pool of this module's contexts (never null).
+  virtual ThreadPool* thread_pool() const = 0;
 
   // The decoded program with its resolved kernels and packed functions
   // (runtime/program.h), e.g. for graph_executor::GraphSession::Create.
@@ -89,6 +112,9 @@ class Context {
   // Runs `function` with `args`; the results (one Any, a tuple for several)
   // go to *result. Argument errors name the function, argument and dimension.
   virtual Status Invoke(const std::string& function, Span<const Any> args, Any* result) = 0;
+  // The pool this context's kernels launch on, and so its thread count
+  // (thread_pool()->num_threads()). Never null.
+  virtual ThreadPool* thread_pool() const = 0;
 };
 
 }  // namespace vm

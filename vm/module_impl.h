@@ -27,6 +27,8 @@ class ModuleImpl final : public Module, public std::enable_shared_from_this<Modu
   std::string TargetDescription() const override;
   bool HasStaticGraph(const std::string& function) const override;
   std::unique_ptr<Context> CreateContext() const override;
+  Result<std::unique_ptr<Context>> CreateContext(const ContextOptions& options) const override;
+  ThreadPool* thread_pool() const override { return linked_->thread_pool; }
   std::shared_ptr<const LinkedProgram> linked_program() const override { return linked_; }
 
   const Program& program() const { return linked_->program; }
@@ -47,8 +49,15 @@ class ModuleImpl final : public Module, public std::enable_shared_from_this<Modu
 // One caller's state: a stack of frames reused across calls. Thread-compatible.
 class ContextImpl final : public Context {
  public:
-  explicit ContextImpl(std::shared_ptr<const ModuleImpl> module) : module_(std::move(module)) {}
+  // `pool`: where kernels launch; never null.
+  ContextImpl(std::shared_ptr<const ModuleImpl> module, ThreadPool* pool)
+      : module_(std::move(module)), pool_(pool) {}
+  // Runs on the pool of whoever calls: the caller's current pool
+  // (ThreadPool::Current(), e.g. a bytecode function value called from a
+  // kernel's context), else the module's default.
+  explicit ContextImpl(std::shared_ptr<const ModuleImpl> module);
   Status Invoke(const std::string& function, Span<const Any> args, Any* result) override;
+  ThreadPool* thread_pool() const override { return pool_; }
   // Invoke by index, checking the argument count.
   Status InvokeIndex(int32_t function, Span<const Any> args, Any* result);
 
@@ -57,6 +66,7 @@ class ContextImpl final : public Context {
   Frame& FrameAt(int depth);
 
   std::shared_ptr<const ModuleImpl> module_;
+  ThreadPool* pool_;  // not owned: caller-owned or a process-lifetime shared pool
   std::vector<std::unique_ptr<Frame>> frames_;  // by call depth; pointers stay stable as it grows
 };
 

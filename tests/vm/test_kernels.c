@@ -60,14 +60,35 @@ static int32_t FailKernel(const kiln_kernel_env* env, const kiln_kernel_arg* arg
   return 7;
 }
 
+/* Each task writes num_tasks into its own slot out[1 + task]. */
+static int32_t ProbeTask(int32_t task, int32_t num_tasks, void* closure) {
+  float* out = (float*)closure;
+  out[1 + task] = (float)num_tasks;
+  return 0;
+}
+
+/* Reports the thread count the runtime offers: out[0] = env->num_threads, then
+ * one parallel_for with that many tasks (as generated code splits a parallel
+ * loop). Args: out (float32, at least 1 + num_threads elements). */
+static int32_t ThreadProbe(const kiln_kernel_env* env, const kiln_kernel_arg* args, int32_t num_args) {
+  float* out = F32(args[0].tensor);
+  if (NumElements(args[0].tensor) < 1 + (int64_t)env->num_threads) {
+    env->set_error(env->ctx, "thread_probe: output too small for the thread count");
+    return 1;
+  }
+  out[0] = (float)env->num_threads;
+  return env->parallel_for(env->ctx, env->num_threads, ProbeTask, out);
+}
+
 static const kiln_kernel_entry kKernels[] = {
     {"add_f32", AddF32, 3, 0},
     {"scale_parallel", ScaleParallel, 3, 0},
     {"fail_kernel", FailKernel, 1, 0},
+    {"thread_probe", ThreadProbe, 1, 0},
 };
 
 static const kiln_kernel_library kLibrary = {
-    KILN_KERNEL_ABI_VERSION, 3, kKernels, "x86_64-unknown-linux-gnu", "generic", "",
+    KILN_KERNEL_ABI_VERSION, 4, kKernels, "x86_64-unknown-linux-gnu", "generic", "",
 };
 
 __attribute__((visibility("default"))) const kiln_kernel_library* kiln_kernel_query(uint32_t abi_version) {
