@@ -1,0 +1,317 @@
+// ScheduleMatmuls: the structure it produces (no code generation), and the
+// numbers of compiled matmuls of many shapes against a double-precision
+// reference (through the driver and the VM).
+#include "compiler/tir/matmul_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/text/text.h"
+#include "compiler/tir/default_schedule.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/writer/vmfb_writer.h"
+#include "runtime/tensor.h"
+#include "vm/module.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+
+// ---------------------------------------------------------------- structure
+
+PrimFunc Func(Stmt body, std::vector<Buffer> params) {
+  auto f = std::make_shared<PrimFuncNode>();
+  f->name = "f";
+  for (const Buffer& b : params) {
+    Var h = MakeVar(b->name + "_handle", HandleType());
+    f->params.push_back(h);
+    f->buffer_map.push_back({h, b});
+  }
+  f->body = std::move(body);
+  return f;
+}
+
+Stmt Loop(const Var& v, PrimExpr extent, Stmt body) {
+  return std::make_shared<ForNode>(v, 0, std::move(extent), ForKind::kSerial, std::move(body));
+}
+
+// for i, j, k: if k == 0: C[i, j] = 0; C[i, j] = C[i, j] + A[i, k] * B[k, j]
+Stmt MatmulNest(const Buffer& a, const Buffer& b, const Buffer& c, PrimExpr m, PrimExpr n, PrimExpr k_ext) {
+  Var i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+  std::vector<PrimExpr> ij = {PrimExpr(i), PrimExpr(j)};
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, PrimExpr(k), 0),
+                                               Store(c, FloatImm(DType::Float32(), 0), ij), nullptr);
+  Stmt upd = Store(c, Load(c, ij) + Load(a, {PrimExpr(i), PrimExpr(k)}) * Load(b, {PrimExpr(k), PrimExpr(j)}), ij);
+  return Loop(i, m, Loop(j, n, Loop(k, k_ext, Seq({init, upd}))));
+}
+
+struct Census : StmtExprVisitor {
+  int fma = 0, parallel = 0, vectorized = 0, unrolled = 0, allocs = 0;
+  std::vector<std::string> stored;
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* c = e.as<CallNode>()) fma += c->op == "fma";
+    StmtExprVisitor::VisitExpr(e);
+  }
+  void VisitStmt(const Stmt& s) override {
+    if (const auto* f = As<ForNode>(s)) {
+      parallel += f->for_kind == ForKind::kParallel;
+      vectorized += f->for_kind == ForKind::kVectorized;
+      unrolled += f->for_kind == ForKind::kUnrolled;
+    }
+    if (As<AllocateNode>(s)) ++allocs;
+    if (const auto* st = As<BufferStoreNode>(s)) stored.push_back(st->buffer->name);
+    StmtExprVisitor::VisitStmt(s);
+  }
+};
+
+Census Count(const PrimFunc& f) {
+  Census c;
+  c.VisitStmt(f->body);
+  return c;
+}
+
+TEST(MatmulScheduleTest, StaticMatmulBecomesParallelMicroKernel) {
+  Buffer a = MakeBuffer("A", {PrimExpr(64), PrimExpr(784)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(784), PrimExpr(128)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(64), PrimExpr(128)}, DType::Float32());
+  PrimFunc f = Func(MatmulNest(a, b, c, 64, 128, 784), {a, b, c});
+  PrimFunc out = ScheduleMatmuls(f, 2);
+  ASSERT_NE(out, f);
+  const auto* tile = As<ForNode>(out->body);
+  ASSERT_NE(tile, nullptr);
+  EXPECT_EQ(tile->for_kind, ForKind::kParallel);
+  ASSERT_NE(tile->extent.as<IntImmNode>(), nullptr);
+  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, (64 / 8) * (128 / 32));  // exact tiles: one kernel
+  Census census = Count(out);
+  EXPECT_EQ(census.fma, 1);
+  EXPECT_EQ(census.allocs, 1);        // the accumulator
+  EXPECT_EQ(census.vectorized, 3);    // zero, update, store
+  EXPECT_EQ(census.unrolled, 3);
+  // One thread: the same kernel, serial.
+  EXPECT_EQ(As<ForNode>(ScheduleMatmuls(f, 1)->body)->for_kind, ForKind::kSerial);
+}
+
+TEST(MatmulScheduleTest, SmallWorkStaysSerialAndEdgesGetTheirKernels) {
+  Buffer a = MakeBuffer("A", {PrimExpr(7), PrimExpr(5)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(5), PrimExpr(10)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(7), PrimExpr(10)}, DType::Float32());
+  PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, c, 7, 10, 5), {a, b, c}), 8);
+  EXPECT_EQ(As<ForNode>(out->body)->for_kind, ForKind::kSerial);
+  EXPECT_EQ(Count(out).fma, 1);  // 7 < 8 rows: one 7x10 tile, no edge kernel
+
+  Var n = MakeVar("n");
+  Buffer a2 = MakeBuffer("A", {PrimExpr(n), PrimExpr(64)}, DType::Float32());
+  Buffer b2 = MakeBuffer("B", {PrimExpr(64), PrimExpr(100)}, DType::Float32());
+  Buffer c2 = MakeBuffer("C", {PrimExpr(n), PrimExpr(100)}, DType::Float32());
+  PrimFunc out2 = ScheduleMatmuls(Func(MatmulNest(a2, b2, c2, PrimExpr(n), 100, 64), {a2, b2, c2}), 8);
+  EXPECT_EQ(As<ForNode>(out2->body)->for_kind, ForKind::kParallel);  // symbolic rows
+  // Full and one-row kernels, each for full and partial column blocks.
+  EXPECT_EQ(Count(out2).fma, 4);
+}
+
+TEST(MatmulScheduleTest, EpilogueIsFusedAndItsIntermediateDropped) {
+  // C = A @ B (allocated); D[i, j] = max(C[i, j] + bias[j], 0) (output).
+  Buffer a = MakeBuffer("A", {PrimExpr(16), PrimExpr(8)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(8), PrimExpr(32)}, DType::Float32());
+  Buffer bias = MakeBuffer("bias", {PrimExpr(32)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(16), PrimExpr(32)}, DType::Float32());
+  Buffer d = MakeBuffer("D", {PrimExpr(16), PrimExpr(32)}, DType::Float32());
+  Var i = MakeVar("i"), j = MakeVar("j");
+  std::vector<PrimExpr> ij = {PrimExpr(i), PrimExpr(j)};
+  Stmt epi = Loop(i, 16, Loop(j, 32, Store(d, MakeBinary(TirKind::kMax, Load(c, ij) + Load(bias, {PrimExpr(j)}),
+                                                              FloatImm(DType::Float32(), 0)),
+                                           ij)));
+  Stmt body = std::make_shared<AllocateNode>(c, Seq({MatmulNest(a, b, c, 16, 32, 8), epi}));
+  PrimFunc out = ScheduleMatmuls(Func(body, {a, b, bias, d}), 1);
+  Census census = Count(out);
+  EXPECT_EQ(census.allocs, 1);  // C is gone; only the accumulator remains
+  for (const std::string& s : census.stored) EXPECT_NE(s, "C");
+  EXPECT_EQ(census.stored.back(), "D");
+
+  // When the intermediate is read again later, it must still be stored.
+  Buffer e = MakeBuffer("E", {PrimExpr(16), PrimExpr(32)}, DType::Float32());
+  Var i2 = MakeVar("i"), j2 = MakeVar("j");
+  Stmt reuse = Loop(i2, 16, Loop(j2, 32, Store(e, Load(c, {PrimExpr(i2), PrimExpr(j2)}), {PrimExpr(i2), PrimExpr(j2)})));
+  Stmt body2 = std::make_shared<AllocateNode>(c, Seq({MatmulNest(a, b, c, 16, 32, 8), epi, reuse}));
+  Census census2 = Count(ScheduleMatmuls(Func(body2, {a, b, bias, d, e}), 1));
+  EXPECT_EQ(census2.allocs, 2);
+  EXPECT_EQ(census2.fma, 1);
+}
+
+TEST(MatmulScheduleTest, NonMatmulNestsAreLeftAlone) {
+  // The reduction is over j, not a matmul: S[i] += A[i, j].
+  Var i = MakeVar("i"), j = MakeVar("j");
+  Buffer a = MakeBuffer("A", {PrimExpr(8), PrimExpr(8)}, DType::Float32());
+  Buffer s = MakeBuffer("S", {PrimExpr(8)}, DType::Float32());
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, PrimExpr(j), 0),
+                                               Store(s, FloatImm(DType::Float32(), 0), {PrimExpr(i)}), nullptr);
+  Stmt upd = Store(s, Load(s, {PrimExpr(i)}) + Load(a, {PrimExpr(i), PrimExpr(j)}), {PrimExpr(i)});
+  PrimFunc f = Func(Loop(i, 8, Loop(j, 8, Seq({init, upd}))), {a, s});
+  EXPECT_EQ(ScheduleMatmuls(f, 8), f);
+}
+
+// ---------------------------------------------------------------- numbers
+
+std::vector<float> Random(int64_t count, uint64_t seed) {
+  std::vector<float> v(static_cast<size_t>(count));
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& x : v) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x = static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f;
+  }
+  return v;
+}
+
+Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& data) {
+  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
+  std::memcpy(t.data<float>(), data.data(), data.size() * sizeof(float));
+  return t;
+}
+
+std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
+  Result<IRModule> mod = text::ParseModule(source, "matmul_test.relax");
+  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+  if (!mod.ok()) return nullptr;
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, options);
+  EXPECT_TRUE(program.ok()) << program.status().ToString();
+  if (!program.ok()) return nullptr;
+  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
+  EXPECT_TRUE(bytes.ok());
+  if (!bytes.ok()) return nullptr;
+  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
+  std::memcpy(owned, bytes->data(), bytes->size());
+  auto loaded = vm::Module::LoadOwnedBuffer(
+      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  return loaded.ok() ? *loaded : nullptr;
+}
+
+std::string Shape(const std::vector<std::string>& dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    bool sym = !std::isdigit(static_cast<unsigned char>(dims[i][0]));
+    s += (i ? ", " : "") + (sym ? "\"" + dims[i] + "\"" : dims[i]);
+  }
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
+// main(a: (.., M, K), b: (K, N) [, bias: (N,)]) -> epilogue(a @ b)
+std::string Module(const std::vector<std::string>& a, const std::vector<std::string>& b,
+                   const std::vector<std::string>& out, const std::string& epilogue) {
+  std::string sym;
+  for (const auto& d : a)
+    if (!d.empty() && !std::isdigit(static_cast<unsigned char>(d[0]))) sym = d;
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(a: R.Tensor(" + Shape(a) +
+                    ", dtype=\"float32\"), b: R.Tensor(" + Shape(b) + ", dtype=\"float32\"), bias: R.Tensor(" +
+                    Shape({b.back()}) + ", dtype=\"float32\"), r: R.Tensor(" + Shape(out) +
+                    ", dtype=\"float32\")) -> R.Tensor(" + Shape(out) + ", dtype=\"float32\"):\n";
+  if (!sym.empty()) src += "        " + sym + " = T.int64()\n";
+  src += "        with R.dataflow():\n            c = R.matmul(a, b, out_dtype=\"void\")\n";
+  if (epilogue == "none") {
+    src += "            gv = c\n";
+  } else if (epilogue == "bias_relu") {
+    src += "            d = R.add(c, bias)\n            gv = R.nn.relu(d)\n";
+  } else if (epilogue == "bias_gelu_residual") {
+    src += "            d = R.add(c, bias)\n            e = R.nn.gelu(d)\n            gv = R.add(e, r)\n";
+  }
+  src += "            R.output(gv)\n        return gv\n";
+  return src;
+}
+
+float Epilogue(const std::string& kind, double acc, float bias, float res) {
+  if (kind == "none") return static_cast<float>(acc);
+  double v = acc + bias;
+  if (kind == "bias_relu") return static_cast<float>(v > 0 ? v : 0);
+  return static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))) + res);
+}
+
+// Runs `mod` on random inputs of batch x m x k and k x n and checks every
+// element against the reference.
+void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int64_t n, const std::string& epi) {
+  std::vector<int64_t> a_shape = batch ? std::vector<int64_t>{batch, m, k} : std::vector<int64_t>{m, k};
+  std::vector<int64_t> o_shape = batch ? std::vector<int64_t>{batch, m, n} : std::vector<int64_t>{m, n};
+  int64_t nb = batch ? batch : 1;
+  std::vector<float> a = Random(nb * m * k, 1), b = Random(k * n, 2), bias = Random(n, 3), r = Random(nb * m * n, 4);
+  std::vector<Any> args = {MakeTensor(a_shape, a), MakeTensor({k, n}, b), MakeTensor({n}, bias),
+                           MakeTensor(o_shape, r)};
+  Any ret;
+  std::unique_ptr<vm::Context> ctx = mod.CreateContext();
+  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  Result<Tensor> out = ret.AsTensor();
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->shape(), o_shape);
+  const float* got = out->data<float>();
+  int bad = 0;
+  for (int64_t p = 0; p < nb; ++p) {
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0;
+        for (int64_t t = 0; t < k; ++t) acc += double(a[(p * m + i) * k + t]) * b[t * n + j];
+        float want = Epilogue(epi, acc, bias[j], r[(p * m + i) * n + j]);
+        float g = got[(p * m + i) * n + j];
+        if (!(std::fabs(g - want) <= 1e-5f * float(k) + 1e-5f) && bad++ < 5) {
+          ADD_FAILURE() << "batch " << p << " row " << i << " col " << j << ": got " << g << ", want " << want
+                        << " (m=" << m << " k=" << k << " n=" << n << " " << epi << ")";
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(MatmulScheduleNumbersTest, StaticShapes) {
+  const int64_t ms[] = {1, 7, 17, 64, 128, 1000};
+  const int64_t ns[][2] = {{37, 10}, {64, 128}, {19, 1000}, {128, 48}};
+  int variant = 0;
+  for (int64_t m : ms) {
+    for (const auto& kn : ns) {
+      if (m == 1000 && kn[1] == 1000) continue;  // the reference would dominate the test's time
+      int threads = (variant++ % 2) ? 2 : 1;
+      std::string ms_ = std::to_string(m), ks = std::to_string(kn[0]), nss = std::to_string(kn[1]);
+      auto mod = Compile(Module({ms_, ks}, {ks, nss}, {ms_, nss}, "none"), threads);
+      ASSERT_NE(mod, nullptr);
+      CheckMatmul(*mod, 0, m, kn[0], kn[1], "none");
+    }
+  }
+}
+
+TEST(MatmulScheduleNumbersTest, SymbolicRows) {
+  for (int threads : {1, 2}) {
+    auto mod = Compile(Module({"n", "40"}, {"40", "100"}, {"n", "100"}, "none"), threads);
+    ASSERT_NE(mod, nullptr);
+    for (int64_t m : {1, 7, 8, 17, 64, 1000}) CheckMatmul(*mod, 0, m, 40, 100, "none");
+  }
+}
+
+TEST(MatmulScheduleNumbersTest, FusedEpilogues) {
+  auto relu = Compile(Module({"n", "784"}, {"784", "128"}, {"n", "128"}, "bias_relu"), 2);
+  ASSERT_NE(relu, nullptr);
+  for (int64_t m : {1, 9, 64}) CheckMatmul(*relu, 0, m, 784, 128, "bias_relu");
+  auto gelu = Compile(Module({"17", "64"}, {"64", "72"}, {"17", "72"}, "bias_gelu_residual"), 1);
+  ASSERT_NE(gelu, nullptr);
+  CheckMatmul(*gelu, 0, 17, 64, 72, "bias_gelu_residual");
+}
+
+TEST(MatmulScheduleNumbersTest, BatchedWithBroadcastWeight) {
+  auto mod = Compile(Module({"3", "n", "33"}, {"33", "40"}, {"3", "n", "40"}, "bias_relu"), 2);
+  ASSERT_NE(mod, nullptr);
+  for (int64_t m : {1, 9, 20}) CheckMatmul(*mod, 3, m, 33, 40, "bias_relu");
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
