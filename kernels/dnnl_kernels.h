@@ -13,7 +13,9 @@
 // of threads may call concurrently; each call uses its own stream, memory
 // objects and scratchpad, so executions share only the immutable primitive.
 // oneDNN parallelizes inside a call with its own (OpenMP) threads, not with the
-// Kiln ThreadPool.
+// Kiln ThreadPool, but with the thread count of the calling session's pool,
+// whose idle workers are parked first (kernels/dnnl_threads.h); primitives are
+// cached per thread count too.
 #ifndef KILN_KERNELS_DNNL_KERNELS_H_
 #define KILN_KERNELS_DNNL_KERNELS_H_
 

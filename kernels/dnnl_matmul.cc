@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "kernels/dnnl_kernels.h"
+#include "kernels/dnnl_threads.h"
 #include "kernels/kernel_args.h"
 #include "runtime/registry.h"
 
@@ -49,7 +50,10 @@ struct MatmulPrimitive {
   }
 };
 
-using Key = std::tuple<int64_t, int64_t, int64_t>;
+// (rows, K, N, threads): oneDNN chooses its blocking for the thread count it
+// sees at creation and must run with that count, so primitives for different
+// session thread counts are different entries.
+using Key = std::tuple<int64_t, int64_t, int64_t, int>;
 
 struct Cache {
   std::shared_mutex mu;
@@ -95,9 +99,10 @@ Result<std::shared_ptr<const MatmulPrimitive>> CreatePrimitive(dnnl_engine_t eng
   return std::shared_ptr<const MatmulPrimitive>(std::move(p));
 }
 
-Result<std::shared_ptr<const MatmulPrimitive>> GetPrimitive(dnnl_engine_t engine, const MatmulDims& d) {
+Result<std::shared_ptr<const MatmulPrimitive>> GetPrimitive(dnnl_engine_t engine, const MatmulDims& d,
+                                                            int num_threads) {
   Cache& cache = GetCache();
-  const Key key{d.rows, d.k, d.n};
+  const Key key{d.rows, d.k, d.n, num_threads};
   {
     std::shared_lock<std::shared_mutex> lock(cache.mu);
     auto it = cache.entries.find(key);
@@ -139,8 +144,11 @@ Status DnnlMatmul(Span<const Any> args, Any* ret) {
     std::memset(out.raw_data(), 0, out.NumBytes());
     return Status::Ok();
   }
+  // The session's thread count, with Kiln's idle workers parked, for both
+  // creating and running the primitive.
+  DnnlThreadScope threads;
   KILN_ASSIGN_OR_RETURN(dnnl_engine_t engine, CpuEngine());
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const MatmulPrimitive> p, GetPrimitive(engine, d));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const MatmulPrimitive> p, GetPrimitive(engine, d, threads.num_threads()));
 
   std::unique_ptr<void, FreeDeleter> scratch;
   if (p->scratch_bytes > 0) {

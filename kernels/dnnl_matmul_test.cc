@@ -4,8 +4,10 @@
 #include <thread>
 
 #include "kernels/dnnl_kernels.h"
+#include "kernels/dnnl_threads.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/ref_kernels.h"
+#include "runtime/thread_pool.h"
 
 namespace kiln {
 namespace kernels {
@@ -93,6 +95,60 @@ TEST(DnnlMatmul, EightThreadsConcurrently) {
         Any ret;
         Status s = DnnlMatmul(Span<const Any>(args.data(), args.size()), &ret);
         if (!s.ok() || MaxAbsDiff(c.want, got) > 1e-4f) failures.fetch_add(1);
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+// ---------------------------------------------------------------- threads
+
+// The session's thread count (the caller's current pool) reaches oneDNN as the
+// OpenMP thread count of the call, primitives are cached per count, and the
+// caller's own OpenMP setting is restored afterwards.
+TEST(DnnlThreads, SessionThreadCountReachesOneDnn) {
+  if (OmpMaxThreads() < 0) GTEST_SKIP() << "oneDNN without an OpenMP runtime";
+  const int before = OmpMaxThreads();
+  for (int n : {1, 2, 3}) {
+    ThreadPool::ScopedCurrent current(ThreadPool::Shared(n));
+    size_t cached = DnnlMatmulCacheSize();
+    EXPECT_LE(CompareWithRef({{17, 29}, 31}, 40 + n), 1e-4f);
+    EXPECT_EQ(DnnlLastOmpThreads(), n);
+    EXPECT_EQ(DnnlMatmulCacheSize(), cached + 1) << "one primitive per thread count";
+    EXPECT_EQ(OmpMaxThreads(), before) << "restored after the call";
+  }
+  // Outside any session: the default pool's size.
+  EXPECT_LE(CompareWithRef({{17, 29}, 31}, 50), 1e-4f);
+  EXPECT_EQ(DnnlLastOmpThreads(), DefaultThreadCount());
+}
+
+// Kiln's idle workers are asleep while oneDNN runs and after it returns.
+TEST(DnnlThreads, ParksTheSessionPool) {
+  ThreadPool pool(3);
+  ThreadPool::ScopedCurrent current(&pool);
+  for (int round = 0; round < 10; ++round) {
+    pool.ParallelFor(8, [](int32_t) {});  // workers spin after a launch
+    EXPECT_LE(CompareWithRef({{64, 128}, 64}, 60 + round), 1e-4f);
+    EXPECT_EQ(pool.num_spinning_workers(), 0);
+    EXPECT_EQ(pool.num_sleeping_workers(), 2);
+  }
+}
+
+// Calls on two thread counts at once from several threads.
+TEST(DnnlThreads, ConcurrentSessionsOfDifferentSizes) {
+  Tensor a = RandomTensor({32, 64}, 70), b = RandomTensor({64, 48}, 71), want = Zeros({32, 48});
+  ASSERT_TRUE(Call(RefMatmul, {a, b, want}).ok());
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      int n = 1 + t % 2;
+      ThreadPool::ScopedCurrent current(ThreadPool::Shared(n));
+      for (int iter = 0; iter < 20; ++iter) {
+        Tensor got = Zeros({32, 48});
+        if (!Call(DnnlMatmul, {a, b, got}).ok() || MaxAbsDiff(want, got) > 1e-4f) failures.fetch_add(1);
+        if (OmpMaxThreads() >= 0 && DnnlLastOmpThreads() != n) failures.fetch_add(1);
       }
     });
   }
