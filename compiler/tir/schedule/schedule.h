@@ -1,0 +1,146 @@
+// tir::Schedule: loop and block transformations of one PrimFunc in block form
+// (a root BlockRealize holding T.alloc_buffer's and loop nests of T.block's,
+// as legalization and fuse-tir produce it), recorded in a replayable trace.
+//
+// Handles. A BlockRV names a block (block names are unique in a function; new
+// blocks get fresh names); a LoopRV names a loop by its loop variable. Both
+// stay valid while the block / loop exists: a loop replaced by split or fuse
+// is gone and using its handle fails with kInvalidArgument.
+//
+// Every primitive first checks its preconditions and returns a Status that
+// says why it refuses (kInvalidArgument for misuse such as loops not in one
+// nest; kFailedPrecondition when the program does not allow it, e.g. inlining
+// a reduction). A refused primitive leaves the function and the trace as they
+// were. An applied primitive never changes what the function computes (up to
+// the order of floating-point reductions for reorder).
+//
+// Trace: every applied primitive is appended to trace() with its inputs
+// (handles, ints, strings) and outputs (new handles). Trace::ToString prints
+// Python-like text (`l1, l2 = sch.split(l0, factors=[None, 16])`); Replay
+// applies a trace to an unscheduled function and gives a structurally equal
+// result.
+//
+// Not thread-safe (one Schedule per thread); the PrimFuncs it hands out are
+// immutable and may be shared.
+#ifndef KILN_COMPILER_TIR_SCHEDULE_SCHEDULE_H_
+#define KILN_COMPILER_TIR_SCHEDULE_SCHEDULE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/tir.h"
+#include "compiler/tir/schedule/trace.h"
+#include "runtime/status.h"
+
+namespace kiln {
+namespace tir {
+
+
+
+class Schedule {
+ public:
+  // Pre: none. Fails with kInvalidArgument when `func` is not in block form
+  // (its body is not a root BlockRealize) or two blocks share a name.
+  static Result<Schedule> Create(const ir::PrimFunc& func);
+
+  const ir::PrimFunc& func() const { return func_; }
+  const ir::PrimFunc& original() const { return original_; }
+  const Trace& trace() const { return trace_; }
+
+  // ---------------------------------------------------------- lookup
+  // The block named `name` (not the root).
+  Result<BlockRV> GetBlock(const std::string& name);
+  // The loops around `block` up to its parent block, outermost first.
+  Result<std::vector<LoopRV>> GetLoops(const BlockRV& block);
+  // Blocks directly under `block` (not inside a nested block), in order.
+  Result<std::vector<BlockRV>> GetChildBlocks(const BlockRV& block);
+  Result<std::vector<BlockRV>> GetChildBlocks(const LoopRV& loop);
+  // Names for messages and tests.
+  Result<std::string> BlockName(const BlockRV& block) const;
+
+  // ---------------------------------------------------------- loops
+  // Splits `loop` into len(factors) nested loops, outermost first. At most one
+  // factor may be -1 (inferred: ceil(extent / product of the others)). When the
+  // product exceeds the extent the blocks under the loop get a T.where
+  // predicate; a product provably smaller than the extent (or not provably
+  // covering a symbolic extent without an inferred factor) is refused.
+  Result<std::vector<LoopRV>> Split(const LoopRV& loop, const std::vector<int64_t>& factors);
+  // Fuses a chain of perfectly nested loops (each the whole body of the
+  // previous one), outermost first, into one loop.
+  Result<LoopRV> Fuse(const std::vector<LoopRV>& loops);
+  // Reorders loops of one perfect nest: the given loops take, in the order
+  // given, the positions the given loops occupy.
+  Status Reorder(const std::vector<LoopRV>& loops);
+  // Loop kinds. Parallel and vectorize refuse a loop that a reduction iteration
+  // variable of a block under it depends on, and a loop that is not serial.
+  Status Parallel(const LoopRV& loop);
+  Status Vectorize(const LoopRV& loop);
+  Status Unroll(const LoopRV& loop);
+  // Splits each loop by its factor (a tile size; the outer extent is
+  // inferred) and reorders to all outer loops then all inner loops. Returns
+  // outers then inners. Recorded as its splits and reorder.
+  Result<std::vector<LoopRV>> Tile(const std::vector<LoopRV>& loops, const std::vector<int64_t>& tile_sizes);
+
+  // ---------------------------------------------------------- blocks
+  // Inlines a spatial block that writes one intermediate buffer B[v0, v1...]
+  // (its iteration variables, each once) into every reader, then removes it.
+  Status ComputeInline(const BlockRV& block);
+  // Inlines a spatial consumer block that reads one intermediate buffer
+  // B[v0, v1...] into that buffer's only producer, which then writes the
+  // consumer's output.
+  Status ReverseComputeInline(const BlockRV& block);
+  // Moves producer `block` under `loop` (a loop of its consumers), computing
+  // only the region of its output the blocks under `loop` read.
+  Status ComputeAt(const BlockRV& block, const LoopRV& loop);
+  // Moves consumer `block` under `loop` (a loop of its producer), consuming the
+  // region the blocks under `loop` write.
+  Status ReverseComputeAt(const BlockRV& block, const LoopRV& loop);
+  // A new block copying the read buffer `read_index` of `block` into a new
+  // buffer of `scope`; `block` then reads the copy. Returns the copy block.
+  Result<BlockRV> CacheRead(const BlockRV& block, int read_index, const std::string& scope);
+  // `block` writes a new buffer of `scope` instead of its write buffer
+  // `write_index`; a new block copies it back. Returns the copy block.
+  Result<BlockRV> CacheWrite(const BlockRV& block, int write_index, const std::string& scope);
+  // Hoists the init of a reduction block out of `loop` into a new block
+  // "<name>_init" placed before `loop`. Returns the init block.
+  Result<BlockRV> DecomposeReduction(const BlockRV& block, const LoopRV& loop);
+  // Re-lays-out the buffer `buffer_name` (an allocated buffer or a parameter;
+  // for a parameter the function's signature changes) by an injective index
+  // map; every access is rewritten.
+  Status TransformLayout(const std::string& buffer_name, const IndexMap& map);
+  // Pads the innermost dimension of the allocated buffer `buffer_name` (static
+  // shape) so that the stride of dimension `axis` is `offset` modulo `factor`.
+  Status StorageAlign(const std::string& buffer_name, int axis, int64_t factor, int64_t offset);
+
+  // Applies `trace` (recorded on a function structurally equal to `func`) to
+  // `func`.
+  static Result<Schedule> Replay(const ir::PrimFunc& func, const Trace& trace);
+
+ private:
+  Schedule() = default;
+  BlockRV NewBlockRV(const std::string& name);
+  LoopRV NewLoopRV(const ir::Var& var);
+  Result<std::string> Resolve(const BlockRV& b) const;
+  Result<ir::Var> Resolve(const LoopRV& l) const;
+  const ir::Stmt& body() const { return func_->body; }
+  void SetBody(const ir::Stmt& body);
+  void Record(const std::string& name, std::vector<TraceArg> inputs, std::vector<std::string> keywords,
+              const std::vector<BlockRV>& out_blocks, const std::vector<LoopRV>& out_loops);
+  // Applies one recorded instruction with inputs already mapped to this
+  // schedule's handles; appends the new handles to `outputs`.
+  Status Apply(const Instruction& inst, std::vector<int64_t>* outputs);
+
+  ir::PrimFunc original_;
+  ir::PrimFunc func_;
+  Trace trace_;
+  int64_t next_id_ = 0;
+  std::map<int64_t, std::string> blocks_;  // BlockRV id -> block name
+  std::map<int64_t, ir::Var> loops_;       // LoopRV id -> loop variable
+};
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_SCHEDULE_SCHEDULE_H_

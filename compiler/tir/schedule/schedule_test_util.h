@@ -1,0 +1,34 @@
+// Test helpers for tir::Schedule: parse a PrimFunc from TVMScript text, and
+// check that a scheduled function computes the same numbers as the original
+// (both lowered with LowerBlocks, built with the LLVM codegen, run on the
+// same random inputs; every buffer parameter is compared afterwards).
+#ifndef KILN_COMPILER_TIR_SCHEDULE_SCHEDULE_TEST_UTIL_H_
+#define KILN_COMPILER_TIR_SCHEDULE_SCHEDULE_TEST_UTIL_H_
+
+#include <string>
+
+#include "compiler/ir/tir.h"
+#include "runtime/status.h"
+
+namespace kiln {
+namespace tir {
+namespace testing {
+
+// The PrimFunc `name` of the module in `source` (a module or a bare
+// "@T.prim_func def ..." which is wrapped into one).
+ir::PrimFunc ParseFunc(const std::string& source, const std::string& name);
+
+// OK when `scheduled` computes what `original` computes (max abs difference
+// <= 1e-4 relative to the magnitude); every parameter must be a buffer with
+// a static float32 shape. `scheduled` may have other buffer shapes when
+// `inputs_transform` is not needed (params must keep their shapes).
+Status SameNumbers(const ir::PrimFunc& original, const ir::PrimFunc& scheduled);
+
+// The module text of a function, for failure messages.
+std::string Print(const ir::PrimFunc& f);
+
+}  // namespace testing
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_SCHEDULE_SCHEDULE_TEST_UTIL_H_
