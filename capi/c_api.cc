@@ -18,6 +18,7 @@
 #include "runtime/registry.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
 #include "vm/module.h"
 
 #ifndef KILN_VERSION_STRING
@@ -61,6 +62,11 @@ struct kiln_context {
   std::map<std::string, std::unique_ptr<kiln::graph_executor::GraphSession>> graphs;
   std::vector<Any> args;        // reused across calls (VM)
   std::vector<Tensor> tensors;  // reused across calls (graph)
+};
+
+struct kiln_context_options {
+  kiln_executor_t executor = KILN_EXECUTOR_AUTO;
+  int32_t num_threads = 0;
 };
 
 struct kiln_outputs {
@@ -189,7 +195,9 @@ kiln_status_t* InvokeGraph(kiln_context_t* context, const char* function, kiln_t
                            size_t num_inputs, Any* result) {
   std::unique_ptr<kiln::graph_executor::GraphSession>& session = context->graphs[function];
   if (session == nullptr) {
-    auto created = kiln::graph_executor::GraphSession::Create(context->module->linked_program(), function);
+    kiln::graph_executor::GraphSessionOptions options;
+    options.thread_pool = context->context->thread_pool();  // the same threads as the VM path
+    auto created = kiln::graph_executor::GraphSession::Create(context->module->linked_program(), function, options);
     if (!created.ok()) {
       context->graphs.erase(function);
       return FromStatus(created.status());
@@ -433,25 +441,88 @@ kiln_status_t* kiln_context_create(const kiln_module_t* module, kiln_context_t**
   return kiln_context_create_with_executor(module, KILN_EXECUTOR_AUTO, out_context);
 }
 
+namespace {
+
+bool KnownExecutor(kiln_executor_t executor) {
+  return executor == KILN_EXECUTOR_AUTO || executor == KILN_EXECUTOR_VM || executor == KILN_EXECUTOR_GRAPH;
+}
+
+kiln_status_t* CreateContext(const char* fn, const kiln_module_t* module, const kiln_context_options& options,
+                             kiln_context_t** out_context) {
+  if (!KnownExecutor(options.executor)) {
+    return Invalid(fn, kiln::StrFormat("unknown executor %d", static_cast<int>(options.executor)));
+  }
+  kiln::vm::ContextOptions context_options;
+  context_options.num_threads = options.num_threads;
+  kiln::Result<std::unique_ptr<kiln::vm::Context>> context = module->module->CreateContext(context_options);
+  if (!context.ok()) return FromStatus(context.status());
+  if (*context == nullptr) return MakeStatus(KILN_STATUS_INTERNAL, std::string(fn) + ": the module returned no context");
+  kiln_context_t* c = new (std::nothrow) kiln_context_t;
+  if (c == nullptr) return NoMemory(fn);
+  c->executor = options.executor;
+  c->module = module->module;
+  c->functions = module->functions;
+  c->context = std::move(context).value();
+  *out_context = c;
+  return nullptr;
+}
+
+}  // namespace
+
 kiln_status_t* kiln_context_create_with_executor(const kiln_module_t* module, kiln_executor_t executor,
                                                  kiln_context_t** out_context) {
   KILN_CAPI_REQUIRE(out_context);
   *out_context = nullptr;
   KILN_CAPI_REQUIRE(module);
-  if (executor != KILN_EXECUTOR_AUTO && executor != KILN_EXECUTOR_VM && executor != KILN_EXECUTOR_GRAPH) {
+  kiln_context_options options;
+  options.executor = executor;
+  return CreateContext(__func__, module, options, out_context);
+}
+
+kiln_status_t* kiln_context_options_create(kiln_context_options_t** out_options) {
+  KILN_CAPI_REQUIRE(out_options);
+  *out_options = nullptr;
+  kiln_context_options_t* o = new (std::nothrow) kiln_context_options_t;
+  if (o == nullptr) return NoMemory(__func__);
+  *out_options = o;
+  return nullptr;
+}
+
+void kiln_context_options_release(kiln_context_options_t* options) { delete options; }
+
+kiln_status_t* kiln_context_options_set_executor(kiln_context_options_t* options, kiln_executor_t executor) {
+  KILN_CAPI_REQUIRE(options);
+  if (!KnownExecutor(executor)) {
     return Invalid(__func__, kiln::StrFormat("unknown executor %d", static_cast<int>(executor)));
   }
-  kiln_context_t* c = new (std::nothrow) kiln_context_t;
-  if (c == nullptr) return NoMemory(__func__);
-  c->executor = executor;
-  c->module = module->module;
-  c->functions = module->functions;
-  c->context = module->module->CreateContext();
-  if (c->context == nullptr) {
-    delete c;
-    return MakeStatus(KILN_STATUS_INTERNAL, "kiln_context_create: the module returned no context");
+  options->executor = executor;
+  return nullptr;
+}
+
+kiln_status_t* kiln_context_options_set_num_threads(kiln_context_options_t* options, int32_t num_threads) {
+  KILN_CAPI_REQUIRE(options);
+  if (num_threads < 0 || num_threads > kiln::kMaxThreads) {
+    return Invalid(__func__, kiln::StrFormat("num_threads is %d; use 0 (one per core) to %d",
+                                             static_cast<int>(num_threads), kiln::kMaxThreads));
   }
-  *out_context = c;
+  options->num_threads = num_threads;
+  return nullptr;
+}
+
+kiln_status_t* kiln_context_create_with_options(const kiln_module_t* module, const kiln_context_options_t* options,
+                                                kiln_context_t** out_context) {
+  KILN_CAPI_REQUIRE(out_context);
+  *out_context = nullptr;
+  KILN_CAPI_REQUIRE(module);
+  KILN_CAPI_REQUIRE(options);
+  return CreateContext(__func__, module, *options, out_context);
+}
+
+kiln_status_t* kiln_context_num_threads(const kiln_context_t* context, int32_t* out_num_threads) {
+  KILN_CAPI_REQUIRE(out_num_threads);
+  *out_num_threads = 0;
+  KILN_CAPI_REQUIRE(context);
+  *out_num_threads = context->context->thread_pool()->num_threads();
   return nullptr;
 }
 

@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define KILN_API_VERSION_MAJOR 0
-#define KILN_API_VERSION_MINOR 1
+#define KILN_API_VERSION_MINOR 2
 
 /* (major << 16) | minor of the library actually linked. */
 uint32_t kiln_api_version(void);
@@ -186,6 +186,25 @@ kiln_status_t* kiln_context_create(const kiln_module_t* module, kiln_context_t**
 kiln_status_t* kiln_context_create_with_executor(const kiln_module_t* module, kiln_executor_t executor,
                                                  kiln_context_t** out_context);
 void kiln_context_release(kiln_context_t* context);
+
+/* Context options (since API 0.2). Threads: a context runs the parallel loops
+ * of its kernels on a pool of num_threads threads, the calling thread
+ * included, and oneDNN calls with the same count while the pool's idle
+ * workers sleep. Contexts asking for the same count share one pool. */
+typedef struct kiln_context_options kiln_context_options_t;
+/* Defaults: KILN_EXECUTOR_AUTO, num_threads 0 (one per physical core). */
+kiln_status_t* kiln_context_options_create(kiln_context_options_t** out_options);
+void kiln_context_options_release(kiln_context_options_t* options);
+/* KILN_STATUS_INVALID_ARGUMENT for an unknown executor. */
+kiln_status_t* kiln_context_options_set_executor(kiln_context_options_t* options, kiln_executor_t executor);
+/* 0: one thread per physical core; 1: every kernel on the calling thread.
+ * KILN_STATUS_INVALID_ARGUMENT outside [0, 1024]. */
+kiln_status_t* kiln_context_options_set_num_threads(kiln_context_options_t* options, int32_t num_threads);
+/* The options are copied; `options` may be released right after. */
+kiln_status_t* kiln_context_create_with_options(const kiln_module_t* module, const kiln_context_options_t* options,
+                                                kiln_context_t** out_context);
+/* The number of threads the context's kernels run on. */
+kiln_status_t* kiln_context_num_threads(const kiln_context_t* context, int32_t* out_num_threads);
 
 /* Calls `function` (by name) with `num_inputs` tensors. Input errors (count,
  * dtype, shape) come back as KILN_STATUS_INVALID_ARGUMENT naming the function,

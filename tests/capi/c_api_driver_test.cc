@@ -157,6 +157,8 @@ TEST_F(CApiTest, Executors) {
   EXPECT_EQ(kiln_capi_test_executors(path_->c_str(), err_, sizeof err_), 0) << err_;
 }
 
+TEST_F(CApiTest, Threads) { EXPECT_EQ(kiln_capi_test_threads(path_->c_str(), err_, sizeof err_), 0) << err_; }
+
 TEST_F(CApiTest, Errors) { EXPECT_EQ(kiln_capi_test_errors(path_->c_str(), err_, sizeof err_), 0) << err_; }
 
 // One module, one context per thread, through the C API only.

@@ -360,6 +360,83 @@ int kiln_capi_test_executors(const char* path, char* err, size_t err_size) {
   return 0;
 }
 
+int kiln_capi_test_threads(const char* path, char* err, size_t err_size) {
+  kiln_module_t* module = NULL;
+  kiln_context_options_t* options = NULL;
+  kiln_context_t* one = NULL;
+  kiln_context_t* two_graph = NULL;
+  kiln_context_t* by_default = NULL;
+  kiln_context_t* none = NULL;
+  int32_t n = -1;
+
+  EXPECT_OK(Register());
+  EXPECT_OK(kiln_module_load_file(path, &module));
+  EXPECT_OK(kiln_context_create(module, &by_default));
+  EXPECT_OK(kiln_context_num_threads(by_default, &n));
+  EXPECT(n >= 1);
+
+  EXPECT_OK(kiln_context_options_create(&options));
+  EXPECT_OK(kiln_context_options_set_num_threads(options, 1));
+  EXPECT_OK(kiln_context_create_with_options(module, options, &one));
+  EXPECT_OK(kiln_context_options_set_num_threads(options, 2));
+  EXPECT_OK(kiln_context_options_set_executor(options, KILN_EXECUTOR_GRAPH));
+  EXPECT_OK(kiln_context_create_with_options(module, options, &two_graph));
+  kiln_context_options_release(options); /* the contexts copied them */
+  options = NULL;
+
+  EXPECT_OK(kiln_context_num_threads(one, &n));
+  EXPECT(n == 1);
+  EXPECT_OK(kiln_context_num_threads(two_graph, &n));
+  EXPECT(n == 2);
+  if (InvokeAndCheck(one, "main", 1, err, err_size)) return 1;
+  if (InvokeAndCheck(one, "graphed", 1, err, err_size)) return 1;
+  if (InvokeAndCheck(two_graph, "graphed", 1, err, err_size)) return 1;
+  /* The executor option took effect: the graph refuses a function without one. */
+  {
+    float x[6] = {0};
+    int64_t shape[2] = {2, 3};
+    kiln_tensor_t* input = NULL;
+    kiln_outputs_t* outputs = NULL;
+    EXPECT_OK(kiln_tensor_wrap(x, shape, 2, KILN_DTYPE_FLOAT32, &input));
+    EXPECT_ERROR(kiln_context_invoke(two_graph, "main", &input, 1, &outputs), KILN_STATUS_FAILED_PRECONDITION,
+                 "function 'main' has no static graph");
+    kiln_tensor_release(input);
+  }
+
+  /* Misuse. */
+  EXPECT_OK(kiln_context_options_create(&options));
+  EXPECT_ERROR(kiln_context_options_set_num_threads(options, -1), KILN_STATUS_INVALID_ARGUMENT,
+               "kiln_context_options_set_num_threads: num_threads is -1; use 0 (one per core) to 1024");
+  EXPECT_ERROR(kiln_context_options_set_num_threads(options, 1025), KILN_STATUS_INVALID_ARGUMENT,
+               "num_threads is 1025");
+  EXPECT_ERROR(kiln_context_options_set_executor(options, (kiln_executor_t)9), KILN_STATUS_INVALID_ARGUMENT,
+               "kiln_context_options_set_executor: unknown executor 9");
+  EXPECT_ERROR(kiln_context_options_set_num_threads(NULL, 2), KILN_STATUS_INVALID_ARGUMENT, "options is NULL");
+  EXPECT_ERROR(kiln_context_create_with_options(module, NULL, &none), KILN_STATUS_INVALID_ARGUMENT,
+               "kiln_context_create_with_options: options is NULL");
+  EXPECT(none == NULL);
+  EXPECT_ERROR(kiln_context_num_threads(NULL, &n), KILN_STATUS_INVALID_ARGUMENT, "context is NULL");
+  EXPECT(n == 0);
+  /* The defaults: one thread per core. */
+  EXPECT_OK(kiln_context_create_with_options(module, options, &none));
+  {
+    int32_t m = -1;
+    EXPECT_OK(kiln_context_num_threads(by_default, &n));
+    EXPECT_OK(kiln_context_num_threads(none, &m));
+    EXPECT(m == n);
+  }
+  kiln_context_options_release(options);
+  kiln_context_options_release(NULL);
+
+  kiln_context_release(none);
+  kiln_context_release(by_default);
+  kiln_context_release(two_graph);
+  kiln_context_release(one);
+  kiln_module_release(module);
+  Unregister();
+  return 0;
+}
+
 int kiln_capi_test_errors(const char* path, char* err, size_t err_size) {
   kiln_module_t* module = NULL;
   kiln_context_t* context = NULL;

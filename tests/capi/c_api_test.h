@@ -21,6 +21,8 @@ int kiln_capi_test_invoke_from_buffer(const char* path, char* err, size_t err_si
 /* The VM and the static graph executor ("graphed" has a graph). */
 int kiln_capi_test_executors(const char* path, char* err, size_t err_size);
 int kiln_capi_test_errors(const char* path, char* err, size_t err_size);
+/* Context options: thread counts and executors, and their misuse. */
+int kiln_capi_test_threads(const char* path, char* err, size_t err_size);
 /* For the driver's multi-threaded test: register / unregister the C function
  * and read how many times it ran. */
 int kiln_capi_test_register(char* err, size_t err_size);
