@@ -36,10 +36,7 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Create(const CallSpec& spec)
     p->inputs_.push_back(std::move(t).value());
   }
   vm::LoadOptions load_options;
-  if (spec.threads > 0) {
-    p->pool_.reset(new ThreadPool(spec.threads));
-    load_options.thread_pool = p->pool_.get();
-  }
+  load_options.num_threads = spec.threads;  // the shared pool of that size; oneDNN follows it
   Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(spec.module_path, load_options);
   if (!loaded.ok()) return loaded.TakeStatus().Annotate("loading '" + spec.module_path + "'");
   p->module_ = std::move(loaded).value();

@@ -23,7 +23,7 @@ struct CallSpec {
   std::string module_path;
   std::string function = "main";
   std::vector<std::string> inputs;  // SPECs (tools/common/inline_tensor.h)
-  int threads = 0;                  // 0: the global pool
+  int threads = 0;                  // 0: one per core (vm::LoadOptions::num_threads)
   std::string executor = "auto";    // "auto", "vm" or "graph"
 };
 
@@ -41,7 +41,6 @@ class PreparedCall {
  private:
   PreparedCall() = default;
   CallSpec spec_;
-  std::unique_ptr<ThreadPool> pool_;
   std::shared_ptr<const vm::Module> module_;
   std::vector<Tensor> inputs_;
   std::vector<Any> args_;
