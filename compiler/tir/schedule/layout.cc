@@ -1,5 +1,6 @@
 // transform_layout and storage_align: change how a buffer is laid out;
 // every access is rewritten, so the computation is the same.
+#include <functional>
 #include <memory>
 #include <unordered_map>
 
@@ -47,34 +48,21 @@ PrimFunc Rebind(const PrimFunc& f, const Buffer& from, const Buffer& to,
       return e;
     });
   });
-  body = sched::RewriteStmts(body, [&](const Stmt& s) -> Stmt {
+  // Allocations and regions, in every block at any depth.
+  std::function<Stmt(const Stmt&)> fix = [&](const Stmt& s) -> Stmt {
     const auto* br = As<BlockRealizeNode>(s);
     if (!br) return nullptr;
     Block b = br->block;
-    bool changed = false;
     for (auto& a : b.alloc_buffers)
-      if (a == from) a = to, changed = true;
+      if (a == from) a = to;
     for (auto* regions : {&b.reads, &b.writes})
       for (auto& r : *regions)
-        if (r.buffer == from) r = sched::FullRegion(to), changed = true;
-    Stmt inner = b.body;
-    (void)inner;
-    return nullptr == s ? nullptr : std::make_shared<BlockRealizeNode>(br->iter_values, br->predicate, [&] {
-      Block nb = b;
-      nb.body = sched::RewriteStmts(b.body, [&](const Stmt& x) -> Stmt {
-        const auto* inner_br = As<BlockRealizeNode>(x);
-        if (!inner_br) return nullptr;
-        Block ib = inner_br->block;
-        for (auto& a : ib.alloc_buffers)
-          if (a == from) a = to;
-        for (auto* regions : {&ib.reads, &ib.writes})
-          for (auto& r : *regions)
-            if (r.buffer == from) r = sched::FullRegion(to);
-        return std::make_shared<BlockRealizeNode>(inner_br->iter_values, inner_br->predicate, ib);
-      });
-      return nb;
-    }());
-  });
+        if (r.buffer == from) r = sched::FullRegion(to);
+    b.body = sched::RewriteStmts(b.body, fix);
+    if (b.init) b.init = sched::RewriteStmts(b.init, fix);
+    return std::make_shared<BlockRealizeNode>(br->iter_values, br->predicate, std::move(b));
+  };
+  body = sched::RewriteStmts(body, fix);
   auto copy = std::make_shared<PrimFuncNode>(*f);
   copy->body = body;
   for (auto& kv : copy->buffer_map)
