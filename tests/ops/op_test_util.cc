@@ -136,8 +136,8 @@ Result<std::vector<Tensor>> RunMain(const std::string& source, const std::vector
 
 Tensor MakeTensor(const Shape& shape, DType dtype, const std::vector<double>& values) {
   Result<Tensor> t = Tensor::Empty(Span<const int64_t>(shape.data(), shape.size()), dtype);
-  KILN_CHECK(t.ok());
-  KILN_CHECK(static_cast<int64_t>(values.size()) == NumElements(shape));
+  KILN_CHECK(t.ok(), "MakeTensor: %s", t.status().message().c_str());
+  KILN_CHECK(static_cast<int64_t>(values.size()) == NumElements(shape), "MakeTensor: %zu values for the shape", values.size());
   for (size_t i = 0; i < values.size(); ++i) Set(*t, static_cast<int64_t>(i), values[i]);
   return *t;
 }
