@@ -20,6 +20,7 @@ namespace {
 constexpr int kMaxRows = 8;    // MR: rows of accumulators
 constexpr int kCols = 32;      // NR: two 16-float vectors per row
 constexpr int kWideCols = 64;  // NR for one- or two-row problems (more independent FMAs)
+constexpr int64_t kPackMinRows = 256;  // rows (M) from which packing B is considered
 
 const int64_t* ConstInt(const PrimExpr& e) {
   const auto* imm = e.as<IntImmNode>();
@@ -271,6 +272,16 @@ class KernelBuilder {
 
     Var t = MakeVar("tile");
     Var rb = MakeVar("rb"), cb = MakeVar("cb");
+    cb_ = cb;
+    bool pack = ShouldPack(cols_exact);
+    if (pack) {
+      auto node = std::make_shared<BufferNode>();
+      node->name = p_.mm.b->name + "_packed";
+      node->data = MakeVar(node->name + "_data", HandleType());
+      node->dtype = DType::Float32();
+      node->shape = {cb_count, k_, c(nr_)};
+      packed_ = node;
+    }
     Var row0 = MakeVar("row0"), col0 = MakeVar("col0");
 
     // Batch indices from the tile number (last batch dimension fastest).
@@ -321,10 +332,34 @@ class KernelBuilder {
       parallel = parallel && work >= kMinParallelMatmulWork;
       count = c(total_static * (*ms / mr_ + *ms % mr_) * ((*ns + nr_ - 1) / nr_));
     }
-    return std::make_shared<ForNode>(t, c(0), count, parallel ? ForKind::kParallel : ForKind::kSerial, inner);
+    Stmt tiles = std::make_shared<ForNode>(t, c(0), count, parallel ? ForKind::kParallel : ForKind::kSerial, inner);
+    if (!pack) return tiles;
+    // Bp[cb, k, jj] = B[k, cb * nr + jj]: each column block's panel becomes
+    // contiguous, so the kernel streams it with no cache-set conflicts.
+    Var pc = MakeVar("cb"), pk = MakeVar("k"), pj = MakeVar("jj");
+    size_t nb = batch_.size();
+    VarMap map;
+    map[p_.mm.loops[nb + 1]->loop_var.get()] = PrimExpr(pc) * c(nr_) + PrimExpr(pj);
+    map[p_.mm.loops[nb + 2]->loop_var.get()] = PrimExpr(pk);
+    Stmt copy = Store(packed_, Substitute(Load(p_.mm.b, p_.mm.b_idx), map), {PrimExpr(pc), PrimExpr(pk), PrimExpr(pj)});
+    copy = std::make_shared<ForNode>(pj, c(0), c(nr_), ForKind::kVectorized, copy);
+    copy = std::make_shared<ForNode>(pk, c(0), k_, ForKind::kSerial, copy);
+    copy = std::make_shared<ForNode>(pc, c(0), cb_count, p_.threads >= 2 ? ForKind::kParallel : ForKind::kSerial, copy);
+    return std::make_shared<AllocateNode>(packed_, Seq({copy, tiles}));
   }
 
  private:
+  // Packing B pays when its panels are large and their rows sit a multiple of
+  // 1 KiB apart (cache-set conflicts), and there are enough rows to amortize
+  // the copy. Only for full column blocks and a B shared by the whole batch.
+  bool ShouldPack(bool cols_exact) const {
+    const int64_t *ms = ConstInt(m_), *ns = ConstInt(n_), *ks = ConstInt(k_);
+    if (!cols_exact || ms == nullptr || ns == nullptr || ks == nullptr) return false;
+    for (size_t d = 0; d + 2 < p_.mm.b_idx.size(); ++d)
+      if (!ConstInt(p_.mm.b_idx[d])) return false;
+    return *ms >= kPackMinRows && (*ns * 4) % 1024 == 0 && *ks * nr_ * 4 > 32 * 1024;
+  }
+
   // The tile at (row0, col0): `mr` rows (static) x `width` columns, where
   // width_static is the width when known (> 0) and nr_ bounds it.
   Stmt Kernel(const Var& row0, int mr, const Var& col0, int64_t width_static, const PrimExpr& width) {
@@ -359,7 +394,8 @@ class KernelBuilder {
       map[jv] = PrimExpr(col0) + PrimExpr(jj);
       map[kv] = PrimExpr(k);
       PrimExpr a = Substitute(Load(p_.mm.a, p_.mm.a_idx), map);
-      PrimExpr b = Substitute(Load(p_.mm.b, p_.mm.b_idx), map);
+      PrimExpr b = packed_ ? Load(packed_, {PrimExpr(cb_), PrimExpr(k), PrimExpr(jj)})
+                           : Substitute(Load(p_.mm.b, p_.mm.b_idx), map);
       PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
       return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{a, b, cur})),
                    {PrimExpr(ii), PrimExpr(jj)});
@@ -388,6 +424,8 @@ class KernelBuilder {
   std::vector<Var> batch_vals_;
   PrimExpr m_, n_, k_;
   int mr_ = kMaxRows, nr_ = kCols;
+  Var cb_;
+  Buffer packed_;
 };
 
 // Finds matmul nests in statement sequences and rewrites them with their

@@ -289,6 +289,23 @@ TEST(MatmulScheduleNumbersTest, StaticShapes) {
   }
 }
 
+TEST(MatmulScheduleNumbersTest, PackedWeightPanels) {
+  // 300 rows, rows of B 1 KiB apart, K x 32 panels over 32 KiB: B is packed
+  // per call (300 = 37 full tiles + 4 single rows).
+  Buffer a = MakeBuffer("A", {PrimExpr(300), PrimExpr(260)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(260), PrimExpr(256)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(300), PrimExpr(256)}, DType::Float32());
+  PrimFunc f = ScheduleMatmuls(Func(MatmulNest(a, b, c, 300, 256, 260), {a, b, c}), 2);
+  const auto* alloc = As<AllocateNode>(f->body);
+  ASSERT_NE(alloc, nullptr);
+  EXPECT_EQ(alloc->buffer->name, "B_packed");
+  for (int threads : {1, 2}) {
+    auto mod = Compile(Module({"300", "260"}, {"260", "256"}, {"300", "256"}, "bias_relu"), threads);
+    ASSERT_NE(mod, nullptr);
+    CheckMatmul(*mod, 0, 300, 260, 256, "bias_relu");
+  }
+}
+
 TEST(MatmulScheduleNumbersTest, SymbolicRows) {
   for (int threads : {1, 2}) {
     auto mod = Compile(Module({"n", "40"}, {"40", "100"}, {"n", "100"}, "none"), threads);
