@@ -1,6 +1,7 @@
 // ApplyDefaultSchedule: marks loops of lowered TIR (no BlockRealize) parallel
-// or vectorized with simple, safe rules. Only For kinds change; loop
-// structure, bounds and bodies stay as they are, so results are bit-identical.
+// or vectorized with simple, safe rules; for those loops only For kinds
+// change (structure, bounds and bodies stay, so results are bit-identical).
+// Matmul nests are the exception, see the end of this comment.
 //
 // A "loop nest" is a For reached from the function body without crossing
 // another For (through SeqStmt, LetStmt, IfThenElse, Allocate).
@@ -24,6 +25,11 @@
 // variable, and its extent is symbolic or >= kMinVectorExtent.
 //
 // Everything else stays as it was (usually serial).
+//
+// Matmul nests (matmul_schedule.h) are then rewritten into a register-blocked
+// micro-kernel with their elementwise epilogues fused: that rewrite changes
+// loop structure, and results differ from the naive loop by FMA contraction
+// only.
 #ifndef KILN_COMPILER_TIR_DEFAULT_SCHEDULE_H_
 #define KILN_COMPILER_TIR_DEFAULT_SCHEDULE_H_
 
@@ -38,7 +44,7 @@ constexpr int64_t kMinParallelWork = 16 * 1024;
 constexpr int64_t kMinVectorExtent = 4;
 
 // Pre: `func` is lowered (LowerBlocks). Returns the same PrimFunc when no loop
-// changes.
+// changes. `num_threads_hint` < 2 leaves every loop serial or vectorized.
 ir::PrimFunc ApplyDefaultSchedule(const ir::PrimFunc& func, int num_threads_hint);
 
 }  // namespace tir

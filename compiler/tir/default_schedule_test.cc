@@ -88,6 +88,25 @@ TEST(DefaultScheduleTest, SmallLoopsStaySerial) {
   EXPECT_EQ(ForAt(ApplyDefaultSchedule(g, 8)->body)->for_kind, ForKind::kVectorized);  // too little work to parallelize
 }
 
+TEST(DefaultScheduleTest, MatmulNestGetsTheMicroKernel) {
+  // for i, j, k: if k == 0: C[i, j] = 0; C[i, j] = C[i, j] + A[i, k] * B[k, j]
+  Var i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+  Buffer a = MakeBuffer("A", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  std::vector<PrimExpr> ij = {PrimExpr(i), PrimExpr(j)};
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, PrimExpr(k), 0),
+                                               Store(c, FloatImm(DType::Float32(), 0), ij), nullptr);
+  Stmt upd = Store(c, Load(c, ij) + Load(a, {PrimExpr(i), PrimExpr(k)}) * Load(b, {PrimExpr(k), PrimExpr(j)}), ij);
+  PrimFunc out = ApplyDefaultSchedule(Func(Loop(i, 64, Loop(j, 64, Loop(k, 64, Seq({init, upd}))))), 2);
+  // One loop over 8 x 2 tiles of 8 x 32, parallel (64^3 multiply-adds).
+  const ForNode* tiles = ForAt(out->body);
+  ASSERT_NE(tiles, nullptr);
+  EXPECT_EQ(tiles->for_kind, ForKind::kParallel);
+  ASSERT_NE(tiles->extent.as<IntImmNode>(), nullptr);
+  EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, 16);
+}
+
 TEST(DefaultScheduleTest, ShiftedAccessBlocksParallelism) {
   // for i in n: A[i] = A[i - 1] + 1 carries a dependence.
   Var n = MakeVar("n"), i = MakeVar("i");

@@ -342,9 +342,10 @@ class KernelBuilder {
     map[p_.mm.loops[nb + 1]->loop_var.get()] = PrimExpr(pc) * c(nr_) + PrimExpr(pj);
     map[p_.mm.loops[nb + 2]->loop_var.get()] = PrimExpr(pk);
     Stmt copy = Store(packed_, Substitute(Load(p_.mm.b, p_.mm.b_idx), map), {PrimExpr(pc), PrimExpr(pk), PrimExpr(pj)});
+    // Rows of B outermost: B is read front to back.
     copy = std::make_shared<ForNode>(pj, c(0), c(nr_), ForKind::kVectorized, copy);
-    copy = std::make_shared<ForNode>(pk, c(0), k_, ForKind::kSerial, copy);
-    copy = std::make_shared<ForNode>(pc, c(0), cb_count, p_.threads >= 2 ? ForKind::kParallel : ForKind::kSerial, copy);
+    copy = std::make_shared<ForNode>(pc, c(0), cb_count, ForKind::kSerial, copy);
+    copy = std::make_shared<ForNode>(pk, c(0), k_, p_.threads >= 2 ? ForKind::kParallel : ForKind::kSerial, copy);
     return std::make_shared<AllocateNode>(packed_, Seq({copy, tiles}));
   }
 
