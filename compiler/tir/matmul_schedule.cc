@@ -20,7 +20,8 @@ namespace {
 constexpr int kMaxRows = 8;    // MR: rows of accumulators
 constexpr int kCols = 32;      // NR: two 16-float vectors per row
 constexpr int kWideCols = 64;  // NR for one- or two-row problems (more independent FMAs)
-constexpr int64_t kPackMinRows = 256;  // rows (M) from which packing B is considered
+constexpr int64_t kPackMinRows = 256;
+constexpr int kRowSplit = 4;  // partial sums of a one-row tile  // rows (M) from which packing B is considered
 
 const int64_t* ConstInt(const PrimExpr& e) {
   const auto* imm = e.as<IntImmNode>();
@@ -365,49 +366,76 @@ class KernelBuilder {
   // width_static is the width when known (> 0) and nr_ bounds it.
   Stmt Kernel(const Var& row0, int mr, const Var& col0, int64_t width_static, const PrimExpr& width) {
     DType f32 = DType::Float32(), i64 = DType::Int64();
+    auto c = [&](int64_t v) { return IntImm(i64, v); };
+    // A one-row tile has only nr/16 accumulator vectors, too few to hide the
+    // FMA latency; it keeps kRowSplit partial sums over interleaved k instead
+    // and adds them up before the epilogue.
+    const auto* init_imm = p_.mm.init.as<FloatImmNode>();
+    int split = (mr == 1 && init_imm != nullptr && init_imm->value == 0.0) ? kRowSplit : 1;
+    int acc_rows = mr * split;
     auto acc_node = std::make_shared<BufferNode>();
     acc_node->name = "acc";
     acc_node->data = MakeVar("acc_data", HandleType());
     acc_node->dtype = f32;
-    acc_node->shape = {IntImm(i64, mr), IntImm(i64, nr_)};
+    acc_node->shape = {c(acc_rows), c(nr_)};
     acc_node->scope = "local";
     Buffer acc = acc_node;
-    PrimExpr w = width_static > 0 ? IntImm(i64, width_static) : width;
-    auto grid = [&](const std::string& tag, const std::function<Stmt(const Var&, const Var&)>& body) {
+    PrimExpr w = width_static > 0 ? c(width_static) : width;
+    auto grid = [&](const std::string& tag, int rows, const std::function<Stmt(const Var&, const Var&)>& body) {
       Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
-      Stmt inner = std::make_shared<ForNode>(jj, IntImm(i64, 0), w, ForKind::kVectorized, body(ii, jj));
-      return std::make_shared<ForNode>(ii, IntImm(i64, 0), IntImm(i64, mr), ForKind::kUnrolled, inner);
+      Stmt inner = std::make_shared<ForNode>(jj, c(0), w, ForKind::kVectorized, body(ii, jj));
+      return std::make_shared<ForNode>(ii, c(0), c(rows), ForKind::kUnrolled, inner);
     };
     const auto& loops = p_.mm.loops;
     size_t nb = batch_.size();
     const VarNode* iv = loops[nb]->loop_var.get();
     const VarNode* jv = loops[nb + 1]->loop_var.get();
     const VarNode* kv = loops[nb + 2]->loop_var.get();
+    // acc[acc_row, jj] = fma(A[row0 + row, kk], B[kk, col0 + jj], acc[acc_row, jj])
+    auto fma_at = [&](PrimExpr acc_row, PrimExpr row, PrimExpr kk, const Var& jj) {
+      VarMap map;
+      for (size_t d = 0; d < nb; ++d) map[batch_[d]->loop_var.get()] = PrimExpr(batch_vals_[d]);
+      map[iv] = PrimExpr(row0) + row;
+      map[jv] = PrimExpr(col0) + PrimExpr(jj);
+      map[kv] = kk;
+      PrimExpr a = Substitute(Load(p_.mm.a, p_.mm.a_idx), map);
+      PrimExpr b = packed_ ? Load(packed_, {PrimExpr(cb_), kk, PrimExpr(jj)}) : Substitute(Load(p_.mm.b, p_.mm.b_idx), map);
+      PrimExpr cur = Load(acc, {acc_row, PrimExpr(jj)});
+      return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{a, b, cur})),
+                   {acc_row, PrimExpr(jj)});
+    };
 
-    Stmt zero = grid("_init", [&](const Var& ii, const Var& jj) {
+    Stmt zero = grid("_init", acc_rows, [&](const Var& ii, const Var& jj) {
       return Store(acc, p_.mm.init, {PrimExpr(ii), PrimExpr(jj)});
     });
     Var k = MakeVar("k");
-    Stmt update = grid("", [&](const Var& ii, const Var& jj) {
-      VarMap map;
-      for (size_t d = 0; d < nb; ++d) map[batch_[d]->loop_var.get()] = PrimExpr(batch_vals_[d]);
-      map[iv] = PrimExpr(row0) + PrimExpr(ii);
-      map[jv] = PrimExpr(col0) + PrimExpr(jj);
-      map[kv] = PrimExpr(k);
-      PrimExpr a = Substitute(Load(p_.mm.a, p_.mm.a_idx), map);
-      PrimExpr b = packed_ ? Load(packed_, {PrimExpr(cb_), PrimExpr(k), PrimExpr(jj)})
-                           : Substitute(Load(p_.mm.b, p_.mm.b_idx), map);
-      PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
-      return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{a, b, cur})),
-                   {PrimExpr(ii), PrimExpr(jj)});
-    });
-    Stmt kloop = std::make_shared<ForNode>(k, IntImm(i64, 0), k_, ForKind::kSerial, update);
-    Stmt store = grid("_out", [&](const Var& ii, const Var& jj) {
+    Stmt kloops;
+    if (split == 1) {
+      Stmt update = grid("", mr, [&](const Var& ii, const Var& jj) { return fma_at(PrimExpr(ii), PrimExpr(ii), PrimExpr(k), jj); });
+      kloops = std::make_shared<ForNode>(k, c(0), k_, ForKind::kSerial, update);
+    } else {
+      const int64_t* ks = ConstInt(k_);
+      PrimExpr kmain = ks ? c(*ks / split) : MakeBinary(TirKind::kFloorDiv, k_, c(split));
+      PrimExpr ktail = ks ? c(*ks % split) : MakeBinary(TirKind::kFloorMod, k_, c(split));
+      Stmt update = grid("", split, [&](const Var& u, const Var& jj) {
+        return fma_at(PrimExpr(u), c(0), PrimExpr(k) * c(split) + PrimExpr(u), jj);
+      });
+      std::vector<Stmt> parts = {std::make_shared<ForNode>(k, c(0), kmain, ForKind::kSerial, update)};
+      if (!(ks && *ks % split == 0)) {
+        Var kt = MakeVar("k_tail"), jj = MakeVar("jj_tail");
+        Stmt tail = std::make_shared<ForNode>(jj, c(0), w, ForKind::kVectorized,
+                                              fma_at(c(0), c(0), kmain * c(split) + PrimExpr(kt), jj));
+        parts.push_back(std::make_shared<ForNode>(kt, c(0), ktail, ForKind::kSerial, tail));
+      }
+      kloops = Seq(parts);
+    }
+    Stmt store = grid("_out", mr, [&](const Var& ii, const Var& jj) {
       std::vector<PrimExpr> idx;
       for (size_t d = 0; d < nb; ++d) idx.push_back(PrimExpr(batch_vals_[d]));
       idx.push_back(PrimExpr(row0) + PrimExpr(ii));
       idx.push_back(PrimExpr(col0) + PrimExpr(jj));
       PrimExpr v = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
+      for (int u = 1; u < split; ++u) v = v + Load(acc, {c(u), PrimExpr(jj)});
       Buffer dst = p_.mm.c;
       for (const EpilogueStage& e : p_.epilogue) {
         VarMap map;
@@ -417,7 +445,7 @@ class KernelBuilder {
       }
       return Store(dst, v, idx);
     });
-    return std::make_shared<AllocateNode>(acc, Seq({zero, kloop, store}));
+    return std::make_shared<AllocateNode>(acc, Seq({zero, kloops, store}));
   }
 
   const Parts& p_;

@@ -41,7 +41,7 @@ namespace kiln {
 namespace tir {
 
 // Multiply-adds (M * N * K) below which the tile loop stays serial.
-constexpr int64_t kMinParallelMatmulWork = 256 * 1024;
+constexpr int64_t kMinParallelMatmulWork = 64 * 1024;
 
 ir::PrimFunc ScheduleMatmuls(const ir::PrimFunc& func, int num_threads_hint);
 
