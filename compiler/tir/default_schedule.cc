@@ -6,6 +6,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/stmt_functor.h"
 
@@ -204,6 +205,7 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& func, int num_threads_hint) {
   }
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
+  out = ScheduleConvs(out, num_threads_hint);
   return ScheduleMatmuls(out, num_threads_hint);
 }
 

@@ -1,0 +1,631 @@
+#include "compiler/tir/conv_schedule.h"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
+
+namespace kiln {
+namespace tir {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+constexpr int kMaxRows = 8;  // MR: output channels per tile
+constexpr int kCols = 32;    // NR: flat output columns per tile (two 16-float vectors)
+
+const int64_t* ConstInt(const PrimExpr& e) {
+  const auto* imm = e.as<IntImmNode>();
+  return imm ? &imm->value : nullptr;
+}
+
+bool IsVar(const PrimExpr& e, const VarNode* v) { return e.get() == v; }
+
+bool IsZero(const PrimExpr& e) {
+  const int64_t* c = ConstInt(e);
+  return c != nullptr && *c == 0;
+}
+
+bool IsFloatZero(const PrimExpr& e) {
+  const auto* f = e.as<FloatImmNode>();
+  return f != nullptr && f->value == 0.0;
+}
+
+PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
+PrimExpr Div(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorDiv, std::move(a), std::move(b)); }
+PrimExpr Mod(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, std::move(a), std::move(b)); }
+PrimExpr Min(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kMin, std::move(a), std::move(b)); }
+PrimExpr Max(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kMax, std::move(a), std::move(b)); }
+
+Stmt MakeFor(const Var& v, PrimExpr extent, ForKind kind, Stmt body) {
+  return std::make_shared<ForNode>(v, I64(0), std::move(extent), kind, std::move(body));
+}
+
+// Loads and stores of each buffer (by data handle) in a statement.
+class BufferRefs : public StmtExprVisitor {
+ public:
+  std::unordered_map<const VarNode*, int> loads, stores;
+  std::vector<const BufferLoadNode*> load_nodes;
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* l = e.as<BufferLoadNode>()) {
+      ++loads[l->buffer->data.get()];
+      load_nodes.push_back(l);
+    }
+    StmtExprVisitor::VisitExpr(e);
+  }
+  void VisitStmt(const Stmt& s) override {
+    if (const auto* st = As<BufferStoreNode>(s)) ++stores[st->buffer->data.get()];
+    StmtExprVisitor::VisitStmt(s);
+  }
+  int Refs(const VarNode* v) const {
+    auto l = loads.find(v);
+    auto s = stores.find(v);
+    return (l == loads.end() ? 0 : l->second) + (s == stores.end() ? 0 : s->second);
+  }
+};
+
+BufferRefs RefsOf(const Stmt& s) {
+  BufferRefs r;
+  r.VisitStmt(s);
+  return r;
+}
+
+// Replaces every load of one buffer by an expression (the caller has checked
+// that its indices are the canonical ones).
+class ReplaceLoads : public StmtExprMutator {
+ public:
+  ReplaceLoads(const VarNode* data, PrimExpr with) : data_(data), with_(std::move(with)) {}
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    if (const auto* l = e.as<BufferLoadNode>()) {
+      if (l->buffer->data.get() == data_) return with_;
+    }
+    return StmtExprMutator::MutateExpr(e);
+  }
+
+ private:
+  const VarNode* data_;
+  PrimExpr with_;
+};
+
+std::vector<const ForNode*> PeelNest(const Stmt& s, Stmt* body) {
+  std::vector<const ForNode*> loops;
+  Stmt cur = s;
+  while (const auto* f = As<ForNode>(cur)) {
+    loops.push_back(f);
+    cur = f->body;
+  }
+  *body = cur;
+  return loops;
+}
+
+// The terms of a conjunction.
+void Conjuncts(const PrimExpr& e, std::vector<PrimExpr>* out) {
+  if (const auto* a = e.as<AndNode>()) {
+    Conjuncts(a->a, out);
+    Conjuncts(a->b, out);
+  } else {
+    out->push_back(e);
+  }
+}
+
+// The value of `e` with the given variables set to constants, when it folds.
+std::optional<int64_t> EvalAt(const PrimExpr& e, const std::vector<std::pair<const VarNode*, int64_t>>& at) {
+  VarMap map;
+  for (const auto& kv : at) map[kv.first] = I64(kv.second);
+  return arith::AsConstInt(arith::Simplify(Substitute(e, map)));
+}
+
+bool Float32Plain(const Buffer& b, size_t ndim) {
+  if (b->dtype != DType::Float32() || !b->strides.empty() || b->shape.size() != ndim) return false;
+  for (const PrimExpr& d : b->shape)
+    if (ConstInt(d) == nullptr) return false;
+  return true;
+}
+
+int64_t Dim(const Buffer& b, size_t d) { return *ConstInt(b->shape[d]); }
+
+// A matched convolution with its static geometry.
+struct ConvNest {
+  std::vector<const ForNode*> loops;  // n, o, y, x, c, ky, kx
+  Buffer out, data, weight;
+  int64_t n, o, ho, wo, ki, kh, kw;   // loop extents
+  int64_t ch, h, w;                    // data channels and spatial size
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
+  int64_t groups = 1, opg = 0;         // output channels per group
+};
+
+// `e` equals stride * outer + dil * tap - pad for the loop variables `outer`
+// and `tap` (proven, not sampled), with stride, dil >= 1 and pad >= 0.
+bool MatchAffine(const PrimExpr& e, const Var& outer, const Var& tap, int64_t* stride, int64_t* dil, int64_t* pad) {
+  auto v00 = EvalAt(e, {{outer.get(), 0}, {tap.get(), 0}});
+  auto v10 = EvalAt(e, {{outer.get(), 1}, {tap.get(), 0}});
+  auto v01 = EvalAt(e, {{outer.get(), 0}, {tap.get(), 1}});
+  if (!v00 || !v10 || !v01) return false;
+  *stride = *v10 - *v00;
+  *dil = *v01 - *v00;
+  *pad = -*v00;
+  if (*stride <= 0 || *dil <= 0 || *pad < 0) return false;
+  return arith::CanProveEqual(e, PrimExpr(outer) * I64(*stride) + PrimExpr(tap) * I64(*dil) - I64(*pad));
+}
+
+// An access index at the loop point: the loop variable itself, or 0 when the
+// loop has extent 1.
+bool IsLoopIndex(const PrimExpr& e, const ForNode* loop) {
+  if (IsVar(e, loop->loop_var.get())) return true;
+  const int64_t* ext = ConstInt(loop->extent);
+  return ext != nullptr && *ext == 1 && IsZero(e);
+}
+
+bool AtLoopPoint(const std::vector<PrimExpr>& idx, const std::vector<const ForNode*>& loops) {
+  if (idx.size() != loops.size()) return false;
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (!IsLoopIndex(idx[d], loops[d])) return false;
+  return true;
+}
+
+bool ExactlyLoopVars(const std::vector<PrimExpr>& idx, const std::vector<const ForNode*>& loops, size_t first) {
+  if (idx.size() + first > loops.size()) return false;
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (!IsVar(idx[d], loops[first + d]->loop_var.get())) return false;
+  return true;
+}
+
+// The bounds checks of the padded read: which of iy >= 0, iy < H, ix >= 0,
+// ix < W the condition holds. False when it holds anything else.
+bool MatchInsideCond(const PrimExpr& cond, const PrimExpr& iy, const PrimExpr& ix, int64_t h, int64_t w,
+                     bool have[4]) {
+  std::vector<PrimExpr> terms;
+  Conjuncts(cond, &terms);
+  for (const PrimExpr& t : terms) {
+    const auto* ge = t.as<GENode>();
+    const auto* lt = t.as<LTNode>();
+    const BinaryNode* b = ge ? static_cast<const BinaryNode*>(ge) : static_cast<const BinaryNode*>(lt);
+    if (b == nullptr) return false;
+    const int64_t* rhs = ConstInt(b->b);
+    if (rhs == nullptr) return false;
+    bool is_y = arith::CanProveEqual(b->a, iy), is_x = !is_y && arith::CanProveEqual(b->a, ix);
+    if (!is_y && !is_x) return false;
+    if (ge != nullptr && *rhs == 0) {
+      have[is_y ? 0 : 2] = true;
+    } else if (lt != nullptr && *rhs == (is_y ? h : w)) {
+      have[is_y ? 1 : 3] = true;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool MatchConv(const Stmt& s, ConvNest* m) {
+  Stmt body;
+  m->loops = PeelNest(s, &body);
+  const auto& L = m->loops;
+  if (L.size() != 7) return false;
+  int64_t ext[7];
+  for (size_t d = 0; d < 7; ++d) {
+    const int64_t* e = ConstInt(L[d]->extent);
+    if (!IsZero(L[d]->min) || e == nullptr || *e <= 0) return false;
+    ext[d] = *e;
+  }
+  m->n = ext[0], m->o = ext[1], m->ho = ext[2], m->wo = ext[3], m->ki = ext[4], m->kh = ext[5], m->kw = ext[6];
+  const auto* seq = As<SeqStmtNode>(body);
+  if (seq == nullptr || seq->seq.size() != 2) return false;
+  const auto* guard = As<IfThenElseNode>(seq->seq[0]);
+  const auto* update = As<BufferStoreNode>(seq->seq[1]);
+  if (guard == nullptr || guard->else_case || update == nullptr) return false;
+  // The init guard: every reduction variable of extent > 1 compared to 0.
+  std::vector<PrimExpr> terms;
+  Conjuncts(guard->cond, &terms);
+  std::unordered_set<const VarNode*> zeroed;
+  for (const PrimExpr& t : terms) {
+    const auto* eq = t.as<EQNode>();
+    if (eq == nullptr || !IsZero(eq->b)) return false;
+    bool found = false;
+    for (size_t d = 4; d < 7; ++d) found |= IsVar(eq->a, L[d]->loop_var.get());
+    if (!found) return false;
+    zeroed.insert(static_cast<const VarNode*>(eq->a.get()));
+  }
+  for (size_t d = 4; d < 7; ++d)
+    if (ext[d] > 1 && !zeroed.count(L[d]->loop_var.get())) return false;
+  const auto* init = As<BufferStoreNode>(guard->then_case);
+  if (init == nullptr || init->buffer != update->buffer || !IsFloatZero(init->value)) return false;
+  m->out = update->buffer;
+  if (!Float32Plain(m->out, 4) || !ExactlyLoopVars(update->indices, L, 0) || !ExactlyLoopVars(init->indices, L, 0)) {
+    return false;
+  }
+  for (size_t d = 0; d < 4; ++d)
+    if (Dim(m->out, d) != ext[d]) return false;
+
+  const auto* add = update->value.as<AddNode>();
+  if (add == nullptr) return false;
+  PrimExpr acc = add->a, rhs = add->b;
+  auto is_acc = [&](const PrimExpr& e) {
+    const auto* l = e.as<BufferLoadNode>();
+    return l != nullptr && l->buffer == m->out && ExactlyLoopVars(l->indices, L, 0);
+  };
+  if (!is_acc(acc)) std::swap(acc, rhs);
+  if (!is_acc(acc)) return false;
+  PrimExpr cond, prod = rhs;
+  if (const auto* call = rhs.as<CallNode>()) {
+    if (call->op != "if_then_else" || call->args.size() != 3 || !IsFloatZero(call->args[2])) return false;
+    cond = call->args[0];
+    prod = call->args[1];
+  } else if (const auto* sel = rhs.as<SelectNode>()) {
+    if (!IsFloatZero(sel->false_value)) return false;
+    cond = sel->cond;
+    prod = sel->true_value;
+  }
+  const auto* mul = prod.as<MulNode>();
+  if (mul == nullptr) return false;
+  const auto* x = mul->a.as<BufferLoadNode>();
+  const auto* wt = mul->b.as<BufferLoadNode>();
+  if (x == nullptr || wt == nullptr) return false;
+  auto is_weight = [&](const BufferLoadNode* l) {
+    return l->indices.size() == 4 && IsVar(l->indices[0], L[1]->loop_var.get()) && ExactlyLoopVars(std::vector<PrimExpr>(l->indices.begin() + 1, l->indices.end()), L, 4);
+  };
+  if (!is_weight(wt)) std::swap(x, wt);
+  if (!is_weight(wt)) return false;
+  m->weight = wt->buffer;
+  m->data = x->buffer;
+  if (!Float32Plain(m->weight, 4) || !Float32Plain(m->data, 4) || m->weight == m->out || m->data == m->out) return false;
+  if (Dim(m->weight, 0) != m->o || Dim(m->weight, 1) != m->ki || Dim(m->weight, 2) != m->kh ||
+      Dim(m->weight, 3) != m->kw) {
+    return false;
+  }
+  m->ch = Dim(m->data, 1), m->h = Dim(m->data, 2), m->w = Dim(m->data, 3);
+  if (Dim(m->data, 0) != m->n || x->indices.size() != 4 || !IsLoopIndex(x->indices[0], L[0])) return false;
+  const PrimExpr& iy = x->indices[2];
+  const PrimExpr& ix = x->indices[3];
+  if (!MatchAffine(iy, L[2]->loop_var, L[5]->loop_var, &m->sh, &m->dh, &m->pt)) return false;
+  if (!MatchAffine(ix, L[3]->loop_var, L[6]->loop_var, &m->sw, &m->dw, &m->pl)) return false;
+  // Channel: c (one group) or (o / opg) * ki + c.
+  const PrimExpr& chi = x->indices[1];
+  const Var& ov = L[1]->loop_var;
+  const Var& cv = L[4]->loop_var;
+  if (arith::CanProveEqual(chi, PrimExpr(cv))) {
+    m->groups = 1;
+    m->opg = m->o;
+    if (m->ch != m->ki) return false;
+  } else {
+    m->opg = 0;
+    for (int64_t oo = 1; oo < m->o && m->opg == 0; ++oo) {
+      auto v = EvalAt(chi, {{ov.get(), oo}, {cv.get(), 0}});
+      if (!v) return false;
+      if (*v != 0) m->opg = oo;
+    }
+    if (m->opg == 0 || m->o % m->opg != 0) return false;
+    m->groups = m->o / m->opg;
+    if (m->ch != m->ki * m->groups) return false;
+    if (!arith::CanProveEqual(chi, Div(PrimExpr(ov), I64(m->opg)) * I64(m->ki) + PrimExpr(cv))) return false;
+  }
+  // Bounds: every check that can fail must be present.
+  bool have[4] = {false, false, false, false};
+  if (cond.defined() && !MatchInsideCond(cond, iy, ix, m->h, m->w, have)) return false;
+  bool need[4] = {m->pt > 0, (m->ho - 1) * m->sh + (m->kh - 1) * m->dh - m->pt >= m->h, m->pl > 0,
+                  (m->wo - 1) * m->sw + (m->kw - 1) * m->dw - m->pl >= m->w};
+  for (int t = 0; t < 4; ++t)
+    if (need[t] && !have[t]) return false;
+  return true;
+}
+
+// One fused elementwise stage: D[idx] = value, reading `src` at the loop point.
+struct Stage {
+  std::vector<const ForNode*> loops;
+  Buffer src, dst;
+  std::vector<PrimExpr> dst_idx;
+  PrimExpr value;
+};
+
+bool MatchStage(const Stmt& s, const Buffer& src, const ConvNest& cv, Stage* e) {
+  Stmt body;
+  e->loops = PeelNest(s, &body);
+  if (e->loops.size() != 4) return false;
+  const int64_t ext[4] = {cv.n, cv.o, cv.ho, cv.wo};
+  for (size_t d = 0; d < 4; ++d) {
+    const int64_t* x = ConstInt(e->loops[d]->extent);
+    if (!IsZero(e->loops[d]->min) || x == nullptr || *x != ext[d]) return false;
+  }
+  const auto* st = As<BufferStoreNode>(body);
+  if (st == nullptr || st->buffer == src || !Float32Plain(st->buffer, 4)) return false;
+  for (size_t d = 0; d < 4; ++d)
+    if (Dim(st->buffer, d) != ext[d]) return false;
+  if (!AtLoopPoint(st->indices, e->loops)) return false;
+  BufferRefs refs;
+  refs.VisitExpr(st->value);
+  if (refs.loads.count(st->buffer->data.get()) || !refs.loads.count(src->data.get())) return false;
+  for (const BufferLoadNode* l : refs.load_nodes) {
+    if (l->buffer == src && !AtLoopPoint(l->indices, e->loops)) return false;
+  }
+  e->src = src;
+  e->dst = st->buffer;
+  e->dst_idx = st->indices;
+  e->value = st->value;
+  return true;
+}
+
+Buffer LocalBuffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
+  auto node = std::make_shared<BufferNode>();
+  node->name = name;
+  node->data = MakeVar(name + "_data", HandleType());
+  node->dtype = DType::Float32();
+  node->shape = std::move(shape);
+  node->scope = scope;
+  return node;
+}
+
+class ConvKernel {
+ public:
+  ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int threads)
+      : cv_(cv), stages_(stages), threads_(threads) {
+    offa_max_ = ((cv.kh - 1) * cv.dh) / cv.sh;
+    offb_max_ = ((cv.kw - 1) * cv.dw) / cv.sw;
+    hq_ = cv.ho + offa_max_ + 1;
+    wq_ = cv.wo + offb_max_;
+    planes_ = cv.sh * cv.sw;
+    int64_t j = cv.ho * wq_;
+    jt_ = (j + kCols - 1) / kCols;
+    plane_len_ = std::max(hq_ * wq_, jt_ * kCols + offa_max_ * wq_ + offb_max_);
+    mr_ = static_cast<int>(std::min<int64_t>(kMaxRows, cv.opg));
+    full_ = cv.opg / mr_;
+    rem_ = cv.opg % mr_;
+  }
+
+  Stmt Build() {
+    q_ = LocalBuffer(cv_.data->name + "_padded", {I64(cv_.n), I64(cv_.ch), I64(planes_), I64(plane_len_)}, "global");
+    bool par = threads_ >= 2;
+    // Pack: Q[n, ch, ph * sw + pw, a * wq + b] = X[n, ch, a*sh + ph - pt, b*sw + pw - pl] or 0.
+    Var n = MakeVar("n"), ch = MakeVar("ch"), ph = MakeVar("ph"), pw = MakeVar("pw"), a = MakeVar("a"),
+        b = MakeVar("b");
+    PrimExpr iy = PrimExpr(a) * I64(cv_.sh) + PrimExpr(ph) - I64(cv_.pt);
+    PrimExpr ix = PrimExpr(b) * I64(cv_.sw) + PrimExpr(pw) - I64(cv_.pl);
+    PrimExpr inside = MakeBinary(
+        TirKind::kAnd,
+        MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, iy, I64(0)), MakeBinary(TirKind::kLT, iy, I64(cv_.h))),
+        MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, ix, I64(0)), MakeBinary(TirKind::kLT, ix, I64(cv_.w))));
+    PrimExpr val = PrimExpr(std::make_shared<CallNode>(
+        DType::Float32(), "if_then_else",
+        std::vector<PrimExpr>{inside, Load(cv_.data, {PrimExpr(n), PrimExpr(ch), iy, ix}), FloatImm(DType::Float32(), 0)}));
+    Stmt pack = Store(q_, val,
+                      {PrimExpr(n), PrimExpr(ch), PrimExpr(ph) * I64(cv_.sw) + PrimExpr(pw),
+                       PrimExpr(a) * I64(wq_) + PrimExpr(b)});
+    pack = MakeFor(b, I64(wq_), ForKind::kVectorized, pack);
+    pack = MakeFor(a, I64(hq_), ForKind::kSerial, pack);
+    pack = MakeFor(pw, I64(cv_.sw), ForKind::kSerial, pack);
+    pack = MakeFor(ph, I64(cv_.sh), ForKind::kSerial, pack);
+    pack = MakeFor(ch, I64(cv_.ch), par && cv_.ch >= 2 ? ForKind::kParallel : ForKind::kSerial, pack);
+    pack = MakeFor(n, I64(cv_.n), ForKind::kSerial, pack);
+
+    // Tiles: column tiles fastest, then row blocks, groups, batch.
+    int64_t rb_count = full_ + rem_;
+    int64_t count = cv_.n * cv_.groups * rb_count * jt_;
+    Var t = MakeVar("tile");
+    nn_ = MakeVar("n");
+    grp_ = MakeVar("g");
+    col0_ = MakeVar("col0");
+    Var rb = MakeVar("rb");
+    PrimExpr tt(t);
+    std::vector<std::pair<Var, PrimExpr>> lets = {
+        {col0_, Mod(tt, I64(jt_)) * I64(kCols)},
+        {rb, Mod(Div(tt, I64(jt_)), I64(rb_count))},
+        {grp_, Mod(Div(tt, I64(jt_ * rb_count)), I64(cv_.groups))},
+        {nn_, Div(tt, I64(jt_ * rb_count * cv_.groups))},
+    };
+    PrimExpr group_base = PrimExpr(grp_) * I64(cv_.opg);
+    Var o0 = MakeVar("o0");
+    Stmt inner = std::make_shared<LetStmtNode>(o0, group_base + PrimExpr(rb) * I64(mr_), Tile(o0, mr_));
+    if (rem_ != 0) {
+      Var o1 = MakeVar("o0");
+      Stmt one = std::make_shared<LetStmtNode>(o1, group_base + I64(full_ * mr_) + (PrimExpr(rb) - I64(full_)),
+                                               Tile(o1, 1));
+      inner = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), I64(full_)), inner, one);
+    }
+    for (size_t l = lets.size(); l-- > 0;) inner = std::make_shared<LetStmtNode>(lets[l].first, lets[l].second, inner);
+    int64_t work = cv_.n * cv_.o * cv_.ho * cv_.wo * cv_.ki * cv_.kh * cv_.kw;
+    bool par_tiles = par && count >= 2 && work >= kMinParallelConvWork;
+    Stmt tiles = MakeFor(t, I64(count), par_tiles ? ForKind::kParallel : ForKind::kSerial, inner);
+    return std::make_shared<AllocateNode>(q_, Seq({pack, tiles}));
+  }
+
+ private:
+  // rows x NR grid, rows unrolled and columns vectorized.
+  Stmt Grid(const std::string& tag, int rows, ForKind row_kind, const std::function<Stmt(const Var&, const Var&)>& body) {
+    Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
+    Stmt inner = MakeFor(jj, I64(kCols), ForKind::kVectorized, body(ii, jj));
+    return MakeFor(ii, I64(rows), row_kind, inner);
+  }
+
+  // The tile of `rows` output channels from o0 and kCols flat columns from col0.
+  Stmt Tile(const Var& o0, int rows) {
+    DType f32 = DType::Float32();
+    Buffer acc = LocalBuffer("acc", {I64(rows), I64(kCols)}, "local");
+    Buffer tmp = LocalBuffer("tile", {I64(rows), I64(kCols)}, "local");
+    Stmt zero = Grid("_init", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
+      return Store(acc, FloatImm(f32, 0), {PrimExpr(ii), PrimExpr(jj)});
+    });
+    Var c = MakeVar("c"), ky = MakeVar("ky"), kx = MakeVar("kx");
+    // Phase and offset of tap (ky, kx) in Q; affine when the stride is 1.
+    PrimExpr ya = PrimExpr(ky) * I64(cv_.dh), xa = PrimExpr(kx) * I64(cv_.dw);
+    PrimExpr phase = I64(0), off;
+    if (cv_.sh == 1) {
+      off = ya * I64(wq_);
+    } else {
+      phase = Mod(ya, I64(cv_.sh)) * I64(cv_.sw);
+      off = Div(ya, I64(cv_.sh)) * I64(wq_);
+    }
+    if (cv_.sw == 1) {
+      off = off + xa;
+    } else {
+      phase = phase + Mod(xa, I64(cv_.sw));
+      off = off + Div(xa, I64(cv_.sw));
+    }
+    PrimExpr chan = cv_.groups == 1 ? PrimExpr(c) : PrimExpr(grp_) * I64(cv_.ki) + PrimExpr(c);
+    Stmt update = Grid("", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
+      PrimExpr wv = Load(cv_.weight, {PrimExpr(o0) + PrimExpr(ii), PrimExpr(c), PrimExpr(ky), PrimExpr(kx)});
+      PrimExpr xv = Load(q_, {PrimExpr(nn_), chan, phase, PrimExpr(col0_) + off + PrimExpr(jj)});
+      PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
+      return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
+                   {PrimExpr(ii), PrimExpr(jj)});
+    });
+    Stmt taps = MakeFor(kx, I64(cv_.kw), cv_.kw <= 7 ? ForKind::kUnrolled : ForKind::kSerial, update);
+    taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
+    taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
+    // The accumulators go to memory with static indices only (so they stay in
+    // registers during the reduction); the write-back reads that copy.
+    Stmt copy = Grid("_copy", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
+      return Store(tmp, Load(acc, {PrimExpr(ii), PrimExpr(jj)}), {PrimExpr(ii), PrimExpr(jj)});
+    });
+    return std::make_shared<AllocateNode>(
+        acc, Seq({zero, taps, std::make_shared<AllocateNode>(tmp, Seq({copy, WriteBack(tmp, o0, rows)}))}));
+  }
+
+  // For each row, the output rows y the tile's columns [col0, col0 + NR)
+  // cover, and in each the valid x segment: D[n, o, y, x] = f(tile[ii, y*wq + x - col0]).
+  Stmt WriteBack(const Buffer& tmp, const Var& o0, int rows) {
+    Var ii = MakeVar("ii_out"), yy = MakeVar("yy"), xx = MakeVar("xx");
+    Var y0 = MakeVar("y0"), y1 = MakeVar("y1"), y = MakeVar("y"), lo = MakeVar("x0"), hi = MakeVar("x1");
+    PrimExpr col0(col0_);
+    PrimExpr x = PrimExpr(lo) + PrimExpr(xx);
+    PrimExpr o = PrimExpr(o0) + PrimExpr(ii);
+    std::vector<PrimExpr> point = {PrimExpr(nn_), o, PrimExpr(y), x};
+    PrimExpr v = Load(tmp, {PrimExpr(ii), PrimExpr(y) * I64(wq_) + x - col0});
+    Buffer dst = cv_.out;
+    std::vector<PrimExpr> idx = point;
+    for (const Stage& e : stages_) {
+      VarMap map;
+      for (size_t d = 0; d < 4; ++d) map[e.loops[d]->loop_var.get()] = point[d];
+      v = Substitute(ReplaceLoads(e.src->data.get(), v).MutateExpr(e.value), map);
+      dst = e.dst;
+      idx.clear();
+      for (const PrimExpr& d : e.dst_idx) idx.push_back(Substitute(d, map));
+    }
+    Stmt st = Store(dst, v, idx);
+    st = MakeFor(xx, PrimExpr(hi) - PrimExpr(lo), ForKind::kVectorized, st);
+    st = std::make_shared<LetStmtNode>(hi, Min(I64(cv_.wo), col0 + I64(kCols) - PrimExpr(y) * I64(wq_)), st);
+    st = std::make_shared<LetStmtNode>(lo, Max(I64(0), col0 - PrimExpr(y) * I64(wq_)), st);
+    st = std::make_shared<LetStmtNode>(y, PrimExpr(y0) + PrimExpr(yy), st);
+    st = MakeFor(yy, PrimExpr(y1) - PrimExpr(y0), ForKind::kSerial, st);
+    st = MakeFor(ii, I64(rows), ForKind::kSerial, st);
+    st = std::make_shared<LetStmtNode>(y1, Min(I64(cv_.ho), Div(col0 + I64(kCols - 1), I64(wq_)) + I64(1)), st);
+    return std::make_shared<LetStmtNode>(y0, Div(col0, I64(wq_)), st);
+  }
+
+  const ConvNest& cv_;
+  const std::vector<Stage>& stages_;
+  int threads_;
+  int64_t offa_max_, offb_max_, hq_, wq_, planes_, jt_, plane_len_, full_, rem_;
+  int mr_;
+  Buffer q_;
+  Var nn_, grp_, col0_;
+};
+
+// Finds convolution nests in statement sequences and rewrites them with their
+// fusable epilogues.
+class ConvRewriter : public StmtExprMutator {
+ public:
+  ConvRewriter(const PrimFunc& func, int threads) : threads_(threads) {
+    for (const auto& kv : func->buffer_map) params_.insert(kv.second->data.get());
+    all_refs_ = RefsOf(func->body);
+  }
+  bool changed = false;
+
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* seq = As<SeqStmtNode>(s)) return RewriteSeq(seq->seq, s);
+    if (As<ForNode>(s)) return RewriteSeq({s}, s);
+    return StmtExprMutator::MutateStmt(s);
+  }
+
+ private:
+  Stmt RewriteSeq(const std::vector<Stmt>& in, const Stmt& orig) {
+    std::vector<Stmt> out;
+    bool any = false;
+    for (size_t i = 0; i < in.size(); ++i) {
+      ConvNest cv;
+      if (!MatchConv(in[i], &cv)) {
+        Stmt m = As<ForNode>(in[i]) ? in[i] : StmtExprMutator::MutateStmt(in[i]);
+        any = any || m != in[i];
+        out.push_back(m);
+        continue;
+      }
+      std::vector<Stage> stages;
+      Buffer cur = cv.out;
+      int cur_refs_here = 3;  // the nest's own load and two stores of C
+      std::unordered_set<const VarNode*> chain = {cur->data.get()};
+      std::unordered_set<const VarNode*> reads = {cv.data->data.get(), cv.weight->data.get()};
+      std::vector<Stmt> moved;
+      size_t next = i + 1, resume = i + 1;
+      while (next < in.size() && !params_.count(cur->data.get())) {
+        BufferRefs r = RefsOf(in[next]);
+        Stage e;
+        if (MatchStage(in[next], cur, cv, &e) &&
+            all_refs_.Refs(cur->data.get()) == cur_refs_here + r.Refs(cur->data.get())) {
+          // Statements skipped since the last stage run before the kernel.
+          for (size_t j = resume; j < next; ++j) moved.push_back(in[j]);
+          for (const auto& kv : r.loads) reads.insert(kv.first);
+          chain.insert(e.dst->data.get());
+          stages.push_back(e);
+          cur = e.dst;
+          cur_refs_here = 1;  // the stage's store
+          resume = ++next;
+          continue;
+        }
+        // Skip statements independent of the chain (the per-channel scale and
+        // shift of a batch norm sit between the convolution and its use).
+        bool blocked = false;
+        for (const VarNode* b : chain) blocked |= r.Refs(b) > 0;
+        for (const auto& kv : r.stores) blocked |= reads.count(kv.first) > 0;
+        ConvNest other;
+        if (blocked || MatchConv(in[next], &other)) break;
+        ++next;
+      }
+      for (const Stmt& m : moved) out.push_back(MutateStmt(m));
+      out.push_back(ConvKernel(cv, stages, threads_).Build());
+      i = resume - 1;
+      any = true;
+    }
+    if (!any) return orig;
+    changed = true;
+    return Seq(out);
+  }
+
+  int threads_;
+  std::unordered_set<const VarNode*> params_;
+  BufferRefs all_refs_;
+};
+
+// Removes allocations whose buffer is no longer referenced.
+class DropDeadAllocations : public StmtExprMutator {
+ public:
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* a = As<AllocateNode>(s)) {
+      Stmt body = MutateStmt(a->body);
+      if (RefsOf(body).Refs(a->buffer->data.get()) == 0) return body;
+      if (body == a->body) return s;
+      return std::make_shared<AllocateNode>(a->buffer, body);
+    }
+    return StmtExprMutator::MutateStmt(s);
+  }
+};
+
+}  // namespace
+
+PrimFunc ScheduleConvs(const PrimFunc& func, int num_threads_hint) {
+  ConvRewriter rewriter(func, num_threads_hint);
+  Stmt body = rewriter.MutateStmt(func->body);
+  if (!rewriter.changed) return func;
+  body = DropDeadAllocations().MutateStmt(body);
+  auto copy = std::make_shared<PrimFuncNode>(*func);
+  copy->body = body;
+  return copy;
+}
+
+}  // namespace tir
+}  // namespace kiln

@@ -1,0 +1,63 @@
+// ScheduleConvs: rewrites 2-D convolution loop nests of lowered TIR (NCHW
+// data, OIHW weights, float32, as legalize + LowerBlocks produce for
+// R.nn.conv2d) into a register-blocked direct convolution, with the
+// elementwise epilogues that follow it fused in.
+//
+// Recognized nest: a perfect nest over (n, o, y, x, c, ky, kx), all loops
+// starting at 0 with static extents, whose body is
+//   if c == 0 and ky == 0 and kx == 0: C[n, o, y, x] = 0
+//   C[n, o, y, x] = C[n, o, y, x] + [if_then_else(inside,] X[n, ch, iy, ix] * W[o, c, ky, kx][, 0)]
+// with iy = y * sh + ky * dh - pt, ix = x * sw + kx * dw - pl (proven affine),
+// ch = c (groups 1) or (o / (O / g)) * (C / g) + c (g groups), and `inside`
+// the conjunction of the bounds checks of iy and ix (checks that can never
+// fail may be absent). Anything else is left alone (symbolic shapes too).
+//
+// The rewrite (the "padded flat" direct convolution):
+// 1. Per call, X is copied into a zero-padded, stride-phase-split buffer
+//    Q[n, ch, phase, L]: plane (ph, pw) holds X[ch, a*sh + ph - pt, b*sw + pw - pl]
+//    at a * Wq + b, with Wq = Wo + ((KW-1)*dw) / sw. Then for every output
+//    point j = y * Wq + x the input of tap (ky, kx) sits at
+//    Q[.., phase(ky, kx), j + off(ky, kx)]: consecutive j read consecutive
+//    floats for any stride, dilation and padding, and no bounds test remains.
+//    Columns x in [Wo, Wq) are computed and thrown away (Wq - Wo is small).
+// 2. The output, seen as a matrix (output channels) x (flat j), is computed
+//    in tiles of MR channels x NR columns (MR <= 8 within one group, NR = 32):
+//    acc[MR, NR] is zeroed, then for every (c, ky, kx) each row ii (unrolled)
+//    gets acc[ii, :] = fma(W[o0 + ii, c, ky, kx], Q[.., j0 + off : +NR], acc[ii, :])
+//    with the column loop vectorized: broadcast x vector FMAs in registers.
+//    Leftover channels of a group run a one-row kernel. Tiles form one loop,
+//    parallel when num_threads_hint >= 2 and the work is large enough.
+// 3. The tile's columns are written back row segment by row segment
+//    (valid x only), applying the fused epilogue on the way.
+//
+// Epilogue fusion: when C is allocated inside the function, the statements
+// after the nest are scanned: a statement that references no buffer of the
+// chain (and writes nothing the convolution or the fused stages read) is kept
+// and moved before the kernel; a perfect nest over the output extents that
+// stores D[v..] = f(C[v..], other loads indexed by v..) with C read nowhere
+// else is fused (f applied to the accumulators, D stored instead of C), and
+// the scan goes on from D (scale/shift, residual add, relu ...). Allocations
+// no longer used are removed.
+//
+// Results differ from the naive loop only by FMA contraction (the reduction
+// order c, ky, kx is kept). Pre: `func` is lowered (no BlockRealize). Returns
+// the same PrimFunc when no convolution nest is found.
+#ifndef KILN_COMPILER_TIR_CONV_SCHEDULE_H_
+#define KILN_COMPILER_TIR_CONV_SCHEDULE_H_
+
+#include <cstdint>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+
+// Multiply-adds below which the tile loop stays serial.
+constexpr int64_t kMinParallelConvWork = 256 * 1024;
+
+ir::PrimFunc ScheduleConvs(const ir::PrimFunc& func, int num_threads_hint);
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_CONV_SCHEDULE_H_

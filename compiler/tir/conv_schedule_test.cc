@@ -1,0 +1,342 @@
+// ScheduleConvs: what the rewrite produces for legalized conv2d (structure,
+// no code generation), and the numbers of compiled convolutions of many
+// shapes, strides, dilations, paddings and groups, with and without fused
+// epilogues, against a double-precision reference (driver + VM).
+#include "compiler/tir/conv_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/text/text.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/writer/vmfb_writer.h"
+#include "runtime/tensor.h"
+#include "vm/module.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+
+struct ConvCase {
+  int64_t n, c, h, w, o, kh, kw;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1;
+  int64_t pt = 0, pl = 0, pb = 0, pr = 0;
+  int64_t groups = 1;
+  std::string epilogue = "none";  // none | bn_relu | bn_residual_relu
+
+  int64_t Ho() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
+  int64_t Wo() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
+  std::string Name() const {
+    char buf[256];
+    std::snprintf(buf, sizeof(buf), "n%ld c%ld %ldx%ld o%ld k%ldx%ld s%ld,%ld d%ld,%ld p%ld,%ld,%ld,%ld g%ld %s",
+                  long(n), long(c), long(h), long(w), long(o), long(kh), long(kw), long(sh), long(sw), long(dh),
+                  long(dw), long(pt), long(pl), long(pb), long(pr), long(groups), epilogue.c_str());
+    return buf;
+  }
+};
+
+std::string Dims(const std::vector<int64_t>& d) {
+  std::string s = "(";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + (d.size() == 1 ? ",)" : ")");
+}
+
+std::string T(const std::vector<int64_t>& d) { return "R.Tensor(" + Dims(d) + ", dtype=\"float32\")"; }
+
+// main(x, w, scale, shift, r) -> epilogue(conv2d(x, w)); scale/shift are
+// (O, 1, 1) as a batch norm in inference form broadcasts them.
+std::string ConvModule(const ConvCase& k) {
+  std::vector<int64_t> out = {k.n, k.o, k.Ho(), k.Wo()};
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T({k.n, k.c, k.h, k.w}) +
+                    ", w: " + T({k.o, k.c / k.groups, k.kh, k.kw}) + ", scale: " + T({k.o, 1, 1}) +
+                    ", shift: " + T({k.o, 1, 1}) + ", r: " + T(out) + ") -> " + T(out) + ":\n";
+  src += "        with R.dataflow():\n";
+  src += "            c = R.nn.conv2d(x, w, strides=[" + std::to_string(k.sh) + ", " + std::to_string(k.sw) +
+         "], padding=[" + std::to_string(k.pt) + ", " + std::to_string(k.pl) + ", " + std::to_string(k.pb) + ", " +
+         std::to_string(k.pr) + "], dilation=[" + std::to_string(k.dh) + ", " + std::to_string(k.dw) +
+         "], groups=" + std::to_string(k.groups) + ")\n";
+  if (k.epilogue == "none") {
+    src += "            gv = c\n";
+  } else {
+    src += "            d = R.multiply(c, scale)\n            e = R.add(d, shift)\n";
+    if (k.epilogue == "bn_residual_relu") {
+      src += "            f = R.add(e, r)\n            gv = R.nn.relu(f)\n";
+    } else {
+      src += "            gv = R.nn.relu(e)\n";
+    }
+  }
+  src += "            R.output(gv)\n        return gv\n";
+  return src;
+}
+
+std::vector<float> Random(int64_t count, uint64_t seed) {
+  std::vector<float> v(static_cast<size_t>(count));
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& x : v) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x = static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f;
+  }
+  return v;
+}
+
+Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& data) {
+  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
+  std::memcpy(t.data<float>(), data.data(), data.size() * sizeof(float));
+  return t;
+}
+
+Result<IRModule> Parse(const std::string& source) { return text::ParseModule(source, "conv_test.relax"); }
+
+std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
+  Result<IRModule> mod = Parse(source);
+  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+  if (!mod.ok()) return nullptr;
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, options);
+  EXPECT_TRUE(program.ok()) << program.status().ToString();
+  if (!program.ok()) return nullptr;
+  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
+  EXPECT_TRUE(bytes.ok());
+  if (!bytes.ok()) return nullptr;
+  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
+  std::memcpy(owned, bytes->data(), bytes->size());
+  vm::LoadOptions load;
+  load.num_threads = threads;
+  auto loaded = vm::Module::LoadOwnedBuffer(
+      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned, load);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  return loaded.ok() ? *loaded : nullptr;
+}
+
+// Runs the compiled module on random inputs and checks every output element
+// against a double reference of conv2d + epilogue.
+void CheckConv(const ConvCase& k, int threads) {
+  SCOPED_TRACE(k.Name() + " threads " + std::to_string(threads));
+  auto mod = Compile(ConvModule(k), threads);
+  ASSERT_NE(mod, nullptr);
+  int64_t ho = k.Ho(), wo = k.Wo(), cg = k.c / k.groups, og = k.o / k.groups;
+  std::vector<float> x = Random(k.n * k.c * k.h * k.w, 1), w = Random(k.o * cg * k.kh * k.kw, 2),
+                     scale = Random(k.o, 3), shift = Random(k.o, 4), r = Random(k.n * k.o * ho * wo, 5);
+  std::vector<int64_t> out_shape = {k.n, k.o, ho, wo};
+  std::vector<Any> args = {MakeTensor({k.n, k.c, k.h, k.w}, x), MakeTensor({k.o, cg, k.kh, k.kw}, w),
+                           MakeTensor({k.o, 1, 1}, scale), MakeTensor({k.o, 1, 1}, shift), MakeTensor(out_shape, r)};
+  Any ret;
+  std::unique_ptr<vm::Context> ctx = mod->CreateContext();
+  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  Result<Tensor> out = ret.AsTensor();
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->shape(), out_shape);
+  const float* got = out->data<float>();
+  int bad = 0;
+  for (int64_t n = 0; n < k.n; ++n) {
+    for (int64_t o = 0; o < k.o; ++o) {
+      int64_t g = o / og;
+      for (int64_t y = 0; y < ho; ++y) {
+        for (int64_t xo = 0; xo < wo; ++xo) {
+          double acc = 0;
+          for (int64_t c = 0; c < cg; ++c) {
+            for (int64_t ky = 0; ky < k.kh; ++ky) {
+              for (int64_t kx = 0; kx < k.kw; ++kx) {
+                int64_t iy = y * k.sh + ky * k.dh - k.pt, ix = xo * k.sw + kx * k.dw - k.pl;
+                if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
+                acc += double(x[((n * k.c + g * cg + c) * k.h + iy) * k.w + ix]) *
+                       w[((o * cg + c) * k.kh + ky) * k.kw + kx];
+              }
+            }
+          }
+          int64_t at = ((n * k.o + o) * ho + y) * wo + xo;
+          double want = acc;
+          if (k.epilogue != "none") {
+            want = acc * scale[o] + shift[o];
+            if (k.epilogue == "bn_residual_relu") want += r[at];
+            want = want > 0 ? want : 0;
+          }
+          double tol = 1e-5 * double(cg * k.kh * k.kw) + 1e-5;
+          if (!(std::fabs(got[at] - want) <= tol) && bad++ < 5) {
+            ADD_FAILURE() << "n " << n << " o " << o << " y " << y << " x " << xo << ": got " << got[at]
+                          << ", want " << want;
+          }
+        }
+      }
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+// ---------------------------------------------------------------- structure
+
+struct Census : StmtExprVisitor {
+  int fma = 0, parallel = 0, nests7 = 0;
+  std::vector<std::string> stored, allocated;
+  int depth = 0, max_depth = 0;
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* c = e.as<CallNode>()) fma += c->op == "fma";
+    StmtExprVisitor::VisitExpr(e);
+  }
+  void VisitStmt(const Stmt& s) override {
+    if (const auto* f = As<ForNode>(s)) parallel += f->for_kind == ForKind::kParallel;
+    if (const auto* a = As<AllocateNode>(s)) allocated.push_back(a->buffer->name);
+    if (const auto* st = As<BufferStoreNode>(s)) stored.push_back(st->buffer->name);
+    StmtExprVisitor::VisitStmt(s);
+  }
+};
+
+// The lowered PrimFunc holding the convolution.
+PrimFunc LowerConv(const ConvCase& k, int threads) {
+  Result<IRModule> mod = Parse(ConvModule(k));
+  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+  if (!mod.ok()) return nullptr;
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  Result<IRModule> lowered = driver::LowerModule(*mod, options);
+  EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
+  if (!lowered.ok()) return nullptr;
+  for (const ModuleEntry& e : lowered->entries) {
+    if (e.prim && e.name.find("conv2d") != std::string::npos) return e.prim;
+  }
+  ADD_FAILURE() << "no conv2d PrimFunc";
+  return nullptr;
+}
+
+Census Count(const PrimFunc& f) {
+  Census c;
+  c.VisitStmt(f->body);
+  return c;
+}
+
+TEST(ConvScheduleTest, ResNetBlockConvBecomesMicroKernelWithFusedEpilogue) {
+  ConvCase k{1, 64, 56, 56, 64, 3, 3};
+  k.pt = k.pl = k.pb = k.pr = 1;
+  k.epilogue = "bn_residual_relu";
+  PrimFunc f = LowerConv(k, 2);
+  ASSERT_NE(f, nullptr);
+  Census c = Count(f);
+  EXPECT_EQ(c.fma, 1);  // 64 channels = 8 full row blocks: one kernel
+  // The convolution's output and every intermediate of the epilogue are gone:
+  // only the padded input, accumulators and the tile copy are allocated.
+  for (const std::string& s : c.stored) EXPECT_TRUE(s == "x_padded" || s == "acc" || s == "tile" || s == "gv") << s;
+  EXPECT_EQ(c.stored.back(), "gv");
+  EXPECT_GE(c.parallel, 2);  // packing and tiles
+  // One thread: nothing parallel.
+  EXPECT_EQ(Count(LowerConv(k, 1)).parallel, 0);
+}
+
+TEST(ConvScheduleTest, LeftoverChannelsGetAOneRowKernel) {
+  ConvCase k{1, 5, 9, 9, 12, 3, 3};  // 12 = 8 + 4 single rows
+  PrimFunc f = LowerConv(k, 1);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(Count(f).fma, 2);
+}
+
+TEST(ConvScheduleTest, NonConvolutionsAreLeftAlone) {
+  // S[i] += A[i, j] is a reduction but no convolution.
+  Var i = MakeVar("i"), j = MakeVar("j");
+  Buffer a = MakeBuffer("A", {PrimExpr(8), PrimExpr(8)}, DType::Float32());
+  Buffer s = MakeBuffer("S", {PrimExpr(8)}, DType::Float32());
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, PrimExpr(j), 0),
+                                               Store(s, FloatImm(DType::Float32(), 0), {PrimExpr(i)}), nullptr);
+  Stmt upd = Store(s, Load(s, {PrimExpr(i)}) + Load(a, {PrimExpr(i), PrimExpr(j)}), {PrimExpr(i)});
+  auto f = std::make_shared<PrimFuncNode>();
+  f->name = "f";
+  for (const Buffer& b : {a, s}) {
+    Var h = MakeVar(b->name + "_handle", HandleType());
+    f->params.push_back(h);
+    f->buffer_map.push_back({h, b});
+  }
+  f->body = std::make_shared<ForNode>(i, 0, 8, ForKind::kSerial,
+                                      std::make_shared<ForNode>(j, 0, 8, ForKind::kSerial, Seq({init, upd})));
+  PrimFunc pf = f;
+  EXPECT_EQ(ScheduleConvs(pf, 8), pf);
+}
+
+// ---------------------------------------------------------------- numbers
+
+TEST(ConvScheduleNumbersTest, PaddedStridedDilated) {
+  std::vector<ConvCase> cases;
+  ConvCase a{1, 3, 20, 22, 16, 3, 3};  // padding 1: the ResNet 3x3 shape
+  a.pt = a.pl = a.pb = a.pr = 1;
+  cases.push_back(a);
+  ConvCase b{1, 3, 31, 29, 10, 7, 7};  // the ResNet stem: 7x7 stride 2 padding 3, odd sizes
+  b.sh = b.sw = 2;
+  b.pt = b.pl = b.pb = b.pr = 3;
+  cases.push_back(b);
+  ConvCase c{2, 6, 13, 17, 9, 3, 2};  // batch 2, asymmetric padding, different strides and dilations
+  c.sh = 1, c.sw = 3, c.dh = 2, c.dw = 1;
+  c.pt = 2, c.pl = 0, c.pb = 1, c.pr = 3;
+  cases.push_back(c);
+  ConvCase d{1, 8, 7, 7, 20, 1, 1};  // 1x1, no padding
+  cases.push_back(d);
+  ConvCase e{1, 4, 5, 5, 3, 5, 5};  // the kernel covers the whole (unpadded) input: 1x1 output
+  cases.push_back(e);
+  ConvCase f{1, 2, 12, 12, 4, 3, 3};  // stride 2 without padding: the last rows and columns are unused
+  f.sh = f.sw = 2;
+  cases.push_back(f);
+  ConvCase g{1, 16, 40, 3, 8, 3, 3};  // output narrower than a vector, tall
+  g.pt = g.pl = g.pb = g.pr = 1;
+  cases.push_back(g);
+  int variant = 0;
+  for (const ConvCase& k : cases) CheckConv(k, (variant++ % 2) ? 2 : 1);
+}
+
+TEST(ConvScheduleNumbersTest, Groups) {
+  ConvCase a{1, 8, 10, 10, 12, 3, 3};  // 2 groups of 4 -> 6
+  a.groups = 2;
+  a.pt = a.pl = a.pb = a.pr = 1;
+  ConvCase b{1, 16, 11, 9, 16, 3, 3};  // depthwise
+  b.groups = 16;
+  b.pt = b.pl = b.pb = b.pr = 1;
+  b.sh = b.sw = 2;
+  ConvCase c{1, 6, 8, 8, 12, 3, 3};  // depthwise with multiplier 2
+  c.groups = 6;
+  c.pt = c.pl = 1;
+  c.pb = c.pr = 0;
+  for (const ConvCase& k : {a, b, c}) {
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+}
+
+TEST(ConvScheduleNumbersTest, FusedEpilogues) {
+  ConvCase a{1, 16, 14, 14, 24, 3, 3};
+  a.pt = a.pl = a.pb = a.pr = 1;
+  a.epilogue = "bn_relu";
+  ConvCase b = a;
+  b.epilogue = "bn_residual_relu";
+  b.o = 21;  // row blocks of 8 and single rows
+  ConvCase c{2, 3, 23, 23, 8, 7, 7};
+  c.sh = c.sw = 2;
+  c.pt = c.pl = c.pb = c.pr = 3;
+  c.epilogue = "bn_residual_relu";
+  for (const ConvCase& k : {a, b, c}) {
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+}
+
+TEST(ConvScheduleNumbersTest, ResNetLayerShapes) {
+  // Two layers of issue 4 at their real sizes (the others differ only in
+  // channel counts), so the tiles, edges and threads are the benchmark's.
+  ConvCase a{1, 256, 14, 14, 256, 3, 3};
+  a.pt = a.pl = a.pb = a.pr = 1;
+  a.epilogue = "bn_residual_relu";
+  CheckConv(a, 2);
+  ConvCase b{1, 3, 224, 224, 64, 7, 7};
+  b.sh = b.sw = 2;
+  b.pt = b.pl = b.pb = b.pr = 3;
+  CheckConv(b, 2);
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
