@@ -20,7 +20,9 @@ namespace optest {
 
 // main(<params>) with `n = T.int64()` etc. for each of `syms`, one dataflow
 // binding r<i> = exprs[i] each, returning the tuple of them all (or the one
-// value). RunMain flattens the tuple, so result i is exprs[i].
+// value). RunMain flattens the tuple, so result i is exprs[i]. An expression
+// starting with '~' is bound (later ones may use r<i>) but not returned, e.g.
+// a tuple such as split's result.
 inline std::string MultiOpModule(const std::vector<std::string>& params, const std::vector<std::string>& exprs,
                                  const std::vector<std::string>& syms = {}) {
   std::string s = "@I.ir_module\nclass Module:\n    @R.function\n    def main(";
@@ -29,12 +31,15 @@ inline std::string MultiOpModule(const std::vector<std::string>& params, const s
   for (const auto& v : syms) s += "        " + v + " = T.int64()\n";
   s += "        with R.dataflow():\n";
   std::string ret;
+  size_t n_ret = 0;
   for (size_t i = 0; i < exprs.size(); ++i) {
-    s += "            r" + std::to_string(i) + " = " + exprs[i] + "\n";
-    ret += (i ? ", r" : "r") + std::to_string(i);
+    bool hidden = !exprs[i].empty() && exprs[i][0] == '~';
+    s += "            r" + std::to_string(i) + " = " + exprs[i].substr(hidden ? 1 : 0) + "\n";
+    if (hidden) continue;
+    ret += (n_ret++ ? ", r" : "r") + std::to_string(i);
   }
   s += "            R.output(" + ret + ")\n";
-  s += exprs.size() == 1 ? "        return r0\n" : "        return (" + ret + ")\n";
+  s += n_ret == 1 ? "        return " + ret + "\n" : "        return (" + ret + ")\n";
   return s;
 }
 
