@@ -16,9 +16,17 @@
 // the column loop vectorized, so LLVM keeps acc in vector registers and the
 // inner loop is broadcast x vector FMAs. Rows that do not fill a tile run a
 // one-row kernel; a column block that does not fill NR runs a vectorized loop
-// of the remaining width. Tiles (batch x column blocks x row blocks, rows
-// fastest so consecutive tiles share a panel of B) form one loop, parallel
-// when num_threads_hint >= 2 and the work is large enough.
+// of the remaining width; a one-row tile keeps 4 partial sums over
+// interleaved k (enough independent FMAs) and adds them before the store.
+// Tiles (batch x column blocks x row blocks, rows fastest so consecutive
+// tiles share a panel of B) form one loop, parallel when num_threads_hint >= 2
+// and M * N * K >= kMinParallelMatmulWork.
+//
+// Packing: for static shapes with M >= 256, N a multiple of NR whose rows
+// are a multiple of 1 KiB apart, and K x NR panels over 32 KiB (where the
+// panel's rows would fight over cache sets), B is first copied per call into
+// a workspace Bp[N / NR, K, NR] that the kernel streams. Packing constant
+// weights at compile time needs a Relax-level layout rewrite (not done here).
 //
 // Epilogue fusion: when C is a buffer allocated inside the function and the
 // statement right after the nest is a perfect nest over the same extents that
