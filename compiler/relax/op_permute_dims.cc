@@ -1,8 +1,9 @@
 // relax.permute_dims: struct info and legalization. axes=None reverses them.
 #include "compiler/relax/op_defs.h"
 
+#include "compiler/relax/op_shape_util.h"
 #include "compiler/relax/struct_info_util.h"
-#include "compiler/relax/te_compute.h"
+#include "compiler/relax/te_builder.h"
 
 namespace kiln {
 namespace relax {
@@ -53,18 +54,17 @@ Result<ir::PrimFunc> LegalizePermuteDims(const ir::CallExpr& call, const std::st
     return Unimplemented(Where(call.span) + "R.permute_dims: legalization needs known shapes");
   }
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, Axes(call, x->ndim));
-  te::ComputeSpec spec;
-  spec.func_name = name;
-  spec.block_name = "T_transpose";
-  spec.inputs = {{"A", x->shape, x->dtype}};
-  spec.output = {"T_transpose", out->shape, out->dtype};
-  spec.fcompute = [axes](const std::vector<ir::Buffer>& in, const std::vector<ir::PrimExpr>& sp,
-                         const std::vector<ir::PrimExpr>&) {
-    std::vector<ir::PrimExpr> idx(sp.size());
-    for (size_t i = 0; i < axes.size(); ++i) idx[axes[i]] = sp[i];
-    return ir::Load(in[0], idx);
-  };
-  return te::BuildComputePrimFunc(spec);
+  // Composite dimensions (n * 4) get their own variables so that the kernel
+  // binds every dimension from its arguments (op_shape_util.h).
+  te::FuncBuilder b(name);
+  te::Tensor a = b.Input("A", BindableShape(x->shape, "A"), x->dtype);
+  te::Tensor r = b.Compute("T_transpose", BindableShape(out->shape, "T_transpose"), out->dtype,
+                           [&](const te::Indices& i) {
+                             te::Indices idx(i.size());
+                             for (size_t k = 0; k < axes.size(); ++k) idx[axes[k]] = i[k];
+                             return a(idx);
+                           });
+  return b.Build({r});
 }
 
 }  // namespace
