@@ -475,7 +475,7 @@ class ConvKernel {
       return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
                    {PrimExpr(ii), PrimExpr(jj)});
     });
-    Stmt taps = MakeFor(kx, I64(cv_.kw), cv_.kw <= 7 ? ForKind::kUnrolled : ForKind::kSerial, update);
+    Stmt taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, update);
     taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
     taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
     // The accumulators go to memory with static indices only (so they stay in
