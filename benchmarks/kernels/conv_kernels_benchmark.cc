@@ -1,0 +1,258 @@
+// Kiln's generated fp32 conv2d kernels against oneDNN's convolution primitive
+// on the ResNet-18 layers of issue 4 §5 (batch 1, padding keeps the size),
+// with 1 and 2 threads, in one run.
+//
+// Kiln: a one-operator module (R.nn.conv2d, NCHW data, OIHW weights) compiled
+// with the driver (default schedule, host CPU) and called through vm::Module on
+// a thread pool of the given size, as a user's program would: the per-call
+// input packing and the VM's output allocation are inside the time.
+// oneDNN, two ways, each a primitive created once and executed on a stream
+// with OpenMP limited to the same number of threads:
+//   dnnl_nchw: plain NCHW / OIHW / NCHW memory, the same contract as Kiln's;
+//   dnnl_any:  the layouts oneDNN prefers (format_tag any, e.g. nChw16c), its
+//              best case; converting to and from them is not timed.
+//
+// Each benchmark reports GFLOP/s (2 * MACs); at the end a table gives the
+// median GFLOP/s of each and the ratios Kiln / oneDNN. Not run by ctest:
+//   build/benchmarks/kernels/kiln_conv_kernels_benchmark --benchmark_repetitions=5
+#include <benchmark/benchmark.h>
+#include <oneapi/dnnl/dnnl.h>
+#include <omp.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/text/text.h"
+#include "compiler/writer/vmfb_writer.h"
+#include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
+#include "vm/module.h"
+
+namespace kiln {
+namespace {
+
+struct Layer {
+  std::string name;
+  int64_t c, hw, o, k, stride, pad;
+  int64_t Out() const { return (hw + 2 * pad - k) / stride + 1; }
+};
+
+const std::vector<Layer>& Layers() {
+  static const std::vector<Layer> layers = {
+      {"3->64 7x7/2 224", 3, 224, 64, 7, 2, 3},   {"64->64 3x3 56", 64, 56, 64, 3, 1, 1},
+      {"128->128 3x3 28", 128, 28, 128, 3, 1, 1}, {"256->256 3x3 14", 256, 14, 256, 3, 1, 1},
+      {"512->512 3x3 7", 512, 7, 512, 3, 1, 1},
+  };
+  return layers;
+}
+
+double Flops(const Layer& l) { return 2.0 * double(l.o) * l.Out() * l.Out() * double(l.c) * l.k * l.k; }
+
+std::vector<int64_t> XShape(const Layer& l) { return {1, l.c, l.hw, l.hw}; }
+std::vector<int64_t> WShape(const Layer& l) { return {l.o, l.c, l.k, l.k}; }
+std::vector<int64_t> YShape(const Layer& l) { return {1, l.o, l.Out(), l.Out()}; }
+
+void Fill(float* p, int64_t count, uint64_t seed) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < count; ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    p[i] = static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f;
+  }
+}
+
+Tensor Random(const std::vector<int64_t>& shape, uint64_t seed) {
+  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
+  Fill(t.data<float>(), t.NumElements(), seed);
+  return t;
+}
+
+std::string Dims(const std::vector<int64_t>& s) {
+  std::string t = "(";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + ")";
+}
+
+std::string ConvModule(const Layer& l) {
+  std::string s = std::to_string(l.stride), p = std::to_string(l.pad);
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor(" + Dims(XShape(l)) +
+         ", dtype=\"float32\"), w: R.Tensor(" + Dims(WShape(l)) + ", dtype=\"float32\")) -> R.Tensor(" +
+         Dims(YShape(l)) + ", dtype=\"float32\"):\n        with R.dataflow():\n            y = R.nn.conv2d(x, w, strides=[" +
+         s + ", " + s + "], padding=[" + p + ", " + p + ", " + p + ", " + p + "])\n            R.output(y)\n        return y\n";
+}
+
+Result<std::shared_ptr<const vm::Module>> CompileKiln(const Layer& l, int threads) {
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(ConvModule(l), "conv.relax"));
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  KILN_ASSIGN_OR_RETURN(compiler::VmfbProgram program, driver::CompileModule(mod, options));
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compiler::SerializeVmfb(program));
+  void* owned = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
+  if (owned == nullptr) return ResourceExhausted("out of memory");
+  std::memcpy(owned, bytes.data(), bytes.size());
+  vm::LoadOptions load;
+  load.thread_pool = ThreadPool::Shared(threads);
+  return vm::Module::LoadOwnedBuffer(
+      owned, bytes.size(), [](const void*, void* user) { std::free(user); }, owned, load);
+}
+
+void SetRate(benchmark::State& state, const Layer& l) {
+  state.counters["GFLOPS"] = benchmark::Counter(Flops(l) * double(state.iterations()), benchmark::Counter::kIsRate,
+                                                benchmark::Counter::kIs1000);
+}
+
+void BM_Kiln(benchmark::State& state, const Layer& l, int threads) {
+  Result<std::shared_ptr<const vm::Module>> mod = CompileKiln(l, threads);
+  if (!mod.ok()) {
+    state.SkipWithError(mod.status().ToString().c_str());
+    return;
+  }
+  std::unique_ptr<vm::Context> ctx = (*mod)->CreateContext();
+  std::vector<Any> args = {Random(XShape(l), 1), Random(WShape(l), 2)};
+  Any ret;
+  for (auto _ : state) {
+    Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+    if (!s.ok()) {
+      state.SkipWithError(s.ToString().c_str());
+      return;
+    }
+    benchmark::ClobberMemory();
+  }
+  SetRate(state, l);
+}
+
+#define DNNL_OK(expr)                                    \
+  do {                                                   \
+    if ((expr) != dnnl_success) {                        \
+      state.SkipWithError("oneDNN call failed: " #expr); \
+      return;                                            \
+    }                                                    \
+  } while (0)
+
+// `blocked`: format_tag any (oneDNN picks); otherwise plain nchw / oihw.
+void BM_Dnnl(benchmark::State& state, const Layer& l, int threads, bool blocked) {
+  omp_set_num_threads(threads);
+  static dnnl_engine_t engine = nullptr;
+  static dnnl_stream_t stream = nullptr;
+  if (engine == nullptr) {
+    DNNL_OK(dnnl_engine_create(&engine, dnnl_cpu, 0));
+    DNNL_OK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
+  }
+  std::vector<int64_t> xs = XShape(l), ws = WShape(l), ys = YShape(l);
+  dnnl_memory_desc_t x_md, w_md, y_md;
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&x_md, 4, xs.data(), dnnl_f32, blocked ? dnnl_format_tag_any : dnnl_nchw));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&w_md, 4, ws.data(), dnnl_f32, blocked ? dnnl_format_tag_any : dnnl_oihw));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&y_md, 4, ys.data(), dnnl_f32, blocked ? dnnl_format_tag_any : dnnl_nchw));
+  dnnl_dims_t strides = {l.stride, l.stride}, pad = {l.pad, l.pad};
+  dnnl_convolution_desc_t desc;
+  DNNL_OK(dnnl_convolution_forward_desc_init(&desc, dnnl_forward_inference, dnnl_convolution_direct, &x_md, &w_md,
+                                             nullptr, &y_md, strides, pad, pad));
+  dnnl_primitive_desc_t pd;
+  DNNL_OK(dnnl_primitive_desc_create(&pd, &desc, nullptr, engine, nullptr));
+  dnnl_primitive_t prim;
+  DNNL_OK(dnnl_primitive_create(&prim, pd));
+  // Memory in the layouts the primitive settled on, filled with values.
+  dnnl_memory_t mem[3];
+  const dnnl_query_t queries[3] = {dnnl_query_src_md, dnnl_query_weights_md, dnnl_query_dst_md};
+  for (int i = 0; i < 3; ++i) {
+    const dnnl_memory_desc_t* md = dnnl_primitive_desc_query_md(pd, queries[i], 0);
+    DNNL_OK(dnnl_memory_create(&mem[i], md, engine, DNNL_MEMORY_ALLOCATE));
+    void* p = nullptr;
+    DNNL_OK(dnnl_memory_get_data_handle(mem[i], &p));
+    Fill(static_cast<float*>(p), static_cast<int64_t>(dnnl_memory_desc_get_size(md) / sizeof(float)), i + 1);
+  }
+  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, mem[0]}, {DNNL_ARG_WEIGHTS, mem[1]}, {DNNL_ARG_DST, mem[2]}};
+  for (auto _ : state) {
+    DNNL_OK(dnnl_primitive_execute(prim, stream, 3, args));
+    DNNL_OK(dnnl_stream_wait(stream));
+    benchmark::ClobberMemory();
+  }
+  SetRate(state, l);
+  const char* impl = nullptr;
+  if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &impl) == dnnl_success && impl) state.SetLabel(impl);
+  for (dnnl_memory_t m : mem) dnnl_memory_destroy(m);
+  dnnl_primitive_destroy(prim);
+  dnnl_primitive_desc_destroy(pd);
+}
+
+// Collects each run's GFLOP/s (the median aggregate when repeated).
+class TableReporter : public benchmark::ConsoleReporter {
+ public:
+  std::map<std::string, double> gflops;
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.error_occurred) continue;
+      bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      if (r.run_type == Run::RT_Aggregate && !median) continue;
+      auto it = r.counters.find("GFLOPS");
+      if (it == r.counters.end()) continue;
+      std::string key = r.run_name.str();
+      if (median) {
+        gflops[key] = it->second.value;
+        medians_[key] = true;
+      } else if (!medians_.count(key)) {
+        gflops[key] = it->second.value;
+      }
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  double Get(const std::string& name) const {
+    auto it = gflops.find(name + "/real_time");
+    if (it == gflops.end()) it = gflops.find(name);
+    return it == gflops.end() ? 0.0 : it->second;
+  }
+
+ private:
+  std::map<std::string, bool> medians_;
+};
+
+std::string RunName(const char* lib, const Layer& l, int threads) {
+  std::string n = l.name;
+  for (char& ch : n)
+    if (ch == ' ') ch = '_';
+  return std::string(lib) + "/" + n + "/threads:" + std::to_string(threads);
+}
+
+}  // namespace
+}  // namespace kiln
+
+int main(int argc, char** argv) {
+  using namespace kiln;  // NOLINT
+  for (const Layer& l : Layers()) {
+    for (int threads : {1, 2}) {
+      // The three of one case run back to back, so they see the same load.
+      benchmark::RegisterBenchmark(RunName("kiln", l, threads).c_str(), BM_Kiln, l, threads)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark(RunName("dnnl_nchw", l, threads).c_str(), BM_Dnnl, l, threads, false)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark(RunName("dnnl_any", l, threads).c_str(), BM_Dnnl, l, threads, true)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  TableReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  std::printf("\n%-18s %7s %10s %10s %10s %10s %10s\n", "layer", "threads", "kiln GF/s", "nchw GF/s", "any GF/s",
+              "k/nchw", "k/any");
+  for (const Layer& l : Layers()) {
+    for (int threads : {1, 2}) {
+      double k = reporter.Get(RunName("kiln", l, threads));
+      double dn = reporter.Get(RunName("dnnl_nchw", l, threads));
+      double da = reporter.Get(RunName("dnnl_any", l, threads));
+      if (k == 0 && dn == 0 && da == 0) continue;
+      std::printf("%-18s %7d %10.1f %10.1f %10.1f %10.2f %10.2f\n", l.name.c_str(), threads, k / 1e9, dn / 1e9,
+                  da / 1e9, dn > 0 ? k / dn : 0.0, da > 0 ? k / da : 0.0);
+    }
+  }
+  benchmark::Shutdown();
+  return 0;
+}
