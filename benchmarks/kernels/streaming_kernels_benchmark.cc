@@ -1,0 +1,223 @@
+// Kiln's generated streaming kernels (sigmoid, softmax, layer_norm) against
+// the streaming bound of their bytes, with 1 and 2 threads, in one run
+// (issue 4 §5).
+//
+// Each case is a one-operator module compiled with the driver (default
+// schedule, host CPU) and called through vm::Module on a thread pool of the
+// given size, as a user's program would. The bound is a plain copy kernel of
+// the same input and output bytes (B[i, j] = A[i, j] as a TIR PrimFunc, which
+// the default schedule makes a parallel loop over rows with a vectorized inner
+// loop), compiled and called the same way, so both pay the same call and
+// allocation costs. A plain std::memcpy of the same bytes (one thread) is
+// printed for context.
+//
+// Each benchmark reports GB/s of input + output bytes; at the end a table
+// gives the medians and ratio = kernel GB/s / copy GB/s per case and thread
+// count (1.0 means "at the streaming bound"). Not run by ctest:
+//   build/benchmarks/kernels/kiln_streaming_kernels_benchmark --benchmark_repetitions=5
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/text/text.h"
+#include "compiler/writer/vmfb_writer.h"
+#include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
+#include "vm/module.h"
+
+namespace kiln {
+namespace {
+
+struct Case {
+  std::string name;
+  int64_t rows, cols;
+  bool affine;  // layer_norm: gamma and beta of `cols` elements
+};
+
+const std::vector<Case>& Cases() {
+  static const std::vector<Case> cases = {
+      {"sigmoid", 1024, 1024, false},
+      {"softmax", 512, 128, false},
+      {"layer_norm", 128, 256, true},
+  };
+  return cases;
+}
+
+std::string Shape(const Case& c) { return "(" + std::to_string(c.rows) + ", " + std::to_string(c.cols) + ")"; }
+
+std::string OpModule(const Case& c) {
+  std::string t = "R.Tensor(" + Shape(c) + ", dtype=\"float32\")";
+  std::string v = "R.Tensor((" + std::to_string(c.cols) + ",), dtype=\"float32\")";
+  std::string head = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + t;
+  std::string call;
+  if (c.name == "sigmoid") {
+    call = "R.sigmoid(x)";
+  } else if (c.name == "softmax") {
+    call = "R.nn.softmax(x, axis=-1)";
+  } else {
+    head += ", g: " + v + ", b: " + v;
+    call = "R.nn.layer_norm(x, g, b, axes=[-1], epsilon=1e-5)";
+  }
+  return head + ") -> " + t + ":\n        with R.dataflow():\n            y = " + call +
+         "\n            R.output(y)\n        return y\n";
+}
+
+// The bound: a TIR copy of the same rows x cols.
+std::string CopyModule(const Case& c) {
+  std::string t = "R.Tensor(" + Shape(c) + ", dtype=\"float32\")";
+  std::string buf = "T.Buffer(" + Shape(c) + ", \"float32\")";
+  return "@I.ir_module\nclass Module:\n    @T.prim_func\n    def copy(A: " + buf + ", B: " + buf +
+         "):\n        for i, j in T.grid(" + std::to_string(c.rows) + ", " + std::to_string(c.cols) +
+         "):\n            with T.block(\"B\"):\n                vi, vj = T.axis.remap(\"SS\", [i, j])\n"
+         "                B[vi, vj] = A[vi, vj]\n\n    @R.function\n    def main(x: " +
+         t + ") -> " + t + ":\n        y = R.call_tir(Module.copy, (x,), out_sinfo=" + t + ")\n        return y\n";
+}
+
+Tensor Random(const std::vector<int64_t>& shape, uint64_t seed) {
+  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    t.data<float>()[i] = 4.0f * (static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f);
+  }
+  return t;
+}
+
+Result<std::shared_ptr<const vm::Module>> Compile(const std::string& source, const std::string& name, int threads) {
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(source, name + ".relax"));
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  KILN_ASSIGN_OR_RETURN(compiler::VmfbProgram program, driver::CompileModule(mod, options));
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compiler::SerializeVmfb(program));
+  void* owned = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
+  if (owned == nullptr) return ResourceExhausted("out of memory");
+  std::memcpy(owned, bytes.data(), bytes.size());
+  vm::LoadOptions load;
+  load.thread_pool = ThreadPool::Shared(threads);
+  return vm::Module::LoadOwnedBuffer(
+      owned, bytes.size(), [](const void*, void* user) { std::free(user); }, owned, load);
+}
+
+// Input + output bytes of one call (gamma/beta are a row each, left out).
+double Bytes(const Case& c) { return 2.0 * double(c.rows) * double(c.cols) * sizeof(float); }
+
+void SetRate(benchmark::State& state, const Case& c) {
+  state.counters["GBps"] = benchmark::Counter(Bytes(c) * double(state.iterations()), benchmark::Counter::kIsRate,
+                                              benchmark::Counter::kIs1000);
+}
+
+void Run(benchmark::State& state, const Case& c, int threads, bool copy) {
+  Result<std::shared_ptr<const vm::Module>> mod =
+      copy ? Compile(CopyModule(c), c.name + "_copy", threads) : Compile(OpModule(c), c.name, threads);
+  if (!mod.ok()) {
+    state.SkipWithError(mod.status().ToString().c_str());
+    return;
+  }
+  std::unique_ptr<vm::Context> ctx = (*mod)->CreateContext();
+  std::vector<Any> args = {Random({c.rows, c.cols}, 1)};
+  if (!copy && c.affine) {
+    args.push_back(Random({c.cols}, 2));
+    args.push_back(Random({c.cols}, 3));
+  }
+  Any ret;
+  for (auto _ : state) {
+    Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+    if (!s.ok()) {
+      state.SkipWithError(s.ToString().c_str());
+      return;
+    }
+    benchmark::ClobberMemory();
+  }
+  SetRate(state, c);
+}
+
+void BM_Kernel(benchmark::State& state, const Case& c, int threads) { Run(state, c, threads, false); }
+void BM_Copy(benchmark::State& state, const Case& c, int threads) { Run(state, c, threads, true); }
+
+void BM_Memcpy(benchmark::State& state, const Case& c) {
+  Tensor in = Random({c.rows, c.cols}, 1);
+  Tensor out = Tensor::Empty({c.rows, c.cols}, DType::Float32()).value();
+  for (auto _ : state) {
+    std::memcpy(out.data<float>(), in.data<float>(), size_t(in.NumElements()) * sizeof(float));
+    benchmark::ClobberMemory();
+  }
+  SetRate(state, c);
+}
+
+// Collects each run's GB/s (the median aggregate when repeated).
+class TableReporter : public benchmark::ConsoleReporter {
+ public:
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) {
+      if (r.error_occurred) continue;
+      bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
+      if (r.run_type == Run::RT_Aggregate && !median) continue;
+      auto it = r.counters.find("GBps");
+      if (it == r.counters.end()) continue;
+      std::string key = r.run_name.str();
+      if (median || !medians_.count(key)) gbps_[key] = it->second.value;
+      if (median) medians_[key] = true;
+    }
+    ConsoleReporter::ReportRuns(runs);
+  }
+  double Get(const std::string& name) const {
+    auto it = gbps_.find(name + "/real_time");
+    if (it == gbps_.end()) it = gbps_.find(name);
+    return it == gbps_.end() ? 0.0 : it->second;
+  }
+
+ private:
+  std::map<std::string, double> gbps_;
+  std::map<std::string, bool> medians_;
+};
+
+std::string RunName(const char* what, const Case& c, int threads) {
+  return std::string(what) + "/" + c.name + "/threads:" + std::to_string(threads);
+}
+
+}  // namespace
+}  // namespace kiln
+
+int main(int argc, char** argv) {
+  using namespace kiln;  // NOLINT
+  for (const Case& c : Cases()) {
+    for (int threads : {1, 2}) {
+      // The kernel and its bound run back to back, so both see the same load.
+      benchmark::RegisterBenchmark(RunName("kiln", c, threads).c_str(), BM_Kernel, c, threads)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+      benchmark::RegisterBenchmark(RunName("copy", c, threads).c_str(), BM_Copy, c, threads)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime();
+    }
+    benchmark::RegisterBenchmark(RunName("memcpy", c, 1).c_str(), BM_Memcpy, c)
+        ->Unit(benchmark::kMicrosecond)
+        ->UseRealTime();
+  }
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  TableReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  std::printf("\n%-12s %9s %7s %11s %11s %13s %8s\n", "case", "shape", "threads", "kiln GB/s", "copy GB/s",
+              "memcpy GB/s", "ratio");
+  for (const Case& c : Cases()) {
+    for (int threads : {1, 2}) {
+      double k = reporter.Get(RunName("kiln", c, threads));
+      double b = reporter.Get(RunName("copy", c, threads));
+      double m = reporter.Get(RunName("memcpy", c, 1));
+      if (k == 0 && b == 0) continue;
+      std::string shape = std::to_string(c.rows) + "x" + std::to_string(c.cols);
+      std::printf("%-12s %9s %7d %11.1f %11.1f %13.1f %8.2f\n", c.name.c_str(), shape.c_str(), threads, k / 1e9,
+                  b / 1e9, m / 1e9, b > 0 ? k / b : 0.0);
+    }
+  }
+  benchmark::Shutdown();
+  return 0;
+}

@@ -1,0 +1,535 @@
+#include "compiler/tir/reduce_schedule.h"
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
+
+namespace kiln {
+namespace tir {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+// ---------------------------------------------------------------- analysis
+
+// Every index list of every buffer (by data handle) in a statement, which
+// buffers are stored to, and which are allocated inside it.
+class Accesses : public StmtExprVisitor {
+ public:
+  struct Info {
+    std::vector<const std::vector<PrimExpr>*> indices;
+    bool stored = false;
+  };
+  std::unordered_map<const VarNode*, Info> by_buffer;
+  std::unordered_set<const VarNode*> allocated;
+
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* load = e.as<BufferLoadNode>()) by_buffer[load->buffer->data.get()].indices.push_back(&load->indices);
+    StmtExprVisitor::VisitExpr(e);
+  }
+  void VisitStmt(const Stmt& s) override {
+    if (const auto* store = As<BufferStoreNode>(s)) {
+      auto& info = by_buffer[store->buffer->data.get()];
+      info.indices.push_back(&store->indices);
+      info.stored = true;
+    } else if (const auto* alloc = As<AllocateNode>(s)) {
+      allocated.insert(alloc->buffer->data.get());
+    }
+    StmtExprVisitor::VisitStmt(s);
+  }
+};
+
+bool IsVar(const PrimExpr& e, const VarNode* v) { return e.get() == v; }
+
+// The dimension at which every index list uses exactly `v`, or -1.
+int CommonDim(const std::vector<const std::vector<PrimExpr>*>& lists, const VarNode* v) {
+  if (lists.empty()) return -1;
+  size_t ndim = lists.front()->size();
+  for (size_t d = 0; d < ndim; ++d) {
+    bool all = true;
+    for (const auto* idx : lists) {
+      if (idx->size() != ndim || !IsVar((*idx)[d], v)) {
+        all = false;
+        break;
+      }
+    }
+    if (all) return static_cast<int>(d);
+  }
+  return -1;
+}
+
+// True when different values of `v` touch disjoint slices of every buffer
+// `body` stores to (buffers allocated inside `body` excepted).
+bool IndependentOn(const Stmt& body, const VarNode* v) {
+  Accesses a;
+  a.VisitStmt(body);
+  for (const auto& kv : a.by_buffer) {
+    if (!kv.second.stored || a.allocated.count(kv.first)) continue;
+    if (CommonDim(kv.second.indices, v) < 0) return false;
+  }
+  return true;
+}
+
+bool UsesVar(const PrimExpr& e, const VarNode* v) {
+  struct Finder : StmtExprVisitor {
+    const VarNode* v;
+    bool found = false;
+    void VisitExpr(const PrimExpr& x) override {
+      if (x.get() == v) found = true;
+      if (!found) StmtExprVisitor::VisitExpr(x);
+    }
+  } f;
+  f.v = v;
+  f.VisitExpr(e);
+  return f.found;
+}
+
+bool TouchesBuffer(const Stmt& s, const VarNode* data) {
+  Accesses a;
+  a.VisitStmt(s);
+  return a.by_buffer.count(data) > 0;
+}
+
+bool ContainsFor(const Stmt& s) {
+  struct Finder : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& st) override {
+      if (As<ForNode>(st)) found = true;
+      if (!found) StmtExprVisitor::VisitStmt(st);
+    }
+  } f;
+  f.VisitStmt(s);
+  return f.found;
+}
+
+Stmt MakeFor(const Var& v, PrimExpr min, PrimExpr extent, ForKind kind, Stmt body) {
+  return std::make_shared<ForNode>(v, std::move(min), std::move(extent), kind, std::move(body));
+}
+
+std::optional<int64_t> StaticInt(const PrimExpr& e) {
+  if (const auto* imm = e.as<IntImmNode>()) return imm->value;
+  return std::nullopt;
+}
+
+// ---------------------------------------------------------------- 1. fusion
+
+bool ContainsParallel(const Stmt& s) {
+  struct Finder : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& st) override {
+      if (const auto* f = As<ForNode>(st)) found = found || f->for_kind == ForKind::kParallel;
+      if (!found) StmtExprVisitor::VisitStmt(st);
+    }
+  } f;
+  f.VisitStmt(s);
+  return f.found;
+}
+
+// Parallel when one loop was (and no body holds a parallel loop: parallel
+// loops never nest), vectorized when all were, serial otherwise.
+ForKind FusedKind(const std::vector<const ForNode*>& loops) {
+  bool any_par = false, all_vec = true, inner_par = false;
+  for (const ForNode* f : loops) {
+    any_par = any_par || f->for_kind == ForKind::kParallel;
+    all_vec = all_vec && f->for_kind == ForKind::kVectorized;
+    inner_par = inner_par || ContainsParallel(f->body);
+  }
+  if (any_par) return inner_par ? ForKind::kSerial : ForKind::kParallel;
+  return all_vec ? ForKind::kVectorized : ForKind::kSerial;
+}
+
+class Fuser : public StmtExprMutator {
+ public:
+  Stmt MutateStmt(const Stmt& s) override {
+    const auto* seq = As<SeqStmtNode>(s);
+    if (seq == nullptr) return StmtExprMutator::MutateStmt(s);
+    // Greedy, left to right: a run of fusable loops becomes one loop.
+    std::vector<Stmt> out;
+    bool changed = false;
+    for (const Stmt& st : seq->seq) {
+      if (!out.empty()) {
+        Stmt fused = TryFuse(out.back(), st);
+        if (fused) {
+          out.back() = fused;
+          changed = true;
+          continue;
+        }
+      }
+      out.push_back(st);
+    }
+    // Then inside each (fused) statement.
+    for (Stmt& st : out) {
+      Stmt m = MutateStmt(st);
+      if (m != st) changed = true;
+      st = m;
+    }
+    return changed ? Seq(out) : s;
+  }
+
+ private:
+  static Stmt TryFuse(const Stmt& a, const Stmt& b) {
+    const auto* fa = As<ForNode>(a);
+    const auto* fb = As<ForNode>(b);
+    if (fa == nullptr || fb == nullptr) return nullptr;
+    if (!arith::CanProveEqual(fa->min, fb->min) || !arith::CanProveEqual(fa->extent, fb->extent)) return nullptr;
+    VarMap rename{{fb->loop_var.get(), PrimExpr(std::static_pointer_cast<const PrimExprNode>(fa->loop_var))}};
+    Stmt body = Seq({fa->body, Substitute(fb->body, rename)});
+    if (!IndependentOn(body, fa->loop_var.get())) return nullptr;
+    auto n = std::make_shared<ForNode>(fa->loop_var, fa->min, fa->extent, FusedKind({fa, fb}), body);
+    n->span = fa->span;
+    return n;
+  }
+};
+
+// ---------------------------------------------------------------- 2. sinking
+
+// Replaces every access of `from` by `to` with index `dim` dropped (index 0
+// when `to` has one element and `from` had one dimension).
+class DropDim : public StmtExprMutator {
+ public:
+  DropDim(const Buffer& from, Buffer to, int dim) : from_(from->data.get()), to_(std::move(to)), dim_(dim) {}
+
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    PrimExpr m = StmtExprMutator::MutateExpr(e);
+    if (const auto* load = m.as<BufferLoadNode>()) {
+      if (load->buffer->data.get() == from_) return Load(to_, Indices(load->indices));
+    }
+    return m;
+  }
+  Stmt MutateStmt(const Stmt& s) override {
+    Stmt m = StmtExprMutator::MutateStmt(s);
+    if (const auto* store = As<BufferStoreNode>(m)) {
+      if (store->buffer->data.get() == from_) return Store(to_, store->value, Indices(store->indices));
+    }
+    return m;
+  }
+
+ private:
+  std::vector<PrimExpr> Indices(const std::vector<PrimExpr>& in) const {
+    std::vector<PrimExpr> out;
+    for (size_t d = 0; d < in.size(); ++d) {
+      if (static_cast<int>(d) != dim_) out.push_back(in[d]);
+    }
+    if (out.empty()) out.push_back(IntImm(in[0].dtype(), 0));
+    return out;
+  }
+  const VarNode* from_;
+  Buffer to_;
+  int dim_;
+};
+
+// `buf` allocated around `s`: the statement with the allocation moved into
+// the one loop that uses it, or null when it cannot move.
+Stmt Sink(const Buffer& buf, const Stmt& s) {
+  const VarNode* data = buf->data.get();
+  if (const auto* a = As<AllocateNode>(s)) {
+    Stmt r = Sink(buf, a->body);
+    return r ? std::make_shared<AllocateNode>(a->buffer, r) : nullptr;
+  }
+  if (const auto* l = As<LetStmtNode>(s)) {
+    Stmt r = Sink(buf, l->body);
+    return r ? std::make_shared<LetStmtNode>(l->var, l->value, r) : nullptr;
+  }
+  if (const auto* seq = As<SeqStmtNode>(s)) {
+    int user = -1;
+    for (size_t i = 0; i < seq->seq.size(); ++i) {
+      if (!TouchesBuffer(seq->seq[i], data)) continue;
+      if (user >= 0) return nullptr;
+      user = static_cast<int>(i);
+    }
+    if (user < 0) return nullptr;
+    Stmt r = Sink(buf, seq->seq[user]);
+    if (!r) return nullptr;
+    std::vector<Stmt> out = seq->seq;
+    out[user] = r;
+    return Seq(out);
+  }
+  const auto* f = As<ForNode>(s);
+  if (f == nullptr) return nullptr;
+  Accesses acc;
+  acc.VisitStmt(f->body);
+  auto it = acc.by_buffer.find(data);
+  if (it == acc.by_buffer.end()) return nullptr;
+  int dim = CommonDim(it->second.indices, f->loop_var.get());
+  if (dim < 0) return nullptr;
+  std::vector<PrimExpr> shape;
+  int64_t count = 1;
+  for (size_t d = 0; d < buf->shape.size(); ++d) {
+    if (static_cast<int>(d) == dim) continue;
+    std::optional<int64_t> n = StaticInt(buf->shape[d]);
+    if (!n || *n < 0) return nullptr;
+    count *= *n;
+    shape.push_back(buf->shape[d]);
+  }
+  int64_t elem = buf->dtype.bits == 1 ? 1 : buf->dtype.bytes();
+  if (count * elem > kMaxSunkBufferBytes) return nullptr;
+  if (shape.empty()) shape.push_back(IntImm(buf->shape[dim].dtype(), 1));
+  Buffer local = MakeBuffer(buf->name, shape, buf->dtype);
+  Stmt body = DropDim(buf, local, dim).MutateStmt(f->body);
+  // Further in when an inner loop is the only user of the row.
+  Stmt deeper = Sink(local, body);
+  Stmt inner = deeper ? deeper : std::make_shared<AllocateNode>(local, body);
+  auto n = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, f->for_kind, inner);
+  n->span = f->span;
+  return n;
+}
+
+class Sinker : public StmtExprMutator {
+ public:
+  Stmt MutateStmt(const Stmt& s) override {
+    Stmt m = StmtExprMutator::MutateStmt(s);  // inner allocations first
+    const auto* a = As<AllocateNode>(m);
+    if (a == nullptr) return m;
+    Stmt r = Sink(a->buffer, a->body);
+    return r ? r : m;
+  }
+};
+
+// ---------------------------------------------------------------- 3. reductions
+
+enum class Op { kAdd, kMax, kMin };
+
+struct Reduction {
+  const ForNode* loop;
+  Buffer buffer;
+  std::vector<PrimExpr> idx;
+  PrimExpr init;  // undefined: no init in the loop
+  Op op;
+  PrimExpr value;  // f(k)
+};
+
+bool SameIndices(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!arith::CanProveEqual(a[i], b[i])) return false;
+  }
+  return true;
+}
+
+bool IsLoadOf(const PrimExpr& e, const Buffer& b, const std::vector<PrimExpr>& idx) {
+  const auto* l = e.as<BufferLoadNode>();
+  return l != nullptr && l->buffer->data.get() == b->data.get() && SameIndices(l->indices, idx);
+}
+
+// Loads in `f` use k only as the last index, as k or k + (free of k), and f
+// never reads `x`; so lanes of consecutive k read consecutive elements.
+bool ContiguousIn(const PrimExpr& f, const VarNode* k, const VarNode* x) {
+  struct Check : StmtExprVisitor {
+    const VarNode* k;
+    const VarNode* x;
+    bool ok = true;
+    void VisitExpr(const PrimExpr& e) override {
+      if (!ok) return;
+      if (const auto* l = e.as<BufferLoadNode>()) {
+        if (l->buffer->data.get() == x) {
+          ok = false;
+          return;
+        }
+        for (size_t d = 0; d < l->indices.size(); ++d) {
+          const PrimExpr& i = l->indices[d];
+          if (!UsesVar(i, k)) continue;
+          if (d + 1 != l->indices.size()) {
+            ok = false;
+            return;
+          }
+          if (IsVar(i, k)) continue;
+          const auto* add = i.as<AddNode>();
+          bool unit = add != nullptr && ((IsVar(add->a, k) && !UsesVar(add->b, k)) ||
+                                         (IsVar(add->b, k) && !UsesVar(add->a, k)));
+          if (!unit) {
+            ok = false;
+            return;
+          }
+        }
+        for (const PrimExpr& i : l->indices) VisitExpr(i);
+        return;
+      }
+      if (const auto* c = e.as<CallNode>()) {
+        // Lazy selects and opaque calls are fine lane by lane; nothing else
+        // has side effects in TIR expressions.
+        (void)c;
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } c;
+  c.k = k;
+  c.x = x;
+  c.VisitExpr(f);
+  return c.ok;
+}
+
+std::optional<Reduction> MatchReduction(const ForNode* f) {
+  if (f->for_kind == ForKind::kParallel || ContainsFor(f->body)) return std::nullopt;
+  const VarNode* k = f->loop_var.get();
+  Stmt init_stmt, update;
+  if (const auto* seq = As<SeqStmtNode>(f->body)) {
+    if (seq->seq.size() != 2) return std::nullopt;
+    init_stmt = seq->seq[0];
+    update = seq->seq[1];
+  } else {
+    update = f->body;
+  }
+  const auto* st = As<BufferStoreNode>(update);
+  if (st == nullptr) return std::nullopt;
+  Reduction r;
+  r.loop = f;
+  r.buffer = st->buffer;
+  r.idx = st->indices;
+  DType t = st->buffer->dtype;
+  if (t.lanes != 1) return std::nullopt;
+  bool is_float = t.code == kDLFloat;
+  bool is_int = t.code == kDLInt || t.code == kDLUInt;
+  if (!is_float && !is_int) return std::nullopt;
+  for (const PrimExpr& i : r.idx) {
+    if (UsesVar(i, k)) return std::nullopt;
+  }
+  if (!st->value.defined() || !IsBinary(st->value->kind())) return std::nullopt;
+  const auto* bin = static_cast<const BinaryNode*>(st->value.get());
+  switch (st->value->kind()) {
+    case TirKind::kAdd:
+      r.op = Op::kAdd;
+      break;
+    case TirKind::kMax:
+      r.op = Op::kMax;
+      break;
+    case TirKind::kMin:
+      r.op = Op::kMin;
+      break;
+    default:
+      return std::nullopt;
+  }
+  if (!is_float && r.op != Op::kAdd) return std::nullopt;
+  if (IsLoadOf(bin->a, r.buffer, r.idx)) {
+    r.value = bin->b;
+  } else if (IsLoadOf(bin->b, r.buffer, r.idx)) {
+    r.value = bin->a;
+  } else {
+    return std::nullopt;
+  }
+  if (!UsesVar(r.value, k) || !ContiguousIn(r.value, k, r.buffer->data.get())) return std::nullopt;
+  if (init_stmt) {
+    // if (k == min) X[idx] = init
+    const auto* ite = As<IfThenElseNode>(init_stmt);
+    if (ite == nullptr || ite->else_case) return std::nullopt;
+    const auto* eq = ite->cond.as<EQNode>();
+    if (eq == nullptr || !IsVar(eq->a, k) || !arith::CanProveEqual(eq->b, f->min)) return std::nullopt;
+    const auto* ist = As<BufferStoreNode>(ite->then_case);
+    if (ist == nullptr || ist->buffer->data.get() != r.buffer->data.get() || !SameIndices(ist->indices, r.idx)) {
+      return std::nullopt;
+    }
+    if (UsesVar(ist->value, k)) return std::nullopt;
+    Accesses reads;
+    reads.VisitStmt(std::make_shared<EvaluateNode>(ist->value));
+    if (reads.by_buffer.count(r.buffer->data.get())) return std::nullopt;
+    r.init = ist->value;
+  }
+  return r;
+}
+
+PrimExpr Combine(Op op, PrimExpr a, PrimExpr b) {
+  switch (op) {
+    case Op::kAdd:
+      return MakeBinary(TirKind::kAdd, std::move(a), std::move(b));
+    case Op::kMax:
+      return MakeBinary(TirKind::kMax, std::move(a), std::move(b));
+    case Op::kMin:
+      return MakeBinary(TirKind::kMin, std::move(a), std::move(b));
+  }
+  return a;
+}
+
+PrimExpr Identity(Op op, DType t) {
+  if (op == Op::kAdd) return t.code == kDLFloat ? FloatImm(t, 0.0) : IntImm(t, 0);
+  double inf = std::numeric_limits<double>::infinity();
+  return FloatImm(t, op == Op::kMax ? -inf : inf);
+}
+
+Stmt Vectorized(const Reduction& r) {
+  const ForNode* f = r.loop;
+  std::optional<int64_t> ext = StaticInt(f->extent);
+  if (ext && *ext < 16) return nullptr;
+  int64_t lanes = 16;
+  while (lanes < 64 && (!ext || lanes * 2 <= *ext / 2)) lanes *= 2;
+  DType it = f->loop_var->dtype;
+  DType t = r.buffer->dtype;
+  const VarNode* k = f->loop_var.get();
+  Buffer acc = MakeBuffer(r.buffer->name + "_acc", {IntImm(DType::Int64(), lanes)}, t);
+  PrimExpr v = IntImm(it, lanes);
+  auto lane_var = [&](const char* name) { return MakeVar(f->loop_var->name + name, it); };
+  auto as_expr = [](const Var& x) { return PrimExpr(std::static_pointer_cast<const PrimExprNode>(x)); };
+
+  // Blocks: [min, min + nb * V); tail: [min + nb * V, min + extent).
+  PrimExpr nb = ext ? IntImm(it, *ext / lanes) : MakeBinary(TirKind::kFloorDiv, f->extent, v);
+  PrimExpr tail_start = ext ? IntImm(it, (*ext / lanes) * lanes) : nb * v;
+  PrimExpr tail_len = ext ? IntImm(it, *ext % lanes) : f->extent - tail_start;
+  bool zero_min = StaticInt(f->min) == std::optional<int64_t>(0);
+  auto offset = [&](PrimExpr e) { return zero_min ? e : f->min + e; };
+
+  std::vector<Stmt> body;
+  if (r.init.defined()) body.push_back(Store(r.buffer, r.init, r.idx));
+  std::vector<Stmt> in_acc;
+  Var l0 = lane_var("_i");
+  in_acc.push_back(MakeFor(l0, IntImm(it, 0), v, ForKind::kVectorized, Store(acc, Identity(r.op, t), {as_expr(l0)})));
+  Var ko = lane_var("_o");
+  Var l1 = lane_var("_l");
+  PrimExpr kval = offset(as_expr(ko) * v + as_expr(l1));
+  PrimExpr fv = Substitute(r.value, VarMap{{k, kval}});
+  Stmt step = Store(acc, Combine(r.op, Load(acc, {as_expr(l1)}), fv), {as_expr(l1)});
+  in_acc.push_back(MakeFor(ko, IntImm(it, 0), nb, ForKind::kSerial, MakeFor(l1, IntImm(it, 0), v, ForKind::kVectorized, step)));
+  // Tree: lanes [0, h) += lanes [h, 2h), down to one lane.
+  for (int64_t h = lanes / 2; h >= 1; h /= 2) {
+    Var l = lane_var("_h");
+    PrimExpr le = as_expr(l);
+    Stmt s = Store(acc, Combine(r.op, Load(acc, {le}), Load(acc, {le + IntImm(it, h)})), {le});
+    in_acc.push_back(MakeFor(l, IntImm(it, 0), IntImm(it, h), h >= 4 ? ForKind::kVectorized : ForKind::kUnrolled, s));
+  }
+  in_acc.push_back(Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), Load(acc, {IntImm(it, 0)})), r.idx));
+  body.push_back(std::make_shared<AllocateNode>(acc, Seq(in_acc)));
+  if (!ext || *ext % lanes != 0) {
+    Var kt = lane_var("_t");
+    PrimExpr kv = offset(tail_start + as_expr(kt));
+    PrimExpr tv = Substitute(r.value, VarMap{{k, kv}});
+    body.push_back(MakeFor(kt, IntImm(it, 0), tail_len, ForKind::kSerial,
+                           Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), tv), r.idx)));
+  }
+  return Seq(body);
+}
+
+class ReductionVectorizer : public StmtExprMutator {
+ public:
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* f = As<ForNode>(s)) {
+      if (std::optional<Reduction> r = MatchReduction(f)) {
+        if (Stmt v = Vectorized(*r)) return v;
+      }
+    }
+    return StmtExprMutator::MutateStmt(s);
+  }
+};
+
+}  // namespace
+
+Stmt FuseRowLoops(const Stmt& body) { return Fuser().MutateStmt(body); }
+Stmt SinkBuffers(const Stmt& body) { return Sinker().MutateStmt(body); }
+Stmt VectorizeReductions(const Stmt& body) { return ReductionVectorizer().MutateStmt(body); }
+
+PrimFunc ScheduleRowReductions(const PrimFunc& func, int num_threads_hint) {
+  (void)num_threads_hint;  // parallel loops were chosen by the default rules
+  Stmt body = VectorizeReductions(SinkBuffers(FuseRowLoops(func->body)));
+  if (body == func->body) return func;
+  auto copy = std::make_shared<PrimFuncNode>(*func);
+  copy->body = body;
+  return copy;
+}
+
+}  // namespace tir
+}  // namespace kiln

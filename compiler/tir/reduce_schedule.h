@@ -1,0 +1,66 @@
+// ScheduleRowReductions: the default schedule of row-wise kernels (softmax,
+// layer_norm, rms_norm, sums and maxima over the last axis, chains of
+// elementwise stages), on lowered TIR (no BlockRealize). Three rewrites, in
+// this order, each applied wherever its conditions hold:
+//
+// 1. Loop fusion (compute_at of the per-row stages under one row loop).
+//    Two adjacent loops of one SeqStmt with structurally equal min and extent
+//    fuse into one loop whose body runs the first body, then the second (its
+//    loop variable renamed) when the fusion is legal: for every buffer stored
+//    in either body (other than buffers allocated inside them) there is one
+//    dimension d such that every load and store of that buffer in both bodies
+//    uses exactly the loop variable as index d. Iteration i of the fused loop
+//    then touches slice i of every written buffer and nothing else touches
+//    it, so running the stages row by row computes the same values in the
+//    same order per element. Fusion repeats inside the fused body (a 3-D
+//    softmax fuses its two outer loops). The fused loop is parallel when one
+//    of the loops was, vectorized when all were, serial otherwise.
+//
+// 2. Buffer sinking ("keep the row in cache"). An Allocate whose buffer is
+//    used by exactly one loop of its body (through SeqStmt, Allocate and
+//    LetStmt), always with the loop variable at one dimension d, moves into
+//    that loop's body with dimension d removed (a 1-element buffer when it had
+//    one dimension), when the new shape is static and at most
+//    kMaxSunkBufferBytes. Repeats inward. So softmax's exp buffer of
+//    rows x cols becomes one row per iteration (per thread), and the row max
+//    and sum become scalars that LLVM keeps in registers.
+//
+// 3. Vectorized reductions. An innermost non-parallel loop over k whose body
+//    is `[if (k == min) X[idx] = init;] X[idx] = X[idx] OP f(k)` (OP: float
+//    add, max, min, or integer add; idx and init free of k; f free of X;
+//    every load in f whose indices use k uses it only in its last index, as
+//    k or k + (an expression free of k)) becomes: X[idx] = init (hoisted),
+//    V lane accumulators set to OP's identity, a loop over k / V blocks with
+//    a vectorized inner loop acc[l] = acc[l] OP f(block * V + l), a tree
+//    reduction of the V lanes into X, and a scalar loop over the k % V tail.
+//    V is 64 (four AVX-512 registers) for long or symbolic rows, less for
+//    short ones; loops of static extent < 16 stay as they are. Float sums are
+//    reassociated (results differ from the serial order by rounding only).
+//
+// Pre: `func` is lowered; loop kinds set by ApplyDefaultSchedule's rules (this
+// pass runs after them and after the matmul rewrite). Post: same results up to
+// float reassociation of reductions. Returns the same PrimFunc when nothing
+// applies. Never fails: a nest that does not match is left as it is.
+#ifndef KILN_COMPILER_TIR_REDUCE_SCHEDULE_H_
+#define KILN_COMPILER_TIR_REDUCE_SCHEDULE_H_
+
+#include <cstdint>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+
+constexpr int64_t kMaxSunkBufferBytes = 32 * 1024;
+
+ir::PrimFunc ScheduleRowReductions(const ir::PrimFunc& func, int num_threads_hint);
+
+// The statement-level steps, for tests.
+ir::Stmt FuseRowLoops(const ir::Stmt& body);
+ir::Stmt SinkBuffers(const ir::Stmt& body);
+ir::Stmt VectorizeReductions(const ir::Stmt& body);
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_REDUCE_SCHEDULE_H_

@@ -1,0 +1,412 @@
+// ScheduleRowReductions: the structure of each step on hand-built TIR (what
+// fuses, sinks and vectorizes, and what must not), and the numbers of
+// compiled softmax, layer_norm, rms_norm and row reductions of many shapes
+// (static and symbolic rows, 1 and 2 threads) against double references,
+// through the driver and the VM.
+#include "compiler/tir/reduce_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/text/text.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/writer/vmfb_writer.h"
+#include "runtime/tensor.h"
+#include "vm/module.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+
+// ---------------------------------------------------------------- structure
+
+PrimExpr E(const Var& v) { return PrimExpr(std::static_pointer_cast<const PrimExprNode>(v)); }
+
+Stmt Loop(const Var& v, PrimExpr extent, Stmt body, ForKind kind = ForKind::kSerial) {
+  return std::make_shared<ForNode>(v, 0, std::move(extent), kind, std::move(body));
+}
+
+PrimFunc Func(Stmt body, std::vector<Buffer> params) {
+  auto f = std::make_shared<PrimFuncNode>();
+  f->name = "f";
+  for (const Buffer& b : params) {
+    Var h = MakeVar(b->name + "_handle", HandleType());
+    f->params.push_back(h);
+    f->buffer_map.push_back({h, b});
+  }
+  f->body = std::move(body);
+  return f;
+}
+
+struct Census : StmtExprVisitor {
+  int loops = 0, parallel = 0, vectorized = 0, allocs = 0, top_loops = 0;
+  std::vector<std::vector<PrimExpr>> alloc_shapes;
+  void VisitStmt(const Stmt& s) override {
+    if (const auto* f = As<ForNode>(s)) {
+      ++loops;
+      parallel += f->for_kind == ForKind::kParallel;
+      vectorized += f->for_kind == ForKind::kVectorized;
+    }
+    if (const auto* a = As<AllocateNode>(s)) {
+      ++allocs;
+      alloc_shapes.push_back(a->buffer->shape);
+    }
+    StmtExprVisitor::VisitStmt(s);
+  }
+};
+
+Census Count(const Stmt& s) {
+  Census c;
+  c.VisitStmt(s);
+  return c;
+}
+
+// Loops reached from `s` without crossing a loop.
+int TopLoops(const Stmt& s) {
+  if (!s) return 0;
+  if (As<ForNode>(s)) return 1;
+  if (const auto* a = As<AllocateNode>(s)) return TopLoops(a->body);
+  if (const auto* seq = As<SeqStmtNode>(s)) {
+    int n = 0;
+    for (const Stmt& c : seq->seq) n += TopLoops(c);
+    return n;
+  }
+  return 0;
+}
+
+// for i: for k: T[i, k] = A[i, k] * 2    (parallel)
+// for i: for k: B[i, k] = T[i, t(k)] + 1 (parallel), t(k) = k or, with
+// `transpose`, T is read at [k, i] instead.
+Stmt TwoStages(const Buffer& a, const Buffer& t, const Buffer& b, PrimExpr rows, bool transpose) {
+  Var i = MakeVar("i"), k = MakeVar("k"), i2 = MakeVar("i2"), k2 = MakeVar("k2");
+  DType f32 = DType::Float32();
+  Stmt s1 = Loop(i, rows, Loop(k, 64, Store(t, Load(a, {E(i), E(k)}) * FloatImm(f32, 2), {E(i), E(k)}), ForKind::kVectorized),
+                 ForKind::kParallel);
+  std::vector<PrimExpr> read = transpose ? std::vector<PrimExpr>{E(k2), E(i2)} : std::vector<PrimExpr>{E(i2), E(k2)};
+  Stmt s2 = Loop(i2, rows,
+                 Loop(k2, 64, Store(b, Load(t, read) + FloatImm(f32, 1), {E(i2), E(k2)}), ForKind::kVectorized),
+                 ForKind::kParallel);
+  return std::make_shared<AllocateNode>(t, Seq({s1, s2}));
+}
+
+TEST(ReduceScheduleTest, RowStagesFuseAndTheIntermediateBecomesOneRow) {
+  Buffer a = MakeBuffer("A", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Buffer t = MakeBuffer("T", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Stmt body = TwoStages(a, t, b, 64, false);
+  Stmt fused = FuseRowLoops(body);
+  EXPECT_EQ(TopLoops(body), 2);
+  EXPECT_EQ(TopLoops(fused), 1);
+  Census c = Count(fused);
+  EXPECT_EQ(c.parallel, 1);
+  // The inner loops (elementwise, same extent) fuse too and stay vectorized.
+  EXPECT_EQ(c.loops, 2);
+  EXPECT_EQ(c.vectorized, 1);
+  Stmt sunk = SinkBuffers(fused);
+  Census s = Count(sunk);
+  ASSERT_EQ(s.allocs, 1);
+  // Inner loops fused too, so T is used by one innermost loop: one element.
+  ASSERT_EQ(s.alloc_shapes[0].size(), 1u);
+  ASSERT_NE(s.alloc_shapes[0][0].as<IntImmNode>(), nullptr);
+  EXPECT_LE(s.alloc_shapes[0][0].as<IntImmNode>()->value, 64);
+  EXPECT_EQ(As<AllocateNode>(sunk), nullptr);  // moved inside the row loop
+}
+
+TEST(ReduceScheduleTest, StagesThatReadOtherRowsDoNotFuse) {
+  Buffer a = MakeBuffer("A", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Buffer t = MakeBuffer("T", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Stmt body = TwoStages(a, t, b, 64, true);
+  EXPECT_EQ(FuseRowLoops(body), body);
+  EXPECT_EQ(SinkBuffers(body), body);  // two loops use T
+  // Different extents do not fuse either.
+  Var i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+  Stmt l1 = Loop(i, 64, Loop(k, 64, Store(t, FloatImm(DType::Float32(), 0), {E(i), E(k)})));
+  Stmt l2 = Loop(j, 32, Loop(k, 64, Store(b, Load(t, {E(j), E(k)}), {E(j), E(k)})));
+  Stmt two = Seq({l1, l2});
+  EXPECT_EQ(FuseRowLoops(two), two);
+}
+
+TEST(ReduceScheduleTest, SymbolicRowsFuseAndStayParallel) {
+  Var n = MakeVar("n");
+  Buffer a = MakeBuffer("A", {E(n), PrimExpr(64)}, DType::Float32());
+  Buffer t = MakeBuffer("T", {E(n), PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {E(n), PrimExpr(64)}, DType::Float32());
+  Stmt out = SinkBuffers(FuseRowLoops(TwoStages(a, t, b, E(n), false)));
+  EXPECT_EQ(TopLoops(out), 1);
+  EXPECT_EQ(As<ForNode>(out)->for_kind, ForKind::kParallel);
+  Census c = Count(out);
+  ASSERT_EQ(c.allocs, 1);
+  ASSERT_NE(c.alloc_shapes[0][0].as<IntImmNode>(), nullptr);  // static row, no n
+}
+
+// for i: for k: if k == 0: S[i] = 0; S[i] = S[i] + A[i, k] (k < extent)
+Stmt RowSum(const Buffer& a, const Buffer& s, PrimExpr rows, PrimExpr extent) {
+  Var i = MakeVar("i"), k = MakeVar("k");
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, E(k), 0),
+                                               Store(s, FloatImm(DType::Float32(), 0), {E(i)}), nullptr);
+  Stmt upd = Store(s, Load(s, {E(i)}) + Load(a, {E(i), E(k)}), {E(i)});
+  return Loop(i, std::move(rows), Loop(k, std::move(extent), Seq({init, upd})), ForKind::kParallel);
+}
+
+TEST(ReduceScheduleTest, RowReductionsGetVectorAccumulatorsAndATail) {
+  Buffer a = MakeBuffer("A", {PrimExpr(8), PrimExpr(100)}, DType::Float32());
+  Buffer s = MakeBuffer("S", {PrimExpr(8)}, DType::Float32());
+  Stmt out = VectorizeReductions(RowSum(a, s, 8, 100));
+  Census c = Count(out);
+  EXPECT_EQ(c.allocs, 1);                         // the lane accumulators
+  EXPECT_GE(c.vectorized, 3);                     // identity, block, tree steps
+  EXPECT_EQ(c.alloc_shapes[0][0].as<IntImmNode>()->value, 32);  // 100 / 2 >= 32 lanes
+  // 100 = 3 * 32 + 4: a tail loop of 4 remains (the last top-level loop).
+  const auto* row = As<ForNode>(out);
+  ASSERT_NE(row, nullptr);
+  const auto* seq = As<SeqStmtNode>(row->body);
+  ASSERT_NE(seq, nullptr);
+  const auto* tail = As<ForNode>(seq->seq.back());
+  ASSERT_NE(tail, nullptr);
+  EXPECT_EQ(tail->extent.as<IntImmNode>()->value, 4);
+
+  // Symbolic extent: blocks and tail computed from it.
+  Var m = MakeVar("m");
+  Buffer a2 = MakeBuffer("A", {PrimExpr(8), E(m)}, DType::Float32());
+  EXPECT_EQ(Count(VectorizeReductions(RowSum(a2, s, 8, E(m)))).alloc_shapes.at(0)[0].as<IntImmNode>()->value, 64);
+}
+
+TEST(ReduceScheduleTest, ShortOrStridedReductionsAreLeftAlone) {
+  Buffer s = MakeBuffer("S", {PrimExpr(8)}, DType::Float32());
+  Buffer a = MakeBuffer("A", {PrimExpr(8), PrimExpr(8)}, DType::Float32());
+  Stmt short_row = RowSum(a, s, 8, 8);
+  EXPECT_EQ(VectorizeReductions(short_row), short_row);
+  // A column sum reads A[k, i]: k is not the last index.
+  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(8)}, DType::Float32());
+  Var i = MakeVar("i"), k = MakeVar("k");
+  Stmt col = Loop(i, 8, Loop(k, 64, Store(s, Load(s, {E(i)}) + Load(b, {E(k), E(i)}), {E(i)})));
+  EXPECT_EQ(VectorizeReductions(col), col);
+  // A product is not one of the reassociated reductions.
+  Stmt prod = Loop(i, 8, Loop(k, 64, Store(s, Load(s, {E(i)}) * Load(b, {E(k), E(i)}), {E(i)})));
+  EXPECT_EQ(VectorizeReductions(prod), prod);
+}
+
+// ---------------------------------------------------------------- numbers
+
+TEST(ReduceScheduleTest, DriverSoftmaxIsOneParallelRowLoop) {
+  Result<IRModule> mod = text::ParseModule(
+      "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((512, 128), dtype=\"float32\")) -> "
+      "R.Tensor((512, 128), dtype=\"float32\"):\n        with R.dataflow():\n            y = R.nn.softmax(x, "
+      "axis=-1)\n            R.output(y)\n        return y\n",
+      "softmax.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  driver::CompileOptions options;
+  options.num_threads_hint = 2;
+  Result<IRModule> lowered = driver::LowerModule(*mod, options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  int prims = 0;
+  for (const auto& e : lowered->entries) {
+    if (!e.prim) continue;
+    ++prims;
+    const auto* row = As<ForNode>(e.prim->body);  // no function-level buffer left
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(row->for_kind, ForKind::kParallel);
+    Census c = Count(e.prim->body);
+    EXPECT_EQ(c.allocs, 5);  // max, exp row, sum, two lane accumulators
+  }
+  EXPECT_EQ(prims, 1);
+}
+
+std::vector<float> Random(int64_t count, uint64_t seed, float scale) {
+  std::vector<float> v(static_cast<size_t>(count));
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (auto& x : v) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    x = scale * (static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f);
+  }
+  return v;
+}
+
+Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& data) {
+  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
+  std::memcpy(t.data<float>(), data.data(), data.size() * sizeof(float));
+  return t;
+}
+
+std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
+  Result<IRModule> mod = text::ParseModule(source, "reduce_test.relax");
+  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+  if (!mod.ok()) return nullptr;
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, options);
+  EXPECT_TRUE(program.ok()) << program.status().ToString();
+  if (!program.ok()) return nullptr;
+  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
+  EXPECT_TRUE(bytes.ok());
+  if (!bytes.ok()) return nullptr;
+  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
+  std::memcpy(owned, bytes->data(), bytes->size());
+  vm::LoadOptions load;
+  load.num_threads = threads;
+  auto loaded = vm::Module::LoadOwnedBuffer(
+      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned, load);
+  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
+  return loaded.ok() ? *loaded : nullptr;
+}
+
+enum class Op { kSoftmax, kLayerNorm, kRmsNorm, kSum, kMax, kMeanThenScale };
+
+// main(x: (rows..., cols) [, g, b: (cols,)]) -> op(x) over the last axis;
+// `sym` names a symbolic first dimension ("" for none).
+std::string Module(Op op, const std::vector<int64_t>& shape, const std::string& sym) {
+  std::string dims;
+  std::string red_dims;
+  for (size_t d = 0; d < shape.size(); ++d) {
+    std::string v = (d == 0 && !sym.empty()) ? "\"" + sym + "\"" : std::to_string(shape[d]);
+    dims += (d ? ", " : "") + v;
+    if (d + 1 < shape.size()) red_dims += (d ? ", " : "") + v;
+  }
+  if (shape.size() == 2) red_dims += ",";
+  std::string cols = "(" + std::to_string(shape.back()) + ",)";
+  std::string in = "R.Tensor((" + dims + "), dtype=\"float32\")";
+  std::string vec = "R.Tensor(" + cols + ", dtype=\"float32\")";
+  std::string out = in, expr;
+  switch (op) {
+    case Op::kSoftmax:
+      expr = "R.nn.softmax(x, axis=-1)";
+      break;
+    case Op::kLayerNorm:
+      expr = "R.nn.layer_norm(x, g, b, axes=[-1], epsilon=1e-5)";
+      break;
+    case Op::kRmsNorm:
+      expr = "R.nn.rms_norm(x, g, axes=[-1])";
+      break;
+    case Op::kSum:
+      expr = "R.sum(x, axis=[-1])";
+      out = "R.Tensor((" + red_dims + "), dtype=\"float32\")";
+      break;
+    case Op::kMax:
+      expr = "R.max(x, axis=[-1])";
+      out = "R.Tensor((" + red_dims + "), dtype=\"float32\")";
+      break;
+    case Op::kMeanThenScale:
+      expr = "R.multiply(x, R.mean(x, axis=[-1], keepdims=True))";
+      break;
+  }
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + in + ", g: " + vec + ", b: " + vec +
+                    ") -> " + out + ":\n";
+  if (!sym.empty()) src += "        " + sym + " = T.int64()\n";
+  src += "        with R.dataflow():\n            y = " + expr + "\n            R.output(y)\n        return y\n";
+  return src;
+}
+
+// The double reference, row by row.
+std::vector<double> Reference(Op op, const std::vector<float>& x, const std::vector<float>& g,
+                              const std::vector<float>& b, int64_t rows, int64_t cols) {
+  std::vector<double> out;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x.data() + r * cols;
+    double sum = 0, mx = -INFINITY, sq = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      sum += row[c];
+      mx = std::max(mx, double(row[c]));
+      sq += double(row[c]) * row[c];
+    }
+    double mean = sum / double(cols), var = 0, esum = 0;
+    for (int64_t c = 0; c < cols; ++c) {
+      var += (row[c] - mean) * (row[c] - mean);
+      esum += std::exp(row[c] - mx);
+    }
+    var /= double(cols);
+    if (op == Op::kSum) out.push_back(sum);
+    if (op == Op::kMax) out.push_back(mx);
+    for (int64_t c = 0; c < cols && op != Op::kSum && op != Op::kMax; ++c) {
+      switch (op) {
+        case Op::kSoftmax:
+          out.push_back(std::exp(row[c] - mx) / esum);
+          break;
+        case Op::kLayerNorm:
+          out.push_back((row[c] - mean) / std::sqrt(var + 1e-5) * g[c] + b[c]);
+          break;
+        case Op::kRmsNorm:
+          out.push_back(row[c] / std::sqrt(sq / double(cols) + 1e-5) * g[c]);
+          break;
+        case Op::kMeanThenScale:
+          out.push_back(row[c] * mean);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+  return out;
+}
+
+void Check(Op op, const std::vector<int64_t>& compiled_shape, const std::string& sym, int64_t run_rows, int threads) {
+  SCOPED_TRACE(Module(op, compiled_shape, sym) + " rows=" + std::to_string(run_rows) +
+               " threads=" + std::to_string(threads));
+  auto mod = Compile(Module(op, compiled_shape, sym), threads);
+  ASSERT_NE(mod, nullptr);
+  std::vector<int64_t> shape = compiled_shape;
+  if (!sym.empty()) shape[0] = run_rows;
+  int64_t cols = shape.back(), rows = 1;
+  for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
+  std::vector<float> x = Random(rows * cols, 7, 3.0f), g = Random(cols, 8, 1.0f), b = Random(cols, 9, 1.0f);
+  std::vector<Any> args = {MakeTensor(shape, x), MakeTensor({cols}, g), MakeTensor({cols}, b)};
+  std::unique_ptr<vm::Context> ctx = mod->CreateContext();
+  Any ret;
+  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  Result<Tensor> t = ret.AsTensor();
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::vector<double> want = Reference(op, x, g, b, rows, cols);
+  ASSERT_EQ(t->NumElements(), static_cast<int64_t>(want.size()));
+  const float* got = t->data<float>();
+  double tol = op == Op::kSum ? 1e-5 * double(cols) * 3.0 : 2e-5;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * std::max(1.0, std::fabs(want[i]))) << "element " << i;
+  }
+}
+
+TEST(ReduceScheduleTest, SoftmaxMatchesReference) {
+  for (int threads : {1, 2}) {
+    Check(Op::kSoftmax, {512, 128}, "", 0, threads);
+    Check(Op::kSoftmax, {7, 33}, "", 0, threads);
+    Check(Op::kSoftmax, {3, 1000}, "", 0, threads);
+    Check(Op::kSoftmax, {2, 9}, "", 0, threads);  // rows shorter than a vector
+    Check(Op::kSoftmax, {2, 5, 40}, "", 0, threads);
+    Check(Op::kSoftmax, {1, 100}, "n", 5, threads);
+    Check(Op::kSoftmax, {1, 100}, "n", 300, threads);
+  }
+}
+
+TEST(ReduceScheduleTest, NormalizationsMatchReference) {
+  for (int threads : {1, 2}) {
+    Check(Op::kLayerNorm, {128, 256}, "", 0, threads);
+    Check(Op::kLayerNorm, {5, 77}, "", 0, threads);
+    Check(Op::kLayerNorm, {1, 40}, "n", 3, threads);
+    Check(Op::kLayerNorm, {1, 40}, "n", 600, threads);
+    Check(Op::kRmsNorm, {64, 96}, "", 0, threads);
+    Check(Op::kRmsNorm, {1, 130}, "n", 17, threads);
+  }
+}
+
+TEST(ReduceScheduleTest, RowReductionsMatchReference) {
+  for (int threads : {1, 2}) {
+    Check(Op::kSum, {10, 300}, "", 0, threads);
+    Check(Op::kSum, {1, 64}, "n", 1000, threads);
+    Check(Op::kMax, {9, 17}, "", 0, threads);
+    Check(Op::kMax, {1, 257}, "n", 33, threads);
+    Check(Op::kMeanThenScale, {256, 128}, "", 0, threads);
+  }
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
