@@ -41,6 +41,9 @@ bool IsFloatZero(const PrimExpr& e) {
 }
 
 PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
+
+// ceil(a / b) for b > 0 and any sign of a.
+int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 PrimExpr Div(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorDiv, std::move(a), std::move(b)); }
 PrimExpr Mod(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, std::move(a), std::move(b)); }
 PrimExpr Min(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kMin, std::move(a), std::move(b)); }
@@ -382,26 +385,58 @@ class ConvKernel {
   Stmt Build() {
     q_ = LocalBuffer(cv_.data->name + "_padded", {I64(cv_.n), I64(cv_.ch), I64(planes_), I64(plane_len_)}, "global");
     bool par = threads_ >= 2;
-    // Pack: Q[n, ch, ph * sw + pw, a * wq + b] = X[n, ch, a*sh + ph - pt, b*sw + pw - pl] or 0.
-    Var n = MakeVar("n"), ch = MakeVar("ch"), ph = MakeVar("ph"), pw = MakeVar("pw"), a = MakeVar("a"),
-        b = MakeVar("b");
-    PrimExpr iy = PrimExpr(a) * I64(cv_.sh) + PrimExpr(ph) - I64(cv_.pt);
-    PrimExpr ix = PrimExpr(b) * I64(cv_.sw) + PrimExpr(pw) - I64(cv_.pl);
-    PrimExpr inside = MakeBinary(
-        TirKind::kAnd,
-        MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, iy, I64(0)), MakeBinary(TirKind::kLT, iy, I64(cv_.h))),
-        MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, ix, I64(0)), MakeBinary(TirKind::kLT, ix, I64(cv_.w))));
-    PrimExpr val = PrimExpr(std::make_shared<CallNode>(
-        DType::Float32(), "if_then_else",
-        std::vector<PrimExpr>{inside, Load(cv_.data, {PrimExpr(n), PrimExpr(ch), iy, ix}), FloatImm(DType::Float32(), 0)}));
-    Stmt pack = Store(q_, val,
-                      {PrimExpr(n), PrimExpr(ch), PrimExpr(ph) * I64(cv_.sw) + PrimExpr(pw),
-                       PrimExpr(a) * I64(wq_) + PrimExpr(b)});
-    pack = MakeFor(b, I64(wq_), ForKind::kVectorized, pack);
-    pack = MakeFor(a, I64(hq_), ForKind::kSerial, pack);
-    pack = MakeFor(pw, I64(cv_.sw), ForKind::kSerial, pack);
-    pack = MakeFor(ph, I64(cv_.sh), ForKind::kSerial, pack);
-    pack = MakeFor(ch, I64(cv_.ch), par && cv_.ch >= 2 ? ForKind::kParallel : ForKind::kSerial, pack);
+    // Pack: Q[n, ch, ph * sw + pw, a * wq + b] = X[n, ch, a*sh + ph - pt, b*sw + pw - pl]
+    // inside X, 0 outside. The inside rows and columns of each phase are
+    // static ranges, so the copy has no per-element test.
+    Var n = MakeVar("n"), ch = MakeVar("ch");
+    std::vector<Stmt> phases;
+    for (int64_t ph = 0; ph < cv_.sh; ++ph) {
+      for (int64_t pw = 0; pw < cv_.sw; ++pw) {
+        // iy = a*sh + ph - pt in [0, H)  <=>  a in [a_lo, a_hi); same for b.
+        int64_t a_lo = std::clamp<int64_t>(CeilDiv(cv_.pt - ph, cv_.sh), 0, hq_);
+        int64_t a_hi = std::clamp<int64_t>(CeilDiv(cv_.h + cv_.pt - ph, cv_.sh), a_lo, hq_);
+        int64_t b_lo = std::clamp<int64_t>(CeilDiv(cv_.pl - pw, cv_.sw), 0, wq_);
+        int64_t b_hi = std::clamp<int64_t>(CeilDiv(cv_.w + cv_.pl - pw, cv_.sw), b_lo, wq_);
+        PrimExpr plane = I64(ph * cv_.sw + pw);
+        auto q_at = [&](PrimExpr pos) { return std::vector<PrimExpr>{PrimExpr(n), PrimExpr(ch), plane, pos}; };
+        // Zeroes [from, to) of the plane.
+        auto zero = [&](int64_t from, int64_t to) -> Stmt {
+          Var z = MakeVar("z");
+          return MakeFor(z, I64(to - from), ForKind::kVectorized,
+                         Store(q_, FloatImm(DType::Float32(), 0), q_at(I64(from) + PrimExpr(z))));
+        };
+        if (a_lo > 0) phases.push_back(zero(0, a_lo * wq_));
+        if (a_hi > a_lo) {
+          Var a = MakeVar("a");
+          PrimExpr row = PrimExpr(a) * I64(wq_);
+          std::vector<Stmt> parts;
+          if (b_lo > 0) {
+            Var z = MakeVar("z");
+            parts.push_back(MakeFor(z, I64(b_lo), ForKind::kVectorized,
+                                    Store(q_, FloatImm(DType::Float32(), 0), q_at(row + PrimExpr(z)))));
+          }
+          if (b_hi > b_lo) {
+            Var b = MakeVar("b");
+            PrimExpr iy = PrimExpr(a) * I64(cv_.sh) + I64(ph - cv_.pt);
+            PrimExpr ix = PrimExpr(b) * I64(cv_.sw) + I64(b_lo * cv_.sw + pw - cv_.pl);
+            parts.push_back(MakeFor(b, I64(b_hi - b_lo), ForKind::kVectorized,
+                                    Store(q_, Load(cv_.data, {PrimExpr(n), PrimExpr(ch), iy, ix}),
+                                          q_at(row + I64(b_lo) + PrimExpr(b)))));
+          }
+          if (wq_ > b_hi) {
+            Var z = MakeVar("z");
+            parts.push_back(MakeFor(z, I64(wq_ - b_hi), ForKind::kVectorized,
+                                    Store(q_, FloatImm(DType::Float32(), 0), q_at(row + I64(b_hi) + PrimExpr(z)))));
+          }
+          Var a_var = a;
+          Stmt rows = MakeFor(a_var, I64(a_hi - a_lo), ForKind::kSerial,
+                              Substitute(Seq(parts), VarMap{{a.get(), PrimExpr(a) + I64(a_lo)}}));
+          phases.push_back(rows);
+        }
+        if (hq_ > a_hi) phases.push_back(zero(a_hi * wq_, hq_ * wq_));
+      }
+    }
+    Stmt pack = MakeFor(ch, I64(cv_.ch), par && cv_.ch >= 2 ? ForKind::kParallel : ForKind::kSerial, Seq(phases));
     pack = MakeFor(n, I64(cv_.n), ForKind::kSerial, pack);
 
     // Tiles: column tiles fastest, then row blocks, groups, batch.
