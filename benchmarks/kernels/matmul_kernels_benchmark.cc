@@ -1,7 +1,8 @@
 // Kiln's generated fp32 matmul kernels against oneDNN's matmul primitive, on
 // the shapes of issue 4 §5, with 1 and 2 threads, in one run.
 //
-// Kiln: a one-operator module (R.matmul) is compiled with the driver (default
+// Kiln: a one-operator module (R.matmul; for the "linear" cases a model's
+// layer with constant weights, see Case) is compiled with the driver (default
 // schedule, host CPU) and called through vm::Module on a thread pool of the
 // given size, as a user's program would (the VM allocates the output each
 // call). oneDNN: a matmul primitive created once, executed on a stream, with
@@ -36,6 +37,11 @@ namespace {
 struct Case {
   std::string name;
   std::vector<int64_t> a, b;  // shapes; batched when 3-D
+  // A model's linear layer: relu(a @ w^T + bias) with w (N, K) and bias
+  // bound as constants (--params), so the transposed weight is folded at
+  // compile time and Kiln runs one fused kernel; oneDNN gets the same (K, N)
+  // weight, the bias and a ReLU post-op.
+  bool linear = false;
 };
 
 const std::vector<Case>& Cases() {
@@ -46,6 +52,8 @@ const std::vector<Case>& Cases() {
       {"128x1024x256", {128, 1024}, {1024, 256}},
       {"4x(128x64x128)", {4, 128, 64}, {4, 64, 128}},
       {"1024x1024x1024", {1024, 1024}, {1024, 1024}},
+      {"linear 1x784x128", {1, 784}, {784, 128}, true},
+      {"linear 64x784x128", {64, 784}, {784, 128}, true},
   };
   return cases;
 }
@@ -78,7 +86,31 @@ std::string ShapeText(const std::vector<int64_t>& s) {
   return t + ")";
 }
 
+std::string LinearModule(const Case& c) {
+  int64_t k = c.b[0], n = c.b[1];
+  std::vector<int64_t> w = {n, k};
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(a: R.Tensor(" + ShapeText(c.a) +
+         ", dtype=\"float32\"), w: R.Tensor(" + ShapeText(w) + ", dtype=\"float32\"), bias: R.Tensor((" +
+         std::to_string(n) + ",), dtype=\"float32\")) -> R.Tensor(" + ShapeText(OutShape(c)) +
+         ", dtype=\"float32\"):\n        with R.dataflow():\n            wt = R.permute_dims(w, axes=None)\n"
+         "            y = R.matmul(a, wt, out_dtype=\"void\")\n            z = R.add(y, bias)\n"
+         "            gv = R.nn.relu(z)\n            R.output(gv)\n        return gv\n";
+}
+
+// The linear case's weight (N, K) and bias, and the weight transposed to
+// (K, N) for oneDNN.
+Tensor LinearWeight(const Case& c) { return Random({c.b[1], c.b[0]}, 2); }
+Tensor LinearBias(const Case& c) { return Random({c.b[1]}, 3); }
+Tensor Transposed(const Tensor& w) {
+  int64_t n = w.shape()[0], k = w.shape()[1];
+  Tensor t = Tensor::Empty({k, n}, DType::Float32()).value();
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < k; ++j) t.data<float>()[j * n + i] = w.data<float>()[i * k + j];
+  return t;
+}
+
 std::string MatmulModule(const Case& c) {
+  if (c.linear) return LinearModule(c);
   return "@I.ir_module\nclass Module:\n    @R.function\n    def main(a: R.Tensor(" + ShapeText(c.a) +
          ", dtype=\"float32\"), b: R.Tensor(" + ShapeText(c.b) + ", dtype=\"float32\")) -> R.Tensor(" +
          ShapeText(OutShape(c)) +
@@ -90,6 +122,7 @@ Result<std::shared_ptr<const vm::Module>> CompileKiln(const Case& c, int threads
   KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(MatmulModule(c), c.name + ".relax"));
   driver::CompileOptions options;
   options.num_threads_hint = threads;
+  if (c.linear) options.params = {{"w", LinearWeight(c)}, {"bias", LinearBias(c)}};
   KILN_ASSIGN_OR_RETURN(compiler::VmfbProgram program, driver::CompileModule(mod, options));
   KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compiler::SerializeVmfb(program));
   void* owned = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
@@ -113,7 +146,8 @@ void BM_Kiln(benchmark::State& state, const Case& c, int threads) {
     return;
   }
   std::unique_ptr<vm::Context> ctx = (*mod)->CreateContext();
-  std::vector<Any> args = {Random(c.a, 1), Random(c.b, 2)};
+  std::vector<Any> args = {Random(c.a, 1)};
+  if (!c.linear) args.push_back(Random(c.b, 2));
   Any ret;
   for (auto _ : state) {
     Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -149,21 +183,37 @@ void BM_Dnnl(benchmark::State& state, const Case& c, int threads) {
   DNNL_OK(dnnl_memory_desc_init_by_tag(&a_md, nd, c.a.data(), dnnl_f32, tag));
   DNNL_OK(dnnl_memory_desc_init_by_tag(&b_md, nd, c.b.data(), dnnl_f32, tag));
   DNNL_OK(dnnl_memory_desc_init_by_tag(&c_md, nd, out.data(), dnnl_f32, tag));
+  dnnl_memory_desc_t bias_md;
+  int64_t bias_dims[2] = {1, c.b.back()};
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&bias_md, 2, bias_dims, dnnl_f32, dnnl_ab));
   dnnl_matmul_desc_t desc;
-  DNNL_OK(dnnl_matmul_desc_init(&desc, &a_md, &b_md, nullptr, &c_md));
+  DNNL_OK(dnnl_matmul_desc_init(&desc, &a_md, &b_md, c.linear ? &bias_md : nullptr, &c_md));
+  dnnl_primitive_attr_t attr = nullptr;
+  if (c.linear) {
+    dnnl_post_ops_t ops;
+    DNNL_OK(dnnl_post_ops_create(&ops));
+    DNNL_OK(dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+    DNNL_OK(dnnl_primitive_attr_create(&attr));
+    DNNL_OK(dnnl_primitive_attr_set_post_ops(attr, ops));
+    dnnl_post_ops_destroy(ops);
+  }
   dnnl_primitive_desc_t pd;
-  DNNL_OK(dnnl_primitive_desc_create(&pd, &desc, nullptr, engine, nullptr));
+  DNNL_OK(dnnl_primitive_desc_create(&pd, &desc, attr, engine, nullptr));
+  if (attr != nullptr) dnnl_primitive_attr_destroy(attr);
   dnnl_primitive_t prim;
   DNNL_OK(dnnl_primitive_create(&prim, pd));
-  Tensor ta = Random(c.a, 1), tb = Random(c.b, 2);
+  Tensor ta = Random(c.a, 1), tb = c.linear ? Transposed(LinearWeight(c)) : Random(c.b, 2);
+  Tensor tbias = LinearBias(c);
   Tensor tc = Tensor::Empty(out, DType::Float32()).value();
-  dnnl_memory_t ma, mb, mc;
+  dnnl_memory_t ma, mb, mc, mbias;
   DNNL_OK(dnnl_memory_create(&ma, &a_md, engine, ta.data<float>()));
   DNNL_OK(dnnl_memory_create(&mb, &b_md, engine, tb.data<float>()));
   DNNL_OK(dnnl_memory_create(&mc, &c_md, engine, tc.data<float>()));
-  dnnl_exec_arg_t args[3] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}};
+  DNNL_OK(dnnl_memory_create(&mbias, &bias_md, engine, tbias.data<float>()));
+  dnnl_exec_arg_t args[4] = {{DNNL_ARG_SRC, ma}, {DNNL_ARG_WEIGHTS, mb}, {DNNL_ARG_DST, mc}, {DNNL_ARG_BIAS, mbias}};
+  int nargs = c.linear ? 4 : 3;
   for (auto _ : state) {
-    DNNL_OK(dnnl_primitive_execute(prim, stream, 3, args));
+    DNNL_OK(dnnl_primitive_execute(prim, stream, nargs, args));
     DNNL_OK(dnnl_stream_wait(stream));
     benchmark::ClobberMemory();
   }
@@ -171,6 +221,7 @@ void BM_Dnnl(benchmark::State& state, const Case& c, int threads) {
   dnnl_memory_destroy(ma);
   dnnl_memory_destroy(mb);
   dnnl_memory_destroy(mc);
+  dnnl_memory_destroy(mbias);
   dnnl_primitive_destroy(prim);
   dnnl_primitive_desc_destroy(pd);
 }
