@@ -516,15 +516,67 @@ class ReductionVectorizer : public StmtExprMutator {
   }
 };
 
+// ---------------------------------------------------------------- 4. reciprocals
+
+// In an innermost vectorized loop, x / d with a float divisor d that reads a
+// buffer (a row statistic), is free of the loop variable and reads nothing the
+// loop stores becomes x * r with r = 1 / d computed once before the loop: one
+// division per row instead of one per element.
+class ReciprocalHoister : public StmtExprMutator {
+ public:
+  Stmt MutateStmt(const Stmt& s) override {
+    const auto* f = As<ForNode>(s);
+    if (f == nullptr || f->for_kind != ForKind::kVectorized || ContainsFor(f->body)) {
+      return StmtExprMutator::MutateStmt(s);
+    }
+    Accesses acc;
+    acc.VisitStmt(f->body);
+    struct Rewriter : StmtExprMutator {
+      const ForNode* loop;
+      const Accesses* acc;
+      std::vector<std::pair<Var, PrimExpr>> lets;
+      PrimExpr MutateExpr(const PrimExpr& e) override {
+        PrimExpr m = StmtExprMutator::MutateExpr(e);
+        const auto* div = m.as<DivNode>();
+        if (div == nullptr || m.dtype().code != kDLFloat || m.dtype().lanes != 1 || !Invariant(div->b)) return m;
+        Var r = MakeVar("rcp", m.dtype());
+        lets.emplace_back(r, MakeBinary(TirKind::kDiv, FloatImm(m.dtype(), 1.0), div->b));
+        return div->a * PrimExpr(std::static_pointer_cast<const PrimExprNode>(r));
+      }
+      bool Invariant(const PrimExpr& d) const {
+        if (UsesVar(d, loop->loop_var.get())) return false;
+        Accesses reads;
+        reads.VisitStmt(std::make_shared<EvaluateNode>(d));
+        if (reads.by_buffer.empty()) return false;  // constants keep their exact division
+        for (const auto& kv : reads.by_buffer) {
+          auto it = acc->by_buffer.find(kv.first);
+          if (it != acc->by_buffer.end() && it->second.stored) return false;
+        }
+        return true;
+      }
+    } rw;
+    rw.loop = f;
+    rw.acc = &acc;
+    Stmt body = rw.MutateStmt(f->body);
+    if (rw.lets.empty()) return s;
+    Stmt out = MakeFor(f->loop_var, f->min, f->extent, f->for_kind, body);
+    for (auto it = rw.lets.rbegin(); it != rw.lets.rend(); ++it) {
+      out = std::make_shared<LetStmtNode>(it->first, it->second, out);
+    }
+    return out;
+  }
+};
+
 }  // namespace
 
 Stmt FuseRowLoops(const Stmt& body) { return Fuser().MutateStmt(body); }
 Stmt SinkBuffers(const Stmt& body) { return Sinker().MutateStmt(body); }
 Stmt VectorizeReductions(const Stmt& body) { return ReductionVectorizer().MutateStmt(body); }
+Stmt HoistReciprocals(const Stmt& body) { return ReciprocalHoister().MutateStmt(body); }
 
 PrimFunc ScheduleRowReductions(const PrimFunc& func, int num_threads_hint) {
   (void)num_threads_hint;  // parallel loops were chosen by the default rules
-  Stmt body = VectorizeReductions(SinkBuffers(FuseRowLoops(func->body)));
+  Stmt body = HoistReciprocals(VectorizeReductions(SinkBuffers(FuseRowLoops(func->body))));
   if (body == func->body) return func;
   auto copy = std::make_shared<PrimFuncNode>(*func);
   copy->body = body;

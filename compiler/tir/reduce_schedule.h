@@ -1,6 +1,6 @@
 // ScheduleRowReductions: the default schedule of row-wise kernels (softmax,
 // layer_norm, rms_norm, sums and maxima over the last axis, chains of
-// elementwise stages), on lowered TIR (no BlockRealize). Three rewrites, in
+// elementwise stages), on lowered TIR (no BlockRealize). Four rewrites, in
 // this order, each applied wherever its conditions hold:
 //
 // 1. Loop fusion (compute_at of the per-row stages under one row loop).
@@ -37,6 +37,13 @@
 //    short ones; loops of static extent < 16 stay as they are. Float sums are
 //    reassociated (results differ from the serial order by rounding only).
 //
+// 4. Reciprocals. In an innermost vectorized loop, a float division x / d
+//    whose divisor reads a buffer, does not use the loop variable and reads
+//    nothing the loop stores (softmax's row sum, layer_norm's
+//    sqrt(var + eps)) becomes x * r, r = 1 / d bound once before the loop
+//    (LetStmt). Results differ from the division by at most about one ULP;
+//    divisions by constants are left exact.
+//
 // Pre: `func` is lowered; loop kinds set by ApplyDefaultSchedule's rules (this
 // pass runs after them and after the matmul rewrite). Post: same results up to
 // float reassociation of reductions. Returns the same PrimFunc when nothing
@@ -59,6 +66,7 @@ ir::PrimFunc ScheduleRowReductions(const ir::PrimFunc& func, int num_threads_hin
 ir::Stmt FuseRowLoops(const ir::Stmt& body);
 ir::Stmt SinkBuffers(const ir::Stmt& body);
 ir::Stmt VectorizeReductions(const ir::Stmt& body);
+ir::Stmt HoistReciprocals(const ir::Stmt& body);
 
 }  // namespace tir
 }  // namespace kiln

@@ -196,6 +196,32 @@ TEST(ReduceScheduleTest, ShortOrStridedReductionsAreLeftAlone) {
   EXPECT_EQ(VectorizeReductions(prod), prod);
 }
 
+TEST(ReduceScheduleTest, InvariantRowDivisorsBecomeOneReciprocal) {
+  // for k vectorized: B[k] = A[k] / S[0]  ->  rcp = 1 / S[0]; B[k] = A[k] * rcp
+  Buffer a = MakeBuffer("A", {PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(64)}, DType::Float32());
+  Buffer s = MakeBuffer("S", {PrimExpr(1)}, DType::Float32());
+  Var k = MakeVar("k");
+  auto div = [&](PrimExpr d) {
+    return Loop(k, 64, Store(b, MakeBinary(TirKind::kDiv, Load(a, {E(k)}), std::move(d)), {E(k)}),
+                ForKind::kVectorized);
+  };
+  Stmt out = HoistReciprocals(div(Load(s, {PrimExpr(0)})));
+  const auto* let = As<LetStmtNode>(out);
+  ASSERT_NE(let, nullptr);
+  EXPECT_NE(let->value.as<DivNode>(), nullptr);
+  const auto* store = As<BufferStoreNode>(As<ForNode>(let->body)->body);
+  EXPECT_NE(store->value.as<MulNode>(), nullptr);
+  // Constants, per-element divisors and divisors the loop writes stay.
+  Stmt by_const = div(FloatImm(DType::Float32(), 3.0));
+  EXPECT_EQ(HoistReciprocals(by_const), by_const);
+  Stmt per_element = div(Load(a, {E(k)}));
+  EXPECT_EQ(HoistReciprocals(per_element), per_element);
+  Stmt written = Loop(k, 64, Store(s, MakeBinary(TirKind::kDiv, Load(a, {E(k)}), Load(s, {PrimExpr(0)})), {PrimExpr(0)}),
+                      ForKind::kVectorized);
+  EXPECT_EQ(HoistReciprocals(written), written);
+}
+
 // ---------------------------------------------------------------- numbers
 
 TEST(ReduceScheduleTest, DriverSoftmaxIsOneParallelRowLoop) {
