@@ -21,7 +21,8 @@ using namespace ir;  // NOLINT
 namespace {
 
 constexpr int kMaxRows = 8;  // MR: output channels per tile
-constexpr int kCols = 32;    // NR: flat output columns per tile (two 16-float vectors)
+constexpr int kCols = 32;      // NR: flat output columns per tile (two 16-float vectors) ...
+constexpr int kWideCols = 48;  // ... or three, when that pads the columns by little more
 
 const int64_t* ConstInt(const PrimExpr& e) {
   const auto* imm = e.as<IntImmNode>();
@@ -375,8 +376,13 @@ class ConvKernel {
     wq_ = cv.wo + offb_max_;
     planes_ = cv.sh * cv.sw;
     int64_t j = cv.ho * wq_;
-    jt_ = (j + kCols - 1) / kCols;
-    plane_len_ = std::max(hq_ * wq_, jt_ * kCols + offa_max_ * wq_ + offb_max_);
+    // 24 accumulators (8 x 48) feed more FMAs per broadcast than 16 (8 x 32);
+    // worth it unless the wider tiles compute many more padding columns.
+    nr_ = kCols;
+    int64_t pad32 = (j + kCols - 1) / kCols * kCols, pad48 = (j + kWideCols - 1) / kWideCols * kWideCols;
+    if (pad48 * 50 <= pad32 * 51) nr_ = kWideCols;
+    jt_ = (j + nr_ - 1) / nr_;
+    plane_len_ = std::max(hq_ * wq_, jt_ * nr_ + offa_max_ * wq_ + offb_max_);
     mr_ = static_cast<int>(std::min<int64_t>(kMaxRows, cv.opg));
     full_ = cv.opg / mr_;
     rem_ = cv.opg % mr_;
@@ -449,7 +455,7 @@ class ConvKernel {
     Var rb = MakeVar("rb");
     PrimExpr tt(t);
     std::vector<std::pair<Var, PrimExpr>> lets = {
-        {col0_, Mod(tt, I64(jt_)) * I64(kCols)},
+        {col0_, Mod(tt, I64(jt_)) * I64(nr_)},
         {rb, Mod(Div(tt, I64(jt_)), I64(rb_count))},
         {grp_, Mod(Div(tt, I64(jt_ * rb_count)), I64(cv_.groups))},
         {nn_, Div(tt, I64(jt_ * rb_count * cv_.groups))},
@@ -474,15 +480,15 @@ class ConvKernel {
   // rows x NR grid, rows unrolled and columns vectorized.
   Stmt Grid(const std::string& tag, int rows, ForKind row_kind, const std::function<Stmt(const Var&, const Var&)>& body) {
     Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
-    Stmt inner = MakeFor(jj, I64(kCols), ForKind::kVectorized, body(ii, jj));
+    Stmt inner = MakeFor(jj, I64(nr_), ForKind::kVectorized, body(ii, jj));
     return MakeFor(ii, I64(rows), row_kind, inner);
   }
 
-  // The tile of `rows` output channels from o0 and kCols flat columns from col0.
+  // The tile of `rows` output channels from o0 and nr_ flat columns from col0.
   Stmt Tile(const Var& o0, int rows) {
     DType f32 = DType::Float32();
-    Buffer acc = LocalBuffer("acc", {I64(rows), I64(kCols)}, "local");
-    Buffer tmp = LocalBuffer("tile", {I64(rows), I64(kCols)}, "local");
+    Buffer acc = LocalBuffer("acc", {I64(rows), I64(nr_)}, "local");
+    Buffer tmp = LocalBuffer("tile", {I64(rows), I64(nr_)}, "local");
     Stmt zero = Grid("_init", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
       return Store(acc, FloatImm(f32, 0), {PrimExpr(ii), PrimExpr(jj)});
     });
@@ -544,12 +550,12 @@ class ConvKernel {
     }
     Stmt st = Store(dst, v, idx);
     st = MakeFor(xx, PrimExpr(hi) - PrimExpr(lo), ForKind::kVectorized, st);
-    st = std::make_shared<LetStmtNode>(hi, Min(I64(cv_.wo), col0 + I64(kCols) - PrimExpr(y) * I64(wq_)), st);
+    st = std::make_shared<LetStmtNode>(hi, Min(I64(cv_.wo), col0 + I64(nr_) - PrimExpr(y) * I64(wq_)), st);
     st = std::make_shared<LetStmtNode>(lo, Max(I64(0), col0 - PrimExpr(y) * I64(wq_)), st);
     st = std::make_shared<LetStmtNode>(y, PrimExpr(y0) + PrimExpr(yy), st);
     st = MakeFor(yy, PrimExpr(y1) - PrimExpr(y0), ForKind::kSerial, st);
     st = MakeFor(ii, I64(rows), ForKind::kSerial, st);
-    st = std::make_shared<LetStmtNode>(y1, Min(I64(cv_.ho), Div(col0 + I64(kCols - 1), I64(wq_)) + I64(1)), st);
+    st = std::make_shared<LetStmtNode>(y1, Min(I64(cv_.ho), Div(col0 + I64(nr_ - 1), I64(wq_)) + I64(1)), st);
     return std::make_shared<LetStmtNode>(y0, Div(col0, I64(wq_)), st);
   }
 
@@ -557,7 +563,7 @@ class ConvKernel {
   const std::vector<Stage>& stages_;
   int threads_;
   int64_t offa_max_, offb_max_, hq_, wq_, planes_, jt_, plane_len_, full_, rem_;
-  int mr_;
+  int mr_, nr_;
   Buffer q_;
   Var nn_, grp_, col0_;
 };
