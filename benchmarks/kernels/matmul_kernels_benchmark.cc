@@ -8,13 +8,15 @@
 // call). oneDNN: a matmul primitive created once, executed on a stream, with
 // OpenMP limited to the same number of threads.
 //
-// Each benchmark reports GFLOP/s; at the end a table gives the median GFLOP/s
-// of both and the ratio Kiln / oneDNN per case. Not run by ctest:
-//   build/benchmarks/kernels/kiln_matmul_kernels_benchmark --benchmark_repetitions=5
+// Each benchmark reports GFLOP/s. Kiln and oneDNN runs of a case alternate
+// (--pairs=N pairs, default 5); at the end a table gives the median GFLOP/s of
+// both and the median of the pairs' ratios Kiln / oneDNN. Not run by ctest:
+//   build/benchmarks/kernels/kiln_matmul_kernels_benchmark --benchmark_min_time=0.3 --pairs=5
 #include <benchmark/benchmark.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -42,6 +44,10 @@ struct Case {
   // compile time and Kiln runs one fused kernel; oneDNN gets the same (K, N)
   // weight, the bias and a ReLU post-op.
   bool linear = false;
+  // Linear with the weight passed at run time instead: Kiln's fused kernel
+  // transposes it every call; oneDNN reads it in place as a (K, N) matrix
+  // with transposed strides (tag ba).
+  bool runtime_weight = false;
 };
 
 const std::vector<Case>& Cases() {
@@ -54,6 +60,7 @@ const std::vector<Case>& Cases() {
       {"1024x1024x1024", {1024, 1024}, {1024, 1024}},
       {"linear 1x784x128", {1, 784}, {784, 128}, true},
       {"linear 64x784x128", {64, 784}, {784, 128}, true},
+      {"linear 64x784x128 rt-w", {64, 784}, {784, 128}, true, true},
   };
   return cases;
 }
@@ -122,7 +129,7 @@ Result<std::shared_ptr<const vm::Module>> CompileKiln(const Case& c, int threads
   KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(MatmulModule(c), c.name + ".relax"));
   driver::CompileOptions options;
   options.num_threads_hint = threads;
-  if (c.linear) options.params = {{"w", LinearWeight(c)}, {"bias", LinearBias(c)}};
+  if (c.linear && !c.runtime_weight) options.params = {{"w", LinearWeight(c)}, {"bias", LinearBias(c)}};
   KILN_ASSIGN_OR_RETURN(compiler::VmfbProgram program, driver::CompileModule(mod, options));
   KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compiler::SerializeVmfb(program));
   void* owned = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
@@ -140,7 +147,12 @@ void SetRate(benchmark::State& state, const Case& c) {
 }
 
 void BM_Kiln(benchmark::State& state, const Case& c, int threads) {
-  Result<std::shared_ptr<const vm::Module>> mod = CompileKiln(c, threads);
+  // Compiled once per case and thread count, reused by the later pairs.
+  static std::map<std::string, Result<std::shared_ptr<const vm::Module>>> cache;
+  std::string key = c.name + "/" + std::to_string(threads);
+  auto found = cache.find(key);
+  if (found == cache.end()) found = cache.emplace(key, CompileKiln(c, threads)).first;
+  const Result<std::shared_ptr<const vm::Module>>& mod = found->second;
   if (!mod.ok()) {
     state.SkipWithError(mod.status().ToString().c_str());
     return;
@@ -148,6 +160,10 @@ void BM_Kiln(benchmark::State& state, const Case& c, int threads) {
   std::unique_ptr<vm::Context> ctx = (*mod)->CreateContext();
   std::vector<Any> args = {Random(c.a, 1)};
   if (!c.linear) args.push_back(Random(c.b, 2));
+  if (c.runtime_weight) {
+    args.push_back(LinearWeight(c));
+    args.push_back(LinearBias(c));
+  }
   Any ret;
   for (auto _ : state) {
     Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -181,7 +197,7 @@ void BM_Dnnl(benchmark::State& state, const Case& c, int threads) {
   dnnl_format_tag_t tag = nd == 3 ? dnnl_abc : dnnl_ab;
   dnnl_memory_desc_t a_md, b_md, c_md;
   DNNL_OK(dnnl_memory_desc_init_by_tag(&a_md, nd, c.a.data(), dnnl_f32, tag));
-  DNNL_OK(dnnl_memory_desc_init_by_tag(&b_md, nd, c.b.data(), dnnl_f32, tag));
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&b_md, nd, c.b.data(), dnnl_f32, c.runtime_weight ? dnnl_ba : tag));
   DNNL_OK(dnnl_memory_desc_init_by_tag(&c_md, nd, out.data(), dnnl_f32, tag));
   dnnl_memory_desc_t bias_md;
   int64_t bias_dims[2] = {1, c.b.back()};
@@ -202,7 +218,8 @@ void BM_Dnnl(benchmark::State& state, const Case& c, int threads) {
   if (attr != nullptr) dnnl_primitive_attr_destroy(attr);
   dnnl_primitive_t prim;
   DNNL_OK(dnnl_primitive_create(&prim, pd));
-  Tensor ta = Random(c.a, 1), tb = c.linear ? Transposed(LinearWeight(c)) : Random(c.b, 2);
+  Tensor ta = Random(c.a, 1);
+  Tensor tb = c.runtime_weight ? LinearWeight(c) : c.linear ? Transposed(LinearWeight(c)) : Random(c.b, 2);
   Tensor tbias = LinearBias(c);
   Tensor tc = Tensor::Empty(out, DType::Float32()).value();
   dnnl_memory_t ma, mb, mc, mbias;
@@ -226,33 +243,32 @@ void BM_Dnnl(benchmark::State& state, const Case& c, int threads) {
   dnnl_primitive_desc_destroy(pd);
 }
 
-// Collects each run's GFLOP/s (the median aggregate when repeated) for the
-// closing table.
+// Collects the GFLOP/s of every run, by run name, in run order.
 class TableReporter : public benchmark::ConsoleReporter {
  public:
-  std::map<std::string, double> gflops;  // run name -> GFLOP/s
+  std::map<std::string, std::vector<double>> samples;
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
-      if (r.error_occurred) continue;
-      bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
-      if (r.run_type == Run::RT_Aggregate && !median) continue;
+      if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
       auto it = r.counters.find("GFLOPS");
       if (it == r.counters.end()) continue;
-      std::string key = r.run_name.str();
-      if (median || !gflops.count(key) || r.run_type == Run::RT_Iteration) gflops[key] = it->second.value;
-      if (median) medians_.insert(key);
+      std::string name = r.benchmark_name();
+      const std::string suffix = "/real_time";  // added by UseRealTime()
+      if (name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+        name.resize(name.size() - suffix.size());
+      }
+      samples[name].push_back(it->second.value);
     }
     ConsoleReporter::ReportRuns(runs);
   }
-  double Get(const std::string& name) const {
-    auto it = gflops.find(name + "/real_time");
-    if (it == gflops.end()) it = gflops.find(name);
-    return it == gflops.end() ? 0.0 : it->second;
-  }
-
- private:
-  std::set<std::string> medians_;
 };
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
 
 std::string RunName(const char* lib, const Case& c, int threads) {
   return std::string(lib) + "/" + c.name + "/threads:" + std::to_string(threads);
@@ -263,29 +279,47 @@ std::string RunName(const char* lib, const Case& c, int threads) {
 
 int main(int argc, char** argv) {
   using namespace kiln;  // NOLINT
+  // --pairs=N: how many (Kiln, oneDNN) pairs of runs per case (default 5).
+  int pairs = 5;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--pairs=", 8) == 0) {
+      pairs = std::max(1, std::atoi(argv[i] + 8));
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
   for (const Case& c : Cases()) {
     for (int threads : {1, 2}) {
-      // Kiln and oneDNN of one case run back to back, so both see the same
-      // machine load.
-      benchmark::RegisterBenchmark(RunName("kiln", c, threads).c_str(), BM_Kiln, c, threads)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseRealTime();
-      benchmark::RegisterBenchmark(RunName("dnnl", c, threads).c_str(), BM_Dnnl, c, threads)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseRealTime();
+      // Kiln and oneDNN runs of one case alternate, so each pair sees about
+      // the same machine load; the table takes medians over the pairs.
+      for (int p = 0; p < pairs; ++p) {
+        benchmark::RegisterBenchmark(RunName("kiln", c, threads).c_str(), BM_Kiln, c, threads)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+        benchmark::RegisterBenchmark(RunName("dnnl", c, threads).c_str(), BM_Dnnl, c, threads)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
     }
   }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   TableReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  std::printf("\n%-18s %7s %12s %12s %8s\n", "case", "threads", "kiln GF/s", "dnnl GF/s", "ratio");
+  std::printf("\nmedians over pairs of alternating runs; ratio: median of the pairs' Kiln / oneDNN\n");
+  std::printf("%-24s %7s %6s %10s %10s %7s\n", "case", "threads", "pairs", "kiln GF/s", "dnnl GF/s", "ratio");
   for (const Case& c : Cases()) {
     for (int threads : {1, 2}) {
-      double k = reporter.Get(RunName("kiln", c, threads));
-      double d = reporter.Get(RunName("dnnl", c, threads));
-      if (k == 0 && d == 0) continue;
-      std::printf("%-18s %7d %12.1f %12.1f %8.2f\n", c.name.c_str(), threads, k / 1e9, d / 1e9, d > 0 ? k / d : 0.0);
+      const std::vector<double>& k = reporter.samples[RunName("kiln", c, threads)];
+      const std::vector<double>& d = reporter.samples[RunName("dnnl", c, threads)];
+      size_t n = std::min(k.size(), d.size());
+      if (n == 0) continue;
+      std::vector<double> ratios;
+      for (size_t i = 0; i < n; ++i) ratios.push_back(d[i] > 0 ? k[i] / d[i] : 0.0);
+      std::printf("%-24s %7d %6zu %10.1f %10.1f %7.2f\n", c.name.c_str(), threads, n, Median(k) / 1e9,
+                  Median(d) / 1e9, Median(ratios));
     }
   }
   benchmark::Shutdown();
