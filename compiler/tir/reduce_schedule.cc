@@ -504,16 +504,74 @@ Stmt Vectorized(const Reduction& r) {
   return Seq(body);
 }
 
+// A long reduction outside any parallel loop: P = `threads` partial results,
+// each a vectorized reduction over one chunk of k (chunks are multiples of 64
+// elements), computed in a parallel loop, then combined in order into X.
+Stmt SplitAcrossThreads(const Reduction& r, int64_t threads) {
+  const ForNode* f = r.loop;
+  DType it = f->loop_var->dtype;
+  DType t = r.buffer->dtype;
+  auto as_expr = [](const Var& x) { return PrimExpr(std::static_pointer_cast<const PrimExprNode>(x)); };
+  std::optional<int64_t> ext = StaticInt(f->extent);
+  PrimExpr chunk;
+  if (ext) {
+    int64_t c = (*ext + threads - 1) / threads;
+    chunk = IntImm(it, (c + 63) / 64 * 64);
+  } else {
+    PrimExpr step = IntImm(it, threads * 64);
+    chunk = MakeBinary(TirKind::kFloorDiv, f->extent + IntImm(it, threads * 64 - 1), step) * IntImm(it, 64);
+  }
+  Buffer part = MakeBuffer(r.buffer->name + "_part", {IntImm(DType::Int64(), threads)}, t);
+  Var p = MakeVar(f->loop_var->name + "_p", it);
+  Var kk = MakeVar(f->loop_var->name + "_c", it);
+  PrimExpr start = as_expr(p) * chunk;
+  PrimExpr len = MakeBinary(TirKind::kMax, MakeBinary(TirKind::kMin, chunk, f->extent - start), IntImm(it, 0));
+  bool zero_min = StaticInt(f->min) == std::optional<int64_t>(0);
+  PrimExpr k_at = zero_min ? start + as_expr(kk) : f->min + start + as_expr(kk);
+  PrimExpr value = Substitute(r.value, VarMap{{f->loop_var.get(), k_at}});
+  std::vector<PrimExpr> pi = {as_expr(p)};
+  auto chunk_loop = std::make_shared<ForNode>(kk, IntImm(it, 0), len, ForKind::kSerial,
+                                              Store(part, Combine(r.op, Load(part, pi), value), pi));
+  Reduction inner{chunk_loop.get(), part, pi, PrimExpr(), r.op, value};
+  Stmt reduce = Vectorized(inner);
+  if (!reduce) reduce = chunk_loop;
+  Stmt per_thread = Seq({Store(part, Identity(r.op, t), pi), reduce});
+  Var q = MakeVar(f->loop_var->name + "_q", it);
+  Stmt combine = MakeFor(q, IntImm(it, 0), IntImm(it, threads), ForKind::kSerial,
+                         Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), Load(part, {as_expr(q)})), r.idx));
+  std::vector<Stmt> body;
+  if (r.init.defined()) body.push_back(Store(r.buffer, r.init, r.idx));
+  body.push_back(std::make_shared<AllocateNode>(
+      part, Seq({MakeFor(p, IntImm(it, 0), IntImm(it, threads), ForKind::kParallel, per_thread), combine})));
+  return Seq(body);
+}
+
 class ReductionVectorizer : public StmtExprMutator {
  public:
+  explicit ReductionVectorizer(int threads) : threads_(threads) {}
+
   Stmt MutateStmt(const Stmt& s) override {
-    if (const auto* f = As<ForNode>(s)) {
-      if (std::optional<Reduction> r = MatchReduction(f)) {
-        if (Stmt v = Vectorized(*r)) return v;
+    const auto* f = As<ForNode>(s);
+    if (f == nullptr) return StmtExprMutator::MutateStmt(s);
+    if (f->for_kind == ForKind::kParallel) {
+      ++in_parallel_;
+      Stmt out = StmtExprMutator::MutateStmt(s);
+      --in_parallel_;
+      return out;
+    }
+    if (std::optional<Reduction> r = MatchReduction(f)) {
+      std::optional<int64_t> ext = StaticInt(f->extent);
+      if (threads_ >= 2 && in_parallel_ == 0 && (!ext || *ext >= kMinSplitReduction)) {
+        return SplitAcrossThreads(*r, threads_);
       }
+      if (Stmt v = Vectorized(*r)) return v;
     }
     return StmtExprMutator::MutateStmt(s);
   }
+
+ private:
+  int threads_;
+  int in_parallel_ = 0;
 };
 
 // ---------------------------------------------------------------- 4. reciprocals
@@ -571,12 +629,13 @@ class ReciprocalHoister : public StmtExprMutator {
 
 Stmt FuseRowLoops(const Stmt& body) { return Fuser().MutateStmt(body); }
 Stmt SinkBuffers(const Stmt& body) { return Sinker().MutateStmt(body); }
-Stmt VectorizeReductions(const Stmt& body) { return ReductionVectorizer().MutateStmt(body); }
+Stmt VectorizeReductions(const Stmt& body, int num_threads_hint) {
+  return ReductionVectorizer(num_threads_hint).MutateStmt(body);
+}
 Stmt HoistReciprocals(const Stmt& body) { return ReciprocalHoister().MutateStmt(body); }
 
 PrimFunc ScheduleRowReductions(const PrimFunc& func, int num_threads_hint) {
-  (void)num_threads_hint;  // parallel loops were chosen by the default rules
-  Stmt body = HoistReciprocals(VectorizeReductions(SinkBuffers(FuseRowLoops(func->body))));
+  Stmt body = HoistReciprocals(VectorizeReductions(SinkBuffers(FuseRowLoops(func->body)), num_threads_hint));
   if (body == func->body) return func;
   auto copy = std::make_shared<PrimFuncNode>(*func);
   copy->body = body;

@@ -36,6 +36,11 @@
 //    V is 64 (four AVX-512 registers) for long or symbolic rows, less for
 //    short ones; loops of static extent < 16 stay as they are. Float sums are
 //    reassociated (results differ from the serial order by rounding only).
+//    Long rows: with num_threads_hint >= 2, a matched reduction that is not
+//    inside a parallel loop and has a symbolic extent or one of at least
+//    kMinSplitReduction is split across threads instead: a parallel loop over
+//    P = num_threads_hint chunks (multiples of 64 elements) computes P partial
+//    results, each vectorized as above, which are then combined in order.
 //
 // 4. Reciprocals. In an innermost vectorized loop, a float division x / d
 //    whose divisor reads a buffer, does not use the loop variable and reads
@@ -59,13 +64,15 @@ namespace kiln {
 namespace tir {
 
 constexpr int64_t kMaxSunkBufferBytes = 32 * 1024;
+constexpr int64_t kMinSplitReduction = 16 * 1024;
 
 ir::PrimFunc ScheduleRowReductions(const ir::PrimFunc& func, int num_threads_hint);
 
 // The statement-level steps, for tests.
 ir::Stmt FuseRowLoops(const ir::Stmt& body);
 ir::Stmt SinkBuffers(const ir::Stmt& body);
-ir::Stmt VectorizeReductions(const ir::Stmt& body);
+// `num_threads_hint` >= 2 splits long reductions (see 3.) across threads.
+ir::Stmt VectorizeReductions(const ir::Stmt& body, int num_threads_hint = 1);
 ir::Stmt HoistReciprocals(const ir::Stmt& body);
 
 }  // namespace tir

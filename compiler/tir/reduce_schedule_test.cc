@@ -181,6 +181,26 @@ TEST(ReduceScheduleTest, RowReductionsGetVectorAccumulatorsAndATail) {
   EXPECT_EQ(Count(VectorizeReductions(RowSum(a2, s, 8, E(m)))).alloc_shapes.at(0)[0].as<IntImmNode>()->value, 64);
 }
 
+TEST(ReduceScheduleTest, LongRowsOutsideParallelLoopsSplitAcrossThreads) {
+  Buffer a = MakeBuffer("A", {PrimExpr(1), PrimExpr(100000)}, DType::Float32());
+  Buffer s = MakeBuffer("S", {PrimExpr(1)}, DType::Float32());
+  Var i = MakeVar("i"), k = MakeVar("k");
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, E(k), 0),
+                                               Store(s, FloatImm(DType::Float32(), 0), {E(i)}), nullptr);
+  Stmt upd = Store(s, Load(s, {E(i)}) + Load(a, {E(i), E(k)}), {E(i)});
+  Stmt one_row = Loop(i, 1, Loop(k, 100000, Seq({init, upd})));
+  Census split = Count(VectorizeReductions(one_row, 4));
+  EXPECT_EQ(split.parallel, 1);
+  EXPECT_EQ(split.allocs, 2);  // the 4 partial results, the lanes of each
+  EXPECT_EQ(split.alloc_shapes[0][0].as<IntImmNode>()->value, 4);
+  // One thread, or a row loop that is already parallel: lanes only.
+  EXPECT_EQ(Count(VectorizeReductions(one_row, 1)).parallel, 0);
+  Stmt par_rows = Loop(i, 1, Loop(k, 100000, Seq({init, upd})), ForKind::kParallel);
+  Census inner = Count(VectorizeReductions(par_rows, 4));
+  EXPECT_EQ(inner.parallel, 1);
+  EXPECT_EQ(inner.allocs, 1);
+}
+
 TEST(ReduceScheduleTest, ShortOrStridedReductionsAreLeftAlone) {
   Buffer s = MakeBuffer("S", {PrimExpr(8)}, DType::Float32());
   Buffer a = MakeBuffer("A", {PrimExpr(8), PrimExpr(8)}, DType::Float32());
@@ -430,6 +450,10 @@ TEST(ReduceScheduleTest, RowReductionsMatchReference) {
     Check(Op::kMax, {9, 17}, "", 0, threads);
     Check(Op::kMax, {1, 257}, "n", 33, threads);
     Check(Op::kMeanThenScale, {256, 128}, "", 0, threads);
+    // Long rows, split across threads when there are two.
+    Check(Op::kSum, {1, 100000}, "", 0, threads);
+    Check(Op::kMax, {1, 50001}, "", 0, threads);
+    Check(Op::kSoftmax, {1, 40000}, "", 0, threads);
   }
 }
 
