@@ -548,8 +548,19 @@ class ConvKernel {
       idx.clear();
       for (const PrimExpr& d : e.dst_idx) idx.push_back(Substitute(d, map));
     }
-    Stmt st = Store(dst, v, idx);
-    st = MakeFor(xx, PrimExpr(hi) - PrimExpr(lo), ForKind::kVectorized, st);
+    // Whole 16-float vectors first (constant-width loops become single
+    // vector operations), then the rest.
+    Stmt store = Store(dst, v, idx);
+    Var vec = MakeVar("v"), lane = MakeVar("l"), tail = MakeVar("l");
+    // Empty when the row's part of the tile is all padding columns (x >= Wo).
+    PrimExpr len = Max(PrimExpr(hi) - PrimExpr(lo), I64(0));
+    PrimExpr whole = Div(len, I64(16));
+    Stmt vectors = MakeFor(vec, whole, ForKind::kSerial,
+                           MakeFor(lane, I64(16), ForKind::kVectorized,
+                                   Substitute(store, VarMap{{xx.get(), PrimExpr(vec) * I64(16) + PrimExpr(lane)}})));
+    Stmt rest = MakeFor(tail, len - whole * I64(16), ForKind::kVectorized,
+                        Substitute(store, VarMap{{xx.get(), whole * I64(16) + PrimExpr(tail)}}));
+    Stmt st = Seq({vectors, rest});
     st = std::make_shared<LetStmtNode>(hi, Min(I64(cv_.wo), col0 + I64(nr_) - PrimExpr(y) * I64(wq_)), st);
     st = std::make_shared<LetStmtNode>(lo, Max(I64(0), col0 - PrimExpr(y) * I64(wq_)), st);
     st = std::make_shared<LetStmtNode>(y, PrimExpr(y0) + PrimExpr(yy), st);
