@@ -144,8 +144,11 @@ bool MatchMatmul(const Stmt& s, MatmulNest* m) {
   m->loops = PeelNest(s, &body);
   const auto& loops = m->loops;
   if (loops.size() < 3) return false;
+  // Rectangular nests only: no extent may depend on a loop of the nest.
+  std::unordered_set<const VarNode*> nest_vars;
+  for (const ForNode* f : loops) nest_vars.insert(f->loop_var.get());
   for (const ForNode* f : loops)
-    if (!IsZero(f->min)) return false;
+    if (!IsZero(f->min) || Uses(f->extent, nest_vars)) return false;
   const auto* seq = As<SeqStmtNode>(body);
   if (seq == nullptr || seq->seq.size() != 2) return false;
   const auto* guard = As<IfThenElseNode>(seq->seq[0]);
@@ -491,9 +494,17 @@ class MatmulRewriter : public StmtExprMutator {
       int cur_refs_here = 3;
       std::vector<const ForNode*> out_loops(parts.mm.loops.begin(), parts.mm.loops.end() - 1);
       size_t next = i + 1;
+      // Buffers the fused kernel reads while tiles are still being computed:
+      // no stage may store to one of them.
+      std::unordered_set<const VarNode*> read_by_kernel = {parts.mm.a->data.get(), parts.mm.b->data.get()};
       while (next < in.size() && !params_.count(cur->data.get())) {
         EpilogueStage e;
         if (!MatchEpilogue(in[next], cur, out_loops, &e)) break;
+        if (read_by_kernel.count(e.dst->data.get())) break;
+        BufferRefs stage_loads;
+        stage_loads.VisitExpr(e.value);
+        for (const auto& kv : stage_loads.loads) read_by_kernel.insert(kv.first);
+        if (read_by_kernel.count(e.dst->data.get())) break;
         // `cur` must be read by this stage only.
         BufferRefs stage = RefsOf(in[next]);
         if (all_refs_.Refs(cur->data.get()) != cur_refs_here + stage.Refs(cur->data.get())) break;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
@@ -147,6 +148,22 @@ TEST(MatmulScheduleTest, EpilogueIsFusedAndItsIntermediateDropped) {
   Census census2 = Count(ScheduleMatmuls(Func(body2, {a, b, bias, d, e}), 1));
   EXPECT_EQ(census2.allocs, 2);
   EXPECT_EQ(census2.fma, 1);
+}
+
+TEST(MatmulScheduleTest, EpilogueStoringIntoAnOperandIsNotFused) {
+  // A[i, j] = C[i, j] + 1 after C = A @ B: later tiles still read A, so the
+  // stage must run after the whole matmul.
+  Buffer a = MakeBuffer("A", {PrimExpr(16), PrimExpr(16)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(16), PrimExpr(16)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(16), PrimExpr(16)}, DType::Float32());
+  Var i = MakeVar("i"), j = MakeVar("j");
+  std::vector<PrimExpr> ij = {PrimExpr(i), PrimExpr(j)};
+  Stmt epi = Loop(i, 16, Loop(j, 16, Store(a, Load(c, ij) + FloatImm(DType::Float32(), 1), ij)));
+  Stmt body = std::make_shared<AllocateNode>(c, Seq({MatmulNest(a, b, c, 16, 16, 16), epi}));
+  Census census = Count(ScheduleMatmuls(Func(body, {a, b}), 1));
+  EXPECT_EQ(census.fma, 1);
+  EXPECT_EQ(census.allocs, 2);  // C is still stored and read
+  EXPECT_NE(std::find(census.stored.begin(), census.stored.end(), "C"), census.stored.end());
 }
 
 TEST(MatmulScheduleTest, NonMatmulNestsAreLeftAlone) {
