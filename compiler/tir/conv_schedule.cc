@@ -54,6 +54,14 @@ Stmt MakeFor(const Var& v, PrimExpr extent, ForKind kind, Stmt body) {
   return std::make_shared<ForNode>(v, I64(0), std::move(extent), kind, std::move(body));
 }
 
+// for x in [0, extent): body(x), vectorized. (Splitting it into a loop of
+// constant 16-wide vectorized loops made LLVM vectorize the outer loop with
+// gathers and scatters instead.)
+Stmt VectorLoop(const std::string& name, const PrimExpr& extent, const std::function<Stmt(PrimExpr)>& body) {
+  Var x = MakeVar(name);
+  return MakeFor(x, extent, ForKind::kVectorized, body(PrimExpr(x)));
+}
+
 // Loads and stores of each buffer (by data handle) in a statement.
 class BufferRefs : public StmtExprVisitor {
  public:
@@ -406,40 +414,31 @@ class ConvKernel {
         PrimExpr plane = I64(ph * cv_.sw + pw);
         auto q_at = [&](PrimExpr pos) { return std::vector<PrimExpr>{PrimExpr(n), PrimExpr(ch), plane, pos}; };
         // Zeroes [from, to) of the plane.
-        auto zero = [&](int64_t from, int64_t to) -> Stmt {
-          Var z = MakeVar("z");
-          return MakeFor(z, I64(to - from), ForKind::kVectorized,
-                         Store(q_, FloatImm(DType::Float32(), 0), q_at(I64(from) + PrimExpr(z))));
+        auto zero = [&](PrimExpr from, int64_t count) -> Stmt {
+          return VectorLoop("z", I64(count), [&](PrimExpr z) {
+            return Store(q_, FloatImm(DType::Float32(), 0), q_at(from + z));
+          });
         };
-        if (a_lo > 0) phases.push_back(zero(0, a_lo * wq_));
+        if (a_lo > 0) phases.push_back(zero(I64(0), a_lo * wq_));
         if (a_hi > a_lo) {
           Var a = MakeVar("a");
           PrimExpr row = PrimExpr(a) * I64(wq_);
           std::vector<Stmt> parts;
-          if (b_lo > 0) {
-            Var z = MakeVar("z");
-            parts.push_back(MakeFor(z, I64(b_lo), ForKind::kVectorized,
-                                    Store(q_, FloatImm(DType::Float32(), 0), q_at(row + PrimExpr(z)))));
-          }
+          if (b_lo > 0) parts.push_back(zero(row, b_lo));
           if (b_hi > b_lo) {
-            Var b = MakeVar("b");
             PrimExpr iy = PrimExpr(a) * I64(cv_.sh) + I64(ph - cv_.pt);
-            PrimExpr ix = PrimExpr(b) * I64(cv_.sw) + I64(b_lo * cv_.sw + pw - cv_.pl);
-            parts.push_back(MakeFor(b, I64(b_hi - b_lo), ForKind::kVectorized,
-                                    Store(q_, Load(cv_.data, {PrimExpr(n), PrimExpr(ch), iy, ix}),
-                                          q_at(row + I64(b_lo) + PrimExpr(b)))));
+            parts.push_back(VectorLoop("b", I64(b_hi - b_lo), [&](PrimExpr b) {
+              PrimExpr ix = b * I64(cv_.sw) + I64(b_lo * cv_.sw + pw - cv_.pl);
+              return Store(q_, Load(cv_.data, {PrimExpr(n), PrimExpr(ch), iy, ix}), q_at(row + I64(b_lo) + b));
+            }));
           }
-          if (wq_ > b_hi) {
-            Var z = MakeVar("z");
-            parts.push_back(MakeFor(z, I64(wq_ - b_hi), ForKind::kVectorized,
-                                    Store(q_, FloatImm(DType::Float32(), 0), q_at(row + I64(b_hi) + PrimExpr(z)))));
-          }
+          if (wq_ > b_hi) parts.push_back(zero(row + I64(b_hi), wq_ - b_hi));
           Var a_var = a;
           Stmt rows = MakeFor(a_var, I64(a_hi - a_lo), ForKind::kSerial,
                               Substitute(Seq(parts), VarMap{{a.get(), PrimExpr(a) + I64(a_lo)}}));
           phases.push_back(rows);
         }
-        if (hq_ > a_hi) phases.push_back(zero(a_hi * wq_, hq_ * wq_));
+        if (hq_ > a_hi) phases.push_back(zero(I64(a_hi * wq_), (hq_ - a_hi) * wq_));
       }
     }
     Stmt pack = MakeFor(ch, I64(cv_.ch), par && cv_.ch >= 2 ? ForKind::kParallel : ForKind::kSerial, Seq(phases));
@@ -521,9 +520,17 @@ class ConvKernel {
     taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
     // The accumulators go to memory with static indices only (so they stay in
     // registers during the reduction); the write-back reads that copy.
-    Stmt copy = Grid("_copy", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
-      return Store(tmp, Load(acc, {PrimExpr(ii), PrimExpr(jj)}), {PrimExpr(ii), PrimExpr(jj)});
-    });
+    // In 16-float pieces: one vector load and store each (LLVM turned a
+    // 48-wide copy loop into gathers and scatters across the rows).
+    Stmt copy;
+    {
+      Var ii = MakeVar("ii_copy"), v = MakeVar("v_copy"), l = MakeVar("l_copy");
+      PrimExpr jj = PrimExpr(v) * I64(16) + PrimExpr(l);
+      copy = MakeFor(l, I64(16), ForKind::kVectorized,
+                     Store(tmp, Load(acc, {PrimExpr(ii), jj}), {PrimExpr(ii), jj}));
+      copy = MakeFor(v, I64(nr_ / 16), ForKind::kUnrolled, copy);
+      copy = MakeFor(ii, I64(rows), ForKind::kUnrolled, copy);
+    }
     return std::make_shared<AllocateNode>(
         acc, Seq({zero, taps, std::make_shared<AllocateNode>(tmp, Seq({copy, WriteBack(tmp, o0, rows)}))}));
   }
@@ -548,19 +555,10 @@ class ConvKernel {
       idx.clear();
       for (const PrimExpr& d : e.dst_idx) idx.push_back(Substitute(d, map));
     }
-    // Whole 16-float vectors first (constant-width loops become single
-    // vector operations), then the rest.
-    Stmt store = Store(dst, v, idx);
-    Var vec = MakeVar("v"), lane = MakeVar("l"), tail = MakeVar("l");
     // Empty when the row's part of the tile is all padding columns (x >= Wo).
-    PrimExpr len = Max(PrimExpr(hi) - PrimExpr(lo), I64(0));
-    PrimExpr whole = Div(len, I64(16));
-    Stmt vectors = MakeFor(vec, whole, ForKind::kSerial,
-                           MakeFor(lane, I64(16), ForKind::kVectorized,
-                                   Substitute(store, VarMap{{xx.get(), PrimExpr(vec) * I64(16) + PrimExpr(lane)}})));
-    Stmt rest = MakeFor(tail, len - whole * I64(16), ForKind::kVectorized,
-                        Substitute(store, VarMap{{xx.get(), whole * I64(16) + PrimExpr(tail)}}));
-    Stmt st = Seq({vectors, rest});
+    Stmt store = Store(dst, v, idx);
+    Stmt st = VectorLoop("x", Max(PrimExpr(hi) - PrimExpr(lo), I64(0)),
+                         [&](PrimExpr at) { return Substitute(store, VarMap{{xx.get(), at}}); });
     st = std::make_shared<LetStmtNode>(hi, Min(I64(cv_.wo), col0 + I64(nr_) - PrimExpr(y) * I64(wq_)), st);
     st = std::make_shared<LetStmtNode>(lo, Max(I64(0), col0 - PrimExpr(y) * I64(wq_)), st);
     st = std::make_shared<LetStmtNode>(y, PrimExpr(y0) + PrimExpr(yy), st);
