@@ -11,12 +11,15 @@
 // allocation costs. A plain std::memcpy of the same bytes (one thread) is
 // printed for context.
 //
-// Each benchmark reports GB/s of input + output bytes; at the end a table
-// gives the medians and ratio = kernel GB/s / copy GB/s per case and thread
-// count (1.0 means "at the streaming bound"). Not run by ctest:
-//   build/benchmarks/kernels/kiln_streaming_kernels_benchmark --benchmark_repetitions=5
+// Each benchmark reports GB/s of input + output bytes. Kernel and copy runs
+// of one case alternate (--pairs=N pairs, default 5), so both see about the
+// same load on a shared machine; at the end a table gives the median GB/s of
+// each and the median of the per-pair ratios kernel / copy (1.0 means "at the
+// streaming bound"). Not run by ctest:
+//   build/benchmarks/kernels/kiln_streaming_kernels_benchmark --benchmark_min_time=0.2 --pairs=5
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -151,19 +154,14 @@ void BM_Memcpy(benchmark::State& state, const Case& c) {
   SetRate(state, c);
 }
 
-// Collects each run's GB/s (the median aggregate when repeated).
+// Collects each run's GB/s by run name.
 class TableReporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     for (const Run& r : runs) {
-      if (r.error_occurred) continue;
-      bool median = r.run_type == Run::RT_Aggregate && r.aggregate_name == "median";
-      if (r.run_type == Run::RT_Aggregate && !median) continue;
+      if (r.error_occurred || r.run_type != Run::RT_Iteration) continue;
       auto it = r.counters.find("GBps");
-      if (it == r.counters.end()) continue;
-      std::string key = r.run_name.str();
-      if (median || !medians_.count(key)) gbps_[key] = it->second.value;
-      if (median) medians_[key] = true;
+      if (it != r.counters.end()) gbps_[r.run_name.str()] = it->second.value;
     }
     ConsoleReporter::ReportRuns(runs);
   }
@@ -175,11 +173,17 @@ class TableReporter : public benchmark::ConsoleReporter {
 
  private:
   std::map<std::string, double> gbps_;
-  std::map<std::string, bool> medians_;
 };
 
-std::string RunName(const char* what, const Case& c, int threads) {
-  return std::string(what) + "/" + c.name + "/threads:" + std::to_string(threads);
+std::string RunName(const char* what, const Case& c, int threads, int pair) {
+  return std::string(what) + "/" + c.name + "/threads:" + std::to_string(threads) + "/pair:" + std::to_string(pair);
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace
@@ -187,17 +191,28 @@ std::string RunName(const char* what, const Case& c, int threads) {
 
 int main(int argc, char** argv) {
   using namespace kiln;  // NOLINT
+  int pairs = 5;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--pairs=", 8) == 0) {
+      pairs = std::max(1, std::atoi(argv[i] + 8));
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
   for (const Case& c : Cases()) {
     for (int threads : {1, 2}) {
-      // The kernel and its bound run back to back, so both see the same load.
-      benchmark::RegisterBenchmark(RunName("kiln", c, threads).c_str(), BM_Kernel, c, threads)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseRealTime();
-      benchmark::RegisterBenchmark(RunName("copy", c, threads).c_str(), BM_Copy, c, threads)
-          ->Unit(benchmark::kMicrosecond)
-          ->UseRealTime();
+      for (int p = 0; p < pairs; ++p) {
+        benchmark::RegisterBenchmark(RunName("kiln", c, threads, p).c_str(), BM_Kernel, c, threads)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+        benchmark::RegisterBenchmark(RunName("copy", c, threads, p).c_str(), BM_Copy, c, threads)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+      }
     }
-    benchmark::RegisterBenchmark(RunName("memcpy", c, 1).c_str(), BM_Memcpy, c)
+    benchmark::RegisterBenchmark(RunName("memcpy", c, 1, 0).c_str(), BM_Memcpy, c)
         ->Unit(benchmark::kMicrosecond)
         ->UseRealTime();
   }
@@ -209,13 +224,19 @@ int main(int argc, char** argv) {
               "memcpy GB/s", "ratio");
   for (const Case& c : Cases()) {
     for (int threads : {1, 2}) {
-      double k = reporter.Get(RunName("kiln", c, threads));
-      double b = reporter.Get(RunName("copy", c, threads));
-      double m = reporter.Get(RunName("memcpy", c, 1));
-      if (k == 0 && b == 0) continue;
+      std::vector<double> k, b, ratio;
+      for (int p = 0; p < pairs; ++p) {
+        double kp = reporter.Get(RunName("kiln", c, threads, p));
+        double bp = reporter.Get(RunName("copy", c, threads, p));
+        if (kp > 0) k.push_back(kp);
+        if (bp > 0) b.push_back(bp);
+        if (kp > 0 && bp > 0) ratio.push_back(kp / bp);
+      }
+      if (k.empty() && b.empty()) continue;
+      double m = reporter.Get(RunName("memcpy", c, 1, 0));
       std::string shape = std::to_string(c.rows) + "x" + std::to_string(c.cols);
-      std::printf("%-12s %9s %7d %11.1f %11.1f %13.1f %8.2f\n", c.name.c_str(), shape.c_str(), threads, k / 1e9,
-                  b / 1e9, m / 1e9, b > 0 ? k / b : 0.0);
+      std::printf("%-12s %9s %7d %11.1f %11.1f %13.1f %8.2f\n", c.name.c_str(), shape.c_str(), threads,
+                  Median(k) / 1e9, Median(b) / 1e9, m / 1e9, Median(ratio));
     }
   }
   benchmark::Shutdown();
