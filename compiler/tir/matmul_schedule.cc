@@ -248,9 +248,15 @@ class KernelBuilder {
     const auto& loops = p.mm.loops;
     size_t nb = loops.size() - 3;
     for (size_t d = 0; d < nb; ++d) batch_.push_back(loops[d]);
-    m_ = loops[nb]->extent;
-    n_ = loops[nb + 1]->extent;
-    k_ = loops[nb + 2]->extent;
+    // The new loops are int64; user-written TIR may have int32 extents.
+    auto i64_extent = [](const PrimExpr& e) -> PrimExpr {
+      if (e.dtype() == DType::Int64()) return e;
+      if (const auto* imm = e.as<IntImmNode>()) return IntImm(DType::Int64(), imm->value);
+      return Cast(DType::Int64(), e);
+    };
+    m_ = i64_extent(loops[nb]->extent);
+    n_ = i64_extent(loops[nb + 1]->extent);
+    k_ = i64_extent(loops[nb + 2]->extent);
     const int64_t* ms = ConstInt(m_);
     const int64_t* ns = ConstInt(n_);
     mr_ = kMaxRows;
@@ -286,7 +292,7 @@ class KernelBuilder {
       node->shape = {cb_count, k_, c(nr_)};
       packed_ = node;
     }
-    Var row0 = MakeVar("row0"), col0 = MakeVar("col0");
+    Var col0 = MakeVar("col0");
 
     // Batch indices from the tile number (last batch dimension fastest).
     std::vector<std::pair<Var, PrimExpr>> lets;
@@ -309,6 +315,8 @@ class KernelBuilder {
 
     // Rows: a full tile, or one leftover row.
     auto rows_part = [&](int64_t width_static, PrimExpr width) {
+      // Fresh per call: each variable is defined once in the function.
+      Var row0 = MakeVar("row0");
       Stmt full = std::make_shared<LetStmtNode>(row0, PrimExpr(rb) * c(mr_),
                                                 Kernel(row0, mr_, col0, width_static, width));
       if (rows_exact) return full;

@@ -1,0 +1,50 @@
+#include "compiler/tir/extend_allocate_scopes.h"
+
+#include <memory>
+
+#include "compiler/tir/stmt_functor.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+class Extender : public StmtExprMutator {
+ public:
+  ir::Stmt MutateStmt(const ir::Stmt& s) override {
+    const auto* seq = ir::As<ir::SeqStmtNode>(s);
+    if (!seq) return StmtExprMutator::MutateStmt(s);
+    // Children first, then fold trailing statements into Allocates, from the
+    // back so nested Allocates each take what follows them.
+    std::vector<ir::Stmt> items;
+    bool changed = false;
+    for (const auto& x : seq->seq) {
+      items.push_back(MutateStmt(x));
+      changed |= items.back() != x;
+    }
+    for (size_t i = items.size(); i-- > 0;) {
+      const auto* alloc = ir::As<ir::AllocateNode>(items[i]);
+      if (!alloc || i + 1 == items.size()) continue;
+      std::vector<ir::Stmt> body{alloc->body};
+      body.insert(body.end(), items.begin() + i + 1, items.end());
+      items.resize(i);
+      items.push_back(std::make_shared<ir::AllocateNode>(alloc->buffer, ir::Seq(body)));
+      changed = true;
+    }
+    if (!changed) return s;
+    return ir::Seq(items);
+  }
+};
+
+}  // namespace
+
+ir::PrimFunc ExtendAllocateScopes(const ir::PrimFunc& func) {
+  Extender e;
+  ir::Stmt body = e.MutateStmt(func->body);
+  if (body == func->body) return func;
+  auto out = std::make_shared<ir::PrimFuncNode>(*func);
+  out->body = body;
+  return out;
+}
+
+}  // namespace tir
+}  // namespace kiln
