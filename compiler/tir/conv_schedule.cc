@@ -20,9 +20,9 @@ using namespace ir;  // NOLINT
 
 namespace {
 
-constexpr int kMaxRows = 8;  // MR: output channels per tile
-constexpr int kCols = 32;      // NR: flat output columns per tile (two 16-float vectors) ...
-constexpr int kWideCols = 48;  // ... or three, when that pads the columns by little more
+// Estimated cycles of loop, address and broadcast overhead per tap of a tile
+// (beyond its FMAs); used to choose the tile shape.
+constexpr int kTapOverhead = 4;
 
 const int64_t* ConstInt(const PrimExpr& e) {
   const auto* imm = e.as<IntImmNode>();
@@ -384,14 +384,29 @@ class ConvKernel {
     wq_ = cv.wo + offb_max_;
     planes_ = cv.sh * cv.sw;
     int64_t j = cv.ho * wq_;
-    // 24 accumulators (8 x 48) feed more FMAs per broadcast than 16 (8 x 32);
-    // worth it unless the wider tiles compute many more padding columns.
-    nr_ = kCols;
-    int64_t pad32 = (j + kCols - 1) / kCols * kCols, pad48 = (j + kWideCols - 1) / kWideCols * kWideCols;
-    if (pad48 * 50 <= pad32 * 51) nr_ = kWideCols;
+    // Tile shape (MR rows x NR columns): each tap costs a tile about
+    // MR * NR / 16 FMA cycles plus a few cycles of loop and broadcast
+    // overhead, so the larger tile (24 accumulators) is cheaper per output
+    // unless it computes many more padding columns. Pick the cheaper shape.
+    // (4 x 112, 28 accumulators, made LLVM spill.)
+    struct Shape {
+      int mr, nr;
+    };
+    const Shape shapes[] = {{8, 32}, {8, 48}};
+    int64_t best = -1;
+    for (const Shape& sh : shapes) {
+      int mr = static_cast<int>(std::min<int64_t>(sh.mr, cv.opg));
+      int64_t row_tiles = cv.opg / mr + cv.opg % mr;  // leftovers: one-row tiles
+      int64_t col_tiles = (j + sh.nr - 1) / sh.nr;
+      int64_t cost = row_tiles * col_tiles * (mr * sh.nr / 16 + kTapOverhead);
+      if (best < 0 || cost < best) {
+        best = cost;
+        mr_ = mr;
+        nr_ = sh.nr;
+      }
+    }
     jt_ = (j + nr_ - 1) / nr_;
     plane_len_ = std::max(hq_ * wq_, jt_ * nr_ + offa_max_ * wq_ + offb_max_);
-    mr_ = static_cast<int>(std::min<int64_t>(kMaxRows, cv.opg));
     full_ = cv.opg / mr_;
     rem_ = cv.opg % mr_;
   }
