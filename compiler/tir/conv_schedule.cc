@@ -407,6 +407,8 @@ class ConvKernel {
     }
     jt_ = (j + nr_ - 1) / nr_;
     plane_len_ = std::max(hq_ * wq_, jt_ * nr_ + offa_max_ * wq_ + offb_max_);
+    // Planes start on a 64-byte boundary, so tap (0, 0) reads whole cache lines.
+    plane_len_ = (plane_len_ + 15) / 16 * 16;
     full_ = cv.opg / mr_;
     rem_ = cv.opg % mr_;
   }
