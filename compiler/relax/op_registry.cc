@@ -25,14 +25,14 @@ const std::vector<OpInfo>& Table() {
     AddNormOps(t);
     AddAttentionOps(t);
     AddLinalgOps(t);
-    AddUnaryOps(t);
-    AddReduceOps(t);
-    AddCreateOps(t);
-    AddScanOps(t);
     AddConvOps(t);
     AddPoolOps(t);
     AddNnMiscOps(t);
     AddResizeOps(t);
+    AddUnaryOps(t);
+    AddReduceOps(t);
+    AddCreateOps(t);
+    AddScanOps(t);
     return t;
   }();
   return *table;
