@@ -120,8 +120,15 @@ std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads
 
 // Runs the compiled module on random inputs and checks every output element
 // against a double reference of conv2d + epilogue.
+PrimFunc LowerConv(const ConvCase& k, int threads);
+int CountFma(const PrimFunc& f);
+
 void CheckConv(const ConvCase& k, int threads) {
   SCOPED_TRACE(k.Name() + " threads " + std::to_string(threads));
+  // The convolution was rewritten (not left to the naive loop nest).
+  PrimFunc lowered = LowerConv(k, threads);
+  ASSERT_NE(lowered, nullptr);
+  EXPECT_GE(CountFma(lowered), 1);
   auto mod = Compile(ConvModule(k), threads);
   ASSERT_NE(mod, nullptr);
   int64_t ho = k.Ho(), wo = k.Wo(), cg = k.c / k.groups, og = k.o / k.groups;
@@ -215,6 +222,8 @@ Census Count(const PrimFunc& f) {
   return c;
 }
 
+int CountFma(const PrimFunc& f) { return Count(f).fma; }
+
 TEST(ConvScheduleTest, ResNetBlockConvBecomesMicroKernelWithFusedEpilogue) {
   ConvCase k{1, 64, 56, 56, 64, 3, 3};
   k.pt = k.pl = k.pb = k.pr = 1;
@@ -285,6 +294,13 @@ TEST(ConvScheduleNumbersTest, PaddedStridedDilated) {
   ConvCase g{1, 16, 40, 3, 8, 3, 3};  // output narrower than a vector, tall
   g.pt = g.pl = g.pb = g.pr = 1;
   cases.push_back(g);
+  ConvCase h{1, 2, 2, 2, 3, 3, 3};  // input smaller than the kernel, padding 1
+  h.pt = h.pl = h.pb = h.pr = 1;
+  cases.push_back(h);
+  ConvCase i{1, 2, 4, 5, 3, 3, 3};  // padding larger than the kernel: whole output rows of zeros
+  i.pt = 4, i.pl = 5, i.pb = 4, i.pr = 3;
+  i.sh = 3, i.sw = 2;
+  cases.push_back(i);
   int variant = 0;
   for (const ConvCase& k : cases) CheckConv(k, (variant++ % 2) ? 2 : 1);
 }
