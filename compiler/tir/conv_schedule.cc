@@ -572,10 +572,23 @@ class ConvKernel {
       idx.clear();
       for (const PrimExpr& d : e.dst_idx) idx.push_back(Substitute(d, map));
     }
-    // Empty when the row's part of the tile is all padding columns (x >= Wo).
+    // A segment of len >= 16 is stored as whole 16-float vectors, the last
+    // one overlapping the previous (the same values are stored twice; the
+    // epilogue never reads what it stores). A loop of runtime length would
+    // be vectorized 64 wide and run these short segments scalar. Shorter
+    // segments (outputs narrower than a vector) are stored one by one.
     Stmt store = Store(dst, v, idx);
-    Stmt st = VectorLoop("x", Max(PrimExpr(hi) - PrimExpr(lo), I64(0)),
-                         [&](PrimExpr at) { return Substitute(store, VarMap{{xx.get(), at}}); });
+    auto at = [&](PrimExpr x_at) { return Substitute(store, VarMap{{xx.get(), x_at}}); };
+    Var len = MakeVar("len"), piece = MakeVar("piece"), lane = MakeVar("lane"), one = MakeVar("xx");
+    PrimExpr start = Min(PrimExpr(piece) * I64(16), PrimExpr(len) - I64(16));
+    Stmt vec = MakeFor(lane, I64(16), ForKind::kVectorized, at(start + PrimExpr(lane)));
+    vec = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(piece) * I64(16), PrimExpr(len)), vec,
+                                           nullptr);
+    vec = MakeFor(piece, I64((nr_ + 15) / 16), ForKind::kUnrolled, vec);
+    Stmt scalar = MakeFor(one, PrimExpr(len), ForKind::kSerial, at(PrimExpr(one)));
+    Stmt st = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGE, PrimExpr(len), I64(16)), vec, scalar);
+    // Empty when the row's part of the tile is all padding columns (x >= Wo).
+    st = std::make_shared<LetStmtNode>(len, Max(PrimExpr(hi) - PrimExpr(lo), I64(0)), st);
     st = std::make_shared<LetStmtNode>(hi, Min(I64(cv_.wo), col0 + I64(nr_) - PrimExpr(y) * I64(wq_)), st);
     st = std::make_shared<LetStmtNode>(lo, Max(I64(0), col0 - PrimExpr(y) * I64(wq_)), st);
     st = std::make_shared<LetStmtNode>(y, PrimExpr(y0) + PrimExpr(yy), st);
