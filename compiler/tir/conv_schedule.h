@@ -21,14 +21,18 @@
 //    floats for any stride, dilation and padding, and no bounds test remains.
 //    Columns x in [Wo, Wq) are computed and thrown away (Wq - Wo is small).
 // 2. The output, seen as a matrix (output channels) x (flat j), is computed
-//    in tiles of MR channels x NR columns (MR <= 8 within one group, NR = 32):
-//    acc[MR, NR] is zeroed, then for every (c, ky, kx) each row ii (unrolled)
+//    in tiles of MR channels x NR columns (MR <= 8 within one group; NR = 32
+//    or 48, whichever an estimate of FMAs + per-tap overhead over the padded
+//    tiles prefers): acc[MR, NR] is zeroed, then for every (c, ky, kx) each
+//    row ii (unrolled)
 //    gets acc[ii, :] = fma(W[o0 + ii, c, ky, kx], Q[.., j0 + off : +NR], acc[ii, :])
 //    with the column loop vectorized: broadcast x vector FMAs in registers.
 //    Leftover channels of a group run a one-row kernel. Tiles form one loop,
 //    parallel when num_threads_hint >= 2 and the work is large enough.
 // 3. The tile's columns are written back row segment by row segment
-//    (valid x only), applying the fused epilogue on the way.
+//    (valid x only), applying the fused epilogue on the way: segments of 16
+//    floats or more as whole vectors (the last one overlapping the previous;
+//    the same values are stored twice), shorter ones element by element.
 //
 // Epilogue fusion: when C is allocated inside the function, the statements
 // after the nest are scanned: a statement that references no buffer of the
@@ -40,7 +44,8 @@
 // no longer used are removed.
 //
 // Results differ from the naive loop only by FMA contraction (the reduction
-// order c, ky, kx is kept). Pre: `func` is lowered (no BlockRealize). Returns
+// order c, ky, kx is kept). The packed input costs a workspace of
+// N * C * sh * sw * L floats per call (L ~ (Ho + 1 + (KH-1)*dh/sh) * Wq). Pre: `func` is lowered (no BlockRealize). Returns
 // the same PrimFunc when no convolution nest is found.
 #ifndef KILN_COMPILER_TIR_CONV_SCHEDULE_H_
 #define KILN_COMPILER_TIR_CONV_SCHEDULE_H_
