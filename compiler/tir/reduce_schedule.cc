@@ -137,6 +137,7 @@ bool ContainsParallel(const Stmt& s) {
 // Parallel when one loop was (and no body holds a parallel loop: parallel
 // loops never nest), vectorized when all were, serial otherwise.
 ForKind FusedKind(const std::vector<const ForNode*>& loops) {
+  if (loops.front()->for_kind == ForKind::kUnrolled) return ForKind::kUnrolled;  // all are
   bool any_par = false, all_vec = true, inner_par = false;
   for (const ForNode* f : loops) {
     any_par = any_par || f->for_kind == ForKind::kParallel;
@@ -180,6 +181,9 @@ class Fuser : public StmtExprMutator {
     const auto* fa = As<ForNode>(a);
     const auto* fb = As<ForNode>(b);
     if (fa == nullptr || fb == nullptr) return nullptr;
+    // Unrolled loops (micro-kernels) fuse only with each other: fusing would
+    // drop the unroll.
+    if ((fa->for_kind == ForKind::kUnrolled) != (fb->for_kind == ForKind::kUnrolled)) return nullptr;
     if (!arith::CanProveEqual(fa->min, fb->min) || !arith::CanProveEqual(fa->extent, fb->extent)) return nullptr;
     VarMap rename{{fb->loop_var.get(), PrimExpr(std::static_pointer_cast<const PrimExprNode>(fa->loop_var))}};
     Stmt body = Seq({fa->body, Substitute(fb->body, rename)});
@@ -229,6 +233,22 @@ class DropDim : public StmtExprMutator {
 
 // `buf` allocated around `s`: the statement with the allocation moved into
 // the one loop that uses it, or null when it cannot move.
+// True when `s` uses `data` as a value (an address passed to a call, ...),
+// not only through loads and stores of its buffer.
+bool UsesHandle(const Stmt& s, const VarNode* data) {
+  struct Finder : StmtExprVisitor {
+    const VarNode* v;
+    bool found = false;
+    void VisitExpr(const PrimExpr& e) override {
+      if (e.get() == v) found = true;
+      if (!found) StmtExprVisitor::VisitExpr(e);
+    }
+  } f;
+  f.v = data;
+  f.VisitStmt(s);
+  return f.found;
+}
+
 Stmt Sink(const Buffer& buf, const Stmt& s) {
   const VarNode* data = buf->data.get();
   if (const auto* a = As<AllocateNode>(s)) {
@@ -288,7 +308,7 @@ class Sinker : public StmtExprMutator {
   Stmt MutateStmt(const Stmt& s) override {
     Stmt m = StmtExprMutator::MutateStmt(s);  // inner allocations first
     const auto* a = As<AllocateNode>(m);
-    if (a == nullptr) return m;
+    if (a == nullptr || UsesHandle(a->body, a->buffer->data.get())) return m;
     Stmt r = Sink(a->buffer, a->body);
     return r ? r : m;
   }
@@ -635,7 +655,12 @@ Stmt VectorizeReductions(const Stmt& body, int num_threads_hint) {
 Stmt HoistReciprocals(const Stmt& body) { return ReciprocalHoister().MutateStmt(body); }
 
 PrimFunc ScheduleRowReductions(const PrimFunc& func, int num_threads_hint) {
-  Stmt body = HoistReciprocals(VectorizeReductions(SinkBuffers(FuseRowLoops(func->body)), num_threads_hint));
+  Stmt rows = SinkBuffers(FuseRowLoops(func->body));
+  // Long reductions are split across threads only in kernels without other
+  // parallel loops (a split reduction beside parallel loops, as in a softmax
+  // over one long row, currently makes native code generation fail).
+  int split_threads = ContainsParallel(rows) ? 1 : num_threads_hint;
+  Stmt body = HoistReciprocals(VectorizeReductions(rows, split_threads));
   if (body == func->body) return func;
   auto copy = std::make_shared<PrimFuncNode>(*func);
   copy->body = body;

@@ -14,14 +14,17 @@
 //    it, so running the stages row by row computes the same values in the
 //    same order per element. Fusion repeats inside the fused body (a 3-D
 //    softmax fuses its two outer loops). The fused loop is parallel when one
-//    of the loops was, vectorized when all were, serial otherwise.
+//    of the loops was (serial when a body already holds a parallel loop),
+//    vectorized when all were, serial otherwise; unrolled loops fuse only
+//    with unrolled loops and stay unrolled.
 //
 // 2. Buffer sinking ("keep the row in cache"). An Allocate whose buffer is
 //    used by exactly one loop of its body (through SeqStmt, Allocate and
 //    LetStmt), always with the loop variable at one dimension d, moves into
 //    that loop's body with dimension d removed (a 1-element buffer when it had
 //    one dimension), when the new shape is static and at most
-//    kMaxSunkBufferBytes. Repeats inward. So softmax's exp buffer of
+//    kMaxSunkBufferBytes, and the body never uses the buffer's data handle
+//    other than through loads and stores. Repeats inward. So softmax's exp buffer of
 //    rows x cols becomes one row per iteration (per thread), and the row max
 //    and sum become scalars that LLVM keeps in registers.
 //
@@ -36,8 +39,8 @@
 //    V is 64 (four AVX-512 registers) for long or symbolic rows, less for
 //    short ones; loops of static extent < 16 stay as they are. Float sums are
 //    reassociated (results differ from the serial order by rounding only).
-//    Long rows: with num_threads_hint >= 2, a matched reduction that is not
-//    inside a parallel loop and has a symbolic extent or one of at least
+//    Long rows: with num_threads_hint >= 2, in a kernel with no parallel
+//    loop after steps 1 and 2, a matched reduction that has a symbolic extent or one of at least
 //    kMinSplitReduction is split across threads instead: a parallel loop over
 //    P = num_threads_hint chunks (multiples of 64 elements) computes P partial
 //    results, each vectorized as above, which are then combined in order.

@@ -16,6 +16,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/text/text.h"
+#include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/writer/vmfb_writer.h"
 #include "runtime/tensor.h"
@@ -179,6 +180,40 @@ TEST(ReduceScheduleTest, RowReductionsGetVectorAccumulatorsAndATail) {
   Var m = MakeVar("m");
   Buffer a2 = MakeBuffer("A", {PrimExpr(8), E(m)}, DType::Float32());
   EXPECT_EQ(Count(VectorizeReductions(RowSum(a2, s, 8, E(m)))).alloc_shapes.at(0)[0].as<IntImmNode>()->value, 64);
+}
+
+TEST(ReduceScheduleTest, MatmulMicroKernelsAreLeftAsTheyAre) {
+  // for i, j, k: if k == 0: C[i, j] = 0; C[i, j] += A[i, k] * B[k, j]
+  for (int64_t m : {1, 64}) {
+    Buffer a = MakeBuffer("A", {PrimExpr(m), PrimExpr(784)}, DType::Float32());
+    Buffer b = MakeBuffer("B", {PrimExpr(784), PrimExpr(128)}, DType::Float32());
+    Buffer c = MakeBuffer("C", {PrimExpr(m), PrimExpr(128)}, DType::Float32());
+    Var i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+    std::vector<PrimExpr> ij = {E(i), E(j)};
+    Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, E(k), 0),
+                                                 Store(c, FloatImm(DType::Float32(), 0), ij), nullptr);
+    Stmt upd = Store(c, Load(c, ij) + Load(a, {E(i), E(k)}) * Load(b, {E(k), E(j)}), ij);
+    PrimFunc f = Func(Loop(i, m, Loop(j, 128, Loop(k, 784, Seq({init, upd})))), {a, b, c});
+    for (int threads : {1, 2}) {
+      PrimFunc scheduled = ScheduleMatmuls(f, threads);
+      ASSERT_NE(scheduled, f);
+      EXPECT_EQ(ScheduleRowReductions(scheduled, threads), scheduled);
+    }
+  }
+}
+
+TEST(ReduceScheduleTest, UnrolledLoopsFuseOnlyWithUnrolledLoops) {
+  Buffer t = MakeBuffer("T", {PrimExpr(8)}, DType::Float32());
+  Buffer u = MakeBuffer("U", {PrimExpr(8)}, DType::Float32());
+  Var i = MakeVar("i"), j = MakeVar("j");
+  Stmt a = Loop(i, 8, Store(t, FloatImm(DType::Float32(), 0), {E(i)}), ForKind::kUnrolled);
+  Stmt b = Loop(j, 8, Store(u, Load(t, {E(j)}), {E(j)}), ForKind::kVectorized);
+  Stmt mixed = Seq({a, b});
+  EXPECT_EQ(FuseRowLoops(mixed), mixed);
+  Stmt b_unrolled = Loop(j, 8, Store(u, Load(t, {E(j)}), {E(j)}), ForKind::kUnrolled);
+  Stmt both = FuseRowLoops(Seq({a, b_unrolled}));
+  ASSERT_NE(As<ForNode>(both), nullptr);
+  EXPECT_EQ(As<ForNode>(both)->for_kind, ForKind::kUnrolled);
 }
 
 TEST(ReduceScheduleTest, LongRowsOutsideParallelLoopsSplitAcrossThreads) {
