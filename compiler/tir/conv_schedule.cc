@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
 
@@ -20,21 +21,11 @@ using namespace ir;  // NOLINT
 
 namespace {
 
+using namespace nest;  // NOLINT: the shared nest helpers
+
 // Estimated cycles of loop, address and broadcast overhead per tap of a tile
 // (beyond its FMAs); used to choose the tile shape.
 constexpr int kTapOverhead = 4;
-
-const int64_t* ConstInt(const PrimExpr& e) {
-  const auto* imm = e.as<IntImmNode>();
-  return imm ? &imm->value : nullptr;
-}
-
-bool IsVar(const PrimExpr& e, const VarNode* v) { return e.get() == v; }
-
-bool IsZero(const PrimExpr& e) {
-  const int64_t* c = ConstInt(e);
-  return c != nullptr && *c == 0;
-}
 
 bool IsFloatZero(const PrimExpr& e) {
   const auto* f = e.as<FloatImmNode>();
@@ -60,63 +51,6 @@ Stmt MakeFor(const Var& v, PrimExpr extent, ForKind kind, Stmt body) {
 Stmt VectorLoop(const std::string& name, const PrimExpr& extent, const std::function<Stmt(PrimExpr)>& body) {
   Var x = MakeVar(name);
   return MakeFor(x, extent, ForKind::kVectorized, body(PrimExpr(x)));
-}
-
-// Loads and stores of each buffer (by data handle) in a statement.
-class BufferRefs : public StmtExprVisitor {
- public:
-  std::unordered_map<const VarNode*, int> loads, stores;
-  std::vector<const BufferLoadNode*> load_nodes;
-  void VisitExpr(const PrimExpr& e) override {
-    if (const auto* l = e.as<BufferLoadNode>()) {
-      ++loads[l->buffer->data.get()];
-      load_nodes.push_back(l);
-    }
-    StmtExprVisitor::VisitExpr(e);
-  }
-  void VisitStmt(const Stmt& s) override {
-    if (const auto* st = As<BufferStoreNode>(s)) ++stores[st->buffer->data.get()];
-    StmtExprVisitor::VisitStmt(s);
-  }
-  int Refs(const VarNode* v) const {
-    auto l = loads.find(v);
-    auto s = stores.find(v);
-    return (l == loads.end() ? 0 : l->second) + (s == stores.end() ? 0 : s->second);
-  }
-};
-
-BufferRefs RefsOf(const Stmt& s) {
-  BufferRefs r;
-  r.VisitStmt(s);
-  return r;
-}
-
-// Replaces every load of one buffer by an expression (the caller has checked
-// that its indices are the canonical ones).
-class ReplaceLoads : public StmtExprMutator {
- public:
-  ReplaceLoads(const VarNode* data, PrimExpr with) : data_(data), with_(std::move(with)) {}
-  PrimExpr MutateExpr(const PrimExpr& e) override {
-    if (const auto* l = e.as<BufferLoadNode>()) {
-      if (l->buffer->data.get() == data_) return with_;
-    }
-    return StmtExprMutator::MutateExpr(e);
-  }
-
- private:
-  const VarNode* data_;
-  PrimExpr with_;
-};
-
-std::vector<const ForNode*> PeelNest(const Stmt& s, Stmt* body) {
-  std::vector<const ForNode*> loops;
-  Stmt cur = s;
-  while (const auto* f = As<ForNode>(cur)) {
-    loops.push_back(f);
-    cur = f->body;
-  }
-  *body = cur;
-  return loops;
 }
 
 // The terms of a conjunction.

@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
 
@@ -17,106 +18,13 @@ using namespace ir;  // NOLINT
 
 namespace {
 
+using namespace nest;  // NOLINT: the shared nest helpers
+
 constexpr int kMaxRows = 8;    // MR: rows of accumulators
 constexpr int kCols = 32;      // NR: two 16-float vectors per row
 constexpr int kWideCols = 64;  // NR for one- or two-row problems (more independent FMAs)
 constexpr int64_t kPackMinRows = 256;
 constexpr int kRowSplit = 4;  // partial sums of a one-row tile  // rows (M) from which packing B is considered
-
-const int64_t* ConstInt(const PrimExpr& e) {
-  const auto* imm = e.as<IntImmNode>();
-  return imm ? &imm->value : nullptr;
-}
-
-bool IsVar(const PrimExpr& e, const VarNode* v) { return e.get() == v; }
-
-bool IsZero(const PrimExpr& e) {
-  const int64_t* c = ConstInt(e);
-  return c != nullptr && *c == 0;
-}
-
-// Two extents are the same when they are the same node, the same variable or
-// equal constants.
-bool SameExtent(const PrimExpr& a, const PrimExpr& b) {
-  if (a.get() == b.get()) return true;
-  const int64_t *ca = ConstInt(a), *cb = ConstInt(b);
-  return ca != nullptr && cb != nullptr && *ca == *cb;
-}
-
-class VarUses : public StmtExprVisitor {
- public:
-  std::unordered_set<const VarNode*> vars;
-  void VisitExpr(const PrimExpr& e) override {
-    if (const auto* v = e.as<VarNode>()) vars.insert(v);
-    StmtExprVisitor::VisitExpr(e);
-  }
-};
-
-bool Uses(const PrimExpr& e, const std::unordered_set<const VarNode*>& vars) {
-  VarUses u;
-  u.VisitExpr(e);
-  for (const VarNode* v : vars)
-    if (u.vars.count(v)) return true;
-  return false;
-}
-
-// Loads and stores of each buffer (by data handle) in a statement.
-class BufferRefs : public StmtExprVisitor {
- public:
-  std::unordered_map<const VarNode*, int> loads, stores;
-  std::vector<const BufferLoadNode*> load_nodes;
-  void VisitExpr(const PrimExpr& e) override {
-    if (const auto* l = e.as<BufferLoadNode>()) {
-      ++loads[l->buffer->data.get()];
-      load_nodes.push_back(l);
-    }
-    StmtExprVisitor::VisitExpr(e);
-  }
-  void VisitStmt(const Stmt& s) override {
-    if (const auto* st = As<BufferStoreNode>(s)) ++stores[st->buffer->data.get()];
-    StmtExprVisitor::VisitStmt(s);
-  }
-  int Refs(const VarNode* v) const {
-    auto l = loads.find(v);
-    auto s = stores.find(v);
-    return (l == loads.end() ? 0 : l->second) + (s == stores.end() ? 0 : s->second);
-  }
-};
-
-BufferRefs RefsOf(const Stmt& s) {
-  BufferRefs r;
-  r.VisitStmt(s);
-  return r;
-}
-
-// Replaces every load of one buffer by an expression (indices ignored: the
-// caller has checked they are the canonical ones).
-class ReplaceLoads : public StmtExprMutator {
- public:
-  ReplaceLoads(const VarNode* data, PrimExpr with) : data_(data), with_(std::move(with)) {}
-  PrimExpr MutateExpr(const PrimExpr& e) override {
-    if (const auto* l = e.as<BufferLoadNode>()) {
-      if (l->buffer->data.get() == data_) return with_;
-    }
-    return StmtExprMutator::MutateExpr(e);
-  }
-
- private:
-  const VarNode* data_;
-  PrimExpr with_;
-};
-
-// The loops of a perfect nest, outermost first, and the statement inside.
-std::vector<const ForNode*> PeelNest(const Stmt& s, Stmt* body) {
-  std::vector<const ForNode*> loops;
-  Stmt cur = s;
-  while (const auto* f = As<ForNode>(cur)) {
-    loops.push_back(f);
-    cur = f->body;
-  }
-  *body = cur;
-  return loops;
-}
 
 struct MatmulNest {
   std::vector<const ForNode*> loops;  // batch.., i, j, k

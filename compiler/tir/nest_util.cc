@@ -1,0 +1,91 @@
+#include "compiler/tir/nest_util.h"
+
+namespace kiln {
+namespace tir {
+namespace nest {
+
+using namespace ir;  // NOLINT
+
+const int64_t* ConstInt(const PrimExpr& e) {
+  const auto* imm = e.as<IntImmNode>();
+  return imm ? &imm->value : nullptr;
+}
+
+bool IsVar(const PrimExpr& e, const VarNode* v) { return e.get() == v; }
+
+bool IsZero(const PrimExpr& e) {
+  const int64_t* c = ConstInt(e);
+  return c != nullptr && *c == 0;
+}
+
+bool SameExtent(const PrimExpr& a, const PrimExpr& b) {
+  if (a.get() == b.get()) return true;
+  const int64_t *ca = ConstInt(a), *cb = ConstInt(b);
+  return ca != nullptr && cb != nullptr && *ca == *cb;
+}
+
+namespace {
+class VarUses : public StmtExprVisitor {
+ public:
+  std::unordered_set<const VarNode*> vars;
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* v = e.as<VarNode>()) vars.insert(v);
+    StmtExprVisitor::VisitExpr(e);
+  }
+};
+}  // namespace
+
+bool Uses(const PrimExpr& e, const std::unordered_set<const VarNode*>& vars) {
+  VarUses u;
+  u.VisitExpr(e);
+  for (const VarNode* v : vars)
+    if (u.vars.count(v)) return true;
+  return false;
+}
+
+void BufferRefs::VisitExpr(const PrimExpr& e) {
+  if (const auto* l = e.as<BufferLoadNode>()) {
+    ++loads[l->buffer->data.get()];
+    load_nodes.push_back(l);
+  }
+  StmtExprVisitor::VisitExpr(e);
+}
+
+void BufferRefs::VisitStmt(const Stmt& s) {
+  if (const auto* st = As<BufferStoreNode>(s)) ++stores[st->buffer->data.get()];
+  StmtExprVisitor::VisitStmt(s);
+}
+
+int BufferRefs::Refs(const VarNode* v) const {
+  auto l = loads.find(v);
+  auto s = stores.find(v);
+  return (l == loads.end() ? 0 : l->second) + (s == stores.end() ? 0 : s->second);
+}
+
+BufferRefs RefsOf(const Stmt& s) {
+  BufferRefs r;
+  r.VisitStmt(s);
+  return r;
+}
+
+PrimExpr ReplaceLoads::MutateExpr(const PrimExpr& e) {
+  if (const auto* l = e.as<BufferLoadNode>()) {
+    if (l->buffer->data.get() == data_) return with_;
+  }
+  return StmtExprMutator::MutateExpr(e);
+}
+
+std::vector<const ForNode*> PeelNest(const Stmt& s, Stmt* body) {
+  std::vector<const ForNode*> loops;
+  Stmt cur = s;
+  while (const auto* f = As<ForNode>(cur)) {
+    loops.push_back(f);
+    cur = f->body;
+  }
+  *body = cur;
+  return loops;
+}
+
+}  // namespace nest
+}  // namespace tir
+}  // namespace kiln

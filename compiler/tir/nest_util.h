@@ -1,0 +1,58 @@
+// Small helpers the pattern-matching schedules (matmul_schedule,
+// conv_schedule) share for reading lowered TIR: constants, loop nests, and
+// which buffers a statement loads and stores.
+#ifndef KILN_COMPILER_TIR_NEST_UTIL_H_
+#define KILN_COMPILER_TIR_NEST_UTIL_H_
+
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/ir/tir.h"
+#include "compiler/tir/stmt_functor.h"
+
+namespace kiln {
+namespace tir {
+namespace nest {
+
+// The value of an integer literal, or nullptr.
+const int64_t* ConstInt(const ir::PrimExpr& e);
+bool IsVar(const ir::PrimExpr& e, const ir::VarNode* v);
+bool IsZero(const ir::PrimExpr& e);
+// Same node, or equal integer constants.
+bool SameExtent(const ir::PrimExpr& a, const ir::PrimExpr& b);
+// Whether `e` reads any of `vars`.
+bool Uses(const ir::PrimExpr& e, const std::unordered_set<const ir::VarNode*>& vars);
+
+// Loads and stores of each buffer (keyed by its data handle) in a statement.
+class BufferRefs : public StmtExprVisitor {
+ public:
+  std::unordered_map<const ir::VarNode*, int> loads, stores;
+  std::vector<const ir::BufferLoadNode*> load_nodes;
+  void VisitExpr(const ir::PrimExpr& e) override;
+  void VisitStmt(const ir::Stmt& s) override;
+  int Refs(const ir::VarNode* v) const;
+};
+BufferRefs RefsOf(const ir::Stmt& s);
+
+// Replaces every load of one buffer by an expression (indices ignored: the
+// caller has checked they are the canonical ones).
+class ReplaceLoads : public StmtExprMutator {
+ public:
+  ReplaceLoads(const ir::VarNode* data, ir::PrimExpr with) : data_(data), with_(std::move(with)) {}
+  ir::PrimExpr MutateExpr(const ir::PrimExpr& e) override;
+
+ private:
+  const ir::VarNode* data_;
+  ir::PrimExpr with_;
+};
+
+// The loops of a perfect nest, outermost first; *body gets the statement
+// inside the innermost one.
+std::vector<const ir::ForNode*> PeelNest(const ir::Stmt& s, ir::Stmt* body);
+
+}  // namespace nest
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_NEST_UTIL_H_
