@@ -83,17 +83,7 @@ class Canonicalizer : public ExprMutator {
 }  // namespace
 
 Result<ir::IRModule> CanonicalizeBindings(const ir::IRModule& mod) {
-  ir::IRModule out = mod;
-  bool changed = false;
-  for (auto& e : out.entries) {
-    if (!e.relax) continue;
-    Canonicalizer c;
-    ir::Function f = c.VisitFunction(e.relax);
-    changed |= f != e.relax;
-    e.relax = f;
-  }
-  if (!changed) return out;
-  return relax::InferStructInfo(out);
+  return MutateFunctions<Canonicalizer>(mod, /*renormalize=*/true);
 }
 
 }  // namespace transform

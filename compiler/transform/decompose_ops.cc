@@ -130,18 +130,8 @@ class Decomposer : public ExprMutator {
 }  // namespace
 
 Result<ir::IRModule> DecomposeOpsForInference(const ir::IRModule& mod) {
-  ir::IRModule out = mod;
-  bool changed = false;
-  for (auto& e : out.entries) {
-    if (!e.relax) continue;
-    Decomposer d;
-    ir::Function f = d.VisitFunction(e.relax);
-    changed |= f != e.relax;
-    e.relax = f;
-  }
-  if (!changed) return out;
   // The new bindings need struct info.
-  return relax::InferStructInfo(out);
+  return MutateFunctions<Decomposer>(mod, /*renormalize=*/true);
 }
 
 }  // namespace transform

@@ -19,6 +19,8 @@
 #include <vector>
 
 #include "compiler/ir/module.h"
+#include "compiler/relax/infer_struct_info.h"
+#include "runtime/status.h"
 
 namespace kiln {
 namespace transform {
@@ -50,6 +52,24 @@ class ExprMutator {
   std::unordered_map<const ir::VarExpr*, ir::Expr> var_remap_;
   bool copy_vars_ = false;
 };
+
+// Runs a fresh `Mutator` (an ExprMutator) over every Relax function of
+// `mod`. With `renormalize`, a module in which anything changed gets its
+// struct info inferred again (for passes that create new expressions).
+template <typename Mutator>
+Result<ir::IRModule> MutateFunctions(const ir::IRModule& mod, bool renormalize) {
+  ir::IRModule out = mod;
+  bool changed = false;
+  for (auto& e : out.entries) {
+    if (!e.relax) continue;
+    Mutator m;
+    ir::Function f = m.VisitFunction(e.relax);
+    changed |= f != e.relax;
+    e.relax = f;
+  }
+  if (!changed || !renormalize) return out;
+  return relax::InferStructInfo(out);
+}
 
 // Copies span and struct_info from `old` onto the new node `e`.
 ir::Expr WithInfoOf(ir::Expr e, const ir::Expr& old);

@@ -135,13 +135,7 @@ class Flattener : public ExprMutator {
 }  // namespace
 
 Result<ir::IRModule> FlattenNestedCalls(const ir::IRModule& mod) {
-  ir::IRModule out = mod;
-  for (auto& e : out.entries) {
-    if (!e.relax) continue;
-    Flattener f;
-    e.relax = f.VisitFunction(e.relax);
-  }
-  return out;
+  return MutateFunctions<Flattener>(mod, /*renormalize=*/false);
 }
 
 }  // namespace transform
