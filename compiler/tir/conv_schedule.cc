@@ -615,27 +615,13 @@ class ConvRewriter : public StmtExprMutator {
   BufferRefs all_refs_;
 };
 
-// Removes allocations whose buffer is no longer referenced.
-class DropDeadAllocations : public StmtExprMutator {
- public:
-  Stmt MutateStmt(const Stmt& s) override {
-    if (const auto* a = As<AllocateNode>(s)) {
-      Stmt body = MutateStmt(a->body);
-      if (RefsOf(body).Refs(a->buffer->data.get()) == 0) return body;
-      if (body == a->body) return s;
-      return std::make_shared<AllocateNode>(a->buffer, body);
-    }
-    return StmtExprMutator::MutateStmt(s);
-  }
-};
-
 }  // namespace
 
 PrimFunc ScheduleConvs(const PrimFunc& func, int num_threads_hint) {
   ConvRewriter rewriter(func, num_threads_hint);
   Stmt body = rewriter.MutateStmt(func->body);
   if (!rewriter.changed) return func;
-  body = DropDeadAllocations().MutateStmt(body);
+  body = DropDeadAllocations(body);
   auto copy = std::make_shared<PrimFuncNode>(*func);
   copy->body = body;
   return copy;

@@ -1,5 +1,7 @@
 #include "compiler/tir/nest_util.h"
 
+#include <memory>
+
 namespace kiln {
 namespace tir {
 namespace nest {
@@ -85,6 +87,23 @@ std::vector<const ForNode*> PeelNest(const Stmt& s, Stmt* body) {
   *body = cur;
   return loops;
 }
+
+namespace {
+class DeadAllocationDropper : public StmtExprMutator {
+ public:
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* a = As<AllocateNode>(s)) {
+      Stmt body = MutateStmt(a->body);
+      if (RefsOf(body).Refs(a->buffer->data.get()) == 0) return body;
+      if (body == a->body) return s;
+      return std::make_shared<AllocateNode>(a->buffer, body);
+    }
+    return StmtExprMutator::MutateStmt(s);
+  }
+};
+}  // namespace
+
+Stmt DropDeadAllocations(const Stmt& s) { return DeadAllocationDropper().MutateStmt(s); }
 
 }  // namespace nest
 }  // namespace tir

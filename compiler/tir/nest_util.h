@@ -51,6 +51,10 @@ class ReplaceLoads : public StmtExprMutator {
 // inside the innermost one.
 std::vector<const ir::ForNode*> PeelNest(const ir::Stmt& s, ir::Stmt* body);
 
+// `s` without the Allocates whose buffer nothing references any more (after
+// a rewrite fused the intermediate away).
+ir::Stmt DropDeadAllocations(const ir::Stmt& s);
+
 }  // namespace nest
 }  // namespace tir
 }  // namespace kiln
