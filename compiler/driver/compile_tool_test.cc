@@ -224,6 +224,27 @@ TEST(CompileTool, EmitTirPrintsOnlyScheduledPrimFuncs) {
   EXPECT_TRUE(Contains(r.out, "T.vectorized(")) << r.out;
 }
 
+TEST(CompileTool, EmitLlvmShowsInlineVectorMath) {
+  // R.exp on a (64, 256) tensor: the vectorized loop is 16-float vector code
+  // with the exp inlined (no libm call), as --emit=llvm shows.
+  std::string in = TempPath(".relax");
+  std::ofstream(in) << R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((64, 256), dtype="float32")):
+        with R.dataflow():
+            y = R.exp(x)
+            R.output(y)
+        return y
+)";
+  ToolRun llvm = RunTool({in, "--emit=llvm", "--cpu=znver4", "--target=x86_64-linux-gnu"});
+  ASSERT_EQ(llvm.rc, 0) << llvm.err;
+  EXPECT_TRUE(Contains(llvm.out, "<16 x float>")) << llvm.out.substr(0, 3000);
+  EXPECT_FALSE(Contains(llvm.out, "@expf")) << llvm.out.substr(0, 3000);
+  EXPECT_FALSE(Contains(llvm.out, "@llvm.exp.")) << llvm.out.substr(0, 3000);
+  std::remove(in.c_str());
+}
+
 TEST(CompileTool, EmitLlvmAndAsm) {
   ToolRun llvm = RunTool({Mlp(), "--emit=llvm", "--fuse=off"});
   ASSERT_EQ(llvm.rc, 0) << llvm.err;
