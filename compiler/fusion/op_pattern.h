@@ -1,39 +1,23 @@
-// Operator pattern kinds: how the loops of a kernel relate its outputs to its
-// inputs, which is what decides whether two kernels may be fused. The
-// numbering is TVM's (OpPatternKind), so modules printed by TVM keep their
-// meaning; a PrimFunc carries its kind as the integer attribute "op_pattern".
-//
-// Ordered from most to least fusable: every element of the output depends on
-// - kElemWise: the same element of each input (add of equal shapes, relu);
-// - kBroadcast: one element of each input, some input dimensions fixed or
-//   missing (bias add);
-// - kInjective: one element of each input, any index arithmetic (transpose,
-//   reshape, slicing);
-// - kCommReduce: a reduction over one or more axes (sum, max);
-// - kOutEWiseFusable: a reduction whose result can take an elementwise
-//   epilogue but whose inputs are re-read many times (matmul, conv);
-// - kTuple: a tuple of values (TVM only; Kiln never produces it);
-// - kOpaque: anything else; never fused.
+// Reading a PrimFunc's fusion pattern (the kinds and the attribute are in
+// compiler/ir/op_pattern.h, shared with the operator table).
 #ifndef KILN_COMPILER_FUSION_OP_PATTERN_H_
 #define KILN_COMPILER_FUSION_OP_PATTERN_H_
 
+#include "compiler/ir/op_pattern.h"
 #include "compiler/ir/tir.h"
 
 namespace kiln {
 namespace fusion {
 
-enum OpPattern : int {
-  kElemWise = 0,
-  kBroadcast = 1,
-  kInjective = 2,
-  kCommReduce = 3,
-  kOutEWiseFusable = 4,
-  kTuple = 7,
-  kOpaque = 8,
-};
-
-// The PrimFunc attribute holding the kind (an int).
-constexpr const char kOpPatternAttr[] = "op_pattern";
+using ir::OpPattern;
+using ir::kElemWise;
+using ir::kBroadcast;
+using ir::kInjective;
+using ir::kCommReduce;
+using ir::kOutEWiseFusable;
+using ir::kTuple;
+using ir::kOpaque;
+using ir::kOpPatternAttr;
 
 // The kind a PrimFunc is annotated with; kOpaque when the attribute is absent,
 // not an integer, or not one of the kinds above.

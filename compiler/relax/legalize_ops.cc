@@ -112,8 +112,8 @@ class Legalizer {
       KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, info->legalize(*call, name));
       // Fusion reads the operator's pattern from the kernel.
       auto nf = std::make_shared<ir::PrimFuncNode>(*f);
-      nf->attrs["op_pattern"].kind = ir::AttrValue::Kind::kInt;
-      nf->attrs["op_pattern"].i = static_cast<int64_t>(info->pattern);
+      nf->attrs[ir::kOpPatternAttr].kind = ir::AttrValue::Kind::kInt;
+      nf->attrs[ir::kOpPatternAttr].i = static_cast<int64_t>(info->pattern);
       mod_->Add(name, ir::PrimFunc(nf));
       callee = std::make_shared<ir::GlobalVarExpr>(name);
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/ir/module.h"
+#include "compiler/ir/op_pattern.h"
 #include "runtime/status.h"
 
 namespace kiln {
@@ -22,17 +23,8 @@ using InferFn = Result<ir::StructInfo> (*)(const ir::CallExpr& call);
 // symbolic tensor struct info). `name` is the PrimFunc's name in the module.
 using LegalizeFn = Result<ir::PrimFunc> (*)(const ir::CallExpr& call, const std::string& name);
 
-// How a kernel's outputs depend on its inputs, for fusion. The numbering is
-// TVM's, so "op_pattern" attributes read the same in both.
-enum class OpPattern : int {
-  kElemWise = 0,           // out[i] = f(in0[i], in1[i], ...), same shapes
-  kBroadcast = 1,          // inputs indexed by a subset of out's axes
-  kInjective = 2,          // each output element reads a computed element (reshape, transpose, take)
-  kCommReduce = 3,         // commutative reduction over some axes
-  kOutEWiseFusable = 4,    // matmul, conv: elementwise epilogues fuse into it
-  kTuple = 7,
-  kOpaque = 8,             // never fused
-};
+// The fusion pattern of an operator (compiler/ir/op_pattern.h).
+using ir::OpPattern;
 
 struct OpInfo {
   const char* name;        // "relax.matmul"
