@@ -351,9 +351,11 @@ int32_t Program::FindGraph(const std::string& name) const {
 
 LinkedProgram::~LinkedProgram() = default;
 
-Result<Program> DecodeVmfb(const FileBytes& bytes) {
-  const uint8_t* data = bytes.data;
-  size_t size = bytes.size;
+namespace {
+
+// The size prefix of a .vmfb's FlatBuffer after checking the identifier and
+// that the FlatBuffer fits in the file.
+Result<uint32_t> CheckHeader(const uint8_t* data, size_t size) {
   // [uint32 size][uint32 root offset][identifier]...
   if (data == nullptr || size < 12) {
     return DataLoss(StrFormat("not a .vmfb file: %zu bytes is too small", size));
@@ -367,6 +369,56 @@ Result<Program> DecodeVmfb(const FileBytes& bytes) {
     return DataLoss(StrFormat("truncated .vmfb: the header needs %llu bytes, the file has %zu",
                               static_cast<unsigned long long>(fb_size) + 4, size));
   }
+  return fb_size;
+}
+
+}  // namespace
+
+Result<VmfbFileInfo> PeekVmfbInfo(const FileBytes& bytes) {
+  KILN_ASSIGN_OR_RETURN(uint32_t fb_size, CheckHeader(bytes.data, bytes.size));
+  // Only the root table and the three frozen fields are verified: the rest may
+  // follow a newer schema this runtime does not know.
+  size_t fb_end = static_cast<size_t>(fb_size) + 4;
+  uint32_t root;
+  std::memcpy(&root, bytes.data + 4, 4);
+  if (root % 4 != 0 || static_cast<uint64_t>(root) + 4 + 4 > fb_end) {
+    return Corrupt("the FlatBuffer root offset is out of range");
+  }
+  flatbuffers::Verifier verifier(bytes.data, fb_end, /*max_depth=*/8, /*max_tables=*/16);
+  const fb::Module* m = fb::GetSizePrefixedModule(bytes.data);
+  // Generated tables hide their flatbuffers::Table base; it is the same bytes.
+  const auto* t = reinterpret_cast<const flatbuffers::Table*>(m);
+  bool ok = t->VerifyTableStart(verifier) &&
+            t->VerifyField<fb::FormatVersion>(verifier, fb::Module::VT_VERSION, 2) &&
+            t->VerifyOffset(verifier, fb::Module::VT_PRODUCER) && verifier.VerifyString(m->producer()) &&
+            t->VerifyOffset(verifier, fb::Module::VT_TARGET) && verifier.VerifyTable(m->target());
+  if (!ok) return Corrupt("the header fields (version, producer, target) fail verification");
+  if (m->version() == nullptr) return Corrupt("no format version");
+  VmfbFileInfo info;
+  info.format_major = m->version()->major();
+  info.format_minor = m->version()->minor();
+  info.producer = Str(m->producer());
+  info.target = DecodeTarget(m->target());
+  info.file_bytes = bytes.size;
+  return info;
+}
+
+Result<VmfbFileInfo> PeekVmfbFileInfo(const std::string& path) {
+  Result<FileBytes> bytes = MapFile(path);
+  if (!bytes.ok()) return bytes.TakeStatus();
+  Result<VmfbFileInfo> info = PeekVmfbInfo(*bytes);
+  if (!info.ok()) {
+    Status s = info.TakeStatus();
+    s.Annotate("reading " + path);
+    return s;
+  }
+  return info;
+}
+
+Result<Program> DecodeVmfb(const FileBytes& bytes) {
+  const uint8_t* data = bytes.data;
+  size_t size = bytes.size;
+  KILN_ASSIGN_OR_RETURN(uint32_t fb_size, CheckHeader(data, size));
   // Verified with the size prefix included: the writer aligns the buffer as a
   // whole, so offsets are checked relative to the file's first byte.
   flatbuffers::Verifier verifier(data, static_cast<size_t>(fb_size) + 4, /*max_depth=*/64,

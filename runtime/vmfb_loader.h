@@ -41,6 +41,27 @@ struct LinkOptions {
   std::function<int32_t(const std::string&)> resolve_builtin;
 };
 
+// What a .vmfb says about itself, readable without decoding or linking its
+// code: the format version, the producer and the target. These three fields
+// keep their place in every format major, so a file this runtime refuses
+// (newer major) can still say what it is.
+struct VmfbFileInfo {
+  uint16_t format_major = 0;
+  uint16_t format_minor = 0;
+  std::string producer;  // "kiln 0.1.0"
+  ProgramTarget target;
+  uint64_t file_bytes = 0;
+  // Whether this runtime's format (kVmfbRuntimeFormatMajor) can load it.
+  bool loadable() const { return format_major == kVmfbRuntimeFormatMajor; }
+};
+
+// Reads the header fields of `bytes` after checking only what they need
+// (identifier, size prefix, the root table and those fields). kDataLoss for a
+// foreign or damaged header; never kIncompatible.
+Result<VmfbFileInfo> PeekVmfbInfo(const FileBytes& bytes);
+// Maps `path` and peeks at it; errors are prefixed with the path.
+Result<VmfbFileInfo> PeekVmfbFileInfo(const std::string& path);
+
 // DecodeVmfb + link. `bytes.owner` is kept alive by the result.
 Result<std::shared_ptr<const LinkedProgram>> LoadVmfb(FileBytes bytes, const LinkOptions& options = {});
 

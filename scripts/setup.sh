@@ -10,6 +10,7 @@ packages=(
   libdnnl-dev
   libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  clang-19 libclang-rt-19-dev  # libFuzzer harnesses (make fuzz)
   libdlpack-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev

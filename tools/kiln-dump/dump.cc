@@ -139,11 +139,34 @@ Result<std::string> DumpVmfbBytes(const FileBytes& bytes) {
   return DumpProgram(p);
 }
 
+namespace {
+
+std::string InfoText(const VmfbFileInfo& info) {
+  return StrFormat("format: %u.%u%s\nproducer: %s\ntarget: %s\nsize: %llu bytes\n", info.format_major,
+                   info.format_minor,
+                   info.loadable() ? "" : StrFormat(" (this runtime reads %u.x)", kVmfbRuntimeFormatMajor).c_str(),
+                   info.producer.c_str(), TargetText(info.target).c_str(),
+                   static_cast<unsigned long long>(info.file_bytes));
+}
+
+}  // namespace
+
+Result<std::string> DumpVmfbInfoFile(const std::string& path) {
+  KILN_ASSIGN_OR_RETURN(VmfbFileInfo info, PeekVmfbFileInfo(path));
+  return InfoText(info);
+}
+
 Result<std::string> DumpVmfbFile(const std::string& path) {
   KILN_ASSIGN_OR_RETURN(FileBytes bytes, MapFile(path));
   Result<std::string> text = DumpVmfbBytes(bytes);
   if (!text.ok()) {
     Status s = text.TakeStatus();
+    Result<VmfbFileInfo> info = PeekVmfbInfo(bytes);
+    if (info.ok()) {
+      std::string header = InfoText(*info);
+      header.pop_back();  // the message ends without a newline
+      return Status(s.code(), path + ": " + s.message() + "\nheader:\n" + header);
+    }
     s.Annotate(path);
     return s;
   }

@@ -15,8 +15,14 @@ namespace kiln {
 namespace tools {
 
 std::string DumpProgram(const Program& program);
+// The header alone (format, producer, target, size), from PeekVmfbInfo: works
+// for files this runtime cannot decode, e.g. a newer format major.
+Result<std::string> DumpVmfbInfoFile(const std::string& path);
 // Decodes `bytes` and dumps them.
 Result<std::string> DumpVmfbBytes(const FileBytes& bytes);
+// Dumps the file; when it cannot be decoded but its header can be read, the
+// error message carries the header text, so "newer format" files still say
+// which producer and target they are for.
 Result<std::string> DumpVmfbFile(const std::string& path);
 
 }  // namespace tools
