@@ -3,8 +3,20 @@ BUILD ?= build
 BUILD_RUNTIME ?= build-runtime-only
 JOBS ?= 2
 CMAKE_FLAGS ?=
+BUILD_ASAN ?= build-asan
+BUILD_TSAN ?= build-tsan
+BUILD_FUZZ ?= build-fuzz
+FUZZ_SECONDS ?= 60
+# The runtime-side tests run under ThreadSanitizer, built without the compiler
+# (TSAN_WITH_LLVM=ON adds it, for suites that compile their programs).
+TSAN_TARGETS ?= kiln_runtime_core_test kiln_vm_test kiln_c_api_test kiln_bad_input_test
+TSAN_WITH_LLVM ?= OFF
 
-.PHONY: all setup configure build demo test test-runtime-only clean
+empty :=
+space := $(empty) $(empty)
+tsan_regex := ^($(subst $(space),|,$(strip $(TSAN_TARGETS))))$$
+
+.PHONY: all setup configure build demo test test-runtime-only test-asan test-tsan fuzz clean
 
 all: build
 
@@ -31,5 +43,23 @@ test-runtime-only: setup
 	@cmake --build $(BUILD_RUNTIME) -j $(JOBS)
 	@ctest --test-dir $(BUILD_RUNTIME) --output-on-failure -j $(JOBS)
 
+# The whole test suite with AddressSanitizer + UndefinedBehaviorSanitizer (any
+# undefined behaviour fails the test).
+test-asan: setup
+	@cmake -S . -B $(BUILD_ASAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=address,undefined -DKILN_BUILD_BENCHMARKS=OFF > $(BUILD_ASAN).configure.log 2>&1 || (cat $(BUILD_ASAN).configure.log; exit 1)
+	@cmake --build $(BUILD_ASAN) -j $(JOBS)
+	@UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
+
+# The runtime-side tests (TSAN_TARGETS) with ThreadSanitizer.
+test-tsan: setup
+	@cmake -S . -B $(BUILD_TSAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=thread -DKILN_WITH_LLVM=$(TSAN_WITH_LLVM) -DKILN_BUILD_BENCHMARKS=OFF > $(BUILD_TSAN).configure.log 2>&1 || (cat $(BUILD_TSAN).configure.log; exit 1)
+	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TARGETS)
+	@TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD_TSAN) --output-on-failure -j $(JOBS) -R '$(tsan_regex)'
+
+# libFuzzer harnesses (clang-19), each run for FUZZ_SECONDS; seeds come from
+# the regular build when it exists (scripts/fuzz.sh).
+fuzz: setup
+	@BUILD=$(BUILD) BUILD_FUZZ=$(BUILD_FUZZ) JOBS=$(JOBS) FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh
+
 clean:
-	rm -rf $(BUILD) $(BUILD_RUNTIME) $(BUILD).configure.log $(BUILD_RUNTIME).configure.log
+	rm -rf $(BUILD) $(BUILD_RUNTIME) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ) $(BUILD).configure.log $(BUILD_RUNTIME).configure.log $(BUILD_ASAN).configure.log $(BUILD_TSAN).configure.log $(BUILD_FUZZ).configure.log

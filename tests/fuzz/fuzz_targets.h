@@ -1,0 +1,28 @@
+// The libFuzzer harnesses' bodies, as plain functions: the fuzzer binaries
+// (built with clang and -fsanitize=fuzzer, `make fuzz`) call them from
+// LLVMFuzzerTestOneInput, and kiln_fuzz_replay_test calls them on every
+// checked-in regression input and seed under ctest.
+//
+// Contract of each: any bytes in, returns 0, never crashes, never reads
+// outside [data, data + size), never leaks.
+#ifndef KILN_TESTS_FUZZ_FUZZ_TARGETS_H_
+#define KILN_TESTS_FUZZ_FUZZ_TARGETS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace kiln {
+namespace fuzz {
+
+// Peeks at the header, decodes and verifies the file; when it holds no native
+// library (machine code cannot be vetted), loads it as a vm::Module (bytecode
+// verifier, name resolution) and creates a call context.
+int FuzzVmfbLoader(const uint8_t* data, size_t size);
+
+// Parses the bytes as .relax text, infers struct info, prints the result.
+int FuzzRelaxParser(const uint8_t* data, size_t size);
+
+}  // namespace fuzz
+}  // namespace kiln
+
+#endif  // KILN_TESTS_FUZZ_FUZZ_TARGETS_H_
