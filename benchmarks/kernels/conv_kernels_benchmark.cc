@@ -6,6 +6,9 @@
 // with the driver (default schedule, host CPU) and called through vm::Module on
 // a thread pool of the given size, as a user's program would: the per-call
 // input packing and the VM's output allocation are inside the time.
+// kiln_const: the same module with w bound at compile time
+// (CompileOptions::params), so pack-constant-weights packs it into blocks of
+// 8 output channels (kernel_layout "OIHW8o") once, at compile time.
 // oneDNN, two ways, each a primitive created once and executed on a stream
 // with OpenMP limited to the same number of threads:
 //   dnnl_nchw: plain NCHW / OIHW / NCHW memory, the same contract as Kiln's;
@@ -88,10 +91,12 @@ std::string ConvModule(const Layer& l) {
          s + ", " + s + "], padding=[" + p + ", " + p + ", " + p + ", " + p + "])\n            R.output(y)\n        return y\n";
 }
 
-Result<std::shared_ptr<const vm::Module>> CompileKiln(const Layer& l, int threads) {
+// `weights`: bound as a constant (the module then takes x only).
+Result<std::shared_ptr<const vm::Module>> CompileKiln(const Layer& l, int threads, const Tensor* weights) {
   KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(ConvModule(l), "conv.relax"));
   driver::CompileOptions options;
   options.num_threads_hint = threads;
+  if (weights != nullptr) options.params.push_back({"w", *weights});
   KILN_ASSIGN_OR_RETURN(compiler::VmfbProgram program, driver::CompileModule(mod, options));
   KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compiler::SerializeVmfb(program));
   void* owned = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);
@@ -108,14 +113,16 @@ void SetRate(benchmark::State& state, const Layer& l) {
                                                 benchmark::Counter::kIs1000);
 }
 
-void BM_Kiln(benchmark::State& state, const Layer& l, int threads) {
-  Result<std::shared_ptr<const vm::Module>> mod = CompileKiln(l, threads);
+void BM_Kiln(benchmark::State& state, const Layer& l, int threads, bool constant_weights) {
+  Tensor w = Random(WShape(l), 2);
+  Result<std::shared_ptr<const vm::Module>> mod = CompileKiln(l, threads, constant_weights ? &w : nullptr);
   if (!mod.ok()) {
     state.SkipWithError(mod.status().ToString().c_str());
     return;
   }
   std::unique_ptr<vm::Context> ctx = (*mod)->CreateContext();
-  std::vector<Any> args = {Random(XShape(l), 1), Random(WShape(l), 2)};
+  std::vector<Any> args = {Random(XShape(l), 1)};
+  if (!constant_weights) args.push_back(w);
   Any ret;
   for (auto _ : state) {
     Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -229,8 +236,12 @@ int main(int argc, char** argv) {
   auto best_of = [](const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); };
   for (const Layer& l : Layers()) {
     for (int threads : {1, 2}) {
-      // The three of one case run back to back, so they see the same load.
-      benchmark::RegisterBenchmark(RunName("kiln", l, threads).c_str(), BM_Kiln, l, threads)
+      // The four of one case run back to back, so they see the same load.
+      benchmark::RegisterBenchmark(RunName("kiln", l, threads).c_str(), BM_Kiln, l, threads, false)
+          ->Unit(benchmark::kMicrosecond)
+          ->UseRealTime()
+          ->ComputeStatistics("max", best_of);
+      benchmark::RegisterBenchmark(RunName("kiln_const", l, threads).c_str(), BM_Kiln, l, threads, true)
           ->Unit(benchmark::kMicrosecond)
           ->UseRealTime()
           ->ComputeStatistics("max", best_of);
@@ -249,23 +260,28 @@ int main(int argc, char** argv) {
   TableReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   // GFLOP/s: median (best) of the repetitions; ratios of medians (of bests).
-  std::printf("\n%-16s %3s %14s %14s %14s %12s %12s\n", "layer", "thr", "kiln GF/s", "dnnl_nchw", "dnnl_any",
-              "kiln/nchw", "kiln/any");
+  // kiln: weights as arguments; const: weights bound and packed at compile time.
+  std::printf("\n%-16s %3s %14s %14s %14s %14s %12s %12s %12s\n", "layer", "thr", "kiln GF/s", "const GF/s",
+              "dnnl_nchw", "dnnl_any", "kiln/nchw", "kiln/any", "const/any");
   for (const Layer& l : Layers()) {
     for (int threads : {1, 2}) {
       const auto& md = reporter.median;
       const auto& bs = reporter.best;
       double k = TableReporter::Get(md, RunName("kiln", l, threads));
+      double kc = TableReporter::Get(md, RunName("kiln_const", l, threads));
       double dn = TableReporter::Get(md, RunName("dnnl_nchw", l, threads));
       double da = TableReporter::Get(md, RunName("dnnl_any", l, threads));
       double kb = TableReporter::Get(bs, RunName("kiln", l, threads));
+      double kcb = TableReporter::Get(bs, RunName("kiln_const", l, threads));
       double dnb = TableReporter::Get(bs, RunName("dnnl_nchw", l, threads));
       double dab = TableReporter::Get(bs, RunName("dnnl_any", l, threads));
-      if (k == 0 && dn == 0 && da == 0) continue;
+      if (k == 0 && kc == 0 && dn == 0 && da == 0) continue;
       auto ratio = [](double a, double b) { return b > 0 ? a / b : 0.0; };
-      std::printf("%-16s %3d %6.1f (%5.1f) %6.1f (%5.1f) %6.1f (%5.1f) %5.2f (%4.2f) %5.2f (%4.2f)\n", l.name.c_str(),
-                  threads, k / 1e9, kb / 1e9, dn / 1e9, dnb / 1e9, da / 1e9, dab / 1e9, ratio(k, dn), ratio(kb, dnb),
-                  ratio(k, da), ratio(kb, dab));
+      std::printf("%-16s %3d %6.1f (%5.1f) %6.1f (%5.1f) %6.1f (%5.1f) %6.1f (%5.1f) %5.2f (%4.2f) %5.2f (%4.2f) "
+                  "%5.2f (%4.2f)\n",
+                  l.name.c_str(), threads, k / 1e9, kb / 1e9, kc / 1e9, kcb / 1e9, dn / 1e9, dnb / 1e9, da / 1e9,
+                  dab / 1e9, ratio(k, dn), ratio(kb, dnb), ratio(k, da), ratio(kb, dab), ratio(kc, da),
+                  ratio(kcb, dab));
     }
   }
   benchmark::Shutdown();

@@ -24,6 +24,7 @@
 #include "compiler/transform/dead_code_elimination.h"
 #include "compiler/transform/decompose_ops.h"
 #include "compiler/transform/fold_constant.h"
+#include "compiler/transform/pack_constant_weights.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/writer/vmfb_writer.h"
 
@@ -105,6 +106,7 @@ const std::vector<std::string>& PassNames() {
       "flatten-calls",
       "bind-params",
       "decompose-ops",
+      "pack-constant-weights",
       "fold-constant",
       "canonicalize-bindings",
       "cse",
@@ -142,6 +144,7 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
     }));
   }
   KILN_RETURN_IF_ERROR(run.Run("decompose-ops", &mod, transform::DecomposeOpsForInference));
+  KILN_RETURN_IF_ERROR(run.Run("pack-constant-weights", &mod, transform::PackConstantWeights));
   KILN_RETURN_IF_ERROR(run.Run("fold-constant", &mod, transform::FoldConstant));
   KILN_RETURN_IF_ERROR(run.Run("canonicalize-bindings", &mod, transform::CanonicalizeBindings));
   KILN_RETURN_IF_ERROR(run.Run("cse", &mod, transform::EliminateCommonSubexpressions));

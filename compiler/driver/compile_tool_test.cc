@@ -117,7 +117,7 @@ TEST(CompileTool, NoOutputFile) {
 
 TEST(CompileTool, UnknownDumpPassListsThePasses) {
   const std::string want =
-      "kiln-compile: --dump-ir-after: unknown pass 'fold' (passes: parse, normalize, flatten-calls, bind-params, decompose-ops, fold-constant, "
+      "kiln-compile: --dump-ir-after: unknown pass 'fold' (passes: parse, normalize, flatten-calls, bind-params, decompose-ops, pack-constant-weights, fold-constant, "
       "canonicalize-bindings, cse, dce, legalize, annotate-op-pattern, fuse-ops, fuse-tir, remove-unused, "
       "lower-tir, all)\n";
   ToolRun text = RunTool({Mlp(), "--emit=relax", "--dump-ir-after=fold"});

@@ -14,6 +14,10 @@
 //   groups, data_layout="NCHW", kernel_layout="IOHW"): the gradient of conv2d;
 //   out size = (H - 1) * s - pad_total + d * (K - 1) + output_padding + 1.
 //   Only the NCHW / IOHW layouts are supported.
+// conv2d also takes kernel_layout "OIHW<b>o" (b >= 1): the weight is
+//   [O/b, I, KH, KW, b], weight[o/b, i, ky, kx, o%b] = OIHW weight[o, i, ky, kx]
+//   (output channels in blocks of b innermost; what pack-constant-weights
+//   makes for the conv schedule, whose tap then reads b contiguous weights).
 #include "compiler/relax/op_defs.h"
 
 #include "compiler/arith/simplify.h"
@@ -42,6 +46,7 @@ struct ConvAttrs {
   std::optional<DType> out_dtype;
   // Positions of N, C and spatial dims in data/out; O, I, spatial in kernel.
   int dn, dc, on, oc, ko, ki;
+  int64_t oblock = 0;  // b of kernel_layout "OIHW<b>o"; 0: no output-channel block
   std::vector<int> dsp, osp, ksp;
 };
 
@@ -58,6 +63,21 @@ Result<std::vector<int>> LayoutAxes(const AttrReader& r, const char* key, const 
   }
   if (!ok) return r.Error(std::string(key) + " \"" + layout + "\" is not supported (expected a permutation of " + letters + ")");
   return pos;
+}
+
+// b of a blocked kernel layout "OIHW<b>o"; 0 for a layout without a digit
+// (checked as a permutation later). Other layouts with digits fail.
+Result<int64_t> OutputBlock(const AttrReader& r, const std::string& layout) {
+  size_t digits = layout.find_first_of("0123456789");
+  if (digits == std::string::npos) return int64_t{0};
+  std::string count = layout.substr(digits, layout.size() - 1 - digits);
+  bool ok = layout.compare(0, digits, "OIHW") == 0 && layout.back() == 'o' && !count.empty() && count.size() <= 6 &&
+            count.find_first_not_of("0123456789") == std::string::npos;
+  int64_t b = ok ? std::stoll(count) : 0;
+  if (b <= 0) {
+    return r.Error("kernel_layout \"" + layout + "\" is not supported (a blocked layout is OIHW<b>o with b >= 1, e.g. OIHW8o)");
+  }
+  return b;
 }
 
 Result<ConvAttrs> ReadConvAttrs(const AttrReader& r, int nsp, bool transpose) {
@@ -104,7 +124,12 @@ Result<ConvAttrs> ReadConvAttrs(const AttrReader& r, int nsp, bool transpose) {
   }
   KILN_ASSIGN_OR_RETURN(std::vector<int> d, LayoutAxes(r, "data_layout", a.data_layout, "NC" + sp));
   KILN_ASSIGN_OR_RETURN(std::vector<int> o, LayoutAxes(r, "out_layout", a.out_layout, "NC" + sp));
-  KILN_ASSIGN_OR_RETURN(std::vector<int> k, LayoutAxes(r, "kernel_layout", a.kernel_layout, "OI" + sp));
+  std::string kl_axes = a.kernel_layout;
+  if (!transpose && nsp == 2) {
+    KILN_ASSIGN_OR_RETURN(a.oblock, OutputBlock(r, a.kernel_layout));
+    if (a.oblock > 0) kl_axes = "OIHW";
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int> k, LayoutAxes(r, "kernel_layout", kl_axes, "OI" + sp));
   a.dn = d[0];
   a.dc = d[1];
   a.dsp.assign(d.begin() + 2, d.end());
@@ -124,6 +149,14 @@ PrimExpr Simple(const PrimExpr& e) { return arith::Simplify(e); }
 Result<std::vector<PrimExpr>> ConvShape(const AttrReader& r, const ConvAttrs& a, const std::vector<PrimExpr>& ds,
                                         const std::vector<PrimExpr>& ks, bool transpose) {
   PrimExpr C = ds[a.dc], KI = ks[a.ki], KO = ks[a.ko];
+  if (a.oblock > 0) {
+    auto inner = ConstDim(ks[4]);
+    if (inner && *inner != a.oblock) {
+      return r.Error("kernel_layout \"" + a.kernel_layout + "\" needs a weight whose last dimension is " +
+                     std::to_string(a.oblock) + ", got " + ShapeString(ks));
+    }
+    KO = Simple(KO * PrimExpr(a.oblock));
+  }
   auto c = ConstDim(C), ki = ConstDim(KI), ko = ConstDim(KO);
   PrimExpr out_c;
   if (!transpose) {
@@ -186,7 +219,8 @@ Result<ir::StructInfo> InferConvImpl(const ir::CallExpr& call, int nsp, bool tra
   KILN_ASSIGN_OR_RETURN(ConvAttrs a, ReadConvAttrs(r, nsp, transpose));
   int rank = 2 + nsp;
   if (x->ndim >= 0 && x->ndim != rank) return r.Error("data must have rank " + std::to_string(rank) + ", got " + std::to_string(x->ndim));
-  if (w->ndim >= 0 && w->ndim != rank) return r.Error("weight must have rank " + std::to_string(rank) + ", got " + std::to_string(w->ndim));
+  int wrank = rank + (a.oblock > 0 ? 1 : 0);
+  if (w->ndim >= 0 && w->ndim != wrank) return r.Error("weight must have rank " + std::to_string(wrank) + ", got " + std::to_string(w->ndim));
   if (!a.out_dtype && x->has_dtype && w->has_dtype && x->dtype != w->dtype) {
     return r.Error("data and weight dtypes differ: " + DTypeToString(x->dtype) + " and " + DTypeToString(w->dtype));
   }
@@ -225,14 +259,15 @@ Result<ir::PrimFunc> LegalizeConvImpl(const ir::CallExpr& call, const std::strin
   te::Tensor out = b.Reduce(transpose ? "conv2d_transpose" : nsp == 1 ? "conv1d" : "conv2d", out_shape, odt,
                             te::ReduceKind::kSum, red, [&](const te::Indices& i, const te::Indices& k) {
     PrimExpr oc = i[a.oc];
-    te::Indices di(2 + nsp), wi(2 + nsp);
+    te::Indices di(2 + nsp), wi(2 + nsp + (a.oblock > 0 ? 1 : 0));
     di[a.dn] = i[a.on];
     PrimExpr cond;
     auto add_cond = [&](PrimExpr c) { cond = cond.defined() ? And(cond, c) : c; };
     if (!transpose) {
       PrimExpr opg = FloorDiv(O, PrimExpr(a.groups));  // output channels per group
       di[a.dc] = a.groups == 1 ? k[0] : FloorDiv(oc, opg) * KI + k[0];
-      wi[a.ko] = oc;
+      wi[a.ko] = a.oblock > 0 ? FloorDiv(oc, PrimExpr(a.oblock)) : oc;
+      if (a.oblock > 0) wi[4] = FloorMod(oc, PrimExpr(a.oblock));
       wi[a.ki] = k[0];
       for (int s = 0; s < nsp; ++s) {
         PrimExpr pos = i[a.osp[s]] * PrimExpr(a.strides[s]) + k[1 + s] * PrimExpr(a.dilation[s]) - PrimExpr(a.pad_lo[s]);

@@ -87,6 +87,7 @@ struct ConvNest {
   int64_t ch, h, w;                    // data channels and spatial size
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
   int64_t groups = 1, opg = 0;         // output channels per group
+  int64_t wblock = 0;                  // b of a packed weight [O/b, I, KH, KW, b]; 0: OIHW
 };
 
 // `e` equals stride * outer + dil * tap - pad for the loop variables `outer`
@@ -215,16 +216,28 @@ bool MatchConv(const Stmt& s, ConvNest* m) {
   const auto* x = mul->a.as<BufferLoadNode>();
   const auto* wt = mul->b.as<BufferLoadNode>();
   if (x == nullptr || wt == nullptr) return false;
+  // OIHW: W[o, c, ky, kx]; packed (kernel_layout "OIHW<b>o"): W[o / b, c, ky, kx, o % b].
   auto is_weight = [&](const BufferLoadNode* l) {
-    return l->indices.size() == 4 && IsVar(l->indices[0], L[1]->loop_var.get()) && ExactlyLoopVars(std::vector<PrimExpr>(l->indices.begin() + 1, l->indices.end()), L, 4);
+    const auto& idx = l->indices;
+    if (idx.size() != 4 && idx.size() != 5) return false;
+    if (!ExactlyLoopVars(std::vector<PrimExpr>(idx.begin() + 1, idx.begin() + 4), L, 4)) return false;
+    if (idx.size() == 4) return IsVar(idx[0], L[1]->loop_var.get());
+    const int64_t* b = ConstInt(l->buffer->shape[4]);
+    if (b == nullptr || *b <= 0) return false;
+    PrimExpr o(L[1]->loop_var);
+    return arith::CanProveEqual(idx[0], Div(o, I64(*b))) && arith::CanProveEqual(idx[4], Mod(o, I64(*b)));
   };
   if (!is_weight(wt)) std::swap(x, wt);
   if (!is_weight(wt)) return false;
   m->weight = wt->buffer;
   m->data = x->buffer;
-  if (!Float32Plain(m->weight, 4) || !Float32Plain(m->data, 4) || m->weight == m->out || m->data == m->out) return false;
-  if (Dim(m->weight, 0) != m->o || Dim(m->weight, 1) != m->ki || Dim(m->weight, 2) != m->kh ||
-      Dim(m->weight, 3) != m->kw) {
+  size_t wrank = wt->indices.size();
+  if (!Float32Plain(m->weight, wrank) || !Float32Plain(m->data, 4) || m->weight == m->out || m->data == m->out) {
+    return false;
+  }
+  m->wblock = wrank == 5 ? Dim(m->weight, 4) : 0;
+  int64_t o_dim = wrank == 5 ? Dim(m->weight, 0) * m->wblock : Dim(m->weight, 0);
+  if (o_dim != m->o || Dim(m->weight, 1) != m->ki || Dim(m->weight, 2) != m->kh || Dim(m->weight, 3) != m->kw) {
     return false;
   }
   m->ch = Dim(m->data, 1), m->h = Dim(m->data, 2), m->w = Dim(m->data, 3);
@@ -459,8 +472,20 @@ class ConvKernel {
       off = off + Div(xa, I64(cv_.sw));
     }
     PrimExpr chan = cv_.groups == 1 ? PrimExpr(c) : PrimExpr(grp_) * I64(cv_.ki) + PrimExpr(c);
+    // A packed weight whose blocks are the tile's rows (o0 a multiple of b):
+    // the tap's weights are W[ob, c, ky, kx, 0..rows), contiguous.
+    const int64_t b = cv_.wblock;
+    bool block_rows = b > 0 && rows == b && cv_.opg % b == 0;
+    Var ob = MakeVar("ob");
+    auto weight_at = [&](const PrimExpr& ii) -> PrimExpr {
+      std::vector<PrimExpr> cky = {PrimExpr(c), PrimExpr(ky), PrimExpr(kx)};
+      if (b == 0) return Load(cv_.weight, {PrimExpr(o0) + ii, cky[0], cky[1], cky[2]});
+      if (block_rows) return Load(cv_.weight, {PrimExpr(ob), cky[0], cky[1], cky[2], ii});
+      PrimExpr o = PrimExpr(o0) + ii;
+      return Load(cv_.weight, {Div(o, I64(b)), cky[0], cky[1], cky[2], Mod(o, I64(b))});
+    };
     Stmt update = Grid("", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
-      PrimExpr wv = Load(cv_.weight, {PrimExpr(o0) + PrimExpr(ii), PrimExpr(c), PrimExpr(ky), PrimExpr(kx)});
+      PrimExpr wv = weight_at(PrimExpr(ii));
       PrimExpr xv = Load(q_, {PrimExpr(nn_), chan, phase, PrimExpr(col0_) + off + PrimExpr(jj)});
       PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
       return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
@@ -469,6 +494,7 @@ class ConvKernel {
     Stmt taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, update);
     taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
     taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
+    if (block_rows) taps = std::make_shared<LetStmtNode>(ob, Div(PrimExpr(o0), I64(b)), taps);
     // The accumulators go to memory with static indices only (so they stay in
     // registers during the reduction); the write-back reads that copy.
     // In 16-float pieces: one vector load and store each (LLVM turned a

@@ -7,6 +7,8 @@
 // starting at 0 with static extents, whose body is
 //   if c == 0 and ky == 0 and kx == 0: C[n, o, y, x] = 0
 //   C[n, o, y, x] = C[n, o, y, x] + [if_then_else(inside,] X[n, ch, iy, ix] * W[o, c, ky, kx][, 0)]
+// or, for a weight packed in blocks of b output channels (kernel_layout
+// "OIHW<b>o"), W[o / b, c, ky, kx, o % b];
 // with iy = y * sh + ky * dh - pt, ix = x * sw + kx * dw - pl (proven affine),
 // ch = c (groups 1) or (o / (O / g)) * (C / g) + c (g groups), and `inside`
 // the conjunction of the bounds checks of iy and ix (checks that can never
@@ -56,6 +58,11 @@
 
 namespace kiln {
 namespace tir {
+
+// Output channels per block of a packed constant weight (kernel_layout
+// "OIHW8o", made by transform::PackConstantWeights): the micro-kernel's rows,
+// so one tap's weights are 32 contiguous bytes.
+constexpr int kConvWeightBlock = 8;
 
 // Multiply-adds below which the tile loop stays serial.
 constexpr int64_t kMinParallelConvWork = 256 * 1024;

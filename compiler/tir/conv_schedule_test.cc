@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "compiler/driver/compile.h"
+#include "compiler/params/param_file.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/writer/vmfb_writer.h"
@@ -32,6 +34,11 @@ struct ConvCase {
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   int64_t groups = 1;
   std::string epilogue = "none";  // none | bn_relu | bn_residual_relu
+  // input: w is an argument (OIHW); constant: w is bound at compile time
+  // (CompileOptions::params), so pack-constant-weights may pack it;
+  // packed: w is an argument already in kernel_layout "OIHW<block>o".
+  std::string weights = "input";
+  int64_t block = 8;
 
   int64_t Ho() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t Wo() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
@@ -40,7 +47,7 @@ struct ConvCase {
     std::snprintf(buf, sizeof(buf), "n%ld c%ld %ldx%ld o%ld k%ldx%ld s%ld,%ld d%ld,%ld p%ld,%ld,%ld,%ld g%ld %s",
                   long(n), long(c), long(h), long(w), long(o), long(kh), long(kw), long(sh), long(sw), long(dh),
                   long(dw), long(pt), long(pl), long(pb), long(pr), long(groups), epilogue.c_str());
-    return buf;
+    return std::string(buf) + " weights " + weights + (weights == "packed" ? std::to_string(block) : "");
   }
 };
 
@@ -56,14 +63,17 @@ std::string T(const std::vector<int64_t>& d) { return "R.Tensor(" + Dims(d) + ",
 // (O, 1, 1) as a batch norm in inference form broadcasts them.
 std::string ConvModule(const ConvCase& k) {
   std::vector<int64_t> out = {k.n, k.o, k.Ho(), k.Wo()};
+  std::vector<int64_t> w = {k.o, k.c / k.groups, k.kh, k.kw};
+  if (k.weights == "packed") w = {k.o / k.block, k.c / k.groups, k.kh, k.kw, k.block};
   std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T({k.n, k.c, k.h, k.w}) +
-                    ", w: " + T({k.o, k.c / k.groups, k.kh, k.kw}) + ", scale: " + T({k.o, 1, 1}) +
+                    ", w: " + T(w) + ", scale: " + T({k.o, 1, 1}) +
                     ", shift: " + T({k.o, 1, 1}) + ", r: " + T(out) + ") -> " + T(out) + ":\n";
   src += "        with R.dataflow():\n";
   src += "            c = R.nn.conv2d(x, w, strides=[" + std::to_string(k.sh) + ", " + std::to_string(k.sw) +
          "], padding=[" + std::to_string(k.pt) + ", " + std::to_string(k.pl) + ", " + std::to_string(k.pb) + ", " +
          std::to_string(k.pr) + "], dilation=[" + std::to_string(k.dh) + ", " + std::to_string(k.dw) +
-         "], groups=" + std::to_string(k.groups) + ")\n";
+         "], groups=" + std::to_string(k.groups) +
+         (k.weights == "packed" ? ", kernel_layout=\"OIHW" + std::to_string(k.block) + "o\"" : std::string()) + ")\n";
   if (k.epilogue == "none") {
     src += "            gv = c\n";
   } else {
@@ -96,12 +106,13 @@ Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& d
 
 Result<IRModule> Parse(const std::string& source) { return text::ParseModule(source, "conv_test.relax"); }
 
-std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
+std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads, const params::ParamList& params) {
   Result<IRModule> mod = Parse(source);
   EXPECT_TRUE(mod.ok()) << mod.status().ToString();
   if (!mod.ok()) return nullptr;
   driver::CompileOptions options;
   options.num_threads_hint = threads;
+  options.params = params;
   Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, options);
   EXPECT_TRUE(program.ok()) << program.status().ToString();
   if (!program.ok()) return nullptr;
@@ -120,23 +131,50 @@ std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads
 
 // Runs the compiled module on random inputs and checks every output element
 // against a double reference of conv2d + epilogue.
-PrimFunc LowerConv(const ConvCase& k, int threads);
+PrimFunc LowerConv(const ConvCase& k, int threads, const params::ParamList& params = {});
 int CountFma(const PrimFunc& f);
+
+// The weights of case `k` (OIHW) and what the module takes for them.
+std::vector<float> Weights(const ConvCase& k) { return Random(k.o * (k.c / k.groups) * k.kh * k.kw, 2); }
+
+Tensor WeightArg(const ConvCase& k, const std::vector<float>& w) {
+  int64_t cg = k.c / k.groups, taps = cg * k.kh * k.kw;
+  if (k.weights != "packed") return MakeTensor({k.o, cg, k.kh, k.kw}, w);
+  std::vector<float> p(w.size());  // [o / b, taps, o % b]
+  for (int64_t o = 0; o < k.o; ++o)
+    for (int64_t t = 0; t < taps; ++t) p[((o / k.block) * taps + t) * k.block + o % k.block] = w[o * taps + t];
+  return MakeTensor({k.o / k.block, cg, k.kh, k.kw, k.block}, p);
+}
+
+params::ParamList BoundWeights(const ConvCase& k) {
+  if (k.weights != "constant") return {};
+  return {{"w", WeightArg(k, Weights(k))}};
+}
+
+// The largest rank of the kernel's buffer arguments: 5 when it reads a
+// packed weight (every other argument has rank <= 4).
+size_t MaxParamRank(const PrimFunc& f) {
+  size_t rank = 0;
+  for (const auto& kv : f->buffer_map) rank = std::max(rank, kv.second->shape.size());
+  return rank;
+}
 
 void CheckConv(const ConvCase& k, int threads) {
   SCOPED_TRACE(k.Name() + " threads " + std::to_string(threads));
   // The convolution was rewritten (not left to the naive loop nest).
-  PrimFunc lowered = LowerConv(k, threads);
+  params::ParamList bound = BoundWeights(k);
+  PrimFunc lowered = LowerConv(k, threads, bound);
   ASSERT_NE(lowered, nullptr);
   EXPECT_GE(CountFma(lowered), 1);
-  auto mod = Compile(ConvModule(k), threads);
+  auto mod = Compile(ConvModule(k), threads, bound);
   ASSERT_NE(mod, nullptr);
   int64_t ho = k.Ho(), wo = k.Wo(), cg = k.c / k.groups, og = k.o / k.groups;
-  std::vector<float> x = Random(k.n * k.c * k.h * k.w, 1), w = Random(k.o * cg * k.kh * k.kw, 2),
+  std::vector<float> x = Random(k.n * k.c * k.h * k.w, 1), w = Weights(k),
                      scale = Random(k.o, 3), shift = Random(k.o, 4), r = Random(k.n * k.o * ho * wo, 5);
   std::vector<int64_t> out_shape = {k.n, k.o, ho, wo};
-  std::vector<Any> args = {MakeTensor({k.n, k.c, k.h, k.w}, x), MakeTensor({k.o, cg, k.kh, k.kw}, w),
+  std::vector<Any> args = {MakeTensor({k.n, k.c, k.h, k.w}, x), WeightArg(k, w),
                            MakeTensor({k.o, 1, 1}, scale), MakeTensor({k.o, 1, 1}, shift), MakeTensor(out_shape, r)};
+  if (k.weights == "constant") args.erase(args.begin() + 1);
   Any ret;
   std::unique_ptr<vm::Context> ctx = mod->CreateContext();
   Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -200,17 +238,20 @@ struct Census : StmtExprVisitor {
 };
 
 // The lowered PrimFunc holding the convolution.
-PrimFunc LowerConv(const ConvCase& k, int threads) {
+PrimFunc LowerConv(const ConvCase& k, int threads, const params::ParamList& params) {
   Result<IRModule> mod = Parse(ConvModule(k));
   EXPECT_TRUE(mod.ok()) << mod.status().ToString();
   if (!mod.ok()) return nullptr;
   driver::CompileOptions options;
   options.num_threads_hint = threads;
+  options.params = params;
   Result<IRModule> lowered = driver::LowerModule(*mod, options);
   EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
   if (!lowered.ok()) return nullptr;
   for (const ModuleEntry& e : lowered->entries) {
-    if (e.prim && e.name.find("conv2d") != std::string::npos) return e.prim;
+    if (e.prim && e.name.find("conv2d") != std::string::npos && e.name.find("pack_weight") == std::string::npos) {
+      return e.prim;
+    }
   }
   ADD_FAILURE() << "no conv2d PrimFunc";
   return nullptr;
@@ -351,6 +392,76 @@ TEST(ConvScheduleNumbersTest, ResNetLayerShapes) {
   b.sh = b.sw = 2;
   b.pt = b.pl = b.pb = b.pr = 3;
   CheckConv(b, 2);
+}
+
+// ------------------------------------------------------- packed weights
+
+TEST(ConvScheduleTest, ConstantWeightsArePackedAndReadInBlocks) {
+  ConvCase k{1, 16, 14, 14, 24, 3, 3};
+  k.pt = k.pl = k.pb = k.pr = 1;
+  k.epilogue = "bn_residual_relu";
+  k.weights = "constant";
+  PrimFunc f = LowerConv(k, 2, BoundWeights(k));
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(MaxParamRank(f), 5u);  // the kernel reads the packed (3, 16, 3, 3, 8) constant
+  EXPECT_EQ(CountFma(f), 1);  // 24 channels = 3 blocks: one 8-row kernel, no leftovers
+  // Not packable (12 channels): the plain weight, as before.
+  k.o = 12;
+  f = LowerConv(k, 2, BoundWeights(k));
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(MaxParamRank(f), 4u);
+}
+
+TEST(ConvScheduleNumbersTest, ConstantWeights) {
+  std::vector<ConvCase> cases;
+  ConvCase a{1, 16, 14, 14, 24, 3, 3};  // ResNet 3x3 with the fused epilogue
+  a.pt = a.pl = a.pb = a.pr = 1;
+  a.epilogue = "bn_residual_relu";
+  cases.push_back(a);
+  ConvCase b{1, 3, 31, 29, 16, 7, 7};  // the stem: stride 2, padding 3
+  b.sh = b.sw = 2;
+  b.pt = b.pl = b.pb = b.pr = 3;
+  cases.push_back(b);
+  ConvCase c{2, 8, 9, 10, 32, 3, 3};  // 2 groups of 16 output channels, batch 2, bn_relu
+  c.groups = 2;
+  c.pt = c.pl = 1;
+  c.epilogue = "bn_relu";
+  cases.push_back(c);
+  ConvCase d{1, 5, 9, 9, 12, 3, 3};  // not packable: stays OIHW with leftover rows
+  cases.push_back(d);
+  ConvCase e{1, 8, 7, 7, 8, 1, 1};  // 1x1, one block
+  cases.push_back(e);
+  for (ConvCase k : cases) {
+    k.weights = "constant";
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+}
+
+TEST(ConvScheduleNumbersTest, PackedWeightArguments) {
+  // kernel_layout "OIHW<b>o" weights passed at run time: blocks that are the
+  // tile's rows (8) and blocks that are not (4, 16: rows index across blocks).
+  ConvCase a{1, 6, 11, 13, 16, 3, 3};
+  a.pt = a.pl = a.pb = a.pr = 1;
+  a.weights = "packed";
+  for (int64_t block : {8, 4, 16}) {
+    a.block = block;
+    CheckConv(a, 1);
+    CheckConv(a, 2);
+  }
+  ConvCase b{1, 4, 10, 10, 12, 3, 3};  // 12 = 3 blocks of 4: 8-row tile plus leftover rows
+  b.weights = "packed";
+  b.block = 4;
+  b.epilogue = "bn_relu";
+  CheckConv(b, 1);
+}
+
+TEST(ConvScheduleNumbersTest, ResNetLayerWithConstantWeights) {
+  ConvCase a{1, 256, 14, 14, 256, 3, 3};
+  a.pt = a.pl = a.pb = a.pr = 1;
+  a.epilogue = "bn_residual_relu";
+  a.weights = "constant";
+  CheckConv(a, 2);
 }
 
 }  // namespace

@@ -154,12 +154,12 @@ void BatchNormInPlace(Vec* x, const Vec& g, const Vec& b, const Vec& m, const Ve
   }
 }
 
-TEST(ModelExamples, ResNetBlockMatchesReference) {
+// With `bind_weights`, the weights are bound at compile time (as --params
+// does): batch norm folds into per-channel constants and the convolution
+// weights are packed into blocks (pack-constant-weights); the call takes x.
+void CheckResNetBlock(bool bind_weights) {
   std::string src = ReadFile("examples/resnet_block.relax");
   ASSERT_FALSE(src.empty());
-  auto module = CompileAndLoad(src, "examples/resnet_block.relax");
-  ASSERT_TRUE(module.ok()) << module.status().ToString();
-  auto ctx = (*module)->CreateContext();
   Tensor x = RandomTensor({1, kC, kH, kW}, 1);
   std::vector<Tensor> in{x};
   for (int conv = 0; conv < 2; ++conv) {
@@ -171,7 +171,16 @@ TEST(ModelExamples, ResNetBlockMatchesReference) {
     for (int i = 0; i < kC; ++i) var.data<float>()[i] = 0.5f + 0.25f * var.data<float>()[i];
     in.push_back(var);
   }
+  driver::CompileOptions options;
+  const char* names[] = {"w1", "g1", "be1", "m1", "v1", "w2", "g2", "be2", "m2", "v2"};
+  if (bind_weights) {
+    for (int i = 0; i < 10; ++i) options.params.push_back({names[i], in[i + 1]});
+  }
+  auto module = CompileAndLoad(src, "examples/resnet_block.relax", options);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto ctx = (*module)->CreateContext();
   std::vector<Any> args(in.begin(), in.end());
+  if (bind_weights) args.resize(1);
   Any result;
   Status st = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &result);
   ASSERT_TRUE(st.ok()) << st.ToString();
@@ -190,6 +199,10 @@ TEST(ModelExamples, ResNetBlockMatchesReference) {
   }
   EXPECT_LT(worst, 1e-3f);
 }
+
+TEST(ModelExamples, ResNetBlockMatchesReference) { CheckResNetBlock(/*bind_weights=*/false); }
+
+TEST(ModelExamples, ResNetBlockWithBoundWeightsMatchesReference) { CheckResNetBlock(/*bind_weights=*/true); }
 
 }  // namespace
 }  // namespace e2e

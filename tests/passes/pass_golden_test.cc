@@ -24,12 +24,14 @@
 #include "compiler/transform/decompose_ops.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/transform/fold_constant.h"
+#include "compiler/transform/pack_constant_weights.h"
 
 namespace kiln {
 namespace {
 
 enum class Pipeline {
-  kLegalize, kLegalizeDnnl, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten, kDecompose
+  kLegalize, kLegalizeDnnl, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten, kDecompose,
+  kPackWeights
 };
 
 // The weights of the bind_params / fold_constant cases: w (4, 3), b (4,).
@@ -41,6 +43,17 @@ params::ParamList TestWeights() {
   for (int i = 0; i < 4; ++i) b.data<float>()[i] = 0.5f * static_cast<float>(i);
   list.push_back({"w", w});
   list.push_back({"b", b});
+  return list;
+}
+
+// The weights of the pack_constant_weights case: cw (16, 2, 3, 3), cw2 (12, 2, 3, 3).
+params::ParamList ConvWeights() {
+  params::ParamList list;
+  for (auto [name, o] : {std::pair<const char*, int64_t>{"cw", 16}, {"cw2", 12}}) {
+    Tensor w = Tensor::Empty(std::vector<int64_t>{o, 2, 3, 3}, DType::Float32()).value();
+    for (int64_t i = 0; i < w.NumElements(); ++i) w.data<float>()[i] = static_cast<float>(i);
+    list.push_back({name, w});
+  }
   return list;
 }
 
@@ -65,6 +78,10 @@ Result<ir::IRModule> RunPipeline(Pipeline p, const ir::IRModule& in) {
     case Pipeline::kCanonicalize: return transform::CanonicalizeBindings(mod);
     case Pipeline::kFlatten: return transform::FlattenNestedCalls(mod);
     case Pipeline::kDecompose: return transform::DecomposeOpsForInference(mod);
+    case Pipeline::kPackWeights: {
+      KILN_ASSIGN_OR_RETURN(mod, transform::BindParams(mod, ConvWeights()));
+      return transform::PackConstantWeights(mod);
+    }
     case Pipeline::kCse: return transform::EliminateCommonSubexpressions(mod);
     case Pipeline::kDce: return transform::EliminateDeadCode(mod);
     case Pipeline::kBindParams: return transform::BindParams(mod, TestWeights());
@@ -121,6 +138,7 @@ const GoldenCase kCases[] = {
     {"fold_constant", Pipeline::kFoldConstant},
     {"flatten_calls", Pipeline::kFlatten},
     {"decompose_ops", Pipeline::kDecompose},
+    {"pack_constant_weights", Pipeline::kPackWeights},
 };
 
 INSTANTIATE_TEST_SUITE_P(Passes, PassGoldenTest, ::testing::ValuesIn(kCases),

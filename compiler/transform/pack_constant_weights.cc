@@ -1,0 +1,183 @@
+#include "compiler/transform/pack_constant_weights.h"
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <unordered_map>
+
+#include "compiler/ir/op_pattern.h"
+#include "compiler/relax/struct_info_util.h"
+#include "compiler/relax/te_builder.h"
+#include "compiler/tir/conv_schedule.h"
+#include "compiler/transform/expr_mutator.h"
+
+namespace kiln {
+namespace transform {
+namespace {
+
+// The string attribute `name`, or `dflt` when absent.
+std::string StringAttr(const ir::AttrMap& attrs, const char* name, const std::string& dflt) {
+  auto it = attrs.find(name);
+  if (it == attrs.end() || it->second.kind == ir::AttrValue::Kind::kNone) return dflt;
+  return it->second.kind == ir::AttrValue::Kind::kString ? it->second.s : "?";
+}
+
+int64_t IntAttr(const ir::AttrMap& attrs, const char* name, int64_t dflt) {
+  auto it = attrs.find(name);
+  return it != attrs.end() && it->second.kind == ir::AttrValue::Kind::kInt ? it->second.i : dflt;
+}
+
+// The static float32 shape of `e`, or false.
+bool StaticF32(const ir::Expr& e, std::vector<int64_t>* shape) {
+  const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
+  if (!t || !t->has_shape || !t->has_dtype || t->dtype != DType::Float32()) return false;
+  shape->clear();
+  for (const auto& d : t->shape) {
+    auto c = relax::ConstDim(d);
+    if (!c) return false;
+    shape->push_back(*c);
+  }
+  return true;
+}
+
+// The PrimFunc W[O, I, KH, KW] -> P[O / b, I, KH, KW, b],
+// P[ob, i, ky, kx, l] = W[ob * b + l, i, ky, kx].
+Result<ir::PrimFunc> PackingKernel(const std::string& name, const std::vector<int64_t>& w, int64_t b) {
+  te::FuncBuilder fb(name);
+  auto dims = [](const std::vector<int64_t>& v) {
+    std::vector<ir::PrimExpr> out;
+    for (int64_t d : v) out.push_back(ir::PrimExpr(d));
+    return out;
+  };
+  te::Tensor in = fb.Input("W", dims(w), DType::Float32());
+  te::Tensor out = fb.Compute("W_packed", dims({w[0] / b, w[1], w[2], w[3], b}), DType::Float32(),
+                              [&](const te::Indices& i) {
+                                return in({i[0] * ir::PrimExpr(b) + i[4], i[1], i[2], i[3]});
+                              });
+  KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build({out}));
+  auto nf = std::make_shared<ir::PrimFuncNode>(*f);
+  nf->attrs[ir::kOpPatternAttr].kind = ir::AttrValue::Kind::kInt;
+  nf->attrs[ir::kOpPatternAttr].i = static_cast<int64_t>(ir::OpPattern::kInjective);
+  return ir::PrimFunc(nf);
+}
+
+class Packer : public ExprMutator {
+ public:
+  // Packing kernels are added to `mod` (one per weight shape).
+  explicit Packer(ir::IRModule* mod) : mod_(mod) {}
+  Status status;
+
+  ir::Function VisitFunction(const ir::Function& f) override {
+    names_.clear();
+    constants_.clear();
+    for (const auto& p : f->params) names_.insert(p->name);
+    return ExprMutator::VisitFunction(f);
+  }
+
+  void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override {
+    names_.insert(b.var->name);
+    std::vector<ir::Binding> mine;
+    ExprMutator::VisitBinding(b, in_dataflow, &mine);
+    for (auto& nb : mine) {
+      if (!nb.match_cast && ir::ExprAs<ir::ConstantExpr>(nb.value)) constants_.insert(nb.var.get());
+      const auto* call = ir::ExprAs<ir::CallExpr>(nb.value);
+      const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
+      if (op && op->name == "relax.nn.conv2d" && call->args.size() == 2 && !nb.match_cast) {
+        if (Pack(*call, nb, in_dataflow, out)) continue;
+      }
+      out->push_back(std::move(nb));
+    }
+  }
+
+ private:
+  bool IsConstant(const ir::Expr& e) const {
+    if (ir::ExprAs<ir::ConstantExpr>(e)) return true;
+    const auto* v = ir::ExprAs<ir::VarExpr>(e);
+    return v != nullptr && constants_.count(v) > 0;
+  }
+
+  bool Pack(const ir::CallExpr& call, const ir::Binding& b, bool dataflow, std::vector<ir::Binding>* out) {
+    const ir::Expr& w = call.args[1];
+    std::vector<int64_t> ws, xs;
+    if (!IsConstant(w) || !StaticF32(w, &ws) || ws.size() != 4 || !StaticF32(call.args[0], &xs)) return false;
+    if (StringAttr(call.attrs, "data_layout", "NCHW") != "NCHW" ||
+        StringAttr(call.attrs, "kernel_layout", "OIHW") != "OIHW" ||
+        StringAttr(call.attrs, "out_layout", "NCHW") != "NCHW") {
+      return false;
+    }
+    std::string out_dtype = StringAttr(call.attrs, "out_dtype", "");
+    if (!out_dtype.empty() && out_dtype != "void" && out_dtype != "float32") return false;
+    const int64_t block = tir::kConvWeightBlock;
+    int64_t groups = IntAttr(call.attrs, "groups", 1);
+    if (groups <= 0 || ws[0] % groups != 0 || (ws[0] / groups) % block != 0) return false;
+
+    auto emit = [&](ir::Expr value) {
+      ir::RVar v = ir::MakeRVar(Fresh(), nullptr, dataflow);
+      out->push_back(ir::Binding{v, std::move(value), nullptr, b.span});
+      return ir::Expr(v);
+    };
+    std::vector<int64_t> packed_shape = {ws[0] / block, ws[1], ws[2], ws[3], block};
+    std::string& kernel = kernels_[ws];
+    if (kernel.empty()) {
+      kernel = mod_->UniqueName("pack_weight_oihw" + std::to_string(block) + "o");
+      Result<ir::PrimFunc> f = PackingKernel(kernel, ws, block);
+      if (!f.ok()) {
+        status = f.status();
+        return false;
+      }
+      mod_->Add(kernel, *f);
+    }
+    ir::Expr callee = std::make_shared<ir::GlobalVarExpr>(kernel);
+    callee->struct_info = std::make_shared<ir::ObjectSInfo>();
+    auto args = std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{w});
+    args->struct_info = std::make_shared<ir::TupleSInfo>(std::vector<ir::StructInfo>{w->struct_info});
+    std::vector<ir::PrimExpr> pdims;
+    for (int64_t d : packed_shape) pdims.push_back(ir::PrimExpr(d));
+    ir::Expr packed = emit(ir::MakeOpCall("relax.call_tir", {callee, args}, {},
+                                          {ir::MakeTensorSInfo(pdims, DType::Float32())}));
+    ir::AttrMap attrs = call.attrs;
+    ir::AttrValue layout;
+    layout.kind = ir::AttrValue::Kind::kString;
+    layout.s = "OIHW" + std::to_string(block) + "o";
+    attrs["kernel_layout"] = layout;
+    ir::Expr conv = ir::MakeOpCall("relax.nn.conv2d", {call.args[0], packed}, attrs, call.sinfo_args);
+    out->push_back(ir::Binding{b.var, conv, nullptr, b.span});
+    return true;
+  }
+
+  std::string Fresh() {
+    for (int i = 0;; ++i) {
+      std::string n = i == 0 ? "packed" : "packed" + std::to_string(i);
+      if (names_.insert(n).second) return n;
+    }
+  }
+
+  ir::IRModule* mod_;
+  std::map<std::vector<int64_t>, std::string> kernels_;
+  std::set<std::string> names_;
+  std::set<const ir::VarExpr*> constants_;
+};
+
+}  // namespace
+
+Result<ir::IRModule> PackConstantWeights(const ir::IRModule& mod) {
+  ir::IRModule out = mod;
+  bool changed = false;
+  size_t count = out.entries.size();  // the packing kernels are appended
+  for (size_t i = 0; i < count; ++i) {
+    if (!out.entries[i].relax) continue;
+    ir::Function f = out.entries[i].relax;
+    Packer packer(&out);
+    ir::Function g = packer.VisitFunction(f);
+    KILN_RETURN_IF_ERROR(packer.status);
+    changed |= g != f;
+    out.entries[i].relax = g;
+  }
+  if (!changed) return out;
+  // The new bindings need struct info.
+  return relax::InferStructInfo(out);
+}
+
+}  // namespace transform
+}  // namespace kiln

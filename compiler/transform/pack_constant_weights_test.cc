@@ -1,0 +1,163 @@
+// pack-constant-weights: which conv2d calls it rewrites, the packed constant
+// fold-constant computes from it, and the conv2d errors of the blocked
+// kernel layout it introduces (one per message). The numbers of convolutions
+// with packed weights are checked in compiler/tir/conv_schedule_test.cc.
+#include "compiler/transform/pack_constant_weights.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/relax/infer_struct_info.h"
+#include "compiler/text/text.h"
+#include "compiler/transform/bind_params.h"
+#include "compiler/transform/dead_code_elimination.h"
+#include "compiler/transform/fold_constant.h"
+
+namespace kiln {
+namespace {
+
+std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
+
+// main(x, w) -> R.nn.conv2d(x, w<attrs>).
+std::string ConvModule(const std::string& x, const std::string& w, const std::string& attrs) {
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T(x) + ", w: " + T(w) +
+         "):\n        with R.dataflow():\n            gv = R.nn.conv2d(x, w" + attrs +
+         ")\n            R.output(gv)\n        return gv\n";
+}
+
+ir::IRModule Parse(const std::string& source) {
+  Result<ir::IRModule> m = text::ParseModule(source, "conv.relax");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (!m.ok()) return ir::IRModule();
+  Result<ir::IRModule> n = relax::InferStructInfo(*m);
+  EXPECT_TRUE(n.ok()) << n.status().message();
+  return n.ok() ? *n : ir::IRModule();
+}
+
+Tensor Counting(const std::vector<int64_t>& shape) {
+  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = static_cast<float>(i);
+  return t;
+}
+
+// The module with `w` bound to a counting tensor, then packed.
+ir::IRModule BindAndPack(const std::string& source, const std::vector<int64_t>& w_shape) {
+  Result<ir::IRModule> bound = transform::BindParams(Parse(source), {{"w", Counting(w_shape)}});
+  EXPECT_TRUE(bound.ok()) << bound.status().message();
+  if (!bound.ok()) return ir::IRModule();
+  Result<ir::IRModule> packed = transform::PackConstantWeights(*bound);
+  EXPECT_TRUE(packed.ok()) << packed.status().message();
+  return packed.ok() ? *packed : ir::IRModule();
+}
+
+std::string Print(const ir::IRModule& m) { return text::PrintModule(m); }
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(PackConstantWeights, ConstantWeightBecomesBlockedAndFolds) {
+  ir::IRModule packed = BindAndPack(ConvModule("1, 4, 6, 6", "16, 4, 3, 2", ", padding=1"), {16, 4, 3, 2});
+  std::string text = Print(packed);
+  EXPECT_TRUE(Contains(text, "R.call_tir(cls.pack_weight_oihw8o, (metadata[")) << text;
+  EXPECT_TRUE(Contains(text, "kernel_layout=\"OIHW8o\"")) << text;
+  EXPECT_TRUE(Contains(text, "R.Tensor((2, 4, 3, 2, 8), dtype=\"float32\")")) << text;
+  EXPECT_TRUE(Contains(text, "R.Tensor((1, 16, 6, 7), dtype=\"float32\")")) << text;  // the result type is kept
+
+  // fold-constant computes the packed weight: W'[ob, i, ky, kx, l] = W[ob * 8 + l, i, ky, kx].
+  Result<ir::IRModule> folded = transform::FoldConstant(packed);
+  ASSERT_TRUE(folded.ok()) << folded.status().message();
+  folded = transform::EliminateDeadCode(*folded);
+  ASSERT_TRUE(folded.ok());
+  const ir::ConstantExpr* weight = nullptr;
+  for (const auto& e : folded->entries) {
+    if (!e.relax) continue;
+    const auto* seq = ir::ExprAs<ir::SeqExprNode>(e.relax->body);
+    ASSERT_NE(seq, nullptr);
+    for (const auto& block : seq->blocks) {
+      for (const auto& b : block.bindings) {
+        const auto* call = ir::ExprAs<ir::CallExpr>(b.value);
+        if (call && call->args.size() == 2) weight = ir::ExprAs<ir::ConstantExpr>(call->args[1]);
+      }
+    }
+  }
+  ASSERT_NE(weight, nullptr) << Print(*folded);
+  ASSERT_EQ(weight->data.shape(), (std::vector<int64_t>{2, 4, 3, 2, 8}));
+  const float* p = weight->data.data<float>();
+  int bad = 0;
+  for (int64_t ob = 0; ob < 2; ++ob)
+    for (int64_t i = 0; i < 4; ++i)
+      for (int64_t t = 0; t < 6; ++t)
+        for (int64_t l = 0; l < 8; ++l) {
+          float want = static_cast<float>(((ob * 8 + l) * 4 + i) * 6 + t);
+          bad += p[((ob * 4 + i) * 6 + t) * 8 + l] != want;
+        }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(PackConstantWeights, GroupsWithWholeBlocksArePacked) {
+  ir::IRModule packed = BindAndPack(ConvModule("1, 8, 5, 5", "16, 4, 3, 3", ", groups=2"), {16, 4, 3, 3});
+  EXPECT_TRUE(Contains(Print(packed), "kernel_layout=\"OIHW8o\"")) << Print(packed);
+}
+
+TEST(PackConstantWeights, OtherConvolutionsAreLeftAlone) {
+  // A weight that is an input.
+  ir::IRModule input = Parse(ConvModule("1, 4, 6, 6", "16, 4, 3, 3", ""));
+  Result<ir::IRModule> same = transform::PackConstantWeights(input);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(same->entries[0].relax, input.entries[0].relax);
+  // Constant weights the kernel cannot read in blocks of 8 or layouts it does not handle.
+  struct Case {
+    std::string x, w, attrs;
+    std::vector<int64_t> shape;
+  };
+  const Case cases[] = {
+      {"1, 4, 6, 6", "12, 4, 3, 3", "", {12, 4, 3, 3}},                   // 12 channels: not whole blocks
+      {"1, 16, 6, 6", "16, 1, 3, 3", ", groups=16", {16, 1, 3, 3}},       // depthwise: 1 channel per group
+      {"1, 8, 6, 6", "16, 2, 3, 3", ", groups=4", {16, 2, 3, 3}},         // 4 channels per group
+      {"1, 6, 6, 4", "16, 4, 3, 3", ", data_layout=\"NHWC\"", {16, 4, 3, 3}},  // NHWC data
+      {"1, 4, 6, 6", "3, 3, 4, 16", ", kernel_layout=\"HWIO\"", {3, 3, 4, 16}},  // HWIO weight
+  };
+  for (const Case& c : cases) {
+    ir::IRModule packed = BindAndPack(ConvModule(c.x, c.w, c.attrs), c.shape);
+    std::string text = Print(packed);
+    EXPECT_FALSE(Contains(text, "call_tir")) << text;
+    EXPECT_FALSE(Contains(text, "8o")) << text;
+  }
+}
+
+// The message of normalizing a conv2d with a blocked kernel layout.
+std::string ConvError(const std::string& w, const std::string& layout) {
+  Result<ir::IRModule> m = text::ParseModule(
+      ConvModule("1, 4, 6, 6", w, ", kernel_layout=\"" + layout + "\""), "conv.relax");
+  if (!m.ok()) return m.status().message();
+  Result<ir::IRModule> n = relax::InferStructInfo(*m);
+  EXPECT_FALSE(n.ok()) << layout;
+  if (n.ok()) return "";
+  EXPECT_EQ(n.status().code(), StatusCode::kInvalidArgument);
+  return n.status().message();
+}
+
+TEST(PackConstantWeights, BlockedKernelLayoutErrors) {
+  EXPECT_EQ(ConvError("2, 4, 3, 3, 8", "OIHW0o"),
+            "conv.relax:6:18: R.nn.conv2d: kernel_layout \"OIHW0o\" is not supported (a blocked layout is OIHW<b>o "
+            "with b >= 1, e.g. OIHW8o)");
+  EXPECT_EQ(ConvError("2, 4, 3, 3, 8", "OIHW8i"),
+            "conv.relax:6:18: R.nn.conv2d: kernel_layout \"OIHW8i\" is not supported (a blocked layout is OIHW<b>o "
+            "with b >= 1, e.g. OIHW8o)");
+  EXPECT_EQ(ConvError("2, 3, 3, 4, 8", "OHWI8o"),
+            "conv.relax:6:18: R.nn.conv2d: kernel_layout \"OHWI8o\" is not supported (a blocked layout is OIHW<b>o "
+            "with b >= 1, e.g. OIHW8o)");
+  EXPECT_EQ(ConvError("16, 4, 3, 3", "OIHW8o"), "conv.relax:6:18: R.nn.conv2d: weight must have rank 5, got 4");
+  EXPECT_EQ(ConvError("2, 4, 3, 3, 4", "OIHW8o"),
+            "conv.relax:6:18: R.nn.conv2d: kernel_layout \"OIHW8o\" needs a weight whose last dimension is 8, got "
+            "(2, 4, 3, 3, 4)");
+}
+
+TEST(PackConstantWeights, BlockedKernelLayoutInfersTheOutput) {
+  ir::IRModule m = Parse(ConvModule("1, 4, 6, 6", "3, 4, 3, 3, 4", ", padding=1, kernel_layout=\"OIHW4o\""));
+  EXPECT_TRUE(Contains(Print(m), "R.Tensor((1, 12, 6, 6), dtype=\"float32\")")) << Print(m);
+}
+
+}  // namespace
+}  // namespace kiln
