@@ -37,6 +37,7 @@ class FunctionVerifier {
       auto need = [&](size_t k) { return n - pc >= k; };
       Instruction ins;
       ins.op = static_cast<Opcode>(op);
+      ins.word = static_cast<uint32_t>(start);
       int64_t target = -1;
       switch (ins.op) {
         case Opcode::kCall: {

@@ -37,6 +37,7 @@ struct Instruction {
   uint32_t arg_begin = 0;    // Call: first argument in DecodedFunction::args
   uint32_t num_args = 0;     // Call
   uint32_t target = 0;       // Goto/If: instruction index to jump to
+  uint32_t word = 0;         // offset of the opcode word in the function's code (as kiln-dump shows it)
 };
 
 struct DecodedFunction {
