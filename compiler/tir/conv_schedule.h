@@ -29,6 +29,9 @@
 //    row ii (unrolled)
 //    gets acc[ii, :] = fma(W[o0 + ii, c, ky, kx], Q[.., j0 + off : +NR], acc[ii, :])
 //    with the column loop vectorized: broadcast x vector FMAs in registers.
+//    With a packed weight whose block is the tile's rows (b = MR, O/g a
+//    multiple of b), the tap's MR weights are W[o0 / b, c, ky, kx, ii], one
+//    contiguous run; other packed weights are read at [o / b, .., o % b].
 //    Leftover channels of a group run a one-row kernel. Tiles form one loop,
 //    parallel when num_threads_hint >= 2 and the work is large enough.
 // 3. The tile's columns are written back row segment by row segment
