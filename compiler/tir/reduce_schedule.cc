@@ -455,11 +455,18 @@ std::optional<Reduction> MatchReduction(const ForNode* f) {
   return r;
 }
 
-PrimExpr Combine(Op op, PrimExpr a, PrimExpr b) {
+// `plain_max`: a > b ? a : b, which drops a NaN on one side (one vmaxps)
+// where T.max propagates it (compare, compare-unordered, blend); see
+// SoftmaxMaxLoops for where that is exact in effect.
+PrimExpr Combine(Op op, PrimExpr a, PrimExpr b, bool plain_max = false) {
   switch (op) {
     case Op::kAdd:
       return MakeBinary(TirKind::kAdd, std::move(a), std::move(b));
     case Op::kMax:
+      if (plain_max) {
+        PrimExpr gt = MakeBinary(TirKind::kGT, a, b);
+        return PrimExpr(std::make_shared<const SelectNode>(std::move(gt), std::move(a), std::move(b)));
+      }
       return MakeBinary(TirKind::kMax, std::move(a), std::move(b));
     case Op::kMin:
       return MakeBinary(TirKind::kMin, std::move(a), std::move(b));
@@ -473,7 +480,7 @@ PrimExpr Identity(Op op, DType t) {
   return FloatImm(t, op == Op::kMax ? -inf : inf);
 }
 
-Stmt Vectorized(const Reduction& r) {
+Stmt Vectorized(const Reduction& r, bool plain_max = false) {
   const ForNode* f = r.loop;
   std::optional<int64_t> ext = StaticInt(f->extent);
   if (ext && *ext < 16) return nullptr;
@@ -503,23 +510,23 @@ Stmt Vectorized(const Reduction& r) {
   Var l1 = lane_var("_l");
   PrimExpr kval = offset(as_expr(ko) * v + as_expr(l1));
   PrimExpr fv = Substitute(r.value, VarMap{{k, kval}});
-  Stmt step = Store(acc, Combine(r.op, Load(acc, {as_expr(l1)}), fv), {as_expr(l1)});
+  Stmt step = Store(acc, Combine(r.op, Load(acc, {as_expr(l1)}), fv, plain_max), {as_expr(l1)});
   in_acc.push_back(MakeFor(ko, IntImm(it, 0), nb, ForKind::kSerial, MakeFor(l1, IntImm(it, 0), v, ForKind::kVectorized, step)));
   // Tree: lanes [0, h) += lanes [h, 2h), down to one lane.
   for (int64_t h = lanes / 2; h >= 1; h /= 2) {
     Var l = lane_var("_h");
     PrimExpr le = as_expr(l);
-    Stmt s = Store(acc, Combine(r.op, Load(acc, {le}), Load(acc, {le + IntImm(it, h)})), {le});
-    in_acc.push_back(MakeFor(l, IntImm(it, 0), IntImm(it, h), h >= 4 ? ForKind::kVectorized : ForKind::kUnrolled, s));
+    Stmt s = Store(acc, Combine(r.op, Load(acc, {le}), Load(acc, {le + IntImm(it, h)}), plain_max), {le});
+    in_acc.push_back(MakeFor(l, IntImm(it, 0), IntImm(it, h), h >= 16 ? ForKind::kVectorized : ForKind::kUnrolled, s));
   }
-  in_acc.push_back(Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), Load(acc, {IntImm(it, 0)})), r.idx));
+  in_acc.push_back(Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), Load(acc, {IntImm(it, 0)}), plain_max), r.idx));
   body.push_back(std::make_shared<AllocateNode>(acc, Seq(in_acc)));
   if (!ext || *ext % lanes != 0) {
     Var kt = lane_var("_t");
     PrimExpr kv = offset(tail_start + as_expr(kt));
     PrimExpr tv = Substitute(r.value, VarMap{{k, kv}});
     body.push_back(MakeFor(kt, IntImm(it, 0), tail_len, ForKind::kSerial,
-                           Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), tv), r.idx)));
+                           Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), tv, plain_max), r.idx)));
   }
   return Seq(body);
 }
@@ -527,7 +534,7 @@ Stmt Vectorized(const Reduction& r) {
 // A long reduction outside any parallel loop: P = `threads` partial results,
 // each a vectorized reduction over one chunk of k (chunks are multiples of 64
 // elements), computed in a parallel loop, then combined in order into X.
-Stmt SplitAcrossThreads(const Reduction& r, int64_t threads) {
+Stmt SplitAcrossThreads(const Reduction& r, int64_t threads, bool plain_max) {
   const ForNode* f = r.loop;
   DType it = f->loop_var->dtype;
   DType t = r.buffer->dtype;
@@ -551,14 +558,14 @@ Stmt SplitAcrossThreads(const Reduction& r, int64_t threads) {
   PrimExpr value = Substitute(r.value, VarMap{{f->loop_var.get(), k_at}});
   std::vector<PrimExpr> pi = {as_expr(p)};
   auto chunk_loop = std::make_shared<ForNode>(kk, IntImm(it, 0), len, ForKind::kSerial,
-                                              Store(part, Combine(r.op, Load(part, pi), value), pi));
+                                              Store(part, Combine(r.op, Load(part, pi), value, plain_max), pi));
   Reduction inner{chunk_loop.get(), part, pi, PrimExpr(), r.op, value};
-  Stmt reduce = Vectorized(inner);
+  Stmt reduce = Vectorized(inner, plain_max);
   if (!reduce) reduce = chunk_loop;
   Stmt per_thread = Seq({Store(part, Identity(r.op, t), pi), reduce});
   Var q = MakeVar(f->loop_var->name + "_q", it);
   Stmt combine = MakeFor(q, IntImm(it, 0), IntImm(it, threads), ForKind::kSerial,
-                         Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), Load(part, {as_expr(q)})), r.idx));
+                         Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), Load(part, {as_expr(q)}), plain_max), r.idx));
   std::vector<Stmt> body;
   if (r.init.defined()) body.push_back(Store(r.buffer, r.init, r.idx));
   body.push_back(std::make_shared<AllocateNode>(
@@ -566,11 +573,124 @@ Stmt SplitAcrossThreads(const Reduction& r, int64_t threads) {
   return Seq(body);
 }
 
+// ------------------------------------------------ softmax's plain max
+//
+// Softmax's row statistic m = max_k x[k] is read only as exp(x[j] - m), whose
+// values are summed over the whole row (s) and then only used as e[j] / s.
+// With T.max's NaN propagation, a row holding a NaN gives m = NaN, every e[j]
+// NaN, s NaN and every output NaN. With the plain a > b ? a : b instead, m is
+// some value, but e at the NaN's position is exp(NaN - m) = NaN, so s, which
+// sums every e[k], is NaN again, and every output e[j] / s is NaN: the same
+// rows of NaN. A row without NaN gets the same m bit for bit (the plain max
+// is T.max's select without its NaN test; +-inf and signed zeros compare the
+// same), so every output is identical. m, e and s are row-local buffers, so
+// nothing else observes the difference. The plain max is one vmaxps per step
+// and lets LLVM keep the lane tree in registers.
+
+// The load x[..., k] (last index exactly `k`) that `e` is, or null.
+const BufferLoadNode* RowLoad(const PrimExpr& e, const VarNode* k) {
+  const auto* l = e.as<BufferLoadNode>();
+  if (l == nullptr || l->indices.empty() || !IsVar(l->indices.back(), k)) return nullptr;
+  for (size_t d = 0; d + 1 < l->indices.size(); ++d) {
+    if (UsesVar(l->indices[d], k)) return nullptr;
+  }
+  return l;
+}
+
+bool SameRow(const BufferLoadNode* a, const BufferLoadNode* b) {
+  if (a->buffer->data.get() != b->buffer->data.get() || a->indices.size() != b->indices.size()) return false;
+  for (size_t d = 0; d + 1 < a->indices.size(); ++d) {
+    if (!arith::CanProveEqual(a->indices[d], b->indices[d])) return false;
+  }
+  return true;
+}
+
+bool SameRange(const ForNode* a, const ForNode* b) {
+  return arith::CanProveEqual(a->min, b->min) && arith::CanProveEqual(a->extent, b->extent);
+}
+
+// The max loops of `seq` (a row body) that compute softmax's m as described
+// above, with m, e and s in `local` (allocated inside the row).
+std::unordered_set<const ForNode*> SoftmaxMaxLoops(const std::vector<Stmt>& seq,
+                                                   const std::unordered_set<const VarNode*>& local) {
+  std::unordered_set<const ForNode*> out;
+  for (size_t m = 0; m < seq.size(); ++m) {
+    const auto* fm = As<ForNode>(seq[m]);
+    std::optional<Reduction> rm = fm ? MatchReduction(fm) : std::nullopt;
+    if (!rm || rm->op != Op::kMax || rm->buffer->dtype.code != kDLFloat) continue;
+    const VarNode* mdata = rm->buffer->data.get();
+    const BufferLoadNode* xm = RowLoad(rm->value, fm->loop_var.get());
+    if (xm == nullptr || !local.count(mdata)) continue;
+    const VarNode* edata = nullptr;
+    const VarNode* sdata = nullptr;
+    std::vector<PrimExpr> sidx;
+    std::unordered_set<size_t> parts = {m};
+    // e[j] = exp(x[..., j] - m), over the max loop's range.
+    for (size_t j = m + 1; j < seq.size() && edata == nullptr; ++j) {
+      const auto* fe = As<ForNode>(seq[j]);
+      const auto* st = fe ? As<BufferStoreNode>(fe->body) : nullptr;
+      if (st == nullptr || !SameRange(fe, fm) || st->indices.size() != 1 || !IsVar(st->indices[0], fe->loop_var.get())) continue;
+      const auto* call = st->value.as<CallNode>();
+      if (call == nullptr || call->op != "exp" || call->args.size() != 1) continue;
+      const auto* sub = call->args[0].as<SubNode>();
+      const BufferLoadNode* xe = sub ? RowLoad(sub->a, fe->loop_var.get()) : nullptr;
+      if (xe == nullptr || !SameRow(xe, xm) || !IsLoadOf(sub->b, rm->buffer, rm->idx)) continue;
+      if (!local.count(st->buffer->data.get())) continue;
+      edata = st->buffer->data.get();
+      parts.insert(j);
+    }
+    // s = sum_k e[k], over the same range.
+    for (size_t j = m + 1; j < seq.size() && edata != nullptr && sdata == nullptr; ++j) {
+      const auto* fs = As<ForNode>(seq[j]);
+      std::optional<Reduction> rs = fs ? MatchReduction(fs) : std::nullopt;
+      if (!rs || rs->op != Op::kAdd || !SameRange(fs, fm) || !local.count(rs->buffer->data.get())) continue;
+      const auto* le = rs->value.as<BufferLoadNode>();
+      if (le == nullptr || le->buffer->data.get() != edata || le->indices.size() != 1 || !IsVar(le->indices[0], fs->loop_var.get())) continue;
+      sdata = rs->buffer->data.get();
+      sidx = rs->idx;
+      parts.insert(j);
+    }
+    if (sdata == nullptr) continue;
+    // Every other statement touching m, e or s is an output loop y[...] = e[j] / s,
+    // and nothing stores to x.
+    bool ok = true;
+    for (size_t j = 0; j < seq.size() && ok; ++j) {
+      Accesses a;
+      a.VisitStmt(seq[j]);
+      auto xs = a.by_buffer.find(xm->buffer->data.get());
+      if (xs != a.by_buffer.end() && xs->second.stored) ok = false;
+      if (parts.count(j)) continue;
+      bool touches = a.by_buffer.count(mdata) || a.by_buffer.count(edata) || a.by_buffer.count(sdata);
+      if (!touches) continue;
+      const auto* fo = As<ForNode>(seq[j]);
+      const auto* st = fo ? As<BufferStoreNode>(fo->body) : nullptr;
+      const auto* div = st ? st->value.as<DivNode>() : nullptr;
+      const auto* le = div ? div->a.as<BufferLoadNode>() : nullptr;
+      const auto* ls = div ? div->b.as<BufferLoadNode>() : nullptr;
+      ok = le != nullptr && ls != nullptr && le->buffer->data.get() == edata && ls->buffer->data.get() == sdata &&
+           SameIndices(ls->indices, sidx) && !local.count(st->buffer->data.get());
+    }
+    if (ok) out.insert(fm);
+  }
+  return out;
+}
+
 class ReductionVectorizer : public StmtExprMutator {
  public:
   explicit ReductionVectorizer(int threads) : threads_(threads) {}
 
   Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* a = As<AllocateNode>(s)) {
+      const VarNode* data = a->buffer->data.get();
+      bool added = local_.insert(data).second;
+      Stmt out = StmtExprMutator::MutateStmt(s);
+      if (added) local_.erase(data);
+      return out;
+    }
+    if (const auto* seq = As<SeqStmtNode>(s)) {
+      for (const ForNode* f : SoftmaxMaxLoops(seq->seq, local_)) plain_max_.insert(f);
+      return StmtExprMutator::MutateStmt(s);
+    }
     const auto* f = As<ForNode>(s);
     if (f == nullptr) return StmtExprMutator::MutateStmt(s);
     if (f->for_kind == ForKind::kParallel) {
@@ -581,10 +701,11 @@ class ReductionVectorizer : public StmtExprMutator {
     }
     if (std::optional<Reduction> r = MatchReduction(f)) {
       std::optional<int64_t> ext = StaticInt(f->extent);
+      bool plain = plain_max_.count(f) > 0;
       if (threads_ >= 2 && in_parallel_ == 0 && (!ext || *ext >= kMinSplitReduction)) {
-        return SplitAcrossThreads(*r, threads_);
+        return SplitAcrossThreads(*r, threads_, plain);
       }
-      if (Stmt v = Vectorized(*r)) return v;
+      if (Stmt v = Vectorized(*r, plain)) return v;
     }
     return StmtExprMutator::MutateStmt(s);
   }
@@ -592,6 +713,8 @@ class ReductionVectorizer : public StmtExprMutator {
  private:
   int threads_;
   int in_parallel_ = 0;
+  std::unordered_set<const VarNode*> local_;       // buffers allocated around the statement
+  std::unordered_set<const ForNode*> plain_max_;  // softmax max loops (see SoftmaxMaxLoops)
 };
 
 // ---------------------------------------------------------------- 4. reciprocals

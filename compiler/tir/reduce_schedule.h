@@ -37,8 +37,15 @@
 //    a vectorized inner loop acc[l] = acc[l] OP f(block * V + l), a tree
 //    reduction of the V lanes into X, and a scalar loop over the k % V tail.
 //    V is 64 (four AVX-512 registers) for long or symbolic rows, less for
-//    short ones; loops of static extent < 16 stay as they are. Float sums are
-//    reassociated (results differ from the serial order by rounding only).
+//    short ones; loops of static extent < 16 stay as they are. The lane tree
+//    halves with vector steps down to 16 lanes, then with unrolled scalar
+//    steps. Float sums are reassociated (results differ from the serial order
+//    by rounding only). In softmax's row (a max m of x read only as
+//    exp(x[j] - m) into e, e summed over the whole row into s, outputs only
+//    e[j] / s; m, e, s row-local) the max is the plain a > b ? a : b (one
+//    vmaxps) instead of T.max's NaN-propagating compare + blend: rows without
+//    NaN get the same bits, rows with a NaN are all NaN either way because s
+//    is (proof at SoftmaxMaxLoops in the .cc). Elsewhere T.max stays.
 //    Long rows: with num_threads_hint >= 2, in a kernel with no parallel
 //    loop after steps 1 and 2, a matched reduction that has a symbolic extent or one of at least
 //    kMinSplitReduction is split across threads instead: a parallel loop over

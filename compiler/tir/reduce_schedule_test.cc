@@ -492,6 +492,135 @@ TEST(ReduceScheduleTest, RowReductionsMatchReference) {
   }
 }
 
+// ---------------------------------------------------------------- softmax's plain max
+
+// Select nodes (the plain max) and Max nodes (T.max) in a function.
+struct MaxCensus : StmtExprVisitor {
+  int selects = 0, maxes = 0;
+  void VisitExpr(const PrimExpr& e) override {
+    selects += e->kind() == TirKind::kSelect;
+    maxes += e->kind() == TirKind::kMax;
+    StmtExprVisitor::VisitExpr(e);
+  }
+};
+
+MaxCensus LoweredMaxes(Op op, const std::vector<int64_t>& shape, const std::string& sym) {
+  Result<IRModule> mod = text::ParseModule(Module(op, shape, sym), "max.relax");
+  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+  driver::CompileOptions options;
+  options.num_threads_hint = 2;
+  Result<IRModule> lowered = driver::LowerModule(*mod, options);
+  EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
+  MaxCensus c;
+  for (const auto& e : lowered->entries) {
+    if (e.prim) c.VisitStmt(e.prim->body);
+  }
+  return c;
+}
+
+TEST(ReduceScheduleTest, SoftmaxRowMaxIsPlainButMaxReductionsKeepNaN) {
+  MaxCensus sm = LoweredMaxes(Op::kSoftmax, {512, 128}, "");
+  EXPECT_GT(sm.selects, 0);
+  EXPECT_EQ(sm.maxes, 0);  // lane steps, tree and tail all plain
+  MaxCensus sym = LoweredMaxes(Op::kSoftmax, {1, 100}, "n");
+  EXPECT_GT(sym.selects, 0);
+  EXPECT_EQ(sym.maxes, 0);
+  // R.max's result is observable: its NaN propagation stays.
+  MaxCensus mx = LoweredMaxes(Op::kMax, {9, 300}, "");
+  EXPECT_EQ(mx.selects, 0);
+  EXPECT_GT(mx.maxes, 0);
+}
+
+// What the unscheduled softmax computes, in double: T.max propagates NaN, so
+// a row with a NaN, with +inf, or of only -inf is all NaN.
+std::vector<double> SoftmaxReference(const std::vector<float>& x, int64_t rows, int64_t cols) {
+  std::vector<double> out;
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = x.data() + r * cols;
+    double mx = -INFINITY;
+    for (int64_t c = 0; c < cols; ++c) mx = (std::isnan(mx) || std::isnan(row[c])) ? NAN : std::max(mx, double(row[c]));
+    double sum = 0;
+    for (int64_t c = 0; c < cols; ++c) sum += std::exp(double(row[c]) - mx);
+    for (int64_t c = 0; c < cols; ++c) out.push_back(std::exp(double(row[c]) - mx) / sum);
+  }
+  return out;
+}
+
+// Softmax over rows holding NaN, +-inf (at the first, a middle and the last,
+// tail, position) against the NaN-propagating reference.
+void CheckSpecialRows(const std::vector<int64_t>& compiled_shape, const std::string& sym, int64_t run_rows,
+                      int threads) {
+  SCOPED_TRACE(Module(Op::kSoftmax, compiled_shape, sym) + " rows=" + std::to_string(run_rows) +
+               " threads=" + std::to_string(threads));
+  auto mod = Compile(Module(Op::kSoftmax, compiled_shape, sym), threads);
+  ASSERT_NE(mod, nullptr);
+  std::vector<int64_t> shape = compiled_shape;
+  if (!sym.empty()) shape[0] = run_rows;
+  int64_t rows = shape[0], cols = shape[1];
+  ASSERT_GE(rows, 10);
+  std::vector<float> x = Random(rows * cols, 11, 3.0f);
+  auto at = [&](int64_t r, int64_t c) -> float& { return x[static_cast<size_t>(r * cols + c)]; };
+  const float inf = INFINITY, nan = NAN;
+  at(1, cols / 2) = nan;                          // NaN inside
+  at(2, 0) = nan;                                 // NaN first
+  at(3, cols - 1) = nan;                          // NaN last (in the tail when cols % 16)
+  at(4, cols / 3) = inf;                          // +inf: exp(inf - inf) is NaN
+  at(5, 1) = -inf;                                // -inf: a zero, the rest normal
+  at(5, cols - 1) = -inf;
+  for (int64_t c = 0; c < cols; ++c) at(6, c) = -inf;  // only -inf: -inf - -inf is NaN
+  at(7, 0) = inf;
+  at(7, cols - 1) = nan;                          // +inf and NaN
+  at(8, cols / 2) = -inf;
+  at(8, cols / 2 + 1) = nan;                      // -inf then NaN
+  std::vector<Any> args = {MakeTensor(shape, x), MakeTensor({cols}, std::vector<float>(cols, 1.0f)),
+                           MakeTensor({cols}, std::vector<float>(cols, 0.0f))};
+  std::unique_ptr<vm::Context> ctx = mod->CreateContext();
+  Any ret;
+  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  Result<Tensor> t = ret.AsTensor();
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::vector<double> want = SoftmaxReference(x, rows, cols);
+  const float* got = t->data<float>();
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(want[i])) {
+      ASSERT_TRUE(std::isnan(got[i])) << "element " << i << " (row " << i / cols << "): got " << got[i];
+    } else {
+      ASSERT_NEAR(got[i], want[i], 2e-5 * std::max(1.0, std::fabs(want[i]))) << "element " << i;
+    }
+  }
+}
+
+TEST(ReduceScheduleTest, SoftmaxWithNaNAndInfRowsMatchesTheNaNPropagatingReference) {
+  for (int threads : {1, 2}) {
+    CheckSpecialRows({16, 128}, "", 0, threads);
+    CheckSpecialRows({12, 33}, "", 0, threads);   // tail of 1 after 32 lanes
+    CheckSpecialRows({10, 1000}, "", 0, threads);
+    CheckSpecialRows({1, 100}, "n", 11, threads);  // symbolic rows
+    CheckSpecialRows({10, 12}, "", 0, threads);   // too short to vectorize: T.max kept
+  }
+}
+
+TEST(ReduceScheduleTest, MaxReductionStillPropagatesNaN) {
+  for (int threads : {1, 2}) {
+    auto mod = Compile(Module(Op::kMax, {3, 300}, ""), threads);
+    ASSERT_NE(mod, nullptr);
+    std::vector<float> x = Random(3 * 300, 12, 3.0f);
+    x[5] = NAN;          // row 0, in the vector part
+    x[300 + 299] = NAN;  // row 1, in the tail
+    std::vector<Any> args = {MakeTensor({3, 300}, x), MakeTensor({300}, std::vector<float>(300, 1.0f)),
+                             MakeTensor({300}, std::vector<float>(300, 0.0f))};
+    std::unique_ptr<vm::Context> ctx = mod->CreateContext();
+    Any ret;
+    ASSERT_TRUE(ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret).ok());
+    Result<Tensor> t = ret.AsTensor();
+    ASSERT_TRUE(t.ok());
+    EXPECT_TRUE(std::isnan(t->data<float>()[0]));
+    EXPECT_TRUE(std::isnan(t->data<float>()[1]));
+    EXPECT_FALSE(std::isnan(t->data<float>()[2]));
+  }
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
