@@ -74,27 +74,25 @@ int64_t Profiler::Now() {
       .count();
 }
 
-void Profiler::Record(const char* category, std::string name, std::string shapes, std::string at, int64_t start,
-                      int64_t end) {
+uint32_t Profiler::Intern(const std::string& text) {
+  auto it = string_ids_.find(text);
+  if (it != string_ids_.end()) return it->second;
+  uint32_t id = static_cast<uint32_t>(strings_.size());
+  strings_.push_back(text);
+  string_ids_.emplace(text, id);
+  return id;
+}
+
+void Profiler::Record(const char* category, const std::string& name, const std::string& shapes,
+                      const std::string& at, int64_t start, int64_t end) {
   int64_t duration = end - start;
-  std::string key;
-  key.reserve(std::strlen(category) + name.size() + shapes.size() + 2);
-  key += category;
-  key += '\0';
-  key += name;
-  key += '\0';
-  key += shapes;
+  uint32_t name_id = Intern(name), shapes_id = Intern(shapes);
+  RowKey key{name_id, shapes_id, category[0]};
   auto it = rows_.find(key);
   if (it == rows_.end()) {
-    ProfileRow row;
-    row.category = category;
-    row.name = name;
-    row.shapes = shapes;
-    row.min_ns = duration;
-    row.max_ns = duration;
-    it = rows_.emplace(std::move(key), std::move(row)).first;
+    it = rows_.emplace(key, Row{category, name_id, shapes_id, 0, 0, duration, duration}).first;
   }
-  ProfileRow& row = it->second;
+  Row& row = it->second;
   ++row.count;
   row.total_ns += duration;
   row.min_ns = std::min(row.min_ns, duration);
@@ -104,28 +102,50 @@ void Profiler::Record(const char* category, std::string name, std::string shapes
     ++dropped_;
     return;
   }
-  ProfileEvent e;
-  e.category = category;
-  e.name = std::move(name);
-  e.shapes = std::move(shapes);
-  e.at = std::move(at);
-  e.start_ns = start - origin_ns_;
-  e.duration_ns = duration;
-  e.thread = ThreadId();
-  events_.push_back(std::move(e));
+  events_.push_back(Event{category, name_id, shapes_id, Intern(at), ThreadId(), start - origin_ns_, duration});
 }
 
 void Profiler::Clear() {
   events_.clear();
   rows_.clear();
+  strings_.clear();
+  string_ids_.clear();
   dropped_ = 0;
   origin_ns_ = Now();
+}
+
+std::vector<ProfileEvent> Profiler::Events() const {
+  std::vector<ProfileEvent> out;
+  out.reserve(events_.size());
+  for (const Event& e : events_) {
+    ProfileEvent p;
+    p.category = e.category;
+    p.name = strings_[e.name];
+    p.shapes = strings_[e.shapes];
+    p.at = strings_[e.at];
+    p.start_ns = e.start_ns;
+    p.duration_ns = e.duration_ns;
+    p.thread = e.thread;
+    out.push_back(std::move(p));
+  }
+  return out;
 }
 
 std::vector<ProfileRow> Profiler::Summary() const {
   std::vector<ProfileRow> rows;
   rows.reserve(rows_.size());
-  for (const auto& kv : rows_) rows.push_back(kv.second);
+  for (const auto& kv : rows_) {
+    const Row& r = kv.second;
+    ProfileRow p;
+    p.category = r.category;
+    p.name = strings_[r.name];
+    p.shapes = strings_[r.shapes];
+    p.count = r.count;
+    p.total_ns = r.total_ns;
+    p.min_ns = r.min_ns;
+    p.max_ns = r.max_ns;
+    rows.push_back(std::move(p));
+  }
   std::sort(rows.begin(), rows.end(), [](const ProfileRow& a, const ProfileRow& b) {
     if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
     if (a.name != b.name) return a.name < b.name;
@@ -170,11 +190,11 @@ std::string Profiler::FormatTable() const {
 std::string Profiler::ChromeTraceJson() const {
   std::string out = "{\"traceEvents\":[";
   bool first = true;
-  for (const ProfileEvent& e : events_) {
+  for (const Event& e : events_) {
     out += first ? "\n" : ",\n";
     first = false;
     out += "{\"name\":";
-    AppendJsonString(e.name, &out);
+    AppendJsonString(strings_[e.name], &out);
     out += ",\"cat\":";
     AppendJsonString(e.category, &out);
     out += ",\"ph\":\"X\",\"ts\":";
@@ -182,9 +202,9 @@ std::string Profiler::ChromeTraceJson() const {
     out += ",\"dur\":";
     AppendMicros(e.duration_ns, &out);
     out += ",\"pid\":1,\"tid\":" + std::to_string(e.thread) + ",\"args\":{\"shapes\":";
-    AppendJsonString(e.shapes, &out);
+    AppendJsonString(strings_[e.shapes], &out);
     out += ",\"at\":";
-    AppendJsonString(e.at, &out);
+    AppendJsonString(strings_[e.at], &out);
     out += "}}";
   }
   out += "\n],\"displayTimeUnit\":\"ns\"}\n";

@@ -82,13 +82,18 @@ class Profiler {
   static int64_t Now();
 
   // Records an event that ran from `start` to `end` (values of Now()).
-  void Record(const char* category, std::string name, std::string shapes, std::string at, int64_t start,
-              int64_t end);
+  // `category` must be one of the kProfile* strings above. Strings are
+  // interned: recording allocates only for text it has not seen before (and
+  // when the event list grows).
+  void Record(const char* category, const std::string& name, const std::string& shapes, const std::string& at,
+              int64_t start, int64_t end);
 
   // Forgets every event and row; times restart from now.
   void Clear();
 
-  const std::vector<ProfileEvent>& events() const { return events_; }
+  // The recorded events (at most max_events), in the order recorded.
+  std::vector<ProfileEvent> Events() const;
+  size_t num_events() const { return events_.size(); }
   // Events recorded past max_events (counted in the table, not in the trace).
   size_t dropped_events() const { return dropped_; }
 
@@ -104,12 +109,36 @@ class Profiler {
   Status WriteChromeTrace(const std::string& path) const;
 
  private:
+  // Events and rows refer to text by its index in strings_.
+  struct Event {
+    const char* category;
+    uint32_t name, shapes, at, thread;
+    int64_t start_ns, duration_ns;
+  };
+  struct Row {
+    const char* category;
+    uint32_t name, shapes;
+    int64_t count, total_ns, min_ns, max_ns;
+  };
+  struct RowKey {
+    uint32_t name, shapes;
+    char category;  // the first letter tells the kProfile* strings apart
+    bool operator==(const RowKey& o) const { return name == o.name && shapes == o.shapes && category == o.category; }
+  };
+  struct RowKeyHash {
+    size_t operator()(const RowKey& k) const {
+      return std::hash<uint64_t>()((static_cast<uint64_t>(k.name) << 32 | k.shapes) * 31 + k.category);
+    }
+  };
+  uint32_t Intern(const std::string& text);
+
   size_t max_events_;
   int64_t origin_ns_;
-  std::vector<ProfileEvent> events_;
+  std::vector<Event> events_;
   size_t dropped_ = 0;
-  // Rows by "category\0name\0shapes".
-  std::unordered_map<std::string, ProfileRow> rows_;
+  std::vector<std::string> strings_;
+  std::unordered_map<std::string, uint32_t> string_ids_;
+  std::unordered_map<RowKey, Row, RowKeyHash> rows_;
 };
 
 // Argument types as text for events: tensors as "float32[1, 784]", shapes as

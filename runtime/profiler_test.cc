@@ -63,17 +63,23 @@ TEST(ProfilerTest, TraceIsChromeJsonWithOneEventPerRecord) {
   EXPECT_EQ(e.Get("args")->Get("shapes")->string, "float32[2]");
   EXPECT_EQ(e.Get("args")->Get("at")->string, "main@0");
   EXPECT_NEAR(events->array[1].Get("ts")->number - e.Get("ts")->number, 2.0, 1e-9);
+  std::vector<ProfileEvent> recorded = p.Events();
+  ASSERT_EQ(recorded.size(), 2u);
+  EXPECT_EQ(recorded[1].name, "env.linear");
+  EXPECT_STREQ(recorded[1].category, kProfilePacked);
+  EXPECT_EQ(recorded[1].at, "main node 1");
+  EXPECT_EQ(recorded[1].duration_ns, 250);
 }
 
 TEST(ProfilerTest, EventsPastTheCapAreCountedNotTraced) {
   Profiler p(/*max_events=*/2);
   for (int i = 0; i < 5; ++i) p.Record(kProfileKernel, "k", "", "", 0, 10);
-  EXPECT_EQ(p.events().size(), 2u);
+  EXPECT_EQ(p.num_events(), 2u);
   EXPECT_EQ(p.dropped_events(), 3u);
   EXPECT_EQ(p.Summary()[0].count, 5);
   EXPECT_NE(p.FormatTable().find("3 events past the trace's cap"), std::string::npos);
   p.Clear();
-  EXPECT_TRUE(p.events().empty());
+  EXPECT_EQ(p.num_events(), 0u);
   EXPECT_TRUE(p.Summary().empty());
   EXPECT_EQ(p.dropped_events(), 0u);
 }
