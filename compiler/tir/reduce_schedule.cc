@@ -512,15 +512,23 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false) {
   PrimExpr fv = Substitute(r.value, VarMap{{k, kval}});
   Stmt step = Store(acc, Combine(r.op, Load(acc, {as_expr(l1)}), fv, plain_max), {as_expr(l1)});
   in_acc.push_back(MakeFor(ko, IntImm(it, 0), nb, ForKind::kSerial, MakeFor(l1, IntImm(it, 0), v, ForKind::kVectorized, step)));
-  // Tree: lanes [0, h) += lanes [h, 2h), down to one lane.
+  // Tree: each step halves into a fresh buffer, so that every buffer is
+  // written and read at one width (LLVM then keeps them in registers).
+  Buffer cur = acc;
+  std::vector<Buffer> steps;
   for (int64_t h = lanes / 2; h >= 1; h /= 2) {
     Var l = lane_var("_h");
     PrimExpr le = as_expr(l);
-    Stmt s = Store(acc, Combine(r.op, Load(acc, {le}), Load(acc, {le + IntImm(it, h)}), plain_max), {le});
-    in_acc.push_back(MakeFor(l, IntImm(it, 0), IntImm(it, h), h >= 16 ? ForKind::kVectorized : ForKind::kUnrolled, s));
+    Buffer next = MakeBuffer(r.buffer->name + "_h" + std::to_string(h), {IntImm(DType::Int64(), h)}, t);
+    Stmt s = Store(next, Combine(r.op, Load(cur, {le}), Load(cur, {le + IntImm(it, h)}), plain_max), {le});
+    in_acc.push_back(MakeFor(l, IntImm(it, 0), IntImm(it, h), h >= 4 ? ForKind::kVectorized : ForKind::kUnrolled, s));
+    steps.push_back(next);
+    cur = next;
   }
-  in_acc.push_back(Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), Load(acc, {IntImm(it, 0)}), plain_max), r.idx));
-  body.push_back(std::make_shared<AllocateNode>(acc, Seq(in_acc)));
+  in_acc.push_back(Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), Load(cur, {IntImm(it, 0)}), plain_max), r.idx));
+  Stmt tree = Seq(in_acc);
+  for (auto it2 = steps.rbegin(); it2 != steps.rend(); ++it2) tree = std::make_shared<AllocateNode>(*it2, tree);
+  body.push_back(std::make_shared<AllocateNode>(acc, tree));
   if (!ext || *ext % lanes != 0) {
     Var kt = lane_var("_t");
     PrimExpr kv = offset(tail_start + as_expr(kt));

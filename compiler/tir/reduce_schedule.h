@@ -38,8 +38,10 @@
 //    reduction of the V lanes into X, and a scalar loop over the k % V tail.
 //    V is 64 (four AVX-512 registers) for long or symbolic rows, less for
 //    short ones; loops of static extent < 16 stay as they are. The lane tree
-//    halves with vector steps down to 16 lanes, then with unrolled scalar
-//    steps. Float sums are reassociated (results differ from the serial order
+//    halves into a fresh buffer per step (vector steps down to 4 lanes,
+//    unrolled below), each written and read at one width, so that LLVM keeps
+//    the whole tree in registers (shuffles) instead of going through the
+//    stack. Float sums are reassociated (results differ from the serial order
 //    by rounding only). In softmax's row (a max m of x read only as
 //    exp(x[j] - m) into e, e summed over the whole row into s, outputs only
 //    e[j] / s; m, e, s row-local) the max is the plain a > b ? a : b (one

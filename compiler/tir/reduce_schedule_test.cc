@@ -48,8 +48,16 @@ PrimFunc Func(Stmt body, std::vector<Buffer> params) {
   return f;
 }
 
+// Allocations of the lane tree's halving steps ("<name>_h<lanes>") are
+// counted apart from the others.
+bool IsTreeStep(const std::string& n) {
+  size_t p = n.rfind("_h");
+  if (p == std::string::npos || p + 2 >= n.size()) return false;
+  return n.find_first_not_of("0123456789", p + 2) == std::string::npos;
+}
+
 struct Census : StmtExprVisitor {
-  int loops = 0, parallel = 0, vectorized = 0, allocs = 0, top_loops = 0;
+  int loops = 0, parallel = 0, vectorized = 0, allocs = 0, top_loops = 0, tree_steps = 0;
   std::vector<std::vector<PrimExpr>> alloc_shapes;
   void VisitStmt(const Stmt& s) override {
     if (const auto* f = As<ForNode>(s)) {
@@ -58,8 +66,12 @@ struct Census : StmtExprVisitor {
       vectorized += f->for_kind == ForKind::kVectorized;
     }
     if (const auto* a = As<AllocateNode>(s)) {
-      ++allocs;
-      alloc_shapes.push_back(a->buffer->shape);
+      if (IsTreeStep(a->buffer->name)) {
+        ++tree_steps;
+      } else {
+        ++allocs;
+        alloc_shapes.push_back(a->buffer->shape);
+      }
     }
     StmtExprVisitor::VisitStmt(s);
   }
@@ -167,6 +179,7 @@ TEST(ReduceScheduleTest, RowReductionsGetVectorAccumulatorsAndATail) {
   EXPECT_EQ(c.allocs, 1);                         // the lane accumulators
   EXPECT_GE(c.vectorized, 3);                     // identity, block, tree steps
   EXPECT_EQ(c.alloc_shapes[0][0].as<IntImmNode>()->value, 32);  // 100 / 2 >= 32 lanes
+  EXPECT_EQ(c.tree_steps, 5);                     // 32 -> 16 -> 8 -> 4 -> 2 -> 1, each its own buffer
   // 100 = 3 * 32 + 4: a tail loop of 4 remains (the last top-level loop).
   const auto* row = As<ForNode>(out);
   ASSERT_NE(row, nullptr);
