@@ -7,10 +7,11 @@ BUILD_ASAN ?= build-asan
 BUILD_TSAN ?= build-tsan
 BUILD_FUZZ ?= build-fuzz
 FUZZ_SECONDS ?= 60
-# The runtime-side tests run under ThreadSanitizer, built without the compiler
-# (TSAN_WITH_LLVM=ON adds it, for suites that compile their programs).
-TSAN_TARGETS ?= kiln_runtime_core_test kiln_vm_test kiln_c_api_test kiln_bad_input_test
-TSAN_WITH_LLVM ?= OFF
+# The runtime-side tests run under ThreadSanitizer. Their models are compiled
+# at build time by the regular build's (uninstrumented) kiln-compile, so the
+# compiler itself is never built with -fsanitize=thread.
+TSAN_TARGETS ?= kiln_runtime_threads_test kiln_runtime_memory_test kiln_runtime_executor_test \
+	kiln_runtime_core_test kiln_vm_test kiln_c_api_test kiln_bad_input_test kiln_bad_input_capi_test
 
 empty :=
 space := $(empty) $(empty)
@@ -51,8 +52,8 @@ test-asan: setup
 	@UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
 
 # The runtime-side tests (TSAN_TARGETS) with ThreadSanitizer.
-test-tsan: setup
-	@cmake -S . -B $(BUILD_TSAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=thread -DKILN_WITH_LLVM=$(TSAN_WITH_LLVM) -DKILN_BUILD_BENCHMARKS=OFF > $(BUILD_TSAN).configure.log 2>&1 || (cat $(BUILD_TSAN).configure.log; exit 1)
+test-tsan: build
+	@cmake -S . -B $(BUILD_TSAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=thread -DKILN_BUILD_BENCHMARKS=OFF -DKILN_HOST_KILN_COMPILE=$(CURDIR)/$(BUILD)/tools/kiln-compile/kiln-compile > $(BUILD_TSAN).configure.log 2>&1 || (cat $(BUILD_TSAN).configure.log; exit 1)
 	@cmake --build $(BUILD_TSAN) -j $(JOBS) --target $(TSAN_TARGETS)
 	@TSAN_OPTIONS=halt_on_error=1 ctest --test-dir $(BUILD_TSAN) --output-on-failure -j $(JOBS) -R '$(tsan_regex)'
 
