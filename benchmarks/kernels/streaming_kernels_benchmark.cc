@@ -11,12 +11,20 @@
 // allocation costs. A plain std::memcpy of the same bytes (one thread) is
 // printed for context.
 //
+// A second table times the generated kernels alone (kernel-only): the same
+// modules lowered by the driver (LowerModule: default schedules), built into
+// a native library, and the kernel function called directly on preallocated
+// tensors with the kernel env of ThreadPool::Shared(threads); no VM call, no
+// output allocation, so the ratio shows the kernel's code against the copy
+// kernel's, which the VM path blurs with allocation and page faults of the
+// output when the machine is loaded.
+//
 // Each benchmark reports GB/s of input + output bytes. Kernel and copy runs
 // of one case alternate (--pairs=N pairs, default 5), so both see about the
 // same load on a shared machine; at the end a table gives the median GB/s of
 // each and the median of the per-pair ratios kernel / copy (1.0 means "at the
 // streaming bound"). Not run by ctest:
-//   build/benchmarks/kernels/kiln_streaming_kernels_benchmark --benchmark_min_time=0.2 --pairs=5
+//   build/benchmarks/kernels/kiln_streaming_kernels_benchmark --benchmark_min_time=0.2 --pairs=7
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -28,9 +36,12 @@
 #include <string>
 #include <vector>
 
+#include "compiler/codegen/native_codegen.h"
 #include "compiler/driver/compile.h"
 #include "compiler/text/text.h"
 #include "compiler/writer/vmfb_writer.h"
+#include "kernels/kiln_kernel_abi.h"
+#include "runtime/native_library.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
 #include "vm/module.h"
@@ -108,6 +119,31 @@ Result<std::shared_ptr<const vm::Module>> Compile(const std::string& source, con
       owned, bytes.size(), [](const void*, void* user) { std::free(user); }, owned, load);
 }
 
+// The kernel of a one-PrimFunc module after the driver's lowering, built and
+// loaded as a native library.
+struct LoadedKernel {
+  std::unique_ptr<NativeLibrary> lib;
+  kiln_kernel_fn fn = nullptr;
+};
+
+Result<LoadedKernel> CompileKernel(const std::string& source, const std::string& name, int threads) {
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(source, name + ".relax"));
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  KILN_ASSIGN_OR_RETURN(ir::IRModule lowered, driver::LowerModule(mod, options));
+  std::vector<ir::PrimFunc> prims;
+  for (const auto& e : lowered.entries) {
+    if (e.prim) prims.push_back(e.prim);
+  }
+  if (prims.size() != 1) return InvalidArgument(name + ": expected one kernel, got " + std::to_string(prims.size()));
+  KILN_ASSIGN_OR_RETURN(codegen::NativeLibraryBuild built, codegen::BuildNativeLibrary(prims, {}));
+  LoadedKernel k;
+  KILN_ASSIGN_OR_RETURN(k.lib, NativeLibrary::LoadFromMemory(built.shared_object.data(), built.shared_object.size(), name));
+  KILN_ASSIGN_OR_RETURN(const kiln_kernel_entry* entry, k.lib->Find(prims[0]->name));
+  k.fn = entry->fn;
+  return k;
+}
+
 // Input + output bytes of one call (gamma/beta are a row each, left out).
 double Bytes(const Case& c) { return 2.0 * double(c.rows) * double(c.cols) * sizeof(float); }
 
@@ -143,6 +179,39 @@ void Run(benchmark::State& state, const Case& c, int threads, bool copy) {
 
 void BM_Kernel(benchmark::State& state, const Case& c, int threads) { Run(state, c, threads, false); }
 void BM_Copy(benchmark::State& state, const Case& c, int threads) { Run(state, c, threads, true); }
+
+// Kernel-only: the generated function on preallocated tensors.
+void RunKernelOnly(benchmark::State& state, const Case& c, int threads, bool copy) {
+  Result<LoadedKernel> k = copy ? CompileKernel(CopyModule(c), c.name + "_copy", threads)
+                                : CompileKernel(OpModule(c), c.name, threads);
+  if (!k.ok()) {
+    state.SkipWithError(k.status().ToString().c_str());
+    return;
+  }
+  std::vector<Tensor> tensors = {Random({c.rows, c.cols}, 1)};
+  if (!copy && c.affine) {
+    tensors.push_back(Random({c.cols}, 2));
+    tensors.push_back(Random({c.cols}, 3));
+  }
+  tensors.push_back(Tensor::Empty({c.rows, c.cols}, DType::Float32()).value());
+  std::vector<kiln_kernel_arg> args;
+  for (const Tensor& t : tensors) {
+    kiln_kernel_arg a;
+    a.tensor = reinterpret_cast<kiln_dltensor*>(t.dl());
+    args.push_back(a);
+  }
+  kiln_kernel_env env = MakeKernelEnv(ThreadPool::Shared(threads));
+  for (auto _ : state) {
+    if (k->fn(&env, args.data(), static_cast<int32_t>(args.size())) != 0) {
+      state.SkipWithError("the kernel returned an error");
+      return;
+    }
+    benchmark::ClobberMemory();
+  }
+  SetRate(state, c);
+}
+void BM_KernelOnly(benchmark::State& state, const Case& c, int threads) { RunKernelOnly(state, c, threads, false); }
+void BM_CopyOnly(benchmark::State& state, const Case& c, int threads) { RunKernelOnly(state, c, threads, true); }
 
 void BM_Memcpy(benchmark::State& state, const Case& c) {
   Tensor in = Random({c.rows, c.cols}, 1);
@@ -210,6 +279,12 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(RunName("copy", c, threads, p).c_str(), BM_Copy, c, threads)
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime();
+        benchmark::RegisterBenchmark(RunName("kernel_only", c, threads, p).c_str(), BM_KernelOnly, c, threads)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+        benchmark::RegisterBenchmark(RunName("copy_only", c, threads, p).c_str(), BM_CopyOnly, c, threads)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
       }
     }
     benchmark::RegisterBenchmark(RunName("memcpy", c, 1, 0).c_str(), BM_Memcpy, c)
@@ -220,23 +295,28 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   TableReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  std::printf("\n%-12s %9s %7s %11s %11s %13s %8s\n", "case", "shape", "threads", "kiln GB/s", "copy GB/s",
-              "memcpy GB/s", "ratio");
-  for (const Case& c : Cases()) {
-    for (int threads : {1, 2}) {
-      std::vector<double> k, b, ratio;
-      for (int p = 0; p < pairs; ++p) {
-        double kp = reporter.Get(RunName("kiln", c, threads, p));
-        double bp = reporter.Get(RunName("copy", c, threads, p));
-        if (kp > 0) k.push_back(kp);
-        if (bp > 0) b.push_back(bp);
-        if (kp > 0 && bp > 0) ratio.push_back(kp / bp);
+  for (const char* mode : {"vm", "kernel_only"}) {
+    bool vm = std::strcmp(mode, "vm") == 0;
+    std::printf("\n%s\n%-12s %9s %7s %11s %11s %13s %8s\n",
+                vm ? "through the VM (call + output allocation included):"
+                   : "kernel only (generated function on preallocated tensors):",
+                "case", "shape", "threads", "kiln GB/s", "copy GB/s", "memcpy GB/s", "ratio");
+    for (const Case& c : Cases()) {
+      for (int threads : {1, 2}) {
+        std::vector<double> k, b, ratio;
+        for (int p = 0; p < pairs; ++p) {
+          double kp = reporter.Get(RunName(vm ? "kiln" : "kernel_only", c, threads, p));
+          double bp = reporter.Get(RunName(vm ? "copy" : "copy_only", c, threads, p));
+          if (kp > 0) k.push_back(kp);
+          if (bp > 0) b.push_back(bp);
+          if (kp > 0 && bp > 0) ratio.push_back(kp / bp);
+        }
+        if (k.empty() && b.empty()) continue;
+        double m = reporter.Get(RunName("memcpy", c, 1, 0));
+        std::string shape = std::to_string(c.rows) + "x" + std::to_string(c.cols);
+        std::printf("%-12s %9s %7d %11.1f %11.1f %13.1f %8.2f\n", c.name.c_str(), shape.c_str(), threads,
+                    Median(k) / 1e9, Median(b) / 1e9, m / 1e9, Median(ratio));
       }
-      if (k.empty() && b.empty()) continue;
-      double m = reporter.Get(RunName("memcpy", c, 1, 0));
-      std::string shape = std::to_string(c.rows) + "x" + std::to_string(c.cols);
-      std::printf("%-12s %9s %7d %11.1f %11.1f %13.1f %8.2f\n", c.name.c_str(), shape.c_str(), threads,
-                  Median(k) / 1e9, Median(b) / 1e9, m / 1e9, Median(ratio));
     }
   }
   benchmark::Shutdown();
