@@ -3,7 +3,7 @@
 // executor.
 //
 // Thread-safe: CallKernel keeps its state on the caller's stack; several
-// threads may call kernels at once (parallel launches on one pool serialize).
+// threads may call kernels at once (see runtime/thread_pool.h for how their parallel launches share a pool).
 #ifndef KILN_RUNTIME_KERNEL_CALL_H_
 #define KILN_RUNTIME_KERNEL_CALL_H_
 

@@ -206,7 +206,18 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
     }
     return 0;
   }
-  std::lock_guard<std::mutex> one_launch(launch_mu_);
+  // One launch at a time uses the workers. A caller that finds them taken by
+  // another thread's launch runs its tasks itself rather than wait for it:
+  // concurrent calls on one shared pool never block each other, and the
+  // cores stay busy either way (the other launch occupies the workers).
+  std::unique_lock<std::mutex> one_launch(launch_mu_, std::try_to_lock);
+  if (!one_launch.owns_lock()) {
+    for (int32_t i = 0; i < num_tasks; ++i) {
+      int32_t r = fn(i, num_tasks, closure);
+      if (r != 0) return r;
+    }
+    return 0;
+  }
   Launch launch;
   launch.fn = fn;
   launch.closure = closure;

@@ -22,8 +22,9 @@
 // library kernels (packed functions, which get no environment) know how many
 // threads to use and which workers to park.
 //
-// Thread-safe: launches from several threads are serialized; a launch from
-// inside a task runs inline on the calling thread (no nested parallelism).
+// Thread-safe, and no caller waits for another: one launch at a time gets the
+// workers; a launch from another thread while they are taken, and a launch
+// from inside a task (no nested parallelism), runs inline on its caller.
 #ifndef KILN_RUNTIME_THREAD_POOL_H_
 #define KILN_RUNTIME_THREAD_POOL_H_
 
@@ -111,7 +112,7 @@ class ThreadPool {
 
   int num_threads_;
   std::vector<std::thread> workers_;
-  std::mutex launch_mu_;  // one launch at a time
+  std::mutex launch_mu_;  // held by the one launch that has the workers
 
   mutable std::mutex mu_;
   std::condition_variable wake_;

@@ -107,6 +107,26 @@ TEST(ThreadPoolTest, ConcurrentLaunchesFromFourThreads) {
   for (auto& t : totals) EXPECT_EQ(t.load(), kRounds * kTasks);
 }
 
+// A launch that finds the workers busy with another thread's launch runs on
+// its own caller instead of waiting: here the first launch cannot finish
+// until the second one has, which deadlocks if the second waits its turn.
+TEST(ThreadPoolTest, SecondCallerDoesNotWaitForTheFirst) {
+  ThreadPool pool(2);
+  std::atomic<bool> first_running{false}, second_done{false};
+  std::thread first([&] {
+    pool.ParallelFor(2, [&](int32_t) {
+      first_running.store(true);
+      while (!second_done.load()) std::this_thread::yield();
+    });
+  });
+  while (!first_running.load()) std::this_thread::yield();
+  std::atomic<int32_t> ran{0};
+  pool.ParallelFor(5, [&](int32_t) { ran.fetch_add(1); });
+  EXPECT_EQ(ran.load(), 5);
+  second_done.store(true);
+  first.join();
+}
+
 TEST(ThreadPoolTest, KernelEnvLaunchesOnThePool) {
   ThreadPool pool(3);
   kiln_kernel_env env = MakeKernelEnv(&pool);

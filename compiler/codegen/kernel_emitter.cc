@@ -877,10 +877,11 @@ void KernelEmitter::ParallelFor(const ForNode* op) {
     }
     llvm::Value* tmin = tb.CreateLoad(mc_.i64, tb.CreateStructGEP(closure_ty, cl, min_field));
     llvm::Value* text = tb.CreateLoad(mc_.i64, tb.CreateStructGEP(closure_ty, cl, min_field + 1));
-    llvm::Value* chunk = tb.CreateSDiv(tb.CreateSub(tb.CreateAdd(text, nt), tb.getInt64(1)), nt);
-    llvm::Value* lo = tb.CreateNSWAdd(tmin, tb.CreateNSWMul(tid, chunk));
-    llvm::Value* hi = tb.CreateBinaryIntrinsic(llvm::Intrinsic::smin, tb.CreateNSWAdd(lo, chunk),
-                                               tb.CreateNSWAdd(tmin, text));
+    // Task t gets [t·extent/n, (t+1)·extent/n): sizes differ by at most one
+    // and no task is empty (n <= extent).
+    llvm::Value* lo = tb.CreateNSWAdd(tmin, tb.CreateSDiv(tb.CreateNSWMul(tid, text), nt));
+    llvm::Value* hi =
+        tb.CreateNSWAdd(tmin, tb.CreateSDiv(tb.CreateNSWMul(tb.CreateNSWAdd(tid, tb.getInt64(1)), text), nt));
     args.push_back(lo);
     args.push_back(hi);
     tb.CreateRet(tb.CreateCall(range, args));
@@ -893,7 +894,15 @@ void KernelEmitter::ParallelFor(const ForNode* op) {
   b_.SetInsertPoint(launch);
   llvm::Value* threads = b_.CreateSExt(EnvField(kEnvNumThreads), mc_.i64);
   threads = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, threads, b_.getInt64(1));
-  llvm::Value* num_tasks = b_.CreateTrunc(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, extent, threads), mc_.i32);
+  // With several threads the range is cut into kChunksPerThread chunks per
+  // thread, which the pool's workers claim one at a time (runtime/thread_pool.h):
+  // a thread whose core is busy with something else takes fewer chunks instead
+  // of holding up the call with a fixed share. Chunks stay contiguous, so
+  // neighbouring iterations (e.g. tiles sharing a panel) stay on one thread.
+  constexpr int64_t kChunksPerThread = 4;
+  llvm::Value* chunks = b_.CreateSelect(b_.CreateICmpSGT(threads, b_.getInt64(1)),
+                                        b_.CreateNSWMul(threads, b_.getInt64(kChunksPerThread)), threads);
+  llvm::Value* num_tasks = b_.CreateTrunc(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, extent, chunks), mc_.i32);
   auto* pf_ty = llvm::FunctionType::get(mc_.i32, {mc_.ptr, mc_.i32, mc_.ptr, mc_.ptr}, false);
   llvm::Value* rc = b_.CreateCall(pf_ty, EnvField(kEnvParallelFor), {EnvField(kEnvCtx), num_tasks, task, closure});
   PropagateError(rc);
