@@ -455,6 +455,24 @@ std::optional<Reduction> MatchReduction(const ForNode* f) {
   return r;
 }
 
+PrimExpr Fma(PrimExpr a, PrimExpr b, PrimExpr c) {
+  DType t = c.dtype();
+  return PrimExpr(std::make_shared<const CallNode>(t, "fma", std::vector<PrimExpr>{std::move(a), std::move(b), std::move(c)}));
+}
+
+// Float a * b + c (either order of the addition) as fma(a, b, c), anywhere in e.
+class FmaContractor : public StmtExprMutator {
+ public:
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    PrimExpr m = StmtExprMutator::MutateExpr(e);
+    const auto* add = m.as<AddNode>();
+    if (add == nullptr || m.dtype().code != kDLFloat || m.dtype().lanes != 1) return m;
+    if (const auto* p = add->a.as<MulNode>()) return Fma(p->a, p->b, add->b);
+    if (const auto* p = add->b.as<MulNode>()) return Fma(p->a, p->b, add->a);
+    return m;
+  }
+};
+
 // `plain_max`: a > b ? a : b, which drops a NaN on one side (one vmaxps)
 // where T.max propagates it (compare, compare-unordered, blend); see
 // SoftmaxMaxLoops for where that is exact in effect.
@@ -510,7 +528,13 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false) {
   Var l1 = lane_var("_l");
   PrimExpr kval = offset(as_expr(ko) * v + as_expr(l1));
   PrimExpr fv = Substitute(r.value, VarMap{{k, kval}});
-  Stmt step = Store(acc, Combine(r.op, Load(acc, {as_expr(l1)}), fv, plain_max), {as_expr(l1)});
+  PrimExpr lane = Load(acc, {as_expr(l1)});
+  // acc + a * b as one fma: the multiply moves off the add pipes (the
+  // variance and rms_norm's sum of squares), and rounds once instead of twice.
+  const auto* prod = fv.as<MulNode>();
+  PrimExpr upd = r.op == Op::kAdd && t.code == kDLFloat && prod != nullptr ? Fma(prod->a, prod->b, lane)
+                                                                          : Combine(r.op, lane, fv, plain_max);
+  Stmt step = Store(acc, upd, {as_expr(l1)});
   in_acc.push_back(MakeFor(ko, IntImm(it, 0), nb, ForKind::kSerial, MakeFor(l1, IntImm(it, 0), v, ForKind::kVectorized, step)));
   // Tree: each step halves into a fresh buffer, so that every buffer is
   // written and read at one width (LLVM then keeps them in registers).
@@ -768,6 +792,8 @@ class ReciprocalHoister : public StmtExprMutator {
     rw.acc = &acc;
     Stmt body = rw.MutateStmt(f->body);
     if (rw.lets.empty()) return s;
+    // A normalization's output, (x - m) * r * g + b: the last add as an fma.
+    body = FmaContractor().MutateStmt(body);
     Stmt out = MakeFor(f->loop_var, f->min, f->extent, f->for_kind, body);
     for (auto it = rw.lets.rbegin(); it != rw.lets.rend(); ++it) {
       out = std::make_shared<LetStmtNode>(it->first, it->second, out);

@@ -47,7 +47,9 @@
 //    e[j] / s; m, e, s row-local) the max is the plain a > b ? a : b (one
 //    vmaxps) instead of T.max's NaN-propagating compare + blend: rows without
 //    NaN get the same bits, rows with a NaN are all NaN either way because s
-//    is (proof at SoftmaxMaxLoops in the .cc). Elsewhere T.max stays.
+//    is (proof at SoftmaxMaxLoops in the .cc). Elsewhere T.max stays. A float
+//    sum of products (acc + a * b: a variance, rms_norm's sum of squares)
+//    accumulates with fma (one rounding instead of two).
 //    Long rows: with num_threads_hint >= 2, in a kernel with no parallel
 //    loop after steps 1 and 2, a matched reduction that has a symbolic extent or one of at least
 //    kMinSplitReduction is split across threads instead: a parallel loop over
@@ -59,12 +61,13 @@
 //    nothing the loop stores (softmax's row sum, layer_norm's
 //    sqrt(var + eps)) becomes x * r, r = 1 / d bound once before the loop
 //    (LetStmt). Results differ from the division by at most about one ULP;
-//    divisions by constants are left exact.
+//    divisions by constants are left exact. In such a loop (a normalization's
+//    output, (x - m) * r * g + b) every float a * b + c becomes fma(a, b, c).
 //
 // Pre: `func` is lowered; loop kinds set by ApplyDefaultSchedule's rules (this
 // pass runs after them and after the matmul rewrite). Post: same results up to
-// float reassociation of reductions. Returns the same PrimFunc when nothing
-// applies. Never fails: a nest that does not match is left as it is.
+// float reassociation of reductions and fma contraction (rounding only).
+// Returns the same PrimFunc when nothing applies. Never fails: a nest that does not match is left as it is.
 #ifndef KILN_COMPILER_TIR_REDUCE_SCHEDULE_H_
 #define KILN_COMPILER_TIR_REDUCE_SCHEDULE_H_
 

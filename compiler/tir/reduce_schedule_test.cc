@@ -509,10 +509,11 @@ TEST(ReduceScheduleTest, RowReductionsMatchReference) {
 
 // Select nodes (the plain max) and Max nodes (T.max) in a function.
 struct MaxCensus : StmtExprVisitor {
-  int selects = 0, maxes = 0;
+  int selects = 0, maxes = 0, fmas = 0;
   void VisitExpr(const PrimExpr& e) override {
     selects += e->kind() == TirKind::kSelect;
     maxes += e->kind() == TirKind::kMax;
+    if (const auto* c = e.as<CallNode>()) fmas += c->op == "fma";
     StmtExprVisitor::VisitExpr(e);
   }
 };
@@ -542,6 +543,13 @@ TEST(ReduceScheduleTest, SoftmaxRowMaxIsPlainButMaxReductionsKeepNaN) {
   MaxCensus mx = LoweredMaxes(Op::kMax, {9, 300}, "");
   EXPECT_EQ(mx.selects, 0);
   EXPECT_GT(mx.maxes, 0);
+}
+
+TEST(ReduceScheduleTest, NormalizationsAccumulateAndFinishWithFma) {
+  // layer_norm: the variance's lane step, its tail-free row, and the output.
+  EXPECT_EQ(LoweredMaxes(Op::kLayerNorm, {128, 256}, "").fmas, 2);
+  EXPECT_EQ(LoweredMaxes(Op::kRmsNorm, {64, 96}, "").fmas, 1);  // sum of squares (output has no add)
+  EXPECT_EQ(LoweredMaxes(Op::kSum, {10, 300}, "").fmas, 0);     // a plain sum has no product
 }
 
 // What the unscheduled softmax computes, in double: T.max propagates NaN, so
