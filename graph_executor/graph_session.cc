@@ -48,7 +48,7 @@ Status MismatchError(const char* why, const Tensor& t, const ProgramGraphArg& wa
 }  // namespace
 
 GraphSession::~GraphSession() {
-  if (arena_ != nullptr) DefaultCpuAllocator()->Free(arena_);
+  if (arena_ != nullptr) allocator_->Free(arena_);
 }
 
 Result<std::unique_ptr<GraphSession>> GraphSession::Create(std::shared_ptr<const LinkedProgram> program,
@@ -67,6 +67,7 @@ Result<std::unique_ptr<GraphSession>> GraphSession::Create(std::shared_ptr<const
   if (s->pool_ == nullptr && options.num_threads > 0) s->pool_ = ThreadPool::Shared(options.num_threads);
   if (s->pool_ == nullptr) s->pool_ = s->program_->thread_pool;
   if (s->pool_ == nullptr) s->pool_ = ThreadPool::Global();
+  s->allocator_ = options.allocator != nullptr ? options.allocator : DefaultCpuAllocator();
   s->graph_ = &s->program_->program.graphs[g];
   s->function_ = function;
   KILN_RETURN_IF_ERROR(s->Prepare());
@@ -86,10 +87,11 @@ Status GraphSession::Prepare() {
     for (const ProgramValueInfo& v : p.functions[f].params) input_names_.push_back(v.name);
   }
   if (g.arena_bytes > 0) {
-    arena_ = DefaultCpuAllocator()->Allocate(g.arena_bytes, kTensorAlignment);
+    arena_ = allocator_->Allocate(g.arena_bytes, kTensorAlignment);
     if (arena_ == nullptr) {
-      return ResourceExhausted(StrFormat("%s: cannot allocate the graph's %llu-byte arena", function_.c_str(),
-                                         static_cast<unsigned long long>(g.arena_bytes)));
+      return ResourceExhausted(StrFormat("%s: cannot allocate the graph's %llu-byte arena from %s", function_.c_str(),
+                                         static_cast<unsigned long long>(g.arena_bytes),
+                                         allocator_->Describe().c_str()));
     }
   }
   for (const ProgramGraphNode& n : g.nodes) {

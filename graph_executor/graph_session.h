@@ -36,6 +36,9 @@ struct GraphSessionOptions {
   // the shared pool of that many threads. Outside [0, kMaxThreads]: Create
   // fails with kInvalidArgument.
   int num_threads = 0;
+  // Where the arena comes from; nullptr: DefaultCpuAllocator(). It must
+  // outlive the session.
+  Allocator* allocator = nullptr;
 };
 
 class GraphSession {
@@ -65,7 +68,10 @@ class GraphSession {
   Result<std::vector<Tensor>> NewOutputs() const;
 
   // Runs the graph: reads `inputs`, writes `outputs` (compact CPU tensors of
-  // exactly the declared dtypes and shapes). Errors name the function and
+  // exactly the declared dtypes and shapes). Allocates nothing and looks
+  // nothing up: every callee was resolved to a pointer at load and every
+  // argument array was built in Create; Run only stores the caller's data
+  // pointers into them (a packed function may allocate for itself). Errors name the function and
   // the input/output ("main: input x: expected float32[1, 784], got float32[1, 100]").
   Status Run(Span<const Tensor> inputs, Span<const Tensor> outputs);
 
@@ -84,6 +90,7 @@ class GraphSession {
   std::string function_;
   std::vector<std::string> input_names_;
   void* arena_ = nullptr;
+  Allocator* allocator_ = nullptr;  // the arena's; not owned
   std::vector<Node> nodes_;
   // Where caller tensors get bound: descriptors and Any slots per input/output.
   std::vector<std::vector<kiln_dltensor*>> input_dl_uses_, output_dl_uses_;

@@ -1,6 +1,8 @@
 #include "runtime/kernel_call.h"
 
 #include <atomic>
+#include <cstdint>
+#include <utility>
 
 #include "runtime/allocator.h"
 #include "runtime/thread_pool.h"
@@ -27,11 +29,72 @@ int32_t StateParallelFor(void* ctx, int32_t num_tasks, kiln_task_fn fn, void* cl
   return state->pool->ParallelFor(num_tasks, fn, closure);
 }
 
-void* StateWorkspaceAlloc(void*, uint64_t nbytes, uint64_t alignment) {
-  return DefaultCpuAllocator()->Allocate(nbytes, alignment);
+// Workspaces (packing buffers) are asked for on every kernel call. Each thread
+// keeps up to kCachedWorkspaces blocks its kernels freed, the largest ones, and
+// hands them out again, so a steady stream of calls allocates nothing. A block
+// carries its size and header length in the 16 bytes before the pointer
+// returned (the header is as large as the alignment, at least 64 bytes).
+constexpr int kCachedWorkspaces = 4;
+
+struct WorkspaceBlock {
+  void* ptr = nullptr;  // as returned to the kernel
+  uint64_t bytes = 0;
+};
+
+struct WorkspaceCache {
+  WorkspaceBlock blocks[kCachedWorkspaces];
+  int count = 0;
+  ~WorkspaceCache();
+};
+
+uint64_t* WorkspaceHeader(void* ptr) { return static_cast<uint64_t*>(ptr) - 2; }  // {bytes, header}
+
+void FreeWorkspaceBlock(void* ptr) {
+  uint64_t header = WorkspaceHeader(ptr)[1];
+  DefaultCpuAllocator()->Free(static_cast<char*>(ptr) - header);
 }
 
-void StateWorkspaceFree(void*, void* ptr) { DefaultCpuAllocator()->Free(ptr); }
+WorkspaceCache::~WorkspaceCache() {
+  for (int i = 0; i < count; ++i) FreeWorkspaceBlock(blocks[i].ptr);
+}
+
+thread_local WorkspaceCache t_workspaces;
+
+void* StateWorkspaceAlloc(void*, uint64_t nbytes, uint64_t alignment) {
+  if (alignment < kTensorAlignment) alignment = kTensorAlignment;
+  WorkspaceCache& cache = t_workspaces;
+  for (int i = 0; i < cache.count; ++i) {
+    WorkspaceBlock b = cache.blocks[i];
+    if (b.bytes >= nbytes && reinterpret_cast<uintptr_t>(b.ptr) % alignment == 0) {
+      cache.blocks[i] = cache.blocks[--cache.count];
+      return b.ptr;
+    }
+  }
+  if (nbytes > UINT64_MAX - alignment) return nullptr;
+  char* base = static_cast<char*>(DefaultCpuAllocator()->Allocate(nbytes + alignment, alignment));
+  if (base == nullptr) return nullptr;
+  void* ptr = base + alignment;
+  WorkspaceHeader(ptr)[0] = nbytes;
+  WorkspaceHeader(ptr)[1] = alignment;
+  return ptr;
+}
+
+void StateWorkspaceFree(void*, void* ptr) {
+  if (ptr == nullptr) return;
+  WorkspaceCache& cache = t_workspaces;
+  WorkspaceBlock b{ptr, WorkspaceHeader(ptr)[0]};
+  if (cache.count < kCachedWorkspaces) {
+    cache.blocks[cache.count++] = b;
+    return;
+  }
+  // Full: keep the larger blocks.
+  int smallest = 0;
+  for (int i = 1; i < cache.count; ++i) {
+    if (cache.blocks[i].bytes < cache.blocks[smallest].bytes) smallest = i;
+  }
+  if (cache.blocks[smallest].bytes < b.bytes) std::swap(cache.blocks[smallest], b);
+  FreeWorkspaceBlock(b.ptr);
+}
 
 void StateSetError(void* ctx, const char* message) {
   auto* state = static_cast<CallState*>(ctx);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "runtime/tensor.h"
+#include "vm/call_state.h"
 #include "vm/frame.h"
 
 namespace kiln {
@@ -25,6 +26,45 @@ int64_t FloorDiv(int64_t a, int64_t b) {
 }
 
 int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
+
+// The reuse slot of the call site whose arguments start at `args`, or null
+// outside a context call (vm/call_state.h).
+Any* ReuseSlot(const Arg* args, const DecodedFunction& code) {
+  CallState* s = CurrentCallState();
+  if (s == nullptr) return nullptr;
+  size_t offset = static_cast<size_t>(args - code.args.data());
+  if (s->reuse.size() <= code.function_index) s->reuse.resize(code.function_index + 1);
+  std::vector<Any>& sites = s->reuse[code.function_index];
+  if (sites.size() < code.args.size()) sites.resize(code.args.size());
+  return offset < sites.size() ? &sites[offset] : nullptr;
+}
+
+// Nothing but the reuse slot holds the object: it may be overwritten.
+bool HeldOnlyBySlot(const Any& a) { return a.object() != nullptr && a.object().use_count() == 1; }
+
+// The running context's allocator, or the default outside a context call.
+Allocator* CallAllocator() {
+  CallState* s = CurrentCallState();
+  return s != nullptr ? s->allocator : DefaultCpuAllocator();
+}
+
+// An uninitialized tensor from the call's allocator, keeping that allocator
+// alive. Allocation failures name the builtin and the allocator.
+Result<Tensor> NewTensor(Span<const int64_t> dims, DType dtype, const std::string& function, const char* builtin) {
+  CallState* s = CurrentCallState();
+  Allocator* allocator = CallAllocator();
+  Result<Tensor> t = Tensor::Empty(dims, dtype, allocator);
+  if (!t.ok()) {
+    Status status = t.TakeStatus();
+    if (status.code() == StatusCode::kResourceExhausted) {
+      status = ResourceExhausted(status.message() + " from " + allocator->Describe());
+    }
+    status.Annotate(function + ": " + builtin);
+    return status;
+  }
+  if (s != nullptr) t.value().object()->owner = s->keep_alive;
+  return t;
+}
 
 const std::string& ContextString(const Arg& a, const ValueSource& src) {
   return src.program->constants[a.value].value.string_value();
@@ -98,14 +138,26 @@ Status MatchShape(const Arg* args, Frame& f, const ValueSource& src, const Decod
   return Status::Ok();
 }
 
-Any MakeShape(const Arg* args, const Frame& f) {
+Any MakeShape(const Arg* args, const Frame& f, const DecodedFunction& code) {
   int64_t ndim = args[0].value;
-  std::vector<int64_t> dims(static_cast<size_t>(ndim));
-  for (int64_t i = 0; i < ndim; ++i) {
-    int64_t mode = args[1 + 2 * i].value, v = args[2 + 2 * i].value;
-    dims[i] = mode == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[v] : v;
+  auto fill = [&](std::vector<int64_t>& dims) {
+    for (int64_t i = 0; i < ndim; ++i) {
+      int64_t mode = args[1 + 2 * i].value, v = args[2 + 2 * i].value;
+      dims[i] = mode == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[v] : v;
+    }
+  };
+  Any* slot = ReuseSlot(args, code);
+  if (slot != nullptr && slot->is_shape() && HeldOnlyBySlot(*slot) &&
+      slot->shape_dims().size() == static_cast<size_t>(ndim)) {
+    // Nobody else sees this shape object: refill it in place.
+    fill(static_cast<ShapeObj*>(slot->object().get())->dims);
+    return *slot;
   }
-  return Any::Shape(std::move(dims));
+  std::vector<int64_t> dims(static_cast<size_t>(ndim));
+  fill(dims);
+  Any shape = Any::Shape(std::move(dims));
+  if (slot != nullptr) *slot = shape;
+  return shape;
 }
 
 Status ShapeArith(const Arg* args, Frame& f, const std::string& function) {
@@ -130,7 +182,8 @@ Status ShapeArith(const Arg* args, Frame& f, const std::string& function) {
   return Status::Ok();
 }
 
-Status AllocTensor(const Arg* args, const Frame& f, const ValueSource& src, const std::string& function, Any* out) {
+Status AllocTensor(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
+                   const std::string& function, Any* out) {
   Any tmp;
   const Any& shape = ArgValue(args[0], f, src, &tmp);
   if (!shape.is_shape()) {
@@ -147,9 +200,18 @@ Status AllocTensor(const Arg* args, const Frame& f, const ValueSource& src, cons
                                        DTypeToString(dtype).c_str(), ShapeToString(shape.shape_dims()).c_str()));
     }
   }
-  Result<Tensor> t = Tensor::Empty(shape.shape_dims(), dtype);
-  if (!t.ok()) return t.status();
+  Any* slot = ReuseSlot(args, code);
+  if (slot != nullptr && slot->is_tensor() && HeldOnlyBySlot(*slot)) {
+    const TensorObj* o = slot->tensor_obj();
+    if (o->allocator == CallAllocator() && DType::FromDL(o->dl.dtype) == dtype && o->shape == shape.shape_dims()) {
+      *out = *slot;  // the caller let go of last call's tensor: same shape, same bytes
+      return Status::Ok();
+    }
+  }
+  Result<Tensor> t = NewTensor(shape.shape_dims(), dtype, function, "vm.builtin.alloc_tensor");
+  if (!t.ok()) return t.TakeStatus();
   *out = Any(std::move(t).value());
+  if (slot != nullptr) *slot = *out;
   return Status::Ok();
 }
 
@@ -180,15 +242,16 @@ Status AllocStorage(const Arg* args, Frame& f, const DecodedFunction& code, cons
   if (!storage.defined() || storage.shape()[0] < size) {
     // Tensors viewing the old block keep it alive until they die.
     const int64_t dims[1] = {size};
-    Result<Tensor> t = Tensor::Empty(dims, DType::UInt8());
-    if (!t.ok()) return t.status();
+    Result<Tensor> t = NewTensor(dims, DType::UInt8(), function, "vm.builtin.alloc_storage");
+    if (!t.ok()) return t.TakeStatus();
     storage = std::move(t).value();
   }
   *out = Any(storage);
   return Status::Ok();
 }
 
-Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const std::string& function, Any* out) {
+Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
+                  const std::string& function, Any* out) {
   Any tmp_storage, tmp_shape;
   const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
   const Any& shape = ArgValue(args[3], f, src, &tmp_shape);
@@ -213,8 +276,18 @@ Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const
                                      function.c_str(), DTypeToString(dtype).c_str(),
                                      ShapeToString(shape.shape_dims()).c_str(), static_cast<unsigned long long>(room)));
   }
-  *out = Any(Tensor::Borrow(static_cast<uint8_t*>(block.raw_data()) + offset, shape.shape_dims(), dtype,
-                            block.object()));
+  void* data = static_cast<uint8_t*>(block.raw_data()) + offset;
+  Any* slot = ReuseSlot(args, code);
+  if (slot != nullptr && slot->is_tensor() && HeldOnlyBySlot(*slot)) {
+    const TensorObj* o = slot->tensor_obj();
+    if (o->dl.data == data && o->owner.get() == static_cast<void*>(block.object().get()) &&
+        DType::FromDL(o->dl.dtype) == dtype && o->shape == shape.shape_dims()) {
+      *out = *slot;  // the same view of the same storage as last call
+      return Status::Ok();
+    }
+  }
+  *out = Any(Tensor::Borrow(data, shape.shape_dims(), dtype, block.object()));
+  if (slot != nullptr) *slot = *out;
   return Status::Ok();
 }
 
@@ -279,12 +352,12 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
     case Builtin::kMatchShape:
       return MatchShape(args, frame, src, code);
     case Builtin::kMakeShape:
-      *out = MakeShape(args, frame);
+      *out = MakeShape(args, frame, code);
       return Status::Ok();
     case Builtin::kShapeArith:
       return ShapeArith(args, frame, function);
     case Builtin::kAllocTensor:
-      return AllocTensor(args, frame, src, function, out);
+      return AllocTensor(args, frame, src, code, function, out);
     case Builtin::kTupleGetItem: {
       Any tmp;
       const Any& t = ArgValue(args[0], frame, src, &tmp);
@@ -321,7 +394,7 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
     case Builtin::kAllocStorage:
       return AllocStorage(args, frame, code, function, out);
     case Builtin::kTensorView:
-      return TensorView(args, frame, src, function, out);
+      return TensorView(args, frame, src, code, function, out);
     case Builtin::kCount:
       break;
   }

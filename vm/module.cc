@@ -141,14 +141,17 @@ std::string ModuleImpl::TargetDescription() const {
 bool ModuleImpl::HasStaticGraph(const std::string& function) const { return program().FindGraph(function) >= 0; }
 
 std::unique_ptr<Context> ModuleImpl::CreateContext() const {
-  return std::make_unique<ContextImpl>(shared_from_this(), thread_pool());
+  // Default options (the VM, the default allocator) cannot fail.
+  Result<std::unique_ptr<Context>> c = CallContext::Create(shared_from_this(), thread_pool(), ContextOptions());
+  KILN_CHECK(c.ok(), "%s", c.status().ToString().c_str());
+  return std::move(c).value();
 }
 
 Result<std::unique_ptr<Context>> ModuleImpl::CreateContext(const ContextOptions& options) const {
   KILN_RETURN_IF_ERROR(CheckNumThreads(options.num_threads, "ContextOptions"));
   ThreadPool* pool = options.thread_pool;
   if (pool == nullptr) pool = options.num_threads > 0 ? ThreadPool::Shared(options.num_threads) : thread_pool();
-  return std::unique_ptr<Context>(std::make_unique<ContextImpl>(shared_from_this(), pool));
+  return CallContext::Create(shared_from_this(), pool, options);
 }
 
 ContextImpl::ContextImpl(std::shared_ptr<const ModuleImpl> module)

@@ -3,11 +3,27 @@
 //
 // Thread-safety: a Module is immutable after Load and thread-safe; share it
 // freely (std::shared_ptr). A Context is thread-compatible: one thread at a
-// time; create one per concurrent caller. Creating a Context is cheap relative
-// to a call but not free (it sizes registers and planned storage).
+// time; create one per concurrent caller. Calls take no lock: everything a
+// call writes (registers, shape heap, planned storage, reuse caches) belongs
+// to its Context. Creating a Context is cheap relative to a call but not free.
 //
 // Ownership: Load returns the only owner; tensors in returned outputs may
 // borrow module memory (constants) and keep the module's mapping alive.
+//
+// Memory. Planned storage of a constant size is allocated when a Context is
+// created (for calls made through it; a function called from another one gets
+// its storage on first use); symbolic sizes on first use. Storage is kept for
+// later calls, re-allocated only when a symbolic size grows. Results are
+// tensors the caller owns. A Context remembers the objects each call site made
+// last (shapes, tensor views, result tensors, graph outputs) and reuses one on
+// the next call only when nothing else holds it — the caller has released last
+// call's result — and its shape and dtype are the ones wanted; otherwise it
+// makes a new one. So on static shapes a call allocates nothing after the
+// first one, as long as the caller releases each result before the next call
+// (a result kept longer costs one allocation per call, never a wrong value).
+// Exception: a VM function returning a tuple allocates the tuple object.
+// Symbolic shapes allocate what their sizes need; give the context a
+// PoolAllocator (runtime/allocator.h) to reuse blocks across calls under a cap.
 #ifndef KILN_VM_MODULE_H_
 #define KILN_VM_MODULE_H_
 
@@ -16,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/allocator.h"
 #include "runtime/any.h"
 #include "runtime/span.h"
 #include "runtime/status.h"
@@ -57,11 +74,39 @@ struct LoadOptions {
   int num_threads = 0;
 };
 
+// Which engine runs a context's calls.
+enum class Executor : uint8_t {
+  kVm,     // the register VM, for every function (the default)
+  kAuto,   // the static graph executor for functions that have a static graph, the VM for the others
+  kGraph,  // the static graph executor only; calling a function without a graph fails (kFailedPrecondition)
+};
+
+// "vm", "auto", "graph".
+const char* ExecutorName(Executor executor);
+
 struct ContextOptions {
   // This context's pool; nullptr: the shared pool of num_threads.
   ThreadPool* thread_pool = nullptr;
   // 0: the module's default pool; otherwise as LoadOptions::num_threads.
   int num_threads = 0;
+  // kAuto and kGraph create a graph session (graph_executor/graph_session.h)
+  // for every function with a static graph when the context is created; its
+  // arena comes from `allocator`. The graph executor's results equal the VM's
+  // bit for bit.
+  Executor executor = Executor::kVm;
+  // Every tensor the context allocates comes from here: planned storage,
+  // intermediates, results, graph arenas. nullptr: DefaultCpuAllocator().
+  // Thread-safe (results are freed by whoever drops them last), and it must
+  // outlive the context and every tensor its calls returned. When it returns
+  // nullptr the call fails with kResourceExhausted naming the builtin, the
+  // size and allocator->Describe(); the context stays usable. The context
+  // asks for 64 bytes more per block than the tensor needs (the alignment, if
+  // larger): a header holding the size, for LastCallPeakBytes.
+  Allocator* allocator = nullptr;
+  // The same, owned: used when `allocator` is null, and kept alive by the
+  // context and by every tensor it allocated (for adapters made per context,
+  // such as the C API's callbacks).
+  std::shared_ptr<Allocator> shared_allocator;
 };
 
 class Context;
@@ -111,10 +156,19 @@ class Context {
   virtual ~Context() = default;
   // Runs `function` with `args`; the results (one Any, a tuple for several)
   // go to *result. Argument errors name the function, argument and dimension.
+  // A failed call leaves the context usable for the next one.
   virtual Status Invoke(const std::string& function, Span<const Any> args, Any* result) = 0;
   // The pool this context's kernels launch on, and so its thread count
   // (thread_pool()->num_threads()). Never null.
   virtual ThreadPool* thread_pool() const = 0;
+  // The executor chosen in ContextOptions.
+  virtual Executor executor() const = 0;
+  // The most bytes held at once, during the last call, by tensors allocated
+  // through this context (as requested, without alignment padding): planned
+  // storage, graph arenas, intermediates and the call's results, plus results
+  // of earlier calls the caller still holds. 0 before the first call. For a
+  // static plan after the first call: the planned bytes plus the results.
+  virtual uint64_t LastCallPeakBytes() const = 0;
 };
 
 }  // namespace vm

@@ -7,9 +7,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "graph_executor/graph_session.h"
 #include "runtime/mapped_file.h"
 #include "runtime/program.h"
 #include "vm/bytecode.h"
+#include "vm/call_state.h"
 #include "vm/frame.h"
 #include "vm/module.h"
 
@@ -46,8 +48,9 @@ class ModuleImpl final : public Module, public std::enable_shared_from_this<Modu
   ValueSource values_{};
 };
 
-// One caller's state: a stack of frames reused across calls. Thread-compatible.
-class ContextImpl final : public Context {
+// The VM engine of a context: a stack of frames reused across calls.
+// Thread-compatible. Callers get a CallContext, which runs its VM calls here.
+class ContextImpl final {
  public:
   // `pool`: where kernels launch; never null.
   ContextImpl(std::shared_ptr<const ModuleImpl> module, ThreadPool* pool)
@@ -56,10 +59,18 @@ class ContextImpl final : public Context {
   // (ThreadPool::Current(), e.g. a bytecode function value called from a
   // kernel's context), else the module's default.
   explicit ContextImpl(std::shared_ptr<const ModuleImpl> module);
-  Status Invoke(const std::string& function, Span<const Any> args, Any* result) override;
-  ThreadPool* thread_pool() const override { return pool_; }
+  Status Invoke(const std::string& function, Span<const Any> args, Any* result);
+  ThreadPool* thread_pool() const { return pool_; }
   // Invoke by index, checking the argument count.
   Status InvokeIndex(int32_t function, Span<const Any> args, Any* result);
+  // Allocates, for calls entering at depth 0, every planned storage whose
+  // size is a constant (vm.builtin.alloc_storage with an immediate size), so
+  // that a static plan is in place before the first call. Tensors come from
+  // `allocator` and hold `keep_alive`. Functions with skip[index] set (they
+  // run on the graph executor) are left out. kResourceExhausted when it
+  // fails. (call_context.cc)
+  Status PreallocateStorage(Allocator* allocator, const std::shared_ptr<void>& keep_alive,
+                            const std::vector<bool>& skip);
 
  private:
   Status Execute(int32_t function, Span<const Any> args, Any* result, int depth);
@@ -68,6 +79,41 @@ class ContextImpl final : public Context {
   std::shared_ptr<const ModuleImpl> module_;
   ThreadPool* pool_;  // not owned: caller-owned or a process-lifetime shared pool
   std::vector<std::unique_ptr<Frame>> frames_;  // by call depth; pointers stay stable as it grows
+};
+
+// The Context callers get: picks the executor per function, owns the
+// allocator (counted for LastCallPeakBytes) and the reuse caches
+// (vm/call_state.h), and runs VM calls on a ContextImpl. Thread-compatible.
+class CallContext final : public Context {
+ public:
+  // Creates the graph sessions the executor asks for; fails when one cannot
+  // be made (its arena cannot be allocated).
+  static Result<std::unique_ptr<Context>> Create(std::shared_ptr<const ModuleImpl> module, ThreadPool* pool,
+                                                 const ContextOptions& options);
+  Status Invoke(const std::string& function, Span<const Any> args, Any* result) override;
+  ThreadPool* thread_pool() const override { return vm_.thread_pool(); }
+  Executor executor() const override { return executor_; }
+  uint64_t LastCallPeakBytes() const override { return last_peak_; }
+
+ private:
+  CallContext(std::shared_ptr<const ModuleImpl> module, ThreadPool* pool, const ContextOptions& options);
+  Status InvokeGraph(int32_t function, Span<const Any> args, Any* result);
+  // Output tensors for graph function `function`: last call's when the
+  // caller let go of them, else new ones. Fills graph_outputs_.
+  Status GraphOutputs(int32_t function);
+
+  // Declared first, destroyed last: everything below allocates from it, and
+  // every tensor it allocated keeps it alive (CallState::keep_alive).
+  std::shared_ptr<CountingAllocator> allocator_;
+  CallState state_;
+  std::shared_ptr<const ModuleImpl> module_;
+  ContextImpl vm_;
+  Executor executor_;
+  // By function index; null where the function runs on the VM.
+  std::vector<std::unique_ptr<graph_executor::GraphSession>> graphs_;
+  std::vector<Any> graph_results_;  // by function index: last call's result
+  std::vector<Tensor> graph_inputs_, graph_outputs_;  // scratch, empty between calls
+  uint64_t last_peak_ = 0;
 };
 
 }  // namespace vm

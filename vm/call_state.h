@@ -1,0 +1,55 @@
+// CallState: what the allocation builtins need from the vm::Context that is
+// running on this thread: its allocator and its reuse cache. Internal.
+//
+// The context installs its state for the duration of a call (ScopedCallState);
+// builtins read it with CurrentCallState(). Outside a context call (a
+// bytecode function value run by a stray caller) it is null and the builtins
+// fall back to the default allocator without reuse.
+//
+// Reuse. A call on static shapes should allocate nothing after its first
+// call, yet builtins make objects (shapes, tensor views, result tensors). Each
+// call site (function, argument offset) keeps the object it made last; the next
+// time the site runs, the object is reused when nothing else holds it (its
+// reference count is 1: the caller dropped the result, the registers were
+// cleared) and it already has the wanted shape and type. Otherwise a new one
+// is made and kept. So reuse never changes what a caller sees.
+//
+// Thread-compatible: one per context, used by the thread running its call.
+#ifndef KILN_VM_CALL_STATE_H_
+#define KILN_VM_CALL_STATE_H_
+
+#include <memory>
+#include <vector>
+
+#include "runtime/allocator.h"
+#include "runtime/any.h"
+
+namespace kiln {
+namespace vm {
+
+struct CallState {
+  Allocator* allocator = nullptr;       // never null while installed
+  std::shared_ptr<void> keep_alive;     // owner of `allocator`, held by every tensor it allocates
+  std::vector<std::vector<Any>> reuse;  // by function index, then argument offset
+};
+
+// The state of the context calling on this thread, or null.
+CallState* CurrentCallState();
+
+// Installs `state` for this thread until destroyed (restores the previous
+// one, so a packed function may call another context).
+class ScopedCallState {
+ public:
+  explicit ScopedCallState(CallState* state);
+  ~ScopedCallState();
+  ScopedCallState(const ScopedCallState&) = delete;
+  ScopedCallState& operator=(const ScopedCallState&) = delete;
+
+ private:
+  CallState* previous_;
+};
+
+}  // namespace vm
+}  // namespace kiln
+
+#endif  // KILN_VM_CALL_STATE_H_
