@@ -250,6 +250,35 @@ Status AllocStorage(const Arg* args, Frame& f, const DecodedFunction& code, cons
   return Status::Ok();
 }
 
+Any MakeTuple(const Arg* args, uint32_t num_args, const Frame& f, const ValueSource& src,
+              const DecodedFunction& code) {
+  Any* slot = ReuseSlot(args, code);
+  if (slot != nullptr && slot->is_tuple() && HeldOnlyBySlot(*slot) && slot->tuple_fields().size() == num_args) {
+    // The caller let go of last call's tuple (its fields were released when
+    // this call began, vm/call_state.h): refill it in place.
+    std::vector<Any>& fields = static_cast<TupleObj*>(slot->object().get())->fields;
+    for (uint32_t i = 0; i < num_args; ++i) {
+      Any tmp;
+      fields[i] = ArgValue(args[i], f, src, &tmp);
+    }
+    return *slot;
+  }
+  std::vector<Any> fields;
+  fields.reserve(num_args);
+  for (uint32_t i = 0; i < num_args; ++i) {
+    Any tmp;
+    fields.push_back(ArgValue(args[i], f, src, &tmp));
+  }
+  Any tuple = Any::Tuple(std::move(fields));
+  if (slot != nullptr) {
+    if (slot->is_none()) {
+      CurrentCallState()->tuple_sites.push_back({code.function_index, static_cast<uint32_t>(args - code.args.data())});
+    }
+    *slot = tuple;
+  }
+  return tuple;
+}
+
 Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
                   const std::string& function, Any* out) {
   Any tmp_storage, tmp_shape;
@@ -372,16 +401,9 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       *out = t.tuple_fields()[i];
       return Status::Ok();
     }
-    case Builtin::kMakeTuple: {
-      std::vector<Any> fields;
-      fields.reserve(num_args);
-      for (uint32_t i = 0; i < num_args; ++i) {
-        Any tmp;
-        fields.push_back(ArgValue(args[i], frame, src, &tmp));
-      }
-      *out = Any::Tuple(std::move(fields));
+    case Builtin::kMakeTuple:
+      *out = MakeTuple(args, num_args, frame, src, code);
       return Status::Ok();
-    }
     case Builtin::kCopy: {
       Any tmp;
       *out = ArgValue(args[0], frame, src, &tmp);

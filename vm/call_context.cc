@@ -16,7 +16,16 @@ bool HeldOnlyHere(const Any& a) { return a.object() != nullptr && a.object().use
 
 CallState* CurrentCallState() { return t_call_state; }
 
-ScopedCallState::ScopedCallState(CallState* state) : previous_(t_call_state) { t_call_state = state; }
+ScopedCallState::ScopedCallState(CallState* state) : previous_(t_call_state) {
+  t_call_state = state;
+  // Latest first: an outer tuple lets go of an inner one before the inner
+  // one is looked at.
+  for (auto it = state->tuple_sites.rbegin(); it != state->tuple_sites.rend(); ++it) {
+    Any& tuple = state->reuse[it->function][it->offset];
+    if (!tuple.is_tuple() || !HeldOnlyHere(tuple)) continue;
+    for (Any& field : static_cast<TupleObj*>(tuple.object().get())->fields) field = Any();
+  }
+}
 
 ScopedCallState::~ScopedCallState() { t_call_state = previous_; }
 
@@ -127,7 +136,6 @@ Status ContextImpl::PreallocateStorage(Allocator* allocator, const std::shared_p
 
 Status CallContext::Invoke(const std::string& function, Span<const Any> args, Any* result) {
   allocator_->ResetPeak();
-  vm_.set_profiler(profiler_);
   Status status;
   int32_t index = executor_ == Executor::kVm ? -1 : module_->FindFunction(function);
   if (index >= 0 && graphs_[index] != nullptr) {
@@ -139,30 +147,6 @@ Status CallContext::Invoke(const std::string& function, Span<const Any> args, An
   } else {
     ScopedCallState scope(&state_);
     status = vm_.Invoke(function, args, result);
-  }
-  last_peak_ = static_cast<uint64_t>(allocator_->peak_bytes());
-  return status;
-}
-
-// The same dispatch as by name, for a function looked up once.
-Status CallContext::Invoke(FunctionHandle function, Span<const Any> args, Any* result) {
-  int32_t index = function.index;
-  if (function.module != module_.get() || index < 0 ||
-      static_cast<size_t>(index) >= module_->program().functions.size()) {
-    return InvalidArgument("Context::Invoke: the function handle is not one of this context's module");
-  }
-  allocator_->ResetPeak();
-  vm_.set_profiler(profiler_);
-  Status status;
-  if (!graphs_.empty() && graphs_[index] != nullptr) {
-    status = InvokeGraph(index, args, result);
-  } else if (executor_ == Executor::kGraph) {
-    status = FailedPrecondition("function '" + module_->program().functions[index].name +
-                                "' has no static graph (not all its shapes are static); use Executor::kVm or "
-                                "kAuto for it");
-  } else {
-    ScopedCallState scope(&state_);
-    status = vm_.InvokeIndex(index, args, result);
   }
   last_peak_ = static_cast<uint64_t>(allocator_->peak_bytes());
   return status;
@@ -219,7 +203,6 @@ Status CallContext::InvokeGraph(int32_t function, Span<const Any> args, Any* res
     graph_inputs_.push_back(args[i].tensor());
   }
   Status status = GraphOutputs(function);
-  graphs_[function]->set_profiler(profiler_);
   if (status.ok()) status = graphs_[function]->Run(graph_inputs_, graph_outputs_);
   // Hold no caller tensor and no extra output reference between calls.
   graph_inputs_.clear();

@@ -31,13 +31,23 @@ struct CallState {
   Allocator* allocator = nullptr;       // never null while installed
   std::shared_ptr<void> keep_alive;     // owner of `allocator`, held by every tensor it allocates
   std::vector<std::vector<Any>> reuse;  // by function index, then argument offset
+  // The reuse slots that hold tuples (make_tuple), in the order they were
+  // first made. A kept tuple would keep its fields (result tensors) held, so
+  // that their own sites could never reuse them: when a call begins, every
+  // tuple nothing else holds lets go of its fields (ScopedCallState).
+  struct Site {
+    uint32_t function;
+    uint32_t offset;
+  };
+  std::vector<Site> tuple_sites;
 };
 
 // The state of the context calling on this thread, or null.
 CallState* CurrentCallState();
 
 // Installs `state` for this thread until destroyed (restores the previous
-// one, so a packed function may call another context).
+// one, so a packed function may call another context), after releasing the
+// fields of the state's tuples that nothing else holds.
 class ScopedCallState {
  public:
   explicit ScopedCallState(CallState* state);

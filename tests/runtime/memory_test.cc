@@ -86,7 +86,33 @@ INSTANTIATE_TEST_SUITE_P(Models, StaticCallTest,
                                            std::make_tuple("mlp_batch4", vm::Executor::kVm, 1),
                                            std::make_tuple("mlp_batch4", vm::Executor::kGraph, 2),
                                            std::make_tuple("two_adds_static", vm::Executor::kVm, 1),
-                                           std::make_tuple("two_adds_static", vm::Executor::kAuto, 1)));
+                                           std::make_tuple("two_adds_static", vm::Executor::kAuto, 1),
+                                           std::make_tuple("two_outputs_static", vm::Executor::kVm, 1),
+                                           std::make_tuple("two_outputs_static", vm::Executor::kGraph, 1)));
+
+// A tuple result whose tuple the caller keeps (while dropping nothing) keeps
+// its fields: the next call makes new ones and the kept values stay.
+TEST(MemoryTest, KeptTuplesKeepTheirFields) {
+  auto m = runtime_test::LoadModel("two_outputs_static");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  for (vm::Executor executor : {vm::Executor::kVm, vm::Executor::kGraph}) {
+    SCOPED_TRACE(vm::ExecutorName(executor));
+    vm::ContextOptions options;
+    options.executor = executor;
+    auto ctx = (*m)->CreateContext(options);
+    ASSERT_TRUE(ctx.ok());
+    Tensor x1 = runtime_test::RandomTensor({4, 8}, 1), x2 = runtime_test::RandomTensor({4, 8}, 2);
+    std::vector<Any> a1 = {Any(x1)}, a2 = {Any(x2)};
+    Any first, second;
+    ASSERT_TRUE((*ctx)->Invoke("main", a1, &first).ok());
+    ASSERT_TRUE(first.is_tuple());
+    Tensor sum = runtime_test::Copy(first.tuple_fields()[0].tensor());
+    ASSERT_TRUE((*ctx)->Invoke("main", a2, &second).ok());
+    EXPECT_TRUE(runtime_test::BitwiseEqual(first.tuple_fields()[0].tensor(), sum));
+    EXPECT_NE(first.tuple_fields()[0].tensor().raw_data(), second.tuple_fields()[0].tensor().raw_data());
+    EXPECT_FALSE(runtime_test::BitwiseEqual(first.tuple_fields()[1].tensor(), second.tuple_fields()[1].tensor()));
+  }
+}
 
 // The planned storage of a static plan exists once the context does: the
 // first call allocates only its result.
