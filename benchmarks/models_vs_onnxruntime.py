@@ -115,7 +115,7 @@ def transformer_onnx(w):
         "scale": np.array(0.25, np.float32),
         "half": np.array(0.5, np.float32),
         "one": np.array(1.0, np.float32),
-        "inv_sqrt2": np.array(0.7071067811865476, np.float32),
+        "sqrt2": np.array(1.4142135623730951, np.float32),
     }
     n = helper.make_node
     nodes = [
@@ -141,8 +141,9 @@ def transformer_onnx(w):
         n("LayerNormalization", ["r1", "ln2_g", "ln2_b"], ["h2"], axis=-1, epsilon=1e-5),
         n("MatMul", ["h2", "w1"], ["f1_m"]),
         n("Add", ["f1_m", "b1"], ["f1_pre"]),
-        # gelu(t) = 0.5 t (1 + erf(t / sqrt 2)); ORT's optimizer fuses this into its Gelu kernel
-        n("Mul", ["f1_pre", "inv_sqrt2"], ["g_a"]),
+        # gelu(t) = 0.5 t (1 + erf(t / sqrt 2)), written with Div as exporters write it: ORT's
+        # optimizer fuses this form into its Gelu kernel (with Mul by 1/sqrt 2 it does not).
+        n("Div", ["f1_pre", "sqrt2"], ["g_a"]),
         n("Erf", ["g_a"], ["g_b"]),
         n("Add", ["g_b", "one"], ["g_c"]),
         n("Mul", ["f1_pre", "g_c"], ["g_d"]),
@@ -248,8 +249,10 @@ class KilnVariant:
 
 
 class OrtSession:
-    def __init__(self, model, x, y_shape, threads):
+    def __init__(self, model, x, y_shape, threads, spin=True):
         opts = ort.SessionOptions()
+        if not spin:  # ORT's workers spin between calls by default
+            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
         opts.intra_op_num_threads = threads
         opts.inter_op_num_threads = 1
         opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
@@ -310,6 +313,8 @@ def main():
     ap.add_argument("--tolerance", type=float, default=1e-5,
                     help="largest accepted max|kiln - ort| / max|ort| (default 1e-5)")
     ap.add_argument("--keep", help="write the .npz, .onnx and .vmfb files here instead of a temp dir")
+    ap.add_argument("--ort-spin", choices=["on", "off"], default="on",
+                    help="ONNX Runtime's session.intra_op.allow_spinning (default on, ORT's default)")
     ap.add_argument("--no-args-variant", action="store_true", help="skip the weights-as-inputs variant")
     a = ap.parse_args()
     threads_list = [int(t) for t in a.threads.split(",")]
@@ -346,7 +351,7 @@ def main():
         for size in sizes:
             x_shape, y_shape = x_shape_of(size), y_shape_of(size)
             x = splitmix_f32(x_shape, X_SEED)
-            sessions = {t: OrtSession(model, x, y_shape, t) for t in threads_list}
+            sessions = {t: OrtSession(model, x, y_shape, t, a.ort_spin == "on") for t in threads_list}
             ref = sessions[threads_list[0]].output().astype(np.float64)
             for v in variants:
                 got = v.output(x_shape, os.path.join(tmp, "y.npy"))

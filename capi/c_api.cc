@@ -7,14 +7,13 @@
 #include "capi/kiln.h"
 
 #include <cstring>
-#include <map>
 #include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
-#include "graph_executor/graph_session.h"
 #include "runtime/any.h"
+#include "runtime/profiler.h"
 #include "runtime/registry.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
@@ -46,6 +45,8 @@ struct kiln_function {
   std::string name;
   size_t num_params = 0;
   size_t num_results = 0;
+  bool has_graph = false;
+  kiln::vm::FunctionHandle handle;  // names the module too: a context checks it is its module's
 };
 
 struct kiln_module {
@@ -57,11 +58,13 @@ struct kiln_context {
   std::shared_ptr<const kiln::vm::Module> module;  // keeps the module alive
   std::vector<kiln_function> functions;           // a copy: the module handle may go first
   kiln_executor_t executor = KILN_EXECUTOR_AUTO;
+  // Runs every call; it holds the graph sessions when the executor asks for
+  // them (vm::ContextOptions::executor).
   std::unique_ptr<kiln::vm::Context> context;
-  // Graph sessions by function, created on the first call of each.
-  std::map<std::string, std::unique_ptr<kiln::graph_executor::GraphSession>> graphs;
-  std::vector<Any> args;        // reused across calls (VM)
-  std::vector<Tensor> tensors;  // reused across calls (graph)
+  std::vector<Any> args;  // reused across calls; holds no tensor between calls
+  // Created by the first kiln_context_enable_profiling; kept when disabled.
+  std::unique_ptr<kiln::Profiler> profiler;
+  std::string profile_table;  // the text kiln_context_profile_table lends out
 };
 
 struct kiln_context_options {
@@ -169,6 +172,9 @@ kiln_module_t* WrapModule(std::shared_ptr<const kiln::vm::Module> module) {
       f.num_params = sig->params.size();
       f.num_results = sig->results.size();
     }
+    f.has_graph = m->module->HasStaticGraph(name);
+    kiln::Result<kiln::vm::FunctionHandle> handle = m->module->LookupFunction(name);
+    if (handle.ok()) f.handle = *handle;
     m->functions.push_back(std::move(f));
   }
   return m;
@@ -187,37 +193,6 @@ std::string FunctionList(const std::vector<kiln_function>& functions) {
   std::string names;
   for (const kiln_function& f : functions) names += (names.empty() ? "" : ", ") + f.name;
   return names.empty() ? "none" : names;
-}
-
-// Runs `function` on its static graph; the outputs are fresh tensors (the
-// caller keeps them), everything else was planned when the session was made.
-kiln_status_t* InvokeGraph(kiln_context_t* context, const char* function, kiln_tensor_t* const* inputs,
-                           size_t num_inputs, Any* result) {
-  std::unique_ptr<kiln::graph_executor::GraphSession>& session = context->graphs[function];
-  if (session == nullptr) {
-    kiln::graph_executor::GraphSessionOptions options;
-    options.thread_pool = context->context->thread_pool();  // the same threads as the VM path
-    auto created = kiln::graph_executor::GraphSession::Create(context->module->linked_program(), function, options);
-    if (!created.ok()) {
-      context->graphs.erase(function);
-      return FromStatus(created.status());
-    }
-    session = std::move(created).value();
-  }
-  kiln::Result<std::vector<Tensor>> outputs = session->NewOutputs();
-  if (!outputs.ok()) return FromStatus(outputs.status());
-  context->tensors.clear();
-  for (size_t i = 0; i < num_inputs; ++i) context->tensors.push_back(inputs[i]->tensor);
-  Status s = session->Run(context->tensors, *outputs);
-  context->tensors.clear();
-  if (!s.ok()) return FromStatus(s);
-  if (outputs->size() == 1) {
-    *result = Any((*outputs)[0]);
-  } else {
-    std::vector<Any> fields(outputs->begin(), outputs->end());
-    *result = Any::Tuple(std::move(fields));
-  }
-  return nullptr;
 }
 
 }  // namespace
@@ -454,6 +429,11 @@ kiln_status_t* CreateContext(const char* fn, const kiln_module_t* module, const 
   }
   kiln::vm::ContextOptions context_options;
   context_options.num_threads = options.num_threads;
+  switch (options.executor) {
+    case KILN_EXECUTOR_VM: context_options.executor = kiln::vm::Executor::kVm; break;
+    case KILN_EXECUTOR_GRAPH: context_options.executor = kiln::vm::Executor::kGraph; break;
+    default: context_options.executor = kiln::vm::Executor::kAuto; break;
+  }
   kiln::Result<std::unique_ptr<kiln::vm::Context>> context = module->module->CreateContext(context_options);
   if (!context.ok()) return FromStatus(context.status());
   if (*context == nullptr) return MakeStatus(KILN_STATUS_INTERNAL, std::string(fn) + ": the module returned no context");
@@ -528,46 +508,43 @@ kiln_status_t* kiln_context_num_threads(const kiln_context_t* context, int32_t* 
 
 void kiln_context_release(kiln_context_t* context) { delete context; }
 
-kiln_status_t* kiln_context_invoke(kiln_context_t* context, const char* function, kiln_tensor_t* const* inputs,
-                                   size_t num_inputs, kiln_outputs_t** out_outputs) {
-  KILN_CAPI_REQUIRE(out_outputs);
-  *out_outputs = nullptr;
-  KILN_CAPI_REQUIRE(context);
-  KILN_CAPI_REQUIRE(function);
-  if (num_inputs > 0 && inputs == nullptr) return Invalid(__func__, "inputs is NULL");
-  const kiln_function* found = nullptr;
-  for (const kiln_function& f : context->functions) {
-    if (f.name == function) found = &f;
-  }
-  if (found == nullptr) {
-    return MakeStatus(KILN_STATUS_NOT_FOUND, std::string("no function '") + function + "' in the module (it has: " +
-                                                 FunctionList(context->functions) + ")");
-  }
-  if (found->num_params != num_inputs) {
-    return MakeStatus(KILN_STATUS_INVALID_ARGUMENT,
-                      kiln::StrFormat("%s: expected %zu inputs, got %zu", function, found->num_params, num_inputs));
+namespace {
+
+// One released outputs handle per thread, kept for the next call on that
+// thread: a server's call loop then allocates no handle and its vectors keep
+// their capacity. The spare holds no value (kiln_outputs_release clears it).
+thread_local std::unique_ptr<kiln_outputs_t> t_spare_outputs;
+
+kiln_outputs_t* NewOutputs() {
+  if (t_spare_outputs != nullptr) return t_spare_outputs.release();
+  return new (std::nothrow) kiln_outputs_t;
+}
+
+// The call behind kiln_context_invoke and kiln_context_invoke_function, once
+// the function is known.
+kiln_status_t* Invoke(const char* api, kiln_context_t* context, const kiln_function& function,
+                      kiln_tensor_t* const* inputs, size_t num_inputs, kiln_outputs_t** out_outputs) {
+  if (function.num_params != num_inputs) {
+    return MakeStatus(KILN_STATUS_INVALID_ARGUMENT, kiln::StrFormat("%s: expected %zu inputs, got %zu",
+                                                                    function.name.c_str(), function.num_params,
+                                                                    num_inputs));
   }
   for (size_t i = 0; i < num_inputs; ++i) {
-    if (inputs[i] == nullptr) return Invalid(__func__, kiln::StrFormat("input %zu is NULL", i));
+    if (inputs[i] == nullptr) return Invalid(api, kiln::StrFormat("input %zu is NULL", i));
+  }
+  if (context->executor == KILN_EXECUTOR_GRAPH && !function.has_graph) {
+    return MakeStatus(KILN_STATUS_FAILED_PRECONDITION, "function '" + function.name +
+                                                           "' has no static graph; use KILN_EXECUTOR_VM or AUTO");
   }
   Any result;
-  bool has_graph = context->module->HasStaticGraph(function);
-  if (context->executor == KILN_EXECUTOR_GRAPH && !has_graph) {
-    return MakeStatus(KILN_STATUS_FAILED_PRECONDITION,
-                      std::string("function '") + function + "' has no static graph; use KILN_EXECUTOR_VM or AUTO");
-  }
-  if (context->executor != KILN_EXECUTOR_VM && has_graph) {
-    if (kiln_status_t* s = InvokeGraph(context, function, inputs, num_inputs, &result)) return s;
-  } else {
-    context->args.clear();
-    for (size_t i = 0; i < num_inputs; ++i) context->args.emplace_back(inputs[i]->tensor);
-    Status s = context->context->Invoke(function, context->args, &result);
-    context->args.clear();  // do not keep the caller's tensors referenced between calls
-    if (!s.ok()) return FromStatus(s);
-  }
+  context->args.resize(num_inputs);
+  for (size_t i = 0; i < num_inputs; ++i) context->args[i] = Any(inputs[i]->tensor);
+  Status s = context->context->Invoke(function.handle, context->args, &result);
+  for (Any& a : context->args) a = Any();  // do not keep the caller's tensors referenced between calls
+  if (!s.ok()) return FromStatus(s);
 
-  kiln_outputs_t* o = new (std::nothrow) kiln_outputs_t;
-  if (o == nullptr) return NoMemory(__func__);
+  kiln_outputs_t* o = NewOutputs();
+  if (o == nullptr) return NoMemory(api);
   if (result.is_tuple()) {
     o->values = result.tuple_fields();
   } else if (!result.is_none()) {
@@ -581,7 +558,88 @@ kiln_status_t* kiln_context_invoke(kiln_context_t* context, const char* function
   return nullptr;
 }
 
-void kiln_outputs_release(kiln_outputs_t* outputs) { delete outputs; }
+}  // namespace
+
+kiln_status_t* kiln_context_invoke(kiln_context_t* context, const char* function, kiln_tensor_t* const* inputs,
+                                   size_t num_inputs, kiln_outputs_t** out_outputs) {
+  KILN_CAPI_REQUIRE(out_outputs);
+  *out_outputs = nullptr;
+  KILN_CAPI_REQUIRE(context);
+  KILN_CAPI_REQUIRE(function);
+  if (num_inputs > 0 && inputs == nullptr) return Invalid(__func__, "inputs is NULL");
+  for (const kiln_function& f : context->functions) {
+    if (f.name == function) return Invoke(__func__, context, f, inputs, num_inputs, out_outputs);
+  }
+  return MakeStatus(KILN_STATUS_NOT_FOUND, std::string("no function '") + function + "' in the module (it has: " +
+                                               FunctionList(context->functions) + ")");
+}
+
+kiln_status_t* kiln_context_invoke_function(kiln_context_t* context, const kiln_function_t* function,
+                                            kiln_tensor_t* const* inputs, size_t num_inputs,
+                                            kiln_outputs_t** out_outputs) {
+  KILN_CAPI_REQUIRE(out_outputs);
+  *out_outputs = nullptr;
+  KILN_CAPI_REQUIRE(context);
+  KILN_CAPI_REQUIRE(function);
+  if (num_inputs > 0 && inputs == nullptr) return Invalid(__func__, "inputs is NULL");
+  if (function->handle.module != context->module.get()) {
+    return Invalid(__func__, "function '" + function->name + "' is not of this context's module");
+  }
+  return Invoke(__func__, context, *function, inputs, num_inputs, out_outputs);
+}
+
+kiln_status_t* kiln_context_enable_profiling(kiln_context_t* context, int32_t enable) {
+  KILN_CAPI_REQUIRE(context);
+  if (enable && context->profiler == nullptr) {
+    context->profiler.reset(new (std::nothrow) kiln::Profiler());
+    if (context->profiler == nullptr) return NoMemory(__func__);
+  }
+  context->context->set_profiler(enable ? context->profiler.get() : nullptr);
+  return nullptr;
+}
+
+kiln_status_t* kiln_context_reset_profile(kiln_context_t* context) {
+  KILN_CAPI_REQUIRE(context);
+  if (context->profiler != nullptr) context->profiler->Clear();
+  return nullptr;
+}
+
+kiln_status_t* kiln_context_profile_table(kiln_context_t* context, const char** out_table) {
+  KILN_CAPI_REQUIRE(out_table);
+  *out_table = nullptr;
+  KILN_CAPI_REQUIRE(context);
+  if (context->profiler == nullptr) {
+    return MakeStatus(KILN_STATUS_FAILED_PRECONDITION,
+                      "kiln_context_profile_table: profiling was never enabled on this context "
+                      "(kiln_context_enable_profiling)");
+  }
+  context->profile_table = context->profiler->FormatTable();
+  *out_table = context->profile_table.c_str();
+  return nullptr;
+}
+
+kiln_status_t* kiln_context_write_trace(const kiln_context_t* context, const char* path) {
+  KILN_CAPI_REQUIRE(context);
+  KILN_CAPI_REQUIRE(path);
+  if (context->profiler == nullptr) {
+    return MakeStatus(KILN_STATUS_FAILED_PRECONDITION,
+                      "kiln_context_write_trace: profiling was never enabled on this context "
+                      "(kiln_context_enable_profiling)");
+  }
+  return FromStatus(context->profiler->WriteChromeTrace(path));
+}
+
+void kiln_outputs_release(kiln_outputs_t* outputs) {
+  if (outputs == nullptr) return;
+  // Drop the tensors now, whatever happens to the handle.
+  outputs->values.clear();
+  outputs->tensors.clear();
+  if (t_spare_outputs == nullptr) {
+    t_spare_outputs.reset(outputs);
+  } else {
+    delete outputs;
+  }
+}
 
 kiln_status_t* kiln_outputs_count(const kiln_outputs_t* outputs, size_t* out_count) {
   KILN_CAPI_REQUIRE(out_count);

@@ -45,7 +45,7 @@ extern "C" {
 #endif
 
 #define KILN_API_VERSION_MAJOR 0
-#define KILN_API_VERSION_MINOR 2
+#define KILN_API_VERSION_MINOR 3
 
 /* (major << 16) | minor of the library actually linked. */
 uint32_t kiln_api_version(void);
@@ -212,6 +212,40 @@ kiln_status_t* kiln_context_num_threads(const kiln_context_t* context, int32_t* 
 kiln_status_t* kiln_context_invoke(kiln_context_t* context, const char* function, kiln_tensor_t* const* inputs,
                                    size_t num_inputs, kiln_outputs_t** out_outputs);
 void kiln_outputs_release(kiln_outputs_t* outputs);
+
+/* Since API 0.3. Calls a function looked up once (kiln_module_lookup_function
+ * or kiln_module_function_at on the module this context was created from),
+ * skipping the name lookup: the fast path for a server's repeated calls.
+ * Otherwise as kiln_context_invoke; a function of another module is
+ * KILN_STATUS_INVALID_ARGUMENT. */
+kiln_status_t* kiln_context_invoke_function(kiln_context_t* context, const kiln_function_t* function,
+                                            kiln_tensor_t* const* inputs, size_t num_inputs,
+                                            kiln_outputs_t** out_outputs);
+
+/* ---- Profiling (since API 0.3) ----------------------------------------------
+ *
+ * Off by default. While enabled, each call of the context records every
+ * kernel, packed function, builtin and bytecode-function call it makes (on the
+ * graph executor: every node) with the shapes of its arguments, and the call
+ * as a whole. A disabled context records nothing and costs nothing
+ * measurable. What was recorded stays until kiln_context_reset_profile. */
+
+/* enable != 0 starts recording (the first time, creates the context's
+ * profile), 0 stops it (keeping what was recorded). */
+kiln_status_t* kiln_context_enable_profiling(kiln_context_t* context, int32_t enable);
+/* Forgets what was recorded. */
+kiln_status_t* kiln_context_reset_profile(kiln_context_t* context);
+/* The profile as a text table, one row per (kind, name, argument shapes),
+ * sorted by total time, with count, mean and share of the calls' time.
+ * Borrowed: valid until the next kiln_context_profile_table on this context
+ * or its release. KILN_STATUS_FAILED_PRECONDITION if profiling was never
+ * enabled. */
+kiln_status_t* kiln_context_profile_table(kiln_context_t* context, const char** out_table);
+/* Writes the recorded events to `path` as Chrome trace JSON, which Perfetto
+ * (ui.perfetto.dev) and chrome://tracing open. KILN_STATUS_FAILED_PRECONDITION
+ * if profiling was never enabled; KILN_STATUS_INVALID_ARGUMENT naming the path
+ * if it cannot be written. */
+kiln_status_t* kiln_context_write_trace(const kiln_context_t* context, const char* path);
 
 /* A function returning a tuple has one output per field. */
 kiln_status_t* kiln_outputs_count(const kiln_outputs_t* outputs, size_t* out_count);

@@ -45,6 +45,17 @@ Status MismatchError(const char* why, const Tensor& t, const ProgramGraphArg& wa
   return InvalidArgument(what + ": the tensor must be on the CPU");
 }
 
+// A kernel node's arguments as profile text ("float32[1, 784], ...").
+std::string DescribeKernelArgs(const std::vector<kiln_dltensor>& dl) {
+  std::string out;
+  for (const kiln_dltensor& d : dl) {
+    if (!out.empty()) out += ", ";
+    out += DTypeToString(DType{d.dtype_code, d.dtype_bits, d.dtype_lanes});
+    out += ShapeToString(Span<const int64_t>(d.shape, static_cast<size_t>(d.ndim)));
+  }
+  return out;
+}
+
 }  // namespace
 
 GraphSession::~GraphSession() {
@@ -200,9 +211,12 @@ Status GraphSession::Run(Span<const Tensor> inputs, Span<const Tensor> outputs) 
   Status status;
   // Library kernels (oneDNN) size themselves by, and park, the current pool.
   ThreadPool::ScopedCurrent current(pool_);
+  Profiler* const profiler = profiler_;
+  const int64_t run_start = profiler != nullptr ? Profiler::Now() : 0;
   for (size_t ni = 0; ni < nodes_.size() && status.ok(); ++ni) {
     Node& node = nodes_[ni];
     const ResolvedCallable& c = *node.callee;
+    const int64_t node_start = profiler != nullptr ? Profiler::Now() : 0;
     if (c.kind == CallableKind::kKernel) {
       status = CallKernel(c.kernel, c.name, node.args.data(), static_cast<int32_t>(node.args.size()),
                           pool_);
@@ -212,6 +226,12 @@ Status GraphSession::Run(Span<const Tensor> inputs, Span<const Tensor> outputs) 
       if (!status.ok()) status.Annotate("packed function '" + c.name + "'");
     }
     if (!status.ok()) status.Annotate(StrFormat("%s: node %zu", function_.c_str(), ni));
+    if (profiler != nullptr && status.ok()) {
+      bool kernel = c.kind == CallableKind::kKernel;
+      profiler->Record(kernel ? kProfileKernel : kProfilePacked, c.name,
+                       kernel ? DescribeKernelArgs(node.dl) : DescribeProfileArgs(node.values),
+                       StrFormat("%s node %zu", function_.c_str(), ni), node_start, Profiler::Now());
+    }
   }
   // Outputs that are not written by a node in place: copies.
   for (size_t i = 0; i < outputs.size() && status.ok(); ++i) {
@@ -225,6 +245,14 @@ Status GraphSession::Run(Span<const Tensor> inputs, Span<const Tensor> outputs) 
     }
     uint64_t n = BytesOf(o);
     if (n > 0) std::memmove(outputs[i].raw_data(), from, n);
+  }
+  if (profiler != nullptr && status.ok()) {
+    std::string shapes;
+    for (const Tensor& t : inputs) AppendProfileArg(Any(t), &shapes);
+    std::string outs;
+    for (const Tensor& t : outputs) AppendProfileArg(Any(t), &outs);
+    profiler->Record(kProfileInvoke, function_, shapes + " -> " + outs, function_ + " (graph)", run_start,
+                     Profiler::Now());
   }
   // Let go of the caller's tensors.
   for (auto& uses : input_any_uses_)

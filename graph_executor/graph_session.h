@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/profiler.h"
 #include "runtime/program.h"
 #include "runtime/span.h"
 #include "runtime/status.h"
@@ -78,6 +79,13 @@ class GraphSession {
   // The pool this session's kernels launch on (never null).
   ThreadPool* thread_pool() const { return pool_; }
 
+  // Per-node timing (runtime/profiler.h), off by default: while a profiler is
+  // set, Run records itself (kProfileInvoke) and every node (kernel or packed
+  // function, with its argument shapes, at "main node 3"). nullptr turns it
+  // off; when off, Run tests one pointer per node. Not owned.
+  void set_profiler(Profiler* profiler) { profiler_ = profiler; }
+  Profiler* profiler() const { return profiler_; }
+
  private:
   struct Node;
   GraphSession() = default;
@@ -90,6 +98,7 @@ class GraphSession {
   std::string function_;
   std::vector<std::string> input_names_;
   void* arena_ = nullptr;
+  Profiler* profiler_ = nullptr;  // not owned
   Allocator* allocator_ = nullptr;  // the arena's; not owned
   std::vector<Node> nodes_;
   // Where caller tensors get bound: descriptors and Any slots per input/output.

@@ -40,6 +40,7 @@
 namespace kiln {
 
 class ThreadPool;
+class Profiler;
 struct LinkedProgram;
 
 namespace vm {
@@ -111,6 +112,14 @@ struct ContextOptions {
 
 class Context;
 
+// A function resolved once by name (Module::LookupFunction), so that calls
+// skip the name lookup. Valid for the module that made it and its contexts;
+// a default-constructed handle names no function.
+struct FunctionHandle {
+  const void* module = nullptr;
+  int32_t index = -1;
+};
+
 class Module {
  public:
   // Memory-maps and verifies the file; resolves every kernel and packed
@@ -131,6 +140,9 @@ class Module {
   virtual std::vector<std::string> FunctionNames() const = 0;
   // kNotFound when the module has no such function.
   virtual Result<FunctionSignature> GetSignature(const std::string& function) const = 0;
+  // The handle of `function` for Context::Invoke(FunctionHandle, ...);
+  // kNotFound naming the functions the module has.
+  virtual Result<FunctionHandle> LookupFunction(const std::string& function) const = 0;
   // Producer, format version and target, as text.
   virtual std::string Producer() const = 0;
   virtual std::string TargetDescription() const = 0;
@@ -158,6 +170,11 @@ class Context {
   // go to *result. Argument errors name the function, argument and dimension.
   // A failed call leaves the context usable for the next one.
   virtual Status Invoke(const std::string& function, Span<const Any> args, Any* result) = 0;
+  // The same for a function looked up once; kInvalidArgument for a handle
+  // that is not of this context's module.
+  virtual Status Invoke(FunctionHandle function, Span<const Any> args, Any* result) {
+    return Unimplemented("this context does not take function handles");
+  }
   // The pool this context's kernels launch on, and so its thread count
   // (thread_pool()->num_threads()). Never null.
   virtual ThreadPool* thread_pool() const = 0;
@@ -169,6 +186,18 @@ class Context {
   // of earlier calls the caller still holds. 0 before the first call. For a
   // static plan after the first call: the planned bytes plus the results.
   virtual uint64_t LastCallPeakBytes() const = 0;
+
+  // Profiling (runtime/profiler.h), off by default: while a profiler is set,
+  // every call records into it each invocation and each instruction that
+  // calls something (kernel, packed function, builtin, bytecode function),
+  // with argument shapes; graph-executor calls record each node. nullptr
+  // turns it off. Not owned: it must outlive its use here. When off, the VM
+  // tests one pointer per Call instruction and records nothing.
+  void set_profiler(Profiler* profiler) { profiler_ = profiler; }
+  Profiler* profiler() const { return profiler_; }
+
+ protected:
+  Profiler* profiler_ = nullptr;
 };
 
 }  // namespace vm

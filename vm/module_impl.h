@@ -25,6 +25,7 @@ class ModuleImpl final : public Module, public std::enable_shared_from_this<Modu
 
   std::vector<std::string> FunctionNames() const override;
   Result<FunctionSignature> GetSignature(const std::string& function) const override;
+  Result<FunctionHandle> LookupFunction(const std::string& function) const override;  // interpreter.cc
   std::string Producer() const override;
   std::string TargetDescription() const override;
   bool HasStaticGraph(const std::string& function) const override;
@@ -71,14 +72,19 @@ class ContextImpl final {
   // fails. (call_context.cc)
   Status PreallocateStorage(Allocator* allocator, const std::shared_ptr<void>& keep_alive,
                             const std::vector<bool>& skip);
+  // Where calls record (runtime/profiler.h); nullptr: nowhere (the default).
+  void set_profiler(Profiler* profiler) { profiler_ = profiler; }
 
  private:
   Status Execute(int32_t function, Span<const Any> args, Any* result, int depth);
+  Status RunCall(const Instruction& ins, const Arg* args, const ResolvedCallable& callee, Frame& frame,
+                 const ValueSource& src, const ProgramFunction& meta, const DecodedFunction& fn, int depth, Any* out);
   Frame& FrameAt(int depth);
 
   std::shared_ptr<const ModuleImpl> module_;
   ThreadPool* pool_;  // not owned: caller-owned or a process-lifetime shared pool
   std::vector<std::unique_ptr<Frame>> frames_;  // by call depth; pointers stay stable as it grows
+  Profiler* profiler_ = nullptr;  // not owned
 };
 
 // The Context callers get: picks the executor per function, owns the
@@ -91,6 +97,7 @@ class CallContext final : public Context {
   static Result<std::unique_ptr<Context>> Create(std::shared_ptr<const ModuleImpl> module, ThreadPool* pool,
                                                  const ContextOptions& options);
   Status Invoke(const std::string& function, Span<const Any> args, Any* result) override;
+  Status Invoke(FunctionHandle function, Span<const Any> args, Any* result) override;
   ThreadPool* thread_pool() const override { return vm_.thread_pool(); }
   Executor executor() const override { return executor_; }
   uint64_t LastCallPeakBytes() const override { return last_peak_; }

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/allocator.h"
 #include "runtime/registry.h"
 #include "tests/vm/test_util.h"
 #include "vm/assembler.h"
@@ -144,6 +145,50 @@ TEST_F(BadInputTest, HugeSymbolicShapeIsRefusedBeforeAllocating) {
             std::string::npos)
       << s.message();
   ExpectStillWorks();
+}
+
+// Refuses any allocation over `cap` bytes, as an exhausted server allocator would.
+class CappedAllocator final : public Allocator {
+ public:
+  explicit CappedAllocator(size_t cap) : cap_(cap) {}
+  void* Allocate(size_t nbytes, size_t alignment) override {
+    if (nbytes > cap_) {
+      ++refused_;
+      return nullptr;
+    }
+    return DefaultCpuAllocator()->Allocate(nbytes, alignment);
+  }
+  void Free(void* ptr) override { DefaultCpuAllocator()->Free(ptr); }
+  std::string Describe() const override { return "capped test allocator"; }
+  int refused() const { return refused_; }
+
+ private:
+  size_t cap_;
+  int refused_ = 0;
+};
+
+TEST(BadInputAllocatorTest, AnAllocatorThatRunsOutLeavesTheContextUsable) {
+  auto m = testing::Load(testing::Serialize(testing::AddProgram()));
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  CappedAllocator allocator(1 << 20);
+  vm::ContextOptions options;
+  options.allocator = &allocator;
+  auto ctx = (*m)->CreateContext(options);
+  ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+  // n = 131072: the 2 MiB result does not fit under the 1 MiB cap.
+  int64_t n = 131072;
+  std::vector<Any> big = {F32({n, 4}, std::vector<float>(n * 4, 1)), F32({n, 4}, std::vector<float>(n * 4, 2))};
+  Any out;
+  Status s = (*ctx)->Invoke("main", big, &out);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  EXPECT_NE(s.message().find("capped test allocator"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("alloc_tensor"), std::string::npos) << s.message();
+  EXPECT_GE(allocator.refused(), 1);
+  // The same context, a call that fits.
+  std::vector<Any> small = {F32({1, 4}, {1, 2, 3, 4}), F32({1, 4}, {1, 1, 1, 1})};
+  ASSERT_TRUE((*ctx)->Invoke("main", small, &out).ok());
+  EXPECT_EQ(Values(out.tensor()), (std::vector<float>{2, 3, 4, 5}));
+  out = Any();  // freed through the allocator before it goes away
 }
 
 // A packed function that fails when the first input element is negative.

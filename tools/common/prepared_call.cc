@@ -67,6 +67,11 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Create(const CallSpec& spec)
   return p;
 }
 
+void PreparedCall::SetProfiler(Profiler* profiler) {
+  if (session_) session_->set_profiler(profiler);
+  if (context_) context_->set_profiler(profiler);
+}
+
 Status PreparedCall::Call(Any* result) {
   if (!session_) return context_->Invoke(spec_.function, args_, result);
   KILN_RETURN_IF_ERROR(session_->Run(inputs_, graph_outputs_));

@@ -13,6 +13,7 @@
 
 #include "graph_executor/graph_session.h"
 #include "runtime/any.h"
+#include "runtime/profiler.h"
 #include "runtime/thread_pool.h"
 #include "vm/module.h"
 
@@ -34,6 +35,10 @@ class PreparedCall {
   // One call. The graph executor writes into the same output tensors every
   // time, so repeated calls on it allocate nothing.
   Status Call(Any* result);
+
+  // Records later calls into `profiler` (runtime/profiler.h); nullptr stops.
+  // Not owned.
+  void SetProfiler(Profiler* profiler);
 
   bool uses_graph() const { return session_ != nullptr; }
   const std::shared_ptr<const vm::Module>& module() const { return module_; }

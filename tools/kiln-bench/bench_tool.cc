@@ -14,7 +14,8 @@ namespace {
 
 const char kUsage[] =
     "usage: kiln-bench FILE.vmfb [--function=main] [--input=SPEC]... [--threads=N]\n"
-    "                  [--executor=auto|vm|graph] [--name=LABEL] [--benchmark_* flags]\n";
+    "                  [--executor=auto|vm|graph] [--name=LABEL] [--profile] [--trace=FILE]\n"
+    "                  [--profile_calls=N] [--benchmark_* flags]\n";
 
 bool TakeValue(const std::string& arg, const char* flag, std::string* value) {
   std::string prefix = std::string(flag) + "=";
@@ -30,7 +31,9 @@ int BenchToolMain(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) user_repetitions |= std::string(argv[i]).rfind("--benchmark_repetitions", 0) == 0;
   benchmark::Initialize(&argc, argv);  // consumes --benchmark_* flags
   CallSpec spec;
-  std::string label, value;
+  std::string label, value, trace_path;
+  bool profile = false;
+  int profile_calls = 100;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "-h" || arg == "--help") {
@@ -54,6 +57,20 @@ int BenchToolMain(int argc, char** argv) {
       spec.executor = value;
     } else if (TakeValue(arg, "--name", &value)) {
       label = value;
+    } else if (arg == "--profile") {
+      profile = true;
+    } else if (TakeValue(arg, "--trace", &value)) {
+      if (value.empty()) {
+        std::fprintf(stderr, "kiln-bench: error: --trace needs a file name\n");
+        return 2;
+      }
+      trace_path = value;
+    } else if (TakeValue(arg, "--profile_calls", &value)) {
+      profile_calls = std::atoi(value.c_str());
+      if (profile_calls <= 0) {
+        std::fprintf(stderr, "kiln-bench: error: --profile_calls: '%s' is not a positive integer\n", value.c_str());
+        return 2;
+      }
     } else if (!arg.empty() && arg[0] == '-') {
       std::fprintf(stderr, "kiln-bench: error: unknown option '%s'\n%s", arg.c_str(), kUsage);
       return 2;
@@ -97,6 +114,31 @@ int BenchToolMain(int argc, char** argv) {
   if (!user_repetitions) b->Repetitions(5)->ReportAggregatesOnly(true);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
+  if (profile || !trace_path.empty()) {
+    // Profiled calls of their own, after the timed ones, so that the timing
+    // above is of unprofiled calls.
+    Profiler profiler;
+    call->SetProfiler(&profiler);
+    for (int i = 0; i < profile_calls; ++i) {
+      Any result;
+      Status st = call->Call(&result);
+      if (!st.ok()) {
+        std::fprintf(stderr, "kiln-bench: error: %s\n", st.message().c_str());
+        return 1;
+      }
+    }
+    call->SetProfiler(nullptr);
+    if (profile) std::printf("\n%s", profiler.FormatTable().c_str());
+    if (!trace_path.empty()) {
+      Status st = profiler.WriteChromeTrace(trace_path);
+      if (!st.ok()) {
+        std::fprintf(stderr, "kiln-bench: error: %s\n", st.message().c_str());
+        return 1;
+      }
+      std::printf("kiln-bench: wrote a Chrome trace of %d profiled calls to %s (open it in ui.perfetto.dev)\n",
+                  profile_calls, trace_path.c_str());
+    }
+  }
   return 0;
 }
 
