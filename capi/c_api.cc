@@ -70,7 +70,28 @@ struct kiln_context {
 struct kiln_context_options {
   kiln_executor_t executor = KILN_EXECUTOR_AUTO;
   int32_t num_threads = 0;
+  bool has_allocator = false;  // kiln_context_options_set_allocator
+  kiln_allocator_t allocator{};
 };
+
+namespace {
+
+// A caller's kiln_allocator_t as a kiln::Allocator; one per context, kept
+// alive by the context and every tensor it allocated.
+class CallbackAllocator final : public kiln::Allocator {
+ public:
+  explicit CallbackAllocator(const kiln_allocator_t& a) : a_(a) {}
+  void* Allocate(size_t nbytes, size_t alignment) override { return a_.allocate(a_.user, nbytes, alignment); }
+  void Free(void* ptr) override {
+    if (ptr != nullptr) a_.free(a_.user, ptr);
+  }
+  std::string Describe() const override { return "the caller's allocator (kiln_context_options_set_allocator)"; }
+
+ private:
+  kiln_allocator_t a_;
+};
+
+}  // namespace
 
 struct kiln_outputs {
   std::vector<Any> values;
@@ -429,6 +450,7 @@ kiln_status_t* CreateContext(const char* fn, const kiln_module_t* module, const 
   }
   kiln::vm::ContextOptions context_options;
   context_options.num_threads = options.num_threads;
+  if (options.has_allocator) context_options.shared_allocator = std::make_shared<CallbackAllocator>(options.allocator);
   switch (options.executor) {
     case KILN_EXECUTOR_VM: context_options.executor = kiln::vm::Executor::kVm; break;
     case KILN_EXECUTOR_GRAPH: context_options.executor = kiln::vm::Executor::kGraph; break;
@@ -486,6 +508,21 @@ kiln_status_t* kiln_context_options_set_num_threads(kiln_context_options_t* opti
                                              static_cast<int>(num_threads), kiln::kMaxThreads));
   }
   options->num_threads = num_threads;
+  return nullptr;
+}
+
+kiln_status_t* kiln_context_options_set_allocator(kiln_context_options_t* options, const kiln_allocator_t* allocator) {
+  KILN_CAPI_REQUIRE(options);
+  if (allocator == nullptr) {
+    options->has_allocator = false;
+    options->allocator = kiln_allocator_t{};
+    return nullptr;
+  }
+  if (allocator->allocate == nullptr || allocator->free == nullptr) {
+    return Invalid(__func__, "the allocator needs both an allocate and a free callback");
+  }
+  options->has_allocator = true;
+  options->allocator = *allocator;
   return nullptr;
 }
 

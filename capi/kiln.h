@@ -200,6 +200,23 @@ kiln_status_t* kiln_context_options_set_executor(kiln_context_options_t* options
 /* 0: one thread per physical core; 1: every kernel on the calling thread.
  * KILN_STATUS_INVALID_ARGUMENT outside [0, 1024]. */
 kiln_status_t* kiln_context_options_set_num_threads(kiln_context_options_t* options, int32_t num_threads);
+/* Since API 0.3. Where a context's tensors come from (planned storage,
+ * intermediates, outputs, the graph executor's arena). `allocate(user, size,
+ * alignment)` returns `size` bytes aligned to `alignment` (a power of two, at
+ * least KILN_TENSOR_ALIGNMENT) or NULL; `free(user, ptr)` takes back what
+ * `allocate` returned. A NULL from `allocate` fails that call with
+ * KILN_STATUS_RESOURCE_EXHAUSTED and the context stays usable. Both may be
+ * called from any thread (an output is freed by whichever thread releases it
+ * last); they, and `user`, must stay valid until every context created with
+ * these options and every tensor those contexts returned is released. */
+typedef struct kiln_allocator {
+  void* user;
+  void* (*allocate)(void* user, size_t size, size_t alignment);
+  void (*free)(void* user, void* ptr);
+} kiln_allocator_t;
+/* Copies *allocator; NULL restores the default (aligned_alloc / free).
+ * KILN_STATUS_INVALID_ARGUMENT if `allocate` or `free` is NULL. */
+kiln_status_t* kiln_context_options_set_allocator(kiln_context_options_t* options, const kiln_allocator_t* allocator);
 /* The options are copied; `options` may be released right after. */
 kiln_status_t* kiln_context_create_with_options(const kiln_module_t* module, const kiln_context_options_t* options,
                                                 kiln_context_t** out_context);
