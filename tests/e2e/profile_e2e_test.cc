@@ -14,6 +14,7 @@
 #include "capi/kiln.h"
 #include "graph_executor/graph_session.h"
 #include "runtime/profiler.h"
+#include "runtime/registry.h"
 #include "tests/e2e/e2e_util.h"
 #include "tests/e2e/json_check.h"
 #include "vm/opcodes.h"
@@ -297,6 +298,70 @@ TEST(ProfileE2E, CApiProfilesAndWritesATrace) {
   for (kiln_tensor_t* t : inputs) kiln_tensor_release(t);
   kiln_module_release(module);
   std::free(buffer);
+}
+
+// Calls of bytecode functions and packed functions are events too; a
+// function's event covers the events of what it ran.
+TEST(ProfileE2E, FunctionAndPackedCallsAreRecordedAroundWhatTheyRun) {
+  ASSERT_TRUE(RegisterGlobalFunction(
+                  "test.profile.copy",
+                  [](Span<const Any> args, Any* ret) -> Status {
+                    *ret = args[0];
+                    return Status::Ok();
+                  },
+                  /*allow_override=*/true)
+                  .ok());
+  const char* src = R"(# from tvm.script import ir as I
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def double(x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        with R.dataflow():
+            y = R.add(x, x)
+            R.output(y)
+        return y
+
+    @R.function
+    def main(x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
+        cls = Module
+        y = cls.double(x)
+        z = R.call_packed("test.profile.copy", y, sinfo_args=(R.Tensor((2,), dtype="float32"),))
+        return z
+)";
+  auto module = CompileAndLoad(src, "calls.relax");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::unique_ptr<vm::Context> context = (*module)->CreateContext();
+  Profiler profiler;
+  context->set_profiler(&profiler);
+  Tensor x = RandomTensor({2}, 9);
+  Any result;
+  Status s = context->Invoke("main", {Any(x)}, &result);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+
+  const ProfileEvent* function = nullptr;
+  const ProfileEvent* packed = nullptr;
+  std::vector<ProfileEvent> events = profiler.Events();
+  for (const ProfileEvent& e : events) {
+    if (std::strcmp(e.category, kProfileFunction) == 0 && e.name == "double") function = &e;
+    if (std::strcmp(e.category, kProfilePacked) == 0 && e.name == "test.profile.copy") packed = &e;
+  }
+  ASSERT_NE(function, nullptr) << profiler.FormatTable();
+  ASSERT_NE(packed, nullptr) << profiler.FormatTable();
+  EXPECT_EQ(function->shapes, "float32[2] -> float32[2]");
+  EXPECT_EQ(function->at.rfind("main@", 0), 0u) << function->at;
+  EXPECT_EQ(packed->shapes, "float32[2] -> float32[2]");
+  // The kernel of `double` ran inside the event of its call.
+  bool nested_kernel = false;
+  for (const ProfileEvent& e : events) {
+    if (std::strcmp(e.category, kProfileKernel) == 0 && e.at.rfind("double@", 0) == 0) {
+      nested_kernel = e.start_ns >= function->start_ns &&
+                      e.start_ns + e.duration_ns <= function->start_ns + function->duration_ns;
+    }
+  }
+  EXPECT_TRUE(nested_kernel) << profiler.FormatTable();
+  RemoveGlobalFunction("test.profile.copy");
 }
 
 // Null handles and pointers in the profiling and by-handle entry points are
