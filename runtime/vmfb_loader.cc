@@ -56,9 +56,15 @@ bool RangeInside(uint64_t offset, uint64_t size, uint64_t limit) {
   return end <= limit;
 }
 
+// Copies the bytes: the FlatBuffers verifier checks vectors for 4-byte
+// alignment only, so in a damaged file 8-byte elements may be misaligned and
+// reading them as int64_t would be undefined behaviour (found by fuzzing).
 std::vector<int64_t> ToVector(const flatbuffers::Vector<int64_t>* v) {
   std::vector<int64_t> out;
-  if (v != nullptr) out.assign(v->begin(), v->end());
+  if (v != nullptr && v->size() > 0) {
+    out.resize(v->size());
+    std::memcpy(out.data(), v->Data(), v->size() * sizeof(int64_t));
+  }
   return out;
 }
 
@@ -89,7 +95,7 @@ Result<ProgramValueInfo> DecodeValueInfo(const fb::ValueInfo* v, const std::stri
 }
 
 Status DecodeFunctions(const fb::Module* m, Program* p) {
-  if (m->code() != nullptr) p->code.assign(m->code()->begin(), m->code()->end());
+  p->code = ToVector(m->code());
   if (m->functions() == nullptr) return Status::Ok();
   std::set<std::string> names;
   for (uint32_t i = 0; i < m->functions()->size(); ++i) {
@@ -362,6 +368,12 @@ Result<uint32_t> CheckHeader(const uint8_t* data, size_t size) {
   }
   if (std::memcmp(data + 8, fb::ModuleIdentifier(), 4) != 0) {
     return DataLoss("not a .vmfb file (no 'KILN' identifier)");
+  }
+  // The verifier checks alignment relative to the first byte; 8-byte fields
+  // are only safe to read when that byte is itself 8-byte aligned.
+  if (reinterpret_cast<uintptr_t>(data) % 8 != 0) {
+    return InvalidArgument(StrFormat(".vmfb bytes must start at an 8-byte aligned address (this buffer is at %p)",
+                                     static_cast<const void*>(data)));
   }
   uint32_t fb_size;
   std::memcpy(&fb_size, data, 4);

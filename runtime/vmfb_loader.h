@@ -26,6 +26,9 @@
 
 namespace kiln {
 
+// Every entry point needs `bytes.data` 8-byte aligned (kInvalidArgument
+// otherwise); mapped files and heap buffers are.
+//
 // Verifies and decodes `bytes`. Tensor constants borrow `bytes.data` with
 // `bytes.owner` as their owner (zero copy); the bytes must stay valid and
 // unchanged while the Program or any such tensor lives.

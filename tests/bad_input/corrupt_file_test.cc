@@ -284,6 +284,19 @@ TEST_F(CorruptFileTest, Version) {
        StatusCode::kIncompatible, "file format 3.0 is newer than this runtime's 1.0"});
 }
 
+TEST_F(CorruptFileTest, UnalignedBufferIsRefused) {
+  std::vector<uint8_t> shifted(good_.size() + 8);
+  for (size_t offset : {1, 4}) {
+    std::copy(good_.begin(), good_.end(), shifted.begin() + offset);
+    auto m = vm::Module::LoadBuffer(shifted.data() + offset, good_.size());
+    ASSERT_FALSE(m.ok());
+    EXPECT_EQ(m.status().code(), StatusCode::kInvalidArgument) << m.status().ToString();
+    EXPECT_NE(m.status().message().find(".vmfb bytes must start at an 8-byte aligned address"), std::string::npos)
+        << m.status().message();
+  }
+  ExpectGoodModuleStillWorks();
+}
+
 // Cut points: every byte of the FlatBuffer, then every 61st byte of the
 // segments, then the last bytes.
 std::vector<size_t> CutPoints(const std::vector<uint8_t>& bytes) {
