@@ -18,8 +18,16 @@ class Extender : public StmtExprMutator {
     std::vector<ir::Stmt> items;
     bool changed = false;
     for (const auto& x : seq->seq) {
-      items.push_back(MutateStmt(x));
-      changed |= items.back() != x;
+      ir::Stmt y = MutateStmt(x);
+      changed |= y != x;
+      // A sequence nested in a sequence prints as one flat list, which parses
+      // back flat: splice it so the Allocates in it can take what follows.
+      if (const auto* inner = ir::As<ir::SeqStmtNode>(y)) {
+        items.insert(items.end(), inner->seq.begin(), inner->seq.end());
+        changed = true;
+      } else {
+        items.push_back(y);
+      }
     }
     for (size_t i = items.size(); i-- > 0;) {
       const auto* alloc = ir::As<ir::AllocateNode>(items[i]);
@@ -27,7 +35,10 @@ class Extender : public StmtExprMutator {
       std::vector<ir::Stmt> body{alloc->body};
       body.insert(body.end(), items.begin() + i + 1, items.end());
       items.resize(i);
-      items.push_back(std::make_shared<ir::AllocateNode>(alloc->buffer, ir::Seq(body)));
+      // The new body may itself be seq(Allocate(...), moved statements) when
+      // the Allocate's body was another Allocate: extend it in turn, so the
+      // moved statements reach the innermost scope.
+      items.push_back(std::make_shared<ir::AllocateNode>(alloc->buffer, MutateStmt(ir::Seq(body))));
       changed = true;
     }
     if (!changed) return s;

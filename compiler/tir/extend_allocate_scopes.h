@@ -2,6 +2,7 @@
 // followed by more statements takes those statements into its body.
 //
 //   seq(Allocate(Y, a), b, c)  ->  Allocate(Y, seq(a, b, c))
+//   seq(a, seq(b, c), d)       ->  seq(a, b, c, d)   (then as above)
 //
 // Schedules may leave a buffer's later uses (an epilogue store reading the
 // accumulator) after the Allocate's body; code generation does not mind (the
