@@ -439,14 +439,24 @@ kiln_status_t* kiln_context_create(const kiln_module_t* module, kiln_context_t**
 
 namespace {
 
-bool KnownExecutor(kiln_executor_t executor) {
+// C callers may pass any int as a kiln_executor_t; reading an out-of-range
+// value as the C++ enum type is undefined (UBSan: "not a valid value for type
+// 'kiln_executor_e'"), so the check reads the raw bits.
+int RawExecutor(const kiln_executor_t* executor) {
+  int raw;
+  static_assert(sizeof(raw) == sizeof(*executor), "kiln_executor_t is an int-sized enum");
+  std::memcpy(&raw, executor, sizeof(raw));
+  return raw;
+}
+
+bool KnownExecutor(int executor) {
   return executor == KILN_EXECUTOR_AUTO || executor == KILN_EXECUTOR_VM || executor == KILN_EXECUTOR_GRAPH;
 }
 
 kiln_status_t* CreateContext(const char* fn, const kiln_module_t* module, const kiln_context_options& options,
                              kiln_context_t** out_context) {
-  if (!KnownExecutor(options.executor)) {
-    return Invalid(fn, kiln::StrFormat("unknown executor %d", static_cast<int>(options.executor)));
+  if (!KnownExecutor(RawExecutor(&options.executor))) {
+    return Invalid(fn, kiln::StrFormat("unknown executor %d", RawExecutor(&options.executor)));
   }
   kiln::vm::ContextOptions context_options;
   context_options.num_threads = options.num_threads;
@@ -476,6 +486,9 @@ kiln_status_t* kiln_context_create_with_executor(const kiln_module_t* module, ki
   KILN_CAPI_REQUIRE(out_context);
   *out_context = nullptr;
   KILN_CAPI_REQUIRE(module);
+  if (!KnownExecutor(RawExecutor(&executor))) {
+    return Invalid(__func__, kiln::StrFormat("unknown executor %d", RawExecutor(&executor)));
+  }
   kiln_context_options options;
   options.executor = executor;
   return CreateContext(__func__, module, options, out_context);
@@ -494,8 +507,8 @@ void kiln_context_options_release(kiln_context_options_t* options) { delete opti
 
 kiln_status_t* kiln_context_options_set_executor(kiln_context_options_t* options, kiln_executor_t executor) {
   KILN_CAPI_REQUIRE(options);
-  if (!KnownExecutor(executor)) {
-    return Invalid(__func__, kiln::StrFormat("unknown executor %d", static_cast<int>(executor)));
+  if (!KnownExecutor(RawExecutor(&executor))) {
+    return Invalid(__func__, kiln::StrFormat("unknown executor %d", RawExecutor(&executor)));
   }
   options->executor = executor;
   return nullptr;

@@ -78,7 +78,10 @@ Status StoreValue(const Tensor& t, int64_t index, const std::string& raw) {
   }
   long long i = std::strtoll(v.c_str(), &end, 10);
   if (*end != '\0' || errno == ERANGE) return bad();
-  int64_t lo = dtype.code == kDLUInt ? 0 : -(int64_t{1} << (dtype.bits - 1));
+  // (Not -(1 << 63) for int64: negating INT64_MIN is undefined.)
+  int64_t lo = dtype.code == kDLUInt ? 0
+               : dtype.bits == 64    ? std::numeric_limits<int64_t>::min()
+                                     : -(int64_t{1} << (dtype.bits - 1));
   int64_t hi = dtype.bits == 64 ? std::numeric_limits<int64_t>::max()
                                 : (dtype.code == kDLUInt ? (int64_t{1} << dtype.bits) - 1
                                                          : (int64_t{1} << (dtype.bits - 1)) - 1);
