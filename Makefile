@@ -17,7 +17,7 @@ empty :=
 space := $(empty) $(empty)
 tsan_regex := ^($(subst $(space),|,$(strip $(TSAN_TARGETS))))$$
 
-.PHONY: all setup configure build demo test test-runtime-only test-asan test-tsan fuzz clean
+.PHONY: all setup configure build demo test test-runtime-only test-asan test-asan-runtime test-tsan fuzz clean
 
 all: build
 
@@ -51,6 +51,13 @@ test-asan: setup
 	@cmake --build $(BUILD_ASAN) -j $(JOBS)
 	@UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD_ASAN) --output-on-failure -j $(JOBS)
 
+# The runtime alone (no LLVM) with ASan + UBSan: about 3x the plain
+# runtime-only build (measured 304 s vs 96 s cold at -j2), tests in seconds.
+test-asan-runtime: setup
+	@cmake -S . -B $(BUILD_ASAN)-runtime-only -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_WITH_LLVM=OFF -DKILN_SANITIZE=address,undefined > $(BUILD_ASAN)-runtime-only.configure.log 2>&1 || (cat $(BUILD_ASAN)-runtime-only.configure.log; exit 1)
+	@cmake --build $(BUILD_ASAN)-runtime-only -j $(JOBS)
+	@UBSAN_OPTIONS=print_stacktrace=1 ctest --test-dir $(BUILD_ASAN)-runtime-only --output-on-failure -j $(JOBS)
+
 # The runtime-side tests (TSAN_TARGETS) with ThreadSanitizer.
 test-tsan: build
 	@cmake -S . -B $(BUILD_TSAN) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKILN_SANITIZE=thread -DKILN_BUILD_BENCHMARKS=OFF -DKILN_HOST_KILN_COMPILE=$(CURDIR)/$(BUILD)/tools/kiln-compile/kiln-compile > $(BUILD_TSAN).configure.log 2>&1 || (cat $(BUILD_TSAN).configure.log; exit 1)
@@ -63,4 +70,4 @@ fuzz: setup
 	@BUILD=$(BUILD) BUILD_FUZZ=$(BUILD_FUZZ) JOBS=$(JOBS) FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh
 
 clean:
-	rm -rf $(BUILD) $(BUILD_RUNTIME) $(BUILD_ASAN) $(BUILD_TSAN) $(BUILD_FUZZ) $(BUILD).configure.log $(BUILD_RUNTIME).configure.log $(BUILD_ASAN).configure.log $(BUILD_TSAN).configure.log $(BUILD_FUZZ).configure.log
+	rm -rf $(BUILD) $(BUILD_RUNTIME) $(BUILD_ASAN) $(BUILD_ASAN)-runtime-only $(BUILD_TSAN) $(BUILD_FUZZ) $(BUILD).configure.log $(BUILD_RUNTIME).configure.log $(BUILD_ASAN).configure.log $(BUILD_TSAN).configure.log $(BUILD_FUZZ).configure.log
