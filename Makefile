@@ -33,11 +33,16 @@ build: configure
 demo: build
 	@bash scripts/demo.sh $(BUILD)
 
-# Every test of the full build, then the runtime alone without LLVM, yaml-cpp or
-# the compiler (what an edge deployment links).
+# What CI runs (.ci/run): every test of the full build; the runtime alone
+# without LLVM, yaml-cpp or the compiler (what an edge deployment links), built
+# with ASan + UBSan; the runtime-side tests under TSan; each fuzzer for
+# FUZZ_SECONDS. The whole suite under ASan (test-asan) is too long for CI on
+# this machine and runs on demand.
 test: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
-	@$(MAKE) --no-print-directory test-runtime-only
+	@$(MAKE) --no-print-directory test-asan-runtime
+	@$(MAKE) --no-print-directory test-tsan
+	@$(MAKE) --no-print-directory fuzz
 
 test-runtime-only: setup
 	@cmake -S . -B $(BUILD_RUNTIME) -G Ninja -DCMAKE_BUILD_TYPE=Release -DKILN_WITH_LLVM=OFF > $(BUILD_RUNTIME).configure.log 2>&1 || (cat $(BUILD_RUNTIME).configure.log; exit 1)
