@@ -8,6 +8,7 @@
 
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/matmul_schedule.h"
+#include "compiler/tir/nest_util.h"
 #include "compiler/tir/reduce_schedule.h"
 #include "compiler/tir/stmt_functor.h"
 
@@ -18,34 +19,7 @@ using namespace ir;  // NOLINT
 
 namespace {
 
-// Collects, per buffer data handle, every index list that accesses it, and
-// which handles are stored to / allocated inside.
-class AccessCollector : public StmtExprVisitor {
- public:
-  struct Accesses {
-    std::vector<const std::vector<PrimExpr>*> indices;
-    bool stored = false;
-  };
-  std::unordered_map<const VarNode*, Accesses> by_buffer;
-  std::unordered_set<const VarNode*> allocated;
-  std::vector<const BufferStoreNode*> stores;
-
-  void VisitExpr(const PrimExpr& e) override {
-    if (const auto* load = e.as<BufferLoadNode>()) by_buffer[load->buffer->data.get()].indices.push_back(&load->indices);
-    StmtExprVisitor::VisitExpr(e);
-  }
-  void VisitStmt(const Stmt& s) override {
-    if (const auto* store = As<BufferStoreNode>(s)) {
-      auto& acc = by_buffer[store->buffer->data.get()];
-      acc.indices.push_back(&store->indices);
-      acc.stored = true;
-      stores.push_back(store);
-    } else if (const auto* alloc = As<AllocateNode>(s)) {
-      allocated.insert(alloc->buffer->data.get());
-    }
-    StmtExprVisitor::VisitStmt(s);
-  }
-};
+using AccessCollector = nest::BufferAccesses;  // index lists, stores and allocations per buffer
 
 bool IsVar(const PrimExpr& e, const Var& v) { return e.get() == v.get(); }
 

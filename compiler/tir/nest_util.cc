@@ -64,6 +64,23 @@ int BufferRefs::Refs(const VarNode* v) const {
   return (l == loads.end() ? 0 : l->second) + (s == stores.end() ? 0 : s->second);
 }
 
+void BufferAccesses::VisitExpr(const PrimExpr& e) {
+  if (const auto* load = e.as<BufferLoadNode>()) by_buffer[load->buffer->data.get()].indices.push_back(&load->indices);
+  StmtExprVisitor::VisitExpr(e);
+}
+
+void BufferAccesses::VisitStmt(const Stmt& s) {
+  if (const auto* store = As<BufferStoreNode>(s)) {
+    Info& info = by_buffer[store->buffer->data.get()];
+    info.indices.push_back(&store->indices);
+    info.stored = true;
+    stores.push_back(store);
+  } else if (const auto* alloc = As<AllocateNode>(s)) {
+    allocated.insert(alloc->buffer->data.get());
+  }
+  StmtExprVisitor::VisitStmt(s);
+}
+
 BufferRefs RefsOf(const Stmt& s) {
   BufferRefs r;
   r.VisitStmt(s);

@@ -35,6 +35,22 @@ class BufferRefs : public StmtExprVisitor {
 };
 BufferRefs RefsOf(const ir::Stmt& s);
 
+// Every index list with which each buffer (keyed by its data handle) is
+// loaded or stored in a statement, which buffers are stored to, the stores
+// themselves, and which buffers are allocated inside the statement.
+class BufferAccesses : public StmtExprVisitor {
+ public:
+  struct Info {
+    std::vector<const std::vector<ir::PrimExpr>*> indices;
+    bool stored = false;
+  };
+  std::unordered_map<const ir::VarNode*, Info> by_buffer;
+  std::unordered_set<const ir::VarNode*> allocated;
+  std::vector<const ir::BufferStoreNode*> stores;
+  void VisitExpr(const ir::PrimExpr& e) override;
+  void VisitStmt(const ir::Stmt& s) override;
+};
+
 // Replaces every load of one buffer by an expression (indices ignored: the
 // caller has checked they are the canonical ones).
 class ReplaceLoads : public StmtExprMutator {

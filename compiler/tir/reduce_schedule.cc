@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
 
@@ -21,32 +22,7 @@ namespace {
 
 // ---------------------------------------------------------------- analysis
 
-// Every index list of every buffer (by data handle) in a statement, which
-// buffers are stored to, and which are allocated inside it.
-class Accesses : public StmtExprVisitor {
- public:
-  struct Info {
-    std::vector<const std::vector<PrimExpr>*> indices;
-    bool stored = false;
-  };
-  std::unordered_map<const VarNode*, Info> by_buffer;
-  std::unordered_set<const VarNode*> allocated;
-
-  void VisitExpr(const PrimExpr& e) override {
-    if (const auto* load = e.as<BufferLoadNode>()) by_buffer[load->buffer->data.get()].indices.push_back(&load->indices);
-    StmtExprVisitor::VisitExpr(e);
-  }
-  void VisitStmt(const Stmt& s) override {
-    if (const auto* store = As<BufferStoreNode>(s)) {
-      auto& info = by_buffer[store->buffer->data.get()];
-      info.indices.push_back(&store->indices);
-      info.stored = true;
-    } else if (const auto* alloc = As<AllocateNode>(s)) {
-      allocated.insert(alloc->buffer->data.get());
-    }
-    StmtExprVisitor::VisitStmt(s);
-  }
-};
+using Accesses = nest::BufferAccesses;  // index lists, stores and allocations per buffer
 
 bool IsVar(const PrimExpr& e, const VarNode* v) { return e.get() == v; }
 
