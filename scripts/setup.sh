@@ -13,6 +13,8 @@ packages=(
   clang-19 libclang-rt-19-dev  # libFuzzer harnesses (make fuzz)
   libdlpack-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-testdata  # the ONNX backend node tests (tests/onnx_conformance)
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision  # exports the real networks of tests/onnx_models
   zlib1g-dev libzstd-dev libedit-dev libxml2-dev libcurl4-openssl-dev
 )
 
