@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "runtime/mapped_file.h"
 #include "tools/common/npy.h"
 
 namespace kiln {
@@ -172,6 +173,22 @@ Result<Tensor> ParseInlineTensor(const std::string& text) {
   std::string values = text.substr(eq + 1);
   KILN_ASSIGN_OR_RETURN(Tensor tensor, Tensor::Empty(shape, dtype));
   int64_t count = tensor.NumElements();
+
+  if (!values.empty() && values[0] == '@') {
+    // Raw little-endian element bytes in C order, exactly as many as the shape needs.
+    std::string path = values.substr(1);
+    if (path.empty()) return InvalidArgument(what + ": '@' needs a file name");
+    Result<std::string> bytes = ReadFileToString(path);
+    if (!bytes.ok()) return NotFound(what + ": cannot read '" + path + "'");
+    uint64_t want = static_cast<uint64_t>(count) * dtype.bytes();
+    if (bytes->size() != want) {
+      return InvalidArgument(StrFormat("%s: '%s' has %zu bytes, shape %s of %s needs %llu", what.c_str(),
+                                       path.c_str(), bytes->size(), ShapeToString(shape).c_str(),
+                                       DTypeToString(dtype).c_str(), static_cast<unsigned long long>(want)));
+    }
+    if (want > 0) std::memcpy(tensor.raw_data(), bytes->data(), want);
+    return tensor;
+  }
 
   const std::string kRandom = "random:";
   if (values.compare(0, kRandom.size(), kRandom) == 0) {

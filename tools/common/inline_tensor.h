@@ -6,6 +6,8 @@
 //   f32=1                   a scalar (0-d tensor)
 //   0xf32=                  an empty tensor takes an empty value list
 //   128x784xf32=random:42   deterministic pseudo-random values, seed 42
+//   1x3x224x224xf32=@x.bin  raw little-endian elements in C order from a file
+//                           of exactly prod(dims) x dtype-size bytes
 // Dtypes: f32 f64 i32 i64 i8 u8 bool, or their long names (float32, ...).
 // Bool values are 0, 1, true or false. Values are required: "2x3xf32" alone is
 // an error, and a count mismatch names both counts.

@@ -1,6 +1,7 @@
 #include "tools/common/inline_tensor.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -111,6 +112,31 @@ std::string ErrorOf(const std::string& text) {
   if (t.ok()) return "";
   EXPECT_EQ(t.status().code(), StatusCode::kInvalidArgument);
   return t.status().message();
+}
+
+TEST(InlineTensorTest, RawBinaryFile) {
+  std::string path = ::testing::TempDir() + "kiln_inline_raw_" + std::to_string(getpid()) + ".bin";
+  int32_t values[4] = {1, -2, 3, 40000};
+  FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fwrite(values, sizeof(values), 1, f), 1u);
+  std::fclose(f);
+  Result<Tensor> t = ParseInlineTensor("2x2xi32=@" + path);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  EXPECT_EQ(t->shape(), (std::vector<int64_t>{2, 2}));
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(t->data<int32_t>()[i], values[i]);
+  Result<Tensor> wrong = ParseInlineTensor("3xi32=@" + path);
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.status().message(),
+            "inline tensor '3xi32=@" + path + "': '" + path + "' has 16 bytes, shape [3] of int32 needs 12");
+  std::remove(path.c_str());
+  Result<Tensor> missing = ParseInlineTensor("3xi32=@/nonexistent/x.bin");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(missing.status().message(), "inline tensor '3xi32=@/nonexistent/x.bin': cannot read '/nonexistent/x.bin'");
+  Result<Tensor> empty = ParseInlineTensor("3xi32=@");
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.status().message(), "inline tensor '3xi32=@': '@' needs a file name");
 }
 
 TEST(InlineTensorErrorTest, Messages) {

@@ -1,5 +1,9 @@
 #include "tools/common/prepared_call.h"
 
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+
 #include "tools/common/inline_tensor.h"
 
 namespace kiln {
@@ -19,6 +23,12 @@ Any ToArgument(const Tensor& t, const vm::ValueInfo& param) {
   return Any(t);
 }
 
+std::string FunctionList(const vm::Module& module) {
+  std::string names;
+  for (const std::string& n : module.FunctionNames()) names += (names.empty() ? "" : ", ") + n;
+  return names;
+}
+
 }  // namespace
 
 std::vector<Any> FlattenOutputs(const Any& result) {
@@ -27,60 +37,93 @@ std::vector<Any> FlattenOutputs(const Any& result) {
   return {result};
 }
 
-Result<std::unique_ptr<PreparedCall>> PreparedCall::Create(const CallSpec& spec) {
-  std::unique_ptr<PreparedCall> p(new PreparedCall());
-  p->spec_ = spec;
-  for (size_t i = 0; i < spec.inputs.size(); ++i) {
-    Result<Tensor> t = ParseTensorArgument(spec.inputs[i]);
-    if (!t.ok()) return t.TakeStatus().Annotate(StrFormat("--input %zu", i + 1));
-    p->inputs_.push_back(std::move(t).value());
-  }
+Result<std::shared_ptr<const vm::Module>> LoadModuleForTool(const CallSpec& spec) {
   vm::LoadOptions load_options;
   load_options.num_threads = spec.threads;  // the shared pool of that size; oneDNN follows it
   Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(spec.module_path, load_options);
   if (!loaded.ok()) return loaded.TakeStatus().Annotate("loading '" + spec.module_path + "'");
-  p->module_ = std::move(loaded).value();
+  return loaded;
+}
 
+Result<std::unique_ptr<PreparedCall>> PreparedCall::Create(const CallSpec& spec) {
+  std::vector<Tensor> inputs;
+  for (size_t i = 0; i < spec.inputs.size(); ++i) {
+    Result<Tensor> t = ParseTensorArgument(spec.inputs[i]);
+    if (!t.ok()) return t.TakeStatus().Annotate(StrFormat("--input %zu", i + 1));
+    inputs.push_back(std::move(t).value());
+  }
+  auto start = std::chrono::steady_clock::now();
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const vm::Module> module, LoadModuleForTool(spec));
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedCall> p, Bind(std::move(module), spec, std::move(inputs)));
+  p->load_seconds_ = seconds;
+  return p;
+}
+
+Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const vm::Module> module,
+                                                         const CallSpec& spec, std::vector<Tensor> inputs) {
+  std::unique_ptr<PreparedCall> p(new PreparedCall());
+  p->spec_ = spec;
+  p->module_ = std::move(module);
+  p->inputs_ = std::move(inputs);
   Result<vm::FunctionSignature> sig = p->module_->GetSignature(spec.function);
   if (!sig.ok()) {
-    std::string names;
-    for (const std::string& n : p->module_->FunctionNames()) names += (names.empty() ? "" : ", ") + n;
-    return NotFound("no function '" + spec.function + "' in '" + spec.module_path + "' (it has: " + names + ")");
+    return NotFound("no function '" + spec.function + "' in '" + spec.module_path + "' (it has: " +
+                    FunctionList(*p->module_) + ")");
   }
   if (sig->params.size() != p->inputs_.size()) {
     return InvalidArgument(StrFormat("function '%s' takes %zu inputs, got %zu --input flags", spec.function.c_str(),
                                      sig->params.size(), p->inputs_.size()));
   }
   for (size_t i = 0; i < p->inputs_.size(); ++i) p->args_.push_back(ToArgument(p->inputs_[i], sig->params[i]));
+  KILN_ASSIGN_OR_RETURN(p->handle_, p->module_->LookupFunction(spec.function));
 
   bool has_graph = p->module_->HasStaticGraph(spec.function);
   if (spec.executor == "graph" && !has_graph) {
     return FailedPrecondition("function '" + spec.function + "' has no static graph (try --executor=vm)");
   }
-  if (spec.executor != "vm" && has_graph) {
-    KILN_ASSIGN_OR_RETURN(p->session_,
-                          graph_executor::GraphSession::Create(p->module_->linked_program(), spec.function));
-    KILN_ASSIGN_OR_RETURN(p->graph_outputs_, p->session_->NewOutputs());
-  } else {
-    p->context_ = p->module_->CreateContext();
-  }
+  vm::ContextOptions options;
+  options.executor = spec.executor == "vm" ? vm::Executor::kVm : vm::Executor::kAuto;
+  KILN_ASSIGN_OR_RETURN(p->context_, p->module_->CreateContext(options));
+  p->uses_graph_ = spec.executor != "vm" && has_graph;
   return p;
 }
 
-void PreparedCall::SetProfiler(Profiler* profiler) {
-  if (session_) session_->set_profiler(profiler);
-  if (context_) context_->set_profiler(profiler);
-}
+Status PreparedCall::Call(Any* result) { return context_->Invoke(handle_, args_, result); }
 
-Status PreparedCall::Call(Any* result) {
-  if (!session_) return context_->Invoke(spec_.function, args_, result);
-  KILN_RETURN_IF_ERROR(session_->Run(inputs_, graph_outputs_));
-  if (graph_outputs_.size() == 1) {
-    *result = Any(graph_outputs_[0]);
-  } else {
-    *result = Any::Tuple(std::vector<Any>(graph_outputs_.begin(), graph_outputs_.end()));
+Result<std::vector<Tensor>> RandomInputs(const vm::Module& module, const std::string& function,
+                                         const std::map<std::string, int64_t>& dims, uint64_t seed) {
+  Result<vm::FunctionSignature> sig = module.GetSignature(function);
+  if (!sig.ok()) return NotFound("no function '" + function + "' (it has: " + FunctionList(module) + ")");
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < sig->params.size(); ++i) {
+    const vm::ValueInfo& p = sig->params[i];
+    std::string what = StrFormat("parameter %zu", i) + (p.name.empty() ? "" : " '" + p.name + "'");
+    if (p.kind != vm::ValueInfo::Kind::kTensor || p.ndim < 0) {
+      return InvalidArgument(what + " of '" + function +
+                             "' is not a tensor of known rank; give every input with --input");
+    }
+    std::vector<int64_t> shape;
+    for (const std::string& d : p.dims) {
+      char* end = nullptr;
+      errno = 0;
+      long long v = std::strtoll(d.c_str(), &end, 10);
+      if (!d.empty() && *end == '\0' && errno == 0 && v >= 0) {
+        shape.push_back(v);
+        continue;
+      }
+      auto it = dims.find(d);
+      if (it == dims.end()) {
+        return InvalidArgument("dimension '" + d + "' of " + what + " of '" + function +
+                               "' is symbolic: give its value with --dim " + d + "=N");
+      }
+      shape.push_back(it->second);
+    }
+    KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(shape, p.dtype));
+    KILN_RETURN_IF_ERROR_CTX(FillRandom(t, seed + i), "%s", what.c_str());
+    out.push_back(std::move(t));
   }
-  return Status::Ok();
+  return out;
 }
 
 }  // namespace tools

@@ -1,20 +1,22 @@
-// PreparedCall: a loaded module, parsed inputs and a ready call context for
-// one function — everything kiln-run and kiln-bench do before the first call.
+// PreparedCall: a loaded module, inputs and a ready call context for one
+// function — everything kiln-run and kiln-bench do before the first call.
 // Input errors come before the module loads, so a typo in a flag does not
 // wait for a large model.
 //
-// Thread-compatible: one thread calls Call() at a time.
+// Thread-compatible: one thread calls Call() at a time. Several PreparedCalls
+// made with Bind() on one module run in parallel (each has its own context),
+// which is how kiln-bench --concurrency drives one module from N threads.
 #ifndef KILN_TOOLS_COMMON_PREPARED_CALL_H_
 #define KILN_TOOLS_COMMON_PREPARED_CALL_H_
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "graph_executor/graph_session.h"
 #include "runtime/any.h"
 #include "runtime/profiler.h"
-#include "runtime/thread_pool.h"
+#include "runtime/tensor.h"
 #include "vm/module.h"
 
 namespace kiln {
@@ -28,34 +30,55 @@ struct CallSpec {
   std::string executor = "auto";    // "auto", "vm" or "graph"
 };
 
+// Loads spec.module_path with spec.threads; errors name the file.
+Result<std::shared_ptr<const vm::Module>> LoadModuleForTool(const CallSpec& spec);
+
 class PreparedCall {
  public:
+  // Parses spec.inputs, loads the module, binds (below).
   static Result<std::unique_ptr<PreparedCall>> Create(const CallSpec& spec);
+  // A caller of spec.function on an already loaded module with the given
+  // inputs; checks the function exists and the input count.
+  static Result<std::unique_ptr<PreparedCall>> Bind(std::shared_ptr<const vm::Module> module, const CallSpec& spec,
+                                                    std::vector<Tensor> inputs);
 
-  // One call. The graph executor writes into the same output tensors every
-  // time, so repeated calls on it allocate nothing.
+  // One call. On the graph executor repeated calls allocate nothing.
   Status Call(Any* result);
 
   // Records later calls into `profiler` (runtime/profiler.h); nullptr stops.
   // Not owned.
-  void SetProfiler(Profiler* profiler);
+  void SetProfiler(Profiler* profiler) { context_->set_profiler(profiler); }
 
-  bool uses_graph() const { return session_ != nullptr; }
+  bool uses_graph() const { return uses_graph_; }
+  // Bytes held at once by tensors of the last call (vm::Context::LastCallPeakBytes).
+  uint64_t LastCallPeakBytes() const { return context_->LastCallPeakBytes(); }
+  // Seconds Create() spent loading the module (0 after Bind()).
+  double load_seconds() const { return load_seconds_; }
   const std::shared_ptr<const vm::Module>& module() const { return module_; }
+  const std::vector<Tensor>& inputs() const { return inputs_; }
 
  private:
   PreparedCall() = default;
   CallSpec spec_;
   std::shared_ptr<const vm::Module> module_;
+  vm::FunctionHandle handle_;
   std::vector<Tensor> inputs_;
   std::vector<Any> args_;
   std::unique_ptr<vm::Context> context_;
-  std::unique_ptr<graph_executor::GraphSession> session_;
-  std::vector<Tensor> graph_outputs_;
+  bool uses_graph_ = false;
+  double load_seconds_ = 0;
 };
 
 // Splits the result of a call into the outputs the user sees.
 std::vector<Any> FlattenOutputs(const Any& result);
+
+// Inputs for `function` of `module` made from its signature: each tensor
+// parameter gets the documented random values (inline_tensor.h) of seed
+// `seed + index`; a symbolic dimension takes its value from `dims`
+// (kInvalidArgument naming the dimension and parameter when it is missing).
+// Non-tensor parameters are refused (give them with --input).
+Result<std::vector<Tensor>> RandomInputs(const vm::Module& module, const std::string& function,
+                                         const std::map<std::string, int64_t>& dims, uint64_t seed);
 
 }  // namespace tools
 }  // namespace kiln

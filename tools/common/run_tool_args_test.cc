@@ -26,12 +26,18 @@ std::string ParseError(std::vector<const char*> args) {
 
 TEST(RunToolArgsTest, ParsesEverything) {
   Result<RunToolOptions> r = Parse({"m.vmfb", "--function=pair", "--input=@x.npy", "--input=f32=1",
-                                    "--output=@y.npy", "--repeat=5", "--threads=3", "--executor=vm"});
+                                    "--output=@y.npy", "--output", "-", "--repeat", "5", "--threads=3", "--executor=vm",
+                                    "--expected_output=@r.npy", "--atol=0.5", "--rtol", "1e-3",
+                                    "--print-statistics"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->module_path, "m.vmfb");
   EXPECT_EQ(r->function, "pair");
   EXPECT_EQ(r->inputs, (std::vector<std::string>{"@x.npy", "f32=1"}));
-  EXPECT_EQ(r->output_paths, (std::vector<std::string>{"y.npy"}));
+  EXPECT_EQ(r->outputs, (std::vector<std::string>{"@y.npy", "-"}));
+  EXPECT_EQ(r->expected_outputs, (std::vector<std::string>{"@r.npy"}));
+  EXPECT_EQ(r->atol, 0.5);
+  EXPECT_EQ(r->rtol, 1e-3);
+  EXPECT_TRUE(r->print_statistics);
   EXPECT_EQ(r->repeat, 5);
   EXPECT_EQ(r->threads, 3);
   EXPECT_EQ(r->executor, "vm");
@@ -46,19 +52,33 @@ TEST(RunToolArgsTest, Defaults) {
   EXPECT_EQ(r->repeat, 0);
   EXPECT_EQ(r->threads, 0);
   EXPECT_EQ(r->executor, "auto");
+  EXPECT_EQ(r->atol, 1e-5);
+  EXPECT_EQ(r->rtol, 1e-5);
+  EXPECT_FALSE(r->print_statistics);
+}
+
+TEST(RunToolArgsTest, ModuleMayComeAfterFlags) {
+  Result<RunToolOptions> r = Parse({"--input", "f32=1", "m.vmfb"});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->module_path, "m.vmfb");
+  EXPECT_EQ(r->inputs, (std::vector<std::string>{"f32=1"}));
 }
 
 TEST(RunToolArgsTest, Errors) {
   EXPECT_EQ(ParseError({}), "no .vmfb file given (see --help)");
   EXPECT_EQ(ParseError({"m.vmfb", "--bogus"}), "unknown flag '--bogus' (see --help)");
-  EXPECT_EQ(ParseError({"m.vmfb", "--input"}), "unknown flag '--input' (see --help)");
+  EXPECT_EQ(ParseError({"m.vmfb", "--input"}), "--input needs a value");
+  EXPECT_EQ(ParseError({"m.vmfb", "--print-statistics=yes"}),
+            "--print-statistics takes no value, got '--print-statistics=yes'");
+  EXPECT_EQ(ParseError({"m.vmfb", "--atol=-1"}), "--atol: '-1' is not a number >= 0");
+  EXPECT_EQ(ParseError({"m.vmfb", "--rtol=x"}), "--rtol: 'x' is not a number >= 0");
   EXPECT_EQ(ParseError({"a.vmfb", "b.vmfb"}), "more than one module file: 'a.vmfb' and 'b.vmfb'");
   EXPECT_EQ(ParseError({"m.vmfb", "--repeat=0"}), "--repeat: '0' is not a positive integer");
   EXPECT_EQ(ParseError({"m.vmfb", "--repeat=x"}), "--repeat: 'x' is not a positive integer");
   EXPECT_EQ(ParseError({"m.vmfb", "--threads=-2"}), "--threads: '-2' is not a positive integer");
   EXPECT_EQ(ParseError({"m.vmfb", "--threads=4k"}), "--threads: '4k' is not a positive integer");
-  EXPECT_EQ(ParseError({"m.vmfb", "--output=y.npy"}), "--output: expected @PATH.npy, got 'y.npy'");
-  EXPECT_EQ(ParseError({"m.vmfb", "--output=@"}), "--output: expected @PATH.npy, got '@'");
+  EXPECT_EQ(ParseError({"m.vmfb", "--output=y.npy"}), "--output: expected @PATH.npy or -, got 'y.npy'");
+  EXPECT_EQ(ParseError({"m.vmfb", "--output=@"}), "--output: expected @PATH.npy or -, got '@'");
   EXPECT_EQ(ParseError({"m.vmfb", "--function="}), "--function: empty function name");
   EXPECT_EQ(ParseError({"m.vmfb", "--executor=gpu"}), "--executor: 'gpu' is not auto, vm or graph");
 }

@@ -230,6 +230,77 @@ TEST_F(RunToolTest, Errors) {
   EXPECT_EQ(err_, "kiln-run: error: output 0: cannot open '/nonexistent/dir/y.npy' for writing\n");
 }
 
+TEST_F(RunToolTest, DashPrintsEveryValue) {
+  ASSERT_EQ(Main({"--input=2x3xf32=1,2,3,4,5,6", "--output=-"}), 0) << err_;
+  EXPECT_EQ(out_, "output 0: float32[2, 3]\n[[2, 3, 4],\n [5, 6, 7]]\n");
+  ASSERT_EQ(Main({"--function=pair", "--input", "2x3xf32=1,2,3,4,5,6", "--output", "-", "--output", "-"}), 0)
+      << err_;
+  EXPECT_EQ(out_, "output 0: float32[2, 3]\n[[2, 3, 4],\n [5, 6, 7]]\noutput 1: int 7\n");
+}
+
+TEST_F(RunToolTest, ExpectedOutputMatches) {
+  std::string ref = *dir_ + "kiln_run_ref.npy";
+  Result<Tensor> y = ParseInlineTensor("2x3xf32=2,3,4,5,6,7.000001");
+  ASSERT_TRUE(y.ok());
+  ASSERT_TRUE(WriteNpyFile(*y, ref).ok());
+  ASSERT_EQ(Main({"--input=2x3xf32=1,2,3,4,5,6", "--expected_output=@" + ref}), 0) << err_;
+  EXPECT_NE(out_.find("output 0: matches: all 6 elements match (max |diff| "), std::string::npos) << out_;
+  // Inline expected values work too.
+  ASSERT_EQ(Main({"--input=2x3xf32=1,2,3,4,5,6", "--expected_output=2x3xf32=2,3,4,5,6,7"}), 0) << err_;
+  std::remove(ref.c_str());
+}
+
+TEST_F(RunToolTest, ExpectedOutputMismatchFailsWithTheWorstElement) {
+  EXPECT_EQ(Main({"--input=2x3xf32=1,2,3,4,5,6", "--expected_output=2x3xf32=2,3,4.1,5,6,7.5"}), 1);
+  EXPECT_EQ(err_,
+            "kiln-run: error: output 0: 2 of 6 elements differ (atol 1e-05, rtol 1e-05); the worst at [1, 2]: "
+            "got 7, expected 7.5, |diff| 0.5\n");
+  EXPECT_NE(out_.find("output 0: MISMATCH: 2 of 6"), std::string::npos) << out_;
+  // Wide enough tolerances accept it.
+  EXPECT_EQ(Main({"--input=2x3xf32=1,2,3,4,5,6", "--expected_output=2x3xf32=2,3,4.1,5,6,7.5", "--atol", "0.6"}), 0)
+      << err_;
+  EXPECT_EQ(Main({"--input=2x3xf32=1,2,3,4,5,6", "--expected_output=2x3xf32=2,3,4.1,5,6,7.5", "--rtol=0.1"}), 0)
+      << err_;
+}
+
+TEST_F(RunToolTest, ExpectedOutputErrors) {
+  EXPECT_EQ(Main({"--input=2x3xf32=1,2,3,4,5,6", "--expected_output=3x2xf32=random:1"}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: output 0 against --expected_output 1: got float32[2, 3], expected float32[3, 2]\n");
+  EXPECT_EQ(Main({"--input=2x3xf32=1,2,3,4,5,6", "--expected_output=2x3xf32=1", "--input=x"}), 1);
+  EXPECT_EQ(err_.rfind("kiln-run: error: --expected_output 1: inline tensor", 0), 0u) << err_;
+  EXPECT_EQ(Main({"--input=2x3xf32=1,2,3,4,5,6", "--expected_output=f32=1", "--expected_output=f32=1"}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: 2 --expected_output flags, but 'main' returned 1 outputs\n");
+  EXPECT_EQ(Main({"--function=pair", "--input=2x3xf32=1,2,3,4,5,6", "--expected_output=2x3xf32=2,3,4,5,6,7",
+                  "--expected_output=i64=7"}),
+            1);
+  EXPECT_EQ(err_, "kiln-run: error: output 1 is not a tensor (int 7); it cannot be compared\n");
+}
+
+TEST_F(RunToolTest, RawBinaryInput) {
+  std::string raw = *dir_ + "kiln_run_in.bin";
+  float values[6] = {1, 2, 3, 4, 5, 6};
+  FILE* f = std::fopen(raw.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fwrite(values, sizeof(float), 6, f), 6u);
+  std::fclose(f);
+  ASSERT_EQ(Main({"--input=2x3xf32=@" + raw}), 0) << err_;
+  EXPECT_EQ(out_, "output 0: float32[2, 3]\n[[2, 3, 4],\n [5, 6, 7]]\n");
+  EXPECT_EQ(Main({"--input=2x2xf32=@" + raw}), 1);
+  EXPECT_EQ(err_, "kiln-run: error: --input 1: inline tensor '2x2xf32=@" + raw + "': '" + raw +
+                      "' has 24 bytes, shape [2, 2] of float32 needs 16\n");
+  std::remove(raw.c_str());
+}
+
+TEST_F(RunToolTest, PrintStatistics) {
+  ASSERT_EQ(Main({"--input=2x3xf32=random:3", "--repeat=2", "--print-statistics"}), 0) << err_;
+  for (const char* part : {"statistics:\n  load:        ", " ms\n  first call:  ", "  later calls: median ",
+                           "  executor:    vm\n", "  peak tensor memory (last call): ", "  peak RSS:    "}) {
+    EXPECT_NE(out_.find(part), std::string::npos) << part << " in " << out_;
+  }
+  ASSERT_EQ(Main({"--function=graphed", "--input=2x3xf32=random:3", "--print-statistics"}), 0) << err_;
+  EXPECT_NE(out_.find("  executor:    graph\n"), std::string::npos) << out_;
+}
+
 }  // namespace
 }  // namespace tools
 }  // namespace kiln

@@ -1,0 +1,24 @@
+// What a tool reports about its own process: peak resident memory and a
+// human-readable byte count.
+//
+// Thread-safe: no state.
+#ifndef KILN_TOOLS_COMMON_PROCESS_STATS_H_
+#define KILN_TOOLS_COMMON_PROCESS_STATS_H_
+
+#include <cstdint>
+#include <string>
+
+namespace kiln {
+namespace tools {
+
+// The process's peak resident set size in bytes since it started
+// (getrusage ru_maxrss); 0 where the platform does not say.
+uint64_t PeakRssBytes();
+
+// "512 B", "1.5 KiB", "12.3 MiB", "2.00 GiB".
+std::string FormatBytes(uint64_t bytes);
+
+}  // namespace tools
+}  // namespace kiln
+
+#endif  // KILN_TOOLS_COMMON_PROCESS_STATS_H_
