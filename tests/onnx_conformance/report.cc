@@ -1,0 +1,83 @@
+#include "tests/onnx_conformance/report.h"
+
+#include <map>
+#include <sstream>
+
+#include "tests/onnx_conformance/operator_list.h"
+
+namespace kiln {
+namespace conformance {
+
+std::string ShortReason(const std::string& detail, size_t max_chars) {
+  std::string line = detail.substr(0, detail.find('\n'));
+  if (line.size() > max_chars) line = line.substr(0, max_chars - 3) + "...";
+  std::string out;
+  for (char c : line) {
+    if (c == '|') out += "\\|";
+    else out += c;
+  }
+  return out;
+}
+
+std::string MarkdownReport(const std::vector<TestRow>& rows, const std::string& preamble) {
+  struct Counts {
+    int pass = 0, fail = 0, out = 0;
+  };
+  std::map<std::string, Counts> by_op;
+  for (const TestRow& r : rows) {
+    Counts& c = by_op[r.test.op];
+    if (r.result.outcome == Outcome::kPass) ++c.pass;
+    if (r.result.outcome == Outcome::kFail) ++c.fail;
+    if (r.result.outcome == Outcome::kOutOfScope) ++c.out;
+  }
+  std::vector<std::string> ops = Issue7Operators();
+  ops.push_back(kSeveralOperators);
+  std::ostringstream os;
+  os << preamble;
+  Counts total;
+  for (const auto& [op, c] : by_op) total.pass += c.pass, total.fail += c.fail, total.out += c.out;
+  os << "Selected node tests: " << rows.size() << " — pass " << total.pass << ", fail " << total.fail
+     << ", out of scope " << total.out << ".\n\n";
+  os << "| operator | tests | pass | fail | out of scope | status |\n|---|---|---|---|---|---|\n";
+  for (const std::string& op : ops) {
+    auto it = by_op.find(op);
+    if (it == by_op.end()) {
+      os << "| " << op << " | 0 | – | – | – | no node test in the data |\n";
+      continue;
+    }
+    const Counts& c = it->second;
+    const int n = c.pass + c.fail + c.out;
+    const char* status = c.fail == 0 ? (c.pass > 0 ? "all pass" : "out of scope") : (c.pass == 0 ? "failing" : "partial");
+    os << "| " << op << " | " << n << " | " << c.pass << " | " << c.fail << " | " << c.out << " | " << status
+       << " |\n";
+  }
+  os << "\n## Failing tests\n\n";
+  if (total.fail == 0) os << "None.\n";
+  else os << "| test | operator | reason |\n|---|---|---|\n";
+  for (const TestRow& r : rows) {
+    if (r.result.outcome != Outcome::kFail) continue;
+    os << "| " << r.test.name << " | " << r.test.op << " | " << ShortReason(r.result.detail, 240) << " |\n";
+  }
+  os << "\n## Out of scope\n\n";
+  if (total.out == 0) os << "None.\n";
+  else os << "| test | operator | reason |\n|---|---|---|\n";
+  for (const TestRow& r : rows) {
+    if (r.result.outcome != Outcome::kOutOfScope) continue;
+    os << "| " << r.test.name << " | " << r.test.op << " | " << ShortReason(r.result.detail, 240) << " |\n";
+  }
+  return os.str();
+}
+
+std::string ExpectedFailuresText(const std::vector<TestRow>& rows) {
+  std::ostringstream os;
+  for (const TestRow& r : rows) {
+    if (r.result.outcome != Outcome::kFail) continue;
+    std::string reason = r.result.detail.substr(0, r.result.detail.find('\n'));
+    if (reason.size() > 200) reason = reason.substr(0, 197) + "...";
+    os << r.test.name << "  " << reason << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace conformance
+}  // namespace kiln
