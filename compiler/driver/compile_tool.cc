@@ -1,9 +1,22 @@
 #include "compiler/driver/compile_tool.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 
 #include "compiler/driver/compile.h"
 #include "compiler/driver/config_file.h"
@@ -17,6 +30,7 @@ namespace {
 
 const char kUsage[] =
     "usage: kiln-compile IN.relax -o OUT.vmfb [options]\n"
+    "  -o FILE, --output=FILE          where to write (a .vmfb, or text with --emit)\n"
     "  --emit=vmfb|relax|tir|llvm|asm  what to produce (default vmfb; text goes to -o or stdout)\n"
     "  --params FILE                   bind weights (.npz or .safetensors) to main's parameters by name\n"
     "  --params-function=NAME          bind them to NAME's parameters instead of main's\n"
@@ -26,22 +40,27 @@ const char kUsage[] =
     "  --matmul=tir|dnnl               generate matmul kernels (tir, default) or call oneDNN (dnnl)\n"
     "  --fuse=on|off                   fuse operator kernels (default on)\n"
     "  --bound NAME=N                  upper bound of a symbolic variable for memory planning (repeatable)\n"
+    "  --dim NAME=N[,NAME=N...]        fix a symbolic input dimension of an imported model (repeatable)\n"
     "  --report-memory                 print each function's planned memory to stderr\n"
     "  --target=TRIPLE --cpu=NAME --features=+f1,-f2   code generation target (default: this machine)\n"
     "  -O0 .. -O3                      LLVM optimization level (default -O3)\n"
+    "  --progress                      show a progress line on stderr (default: when stderr is a terminal\n"
+    "                                  and no IR is dumped)\n"
     "  --config FILE.yaml              the same options from a YAML mapping (name: value, names as above\n"
-    "                                  without dashes, 'output' for -o, 'O' for -O); flags override it\n";
+    "                                  without dashes, 'output' for -o, 'O' for -O); flags override it\n"
+    "Flags that take a value take --flag=value or --flag value. On success kiln-compile prints\n"
+    "what it wrote and its size.\n";
 
 // Option names shared by the flags and the config file.
 const std::vector<std::string>& OptionNames() {
   static const std::vector<std::string> names = {
       "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
-      "matmul", "fuse", "bound", "report-memory", "target", "cpu", "features", "O"};
+      "matmul", "fuse", "bound", "dim", "report-memory", "target", "cpu", "features", "O"};
   return names;
 }
 // Options that may be given more than once (values accumulate).
 bool Repeatable(const std::string& key) {
-  return key == "dump-ir-before" || key == "dump-ir-after" || key == "bound";
+  return key == "dump-ir-before" || key == "dump-ir-after" || key == "bound" || key == "dim";
 }
 
 struct Usage {
@@ -51,6 +70,28 @@ struct Usage {
 
 bool IsTrue(const std::string& v) { return v == "true" || v == "True" || v == "1" || v == "yes" || v == "on"; }
 bool IsFalse(const std::string& v) { return v == "false" || v == "False" || v == "0" || v == "no" || v == "off"; }
+
+// "batch=1,seq=128" -> fixed_dims; false with a message naming the flag.
+bool ParseDims(const std::string& text, std::map<std::string, int64_t>* dims, std::string* message) {
+  size_t start = 0;
+  while (true) {
+    size_t comma = text.find(',', start);
+    std::string item = text.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    size_t eq = item.find('=');
+    std::string name = item.substr(0, eq);
+    std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    char* end = nullptr;
+    errno = 0;
+    long long v = value.empty() ? 0 : std::strtoll(value.c_str(), &end, 10);
+    if (eq == std::string::npos || name.empty() || value.empty() || *end != '\0' || errno == ERANGE || v < 1) {
+      *message = "--dim: expected NAME=N with N a positive integer, got '" + item + "'";
+      return false;
+    }
+    (*dims)[name] = v;
+    if (comma == std::string::npos) return true;
+    start = comma + 1;
+  }
+}
 
 // Applies the merged options; a bad value is a Usage error.
 bool Apply(const OptionValues& values, CompileOptions* options, std::string* output, EmitKind* emit, Usage* error) {
@@ -109,6 +150,10 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
         }
         options->upper_bounds[b->first] = b->second;
       }
+    } else if (key == "dim") {
+      for (const auto& v : kv.second) {
+        if (!ParseDims(v, &options->fixed_dims, &error->message)) return false;
+      }
     } else if (key == "report-memory") {
       if (!IsTrue(value) && !IsFalse(value)) {
         error->message = "report-memory must be true or false, got '" + value + "'";
@@ -132,6 +177,8 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
   return true;
 }
 
+bool TakesValue(const std::string& key);
+
 // "--name=value" -> true with key/value when name is an option taking a value.
 bool SplitFlag(const std::string& arg, std::string* key, std::string* value) {
   if (arg.compare(0, 2, "--") != 0) return false;
@@ -139,9 +186,14 @@ bool SplitFlag(const std::string& arg, std::string* key, std::string* value) {
   if (eq == std::string::npos) return false;
   *key = arg.substr(2, eq - 2);
   *value = arg.substr(eq + 1);
+  return TakesValue(*key);
+}
+
+// Option names written "--name value" as well as "--name=value".
+bool TakesValue(const std::string& key) {
   const auto& names = OptionNames();
-  return *key != "output" && *key != "O" && *key != "dump-ir-after-all" && *key != "report-memory" &&
-         std::find(names.begin(), names.end(), *key) != names.end();
+  return key != "O" && key != "dump-ir-after-all" && key != "report-memory" &&
+         std::find(names.begin(), names.end(), key) != names.end();
 }
 
 // Errors of later passes carry file:line:col; quote the line as parse errors do.
@@ -152,6 +204,81 @@ Status WithSourceLine(const Status& s, const std::string& path) {
   return text::QuoteSourceLine(s, text::SourceFile(std::move(source), path));
 }
 
+// A progress line for long compiles. On a terminal it redraws one line with
+// the elapsed seconds and erases it at the end; elsewhere (--progress into a
+// log) it writes a line when it starts, one every 10 s and one at the end.
+// Only this object writes to `err` while it runs: it is not used when IR
+// dumps or memory reports share the stream.
+class ProgressLine {
+ public:
+  ProgressLine(std::ostream& err, const std::string& what, bool terminal)
+      : err_(err), what_(what), terminal_(terminal), start_(std::chrono::steady_clock::now()) {
+    if (!terminal_) err_ << "kiln-compile: compiling " << what_ << "\n" << std::flush;
+    thread_ = std::thread([this] { Run(); });
+  }
+  ~ProgressLine() { Finish(false); }
+
+  void Finish(bool ok) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (done_) return;
+      done_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    if (terminal_) {
+      err_ << "\r\033[K" << std::flush;  // erase the line
+    } else if (ok) {
+      err_ << "kiln-compile: compiled " << what_ << " in " << Seconds() << " s\n" << std::flush;
+    }
+  }
+
+ private:
+  std::string Seconds() const {
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%.1f", s);
+    return buf;
+  }
+  void Run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    int ticks = 0;
+    while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return done_; })) {
+      ++ticks;
+      if (terminal_) {
+        err_ << "\rkiln-compile: compiling " << what_ << " ... " << Seconds() << " s" << std::flush;
+      } else if (ticks % 10 == 0) {
+        err_ << "kiln-compile: still compiling " << what_ << " (" << Seconds() << " s)\n" << std::flush;
+      }
+    }
+  }
+
+  std::ostream& err_;
+  std::string what_;
+  bool terminal_;
+  std::chrono::steady_clock::time_point start_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  std::thread thread_;
+};
+
+// "wrote OUT: 12345 bytes (12.1 KiB)".
+std::string WroteLine(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0) return "kiln-compile: wrote " + path + "\n";
+  unsigned long long bytes = static_cast<unsigned long long>(st.st_size);
+  char buf[64];
+  if (bytes < 1024) {
+    std::snprintf(buf, sizeof(buf), "%llu bytes", bytes);
+  } else if (bytes < (1ull << 20)) {
+    std::snprintf(buf, sizeof(buf), "%llu bytes (%.1f KiB)", bytes, bytes / 1024.0);
+  } else {
+    std::snprintf(buf, sizeof(buf), "%llu bytes (%.1f MiB)", bytes, bytes / 1048576.0);
+  }
+  return "kiln-compile: wrote " + path + ": " + buf + "\n";
+}
+
 }  // namespace
 
 int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
@@ -160,6 +287,7 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
   std::string input, output, config, key, value;
   EmitKind emit = EmitKind::kVmfb;
   OptionValues flags;
+  bool progress = false;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     // Flags whose value may be the next argument.
@@ -174,12 +302,14 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
     if (arg == "-h" || arg == "--help") {
       out << kUsage;
       return 0;
-    } else if (arg == "-o") {
+    } else if (arg == "-o" || arg == "--output") {
       if (!next("a file name", &value)) return 2;
       flags["output"].push_back(value);
     } else if (arg == "--params") {
       if (!next("a file name", &value)) return 2;
       flags["params"].push_back(value);
+    } else if (arg == "--progress") {
+      progress = true;
     } else if (arg == "--config") {
       if (!next("a file name", &config)) return 2;
     } else if (arg.compare(0, 9, "--config=") == 0) {
@@ -188,9 +318,12 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
       flags["dump-ir-after-all"].push_back("true");
     } else if (arg == "--report-memory") {
       flags["report-memory"].push_back("true");
-    } else if (arg == "--bound") {
+    } else if (arg == "--bound" || arg == "--dim") {
       if (!next("NAME=N", &value)) return 2;
-      flags["bound"].push_back(value);
+      flags[arg.substr(2)].push_back(value);
+    } else if (arg.compare(0, 2, "--") == 0 && arg.find('=') == std::string::npos && TakesValue(arg.substr(2))) {
+      if (!next("a value", &value)) return 2;
+      flags[arg.substr(2)].push_back(value);
     } else if (SplitFlag(arg, &key, &value)) {
       flags[key].push_back(value);
     } else if (arg.size() == 3 && arg[0] == '-' && arg[1] == 'O' && arg[2] >= '0' && arg[2] <= '3') {
@@ -230,11 +363,18 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
       err << "kiln-compile: no output file (-o OUT.vmfb)\n";
       return 2;
     }
+    // The line shares `err` with nothing else: not with IR dumps or memory reports.
+    bool quiet_err = options.dump_ir_before.empty() && options.dump_ir_after.empty() && !options.report_memory;
+    bool terminal = &err == &std::cerr && isatty(STDERR_FILENO) == 1;
+    std::unique_ptr<ProgressLine> line;
+    if (quiet_err && (progress || terminal)) line.reset(new ProgressLine(err, input, terminal));
     Status s = CompileFile(input, output, options);
+    if (line) line->Finish(s.ok());
     if (!s.ok()) {
       err << "kiln-compile: " << WithSourceLine(s, input).message() << "\n";
       return 1;
     }
+    out << WroteLine(output);
     return 0;
   }
   Result<ir::IRModule> mod = text::ParseModuleFile(input);
@@ -252,10 +392,12 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
   } else {
     std::ofstream f(output, std::ios::binary);
     f << *text;
+    f.close();
     if (!f) {
       err << "kiln-compile: cannot write '" << output << "'\n";
       return 1;
     }
+    out << WroteLine(output);
   }
   return 0;
 }

@@ -3,7 +3,14 @@
 //
 //   kiln-compile IN.relax -o OUT.vmfb [--dump-ir-after=PASS]... [--matmul=tir|dnnl]
 //                [--emit=vmfb|relax|tir|llvm|asm] [--target=TRIPLE] [--cpu=NAME]
-//                [--features=+avx2,...] [-O0..-O3]
+//                [--features=+avx2,...] [-O0..-O3] [--bound n=128] [--dim batch=1]
+//                [--params FILE] [--config FILE.yaml] [--progress]
+//
+// Every flag that takes a value is written --flag=value or --flag value.
+// Exit status: 0 success, 1 a compile error, 2 a usage error. On success
+// with an output file, `out` gets one line "kiln-compile: wrote PATH: N bytes
+// (...)". A progress line goes to `err` when `err` is std::cerr on a
+// terminal, or with --progress, unless IR dumps or --report-memory use `err`.
 #ifndef KILN_COMPILER_DRIVER_COMPILE_TOOL_H_
 #define KILN_COMPILER_DRIVER_COMPILE_TOOL_H_
 

@@ -50,6 +50,20 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
+// What kiln-compile prints after writing `path` (its size read back).
+std::string WroteLine(const std::string& path) {
+  size_t n = ReadFile(path).size();
+  char size[64];
+  if (n < 1024) {
+    std::snprintf(size, sizeof(size), "%zu bytes", n);
+  } else if (n < (1u << 20)) {
+    std::snprintf(size, sizeof(size), "%zu bytes (%.1f KiB)", n, n / 1024.0);
+  } else {
+    std::snprintf(size, sizeof(size), "%zu bytes (%.1f MiB)", n, n / 1048576.0);
+  }
+  return "kiln-compile: wrote " + path + ": " + size + "\n";
+}
+
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 bool StartsWith(const std::string& s, const std::string& prefix) { return s.compare(0, prefix.size(), prefix) == 0; }
@@ -88,11 +102,30 @@ TEST(CompileTool, BadEmit) {
 }
 
 TEST(CompileTool, UnknownOptionPrintsUsage) {
-  for (const char* flag : {"--fast", "-O4", "--emit", "-"}) {
+  for (const char* flag : {"--fast", "-O4", "-", "--dim-x=1"}) {
     ToolRun r = RunTool({Mlp(), flag});
     EXPECT_EQ(r.rc, 2) << flag;
     EXPECT_TRUE(StartsWith(r.err, std::string("kiln-compile: unknown option '") + flag + "'\nusage: kiln-compile"))
         << r.err;
+  }
+}
+
+TEST(CompileTool, ValueFlagAtTheEndNeedsItsValue) {
+  ToolRun r = RunTool({Mlp(), "--emit"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "kiln-compile: --emit needs a value\n");
+  r = RunTool({Mlp(), "--dim"});
+  EXPECT_EQ(r.err, "kiln-compile: --dim needs NAME=N\n");
+  r = RunTool({Mlp(), "--output"});
+  EXPECT_EQ(r.err, "kiln-compile: --output needs a file name\n");
+}
+
+TEST(CompileTool, BadDim) {
+  for (const char* dim : {"batch", "batch=0", "=3", "batch=x", "batch=1,seq"}) {
+    ToolRun r = RunTool({Mlp(), "-o", "x.vmfb", "--dim", dim});
+    EXPECT_EQ(r.rc, 2) << dim;
+    std::string item = std::string(dim) == "batch=1,seq" ? "seq" : dim;
+    EXPECT_EQ(r.err, "kiln-compile: --dim: expected NAME=N with N a positive integer, got '" + item + "'\n");
   }
 }
 
@@ -258,9 +291,9 @@ TEST(CompileTool, EmitLlvmAndAsm) {
 
 TEST(CompileTool, EmitToAFile) {
   std::string path = TempPath(".tir");
-  ToolRun r = RunTool({Mlp(), "--emit=tir", "-o", path});
+  ToolRun r = RunTool({Mlp(), "--emit", "tir", "--output", path});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.out, WroteLine(path));
   EXPECT_EQ(ReadFile(path), RunTool({Mlp(), "--emit=tir"}).out);
   std::remove(path.c_str());
 }
@@ -293,9 +326,10 @@ TEST(CompileTool, CompilesTheMlpToALoadableVmfb) {
   std::string path = TempPath(".vmfb");
   ToolRun r = RunTool({Mlp(), "-o", path});
   ASSERT_EQ(r.rc, 0) << r.err;
-  EXPECT_EQ(r.err, "");
-  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "");  // not a terminal: no progress line
   std::string bytes = ReadFile(path);
+  EXPECT_EQ(r.out, WroteLine(path));
+  EXPECT_TRUE(StartsWith(r.out, "kiln-compile: wrote " + path + ": " + std::to_string(bytes.size()) + " bytes (")) << r.out;
   ASSERT_GT(bytes.size(), 12u);
   // docs/vmfb_format.md: a uint32 size prefix, then the FlatBuffer whose
   // file identifier follows its root offset.
@@ -309,10 +343,42 @@ TEST(CompileTool, CompilesTheMlpToALoadableVmfb) {
 
 TEST(CompileTool, CompilesWithTargetFlagsAndDnnl) {
   std::string path = TempPath(".vmfb");
-  ToolRun r = RunTool({Mlp(), "-o", path, "--matmul=dnnl", "--cpu=generic", "-O0"});
+  ToolRun r = RunTool({Mlp(), "-o", path, "--matmul", "dnnl", "--cpu", "generic", "--target",
+                       "x86_64-unknown-linux-gnu", "-O0", "--dim=batch=2", "--bound", "n=64"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_GT(ReadFile(path).size(), 8u);
   std::remove(path.c_str());
+}
+
+TEST(CompileTool, ProgressLinesOnRequest) {
+  std::string path = TempPath(".vmfb");
+  ToolRun r = RunTool({Mlp(), "-o", path, "--progress", "-O0"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(StartsWith(r.err, "kiln-compile: compiling " + Mlp() + "\n")) << r.err;
+  EXPECT_TRUE(Contains(r.err, "kiln-compile: compiled " + Mlp() + " in ")) << r.err;
+  EXPECT_EQ(r.err.back(), '\n');
+  // The line stays away from IR dumps on the same stream.
+  r = RunTool({Mlp(), "-o", path, "--progress", "-O0", "--dump-ir-after=lower-tir"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_FALSE(Contains(r.err, "kiln-compile: compiling")) << r.err.substr(0, 200);
+  // A failed compile ends without the "compiled" line.
+  std::string bad = TempPath(".relax");
+  std::ofstream(bad) << "not a module\n";
+  r = RunTool({bad, "-o", path, "--progress"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(StartsWith(r.err, "kiln-compile: compiling " + bad + "\nkiln-compile: " + bad + ":1:")) << r.err;
+  EXPECT_FALSE(Contains(r.err, "compiled")) << r.err;
+  std::remove(bad.c_str());
+  std::remove(path.c_str());
+}
+
+TEST(CompileTool, DimIsAConfigOptionToo) {
+  std::string yaml = TempPath(".yaml");
+  std::ofstream(yaml) << "dim: [batch=0]\n";
+  ToolRun r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
+  EXPECT_EQ(r.rc, 2);
+  EXPECT_EQ(r.err, "kiln-compile: --dim: expected NAME=N with N a positive integer, got 'batch=0'\n");
+  std::remove(yaml.c_str());
 }
 
 // --------------------------------------------------------- config, dumps
@@ -340,7 +406,7 @@ TEST(CompileTool, ConfigFileErrors) {
   ToolRun r = RunTool({Mlp(), "--config", yaml});
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
-                   "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, fuse, bound, report-memory, "
+                   "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, fuse, bound, dim, report-memory, "
                    "target, cpu, features, O)\n");
   std::ofstream(yaml) << "matmul: cublas\n";
   r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
