@@ -3,11 +3,25 @@
 #include <sys/resource.h>
 
 #include <cstdio>
+#include <cstring>
 
 namespace kiln {
 namespace tools {
 
 uint64_t PeakRssBytes() {
+  if (FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    unsigned long long kib = 0;
+    bool found = false;
+    while (std::fgets(line, sizeof(line), f)) {
+      if (std::sscanf(line, "VmHWM: %llu kB", &kib) == 1) {
+        found = true;
+        break;
+      }
+    }
+    std::fclose(f);
+    if (found) return static_cast<uint64_t>(kib) * 1024;
+  }
   struct rusage usage;
   if (getrusage(RUSAGE_SELF, &usage) != 0 || usage.ru_maxrss < 0) return 0;
 #if defined(__APPLE__)
@@ -15,6 +29,14 @@ uint64_t PeakRssBytes() {
 #else
   return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
 #endif
+}
+
+bool ResetPeakRss() {
+  FILE* f = std::fopen("/proc/self/clear_refs", "w");
+  if (f == nullptr) return false;
+  bool ok = std::fputs("5", f) >= 0;
+  ok = std::fclose(f) == 0 && ok;
+  return ok;
 }
 
 std::string FormatBytes(uint64_t bytes) {

@@ -11,9 +11,15 @@
 namespace kiln {
 namespace tools {
 
-// The process's peak resident set size in bytes since it started
-// (getrusage ru_maxrss); 0 where the platform does not say.
+// The process's peak resident set size in bytes: Linux's VmHWM
+// (/proc/self/status), which ResetPeakRss can lower, else getrusage's
+// ru_maxrss (since the process started); 0 where the platform does not say.
 uint64_t PeakRssBytes();
+
+// Lowers the peak to the current RSS (Linux >= 4.0: "5" to
+// /proc/self/clear_refs), so PeakRssBytes measures from now; false when the
+// platform does not allow it.
+bool ResetPeakRss();
 
 // "512 B", "1.5 KiB", "12.3 MiB", "2.00 GiB".
 std::string FormatBytes(uint64_t bytes);

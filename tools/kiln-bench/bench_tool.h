@@ -1,23 +1,105 @@
-// kiln-bench: times calls of one function of a .vmfb with Google Benchmark.
+// kiln-bench: latency and throughput of one function of one or more .vmfb
+// files, with its own timing loop (no benchmark framework).
 //
-//   kiln-bench FILE.vmfb [--function=main] [--input=SPEC]... [--threads=N]
-//              [--executor=auto|vm|graph] [--name=LABEL] [--profile] [--trace=FILE]
-//              [--profile_calls=N] [--benchmark_* flags]
+//   kiln-bench A.vmfb [B.vmfb ...] [--function=main] [--input=SPEC]...
+//              [--dim NAME=V1,V2,...]... [--seed=N] [--warmup=N] [--runs=N]
+//              [--min-time=SECONDS] [--threads=N] [--concurrency=N]
+//              [--executor=auto|vm|graph] [--profile] [--trace=FILE]
+//              [--profile_calls=N] [--format=table|json|csv]
 //
-// Inputs are given as for kiln-run (SPEC: @x.npy, inline values or
-// SHAPExDTYPE=random:SEED). One untimed call checks that the function runs;
-// then the benchmark reports wall time per call over 5 repetitions
-// (mean, median, stddev), unless --benchmark_repetitions says otherwise.
-// --profile and --trace=FILE then make --profile_calls (default 100) more
-// calls with a profiler (runtime/profiler.h) and print its table / write its
-// Chrome trace JSON (Perfetto opens it); the timed calls are never profiled.
+// Inputs: every --input as for kiln-run, or, without --input, random values
+// (inline_tensor.h, seeds --seed, --seed+1, ...) shaped by the function's
+// signature, its symbolic dimensions taken from --dim. Each --dim value (the
+// cartesian product when several names are given) is one case; every file
+// runs every case, and rows of later files carry the ratio of their p50
+// latency to the first file's for the same case.
+//
+// A case: --concurrency caller threads, each with its own context on one
+// loaded module, make --warmup untimed calls, wait for each other, then make
+// timed calls until each has made at least --runs and --min-time has passed.
+// Latencies (min, p50, p90, p99, max, mean; nearest-rank percentiles) are
+// over the calls of every caller; throughput is all calls over the wall time
+// from the common start until the last caller stops. Peak tensor memory is
+// the largest vm::Context::LastCallPeakBytes seen; peak RSS is the process's
+// high-water mark during the case (reset before it where Linux allows,
+// /proc/self/clear_refs, otherwise since the process started).
+// --profile / --trace=FILE then make --profile_calls (default 100) calls on
+// one caller with a profiler and print its table / write a Chrome trace
+// (only with exactly one case); the timed calls are never profiled.
+//
+// Thread-compatible: RunBench uses only its arguments and the global registry.
 #ifndef KILN_TOOLS_KILN_BENCH_BENCH_TOOL_H_
 #define KILN_TOOLS_KILN_BENCH_BENCH_TOOL_H_
+
+#include <cstdint>
+#include <map>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "runtime/status.h"
 
 namespace kiln {
 namespace tools {
 
-int BenchToolMain(int argc, char** argv);
+struct BenchOptions {
+  std::vector<std::string> files;
+  std::string function = "main";
+  std::vector<std::string> inputs;  // SPECs; empty: random inputs
+  std::vector<std::pair<std::string, std::vector<int64_t>>> dims;
+  uint64_t seed = 1;
+  int warmup = 2;
+  int runs = 10;
+  double min_time = 1.0;  // seconds
+  int threads = 0;        // 0: one per core
+  int concurrency = 1;
+  std::string executor = "auto";
+  bool profile = false;
+  std::string trace_path;
+  int profile_calls = 100;
+  std::string format = "table";
+  bool help = false;
+};
+
+// Parses argv[1..argc-1]; errors name the flag.
+Result<BenchOptions> ParseBenchArgs(int argc, const char* const* argv);
+
+// Latencies in milliseconds.
+struct LatencyStats {
+  int64_t calls = 0;
+  double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
+  double throughput = 0;  // calls per second of wall time
+};
+// Nearest-rank percentiles of `ms` (any order); `wall_seconds` > 0 gives the throughput.
+LatencyStats Summarize(std::vector<double> ms, double wall_seconds);
+
+struct BenchCase {
+  std::string file;
+  std::map<std::string, int64_t> dims;
+  LatencyStats stats;
+  uint64_t peak_tensor_bytes = 0;
+  uint64_t peak_rss_bytes = 0;
+  std::string executor;  // "vm" or "graph", as run
+  double ratio = 0;      // p50 / the first file's p50 for the same dims; 0 for the first file
+  std::string profile_table;
+};
+
+// Runs every case of every file. `log` gets one line per case as it finishes
+// (progress for long runs); results come back for formatting.
+Result<std::vector<BenchCase>> RunBench(const BenchOptions& options, std::ostream& log);
+
+// "n=1,seq=8" ("-" when there are no dims).
+std::string DimsText(const std::map<std::string, int64_t>& dims);
+std::string FormatBenchTable(const BenchOptions& options, const std::vector<BenchCase>& cases);
+std::string FormatBenchJson(const BenchOptions& options, const std::vector<BenchCase>& cases);
+std::string FormatBenchCsv(const std::vector<BenchCase>& cases);
+
+// Parse + run + print in --format to `out`; progress and errors ("kiln-bench:
+// error: ...", one line) to `err`. Returns 0, 1 (failure) or 2 (usage).
+int BenchToolMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+extern const char kBenchToolUsage[];
 
 }  // namespace tools
 }  // namespace kiln
