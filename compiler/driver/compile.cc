@@ -27,6 +27,9 @@
 #include "compiler/transform/pack_constant_weights.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/writer/vmfb_writer.h"
+#ifdef KILN_HAVE_ONNX
+#include "compiler/onnx/onnx_importer.h"
+#endif
 
 namespace kiln {
 namespace driver {
@@ -197,8 +200,22 @@ Result<compiler::VmfbProgram> CompileModule(const ir::IRModule& input, const Com
   return program;
 }
 
+Result<ir::IRModule> LoadModuleFile(const std::string& path, const CompileOptions& options) {
+  bool is_onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  if (!is_onnx) return text::ParseModuleFile(path);
+#ifdef KILN_HAVE_ONNX
+  onnx::ImportOptions import_options;
+  import_options.fixed_dims = options.fixed_dims;
+  import_options.function_name = options.params_function.empty() ? "main" : options.params_function;
+  return onnx::ImportFile(path, import_options);
+#else
+  (void)options;
+  return Unimplemented(path + ": this Kiln was built without the ONNX importer (libonnx-dev was not found)");
+#endif
+}
+
 Status CompileFile(const std::string& input, const std::string& output, const CompileOptions& options) {
-  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModuleFile(input));
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, LoadModuleFile(input, options));
   KILN_ASSIGN_OR_RETURN(compiler::VmfbProgram program, CompileModule(mod, options));
   KILN_RETURN_IF_ERROR_CTX(compiler::WriteVmfbFile(program, output), "writing %s", output.c_str());
   return Status::Ok();

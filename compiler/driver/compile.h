@@ -71,7 +71,11 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& mod, const CompileOptions& 
 // The whole pipeline to a program ready to serialize.
 Result<compiler::VmfbProgram> CompileModule(const ir::IRModule& mod, const CompileOptions& options);
 
-// Parses `input` (.relax), compiles it and writes `output` (.vmfb).
+// Reads a module: `path` ending in .onnx is imported (options.fixed_dims give
+// values to its dim_params), anything else is parsed as .relax text.
+Result<ir::IRModule> LoadModuleFile(const std::string& path, const CompileOptions& options);
+
+// Reads `input` (.relax or .onnx, LoadModuleFile), compiles it and writes `output` (.vmfb).
 Status CompileFile(const std::string& input, const std::string& output, const CompileOptions& options);
 
 enum class EmitKind { kVmfb, kRelax, kTir, kLlvm, kAsm };

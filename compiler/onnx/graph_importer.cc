@@ -1,0 +1,551 @@
+#include "compiler/onnx/graph_importer.h"
+
+#include <cmath>
+#include <cstring>
+#include <set>
+#include <sstream>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/onnx/onnx_tensor.h"
+
+namespace kiln {
+namespace onnx {
+
+// ---------------------------------------------------------------- helpers
+
+std::optional<std::vector<int64_t>> KnownInts::Ints() const {
+  std::vector<int64_t> out;
+  out.reserve(elems.size());
+  for (const auto& e : elems) {
+    auto c = ConstDim(e);
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+ir::AttrValue AttrI(int64_t v) {
+  ir::AttrValue a;
+  a.kind = ir::AttrValue::Kind::kInt;
+  a.i = v;
+  return a;
+}
+ir::AttrValue AttrF(double v) {
+  ir::AttrValue a;
+  a.kind = ir::AttrValue::Kind::kFloat;
+  a.f = v;
+  return a;
+}
+ir::AttrValue AttrS(const std::string& v) {
+  ir::AttrValue a;
+  a.kind = ir::AttrValue::Kind::kString;
+  a.s = v;
+  return a;
+}
+ir::AttrValue AttrB(bool v) {
+  ir::AttrValue a;
+  a.kind = ir::AttrValue::Kind::kBool;
+  a.i = v ? 1 : 0;
+  return a;
+}
+ir::AttrValue AttrInts(const std::vector<int64_t>& v) {
+  ir::AttrValue a;
+  a.kind = ir::AttrValue::Kind::kIntList;
+  a.ints = v;
+  return a;
+}
+
+ir::Expr MakeConstant(const Tensor& t) {
+  auto c = std::make_shared<ir::ConstantExpr>(t);
+  std::vector<ir::PrimExpr> dims(t.shape().begin(), t.shape().end());
+  c->struct_info = ir::MakeTensorSInfo(dims, t.dtype());
+  return c;
+}
+
+namespace {
+
+uint16_t FloatToHalf(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffffu;
+  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
+  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10) return static_cast<uint16_t>(sign);
+    mant |= 0x800000u;
+    uint32_t shift = static_cast<uint32_t>(14 - exp);
+    uint32_t h = mant >> shift;
+    uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
+    if (rem > half || (rem == half && (h & 1))) ++h;
+    return static_cast<uint16_t>(sign | h);
+  }
+  uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
+  uint32_t rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
+  return static_cast<uint16_t>(h);
+}
+
+}  // namespace
+
+ir::Expr ScalarConst(DType dtype, double v) {
+  Tensor t = Tensor::Empty(std::vector<int64_t>{}, dtype).value();
+  if (dtype == DType::Float32()) {
+    *t.data<float>() = static_cast<float>(v);
+  } else if (dtype == DType::Float16()) {
+    *t.data<uint16_t>() = FloatToHalf(static_cast<float>(v));
+  } else if (dtype == DType::Float64()) {
+    *t.data<double>() = v;
+  } else if (dtype == DType::Int64()) {
+    *t.data<int64_t>() = static_cast<int64_t>(v);
+  } else if (dtype == DType::Int32()) {
+    *t.data<int32_t>() = static_cast<int32_t>(v);
+  } else if (dtype == DType::Int8()) {
+    *t.data<int8_t>() = static_cast<int8_t>(v);
+  } else {  // uint8, bool
+    *t.data<uint8_t>() = static_cast<uint8_t>(v);
+  }
+  return MakeConstant(t);
+}
+
+ir::Expr MakeShape(std::vector<ir::PrimExpr> dims) {
+  auto s = std::make_shared<ir::ShapeExpr>(dims);
+  s->struct_info = std::make_shared<ir::ShapeSInfo>(true, dims, static_cast<int>(dims.size()));
+  return s;
+}
+
+ir::Expr PrimValue(ir::PrimExpr v) {
+  auto p = std::make_shared<ir::PrimValueExpr>(v);
+  p->struct_info = std::make_shared<ir::PrimSInfo>(v.dtype(), v);
+  return p;
+}
+
+std::optional<Tensor> KnownToTensor(const KnownInts& k) {
+  auto ints = k.Ints();
+  if (!ints) return std::nullopt;
+  Tensor t = Tensor::Empty(k.shape, k.dtype).value();
+  for (size_t i = 0; i < ints->size(); ++i) {
+    int64_t v = (*ints)[i];
+    if (k.dtype == DType::Int64()) t.data<int64_t>()[i] = v;
+    else if (k.dtype == DType::Int32()) t.data<int32_t>()[i] = static_cast<int32_t>(v);
+    else if (k.dtype == DType::Int8()) t.data<int8_t>()[i] = static_cast<int8_t>(v);
+    else t.data<uint8_t>()[i] = static_cast<uint8_t>(v);
+  }
+  return t;
+}
+
+std::optional<int64_t> ConstDim(const ir::PrimExpr& d) {
+  if (!d.defined()) return std::nullopt;
+  if (const auto* i = d.as<ir::IntImmNode>()) return i->value;
+  return arith::AsConstInt(arith::Simplify(d));
+}
+
+ir::PrimExpr SimplifyDim(const ir::PrimExpr& e) { return arith::Simplify(e); }
+
+Result<int64_t> NormAxis(int64_t axis, int64_t rank, const char* what) {
+  if (axis < -rank || axis >= rank) {
+    return InvalidArgument(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  }
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::string DTypeName(DType t) { return DTypeToString(t); }
+
+// ---------------------------------------------------------------- NodeCtx
+
+Result<const Value*> NodeCtx::In(size_t i) const {
+  if (!HasInput(i)) return InvalidArgument("input " + std::to_string(i) + " is required");
+  const Value* v = imp_->Find(node_->input(static_cast<int>(i)));
+  if (!v) return InvalidArgument("input \"" + node_->input(static_cast<int>(i)) + "\" is not defined");
+  return v;
+}
+
+Result<ir::Expr> NodeCtx::Input(size_t i) {
+  if (!HasInput(i)) return InvalidArgument("input " + std::to_string(i) + " is required");
+  return imp_->ExprOf(node_->input(static_cast<int>(i)));
+}
+
+Result<const ir::TensorSInfo*> NodeCtx::Info(size_t i) {
+  KILN_ASSIGN_OR_RETURN(const Value* v, In(i));
+  if (!v->sinfo) {
+    if (v->expr) {
+      v->sinfo = v->expr->struct_info;
+    } else if (v->constant.defined()) {
+      std::vector<ir::PrimExpr> dims(v->constant.shape().begin(), v->constant.shape().end());
+      v->sinfo = ir::MakeTensorSInfo(dims, v->constant.dtype());
+    } else if (v->known) {
+      std::vector<ir::PrimExpr> dims(v->known->shape.begin(), v->known->shape.end());
+      v->sinfo = ir::MakeTensorSInfo(dims, v->known->dtype);
+    }
+  }
+  const auto* t = ir::SInfoAs<ir::TensorSInfo>(v->sinfo);
+  if (!t || t->ndim < 0) return Unimplemented("input " + std::to_string(i) + " must be a tensor of known rank");
+  return t;
+}
+
+const KnownInts* NodeCtx::Known(size_t i) const {
+  if (!HasInput(i)) return nullptr;
+  const Value* v = imp_->Find(node_->input(static_cast<int>(i)));
+  return v && v->known ? &*v->known : nullptr;
+}
+
+Result<std::vector<int64_t>> NodeCtx::ConstInts(size_t i, const char* what) const {
+  const KnownInts* k = Known(i);
+  if (k) {
+    if (auto ints = k->Ints()) return *ints;
+  }
+  return Unimplemented(std::string(what) + " (input " + std::to_string(i) + ") must be a constant known at import time");
+}
+
+Result<double> NodeCtx::ConstScalar(size_t i, const char* what) const {
+  KILN_ASSIGN_OR_RETURN(const Value* v, In(i));
+  if (v->known) {
+    auto ints = v->known->Ints();
+    if (ints && ints->size() == 1) return static_cast<double>((*ints)[0]);
+  }
+  const Tensor& t = v->constant;
+  if (t.defined() && t.NumElements() == 1) {
+    DType d = t.dtype();
+    if (d == DType::Float32()) return static_cast<double>(*t.data<float>());
+    if (d == DType::Float64()) return *t.data<double>();
+    if (d == DType::Int64()) return static_cast<double>(*t.data<int64_t>());
+    if (d == DType::Int32()) return static_cast<double>(*t.data<int32_t>());
+    if (d == DType::Int8()) return static_cast<double>(*t.data<int8_t>());
+    if (d == DType::UInt8() || d == DType::Bool()) return static_cast<double>(*t.data<uint8_t>());
+  }
+  return Unimplemented(std::string(what) + " (input " + std::to_string(i) + ") must be a constant scalar known at import time");
+}
+
+const ::onnx::AttributeProto* NodeCtx::Attr(const char* name) const {
+  for (const auto& a : node_->attribute())
+    if (a.name() == name) return &a;
+  return nullptr;
+}
+bool NodeCtx::HasAttr(const char* name) const { return Attr(name) != nullptr; }
+
+Result<int64_t> NodeCtx::AttrInt(const char* name, int64_t def) const {
+  const auto* a = Attr(name);
+  if (!a) return def;
+  if (a->type() != ::onnx::AttributeProto::INT) return InvalidArgument(std::string("attribute ") + name + " must be an integer");
+  return a->i();
+}
+Result<double> NodeCtx::AttrFloat(const char* name, double def) const {
+  const auto* a = Attr(name);
+  if (!a) return def;
+  if (a->type() == ::onnx::AttributeProto::INT) return static_cast<double>(a->i());
+  if (a->type() != ::onnx::AttributeProto::FLOAT) return InvalidArgument(std::string("attribute ") + name + " must be a float");
+  return static_cast<double>(a->f());
+}
+Result<std::string> NodeCtx::AttrString(const char* name, const std::string& def) const {
+  const auto* a = Attr(name);
+  if (!a) return def;
+  if (a->type() != ::onnx::AttributeProto::STRING) return InvalidArgument(std::string("attribute ") + name + " must be a string");
+  return a->s();
+}
+Result<std::vector<int64_t>> NodeCtx::AttrInts(const char* name, const std::vector<int64_t>& def) const {
+  const auto* a = Attr(name);
+  if (!a) return def;
+  if (a->type() == ::onnx::AttributeProto::INT) return std::vector<int64_t>{a->i()};
+  if (a->type() != ::onnx::AttributeProto::INTS) return InvalidArgument(std::string("attribute ") + name + " must be a list of integers");
+  return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+}
+Result<std::vector<double>> NodeCtx::AttrFloats(const char* name, const std::vector<double>& def) const {
+  const auto* a = Attr(name);
+  if (!a) return def;
+  if (a->type() != ::onnx::AttributeProto::FLOATS) return InvalidArgument(std::string("attribute ") + name + " must be a list of floats");
+  return std::vector<double>(a->floats().begin(), a->floats().end());
+}
+
+Result<ir::Expr> NodeCtx::Emit(ir::Expr value) {
+  KILN_ASSIGN_OR_RETURN(ir::RVar v, imp_->bb().Emit(std::move(value)));
+  return ir::Expr(v);
+}
+
+Result<ir::Expr> NodeCtx::Op(const std::string& op, std::vector<ir::Expr> args, ir::AttrMap attrs) {
+  return Emit(ir::MakeOpCall("relax." + op, std::move(args), std::move(attrs)));
+}
+
+void NodeCtx::SetOutput(size_t i, ir::Expr e) {
+  Value v;
+  v.expr = std::move(e);
+  SetOutputValue(i, std::move(v));
+}
+void NodeCtx::SetOutputValue(size_t i, Value v) {
+  if (!HasOutput(i)) return;
+  imp_->Set(node_->output(static_cast<int>(i)), std::move(v));
+}
+void NodeCtx::SetOutputKnown(size_t i, KnownInts k) {
+  Value v;
+  v.known = std::move(k);
+  SetOutputValue(i, std::move(v));
+}
+
+// ---------------------------------------------------------------- table
+
+const ConverterTable& Converters() {
+  static const ConverterTable* table = [] {
+    auto* t = new ConverterTable();
+    AddElementwiseConverters(t);
+    AddNnConverters(t);
+    AddShapeConverters(t);
+    AddReduceConverters(t);
+    return t;
+  }();
+  return *table;
+}
+
+// ---------------------------------------------------------------- Importer
+
+Importer::Importer(const ::onnx::ModelProto& model, std::string base_dir, const std::map<std::string, int64_t>& fixed_dims,
+                   std::string function_name)
+    : model_(model), base_dir_(std::move(base_dir)), fixed_dims_(fixed_dims), function_name_(std::move(function_name)) {}
+
+const Value* Importer::Find(const std::string& name) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? nullptr : &it->second;
+}
+
+void Importer::Set(const std::string& name, Value v) { values_[name] = std::move(v); }
+
+Result<ir::Expr> Importer::ExprOf(const std::string& name) {
+  auto it = values_.find(name);
+  if (it == values_.end()) return InvalidArgument("value \"" + name + "\" is not defined");
+  Value& v = it->second;
+  if (v.expr) return v.expr;
+  if (v.constant.defined()) {
+    v.expr = MakeConstant(v.constant);
+    return v.expr;
+  }
+  if (v.known) {
+    std::optional<Tensor> t = KnownToTensor(*v.known);
+    if (!t) {
+      std::string dims;
+      for (const auto& e : v.known->elems) {
+        if (ConstDim(e)) continue;
+        if (const auto* var = e.as<ir::VarNode>()) dims += (dims.empty() ? "" : ", ") + var->name;
+      }
+      return Unimplemented("value \"" + name + "\" holds symbolic dimensions" + (dims.empty() ? "" : " (" + dims + ")") +
+                           " and is used as a tensor; only shape operands may depend on symbolic dimensions");
+    }
+    v.constant = *t;
+    v.expr = MakeConstant(*t);
+    return v.expr;
+  }
+  return Internal("value \"" + name + "\" has no expression");
+}
+
+std::string Importer::NodeLabel(const ::onnx::NodeProto& node, int index) const {
+  std::string label = node.name().empty() ? "node #" + std::to_string(index) : "node \"" + node.name() + "\" (#" + std::to_string(index) + ")";
+  return label + " " + node.op_type() + " (opset " + std::to_string(opset_) + ")";
+}
+
+Result<ir::StructInfo> Importer::InputSInfo(const ::onnx::ValueInfoProto& vi) {
+  if (!vi.type().has_tensor_type()) return Unimplemented("graph input \"" + vi.name() + "\" is not a tensor (sequence, map and optional types are not supported)");
+  const auto& tt = vi.type().tensor_type();
+  auto dt = DTypeFromOnnx(tt.elem_type());
+  if (!dt.ok()) return Unimplemented("graph input \"" + vi.name() + "\": " + dt.status().message());
+  if (!tt.has_shape()) return Unimplemented("graph input \"" + vi.name() + "\" has no shape (its rank must be known)");
+  std::vector<ir::PrimExpr> dims;
+  for (int i = 0; i < tt.shape().dim_size(); ++i) {
+    const auto& d = tt.shape().dim(i);
+    if (d.has_dim_value()) {
+      dims.push_back(ir::PrimExpr(d.dim_value()));
+    } else {
+      std::string name = d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : "";
+      if (name.empty()) name = "dim" + std::to_string(unnamed_dims_++);
+      auto fixed = fixed_dims_.find(name);
+      if (fixed != fixed_dims_.end()) {
+        fixed_used_[name] = true;
+        dims.push_back(ir::PrimExpr(fixed->second));
+        continue;
+      }
+      auto it = dim_vars_.find(name);
+      if (it == dim_vars_.end()) it = dim_vars_.emplace(name, ir::MakeVar(name)).first;
+      dims.push_back(ir::PrimExpr(it->second));
+    }
+  }
+  return ir::MakeTensorSInfo(dims, *dt);
+}
+
+Status Importer::ImportInputs() {
+  std::set<std::string> inits;
+  for (const auto& t : model_.graph().initializer()) inits.insert(t.name());
+  for (const auto& vi : model_.graph().input()) {
+    if (inits.count(vi.name())) continue;
+    auto sinfo = InputSInfo(vi);
+    if (!sinfo.ok()) {
+      problems_.push_back(sinfo.status().message());
+      continue;
+    }
+    ir::RVar p = builder::BlockBuilder::Param(vi.name(), *sinfo);
+    params_.push_back(p);
+    Value v;
+    v.expr = p;
+    values_[vi.name()] = v;
+  }
+  for (const auto& kv : fixed_dims_) {
+    if (!fixed_used_.count(kv.first)) {
+      std::string known;
+      for (const auto& dv : dim_vars_) known += (known.empty() ? "" : ", ") + dv.first;
+      problems_.push_back("fixed dimension \"" + kv.first + "\" names no dim_param of the graph inputs" +
+                          (known.empty() ? " (the inputs have none)" : " (they have: " + known + ")"));
+    }
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// Small integer tensors are tracked as known contents (shape arithmetic).
+constexpr int64_t kMaxKnownElems = 1 << 12;
+
+std::optional<KnownInts> KnownFromTensor(const Tensor& t) {
+  DType d = t.dtype();
+  if (!(d == DType::Int64() || d == DType::Int32()) || t.NumElements() > kMaxKnownElems) return std::nullopt;
+  KnownInts k;
+  k.shape = t.shape();
+  k.dtype = d;
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    int64_t v = d == DType::Int64() ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
+    k.elems.push_back(ir::PrimExpr(v));
+  }
+  return k;
+}
+
+}  // namespace
+
+Value ConstantValue(const Tensor& t) {
+  Value v;
+  v.constant = t;
+  v.known = KnownFromTensor(t);
+  return v;
+}
+
+Status Importer::ImportInitializers() {
+  for (const auto& t : model_.graph().initializer()) {
+    auto tensor = TensorFromProto(t, base_dir_);
+    if (!tensor.ok()) {
+      problems_.push_back(tensor.status().message());
+      continue;
+    }
+    Value v = ConstantValue(*tensor);
+    auto c = std::make_shared<ir::ConstantExpr>(*tensor, t.name());
+    std::vector<ir::PrimExpr> dims(tensor->shape().begin(), tensor->shape().end());
+    c->struct_info = ir::MakeTensorSInfo(dims, tensor->dtype());
+    v.expr = c;
+    values_[t.name()] = v;
+  }
+  return Status::Ok();
+}
+
+void Importer::ImportNodes() {
+  const ConverterTable& table = Converters();
+  std::set<std::string> poisoned;
+  int index = 0;
+  for (const auto& node : model_.graph().node()) {
+    int i = index++;
+    auto poison = [&] {
+      for (const auto& o : node.output()) poisoned.insert(o);
+    };
+    bool skip = false;
+    for (const auto& in : node.input()) {
+      if (in.empty()) continue;
+      if (poisoned.count(in)) {
+        skip = true;  // its producer's problem is reported already
+      } else if (!values_.count(in)) {
+        problems_.push_back(NodeLabel(node, i) + ": input \"" + in + "\" is not defined by an earlier node, an input or an initializer");
+        skip = true;
+      }
+    }
+    if (!node.domain().empty() && node.domain() != "ai.onnx") {
+      problems_.push_back(NodeLabel(node, i) + ": operators of domain \"" + node.domain() + "\" are not supported");
+      poison();
+      continue;
+    }
+    auto it = table.find(node.op_type());
+    if (it == table.end()) {
+      problems_.push_back(NodeLabel(node, i) + ": unsupported operator");
+      poison();
+      continue;
+    }
+    if (skip) {
+      poison();
+      continue;
+    }
+    NodeCtx ctx(this, &node, opset_);
+    Status s = it->second(ctx);
+    if (!s.ok()) {
+      problems_.push_back(NodeLabel(node, i) + ": " + s.message());
+      poison();
+      continue;
+    }
+    for (int o = 0; o < node.output_size(); ++o) {
+      if (!node.output(o).empty() && !values_.count(node.output(o))) {
+        problems_.push_back(NodeLabel(node, i) + ": output " + std::to_string(o) + " is not supported");
+        poisoned.insert(node.output(o));
+      }
+    }
+  }
+  for (const auto& o : model_.graph().output()) {
+    if (!values_.count(o.name()) && !poisoned.count(o.name())) {
+      problems_.push_back("graph output \"" + o.name() + "\" is not produced by any node");
+    }
+  }
+}
+
+Result<ir::IRModule> Importer::Run() {
+  // The default domain's opset selects the operators' forms.
+  bool found = false;
+  for (const auto& op : model_.opset_import()) {
+    if (op.domain().empty() || op.domain() == "ai.onnx") {
+      opset_ = static_cast<int>(op.version());
+      found = true;
+    }
+  }
+  if (!found) return InvalidArgument("ONNX model imports no opset of the default domain");
+  if (opset_ < 7 || opset_ > 17) {
+    return Unimplemented("ONNX model uses opset " + std::to_string(opset_) + " of the default domain; Kiln supports opsets 7 to 17");
+  }
+  if (!model_.has_graph()) return InvalidArgument("ONNX model has no graph");
+  KILN_RETURN_IF_ERROR(ImportInputs());
+  KILN_RETURN_IF_ERROR(ImportInitializers());
+  KILN_RETURN_IF_ERROR(bb_.BeginFunction(function_name_, params_));
+  KILN_RETURN_IF_ERROR(bb_.BeginDataflow());
+  if (problems_.empty()) ImportNodes();
+  std::vector<ir::Expr> outputs;
+  if (problems_.empty()) {
+    for (const auto& o : model_.graph().output()) {
+      auto e = ExprOf(o.name());
+      if (!e.ok()) {
+        problems_.push_back("graph output \"" + o.name() + "\": " + e.status().message());
+        continue;
+      }
+      auto out = bb_.EmitOutput(*e);
+      if (!out.ok()) {
+        problems_.push_back("graph output \"" + o.name() + "\": " + out.status().message());
+        continue;
+      }
+      outputs.push_back(*out);
+    }
+    if (outputs.empty() && problems_.empty()) problems_.push_back("the graph has no outputs");
+  }
+  if (!problems_.empty()) {
+    std::ostringstream os;
+    os << "ONNX import failed with " << problems_.size() << (problems_.size() == 1 ? " problem:" : " problems:");
+    for (const auto& p : problems_) os << "\n  " << p;
+    return Unimplemented(os.str());
+  }
+  KILN_RETURN_IF_ERROR(bb_.EndDataflow());
+  if (outputs.size() == 1) {
+    KILN_RETURN_IF_ERROR(bb_.EmitFuncOutput(outputs[0]));
+  } else {
+    auto tuple = std::make_shared<ir::TupleExpr>(outputs);
+    KILN_ASSIGN_OR_RETURN(ir::RVar t, bb_.Emit(tuple, "out"));
+    KILN_RETURN_IF_ERROR(bb_.EmitFuncOutput(t));
+  }
+  return bb_.module();
+}
+
+}  // namespace onnx
+}  // namespace kiln

@@ -1,0 +1,189 @@
+// Internal to the ONNX importer: the state of one graph's import and the
+// context a node converter works in. Converters live in ops_*.cc, one file
+// per operator family, and register through the Add*Converters functions.
+//
+// A value of the graph is a Relax expression (a parameter, a constant or an
+// emitted variable) and, when it is known at import time, its contents:
+// - `known`: an integer tensor (rank 0 or 1 in practice) whose elements are
+//   int64 PrimExprs, constants or symbolic dimensions — what Shape, Gather,
+//   Concat, ... on shapes produce. Such values are folded here and reach the
+//   program only as R.shape([...]) or, if fully constant, as a constant.
+// - `constant`: host data of an initializer or Constant (any dtype), for
+//   operators that take attribute-like inputs (Clip's min, Pad's value, ...).
+// The expression is built lazily from `known` when a tensor is really needed.
+#ifndef KILN_COMPILER_ONNX_GRAPH_IMPORTER_H_
+#define KILN_COMPILER_ONNX_GRAPH_IMPORTER_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <onnx/onnx_pb.h>
+
+#include "compiler/builder/block_builder.h"
+#include "compiler/ir/module.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace kiln {
+namespace onnx {
+
+// An integer tensor known at import time (elements row-major, int64 exprs).
+struct KnownInts {
+  std::vector<int64_t> shape;
+  std::vector<ir::PrimExpr> elems;
+  DType dtype = DType::Int64();
+  // The elements as integers when all are constants.
+  std::optional<std::vector<int64_t>> Ints() const;
+};
+
+struct Value {
+  ir::Expr expr;                   // may be null while `known` is set
+  std::optional<KnownInts> known;  // contents, when known
+  Tensor constant;                 // host data, when a constant
+  mutable ir::StructInfo sinfo;    // cached struct info (without materializing)
+};
+
+class Importer;
+
+// What a converter sees of its node. Input(i) of a missing optional input is
+// an error; check HasInput first.
+class NodeCtx {
+ public:
+  NodeCtx(Importer* imp, const ::onnx::NodeProto* node, int opset) : imp_(imp), node_(node), opset_(opset) {}
+
+  const ::onnx::NodeProto& node() const { return *node_; }
+  int opset() const { return opset_; }
+  const std::string& op_type() const { return node_->op_type(); }
+
+  size_t NumInputs() const { return static_cast<size_t>(node_->input_size()); }
+  size_t NumOutputs() const { return static_cast<size_t>(node_->output_size()); }
+  bool HasInput(size_t i) const { return i < NumInputs() && !node_->input(static_cast<int>(i)).empty(); }
+  bool HasOutput(size_t i) const { return i < NumOutputs() && !node_->output(static_cast<int>(i)).empty(); }
+  // The value of input i (must exist).
+  Result<const Value*> In(size_t i) const;
+  // The Relax expression of input i (built from known contents if needed).
+  Result<ir::Expr> Input(size_t i);
+  // The tensor struct info of input i (rank and dtype always known for
+  // imported values; dims may be symbolic).
+  Result<const ir::TensorSInfo*> Info(size_t i);
+  // Known contents of input i, or nullopt.
+  const KnownInts* Known(size_t i) const;
+  // Known integer contents of input i (all constant), or an error saying
+  // `what` must be a constant.
+  Result<std::vector<int64_t>> ConstInts(size_t i, const char* what) const;
+  // A constant scalar (or one-element tensor) input as double.
+  Result<double> ConstScalar(size_t i, const char* what) const;
+
+  // Attributes.
+  bool HasAttr(const char* name) const;
+  const ::onnx::AttributeProto* Attr(const char* name) const;
+  Result<int64_t> AttrInt(const char* name, int64_t def) const;
+  Result<double> AttrFloat(const char* name, double def) const;
+  Result<std::string> AttrString(const char* name, const std::string& def) const;
+  Result<std::vector<int64_t>> AttrInts(const char* name, const std::vector<int64_t>& def) const;
+  Result<std::vector<double>> AttrFloats(const char* name, const std::vector<double>& def) const;
+
+  // Emits `value` (normalized); the new variable.
+  Result<ir::Expr> Emit(ir::Expr value);
+  // Emits R.<op>(args, attrs).
+  Result<ir::Expr> Op(const std::string& op, std::vector<ir::Expr> args, ir::AttrMap attrs = {});
+
+  // Outputs.
+  void SetOutput(size_t i, ir::Expr e);
+  void SetOutputValue(size_t i, Value v);
+  void SetOutputKnown(size_t i, KnownInts k);
+
+  // Errors naming an unsupported feature (collected by the importer).
+  Status Unsupported(const std::string& what) const { return Unimplemented(what); }
+  Status Invalid(const std::string& what) const { return InvalidArgument(what); }
+
+  Importer* importer() const { return imp_; }
+
+ private:
+  Importer* imp_;
+  const ::onnx::NodeProto* node_;
+  int opset_;
+};
+
+using ConvertFn = Status (*)(NodeCtx& ctx);
+using ConverterTable = std::map<std::string, ConvertFn>;
+
+void AddElementwiseConverters(ConverterTable* t);
+void AddNnConverters(ConverterTable* t);
+void AddShapeConverters(ConverterTable* t);
+void AddReduceConverters(ConverterTable* t);
+// The table of every operator the importer knows.
+const ConverterTable& Converters();
+
+// ---------------------------------------------------------------- helpers
+
+// attr builders
+ir::AttrValue AttrI(int64_t v);
+ir::AttrValue AttrF(double v);
+ir::AttrValue AttrS(const std::string& v);
+ir::AttrValue AttrB(bool v);
+ir::AttrValue AttrInts(const std::vector<int64_t>& v);
+
+// A constant Relax expression of host data, with its struct info.
+ir::Expr MakeConstant(const Tensor& t);
+// A scalar constant of `dtype`.
+ir::Expr ScalarConst(DType dtype, double v);
+// R.shape([...]) / R.prim_value(v).
+ir::Expr MakeShape(std::vector<ir::PrimExpr> dims);
+ir::Expr PrimValue(ir::PrimExpr v);
+// The known ints as a host tensor when all are constant.
+std::optional<Tensor> KnownToTensor(const KnownInts& k);
+// The integer constant of a dimension, or nullopt.
+std::optional<int64_t> ConstDim(const ir::PrimExpr& d);
+// Simplified int64 arithmetic on dims.
+ir::PrimExpr SimplifyDim(const ir::PrimExpr& e);
+
+// axis in [-rank, rank) -> [0, rank), or an error naming `what`.
+Result<int64_t> NormAxis(int64_t axis, int64_t rank, const char* what = "axis");
+
+// A value of host data (known contents too when small and integer).
+Value ConstantValue(const Tensor& t);
+
+// The DType's name for R.astype / dtype attributes ("float32").
+std::string DTypeName(DType t);
+
+// The import of one graph.
+class Importer {
+ public:
+  Importer(const ::onnx::ModelProto& model, std::string base_dir, const std::map<std::string, int64_t>& fixed_dims,
+           std::string function_name);
+  Result<ir::IRModule> Run();
+
+  builder::BlockBuilder& bb() { return bb_; }
+  const Value* Find(const std::string& name) const;
+  void Set(const std::string& name, Value v);
+  // Materializes a value's expression (constant from known contents).
+  Result<ir::Expr> ExprOf(const std::string& name);
+
+ private:
+  Status ImportInputs();
+  Status ImportInitializers();
+  void ImportNodes();
+  Result<ir::StructInfo> InputSInfo(const ::onnx::ValueInfoProto& vi);
+  std::string NodeLabel(const ::onnx::NodeProto& node, int index) const;
+
+  const ::onnx::ModelProto& model_;
+  std::string base_dir_;
+  std::map<std::string, int64_t> fixed_dims_;
+  std::map<std::string, bool> fixed_used_;
+  std::string function_name_;
+  int opset_ = 0;
+  builder::BlockBuilder bb_;
+  std::map<std::string, Value> values_;
+  std::map<std::string, ir::Var> dim_vars_;
+  std::vector<ir::RVar> params_;
+  std::vector<std::string> problems_;
+  int unnamed_dims_ = 0;
+};
+
+}  // namespace onnx
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_ONNX_GRAPH_IMPORTER_H_

@@ -1,0 +1,46 @@
+// The ONNX importer: a ModelProto (opsets 7 to 17 of the default domain)
+// becomes an IRModule with one Relax function (`main` unless renamed).
+//
+// Contract:
+// - Parameters are the graph inputs that are not initializers, in graph order;
+//   the result is the graph output (one) or a tuple of the outputs (several).
+// - Initializers (typed fields, raw_data, external data resolved relative to
+//   the model's folder) and Constant nodes become Relax constants.
+// - A dim_param becomes a symbolic int64 variable of that name (one variable
+//   per name); `fixed_dims` replaces it by a value. A fixed dim that names no
+//   dim_param of the graph inputs is an error naming it.
+// - Shape subgraphs (Shape, Gather, Concat, Slice, Unsqueeze, arithmetic on
+//   int64 values, ConstantOfShape, Range, Size, ...) are evaluated here when
+//   their inputs are known, so the program does no shape arithmetic on tensors.
+// - Every problem (unsupported operator, attribute value, opset, dtype, bad
+//   input) is collected; the import fails once with all of them listed, each
+//   naming the node (name or index), its op_type, the opset and the problem.
+#ifndef KILN_COMPILER_ONNX_ONNX_IMPORTER_H_
+#define KILN_COMPILER_ONNX_ONNX_IMPORTER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "compiler/ir/module.h"
+#include "runtime/status.h"
+
+namespace kiln {
+namespace onnx {
+
+struct ImportOptions {
+  std::map<std::string, int64_t> fixed_dims;  // dim_param name -> value
+  std::string function_name = "main";
+};
+
+// Reads model.onnx (external-data tensors are resolved relative to the file's folder).
+Result<ir::IRModule> ImportFile(const std::string& path, const ImportOptions& options);
+// Same for a serialized ModelProto in memory; external data relative to `base_dir`.
+Result<ir::IRModule> ImportBuffer(const void* data, size_t size, const std::string& base_dir,
+                                  const ImportOptions& options);
+
+}  // namespace onnx
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_ONNX_ONNX_IMPORTER_H_

@@ -1,0 +1,184 @@
+// Unit tests of the ONNX importer: what the graph becomes in Relax (printed
+// text), symbolic dims, shape folding, and every kind of import error.
+#include "compiler/onnx/onnx_importer.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler/onnx/onnx_model_builder.h"
+#include "compiler/text/text.h"
+
+namespace kiln {
+namespace onnx {
+namespace {
+
+using ::onnx::TensorProto;
+
+Result<ir::IRModule> Import(const OnnxModelBuilder& m, ImportOptions options = {}) {
+  std::string bytes = m.Serialize();
+  return ImportBuffer(bytes.data(), bytes.size(), ".", options);
+}
+
+std::string Text(const ir::IRModule& mod) { return text::PrintModule(mod); }
+
+TEST(OnnxImporter, ParamsAreNonInitializerInputsAndResultIsTheOutput) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {2, 4});
+  m.Initializer("w", {4, 3}, std::vector<float>(12, 0.5f));
+  m.Input("w", TensorProto::FLOAT, {4, 3});  // an initializer listed as input (IR < 4) stays a constant
+  m.Node("MatMul", {"x", "w"}, {"y"});
+  m.Output("y");
+  auto mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  ir::Function f = mod->FindRelax("main");
+  ASSERT_TRUE(f);
+  ASSERT_EQ(f->params.size(), 1u);
+  EXPECT_EQ(f->params[0]->name, "x");
+  std::string t = Text(*mod);
+  EXPECT_NE(t.find("R.matmul"), std::string::npos) << t;
+  EXPECT_NE(t.find("R.Tensor((2, 3), dtype=\"float32\")"), std::string::npos) << t;
+}
+
+TEST(OnnxImporter, SeveralOutputsGiveATuple) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {3});
+  m.Node("Relu", {"x"}, {"a"});
+  m.Node("Neg", {"x"}, {"b"});
+  m.Output("a");
+  m.Output("b");
+  auto mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  ir::Function f = mod->FindRelax("main");
+  EXPECT_TRUE(ir::SInfoAs<ir::TupleSInfo>(f->ret_sinfo ? f->ret_sinfo : f->body->struct_info)) << Text(*mod);
+}
+
+TEST(OnnxImporter, DimParamsBecomeSymbolicVarsAndFixedDimsReplaceThem) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {"batch", 4});
+  m.Node("Relu", {"x"}, {"y"});
+  m.Output("y");
+  auto mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  EXPECT_NE(Text(*mod).find("R.Tensor((batch, 4)"), std::string::npos) << Text(*mod);
+  ImportOptions fixed;
+  fixed.fixed_dims["batch"] = 8;
+  auto mod2 = Import(m, fixed);
+  ASSERT_TRUE(mod2.ok()) << mod2.status().ToString();
+  EXPECT_NE(Text(*mod2).find("R.Tensor((8, 4)"), std::string::npos) << Text(*mod2);
+}
+
+TEST(OnnxImporter, AFixedDimThatNamesNoDimParamIsAnError) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {"batch", 4});
+  m.Node("Relu", {"x"}, {"y"});
+  m.Output("y");
+  ImportOptions fixed;
+  fixed.fixed_dims["seq"] = 8;
+  auto mod = Import(m, fixed);
+  ASSERT_FALSE(mod.ok());
+  EXPECT_NE(mod.status().message().find("fixed dimension \"seq\" names no dim_param"), std::string::npos) << mod.status().message();
+  EXPECT_NE(mod.status().message().find("batch"), std::string::npos) << mod.status().message();
+}
+
+TEST(OnnxImporter, ShapeSubgraphsFoldToShapes) {
+  // y = Reshape(x, Concat(Gather(Shape(x), 0), [-1])) on x: (n, 3, 4)
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {"n", 3, 4});
+  m.Node("Shape", {"x"}, {"s"});
+  m.InitializerI64("zero", {}, {0});
+  m.Node("Gather", {"s", "zero"}, {"d0"});
+  m.InitializerI64("axes", {1}, {0});
+  m.Node("Unsqueeze", {"d0", "axes"}, {"d0v"});
+  m.InitializerI64("minus1", {1}, {-1});
+  m.Node("Concat", {"d0v", "minus1"}, {"target"});
+  OnnxModelBuilder::AttrInt(m.graph().mutable_node(3), "axis", 0);
+  m.Node("Reshape", {"x", "target"}, {"y"});
+  m.Node("Size", {"x"}, {"size"});
+  m.Node("Cast", {"size"}, {"sizef"});
+  OnnxModelBuilder::AttrInt(m.graph().mutable_node(6), "to", TensorProto::INT64);
+  m.Node("ConstantOfShape", {"s"}, {"zeros"});
+  m.Node("Add", {"x", "zeros"}, {"z"});
+  m.Output("y");
+  m.Output("z");
+  auto mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::string t = Text(*mod);
+  EXPECT_NE(t.find("R.reshape(x, R.shape([n, 12]))"), std::string::npos) << t;
+  EXPECT_NE(t.find("R.full(R.shape([n, 3, 4])"), std::string::npos) << t;
+  for (const char* op : {"R.shape_of", "R.take", "R.concat", "R.expand_dims", "R.astype"}) {
+    EXPECT_EQ(t.find(op), std::string::npos) << op << " in\n" << t;
+  }
+}
+
+TEST(OnnxImporter, AllProblemsAreListedAtOnce) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {2, 3});
+  m.Node("Relu", {"x"}, {"a"});
+  m.Node("FancyOp", {"a"}, {"b"}, "fancy");          // unsupported operator
+  m.Node("Tanh", {"b"}, {"c"});                       // depends on it: not reported again
+  auto* g = m.Node("Gelu", {"x"}, {"d"});             // unsupported attribute value
+  OnnxModelBuilder::AttrString(g, "approximate", "cubic");
+  auto* n = m.Node("Custom", {"x"}, {"e"});           // another domain
+  n->set_domain("com.example");
+  m.Node("Cast", {"x"}, {"f"});                       // unsupported dtype
+  OnnxModelBuilder::AttrInt(m.graph().mutable_node(5), "to", TensorProto::DOUBLE);
+  m.Node("Relu", {"nowhere"}, {"g"});                 // undefined input
+  m.Output("c");
+  m.Output("d");
+  auto mod = Import(m);
+  ASSERT_FALSE(mod.ok());
+  const std::string& msg = mod.status().message();
+  EXPECT_NE(msg.find("5 problems"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node \"fancy\" (#1) FancyOp (opset 13): unsupported operator"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node #3 Gelu (opset 13): approximate=\"cubic\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("domain \"com.example\""), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node #5 Cast (opset 13): element type DOUBLE is not supported"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("input \"nowhere\" is not defined"), std::string::npos) << msg;
+  EXPECT_EQ(msg.find("Tanh"), std::string::npos) << msg;
+}
+
+TEST(OnnxImporter, OpsetOutsideTheSupportedRangeIsAnError) {
+  for (int64_t opset : {6, 18}) {
+    OnnxModelBuilder m(opset);
+    m.Input("x", TensorProto::FLOAT, {2});
+    m.Node("Relu", {"x"}, {"y"});
+    m.Output("y");
+    auto mod = Import(m);
+    ASSERT_FALSE(mod.ok());
+    EXPECT_NE(mod.status().message().find("opset " + std::to_string(opset) + " of the default domain; Kiln supports opsets 7 to 17"),
+              std::string::npos) << mod.status().message();
+  }
+}
+
+TEST(OnnxImporter, UnsupportedInputDtypeAndBadBytesAreErrors) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::DOUBLE, {2});
+  m.Input("s", TensorProto::STRING, {2});
+  m.Node("Relu", {"x"}, {"y"});
+  m.Output("y");
+  auto mod = Import(m);
+  ASSERT_FALSE(mod.ok());
+  EXPECT_NE(mod.status().message().find("2 problems"), std::string::npos) << mod.status().message();
+  EXPECT_NE(mod.status().message().find("graph input \"x\": element type DOUBLE is not supported"), std::string::npos)
+      << mod.status().message();
+  std::string junk = "this is not a protobuf";
+  auto bad = ImportBuffer(junk.data(), junk.size(), ".", {});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("not a valid ONNX model"), std::string::npos);
+  auto missing = ImportFile("/nonexistent/model.onnx", {});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.status().message().find("cannot open ONNX model"), std::string::npos);
+}
+
+TEST(OnnxImporter, SymbolicValueUsedAsTensorIsAnError) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {"n", 3});
+  m.Node("Shape", {"x"}, {"s"});
+  m.Output("s", TensorProto::INT64);
+  auto mod = Import(m);
+  ASSERT_FALSE(mod.ok());
+  EXPECT_NE(mod.status().message().find("holds symbolic dimensions (n)"), std::string::npos) << mod.status().message();
+}
+
+}  // namespace
+}  // namespace onnx
+}  // namespace kiln

@@ -1,0 +1,33 @@
+// ONNX tensors and types to Kiln's: element types, TensorProto (typed fields,
+// raw_data, external data files) to a host Tensor.
+#ifndef KILN_COMPILER_ONNX_ONNX_TENSOR_H_
+#define KILN_COMPILER_ONNX_ONNX_TENSOR_H_
+
+#include <string>
+
+#include "runtime/dtype.h"
+#include "runtime/status.h"
+#include "runtime/tensor.h"
+
+namespace onnx {
+class TensorProto;
+}
+
+namespace kiln {
+namespace onnx {
+
+// The Kiln dtype of an ONNX TensorProto::DataType; kUnimplemented for types
+// Kiln does not compute in (double, strings, complex, bfloat16, uint16...).
+Result<DType> DTypeFromOnnx(int elem_type);
+// "FLOAT", "DOUBLE", ... for messages.
+std::string OnnxTypeName(int elem_type);
+
+// The tensor's data as a compact host tensor. External data is read from
+// `base_dir`/location (offset, length honoured); a location that leaves the
+// folder ("..", absolute) is refused.
+Result<Tensor> TensorFromProto(const ::onnx::TensorProto& proto, const std::string& base_dir);
+
+}  // namespace onnx
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_ONNX_ONNX_TENSOR_H_

@@ -1,0 +1,396 @@
+// Elementwise ONNX operators: arithmetic and comparison with numpy
+// broadcasting (folded at import time on known integer values, so shape
+// arithmetic never reaches the program), unary math, activations, Clip,
+// variadic Min/Max/Sum/Mean, Where, Cast.
+#include <cmath>
+#include <limits>
+
+#include "compiler/onnx/graph_importer.h"
+#include "compiler/onnx/onnx_tensor.h"
+
+namespace kiln {
+namespace onnx {
+namespace {
+
+using ir::PrimExpr;
+using ir::TirKind;
+
+// ---------------------------------------------------------------- folding
+
+// numpy broadcasting of two known shapes.
+std::optional<std::vector<int64_t>> BroadcastShapes(const std::vector<int64_t>& a, const std::vector<int64_t>& b) {
+  size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i < n - a.size() ? 1 : a[i - (n - a.size())];
+    int64_t db = i < n - b.size() ? 1 : b[i - (n - b.size())];
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+// The flat index into `shape` (right-aligned in `out`) of output element `flat`.
+int64_t SourceIndex(int64_t flat, const std::vector<int64_t>& out, const std::vector<int64_t>& shape) {
+  int64_t idx = 0, stride = 1;
+  for (size_t k = 0; k < out.size(); ++k) {
+    size_t d = out.size() - 1 - k;
+    int64_t coord = flat % out[d];
+    flat /= out[d];
+    if (k < shape.size()) {
+      size_t sd = shape.size() - 1 - k;
+      if (shape[sd] != 1) idx += coord * stride;
+      stride *= shape[sd];
+    }
+  }
+  return idx;
+}
+
+int64_t NumElems(const std::vector<int64_t>& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::optional<KnownInts> FoldBinary(TirKind kind, const KnownInts& a, const KnownInts& b, bool to_bool) {
+  auto shape = BroadcastShapes(a.shape, b.shape);
+  if (!shape) return std::nullopt;
+  KnownInts out;
+  out.shape = *shape;
+  out.dtype = to_bool ? DType::Bool() : a.dtype;
+  int64_t n = NumElems(*shape);
+  for (int64_t i = 0; i < n; ++i) {
+    PrimExpr x = a.elems[SourceIndex(i, *shape, a.shape)];
+    PrimExpr y = b.elems[SourceIndex(i, *shape, b.shape)];
+    PrimExpr r = SimplifyDim(ir::MakeBinary(kind, x, y));
+    if (to_bool) {
+      auto c = ConstDim(r);
+      if (!c) return std::nullopt;  // comparisons must decide
+      r = PrimExpr(int64_t{*c != 0});
+    } else if (r.dtype() != DType::Int64()) {
+      r = SimplifyDim(ir::Cast(DType::Int64(), r));
+    }
+    out.elems.push_back(r);
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- binary
+
+struct BinaryDef {
+  const char* onnx;
+  const char* relax;
+  TirKind fold;
+  bool to_bool;
+  bool foldable;
+};
+
+const BinaryDef kBinary[] = {
+    {"Add", "add", TirKind::kAdd, false, true},
+    {"Sub", "subtract", TirKind::kSub, false, true},
+    {"Mul", "multiply", TirKind::kMul, false, true},
+    {"Div", "divide", TirKind::kFloorDiv, false, true},  // shape values are non-negative
+    {"Pow", "power", TirKind::kAdd, false, false},
+    {"Equal", "equal", TirKind::kEQ, true, true},
+    {"Less", "less", TirKind::kLT, true, true},
+    {"LessOrEqual", "less_equal", TirKind::kLE, true, true},
+    {"Greater", "greater", TirKind::kGT, true, true},
+    {"GreaterOrEqual", "greater_equal", TirKind::kGE, true, true},
+    {"And", "logical_and", TirKind::kAnd, false, false},
+    {"Or", "logical_or", TirKind::kOr, false, false},
+    {"Mod", "floor_mod", TirKind::kFloorMod, false, false},
+};
+
+const BinaryDef* FindBinary(const std::string& op) {
+  for (const auto& d : kBinary)
+    if (op == d.onnx) return &d;
+  return nullptr;
+}
+
+Status ConvertBinary(NodeCtx& ctx) {
+  const BinaryDef* def = FindBinary(ctx.op_type());
+  if (ctx.opset() < 7) return ctx.Unsupported("broadcast attribute forms before opset 7");
+  if (ctx.op_type() == "Mod") {
+    KILN_ASSIGN_OR_RETURN(int64_t fmod, ctx.AttrInt("fmod", 0));
+    KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, ctx.Info(0));
+    if (fmod != 0 && !x->dtype.is_float()) return ctx.Unsupported("fmod=1 on integers");
+    if (fmod == 0 && x->dtype.is_float()) return ctx.Invalid("fmod=0 on floats");
+    if (fmod) {
+      // fmod(a, b) = a - trunc(a / b) * b; trunc through sign * floor(|q|).
+      KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
+      KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
+      KILN_ASSIGN_OR_RETURN(ir::Expr q, ctx.Op("divide", {a, b}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr aq, ctx.Op("abs", {q}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr fq, ctx.Op("floor", {aq}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr sq, ctx.Op("sign", {q}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr t, ctx.Op("multiply", {sq, fq}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr tb, ctx.Op("multiply", {t, b}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("subtract", {a, tb}));
+      ctx.SetOutput(0, r);
+      return Status::Ok();
+    }
+  }
+  const KnownInts* ka = ctx.Known(0);
+  const KnownInts* kb = ctx.Known(1);
+  if (def->foldable && ka && kb && ka->dtype == kb->dtype) {
+    if (auto k = FoldBinary(def->fold, *ka, *kb, def->to_bool)) {
+      ctx.SetOutputKnown(0, *k);
+      return Status::Ok();
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
+  if (ctx.op_type() == "Pow") {
+    KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, ctx.Info(0));
+    KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* y, ctx.Info(1));
+    if (x->dtype != y->dtype) {
+      KILN_ASSIGN_OR_RETURN(b, ctx.Op("astype", {b}, {{"dtype", AttrS(DTypeName(x->dtype))}}));
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op(def->relax, {a, b}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- unary
+
+struct UnaryDef {
+  const char* onnx;
+  const char* relax;
+};
+
+const UnaryDef kUnary[] = {
+    {"Sqrt", "sqrt"},     {"Exp", "exp"},       {"Log", "log"},           {"Erf", "erf"},
+    {"Tanh", "tanh"},     {"Sigmoid", "sigmoid"}, {"Relu", "nn.relu"},    {"Neg", "negative"},
+    {"Abs", "abs"},       {"Floor", "floor"},   {"Ceil", "ceil"},         {"Not", "logical_not"},
+    {"Round", "round"},   {"Sign", "sign"},     {"IsNaN", "isnan"},
+};
+
+Status ConvertUnary(NodeCtx& ctx) {
+  const char* relax = nullptr;
+  for (const auto& d : kUnary)
+    if (ctx.op_type() == d.onnx) relax = d.relax;
+  const KnownInts* k = ctx.Known(0);
+  if (k && (ctx.op_type() == "Neg" || ctx.op_type() == "Abs" || ctx.op_type() == "Relu")) {
+    KnownInts out = *k;
+    for (auto& e : out.elems) {
+      if (ctx.op_type() == "Neg") e = SimplifyDim(PrimExpr(int64_t{0}) - e);
+      else if (ctx.op_type() == "Relu") e = SimplifyDim(ir::MakeBinary(TirKind::kMax, e, PrimExpr(int64_t{0})));
+      else if (auto c = ConstDim(e)) e = PrimExpr(*c < 0 ? -*c : *c);
+    }
+    ctx.SetOutputKnown(0, out);
+    return Status::Ok();
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op(relax, {x}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+Status ConvertReciprocal(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("divide", {ScalarConst(xi->dtype, 1.0), x}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+Status ConvertLeakyRelu(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.AttrFloat("alpha", 0.01));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("nn.leakyrelu", {x}, {{"alpha", AttrF(alpha)}}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+// Elu(x) = x for x > 0, alpha * (exp(x) - 1) otherwise.
+Status ConvertElu(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.AttrFloat("alpha", 1.0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  DType t = xi->dtype;
+  KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Op("exp", {x}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr em1, ctx.Op("subtract", {e, ScalarConst(t, 1.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr neg, ctx.Op("multiply", {em1, ScalarConst(t, alpha)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr pos, ctx.Op("greater", {x, ScalarConst(t, 0.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("where", {pos, x, neg}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+Status ConvertGelu(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::string approx, ctx.AttrString("approximate", "none"));
+  if (approx != "none" && approx != "tanh") return ctx.Unsupported("approximate=\"" + approx + "\" (none or tanh)");
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op(approx == "tanh" ? "nn.gelu_tanh" : "nn.gelu", {x}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+Status ConvertHardSigmoid(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.AttrFloat("alpha", 0.2));
+  KILN_ASSIGN_OR_RETURN(double beta, ctx.AttrFloat("beta", 0.5));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("hard_sigmoid", {x}, {{"alpha", AttrF(alpha)}, {"beta", AttrF(beta)}}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+Status ConvertHardSwish(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("hard_swish", {x}, {{"alpha", AttrF(1.0 / 6.0)}, {"beta", AttrF(0.5)}}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+// Clip: min/max attributes before opset 11, optional inputs from 11.
+Status ConvertClip(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  DType t = xi->dtype;
+  std::optional<double> lo, hi;
+  std::optional<ir::Expr> lo_t, hi_t;
+  if (ctx.opset() < 11) {
+    if (ctx.HasAttr("min")) {
+      KILN_ASSIGN_OR_RETURN(double v, ctx.AttrFloat("min", 0));
+      lo = v;
+    }
+    if (ctx.HasAttr("max")) {
+      KILN_ASSIGN_OR_RETURN(double v, ctx.AttrFloat("max", 0));
+      hi = v;
+    }
+  } else {
+    for (size_t i = 1; i <= 2; ++i) {
+      if (!ctx.HasInput(i)) continue;
+      auto c = ctx.ConstScalar(i, i == 1 ? "min" : "max");
+      if (c.ok()) {
+        (i == 1 ? lo : hi) = *c;
+      } else {
+        KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Input(i));
+        (i == 1 ? lo_t : hi_t) = e;
+      }
+    }
+  }
+  ir::Expr r = x;
+  if (lo && hi && *lo <= *hi) {
+    ir::PrimExpr pl = t.is_float() ? ir::FloatImm(DType::Float32(), *lo) : PrimExpr(static_cast<int64_t>(*lo));
+    ir::PrimExpr ph = t.is_float() ? ir::FloatImm(DType::Float32(), *hi) : PrimExpr(static_cast<int64_t>(*hi));
+    KILN_ASSIGN_OR_RETURN(r, ctx.Op("clip", {x, PrimValue(pl), PrimValue(ph)}));
+    ctx.SetOutput(0, r);
+    return Status::Ok();
+  }
+  if (lo) lo_t = ScalarConst(t, *lo);
+  if (hi) hi_t = ScalarConst(t, *hi);
+  if (lo_t) { KILN_ASSIGN_OR_RETURN(r, ctx.Op("maximum", {r, *lo_t})); }
+  if (hi_t) { KILN_ASSIGN_OR_RETURN(r, ctx.Op("minimum", {r, *hi_t})); }
+  if (!lo_t && !hi_t) { KILN_ASSIGN_OR_RETURN(r, ctx.Op("add", {x, ScalarConst(t, 0)})); }
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+// Min, Max, Sum, Mean over any number of inputs, broadcast.
+Status ConvertVariadic(NodeCtx& ctx) {
+  const std::string& op = ctx.op_type();
+  const char* relax = op == "Min" ? "minimum" : op == "Max" ? "maximum" : "add";
+  if (ctx.NumInputs() == 0) return ctx.Invalid("needs at least one input");
+  bool all_known = true;
+  for (size_t i = 0; i < ctx.NumInputs(); ++i) all_known = all_known && ctx.Known(i);
+  if (all_known && op != "Mean") {
+    KnownInts acc = *ctx.Known(0);
+    TirKind kind = op == "Min" ? TirKind::kMin : op == "Max" ? TirKind::kMax : TirKind::kAdd;
+    bool ok = true;
+    for (size_t i = 1; i < ctx.NumInputs() && ok; ++i) {
+      auto k = FoldBinary(kind, acc, *ctx.Known(i), false);
+      if (k) acc = *k; else ok = false;
+    }
+    if (ok) {
+      ctx.SetOutputKnown(0, acc);
+      return Status::Ok();
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr acc, ctx.Input(0));
+  for (size_t i = 1; i < ctx.NumInputs(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Input(i));
+    KILN_ASSIGN_OR_RETURN(acc, ctx.Op(relax, {acc, e}));
+  }
+  if (op == "Mean") {
+    KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+    if (ctx.NumInputs() > 1 || true) {
+      KILN_ASSIGN_OR_RETURN(acc, ctx.Op("divide", {acc, ScalarConst(xi->dtype, static_cast<double>(ctx.NumInputs()))}));
+    }
+  } else if (ctx.NumInputs() == 1) {
+    // One input: the identity.
+  }
+  ctx.SetOutput(0, acc);
+  return Status::Ok();
+}
+
+Status ConvertWhere(NodeCtx& ctx) {
+  const KnownInts* c = ctx.Known(0);
+  const KnownInts* a = ctx.Known(1);
+  const KnownInts* b = ctx.Known(2);
+  if (c && a && b && a->dtype == b->dtype) {
+    auto s1 = BroadcastShapes(c->shape, a->shape);
+    auto shape = s1 ? BroadcastShapes(*s1, b->shape) : std::nullopt;
+    auto conds = c->Ints();
+    if (shape && conds) {
+      KnownInts out;
+      out.shape = *shape;
+      out.dtype = a->dtype;
+      for (int64_t i = 0; i < NumElems(*shape); ++i) {
+        bool take_a = (*conds)[SourceIndex(i, *shape, c->shape)] != 0;
+        out.elems.push_back(take_a ? a->elems[SourceIndex(i, *shape, a->shape)] : b->elems[SourceIndex(i, *shape, b->shape)]);
+      }
+      ctx.SetOutputKnown(0, out);
+      return Status::Ok();
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr cond, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Input(2));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("where", {cond, x, y}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+Status ConvertCast(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(int64_t to, ctx.AttrInt("to", -1));
+  auto dt = DTypeFromOnnx(static_cast<int>(to));
+  if (!dt.ok()) return dt.status();
+  const KnownInts* k = ctx.Known(0);
+  if (k && dt->is_int() && *dt != DType::Bool()) {
+    KnownInts out = *k;
+    out.dtype = *dt;
+    ctx.SetOutputKnown(0, out);
+    return Status::Ok();
+  }
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  if (xi->dtype == *dt) {
+    ctx.SetOutput(0, x);
+    return Status::Ok();
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("astype", {x}, {{"dtype", AttrS(DTypeName(*dt))}}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddElementwiseConverters(ConverterTable* t) {
+  for (const auto& d : kBinary) (*t)[d.onnx] = ConvertBinary;
+  for (const auto& d : kUnary) (*t)[d.onnx] = ConvertUnary;
+  (*t)["Reciprocal"] = ConvertReciprocal;
+  (*t)["LeakyRelu"] = ConvertLeakyRelu;
+  (*t)["Elu"] = ConvertElu;
+  (*t)["Gelu"] = ConvertGelu;
+  (*t)["HardSigmoid"] = ConvertHardSigmoid;
+  (*t)["HardSwish"] = ConvertHardSwish;
+  (*t)["Clip"] = ConvertClip;
+  for (const char* op : {"Min", "Max", "Sum", "Mean"}) (*t)[op] = ConvertVariadic;
+  (*t)["Where"] = ConvertWhere;
+  (*t)["Cast"] = ConvertCast;
+}
+
+}  // namespace onnx
+}  // namespace kiln

@@ -1,0 +1,445 @@
+// Neural-network ONNX operators: MatMul, Gemm, Conv, ConvTranspose, the
+// normalizations, pooling, Softmax/LogSoftmax, Dropout, Einsum, Pad, Resize.
+// 1-D convolutions/pools that Relax has only in 2-D go through a unit H axis.
+#include <algorithm>
+#include <cmath>
+
+#include "compiler/onnx/graph_importer.h"
+
+namespace kiln {
+namespace onnx {
+namespace {
+
+using ir::PrimExpr;
+
+Status Set(NodeCtx& ctx, Result<ir::Expr> r) {
+  if (!r.ok()) return r.status();
+  ctx.SetOutput(0, *r);
+  return Status::Ok();
+}
+
+std::string Join(const std::vector<int64_t>& v) {
+  std::string s;
+  for (int64_t x : v) s += (s.empty() ? "" : ", ") + std::to_string(x);
+  return "[" + s + "]";
+}
+
+// ---------------------------------------------------------------- MatMul, Gemm
+
+Status ConvertMatMul(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
+  return Set(ctx, ctx.Op("matmul", {a, b}));
+}
+
+// Y = alpha * A' B' + beta * C (C broadcast to the result, unidirectionally).
+Status ConvertGemm(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.AttrFloat("alpha", 1.0));
+  KILN_ASSIGN_OR_RETURN(double beta, ctx.AttrFloat("beta", 1.0));
+  KILN_ASSIGN_OR_RETURN(int64_t trans_a, ctx.AttrInt("transA", 0));
+  KILN_ASSIGN_OR_RETURN(int64_t trans_b, ctx.AttrInt("transB", 0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ai, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* bi, ctx.Info(1));
+  if (ai->ndim != 2 || bi->ndim != 2) return ctx.Invalid("A and B must be matrices");
+  DType t = ai->dtype;
+  KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
+  ir::Expr y;
+  if (trans_b && !trans_a) {
+    // x·wᵀ: R.linear keeps the weight as stored (the form oneDNN takes).
+    KILN_ASSIGN_OR_RETURN(y, ctx.Op("linear", {a, b}));
+  } else {
+    if (trans_a) { KILN_ASSIGN_OR_RETURN(a, ctx.Op("permute_dims", {a}, {{"axes", AttrInts({1, 0})}})); }
+    if (trans_b) { KILN_ASSIGN_OR_RETURN(b, ctx.Op("permute_dims", {b}, {{"axes", AttrInts({1, 0})}})); }
+    KILN_ASSIGN_OR_RETURN(y, ctx.Op("matmul", {a, b}));
+  }
+  if (alpha != 1.0) { KILN_ASSIGN_OR_RETURN(y, ctx.Op("multiply", {y, ScalarConst(t, alpha)})); }
+  if (ctx.HasInput(2) && beta != 0.0) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr c, ctx.Input(2));
+    if (beta != 1.0) { KILN_ASSIGN_OR_RETURN(c, ctx.Op("multiply", {c, ScalarConst(t, beta)})); }
+    KILN_ASSIGN_OR_RETURN(y, ctx.Op("add", {y, c}));
+  }
+  ctx.SetOutput(0, y);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- conv / pool attrs
+
+struct Window {
+  std::vector<int64_t> kernel, strides, dilations, pad_lo, pad_hi;
+};
+
+// Reads kernel_shape/strides/dilations/pads/auto_pad for `nsp` spatial dims
+// of input `x` (static spatial dims needed for SAME padding).
+Result<Window> ReadWindow(NodeCtx& ctx, const ir::TensorSInfo& x, size_t nsp, const std::vector<int64_t>& kernel) {
+  Window w;
+  w.kernel = kernel;
+  KILN_ASSIGN_OR_RETURN(w.strides, ctx.AttrInts("strides", std::vector<int64_t>(nsp, 1)));
+  KILN_ASSIGN_OR_RETURN(w.dilations, ctx.AttrInts("dilations", std::vector<int64_t>(nsp, 1)));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> pads, ctx.AttrInts("pads", std::vector<int64_t>(2 * nsp, 0)));
+  KILN_ASSIGN_OR_RETURN(std::string auto_pad, ctx.AttrString("auto_pad", "NOTSET"));
+  if (w.strides.size() != nsp || w.dilations.size() != nsp || pads.size() != 2 * nsp || w.kernel.size() != nsp) {
+    return ctx.Invalid("strides, dilations, kernel_shape need " + std::to_string(nsp) + " values and pads " +
+                       std::to_string(2 * nsp));
+  }
+  w.pad_lo.assign(pads.begin(), pads.begin() + nsp);
+  w.pad_hi.assign(pads.begin() + nsp, pads.end());
+  if (auto_pad == "VALID") {
+    std::fill(w.pad_lo.begin(), w.pad_lo.end(), 0);
+    std::fill(w.pad_hi.begin(), w.pad_hi.end(), 0);
+  } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+    for (size_t i = 0; i < nsp; ++i) {
+      auto in = ConstDim(x.shape[2 + i]);
+      if (!in) return ctx.Unsupported("auto_pad=" + auto_pad + " with a symbolic spatial dimension");
+      int64_t out = (*in + w.strides[i] - 1) / w.strides[i];
+      int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - *in);
+      int64_t small = total / 2, big = total - small;
+      w.pad_lo[i] = auto_pad == "SAME_UPPER" ? small : big;
+      w.pad_hi[i] = auto_pad == "SAME_UPPER" ? big : small;
+    }
+  } else if (auto_pad != "NOTSET") {
+    return ctx.Unsupported("auto_pad=\"" + auto_pad + "\"");
+  }
+  return w;
+}
+
+std::vector<int64_t> Padding(const Window& w) {
+  std::vector<int64_t> p = w.pad_lo;
+  p.insert(p.end(), w.pad_hi.begin(), w.pad_hi.end());
+  return p;
+}
+
+// x (N, C, L) -> (N, C, 1, L).
+Result<ir::Expr> To2d(NodeCtx& ctx, ir::Expr x) { return ctx.Op("expand_dims", {x}, {{"axis", AttrInts({2})}}); }
+Result<ir::Expr> From2d(NodeCtx& ctx, ir::Expr x) { return ctx.Op("squeeze", {x}, {{"axis", AttrInts({2})}}); }
+Window Lift1d(const Window& w) {
+  Window o;
+  o.kernel = {1, w.kernel[0]};
+  o.strides = {1, w.strides[0]};
+  o.dilations = {1, w.dilations[0]};
+  o.pad_lo = {0, w.pad_lo[0]};
+  o.pad_hi = {0, w.pad_hi[0]};
+  return o;
+}
+
+// Adds a per-channel bias (C,) to an (N, C, ...) result of rank `rank`.
+Result<ir::Expr> AddChannelBias(NodeCtx& ctx, ir::Expr y, size_t bias_input, int64_t rank) {
+  KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(bias_input));
+  std::vector<int64_t> axes;
+  for (int64_t i = 1; i < rank - 1; ++i) axes.push_back(i);
+  if (!axes.empty()) { KILN_ASSIGN_OR_RETURN(b, ctx.Op("expand_dims", {b}, {{"axis", AttrInts(axes)}})); }
+  return ctx.Op("add", {y, b});
+}
+
+Status ConvertConv(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* wi, ctx.Info(1));
+  size_t nsp = static_cast<size_t>(xi->ndim) - 2;
+  if (xi->ndim < 3 || xi->ndim > 4) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D convolution (1-D and 2-D are supported)");
+  std::vector<int64_t> kernel;
+  for (size_t i = 0; i < nsp; ++i) {
+    auto k = ConstDim(wi->shape[2 + i]);
+    if (!k) return ctx.Unsupported("a weight with symbolic kernel size");
+    kernel.push_back(*k);
+  }
+  KILN_ASSIGN_OR_RETURN(kernel, ctx.AttrInts("kernel_shape", kernel));
+  KILN_ASSIGN_OR_RETURN(Window w, ReadWindow(ctx, *xi, nsp, kernel));
+  KILN_ASSIGN_OR_RETURN(int64_t group, ctx.AttrInt("group", 1));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr wt, ctx.Input(1));
+  ir::AttrMap attrs = {{"strides", AttrInts(w.strides)}, {"padding", AttrInts(Padding(w))},
+                       {"dilation", AttrInts(w.dilations)}, {"groups", AttrI(group)}};
+  KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Op(nsp == 1 ? "nn.conv1d" : "nn.conv2d", {x, wt}, attrs));
+  if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(y, AddChannelBias(ctx, y, 2, xi->ndim)); }
+  ctx.SetOutput(0, y);
+  return Status::Ok();
+}
+
+Status ConvertConvTranspose(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* wi, ctx.Info(1));
+  if (xi->ndim < 3 || xi->ndim > 4) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D transposed convolution (1-D and 2-D are supported)");
+  size_t nsp = static_cast<size_t>(xi->ndim) - 2;
+  if (ctx.HasAttr("output_shape")) return ctx.Unsupported("the output_shape attribute (give pads instead)");
+  KILN_ASSIGN_OR_RETURN(std::string auto_pad, ctx.AttrString("auto_pad", "NOTSET"));
+  if (auto_pad != "NOTSET" && auto_pad != "VALID") return ctx.Unsupported("auto_pad=\"" + auto_pad + "\"");
+  std::vector<int64_t> kernel;
+  for (size_t i = 0; i < nsp; ++i) {
+    auto k = ConstDim(wi->shape[2 + i]);
+    if (!k) return ctx.Unsupported("a weight with symbolic kernel size");
+    kernel.push_back(*k);
+  }
+  KILN_ASSIGN_OR_RETURN(Window w, ReadWindow(ctx, *xi, nsp, kernel));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out_pad, ctx.AttrInts("output_padding", std::vector<int64_t>(nsp, 0)));
+  if (out_pad.size() != nsp) return ctx.Invalid("output_padding needs " + std::to_string(nsp) + " values");
+  KILN_ASSIGN_OR_RETURN(int64_t group, ctx.AttrInt("group", 1));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr wt, ctx.Input(1));
+  if (nsp == 1) {
+    KILN_ASSIGN_OR_RETURN(x, To2d(ctx, x));
+    KILN_ASSIGN_OR_RETURN(wt, To2d(ctx, wt));
+    w = Lift1d(w);
+    out_pad = {0, out_pad[0]};
+  }
+  ir::AttrMap attrs = {{"strides", AttrInts(w.strides)}, {"padding", AttrInts(Padding(w))},
+                       {"output_padding", AttrInts(out_pad)}, {"dilation", AttrInts(w.dilations)},
+                       {"groups", AttrI(group)}};
+  KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Op("nn.conv2d_transpose", {x, wt}, attrs));
+  if (nsp == 1) { KILN_ASSIGN_OR_RETURN(y, From2d(ctx, y)); }
+  if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(y, AddChannelBias(ctx, y, 2, xi->ndim)); }
+  ctx.SetOutput(0, y);
+  return Status::Ok();
+}
+
+Status ConvertPool(NodeCtx& ctx) {
+  bool is_max = ctx.op_type() == "MaxPool";
+  if (is_max && ctx.HasOutput(1)) return ctx.Unsupported("the Indices output");
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  if (xi->ndim < 3 || xi->ndim > 4) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D pooling (1-D and 2-D are supported)");
+  size_t nsp = static_cast<size_t>(xi->ndim) - 2;
+  if (!ctx.HasAttr("kernel_shape")) return ctx.Invalid("kernel_shape is required");
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.AttrInts("kernel_shape", {}));
+  KILN_ASSIGN_OR_RETURN(Window w, ReadWindow(ctx, *xi, nsp, kernel));
+  KILN_ASSIGN_OR_RETURN(int64_t ceil_mode, ctx.AttrInt("ceil_mode", 0));
+  KILN_ASSIGN_OR_RETURN(int64_t count_pad, ctx.AttrInt("count_include_pad", 0));
+  KILN_ASSIGN_OR_RETURN(int64_t storage, ctx.AttrInt("storage_order", 0));
+  if (storage != 0) return ctx.Unsupported("storage_order=1");
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  if (nsp == 1) {
+    KILN_ASSIGN_OR_RETURN(x, To2d(ctx, x));
+    w = Lift1d(w);
+  }
+  ir::AttrMap attrs = {{"pool_size", AttrInts(w.kernel)},     {"strides", AttrInts(w.strides)},
+                       {"padding", AttrInts(Padding(w))},     {"dilation", AttrInts(w.dilations)},
+                       {"ceil_mode", AttrB(ceil_mode != 0)}, {"layout", AttrS("NCHW")}};
+  if (!is_max) attrs["count_include_pad"] = AttrB(count_pad != 0);
+  KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Op(is_max ? "nn.max_pool2d" : "nn.avg_pool2d", {x}, attrs));
+  if (nsp == 1) { KILN_ASSIGN_OR_RETURN(y, From2d(ctx, y)); }
+  ctx.SetOutput(0, y);
+  return Status::Ok();
+}
+
+Status ConvertGlobalPool(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  std::vector<int64_t> axes;
+  for (int64_t i = 2; i < xi->ndim; ++i) axes.push_back(i);
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  const char* op = ctx.op_type() == "GlobalMaxPool" ? "max" : "mean";
+  return Set(ctx, ctx.Op(op, {x}, {{"axis", AttrInts(axes)}, {"keepdims", AttrB(true)}}));
+}
+
+// ---------------------------------------------------------------- normalizations
+
+Status ConvertBatchNorm(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(int64_t training, ctx.AttrInt("training_mode", 0));
+  if (training || ctx.HasOutput(1) || ctx.HasOutput(2)) return ctx.Unsupported("training mode (running mean/var outputs)");
+  KILN_ASSIGN_OR_RETURN(double eps, ctx.AttrFloat("epsilon", 1e-5));
+  std::vector<ir::Expr> args;
+  for (size_t i = 0; i < 5; ++i) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Input(i));
+    args.push_back(e);
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr bn, ctx.Op("nn.batch_norm", args, {{"axis", AttrI(1)}, {"epsilon", AttrF(eps)}}));
+  return Set(ctx, ctx.Emit(std::make_shared<ir::TupleGetItemExpr>(bn, 0)));
+}
+
+Status ConvertInstanceNorm(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(double eps, ctx.AttrFloat("epsilon", 1e-5));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  if (xi->ndim < 3) return ctx.Invalid("the input needs rank 3 or more");
+  auto c = ConstDim(xi->shape[1]);
+  if (!c) return ctx.Unsupported("a symbolic channel count");
+  std::vector<int64_t> axes;
+  for (int64_t i = 2; i < xi->ndim; ++i) axes.push_back(i);
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr g, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(2));
+  return Set(ctx, ctx.Op("nn.group_norm", {x, g, b},
+                         {{"num_groups", AttrI(*c)}, {"channel_axis", AttrI(1)}, {"axes", AttrInts(axes)},
+                          {"epsilon", AttrF(eps)}}));
+}
+
+Status ConvertLayerNorm(NodeCtx& ctx) {
+  if (ctx.HasOutput(1) || ctx.HasOutput(2)) return ctx.Unsupported("the Mean and InvStdDev outputs");
+  KILN_ASSIGN_OR_RETURN(double eps, ctx.AttrFloat("epsilon", 1e-5));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", -1));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
+  std::vector<int64_t> axes;
+  for (int64_t i = axis; i < xi->ndim; ++i) axes.push_back(i);
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr g, ctx.Input(1));
+  ir::Expr b;
+  if (ctx.HasInput(2)) {
+    KILN_ASSIGN_OR_RETURN(b, ctx.Input(2));
+  } else {
+    KILN_ASSIGN_OR_RETURN(b, ctx.Op("zeros_like", {g}));
+  }
+  return Set(ctx, ctx.Op("nn.layer_norm", {x, g, b}, {{"axes", AttrInts(axes)}, {"epsilon", AttrF(eps)}}));
+}
+
+// ---------------------------------------------------------------- softmax
+
+Status ConvertSoftmax(NodeCtx& ctx) {
+  const char* op = ctx.op_type() == "LogSoftmax" ? "nn.log_softmax" : "nn.softmax";
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", ctx.opset() >= 13 ? -1 : 1));
+  KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  if (ctx.opset() >= 13 || axis == xi->ndim - 1) return Set(ctx, ctx.Op(op, {x}, {{"axis", AttrI(axis)}}));
+  // Before opset 13 the input is seen as 2-D: [prod(dims < axis), prod(dims >= axis)].
+  PrimExpr rows = PrimExpr(int64_t{1}), cols = PrimExpr(int64_t{1});
+  for (int64_t i = 0; i < xi->ndim; ++i) (i < axis ? rows : cols) = SimplifyDim(i < axis ? rows * xi->shape[i] : cols * xi->shape[i]);
+  KILN_ASSIGN_OR_RETURN(ir::Expr x2, ctx.Op("reshape", {x, MakeShape({rows, cols})}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr s, ctx.Op(op, {x2}, {{"axis", AttrI(1)}}));
+  return Set(ctx, ctx.Op("reshape", {s, MakeShape(xi->shape)}));
+}
+
+Status ConvertDropout(NodeCtx& ctx) {
+  if (ctx.HasOutput(1)) return ctx.Unsupported("the mask output");
+  if (ctx.opset() >= 12 && ctx.HasInput(2)) {
+    auto training = ctx.ConstScalar(2, "training_mode");
+    if (!training.ok() || *training != 0) return ctx.Unsupported("training_mode other than a constant false");
+  }
+  KILN_ASSIGN_OR_RETURN(const Value* v, ctx.In(0));
+  ctx.SetOutputValue(0, *v);
+  return Status::Ok();
+}
+
+Status ConvertEinsum(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::string eq, ctx.AttrString("equation", ""));
+  eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
+  if (eq.find("...") != std::string::npos) return ctx.Unsupported("an equation with an ellipsis (\"...\")");
+  if (eq.find("->") == std::string::npos) return ctx.Unsupported("an implicit-output equation (without \"->\")");
+  std::vector<ir::Expr> ops;
+  for (size_t i = 0; i < ctx.NumInputs(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Input(i));
+    ops.push_back(e);
+  }
+  auto tuple = std::make_shared<ir::TupleExpr>(ops);
+  return Set(ctx, ctx.Op("einsum", {tuple}, {{"subscripts", AttrS(eq)}}));
+}
+
+// ---------------------------------------------------------------- Pad, Resize
+
+Status ConvertPad(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(std::string mode, ctx.AttrString("mode", "constant"));
+  if (mode != "constant" && mode != "reflect" && mode != "edge") return ctx.Unsupported("mode=\"" + mode + "\"");
+  std::vector<int64_t> pads;
+  double value = 0;
+  if (ctx.opset() < 11) {
+    KILN_ASSIGN_OR_RETURN(pads, ctx.AttrInts(ctx.HasAttr("pads") ? "pads" : "paddings", {}));
+    KILN_ASSIGN_OR_RETURN(value, ctx.AttrFloat("value", 0.0));
+  } else {
+    KILN_ASSIGN_OR_RETURN(pads, ctx.ConstInts(1, "pads"));
+    if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(value, ctx.ConstScalar(2, "constant_value")); }
+    if (ctx.HasInput(3)) return ctx.Unsupported("the axes input");
+  }
+  size_t n = static_cast<size_t>(xi->ndim);
+  if (pads.size() != 2 * n) return ctx.Invalid("pads has " + std::to_string(pads.size()) + " values, rank " + std::to_string(n) + " needs " + std::to_string(2 * n));
+  std::vector<int64_t> width;
+  for (size_t i = 0; i < n; ++i) {
+    if (pads[i] < 0 || pads[i + n] < 0) return ctx.Unsupported("negative pads " + Join(pads));
+    width.push_back(pads[i]);
+    width.push_back(pads[i + n]);
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("nn.pad", {x}, {{"pad_width", AttrInts(width)}, {"pad_mode", AttrS(mode)}, {"pad_value", AttrF(value)}}));
+}
+
+// Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample.
+Status ConvertResize(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  if (xi->ndim != 4) return ctx.Unsupported("a rank-" + std::to_string(xi->ndim) + " input (NCHW images only)");
+  KILN_ASSIGN_OR_RETURN(std::string mode, ctx.AttrString("mode", "nearest"));
+  bool upsample = ctx.op_type() == "Upsample";
+  bool v10 = upsample || ctx.opset() < 11;
+  std::string coord = "asymmetric", rounding = "floor";
+  if (!v10) {
+    KILN_ASSIGN_OR_RETURN(coord, ctx.AttrString("coordinate_transformation_mode", "half_pixel"));
+    KILN_ASSIGN_OR_RETURN(rounding, ctx.AttrString("nearest_mode", "round_prefer_floor"));
+    KILN_ASSIGN_OR_RETURN(int64_t exclude, ctx.AttrInt("exclude_outside", 0));
+    if (exclude) return ctx.Unsupported("exclude_outside=1");
+  }
+  if (mode == "bilinear") mode = "linear";
+  if (mode != "nearest" && mode != "linear") return ctx.Unsupported("mode=\"" + mode + "\"");
+  if (ctx.HasAttr("antialias")) {
+    KILN_ASSIGN_OR_RETURN(int64_t aa, ctx.AttrInt("antialias", 0));
+    if (aa) return ctx.Unsupported("antialias=1");
+  }
+  if (ctx.HasAttr("axes")) return ctx.Unsupported("the axes attribute");
+  std::vector<PrimExpr> out(4);
+  std::vector<double> scales;
+  size_t scales_input = v10 ? 1 : 2;
+  if (!v10 && ctx.HasInput(3)) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ctx.ConstInts(3, "sizes"));
+    if (sizes.size() != 4) return ctx.Invalid("sizes needs 4 values");
+    for (size_t i = 0; i < 4; ++i) out[i] = PrimExpr(sizes[i]);
+  } else {
+    if (upsample && ctx.opset() < 9) {
+      KILN_ASSIGN_OR_RETURN(scales, ctx.AttrFloats("scales", {}));
+    } else {
+      KILN_ASSIGN_OR_RETURN(const Value* sv, ctx.In(scales_input));
+      const Tensor& t = sv->constant;
+      if (!t.defined() || t.dtype() != DType::Float32()) return ctx.Unsupported("scales that are not a float32 constant");
+      for (int64_t i = 0; i < t.NumElements(); ++i) scales.push_back(t.data<float>()[i]);
+    }
+    if (scales.size() != 4) return ctx.Invalid("scales needs 4 values, got " + std::to_string(scales.size()));
+    for (size_t i = 0; i < 4; ++i) {
+      auto d = ConstDim(xi->shape[i]);
+      if (scales[i] == 1.0) {
+        out[i] = xi->shape[i];
+      } else if (d) {
+        out[i] = PrimExpr(static_cast<int64_t>(std::floor(*d * scales[i])));
+      } else {
+        return ctx.Unsupported("scales on a symbolic dimension");
+      }
+    }
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    auto a = ConstDim(out[i]), b = ConstDim(xi->shape[i]);
+    if (!(a && b && *a == *b) && !out[i].same_as(xi->shape[i])) return ctx.Unsupported("resizing the batch or channel axis");
+  }
+  if (coord == "pytorch_half_pixel") {
+    auto h = ConstDim(out[2]), w = ConstDim(out[3]);
+    if (!h || !w || *h <= 1 || *w <= 1) return ctx.Unsupported("pytorch_half_pixel with an output size of 1");
+    coord = "half_pixel";
+  }
+  if (coord != "half_pixel" && coord != "align_corners" && coord != "asymmetric") {
+    return ctx.Unsupported("coordinate_transformation_mode=\"" + coord + "\"");
+  }
+  if (mode == "linear") rounding = "";
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  ir::AttrMap attrs = {{"layout", AttrS("NCHW")},
+                       {"method", AttrS(mode == "nearest" ? "nearest_neighbor" : "linear")},
+                       {"coordinate_transformation_mode", AttrS(coord)},
+                       {"rounding_method", AttrS(rounding)}};
+  return Set(ctx, ctx.Op("image.resize2d", {x, MakeShape({out[2], out[3]})}, attrs));
+}
+
+}  // namespace
+
+void AddNnConverters(ConverterTable* t) {
+  (*t)["MatMul"] = ConvertMatMul;
+  (*t)["Gemm"] = ConvertGemm;
+  (*t)["Conv"] = ConvertConv;
+  (*t)["ConvTranspose"] = ConvertConvTranspose;
+  (*t)["MaxPool"] = ConvertPool;
+  (*t)["AveragePool"] = ConvertPool;
+  (*t)["GlobalAveragePool"] = ConvertGlobalPool;
+  (*t)["GlobalMaxPool"] = ConvertGlobalPool;
+  (*t)["BatchNormalization"] = ConvertBatchNorm;
+  (*t)["InstanceNormalization"] = ConvertInstanceNorm;
+  (*t)["LayerNormalization"] = ConvertLayerNorm;
+  (*t)["Softmax"] = ConvertSoftmax;
+  (*t)["LogSoftmax"] = ConvertSoftmax;
+  (*t)["Dropout"] = ConvertDropout;
+  (*t)["Einsum"] = ConvertEinsum;
+  (*t)["Pad"] = ConvertPad;
+  (*t)["Resize"] = ConvertResize;
+  (*t)["Upsample"] = ConvertResize;
+}
+
+}  // namespace onnx
+}  // namespace kiln

@@ -1,0 +1,146 @@
+// Reductions and scans: Reduce{Mean,Sum,Max,Min,Prod}, ArgMax/ArgMin,
+// CumSum, TopK, Trilu.
+#include <algorithm>
+
+#include "compiler/onnx/graph_importer.h"
+
+namespace kiln {
+namespace onnx {
+namespace {
+
+using ir::PrimExpr;
+
+Status Set(NodeCtx& ctx, Result<ir::Expr> r) {
+  if (!r.ok()) return r.status();
+  ctx.SetOutput(0, *r);
+  return Status::Ok();
+}
+
+struct ReduceDef {
+  const char* onnx;
+  const char* relax;
+  ir::TirKind fold;
+};
+
+const ReduceDef kReduce[] = {
+    {"ReduceMean", "mean", ir::TirKind::kAdd}, {"ReduceSum", "sum", ir::TirKind::kAdd},
+    {"ReduceMax", "max", ir::TirKind::kMax},   {"ReduceMin", "min", ir::TirKind::kMin},
+    {"ReduceProd", "prod", ir::TirKind::kMul},
+};
+
+Status ConvertReduce(NodeCtx& ctx) {
+  const ReduceDef* def = nullptr;
+  for (const auto& d : kReduce)
+    if (ctx.op_type() == d.onnx) def = &d;
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(int64_t keepdims, ctx.AttrInt("keepdims", 1));
+  KILN_ASSIGN_OR_RETURN(int64_t noop_empty, ctx.AttrInt("noop_with_empty_axes", 0));
+  // Axes: an input for ReduceSum from opset 13 (and the others from 18).
+  bool axes_input = ctx.op_type() == "ReduceSum" && ctx.opset() >= 13;
+  std::vector<int64_t> axes;
+  if (axes_input) {
+    if (ctx.HasInput(1)) { KILN_ASSIGN_OR_RETURN(axes, ctx.ConstInts(1, "axes")); }
+  } else {
+    KILN_ASSIGN_OR_RETURN(axes, ctx.AttrInts("axes", {}));
+  }
+  KILN_ASSIGN_OR_RETURN(const Value* xv, ctx.In(0));
+  if (axes.empty() && noop_empty) {
+    ctx.SetOutputValue(0, *xv);
+    return Status::Ok();
+  }
+  if (axes.empty())
+    for (int64_t i = 0; i < xi->ndim; ++i) axes.push_back(i);
+  for (auto& a : axes) { KILN_ASSIGN_OR_RETURN(a, NormAxis(a, xi->ndim)); }
+  std::sort(axes.begin(), axes.end());
+  // A reduction of a known 1-D integer value (the product of a shape).
+  if (xv->known && xv->known->shape.size() == 1 && ctx.op_type() != "ReduceMean") {
+    KnownInts out;
+    out.dtype = xv->known->dtype;
+    PrimExpr acc;
+    for (const auto& e : xv->known->elems) acc = acc.defined() ? SimplifyDim(ir::MakeBinary(def->fold, acc, e)) : e;
+    if (acc.defined()) {
+      out.elems = {acc};
+      if (keepdims) out.shape = {1};
+      ctx.SetOutputKnown(0, out);
+      return Status::Ok();
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op(def->relax, {x}, {{"axis", AttrInts(axes)}, {"keepdims", AttrB(keepdims != 0)}}));
+}
+
+Status ConvertArgReduce(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
+  KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
+  KILN_ASSIGN_OR_RETURN(int64_t keepdims, ctx.AttrInt("keepdims", 1));
+  KILN_ASSIGN_OR_RETURN(int64_t last, ctx.AttrInt("select_last_index", 0));
+  if (last) return ctx.Unsupported("select_last_index=1");
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  const char* op = ctx.op_type() == "ArgMax" ? "argmax" : "argmin";
+  return Set(ctx, ctx.Op(op, {x}, {{"axis", AttrI(axis)}, {"keepdims", AttrB(keepdims != 0)}}));
+}
+
+Status ConvertCumSum(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axis, ctx.ConstInts(1, "axis"));
+  if (axis.size() != 1) return ctx.Invalid("axis must hold one value");
+  KILN_ASSIGN_OR_RETURN(int64_t a, NormAxis(axis[0], xi->ndim));
+  KILN_ASSIGN_OR_RETURN(int64_t exclusive, ctx.AttrInt("exclusive", 0));
+  KILN_ASSIGN_OR_RETURN(int64_t reverse, ctx.AttrInt("reverse", 0));
+  if (reverse) return ctx.Unsupported("reverse=1");
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("cumsum", {x}, {{"axis", AttrI(a)}, {"exclusive", AttrB(exclusive != 0)}}));
+}
+
+Status ConvertTopK(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  int64_t k = 0;
+  if (ctx.opset() < 10) {
+    KILN_ASSIGN_OR_RETURN(k, ctx.AttrInt("k", -1));
+  } else {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kv, ctx.ConstInts(1, "K"));
+    if (kv.size() != 1) return ctx.Invalid("K must hold one value");
+    k = kv[0];
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", -1));
+  KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
+  KILN_ASSIGN_OR_RETURN(int64_t largest, ctx.AttrInt("largest", 1));
+  KILN_ASSIGN_OR_RETURN(int64_t sorted, ctx.AttrInt("sorted", 1));
+  if (!sorted) return ctx.Unsupported("sorted=0");
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("topk", {x}, {{"k", AttrI(k)}, {"axis", AttrI(axis)}, {"ret_type", AttrS("both")},
+                                                         {"largest", AttrB(largest != 0)}, {"dtype", AttrS("int64")}}));
+  for (int i = 0; i < 2; ++i) {
+    if (!ctx.HasOutput(static_cast<size_t>(i))) continue;
+    KILN_ASSIGN_OR_RETURN(ir::Expr p, ctx.Emit(std::make_shared<ir::TupleGetItemExpr>(r, i)));
+    ctx.SetOutput(static_cast<size_t>(i), p);
+  }
+  return Status::Ok();
+}
+
+Status ConvertTrilu(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(int64_t upper, ctx.AttrInt("upper", 1));
+  int64_t k = 0;
+  if (ctx.HasInput(1)) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kv, ctx.ConstInts(1, "k"));
+    if (kv.size() != 1) return ctx.Invalid("k must hold one value");
+    k = kv[0];
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op(upper ? "triu" : "tril", {x, PrimValue(PrimExpr(k))}));
+}
+
+}  // namespace
+
+void AddReduceConverters(ConverterTable* t) {
+  for (const auto& d : kReduce) (*t)[d.onnx] = ConvertReduce;
+  (*t)["ArgMax"] = ConvertArgReduce;
+  (*t)["ArgMin"] = ConvertArgReduce;
+  (*t)["CumSum"] = ConvertCumSum;
+  (*t)["TopK"] = ConvertTopK;
+  (*t)["Trilu"] = ConvertTrilu;
+}
+
+}  // namespace onnx
+}  // namespace kiln

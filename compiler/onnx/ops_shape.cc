@@ -1,0 +1,569 @@
+// Shape and data-movement ONNX operators. Each folds at import time when its
+// inputs are known (Shape of a tensor, Gather/Concat/Slice/Unsqueeze/... of
+// known values), so shape subgraphs end as R.shape([...]) operands.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "compiler/onnx/graph_importer.h"
+#include "compiler/onnx/onnx_tensor.h"
+
+namespace kiln {
+namespace onnx {
+namespace {
+
+using ir::PrimExpr;
+
+Status Set(NodeCtx& ctx, Result<ir::Expr> r) {
+  if (!r.ok()) return r.status();
+  ctx.SetOutput(0, *r);
+  return Status::Ok();
+}
+
+int64_t Product(const std::vector<int64_t>& v) {
+  int64_t n = 1;
+  for (int64_t d : v) n *= d;
+  return n;
+}
+
+PrimExpr DimProduct(const std::vector<PrimExpr>& dims, size_t begin, size_t end) {
+  PrimExpr p = PrimExpr(int64_t{1});
+  for (size_t i = begin; i < end; ++i) p = p * dims[i];
+  return SimplifyDim(p);
+}
+
+// Known contents with a new shape (same elements).
+KnownInts Reshaped(const KnownInts& k, std::vector<int64_t> shape) {
+  KnownInts o = k;
+  o.shape = std::move(shape);
+  return o;
+}
+
+// Static dims of a known-rank tensor, or nullopt.
+std::optional<std::vector<int64_t>> StaticDims(const ir::TensorSInfo& t) {
+  std::vector<int64_t> out;
+  for (const auto& d : t.shape) {
+    auto c = ConstDim(d);
+    if (!c) return std::nullopt;
+    out.push_back(*c);
+  }
+  return out;
+}
+
+std::vector<int64_t> KnownShapeOf(NodeCtx& ctx, size_t i) {
+  const KnownInts* k = ctx.Known(i);
+  return k ? k->shape : std::vector<int64_t>{};
+}
+
+// ---------------------------------------------------------------- Shape, Size
+
+Status ConvertShape(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  int64_t rank = xi->ndim;
+  KILN_ASSIGN_OR_RETURN(int64_t start, ctx.AttrInt("start", 0));
+  KILN_ASSIGN_OR_RETURN(int64_t end, ctx.AttrInt("end", rank));
+  if (start < 0) start += rank;
+  if (end < 0) end += rank;
+  start = std::clamp<int64_t>(start, 0, rank);
+  end = std::clamp<int64_t>(end, 0, rank);
+  KnownInts k;
+  for (int64_t i = start; i < end; ++i) k.elems.push_back(SimplifyDim(xi->shape[i]));
+  k.shape = {static_cast<int64_t>(k.elems.size())};
+  ctx.SetOutputKnown(0, k);
+  return Status::Ok();
+}
+
+Status ConvertSize(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KnownInts k;
+  k.elems.push_back(DimProduct(xi->shape, 0, xi->shape.size()));
+  ctx.SetOutputKnown(0, k);
+  return Status::Ok();
+}
+
+Status ConvertIdentity(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const Value* v, ctx.In(0));
+  ctx.SetOutputValue(0, *v);
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- Constant
+
+Tensor ScalarTensor(DType t, double v) {
+  Tensor out = Tensor::Empty(std::vector<int64_t>{}, t).value();
+  if (t == DType::Float32()) *out.data<float>() = static_cast<float>(v);
+  else *out.data<int64_t>() = static_cast<int64_t>(v);
+  return out;
+}
+
+Status ConvertConstant(NodeCtx& ctx) {
+  const auto& node = ctx.node();
+  for (const auto& a : node.attribute()) {
+    const std::string& n = a.name();
+    Tensor t;
+    if (n == "value") {
+      std::string base;  // external data of a Constant resolves like initializers'
+      KILN_ASSIGN_OR_RETURN(t, TensorFromProto(a.t(), base));
+    } else if (n == "value_float") {
+      t = ScalarTensor(DType::Float32(), a.f());
+    } else if (n == "value_int") {
+      t = ScalarTensor(DType::Int64(), static_cast<double>(a.i()));
+    } else if (n == "value_floats" || n == "value_ints") {
+      bool f = n == "value_floats";
+      int64_t count = f ? a.floats_size() : a.ints_size();
+      KILN_ASSIGN_OR_RETURN(t, Tensor::Empty(std::vector<int64_t>{count}, f ? DType::Float32() : DType::Int64()));
+      for (int64_t i = 0; i < count; ++i) {
+        if (f) t.data<float>()[i] = a.floats(static_cast<int>(i));
+        else t.data<int64_t>()[i] = a.ints(static_cast<int>(i));
+      }
+    } else {
+      return ctx.Unsupported("the " + n + " attribute (sparse and string constants)");
+    }
+    ctx.SetOutputValue(0, ConstantValue(t));
+    return Status::Ok();
+  }
+  return ctx.Invalid("has no value attribute");
+}
+
+// ConstantOfShape(shape; value = float 0): a constant when the shape is
+// static, R.full otherwise.
+Status ConvertConstantOfShape(NodeCtx& ctx) {
+  const KnownInts* k = ctx.Known(0);
+  if (!k) return ctx.Unsupported("a shape input not known at import time");
+  Tensor value = ScalarTensor(DType::Float32(), 0.0);
+  if (const auto* a = ctx.Attr("value")) {
+    KILN_ASSIGN_OR_RETURN(value, TensorFromProto(a->t(), ""));
+    if (value.NumElements() != 1) return ctx.Invalid("value must hold one element");
+  }
+  DType dt = value.dtype();
+  auto dims = k->Ints();
+  if (dims && Product(*dims) <= (1 << 20)) {
+    for (int64_t d : *dims)
+      if (d < 0) return ctx.Invalid("negative dimension in the shape");
+    KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(*dims, dt));
+    size_t eb = dt.bytes();
+    for (int64_t i = 0; i < t.NumElements(); ++i) std::memcpy(static_cast<char*>(t.raw_data()) + i * eb, value.raw_data(), eb);
+    ctx.SetOutputValue(0, ConstantValue(t));
+    return Status::Ok();
+  }
+  Tensor scalar = Tensor::Empty(std::vector<int64_t>{}, dt).value();
+  std::memcpy(scalar.raw_data(), value.raw_data(), dt.bytes());
+  return Set(ctx, ctx.Op("full", {MakeShape(k->elems), MakeConstant(scalar)}, {{"dtype", AttrS(DTypeName(dt))}}));
+}
+
+// Range(start, limit, delta): known when all three are, else R.arange.
+Status ConvertRange(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(0));
+  DType dt = si->dtype;
+  const KnownInts *ks = ctx.Known(0), *kl = ctx.Known(1), *kd = ctx.Known(2);
+  if (ks && kl && kd && ks->elems.size() == 1 && kl->elems.size() == 1 && kd->elems.size() == 1) {
+    auto s = ConstDim(ks->elems[0]), d = ConstDim(kd->elems[0]);
+    auto l = ConstDim(kl->elems[0]);
+    if (s && d && *d != 0) {
+      if (l) {
+        int64_t n = std::max<int64_t>(0, (*l - *s + *d + (*d > 0 ? -1 : 1)) / *d);
+        KnownInts k;
+        k.dtype = ks->dtype;
+        k.shape = {n};
+        for (int64_t i = 0; i < n; ++i) k.elems.push_back(PrimExpr(*s + i * *d));
+        ctx.SetOutputKnown(0, k);
+        return Status::Ok();
+      }
+      ir::Expr r;
+      KILN_ASSIGN_OR_RETURN(r, ctx.Op("arange", {PrimValue(PrimExpr(*s)), PrimValue(kl->elems[0]), PrimValue(PrimExpr(*d))},
+                                       {{"dtype", AttrS(DTypeName(dt))}}));
+      ctx.SetOutput(0, r);
+      return Status::Ok();
+    }
+  }
+  if (dt.is_float()) {
+    auto s = ctx.ConstScalar(0, "start");
+    auto l = ctx.ConstScalar(1, "limit");
+    auto d = ctx.ConstScalar(2, "delta");
+    if (s.ok() && l.ok() && d.ok() && *d != 0) {
+      int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*l - *s) / *d)));
+      KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(std::vector<int64_t>{n}, DType::Float32()));
+      if (dt != DType::Float32()) return ctx.Unsupported("Range of " + DTypeName(dt));
+      for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = static_cast<float>(*s + i * *d);
+      ctx.SetOutputValue(0, ConstantValue(t));
+      return Status::Ok();
+    }
+  }
+  return ctx.Unsupported("start, limit and delta that are not known at import time");
+}
+
+// ---------------------------------------------------------------- Reshape family
+
+// The target shape of Reshape: 0 copies the input dim (unless allowzero), -1 is inferred.
+Result<std::vector<PrimExpr>> ReshapeTarget(NodeCtx& ctx, const ir::TensorSInfo& x, const KnownInts& shape, bool allowzero) {
+  std::vector<PrimExpr> out;
+  int infer = -1;
+  for (size_t i = 0; i < shape.elems.size(); ++i) {
+    PrimExpr e = shape.elems[i];
+    auto c = ConstDim(e);
+    if (c && *c == 0 && !allowzero) {
+      if (i >= x.shape.size()) return ctx.Invalid("shape entry " + std::to_string(i) + " is 0 but the input has rank " + std::to_string(x.ndim));
+      e = x.shape[i];
+    } else if (c && *c == -1) {
+      if (infer >= 0) return ctx.Invalid("shape has more than one -1");
+      infer = static_cast<int>(i);
+    } else if (c && *c < -1) {
+      return ctx.Invalid("shape entry " + std::to_string(*c) + " is negative");
+    }
+    out.push_back(e);
+  }
+  if (infer >= 0) {
+    // total / known by cancelling factors: (n * 3 * 4) / (n) = 12, which a
+    // floor division of products would not simplify.
+    int64_t c_total = 1, c_known = 1;
+    std::vector<PrimExpr> rest;
+    for (const auto& d : x.shape) {
+      if (auto c = ConstDim(d)) c_total *= *c; else rest.push_back(d);
+    }
+    bool ok = true;
+    for (size_t i = 0; i < out.size() && ok; ++i) {
+      if (static_cast<int>(i) == infer) continue;
+      if (auto c = ConstDim(out[i])) {
+        c_known *= *c;
+        continue;
+      }
+      auto it = std::find_if(rest.begin(), rest.end(), [&](const PrimExpr& r) { return r.same_as(out[i]); });
+      if (it == rest.end()) ok = false; else rest.erase(it);
+    }
+    if (ok && c_known != 0 && c_total % c_known == 0) {
+      PrimExpr r = PrimExpr(c_total / c_known);
+      for (const auto& e : rest) r = r * e;
+      out[infer] = SimplifyDim(r);
+    } else {
+      out[infer] = PrimExpr(int64_t{-1});  // R.reshape infers it
+    }
+  }
+  return out;
+}
+
+Status ConvertReshape(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KnownInts shape;
+  if (ctx.opset() < 5 || ctx.HasAttr("shape")) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> s, ctx.AttrInts("shape", {}));
+    for (int64_t v : s) shape.elems.push_back(PrimExpr(v));
+  } else {
+    const KnownInts* k = ctx.Known(1);
+    if (!k) return ctx.Unsupported("a shape input not known at import time");
+    shape = *k;
+  }
+  KILN_ASSIGN_OR_RETURN(int64_t allowzero, ctx.AttrInt("allowzero", 0));
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ReshapeTarget(ctx, *xi, shape, allowzero != 0));
+  if (const KnownInts* kx = ctx.Known(0)) {
+    std::vector<int64_t> s;
+    bool ok = true;
+    for (const auto& d : dims) {
+      auto c = ConstDim(d);
+      if (!c) ok = false; else s.push_back(*c);
+    }
+    if (ok) {
+      ctx.SetOutputKnown(0, Reshaped(*kx, s));
+      return Status::Ok();
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("reshape", {x, MakeShape(dims)}));
+}
+
+Status ConvertFlatten(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 1));
+  if (axis < 0) axis += xi->ndim;
+  if (axis < 0 || axis > xi->ndim) return ctx.Invalid("axis out of range for rank " + std::to_string(xi->ndim));
+  std::vector<PrimExpr> dims = {DimProduct(xi->shape, 0, axis), DimProduct(xi->shape, axis, xi->shape.size())};
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("reshape", {x, MakeShape(dims)}));
+}
+
+// Axes of Squeeze/Unsqueeze: an attribute before opset 13, an input from 13.
+Result<std::optional<std::vector<int64_t>>> AxesOf(NodeCtx& ctx, size_t input) {
+  if (ctx.opset() < 13) {
+    if (!ctx.HasAttr("axes")) return std::optional<std::vector<int64_t>>();
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> a, ctx.AttrInts("axes", {}));
+    return std::optional<std::vector<int64_t>>(a);
+  }
+  if (!ctx.HasInput(input)) return std::optional<std::vector<int64_t>>();
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> a, ctx.ConstInts(input, "axes"));
+  return std::optional<std::vector<int64_t>>(a);
+}
+
+Status ConvertSqueeze(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(auto axes_opt, AxesOf(ctx, 1));
+  std::vector<int64_t> axes;
+  if (axes_opt) {
+    for (int64_t a : *axes_opt) {
+      KILN_ASSIGN_OR_RETURN(int64_t n, NormAxis(a, xi->ndim));
+      axes.push_back(n);
+    }
+  } else {
+    for (int64_t i = 0; i < xi->ndim; ++i) {
+      auto c = ConstDim(xi->shape[i]);
+      if (!c) return ctx.Unsupported("squeezing all unit axes of a tensor with symbolic dimensions");
+      if (*c == 1) axes.push_back(i);
+    }
+  }
+  std::sort(axes.begin(), axes.end());
+  if (const KnownInts* k = ctx.Known(0)) {
+    std::vector<int64_t> s;
+    for (size_t i = 0; i < k->shape.size(); ++i)
+      if (!std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i))) s.push_back(k->shape[i]);
+    ctx.SetOutputKnown(0, Reshaped(*k, s));
+    return Status::Ok();
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("squeeze", {x}, {{"axis", AttrInts(axes)}}));
+}
+
+Status ConvertUnsqueeze(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(auto axes_opt, AxesOf(ctx, 1));
+  if (!axes_opt) return ctx.Invalid("axes are required");
+  int64_t out_rank = xi->ndim + static_cast<int64_t>(axes_opt->size());
+  std::vector<int64_t> axes;
+  for (int64_t a : *axes_opt) {
+    KILN_ASSIGN_OR_RETURN(int64_t n, NormAxis(a, out_rank));
+    axes.push_back(n);
+  }
+  std::sort(axes.begin(), axes.end());
+  if (const KnownInts* k = ctx.Known(0)) {
+    std::vector<int64_t> s;
+    size_t src = 0;
+    for (int64_t i = 0; i < out_rank; ++i) {
+      if (std::binary_search(axes.begin(), axes.end(), i)) s.push_back(1);
+      else s.push_back(k->shape[src++]);
+    }
+    ctx.SetOutputKnown(0, Reshaped(*k, s));
+    return Status::Ok();
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("expand_dims", {x}, {{"axis", AttrInts(axes)}}));
+}
+
+Status ConvertTranspose(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  std::vector<int64_t> rev;
+  for (int64_t i = xi->ndim - 1; i >= 0; --i) rev.push_back(i);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ctx.AttrInts("perm", rev));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("permute_dims", {x}, {{"axes", AttrInts(perm)}}));
+}
+
+// ---------------------------------------------------------------- Concat, Split
+
+Status ConvertConcat(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
+  bool all_known = true;
+  for (size_t i = 0; i < ctx.NumInputs(); ++i) {
+    const KnownInts* k = ctx.Known(i);
+    all_known = all_known && k && k->shape.size() == 1;
+  }
+  if (all_known && ctx.NumInputs() > 0 && (axis == 0 || axis == -1)) {
+    KnownInts out;
+    out.dtype = ctx.Known(0)->dtype;
+    for (size_t i = 0; i < ctx.NumInputs(); ++i)
+      for (const auto& e : ctx.Known(i)->elems) out.elems.push_back(e);
+    out.shape = {static_cast<int64_t>(out.elems.size())};
+    ctx.SetOutputKnown(0, out);
+    return Status::Ok();
+  }
+  std::vector<ir::Expr> parts;
+  for (size_t i = 0; i < ctx.NumInputs(); ++i) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Input(i));
+    parts.push_back(e);
+  }
+  if (parts.size() == 1) return Set(ctx, Result<ir::Expr>(parts[0]));
+  return Set(ctx, ctx.Op("concat", {std::make_shared<ir::TupleExpr>(parts)}, {{"axis", AttrI(axis)}}));
+}
+
+Status ConvertSplit(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
+  KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
+  std::vector<int64_t> split;
+  if (ctx.opset() < 13 && ctx.HasAttr("split")) {
+    KILN_ASSIGN_OR_RETURN(split, ctx.AttrInts("split", {}));
+  } else if (ctx.opset() >= 13 && ctx.HasInput(1)) {
+    KILN_ASSIGN_OR_RETURN(split, ctx.ConstInts(1, "split"));
+  }
+  size_t n = ctx.NumOutputs();
+  ir::AttrMap attrs = {{"axis", AttrI(axis)}};
+  if (split.empty()) {
+    attrs["indices_or_sections"] = AttrI(static_cast<int64_t>(n));
+  } else {
+    if (split.size() != n) return ctx.Invalid("split has " + std::to_string(split.size()) + " sizes for " + std::to_string(n) + " outputs");
+    std::vector<int64_t> indices;
+    int64_t acc = 0;
+    for (size_t i = 0; i + 1 < split.size(); ++i) indices.push_back(acc += split[i]);
+    attrs["indices_or_sections"] = AttrInts(indices);
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  if (n == 1) return Set(ctx, Result<ir::Expr>(x));
+  KILN_ASSIGN_OR_RETURN(ir::Expr parts, ctx.Op("split", {x}, attrs));
+  for (size_t i = 0; i < n; ++i) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr p, ctx.Emit(std::make_shared<ir::TupleGetItemExpr>(parts, static_cast<int>(i))));
+    ctx.SetOutput(i, p);
+  }
+  return Status::Ok();
+}
+
+// ---------------------------------------------------------------- Slice
+
+Status ConvertSlice(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (ctx.opset() < 10) {
+    KILN_ASSIGN_OR_RETURN(starts, ctx.AttrInts("starts", {}));
+    KILN_ASSIGN_OR_RETURN(ends, ctx.AttrInts("ends", {}));
+    KILN_ASSIGN_OR_RETURN(axes, ctx.AttrInts("axes", {}));
+  } else {
+    KILN_ASSIGN_OR_RETURN(starts, ctx.ConstInts(1, "starts"));
+    KILN_ASSIGN_OR_RETURN(ends, ctx.ConstInts(2, "ends"));
+    if (ctx.HasInput(3)) { KILN_ASSIGN_OR_RETURN(axes, ctx.ConstInts(3, "axes")); }
+    if (ctx.HasInput(4)) { KILN_ASSIGN_OR_RETURN(steps, ctx.ConstInts(4, "steps")); }
+  }
+  if (axes.empty())
+    for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size()) {
+    return ctx.Invalid("starts, ends, axes and steps must have the same length");
+  }
+  for (auto& a : axes) { KILN_ASSIGN_OR_RETURN(a, NormAxis(a, xi->ndim)); }
+  for (int64_t s : steps)
+    if (s == 0) return ctx.Invalid("a step is 0");
+  // Clamp like numpy where the dimension is static (ONNX uses INT64_MAX for "to the end").
+  for (size_t i = 0; i < axes.size(); ++i) {
+    auto d = ConstDim(xi->shape[axes[i]]);
+    if (!d) {
+      const int64_t big = std::numeric_limits<int32_t>::max();
+      ends[i] = std::clamp<int64_t>(ends[i], -big - 1, big);
+      starts[i] = std::clamp<int64_t>(starts[i], -big - 1, big);
+      continue;
+    }
+    auto fix = [&](int64_t v, bool is_end) {
+      if (v < 0) v += *d;
+      if (steps[i] > 0) return std::clamp<int64_t>(v, 0, *d);
+      return std::clamp<int64_t>(v, -1, *d - 1) + (is_end && v < 0 ? 0 : 0);
+    };
+    starts[i] = fix(starts[i], false);
+    ends[i] = fix(ends[i], true);
+  }
+  if (const KnownInts* k = ctx.Known(0)) {
+    if (k->shape.size() == 1 && axes.size() == 1) {
+      KnownInts out;
+      out.dtype = k->dtype;
+      int64_t s = starts[0], e = ends[0], st = steps[0];
+      for (int64_t i = s; st > 0 ? i < e : i > e; i += st) out.elems.push_back(k->elems[i]);
+      out.shape = {static_cast<int64_t>(out.elems.size())};
+      ctx.SetOutputKnown(0, out);
+      return Status::Ok();
+    }
+  }
+  // A negative step's end of -1 (before the first element) cannot be written
+  // as an index; numpy's strided_slice reads it as "from the end", so give it
+  // the lowest value, which clamps to "to the start".
+  for (size_t i = 0; i < axes.size(); ++i)
+    if (steps[i] < 0 && ends[i] == -1 && ConstDim(xi->shape[axes[i]])) ends[i] = -(int64_t{1} << 31) - 1;
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("strided_slice", {x}, {{"axes", AttrInts(axes)}, {"begin", AttrInts(starts)},
+                                                {"end", AttrInts(ends)}, {"strides", AttrInts(steps)}}));
+}
+
+// ---------------------------------------------------------------- Gather
+
+Status ConvertGather(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
+  KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
+  const KnownInts* kx = ctx.Known(0);
+  const KnownInts* ki = ctx.Known(1);
+  if (kx && ki && kx->shape.size() == 1) {
+    auto idx = ki->Ints();
+    if (idx) {
+      KnownInts out;
+      out.dtype = kx->dtype;
+      out.shape = ki->shape;
+      int64_t n = static_cast<int64_t>(kx->elems.size());
+      for (int64_t i : *idx) {
+        if (i < 0) i += n;
+        if (i < 0 || i >= n) return ctx.Invalid("index " + std::to_string(i) + " is out of range for " + std::to_string(n) + " elements");
+        out.elems.push_back(kx->elems[i]);
+      }
+      ctx.SetOutputKnown(0, out);
+      return Status::Ok();
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr idx, ctx.Input(1));
+  return Set(ctx, ctx.Op("take", {x, idx}, {{"axis", AttrI(axis)}}));
+}
+
+Status ConvertGatherElements(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
+  KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr idx, ctx.Input(1));
+  return Set(ctx, ctx.Op("gather_elements", {x, idx}, {{"axis", AttrI(axis)}}));
+}
+
+// ---------------------------------------------------------------- Expand, Tile
+
+Status ConvertExpand(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  const KnownInts* k = ctx.Known(1);
+  if (!k) return ctx.Unsupported("a shape input not known at import time");
+  // Bidirectional broadcasting of the input's shape and the given one.
+  size_t n = std::max(xi->shape.size(), k->elems.size());
+  std::vector<PrimExpr> out(n);
+  for (size_t i = 0; i < n; ++i) {
+    bool has_x = i >= n - xi->shape.size(), has_s = i >= n - k->elems.size();
+    PrimExpr dx = has_x ? xi->shape[i - (n - xi->shape.size())] : PrimExpr(int64_t{1});
+    PrimExpr ds = has_s ? k->elems[i - (n - k->elems.size())] : PrimExpr(int64_t{1});
+    auto cs = ConstDim(ds), cx = ConstDim(dx);
+    if (cs && *cs == 1) out[i] = dx;
+    else if (cx && *cx == 1) out[i] = ds;
+    else if (cs && cx && *cs != *cx) return ctx.Invalid("cannot broadcast dimension " + std::to_string(*cx) + " to " + std::to_string(*cs));
+    else out[i] = dx;
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("broadcast_to", {x, MakeShape(out)}));
+}
+
+Status ConvertTile(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> reps, ctx.ConstInts(1, "repeats"));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("tile", {x}, {{"repeats", AttrInts(reps)}}));
+}
+
+}  // namespace
+
+void AddShapeConverters(ConverterTable* t) {
+  (*t)["Shape"] = ConvertShape;
+  (*t)["Size"] = ConvertSize;
+  (*t)["Identity"] = ConvertIdentity;
+  (*t)["Constant"] = ConvertConstant;
+  (*t)["ConstantOfShape"] = ConvertConstantOfShape;
+  (*t)["Range"] = ConvertRange;
+  (*t)["Reshape"] = ConvertReshape;
+  (*t)["Flatten"] = ConvertFlatten;
+  (*t)["Squeeze"] = ConvertSqueeze;
+  (*t)["Unsqueeze"] = ConvertUnsqueeze;
+  (*t)["Transpose"] = ConvertTranspose;
+  (*t)["Concat"] = ConvertConcat;
+  (*t)["Split"] = ConvertSplit;
+  (*t)["Slice"] = ConvertSlice;
+  (*t)["Gather"] = ConvertGather;
+  (*t)["GatherElements"] = ConvertGatherElements;
+  (*t)["Expand"] = ConvertExpand;
+  (*t)["Tile"] = ConvertTile;
+}
+
+}  // namespace onnx
+}  // namespace kiln
