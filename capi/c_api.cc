@@ -1,17 +1,16 @@
-// The C API (kiln.h) over vm::Module / vm::Context and the global registry.
-//
-// Every handle is a small struct holding the C++ object; conversion between
-// kiln::Status and kiln_status_t happens at this boundary only. Handles are
-// allocated with new (std::nothrow) so that running out of memory is a status,
-// not an exception crossing into C.
-#include "capi/kiln.h"
-
+// The C API (kiln.h) over vm::Module / vm::Context and the global registry:
+// status, tensors, modules and their function tables, contexts, calls,
+// profiling, outputs and registered C functions. Instances (instance.cc),
+// values (value.cc) and DLPack (dlpack.cc) have their own files; the handle
+// bodies are in c_api_internal.h.
 #include <cstring>
 #include <memory>
 #include <new>
 #include <string>
 #include <vector>
 
+#include "capi/c_api_internal.h"
+#include "capi/kiln.h"
 #include "runtime/any.h"
 #include "runtime/profiler.h"
 #include "runtime/registry.h"
@@ -31,83 +30,13 @@ using kiln::Span;
 using kiln::Status;
 using kiln::StatusCode;
 using kiln::Tensor;
+using kiln::capi::FromStatus;
+using kiln::capi::Invalid;
+using kiln::capi::MakeStatus;
+using kiln::capi::NoMemory;
 
-struct kiln_status {
-  kiln_status_code_t code;
-  std::string message;
-};
-
-struct kiln_tensor {
-  Tensor tensor;
-};
-
-struct kiln_function {
-  std::string name;
-  size_t num_params = 0;
-  size_t num_results = 0;
-  bool has_graph = false;
-  kiln::vm::FunctionHandle handle;  // names the module too: a context checks it is its module's
-};
-
-struct kiln_module {
-  std::shared_ptr<const kiln::vm::Module> module;
-  std::vector<kiln_function> functions;
-};
-
-struct kiln_context {
-  std::shared_ptr<const kiln::vm::Module> module;  // keeps the module alive
-  std::vector<kiln_function> functions;           // a copy: the module handle may go first
-  kiln_executor_t executor = KILN_EXECUTOR_AUTO;
-  // Runs every call; it holds the graph sessions when the executor asks for
-  // them (vm::ContextOptions::executor).
-  std::unique_ptr<kiln::vm::Context> context;
-  std::vector<Any> args;  // reused across calls; holds no tensor between calls
-  // Created by the first kiln_context_enable_profiling; kept when disabled.
-  std::unique_ptr<kiln::Profiler> profiler;
-  std::string profile_table;  // the text kiln_context_profile_table lends out
-};
-
-struct kiln_context_options {
-  kiln_executor_t executor = KILN_EXECUTOR_AUTO;
-  int32_t num_threads = 0;
-  bool has_allocator = false;  // kiln_context_options_set_allocator
-  kiln_allocator_t allocator{};
-};
-
-namespace {
-
-// A caller's kiln_allocator_t as a kiln::Allocator; one per context, kept
-// alive by the context and every tensor it allocated.
-class CallbackAllocator final : public kiln::Allocator {
- public:
-  explicit CallbackAllocator(const kiln_allocator_t& a) : a_(a) {}
-  void* Allocate(size_t nbytes, size_t alignment) override { return a_.allocate(a_.user, nbytes, alignment); }
-  void Free(void* ptr) override {
-    if (ptr != nullptr) a_.free(a_.user, ptr);
-  }
-  std::string Describe() const override { return "the caller's allocator (kiln_context_options_set_allocator)"; }
-
- private:
-  kiln_allocator_t a_;
-};
-
-}  // namespace
-
-struct kiln_outputs {
-  std::vector<Any> values;
-  std::vector<kiln_tensor> tensors;  // parallel to values; undefined for non-tensors
-};
-
-struct kiln_args {
-  Span<const Any> values;
-  std::vector<kiln_tensor> tensors;  // parallel to values
-};
-
-struct kiln_result {
-  Any* ret;
-};
-
-namespace {
+namespace kiln {
+namespace capi {
 
 static_assert(static_cast<int>(KILN_STATUS_INVALID_ARGUMENT) == static_cast<int>(StatusCode::kInvalidArgument) &&
                   static_cast<int>(KILN_STATUS_NOT_FOUND) == static_cast<int>(StatusCode::kNotFound) &&
@@ -123,11 +52,15 @@ static_assert(static_cast<int>(KILN_STATUS_INVALID_ARGUMENT) == static_cast<int>
               "kiln_status_code_t mirrors kiln::StatusCode");
 static_assert(KILN_TENSOR_ALIGNMENT == kiln::kTensorAlignment, "kiln.h states the runtime's alignment");
 static_assert(static_cast<int>(KILN_VALUE_OBJECT) == static_cast<int>(AnyKind::kOpaque) &&
-                  static_cast<int>(KILN_VALUE_TENSOR) == static_cast<int>(AnyKind::kTensor),
+                  static_cast<int>(KILN_VALUE_TENSOR) == static_cast<int>(AnyKind::kTensor) &&
+                  static_cast<int>(KILN_VALUE_TUPLE) == static_cast<int>(AnyKind::kTuple) &&
+                  static_cast<int>(KILN_VALUE_SHAPE) == static_cast<int>(AnyKind::kShape),
               "kiln_value_kind_t mirrors kiln::AnyKind");
 
+namespace {
 // Returned when even the status cannot be allocated; kiln_status_free skips it.
 kiln_status_t g_out_of_memory{KILN_STATUS_RESOURCE_EXHAUSTED, "out of memory"};
+}  // namespace
 
 kiln_status_t* MakeStatus(kiln_status_code_t code, std::string message) {
   if (code == KILN_STATUS_OK) return nullptr;
@@ -138,6 +71,8 @@ kiln_status_t* MakeStatus(kiln_status_code_t code, std::string message) {
   return s;
 }
 
+bool IsStaticOutOfMemory(const kiln_status_t* status) { return status == &g_out_of_memory; }
+
 kiln_status_t* FromStatus(const Status& status) {
   if (status.ok()) return nullptr;
   return MakeStatus(static_cast<kiln_status_code_t>(status.code()), status.message());
@@ -147,13 +82,14 @@ kiln_status_t* Invalid(const char* function, const std::string& message) {
   return MakeStatus(KILN_STATUS_INVALID_ARGUMENT, std::string(function) + ": " + message);
 }
 
-#define KILN_CAPI_REQUIRE(ptr)                                            \
-  do {                                                                    \
-    if ((ptr) == nullptr) return Invalid(__func__, #ptr " is NULL");      \
-  } while (0)
-
 kiln_status_t* NoMemory(const char* function) {
   return MakeStatus(KILN_STATUS_RESOURCE_EXHAUSTED, std::string(function) + ": out of memory");
+}
+
+int RawEnum(const void* value) {
+  int raw;
+  std::memcpy(&raw, value, sizeof(raw));
+  return raw;
 }
 
 DType ToDType(kiln_dtype_t t) {
@@ -163,7 +99,6 @@ DType ToDType(kiln_dtype_t t) {
 
 kiln_dtype_t FromDType(DType t) { return KILN_DTYPE(t.code, t.bits, t.lanes); }
 
-// Validates shape and dtype for wrap/create; returns the element count.
 kiln_status_t* CheckShape(const char* function, const int64_t* shape, int32_t ndim, kiln_dtype_t dtype) {
   if (ndim < 0) return Invalid(function, kiln::StrFormat("ndim %d is negative", ndim));
   if (ndim > 0 && shape == nullptr) return Invalid(function, "shape is NULL");
@@ -181,30 +116,97 @@ kiln_status_t* CheckShape(const char* function, const int64_t* shape, int32_t nd
   return nullptr;
 }
 
-kiln_module_t* WrapModule(std::shared_ptr<const kiln::vm::Module> module) {
-  kiln_module_t* m = new (std::nothrow) kiln_module_t;
-  if (m == nullptr) return nullptr;
+namespace {
+
+// The kiln_value_kind_t a declared parameter or result has.
+kiln_value_kind_t InfoKind(const vm::ValueInfo& v) {
+  switch (v.kind) {
+    case vm::ValueInfo::Kind::kTensor: return KILN_VALUE_TENSOR;
+    case vm::ValueInfo::Kind::kShape: return KILN_VALUE_SHAPE;
+    case vm::ValueInfo::Kind::kTuple: return KILN_VALUE_TUPLE;
+    case vm::ValueInfo::Kind::kPrim: return v.dtype.code == kDLFloat ? KILN_VALUE_FLOAT : KILN_VALUE_INT;
+    case vm::ValueInfo::Kind::kFunction: return KILN_VALUE_FUNCTION;
+    case vm::ValueInfo::Kind::kObject: return KILN_VALUE_OBJECT;
+  }
+  return KILN_VALUE_OBJECT;
+}
+
+// A dimension's text as a size: "784" -> 784; anything else (a symbol, an
+// expression, "") -> -1.
+int64_t StaticDim(const std::string& text) {
+  if (text.empty() || text.size() > 18) return -1;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+void FillInfos(const std::vector<vm::ValueInfo>& from, std::vector<kiln_value_info_storage>* to) {
+  to->resize(from.size());
+  for (size_t i = 0; i < from.size(); ++i) {
+    kiln_value_info_storage& s = (*to)[i];
+    s.info = from[i];
+    if (s.info.ndim > 0 && s.info.dims.size() != static_cast<size_t>(s.info.ndim)) {
+      s.info.dims.assign(static_cast<size_t>(s.info.ndim), "");  // rank known, sizes undeclared
+    }
+    for (const std::string& d : s.info.dims) s.dims.push_back(StaticDim(d));
+    for (const std::string& d : s.info.dims) s.dim_names.push_back(d.c_str());
+  }
+}
+
+}  // namespace
+
+void FillValueInfo(const kiln_value_info_storage& s, kiln_value_info_t* out) {
+  out->name = s.info.name.c_str();
+  out->kind = InfoKind(s.info);
+  bool has_dtype = s.info.kind == vm::ValueInfo::Kind::kTensor || s.info.kind == vm::ValueInfo::Kind::kPrim;
+  out->dtype = has_dtype && s.info.dtype.bits != 0 ? FromDType(s.info.dtype) : 0;
+  out->ndim = s.info.ndim;
+  out->dims = s.dims.empty() ? nullptr : s.dims.data();
+  out->dim_names = s.dim_names.empty() ? nullptr : s.dim_names.data();
+}
+
+kiln_module_t* WrapModule(std::shared_ptr<const vm::Module> module, std::shared_ptr<const InstanceCore> instance) {
+  std::unique_ptr<kiln_module_t> m(new (std::nothrow) kiln_module_t);
+  std::shared_ptr<kiln_function_table> table(new (std::nothrow) kiln_function_table);
+  if (m == nullptr || table == nullptr) return nullptr;
+  m->instance = std::move(instance);
   m->module = std::move(module);
-  for (const std::string& name : m->module->FunctionNames()) {
-    kiln_function f;
-    f.name = name;
-    kiln::Result<kiln::vm::FunctionSignature> sig = m->module->GetSignature(name);
+  std::vector<std::string> names = m->module->FunctionNames();
+  table->functions.resize(names.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    kiln_function& f = table->functions[i];
+    f.name = names[i];
+    kiln::Result<vm::FunctionSignature> sig = m->module->GetSignature(f.name);
     if (sig.ok()) {
       f.num_params = sig->params.size();
       f.num_results = sig->results.size();
+      FillInfos(sig->params, &f.params);
+      FillInfos(sig->results, &f.results);
     }
-    f.has_graph = m->module->HasStaticGraph(name);
-    kiln::Result<kiln::vm::FunctionHandle> handle = m->module->LookupFunction(name);
+    f.has_graph = m->module->HasStaticGraph(f.name);
+    kiln::Result<vm::FunctionHandle> handle = m->module->LookupFunction(f.name);
     if (handle.ok()) f.handle = *handle;
-    m->functions.push_back(std::move(f));
   }
-  return m;
+  m->table = std::move(table);
+  return m.release();
 }
+
+}  // namespace capi
+}  // namespace kiln
+
+namespace {
+
+using kiln::capi::CheckShape;
+using kiln::capi::FromDType;
+using kiln::capi::ToDType;
 
 kiln_status_t* FinishLoad(const char* function, kiln::Result<std::shared_ptr<const kiln::vm::Module>> loaded,
                           kiln_module_t** out_module) {
   if (!loaded.ok()) return FromStatus(loaded.status());
-  kiln_module_t* m = WrapModule(std::move(loaded).value());
+  kiln_module_t* m = kiln::capi::WrapModule(std::move(loaded).value(), nullptr);
   if (m == nullptr) return NoMemory(function);
   *out_module = m;
   return nullptr;
@@ -253,7 +255,7 @@ const char* kiln_status_code_name(kiln_status_code_t code) {
 }
 
 void kiln_status_free(kiln_status_t* status) {
-  if (status != &g_out_of_memory) delete status;
+  if (!kiln::capi::IsStaticOutOfMemory(status)) delete status;
 }
 
 // ---- Tensors ---------------------------------------------------------------
@@ -373,7 +375,7 @@ kiln_status_t* kiln_module_function_count(const kiln_module_t* module, size_t* o
   KILN_CAPI_REQUIRE(out_count);
   *out_count = 0;
   KILN_CAPI_REQUIRE(module);
-  *out_count = module->functions.size();
+  *out_count = module->table->functions.size();
   return nullptr;
 }
 
@@ -382,12 +384,12 @@ kiln_status_t* kiln_module_function_at(const kiln_module_t* module, size_t index
   KILN_CAPI_REQUIRE(out_function);
   *out_function = nullptr;
   KILN_CAPI_REQUIRE(module);
-  if (index >= module->functions.size()) {
+  if (index >= module->table->functions.size()) {
     return MakeStatus(KILN_STATUS_OUT_OF_RANGE, kiln::StrFormat("kiln_module_function_at: index %zu, but the "
                                                                 "module has %zu functions",
-                                                                index, module->functions.size()));
+                                                                index, module->table->functions.size()));
   }
-  *out_function = &module->functions[index];
+  *out_function = &module->table->functions[index];
   return nullptr;
 }
 
@@ -397,14 +399,14 @@ kiln_status_t* kiln_module_lookup_function(const kiln_module_t* module, const ch
   *out_function = nullptr;
   KILN_CAPI_REQUIRE(module);
   KILN_CAPI_REQUIRE(name);
-  for (const kiln_function& f : module->functions) {
+  for (const kiln_function& f : module->table->functions) {
     if (f.name == name) {
       *out_function = &f;
       return nullptr;
     }
   }
   return MakeStatus(KILN_STATUS_NOT_FOUND, std::string("no function '") + name + "' in the module (it has: " +
-                                               FunctionList(module->functions) + ")");
+                                               FunctionList(module->table->functions) + ")");
 }
 
 kiln_status_t* kiln_function_name(const kiln_function_t* function, const char** out_name) {
@@ -431,6 +433,37 @@ kiln_status_t* kiln_function_result_count(const kiln_function_t* function, size_
   return nullptr;
 }
 
+namespace {
+
+kiln_status_t* ValueInfoAt(const char* api, const kiln_function_t* function, const char* what,
+                           const std::vector<kiln_value_info_storage>& infos, size_t index,
+                           kiln_value_info_t* out_info) {
+  if (index >= infos.size()) {
+    return MakeStatus(KILN_STATUS_OUT_OF_RANGE, kiln::StrFormat("%s: index %zu, but '%s' has %zu %s", api, index,
+                                                                function->name.c_str(), infos.size(), what));
+  }
+  kiln::capi::FillValueInfo(infos[index], out_info);
+  return nullptr;
+}
+
+}  // namespace
+
+kiln_status_t* kiln_function_param_info(const kiln_function_t* function, size_t index,
+                                        kiln_value_info_t* out_info) {
+  KILN_CAPI_REQUIRE(out_info);
+  *out_info = kiln_value_info_t{};
+  KILN_CAPI_REQUIRE(function);
+  return ValueInfoAt(__func__, function, "parameters", function->params, index, out_info);
+}
+
+kiln_status_t* kiln_function_result_info(const kiln_function_t* function, size_t index,
+                                         kiln_value_info_t* out_info) {
+  KILN_CAPI_REQUIRE(out_info);
+  *out_info = kiln_value_info_t{};
+  KILN_CAPI_REQUIRE(function);
+  return ValueInfoAt(__func__, function, "results", function->results, index, out_info);
+}
+
 // ---- Calls -----------------------------------------------------------------
 
 kiln_status_t* kiln_context_create(const kiln_module_t* module, kiln_context_t** out_context) {
@@ -443,24 +476,35 @@ namespace {
 // value as the C++ enum type is undefined (UBSan: "not a valid value for type
 // 'kiln_executor_e'"), so the check reads the raw bits.
 int RawExecutor(const kiln_executor_t* executor) {
-  int raw;
-  static_assert(sizeof(raw) == sizeof(*executor), "kiln_executor_t is an int-sized enum");
-  std::memcpy(&raw, executor, sizeof(raw));
-  return raw;
+  static_assert(sizeof(int) == sizeof(*executor), "kiln_executor_t is an int-sized enum");
+  return kiln::capi::RawEnum(executor);
 }
 
 bool KnownExecutor(int executor) {
   return executor == KILN_EXECUTOR_AUTO || executor == KILN_EXECUTOR_VM || executor == KILN_EXECUTOR_GRAPH;
 }
 
-kiln_status_t* CreateContext(const char* fn, const kiln_module_t* module, const kiln_context_options& options,
-                             kiln_context_t** out_context) {
+}  // namespace
+
+}  // extern "C"
+
+kiln_status_t* kiln::capi::CreateContext(const char* fn, const kiln_module_t* module,
+                                         const kiln_context_options& options,
+                                         std::shared_ptr<const InstanceCore> instance, kiln_context_t** out_context) {
   if (!KnownExecutor(RawExecutor(&options.executor))) {
     return Invalid(fn, kiln::StrFormat("unknown executor %d", RawExecutor(&options.executor)));
   }
   kiln::vm::ContextOptions context_options;
   context_options.num_threads = options.num_threads;
-  if (options.has_allocator) context_options.shared_allocator = std::make_shared<CallbackAllocator>(options.allocator);
+  if (instance != nullptr) {
+    context_options.thread_pool = instance->pool;
+    context_options.shared_allocator = instance->allocator;
+  }
+  if (options.has_allocator) {
+    context_options.shared_allocator.reset(
+        new (std::nothrow) CallbackAllocator(options.allocator, "kiln_context_options_set_allocator"));
+    if (context_options.shared_allocator == nullptr) return NoMemory(fn);
+  }
   switch (options.executor) {
     case KILN_EXECUTOR_VM: context_options.executor = kiln::vm::Executor::kVm; break;
     case KILN_EXECUTOR_GRAPH: context_options.executor = kiln::vm::Executor::kGraph; break;
@@ -473,12 +517,22 @@ kiln_status_t* CreateContext(const char* fn, const kiln_module_t* module, const 
   if (c == nullptr) return NoMemory(fn);
   c->executor = options.executor;
   c->module = module->module;
-  c->functions = module->functions;
+  c->table = module->table;
   c->context = std::move(context).value();
+  if (instance != nullptr) {
+    instance->Log(KILN_LOG_DEBUG, kiln::StrFormat("context created (executor %s, %d threads)",
+                                                  kiln::vm::ExecutorName(c->context->executor()),
+                                                  c->context->thread_pool()->num_threads()));
+  }
+  c->instance = std::move(instance);
   *out_context = c;
   return nullptr;
 }
 
+extern "C" {
+
+namespace {
+using kiln::capi::CreateContext;
 }  // namespace
 
 kiln_status_t* kiln_context_create_with_executor(const kiln_module_t* module, kiln_executor_t executor,
@@ -491,7 +545,7 @@ kiln_status_t* kiln_context_create_with_executor(const kiln_module_t* module, ki
   }
   kiln_context_options options;
   options.executor = executor;
-  return CreateContext(__func__, module, options, out_context);
+  return CreateContext(__func__, module, options, nullptr, out_context);
 }
 
 kiln_status_t* kiln_context_options_create(kiln_context_options_t** out_options) {
@@ -545,7 +599,7 @@ kiln_status_t* kiln_context_create_with_options(const kiln_module_t* module, con
   *out_context = nullptr;
   KILN_CAPI_REQUIRE(module);
   KILN_CAPI_REQUIRE(options);
-  return CreateContext(__func__, module, *options, out_context);
+  return CreateContext(__func__, module, *options, nullptr, out_context);
 }
 
 kiln_status_t* kiln_context_num_threads(const kiln_context_t* context, int32_t* out_num_threads) {
@@ -574,24 +628,39 @@ kiln_outputs_t* NewOutputs() {
 // the function is known.
 kiln_status_t* Invoke(const char* api, kiln_context_t* context, const kiln_function& function,
                       kiln_tensor_t* const* inputs, size_t num_inputs, kiln_outputs_t** out_outputs) {
-  if (function.num_params != num_inputs) {
-    return MakeStatus(KILN_STATUS_INVALID_ARGUMENT, kiln::StrFormat("%s: expected %zu inputs, got %zu",
-                                                                    function.name.c_str(), function.num_params,
-                                                                    num_inputs));
-  }
   for (size_t i = 0; i < num_inputs; ++i) {
     if (inputs[i] == nullptr) return Invalid(api, kiln::StrFormat("input %zu is NULL", i));
   }
-  if (context->executor == KILN_EXECUTOR_GRAPH && !function.has_graph) {
-    return MakeStatus(KILN_STATUS_FAILED_PRECONDITION, "function '" + function.name +
-                                                           "' has no static graph; use KILN_EXECUTOR_VM or AUTO");
-  }
-  Any result;
   context->args.resize(num_inputs);
   for (size_t i = 0; i < num_inputs; ++i) context->args[i] = Any(inputs[i]->tensor);
-  Status s = context->context->Invoke(function.handle, context->args, &result);
-  for (Any& a : context->args) a = Any();  // do not keep the caller's tensors referenced between calls
-  if (!s.ok()) return FromStatus(s);
+  return kiln::capi::InvokeAnys(api, context, function, num_inputs, out_outputs);
+}
+
+}  // namespace
+
+}  // extern "C"
+
+kiln_status_t* kiln::capi::InvokeAnys(const char* api, kiln_context_t* context, const kiln_function& function,
+                                      size_t num_inputs, kiln_outputs_t** out_outputs) {
+  kiln_status_t* failure = nullptr;
+  Any result;
+  if (function.num_params != num_inputs) {
+    failure = MakeStatus(KILN_STATUS_INVALID_ARGUMENT, kiln::StrFormat("%s: expected %zu inputs, got %zu",
+                                                                       function.name.c_str(), function.num_params,
+                                                                       num_inputs));
+  } else if (context->executor == KILN_EXECUTOR_GRAPH && !function.has_graph) {
+    failure = MakeStatus(KILN_STATUS_FAILED_PRECONDITION,
+                         "function '" + function.name + "' has no static graph; use KILN_EXECUTOR_VM or AUTO");
+  } else {
+    failure = FromStatus(context->context->Invoke(function.handle, context->args, &result));
+  }
+  for (Any& a : context->args) a = Any();  // do not keep the caller's values referenced between calls
+  if (failure != nullptr) {
+    if (context->instance != nullptr) {
+      context->instance->Log(KILN_LOG_WARNING, std::string(api) + " failed: " + kiln_status_message(failure));
+    }
+    return failure;
+  }
 
   kiln_outputs_t* o = NewOutputs();
   if (o == nullptr) return NoMemory(api);
@@ -608,7 +677,7 @@ kiln_status_t* Invoke(const char* api, kiln_context_t* context, const kiln_funct
   return nullptr;
 }
 
-}  // namespace
+extern "C" {
 
 kiln_status_t* kiln_context_invoke(kiln_context_t* context, const char* function, kiln_tensor_t* const* inputs,
                                    size_t num_inputs, kiln_outputs_t** out_outputs) {
@@ -617,11 +686,11 @@ kiln_status_t* kiln_context_invoke(kiln_context_t* context, const char* function
   KILN_CAPI_REQUIRE(context);
   KILN_CAPI_REQUIRE(function);
   if (num_inputs > 0 && inputs == nullptr) return Invalid(__func__, "inputs is NULL");
-  for (const kiln_function& f : context->functions) {
+  for (const kiln_function& f : context->table->functions) {
     if (f.name == function) return Invoke(__func__, context, f, inputs, num_inputs, out_outputs);
   }
   return MakeStatus(KILN_STATUS_NOT_FOUND, std::string("no function '") + function + "' in the module (it has: " +
-                                               FunctionList(context->functions) + ")");
+                                               FunctionList(context->table->functions) + ")");
 }
 
 kiln_status_t* kiln_context_invoke_function(kiln_context_t* context, const kiln_function_t* function,
@@ -684,6 +753,7 @@ void kiln_outputs_release(kiln_outputs_t* outputs) {
   // Drop the tensors now, whatever happens to the handle.
   outputs->values.clear();
   outputs->tensors.clear();
+  outputs->value_handles.clear();
   if (t_spare_outputs == nullptr) {
     t_spare_outputs.reset(outputs);
   } else {

@@ -11,28 +11,53 @@
  * functions. NULL means success. A non-NULL status is owned by the caller and
  * released with kiln_status_free; it carries a code and a one-line-or-more
  * message with context ("main: argument x, dimension 1: expected 3, got 4").
- * Caller mistakes (a bad file, a wrong shape, an unknown name, a NULL handle)
- * are statuses; Kiln never aborts on them.
+ * Caller mistakes (a bad file, a wrong shape, an unknown name, a NULL handle,
+ * an index out of range, a value of the wrong kind) are statuses; Kiln never
+ * aborts on them.
  *
- * Out-parameters are named out_*. Each is set to NULL (or 0) first, so it is
- * defined even when the call fails. Handles are only written on success.
+ * Out-parameters are named out_*. Each is set to NULL (or 0, or a zeroed
+ * struct) first, so it is defined even when the call fails. Handles are only
+ * written on success.
  *
- * Ownership. create/load/wrap/invoke return an owned handle that the caller
- * releases exactly once with the matching *_release. Accessors (names, shapes,
- * data pointers, kiln_outputs_get, kiln_args_get_tensor, ...) borrow: the
- * result stays valid as long as the handle it came from. Release functions
- * accept NULL. No function consumes its arguments, also when it fails.
- * Handles keep what they need alive: a context keeps its module, a tensor
- * keeps its storage (output tensors keep module constants they point into).
+ * Ownership. create/load/wrap/share/invoke return an owned handle that the
+ * caller releases exactly once with the matching *_release. Accessors (names,
+ * shapes, data pointers, value infos, kiln_outputs_get, kiln_value_tuple_get,
+ * kiln_args_get_tensor, ...) borrow: the result stays valid as long as the
+ * handle it came from. Release functions accept NULL. No function consumes
+ * its arguments, also when it fails; the one exception is
+ * kiln_tensor_from_dlpack, which takes over the DLManagedTensor on success
+ * only (the DLPack convention). Handles keep what they need alive: a context
+ * keeps its module and instance, a module its instance, a tensor its storage
+ * (output tensors keep module constants they point into), a value what it
+ * holds; so handles may be released in any order.
  *
- * Thread-safety. A module is immutable and thread-safe: any number of threads
- * may use it and create contexts from it at once. A context, a tensor handle
- * and an outputs handle are thread-compatible: one thread at a time; create a
- * context per concurrent caller. Registration functions are thread-safe. A
- * registered C function may be called from several threads at once.
+ * Thread-safety, per handle:
+ *   kiln_instance_t       thread-safe (immutable after creation).
+ *   kiln_module_t         thread-safe (immutable): any number of threads may
+ *                         use it and create contexts from it at once; its
+ *                         kiln_function_t are immutable too.
+ *   kiln_context_t        thread-compatible: one thread at a time; create a
+ *                         context per concurrent caller.
+ *   kiln_tensor_t         thread-compatible handle; several handles may share
+ *                         storage (kiln_tensor_share) and be used from
+ *                         different threads; writing the data while another
+ *                         thread reads it is the caller's race.
+ *   kiln_value_t, kiln_outputs_t
+ *                         thread-compatible (borrowed field handles are made
+ *                         on first access).
+ *   options objects       thread-compatible; copied when used.
+ *   kiln_status_t         thread-compatible.
+ * Registration functions are thread-safe. A registered C function, a logging
+ * callback, an allocator and a tensor release callback may be called from
+ * several threads at once.
  *
- * Compatibility. Within a major version the ABI only grows: functions and
- * enum values are added, never changed or removed.
+ * Compatibility. KILN_API_VERSION is the version of this header;
+ * kiln_api_version() that of the library actually linked. Within a major
+ * version the ABI only grows: functions, enum values and constants are added,
+ * never changed or removed, and public structs (kiln_allocator_t,
+ * kiln_value_info_t) keep their layout: a later version that needs more adds
+ * a new struct and function beside them. A program built against 0.N runs
+ * with any library 0.M, M >= N. Each function added after 0.1 says since when.
  */
 #ifndef KILN_CAPI_KILN_H_
 #define KILN_CAPI_KILN_H_
@@ -45,7 +70,15 @@ extern "C" {
 #endif
 
 #define KILN_API_VERSION_MAJOR 0
-#define KILN_API_VERSION_MINOR 3
+#define KILN_API_VERSION_MINOR 4
+/* (major << 16) | minor of this header. */
+#define KILN_API_VERSION ((KILN_API_VERSION_MAJOR << 16) | KILN_API_VERSION_MINOR)
+
+/* History: 0.1 modules, contexts, tensors, invoke, registered C functions;
+ * 0.2 context options (threads, executor); 0.3 allocator, invoke by function
+ * handle, profiling; 0.4 runtime instances with logging, function
+ * introspection (kiln_value_info_t), values (scalars, shapes, nested tuples)
+ * as inputs and outputs, tensors with a release callback, DLPack. */
 
 /* (major << 16) | minor of the library actually linked. */
 uint32_t kiln_api_version(void);
@@ -103,6 +136,28 @@ typedef uint32_t kiln_dtype_t;
 #define KILN_DTYPE_UINT8 KILN_DTYPE(KILN_DTYPE_CODE_UINT, 8, 1)
 #define KILN_DTYPE_BOOL KILN_DTYPE(KILN_DTYPE_CODE_UINT, 1, 1)
 
+/* ---- Value kinds ------------------------------------------------------- */
+
+/* What a value (kiln_value_t, an argument of a registered function) or a
+ * declared parameter/result (kiln_value_info_t) is. INT and FLOAT are scalars
+ * (R.Prim), SHAPE a list of int64 (R.Shape), TUPLE an ordered list of values
+ * (R.Tuple, possibly nested). */
+typedef enum kiln_value_kind_e {
+  KILN_VALUE_NONE = 0,
+  KILN_VALUE_INT = 1,
+  KILN_VALUE_FLOAT = 2,
+  KILN_VALUE_STRING = 3,
+  KILN_VALUE_TENSOR = 4,
+  KILN_VALUE_SHAPE = 5,
+  KILN_VALUE_TUPLE = 6,
+  KILN_VALUE_FUNCTION = 7,
+  KILN_VALUE_OBJECT = 8,
+} kiln_value_kind_t;
+
+/* "tensor", "int", "tuple", ...; static storage ("unknown" for others).
+ * Since API 0.4. */
+const char* kiln_value_kind_name(kiln_value_kind_t kind);
+
 /* ---- Tensors ------------------------------------------------------------- */
 
 /* A dense, row-major CPU tensor. */
@@ -124,6 +179,34 @@ kiln_status_t* kiln_tensor_create(const int64_t* shape, int32_t ndim, kiln_dtype
  * beyond the handle it was borrowed from). */
 kiln_status_t* kiln_tensor_share(const kiln_tensor_t* tensor, kiln_tensor_t** out_tensor);
 void kiln_tensor_release(kiln_tensor_t* tensor);
+
+/* Since API 0.4. Called once with (user, data) when the last reference to a
+ * wrapped tensor's storage goes: its last handle is released and no output,
+ * value, DLPack export or running call holds it. May run on any thread. */
+typedef void (*kiln_tensor_release_fn_t)(void* user, void* data);
+/* As kiln_tensor_wrap, and the tensor owns `data` through `release`: Kiln
+ * calls release(user, data) exactly once, when the storage's last reference
+ * goes. `release` may be NULL (then as kiln_tensor_wrap). When the call fails
+ * `release` is not called: the memory stays the caller's. */
+kiln_status_t* kiln_tensor_wrap_with_release(void* data, const int64_t* shape, int32_t ndim, kiln_dtype_t dtype,
+                                             kiln_tensor_release_fn_t release, void* user,
+                                             kiln_tensor_t** out_tensor);
+
+/* DLPack (dlpack/dlpack.h, version 0.6 and later: DLManagedTensor). Include
+ * <dlpack/dlpack.h> to use these; kiln.h itself only names the struct.
+ * Since API 0.4. */
+struct DLManagedTensor;
+/* A tensor over `managed`'s memory, without copying. Kiln takes `managed`
+ * over on success and calls its deleter once, when the last reference goes;
+ * on failure the caller keeps it. The tensor must be on the CPU (kDLCPU),
+ * compact row-major (strides NULL or those of a compact tensor), with a
+ * dtype kiln_tensor_wrap accepts; otherwise KILN_STATUS_INVALID_ARGUMENT
+ * naming what is wrong. */
+kiln_status_t* kiln_tensor_from_dlpack(struct DLManagedTensor* managed, kiln_tensor_t** out_tensor);
+/* A new DLManagedTensor sharing `tensor`'s storage (no copy), owned by the
+ * caller: call its deleter (managed->deleter(managed)) exactly once when done;
+ * it keeps the storage alive until then. Device kDLCPU, strides NULL. */
+kiln_status_t* kiln_tensor_to_dlpack(const kiln_tensor_t* tensor, struct DLManagedTensor** out_managed);
 
 kiln_status_t* kiln_tensor_dtype(const kiln_tensor_t* tensor, kiln_dtype_t* out_dtype);
 kiln_status_t* kiln_tensor_ndim(const kiln_tensor_t* tensor, int32_t* out_ndim);
@@ -162,6 +245,35 @@ kiln_status_t* kiln_module_lookup_function(const kiln_module_t* module, const ch
 kiln_status_t* kiln_function_name(const kiln_function_t* function, const char** out_name);
 kiln_status_t* kiln_function_param_count(const kiln_function_t* function, size_t* out_count);
 kiln_status_t* kiln_function_result_count(const kiln_function_t* function, size_t* out_count);
+
+/* Since API 0.4. A declared parameter or result of a function, as the
+ * compiler wrote it into the .vmfb. Every pointer is borrowed and valid while
+ * the module lives (also after kiln_module_release if a context of it lives).
+ * A function has one result; a function returning a tuple declares one
+ * result of kind KILN_VALUE_TUPLE (its call gives one output per field). */
+typedef struct kiln_value_info {
+  /* The parameter's name ("x"); results are named "result". */
+  const char* name;
+  /* TENSOR, SHAPE, TUPLE, INT or FLOAT (a scalar: R.Prim), OBJECT or
+   * FUNCTION. */
+  kiln_value_kind_t kind;
+  /* Element type of a tensor, type of a scalar; 0 when not declared. */
+  kiln_dtype_t dtype;
+  /* Rank of a tensor, length of a shape; -1 when not declared. */
+  int32_t ndim;
+  /* ndim entries when ndim > 0 (else NULL): a size, or -1 for a symbolic or
+   * undeclared dimension. */
+  const int64_t* dims;
+  /* ndim entries when ndim > 0 (else NULL): each dimension as text: "784",
+   * "n", "n * 4"; "" when undeclared (R.Tensor(ndim=2)). */
+  const char* const* dim_names;
+} kiln_value_info_t;
+
+/* KILN_STATUS_OUT_OF_RANGE for index >= the count. */
+kiln_status_t* kiln_function_param_info(const kiln_function_t* function, size_t index,
+                                        kiln_value_info_t* out_info);
+kiln_status_t* kiln_function_result_info(const kiln_function_t* function, size_t index,
+                                         kiln_value_info_t* out_info);
 
 /* ---- Calls ------------------------------------------------------------------ */
 
@@ -223,6 +335,62 @@ kiln_status_t* kiln_context_create_with_options(const kiln_module_t* module, con
 /* The number of threads the context's kernels run on. */
 kiln_status_t* kiln_context_num_threads(const kiln_context_t* context, int32_t* out_num_threads);
 
+/* ---- Runtime instance (since API 0.4) ----------------------------------------
+ *
+ * An instance holds what a process's modules and contexts share: the thread
+ * pool (contexts created from it run their kernels on it), the allocator and
+ * a logging callback. It is optional: the functions above work without one
+ * (on the shared pool of their thread count, the default allocator, no log).
+ * Pools are shared per size: instances and contexts asking for the same
+ * thread count use the same workers, so they never oversubscribe the cores. */
+
+typedef struct kiln_instance kiln_instance_t;
+typedef struct kiln_instance_options kiln_instance_options_t;
+
+typedef enum kiln_log_level_e {
+  KILN_LOG_DEBUG = 0,   /* contexts created */
+  KILN_LOG_INFO = 1,    /* instances created, modules loaded */
+  KILN_LOG_WARNING = 2, /* failed calls on the instance's contexts */
+  KILN_LOG_ERROR = 3,   /* failed module loads */
+} kiln_log_level_t;
+
+/* Receives one message (no trailing newline), borrowed for the call. Called
+ * from the thread doing the logged work, possibly several at once. */
+typedef void (*kiln_log_fn_t)(void* user, kiln_log_level_t level, const char* message);
+
+/* Defaults: num_threads 0 (one per physical core), the default allocator, no
+ * logging. */
+kiln_status_t* kiln_instance_options_create(kiln_instance_options_t** out_options);
+void kiln_instance_options_release(kiln_instance_options_t* options);
+/* As kiln_context_options_set_num_threads. */
+kiln_status_t* kiln_instance_options_set_num_threads(kiln_instance_options_t* options, int32_t num_threads);
+/* As kiln_context_options_set_allocator; used by the instance's contexts that
+ * do not set their own. */
+kiln_status_t* kiln_instance_options_set_allocator(kiln_instance_options_t* options,
+                                                   const kiln_allocator_t* allocator);
+/* Messages at `min_level` and above go to log(user, level, message); `log`
+ * NULL turns logging off. `log` and `user` must stay valid while the instance
+ * or anything made from it lives. KILN_STATUS_INVALID_ARGUMENT for an unknown
+ * level. */
+kiln_status_t* kiln_instance_options_set_logger(kiln_instance_options_t* options, kiln_log_fn_t log, void* user,
+                                                kiln_log_level_t min_level);
+/* `options` may be NULL (defaults); it is copied. */
+kiln_status_t* kiln_instance_create(const kiln_instance_options_t* options, kiln_instance_t** out_instance);
+void kiln_instance_release(kiln_instance_t* instance);
+kiln_status_t* kiln_instance_num_threads(const kiln_instance_t* instance, int32_t* out_num_threads);
+/* As kiln_module_load_file / _buffer; the module's default pool is the
+ * instance's, and loads are logged (failures at KILN_LOG_ERROR). */
+kiln_status_t* kiln_instance_load_module_file(const kiln_instance_t* instance, const char* path,
+                                              kiln_module_t** out_module);
+kiln_status_t* kiln_instance_load_module_buffer(const kiln_instance_t* instance, const void* data, size_t size,
+                                                kiln_module_t** out_module);
+/* A context of `module` (loaded with or without an instance) on the
+ * instance's pool, with its allocator and logger. `options` may be NULL; its
+ * executor and allocator apply, but its thread count must be 0 (the pool is
+ * the instance's): otherwise KILN_STATUS_INVALID_ARGUMENT. */
+kiln_status_t* kiln_instance_create_context(const kiln_instance_t* instance, const kiln_module_t* module,
+                                            const kiln_context_options_t* options, kiln_context_t** out_context);
+
 /* Calls `function` (by name) with `num_inputs` tensors. Input errors (count,
  * dtype, shape) come back as KILN_STATUS_INVALID_ARGUMENT naming the function,
  * the argument and the dimension. */
@@ -270,24 +438,59 @@ kiln_status_t* kiln_outputs_count(const kiln_outputs_t* outputs, size_t* out_cou
  * KILN_STATUS_INVALID_ARGUMENT if that output is not a tensor. */
 kiln_status_t* kiln_outputs_get(const kiln_outputs_t* outputs, size_t index, const kiln_tensor_t** out_tensor);
 
+/* ---- Values (since API 0.4) -------------------------------------------------
+ *
+ * Any value a function takes or returns: a tensor, an int64 or float64
+ * scalar, a shape, a (nested) tuple of values. Values made here are inputs
+ * of kiln_context_invoke_values; outputs and a registered function's
+ * arguments lend theirs out. A value never changes after it is made. */
+
+typedef struct kiln_value kiln_value_t;
+
+kiln_status_t* kiln_value_create_int64(int64_t value, kiln_value_t** out_value);
+kiln_status_t* kiln_value_create_float64(double value, kiln_value_t** out_value);
+/* `dims` (ndim entries, each >= 0) is copied. */
+kiln_status_t* kiln_value_create_shape(const int64_t* dims, int32_t ndim, kiln_value_t** out_value);
+/* The value holds its own reference to the tensor's storage. */
+kiln_status_t* kiln_value_create_tensor(const kiln_tensor_t* tensor, kiln_value_t** out_value);
+/* A tuple of `num_fields` values (each shared, not copied; none NULL). */
+kiln_status_t* kiln_value_create_tuple(const kiln_value_t* const* fields, size_t num_fields,
+                                       kiln_value_t** out_value);
+/* A new handle to the same value (to keep a borrowed one). */
+kiln_status_t* kiln_value_share(const kiln_value_t* value, kiln_value_t** out_value);
+void kiln_value_release(kiln_value_t* value);
+
+kiln_status_t* kiln_value_kind(const kiln_value_t* value, kiln_value_kind_t* out_kind);
+/* KILN_STATUS_INVALID_ARGUMENT naming the kind it is when the value is not of
+ * the kind asked for (kiln_value_get_float64 widens an int). */
+kiln_status_t* kiln_value_get_int64(const kiln_value_t* value, int64_t* out_value);
+kiln_status_t* kiln_value_get_float64(const kiln_value_t* value, double* out_value);
+/* Borrowed; valid while `value` lives. */
+kiln_status_t* kiln_value_get_tensor(const kiln_value_t* value, const kiln_tensor_t** out_tensor);
+/* Borrowed array of *out_ndim dimensions (never NULL). */
+kiln_status_t* kiln_value_get_shape(const kiln_value_t* value, int32_t* out_ndim, const int64_t** out_dims);
+kiln_status_t* kiln_value_tuple_size(const kiln_value_t* value, size_t* out_size);
+/* Borrowed; valid while `value` lives. KILN_STATUS_OUT_OF_RANGE past the end. */
+kiln_status_t* kiln_value_tuple_get(const kiln_value_t* value, size_t index, const kiln_value_t** out_field);
+
+/* Output `index` as a value, whatever its kind (kiln_outputs_get only reads
+ * tensors). Borrowed; valid while `outputs` lives. */
+kiln_status_t* kiln_outputs_get_value(const kiln_outputs_t* outputs, size_t index,
+                                      const kiln_value_t** out_value);
+
+/* Calls `function` (of this context's module) with values: tensors, scalars,
+ * shapes and tuples, as its parameters declare. Otherwise as
+ * kiln_context_invoke_function: the same checks and messages. */
+kiln_status_t* kiln_context_invoke_values(kiln_context_t* context, const kiln_function_t* function,
+                                          const kiln_value_t* const* inputs, size_t num_inputs,
+                                          kiln_outputs_t** out_outputs);
+
 /* ---- Registering C functions ------------------------------------------------ */
 
 /* The arguments of one call into a registered function; borrowed for the call. */
 typedef struct kiln_args kiln_args_t;
 /* Where a registered function puts its result (leave it unset for none). */
 typedef struct kiln_result kiln_result_t;
-
-typedef enum kiln_value_kind_e {
-  KILN_VALUE_NONE = 0,
-  KILN_VALUE_INT = 1,
-  KILN_VALUE_FLOAT = 2,
-  KILN_VALUE_STRING = 3,
-  KILN_VALUE_TENSOR = 4,
-  KILN_VALUE_SHAPE = 5,
-  KILN_VALUE_TUPLE = 6,
-  KILN_VALUE_FUNCTION = 7,
-  KILN_VALUE_OBJECT = 8,
-} kiln_value_kind_t;
 
 kiln_status_t* kiln_args_count(const kiln_args_t* args, size_t* out_count);
 kiln_status_t* kiln_args_kind(const kiln_args_t* args, size_t index, kiln_value_kind_t* out_kind);
@@ -298,9 +501,15 @@ kiln_status_t* kiln_args_get_int64(const kiln_args_t* args, size_t index, int64_
 /* Ints widen to double. */
 kiln_status_t* kiln_args_get_float64(const kiln_args_t* args, size_t index, double* out_value);
 
+/* Since API 0.4. Argument `index` as a value, whatever its kind; borrowed
+ * for the duration of the call. */
+kiln_status_t* kiln_args_get_value(const kiln_args_t* args, size_t index, const kiln_value_t** out_value);
+
 kiln_status_t* kiln_result_set_tensor(kiln_result_t* result, const kiln_tensor_t* tensor);
 kiln_status_t* kiln_result_set_int64(kiln_result_t* result, int64_t value);
 kiln_status_t* kiln_result_set_float64(kiln_result_t* result, double value);
+/* Since API 0.4. Any value (a tuple, a shape, ...); it is shared, not copied. */
+kiln_status_t* kiln_result_set_value(kiln_result_t* result, const kiln_value_t* value);
 
 /* A C function callable by compiled programs. Return NULL on success or a
  * status from kiln_status_create; Kiln takes ownership of the returned status. */
