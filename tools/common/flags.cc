@@ -72,9 +72,18 @@ void FlagParser::AddSwitch(const std::string& name, bool* dst) {
                         }});
 }
 
+void FlagParser::AddAlias(const std::string& short_name, const std::string& name) {
+  aliases_.emplace_back(short_name, "--" + name);
+}
+
 const FlagParser::Flag* FlagParser::Find(const std::string& name) const {
+  std::string full = name;
+  for (const auto& a : aliases_) {
+    if (a.first == name) full = a.second;
+  }
+  if (full.compare(0, 2, "--") != 0) return nullptr;
   for (const Flag& f : flags_) {
-    if (f.name == name) return &f;
+    if (f.name == full) return &f;
   }
   return nullptr;
 }
@@ -97,7 +106,7 @@ Status FlagParser::Parse(int argc, const char* const* argv, std::vector<std::str
     }
     size_t eq = arg.find('=');
     std::string name = arg.substr(0, eq);
-    const Flag* flag = arg.compare(0, 2, "--") == 0 ? Find(name) : nullptr;
+    const Flag* flag = Find(name);
     if (flag == nullptr) return InvalidArgument("unknown flag '" + name + "' (see --help)");
     std::string value;
     if (!flag->takes_value) {

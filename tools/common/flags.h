@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "runtime/status.h"
@@ -38,6 +39,8 @@ class FlagParser {
   // One of `choices`.
   void AddChoice(const std::string& name, const std::vector<std::string>& choices, std::string* dst);
   void AddSwitch(const std::string& name, bool* dst);
+  // A short spelling ("-o") of a registered flag ("output"): "-o FILE".
+  void AddAlias(const std::string& short_name, const std::string& name);
 
   // Parses argv[1..argc-1]; positional arguments go to *positional.
   Status Parse(int argc, const char* const* argv, std::vector<std::string>* positional);
@@ -51,6 +54,7 @@ class FlagParser {
   };
   const Flag* Find(const std::string& name) const;
   std::vector<Flag> flags_;
+  std::vector<std::pair<std::string, std::string>> aliases_;  // "-o" -> "--output"
   bool help_ = false;
 };
 

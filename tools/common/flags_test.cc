@@ -63,6 +63,14 @@ TEST(FlagParserTest, BothSpellingsAndPositionals) {
   EXPECT_EQ(g.name, "-x");
 }
 
+TEST(FlagParserTest, ShortAlias) {
+  Fixture f;
+  f.parser.AddAlias("-n", "name");
+  ASSERT_TRUE(f.Parse({"-n", "v"}).status.ok());
+  EXPECT_EQ(f.name, "v");
+  EXPECT_EQ(f.Parse({"-n"}).status.message(), "-n needs a value");
+}
+
 TEST(FlagParserTest, Help) {
   for (const char* h : {"-h", "--help"}) {
     Fixture f;

@@ -1,5 +1,8 @@
 #include "tools/kiln-dump/dump.h"
 
+#include <algorithm>
+#include <vector>
+
 #include "runtime/vmfb_loader.h"
 #include "vm/disassembler.h"
 
@@ -59,9 +62,52 @@ std::string TargetText(const ProgramTarget& t) {
   return StrFormat("triple '%s', cpu '%s', features '%s'", t.triple.c_str(), t.cpu.c_str(), t.features.c_str());
 }
 
+// Where each part of the file lies: the FlatBuffer (after its uint32 size
+// prefix), the weights segment and each native library. Offsets come from
+// the decoded pointers into `bytes`.
+std::string SegmentsText(const Program& p, const FileBytes& bytes) {
+  struct Segment {
+    uint64_t offset, size;
+    std::string what;
+  };
+  std::vector<Segment> segments;
+  if (bytes.size >= 4) {
+    uint32_t prefix = static_cast<uint32_t>(bytes.data[0]) | static_cast<uint32_t>(bytes.data[1]) << 8 |
+                      static_cast<uint32_t>(bytes.data[2]) << 16 | static_cast<uint32_t>(bytes.data[3]) << 24;
+    segments.push_back({0, uint64_t{4} + prefix, "flatbuffer (size prefix, header, tables, bytecode)"});
+  }
+  auto inside = [&](const void* ptr) {
+    const uint8_t* q = static_cast<const uint8_t*>(ptr);
+    return q >= bytes.data && q <= bytes.data + bytes.size;
+  };
+  for (const ProgramConstant& c : p.constants) {
+    if (c.kind != ProgramConstantKind::kTensor || !c.value.is_tensor()) continue;
+    const uint8_t* data = static_cast<const uint8_t*>(c.value.tensor().raw_data());
+    if (!inside(data) || static_cast<uint64_t>(data - bytes.data) < c.weights_offset) continue;
+    size_t tensors = 0;
+    for (const ProgramConstant& k : p.constants) tensors += k.kind == ProgramConstantKind::kTensor;
+    segments.push_back({static_cast<uint64_t>(data - bytes.data) - c.weights_offset, p.weights_size,
+                        StrFormat("weights (%zu tensor constants)", tensors)});
+    break;
+  }
+  for (size_t i = 0; i < p.native_libraries.size(); ++i) {
+    const ProgramNativeLibrary& l = p.native_libraries[i];
+    if (!inside(l.data)) continue;
+    segments.push_back({static_cast<uint64_t>(l.data - bytes.data), l.size,
+                        StrFormat("native library %zu (%s, %zu kernels)", i, l.format.c_str(), l.kernel_names.size())});
+  }
+  std::sort(segments.begin(), segments.end(), [](const Segment& a, const Segment& b) { return a.offset < b.offset; });
+  std::string out = StrFormat("\nsegments (file %zu bytes):\n", bytes.size);
+  for (const Segment& s : segments) {
+    out += StrFormat("  offset %10llu  size %10llu  %s\n", static_cast<unsigned long long>(s.offset),
+                     static_cast<unsigned long long>(s.size), s.what.c_str());
+  }
+  return out;
+}
+
 }  // namespace
 
-std::string DumpProgram(const Program& p) {
+std::string DumpProgram(const Program& p, const FileBytes* bytes) {
   std::string out;
   out += StrFormat("format: %u.%u\n", p.format_major, p.format_minor);
   out += "producer: " + p.producer + "\n";
@@ -88,6 +134,15 @@ std::string DumpProgram(const Program& p) {
     out += "\n";
   }
 
+  std::string imports;
+  size_t num_imports = 0;
+  for (const ProgramCallable& c : p.callables) {
+    if (c.kind != CallableKind::kPacked) continue;
+    imports += "  " + c.name + "\n";
+    ++num_imports;
+  }
+  out += StrFormat("\nimports (%zu packed functions resolved by name at load):\n", num_imports) + imports;
+
   out += StrFormat("\nconstants (%zu, weights %llu bytes):\n", p.constants.size(),
                    static_cast<unsigned long long>(p.weights_size));
   for (size_t i = 0; i < p.constants.size(); ++i) {
@@ -97,7 +152,8 @@ std::string DumpProgram(const Program& p) {
     switch (c.kind) {
       case ProgramConstantKind::kTensor:
         out += "tensor " + c.value.tensor().TypeString() +
-               StrFormat(" at weights+%llu", static_cast<unsigned long long>(c.weights_offset));
+               StrFormat(" at weights+%llu (%zu bytes)", static_cast<unsigned long long>(c.weights_offset),
+                         c.value.tensor().NumBytes());
         break;
       default:
         out += c.value.Describe();
@@ -131,12 +187,13 @@ std::string DumpProgram(const Program& p) {
       out += StrFormat("    out%zu: %s\n", i, GraphArgText(g.outputs[i]).c_str());
     }
   }
+  if (bytes != nullptr) out += SegmentsText(p, *bytes);
   return out;
 }
 
 Result<std::string> DumpVmfbBytes(const FileBytes& bytes) {
   KILN_ASSIGN_OR_RETURN(Program p, DecodeVmfb(bytes));
-  return DumpProgram(p);
+  return DumpProgram(p, &bytes);
 }
 
 namespace {

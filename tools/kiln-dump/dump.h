@@ -1,7 +1,9 @@
 // kiln-dump's logic: a .vmfb as readable text (version, producer, target,
-// functions with signatures and disassembled bytecode, callables, constants,
-// native libraries, graphs). It decodes and verifies the file's structure but
-// does not link it, so files whose imports are missing here still dump.
+// functions with signatures and disassembled bytecode, callables, imports,
+// constants with shapes and bytes, native libraries with their kernels,
+// graphs, and the file's segments with offsets and sizes). It decodes and
+// verifies the file's structure but does not link it, so files whose
+// imports are missing here still dump.
 #ifndef KILN_TOOLS_KILN_DUMP_DUMP_H_
 #define KILN_TOOLS_KILN_DUMP_DUMP_H_
 
@@ -14,7 +16,9 @@
 namespace kiln {
 namespace tools {
 
-std::string DumpProgram(const Program& program);
+// With `bytes` (the file the program was decoded from) the text ends with
+// the segments: where the FlatBuffer, the weights and each native library lie.
+std::string DumpProgram(const Program& program, const FileBytes* bytes = nullptr);
 // The header alone (format, producer, target, size), from PeekVmfbInfo: works
 // for files this runtime cannot decode, e.g. a newer format major.
 Result<std::string> DumpVmfbInfoFile(const std::string& path);
