@@ -223,8 +223,10 @@ TEST_F(CppWrapperTest, Instance) {
   EXPECT_GE(g_log_lines, 3);  // instance, module, context
   EXPECT_EQ(instance->CreateContext(*module, {KILN_EXECUTOR_AUTO, 2, nullptr}).status().code(),
             KILN_STATUS_INVALID_ARGUMENT);
-  options.min_level = static_cast<kiln_log_level_t>(9);
-  EXPECT_EQ(Instance::Create(options).status().code(), KILN_STATUS_INVALID_ARGUMENT);
+  options.num_threads = -5;
+  Result<Instance> bad = Instance::Create(options);
+  EXPECT_EQ(bad.status().code(), KILN_STATUS_INVALID_ARGUMENT);
+  EXPECT_NE(bad.status().message().find("num_threads is -5"), std::string::npos);
 }
 
 }  // namespace
