@@ -1,0 +1,301 @@
+// Neural-network ONNX operators end to end against plain C++ loops: Conv
+// (padding, stride, groups, dilation, SAME), BatchNormalization, pooling,
+// Gemm/MatMul, Softmax forms, LayerNormalization, InstanceNormalization,
+// ConvTranspose, Einsum, Resize, Pad.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/onnx/onnx_e2e_util.h"
+
+namespace kiln {
+namespace onnx {
+namespace testing {
+namespace {
+
+using ::onnx::TensorProto;
+using B = OnnxModelBuilder;
+
+struct T4 {
+  int64_t n, c, h, w;
+  std::vector<float> v;
+  float at(int64_t a, int64_t b, int64_t y, int64_t x) const { return v[((a * c + b) * h + y) * w + x]; }
+};
+
+// conv2d NCHW / OIHW with groups.
+T4 RefConv(const T4& x, const T4& wt, const std::vector<float>& bias, int64_t stride, int64_t pad_t, int64_t pad_l,
+           int64_t pad_b, int64_t pad_r, int64_t dil, int64_t group) {
+  T4 o;
+  o.n = x.n;
+  o.c = wt.n;
+  o.h = (x.h + pad_t + pad_b - dil * (wt.h - 1) - 1) / stride + 1;
+  o.w = (x.w + pad_l + pad_r - dil * (wt.w - 1) - 1) / stride + 1;
+  o.v.assign(o.n * o.c * o.h * o.w, 0);
+  int64_t cin_g = x.c / group, cout_g = o.c / group;
+  for (int64_t b = 0; b < o.n; ++b)
+    for (int64_t oc = 0; oc < o.c; ++oc)
+      for (int64_t y = 0; y < o.h; ++y)
+        for (int64_t xx = 0; xx < o.w; ++xx) {
+          double acc = bias.empty() ? 0 : bias[oc];
+          int64_t g = oc / cout_g;
+          for (int64_t ic = 0; ic < cin_g; ++ic)
+            for (int64_t ky = 0; ky < wt.h; ++ky)
+              for (int64_t kx = 0; kx < wt.w; ++kx) {
+                int64_t iy = y * stride - pad_t + ky * dil, ix = xx * stride - pad_l + kx * dil;
+                if (iy < 0 || iy >= x.h || ix < 0 || ix >= x.w) continue;
+                acc += x.at(b, g * cin_g + ic, iy, ix) * wt.at(oc, ic, ky, kx);
+              }
+          o.v[((b * o.c + oc) * o.h + y) * o.w + xx] = static_cast<float>(acc);
+        }
+  return o;
+}
+
+void ExpectNear(const Tensor& got, const std::vector<float>& want, float tol, const std::string& what) {
+  std::vector<float> g = Values(got);
+  ASSERT_EQ(g.size(), want.size()) << what;
+  for (size_t i = 0; i < g.size(); ++i) EXPECT_NEAR(g[i], want[i], tol * (1 + std::fabs(want[i]))) << what << " element " << i;
+}
+
+TEST(OnnxNnE2E, ConvolutionsNormalizationAndPooling) {
+  B m(13);
+  T4 x{1, 4, 6, 6, Ramp(144, -1, 1, 1)};
+  T4 w1{3, 4, 3, 3, Ramp(108, -0.5f, 0.5f, 2)};
+  std::vector<float> b1 = {0.1f, -0.2f, 0.3f};
+  T4 w2{4, 2, 2, 2, Ramp(32, -0.5f, 0.5f, 3)};  // group 2, stride 2
+  m.Input("x", TensorProto::FLOAT, {1, 4, 6, 6});
+  m.Initializer("w1", {3, 4, 3, 3}, w1.v);
+  m.Initializer("b1", {3}, b1);
+  m.Initializer(B::TensorRaw("w2", {4, 2, 2, 2}, w2.v));
+  auto* c1 = m.Node("Conv", {"x", "w1", "b1"}, {"c1"});
+  B::AttrInts(c1, "pads", {1, 1, 1, 1});
+  m.Output("c1");
+  auto* c2 = m.Node("Conv", {"x", "w2"}, {"c2"});
+  B::AttrInt(c2, "group", 2);
+  B::AttrInts(c2, "strides", {2, 2});
+  m.Output("c2");
+  auto* c3 = m.Node("Conv", {"x", "w1"}, {"c3"});  // SAME_UPPER, dilation 2
+  B::AttrString(c3, "auto_pad", "SAME_UPPER");
+  B::AttrInts(c3, "dilations", {2, 2});
+  m.Output("c3");
+  // BatchNormalization(c1) -> Relu -> MaxPool 2x2 s2, AveragePool 3x3 pads 1, global pools.
+  std::vector<float> scale = {1.5f, 0.5f, 1.0f}, shift = {0.1f, 0.2f, -0.3f}, mean = {0.05f, -0.1f, 0.2f}, var = {0.5f, 1.5f, 2.0f};
+  m.Initializer("scale", {3}, scale);
+  m.Initializer("shift", {3}, shift);
+  m.Initializer("mean", {3}, mean);
+  m.Initializer("var", {3}, var);
+  auto* bn = m.Node("BatchNormalization", {"c1", "scale", "shift", "mean", "var"}, {"bn"});
+  B::AttrFloat(bn, "epsilon", 1e-3f);
+  m.Node("Relu", {"bn"}, {"r"});
+  m.Output("r");
+  auto* mp = m.Node("MaxPool", {"r"}, {"mp"});
+  B::AttrInts(mp, "kernel_shape", {2, 2});
+  B::AttrInts(mp, "strides", {2, 2});
+  m.Output("mp");
+  auto* ap = m.Node("AveragePool", {"c1"}, {"ap"});
+  B::AttrInts(ap, "kernel_shape", {3, 3});
+  B::AttrInts(ap, "pads", {1, 1, 1, 1});
+  m.Output("ap");
+  m.Node("GlobalAveragePool", {"c1"}, {"gap"});
+  m.Output("gap");
+  m.Node("GlobalMaxPool", {"c1"}, {"gmp"});
+  m.Output("gmp");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto out = RunMain(*module, {F32({1, 4, 6, 6}, x.v)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+
+  T4 r1 = RefConv(x, w1, b1, 1, 1, 1, 1, 1, 1, 1);
+  ExpectNear((*out)[0], r1.v, 1e-4f, "conv pads 1");
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 3, 6, 6}));
+  T4 r2 = RefConv(x, w2, {}, 2, 0, 0, 0, 0, 1, 2);
+  ExpectNear((*out)[1], r2.v, 1e-4f, "conv group 2 stride 2");
+  // SAME_UPPER with an effective kernel of 5: total pad 4, 2 each side.
+  T4 r3 = RefConv(x, w1, {}, 1, 2, 2, 2, 2, 2, 1);
+  ExpectNear((*out)[2], r3.v, 1e-4f, "conv SAME_UPPER dilation 2");
+  std::vector<float> relu(r1.v.size());
+  for (size_t i = 0; i < relu.size(); ++i) {
+    size_t c = (i / 36) % 3;
+    float v = (r1.v[i] - mean[c]) / std::sqrt(var[c] + 1e-3f) * scale[c] + shift[c];
+    relu[i] = std::max(v, 0.f);
+  }
+  ExpectNear((*out)[3], relu, 1e-4f, "batchnorm + relu");
+  std::vector<float> mpv, apv, gap(3, 0), gmp(3, -1e30f);
+  for (int64_t c = 0; c < 3; ++c) {
+    for (int64_t y = 0; y < 3; ++y)
+      for (int64_t xx = 0; xx < 3; ++xx) {
+        float best = -1e30f;
+        for (int64_t dy = 0; dy < 2; ++dy)
+          for (int64_t dx = 0; dx < 2; ++dx) best = std::max(best, relu[c * 36 + (2 * y + dy) * 6 + 2 * xx + dx]);
+        mpv.push_back(best);
+      }
+    for (int64_t y = 0; y < 6; ++y)
+      for (int64_t xx = 0; xx < 6; ++xx) {
+        double s = 0;
+        int cnt = 0;
+        for (int64_t dy = -1; dy <= 1; ++dy)
+          for (int64_t dx = -1; dx <= 1; ++dx) {
+            int64_t iy = y + dy, ix = xx + dx;
+            if (iy < 0 || iy >= 6 || ix < 0 || ix >= 6) continue;
+            s += r1.v[c * 36 + iy * 6 + ix];
+            ++cnt;
+          }
+        apv.push_back(static_cast<float>(s / cnt));  // count_include_pad = 0
+      }
+    for (int64_t i = 0; i < 36; ++i) {
+      gap[c] += r1.v[c * 36 + i] / 36;
+      gmp[c] = std::max(gmp[c], r1.v[c * 36 + i]);
+    }
+  }
+  ExpectNear((*out)[4], mpv, 1e-5f, "maxpool");
+  ExpectNear((*out)[5], apv, 1e-4f, "avgpool");
+  ExpectNear((*out)[6], gap, 1e-4f, "global average pool");
+  EXPECT_EQ((*out)[6].shape(), (std::vector<int64_t>{1, 3, 1, 1}));
+  ExpectNear((*out)[7], gmp, 1e-5f, "global max pool");
+}
+
+TEST(OnnxNnE2E, GemmMatMulSoftmaxAndLayerNorm) {
+  B m(11);  // opset 11: Softmax flattens to 2-D at `axis`
+  m.Input("a", TensorProto::FLOAT, {2, 3});
+  std::vector<float> bw = Ramp(12, -1, 1, 5), cv = {0.5f, -0.5f, 1.0f, 2.0f};
+  m.Initializer("bt", {4, 3}, bw);  // B transposed: (N, K)
+  m.Initializer("c", {4}, cv);
+  auto* g = m.Node("Gemm", {"a", "bt", "c"}, {"gemm"});
+  B::AttrInt(g, "transB", 1);
+  B::AttrFloat(g, "alpha", 0.5f);
+  B::AttrFloat(g, "beta", 2.0f);
+  m.Output("gemm");
+  auto* g2 = m.Node("Gemm", {"a", "a"}, {"gemm_ta"});  // Aᵀ A: (3, 3)
+  B::AttrInt(g2, "transA", 1);
+  m.Output("gemm_ta");
+  m.Input("x", TensorProto::FLOAT, {2, 2, 3});
+  auto* sm = m.Node("Softmax", {"x"}, {"sm"});
+  B::AttrInt(sm, "axis", 1);  // over the last 6 values of each batch
+  m.Output("sm");
+  auto* lsm = m.Node("LogSoftmax", {"x"}, {"lsm"});
+  B::AttrInt(lsm, "axis", 2);
+  m.Output("lsm");
+  m.Node("MatMul", {"x", "bt_t"}, {"mm"});
+  m.Initializer("bt_t", {3, 4}, bw);
+  m.Output("mm");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<float> av = Ramp(6, -1, 1, 7), xv = Ramp(12, -2, 2, 8);
+  auto out = RunMain(*module, {F32({2, 3}, av), F32({2, 2, 3}, xv)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<float> gemm, gta, smv, lsmv, mmv;
+  for (int i = 0; i < 2; ++i)
+    for (int j = 0; j < 4; ++j) {
+      float s = 0;
+      for (int k = 0; k < 3; ++k) s += av[i * 3 + k] * bw[j * 3 + k];
+      gemm.push_back(0.5f * s + 2.0f * cv[j]);
+    }
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 3; ++j) gta.push_back(av[i] * av[j] + av[3 + i] * av[3 + j]);
+  for (int b = 0; b < 2; ++b) {
+    float mx = -1e30f, s = 0;
+    for (int i = 0; i < 6; ++i) mx = std::max(mx, xv[b * 6 + i]);
+    for (int i = 0; i < 6; ++i) s += std::exp(xv[b * 6 + i] - mx);
+    for (int i = 0; i < 6; ++i) smv.push_back(std::exp(xv[b * 6 + i] - mx) / s);
+  }
+  for (int r = 0; r < 4; ++r) {
+    float mx = -1e30f, s = 0;
+    for (int i = 0; i < 3; ++i) mx = std::max(mx, xv[r * 3 + i]);
+    for (int i = 0; i < 3; ++i) s += std::exp(xv[r * 3 + i] - mx);
+    for (int i = 0; i < 3; ++i) lsmv.push_back(xv[r * 3 + i] - mx - std::log(s));
+    for (int j = 0; j < 4; ++j) {
+      float acc = 0;
+      for (int k = 0; k < 3; ++k) acc += xv[r * 3 + k] * bw[k * 4 + j];
+      mmv.push_back(acc);
+    }
+  }
+  ExpectNear((*out)[0], gemm, 1e-5f, "gemm transB alpha beta");
+  ExpectNear((*out)[1], gta, 1e-5f, "gemm transA");
+  ExpectNear((*out)[2], smv, 1e-5f, "softmax opset 11 axis 1");
+  ExpectNear((*out)[3], lsmv, 1e-5f, "logsoftmax");
+  ExpectNear((*out)[4], mmv, 1e-5f, "matmul batched");
+}
+
+TEST(OnnxNnE2E, LayerInstanceNormConvTransposeEinsumResizePad) {
+  B m(17);
+  m.Input("x", TensorProto::FLOAT, {1, 2, 3, 4});
+  std::vector<float> xv = Ramp(24, -1, 1, 11);
+  std::vector<float> gamma = {1.5f, 0.5f, 1.0f, 2.0f}, beta = {0.0f, 0.1f, -0.1f, 0.2f};
+  m.Initializer("gamma", {4}, gamma);
+  m.Initializer("beta", {4}, beta);
+  m.Node("LayerNormalization", {"x", "gamma", "beta"}, {"ln"});
+  m.Output("ln");
+  m.Initializer("in_s", {2}, {1.0f, 2.0f});
+  m.Initializer("in_b", {2}, {0.5f, -0.5f});
+  m.Node("InstanceNormalization", {"x", "in_s", "in_b"}, {"inorm"});
+  m.Output("inorm");
+  // ConvTranspose: (1, 2, 3, 4) with weight (2, 1, 2, 2), stride 2 -> (1, 1, 6, 8).
+  std::vector<float> wt = Ramp(8, -1, 1, 12);
+  m.Initializer("wt", {2, 1, 2, 2}, wt);
+  auto* ct = m.Node("ConvTranspose", {"x", "wt"}, {"ct"});
+  B::AttrInts(ct, "strides", {2, 2});
+  m.Output("ct");
+  // Einsum "bhij,bhjk->bhik" of x with itself transposed: x (1,2,3,4) @ xᵀ (1,2,4,3).
+  auto* tr = m.Node("Transpose", {"x"}, {"xt"});
+  B::AttrInts(tr, "perm", {0, 1, 3, 2});
+  auto* es = m.Node("Einsum", {"x", "xt"}, {"es"});
+  B::AttrString(es, "equation", "bhij,bhjk->bhik");
+  m.Output("es");
+  // Resize nearest x2 (scales) and Pad reflect.
+  m.Initializer("scales", {4}, {1, 1, 2, 2});
+  auto* rs = m.Node("Resize", {"x", "", "scales"}, {"rs"});
+  B::AttrString(rs, "mode", "nearest");
+  B::AttrString(rs, "coordinate_transformation_mode", "asymmetric");
+  B::AttrString(rs, "nearest_mode", "floor");
+  m.Output("rs");
+  m.InitializerI64("pads", {8}, {0, 0, 1, 0, 0, 0, 0, 2});
+  m.Initializer("pv", {}, {9.0f});
+  m.Node("Pad", {"x", "pads", "pv"}, {"pad"});
+  m.Output("pad");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto out = RunMain(*module, {F32({1, 2, 3, 4}, xv)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<float> ln, inorm, ctv(48, 0), esv, rsv, padv;
+  for (int r = 0; r < 6; ++r) {
+    float mean = 0, var = 0;
+    for (int i = 0; i < 4; ++i) mean += xv[r * 4 + i] / 4;
+    for (int i = 0; i < 4; ++i) var += (xv[r * 4 + i] - mean) * (xv[r * 4 + i] - mean) / 4;
+    for (int i = 0; i < 4; ++i) ln.push_back((xv[r * 4 + i] - mean) / std::sqrt(var + 1e-5f) * gamma[i] + beta[i]);
+  }
+  for (int c = 0; c < 2; ++c) {
+    float mean = 0, var = 0;
+    for (int i = 0; i < 12; ++i) mean += xv[c * 12 + i] / 12;
+    for (int i = 0; i < 12; ++i) var += (xv[c * 12 + i] - mean) * (xv[c * 12 + i] - mean) / 12;
+    for (int i = 0; i < 12; ++i) inorm.push_back((xv[c * 12 + i] - mean) / std::sqrt(var + 1e-5f) * (c ? 2.f : 1.f) + (c ? -0.5f : 0.5f));
+  }
+  for (int c = 0; c < 2; ++c)
+    for (int y = 0; y < 3; ++y)
+      for (int x = 0; x < 4; ++x)
+        for (int ky = 0; ky < 2; ++ky)
+          for (int kx = 0; kx < 2; ++kx) ctv[(2 * y + ky) * 8 + 2 * x + kx] += xv[c * 12 + y * 4 + x] * wt[c * 4 + ky * 2 + kx];
+  for (int h = 0; h < 2; ++h)
+    for (int i = 0; i < 3; ++i)
+      for (int k = 0; k < 3; ++k) {
+        float s = 0;
+        for (int j = 0; j < 4; ++j) s += xv[h * 12 + i * 4 + j] * xv[h * 12 + k * 4 + j];
+        esv.push_back(s);
+      }
+  for (int c = 0; c < 2; ++c)
+    for (int y = 0; y < 6; ++y)
+      for (int x = 0; x < 8; ++x) rsv.push_back(xv[c * 12 + (y / 2) * 4 + x / 2]);
+  for (int c = 0; c < 2; ++c)
+    for (int y = 0; y < 4; ++y)
+      for (int x = 0; x < 6; ++x) padv.push_back(y < 1 || x >= 4 ? 9.0f : xv[c * 12 + (y - 1) * 4 + x]);
+  ExpectNear((*out)[0], ln, 1e-4f, "layernorm");
+  ExpectNear((*out)[1], inorm, 1e-4f, "instancenorm");
+  ExpectNear((*out)[2], ctv, 1e-5f, "convtranspose stride 2");
+  ExpectNear((*out)[3], esv, 1e-5f, "einsum");
+  ExpectNear((*out)[4], rsv, 0, "resize nearest");
+  ExpectNear((*out)[5], padv, 0, "pad constant");
+  EXPECT_EQ((*out)[5].shape(), (std::vector<int64_t>{1, 2, 4, 6}));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace onnx
+}  // namespace kiln

@@ -1,0 +1,227 @@
+// Shape, data-movement, reduction and scan ONNX operators end to end, and
+// shape subgraphs on symbolic dimensions run at several batch sizes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/onnx/onnx_e2e_util.h"
+
+namespace kiln {
+namespace onnx {
+namespace testing {
+namespace {
+
+using ::onnx::TensorProto;
+using B = OnnxModelBuilder;
+
+std::vector<float> Iota(int n) {
+  std::vector<float> v(n);
+  for (int i = 0; i < n; ++i) v[i] = static_cast<float>(i);
+  return v;
+}
+
+TEST(OnnxShapeE2E, DataMovement) {
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {2, 3, 4});
+  auto* tr = m.Node("Transpose", {"x"}, {"tr"});  // (4, 3, 2) reversed
+  (void)tr;
+  m.Output("tr");
+  m.InitializerI64("shape", {2}, {0, -1});
+  m.Node("Reshape", {"x", "shape"}, {"rs"});  // (2, 12)
+  m.Output("rs");
+  m.InitializerI64("ax0", {1}, {0});
+  m.Node("Unsqueeze", {"x", "ax0"}, {"us"});  // (1, 2, 3, 4)
+  m.Node("Squeeze", {"us", "ax0"}, {"sq"});
+  m.Output("sq");
+  auto* cc = m.Node("Concat", {"x", "x"}, {"cc"});
+  B::AttrInt(cc, "axis", 1);  // (2, 6, 4)
+  m.Output("cc");
+  m.InitializerI64("split", {2}, {1, 3});
+  auto* sp = m.Node("Split", {"x", "split"}, {"sp0", "sp1"});
+  B::AttrInt(sp, "axis", 2);
+  m.Output("sp0");
+  m.Output("sp1");
+  // Slice x[:, ::-2, 1:] (axes 1 and 2).
+  m.InitializerI64("st", {2}, {-1, 1});
+  m.InitializerI64("en", {2}, {INT64_MIN, INT64_MAX});
+  m.InitializerI64("axs", {2}, {1, 2});
+  m.InitializerI64("stp", {2}, {-2, 1});
+  m.Node("Slice", {"x", "st", "en", "axs", "stp"}, {"sl"});
+  m.Output("sl");
+  m.InitializerI64("gi", {2}, {-1, 0});
+  auto* ga = m.Node("Gather", {"x", "gi"}, {"ga"});
+  B::AttrInt(ga, "axis", 1);  // (2, 2, 4)
+  m.Output("ga");
+  m.InitializerI64("ge_i", {2, 1, 1}, {2, 0});
+  auto* ge = m.Node("GatherElements", {"x", "ge_i"}, {"ge"});
+  B::AttrInt(ge, "axis", 1);
+  m.Output("ge");
+  m.InitializerI64("eshape", {4}, {2, 1, 1, 1});
+  m.Node("Expand", {"x", "eshape"}, {"ex"});  // (2, 2, 3, 4)
+  m.Output("ex");
+  m.InitializerI64("reps", {3}, {1, 2, 1});
+  m.Node("Tile", {"x", "reps"}, {"ti"});  // (2, 6, 4)
+  m.Output("ti");
+  auto* fl = m.Node("Flatten", {"x"}, {"fl"});
+  B::AttrInt(fl, "axis", 2);  // (6, 4)
+  m.Output("fl");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<float> xv = Iota(24);
+  auto out = RunMain(*module, {F32({2, 3, 4}, xv)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto X = [&](int a, int b, int c) { return xv[a * 12 + b * 4 + c]; };
+  std::vector<float> tr_v, sp0, sp1, sl, ga_v, ge_v, ex, ti, cc_v;
+  for (int c = 0; c < 4; ++c)
+    for (int b = 0; b < 3; ++b)
+      for (int a = 0; a < 2; ++a) tr_v.push_back(X(a, b, c));
+  for (int a = 0; a < 2; ++a) {
+    for (int r = 0; r < 2; ++r)
+      for (int b = 0; b < 3; ++b)
+        for (int c = 0; c < 4; ++c) cc_v.push_back(X(a, b, c));
+    for (int b = 0; b < 3; ++b) {
+      sp0.push_back(X(a, b, 0));
+      for (int c = 1; c < 4; ++c) sp1.push_back(X(a, b, c));
+    }
+    for (int b : {2, 0})
+      for (int c = 1; c < 4; ++c) sl.push_back(X(a, b, c));
+    for (int b : {2, 0})
+      for (int c = 0; c < 4; ++c) ga_v.push_back(X(a, b, c));
+    ge_v.push_back(X(a, a == 0 ? 2 : 0, 0));
+    for (int r = 0; r < 2; ++r)
+      for (int b = 0; b < 3; ++b)
+        for (int c = 0; c < 4; ++c) ti.push_back(X(a, b, c));
+  }
+  for (int e = 0; e < 2; ++e) ex.insert(ex.end(), xv.begin(), xv.end());
+  EXPECT_EQ(Values((*out)[0]), tr_v);
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{4, 3, 2}));
+  EXPECT_EQ(Values((*out)[1]), xv);
+  EXPECT_EQ((*out)[1].shape(), (std::vector<int64_t>{2, 12}));
+  EXPECT_EQ(Values((*out)[2]), xv);
+  EXPECT_EQ((*out)[2].shape(), (std::vector<int64_t>{2, 3, 4}));
+  EXPECT_EQ(Values((*out)[3]), cc_v);
+  EXPECT_EQ(Values((*out)[4]), sp0);
+  EXPECT_EQ(Values((*out)[5]), sp1);
+  EXPECT_EQ(Values((*out)[6]), sl);
+  EXPECT_EQ((*out)[6].shape(), (std::vector<int64_t>{2, 2, 3}));
+  EXPECT_EQ(Values((*out)[7]), ga_v);
+  EXPECT_EQ(Values((*out)[8]), ge_v);
+  EXPECT_EQ(Values((*out)[9]), ex);
+  EXPECT_EQ((*out)[9].shape(), (std::vector<int64_t>{2, 2, 3, 4}));
+  EXPECT_EQ(Values((*out)[10]), ti);
+  EXPECT_EQ(Values((*out)[11]), xv);
+  EXPECT_EQ((*out)[11].shape(), (std::vector<int64_t>{6, 4}));
+}
+
+TEST(OnnxShapeE2E, ReductionsAndScans) {
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {2, 3});
+  auto reduce = [&](const char* op, std::vector<int64_t> axes, int keep) {
+    std::string out = std::string(op) + std::to_string(m.graph().node_size());
+    auto* n = m.Node(op, {"x"}, {out});
+    B::AttrInts(n, "axes", axes);
+    B::AttrInt(n, "keepdims", keep);
+    m.Output(out);
+  };
+  reduce("ReduceMean", {1}, 1);
+  reduce("ReduceMax", {0}, 0);
+  reduce("ReduceMin", {-1}, 0);
+  reduce("ReduceProd", {0, 1}, 0);
+  m.InitializerI64("rs_axes", {1}, {0});
+  m.Node("ReduceSum", {"x", "rs_axes"}, {"rsum"});
+  m.Output("rsum");
+  auto* am = m.Node("ArgMax", {"x"}, {"am"});
+  B::AttrInt(am, "axis", 1);
+  B::AttrInt(am, "keepdims", 0);
+  m.Output("am", TensorProto::INT64);
+  m.InitializerI64("cs_axis", {}, {1});
+  auto* cs = m.Node("CumSum", {"x", "cs_axis"}, {"cs"});
+  B::AttrInt(cs, "exclusive", 1);
+  m.Output("cs");
+  m.InitializerI64("k", {1}, {2});
+  m.Node("TopK", {"x", "k"}, {"tv", "ti"});
+  m.Output("tv");
+  m.Output("ti", TensorProto::INT64);
+  m.InitializerI64("tk", {}, {1});
+  auto* tri = m.Node("Trilu", {"x", "tk"}, {"tri"});
+  B::AttrInt(tri, "upper", 0);
+  m.Output("tri");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<float> xv = {3, -1, 2, 0.5f, 4, -2};
+  auto out = RunMain(*module, {F32({2, 3}, xv)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto near = [](const std::vector<float>& a, const std::vector<float>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i)
+      if (std::fabs(a[i] - b[i]) > 1e-5f) return false;
+    return true;
+  };
+  EXPECT_TRUE(near(Values((*out)[0]), {4.f / 3, 2.5f / 3}));
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(Values((*out)[1]), (std::vector<float>{3, 4, 2}));
+  EXPECT_EQ(Values((*out)[2]), (std::vector<float>{-1, -2}));
+  EXPECT_TRUE(near(Values((*out)[3]), {3 * -1 * 2 * 0.5f * 4 * -2}));
+  EXPECT_EQ(Values((*out)[4]), (std::vector<float>{3.5f, 3, 0}));
+  EXPECT_EQ((*out)[4].shape(), (std::vector<int64_t>{1, 3}));
+  EXPECT_EQ(Values((*out)[5]), (std::vector<float>{0, 1}));
+  EXPECT_EQ(Values((*out)[6]), (std::vector<float>{0, 3, 2, 0, 0.5f, 4.5f}));
+  EXPECT_EQ(Values((*out)[7]), (std::vector<float>{3, 2, 4, 0.5f}));
+  EXPECT_EQ(Values((*out)[8]), (std::vector<float>{0, 2, 1, 0}));
+  EXPECT_EQ(Values((*out)[9]), (std::vector<float>{3, -1, 0, 0.5f, 4, -2}));
+}
+
+// The transformer pattern: the batch and sequence sizes come from Shape
+// and feed Reshape; the program must not compute them from tensors.
+TEST(OnnxShapeE2E, SymbolicShapeSubgraphRunsAtSeveralSizes) {
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {"batch", "seq", 4});
+  m.Node("Shape", {"x"}, {"s"});
+  m.InitializerI64("i0", {1}, {0});
+  m.InitializerI64("i1", {1}, {1});
+  m.Node("Gather", {"s", "i0"}, {"b"});
+  m.Node("Gather", {"s", "i1"}, {"t"});
+  m.InitializerI64("two", {1}, {2});
+  m.Node("Div", {"b", "b"}, {"one"});  // 1, folded symbolically (b // b)
+  m.Node("Mul", {"t", "two"}, {"t2"});
+  m.InitializerI64("half", {1}, {2});
+  auto* cc = m.Node("Concat", {"b", "t2", "half"}, {"target"});
+  B::AttrInt(cc, "axis", 0);
+  m.Node("Reshape", {"x", "target"}, {"y"});  // (batch, 2 * seq, 2)
+  m.Node("ConstantOfShape", {"s"}, {"z"});
+  auto* cz = m.Node("Constant", {}, {"ones_val"});
+  B::AttrFloat(cz, "value_float", 1.0f);
+  m.Node("Add", {"z", "ones_val"}, {"ones"});
+  m.Node("Add", {"x", "ones"}, {"x1"});
+  m.Node("Range", {"zero_s", "seq_s", "one_s"}, {"pos"});
+  m.InitializerI64("zero_s", {}, {0});
+  m.InitializerI64("one_s", {}, {1});
+  m.Node("Squeeze", {"t"}, {"seq_s"});
+  m.Output("y");
+  m.Output("x1");
+  // Range must come after its inputs: move it to the end.
+  m.graph().mutable_node()->SwapElements(m.graph().node_size() - 2, m.graph().node_size() - 1);
+  m.Output("pos", TensorProto::INT64);
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (int64_t batch : {1, 3}) {
+    for (int64_t seq : {2, 5}) {
+      std::vector<float> xv = Ramp(batch * seq * 4, -1, 1, static_cast<uint64_t>(batch * 10 + seq));
+      auto out = RunMain(*module, {F32({batch, seq, 4}, xv)});
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{batch, 2 * seq, 2}));
+      EXPECT_EQ(Values((*out)[0]), xv);
+      std::vector<float> x1 = xv;
+      for (auto& v : x1) v += 1;
+      EXPECT_EQ(Values((*out)[1]), x1);
+      std::vector<float> pos;
+      for (int64_t i = 0; i < seq; ++i) pos.push_back(static_cast<float>(i));
+      EXPECT_EQ(Values((*out)[2]), pos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace onnx
+}  // namespace kiln
