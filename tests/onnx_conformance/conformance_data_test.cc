@@ -279,6 +279,25 @@ TEST(NodeTestsTest, TrainingModeIsOutOfScope) {
   fs::remove_all(root);
 }
 
+TEST(NodeTestsTest, OpsetOutsideIssue7IsOutOfScope) {
+  std::string root = TempDir("opset");
+  WriteNodeTest(root, "test_elu_old", "Elu", TensorProto::FLOAT);
+  ::onnx::ModelProto model;
+  std::string path = root + "/test_elu_old/model.onnx";
+  {
+    std::ifstream f(path, std::ios::binary);
+    ASSERT_TRUE(model.ParseFromIstream(&f));
+  }
+  model.mutable_opset_import(0)->set_version(6);
+  WriteString(path, model.SerializeAsString());
+  bool selected = false;
+  Result<NodeTestCase> c = DescribeNodeTest(root + "/test_elu_old", &selected);
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(selected);
+  EXPECT_EQ(c.value().out_of_scope, "opset 6 (issue 7 covers opsets 7 to 17)");
+  fs::remove_all(root);
+}
+
 TEST(NodeTestsTest, Errors) {
   Status st = DiscoverNodeTests("/nonexistent/kiln/node").status();
   EXPECT_EQ(st.code(), StatusCode::kNotFound);
@@ -314,8 +333,10 @@ TEST(ReportTest, TableAndExpectedFailures) {
   EXPECT_NE(md.find("| Abs | 1 | 0 | 1 | 0 | failing |"), std::string::npos) << md;
   EXPECT_NE(md.find("| Identity | 1 | 0 | 0 | 1 | out of scope |"), std::string::npos) << md;
   EXPECT_NE(md.find("| Gelu | 0 |"), std::string::npos) << md;
-  EXPECT_NE(md.find("| test_abs | Abs | compile: a \\| b |"), std::string::npos) << md;
-  EXPECT_EQ(ExpectedFailuresText({{relu, pass}, {abs, fail}}), "test_abs  compile: a | b\n");
+  EXPECT_NE(md.find("| test_abs | Abs | compile: a \\| b more |"), std::string::npos) << md;
+  EXPECT_EQ(ExpectedFailuresText({{relu, pass}, {abs, fail}}), "test_abs  compile: a | b more\n");
+  EXPECT_EQ(OneLine("import failed:\n  node 0:  bad\n", 100), "import failed: node 0: bad");
+  EXPECT_EQ(OneLine("abcdefghij", 8), "abcde...");
 }
 
 }  // namespace

@@ -8,11 +8,21 @@
 namespace kiln {
 namespace conformance {
 
-std::string ShortReason(const std::string& detail, size_t max_chars) {
-  std::string line = detail.substr(0, detail.find('\n'));
+std::string OneLine(const std::string& detail, size_t max_chars) {
+  std::string line;
+  for (char c : detail) {
+    if (c == '\n' || c == '\t' || c == '\r') c = ' ';
+    if (c == ' ' && (line.empty() || line.back() == ' ')) continue;  // collapse runs of blanks
+    line += c;
+  }
+  while (!line.empty() && line.back() == ' ') line.pop_back();
   if (line.size() > max_chars) line = line.substr(0, max_chars - 3) + "...";
+  return line;
+}
+
+std::string ShortReason(const std::string& detail, size_t max_chars) {
   std::string out;
-  for (char c : line) {
+  for (char c : OneLine(detail, max_chars)) {
     if (c == '|') out += "\\|";
     else out += c;
   }
@@ -72,9 +82,7 @@ std::string ExpectedFailuresText(const std::vector<TestRow>& rows) {
   std::ostringstream os;
   for (const TestRow& r : rows) {
     if (r.result.outcome != Outcome::kFail) continue;
-    std::string reason = r.result.detail.substr(0, r.result.detail.find('\n'));
-    if (reason.size() > 200) reason = reason.substr(0, 197) + "...";
-    os << r.test.name << "  " << reason << "\n";
+    os << r.test.name << "  " << OneLine(r.result.detail, 200) << "\n";
   }
   return os.str();
 }

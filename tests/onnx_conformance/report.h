@@ -28,8 +28,10 @@ std::string MarkdownReport(const std::vector<TestRow>& rows, const std::string& 
 // expected_failures.txt that matches these results.
 std::string ExpectedFailuresText(const std::vector<TestRow>& rows);
 
-// The first line of a failure message, at most `max_chars` long, with '|'
-// escaped for a Markdown table.
+// A failure message on one line (line breaks and runs of blanks become one
+// space), at most `max_chars` long.
+std::string OneLine(const std::string& detail, size_t max_chars);
+// The same with '|' escaped, for a Markdown table cell.
 std::string ShortReason(const std::string& detail, size_t max_chars);
 
 }  // namespace conformance

@@ -59,7 +59,12 @@ Result<Tensor> AsTensor(const Any& value) {
 Result<std::shared_ptr<const vm::Module>> CompileAndLoad(const std::string& model_path, int num_threads) {
   onnx::ImportOptions import_options;
   Result<ir::IRModule> mod = onnx::ImportFile(model_path, import_options);
-  if (!mod.ok()) return Status(mod.status()).Annotate("import");
+  if (!mod.ok()) {
+    // The test's name says which model; keep the reason short.
+    std::string message = mod.status().message();
+    if (message.rfind(model_path + ": ", 0) == 0) message = message.substr(model_path.size() + 2);
+    return Status(mod.status().code(), "import: " + message);
+  }
   driver::CompileOptions options;
   options.num_threads_hint = num_threads;
   Result<compiler::VmfbProgram> program = driver::CompileModule(mod.value(), options);
