@@ -133,14 +133,13 @@ struct kiln_instance {
   std::shared_ptr<const kiln::capi::InstanceCore> core;
 };
 
-// A value: an Any, with borrowed handles for what it contains. The tensor
-// handle is set when the value is made; the tuple fields' handles are built
-// on first use (values are thread-compatible) and never move after that.
+// A value: an Any, with the borrowed handles of what it contains (its tensor,
+// its tuple fields, recursively), all made with it (SetValue): a value never
+// changes afterwards, so any number of threads may read it.
 struct kiln_value {
   kiln::Any any;
-  kiln_tensor tensor;  // defined when `any` is a tensor
-  mutable bool fields_ready = false;
-  mutable std::vector<kiln_value> fields;
+  kiln_tensor tensor;               // defined when `any` is a tensor
+  std::vector<kiln_value> fields;   // one per tuple field
 };
 
 struct kiln_outputs {
@@ -178,10 +177,8 @@ kiln_dtype_t FromDType(DType t);
 // Checks the shape and dtype a caller passes to make a tensor.
 kiln_status_t* CheckShape(const char* function, const int64_t* shape, int32_t ndim, kiln_dtype_t dtype);
 
-// Fills a value handle (and its tensor handle) for `any`.
+// Fills a value handle for `any`, with the handles of its tensor and fields.
 void SetValue(kiln_value* v, Any any);
-// Builds the borrowed handles of a tuple value's fields, once.
-void EnsureFields(const kiln_value* v);
 
 // Lends out a parameter's or result's description.
 void FillValueInfo(const kiln_value_info_storage& s, kiln_value_info_t* out);

@@ -42,9 +42,11 @@
  *                         storage (kiln_tensor_share) and be used from
  *                         different threads; writing the data while another
  *                         thread reads it is the caller's race.
- *   kiln_value_t, kiln_outputs_t
- *                         thread-compatible (borrowed field handles are made
- *                         on first access).
+ *   kiln_value_t          thread-safe: a value never changes after it is
+ *                         made; many threads may read it and pass it to
+ *                         calls at once.
+ *   kiln_outputs_t        thread-compatible (value handles are made on
+ *                         first access).
  *   options objects       thread-compatible; copied when used.
  *   kiln_status_t         thread-compatible.
  * Registration functions are thread-safe. A registered C function, a logging
@@ -443,7 +445,8 @@ kiln_status_t* kiln_outputs_get(const kiln_outputs_t* outputs, size_t index, con
  * Any value a function takes or returns: a tensor, an int64 or float64
  * scalar, a shape, a (nested) tuple of values. Values made here are inputs
  * of kiln_context_invoke_values; outputs and a registered function's
- * arguments lend theirs out. A value never changes after it is made. */
+ * arguments lend theirs out. A value never changes after it is made, so
+ * threads may share one (each call takes its own reference). */
 
 typedef struct kiln_value kiln_value_t;
 

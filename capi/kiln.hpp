@@ -6,8 +6,9 @@
 // (Instance, Module, Context, Tensor, Value, Outputs) are move-only RAII
 // owners of the matching kiln_*_t; Share() makes a second owner of the same
 // tensor or value. Function is a borrowed view, valid while its module lives.
-// Each handle's thread-safety is the C handle's (kiln.h): Instance and Module
-// are thread-safe, the others thread-compatible (one context per thread).
+// Each handle's thread-safety is the C handle's (kiln.h): Instance, Module
+// and Value are thread-safe, the others thread-compatible (one context per
+// thread).
 //
 //   auto module = kiln::api::Module::LoadFile("mlp.vmfb");
 //   if (!module.ok()) { puts(module.status().message().c_str()); return 1; }

@@ -19,16 +19,14 @@ using kiln::capi::NoMemory;
 void kiln::capi::SetValue(kiln_value* v, Any any) {
   v->any = std::move(any);
   v->tensor.tensor = v->any.is_tensor() ? v->any.tensor() : kiln::Tensor();
-  v->fields_ready = false;
   v->fields.clear();
-}
-
-void kiln::capi::EnsureFields(const kiln_value* v) {
-  if (v->fields_ready || !v->any.is_tuple()) return;
-  const std::vector<Any>& fields = v->any.tuple_fields();
-  v->fields.resize(fields.size());
-  for (size_t i = 0; i < fields.size(); ++i) SetValue(&v->fields[i], fields[i]);
-  v->fields_ready = true;
+  // Field handles are made now, all levels down, so that a value never
+  // changes after it is made (and so may be read from many threads).
+  if (v->any.is_tuple()) {
+    const std::vector<Any>& fields = v->any.tuple_fields();
+    v->fields.resize(fields.size());
+    for (size_t i = 0; i < fields.size(); ++i) SetValue(&v->fields[i], fields[i]);
+  }
 }
 
 namespace {
@@ -204,7 +202,6 @@ kiln_status_t* kiln_value_tuple_get(const kiln_value_t* value, size_t index, con
     return MakeStatus(KILN_STATUS_OUT_OF_RANGE,
                       kiln::StrFormat("kiln_value_tuple_get: index %zu, but the tuple has %zu fields", index, size));
   }
-  kiln::capi::EnsureFields(value);
   *out_field = &value->fields[index];
   return nullptr;
 }
