@@ -23,6 +23,7 @@
 #include "compiler/transform/common_subexpr_elimination.h"
 #include "compiler/transform/dead_code_elimination.h"
 #include "compiler/transform/decompose_ops.h"
+#include "compiler/transform/dispatch_library.h"
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/pack_constant_weights.h"
 #include "compiler/transform/flatten_nested_calls.h"
@@ -109,6 +110,7 @@ const std::vector<std::string>& PassNames() {
       "flatten-calls",
       "bind-params",
       "decompose-ops",
+      "dispatch-library",
       "pack-constant-weights",
       "fold-constant",
       "canonicalize-bindings",
@@ -124,6 +126,13 @@ const std::vector<std::string>& PassNames() {
   return names;
 }
 
+const std::vector<transform::DispatchRule>& DefaultDispatchRules() {
+  // Generated kernels for everything: see docs/performance.md, "Library
+  // dispatch", for the measurements behind this choice.
+  static const std::vector<transform::DispatchRule> rules;
+  return rules;
+}
+
 Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions& options) {
   KILN_RETURN_IF_ERROR(CheckPassNames(options.dump_ir_before, "--dump-ir-before"));
   KILN_RETURN_IF_ERROR(CheckPassNames(options.dump_ir_after, "--dump-ir-after"));
@@ -132,8 +141,25 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
     KILN_ASSIGN_OR_RETURN(params::ParamList from_file, params::ReadParamFile(options.params_file));
     for (auto& w : from_file) weights.push_back(std::move(w));
   }
+  std::vector<transform::DispatchRule> rules;
+  if (options.matmul_to_dnnl) {
+    transform::DispatchRule r;
+    r.op = "matmul";
+    r.library = "dnnl";
+    r.where = "--matmul=dnnl";
+    rules.push_back(r);
+  }
+  rules.insert(rules.end(), options.dispatch_rules.begin(), options.dispatch_rules.end());
+  if (!options.dispatch_rules_file.empty()) {
+    KILN_ASSIGN_OR_RETURN(std::vector<transform::DispatchRule> from_file,
+                          transform::ReadDispatchRules(options.dispatch_rules_file));
+    rules.insert(rules.end(), from_file.begin(), from_file.end());
+  }
+  if (options.default_dispatch) {
+    const auto& d = DefaultDispatchRules();
+    rules.insert(rules.end(), d.begin(), d.end());
+  }
   relax::LegalizeOptions legalize;
-  legalize.dispatch_matmul_to_dnnl = options.matmul_to_dnnl;
   int threads = ThreadsHint(options);
 
   PassRunner run(options);
@@ -147,6 +173,9 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
     }));
   }
   KILN_RETURN_IF_ERROR(run.Run("decompose-ops", &mod, transform::DecomposeOpsForInference));
+  KILN_RETURN_IF_ERROR(run.Run("dispatch-library", &mod, [&](const ir::IRModule& m) {
+    return transform::DispatchToLibraries(m, rules);
+  }));
   KILN_RETURN_IF_ERROR(run.Run("pack-constant-weights", &mod, transform::PackConstantWeights));
   KILN_RETURN_IF_ERROR(run.Run("fold-constant", &mod, transform::FoldConstant));
   KILN_RETURN_IF_ERROR(run.Run("canonicalize-bindings", &mod, transform::CanonicalizeBindings));

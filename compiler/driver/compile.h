@@ -21,6 +21,7 @@
 
 #include "compiler/ir/module.h"
 #include "compiler/params/param_file.h"
+#include "compiler/transform/dispatch_library.h"
 #include "compiler/writer/vmfb_program.h"
 #include "runtime/status.h"
 
@@ -29,8 +30,14 @@ namespace driver {
 
 struct CompileOptions {
   // Send float32 R.matmul to the oneDNN packed function kiln.dnnl.matmul
-  // instead of generating a kernel.
+  // instead of generating a kernel (a first dispatch rule {matmul: dnnl}).
   bool matmul_to_dnnl = false;
+  // Library dispatch (the dispatch-library pass): rules tried in order, then
+  // those of `dispatch_rules_file` (YAML, transform/dispatch_library.h). With
+  // `default_dispatch`, Kiln's default rules (DefaultDispatchRules) follow.
+  std::vector<transform::DispatchRule> dispatch_rules;
+  std::string dispatch_rules_file;
+  bool default_dispatch = true;
   // Fuse operator kernels (annotate-op-pattern, fuse-ops, fuse-tir).
   bool fuse = true;
   // Upper bounds of symbolic variables for memory planning (--bound n=128);
@@ -64,6 +71,10 @@ struct CompileOptions {
 // accept). Passes that do not apply (bind-params without params) are listed
 // but do not run or dump.
 const std::vector<std::string>& PassNames();
+
+// Kiln's default library choices for the host, decided from the measured
+// benchmarks (docs/performance.md, "Library dispatch").
+const std::vector<transform::DispatchRule>& DefaultDispatchRules();
 
 // Runs the IR passes only (through lower-tir): what --emit=relax|tir prints.
 Result<ir::IRModule> LowerModule(const ir::IRModule& mod, const CompileOptions& options);

@@ -11,7 +11,7 @@ namespace {
 
 class Legalizer {
  public:
-  Legalizer(ir::IRModule* mod, const LegalizeOptions& options) : mod_(mod), options_(options) {}
+  explicit Legalizer(ir::IRModule* mod) : mod_(mod) {}
 
   Result<ir::Expr> VisitSeq(const ir::Expr& e) {
     const auto* seq = ir::ExprAs<ir::SeqExprNode>(e);
@@ -82,7 +82,6 @@ class Legalizer {
     const OpInfo* info = FindOp(op->name);
     if (!info || !info->legalize) return rebuilt;  // call_tir / call_dps_packed stay
 
-    const auto* out_t = ir::SInfoAs<ir::TensorSInfo>(call->struct_info);
     // The kernel takes the call's tensors only: tuple arguments (concat) are
     // flattened into their fields; shapes and values (reshape's target) are
     // already folded into the PrimFunc.
@@ -93,35 +92,19 @@ class Legalizer {
     for (const auto& a : tensor_args) arg_sinfo.push_back(a->struct_info);
     args->struct_info = std::make_shared<ir::TupleSInfo>(arg_sinfo);
 
-    ir::Expr callee;
-    std::string dps_op = "relax.call_tir";
-    // kiln.dnnl.matmul takes x (..., K) and y (K, N); batched or 1-D
-    // operands get a generated kernel.
-    const ir::TensorSInfo* mx = call->args.size() == 2 ? TensorInfoOf(call->args[0]) : nullptr;
-    const ir::TensorSInfo* my = call->args.size() == 2 ? TensorInfoOf(call->args[1]) : nullptr;
-    auto out_dtype = call->attrs.find("out_dtype");
-    bool same_dtype = out_dtype == call->attrs.end() || out_dtype->second.kind != ir::AttrValue::Kind::kString ||
-                      out_dtype->second.s == "void" || out_dtype->second.s == "" || out_dtype->second.s == "float32";
-    bool dnnl_shapes = mx && my && mx->ndim >= 2 && my->ndim == 2 && same_dtype;
-    if (options_.dispatch_matmul_to_dnnl && op->name == "relax.matmul" && dnnl_shapes && out_t &&
-        out_t->dtype == DType::Float32()) {
-      callee = std::make_shared<ir::ExternFuncExpr>("kiln.dnnl.matmul");
-      dps_op = "relax.call_dps_packed";
-    } else {
-      std::string name = mod_->UniqueName(info->short_name);
-      KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, info->legalize(*call, name));
-      // Fusion reads the operator's pattern from the kernel.
-      auto nf = std::make_shared<ir::PrimFuncNode>(*f);
-      nf->attrs[ir::kOpPatternAttr].kind = ir::AttrValue::Kind::kInt;
-      nf->attrs[ir::kOpPatternAttr].i = static_cast<int64_t>(info->pattern);
-      mod_->Add(name, ir::PrimFunc(nf));
-      callee = std::make_shared<ir::GlobalVarExpr>(name);
-    }
+    std::string name = mod_->UniqueName(info->short_name);
+    KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, info->legalize(*call, name));
+    // Fusion reads the operator's pattern from the kernel.
+    auto nf = std::make_shared<ir::PrimFuncNode>(*f);
+    nf->attrs[ir::kOpPatternAttr].kind = ir::AttrValue::Kind::kInt;
+    nf->attrs[ir::kOpPatternAttr].i = static_cast<int64_t>(info->pattern);
+    mod_->Add(name, ir::PrimFunc(nf));
+    ir::Expr callee = std::make_shared<ir::GlobalVarExpr>(name);
     callee->struct_info = std::make_shared<ir::ObjectSInfo>();
     // A tuple result (split, topk) is one out_sinfo per output buffer.
     std::vector<ir::StructInfo> out_sinfo{call->struct_info};
     if (const auto* tup = ir::SInfoAs<ir::TupleSInfo>(call->struct_info)) out_sinfo = tup->fields;
-    auto out = std::make_shared<ir::CallExpr>(std::make_shared<ir::OpExpr>(dps_op), std::vector<ir::Expr>{callee, args},
+    auto out = std::make_shared<ir::CallExpr>(std::make_shared<ir::OpExpr>("relax.call_tir"), std::vector<ir::Expr>{callee, args},
                                               ir::AttrMap{}, std::move(out_sinfo));
     out->span = call->span;
     out->struct_info = call->struct_info;
@@ -164,14 +147,13 @@ class Legalizer {
   }
 
   ir::IRModule* mod_;
-  LegalizeOptions options_;
 };
 
 }  // namespace
 
-Result<ir::IRModule> LegalizeOps(const ir::IRModule& mod, const LegalizeOptions& options) {
+Result<ir::IRModule> LegalizeOps(const ir::IRModule& mod, const LegalizeOptions& /*options*/) {
   ir::IRModule out = mod;
-  Legalizer legalizer(&out, options);
+  Legalizer legalizer(&out);
   for (size_t i = 0; i < out.entries.size(); ++i) {
     ir::Function f = out.entries[i].relax;
     if (!f) continue;

@@ -1,9 +1,9 @@
 // Pass: legalize — replace every operator call by a call to a kernel.
 //
 // Each `R.<op>(...)` binding becomes `R.call_tir(cls.<op>, (args), out_sinfo)`
-// with a new PrimFunc built from the operator's compute definition; with
-// `dispatch_matmul_to_dnnl`, float32 matmuls instead become
-// `R.call_dps_packed("kiln.dnnl.matmul", (x, y), out_sinfo)`.
+// with a new PrimFunc built from the operator's compute definition. Calls
+// sent to a library (transform/dispatch_library.h) arrive here already as
+// `R.call_dps_packed` and are left alone.
 //
 // Pre: InferStructInfo ran (operands have struct info).
 // Post: no OpExpr calls remain except call_tir / call_dps_packed; new
@@ -17,9 +17,8 @@
 namespace kiln {
 namespace relax {
 
-struct LegalizeOptions {
-  bool dispatch_matmul_to_dnnl = false;
-};
+// Nothing to choose yet; kept so callers need not change when there is.
+struct LegalizeOptions {};
 
 Result<ir::IRModule> LegalizeOps(const ir::IRModule& mod, const LegalizeOptions& options);
 

@@ -22,6 +22,7 @@
 #include "compiler/transform/common_subexpr_elimination.h"
 #include "compiler/transform/dead_code_elimination.h"
 #include "compiler/transform/decompose_ops.h"
+#include "compiler/transform/dispatch_library.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/pack_constant_weights.h"
@@ -30,7 +31,7 @@ namespace kiln {
 namespace {
 
 enum class Pipeline {
-  kLegalize, kLegalizeDnnl, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten, kDecompose,
+  kLegalize, kDispatchLibrary, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten, kDecompose,
   kPackWeights
 };
 
@@ -93,9 +94,15 @@ Result<ir::IRModule> RunPipeline(Pipeline p, const ir::IRModule& in) {
     }
     default: break;
   }
-  relax::LegalizeOptions options;
-  options.dispatch_matmul_to_dnnl = p == Pipeline::kLegalizeDnnl;
-  return relax::LegalizeOps(mod, options);
+  if (p == Pipeline::kDispatchLibrary) {
+    KILN_ASSIGN_OR_RETURN(std::vector<transform::DispatchRule> rules,
+                          transform::ParseDispatchRules("rules:\n"
+                                                        "  - {op: matmul, library: dnnl}\n"
+                                                        "  - {op: conv2d, library: dnnl, when: {groups: 1}}\n",
+                                                        "rules.yaml"));
+    KILN_ASSIGN_OR_RETURN(mod, transform::DispatchToLibraries(mod, rules));
+  }
+  return relax::LegalizeOps(mod, relax::LegalizeOptions{});
 }
 
 class PassGoldenTest : public ::testing::TestWithParam<GoldenCase> {};
@@ -128,7 +135,7 @@ TEST_P(PassGoldenTest, MatchesExpectedText) {
 const GoldenCase kCases[] = {
     {"legalize_static", Pipeline::kLegalize},
     {"legalize_symbolic", Pipeline::kLegalize},
-    {"legalize_dnnl", Pipeline::kLegalizeDnnl},
+    {"dispatch_library", Pipeline::kDispatchLibrary},
     {"legalize_nested", Pipeline::kLegalize},
     {"remove_unused", Pipeline::kRemoveUnused},
     {"canonicalize", Pipeline::kCanonicalize},
