@@ -30,6 +30,7 @@ namespace {
 
 const char kUsage[] =
     "usage: kiln-compile IN.relax -o OUT.vmfb [options]\n"
+    "       (IN may be an ONNX model, IN.onnx)\n"
     "  -o FILE, --output=FILE          where to write (a .vmfb, or text with --emit)\n"
     "  --emit=vmfb|relax|tir|llvm|asm  what to produce (default vmfb; text goes to -o or stdout)\n"
     "  --params FILE                   bind weights (.npz or .safetensors) to main's parameters by name\n"
@@ -377,7 +378,7 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
     out << WroteLine(output);
     return 0;
   }
-  Result<ir::IRModule> mod = text::ParseModuleFile(input);
+  Result<ir::IRModule> mod = LoadModuleFile(input, options);
   if (!mod.ok()) {
     err << "kiln-compile: " << mod.status().message() << "\n";
     return 1;

@@ -5,7 +5,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/relax/infer_struct_info.h"
-#include "compiler/text/text.h"
+#include "compiler/text/text.h"  // PrintStructInfo
 
 namespace kiln {
 namespace tools {
@@ -161,10 +161,10 @@ Result<std::string> FunctionToDot(const ir::IRModule& module, const std::string&
 }
 
 Result<std::string> RelaxFileToDot(const std::string& path, const std::string& function, bool lower) {
-  KILN_ASSIGN_OR_RETURN(ir::IRModule parsed, text::ParseModuleFile(path));
+  driver::CompileOptions options;
+  KILN_ASSIGN_OR_RETURN(ir::IRModule parsed, driver::LoadModuleFile(path, options));
   ir::IRModule mod;
   if (lower) {
-    driver::CompileOptions options;
     KILN_ASSIGN_OR_RETURN(mod, driver::LowerModule(parsed, options));
   } else {
     KILN_ASSIGN_OR_RETURN(mod, relax::InferStructInfo(parsed));

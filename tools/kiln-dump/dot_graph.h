@@ -7,7 +7,8 @@
 // whose value uses it. Bindings inside an If branch are not drawn; the If is
 // one node that uses what its condition and branches use.
 //
-// From a .relax file: parsed, struct info inferred (so shapes show), and with
+// From a .relax file (or an .onnx model, imported by driver::LoadModuleFile):
+// parsed, struct info inferred (so shapes show), and with
 // `lower` run through the compiler's IR passes first (driver::LowerModule:
 // after fusion the nodes are fused kernels called with call_tir). Errors:
 // those of the parser / passes, and kNotFound naming the Relax functions the
@@ -28,7 +29,8 @@ namespace tools {
 // The graph of `function` in an already prepared module.
 Result<std::string> FunctionToDot(const ir::IRModule& module, const std::string& function);
 
-// Parses `path`, infers struct info (or lowers, with `lower`) and draws `function`.
+// Reads `path` (.relax or .onnx), infers struct info (or lowers, with
+// `lower`) and draws `function`.
 Result<std::string> RelaxFileToDot(const std::string& path, const std::string& function, bool lower);
 
 }  // namespace tools

@@ -186,6 +186,15 @@ TEST(DotTest, LoweredShowsFusedKernels) {
   EXPECT_FALSE(Contains(r.out, "= matmul\\n")) << r.out;
 }
 
+TEST(DotTest, OnnxModel) {
+  // Debian's libonnx-testdata (scripts/setup.sh): a one-node Add model.
+  const std::string model = "/usr/share/libonnx-testdata/data/node/test_add/model.onnx";
+  if (!std::ifstream(model).good()) GTEST_SKIP() << model << " is not installed";
+  ToolRun r = Main({model, "--dot"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "= add\\nR.Tensor((3, 4, 5), dtype=\\\"float32\\\")\"]")) << r.out;
+}
+
 TEST(DotTest, Errors) {
   ToolRun r = Main({Example("mlp.relax"), "--dot", "--function=nope"});
   EXPECT_EQ(r.rc, 1);
