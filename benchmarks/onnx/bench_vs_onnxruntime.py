@@ -1,0 +1,232 @@
+#!/usr/bin/env python3
+"""Real networks from ONNX files (issue 7 §4, §5): Kiln against ONNX Runtime in the same run.
+
+Not part of `make test`. Needs the pyenv `python3` with onnxruntime and numpy for this script, and
+Debian's /usr/bin/python3 with torch for the export (benchmarks/onnx/export_models.py; run by this
+script when the model folder has no manifest.json, or with --export). Build kiln-compile, kiln-run and
+kiln-bench first. From the repository root:
+
+    python3 benchmarks/onnx/bench_vs_onnxruntime.py --build build [--models-dir build/onnx-models]
+        [--models mlp,mlp_b1,resnet18,mobilenet_v2,squeezenet,encoder] [--threads 1,2]
+        [--rounds 5] [--min-time 0.5] [--export]
+
+For each model (as exported, with its saved input and PyTorch's output for it):
+  - kiln-compile NAME.onnx -o NAME.vmfb (--dim from the manifest, e.g. batch=64): wall time, .vmfb size;
+  - kiln-run --print-statistics: load time, first call, peak tensor memory of a call, peak RSS of the
+    process; the output is checked against PyTorch's (max |kiln - torch| / max |torch|, must be
+    <= --tolerance, default 1e-4) and against ONNX Runtime's;
+  - timing, for each thread count: --rounds rounds, each one `kiln-bench --min-time` measurement (its
+    p50 latency of single calls after --warmup calls) and one ONNX Runtime measurement of the same kind
+    (p50 of single run_with_iobinding calls timed from Python, after the same warm-up; graph
+    optimizations all on, intra_op_num_threads = threads, sequential); the table gives the median over
+    rounds of each p50 and the median of the per-round ratios Kiln / ORT (lower is better for Kiln).
+The ORT numbers include the Python binding's cost per call; the "ORT floor" line measures it on a
+one-element Add, which matters only for the MLP at batch 1.
+A model that fails to compile or to match is reported in the table with its error and not timed.
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+import onnxruntime as ort
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from models_vs_onnxruntime import ort_floor_us  # noqa: E402  (benchmarks/models_vs_onnxruntime.py)
+
+DEFAULT_MODELS = "mlp,mlp_b1,resnet18,mobilenet_v2,squeezenet,encoder"
+# Issue 7 §5: the largest accepted Kiln / ORT ratio per model (both thread counts).
+TARGETS = {"mlp": 0.95, "resnet18": 0.95, "mobilenet_v2": 0.95, "squeezenet": 0.95, "encoder": 0.9}
+
+
+def tool(build, name):
+    return os.path.join(build, "tools", name, name)
+
+
+def run(args, check=True):
+    res = subprocess.run(args, capture_output=True, text=True)
+    if check and res.returncode != 0:
+        raise RuntimeError("%s failed (%d):\n%s%s" % (" ".join(args), res.returncode, res.stdout, res.stderr))
+    return res
+
+
+def first_error_line(text):
+    lines = [l for l in text.splitlines() if l.strip() and "failed (" not in l]
+    return (lines[0] if lines else text.strip())[:160]
+
+
+def rel_err(got, ref):
+    if got.shape != ref.shape:
+        return float("inf")
+    ref = ref.astype(np.float64)
+    return float(np.max(np.abs(got.astype(np.float64) - ref))) / max(float(np.max(np.abs(ref))), 1e-30)
+
+
+class Kiln:
+    def __init__(self, build, models_dir, name, entry, out_dir):
+        self.build, self.name = build, name
+        self.x = os.path.join(models_dir, entry["input"])
+        onnx_path = os.path.join(models_dir, entry["onnx"])
+        self.vmfb = os.path.join(out_dir, name + ".vmfb")
+        dims = ",".join("%s=%d" % kv for kv in sorted(entry.get("dims", {}).items()))
+        t0 = time.perf_counter()
+        run([tool(build, "kiln-compile"), onnx_path, "-o", self.vmfb] + (["--dim", dims] if dims else []))
+        self.compile_s = time.perf_counter() - t0
+        self.size = os.path.getsize(self.vmfb)
+
+    def output_and_stats(self, out_dir):
+        y = os.path.join(out_dir, self.name + ".kiln_y.npy")
+        res = run([tool(self.build, "kiln-run"), self.vmfb, "--input=@" + self.x, "--output=@" + y,
+                   "--threads=1", "--print-statistics"])
+        text = res.stdout + res.stderr
+
+        def stat(label):
+            m = re.search(r"%s:\s+([0-9.]+) (ms|KiB|MiB|GiB|B)\b" % re.escape(label), text)
+            if not m:
+                return float("nan")
+            v, unit = float(m.group(1)), m.group(2)
+            return v * {"ms": 1, "B": 1 / 2**20, "KiB": 1 / 1024, "MiB": 1, "GiB": 1024}[unit]
+        stats = {"load_ms": stat("load"), "first_call_ms": stat("first call"),
+                 "peak_tensor_mib": stat("peak tensor memory (last call)"), "peak_rss_mib": stat("peak RSS")}
+        return np.load(y), stats
+
+    def measure_ms(self, threads, min_time, warmup):
+        """p50 latency (ms) of single calls over one kiln-bench measurement."""
+        res = run([tool(self.build, "kiln-bench"), self.vmfb, "--input=@" + self.x, "--threads=%d" % threads,
+                   "--format=json", "--min-time=%g" % min_time, "--warmup=%d" % warmup])
+        r = json.loads(res.stdout)["results"][0]
+        return r["latency_ms"]["p50"], r.get("executor", "?")
+
+
+class Ort:
+    def __init__(self, onnx_path, x, y_shape, threads):
+        opts = ort.SessionOptions()
+        opts.intra_op_num_threads = threads
+        opts.inter_op_num_threads = 1
+        opts.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        self.sess = ort.InferenceSession(onnx_path, opts, providers=["CPUExecutionProvider"])
+        in_name, out_name = self.sess.get_inputs()[0].name, self.sess.get_outputs()[0].name
+        self.binding = self.sess.io_binding()
+        self.binding.bind_ortvalue_input(in_name, ort.OrtValue.ortvalue_from_numpy(x))
+        self.y = ort.OrtValue.ortvalue_from_shape_and_type(list(y_shape), np.float32)
+        self.binding.bind_ortvalue_output(out_name, self.y)
+
+    def output(self):
+        self.sess.run_with_iobinding(self.binding)
+        return self.y.numpy().copy()
+
+    def measure_ms(self, min_time, warmup):
+        """p50 latency (ms) of single calls, at least 10 and at least min_time seconds of them."""
+        run_once, binding, clock = self.sess.run_with_iobinding, self.binding, time.perf_counter
+        for _ in range(warmup):
+            run_once(binding)
+        times, start = [], clock()
+        while len(times) < 10 or clock() - start < min_time:
+            t0 = clock()
+            run_once(binding)
+            times.append(clock() - t0)
+        return statistics.median(times) * 1e3
+
+
+def export_models(models_dir):
+    cmd = ["/usr/bin/python3", os.path.join(HERE, "export_models.py"), "--out", models_dir]
+    print("exporting: " + " ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--models-dir", default=None, help="default: BUILD/onnx-models")
+    ap.add_argument("--models", default=DEFAULT_MODELS)
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--min-time", type=float, default=0.5)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--tolerance", type=float, default=1e-4)
+    ap.add_argument("--export", action="store_true", help="export the models again first")
+    a = ap.parse_args()
+    models_dir = a.models_dir or os.path.join(a.build, "onnx-models")
+    if a.export or not os.path.exists(os.path.join(models_dir, "manifest.json")):
+        export_models(models_dir)
+    with open(os.path.join(models_dir, "manifest.json")) as f:
+        manifest = json.load(f)
+    out_dir = os.path.join(models_dir, "kiln")
+    os.makedirs(out_dir, exist_ok=True)
+    threads_list = [int(t) for t in a.threads.split(",")]
+
+    print("ONNX Runtime %s, Kiln build %s, %s UTC, load average %.1f %.1f %.1f" % (
+        ort.__version__, a.build, time.strftime("%Y-%m-%d %H:%M", time.gmtime()), *os.getloadavg()))
+    print("ORT floor (one-element Add through run_with_iobinding): %.1f us" % ort_floor_us(min(a.min_time, 0.5)),
+          flush=True)
+    facts, timings = [], []
+    for name in a.models.split(","):
+        entry = manifest.get(name)
+        if entry is None:
+            sys.exit("model %s is not in %s/manifest.json (export it with export_models.py)" % (name, models_dir))
+        x = np.load(os.path.join(models_dir, entry["input"]))
+        ref = np.load(os.path.join(models_dir, entry["output"]))
+        onnx_path = os.path.join(models_dir, entry["onnx"])
+        label = "%s %s" % (name, "x".join(map(str, x.shape)))
+        try:
+            kiln = Kiln(a.build, models_dir, name, entry, out_dir)
+            got, stats = kiln.output_and_stats(out_dir)
+        except RuntimeError as e:
+            print("%s: %s" % (label, e), flush=True)
+            facts.append((label, None, first_error_line(str(e).split("\n", 1)[-1])))
+            continue
+        sessions = {t: Ort(onnx_path, x, ref.shape, t) for t in threads_list}
+        ort_y = sessions[threads_list[0]].output()
+        err_torch, err_ort = rel_err(got, ref), rel_err(got, ort_y)
+        ok = err_torch <= a.tolerance
+        facts.append((label, dict(stats, compile_s=kiln.compile_s, size_mib=kiln.size / 2**20,
+                                  err_torch=err_torch, err_ort=err_ort, ort_vs_torch=rel_err(ort_y, ref)),
+                      "" if ok else "MISMATCH vs PyTorch"))
+        print("%s: compiled in %.1f s, %.2f MiB; max rel err vs torch %.2g, vs ORT %.2g%s" % (
+            label, kiln.compile_s, kiln.size / 2**20, err_torch, err_ort, "" if ok else "  MISMATCH"), flush=True)
+        if not ok:  # timing a program that computes something else would mislead
+            continue
+        for t in threads_list:
+            rounds = []
+            for _ in range(a.rounds):
+                k, executor = kiln.measure_ms(t, a.min_time, a.warmup)
+                o = sessions[t].measure_ms(a.min_time, a.warmup)
+                rounds.append((k, o))
+            k_med = statistics.median(r[0] for r in rounds)
+            o_med = statistics.median(r[1] for r in rounds)
+            ratio = statistics.median(r[0] / r[1] for r in rounds)
+            base = name.split("_b")[0] if name.startswith("mlp") else name
+            target = TARGETS.get(base) if name != "mlp_b1" else None
+            timings.append((label, t, executor, k_med, o_med, ratio, target))
+            print("  threads %d: kiln %.3f ms, ort %.3f ms, kiln/ort %.2f" % (t, k_med, o_med, ratio), flush=True)
+
+    print("\nModels (kiln-run --threads=1 --print-statistics; errors are max |diff| / max |reference|):\n")
+    print("| model | compile s | .vmfb MiB | load ms | first call ms | peak tensor MiB | peak RSS MiB | "
+          "err vs PyTorch | err vs ORT | ORT err vs PyTorch |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for label, f, err in facts:
+        if f is None:
+            print("| %s | failed: %s | | | | | | | | |" % (label, err.replace("|", "\\|")))
+            continue
+        print("| %s | %.1f | %.2f | %.2f | %.2f | %.2f | %.1f | %.2g | %.2g | %.2g |%s" % (
+            label, f["compile_s"], f["size_mib"], f["load_ms"], f["first_call_ms"], f["peak_tensor_mib"],
+            f["peak_rss_mib"], f["err_torch"], f["err_ort"], f["ort_vs_torch"], (" " + err) if err else ""))
+    print("\nLatency: median over %d rounds of each side's p50 per call (ms); ratio = median of per-round "
+          "Kiln / ORT; load average at the end %.1f %.1f %.1f\n" % (a.rounds, *os.getloadavg()))
+    print("| model | threads | Kiln executor | Kiln ms | ORT ms | Kiln / ORT | issue 7 target |")
+    print("|---|---|---|---|---|---|---|")
+    for label, t, executor, k, o, ratio, target in timings:
+        verdict = "–" if target is None else ("<= %.2f %s" % (target, "met" if ratio <= target else "not met"))
+        print("| %s | %d | %s | %.3f | %.3f | %.2f | %s |" % (label, t, executor, k, o, ratio, verdict))
+    return 0 if all(f is not None and not err for _, f, err in facts) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
