@@ -39,6 +39,7 @@ const char kUsage[] =
     "  --dump-ir-after=PASS            print the module after PASS (repeatable; 'all' for every pass)\n"
     "  --dump-ir-after-all             print the module after every pass\n"
     "  --matmul=tir|dnnl               generate matmul kernels (tir, default) or call oneDNN (dnnl)\n"
+    "  --dispatch=RULES.yaml           send chosen conv2d / matmul calls to oneDNN by rules (docs/compiler.md)\n"
     "  --fuse=on|off                   fuse operator kernels (default on)\n"
     "  --bound NAME=N                  upper bound of a symbolic variable for memory planning (repeatable)\n"
     "  --dim NAME=N[,NAME=N...]        fix a symbolic input dimension of an imported model (repeatable)\n"
@@ -56,7 +57,7 @@ const char kUsage[] =
 const std::vector<std::string>& OptionNames() {
   static const std::vector<std::string> names = {
       "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
-      "matmul", "fuse", "bound", "dim", "report-memory", "target", "cpu", "features", "O"};
+      "matmul", "dispatch", "fuse", "bound", "dim", "report-memory", "target", "cpu", "features", "O"};
   return names;
 }
 // Options that may be given more than once (values accumulate).
@@ -136,6 +137,8 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
         return false;
       }
       options->matmul_to_dnnl = value == "dnnl";
+    } else if (key == "dispatch") {
+      options->dispatch_rules_file = value;
     } else if (key == "fuse") {
       if (!IsTrue(value) && !IsFalse(value)) {
         error->message = "--fuse must be on or off, got '" + value + "'";
@@ -359,16 +362,16 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
     err << "kiln-compile: no input file\n" << kUsage;
     return 2;
   }
+  if (emit == EmitKind::kVmfb && output.empty()) {
+    err << "kiln-compile: no output file (-o OUT.vmfb)\n";
+    return 2;
+  }
+  // The progress line shares `err` with nothing else: not with IR dumps or memory reports.
+  bool quiet_err = options.dump_ir_before.empty() && options.dump_ir_after.empty() && !options.report_memory;
+  bool terminal = &err == &std::cerr && isatty(STDERR_FILENO) == 1;
+  std::unique_ptr<ProgressLine> line;
+  if (quiet_err && (progress || terminal)) line.reset(new ProgressLine(err, input, terminal));
   if (emit == EmitKind::kVmfb) {
-    if (output.empty()) {
-      err << "kiln-compile: no output file (-o OUT.vmfb)\n";
-      return 2;
-    }
-    // The line shares `err` with nothing else: not with IR dumps or memory reports.
-    bool quiet_err = options.dump_ir_before.empty() && options.dump_ir_after.empty() && !options.report_memory;
-    bool terminal = &err == &std::cerr && isatty(STDERR_FILENO) == 1;
-    std::unique_ptr<ProgressLine> line;
-    if (quiet_err && (progress || terminal)) line.reset(new ProgressLine(err, input, terminal));
     Status s = CompileFile(input, output, options);
     if (line) line->Finish(s.ok());
     if (!s.ok()) {
@@ -379,11 +382,12 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
     return 0;
   }
   Result<ir::IRModule> mod = LoadModuleFile(input, options);
+  Result<std::string> text = mod.ok() ? EmitText(*mod, emit, options) : Result<std::string>(mod.status());
+  if (line) line->Finish(text.ok());
   if (!mod.ok()) {
     err << "kiln-compile: " << mod.status().message() << "\n";
     return 1;
   }
-  Result<std::string> text = EmitText(*mod, emit, options);
   if (!text.ok()) {
     err << "kiln-compile: " << WithSourceLine(text.status(), input).message() << "\n";
     return 1;

@@ -372,6 +372,11 @@ TEST(CompileTool, ProgressLinesOnRequest) {
   EXPECT_TRUE(StartsWith(r.err, "kiln-compile: compiling " + Mlp() + "\n")) << r.err;
   EXPECT_TRUE(Contains(r.err, "kiln-compile: compiled " + Mlp() + " in ")) << r.err;
   EXPECT_EQ(r.err.back(), '\n');
+  // Text output gets the same lines, on stderr only.
+  r = RunTool({Mlp(), "--emit=tir", "--progress"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(StartsWith(r.err, "kiln-compile: compiling " + Mlp() + "\n")) << r.err;
+  EXPECT_TRUE(StartsWith(r.out, "# from tvm.script")) << r.out.substr(0, 100);
   // The line stays away from IR dumps on the same stream.
   r = RunTool({Mlp(), "-o", path, "--progress", "-O0", "--dump-ir-after=lower-tir"});
   ASSERT_EQ(r.rc, 0) << r.err;
