@@ -497,7 +497,9 @@ kiln_status_t* kiln::capi::CreateContext(const char* fn, const kiln_module_t* mo
   kiln::vm::ContextOptions context_options;
   context_options.num_threads = options.num_threads;
   if (instance != nullptr) {
-    context_options.thread_pool = instance->pool;
+    // The instance's pool unless the options ask for a thread count (only
+    // contexts of modules loaded through an instance can).
+    if (options.num_threads == 0) context_options.thread_pool = instance->pool;
     context_options.shared_allocator = instance->allocator;
   }
   if (options.has_allocator) {
@@ -545,7 +547,7 @@ kiln_status_t* kiln_context_create_with_executor(const kiln_module_t* module, ki
   }
   kiln_context_options options;
   options.executor = executor;
-  return CreateContext(__func__, module, options, nullptr, out_context);
+  return CreateContext(__func__, module, options, module->instance, out_context);
 }
 
 kiln_status_t* kiln_context_options_create(kiln_context_options_t** out_options) {
@@ -599,7 +601,7 @@ kiln_status_t* kiln_context_create_with_options(const kiln_module_t* module, con
   *out_context = nullptr;
   KILN_CAPI_REQUIRE(module);
   KILN_CAPI_REQUIRE(options);
-  return CreateContext(__func__, module, *options, nullptr, out_context);
+  return CreateContext(__func__, module, *options, module->instance, out_context);
 }
 
 kiln_status_t* kiln_context_num_threads(const kiln_context_t* context, int32_t* out_num_threads) {

@@ -7,8 +7,8 @@
  * RULES (they hold for every function below; nothing repeats them)
  *
  * Status. Every function returns kiln_status_t*, except the release/free
- * functions, the status accessors, kiln_status_create and the version
- * functions. NULL means success. A non-NULL status is owned by the caller and
+ * functions, the status accessors, kiln_status_create, kiln_value_kind_name
+ * and the version functions. NULL means success. A non-NULL status is owned by the caller and
  * released with kiln_status_free; it carries a code and a one-line-or-more
  * message with context ("main: argument x, dimension 1: expected 3, got 4").
  * Caller mistakes (a bad file, a wrong shape, an unknown name, a NULL handle,
@@ -380,8 +380,10 @@ kiln_status_t* kiln_instance_options_set_logger(kiln_instance_options_t* options
 kiln_status_t* kiln_instance_create(const kiln_instance_options_t* options, kiln_instance_t** out_instance);
 void kiln_instance_release(kiln_instance_t* instance);
 kiln_status_t* kiln_instance_num_threads(const kiln_instance_t* instance, int32_t* out_num_threads);
-/* As kiln_module_load_file / _buffer; the module's default pool is the
- * instance's, and loads are logged (failures at KILN_LOG_ERROR). */
+/* As kiln_module_load_file / _buffer; loads are logged (failures at
+ * KILN_LOG_ERROR). The module keeps the instance: contexts created from it
+ * with kiln_context_create* also get the instance's pool (unless their
+ * options set a thread count), allocator (unless they set one) and logger. */
 kiln_status_t* kiln_instance_load_module_file(const kiln_instance_t* instance, const char* path,
                                               kiln_module_t** out_module);
 kiln_status_t* kiln_instance_load_module_buffer(const kiln_instance_t* instance, const void* data, size_t size,

@@ -218,8 +218,49 @@ static void test_argument_errors(void) {
   kiln_instance_release(instance);
 }
 
+/* A module loaded through an instance gives plain contexts the instance's
+ * pool and logger, unless their options ask for a thread count. */
+static void test_module_of_instance(void) {
+  kiln_instance_options_t* options = NULL;
+  kiln_instance_t* instance = NULL;
+  kiln_module_t* module = NULL;
+  kiln_context_t* context = NULL;
+  kiln_context_options_t* context_options = NULL;
+  int calls = 0;
+  int32_t threads = 0;
+  g_log_count = 0;
+  test_register_scale();
+  CHECK_OK(kiln_instance_options_create(&options));
+  CHECK_OK(kiln_instance_options_set_num_threads(options, 2));
+  CHECK_OK(kiln_instance_options_set_logger(options, record_log, &calls, KILN_LOG_DEBUG));
+  CHECK_OK(kiln_instance_create(options, &instance));
+  kiln_instance_options_release(options);
+  CHECK_OK(kiln_instance_load_module_file(instance, test_model_path(), &module));
+  kiln_instance_release(instance); /* the module keeps it */
+  CHECK_OK(kiln_context_create(module, &context));
+  CHECK_OK(kiln_context_num_threads(context, &threads));
+  CHECK(threads == 2);
+  CHECK(logged(KILN_LOG_DEBUG, "context created"));
+  {
+    kiln_outputs_t* outputs = NULL;
+    CHECK_STATUS(kiln_context_invoke(context, "pair", NULL, 0, &outputs), KILN_STATUS_INVALID_ARGUMENT,
+                 "pair: expected 1 inputs, got 0");
+    CHECK(logged(KILN_LOG_WARNING, "kiln_context_invoke failed: pair: expected 1 inputs, got 0"));
+  }
+  kiln_context_release(context);
+  CHECK_OK(kiln_context_options_create(&context_options));
+  CHECK_OK(kiln_context_options_set_num_threads(context_options, 1));
+  CHECK_OK(kiln_context_create_with_options(module, context_options, &context));
+  kiln_context_options_release(context_options);
+  CHECK_OK(kiln_context_num_threads(context, &threads));
+  CHECK(threads == 1);
+  kiln_context_release(context);
+  kiln_module_release(module);
+}
+
 int main(void) {
   RUN_TEST(test_instance_runs_contexts);
+  RUN_TEST(test_module_of_instance);
   RUN_TEST(test_log_levels_and_failures);
   RUN_TEST(test_defaults_and_context_options);
   RUN_TEST(test_argument_errors);
