@@ -426,7 +426,8 @@ TEST(CompileTool, ConfigFileErrors) {
   ToolRun r = RunTool({Mlp(), "--config", yaml});
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
-                   "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, fuse, bound, dim, report-memory, "
+                   "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, dispatch, fuse, bound, dim, "
+                   "report-memory, "
                    "target, cpu, features, O)\n");
   std::ofstream(yaml) << "matmul: cublas\n";
   r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
