@@ -298,8 +298,9 @@ const ConverterTable& Converters() {
 // ---------------------------------------------------------------- Importer
 
 Importer::Importer(const ::onnx::ModelProto& model, std::string base_dir, const std::map<std::string, int64_t>& fixed_dims,
-                   std::string function_name)
-    : model_(model), base_dir_(std::move(base_dir)), fixed_dims_(fixed_dims), function_name_(std::move(function_name)) {}
+                   std::string function_name, const std::map<std::string, Tensor>& input_values)
+    : model_(model), base_dir_(std::move(base_dir)), fixed_dims_(fixed_dims), input_values_(input_values),
+      function_name_(std::move(function_name)) {}
 
 const Value* Importer::Find(const std::string& name) const {
   auto it = values_.find(name);
@@ -371,8 +372,17 @@ Result<ir::StructInfo> Importer::InputSInfo(const ::onnx::ValueInfoProto& vi) {
 Status Importer::ImportInputs() {
   std::set<std::string> inits;
   for (const auto& t : model_.graph().initializer()) inits.insert(t.name());
+  std::set<std::string> bound;
   for (const auto& vi : model_.graph().input()) {
     if (inits.count(vi.name())) continue;
+    auto given = input_values_.find(vi.name());
+    if (given != input_values_.end()) {
+      bound.insert(vi.name());
+      Value v = ConstantValue(given->second);
+      v.expr = MakeConstant(given->second);
+      values_[vi.name()] = v;
+      continue;
+    }
     auto sinfo = InputSInfo(vi);
     if (!sinfo.ok()) {
       problems_.push_back(sinfo.status().message());
@@ -383,6 +393,9 @@ Status Importer::ImportInputs() {
     Value v;
     v.expr = p;
     values_[vi.name()] = v;
+  }
+  for (const auto& kv : input_values_) {
+    if (!bound.count(kv.first)) problems_.push_back("input value \"" + kv.first + "\" names no graph input (or names an initializer)");
   }
   for (const auto& kv : fixed_dims_) {
     if (!fixed_used_.count(kv.first)) {

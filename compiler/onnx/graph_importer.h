@@ -153,7 +153,7 @@ std::string DTypeName(DType t);
 class Importer {
  public:
   Importer(const ::onnx::ModelProto& model, std::string base_dir, const std::map<std::string, int64_t>& fixed_dims,
-           std::string function_name);
+           std::string function_name, const std::map<std::string, Tensor>& input_values = {});
   Result<ir::IRModule> Run();
 
   builder::BlockBuilder& bb() { return bb_; }
@@ -172,6 +172,7 @@ class Importer {
   const ::onnx::ModelProto& model_;
   std::string base_dir_;
   std::map<std::string, int64_t> fixed_dims_;
+  std::map<std::string, Tensor> input_values_;
   std::map<std::string, bool> fixed_used_;
   std::string function_name_;
   int opset_ = 0;

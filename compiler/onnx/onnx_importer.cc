@@ -23,7 +23,7 @@ Result<ir::IRModule> ImportBuffer(const void* data, size_t size, const std::stri
   if (!model.ParseFromCodedStream(&in) || !in.ConsumedEntireMessage()) {
     return DataLoss("not a valid ONNX model (the ModelProto does not parse)");
   }
-  Importer importer(model, base_dir, options.fixed_dims, options.function_name);
+  Importer importer(model, base_dir, options.fixed_dims, options.function_name, options.input_values);
   return importer.Run();
 }
 

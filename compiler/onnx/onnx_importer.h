@@ -6,6 +6,7 @@
 //   the result is the graph output (one) or a tuple of the outputs (several).
 // - Initializers (typed fields, raw_data, external data resolved relative to
 //   the model's folder) and Constant nodes become Relax constants.
+// - Graph inputs named in `input_values` become constants instead.
 // - A dim_param becomes a symbolic int64 variable of that name (one variable
 //   per name); `fixed_dims` replaces it by a value. A fixed dim that names no
 //   dim_param of the graph inputs is an error naming it.
@@ -25,6 +26,7 @@
 
 #include "compiler/ir/module.h"
 #include "runtime/status.h"
+#include "runtime/tensor.h"
 
 namespace kiln {
 namespace onnx {
@@ -32,6 +34,11 @@ namespace onnx {
 struct ImportOptions {
   std::map<std::string, int64_t> fixed_dims;  // dim_param name -> value
   std::string function_name = "main";
+  // Graph inputs given values at import time: they become constants (and
+  // known values for shape folding), not parameters of `main`. For models
+  // whose shape operands (Reshape's shape, Slice's starts, TopK's K, ...)
+  // arrive as graph inputs. A name that is no graph input is an error.
+  std::map<std::string, Tensor> input_values;
 };
 
 // Reads model.onnx (external-data tensors are resolved relative to the file's folder).

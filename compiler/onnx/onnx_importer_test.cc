@@ -120,7 +120,7 @@ TEST(OnnxImporter, AllProblemsAreListedAtOnce) {
   auto* n = m.Node("Custom", {"x"}, {"e"});           // another domain
   n->set_domain("com.example");
   m.Node("Cast", {"x"}, {"f"});                       // unsupported dtype
-  OnnxModelBuilder::AttrInt(m.graph().mutable_node(5), "to", TensorProto::DOUBLE);
+  OnnxModelBuilder::AttrInt(m.graph().mutable_node(5), "to", TensorProto::BFLOAT16);
   m.Node("Relu", {"nowhere"}, {"g"});                 // undefined input
   m.Output("c");
   m.Output("d");
@@ -131,7 +131,7 @@ TEST(OnnxImporter, AllProblemsAreListedAtOnce) {
   EXPECT_NE(msg.find("node \"fancy\" (#1) FancyOp (opset 13): unsupported operator"), std::string::npos) << msg;
   EXPECT_NE(msg.find("node #3 Gelu (opset 13): approximate=\"cubic\""), std::string::npos) << msg;
   EXPECT_NE(msg.find("domain \"com.example\""), std::string::npos) << msg;
-  EXPECT_NE(msg.find("node #5 Cast (opset 13): element type DOUBLE is not supported"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node #5 Cast (opset 13): element type BFLOAT16 is not supported"), std::string::npos) << msg;
   EXPECT_NE(msg.find("input \"nowhere\" is not defined"), std::string::npos) << msg;
   EXPECT_EQ(msg.find("Tanh"), std::string::npos) << msg;
 }
@@ -151,14 +151,14 @@ TEST(OnnxImporter, OpsetOutsideTheSupportedRangeIsAnError) {
 
 TEST(OnnxImporter, UnsupportedInputDtypeAndBadBytesAreErrors) {
   OnnxModelBuilder m(13);
-  m.Input("x", TensorProto::DOUBLE, {2});
+  m.Input("x", TensorProto::UINT16, {2});
   m.Input("s", TensorProto::STRING, {2});
   m.Node("Relu", {"x"}, {"y"});
   m.Output("y");
   auto mod = Import(m);
   ASSERT_FALSE(mod.ok());
   EXPECT_NE(mod.status().message().find("2 problems"), std::string::npos) << mod.status().message();
-  EXPECT_NE(mod.status().message().find("graph input \"x\": element type DOUBLE is not supported"), std::string::npos)
+  EXPECT_NE(mod.status().message().find("graph input \"x\": element type UINT16 is not supported"), std::string::npos)
       << mod.status().message();
   std::string junk = "this is not a protobuf";
   auto bad = ImportBuffer(junk.data(), junk.size(), ".", {});
@@ -167,6 +167,33 @@ TEST(OnnxImporter, UnsupportedInputDtypeAndBadBytesAreErrors) {
   auto missing = ImportFile("/nonexistent/model.onnx", {});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("cannot open ONNX model"), std::string::npos);
+}
+
+TEST(OnnxImporter, InputValuesBindGraphInputsAsConstants) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {2, 6});
+  m.Input("shape", TensorProto::INT64, {2});
+  m.Node("Reshape", {"x", "shape"}, {"y"});
+  m.Output("y");
+  ImportOptions options;
+  Tensor shape = Tensor::Empty(std::vector<int64_t>{2}, DType::Int64()).value();
+  shape.data<int64_t>()[0] = 3;
+  shape.data<int64_t>()[1] = -1;
+  options.input_values["shape"] = shape;
+  auto mod = Import(m, options);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  EXPECT_EQ(mod->FindRelax("main")->params.size(), 1u);
+  EXPECT_NE(Text(*mod).find("R.reshape(x, R.shape([3, 4]))"), std::string::npos) << Text(*mod);
+  // Without the value the shape is unknown at import time.
+  auto unbound = Import(m);
+  ASSERT_FALSE(unbound.ok());
+  EXPECT_NE(unbound.status().message().find("node #0 Reshape (opset 13): a shape input not known at import time"),
+            std::string::npos) << unbound.status().message();
+  options.input_values["nope"] = shape;
+  auto bad = Import(m, options);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("input value \"nope\" names no graph input"), std::string::npos)
+      << bad.status().message();
 }
 
 TEST(OnnxImporter, SymbolicValueUsedAsTensorIsAnError) {

@@ -14,6 +14,7 @@ Result<DType> DTypeFromOnnx(int elem_type) {
   switch (elem_type) {
     case TensorProto::FLOAT: return DType::Float32();
     case TensorProto::FLOAT16: return DType::Float16();
+    case TensorProto::DOUBLE: return DType::Float64();
     case TensorProto::INT64: return DType::Int64();
     case TensorProto::INT32: return DType::Int32();
     case TensorProto::INT8: return DType::Int8();
@@ -109,6 +110,10 @@ Result<Tensor> TensorFromProto(const TensorProto& proto, const std::string& base
     case TensorProto::FLOAT:
       KILN_RETURN_IF_ERROR(check_count(proto.float_data_size()));
       CopyField<float>(proto.float_data(), &t);
+      break;
+    case TensorProto::DOUBLE:
+      KILN_RETURN_IF_ERROR(check_count(proto.double_data_size()));
+      CopyField<double>(proto.double_data(), &t);
       break;
     case TensorProto::INT64:
       KILN_RETURN_IF_ERROR(check_count(proto.int64_data_size()));

@@ -2,7 +2,9 @@
 // normalizations, pooling, Softmax/LogSoftmax, Dropout, Einsum, Pad, Resize.
 // 1-D convolutions/pools that Relax has only in 2-D go through a unit H axis.
 #include <algorithm>
+#include <cctype>
 #include <cmath>
+#include <map>
 
 #include "compiler/onnx/graph_importer.h"
 
@@ -160,18 +162,59 @@ Status ConvertConvTranspose(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* wi, ctx.Info(1));
   if (xi->ndim < 3 || xi->ndim > 4) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D transposed convolution (1-D and 2-D are supported)");
   size_t nsp = static_cast<size_t>(xi->ndim) - 2;
-  if (ctx.HasAttr("output_shape")) return ctx.Unsupported("the output_shape attribute (give pads instead)");
   KILN_ASSIGN_OR_RETURN(std::string auto_pad, ctx.AttrString("auto_pad", "NOTSET"));
-  if (auto_pad != "NOTSET" && auto_pad != "VALID") return ctx.Unsupported("auto_pad=\"" + auto_pad + "\"");
+  if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") {
+    return ctx.Unsupported("auto_pad=\"" + auto_pad + "\"");
+  }
   std::vector<int64_t> kernel;
   for (size_t i = 0; i < nsp; ++i) {
     auto k = ConstDim(wi->shape[2 + i]);
     if (!k) return ctx.Unsupported("a weight with symbolic kernel size");
     kernel.push_back(*k);
   }
-  KILN_ASSIGN_OR_RETURN(Window w, ReadWindow(ctx, *xi, nsp, kernel));
+  bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  Window w;
+  if (same) {
+    // ReadWindow's SAME padding is the forward convolution's; derive it below.
+    KILN_ASSIGN_OR_RETURN(w.strides, ctx.AttrInts("strides", std::vector<int64_t>(nsp, 1)));
+    KILN_ASSIGN_OR_RETURN(w.dilations, ctx.AttrInts("dilations", std::vector<int64_t>(nsp, 1)));
+    w.kernel = kernel;
+    w.pad_lo.assign(nsp, 0);
+    w.pad_hi.assign(nsp, 0);
+    if (w.strides.size() != nsp || w.dilations.size() != nsp) return ctx.Invalid("strides and dilations need " + std::to_string(nsp) + " values");
+  } else {
+    KILN_ASSIGN_OR_RETURN(w, ReadWindow(ctx, *xi, nsp, kernel));
+  }
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out_pad, ctx.AttrInts("output_padding", std::vector<int64_t>(nsp, 0)));
   if (out_pad.size() != nsp) return ctx.Invalid("output_padding needs " + std::to_string(nsp) + " values");
+  // output_shape (or SAME: input * stride) fixes the total padding; a
+  // negative total becomes extra output_padding.
+  std::vector<int64_t> out_shape;
+  if (ctx.HasAttr("output_shape")) {
+    KILN_ASSIGN_OR_RETURN(out_shape, ctx.AttrInts("output_shape", {}));
+    if (out_shape.size() == nsp + 2) out_shape.erase(out_shape.begin(), out_shape.begin() + 2);
+    if (out_shape.size() != nsp) return ctx.Invalid("output_shape needs " + std::to_string(nsp) + " values");
+  } else if (same) {
+    for (size_t i = 0; i < nsp; ++i) {
+      auto in = ConstDim(xi->shape[2 + i]);
+      if (!in) return ctx.Unsupported("auto_pad=" + auto_pad + " with a symbolic spatial dimension");
+      out_shape.push_back(*in * w.strides[i]);
+    }
+  }
+  if (!out_shape.empty()) {
+    for (size_t i = 0; i < nsp; ++i) {
+      auto in = ConstDim(xi->shape[2 + i]);
+      if (!in) return ctx.Unsupported("output_shape with a symbolic spatial dimension");
+      int64_t total = w.strides[i] * (*in - 1) + out_pad[i] + (kernel[i] - 1) * w.dilations[i] + 1 - out_shape[i];
+      if (total < 0) {
+        out_pad[i] += -total;
+        total = 0;
+      }
+      int64_t half = total / 2;
+      w.pad_lo[i] = auto_pad == "SAME_UPPER" ? half : total - half;
+      w.pad_hi[i] = total - w.pad_lo[i];
+    }
+  }
   KILN_ASSIGN_OR_RETURN(int64_t group, ctx.AttrInt("group", 1));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr wt, ctx.Input(1));
@@ -260,7 +303,8 @@ Status ConvertInstanceNorm(NodeCtx& ctx) {
 }
 
 Status ConvertLayerNorm(NodeCtx& ctx) {
-  if (ctx.HasOutput(1) || ctx.HasOutput(2)) return ctx.Unsupported("the Mean and InvStdDev outputs");
+  KILN_ASSIGN_OR_RETURN(int64_t stash, ctx.AttrInt("stash_type", 1));
+  if (stash != 1) return ctx.Unsupported("stash_type=" + std::to_string(stash) + " (statistics in float32 only)");
   KILN_ASSIGN_OR_RETURN(double eps, ctx.AttrFloat("epsilon", 1e-5));
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", -1));
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
@@ -275,7 +319,20 @@ Status ConvertLayerNorm(NodeCtx& ctx) {
   } else {
     KILN_ASSIGN_OR_RETURN(b, ctx.Op("zeros_like", {g}));
   }
-  return Set(ctx, ctx.Op("nn.layer_norm", {x, g, b}, {{"axes", AttrInts(axes)}, {"epsilon", AttrF(eps)}}));
+  KILN_RETURN_IF_ERROR(Set(ctx, ctx.Op("nn.layer_norm", {x, g, b}, {{"axes", AttrInts(axes)}, {"epsilon", AttrF(eps)}})));
+  // The optional statistics outputs (kept dims): mean and 1 / sqrt(var + eps).
+  if (ctx.HasOutput(1) || ctx.HasOutput(2)) {
+    ir::AttrMap red = {{"axis", AttrInts(axes)}, {"keepdims", AttrB(true)}};
+    KILN_ASSIGN_OR_RETURN(ir::Expr mean, ctx.Op("mean", {x}, red));
+    ctx.SetOutput(1, mean);
+    if (ctx.HasOutput(2)) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr var, ctx.Op("variance", {x}, red));
+      KILN_ASSIGN_OR_RETURN(ir::Expr ve, ctx.Op("add", {var, ScalarConst(xi->dtype, eps)}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr inv, ctx.Op("rsqrt", {ve}));
+      ctx.SetOutput(2, inv);
+    }
+  }
+  return Status::Ok();
 }
 
 // ---------------------------------------------------------------- softmax
@@ -296,13 +353,17 @@ Status ConvertSoftmax(NodeCtx& ctx) {
 }
 
 Status ConvertDropout(NodeCtx& ctx) {
-  if (ctx.HasOutput(1)) return ctx.Unsupported("the mask output");
   if (ctx.opset() >= 12 && ctx.HasInput(2)) {
     auto training = ctx.ConstScalar(2, "training_mode");
     if (!training.ok() || *training != 0) return ctx.Unsupported("training_mode other than a constant false");
   }
   KILN_ASSIGN_OR_RETURN(const Value* v, ctx.In(0));
   ctx.SetOutputValue(0, *v);
+  if (ctx.HasOutput(1)) {  // inference keeps every element: an all-true mask
+    KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+    KILN_ASSIGN_OR_RETURN(ir::Expr mask, ctx.Op("ones_like", {x}, {{"dtype", AttrS("bool")}}));
+    ctx.SetOutput(1, mask);
+  }
   return Status::Ok();
 }
 
@@ -310,7 +371,16 @@ Status ConvertEinsum(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(std::string eq, ctx.AttrString("equation", ""));
   eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
   if (eq.find("...") != std::string::npos) return ctx.Unsupported("an equation with an ellipsis (\"...\")");
-  if (eq.find("->") == std::string::npos) return ctx.Unsupported("an implicit-output equation (without \"->\")");
+  if (eq.find("->") == std::string::npos) {
+    // Implicit output: the letters used exactly once, in alphabetical order.
+    std::map<char, int> count;
+    for (char c : eq)
+      if (std::isalpha(static_cast<unsigned char>(c))) ++count[c];
+    std::string out;
+    for (const auto& kv : count)
+      if (kv.second == 1) out += kv.first;
+    eq += "->" + out;
+  }
   std::vector<ir::Expr> ops;
   for (size_t i = 0; i < ctx.NumInputs(); ++i) {
     KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Input(i));

@@ -69,16 +69,29 @@ Status ConvertReduce(NodeCtx& ctx) {
   return Set(ctx, ctx.Op(def->relax, {x}, {{"axis", AttrInts(axes)}, {"keepdims", AttrB(keepdims != 0)}}));
 }
 
+// x reversed along `axis` (a static dimension): strided_slice with step -1.
+Result<ir::Expr> Flip(NodeCtx& ctx, ir::Expr x, int64_t axis) {
+  return ctx.Op("strided_slice", {x}, {{"axes", AttrInts({axis})}, {"begin", AttrInts({-1})},
+                                       {"end", AttrInts({-(int64_t{1} << 40)})}, {"strides", AttrInts({-1})},
+                                       {"assume_inbound", AttrB(false)}});
+}
+
 Status ConvertArgReduce(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
   KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
   KILN_ASSIGN_OR_RETURN(int64_t keepdims, ctx.AttrInt("keepdims", 1));
   KILN_ASSIGN_OR_RETURN(int64_t last, ctx.AttrInt("select_last_index", 0));
-  if (last) return ctx.Unsupported("select_last_index=1");
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   const char* op = ctx.op_type() == "ArgMax" ? "argmax" : "argmin";
-  return Set(ctx, ctx.Op(op, {x}, {{"axis", AttrI(axis)}, {"keepdims", AttrB(keepdims != 0)}}));
+  ir::AttrMap attrs = {{"axis", AttrI(axis)}, {"keepdims", AttrB(keepdims != 0)}};
+  if (!last) return Set(ctx, ctx.Op(op, {x}, attrs));
+  // The last occurrence: the first one in the reversed axis, counted back.
+  auto d = ConstDim(xi->shape[axis]);
+  if (!d) return ctx.Unsupported("select_last_index=1 on a symbolic axis");
+  KILN_ASSIGN_OR_RETURN(ir::Expr rev, Flip(ctx, x, axis));
+  KILN_ASSIGN_OR_RETURN(ir::Expr idx, ctx.Op(op, {rev}, attrs));
+  return Set(ctx, ctx.Op("subtract", {ScalarConst(DType::Int64(), static_cast<double>(*d - 1)), idx}));
 }
 
 Status ConvertCumSum(NodeCtx& ctx) {
@@ -88,9 +101,12 @@ Status ConvertCumSum(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t a, NormAxis(axis[0], xi->ndim));
   KILN_ASSIGN_OR_RETURN(int64_t exclusive, ctx.AttrInt("exclusive", 0));
   KILN_ASSIGN_OR_RETURN(int64_t reverse, ctx.AttrInt("reverse", 0));
-  if (reverse) return ctx.Unsupported("reverse=1");
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
-  return Set(ctx, ctx.Op("cumsum", {x}, {{"axis", AttrI(a)}, {"exclusive", AttrB(exclusive != 0)}}));
+  ir::AttrMap attrs = {{"axis", AttrI(a)}, {"exclusive", AttrB(exclusive != 0)}};
+  if (!reverse) return Set(ctx, ctx.Op("cumsum", {x}, attrs));
+  KILN_ASSIGN_OR_RETURN(ir::Expr rev, Flip(ctx, x, a));
+  KILN_ASSIGN_OR_RETURN(ir::Expr cs, ctx.Op("cumsum", {rev}, attrs));
+  return Set(ctx, Flip(ctx, cs, a));
 }
 
 Status ConvertTopK(NodeCtx& ctx) {
