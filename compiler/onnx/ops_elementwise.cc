@@ -142,6 +142,24 @@ Status ConvertBinary(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
   if (ctx.op_type() == "Pow") {
     KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, ctx.Info(0));
+    // Exponents 1, 2 and 0.5 (variance, RMS and distance patterns) need no powf.
+    auto e = ctx.ConstScalar(1, "exponent");
+    if (e.ok() && x->dtype.is_float()) {
+      if (*e == 1.0) {
+        ctx.SetOutput(0, a);
+        return Status::Ok();
+      }
+      if (*e == 2.0) {
+        KILN_ASSIGN_OR_RETURN(ir::Expr sq, ctx.Op("multiply", {a, a}));
+        ctx.SetOutput(0, sq);
+        return Status::Ok();
+      }
+      if (*e == 0.5) {
+        KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("sqrt", {a}));
+        ctx.SetOutput(0, r);
+        return Status::Ok();
+      }
+    }
     KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* y, ctx.Info(1));
     if (x->dtype != y->dtype) {
       KILN_ASSIGN_OR_RETURN(b, ctx.Op("astype", {b}, {{"dtype", AttrS(DTypeName(x->dtype))}}));

@@ -276,6 +276,8 @@ Status ConvertGlobalPool(NodeCtx& ctx) {
 Status ConvertBatchNorm(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t training, ctx.AttrInt("training_mode", 0));
   if (training || ctx.HasOutput(1) || ctx.HasOutput(2)) return ctx.Unsupported("training mode (running mean/var outputs)");
+  KILN_ASSIGN_OR_RETURN(int64_t spatial, ctx.AttrInt("spatial", 1));
+  if (spatial != 1) return ctx.Unsupported("spatial=0 (per-element statistics)");
   KILN_ASSIGN_OR_RETURN(double eps, ctx.AttrFloat("epsilon", 1e-5));
   std::vector<ir::Expr> args;
   for (size_t i = 0; i < 5; ++i) {

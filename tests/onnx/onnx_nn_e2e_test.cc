@@ -299,3 +299,73 @@ TEST(OnnxNnE2E, LayerInstanceNormConvTransposeEinsumResizePad) {
 }  // namespace testing
 }  // namespace onnx
 }  // namespace kiln
+
+namespace kiln {
+namespace onnx {
+namespace testing {
+namespace {
+
+// Forms the node tests exercise: optional outputs, reversed scans, last
+// occurrences, output_shape, implicit einsum, float64, constant exponents.
+TEST(OnnxNnE2E, OptionalOutputsAndLessCommonForms) {
+  B m(17);
+  m.Input("x", TensorProto::FLOAT, {2, 3});
+  m.Initializer("g", {3}, {1, 1, 1});
+  auto* ln = m.Node("LayerNormalization", {"x", "g"}, {"ln", "ln_mean", "ln_inv"});
+  (void)ln;
+  m.Output("ln_mean");
+  m.Output("ln_inv");
+  m.Node("Dropout", {"x"}, {"dr", "dr_mask"});
+  m.Output("dr_mask", TensorProto::BOOL);
+  auto* am = m.Node("ArgMax", {"x"}, {"am"});
+  B::AttrInt(am, "axis", 1);
+  B::AttrInt(am, "select_last_index", 1);
+  m.Output("am", TensorProto::INT64);
+  m.InitializerI64("ax", {}, {1});
+  auto* cs = m.Node("CumSum", {"x", "ax"}, {"cs"});
+  B::AttrInt(cs, "reverse", 1);
+  m.Output("cs");
+  auto* es = m.Node("Einsum", {"x", "x"}, {"es"});  // "ij,ij" -> sum of squares (scalar)
+  B::AttrString(es, "equation", "ij,ij");
+  m.Output("es");
+  m.Initializer("two", {}, {2.0f});
+  m.Node("Pow", {"x", "two"}, {"sq"});
+  m.Output("sq");
+  m.Input("d", TensorProto::DOUBLE, {2});
+  m.Node("Max", {"d", "d"}, {"dmax"});
+  m.Output("dmax", TensorProto::DOUBLE);
+  // ConvTranspose (1, 1, 3) -> output_shape 8 with stride 3 (one more column than the default 7).
+  m.Input("ct_x", TensorProto::FLOAT, {1, 1, 3});
+  m.Initializer("ct_w", {1, 1, 1}, {2.0f});
+  auto* ct = m.Node("ConvTranspose", {"ct_x", "ct_w"}, {"ct"});
+  B::AttrInts(ct, "strides", {3});
+  B::AttrInts(ct, "output_shape", {8});
+  m.Output("ct");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<float> xv = {1, 3, 3, -1, 0, -2};
+  Tensor d = Tensor::Empty(std::vector<int64_t>{2}, DType::Float64()).value();
+  d.data<double>()[0] = 1.5;
+  d.data<double>()[1] = -2.5;
+  auto out = RunMain(*module, {F32({2, 3}, xv), d, F32({1, 1, 3}, {1, 2, 3})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::vector<float> mean = Values((*out)[0]), inv = Values((*out)[1]);
+  ASSERT_EQ(mean.size(), 2u);
+  EXPECT_NEAR(mean[0], 7.f / 3, 1e-5f);
+  EXPECT_NEAR(mean[1], -1.f, 1e-5f);
+  EXPECT_NEAR(inv[1], 1 / std::sqrt(2.f / 3 + 1e-5f), 1e-4f);
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(Values((*out)[2]), (std::vector<float>{1, 1, 1, 1, 1, 1}));
+  EXPECT_EQ(Values((*out)[3]), (std::vector<float>{2, 1}));
+  EXPECT_EQ(Values((*out)[4]), (std::vector<float>{7, 6, 3, -3, -2, -2}));
+  EXPECT_EQ(Values((*out)[5]), (std::vector<float>{24}));
+  EXPECT_EQ(Values((*out)[6]), (std::vector<float>{1, 9, 9, 1, 0, 4}));
+  EXPECT_EQ((*out)[7].dtype(), DType::Float64());
+  EXPECT_EQ((*out)[7].data<double>()[1], -2.5);
+  EXPECT_EQ(Values((*out)[8]), (std::vector<float>{2, 0, 0, 4, 0, 0, 6, 0}));
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace onnx
+}  // namespace kiln
