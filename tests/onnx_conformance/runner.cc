@@ -97,10 +97,10 @@ Status RunDataSet(vm::Context& context, const std::string& data_dir, const Toler
   Status st = context.Invoke("main", Span<const Any>(args.data(), args.size()), &result);
   if (!st.ok()) return st.Annotate("run");
   std::vector<Any> fields;
-  if (outputs.size() == 1) {
-    fields.push_back(result);
-  } else if (result.is_tuple()) {
+  if (outputs.size() > 1 && result.is_tuple()) {
     fields = result.tuple_fields();
+  } else {
+    fields.push_back(result);
   }
   if (fields.size() != outputs.size()) {
     return InvalidArgument(StrFormat("run: %zu results, the test expects %zu", fields.size(), outputs.size()));

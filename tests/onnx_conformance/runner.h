@@ -7,8 +7,11 @@
 // Isolation: by default each test runs in a forked child process, so that a
 // crash or a hang in the importer, compiler or runtime is reported as that
 // test's failure ("crashed with signal 11", "timed out after 120 s") instead of
-// ending the whole suite. The child does all the work (the parent never starts
-// LLVM or a thread pool, so forking it is safe).
+// ending the whole suite. The child does all the work, so the parent never
+// compiles or runs anything itself. Do not mix the two modes in one process:
+// after an in-process run, threads of the compiler or the runtime may hold
+// locks that a forked child inherits held, and the child hangs until its
+// timeout.
 //
 // Thread-compatible: RunNodeTest may be called from one thread at a time.
 #ifndef KILN_TESTS_ONNX_CONFORMANCE_RUNNER_H_
