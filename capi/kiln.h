@@ -8,9 +8,10 @@
  *
  * Status. Every function returns kiln_status_t*, except the release/free
  * functions, the status accessors, kiln_status_create, kiln_value_kind_name
- * and the version functions. NULL means success. A non-NULL status is owned by the caller and
- * released with kiln_status_free; it carries a code and a one-line-or-more
- * message with context ("main: argument x, dimension 1: expected 3, got 4").
+ * and the version functions. NULL means success. A non-NULL status is owned
+ * by the caller and released with kiln_status_free; it carries a code and a
+ * one-line-or-more message with context ("main: argument x, dimension 1:
+ * expected 3, got 4").
  * Caller mistakes (a bad file, a wrong shape, an unknown name, a NULL handle,
  * an index out of range, a value of the wrong kind) are statuses; Kiln never
  * aborts on them.
