@@ -129,6 +129,11 @@ TEST(ProcessStatsTest, BytesAndRss) {
   EXPECT_EQ(FormatBytes(5 * 1024 * 1024 + 1024 * 512), "5.5 MiB");
   EXPECT_EQ(FormatBytes(3ull << 30), "3.00 GiB");
   EXPECT_GT(PeakRssBytes(), 1024u * 1024u);  // a test binary holds more than a MiB
+  // Busy work moves the thread's CPU clock forward.
+  double before = ThreadCpuSeconds();
+  volatile double sink = 0;
+  for (int i = 0; i < 20000000 && ThreadCpuSeconds() - before < 0.01; ++i) sink = sink + i;
+  EXPECT_GT(ThreadCpuSeconds(), before);
 }
 
 Tensor Make(const std::vector<int64_t>& shape, const std::vector<float>& values) {

@@ -1,6 +1,7 @@
 #include "tools/common/process_stats.h"
 
 #include <sys/resource.h>
+#include <time.h>
 
 #include <cstdio>
 #include <cstring>
@@ -29,6 +30,12 @@ uint64_t PeakRssBytes() {
 #else
   return static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
 #endif
+}
+
+double ThreadCpuSeconds() {
+  struct timespec ts;
+  if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0) return 0;
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 bool ResetPeakRss() {

@@ -21,6 +21,10 @@ uint64_t PeakRssBytes();
 // platform does not allow it.
 bool ResetPeakRss();
 
+// CPU time the calling thread has used, in seconds (CLOCK_THREAD_CPUTIME_ID);
+// 0 where the platform does not say.
+double ThreadCpuSeconds();
+
 // "512 B", "1.5 KiB", "12.3 MiB", "2.00 GiB".
 std::string FormatBytes(uint64_t bytes);
 

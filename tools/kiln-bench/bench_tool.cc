@@ -167,6 +167,7 @@ class StartGate {
 
 struct CallerResult {
   std::vector<double> ms;
+  double cpu_seconds = 0;
   uint64_t peak_tensor_bytes = 0;
   Clock::time_point end;
   Status status;
@@ -181,6 +182,7 @@ void RunCaller(PreparedCall* call, const BenchOptions& o, StartGate* gate, Calle
   gate->ArriveAndWait();  // a failed caller still arrives, so the others are not stuck
   if (!r->status.ok()) return;
   Clock::time_point start = gate->start();
+  double cpu_start = ThreadCpuSeconds();
   auto min_time = std::chrono::duration<double>(o.min_time);
   r->ms.reserve(static_cast<size_t>(o.runs));
   while (static_cast<int64_t>(r->ms.size()) < o.runs || Clock::now() - start < min_time) {
@@ -196,6 +198,7 @@ void RunCaller(PreparedCall* call, const BenchOptions& o, StartGate* gate, Calle
     r->peak_tensor_bytes = std::max(r->peak_tensor_bytes, call->LastCallPeakBytes());
   }
   r->end = Clock::now();
+  r->cpu_seconds = ThreadCpuSeconds() - cpu_start;
 }
 
 Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::shared_ptr<const vm::Module> module,
@@ -229,6 +232,7 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
   c.executor = callers[0]->uses_graph() ? "graph" : "vm";
   std::vector<double> all;
   Clock::time_point end = gate.start();
+  double cpu_seconds = 0;
   for (size_t i = 0; i < results.size(); ++i) {
     if (!results[i].status.ok()) {
       Status s = results[i].status;
@@ -237,9 +241,11 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
     }
     all.insert(all.end(), results[i].ms.begin(), results[i].ms.end());
     end = std::max(end, results[i].end);
+    cpu_seconds += results[i].cpu_seconds;
     c.peak_tensor_bytes = std::max(c.peak_tensor_bytes, results[i].peak_tensor_bytes);
   }
   c.stats = Summarize(std::move(all), std::chrono::duration<double>(end - gate.start()).count());
+  if (c.stats.calls > 0) c.stats.cpu_ms_per_call = cpu_seconds * 1e3 / static_cast<double>(c.stats.calls);
   c.peak_rss_bytes = PeakRssBytes();
 
   if (o.profile || !o.trace_path.empty()) {
@@ -320,7 +326,7 @@ Result<std::vector<BenchCase>> RunBench(const BenchOptions& o, std::ostream& log
 
 std::string FormatBenchTable(const BenchOptions& o, const std::vector<BenchCase>& cases) {
   std::vector<std::vector<std::string>> rows = {{"file", "dims", "executor", "calls", "min ms", "p50 ms", "p90 ms",
-                                                 "p99 ms", "max ms", "mean ms", "calls/s", "peak mem", "peak RSS"}};
+                                                 "p99 ms", "max ms", "mean ms", "cpu ms", "calls/s", "peak mem", "peak RSS"}};
   bool ratios = o.files.size() > 1;
   if (ratios) rows[0].push_back("p50 ratio");
   for (const BenchCase& c : cases) {
@@ -335,6 +341,7 @@ std::string FormatBenchTable(const BenchOptions& o, const std::vector<BenchCase>
                                     StrFormat("%.4f", s.p99),
                                     StrFormat("%.4f", s.max),
                                     StrFormat("%.4f", s.mean),
+                                    StrFormat("%.4f", s.cpu_ms_per_call),
                                     StrFormat("%.1f", s.throughput),
                                     FormatBytes(c.peak_tensor_bytes),
                                     FormatBytes(c.peak_rss_bytes)};
@@ -380,8 +387,8 @@ std::string FormatBenchJson(const BenchOptions& o, const std::vector<BenchCase>&
     for (const auto& kv : c.dims) j << (k++ ? ", " : "") << JsonString(kv.first) << ": " << kv.second;
     j << "}, \"executor\": " << JsonString(c.executor) << ", \"calls\": " << s.calls
       << StrFormat(", \"latency_ms\": {\"min\": %.6f, \"p50\": %.6f, \"p90\": %.6f, \"p99\": %.6f, \"max\": %.6f, "
-                   "\"mean\": %.6f}, \"throughput_per_s\": %.3f",
-                   s.min, s.p50, s.p90, s.p99, s.max, s.mean, s.throughput)
+                   "\"mean\": %.6f}, \"cpu_ms_per_call\": %.6f, \"throughput_per_s\": %.3f",
+                   s.min, s.p50, s.p90, s.p99, s.max, s.mean, s.cpu_ms_per_call, s.throughput)
       << ", \"peak_tensor_bytes\": " << c.peak_tensor_bytes << ", \"peak_rss_bytes\": " << c.peak_rss_bytes;
     if (c.ratio > 0) j << StrFormat(", \"p50_ratio\": %.6f", c.ratio);
     if (!c.profile_table.empty()) j << ", \"profile_table\": " << JsonString(c.profile_table);
@@ -393,13 +400,14 @@ std::string FormatBenchJson(const BenchOptions& o, const std::vector<BenchCase>&
 
 std::string FormatBenchCsv(const std::vector<BenchCase>& cases) {
   std::string out =
-      "file,dims,executor,calls,min_ms,p50_ms,p90_ms,p99_ms,max_ms,mean_ms,calls_per_s,peak_tensor_bytes,"
+      "file,dims,executor,calls,min_ms,p50_ms,p90_ms,p99_ms,max_ms,mean_ms,cpu_ms_per_call,calls_per_s,"
+      "peak_tensor_bytes,"
       "peak_rss_bytes,p50_ratio\n";
   for (const BenchCase& c : cases) {
     const LatencyStats& s = c.stats;
     out += CsvField(c.file) + "," + CsvField(DimsText(c.dims)) + "," + c.executor + "," + std::to_string(s.calls) +
-           StrFormat(",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.3f,", s.min, s.p50, s.p90, s.p99, s.max, s.mean,
-                     s.throughput) +
+           StrFormat(",%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.6f,%.3f,", s.min, s.p50, s.p90, s.p99, s.max, s.mean,
+                     s.cpu_ms_per_call, s.throughput) +
            std::to_string(c.peak_tensor_bytes) + "," + std::to_string(c.peak_rss_bytes) + "," +
            (c.ratio > 0 ? StrFormat("%.6f", c.ratio) : "") + "\n";
   }

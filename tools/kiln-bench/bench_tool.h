@@ -19,7 +19,8 @@
 // timed calls until each has made at least --runs and --min-time has passed.
 // Latencies (min, p50, p90, p99, max, mean; nearest-rank percentiles) are
 // over the calls of every caller; throughput is all calls over the wall time
-// from the common start until the last caller stops. Peak tensor memory is
+// from the common start until the last caller stops; CPU ms/call is the
+// callers' own thread CPU time over their calls. Peak tensor memory is
 // the largest vm::Context::LastCallPeakBytes seen; peak RSS is the process's
 // high-water mark during the case (reset before it where Linux allows,
 // /proc/self/clear_refs, otherwise since the process started).
@@ -70,6 +71,10 @@ struct LatencyStats {
   int64_t calls = 0;
   double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
   double throughput = 0;  // calls per second of wall time
+  // CPU time of the calling threads per call (their kernels' pool workers
+  // not included): close to the latency when the caller does the work,
+  // far below it when the caller waits for workers.
+  double cpu_ms_per_call = 0;
 };
 // Nearest-rank percentiles of `ms` (any order); `wall_seconds` > 0 gives the throughput.
 LatencyStats Summarize(std::vector<double> ms, double wall_seconds);

@@ -205,7 +205,7 @@ TEST_F(BenchRunTest, DimValuesAreCasesAndJsonHasEveryStatistic) {
   ASSERT_EQ(r.rc, 0) << r.err;
   for (const char* part : {"\"dims\": {\"n\": 1}", "\"dims\": {\"n\": 8}", "\"dims\": {\"n\": 64}", "\"calls\": 3,",
                            "\"p50\": ", "\"p90\": ", "\"p99\": ", "\"max\": ", "\"min\": ", "\"mean\": ",
-                           "\"throughput_per_s\": ", "\"peak_tensor_bytes\": ", "\"peak_rss_bytes\": "}) {
+                           "\"throughput_per_s\": ", "\"cpu_ms_per_call\": ", "\"peak_tensor_bytes\": ", "\"peak_rss_bytes\": "}) {
     EXPECT_TRUE(Contains(r.out, part)) << part << " in " << r.out;
   }
   EXPECT_FALSE(Contains(r.out, "p50_ratio")) << r.out;
@@ -247,6 +247,7 @@ TEST_F(BenchRunTest, ConcurrentCallersEachMakeTheirRuns) {
   EXPECT_GT((*cases)[0].stats.throughput, 0);
   EXPECT_LE((*cases)[0].stats.min, (*cases)[0].stats.p50);
   EXPECT_LE((*cases)[0].stats.p99, (*cases)[0].stats.max);
+  EXPECT_GT((*cases)[0].stats.cpu_ms_per_call, 0);
 }
 
 TEST_F(BenchRunTest, TwoFilesSideBySideWithTheirRatio) {
@@ -259,8 +260,8 @@ TEST_F(BenchRunTest, TwoFilesSideBySideWithTheirRatio) {
   std::getline(lines, second);
   EXPECT_FALSE(std::getline(lines, extra));
   EXPECT_EQ(header,
-            "file,dims,executor,calls,min_ms,p50_ms,p90_ms,p99_ms,max_ms,mean_ms,calls_per_s,peak_tensor_bytes,"
-            "peak_rss_bytes,p50_ratio");
+            "file,dims,executor,calls,min_ms,p50_ms,p90_ms,p99_ms,max_ms,mean_ms,cpu_ms_per_call,calls_per_s,"
+            "peak_tensor_bytes,peak_rss_bytes,p50_ratio");
   EXPECT_EQ(first.rfind(*vmfb_ + ",n=4,vm,3,", 0), 0u) << first;
   EXPECT_EQ(first.back(), ',') << "the reference has no ratio: " << first;
   EXPECT_NE(second.back(), ',') << "the second file has one: " << second;
