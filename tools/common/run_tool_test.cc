@@ -14,7 +14,9 @@
 #include "runtime/registry.h"
 #include "tools/common/inline_tensor.h"
 #include "tools/common/npy.h"
+#include "tools/common/prepared_call.h"
 #include "vm/assembler.h"
+#include "vm/module.h"
 
 namespace kiln {
 namespace tools {
@@ -118,7 +120,21 @@ VmfbProgram MakeProgram() {
   node.args = {x_arg, y_arg};
   graph.nodes = {node};
   p.graphs = {graph};
-  p.functions = {main_fn, pair_fn, graphed_fn};
+  // "echo"(n: int) -> n: a non-tensor parameter.
+  FunctionInfo echo_fn;
+  echo_fn.name = "echo";
+  ValueInfo n;
+  n.name = "n";
+  n.kind = ValueKind::kPrim;
+  n.dtype = DType::Int64();
+  n.ndim = 0;
+  echo_fn.params = {n};
+  echo_fn.results = {n};
+  echo_fn.register_count = 1;
+  vm::Assembler e;
+  e.Ret(0);
+  echo_fn.code = e.Finish();
+  p.functions = {main_fn, pair_fn, graphed_fn, echo_fn};
   return p;
 }
 
@@ -206,7 +222,7 @@ TEST_F(RunToolTest, Executors) {
 TEST_F(RunToolTest, Errors) {
   EXPECT_EQ(Main({"--function=nope", "--input=f32=1"}), 1);
   EXPECT_EQ(err_.rfind("kiln-run: error: no function 'nope' in '", 0), 0u) << err_;
-  EXPECT_NE(err_.find("(it has: main, pair, graphed)\n"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("(it has: main, pair, graphed, echo)\n"), std::string::npos) << err_;
 
   EXPECT_EQ(Main({}), 1);
   EXPECT_EQ(err_, "kiln-run: error: function 'main' takes 1 inputs, got 0 --input flags\n");
@@ -299,6 +315,29 @@ TEST_F(RunToolTest, PrintStatistics) {
   }
   ASSERT_EQ(Main({"--function=graphed", "--input=2x3xf32=random:3", "--print-statistics"}), 0) << err_;
   EXPECT_NE(out_.find("  executor:    graph\n"), std::string::npos) << out_;
+}
+
+TEST_F(RunToolTest, ScalarArgument) {
+  ASSERT_EQ(Main({"--function=echo", "--input=i64=42"}), 0) << err_;
+  EXPECT_EQ(out_, "output 0: int 42\n");
+}
+
+TEST_F(RunToolTest, RandomInputsFromTheSignature) {
+  Result<std::shared_ptr<const vm::Module>> module = vm::Module::LoadFile(*dir_ + "kiln_run_test.vmfb");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  Result<std::vector<Tensor>> inputs = RandomInputs(**module, "main", {}, 5);
+  ASSERT_TRUE(inputs.ok()) << inputs.status().ToString();
+  ASSERT_EQ(inputs->size(), 1u);
+  EXPECT_EQ((*inputs)[0].TypeString(), "float32[2, 3]");
+  Result<Tensor> same = ParseInlineTensor("2x3xf32=random:5");
+  ASSERT_TRUE(same.ok());
+  for (int i = 0; i < 6; ++i) EXPECT_EQ((*inputs)[0].data<float>()[i], same->data<float>()[i]);
+  Result<std::vector<Tensor>> scalar = RandomInputs(**module, "echo", {}, 5);
+  ASSERT_FALSE(scalar.ok());
+  EXPECT_EQ(scalar.status().message(),
+            "parameter 0 'n' of 'echo' is not a tensor of known rank; give every input with --input");
+  EXPECT_EQ(RandomInputs(**module, "nope", {}, 5).status().message(),
+            "no function 'nope' (it has: main, pair, graphed, echo)");
 }
 
 }  // namespace
