@@ -138,6 +138,9 @@ Status ConvertConv(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* wi, ctx.Info(1));
   size_t nsp = static_cast<size_t>(xi->ndim) - 2;
   if (xi->ndim < 3 || xi->ndim > 4) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D convolution (1-D and 2-D are supported)");
+  if (wi->ndim != xi->ndim) {
+    return ctx.Invalid("the weight has rank " + std::to_string(wi->ndim) + ", the input rank " + std::to_string(xi->ndim));
+  }
   std::vector<int64_t> kernel;
   for (size_t i = 0; i < nsp; ++i) {
     auto k = ConstDim(wi->shape[2 + i]);
@@ -165,6 +168,9 @@ Status ConvertConvTranspose(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(std::string auto_pad, ctx.AttrString("auto_pad", "NOTSET"));
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") {
     return ctx.Unsupported("auto_pad=\"" + auto_pad + "\"");
+  }
+  if (wi->ndim != xi->ndim) {
+    return ctx.Invalid("the weight has rank " + std::to_string(wi->ndim) + ", the input rank " + std::to_string(xi->ndim));
   }
   std::vector<int64_t> kernel;
   for (size_t i = 0; i < nsp; ++i) {
@@ -372,7 +378,55 @@ Status ConvertDropout(NodeCtx& ctx) {
 Status ConvertEinsum(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(std::string eq, ctx.AttrString("equation", ""));
   eq.erase(std::remove(eq.begin(), eq.end(), ' '), eq.end());
-  if (eq.find("...") != std::string::npos) return ctx.Unsupported("an equation with an ellipsis (\"...\")");
+  if (eq.find("...") != std::string::npos) {
+    // Expand "..." into letters the equation does not use, from the operands' ranks.
+    std::string lhs = eq.substr(0, eq.find("->"));
+    std::string unused;
+    for (char c = 'a'; c <= 'z'; ++c)
+      if (eq.find(c) == std::string::npos) unused += c;
+    std::vector<std::string> terms;
+    size_t start = 0;
+    while (true) {
+      size_t comma = lhs.find(',', start);
+      terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    if (terms.size() != ctx.NumInputs()) return ctx.Invalid("the equation has " + std::to_string(terms.size()) + " operands, the node " + std::to_string(ctx.NumInputs()));
+    size_t most = 0;
+    std::vector<size_t> counts;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ti, ctx.Info(i));
+      size_t letters = 0;
+      for (char c : terms[i]) letters += std::isalpha(static_cast<unsigned char>(c)) ? 1 : 0;
+      size_t n = terms[i].find("...") == std::string::npos ? 0 : static_cast<size_t>(ti->ndim) - letters;
+      if (n > unused.size() || letters > static_cast<size_t>(ti->ndim)) return ctx.Invalid("the equation does not match operand " + std::to_string(i) + "'s rank");
+      counts.push_back(n);
+      most = std::max(most, n);
+    }
+    std::string ell = unused.substr(0, most);
+    std::string rebuilt;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      std::string t = terms[i];
+      size_t pos = t.find("...");
+      if (pos != std::string::npos) t.replace(pos, 3, ell.substr(most - counts[i]));
+      rebuilt += (i ? "," : "") + t;
+    }
+    if (eq.find("->") != std::string::npos) {
+      std::string rhs = eq.substr(eq.find("->") + 2);
+      size_t pos = rhs.find("...");
+      if (pos != std::string::npos) rhs.replace(pos, 3, ell);
+      eq = rebuilt + "->" + rhs;
+    } else {
+      std::map<char, int> count;
+      for (char c : rebuilt)
+        if (std::isalpha(static_cast<unsigned char>(c)) && ell.find(c) == std::string::npos) ++count[c];
+      std::string out = ell;
+      for (const auto& kv : count)
+        if (kv.second == 1) out += kv.first;
+      eq = rebuilt + "->" + out;
+    }
+  }
   if (eq.find("->") == std::string::npos) {
     // Implicit output: the letters used exactly once, in alphabetical order.
     std::map<char, int> count;
@@ -454,7 +508,7 @@ Status ConvertResize(NodeCtx& ctx) {
     } else {
       KILN_ASSIGN_OR_RETURN(const Value* sv, ctx.In(scales_input));
       const Tensor& t = sv->constant;
-      if (!t.defined() || t.dtype() != DType::Float32()) return ctx.Unsupported("scales that are not a float32 constant");
+      if (!t.defined() || t.dtype() != DType::Float32()) return ctx.Unsupported("scales (input " + std::to_string(scales_input) + ") must be a float32 constant known at import time");
       for (int64_t i = 0; i < t.NumElements(); ++i) scales.push_back(t.data<float>()[i]);
     }
     if (scales.size() != 4) return ctx.Invalid("scales needs 4 values, got " + std::to_string(scales.size()));
@@ -463,7 +517,15 @@ Status ConvertResize(NodeCtx& ctx) {
       if (scales[i] == 1.0) {
         out[i] = xi->shape[i];
       } else if (d) {
-        out[i] = PrimExpr(static_cast<int64_t>(std::floor(*d * scales[i])));
+        // ONNX maps coordinates with the scale itself (and the unrounded
+        // output length); R.image.resize2d uses the ratio of the sizes.
+        // They agree only when the scale gives a whole output size.
+        double exact = *d * scales[i];
+        if (std::fabs(exact - std::round(exact)) > 1e-6 * std::max(1.0, exact)) {
+          return ctx.Unsupported("scale " + std::to_string(scales[i]) + " of a dimension of " + std::to_string(*d) +
+                                 " (only scales that give a whole output size)");
+        }
+        out[i] = PrimExpr(static_cast<int64_t>(std::llround(exact)));
       } else {
         return ctx.Unsupported("scales on a symbolic dimension");
       }

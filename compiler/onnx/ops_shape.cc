@@ -161,8 +161,8 @@ Status ConvertRange(NodeCtx& ctx) {
     auto s = ConstDim(ks->elems[0]), d = ConstDim(kd->elems[0]);
     auto l = ConstDim(kl->elems[0]);
     if (s && d && *d != 0) {
-      if (l) {
-        int64_t n = std::max<int64_t>(0, (*l - *s + *d + (*d > 0 ? -1 : 1)) / *d);
+      int64_t n = l ? std::max<int64_t>(0, (*l - *s + *d + (*d > 0 ? -1 : 1)) / *d) : 0;
+      if (l && n <= (1 << 12)) {
         KnownInts k;
         k.dtype = ks->dtype;
         k.shape = {n};
@@ -262,9 +262,17 @@ Status ConvertReshape(NodeCtx& ctx) {
       auto c = ConstDim(d);
       if (!c) ok = false; else s.push_back(*c);
     }
-    if (ok) {
+    if (ok && Product(s) == static_cast<int64_t>(kx->elems.size())) {
       ctx.SetOutputKnown(0, Reshaped(*kx, s));
       return Status::Ok();
+    }
+  }
+  // R.reshape reads a 0 as "copy the input's dimension"; a literal 0
+  // (allowzero=1) means an empty result, which R.zeros gives directly.
+  for (const auto& d : dims) {
+    auto c = ConstDim(d);
+    if (allowzero && c && *c == 0) {
+      return Set(ctx, ctx.Op("zeros", {MakeShape(dims)}, {{"dtype", AttrS(DTypeName(xi->dtype))}}));
     }
   }
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
