@@ -23,6 +23,8 @@
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -45,6 +47,7 @@ namespace {
 struct Layer {
   std::string name;
   int64_t c, hw, o, k, stride, pad;
+  int64_t groups = 1;  // groups == c == o: depthwise
   int64_t Out() const { return (hw + 2 * pad - k) / stride + 1; }
 };
 
@@ -53,14 +56,25 @@ const std::vector<Layer>& Layers() {
       {"3->64 7x7/2 224", 3, 224, 64, 7, 2, 3},   {"64->64 3x3 56", 64, 56, 64, 3, 1, 1},
       {"128->128 3x3 28", 128, 28, 128, 3, 1, 1}, {"256->256 3x3 14", 256, 14, 256, 3, 1, 1},
       {"512->512 3x3 7", 512, 7, 512, 3, 1, 1},
+      // MobileNetV2's 3x3 depthwise convolutions (channels, input size, stride).
+      {"dw32 3x3 112", 32, 112, 32, 3, 1, 1, 32},    {"dw96 3x3/2 112", 96, 112, 96, 3, 2, 1, 96},
+      {"dw144 3x3 56", 144, 56, 144, 3, 1, 1, 144},  {"dw192 3x3 28", 192, 28, 192, 3, 1, 1, 192},
+      {"dw576 3x3/2 14", 576, 14, 576, 3, 2, 1, 576}, {"dw960 3x3 7", 960, 7, 960, 3, 1, 1, 960},
   };
   return layers;
 }
 
-double Flops(const Layer& l) { return 2.0 * double(l.o) * l.Out() * l.Out() * double(l.c) * l.k * l.k; }
+double Flops(const Layer& l) {
+  return 2.0 * double(l.o) * l.Out() * l.Out() * double(l.c / l.groups) * l.k * l.k;
+}
 
 std::vector<int64_t> XShape(const Layer& l) { return {1, l.c, l.hw, l.hw}; }
-std::vector<int64_t> WShape(const Layer& l) { return {l.o, l.c, l.k, l.k}; }
+std::vector<int64_t> WShape(const Layer& l) { return {l.o, l.c / l.groups, l.k, l.k}; }
+// oneDNN's grouped weights: (G, O/G, I/G, KH, KW).
+std::vector<int64_t> DnnlWShape(const Layer& l) {
+  if (l.groups == 1) return WShape(l);
+  return {l.groups, l.o / l.groups, l.c / l.groups, l.k, l.k};
+}
 std::vector<int64_t> YShape(const Layer& l) { return {1, l.o, l.Out(), l.Out()}; }
 
 void Fill(float* p, int64_t count, uint64_t seed) {
@@ -88,7 +102,8 @@ std::string ConvModule(const Layer& l) {
   return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor(" + Dims(XShape(l)) +
          ", dtype=\"float32\"), w: R.Tensor(" + Dims(WShape(l)) + ", dtype=\"float32\")) -> R.Tensor(" +
          Dims(YShape(l)) + ", dtype=\"float32\"):\n        with R.dataflow():\n            y = R.nn.conv2d(x, w, strides=[" +
-         s + ", " + s + "], padding=[" + p + ", " + p + ", " + p + ", " + p + "])\n            R.output(y)\n        return y\n";
+         s + ", " + s + "], padding=[" + p + ", " + p + ", " + p + ", " + p + "], groups=" + std::to_string(l.groups) +
+         ")\n            R.output(y)\n        return y\n";
 }
 
 // `weights`: bound as a constant (the module then takes x only).
@@ -108,6 +123,14 @@ Result<std::shared_ptr<const vm::Module>> CompileKiln(const Layer& l, int thread
       owned, bytes.size(), [](const void*, void* user) { std::free(user); }, owned, load);
 }
 
+// CPU time of the whole process (every thread), in seconds.
+double ProcessCpuSeconds() {
+  rusage u;
+  getrusage(RUSAGE_SELF, &u);
+  auto sec = [](const timeval& t) { return double(t.tv_sec) + double(t.tv_usec) * 1e-6; };
+  return sec(u.ru_utime) + sec(u.ru_stime);
+}
+
 void SetRate(benchmark::State& state, const Layer& l) {
   state.counters["GFLOPS"] = benchmark::Counter(Flops(l) * double(state.iterations()), benchmark::Counter::kIsRate,
                                                 benchmark::Counter::kIs1000);
@@ -124,6 +147,7 @@ void BM_Kiln(benchmark::State& state, const Layer& l, int threads, bool constant
   std::vector<Any> args = {Random(XShape(l), 1)};
   if (!constant_weights) args.push_back(w);
   Any ret;
+  double cpu0 = ProcessCpuSeconds();
   for (auto _ : state) {
     Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
     if (!s.ok()) {
@@ -132,6 +156,9 @@ void BM_Kiln(benchmark::State& state, const Layer& l, int threads, bool constant
     }
     benchmark::ClobberMemory();
   }
+  // CPU time of all threads per call: with 2 threads, about the 1-thread
+  // figure when the work splits without overhead (the pool's idle spin counts).
+  state.counters["cpu_us"] = (ProcessCpuSeconds() - cpu0) * 1e6 / double(state.iterations());
   SetRate(state, l);
 }
 
@@ -152,10 +179,12 @@ void BM_Dnnl(benchmark::State& state, const Layer& l, int threads, bool blocked)
     DNNL_OK(dnnl_engine_create(&engine, dnnl_cpu, 0));
     DNNL_OK(dnnl_stream_create(&stream, engine, dnnl_stream_default_flags));
   }
-  std::vector<int64_t> xs = XShape(l), ws = WShape(l), ys = YShape(l);
+  std::vector<int64_t> xs = XShape(l), ws = DnnlWShape(l), ys = YShape(l);
   dnnl_memory_desc_t x_md, w_md, y_md;
   DNNL_OK(dnnl_memory_desc_init_by_tag(&x_md, 4, xs.data(), dnnl_f32, blocked ? dnnl_format_tag_any : dnnl_nchw));
-  DNNL_OK(dnnl_memory_desc_init_by_tag(&w_md, 4, ws.data(), dnnl_f32, blocked ? dnnl_format_tag_any : dnnl_oihw));
+  dnnl_format_tag_t plain_w = l.groups == 1 ? dnnl_oihw : dnnl_goihw;
+  DNNL_OK(dnnl_memory_desc_init_by_tag(&w_md, static_cast<int>(ws.size()), ws.data(), dnnl_f32,
+                                       blocked ? dnnl_format_tag_any : plain_w));
   DNNL_OK(dnnl_memory_desc_init_by_tag(&y_md, 4, ys.data(), dnnl_f32, blocked ? dnnl_format_tag_any : dnnl_nchw));
   dnnl_dims_t strides = {l.stride, l.stride}, pad = {l.pad, l.pad};
   dnnl_convolution_desc_t desc;

@@ -335,11 +335,14 @@ class ConvKernel {
     // MR * NR / 16 FMA cycles plus a few cycles of loop and broadcast
     // overhead, so the larger tile (24 accumulators) is cheaper per output
     // unless it computes many more padding columns. Pick the cheaper shape.
-    // (4 x 112, 28 accumulators, made LLVM spill.)
+    // (4 x 112, 28 accumulators, made LLVM spill.) Groups of one or two
+    // output channels (depthwise) have few rows and few taps, so wider tiles
+    // (up to 16 accumulators) amortize the per-tile zeroing and write-back.
     struct Shape {
       int mr, nr;
     };
-    const Shape shapes[] = {{8, 32}, {8, 48}};
+    std::vector<Shape> shapes = {{8, 32}, {8, 48}};
+    if (cv.opg <= 2) shapes.insert(shapes.end(), {{8, 64}, {8, 128}});
     int64_t best = -1;
     for (const Shape& sh : shapes) {
       int mr = static_cast<int>(std::min<int64_t>(sh.mr, cv.opg));
@@ -358,71 +361,109 @@ class ConvKernel {
     plane_len_ = (plane_len_ + 15) / 16 * 16;
     full_ = cv.opg / mr_;
     rem_ = cv.opg % mr_;
+    ChooseBands();
   }
 
-  Stmt Build() {
-    q_ = LocalBuffer(cv_.data->name + "_padded", {I64(cv_.n), I64(cv_.ch), I64(planes_), I64(plane_len_)}, "global");
-    bool par = threads_ >= 2;
-    // Pack: Q[n, ch, ph * sw + pw, a * wq + b] = X[n, ch, a*sh + ph - pt, b*sw + pw - pl]
-    // inside X, 0 outside. The inside rows and columns of each phase are
-    // static ranges, so the copy has no per-element test.
-    Var n = MakeVar("n"), ch = MakeVar("ch");
+  Stmt Build() { return band_rows_ > 0 ? BuildBands() : BuildWhole(); }
+
+ private:
+  // Bands (see kMinConvBandTasks), for groups of at most 2 output channels
+  // (depthwise): the fewest output rows that give a band at least 4 column
+  // tiles and keep the repacked halo rows (offa_max + 1 per band) at most
+  // half the band, then as many more as still leave 2 * kMinConvBandTasks
+  // bands. band_rows_ = 0: one packing pass for the whole input (too few
+  // bands, or wider groups: on 64->64 at 56^2 bands of 6 rows took 1.2-1.4x
+  // the CPU time of the whole-input scheme, one thread and two).
+  void ChooseBands() {
+    band_rows_ = 0;
+    if (cv_.opg > 2) return;
+    int64_t per_band = cv_.n * cv_.groups;
+    int64_t rows = std::min(cv_.ho, std::max(CeilDiv(4 * nr_, wq_), 2 * (offa_max_ + 1)));
+    auto tasks = [&](int64_t r) { return per_band * CeilDiv(cv_.ho, r); };
+    if (tasks(rows) < kMinConvBandTasks) return;
+    while (rows < cv_.ho && tasks(rows + 1) >= 2 * kMinConvBandTasks) ++rows;
+    band_rows_ = rows;
+    nbands_ = CeilDiv(cv_.ho, rows);
+    int64_t cols = CeilDiv(rows * wq_, nr_) * nr_;
+    band_len_ = std::max((rows + offa_max_ + 1) * wq_, cols + offa_max_ * wq_ + offb_max_);
+    band_len_ = (band_len_ + 15) / 16 * 16;
+  }
+
+  // Copies phase rows [a0, a0 + rows) of input channel `src_ch` of image `n`
+  // into `q` at q_at(plane, (a - a0) * wq + b): plane (ph, pw) row a holds
+  // X[n, src_ch, a*sh + ph - pt, b*sw + pw - pl] inside X, 0 outside. The
+  // inside columns of each phase are a static range, so the copy has no
+  // per-element test; rows are tested once each.
+  Stmt Pack(const PrimExpr& n, const PrimExpr& src_ch, const PrimExpr& a0, const PrimExpr& rows, const Buffer& q,
+            const std::function<std::vector<PrimExpr>(PrimExpr, PrimExpr)>& q_at) {
     std::vector<Stmt> phases;
     for (int64_t ph = 0; ph < cv_.sh; ++ph) {
+      // iy = a*sh + ph - pt in [0, H)  <=>  a in [a_lo, a_hi); same for b.
+      int64_t a_lo = std::clamp<int64_t>(CeilDiv(cv_.pt - ph, cv_.sh), 0, hq_);
+      int64_t a_hi = std::clamp<int64_t>(CeilDiv(cv_.h + cv_.pt - ph, cv_.sh), a_lo, hq_);
+      std::vector<int64_t> b_lo(cv_.sw), b_hi(cv_.sw);
+      int64_t common_lo = 0, common_hi = wq_;
       for (int64_t pw = 0; pw < cv_.sw; ++pw) {
-        // iy = a*sh + ph - pt in [0, H)  <=>  a in [a_lo, a_hi); same for b.
-        int64_t a_lo = std::clamp<int64_t>(CeilDiv(cv_.pt - ph, cv_.sh), 0, hq_);
-        int64_t a_hi = std::clamp<int64_t>(CeilDiv(cv_.h + cv_.pt - ph, cv_.sh), a_lo, hq_);
-        int64_t b_lo = std::clamp<int64_t>(CeilDiv(cv_.pl - pw, cv_.sw), 0, wq_);
-        int64_t b_hi = std::clamp<int64_t>(CeilDiv(cv_.w + cv_.pl - pw, cv_.sw), b_lo, wq_);
-        PrimExpr plane = I64(ph * cv_.sw + pw);
-        auto q_at = [&](PrimExpr pos) { return std::vector<PrimExpr>{PrimExpr(n), PrimExpr(ch), plane, pos}; };
-        // Zeroes [from, to) of the plane.
-        auto zero = [&](PrimExpr from, int64_t count) -> Stmt {
-          return VectorLoop("z", I64(count), [&](PrimExpr z) {
-            return Store(q_, FloatImm(DType::Float32(), 0), q_at(from + z));
-          });
-        };
-        if (a_lo > 0) phases.push_back(zero(I64(0), a_lo * wq_));
-        if (a_hi > a_lo) {
-          Var a = MakeVar("a");
-          PrimExpr row = PrimExpr(a) * I64(wq_);
-          std::vector<Stmt> parts;
-          if (b_lo > 0) parts.push_back(zero(row, b_lo));
-          if (b_hi > b_lo) {
-            PrimExpr iy = PrimExpr(a) * I64(cv_.sh) + I64(ph - cv_.pt);
-            parts.push_back(VectorLoop("b", I64(b_hi - b_lo), [&](PrimExpr b) {
-              PrimExpr ix = b * I64(cv_.sw) + I64(b_lo * cv_.sw + pw - cv_.pl);
-              return Store(q_, Load(cv_.data, {PrimExpr(n), PrimExpr(ch), iy, ix}), q_at(row + I64(b_lo) + b));
-            }));
-          }
-          if (wq_ > b_hi) parts.push_back(zero(row + I64(b_hi), wq_ - b_hi));
-          Var a_var = a;
-          Stmt rows = MakeFor(a_var, I64(a_hi - a_lo), ForKind::kSerial,
-                              Substitute(Seq(parts), VarMap{{a.get(), PrimExpr(a) + I64(a_lo)}}));
-          phases.push_back(rows);
+        b_lo[pw] = std::clamp<int64_t>(CeilDiv(cv_.pl - pw, cv_.sw), 0, wq_);
+        b_hi[pw] = std::clamp<int64_t>(CeilDiv(cv_.w + cv_.pl - pw, cv_.sw), b_lo[pw], wq_);
+        common_lo = std::max(common_lo, b_lo[pw]);
+        common_hi = std::min(common_hi, b_hi[pw]);
+      }
+      Var r = MakeVar("r");
+      PrimExpr a = a0 + PrimExpr(r), row = PrimExpr(r) * I64(wq_);
+      PrimExpr iy = a * I64(cv_.sh) + I64(ph - cv_.pt);
+      auto plane = [&](int64_t pw) { return I64(ph * cv_.sw + pw); };
+      // Zeroes [from, from + count) of a plane.
+      auto zero = [&](int64_t pw, PrimExpr from, int64_t count) -> Stmt {
+        return VectorLoop("z", I64(count), [&](PrimExpr z) {
+          return Store(q, FloatImm(DType::Float32(), 0), q_at(plane(pw), from + z));
+        });
+      };
+      auto copy_at = [&](int64_t pw, PrimExpr b) {
+        PrimExpr ix = b * I64(cv_.sw) + I64(pw - cv_.pl);
+        return Store(q, Load(cv_.data, {n, src_ch, iy, ix}), q_at(plane(pw), row + b));
+      };
+      auto copy = [&](int64_t pw, int64_t from, int64_t to, ForKind kind) -> Stmt {
+        Var b = MakeVar("b");
+        return MakeFor(b, I64(to - from), kind, copy_at(pw, PrimExpr(b) + I64(from)));
+      };
+      std::vector<Stmt> parts, outside;
+      for (int64_t pw = 0; pw < cv_.sw; ++pw) outside.push_back(zero(pw, row, wq_));
+      if (a_hi > a_lo) {
+        // With a stride, the phases' columns are copied in one loop over the
+        // columns they share (the loads X[b*sw + pw - pl] of all pw form one
+        // interleaved group that LLVM vectorizes with wide loads and
+        // shuffles; a loop per phase was vectorized with gathers), and the
+        // few columns at the edges one by one.
+        bool shared = cv_.sw > 1 && common_hi > common_lo;
+        for (int64_t pw = 0; pw < cv_.sw; ++pw) {
+          if (b_lo[pw] > 0) parts.push_back(zero(pw, row, b_lo[pw]));
+          if (!shared && b_hi[pw] > b_lo[pw]) parts.push_back(copy(pw, b_lo[pw], b_hi[pw], ForKind::kVectorized));
+          if (shared && common_lo > b_lo[pw]) parts.push_back(copy(pw, b_lo[pw], common_lo, ForKind::kSerial));
         }
-        if (hq_ > a_hi) phases.push_back(zero(I64(a_hi * wq_), (hq_ - a_hi) * wq_));
+        if (shared) {
+          Var b = MakeVar("b");
+          std::vector<Stmt> stores;
+          for (int64_t pw = 0; pw < cv_.sw; ++pw) stores.push_back(copy_at(pw, PrimExpr(b) + I64(common_lo)));
+          parts.push_back(MakeFor(b, I64(common_hi - common_lo), ForKind::kVectorized, Seq(stores)));
+        }
+        for (int64_t pw = 0; pw < cv_.sw; ++pw) {
+          if (shared && b_hi[pw] > common_hi) parts.push_back(copy(pw, common_hi, b_hi[pw], ForKind::kSerial));
+          if (wq_ > b_hi[pw]) parts.push_back(zero(pw, row + I64(b_hi[pw]), wq_ - b_hi[pw]));
+        }
+        PrimExpr inside = MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, a, I64(a_lo)),
+                                     MakeBinary(TirKind::kLT, a, I64(a_hi)));
+        phases.push_back(MakeFor(r, rows, ForKind::kSerial,
+                                 std::make_shared<IfThenElseNode>(inside, Seq(parts), Seq(outside))));
+      } else {
+        phases.push_back(MakeFor(r, rows, ForKind::kSerial, Seq(outside)));
       }
     }
-    Stmt pack = MakeFor(ch, I64(cv_.ch), par && cv_.ch >= 2 ? ForKind::kParallel : ForKind::kSerial, Seq(phases));
-    pack = MakeFor(n, I64(cv_.n), ForKind::kSerial, pack);
+    return Seq(phases);
+  }
 
-    // Tiles: column tiles fastest, then row blocks, groups, batch.
-    int64_t rb_count = full_ + rem_;
-    int64_t count = cv_.n * cv_.groups * rb_count * jt_;
-    Var t = MakeVar("tile");
-    nn_ = MakeVar("n");
-    grp_ = MakeVar("g");
-    col0_ = MakeVar("col0");
-    Var rb = MakeVar("rb");
-    PrimExpr tt(t);
-    std::vector<std::pair<Var, PrimExpr>> lets = {
-        {col0_, Mod(tt, I64(jt_)) * I64(nr_)},
-        {rb, Mod(Div(tt, I64(jt_)), I64(rb_count))},
-        {grp_, Mod(Div(tt, I64(jt_ * rb_count)), I64(cv_.groups))},
-        {nn_, Div(tt, I64(jt_ * rb_count * cv_.groups))},
-    };
+  // The tile of `rows` channels from o0 of group grp_, for every row block.
+  Stmt RowBlocks(const Var& rb) {
     PrimExpr group_base = PrimExpr(grp_) * I64(cv_.opg);
     Var o0 = MakeVar("o0");
     Stmt inner = std::make_shared<LetStmtNode>(o0, group_base + PrimExpr(rb) * I64(mr_), Tile(o0, mr_));
@@ -432,14 +473,106 @@ class ConvKernel {
                                                Tile(o1, 1));
       inner = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), I64(full_)), inner, one);
     }
-    for (size_t l = lets.size(); l-- > 0;) inner = std::make_shared<LetStmtNode>(lets[l].first, lets[l].second, inner);
-    int64_t work = cv_.n * cv_.o * cv_.ho * cv_.wo * cv_.ki * cv_.kh * cv_.kw;
-    bool par_tiles = par && count >= 2 && work >= kMinParallelConvWork;
-    Stmt tiles = MakeFor(t, I64(count), par_tiles ? ForKind::kParallel : ForKind::kSerial, inner);
-    return std::make_shared<AllocateNode>(q_, Seq({pack, tiles}));
+    return inner;
   }
 
- private:
+  bool ParallelWork(int64_t count) const {
+    int64_t work = cv_.n * cv_.o * cv_.ho * cv_.wo * cv_.ki * cv_.kh * cv_.kw;
+    return threads_ >= 2 && count >= 2 && work >= kMinParallelConvWork;
+  }
+
+  // One parallel loop over (image, group, band of output rows): each task
+  // packs the input rows its band reads (the group's channels) into its own
+  // buffer, then computes every row block x column tile of the band. No
+  // second parallel region, and the packed rows are hot in the computing
+  // core's cache.
+  Stmt BuildBands() {
+    q_ = LocalBuffer(cv_.data->name + "_band", {I64(cv_.ki), I64(planes_), I64(band_len_)}, "global");
+    Var t = MakeVar("band"), bi = MakeVar("bi"), y0 = MakeVar("y0"), yend = MakeVar("yend");
+    nn_ = MakeVar("n");
+    grp_ = MakeVar("g");
+    col0_ = MakeVar("col0");
+    qcol0_ = MakeVar("qcol0");
+    yend_ = PrimExpr(yend);
+    q_index_ = [](const PrimExpr& c, const PrimExpr& phase, const PrimExpr& pos) {
+      return std::vector<PrimExpr>{c, phase, pos};
+    };
+    Var cp = MakeVar("cp");
+    PrimExpr src_ch = PrimExpr(grp_) * I64(cv_.ki) + PrimExpr(cp);
+    PrimExpr rows = Min(I64(band_rows_ + offa_max_ + 1), I64(hq_) - PrimExpr(y0));
+    Stmt pack = MakeFor(cp, I64(cv_.ki), ForKind::kSerial,
+                        Pack(PrimExpr(nn_), src_ch, PrimExpr(y0), rows, q_, [&](PrimExpr plane, PrimExpr pos) {
+                          return std::vector<PrimExpr>{PrimExpr(cp), plane, pos};
+                        }));
+    Var rb = MakeVar("rb"), ct = MakeVar("ct");
+    Stmt inner = RowBlocks(rb);
+    inner = std::make_shared<LetStmtNode>(col0_, PrimExpr(y0) * I64(wq_) + PrimExpr(qcol0_), inner);
+    inner = std::make_shared<LetStmtNode>(qcol0_, PrimExpr(ct) * I64(nr_), inner);
+    PrimExpr ncols = Div((PrimExpr(yend) - PrimExpr(y0)) * I64(wq_) + I64(nr_ - 1), I64(nr_));
+    Stmt tiles = MakeFor(rb, I64(full_ + rem_), ForKind::kSerial, MakeFor(ct, ncols, ForKind::kSerial, inner));
+    Stmt body = std::make_shared<AllocateNode>(q_, Seq({pack, tiles}));
+    int64_t count = cv_.n * cv_.groups * nbands_;
+    PrimExpr tt(t);
+    std::vector<std::pair<Var, PrimExpr>> lets = {
+        {bi, Mod(tt, I64(nbands_))},
+        {grp_, Mod(Div(tt, I64(nbands_)), I64(cv_.groups))},
+        {nn_, Div(tt, I64(nbands_ * cv_.groups))},
+        {y0, PrimExpr(bi) * I64(band_rows_)},
+        {yend, Min(I64(cv_.ho), PrimExpr(y0) + I64(band_rows_))},
+    };
+    for (size_t l = lets.size(); l-- > 0;) body = std::make_shared<LetStmtNode>(lets[l].first, lets[l].second, body);
+    return MakeFor(t, I64(count), ParallelWork(count) ? ForKind::kParallel : ForKind::kSerial, body);
+  }
+
+  // The whole input packed once per call, then one parallel loop over the
+  // tiles. The packing is parallel over (image, channel, piece of rows):
+  // channels are cut into pieces of rows until there are at least
+  // 2 * kMinConvBandTasks tasks (the stem's 3 channels made 3 tasks for 2
+  // threads, one thread packing twice as much as the other).
+  Stmt BuildWhole() {
+    q_ = LocalBuffer(cv_.data->name + "_padded", {I64(cv_.n), I64(cv_.ch), I64(planes_), I64(plane_len_)}, "global");
+    bool par = threads_ >= 2;
+    int64_t pieces = std::min(hq_, std::max<int64_t>(1, CeilDiv(2 * kMinConvBandTasks, cv_.n * cv_.ch)));
+    int64_t piece_rows = CeilDiv(hq_, pieces);
+    pieces = CeilDiv(hq_, piece_rows);
+    Var p = MakeVar("pack"), n = MakeVar("n"), ch = MakeVar("ch"), a0 = MakeVar("a0");
+    Stmt pack = Pack(PrimExpr(n), PrimExpr(ch), PrimExpr(a0), Min(I64(piece_rows), I64(hq_) - PrimExpr(a0)), q_,
+                     [&](PrimExpr plane, PrimExpr pos) {
+                       return std::vector<PrimExpr>{PrimExpr(n), PrimExpr(ch), plane, PrimExpr(a0) * I64(wq_) + pos};
+                     });
+    PrimExpr pp(p);
+    pack = std::make_shared<LetStmtNode>(a0, Mod(pp, I64(pieces)) * I64(piece_rows), pack);
+    pack = std::make_shared<LetStmtNode>(ch, Mod(Div(pp, I64(pieces)), I64(cv_.ch)), pack);
+    pack = std::make_shared<LetStmtNode>(n, Div(pp, I64(pieces * cv_.ch)), pack);
+    int64_t pack_tasks = cv_.n * cv_.ch * pieces;
+    pack = MakeFor(p, I64(pack_tasks), par && pack_tasks >= 2 ? ForKind::kParallel : ForKind::kSerial, pack);
+
+    // Tiles: column tiles fastest, then row blocks, groups, batch.
+    int64_t rb_count = full_ + rem_;
+    int64_t count = cv_.n * cv_.groups * rb_count * jt_;
+    Var t = MakeVar("tile");
+    nn_ = MakeVar("n");
+    grp_ = MakeVar("g");
+    col0_ = MakeVar("col0");
+    qcol0_ = col0_;
+    yend_ = I64(cv_.ho);
+    q_index_ = [this](const PrimExpr& c, const PrimExpr& phase, const PrimExpr& pos) {
+      PrimExpr chan = cv_.groups == 1 ? c : PrimExpr(grp_) * I64(cv_.ki) + c;
+      return std::vector<PrimExpr>{PrimExpr(nn_), chan, phase, pos};
+    };
+    Var rb = MakeVar("rb");
+    PrimExpr tt(t);
+    std::vector<std::pair<Var, PrimExpr>> lets = {
+        {col0_, Mod(tt, I64(jt_)) * I64(nr_)},
+        {rb, Mod(Div(tt, I64(jt_)), I64(rb_count))},
+        {grp_, Mod(Div(tt, I64(jt_ * rb_count)), I64(cv_.groups))},
+        {nn_, Div(tt, I64(jt_ * rb_count * cv_.groups))},
+    };
+    Stmt inner = RowBlocks(rb);
+    for (size_t l = lets.size(); l-- > 0;) inner = std::make_shared<LetStmtNode>(lets[l].first, lets[l].second, inner);
+    Stmt tiles = MakeFor(t, I64(count), ParallelWork(count) ? ForKind::kParallel : ForKind::kSerial, inner);
+    return std::make_shared<AllocateNode>(q_, Seq({pack, tiles}));
+  }
   // rows x NR grid, rows unrolled and columns vectorized.
   Stmt Grid(const std::string& tag, int rows, ForKind row_kind, const std::function<Stmt(const Var&, const Var&)>& body) {
     Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
@@ -471,7 +604,6 @@ class ConvKernel {
       phase = phase + Mod(xa, I64(cv_.sw));
       off = off + Div(xa, I64(cv_.sw));
     }
-    PrimExpr chan = cv_.groups == 1 ? PrimExpr(c) : PrimExpr(grp_) * I64(cv_.ki) + PrimExpr(c);
     // A packed weight whose blocks are the tile's rows (o0 a multiple of b):
     // the tap's weights are W[ob, c, ky, kx, 0..rows), contiguous.
     const int64_t b = cv_.wblock;
@@ -486,7 +618,7 @@ class ConvKernel {
     };
     Stmt update = Grid("", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
       PrimExpr wv = weight_at(PrimExpr(ii));
-      PrimExpr xv = Load(q_, {PrimExpr(nn_), chan, phase, PrimExpr(col0_) + off + PrimExpr(jj)});
+      PrimExpr xv = Load(q_, q_index_(PrimExpr(c), phase, PrimExpr(qcol0_) + off + PrimExpr(jj)));
       PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
       return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
                    {PrimExpr(ii), PrimExpr(jj)});
@@ -546,6 +678,14 @@ class ConvKernel {
                                            nullptr);
     vec = MakeFor(piece, I64((nr_ + 15) / 16), ForKind::kUnrolled, vec);
     Stmt scalar = MakeFor(one, PrimExpr(len), ForKind::kSerial, at(PrimExpr(one)));
+    // Segments of 4 to 15 floats (outputs 7 or 14 wide, tile edges): two
+    // overlapping vectors of 8 or 4.
+    for (int64_t width : {4, 8}) {
+      Var l0 = MakeVar("lane"), l1 = MakeVar("lane");
+      Stmt pair = Seq({MakeFor(l0, I64(width), ForKind::kVectorized, at(PrimExpr(l0))),
+                       MakeFor(l1, I64(width), ForKind::kVectorized, at(PrimExpr(len) - I64(width) + PrimExpr(l1)))});
+      scalar = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGE, PrimExpr(len), I64(width)), pair, scalar);
+    }
     Stmt st = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGE, PrimExpr(len), I64(16)), vec, scalar);
     // Empty when the row's part of the tile is all padding columns (x >= Wo).
     st = std::make_shared<LetStmtNode>(len, Max(PrimExpr(hi) - PrimExpr(lo), I64(0)), st);
@@ -554,7 +694,7 @@ class ConvKernel {
     st = std::make_shared<LetStmtNode>(y, PrimExpr(y0) + PrimExpr(yy), st);
     st = MakeFor(yy, PrimExpr(y1) - PrimExpr(y0), ForKind::kSerial, st);
     st = MakeFor(ii, I64(rows), ForKind::kSerial, st);
-    st = std::make_shared<LetStmtNode>(y1, Min(I64(cv_.ho), Div(col0 + I64(nr_ - 1), I64(wq_)) + I64(1)), st);
+    st = std::make_shared<LetStmtNode>(y1, Min(yend_, Div(col0 + I64(nr_ - 1), I64(wq_)) + I64(1)), st);
     return std::make_shared<LetStmtNode>(y0, Div(col0, I64(wq_)), st);
   }
 
@@ -563,8 +703,15 @@ class ConvKernel {
   int threads_;
   int64_t offa_max_, offb_max_, hq_, wq_, planes_, jt_, plane_len_, full_, rem_;
   int mr_, nr_;
+  int64_t band_rows_ = 0, nbands_ = 0, band_len_ = 0;
   Buffer q_;
-  Var nn_, grp_, col0_;
+  // Image, group, and the tile's first flat column: in the output (col0_)
+  // and in the packed buffer (qcol0_; the same without bands).
+  Var nn_, grp_, col0_, qcol0_;
+  // The end of the output rows the tiles may write (the band's end).
+  PrimExpr yend_;
+  // The index of packed input (channel within the group, phase, position).
+  std::function<std::vector<PrimExpr>(const PrimExpr&, const PrimExpr&, const PrimExpr&)> q_index_;
 };
 
 // Finds convolution nests in statement sequences and rewrites them with their

@@ -22,9 +22,21 @@
 //    Q[.., phase(ky, kx), j + off(ky, kx)]: consecutive j read consecutive
 //    floats for any stride, dilation and padding, and no bounds test remains.
 //    Columns x in [Wo, Wq) are computed and thrown away (Wq - Wo is small).
+//    With a stride, the phases of one input row are copied in one loop (an
+//    interleaved load LLVM vectorizes without gathers). Two schemes:
+//    - whole input: Q is packed once per call, parallel over (image,
+//      channel, piece of rows), then the tile loop below runs;
+//    - bands, for groups of at most 2 output channels (depthwise) when
+//      (image, group, band of output rows) gives at least kMinConvBandTasks
+//      tasks: one parallel loop over those tasks, each packing only its
+//      group's channels and its band's rows (plus the taps' halo) into its
+//      own buffer and computing every tile of the band from it, so packing
+//      is no separate parallel region and its output is hot in the cache of
+//      the core that reads it.
 // 2. The output, seen as a matrix (output channels) x (flat j), is computed
 //    in tiles of MR channels x NR columns (MR <= 8 within one group; NR = 32
-//    or 48, whichever an estimate of FMAs + per-tap overhead over the padded
+//    or 48, and also 64 or 128 for groups of at most 2 output channels,
+//    whichever an estimate of FMAs + per-tap overhead over the padded
 //    tiles prefers): acc[MR, NR] is zeroed, then for every (c, ky, kx) each
 //    row ii (unrolled)
 //    gets acc[ii, :] = fma(W[o0 + ii, c, ky, kx], Q[.., j0 + off : +NR], acc[ii, :])
@@ -37,7 +49,8 @@
 // 3. The tile's columns are written back row segment by row segment
 //    (valid x only), applying the fused epilogue on the way: segments of 16
 //    floats or more as whole vectors (the last one overlapping the previous;
-//    the same values are stored twice), shorter ones element by element.
+//    the same values are stored twice), segments of 4 to 15 as two
+//    overlapping vectors of 4 or 8, shorter ones element by element.
 //
 // Epilogue fusion: when C is allocated inside the function, the statements
 // after the nest are scanned: a statement that references no buffer of the
@@ -50,7 +63,9 @@
 //
 // Results differ from the naive loop only by FMA contraction (the reduction
 // order c, ky, kx is kept). The packed input costs a workspace of
-// N * C * sh * sw * L floats per call (L ~ (Ho + 1 + (KH-1)*dh/sh) * Wq). Pre: `func` is lowered (no BlockRealize). Returns
+// N * C * sh * sw * L floats per call (L ~ (Ho + 1 + (KH-1)*dh/sh) * Wq), or
+// with bands C/groups * sh * sw * Lb per task (Lb ~ (rows + 1 + (KH-1)*dh/sh)
+// * Wq). Pre: `func` is lowered (no BlockRealize). Returns
 // the same PrimFunc when no convolution nest is found.
 #ifndef KILN_COMPILER_TIR_CONV_SCHEDULE_H_
 #define KILN_COMPILER_TIR_CONV_SCHEDULE_H_
@@ -69,6 +84,11 @@ constexpr int kConvWeightBlock = 8;
 
 // Multiply-adds below which the tile loop stays serial.
 constexpr int64_t kMinParallelConvWork = 256 * 1024;
+
+// Independent (image, group, band of output rows) tasks from which the
+// convolution packs its input inside the parallel loop, band by band; with
+// fewer, the whole input is packed once per call before the tile loop.
+constexpr int64_t kMinConvBandTasks = 8;
 
 ir::PrimFunc ScheduleConvs(const ir::PrimFunc& func, int num_threads_hint);
 

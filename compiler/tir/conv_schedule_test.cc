@@ -33,7 +33,7 @@ struct ConvCase {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   int64_t groups = 1;
-  std::string epilogue = "none";  // none | bn_relu | bn_residual_relu
+  std::string epilogue = "none";  // none | bn_relu | bn_residual_relu | bias_relu6
   // input: w is an argument (OIHW); constant: w is bound at compile time
   // (CompileOptions::params), so pack-constant-weights may pack it;
   // packed: w is an argument already in kernel_layout "OIHW<block>o".
@@ -76,6 +76,8 @@ std::string ConvModule(const ConvCase& k) {
          (k.weights == "packed" ? ", kernel_layout=\"OIHW" + std::to_string(k.block) + "o\"" : std::string()) + ")\n";
   if (k.epilogue == "none") {
     src += "            gv = c\n";
+  } else if (k.epilogue == "bias_relu6") {  // MobileNetV2: bias, then ReLU6 as a clip
+    src += "            e = R.add(c, shift)\n            gv = R.clip(e, min=0, max=6)\n";
   } else {
     src += "            d = R.multiply(c, scale)\n            e = R.add(d, shift)\n";
     if (k.epilogue == "bn_residual_relu") {
@@ -202,7 +204,9 @@ void CheckConv(const ConvCase& k, int threads) {
           }
           int64_t at = ((n * k.o + o) * ho + y) * wo + xo;
           double want = acc;
-          if (k.epilogue != "none") {
+          if (k.epilogue == "bias_relu6") {
+            want = std::min(std::max(acc + shift[o], 0.0), 6.0);
+          } else if (k.epilogue != "none") {
             want = acc * scale[o] + shift[o];
             if (k.epilogue == "bn_residual_relu") want += r[at];
             want = want > 0 ? want : 0;
@@ -265,6 +269,14 @@ Census Count(const PrimFunc& f) {
 
 int CountFma(const PrimFunc& f) { return Count(f).fma; }
 
+// Whether the function allocates the packed input of the band scheme
+// ("<input>_band") or of the whole-input scheme ("<input>_padded").
+bool Allocates(const Census& c, const std::string& suffix) {
+  for (const std::string& a : c.allocated)
+    if (a.size() >= suffix.size() && a.compare(a.size() - suffix.size(), suffix.size(), suffix) == 0) return true;
+  return false;
+}
+
 TEST(ConvScheduleTest, ResNetBlockConvBecomesMicroKernelWithFusedEpilogue) {
   ConvCase k{1, 64, 56, 56, 64, 3, 3};
   k.pt = k.pl = k.pb = k.pr = 1;
@@ -277,9 +289,36 @@ TEST(ConvScheduleTest, ResNetBlockConvBecomesMicroKernelWithFusedEpilogue) {
   // only the padded input, accumulators and the tile copy are allocated.
   for (const std::string& s : c.stored) EXPECT_TRUE(s == "x_padded" || s == "acc" || s == "tile" || s == "gv") << s;
   EXPECT_EQ(c.stored.back(), "gv");
-  EXPECT_GE(c.parallel, 2);  // packing and tiles
+  EXPECT_EQ(c.parallel, 2);  // packing and tiles
   // One thread: nothing parallel.
   EXPECT_EQ(Count(LowerConv(k, 1)).parallel, 0);
+}
+
+TEST(ConvScheduleTest, DepthwiseWithFewChannelsPacksTheWholeInputOnce) {
+  // 2 channels of 14 x 14: too few bands, so the input is packed once
+  // (parallel over channels and pieces of rows: 2 channels make 16 tasks);
+  // the tile loop is too little work to be parallel.
+  ConvCase k{1, 2, 14, 14, 2, 3, 3};
+  k.groups = 2;
+  k.pt = k.pl = k.pb = k.pr = 1;
+  Census c = Count(LowerConv(k, 2));
+  EXPECT_EQ(c.parallel, 1);
+  EXPECT_TRUE(Allocates(c, "_padded"));
+  EXPECT_FALSE(Allocates(c, "_band"));
+  CheckConv(k, 2);
+}
+
+TEST(ConvScheduleTest, DepthwiseConvPacksEachChannelInItsTask) {
+  // MobileNetV2's 3x3 depthwise with bias and ReLU6: one task per channel
+  // (band = the whole plane), one kernel with the clip fused into its store.
+  ConvCase k{1, 32, 112, 112, 32, 3, 3};
+  k.groups = 32;
+  k.pt = k.pl = k.pb = k.pr = 1;
+  k.epilogue = "bias_relu6";
+  Census c = Count(LowerConv(k, 2));
+  EXPECT_EQ(c.fma, 1);
+  EXPECT_EQ(c.parallel, 1);
+  for (const std::string& s : c.stored) EXPECT_TRUE(s == "x_band" || s == "acc" || s == "tile" || s == "gv") << s;
 }
 
 TEST(ConvScheduleTest, LeftoverChannelsGetAOneRowKernel) {
@@ -359,6 +398,72 @@ TEST(ConvScheduleNumbersTest, Groups) {
   c.pt = c.pl = 1;
   c.pb = c.pr = 0;
   for (const ConvCase& k : {a, b, c}) {
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+}
+
+TEST(ConvScheduleNumbersTest, Depthwise) {
+  // MobileNetV2-like depthwise convolutions (one task per channel): odd
+  // sizes, stride 1 and 2, symmetric and TF-style asymmetric padding, bias +
+  // ReLU6, channel multiplier 2.
+  std::vector<ConvCase> cases;
+  ConvCase a{1, 24, 29, 31, 24, 3, 3};
+  a.groups = 24;
+  a.pt = a.pl = a.pb = a.pr = 1;
+  a.epilogue = "bias_relu6";
+  cases.push_back(a);
+  ConvCase b{1, 16, 23, 21, 16, 3, 3};  // stride 2
+  b.groups = 16;
+  b.sh = b.sw = 2;
+  b.pt = b.pl = b.pb = b.pr = 1;
+  cases.push_back(b);
+  ConvCase c{1, 40, 7, 7, 40, 3, 3};  // the last stages' 7 x 7
+  c.groups = 40;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.epilogue = "bias_relu6";
+  cases.push_back(c);
+  ConvCase d{1, 12, 15, 15, 12, 3, 3};  // stride 2, padding only at the end
+  d.groups = 12;
+  d.sh = d.sw = 2;
+  d.pb = d.pr = 1;
+  d.epilogue = "bias_relu6";
+  cases.push_back(d);
+  ConvCase e{1, 8, 10, 12, 16, 3, 3};  // multiplier 2
+  e.groups = 8;
+  e.pt = e.pl = e.pb = e.pr = 1;
+  cases.push_back(e);
+  ConvCase f{2, 9, 6, 5, 9, 5, 5};  // batch 2, 5 x 5 taps wider than the input
+  f.groups = 9;
+  f.pt = f.pl = f.pb = f.pr = 2;
+  cases.push_back(f);
+  for (const ConvCase& k : cases) {
+    Census census = Count(LowerConv(k, 2));
+    EXPECT_TRUE(Allocates(census, "_band")) << k.Name();
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+}
+
+TEST(ConvScheduleNumbersTest, DepthwiseBands) {
+  // Depthwise with few channels: several bands per image and channel, the
+  // last one shorter than the others.
+  ConvCase a{1, 2, 41, 40, 2, 3, 3};  // 4 bands of 13 rows (the last 2)
+  a.groups = 2;
+  a.pt = a.pl = a.pb = a.pr = 1;
+  a.epilogue = "bn_relu";
+  ConvCase b{2, 3, 60, 60, 6, 3, 3};  // batch 2, multiplier 2: bands of 29, 29 and 2 rows
+  b.groups = 3;
+  b.pt = b.pl = b.pb = b.pr = 1;
+  b.epilogue = "bn_residual_relu";
+  ConvCase c{1, 2, 121, 119, 2, 3, 3};  // stride 2: 7 bands of 9 rows (the last 7)
+  c.groups = 2;
+  c.sh = c.sw = 2;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.epilogue = "bias_relu6";
+  for (const ConvCase& k : {a, b, c}) {
+    Census census = Count(LowerConv(k, 2));
+    EXPECT_TRUE(Allocates(census, "_band")) << k.Name();
     CheckConv(k, 1);
     CheckConv(k, 2);
   }
