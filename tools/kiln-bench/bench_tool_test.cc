@@ -1,7 +1,7 @@
 // kiln-bench: every flag and its errors (no module needed), the statistics,
-// and real runs of a small compiled module with a symbolic dimension
-// (--dim, --concurrency, two files, --format, --profile, --trace). The runs
-// use --min-time=0 and a few calls, so the suite takes about a second.
+// and real runs of testdata/double.relax (compiled at build time; a symbolic
+// dimension n) with --dim, --concurrency, two files, --format, --profile and
+// --trace. The runs use --min-time=0 and a few calls: well under a second.
 #include "tools/kiln-bench/bench_tool.h"
 
 #include <gtest/gtest.h>
@@ -13,9 +13,6 @@
 #include <string>
 #include <vector>
 
-#ifdef KILN_BENCH_TEST_WITH_COMPILER
-#include "compiler/driver/compile.h"
-#endif
 
 namespace kiln {
 namespace tools {
@@ -152,45 +149,14 @@ TEST(SummarizeTest, NearestRankPercentiles) {
   EXPECT_EQ(DimsText({{"n", 8}, {"b", 1}}), "b=1,n=8");
 }
 
-#ifdef KILN_BENCH_TEST_WITH_COMPILER
-
-// y = x + x over x: float32[n, 4].
-constexpr char kDouble[] = R"(# from tvm.script import ir as I
-# from tvm.script import relax as R
-
-@I.ir_module
-class Module:
-    @R.function
-    def main(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
-        n = T.int64()
-        with R.dataflow():
-            y = R.add(x, x)
-            R.output(y)
-        return y
-)";
+#ifdef KILN_BENCH_TEST_MODEL
 
 class BenchRunTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    std::string base = ::testing::TempDir() + "kiln_bench_test_" + std::to_string(getpid());
-    relax_ = new std::string(base + ".relax");
-    vmfb_ = new std::string(base + ".vmfb");
-    std::ofstream(*relax_) << kDouble;
-    driver::CompileOptions options;
-    options.opt_level = 1;
-    Status s = driver::CompileFile(*relax_, *vmfb_, options);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-  static void TearDownTestSuite() {
-    std::remove(relax_->c_str());
-    std::remove(vmfb_->c_str());
-    delete relax_;
-    delete vmfb_;
-  }
-  static std::string* relax_;
+  static void SetUpTestSuite() { vmfb_ = new std::string(KILN_BENCH_TEST_MODEL); }
+  static void TearDownTestSuite() { delete vmfb_; }
   static std::string* vmfb_;
 };
-std::string* BenchRunTest::relax_ = nullptr;
 std::string* BenchRunTest::vmfb_ = nullptr;
 
 const std::vector<std::string> kQuick = {"--runs=3", "--min-time=0", "--warmup=1", "--threads=1"};
@@ -307,7 +273,7 @@ TEST_F(BenchRunTest, RunErrorsNameTheFileAndCase) {
   EXPECT_EQ(r.err, "kiln-bench: error: " + *vmfb_ + ": function 'main' has no static graph (try --executor=vm)\n");
 }
 
-#endif  // KILN_BENCH_TEST_WITH_COMPILER
+#endif  // KILN_BENCH_TEST_MODEL
 
 }  // namespace
 }  // namespace tools
