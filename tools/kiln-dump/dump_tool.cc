@@ -15,7 +15,7 @@ namespace tools {
 
 const char kDumpToolUsage[] =
     "usage: kiln-dump FILE.vmfb [--info]\n"
-    "       kiln-dump FILE.relax --dot [--function=main] [--lower] [-o FILE.dot]\n"
+    "       kiln-dump FILE.relax --dot [--function=main] [--lower] [-o FILE.dot]   (or FILE.onnx)\n"
     "  (no flag)        header, functions with signatures and bytecode, imports, constants,\n"
     "                   native libraries and kernels, graphs, segments with offsets and sizes\n"
     "  --info           only the header (format, producer, target, size); reads any format version\n"

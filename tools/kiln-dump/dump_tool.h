@@ -4,7 +4,8 @@
 //       everything the file holds (dump.h), or with --info only its header
 //       (format, producer, target, size), which works for any format version
 //   kiln-dump FILE.relax --dot [--function=main] [--lower] [-o|--output FILE.dot]
-//       Graphviz text of the function's dataflow graph (dot_graph.h), to
+//       Graphviz text of the function's dataflow graph (dot_graph.h; an .onnx
+//       model is imported first), to
 //       stdout or FILE; needs a kiln-dump built with the compiler
 //       (KILN_WITH_LLVM). A .vmfb keeps no dataflow graph (no debug section),
 //       so --dot takes the .relax it was compiled from.
