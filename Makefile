@@ -11,7 +11,7 @@ FUZZ_SECONDS ?= 60
 # at build time by the regular build's (uninstrumented) kiln-compile, so the
 # compiler itself is never built with -fsanitize=thread.
 TSAN_TARGETS ?= kiln_runtime_threads_test kiln_runtime_memory_test kiln_runtime_executor_test \
-	kiln_runtime_core_test kiln_vm_test kiln_c_api_test kiln_bad_input_test kiln_bad_input_capi_test
+	kiln_runtime_core_test kiln_vm_test kiln_c_api_test kiln_bad_input_test kiln_bad_input_capi_test kiln_bench_tool_test
 
 empty :=
 space := $(empty) $(empty)

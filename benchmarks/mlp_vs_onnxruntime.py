@@ -89,15 +89,12 @@ def ort_median_us(model, feeds, threads, repetitions=5, min_time=0.5):
 
 def kiln_median_us(build, vmfb, batch, threads):
     args = [os.path.join(build, "tools/kiln-bench/kiln-bench"), vmfb, "--threads=%d" % threads,
-            "--benchmark_format=json", "--benchmark_min_time=0.5"]
+            "--format=json", "--min-time=0.5", "--runs=20"]
     for name in ["x", "w0", "b0", "w1", "b1"]:
         shape = (batch, 784) if name == "x" else SHAPES[name]
         args.append("--input=%sxf32=random:%d" % ("x".join(map(str, shape)), SEEDS[name]))
     res = subprocess.run(args, check=True, capture_output=True, text=True)
-    for b in json.loads(res.stdout)["benchmarks"]:
-        if b.get("aggregate_name") == "median":
-            return b["real_time"]
-    raise RuntimeError("no median in kiln-bench output")
+    return json.loads(res.stdout)["results"][0]["latency_ms"]["p50"] * 1e3
 
 
 def kiln_output(build, vmfb, batch, tmp):

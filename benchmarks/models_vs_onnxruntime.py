@@ -24,8 +24,8 @@ For each model the script
     per-round ratios kiln / ORT.
 
 How each side is timed:
-  - Kiln: `kiln-bench FILE.vmfb --threads=T --benchmark_repetitions=1` (one Google Benchmark
-    measurement per round; the module is loaded once per process, outside the timing).
+  - Kiln: `kiln-bench FILE.vmfb --threads=T --format=json --min-time=S` (one measurement per
+    round, its median call; the module is loaded once per process, outside the timing).
     The time is one Context::Invoke / graph run as a C++ caller sees it.
   - ONNX Runtime: an InferenceSession (all graph optimizations, intra_op_num_threads = T,
     inter_op_num_threads = 1, sequential), input and output bound once (IOBinding), each call
@@ -239,13 +239,12 @@ class KilnVariant:
         return np.load(path)
 
     def measure(self, x_shape, threads, min_time):
-        """One Google Benchmark measurement: (wall us, calling thread's CPU us, executor)."""
-        out = run([tool(self.build, "kiln-bench"), self.vmfb, "--threads=%d" % threads,
-                   "--benchmark_format=json", "--benchmark_repetitions=1",
-                   "--benchmark_min_time=%g" % min_time] + self.inputs(x_shape))
-        b = [b for b in json.loads(out)["benchmarks"] if b.get("run_type") == "iteration"][0]
-        scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b["time_unit"]]
-        return b["real_time"] * scale, b["cpu_time"] * scale, b["name"].split("/")[1]
+        """One kiln-bench measurement: (median wall us, calling thread's CPU us per call, executor)."""
+        out = run([tool(self.build, "kiln-bench"), self.vmfb, "--threads=%d" % threads, "--format=json",
+                   "--runs=10", "--min-time=%g" % min_time] + self.inputs(x_shape))
+        r = json.loads(out)["results"][0]
+        cpu = r.get("cpu_ms_per_call")
+        return r["latency_ms"]["p50"] * 1e3, (cpu * 1e3 if cpu is not None else float("nan")), r["executor"]
 
 
 class OrtSession:
