@@ -173,6 +173,22 @@ TEST(CompileTool, MissingInputFile) {
   }
 }
 
+TEST(CompileTool, DispatchRulesFile) {
+  ToolRun missing = RunTool({Mlp(), "--emit=relax", "--dispatch=/nonexistent/rules.yaml"});
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_EQ(missing.err, "kiln-compile: cannot read the dispatch rule file '/nonexistent/rules.yaml'\n");
+  std::string rules = TempPath(".yaml");
+  std::ofstream(rules) << "rules:\n  - {op: matmul, library: dnnl}\n";
+  ToolRun r = RunTool({Mlp(), "--emit=relax", "--dispatch", rules});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "R.call_dps_packed(\"kiln.dnnl.matmul\"")) << r.out;
+  std::ofstream(rules) << "rules:\n  - {op: softmax, library: dnnl}\n";
+  ToolRun bad = RunTool({Mlp(), "--emit=relax", "--dispatch", rules});
+  EXPECT_EQ(bad.rc, 1);
+  EXPECT_TRUE(Contains(bad.err, "'op' must be conv2d or matmul, got 'softmax'")) << bad.err;
+  std::remove(rules.c_str());
+}
+
 TEST(CompileTool, CompileErrorsCarryTheLocation) {
   std::string in = TempPath(".relax");
   std::ofstream(in) << R"(@I.ir_module
