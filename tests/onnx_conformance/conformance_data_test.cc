@@ -240,6 +240,8 @@ TEST(NodeTestsTest, SelectsAndClassifies) {
   EXPECT_EQ(c[4].opset, 13);
   EXPECT_TRUE(c[4].out_of_scope.empty());
   EXPECT_EQ(c[4].data_sets.size(), 1u);
+  EXPECT_EQ(c[4].inputs, (std::vector<std::string>{"x"}));
+  EXPECT_EQ(c[4].bind_as_constant, (std::vector<bool>{false}));
   fs::remove_all(root);
 }
 
@@ -298,6 +300,15 @@ TEST(NodeTestsTest, OpsetOutsideIssue7IsOutOfScope) {
   fs::remove_all(root);
 }
 
+TEST(NodeTestsTest, AttributeLikeOperands) {
+  EXPECT_TRUE(IsAttributeLikeOperand("Reshape", 1));
+  EXPECT_FALSE(IsAttributeLikeOperand("Reshape", 0));
+  EXPECT_TRUE(IsAttributeLikeOperand("Slice", 4));
+  EXPECT_TRUE(IsAttributeLikeOperand("Range", 0));
+  EXPECT_FALSE(IsAttributeLikeOperand("Clip", 1));  // min/max stay run-time values
+  EXPECT_FALSE(IsAttributeLikeOperand("Add", 1));
+}
+
 TEST(NodeTestsTest, Errors) {
   Status st = DiscoverNodeTests("/nonexistent/kiln/node").status();
   EXPECT_EQ(st.code(), StatusCode::kNotFound);
@@ -334,7 +345,13 @@ TEST(ReportTest, TableAndExpectedFailures) {
   EXPECT_NE(md.find("| Identity | 1 | 0 | 0 | 1 | out of scope |"), std::string::npos) << md;
   EXPECT_NE(md.find("| Gelu | 0 |"), std::string::npos) << md;
   EXPECT_NE(md.find("| test_abs | Abs | compile: a \\| b more |"), std::string::npos) << md;
-  EXPECT_EQ(ExpectedFailuresText({{relu, pass}, {abs, fail}}), "test_abs  compile: a | b more\n");
+  const std::string expected = ExpectedFailuresText({{relu, pass}, {abs, fail}});
+  EXPECT_EQ(expected.rfind("# ONNX backend node tests", 0), 0u) << expected;
+  EXPECT_NE(expected.find("\ntest_abs  compile: a | b more\n"), std::string::npos) << expected;
+  EXPECT_EQ(expected.find("test_relu"), std::string::npos) << expected;
+  Result<ExpectedFailures> parsed = ParseExpectedFailures(expected, "generated");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed.value().size(), 1u);
   EXPECT_EQ(OneLine("import failed:\n  node 0:  bad\n", 100), "import failed: node 0: bad");
   EXPECT_EQ(OneLine("abcdefghij", 8), "abcde...");
 }

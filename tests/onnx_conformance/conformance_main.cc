@@ -83,13 +83,17 @@ int main(int argc, char** argv) {
         "`<build>/tests/onnx_conformance/kiln-onnx-conformance`; " + std::string(date) + ").\n"
         "The same tests run in `make test` as the ctests `kiln_onnx_conformance_*`, against\n"
         "`tests/onnx_conformance/expected_failures.txt`.\n\n"
-        "Data: Debian's `libonnx-testdata` (" + data + "). A test is selected when every node of its\n"
-        "graph is an operator of issue 7 §1; it counts under its only node's `op_type`, or under\n"
+        "Data: Debian's `libonnx-testdata` (`" + data + "`). A test is selected when every node\n"
+        "of its graph is an operator of issue 7 §1; it counts under its only node's `op_type`, or under\n"
         "\"" + kSeveralOperators + "\" for graphs of several nodes (the `_expanded` function bodies).\n"
         "Each test is imported, compiled in process, run on every `test_data_set_N` and compared with\n"
         "rtol 1e-3, atol 1e-5 for floating point and exactly for integers and bools.\n"
-        "Out of scope: training mode, sequence / optional / map / string values, and element types the\n"
-        "Kiln runtime has no dtype for.\n\n";
+        "Graph inputs in the place of an attribute-like operand (Reshape's shape, Slice's starts,\n"
+        "Squeeze's axes, TopK's K, Pad's pads, Resize's scales and sizes, Range's bounds, ... — the\n"
+        "values ONNX moved from attributes to inputs) are bound as constants at import\n"
+        "(`ImportOptions::input_values`), as exported models hold them: Kiln computes shapes at compile\n"
+        "time. Out of scope: training mode, sequence / optional / map / string values, element types\n"
+        "the Kiln runtime has no dtype for, and tests written for opsets before 7.\n\n";
     std::cout << MarkdownReport(rows, preamble);
   }
   if (expected) std::cout << ExpectedFailuresText(rows);

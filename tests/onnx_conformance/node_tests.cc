@@ -4,6 +4,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include "onnx/onnx_pb.h"
@@ -52,6 +54,18 @@ std::string TrainingMode(const ::onnx::NodeProto& node) {
 
 }  // namespace
 
+bool IsAttributeLikeOperand(const std::string& op_type, int index) {
+  static const std::map<std::string, std::set<int>> kOperands = {
+      {"Reshape", {1}},       {"Expand", {1}},    {"ConstantOfShape", {0}}, {"Tile", {1}},
+      {"Pad", {1, 2, 3}},     {"Slice", {1, 2, 3, 4}},  {"Split", {1}},     {"Squeeze", {1}},
+      {"Unsqueeze", {1}},     {"ReduceSum", {1}}, {"ReduceMean", {1}},   {"ReduceMax", {1}},
+      {"ReduceMin", {1}},     {"ReduceProd", {1}}, {"TopK", {1}},        {"Trilu", {1}},
+      {"CumSum", {1}},        {"Range", {0, 1, 2}}, {"Resize", {1, 2, 3}},
+  };
+  auto it = kOperands.find(op_type);
+  return it != kOperands.end() && it->second.count(index) > 0;
+}
+
 std::string DefaultTestDataRoot() {
   const char* env = std::getenv("KILN_ONNX_TESTDATA");
   return env && *env ? env : "/usr/share/libonnx-testdata/data/node";
@@ -93,6 +107,20 @@ Result<NodeTestCase> DescribeNodeTest(const std::string& dir, bool* selected) {
   }
   for (const auto& v : graph.output()) {
     if (c.out_of_scope.empty()) c.out_of_scope = ValueOutOfScope(v);
+  }
+
+  std::set<std::string> initializers;
+  for (const auto& init : graph.initializer()) initializers.insert(init.name());
+  for (const auto& v : graph.input()) {
+    if (initializers.count(v.name())) continue;
+    bool operand = false;
+    for (const auto& node : graph.node()) {
+      for (int i = 0; i < node.input_size(); ++i) {
+        if (node.input(i) == v.name() && IsAttributeLikeOperand(node.op_type(), i)) operand = true;
+      }
+    }
+    c.inputs.push_back(v.name());
+    c.bind_as_constant.push_back(operand);
   }
 
   std::error_code ec;

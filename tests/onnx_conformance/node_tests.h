@@ -13,6 +13,14 @@
 // training_mode=1), sequence/optional/map or string values, or element types
 // the Kiln runtime has no dtype for.
 //
+// Attribute-like operands: inputs that ONNX moved from attributes to inputs
+// in later opsets (Reshape's shape, Slice's starts/ends/axes/steps, Squeeze's
+// axes, TopK's K, Pad's pads, Resize's scales/sizes, Range's bounds, ...).
+// Issue 7 computes shapes at compile time, so the importer needs them as
+// constants, as exported models hold them. A node test feeds them as graph
+// inputs; the runner binds those inputs as constants from the data set
+// (ImportOptions::input_values) and passes the others as arguments.
+//
 // Failures: kNotFound for a missing root or model; kDataLoss for a model that
 // does not parse. Thread-safe: no state.
 #ifndef KILN_TESTS_ONNX_CONFORMANCE_NODE_TESTS_H_
@@ -40,8 +48,13 @@ struct NodeTestCase {
   std::string op;                      // what the test counts under (see above)
   int64_t opset = 0;                   // the default domain's opset_import version
   std::vector<std::string> data_sets;  // paths of test_data_set_N, in order
+  std::vector<std::string> inputs;     // graph inputs that are not initializers, in order
+  std::vector<bool> bind_as_constant;  // per input: an attribute-like operand (see above)
   std::string out_of_scope;            // empty when in scope; otherwise why not
 };
+
+// Whether input `index` of an `op_type` node is an attribute-like operand.
+bool IsAttributeLikeOperand(const std::string& op_type, int index);
 
 // $KILN_ONNX_TESTDATA when set, else /usr/share/libonnx-testdata/data/node.
 std::string DefaultTestDataRoot();

@@ -24,8 +24,8 @@ struct TestRow {
 // out-of-scope test with its reason. `preamble` is printed first as is.
 std::string MarkdownReport(const std::vector<TestRow>& rows, const std::string& preamble);
 
-// "name  reason" lines for every failing test: the content of
-// expected_failures.txt that matches these results.
+// A comment header, then "name  reason" lines for every failing test: the
+// content of expected_failures.txt that matches these results.
 std::string ExpectedFailuresText(const std::vector<TestRow>& rows);
 
 // A failure message on one line (line breaks and runs of blanks become one

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -56,8 +57,11 @@ Result<Tensor> AsTensor(const Any& value) {
   return InvalidArgument("result is " + value.Describe() + ", not a tensor");
 }
 
-Result<std::shared_ptr<const vm::Module>> CompileAndLoad(const std::string& model_path, int num_threads) {
+Result<std::shared_ptr<const vm::Module>> CompileAndLoad(const std::string& model_path,
+                                                         const std::map<std::string, Tensor>& bound,
+                                                         int num_threads) {
   onnx::ImportOptions import_options;
+  import_options.input_values = bound;
   Result<ir::IRModule> mod = onnx::ImportFile(model_path, import_options);
   if (!mod.ok()) {
     // The test's name says which model; keep the reason short.
@@ -85,12 +89,9 @@ Result<std::shared_ptr<const vm::Module>> CompileAndLoad(const std::string& mode
   return module;
 }
 
-Status RunDataSet(vm::Context& context, const std::string& data_dir, const Tolerance& tolerance) {
-  std::vector<Any> args;
-  for (const std::string& path : NumberedFiles(data_dir, "input")) {
-    KILN_ASSIGN_OR_RETURN(Tensor t, ReadTensorProtoFile(path));
-    args.emplace_back(std::move(t));
-  }
+// Calls main with `args` and compares its results with data_dir/output_K.pb.
+Status RunDataSet(vm::Context& context, std::vector<Any> args, const std::string& data_dir,
+                  const Tolerance& tolerance) {
   const std::vector<std::string> outputs = NumberedFiles(data_dir, "output");
   if (outputs.empty()) return DataLoss(data_dir + ": no output_0.pb");
   Any result;
@@ -128,11 +129,34 @@ const char* OutcomeName(Outcome outcome) {
 
 Status RunNodeTestInProcess(const NodeTestCase& test, const RunOptions& options) {
   if (test.data_sets.empty()) return DataLoss(test.dir + ": no test_data_set_N folder");
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const vm::Module> module,
-                        CompileAndLoad((fs::path(test.dir) / "model.onnx").string(), options.num_threads));
-  std::unique_ptr<vm::Context> context = module->CreateContext();
+  KILN_CHECK(test.bind_as_constant.size() == test.inputs.size());
+  const bool binds = std::find(test.bind_as_constant.begin(), test.bind_as_constant.end(), true) !=
+                     test.bind_as_constant.end();
+  const std::string model_path = (fs::path(test.dir) / "model.onnx").string();
+  std::shared_ptr<const vm::Module> module;
+  std::unique_ptr<vm::Context> context;
   for (const std::string& data_dir : test.data_sets) {
-    Status st = RunDataSet(*context, data_dir, options.tolerance);
+    const std::vector<std::string> files = NumberedFiles(data_dir, "input");
+    if (files.size() != test.inputs.size()) {
+      return DataLoss(StrFormat("%s: %zu input files, the graph has %zu inputs", data_dir.c_str(), files.size(),
+                                test.inputs.size()));
+    }
+    std::map<std::string, Tensor> bound;
+    std::vector<Any> args;
+    for (size_t i = 0; i < files.size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(Tensor t, ReadTensorProtoFile(files[i]));
+      if (test.bind_as_constant[i]) {
+        bound.emplace(test.inputs[i], std::move(t));
+      } else {
+        args.emplace_back(std::move(t));
+      }
+    }
+    // Bound operands are part of the program: compile again for each data set.
+    if (!module || binds) {
+      KILN_ASSIGN_OR_RETURN(module, CompileAndLoad(model_path, bound, options.num_threads));
+      context = module->CreateContext();
+    }
+    Status st = RunDataSet(*context, std::move(args), data_dir, options.tolerance);
     if (!st.ok()) {
       if (test.data_sets.size() > 1) st.Annotate(fs::path(data_dir).filename().string());
       return st;

@@ -2,7 +2,9 @@
 // (kiln::onnx::ImportFile), compile in process (driver::CompileModule), serialize
 // and load the .vmfb (vm::Module::LoadOwnedBuffer), call `main` with every
 // test_data_set_N/input_K.pb and compare each result with output_K.pb
-// (compare.h).
+// (compare.h). Inputs that are attribute-like operands (node_tests.h) are
+// bound as constants at import (ImportOptions::input_values), the model then
+// compiled once per data set; the other inputs are the call's arguments.
 //
 // Isolation: by default each test runs in a forked child process, so that a
 // crash or a hang in the importer, compiler or runtime is reported as that

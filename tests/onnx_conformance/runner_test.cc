@@ -62,13 +62,60 @@ NodeTestCase WriteAddTest(const std::string& root, std::vector<float> expected, 
   for (int i = 0; i < outputs; ++i) {
     WriteProto(dir + "/test_data_set_0/output_" + std::to_string(i) + ".pb", Vector(expected));
   }
-  NodeTestCase c;
-  c.name = "test_add_here";
-  c.dir = dir;
-  c.op = "Add";
-  c.op_types = {"Add"};
-  c.data_sets = {dir + "/test_data_set_0"};
-  return c;
+  bool selected = false;
+  Result<NodeTestCase> c = DescribeNodeTest(dir, &selected);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(selected);
+  return c.ok() ? c.value() : NodeTestCase();
+}
+
+TensorProto Int64s(std::vector<int64_t> values) {
+  TensorProto t;
+  t.set_data_type(TensorProto::INT64);
+  t.add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t v : values) t.add_int64_data(v);
+  return t;
+}
+
+// root/test_reshape_here: y = Reshape(x: float[2, 3], shape: int64[2]) with
+// shape = [3, 2] as input_1, an attribute-like operand.
+NodeTestCase WriteReshapeTest(const std::string& root) {
+  const std::string dir = root + "/test_reshape_here";
+  fs::create_directories(dir + "/test_data_set_0");
+  ::onnx::ModelProto model;
+  model.set_ir_version(8);
+  model.add_opset_import()->set_version(14);
+  auto* g = model.mutable_graph();
+  g->set_name("g");
+  auto* node = g->add_node();
+  node->set_op_type("Reshape");
+  node->add_input("x");
+  node->add_input("shape");
+  node->add_output("y");
+  auto add_value = [](::onnx::ValueInfoProto* v, const char* name, int32_t type, std::vector<int64_t> dims) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    for (int64_t d : dims) tt->mutable_shape()->add_dim()->set_dim_value(d);
+  };
+  add_value(g->add_input(), "x", TensorProto::FLOAT, {2, 3});
+  add_value(g->add_input(), "shape", TensorProto::INT64, {2});
+  add_value(g->add_output(), "y", TensorProto::FLOAT, {3, 2});
+  WriteProto(dir + "/model.onnx", model);
+  TensorProto x = Vector({1, 2, 3, 4, 5, 6});
+  x.set_dims(0, 2);
+  x.add_dims(3);
+  WriteProto(dir + "/test_data_set_0/input_0.pb", x);
+  WriteProto(dir + "/test_data_set_0/input_1.pb", Int64s({3, 2}));
+  TensorProto y = Vector({1, 2, 3, 4, 5, 6});
+  y.set_dims(0, 3);
+  y.add_dims(2);
+  WriteProto(dir + "/test_data_set_0/output_0.pb", y);
+  bool selected = false;
+  Result<NodeTestCase> c = DescribeNodeTest(dir, &selected);
+  EXPECT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_TRUE(selected);
+  return c.ok() ? c.value() : NodeTestCase();
 }
 
 class RunnerTest : public ::testing::Test {
@@ -121,6 +168,22 @@ TEST_F(RunnerTest, OutputCountAndMissingDataFail) {
   r = RunNodeTest(c, options);
   EXPECT_EQ(r.outcome, Outcome::kOutOfScope);
   EXPECT_EQ(r.detail, "sequence values");
+}
+
+TEST_F(RunnerTest, AttributeLikeOperandsAreBoundAsConstants) {
+  NodeTestCase c = WriteReshapeTest(root_);
+  ASSERT_EQ(c.inputs, (std::vector<std::string>{"x", "shape"}));
+  ASSERT_EQ(c.bind_as_constant, (std::vector<bool>{false, true}));
+  CaseResult r = RunNodeTest(c, RunOptions());
+  EXPECT_EQ(r.outcome, Outcome::kPass) << r.detail;
+}
+
+TEST_F(RunnerTest, InputFileCountMustMatchTheGraph) {
+  NodeTestCase c = WriteAddTest(root_, {11, 22, 33});
+  fs::remove(c.dir + "/test_data_set_0/input_1.pb");
+  CaseResult r = RunNodeTest(c, RunOptions());
+  EXPECT_EQ(r.outcome, Outcome::kFail);
+  EXPECT_NE(r.detail.find("test_data_set_0: 1 input files, the graph has 2 inputs"), std::string::npos) << r.detail;
 }
 
 TEST_F(RunnerTest, ImportErrorsDropTheModelPath) {
