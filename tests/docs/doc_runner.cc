@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -223,6 +225,7 @@ class Runner {
                                           " " + Quote(source.filename().string()) + " -o " + Quote(stem + ".vmfb")});
       }
       bool ok = true;
+      auto start = std::chrono::steady_clock::now();
       for (const Step& step : steps) {
         fs::path output = dir / (base + ".log");
         int status = kiln::docs::Run(step.command, output);
@@ -235,7 +238,12 @@ class Runner {
           break;
         }
       }
-      if (ok) log_ << where << ": ok (" << kind << ")\n";
+      if (ok) {
+        double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+        char took[32];
+        std::snprintf(took, sizeof(took), "%.1f s", seconds);
+        log_ << where << ": ok (" << kind << ", " << took << ")\n";
+      }
     }
     return true;
   }

@@ -12,9 +12,10 @@
 # 2. The installed kiln-compile compiles examples/mlp.relax twice (generated
 #    matmul kernels; --matmul=dnnl: oneDNN kernels inside libkiln.so).
 # 3. consumer_cmake/ (find_package(Kiln): Kiln::runtime and
-#    Kiln::runtime_static) and consumer_make/ (Makefile + pkg-config) are
-#    built against the prefix and run on both files (mlp_check.c checks the
-#    outputs against its own reference).
+#    Kiln::runtime_static; hpp_check.cc when kiln.hpp is installed) and
+#    consumer_make/ (Makefile + pkg-config) are built against the prefix and
+#    run on both files (mlp_check.c checks the outputs against its own
+#    reference).
 cmake_minimum_required(VERSION 3.25)
 
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR GENERATOR C_COMPILER CXX_COMPILER)
@@ -77,12 +78,17 @@ set(test_dir ${CMAKE_CURRENT_LIST_DIR})
 
 # 3a. CMake consumer.
 set(cm ${WORK_DIR}/consumer_cmake)
-file(COPY ${test_dir}/consumer_cmake/CMakeLists.txt ${test_dir}/mlp_check.c DESTINATION ${cm})
+file(COPY ${test_dir}/consumer_cmake/CMakeLists.txt ${test_dir}/mlp_check.c ${test_dir}/hpp_check.cc
+     DESTINATION ${cm})
 run_step("configure of the CMake consumer" ${CMAKE_COMMAND} -S ${cm} -B ${cm}/build -G ${GENERATOR}
          -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
          -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
          "-DCMAKE_C_FLAGS=${san_flags}" "-DCMAKE_EXE_LINKER_FLAGS=${san_flags}")
 run_step("build of the CMake consumer" ${CMAKE_COMMAND} --build ${cm}/build)
+if(EXISTS ${prefix}/include/kiln/kiln.hpp)
+  run_step("hpp_check (CMake consumer, installed kiln.hpp)" ${cm}/build/hpp_check)
+  message(STATUS "${step_output}")
+endif()
 foreach(model ${models})
   foreach(exe mlp_check mlp_check_static)
     run_step("${exe} (CMake consumer) on ${model}" ${cm}/build/${exe} ${model})
