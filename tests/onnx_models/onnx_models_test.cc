@@ -78,8 +78,10 @@ class OnnxModelsTest : public ::testing::Test {
     return rc == 0 ? vmfb : "";
   }
 
-  // Runs main of `vmfb` on SAMPLE.x.npy; max |y - SAMPLE.y.npy| / max |SAMPLE.y.npy|.
-  static double RelativeError(const std::string& vmfb, const std::string& sample) {
+  // Runs main of `vmfb` on SAMPLE.x.npy with `executor` (kAuto: the static
+  // graph where there is one); max |y - SAMPLE.y.npy| / max |SAMPLE.y.npy|.
+  static double RelativeError(const std::string& vmfb, const std::string& sample,
+                              vm::Executor executor = vm::Executor::kVm) {
     Result<std::shared_ptr<const vm::Module>> module = vm::Module::LoadFile(vmfb);
     EXPECT_TRUE(module.ok()) << module.status().ToString();
     if (!module.ok()) return INFINITY;
@@ -87,7 +89,12 @@ class OnnxModelsTest : public ::testing::Test {
     Result<Tensor> ref = tools::ReadNpyFile(ModelsDir() + "/" + sample + ".y.npy");
     EXPECT_TRUE(x.ok() && ref.ok());
     if (!x.ok() || !ref.ok()) return INFINITY;
-    std::unique_ptr<vm::Context> context = module.value()->CreateContext();
+    vm::ContextOptions context_options;
+    context_options.executor = executor;
+    Result<std::unique_ptr<vm::Context>> made = module.value()->CreateContext(context_options);
+    EXPECT_TRUE(made.ok()) << made.status().ToString();
+    if (!made.ok()) return INFINITY;
+    std::unique_ptr<vm::Context> context = std::move(made.value());
     Any args[] = {Any(x.value())};
     Any result;
     Status st = context->Invoke("main", Span<const Any>(args, 1), &result);
@@ -105,8 +112,8 @@ class OnnxModelsTest : public ::testing::Test {
       max_ref = std::fmax(max_ref, std::fabs(r));
     }
     const double err = max_diff / std::fmax(max_ref, 1e-30);
-    std::printf("%s on %s: max |kiln - torch| / max |torch| = %.3g\n", fs::path(vmfb).filename().c_str(),
-                sample.c_str(), err);
+    std::printf("%s on %s (%s): max |kiln - torch| / max |torch| = %.3g\n", fs::path(vmfb).filename().c_str(),
+                sample.c_str(), vm::ExecutorName(executor), err);
     return err;
   }
 
@@ -123,6 +130,7 @@ TEST_F(OnnxModelsTest, MlpBatch64FixedDim) {
   const std::string vmfb = Compile("mlp", "mlp_b64", "--dim batch=64");
   ASSERT_FALSE(vmfb.empty());
   EXPECT_LE(RelativeError(vmfb, "mlp"), kTolerance);
+  EXPECT_LE(RelativeError(vmfb, "mlp", vm::Executor::kGraph), kTolerance);  // static: the graph executor too
 }
 
 // The batch dimension stays symbolic: one program runs batch 64 and batch 1.
@@ -137,6 +145,7 @@ TEST_F(OnnxModelsTest, SmallCnn) {
   const std::string vmfb = Compile("cnn_small", "cnn_small", "");
   ASSERT_FALSE(vmfb.empty());
   EXPECT_LE(RelativeError(vmfb, "cnn_small"), kTolerance);
+  EXPECT_LE(RelativeError(vmfb, "cnn_small", vm::Executor::kGraph), kTolerance);
 }
 
 }  // namespace
