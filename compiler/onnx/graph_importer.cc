@@ -143,6 +143,27 @@ std::optional<int64_t> ConstDim(const ir::PrimExpr& d) {
 
 ir::PrimExpr SimplifyDim(const ir::PrimExpr& e) { return arith::Simplify(e); }
 
+std::optional<int64_t> CheckedProduct(const std::vector<int64_t>& dims) {
+  int64_t n = 1;
+  for (int64_t d : dims) {
+    if (d < 0 || d > kMaxElements || __builtin_mul_overflow(n, d, &n) || n > kMaxElements) return std::nullopt;
+  }
+  return n;
+}
+
+Status CheckShape(const std::vector<ir::PrimExpr>& dims) {
+  std::vector<int64_t> consts;
+  for (const auto& d : dims) {
+    if (auto c = ConstDim(d)) consts.push_back(*c);
+  }
+  if (!CheckedProduct(consts)) {
+    std::string text;
+    for (int64_t c : consts) text += (text.empty() ? "" : ", ") + std::to_string(c);
+    return InvalidArgument("shape dimensions (" + text + ") are negative or too large");
+  }
+  return Status::Ok();
+}
+
 Result<int64_t> NormAxis(int64_t axis, int64_t rank, const char* what) {
   if (axis < -rank || axis >= rank) {
     return InvalidArgument(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
@@ -351,6 +372,9 @@ Result<ir::StructInfo> Importer::InputSInfo(const ::onnx::ValueInfoProto& vi) {
   for (int i = 0; i < tt.shape().dim_size(); ++i) {
     const auto& d = tt.shape().dim(i);
     if (d.has_dim_value()) {
+      if (d.dim_value() < 0 || d.dim_value() > kMaxElements) {
+        return InvalidArgument("graph input \"" + vi.name() + "\" has dimension " + std::to_string(d.dim_value()));
+      }
       dims.push_back(ir::PrimExpr(d.dim_value()));
     } else {
       std::string name = d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : "";
@@ -366,6 +390,8 @@ Result<ir::StructInfo> Importer::InputSInfo(const ::onnx::ValueInfoProto& vi) {
       dims.push_back(ir::PrimExpr(it->second));
     }
   }
+  Status shape_ok = CheckShape(dims);
+  if (!shape_ok.ok()) return InvalidArgument("graph input \"" + vi.name() + "\": " + shape_ok.message());
   return ir::MakeTensorSInfo(dims, *dt);
 }
 

@@ -140,6 +140,15 @@ std::optional<int64_t> ConstDim(const ir::PrimExpr& d);
 // Simplified int64 arithmetic on dims.
 ir::PrimExpr SimplifyDim(const ir::PrimExpr& e);
 
+// The largest element count (and dimension) the importer builds shapes of:
+// bigger values in a model are errors, so no shape arithmetic can overflow.
+constexpr int64_t kMaxElements = int64_t{1} << 50;
+// The product of `dims`, or nullopt when a dim is negative or it exceeds kMaxElements.
+std::optional<int64_t> CheckedProduct(const std::vector<int64_t>& dims);
+// Constant entries of a shape must lie in [0, kMaxElements] and so must
+// their product; symbolic entries are left alone.
+Status CheckShape(const std::vector<ir::PrimExpr>& dims);
+
 // axis in [-rank, rank) -> [0, rank), or an error naming `what`.
 Result<int64_t> NormAxis(int64_t axis, int64_t rank, const char* what = "axis");
 

@@ -71,7 +71,9 @@ Result<Tensor> TensorFromProto(const TensorProto& proto, const std::string& base
   int64_t count = 1;
   for (int64_t d : shape) {
     if (d < 0) return InvalidArgument(what + ": negative dimension " + std::to_string(d));
-    count *= d;
+    if (__builtin_mul_overflow(count, d, &count) || count > (int64_t{1} << 50)) {
+      return InvalidArgument(what + ": its shape holds too many elements");
+    }
   }
   KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(shape, *dt));
   size_t bytes = t.NumBytes();

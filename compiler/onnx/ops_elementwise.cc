@@ -46,10 +46,39 @@ int64_t SourceIndex(int64_t flat, const std::vector<int64_t>& out, const std::ve
   return idx;
 }
 
+// Element count of a known shape; known values are small, anything else is
+// reported as too big to fold.
 int64_t NumElems(const std::vector<int64_t>& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
+  auto n = CheckedProduct(s);
+  return n ? *n : std::numeric_limits<int64_t>::max();
+}
+
+constexpr int64_t kMaxFold = 1 << 12;
+
+// a (op) b on constants without overflow, or nullopt.
+std::optional<int64_t> FoldConst(TirKind kind, int64_t a, int64_t b) {
+  int64_t r = 0;
+  switch (kind) {
+    case TirKind::kAdd: if (__builtin_add_overflow(a, b, &r)) return std::nullopt; return r;
+    case TirKind::kSub: if (__builtin_sub_overflow(a, b, &r)) return std::nullopt; return r;
+    case TirKind::kMul: if (__builtin_mul_overflow(a, b, &r)) return std::nullopt; return r;
+    case TirKind::kFloorDiv:
+    case TirKind::kFloorMod: {
+      if (b == 0 || (a == std::numeric_limits<int64_t>::min() && b == -1)) return std::nullopt;
+      int64_t q = a / b, m = a % b;
+      if (m != 0 && ((m < 0) != (b < 0))) { --q; m += b; }
+      return kind == TirKind::kFloorDiv ? q : m;
+    }
+    case TirKind::kMin: return std::min(a, b);
+    case TirKind::kMax: return std::max(a, b);
+    case TirKind::kEQ: return int64_t{a == b};
+    case TirKind::kNE: return int64_t{a != b};
+    case TirKind::kLT: return int64_t{a < b};
+    case TirKind::kLE: return int64_t{a <= b};
+    case TirKind::kGT: return int64_t{a > b};
+    case TirKind::kGE: return int64_t{a >= b};
+    default: return std::nullopt;
+  }
 }
 
 std::optional<KnownInts> FoldBinary(TirKind kind, const KnownInts& a, const KnownInts& b, bool to_bool) {
@@ -59,10 +88,23 @@ std::optional<KnownInts> FoldBinary(TirKind kind, const KnownInts& a, const Know
   out.shape = *shape;
   out.dtype = to_bool ? DType::Bool() : a.dtype;
   int64_t n = NumElems(*shape);
+  if (n > kMaxFold) return std::nullopt;
   for (int64_t i = 0; i < n; ++i) {
     PrimExpr x = a.elems[SourceIndex(i, *shape, a.shape)];
     PrimExpr y = b.elems[SourceIndex(i, *shape, b.shape)];
-    PrimExpr r = SimplifyDim(ir::MakeBinary(kind, x, y));
+    auto cx = ConstDim(x), cy = ConstDim(y);
+    PrimExpr r;
+    if (cx && cy) {
+      auto c = FoldConst(kind, *cx, *cy);
+      if (!c) return std::nullopt;
+      r = PrimExpr(*c);
+    } else {
+      // Symbolic dims: only small constants take part (no overflow inside the simplifier).
+      for (const auto& c : {cx, cy})
+        if (c && (*c > kMaxElements || *c < -kMaxElements)) return std::nullopt;
+      if (kind == TirKind::kFloorDiv && cy && *cy == 0) return std::nullopt;
+      r = SimplifyDim(ir::MakeBinary(kind, x, y));
+    }
     if (to_bool) {
       auto c = ConstDim(r);
       if (!c) return std::nullopt;  // comparisons must decide
@@ -351,7 +393,7 @@ Status ConvertWhere(NodeCtx& ctx) {
     auto s1 = BroadcastShapes(c->shape, a->shape);
     auto shape = s1 ? BroadcastShapes(*s1, b->shape) : std::nullopt;
     auto conds = c->Ints();
-    if (shape && conds) {
+    if (shape && conds && NumElems(*shape) <= kMaxFold) {
       KnownInts out;
       out.shape = *shape;
       out.dtype = a->dtype;

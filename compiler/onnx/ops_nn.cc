@@ -46,15 +46,11 @@ Status ConvertGemm(NodeCtx& ctx) {
   DType t = ai->dtype;
   KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
-  ir::Expr y;
-  if (trans_b && !trans_a) {
-    // x·wᵀ: R.linear keeps the weight as stored (the form oneDNN takes).
-    KILN_ASSIGN_OR_RETURN(y, ctx.Op("linear", {a, b}));
-  } else {
-    if (trans_a) { KILN_ASSIGN_OR_RETURN(a, ctx.Op("permute_dims", {a}, {{"axes", AttrInts({1, 0})}})); }
-    if (trans_b) { KILN_ASSIGN_OR_RETURN(b, ctx.Op("permute_dims", {b}, {{"axes", AttrInts({1, 0})}})); }
-    KILN_ASSIGN_OR_RETURN(y, ctx.Op("matmul", {a, b}));
-  }
+  // Transposes of constant weights fold at compile time; R.matmul is the form
+  // the matmul schedule and library dispatch recognize.
+  if (trans_a) { KILN_ASSIGN_OR_RETURN(a, ctx.Op("permute_dims", {a}, {{"axes", AttrInts({1, 0})}})); }
+  if (trans_b) { KILN_ASSIGN_OR_RETURN(b, ctx.Op("permute_dims", {b}, {{"axes", AttrInts({1, 0})}})); }
+  KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Op("matmul", {a, b}));
   if (alpha != 1.0) { KILN_ASSIGN_OR_RETURN(y, ctx.Op("multiply", {y, ScalarConst(t, alpha)})); }
   if (ctx.HasInput(2) && beta != 0.0) {
     KILN_ASSIGN_OR_RETURN(ir::Expr c, ctx.Input(2));
@@ -84,6 +80,13 @@ Result<Window> ReadWindow(NodeCtx& ctx, const ir::TensorSInfo& x, size_t nsp, co
     return ctx.Invalid("strides, dilations, kernel_shape need " + std::to_string(nsp) + " values and pads " +
                        std::to_string(2 * nsp));
   }
+  const int64_t big = int64_t{1} << 31;
+  for (const auto* list : {&w.strides, &w.dilations, &w.kernel, &pads}) {
+    for (int64_t v : *list)
+      if (v < 0 || v > big) return ctx.Invalid("strides, dilations, kernel_shape and pads must lie in [0, 2^31]");
+  }
+  for (size_t i = 0; i < nsp; ++i)
+    if (w.strides[i] < 1 || w.dilations[i] < 1 || w.kernel[i] < 1) return ctx.Invalid("strides, dilations and kernel_shape must be positive");
   w.pad_lo.assign(pads.begin(), pads.begin() + nsp);
   w.pad_hi.assign(pads.begin() + nsp, pads.end());
   if (auto_pad == "VALID") {
@@ -188,6 +191,11 @@ Status ConvertConvTranspose(NodeCtx& ctx) {
     w.pad_lo.assign(nsp, 0);
     w.pad_hi.assign(nsp, 0);
     if (w.strides.size() != nsp || w.dilations.size() != nsp) return ctx.Invalid("strides and dilations need " + std::to_string(nsp) + " values");
+    for (size_t i = 0; i < nsp; ++i) {
+      if (w.strides[i] < 1 || w.strides[i] > (int64_t{1} << 31) || w.dilations[i] < 1 || w.dilations[i] > (int64_t{1} << 31)) {
+        return ctx.Invalid("strides and dilations must lie in [1, 2^31]");
+      }
+    }
   } else {
     KILN_ASSIGN_OR_RETURN(w, ReadWindow(ctx, *xi, nsp, kernel));
   }
@@ -211,7 +219,12 @@ Status ConvertConvTranspose(NodeCtx& ctx) {
     for (size_t i = 0; i < nsp; ++i) {
       auto in = ConstDim(xi->shape[2 + i]);
       if (!in) return ctx.Unsupported("output_shape with a symbolic spatial dimension");
-      int64_t total = w.strides[i] * (*in - 1) + out_pad[i] + (kernel[i] - 1) * w.dilations[i] + 1 - out_shape[i];
+      __int128 wide = static_cast<__int128>(w.strides[i]) * (*in - 1) + out_pad[i] +
+                      static_cast<__int128>(kernel[i] - 1) * w.dilations[i] + 1 - out_shape[i];
+      if (wide > kMaxElements || wide < -kMaxElements || out_pad[i] < 0 || out_pad[i] > kMaxElements) {
+        return ctx.Invalid("output_shape, strides and kernel give a padding out of range");
+      }
+      int64_t total = static_cast<int64_t>(wide);
       if (total < 0) {
         out_pad[i] += -total;
         total = 0;
@@ -467,6 +480,7 @@ Status ConvertPad(NodeCtx& ctx) {
   std::vector<int64_t> width;
   for (size_t i = 0; i < n; ++i) {
     if (pads[i] < 0 || pads[i + n] < 0) return ctx.Unsupported("negative pads " + Join(pads));
+    if (pads[i] > kMaxElements || pads[i + n] > kMaxElements) return ctx.Invalid("pads too large " + Join(pads));
     width.push_back(pads[i]);
     width.push_back(pads[i + n]);
   }
@@ -521,6 +535,7 @@ Status ConvertResize(NodeCtx& ctx) {
         // output length); R.image.resize2d uses the ratio of the sizes.
         // They agree only when the scale gives a whole output size.
         double exact = *d * scales[i];
+        if (!(exact >= 0 && exact <= static_cast<double>(kMaxElements))) return ctx.Invalid("scales give an output size out of range");
         if (std::fabs(exact - std::round(exact)) > 1e-6 * std::max(1.0, exact)) {
           return ctx.Unsupported("scale " + std::to_string(scales[i]) + " of a dimension of " + std::to_string(*d) +
                                  " (only scales that give a whole output size)");
@@ -535,6 +550,7 @@ Status ConvertResize(NodeCtx& ctx) {
     auto a = ConstDim(out[i]), b = ConstDim(xi->shape[i]);
     if (!(a && b && *a == *b) && !out[i].same_as(xi->shape[i])) return ctx.Unsupported("resizing the batch or channel axis");
   }
+  KILN_RETURN_IF_ERROR(CheckShape(out));
   if (coord == "pytorch_half_pixel") {
     auto h = ConstDim(out[2]), w = ConstDim(out[3]);
     if (!h || !w || *h <= 1 || *w <= 1) return ctx.Unsupported("pytorch_half_pixel with an output size of 1");

@@ -119,6 +119,7 @@ Status ConvertTopK(NodeCtx& ctx) {
     if (kv.size() != 1) return ctx.Invalid("K must hold one value");
     k = kv[0];
   }
+  if (k < 0 || k > kMaxElements) return ctx.Invalid("K must lie in [0, 2^50]");
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", -1));
   KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
   KILN_ASSIGN_OR_RETURN(int64_t largest, ctx.AttrInt("largest", 1));
@@ -143,6 +144,7 @@ Status ConvertTrilu(NodeCtx& ctx) {
     if (kv.size() != 1) return ctx.Invalid("k must hold one value");
     k = kv[0];
   }
+  if (k > kMaxElements || k < -kMaxElements) return ctx.Invalid("k out of range");
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   return Set(ctx, ctx.Op(upper ? "triu" : "tril", {x, PrimValue(PrimExpr(k))}));
 }

@@ -21,10 +21,10 @@ Status Set(NodeCtx& ctx, Result<ir::Expr> r) {
   return Status::Ok();
 }
 
+// The element count, or INT64_MAX when negative/too large (never equal to a real count).
 int64_t Product(const std::vector<int64_t>& v) {
-  int64_t n = 1;
-  for (int64_t d : v) n *= d;
-  return n;
+  auto n = CheckedProduct(v);
+  return n ? *n : std::numeric_limits<int64_t>::max();
 }
 
 PrimExpr DimProduct(const std::vector<PrimExpr>& dims, size_t begin, size_t end) {
@@ -147,6 +147,7 @@ Status ConvertConstantOfShape(NodeCtx& ctx) {
     ctx.SetOutputValue(0, ConstantValue(t));
     return Status::Ok();
   }
+  KILN_RETURN_IF_ERROR(CheckShape(k->elems));
   Tensor scalar = Tensor::Empty(std::vector<int64_t>{}, dt).value();
   std::memcpy(scalar.raw_data(), value.raw_data(), dt.bytes());
   return Set(ctx, ctx.Op("full", {MakeShape(k->elems), MakeConstant(scalar)}, {{"dtype", AttrS(DTypeName(dt))}}));
@@ -160,6 +161,9 @@ Status ConvertRange(NodeCtx& ctx) {
   if (ks && kl && kd && ks->elems.size() == 1 && kl->elems.size() == 1 && kd->elems.size() == 1) {
     auto s = ConstDim(ks->elems[0]), d = ConstDim(kd->elems[0]);
     auto l = ConstDim(kl->elems[0]);
+    const int64_t lim = kMaxElements;
+    bool small = s && d && std::llabs(*s) <= lim && std::llabs(*d) <= lim && (!l || std::llabs(*l) <= lim);
+    if (s && d && !small) return ctx.Invalid("start, limit or delta is too large");
     if (s && d && *d != 0) {
       int64_t n = l ? std::max<int64_t>(0, (*l - *s + *d + (*d > 0 ? -1 : 1)) / *d) : 0;
       if (l && n <= (1 << 12)) {
@@ -182,7 +186,9 @@ Status ConvertRange(NodeCtx& ctx) {
     auto l = ctx.ConstScalar(1, "limit");
     auto d = ctx.ConstScalar(2, "delta");
     if (s.ok() && l.ok() && d.ok() && *d != 0) {
-      int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((*l - *s) / *d)));
+      double count = std::ceil((*l - *s) / *d);
+      if (!(count <= 1e9)) return ctx.Invalid("Range of more than 1e9 elements");
+      int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
       KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(std::vector<int64_t>{n}, DType::Float32()));
       if (dt != DType::Float32()) return ctx.Unsupported("Range of " + DTypeName(dt));
       for (int64_t i = 0; i < n; ++i) t.data<float>()[i] = static_cast<float>(*s + i * *d);
@@ -219,13 +225,17 @@ Result<std::vector<PrimExpr>> ReshapeTarget(NodeCtx& ctx, const ir::TensorSInfo&
     int64_t c_total = 1, c_known = 1;
     std::vector<PrimExpr> rest;
     for (const auto& d : x.shape) {
-      if (auto c = ConstDim(d)) c_total *= *c; else rest.push_back(d);
+      if (auto c = ConstDim(d)) {
+        if (__builtin_mul_overflow(c_total, *c, &c_total)) return ctx.Invalid("the input has too many elements");
+      } else {
+        rest.push_back(d);
+      }
     }
     bool ok = true;
     for (size_t i = 0; i < out.size() && ok; ++i) {
       if (static_cast<int>(i) == infer) continue;
       if (auto c = ConstDim(out[i])) {
-        c_known *= *c;
+        if (__builtin_mul_overflow(c_known, *c, &c_known)) return ctx.Invalid("shape has too many elements");
         continue;
       }
       auto it = std::find_if(rest.begin(), rest.end(), [&](const PrimExpr& r) { return r.same_as(out[i]); });
@@ -255,6 +265,7 @@ Status ConvertReshape(NodeCtx& ctx) {
   }
   KILN_ASSIGN_OR_RETURN(int64_t allowzero, ctx.AttrInt("allowzero", 0));
   KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ReshapeTarget(ctx, *xi, shape, allowzero != 0));
+  KILN_RETURN_IF_ERROR(CheckShape(dims));
   if (const KnownInts* kx = ctx.Known(0)) {
     std::vector<int64_t> s;
     bool ok = true;
@@ -408,6 +419,8 @@ Status ConvertSplit(NodeCtx& ctx) {
     if (split.size() != n) return ctx.Invalid("split has " + std::to_string(split.size()) + " sizes for " + std::to_string(n) + " outputs");
     std::vector<int64_t> indices;
     int64_t acc = 0;
+    for (int64_t v : split)
+      if (v < 0 || v > kMaxElements) return ctx.Invalid("split sizes must lie in [0, 2^50]");
     for (size_t i = 0; i + 1 < split.size(); ++i) indices.push_back(acc += split[i]);
     attrs["indices_or_sections"] = AttrInts(indices);
   }
@@ -540,12 +553,24 @@ Status ConvertExpand(NodeCtx& ctx) {
     else if (cs && cx && *cs != *cx) return ctx.Invalid("cannot broadcast dimension " + std::to_string(*cx) + " to " + std::to_string(*cs));
     else out[i] = dx;
   }
+  KILN_RETURN_IF_ERROR(CheckShape(out));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   return Set(ctx, ctx.Op("broadcast_to", {x, MakeShape(out)}));
 }
 
 Status ConvertTile(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> reps, ctx.ConstInts(1, "repeats"));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  std::vector<PrimExpr> tiled;
+  for (size_t i = 0; i < reps.size(); ++i) {
+    if (reps[i] < 0 || reps[i] > kMaxElements) return ctx.Invalid("repeats must lie in [0, 2^50]");
+    PrimExpr d = i < xi->shape.size() ? xi->shape[i] : PrimExpr(int64_t{1});
+    auto c = ConstDim(d);
+    int64_t prod = 0;
+    if (c && __builtin_mul_overflow(*c, reps[i], &prod)) return ctx.Invalid("repeats make the result too large");
+    tiled.push_back(c ? PrimExpr(prod) : SimplifyDim(d * PrimExpr(reps[i])));
+  }
+  KILN_RETURN_IF_ERROR(CheckShape(tiled));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   return Set(ctx, ctx.Op("tile", {x}, {{"repeats", AttrInts(reps)}}));
 }
