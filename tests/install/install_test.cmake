@@ -83,7 +83,7 @@ file(COPY ${test_dir}/consumer_cmake/CMakeLists.txt ${test_dir}/mlp_check.c ${te
 run_step("configure of the CMake consumer" ${CMAKE_COMMAND} -S ${cm} -B ${cm}/build -G ${GENERATOR}
          -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=${prefix}
          -DCMAKE_C_COMPILER=${C_COMPILER} -DCMAKE_CXX_COMPILER=${CXX_COMPILER}
-         "-DCMAKE_C_FLAGS=${san_flags}" "-DCMAKE_EXE_LINKER_FLAGS=${san_flags}")
+         "-DCMAKE_C_FLAGS=${san_flags}" "-DCMAKE_CXX_FLAGS=${san_flags}" "-DCMAKE_EXE_LINKER_FLAGS=${san_flags}")
 run_step("build of the CMake consumer" ${CMAKE_COMMAND} --build ${cm}/build)
 if(EXISTS ${prefix}/include/kiln/kiln.hpp)
   run_step("hpp_check (CMake consumer, installed kiln.hpp)" ${cm}/build/hpp_check)
