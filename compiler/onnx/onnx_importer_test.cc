@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <climits>
+
 #include "compiler/onnx/onnx_model_builder.h"
 #include "compiler/text/text.h"
 
@@ -218,6 +220,75 @@ TEST(OnnxImporter, CorruptedModelsDoNotCrash) {
     }
   }
   EXPECT_GT(ok, 0);  // some changes (e.g. in names) still give a valid model
+}
+
+// Extreme attribute values and constant operands give errors, never crashes
+// or overflow (the test runs under UBSan in CI).
+TEST(OnnxImporter, ExtremeAttributeValuesDoNotCrash) {
+  const std::vector<int64_t> values = {INT64_MIN, -(int64_t{1} << 40), -3, -1, 0, 1, 2, 7, int64_t{1} << 40, INT64_MAX};
+  struct OpCase {
+    const char* op;
+    std::vector<const char*> int_attrs;
+    std::vector<const char*> list_attrs;
+    int const_inputs;  // trailing int64 inputs taking the value
+  };
+  const std::vector<OpCase> cases = {
+      {"Conv", {"group"}, {"kernel_shape", "strides", "pads", "dilations"}, 0},
+      {"ConvTranspose", {"group"}, {"strides", "pads", "output_padding", "output_shape", "dilations"}, 0},
+      {"MaxPool", {"ceil_mode"}, {"kernel_shape", "strides", "pads", "dilations"}, 0},
+      {"AveragePool", {"count_include_pad"}, {"kernel_shape", "strides", "pads"}, 0},
+      {"Softmax", {"axis"}, {}, 0},
+      {"Flatten", {"axis"}, {}, 0},
+      {"Transpose", {}, {"perm"}, 0},
+      {"Concat", {"axis"}, {}, 0},
+      {"Gather", {"axis"}, {}, 1},
+      {"Reshape", {"allowzero"}, {}, 1},
+      {"Unsqueeze", {}, {}, 1},
+      {"Squeeze", {}, {}, 1},
+      {"Tile", {}, {}, 1},
+      {"Expand", {}, {}, 1},
+      {"TopK", {"axis"}, {}, 1},
+      {"Trilu", {"upper"}, {}, 1},
+      {"CumSum", {"exclusive"}, {}, 1},
+      {"ReduceSum", {"keepdims"}, {}, 1},
+      {"ReduceMean", {"keepdims"}, {"axes"}, 0},
+      {"ArgMax", {"axis", "keepdims"}, {}, 0},
+      {"Split", {"axis"}, {}, 1},
+      {"LayerNormalization", {"axis"}, {}, 0},
+      {"Pad", {}, {}, 1},
+      {"ConstantOfShape", {}, {}, 0},
+  };
+  int imports = 0;
+  for (const auto& c : cases) {
+    for (size_t vi = 0; vi < values.size(); ++vi) {
+      int64_t v = values[vi];
+      OnnxModelBuilder m(13);
+      m.Input("x", TensorProto::FLOAT, {2, 3, 4, 5});
+      m.Initializer("w", {2, 3, 1, 1}, std::vector<float>(6, 1.0f));
+      std::vector<std::string> inputs = {"x"};
+      if (std::string(c.op) == "Conv" || std::string(c.op) == "ConvTranspose") inputs.push_back("w");
+      if (std::string(c.op) == "LayerNormalization") inputs.push_back("w");
+      if (std::string(c.op) == "Concat") inputs.push_back("x");
+      if (std::string(c.op) == "ConstantOfShape") {
+        m.InitializerI64("shape", {2}, {v, 3});
+        inputs = {"shape"};
+      }
+      for (int i = 0; i < c.const_inputs; ++i) {
+        std::string name = "c" + std::to_string(i);
+        // Lists of 1, 2 and 4 values by turns (axes, shapes, pads, repeats).
+        size_t n = vi % 3 == 0 ? 1 : vi % 3 == 1 ? 2 : (std::string(c.op) == "Pad" ? 8 : 4);
+        m.InitializerI64(name, {static_cast<int64_t>(n)}, std::vector<int64_t>(n, v));
+        inputs.push_back(name);
+      }
+      auto* n = m.Node(c.op, inputs, {"y"});
+      for (const char* a : c.int_attrs) OnnxModelBuilder::AttrInt(n, a, v);
+      for (const char* a : c.list_attrs) OnnxModelBuilder::AttrInts(n, a, {v, v});
+      m.Output("y");
+      (void)Import(m);  // any Status; what matters is no crash or overflow
+      ++imports;
+    }
+  }
+  EXPECT_EQ(imports, static_cast<int>(cases.size() * values.size()));
 }
 
 TEST(OnnxImporter, SymbolicValueUsedAsTensorIsAnError) {
