@@ -135,6 +135,7 @@ Status RunNodeTestInProcess(const NodeTestCase& test, const RunOptions& options)
   const std::string model_path = (fs::path(test.dir) / "model.onnx").string();
   std::shared_ptr<const vm::Module> module;
   std::unique_ptr<vm::Context> context;
+  std::unique_ptr<vm::Context> graph_context;  // when main has a static graph
   for (const std::string& data_dir : test.data_sets) {
     const std::vector<std::string> files = NumberedFiles(data_dir, "input");
     if (files.size() != test.inputs.size()) {
@@ -155,8 +156,20 @@ Status RunNodeTestInProcess(const NodeTestCase& test, const RunOptions& options)
     if (!module || binds) {
       KILN_ASSIGN_OR_RETURN(module, CompileAndLoad(model_path, bound, options.num_threads));
       context = module->CreateContext();
+      graph_context.reset();
+      if (module->HasStaticGraph("main")) {
+        vm::ContextOptions graph_options;
+        graph_options.executor = vm::Executor::kGraph;
+        Result<std::unique_ptr<vm::Context>> made = module->CreateContext(graph_options);
+        if (!made.ok()) return Status(made.status()).Annotate("graph executor");
+        graph_context = std::move(made.value());
+      }
     }
-    Status st = RunDataSet(*context, std::move(args), data_dir, options.tolerance);
+    Status st = RunDataSet(*context, args, data_dir, options.tolerance);
+    if (st.ok() && graph_context) {
+      st = RunDataSet(*graph_context, std::move(args), data_dir, options.tolerance);
+      if (!st.ok()) st.Annotate("graph executor");
+    }
     if (!st.ok()) {
       if (test.data_sets.size() > 1) st.Annotate(fs::path(data_dir).filename().string());
       return st;

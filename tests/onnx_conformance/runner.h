@@ -5,6 +5,8 @@
 // (compare.h). Inputs that are attribute-like operands (node_tests.h) are
 // bound as constants at import (ImportOptions::input_values), the model then
 // compiled once per data set; the other inputs are the call's arguments.
+// Every data set runs on the VM and, when `main` has a static graph, again on
+// the graph executor (failures there start with "graph executor: ").
 //
 // Isolation: by default each test runs in a forked child process, so that a
 // crash or a hang in the importer, compiler or runtime is reported as that
