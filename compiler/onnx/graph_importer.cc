@@ -311,6 +311,7 @@ const ConverterTable& Converters() {
     AddNnConverters(t);
     AddShapeConverters(t);
     AddReduceConverters(t);
+    AddResizeConverters(t);
     return t;
   }();
   return *table;

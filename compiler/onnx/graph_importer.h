@@ -114,6 +114,7 @@ void AddElementwiseConverters(ConverterTable* t);
 void AddNnConverters(ConverterTable* t);
 void AddShapeConverters(ConverterTable* t);
 void AddReduceConverters(ConverterTable* t);
+void AddResizeConverters(ConverterTable* t);
 // The table of every operator the importer knows.
 const ConverterTable& Converters();
 

@@ -1,5 +1,5 @@
 // Neural-network ONNX operators: MatMul, Gemm, Conv, ConvTranspose, the
-// normalizations, pooling, Softmax/LogSoftmax, Dropout, Einsum, Pad, Resize.
+// normalizations, pooling, Softmax/LogSoftmax, Dropout, Einsum, Pad.
 // 1-D convolutions/pools that Relax has only in 2-D go through a unit H axis.
 #include <algorithm>
 #include <cctype>
@@ -459,7 +459,7 @@ Status ConvertEinsum(NodeCtx& ctx) {
   return Set(ctx, ctx.Op("einsum", {tuple}, {{"subscripts", AttrS(eq)}}));
 }
 
-// ---------------------------------------------------------------- Pad, Resize
+// ---------------------------------------------------------------- Pad
 
 Status ConvertPad(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
@@ -488,86 +488,6 @@ Status ConvertPad(NodeCtx& ctx) {
   return Set(ctx, ctx.Op("nn.pad", {x}, {{"pad_width", AttrInts(width)}, {"pad_mode", AttrS(mode)}, {"pad_value", AttrF(value)}}));
 }
 
-// Resize (opset 10: X, scales; 11+: X, roi, scales, sizes) and Upsample.
-Status ConvertResize(NodeCtx& ctx) {
-  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
-  if (xi->ndim != 4) return ctx.Unsupported("a rank-" + std::to_string(xi->ndim) + " input (NCHW images only)");
-  KILN_ASSIGN_OR_RETURN(std::string mode, ctx.AttrString("mode", "nearest"));
-  bool upsample = ctx.op_type() == "Upsample";
-  bool v10 = upsample || ctx.opset() < 11;
-  std::string coord = "asymmetric", rounding = "floor";
-  if (!v10) {
-    KILN_ASSIGN_OR_RETURN(coord, ctx.AttrString("coordinate_transformation_mode", "half_pixel"));
-    KILN_ASSIGN_OR_RETURN(rounding, ctx.AttrString("nearest_mode", "round_prefer_floor"));
-    KILN_ASSIGN_OR_RETURN(int64_t exclude, ctx.AttrInt("exclude_outside", 0));
-    if (exclude) return ctx.Unsupported("exclude_outside=1");
-  }
-  if (mode == "bilinear") mode = "linear";
-  if (mode != "nearest" && mode != "linear") return ctx.Unsupported("mode=\"" + mode + "\"");
-  if (ctx.HasAttr("antialias")) {
-    KILN_ASSIGN_OR_RETURN(int64_t aa, ctx.AttrInt("antialias", 0));
-    if (aa) return ctx.Unsupported("antialias=1");
-  }
-  if (ctx.HasAttr("axes")) return ctx.Unsupported("the axes attribute");
-  std::vector<PrimExpr> out(4);
-  std::vector<double> scales;
-  size_t scales_input = v10 ? 1 : 2;
-  if (!v10 && ctx.HasInput(3)) {
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ctx.ConstInts(3, "sizes"));
-    if (sizes.size() != 4) return ctx.Invalid("sizes needs 4 values");
-    for (size_t i = 0; i < 4; ++i) out[i] = PrimExpr(sizes[i]);
-  } else {
-    if (upsample && ctx.opset() < 9) {
-      KILN_ASSIGN_OR_RETURN(scales, ctx.AttrFloats("scales", {}));
-    } else {
-      KILN_ASSIGN_OR_RETURN(const Value* sv, ctx.In(scales_input));
-      const Tensor& t = sv->constant;
-      if (!t.defined() || t.dtype() != DType::Float32()) return ctx.Unsupported("scales (input " + std::to_string(scales_input) + ") must be a float32 constant known at import time");
-      for (int64_t i = 0; i < t.NumElements(); ++i) scales.push_back(t.data<float>()[i]);
-    }
-    if (scales.size() != 4) return ctx.Invalid("scales needs 4 values, got " + std::to_string(scales.size()));
-    for (size_t i = 0; i < 4; ++i) {
-      auto d = ConstDim(xi->shape[i]);
-      if (scales[i] == 1.0) {
-        out[i] = xi->shape[i];
-      } else if (d) {
-        // ONNX maps coordinates with the scale itself (and the unrounded
-        // output length); R.image.resize2d uses the ratio of the sizes.
-        // They agree only when the scale gives a whole output size.
-        double exact = *d * scales[i];
-        if (!(exact >= 0 && exact <= static_cast<double>(kMaxElements))) return ctx.Invalid("scales give an output size out of range");
-        if (std::fabs(exact - std::round(exact)) > 1e-6 * std::max(1.0, exact)) {
-          return ctx.Unsupported("scale " + std::to_string(scales[i]) + " of a dimension of " + std::to_string(*d) +
-                                 " (only scales that give a whole output size)");
-        }
-        out[i] = PrimExpr(static_cast<int64_t>(std::llround(exact)));
-      } else {
-        return ctx.Unsupported("scales on a symbolic dimension");
-      }
-    }
-  }
-  for (size_t i = 0; i < 2; ++i) {
-    auto a = ConstDim(out[i]), b = ConstDim(xi->shape[i]);
-    if (!(a && b && *a == *b) && !out[i].same_as(xi->shape[i])) return ctx.Unsupported("resizing the batch or channel axis");
-  }
-  KILN_RETURN_IF_ERROR(CheckShape(out));
-  if (coord == "pytorch_half_pixel") {
-    auto h = ConstDim(out[2]), w = ConstDim(out[3]);
-    if (!h || !w || *h <= 1 || *w <= 1) return ctx.Unsupported("pytorch_half_pixel with an output size of 1");
-    coord = "half_pixel";
-  }
-  if (coord != "half_pixel" && coord != "align_corners" && coord != "asymmetric") {
-    return ctx.Unsupported("coordinate_transformation_mode=\"" + coord + "\"");
-  }
-  if (mode == "linear") rounding = "";
-  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
-  ir::AttrMap attrs = {{"layout", AttrS("NCHW")},
-                       {"method", AttrS(mode == "nearest" ? "nearest_neighbor" : "linear")},
-                       {"coordinate_transformation_mode", AttrS(coord)},
-                       {"rounding_method", AttrS(rounding)}};
-  return Set(ctx, ctx.Op("image.resize2d", {x, MakeShape({out[2], out[3]})}, attrs));
-}
-
 }  // namespace
 
 void AddNnConverters(ConverterTable* t) {
@@ -587,8 +507,6 @@ void AddNnConverters(ConverterTable* t) {
   (*t)["Dropout"] = ConvertDropout;
   (*t)["Einsum"] = ConvertEinsum;
   (*t)["Pad"] = ConvertPad;
-  (*t)["Resize"] = ConvertResize;
-  (*t)["Upsample"] = ConvertResize;
 }
 
 }  // namespace onnx

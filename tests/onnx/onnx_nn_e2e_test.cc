@@ -369,3 +369,52 @@ TEST(OnnxNnE2E, OptionalOutputsAndLessCommonForms) {
 }  // namespace testing
 }  // namespace onnx
 }  // namespace kiln
+
+namespace kiln {
+namespace onnx {
+namespace testing {
+namespace {
+
+// Resize forms lowered through interpolation matrices: fractional scales
+// (ONNX maps coordinates with the scale: the node tests' own values), cubic.
+TEST(OnnxNnE2E, ResizeThroughInterpolationMatrices) {
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {1, 1, 2, 4});
+  m.Initializer("scales", {4}, {1, 1, 0.6f, 0.6f});
+  auto* a = m.Node("Resize", {"x", "", "scales"}, {"lin"});
+  B::AttrString(a, "mode", "linear");
+  m.Output("lin");
+  auto* b = m.Node("Resize", {"x", "", "scales"}, {"lin_ac"});
+  B::AttrString(b, "mode", "linear");
+  B::AttrString(b, "coordinate_transformation_mode", "align_corners");
+  m.Output("lin_ac");
+  m.InitializerI64("sizes", {4}, {1, 1, 2, 8});
+  auto* c = m.Node("Resize", {"x", "", "", "sizes"}, {"cubic"});
+  B::AttrString(c, "mode", "cubic");
+  B::AttrString(c, "coordinate_transformation_mode", "align_corners");
+  B::AttrFloat(c, "cubic_coeff_a", -0.5f);  // Keys' cubic: exact on linear data
+  m.Output("cubic");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto out = RunMain(*module, {F32({1, 1, 2, 4}, {1, 2, 3, 4, 5, 6, 7, 8})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ExpectNear((*out)[0], {2.6666665f, 4.3333331f}, 1e-5f, "linear, scale 0.6");
+  ExpectNear((*out)[1], {1.0f, 3.1428571f}, 1e-5f, "linear align_corners, scale 0.6");
+  // Keys' cubic (a = -0.5) reproduces a linear ramp where all four taps lie
+  // inside the input: row 0 is 1 + 3i/7.
+  std::vector<float> want;
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 8; ++i) want.push_back(1 + 4 * r + 3.0f * i / 7);
+  std::vector<float> got = Values((*out)[2]);
+  ASSERT_EQ(got.size(), 16u);
+  // The ends use edge padding, which bends the ramp; compare the inner samples.
+  for (int r = 0; r < 2; ++r)
+    for (int i = 3; i < 5; ++i) EXPECT_NEAR(got[r * 8 + i], want[r * 8 + i], 1e-5f) << r << "," << i;
+  EXPECT_EQ(got[0], 1.0f);
+  EXPECT_EQ(got[7], 4.0f);
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace onnx
+}  // namespace kiln
