@@ -253,11 +253,39 @@ Status ConvertConvTranspose(NodeCtx& ctx) {
   return Status::Ok();
 }
 
+// 3-D pooling as two 2-D poolings: (H, W) on (N, C*D, H, W), then D on
+// (N, C, D, H'*W'). Exact for max and average alike: a window is a product of
+// per-axis ranges, so its maximum, sum and (valid or full) count factor.
+Status Pool3d(NodeCtx& ctx, ir::Expr x, const ir::TensorSInfo& xi, const Window& w, bool is_max, bool ceil_mode,
+              bool count_pad) {
+  const auto& s = xi.shape;
+  const char* op = is_max ? "nn.max_pool2d" : "nn.avg_pool2d";
+  auto attrs = [&](std::vector<int64_t> k, std::vector<int64_t> st, std::vector<int64_t> pad, std::vector<int64_t> dil) {
+    ir::AttrMap a = {{"pool_size", AttrInts(k)}, {"strides", AttrInts(st)}, {"padding", AttrInts(pad)},
+                     {"dilation", AttrInts(dil)}, {"ceil_mode", AttrB(ceil_mode)}, {"layout", AttrS("NCHW")}};
+    if (!is_max) a["count_include_pad"] = AttrB(count_pad);
+    return a;
+  };
+  KILN_ASSIGN_OR_RETURN(ir::Expr x1, ctx.Op("reshape", {x, MakeShape({s[0], SimplifyDim(s[1] * s[2]), s[3], s[4]})}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr y1, ctx.Op(op, {x1}, attrs({w.kernel[1], w.kernel[2]}, {w.strides[1], w.strides[2]},
+                                                           {w.pad_lo[1], w.pad_lo[2], w.pad_hi[1], w.pad_hi[2]},
+                                                           {w.dilations[1], w.dilations[2]})));
+  const auto* t1 = ir::SInfoAs<ir::TensorSInfo>(y1->struct_info);
+  if (!t1 || !t1->has_shape) return Internal("pooling result without a shape");
+  PrimExpr h = t1->shape[2], wd = t1->shape[3];
+  KILN_ASSIGN_OR_RETURN(ir::Expr x2, ctx.Op("reshape", {y1, MakeShape({s[0], s[1], s[2], SimplifyDim(h * wd)})}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr y2, ctx.Op(op, {x2}, attrs({w.kernel[0], 1}, {w.strides[0], 1}, {w.pad_lo[0], 0, w.pad_hi[0], 0},
+                                                           {w.dilations[0], 1})));
+  const auto* t2 = ir::SInfoAs<ir::TensorSInfo>(y2->struct_info);
+  if (!t2 || !t2->has_shape) return Internal("pooling result without a shape");
+  return Set(ctx, ctx.Op("reshape", {y2, MakeShape({s[0], s[1], t2->shape[2], h, wd})}));
+}
+
 Status ConvertPool(NodeCtx& ctx) {
   bool is_max = ctx.op_type() == "MaxPool";
   if (is_max && ctx.HasOutput(1)) return ctx.Unsupported("the Indices output");
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
-  if (xi->ndim < 3 || xi->ndim > 4) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D pooling (1-D and 2-D are supported)");
+  if (xi->ndim < 3 || xi->ndim > 5) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D pooling (1-D to 3-D are supported)");
   size_t nsp = static_cast<size_t>(xi->ndim) - 2;
   if (!ctx.HasAttr("kernel_shape")) return ctx.Invalid("kernel_shape is required");
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kernel, ctx.AttrInts("kernel_shape", {}));
@@ -267,6 +295,7 @@ Status ConvertPool(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t storage, ctx.AttrInt("storage_order", 0));
   if (storage != 0) return ctx.Unsupported("storage_order=1");
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  if (nsp == 3) return Pool3d(ctx, x, *xi, w, is_max, ceil_mode != 0, count_pad != 0);
   if (nsp == 1) {
     KILN_ASSIGN_OR_RETURN(x, To2d(ctx, x));
     w = Lift1d(w);

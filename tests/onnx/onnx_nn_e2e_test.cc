@@ -418,3 +418,68 @@ TEST(OnnxNnE2E, ResizeThroughInterpolationMatrices) {
 }  // namespace testing
 }  // namespace onnx
 }  // namespace kiln
+
+namespace kiln {
+namespace onnx {
+namespace testing {
+namespace {
+
+// 3-D pooling (two 2-D poolings) against a direct 3-D window loop, with
+// padding excluded from the average and strides.
+TEST(OnnxNnE2E, Pool3dMatchesADirectWindowLoop) {
+  const int D = 3, H = 4, W = 5;
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {1, 2, D, H, W});
+  auto* a = m.Node("AveragePool", {"x"}, {"avg"});
+  B::AttrInts(a, "kernel_shape", {2, 3, 2});
+  B::AttrInts(a, "pads", {1, 1, 0, 0, 1, 1});
+  B::AttrInts(a, "strides", {1, 2, 2});
+  m.Output("avg");
+  auto* mx = m.Node("MaxPool", {"x"}, {"max"});
+  B::AttrInts(mx, "kernel_shape", {2, 2, 3});
+  B::AttrInts(mx, "strides", {1, 1, 2});
+  m.Output("max");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<float> xv = Ramp(2 * D * H * W, -1, 1, 21);
+  auto out = RunMain(*module, {F32({1, 2, D, H, W}, xv)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto at = [&](int c, int d, int h, int w) { return xv[(((c * D) + d) * H + h) * W + w]; };
+  // avg: out dims (3 + 1 - 2) / 1 + 1 = 3, (4 + 2 - 3) / 2 + 1 = 2, (5 + 1 - 2) / 2 + 1 = 3.
+  std::vector<float> avg, mxv;
+  for (int c = 0; c < 2; ++c) {
+    for (int od = 0; od < 3; ++od)
+      for (int oh = 0; oh < 2; ++oh)
+        for (int ow = 0; ow < 3; ++ow) {
+          double s = 0;
+          int n = 0;
+          for (int kd = 0; kd < 2; ++kd)
+            for (int kh = 0; kh < 3; ++kh)
+              for (int kw = 0; kw < 2; ++kw) {
+                int d = od - 1 + kd, h = oh * 2 - 1 + kh, w = ow * 2 + kw;
+                if (d < 0 || d >= D || h < 0 || h >= H || w < 0 || w >= W) continue;
+                s += at(c, d, h, w);
+                ++n;
+              }
+          avg.push_back(static_cast<float>(s / n));
+        }
+    for (int od = 0; od < 2; ++od)
+      for (int oh = 0; oh < 3; ++oh)
+        for (int ow = 0; ow < 2; ++ow) {
+          float best = -1e30f;
+          for (int kd = 0; kd < 2; ++kd)
+            for (int kh = 0; kh < 2; ++kh)
+              for (int kw = 0; kw < 3; ++kw) best = std::max(best, at(c, od + kd, oh + kh, ow * 2 + kw));
+          mxv.push_back(best);
+        }
+  }
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 2, 3, 2, 3}));
+  ExpectNear((*out)[0], avg, 1e-5f, "avg pool 3-D");
+  EXPECT_EQ((*out)[1].shape(), (std::vector<int64_t>{1, 2, 2, 3, 2}));
+  ExpectNear((*out)[1], mxv, 0, "max pool 3-D");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace onnx
+}  // namespace kiln
