@@ -135,11 +135,20 @@ bool DefaultOutDtype(const ir::AttrMap& attrs) {
   return d.empty() || d == "void" || d == "float32";
 }
 
+// A float32 tensor of known rank (`ndim`, or >= 2 when ndim is -1); its
+// shape may be unknown (R.Tensor(ndim=2)), since the library reads shapes at
+// run time.
 const ir::TensorSInfo* F32Tensor(const ir::Expr& e, int ndim) {
   const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
-  if (!t || !t->has_dtype || t->dtype != DType::Float32() || !t->has_shape) return nullptr;
-  if (ndim >= 0 && t->ndim != ndim) return nullptr;
+  if (!t || !t->has_dtype || t->dtype != DType::Float32()) return nullptr;
+  if (ndim >= 0 ? t->ndim != ndim : t->ndim < 2) return nullptr;
   return t;
+}
+
+// Dimension i of `t`, when its shape is known and the dimension constant.
+std::optional<int64_t> Dim(const ir::TensorSInfo& t, size_t i) {
+  if (!t.has_shape || i >= t.shape.size()) return std::nullopt;
+  return relax::ConstDim(t.shape[i]);
 }
 
 // The product of `dims`, or nullopt when one is symbolic.
@@ -227,7 +236,7 @@ class Dispatcher : public ExprMutator {
     const ir::TensorSInfo* x = F32Tensor(call.args[0], 4);
     const ir::TensorSInfo* w = F32Tensor(call.args[1], 4);
     const ir::TensorSInfo* y = ir::SInfoAs<ir::TensorSInfo>(call.struct_info);
-    if (!x || !w || !y || !y->has_shape || y->ndim != 4) return ir::Expr(nullptr);
+    if (!x || !w || !y || y->ndim != 4) return ir::Expr(nullptr);
     if (StringAttr(call.attrs, "data_layout", "NCHW") != "NCHW" ||
         StringAttr(call.attrs, "kernel_layout", "OIHW") != "OIHW" ||
         StringAttr(call.attrs, "out_layout", "NCHW") != "NCHW" || !DefaultOutDtype(call.attrs)) {
@@ -244,16 +253,18 @@ class Dispatcher : public ExprMutator {
     CallFacts f;
     f.op = "conv2d";
     f.groups = IntsAttr(call.attrs, "groups", {1})[0];
-    auto in_c = relax::ConstDim(x->shape[1]);
-    auto out_c = relax::ConstDim(w->shape[0]);
+    auto in_c = Dim(*x, 1);
+    auto out_c = Dim(*w, 0);
     f.depthwise = f.groups > 1 && in_c && out_c && *in_c == f.groups && *out_c == f.groups;
-    auto kh = relax::ConstDim(w->shape[2]);
-    auto kw = relax::ConstDim(w->shape[3]);
+    auto kh = Dim(*w, 2);
+    auto kw = Dim(*w, 3);
     if (kh && kw) f.kernel = {*kh, *kw};
     f.stride = strides;
-    auto outs = StaticCount(y->shape);
-    auto per = StaticCount({w->shape[1], w->shape[2], w->shape[3]});
-    if (outs && per) f.macs = *outs * *per;
+    if (y->has_shape && w->has_shape) {
+      auto outs = StaticCount(y->shape);
+      auto per = StaticCount({w->shape[1], w->shape[2], w->shape[3]});
+      if (outs && per) f.macs = *outs * *per;
+    }
     if (Choose(f) != "dnnl") return ir::Expr(nullptr);
 
     // The int64[9] Attrs of kiln.dnnl.conv2d (kernels/dnnl_kernels.h).
@@ -271,12 +282,14 @@ class Dispatcher : public ExprMutator {
     const ir::TensorSInfo* b = F32Tensor(call.args[1], 2);
     const ir::TensorSInfo* y = ir::SInfoAs<ir::TensorSInfo>(call.struct_info);
     // kiln.dnnl.matmul takes a (..., K) and b (K, N); batched or 1-D b stays.
-    if (!a || a->ndim < 2 || !b || !y || !y->has_dtype || y->dtype != DType::Float32()) return ir::Expr(nullptr);
+    if (!a || !b || !y || !y->has_dtype || y->dtype != DType::Float32()) return ir::Expr(nullptr);
     CallFacts f;
     f.op = "matmul";
-    std::vector<ir::PrimExpr> dims = a->shape;
-    dims.push_back(b->shape[1]);
-    f.macs = StaticCount(dims);
+    if (a->has_shape && b->has_shape) {
+      std::vector<ir::PrimExpr> dims = a->shape;
+      dims.push_back(b->shape[1]);
+      f.macs = StaticCount(dims);
+    }
     if (Choose(f) != "dnnl") return ir::Expr(nullptr);
     return Packed("kiln.dnnl.matmul", {call.args[0], call.args[1]}, call);
   }

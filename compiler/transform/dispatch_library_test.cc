@@ -133,6 +133,27 @@ class Module:
   EXPECT_EQ(CountAfter(dyn, "rules: [{op: matmul, library: dnnl, when: {min_macs: 1}}]", "kiln.dnnl.matmul"), 0);
 }
 
+TEST(DispatchToLibraries, UnknownShapesOfKnownRankStillGoToTheLibrary) {
+  // The library reads shapes at run time; only the rank must be known.
+  const char* src = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(u: R.Tensor(ndim=2, dtype="float32"), w: R.Tensor((3, 4), dtype="float32"), x: R.Tensor(ndim=4, dtype="float32"), k: R.Tensor(ndim=4, dtype="float32")):
+        with R.dataflow():
+            a = R.matmul(u, w)
+            b = R.nn.conv2d(x, k)
+            gv = (a, b)
+            R.output(gv)
+        return gv
+)";
+  EXPECT_EQ(CountAfter(src, "rules: [{op: matmul, library: dnnl}]", "kiln.dnnl.matmul"), 1);
+  EXPECT_EQ(CountAfter(src, "rules: [{op: conv2d, library: dnnl}]", "kiln.dnnl.conv2d"), 1);
+  // Conditions on unknown dimensions do not match.
+  EXPECT_EQ(CountAfter(src, "rules: [{op: conv2d, library: dnnl, when: {kernel: [1, 1]}}]", "kiln.dnnl.conv2d"), 0);
+  EXPECT_EQ(CountAfter(src, "rules: [{op: conv2d, library: dnnl, when: {depthwise: false}}]", "kiln.dnnl.conv2d"), 1);
+}
+
 }  // namespace
 }  // namespace transform
 }  // namespace kiln
