@@ -5,6 +5,7 @@
 // (GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX, see CMakeLists.txt).
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <set>
 #include <string>
 #include <vector>
@@ -15,6 +16,10 @@
 
 namespace kiln {
 namespace conformance {
+
+// gtest prints a failing parameter by its test name, not as bytes.
+void PrintTo(const NodeTestCase& test, std::ostream* os) { *os << test.name; }
+
 namespace {
 
 const std::vector<NodeTestCase>& Cases() {
