@@ -68,14 +68,12 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
       {"pool kernel", {1, 1, 4, 4}, [](B& m) { Op(m, "MaxPool", {"x"}); }, "kernel_shape is required"},
       {"pool 4-D", {1, 1, 2, 2, 2, 2}, [](B& m) { B::AttrInts(Op(m, "MaxPool", {"x"}), "kernel_shape", {1, 1, 1, 1}); },
        "4-D pooling (1-D to 3-D are supported)"},
-      {"maxpool indices", {1, 1, 4, 4}, [](B& m) {
+      {"maxpool indices 1-D", {1, 1, 4}, [](B& m) {
+         B::AttrInts(Op(m, "MaxPool", {"x"}, {"y", "idx"}), "kernel_shape", {2});
+       }, "the Indices output of 1-D pooling"},
+      {"maxpool indices symbolic", {"n", 1, 4, 4}, [](B& m) {
          B::AttrInts(Op(m, "MaxPool", {"x"}, {"y", "idx"}), "kernel_shape", {2, 2});
-       }, "the Indices output"},
-      {"maxpool storage", {1, 1, 4, 4}, [](B& m) {
-         auto* n = Op(m, "MaxPool", {"x"});
-         B::AttrInts(n, "kernel_shape", {2, 2});
-         B::AttrInt(n, "storage_order", 1);
-       }, "storage_order=1"},
+       }, "the Indices output of an input with symbolic dimensions"},
       {"batchnorm training", {1, 2, 2}, [](B& m) {
          for (const char* p : {"s", "b", "mu", "v"}) m.Initializer(p, {2}, {1, 1});
          B::AttrInt(Op(m, "BatchNormalization", {"x", "s", "b", "mu", "v"}), "training_mode", 1);

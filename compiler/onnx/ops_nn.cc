@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <map>
 
 #include "compiler/onnx/graph_importer.h"
@@ -281,9 +282,66 @@ Status Pool3d(NodeCtx& ctx, ir::Expr x, const ir::TensorSInfo& xi, const Window&
   return Set(ctx, ctx.Op("reshape", {y2, MakeShape({s[0], s[1], t2->shape[2], h, wd})}));
 }
 
+// MaxPool's Indices output (2-D, static shapes): the window's K = kh * kw
+// taps as strided slices of the input padded with the lowest value, stacked
+// on a last axis; argmax picks the first maximum (row-major in the window)
+// and integer arithmetic turns it into the flat index ONNX defines:
+// (n * C + c) * H * W + h * W + w (storage_order 0) or ... + w * H + h (1).
+Result<ir::Expr> MaxPoolIndices(NodeCtx& ctx, ir::Expr x, const ir::TensorSInfo& xi, const Window& w, const ir::Expr& pooled,
+                                int64_t storage) {
+  std::vector<int64_t> d(4);
+  for (int i = 0; i < 4; ++i) {
+    auto c = ConstDim(xi.shape[i]);
+    if (!c) return Unimplemented("the Indices output of an input with symbolic dimensions");
+    d[i] = *c;
+  }
+  const auto* pi = ir::SInfoAs<ir::TensorSInfo>(pooled->struct_info);
+  if (!pi || !pi->has_shape) return Internal("pooling result without a shape");
+  auto oh = ConstDim(pi->shape[2]), ow = ConstDim(pi->shape[3]);
+  if (!oh || !ow) return Internal("pooling result without static dims");
+  int64_t H = d[2], W = d[3], KH = w.kernel[0], KW = w.kernel[1];
+  // Padding that covers every window (ceil_mode windows may pass the given pads).
+  int64_t hi_h = std::max(w.pad_hi[0], (*oh - 1) * w.strides[0] + (KH - 1) * w.dilations[0] + 1 - H - w.pad_lo[0]);
+  int64_t hi_w = std::max(w.pad_hi[1], (*ow - 1) * w.strides[1] + (KW - 1) * w.dilations[1] + 1 - W - w.pad_lo[1]);
+  KILN_ASSIGN_OR_RETURN(ir::Expr xp, ctx.Op("nn.pad", {x}, {{"pad_width", AttrInts({0, 0, 0, 0, w.pad_lo[0], hi_h, w.pad_lo[1], hi_w})},
+                                                           {"pad_mode", AttrS("constant")},
+                                                           {"pad_value", AttrF(-std::numeric_limits<double>::max())}}));
+  std::vector<ir::Expr> taps;
+  for (int64_t kh = 0; kh < KH; ++kh) {
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      int64_t bh = kh * w.dilations[0], bw = kw * w.dilations[1];
+      KILN_ASSIGN_OR_RETURN(ir::Expr t, ctx.Op("strided_slice", {xp}, {{"axes", AttrInts({2, 3})}, {"begin", AttrInts({bh, bw})},
+                                                                       {"end", AttrInts({bh + (*oh - 1) * w.strides[0] + 1, bw + (*ow - 1) * w.strides[1] + 1})},
+                                                                       {"strides", AttrInts({w.strides[0], w.strides[1]})}}));
+      KILN_ASSIGN_OR_RETURN(t, ctx.Op("expand_dims", {t}, {{"axis", AttrInts({4})}}));
+      taps.push_back(t);
+    }
+  }
+  ir::Expr stack = taps[0];
+  if (taps.size() > 1) {
+    KILN_ASSIGN_OR_RETURN(stack, ctx.Op("concat", {std::make_shared<ir::TupleExpr>(taps)}, {{"axis", AttrI(4)}}));
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr k, ctx.Op("argmax", {stack}, {{"axis", AttrI(4)}, {"keepdims", AttrB(false)}}));
+  Tensor hrow = Tensor::Empty(std::vector<int64_t>{*oh, 1}, DType::Int64()).value();
+  Tensor wcol = Tensor::Empty(std::vector<int64_t>{*ow}, DType::Int64()).value();
+  for (int64_t i = 0; i < *oh; ++i) hrow.data<int64_t>()[i] = i * w.strides[0] - w.pad_lo[0];
+  for (int64_t i = 0; i < *ow; ++i) wcol.data<int64_t>()[i] = i * w.strides[1] - w.pad_lo[1];
+  Tensor base = Tensor::Empty(std::vector<int64_t>{d[0], d[1], 1, 1}, DType::Int64()).value();
+  for (int64_t i = 0; i < d[0] * d[1]; ++i) base.data<int64_t>()[i] = i * H * W;
+  KILN_ASSIGN_OR_RETURN(ir::Expr kh, ctx.Op("floor_divide", {k, ScalarConst(DType::Int64(), static_cast<double>(KW))}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr kw, ctx.Op("floor_mod", {k, ScalarConst(DType::Int64(), static_cast<double>(KW))}));
+  KILN_ASSIGN_OR_RETURN(kh, ctx.Op("multiply", {kh, ScalarConst(DType::Int64(), static_cast<double>(w.dilations[0]))}));
+  KILN_ASSIGN_OR_RETURN(kw, ctx.Op("multiply", {kw, ScalarConst(DType::Int64(), static_cast<double>(w.dilations[1]))}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr h, ctx.Op("add", {kh, MakeConstant(hrow)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr ww, ctx.Op("add", {kw, MakeConstant(wcol)}));
+  ir::Expr major = storage ? ww : h, minor = storage ? h : ww;
+  KILN_ASSIGN_OR_RETURN(ir::Expr flat, ctx.Op("multiply", {major, ScalarConst(DType::Int64(), static_cast<double>(storage ? H : W))}));
+  KILN_ASSIGN_OR_RETURN(flat, ctx.Op("add", {flat, minor}));
+  return ctx.Op("add", {flat, MakeConstant(base)});
+}
+
 Status ConvertPool(NodeCtx& ctx) {
   bool is_max = ctx.op_type() == "MaxPool";
-  if (is_max && ctx.HasOutput(1)) return ctx.Unsupported("the Indices output");
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   if (xi->ndim < 3 || xi->ndim > 5) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D pooling (1-D to 3-D are supported)");
   size_t nsp = static_cast<size_t>(xi->ndim) - 2;
@@ -293,7 +351,8 @@ Status ConvertPool(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t ceil_mode, ctx.AttrInt("ceil_mode", 0));
   KILN_ASSIGN_OR_RETURN(int64_t count_pad, ctx.AttrInt("count_include_pad", 0));
   KILN_ASSIGN_OR_RETURN(int64_t storage, ctx.AttrInt("storage_order", 0));
-  if (storage != 0) return ctx.Unsupported("storage_order=1");
+  bool indices = is_max && ctx.HasOutput(1);
+  if (indices && nsp != 2) return ctx.Unsupported("the Indices output of " + std::to_string(nsp) + "-D pooling");
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   if (nsp == 3) return Pool3d(ctx, x, *xi, w, is_max, ceil_mode != 0, count_pad != 0);
   if (nsp == 1) {
@@ -307,6 +366,10 @@ Status ConvertPool(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Op(is_max ? "nn.max_pool2d" : "nn.avg_pool2d", {x}, attrs));
   if (nsp == 1) { KILN_ASSIGN_OR_RETURN(y, From2d(ctx, y)); }
   ctx.SetOutput(0, y);
+  if (indices) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr idx, MaxPoolIndices(ctx, x, *xi, w, y, storage));
+    ctx.SetOutput(1, idx);
+  }
   return Status::Ok();
 }
 

@@ -483,3 +483,64 @@ TEST(OnnxNnE2E, Pool3dMatchesADirectWindowLoop) {
 }  // namespace testing
 }  // namespace onnx
 }  // namespace kiln
+
+namespace kiln {
+namespace onnx {
+namespace testing {
+namespace {
+
+// MaxPool's Indices output in both storage orders, with padding, stride 2
+// and ceil_mode, against a direct loop (first maximum of each window).
+TEST(OnnxNnE2E, MaxPoolIndicesMatchADirectLoop) {
+  const int N = 2, C = 2, H = 5, W = 4;
+  B m(12);
+  m.Input("x", TensorProto::FLOAT, {N, C, H, W});
+  for (int storage = 0; storage < 2; ++storage) {
+    std::string s = std::to_string(storage);
+    auto* p = m.Node("MaxPool", {"x"}, {"v" + s, "i" + s});
+    B::AttrInts(p, "kernel_shape", {3, 2});
+    B::AttrInts(p, "strides", {2, 2});
+    B::AttrInts(p, "pads", {1, 0, 0, 0});
+    B::AttrInt(p, "ceil_mode", 1);
+    B::AttrInt(p, "storage_order", storage);
+    m.Output("v" + s);
+    m.Output("i" + s, TensorProto::INT64);
+  }
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<float> xv = Ramp(N * C * H * W, -1, 1, 31);
+  xv[3] = xv[2];  // a tie: the first (row-major) maximum wins
+  auto out = RunMain(*module, {F32({N, C, H, W}, xv)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  // Output: H: ceil((5 + 1 - 3) / 2) + 1 = 3 (the last window passes the end), W: (4 - 2) / 2 + 1 = 2.
+  ASSERT_EQ((*out)[1].shape(), (std::vector<int64_t>{N, C, 3, 2}));
+  for (int storage = 0; storage < 2; ++storage) {
+    std::vector<float> vals, idx;
+    for (int n = 0; n < N; ++n)
+      for (int c = 0; c < C; ++c)
+        for (int oh = 0; oh < 3; ++oh)
+          for (int ow = 0; ow < 2; ++ow) {
+            float best = -1e30f;
+            int64_t at = -1;
+            for (int kh = 0; kh < 3; ++kh)
+              for (int kw = 0; kw < 2; ++kw) {
+                int h = oh * 2 - 1 + kh, w = ow * 2 + kw;
+                if (h < 0 || h >= H || w < 0 || w >= W) continue;
+                float v = xv[((n * C + c) * H + h) * W + w];
+                if (v > best) {
+                  best = v;
+                  at = (n * C + c) * H * W + (storage ? w * H + h : h * W + w);
+                }
+              }
+            vals.push_back(best);
+            idx.push_back(static_cast<float>(at));
+          }
+    ExpectNear((*out)[2 * storage], vals, 0, "values");
+    EXPECT_EQ(Values((*out)[2 * storage + 1]), idx) << "storage_order " << storage;
+  }
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace onnx
+}  // namespace kiln
