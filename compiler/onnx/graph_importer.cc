@@ -1,5 +1,6 @@
 #include "compiler/onnx/graph_importer.h"
 
+#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <set>
@@ -358,6 +359,18 @@ Result<ir::Expr> Importer::ExprOf(const std::string& name) {
   return Internal("value \"" + name + "\" has no expression");
 }
 
+// An identifier for the Relax text form ("input.1" -> "input_1", "0" ->
+// "v0"), unique among `used`.
+std::string Identifier(const std::string& name, std::set<std::string>* used) {
+  std::string id;
+  for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "v" + id;
+  std::string unique = id;
+  for (int n = 1; used->count(unique); ++n) unique = id + "_" + std::to_string(n);
+  used->insert(unique);
+  return unique;
+}
+
 std::string Importer::NodeLabel(const ::onnx::NodeProto& node, int index) const {
   std::string label = node.name().empty() ? "node #" + std::to_string(index) : "node \"" + node.name() + "\" (#" + std::to_string(index) + ")";
   return label + " " + node.op_type() + " (opset " + std::to_string(opset_) + ")";
@@ -387,7 +400,7 @@ Result<ir::StructInfo> Importer::InputSInfo(const ::onnx::ValueInfoProto& vi) {
         continue;
       }
       auto it = dim_vars_.find(name);
-      if (it == dim_vars_.end()) it = dim_vars_.emplace(name, ir::MakeVar(name)).first;
+      if (it == dim_vars_.end()) it = dim_vars_.emplace(name, ir::MakeVar(Identifier(name, &identifiers_))).first;
       dims.push_back(ir::PrimExpr(it->second));
     }
   }
@@ -415,7 +428,7 @@ Status Importer::ImportInputs() {
       problems_.push_back(sinfo.status().message());
       continue;
     }
-    ir::RVar p = builder::BlockBuilder::Param(vi.name(), *sinfo);
+    ir::RVar p = builder::BlockBuilder::Param(Identifier(vi.name(), &identifiers_), *sinfo);
     params_.push_back(p);
     Value v;
     v.expr = p;

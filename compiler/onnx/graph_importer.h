@@ -16,6 +16,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -189,6 +190,7 @@ class Importer {
   builder::BlockBuilder bb_;
   std::map<std::string, Value> values_;
   std::map<std::string, ir::Var> dim_vars_;
+  std::set<std::string> identifiers_;  // parameter and dimension names used
   std::vector<ir::RVar> params_;
   std::vector<std::string> problems_;
   int unnamed_dims_ = 0;

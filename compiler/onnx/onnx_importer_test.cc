@@ -68,6 +68,26 @@ TEST(OnnxImporter, DimParamsBecomeSymbolicVarsAndFixedDimsReplaceThem) {
   EXPECT_NE(Text(*mod2).find("R.Tensor((8, 4)"), std::string::npos) << Text(*mod2);
 }
 
+TEST(OnnxImporter, NamesBecomeIdentifiersOfTheTextForm) {
+  OnnxModelBuilder m(13);
+  m.Input("input.1", TensorProto::FLOAT, {"batch size", 2});
+  m.Input("input_1", TensorProto::FLOAT, {"batch size", 2});
+  m.Input("0", TensorProto::FLOAT, {"batch size", 2});
+  m.Node("Sum", {"input.1", "input_1", "0"}, {"y"});
+  m.Output("y");
+  auto mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::string t = Text(*mod);
+  EXPECT_NE(t.find("def main(input_1: R.Tensor((\"batch_size\", 2)"), std::string::npos) << t;
+  EXPECT_NE(t.find("input_1_1: R.Tensor"), std::string::npos) << t;
+  EXPECT_NE(t.find("v0: R.Tensor"), std::string::npos) << t;
+  ImportOptions fixed;
+  fixed.fixed_dims["batch size"] = 3;  // fixed dims use the model's own names
+  auto mod2 = Import(m, fixed);
+  ASSERT_TRUE(mod2.ok()) << mod2.status().ToString();
+  EXPECT_NE(Text(*mod2).find("R.Tensor((3, 2)"), std::string::npos);
+}
+
 TEST(OnnxImporter, AFixedDimThatNamesNoDimParamIsAnError) {
   OnnxModelBuilder m(13);
   m.Input("x", TensorProto::FLOAT, {"batch", 4});
