@@ -50,7 +50,51 @@ int HostHasFeature(const std::string& name) {
   return -1;
 }
 
+// ELF e_machine values (the ELF specification's registry).
+struct ElfMachine {
+  uint16_t machine;
+  const char* arch;
+};
+constexpr ElfMachine kElfMachines[] = {
+    {62, "x86_64"}, {183, "aarch64"}, {3, "i386"}, {40, "arm"}, {243, "riscv64"}, {21, "ppc64"}, {22, "s390x"},
+};
+
 }  // namespace
+
+std::string ElfArchitecture(const void* data, size_t size) {
+  const auto* b = static_cast<const uint8_t*>(data);
+  if (data == nullptr || size < 20 || b[0] != 0x7f || b[1] != 'E' || b[2] != 'L' || b[3] != 'F') return "";
+  // e_machine at byte 18, in the byte order EI_DATA (byte 5) names.
+  uint16_t machine = b[5] == 2 ? static_cast<uint16_t>(b[18] << 8 | b[19]) : static_cast<uint16_t>(b[19] << 8 | b[18]);
+  for (const ElfMachine& m : kElfMachines)
+    if (m.machine == machine) return m.arch;
+  return "ELF machine " + std::to_string(machine);
+}
+
+const char* HostArchitecture() {
+#if defined(__x86_64__)
+  return "x86_64";
+#elif defined(__aarch64__)
+  return "aarch64";
+#elif defined(__i386__)
+  return "i386";
+#elif defined(__arm__)
+  return "arm";
+#elif defined(__riscv) && __riscv_xlen == 64
+  return "riscv64";
+#else
+  return "";
+#endif
+}
+
+Status CheckHostArchitecture(const void* data, size_t size, const std::string& triple) {
+  std::string arch = ElfArchitecture(data, size);
+  std::string host = HostArchitecture();
+  if (arch.empty() || host.empty() || arch == host) return Status::Ok();
+  std::string built = triple.empty() ? arch : triple + " (" + arch + ")";
+  return Incompatible("the code was compiled for " + built + "; this machine is " + host +
+                      " (compile with kiln-compile --target for this machine)");
+}
 
 Status CheckHostCpuFeatures(const std::string& llvm_features) {
   return CheckCpuFeatures(llvm_features, HostHasFeature);

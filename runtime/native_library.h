@@ -48,6 +48,19 @@ Status CheckHostCpuFeatures(const std::string& llvm_features);
 // 0 (absent) or -1 (unknown, ignored). For tests and cross-target tools.
 Status CheckCpuFeatures(const std::string& llvm_features, int (*has_feature)(const std::string& name));
 
+// The architecture an ELF image was built for ("x86_64", "aarch64", "riscv64",
+// ... or "ELF machine <n>"), or "" when `data` is not an ELF header.
+std::string ElfArchitecture(const void* data, size_t size);
+
+// The architecture this runtime was compiled for, in the same spelling.
+const char* HostArchitecture();
+
+// Fails (kIncompatible) unless the ELF image in `data` was built for this
+// machine's architecture; `triple` (the target the compiler recorded, may be
+// empty) is named in the message: "compiled for aarch64-linux-gnu (aarch64);
+// this machine is x86_64".
+Status CheckHostArchitecture(const void* data, size_t size, const std::string& triple);
+
 }  // namespace kiln
 
 #endif  // KILN_RUNTIME_NATIVE_LIBRARY_H_

@@ -504,6 +504,7 @@ Result<std::shared_ptr<const LinkedProgram>> LoadVmfb(FileBytes bytes, const Lin
       return Unimplemented(StrFormat("%s has format '%s'; this runtime loads 'elf-shared-object'", what.c_str(),
                                      lib.format.c_str()));
     }
+    KILN_RETURN_IF_ERROR_CTX(CheckHostArchitecture(lib.data, lib.size, lib.target.triple), "%s", what.c_str());
     KILN_RETURN_IF_ERROR_CTX(CheckHostCpuFeatures(lib.target.features), "%s (cpu '%s')", what.c_str(),
                              lib.target.cpu.c_str());
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<NativeLibrary> loaded, NativeLibrary::LoadFromMemory(lib.data, lib.size, what));

@@ -2,6 +2,8 @@
 // kernel calls from bytecode through the test library (test_kernels.c).
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <thread>
 
 #include "runtime/kernel_call.h"
@@ -83,6 +85,31 @@ TEST(NativeLibraryTest, CpuFeaturesAgainstAFakeCpu) {
   Status s = CheckCpuFeatures("+avx2,+avx512f,+avx512bw,-avx512vl", cpu);
   EXPECT_EQ(s.code(), StatusCode::kIncompatible);
   EXPECT_EQ(s.message(), "the code needs CPU features this machine lacks: avx512f, avx512bw");
+}
+
+TEST(NativeLibraryTest, ArchitectureOfTheElfImage) {
+  // An ELF header for x86_64 (e_machine 62) and one for aarch64 (183), little-endian.
+  std::vector<uint8_t> x86(64, 0), arm(64, 0);
+  for (auto* h : {&x86, &arm}) {
+    (*h)[0] = 0x7f, (*h)[1] = 'E', (*h)[2] = 'L', (*h)[3] = 'F', (*h)[4] = 2, (*h)[5] = 1;
+  }
+  x86[18] = 62;
+  arm[18] = 183;
+  EXPECT_EQ(ElfArchitecture(x86.data(), x86.size()), "x86_64");
+  EXPECT_EQ(ElfArchitecture(arm.data(), arm.size()), "aarch64");
+  EXPECT_EQ(ElfArchitecture("not an elf file at all", 22), "");
+  EXPECT_EQ(ElfArchitecture(x86.data(), 10), "");
+  std::string host = HostArchitecture();
+  ASSERT_EQ(host, "x86_64") << "this test describes an x86_64 host";
+  EXPECT_TRUE(CheckHostArchitecture(x86.data(), x86.size(), "x86_64-linux-gnu").ok());
+  Status s = CheckHostArchitecture(arm.data(), arm.size(), "aarch64-linux-gnu");
+  EXPECT_EQ(s.code(), StatusCode::kIncompatible);
+  EXPECT_EQ(s.message(),
+            "the code was compiled for aarch64-linux-gnu (aarch64); this machine is x86_64 (compile with kiln-compile "
+            "--target for this machine)");
+  EXPECT_EQ(CheckHostArchitecture(arm.data(), arm.size(), "").message(),
+            "the code was compiled for aarch64; this machine is x86_64 (compile with kiln-compile --target for this "
+            "machine)");
 }
 
 TEST(NativeLibraryTest, CpuFeatures) {
