@@ -57,10 +57,10 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
          m.Initializer("w", {1, 1, 1, 1}, {1});
          B::AttrString(Op(m, "Conv", {"x", "w"}), "auto_pad", "SAME_UPPER");
        }, "auto_pad=SAME_UPPER with a symbolic spatial dimension"},
-      {"convtranspose 3-D", {1, 1, 2, 2, 2}, [](B& m) {
-         m.Initializer("w", {1, 1, 1, 1, 1}, {1});
+      {"convtranspose 4-D", {1, 1, 2, 2, 2, 2}, [](B& m) {
+         m.Initializer("w", {1, 1, 1, 1, 1, 1}, {1});
          Op(m, "ConvTranspose", {"x", "w"});
-       }, "3-D transposed convolution"},
+       }, "4-D transposed convolution (1-D to 3-D are supported)"},
       {"convtranspose output_padding", {1, 1, 4, 4}, [](B& m) {
          m.Initializer("w", {1, 1, 1, 1}, {1});
          B::AttrInts(Op(m, "ConvTranspose", {"x", "w"}), "output_padding", {1});

@@ -164,10 +164,63 @@ Status ConvertConv(NodeCtx& ctx) {
   return Status::Ok();
 }
 
+// 3-D transposed convolution from 2-D ones: for each depth tap kd, the
+// (H, W) transposed convolution of every depth slice by w[:, :, kd]; its
+// depth slices go to d * stride + kd * dilation (zeros inserted between
+// them by stacking and reshaping, then a shift by padding); the taps are
+// summed and the depth padding cropped.
+Result<ir::Expr> ConvTranspose3d(NodeCtx& ctx, ir::Expr x, const ir::TensorSInfo& xi, ir::Expr wt, const Window& w,
+                                 const std::vector<int64_t>& out_pad, int64_t group) {
+  const auto& s = xi.shape;
+  auto dd = ConstDim(s[2]);
+  if (!dd) return Unimplemented("3-D transposed convolution with a symbolic depth");
+  int64_t D = *dd, sd = w.strides[0], dil = w.dilations[0], KD = w.kernel[0];
+  KILN_ASSIGN_OR_RETURN(ir::Expr xt, ctx.Op("permute_dims", {x}, {{"axes", AttrInts({0, 2, 1, 3, 4})}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x2, ctx.Op("reshape", {xt, MakeShape({SimplifyDim(s[0] * s[2]), s[1], s[3], s[4]})}));
+  int64_t full = (D - 1) * sd + (KD - 1) * dil + 1 + out_pad[0];
+  ir::Expr acc;
+  for (int64_t kd = 0; kd < KD; ++kd) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr wk, ctx.Op("strided_slice", {wt}, {{"axes", AttrInts({2})}, {"begin", AttrInts({kd})},
+                                                                    {"end", AttrInts({kd + 1})}, {"strides", AttrInts({1})}}));
+    KILN_ASSIGN_OR_RETURN(wk, ctx.Op("squeeze", {wk}, {{"axis", AttrInts({2})}}));
+    ir::AttrMap attrs = {{"strides", AttrInts({w.strides[1], w.strides[2]})},
+                         {"padding", AttrInts({w.pad_lo[1], w.pad_lo[2], w.pad_hi[1], w.pad_hi[2]})},
+                         {"output_padding", AttrInts({out_pad[1], out_pad[2]})},
+                         {"dilation", AttrInts({w.dilations[1], w.dilations[2]})},
+                         {"groups", AttrI(group)}};
+    KILN_ASSIGN_OR_RETURN(ir::Expr z, ctx.Op("nn.conv2d_transpose", {x2, wk}, attrs));
+    const auto* zi = ir::SInfoAs<ir::TensorSInfo>(z->struct_info);
+    if (!zi || !zi->has_shape) return Internal("transposed convolution result without a shape");
+    PrimExpr o = zi->shape[1], h = zi->shape[2], wd = zi->shape[3];
+    KILN_ASSIGN_OR_RETURN(z, ctx.Op("reshape", {z, MakeShape({s[0], s[2], o, h, wd})}));  // (N, D, O, H', W')
+    if (sd > 1) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr z1, ctx.Op("expand_dims", {z}, {{"axis", AttrInts({2})}}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr zeros, ctx.Op("zeros", {MakeShape({s[0], s[2], PrimExpr(sd - 1), o, h, wd})},
+                                                   {{"dtype", AttrS(DTypeName(xi.dtype))}}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr st, ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{z1, zeros})},
+                                                {{"axis", AttrI(2)}}));
+      KILN_ASSIGN_OR_RETURN(z, ctx.Op("reshape", {st, MakeShape({s[0], PrimExpr(D * sd), o, h, wd})}));
+      KILN_ASSIGN_OR_RETURN(z, ctx.Op("strided_slice", {z}, {{"axes", AttrInts({1})}, {"begin", AttrInts({0})},
+                                                             {"end", AttrInts({(D - 1) * sd + 1})}, {"strides", AttrInts({1})}}));
+    }
+    int64_t before = kd * dil, after = full - ((D - 1) * sd + 1) - before;
+    KILN_ASSIGN_OR_RETURN(z, ctx.Op("nn.pad", {z}, {{"pad_width", AttrInts({0, 0, before, after, 0, 0, 0, 0, 0, 0})},
+                                                    {"pad_mode", AttrS("constant")}, {"pad_value", AttrF(0.0)}}));
+    if (acc) {
+      KILN_ASSIGN_OR_RETURN(acc, ctx.Op("add", {acc, z}));
+    } else {
+      acc = z;
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(acc, ctx.Op("strided_slice", {acc}, {{"axes", AttrInts({1})}, {"begin", AttrInts({w.pad_lo[0]})},
+                                                             {"end", AttrInts({full - w.pad_hi[0]})}, {"strides", AttrInts({1})}}));
+  return ctx.Op("permute_dims", {acc}, {{"axes", AttrInts({0, 2, 1, 3, 4})}});
+}
+
 Status ConvertConvTranspose(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* wi, ctx.Info(1));
-  if (xi->ndim < 3 || xi->ndim > 4) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D transposed convolution (1-D and 2-D are supported)");
+  if (xi->ndim < 3 || xi->ndim > 5) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D transposed convolution (1-D to 3-D are supported)");
   size_t nsp = static_cast<size_t>(xi->ndim) - 2;
   KILN_ASSIGN_OR_RETURN(std::string auto_pad, ctx.AttrString("auto_pad", "NOTSET"));
   if (auto_pad != "NOTSET" && auto_pad != "VALID" && auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") {
@@ -238,6 +291,12 @@ Status ConvertConvTranspose(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t group, ctx.AttrInt("group", 1));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr wt, ctx.Input(1));
+  if (nsp == 3) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr y, ConvTranspose3d(ctx, x, *xi, wt, w, out_pad, group));
+    if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(y, AddChannelBias(ctx, y, 2, xi->ndim)); }
+    ctx.SetOutput(0, y);
+    return Status::Ok();
+  }
   if (nsp == 1) {
     KILN_ASSIGN_OR_RETURN(x, To2d(ctx, x));
     KILN_ASSIGN_OR_RETURN(wt, To2d(ctx, wt));

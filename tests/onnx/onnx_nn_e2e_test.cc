@@ -544,3 +544,60 @@ TEST(OnnxNnE2E, MaxPoolIndicesMatchADirectLoop) {
 }  // namespace testing
 }  // namespace onnx
 }  // namespace kiln
+
+namespace kiln {
+namespace onnx {
+namespace testing {
+namespace {
+
+// 3-D ConvTranspose (2-D ones per depth tap) against the scatter definition:
+// stride 2 in depth, padding, output padding, dilation, groups and a bias.
+TEST(OnnxNnE2E, ConvTranspose3dMatchesTheScatterDefinition) {
+  const int N = 1, C = 2, D = 3, H = 2, W = 3, G = 2, OG = 2, KD = 2, KH = 2, KW = 1;
+  const int sd = 2, sh = 1, sw = 2, dd = 2, pd0 = 1, pd1 = 0, oph = 0, opd = 1;
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {N, C, D, H, W});
+  std::vector<float> wv = Ramp(C * OG * KD * KH * KW, -1, 1, 41), bias = {0.5f, -0.5f, 1.0f, 2.0f};
+  m.Initializer("w", {C, OG, KD, KH, KW}, wv);
+  m.Initializer("b", {G * OG}, bias);
+  auto* n = m.Node("ConvTranspose", {"x", "w", "b"}, {"y"});
+  B::AttrInts(n, "strides", {sd, sh, sw});
+  B::AttrInts(n, "dilations", {dd, 1, 1});
+  B::AttrInts(n, "pads", {pd0, 0, 0, pd1, 0, 0});
+  B::AttrInts(n, "output_padding", {opd, oph, 0});
+  B::AttrInt(n, "group", G);
+  m.Output("y");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<float> xv = Ramp(N * C * D * H * W, -1, 1, 42);
+  auto out = RunMain(*module, {F32({N, C, D, H, W}, xv)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const int FD = (D - 1) * sd + (KD - 1) * dd + 1 + opd, OD = FD - pd0 - pd1;
+  const int OH = (H - 1) * sh + KH + oph, OW = (W - 1) * sw + KW;
+  const int O = G * OG;
+  std::vector<double> full(static_cast<size_t>(O * FD * OH * OW), 0.0);
+  for (int c = 0; c < C; ++c)
+    for (int og = 0; og < OG; ++og)
+      for (int d = 0; d < D; ++d)
+        for (int h = 0; h < H; ++h)
+          for (int x = 0; x < W; ++x)
+            for (int kd = 0; kd < KD; ++kd)
+              for (int kh = 0; kh < KH; ++kh)
+                for (int kw = 0; kw < KW; ++kw) {
+                  int o = (c / (C / G)) * OG + og;
+                  int fd = d * sd + kd * dd, fh = h * sh + kh, fw = x * sw + kw;
+                  full[((o * FD + fd) * OH + fh) * OW + fw] +=
+                      xv[((c * D + d) * H + h) * W + x] * wv[(((c * OG + og) * KD + kd) * KH + kh) * KW + kw];
+                }
+  std::vector<float> want;
+  for (int o = 0; o < O; ++o)
+    for (int d = 0; d < OD; ++d)
+      for (int i = 0; i < OH * OW; ++i) want.push_back(static_cast<float>(full[(o * FD + d + pd0) * OH * OW + i] + bias[o]));
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{N, O, OD, OH, OW}));
+  ExpectNear((*out)[0], want, 1e-5f, "convtranspose 3-D");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace onnx
+}  // namespace kiln
