@@ -33,10 +33,14 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
          B::AttrInt(Op(m, "Mod", {"i", "i"}), "fmod", 1);
        }, "Mod (opset 13): fmod=1 on integers"},
       {"mod fmod=0 on floats", {2}, [](B& m) { Op(m, "Mod", {"x", "x"}); }, "fmod=0 on floats"},
-      {"conv 3-D", {1, 1, 2, 2, 2}, [](B& m) {
+      {"conv 4-D", {1, 1, 2, 2, 2, 2}, [](B& m) {
+         m.Initializer("w", {1, 1, 1, 1, 1, 1}, {1});
+         Op(m, "Conv", {"x", "w"});
+       }, "4-D convolution (1-D to 3-D are supported)"},
+      {"conv 3-D symbolic depth", {1, 1, "d", 2, 2}, [](B& m) {
          m.Initializer("w", {1, 1, 1, 1, 1}, {1});
          Op(m, "Conv", {"x", "w"});
-       }, "3-D convolution (1-D and 2-D are supported)"},
+       }, "3-D convolution with a symbolic depth"},
       {"conv weight rank", {1, 1, 4, 4}, [](B& m) {
          m.Initializer("w", {1, 1, 1}, {1});
          Op(m, "Conv", {"x", "w"});

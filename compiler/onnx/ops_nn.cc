@@ -137,11 +137,54 @@ Result<ir::Expr> AddChannelBias(NodeCtx& ctx, ir::Expr y, size_t bias_input, int
   return ctx.Op("add", {y, b});
 }
 
+// 3-D convolution from 2-D ones: the input padded in depth, then for each
+// depth tap kd the depth slices kd * dilation + od * stride of every output
+// depth od, convolved in (H, W) with w[:, :, kd]; the taps are summed.
+Result<ir::Expr> Conv3d(NodeCtx& ctx, ir::Expr x, const ir::TensorSInfo& xi, ir::Expr wt, const Window& w, int64_t group) {
+  const auto& s = xi.shape;
+  auto dd = ConstDim(s[2]);
+  if (!dd) return Unimplemented("3-D convolution with a symbolic depth");
+  int64_t sd = w.strides[0], dil = w.dilations[0], KD = w.kernel[0];
+  int64_t padded = *dd + w.pad_lo[0] + w.pad_hi[0];
+  int64_t od = (padded - dil * (KD - 1) - 1) / sd + 1;
+  if (od <= 0) return InvalidArgument("the depth is smaller than the kernel");
+  if (w.pad_lo[0] || w.pad_hi[0]) {
+    KILN_ASSIGN_OR_RETURN(x, ctx.Op("nn.pad", {x}, {{"pad_width", AttrInts({0, 0, 0, 0, w.pad_lo[0], w.pad_hi[0], 0, 0, 0, 0})},
+                                                    {"pad_mode", AttrS("constant")}, {"pad_value", AttrF(0.0)}}));
+  }
+  ir::Expr acc;
+  PrimExpr h, wd;
+  for (int64_t kd = 0; kd < KD; ++kd) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr xs, ctx.Op("strided_slice", {x}, {{"axes", AttrInts({2})}, {"begin", AttrInts({kd * dil})},
+                                                                    {"end", AttrInts({kd * dil + (od - 1) * sd + 1})},
+                                                                    {"strides", AttrInts({sd})}}));
+    KILN_ASSIGN_OR_RETURN(xs, ctx.Op("permute_dims", {xs}, {{"axes", AttrInts({0, 2, 1, 3, 4})}}));
+    KILN_ASSIGN_OR_RETURN(xs, ctx.Op("reshape", {xs, MakeShape({SimplifyDim(s[0] * PrimExpr(od)), s[1], s[3], s[4]})}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr wk, ctx.Op("strided_slice", {wt}, {{"axes", AttrInts({2})}, {"begin", AttrInts({kd})},
+                                                                    {"end", AttrInts({kd + 1})}, {"strides", AttrInts({1})}}));
+    KILN_ASSIGN_OR_RETURN(wk, ctx.Op("squeeze", {wk}, {{"axis", AttrInts({2})}}));
+    ir::AttrMap attrs = {{"strides", AttrInts({w.strides[1], w.strides[2]})},
+                         {"padding", AttrInts({w.pad_lo[1], w.pad_lo[2], w.pad_hi[1], w.pad_hi[2]})},
+                         {"dilation", AttrInts({w.dilations[1], w.dilations[2]})},
+                         {"groups", AttrI(group)}};
+    KILN_ASSIGN_OR_RETURN(ir::Expr z, ctx.Op("nn.conv2d", {xs, wk}, attrs));
+    if (acc) {
+      KILN_ASSIGN_OR_RETURN(acc, ctx.Op("add", {acc, z}));
+    } else {
+      acc = z;
+    }
+  }
+  const auto* zi = ir::SInfoAs<ir::TensorSInfo>(acc->struct_info);
+  if (!zi || !zi->has_shape) return Internal("convolution result without a shape");
+  KILN_ASSIGN_OR_RETURN(acc, ctx.Op("reshape", {acc, MakeShape({s[0], PrimExpr(od), zi->shape[1], zi->shape[2], zi->shape[3]})}));
+  return ctx.Op("permute_dims", {acc}, {{"axes", AttrInts({0, 2, 1, 3, 4})}});
+}
+
 Status ConvertConv(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* wi, ctx.Info(1));
   size_t nsp = static_cast<size_t>(xi->ndim) - 2;
-  if (xi->ndim < 3 || xi->ndim > 4) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D convolution (1-D and 2-D are supported)");
+  if (xi->ndim < 3 || xi->ndim > 5) return ctx.Unsupported(std::to_string(xi->ndim - 2) + "-D convolution (1-D to 3-D are supported)");
   if (wi->ndim != xi->ndim) {
     return ctx.Invalid("the weight has rank " + std::to_string(wi->ndim) + ", the input rank " + std::to_string(xi->ndim));
   }
@@ -156,9 +199,14 @@ Status ConvertConv(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t group, ctx.AttrInt("group", 1));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr wt, ctx.Input(1));
-  ir::AttrMap attrs = {{"strides", AttrInts(w.strides)}, {"padding", AttrInts(Padding(w))},
-                       {"dilation", AttrInts(w.dilations)}, {"groups", AttrI(group)}};
-  KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Op(nsp == 1 ? "nn.conv1d" : "nn.conv2d", {x, wt}, attrs));
+  ir::Expr y;
+  if (nsp == 3) {
+    KILN_ASSIGN_OR_RETURN(y, Conv3d(ctx, x, *xi, wt, w, group));
+  } else {
+    ir::AttrMap attrs = {{"strides", AttrInts(w.strides)}, {"padding", AttrInts(Padding(w))},
+                         {"dilation", AttrInts(w.dilations)}, {"groups", AttrI(group)}};
+    KILN_ASSIGN_OR_RETURN(y, ctx.Op(nsp == 1 ? "nn.conv1d" : "nn.conv2d", {x, wt}, attrs));
+  }
   if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(y, AddChannelBias(ctx, y, 2, xi->ndim)); }
   ctx.SetOutput(0, y);
   return Status::Ok();

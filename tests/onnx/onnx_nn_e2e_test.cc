@@ -601,3 +601,57 @@ TEST(OnnxNnE2E, ConvTranspose3dMatchesTheScatterDefinition) {
 }  // namespace testing
 }  // namespace onnx
 }  // namespace kiln
+
+namespace kiln {
+namespace onnx {
+namespace testing {
+namespace {
+
+// 3-D Conv (2-D ones per depth tap) against a direct loop: depth stride and
+// padding, dilation, groups, bias.
+TEST(OnnxNnE2E, Conv3dMatchesADirectLoop) {
+  const int C = 4, D = 5, H = 4, W = 3, O = 2, G = 2, KD = 2, KH = 3, KW = 2;
+  const int sd = 2, dd = 2, pd0 = 1, pd1 = 2, ph = 1;
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {1, C, D, H, W});
+  std::vector<float> wv = Ramp(O * (C / G) * KD * KH * KW, -1, 1, 51), bias = {0.25f, -1.0f};
+  m.Initializer("w", {O, C / G, KD, KH, KW}, wv);
+  m.Initializer("b", {O}, bias);
+  auto* n = m.Node("Conv", {"x", "w", "b"}, {"y"});
+  B::AttrInts(n, "strides", {sd, 1, 1});
+  B::AttrInts(n, "dilations", {dd, 1, 1});
+  B::AttrInts(n, "pads", {pd0, ph, 0, pd1, ph, 0});
+  B::AttrInt(n, "group", G);
+  m.Output("y");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<float> xv = Ramp(C * D * H * W, -1, 1, 52);
+  auto out = RunMain(*module, {F32({1, C, D, H, W}, xv)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const int OD = (D + pd0 + pd1 - dd * (KD - 1) - 1) / sd + 1, OH = H + 2 * ph - KH + 1, OW = W - KW + 1;
+  std::vector<float> want;
+  for (int o = 0; o < O; ++o)
+    for (int d = 0; d < OD; ++d)
+      for (int h = 0; h < OH; ++h)
+        for (int x = 0; x < OW; ++x) {
+          double acc = bias[o];
+          int g = o / (O / G);
+          for (int ci = 0; ci < C / G; ++ci)
+            for (int kd = 0; kd < KD; ++kd)
+              for (int kh = 0; kh < KH; ++kh)
+                for (int kw = 0; kw < KW; ++kw) {
+                  int id = d * sd - pd0 + kd * dd, ih = h - ph + kh, iw = x + kw;
+                  if (id < 0 || id >= D || ih < 0 || ih >= H) continue;
+                  acc += xv[(((g * (C / G) + ci) * D + id) * H + ih) * W + iw] *
+                         wv[(((o * (C / G) + ci) * KD + kd) * KH + kh) * KW + kw];
+                }
+          want.push_back(static_cast<float>(acc));
+        }
+  EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, O, OD, OH, OW}));
+  ExpectNear((*out)[0], want, 1e-5f, "conv 3-D");
+}
+
+}  // namespace
+}  // namespace testing
+}  // namespace onnx
+}  // namespace kiln
