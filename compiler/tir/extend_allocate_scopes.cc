@@ -30,7 +30,10 @@ class Extender : public StmtExprMutator {
       }
     }
     for (size_t i = items.size(); i-- > 0;) {
-      const auto* alloc = ir::As<ir::AllocateNode>(items[i]);
+      // `held` keeps the Allocate alive past items.resize(i): items may be its
+      // only owner (one spliced out of a rewritten inner sequence).
+      ir::Stmt held = items[i];
+      const auto* alloc = ir::As<ir::AllocateNode>(held);
       if (!alloc || i + 1 == items.size()) continue;
       std::vector<ir::Stmt> body{alloc->body};
       body.insert(body.end(), items.begin() + i + 1, items.end());

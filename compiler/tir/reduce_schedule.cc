@@ -789,11 +789,10 @@ Stmt HoistReciprocals(const Stmt& body) { return ReciprocalHoister().MutateStmt(
 
 PrimFunc ScheduleRowReductions(const PrimFunc& func, int num_threads_hint) {
   Stmt rows = SinkBuffers(FuseRowLoops(func->body));
-  // Long reductions are split across threads only in kernels without other
-  // parallel loops (a split reduction beside parallel loops, as in a softmax
-  // over one long row, currently makes native code generation fail).
-  int split_threads = ContainsParallel(rows) ? 1 : num_threads_hint;
-  Stmt body = HoistReciprocals(VectorizeReductions(rows, split_threads));
+  // Long reductions outside parallel loops are split across threads, also
+  // beside other parallel loops (a softmax over one long row: its exp and
+  // output loops are parallel, its max and sum are split).
+  Stmt body = HoistReciprocals(VectorizeReductions(rows, num_threads_hint));
   if (body == func->body) return func;
   auto copy = std::make_shared<PrimFuncNode>(*func);
   copy->body = body;

@@ -50,9 +50,10 @@
 //    is (proof at SoftmaxMaxLoops in the .cc). Elsewhere T.max stays. A float
 //    sum of products (acc + a * b: a variance, rms_norm's sum of squares)
 //    accumulates with fma (one rounding instead of two).
-//    Long rows: with num_threads_hint >= 2, in a kernel with no parallel
-//    loop after steps 1 and 2, a matched reduction that has a symbolic extent or one of at least
-//    kMinSplitReduction is split across threads instead: a parallel loop over
+//    Long rows: with num_threads_hint >= 2, a matched reduction outside any
+//    parallel loop (other parallel loops may stand beside it, as softmax's
+//    exp and output loops over one long row) that has a symbolic extent or
+//    one of at least kMinSplitReduction is split across threads instead: a parallel loop over
 //    P = num_threads_hint chunks (multiples of 64 elements) computes P partial
 //    results, each vectorized as above, which are then combined in order.
 //

@@ -505,6 +505,93 @@ TEST(ReduceScheduleTest, RowReductionsMatchReference) {
   }
 }
 
+// ---------------------------------------------------------------- one long row
+
+// One row of `cols` through the whole pipeline (schedule, allocate scopes,
+// native code), with errors measured relative to the row's magnitudes: a long
+// row's softmax outputs are tiny (about 1/cols), so Check's absolute tolerance
+// would say nothing about them. Sums and means get positive inputs, so that a
+// missing or doubled chunk of the split row moves the result by far more than
+// rounding does.
+void CheckLongRow(Op op, int64_t cols, int threads) {
+  SCOPED_TRACE(Module(op, {1, cols}, "") + " threads=" + std::to_string(threads));
+  auto mod = Compile(Module(op, {1, cols}, ""), threads);
+  ASSERT_NE(mod, nullptr);
+  bool positive = op == Op::kSum || op == Op::kMeanThenScale;
+  std::vector<float> x = Random(cols, 11, 3.0f), g = Random(cols, 12, 1.0f), b = Random(cols, 13, 1.0f);
+  if (positive) {
+    for (float& v : x) v = std::fabs(v);
+  }
+  std::vector<Any> args = {MakeTensor({1, cols}, x), MakeTensor({cols}, g), MakeTensor({cols}, b)};
+  std::unique_ptr<vm::Context> ctx = mod->CreateContext();
+  Any ret;
+  Status st = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+  ASSERT_TRUE(st.ok()) << st.ToString();
+  Result<Tensor> t = ret.AsTensor();
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  std::vector<double> want = Reference(op, x, g, b, 1, cols);
+  ASSERT_EQ(t->NumElements(), static_cast<int64_t>(want.size()));
+  const float* got = t->data<float>();
+  double max_rel = 0, total = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    ASSERT_TRUE(std::isfinite(got[i])) << "element " << i;
+    max_rel = std::max(max_rel, std::fabs(got[i] - want[i]) / std::max(std::fabs(want[i]), 1e-30));
+    total += got[i];
+  }
+  switch (op) {
+    case Op::kSoftmax:
+      EXPECT_NEAR(total, 1.0, 1e-4);
+      EXPECT_LT(max_rel, 1e-4);
+      break;
+    case Op::kMax:
+      EXPECT_EQ(max_rel, 0.0);  // a max is exact in any order
+      break;
+    case Op::kSum:
+    case Op::kMeanThenScale:
+      EXPECT_LT(max_rel, 1e-4);
+      break;
+    default: {  // layer_norm: outputs near zero are differences, so absolute
+      double max_abs = 0;
+      for (size_t i = 0; i < want.size(); ++i) max_abs = std::max(max_abs, std::fabs(got[i] - want[i]));
+      EXPECT_LT(max_abs, 1e-3);
+      break;
+    }
+  }
+}
+
+// The long-row split beside the row's other parallel loops (softmax's exp and
+// output loops, layer_norm's output loop): it used to leave an Allocate owned
+// only by a temporary sequence, which ExtendAllocateScopes then read after
+// freeing it (bad_alloc or a crash in code generation; ASan names it).
+TEST(ReduceScheduleTest, OneLongRowSplitsBesideOtherParallelLoopsAndMatchesReference) {
+  for (int threads : {1, 2}) {
+    CheckLongRow(Op::kSoftmax, int64_t{1} << 20, threads);
+    CheckLongRow(Op::kSum, int64_t{1} << 20, threads);
+    CheckLongRow(Op::kMeanThenScale, int64_t{1} << 20, threads);
+    CheckLongRow(Op::kMax, int64_t{1} << 20, threads);
+    CheckLongRow(Op::kLayerNorm, 262144, threads);
+    CheckLongRow(Op::kSoftmax, 100003, threads);  // chunks and lanes with tails
+  }
+}
+
+TEST(ReduceScheduleTest, DriverSoftmaxOverOneLongRowSplitsBothReductions) {
+  Result<IRModule> mod = text::ParseModule(Module(Op::kSoftmax, {1, 1 << 20}, ""), "long.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  driver::CompileOptions options;
+  options.num_threads_hint = 2;
+  Result<IRModule> lowered = driver::LowerModule(*mod, options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  int prims = 0;
+  for (const auto& e : lowered->entries) {
+    if (!e.prim) continue;
+    ++prims;
+    // The exp and output loops, and one loop over the partial results of
+    // each of the max and the sum.
+    EXPECT_EQ(Count(e.prim->body).parallel, 4);
+  }
+  EXPECT_EQ(prims, 1);
+}
+
 // ---------------------------------------------------------------- softmax's plain max
 
 // Select nodes (the plain max) and Max nodes (T.max) in a function.
