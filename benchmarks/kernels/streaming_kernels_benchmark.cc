@@ -1,6 +1,6 @@
 // Kiln's generated streaming kernels (sigmoid, softmax, layer_norm) against
 // the streaming bound of their bytes, with 1 and 2 threads, in one run
-// (issue 4 §5).
+// (issue 4 §5), on rows of usual length and on one long row (issue 4 §2).
 //
 // Each case is a one-operator module compiled with the driver (default
 // schedule, host CPU) and called through vm::Module on a thread pool of the
@@ -60,6 +60,12 @@ const std::vector<Case>& Cases() {
       {"sigmoid", 1024, 1024, false},
       {"softmax", 512, 128, false},
       {"layer_norm", 128, 256, true},
+      // One long row: with 2 threads the row's max and sum (softmax) or mean
+      // and variance (layer_norm) are split across the threads (partial
+      // results combined in order), beside the parallel elementwise loops;
+      // with 1 thread they are not, so the two rows compare split and no split.
+      {"softmax_row", 1, 1 << 20, false},
+      {"lnorm_row", 1, 262144, true},
   };
   return cases;
 }
@@ -73,7 +79,7 @@ std::string OpModule(const Case& c) {
   std::string call;
   if (c.name == "sigmoid") {
     call = "R.sigmoid(x)";
-  } else if (c.name == "softmax") {
+  } else if (c.name.compare(0, 7, "softmax") == 0) {
     call = "R.nn.softmax(x, axis=-1)";
   } else {
     head += ", g: " + v + ", b: " + v;
