@@ -711,7 +711,10 @@ class ReductionVectorizer : public StmtExprMutator {
       std::optional<int64_t> ext = StaticInt(f->extent);
       bool plain = plain_max_.count(f) > 0;
       if (threads_ >= 2 && in_parallel_ == 0 && (!ext || *ext >= kMinSplitReduction)) {
-        return SplitAcrossThreads(*r, threads_, plain);
+        // kSplitChunksPerThread chunks per thread, which the pool's threads
+        // claim one at a time: a thread whose core is busy takes fewer
+        // instead of holding up the row with a fixed half.
+        return SplitAcrossThreads(*r, int64_t{threads_} * kSplitChunksPerThread, plain);
       }
       if (Stmt v = Vectorized(*r, plain)) return v;
     }

@@ -53,9 +53,11 @@
 //    Long rows: with num_threads_hint >= 2, a matched reduction outside any
 //    parallel loop (other parallel loops may stand beside it, as softmax's
 //    exp and output loops over one long row) that has a symbolic extent or
-//    one of at least kMinSplitReduction is split across threads instead: a parallel loop over
-//    P = num_threads_hint chunks (multiples of 64 elements) computes P partial
-//    results, each vectorized as above, which are then combined in order.
+//    one of at least kMinSplitReduction is split across threads instead: a
+//    parallel loop over P = num_threads_hint * kSplitChunksPerThread chunks
+//    (multiples of 64 elements; more chunks than threads, so that a thread on
+//    a busy core takes fewer) computes P partial results, each vectorized as
+//    above, which are then combined in order.
 //
 // 4. Reciprocals. In an innermost vectorized loop, a float division x / d
 //    whose divisor reads a buffer, does not use the loop variable and reads
@@ -81,6 +83,7 @@ namespace tir {
 
 constexpr int64_t kMaxSunkBufferBytes = 32 * 1024;
 constexpr int64_t kMinSplitReduction = 16 * 1024;
+constexpr int64_t kSplitChunksPerThread = 4;
 
 ir::PrimFunc ScheduleRowReductions(const ir::PrimFunc& func, int num_threads_hint);
 

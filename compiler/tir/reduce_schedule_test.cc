@@ -239,8 +239,8 @@ TEST(ReduceScheduleTest, LongRowsOutsideParallelLoopsSplitAcrossThreads) {
   Stmt one_row = Loop(i, 1, Loop(k, 100000, Seq({init, upd})));
   Census split = Count(VectorizeReductions(one_row, 4));
   EXPECT_EQ(split.parallel, 1);
-  EXPECT_EQ(split.allocs, 2);  // the 4 partial results, the lanes of each
-  EXPECT_EQ(split.alloc_shapes[0][0].as<IntImmNode>()->value, 4);
+  EXPECT_EQ(split.allocs, 2);  // the 4 x kSplitChunksPerThread partial results, the lanes of each
+  EXPECT_EQ(split.alloc_shapes[0][0].as<IntImmNode>()->value, 4 * kSplitChunksPerThread);
   // One thread, or a row loop that is already parallel: lanes only.
   EXPECT_EQ(Count(VectorizeReductions(one_row, 1)).parallel, 0);
   Stmt par_rows = Loop(i, 1, Loop(k, 100000, Seq({init, upd})), ForKind::kParallel);
