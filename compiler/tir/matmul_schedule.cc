@@ -23,7 +23,7 @@ using namespace nest;  // NOLINT: the shared nest helpers
 constexpr int kMaxRows = 8;    // MR: rows of accumulators
 constexpr int kCols = 32;      // NR: two 16-float vectors per row
 constexpr int kWideCols = 64;  // NR for one- or two-row problems (more independent FMAs)
-constexpr int64_t kPackMinRows = 256;
+constexpr int64_t kPackMinRows = 64;
 constexpr int kRowSplit = 4;  // partial sums of a one-row tile  // rows (M) from which packing B is considered
 
 struct MatmulNest {
@@ -112,17 +112,31 @@ bool MatchMatmul(const Stmt& s, MatmulNest* m) {
   return true;
 }
 
-// One fused elementwise stage: D[vars] = value, reading the previous stage's
-// buffer `src` at [vars].
+// An index list at the loop point of `loops`: each index the loop's variable,
+// or 0 for a loop of extent 1 (how lowering writes the unit batch dimension
+// of a [1, M, N] tensor).
+bool AtLoopPoint(const std::vector<PrimExpr>& idx, const std::vector<const ForNode*>& loops) {
+  if (idx.size() != loops.size()) return false;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    if (IsVar(idx[d], loops[d]->loop_var.get())) continue;
+    const int64_t* ext = ConstInt(loops[d]->extent);
+    if (ext == nullptr || *ext != 1 || !IsZero(idx[d])) return false;
+  }
+  return true;
+}
+
+// One fused elementwise stage: D[vars] = value, reading one or more buffers
+// of the chain (C and the earlier stages' outputs) at [vars]. GELU's
+// x * 0.5 * (1 + erf(x / sqrt 2)) reads x twice, from two stages.
 struct EpilogueStage {
   std::vector<const ForNode*> loops;
-  Buffer src;
   Buffer dst;
   PrimExpr value;
+  std::vector<const VarNode*> reads;  // the chain buffers it loads
 };
 
-bool MatchEpilogue(const Stmt& s, const Buffer& src, const std::vector<const ForNode*>& out_loops,
-                   EpilogueStage* e) {
+bool MatchEpilogue(const Stmt& s, const std::unordered_set<const VarNode*>& chain,
+                   const std::vector<const ForNode*>& out_loops, EpilogueStage* e) {
   Stmt body;
   e->loops = PeelNest(s, &body);
   if (e->loops.size() != out_loops.size()) return false;
@@ -130,15 +144,20 @@ bool MatchEpilogue(const Stmt& s, const Buffer& src, const std::vector<const For
     if (!IsZero(e->loops[d]->min) || !SameExtent(e->loops[d]->extent, out_loops[d]->extent)) return false;
   }
   const auto* st = As<BufferStoreNode>(body);
-  if (st == nullptr || !IndicesAreLoopVars(st->indices, e->loops, e->loops.size())) return false;
-  if (st->buffer == src || !st->buffer->strides.empty() || st->buffer->dtype != DType::Float32()) return false;
+  if (st == nullptr || !AtLoopPoint(st->indices, e->loops)) return false;
+  if (chain.count(st->buffer->data.get()) || !st->buffer->strides.empty() || st->buffer->dtype != DType::Float32()) {
+    return false;
+  }
   BufferRefs refs;
   refs.VisitExpr(st->value);
-  if (refs.loads.count(st->buffer->data.get()) || !refs.loads.count(src->data.get())) return false;
+  if (refs.loads.count(st->buffer->data.get())) return false;
+  e->reads.clear();
+  for (const auto& kv : refs.loads)
+    if (chain.count(kv.first)) e->reads.push_back(kv.first);
+  if (e->reads.empty()) return false;
   for (const BufferLoadNode* l : refs.load_nodes) {
-    if (l->buffer == src && !IndicesAreLoopVars(l->indices, e->loops, e->loops.size())) return false;
+    if (chain.count(l->buffer->data.get()) && !AtLoopPoint(l->indices, e->loops)) return false;
   }
-  e->src = src;
   e->dst = st->buffer;
   e->value = st->value;
   return true;
@@ -165,12 +184,73 @@ class KernelBuilder {
     m_ = i64_extent(loops[nb]->extent);
     n_ = i64_extent(loops[nb + 1]->extent);
     k_ = i64_extent(loops[nb + 2]->extent);
+    FoldBatchIntoRows();
     const int64_t* ms = ConstInt(m_);
     const int64_t* ns = ConstInt(n_);
     mr_ = kMaxRows;
     if (ms != nullptr && *ms < mr_) mr_ = static_cast<int>(std::max<int64_t>(*ms, 1));
     nr_ = mr_ <= 2 ? kWideCols : kCols;
     if (ns != nullptr && *ns < nr_) nr_ = static_cast<int>(std::max<int64_t>(*ns, 1));
+  }
+
+  // A batch whose B is shared by every batch element (a [.., M, K] tensor
+  // times a weight) is one (batch * M) x K matrix times B: the rows of all
+  // batch elements fill the MR-row tiles and each panel of B is read once for
+  // all of them. (128 batches of one row, as PyTorch's attention in-projection
+  // exports, were 128 one-row GEMVs that each read the whole weight.) Static
+  // shapes only; row r is batch element r / M, row r % M.
+  void FoldBatchIntoRows() {
+    if (batch_.empty()) return;
+    const int64_t* ms = ConstInt(m_);
+    if (ms == nullptr) return;
+    std::unordered_set<const VarNode*> batch_vars;
+    int64_t total = 1;
+    for (const ForNode* f : batch_) {
+      const int64_t* e = ConstInt(f->extent);
+      if (e == nullptr) return;
+      total *= *e;
+      batch_vars.insert(f->loop_var.get());
+    }
+    const auto& b_idx = p_.mm.b_idx;
+    for (size_t d = 0; d + 2 < b_idx.size(); ++d)
+      if (Uses(b_idx[d], batch_vars)) return;
+    if (total <= 1) return;
+    folded_ = batch_;
+    batch_.clear();
+    rows_per_batch_ = *ms;
+    m_ = IntImm(DType::Int64(), total * *ms);
+  }
+
+  // Binds the batch variables and i of the original nest for flat row `r`
+  // in *map, and appends the output index of that row to *idx.
+  void MapRow(const PrimExpr& r, VarMap* map, std::vector<PrimExpr>* idx) const {
+    auto c = [](int64_t v) { return IntImm(DType::Int64(), v); };
+    const auto& loops = p_.mm.loops;
+    const VarNode* iv = loops[loops.size() - 3]->loop_var.get();
+    if (folded_.empty()) {
+      for (size_t d = 0; d < batch_.size(); ++d) {
+        (*map)[batch_[d]->loop_var.get()] = PrimExpr(batch_vals_[d]);
+        idx->push_back(PrimExpr(batch_vals_[d]));
+      }
+      (*map)[iv] = r;
+      idx->push_back(r);
+      return;
+    }
+    std::vector<PrimExpr> vals(folded_.size());
+    int64_t stride = rows_per_batch_;
+    for (size_t d = folded_.size(); d-- > 0;) {
+      int64_t ext = *ConstInt(folded_[d]->extent);
+      PrimExpr q = stride == 1 ? r : MakeBinary(TirKind::kFloorDiv, r, c(stride));
+      vals[d] = ext == 1 ? c(0) : d == 0 ? q : MakeBinary(TirKind::kFloorMod, q, c(ext));
+      stride *= ext;
+    }
+    for (size_t d = 0; d < folded_.size(); ++d) {
+      (*map)[folded_[d]->loop_var.get()] = vals[d];
+      idx->push_back(vals[d]);
+    }
+    PrimExpr i = rows_per_batch_ == 1 ? c(0) : MakeBinary(TirKind::kFloorMod, r, c(rows_per_batch_));
+    (*map)[iv] = i;
+    idx->push_back(i);
   }
 
   Stmt Build() {
@@ -257,7 +337,7 @@ class KernelBuilder {
     // Bp[cb, k, jj] = B[k, cb * nr + jj]: each column block's panel becomes
     // contiguous, so the kernel streams it with no cache-set conflicts.
     Var pc = MakeVar("cb"), pk = MakeVar("k"), pj = MakeVar("jj");
-    size_t nb = batch_.size();
+    size_t nb = p_.mm.loops.size() - 3;
     VarMap map;
     map[p_.mm.loops[nb + 1]->loop_var.get()] = PrimExpr(pc) * c(nr_) + PrimExpr(pj);
     map[p_.mm.loops[nb + 2]->loop_var.get()] = PrimExpr(pk);
@@ -278,7 +358,7 @@ class KernelBuilder {
     if (!cols_exact || ms == nullptr || ns == nullptr || ks == nullptr) return false;
     for (size_t d = 0; d + 2 < p_.mm.b_idx.size(); ++d)
       if (!ConstInt(p_.mm.b_idx[d])) return false;
-    return *ms >= kPackMinRows && (*ns * 4) % 1024 == 0 && *ks * nr_ * 4 > 32 * 1024;
+    return *ms >= kPackMinRows && (*ns * 4) % 1024 == 0 && *ks * nr_ * 4 >= 32 * 1024;
   }
 
   // The tile at (row0, col0): `mr` rows (static) x `width` columns, where
@@ -306,15 +386,14 @@ class KernelBuilder {
       return std::make_shared<ForNode>(ii, c(0), c(rows), ForKind::kUnrolled, inner);
     };
     const auto& loops = p_.mm.loops;
-    size_t nb = batch_.size();
-    const VarNode* iv = loops[nb]->loop_var.get();
+    size_t nb = loops.size() - 3;
     const VarNode* jv = loops[nb + 1]->loop_var.get();
     const VarNode* kv = loops[nb + 2]->loop_var.get();
     // acc[acc_row, jj] = fma(A[row0 + row, kk], B[kk, col0 + jj], acc[acc_row, jj])
     auto fma_at = [&](PrimExpr acc_row, PrimExpr row, PrimExpr kk, const Var& jj) {
       VarMap map;
-      for (size_t d = 0; d < nb; ++d) map[batch_[d]->loop_var.get()] = PrimExpr(batch_vals_[d]);
-      map[iv] = PrimExpr(row0) + row;
+      std::vector<PrimExpr> unused;
+      MapRow(PrimExpr(row0) + row, &map, &unused);
       map[jv] = PrimExpr(col0) + PrimExpr(jj);
       map[kv] = kk;
       PrimExpr a = Substitute(Load(p_.mm.a, p_.mm.a_idx), map);
@@ -350,16 +429,24 @@ class KernelBuilder {
     }
     Stmt store = grid("_out", mr, [&](const Var& ii, const Var& jj) {
       std::vector<PrimExpr> idx;
-      for (size_t d = 0; d < nb; ++d) idx.push_back(PrimExpr(batch_vals_[d]));
-      idx.push_back(PrimExpr(row0) + PrimExpr(ii));
+      VarMap unused;
+      MapRow(PrimExpr(row0) + PrimExpr(ii), &unused, &idx);
       idx.push_back(PrimExpr(col0) + PrimExpr(jj));
       PrimExpr v = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
       for (int u = 1; u < split; ++u) v = v + Load(acc, {c(u), PrimExpr(jj)});
+      // Each chain buffer's value at this point, as an expression of the
+      // accumulator (a stage may read several; LLVM shares the common parts).
+      std::vector<std::pair<const VarNode*, PrimExpr>> values = {{p_.mm.c->data.get(), v}};
       Buffer dst = p_.mm.c;
       for (const EpilogueStage& e : p_.epilogue) {
+        PrimExpr x = e.value;
+        for (const auto& kv : values)
+          if (std::find(e.reads.begin(), e.reads.end(), kv.first) != e.reads.end())
+            x = ReplaceLoads(kv.first, kv.second).MutateExpr(x);
         VarMap map;
         for (size_t d = 0; d < idx.size(); ++d) map[e.loops[d]->loop_var.get()] = idx[d];
-        v = Substitute(ReplaceLoads(e.src->data.get(), v).MutateExpr(e.value), map);
+        v = Substitute(x, map);
+        values.emplace_back(e.dst->data.get(), v);
         dst = e.dst;
       }
       return Store(dst, v, idx);
@@ -369,6 +456,8 @@ class KernelBuilder {
 
   const Parts& p_;
   std::vector<const ForNode*> batch_;
+  std::vector<const ForNode*> folded_;  // batch loops folded into the rows
+  int64_t rows_per_batch_ = 0;          // M of the original nest, when folded
   std::vector<Var> batch_vals_;
   PrimExpr m_, n_, k_;
   int mr_ = kMaxRows, nr_ = kCols;
@@ -405,30 +494,45 @@ class MatmulRewriter : public StmtExprMutator {
         continue;
       }
       parts.threads = threads_;
-      // The matmul's own references to C: one load and two stores.
-      Buffer cur = parts.mm.c;
-      int cur_refs_here = 3;
       std::vector<const ForNode*> out_loops(parts.mm.loops.begin(), parts.mm.loops.end() - 1);
-      size_t next = i + 1;
+      // Candidate stages: the statements right after the nest that each read
+      // the chain (C or an earlier candidate's output) at the loop point.
       // Buffers the fused kernel reads while tiles are still being computed:
       // no stage may store to one of them.
       std::unordered_set<const VarNode*> read_by_kernel = {parts.mm.a->data.get(), parts.mm.b->data.get()};
-      while (next < in.size() && !params_.count(cur->data.get())) {
+      std::unordered_set<const VarNode*> chain = {parts.mm.c->data.get()};
+      std::vector<EpilogueStage> candidates;
+      for (size_t next = i + 1; next < in.size(); ++next) {
         EpilogueStage e;
-        if (!MatchEpilogue(in[next], cur, out_loops, &e)) break;
+        if (!MatchEpilogue(in[next], chain, out_loops, &e)) break;
         if (read_by_kernel.count(e.dst->data.get())) break;
         BufferRefs stage_loads;
         stage_loads.VisitExpr(e.value);
         for (const auto& kv : stage_loads.loads) read_by_kernel.insert(kv.first);
         if (read_by_kernel.count(e.dst->data.get())) break;
-        // `cur` must be read by this stage only.
-        BufferRefs stage = RefsOf(in[next]);
-        if (all_refs_.Refs(cur->data.get()) != cur_refs_here + stage.Refs(cur->data.get())) break;
-        parts.epilogue.push_back(e);
-        cur = e.dst;
-        cur_refs_here = 1;  // the stage's store
-        ++next;
+        chain.insert(e.dst->data.get());
+        candidates.push_back(e);
       }
+      // The longest prefix whose intermediates (C and every stage output but
+      // the last) are function-local and referenced nowhere outside the
+      // kernel and the prefix's stages: those are never stored.
+      std::vector<BufferRefs> stage_refs;
+      for (size_t c = 0; c < candidates.size(); ++c) stage_refs.push_back(RefsOf(in[i + 1 + c]));
+      BufferRefs nest_refs = RefsOf(in[i]);
+      size_t fused = 0;
+      for (size_t len = candidates.size(); len > 0 && fused == 0; --len) {
+        std::vector<const VarNode*> inner = {parts.mm.c->data.get()};
+        for (size_t c = 0; c + 1 < len; ++c) inner.push_back(candidates[c].dst->data.get());
+        bool ok = true;
+        for (const VarNode* b : inner) {
+          int here = nest_refs.Refs(b);
+          for (size_t c = 0; c < len; ++c) here += stage_refs[c].Refs(b);
+          ok = ok && !params_.count(b) && all_refs_.Refs(b) == here;
+        }
+        if (ok) fused = len;
+      }
+      parts.epilogue.assign(candidates.begin(), candidates.begin() + fused);
+      size_t next = i + 1 + fused;
       out.push_back(KernelBuilder(parts).Build());
       i = next - 1;
       any = true;

@@ -22,18 +22,27 @@
 // tiles share a panel of B) form one loop, parallel when num_threads_hint >= 2
 // and M * N * K >= kMinParallelMatmulWork.
 //
-// Packing: for static shapes with M >= 256, N a multiple of NR whose rows
-// are a multiple of 1 KiB apart, and K x NR panels over 32 KiB (where the
-// panel's rows would fight over cache sets), B is first copied per call into
-// a workspace Bp[N / NR, K, NR] that the kernel streams. Packing constant
-// weights at compile time needs a Relax-level layout rewrite (not done here).
+// Batch folding: with static shapes and a B shared by every batch element
+// (no batch variable in B's index), the batch is folded into the rows: one
+// (batch * M) x K matrix, row r being batch element r / M, row r % M. Tiles
+// then fill MR rows even when M is 1 and read each panel of B once.
 //
-// Epilogue fusion: when C is a buffer allocated inside the function and the
-// statement right after the nest is a perfect nest over the same extents that
-// stores D[v..] = f(C[v..], other loads indexed by v..) with C read nowhere
-// else, f is applied to the accumulators and D is stored instead of C; this
-// repeats along the chain (bias, activation, residual). Allocations that are
-// no longer used are removed.
+// Packing: for static shapes with M >= 64, N a multiple of NR whose rows
+// are a multiple of 1 KiB apart, and K x NR panels of 32 KiB or more (where
+// the panel's rows would fight over cache sets), B is first copied per call
+// into a workspace Bp[N / NR, K, NR] that the kernel streams. Packing
+// constant weights at compile time needs a Relax-level layout rewrite (not
+// done here).
+//
+// Epilogue fusion: the perfect nests right after the matmul, over the same
+// extents, that store D[v..] = f(loads of chain buffers at v.., other loads)
+// where the chain is C and the earlier stages' outputs (a stage may read
+// several of them, as GELU's x * 0.5 * (1 + erf(x / sqrt 2)) reads x twice),
+// are applied to the accumulators; "at v.." also admits index 0 for a loop of
+// extent 1 (a unit batch dimension). The longest run of such stages whose
+// intermediates are allocated in the function and read nowhere else is
+// fused: only its last output is stored. Allocations that are no longer used
+// are removed.
 //
 // Results differ from the naive loop only by FMA contraction (one rounding
 // per multiply-add instead of two). Pre: `func` is lowered (no BlockRealize).

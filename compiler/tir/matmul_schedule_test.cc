@@ -150,6 +150,80 @@ TEST(MatmulScheduleTest, EpilogueIsFusedAndItsIntermediateDropped) {
   EXPECT_EQ(census2.fma, 1);
 }
 
+// for b, i, j, k: C[b, i, j] += A[b, i, k] * B[k, j] (B shared by the batch)
+Stmt BatchedNest(const Buffer& a, const Buffer& b, const Buffer& c, int64_t batch, int64_t m, int64_t n, int64_t k_ext) {
+  Var p = MakeVar("p"), i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+  std::vector<PrimExpr> pij = {PrimExpr(p), PrimExpr(i), PrimExpr(j)};
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, PrimExpr(k), 0),
+                                               Store(c, FloatImm(DType::Float32(), 0), pij), nullptr);
+  Stmt upd = Store(c, Load(c, pij) + Load(a, {PrimExpr(p), PrimExpr(i), PrimExpr(k)}) * Load(b, {PrimExpr(k), PrimExpr(j)}),
+                   pij);
+  return Loop(p, batch, Loop(i, m, Loop(j, n, Loop(k, k_ext, Seq({init, upd})))));
+}
+
+TEST(MatmulScheduleTest, UnitBatchEpilogueAndStagesReadingSeveralChainBuffers) {
+  // C[1, 16, 32] = A @ B; D = C + bias; E = D * 0.5; F = D * E, each stage
+  // loading at [0, i, j] as lowering writes a unit batch dimension. F reads
+  // two chain buffers (GELU's x * f(x) shape). All fuse; C, D, E are never stored.
+  auto buf = [](const char* name) { return MakeBuffer(name, {PrimExpr(1), PrimExpr(16), PrimExpr(32)}, DType::Float32()); };
+  Buffer a = MakeBuffer("A", {PrimExpr(1), PrimExpr(16), PrimExpr(8)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(8), PrimExpr(32)}, DType::Float32());
+  Buffer bias = MakeBuffer("bias", {PrimExpr(32)}, DType::Float32());
+  Buffer c = buf("C"), d = buf("D"), e = buf("E"), f = buf("F"), g = buf("G");
+  auto stage = [&](const Buffer& dst, const std::function<PrimExpr(const std::vector<PrimExpr>&, const PrimExpr&)>& value) {
+    Var p = MakeVar("p"), i = MakeVar("i"), j = MakeVar("j");
+    std::vector<PrimExpr> at = {PrimExpr(0), PrimExpr(i), PrimExpr(j)};
+    return Loop(p, 1, Loop(i, 16, Loop(j, 32, Store(dst, value(at, PrimExpr(j)), {PrimExpr(p), PrimExpr(i), PrimExpr(j)}))));
+  };
+  Stmt sd = stage(d, [&](const std::vector<PrimExpr>& at, const PrimExpr& j) { return Load(c, at) + Load(bias, {j}); });
+  Stmt se = stage(e, [&](const std::vector<PrimExpr>& at, const PrimExpr&) { return Load(d, at) * FloatImm(DType::Float32(), 0.5); });
+  Stmt sf = stage(f, [&](const std::vector<PrimExpr>& at, const PrimExpr&) { return Load(d, at) * Load(e, at); });
+  Stmt body = std::make_shared<AllocateNode>(
+      c, std::make_shared<AllocateNode>(
+             d, std::make_shared<AllocateNode>(e, Seq({BatchedNest(a, b, c, 1, 16, 32, 8), sd, se, sf}))));
+  Census census = Count(ScheduleMatmuls(Func(body, {a, b, bias, f}), 1));
+  EXPECT_EQ(census.fma, 1);
+  EXPECT_EQ(census.allocs, 1);  // only the accumulator
+  EXPECT_EQ(census.stored.back(), "F");
+  for (const std::string& s : census.stored) EXPECT_TRUE(s != "C" && s != "D" && s != "E") << s;
+
+  // D read again after the chain: only the longest prefix whose
+  // intermediates nothing else reads fuses (C -> D); D, E and F are stored.
+  Stmt sg = stage(g, [&](const std::vector<PrimExpr>& at, const PrimExpr&) { return Load(d, at); });
+  Stmt body2 = std::make_shared<AllocateNode>(
+      c, std::make_shared<AllocateNode>(
+             d, std::make_shared<AllocateNode>(e, Seq({BatchedNest(a, b, c, 1, 16, 32, 8), sd, se, sf, sg}))));
+  Census census2 = Count(ScheduleMatmuls(Func(body2, {a, b, bias, f, g}), 1));
+  EXPECT_EQ(std::count(census2.stored.begin(), census2.stored.end(), "C"), 0);
+  EXPECT_EQ(std::count(census2.stored.begin(), census2.stored.end(), "D"), 1);
+  EXPECT_EQ(std::count(census2.stored.begin(), census2.stored.end(), "E"), 1);
+}
+
+TEST(MatmulScheduleTest, BatchSharingItsWeightIsFoldedIntoRows) {
+  // 128 batches of one row times one weight: one 128-row matrix, 16 full
+  // 8-row tiles per column block instead of 128 one-row GEMVs.
+  Buffer a = MakeBuffer("A", {PrimExpr(128), PrimExpr(1), PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(96)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(128), PrimExpr(1), PrimExpr(96)}, DType::Float32());
+  PrimFunc out = ScheduleMatmuls(Func(BatchedNest(a, b, c, 128, 1, 96, 64), {a, b, c}), 2);
+  const auto* tile = As<ForNode>(out->body);
+  ASSERT_NE(tile, nullptr);
+  ASSERT_NE(tile->extent.as<IntImmNode>(), nullptr);
+  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, (128 / 8) * 3);  // 96 columns: 3 blocks of 32
+  // A batch with its own B per element is not folded.
+  Buffer b3 = MakeBuffer("B", {PrimExpr(128), PrimExpr(64), PrimExpr(96)}, DType::Float32());
+  Var p = MakeVar("p"), i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+  std::vector<PrimExpr> pij = {PrimExpr(p), PrimExpr(i), PrimExpr(j)};
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, PrimExpr(k), 0),
+                                               Store(c, FloatImm(DType::Float32(), 0), pij), nullptr);
+  Stmt upd = Store(c, Load(c, pij) + Load(a, {PrimExpr(p), PrimExpr(i), PrimExpr(k)}) *
+                                         Load(b3, {PrimExpr(p), PrimExpr(k), PrimExpr(j)}),
+                   pij);
+  Stmt nest = Loop(p, 128, Loop(i, 1, Loop(j, 96, Loop(k, 64, Seq({init, upd})))));
+  PrimFunc out3 = ScheduleMatmuls(Func(nest, {a, b3, c}), 2);
+  EXPECT_EQ(As<ForNode>(out3->body)->extent.as<IntImmNode>()->value, 128 * 2);  // one row, 64-wide blocks
+}
+
 TEST(MatmulScheduleTest, EpilogueStoringIntoAnOperandIsNotFused) {
   // A[i, j] = C[i, j] + 1 after C = A @ B: later tiles still read A, so the
   // stage must run after the whole matmul.
@@ -344,6 +418,25 @@ TEST(MatmulScheduleNumbersTest, BatchedWithBroadcastWeight) {
   auto mod = Compile(Module({"3", "n", "33"}, {"33", "40"}, {"3", "n", "40"}, "bias_relu"), 2);
   ASSERT_NE(mod, nullptr);
   for (int64_t m : {1, 9, 20}) CheckMatmul(*mod, 3, m, 33, 40, "bias_relu");
+}
+
+TEST(MatmulScheduleNumbersTest, StaticBatchFoldedIntoRows) {
+  // Static batch with a shared weight: rows of several batch elements share
+  // a tile (3 rows per element: tiles straddle elements), with the GELU
+  // epilogue whose stages read the bias-added value twice; a unit batch
+  // (epilogue loads at [0, i, j]); PyTorch attention's 128 x 1-row batch.
+  struct Case {
+    int64_t batch, m, k, n;
+    const char* epi;
+    int threads;
+  };
+  for (const Case& c : {Case{5, 3, 40, 70, "bias_gelu_residual", 1}, Case{5, 3, 40, 70, "bias_relu", 2},
+                        Case{1, 17, 64, 72, "bias_gelu_residual", 2}, Case{128, 1, 64, 96, "bias_relu", 2}}) {
+    std::string b = std::to_string(c.batch), m = std::to_string(c.m), k = std::to_string(c.k), n = std::to_string(c.n);
+    auto mod = Compile(Module({b, m, k}, {k, n}, {b, m, n}, c.epi), c.threads);
+    ASSERT_NE(mod, nullptr);
+    CheckMatmul(*mod, c.batch, c.m, c.k, c.n, c.epi);
+  }
 }
 
 }  // namespace
