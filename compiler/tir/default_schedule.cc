@@ -9,6 +9,7 @@
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/nest_util.h"
+#include "compiler/tir/pool_schedule.h"
 #include "compiler/tir/reduce_schedule.h"
 #include "compiler/tir/stmt_functor.h"
 
@@ -181,7 +182,8 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& func, int num_threads_hint) {
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
   out = ScheduleConvs(out, num_threads_hint);
-  return ScheduleRowReductions(ScheduleMatmuls(out, num_threads_hint), num_threads_hint);
+  out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint));
+  return ScheduleRowReductions(out, num_threads_hint);
 }
 
 }  // namespace tir

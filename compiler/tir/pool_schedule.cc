@@ -1,0 +1,404 @@
+#include "compiler/tir/pool_schedule.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/arith/int_bounds.h"
+#include "compiler/arith/simplify.h"
+#include "compiler/tir/nest_util.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
+
+namespace kiln {
+namespace tir {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+using namespace nest;  // NOLINT: the shared nest helpers
+
+PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
+
+struct Window {
+  std::vector<const ForNode*> spatial, taps;
+  std::vector<int64_t> spatial_ext, tap_ext;
+  Buffer out;
+  std::vector<PrimExpr> idx;
+  TirKind op;
+  PrimExpr init, f;
+};
+
+void Conjuncts(const PrimExpr& e, std::vector<PrimExpr>* out) {
+  if (const auto* a = e.as<AndNode>()) {
+    Conjuncts(a->a, out);
+    Conjuncts(a->b, out);
+  } else {
+    out->push_back(e);
+  }
+}
+
+bool SameIndex(const PrimExpr& a, const PrimExpr& b) {
+  if (a.get() == b.get()) return true;
+  const int64_t *ca = ConstInt(a), *cb = ConstInt(b);
+  return ca != nullptr && cb != nullptr && *ca == *cb;
+}
+
+bool IsLoadAt(const PrimExpr& e, const Buffer& b, const std::vector<PrimExpr>& idx) {
+  const auto* l = e.as<BufferLoadNode>();
+  if (l == nullptr || l->buffer != b || l->indices.size() != idx.size()) return false;
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (!SameIndex(l->indices[d], idx[d])) return false;
+  return true;
+}
+
+bool MatchWindow(const Stmt& s, Window* w) {
+  Stmt body;
+  std::vector<const ForNode*> loops = PeelNest(s, &body);
+  if (loops.size() < 2) return false;
+  std::vector<int64_t> ext;
+  for (const ForNode* f : loops) {
+    const int64_t* e = ConstInt(f->extent);
+    if (!IsZero(f->min) || e == nullptr || *e <= 0) return false;
+    ext.push_back(*e);
+  }
+  const auto* seq = As<SeqStmtNode>(body);
+  if (seq == nullptr || seq->seq.size() != 2) return false;
+  const auto* guard = As<IfThenElseNode>(seq->seq[0]);
+  const auto* update = As<BufferStoreNode>(seq->seq[1]);
+  if (guard == nullptr || guard->else_case || update == nullptr) return false;
+  const auto* init = As<BufferStoreNode>(guard->then_case);
+  if (init == nullptr || init->buffer != update->buffer || init->value.as<FloatImmNode>() == nullptr) return false;
+  if (update->buffer->dtype != DType::Float32() || !update->buffer->strides.empty()) return false;
+  // Spatial loops: a prefix of the nest, the store's trailing indices in order.
+  const auto& idx = update->indices;
+  size_t m = 0;
+  for (size_t k = 1; k <= loops.size() - 1 && k <= idx.size(); ++k) {
+    bool ok = true;
+    for (size_t d = 0; d < k && ok; ++d) ok = IsVar(idx[idx.size() - k + d], loops[d]->loop_var.get());
+    if (ok) m = k;
+  }
+  if (m == 0) return false;
+  std::unordered_set<const VarNode*> nest_vars;
+  for (const ForNode* f : loops) nest_vars.insert(f->loop_var.get());
+  for (size_t d = 0; d + m < idx.size(); ++d)
+    if (Uses(idx[d], nest_vars)) return false;
+  if (init->indices.size() != idx.size()) return false;
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (!SameIndex(init->indices[d], idx[d])) return false;
+  // The guard: every tap loop of extent > 1 compared to 0, nothing else.
+  std::vector<PrimExpr> terms;
+  Conjuncts(guard->cond, &terms);
+  std::unordered_set<const VarNode*> zeroed;
+  for (const PrimExpr& t : terms) {
+    const auto* eq = t.as<EQNode>();
+    if (eq == nullptr || !IsZero(eq->b)) return false;
+    bool tap = false;
+    for (size_t d = m; d < loops.size(); ++d) tap |= IsVar(eq->a, loops[d]->loop_var.get());
+    if (!tap) return false;
+    zeroed.insert(static_cast<const VarNode*>(eq->a.get()));
+  }
+  int64_t taps = 1;
+  for (size_t d = m; d < loops.size(); ++d) {
+    if (ext[d] > 1 && !zeroed.count(loops[d]->loop_var.get())) return false;
+    taps *= ext[d];
+    if (taps > kMaxWindowTaps) return false;
+  }
+  // OP(S[idx], f), f free of S.
+  if (!IsBinary(update->value->kind())) return false;
+  const auto* bin = static_cast<const BinaryNode*>(update->value.get());
+  TirKind op = bin->kind();
+  if (op != TirKind::kMax && op != TirKind::kMin && op != TirKind::kAdd) return false;
+  PrimExpr f;
+  if (IsLoadAt(bin->a, update->buffer, idx)) {
+    f = bin->b;
+  } else if (IsLoadAt(bin->b, update->buffer, idx)) {
+    f = bin->a;
+  } else {
+    return false;
+  }
+  BufferRefs refs;
+  refs.VisitExpr(f);
+  if (refs.loads.count(update->buffer->data.get())) return false;
+  w->spatial.assign(loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(m));
+  w->taps.assign(loops.begin() + static_cast<std::ptrdiff_t>(m), loops.end());
+  w->spatial_ext.assign(ext.begin(), ext.begin() + static_cast<std::ptrdiff_t>(m));
+  w->tap_ext.assign(ext.begin() + static_cast<std::ptrdiff_t>(m), ext.end());
+  w->out = update->buffer;
+  w->idx = idx;
+  w->op = op;
+  w->init = init->value;
+  w->f = f;
+  return true;
+}
+
+// f at every tap, in the nest's iteration order (last tap loop fastest).
+std::vector<PrimExpr> TapValues(const Window& w) {
+  std::vector<PrimExpr> out;
+  int64_t count = 1;
+  for (int64_t e : w.tap_ext) count *= e;
+  for (int64_t t = 0; t < count; ++t) {
+    VarMap map;
+    int64_t rest = t;
+    for (size_t d = w.taps.size(); d-- > 0;) {
+      map[w.taps[d]->loop_var.get()] = I64(rest % w.tap_ext[d]);
+      rest /= w.tap_ext[d];
+    }
+    out.push_back(arith::Simplify(Substitute(w.f, map)));
+  }
+  return out;
+}
+
+// Whether a comparison of integers holds for every value in `bounds`.
+bool ProvenTrue(const PrimExpr& t, const arith::VarBounds& bounds) {
+  if (!t.defined() || !IsBinary(t->kind())) return false;
+  const auto* b = static_cast<const BinaryNode*>(t.get());
+  if (!b->a.dtype().is_int() || !b->b.dtype().is_int()) return false;
+  arith::IntBounds d = arith::ConstIntBound(MakeBinary(TirKind::kSub, b->a, b->b), bounds);
+  switch (b->kind()) {
+    case TirKind::kGE: return d.min >= 0 && d.min != arith::kNegInf;
+    case TirKind::kGT: return d.min > 0 && d.min != arith::kNegInf;
+    case TirKind::kLE: return d.max <= 0 && d.max != arith::kPosInf;
+    case TirKind::kLT: return d.max < 0 && d.max != arith::kPosInf;
+    default: return false;
+  }
+}
+
+// Every conjunct of a bounds test (if_then_else or select condition) in `e`.
+struct TestTerms : StmtExprVisitor {
+  std::vector<PrimExpr> terms;
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* c = e.as<CallNode>()) {
+      if (c->op == "if_then_else" && c->args.size() == 3) Conjuncts(c->args[0], &terms);
+    } else if (const auto* s = e.as<SelectNode>()) {
+      Conjuncts(s->cond, &terms);
+    }
+    StmtExprVisitor::VisitExpr(e);
+  }
+};
+
+// `e` without the test conjuncts proven true under `bounds`; a test left
+// with none becomes its true branch.
+class DropProvenTests : public StmtExprMutator {
+ public:
+  explicit DropProvenTests(const arith::VarBounds& bounds) : bounds_(bounds) {}
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    PrimExpr m = StmtExprMutator::MutateExpr(e);
+    if (const auto* c = m.as<CallNode>()) {
+      if (c->op != "if_then_else" || c->args.size() != 3) return m;
+      PrimExpr cond = Keep(c->args[0]);
+      if (!cond.defined()) return c->args[1];
+      if (cond.get() == c->args[0].get()) return m;
+      return PrimExpr(std::make_shared<CallNode>(c->dtype, c->op, std::vector<PrimExpr>{cond, c->args[1], c->args[2]}));
+    }
+    if (const auto* s = m.as<SelectNode>()) {
+      PrimExpr cond = Keep(s->cond);
+      if (!cond.defined()) return s->true_value;
+      if (cond.get() == s->cond.get()) return m;
+      return PrimExpr(std::make_shared<SelectNode>(cond, s->true_value, s->false_value));
+    }
+    return m;
+  }
+
+ private:
+  // The conjunction of the terms not proven; null when all are.
+  PrimExpr Keep(const PrimExpr& cond) const {
+    std::vector<PrimExpr> terms;
+    Conjuncts(cond, &terms);
+    PrimExpr out;
+    bool dropped = false;
+    for (const PrimExpr& t : terms) {
+      if (ProvenTrue(t, bounds_)) {
+        dropped = true;
+        continue;
+      }
+      out = out.defined() ? MakeBinary(TirKind::kAnd, out, t) : t;
+    }
+    return dropped ? out : cond;
+  }
+  const arith::VarBounds& bounds_;
+};
+
+// Every load of `e` that uses `x` uses it only in its last index, with a
+// stride of 1 or 2 (pooling's strides: wide loads and shuffles; larger
+// strides would become gathers).
+bool ContiguousInX(const PrimExpr& e, const VarNode* x) {
+  BufferRefs refs;
+  refs.VisitExpr(e);
+  for (const BufferLoadNode* l : refs.load_nodes) {
+    for (size_t d = 0; d + 1 < l->indices.size(); ++d)
+      if (Uses(l->indices[d], {x})) return false;
+    if (l->indices.empty() || !Uses(l->indices.back(), {x})) continue;
+    PrimExpr at0 = Substitute(l->indices.back(), VarMap{{x, I64(0)}});
+    PrimExpr at1 = Substitute(l->indices.back(), VarMap{{x, I64(1)}});
+    std::optional<int64_t> step = arith::AsConstInt(arith::Simplify(MakeBinary(TirKind::kSub, at1, at0)));
+    if (!step || (*step != 1 && *step != 2)) return false;
+    // Linear in x: the same step from 1 to 2.
+    PrimExpr at2 = Substitute(l->indices.back(), VarMap{{x, I64(2)}});
+    std::optional<int64_t> step2 = arith::AsConstInt(arith::Simplify(MakeBinary(TirKind::kSub, at2, at1)));
+    if (!step2 || *step2 != *step) return false;
+  }
+  return true;
+}
+
+// [lo, hi): the values of loop `v` (extent `ext`) at which every test term
+// that uses v holds at every tap; empty (lo == hi) when that set is not one
+// run. `base` bounds the other loops.
+std::pair<int64_t, int64_t> InteriorRange(const std::vector<PrimExpr>& terms, const VarNode* v, int64_t ext,
+                                          const arith::VarBounds& base) {
+  std::vector<PrimExpr> uses;
+  for (const PrimExpr& t : terms)
+    if (Uses(t, {v})) uses.push_back(t);
+  int64_t lo = -1, hi = -1;
+  for (int64_t x = 0; x < ext; ++x) {
+    arith::VarBounds b = base;
+    b[v] = arith::IntBounds::Const(x);
+    bool ok = true;
+    for (size_t i = 0; i < uses.size() && ok; ++i) ok = ProvenTrue(uses[i], b);
+    if (!ok) continue;
+    if (lo < 0) lo = x;
+    if (hi >= 0 && hi != x) return {0, 0};  // a hole: not one run
+    hi = x + 1;
+  }
+  if (lo < 0) return {0, 0};
+  return {lo, hi};
+}
+
+// OP over the init and the tap values. A sum keeps the nest's order (the
+// same rounding as the loop); max and min, whose result does not depend on
+// the order, combine as a balanced tree: a chain of 9 NaN-propagating maxima
+// (compare, compare-unordered, mask or, blend each) was latency-bound.
+PrimExpr Combine(const Window& w, const std::vector<PrimExpr>& values) {
+  if (w.op == TirKind::kAdd) {
+    PrimExpr acc = w.init;
+    for (const PrimExpr& v : values) acc = MakeBinary(w.op, acc, v);
+    return acc;
+  }
+  std::vector<PrimExpr> level = values;
+  level.push_back(w.init);
+  while (level.size() > 1) {
+    std::vector<PrimExpr> next;
+    for (size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(MakeBinary(w.op, level[i], level[i + 1]));
+    if (level.size() % 2 == 1) next.push_back(level.back());
+    level.swap(next);
+  }
+  return level[0];
+}
+
+Stmt MakeLoop(const Var& v, int64_t extent, ForKind kind, Stmt body) {
+  return std::make_shared<ForNode>(v, I64(0), I64(extent), kind, std::move(body));
+}
+
+Stmt Rewrite(const Window& w) {
+  const ForNode* xl = w.spatial.back();
+  const VarNode* x = xl->loop_var.get();
+  int64_t ext_x = w.spatial_ext.back();
+  const ForNode* yl = w.spatial.size() >= 2 ? w.spatial[w.spatial.size() - 2] : nullptr;
+  const VarNode* y = yl ? yl->loop_var.get() : nullptr;
+  int64_t ext_y = yl ? w.spatial_ext[w.spatial.size() - 2] : 1;
+
+  std::vector<PrimExpr> full = TapValues(w);
+  TestTerms tests;
+  for (const PrimExpr& v : full) tests.VisitExpr(v);
+  arith::VarBounds base;
+  for (size_t d = 0; d < w.spatial.size(); ++d)
+    base[w.spatial[d]->loop_var.get()] = arith::IntBounds::Range(0, w.spatial_ext[d] - 1);
+  auto [x_lo, x_hi] = InteriorRange(tests.terms, x, ext_x, base);
+  int64_t y_lo = 0, y_hi = ext_y;
+  if (y != nullptr) std::tie(y_lo, y_hi) = InteriorRange(tests.terms, y, ext_y, base);
+  arith::VarBounds inner = base;
+  inner[x] = arith::IntBounds::Range(x_lo, x_hi - 1);
+  if (y != nullptr) inner[y] = arith::IntBounds::Range(y_lo, y_hi - 1);
+  bool has_interior = x_hi > x_lo && y_hi > y_lo;
+  std::vector<PrimExpr> dropped;
+  if (has_interior) {
+    DropProvenTests drop(inner);
+    for (const PrimExpr& v : full) dropped.push_back(drop.MutateExpr(v));
+  }
+  PrimExpr full_value = Combine(w, full);
+  PrimExpr interior_value = has_interior ? Combine(w, dropped) : full_value;
+  // The interior vectorizes only when its loads step through x contiguously.
+  ForKind interior_kind = ContiguousInX(interior_value, x) ? ForKind::kVectorized : ForKind::kSerial;
+  if (xl->for_kind == ForKind::kParallel) {
+    has_interior = false;  // keep the parallel loop whole
+  }
+
+  // x from `from` to `to` of one row, storing `value`.
+  auto part = [&](int64_t from, int64_t to, ForKind kind, const PrimExpr& value) -> Stmt {
+    if (to <= from) return nullptr;
+    Var xv = MakeVar(xl->loop_var->name, xl->loop_var->dtype);
+    PrimExpr at = from == 0 ? PrimExpr(xv) : PrimExpr(xv) + I64(from);
+    return MakeLoop(xv, to - from, kind, Substitute(Store(w.out, value, w.idx), VarMap{{x, at}}));
+  };
+  auto seq = [](std::vector<Stmt> parts) {
+    std::vector<Stmt> kept;
+    for (Stmt& s : parts)
+      if (s) kept.push_back(std::move(s));
+    return Seq(kept);
+  };
+  ForKind x_kind = xl->for_kind == ForKind::kParallel ? ForKind::kParallel : ForKind::kSerial;
+  Stmt border_row = part(0, ext_x, x_kind, full_value);
+  Stmt row = border_row;
+  if (has_interior) {
+    // (Whole vectors with an overlapping last one were tried: LLVM unrolls
+    // a 16-trip loop of strided loads fully and assembles its vectors from
+    // scalar loads, 3.5x slower than its own scalar remainder.)
+    row = seq({part(0, x_lo, ForKind::kSerial, full_value), part(x_lo, x_hi, interior_kind, interior_value),
+               part(x_hi, ext_x, ForKind::kSerial, full_value)});
+  }
+  Stmt nest = row;
+  size_t outer = w.spatial.size() - 1;
+  if (y != nullptr) {
+    Var yv = MakeVar(yl->loop_var->name, yl->loop_var->dtype);
+    Stmt body = row;
+    if (has_interior && (y_lo > 0 || y_hi < ext_y)) {
+      PrimExpr in = MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, PrimExpr(yv), I64(y_lo)),
+                               MakeBinary(TirKind::kLT, PrimExpr(yv), I64(y_hi)));
+      body = std::make_shared<IfThenElseNode>(in, Substitute(row, VarMap{{y, PrimExpr(yv)}}),
+                                              Substitute(border_row, VarMap{{y, PrimExpr(yv)}}));
+    } else {
+      body = Substitute(row, VarMap{{y, PrimExpr(yv)}});
+    }
+    ForKind y_kind = yl->for_kind == ForKind::kVectorized ? ForKind::kSerial : yl->for_kind;
+    nest = MakeLoop(yv, ext_y, y_kind, body);
+    outer = w.spatial.size() - 2;
+  }
+  for (size_t d = outer; d-- > 0;) {
+    const ForNode* f = w.spatial[d];
+    ForKind kind = f->for_kind == ForKind::kVectorized ? ForKind::kSerial : f->for_kind;
+    nest = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, kind, nest);
+  }
+  return nest;
+}
+
+class WindowRewriter : public StmtExprMutator {
+ public:
+  bool changed = false;
+  Stmt MutateStmt(const Stmt& s) override {
+    if (As<ForNode>(s) != nullptr) {
+      Window w;
+      if (MatchWindow(s, &w)) {
+        changed = true;
+        return Rewrite(w);
+      }
+    }
+    return StmtExprMutator::MutateStmt(s);
+  }
+};
+
+}  // namespace
+
+PrimFunc ScheduleWindowReductions(const PrimFunc& func) {
+  WindowRewriter rewriter;
+  Stmt body = rewriter.MutateStmt(func->body);
+  if (!rewriter.changed) return func;
+  auto copy = std::make_shared<PrimFuncNode>(*func);
+  copy->body = body;
+  return copy;
+}
+
+}  // namespace tir
+}  // namespace kiln

@@ -1,0 +1,45 @@
+// ScheduleWindowReductions: the default schedule of pooling-like nests
+// (max_pool2d, avg_pool2d's sum, their 1-D forms) on lowered TIR.
+//
+// A window reduction is a perfect nest over spatial loops s.. followed by
+// window loops r.. (all static, starting at 0; at most kMaxWindowTaps taps
+// in all), whose body is
+//   if r.. == 0: S[.., s..] = <float constant>
+//   S[.., s..] = OP(S[.., s..], f(s.., r..))        OP: max, min or float add
+// where the store's leading indices use no loop of the nest and f stores
+// nothing. As lowered, every output element runs a scalar loop over its
+// window with a bounds test per tap (the padding), and nothing vectorizes.
+//
+// The rewrite unrolls the window into one expression per output element:
+// for a sum OP(..OP(OP(init, f(tap 0)), f(tap 1)).., f(tap n-1)) in the
+// original tap order (so it rounds exactly as before), for max and min a
+// balanced tree (the same value; a short dependency chain). It splits the two
+// innermost spatial loops (y, x) into an interior, where every bounds test of
+// f that depends on them is proven true for every tap (interval arithmetic)
+// and is dropped, and the borders, which keep the tests. The interior's x
+// loop is vectorized (LLVM turns the strided window loads into wide loads
+// and shuffles); border rows and columns run the tested expression serially.
+// Kinds of the loops outside the two innermost (parallel, serial) are kept.
+//
+// Pre: lowered, default kinds chosen (a parallel loop of the nest stays
+// parallel). Returns the same PrimFunc when no nest matches.
+#ifndef KILN_COMPILER_TIR_POOL_SCHEDULE_H_
+#define KILN_COMPILER_TIR_POOL_SCHEDULE_H_
+
+#include <cstdint>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+
+// Windows with more taps keep their loop (the unrolled expression would be
+// too large to pay for itself).
+constexpr int64_t kMaxWindowTaps = 64;
+
+ir::PrimFunc ScheduleWindowReductions(const ir::PrimFunc& func);
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_POOL_SCHEDULE_H_
