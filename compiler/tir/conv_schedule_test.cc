@@ -486,6 +486,39 @@ TEST(ConvScheduleNumbersTest, FusedEpilogues) {
   }
 }
 
+TEST(ConvScheduleTest, PointwiseConvReadsItsInputInPlace) {
+  // 1x1, stride 1, no padding: no packed copy of the input; a strided or
+  // padded 1x1 still packs.
+  ConvCase k{1, 24, 14, 14, 40, 1, 1};
+  k.epilogue = "bias_relu6";
+  Census c = Count(LowerConv(k, 2));
+  EXPECT_FALSE(Allocates(c, "_padded"));
+  EXPECT_FALSE(Allocates(c, "_band"));
+  ConvCase strided = k;
+  strided.sh = strided.sw = 2;
+  EXPECT_TRUE(Allocates(Count(LowerConv(strided, 2)), "_padded"));
+}
+
+TEST(ConvScheduleNumbersTest, PointwiseInPlace) {
+  // H * W of 49 (the last column tile moved back over the first), 200 (a
+  // partial last tile), 16 (one tile), 15 (too small: packed), a batch of 2
+  // (the last tile of image 0 must not read image 1), constant weights,
+  // leftover single-row channels, fused epilogues.
+  ConvCase a{1, 32, 7, 7, 40, 1, 1};
+  a.epilogue = "bias_relu6";
+  ConvCase b{1, 24, 10, 20, 36, 1, 1};
+  b.epilogue = "bn_residual_relu";
+  ConvCase c{2, 16, 4, 4, 24, 1, 1};
+  ConvCase d{1, 8, 3, 5, 16, 1, 1};
+  ConvCase e{2, 20, 7, 7, 33, 1, 1};
+  e.weights = "constant";
+  e.epilogue = "bn_relu";
+  for (const ConvCase& k : {a, b, c, d, e}) {
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+}
+
 TEST(ConvScheduleNumbersTest, ResNetLayerShapes) {
   // Two layers of issue 4 at their real sizes (the others differ only in
   // channel counts), so the tiles, edges and threads are the benchmark's.
