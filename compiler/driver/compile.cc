@@ -26,6 +26,7 @@
 #include "compiler/transform/dispatch_library.h"
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/pack_constant_weights.h"
+#include "compiler/transform/winograd_conv2d.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/writer/vmfb_writer.h"
 #ifdef KILN_HAVE_ONNX
@@ -111,6 +112,7 @@ const std::vector<std::string>& PassNames() {
       "bind-params",
       "decompose-ops",
       "dispatch-library",
+      "winograd-conv2d",
       "pack-constant-weights",
       "fold-constant",
       "canonicalize-bindings",
@@ -176,6 +178,9 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
   KILN_RETURN_IF_ERROR(run.Run("dispatch-library", &mod, [&](const ir::IRModule& m) {
     return transform::DispatchToLibraries(m, rules);
   }));
+  if (options.winograd) {
+    KILN_RETURN_IF_ERROR(run.Run("winograd-conv2d", &mod, transform::WinogradConv2d));
+  }
   KILN_RETURN_IF_ERROR(run.Run("pack-constant-weights", &mod, transform::PackConstantWeights));
   KILN_RETURN_IF_ERROR(run.Run("fold-constant", &mod, transform::FoldConstant));
   KILN_RETURN_IF_ERROR(run.Run("canonicalize-bindings", &mod, transform::CanonicalizeBindings));

@@ -40,6 +40,9 @@ struct CompileOptions {
   bool default_dispatch = true;
   // Fuse operator kernels (annotate-op-pattern, fuse-ops, fuse-tir).
   bool fuse = true;
+  // 3x3 stride-1 convolutions with constant weights as Winograd F(2x2, 3x3)
+  // (transform/winograd_conv2d.h).
+  bool winograd = true;
   // Upper bounds of symbolic variables for memory planning (--bound n=128);
   // they override a function's "tir_var_upper_bound" attribute.
   std::map<std::string, int64_t> upper_bounds;

@@ -41,6 +41,7 @@ const char kUsage[] =
     "  --matmul=tir|dnnl               generate matmul kernels (tir, default) or call oneDNN (dnnl)\n"
     "  --dispatch=RULES.yaml           send chosen conv2d / matmul calls to oneDNN by rules (docs/compiler.md)\n"
     "  --fuse=on|off                   fuse operator kernels (default on)\n"
+    "  --winograd=on|off               3x3 convolutions with constant weights as Winograd F(2x2,3x3) (default on)\n"
     "  --bound NAME=N                  upper bound of a symbolic variable for memory planning (repeatable)\n"
     "  --dim NAME=N[,NAME=N...]        fix a symbolic input dimension of an imported model (repeatable)\n"
     "  --report-memory                 print each function's planned memory to stderr\n"
@@ -57,7 +58,7 @@ const char kUsage[] =
 const std::vector<std::string>& OptionNames() {
   static const std::vector<std::string> names = {
       "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
-      "matmul", "dispatch", "fuse", "bound", "dim", "report-memory", "target", "cpu", "features", "O"};
+      "matmul", "dispatch", "fuse", "winograd", "bound", "dim", "report-memory", "target", "cpu", "features", "O"};
   return names;
 }
 // Options that may be given more than once (values accumulate).
@@ -145,6 +146,12 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
         return false;
       }
       options->fuse = IsTrue(value);
+    } else if (key == "winograd") {
+      if (!IsTrue(value) && !IsFalse(value)) {
+        error->message = "--winograd must be on or off, got '" + value + "'";
+        return false;
+      }
+      options->winograd = IsTrue(value);
     } else if (key == "bound") {
       for (const auto& v : kv.second) {
         Result<std::pair<std::string, int64_t>> b = memory::ParseBoundFlag(v);

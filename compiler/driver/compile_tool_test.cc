@@ -232,6 +232,11 @@ TEST(CompileTool, FuseAndBoundOptions) {
   ToolRun bad = RunTool({Mlp(), "--emit=relax", "--fuse=maybe"});
   EXPECT_EQ(bad.rc, 2);
   EXPECT_EQ(bad.err, "kiln-compile: --fuse must be on or off, got 'maybe'\n");
+  ToolRun bad_winograd = RunTool({Mlp(), "--emit=relax", "--winograd=2"});
+  EXPECT_EQ(bad_winograd.rc, 2);
+  EXPECT_EQ(bad_winograd.err, "kiln-compile: --winograd must be on or off, got '2'\n");
+  ToolRun off = RunTool({Mlp(), "--emit=relax", "--winograd=off"});
+  EXPECT_EQ(off.rc, 0) << off.err;
   ToolRun no_eq = RunTool({Mlp(), "--emit=relax", "--bound", "n"});
   EXPECT_EQ(no_eq.rc, 2);
   EXPECT_TRUE(Contains(no_eq.err, "kiln-compile: ")) << no_eq.err;
@@ -442,7 +447,7 @@ TEST(CompileTool, ConfigFileErrors) {
   ToolRun r = RunTool({Mlp(), "--config", yaml});
   EXPECT_EQ(r.rc, 2);
   EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
-                   "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, dispatch, fuse, bound, dim, "
+                   "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, dispatch, fuse, winograd, bound, dim, "
                    "report-memory, "
                    "target, cpu, features, O)\n");
   std::ofstream(yaml) << "matmul: cublas\n";

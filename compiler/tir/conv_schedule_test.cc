@@ -39,6 +39,9 @@ struct ConvCase {
   // packed: w is an argument already in kernel_layout "OIHW<block>o".
   std::string weights = "input";
   int64_t block = 8;
+  // The driver's winograd-conv2d pass (constant 3x3 weights); off, so that
+  // these tests reach the direct convolution schedule.
+  bool winograd = false;
 
   int64_t Ho() const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t Wo() const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
@@ -108,13 +111,15 @@ Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& d
 
 Result<IRModule> Parse(const std::string& source) { return text::ParseModule(source, "conv_test.relax"); }
 
-std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads, const params::ParamList& params) {
+std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads, const params::ParamList& params,
+                                          bool winograd) {
   Result<IRModule> mod = Parse(source);
   EXPECT_TRUE(mod.ok()) << mod.status().ToString();
   if (!mod.ok()) return nullptr;
   driver::CompileOptions options;
   options.num_threads_hint = threads;
   options.params = params;
+  options.winograd = winograd;
   Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, options);
   EXPECT_TRUE(program.ok()) << program.status().ToString();
   if (!program.ok()) return nullptr;
@@ -189,14 +194,16 @@ void CheckConv(const ConvCase& k, int threads) {
   // tiles, or (strided depthwise) by the window schedule, which unrolls the
   // 3 reduction loops of the 7-deep nest.
   params::ParamList bound = BoundWeights(k);
-  PrimFunc lowered = LowerConv(k, threads, bound);
-  ASSERT_NE(lowered, nullptr);
-  if (StridedDepthwise(k)) {
+  PrimFunc lowered = k.winograd ? nullptr : LowerConv(k, threads, bound);
+  ASSERT_TRUE(lowered != nullptr || k.winograd);
+  if (k.winograd) {
+    // Checked by WinogradNumbers: the conv2d is gone from the module.
+  } else if (StridedDepthwise(k)) {
     EXPECT_LT(MaxLoopDepth(lowered->body), 7);
   } else {
     EXPECT_GE(CountFma(lowered), 1);
   }
-  auto mod = Compile(ConvModule(k), threads, bound);
+  auto mod = Compile(ConvModule(k), threads, bound, k.winograd);
   ASSERT_NE(mod, nullptr);
   int64_t ho = k.Ho(), wo = k.Wo(), cg = k.c / k.groups, og = k.o / k.groups;
   std::vector<float> x = Random(k.n * k.c * k.h * k.w, 1), w = Weights(k),
@@ -278,6 +285,7 @@ PrimFunc LowerConv(const ConvCase& k, int threads, const params::ParamList& para
   driver::CompileOptions options;
   options.num_threads_hint = threads;
   options.params = params;
+  options.winograd = k.winograd;
   Result<IRModule> lowered = driver::LowerModule(*mod, options);
   EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
   if (!lowered.ok()) return nullptr;
@@ -629,6 +637,43 @@ TEST(ConvScheduleNumbersTest, ResNetLayerWithConstantWeights) {
   a.epilogue = "bn_residual_relu";
   a.weights = "constant";
   CheckConv(a, 2);
+}
+
+TEST(ConvScheduleNumbersTest, WinogradNumbers) {
+  // winograd-conv2d (transform/winograd_conv2d.h) through the whole driver:
+  // even and odd outputs (the last tile row / column half used), padding
+  // 1, none, and on one side only, a batch of 2, 16 input channels, and the
+  // epilogues that fuse into its output transform.
+  ConvCase a{1, 16, 24, 24, 24, 3, 3};
+  a.pt = a.pl = a.pb = a.pr = 1;
+  a.epilogue = "bn_residual_relu";
+  ConvCase b{2, 20, 19, 17, 16, 3, 3};
+  b.pt = b.pl = b.pb = b.pr = 1;
+  b.epilogue = "bn_relu";
+  ConvCase c{1, 32, 22, 21, 40, 3, 3};  // no padding: 20 x 19 outputs
+  c.epilogue = "bias_relu6";
+  ConvCase d{1, 16, 18, 18, 16, 3, 3};
+  d.pb = d.pr = 1;  // bottom/right only
+  for (ConvCase k : {a, b, c, d}) {
+    k.weights = "constant";
+    k.winograd = true;
+    params::ParamList bound = BoundWeights(k);
+    Result<IRModule> mod = Parse(ConvModule(k));
+    ASSERT_TRUE(mod.ok());
+    driver::CompileOptions options;
+    options.params = bound;
+    Result<IRModule> lowered = driver::LowerModule(*mod, options);
+    ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+    bool conv = false, winograd = false;
+    for (const ModuleEntry& e : lowered->entries) {
+      conv |= e.prim && e.name.find("conv2d") != std::string::npos;
+      winograd |= e.prim && e.name.find("winograd_output") != std::string::npos;
+    }
+    EXPECT_FALSE(conv) << k.Name();
+    EXPECT_TRUE(winograd) << k.Name();
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
 }
 
 }  // namespace

@@ -299,7 +299,13 @@ class KernelBuilder {
     std::reverse(batch_vals_.begin(), batch_vals_.end());
     lets.push_back({rb, mod(PrimExpr(t), rb_count)});
     lets.push_back({cb, mod(div(PrimExpr(t), rb_count), cb_count)});
-    lets.push_back({col0, PrimExpr(cb) * c(nr_)});
+    // A static N that is not a multiple of NR: the last column block moves
+    // back to end at N (overlapping the one before; those columns are
+    // computed twice and stored twice with the same values), so every tile
+    // runs the full-width kernel instead of a loop of run-time width.
+    bool overlap = ns && !cols_exact && *ns > nr_;
+    lets.push_back({col0, overlap ? MakeBinary(TirKind::kMin, PrimExpr(cb) * c(nr_), c(*ns - nr_))
+                                  : PrimExpr(cb) * c(nr_)});
 
     // Rows: a full tile, or one leftover row.
     auto rows_part = [&](int64_t width_static, PrimExpr width) {
@@ -314,7 +320,7 @@ class KernelBuilder {
       return Stmt(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt), full, one));
     };
     Stmt inner;
-    if (cols_exact) {
+    if (cols_exact || overlap) {
       inner = rows_part(nr_, c(nr_));
     } else {
       PrimExpr width = n_ - PrimExpr(col0);

@@ -15,8 +15,10 @@
 // acc[ii, :] = fma(A[row0 + ii, k], B[k, col0 : col0 + NR], acc[ii, :]) with
 // the column loop vectorized, so LLVM keeps acc in vector registers and the
 // inner loop is broadcast x vector FMAs. Rows that do not fill a tile run a
-// one-row kernel; a column block that does not fill NR runs a vectorized loop
-// of the remaining width; a one-row tile keeps 4 partial sums over
+// one-row kernel; with a static N above NR the last column block is moved
+// back to end at N (overlapping the previous one: a few columns computed and
+// stored twice, with equal values), with a symbolic N a column block that
+// does not fill NR runs a vectorized loop of the remaining width; a one-row tile keeps 4 partial sums over
 // interleaved k (enough independent FMAs) and adds them before the store.
 // Tiles (batch x column blocks x row blocks, rows fastest so consecutive
 // tiles share a panel of B) form one loop, parallel when num_threads_hint >= 2

@@ -117,8 +117,15 @@ TEST(MatmulScheduleTest, SmallWorkStaysSerialAndEdgesGetTheirKernels) {
   Buffer c2 = MakeBuffer("C", {PrimExpr(n), PrimExpr(100)}, DType::Float32());
   PrimFunc out2 = ScheduleMatmuls(Func(MatmulNest(a2, b2, c2, PrimExpr(n), 100, 64), {a2, b2, c2}), 8);
   EXPECT_EQ(As<ForNode>(out2->body)->for_kind, ForKind::kParallel);  // symbolic rows
-  // Full and one-row kernels, each for full and partial column blocks.
-  EXPECT_EQ(Count(out2).fma, 4);
+  // Full and one-row kernels; N = 100 is static, so the last column block
+  // ends at 100 (overlapping) and needs no partial-width kernel.
+  EXPECT_EQ(Count(out2).fma, 2);
+  // With a symbolic N the partial block gets its own kernels: 4.
+  Buffer b3 = MakeBuffer("B", {PrimExpr(64), PrimExpr(n)}, DType::Float32());
+  Buffer c3 = MakeBuffer("C", {PrimExpr(100), PrimExpr(n)}, DType::Float32());
+  Buffer a3 = MakeBuffer("A", {PrimExpr(100), PrimExpr(64)}, DType::Float32());
+  PrimFunc out3 = ScheduleMatmuls(Func(MatmulNest(a3, b3, c3, 100, PrimExpr(n), 64), {a3, b3, c3}), 8);
+  EXPECT_EQ(Count(out3).fma, 4);
 }
 
 TEST(MatmulScheduleTest, EpilogueIsFusedAndItsIntermediateDropped) {

@@ -135,6 +135,68 @@ bool MatchWindow(const Stmt& s, Window* w) {
   return true;
 }
 
+// Whether `e` holds a bounds test (if_then_else or select) whose condition
+// uses one of `vars`.
+bool HasTestOn(const PrimExpr& e, const std::unordered_set<const VarNode*>& vars) {
+  struct Finder : StmtExprVisitor {
+    const std::unordered_set<const VarNode*>* vars;
+    bool found = false;
+    void VisitExpr(const PrimExpr& x) override {
+      if (const auto* c = x.as<CallNode>()) {
+        if (c->op == "if_then_else" && c->args.size() == 3 && Uses(c->args[0], *vars)) found = true;
+      } else if (const auto* sel = x.as<SelectNode>()) {
+        if (Uses(sel->cond, *vars)) found = true;
+      }
+      if (!found) StmtExprVisitor::VisitExpr(x);
+    }
+  } f;
+  f.vars = &vars;
+  f.VisitExpr(e);
+  return f.found;
+}
+
+// A bounds-tested copy (pad, and anything lowering writes the same way): a
+// perfect nest whose body is S[.., s..] = f with a test on one of its two
+// innermost loops in f, f not reading S; a window of no taps. Other
+// elementwise nests are left to the default schedule.
+bool MatchTestedCopy(const Stmt& s, Window* w) {
+  Stmt body;
+  std::vector<const ForNode*> loops = PeelNest(s, &body);
+  std::vector<int64_t> ext;
+  for (const ForNode* f : loops) {
+    const int64_t* e = ConstInt(f->extent);
+    if (!IsZero(f->min) || e == nullptr || *e <= 0) return false;
+    ext.push_back(*e);
+  }
+  const auto* st = As<BufferStoreNode>(body);
+  if (loops.empty() || st == nullptr || st->buffer->dtype != DType::Float32() || !st->buffer->strides.empty()) {
+    return false;
+  }
+  const auto& idx = st->indices;
+  if (idx.size() < loops.size()) return false;
+  for (size_t d = 0; d < loops.size(); ++d)
+    if (!IsVar(idx[idx.size() - loops.size() + d], loops[d]->loop_var.get())) return false;
+  std::unordered_set<const VarNode*> nest_vars, inner;
+  for (const ForNode* f : loops) nest_vars.insert(f->loop_var.get());
+  for (size_t d = 0; d + loops.size() < idx.size(); ++d)
+    if (Uses(idx[d], nest_vars)) return false;
+  for (size_t d = loops.size() >= 2 ? loops.size() - 2 : 0; d < loops.size(); ++d) inner.insert(loops[d]->loop_var.get());
+  if (!HasTestOn(st->value, inner)) return false;
+  BufferRefs refs;
+  refs.VisitExpr(st->value);
+  if (refs.loads.count(st->buffer->data.get())) return false;
+  w->spatial = loops;
+  w->spatial_ext = ext;
+  w->taps.clear();
+  w->tap_ext.clear();
+  w->out = st->buffer;
+  w->idx = idx;
+  w->op = TirKind::kAdd;
+  w->init = PrimExpr();  // no reduction: the value is f itself
+  w->f = st->value;
+  return true;
+}
+
 // f at every tap, in the nest's iteration order (last tap loop fastest).
 std::vector<PrimExpr> TapValues(const Window& w) {
   std::vector<PrimExpr> out;
@@ -272,6 +334,7 @@ std::pair<int64_t, int64_t> InteriorRange(const std::vector<PrimExpr>& terms, co
 // the order, combine as a balanced tree: a chain of 9 NaN-propagating maxima
 // (compare, compare-unordered, mask or, blend each) was latency-bound.
 PrimExpr Combine(const Window& w, const std::vector<PrimExpr>& values) {
+  if (!w.init.defined()) return values[0];  // a tested copy: one value, no reduction
   if (w.op == TirKind::kAdd) {
     PrimExpr acc = w.init;
     for (const PrimExpr& v : values) acc = MakeBinary(w.op, acc, v);
@@ -380,7 +443,7 @@ class WindowRewriter : public StmtExprMutator {
   Stmt MutateStmt(const Stmt& s) override {
     if (As<ForNode>(s) != nullptr) {
       Window w;
-      if (MatchWindow(s, &w)) {
+      if (MatchWindow(s, &w) || MatchTestedCopy(s, &w)) {
         changed = true;
         return Rewrite(w);
       }

@@ -1,0 +1,97 @@
+// winograd-conv2d: which conv2d calls it rewrites and what it leaves alone.
+// The numbers of rewritten convolutions (through the whole driver, against
+// a double reference) are checked in compiler/tir/conv_schedule_test.cc
+// (WinogradNumbers).
+#include "compiler/transform/winograd_conv2d.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/relax/infer_struct_info.h"
+#include "compiler/text/text.h"
+#include "compiler/transform/bind_params.h"
+
+namespace kiln {
+namespace {
+
+std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
+
+std::string ConvModule(const std::string& x, const std::string& w, const std::string& attrs) {
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T(x) + ", w: " + T(w) +
+         "):\n        with R.dataflow():\n            gv = R.nn.conv2d(x, w" + attrs +
+         ")\n            R.output(gv)\n        return gv\n";
+}
+
+Tensor Ones(const std::vector<int64_t>& shape) {
+  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
+  for (int64_t i = 0; i < t.NumElements(); ++i) t.data<float>()[i] = 1.0f;
+  return t;
+}
+
+// The printed module after binding `w` (when bind_w) and the pass.
+std::string Rewrite(const std::string& source, const std::vector<int64_t>& w_shape, bool bind_w = true) {
+  Result<ir::IRModule> m = text::ParseModule(source, "conv.relax");
+  EXPECT_TRUE(m.ok()) << m.status().message();
+  if (!m.ok()) return "";
+  Result<ir::IRModule> n = relax::InferStructInfo(*m);
+  EXPECT_TRUE(n.ok()) << n.status().message();
+  if (!n.ok()) return "";
+  ir::IRModule mod = *n;
+  if (bind_w) {
+    Result<ir::IRModule> bound = transform::BindParams(mod, {{"w", Ones(w_shape)}});
+    EXPECT_TRUE(bound.ok()) << bound.status().message();
+    if (!bound.ok()) return "";
+    mod = *bound;
+  }
+  Result<ir::IRModule> out = transform::WinogradConv2d(mod);
+  EXPECT_TRUE(out.ok()) << out.status().message();
+  return out.ok() ? text::PrintModule(*out) : "";
+}
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(WinogradConv2d, ConstantThreeByThreeBecomesTransformsAndMatmul) {
+  std::string out = Rewrite(ConvModule("1, 16, 20, 20", "24, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {24, 16, 3, 3});
+  EXPECT_TRUE(Contains(out, "winograd_input_f2x3")) << out;
+  EXPECT_TRUE(Contains(out, "winograd_output_f2x3")) << out;
+  EXPECT_TRUE(Contains(out, "R.matmul(")) << out;
+  EXPECT_TRUE(Contains(out, "R.nn.pad(")) << out;
+  EXPECT_FALSE(Contains(out, "R.nn.conv2d(")) << out;
+  // 100 tiles of 2 x 2: the transformed input is (16, C, T).
+  EXPECT_TRUE(Contains(out, "R.Tensor((16, 16, 100)")) << out;
+  // No padding and an even output: no pad.
+  std::string nopad = Rewrite(ConvModule("1, 16, 22, 22", "16, 16, 3, 3", ""), {16, 16, 3, 3});
+  EXPECT_TRUE(Contains(nopad, "winograd_input_f2x3")) << nopad;
+  EXPECT_FALSE(Contains(nopad, "R.nn.pad(")) << nopad;
+}
+
+TEST(WinogradConv2d, OtherConvolutionsAreLeftAlone) {
+  struct Case {
+    const char* why;
+    std::string x, w, attrs;
+    std::vector<int64_t> w_shape;
+    bool bind = true;
+  };
+  const std::vector<Case> cases = {
+      {"stride 2", "1, 16, 40, 40", "16, 16, 3, 3", ", strides=[2, 2], padding=[1, 1, 1, 1]", {16, 16, 3, 3}},
+      {"dilation 2", "1, 16, 40, 40", "16, 16, 3, 3", ", dilation=[2, 2]", {16, 16, 3, 3}},
+      {"groups", "1, 16, 40, 40", "16, 8, 3, 3", ", groups=2", {16, 8, 3, 3}},
+      {"1x1 kernel", "1, 16, 40, 40", "16, 16, 1, 1", "", {16, 16, 1, 1}},
+      {"5x5 kernel", "1, 16, 40, 40", "16, 16, 5, 5", "", {16, 16, 5, 5}},
+      {"few input channels", "1, 3, 40, 40", "16, 3, 3, 3", "", {16, 3, 3, 3}},
+      {"few output channels", "1, 16, 40, 40", "8, 16, 3, 3", "", {8, 16, 3, 3}},
+      {"few tiles (7 x 7: 16)", "1, 64, 7, 7", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]", {64, 64, 3, 3}},
+      {"weight is an input", "1, 16, 40, 40", "16, 16, 3, 3", "", {16, 16, 3, 3}, false},
+      {"NHWC", "1, 40, 40, 16", "16, 16, 3, 3", ", data_layout=\"NHWC\", out_layout=\"NHWC\"", {16, 16, 3, 3}},
+  };
+  for (const Case& c : cases) {
+    std::string out = Rewrite(ConvModule(c.x, c.w, c.attrs), c.w_shape, c.bind);
+    EXPECT_TRUE(Contains(out, "R.nn.conv2d(")) << c.why << "\n" << out;
+    EXPECT_FALSE(Contains(out, "winograd")) << c.why << "\n" << out;
+  }
+}
+
+}  // namespace
+}  // namespace kiln
