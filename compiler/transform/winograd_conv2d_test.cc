@@ -82,7 +82,7 @@ TEST(WinogradConv2d, OtherConvolutionsAreLeftAlone) {
       {"5x5 kernel", "1, 16, 40, 40", "16, 16, 5, 5", "", {16, 16, 5, 5}},
       {"few input channels", "1, 3, 40, 40", "16, 3, 3, 3", "", {16, 3, 3, 3}},
       {"few output channels", "1, 16, 40, 40", "8, 16, 3, 3", "", {8, 16, 3, 3}},
-      {"few tiles (7 x 7: 16)", "1, 64, 7, 7", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]", {64, 64, 3, 3}},
+      {"few tiles (5 x 5: 9)", "1, 64, 5, 5", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]", {64, 64, 3, 3}},
       {"weight is an input", "1, 16, 40, 40", "16, 16, 3, 3", "", {16, 16, 3, 3}, false},
       {"NHWC", "1, 40, 40, 16", "16, 16, 3, 3", ", data_layout=\"NHWC\", out_layout=\"NHWC\"", {16, 16, 3, 3}},
   };
