@@ -531,6 +531,9 @@ TEST(ConvScheduleTest, PointwiseConvReadsItsInputInPlace) {
   Census c = Count(LowerConv(k, 2));
   EXPECT_FALSE(Allocates(c, "_padded"));
   EXPECT_FALSE(Allocates(c, "_band"));
+  // Flat write-back: the accumulators go straight to the output, with no
+  // tile copy for the row-segment arithmetic.
+  EXPECT_FALSE(Allocates(c, "tile"));
   ConvCase strided = k;
   strided.sh = strided.sw = 2;
   EXPECT_TRUE(Allocates(Count(LowerConv(strided, 2)), "_padded"));
