@@ -53,16 +53,6 @@ Stmt VectorLoop(const std::string& name, const PrimExpr& extent, const std::func
   return MakeFor(x, extent, ForKind::kVectorized, body(PrimExpr(x)));
 }
 
-// The terms of a conjunction.
-void Conjuncts(const PrimExpr& e, std::vector<PrimExpr>* out) {
-  if (const auto* a = e.as<AndNode>()) {
-    Conjuncts(a->a, out);
-    Conjuncts(a->b, out);
-  } else {
-    out->push_back(e);
-  }
-}
-
 // The value of `e` with the given variables set to constants, when it folds.
 std::optional<int64_t> EvalAt(const PrimExpr& e, const std::vector<std::pair<const VarNode*, int64_t>>& at) {
   VarMap map;
@@ -170,19 +160,7 @@ bool MatchConv(const Stmt& s, ConvNest* m) {
   const auto* update = As<BufferStoreNode>(seq->seq[1]);
   if (guard == nullptr || guard->else_case || update == nullptr) return false;
   // The init guard: every reduction variable of extent > 1 compared to 0.
-  std::vector<PrimExpr> terms;
-  Conjuncts(guard->cond, &terms);
-  std::unordered_set<const VarNode*> zeroed;
-  for (const PrimExpr& t : terms) {
-    const auto* eq = t.as<EQNode>();
-    if (eq == nullptr || !IsZero(eq->b)) return false;
-    bool found = false;
-    for (size_t d = 4; d < 7; ++d) found |= IsVar(eq->a, L[d]->loop_var.get());
-    if (!found) return false;
-    zeroed.insert(static_cast<const VarNode*>(eq->a.get()));
-  }
-  for (size_t d = 4; d < 7; ++d)
-    if (ext[d] > 1 && !zeroed.count(L[d]->loop_var.get())) return false;
+  if (!IsInitGuard(guard->cond, L, 4)) return false;
   const auto* init = As<BufferStoreNode>(guard->then_case);
   if (init == nullptr || init->buffer != update->buffer || !IsFloatZero(init->value)) return false;
   m->out = update->buffer;
@@ -584,7 +562,14 @@ class ConvKernel {
     int64_t pack_tasks = cv_.n * cv_.ch * pieces;
     pack = MakeFor(p, I64(pack_tasks), par && pack_tasks >= 2 ? ForKind::kParallel : ForKind::kSerial, pack);
 
-    // Tiles: column tiles fastest, then row blocks, groups, batch.
+    return std::make_shared<AllocateNode>(q_, Seq({pack, TileLoop(-1)}));
+  }
+
+  // One loop over (image, group, row block, column tile), column tiles
+  // fastest, over the whole packed input q_. last_col >= 0: no column tile
+  // starts after last_col (BuildDirect: the last one is moved back to end at
+  // H * W, and own0_ holds where it would have started).
+  Stmt TileLoop(int64_t last_col) {
     int64_t rb_count = full_ + rem_;
     int64_t count = cv_.n * cv_.groups * rb_count * jt_;
     Var t = MakeVar("tile");
@@ -599,16 +584,20 @@ class ConvKernel {
     };
     Var rb = MakeVar("rb");
     PrimExpr tt(t);
-    std::vector<std::pair<Var, PrimExpr>> lets = {
-        {col0_, Mod(tt, I64(jt_)) * I64(nr_)},
-        {rb, Mod(Div(tt, I64(jt_)), I64(rb_count))},
-        {grp_, Mod(Div(tt, I64(jt_ * rb_count)), I64(cv_.groups))},
-        {nn_, Div(tt, I64(jt_ * rb_count * cv_.groups))},
-    };
+    PrimExpr start = Mod(tt, I64(jt_)) * I64(nr_);
+    std::vector<std::pair<Var, PrimExpr>> lets;
+    if (last_col >= 0) {
+      own0_ = MakeVar("own0");
+      lets = {{own0_, start}, {col0_, Min(PrimExpr(own0_), I64(last_col))}};
+    } else {
+      lets = {{col0_, start}};
+    }
+    lets.push_back({rb, Mod(Div(tt, I64(jt_)), I64(rb_count))});
+    lets.push_back({grp_, Mod(Div(tt, I64(jt_ * rb_count)), I64(cv_.groups))});
+    lets.push_back({nn_, Div(tt, I64(jt_ * rb_count * cv_.groups))});
     Stmt inner = RowBlocks(rb);
     for (size_t l = lets.size(); l-- > 0;) inner = std::make_shared<LetStmtNode>(lets[l].first, lets[l].second, inner);
-    Stmt tiles = MakeFor(t, I64(count), ParallelWork(count) ? ForKind::kParallel : ForKind::kSerial, inner);
-    return std::make_shared<AllocateNode>(q_, Seq({pack, tiles}));
+    return MakeFor(t, I64(count), ParallelWork(count) ? ForKind::kParallel : ForKind::kSerial, inner);
   }
   // Pointwise convolutions (direct_): no packing; Q is a view of the input
   // as [N, C, 1, H * W] (the same memory). Tiles: column tiles fastest (a
@@ -621,31 +610,7 @@ class ConvKernel {
     auto view = std::make_shared<BufferNode>(*cv_.data);
     view->shape = {I64(cv_.n), I64(cv_.ch), I64(1), I64(hw)};
     q_ = view;
-    int64_t rb_count = full_ + rem_;
-    int64_t count = cv_.n * cv_.groups * rb_count * jt_;
-    Var t = MakeVar("tile"), own = MakeVar("own0");
-    nn_ = MakeVar("n");
-    grp_ = MakeVar("g");
-    col0_ = MakeVar("col0");
-    qcol0_ = col0_;
-    own0_ = own;
-    yend_ = I64(cv_.ho);
-    q_index_ = [this](const PrimExpr& c, const PrimExpr& phase, const PrimExpr& pos) {
-      PrimExpr chan = cv_.groups == 1 ? c : PrimExpr(grp_) * I64(cv_.ki) + c;
-      return std::vector<PrimExpr>{PrimExpr(nn_), chan, phase, pos};
-    };
-    Var rb = MakeVar("rb");
-    PrimExpr tt(t);
-    std::vector<std::pair<Var, PrimExpr>> lets = {
-        {own, Mod(tt, I64(jt_)) * I64(nr_)},
-        {col0_, Min(PrimExpr(own), I64(hw - nr_))},
-        {rb, Mod(Div(tt, I64(jt_)), I64(rb_count))},
-        {grp_, Mod(Div(tt, I64(jt_ * rb_count)), I64(cv_.groups))},
-        {nn_, Div(tt, I64(jt_ * rb_count * cv_.groups))},
-    };
-    Stmt inner = RowBlocks(rb);
-    for (size_t l = lets.size(); l-- > 0;) inner = std::make_shared<LetStmtNode>(lets[l].first, lets[l].second, inner);
-    return MakeFor(t, I64(count), ParallelWork(count) ? ForKind::kParallel : ForKind::kSerial, inner);
+    return TileLoop(hw - nr_);
   }
 
   // rows x NR grid, rows unrolled and columns vectorized.

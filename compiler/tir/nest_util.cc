@@ -58,6 +58,34 @@ void BufferRefs::VisitStmt(const Stmt& s) {
   StmtExprVisitor::VisitStmt(s);
 }
 
+void Conjuncts(const PrimExpr& e, std::vector<PrimExpr>* out) {
+  if (const auto* a = e.as<AndNode>()) {
+    Conjuncts(a->a, out);
+    Conjuncts(a->b, out);
+  } else {
+    out->push_back(e);
+  }
+}
+
+bool IsInitGuard(const PrimExpr& cond, const std::vector<const ForNode*>& loops, size_t first) {
+  std::vector<PrimExpr> terms;
+  Conjuncts(cond, &terms);
+  std::unordered_set<const VarNode*> zeroed;
+  for (const PrimExpr& t : terms) {
+    const auto* eq = t.as<EQNode>();
+    if (eq == nullptr || !IsZero(eq->b)) return false;
+    bool found = false;
+    for (size_t d = first; d < loops.size(); ++d) found |= IsVar(eq->a, loops[d]->loop_var.get());
+    if (!found) return false;
+    zeroed.insert(static_cast<const VarNode*>(eq->a.get()));
+  }
+  for (size_t d = first; d < loops.size(); ++d) {
+    const int64_t* ext = ConstInt(loops[d]->extent);
+    if ((ext == nullptr || *ext > 1) && !zeroed.count(loops[d]->loop_var.get())) return false;
+  }
+  return true;
+}
+
 int BufferRefs::Refs(const VarNode* v) const {
   auto l = loads.find(v);
   auto s = stores.find(v);

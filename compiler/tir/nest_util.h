@@ -63,6 +63,14 @@ class ReplaceLoads : public StmtExprMutator {
   ir::PrimExpr with_;
 };
 
+// The terms of a conjunction (a && b && ..., any nesting).
+void Conjuncts(const ir::PrimExpr& e, std::vector<ir::PrimExpr>* out);
+
+// Whether `cond` is a reduction's init guard over loops[first..]: a
+// conjunction of `v == 0` terms, each v one of those loops' variables, that
+// names every one of them of extent > 1 (a loop of extent 1 may be left out).
+bool IsInitGuard(const ir::PrimExpr& cond, const std::vector<const ir::ForNode*>& loops, size_t first);
+
 // The loops of a perfect nest, outermost first; *body gets the statement
 // inside the innermost one.
 std::vector<const ir::ForNode*> PeelNest(const ir::Stmt& s, ir::Stmt* body);

@@ -32,15 +32,6 @@ struct Window {
   PrimExpr init, f;
 };
 
-void Conjuncts(const PrimExpr& e, std::vector<PrimExpr>* out) {
-  if (const auto* a = e.as<AndNode>()) {
-    Conjuncts(a->a, out);
-    Conjuncts(a->b, out);
-  } else {
-    out->push_back(e);
-  }
-}
-
 bool SameIndex(const PrimExpr& a, const PrimExpr& b) {
   if (a.get() == b.get()) return true;
   const int64_t *ca = ConstInt(a), *cb = ConstInt(b);
@@ -90,20 +81,9 @@ bool MatchWindow(const Stmt& s, Window* w) {
   for (size_t d = 0; d < idx.size(); ++d)
     if (!SameIndex(init->indices[d], idx[d])) return false;
   // The guard: every tap loop of extent > 1 compared to 0, nothing else.
-  std::vector<PrimExpr> terms;
-  Conjuncts(guard->cond, &terms);
-  std::unordered_set<const VarNode*> zeroed;
-  for (const PrimExpr& t : terms) {
-    const auto* eq = t.as<EQNode>();
-    if (eq == nullptr || !IsZero(eq->b)) return false;
-    bool tap = false;
-    for (size_t d = m; d < loops.size(); ++d) tap |= IsVar(eq->a, loops[d]->loop_var.get());
-    if (!tap) return false;
-    zeroed.insert(static_cast<const VarNode*>(eq->a.get()));
-  }
+  if (!IsInitGuard(guard->cond, loops, m)) return false;
   int64_t taps = 1;
   for (size_t d = m; d < loops.size(); ++d) {
-    if (ext[d] > 1 && !zeroed.count(loops[d]->loop_var.get())) return false;
     taps *= ext[d];
     if (taps > kMaxWindowTaps) return false;
   }

@@ -10,36 +10,12 @@
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/relax/te_builder.h"
 #include "compiler/tir/conv_schedule.h"
+#include "compiler/transform/conv_rewrite_util.h"
 #include "compiler/transform/expr_mutator.h"
 
 namespace kiln {
 namespace transform {
 namespace {
-
-// The string attribute `name`, or `dflt` when absent.
-std::string StringAttr(const ir::AttrMap& attrs, const char* name, const std::string& dflt) {
-  auto it = attrs.find(name);
-  if (it == attrs.end() || it->second.kind == ir::AttrValue::Kind::kNone) return dflt;
-  return it->second.kind == ir::AttrValue::Kind::kString ? it->second.s : "?";
-}
-
-int64_t IntAttr(const ir::AttrMap& attrs, const char* name, int64_t dflt) {
-  auto it = attrs.find(name);
-  return it != attrs.end() && it->second.kind == ir::AttrValue::Kind::kInt ? it->second.i : dflt;
-}
-
-// The static float32 shape of `e`, or false.
-bool StaticF32(const ir::Expr& e, std::vector<int64_t>* shape) {
-  const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
-  if (!t || !t->has_shape || !t->has_dtype || t->dtype != DType::Float32()) return false;
-  shape->clear();
-  for (const auto& d : t->shape) {
-    auto c = relax::ConstDim(d);
-    if (!c) return false;
-    shape->push_back(*c);
-  }
-  return true;
-}
 
 // The PrimFunc W[O, I, KH, KW] -> P[O / b, I, KH, KW, b],
 // P[ob, i, ky, kx, l] = W[ob * b + l, i, ky, kx].
@@ -101,13 +77,7 @@ class Packer : public ExprMutator {
     const ir::Expr& w = call.args[1];
     std::vector<int64_t> ws, xs;
     if (!IsConstant(w) || !StaticF32(w, &ws) || ws.size() != 4 || !StaticF32(call.args[0], &xs)) return false;
-    if (StringAttr(call.attrs, "data_layout", "NCHW") != "NCHW" ||
-        StringAttr(call.attrs, "kernel_layout", "OIHW") != "OIHW" ||
-        StringAttr(call.attrs, "out_layout", "NCHW") != "NCHW") {
-      return false;
-    }
-    std::string out_dtype = StringAttr(call.attrs, "out_dtype", "");
-    if (!out_dtype.empty() && out_dtype != "void" && out_dtype != "float32") return false;
+    if (!DefaultConvLayoutsF32(call.attrs)) return false;
     const int64_t block = tir::kConvWeightBlock;
     int64_t groups = IntAttr(call.attrs, "groups", 1);
     if (groups <= 0 || ws[0] % groups != 0 || (ws[0] / groups) % block != 0) return false;
@@ -161,23 +131,7 @@ class Packer : public ExprMutator {
 
 }  // namespace
 
-Result<ir::IRModule> PackConstantWeights(const ir::IRModule& mod) {
-  ir::IRModule out = mod;
-  bool changed = false;
-  size_t count = out.entries.size();  // the packing kernels are appended
-  for (size_t i = 0; i < count; ++i) {
-    if (!out.entries[i].relax) continue;
-    ir::Function f = out.entries[i].relax;
-    Packer packer(&out);
-    ir::Function g = packer.VisitFunction(f);
-    KILN_RETURN_IF_ERROR(packer.status);
-    changed |= g != f;
-    out.entries[i].relax = g;
-  }
-  if (!changed) return out;
-  // The new bindings need struct info.
-  return relax::InferStructInfo(out);
-}
+Result<ir::IRModule> PackConstantWeights(const ir::IRModule& mod) { return RewriteRelaxFunctions<Packer>(mod); }
 
 }  // namespace transform
 }  // namespace kiln

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "compiler/ir/op_pattern.h"
-#include "compiler/relax/infer_struct_info.h"
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/relax/te_builder.h"
+#include "compiler/transform/conv_rewrite_util.h"
 #include "compiler/transform/expr_mutator.h"
 
 namespace kiln {
@@ -44,49 +44,6 @@ PrimExpr SignedSum(const std::vector<std::pair<int, PrimExpr>>& terms) {
     }
   }
   return acc;
-}
-
-std::string StringAttr(const ir::AttrMap& attrs, const char* name, const std::string& dflt) {
-  auto it = attrs.find(name);
-  if (it == attrs.end() || it->second.kind == ir::AttrValue::Kind::kNone) return dflt;
-  return it->second.kind == ir::AttrValue::Kind::kString ? it->second.s : "?";
-}
-
-// An int or int-list attribute expanded to n values (one value repeats).
-bool IntsAttr(const ir::AttrMap& attrs, const char* name, size_t n, int64_t dflt, std::vector<int64_t>* out) {
-  auto it = attrs.find(name);
-  out->assign(n, dflt);
-  if (it == attrs.end() || it->second.kind == ir::AttrValue::Kind::kNone) return true;
-  std::vector<int64_t> v;
-  if (it->second.kind == ir::AttrValue::Kind::kInt) {
-    v = {it->second.i};
-  } else if (it->second.kind == ir::AttrValue::Kind::kIntList) {
-    v = it->second.ints;
-  } else {
-    return false;
-  }
-  if (v.size() == 1) {
-    out->assign(n, v[0]);
-  } else if (v.size() == n) {
-    *out = v;
-  } else if (n == 4 && v.size() == 2) {  // padding (h, w): both sides
-    *out = {v[0], v[1], v[0], v[1]};
-  } else {
-    return false;
-  }
-  return true;
-}
-
-bool StaticF32(const ir::Expr& e, std::vector<int64_t>* shape) {
-  const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
-  if (!t || !t->has_shape || !t->has_dtype || t->dtype != DType::Float32()) return false;
-  shape->clear();
-  for (const auto& d : t->shape) {
-    auto c = relax::ConstDim(d);
-    if (!c) return false;
-    shape->push_back(*c);
-  }
-  return true;
 }
 
 std::vector<PrimExpr> Dims(const std::vector<int64_t>& v) {
@@ -261,13 +218,7 @@ class Rewriter : public ExprMutator {
     if (wk == nullptr || !StaticF32(w, &ws) || ws.size() != 4 || ws[2] != 3 || ws[3] != 3) return false;
     if (!StaticF32(call.args[0], &xs) || xs.size() != 4 || xs[1] != ws[1]) return false;
     if (wk->data.dtype() != DType::Float32() || wk->data.NumElements() != ws[0] * ws[1] * 9) return false;
-    if (StringAttr(call.attrs, "data_layout", "NCHW") != "NCHW" ||
-        StringAttr(call.attrs, "kernel_layout", "OIHW") != "OIHW" ||
-        StringAttr(call.attrs, "out_layout", "NCHW") != "NCHW") {
-      return false;
-    }
-    std::string out_dtype = StringAttr(call.attrs, "out_dtype", "");
-    if (!out_dtype.empty() && out_dtype != "void" && out_dtype != "float32") return false;
+    if (!DefaultConvLayoutsF32(call.attrs)) return false;
     std::vector<int64_t> strides, dilation, pad, groups;
     if (!IntsAttr(call.attrs, "strides", 2, 1, &strides) || !IntsAttr(call.attrs, "dilation", 2, 1, &dilation) ||
         !IntsAttr(call.attrs, "padding", 4, 0, &pad) || !IntsAttr(call.attrs, "groups", 1, 1, &groups)) {
@@ -358,23 +309,7 @@ class Rewriter : public ExprMutator {
 
 }  // namespace
 
-Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod) {
-  ir::IRModule out = mod;
-  bool changed = false;
-  size_t count = out.entries.size();  // the transform kernels are appended
-  for (size_t i = 0; i < count; ++i) {
-    if (!out.entries[i].relax) continue;
-    ir::Function f = out.entries[i].relax;
-    Rewriter rewriter(&out);
-    ir::Function g = rewriter.VisitFunction(f);
-    KILN_RETURN_IF_ERROR(rewriter.status);
-    changed |= g != f;
-    out.entries[i].relax = g;
-  }
-  if (!changed) return out;
-  // The new bindings need struct info.
-  return relax::InferStructInfo(out);
-}
+Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod) { return RewriteRelaxFunctions<Rewriter>(mod); }
 
 }  // namespace transform
 }  // namespace kiln

@@ -1,0 +1,65 @@
+#include "compiler/transform/conv_rewrite_util.h"
+
+#include "compiler/relax/struct_info_util.h"
+
+namespace kiln {
+namespace transform {
+
+std::string StringAttr(const ir::AttrMap& attrs, const char* name, const std::string& dflt) {
+  auto it = attrs.find(name);
+  if (it == attrs.end() || it->second.kind == ir::AttrValue::Kind::kNone) return dflt;
+  return it->second.kind == ir::AttrValue::Kind::kString ? it->second.s : "?";
+}
+
+int64_t IntAttr(const ir::AttrMap& attrs, const char* name, int64_t dflt) {
+  auto it = attrs.find(name);
+  return it != attrs.end() && it->second.kind == ir::AttrValue::Kind::kInt ? it->second.i : dflt;
+}
+
+bool IntsAttr(const ir::AttrMap& attrs, const char* name, size_t n, int64_t dflt, std::vector<int64_t>* out) {
+  auto it = attrs.find(name);
+  out->assign(n, dflt);
+  if (it == attrs.end() || it->second.kind == ir::AttrValue::Kind::kNone) return true;
+  std::vector<int64_t> v;
+  if (it->second.kind == ir::AttrValue::Kind::kInt) {
+    v = {it->second.i};
+  } else if (it->second.kind == ir::AttrValue::Kind::kIntList) {
+    v = it->second.ints;
+  } else {
+    return false;
+  }
+  if (v.size() == 1) {
+    out->assign(n, v[0]);
+  } else if (v.size() == n) {
+    *out = v;
+  } else if (n == 4 && v.size() == 2) {
+    *out = {v[0], v[1], v[0], v[1]};
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool StaticF32(const ir::Expr& e, std::vector<int64_t>* shape) {
+  const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
+  if (!t || !t->has_shape || !t->has_dtype || t->dtype != DType::Float32()) return false;
+  shape->clear();
+  for (const auto& d : t->shape) {
+    auto c = relax::ConstDim(d);
+    if (!c) return false;
+    shape->push_back(*c);
+  }
+  return true;
+}
+
+bool DefaultConvLayoutsF32(const ir::AttrMap& attrs) {
+  if (StringAttr(attrs, "data_layout", "NCHW") != "NCHW" || StringAttr(attrs, "kernel_layout", "OIHW") != "OIHW" ||
+      StringAttr(attrs, "out_layout", "NCHW") != "NCHW") {
+    return false;
+  }
+  std::string out_dtype = StringAttr(attrs, "out_dtype", "");
+  return out_dtype.empty() || out_dtype == "void" || out_dtype == "float32";
+}
+
+}  // namespace transform
+}  // namespace kiln

@@ -1,0 +1,59 @@
+// Helpers of the passes that rewrite R.nn.conv2d calls with constant
+// weights (pack-constant-weights, winograd-conv2d): attribute reads with
+// TVM's defaults, static shapes, and the driver loop over a module's Relax
+// functions.
+#ifndef KILN_COMPILER_TRANSFORM_CONV_REWRITE_UTIL_H_
+#define KILN_COMPILER_TRANSFORM_CONV_REWRITE_UTIL_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/module.h"
+#include "compiler/ir/relax.h"
+#include "compiler/relax/infer_struct_info.h"
+#include "runtime/status.h"
+
+namespace kiln {
+namespace transform {
+
+// The string attribute `name`, `dflt` when absent or None, "?" when not a string.
+std::string StringAttr(const ir::AttrMap& attrs, const char* name, const std::string& dflt);
+// The int attribute `name`, `dflt` when absent or not an int.
+int64_t IntAttr(const ir::AttrMap& attrs, const char* name, int64_t dflt);
+// An int or int-list attribute as n values: one value repeats, n values
+// stay, and for n == 4 two values (h, w) mean both sides; `dflt` each when
+// absent. False for any other form.
+bool IntsAttr(const ir::AttrMap& attrs, const char* name, size_t n, int64_t dflt, std::vector<int64_t>* out);
+// The static float32 shape of `e`, or false.
+bool StaticF32(const ir::Expr& e, std::vector<int64_t>* shape);
+// conv2d's layouts are the defaults (NCHW data and output, OIHW kernel) and
+// its out_dtype is none or float32.
+bool DefaultConvLayoutsF32(const ir::AttrMap& attrs);
+
+// Runs a fresh `Rewriter(&out)` (an ExprMutator with a Status `status`)
+// over each Relax function of `mod`; the PrimFuncs it adds to `out` are
+// appended after them. Re-infers struct info when anything changed.
+template <typename Rewriter>
+Result<ir::IRModule> RewriteRelaxFunctions(const ir::IRModule& mod) {
+  ir::IRModule out = mod;
+  bool changed = false;
+  size_t count = out.entries.size();  // kernels the rewriters add are appended
+  for (size_t i = 0; i < count; ++i) {
+    if (!out.entries[i].relax) continue;
+    ir::Function f = out.entries[i].relax;
+    Rewriter rewriter(&out);
+    ir::Function g = rewriter.VisitFunction(f);
+    KILN_RETURN_IF_ERROR(rewriter.status);
+    changed |= g != f;
+    out.entries[i].relax = g;
+  }
+  if (!changed) return out;
+  // The new bindings need struct info.
+  return relax::InferStructInfo(out);
+}
+
+}  // namespace transform
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TRANSFORM_CONV_REWRITE_UTIL_H_
