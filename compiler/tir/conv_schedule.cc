@@ -387,7 +387,14 @@ class ConvKernel {
     // row width rounded up to 16 (at most 64, then several column tiles).
     if (cv_.opg == 1 && wq_ >= 12) {
       nr_ = static_cast<int>(std::min<int64_t>(64, (wq_ + 15) / 16 * 16));
-      srows_ = nr_ == 16 ? 8 : nr_ == 32 ? 6 : 4;  // 8 to 16 accumulators
+      // 8 to 16 accumulators; fewer rows when that computes fewer rows past
+      // the band's end (14 rows: 2 tiles of 7, not 2 of 8). Each tile also
+      // loads its offa_max halo rows.
+      int64_t most = nr_ == 16 ? 8 : nr_ == 32 ? 6 : 4;
+      srows_ = most;
+      auto cost = [&](int64_t s) { return CeilDiv(rows, s) * (s + offa_max_); };
+      for (int64_t s = most - 1; s >= (most + 1) / 2; --s)
+        if (cost(s) < cost(srows_)) srows_ = s;
       band_len_ = std::max(band_len_, (CeilDiv(rows, srows_) * srows_ + offa_max_) * wq_ +
                                           CeilDiv(wq_, nr_) * nr_ + offb_max_);
     }
@@ -513,6 +520,8 @@ class ConvKernel {
     Stmt tiles;
     if (srows_ > 0) {
       Var o0 = MakeVar("o0");
+      tile_y_ = PrimExpr(y0) + PrimExpr(rb) * I64(srows_);
+      tile_x_ = PrimExpr(ct) * I64(nr_);
       Stmt inner = std::make_shared<LetStmtNode>(o0, PrimExpr(grp_), Tile(o0, static_cast<int>(srows_), true));
       inner = std::make_shared<LetStmtNode>(col0_, PrimExpr(y0) * I64(wq_) + PrimExpr(qcol0_), inner);
       inner = std::make_shared<LetStmtNode>(qcol0_, PrimExpr(rb) * I64(srows_ * wq_) + PrimExpr(ct) * I64(nr_), inner);
@@ -691,6 +700,11 @@ class ConvKernel {
     if (direct_ && !spatial) {
       if (Stmt flat = FlatWriteBack(acc, o0, rows)) return std::make_shared<AllocateNode>(acc, Seq({zero, taps, flat}));
     }
+    if (spatial) {
+      if (Stmt by_row = RowWriteBack(acc, o0, rows)) {
+        return std::make_shared<AllocateNode>(acc, Seq({zero, taps, by_row}));
+      }
+    }
     return std::make_shared<AllocateNode>(
         acc, Seq({zero, taps, std::make_shared<AllocateNode>(tmp, Seq({copy, WriteBack(tmp, o0, rows, spatial)}))}));
   }
@@ -760,6 +774,53 @@ class ConvKernel {
     return MakeFor(ii, I64(rows), ForKind::kUnrolled, MakeFor(jj, I64(nr_), ForKind::kVectorized, store));
   }
 
+  // Depthwise tiles of output rows (spatial): tile row ii is output row
+  // tile_y_ + ii, its column jj output column tile_x_ + jj, so every store
+  // has static accumulator indices and a static width (NR, or what is left
+  // of the row in its last column tile); rows past the band's end are not
+  // stored. No copy of the accumulators and none of WriteBack's per-row
+  // segment arithmetic, which on 384 channels at 14^2 cost more than the
+  // FMAs. Null when the last column tile of a row holds no output column.
+  Stmt RowWriteBack(const Buffer& acc, const Var& o0, int rows) {
+    int64_t ncol = CeilDiv(wq_, nr_);
+    int64_t last_w = cv_.wo - (ncol - 1) * nr_;
+    if (last_w <= 0 || last_w > nr_) return nullptr;
+    Var ii = MakeVar("ii_out");
+    PrimExpr y = tile_y_ + PrimExpr(ii);
+    auto row_store = [&](int64_t width) {
+      Var xx = MakeVar("xx");
+      std::vector<PrimExpr> point = {PrimExpr(nn_), PrimExpr(o0), y, tile_x_ + PrimExpr(xx)};
+      PrimExpr v = Load(acc, {PrimExpr(ii), PrimExpr(xx)});
+      Buffer dst = cv_.out;
+      std::vector<PrimExpr> idx = point;
+      for (const Stage& e : stages_) {
+        VarMap map;
+        for (size_t d = 0; d < 4; ++d) map[e.loops[d]->loop_var.get()] = point[d];
+        v = Substitute(ReplaceLoads(e.src->data.get(), v).MutateExpr(e.value), map);
+        dst = e.dst;
+        idx.clear();
+        for (const PrimExpr& d : e.dst_idx) idx.push_back(Substitute(d, map));
+      }
+      return MakeFor(xx, I64(width), ForKind::kVectorized, Store(dst, v, idx));
+    };
+    Stmt row = row_store(last_w);
+    if (last_w < nr_ && ncol > 1) {
+      row = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLE, tile_x_ + I64(nr_), I64(cv_.wo)),
+                                             row_store(nr_), row);
+    } else if (last_w < nr_) {
+      // One column tile per row, wider than the row: when the next output
+      // row is this tile's too, the row is stored whole, its last NR - Wo
+      // lanes landing on the next row's first columns, which the next row's
+      // store then overwrites (in bounds: that row exists). Only the band's
+      // last row is stored Wo wide. With every row stored Wo wide, LLVM
+      // dropped the dead lanes and split the accumulators into 8 + 4 + 2
+      // lanes (14 columns), loads and FMAs included.
+      row = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, y + I64(1), yend_), row_store(nr_), row);
+    }
+    row = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, y, yend_), row, nullptr);
+    return MakeFor(ii, I64(rows), ForKind::kUnrolled, row);
+  }
+
   // For each row, the output rows y the tile's columns [col0, col0 + NR)
   // cover, and in each the valid x segment: D[n, o, y, x] = f(tile[ii, y*wq + x - col0]).
   Stmt WriteBack(const Buffer& tmp, const Var& o0, int rows, bool spatial) {
@@ -825,6 +886,8 @@ class ConvKernel {
   int64_t srows_ = 0;  // output rows per depthwise tile; 0: tiles of channels
   bool direct_ = false;  // pointwise: tiles read the input in place (BuildDirect)
   Var own0_;             // set by BuildDirect: the first column a tile writes
+  // Depthwise row tiles (srows_ > 0): the tile's first output row and column.
+  PrimExpr tile_y_, tile_x_;
   Buffer q_;
   // Image, group, and the tile's first flat column: in the output (col0_)
   // and in the packed buffer (qcol0_; the same without bands).

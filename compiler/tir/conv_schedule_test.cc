@@ -498,7 +498,19 @@ TEST(ConvScheduleNumbersTest, DepthwiseBands) {
   c.sh = c.sw = 2;
   c.pt = c.pl = c.pb = c.pr = 1;
   c.epilogue = "bias_relu6";
-  for (const ConvCase& k : {a, b, c}) {
+  // Rows stored whole (their last lanes spill into the next row, which is
+  // stored next) except a band's last row, with a residual read at the
+  // spilled columns too: rows of 14 in 16-column tiles, 4 bands.
+  ConvCase d{1, 3, 100, 14, 3, 3, 3};
+  d.groups = 3;
+  d.pt = d.pl = d.pb = d.pr = 1;
+  d.epilogue = "bn_residual_relu";
+  // Two column tiles per row, the second holding 6 output columns.
+  ConvCase e{1, 2, 30, 70, 2, 3, 3};
+  e.groups = 2;
+  e.pt = e.pl = e.pb = e.pr = 1;
+  e.epilogue = "bn_residual_relu";
+  for (const ConvCase& k : {a, b, c, d, e}) {
     Census census = Count(LowerConv(k, 2));
     EXPECT_EQ(Allocates(census, "_band"), !StridedDepthwise(k)) << k.Name();
     CheckConv(k, 1);
