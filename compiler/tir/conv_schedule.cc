@@ -338,14 +338,23 @@ class ConvKernel {
     for (const Shape& sh : shapes) {
       int mr = static_cast<int>(std::min<int64_t>(sh.mr, cv.opg));
       int64_t row_tiles = cv.opg / mr + cv.opg % mr;  // leftovers: one-row tiles
-      int64_t col_tiles = (j + sh.nr - 1) / sh.nr;
       // An 8 x 16 tile has too few accumulators to hide the FMA latency.
-      if (sh.nr == 16) col_tiles *= 2;
-      int64_t cost = row_tiles * col_tiles * (mr * sh.nr / 16 + kTapOverhead);
+      auto tile_cost = [&](int nr) { return (mr * nr / 16 + kTapOverhead) * (nr == 16 ? 2 : 1); };
+      int64_t col_tiles = (j + sh.nr - 1) / sh.nr;
+      int64_t cost = row_tiles * col_tiles * tile_cost(sh.nr);
+      int last = sh.nr;
+      // Pointwise: the last column tile (moved back to end at H * W) may be
+      // narrower, just wide enough for the columns left (13^2 = 169 columns:
+      // 3 x 48 + 32 instead of 4 x 48).
+      if (direct_ && j % sh.nr != 0) {
+        last = static_cast<int>((j % sh.nr + 15) / 16 * 16);
+        cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + tile_cost(last));
+      }
       if (best < 0 || cost < best) {
         best = cost;
         mr_ = mr;
         nr_ = sh.nr;
+        nr_last_ = last;
       }
     }
     jt_ = (j + nr_ - 1) / nr_;
@@ -605,6 +614,14 @@ class ConvKernel {
     lets.push_back({grp_, Mod(Div(tt, I64(jt_ * rb_count)), I64(cv_.groups))});
     lets.push_back({nn_, Div(tt, I64(jt_ * rb_count * cv_.groups))});
     Stmt inner = RowBlocks(rb);
+    if (last_col >= 0 && nr_last_ != nr_) {
+      // The narrower last column tile: the same kernel built for its width.
+      int full_nr = nr_;
+      nr_ = nr_last_;
+      Stmt last = RowBlocks(rb);
+      nr_ = full_nr;
+      inner = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, Mod(tt, I64(jt_)), I64(jt_ - 1)), inner, last);
+    }
     for (size_t l = lets.size(); l-- > 0;) inner = std::make_shared<LetStmtNode>(lets[l].first, lets[l].second, inner);
     return MakeFor(t, I64(count), ParallelWork(count) ? ForKind::kParallel : ForKind::kSerial, inner);
   }
@@ -619,7 +636,7 @@ class ConvKernel {
     auto view = std::make_shared<BufferNode>(*cv_.data);
     view->shape = {I64(cv_.n), I64(cv_.ch), I64(1), I64(hw)};
     q_ = view;
-    return TileLoop(hw - nr_);
+    return TileLoop(hw - nr_last_);
   }
 
   // rows x NR grid, rows unrolled and columns vectorized.
@@ -882,6 +899,7 @@ class ConvKernel {
   int threads_;
   int64_t offa_max_, offb_max_, hq_, wq_, planes_, jt_, plane_len_, full_, rem_;
   int mr_, nr_;
+  int nr_last_ = 0;  // pointwise: the width of the last column tile (<= nr_)
   int64_t band_rows_ = 0, nbands_ = 0, band_len_ = 0;
   int64_t srows_ = 0;  // output rows per depthwise tile; 0: tiles of channels
   bool direct_ = false;  // pointwise: tiles read the input in place (BuildDirect)

@@ -551,6 +551,16 @@ TEST(ConvScheduleTest, PointwiseConvReadsItsInputInPlace) {
   EXPECT_TRUE(Allocates(Count(LowerConv(strided, 2)), "_padded"));
 }
 
+TEST(ConvScheduleTest, PointwiseLastColumnTileIsNarrower) {
+  // 13 x 13 = 169 columns: three 48-wide tiles and a 32-wide last one (a
+  // kernel of its own), not four 48-wide tiles; 16 x 16 = 256 columns need
+  // no narrower tile (256 = 16 x 16: 32-wide tiles all through).
+  ConvCase k{1, 24, 13, 13, 40, 1, 1};
+  EXPECT_EQ(Count(LowerConv(k, 1)).fma, 2);
+  ConvCase even{1, 24, 16, 16, 40, 1, 1};
+  EXPECT_EQ(Count(LowerConv(even, 1)).fma, 1);
+}
+
 TEST(ConvScheduleNumbersTest, PointwiseInPlace) {
   // H * W of 49 (the last column tile moved back over the first), 200 (a
   // partial last tile), 16 (one tile), 15 (too small: packed), a batch of 2
@@ -565,7 +575,11 @@ TEST(ConvScheduleNumbersTest, PointwiseInPlace) {
   ConvCase e{2, 20, 7, 7, 33, 1, 1};
   e.weights = "constant";
   e.epilogue = "bn_relu";
-  for (const ConvCase& k : {a, b, c, d, e}) {
+  // A narrower last column tile (169 = 3 x 48 + 25: 32 wide), a batch of 2,
+  // leftover channels, a residual read through it.
+  ConvCase f{2, 24, 13, 13, 41, 1, 1};
+  f.epilogue = "bn_residual_relu";
+  for (const ConvCase& k : {a, b, c, d, e, f}) {
     CheckConv(k, 1);
     CheckConv(k, 2);
   }
@@ -657,17 +671,17 @@ TEST(ConvScheduleNumbersTest, ResNetLayerWithConstantWeights) {
 TEST(ConvScheduleNumbersTest, WinogradNumbers) {
   // winograd-conv2d (transform/winograd_conv2d.h) through the whole driver:
   // even and odd outputs (the last tile row / column half used), padding
-  // 1, none, and on one side only, a batch of 2, 16 input channels, and the
+  // 1, none, and on one side only, a batch of 2, 32 input channels, and the
   // epilogues that fuse into its output transform.
-  ConvCase a{1, 16, 24, 24, 24, 3, 3};
+  ConvCase a{1, 32, 24, 24, 24, 3, 3};
   a.pt = a.pl = a.pb = a.pr = 1;
   a.epilogue = "bn_residual_relu";
-  ConvCase b{2, 20, 19, 17, 16, 3, 3};
+  ConvCase b{2, 36, 19, 17, 16, 3, 3};
   b.pt = b.pl = b.pb = b.pr = 1;
   b.epilogue = "bn_relu";
   ConvCase c{1, 32, 22, 21, 40, 3, 3};  // no padding: 20 x 19 outputs
   c.epilogue = "bias_relu6";
-  ConvCase d{1, 16, 18, 18, 16, 3, 3};
+  ConvCase d{1, 32, 18, 18, 16, 3, 3};
   d.pb = d.pr = 1;  // bottom/right only
   for (ConvCase k : {a, b, c, d}) {
     k.weights = "constant";

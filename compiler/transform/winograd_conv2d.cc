@@ -233,7 +233,7 @@ class Rewriter : public ExprMutator {
     g.wo = xs[3] + pad[1] + pad[3] - 2;
     if (g.ho <= 0 || g.wo <= 0) return false;
     g.th = (g.ho + 1) / 2, g.tw = (g.wo + 1) / 2;
-    if (g.c < kMinWinogradChannels || g.o < kMinWinogradChannels || g.T() < kMinWinogradTiles) return false;
+    if (g.c < kMinWinogradInputChannels || g.o < kMinWinogradOutputChannels || g.T() < kMinWinogradTiles) return false;
     // The last tile of an odd output reads one row / column past the
     // convolution's padding: pad it too (zeros, never stored).
     int64_t pb = pad[2] + g.ho % 2, pr = pad[3] + g.wo % 2;

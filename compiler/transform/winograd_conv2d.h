@@ -25,8 +25,8 @@
 // Rewritten: conv2d calls with default layouts (NCHW / OIHW), float32, no
 // out_dtype, groups 1, strides 1, dilation 1, a static 3x3 constant weight
 // (directly or a variable bound to one), a static input, at least
-// kMinWinogradChannels input and output channels and kMinWinogradTiles
-// tiles. Everything else is left alone. Results differ from the direct
+// kMinWinogradInputChannels input and kMinWinogradOutputChannels output
+// channels and kMinWinogradTiles tiles. Everything else is left alone. Results differ from the direct
 // convolution by rounding only (the transforms add and subtract; G's 1/2 is
 // exact); measured error on ResNet-18 is in docs/performance.md.
 //
@@ -47,8 +47,12 @@ namespace transform {
 // Below these the transforms cost more than the multiplies they save.
 // Measured (1 thread, 3x3 + bias + relu, direct -> Winograd, median of 5
 // alternating runs): 256 channels at 14^2 (49 tiles) 2.54 -> 1.82 ms, 512
-// at 7^2 (16 tiles) 3.67 -> 2.54 ms.
-constexpr int64_t kMinWinogradChannels = 16;
+// at 7^2 (16 tiles) 3.67 -> 2.54 ms. The input channels are the matmul's
+// reduction: with 16 (SqueezeNet's 16 -> 64 at 55^2, kernel profile, 1
+// thread) the transforms and a 16-deep matmul took 678 us against 572 us
+// for the direct convolution; with 32 (32 -> 128 at 27^2) 333 against 562.
+constexpr int64_t kMinWinogradInputChannels = 32;
+constexpr int64_t kMinWinogradOutputChannels = 16;
 constexpr int64_t kMinWinogradTiles = 16;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);

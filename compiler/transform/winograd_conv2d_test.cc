@@ -53,16 +53,16 @@ std::string Rewrite(const std::string& source, const std::vector<int64_t>& w_sha
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(WinogradConv2d, ConstantThreeByThreeBecomesTransformsAndMatmul) {
-  std::string out = Rewrite(ConvModule("1, 16, 20, 20", "24, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {24, 16, 3, 3});
+  std::string out = Rewrite(ConvModule("1, 32, 20, 20", "24, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {24, 32, 3, 3});
   EXPECT_TRUE(Contains(out, "winograd_input_f2x3")) << out;
   EXPECT_TRUE(Contains(out, "winograd_output_f2x3")) << out;
   EXPECT_TRUE(Contains(out, "R.matmul(")) << out;
   EXPECT_TRUE(Contains(out, "R.nn.pad(")) << out;
   EXPECT_FALSE(Contains(out, "R.nn.conv2d(")) << out;
   // 100 tiles of 2 x 2: the transformed input is (16, C, T).
-  EXPECT_TRUE(Contains(out, "R.Tensor((16, 16, 100)")) << out;
+  EXPECT_TRUE(Contains(out, "R.Tensor((16, 32, 100)")) << out;
   // No padding and an even output: no pad.
-  std::string nopad = Rewrite(ConvModule("1, 16, 22, 22", "16, 16, 3, 3", ""), {16, 16, 3, 3});
+  std::string nopad = Rewrite(ConvModule("1, 32, 22, 22", "16, 32, 3, 3", ""), {16, 32, 3, 3});
   EXPECT_TRUE(Contains(nopad, "winograd_input_f2x3")) << nopad;
   EXPECT_FALSE(Contains(nopad, "R.nn.pad(")) << nopad;
 }
@@ -75,16 +75,16 @@ TEST(WinogradConv2d, OtherConvolutionsAreLeftAlone) {
     bool bind = true;
   };
   const std::vector<Case> cases = {
-      {"stride 2", "1, 16, 40, 40", "16, 16, 3, 3", ", strides=[2, 2], padding=[1, 1, 1, 1]", {16, 16, 3, 3}},
-      {"dilation 2", "1, 16, 40, 40", "16, 16, 3, 3", ", dilation=[2, 2]", {16, 16, 3, 3}},
-      {"groups", "1, 16, 40, 40", "16, 8, 3, 3", ", groups=2", {16, 8, 3, 3}},
-      {"1x1 kernel", "1, 16, 40, 40", "16, 16, 1, 1", "", {16, 16, 1, 1}},
-      {"5x5 kernel", "1, 16, 40, 40", "16, 16, 5, 5", "", {16, 16, 5, 5}},
-      {"few input channels", "1, 3, 40, 40", "16, 3, 3, 3", "", {16, 3, 3, 3}},
-      {"few output channels", "1, 16, 40, 40", "8, 16, 3, 3", "", {8, 16, 3, 3}},
+      {"stride 2", "1, 32, 40, 40", "16, 32, 3, 3", ", strides=[2, 2], padding=[1, 1, 1, 1]", {16, 32, 3, 3}},
+      {"dilation 2", "1, 32, 40, 40", "16, 32, 3, 3", ", dilation=[2, 2]", {16, 32, 3, 3}},
+      {"groups", "1, 32, 40, 40", "16, 16, 3, 3", ", groups=2", {16, 16, 3, 3}},
+      {"1x1 kernel", "1, 32, 40, 40", "16, 32, 1, 1", "", {16, 32, 1, 1}},
+      {"5x5 kernel", "1, 32, 40, 40", "16, 32, 5, 5", "", {16, 32, 5, 5}},
+      {"few input channels", "1, 16, 40, 40", "16, 16, 3, 3", "", {16, 16, 3, 3}},
+      {"few output channels", "1, 32, 40, 40", "8, 32, 3, 3", "", {8, 32, 3, 3}},
       {"few tiles (5 x 5: 9)", "1, 64, 5, 5", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]", {64, 64, 3, 3}},
-      {"weight is an input", "1, 16, 40, 40", "16, 16, 3, 3", "", {16, 16, 3, 3}, false},
-      {"NHWC", "1, 40, 40, 16", "16, 16, 3, 3", ", data_layout=\"NHWC\", out_layout=\"NHWC\"", {16, 16, 3, 3}},
+      {"weight is an input", "1, 32, 40, 40", "16, 32, 3, 3", "", {16, 32, 3, 3}, false},
+      {"NHWC", "1, 40, 40, 32", "16, 32, 3, 3", ", data_layout=\"NHWC\", out_layout=\"NHWC\"", {16, 32, 3, 3}},
   };
   for (const Case& c : cases) {
     std::string out = Rewrite(ConvModule(c.x, c.w, c.attrs), c.w_shape, c.bind);
