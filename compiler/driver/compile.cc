@@ -16,6 +16,7 @@
 #include "compiler/relax/vm_codegen.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/default_schedule.h"
+#include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/extend_allocate_scopes.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/transform/bind_params.h"
@@ -201,7 +202,10 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
   KILN_RETURN_IF_ERROR(run.Run("lower-tir", &mod, [&](const ir::IRModule& m) -> Result<ir::IRModule> {
     ir::IRModule out = m;
     for (auto& e : out.entries) {
-      if (e.prim) e.prim = tir::ExtendAllocateScopes(tir::ApplyDefaultSchedule(tir::LowerBlocks(e.prim), threads));
+      if (e.prim) {
+        e.prim = tir::ExtendAllocateScopes(
+            tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(e.prim)), threads));
+      }
     }
     return out;
   }));

@@ -1,0 +1,348 @@
+#include "compiler/tir/inline_elementwise.h"
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/tir/nest_util.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
+
+namespace kiln {
+namespace tir {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+using namespace nest;  // NOLINT: the shared nest helpers
+
+// A store, the loops around it inside its item (outermost first), and
+// whether only loops and sequences lie between the item's root and it.
+struct StoreSite {
+  const BufferStoreNode* store = nullptr;
+  std::vector<const ForNode*> loops;
+  bool plain = true;
+  size_t item = 0;
+};
+
+// A load and the store whose value holds it (-1: a condition, an extent).
+struct LoadSite {
+  const BufferLoadNode* load = nullptr;
+  int store = -1;
+  size_t item = 0;
+};
+
+class SiteCollector : public StmtExprVisitor {
+ public:
+  std::vector<StoreSite> stores;
+  std::vector<LoadSite> loads;
+  size_t item = 0;
+
+  void VisitStmt(const Stmt& s) override {
+    if (const auto* f = As<ForNode>(s)) {
+      loops_.push_back(f);
+      StmtExprVisitor::VisitStmt(s);
+      loops_.pop_back();
+      return;
+    }
+    if (const auto* st = As<BufferStoreNode>(s)) {
+      StoreSite site;
+      site.store = st;
+      site.loops = loops_;
+      site.plain = wrappers_ == 0;
+      site.item = item;
+      stores.push_back(site);
+      int saved = current_;
+      current_ = static_cast<int>(stores.size()) - 1;
+      StmtExprVisitor::VisitStmt(s);
+      current_ = saved;
+      return;
+    }
+    bool wrapper = As<SeqStmtNode>(s) == nullptr;
+    wrappers_ += wrapper ? 1 : 0;
+    StmtExprVisitor::VisitStmt(s);
+    wrappers_ -= wrapper ? 1 : 0;
+  }
+
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* l = e.as<BufferLoadNode>()) loads.push_back({l, current_, item});
+    StmtExprVisitor::VisitExpr(e);
+  }
+
+ private:
+  std::vector<const ForNode*> loops_;
+  int wrappers_ = 0;
+  int current_ = -1;
+};
+
+const VarNode* DataOf(const Buffer& b) { return b->data.get(); }
+
+// indices[d] is loops[d]'s variable for every d, each loop from 0.
+bool AtLoopPoint(const std::vector<PrimExpr>& indices, const std::vector<const ForNode*>& loops) {
+  if (indices.size() != loops.size()) return false;
+  for (size_t d = 0; d < loops.size(); ++d) {
+    if (!IsVar(indices[d], loops[d]->loop_var.get()) || !IsZero(loops[d]->min)) return false;
+  }
+  return true;
+}
+
+bool CoversShape(const std::vector<const ForNode*>& loops, const Buffer& b) {
+  if (loops.size() != b->shape.size()) return false;
+  for (size_t d = 0; d < loops.size(); ++d)
+    if (!SameExtent(loops[d]->extent, b->shape[d])) return false;
+  return true;
+}
+
+std::optional<int64_t> StaticCount(const std::vector<PrimExpr>& extents) {
+  int64_t n = 1;
+  for (const PrimExpr& e : extents) {
+    const int64_t* v = ConstInt(e);
+    if (v == nullptr) return std::nullopt;
+    n *= *v;
+  }
+  return n;
+}
+
+bool Loads(const PrimExpr& e, const VarNode* data) {
+  BufferRefs r;
+  r.VisitExpr(e);
+  return r.loads.count(data) > 0;
+}
+
+// The buffers an expression loads.
+std::unordered_set<const VarNode*> LoadedBy(const PrimExpr& e) {
+  BufferRefs r;
+  r.VisitExpr(e);
+  std::unordered_set<const VarNode*> out;
+  for (const auto& kv : r.loads) out.insert(kv.first);
+  return out;
+}
+
+// `s` without the store `target`; loops and sequences left empty go too.
+Stmt RemoveStore(const Stmt& s, const BufferStoreNode* target) {
+  if (s.get() == target) return nullptr;
+  if (const auto* f = As<ForNode>(s)) {
+    Stmt body = RemoveStore(f->body, target);
+    if (body == f->body) return s;
+    if (!body) return nullptr;
+    return std::make_shared<ForNode>(f->loop_var, f->min, f->extent, f->for_kind, body);
+  }
+  if (const auto* seq = As<SeqStmtNode>(s)) {
+    std::vector<Stmt> out;
+    bool changed = false;
+    for (const Stmt& c : seq->seq) {
+      Stmt m = RemoveStore(c, target);
+      changed = changed || m != c;
+      if (m) out.push_back(m);
+    }
+    if (!changed) return s;
+    return out.empty() ? nullptr : Seq(out);
+  }
+  return s;
+}
+
+class ReplaceLoad : public StmtExprMutator {
+ public:
+  ReplaceLoad(const BufferLoadNode* target, PrimExpr with) : target_(target), with_(std::move(with)) {}
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    if (e.get() == target_) return with_;
+    return StmtExprMutator::MutateExpr(e);
+  }
+
+ private:
+  const BufferLoadNode* target_;
+  PrimExpr with_;
+};
+
+// Rewrites each store of one buffer through `rewrite`.
+class RewriteStores : public StmtExprMutator {
+ public:
+  RewriteStores(const VarNode* data, std::function<Stmt(const BufferStoreNode*)> rewrite)
+      : data_(data), rewrite_(std::move(rewrite)) {}
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* st = As<BufferStoreNode>(s)) {
+      if (DataOf(st->buffer) == data_) return rewrite_(st);
+    }
+    return StmtExprMutator::MutateStmt(s);
+  }
+
+ private:
+  const VarNode* data_;
+  std::function<Stmt(const BufferStoreNode*)> rewrite_;
+};
+
+class Inliner {
+ public:
+  Inliner(std::vector<Stmt> items, std::vector<Buffer> temps) : items_(std::move(items)), temps_(std::move(temps)) {}
+
+  bool Step() {
+    Collect();
+    for (const Buffer& t : temps_) {
+      if (Forward(t) || Reverse(t)) return true;
+    }
+    return false;
+  }
+
+  const std::vector<Stmt>& items() const { return items_; }
+
+ private:
+  void Collect() {
+    SiteCollector c;
+    for (size_t i = 0; i < items_.size(); ++i) {
+      c.item = i;
+      c.VisitStmt(items_[i]);
+    }
+    stores_ = std::move(c.stores);
+    loads_ = std::move(c.loads);
+  }
+
+  std::vector<const StoreSite*> StoresOf(const VarNode* data) const {
+    std::vector<const StoreSite*> out;
+    for (const StoreSite& s : stores_)
+      if (DataOf(s.store->buffer) == data) out.push_back(&s);
+    return out;
+  }
+  std::vector<const LoadSite*> LoadsOf(const VarNode* data) const {
+    std::vector<const LoadSite*> out;
+    for (const LoadSite& l : loads_)
+      if (DataOf(l.load->buffer) == data) out.push_back(&l);
+    return out;
+  }
+
+  // Every buffer in `reads` (but `except`) is stored only in items before `item`.
+  bool FinalBefore(const std::unordered_set<const VarNode*>& reads, const VarNode* except, size_t item) const {
+    for (const VarNode* r : reads) {
+      if (r == except) continue;
+      for (const StoreSite* s : StoresOf(r))
+        if (s->item >= item) return false;
+    }
+    return true;
+  }
+
+  // A plain elementwise store: at the loop point of its loops, not reading
+  // what it stores.
+  bool PlainStore(const StoreSite& s) const {
+    return s.plain && AtLoopPoint(s.store->indices, s.loops) && !Loads(s.store->value, DataOf(s.store->buffer));
+  }
+
+  bool Forward(const Buffer& t) {
+    const VarNode* data = DataOf(t);
+    auto st = StoresOf(data);
+    auto ld = LoadsOf(data);
+    if (st.size() != 1 || ld.size() != 1 || ld[0]->store < 0) return false;
+    const StoreSite& p = *st[0];
+    const StoreSite& c = stores_[ld[0]->store];
+    if (!PlainStore(p) || !CoversShape(p.loops, t) || !PlainStore(c) || c.store->buffer == t) return false;
+    if (c.item < p.item || (c.item == p.item && c.store == p.store)) return false;
+    std::vector<PrimExpr> c_ext, t_ext = t->shape;
+    for (const ForNode* f : c.loops) c_ext.push_back(f->extent);
+    auto cn = StaticCount(c_ext), tn = StaticCount(t_ext);
+    if (cn && tn) {
+      if (*cn > kMaxInlineGrowth * *tn) return false;
+    } else if (!CoversShape(c.loops, t)) {
+      return false;
+    }
+    if (!FinalBefore(LoadedBy(p.store->value), data, p.item)) return false;
+    VarMap map;
+    for (size_t d = 0; d < p.loops.size(); ++d) map[p.loops[d]->loop_var.get()] = ld[0]->load->indices[d];
+    PrimExpr value = Substitute(p.store->value, map);
+    // Remove the producer first: the consumer may sit in the same item.
+    const BufferStoreNode* producer = p.store;
+    const BufferLoadNode* load = ld[0]->load;
+    size_t pi = p.item, ci = c.item;
+    items_[ci] = ReplaceLoad(load, value).MutateStmt(items_[ci]);
+    items_[pi] = RemoveStore(items_[pi], producer);
+    Compact();
+    return true;
+  }
+
+  bool Reverse(const Buffer& t) {
+    const VarNode* data = DataOf(t);
+    auto st = StoresOf(data);
+    auto ld = LoadsOf(data);
+    if (st.empty() || ld.size() != 1 || ld[0]->store < 0) return false;
+    const StoreSite& c = stores_[ld[0]->store];
+    const Buffer& d = c.store->buffer;
+    if (!PlainStore(c) || d == t || !CoversShape(c.loops, t) || !CoversShape(c.loops, d)) return false;
+    const auto& li = ld[0]->load->indices;
+    if (li.size() != c.store->indices.size()) return false;
+    for (size_t k = 0; k < li.size(); ++k)
+      if (li[k].get() != c.store->indices[k].get()) return false;
+    size_t pi = st[0]->item;
+    for (const StoreSite* s : st) {
+      if (s->item != pi || Loads(s->store->value, data)) return false;
+    }
+    if (pi >= c.item) return false;
+    if (StoresOf(DataOf(d)).size() != 1) return false;
+    for (const LoadSite* l : LoadsOf(DataOf(d)))
+      if (l->item <= c.item) return false;
+    if (!FinalBefore(LoadedBy(c.store->value), data, pi)) return false;
+    const BufferStoreNode* consumer = c.store;
+    std::vector<const ForNode*> loops = c.loops;
+    size_t ci = c.item;
+    items_[pi] = RewriteStores(data, [&](const BufferStoreNode* s) -> Stmt {
+                   VarMap map;
+                   for (size_t k = 0; k < loops.size(); ++k) map[loops[k]->loop_var.get()] = s->indices[k];
+                   PrimExpr g = ReplaceLoads(data, s->value).MutateExpr(Substitute(consumer->value, map));
+                   std::vector<PrimExpr> idx;
+                   for (const PrimExpr& e : consumer->indices) idx.push_back(Substitute(e, map));
+                   return Store(consumer->buffer, g, idx);
+                 }).MutateStmt(items_[pi]);
+    items_[ci] = RemoveStore(items_[ci], consumer);
+    Compact();
+    return true;
+  }
+
+  void Compact() {
+    std::vector<Stmt> out;
+    for (const Stmt& s : items_)
+      if (s) out.push_back(s);
+    items_ = std::move(out);
+  }
+
+  std::vector<Stmt> items_;
+  std::vector<Buffer> temps_;
+  std::vector<StoreSite> stores_;
+  std::vector<LoadSite> loads_;
+};
+
+}  // namespace
+
+PrimFunc InlineElementwise(const PrimFunc& func) {
+  // Top-level Allocates around the items.
+  std::vector<const AllocateNode*> allocs;
+  Stmt inner = func->body;
+  while (const auto* a = As<AllocateNode>(inner)) {
+    allocs.push_back(a);
+    inner = a->body;
+  }
+  if (allocs.empty()) return func;
+  std::vector<Stmt> items;
+  if (const auto* seq = As<SeqStmtNode>(inner)) {
+    items = seq->seq;
+  } else {
+    items = {inner};
+  }
+  std::unordered_set<const VarNode*> params;
+  for (const auto& kv : func->buffer_map) params.insert(DataOf(kv.second));
+  std::vector<Buffer> temps;
+  for (const AllocateNode* a : allocs)
+    if (!params.count(DataOf(a->buffer))) temps.push_back(a->buffer);
+  Inliner inliner(items, temps);
+  bool changed = false;
+  // Each step removes a store of a temporary; bounded by their count.
+  for (size_t step = 0; step < 4 * temps.size() + 4 && inliner.Step(); ++step) changed = true;
+  if (!changed) return func;
+  Stmt body = inliner.items().empty() ? Stmt(std::make_shared<SeqStmtNode>(std::vector<Stmt>{})) : Seq(inliner.items());
+  for (size_t i = allocs.size(); i-- > 0;) body = std::make_shared<AllocateNode>(allocs[i]->buffer, body);
+  auto copy = std::make_shared<PrimFuncNode>(*func);
+  copy->body = DropDeadAllocations(body);
+  return copy;
+}
+
+}  // namespace tir
+}  // namespace kiln

@@ -1,0 +1,45 @@
+// Pass on lowered TIR (after LowerBlocks, before the default schedule):
+// removes the intermediate buffers of elementwise chains inside a fused
+// PrimFunc, so a chain such as Winograd output -> add bias -> relu -> add
+// residual makes one pass over memory instead of one per operator.
+//
+// The body must be top-level Allocates around a sequence of statements
+// ("items", the fused kernels' nests in order); anything else is returned
+// unchanged. Two rewrites, repeated until neither applies:
+//
+// - Forward (compute inline): an allocated buffer T stored once, as
+//   T[v0, .., vk] = f with v0..vk exactly the enclosing loops' variables,
+//   and loaded once, in a plain elementwise store D[loop vars] = g(.., T[idx],
+//   ..) of at most kMaxInlineGrowth times T's elements: the load becomes
+//   f[v := idx] and T's store goes.
+// - Reverse (reverse compute inline): an allocated buffer T loaded once, in
+//   a plain store D[v] = g(.., T[v], ..) whose loops cover T's whole shape
+//   (D of T's shape), and stored by pure stores (never reading T) in one
+//   earlier item: each store T[idx] = val becomes D[idx] = g[v := idx, T :=
+//   val] and the consumer's store goes.
+//
+// Both require that every other buffer the moved expression reads is final
+// where it now runs: stored only in items before the producer's. Reductions
+// (a store reading its own buffer) are never producers or consumers, so the
+// conv, matmul, pooling and row-reduction schedules still see their nests.
+// Pre: LowerBlocks ran. Post: the same values in every parameter buffer.
+#ifndef KILN_COMPILER_TIR_INLINE_ELEMENTWISE_H_
+#define KILN_COMPILER_TIR_INLINE_ELEMENTWISE_H_
+
+#include <cstdint>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+
+// Forward inlining recomputes f once per consumer element: a consumer at
+// most this many times T's size (a concatenation of two: 2).
+constexpr int64_t kMaxInlineGrowth = 2;
+
+ir::PrimFunc InlineElementwise(const ir::PrimFunc& func);
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_INLINE_ELEMENTWISE_H_

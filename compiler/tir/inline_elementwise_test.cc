@@ -1,0 +1,131 @@
+// InlineElementwise: chains of elementwise temporaries collapse into the
+// nest that produces their first value (forward and reverse inlining), with
+// the same numbers as before; reductions, temporaries read twice, and
+// broadcasts that would recompute too much are left alone.
+#include "compiler/tir/inline_elementwise.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/tir/schedule/schedule_test_util.h"
+#include "compiler/tir/stmt_functor.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+using testing::ParseFunc;
+using testing::SameNumbers;
+
+struct Census : StmtExprVisitor {
+  int allocates = 0, stores = 0;
+  void VisitStmt(const Stmt& s) override {
+    allocates += As<AllocateNode>(s) != nullptr;
+    stores += As<BufferStoreNode>(s) != nullptr;
+    StmtExprVisitor::VisitStmt(s);
+  }
+};
+
+Census Count(const PrimFunc& f) {
+  Census c;
+  c.VisitStmt(f->body);
+  return c;
+}
+
+// As the Winograd output transform and its epilogue are fused: a producer
+// storing two columns per iteration, then add, relu (one nest), then a
+// multiply by another input.
+const char* kChain = R"(
+@T.prim_func
+def chain(a: T.Buffer((8, 6), "float32"), b: T.Buffer((8, 6), "float32"), out: T.Buffer((8, 6), "float32")):
+    t0 = T.decl_buffer((8, 6), "float32")
+    t1 = T.decl_buffer((8, 6), "float32")
+    t2 = T.decl_buffer((8, 6), "float32")
+    for i, j in T.grid(T.int64(8), T.int64(3)):
+        t0[i, j * T.int64(2)] = a[i, j * T.int64(2)] * T.float32(2)
+        t0[i, j * T.int64(2) + T.int64(1)] = a[i, j * T.int64(2) + T.int64(1)] - T.float32(1)
+    for i, j in T.grid(T.int64(8), T.int64(6)):
+        t1[i, j] = t0[i, j] + b[i, j]
+        t2[i, j] = T.max(t1[i, j], T.float32(0))
+    for i, j in T.grid(T.int64(8), T.int64(6)):
+        out[i, j] = t2[i, j] * b[i, j]
+)";
+
+TEST(InlineElementwiseTest, ChainCollapsesIntoTheProducer) {
+  PrimFunc f = ParseFunc(kChain, "chain");
+  PrimFunc out = InlineElementwise(f);
+  ASSERT_NE(out, f);
+  Census c = Count(out);
+  EXPECT_EQ(c.allocates, 0) << testing::Print(out);
+  EXPECT_EQ(c.stores, 2) << testing::Print(out);  // the producer's two stores, now to `out`
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+}
+
+// A concatenation reading the temporary at shifted channels (forward only:
+// the consumer is twice the temporary's size).
+TEST(InlineElementwiseTest, ConcatenationInlinesItsInput) {
+  PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def concat(a: T.Buffer((4, 5), "float32"), b: T.Buffer((4, 5), "float32"), out: T.Buffer((8, 5), "float32")):
+    t0 = T.decl_buffer((4, 5), "float32")
+    for i, j in T.grid(T.int64(4), T.int64(5)):
+        t0[i, j] = T.max(b[i, j] + T.float32(1), T.float32(0))
+    for i, j in T.grid(T.int64(8), T.int64(5)):
+        out[i, j] = T.if_then_else(i < T.int64(4), a[i, j], t0[i - T.int64(4), j])
+)",
+                         "concat");
+  PrimFunc out = InlineElementwise(f);
+  ASSERT_NE(out, f);
+  EXPECT_EQ(Count(out).allocates, 0) << testing::Print(out);
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+}
+
+TEST(InlineElementwiseTest, LeavesReductionsSharedAndBroadcastTemporaries) {
+  const char* cases[] = {
+      // A reduction consumer (sum over j): its nest stays for the schedules.
+      R"(
+@T.prim_func
+def f(a: T.Buffer((8, 6), "float32"), out: T.Buffer((8,), "float32")):
+    t0 = T.decl_buffer((8, 6), "float32")
+    for i, j in T.grid(T.int64(8), T.int64(6)):
+        t0[i, j] = a[i, j] * T.float32(2)
+    for i, j in T.grid(T.int64(8), T.int64(6)):
+        if j == T.int64(0):
+            out[i] = T.float32(0)
+        out[i] = out[i] + t0[i, j]
+)",
+      // Read twice.
+      R"(
+@T.prim_func
+def f(a: T.Buffer((8, 6), "float32"), out: T.Buffer((8, 6), "float32")):
+    t0 = T.decl_buffer((8, 6), "float32")
+    for i, j in T.grid(T.int64(8), T.int64(6)):
+        t0[i, j] = T.exp(a[i, j])
+    for i, j in T.grid(T.int64(8), T.int64(6)):
+        out[i, j] = t0[i, j] * t0[i, j]
+)",
+      // A broadcast: 8 values read by 48 outputs.
+      R"(
+@T.prim_func
+def f(a: T.Buffer((8, 6), "float32"), out: T.Buffer((8, 6), "float32")):
+    t0 = T.decl_buffer((8,), "float32")
+    for i in range(T.int64(8)):
+        t0[i] = T.sqrt(a[i, T.int64(0)])
+    for i, j in T.grid(T.int64(8), T.int64(6)):
+        out[i, j] = a[i, j] * t0[i]
+)",
+  };
+  for (const char* src : cases) {
+    PrimFunc f = ParseFunc(src, "f");
+    PrimFunc out = InlineElementwise(f);
+    EXPECT_EQ(out, f) << testing::Print(out);
+  }
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
