@@ -825,14 +825,17 @@ class ConvKernel {
       row = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLE, tile_x_ + I64(nr_), I64(cv_.wo)),
                                              row_store(nr_), row);
     } else if (last_w < nr_) {
-      // One column tile per row, wider than the row: when the next output
-      // row is this tile's too, the row is stored whole, its last NR - Wo
-      // lanes landing on the next row's first columns, which the next row's
-      // store then overwrites (in bounds: that row exists). Only the band's
-      // last row is stored Wo wide. With every row stored Wo wide, LLVM
-      // dropped the dead lanes and split the accumulators into 8 + 4 + 2
-      // lanes (14 columns), loads and FMAs included.
-      row = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, y + I64(1), yend_), row_store(nr_), row);
+      // One column tile per row, wider than the row: when the rows its last
+      // NR - Wo lanes land on (the next one or, for rows narrower than
+      // that, the next few) are the band's too, the row is stored whole;
+      // those rows' own stores come later in the same task and overwrite
+      // the spilled lanes. The band's last rows are stored Wo wide. With
+      // every row stored Wo wide, LLVM dropped the dead lanes and split the
+      // accumulators into 8 + 4 + 2 lanes (14 columns), loads and FMAs
+      // included.
+      int64_t spill_rows = CeilDiv(nr_ - cv_.wo, cv_.wo);
+      row = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, y + I64(spill_rows), yend_), row_store(nr_),
+                                             row);
     }
     row = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, y, yend_), row, nullptr);
     return MakeFor(ii, I64(rows), ForKind::kUnrolled, row);

@@ -510,7 +510,13 @@ TEST(ConvScheduleNumbersTest, DepthwiseBands) {
   e.groups = 2;
   e.pt = e.pl = e.pb = e.pr = 1;
   e.epilogue = "bn_residual_relu";
-  for (const ConvCase& k : {a, b, c, d, e}) {
+  // Rows of 15 in 32-column tiles: a row's spill covers the next row and
+  // two columns of the one after.
+  ConvCase f{1, 3, 100, 15, 3, 3, 3};
+  f.groups = 3;
+  f.pt = f.pl = f.pb = f.pr = 1;
+  f.epilogue = "bias_relu6";
+  for (const ConvCase& k : {a, b, c, d, e, f}) {
     Census census = Count(LowerConv(k, 2));
     EXPECT_EQ(Allocates(census, "_band"), !StridedDepthwise(k)) << k.Name();
     CheckConv(k, 1);
