@@ -11,6 +11,7 @@
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
+#include "compiler/tir/window_deinterleave.h"
 
 namespace kiln {
 namespace tir {
@@ -389,8 +390,11 @@ Stmt Rewrite(const Window& w) {
     // (Whole vectors with an overlapping last one were tried: LLVM unrolls
     // a 16-trip loop of strided loads fully and assembles its vectors from
     // scalar loads, 3.5x slower than its own scalar remainder.)
-    row = seq({part(0, x_lo, ForKind::kSerial, full_value), part(x_lo, x_hi, interior_kind, interior_value),
-               part(x_hi, ext_x, ForKind::kSerial, full_value)});
+    Stmt interior = part(x_lo, x_hi, interior_kind, interior_value);
+    if (interior_kind == ForKind::kVectorized) {
+      if (Stmt split = DeinterleavedInterior(w.out, w.idx, x, x_lo, x_hi, interior_value)) interior = split;
+    }
+    row = seq({part(0, x_lo, ForKind::kSerial, full_value), interior, part(x_hi, ext_x, ForKind::kSerial, full_value)});
   }
   Stmt nest = row;
   size_t outer = w.spatial.size() - 1;

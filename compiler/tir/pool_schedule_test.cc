@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <vector>
 
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tir/stmt_functor.h"
@@ -41,11 +42,13 @@ std::string Pool(const std::string& op, int64_t c, int64_t h, int64_t w, int64_t
 
 struct Census : StmtExprVisitor {
   int vectorized = 0, serial = 0, tests_in_vector = 0, depth_vec = 0, window_loops = 0;
+  std::vector<std::string> allocated;
   void VisitExpr(const PrimExpr& e) override {
     if (const auto* c = e.as<CallNode>()) tests_in_vector += depth_vec > 0 && c->op == "if_then_else";
     StmtExprVisitor::VisitExpr(e);
   }
   void VisitStmt(const Stmt& s) override {
+    if (const auto* a = As<AllocateNode>(s)) allocated.push_back(a->buffer->name);
     const auto* f = As<ForNode>(s);
     if (f != nullptr) {
       vectorized += f->for_kind == ForKind::kVectorized;
@@ -72,8 +75,28 @@ TEST(PoolScheduleTest, PaddedMaxPoolGetsATestFreeVectorInterior) {
   EXPECT_EQ(c.window_loops, 0);     // the window is unrolled
   EXPECT_EQ(c.vectorized, 1);       // the interior of interior rows
   EXPECT_EQ(c.tests_in_vector, 0);  // without bounds tests
+  EXPECT_TRUE(c.allocated.empty());
   Status s = SameNumbers(f, out);
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+}
+
+TEST(PoolScheduleTest, ShortStrideTwoRowsAreSplitIntoEvenAndOddColumns) {
+  // 14 -> 7 with padding 1: interior rows of 6 columns (window_deinterleave.h).
+  PrimFunc f = ParseFunc(Pool("max", 3, 14, 14, 3, 2, 1), "pool");
+  PrimFunc out = ScheduleWindowReductions(f);
+  Census c = Count(out);
+  // Its three input rows split into even and odd columns (one loop each),
+  // the row computed, then copied out.
+  EXPECT_EQ(c.vectorized, 5);
+  EXPECT_EQ(c.tests_in_vector, 0);
+  EXPECT_EQ(c.allocated.size(), 7u);  // 3 x (even, odd) + the row
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+  // Stride 1: the interior loads are contiguous already; one vector loop.
+  PrimFunc f1 = ParseFunc(Pool("max", 3, 14, 14, 3, 1, 1), "pool");
+  Census c1 = Count(ScheduleWindowReductions(f1));
+  EXPECT_EQ(c1.vectorized, 1);
+  EXPECT_TRUE(c1.allocated.empty());
 }
 
 TEST(PoolScheduleTest, SameNumbersAcrossShapes) {
@@ -83,7 +106,10 @@ TEST(PoolScheduleTest, SameNumbersAcrossShapes) {
   };
   // Strides 1 and 2 vectorize; stride 3 keeps a serial interior; windows
   // larger than the input's border; a 1-wide output row.
+  // Stride 2: rows of 55 and 56 (strided loads), 7 and 6 (split into even
+  // and odd columns: a 3-tap window with padding, a 2-tap one without).
   for (const Case& t : {Case{"max", 2, 111, 111, 3, 2, 0}, Case{"max", 2, 112, 112, 3, 2, 1},
+                        Case{"sum", 2, 15, 15, 3, 2, 1}, Case{"max", 1, 12, 12, 2, 2, 0},
                         Case{"sum", 3, 17, 23, 3, 1, 1}, Case{"sum", 2, 14, 14, 2, 2, 0},
                         Case{"max", 2, 20, 20, 5, 3, 2}, Case{"max", 1, 6, 6, 7, 1, 3}, Case{"sum", 1, 9, 3, 3, 1, 0}}) {
     PrimFunc f = ParseFunc(Pool(t.op, t.c, t.h, t.w, t.k, t.s, t.p), "pool");

@@ -1,0 +1,47 @@
+// The interior of a stride-2 window row (pool_schedule.h), computed from
+// deinterleaved copies of its input rows.
+//
+// With stride 2, output x reads input columns 2x + a for each tap's offset
+// a. Vectorized as they stand, those loads are strided (wide loads and
+// shuffles per tap) and a row's last Wo mod 16 outputs run one tap at a time
+// (MobileNetV2's 7-wide depthwise rows: no vector at all). Instead,
+// each input row the taps read is split once into its even and odd columns
+// (two small local buffers: E[j] = X[.., 2j], O[j] = X[.., 2j + 1]), so tap
+// a reads E or O at x + a/2, contiguous; the row is computed into a local
+// buffer rounded up to a whole vector (the lanes past the row read buffer
+// padding and are dropped), then copied to the output. Applied to short rows
+// only (kMaxDeinterleaveColumns).
+#ifndef KILN_COMPILER_TIR_WINDOW_DEINTERLEAVE_H_
+#define KILN_COMPILER_TIR_WINDOW_DEINTERLEAVE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+
+// Interior columns per row for which the split pays (1 thread, each layer
+// alone, median of 3 alternating runs against the strided loads): 6
+// columns (576 channels, 14^2 -> 7^2, 3x3 depthwise) 95 -> 61 us; 13
+// columns (192 channels, 28^2 -> 14^2) 58 -> 106 us and 27 columns (144
+// channels, 56^2 -> 28^2) 121 -> 333 us, because LLVM fills the halves with
+// gathers (vgatherdps) rather than wide loads and shuffles there, while
+// with strided loads the row loop itself vectorizes with shuffles. Below 8
+// columns the strided loop has no vector at all.
+constexpr int64_t kMinDeinterleaveColumns = 4;
+constexpr int64_t kMaxDeinterleaveColumns = 7;
+
+// The statement computing out[idx] = value for x in [x_lo, x_hi) of one row
+// (the other loops bound outside) when every load of `value` that uses x
+// reads it as 2 * x + c in its last index only, and some load does; null
+// otherwise. The input columns of [x_lo, x_hi) must all be inside their
+// rows (the window schedule's interior).
+ir::Stmt DeinterleavedInterior(const ir::Buffer& out, const std::vector<ir::PrimExpr>& idx, const ir::VarNode* x,
+                               int64_t x_lo, int64_t x_hi, const ir::PrimExpr& value);
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_WINDOW_DEINTERLEAVE_H_
