@@ -203,8 +203,12 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
     ir::IRModule out = m;
     for (auto& e : out.entries) {
       if (e.prim) {
-        e.prim = tir::ExtendAllocateScopes(
-            tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(e.prim)), threads));
+        // Inlined before scheduling (elementwise chains reach the anchors'
+        // epilogue matchers as one stage) and after (a schedule that turned
+        // a reduction into plain stores, as the window schedule does, takes
+        // the epilogue that follows into them).
+        e.prim = tir::ExtendAllocateScopes(tir::InlineElementwise(
+            tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(e.prim)), threads)));
       }
     }
     return out;

@@ -270,8 +270,13 @@ class Inliner {
     if (!PlainStore(c) || d == t || !CoversShape(c.loops, t) || !CoversShape(c.loops, d)) return false;
     const auto& li = ld[0]->load->indices;
     if (li.size() != c.store->indices.size()) return false;
-    for (size_t k = 0; k < li.size(); ++k)
-      if (li[k].get() != c.store->indices[k].get()) return false;
+    // The load at the consumer's point: its loop variables, or 0 for a loop
+    // of extent 1 (as fused kernels index a batch of one).
+    for (size_t k = 0; k < li.size(); ++k) {
+      const int64_t* ext = ConstInt(c.loops[k]->extent);
+      bool unit = ext != nullptr && *ext == 1 && IsZero(li[k]);
+      if (li[k].get() != c.store->indices[k].get() && !unit) return false;
+    }
     size_t pi = st[0]->item;
     for (const StoreSite* s : st) {
       if (s->item != pi || Loads(s->store->value, data)) return false;

@@ -1,7 +1,10 @@
-// Pass on lowered TIR (after LowerBlocks, before the default schedule):
+// Pass on lowered TIR, run before the default schedule and again after it:
 // removes the intermediate buffers of elementwise chains inside a fused
 // PrimFunc, so a chain such as Winograd output -> add bias -> relu -> add
-// residual makes one pass over memory instead of one per operator.
+// residual makes one pass over memory instead of one per operator. After the
+// schedules, reductions they turned into plain stores (the window schedule's
+// unrolled pooling and strided depthwise convolutions) take the epilogue
+// that follows them.
 //
 // The body must be top-level Allocates around a sequence of statements
 // ("items", the fused kernels' nests in order); anything else is returned
@@ -14,7 +17,7 @@
 //   f[v := idx] and T's store goes.
 // - Reverse (reverse compute inline): an allocated buffer T loaded once, in
 //   a plain store D[v] = g(.., T[v], ..) whose loops cover T's whole shape
-//   (D of T's shape), and stored by pure stores (never reading T) in one
+//   (D of T's shape; T may be read at 0 for a loop of extent 1), and stored by pure stores (never reading T) in one
 //   earlier item: each store T[idx] = val becomes D[idx] = g[v := idx, T :=
 //   val] and the consumer's store goes.
 //
@@ -22,6 +25,8 @@
 // where it now runs: stored only in items before the producer's. Reductions
 // (a store reading its own buffer) are never producers or consumers, so the
 // conv, matmul, pooling and row-reduction schedules still see their nests.
+// Loop kinds (parallel, vectorized) are kept; a reverse-inlined store runs
+// where the producer's store ran, with its loop kinds.
 // Pre: LowerBlocks ran. Post: the same values in every parameter buffer.
 #ifndef KILN_COMPILER_TIR_INLINE_ELEMENTWISE_H_
 #define KILN_COMPILER_TIR_INLINE_ELEMENTWISE_H_

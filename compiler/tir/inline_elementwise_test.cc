@@ -84,6 +84,34 @@ def concat(a: T.Buffer((4, 5), "float32"), b: T.Buffer((4, 5), "float32"), out: 
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
 }
 
+// After a schedule: plain stores of a window (as pool_schedule writes them,
+// a border store and a vectorized interior) take the bias + relu that
+// follows, which reads the batch dimension of one as 0.
+TEST(InlineElementwiseTest, ScheduledStoresTakeTheirEpilogue) {
+  PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def pool(a: T.Buffer((1, 4, 10), "float32"), bias: T.Buffer((4,), "float32"), out: T.Buffer((1, 4, 5), "float32")):
+    t0 = T.decl_buffer((1, 4, 5), "float32")
+    for n in range(T.int64(1)):
+        for c in T.parallel(T.int64(4)):
+            t0[n, c, T.int64(0)] = a[n, c, T.int64(0)]
+            for x in T.vectorized(T.int64(4)):
+                t0[n, c, x + T.int64(1)] = T.max(a[n, c, x * T.int64(2) + T.int64(1)], a[n, c, x * T.int64(2) + T.int64(2)])
+    for n in range(T.int64(1)):
+        for c in T.parallel(T.int64(4)):
+            for x in T.vectorized(T.int64(5)):
+                out[n, c, x] = T.max(t0[T.int64(0), c, x] + bias[c], T.float32(0))
+)",
+                         "pool");
+  PrimFunc out = InlineElementwise(f);
+  ASSERT_NE(out, f);
+  Census c = Count(out);
+  EXPECT_EQ(c.allocates, 0) << testing::Print(out);
+  EXPECT_EQ(c.stores, 2) << testing::Print(out);
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+}
+
 TEST(InlineElementwiseTest, LeavesReductionsSharedAndBroadcastTemporaries) {
   const char* cases[] = {
       // A reduction consumer (sum over j): its nest stays for the schedules.

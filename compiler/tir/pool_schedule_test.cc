@@ -124,6 +124,21 @@ TEST(PoolScheduleTest, SameNumbersAcrossShapes) {
   }
 }
 
+TEST(PoolScheduleTest, MaxPropagatesNaN) {
+  // The unrolled max is a plain compare tree plus one any-NaN test: a window
+  // holding a NaN (every 7th input, so some windows do and some don't) gives
+  // NaN, as T.max does; interior, borders and the even/odd split.
+  for (int64_t h : {14, 40}) {
+    for (int64_t s : {1, 2}) {
+      PrimFunc f = ParseFunc(Pool("max", 2, h, h, 3, s, 1), "pool");
+      PrimFunc out = ScheduleWindowReductions(f);
+      ASSERT_NE(out, f);
+      Status st = SameNumbers(f, out, 7);
+      EXPECT_TRUE(st.ok()) << h << " s" << s << ": " << st.ToString() << "\n" << testing::Print(out);
+    }
+  }
+}
+
 TEST(PoolScheduleTest, LargeWindowsAndOtherNestsAreLeftAlone) {
   // 9 x 9 = 81 taps > kMaxWindowTaps.
   PrimFunc big = ParseFunc(Pool("max", 1, 20, 20, 9, 1, 0), "pool");

@@ -1,6 +1,7 @@
 #include "compiler/tir/schedule/schedule_test_util.h"
 
 #include <cmath>
+#include <limits>
 #include <memory>
 
 #include "compiler/arith/simplify.h"
@@ -106,7 +107,7 @@ Tensor RandomTensor(const std::vector<int64_t>& shape, uint32_t seed) {
 
 }  // namespace
 
-Status SameNumbers(const PrimFunc& original, const PrimFunc& scheduled) {
+Status SameNumbers(const PrimFunc& original, const PrimFunc& scheduled, int64_t nan_stride) {
   auto renamed = std::make_shared<PrimFuncNode>(*scheduled);
   renamed->name = original->name + "_scheduled";
   std::vector<PrimFunc> funcs = {LowerBlocks(original), LowerBlocks(PrimFunc(renamed))};
@@ -126,6 +127,12 @@ Status SameNumbers(const PrimFunc& original, const PrimFunc& scheduled) {
     }
     a.push_back(RandomTensor(shape, seed));
     b.push_back(RandomTensor(shape, seed++));
+    if (nan_stride > 0) {
+      for (int64_t i = nan_stride / 2; i < a.back().NumElements(); i += nan_stride) {
+        a.back().data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+        b.back().data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+      }
+    }
   }
   KILN_RETURN_IF_ERROR(lib.Run(funcs[0]->name, a));
   KILN_RETURN_IF_ERROR(lib.Run(funcs[1]->name, b));
@@ -134,6 +141,7 @@ Status SameNumbers(const PrimFunc& original, const PrimFunc& scheduled) {
     const float* y = b[k].data<float>();
     for (int64_t i = 0; i < a[k].NumElements(); ++i) {
       float tol = 1e-4f * std::max(1.0f, std::fabs(x[i]));
+      if (std::isnan(x[i]) && std::isnan(y[i])) continue;
       if (!(std::fabs(x[i] - y[i]) <= tol))
         return Internal("parameter " + std::to_string(k) + " element " + std::to_string(i) + ": " +
                         std::to_string(x[i]) + " vs " + std::to_string(y[i]));

@@ -5,6 +5,7 @@
 #ifndef KILN_COMPILER_TIR_SCHEDULE_SCHEDULE_TEST_UTIL_H_
 #define KILN_COMPILER_TIR_SCHEDULE_SCHEDULE_TEST_UTIL_H_
 
+#include <cstdint>
 #include <string>
 
 #include "compiler/ir/tir.h"
@@ -22,7 +23,9 @@ ir::PrimFunc ParseFunc(const std::string& source, const std::string& name);
 // <= 1e-4 relative to the magnitude); every parameter must be a buffer with
 // a static float32 shape. `scheduled` may have other buffer shapes when
 // `inputs_transform` is not needed (params must keep their shapes).
-Status SameNumbers(const ir::PrimFunc& original, const ir::PrimFunc& scheduled);
+// nan_stride > 0: every nan_stride-th input element is NaN, and a NaN must
+// come out where the original gives one.
+Status SameNumbers(const ir::PrimFunc& original, const ir::PrimFunc& scheduled, int64_t nan_stride = 0);
 
 // The module text of a function, for failure messages.
 std::string Print(const ir::PrimFunc& f);
