@@ -547,6 +547,23 @@ llvm::Value* KernelEmitter::Binary(const BinaryNode* op) {
       bool is_max = k == TirKind::kMax;
       if (fp) {
         // NaN in either operand gives NaN (numpy's minimum/maximum).
+        // Against a constant that is not NaN (ReLU's 0, a clip's bounds):
+        // k > x ? k : x gives x when x is NaN, one vmaxps / vminps (whose
+        // second operand is what a NaN returns) instead of two compares and
+        // two blends.
+        auto not_nan_constant = [](llvm::Value* v) {
+          auto* k = llvm::dyn_cast<llvm::Constant>(v);
+          if (k == nullptr) return false;
+          if (auto* splat = k->getSplatValue()) k = splat;
+          auto* f = llvm::dyn_cast<llvm::ConstantFP>(k);
+          return f != nullptr && !f->isNaN();
+        };
+        if (not_nan_constant(a) || not_nan_constant(c)) {
+          llvm::Value* k = not_nan_constant(c) ? c : a;
+          llvm::Value* x = k == c ? a : c;
+          llvm::Value* pick_k = is_max ? b_.CreateFCmpOGT(k, x) : b_.CreateFCmpOLT(k, x);
+          return b_.CreateSelect(pick_k, k, x);
+        }
         llvm::Value* pick_a = is_max ? b_.CreateFCmpOGT(a, c) : b_.CreateFCmpOLT(a, c);
         llvm::Value* r = b_.CreateSelect(pick_a, a, c);
         return b_.CreateSelect(b_.CreateFCmpUNO(a, a), a, r);

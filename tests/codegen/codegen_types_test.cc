@@ -194,6 +194,9 @@ TEST(CodegenTypesTest, FloatMinMaxComparisonsAndLogic) {
   std::vector<ElementwiseKernel> ks = {
       {"fmax", "T.max(A[i], B[i])", "float32", "float32"},
       {"fmin", "T.min(A[i], B[i])", "float32", "float32"},
+      // Against a constant (ReLU, clip): one vmaxps / vminps, NaN still out.
+      {"fmaxk", "T.max(A[i], T.float32(0))", "float32", "float32"},
+      {"fmink", "T.min(T.float32(6), A[i])", "float32", "float32"},
       {"flt", "A[i] < B[i]", "float32", "bool"},
       {"fle", "A[i] <= B[i]", "float32", "bool"},
       {"feq", "A[i] == B[i]", "float32", "bool"},
@@ -241,6 +244,8 @@ TEST(CodegenTypesTest, FloatMinMaxComparisonsAndLogic) {
       const std::string& o = k.name;
       if (o == "fmax") want = (std::isnan(x) || std::isnan(y)) ? NAN : (xf > yf ? xf : yf);
       else if (o == "fmin") want = (std::isnan(x) || std::isnan(y)) ? NAN : (xf < yf ? xf : yf);
+      else if (o == "fmaxk") want = std::isnan(x) ? NAN : (xf > 0 ? xf : 0.0f);
+      else if (o == "fmink") want = std::isnan(x) ? NAN : (xf < 6 ? xf : 6.0f);
       else if (o == "flt") want = xf < yf;
       else if (o == "fle") want = xf <= yf;
       else if (o == "feq") want = xf == yf;
@@ -261,7 +266,7 @@ TEST(CodegenTypesTest, FloatMinMaxComparisonsAndLogic) {
       else want = x == y;  // beq
       LD got = Get(c, i);
       // max/min of +-0 may pick either zero.
-      bool zeros = (o == "fmax" || o == "fmin") && x == 0 && y == 0;
+      bool zeros = ((o == "fmax" || o == "fmin") && x == 0 && y == 0) || (o == "fmaxk" && x == 0);
       EXPECT_TRUE(zeros ? got == 0 : Same(got, want))
           << o << "(" << static_cast<double>(x) << ", " << static_cast<double>(y) << ") = " << static_cast<double>(got)
           << ", want " << static_cast<double>(want);
