@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/tir/conv_schedule.h"
+#include "compiler/tir/flatten_reduction.h"
 #include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/pool_schedule.h"
@@ -171,7 +172,10 @@ class Scheduler : public StmtExprMutator {
 
 }  // namespace
 
-PrimFunc ApplyDefaultSchedule(const PrimFunc& func, int num_threads_hint) {
+PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint) {
+  // Reductions over several trailing axes become one flat axis first, so the
+  // row-reduction schedule vectorizes them.
+  PrimFunc func = FlattenTrailingReductions(input);
   Stmt body = Scheduler(num_threads_hint).MutateStmt(func->body);
   PrimFunc out = func;
   if (body != func->body) {

@@ -478,8 +478,21 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false) {
   const ForNode* f = r.loop;
   std::optional<int64_t> ext = StaticInt(f->extent);
   if (ext && *ext < 16) return nullptr;
-  int64_t lanes = 16;
-  while (lanes < 64 && (!ext || lanes * 2 <= *ext / 2)) lanes *= 2;
+  int64_t lanes = 64;
+  if (ext) {
+    // Cycles, roughly: each block of V lanes is one add latency (V / 16
+    // independent vector chains), each tail element one more (a scalar
+    // chain), each tree step one. 169 (a 13 x 13 mean): 32 lanes and a tail
+    // of 9, not 64 and a tail of 41; 784: still 64 (a tail of 16).
+    auto cost = [&](int64_t v) {
+      int64_t steps = 0;
+      for (int64_t h = v; h > 1; h /= 2) ++steps;
+      return *ext / v + *ext % v + steps;
+    };
+    lanes = 16;
+    for (int64_t v : {32, 64})
+      if (v <= *ext && cost(v) < cost(lanes)) lanes = v;
+  }
   DType it = f->loop_var->dtype;
   DType t = r.buffer->dtype;
   const VarNode* k = f->loop_var.get();
