@@ -23,8 +23,8 @@ using namespace nest;  // NOLINT: the shared nest helpers
 constexpr int kMaxRows = 8;    // MR: rows of accumulators
 constexpr int kCols = 32;      // NR: two 16-float vectors per row
 constexpr int kWideCols = 64;  // NR for one- or two-row problems (more independent FMAs)
-constexpr int64_t kPackMinRows = 64;
-constexpr int kRowSplit = 4;  // partial sums of a one-row tile  // rows (M) from which packing B is considered
+constexpr int64_t kPackMinRows = 256;  // rows (M) from which packing B is considered
+constexpr int kRowSplit = 4;  // partial sums of a one-row tile
 
 struct MatmulNest {
   std::vector<const ForNode*> loops;  // batch.., i, j, k
