@@ -27,6 +27,10 @@ using namespace nest;  // NOLINT: the shared nest helpers
 // (beyond its FMAs); used to choose the tile shape.
 constexpr int kTapOverhead = 4;
 
+// At most this many last columns of a pointwise convolution are computed
+// one channel vector per column (RemainderTile).
+constexpr int64_t kMaxRemainderColumns = 4;
+
 bool IsFloatZero(const PrimExpr& e) {
   const auto* f = e.as<FloatImmNode>();
   return f != nullptr && f->value == 0.0;
@@ -349,6 +353,12 @@ class ConvKernel {
       if (direct_ && j % sh.nr != 0) {
         last = static_cast<int>((j % sh.nr + 15) / 16 * 16);
         cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + tile_cost(last));
+        // A few columns left: one 8-channel vector per column instead
+        // (RemainderTile), about an FMA latency per input channel.
+        if (RemainderFits(mr, j % sh.nr)) {
+          cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + kTapOverhead + 1);
+          last = -static_cast<int>(j % sh.nr);
+        }
       }
       if (best < 0 || cost < best) {
         best = cost;
@@ -614,7 +624,22 @@ class ConvKernel {
     lets.push_back({grp_, Mod(Div(tt, I64(jt_ * rb_count)), I64(cv_.groups))});
     lets.push_back({nn_, Div(tt, I64(jt_ * rb_count * cv_.groups))});
     Stmt inner = RowBlocks(rb);
-    if (last_col >= 0 && nr_last_ != nr_) {
+    if (last_col >= 0 && nr_last_ < 0) {
+      // The last few columns: one vector of the row block's channels each
+      // (or, when the epilogue can't be stored flat, a 16-column tile ending
+      // at H * W: last_col is H * W - 16).
+      Var o0 = MakeVar("o0");
+      Stmt last;
+      if (Stmt rem = RemainderTile(o0, -nr_last_)) {
+        last = std::make_shared<LetStmtNode>(o0, PrimExpr(grp_) * I64(cv_.opg) + PrimExpr(rb) * I64(mr_), rem);
+      } else {
+        int full_nr = nr_;
+        nr_ = 16;
+        last = RowBlocks(rb);
+        nr_ = full_nr;
+      }
+      inner = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, Mod(tt, I64(jt_)), I64(jt_ - 1)), inner, last);
+    } else if (last_col >= 0 && nr_last_ != nr_) {
       // The narrower last column tile: the same kernel built for its width.
       int full_nr = nr_;
       nr_ = nr_last_;
@@ -636,7 +661,7 @@ class ConvKernel {
     auto view = std::make_shared<BufferNode>(*cv_.data);
     view->shape = {I64(cv_.n), I64(cv_.ch), I64(1), I64(hw)};
     q_ = view;
-    return TileLoop(hw - nr_last_);
+    return TileLoop(nr_last_ < 0 ? hw - 16 : hw - nr_last_);
   }
 
   // rows x NR grid, rows unrolled and columns vectorized.
@@ -743,10 +768,50 @@ class ConvKernel {
   // The last column tile (moved back to end at H * W) stores its whole
   // width: the columns an earlier tile owns get the same values again.
   // Null when an epilogue reads a buffer at other indices of y or x.
+  // Whether the last `cols` columns of a pointwise convolution can be one
+  // RemainderTile per row block of `mr` channels: the weight packed in
+  // blocks of the row block, no leftover single rows.
+  bool RemainderFits(int mr, int64_t cols) const {
+    return cols > 0 && cols <= kMaxRemainderColumns && mr == 8 && cv_.wblock == mr && cv_.opg % mr == 0;
+  }
+
+  // Pointwise: output channels o0.. o0 + 8 at the last `cols` columns of the
+  // plane, transposed: acc[column, channel], each column one 8-channel
+  // vector (the packed weight's 8 contiguous floats) times the column's
+  // input broadcast. A 16-column tile there computes 16 - cols columns
+  // twice; 7 x 7 = 49 = 48 + 1 paid a whole 8 x 16 tile for one column.
+  Stmt RemainderTile(const Var& o0, int64_t cols) {
+    DType f32 = DType::Float32();
+    const int64_t hw = cv_.ho * cv_.wo;
+    Buffer acc = LocalBuffer("acc_rem", {I64(cols), I64(mr_)}, "local");
+    Var jz = MakeVar("jj_init"), iz = MakeVar("ii_init");
+    Stmt zero = MakeFor(jz, I64(cols), ForKind::kUnrolled,
+                        MakeFor(iz, I64(mr_), ForKind::kVectorized,
+                                Store(acc, FloatImm(f32, 0), {PrimExpr(jz), PrimExpr(iz)})));
+    Var c = MakeVar("c"), jj = MakeVar("jj"), ii = MakeVar("ii"), ob = MakeVar("ob");
+    PrimExpr wv = Load(cv_.weight, {PrimExpr(ob), PrimExpr(c), I64(0), I64(0), PrimExpr(ii)});
+    PrimExpr xv = Load(q_, q_index_(PrimExpr(c), I64(0), I64(hw - cols) + PrimExpr(jj)));
+    PrimExpr cur = Load(acc, {PrimExpr(jj), PrimExpr(ii)});
+    Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
+                     {PrimExpr(jj), PrimExpr(ii)});
+    Stmt taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial,
+                        MakeFor(jj, I64(cols), ForKind::kUnrolled, MakeFor(ii, I64(mr_), ForKind::kVectorized, fma)));
+    taps = std::make_shared<LetStmtNode>(ob, Div(PrimExpr(o0), I64(mr_)), taps);
+    Stmt out = FlatWriteBack(acc, o0, mr_, static_cast<int>(cols), I64(hw - cols), true);
+    if (!out) return nullptr;
+    return std::make_shared<AllocateNode>(acc, Seq({zero, taps, out}));
+  }
+
   Stmt FlatWriteBack(const Buffer& acc, const Var& o0, int rows) {
+    return FlatWriteBack(acc, o0, rows, nr_, PrimExpr(col0_), false);
+  }
+
+  // `cols` columns from `first` (transposed: acc[column, row], stored with
+  // the columns unrolled and the rows vectorized).
+  Stmt FlatWriteBack(const Buffer& acc, const Var& o0, int rows, int cols, const PrimExpr& first, bool transposed) {
     Var ii = MakeVar("ii_out"), jj = MakeVar("jj_out");
-    PrimExpr pos = PrimExpr(col0_) + PrimExpr(jj), o = PrimExpr(o0) + PrimExpr(ii);
-    PrimExpr v = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
+    PrimExpr pos = first + PrimExpr(jj), o = PrimExpr(o0) + PrimExpr(ii);
+    PrimExpr v = transposed ? Load(acc, {PrimExpr(jj), PrimExpr(ii)}) : Load(acc, {PrimExpr(ii), PrimExpr(jj)});
     Buffer dst = FlatView(cv_.out);
     for (const Stage& e : stages_) {
       const VarNode* yv = e.loops[2]->loop_var.get();
@@ -788,7 +853,10 @@ class ConvKernel {
       dst = FlatView(e.dst);
     }
     Stmt store = Store(dst, v, {PrimExpr(nn_), o, pos});
-    return MakeFor(ii, I64(rows), ForKind::kUnrolled, MakeFor(jj, I64(nr_), ForKind::kVectorized, store));
+    if (transposed) {
+      return MakeFor(jj, I64(cols), ForKind::kUnrolled, MakeFor(ii, I64(rows), ForKind::kVectorized, store));
+    }
+    return MakeFor(ii, I64(rows), ForKind::kUnrolled, MakeFor(jj, I64(cols), ForKind::kVectorized, store));
   }
 
   // Depthwise tiles of output rows (spatial): tile row ii is output row
@@ -902,7 +970,9 @@ class ConvKernel {
   int threads_;
   int64_t offa_max_, offb_max_, hq_, wq_, planes_, jt_, plane_len_, full_, rem_;
   int mr_, nr_;
-  int nr_last_ = 0;  // pointwise: the width of the last column tile (<= nr_)
+  // Pointwise: the width of the last column tile (<= nr_), or minus the
+  // number of last columns computed by RemainderTile.
+  int nr_last_ = 0;
   int64_t band_rows_ = 0, nbands_ = 0, band_len_ = 0;
   int64_t srows_ = 0;  // output rows per depthwise tile; 0: tiles of channels
   bool direct_ = false;  // pointwise: tiles read the input in place (BuildDirect)

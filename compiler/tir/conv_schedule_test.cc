@@ -666,6 +666,31 @@ TEST(ConvScheduleNumbersTest, PackedWeightArguments) {
   CheckConv(b, 1);
 }
 
+TEST(ConvScheduleNumbersTest, PointwiseRemainderColumns) {
+  // 7 x 7 = 49 = 48 + 1 and 14 x 14 = 196 = 4 x 48 + 4 columns with weights
+  // packed in blocks of 8: the last columns are computed one 8-channel vector
+  // each (RemainderTile), with the epilogue's residual read at them; a batch
+  // of 2 (the remainder of image 0 must not read image 1).
+  ConvCase a{1, 24, 7, 7, 40, 1, 1};
+  a.weights = "packed";
+  a.block = 8;
+  a.epilogue = "bn_residual_relu";
+  ConvCase b{2, 20, 14, 14, 16, 1, 1};
+  b.weights = "packed";
+  b.block = 8;
+  b.epilogue = "bias_relu6";
+  for (const ConvCase& k : {a, b}) {
+    EXPECT_TRUE(Allocates(Count(LowerConv(k, 2)), "acc_rem")) << k.Name();
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+  // 16 x 16 = 256 columns: whole tiles, no remainder.
+  ConvCase c{1, 24, 16, 16, 40, 1, 1};
+  c.weights = "packed";
+  c.block = 8;
+  EXPECT_FALSE(Allocates(Count(LowerConv(c, 2)), "acc_rem"));
+}
+
 TEST(ConvScheduleNumbersTest, ResNetLayerWithConstantWeights) {
   ConvCase a{1, 256, 14, 14, 256, 3, 3};
   a.pt = a.pl = a.pb = a.pr = 1;
