@@ -511,7 +511,9 @@ TEST(ConvScheduleNumbersTest, DepthwiseBands) {
   e.pt = e.pl = e.pb = e.pr = 1;
   e.epilogue = "bn_residual_relu";
   // Rows of 15 in 32-column tiles: a row's spill covers the next row and
-  // two columns of the one after.
+  // two columns of the one after. (Spilling into a later band's rows goes
+  // unseen with one thread, which computes that band afterwards; this case
+  // runs the path, the numbers check the rows it stores.)
   ConvCase f{1, 3, 100, 15, 3, 3, 3};
   f.groups = 3;
   f.pt = f.pl = f.pb = f.pr = 1;
