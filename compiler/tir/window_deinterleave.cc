@@ -103,7 +103,11 @@ Stmt DeinterleavedInterior(const Buffer& out, const std::vector<PrimExpr>& idx, 
       for (size_t d = 0; d < lead.size() && same; ++d) same = arith::CanProveEqual(rows[r].lead[d], lead[d]);
       if (same) break;
     }
-    if (r == rows.size()) rows.push_back(Row{l->buffer, lead});
+    if (r == rows.size()) {
+      rows.emplace_back();
+      rows.back().buf = l->buffer;
+      rows.back().lead = lead;
+    }
     int parity = static_cast<int>(b & 1);
     int64_t off = b >> 1;
     Row& row = rows[r];
