@@ -387,6 +387,20 @@ TEST(MatmulScheduleNumbersTest, StaticShapes) {
   }
 }
 
+TEST(MatmulScheduleNumbersTest, WideOneRowTiles) {
+  // One row and 1000 columns (a classifier): 128-column tiles with two
+  // partial sums each, the last tile ending at N, the epilogue fused; K odd
+  // (a partial-sum tail) and even.
+  for (int64_t k : {301, 64}) {
+    for (int threads : {1, 2}) {
+      std::string ks = std::to_string(k);
+      auto mod = Compile(Module({"1", ks}, {ks, "1000"}, {"1", "1000"}, "bias_relu"), threads);
+      ASSERT_NE(mod, nullptr);
+      CheckMatmul(*mod, 0, 1, k, 1000, "bias_relu");
+    }
+  }
+}
+
 TEST(MatmulScheduleNumbersTest, PackedWeightPanels) {
   // 300 rows, rows of B 1 KiB apart, K x 32 panels over 32 KiB: B is packed
   // per call (300 = 37 full tiles + 4 single rows).
