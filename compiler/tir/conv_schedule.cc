@@ -36,7 +36,6 @@ bool IsFloatZero(const PrimExpr& e) {
   return f != nullptr && f->value == 0.0;
 }
 
-PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
 
 // ceil(a / b) for b > 0 and any sign of a.
 int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -859,6 +858,22 @@ class ConvKernel {
     return MakeFor(ii, I64(rows), ForKind::kUnrolled, MakeFor(jj, I64(cols), ForKind::kVectorized, store));
   }
 
+  // The store of accumulator value `v` at output point (n, o, y, x) after
+  // the fused epilogue stages: the last stage's buffer at its indices.
+  Stmt EpilogueStore(PrimExpr v, const std::vector<PrimExpr>& point) const {
+    Buffer dst = cv_.out;
+    std::vector<PrimExpr> idx = point;
+    for (const Stage& e : stages_) {
+      VarMap map;
+      for (size_t d = 0; d < 4; ++d) map[e.loops[d]->loop_var.get()] = point[d];
+      v = Substitute(ReplaceLoads(e.src->data.get(), v).MutateExpr(e.value), map);
+      dst = e.dst;
+      idx.clear();
+      for (const PrimExpr& d : e.dst_idx) idx.push_back(Substitute(d, map));
+    }
+    return Store(dst, v, idx);
+  }
+
   // Depthwise tiles of output rows (spatial): tile row ii is output row
   // tile_y_ + ii, its column jj output column tile_x_ + jj, so every store
   // has static accumulator indices and a static width (NR, or what is left
@@ -875,18 +890,8 @@ class ConvKernel {
     auto row_store = [&](int64_t width) {
       Var xx = MakeVar("xx");
       std::vector<PrimExpr> point = {PrimExpr(nn_), PrimExpr(o0), y, tile_x_ + PrimExpr(xx)};
-      PrimExpr v = Load(acc, {PrimExpr(ii), PrimExpr(xx)});
-      Buffer dst = cv_.out;
-      std::vector<PrimExpr> idx = point;
-      for (const Stage& e : stages_) {
-        VarMap map;
-        for (size_t d = 0; d < 4; ++d) map[e.loops[d]->loop_var.get()] = point[d];
-        v = Substitute(ReplaceLoads(e.src->data.get(), v).MutateExpr(e.value), map);
-        dst = e.dst;
-        idx.clear();
-        for (const PrimExpr& d : e.dst_idx) idx.push_back(Substitute(d, map));
-      }
-      return MakeFor(xx, I64(width), ForKind::kVectorized, Store(dst, v, idx));
+      return MakeFor(xx, I64(width), ForKind::kVectorized,
+                     EpilogueStore(Load(acc, {PrimExpr(ii), PrimExpr(xx)}), point));
     };
     Stmt row = row_store(last_w);
     if (last_w < nr_ && ncol > 1) {
@@ -918,23 +923,12 @@ class ConvKernel {
     PrimExpr x = PrimExpr(lo) + PrimExpr(xx);
     PrimExpr o = spatial ? PrimExpr(o0) : PrimExpr(o0) + PrimExpr(ii);
     std::vector<PrimExpr> point = {PrimExpr(nn_), o, PrimExpr(y), x};
-    PrimExpr v = Load(tmp, {PrimExpr(ii), PrimExpr(y) * I64(wq_) + x - col0});
-    Buffer dst = cv_.out;
-    std::vector<PrimExpr> idx = point;
-    for (const Stage& e : stages_) {
-      VarMap map;
-      for (size_t d = 0; d < 4; ++d) map[e.loops[d]->loop_var.get()] = point[d];
-      v = Substitute(ReplaceLoads(e.src->data.get(), v).MutateExpr(e.value), map);
-      dst = e.dst;
-      idx.clear();
-      for (const PrimExpr& d : e.dst_idx) idx.push_back(Substitute(d, map));
-    }
+    Stmt store = EpilogueStore(Load(tmp, {PrimExpr(ii), PrimExpr(y) * I64(wq_) + x - col0}), point);
     // A segment of len >= 16 is stored as whole 16-float vectors, the last
     // one overlapping the previous (the same values are stored twice; the
     // epilogue never reads what it stores). A loop of runtime length would
     // be vectorized 64 wide and run these short segments scalar. Shorter
     // segments (outputs narrower than a vector) are stored one by one.
-    Stmt store = Store(dst, v, idx);
     auto at = [&](PrimExpr x_at) { return Substitute(store, VarMap{{xx.get(), x_at}}); };
     Var len = MakeVar("len"), piece = MakeVar("piece"), lane = MakeVar("lane"), one = MakeVar("xx");
     PrimExpr start = Min(PrimExpr(piece) * I64(16), PrimExpr(len) - I64(16));
@@ -1081,10 +1075,7 @@ PrimFunc ScheduleConvs(const PrimFunc& func, int num_threads_hint) {
   ConvRewriter rewriter(func, num_threads_hint);
   Stmt body = rewriter.MutateStmt(func->body);
   if (!rewriter.changed) return func;
-  body = DropDeadAllocations(body);
-  auto copy = std::make_shared<PrimFuncNode>(*func);
-  copy->body = body;
-  return copy;
+  return WithBody(func, DropDeadAllocations(body));
 }
 
 }  // namespace tir

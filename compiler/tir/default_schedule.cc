@@ -177,12 +177,7 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint) {
   // row-reduction schedule vectorizes them.
   PrimFunc func = FlattenTrailingReductions(input);
   Stmt body = Scheduler(num_threads_hint).MutateStmt(func->body);
-  PrimFunc out = func;
-  if (body != func->body) {
-    auto copy = std::make_shared<PrimFuncNode>(*func);
-    copy->body = body;
-    out = copy;
-  }
+  PrimFunc out = nest::WithBody(func, body);
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
   out = ScheduleConvs(out, num_threads_hint);

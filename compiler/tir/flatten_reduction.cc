@@ -17,7 +17,6 @@ namespace {
 
 using namespace nest;  // NOLINT: the shared nest helpers
 
-PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
 
 bool AnyUses(const std::vector<PrimExpr>& idx, const std::unordered_set<const VarNode*>& vars) {
   for (const PrimExpr& e : idx)
@@ -150,10 +149,7 @@ class Flattener : public StmtExprMutator {
 PrimFunc FlattenTrailingReductions(const PrimFunc& func) {
   Flattener f;
   Stmt body = f.MutateStmt(func->body);
-  if (!f.changed) return func;
-  auto copy = std::make_shared<PrimFuncNode>(*func);
-  copy->body = body;
-  return copy;
+  return f.changed ? WithBody(func, body) : func;
 }
 
 }  // namespace tir

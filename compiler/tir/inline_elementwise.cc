@@ -344,9 +344,7 @@ PrimFunc InlineElementwise(const PrimFunc& func) {
   if (!changed) return func;
   Stmt body = inliner.items().empty() ? Stmt(std::make_shared<SeqStmtNode>(std::vector<Stmt>{})) : Seq(inliner.items());
   for (size_t i = allocs.size(); i-- > 0;) body = std::make_shared<AllocateNode>(allocs[i]->buffer, body);
-  auto copy = std::make_shared<PrimFuncNode>(*func);
-  copy->body = DropDeadAllocations(body);
-  return copy;
+  return WithBody(func, DropDeadAllocations(body));
 }
 
 }  // namespace tir

@@ -570,10 +570,7 @@ PrimFunc ScheduleMatmuls(const PrimFunc& func, int num_threads_hint) {
   MatmulRewriter rewriter(func, num_threads_hint);
   Stmt body = rewriter.MutateStmt(func->body);
   if (!rewriter.changed) return func;
-  body = DropDeadAllocations(body);
-  auto copy = std::make_shared<PrimFuncNode>(*func);
-  copy->body = body;
-  return copy;
+  return WithBody(func, DropDeadAllocations(body));
 }
 
 }  // namespace tir

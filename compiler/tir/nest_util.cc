@@ -13,6 +13,15 @@ const int64_t* ConstInt(const PrimExpr& e) {
   return imm ? &imm->value : nullptr;
 }
 
+PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
+
+PrimFunc WithBody(const PrimFunc& f, Stmt body) {
+  if (body == f->body) return f;
+  auto copy = std::make_shared<PrimFuncNode>(*f);
+  copy->body = std::move(body);
+  return copy;
+}
+
 bool IsVar(const PrimExpr& e, const VarNode* v) { return e.get() == v; }
 
 bool IsZero(const PrimExpr& e) {

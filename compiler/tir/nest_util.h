@@ -17,6 +17,10 @@ namespace nest {
 
 // The value of an integer literal, or nullptr.
 const int64_t* ConstInt(const ir::PrimExpr& e);
+// An int64 literal.
+ir::PrimExpr I64(int64_t v);
+// `f` with another body: a copy, or `f` itself when `body` is its body.
+ir::PrimFunc WithBody(const ir::PrimFunc& f, ir::Stmt body);
 bool IsVar(const ir::PrimExpr& e, const ir::VarNode* v);
 bool IsZero(const ir::PrimExpr& e);
 // Same node, or equal integer constants.

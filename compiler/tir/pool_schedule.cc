@@ -23,7 +23,6 @@ namespace {
 
 using namespace nest;  // NOLINT: the shared nest helpers
 
-PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
 
 struct Window {
   std::vector<const ForNode*> spatial, taps;
@@ -463,10 +462,7 @@ class WindowRewriter : public StmtExprMutator {
 PrimFunc ScheduleWindowReductions(const PrimFunc& func) {
   WindowRewriter rewriter;
   Stmt body = rewriter.MutateStmt(func->body);
-  if (!rewriter.changed) return func;
-  auto copy = std::make_shared<PrimFuncNode>(*func);
-  copy->body = body;
-  return copy;
+  return rewriter.changed ? WithBody(func, body) : func;
 }
 
 }  // namespace tir

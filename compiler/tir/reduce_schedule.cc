@@ -809,10 +809,7 @@ PrimFunc ScheduleRowReductions(const PrimFunc& func, int num_threads_hint) {
   // beside other parallel loops (a softmax over one long row: its exp and
   // output loops are parallel, its max and sum are split).
   Stmt body = HoistReciprocals(VectorizeReductions(rows, num_threads_hint));
-  if (body == func->body) return func;
-  auto copy = std::make_shared<PrimFuncNode>(*func);
-  copy->body = body;
-  return copy;
+  return nest::WithBody(func, body);
 }
 
 }  // namespace tir

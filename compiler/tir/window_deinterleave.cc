@@ -21,7 +21,6 @@ namespace {
 
 using namespace nest;  // NOLINT: the shared nest helpers
 
-PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
 
 std::optional<int64_t> At(const PrimExpr& e, const VarNode* x, int64_t v) {
   return arith::AsConstInt(arith::Simplify(Substitute(e, VarMap{{x, I64(v)}})));
