@@ -61,5 +61,42 @@ bool DefaultConvLayoutsF32(const ir::AttrMap& attrs) {
   return out_dtype.empty() || out_dtype == "void" || out_dtype == "float32";
 }
 
+ir::Function ConvBindingRewriter::VisitFunction(const ir::Function& f) {
+  names_.clear();
+  constants_.clear();
+  for (const auto& p : f->params) names_.insert(p->name);
+  return ExprMutator::VisitFunction(f);
+}
+
+void ConvBindingRewriter::VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) {
+  names_.insert(b.var->name);
+  std::vector<ir::Binding> mine;
+  ExprMutator::VisitBinding(b, in_dataflow, &mine);
+  for (auto& nb : mine) {
+    if (const auto* k = ir::ExprAs<ir::ConstantExpr>(nb.value); k && !nb.match_cast) constants_[nb.var.get()] = k;
+    const auto* call = ir::ExprAs<ir::CallExpr>(nb.value);
+    const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
+    if (op && op->name == "relax.nn.conv2d" && call->args.size() == 2 && !nb.match_cast && status.ok()) {
+      if (RewriteConv(*call, nb, in_dataflow, out)) continue;
+    }
+    out->push_back(std::move(nb));
+  }
+}
+
+const ir::ConstantExpr* ConvBindingRewriter::ConstantOf(const ir::Expr& e) const {
+  if (const auto* k = ir::ExprAs<ir::ConstantExpr>(e)) return k;
+  const auto* v = ir::ExprAs<ir::VarExpr>(e);
+  auto it = v ? constants_.find(v) : constants_.end();
+  return it == constants_.end() ? nullptr : it->second;
+}
+
+std::string ConvBindingRewriter::FreshName(const std::string& base) {
+  for (int i = 0;; ++i) {
+    std::string n = i == 0 ? base : base + std::to_string(i);
+    if (names_.insert(n).second) return n;
+  }
+}
+
+
 }  // namespace transform
 }  // namespace kiln

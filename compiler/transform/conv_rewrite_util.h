@@ -1,17 +1,20 @@
 // Helpers of the passes that rewrite R.nn.conv2d calls with constant
 // weights (pack-constant-weights, winograd-conv2d): attribute reads with
-// TVM's defaults, static shapes, and the driver loop over a module's Relax
-// functions.
+// TVM's defaults, static shapes, the binding visitor, and the driver loop
+// over a module's Relax functions.
 #ifndef KILN_COMPILER_TRANSFORM_CONV_REWRITE_UTIL_H_
 #define KILN_COMPILER_TRANSFORM_CONV_REWRITE_UTIL_H_
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "compiler/ir/module.h"
 #include "compiler/ir/relax.h"
 #include "compiler/relax/infer_struct_info.h"
+#include "compiler/transform/expr_mutator.h"
 #include "runtime/status.h"
 
 namespace kiln {
@@ -30,6 +33,30 @@ bool StaticF32(const ir::Expr& e, std::vector<int64_t>* shape);
 // conv2d's layouts are the defaults (NCHW data and output, OIHW kernel) and
 // its out_dtype is none or float32.
 bool DefaultConvLayoutsF32(const ir::AttrMap& attrs);
+
+// The visitor shared by the conv2d rewrites: per Relax function it records
+// every name in use (FreshName returns an unused one for new bindings) and
+// which variables are bound to constants (ConstantOf), and offers each
+// `R.nn.conv2d(x, w)` binding (no match_cast) to RewriteConv, which appends
+// the bindings that replace it and returns true, or returns false to keep
+// it. Once `status` holds an error nothing more is offered.
+class ConvBindingRewriter : public ExprMutator {
+ public:
+  Status status;
+  ir::Function VisitFunction(const ir::Function& f) override;
+  void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override;
+
+ protected:
+  virtual bool RewriteConv(const ir::CallExpr& call, const ir::Binding& b, bool dataflow,
+                           std::vector<ir::Binding>* out) = 0;
+  // The constant `e` is or whose variable is bound to, or null.
+  const ir::ConstantExpr* ConstantOf(const ir::Expr& e) const;
+  std::string FreshName(const std::string& base);
+
+ private:
+  std::set<std::string> names_;
+  std::map<const ir::VarExpr*, const ir::ConstantExpr*> constants_;
+};
 
 // Runs a fresh `Rewriter(&out)` (an ExprMutator with a Status `status`)
 // over each Relax function of `mod`; the PrimFuncs it adds to `out` are

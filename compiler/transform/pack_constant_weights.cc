@@ -38,52 +38,24 @@ Result<ir::PrimFunc> PackingKernel(const std::string& name, const std::vector<in
   return ir::PrimFunc(nf);
 }
 
-class Packer : public ExprMutator {
+class Packer : public ConvBindingRewriter {
  public:
   // Packing kernels are added to `mod` (one per weight shape).
   explicit Packer(ir::IRModule* mod) : mod_(mod) {}
-  Status status;
-
-  ir::Function VisitFunction(const ir::Function& f) override {
-    names_.clear();
-    constants_.clear();
-    for (const auto& p : f->params) names_.insert(p->name);
-    return ExprMutator::VisitFunction(f);
-  }
-
-  void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override {
-    names_.insert(b.var->name);
-    std::vector<ir::Binding> mine;
-    ExprMutator::VisitBinding(b, in_dataflow, &mine);
-    for (auto& nb : mine) {
-      if (!nb.match_cast && ir::ExprAs<ir::ConstantExpr>(nb.value)) constants_.insert(nb.var.get());
-      const auto* call = ir::ExprAs<ir::CallExpr>(nb.value);
-      const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
-      if (op && op->name == "relax.nn.conv2d" && call->args.size() == 2 && !nb.match_cast) {
-        if (Pack(*call, nb, in_dataflow, out)) continue;
-      }
-      out->push_back(std::move(nb));
-    }
-  }
 
  private:
-  bool IsConstant(const ir::Expr& e) const {
-    if (ir::ExprAs<ir::ConstantExpr>(e)) return true;
-    const auto* v = ir::ExprAs<ir::VarExpr>(e);
-    return v != nullptr && constants_.count(v) > 0;
-  }
-
-  bool Pack(const ir::CallExpr& call, const ir::Binding& b, bool dataflow, std::vector<ir::Binding>* out) {
+  bool RewriteConv(const ir::CallExpr& call, const ir::Binding& b, bool dataflow,
+                   std::vector<ir::Binding>* out) override {
     const ir::Expr& w = call.args[1];
     std::vector<int64_t> ws, xs;
-    if (!IsConstant(w) || !StaticF32(w, &ws) || ws.size() != 4 || !StaticF32(call.args[0], &xs)) return false;
+    if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 4 || !StaticF32(call.args[0], &xs)) return false;
     if (!DefaultConvLayoutsF32(call.attrs)) return false;
     const int64_t block = tir::kConvWeightBlock;
     int64_t groups = IntAttr(call.attrs, "groups", 1);
     if (groups <= 0 || ws[0] % groups != 0 || (ws[0] / groups) % block != 0) return false;
 
     auto emit = [&](ir::Expr value) {
-      ir::RVar v = ir::MakeRVar(Fresh(), nullptr, dataflow);
+      ir::RVar v = ir::MakeRVar(FreshName("packed"), nullptr, dataflow);
       out->push_back(ir::Binding{v, std::move(value), nullptr, b.span});
       return ir::Expr(v);
     };
@@ -116,17 +88,8 @@ class Packer : public ExprMutator {
     return true;
   }
 
-  std::string Fresh() {
-    for (int i = 0;; ++i) {
-      std::string n = i == 0 ? "packed" : "packed" + std::to_string(i);
-      if (names_.insert(n).second) return n;
-    }
-  }
-
   ir::IRModule* mod_;
   std::map<std::vector<int64_t>, std::string> kernels_;
-  std::set<std::string> names_;
-  std::set<const ir::VarExpr*> constants_;
 };
 
 }  // namespace

@@ -176,44 +176,15 @@ Result<Tensor> TransformWeight(const Tensor& w, int64_t o_count, int64_t c_count
   return u;
 }
 
-class Rewriter : public ExprMutator {
+class Rewriter : public ConvBindingRewriter {
  public:
   explicit Rewriter(ir::IRModule* mod) : mod_(mod) {}
-  Status status;
-
-  ir::Function VisitFunction(const ir::Function& f) override {
-    names_.clear();
-    constants_.clear();
-    for (const auto& p : f->params) names_.insert(p->name);
-    return ExprMutator::VisitFunction(f);
-  }
-
-  void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override {
-    names_.insert(b.var->name);
-    std::vector<ir::Binding> mine;
-    ExprMutator::VisitBinding(b, in_dataflow, &mine);
-    for (auto& nb : mine) {
-      if (const auto* k = ir::ExprAs<ir::ConstantExpr>(nb.value); k && !nb.match_cast) constants_[nb.var.get()] = k;
-      const auto* call = ir::ExprAs<ir::CallExpr>(nb.value);
-      const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
-      if (op && op->name == "relax.nn.conv2d" && call->args.size() == 2 && !nb.match_cast && status.ok()) {
-        if (Rewrite(*call, nb, in_dataflow, out)) continue;
-      }
-      out->push_back(std::move(nb));
-    }
-  }
 
  private:
-  const ir::ConstantExpr* Constant(const ir::Expr& e) const {
-    if (const auto* k = ir::ExprAs<ir::ConstantExpr>(e)) return k;
-    const auto* v = ir::ExprAs<ir::VarExpr>(e);
-    auto it = v ? constants_.find(v) : constants_.end();
-    return it == constants_.end() ? nullptr : it->second;
-  }
-
-  bool Rewrite(const ir::CallExpr& call, const ir::Binding& b, bool dataflow, std::vector<ir::Binding>* out) {
+  bool RewriteConv(const ir::CallExpr& call, const ir::Binding& b, bool dataflow,
+                   std::vector<ir::Binding>* out) override {
     const ir::Expr& w = call.args[1];
-    const ir::ConstantExpr* wk = Constant(w);
+    const ir::ConstantExpr* wk = ConstantOf(w);
     std::vector<int64_t> ws, xs;
     if (wk == nullptr || !StaticF32(w, &ws) || ws.size() != 4 || ws[2] != 3 || ws[3] != 3) return false;
     if (!StaticF32(call.args[0], &xs) || xs.size() != 4 || xs[1] != ws[1]) return false;
@@ -245,7 +216,7 @@ class Rewriter : public ExprMutator {
       return false;
     }
     auto emit = [&](const std::string& base, ir::Expr value) {
-      ir::RVar v = ir::MakeRVar(Fresh(base), nullptr, dataflow);
+      ir::RVar v = ir::MakeRVar(FreshName(base), nullptr, dataflow);
       out->push_back(ir::Binding{v, std::move(value), nullptr, b.span});
       return ir::Expr(v);
     };
@@ -294,17 +265,8 @@ class Rewriter : public ExprMutator {
     return name;
   }
 
-  std::string Fresh(const std::string& base) {
-    for (int i = 0;; ++i) {
-      std::string n = i == 0 ? base : base + std::to_string(i);
-      if (names_.insert(n).second) return n;
-    }
-  }
-
   ir::IRModule* mod_;
   std::map<std::vector<int64_t>, std::string> kernels_;
-  std::set<std::string> names_;
-  std::map<const ir::VarExpr*, const ir::ConstantExpr*> constants_;
 };
 
 }  // namespace
