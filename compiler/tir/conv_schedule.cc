@@ -292,6 +292,61 @@ bool MatchStage(const Stmt& s, const Buffer& src, const ConvNest& cv, Stage* e) 
   return true;
 }
 
+// One tensor of a concatenation along channels that a pointwise
+// convolution reads: channels [c0, c0 + count) of its input.
+struct ConcatSource {
+  Buffer buffer;
+  int64_t c0 = 0, count = 0;
+  Buffer view;  // [N, count, 1, H * W], set by the kernel
+};
+
+// Whether `s` is a nest over `dst`'s 4 dims storing
+//   dst[n, c, y, x] = if_then_else(c < K1, A[n, c, y, x],
+//                       if_then_else(c < K2, B[n, c - K1, y, x], ..))
+// (concatenate along axis 1 as legalized), every source a plain float32
+// [N, Ck, H, W] tensor; the sources in channel order.
+bool MatchChannelConcat(const Stmt& s, const Buffer& dst, std::vector<ConcatSource>* out) {
+  Stmt body;
+  std::vector<const ForNode*> loops = PeelNest(s, &body);
+  const auto* st = As<BufferStoreNode>(body);
+  if (loops.size() != 4 || st == nullptr || st->buffer != dst || !Float32Plain(dst, 4)) return false;
+  for (size_t d = 0; d < 4; ++d) {
+    const int64_t* x = ConstInt(loops[d]->extent);
+    if (!IsZero(loops[d]->min) || x == nullptr || *x != Dim(dst, d)) return false;
+  }
+  if (!AtLoopPoint(st->indices, loops)) return false;
+  const VarNode* cvar = loops[1]->loop_var.get();
+  std::vector<ConcatSource> srcs;
+  int64_t lo = 0;
+  // The load of channels [lo, hi) from one source.
+  auto take = [&](const PrimExpr& e, int64_t hi) {
+    const auto* l = e.as<BufferLoadNode>();
+    if (l == nullptr || l->buffer == dst || !Float32Plain(l->buffer, 4) || l->indices.size() != 4) return false;
+    if (Dim(l->buffer, 1) != hi - lo) return false;
+    for (size_t d : {0, 2, 3}) {
+      if (Dim(l->buffer, d) != Dim(dst, d) || !IsLoopIndex(l->indices[d], loops[d])) return false;
+    }
+    if (!arith::CanProveEqual(l->indices[1], PrimExpr(loops[1]->loop_var) - I64(lo))) return false;
+    srcs.push_back({l->buffer, lo, hi - lo, nullptr});
+    lo = hi;
+    return true;
+  };
+  PrimExpr e = st->value;
+  while (true) {
+    const auto* call = e.as<CallNode>();
+    if (call == nullptr) break;
+    if (call->op != "if_then_else" || call->args.size() != 3) return false;
+    const auto* lt = call->args[0].as<LTNode>();
+    const int64_t* k = lt ? ConstInt(lt->b) : nullptr;
+    if (k == nullptr || !IsVar(lt->a, cvar) || *k <= lo || *k >= Dim(dst, 1)) return false;
+    if (!take(call->args[1], *k)) return false;
+    e = call->args[2];
+  }
+  if (srcs.empty() || !take(e, Dim(dst, 1))) return false;
+  *out = std::move(srcs);
+  return true;
+}
+
 Buffer LocalBuffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
   auto node = std::make_shared<BufferNode>();
   node->name = name;
@@ -304,8 +359,10 @@ Buffer LocalBuffer(const std::string& name, std::vector<PrimExpr> shape, const s
 
 class ConvKernel {
  public:
-  ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int threads)
-      : cv_(cv), stages_(stages), threads_(threads) {
+  // `sources`: cv's input is the concatenation of these (pointwise only).
+  ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int threads,
+             std::vector<ConcatSource> sources = {})
+      : cv_(cv), stages_(stages), threads_(threads), sources_(std::move(sources)) {
     offa_max_ = ((cv.kh - 1) * cv.dh) / cv.sh;
     offb_max_ = ((cv.kw - 1) * cv.dw) / cv.sw;
     hq_ = cv.ho + offa_max_ + 1;
@@ -332,6 +389,7 @@ class ConvKernel {
     int64_t hw = cv.ho * cv.wo;
     direct_ = cv.kh == 1 && cv.kw == 1 && cv.sh == 1 && cv.sw == 1 && cv.pt == 0 && cv.pl == 0 &&
               cv.ho == cv.h && cv.wo == cv.w && hw >= 16 && cv.opg > 2;
+    if (!direct_ || cv.groups != 1) sources_.clear();
     if (direct_) {
       shapes = {{8, 16}, {8, 32}, {8, 48}};
       shapes.erase(std::remove_if(shapes.begin(), shapes.end(), [&](const Shape& sh) { return sh.nr > hw; }),
@@ -374,6 +432,9 @@ class ConvKernel {
     rem_ = cv.opg % mr_;
     ChooseBands();
   }
+
+  // Whether the kernel reads the concatenated tensors, not cv's input.
+  bool ReadsSources() const { return !sources_.empty(); }
 
   Stmt Build() {
     if (direct_) return BuildDirect();
@@ -660,7 +721,25 @@ class ConvKernel {
     auto view = std::make_shared<BufferNode>(*cv_.data);
     view->shape = {I64(cv_.n), I64(cv_.ch), I64(1), I64(hw)};
     q_ = view;
+    for (ConcatSource& src : sources_) {
+      auto part = std::make_shared<BufferNode>(*src.buffer);
+      part->shape = {I64(cv_.n), I64(src.count), I64(1), I64(hw)};
+      src.view = part;
+    }
     return TileLoop(nr_last_ < 0 ? hw - 16 : hw - nr_last_);
+  }
+
+  // Where the tiles read input channels from: Q whole, or (a pointwise
+  // convolution of a concatenation) each concatenated tensor in place.
+  struct InputPart {
+    Buffer q;
+    int64_t c0, count;
+  };
+  std::vector<InputPart> InputParts() const {
+    if (sources_.empty()) return {{q_, 0, cv_.ki}};
+    std::vector<InputPart> parts;
+    for (const ConcatSource& src : sources_) parts.push_back({src.view, src.c0, src.count});
+    return parts;
   }
 
   // rows x NR grid, rows unrolled and columns vectorized.
@@ -684,46 +763,54 @@ class ConvKernel {
     Stmt zero = Grid("_init", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
       return Store(acc, FloatImm(f32, 0), {PrimExpr(ii), PrimExpr(jj)});
     });
-    Var c = MakeVar("c"), ky = MakeVar("ky"), kx = MakeVar("kx");
-    // Phase and offset of tap (ky, kx) in Q; affine when the stride is 1.
-    PrimExpr ya = PrimExpr(ky) * I64(cv_.dh), xa = PrimExpr(kx) * I64(cv_.dw);
-    PrimExpr phase = I64(0), off;
-    if (cv_.sh == 1) {
-      off = ya * I64(wq_);
-    } else {
-      phase = Mod(ya, I64(cv_.sh)) * I64(cv_.sw);
-      off = Div(ya, I64(cv_.sh)) * I64(wq_);
-    }
-    if (cv_.sw == 1) {
-      off = off + xa;
-    } else {
-      phase = phase + Mod(xa, I64(cv_.sw));
-      off = off + Div(xa, I64(cv_.sw));
-    }
     // A packed weight whose blocks are the tile's rows (o0 a multiple of b):
     // the tap's weights are W[ob, c, ky, kx, 0..rows), contiguous.
     const int64_t b = cv_.wblock;
     bool block_rows = b > 0 && rows == b && cv_.opg % b == 0;
     Var ob = MakeVar("ob");
-    auto weight_at = [&](const PrimExpr& ii) -> PrimExpr {
-      std::vector<PrimExpr> cky = {PrimExpr(c), PrimExpr(ky), PrimExpr(kx)};
-      if (b == 0) return Load(cv_.weight, {PrimExpr(o0) + ii, cky[0], cky[1], cky[2]});
-      if (block_rows) return Load(cv_.weight, {PrimExpr(ob), cky[0], cky[1], cky[2], ii});
-      PrimExpr o = PrimExpr(o0) + ii;
-      return Load(cv_.weight, {Div(o, I64(b)), cky[0], cky[1], cky[2], Mod(o, I64(b))});
+    // The taps of input channels [c_off, c_off + count), read from q at
+    // channel c - c_off.
+    auto part_taps = [&](const Buffer& q, int64_t c_off, int64_t count) -> Stmt {
+      Var c = MakeVar("c"), ky = MakeVar("ky"), kx = MakeVar("kx");
+      // Phase and offset of tap (ky, kx) in Q; affine when the stride is 1.
+      PrimExpr ya = PrimExpr(ky) * I64(cv_.dh), xa = PrimExpr(kx) * I64(cv_.dw);
+      PrimExpr phase = I64(0), off;
+      if (cv_.sh == 1) {
+        off = ya * I64(wq_);
+      } else {
+        phase = Mod(ya, I64(cv_.sh)) * I64(cv_.sw);
+        off = Div(ya, I64(cv_.sh)) * I64(wq_);
+      }
+      if (cv_.sw == 1) {
+        off = off + xa;
+      } else {
+        phase = phase + Mod(xa, I64(cv_.sw));
+        off = off + Div(xa, I64(cv_.sw));
+      }
+      PrimExpr wc = c_off == 0 ? PrimExpr(c) : PrimExpr(c) + I64(c_off);
+      auto weight_at = [&](const PrimExpr& ii) -> PrimExpr {
+        std::vector<PrimExpr> cky = {wc, PrimExpr(ky), PrimExpr(kx)};
+        if (b == 0) return Load(cv_.weight, {PrimExpr(o0) + ii, cky[0], cky[1], cky[2]});
+        if (block_rows) return Load(cv_.weight, {PrimExpr(ob), cky[0], cky[1], cky[2], ii});
+        PrimExpr o = PrimExpr(o0) + ii;
+        return Load(cv_.weight, {Div(o, I64(b)), cky[0], cky[1], cky[2], Mod(o, I64(b))});
+      };
+      Stmt update = Grid("", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
+        PrimExpr wv = weight_at(spatial ? I64(0) : PrimExpr(ii));
+        PrimExpr pos = PrimExpr(qcol0_) + off + PrimExpr(jj);
+        if (spatial) pos = pos + PrimExpr(ii) * I64(wq_);
+        PrimExpr xv = Load(q, q_index_(PrimExpr(c), phase, pos));
+        PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
+        return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
+                     {PrimExpr(ii), PrimExpr(jj)});
+      });
+      Stmt t = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, update);
+      t = MakeFor(ky, I64(cv_.kh), spatial ? ForKind::kUnrolled : ForKind::kSerial, t);
+      return MakeFor(c, I64(count), ForKind::kSerial, t);
     };
-    Stmt update = Grid("", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
-      PrimExpr wv = weight_at(spatial ? I64(0) : PrimExpr(ii));
-      PrimExpr pos = PrimExpr(qcol0_) + off + PrimExpr(jj);
-      if (spatial) pos = pos + PrimExpr(ii) * I64(wq_);
-      PrimExpr xv = Load(q_, q_index_(PrimExpr(c), phase, pos));
-      PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
-      return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
-                   {PrimExpr(ii), PrimExpr(jj)});
-    });
-    Stmt taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, update);
-    taps = MakeFor(ky, I64(cv_.kh), spatial ? ForKind::kUnrolled : ForKind::kSerial, taps);
-    taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
+    std::vector<Stmt> parts;
+    for (const InputPart& part : InputParts()) parts.push_back(part_taps(part.q, part.c0, part.count));
+    Stmt taps = Seq(parts);
     if (block_rows) taps = std::make_shared<LetStmtNode>(ob, Div(PrimExpr(o0), I64(b)), taps);
     // The accumulators go to memory with static indices only (so they stay in
     // registers during the reduction); the write-back reads that copy.
@@ -787,15 +874,20 @@ class ConvKernel {
     Stmt zero = MakeFor(jz, I64(cols), ForKind::kUnrolled,
                         MakeFor(iz, I64(mr_), ForKind::kVectorized,
                                 Store(acc, FloatImm(f32, 0), {PrimExpr(jz), PrimExpr(iz)})));
-    Var c = MakeVar("c"), jj = MakeVar("jj"), ii = MakeVar("ii"), ob = MakeVar("ob");
-    PrimExpr wv = Load(cv_.weight, {PrimExpr(ob), PrimExpr(c), I64(0), I64(0), PrimExpr(ii)});
-    PrimExpr xv = Load(q_, q_index_(PrimExpr(c), I64(0), I64(hw - cols) + PrimExpr(jj)));
-    PrimExpr cur = Load(acc, {PrimExpr(jj), PrimExpr(ii)});
-    Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
-                     {PrimExpr(jj), PrimExpr(ii)});
-    Stmt taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial,
-                        MakeFor(jj, I64(cols), ForKind::kUnrolled, MakeFor(ii, I64(mr_), ForKind::kVectorized, fma)));
-    taps = std::make_shared<LetStmtNode>(ob, Div(PrimExpr(o0), I64(mr_)), taps);
+    Var ob = MakeVar("ob");
+    std::vector<Stmt> parts;
+    for (const InputPart& part : InputParts()) {
+      Var c = MakeVar("c"), jj = MakeVar("jj"), ii = MakeVar("ii");
+      PrimExpr wc = part.c0 == 0 ? PrimExpr(c) : PrimExpr(c) + I64(part.c0);
+      PrimExpr wv = Load(cv_.weight, {PrimExpr(ob), wc, I64(0), I64(0), PrimExpr(ii)});
+      PrimExpr xv = Load(part.q, q_index_(PrimExpr(c), I64(0), I64(hw - cols) + PrimExpr(jj)));
+      PrimExpr cur = Load(acc, {PrimExpr(jj), PrimExpr(ii)});
+      Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
+                       {PrimExpr(jj), PrimExpr(ii)});
+      parts.push_back(MakeFor(c, I64(part.count), ForKind::kSerial,
+                              MakeFor(jj, I64(cols), ForKind::kUnrolled, MakeFor(ii, I64(mr_), ForKind::kVectorized, fma))));
+    }
+    Stmt taps = std::make_shared<LetStmtNode>(ob, Div(PrimExpr(o0), I64(mr_)), Seq(parts));
     Stmt out = FlatWriteBack(acc, o0, mr_, static_cast<int>(cols), I64(hw - cols), true);
     if (!out) return nullptr;
     return std::make_shared<AllocateNode>(acc, Seq({zero, taps, out}));
@@ -962,6 +1054,7 @@ class ConvKernel {
   const ConvNest& cv_;
   const std::vector<Stage>& stages_;
   int threads_;
+  std::vector<ConcatSource> sources_;
   int64_t offa_max_, offb_max_, hq_, wq_, planes_, jt_, plane_len_, full_, rem_;
   int mr_, nr_;
   // Pointwise: the width of the last column tile (<= nr_), or minus the
@@ -1054,8 +1147,16 @@ class ConvRewriter : public StmtExprMutator {
         if (blocked || MatchConv(in[next], &other)) break;
         ++next;
       }
+      // A pointwise convolution of a concatenation just computed (and read
+      // nowhere else) reads the concatenated tensors in place: the copy goes.
+      std::vector<ConcatSource> sources;
+      bool concat_before = !out.empty() && i > 0 && out.back() == in[i - 1] &&
+                           !params_.count(cv.data->data.get()) && all_refs_.Refs(cv.data->data.get()) == 2 &&
+                           MatchChannelConcat(out.back(), cv.data, &sources);
+      ConvKernel kernel(cv, stages, threads_, std::move(sources));
+      if (concat_before && kernel.ReadsSources()) out.pop_back();
       for (const Stmt& m : moved) out.push_back(MutateStmt(m));
-      out.push_back(ConvKernel(cv, stages, threads_).Build());
+      out.push_back(kernel.Build());
       i = resume - 1;
       any = true;
     }

@@ -153,6 +153,12 @@ def prod(a: T.Buffer((4, 8), "float32"), out: T.Buffer((4,), "float32")):
 )",
                             "prod");
   EXPECT_EQ(ScheduleWindowReductions(prod), prod);
+  // A global 7 x 7 window (one output column) is a row reduction, left to
+  // the row-reduction schedule; a global 3 x 3 (9 taps) still unrolls here.
+  PrimFunc global = ParseFunc(Pool("sum", 8, 7, 7, 7, 1, 0), "pool");
+  EXPECT_EQ(ScheduleWindowReductions(global), global);
+  PrimFunc small = ParseFunc(Pool("sum", 8, 3, 3, 3, 1, 0), "pool");
+  EXPECT_NE(ScheduleWindowReductions(small), small);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "compiler/codegen/native_codegen.h"
+#include "compiler/text/text.h"
 #include "runtime/native_library.h"
 #include "tests/codegen/test_kernels.h"
 
@@ -249,6 +250,36 @@ TEST(CodegenLibraryTest, IrAndAssemblyShowParallelAndVectorizedLoops) {
   Result<std::string> asm_text = codegen::EmitAssembly(funcs, {});
   ASSERT_TRUE(asm_text.ok()) << asm_text.status().ToString();
   EXPECT_NE(asm_text->find("kiln_kernel_query"), std::string::npos);
+}
+
+TEST(CodegenLibraryTest, LoopsAroundVectorizedLoopsAreNotVectorizedAgain) {
+  // Rows of 49 summed one vector chain each: LLVM must not vectorize the row
+  // loop across rows (gathers) once it has unrolled the inner one. A loop
+  // with no vectorized loop inside keeps LLVM's choice.
+  const char* source = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def rows(A: T.Buffer((64, 49), "float32"), S: T.Buffer((64, 16), "float32")):
+        for r in T.serial(64):
+            for l in T.vectorized(16):
+                S[r, l] = A[r, l] + A[r, l + 16] + A[r, l + 32]
+    @T.prim_func
+    def plain(A: T.Buffer((64,), "float32"), B: T.Buffer((64,), "float32")):
+        for i in T.serial(64):
+            B[i] = A[i] * T.float32(2)
+)";
+  Result<ir::IRModule> mod = text::ParseModule(source, "<test>");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::vector<ir::PrimFunc> funcs;
+  for (const auto& e : mod->entries) funcs.push_back(e.prim);
+  Result<std::string> ir = codegen::EmitLLVMIR(funcs, {"", "", "", 0});
+  ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+  const std::string off = "!\"llvm.loop.vectorize.enable\", i1 false}";
+  const std::string on = "!\"llvm.loop.vectorize.enable\", i1 true}";
+  size_t first = ir->find(off);
+  ASSERT_NE(first, std::string::npos) << *ir;
+  EXPECT_EQ(ir->find(off, first + 1), std::string::npos);  // only the row loop
+  EXPECT_NE(ir->find(on), std::string::npos);              // the inner loop
 }
 
 TEST(CodegenLibraryTest, CrossTargetAssembly) {
