@@ -17,6 +17,7 @@
 #include "compiler/text/text.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/inline_elementwise.h"
+#include "compiler/tir/compact_loop_buffers.h"
 #include "compiler/tir/extend_allocate_scopes.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/transform/bind_params.h"
@@ -207,8 +208,11 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
         // epilogue matchers as one stage) and after (a schedule that turned
         // a reduction into plain stores, as the window schedule does, takes
         // the epilogue that follows into them).
-        e.prim = tir::ExtendAllocateScopes(tir::InlineElementwise(
-            tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(e.prim)), threads)));
+        // Then buffers that hold one slice per iteration of a loop move
+        // inside it (after the scopes are extended: an Allocate's body
+        // must hold every use of its buffer).
+        e.prim = tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(
+            tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(e.prim)), threads))));
       }
     }
     return out;
