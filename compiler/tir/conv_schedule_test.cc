@@ -587,7 +587,12 @@ TEST(ConvScheduleNumbersTest, PointwiseInPlace) {
   // leftover channels, a residual read through it.
   ConvCase f{2, 24, 13, 13, 41, 1, 1};
   f.epilogue = "bn_residual_relu";
-  for (const ConvCase& k : {a, b, c, d, e, f}) {
+  // An input over 512 KB with 3 row blocks: each column tile's row blocks
+  // run back to back (RowBlocksFastest), 61 x 59 = 3599 columns (a partial
+  // last tile).
+  ConvCase g{1, 40, 61, 59, 24, 1, 1};
+  g.epilogue = "bn_residual_relu";
+  for (const ConvCase& k : {a, b, c, d, e, f, g}) {
     CheckConv(k, 1);
     CheckConv(k, 2);
   }
