@@ -16,9 +16,13 @@
 // balanced tree (the same value; a short dependency chain). It splits the two
 // innermost spatial loops (y, x) into an interior, where every bounds test of
 // f that depends on them is proven true for every tap (interval arithmetic)
-// and is dropped, and the borders, which keep the tests. The interior's x
-// loop is vectorized (LLVM turns the strided window loads into wide loads
-// and shuffles); border rows and columns run the tested expression serially.
+// and is dropped, and the borders. The interior's x loop is vectorized
+// (LLVM turns the strided window loads into wide loads and shuffles). With
+// at most kMaxStaticBorder border rows and columns each (padding 1 to 4),
+// every border row and column gets its tests decided too: a border column
+// is one store per row, a border row an interior-like vector row whose taps
+// outside the plane are their padding value; otherwise border rows and
+// columns run the tested expression serially.
 // Kinds of the loops outside the two innermost (parallel, serial) are kept.
 //
 // Pre: lowered, default kinds chosen (a parallel loop of the nest stays
