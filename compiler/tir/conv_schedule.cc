@@ -27,6 +27,16 @@ using namespace nest;  // NOLINT: the shared nest helpers
 // (beyond its FMAs); used to choose the tile shape.
 constexpr int kTapOverhead = 4;
 
+// Convolutions with at most this many taps per output (input channels x
+// kernel height x width) may run row tiles (ChooseRowTiles).
+constexpr int64_t kMaxRowTileTaps = 64;
+// What the flat tiles' write-back costs per tile, in taps: per output row
+// segment of the tile, its bounds arithmetic, the accumulators copied to
+// memory and reloaded at the segment's (unaligned) offset. Measured on
+// SqueezeNet's 3->64 3x3/2 stem (27 taps): the write-back took 30 % of the
+// kernel, about 11 taps' worth.
+constexpr int64_t kFlatWriteBackTaps = 8;
+
 // At most this many last columns of a pointwise convolution are computed
 // one channel vector per column (RemainderTile).
 constexpr int64_t kMaxRemainderColumns = 4;
@@ -426,11 +436,115 @@ class ConvKernel {
     }
     jt_ = (j + nr_ - 1) / nr_;
     plane_len_ = std::max(hq_ * wq_, jt_ * nr_ + offa_max_ * wq_ + offb_max_);
+    ChooseRowTiles();
+    if (row_tiles_) {
+      // The last row's last tile reads up to its rounded-up width.
+      int64_t end = (cv.ho - 1) * wq_ + (row_ncol_ - 1) * row_nr_ + (row_last_w_ + 15) / 16 * 16 +
+                    offa_max_ * wq_ + offb_max_;
+      plane_len_ = std::max(plane_len_, end);
+    }
     // Planes start on a 64-byte boundary, so tap (0, 0) reads whole cache lines.
     plane_len_ = (plane_len_ + 15) / 16 * 16;
     full_ = cv.opg / mr_;
     rem_ = cv.opg % mr_;
     ChooseBands();
+  }
+
+  // Row tiles: each tile is MR channels of NR columns of one output row, the
+  // row split into column tiles of row_nr_ and a last one for the
+  // row_last_w_ columns left (at most 48), so the accumulators are stored
+  // straight to the output row as whole vectors (RowTileWriteBack). The flat tiles run
+  // across rows and pay per-segment arithmetic and a copy of the
+  // accumulators to write back; with few taps per tile that is a large part
+  // of the kernel. Chosen, for convolutions of at most kMaxRowTileTaps taps
+  // with whole-input packing and 8-channel row blocks, when the row tiles'
+  // FMA cost estimate stays under the flat tiles' plus kFlatWriteBackTaps
+  // per tile.
+  void ChooseRowTiles() {
+    row_tiles_ = false;
+    const int64_t taps = cv_.ki * cv_.kh * cv_.kw;
+    if (direct_ || cv_.opg <= 2 || mr_ != 8 || taps > kMaxRowTileTaps || cv_.wo < 16) return;
+    auto tile_cost = [&](int64_t nr) { return (mr_ * nr / 16 + kTapOverhead) * (nr == 16 ? 2 : 1); };
+    int64_t flat = CeilDiv(cv_.ho * wq_, nr_) * (tile_cost(nr_) * taps + kFlatWriteBackTaps * tile_cost(nr_));
+    int64_t best = -1;
+    for (int64_t nr : {32, 48}) {
+      for (int64_t ncol = 1; (ncol - 1) * nr < cv_.wo; ++ncol) {
+        int64_t last = cv_.wo - (ncol - 1) * nr;
+        if (last < 1 || last > 48 || (last + 15) / 16 * 16 > cv_.wo) continue;
+        int64_t cost = cv_.ho * ((ncol - 1) * tile_cost(nr) + tile_cost((last + 15) / 16 * 16)) * taps;
+        if (best < 0 || cost < best) {
+          best = cost;
+          row_nr_ = nr;
+          row_ncol_ = ncol;
+          row_last_w_ = last;
+        }
+      }
+    }
+    row_tiles_ = best >= 0 && best < flat;
+  }
+
+  // The tile loop of row tiles: (image, group, row block, output row,
+  // column tile), column tiles fastest, over the packed input q_.
+  Stmt RowTileLoop() {
+    int64_t rb_count = full_ + rem_;
+    int64_t per_row = row_ncol_, per_block = per_row * cv_.ho;
+    int64_t count = cv_.n * cv_.groups * rb_count * per_block;
+    Var t = MakeVar("tile"), y = MakeVar("y"), ct = MakeVar("ct"), rb = MakeVar("rb");
+    nn_ = MakeVar("n");
+    grp_ = MakeVar("g");
+    col0_ = MakeVar("col0");
+    qcol0_ = col0_;
+    yend_ = I64(cv_.ho);
+    q_index_ = [this](const PrimExpr& c, const PrimExpr& phase, const PrimExpr& pos) {
+      PrimExpr chan = cv_.groups == 1 ? c : PrimExpr(grp_) * I64(cv_.ki) + c;
+      return std::vector<PrimExpr>{PrimExpr(nn_), chan, phase, pos};
+    };
+    // The last column tile is moved back to end at the row's end: all its
+    // columns are stored (its first few again, with the same values). With
+    // dead lanes at its end LLVM split its accumulators into 8 + 4 + 2 + 1
+    // lanes and spilled them (47 of 48 columns: 1.3x the flat tiles' time).
+    const int64_t last_nr = (row_last_w_ + 15) / 16 * 16;
+    Var x0 = MakeVar("x0");
+    tile_y_ = PrimExpr(y);
+    tile_x_ = PrimExpr(x0);
+    PrimExpr tt(t);
+    std::vector<std::pair<Var, PrimExpr>> lets = {
+        {ct, Mod(tt, I64(per_row))},
+        {y, Mod(Div(tt, I64(per_row)), I64(cv_.ho))},
+        {rb, Mod(Div(tt, I64(per_block)), I64(rb_count))},
+        {grp_, Mod(Div(tt, I64(per_block * rb_count)), I64(cv_.groups))},
+        {nn_, Div(tt, I64(per_block * rb_count * cv_.groups))},
+        {x0, Min(PrimExpr(ct) * I64(row_nr_), I64(cv_.wo - last_nr))},
+        {col0_, PrimExpr(y) * I64(wq_) + PrimExpr(x0)}};
+    const int full_nr = nr_;
+    nr_ = static_cast<int>(row_nr_);
+    Stmt inner = RowBlocks(rb);
+    nr_ = static_cast<int>(last_nr);
+    Stmt last = RowBlocks(rb);
+    nr_ = full_nr;
+    if (row_ncol_ > 1) {
+      inner = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(ct), I64(row_ncol_ - 1)), inner, last);
+    } else {
+      inner = last;
+    }
+    for (size_t l = lets.size(); l-- > 0;) inner = std::make_shared<LetStmtNode>(lets[l].first, lets[l].second, inner);
+    return MakeFor(t, I64(count), ParallelWork(count) ? ForKind::kParallel : ForKind::kSerial, inner);
+  }
+
+  // A row tile's accumulators to output row tile_y_ from column tile_x_,
+  // NR columns as whole vectors.
+  Stmt RowTileWriteBack(const Buffer& acc, const Var& o0, int rows) {
+    Var ii = MakeVar("ii_out");
+    auto vector_at = [&](int64_t from) {
+      Var l = MakeVar("lane");
+      std::vector<PrimExpr> point = {PrimExpr(nn_), PrimExpr(o0) + PrimExpr(ii), tile_y_,
+                                     tile_x_ + I64(from) + PrimExpr(l)};
+      return MakeFor(l, I64(16), ForKind::kVectorized,
+                     EpilogueStore(Load(acc, {PrimExpr(ii), I64(from) + PrimExpr(l)}), point));
+    };
+    std::vector<Stmt> stores;
+    for (int64_t v = 0; v < nr_; v += 16) stores.push_back(vector_at(v));
+    return MakeFor(ii, I64(rows), ForKind::kUnrolled, Seq(stores));
   }
 
   // Whether the kernel reads the concatenated tensors, not cv's input.
@@ -650,7 +764,7 @@ class ConvKernel {
     int64_t pack_tasks = cv_.n * cv_.ch * pieces;
     pack = MakeFor(p, I64(pack_tasks), par && pack_tasks >= 2 ? ForKind::kParallel : ForKind::kSerial, pack);
 
-    return std::make_shared<AllocateNode>(q_, Seq({pack, TileLoop(-1)}));
+    return std::make_shared<AllocateNode>(q_, Seq({pack, row_tiles_ ? RowTileLoop() : TileLoop(-1)}));
   }
 
   // One loop over (image, group, row block, column tile), column tiles
@@ -840,6 +954,9 @@ class ConvKernel {
                      Store(tmp, Load(acc, {PrimExpr(ii), jj}), {PrimExpr(ii), jj}));
       copy = MakeFor(v, I64(nr_ / 16), ForKind::kUnrolled, copy);
       copy = MakeFor(ii, I64(rows), ForKind::kUnrolled, copy);
+    }
+    if (row_tiles_ && !spatial) {
+      return std::make_shared<AllocateNode>(acc, Seq({zero, taps, RowTileWriteBack(acc, o0, rows)}));
     }
     if (direct_ && !spatial) {
       if (Stmt flat = FlatWriteBack(acc, o0, rows)) return std::make_shared<AllocateNode>(acc, Seq({zero, taps, flat}));
@@ -1079,6 +1196,10 @@ class ConvKernel {
   int64_t band_rows_ = 0, nbands_ = 0, band_len_ = 0;
   int64_t srows_ = 0;  // output rows per depthwise tile; 0: tiles of channels
   bool direct_ = false;  // pointwise: tiles read the input in place (BuildDirect)
+  // Row tiles (ChooseRowTiles): full column tiles of row_nr_ columns, a last
+  // one for the row_last_w_ columns left, row_ncol_ in all.
+  bool row_tiles_ = false;
+  int64_t row_nr_ = 0, row_ncol_ = 0, row_last_w_ = 0;
   Var own0_;             // set by BuildDirect: the first column a tile writes
   // Depthwise row tiles (srows_ > 0): the tile's first output row and column.
   PrimExpr tile_y_, tile_x_;

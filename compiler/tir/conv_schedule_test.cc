@@ -598,6 +598,33 @@ TEST(ConvScheduleNumbersTest, PointwiseInPlace) {
   }
 }
 
+TEST(ConvScheduleNumbersTest, RowTilesForFewTaps) {
+  // Few taps per output (a 3-channel stem, grouped 3x3 of 4 channels per
+  // group): tiles of one output row, stored as whole vectors (no copy of
+  // the accumulators), the last column tile moved back to end at the row's
+  // end. SqueezeNet's stem shape with 16 channels: 111 columns, 32 + 32 + a
+  // 48-wide last tile from column 63; 64 columns in two tiles with a batch
+  // of 2, leftover single-row channels, a residual; groups.
+  ConvCase a{1, 3, 224, 224, 16, 3, 3};
+  a.sh = a.sw = 2;
+  a.epilogue = "bn_relu";
+  ConvCase b{2, 3, 64, 64, 21, 3, 3};
+  b.pt = b.pl = b.pb = b.pr = 1;
+  b.epilogue = "bn_residual_relu";
+  ConvCase c{1, 8, 66, 66, 16, 3, 3};
+  c.groups = 2;
+  for (const ConvCase& k : {a, b, c}) {
+    Census census = Count(LowerConv(k, 2));
+    EXPECT_TRUE(Allocates(census, "_padded")) << k.Name();
+    EXPECT_FALSE(Allocates(census, "tile")) << k.Name();
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+  // Many taps: the flat tiles and their row-segment write-back.
+  ConvCase many{1, 16, 30, 30, 16, 3, 3};
+  EXPECT_TRUE(Allocates(Count(LowerConv(many, 1)), "tile"));
+}
+
 TEST(ConvScheduleNumbersTest, ResNetLayerShapes) {
   // Two layers of issue 4 at their real sizes (the others differ only in
   // channel counts), so the tiles, edges and threads are the benchmark's.
