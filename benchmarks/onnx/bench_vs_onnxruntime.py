@@ -196,7 +196,12 @@ def main():
         for t in threads_list:
             rounds = []
             for _ in range(a.rounds):
+                # A pause before each side: ONNX Runtime's workers spin after
+                # each run and Kiln's pool for 200 us; neither may hold the
+                # other core while the other side is timed.
+                time.sleep(0.05)
                 k, executor = kiln.measure_ms(t, a.min_time, a.warmup)
+                time.sleep(0.05)
                 o = sessions[t].measure_ms(a.min_time, a.warmup)
                 rounds.append((k, o))
             k_med = statistics.median(r[0] for r in rounds)
