@@ -483,13 +483,9 @@ class ConvKernel {
     row_tiles_ = best >= 0 && best < flat;
   }
 
-  // The tile loop of row tiles: (image, group, row block, output row,
-  // column tile), column tiles fastest, over the packed input q_.
-  Stmt RowTileLoop() {
-    int64_t rb_count = full_ + rem_;
-    int64_t per_row = row_ncol_, per_block = per_row * cv_.ho;
-    int64_t count = cv_.n * cv_.groups * rb_count * per_block;
-    Var t = MakeVar("tile"), y = MakeVar("y"), ct = MakeVar("ct"), rb = MakeVar("rb");
+  // The variables of a tile loop over the whole packed input q_ (image,
+  // group, the tile's first column) and how the tiles index q_.
+  void BeginWholeInputTiles() {
     nn_ = MakeVar("n");
     grp_ = MakeVar("g");
     col0_ = MakeVar("col0");
@@ -499,6 +495,16 @@ class ConvKernel {
       PrimExpr chan = cv_.groups == 1 ? c : PrimExpr(grp_) * I64(cv_.ki) + c;
       return std::vector<PrimExpr>{PrimExpr(nn_), chan, phase, pos};
     };
+  }
+
+  // The tile loop of row tiles: (image, group, row block, output row,
+  // column tile), column tiles fastest, over the packed input q_.
+  Stmt RowTileLoop() {
+    int64_t rb_count = full_ + rem_;
+    int64_t per_row = row_ncol_, per_block = per_row * cv_.ho;
+    int64_t count = cv_.n * cv_.groups * rb_count * per_block;
+    Var t = MakeVar("tile"), y = MakeVar("y"), ct = MakeVar("ct"), rb = MakeVar("rb");
+    BeginWholeInputTiles();
     // The last column tile is moved back to end at the row's end: all its
     // columns are stored (its first few again, with the same values). With
     // dead lanes at its end LLVM split its accumulators into 8 + 4 + 2 + 1
@@ -775,15 +781,7 @@ class ConvKernel {
     int64_t rb_count = full_ + rem_;
     int64_t count = cv_.n * cv_.groups * rb_count * jt_;
     Var t = MakeVar("tile");
-    nn_ = MakeVar("n");
-    grp_ = MakeVar("g");
-    col0_ = MakeVar("col0");
-    qcol0_ = col0_;
-    yend_ = I64(cv_.ho);
-    q_index_ = [this](const PrimExpr& c, const PrimExpr& phase, const PrimExpr& pos) {
-      PrimExpr chan = cv_.groups == 1 ? c : PrimExpr(grp_) * I64(cv_.ki) + c;
-      return std::vector<PrimExpr>{PrimExpr(nn_), chan, phase, pos};
-    };
+    BeginWholeInputTiles();
     Var rb = MakeVar("rb");
     PrimExpr tt(t);
     // Column tiles fastest, or (RowBlocksFastest) row blocks fastest.

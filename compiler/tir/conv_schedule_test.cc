@@ -136,6 +136,15 @@ std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads
   return loaded.ok() ? *loaded : nullptr;
 }
 
+// Calls main with `args`: its result tensor, or the error.
+Result<Tensor> InvokeMain(const vm::Module& mod, const std::vector<Any>& args) {
+  Any ret;
+  std::unique_ptr<vm::Context> ctx = mod.CreateContext();
+  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+  if (!s.ok()) return s;
+  return ret.AsTensor();
+}
+
 // Runs the compiled module on random inputs and checks every output element
 // against a double reference of conv2d + epilogue.
 PrimFunc LowerConv(const ConvCase& k, int threads, const params::ParamList& params = {});
@@ -212,12 +221,8 @@ void CheckConv(const ConvCase& k, int threads) {
   std::vector<Any> args = {MakeTensor({k.n, k.c, k.h, k.w}, x), WeightArg(k, w),
                            MakeTensor({k.o, 1, 1}, scale), MakeTensor({k.o, 1, 1}, shift), MakeTensor(out_shape, r)};
   if (k.weights == "constant") args.erase(args.begin() + 1);
-  Any ret;
-  std::unique_ptr<vm::Context> ctx = mod->CreateContext();
-  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  Result<Tensor> out = ret.AsTensor();
-  ASSERT_TRUE(out.ok());
+  Result<Tensor> out = InvokeMain(*mod, args);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ(out->shape(), out_shape);
   const float* got = out->data<float>();
   int bad = 0;
@@ -836,12 +841,8 @@ void CheckConcatConv(const ConcatConvCase& k, int threads) {
   shape.block = 8;
   std::vector<float> w = Random(k.o * c, 2);
   args.push_back(WeightArg(shape, w));
-  Any ret;
-  std::unique_ptr<vm::Context> ctx = mod->CreateContext();
-  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  Result<Tensor> out = ret.AsTensor();
-  ASSERT_TRUE(out.ok());
+  Result<Tensor> out = InvokeMain(*mod, args);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ(out->shape(), (std::vector<int64_t>{k.n, k.o, k.h, k.w}));
   const float* got = out->data<float>();
   int bad = 0;
