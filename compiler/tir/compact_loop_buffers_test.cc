@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "compiler/tir/schedule/schedule_test_util.h"
-#include "compiler/tir/stmt_functor.h"
 
 namespace kiln {
 namespace tir {
@@ -19,29 +18,6 @@ namespace {
 using namespace ir;  // NOLINT
 using testing::ParseFunc;
 using testing::SameNumbers;
-
-// Allocations and how deep in loops each sits, with its shape.
-struct Allocs : StmtExprVisitor {
-  int depth = 0;
-  std::vector<std::pair<int, std::vector<int64_t>>> found;
-  void VisitStmt(const Stmt& s) override {
-    if (const auto* a = As<AllocateNode>(s)) {
-      std::vector<int64_t> shape;
-      for (const PrimExpr& d : a->buffer->shape) shape.push_back(d.as<IntImmNode>() ? d.as<IntImmNode>()->value : -1);
-      found.push_back({depth, shape});
-    }
-    const bool loop = As<ForNode>(s) != nullptr;
-    depth += loop;
-    StmtExprVisitor::VisitStmt(s);
-    depth -= loop;
-  }
-};
-
-Allocs Find(const PrimFunc& f) {
-  Allocs a;
-  a.VisitStmt(f->body);
-  return a;
-}
 
 // As fusion leaves a concatenation max-pooled channel by channel: the copy
 // and the pool share the channel loop.
@@ -63,10 +39,10 @@ TEST(CompactLoopBuffersTest, PerChannelSliceMovesIntoTheChannelLoop) {
   PrimFunc f = ParseFunc(kConcatPool, "concat_pool");
   PrimFunc out = CompactLoopBuffers(f);
   ASSERT_NE(out, f);
-  Allocs a = Find(out);
-  ASSERT_EQ(a.found.size(), 1u) << testing::Print(out);
-  EXPECT_EQ(a.found[0].first, 2) << testing::Print(out);  // inside i0 and c
-  EXPECT_EQ(a.found[0].second, (std::vector<int64_t>{1, 1, 6, 6})) << testing::Print(out);
+  testing::StmtCensus c = testing::CountStmts(out);
+  ASSERT_EQ(c.allocations.size(), 1u) << testing::Print(out);
+  EXPECT_EQ(c.allocations[0].depth, 2) << testing::Print(out);  // inside i0 and c
+  EXPECT_EQ(c.allocations[0].shape, (std::vector<int64_t>{1, 1, 6, 6})) << testing::Print(out);
   Status s = SameNumbers(f, out);
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
 }

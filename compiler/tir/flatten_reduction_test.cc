@@ -9,7 +9,6 @@
 
 #include "compiler/tir/reduce_schedule.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
-#include "compiler/tir/stmt_functor.h"
 
 namespace kiln {
 namespace tir {
@@ -17,24 +16,9 @@ namespace {
 
 using namespace ir;  // NOLINT
 using testing::ParseFunc;
+using testing::CountStmts;
 using testing::SameNumbers;
 
-struct Census : StmtExprVisitor {
-  int loops = 0, vectorized = 0;
-  void VisitStmt(const Stmt& s) override {
-    if (const auto* f = As<ForNode>(s)) {
-      ++loops;
-      vectorized += f->for_kind == ForKind::kVectorized;
-    }
-    StmtExprVisitor::VisitStmt(s);
-  }
-};
-
-Census Count(const PrimFunc& f) {
-  Census c;
-  c.VisitStmt(f->body);
-  return c;
-}
 
 // As legalize + LowerBlocks write R.mean(x, axis=[2, 3], keepdims=True).
 const char* kMean = R"(
@@ -53,11 +37,11 @@ TEST(FlattenReductionTest, MeanOverTwoAxesBecomesOneVectorizedRow) {
   PrimFunc f = ParseFunc(kMean, "mean");
   PrimFunc flat = FlattenTrailingReductions(f);
   ASSERT_NE(flat, f);
-  EXPECT_EQ(Count(flat).loops, Count(f).loops - 1);  // k0, k1 -> k
+  EXPECT_EQ(CountStmts(flat).loops, CountStmts(f).loops - 1);  // k0, k1 -> k
   Status s = SameNumbers(f, flat);
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(flat);
   PrimFunc vec = ScheduleRowReductions(flat, 1);
-  EXPECT_GT(Count(vec).vectorized, 0) << testing::Print(vec);
+  EXPECT_GT(CountStmts(vec).vectorized, 0) << testing::Print(vec);
   s = SameNumbers(f, vec);
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(vec);
 }

@@ -9,7 +9,6 @@
 #include <string>
 
 #include "compiler/tir/schedule/schedule_test_util.h"
-#include "compiler/tir/stmt_functor.h"
 
 namespace kiln {
 namespace tir {
@@ -17,22 +16,10 @@ namespace {
 
 using namespace ir;  // NOLINT
 using testing::ParseFunc;
+using testing::CountStmts;
 using testing::SameNumbers;
+using testing::StmtCensus;
 
-struct Census : StmtExprVisitor {
-  int allocates = 0, stores = 0;
-  void VisitStmt(const Stmt& s) override {
-    allocates += As<AllocateNode>(s) != nullptr;
-    stores += As<BufferStoreNode>(s) != nullptr;
-    StmtExprVisitor::VisitStmt(s);
-  }
-};
-
-Census Count(const PrimFunc& f) {
-  Census c;
-  c.VisitStmt(f->body);
-  return c;
-}
 
 // As the Winograd output transform and its epilogue are fused: a producer
 // storing two columns per iteration, then add, relu (one nest), then a
@@ -57,7 +44,7 @@ TEST(InlineElementwiseTest, ChainCollapsesIntoTheProducer) {
   PrimFunc f = ParseFunc(kChain, "chain");
   PrimFunc out = InlineElementwise(f);
   ASSERT_NE(out, f);
-  Census c = Count(out);
+  StmtCensus c = CountStmts(out);
   EXPECT_EQ(c.allocates, 0) << testing::Print(out);
   EXPECT_EQ(c.stores, 2) << testing::Print(out);  // the producer's two stores, now to `out`
   Status s = SameNumbers(f, out);
@@ -79,7 +66,7 @@ def concat(a: T.Buffer((4, 5), "float32"), b: T.Buffer((4, 5), "float32"), out: 
                          "concat");
   PrimFunc out = InlineElementwise(f);
   ASSERT_NE(out, f);
-  EXPECT_EQ(Count(out).allocates, 0) << testing::Print(out);
+  EXPECT_EQ(CountStmts(out).allocates, 0) << testing::Print(out);
   Status s = SameNumbers(f, out);
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
 }
@@ -105,7 +92,7 @@ def pool(a: T.Buffer((1, 4, 10), "float32"), bias: T.Buffer((4,), "float32"), ou
                          "pool");
   PrimFunc out = InlineElementwise(f);
   ASSERT_NE(out, f);
-  Census c = Count(out);
+  StmtCensus c = CountStmts(out);
   EXPECT_EQ(c.allocates, 0) << testing::Print(out);
   EXPECT_EQ(c.stores, 2) << testing::Print(out);
   Status s = SameNumbers(f, out);

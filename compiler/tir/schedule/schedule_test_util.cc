@@ -8,6 +8,7 @@
 #include "compiler/codegen/native_codegen.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/lower_blocks.h"
+#include "compiler/tir/stmt_functor.h"
 #include "kernels/kiln_kernel_abi.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
@@ -148,6 +149,35 @@ Status SameNumbers(const PrimFunc& original, const PrimFunc& scheduled, int64_t 
     }
   }
   return Status::Ok();
+}
+
+StmtCensus CountStmts(const ir::PrimFunc& f) {
+  struct Walker : StmtExprVisitor {
+    StmtCensus c;
+    int depth = 0;
+    void VisitStmt(const ir::Stmt& s) override {
+      const auto* loop = ir::As<ir::ForNode>(s);
+      if (loop != nullptr) {
+        ++c.loops;
+        c.vectorized += loop->for_kind == ir::ForKind::kVectorized;
+      }
+      c.stores += ir::As<ir::BufferStoreNode>(s) != nullptr;
+      if (const auto* a = ir::As<ir::AllocateNode>(s)) {
+        ++c.allocates;
+        StmtCensus::Allocation alloc{depth, {}};
+        for (const ir::PrimExpr& d : a->buffer->shape) {
+          const auto* imm = d.as<ir::IntImmNode>();
+          alloc.shape.push_back(imm ? imm->value : -1);
+        }
+        c.allocations.push_back(alloc);
+      }
+      depth += loop != nullptr;
+      StmtExprVisitor::VisitStmt(s);
+      depth -= loop != nullptr;
+    }
+  } w;
+  w.VisitStmt(f->body);
+  return w.c;
 }
 
 }  // namespace testing

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "compiler/ir/tir.h"
 #include "runtime/status.h"
@@ -26,6 +27,19 @@ ir::PrimFunc ParseFunc(const std::string& source, const std::string& name);
 // nan_stride > 0: every nan_stride-th input element is NaN, and a NaN must
 // come out where the original gives one.
 Status SameNumbers(const ir::PrimFunc& original, const ir::PrimFunc& scheduled, int64_t nan_stride = 0);
+
+// What a function's body holds: loops (vectorized ones among them), buffer
+// stores, and allocations with their loop depth and static shape (-1 for a
+// symbolic extent).
+struct StmtCensus {
+  int loops = 0, vectorized = 0, stores = 0, allocates = 0;
+  struct Allocation {
+    int depth;
+    std::vector<int64_t> shape;
+  };
+  std::vector<Allocation> allocations;
+};
+StmtCensus CountStmts(const ir::PrimFunc& f);
 
 // The module text of a function, for failure messages.
 std::string Print(const ir::PrimFunc& f);
