@@ -3,8 +3,8 @@
 // R.nn.conv2d) into a register-blocked direct convolution, with the
 // elementwise epilogues that follow it fused in.
 //
-// Recognized nest: a perfect nest over (n, o, y, x, c, ky, kx), all loops
-// starting at 0 with static extents, whose body is
+// Recognized nest (matched by conv_match.h): a perfect nest over (n, o, y,
+// x, c, ky, kx), all loops starting at 0 with static extents, whose body is
 //   if c == 0 and ky == 0 and kx == 0: C[n, o, y, x] = 0
 //   C[n, o, y, x] = C[n, o, y, x] + [if_then_else(inside,] X[n, ch, iy, ix] * W[o, c, ky, kx][, 0)]
 // or, for a weight packed in blocks of b output channels (kernel_layout

@@ -1,0 +1,69 @@
+// The convolution nests ScheduleConvs rewrites (conv_schedule.h), and what
+// fusion puts around them: the 7-deep conv2d nest as legalize + LowerBlocks
+// write it, the elementwise stages after it, and a channel concatenation
+// before a pointwise one. Matching only: nothing here rewrites.
+#ifndef KILN_COMPILER_TIR_CONV_MATCH_H_
+#define KILN_COMPILER_TIR_CONV_MATCH_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+namespace conv {
+
+// A matched convolution with its static geometry.
+struct ConvNest {
+  std::vector<const ir::ForNode*> loops;  // n, o, y, x, c, ky, kx
+  ir::Buffer out, data, weight;
+  int64_t n, o, ho, wo, ki, kh, kw;   // loop extents
+  int64_t ch, h, w;                    // data channels and spatial size
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
+  int64_t groups = 1, opg = 0;         // output channels per group
+  int64_t wblock = 0;                  // b of a packed weight [O/b, I, KH, KW, b]; 0: OIHW
+};
+
+// The convolution nest `s` (the nest documented in conv_schedule.h), with
+// its geometry; false for anything else (symbolic shapes too).
+bool MatchConv(const ir::Stmt& s, ConvNest* m);
+
+// One fused elementwise stage: D[idx] = value, reading `src` at the loop point.
+struct Stage {
+  std::vector<const ir::ForNode*> loops;
+  ir::Buffer src, dst;
+  std::vector<ir::PrimExpr> dst_idx;
+  ir::PrimExpr value;
+};
+
+// Whether `s` is a perfect nest over cv's output extents storing a plain
+// float32 [N, O, Ho, Wo] buffer (not `src`) at the loop point with a value
+// that reads `src` only at the loop point and not the stored buffer.
+bool MatchStage(const ir::Stmt& s, const ir::Buffer& src, const ConvNest& cv, Stage* e);
+
+// One tensor of a concatenation along channels that a pointwise
+// convolution reads: channels [c0, c0 + count) of its input.
+struct ConcatSource {
+  ir::Buffer buffer;
+  int64_t c0 = 0, count = 0;
+  ir::Buffer view;  // [N, count, 1, H * W], set by the kernel
+};
+
+// Whether `s` is a nest over `dst`'s 4 dims storing
+//   dst[n, c, y, x] = if_then_else(c < K1, A[n, c, y, x],
+//                       if_then_else(c < K2, B[n, c - K1, y, x], ..))
+// (concatenate along axis 1 as legalized), every source a plain float32
+// [N, Ck, H, W] tensor; the sources in channel order.
+bool MatchChannelConcat(const ir::Stmt& s, const ir::Buffer& dst, std::vector<ConcatSource>* out);
+
+// A float32 buffer of rank `ndim`, compact, with static extents.
+bool Float32Plain(const ir::Buffer& b, size_t ndim);
+// Static extent `d` of a buffer Float32Plain accepted.
+int64_t Dim(const ir::Buffer& b, size_t d);
+
+}  // namespace conv
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_CONV_MATCH_H_
