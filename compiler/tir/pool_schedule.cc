@@ -391,6 +391,28 @@ Stmt MakeLoop(const Var& v, int64_t extent, ForKind kind, Stmt body) {
   return std::make_shared<ForNode>(v, I64(0), I64(extent), kind, std::move(body));
 }
 
+// Output columns [from, to) of one row storing `value` (null when empty).
+Stmt RowPart(const Window& w, int64_t from, int64_t to, ForKind kind, const PrimExpr& value) {
+  if (to <= from) return nullptr;
+  const ForNode* xl = w.spatial.back();
+  Var xv = MakeVar(xl->loop_var->name, xl->loop_var->dtype);
+  PrimExpr at = from == 0 ? PrimExpr(xv) : PrimExpr(xv) + I64(from);
+  return MakeLoop(xv, to - from, kind, Substitute(Store(w.out, value, w.idx), VarMap{{xl->loop_var.get(), at}}));
+}
+
+// A row's interior columns [lo, hi) storing `value` (its tests dropped):
+// vectorized when its loads step through x contiguously, from even/odd
+// copies of the input rows when that applies (window_deinterleave.h).
+// (Whole vectors with an overlapping last one were tried: LLVM unrolls a
+// 16-trip loop of strided loads fully and assembles its vectors from scalar
+// loads, 3.5x slower than its own scalar remainder.)
+Stmt InteriorRow(const Window& w, int64_t lo, int64_t hi, const PrimExpr& value) {
+  const VarNode* x = w.spatial.back()->loop_var.get();
+  if (!ContiguousInX(value, x)) return RowPart(w, lo, hi, ForKind::kSerial, value);
+  if (Stmt split = DeinterleavedInterior(w.out, w.idx, x, lo, hi, value)) return split;
+  return RowPart(w, lo, hi, ForKind::kVectorized, value);
+}
+
 // The nest's loops outside the row (and column) loops around `nest`.
 Stmt WrapOuter(const Window& w, bool has_y, Stmt nest) {
   size_t outer = w.spatial.size() - (has_y ? 2 : 1);
@@ -436,17 +458,7 @@ Stmt StaticBorders(const Window& w, const std::vector<PrimExpr>& taps, const ari
     for (int64_t xc = 0; xc < x_lo; ++xc) parts.push_back(column(xc));
     arith::VarBounds b = yb;
     b[x] = arith::IntBounds::Range(x_lo, x_hi - 1);
-    PrimExpr v = ValueIn(w, taps, b);
-    bool vec = ContiguousInX(v, x);
-    Stmt mid;
-    if (vec) mid = DeinterleavedInterior(w.out, w.idx, x, x_lo, x_hi, v);
-    if (!mid) {
-      Var xv = MakeVar(xl->loop_var->name, xl->loop_var->dtype);
-      PrimExpr at = x_lo == 0 ? PrimExpr(xv) : PrimExpr(xv) + I64(x_lo);
-      mid = MakeLoop(xv, x_hi - x_lo, vec ? ForKind::kVectorized : ForKind::kSerial,
-                     Substitute(Store(w.out, v, w.idx), VarMap{{x, at}}));
-    }
-    parts.push_back(mid);
+    parts.push_back(InteriorRow(w, x_lo, x_hi, ValueIn(w, taps, b)));
     for (int64_t xc = x_hi; xc < ext_x; ++xc) parts.push_back(column(xc));
     return Seq(parts);
   };
@@ -496,18 +508,13 @@ Stmt Rewrite(const Window& w) {
   }
   PrimExpr full_value = Combine(w, full);
   PrimExpr interior_value = has_interior ? Combine(w, dropped) : full_value;
-  // The interior vectorizes only when its loads step through x contiguously.
-  ForKind interior_kind = ContiguousInX(interior_value, x) ? ForKind::kVectorized : ForKind::kSerial;
   if (xl->for_kind == ForKind::kParallel) {
     has_interior = false;  // keep the parallel loop whole
   }
 
   // x from `from` to `to` of one row, storing `value`.
-  auto part = [&](int64_t from, int64_t to, ForKind kind, const PrimExpr& value) -> Stmt {
-    if (to <= from) return nullptr;
-    Var xv = MakeVar(xl->loop_var->name, xl->loop_var->dtype);
-    PrimExpr at = from == 0 ? PrimExpr(xv) : PrimExpr(xv) + I64(from);
-    return MakeLoop(xv, to - from, kind, Substitute(Store(w.out, value, w.idx), VarMap{{x, at}}));
+  auto part = [&](int64_t from, int64_t to, ForKind kind, const PrimExpr& value) {
+    return RowPart(w, from, to, kind, value);
   };
   auto seq = [](std::vector<Stmt> parts) {
     std::vector<Stmt> kept;
@@ -524,14 +531,8 @@ Stmt Rewrite(const Window& w) {
   Stmt border_row = part(0, ext_x, x_kind, full_value);
   Stmt row = border_row;
   if (has_interior) {
-    // (Whole vectors with an overlapping last one were tried: LLVM unrolls
-    // a 16-trip loop of strided loads fully and assembles its vectors from
-    // scalar loads, 3.5x slower than its own scalar remainder.)
-    Stmt interior = part(x_lo, x_hi, interior_kind, interior_value);
-    if (interior_kind == ForKind::kVectorized) {
-      if (Stmt split = DeinterleavedInterior(w.out, w.idx, x, x_lo, x_hi, interior_value)) interior = split;
-    }
-    row = seq({part(0, x_lo, ForKind::kSerial, full_value), interior, part(x_hi, ext_x, ForKind::kSerial, full_value)});
+    row = seq({part(0, x_lo, ForKind::kSerial, full_value), InteriorRow(w, x_lo, x_hi, interior_value),
+               part(x_hi, ext_x, ForKind::kSerial, full_value)});
   }
   Stmt nest = row;
   if (y != nullptr) {
