@@ -740,20 +740,39 @@ TEST(ConvScheduleNumbersTest, ResNetLayerWithConstantWeights) {
 
 TEST(ConvScheduleNumbersTest, WinogradNumbers) {
   // winograd-conv2d (transform/winograd_conv2d.h) through the whole driver:
-  // even and odd outputs (the last tile row / column half used), padding
-  // 1, none, and on one side only, a batch of 2, 32 input channels, and the
-  // epilogues that fuse into its output transform.
-  ConvCase a{1, 32, 24, 24, 24, 3, 3};
+  // F(2x2) and F(4x4), each with the product laid out channel-major and
+  // tile-major; outputs that the tile size divides and that it does not
+  // (the last tile row / column partly used), padding 1, none, and on one
+  // side only, a batch of 2, 32 input channels, weight rows padded (256
+  // output channels), and the epilogues that fuse into the output transform.
+  struct WinogradCase {
+    ConvCase k;
+    const char* transform;  // the output transform's kernel name part
+    bool tile_major;
+  };
+  ConvCase a{1, 32, 24, 24, 24, 3, 3};  // 36 tiles of 4x4, 24 channels: channel-major
   a.pt = a.pl = a.pb = a.pr = 1;
   a.epilogue = "bn_residual_relu";
-  ConvCase b{2, 36, 19, 17, 16, 3, 3};
+  ConvCase b{2, 36, 19, 17, 16, 3, 3};  // 2 x 5 x 5 tiles of 4x4, 5 a row: tile-major
   b.pt = b.pl = b.pb = b.pr = 1;
   b.epilogue = "bn_relu";
-  ConvCase c{1, 32, 22, 21, 40, 3, 3};  // no padding: 20 x 19 outputs
+  ConvCase c{1, 32, 22, 21, 40, 3, 3};  // no padding: 20 x 19 outputs, 25 tiles of 4x4
   c.epilogue = "bias_relu6";
-  ConvCase d{1, 32, 18, 18, 16, 3, 3};
-  d.pb = d.pr = 1;  // bottom/right only
-  for (ConvCase k : {a, b, c, d}) {
+  ConvCase d{1, 32, 18, 18, 16, 3, 3};  // 17 x 17, 9 tiles of 2x2 a row
+  d.pb = d.pr = 1;                      // bottom/right only
+  ConvCase e{1, 32, 13, 13, 32, 3, 3};  // 13 x 13: 7 tiles of 2x2 a row
+  e.pt = e.pl = e.pb = e.pr = 1;
+  e.epilogue = "bn_residual_relu";
+  ConvCase f = e;  // 256 output channels: 1 KiB weight rows, padded
+  f.o = 256;
+  f.epilogue = "bn_relu";
+  ConvCase g{1, 32, 30, 29, 16, 3, 3};  // 30 x 29: 8 tiles of 4x4 a row
+  g.pt = g.pl = g.pb = g.pr = 1;
+  const std::vector<WinogradCase> cases = {{a, "f4x3", false}, {b, "f4x3", true}, {c, "f2x3", false},
+                                           {d, "f2x3", false}, {e, "f2x3", true},  {f, "f2x3", true},
+                                           {g, "f4x3", false}};
+  for (const WinogradCase& wc : cases) {
+    ConvCase k = wc.k;
     k.weights = "constant";
     k.winograd = true;
     params::ParamList bound = BoundWeights(k);
@@ -763,13 +782,16 @@ TEST(ConvScheduleNumbersTest, WinogradNumbers) {
     options.params = bound;
     Result<IRModule> lowered = driver::LowerModule(*mod, options);
     ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
-    bool conv = false, winograd = false;
+    bool conv = false, transform = false, tile_major = false;
     for (const ModuleEntry& e : lowered->entries) {
-      conv |= e.prim && e.name.find("conv2d") != std::string::npos;
-      winograd |= e.prim && e.name.find("winograd_output") != std::string::npos;
+      if (!e.prim) continue;
+      conv |= e.name.find("conv2d") != std::string::npos;
+      transform |= e.name.find(std::string("winograd_output_") + wc.transform) != std::string::npos;
+      tile_major |= e.name.find("winograd_matmul") != std::string::npos;
     }
     EXPECT_FALSE(conv) << k.Name();
-    EXPECT_TRUE(winograd) << k.Name();
+    EXPECT_TRUE(transform) << k.Name() << ": expected " << wc.transform;
+    EXPECT_EQ(tile_major, wc.tile_major) << k.Name();
     CheckConv(k, 1);
     CheckConv(k, 2);
   }

@@ -97,9 +97,13 @@ bool MatchMatmul(const Stmt& s, MatmulNest* m) {
   const auto* x = mul->a.as<BufferLoadNode>();
   const auto* y = mul->b.as<BufferLoadNode>();
   if (x == nullptr || y == nullptr) return false;
+  // A is read as a scalar broadcast per row, so it may be stored either way
+  // round: A[.., i, k] or transposed, A[.., k, i] (Winograd's tile-major
+  // product, transform/winograd_conv2d.h).
   auto is_a = [&](const BufferLoadNode* l) {
     size_t n = l->indices.size();
-    return n >= 2 && IsVar(l->indices[n - 2], i) && IsVar(l->indices[n - 1], k);
+    return n >= 2 && ((IsVar(l->indices[n - 2], i) && IsVar(l->indices[n - 1], k)) ||
+                      (IsVar(l->indices[n - 2], k) && IsVar(l->indices[n - 1], i)));
   };
   auto is_b = [&](const BufferLoadNode* l) {
     size_t n = l->indices.size();

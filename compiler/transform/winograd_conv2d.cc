@@ -1,6 +1,8 @@
 #include "compiler/transform/winograd_conv2d.h"
 
+#include <algorithm>
 #include <array>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -20,10 +22,46 @@ namespace {
 
 using ir::PrimExpr;
 
-// F(2x2, 3x3): B^T (4x4), G (4x3), A^T (2x4).
-constexpr int kBT[4][4] = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
-constexpr double kG[4][3] = {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}};
-constexpr int kAT[2][4] = {{1, 1, 1, 0}, {0, 1, -1, -1}};
+// The transform matrices of F(m x m, 3x3), alpha = m + 2 (Lavin & Gray,
+// 2015). F(2x2): interpolation points 0, 1, -1 and infinity; F(4x4): 0, 1,
+// -1, 2, -2 and infinity. B^T (alpha x alpha) and A^T (m x alpha) have small
+// integer entries, exact in float32; G (alpha x 3) is applied to the weights
+// here, in double.
+struct Spec {
+  int m, alpha;
+  std::vector<std::vector<double>> bt, g, at;
+  const char* tag;  // kernel name suffix
+};
+
+const Spec& F2() {
+  static const Spec s{2,
+                      4,
+                      {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}},
+                      {{1, 0, 0}, {0.5, 0.5, 0.5}, {0.5, -0.5, 0.5}, {0, 0, 1}},
+                      {{1, 1, 1, 0}, {0, 1, -1, -1}},
+                      "f2x3"};
+  return s;
+}
+
+const Spec& F4() {
+  static const Spec s{4,
+                      6,
+                      {{4, 0, -5, 0, 1, 0},
+                       {0, -4, -4, 1, 1, 0},
+                       {0, 4, -4, -1, 1, 0},
+                       {0, -2, -1, 2, 1, 0},
+                       {0, 2, -1, -2, 1, 0},
+                       {0, 4, 0, -5, 0, 1}},
+                      {{1.0 / 4, 0, 0},
+                       {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                       {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                       {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                       {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                       {0, 0, 1}},
+                      {{1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, 0}, {0, 1, 1, 4, 4, 0}, {0, 1, -1, 8, -8, 1}},
+                      "f4x3"};
+  return s;
+}
 
 PrimExpr I64(int64_t v) { return ir::IntImm(DType::Int64(), v); }
 ir::Var LoopVar(const std::string& name) { return ir::MakeVar(name, DType::Int64()); }
@@ -32,15 +70,18 @@ ir::Stmt Loop(const ir::Var& v, int64_t extent, ir::ForKind kind, ir::Stmt body)
   return std::make_shared<ir::ForNode>(v, I64(0), I64(extent), kind, std::move(body));
 }
 
-// sum of sign * term over the nonzero signs (+1 / -1).
-PrimExpr SignedSum(const std::vector<std::pair<int, PrimExpr>>& terms) {
+// sum of coef * term over the nonzero coefficients; +1 and -1 add and
+// subtract, others multiply (the integer entries of B^T and A^T).
+PrimExpr LinearSum(const std::vector<std::pair<double, PrimExpr>>& terms) {
   PrimExpr acc;
-  for (const auto& [sign, t] : terms) {
-    if (sign == 0) continue;
+  for (const auto& [coef, t] : terms) {
+    if (coef == 0) continue;
+    double mag = coef < 0 ? -coef : coef;
+    PrimExpr term = mag == 1 ? t : ir::MakeBinary(ir::TirKind::kMul, ir::FloatImm(DType::Float32(), mag), t);
     if (!acc.defined()) {
-      acc = sign > 0 ? t : ir::MakeBinary(ir::TirKind::kSub, ir::FloatImm(DType::Float32(), 0), t);
+      acc = coef > 0 ? term : ir::MakeBinary(ir::TirKind::kSub, ir::FloatImm(DType::Float32(), 0), term);
     } else {
-      acc = ir::MakeBinary(sign > 0 ? ir::TirKind::kAdd : ir::TirKind::kSub, acc, t);
+      acc = ir::MakeBinary(coef > 0 ? ir::TirKind::kAdd : ir::TirKind::kSub, acc, term);
     }
   }
   return acc;
@@ -60,42 +101,53 @@ ir::PrimFunc WithPattern(const ir::PrimFunc& f, ir::OpPattern pattern) {
 }
 
 struct Geometry {
+  const Spec* spec;
   int64_t n, c, o, hp, wp;  // padded input (hp, wp)
-  int64_t ho, wo, th, tw;   // output and its 2x2 tiles
+  int64_t ho, wo, th, tw;   // output and its m x m tiles
+  // The matmul's product is (alpha^2, T, O) instead of (alpha^2, O, T): see
+  // TileMajorMatmul. Its weight rows are `ou` floats long (O, or O plus
+  // padding).
+  bool tile_major = false;
+  int64_t ou = 0;
   int64_t T() const { return n * th * tw; }
+  int64_t A2() const { return int64_t{spec->alpha} * spec->alpha; }
 };
 
-// V[4i + j, c, t] = sum_ab B^T[i][a] Xp[n, c, 2ty + a, 2tx + b] B^T[j][b],
-// the column-tile loop vectorized (its loads step by 2: wide loads and
+// V[alpha i + j, c, t] = sum_ab B^T[i][a] Xp[n, c, m ty + a, m tx + b] B^T[j][b],
+// the column-tile loop vectorized (its loads step by m: wide loads and
 // shuffles).
 Result<ir::PrimFunc> InputTransform(const std::string& name, const Geometry& g) {
+  const Spec& sp = *g.spec;
+  const int al = sp.alpha;
   te::FuncBuilder fb(name);
   te::Tensor x = fb.Input("X", Dims({g.n, g.c, g.hp, g.wp}), DType::Float32());
-  te::Tensor v = fb.Custom("V", Dims({16, g.c, g.T()}), DType::Float32(), [&](const ir::Buffer& out) {
+  te::Tensor v = fb.Custom("V", Dims({g.A2(), g.c, g.T()}), DType::Float32(), [&](const ir::Buffer& out) {
     ir::Var c = LoopVar("c");
-    // Per channel, one pass per row i of B^T storing V[4i + j] for the 4 j:
-    // 4 output streams at a time. (All 16 in one loop stored 16 streams
-    // C * T * 4 bytes apart, a multiple of 4 KiB at 64 x 56^2, which
-    // aliased in the L1 cache: the transform took half the matmul's time.)
+    // Per channel, one pass per row i of B^T storing V[alpha i + j] for the
+    // alpha j: alpha output streams at a time. (F(2x2)'s 16 in one loop
+    // stored 16 streams C * T * 4 bytes apart, a multiple of 4 KiB at
+    // 64 x 56^2, which aliased in the L1 cache: the transform took half the
+    // matmul's time.)
     std::vector<ir::Stmt> passes;
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < al; ++i) {
       ir::Var n = LoopVar("n"), ty = LoopVar("ty"), tx = LoopVar("tx");
       auto d = [&](int a, int b) {
-        return x({PrimExpr(n), PrimExpr(c), PrimExpr(ty) * I64(2) + I64(a), PrimExpr(tx) * I64(2) + I64(b)});
+        return x({PrimExpr(n), PrimExpr(c), PrimExpr(ty) * I64(sp.m) + I64(a), PrimExpr(tx) * I64(sp.m) + I64(b)});
       };
       PrimExpr t = (PrimExpr(n) * I64(g.th) + PrimExpr(ty)) * I64(g.tw) + PrimExpr(tx);
       // Rows first: r[b] = sum_a B^T[i][a] d[a][b].
-      std::array<PrimExpr, 4> r;
-      for (int b = 0; b < 4; ++b) {
-        std::vector<std::pair<int, PrimExpr>> terms;
-        for (int a = 0; a < 4; ++a) terms.emplace_back(kBT[i][a], d(a, b));
-        r[b] = SignedSum(terms);
+      std::vector<PrimExpr> r(al);
+      for (int b = 0; b < al; ++b) {
+        std::vector<std::pair<double, PrimExpr>> terms;
+        for (int a = 0; a < al; ++a)
+          if (sp.bt[i][a] != 0) terms.emplace_back(sp.bt[i][a], d(a, b));
+        r[b] = LinearSum(terms);
       }
       std::vector<ir::Stmt> stores;
-      for (int j = 0; j < 4; ++j) {
-        std::vector<std::pair<int, PrimExpr>> terms;
-        for (int b = 0; b < 4; ++b) terms.emplace_back(kBT[j][b], r[b]);
-        stores.push_back(ir::Store(out, SignedSum(terms), {I64(4 * i + j), PrimExpr(c), t}));
+      for (int j = 0; j < al; ++j) {
+        std::vector<std::pair<double, PrimExpr>> terms;
+        for (int b = 0; b < al; ++b) terms.emplace_back(sp.bt[j][b], r[b]);
+        stores.push_back(ir::Store(out, LinearSum(terms), {I64(al * i + j), PrimExpr(c), t}));
       }
       ir::Stmt body = Loop(tx, g.tw, ir::ForKind::kVectorized, ir::Seq(stores));
       passes.push_back(Loop(n, g.n, ir::ForKind::kSerial, Loop(ty, g.th, ir::ForKind::kSerial, body)));
@@ -109,44 +161,105 @@ Result<ir::PrimFunc> InputTransform(const std::string& name, const Geometry& g) 
   return WithPattern(f, ir::OpPattern::kOpaque);
 }
 
-// Y[n, o, 2ty + i, 2tx + j] = sum_ab A^T[i][a] M[4a + b, o, t] A^T[j][b]; the
-// last row and column of tiles of an odd output keep i = 0 / j = 0 only.
+// Y[n, o, m ty + i, m tx + j] = sum_ab A^T[i][a] M[alpha a + b, o, t] A^T[j][b];
+// the last row and column of tiles of an output that m does not divide keep
+// their first Ho % m rows / Wo % m columns only.
 Result<ir::PrimFunc> OutputTransform(const std::string& name, const Geometry& g) {
+  const Spec& sp = *g.spec;
+  const int al = sp.alpha;
   te::FuncBuilder fb(name);
-  te::Tensor m = fb.Input("M", Dims({16, g.o, g.T()}), DType::Float32());
+  te::Tensor m = fb.Input("M", g.tile_major ? Dims({g.A2(), g.T(), g.o}) : Dims({g.A2(), g.o, g.T()}),
+                          DType::Float32());
   te::Tensor y = fb.Custom("Y", Dims({g.n, g.o, g.ho, g.wo}), DType::Float32(), [&](const ir::Buffer& out) {
-    ir::Var o = LoopVar("o"), n = LoopVar("n"), ty = LoopVar("ty");
-    // The stores of rows `rows` (i) and columns `cols` (j) of tile column tx.
-    auto tile = [&](const PrimExpr& tx, int rows, int cols) {
+    ir::Var n = LoopVar("n"), ty = LoopVar("ty");
+    // The stores of rows `rows` (i) and columns `cols` (j) of tile column tx
+    // for output channel o.
+    using StoreFn = std::function<ir::Stmt(int i, int j, PrimExpr value)>;
+    auto tile = [&](const PrimExpr& o, const PrimExpr& tx, int rows, int cols, const StoreFn& store) {
       PrimExpr t = (PrimExpr(n) * I64(g.th) + PrimExpr(ty)) * I64(g.tw) + tx;
+      auto mk = [&](int k) { return g.tile_major ? m({I64(k), t, o}) : m({I64(k), o, t}); };
       std::vector<ir::Stmt> stores;
       for (int i = 0; i < rows; ++i) {
-        std::array<PrimExpr, 4> r;  // r[b] = sum_a A^T[i][a] M[4a + b]
-        for (int b = 0; b < 4; ++b) {
-          std::vector<std::pair<int, PrimExpr>> terms;
-          for (int a = 0; a < 4; ++a) terms.emplace_back(kAT[i][a], m({I64(4 * a + b), PrimExpr(o), t}));
-          r[b] = SignedSum(terms);
+        std::vector<PrimExpr> r(al);  // r[b] = sum_a A^T[i][a] M[alpha a + b]
+        for (int b = 0; b < al; ++b) {
+          std::vector<std::pair<double, PrimExpr>> terms;
+          for (int a = 0; a < al; ++a)
+            if (sp.at[i][a] != 0) terms.emplace_back(sp.at[i][a], mk(al * a + b));
+          r[b] = LinearSum(terms);
         }
         for (int j = 0; j < cols; ++j) {
-          std::vector<std::pair<int, PrimExpr>> terms;
-          for (int b = 0; b < 4; ++b) terms.emplace_back(kAT[j][b], r[b]);
-          stores.push_back(ir::Store(out, SignedSum(terms),
-                                     {PrimExpr(n), PrimExpr(o), PrimExpr(ty) * I64(2) + I64(i), tx * I64(2) + I64(j)}));
+          std::vector<std::pair<double, PrimExpr>> terms;
+          for (int b = 0; b < al; ++b) terms.emplace_back(sp.at[j][b], r[b]);
+          stores.push_back(store(i, j, LinearSum(terms)));
         }
       }
       return ir::Seq(stores);
     };
+    if (g.tile_major) {
+      // Channels in the vector lanes: a tile's outputs for kTileMajorLanes
+      // channels are computed into a local (m^2, lanes) buffer from
+      // contiguous loads of M, then copied out channel by channel. (Stored
+      // straight to Y, Ho * Wo apart, LLVM left the lane loop scalar.)
+      ir::Var ob = LoopVar("ob"), tx = LoopVar("tx");
+      auto buf = std::make_shared<ir::BufferNode>();
+      buf->name = "y_tile";
+      buf->data = ir::MakeVar("y_tile_data", ir::HandleType());
+      buf->dtype = DType::Float32();
+      buf->shape = {I64(int64_t{sp.m} * sp.m), I64(kTileMajorLanes)};
+      buf->scope = "local";
+      ir::Buffer yt = buf;
+      auto tile_at = [&](const PrimExpr& txe, int rows, int cols) {
+        ir::Var ol = LoopVar("ol");
+        PrimExpr o = PrimExpr(ob) * I64(kTileMajorLanes) + PrimExpr(ol);
+        ir::Stmt compute = tile(o, txe, rows, cols, [&](int i, int j, PrimExpr value) {
+          return ir::Store(yt, std::move(value), {I64(int64_t{i} * sp.m + j), PrimExpr(ol)});
+        });
+        ir::Var cl = LoopVar("ol"), ci = LoopVar("i"), cj = LoopVar("j");
+        PrimExpr co = PrimExpr(ob) * I64(kTileMajorLanes) + PrimExpr(cl);
+        ir::Stmt copy = ir::Store(out, ir::Load(yt, {PrimExpr(ci) * I64(sp.m) + PrimExpr(cj), PrimExpr(cl)}),
+                                  {PrimExpr(n), co, PrimExpr(ty) * I64(sp.m) + PrimExpr(ci), txe * I64(sp.m) + PrimExpr(cj)});
+        copy = Loop(cl, kTileMajorLanes, ir::ForKind::kSerial,
+                    Loop(ci, rows, ir::ForKind::kSerial, Loop(cj, cols, ir::ForKind::kSerial, copy)));
+        return ir::Stmt(std::make_shared<ir::AllocateNode>(
+            yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy})));
+      };
+      auto row = [&](int rows) {
+        std::vector<ir::Stmt> parts;
+        if (g.wo / sp.m > 0) parts.push_back(Loop(tx, g.wo / sp.m, ir::ForKind::kSerial, tile_at(PrimExpr(tx), rows, sp.m)));
+        if (g.wo % sp.m != 0) parts.push_back(tile_at(I64(g.tw - 1), rows, static_cast<int>(g.wo % sp.m)));
+        return ir::Seq(parts);
+      };
+      ir::Stmt body = row(sp.m);
+      if (g.ho % sp.m != 0) {
+        body = std::make_shared<ir::IfThenElseNode>(ir::MakeBinary(ir::TirKind::kLT, PrimExpr(ty), I64(g.ho / sp.m)),
+                                                    body, row(static_cast<int>(g.ho % sp.m)));
+      }
+      return Loop(ob, g.o / kTileMajorLanes, ir::ForKind::kSerial,
+                  Loop(n, g.n, ir::ForKind::kSerial, Loop(ty, g.th, ir::ForKind::kSerial, body)));
+    }
+    ir::Var o = LoopVar("o");
     auto row = [&](int rows) {
       ir::Var tx = LoopVar("tx");
+      auto to_y = [&](const PrimExpr& txe) {
+        return [&, txe](int i, int j, PrimExpr value) {
+          return ir::Store(out, std::move(value),
+                           {PrimExpr(n), PrimExpr(o), PrimExpr(ty) * I64(sp.m) + I64(i), txe * I64(sp.m) + I64(j)});
+        };
+      };
       std::vector<ir::Stmt> parts;
-      if (g.wo / 2 > 0) parts.push_back(Loop(tx, g.wo / 2, ir::ForKind::kVectorized, tile(PrimExpr(tx), rows, 2)));
-      if (g.wo % 2 == 1) parts.push_back(tile(I64(g.tw - 1), rows, 1));
+      if (g.wo / sp.m > 0) {
+        parts.push_back(Loop(tx, g.wo / sp.m, ir::ForKind::kVectorized,
+                             tile(PrimExpr(o), PrimExpr(tx), rows, sp.m, to_y(PrimExpr(tx)))));
+      }
+      if (g.wo % sp.m != 0) {
+        parts.push_back(tile(PrimExpr(o), I64(g.tw - 1), rows, static_cast<int>(g.wo % sp.m), to_y(I64(g.tw - 1))));
+      }
       return ir::Seq(parts);
     };
-    ir::Stmt body = row(2);
-    if (g.ho % 2 == 1) {
-      body = std::make_shared<ir::IfThenElseNode>(ir::MakeBinary(ir::TirKind::kLT, PrimExpr(ty), I64(g.ho / 2)),
-                                                  body, row(1));
+    ir::Stmt body = row(sp.m);
+    if (g.ho % sp.m != 0) {
+      body = std::make_shared<ir::IfThenElseNode>(ir::MakeBinary(ir::TirKind::kLT, PrimExpr(ty), I64(g.ho / sp.m)),
+                                                  body, row(static_cast<int>(g.ho % sp.m)));
     }
     return Loop(o, g.o, ir::ForKind::kSerial, Loop(n, g.n, ir::ForKind::kSerial, Loop(ty, g.th, ir::ForKind::kSerial, body)));
   });
@@ -154,21 +267,41 @@ Result<ir::PrimFunc> OutputTransform(const std::string& name, const Geometry& g)
   return WithPattern(f, ir::OpPattern::kInjective);
 }
 
-// U[4i + j, o, c] = sum_ab G[i][a] W[o, c, a, b] G[j][b], in double.
-Result<Tensor> TransformWeight(const Tensor& w, int64_t o_count, int64_t c_count) {
-  const int64_t shape[3] = {16, o_count, c_count};
+// The tile-major product M[k, t, o] = sum_c V[k, c, t] U[k, c, o]: the
+// matmul kernel broadcasts V (its rows are the tiles) and vectorizes over
+// the output channels.
+Result<ir::PrimFunc> TileMajorMatmul(const std::string& name, const Geometry& g) {
+  te::FuncBuilder fb(name);
+  te::Tensor v = fb.Input("V", Dims({g.A2(), g.c, g.T()}), DType::Float32());
+  te::Tensor u = fb.Input("U", Dims({g.A2(), g.c, g.ou}), DType::Float32());
+  te::Tensor mm = fb.Reduce(
+      "M", Dims({g.A2(), g.T(), g.o}), DType::Float32(), te::ReduceKind::kSum, {PrimExpr(g.c)},
+      [&](const te::Indices& i, const te::Indices& k) { return v({i[0], k[0], i[1]}) * u({i[0], k[0], i[2]}); },
+      ir::FloatImm(DType::Float32(), 0));
+  KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build({mm}));
+  return WithPattern(f, ir::OpPattern::kOutEWiseFusable);
+}
+
+// U[alpha i + j, o, c] = sum_ab G[i][a] W[o, c, a, b] G[j][b], in double.
+// Tile-major (ou > 0): U[alpha i + j, c, o], rows of ou floats (zeros past O).
+Result<Tensor> TransformWeight(const Spec& sp, const Tensor& w, int64_t o_count, int64_t c_count, int64_t ou) {
+  const int al = sp.alpha;
+  const bool tile_major = ou > 0;
+  const int64_t shape[3] = {int64_t{al} * al, tile_major ? c_count : o_count, tile_major ? ou : c_count};
   KILN_ASSIGN_OR_RETURN(Tensor u, Tensor::Empty(Span<const int64_t>(shape, 3), DType::Float32()));
   const float* src = w.data<float>();
   float* dst = u.data<float>();
+  std::fill(dst, dst + u.NumElements(), 0.0f);
   for (int64_t o = 0; o < o_count; ++o) {
     for (int64_t c = 0; c < c_count; ++c) {
       const float* k = src + (o * c_count + c) * 9;
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < al; ++i) {
         double row[3];  // (G W)[i][b]
-        for (int b = 0; b < 3; ++b) row[b] = kG[i][0] * k[b] + kG[i][1] * k[3 + b] + kG[i][2] * k[6 + b];
-        for (int j = 0; j < 4; ++j) {
-          double v = row[0] * kG[j][0] + row[1] * kG[j][1] + row[2] * kG[j][2];
-          dst[((4 * i + j) * o_count + o) * c_count + c] = static_cast<float>(v);
+        for (int b = 0; b < 3; ++b) row[b] = sp.g[i][0] * k[b] + sp.g[i][1] * k[3 + b] + sp.g[i][2] * k[6 + b];
+        for (int j = 0; j < al; ++j) {
+          double v = row[0] * sp.g[j][0] + row[1] * sp.g[j][1] + row[2] * sp.g[j][2];
+          int64_t at = tile_major ? ((al * i + j) * c_count + c) * ou + o : ((al * i + j) * o_count + o) * c_count + c;
+          dst[at] = static_cast<float>(v);
         }
       }
     }
@@ -203,14 +336,30 @@ class Rewriter : public ConvBindingRewriter {
     g.ho = xs[2] + pad[0] + pad[2] - 2;
     g.wo = xs[3] + pad[1] + pad[3] - 2;
     if (g.ho <= 0 || g.wo <= 0) return false;
-    g.th = (g.ho + 1) / 2, g.tw = (g.wo + 1) / 2;
-    if (g.c < kMinWinogradInputChannels || g.o < kMinWinogradOutputChannels || g.T() < kMinWinogradTiles) return false;
-    // The last tile of an odd output reads one row / column past the
-    // convolution's padding: pad it too (zeros, never stored).
-    int64_t pb = pad[2] + g.ho % 2, pr = pad[3] + g.wo % 2;
+    if (g.c < kMinWinogradInputChannels || g.o < kMinWinogradOutputChannels) return false;
+    auto tiles = [&](int m) { return g.n * ((g.ho + m - 1) / m) * ((g.wo + m - 1) / m); };
+    if (tiles(4) >= kMinWinogradF4Tiles) {
+      g.spec = &F4();
+    } else if (tiles(2) >= kMinWinogradTiles) {
+      g.spec = &F2();
+    } else {
+      return false;
+    }
+    const int64_t tm = g.spec->m;
+    g.th = (g.ho + tm - 1) / tm, g.tw = (g.wo + tm - 1) / tm;
+    // The last tiles of an output that m does not divide read past the
+    // convolution's padding: pad it too (zeros, never stored). Tiles read
+    // m * t + 2 rows / columns.
+    int64_t pb = tm * g.th + 2 - xs[2] - pad[0], pr = tm * g.tw + 2 - xs[3] - pad[1];
     g.hp = xs[2] + pad[0] + pb, g.wp = xs[3] + pad[1] + pr;
 
-    Result<Tensor> u = TransformWeight(wk->data, g.o, g.c);
+    g.tile_major = g.o % kTileMajorLanes == 0 && g.tw < kTileMajorMaxTileCols;
+    // Weight rows a multiple of 1 KiB apart share a few L1 sets, and the
+    // matmul kernel reads 64 or more of them per panel: pad them. (64 -> 256
+    // at 13^2 in F(4x4) inside SqueezeNet, kernel profile: 342 -> 267 us a
+    // call; in F(2x2) alone, 240-257 against 247-278 us.)
+    g.ou = !g.tile_major ? 0 : (g.o * 4) % 1024 == 0 ? g.o + kTileMajorLanes : g.o;
+    Result<Tensor> u = TransformWeight(*g.spec, wk->data, g.o, g.c, g.ou);
     if (!u.ok()) {
       status = u.status();
       return false;
@@ -220,19 +369,24 @@ class Rewriter : public ConvBindingRewriter {
       out->push_back(ir::Binding{v, std::move(value), nullptr, b.span});
       return ir::Expr(v);
     };
-    auto call_tir = [&](const std::string& kernel, const ir::Expr& arg, const std::vector<int64_t>& shape) {
+    auto call_tir = [&](const std::string& kernel, const std::vector<ir::Expr>& in, const std::vector<int64_t>& shape) {
       ir::Expr callee = std::make_shared<ir::GlobalVarExpr>(kernel);
       callee->struct_info = std::make_shared<ir::ObjectSInfo>();
-      auto args = std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{arg});
-      args->struct_info = std::make_shared<ir::TupleSInfo>(std::vector<ir::StructInfo>{arg->struct_info});
+      auto args = std::make_shared<ir::TupleExpr>(in);
+      std::vector<ir::StructInfo> infos;
+      for (const ir::Expr& e : in) infos.push_back(e->struct_info);
+      args->struct_info = std::make_shared<ir::TupleSInfo>(infos);
       return ir::MakeOpCall("relax.call_tir", {callee, args}, {},
                             {ir::MakeTensorSInfo(Dims(shape), DType::Float32())});
     };
-    Result<std::string> in_kernel = Kernel("winograd_input_f2x3", g, true);
-    Result<std::string> out_kernel = Kernel("winograd_output_f2x3", g, false);
-    if (!in_kernel.ok() || !out_kernel.ok()) {
-      status = in_kernel.ok() ? out_kernel.status() : in_kernel.status();
-      return false;
+    Result<std::string> in_kernel = Kernel(std::string("winograd_input_") + g.spec->tag, g, Part::kInput);
+    Result<std::string> out_kernel = Kernel(std::string("winograd_output_") + g.spec->tag, g, Part::kOutput);
+    Result<std::string> mm_kernel = g.tile_major ? Kernel("winograd_matmul", g, Part::kMatmul) : Result<std::string>("");
+    for (const Result<std::string>* k : {&in_kernel, &out_kernel, &mm_kernel}) {
+      if (!k->ok()) {
+        status = k->status();
+        return false;
+      }
     }
 
     ir::Expr x = call.args[0];
@@ -243,23 +397,33 @@ class Rewriter : public ConvBindingRewriter {
       x = emit("padded", ir::MakeOpCall("relax.nn.pad", {x}, {{"pad_width", width}}));
       x->struct_info = ir::MakeTensorSInfo(Dims({g.n, g.c, g.hp, g.wp}), DType::Float32());
     }
-    ir::Expr v = emit("wino_in", call_tir(*in_kernel, x, {16, g.c, g.T()}));
-    v->struct_info = ir::MakeTensorSInfo(Dims({16, g.c, g.T()}), DType::Float32());
+    ir::Expr v = emit("wino_in", call_tir(*in_kernel, {x}, {g.A2(), g.c, g.T()}));
+    v->struct_info = ir::MakeTensorSInfo(Dims({g.A2(), g.c, g.T()}), DType::Float32());
     auto uk = std::make_shared<ir::ConstantExpr>(*u, wk->name.empty() ? "" : wk->name + "_winograd");
-    uk->struct_info = ir::MakeTensorSInfo(Dims({16, g.o, g.c}), DType::Float32());
+    uk->struct_info = ir::MakeTensorSInfo(g.tile_major ? Dims({g.A2(), g.c, g.ou}) : Dims({g.A2(), g.o, g.c}),
+                                          DType::Float32());
     ir::Expr ue = emit("wino_w", ir::Expr(uk));
-    ir::Expr m = emit("wino_mm", ir::MakeOpCall("relax.matmul", {ue, v}));
-    out->push_back(ir::Binding{b.var, call_tir(*out_kernel, m, {g.n, g.o, g.ho, g.wo}), nullptr, b.span});
+    ir::Expr m;
+    if (g.tile_major) {
+      m = emit("wino_mm", call_tir(*mm_kernel, {v, ue}, {g.A2(), g.T(), g.o}));
+      m->struct_info = ir::MakeTensorSInfo(Dims({g.A2(), g.T(), g.o}), DType::Float32());
+    } else {
+      m = emit("wino_mm", ir::MakeOpCall("relax.matmul", {ue, v}));
+    }
+    out->push_back(ir::Binding{b.var, call_tir(*out_kernel, {m}, {g.n, g.o, g.ho, g.wo}), nullptr, b.span});
     return true;
   }
 
   // The transform kernel for this geometry (one per geometry and kind).
-  Result<std::string> Kernel(const std::string& base, const Geometry& g, bool input) {
-    std::vector<int64_t> key = {input ? 1 : 0, g.n, g.c, g.o, g.hp, g.wp, g.ho, g.wo};
+  enum class Part { kInput, kMatmul, kOutput };
+  Result<std::string> Kernel(const std::string& base, const Geometry& g, Part part) {
+    std::vector<int64_t> key = {static_cast<int64_t>(part), g.spec->m, g.tile_major, g.ou, g.n, g.c, g.o, g.hp, g.wp, g.ho, g.wo};
     std::string& name = kernels_[key];
     if (!name.empty()) return name;
     name = mod_->UniqueName(base);
-    Result<ir::PrimFunc> f = input ? InputTransform(name, g) : OutputTransform(name, g);
+    Result<ir::PrimFunc> f = part == Part::kInput    ? InputTransform(name, g)
+                             : part == Part::kMatmul ? TileMajorMatmul(name, g)
+                                                     : OutputTransform(name, g);
     if (!f.ok()) return f.status();
     mod_->Add(name, *f);
     return name;

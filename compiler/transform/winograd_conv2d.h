@@ -1,34 +1,56 @@
 // Pass: winograd-conv2d — 3x3 stride-1 convolutions with constant weights
-// as Winograd F(2x2, 3x3): 16 multiplies per 2x2 outputs and input channel
-// instead of 36 (Lavin & Gray, "Fast Algorithms for Convolutional Neural
-// Networks", 2015).
+// as Winograd F(m x m, 3x3), m = 2 or 4 (Lavin & Gray, "Fast Algorithms for
+// Convolutional Neural Networks", 2015): alpha^2 = (m + 2)^2 multiplies per
+// m x m outputs and input channel instead of 9 m^2 (F(2x2): 16 for 36,
+// F(4x4): 36 for 144).
 //
 //   y = R.nn.conv2d(x, W)       x: (N, C, H, W), W: a constant (O, C, 3, 3)
 // becomes
-//   xp = R.nn.pad(x, ...)                                       (conv padding, +1
-//                                                                 row/col for odd outputs)
-//   v  = R.call_tir(cls.winograd_input_f2x3, (xp,), out_sinfo=(16, C, T))
-//   m  = R.matmul(U, v)                                         U: a constant (16, O, C)
-//   y  = R.call_tir(cls.winograd_output_f2x3, (m,), out_sinfo=(N, O, Ho, Wo))
-// with T = N * ceil(Ho / 2) * ceil(Wo / 2) tiles of 2x2 outputs, tile t of
-// image n at tile row ty, column tx being t = (n * th + ty) * tw + tx, and
-//   U[4i + j, o, c] = sum_ab G[i][a] W[o, c, a, b] G[j][b]    (computed here, in double)
-//   v[4i + j, c, t] = sum_ab B[a][i] d[a][b] B[b][j]          (d: the 4x4 input patch of tile t)
-//   y[.., 2ty + i, 2tx + j] = sum_ab A[a][i] m[4a + b, .., t] A[b][j]
-// for the F(2x2, 3x3) matrices G (4x3), B (4x4) and A (4x2). The 16
-// products become one batched matmul (the generated matmul kernel) and the
-// transforms are additions only. The output transform is injective, so the
-// convolution's bias, activation and residual fuse into it; the input
-// transform is opaque (fused into the matmul as a prologue, together with
-// the pad and the previous layer's output transform, it ran 1.7x slower).
+//   xp = R.nn.pad(x, ...)                   (conv padding, plus rows / columns up
+//                                             to whole tiles)
+//   v  = R.call_tir(cls.winograd_input_f{m}x3, (xp,), out_sinfo=(alpha^2, C, T))
+//   m  = R.matmul(U, v)                     U: a constant (alpha^2, O, C)
+//   y  = R.call_tir(cls.winograd_output_f{m}x3, (m,), out_sinfo=(N, O, Ho, Wo))
+// with T = N * ceil(Ho / m) * ceil(Wo / m) tiles, tile t of image n at tile
+// row ty, column tx being t = (n * th + ty) * tw + tx, and
+//   U[alpha i + j, o, c] = sum_ab G[i][a] W[o, c, a, b] G[j][b]    (computed here, in double)
+//   v[alpha i + j, c, t] = sum_ab B[a][i] d[a][b] B[b][j]          (d: the alpha^2 input patch of tile t)
+//   y[.., m ty + i, m tx + j] = sum_ab A[a][i] m[alpha a + b, .., t] A[b][j]
+// The alpha^2 products become one batched matmul (the generated matmul
+// kernel); B^T and A^T have small integer entries. The output transform is
+// injective, so the convolution's bias, activation and residual fuse into
+// it; the input transform is opaque (fused into the matmul as a prologue,
+// together with the pad and the previous layer's output transform, it ran
+// 1.7x slower).
+//
+// Tile-major product. With few tiles per row (tw < kTileMajorMaxTileCols)
+// and O a multiple of kTileMajorLanes, the product is m[k, t, o] =
+// R.call_tir(cls.winograd_matmul, (v, U)) with U stored (alpha^2, C, O)
+// instead: the matmul kernel vectorizes over the output channels (a
+// multiple of 16) rather than over T (13^2 outputs in 2x2 tiles: 49 columns
+// in four 16-float vectors), and the output transform computes each tile
+// for 16 channels at once from contiguous loads. U's rows are padded when O
+// floats are a multiple of 1 KiB (rows that far apart share L1 sets).
+//
+// F(4x4) against F(2x2). F(4x4) does 36 / 64 of F(2x2)'s multiplies but
+// its transformed weight is 36 / 16 as large, and with few tiles the
+// matmul streams that weight rather than computes (each weight value is
+// used T times). F(4x4) when it has kMinWinogradF4Tiles tiles or more,
+// else F(2x2). Layers alone, 1 thread, kernel profile: 128 -> 128 at 28^2
+// 1.52 ms (F(2x2)) -> 0.95 ms (F(4x4), tile-major); 32 -> 128 at 27^2 379
+// -> 238 us; 64 -> 64 at 56^2 1.36 -> 1.19 ms (F(4x4)); 256 -> 256 at 14^2
+// (16 tiles of 4x4) 1.55 -> 1.28 ms as tile-major F(2x2), 1.42 ms as
+// F(4x4); 64 -> 256 at 13^2 349 -> 281 us (tile-major F(2x2)).
 //
 // Rewritten: conv2d calls with default layouts (NCHW / OIHW), float32, no
 // out_dtype, groups 1, strides 1, dilation 1, a static 3x3 constant weight
 // (directly or a variable bound to one), a static input, at least
 // kMinWinogradInputChannels input and kMinWinogradOutputChannels output
-// channels and kMinWinogradTiles tiles. Everything else is left alone. Results differ from the direct
-// convolution by rounding only (the transforms add and subtract; G's 1/2 is
-// exact); measured error on ResNet-18 is in docs/performance.md.
+// channels and kMinWinogradTiles tiles of 2x2. Everything else is left
+// alone. Results differ from the direct convolution by rounding: the
+// F(2x2) transforms add and subtract (G's 1/2 is exact), F(4x4)'s multiply
+// by 2, 4, 5 and 8 (exact) and its G has 1/6, 1/12 and 1/24 (applied in
+// double); measured error on ResNet-18 is in docs/performance.md.
 //
 // Pre: normalized and flattened; bind-params ran. Post: normalized. Run
 // after dispatch-library (a convolution sent to a library stays there) and
@@ -54,6 +76,13 @@ namespace transform {
 constexpr int64_t kMinWinogradInputChannels = 32;
 constexpr int64_t kMinWinogradOutputChannels = 16;
 constexpr int64_t kMinWinogradTiles = 16;
+// F(4x4) from 32 tiles (a 24^2 output); 16 (ResNet-18's 14^2) was slower.
+constexpr int64_t kMinWinogradF4Tiles = 32;
+// Tile-major products: channel vectors of 16 floats, and rows of fewer
+// than 8 tiles (at 56^2 in F(4x4), 14 tiles a row, it was 1.29 against
+// 1.19 ms: its output transform's stores are Ho * Wo apart).
+constexpr int64_t kTileMajorLanes = 16;
+constexpr int64_t kTileMajorMaxTileCols = 8;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
 

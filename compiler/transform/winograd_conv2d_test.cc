@@ -67,6 +67,31 @@ TEST(WinogradConv2d, ConstantThreeByThreeBecomesTransformsAndMatmul) {
   EXPECT_FALSE(Contains(nopad, "R.nn.pad(")) << nopad;
 }
 
+TEST(WinogradConv2d, TileSizeAndProductLayoutFollowTheShape) {
+  // 30 x 30 outputs: 64 tiles of 4x4, 8 a row: F(4x4), channel-major product.
+  std::string f4 = Rewrite(ConvModule("1, 32, 30, 30", "16, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {16, 32, 3, 3});
+  EXPECT_TRUE(Contains(f4, "winograd_input_f4x3")) << f4;
+  EXPECT_TRUE(Contains(f4, "winograd_output_f4x3")) << f4;
+  EXPECT_TRUE(Contains(f4, "R.Tensor((36, 32, 64)")) << f4;
+  EXPECT_TRUE(Contains(f4, "R.matmul(")) << f4;
+  EXPECT_FALSE(Contains(f4, "winograd_matmul")) << f4;
+  // 13 x 13: 16 tiles of 4x4 (too few), 49 of 2x2, 7 a row: F(2x2) with the
+  // tile-major product (49, 32) per element.
+  std::string tm = Rewrite(ConvModule("1, 32, 13, 13", "32, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 32, 3, 3});
+  EXPECT_TRUE(Contains(tm, "winograd_input_f2x3")) << tm;
+  EXPECT_TRUE(Contains(tm, "winograd_matmul")) << tm;
+  EXPECT_TRUE(Contains(tm, "R.Tensor((16, 49, 32)")) << tm;
+  EXPECT_FALSE(Contains(tm, "R.matmul(")) << tm;
+  // 256 output channels: the weight's rows padded to 272 floats.
+  std::string padded = Rewrite(ConvModule("1, 32, 13, 13", "256, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {256, 32, 3, 3});
+  EXPECT_TRUE(Contains(padded, "R.Tensor((16, 49, 256)")) << padded;
+  EXPECT_TRUE(Contains(padded, "(16, 32, 272)")) << padded;
+  // 24 output channels (not whole 16-float vectors): channel-major.
+  std::string cm = Rewrite(ConvModule("1, 32, 13, 13", "24, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {24, 32, 3, 3});
+  EXPECT_TRUE(Contains(cm, "R.matmul(")) << cm;
+  EXPECT_FALSE(Contains(cm, "winograd_matmul")) << cm;
+}
+
 TEST(WinogradConv2d, OtherConvolutionsAreLeftAlone) {
   struct Case {
     const char* why;
