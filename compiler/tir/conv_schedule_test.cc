@@ -743,7 +743,7 @@ TEST(ConvScheduleNumbersTest, WinogradNumbers) {
   // F(2x2) and F(4x4), each with the product laid out channel-major and
   // tile-major; outputs that the tile size divides and that it does not
   // (the last tile row / column partly used), padding 1, none, and on one
-  // side only, a batch of 2, 32 input channels, weight rows padded (256
+  // side only, a batch of 2, 16 and 32 input channels, weight rows padded (256
   // output channels), and the epilogues that fuse into the output transform.
   struct WinogradCase {
     ConvCase k;
@@ -766,7 +766,7 @@ TEST(ConvScheduleNumbersTest, WinogradNumbers) {
   ConvCase f = e;  // 256 output channels: 1 KiB weight rows, padded
   f.o = 256;
   f.epilogue = "bn_relu";
-  ConvCase g{1, 32, 30, 29, 16, 3, 3};  // 30 x 29: 8 tiles of 4x4 a row
+  ConvCase g{1, 16, 30, 29, 16, 3, 3};  // 30 x 29: 8 tiles of 4x4 a row; 16 input channels
   g.pt = g.pl = g.pb = g.pr = 1;
   const std::vector<WinogradCase> cases = {{a, "f4x3", false}, {b, "f4x3", true}, {c, "f2x3", false},
                                            {d, "f2x3", false}, {e, "f2x3", true},  {f, "f2x3", true},

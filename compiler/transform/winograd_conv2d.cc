@@ -340,7 +340,7 @@ class Rewriter : public ConvBindingRewriter {
     auto tiles = [&](int m) { return g.n * ((g.ho + m - 1) / m) * ((g.wo + m - 1) / m); };
     if (tiles(4) >= kMinWinogradF4Tiles) {
       g.spec = &F4();
-    } else if (tiles(2) >= kMinWinogradTiles) {
+    } else if (tiles(2) >= kMinWinogradTiles && g.c >= kMinWinogradF2InputChannels) {
       g.spec = &F2();
     } else {
       return false;

@@ -45,8 +45,9 @@
 // Rewritten: conv2d calls with default layouts (NCHW / OIHW), float32, no
 // out_dtype, groups 1, strides 1, dilation 1, a static 3x3 constant weight
 // (directly or a variable bound to one), a static input, at least
-// kMinWinogradInputChannels input and kMinWinogradOutputChannels output
-// channels and kMinWinogradTiles tiles of 2x2. Everything else is left
+// kMinWinogradInputChannels input (kMinWinogradF2InputChannels for F(2x2))
+// and kMinWinogradOutputChannels output channels and kMinWinogradTiles
+// tiles of 2x2. Everything else is left
 // alone. Results differ from the direct convolution by rounding: the
 // F(2x2) transforms add and subtract (G's 1/2 is exact), F(4x4)'s multiply
 // by 2, 4, 5 and 8 (exact) and its G has 1/6, 1/12 and 1/24 (applied in
@@ -67,13 +68,15 @@ namespace kiln {
 namespace transform {
 
 // Below these the transforms cost more than the multiplies they save.
-// Measured (1 thread, 3x3 + bias + relu, direct -> Winograd, median of 5
-// alternating runs): 256 channels at 14^2 (49 tiles) 2.54 -> 1.82 ms, 512
-// at 7^2 (16 tiles) 3.67 -> 2.54 ms. The input channels are the matmul's
-// reduction: with 16 (SqueezeNet's 16 -> 64 at 55^2, kernel profile, 1
-// thread) the transforms and a 16-deep matmul took 678 us against 572 us
-// for the direct convolution; with 32 (32 -> 128 at 27^2) 333 against 562.
-constexpr int64_t kMinWinogradInputChannels = 32;
+// Measured (1 thread, 3x3 + bias + relu, direct -> Winograd F(2x2), median
+// of 5 alternating runs): 256 channels at 14^2 (49 tiles) 2.54 -> 1.82 ms,
+// 512 at 7^2 (16 tiles) 3.67 -> 2.54 ms. The input channels are the
+// matmul's reduction: with 16 (SqueezeNet's 16 -> 64 at 55^2, kernel
+// profile, 1 thread) F(2x2)'s transforms and 16-deep matmul took 678 us
+// against 572 us for the direct convolution, F(4x4) 438 against 596 us;
+// with 32 (32 -> 128 at 27^2) F(2x2) took 333 against 562.
+constexpr int64_t kMinWinogradInputChannels = 16;    // F(4x4)
+constexpr int64_t kMinWinogradF2InputChannels = 32;  // F(2x2)
 constexpr int64_t kMinWinogradOutputChannels = 16;
 constexpr int64_t kMinWinogradTiles = 16;
 // F(4x4) from 32 tiles (a 24^2 output); 16 (ResNet-18's 14^2) was slower.

@@ -86,6 +86,9 @@ TEST(WinogradConv2d, TileSizeAndProductLayoutFollowTheShape) {
   std::string padded = Rewrite(ConvModule("1, 32, 13, 13", "256, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {256, 32, 3, 3});
   EXPECT_TRUE(Contains(padded, "R.Tensor((16, 49, 256)")) << padded;
   EXPECT_TRUE(Contains(padded, "(16, 32, 272)")) << padded;
+  // 16 input channels: F(4x4) only (55 x 55: 196 tiles of 4x4).
+  std::string c16 = Rewrite(ConvModule("1, 16, 55, 55", "64, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 16, 3, 3});
+  EXPECT_TRUE(Contains(c16, "winograd_input_f4x3")) << c16;
   // 24 output channels (not whole 16-float vectors): channel-major.
   std::string cm = Rewrite(ConvModule("1, 32, 13, 13", "24, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {24, 32, 3, 3});
   EXPECT_TRUE(Contains(cm, "R.matmul(")) << cm;
@@ -105,7 +108,9 @@ TEST(WinogradConv2d, OtherConvolutionsAreLeftAlone) {
       {"groups", "1, 32, 40, 40", "16, 16, 3, 3", ", groups=2", {16, 16, 3, 3}},
       {"1x1 kernel", "1, 32, 40, 40", "16, 32, 1, 1", "", {16, 32, 1, 1}},
       {"5x5 kernel", "1, 32, 40, 40", "16, 32, 5, 5", "", {16, 32, 5, 5}},
-      {"few input channels", "1, 16, 40, 40", "16, 16, 3, 3", "", {16, 16, 3, 3}},
+      {"few input channels", "1, 8, 40, 40", "16, 8, 3, 3", "", {16, 8, 3, 3}},
+      {"16 input channels and too few 4x4 tiles for F(4x4)", "1, 16, 13, 13", "16, 16, 3, 3",
+       ", padding=[1, 1, 1, 1]", {16, 16, 3, 3}},
       {"few output channels", "1, 32, 40, 40", "8, 32, 3, 3", "", {8, 32, 3, 3}},
       {"few tiles (5 x 5: 9)", "1, 64, 5, 5", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]", {64, 64, 3, 3}},
       {"weight is an input", "1, 32, 40, 40", "16, 32, 3, 3", "", {16, 32, 3, 3}, false},
