@@ -597,7 +597,17 @@ TEST(ConvScheduleNumbersTest, PointwiseInPlace) {
   // last tile).
   ConvCase g{1, 40, 61, 59, 24, 1, 1};
   g.epilogue = "bn_residual_relu";
-  for (const ConvCase& k : {a, b, c, d, e, f, g}) {
+  // Remainder tiles (packed weights, a few last columns one 8-channel
+  // vector each) with their partial sums over interleaved channels: 49 =
+  // 48 + 1 column (4 sums; 37 channels, one left over), 50 = 48 + 2 (2
+  // sums; 19 channels) in a batch of 2.
+  ConvCase h{1, 37, 7, 7, 24, 1, 1};
+  h.weights = "packed";
+  h.epilogue = "bias_relu6";
+  ConvCase i{2, 19, 5, 10, 16, 1, 1};
+  i.weights = "packed";
+  i.epilogue = "bn_residual_relu";
+  for (const ConvCase& k : {a, b, c, d, e, f, g, h, i}) {
     CheckConv(k, 1);
     CheckConv(k, 2);
   }
