@@ -41,7 +41,7 @@ const char kUsage[] =
     "  --matmul=tir|dnnl               generate matmul kernels (tir, default) or call oneDNN (dnnl)\n"
     "  --dispatch=RULES.yaml           send chosen conv2d / matmul calls to oneDNN by rules (docs/compiler.md)\n"
     "  --fuse=on|off                   fuse operator kernels (default on)\n"
-    "  --winograd=on|off               3x3 convolutions with constant weights as Winograd F(2x2,3x3) (default on)\n"
+    "  --winograd=on|off               3x3 convolutions with constant weights as Winograd F(4x4,3x3) or F(2x2,3x3) (default on)\n"
     "  --bound NAME=N                  upper bound of a symbolic variable for memory planning (repeatable)\n"
     "  --dim NAME=N[,NAME=N...]        fix a symbolic input dimension of an imported model (repeatable)\n"
     "  --report-memory                 print each function's planned memory to stderr\n"
