@@ -201,35 +201,25 @@ std::vector<PrimExpr> TapValues(const Window& w) {
   return out;
 }
 
-// Whether a comparison of integers holds for every value in `bounds`.
-bool ProvenTrue(const PrimExpr& t, const arith::VarBounds& bounds) {
+// Whether a comparison of integers holds (want = true) or fails (want =
+// false) for every value in `bounds`: the bounds of a - b decide it.
+bool Proven(const PrimExpr& t, const arith::VarBounds& bounds, bool want) {
   if (!t.defined() || !IsBinary(t->kind())) return false;
   const auto* b = static_cast<const BinaryNode*>(t.get());
   if (!b->a.dtype().is_int() || !b->b.dtype().is_int()) return false;
   arith::IntBounds d = arith::ConstIntBound(MakeBinary(TirKind::kSub, b->a, b->b), bounds);
+  const bool lo = d.min != arith::kNegInf, hi = d.max != arith::kPosInf;
   switch (b->kind()) {
-    case TirKind::kGE: return d.min >= 0 && d.min != arith::kNegInf;
-    case TirKind::kGT: return d.min > 0 && d.min != arith::kNegInf;
-    case TirKind::kLE: return d.max <= 0 && d.max != arith::kPosInf;
-    case TirKind::kLT: return d.max < 0 && d.max != arith::kPosInf;
+    case TirKind::kGE: return want ? lo && d.min >= 0 : hi && d.max < 0;
+    case TirKind::kGT: return want ? lo && d.min > 0 : hi && d.max <= 0;
+    case TirKind::kLE: return want ? hi && d.max <= 0 : lo && d.min > 0;
+    case TirKind::kLT: return want ? hi && d.max < 0 : lo && d.min >= 0;
     default: return false;
   }
 }
 
-// Whether a comparison of integers fails for every value in `bounds`.
-bool ProvenFalse(const PrimExpr& t, const arith::VarBounds& bounds) {
-  if (!t.defined() || !IsBinary(t->kind())) return false;
-  const auto* b = static_cast<const BinaryNode*>(t.get());
-  if (!b->a.dtype().is_int() || !b->b.dtype().is_int()) return false;
-  arith::IntBounds d = arith::ConstIntBound(MakeBinary(TirKind::kSub, b->a, b->b), bounds);
-  switch (b->kind()) {
-    case TirKind::kGE: return d.max < 0 && d.max != arith::kPosInf;
-    case TirKind::kGT: return d.max <= 0 && d.max != arith::kPosInf;
-    case TirKind::kLE: return d.min > 0 && d.min != arith::kNegInf;
-    case TirKind::kLT: return d.min >= 0 && d.min != arith::kNegInf;
-    default: return false;
-  }
-}
+bool ProvenTrue(const PrimExpr& t, const arith::VarBounds& bounds) { return Proven(t, bounds, true); }
+bool ProvenFalse(const PrimExpr& t, const arith::VarBounds& bounds) { return Proven(t, bounds, false); }
 
 // Every conjunct of a bounds test (if_then_else or select condition) in `e`.
 struct TestTerms : StmtExprVisitor {
