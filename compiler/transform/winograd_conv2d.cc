@@ -195,12 +195,31 @@ Result<ir::PrimFunc> OutputTransform(const std::string& name, const Geometry& g)
       }
       return ir::Seq(stores);
     };
+    // Tile row ty: its whole tiles in a loop over tx (of kind tx_kind), then
+    // the partial last tile column; the last tile row of an output m does
+    // not divide keeps Ho % m rows.
+    using TileFn = std::function<ir::Stmt(const PrimExpr& tx, int rows, int cols)>;
+    auto tile_row = [&](const TileFn& at, ir::ForKind tx_kind) {
+      auto row = [&](int rows) {
+        ir::Var tx = LoopVar("tx");
+        std::vector<ir::Stmt> parts;
+        if (g.wo / sp.m > 0) parts.push_back(Loop(tx, g.wo / sp.m, tx_kind, at(PrimExpr(tx), rows, sp.m)));
+        if (g.wo % sp.m != 0) parts.push_back(at(I64(g.tw - 1), rows, static_cast<int>(g.wo % sp.m)));
+        return ir::Seq(parts);
+      };
+      ir::Stmt body = row(sp.m);
+      if (g.ho % sp.m != 0) {
+        body = std::make_shared<ir::IfThenElseNode>(ir::MakeBinary(ir::TirKind::kLT, PrimExpr(ty), I64(g.ho / sp.m)),
+                                                    body, row(static_cast<int>(g.ho % sp.m)));
+      }
+      return Loop(n, g.n, ir::ForKind::kSerial, Loop(ty, g.th, ir::ForKind::kSerial, body));
+    };
     if (g.tile_major) {
       // Channels in the vector lanes: a tile's outputs for kTileMajorLanes
       // channels are computed into a local (m^2, lanes) buffer from
       // contiguous loads of M, then copied out channel by channel. (Stored
       // straight to Y, Ho * Wo apart, LLVM left the lane loop scalar.)
-      ir::Var ob = LoopVar("ob"), tx = LoopVar("tx");
+      ir::Var ob = LoopVar("ob");
       auto buf = std::make_shared<ir::BufferNode>();
       buf->name = "y_tile";
       buf->data = ir::MakeVar("y_tile_data", ir::HandleType());
@@ -223,45 +242,17 @@ Result<ir::PrimFunc> OutputTransform(const std::string& name, const Geometry& g)
         return ir::Stmt(std::make_shared<ir::AllocateNode>(
             yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy})));
       };
-      auto row = [&](int rows) {
-        std::vector<ir::Stmt> parts;
-        if (g.wo / sp.m > 0) parts.push_back(Loop(tx, g.wo / sp.m, ir::ForKind::kSerial, tile_at(PrimExpr(tx), rows, sp.m)));
-        if (g.wo % sp.m != 0) parts.push_back(tile_at(I64(g.tw - 1), rows, static_cast<int>(g.wo % sp.m)));
-        return ir::Seq(parts);
-      };
-      ir::Stmt body = row(sp.m);
-      if (g.ho % sp.m != 0) {
-        body = std::make_shared<ir::IfThenElseNode>(ir::MakeBinary(ir::TirKind::kLT, PrimExpr(ty), I64(g.ho / sp.m)),
-                                                    body, row(static_cast<int>(g.ho % sp.m)));
-      }
-      return Loop(ob, g.o / kTileMajorLanes, ir::ForKind::kSerial,
-                  Loop(n, g.n, ir::ForKind::kSerial, Loop(ty, g.th, ir::ForKind::kSerial, body)));
+      return Loop(ob, g.o / kTileMajorLanes, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kSerial));
     }
+    // Tiles in the vector lanes: stores m columns apart.
     ir::Var o = LoopVar("o");
-    auto row = [&](int rows) {
-      ir::Var tx = LoopVar("tx");
-      auto to_y = [&](const PrimExpr& txe) {
-        return [&, txe](int i, int j, PrimExpr value) {
-          return ir::Store(out, std::move(value),
-                           {PrimExpr(n), PrimExpr(o), PrimExpr(ty) * I64(sp.m) + I64(i), txe * I64(sp.m) + I64(j)});
-        };
-      };
-      std::vector<ir::Stmt> parts;
-      if (g.wo / sp.m > 0) {
-        parts.push_back(Loop(tx, g.wo / sp.m, ir::ForKind::kVectorized,
-                             tile(PrimExpr(o), PrimExpr(tx), rows, sp.m, to_y(PrimExpr(tx)))));
-      }
-      if (g.wo % sp.m != 0) {
-        parts.push_back(tile(PrimExpr(o), I64(g.tw - 1), rows, static_cast<int>(g.wo % sp.m), to_y(I64(g.tw - 1))));
-      }
-      return ir::Seq(parts);
+    auto tile_at = [&](const PrimExpr& txe, int rows, int cols) {
+      return tile(PrimExpr(o), txe, rows, cols, [&](int i, int j, PrimExpr value) {
+        return ir::Store(out, std::move(value),
+                         {PrimExpr(n), PrimExpr(o), PrimExpr(ty) * I64(sp.m) + I64(i), txe * I64(sp.m) + I64(j)});
+      });
     };
-    ir::Stmt body = row(sp.m);
-    if (g.ho % sp.m != 0) {
-      body = std::make_shared<ir::IfThenElseNode>(ir::MakeBinary(ir::TirKind::kLT, PrimExpr(ty), I64(g.ho / sp.m)),
-                                                  body, row(static_cast<int>(g.ho % sp.m)));
-    }
-    return Loop(o, g.o, ir::ForKind::kSerial, Loop(n, g.n, ir::ForKind::kSerial, Loop(ty, g.th, ir::ForKind::kSerial, body)));
+    return Loop(o, g.o, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kVectorized));
   });
   KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build({y}));
   return WithPattern(f, ir::OpPattern::kInjective);
