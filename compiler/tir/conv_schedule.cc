@@ -37,8 +37,13 @@ using conv::Stage;
 constexpr int kTapOverhead = 4;
 
 // Convolutions with at most this many taps per output (input channels x
-// kernel height x width) may run row tiles (ChooseRowTiles).
-constexpr int64_t kMaxRowTileTaps = 64;
+// kernel height x width) may run row tiles (ChooseRowTiles). 160 takes in
+// ResNet's 3->64 7x7/2 stem (147 taps): with row tiles (32 + 32 + 48
+// columns per output row instead of 48-column flat tiles over rows 115
+// apart) it took 2.17 against 2.42 ms with one thread, 1.33 against 1.45 ms
+// with two (layer alone, kiln-bench medians). Row tiles were not measured
+// beyond that.
+constexpr int64_t kMaxRowTileTaps = 160;
 // What the flat tiles' write-back costs per tile, in taps: per output row
 // segment of the tile, its bounds arithmetic, the accumulators copied to
 // memory and reloaded at the segment's (unaligned) offset. Measured on

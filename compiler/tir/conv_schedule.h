@@ -52,7 +52,7 @@
 //    the same values are stored twice), segments of 4 to 15 as two
 //    overlapping vectors of 4 or 8, shorter ones element by element.
 //    Row tiles instead, for convolutions with few taps per output (at most
-//    64: 3-channel stems), when the estimate favours them: a tile is MR
+//    160: 3-channel stems up to 7x7), when the estimate favours them: a tile is MR
 //    channels of one output row's columns (tiles of 32 or 48 and a last one
 //    moved back to end at the row's end), its accumulators stored straight
 //    to the row as whole vectors, with no segment arithmetic and no copy
