@@ -16,7 +16,9 @@
 // and emission continues with poison values; the module is discarded.
 #include "compiler/codegen/kernel_emitter.h"
 
+#include "compiler/codegen/vector_loop.h"
 #include "compiler/codegen/vector_math.h"
+#include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 
 #include <functional>
@@ -431,6 +433,8 @@ class KernelEmitter {
   void For(const ForNode* op);
   void ParallelFor(const ForNode* op);
   void Loop(const Var& var, llvm::Value* begin, llvm::Value* end, ForKind kind, const ir::Stmt& body);
+  void VectorLoop(const Var& var, llvm::Value* begin, int64_t extent, const ir::Stmt& body);
+  llvm::Value* VectorExpr(const PrimExpr& e, const VarNode* var, unsigned lanes);
   void Allocate(const AllocateNode* op);
 
   // ------------------------------------------------------------ prologue
@@ -446,6 +450,7 @@ class KernelEmitter {
   Status error_;
   bool in_index_ = false;
   int outlined_ = 0;
+  int unrolled_depth_ = 0;  // T.unroll loops around the statement being emitted
 };
 
 llvm::Value* KernelEmitter::CastValue(llvm::Value* v, DType from, DType to) {
@@ -845,7 +850,9 @@ void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, F
   b_.CreateCondBr(b_.CreateICmpSLT(iv, end), body_bb, exit);
   b_.SetInsertPoint(body_bb);
   Bind(var.get(), iv);
+  if (kind == ForKind::kUnrolled) ++unrolled_depth_;
   Stmt(body);
+  if (kind == ForKind::kUnrolled) --unrolled_depth_;
   Unbind(var.get());
   llvm::Value* next = b_.CreateAdd(iv, llvm::ConstantInt::get(ty, 1), "", false, true);
   auto* latch = b_.CreateBr(header);
@@ -873,11 +880,84 @@ void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, F
   b_.SetInsertPoint(exit);
 }
 
+// Vectorized loops inside unrolled ones whose width is not whole 16-float
+// vectors, up to this many lanes, are emitted as explicit vectors
+// (vector_loop.h says why).
+constexpr int64_t kMaxExplicitVectorLanes = 64;
+
 void KernelEmitter::For(const ForNode* op) {
   if (op->for_kind == ForKind::kParallel) return ParallelFor(op);
   llvm::Value* begin = Index(op->min);
+  if (op->for_kind == ForKind::kVectorized && unrolled_depth_ > 0) {
+    const auto* n = op->extent.as<IntImmNode>();
+    if (n != nullptr && n->value > 0 && n->value % 16 != 0 && n->value <= kMaxExplicitVectorLanes &&
+        codegen::EmitsAsVectors(op->body, op->loop_var.get())) {
+      return VectorLoop(op->loop_var, begin, n->value, op->body);
+    }
+  }
   llvm::Value* end = b_.CreateAdd(begin, Index(op->extent));
   Loop(op->loop_var, begin, end, op->for_kind, op->body);
+}
+
+// The loop's iterations in chunks of 16 lanes (the last one narrower), each
+// store of the body one vector store per chunk; EmitsAsVectors checked the
+// body.
+void KernelEmitter::VectorLoop(const Var& var, llvm::Value* begin, int64_t extent, const ir::Stmt& body) {
+  llvm::Type* ty = RegTypeOrFail(var->dtype);
+  if (!ty->isIntegerTy()) {
+    Unsupported("loop variable " + var->name + " is not an integer");
+    return;
+  }
+  begin = b_.CreateSExtOrTrunc(begin, ty);
+  std::vector<const BufferStoreNode*> stores;
+  std::function<void(const ir::Stmt&)> collect = [&](const ir::Stmt& s) {
+    if (const auto* st = As<BufferStoreNode>(s)) stores.push_back(st);
+    if (const auto* seq = As<SeqStmtNode>(s))
+      for (const auto& c : seq->seq) collect(c);
+  };
+  collect(body);
+  for (int64_t s = 0; s < extent; s += 16) {
+    unsigned lanes = static_cast<unsigned>(std::min<int64_t>(16, extent - s));
+    Bind(var.get(), b_.CreateAdd(begin, llvm::ConstantInt::get(ty, s), "", false, true));
+    for (const BufferStoreNode* st : stores) {
+      llvm::Value* v = VectorExpr(st->value, var.get(), lanes);
+      llvm::Value* addr = Address(st->buffer, st->indices);
+      b_.CreateAlignedStore(v, addr, llvm::Align(4));
+    }
+    Unbind(var.get());
+  }
+}
+
+llvm::Value* KernelEmitter::VectorExpr(const PrimExpr& e, const VarNode* var, unsigned lanes) {
+  if (!tir::nest::Uses(e, {var})) return b_.CreateVectorSplat(lanes, ExprAs(e, DType::Float32()));
+  auto* vty = llvm::FixedVectorType::get(b_.getFloatTy(), lanes);
+  switch (e->kind()) {
+    case TirKind::kBufferLoad: {
+      const auto* l = e.as<BufferLoadNode>();
+      return b_.CreateAlignedLoad(vty, Address(l->buffer, l->indices), llvm::Align(4));
+    }
+    case TirKind::kAdd:
+    case TirKind::kSub:
+    case TirKind::kMul:
+    case TirKind::kDiv: {
+      const auto* op = static_cast<const BinaryNode*>(e.get());
+      llvm::Value* a = VectorExpr(op->a, var, lanes);
+      llvm::Value* c = VectorExpr(op->b, var, lanes);
+      if (e->kind() == TirKind::kAdd) return b_.CreateFAdd(a, c);
+      if (e->kind() == TirKind::kSub) return b_.CreateFSub(a, c);
+      if (e->kind() == TirKind::kMul) return b_.CreateFMul(a, c);
+      return b_.CreateFDiv(a, c);
+    }
+    case TirKind::kCall: {
+      const auto* op = e.as<CallNode>();
+      std::vector<llvm::Value*> x;
+      for (const auto& a : op->args) x.push_back(VectorExpr(a, var, lanes));
+      return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vty}, x);
+    }
+    default:
+      Unsupported(std::string("expression ") + TirKindName(e->kind()) + " in an explicit vector loop");
+      return llvm::PoisonValue::get(vty);
+  }
 }
 
 void KernelEmitter::ParallelFor(const ForNode* op) {

@@ -1,0 +1,171 @@
+#include "compiler/codegen/vector_loop.h"
+
+#include <functional>
+
+#include "compiler/tir/nest_util.h"
+
+namespace kiln {
+namespace codegen {
+
+using namespace ir;  // NOLINT
+using tir::nest::Uses;
+
+namespace {
+
+bool UsesVar(const PrimExpr& e, const VarNode* var) { return Uses(e, {var}); }
+
+// The coefficient of `var` in the integer expression `e`, when `e` is affine
+// in it with a static coefficient.
+std::optional<int64_t> Coefficient(const PrimExpr& e, const VarNode* var) {
+  if (!UsesVar(e, var)) return 0;
+  if (e.get() == var) return 1;
+  if (!e.dtype().is_int()) return std::nullopt;
+  switch (e->kind()) {
+    case TirKind::kAdd:
+    case TirKind::kSub: {
+      const auto* b = static_cast<const BinaryNode*>(e.get());
+      std::optional<int64_t> x = Coefficient(b->a, var), y = Coefficient(b->b, var);
+      if (!x || !y) return std::nullopt;
+      return e->kind() == TirKind::kAdd ? *x + *y : *x - *y;
+    }
+    case TirKind::kMul: {
+      const auto* b = static_cast<const BinaryNode*>(e.get());
+      const int64_t* ca = tir::nest::ConstInt(b->a);
+      const int64_t* cb = tir::nest::ConstInt(b->b);
+      if (cb != nullptr) {
+        std::optional<int64_t> x = Coefficient(b->a, var);
+        if (x) return *x * *cb;
+      } else if (ca != nullptr) {
+        std::optional<int64_t> y = Coefficient(b->b, var);
+        if (y) return *ca * *y;
+      }
+      return std::nullopt;
+    }
+    default:
+      return std::nullopt;
+  }
+}
+
+// Whether two index expressions are the same: the same variables and
+// literals under the same integer operations.
+bool SameIndex(const PrimExpr& a, const PrimExpr& b) {
+  if (a.get() == b.get()) return true;
+  if (a.get() == nullptr || b.get() == nullptr || a->kind() != b->kind() || !(a.dtype() == b.dtype())) return false;
+  switch (a->kind()) {
+    case TirKind::kIntImm:
+      return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
+    case TirKind::kAdd:
+    case TirKind::kSub:
+    case TirKind::kMul:
+    case TirKind::kFloorDiv:
+    case TirKind::kFloorMod:
+    case TirKind::kMin:
+    case TirKind::kMax: {
+      const auto* x = static_cast<const BinaryNode*>(a.get());
+      const auto* y = static_cast<const BinaryNode*>(b.get());
+      return SameIndex(x->a, y->a) && SameIndex(x->b, y->b);
+    }
+    default:
+      return false;  // variables: only the same node
+  }
+}
+
+bool IsFloat32(DType t) { return t.is_float() && t.bits == 32 && t.lanes == 1; }
+
+// The stores of `s` in order, when it is only stores and sequences of them.
+bool CollectStores(const Stmt& s, std::vector<const BufferStoreNode*>* out) {
+  if (const auto* st = As<BufferStoreNode>(s)) {
+    out->push_back(st);
+    return true;
+  }
+  if (const auto* seq = As<SeqStmtNode>(s)) {
+    for (const Stmt& c : seq->seq)
+      if (!CollectStores(c, out)) return false;
+    return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<int64_t> FlatCoefficient(const Buffer& buf, const std::vector<PrimExpr>& indices,
+                                       const VarNode* var) {
+  if (!buf->strides.empty() || indices.size() != buf->shape.size()) return std::nullopt;
+  int64_t flat = 0, stride = 1;
+  bool stride_known = true;
+  for (size_t d = indices.size(); d-- > 0;) {
+    std::optional<int64_t> c = Coefficient(indices[d], var);
+    if (!c) return std::nullopt;
+    if (*c != 0) {
+      if (!stride_known) return std::nullopt;
+      flat += *c * stride;
+    }
+    const int64_t* extent = tir::nest::ConstInt(buf->shape[d]);
+    if (extent == nullptr) {
+      stride_known = false;
+    } else {
+      stride *= *extent;
+    }
+  }
+  return flat;
+}
+
+bool EmitsAsVectors(const Stmt& body, const VarNode* var) {
+  std::vector<const BufferStoreNode*> stores;
+  if (!CollectStores(body, &stores) || stores.empty()) return false;
+  for (const BufferStoreNode* st : stores) {
+    if (!IsFloat32(st->buffer->dtype)) return false;
+    std::optional<int64_t> c = FlatCoefficient(st->buffer, st->indices, var);
+    if (!c || *c != 1) return false;
+  }
+  // A load of a buffer the body stores: only at one of those stores' indices.
+  auto reads_own_lane = [&](const BufferLoadNode* l) {
+    bool stored = false;
+    for (const BufferStoreNode* st : stores) {
+      if (st->buffer->data.get() != l->buffer->data.get()) continue;
+      stored = true;
+      if (l->indices.size() != st->indices.size()) continue;
+      bool same = true;
+      for (size_t i = 0; i < l->indices.size() && same; ++i) same = SameIndex(l->indices[i], st->indices[i]);
+      if (same) return true;
+    }
+    return !stored;
+  };
+  std::function<bool(const PrimExpr&)> value_ok = [&](const PrimExpr& e) -> bool {
+    if (!UsesVar(e, var)) return true;
+    if (!IsFloat32(e.dtype())) return false;
+    switch (e->kind()) {
+      case TirKind::kBufferLoad: {
+        const auto* l = e.as<BufferLoadNode>();
+        std::optional<int64_t> c = FlatCoefficient(l->buffer, l->indices, var);
+        return c && *c == 1;
+      }
+      case TirKind::kAdd:
+      case TirKind::kSub:
+      case TirKind::kMul:
+      case TirKind::kDiv: {
+        const auto* b = static_cast<const BinaryNode*>(e.get());
+        return IsFloat32(b->a.dtype()) && IsFloat32(b->b.dtype()) && value_ok(b->a) && value_ok(b->b);
+      }
+      case TirKind::kCall: {
+        const auto* call = e.as<CallNode>();
+        if (call->op != "fma" || call->args.size() != 3) return false;
+        for (const PrimExpr& a : call->args)
+          if (!IsFloat32(a.dtype()) || !value_ok(a)) return false;
+        return true;
+      }
+      default:
+        return false;
+    }
+  };
+  for (const BufferStoreNode* st : stores) {
+    tir::nest::BufferRefs refs = tir::nest::RefsOf(std::make_shared<EvaluateNode>(st->value));
+    for (const BufferLoadNode* l : refs.load_nodes)
+      if (!reads_own_lane(l)) return false;
+    if (!value_ok(st->value)) return false;
+  }
+  return true;
+}
+
+}  // namespace codegen
+}  // namespace kiln

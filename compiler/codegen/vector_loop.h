@@ -1,0 +1,53 @@
+// Which vectorized loops the kernel emitter writes as explicit LLVM vectors
+// instead of a scalar loop with vectorize metadata.
+//
+// A T.vectorized loop of constant extent nested inside a T.unroll loop (the
+// register tiles of the matmul and conv schedules: acc[ii, jj] with ii
+// unrolled, jj vectorized) reaches LLVM as straight-line scalar code once
+// its loop unroller has run, and the SLP vectorizer then groups the scalars.
+// For widths that are whole 16-float vectors it groups them row by row; for
+// others (a 10-column matmul tile) it packed scalars of different rows into
+// one vector and built every operand with shuffles (the MLP's 128 -> 10
+// layer: 9 us for 5 K useful FMAs). Such loops are emitted here as vectors
+// of 16 and one narrower vector per chunk, each operand one vector load or
+// a splat, which the SLP vectorizer leaves alone.
+//
+// Only simple bodies qualify (everything else keeps the scalar loop):
+//   - one float32 BufferStore, or a sequence of them;
+//   - values built from float32 loads, literals, + - * /, and the fma
+//     intrinsic; any subexpression that does not use the loop variable is
+//     computed once per chunk and splat (so anything goes there);
+//   - every access that uses the loop variable moves by exactly one element
+//     per iteration in the buffer's flat (row-major) offset, and its indices
+//     are sums, differences and constant multiples of variables;
+//   - a buffer both stored and loaded in the body is loaded only at the
+//     store's own indices (an accumulator: acc[i, j] = fma(a, b, acc[i, j])),
+//     so computing one statement's lanes before the next's keeps the loop's
+//     meaning.
+#ifndef KILN_COMPILER_CODEGEN_VECTOR_LOOP_H_
+#define KILN_COMPILER_CODEGEN_VECTOR_LOOP_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace codegen {
+
+// The coefficient of `var` in the flat row-major offset of `buf` at
+// `indices`, when the offset is affine in `var` with a static coefficient;
+// nullopt otherwise (a division, a modulo, a product of two variables, a
+// symbolic extent in a dimension the coefficient needs).
+std::optional<int64_t> FlatCoefficient(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices,
+                                       const ir::VarNode* var);
+
+// Whether `body`, the body of a vectorized loop over `var`, qualifies for
+// explicit vectors (see the file comment).
+bool EmitsAsVectors(const ir::Stmt& body, const ir::VarNode* var);
+
+}  // namespace codegen
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_CODEGEN_VECTOR_LOOP_H_

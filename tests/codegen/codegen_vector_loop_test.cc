@@ -1,0 +1,164 @@
+// Vectorized loops inside unrolled ones, of widths that are not whole
+// 16-float vectors, are emitted as explicit vectors (vector_loop.h): which
+// bodies qualify, what the IR holds, and that the numbers are right.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/native_codegen.h"
+#include "compiler/codegen/vector_loop.h"
+#include "compiler/text/text.h"
+#include "tests/codegen/test_kernels.h"
+
+namespace kiln {
+namespace codegen_test {
+namespace {
+
+using namespace ir;  // NOLINT
+
+// A register tile as the matmul schedule writes it: 8 rows unrolled,
+// `width` columns vectorized, accumulated over k.
+std::string TileModule(int width) {
+  std::string w = std::to_string(width);
+  return R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def tile(A: T.Buffer((8, 64), "float32"), B: T.Buffer((64, )" + w + R"(), "float32"), C: T.Buffer((8, )" + w + R"(), "float32")):
+        acc = T.decl_buffer((8, )" + w + R"(), "float32", scope="local")
+        for ii in T.unroll(8):
+            for jj in T.vectorized()" + w + R"():
+                acc[ii, jj] = T.float32(0)
+        for k in T.serial(64):
+            for ii in T.unroll(8):
+                for jj in T.vectorized()" + w + R"():
+                    acc[ii, jj] = T.call_intrin("float32", "fma", A[ii, k], B[k, jj], acc[ii, jj])
+        for ii in T.unroll(8):
+            for jj in T.vectorized()" + w + R"():
+                C[ii, jj] = acc[ii, jj] * T.float32(2) - A[ii, 0]
+)";
+}
+
+std::vector<PrimFunc> Funcs(const std::string& source) {
+  Result<IRModule> mod = text::ParseModule(source, "<test>");
+  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+  std::vector<PrimFunc> funcs;
+  if (!mod.ok()) return funcs;
+  for (const auto& e : mod->entries)
+    if (e.prim) funcs.push_back(e.prim);
+  return funcs;
+}
+
+// The body of the innermost loop named `name` in `s`.
+const ForNode* FindLoop(const Stmt& s, const std::string& name, const ForNode* found = nullptr) {
+  if (const auto* f = As<ForNode>(s)) {
+    if (f->loop_var->name == name) found = f;
+    return FindLoop(f->body, name, found);
+  }
+  if (const auto* seq = As<SeqStmtNode>(s)) {
+    for (const Stmt& c : seq->seq) found = FindLoop(c, name, found);
+    return found;
+  }
+  if (const auto* a = As<AllocateNode>(s)) return FindLoop(a->body, name, found);
+  return found;
+}
+
+TEST(CodegenVectorLoopTest, TenColumnTileIsExplicitVectorsWithTheRightNumbers) {
+  for (int width : {10, 49}) {
+    std::vector<PrimFunc> funcs = Funcs(TileModule(width));
+    ASSERT_EQ(funcs.size(), 1u);
+    // Before LLVM's passes: the tile's FMAs are vector intrinsics of the
+    // chunk widths (16 and the rest), not scalar loops.
+    Result<std::string> ir = codegen::EmitLLVMIR(funcs, {"", "", "", 0});
+    ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+    std::string tail = "llvm.fmuladd.v" + std::to_string(width % 16) + "f32";
+    EXPECT_NE(ir->find(tail), std::string::npos) << width;
+    if (width > 16) EXPECT_NE(ir->find("llvm.fmuladd.v16f32"), std::string::npos);
+
+    auto built = codegen::BuildNativeLibrary(funcs, {});
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    auto lib = LoadedLibrary::Load(built->shared_object);
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    ThreadPool pool(1);
+    kiln_kernel_env env = MakeKernelEnv(&pool);
+    Tensor a = MakeTensor({8, 64}), b = MakeTensor({64, width}), c = MakeTensor({8, width});
+    FillRandom(a, 1);
+    FillRandom(b, 2);
+    kiln_kernel_arg args[] = {TensorArg(a), TensorArg(b), TensorArg(c)};
+    ASSERT_EQ((*lib)->Find("tile")(&env, args, 3), 0);
+    std::vector<float> ref(8 * width);
+    for (int i = 0; i < 8; ++i)
+      for (int j = 0; j < width; ++j) {
+        float acc = 0;
+        for (int k = 0; k < 64; ++k) acc += a.data<float>()[i * 64 + k] * b.data<float>()[k * width + j];
+        ref[i * width + j] = acc * 2 - a.data<float>()[i * 64];
+      }
+    EXPECT_LE(MaxAbsDiff(ref.data(), c.data<float>(), 8 * width), 1e-4f) << width;
+  }
+}
+
+TEST(CodegenVectorLoopTest, WhichBodiesQualify) {
+  std::vector<PrimFunc> funcs = Funcs(R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((4, 10), "float32"), B: T.Buffer((4, 10), "float32"), D: T.Buffer((4, 20), "float32"), N: T.Buffer((4, 10), "int32")):
+        for i in T.unroll(4):
+            for accum in T.vectorized(10):
+                B[i, accum] = T.call_intrin("float32", "fma", A[i, accum], A[i, 0], B[i, accum])
+            for relu in T.vectorized(10):
+                B[i, relu] = T.max(A[i, relu], T.float32(0))
+            for strided in T.vectorized(10):
+                D[i, strided * 2] = A[i, strided]
+            for shifted in T.vectorized(9):
+                B[i, shifted] = B[i, shifted + 1] + T.float32(1)
+            for ints in T.vectorized(10):
+                N[i, ints] = N[i, ints] + 1
+            for outer in T.vectorized(10):
+                D[i, outer + 10] = A[i, outer] + B[i, outer] * B[T.int64(0), T.int64(3)]
+)");
+  ASSERT_EQ(funcs.size(), 1u);
+  auto qualifies = [&](const std::string& loop) {
+    const ForNode* f = FindLoop(funcs[0]->body, loop);
+    EXPECT_NE(f, nullptr) << loop;
+    return f != nullptr && codegen::EmitsAsVectors(f->body, f->loop_var.get());
+  };
+  EXPECT_TRUE(qualifies("accum"));     // an accumulator read at its own lane
+  EXPECT_FALSE(qualifies("relu"));     // max: not among the operations
+  EXPECT_FALSE(qualifies("strided"));  // moves 2 elements per iteration
+  EXPECT_FALSE(qualifies("shifted"));  // reads the stored buffer one lane on
+  EXPECT_FALSE(qualifies("ints"));     // not float32
+  // Buffers the body does not store are read at any index; B[0, 3] does
+  // not move with the loop and is splat.
+  EXPECT_TRUE(qualifies("outer"));
+}
+
+TEST(CodegenVectorLoopTest, FlatCoefficientOfAccesses) {
+  std::vector<PrimFunc> funcs = Funcs(R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def g(A: T.Buffer((4, 6, 10), "float32"), B: T.Buffer((4, 60), "float32")):
+        for i in T.serial(4):
+            for j in T.vectorized(6):
+                B[i, j * 10 + 3] = A[i, j, 3] + A[i, 0, j] + A[i, j // 2, 0]
+)");
+  ASSERT_EQ(funcs.size(), 1u);
+  const ForNode* j = FindLoop(funcs[0]->body, "j");
+  ASSERT_NE(j, nullptr);
+  const auto* store = As<BufferStoreNode>(j->body);
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(codegen::FlatCoefficient(store->buffer, store->indices, j->loop_var.get()), 10);
+  // Walk the loads of A in the sum (a + b) + c.
+  const auto* outer = static_cast<const BinaryNode*>(store->value.get());
+  const auto* inner = static_cast<const BinaryNode*>(outer->a.get());
+  const auto* l0 = inner->a.as<BufferLoadNode>();
+  const auto* l1 = inner->b.as<BufferLoadNode>();
+  const auto* l2 = outer->b.as<BufferLoadNode>();
+  ASSERT_TRUE(l0 && l1 && l2);
+  EXPECT_EQ(codegen::FlatCoefficient(l0->buffer, l0->indices, j->loop_var.get()), 10);
+  EXPECT_EQ(codegen::FlatCoefficient(l1->buffer, l1->indices, j->loop_var.get()), 1);
+  EXPECT_FALSE(codegen::FlatCoefficient(l2->buffer, l2->indices, j->loop_var.get()).has_value());
+}
+
+}  // namespace
+}  // namespace codegen_test
+}  // namespace kiln
