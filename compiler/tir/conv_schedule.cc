@@ -56,6 +56,9 @@ constexpr int64_t kFlatWriteBackTaps = 8;
 constexpr int64_t kMaxRemainderColumns = 4;
 // Independent accumulator chains a remainder tile keeps per 8 channels.
 constexpr int64_t kRemainderChains = 4;
+// Shift planes (ChooseShiftPlanes) for output planes of at most this many
+// elements: the whole plane is one tile.
+constexpr int64_t kMaxShiftPlaneColumns = 64;
 
 // ceil(a / b) for b > 0 and any sign of a.
 int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -92,11 +95,12 @@ class ConvKernel {
   ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int threads,
              std::vector<ConcatSource> sources = {})
       : cv_(cv), stages_(stages), threads_(threads), sources_(std::move(sources)) {
+    shift_planes_ = ChooseShiftPlanes();
     offa_max_ = ((cv.kh - 1) * cv.dh) / cv.sh;
-    offb_max_ = ((cv.kw - 1) * cv.dw) / cv.sw;
+    offb_max_ = shift_planes_ ? 0 : ((cv.kw - 1) * cv.dw) / cv.sw;
     hq_ = cv.ho + offa_max_ + 1;
     wq_ = cv.wo + offb_max_;
-    planes_ = cv.sh * cv.sw;
+    planes_ = cv.sh * ColPlanes();
     int64_t j = cv.ho * wq_;
     // Tile shape (MR rows x NR columns): each tap costs a tile about
     // MR * NR / 16 FMA cycles plus a few cycles of loop and broadcast
@@ -110,6 +114,9 @@ class ConvKernel {
     };
     std::vector<Shape> shapes = {{8, 32}, {8, 48}};
     if (cv.opg <= 2) shapes.insert(shapes.end(), {{8, 64}, {8, 128}});
+    // Shift planes: one tile of the whole plane (j <= kMaxShiftPlaneColumns),
+    // as many channels as keep 24 accumulator registers.
+    if (shift_planes_) shapes = {{static_cast<int>(24 / CeilDiv(j, 16)), static_cast<int>(j)}};
     // Pointwise (1x1, stride 1, no padding): the input already is the
     // packed form (one plane, rows W apart, no halo), so the tiles read it
     // in place. A tile may not run past the end of a plane (past the last
@@ -169,6 +176,32 @@ class ConvKernel {
     rem_ = cv.opg % mr_;
     ChooseBands();
   }
+
+  // Shift planes (stride 1, small planes, weights read as given): the packed
+  // input holds one plane per kernel column kx, its columns shifted by kx,
+  // so that the row pitch is the output's width and tap (ky, kx) reads plane
+  // kx ky rows down. The flat columns are then exactly the output's, with no
+  // halo columns: 7 x 7 is 49 columns (three 16-float vectors and one of a
+  // single float per channel, explicit vectors in the emitter) where the
+  // halo layout computes 7 x 9 = 63 as four vectors. Costs kw copies of the
+  // (small) input per call. Chosen when the whole plane fits one tile and
+  // that takes fewer FMA slots (a 16-float vector takes both FMA pipes, a
+  // narrower one one) than the halo layout's vectors.
+  bool ChooseShiftPlanes() const {
+    const ConvNest& cv = cv_;
+    if (cv.sh != 1 || cv.sw != 1 || cv.kw < 2 || cv.opg <= 2 || cv.wblock != 0 || !sources_.empty()) return false;
+    const int64_t exact = cv.ho * cv.wo;
+    if (exact > kMaxShiftPlaneColumns) return false;
+    auto slots = [](int64_t cols) { return 2 * (cols / 16) + (cols % 16 == 0 ? 0 : cols % 16 <= 8 ? 1 : 2); };
+    const int64_t halo = cv.ho * (cv.wo + (cv.kw - 1) * cv.dw);
+    return slots(exact) < 2 * CeilDiv(halo, 16);
+  }
+  // Column planes of the packed input per row phase: the stride's column
+  // phases (plane pw holds input columns b * sw + pw), or the shift planes
+  // (plane kx holds b + kx * dw).
+  int64_t ColPlanes() const { return shift_planes_ ? cv_.kw : cv_.sw; }
+  int64_t ColStride() const { return shift_planes_ ? 1 : cv_.sw; }
+  int64_t ColShift(int64_t plane) const { return shift_planes_ ? plane * cv_.dw : plane; }
 
   // Row tiles: each tile is MR channels of NR columns of one output row, the
   // row split into column tiles of row_nr_ and a last one for the
@@ -332,18 +365,19 @@ class ConvKernel {
       // iy = a*sh + ph - pt in [0, H)  <=>  a in [a_lo, a_hi); same for b.
       int64_t a_lo = std::clamp<int64_t>(CeilDiv(cv_.pt - ph, cv_.sh), 0, hq_);
       int64_t a_hi = std::clamp<int64_t>(CeilDiv(cv_.h + cv_.pt - ph, cv_.sh), a_lo, hq_);
-      std::vector<int64_t> b_lo(cv_.sw), b_hi(cv_.sw);
+      const int64_t cplanes = ColPlanes(), cstride = ColStride();
+      std::vector<int64_t> b_lo(cplanes), b_hi(cplanes);
       int64_t common_lo = 0, common_hi = wq_;
-      for (int64_t pw = 0; pw < cv_.sw; ++pw) {
-        b_lo[pw] = std::clamp<int64_t>(CeilDiv(cv_.pl - pw, cv_.sw), 0, wq_);
-        b_hi[pw] = std::clamp<int64_t>(CeilDiv(cv_.w + cv_.pl - pw, cv_.sw), b_lo[pw], wq_);
+      for (int64_t pw = 0; pw < cplanes; ++pw) {
+        b_lo[pw] = std::clamp<int64_t>(CeilDiv(cv_.pl - ColShift(pw), cstride), 0, wq_);
+        b_hi[pw] = std::clamp<int64_t>(CeilDiv(cv_.w + cv_.pl - ColShift(pw), cstride), b_lo[pw], wq_);
         common_lo = std::max(common_lo, b_lo[pw]);
         common_hi = std::min(common_hi, b_hi[pw]);
       }
       Var r = MakeVar("r");
       PrimExpr a = a0 + PrimExpr(r), row = PrimExpr(r) * I64(wq_);
       PrimExpr iy = a * I64(cv_.sh) + I64(ph - cv_.pt);
-      auto plane = [&](int64_t pw) { return I64(ph * cv_.sw + pw); };
+      auto plane = [&](int64_t pw) { return I64(ph * cplanes + pw); };
       // Zeroes [from, from + count) of a plane.
       auto zero = [&](int64_t pw, PrimExpr from, int64_t count) -> Stmt {
         return VectorLoop("z", I64(count), [&](PrimExpr z) {
@@ -351,7 +385,7 @@ class ConvKernel {
         });
       };
       auto copy_at = [&](int64_t pw, PrimExpr b) {
-        PrimExpr ix = b * I64(cv_.sw) + I64(pw - cv_.pl);
+        PrimExpr ix = b * I64(cstride) + I64(ColShift(pw) - cv_.pl);
         return Store(q, Load(cv_.data, {n, src_ch, iy, ix}), q_at(plane(pw), row + b));
       };
       auto copy = [&](int64_t pw, int64_t from, int64_t to, ForKind kind) -> Stmt {
@@ -359,15 +393,15 @@ class ConvKernel {
         return MakeFor(b, I64(to - from), kind, copy_at(pw, PrimExpr(b) + I64(from)));
       };
       std::vector<Stmt> parts, outside;
-      for (int64_t pw = 0; pw < cv_.sw; ++pw) outside.push_back(zero(pw, row, wq_));
+      for (int64_t pw = 0; pw < cplanes; ++pw) outside.push_back(zero(pw, row, wq_));
       if (a_hi > a_lo) {
         // With a stride, the phases' columns are copied in one loop over the
         // columns they share (the loads X[b*sw + pw - pl] of all pw form one
         // interleaved group that LLVM vectorizes with wide loads and
         // shuffles; a loop per phase was vectorized with gathers), and the
         // few columns at the edges one by one.
-        bool shared = cv_.sw > 1 && common_hi > common_lo;
-        for (int64_t pw = 0; pw < cv_.sw; ++pw) {
+        bool shared = !shift_planes_ && cv_.sw > 1 && common_hi > common_lo;
+        for (int64_t pw = 0; pw < cplanes; ++pw) {
           if (b_lo[pw] > 0) parts.push_back(zero(pw, row, b_lo[pw]));
           if (!shared && b_hi[pw] > b_lo[pw]) parts.push_back(copy(pw, b_lo[pw], b_hi[pw], ForKind::kVectorized));
           if (shared && common_lo > b_lo[pw]) parts.push_back(copy(pw, b_lo[pw], common_lo, ForKind::kSerial));
@@ -375,10 +409,10 @@ class ConvKernel {
         if (shared) {
           Var b = MakeVar("b");
           std::vector<Stmt> stores;
-          for (int64_t pw = 0; pw < cv_.sw; ++pw) stores.push_back(copy_at(pw, PrimExpr(b) + I64(common_lo)));
+          for (int64_t pw = 0; pw < cplanes; ++pw) stores.push_back(copy_at(pw, PrimExpr(b) + I64(common_lo)));
           parts.push_back(MakeFor(b, I64(common_hi - common_lo), ForKind::kVectorized, Seq(stores)));
         }
-        for (int64_t pw = 0; pw < cv_.sw; ++pw) {
+        for (int64_t pw = 0; pw < cplanes; ++pw) {
           if (shared && b_hi[pw] > common_hi) parts.push_back(copy(pw, common_hi, b_hi[pw], ForKind::kSerial));
           if (wq_ > b_hi[pw]) parts.push_back(zero(pw, row + I64(b_hi[pw]), wq_ - b_hi[pw]));
         }
@@ -629,7 +663,9 @@ class ConvKernel {
         phase = Mod(ya, I64(cv_.sh)) * I64(cv_.sw);
         off = Div(ya, I64(cv_.sh)) * I64(wq_);
       }
-      if (cv_.sw == 1) {
+      if (shift_planes_) {
+        phase = PrimExpr(kx);
+      } else if (cv_.sw == 1) {
         off = off + xa;
       } else {
         phase = phase + Mod(xa, I64(cv_.sw));
@@ -671,12 +707,20 @@ class ConvKernel {
       copy = MakeFor(l, I64(16), ForKind::kVectorized,
                      Store(tmp, Load(acc, {PrimExpr(ii), jj}), {PrimExpr(ii), jj}));
       copy = MakeFor(v, I64(nr_ / 16), ForKind::kUnrolled, copy);
+      if (nr_ % 16 != 0) {  // shift planes: a tile as wide as the plane
+        Var t = MakeVar("l_tail");
+        PrimExpr jt = I64(nr_ / 16 * 16) + PrimExpr(t);
+        copy = Seq({copy, MakeFor(t, I64(nr_ % 16), ForKind::kUnrolled,
+                                  Store(tmp, Load(acc, {PrimExpr(ii), jt}), {PrimExpr(ii), jt}))});
+      }
       copy = MakeFor(ii, I64(rows), ForKind::kUnrolled, copy);
     }
     if (row_tiles_ && !spatial) {
       return std::make_shared<AllocateNode>(acc, Seq({zero, taps, RowTileWriteBack(acc, o0, rows)}));
     }
-    if (direct_ && !spatial) {
+    // Pointwise tiles and shift-plane tiles (one tile per plane) hold output
+    // columns in order.
+    if ((direct_ || shift_planes_) && !spatial) {
       if (Stmt flat = FlatWriteBack(acc, o0, rows)) return std::make_shared<AllocateNode>(acc, Seq({zero, taps, flat}));
     }
     if (spatial) {
@@ -939,6 +983,7 @@ class ConvKernel {
   int64_t band_rows_ = 0, nbands_ = 0, band_len_ = 0;
   int64_t srows_ = 0;  // output rows per depthwise tile; 0: tiles of channels
   bool direct_ = false;  // pointwise: tiles read the input in place (BuildDirect)
+  bool shift_planes_ = false;  // ChooseShiftPlanes
   // Row tiles (ChooseRowTiles): full column tiles of row_nr_ columns, a last
   // one for the row_last_w_ columns left, row_ncol_ in all.
   bool row_tiles_ = false;

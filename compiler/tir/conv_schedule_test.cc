@@ -268,6 +268,7 @@ void CheckConv(const ConvCase& k, int threads) {
 struct Census : StmtExprVisitor {
   int fma = 0, parallel = 0, nests7 = 0;
   std::vector<std::string> stored, allocated;
+  std::vector<std::vector<int64_t>> allocated_shapes;  // static extents, -1 symbolic
   int depth = 0, max_depth = 0;
   void VisitExpr(const PrimExpr& e) override {
     if (const auto* c = e.as<CallNode>()) fma += c->op == "fma";
@@ -276,7 +277,15 @@ struct Census : StmtExprVisitor {
   void VisitStmt(const Stmt& s) override {
     const auto* f = As<ForNode>(s);
     if (f != nullptr) parallel += f->for_kind == ForKind::kParallel;
-    if (const auto* a = As<AllocateNode>(s)) allocated.push_back(a->buffer->name);
+    if (const auto* a = As<AllocateNode>(s)) {
+      allocated.push_back(a->buffer->name);
+      std::vector<int64_t> shape;
+      for (const PrimExpr& d : a->buffer->shape) {
+        const auto* imm = d.as<IntImmNode>();
+        shape.push_back(imm != nullptr ? imm->value : -1);
+      }
+      allocated_shapes.push_back(shape);
+    }
     if (const auto* st = As<BufferStoreNode>(s)) stored.push_back(st->buffer->name);
     StmtExprVisitor::VisitStmt(s);
   }
@@ -364,7 +373,9 @@ TEST(ConvScheduleTest, DepthwiseConvPacksEachChannelInItsTask) {
 }
 
 TEST(ConvScheduleTest, LeftoverChannelsGetAOneRowKernel) {
-  ConvCase k{1, 5, 9, 9, 12, 3, 3};  // 12 = 8 + 4 single rows
+  // 12 = 8 + 4 single rows (an 18 x 18 output: no shift planes, whose
+  // tiles are 6 rows at 7 x 7).
+  ConvCase k{1, 5, 20, 20, 12, 3, 3};
   PrimFunc f = LowerConv(k, 1);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(Count(f).fma, 2);
@@ -639,6 +650,61 @@ TEST(ConvScheduleNumbersTest, RowTilesForFewTaps) {
   // write-back.
   ConvCase many{1, 32, 30, 30, 16, 3, 3};
   EXPECT_TRUE(Allocates(Count(LowerConv(many, 1)), "tile"));
+}
+
+TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
+  // Stride 1, weights read as given, output planes of at most 64 elements:
+  // the input is packed as one plane per kernel column (kw planes, rows Wo
+  // apart) and a tile is a whole plane (49 = 3 vectors of 16 and one of 1).
+  // 7x7 with a residual epilogue; 5x5 in a batch of 2 with 13 channels (a
+  // 12-row tile and a leftover row); 6x6 without padding; a 1x3 kernel; a
+  // dilated 3x3; asymmetric padding.
+  ConvCase a{1, 16, 7, 7, 24, 3, 3};
+  a.pt = a.pl = a.pb = a.pr = 1;
+  a.epilogue = "bn_residual_relu";
+  ConvCase b{2, 8, 5, 5, 13, 3, 3};
+  b.pt = b.pl = b.pb = b.pr = 1;
+  b.epilogue = "bias_relu6";
+  ConvCase c{1, 4, 8, 8, 16, 3, 3};
+  ConvCase d{1, 5, 7, 9, 8, 1, 3};
+  d.pl = d.pr = 1;
+  d.epilogue = "bn_relu";
+  ConvCase e{1, 3, 9, 9, 8, 3, 3};
+  e.dh = e.dw = 2;
+  e.pt = e.pl = e.pb = e.pr = 1;
+  ConvCase f{1, 6, 6, 6, 10, 3, 3};
+  f.pt = 2;
+  f.pl = 1;
+  f.pr = 2;
+  for (const ConvCase& k : {a, b, c, d, e, f}) {
+    Census census = Count(LowerConv(k, 2));
+    bool found = false;
+    for (size_t i = 0; i < census.allocated.size(); ++i) {
+      if (census.allocated[i].size() < 7 || census.allocated[i].substr(census.allocated[i].size() - 7) != "_padded") continue;
+      found = true;
+      ASSERT_EQ(census.allocated_shapes[i].size(), 4u) << k.Name();
+      EXPECT_EQ(census.allocated_shapes[i][2], k.kw) << k.Name();  // one plane per kernel column
+    }
+    EXPECT_TRUE(found) << k.Name();
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+  // Not for larger planes (14 x 14 = 196 columns), strides, or packed weights.
+  ConvCase big{1, 8, 14, 14, 16, 3, 3};
+  big.pt = big.pl = big.pb = big.pr = 1;
+  ConvCase strided{1, 8, 13, 13, 16, 3, 3};
+  strided.sh = strided.sw = 2;
+  ConvCase packed = a;
+  packed.weights = "packed";
+  for (const ConvCase& k : {big, strided, packed}) {
+    Census census = Count(LowerConv(k, 2));
+    for (size_t i = 0; i < census.allocated.size(); ++i) {
+      if (census.allocated_shapes[i].size() == 4 && census.allocated[i].find("_padded") != std::string::npos) {
+        EXPECT_EQ(census.allocated_shapes[i][2], k.sh * k.sw) << k.Name();
+      }
+    }
+    CheckConv(k, 2);
+  }
 }
 
 TEST(ConvScheduleNumbersTest, ResNetLayerShapes) {
