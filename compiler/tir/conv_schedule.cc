@@ -59,6 +59,14 @@ constexpr int64_t kRemainderChains = 4;
 // Shift planes (ChooseShiftPlanes) for output planes of at most this many
 // elements: the whole plane is one tile.
 constexpr int64_t kMaxShiftPlaneColumns = 64;
+// Shift planes in several column tiles, up to this many elements per plane
+// (14 x 14 = 196). Larger planes have little halo to save, and their kw
+// copies of the input cost more than it.
+constexpr int64_t kMaxShiftPlaneTiledColumns = 256;
+
+// FMA slots of `cols` columns per tile row: a 16-float vector takes both
+// FMA pipes (2), a narrower one one.
+int64_t VectorSlots(int64_t cols) { return 2 * (cols / 16) + (cols % 16 == 0 ? 0 : cols % 16 <= 8 ? 1 : 2); }
 
 // ceil(a / b) for b > 0 and any sign of a.
 int64_t CeilDiv(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -115,8 +123,12 @@ class ConvKernel {
     std::vector<Shape> shapes = {{8, 32}, {8, 48}};
     if (cv.opg <= 2) shapes.insert(shapes.end(), {{8, 64}, {8, 128}});
     // Shift planes: one tile of the whole plane (j <= kMaxShiftPlaneColumns),
-    // as many channels as keep 24 accumulator registers.
-    if (shift_planes_) shapes = {{static_cast<int>(24 / CeilDiv(j, 16)), static_cast<int>(j)}};
+    // as many channels as keep 24 accumulator registers; larger planes in
+    // tiles of 32 or 48 and a last one of the columns left (an explicit
+    // vector as narrow as they are).
+    if (shift_planes_ && j <= kMaxShiftPlaneColumns) {
+      shapes = {{static_cast<int>(24 / CeilDiv(j, 16)), static_cast<int>(j)}};
+    }
     // Pointwise (1x1, stride 1, no padding): the input already is the
     // packed form (one plane, rows W apart, no halo), so the tiles read it
     // in place. A tile may not run past the end of a plane (past the last
@@ -143,6 +155,10 @@ class ConvKernel {
       // Pointwise: the last column tile (moved back to end at H * W) may be
       // narrower, just wide enough for the columns left (13^2 = 169 columns:
       // 3 x 48 + 32 instead of 4 x 48).
+      if (shift_planes_ && j > kMaxShiftPlaneColumns && j % sh.nr != 0) {
+        last = static_cast<int>(j % sh.nr);
+        cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + mr * VectorSlots(last) / 2 + kTapOverhead);
+      }
       if (direct_ && j % sh.nr != 0) {
         last = static_cast<int>((j % sh.nr + 15) / 16 * 16);
         cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + tile_cost(last));
@@ -187,14 +203,26 @@ class ConvKernel {
   // (small) input per call. Chosen when the whole plane fits one tile and
   // that takes fewer FMA slots (a 16-float vector takes both FMA pipes, a
   // narrower one one) than the halo layout's vectors.
+  // Planes of several tiles (up to kMaxShiftPlaneTiledColumns): when the
+  // tile cost estimate (the constructor's) over the exact columns, the last
+  // tile as narrow as the columns left, is below the halo layout's
+  // (14 x 14: 4 x 48 + 4 columns against 5 x 48 over rows 16 apart).
   bool ChooseShiftPlanes() const {
     const ConvNest& cv = cv_;
     if (cv.sh != 1 || cv.sw != 1 || cv.kw < 2 || cv.opg <= 2 || cv.wblock != 0 || !sources_.empty()) return false;
     const int64_t exact = cv.ho * cv.wo;
-    if (exact > kMaxShiftPlaneColumns) return false;
-    auto slots = [](int64_t cols) { return 2 * (cols / 16) + (cols % 16 == 0 ? 0 : cols % 16 <= 8 ? 1 : 2); };
     const int64_t halo = cv.ho * (cv.wo + (cv.kw - 1) * cv.dw);
-    return slots(exact) < 2 * CeilDiv(halo, 16);
+    if (exact <= kMaxShiftPlaneColumns) return VectorSlots(exact) < 2 * CeilDiv(halo, 16);
+    if (exact > kMaxShiftPlaneTiledColumns) return false;
+    auto tile_cost = [](int64_t nr) { return 8 * nr / 16 + kTapOverhead; };
+    int64_t halo_cost = -1, shift_cost = -1;
+    for (int64_t nr : {32, 48}) {
+      int64_t h = CeilDiv(halo, nr) * tile_cost(nr);
+      int64_t s = exact / nr * tile_cost(nr) + (exact % nr ? 8 * VectorSlots(exact % nr) / 2 + kTapOverhead : 0);
+      halo_cost = halo_cost < 0 ? h : std::min(halo_cost, h);
+      shift_cost = shift_cost < 0 ? s : std::min(shift_cost, s);
+    }
+    return shift_cost < halo_cost;
   }
   // Column planes of the packed input per row phase: the stride's column
   // phases (plane pw holds input columns b * sw + pw), or the shift planes
@@ -216,7 +244,7 @@ class ConvKernel {
   void ChooseRowTiles() {
     row_tiles_ = false;
     const int64_t taps = cv_.ki * cv_.kh * cv_.kw;
-    if (direct_ || cv_.opg <= 2 || mr_ != 8 || taps > kMaxRowTileTaps || cv_.wo < 16) return;
+    if (direct_ || shift_planes_ || cv_.opg <= 2 || mr_ != 8 || taps > kMaxRowTileTaps || cv_.wo < 16) return;
     auto tile_cost = [&](int64_t nr) { return (mr_ * nr / 16 + kTapOverhead) * (nr == 16 ? 2 : 1); };
     int64_t flat = CeilDiv(cv_.ho * wq_, nr_) * (tile_cost(nr_) * taps + kFlatWriteBackTaps * tile_cost(nr_));
     int64_t best = -1;
@@ -524,7 +552,10 @@ class ConvKernel {
     int64_t pack_tasks = cv_.n * cv_.ch * pieces;
     pack = MakeFor(p, I64(pack_tasks), par && pack_tasks >= 2 ? ForKind::kParallel : ForKind::kSerial, pack);
 
-    return std::make_shared<AllocateNode>(q_, Seq({pack, row_tiles_ ? RowTileLoop() : TileLoop(-1)}));
+    // Shift planes in several tiles: the last one is narrower (TileLoop's
+    // last column tile).
+    int64_t last_col = shift_planes_ && nr_last_ != nr_ ? cv_.ho * cv_.wo - nr_last_ : -1;
+    return std::make_shared<AllocateNode>(q_, Seq({pack, row_tiles_ ? RowTileLoop() : TileLoop(last_col)}));
   }
 
   // One loop over (image, group, row block, column tile), column tiles

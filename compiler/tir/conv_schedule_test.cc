@@ -658,7 +658,9 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
   // apart) and a tile is a whole plane (49 = 3 vectors of 16 and one of 1).
   // 7x7 with a residual epilogue; 5x5 in a batch of 2 with 13 channels (a
   // 12-row tile and a leftover row); 6x6 without padding; a 1x3 kernel; a
-  // dilated 3x3; asymmetric padding.
+  // dilated 3x3; asymmetric padding. Planes of several tiles: 14 x 14 =
+  // 4 x 48 + a last tile of 4 columns (20 channels: leftover rows too),
+  // 12 x 12 = 3 x 48.
   ConvCase a{1, 16, 7, 7, 24, 3, 3};
   a.pt = a.pl = a.pb = a.pr = 1;
   a.epilogue = "bn_residual_relu";
@@ -676,7 +678,12 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
   f.pt = 2;
   f.pl = 1;
   f.pr = 2;
-  for (const ConvCase& k : {a, b, c, d, e, f}) {
+  ConvCase g{1, 8, 14, 14, 20, 3, 3};
+  g.pt = g.pl = g.pb = g.pr = 1;
+  g.epilogue = "bn_residual_relu";
+  ConvCase h{1, 4, 12, 12, 8, 3, 3};
+  h.pt = h.pl = h.pb = h.pr = 1;
+  for (const ConvCase& k : {a, b, c, d, e, f, g, h}) {
     Census census = Count(LowerConv(k, 2));
     bool found = false;
     for (size_t i = 0; i < census.allocated.size(); ++i) {
@@ -689,8 +696,8 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
     CheckConv(k, 1);
     CheckConv(k, 2);
   }
-  // Not for larger planes (14 x 14 = 196 columns), strides, or packed weights.
-  ConvCase big{1, 8, 14, 14, 16, 3, 3};
+  // Not for larger planes (18 x 18 = 324 columns), strides, or packed weights.
+  ConvCase big{1, 8, 18, 18, 16, 3, 3};
   big.pt = big.pl = big.pb = big.pr = 1;
   ConvCase strided{1, 8, 13, 13, 16, 3, 3};
   strided.sh = strided.sw = 2;
