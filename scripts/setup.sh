@@ -11,6 +11,7 @@ packages=(
   libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang-19 libclang-rt-19-dev  # libFuzzer harnesses (make fuzz)
+  gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # aarch64 kernels run under qemu (tests/codegen)
   libdlpack-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata  # the ONNX backend node tests (tests/onnx_conformance)
