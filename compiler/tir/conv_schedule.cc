@@ -204,13 +204,13 @@ class ConvKernel {
   // halo columns: 7 x 7 is 49 columns (three 16-float vectors and one of a
   // single float per channel, explicit vectors in the emitter) where the
   // halo layout computes 7 x 9 = 63 as four vectors. Costs kw copies of the
-  // (small) input per call. Chosen when the whole plane fits one tile and
+  // (small) input per call. Chosen, when the whole plane fits one tile, if
   // that takes fewer FMA slots (a 16-float vector takes both FMA pipes, a
-  // narrower one one) than the halo layout's vectors.
-  // Planes of several tiles (up to kMaxShiftPlaneTiledColumns): when the
-  // tile cost estimate (the constructor's) over the exact columns, the last
-  // tile as narrow as the columns left, is below the halo layout's
-  // (14 x 14: 4 x 48 + 4 columns against 5 x 48 over rows 16 apart).
+  // narrower one one) than the halo layout's vectors; for planes of several
+  // tiles (up to kMaxShiftPlaneTiledColumns), if the constructor's tile cost
+  // estimate over the exact columns, the last tile as narrow as the columns
+  // left, is below the halo layout's (14 x 14: 4 x 48 + 4 columns against
+  // 7 x 32 over rows 16 apart).
   bool ChooseShiftPlanes() const {
     const ConvNest& cv = cv_;
     if (cv.sh != 1 || cv.sw != 1 || cv.kw < 2 || cv.opg <= 2 || cv.wblock != 0 || !sources_.empty()) return false;
@@ -742,7 +742,7 @@ class ConvKernel {
       copy = MakeFor(l, I64(16), ForKind::kVectorized,
                      Store(tmp, Load(acc, {PrimExpr(ii), jj}), {PrimExpr(ii), jj}));
       copy = MakeFor(v, I64(nr_ / 16), ForKind::kUnrolled, copy);
-      if (nr_ % 16 != 0) {  // shift planes: a tile as wide as the plane
+      if (nr_ % 16 != 0) {  // shift-plane tiles: widths that are not whole vectors
         Var t = MakeVar("l_tail");
         PrimExpr jt = I64(nr_ / 16 * 16) + PrimExpr(t);
         copy = Seq({copy, MakeFor(t, I64(nr_ % 16), ForKind::kUnrolled,
@@ -753,8 +753,8 @@ class ConvKernel {
     if (row_tiles_ && !spatial) {
       return std::make_shared<AllocateNode>(acc, Seq({zero, taps, RowTileWriteBack(acc, o0, rows)}));
     }
-    // Pointwise tiles and shift-plane tiles (one tile per plane) hold output
-    // columns in order.
+    // Pointwise and shift-plane tiles: their columns are the output's, in
+    // order.
     if ((direct_ || shift_planes_) && !spatial) {
       if (Stmt flat = FlatWriteBack(acc, o0, rows)) return std::make_shared<AllocateNode>(acc, Seq({zero, taps, flat}));
     }
