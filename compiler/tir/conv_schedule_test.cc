@@ -33,7 +33,10 @@ struct ConvCase {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   int64_t groups = 1;
-  std::string epilogue = "none";  // none | bn_relu | bn_residual_relu | bias_relu6
+  // none | bn_relu | bn_residual_relu | bias_relu6 | row_residual_relu (a
+  // residual of shape (N, O, 1, Wo), broadcast over the output rows: the
+  // epilogue cannot be stored through the flat view of the output)
+  std::string epilogue = "none";
   // input: w is an argument (OIHW); constant: w is bound at compile time
   // (CompileOptions::params), so pack-constant-weights may pack it;
   // packed: w is an argument already in kernel_layout "OIHW<block>o".
@@ -68,9 +71,11 @@ std::string ConvModule(const ConvCase& k) {
   std::vector<int64_t> out = {k.n, k.o, k.Ho(), k.Wo()};
   std::vector<int64_t> w = {k.o, k.c / k.groups, k.kh, k.kw};
   if (k.weights == "packed") w = {k.o / k.block, k.c / k.groups, k.kh, k.kw, k.block};
+  std::vector<int64_t> r = out;
+  if (k.epilogue == "row_residual_relu") r[2] = 1;
   std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T({k.n, k.c, k.h, k.w}) +
                     ", w: " + T(w) + ", scale: " + T({k.o, 1, 1}) +
-                    ", shift: " + T({k.o, 1, 1}) + ", r: " + T(out) + ") -> " + T(out) + ":\n";
+                    ", shift: " + T({k.o, 1, 1}) + ", r: " + T(r) + ") -> " + T(out) + ":\n";
   src += "        with R.dataflow():\n";
   src += "            c = R.nn.conv2d(x, w, strides=[" + std::to_string(k.sh) + ", " + std::to_string(k.sw) +
          "], padding=[" + std::to_string(k.pt) + ", " + std::to_string(k.pl) + ", " + std::to_string(k.pb) + ", " +
@@ -83,7 +88,7 @@ std::string ConvModule(const ConvCase& k) {
     src += "            e = R.add(c, shift)\n            gv = R.clip(e, min=0, max=6)\n";
   } else {
     src += "            d = R.multiply(c, scale)\n            e = R.add(d, shift)\n";
-    if (k.epilogue == "bn_residual_relu") {
+    if (k.epilogue == "bn_residual_relu" || k.epilogue == "row_residual_relu") {
       src += "            f = R.add(e, r)\n            gv = R.nn.relu(f)\n";
     } else {
       src += "            gv = R.nn.relu(e)\n";
@@ -216,10 +221,12 @@ void CheckConv(const ConvCase& k, int threads) {
   ASSERT_NE(mod, nullptr);
   int64_t ho = k.Ho(), wo = k.Wo(), cg = k.c / k.groups, og = k.o / k.groups;
   std::vector<float> x = Random(k.n * k.c * k.h * k.w, 1), w = Weights(k),
-                     scale = Random(k.o, 3), shift = Random(k.o, 4), r = Random(k.n * k.o * ho * wo, 5);
-  std::vector<int64_t> out_shape = {k.n, k.o, ho, wo};
+                     scale = Random(k.o, 3), shift = Random(k.o, 4);
+  const bool row_residual = k.epilogue == "row_residual_relu";
+  std::vector<int64_t> out_shape = {k.n, k.o, ho, wo}, r_shape = {k.n, k.o, row_residual ? 1 : ho, wo};
+  std::vector<float> r = Random(k.n * k.o * r_shape[2] * wo, 5);
   std::vector<Any> args = {MakeTensor({k.n, k.c, k.h, k.w}, x), WeightArg(k, w),
-                           MakeTensor({k.o, 1, 1}, scale), MakeTensor({k.o, 1, 1}, shift), MakeTensor(out_shape, r)};
+                           MakeTensor({k.o, 1, 1}, scale), MakeTensor({k.o, 1, 1}, shift), MakeTensor(r_shape, r)};
   if (k.weights == "constant") args.erase(args.begin() + 1);
   Result<Tensor> out = InvokeMain(*mod, args);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
@@ -249,6 +256,7 @@ void CheckConv(const ConvCase& k, int threads) {
           } else if (k.epilogue != "none") {
             want = acc * scale[o] + shift[o];
             if (k.epilogue == "bn_residual_relu") want += r[at];
+            if (row_residual) want += r[(n * k.o + o) * wo + xo];
             want = want > 0 ? want : 0;
           }
           double tol = 1e-5 * double(cg * k.kh * k.kw) + 1e-5;
@@ -683,7 +691,14 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
   g.epilogue = "bn_residual_relu";
   ConvCase h{1, 4, 12, 12, 8, 3, 3};
   h.pt = h.pl = h.pb = h.pr = 1;
-  for (const ConvCase& k : {a, b, c, d, e, f, g, h}) {
+  // An epilogue the flat store cannot take (a residual broadcast over the
+  // rows): the tile is copied out and stored row segment by row segment,
+  // 49 columns in one tile and 14 x 14 in several.
+  ConvCase i = a;
+  i.epilogue = "row_residual_relu";
+  ConvCase j = g;
+  j.epilogue = "row_residual_relu";
+  for (const ConvCase& k : {a, b, c, d, e, f, g, h, i, j}) {
     Census census = Count(LowerConv(k, 2));
     bool found = false;
     for (size_t i = 0; i < census.allocated.size(); ++i) {
@@ -693,6 +708,8 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
       EXPECT_EQ(census.allocated_shapes[i][2], k.kw) << k.Name();  // one plane per kernel column
     }
     EXPECT_TRUE(found) << k.Name();
+    // The row-broadcast residual is fused and goes through the copied tile.
+    EXPECT_EQ(Allocates(census, "tile"), k.epilogue == "row_residual_relu") << k.Name();
     CheckConv(k, 1);
     CheckConv(k, 2);
   }
