@@ -65,8 +65,13 @@ constexpr int64_t kMaxShiftPlaneColumns = 64;
 // 128 -> 128 took 2.23 -> 2.04 ms with one thread, but with two 1.13 ->
 // 1.08 ms in a quiet run and 1.28 -> 1.44 ms while the second core was
 // partly busy (three copies of the input to pack and share between the
-// cores), so larger planes keep the halo layout.
+// cores), so larger planes keep the halo layout, except in kernels built
+// for one thread (kMaxShiftPlaneTiledColumnsOneThread).
 constexpr int64_t kMaxShiftPlaneTiledColumns = 256;
+// With one thread nothing is shared: 28 x 28 (784) gains the 7 % of halo
+// columns (128 -> 128: 2.27 -> 2.08 ms). At 56 x 56 (halo 3.5 %) 64 -> 64
+// took 2.26 -> 2.23 ms, within noise, so the limit stays below it.
+constexpr int64_t kMaxShiftPlaneTiledColumnsOneThread = 1024;
 
 // FMA slots of `cols` columns per tile row: a 16-float vector takes both
 // FMA pipes (2), a narrower one one.
@@ -207,17 +212,18 @@ class ConvKernel {
   // (small) input per call. Chosen, when the whole plane fits one tile, if
   // that takes fewer FMA slots (a 16-float vector takes both FMA pipes, a
   // narrower one one) than the halo layout's vectors; for planes of several
-  // tiles (up to kMaxShiftPlaneTiledColumns), if the constructor's tile cost
-  // estimate over the exact columns, the last tile as narrow as the columns
-  // left, is below the halo layout's (14 x 14: 4 x 48 + 4 columns against
-  // 7 x 32 over rows 16 apart).
+  // tiles (up to kMaxShiftPlaneTiledColumns, or kMaxShiftPlaneTiledColumns-
+  // OneThread in kernels built for one thread), if the constructor's tile
+  // cost estimate over the exact columns, the last tile as narrow as the
+  // columns left, is below the halo layout's (14 x 14: 4 x 48 + 4 columns
+  // against 7 x 32 over rows 16 apart).
   bool ChooseShiftPlanes() const {
     const ConvNest& cv = cv_;
     if (cv.sh != 1 || cv.sw != 1 || cv.kw < 2 || cv.opg <= 2 || cv.wblock != 0 || !sources_.empty()) return false;
     const int64_t exact = cv.ho * cv.wo;
     const int64_t halo = cv.ho * (cv.wo + (cv.kw - 1) * cv.dw);
     if (exact <= kMaxShiftPlaneColumns) return VectorSlots(exact) < 2 * CeilDiv(halo, 16);
-    if (exact > kMaxShiftPlaneTiledColumns) return false;
+    if (exact > (threads_ >= 2 ? kMaxShiftPlaneTiledColumns : kMaxShiftPlaneTiledColumnsOneThread)) return false;
     auto tile_cost = [](int64_t nr) { return 8 * nr / 16 + kTapOverhead; };
     int64_t halo_cost = -1, shift_cost = -1;
     for (int64_t nr : {32, 48}) {

@@ -381,10 +381,10 @@ TEST(ConvScheduleTest, DepthwiseConvPacksEachChannelInItsTask) {
 }
 
 TEST(ConvScheduleTest, LeftoverChannelsGetAOneRowKernel) {
-  // 12 = 8 + 4 single rows (an 18 x 18 output: no shift planes, whose
-  // tiles are 6 rows at 7 x 7).
+  // 12 = 8 + 4 single rows (an 18 x 18 output built for two threads: no
+  // shift planes, whose tiles are 6 rows at 7 x 7).
   ConvCase k{1, 5, 20, 20, 12, 3, 3};
-  PrimFunc f = LowerConv(k, 1);
+  PrimFunc f = LowerConv(k, 2);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(Count(f).fma, 2);
 }
@@ -657,7 +657,8 @@ TEST(ConvScheduleNumbersTest, RowTilesForFewTaps) {
   // Many taps (32 x 3 x 3 = 288): the flat tiles and their row-segment
   // write-back.
   ConvCase many{1, 32, 30, 30, 16, 3, 3};
-  EXPECT_TRUE(Allocates(Count(LowerConv(many, 1)), "tile"));
+  // (Built for two threads: with one, its 28 x 28 plane takes shift planes.)
+  EXPECT_TRUE(Allocates(Count(LowerConv(many, 2)), "tile"));
 }
 
 TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
@@ -712,6 +713,21 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
     EXPECT_EQ(Allocates(census, "tile"), k.epilogue == "row_residual_relu") << k.Name();
     CheckConv(k, 1);
     CheckConv(k, 2);
+  }
+  // 28 x 28 (784 columns): shift planes in kernels built for one thread
+  // only (with two, the three packed copies are shared between the cores).
+  {
+    ConvCase m{1, 4, 28, 28, 8, 3, 3};
+    m.pt = m.pl = m.pb = m.pr = 1;
+    for (int threads : {1, 2}) {
+      Census census = Count(LowerConv(m, threads));
+      bool shift = false;
+      for (size_t i = 0; i < census.allocated.size(); ++i)
+        if (census.allocated[i].find("_padded") != std::string::npos && census.allocated_shapes[i].size() == 4)
+          shift = census.allocated_shapes[i][2] == m.kw;
+      EXPECT_EQ(shift, threads == 1) << "threads " << threads;
+      CheckConv(m, threads);
+    }
   }
   // Not for larger planes (18 x 18 = 324 columns), strides, or packed weights.
   ConvCase big{1, 8, 18, 18, 16, 3, 3};
