@@ -127,12 +127,7 @@ void KernelEmitter::VectorLoop(const Var& var, llvm::Value* begin, int64_t exten
   }
   begin = b_.CreateSExtOrTrunc(begin, ty);
   std::vector<const BufferStoreNode*> stores;
-  std::function<void(const ir::Stmt&)> collect = [&](const ir::Stmt& s) {
-    if (const auto* st = As<BufferStoreNode>(s)) stores.push_back(st);
-    if (const auto* seq = As<SeqStmtNode>(s))
-      for (const auto& c : seq->seq) collect(c);
-  };
-  collect(body);
+  codegen::CollectStores(body, &stores);
   for (int64_t s = 0; s < extent; s += 16) {
     unsigned lanes = static_cast<unsigned>(std::min<int64_t>(16, extent - s));
     Bind(var.get(), b_.CreateAdd(begin, llvm::ConstantInt::get(ty, s), "", false, true));

@@ -2,6 +2,7 @@
 
 #include <functional>
 
+#include "compiler/arith/expr_compare.h"
 #include "compiler/tir/nest_util.h"
 
 namespace kiln {
@@ -46,33 +47,10 @@ std::optional<int64_t> Coefficient(const PrimExpr& e, const VarNode* var) {
   }
 }
 
-// Whether two index expressions are the same: the same variables and
-// literals under the same integer operations.
-bool SameIndex(const PrimExpr& a, const PrimExpr& b) {
-  if (a.get() == b.get()) return true;
-  if (a.get() == nullptr || b.get() == nullptr || a->kind() != b->kind() || !(a.dtype() == b.dtype())) return false;
-  switch (a->kind()) {
-    case TirKind::kIntImm:
-      return a.as<IntImmNode>()->value == b.as<IntImmNode>()->value;
-    case TirKind::kAdd:
-    case TirKind::kSub:
-    case TirKind::kMul:
-    case TirKind::kFloorDiv:
-    case TirKind::kFloorMod:
-    case TirKind::kMin:
-    case TirKind::kMax: {
-      const auto* x = static_cast<const BinaryNode*>(a.get());
-      const auto* y = static_cast<const BinaryNode*>(b.get());
-      return SameIndex(x->a, y->a) && SameIndex(x->b, y->b);
-    }
-    default:
-      return false;  // variables: only the same node
-  }
-}
-
 bool IsFloat32(DType t) { return t.is_float() && t.bits == 32 && t.lanes == 1; }
 
-// The stores of `s` in order, when it is only stores and sequences of them.
+}  // namespace
+
 bool CollectStores(const Stmt& s, std::vector<const BufferStoreNode*>* out) {
   if (const auto* st = As<BufferStoreNode>(s)) {
     out->push_back(st);
@@ -85,8 +63,6 @@ bool CollectStores(const Stmt& s, std::vector<const BufferStoreNode*>* out) {
   }
   return false;
 }
-
-}  // namespace
 
 std::optional<int64_t> FlatCoefficient(const Buffer& buf, const std::vector<PrimExpr>& indices,
                                        const VarNode* var) {
@@ -126,7 +102,7 @@ bool EmitsAsVectors(const Stmt& body, const VarNode* var) {
       stored = true;
       if (l->indices.size() != st->indices.size()) continue;
       bool same = true;
-      for (size_t i = 0; i < l->indices.size() && same; ++i) same = SameIndex(l->indices[i], st->indices[i]);
+      for (size_t i = 0; i < l->indices.size() && same; ++i) same = arith::StructuralEqual(l->indices[i], st->indices[i]);
       if (same) return true;
     }
     return !stored;

@@ -43,6 +43,10 @@ namespace codegen {
 std::optional<int64_t> FlatCoefficient(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices,
                                        const ir::VarNode* var);
 
+// The stores of `s` in order, when it is only stores and sequences of them
+// (false otherwise).
+bool CollectStores(const ir::Stmt& s, std::vector<const ir::BufferStoreNode*>* out);
+
 // Whether `body`, the body of a vectorized loop over `var`, qualifies for
 // explicit vectors (see the file comment).
 bool EmitsAsVectors(const ir::Stmt& body, const ir::VarNode* var);

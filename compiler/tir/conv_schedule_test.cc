@@ -336,6 +336,18 @@ bool Allocates(const Census& c, const std::string& suffix) {
   return false;
 }
 
+// Planes per channel of the packed input ("<input>_padded", dimension 2):
+// stride phases (sh * sw) or shift planes (kw); -1 without one.
+int64_t PackedPlanes(const Census& c) {
+  for (size_t i = 0; i < c.allocated.size(); ++i) {
+    const std::string& a = c.allocated[i];
+    if (a.size() >= 7 && a.compare(a.size() - 7, 7, "_padded") == 0 && c.allocated_shapes[i].size() == 4) {
+      return c.allocated_shapes[i][2];
+    }
+  }
+  return -1;
+}
+
 TEST(ConvScheduleTest, ResNetBlockConvBecomesMicroKernelWithFusedEpilogue) {
   ConvCase k{1, 64, 56, 56, 64, 3, 3};
   k.pt = k.pl = k.pb = k.pr = 1;
@@ -701,14 +713,7 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
   j.epilogue = "row_residual_relu";
   for (const ConvCase& k : {a, b, c, d, e, f, g, h, i, j}) {
     Census census = Count(LowerConv(k, 2));
-    bool found = false;
-    for (size_t i = 0; i < census.allocated.size(); ++i) {
-      if (census.allocated[i].size() < 7 || census.allocated[i].substr(census.allocated[i].size() - 7) != "_padded") continue;
-      found = true;
-      ASSERT_EQ(census.allocated_shapes[i].size(), 4u) << k.Name();
-      EXPECT_EQ(census.allocated_shapes[i][2], k.kw) << k.Name();  // one plane per kernel column
-    }
-    EXPECT_TRUE(found) << k.Name();
+    EXPECT_EQ(PackedPlanes(census), k.kw) << k.Name();  // one plane per kernel column
     // The row-broadcast residual is fused and goes through the copied tile.
     EXPECT_EQ(Allocates(census, "tile"), k.epilogue == "row_residual_relu") << k.Name();
     CheckConv(k, 1);
@@ -720,12 +725,7 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
     ConvCase m{1, 4, 28, 28, 8, 3, 3};
     m.pt = m.pl = m.pb = m.pr = 1;
     for (int threads : {1, 2}) {
-      Census census = Count(LowerConv(m, threads));
-      bool shift = false;
-      for (size_t i = 0; i < census.allocated.size(); ++i)
-        if (census.allocated[i].find("_padded") != std::string::npos && census.allocated_shapes[i].size() == 4)
-          shift = census.allocated_shapes[i][2] == m.kw;
-      EXPECT_EQ(shift, threads == 1) << "threads " << threads;
+      EXPECT_EQ(PackedPlanes(Count(LowerConv(m, threads))), threads == 1 ? m.kw : 1) << "threads " << threads;
       CheckConv(m, threads);
     }
   }
@@ -737,12 +737,7 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
   ConvCase packed = a;
   packed.weights = "packed";
   for (const ConvCase& k : {big, strided, packed}) {
-    Census census = Count(LowerConv(k, 2));
-    for (size_t i = 0; i < census.allocated.size(); ++i) {
-      if (census.allocated_shapes[i].size() == 4 && census.allocated[i].find("_padded") != std::string::npos) {
-        EXPECT_EQ(census.allocated_shapes[i][2], k.sh * k.sw) << k.Name();
-      }
-    }
+    EXPECT_EQ(PackedPlanes(Count(LowerConv(k, 2))), k.sh * k.sw) << k.Name();
     CheckConv(k, 2);
   }
 }

@@ -73,7 +73,9 @@ TEST(CodegenVectorLoopTest, TenColumnTileIsExplicitVectorsWithTheRightNumbers) {
     ASSERT_TRUE(ir.ok()) << ir.status().ToString();
     std::string tail = "llvm.fmuladd.v" + std::to_string(width % 16) + "f32";
     EXPECT_NE(ir->find(tail), std::string::npos) << width;
-    if (width > 16) EXPECT_NE(ir->find("llvm.fmuladd.v16f32"), std::string::npos);
+    if (width > 16) {
+      EXPECT_NE(ir->find("llvm.fmuladd.v16f32"), std::string::npos);
+    }
 
     auto built = codegen::BuildNativeLibrary(funcs, {});
     ASSERT_TRUE(built.ok()) << built.status().ToString();
