@@ -98,17 +98,20 @@ void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, F
 }
 
 // Vectorized loops inside unrolled ones whose width is not whole 16-float
-// vectors, up to this many lanes, are emitted as explicit vectors
-// (vector_loop.h says why).
+// vectors, and vectorized loops with stride-2 loads, up to this many lanes,
+// are emitted as explicit vectors (vector_loop.h says why).
 constexpr int64_t kMaxExplicitVectorLanes = 64;
 
 void KernelEmitter::For(const ForNode* op) {
   if (op->for_kind == ForKind::kParallel) return ParallelFor(op);
   llvm::Value* begin = Index(op->min);
-  if (op->for_kind == ForKind::kVectorized && unrolled_depth_ > 0) {
+  if (op->for_kind == ForKind::kVectorized) {
+    // Loops with stride-2 loads qualify wherever they are (vector_loop.h).
     const auto* n = op->extent.as<IntImmNode>();
-    if (n != nullptr && n->value > 0 && n->value % 16 != 0 && n->value <= kMaxExplicitVectorLanes &&
-        codegen::EmitsAsVectors(op->body, op->loop_var.get())) {
+    bool strided = false;
+    if (n != nullptr && n->value > 0 && n->value <= kMaxExplicitVectorLanes &&
+        codegen::EmitsAsVectors(op->body, op->loop_var.get(), &strided) &&
+        (strided || (unrolled_depth_ > 0 && n->value % 16 != 0))) {
       return VectorLoop(op->loop_var, begin, n->value, op->body);
     }
   }

@@ -1,6 +1,7 @@
 // Expressions: casts, arithmetic, comparisons, intrinsics, loads, and the
 // bodies of explicit vector loops (vector_loop.h).
 #include "compiler/codegen/kernel_emitter_internal.h"
+#include "compiler/codegen/vector_loop.h"
 #include "compiler/codegen/vector_math.h"
 #include "compiler/tir/nest_util.h"
 
@@ -392,6 +393,22 @@ llvm::Value* KernelEmitter::VectorExpr(const PrimExpr& e, const VarNode* var, un
   switch (e->kind()) {
     case TirKind::kBufferLoad: {
       const auto* l = e.as<BufferLoadNode>();
+      std::optional<int64_t> stride = codegen::FlatCoefficient(l->buffer, l->indices, var);
+      if (stride && *stride == codegen::kMaxLoadStride) {
+        // Lanes 0, 2, ..., 2(lanes - 1) of the elements from lane 0's address
+        // on: one wide load, masked so that it touches only those elements
+        // and the ones between them (never past the last element the scalar
+        // loop reads), then the even lanes.
+        unsigned wide = 2 * lanes;
+        auto* wty = llvm::FixedVectorType::get(b_.getFloatTy(), wide);
+        std::vector<llvm::Constant*> mask_bits(wide, b_.getTrue());
+        mask_bits.back() = b_.getFalse();
+        llvm::Value* all = b_.CreateMaskedLoad(wty, Address(l->buffer, l->indices), llvm::Align(4),
+                                               llvm::ConstantVector::get(mask_bits), llvm::PoisonValue::get(wty));
+        std::vector<int> even(lanes);
+        for (unsigned i = 0; i < lanes; ++i) even[i] = static_cast<int>(2 * i);
+        return b_.CreateShuffleVector(all, even);
+      }
       return b_.CreateAlignedLoad(vty, Address(l->buffer, l->indices), llvm::Align(4));
     }
     case TirKind::kAdd:

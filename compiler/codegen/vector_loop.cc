@@ -86,7 +86,8 @@ std::optional<int64_t> FlatCoefficient(const Buffer& buf, const std::vector<Prim
   return flat;
 }
 
-bool EmitsAsVectors(const Stmt& body, const VarNode* var) {
+bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided) {
+  if (strided != nullptr) *strided = false;
   std::vector<const BufferStoreNode*> stores;
   if (!CollectStores(body, &stores) || stores.empty()) return false;
   for (const BufferStoreNode* st : stores) {
@@ -114,7 +115,8 @@ bool EmitsAsVectors(const Stmt& body, const VarNode* var) {
       case TirKind::kBufferLoad: {
         const auto* l = e.as<BufferLoadNode>();
         std::optional<int64_t> c = FlatCoefficient(l->buffer, l->indices, var);
-        return c && *c == 1;
+        if (c && *c == kMaxLoadStride && strided != nullptr) *strided = true;
+        return c && (*c == 1 || *c == kMaxLoadStride);
       }
       case TirKind::kAdd:
       case TirKind::kSub:

@@ -18,8 +18,9 @@
 //     intrinsic; any subexpression that does not use the loop variable is
 //     computed once per chunk and splat (so anything goes there);
 //   - every access that uses the loop variable moves by exactly one element
-//     per iteration in the buffer's flat (row-major) offset, and its indices
-//     are sums, differences and constant multiples of variables;
+//     per iteration in the buffer's flat (row-major) offset, or (loads only)
+//     by two, and its indices are sums, differences and constant multiples
+//     of variables;
 //   - a buffer both stored and loaded in the body is loaded only at the
 //     store's own indices (an accumulator: acc[i, j] = fma(a, b, acc[i, j])),
 //     so computing one statement's lanes before the next's keeps the loop's
@@ -47,9 +48,18 @@ std::optional<int64_t> FlatCoefficient(const ir::Buffer& buf, const std::vector<
 // (false otherwise).
 bool CollectStores(const ir::Stmt& s, std::vector<const ir::BufferStoreNode*>* out);
 
+// Loads that move by this many elements per iteration qualify too: the
+// even or odd columns of a row (the stride-2 window schedules' deinterleaved
+// rows, window_deinterleave.h). As a scalar loop LLVM unrolls such a short
+// loop and the SLP vectorizer assembles each vector lane by lane (vinsertps,
+// MobileNetV2's 6-column rows) or, for longer rows, the loop vectorizer uses
+// gathers; as an explicit vector it is one wide masked load and one shuffle.
+constexpr int64_t kMaxLoadStride = 2;
+
 // Whether `body`, the body of a vectorized loop over `var`, qualifies for
-// explicit vectors (see the file comment).
-bool EmitsAsVectors(const ir::Stmt& body, const ir::VarNode* var);
+// explicit vectors (see the file comment). `strided` (optional) is set when
+// some load moves by kMaxLoadStride elements per iteration.
+bool EmitsAsVectors(const ir::Stmt& body, const ir::VarNode* var, bool* strided = nullptr);
 
 }  // namespace codegen
 }  // namespace kiln

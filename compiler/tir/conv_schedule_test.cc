@@ -502,6 +502,16 @@ TEST(ConvScheduleNumbersTest, Depthwise) {
   d.pb = d.pr = 1;
   d.epilogue = "bias_relu6";
   cases.push_back(d);
+  // Stride 2 with rows of 13 and 27 interior columns: split into even and
+  // odd columns (window_deinterleave.h), the halves explicit vectors.
+  for (int64_t w : {28, 56}) {
+    ConvCase g{1, 3, 9, w, 3, 3, 3};
+    g.groups = 3;
+    g.sh = g.sw = 2;
+    g.pt = g.pl = g.pb = g.pr = 1;
+    g.epilogue = "bias_relu6";
+    cases.push_back(g);
+  }
   ConvCase e{1, 8, 10, 12, 16, 3, 3};  // multiplier 2
   e.groups = 8;
   e.pt = e.pl = e.pb = e.pr = 1;

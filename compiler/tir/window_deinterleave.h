@@ -23,15 +23,17 @@ namespace kiln {
 namespace tir {
 
 // Interior columns per row for which the split pays (1 thread, each layer
-// alone, median of 3 alternating runs against the strided loads): 6
-// columns (576 channels, 14^2 -> 7^2, 3x3 depthwise) 95 -> 61 us; 13
-// columns (192 channels, 28^2 -> 14^2) 58 -> 106 us and 27 columns (144
-// channels, 56^2 -> 28^2) 121 -> 333 us, because LLVM fills the halves with
-// gathers (vgatherdps) rather than wide loads and shuffles there, while
-// with strided loads the row loop itself vectorizes with shuffles. Below 8
-// columns the strided loop has no vector at all.
+// alone, median of 3 to 5 alternating runs against the strided loads).
+// The halves are explicit vectors (codegen/vector_loop.h: a wide masked
+// load and a shuffle each): 6 columns (576 channels, 14^2 -> 7^2, 3x3
+// depthwise) 68 -> 53 us, 13 columns (192 channels, 28^2 -> 14^2) 36.4 ->
+// 35.4 us, 27 columns (144 channels, 56^2 -> 28^2) 92.5 -> 76 us; 55
+// columns (96 channels, 112^2 -> 56^2) 230 -> 233 us, no gain, so rows that
+// long keep the strided loads. (Before the explicit vectors LLVM filled the
+// halves lane by lane or with gathers: 13 columns took 106 us, 27 took 333.)
+// Below 4 columns the strided loop has no vector at all either way.
 constexpr int64_t kMinDeinterleaveColumns = 4;
-constexpr int64_t kMaxDeinterleaveColumns = 7;
+constexpr int64_t kMaxDeinterleaveColumns = 32;
 
 // The statement computing out[idx] = value for x in [x_lo, x_hi) of one row
 // (the other loops bound outside) when every load of `value` that uses x

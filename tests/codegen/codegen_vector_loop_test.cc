@@ -1,6 +1,7 @@
 // Vectorized loops inside unrolled ones, of widths that are not whole
-// 16-float vectors, are emitted as explicit vectors (vector_loop.h): which
-// bodies qualify, what the IR holds, and that the numbers are right.
+// 16-float vectors, and vectorized loops with stride-2 loads, are emitted as
+// explicit vectors (vector_loop.h): which bodies qualify, what the IR holds,
+// and that the numbers are right.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -126,12 +127,66 @@ class Module:
   };
   EXPECT_TRUE(qualifies("accum"));     // an accumulator read at its own lane
   EXPECT_FALSE(qualifies("relu"));     // max: not among the operations
-  EXPECT_FALSE(qualifies("strided"));  // moves 2 elements per iteration
+  EXPECT_FALSE(qualifies("strided"));  // a store that moves 2 elements per iteration
   EXPECT_FALSE(qualifies("shifted"));  // reads the stored buffer one lane on
   EXPECT_FALSE(qualifies("ints"));     // not float32
   // Buffers the body does not store are read at any index; B[0, 3] does
   // not move with the loop and is splat.
   EXPECT_TRUE(qualifies("outer"));
+}
+
+// A row split into its even and odd columns, as the stride-2 window
+// schedules write it (window_deinterleave.h), outside any unrolled loop.
+std::string DeinterleaveModule(int width) {
+  std::string w = std::to_string(width), n = std::to_string(2 * width);
+  return R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def split(X: T.Buffer((3, )" + n + R"(), "float32"), E: T.Buffer((3, )" + w + R"(), "float32"), O: T.Buffer((3, )" + w + R"(), "float32")):
+        for r in T.serial(3):
+            for j in T.vectorized()" + w + R"():
+                E[r, j] = X[r, j * 2]
+                O[r, j] = X[r, j * 2 + 1] * T.float32(2) + X[r, j * 2]
+)";
+}
+
+TEST(CodegenVectorLoopTest, StrideTwoLoadsAreOneMaskedLoadAndAShuffle) {
+  for (int width : {6, 13, 16, 27, 40}) {
+    std::vector<PrimFunc> funcs = Funcs(DeinterleaveModule(width));
+    ASSERT_EQ(funcs.size(), 1u);
+    const ForNode* j = FindLoop(funcs[0]->body, "j");
+    ASSERT_NE(j, nullptr);
+    bool strided = false;
+    EXPECT_TRUE(codegen::EmitsAsVectors(j->body, j->loop_var.get(), &strided));
+    EXPECT_TRUE(strided);
+    Result<std::string> ir = codegen::EmitLLVMIR(funcs, {"", "", "", 0});
+    ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+    // Chunks of 16 lanes read 32 elements; the last chunk 2 * its lanes.
+    std::string tail = std::to_string(2 * (width % 16 == 0 ? 16 : width % 16));
+    EXPECT_NE(ir->find("llvm.masked.load.v" + tail + "f32"), std::string::npos) << width;
+    EXPECT_NE(ir->find("shufflevector"), std::string::npos) << width;
+    EXPECT_EQ(ir->find("gather"), std::string::npos) << width;
+
+    auto built = codegen::BuildNativeLibrary(funcs, {});
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    auto lib = LoadedLibrary::Load(built->shared_object);
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    ThreadPool pool(1);
+    kiln_kernel_env env = MakeKernelEnv(&pool);
+    Tensor x = MakeTensor({3, 2 * width}), e = MakeTensor({3, width}), o = MakeTensor({3, width});
+    FillRandom(x, 3);
+    kiln_kernel_arg args[] = {TensorArg(x), TensorArg(e), TensorArg(o)};
+    ASSERT_EQ((*lib)->Find("split")(&env, args, 3), 0);
+    std::vector<float> re(3 * width), ro(3 * width);
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < width; ++c) {
+        const float* row = x.data<float>() + r * 2 * width;
+        re[r * width + c] = row[2 * c];
+        ro[r * width + c] = row[2 * c + 1] * 2 + row[2 * c];
+      }
+    EXPECT_EQ(MaxAbsDiff(re.data(), e.data<float>(), 3 * width), 0.0f) << width;
+    EXPECT_LE(MaxAbsDiff(ro.data(), o.data<float>(), 3 * width), 1e-6f) << width;
+  }
 }
 
 TEST(CodegenVectorLoopTest, FlatCoefficientOfAccesses) {
