@@ -74,7 +74,8 @@ ThreadPool::ThreadPool(int num_threads) {
   // Each new worker counts as spinning until it first goes to sleep, so Park()
   // also waits for workers that have not started running yet.
   spinning_.store(num_threads_ - 1);
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
+  slots_.reset(new Slot[num_threads_]);
+  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -118,22 +119,27 @@ int ThreadPool::num_sleeping_workers() const {
   return sleeping_;
 }
 
-void ThreadPool::RunTasks(Launch* launch) {
+void ThreadPool::RunTasks(Launch* launch, int slot) {
   tls_in_task = true;
-  for (;;) {
-    int32_t i = launch->next.fetch_add(1);
-    if (i >= launch->num_tasks) break;
-    int32_t r = launch->fn(i, launch->num_tasks, launch->closure);
-    if (r != 0) {
-      int32_t expected = 0;
-      launch->result.compare_exchange_strong(expected, r);
+  // Its own range first, then the others' leftovers, starting with the next
+  // slot so that thieves spread over different victims.
+  for (int k = 0; k < num_threads_; ++k) {
+    Slot& s = slots_[(slot + k) % num_threads_];
+    while (s.next.load(std::memory_order_relaxed) < s.end) {
+      int32_t i = s.next.fetch_add(1, std::memory_order_relaxed);
+      if (i >= s.end) break;
+      int32_t r = launch->fn(i, launch->num_tasks, launch->closure);
+      if (r != 0) {
+        int32_t expected = 0;
+        launch->result.compare_exchange_strong(expected, r);
+      }
+      launch->done.fetch_add(1, std::memory_order_acq_rel);
     }
-    launch->done.fetch_add(1, std::memory_order_acq_rel);
   }
   tls_in_task = false;
 }
 
-void ThreadPool::WorkerLoop() {
+void ThreadPool::WorkerLoop(int slot) {
   uint64_t seen = 0;
   for (;;) {
     // Counted in spinning_ here (by the constructor, or below after a launch).
@@ -174,7 +180,7 @@ void ThreadPool::WorkerLoop() {
       }
     }
     if (launch != nullptr) {
-      RunTasks(launch);
+      RunTasks(launch, slot);
       spinning_.fetch_add(1);  // before leaving the launch: see above
       active_.fetch_sub(1, std::memory_order_acq_rel);
     }
@@ -222,6 +228,12 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
   launch.fn = fn;
   launch.closure = closure;
   launch.num_tasks = num_tasks;
+  // Deal the tasks: slot t gets [t·n/T, (t+1)·n/T). Published to the workers
+  // by the release increment of generation_ below (and by mu_).
+  for (int t = 0; t < num_threads_; ++t) {
+    slots_[t].next.store(static_cast<int32_t>(int64_t{t} * num_tasks / num_threads_), std::memory_order_relaxed);
+    slots_[t].end = static_cast<int32_t>(int64_t{t + 1} * num_tasks / num_threads_);
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     launch_ = &launch;
@@ -231,7 +243,7 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
     sleeping_ = 0;
   }
   wake_.notify_all();
-  RunTasks(&launch);
+  RunTasks(&launch, 0);
   while (launch.done.load(std::memory_order_acquire) < num_tasks) std::this_thread::yield();
   {
     std::lock_guard<std::mutex> lock(mu_);

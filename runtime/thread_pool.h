@@ -99,16 +99,26 @@ class ThreadPool {
   };
 
  private:
+  // Tasks are dealt out as one contiguous range per thread (slot 0 is the
+  // caller, slot i worker i), so consecutive launches of the same shape give
+  // each thread the same part of the data: a kernel reads what the previous
+  // one wrote from its own core's cache. A thread claims its own tasks from
+  // its slot's counter (a cache line only it writes, unless stolen from) and
+  // then takes what is left in the other slots, so a thread whose core is
+  // busy elsewhere, or that wakes late, holds up nobody.
+  struct alignas(64) Slot {
+    std::atomic<int32_t> next{0};
+    int32_t end = 0;
+  };
   struct Launch {
     kiln_task_fn fn;
     void* closure;
     int32_t num_tasks;
-    std::atomic<int32_t> next{0};
     std::atomic<int32_t> done{0};
     std::atomic<int32_t> result{0};
   };
-  void WorkerLoop();
-  static void RunTasks(Launch* launch);
+  void WorkerLoop(int slot);
+  void RunTasks(Launch* launch, int slot);
 
   int num_threads_;
   std::vector<std::thread> workers_;
@@ -131,6 +141,9 @@ class ThreadPool {
   // it; the launcher waits for them to leave before its Launch goes away.
   Launch* launch_ = nullptr;
   std::atomic<int32_t> active_{0};
+  // One per thread, dealt by the launch that holds launch_mu_ before it wakes
+  // the workers; no launch begins while a worker is still inside the last one.
+  std::unique_ptr<Slot[]> slots_;
 };
 
 // Fills a kiln_kernel_env that launches on `pool` (nullptr: run serially).

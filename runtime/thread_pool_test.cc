@@ -27,6 +27,33 @@ TEST(ThreadPoolTest, EveryIndexExactlyOnce) {
   }
 }
 
+TEST(ThreadPoolTest, EachThreadStartsOnItsOwnRange) {
+  // Tasks are dealt as one contiguous range per thread, the caller's first
+  // (so consecutive kernels give a core the same part of the data). The
+  // caller starts on task 0 at once; another thread could only reach it
+  // after running its own range, 3 tasks of 20 ms each.
+  ThreadPool pool(4);
+  const std::thread::id caller = std::this_thread::get_id();
+  std::vector<std::thread::id> ran_on(12);
+  std::atomic<int32_t> count{0};
+  pool.ParallelFor(12, [&](int32_t i) {
+    ran_on[i] = std::this_thread::get_id();
+    count.fetch_add(1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  });
+  EXPECT_EQ(count.load(), 12);
+  EXPECT_EQ(ran_on[0], caller);
+  // The caller takes tasks from its own range in order until the range is
+  // done: whatever it ran of 0..2 was a prefix.
+  bool prefix = true;
+  for (int i = 1; i < 3; ++i) {
+    if (ran_on[i] == caller && ran_on[i - 1] != caller) prefix = false;
+  }
+  EXPECT_TRUE(prefix);
+  // Ranges of uneven size and fewer tasks than threads still run each once.
+  for (int32_t n : {1, 2, 3, 5, 6, 7}) ExpectEachIndexOnce(&pool, n);
+}
+
 TEST(ThreadPoolTest, DefaultSizeIsPositive) {
   ThreadPool pool;
   EXPECT_GE(pool.num_threads(), 1);
