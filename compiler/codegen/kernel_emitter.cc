@@ -97,9 +97,9 @@ void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, F
   b_.SetInsertPoint(exit);
 }
 
-// Vectorized loops inside unrolled ones whose width is not whole 16-float
-// vectors, and vectorized loops with stride-2 loads, up to this many lanes,
-// are emitted as explicit vectors (vector_loop.h says why).
+// Vectorized loops inside unrolled ones, and vectorized loops with stride-2
+// loads, up to this many lanes, are emitted as explicit vectors
+// (vector_loop.h says why).
 constexpr int64_t kMaxExplicitVectorLanes = 64;
 
 void KernelEmitter::For(const ForNode* op) {
@@ -111,7 +111,7 @@ void KernelEmitter::For(const ForNode* op) {
     bool strided = false;
     if (n != nullptr && n->value > 0 && n->value <= kMaxExplicitVectorLanes &&
         codegen::EmitsAsVectors(op->body, op->loop_var.get(), &strided) &&
-        (strided || (unrolled_depth_ > 0 && n->value % 16 != 0))) {
+        (strided || unrolled_depth_ > 0)) {
       return VectorLoop(op->loop_var, begin, n->value, op->body);
     }
   }
