@@ -65,18 +65,22 @@ const ForNode* FindLoop(const Stmt& s, const std::string& name, const ForNode* f
 }
 
 TEST(CodegenVectorLoopTest, TenColumnTileIsExplicitVectorsWithTheRightNumbers) {
-  for (int width : {10, 49}) {
+  for (int width : {10, 32, 49}) {
     std::vector<PrimFunc> funcs = Funcs(TileModule(width));
     ASSERT_EQ(funcs.size(), 1u);
     // Before LLVM's passes: the tile's FMAs are vector intrinsics of the
-    // chunk widths (16 and the rest), not scalar loops.
+    // chunk widths (16 and the rest), not scalar loops; whole 16-float
+    // widths too.
     Result<std::string> ir = codegen::EmitLLVMIR(funcs, {"", "", "", 0});
     ASSERT_TRUE(ir.ok()) << ir.status().ToString();
-    std::string tail = "llvm.fmuladd.v" + std::to_string(width % 16) + "f32";
-    EXPECT_NE(ir->find(tail), std::string::npos) << width;
+    if (width % 16 != 0) {
+      std::string tail = "llvm.fmuladd.v" + std::to_string(width % 16) + "f32";
+      EXPECT_NE(ir->find(tail), std::string::npos) << width;
+    }
     if (width > 16) {
       EXPECT_NE(ir->find("llvm.fmuladd.v16f32"), std::string::npos);
     }
+    EXPECT_EQ(ir->find("call float @llvm.fmuladd.f32"), std::string::npos) << width;
 
     auto built = codegen::BuildNativeLibrary(funcs, {});
     ASSERT_TRUE(built.ok()) << built.status().ToString();
