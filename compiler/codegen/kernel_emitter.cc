@@ -201,9 +201,10 @@ void KernelEmitter::ParallelFor(const ForNode* op) {
   llvm::Value* threads = b_.CreateSExt(EnvField(kEnvNumThreads), mc_.i64);
   threads = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, threads, b_.getInt64(1));
   // With several threads the range is cut into kChunksPerThread chunks per
-  // thread, which the pool's workers claim one at a time (runtime/thread_pool.h):
-  // a thread whose core is busy with something else takes fewer chunks instead
-  // of holding up the call with a fixed share. Chunks stay contiguous, so
+  // thread; the pool deals each thread a contiguous run of them and lets a
+  // thread that is done take the others' leftovers one at a time
+  // (runtime/thread_pool.h): a thread whose core is busy with something else
+  // takes fewer chunks instead of holding up the call with a fixed share. Chunks stay contiguous, so
   // neighbouring iterations (e.g. tiles sharing a panel) stay on one thread.
   constexpr int64_t kChunksPerThread = 4;
   llvm::Value* chunks = b_.CreateSelect(b_.CreateICmpSGT(threads, b_.getInt64(1)),
