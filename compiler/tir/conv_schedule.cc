@@ -234,6 +234,48 @@ class ConvKernel {
     }
     return shift_cost < halo_cost;
   }
+  // The taps that read inside the input for at least one of a whole-plane
+  // shift-plane tile's tail columns (the ones past its last whole 16-float
+  // vector), as a box of rows and columns of the kernel.
+  struct TapBox {
+    int64_t ky_lo, ky_hi, kx_lo, kx_hi;
+  };
+  // True when the tile is one whole plane whose tail lanes are computed one
+  // FMA per lane and some taps read only padding for all of them: at 7^2 the
+  // 49th column, (6, 6), reads the input at 4 of the 9 taps of a 3x3 kernel
+  // with padding 1. Those taps are skipped for the tail (the padding adds
+  // w * 0; a weight of inf or NaN would make that NaN, which the skipped
+  // taps then do not, as libraries that skip padding do not). 512 -> 512 at
+  // 7^2 with run-time weights: 6 channels x 49 columns cost 21 FMA cycles a
+  // tap (18 for the three vectors, 3 for six single lanes), now 18 + 4/3.
+  bool WholePlaneTailTaps(TapBox* box) const {
+    const ConvNest& cv = cv_;
+    const int64_t plane = cv.ho * cv.wo;
+    if (!shift_planes_ || nr_ != plane || nr_ % 16 == 0 || nr_ < 16) return false;
+    box->ky_lo = box->kx_lo = INT64_MAX;
+    box->ky_hi = box->kx_hi = -1;
+    for (int64_t p = nr_ / 16 * 16; p < nr_; ++p) {
+      const int64_t oy = p / cv.wo, ox = p % cv.wo;
+      for (int64_t ky = 0; ky < cv.kh; ++ky) {
+        const int64_t iy = oy * cv.sh - cv.pt + ky * cv.dh;
+        if (iy < 0 || iy >= cv.h) continue;
+        for (int64_t kx = 0; kx < cv.kw; ++kx) {
+          const int64_t ix = ox * cv.sw - cv.pl + kx * cv.dw;
+          if (ix < 0 || ix >= cv.w) continue;
+          box->ky_lo = std::min(box->ky_lo, ky);
+          box->ky_hi = std::max(box->ky_hi, ky);
+          box->kx_lo = std::min(box->kx_lo, kx);
+          box->kx_hi = std::max(box->kx_hi, kx);
+        }
+      }
+    }
+    if (box->ky_hi < 0) {  // every tap reads padding: an empty box
+      box->ky_lo = box->kx_lo = 0;
+      box->ky_hi = box->kx_hi = -1;
+      return true;
+    }
+    return (box->ky_hi - box->ky_lo + 1) * (box->kx_hi - box->kx_lo + 1) < cv.kh * cv.kw;
+  }
   // Column planes of the packed input per row phase: the stride's column
   // phases (plane pw holds input columns b * sw + pw), or the shift planes
   // (plane kx holds b + kx * dw).
@@ -720,15 +762,36 @@ class ConvKernel {
         PrimExpr o = PrimExpr(o0) + ii;
         return Load(cv_.weight, {Div(o, I64(b)), cky[0], cky[1], cky[2], Mod(o, I64(b))});
       };
-      Stmt update = Grid("", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
+      auto tap_fma = [&](const Var& ii, const PrimExpr& jj) -> Stmt {
         PrimExpr wv = weight_at(spatial ? I64(0) : PrimExpr(ii));
-        PrimExpr pos = PrimExpr(qcol0_) + off + PrimExpr(jj);
+        PrimExpr pos = PrimExpr(qcol0_) + off + jj;
         if (spatial) pos = pos + PrimExpr(ii) * I64(wq_);
         PrimExpr xv = Load(q, q_index_(PrimExpr(c), phase, pos));
-        PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
+        PrimExpr cur = Load(acc, {PrimExpr(ii), jj});
         return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
-                     {PrimExpr(ii), PrimExpr(jj)});
-      });
+                     {PrimExpr(ii), jj});
+      };
+      Stmt update;
+      TapBox box;
+      if (!spatial && WholePlaneTailTaps(&box)) {
+        // The whole-vector columns take every tap; the tail's few columns
+        // only the taps that read inside the input for one of them
+        // (WholePlaneTailTaps).
+        const int64_t main_w = nr_ / 16 * 16;
+        Var ii = MakeVar("ii"), jj = MakeVar("jj"), it = MakeVar("ii_tail"), jt = MakeVar("jj_tail");
+        Stmt main = MakeFor(ii, I64(rows), ForKind::kUnrolled,
+                            MakeFor(jj, I64(main_w), ForKind::kVectorized, tap_fma(ii, PrimExpr(jj))));
+        Stmt tail = MakeFor(it, I64(rows), ForKind::kUnrolled,
+                            MakeFor(jt, I64(nr_ - main_w), ForKind::kVectorized, tap_fma(it, I64(main_w) + PrimExpr(jt))));
+        auto in = [](const Var& v, int64_t lo, int64_t hi) {
+          return MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, PrimExpr(v), I64(lo)),
+                            MakeBinary(TirKind::kLE, PrimExpr(v), I64(hi)));
+        };
+        PrimExpr inside = MakeBinary(TirKind::kAnd, in(ky, box.ky_lo, box.ky_hi), in(kx, box.kx_lo, box.kx_hi));
+        update = Seq({main, std::make_shared<IfThenElseNode>(inside, tail, nullptr)});
+      } else {
+        update = Grid("", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) { return tap_fma(ii, PrimExpr(jj)); });
+      }
       Stmt t = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, update);
       t = MakeFor(ky, I64(cv_.kh), spatial ? ForKind::kUnrolled : ForKind::kSerial, t);
       return MakeFor(c, I64(count), ForKind::kSerial, t);
