@@ -19,6 +19,14 @@
 // kernel's, which the VM path blurs with allocation and page faults of the
 // output when the machine is loaded.
 //
+// A third table times the same kernel-only calls with the data coming from
+// memory: each call takes the next of enough copies of its tensors to span
+// kColdFootprintBytes (more than this machine's 32 MiB L3), so every call
+// reads its input from DRAM and writes its output to lines not in cache, as
+// a "streaming" read + write does once tensors outgrow the caches. In the
+// kernel-only table the data stays in L2 / L3 between calls, and there the
+// copy is far faster than memory (docs/performance.md, streaming section).
+//
 // Each benchmark reports GB/s of input + output bytes. Kernel and copy runs
 // of one case alternate (--pairs=N pairs, default 5), so both see about the
 // same load on a shared machine; at the end a table gives the median GB/s of
@@ -186,29 +194,41 @@ void Run(benchmark::State& state, const Case& c, int threads, bool copy) {
 void BM_Kernel(benchmark::State& state, const Case& c, int threads) { Run(state, c, threads, false); }
 void BM_Copy(benchmark::State& state, const Case& c, int threads) { Run(state, c, threads, true); }
 
-// Kernel-only: the generated function on preallocated tensors.
-void RunKernelOnly(benchmark::State& state, const Case& c, int threads, bool copy) {
+// The data of the cold calls spans this much, input and output together.
+constexpr double kColdFootprintBytes = 128.0 * 1024 * 1024;
+
+// Kernel-only: the generated function on preallocated tensors. `cold`: each
+// call on the next of several copies of them (kColdFootprintBytes in all).
+void RunKernelOnly(benchmark::State& state, const Case& c, int threads, bool copy, bool cold = false) {
   Result<LoadedKernel> k = copy ? CompileKernel(CopyModule(c), c.name + "_copy", threads)
                                 : CompileKernel(OpModule(c), c.name, threads);
   if (!k.ok()) {
     state.SkipWithError(k.status().ToString().c_str());
     return;
   }
-  std::vector<Tensor> tensors = {Random({c.rows, c.cols}, 1)};
-  if (!copy && c.affine) {
-    tensors.push_back(Random({c.cols}, 2));
-    tensors.push_back(Random({c.cols}, 3));
-  }
-  tensors.push_back(Tensor::Empty({c.rows, c.cols}, DType::Float32()).value());
-  std::vector<kiln_kernel_arg> args;
-  for (const Tensor& t : tensors) {
-    kiln_kernel_arg a;
-    a.tensor = reinterpret_cast<kiln_dltensor*>(t.dl());
-    args.push_back(a);
+  const int sets = cold ? std::max(1, static_cast<int>(kColdFootprintBytes / Bytes(c) + 0.5)) : 1;
+  std::vector<Tensor> tensors;  // kept alive for the args
+  std::vector<std::vector<kiln_kernel_arg>> args(sets);
+  for (int set = 0; set < sets; ++set) {
+    std::vector<Tensor> ts = {Random({c.rows, c.cols}, 1)};
+    if (!copy && c.affine) {
+      ts.push_back(Random({c.cols}, 2));
+      ts.push_back(Random({c.cols}, 3));
+    }
+    ts.push_back(Tensor::Empty({c.rows, c.cols}, DType::Float32()).value());
+    for (const Tensor& t : ts) {
+      kiln_kernel_arg a;
+      a.tensor = reinterpret_cast<kiln_dltensor*>(t.dl());
+      args[set].push_back(a);
+      tensors.push_back(t);
+    }
   }
   kiln_kernel_env env = MakeKernelEnv(ThreadPool::Shared(threads));
+  int set = 0;
   for (auto _ : state) {
-    if (k->fn(&env, args.data(), static_cast<int32_t>(args.size())) != 0) {
+    std::vector<kiln_kernel_arg>& a = args[set];
+    set = set + 1 == sets ? 0 : set + 1;
+    if (k->fn(&env, a.data(), static_cast<int32_t>(a.size())) != 0) {
       state.SkipWithError("the kernel returned an error");
       return;
     }
@@ -218,6 +238,10 @@ void RunKernelOnly(benchmark::State& state, const Case& c, int threads, bool cop
 }
 void BM_KernelOnly(benchmark::State& state, const Case& c, int threads) { RunKernelOnly(state, c, threads, false); }
 void BM_CopyOnly(benchmark::State& state, const Case& c, int threads) { RunKernelOnly(state, c, threads, true); }
+void BM_KernelCold(benchmark::State& state, const Case& c, int threads) {
+  RunKernelOnly(state, c, threads, false, true);
+}
+void BM_CopyCold(benchmark::State& state, const Case& c, int threads) { RunKernelOnly(state, c, threads, true, true); }
 
 void BM_Memcpy(benchmark::State& state, const Case& c) {
   Tensor in = Random({c.rows, c.cols}, 1);
@@ -291,6 +315,12 @@ int main(int argc, char** argv) {
         benchmark::RegisterBenchmark(RunName("copy_only", c, threads, p).c_str(), BM_CopyOnly, c, threads)
             ->Unit(benchmark::kMicrosecond)
             ->UseRealTime();
+        benchmark::RegisterBenchmark(RunName("kernel_cold", c, threads, p).c_str(), BM_KernelCold, c, threads)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
+        benchmark::RegisterBenchmark(RunName("copy_cold", c, threads, p).c_str(), BM_CopyCold, c, threads)
+            ->Unit(benchmark::kMicrosecond)
+            ->UseRealTime();
       }
     }
     benchmark::RegisterBenchmark(RunName("memcpy", c, 1, 0).c_str(), BM_Memcpy, c)
@@ -301,18 +331,20 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   TableReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  for (const char* mode : {"vm", "kernel_only"}) {
-    bool vm = std::strcmp(mode, "vm") == 0;
-    std::printf("\n%s\n%-12s %9s %7s %11s %11s %13s %8s\n",
-                vm ? "through the VM (call + output allocation included):"
-                   : "kernel only (generated function on preallocated tensors):",
-                "case", "shape", "threads", "kiln GB/s", "copy GB/s", "memcpy GB/s", "ratio");
+  for (const char* mode : {"vm", "kernel_only", "cold"}) {
+    bool vm = std::strcmp(mode, "vm") == 0, cold = std::strcmp(mode, "cold") == 0;
+    const char* title = vm     ? "through the VM (call + output allocation included):"
+                        : cold ? "kernel only, data from memory (each call on the next copy of its tensors, 128 MiB "
+                                 "in all):"
+                               : "kernel only (generated function on preallocated tensors):";
+    std::printf("\n%s\n%-12s %9s %7s %11s %11s %13s %8s\n", title, "case", "shape", "threads", "kiln GB/s",
+                "copy GB/s", "memcpy GB/s", "ratio");
     for (const Case& c : Cases()) {
       for (int threads : {1, 2}) {
         std::vector<double> k, b, ratio;
         for (int p = 0; p < pairs; ++p) {
-          double kp = reporter.Get(RunName(vm ? "kiln" : "kernel_only", c, threads, p));
-          double bp = reporter.Get(RunName(vm ? "copy" : "copy_only", c, threads, p));
+          double kp = reporter.Get(RunName(vm ? "kiln" : cold ? "kernel_cold" : "kernel_only", c, threads, p));
+          double bp = reporter.Get(RunName(vm ? "copy" : cold ? "copy_cold" : "copy_only", c, threads, p));
           if (kp > 0) k.push_back(kp);
           if (bp > 0) b.push_back(bp);
           if (kp > 0 && bp > 0) ratio.push_back(kp / bp);
