@@ -31,7 +31,7 @@ TEST(ThreadPoolTest, EachThreadStartsOnItsOwnRange) {
   // Tasks are dealt as one contiguous range per thread, the caller's first
   // (so consecutive kernels give a core the same part of the data). The
   // caller starts on task 0 at once; another thread could only reach it
-  // after running its own range, 3 tasks of 20 ms each.
+  // after running its own range, 3 tasks of 50 ms each.
   ThreadPool pool(4);
   const std::thread::id caller = std::this_thread::get_id();
   std::vector<std::thread::id> ran_on(12);
@@ -39,7 +39,7 @@ TEST(ThreadPoolTest, EachThreadStartsOnItsOwnRange) {
   pool.ParallelFor(12, [&](int32_t i) {
     ran_on[i] = std::this_thread::get_id();
     count.fetch_add(1);
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
   });
   EXPECT_EQ(count.load(), 12);
   EXPECT_EQ(ran_on[0], caller);
