@@ -11,6 +11,7 @@
 
 #include "compiler/arith/simplify.h"
 #include "compiler/tir/conv_match.h"
+#include "compiler/tir/conv_tap_box.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
@@ -31,6 +32,8 @@ using conv::MatchChannelConcat;
 using conv::MatchConv;
 using conv::MatchStage;
 using conv::Stage;
+using conv::TapBox;
+using conv::TapsReadingInput;
 
 // Estimated cycles of loop, address and broadcast overhead per tap of a tile
 // (beyond its FMAs); used to choose the tile shape.
@@ -234,47 +237,20 @@ class ConvKernel {
     }
     return shift_cost < halo_cost;
   }
-  // The taps that read inside the input for at least one of a whole-plane
-  // shift-plane tile's tail columns (the ones past its last whole 16-float
-  // vector), as a box of rows and columns of the kernel.
-  struct TapBox {
-    int64_t ky_lo, ky_hi, kx_lo, kx_hi;
-  };
-  // True when the tile is one whole plane whose tail lanes are computed one
-  // FMA per lane and some taps read only padding for all of them: at 7^2 the
-  // 49th column, (6, 6), reads the input at 4 of the 9 taps of a 3x3 kernel
-  // with padding 1. Those taps are skipped for the tail (the padding adds
-  // w * 0; a weight of inf or NaN would make that NaN, which the skipped
-  // taps then do not, as libraries that skip padding do not). 512 -> 512 at
-  // 7^2 with run-time weights: 6 channels x 49 columns cost 21 FMA cycles a
-  // tap (18 for the three vectors, 3 for six single lanes), now 18 + 4/3.
+  // True when the tile is one whole plane whose tail lanes (past its last
+  // whole 16-float vector) are computed one FMA per lane and some taps read
+  // only padding for all of them; `box` gets the taps that do not
+  // (conv_tap_box.h). At 7^2 the 49th column, (6, 6), reads the input at 4
+  // of the 9 taps of a 3x3 kernel with padding 1. The other taps are skipped
+  // for the tail (the padding adds w * 0; a weight of inf or NaN would make
+  // that NaN, which the skipped taps then do not, as libraries that skip
+  // padding do not). 512 -> 512 at 7^2 with run-time weights: 6 channels x
+  // 49 columns cost 21 FMA cycles a tap (18 for the three vectors, 3 for six
+  // single lanes), now 18 + 4/3.
   bool WholePlaneTailTaps(TapBox* box) const {
-    const ConvNest& cv = cv_;
-    const int64_t plane = cv.ho * cv.wo;
-    if (!shift_planes_ || nr_ != plane || nr_ % 16 == 0 || nr_ < 16) return false;
-    box->ky_lo = box->kx_lo = INT64_MAX;
-    box->ky_hi = box->kx_hi = -1;
-    for (int64_t p = nr_ / 16 * 16; p < nr_; ++p) {
-      const int64_t oy = p / cv.wo, ox = p % cv.wo;
-      for (int64_t ky = 0; ky < cv.kh; ++ky) {
-        const int64_t iy = oy * cv.sh - cv.pt + ky * cv.dh;
-        if (iy < 0 || iy >= cv.h) continue;
-        for (int64_t kx = 0; kx < cv.kw; ++kx) {
-          const int64_t ix = ox * cv.sw - cv.pl + kx * cv.dw;
-          if (ix < 0 || ix >= cv.w) continue;
-          box->ky_lo = std::min(box->ky_lo, ky);
-          box->ky_hi = std::max(box->ky_hi, ky);
-          box->kx_lo = std::min(box->kx_lo, kx);
-          box->kx_hi = std::max(box->kx_hi, kx);
-        }
-      }
-    }
-    if (box->ky_hi < 0) {  // every tap reads padding: an empty box
-      box->ky_lo = box->kx_lo = 0;
-      box->ky_hi = box->kx_hi = -1;
-      return true;
-    }
-    return (box->ky_hi - box->ky_lo + 1) * (box->kx_hi - box->kx_lo + 1) < cv.kh * cv.kw;
+    if (!shift_planes_ || nr_ != cv_.ho * cv_.wo || nr_ % 16 == 0 || nr_ < 16) return false;
+    *box = TapsReadingInput(cv_, nr_ / 16 * 16, nr_);
+    return box->taps() < cv_.kh * cv_.kw;
   }
   // Column planes of the packed input per row phase: the stride's column
   // phases (plane pw holds input columns b * sw + pw), or the shift planes
