@@ -50,6 +50,17 @@ std::vector<PrimFunc> Funcs(const std::string& source) {
   return funcs;
 }
 
+// Builds `funcs` as they are (no schedule applied) and runs kernel `name`
+// on `tensors` (test_kernels.h's RunKernel: one thread).
+void BuildAndRun(const std::vector<PrimFunc>& funcs, const std::string& name, const std::vector<Tensor>& tensors) {
+  auto built = codegen::BuildNativeLibrary(funcs, {});
+  ASSERT_TRUE(built.ok()) << built.status().ToString();
+  auto lib = LoadedLibrary::Load(built->shared_object);
+  ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+  std::string error;
+  ASSERT_EQ(RunKernel(**lib, name, tensors, &error), 0) << error;
+}
+
 // The body of the innermost loop named `name` in `s`.
 const ForNode* FindLoop(const Stmt& s, const std::string& name, const ForNode* found = nullptr) {
   if (const auto* f = As<ForNode>(s)) {
@@ -82,17 +93,11 @@ TEST(CodegenVectorLoopTest, TenColumnTileIsExplicitVectorsWithTheRightNumbers) {
     }
     EXPECT_EQ(ir->find("call float @llvm.fmuladd.f32"), std::string::npos) << width;
 
-    auto built = codegen::BuildNativeLibrary(funcs, {});
-    ASSERT_TRUE(built.ok()) << built.status().ToString();
-    auto lib = LoadedLibrary::Load(built->shared_object);
-    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
-    ThreadPool pool(1);
-    kiln_kernel_env env = MakeKernelEnv(&pool);
     Tensor a = MakeTensor({8, 64}), b = MakeTensor({64, width}), c = MakeTensor({8, width});
     FillRandom(a, 1);
     FillRandom(b, 2);
-    kiln_kernel_arg args[] = {TensorArg(a), TensorArg(b), TensorArg(c)};
-    ASSERT_EQ((*lib)->Find("tile")(&env, args, 3), 0);
+    BuildAndRun(funcs, "tile", {a, b, c});
+    if (HasFatalFailure()) return;
     std::vector<float> ref(8 * width);
     for (int i = 0; i < 8; ++i)
       for (int j = 0; j < width; ++j) {
@@ -171,16 +176,10 @@ TEST(CodegenVectorLoopTest, StrideTwoLoadsAreOneMaskedLoadAndAShuffle) {
     EXPECT_NE(ir->find("shufflevector"), std::string::npos) << width;
     EXPECT_EQ(ir->find("gather"), std::string::npos) << width;
 
-    auto built = codegen::BuildNativeLibrary(funcs, {});
-    ASSERT_TRUE(built.ok()) << built.status().ToString();
-    auto lib = LoadedLibrary::Load(built->shared_object);
-    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
-    ThreadPool pool(1);
-    kiln_kernel_env env = MakeKernelEnv(&pool);
     Tensor x = MakeTensor({3, 2 * width}), e = MakeTensor({3, width}), o = MakeTensor({3, width});
     FillRandom(x, 3);
-    kiln_kernel_arg args[] = {TensorArg(x), TensorArg(e), TensorArg(o)};
-    ASSERT_EQ((*lib)->Find("split")(&env, args, 3), 0);
+    BuildAndRun(funcs, "split", {x, e, o});
+    if (HasFatalFailure()) return;
     std::vector<float> re(3 * width), ro(3 * width);
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < width; ++c) {
