@@ -106,11 +106,24 @@ bool IsConstantDType(DType t) {
   }
 }
 
+namespace {
+
+// [-2^63, 2^63): the doubles that convert to int64 (NaN fails both tests).
+bool InInt64(double f) { return f >= -9223372036854775808.0 && f < 9223372036854775808.0; }
+
+}  // namespace
+
+bool LiteralFits(const Literal& v, DType t) {
+  if (!v.is_float || t == DType::Bool() || (t.code != kDLInt && t.code != kDLUInt)) return true;
+  return InInt64(v.f);
+}
+
 void StoreLiteral(const Tensor& t, int64_t index, const Literal& v) {
   DType d = t.dtype();
   KILN_CHECK(IsConstantDType(d));
   double f = v.is_float ? v.f : static_cast<double>(v.i);
-  int64_t i = v.is_float ? static_cast<int64_t>(v.f) : v.i;
+  // Only integer dtypes use i; a float dtype may hold any float.
+  int64_t i = !v.is_float ? v.i : InInt64(v.f) ? static_cast<int64_t>(v.f) : 0;
   if (d == DType::Bool()) return Put<uint8_t>(t, index, f != 0 ? 1 : 0);
   if (d.code == kDLFloat) {
     if (d.bits == 16) return Put<uint16_t>(t, index, FloatToHalf(static_cast<float>(f)));

@@ -25,9 +25,14 @@ struct Literal {
 
 bool IsConstantDType(DType t);
 
+// Whether StoreLiteral can store `v` in dtype `t`: anything but a float
+// literal for an integer dtype that is not finite or lies outside int64
+// (converting those has no defined result).
+bool LiteralFits(const Literal& v, DType t);
+
 // Writes element `index` (row-major) of a compact CPU tensor whose dtype
 // IsConstantDType. Integers given a float literal truncate toward zero, as
-// numpy's astype does.
+// numpy's astype does; one that does not LiteralFits is stored as 0.
 void StoreLiteral(const Tensor& t, int64_t index, const Literal& v);
 
 // Element `index` as Python text: "1.5", "3.0", "-2", "True", "float(\"inf\")".

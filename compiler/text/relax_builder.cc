@@ -7,6 +7,7 @@
 // introduces one, `n = T.int64()` declares one (or names the same one again),
 // and a bare name (n) refers to one.
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "compiler/text/builder.h"
@@ -635,6 +636,14 @@ class RelaxFuncBuilder {
     if (dtype) {
       KILN_ASSIGN_OR_RETURN(t, DTypeFromAst(src_, *dtype, "R.const"));
       if (!IsConstantDType(t)) return src_.Error(dtype->loc, "R.const does not support dtype " + DTypeToString(t));
+    }
+    for (size_t i = 0; i < lits.size(); ++i) {
+      if (!LiteralFits(lits[i], t)) {
+        char value[32];
+        std::snprintf(value, sizeof(value), "%g", lits[i].f);
+        return src_.Error(leaves[i]->loc, std::string("R.const: ") + value + " cannot be stored as " + DTypeToString(t) +
+                                              " (an integer dtype takes finite values within int64)");
+      }
     }
     Result<Tensor> r = Tensor::Empty(Span<const int64_t>(shape.data(), shape.size()), t);
     if (!r.ok()) return src_.Error(e.loc, "R.const: " + r.status().message());

@@ -64,6 +64,26 @@ TEST(ConstantsTest, ListsScalarsAndDtypes) {
   EXPECT_EQ(Bound(*m, "h")->data.data<uint16_t>()[0], 7);
 }
 
+TEST(ConstantsTest, FloatOutsideInt64IsAnErrorForIntegerDtypes) {
+  // Converting such a float to an integer has no defined result: an error
+  // at the literal. In range, a float truncates toward zero (as numpy).
+  for (const char* lit : {"4.4e24", "-1e19", "float(\"inf\")", "float(\"nan\")"}) {
+    Result<ir::IRModule> m =
+        text::ParseModule(Module(std::string("        a = R.const([1, ") + lit + "], \"int32\")\n        return x\n"), "c.relax");
+    ASSERT_FALSE(m.ok()) << lit;
+    EXPECT_NE(m.status().message().find("cannot be stored as int32 (an integer dtype takes finite values within int64)"),
+              std::string::npos)
+        << m.status().message();
+  }
+  Result<ir::IRModule> ok = text::ParseModule(
+      Module("        a = R.const([-2.7, 1e18], \"int64\")\n        b = R.const([float(\"inf\")], \"bool\")\n        return x\n"),
+      "c.relax");
+  ASSERT_TRUE(ok.ok()) << ok.status().message();
+  EXPECT_EQ(Bound(*ok, "a")->data.data<int64_t>()[0], -2);
+  EXPECT_EQ(Bound(*ok, "a")->data.data<int64_t>()[1], 1000000000000000000LL);
+  EXPECT_EQ(Bound(*ok, "b")->data.data<uint8_t>()[0], 1);
+}
+
 TEST(ConstantsTest, ScalarsPrintInlineAndReadBackToTheSameBits) {
   std::string body = R"(        a = R.const(0.1, "float32")
         b = R.const(0.1, "float16")
