@@ -21,6 +21,7 @@
 
 #include "compiler/codegen/kernel_emitter_internal.h"
 #include "compiler/codegen/vector_loop.h"
+#include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "kernels/kiln_kernel_abi.h"
 
@@ -111,12 +112,28 @@ void KernelEmitter::For(const ForNode* op) {
     bool strided = false;
     if (n != nullptr && n->value > 0 && n->value <= kMaxExplicitVectorLanes &&
         codegen::EmitsAsVectors(op->body, op->loop_var.get(), &strided) &&
-        (strided || unrolled_depth_ > 0)) {
+        (strided || unrolled_depth_ > 0 || OnlyStackBuffers(op->body))) {
       return VectorLoop(op->loop_var, begin, n->value, op->body);
     }
   }
   llvm::Value* end = b_.CreateAdd(begin, Index(op->extent));
   Loop(op->loop_var, begin, end, op->for_kind, op->body);
+}
+
+// Whether every buffer `body` loads or stores is a stack allocation: the
+// halving steps of a row reduction's tree (reduce_schedule.h: acc[k] =
+// max(acc[k], acc[k + 32]) down to one lane). LLVM promotes such small
+// arrays to scalars, so the loop reaches its SLP vectorizer as straight-line
+// scalar code; for softmax's 128-column rows it rebuilt the max tree as 70
+// 4-lane shuffles and maxes where explicit vectors take 10.
+bool KernelEmitter::OnlyStackBuffers(const ir::Stmt& body) const {
+  std::vector<const BufferStoreNode*> stores;
+  if (!codegen::CollectStores(body, &stores)) return false;
+  for (const BufferStoreNode* st : stores)
+    if (!stack_vars_.count(st->buffer->data.get())) return false;
+  for (const BufferLoadNode* l : tir::nest::RefsOf(body).load_nodes)
+    if (!stack_vars_.count(l->buffer->data.get())) return false;
+  return true;
 }
 
 // The loop's iterations in chunks of 16 lanes (the last one narrower), each
@@ -239,6 +256,7 @@ void KernelEmitter::Allocate(const AllocateNode* op) {
   if (is_static && static_count * elem_bytes <= kMaxStackAllocBytes) {
     llvm::Value* p = EntryAlloca(elem, b_.getInt64(static_count ? static_count : 1), kDataAlign, buf->name);
     memory_vars_.insert(data);
+    stack_vars_.insert(data);
     Bind(data, p);
     Stmt(op->body);
     Unbind(data);

@@ -124,29 +124,7 @@ llvm::Value* KernelEmitter::Binary(const BinaryNode* op) {
     case TirKind::kMin:
     case TirKind::kMax: {
       bool is_max = k == TirKind::kMax;
-      if (fp) {
-        // NaN in either operand gives NaN (numpy's minimum/maximum).
-        // Against a constant that is not NaN (ReLU's 0, a clip's bounds):
-        // k > x ? k : x gives x when x is NaN, one vmaxps / vminps (whose
-        // second operand is what a NaN returns) instead of two compares and
-        // two blends.
-        auto not_nan_constant = [](llvm::Value* v) {
-          auto* k = llvm::dyn_cast<llvm::Constant>(v);
-          if (k == nullptr) return false;
-          if (auto* splat = k->getSplatValue()) k = splat;
-          auto* f = llvm::dyn_cast<llvm::ConstantFP>(k);
-          return f != nullptr && !f->isNaN();
-        };
-        if (not_nan_constant(a) || not_nan_constant(c)) {
-          llvm::Value* k = not_nan_constant(c) ? c : a;
-          llvm::Value* x = k == c ? a : c;
-          llvm::Value* pick_k = is_max ? b_.CreateFCmpOGT(k, x) : b_.CreateFCmpOLT(k, x);
-          return b_.CreateSelect(pick_k, k, x);
-        }
-        llvm::Value* pick_a = is_max ? b_.CreateFCmpOGT(a, c) : b_.CreateFCmpOLT(a, c);
-        llvm::Value* r = b_.CreateSelect(pick_a, a, c);
-        return b_.CreateSelect(b_.CreateFCmpUNO(a, a), a, r);
-      }
+      if (fp) return FloatMinMax(is_max, a, c);
       llvm::Intrinsic::ID id = is_max ? (sgn ? llvm::Intrinsic::smax : llvm::Intrinsic::umax)
                                       : (sgn ? llvm::Intrinsic::smin : llvm::Intrinsic::umin);
       return b_.CreateBinaryIntrinsic(id, a, c);
@@ -155,6 +133,30 @@ llvm::Value* KernelEmitter::Binary(const BinaryNode* op) {
       break;
   }
   return Compare(k, t, a, c, op);
+}
+
+// Float min/max, scalar or vector. NaN in either operand gives NaN (numpy's
+// minimum/maximum). Against a constant that is not NaN (ReLU's 0, a clip's
+// bounds): k > x ? k : x gives x when x is NaN, one vmaxps / vminps (whose
+// second operand is what a NaN returns) instead of two compares and two
+// blends.
+llvm::Value* KernelEmitter::FloatMinMax(bool is_max, llvm::Value* a, llvm::Value* c) {
+  auto not_nan_constant = [](llvm::Value* v) {
+    auto* k = llvm::dyn_cast<llvm::Constant>(v);
+    if (k == nullptr) return false;
+    if (auto* splat = k->getSplatValue()) k = splat;
+    auto* f = llvm::dyn_cast<llvm::ConstantFP>(k);
+    return f != nullptr && !f->isNaN();
+  };
+  if (not_nan_constant(a) || not_nan_constant(c)) {
+    llvm::Value* k = not_nan_constant(c) ? c : a;
+    llvm::Value* x = k == c ? a : c;
+    llvm::Value* pick_k = is_max ? b_.CreateFCmpOGT(k, x) : b_.CreateFCmpOLT(k, x);
+    return b_.CreateSelect(pick_k, k, x);
+  }
+  llvm::Value* pick_a = is_max ? b_.CreateFCmpOGT(a, c) : b_.CreateFCmpOLT(a, c);
+  llvm::Value* r = b_.CreateSelect(pick_a, a, c);
+  return b_.CreateSelect(b_.CreateFCmpUNO(a, a), a, r);
 }
 
 // Integer Div (truncating), FloorDiv and FloorMod (toward -inf). A divisor
@@ -284,7 +286,7 @@ llvm::Value* KernelEmitter::Call(const CallNode* op) {
   for (const auto& a : op->args) x.push_back(CastValue(ExprAs(a, t), t, ct));
   llvm::Value* r = nullptr;
   bool native = mc_.target.native_rounding;
-  if (name == "exp") r = math::Exp(b_, x[0]);
+  if (name == "exp") r = NonPositiveOperand(op->args[0]) ? ExpNonPositive(op->args[0], t, ct) : math::Exp(b_, x[0]);
   else if (name == "exp2") r = math::Exp2(b_, x[0]);
   else if (name == "log") r = math::Log(b_, x[0]);
   else if (name == "log2") r = math::Log2(b_, x[0]);
@@ -304,6 +306,25 @@ llvm::Value* KernelEmitter::Call(const CallNode* op) {
   else if (name == "fma") r = b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {x[0]->getType()}, {x[0], x[1], x[2]});
   else r = math::Round(b_, x[0], math::Rounding::kHalfToEven, native);  // round, nearbyint, rint, roundeven
   return CastValue(r, ct, t);
+}
+
+// Whether `e` is min(v, 0) or min(0, v) for a float v: its exp is at most 1
+// (softmax writes exp(min(x - max, 0)), op_softmax.cc).
+bool KernelEmitter::NonPositiveOperand(const PrimExpr& e) {
+  if (e->kind() != TirKind::kMin) return false;
+  const auto* m = static_cast<const BinaryNode*>(e.get());
+  auto zero = [](const PrimExpr& v) {
+    const auto* f = v.as<FloatImmNode>();
+    return f != nullptr && f->value == 0.0;
+  };
+  return zero(m->a) || zero(m->b);
+}
+
+// exp(min(v, 0)) for the operand NonPositiveOperand accepted, in compute type ct.
+llvm::Value* KernelEmitter::ExpNonPositive(const PrimExpr& e, DType t, DType ct) {
+  const auto* m = static_cast<const BinaryNode*>(e.get());
+  const PrimExpr& v = m->a.as<FloatImmNode>() != nullptr ? m->b : m->a;
+  return math::ExpNonPositive(b_, CastValue(ExprAs(v, t), t, ct));
 }
 
 // Lazy: only the taken side is evaluated (it may read out of bounds
@@ -428,6 +449,20 @@ llvm::Value* KernelEmitter::VectorExpr(const PrimExpr& e, const VarNode* var, un
       std::vector<llvm::Value*> x;
       for (const auto& a : op->args) x.push_back(VectorExpr(a, var, lanes));
       return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vty}, x);
+    }
+    case TirKind::kMin:
+    case TirKind::kMax: {
+      const auto* op = static_cast<const BinaryNode*>(e.get());
+      return FloatMinMax(e->kind() == TirKind::kMax, VectorExpr(op->a, var, lanes), VectorExpr(op->b, var, lanes));
+    }
+    case TirKind::kSelect: {
+      // The condition is a float comparison (EmitsAsVectors checked), made
+      // lane by lane as the scalar path makes it.
+      const auto* s = e.as<SelectNode>();
+      const auto* cmp = static_cast<const BinaryNode*>(s->cond.get());
+      llvm::Value* c = Compare(s->cond->kind(), cmp->a.dtype(), VectorExpr(cmp->a, var, lanes),
+                               VectorExpr(cmp->b, var, lanes), cmp);
+      return b_.CreateSelect(c, VectorExpr(s->true_value, var, lanes), VectorExpr(s->false_value, var, lanes));
     }
     default:
       Unsupported(std::string("expression ") + TirKindName(e->kind()) + " in an explicit vector loop");

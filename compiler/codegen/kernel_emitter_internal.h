@@ -394,7 +394,10 @@ class KernelEmitter {
   llvm::Value* Binary(const BinaryNode* op);
   llvm::Value* GuardedIntDiv(llvm::Value* a, llvm::Value* c, bool sgn, TirKind k);
   llvm::Value* Compare(TirKind k, DType t, llvm::Value* a, llvm::Value* c, const BinaryNode* op);
+  llvm::Value* FloatMinMax(bool is_max, llvm::Value* a, llvm::Value* c);
   llvm::Value* Call(const CallNode* op);
+  static bool NonPositiveOperand(const PrimExpr& e);
+  llvm::Value* ExpNonPositive(const PrimExpr& e, DType t, DType ct);
   llvm::Value* IfThenElse(const CallNode* op);
   llvm::Value* Address(const Buffer& buf, const std::vector<PrimExpr>& indices);
 
@@ -404,6 +407,7 @@ class KernelEmitter {
   void ParallelFor(const ForNode* op);
   void Loop(const Var& var, llvm::Value* begin, llvm::Value* end, ForKind kind, const ir::Stmt& body);
   void VectorLoop(const Var& var, llvm::Value* begin, int64_t extent, const ir::Stmt& body);
+  bool OnlyStackBuffers(const ir::Stmt& body) const;
   llvm::Value* VectorExpr(const PrimExpr& e, const VarNode* var, unsigned lanes);
   void Allocate(const AllocateNode* op);
 
@@ -417,6 +421,7 @@ class KernelEmitter {
   FnState st_;
   Scope scope_;
   std::unordered_set<const VarNode*> memory_vars_;  // buffer data handles
+  std::unordered_set<const VarNode*> stack_vars_;   // those of them on the stack
   Status error_;
   bool in_index_ = false;
   int outlined_ = 0;

@@ -125,6 +125,19 @@ bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided) {
         const auto* b = static_cast<const BinaryNode*>(e.get());
         return IsFloat32(b->a.dtype()) && IsFloat32(b->b.dtype()) && value_ok(b->a) && value_ok(b->b);
       }
+      case TirKind::kMin:
+      case TirKind::kMax: {
+        const auto* b = static_cast<const BinaryNode*>(e.get());
+        return IsFloat32(b->a.dtype()) && IsFloat32(b->b.dtype()) && value_ok(b->a) && value_ok(b->b);
+      }
+      case TirKind::kSelect: {
+        const auto* s = e.as<SelectNode>();
+        TirKind k = s->cond->kind();
+        if (k != TirKind::kGT && k != TirKind::kLT && k != TirKind::kGE && k != TirKind::kLE) return false;
+        const auto* cmp = static_cast<const BinaryNode*>(s->cond.get());
+        return IsFloat32(cmp->a.dtype()) && IsFloat32(cmp->b.dtype()) && value_ok(cmp->a) && value_ok(cmp->b) &&
+               value_ok(s->true_value) && value_ok(s->false_value);
+      }
       case TirKind::kCall: {
         const auto* call = e.as<CallNode>();
         if (call->op != "fma" || call->args.size() != 3) return false;

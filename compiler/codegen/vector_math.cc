@@ -342,12 +342,27 @@ llvm::Value* Exp32(llvm::IRBuilderBase& b, llvm::Value* x) {
   return b.CreateFMul(b.CreateFMul(p, pow2(e1)), pow2(e2));
 }
 
-// float sigmoid. e = exp(-|x|) is in [0, 1], so its k is in [-150, 0] and a
-// single scale suffices: the FMA that rounds -|x| log2e adds M = 1.5 * 2^23 +
-// 191, so shifting t's bits left by 23 gives the bits of 2^(k + 64) (k + 191
-// in [41, 191], the garbage above bit 31 shifted out), a normal number; the
-// polynomial's coefficients carry the 2^-64 (exactly), so e = p * 2^(k + 64)
-// is one rounding, denormals included. Then 1 / (1 + e) for x >= 0 and
+// float exp(x) for x <= 0 or NaN, x already clamped to >= -104. The result is
+// in [0, 1], so k = round(x log2e) is in [-150, 0] and a single scale
+// suffices: the FMA that rounds x log2e adds M = 1.5 * 2^23 + 191, so
+// shifting t's bits left by 23 gives the bits of 2^(k + 64) (k + 191 in [41,
+// 191], the garbage above bit 31 shifted out), a normal number; the
+// polynomial's coefficients carry the 2^-64 (exactly), so p * 2^(k + 64) is
+// one rounding, denormals included. Five operations fewer than Exp32's two
+// scales and both-sided clamp.
+llvm::Value* ExpOfNonPositive32(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  const double magic = 12582912.0 + 191.0;
+  llvm::Value* big = Fma(b, x, F(t, 1.4426950408889634), F(t, magic));
+  llvm::Value* kf = b.CreateFSub(big, F(t, magic));
+  llvm::Value* r = Fma(b, kf, F(t, -0.693359375), x);
+  r = Fma(b, kf, F(t, 0.00021219444005469057), r);
+  llvm::Value* p = ExpReduced32(b, r, -64);
+  llvm::Value* scale = b.CreateBitCast(b.CreateShl(b.CreateBitCast(big, IntOf(t)), I(t, 23)), t);
+  return b.CreateFMul(p, scale);
+}
+
+// float sigmoid: e = exp(-|x|) as above, then 1 / (1 + e) for x >= 0 and
 // e / (1 + e) below, one IEEE division (LLVM merges the two quotients). The
 // division stays: on Zen 4 the divider runs beside the two FMA pipes, which
 // are this loop's bottleneck (10 FMA/multiplies per 16 floats), and a
@@ -356,14 +371,7 @@ llvm::Value* Sigmoid32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   llvm::Value* nx = b.CreateFNeg(Fabs(b, x));
   nx = b.CreateSelect(b.CreateFCmpOLT(nx, F(t, -104.0)), F(t, -104.0), nx);  // NaN kept
-  const double magic = 12582912.0 + 191.0;
-  llvm::Value* big = Fma(b, nx, F(t, 1.4426950408889634), F(t, magic));
-  llvm::Value* kf = b.CreateFSub(big, F(t, magic));
-  llvm::Value* r = Fma(b, kf, F(t, -0.693359375), nx);
-  r = Fma(b, kf, F(t, 0.00021219444005469057), r);
-  llvm::Value* p = ExpReduced32(b, r, -64);
-  llvm::Value* scale = b.CreateBitCast(b.CreateShl(b.CreateBitCast(big, IntOf(t)), I(t, 23)), t);
-  llvm::Value* e = b.CreateFMul(p, scale);
+  llvm::Value* e = ExpOfNonPositive32(b, nx);
   llvm::Value* d = b.CreateFAdd(e, F(t, 1.0));
   llvm::Value* num = b.CreateSelect(b.CreateFCmpOLT(x, F(t, 0.0)), e, F(t, 1.0));
   return b.CreateFDiv(num, d);
@@ -385,6 +393,15 @@ llvm::Value* Exp(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Value* r = Fma(b, kf, F(t, -ln2_hi), x);
   r = Fma(b, kf, F(t, -ln2_lo), r);
   return ExpFromParts(b, k, r);
+}
+
+llvm::Value* ExpNonPositive(llvm::IRBuilderBase& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  // min(x, 0) and the clamp at -104 (below, exp is 0 anyway), NaN kept.
+  x = b.CreateSelect(b.CreateFCmpOLT(F(t, 0.0), x), F(t, 0.0), x);
+  if (FormatOf(t).f64) return Exp(b, x);
+  x = b.CreateSelect(b.CreateFCmpOLT(x, F(t, -104.0)), F(t, -104.0), x);
+  return ExpOfNonPositive32(b, x);
 }
 
 llvm::Value* Exp2(llvm::IRBuilderBase& b, llvm::Value* x) {

@@ -12,6 +12,7 @@
 // sweeps densely (and over random bit patterns of every binade):
 //              float32                           float64
 //   exp        0.86 ULP  [-103.9, 88.7]           0.87 ULP  [-745, 709.7]
+//   exp(min(x, 0))  ULP  [-103.9, 0]                   as exp
 //   exp2       0.87      [-149, 127.9]            0.91      [-1074, 1023.9]
 //   log        0.92      all positive floats      1.25      all positive doubles
 //   log2       1.82      all positive floats      1.29      all positive doubles
@@ -50,6 +51,9 @@ namespace math {
 
 // Pre: x (and y) are float or double, scalar or fixed vector, same type.
 llvm::Value* Exp(llvm::IRBuilderBase& b, llvm::Value* x);
+// exp(min(x, 0)) (NaN kept): softmax's exp(x - max). Its result is at most 1,
+// so float32 scales by 2^k in one step (vector_math.cc), with exp's accuracy.
+llvm::Value* ExpNonPositive(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* Exp2(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* Log(llvm::IRBuilderBase& b, llvm::Value* x);
 llvm::Value* Log2(llvm::IRBuilderBase& b, llvm::Value* x);

@@ -129,8 +129,11 @@ Result<ir::PrimFunc> LegalizeAttention(const ir::CallExpr& call, const std::stri
   });
   te::Tensor mx = b.Reduce("T_max", rows, ct, te::ReduceKind::kMax, {T},
                            [&](const te::Indices& i, const te::Indices& t) { return scores({i[0], i[1], i[2], t[0]}); });
-  te::Tensor ex = b.Compute("T_exp", scores_shape, ct,
-                            [&](const te::Indices& i) { return Intrin("exp", {scores(i) - mx({i[0], i[1], i[2]})}); });
+  // min(., 0) changes no value (scores - max <= 0) and gives the emitter the
+  // one-step scale of a non-positive exponent, as in softmax (op_softmax.cc).
+  te::Tensor ex = b.Compute("T_exp", scores_shape, ct, [&](const te::Indices& i) {
+    return Intrin("exp", {ir::MakeBinary(ir::TirKind::kMin, scores(i) - mx({i[0], i[1], i[2]}), ir::FloatImm(ct, 0.0))});
+  });
   te::Tensor sum = b.Reduce("T_sum", rows, ct, te::ReduceKind::kSum, {T},
                             [&](const te::Indices& i, const te::Indices& t) { return ex({i[0], i[1], i[2], t[0]}); });
   std::vector<PrimExpr> out_shape{B, S, H, Dv};

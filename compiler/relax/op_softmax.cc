@@ -42,8 +42,12 @@ Result<ir::PrimFunc> LegalizeSoftmaxImpl(const ir::CallExpr& call, const std::st
   std::vector<PrimExpr> rows = KeptDims(x.shape(), axes);
   te::Tensor mx = b.Reduce("T_max", rows, ct, te::ReduceKind::kMax, {x.shape()[axis]},
                            [&](const te::Indices& i, const te::Indices& k) { return in(MergeIndex(nd, axes, i, k)); });
+  // x - max <= 0 (NaN aside); saying so with min(., 0), which changes no
+  // value, lets the kernel emitter scale the exponential in one step
+  // (vector_math.h ExpNonPositive: five operations fewer per vector).
   te::Tensor ex = b.Compute("T_exp", x.shape(), ct, [&](const te::Indices& i) {
-    return Intrin("exp", {in(i) - mx(KeptIndex(axes, i))});
+    PrimExpr d = in(i) - mx(KeptIndex(axes, i));
+    return Intrin("exp", {ir::MakeBinary(ir::TirKind::kMin, d, ir::FloatImm(ct, 0.0))});
   });
   te::Tensor sum = b.Reduce("T_sum", rows, ct, te::ReduceKind::kSum, {x.shape()[axis]},
                             [&](const te::Indices& i, const te::Indices& k) { return ex(MergeIndex(nd, axes, i, k)); });

@@ -601,7 +601,8 @@ Stmt SplitAcrossThreads(const Reduction& r, int64_t threads, bool plain_max) {
 // With T.max's NaN propagation, a row holding a NaN gives m = NaN, every e[j]
 // NaN, s NaN and every output NaN. With the plain a > b ? a : b instead, m is
 // some value, but e at the NaN's position is exp(NaN - m) = NaN, so s, which
-// sums every e[k], is NaN again, and every output e[j] / s is NaN: the same
+// sums every e[k], is NaN again (op_softmax.cc's min(x - m, 0) keeps the
+// NaN), and every output e[j] / s is NaN: the same
 // rows of NaN. A row without NaN gets the same m bit for bit (the plain max
 // is T.max's select without its NaN test; +-inf and signed zeros compare the
 // same), so every output is identical. m, e and s are row-local buffers, so
@@ -653,7 +654,16 @@ std::unordered_set<const ForNode*> SoftmaxMaxLoops(const std::vector<Stmt>& seq,
       if (st == nullptr || !SameRange(fe, fm) || st->indices.size() != 1 || !IsVar(st->indices[0], fe->loop_var.get())) continue;
       const auto* call = st->value.as<CallNode>();
       if (call == nullptr || call->op != "exp" || call->args.size() != 1) continue;
-      const auto* sub = call->args[0].as<SubNode>();
+      // exp(x - m), or exp(min(x - m, 0)) as op_softmax.cc writes it.
+      PrimExpr arg = call->args[0];
+      if (const auto* mn = arg.as<MinNode>()) {
+        auto zero = [](const PrimExpr& v) {
+          const auto* f = v.as<FloatImmNode>();
+          return f != nullptr && f->value == 0.0;
+        };
+        arg = zero(mn->b) ? mn->a : zero(mn->a) ? mn->b : arg;
+      }
+      const auto* sub = arg.as<SubNode>();
       const BufferLoadNode* xe = sub ? RowLoad(sub->a, fe->loop_var.get()) : nullptr;
       if (xe == nullptr || !SameRow(xe, xm) || !IsLoadOf(sub->b, rm->buffer, rm->idx)) continue;
       if (!local.count(st->buffer->data.get())) continue;

@@ -4,6 +4,7 @@
 // and that the numbers are right.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -123,6 +124,10 @@ class Module:
                 D[i, strided * 2] = A[i, strided]
             for shifted in T.vectorized(9):
                 B[i, shifted] = B[i, shifted + 1] + T.float32(1)
+            for pick in T.vectorized(10):
+                B[i, pick] = T.Select(A[i, pick] > B[i, pick], A[i, pick], B[i, pick])
+            for int_pick in T.vectorized(10):
+                B[i, int_pick] = T.Select(N[i, int_pick] > 0, A[i, int_pick], B[i, int_pick])
             for ints in T.vectorized(10):
                 N[i, ints] = N[i, ints] + 1
             for outer in T.vectorized(10):
@@ -135,13 +140,59 @@ class Module:
     return f != nullptr && codegen::EmitsAsVectors(f->body, f->loop_var.get());
   };
   EXPECT_TRUE(qualifies("accum"));     // an accumulator read at its own lane
-  EXPECT_FALSE(qualifies("relu"));     // max: not among the operations
+  EXPECT_TRUE(qualifies("relu"));      // min / max, as the scalar path computes them
+  EXPECT_TRUE(qualifies("pick"));      // a select on a float comparison
+  EXPECT_FALSE(qualifies("int_pick"));  // a select on an integer comparison
   EXPECT_FALSE(qualifies("strided"));  // a store that moves 2 elements per iteration
   EXPECT_FALSE(qualifies("shifted"));  // reads the stored buffer one lane on
   EXPECT_FALSE(qualifies("ints"));     // not float32
   // Buffers the body does not store are read at any index; B[0, 3] does
   // not move with the loop and is splat.
   EXPECT_TRUE(qualifies("outer"));
+}
+
+// A row's max as the reduction schedule's halving tree writes it
+// (reduce_schedule.h): steps between stack buffers, outside any unrolled
+// loop. Explicit vectors too (LLVM promotes the arrays to scalars and
+// rebuilt softmax's tree from 4-lane pieces), with the right numbers.
+TEST(CodegenVectorLoopTest, HalvingTreeOnTheStackIsExplicitVectors) {
+  std::vector<PrimFunc> funcs = Funcs(R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def rowmax(A: T.Buffer((3, 64), "float32"), M: T.Buffer((3,), "float32")):
+        for r in T.serial(3):
+            acc = T.decl_buffer((64,), "float32")
+            h32 = T.decl_buffer((32,), "float32")
+            h16 = T.decl_buffer((16,), "float32")
+            h8 = T.decl_buffer((8,), "float32")
+            for k in T.vectorized(64):
+                acc[k] = A[r, k]
+            for k in T.vectorized(32):
+                h32[k] = T.Select(acc[k] > acc[k + 32], acc[k], acc[k + 32])
+            for k in T.vectorized(16):
+                h16[k] = T.max(h32[k], h32[k + 16])
+            for k in T.vectorized(8):
+                h8[k] = T.Select(h16[k] > h16[k + 8], h16[k], h16[k + 8])
+            M[r] = T.max(T.max(T.max(h8[0], h8[1]), T.max(h8[2], h8[3])), T.max(T.max(h8[4], h8[5]), T.max(h8[6], h8[7])))
+)");
+  ASSERT_EQ(funcs.size(), 1u);
+  Result<std::string> ir = codegen::EmitLLVMIR(funcs, {"", "", "", 0});
+  ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+  EXPECT_NE(ir->find("fcmp ogt <16 x float>"), std::string::npos);
+  EXPECT_NE(ir->find("fcmp ogt <8 x float>"), std::string::npos);
+  // The copy from A (not on the stack) keeps the scalar loop.
+  EXPECT_EQ(ir->find("load <16 x float>, ptr %A"), std::string::npos);
+  Tensor a = MakeTensor({3, 64}), m = MakeTensor({3});
+  FillRandom(a, 5);
+  a.data<float>()[64 + 37] = 9.0f;
+  BuildAndRun(funcs, "rowmax", {a, m});
+  if (HasFatalFailure()) return;
+  for (int r = 0; r < 3; ++r) {
+    float want = a.data<float>()[r * 64];
+    for (int k = 1; k < 64; ++k) want = std::max(want, a.data<float>()[r * 64 + k]);
+    EXPECT_EQ(m.data<float>()[r], want) << r;
+  }
+  EXPECT_EQ(m.data<float>()[1], 9.0f);
 }
 
 // A row split into its even and odd columns, as the stride-2 window

@@ -52,6 +52,8 @@ class VectorMathTest : public ::testing::Test {
         ks.push_back({f + s, "T." + f + "(A[i])", dt, dt});
       }
       ks.push_back({"pow" + s, "T.pow(A[i], B[i])", dt, dt});
+      // softmax's form (op_softmax.cc): the emitter's exp of a non-positive operand.
+      ks.push_back({"expnp" + s, "T.exp(T.min(A[i], T." + dt + "(0)))", dt, dt});
     }
     auto lib = BuildText(ElementwiseModule(ks));
     ASSERT_TRUE(lib.ok()) << lib.status().ToString();
@@ -155,6 +157,9 @@ TEST_F(VectorMathTest, Float32WithinStatedUlp) {
   EXPECT_LE(MaxUlp<T>("exp32", Sweep<T>(-88, 88, n, 1), [](LD x) { return std::exp(x); }), 1.0);
   EXPECT_LE(MaxUlp<T>("exp32", Sweep<T>(-103.9, -87, n, 2), [](LD x) { return std::exp(x); }), 1.0);  // denormals
   EXPECT_LE(MaxUlp<T>("exp232", Sweep<T>(-149, 127.9, n, 3), [](LD x) { return std::exp2(x); }), 1.0);
+  auto exp_np = [](LD x) { return std::exp(std::min(x, LD(0))); };
+  EXPECT_LE(MaxUlp<T>("expnp32", Sweep<T>(-88, 10, n, 31), exp_np), 1.0);
+  EXPECT_LE(MaxUlp<T>("expnp32", Sweep<T>(-103.9, -87, n, 32), exp_np), 1.0);  // denormals
   EXPECT_LE(MaxUlp<T>("log32", AllPositive<T>(2 * n, 4), [](LD x) { return std::log(x); }), 1.0);
   EXPECT_LE(MaxUlp<T>("log32", Sweep<T>(0.5, 2, n, 5), [](LD x) { return std::log(x); }), 1.0);
   EXPECT_LE(MaxUlp<T>("log232", AllPositive<T>(2 * n, 6), [](LD x) { return std::log2(x); }), 2.0);
@@ -203,6 +208,7 @@ TEST_F(VectorMathTest, Float64WithinStatedUlp) {
   EXPECT_LE(MaxUlp<T>("exp64", Sweep<T>(-708, 709, n, 21), [](LD x) { return std::exp(x); }), 1.0);
   EXPECT_LE(MaxUlp<T>("exp64", Sweep<T>(-745, -708, n, 22), [](LD x) { return std::exp(x); }), 1.0);
   EXPECT_LE(MaxUlp<T>("exp264", Sweep<T>(-1074, 1023.9, n, 23), [](LD x) { return std::exp2(x); }), 1.0);
+  EXPECT_LE(MaxUlp<T>("expnp64", Sweep<T>(-745, 10, n, 33), [](LD x) { return std::exp(std::min(x, LD(0))); }), 1.0);
   EXPECT_LE(MaxUlp<T>("log64", AllPositive<T>(2 * n, 24), [](LD x) { return std::log(x); }), 1.5);
   EXPECT_LE(MaxUlp<T>("log64", Sweep<T>(0.5, 2, n, 25), [](LD x) { return std::log(x); }), 1.5);
   EXPECT_LE(MaxUlp<T>("log264", AllPositive<T>(2 * n, 26), [](LD x) { return std::log2(x); }), 1.5);
@@ -240,6 +246,7 @@ void CheckSpecials(VectorMathTest* t, const std::string& suffix,
   std::vector<Case> cases = {
       {"exp", {1, 1, inf, 0, nan, inf, 0, 1}},
       {"exp2", {1, 1, inf, 0, nan, inf, 0, 1}},
+      {"expnp", {1, 1, 1, 0, nan, 1, 0, 1}},
       {"log", {-inf, -inf, inf, nan, nan, static_cast<T>(std::log(static_cast<LD>(big))), nan,
                static_cast<T>(std::log(static_cast<LD>(tiny)))}},
       {"tanh", {0, -0.0, 1, -1, nan, 1, -1, tiny}},
@@ -288,6 +295,27 @@ TEST_F(VectorMathTest, PowFollowsC) {
     ExpectSame<float>(got[i], w[i], "pow(" + std::to_string(x[i]) + ", " + std::to_string(y[i]) + ")");
     ExpectSame<float>(got[i], std::pow(x[i], y[i]), "C pow agrees");
   }
+}
+
+// exp(min(x, 0)) (softmax's form) takes the one-step scale: one shift of
+// the rounded exponent into place where exp takes two.
+TEST(VectorMathIrTest, ExpOfNonPositiveScalesOnce) {
+  auto shifts = [](const std::string& expr) {
+    Result<ir::IRModule> mod = text::ParseModule(ElementwiseModule({{"k", expr, "float32", "float32"}}), "<t>");
+    EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+    std::vector<ir::PrimFunc> funcs;
+    for (const auto& e : mod->entries)
+      if (e.prim) funcs.push_back(e.prim);
+    Result<std::string> ir = codegen::EmitLLVMIR(Prepare(funcs, 1), {});
+    EXPECT_TRUE(ir.ok()) << ir.status().ToString();
+    int n = 0;
+    for (size_t pos = ir->find("= shl <"); pos != std::string::npos; pos = ir->find("= shl <", pos + 1)) ++n;
+    return n;
+  };
+  int general = shifts("T.exp(A[i])");
+  int non_positive = shifts("T.exp(T.min(A[i], T.float32(0)))");
+  EXPECT_GT(general, 0);
+  EXPECT_LT(non_positive, general);
 }
 
 }  // namespace
