@@ -125,7 +125,7 @@ void KernelEmitter::For(const ForNode* op) {
 // max(acc[k], acc[k + 32]) down to one lane). LLVM promotes such small
 // arrays to scalars, so the loop reaches its SLP vectorizer as straight-line
 // scalar code; for softmax's 128-column rows it rebuilt the max tree as 70
-// 4-lane shuffles and maxes where explicit vectors take 10.
+// 4-lane shuffles and maxes where explicit vectors take 11.
 bool KernelEmitter::OnlyStackBuffers(const ir::Stmt& body) const {
   std::vector<const BufferStoreNode*> stores;
   if (!codegen::CollectStores(body, &stores)) return false;

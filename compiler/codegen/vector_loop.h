@@ -21,7 +21,7 @@
 // halving steps of a row reduction's tree, reduce_schedule.h), wherever it
 // is: LLVM promotes those small arrays to scalars, and for softmax's
 // 128-column rows its SLP vectorizer rebuilt the max tree as about 70 4-lane
-// shuffles and maxes (explicit: 10 instructions; softmax over 512 rows of
+// shuffles and maxes (explicit: 11 instructions; softmax over 512 rows of
 // 128, one thread, kiln-bench medians: 27.6 -> 23.5 us).
 //
 // Only simple bodies qualify (everything else keeps the scalar loop):
