@@ -17,6 +17,7 @@
 #include "compiler/text/text.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/inline_elementwise.h"
+#include "compiler/tir/alias_output_buffers.h"
 #include "compiler/tir/compact_loop_buffers.h"
 #include "compiler/tir/extend_allocate_scopes.h"
 #include "compiler/tir/lower_blocks.h"
@@ -211,8 +212,10 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
         // Then buffers that hold one slice per iteration of a loop move
         // inside it (after the scopes are extended: an Allocate's body
         // must hold every use of its buffer).
-        e.prim = tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(
-            tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(e.prim)), threads))));
+        // Last, a workspace of the output's shape that feeds the output's
+        // store moves into the output (a long row's softmax).
+        e.prim = tir::AliasOutputBuffers(tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(
+            tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(e.prim)), threads)))));
       }
     }
     return out;
