@@ -313,17 +313,13 @@ llvm::Value* KernelEmitter::Call(const CallNode* op) {
 bool KernelEmitter::NonPositiveOperand(const PrimExpr& e) {
   if (e->kind() != TirKind::kMin) return false;
   const auto* m = static_cast<const BinaryNode*>(e.get());
-  auto zero = [](const PrimExpr& v) {
-    const auto* f = v.as<FloatImmNode>();
-    return f != nullptr && f->value == 0.0;
-  };
-  return zero(m->a) || zero(m->b);
+  return tir::nest::IsFloatZero(m->a) || tir::nest::IsFloatZero(m->b);
 }
 
 // exp(min(v, 0)) for the operand NonPositiveOperand accepted, in compute type ct.
 llvm::Value* KernelEmitter::ExpNonPositive(const PrimExpr& e, DType t, DType ct) {
   const auto* m = static_cast<const BinaryNode*>(e.get());
-  const PrimExpr& v = m->a.as<FloatImmNode>() != nullptr ? m->b : m->a;
+  const PrimExpr& v = tir::nest::IsFloatZero(m->a) ? m->b : m->a;
   return math::ExpNonPositive(b_, CastValue(ExprAs(v, t), t, ct));
 }
 

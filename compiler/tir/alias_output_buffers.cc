@@ -15,15 +15,6 @@ using namespace ir;  // NOLINT
 
 namespace {
 
-bool SameStaticShape(const Buffer& a, const Buffer& b) {
-  if (a->shape.size() != b->shape.size() || a->dtype != b->dtype) return false;
-  for (size_t d = 0; d < a->shape.size(); ++d) {
-    const int64_t *x = nest::ConstInt(a->shape[d]), *y = nest::ConstInt(b->shape[d]);
-    if (x == nullptr || y == nullptr || *x != *y) return false;
-  }
-  return true;
-}
-
 // The loads and stores of one buffer's storage in a statement.
 struct Refs : StmtExprVisitor {
   explicit Refs(const Buffer& b) : buffer(b) {}
@@ -35,7 +26,7 @@ struct Refs : StmtExprVisitor {
 
   bool Mine(const Buffer& b) {
     if (b->data.get() != buffer->data.get()) return false;
-    if (b != buffer && !SameStaticShape(b, buffer)) other_shape = true;
+    if (b != buffer && !nest::SameStaticShape(b, buffer)) other_shape = true;
     return true;
   }
   void VisitExpr(const PrimExpr& e) override {
@@ -130,7 +121,7 @@ class Retarget : public StmtExprMutator {
 // condition of the header fails.
 Stmt TryAlias(const AllocateNode* alloc, const Buffer& out, const Stmt& func_body) {
   const Buffer& e = alloc->buffer;
-  if (e->scope != "global" || !e->strides.empty() || !out->strides.empty() || !SameStaticShape(e, out)) return nullptr;
+  if (e->scope != "global" || !e->strides.empty() || !out->strides.empty() || !nest::SameStaticShape(e, out)) return nullptr;
   Refs o_all = RefsIn(func_body, out);
   if (!o_all.clean() || !o_all.loads.empty() || o_all.stores.size() != 1) return nullptr;
   const BufferStoreNode* store = o_all.stores[0];
@@ -152,8 +143,8 @@ Stmt TryAlias(const AllocateNode* alloc, const Buffer& out, const Stmt& func_bod
   // Down to the sequence that splits the accesses.
   std::vector<bool> owned(e->shape.size(), false);
   Stmt cur = alloc->body;
-  const SeqStmtNode* split = nullptr;
-  while (cur && split == nullptr) {
+  Stmt split;
+  while (cur && !split) {
     if (const auto* f = As<ForNode>(cur)) {
       bool found = false;
       for (size_t d = 0; d < owned.size() && !found; ++d) {
@@ -171,7 +162,7 @@ Stmt TryAlias(const AllocateNode* alloc, const Buffer& out, const Stmt& func_bod
       if (holder) {
         cur = holder;
       } else {
-        split = seq;
+        split = cur;
       }
     } else if (const auto* let = As<LetStmtNode>(cur)) {
       cur = let->body;
@@ -181,21 +172,14 @@ Stmt TryAlias(const AllocateNode* alloc, const Buffer& out, const Stmt& func_bod
       return nullptr;
     }
   }
-  if (split == nullptr) return nullptr;
+  if (!split) return nullptr;
 
-  // The statement with O's store comes last among those touching E or O.
-  size_t k = split->seq.size();
-  for (size_t i = 0; i < split->seq.size(); ++i)
-    if (!RefsIn(split->seq[i], out).stores.empty()) k = i;
-  if (k == split->seq.size()) return nullptr;
-  for (size_t i = k + 1; i < split->seq.size(); ++i)
-    if (RefsIn(split->seq[i], e).count() + RefsIn(split->seq[i], out).count() != 0) return nullptr;
-
-  // Into that statement while it is an allocation, a let that reads
-  // neither buffer, or a sequence whose later statements touch neither
-  // (ExtendAllocateScopes wraps softmax's sum and output loops in the sum's
-  // partial buffers): what comes before the store's statement runs first.
-  Stmt last = split->seq[k];
+  // From there to the statement holding O's store: through sequences whose
+  // later statements touch neither buffer (what comes before the store's
+  // statement runs first), allocations (ExtendAllocateScopes wraps softmax's
+  // sum and output loops in the sum's partial buffers) and lets that read
+  // neither buffer.
+  Stmt last = split;
   for (bool deeper = true; deeper;) {
     deeper = false;
     if (const auto* a = As<AllocateNode>(last)) {

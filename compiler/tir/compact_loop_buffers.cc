@@ -14,15 +14,6 @@ using namespace ir;  // NOLINT
 
 namespace {
 
-bool SameShape(const Buffer& a, const Buffer& b) {
-  if (a->shape.size() != b->shape.size() || a->dtype != b->dtype) return false;
-  for (size_t d = 0; d < a->shape.size(); ++d) {
-    const int64_t *x = nest::ConstInt(a->shape[d]), *y = nest::ConstInt(b->shape[d]);
-    if (x == nullptr || y == nullptr || *x != *y) return false;
-  }
-  return true;
-}
-
 // The accesses of one buffer's storage in a statement.
 struct Accesses : StmtExprVisitor {
   explicit Accesses(const Buffer& b) : buffer(b) {}
@@ -33,7 +24,7 @@ struct Accesses : StmtExprVisitor {
 
   void Note(const Buffer& b, const std::vector<PrimExpr>& idx) {
     if (b->data.get() != buffer->data.get()) return;
-    if (b != buffer && !SameShape(b, buffer)) other_shape = true;
+    if (b != buffer && !nest::SameStaticShape(b, buffer)) other_shape = true;
     indices.push_back(&idx);
   }
   void VisitExpr(const PrimExpr& e) override {

@@ -15,6 +15,15 @@ const int64_t* ConstInt(const PrimExpr& e) {
 
 PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
 
+bool SameStaticShape(const Buffer& a, const Buffer& b) {
+  if (a->shape.size() != b->shape.size() || a->dtype != b->dtype) return false;
+  for (size_t d = 0; d < a->shape.size(); ++d) {
+    const int64_t *x = ConstInt(a->shape[d]), *y = ConstInt(b->shape[d]);
+    if (x == nullptr || y == nullptr || *x != *y) return false;
+  }
+  return true;
+}
+
 PrimFunc WithBody(const PrimFunc& f, Stmt body) {
   if (body == f->body) return f;
   auto copy = std::make_shared<PrimFuncNode>(*f);
@@ -27,6 +36,11 @@ bool IsVar(const PrimExpr& e, const VarNode* v) { return e.get() == v; }
 bool IsZero(const PrimExpr& e) {
   const int64_t* c = ConstInt(e);
   return c != nullptr && *c == 0;
+}
+
+bool IsFloatZero(const PrimExpr& e) {
+  const auto* f = e.as<FloatImmNode>();
+  return f != nullptr && f->value == 0.0;
 }
 
 bool SameExtent(const PrimExpr& a, const PrimExpr& b) {

@@ -23,8 +23,12 @@ ir::PrimExpr I64(int64_t v);
 ir::PrimFunc WithBody(const ir::PrimFunc& f, ir::Stmt body);
 bool IsVar(const ir::PrimExpr& e, const ir::VarNode* v);
 bool IsZero(const ir::PrimExpr& e);
+// A float literal 0 (either sign).
+bool IsFloatZero(const ir::PrimExpr& e);
 // Same node, or equal integer constants.
 bool SameExtent(const ir::PrimExpr& a, const ir::PrimExpr& b);
+// Same dtype and the same static extents (false when either has a symbolic one).
+bool SameStaticShape(const ir::Buffer& a, const ir::Buffer& b);
 // Whether `e` reads any of `vars`.
 bool Uses(const ir::PrimExpr& e, const std::unordered_set<const ir::VarNode*>& vars);
 

@@ -657,11 +657,7 @@ std::unordered_set<const ForNode*> SoftmaxMaxLoops(const std::vector<Stmt>& seq,
       // exp(x - m), or exp(min(x - m, 0)) as op_softmax.cc writes it.
       PrimExpr arg = call->args[0];
       if (const auto* mn = arg.as<MinNode>()) {
-        auto zero = [](const PrimExpr& v) {
-          const auto* f = v.as<FloatImmNode>();
-          return f != nullptr && f->value == 0.0;
-        };
-        arg = zero(mn->b) ? mn->a : zero(mn->a) ? mn->b : arg;
+        arg = nest::IsFloatZero(mn->b) ? mn->a : nest::IsFloatZero(mn->a) ? mn->b : arg;
       }
       const auto* sub = arg.as<SubNode>();
       const BufferLoadNode* xe = sub ? RowLoad(sub->a, fe->loop_var.get()) : nullptr;
