@@ -17,12 +17,18 @@ empty :=
 space := $(empty) $(empty)
 tsan_regex := ^($(subst $(space),|,$(strip $(TSAN_TARGETS))))$$
 
-.PHONY: all setup configure build demo test test-runtime-only test-asan test-asan-runtime test-tsan fuzz clean
+.PHONY: all setup venv configure build demo test test-sanitizers test-runtime-only test-asan test-asan-runtime test-tsan fuzz clean
 
 all: build
 
 setup:
 	@bash scripts/setup.sh
+
+# The project's Python venv (pinned ONNX Runtime, numpy, onnx from PyPI) for
+# the tests that compare with ONNX Runtime. The build needs none of it; when
+# PyPI cannot be reached those tests say they were skipped and why.
+venv: setup
+	@bash scripts/setup_venv.sh $(BUILD)/venv || echo "make: could not make $(BUILD)/venv (scripts/setup_venv.sh); the tests that need ONNX Runtime will be skipped"
 
 configure: setup
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
@@ -33,16 +39,19 @@ build: configure
 demo: build
 	@bash scripts/demo.sh $(BUILD)
 
-# What CI runs (.ci/run): every test of the full build; the whole suite again
-# with ASan + UBSan; the runtime alone without LLVM, yaml-cpp or the compiler
-# (what an edge deployment links); the runtime-side tests under TSan; each
-# fuzzer for FUZZ_SECONDS. Measured on this 2-core machine: the ASan build of
-# the whole suite takes about 20 min with a cold compiler cache, its tests
-# 1.5 min; with a warm cache all of `make test` takes about 10 min.
-test: build
+# What a user runs (README's Quick start): every test of the full build, then
+# the runtime alone without LLVM, yaml-cpp or the compiler (what an edge
+# deployment links).
+test: build venv
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
-	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-runtime-only
+
+# The sanitizer and fuzz stages, which CI (.ci/run) runs after `make test`:
+# the whole suite again with ASan + UBSan, the runtime-side tests under TSan,
+# each fuzzer for FUZZ_SECONDS. Most of their time is the second build of the
+# suite with ASan (about 20 min with a cold compiler cache on 2 cores).
+test-sanitizers: build
+	@$(MAKE) --no-print-directory test-asan
 	@$(MAKE) --no-print-directory test-tsan
 	@$(MAKE) --no-print-directory fuzz
 

@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
 """Times examples/mlp.relax compiled by Kiln against ONNX Runtime, in one run.
 
-Not part of `make test` (it needs `pip install onnxruntime onnx numpy`).
+Not part of `make test`. Run it with the project's venv, which has ONNX Runtime, onnx and numpy
+(`scripts/setup_venv.sh` makes build/venv): `build/venv/bin/python benchmarks/mlp_vs_onnxruntime.py ...`.
 
 For each batch size and thread count it measures, as medians of repeated
 measurements on this machine:

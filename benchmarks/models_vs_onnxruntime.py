@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
 """The three example models compiled by Kiln against ONNX Runtime, end to end, in one run.
 
-Not part of `make test` (it needs `pip install onnxruntime onnx numpy`). Run from the
+Not part of `make test`. Run it with the project's venv, which has ONNX Runtime, onnx and numpy
+(`scripts/setup_venv.sh` makes build/venv): `build/venv/bin/python benchmarks/models_vs_onnxruntime.py ...`. Run from the
 repository root after building kiln-compile, kiln-run and kiln-bench.
 
 Models (issue 4 §6):

@@ -1,12 +1,12 @@
-#!/usr/bin/env python3
 """Real networks from ONNX files (issue 7 §4, §5): Kiln against ONNX Runtime in the same run.
 
-Not part of `make test`. Needs the pyenv `python3` with onnxruntime and numpy for this script, and
+Not part of `make test`. Run this script with the project's venv (ONNX Runtime, numpy; `scripts/setup_venv.sh`
+makes build/venv), and
 Debian's /usr/bin/python3 with torch for the export (benchmarks/onnx/export_models.py; run by this
 script when the model folder has no manifest.json, or with --export). Build kiln-compile, kiln-run and
 kiln-bench first. From the repository root:
 
-    python3 benchmarks/onnx/bench_vs_onnxruntime.py --build build [--models-dir build/onnx-models]
+    build/venv/bin/python benchmarks/onnx/bench_vs_onnxruntime.py --build build [--models-dir build/onnx-models]
         [--models mlp,mlp_b1,resnet18,mobilenet_v2,squeezenet,encoder] [--threads 1,2]
         [--rounds 5] [--min-time 0.5] [--export]
 

@@ -1,7 +1,7 @@
-#!/usr/bin/env python3
 """Per-call overhead of Kiln (kiln_overhead_benchmark) against ONNX Runtime, in one run.
 
-Not part of `make test` (it needs `pip install onnxruntime onnx numpy`).
+Not part of `make test`. Run it with the project's venv, which has ONNX Runtime, onnx and numpy
+(`scripts/setup_venv.sh` makes build/venv): `build/venv/bin/python benchmarks/runtime/overhead_vs_onnxruntime.py ...`.
 
 The two programs of benchmarks/runtime/overhead_benchmark.cc, on one thread:
   add: two 1-element float32 tensors added (ONNX: one Add node);

@@ -1,5 +1,5 @@
 # Generates the erf polynomial coefficients of compiler/codegen/vector_math.cc
-# (Chebyshev fits with mpmath, printed as C++ arrays). Run: python3 erf_coefficients.py
+# (Chebyshev fits with mpmath, printed as C++ arrays). Run: /usr/bin/python3 erf_coefficients.py (Debian's python3-mpmath)
 import mpmath as mp
 mp.mp.dps = 60
 def P(u): return mp.erf(mp.sqrt(u))/mp.sqrt(u) if u > 0 else 2/mp.sqrt(mp.pi)

@@ -59,6 +59,17 @@ Result<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const CodegenOpti
       cpu = "generic";
     }
   }
+  // No hardware gathers or scatters on x86: LLVM 19's SLP vectorizer, when
+  // AVX-512 makes masked gathers legal, builds gather trees for small
+  // unrolled broadcasts whose shuffles leave lanes poison (a 4x1x3 + 1x5x1 add
+  // wrote 4 wrong numbers of 60 on a Sapphire Rapids host; reproducible with
+  // `opt -O3 -mcpu=skylake-avx512`). Gathers are also slow on current Intel
+  // parts; Kiln's own vector loops use contiguous or masked loads, so this
+  // costs the schedules nothing. "prefer-no-*" are tuning flags, not CPU
+  // features: the loader's feature check ignores them.
+  if (llvm::Triple(triple).isX86() && features.find("prefer-no-gather") == std::string::npos) {
+    features += std::string(features.empty() ? "" : ",") + "+prefer-no-gather,+prefer-no-scatter";
+  }
   std::string err;
   const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple, err);
   if (target == nullptr) return InvalidArgument("unknown target triple '" + triple + "': " + err);
