@@ -144,6 +144,16 @@ ir::PrimExpr SimplifyDim(const ir::PrimExpr& e);
 
 // The largest element count (and dimension) the importer builds shapes of:
 // bigger values in a model are errors, so no shape arithmetic can overflow.
+// The newest default-domain opset imported. What opsets 18 to 21 changed in
+// the operators Kiln converts, and how each is taken: axes as an input for
+// every Reduce* (18); Split's num_outputs (18); Pad's axes input (18) and
+// "wrap" mode (19, refused by name); Resize's antialias, axes and
+// keep_aspect_ratio_policy (18) and half_pixel_symmetric (19), refused by
+// name where they change the result; AveragePool's dilations (19); Cast's
+// saturate (19, float8 only, no effect on the types Kiln has); new element
+// types of Constant, Cast, Reshape, ... (19, 21: float8, int4) refused as
+// element types. Operators new in these opsets are unsupported operators.
+constexpr int kMaxOpset = 21;
 constexpr int64_t kMaxElements = int64_t{1} << 50;
 // The product of `dims`, or nullopt when a dim is negative or it exceeds kMaxElements.
 std::optional<int64_t> CheckedProduct(const std::vector<int64_t>& dims);

@@ -672,9 +672,27 @@ Status ConvertPad(NodeCtx& ctx) {
   } else {
     KILN_ASSIGN_OR_RETURN(pads, ctx.ConstInts(1, "pads"));
     if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(value, ctx.ConstScalar(2, "constant_value")); }
-    if (ctx.HasInput(3)) return ctx.Unsupported("the axes input");
   }
   size_t n = static_cast<size_t>(xi->ndim);
+  // Opset 18's axes: pads name only these axes (begins, then ends); the others
+  // get none.
+  if (ctx.opset() < 18 && ctx.HasInput(3)) return ctx.Invalid("the axes input needs opset 18 or later");
+  if (ctx.HasInput(3)) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ctx.ConstInts(3, "axes"));
+    if (pads.size() != 2 * axes.size()) {
+      return ctx.Invalid("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
+    }
+    std::vector<int64_t> full(2 * n, 0);
+    std::vector<bool> seen(n, false);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(int64_t a, NormAxis(axes[i], xi->ndim));
+      if (seen[static_cast<size_t>(a)]) return ctx.Invalid("axes " + Join(axes) + " repeat an axis");
+      seen[static_cast<size_t>(a)] = true;
+      full[static_cast<size_t>(a)] = pads[i];
+      full[static_cast<size_t>(a) + n] = pads[i + axes.size()];
+    }
+    pads = full;
+  }
   if (pads.size() != 2 * n) return ctx.Invalid("pads has " + std::to_string(pads.size()) + " values, rank " + std::to_string(n) + " needs " + std::to_string(2 * n));
   std::vector<int64_t> width;
   for (size_t i = 0; i < n; ++i) {

@@ -36,7 +36,7 @@ Status ConvertReduce(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t keepdims, ctx.AttrInt("keepdims", 1));
   KILN_ASSIGN_OR_RETURN(int64_t noop_empty, ctx.AttrInt("noop_with_empty_axes", 0));
   // Axes: an input for ReduceSum from opset 13 (and the others from 18).
-  bool axes_input = ctx.op_type() == "ReduceSum" && ctx.opset() >= 13;
+  bool axes_input = (ctx.op_type() == "ReduceSum" && ctx.opset() >= 13) || ctx.opset() >= 18;
   std::vector<int64_t> axes;
   if (axes_input) {
     if (ctx.HasInput(1)) { KILN_ASSIGN_OR_RETURN(axes, ctx.ConstInts(1, "axes")); }

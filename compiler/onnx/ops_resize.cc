@@ -132,6 +132,20 @@ Status ConvertResize(NodeCtx& ctx) {
     s.exclude = exclude != 0;
     KILN_ASSIGN_OR_RETURN(s.cubic_a, ctx.AttrFloat("cubic_coeff_a", -0.75));
   }
+  // Opset 18's attributes: refused where they change the result, never ignored.
+  KILN_ASSIGN_OR_RETURN(int64_t antialias, ctx.AttrInt("antialias", 0));
+  if (antialias != 0) return ctx.Unsupported("antialias=" + std::to_string(antialias));
+  if (ctx.HasAttr("axes")) {
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axes, ctx.AttrInts("axes", {}));
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i] != static_cast<int64_t>(i) && axes[i] != static_cast<int64_t>(i) - 4) {
+        return ctx.Unsupported("axes other than all four in order");
+      }
+    }
+    if (axes.size() != 4) return ctx.Unsupported("axes other than all four in order");
+  }
+  KILN_ASSIGN_OR_RETURN(std::string policy, ctx.AttrString("keep_aspect_ratio_policy", "stretch"));
+  if (policy != "stretch") return ctx.Unsupported("keep_aspect_ratio_policy=\"" + policy + "\"");
   if (s.mode == "bilinear") s.mode = "linear";
   if (s.mode != "nearest" && s.mode != "linear" && s.mode != "cubic") return ctx.Unsupported("mode=\"" + s.mode + "\"");
   if (s.nearest != "round_prefer_floor" && s.nearest != "round_prefer_ceil" && s.nearest != "floor" && s.nearest != "ceil") {

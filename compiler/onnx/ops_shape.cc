@@ -412,6 +412,15 @@ Status ConvertSplit(NodeCtx& ctx) {
     KILN_ASSIGN_OR_RETURN(split, ctx.ConstInts(1, "split"));
   }
   size_t n = ctx.NumOutputs();
+  // Opset 18's num_outputs: parts of ceil(d / n), the last one shorter, as
+  // relax split's sections.
+  if (ctx.HasAttr("num_outputs")) {
+    KILN_ASSIGN_OR_RETURN(int64_t num_outputs, ctx.AttrInt("num_outputs", 0));
+    if (num_outputs != static_cast<int64_t>(n)) {
+      return ctx.Invalid("num_outputs=" + std::to_string(num_outputs) + " but the node has " + std::to_string(n) + " outputs");
+    }
+    if (!split.empty()) return ctx.Invalid("both num_outputs and the split input are given");
+  }
   ir::AttrMap attrs = {{"axis", AttrI(axis)}};
   if (split.empty()) {
     attrs["indices_or_sections"] = AttrI(static_cast<int64_t>(n));
