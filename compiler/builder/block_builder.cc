@@ -32,6 +32,28 @@ Status BlockBuilder::BeginFunction(const std::string& name, std::vector<ir::RVar
   return Status::Ok();
 }
 
+Status BlockBuilder::BeginNestedFunction(const std::string& name, std::vector<ir::RVar> params, ir::AttrMap attrs,
+                                         bool is_private) {
+  KILN_RETURN_IF_ERROR(CheckInFunction("BeginNestedFunction"));
+  FunctionScope outer = std::move(*fn_);
+  fn_.reset();
+  Status s = BeginFunction(name, std::move(params), std::move(attrs), is_private);
+  if (!s.ok()) {
+    fn_ = std::move(outer);
+    return s;
+  }
+  suspended_.push_back(std::move(outer));
+  return Status::Ok();
+}
+
+void BlockBuilder::AbandonFunction() {
+  fn_.reset();
+  if (!suspended_.empty()) {
+    fn_ = std::move(suspended_.back());
+    suspended_.pop_back();
+  }
+}
+
 Status BlockBuilder::CheckInFunction(const char* what) const {
   if (!fn_) return FailedPrecondition(std::string("BlockBuilder: ") + what + " outside a function; call BeginFunction first");
   return Status::Ok();
@@ -51,6 +73,7 @@ Status BlockBuilder::EndDataflow() {
   KILN_RETURN_IF_ERROR(CheckInFunction("EndDataflow"));
   if (!fn_->in_dataflow) return FailedPrecondition("BlockBuilder: EndDataflow without an open dataflow block in '" + fn_->name + "'");
   fn_->in_dataflow = false;
+  if (!fn_->blocks.empty() && fn_->blocks.back().is_dataflow && fn_->blocks.back().bindings.empty()) fn_->blocks.pop_back();
   return Status::Ok();
 }
 
@@ -160,6 +183,10 @@ Status BlockBuilder::EmitFuncOutput(ir::Expr result) {
   f->struct_info = std::make_shared<ir::FuncSInfo>(params, ret);
   mod_.Add(f->name, ir::Function(f));
   fn_.reset();
+  if (!suspended_.empty()) {
+    fn_ = std::move(suspended_.back());
+    suspended_.pop_back();
+  }
   return Status::Ok();
 }
 

@@ -44,8 +44,20 @@ class BlockBuilder {
 
   Status BeginFunction(const std::string& name, std::vector<ir::RVar> params, ir::AttrMap attrs = {},
                        bool is_private = false);
+  // Starts a function while another is open (a branch or loop body that an
+  // importer lifts out of the function it is building): the open one is
+  // suspended, and EmitFuncOutput or AbandonFunction of the nested one
+  // resumes it where it was.
+  Status BeginNestedFunction(const std::string& name, std::vector<ir::RVar> params, ir::AttrMap attrs = {},
+                             bool is_private = true);
+  // Drops the open function without adding it (after an error while building
+  // it); a suspended function resumes.
+  void AbandonFunction();
   Status BeginDataflow();
+  // Ends the open dataflow block; a block that holds no binding is dropped.
   Status EndDataflow();
+  // Whether a dataflow block is open.
+  bool InDataflow() const { return fn_ && fn_->in_dataflow; }
 
   // Binds `value` to a new variable (a dataflow variable inside a dataflow
   // block). An empty hint picks "lv<N>".
@@ -92,6 +104,7 @@ class BlockBuilder {
     std::map<std::string, int> name_counts;
   };
   std::optional<FunctionScope> fn_;
+  std::vector<FunctionScope> suspended_;  // outer functions of nested ones
 };
 
 }  // namespace builder

@@ -171,6 +171,50 @@ TEST(BlockBuilder, BindingsOutsideDataflowAndOperatorCalls) {
   EXPECT_TRUE(ir::StructuralEqual(bb.module(), *again));
 }
 
+// A function built while another is open (what the ONNX importer does for an
+// If's branches): the outer one resumes with its open dataflow block and its
+// names, and an abandoned nested function leaves no trace.
+TEST(BlockBuilder, NestedFunctionsSuspendTheOuterOne) {
+  BlockBuilder bb;
+  ir::RVar x = BlockBuilder::Param("x", ir::MakeTensorSInfo({2, 3}, f32));
+  ASSERT_TRUE(bb.BeginFunction("main", {x}).ok());
+  ASSERT_TRUE(bb.BeginDataflow().ok());
+  Result<ir::RVar> a = bb.Emit(ir::MakeOpCall("relax.add", {x, x}));
+  ASSERT_TRUE(a.ok());
+  ir::RVar p = BlockBuilder::Param("p", ir::MakeTensorSInfo({2, 3}, f32));
+  ASSERT_TRUE(bb.BeginNestedFunction("branch", {p}).ok());
+  EXPECT_FALSE(bb.InDataflow());
+  Result<ir::RVar> r = bb.Emit(ir::MakeOpCall("relax.multiply", {p, p}));
+  ASSERT_TRUE(r.ok());
+  ASSERT_TRUE(bb.EmitFuncOutput(*r).ok());
+  ASSERT_NE(bb.module().FindRelax("branch"), nullptr);
+  EXPECT_TRUE(bb.module().FindRelax("branch")->is_private);
+  // Back in main's dataflow block: names go on from where they were.
+  EXPECT_TRUE(bb.InDataflow());
+  ASSERT_TRUE(bb.BeginNestedFunction("dropped", {p}).ok());
+  bb.AbandonFunction();
+  EXPECT_EQ(bb.module().FindRelax("dropped"), nullptr);
+  Result<ir::RVar> c = bb.Emit(std::make_shared<ir::CallExpr>(std::make_shared<ir::GlobalVarExpr>("branch"),
+                                                              std::vector<ir::Expr>{*a}));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ((*c)->name, "lv1");
+  Result<ir::RVar> out = bb.EmitOutput(*c);
+  ASSERT_TRUE(out.ok());
+  ASSERT_TRUE(bb.EndDataflow().ok());
+  ASSERT_TRUE(bb.EmitFuncOutput(*out).ok());
+  std::string text = text::PrintModule(bb.module());
+  EXPECT_NE(text.find("def branch(p: R.Tensor((2, 3), dtype=\"float32\"))"), std::string::npos) << text;
+  EXPECT_NE(text.find("cls.branch(lv)"), std::string::npos) << text;
+  // An empty dataflow block is dropped when it ends.
+  ASSERT_TRUE(bb.BeginFunction("empty", {x}).ok());
+  ASSERT_TRUE(bb.BeginDataflow().ok());
+  ASSERT_TRUE(bb.EndDataflow().ok());
+  ASSERT_TRUE(bb.EmitFuncOutput(x).ok());
+  const auto* seq = ir::ExprAs<ir::SeqExprNode>(bb.module().FindRelax("empty")->body);
+  ASSERT_TRUE(seq);
+  EXPECT_TRUE(seq->blocks.empty());
+}
+
 TEST(BlockBuilder, MisuseIsAnError) {
   BlockBuilder bb;
   ir::RVar x = BlockBuilder::Param("x", ir::MakeTensorSInfo({2, 3}, f32));

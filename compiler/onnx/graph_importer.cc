@@ -313,6 +313,7 @@ const ConverterTable& Converters() {
     AddShapeConverters(t);
     AddReduceConverters(t);
     AddResizeConverters(t);
+    AddControlFlowConverters(t);
     return t;
   }();
   return *table;
@@ -475,8 +476,8 @@ Value ConstantValue(const Tensor& t) {
   return v;
 }
 
-Status Importer::ImportInitializers() {
-  for (const auto& t : model_.graph().initializer()) {
+Status Importer::ImportInitializers(const ::onnx::GraphProto& graph) {
+  for (const auto& t : graph.initializer()) {
     auto tensor = TensorFromProto(t, base_dir_);
     if (!tensor.ok()) {
       problems_.push_back(tensor.status().message());
@@ -492,17 +493,27 @@ Status Importer::ImportInitializers() {
   return Status::Ok();
 }
 
-void Importer::ImportNodes() {
+void Importer::ImportNodes(const ::onnx::GraphProto& graph) {
   const ConverterTable& table = Converters();
-  std::set<std::string> poisoned;
+  std::set<std::string>& poisoned = poisoned_;
   int index = 0;
-  for (const auto& node : model_.graph().node()) {
+  graph_ = &graph;
+  for (const auto& node : graph.node()) {
     int i = index++;
+    node_index_ = i;
     auto poison = [&] {
       for (const auto& o : node.output()) poisoned.insert(o);
     };
     bool skip = false;
-    for (const auto& in : node.input()) {
+    // What the node reads: its inputs, and what its subgraphs read from here.
+    std::vector<std::string> reads(node.input().begin(), node.input().end());
+    for (const auto& a : node.attribute()) {
+      if (a.has_g()) {
+        std::set<std::string> outer = OuterNames(a.g());
+        reads.insert(reads.end(), outer.begin(), outer.end());
+      }
+    }
+    for (const auto& in : reads) {
       if (in.empty()) continue;
       if (poisoned.count(in)) {
         skip = true;  // its producer's problem is reported already
@@ -540,7 +551,7 @@ void Importer::ImportNodes() {
       }
     }
   }
-  for (const auto& o : model_.graph().output()) {
+  for (const auto& o : graph.output()) {
     if (!values_.count(o.name()) && !poisoned.count(o.name())) {
       problems_.push_back("graph output \"" + o.name() + "\" is not produced by any node");
     }
@@ -563,10 +574,10 @@ Result<ir::IRModule> Importer::Run() {
   }
   if (!model_.has_graph()) return InvalidArgument("ONNX model has no graph");
   KILN_RETURN_IF_ERROR(ImportInputs());
-  KILN_RETURN_IF_ERROR(ImportInitializers());
+  KILN_RETURN_IF_ERROR(ImportInitializers(model_.graph()));
   KILN_RETURN_IF_ERROR(bb_.BeginFunction(function_name_, params_));
   KILN_RETURN_IF_ERROR(bb_.BeginDataflow());
-  if (problems_.empty()) ImportNodes();
+  if (problems_.empty()) ImportNodes(model_.graph());
   std::vector<ir::Expr> outputs;
   if (problems_.empty()) {
     for (const auto& o : model_.graph().output()) {

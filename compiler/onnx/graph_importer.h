@@ -116,6 +116,7 @@ void AddNnConverters(ConverterTable* t);
 void AddShapeConverters(ConverterTable* t);
 void AddReduceConverters(ConverterTable* t);
 void AddResizeConverters(ConverterTable* t);
+void AddControlFlowConverters(ConverterTable* t);
 // The table of every operator the importer knows.
 const ConverterTable& Converters();
 
@@ -142,8 +143,6 @@ std::optional<int64_t> ConstDim(const ir::PrimExpr& d);
 // Simplified int64 arithmetic on dims.
 ir::PrimExpr SimplifyDim(const ir::PrimExpr& e);
 
-// The largest element count (and dimension) the importer builds shapes of:
-// bigger values in a model are errors, so no shape arithmetic can overflow.
 // The newest default-domain opset imported. What opsets 18 to 21 changed in
 // the operators Kiln converts, and how each is taken: axes as an input for
 // every Reduce* (18); Split's num_outputs (18); Pad's axes input (18) and
@@ -154,6 +153,8 @@ ir::PrimExpr SimplifyDim(const ir::PrimExpr& e);
 // types of Constant, Cast, Reshape, ... (19, 21: float8, int4) refused as
 // element types. Operators new in these opsets are unsupported operators.
 constexpr int kMaxOpset = 21;
+// The largest element count (and dimension) the importer builds shapes of:
+// bigger values in a model are errors, so no shape arithmetic can overflow.
 constexpr int64_t kMaxElements = int64_t{1} << 50;
 // The product of `dims`, or nullopt when a dim is negative or it exceeds kMaxElements.
 std::optional<int64_t> CheckedProduct(const std::vector<int64_t>& dims);
@@ -182,11 +183,33 @@ class Importer {
   void Set(const std::string& name, Value v);
   // Materializes a value's expression (constant from known contents).
   Result<ir::Expr> ExprOf(const std::string& name);
+  int opset() const { return opset_; }
+
+  // Control flow (subgraph_import.cc). A binding that may not sit in a
+  // dataflow block (an If) goes between SuspendDataflow and ResumeDataflow:
+  // the open block ends, and the values it defined that the current node or
+  // a later one uses (or the graph outputs) become its outputs first.
+  Status SuspendDataflow();
+  Status ResumeDataflow();
+  // Imports `graph` (a branch whose condition is known at import time) into
+  // the function being built; `outputs` get the values of its outputs.
+  Status ImportInline(const ::onnx::GraphProto& graph, std::vector<Value>* outputs);
+  // Lifts `graph` into a private function of the module (named after
+  // `name_hint`, made unique): the values of enclosing graphs it uses become
+  // its parameters, in `args` order as the caller passes them; it returns its
+  // outputs (a tuple when several). Problems inside the graph are collected
+  // with the rest; the result then is an error.
+  Result<std::string> LiftSubgraph(const ::onnx::GraphProto& graph, const std::string& name_hint,
+                                   std::vector<ir::Expr>* args);
 
  private:
   Status ImportInputs();
-  Status ImportInitializers();
-  void ImportNodes();
+  Status ImportInitializers(const ::onnx::GraphProto& graph);
+  // Imports the nodes of `graph` (the model's or a subgraph) in order.
+  void ImportNodes(const ::onnx::GraphProto& graph);
+  // The names that nodes from the current one on, and the current graph's
+  // outputs, read (subgraphs' reads of enclosing values included).
+  std::set<std::string> NamesUsedFromCurrentNode() const;
   Result<ir::StructInfo> InputSInfo(const ::onnx::ValueInfoProto& vi);
   std::string NodeLabel(const ::onnx::NodeProto& node, int index) const;
 
@@ -204,7 +227,15 @@ class Importer {
   std::vector<ir::RVar> params_;
   std::vector<std::string> problems_;
   int unnamed_dims_ = 0;
+  std::set<std::string> poisoned_;  // outputs of nodes that failed (their users are not reported again)
+  const ::onnx::GraphProto* graph_ = nullptr;  // the graph whose nodes are being imported
+  int node_index_ = 0;                          // the node being converted
 };
+
+// The names `graph` reads from enclosing graphs: node inputs (nested
+// subgraphs' too) that neither its inputs, its initializers nor an earlier
+// node of it define.
+std::set<std::string> OuterNames(const ::onnx::GraphProto& graph);
 
 }  // namespace onnx
 }  // namespace kiln

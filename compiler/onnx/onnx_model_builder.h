@@ -119,6 +119,15 @@ class OnnxModelBuilder {
     a->set_type(::onnx::AttributeProto::FLOATS);
     for (float x : v) a->add_floats(x);
   }
+  // A graph attribute (If's branches, Loop's body): `sub`'s graph, built
+  // with the same Node / Output / Initializer calls.
+  static void AttrGraph(::onnx::NodeProto* n, const std::string& name, const OnnxModelBuilder& sub) {
+    auto* a = n->add_attribute();
+    a->set_name(name);
+    a->set_type(::onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = sub.model_.graph();
+    a->mutable_g()->set_name(name);
+  }
   static void AttrTensor(::onnx::NodeProto* n, const std::string& name, const ::onnx::TensorProto& t) {
     auto* a = n->add_attribute();
     a->set_name(name);

@@ -127,7 +127,9 @@ class Inferer {
         if (CheckCompatible(t, f, &why) == DimRelation::kNotEqual) {
           return InvalidArgument(Where(e->span) + "the branches of if return different types: " + why);
         }
-        return Set(e, t);
+        // Not the then branch's: a shape only one branch gives would be
+        // trusted by later operators, whichever branch ran.
+        return Set(e, StructInfoLCA(t, f));
       }
       case ir::ExprKind::kFunction:
         return Unimplemented(Where(e->span) + "nested functions are not supported");

@@ -76,6 +76,31 @@ class Module:
   ASSERT_NE(ir::SInfoAs<ir::FuncSInfo>(main->struct_info), nullptr);
 }
 
+// An if's value satisfies both branches: where they may differ, only what
+// they share (rank, dtype, tuple arity) is kept. (Branches of different
+// dtypes are refused: CheckCompatible.)
+TEST(InferStructInfo, IfTakesWhatBothBranchesShare) {
+  ir::IRModule mod = Normalize(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(c: R.Tensor((), dtype="bool"), x: R.Tensor(("n", 2), dtype="float32"), y: R.Tensor(("m", 2), dtype="float32")):
+        n = T.int64()
+        m = T.int64()
+        if c:
+            a = R.concat((x, x), axis=0)
+            r = (a, x, x)
+        else:
+            r = (x, x, y)
+        s = r[0]
+        t = r[1]
+        u = r[2]
+        return s
+)");
+  EXPECT_EQ(SInfoOf(mod, "s"), "R.Tensor(ndim=2, dtype=\"float32\")");
+  EXPECT_EQ(SInfoOf(mod, "t"), "R.Tensor((n, 2), dtype=\"float32\")");
+  EXPECT_EQ(SInfoOf(mod, "u"), "R.Tensor(ndim=2, dtype=\"float32\")");
+}
+
 TEST(InferStructInfo, BroadcastingRightAlignsAndTakesTheNonOneDimension) {
   ir::IRModule mod = Normalize(R"(@I.ir_module
 class Module:

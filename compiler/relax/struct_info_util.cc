@@ -116,5 +116,45 @@ DimRelation CheckCompatible(const ir::StructInfo& annotation, const ir::StructIn
   return DimRelation::kEqual;
 }
 
+ir::StructInfo StructInfoLCA(const ir::StructInfo& a, const ir::StructInfo& b) {
+  if (!a || !b) return std::make_shared<ir::ObjectSInfo>();
+  if (a == b) return a;
+  const auto* ta = ir::SInfoAs<ir::TensorSInfo>(a);
+  const auto* tb = ir::SInfoAs<ir::TensorSInfo>(b);
+  if (ta && tb) {
+    bool dtype = ta->has_dtype && tb->has_dtype && ta->dtype == tb->dtype;
+    int ndim = ta->ndim == tb->ndim ? ta->ndim : -1;
+    bool shape = ta->has_shape && tb->has_shape && ta->shape.size() == tb->shape.size();
+    for (size_t i = 0; shape && i < ta->shape.size(); ++i) shape = CompareDims(ta->shape[i], tb->shape[i]) == DimRelation::kEqual;
+    if (shape && dtype) return a;
+    return std::make_shared<ir::TensorSInfo>(shape, shape ? ta->shape : std::vector<ir::PrimExpr>{}, ndim,
+                                             dtype ? ta->dtype : DType(), dtype);
+  }
+  const auto* ua = ir::SInfoAs<ir::TupleSInfo>(a);
+  const auto* ub = ir::SInfoAs<ir::TupleSInfo>(b);
+  if (ua && ub && ua->fields.size() == ub->fields.size()) {
+    std::vector<ir::StructInfo> fields;
+    for (size_t i = 0; i < ua->fields.size(); ++i) fields.push_back(StructInfoLCA(ua->fields[i], ub->fields[i]));
+    return std::make_shared<ir::TupleSInfo>(std::move(fields));
+  }
+  const auto* sa = ir::SInfoAs<ir::ShapeSInfo>(a);
+  const auto* sb = ir::SInfoAs<ir::ShapeSInfo>(b);
+  if (sa && sb) {
+    bool values = sa->has_values && sb->has_values && sa->values.size() == sb->values.size();
+    for (size_t i = 0; values && i < sa->values.size(); ++i) values = CompareDims(sa->values[i], sb->values[i]) == DimRelation::kEqual;
+    if (values) return a;
+    return std::make_shared<ir::ShapeSInfo>(false, std::vector<ir::PrimExpr>{}, sa->ndim == sb->ndim ? sa->ndim : -1);
+  }
+  const auto* pa = ir::SInfoAs<ir::PrimSInfo>(a);
+  const auto* pb = ir::SInfoAs<ir::PrimSInfo>(b);
+  if (pa && pb && pa->dtype == pb->dtype) {
+    if (pa->value.defined() && pb->value.defined() && CompareDims(pa->value, pb->value) == DimRelation::kEqual) return a;
+    return std::make_shared<ir::PrimSInfo>(pa->dtype);
+  }
+  std::string why;
+  if (CheckCompatible(a, b, &why) == DimRelation::kEqual && CheckCompatible(b, a, &why) == DimRelation::kEqual) return a;
+  return std::make_shared<ir::ObjectSInfo>();
+}
+
 }  // namespace relax
 }  // namespace kiln

@@ -33,6 +33,12 @@ bool IsStaticShape(const std::vector<ir::PrimExpr>& shape);
 // kNotEqual when provably incompatible (rank, dtype or a dimension).
 DimRelation CheckCompatible(const ir::StructInfo& annotation, const ir::StructInfo& value, std::string* why);
 
+// The most specific struct info both `a` and `b` satisfy (the value of an if
+// whose branches give them): a tensor keeps its shape only where every
+// dimension is provably equal, else its rank; a dtype that differs becomes
+// unknown; tuples field by field; anything else different becomes Object.
+ir::StructInfo StructInfoLCA(const ir::StructInfo& a, const ir::StructInfo& b);
+
 }  // namespace relax
 }  // namespace kiln
 

@@ -225,7 +225,7 @@ TEST(CodegenVectorLoopTest, StrideTwoLoadsAreOneMaskedLoadAndAShuffle) {
     std::string tail = std::to_string(2 * (width % 16 == 0 ? 16 : width % 16));
     EXPECT_NE(ir->find("llvm.masked.load.v" + tail + "f32"), std::string::npos) << width;
     EXPECT_NE(ir->find("shufflevector"), std::string::npos) << width;
-    EXPECT_EQ(ir->find("gather"), std::string::npos) << width;
+    EXPECT_EQ(ir->find("llvm.masked.gather"), std::string::npos) << width;
 
     Tensor x = MakeTensor({3, 2 * width}), e = MakeTensor({3, width}), o = MakeTensor({3, width});
     FillRandom(x, 3);

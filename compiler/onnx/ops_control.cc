@@ -1,0 +1,131 @@
+// Control flow: If.
+//
+// A condition known at import time (a constant, or folded shape arithmetic)
+// imports only the branch it takes, into the function being built, so that
+// exporters' static checks leave no trace in the program. Otherwise each
+// branch is lifted into a private Relax function of its own (its enclosing
+// values become parameters; subgraph_import.cc) and the node becomes
+//
+//     if cond:  r = cls.main_then(args...)
+//     else:     r = cls.main_else(args...)
+//
+// between two dataflow blocks of the calling function (Relax keeps `if` out
+// of dataflow blocks). Outputs whose shapes differ between the branches get
+// fresh symbolic dimensions by R.match_cast, so later operators still see
+// their rank and dtype.
+#include "compiler/onnx/graph_importer.h"
+
+namespace kiln {
+namespace onnx {
+namespace {
+
+// The branch `fn(args)` as an If arm: a sequence that binds the call.
+ir::Expr BranchCall(const builder::BlockBuilder& bb, const std::string& fn, const std::vector<ir::Expr>& args) {
+  ir::StructInfo ret = bb.module().FindRelax(fn)->ret_sinfo;
+  auto call = std::make_shared<ir::CallExpr>(std::make_shared<ir::GlobalVarExpr>(fn), args);
+  call->struct_info = ret;
+  ir::RVar r = ir::MakeRVar(fn + "_result");
+  r->struct_info = ret;
+  ir::BindingBlock block;
+  block.bindings.push_back(ir::Binding{r, call, nullptr, {}});
+  auto seq = std::make_shared<ir::SeqExprNode>(std::vector<ir::BindingBlock>{block}, r);
+  seq->struct_info = ret;
+  return seq;
+}
+
+// A name of the text form derived from an ONNX name.
+std::string Ident(const std::string& name) {
+  std::string id;
+  for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
+  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "v" + id;
+  return id;
+}
+
+// Whether a one-element constant is non-zero (any element type).
+bool Truth(const Tensor& t) {
+  const auto* p = static_cast<const uint8_t*>(t.raw_data());
+  for (size_t i = 0; i < t.NumBytes(); ++i)
+    if (p[i] != 0) return true;
+  return false;
+}
+
+Status ConvertIf(NodeCtx& ctx) {
+  const ::onnx::AttributeProto* then_attr = ctx.Attr("then_branch");
+  const ::onnx::AttributeProto* else_attr = ctx.Attr("else_branch");
+  if (then_attr == nullptr || !then_attr->has_g() || else_attr == nullptr || !else_attr->has_g()) {
+    return ctx.Invalid("then_branch and else_branch (graphs) are required");
+  }
+  const ::onnx::GraphProto& then_g = then_attr->g();
+  const ::onnx::GraphProto& else_g = else_attr->g();
+  size_t n = ctx.NumOutputs();
+  if (static_cast<size_t>(then_g.output_size()) != n || static_cast<size_t>(else_g.output_size()) != n) {
+    return ctx.Invalid("the branches have " + std::to_string(then_g.output_size()) + " and " +
+                       std::to_string(else_g.output_size()) + " outputs; the node has " + std::to_string(n));
+  }
+  Importer* imp = ctx.importer();
+
+  // A condition known at import time takes one branch, inline.
+  KILN_ASSIGN_OR_RETURN(const Value* cv, ctx.In(0));
+  std::optional<bool> known;
+  if (cv->constant.defined() && cv->constant.NumElements() == 1) {
+    known = Truth(cv->constant);
+  } else if (cv->known && cv->known->elems.size() == 1) {
+    if (auto c = ConstDim(cv->known->elems[0])) known = *c != 0;
+  }
+  if (known) {
+    std::vector<Value> outs;
+    KILN_RETURN_IF_ERROR(imp->ImportInline(*known ? then_g : else_g, &outs));
+    for (size_t i = 0; i < n; ++i) ctx.SetOutputValue(i, outs[i]);
+    return Status::Ok();
+  }
+
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ci, ctx.Info(0));
+  if (ci->has_dtype && ci->dtype != DType::Bool()) return ctx.Unsupported("a condition of dtype " + DTypeName(ci->dtype) + " (bool only)");
+  for (const auto& d : ci->shape) {
+    auto c = ConstDim(d);
+    if (!c || *c != 1) return ctx.Invalid("the condition must hold one element");
+  }
+  std::string base = Ident(ctx.node().name().empty() ? "if" : ctx.node().name());
+  std::vector<ir::Expr> then_args, else_args;
+  KILN_ASSIGN_OR_RETURN(std::string then_fn, imp->LiftSubgraph(then_g, base + "_then", &then_args));
+  KILN_ASSIGN_OR_RETURN(std::string else_fn, imp->LiftSubgraph(else_g, base + "_else", &else_args));
+
+  // From here on the bindings sit outside a dataflow block.
+  KILN_RETURN_IF_ERROR(imp->SuspendDataflow());
+  builder::BlockBuilder& bb = imp->bb();
+  KILN_ASSIGN_OR_RETURN(ir::Expr cond, ctx.Input(0));
+  if (ci->ndim != 0) { KILN_ASSIGN_OR_RETURN(cond, ctx.Op("reshape", {cond, MakeShape({})})); }
+  auto if_expr = std::make_shared<ir::IfExpr>(cond, BranchCall(bb, then_fn, then_args), BranchCall(bb, else_fn, else_args));
+  KILN_ASSIGN_OR_RETURN(ir::RVar r, bb.Emit(if_expr));
+  std::vector<ir::Expr> outs;
+  if (n == 1) {
+    outs.push_back(r);
+  } else {
+    for (size_t i = 0; i < n; ++i) {
+      KILN_ASSIGN_OR_RETURN(ir::RVar item, bb.Emit(std::make_shared<ir::TupleGetItemExpr>(r, static_cast<int>(i))));
+      outs.push_back(item);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const auto* t = ir::SInfoAs<ir::TensorSInfo>(outs[i]->struct_info);
+    if (t == nullptr || t->ndim < 0 || !t->has_dtype) {
+      return ctx.Unsupported("output " + std::to_string(i) + ": the branches give tensors of different ranks or dtypes");
+    }
+    if (!t->has_shape) {
+      std::vector<ir::PrimExpr> dims;
+      for (int k = 0; k < t->ndim; ++k) dims.push_back(ir::PrimExpr(ir::MakeVar(Ident(ctx.node().output(static_cast<int>(i))) + "_dim" + std::to_string(k))));
+      KILN_ASSIGN_OR_RETURN(ir::RVar cast, bb.EmitMatchCast(outs[i], ir::MakeTensorSInfo(dims, t->dtype)));
+      outs[i] = cast;
+    }
+  }
+  KILN_RETURN_IF_ERROR(imp->ResumeDataflow());
+  for (size_t i = 0; i < n; ++i) ctx.SetOutput(i, outs[i]);
+  return Status::Ok();
+}
+
+}  // namespace
+
+void AddControlFlowConverters(ConverterTable* t) { (*t)["If"] = ConvertIf; }
+
+}  // namespace onnx
+}  // namespace kiln
