@@ -187,7 +187,9 @@ class Tensor {
     if (!s.ok()) return s;
     return Tensor(t);
   }
-  Status WriteNpy(const std::string& path) const { return Status::FromC(kiln_tensor_write_npy(h_.get(), path.c_str())); }
+  Status WriteNpy(const std::string& path) const {
+    return Status::FromC(kiln_tensor_write_npy(h_.get(), path.c_str()));
+  }
   // The caller calls the result's deleter once.
   Result<struct DLManagedTensor*> ToDLPack() const {
     struct DLManagedTensor* m = nullptr;

@@ -4,7 +4,7 @@ through .npy files with the tools as a user runs them. For each dtype a model
 transposes a 2x3 input (a generated kernel moving the elements); NumPy writes
 the input, kiln-run reads it and writes the output, NumPy reads that back and
 checks it bit for bit; kiln-run --expected_output compares through .npy too,
-and kiln-bench runs the model on the same file. bfloat16, which NumPy lacks,
+and kiln-bench runs the model on the same file and on random inputs. bfloat16, which NumPy lacks,
 goes both ways of the convention (runtime/npy.h): '<V2' (np.save of an
 ml_dtypes.bfloat16 array) and raw bits as '<u2'.
 
@@ -86,6 +86,8 @@ for dtype, x in INPUTS.items():
     check(rc == 0 and "output 0: matches" in out, f"{dtype}: --expected_output: {out.strip()} {err.strip()}")
     rc, out, err = run(bench_tool, vmfb, "--input=@" + x_path, "--runs=3", "--warmup=1")
     check(rc == 0, f"{dtype}: kiln-bench failed: {err.strip()}")
+    rc, out, err = run(bench_tool, vmfb, "--runs=3", "--warmup=1")  # random inputs of the parameter's dtype
+    check(rc == 0, f"{dtype}: kiln-bench with random inputs failed: {err.strip()}")
 
 # bfloat16 given as its bits in uint16 (NumPy without ml_dtypes).
 bits_path = os.path.join(work, "bf16_bits.npy")

@@ -269,7 +269,9 @@ TEST(ParamFileTest, EveryDtype) {
     SCOPED_TRACE(c.safe_name);
     Tensor t = Tensor::Empty({3}, c.dtype).value();
     auto* bytes = static_cast<uint8_t*>(t.raw_data());
-    for (size_t i = 0; i < t.NumBytes(); ++i) bytes[i] = static_cast<uint8_t>(c.dtype == DType::Bool() ? i % 2 : 3 * i + 1);
+    for (size_t i = 0; i < t.NumBytes(); ++i) {
+      bytes[i] = static_cast<uint8_t>(c.dtype == DType::Bool() ? i % 2 : 3 * i + 1);
+    }
     std::string data(static_cast<const char*>(t.raw_data()), t.NumBytes());
 
     Result<ParamList> npz = Npz(MakeZip({{"w.npy", Npy(t)}}));

@@ -217,8 +217,8 @@ Result<NamedTensor> ReadTensor(const std::string& name, const Json& info, const 
     }
   }
   if (!known) {
-    return Unimplemented(where + ": unsupported dtype '" + dtype->str + "' (supported: F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, "
-                         "U8, BOOL)");
+    return Unimplemented(where + ": unsupported dtype '" + dtype->str +
+                         "' (supported: F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL)");
   }
   std::vector<int64_t> dims;
   uint64_t elements = 1;
