@@ -175,8 +175,6 @@ uint32_t ReadLittleEndian(const unsigned char* p, int bytes) {
 
 }  // namespace
 
-const char* NpySupportedDTypes() { return kSupported; }
-
 Result<std::string> NpyDescriptor(DType dtype) {
   for (const NpyType& t : kNpyTypes) {
     if (t.dtype == dtype) return std::string(t.descr);

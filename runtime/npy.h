@@ -45,9 +45,6 @@ Status WriteNpyFile(const Tensor& tensor, const std::string& path);
 // bfloat16); kInvalidArgument if .npy I/O does not support it.
 Result<std::string> NpyDescriptor(DType dtype);
 
-// "float16, float32, ..., bool, bfloat16": what .npy I/O supports, for messages.
-const char* NpySupportedDTypes();
-
 }  // namespace kiln
 
 #endif  // KILN_RUNTIME_NPY_H_

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "compiler/driver/compile_tool.h"
-#include "tests/e2e/e2e_util.h"
 #include "runtime/npy.h"
+#include "tests/e2e/e2e_util.h"
 
 namespace kiln {
 namespace e2e {

@@ -5,11 +5,11 @@
 #include <limits>
 #include <memory>
 
+#include "runtime/npy.h"
 #include "runtime/vmfb_loader.h"
 #include "tools/common/compare.h"
 #include "tools/common/flags.h"
 #include "tools/common/inline_tensor.h"
-#include "runtime/npy.h"
 #include "tools/common/prepared_call.h"
 #include "tools/common/process_stats.h"
 

@@ -12,9 +12,9 @@
 
 #include "compiler/writer/vmfb_program.h"
 #include "compiler/writer/vmfb_writer.h"
+#include "runtime/npy.h"
 #include "runtime/registry.h"
 #include "tools/common/inline_tensor.h"
-#include "runtime/npy.h"
 #include "tools/common/prepared_call.h"
 #include "vm/assembler.h"
 #include "vm/module.h"
