@@ -35,6 +35,7 @@ struct InstanceCore {
   kiln_log_fn_t log = nullptr;
   void* log_user = nullptr;
   kiln_log_level_t min_level = KILN_LOG_INFO;
+  bool verify_weights = false;  // vm::LoadOptions::verify_weights for its loads
 
   // Calls the logging callback when `level` passes the threshold.
   void Log(kiln_log_level_t level, const std::string& message) const;
@@ -127,6 +128,7 @@ struct kiln_instance_options {
   kiln_log_fn_t log = nullptr;
   void* log_user = nullptr;
   kiln_log_level_t min_level = KILN_LOG_INFO;
+  bool verify_weights = false;
 };
 
 struct kiln_instance {

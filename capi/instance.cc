@@ -7,6 +7,7 @@
 #include "capi/c_api_internal.h"
 #include "capi/kiln.h"
 #include "runtime/thread_pool.h"
+#include "runtime/vmfb_loader.h"
 #include "vm/module.h"
 
 using kiln::capi::FromStatus;
@@ -29,6 +30,7 @@ kiln_status_t* LoadWithInstance(const char* api, const kiln_instance_t* instance
   const InstanceCore& core = *instance->core;
   kiln::vm::LoadOptions options;
   options.thread_pool = core.pool;
+  options.verify_weights = core.verify_weights;
   kiln::Result<std::shared_ptr<const kiln::vm::Module>> loaded = load(options);
   if (!loaded.ok()) {
     kiln_status_t* s = FromStatus(loaded.status());
@@ -40,6 +42,8 @@ kiln_status_t* LoadWithInstance(const char* api, const kiln_instance_t* instance
   if (m == nullptr) return NoMemory(api);
   core.Log(KILN_LOG_INFO, kiln::StrFormat("loaded %s: %zu functions, %s", what.c_str(), num_functions,
                                           m->module->Producer().c_str()));
+  std::string note = kiln::NoChecksumsNote(m->module->linked_program()->program);
+  if (!note.empty()) core.Log(KILN_LOG_WARNING, "loaded " + what + ": " + note);
   *out_module = m;
   return nullptr;
 }
@@ -100,6 +104,12 @@ kiln_status_t* kiln_instance_options_set_logger(kiln_instance_options_t* options
   return nullptr;
 }
 
+kiln_status_t* kiln_instance_options_set_verify_weights(kiln_instance_options_t* options, int32_t enable) {
+  KILN_CAPI_REQUIRE(options);
+  options->verify_weights = enable != 0;
+  return nullptr;
+}
+
 kiln_status_t* kiln_instance_create(const kiln_instance_options_t* options, kiln_instance_t** out_instance) {
   KILN_CAPI_REQUIRE(out_instance);
   *out_instance = nullptr;
@@ -118,6 +128,7 @@ kiln_status_t* kiln_instance_create(const kiln_instance_options_t* options, kiln
   core->log = o.log;
   core->log_user = o.log_user;
   core->min_level = o.min_level;
+  core->verify_weights = o.verify_weights;
   core->Log(KILN_LOG_INFO, kiln::StrFormat("instance created: %d threads, %s", core->num_threads,
                                            o.has_allocator ? "the caller's allocator" : "the default allocator"));
   instance->core = std::move(core);

@@ -73,7 +73,7 @@ extern "C" {
 #endif
 
 #define KILN_API_VERSION_MAJOR 0
-#define KILN_API_VERSION_MINOR 4
+#define KILN_API_VERSION_MINOR 5
 /* (major << 16) | minor of this header. */
 #define KILN_API_VERSION ((KILN_API_VERSION_MAJOR << 16) | KILN_API_VERSION_MINOR)
 
@@ -81,7 +81,9 @@ extern "C" {
  * 0.2 context options (threads, executor); 0.3 allocator, invoke by function
  * handle, profiling; 0.4 runtime instances with logging, function
  * introspection (kiln_value_info_t), values (scalars, shapes, nested tuples)
- * as inputs and outputs, tensors with a release callback, DLPack. */
+ * as inputs and outputs, tensors with a release callback, DLPack; 0.5 weights
+ * verified at load (kiln_instance_options_set_verify_weights), tensors read
+ * from and written to .npy files. */
 
 /* (major << 16) | minor of the library actually linked. */
 uint32_t kiln_api_version(void);
@@ -138,6 +140,12 @@ typedef uint32_t kiln_dtype_t;
 #define KILN_DTYPE_INT8 KILN_DTYPE(KILN_DTYPE_CODE_INT, 8, 1)
 #define KILN_DTYPE_UINT8 KILN_DTYPE(KILN_DTYPE_CODE_UINT, 8, 1)
 #define KILN_DTYPE_BOOL KILN_DTYPE(KILN_DTYPE_CODE_UINT, 1, 1)
+/* Since API 0.5 (the values are plain KILN_DTYPE()s, valid before too). */
+#define KILN_DTYPE_BFLOAT16 KILN_DTYPE(KILN_DTYPE_CODE_BFLOAT, 16, 1)
+#define KILN_DTYPE_INT16 KILN_DTYPE(KILN_DTYPE_CODE_INT, 16, 1)
+#define KILN_DTYPE_UINT16 KILN_DTYPE(KILN_DTYPE_CODE_UINT, 16, 1)
+#define KILN_DTYPE_UINT32 KILN_DTYPE(KILN_DTYPE_CODE_UINT, 32, 1)
+#define KILN_DTYPE_UINT64 KILN_DTYPE(KILN_DTYPE_CODE_UINT, 64, 1)
 
 /* ---- Value kinds ------------------------------------------------------- */
 
@@ -221,6 +229,21 @@ kiln_status_t* kiln_tensor_byte_size(const kiln_tensor_t* tensor, size_t* out_si
  * the storage is writable (wrapped caller memory, created tensors, outputs
  * that are not module constants). */
 kiln_status_t* kiln_tensor_data(const kiln_tensor_t* tensor, void** out_data);
+
+/* NumPy .npy files (since API 0.5), format versions 1.0 and 2.0, C order,
+ * little-endian, of every dtype Kiln computes in: float16/32/64, int8..64,
+ * uint8..64, bool and bfloat16. NumPy has no bfloat16: it is written as '<V2'
+ * (what np.save writes for an ml_dtypes.bfloat16 array; view the loaded array
+ * as ml_dtypes.bfloat16, or as '<u2' for the bits) and '<V2'/'|V2' read as
+ * bfloat16.
+ * A new tensor owning a copy of the file's data (64-byte aligned).
+ * KILN_STATUS_NOT_FOUND when the file cannot be opened, KILN_STATUS_DATA_LOSS
+ * for a damaged file, KILN_STATUS_UNIMPLEMENTED for a valid .npy Kiln does not
+ * read (another dtype, Fortran order, big-endian); the message names the path. */
+kiln_status_t* kiln_tensor_read_npy(const char* path, kiln_tensor_t** out_tensor);
+/* Writes `tensor` to `path` (replacing it). KILN_STATUS_INVALID_ARGUMENT for a
+ * dtype with no .npy form (vector dtypes). */
+kiln_status_t* kiln_tensor_write_npy(const kiln_tensor_t* tensor, const char* path);
 
 /* ---- Modules and functions ----------------------------------------------- */
 
@@ -377,6 +400,14 @@ kiln_status_t* kiln_instance_options_set_allocator(kiln_instance_options_t* opti
  * level. */
 kiln_status_t* kiln_instance_options_set_logger(kiln_instance_options_t* options, kiln_log_fn_t log, void* user,
                                                 kiln_log_level_t min_level);
+/* Since API 0.5. `enable` nonzero: modules loaded through the instance also
+ * compare their weights with the checksum the compiler stored, and a mismatch
+ * fails the load with KILN_STATUS_DATA_LOSS naming the segment. Off by
+ * default: it reads every byte of the weights, which loading otherwise maps
+ * without touching. The kernels' checksum is compared on every load. Files
+ * from before checksums (format 1.0) load unverified, with a KILN_LOG_WARNING
+ * message saying so. */
+kiln_status_t* kiln_instance_options_set_verify_weights(kiln_instance_options_t* options, int32_t enable);
 /* `options` may be NULL (defaults); it is copied. */
 kiln_status_t* kiln_instance_create(const kiln_instance_options_t* options, kiln_instance_t** out_instance);
 void kiln_instance_release(kiln_instance_t* instance);

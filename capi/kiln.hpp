@@ -180,6 +180,16 @@ class Tensor {
     return Tensor(shared);
   }
   Result<Tensor> Share() const { return Share(h_.get()); }
+  // Since API 0.5: .npy files (kiln_tensor_read_npy / kiln_tensor_write_npy).
+  static Result<Tensor> ReadNpy(const std::string& path) {
+    kiln_tensor_t* t = nullptr;
+    Status s = Status::FromC(kiln_tensor_read_npy(path.c_str(), &t));
+    if (!s.ok()) return s;
+    return Tensor(t);
+  }
+  Status WriteNpy(const std::string& path) const {
+    return Status::FromC(kiln_tensor_write_npy(h_.get(), path.c_str()));
+  }
   // The caller calls the result's deleter once.
   Result<struct DLManagedTensor*> ToDLPack() const {
     struct DLManagedTensor* m = nullptr;
@@ -558,6 +568,7 @@ struct InstanceOptions {
   kiln_log_fn_t log = nullptr;                  // must outlive the instance and what it made
   void* log_user = nullptr;
   kiln_log_level_t min_level = KILN_LOG_INFO;
+  bool verify_weights = false;                  // since API 0.5: kiln_instance_options_set_verify_weights
 };
 
 // A runtime instance (owned): the pool, allocator and logger shared by the
@@ -574,6 +585,7 @@ class Instance {
     if (s.ok()) {
       s = Status::FromC(kiln_instance_options_set_logger(o, options.log, options.log_user, options.min_level));
     }
+    if (s.ok()) s = Status::FromC(kiln_instance_options_set_verify_weights(o, options.verify_weights ? 1 : 0));
     kiln_instance_t* i = nullptr;
     if (s.ok()) s = Status::FromC(kiln_instance_create(o, &i));
     kiln_instance_options_release(o);

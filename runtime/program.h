@@ -10,7 +10,9 @@
 //   - every Function callable's index is < functions.size();
 //   - every tensor constant has a sane dtype, non-negative dims, and its bytes
 //     (dtype bytes x elements) lie inside the weights segment;
-//   - every native library's bytes lie inside the file;
+//   - every native library's bytes lie inside the file and, in a file with
+//     checksums (format 1.1+), match their checksum;
+//   - the weights match their checksum when the load asked for it;
 //   - every graph node names a callable in range, and each graph argument's
 //     input/constant/output index is in range and its storage fits the arena.
 // Bytecode itself (opcodes, registers, jumps) is verified by the VM (vm/).
@@ -36,7 +38,9 @@ class ThreadPool;
 // The .vmfb format version this runtime reads: a newer major is refused, any
 // minor of this major loads.
 constexpr uint16_t kVmfbRuntimeFormatMajor = 1;
-constexpr uint16_t kVmfbRuntimeFormatMinor = 0;
+constexpr uint16_t kVmfbRuntimeFormatMinor = 1;
+// The first minor whose segments carry checksums (runtime/checksum.h).
+constexpr uint16_t kVmfbChecksumsSinceMinor = 1;
 
 struct ProgramTarget {
   std::string triple;
@@ -90,6 +94,7 @@ struct ProgramNativeLibrary {
   std::vector<std::string> kernel_names;
   const uint8_t* data = nullptr;  // inside the file's bytes
   uint64_t size = 0;
+  uint64_t checksum = 0;          // when Program::has_checksums; verified at every load
 };
 
 enum class GraphArgKind : uint8_t { kInput = 0, kConstant = 1, kStorage = 2, kOutput = 3 };
@@ -125,6 +130,13 @@ struct Program {
   std::vector<ProgramCallable> callables;
   std::vector<ProgramConstant> constants;
   uint64_t weights_size = 0;
+  // Format 1.1 and later: every segment has a checksum (SegmentChecksum).
+  // Older files have none; nothing about their segments' bytes was checked.
+  bool has_checksums = false;
+  uint64_t weights_checksum = 0;
+  // Whether this load compared the weights segment with its checksum
+  // (DecodeOptions::verify_weights on a file that has checksums).
+  bool weights_verified = false;
   std::vector<ProgramNativeLibrary> native_libraries;
   std::vector<ProgramGraph> graphs;
 

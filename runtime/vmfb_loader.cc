@@ -3,6 +3,7 @@
 #include <cstring>
 #include <set>
 
+#include "runtime/checksum.h"
 #include "runtime/native_library.h"
 #include "runtime/registry.h"
 #include "runtime/tensor.h"
@@ -427,7 +428,38 @@ Result<VmfbFileInfo> PeekVmfbFileInfo(const std::string& path) {
   return info;
 }
 
-Result<Program> DecodeVmfb(const FileBytes& bytes) {
+namespace {
+
+// The checksum a 1.1+ file stores for a segment, checked against its bytes.
+// `segment` names it in messages ("weights", "native library 0").
+Result<uint64_t> ReadChecksum(const fb::Checksum* c, const std::string& segment) {
+  if (c == nullptr) return Corrupt("the " + segment + " segment has no checksum (format 1.1 files carry one)");
+  if (c->algorithm() != fb::ChecksumAlgorithm::XXH3_64) {
+    return Corrupt(StrFormat("the %s segment's checksum has an unknown algorithm %d", segment.c_str(),
+                             static_cast<int>(c->algorithm())));
+  }
+  return c->value();
+}
+
+Status CompareChecksum(const uint8_t* data, uint64_t size, uint64_t expected, const std::string& segment) {
+  uint64_t actual = SegmentChecksum(data, static_cast<size_t>(size));
+  if (actual == expected) return Status::Ok();
+  return DataLoss(StrFormat("damaged .vmfb: the %s segment (%llu bytes) does not match its checksum (%s %016llx "
+                            "in the file, %016llx computed); the file was changed after it was written",
+                            segment.c_str(), static_cast<unsigned long long>(size), kSegmentChecksumName,
+                            static_cast<unsigned long long>(expected), static_cast<unsigned long long>(actual)));
+}
+
+}  // namespace
+
+std::string NoChecksumsNote(const Program& program) {
+  if (program.has_checksums) return std::string();
+  return StrFormat("format %u.%u file: its segments carry no checksums (added in %u.%u), so damage to its kernels "
+                   "or weights cannot be detected; recompile it to add them",
+                   program.format_major, program.format_minor, kVmfbRuntimeFormatMajor, kVmfbChecksumsSinceMinor);
+}
+
+Result<Program> DecodeVmfb(const FileBytes& bytes, const DecodeOptions& options) {
   const uint8_t* data = bytes.data;
   size_t size = bytes.size;
   KILN_ASSIGN_OR_RETURN(uint32_t fb_size, CheckHeader(data, size));
@@ -468,6 +500,14 @@ Result<Program> DecodeVmfb(const FileBytes& bytes) {
 
   KILN_ASSIGN_OR_RETURN(const uint8_t* weights, segment(m->weights(), "weights"));
   p.weights_size = m->weights() ? m->weights()->size() : 0;
+  p.has_checksums = p.format_minor >= kVmfbChecksumsSinceMinor;
+  if (p.has_checksums) {
+    KILN_ASSIGN_OR_RETURN(p.weights_checksum, ReadChecksum(m->weights_checksum(), "weights"));
+    if (options.verify_weights) {
+      KILN_RETURN_IF_ERROR(CompareChecksum(weights, p.weights_size, p.weights_checksum, "weights"));
+      p.weights_verified = true;
+    }
+  }
 
   KILN_RETURN_IF_ERROR(DecodeFunctions(m, &p));
   KILN_RETURN_IF_ERROR(DecodeCallables(m, &p));
@@ -481,8 +521,14 @@ Result<Program> DecodeVmfb(const FileBytes& bytes) {
       if (l->kernel_names() != nullptr) {
         for (const flatbuffers::String* s : *l->kernel_names()) out.kernel_names.push_back(Str(s));
       }
-      KILN_ASSIGN_OR_RETURN(out.data, segment(l->data(), StrFormat("native library %u", i)));
+      std::string what = StrFormat("native library %u", i);
+      KILN_ASSIGN_OR_RETURN(out.data, segment(l->data(), what));
       out.size = l->data() ? l->data()->size() : 0;
+      // Always: a changed byte of machine code can do anything once called.
+      if (p.has_checksums) {
+        KILN_ASSIGN_OR_RETURN(out.checksum, ReadChecksum(l->checksum(), what));
+        KILN_RETURN_IF_ERROR(CompareChecksum(out.data, out.size, out.checksum, what));
+      }
       p.native_libraries.push_back(std::move(out));
     }
   }
@@ -493,7 +539,9 @@ Result<Program> DecodeVmfb(const FileBytes& bytes) {
 Result<std::shared_ptr<const LinkedProgram>> LoadVmfb(FileBytes bytes, const LinkOptions& options) {
   auto linked = std::make_shared<LinkedProgram>();
   linked->storage = bytes.owner;
-  KILN_ASSIGN_OR_RETURN(linked->program, DecodeVmfb(bytes));
+  DecodeOptions decode;
+  decode.verify_weights = options.verify_weights;
+  KILN_ASSIGN_OR_RETURN(linked->program, DecodeVmfb(bytes, decode));
   const Program& p = linked->program;
   linked->thread_pool = options.thread_pool ? options.thread_pool : ThreadPool::Global();
 

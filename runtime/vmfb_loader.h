@@ -7,9 +7,17 @@
 // a CPU feature this host lacks is kIncompatible, unresolvable names are
 // kNotFound with every missing name in one message.
 //
+// Checksums (format 1.1 and later; runtime/checksum.h): every load compares
+// each native-library segment with its checksum before the code is loaded (a
+// mismatch is kDataLoss naming the segment); the weights segment is compared
+// only on request (DecodeOptions / LinkOptions::verify_weights), because
+// hashing reads every byte of a mapping that loading otherwise leaves
+// untouched. Files of format 1.0 carry no checksums and load unverified
+// (NoChecksumsNote says so).
+//
 // Trust boundary: the native-library segment is machine code. The loader
-// checks its bounds, ABI version and target features, but it cannot make
-// arbitrary code safe; load only files you would run as a program.
+// checks its bounds, checksum, ABI version and target features, but it cannot
+// make arbitrary code safe; load only files you would run as a program.
 //
 // Thread-safe: free functions with no shared state (the registry lookup locks).
 #ifndef KILN_RUNTIME_VMFB_LOADER_H_
@@ -29,12 +37,23 @@ namespace kiln {
 // Every entry point needs `bytes.data` 8-byte aligned (kInvalidArgument
 // otherwise); mapped files and heap buffers are.
 //
+struct DecodeOptions {
+  // Also compare the weights segment with its checksum (reads all of it).
+  bool verify_weights = false;
+};
+
 // Verifies and decodes `bytes`. Tensor constants borrow `bytes.data` with
 // `bytes.owner` as their owner (zero copy); the bytes must stay valid and
 // unchanged while the Program or any such tensor lives.
-Result<Program> DecodeVmfb(const FileBytes& bytes);
+Result<Program> DecodeVmfb(const FileBytes& bytes, const DecodeOptions& options = {});
+
+// For a program without checksums (format 1.0): a one-line note saying so, to
+// show users; "" for a program that has them.
+std::string NoChecksumsNote(const Program& program);
 
 struct LinkOptions {
+  // As DecodeOptions::verify_weights.
+  bool verify_weights = false;
   // Where kernels launch parallel work; nullptr: ThreadPool::Global().
   ThreadPool* thread_pool = nullptr;
   // Maps a builtin name ("vm.builtin.alloc_tensor") to its index, or -1 when

@@ -13,6 +13,7 @@ packages=(
   clang-19 libclang-rt-19-dev  # libFuzzer harnesses (make fuzz)
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # aarch64 kernels run under qemu (tests/codegen)
   libdlpack-dev
+  libxxhash-dev  # segment checksums of .vmfb, used header-only (runtime/checksum.cc)
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata  # the ONNX backend node tests (tests/onnx_conformance)
   python3 python3-numpy python3-onnx python3-torch python3-torchvision  # exports the real networks of tests/onnx_models

@@ -73,6 +73,11 @@ struct LoadOptions {
   // (DefaultThreadCount()); 1 runs every kernel on the calling thread. Outside
   // [0, kMaxThreads] the load fails with kInvalidArgument.
   int num_threads = 0;
+  // Also compare the weights segment with its checksum before the load
+  // succeeds (a mismatch is kDataLoss naming the segment). Off by default:
+  // it reads every byte of the weights, which loading otherwise only maps.
+  // The kernels' segment is checked on every load regardless.
+  bool verify_weights = false;
 };
 
 // Which engine runs a context's calls.

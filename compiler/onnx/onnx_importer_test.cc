@@ -7,6 +7,7 @@
 #include <climits>
 
 #include "compiler/onnx/onnx_model_builder.h"
+#include "compiler/onnx/onnx_tensor.h"
 #include "compiler/text/text.h"
 
 namespace kiln {
@@ -142,7 +143,7 @@ TEST(OnnxImporter, AllProblemsAreListedAtOnce) {
   auto* n = m.Node("Custom", {"x"}, {"e"});           // another domain
   n->set_domain("com.example");
   m.Node("Cast", {"x"}, {"f"});                       // unsupported dtype
-  OnnxModelBuilder::AttrInt(m.graph().mutable_node(5), "to", TensorProto::BFLOAT16);
+  OnnxModelBuilder::AttrInt(m.graph().mutable_node(5), "to", TensorProto::COMPLEX64);
   m.Node("Relu", {"nowhere"}, {"g"});                 // undefined input
   m.Output("c");
   m.Output("d");
@@ -153,7 +154,7 @@ TEST(OnnxImporter, AllProblemsAreListedAtOnce) {
   EXPECT_NE(msg.find("node \"fancy\" (#1) FancyOp (opset 13): unsupported operator"), std::string::npos) << msg;
   EXPECT_NE(msg.find("node #3 Gelu (opset 13): approximate=\"cubic\""), std::string::npos) << msg;
   EXPECT_NE(msg.find("domain \"com.example\""), std::string::npos) << msg;
-  EXPECT_NE(msg.find("node #5 Cast (opset 13): element type BFLOAT16 is not supported"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("node #5 Cast (opset 13): element type COMPLEX64 is not supported"), std::string::npos) << msg;
   EXPECT_NE(msg.find("input \"nowhere\" is not defined"), std::string::npos) << msg;
   EXPECT_EQ(msg.find("Tanh"), std::string::npos) << msg;
 }
@@ -173,14 +174,14 @@ TEST(OnnxImporter, OpsetOutsideTheSupportedRangeIsAnError) {
 
 TEST(OnnxImporter, UnsupportedInputDtypeAndBadBytesAreErrors) {
   OnnxModelBuilder m(13);
-  m.Input("x", TensorProto::UINT16, {2});
+  m.Input("x", TensorProto::COMPLEX128, {2});
   m.Input("s", TensorProto::STRING, {2});
   m.Node("Relu", {"x"}, {"y"});
   m.Output("y");
   auto mod = Import(m);
   ASSERT_FALSE(mod.ok());
   EXPECT_NE(mod.status().message().find("2 problems"), std::string::npos) << mod.status().message();
-  EXPECT_NE(mod.status().message().find("graph input \"x\": element type UINT16 is not supported"), std::string::npos)
+  EXPECT_NE(mod.status().message().find("graph input \"x\": element type COMPLEX128 is not supported"), std::string::npos)
       << mod.status().message();
   std::string junk = "this is not a protobuf";
   auto bad = ImportBuffer(junk.data(), junk.size(), ".", {});
@@ -189,6 +190,49 @@ TEST(OnnxImporter, UnsupportedInputDtypeAndBadBytesAreErrors) {
   auto missing = ImportFile("/nonexistent/model.onnx", {});
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("cannot open ONNX model"), std::string::npos);
+}
+
+// Every element type Kiln computes in imports, as a graph input and as an
+// initializer in its typed field (the 16-bit types in int32_data, the wide
+// unsigned ones in uint64_data).
+TEST(OnnxImporter, EveryKilnDtypeImports) {
+  struct Case { int onnx; const char* dtype; };
+  const Case cases[] = {
+      {TensorProto::FLOAT16, "float16"}, {TensorProto::BFLOAT16, "bfloat16"}, {TensorProto::INT16, "int16"},
+      {TensorProto::UINT16, "uint16"},   {TensorProto::UINT32, "uint32"},     {TensorProto::UINT64, "uint64"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.dtype);
+    OnnxModelBuilder m(13);
+    m.Input("x", c.onnx, {2});
+    m.Node("Identity", {"x"}, {"y"});
+    m.Output("y", c.onnx);
+    auto mod = Import(m);
+    ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+    EXPECT_NE(Text(*mod).find(std::string("R.Tensor((2,), dtype=\"") + c.dtype + "\")"), std::string::npos)
+        << Text(*mod);
+
+    TensorProto t;
+    t.set_name("w");
+    t.add_dims(2);
+    t.set_data_type(c.onnx);
+    bool wide = c.onnx == TensorProto::UINT32 || c.onnx == TensorProto::UINT64;
+    for (uint64_t v : {uint64_t{7}, uint64_t{0xfffe}}) {
+      if (wide) {
+        t.add_uint64_data(v);
+      } else {
+        t.add_int32_data(static_cast<int32_t>(v));
+      }
+    }
+    Result<Tensor> w = TensorFromProto(t, ".");
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    EXPECT_EQ(DTypeToString(w->dtype()), c.dtype);
+    const auto* bytes = static_cast<const uint8_t*>(w->raw_data());
+    size_t width = w->dtype().bytes();
+    EXPECT_EQ(bytes[0], 7);
+    EXPECT_EQ(bytes[width], 0xfe);
+    EXPECT_EQ(bytes[width + 1], 0xff);
+  }
 }
 
 TEST(OnnxImporter, InputValuesBindGraphInputsAsConstants) {

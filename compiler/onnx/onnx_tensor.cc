@@ -14,10 +14,15 @@ Result<DType> DTypeFromOnnx(int elem_type) {
   switch (elem_type) {
     case TensorProto::FLOAT: return DType::Float32();
     case TensorProto::FLOAT16: return DType::Float16();
+    case TensorProto::BFLOAT16: return DType{kDLBfloat, 16, 1};
     case TensorProto::DOUBLE: return DType::Float64();
     case TensorProto::INT64: return DType::Int64();
     case TensorProto::INT32: return DType::Int32();
+    case TensorProto::INT16: return DType{kDLInt, 16, 1};
     case TensorProto::INT8: return DType::Int8();
+    case TensorProto::UINT64: return DType{kDLUInt, 64, 1};
+    case TensorProto::UINT32: return DType{kDLUInt, 32, 1};
+    case TensorProto::UINT16: return DType{kDLUInt, 16, 1};
     case TensorProto::UINT8: return DType::UInt8();
     case TensorProto::BOOL: return DType::Bool();
     default: return Unimplemented("element type " + OnnxTypeName(elem_type) + " is not supported");
@@ -134,9 +139,23 @@ Result<Tensor> TensorFromProto(const TensorProto& proto, const std::string& base
       KILN_RETURN_IF_ERROR(check_count(proto.int32_data_size()));
       CopyField<uint8_t>(proto.int32_data(), &t);
       break;
-    case TensorProto::FLOAT16:  // int32_data holds the 16-bit patterns
+    case TensorProto::INT16:
+      KILN_RETURN_IF_ERROR(check_count(proto.int32_data_size()));
+      CopyField<int16_t>(proto.int32_data(), &t);
+      break;
+    case TensorProto::UINT16:
+    case TensorProto::FLOAT16:   // int32_data holds the 16-bit patterns
+    case TensorProto::BFLOAT16:  // likewise
       KILN_RETURN_IF_ERROR(check_count(proto.int32_data_size()));
       CopyField<uint16_t>(proto.int32_data(), &t);
+      break;
+    case TensorProto::UINT32:  // the unsigned types wider than 16 bits use uint64_data
+      KILN_RETURN_IF_ERROR(check_count(proto.uint64_data_size()));
+      CopyField<uint32_t>(proto.uint64_data(), &t);
+      break;
+    case TensorProto::UINT64:
+      KILN_RETURN_IF_ERROR(check_count(proto.uint64_data_size()));
+      CopyField<uint64_t>(proto.uint64_data(), &t);
       break;
     default: return Unimplemented(what + ": element type " + OnnxTypeName(proto.data_type()) + " is not supported");
   }

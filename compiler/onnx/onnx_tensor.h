@@ -16,8 +16,9 @@ class TensorProto;
 namespace kiln {
 namespace onnx {
 
-// The Kiln dtype of an ONNX TensorProto::DataType; kUnimplemented for types
-// Kiln does not compute in (double, strings, complex, bfloat16, uint16...).
+// The Kiln dtype of an ONNX TensorProto::DataType: every float, int, uint and
+// bool type Kiln computes in (float16/32/64, bfloat16, int8..64, uint8..64,
+// bool); kUnimplemented for the rest (strings, complex, float8, 4-bit).
 Result<DType> DTypeFromOnnx(int elem_type);
 // "FLOAT", "DOUBLE", ... for messages.
 std::string OnnxTypeName(int elem_type);

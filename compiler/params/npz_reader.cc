@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "compiler/params/param_file.h"
-#include "tools/common/npy.h"
+#include "runtime/npy.h"
 
 namespace kiln {
 namespace params {
@@ -187,7 +187,7 @@ Result<ParamList> ParseNpz(const void* data, size_t size, const std::string& fil
     }
     uint32_t crc = static_cast<uint32_t>(crc32_z(0L, npy, static_cast<size_t>(e.usize)));
     if (crc != e.crc) return DataLoss(where + ": CRC-32 mismatch (corrupt data)");
-    KILN_ASSIGN_OR_RETURN(Tensor t, tools::ParseNpy(npy, e.usize, where));
+    KILN_ASSIGN_OR_RETURN(Tensor t, ParseNpy(npy, e.usize, where));
     out.push_back(NamedTensor{tensor_name, std::move(t)});
   }
   return out;

@@ -5,12 +5,13 @@
 // - .npz, numpy's savez / savez_compressed: a zip archive of .npy entries,
 //   STORED or DEFLATED, zip64 records accepted. An entry "w0.npy" gives the
 //   tensor "w0". Each entry is parsed by the .npy reader kiln-run uses
-//   (tools/common/npy.h), so the dtypes and layouts are the same: float32,
-//   float64, int32, int64, int8, uint8, bool, C order, little-endian.
+//   (runtime/npy.h), so the dtypes and layouts are the same: float16/32/64,
+//   int8/16/32/64, uint8/16/32/64, bool and bfloat16 ('<V2'), C order,
+//   little-endian.
 // - .safetensors: an 8-byte little-endian header length, a JSON header
 //   {"name": {"dtype": "F32", "shape": [..], "data_offsets": [begin, end]}, ...,
 //   "__metadata__": {...}}, then the data (offsets relative to its start).
-//   dtypes F64, F32, F16, I64, I32, I8, U8, BOOL.
+//   dtypes F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL.
 //
 // Result: the tensors in file order (zip directory order; JSON key order),
 // each an owned, compact CPU tensor (the data is copied out of the file).

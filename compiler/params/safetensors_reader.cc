@@ -190,8 +190,11 @@ struct SafeType {
   DType dtype;
 };
 const SafeType kTypes[] = {
-    {"F64", DType::Float64()}, {"F32", DType::Float32()}, {"F16", DType::Float16()}, {"I64", DType::Int64()},
-    {"I32", DType::Int32()},   {"I8", DType::Int8()},     {"U8", DType::UInt8()},    {"BOOL", DType::Bool()},
+    {"F64", DType::Float64()},       {"F32", DType::Float32()},       {"F16", DType::Float16()},
+    {"BF16", DType{kDLBfloat, 16, 1}}, {"I64", DType::Int64()},         {"I32", DType::Int32()},
+    {"I16", DType{kDLInt, 16, 1}},   {"I8", DType::Int8()},           {"U64", DType{kDLUInt, 64, 1}},
+    {"U32", DType{kDLUInt, 32, 1}},  {"U16", DType{kDLUInt, 16, 1}},  {"U8", DType::UInt8()},
+    {"BOOL", DType::Bool()},
 };
 
 Result<NamedTensor> ReadTensor(const std::string& name, const Json& info, const uint8_t* data, uint64_t data_size,
@@ -214,7 +217,8 @@ Result<NamedTensor> ReadTensor(const std::string& name, const Json& info, const 
     }
   }
   if (!known) {
-    return Unimplemented(where + ": unsupported dtype '" + dtype->str + "' (supported: F64, F32, F16, I64, I32, I8, U8, BOOL)");
+    return Unimplemented(where + ": unsupported dtype '" + dtype->str +
+                         "' (supported: F64, F32, F16, BF16, I64, I32, I16, I8, U64, U32, U16, U8, BOOL)");
   }
   std::vector<int64_t> dims;
   uint64_t elements = 1;

@@ -15,7 +15,7 @@ namespace kiln {
 namespace compiler {
 
 constexpr uint16_t kVmfbFormatMajor = 1;
-constexpr uint16_t kVmfbFormatMinor = 0;
+constexpr uint16_t kVmfbFormatMinor = 1;
 
 struct TargetInfo {
   std::string triple;    // "x86_64-unknown-linux-gnu"
@@ -95,7 +95,8 @@ struct GraphInfo {
 
 struct VmfbProgram {
   // The format version written into the file; tests override it to produce
-  // files from other versions.
+  // files from other versions. A minor below 1 writes no segment checksums,
+  // as format 1.0 did.
   uint16_t format_major = kVmfbFormatMajor;
   uint16_t format_minor = kVmfbFormatMinor;
   std::string producer = "kiln 0.1.0";

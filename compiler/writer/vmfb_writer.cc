@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "runtime/checksum.h"
 #include "runtime/program.h"
 #include "schemas/vmfb_generated.h"
 
@@ -36,6 +37,24 @@ Offset<fb::ValueInfo> WriteValueInfo(FlatBufferBuilder& b, const ValueInfo& v) {
 Offset<fb::GraphArg> WriteGraphArg(FlatBufferBuilder& b, const GraphArgInfo& a) {
   fb::DType dtype = ToFb(a.dtype);
   return fb::CreateGraphArgDirect(b, static_cast<fb::GraphArgKind>(a.kind), a.index, a.byte_offset, &dtype, &a.shape);
+}
+
+bool WritesChecksums(const VmfbProgram& program) { return program.format_minor >= kVmfbChecksumsSinceMinor; }
+
+// The weights segment's checksum, hashed piece by piece as the segment will be
+// in the file (alignment padding included), without a second copy of the
+// weights in memory.
+uint64_t WeightsChecksum(const VmfbProgram& program, const std::vector<uint64_t>& constant_offsets) {
+  SegmentHasher hasher;
+  uint64_t hashed = 0;
+  for (size_t i = 0; i < program.constants.size(); ++i) {
+    const ConstantValue& c = program.constants[i];
+    if (c.kind != ConstantKind::kTensor) continue;
+    hasher.UpdateZeros(constant_offsets[i] - hashed);
+    hasher.Update(c.tensor.raw_data(), c.tensor.NumBytes());
+    hashed = constant_offsets[i] + c.tensor.NumBytes();
+  }
+  return hasher.Digest();
 }
 
 }  // namespace
@@ -100,7 +119,18 @@ Result<std::vector<uint8_t>> SerializeVmfb(const VmfbProgram& program) {
     std::vector<Offset<flatbuffers::String>> names;
     for (const std::string& n : lib.kernel_names) names.push_back(b.CreateString(n));
     fb::SegmentRef data(library_offsets[i], lib.bytes.size());
-    libraries.push_back(fb::CreateNativeLibraryDirect(b, lib.format.c_str(), WriteTarget(b, lib.target), &names, &data));
+    Offset<fb::Checksum> checksum = 0;
+    if (WritesChecksums(program)) {
+      uint64_t value = SegmentChecksum(lib.bytes.data(), lib.bytes.size());
+      checksum = fb::CreateChecksum(b, fb::ChecksumAlgorithm::XXH3_64, value);
+    }
+    libraries.push_back(
+        fb::CreateNativeLibraryDirect(b, lib.format.c_str(), WriteTarget(b, lib.target), &names, &data, checksum));
+  }
+  Offset<fb::Checksum> weights_checksum = 0;
+  if (WritesChecksums(program)) {
+    weights_checksum =
+        fb::CreateChecksum(b, fb::ChecksumAlgorithm::XXH3_64, WeightsChecksum(program, constant_offsets));
   }
   std::vector<Offset<fb::Graph>> graphs;
   for (const GraphInfo& g : program.graphs) {
@@ -116,9 +146,10 @@ Result<std::vector<uint8_t>> SerializeVmfb(const VmfbProgram& program) {
     graphs.push_back(fb::CreateGraphDirect(b, g.function.c_str(), g.arena_bytes, &inputs, &outputs, &nodes));
   }
   fb::FormatVersion version(program.format_major, program.format_minor);
-  fb::SegmentRef weights(0, weights_size);
+  fb::SegmentRef weights_ref(0, weights_size);
   auto root = fb::CreateModuleDirect(b, &version, program.producer.c_str(), WriteTarget(b, program.target),
-                                     &functions, &code, &callables, &constants, &weights, &libraries, &graphs);
+                                     &functions, &code, &callables, &constants, &weights_ref, &libraries, &graphs,
+                                     weights_checksum);
   fb::FinishSizePrefixedModuleBuffer(b, root);
 
   uint64_t base = AlignUp(b.GetSize());

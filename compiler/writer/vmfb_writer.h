@@ -2,7 +2,8 @@
 // layout of schemas/vmfb.fbs: a size-prefixed FlatBuffer (identifier "KILN")
 // followed by 64-byte aligned segments: one weights segment holding every
 // tensor constant (each 64-byte aligned inside it), then one segment per
-// native library.
+// native library. Each segment's checksum (runtime/checksum.h) goes into the
+// FlatBuffer (format 1.1 and later).
 //
 // Fails (kInvalidArgument) on programs it cannot represent: an undefined or
 // non-compact tensor constant. It does not verify bytecode; the loader does.

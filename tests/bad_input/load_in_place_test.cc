@@ -120,7 +120,7 @@ TEST(FileInfoTest, PeekReadsTheHeader) {
   auto info = PeekVmfbInfo(fb);
   ASSERT_TRUE(info.ok()) << info.status().ToString();
   EXPECT_EQ(info->format_major, 1);
-  EXPECT_EQ(info->format_minor, 0);
+  EXPECT_EQ(info->format_minor, kVmfbRuntimeFormatMinor);
   EXPECT_EQ(info->producer, "kiln 0.1.0");
   EXPECT_EQ(info->target.triple, "x86_64-unknown-linux-gnu");
   EXPECT_EQ(info->target.cpu, "test-cpu");
@@ -139,7 +139,7 @@ TEST(FileInfoTest, PeekReadsANewerMajorThatLoadingRefuses) {
 
   auto loaded = vm::Module::LoadFile(path);
   EXPECT_EQ(loaded.status().code(), StatusCode::kIncompatible);
-  EXPECT_EQ(loaded.status().message(), "loading " + path + ": file format 7.3 is newer than this runtime's 1.0");
+  EXPECT_EQ(loaded.status().message(), "loading " + path + ": file format 7.3 is newer than this runtime's 1.1");
 
   auto info = PeekVmfbFileInfo(path);
   ASSERT_TRUE(info.ok()) << info.status().ToString();
@@ -156,7 +156,7 @@ TEST(FileInfoTest, PeekReadsANewerMajorThatLoadingRefuses) {
   auto dump = tools::DumpVmfbFile(path);
   ASSERT_FALSE(dump.ok());
   EXPECT_EQ(dump.status().code(), StatusCode::kIncompatible);
-  EXPECT_NE(dump.status().message().find("file format 7.3 is newer than this runtime's 1.0\nheader:\nformat: 7.3"),
+  EXPECT_NE(dump.status().message().find("file format 7.3 is newer than this runtime's 1.1\nheader:\nformat: 7.3"),
             std::string::npos)
       << dump.status().message();
   std::remove(path.c_str());
@@ -170,6 +170,28 @@ TEST(FileInfoTest, OlderMinorLoadsAndNewerMinorLoads) {
     auto m = testing::Load(bytes);
     ASSERT_TRUE(m.ok()) << "minor " << minor << ": " << m.status().ToString();
     EXPECT_EQ((*m)->linked_program()->program.format_minor, minor);
+    // kiln-dump says what was checked, or that nothing could be (1.0).
+    FileBytes file{bytes.data(), bytes.size(), nullptr};
+    DecodeOptions verify;
+    verify.verify_weights = true;
+    std::string text = tools::DumpVmfbBytes(file).value();
+    std::string verified = tools::DumpVmfbBytes(file, verify).value();
+    if (minor == 0) {
+      std::string note =
+          "checksums: none (note: format 1.0 file: its segments carry no checksums (added in 1.1), so damage to its "
+          "kernels or weights cannot be detected; recompile it to add them)\n";
+      EXPECT_NE(text.find(note), std::string::npos) << text;
+      EXPECT_NE(verified.find(note), std::string::npos) << verified;
+    } else {
+      EXPECT_NE(text.find("checksums: xxh3-64 on every segment; native libraries verified, weights not verified "
+                          "(--verify)\n"),
+                std::string::npos)
+          << text;
+      EXPECT_NE(verified.find("checksums: xxh3-64 on every segment; native libraries verified, weights verified\n"),
+                std::string::npos)
+          << verified;
+      EXPECT_NE(text.find("weights (1 tensor constants), xxh3-64 "), std::string::npos) << text;
+    }
   }
 }
 

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/vmfb_loader.h"
 #include "tests/fuzz/fuzz_targets.h"
 #include "tests/vm/test_util.h"
 #include "vm/assembler.h"
@@ -41,9 +42,10 @@ std::vector<uint8_t> ReadBytes(const std::string& path) {
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-// Seeds for the loader that need no native library, so the fuzzer reaches the
-// bytecode verifier and linking: the VM tests' add program, with a weight,
-// with a jump, with a graph.
+// Seeds for the loader: the VM tests' add program, with a weight, with a
+// jump, with a graph (these need no native library, so the fuzzer reaches the
+// bytecode verifier and linking), and last with the test kernel library, so
+// that both kinds of segment are there to damage.
 std::vector<std::vector<uint8_t>> LoaderSeeds() {
   std::vector<std::vector<uint8_t>> seeds;
   compiler::VmfbProgram p = testing::AddProgram();
@@ -80,7 +82,62 @@ std::vector<std::vector<uint8_t>> LoaderSeeds() {
   g.nodes.push_back({testing::kTestAdd, {in, in1, out}});
   p.graphs.push_back(g);
   seeds.push_back(testing::Serialize(p));
+  p.native_libraries.push_back(testing::TestKernelLibraryInfo());
+  p.callables.push_back({compiler::CallableKind::kKernel, "add_f32", 0, 3});
+  seeds.push_back(testing::Serialize(p));
   return seeds;
+}
+
+// A segment of a seed: where it lies in the file and its name in messages.
+struct SegmentSpan {
+  size_t start, size;
+  std::string name;
+};
+
+std::vector<SegmentSpan> SegmentsOf(const std::vector<uint8_t>& bytes) {
+  FileBytes file{bytes.data(), bytes.size(), nullptr};
+  Result<Program> p = DecodeVmfb(file);
+  KILN_CHECK(p.ok(), "%s", p.status().ToString().c_str());
+  std::vector<SegmentSpan> spans;
+  for (const ProgramConstant& c : p->constants) {
+    if (c.kind != ProgramConstantKind::kTensor) continue;
+    const auto* data = static_cast<const uint8_t*>(c.value.tensor().raw_data());
+    spans.push_back({static_cast<size_t>(data - bytes.data()) - c.weights_offset, p->weights_size, "weights"});
+    break;
+  }
+  for (size_t i = 0; i < p->native_libraries.size(); ++i) {
+    const ProgramNativeLibrary& l = p->native_libraries[i];
+    spans.push_back({static_cast<size_t>(l.data - bytes.data()), l.size, "native library " + std::to_string(i)});
+  }
+  return spans;
+}
+
+// Issue 19 §3: changes inside every segment of every seed. The harness must
+// survive them, and a verifying decode must refuse each one, naming the
+// segment; before checksums such files decoded cleanly.
+TEST(FuzzReplayTest, DamageInsideEverySegment) {
+  size_t damaged = 0;
+  std::vector<std::vector<uint8_t>> seeds = LoaderSeeds();
+  for (size_t s = 0; s < seeds.size(); ++s) {
+    for (const SegmentSpan& seg : SegmentsOf(seeds[s])) {
+      for (size_t at = 0; at < seg.size; at += seg.size / 17 + 1) {
+        SCOPED_TRACE(StrFormat("seed %zu, %s byte %zu", s, seg.name.c_str(), at));
+        std::vector<uint8_t> bytes = seeds[s];
+        bytes[seg.start + at] ^= 0x80;
+        EXPECT_EQ(fuzz::FuzzVmfbLoader(bytes.data(), bytes.size()), 0);
+        FileBytes file{bytes.data(), bytes.size(), nullptr};
+        DecodeOptions verify;
+        verify.verify_weights = true;
+        Result<Program> p = DecodeVmfb(file, verify);
+        ASSERT_FALSE(p.ok()) << "the damaged file decoded";
+        EXPECT_EQ(p.status().code(), StatusCode::kDataLoss);
+        EXPECT_NE(p.status().message().find("damaged .vmfb: the " + seg.name + " segment"), std::string::npos)
+            << p.status().message();
+        ++damaged;
+      }
+    }
+  }
+  EXPECT_GT(damaged, 40u);
 }
 
 TEST(FuzzReplayTest, LoaderRegressionsAndSeeds) {

@@ -14,9 +14,11 @@
 namespace kiln {
 namespace fuzz {
 
-// Peeks at the header, decodes and verifies the file; when it holds no native
-// library (machine code cannot be vetted), loads it as a vm::Module (bytecode
-// verifier, name resolution) and creates a call context.
+// Peeks at the header, decodes and verifies the file, also with the weights'
+// checksum; when it holds no native library, loads it as a vm::Module
+// (bytecode verifier, name resolution) and creates a call context. Files with
+// a native library are never linked: a fuzzer can learn to write a matching
+// checksum, and the machine code behind it is not safe to load.
 int FuzzVmfbLoader(const uint8_t* data, size_t size);
 
 // Parses the bytes as .relax text, infers struct info, prints the result.

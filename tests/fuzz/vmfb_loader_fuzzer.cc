@@ -15,6 +15,9 @@ int FuzzVmfbLoader(const uint8_t* data, size_t size) {
   if (size > 0) std::copy(data, data + size, copy.get());
   FileBytes bytes{copy.get(), size, nullptr};
   (void)PeekVmfbInfo(bytes);
+  DecodeOptions verify;
+  verify.verify_weights = true;
+  (void)DecodeVmfb(bytes, verify);
   Result<Program> program = DecodeVmfb(bytes);
   if (!program.ok() || !program->native_libraries.empty()) return 0;
   vm::LoadOptions options;

@@ -17,7 +17,7 @@
 #include <string>
 
 #include "runtime/any.h"
-#include "tools/common/npy.h"
+#include "runtime/npy.h"
 #include "vm/module.h"
 
 namespace kiln {
@@ -85,8 +85,8 @@ class OnnxModelsTest : public ::testing::Test {
     Result<std::shared_ptr<const vm::Module>> module = vm::Module::LoadFile(vmfb);
     EXPECT_TRUE(module.ok()) << module.status().ToString();
     if (!module.ok()) return INFINITY;
-    Result<Tensor> x = tools::ReadNpyFile(ModelsDir() + "/" + sample + ".x.npy");
-    Result<Tensor> ref = tools::ReadNpyFile(ModelsDir() + "/" + sample + ".y.npy");
+    Result<Tensor> x = ReadNpyFile(ModelsDir() + "/" + sample + ".x.npy");
+    Result<Tensor> ref = ReadNpyFile(ModelsDir() + "/" + sample + ".y.npy");
     EXPECT_TRUE(x.ok() && ref.ok());
     if (!x.ok() || !ref.ok()) return INFINITY;
     vm::ContextOptions context_options;

@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "compiler/driver/compile_tool.h"
+#include "runtime/npy.h"
 #include "tests/e2e/e2e_util.h"
-#include "tools/common/npy.h"
 
 namespace kiln {
 namespace e2e {
@@ -24,7 +24,7 @@ void Put(std::string* s, uint64_t v, int n) {
 std::string WriteNpz(const std::vector<std::pair<std::string, Tensor>>& tensors) {
   std::string file, cd;
   for (const auto& t : tensors) {
-    std::string data = tools::SerializeNpy(t.second).value();
+    std::string data = SerializeNpy(t.second).value();
     std::string name = t.first + ".npy";
     uint32_t crc = static_cast<uint32_t>(crc32(0L, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size())));
     uint64_t offset = file.size();

@@ -26,7 +26,7 @@ TEST(DumpTest, PrintsFunctionsCodeCallablesConstantsLibrariesAndGraphs) {
   fb.size = bytes.size();
   auto text = tools::DumpVmfbBytes(fb);
   ASSERT_TRUE(text.ok()) << text.status().ToString();
-  for (const char* want : {"format: 1.0", "producer: kiln 0.1.0", "features '+avx2'",
+  for (const char* want : {"format: 1.1", "producer: kiln 0.1.0", "features '+avx2'",
                            "main(x: Tensor((n, 4), \"float32\"), y: Tensor((n, 4), \"float32\"))",
                            "registers 4, shape heap 1",
                            "call vm.builtin.check_tensor(r0, #2, #2, #32, #1, c0 \"main: argument x\")",

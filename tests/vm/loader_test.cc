@@ -127,11 +127,11 @@ TEST(LoaderTest, NewerMajorIsRefusedNewerMinorLoads) {
   p.format_minor = 0;
   auto m = Load(Serialize(p));
   EXPECT_EQ(m.status().code(), StatusCode::kIncompatible);
-  EXPECT_EQ(m.status().message(), "file format 2.0 is newer than this runtime's 1.0");
+  EXPECT_EQ(m.status().message(), "file format 2.0 is newer than this runtime's 1.1");
   p.format_major = 0;
   p.format_minor = 9;
   EXPECT_EQ(Load(Serialize(p)).status().message(),
-            "file format 0.9 is older than this runtime's 1.0 and no longer supported");
+            "file format 0.9 is older than this runtime's 1.1 and no longer supported");
   p.format_major = 1;
   p.format_minor = 7;  // a newer minor only adds fields we may ignore
   EXPECT_TRUE(Load(Serialize(p)).ok());

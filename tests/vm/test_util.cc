@@ -78,13 +78,13 @@ std::vector<uint8_t> Serialize(const VmfbProgram& program) {
   return std::move(bytes).value();
 }
 
-Result<std::shared_ptr<const vm::Module>> Load(const std::vector<uint8_t>& bytes) {
+Result<std::shared_ptr<const vm::Module>> Load(const std::vector<uint8_t>& bytes, const vm::LoadOptions& options) {
   // The module owns an exact-size copy, so callers may pass temporaries and
   // ASan sees any read past the end.
   auto* copy = new std::vector<uint8_t>(bytes);
   return vm::Module::LoadOwnedBuffer(
       copy->data(), copy->size(), [](const void*, void* user) { delete static_cast<std::vector<uint8_t>*>(user); },
-      copy);
+      copy, options);
 }
 
 std::vector<CallableInfo> StandardCallables() {

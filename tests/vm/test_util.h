@@ -27,7 +27,8 @@ compiler::NativeLibraryInfo TestKernelLibraryInfo();
 
 std::vector<uint8_t> Serialize(const compiler::VmfbProgram& program);
 // Loads a copy of `bytes` that the module owns.
-Result<std::shared_ptr<const vm::Module>> Load(const std::vector<uint8_t>& bytes);
+Result<std::shared_ptr<const vm::Module>> Load(const std::vector<uint8_t>& bytes,
+                                               const vm::LoadOptions& options = {});
 
 // Callable indices of AddProgram().
 enum AddProgramCallables { kCheckTensor = 0, kMatchShape, kMakeShape, kAllocTensor, kTestAdd, kNumAddCallables };

@@ -66,7 +66,7 @@ TEST(VmTest, SignatureAndMetadata) {
   EXPECT_EQ(sig->params[1].name, "y");
   EXPECT_EQ(sig->params[0].dims, (std::vector<std::string>{"n", "4"}));
   EXPECT_EQ(m->GetSignature("nope").status().code(), StatusCode::kNotFound);
-  EXPECT_NE(m->Producer().find("kiln 0.1.0, format 1.0"), std::string::npos);
+  EXPECT_NE(m->Producer().find("kiln 0.1.0, format 1.1"), std::string::npos);
   EXPECT_NE(m->TargetDescription().find("x86_64-unknown-linux-gnu"), std::string::npos);
   EXPECT_FALSE(m->HasStaticGraph("main"));
 }

@@ -2,19 +2,15 @@
 
 #include <cmath>
 
+#include "tools/common/element.h"
+
 namespace kiln {
 namespace tools {
 namespace {
 
 bool ReadAsDouble(const Tensor& t, int64_t i, double* v) {
-  DType d = t.dtype();
-  if (d == DType::Float32()) *v = t.data<float>()[i];
-  else if (d == DType::Float64()) *v = t.data<double>()[i];
-  else if (d == DType::Int64()) *v = static_cast<double>(t.data<int64_t>()[i]);
-  else if (d == DType::Int32()) *v = t.data<int32_t>()[i];
-  else if (d == DType::Int8()) *v = t.data<int8_t>()[i];
-  else if (d == DType::UInt8() || d == DType::Bool()) *v = t.data<uint8_t>()[i];
-  else return false;
+  if (!IsElementDType(t.dtype())) return false;
+  *v = ElementAsDouble(t, i);
   return true;
 }
 

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "runtime/mapped_file.h"
-#include "tools/common/npy.h"
+#include "runtime/npy.h"
+#include "tools/common/element.h"
 
 namespace kiln {
 namespace tools {
@@ -21,10 +22,6 @@ std::string Quote(const std::string& text) {
   return "'" + text.substr(0, kMax) + "...'";
 }
 
-bool IsSupported(DType t) {
-  return t == DType::Float32() || t == DType::Float64() || t == DType::Int32() || t == DType::Int64() ||
-         t == DType::Int8() || t == DType::UInt8() || t == DType::Bool();
-}
 
 std::vector<std::string> Split(const std::string& s, char sep) {
   std::vector<std::string> parts;
@@ -62,7 +59,7 @@ Status StoreValue(const Tensor& t, int64_t index, const std::string& raw) {
     } else {
       return bad();
     }
-    t.data<uint8_t>()[index] = b;
+    SetElementFromUInt(t, index, b);
     return Status::Ok();
   }
   char* end = nullptr;
@@ -70,11 +67,17 @@ Status StoreValue(const Tensor& t, int64_t index, const std::string& raw) {
   if (dtype.is_float()) {
     double d = std::strtod(v.c_str(), &end);
     if (*end != '\0' || errno == ERANGE) return bad();
-    if (dtype.bits == 32) {
-      t.data<float>()[index] = static_cast<float>(d);
-    } else {
-      t.data<double>()[index] = d;
+    SetElementFromDouble(t, index, d);  // float16/bfloat16 round to nearest even
+    return Status::Ok();
+  }
+  if (dtype.code == kDLUInt && dtype.bits == 64) {  // past int64's range
+    if (v[0] == '-') {
+      return InvalidArgument(StrFormat("value %" PRId64 " '%s' is out of range for %s", index + 1, v.c_str(),
+                                       DTypeToString(dtype).c_str()));
     }
+    unsigned long long u = std::strtoull(v.c_str(), &end, 10);
+    if (*end != '\0' || errno == ERANGE) return bad();
+    SetElementFromUInt(t, index, u);
     return Status::Ok();
   }
   long long i = std::strtoll(v.c_str(), &end, 10);
@@ -90,17 +93,7 @@ Status StoreValue(const Tensor& t, int64_t index, const std::string& raw) {
     return InvalidArgument(StrFormat("value %" PRId64 " '%s' is out of range for %s", index + 1, v.c_str(),
                                      DTypeToString(dtype).c_str()));
   }
-  switch (dtype.bits) {
-    case 8:
-      if (dtype.code == kDLUInt) {
-        t.data<uint8_t>()[index] = static_cast<uint8_t>(i);
-      } else {
-        t.data<int8_t>()[index] = static_cast<int8_t>(i);
-      }
-      break;
-    case 32: t.data<int32_t>()[index] = static_cast<int32_t>(i); break;
-    default: t.data<int64_t>()[index] = static_cast<int64_t>(i); break;
-  }
+  SetElementFromInt(t, index, i);
   return Status::Ok();
 }
 
@@ -116,26 +109,24 @@ uint64_t SplitMix64Next(uint64_t* state) {
 
 Status FillRandom(const Tensor& t, uint64_t seed) {
   DType dtype = t.dtype();
-  if (!IsSupported(dtype)) {
+  if (!IsElementDType(dtype)) {
     return InvalidArgument("cannot fill a " + DTypeToString(dtype) + " tensor with random values");
   }
   uint64_t state = seed;
   int64_t n = t.NumElements();
   for (int64_t i = 0; i < n; ++i) {
     uint64_t z = SplitMix64Next(&state);
-    if (dtype == DType::Float32()) {
-      t.data<float>()[i] = static_cast<float>(z >> 40) * 0x1p-24f * 2.0f - 1.0f;
-    } else if (dtype == DType::Float64()) {
+    if (dtype == DType::Float64()) {
       t.data<double>()[i] = static_cast<double>(z >> 11) * 0x1p-53 * 2.0 - 1.0;
+    } else if (dtype.is_float()) {
+      // float32's value; float16 and bfloat16 round it.
+      SetElementFromDouble(t, i, static_cast<float>(z >> 40) * 0x1p-24f * 2.0f - 1.0f);
     } else if (dtype == DType::Bool()) {
-      t.data<uint8_t>()[i] = static_cast<uint8_t>(z >> 63);
-    } else if (dtype == DType::UInt8()) {
-      t.data<uint8_t>()[i] = static_cast<uint8_t>(z >> 60);
+      SetElementFromUInt(t, i, z >> 63);
+    } else if (dtype.code == kDLUInt) {
+      SetElementFromUInt(t, i, z >> 60);
     } else {
-      int64_t v = static_cast<int64_t>(z >> 60) - 8;
-      if (dtype.bits == 8) t.data<int8_t>()[i] = static_cast<int8_t>(v);
-      if (dtype.bits == 32) t.data<int32_t>()[i] = static_cast<int32_t>(v);
-      if (dtype.bits == 64) t.data<int64_t>()[i] = v;
+      SetElementFromInt(t, i, static_cast<int64_t>(z >> 60) - 8);
     }
   }
   return Status::Ok();
@@ -150,9 +141,9 @@ Result<Tensor> ParseInlineTensor(const std::string& text) {
   }
   std::vector<std::string> parts = Split(type_part, 'x');
   Result<DType> parsed = ParseDType(parts.back());
-  if (!parsed.ok() || !IsSupported(*parsed)) {
+  if (!parsed.ok() || !IsElementDType(*parsed)) {
     return InvalidArgument(what + ": unknown dtype '" + parts.back() +
-                           "' (expected f32, f64, i32, i64, i8, u8 or bool)");
+                           "' (expected f16, bf16, f32, f64, i8, i16, i32, i64, u8, u16, u32, u64 or bool)");
   }
   DType dtype = *parsed;
   std::vector<int64_t> shape;
@@ -222,18 +213,6 @@ Result<Tensor> ParseTensorArgument(const std::string& text) {
 
 namespace {
 
-std::string FormatElement(const Tensor& t, int64_t i) {
-  DType dtype = t.dtype();
-  if (dtype == DType::Bool()) return t.data<uint8_t>()[i] ? "true" : "false";
-  if (dtype == DType::Float32()) return StrFormat("%g", static_cast<double>(t.data<float>()[i]));
-  if (dtype == DType::Float64()) return StrFormat("%g", t.data<double>()[i]);
-  if (dtype == DType::Int64()) return StrFormat("%" PRId64, t.data<int64_t>()[i]);
-  if (dtype == DType::Int32()) return StrFormat("%" PRId32, t.data<int32_t>()[i]);
-  if (dtype == DType::Int8()) return StrFormat("%d", t.data<int8_t>()[i]);
-  if (dtype == DType::UInt8()) return StrFormat("%u", t.data<uint8_t>()[i]);
-  return "?";
-}
-
 void FormatDim(const Tensor& t, size_t dim, int64_t offset, const std::vector<int64_t>& strides,
                bool abbreviate, const PrintOptions& opt, std::string* out) {
   int64_t n = t.shape()[dim];
@@ -245,7 +224,7 @@ void FormatDim(const Tensor& t, size_t dim, int64_t offset, const std::vector<in
       i = n - opt.edge_items;
     }
     if (last) {
-      *out += FormatElement(t, offset + i);
+      *out += FormatElementText(t, offset + i);
       if (i + 1 < n) *out += ", ";
     } else {
       FormatDim(t, dim + 1, offset + i * strides[dim], strides, abbreviate, opt, out);
@@ -259,8 +238,8 @@ void FormatDim(const Tensor& t, size_t dim, int64_t offset, const std::vector<in
 
 std::string FormatTensor(const Tensor& t, const PrintOptions& options) {
   std::string out = t.TypeString() + "\n";
-  if (!IsSupported(t.dtype()) || !t.IsCompact()) return out + "(values not printable)";
-  if (t.ndim() == 0) return out + FormatElement(t, 0);
+  if (!IsElementDType(t.dtype()) || !t.IsCompact()) return out + "(values not printable)";
+  if (t.ndim() == 0) return out + FormatElementText(t, 0);
   std::vector<int64_t> strides(t.shape().size(), 1);
   for (size_t d = t.shape().size() - 1; d > 0; --d) strides[d - 1] = strides[d] * t.shape()[d];
   FormatDim(t, 0, 0, strides, t.NumElements() > options.threshold, options, &out);

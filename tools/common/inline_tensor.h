@@ -8,7 +8,9 @@
 //   128x784xf32=random:42   deterministic pseudo-random values, seed 42
 //   1x3x224x224xf32=@x.bin  raw little-endian elements in C order from a file
 //                           of exactly prod(dims) x dtype-size bytes
-// Dtypes: f32 f64 i32 i64 i8 u8 bool, or their long names (float32, ...).
+// Dtypes: f16 bf16 f32 f64 i8 i16 i32 i64 u8 u16 u32 u64 bool, or their long
+// names (float16, bfloat16, ...). float16 and bfloat16 values round to nearest
+// even.
 // Bool values are 0, 1, true or false. Values are required: "2x3xf32" alone is
 // an error, and a count mismatch names both counts.
 //
@@ -17,8 +19,9 @@
 //   z = state; z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9;
 //   z = (z ^ (z >> 27)) * 0x94D049BB133111EB; z ^= z >> 31.
 // float32: (z >> 40) * 2^-24 * 2 - 1, float64: (z >> 11) * 2^-53 * 2 - 1, both
-// exactly representable and in [-1, 1); int types: (z >> 60) - 8, in [-8, 8)
-// (uint8: z >> 60, in [0, 16)); bool: z >> 63.
+// exactly representable and in [-1, 1) (float16, bfloat16: float32's value,
+// rounded); int types: (z >> 60) - 8, in [-8, 8) (uint types: z >> 60, in
+// [0, 16)); bool: z >> 63.
 //
 // Failures are kInvalidArgument naming the offending part of the text.
 // Thread-safe: no state.

@@ -4,11 +4,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "tools/common/npy.h"
+#include "runtime/npy.h"
 
 namespace kiln {
 namespace tools {
@@ -139,16 +140,47 @@ TEST(InlineTensorTest, RawBinaryFile) {
   EXPECT_EQ(empty.status().message(), "inline tensor '3xi32=@': '@' needs a file name");
 }
 
+// The dtypes added for issue 19 §4: values in, bits stored, text out.
+TEST(InlineTensorTest, HalfAndWideTypes) {
+  Tensor h = ParseInlineTensor("3xf16=1.5,-2,65504").value();
+  EXPECT_EQ(h.dtype(), DType::Float16());
+  EXPECT_EQ(h.data<uint16_t>()[0], 0x3E00);
+  EXPECT_EQ(h.data<uint16_t>()[1], 0xC000);
+  EXPECT_EQ(h.data<uint16_t>()[2], 0x7BFF);
+  EXPECT_EQ(FormatTensor(h), "float16[3]\n[1.5, -2, 65504]");
+  Tensor b = ParseInlineTensor("2xbf16=1,-0.5").value();
+  EXPECT_EQ(DTypeToString(b.dtype()), "bfloat16");
+  EXPECT_EQ(b.data<uint16_t>()[0], 0x3F80);
+  EXPECT_EQ(b.data<uint16_t>()[1], 0xBF00);
+  EXPECT_EQ(FormatTensor(b), "bfloat16[2]\n[1, -0.5]");
+  Tensor u = ParseInlineTensor("2xu64=18446744073709551615,7").value();
+  EXPECT_EQ(u.data<uint64_t>()[0], UINT64_MAX);
+  EXPECT_EQ(FormatTensor(u), "uint64[2]\n[18446744073709551615, 7]");
+  Tensor s = ParseInlineTensor("2xi16=-32768,32767").value();
+  EXPECT_EQ(FormatTensor(s), "int16[2]\n[-32768, 32767]");
+  EXPECT_EQ(FormatTensor(ParseInlineTensor("2xu16=65535,0").value()), "uint16[2]\n[65535, 0]");
+  EXPECT_EQ(FormatTensor(ParseInlineTensor("u32=4294967295").value()), "uint32[]\n4294967295");
+  // Random float16 values are float32's, rounded: in [-1, 1].
+  Tensor r = ParseInlineTensor("64xf16=random:3").value();
+  Tensor r32 = ParseInlineTensor("64xf32=random:3").value();
+  for (int i = 0; i < 64; ++i) {
+    std::string v = StrFormat("%.9g", static_cast<double>(r32.data<float>()[i]));  // exact
+    EXPECT_EQ(r.data<uint16_t>()[i], ParseInlineTensor("f16=" + v).value().data<uint16_t>()[0]) << v;
+  }
+  Tensor ru = ParseInlineTensor("64xu32=random:3").value();
+  for (int i = 0; i < 64; ++i) EXPECT_LT(ru.data<uint32_t>()[i], 16u);
+}
+
 TEST(InlineTensorErrorTest, Messages) {
   EXPECT_EQ(ErrorOf("2x3xf32"),
             "inline tensor '2x3xf32' has no values: write 2x3xf32=v1,v2,... or 2x3xf32=random:SEED");
   EXPECT_EQ(ErrorOf("2x3xf32=1,2,3,4,5"), "inline tensor '2x3xf32=1,2,3,4,5': shape [2, 3] needs 6 values, got 5");
   EXPECT_EQ(ErrorOf("2xf32=1,2,3"), "inline tensor '2xf32=1,2,3': shape [2] needs 2 values, got 3");
   EXPECT_EQ(ErrorOf("2xf32="), "inline tensor '2xf32=': shape [2] needs 2 values, got 0");
-  EXPECT_EQ(ErrorOf("2x3xq7=1"),
-            "inline tensor '2x3xq7=1': unknown dtype 'q7' (expected f32, f64, i32, i64, i8, u8 or bool)");
-  EXPECT_EQ(ErrorOf("f16=1"),
-            "inline tensor 'f16=1': unknown dtype 'f16' (expected f32, f64, i32, i64, i8, u8 or bool)");
+  EXPECT_EQ(ErrorOf("2x3xq7=1"), "inline tensor '2x3xq7=1': unknown dtype 'q7' (expected f16, bf16, f32, f64, i8, "
+                                 "i16, i32, i64, u8, u16, u32, u64 or bool)");
+  EXPECT_EQ(ErrorOf("u64=-1"), "inline tensor 'u64=-1': value 1 '-1' is out of range for uint64");
+  EXPECT_EQ(ErrorOf("2xi16=1,40000"), "inline tensor '2xi16=1,40000': value 2 '40000' is out of range for int16");
   EXPECT_EQ(ErrorOf("2xaxf32=1"), "inline tensor '2xaxf32=1': dimension 'a' is not a non-negative integer");
   EXPECT_EQ(ErrorOf("-2xf32=1"), "inline tensor '-2xf32=1': dimension '-2' is not a non-negative integer");
   EXPECT_EQ(ErrorOf("2xxf32=1"), "inline tensor '2xxf32=1': dimension '' is not a non-negative integer");

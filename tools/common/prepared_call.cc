@@ -40,6 +40,7 @@ std::vector<Any> FlattenOutputs(const Any& result) {
 Result<std::shared_ptr<const vm::Module>> LoadModuleForTool(const CallSpec& spec) {
   vm::LoadOptions load_options;
   load_options.num_threads = spec.threads;  // the shared pool of that size; oneDNN follows it
+  load_options.verify_weights = spec.verify_weights;
   Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(spec.module_path, load_options);
   if (!loaded.ok()) return loaded.TakeStatus().Annotate("loading '" + spec.module_path + "'");
   return loaded;
@@ -75,7 +76,17 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
     return InvalidArgument(StrFormat("function '%s' takes %zu inputs, got %zu --input flags", spec.function.c_str(),
                                      sig->params.size(), p->inputs_.size()));
   }
-  for (size_t i = 0; i < p->inputs_.size(); ++i) p->args_.push_back(ToArgument(p->inputs_[i], sig->params[i]));
+  for (size_t i = 0; i < p->inputs_.size(); ++i) {
+    // NumPy has no bfloat16: bits saved as uint16 ('<u2') are taken for a
+    // bfloat16 parameter (runtime/npy.h). The tensor is ours; retag it.
+    Tensor& t = p->inputs_[i];
+    const vm::ValueInfo& param = sig->params[i];
+    if (param.kind == vm::ValueInfo::Kind::kTensor && param.dtype == DType{kDLBfloat, 16, 1} &&
+        t.dtype() == DType{kDLUInt, 16, 1}) {
+      t.dl()->dtype = param.dtype.dl();
+    }
+    p->args_.push_back(ToArgument(t, param));
+  }
   KILN_ASSIGN_OR_RETURN(p->handle_, p->module_->LookupFunction(spec.function));
 
   bool has_graph = p->module_->HasStaticGraph(spec.function);

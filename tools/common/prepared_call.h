@@ -28,6 +28,7 @@ struct CallSpec {
   std::vector<std::string> inputs;  // SPECs (tools/common/inline_tensor.h)
   int threads = 0;                  // 0: one per core (vm::LoadOptions::num_threads)
   std::string executor = "auto";    // "auto", "vm" or "graph"
+  bool verify_weights = false;      // vm::LoadOptions::verify_weights
 };
 
 // Loads spec.module_path with spec.threads; errors name the file.
@@ -35,7 +36,9 @@ Result<std::shared_ptr<const vm::Module>> LoadModuleForTool(const CallSpec& spec
 
 class PreparedCall {
  public:
-  // Parses spec.inputs, loads the module, binds (below).
+  // Parses spec.inputs, loads the module, binds (below). An input read as
+  // uint16 for a bfloat16 parameter is taken as its bits (the .npy
+  // convention of runtime/npy.h).
   static Result<std::unique_ptr<PreparedCall>> Create(const CallSpec& spec);
   // A caller of spec.function on an already loaded module with the given
   // inputs; checks the function exists and the input count.

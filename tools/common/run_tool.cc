@@ -5,10 +5,11 @@
 #include <limits>
 #include <memory>
 
+#include "runtime/npy.h"
+#include "runtime/vmfb_loader.h"
 #include "tools/common/compare.h"
 #include "tools/common/flags.h"
 #include "tools/common/inline_tensor.h"
-#include "tools/common/npy.h"
 #include "tools/common/prepared_call.h"
 #include "tools/common/process_stats.h"
 
@@ -28,6 +29,8 @@ const char kRunToolUsage[] =
     "  --threads=N              kernel threads (default: one per core)\n"
     "  --executor=auto|vm|graph the static graph where there is one (auto), the VM, or the graph only\n"
     "  --print-statistics       load time, call times, peak tensor memory, peak RSS\n"
+    "  --verify                 check the weights against their checksum before running (the\n"
+    "                           kernels' checksum is checked on every load)\n"
     "Flags take --flag=value or --flag value.\n";
 
 Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
@@ -51,6 +54,7 @@ Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
   flags.AddInt("threads", 1, 1000000000, &o.threads);
   flags.AddChoice("executor", {"auto", "vm", "graph"}, &o.executor);
   flags.AddSwitch("print-statistics", &o.print_statistics);
+  flags.AddSwitch("verify", &o.verify);
   std::vector<std::string> positional;
   KILN_RETURN_IF_ERROR(flags.Parse(argc, argv, &positional));
   o.help = flags.help();
@@ -84,7 +88,10 @@ Status RunTool(const RunToolOptions& o, std::ostream& out) {
   spec.inputs = o.inputs;
   spec.threads = o.threads;
   spec.executor = o.executor;
+  spec.verify_weights = o.verify;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedCall> prepared, PreparedCall::Create(spec));
+  std::string note = NoChecksumsNote(prepared->module()->linked_program()->program);
+  if (!note.empty()) out << "note: " << o.module_path << ": " << note << "\n";
   Any result;
   auto first_start = std::chrono::steady_clock::now();
   KILN_RETURN_IF_ERROR(prepared->Call(&result));

@@ -5,15 +5,16 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstring>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "compiler/writer/vmfb_program.h"
 #include "compiler/writer/vmfb_writer.h"
+#include "runtime/npy.h"
 #include "runtime/registry.h"
 #include "tools/common/inline_tensor.h"
-#include "tools/common/npy.h"
 #include "tools/common/prepared_call.h"
 #include "vm/assembler.h"
 #include "vm/module.h"
@@ -153,8 +154,9 @@ class RunToolTest : public ::testing::Test {
     RemoveGlobalFunction(kAddOne);
   }
 
-  int Main(std::vector<std::string> args) {
-    args.insert(args.begin(), {"kiln-run", *dir_ + "kiln_run_test.vmfb"});
+  int Main(std::vector<std::string> args) { return MainOn(*dir_ + "kiln_run_test.vmfb", std::move(args)); }
+  int MainOn(const std::string& vmfb, std::vector<std::string> args) {
+    args.insert(args.begin(), {"kiln-run", vmfb});
     std::vector<const char*> argv;
     for (const std::string& a : args) argv.push_back(a.c_str());
     std::ostringstream o, e;
@@ -244,6 +246,84 @@ TEST_F(RunToolTest, Errors) {
 
   EXPECT_EQ(Main({"--input=2x3xf32=random:1", "--output=@/nonexistent/dir/y.npy"}), 1);
   EXPECT_EQ(err_, "kiln-run: error: output 0: cannot open '/nonexistent/dir/y.npy' for writing\n");
+}
+
+// --verify (issue 19 §3): the weights are hashed only when asked; a file from
+// before checksums runs with a note.
+TEST_F(RunToolTest, VerifyWeightsAndTheNoteOnOldFiles) {
+  VmfbProgram p = MakeProgram();
+  ConstantValue w;
+  w.kind = ConstantKind::kTensor;
+  w.name = "w";
+  w.tensor = ParseInlineTensor("8xf32=1,2,3,4,5,6,7,8").value();
+  p.constants.push_back(w);  // unused by the code: it only fills the weights segment
+  std::vector<uint8_t> bytes = compiler::SerializeVmfb(p).value();
+  uint32_t fb_size = bytes[0] | bytes[1] << 8 | bytes[2] << 16 | static_cast<uint32_t>(bytes[3]) << 24;
+  bytes[(fb_size + 4 + 63) / 64 * 64 + 9] ^= 0x04;  // the weights start the segments
+  std::string damaged = *dir_ + "kiln_run_damaged_weights.vmfb";
+  std::FILE* f = std::fopen(damaged.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  std::fwrite(bytes.data(), 1, bytes.size(), f);
+  std::fclose(f);
+  EXPECT_EQ(MainOn(damaged, {"--input=2x3xf32=random:1"}), 0) << err_;
+  EXPECT_EQ(MainOn(damaged, {"--input=2x3xf32=random:1", "--verify"}), 1);
+  EXPECT_EQ(err_.rfind("kiln-run: error: loading '" + damaged + "': loading " + damaged +
+                           ": damaged .vmfb: the weights segment (32 bytes) does not match its checksum (xxh3-64 ",
+                       0),
+            0u)
+      << err_;
+  ASSERT_EQ(Main({"--input=2x3xf32=random:1", "--verify"}), 0) << err_;
+  EXPECT_EQ(out_.find("note:"), std::string::npos) << out_;
+  std::remove(damaged.c_str());
+
+  p.format_minor = 0;
+  std::string old = *dir_ + "kiln_run_format_1_0.vmfb";
+  ASSERT_TRUE(compiler::WriteVmfbFile(p, old).ok());
+  ASSERT_EQ(MainOn(old, {"--input=2x3xf32=1,2,3,4,5,6", "--verify"}), 0) << err_;
+  EXPECT_EQ(out_, "note: " + old +
+                      ": format 1.0 file: its segments carry no checksums (added in 1.1), so damage to its kernels or "
+                      "weights cannot be detected; recompile it to add them\n"
+                      "output 0: float32[2, 3]\n[[2, 3, 4],\n [5, 6, 7]]\n");
+  std::remove(old.c_str());
+}
+
+// Every dtype through .npy and kiln-run (issue 19 §4): echo(x) returns its
+// argument, so the output file must hold exactly the input's bytes.
+TEST_F(RunToolTest, NpyRoundTripOfEveryDtype) {
+  const char* types[] = {"f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "bool"};
+  VmfbProgram p = MakeProgram();
+  ValueInfo any_tensor;
+  any_tensor.name = "x";
+  FunctionInfo id;
+  id.name = "id";
+  id.params = {any_tensor};
+  id.results = {any_tensor};
+  id.register_count = 1;
+  vm::Assembler a;
+  a.Ret(0);
+  id.code = a.Finish();
+  p.functions.push_back(id);
+  std::string vmfb = *dir_ + "kiln_run_id.vmfb";
+  ASSERT_TRUE(compiler::WriteVmfbFile(p, vmfb).ok());
+  for (const char* type : types) {
+    SCOPED_TRACE(type);
+    std::string in = *dir_ + "kiln_run_id_in.npy", out = *dir_ + "kiln_run_id_out.npy";
+    Tensor x = ParseInlineTensor(std::string("2x3x") + type + "=random:5").value();
+    ASSERT_TRUE(WriteNpyFile(x, in).ok());
+    ASSERT_EQ(MainOn(vmfb, {"--function=id", "--input=@" + in, "--output=@" + out}), 0) << err_;
+    EXPECT_EQ(out_, "output 0: tensor " + x.TypeString() + " -> " + out + "\n");
+    Tensor y = ReadNpyFile(out).value();
+    EXPECT_EQ(y.dtype(), x.dtype());
+    EXPECT_EQ(y.shape(), x.shape());
+    EXPECT_EQ(std::memcmp(y.raw_data(), x.raw_data(), x.NumBytes()), 0);
+    // Printed, and compared with itself through --expected_output.
+    ASSERT_EQ(MainOn(vmfb, {"--function=id", "--input=@" + in, "--expected_output=@" + out}), 0) << err_;
+    EXPECT_NE(out_.find("output 0: matches"), std::string::npos) << out_;
+    EXPECT_EQ(out_.find("not printable"), std::string::npos) << out_;
+    std::remove(in.c_str());
+    std::remove(out.c_str());
+  }
+  std::remove(vmfb.c_str());
 }
 
 TEST_F(RunToolTest, DashPrintsEveryValue) {

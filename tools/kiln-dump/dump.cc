@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "runtime/checksum.h"
 #include "runtime/vmfb_loader.h"
 #include "vm/disassembler.h"
 
@@ -58,6 +59,13 @@ std::string GraphArgText(const ProgramGraphArg& a) {
   return s;
 }
 
+// What the load checked of the segments' bytes, or why nothing could be.
+std::string ChecksumsText(const Program& p) {
+  if (!p.has_checksums) return "checksums: none (note: " + NoChecksumsNote(p) + ")\n";
+  return StrFormat("checksums: %s on every segment; native libraries verified, weights %s\n", kSegmentChecksumName,
+                   p.weights_verified ? "verified" : "not verified (--verify)");
+}
+
 std::string TargetText(const ProgramTarget& t) {
   return StrFormat("triple '%s', cpu '%s', features '%s'", t.triple.c_str(), t.cpu.c_str(), t.features.c_str());
 }
@@ -86,15 +94,21 @@ std::string SegmentsText(const Program& p, const FileBytes& bytes) {
     if (!inside(data) || static_cast<uint64_t>(data - bytes.data) < c.weights_offset) continue;
     size_t tensors = 0;
     for (const ProgramConstant& k : p.constants) tensors += k.kind == ProgramConstantKind::kTensor;
-    segments.push_back({static_cast<uint64_t>(data - bytes.data) - c.weights_offset, p.weights_size,
-                        StrFormat("weights (%zu tensor constants)", tensors)});
+    std::string what = StrFormat("weights (%zu tensor constants)", tensors);
+    if (p.has_checksums) {
+      what += StrFormat(", %s %016llx", kSegmentChecksumName, static_cast<unsigned long long>(p.weights_checksum));
+    }
+    segments.push_back({static_cast<uint64_t>(data - bytes.data) - c.weights_offset, p.weights_size, what});
     break;
   }
   for (size_t i = 0; i < p.native_libraries.size(); ++i) {
     const ProgramNativeLibrary& l = p.native_libraries[i];
     if (!inside(l.data)) continue;
-    segments.push_back({static_cast<uint64_t>(l.data - bytes.data), l.size,
-                        StrFormat("native library %zu (%s, %zu kernels)", i, l.format.c_str(), l.kernel_names.size())});
+    std::string what = StrFormat("native library %zu (%s, %zu kernels)", i, l.format.c_str(), l.kernel_names.size());
+    if (p.has_checksums) {
+      what += StrFormat(", %s %016llx", kSegmentChecksumName, static_cast<unsigned long long>(l.checksum));
+    }
+    segments.push_back({static_cast<uint64_t>(l.data - bytes.data), l.size, what});
   }
   std::sort(segments.begin(), segments.end(), [](const Segment& a, const Segment& b) { return a.offset < b.offset; });
   std::string out = StrFormat("\nsegments (file %zu bytes):\n", bytes.size);
@@ -112,6 +126,7 @@ std::string DumpProgram(const Program& p, const FileBytes* bytes) {
   out += StrFormat("format: %u.%u\n", p.format_major, p.format_minor);
   out += "producer: " + p.producer + "\n";
   out += "target: " + TargetText(p.target) + "\n";
+  out += ChecksumsText(p);
 
   out += StrFormat("\nfunctions (%zu):\n", p.functions.size());
   for (uint32_t i = 0; i < p.functions.size(); ++i) {
@@ -191,8 +206,8 @@ std::string DumpProgram(const Program& p, const FileBytes* bytes) {
   return out;
 }
 
-Result<std::string> DumpVmfbBytes(const FileBytes& bytes) {
-  KILN_ASSIGN_OR_RETURN(Program p, DecodeVmfb(bytes));
+Result<std::string> DumpVmfbBytes(const FileBytes& bytes, const DecodeOptions& options) {
+  KILN_ASSIGN_OR_RETURN(Program p, DecodeVmfb(bytes, options));
   return DumpProgram(p, &bytes);
 }
 
@@ -213,9 +228,9 @@ Result<std::string> DumpVmfbInfoFile(const std::string& path) {
   return InfoText(info);
 }
 
-Result<std::string> DumpVmfbFile(const std::string& path) {
+Result<std::string> DumpVmfbFile(const std::string& path, const DecodeOptions& options) {
   KILN_ASSIGN_OR_RETURN(FileBytes bytes, MapFile(path));
-  Result<std::string> text = DumpVmfbBytes(bytes);
+  Result<std::string> text = DumpVmfbBytes(bytes, options);
   if (!text.ok()) {
     Status s = text.TakeStatus();
     Result<VmfbFileInfo> info = PeekVmfbInfo(bytes);

@@ -12,6 +12,7 @@
 #include "runtime/mapped_file.h"
 #include "runtime/program.h"
 #include "runtime/status.h"
+#include "runtime/vmfb_loader.h"
 
 namespace kiln {
 namespace tools {
@@ -22,12 +23,13 @@ std::string DumpProgram(const Program& program, const FileBytes* bytes = nullptr
 // The header alone (format, producer, target, size), from PeekVmfbInfo: works
 // for files this runtime cannot decode, e.g. a newer format major.
 Result<std::string> DumpVmfbInfoFile(const std::string& path);
-// Decodes `bytes` and dumps them.
-Result<std::string> DumpVmfbBytes(const FileBytes& bytes);
+// Decodes `bytes` and dumps them. Native-library checksums are always
+// verified; the weights' when `options.verify_weights` (the text says which).
+Result<std::string> DumpVmfbBytes(const FileBytes& bytes, const DecodeOptions& options = {});
 // Dumps the file; when it cannot be decoded but its header can be read, the
 // error message carries the header text, so "newer format" files still say
 // which producer and target they are for.
-Result<std::string> DumpVmfbFile(const std::string& path);
+Result<std::string> DumpVmfbFile(const std::string& path, const DecodeOptions& options = {});
 
 }  // namespace tools
 }  // namespace kiln

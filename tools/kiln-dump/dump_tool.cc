@@ -14,11 +14,13 @@ namespace kiln {
 namespace tools {
 
 const char kDumpToolUsage[] =
-    "usage: kiln-dump FILE.vmfb [--info]\n"
+    "usage: kiln-dump FILE.vmfb [--info | --verify]\n"
     "       kiln-dump FILE.relax --dot [--function=main] [--lower] [-o FILE.dot]   (or FILE.onnx)\n"
     "  (no flag)        header, functions with signatures and bytecode, imports, constants,\n"
     "                   native libraries and kernels, graphs, segments with offsets and sizes\n"
     "  --info           only the header (format, producer, target, size); reads any format version\n"
+    "  --verify         also check the weights segment against its checksum (the kernels' is always\n"
+    "                   checked); fails on a damaged file\n"
     "  --dot            Graphviz text of a Relax function's dataflow graph (bindings with op and shape,\n"
     "                   edges = uses); render with: dot -Tsvg FILE.dot -o FILE.svg\n"
     "  --function=NAME  the function to draw (default main)\n"
@@ -34,7 +36,7 @@ bool EndsWith(const std::string& s, const std::string& suffix) {
 
 struct DumpArgs {
   std::string file, function, output;
-  bool info = false, dot = false, lower = false;
+  bool info = false, dot = false, lower = false, verify = false;
 };
 
 // Usage errors (exit 2).
@@ -44,6 +46,7 @@ Result<DumpArgs> Parse(int argc, const char* const* argv, bool* help) {
   flags.AddSwitch("info", &a.info);
   flags.AddSwitch("dot", &a.dot);
   flags.AddSwitch("lower", &a.lower);
+  flags.AddSwitch("verify", &a.verify);
   flags.AddValue("function", [&](const std::string& v) -> Status {
     if (v.empty()) return InvalidArgument("empty function name");
     a.function = v;
@@ -63,6 +66,10 @@ Result<DumpArgs> Parse(int argc, const char* const* argv, bool* help) {
   if (files.size() > 1) return InvalidArgument("more than one input file: '" + files[0] + "' and '" + files[1] + "'");
   a.file = files[0];
   if (a.info && a.dot) return InvalidArgument("--info and --dot exclude each other");
+  if (a.verify && (a.info || a.dot)) {
+    return InvalidArgument(std::string("--verify checks a whole .vmfb; it does not apply to ") +
+                           (a.info ? "--info" : "--dot"));
+  }
   if (!a.dot && (!a.function.empty() || a.lower)) {
     return InvalidArgument(std::string(a.lower ? "--lower" : "--function") + " only applies to --dot");
   }
@@ -98,7 +105,9 @@ int DumpToolMain(int argc, const char* const* argv, std::ostream& out, std::ostr
   } else if (args->info) {
     text = DumpVmfbInfoFile(args->file);
   } else {
-    text = DumpVmfbFile(args->file);
+    DecodeOptions options;
+    options.verify_weights = args->verify;
+    text = DumpVmfbFile(args->file, options);
   }
   if (!text.ok()) {
     // Dump errors may carry the header on further lines; keep them readable.

@@ -65,6 +65,10 @@ TEST(DumpToolTest, UsageErrors) {
   EXPECT_EQ(error({"a.vmfb", "b.vmfb"}), "kiln-dump: error: more than one input file: 'a.vmfb' and 'b.vmfb'\n");
   EXPECT_EQ(error({"a.vmfb", "--bogus"}), "kiln-dump: error: unknown flag '--bogus' (see --help)\n");
   EXPECT_EQ(error({"a.relax", "--dot", "--info"}), "kiln-dump: error: --info and --dot exclude each other\n");
+  EXPECT_EQ(error({"a.vmfb", "--info", "--verify"}),
+            "kiln-dump: error: --verify checks a whole .vmfb; it does not apply to --info\n");
+  EXPECT_EQ(error({"a.relax", "--dot", "--verify"}),
+            "kiln-dump: error: --verify checks a whole .vmfb; it does not apply to --dot\n");
   EXPECT_EQ(error({"a.vmfb", "--function=f"}), "kiln-dump: error: --function only applies to --dot\n");
   EXPECT_EQ(error({"a.vmfb", "--lower"}), "kiln-dump: error: --lower only applies to --dot\n");
   EXPECT_EQ(error({"a.relax", "--dot", "--function="}), "kiln-dump: error: --function: empty function name\n");
@@ -140,7 +144,30 @@ TEST_F(DumpCompiledTest, WeightsSegmentAndConstantBytes) {
   EXPECT_TRUE(Contains(r.out, " tensor float32[10] at weights+")) << r.out;
   EXPECT_TRUE(Contains(r.out, " (40 bytes)\n")) << r.out;
   EXPECT_TRUE(Contains(r.out, "  weights (")) << r.out;
-  EXPECT_TRUE(Contains(r.out, " tensor constants)\n")) << r.out;
+  EXPECT_TRUE(Contains(r.out, " tensor constants), xxh3-64 ")) << r.out;
+  EXPECT_TRUE(Contains(r.out, "checksums: xxh3-64 on every segment; native libraries verified, weights not verified "
+                              "(--verify)\n"))
+      << r.out;
+
+  // --verify hashes the weights too: it passes here, and fails once a byte
+  // of them changes (which the plain dump does not notice).
+  r = Main({vmfb, "--verify"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, "native libraries verified, weights verified\n")) << r.out;
+  std::string bytes = ReadAll(vmfb);
+  size_t at = r.out.find("  weights (");
+  ASSERT_NE(at, std::string::npos);
+  // "  offset      12345  size ...  weights (": the offset is the line's first number.
+  size_t line = r.out.rfind('\n', at) + 1;
+  size_t offset = std::stoull(r.out.substr(line + std::string("  offset").size()));
+  bytes[offset + 100] ^= 0x01;
+  std::string damaged = vmfb + ".damaged.vmfb";
+  std::ofstream(damaged, std::ios::binary) << bytes;
+  EXPECT_EQ(Main({damaged}).rc, 0);
+  r = Main({damaged, "--verify"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "kiln-dump: error: " + damaged + ": damaged .vmfb: the weights segment (")) << r.err;
+  std::remove(damaged.c_str());
   std::remove(vmfb.c_str());
 }
 

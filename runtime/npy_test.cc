@@ -1,4 +1,4 @@
-#include "tools/common/npy.h"
+#include "runtime/npy.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,6 @@
 #include <vector>
 
 namespace kiln {
-namespace tools {
 namespace {
 
 // Builds a .npy image by hand, independent of SerializeNpy, so reader bugs and
@@ -83,10 +82,17 @@ TEST(NpyTest, SingleByteTypesAcceptAnyByteOrderMark) {
   EXPECT_EQ(t->dtype(), DType::Bool());
 }
 
+// Every dtype Kiln computes in (runtime/dtype.h's ParseDType accepts no other
+// scalar widths).
+const DType kEveryDType[] = {
+    DType::Float16(),    DType::Float32(),    DType::Float64(),    DType::Int8(),       DType{kDLInt, 16, 1},
+    DType::Int32(),      DType::Int64(),      DType::UInt8(),      DType{kDLUInt, 16, 1}, DType{kDLUInt, 32, 1},
+    DType{kDLUInt, 64, 1}, DType::Bool(),     DType{kDLBfloat, 16, 1},
+};
+
 TEST(NpyTest, RoundTripEveryDtype) {
   std::vector<int64_t> shape = {3, 5};
-  for (DType dtype : {DType::Float32(), DType::Float64(), DType::Int32(), DType::Int64(), DType::Int8(),
-                      DType::UInt8(), DType::Bool()}) {
+  for (DType dtype : kEveryDType) {
     Result<Tensor> t = Tensor::Empty(shape, dtype);
     ASSERT_TRUE(t.ok());
     auto* bytes = static_cast<uint8_t*>(t->raw_data());
@@ -102,6 +108,32 @@ TEST(NpyTest, RoundTripEveryDtype) {
     EXPECT_EQ(back->shape(), shape);
     EXPECT_EQ(std::memcmp(back->raw_data(), t->raw_data(), t->NumBytes()), 0) << DTypeToString(dtype);
   }
+}
+
+// The descriptors NumPy writes for each dtype (np.dtype(...).str; '<V2' is
+// np.save of an ml_dtypes.bfloat16 array), read by hand-made files.
+TEST(NpyTest, ReadsNumpyDescriptorsOfEveryDtype) {
+  struct Case { const char* descr; DType dtype; };
+  const Case cases[] = {
+      {"<f2", DType::Float16()},       {"<f4", DType::Float32()},       {"<f8", DType::Float64()},
+      {"|i1", DType::Int8()},          {"<i2", DType{kDLInt, 16, 1}},   {"<i4", DType::Int32()},
+      {"<i8", DType::Int64()},         {"|u1", DType::UInt8()},         {"<u2", DType{kDLUInt, 16, 1}},
+      {"<u4", DType{kDLUInt, 32, 1}},  {"<u8", DType{kDLUInt, 64, 1}},  {"|b1", DType::Bool()},
+      {"<V2", DType{kDLBfloat, 16, 1}}, {"|V2", DType{kDLBfloat, 16, 1}}, {"=f2", DType::Float16()},
+      {"=u8", DType{kDLUInt, 64, 1}},
+  };
+  for (const Case& c : cases) {
+    std::string data(2 * c.dtype.bytes(), '\x01');
+    std::string npy = MakeNpy(std::string("{'descr': '") + c.descr + "', 'fortran_order': False, 'shape': (2,), }", data);
+    Result<Tensor> t = ParseNpy(npy.data(), npy.size());
+    ASSERT_TRUE(t.ok()) << c.descr << ": " << t.status().ToString();
+    EXPECT_EQ(t->dtype(), c.dtype) << c.descr;
+    EXPECT_EQ(std::string(static_cast<const char*>(t->raw_data()), t->NumBytes()), data) << c.descr;
+  }
+  // What the writer says for the dtypes NumPy lacks or names specially.
+  EXPECT_EQ(NpyDescriptor(DType{kDLBfloat, 16, 1}).value(), "<V2");
+  EXPECT_EQ(NpyDescriptor(DType::Float16()).value(), "<f2");
+  EXPECT_EQ(NpyDescriptor(DType{kDLUInt, 64, 1}).value(), "<u8");
 }
 
 TEST(NpyTest, WriterHeaderText) {
@@ -189,8 +221,13 @@ TEST(NpyErrorTest, BigEndianAndUnsupportedDtypes) {
   EXPECT_EQ(ErrorOf(be), "Unimplemented: x.npy: big-endian data ('>f4') is not supported");
   std::string c = MakeNpy("{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }", "abcdefgh");
   EXPECT_EQ(ErrorOf(c),
-            "Unimplemented: x.npy: unsupported dtype '<c8' (supported: float32, float64, int32, int64, int8, "
-            "uint8, bool)");
+            "Unimplemented: x.npy: unsupported dtype '<c8' (supported: float16, float32, float64, int8, int16, int32, "
+            "int64, uint8, uint16, uint32, uint64, bool, bfloat16 (as '<V2'))");
+  // A 2-byte void is bfloat16 only little-endian or without byte order.
+  std::string v = MakeNpy("{'descr': '>V2', 'fortran_order': False, 'shape': (1,), }", "ab");
+  EXPECT_EQ(ErrorOf(v), "Unimplemented: x.npy: big-endian data ('>V2') is not supported");
+  std::string v4 = MakeNpy("{'descr': '|V4', 'fortran_order': False, 'shape': (1,), }", "abcd");
+  EXPECT_NE(ErrorOf(v4).find("unsupported dtype '|V4'"), std::string::npos);
 }
 
 TEST(NpyErrorTest, MalformedHeaders) {
@@ -216,15 +253,16 @@ TEST(NpyErrorTest, MalformedHeaders) {
 
 TEST(NpyErrorTest, WritingUnsupportedDtype) {
   uint16_t h = 0;
-  Result<std::string> npy = SerializeNpy(Tensor::Borrow(&h, {}, DType::Float16()));
+  // Vector dtypes (lanes > 1) have no .npy form.
+  Result<std::string> npy = SerializeNpy(Tensor::Borrow(&h, {}, DType{kDLInt, 8, 2}));
   ASSERT_FALSE(npy.ok());
   EXPECT_EQ(npy.status().message(),
-            "cannot write dtype float16 as .npy (supported: float32, float64, int32, int64, int8, uint8, bool)");
+            "cannot write dtype int8x2 as .npy (supported: float16, float32, float64, int8, int16, int32, int64, "
+            "uint8, uint16, uint32, uint64, bool, bfloat16 (as '<V2'))");
   EXPECT_FALSE(SerializeNpy(Tensor()).ok());
   Status s = WriteNpyFile(Tensor::Borrow(&h, {}, DType::Int8()), "/nonexistent/dir/y.npy");
   EXPECT_EQ(s.message(), "cannot open '/nonexistent/dir/y.npy' for writing");
 }
 
 }  // namespace
-}  // namespace tools
 }  // namespace kiln

@@ -1,4 +1,4 @@
-#include "tools/common/npy.h"
+#include "runtime/npy.h"
 
 #include <cctype>
 #include <cstdint>
@@ -8,23 +8,37 @@
 #include <vector>
 
 namespace kiln {
-namespace tools {
 namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr size_t kMagicSize = 6;
 constexpr size_t kDataAlignment = 64;
 
-// The dtypes .npy I/O supports, with their descriptors.
+// The dtypes .npy I/O supports, with the descriptors it writes. Reading also
+// accepts other byte-order marks (DTypeFromDescriptor).
 struct NpyType {
   const char* descr;
   DType dtype;
 };
 const NpyType kNpyTypes[] = {
-    {"<f4", DType::Float32()}, {"<f8", DType::Float64()}, {"<i4", DType::Int32()},
-    {"<i8", DType::Int64()},   {"|i1", DType::Int8()},    {"|u1", DType::UInt8()},
+    {"<f2", DType::Float16()},
+    {"<f4", DType::Float32()},
+    {"<f8", DType::Float64()},
+    {"|i1", DType::Int8()},
+    {"<i2", DType{kDLInt, 16, 1}},
+    {"<i4", DType::Int32()},
+    {"<i8", DType::Int64()},
+    {"|u1", DType::UInt8()},
+    {"<u2", DType{kDLUInt, 16, 1}},
+    {"<u4", DType{kDLUInt, 32, 1}},
+    {"<u8", DType{kDLUInt, 64, 1}},
     {"|b1", DType::Bool()},
+    // NumPy's own name for an ml_dtypes.bfloat16 array (see npy.h).
+    {"<V2", DType{kDLBfloat, 16, 1}},
 };
+constexpr char kSupported[] =
+    "float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, bfloat16 "
+    "(as '<V2')";
 
 // A tiny scanner over the header, which is a Python dict literal such as
 // {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
@@ -74,10 +88,12 @@ class HeaderScanner {
       // Python 2 wrote long integers as "3L".
       if (word.back() == 'L') word.pop_back();
       if (word.empty() || word.size() > 18) return false;
+      int64_t value = 0;  // at most 18 digits: no overflow
       for (char c : word) {
         if (!std::isdigit(static_cast<unsigned char>(c))) return false;
+        value = value * 10 + (c - '0');
       }
-      out->push_back(std::stoll(word));
+      out->push_back(value);
       if (!Consume(',')) {
         return Consume(')');
       }
@@ -136,18 +152,19 @@ Status ParseHeader(const std::string& text, const std::string& name, NpyHeader* 
 Result<DType> DTypeFromDescriptor(const std::string& descr, const std::string& name) {
   for (const NpyType& t : kNpyTypes) {
     if (descr == t.descr) return t.dtype;
-    // Single-byte types may carry any byte-order mark; wider ones may say '=' (native, which
-    // is little-endian on every host Kiln supports).
+    // Single-byte types and voids may carry any byte-order mark but '>'
+    // (NumPy writes '|' for both); wider ones may say '=' (native, which is
+    // little-endian on every host Kiln supports).
+    bool any_order = t.descr[0] == '|' || t.descr[1] == 'V';
     if (descr.size() == 3 && descr.substr(1) == std::string(t.descr + 1) &&
-        (descr[0] == '=' || (t.descr[0] == '|' && descr[0] != '>'))) {
+        (descr[0] == '=' || (any_order && descr[0] != '>'))) {
       return t.dtype;
     }
   }
   if (!descr.empty() && descr[0] == '>') {
     return Unimplemented(name + ": big-endian data ('" + descr + "') is not supported");
   }
-  return Unimplemented(name + ": unsupported dtype '" + descr +
-                       "' (supported: float32, float64, int32, int64, int8, uint8, bool)");
+  return Unimplemented(name + ": unsupported dtype '" + descr + "' (supported: " + kSupported + ")");
 }
 
 uint32_t ReadLittleEndian(const unsigned char* p, int bytes) {
@@ -162,8 +179,7 @@ Result<std::string> NpyDescriptor(DType dtype) {
   for (const NpyType& t : kNpyTypes) {
     if (t.dtype == dtype) return std::string(t.descr);
   }
-  return InvalidArgument("cannot write dtype " + DTypeToString(dtype) +
-                         " as .npy (supported: float32, float64, int32, int64, int8, uint8, bool)");
+  return InvalidArgument("cannot write dtype " + DTypeToString(dtype) + " as .npy (supported: " + kSupported + ")");
 }
 
 Result<Tensor> ParseNpy(const void* data, size_t size, const std::string& name) {
@@ -274,5 +290,4 @@ Status WriteNpyFile(const Tensor& tensor, const std::string& path) {
   return Status::Ok();
 }
 
-}  // namespace tools
 }  // namespace kiln
