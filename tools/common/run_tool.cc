@@ -9,6 +9,7 @@
 #include "tools/common/flags.h"
 #include "tools/common/inline_tensor.h"
 #include "tools/common/npy.h"
+#include "tools/common/plugins.h"
 #include "tools/common/prepared_call.h"
 #include "tools/common/process_stats.h"
 
@@ -28,6 +29,7 @@ const char kRunToolUsage[] =
     "  --threads=N              kernel threads (default: one per core)\n"
     "  --executor=auto|vm|graph the static graph where there is one (auto), the VM, or the graph only\n"
     "  --print-statistics       load time, call times, peak tensor memory, peak RSS\n"
+    "  --plugin=PATH            load a library of packed functions first (repeatable; kiln.h, \"Plugins\")\n"
     "Flags take --flag=value or --flag value.\n";
 
 Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
@@ -51,6 +53,7 @@ Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
   flags.AddInt("threads", 1, 1000000000, &o.threads);
   flags.AddChoice("executor", {"auto", "vm", "graph"}, &o.executor);
   flags.AddSwitch("print-statistics", &o.print_statistics);
+  flags.AddRepeated("plugin", &o.plugins);
   std::vector<std::string> positional;
   KILN_RETURN_IF_ERROR(flags.Parse(argc, argv, &positional));
   o.help = flags.help();
@@ -78,6 +81,8 @@ Status RunTool(const RunToolOptions& o, std::ostream& out) {
     if (!t.ok()) return t.TakeStatus().Annotate(StrFormat("--expected_output %zu", i + 1));
     expected.push_back(std::move(t).value());
   }
+  // Before the module: loading resolves the packed functions it calls.
+  KILN_RETURN_IF_ERROR(LoadPlugins(o.plugins));
   CallSpec spec;
   spec.module_path = o.module_path;
   spec.function = o.function;

@@ -4,6 +4,7 @@
 //   kiln-run FILE.vmfb [--function=main] [--input=SPEC]... [--output=@y.npy|-]...
 //            [--expected_output=SPEC]... [--atol=X] [--rtol=X] [--repeat=N]
 //            [--threads=N] [--executor=auto|vm|graph] [--print-statistics]
+//            [--plugin=PATH]...
 //
 // Every flag is written --flag=value or --flag value (tools/common/flags.h).
 // SPEC is "@x.npy", "DIMSxDTYPE=@raw.bin" or inline syntax
@@ -16,7 +17,8 @@
 // --executor picks the engine: the static graph where the function has one
 // (auto, the default), always the VM, or always the graph (an error for
 // functions without one). --print-statistics prints load time, call times,
-// the last call's peak tensor memory and the process's peak RSS.
+// the last call's peak tensor memory and the process's peak RSS. Each
+// --plugin library is loaded before the module (plugins.h).
 //
 // Thread-compatible: RunTool uses only its arguments (and the global registry).
 #ifndef KILN_TOOLS_COMMON_RUN_TOOL_H_
@@ -43,6 +45,7 @@ struct RunToolOptions {
   int threads = 0;                // 0: one per core
   std::string executor = "auto";  // "auto", "vm" or "graph"
   bool print_statistics = false;
+  std::vector<std::string> plugins;  // --plugin paths, loaded in order
   bool help = false;
 };
 
