@@ -555,7 +555,9 @@ kiln_status_t* kiln_unregister_function(const char* name);
 #define KILN_PLUGIN_ENTRY_POINT "kiln_plugin_register"
 typedef kiln_status_t* (*kiln_plugin_register_fn_t)(uint32_t host_api_version);
 
-/* Loads the shared library at `path` (dlopen) and calls its entry point;
+/* Loads the shared library at `path` (dlopen; a name without a '/' is a file
+ * in the current directory when one exists there, otherwise it is looked up
+ * as dlopen does) and calls its entry point;
  * *out_num_functions is the number of functions it registered. The library
  * stays loaded for the life of the process. Register before loading the
  * modules that call the functions. Failures:

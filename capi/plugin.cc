@@ -11,6 +11,7 @@
 // same handle): kiln-run's logic runs many times in one test process, and a
 // second entry-point call would fail on names already taken.
 #include <dlfcn.h>
+#include <unistd.h>
 
 #include <map>
 #include <mutex>
@@ -52,9 +53,13 @@ kiln_status_t* kiln_plugin_load(const char* path, size_t* out_num_functions) {
   KILN_CAPI_REQUIRE(path);
   KILN_CAPI_REQUIRE(out_num_functions);
   const std::string where = std::string("plugin '") + path + "'";
+  // `--plugin=libmyfuncs.so` means the file here when there is one; dlopen
+  // alone would only search the system's library directories for it.
+  std::string file = path;
+  if (file.find('/') == std::string::npos && access(path, F_OK) == 0) file = "./" + file;
   // RTLD_LOCAL: two plugins may define the same helper symbols. RTLD_NOW: an
   // unresolved symbol fails here, with its name, not in the middle of a call.
-  void* handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  void* handle = dlopen(file.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (handle == nullptr) {
     const char* err = dlerror();
     return MakeStatus(KILN_STATUS_NOT_FOUND, "cannot load " + where + ": " + (err ? err : "unknown dlopen error"));

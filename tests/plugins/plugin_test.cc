@@ -6,6 +6,8 @@
 // the C API as the tools do.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
 #include <cstdio>
 #include <filesystem>
 #include <string>
@@ -24,7 +26,7 @@ struct Output {
   std::string text;  // stdout and stderr
 };
 
-Output Run(const std::string& command) {
+Output Shell(const std::string& command) {
   Output out;
   FILE* p = popen((command + " 2>&1").c_str(), "r");
   if (!p) return out;
@@ -83,7 +85,7 @@ TEST(PluginTools, KilnRunRunsTheExternCallModules) {
   for (const char* name : {"mlc_mymodule_with_extern_call", "mlc_mymodule_mixture"}) {
     std::string vmfb = CompileSeed(name);
     std::string y = Work(std::string(name) + "_y.npy");
-    Output r = Run(std::string(KILN_RUN_PATH) + " " + vmfb + " --plugin=" + KILN_ENV_PLUGIN + Join(c.input_flags) +
+    Output r = Shell(std::string(KILN_RUN_PATH) + " " + vmfb + " --plugin=" + KILN_ENV_PLUGIN + Join(c.input_flags) +
                    " --output=@" + y);
     ASSERT_EQ(r.exit_code, 0) << name << ":\n" << r.text;
     Result<Tensor> got = tools::ReadNpyFile(y);
@@ -92,11 +94,22 @@ TEST(PluginTools, KilnRunRunsTheExternCallModules) {
   }
 }
 
+// `--plugin=libx.so`, a name without a directory, is the file in the current
+// directory (dlopen alone would search the system's library path only).
+TEST(PluginTools, ABareFileNameIsInTheCurrentDirectory) {
+  MlpCase c = WriteMlpInputs();
+  std::string vmfb = CompileSeed("mlc_mymodule_with_extern_call");
+  std::filesystem::path plugin(KILN_ENV_PLUGIN);
+  Output r = Shell("cd " + plugin.parent_path().string() + " && " + KILN_RUN_PATH + " " + vmfb +
+                   " --plugin=" + plugin.filename().string() + Join(c.input_flags));
+  EXPECT_EQ(r.exit_code, 0) << r.text;
+}
+
 // Without the plugin the module does not load, and says what is missing.
 TEST(PluginTools, KilnRunWithoutThePluginNamesTheMissingFunctions) {
   MlpCase c = WriteMlpInputs();
   std::string vmfb = CompileSeed("mlc_mymodule_with_extern_call");
-  Output r = Run(std::string(KILN_RUN_PATH) + " " + vmfb + Join(c.input_flags));
+  Output r = Shell(std::string(KILN_RUN_PATH) + " " + vmfb + Join(c.input_flags));
   EXPECT_EQ(r.exit_code, 1) << r.text;
   EXPECT_NE(r.text.find("env.linear"), std::string::npos) << r.text;
 }
@@ -104,7 +117,7 @@ TEST(PluginTools, KilnRunWithoutThePluginNamesTheMissingFunctions) {
 TEST(PluginTools, KilnBenchTimesTheExternCallModule) {
   MlpCase c = WriteMlpInputs();
   std::string vmfb = CompileSeed("mlc_mymodule_mixture");
-  Output r = Run(std::string(KILN_BENCH_PATH) + " " + vmfb + " --plugin=" + KILN_ENV_PLUGIN +
+  Output r = Shell(std::string(KILN_BENCH_PATH) + " " + vmfb + " --plugin=" + KILN_ENV_PLUGIN +
                  " --warmup=0 --runs=2 --min-time=0 --format=csv" + Join(c.input_flags));
   ASSERT_EQ(r.exit_code, 0) << r.text;
   EXPECT_NE(r.text.find("mlc_mymodule_mixture.vmfb"), std::string::npos) << r.text;
@@ -143,7 +156,7 @@ TEST(PluginTools, RefusalsAreClear) {
   for (const Refusal& f : Refusals()) {
     for (const char* tool : {"kiln-run", "kiln-bench"}) {
       std::string bin = std::string(tool) == "kiln-run" ? KILN_RUN_PATH : KILN_BENCH_PATH;
-      Output r = Run(bin + " " + vmfb + " --plugin=" + f.plugin + Join(c.input_flags));
+      Output r = Shell(bin + " " + vmfb + " --plugin=" + f.plugin + Join(c.input_flags));
       EXPECT_EQ(r.exit_code, 1) << r.text;
       std::string want = std::string(tool) + ": error: " + f.message;
       if (f.prefix) {
