@@ -32,6 +32,7 @@
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/pack_constant_weights.h"
 #include "compiler/transform/winograd_conv2d.h"
+#include "compiler/transform/wrap_tir_module.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/writer/vmfb_writer.h"
 #ifdef KILN_HAVE_ONNX
@@ -112,6 +113,7 @@ const std::vector<std::string>& PassNames() {
   // them produce bytecode and machine code (see kiln-dump, --emit=llvm|asm).
   static const std::vector<std::string> names = {
       "parse",
+      "wrap-tir-module",
       "normalize",
       "flatten-calls",
       "bind-params",
@@ -172,6 +174,7 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
   PassRunner run(options);
   ir::IRModule mod = input;
   KILN_RETURN_IF_ERROR(run.Run("parse", &mod, Identity));
+  KILN_RETURN_IF_ERROR(run.Run("wrap-tir-module", &mod, transform::WrapTirModule));
   KILN_RETURN_IF_ERROR(run.Run("normalize", &mod, relax::InferStructInfo));
   KILN_RETURN_IF_ERROR(run.Run("flatten-calls", &mod, transform::FlattenNestedCalls));
   if (!weights.empty()) {

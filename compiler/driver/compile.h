@@ -1,6 +1,6 @@
 // The compiler driver: the pass pipeline from an IRModule to a .vmfb.
 //
-//   parse -> normalize -> bind-params (with params) -> fold-constant
+//   parse -> wrap-tir-module -> normalize -> bind-params (with params) -> fold-constant
 //     -> canonicalize-bindings -> cse -> dce -> legalize -> [fusion passes]
 //     -> [memory planning] -> remove-unused -> lower-tir
 //     -> vm-codegen -> graph-codegen -> native-codegen -> (write)

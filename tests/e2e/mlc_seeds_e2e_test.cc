@@ -3,7 +3,8 @@
 // and run: the MLC course's MyModule, the main with two dataflow blocks,
 // MyModuleWithExternCall, MyModuleMixture (lesson 3 with symbolic shapes,
 // lesson 4 with T.Buffer parameters), the module after BindParams with its
-// metadata[...] constants, and the module BlockBuilder printed. Numbers are
+// metadata[...] constants, the module BlockBuilder printed, and the modules of
+// T.prim_funcs alone (the scheduling lessons, the TVM tour). Numbers are
 // checked against plain C++ loops.
 //
 // env.linear / env.relu are registered here in C++ (as TVM's register_func in
@@ -231,6 +232,85 @@ TEST_F(MlcSeeds, BlockBuilderModule) {
   Status st = ctx->Invoke("main", args, &result);
   ASSERT_TRUE(st.ok()) << st.ToString();
   EXPECT_LE(MaxAbsDiff(result.tensor(), want), 1e-4f);
+}
+
+// Modules of T.prim_funcs alone, as the scheduling lessons and the TVM tour
+// write them (TVM builds them into kernels called as main(A, B, C)): Kiln
+// calls each exported PrimFunc as a function of its inputs that returns its
+// outputs (the trailing parameters it writes; wrap-tir-module).
+Any CallPrimOnly(const std::string& name, const std::string& function, std::vector<Any> args) {
+  std::string path = SeedPath(name);
+  auto module = CompileAndLoad(ReadFile(path), path);
+  EXPECT_TRUE(module.ok()) << path << ": " << module.status().ToString();
+  if (!module.ok()) return Any();
+  auto ctx = (*module)->CreateContext();
+  Any result;
+  Status st = ctx->Invoke(function, args, &result);
+  EXPECT_TRUE(st.ok()) << path << ": " << st.ToString();
+  return result;
+}
+
+// C = A @ B (transposed_b: A @ B^T) of 1024 x 1024 matrices, checked at 64
+// entries (the whole reference would take longer than the kernels).
+void ExpectMatmul(const std::string& name, bool transposed_b) {
+  const int64_t n = 1024;
+  Tensor a = RandomTensor({n, n}, 21), b = RandomTensor({n, n}, 22);
+  Any result = CallPrimOnly(name, "main", {a, b});
+  ASSERT_TRUE(result.is_tensor()) << name;
+  const Tensor& c = result.tensor();
+  ASSERT_EQ(c.shape(), (std::vector<int64_t>{n, n})) << name;
+  for (int64_t t = 0; t < 64; ++t) {
+    int64_t i = (t * 389) % n, j = (t * 631 + 17) % n;
+    double want = 0;
+    for (int64_t k = 0; k < n; ++k)
+      want += static_cast<double>(a.data<float>()[i * n + k]) *
+              (transposed_b ? b.data<float>()[j * n + k] : b.data<float>()[k * n + j]);
+    EXPECT_NEAR(c.data<float>()[i * n + j], want, 1e-3) << name << " C[" << i << ", " << j << "]";
+  }
+}
+
+TEST(MlcSeedsTirOnly, Matmuls) {
+  ExpectMatmul("mlc_matmul.relax", false);  // MyModuleMatmul: C = 0.0 in T.init, B[vk, vj]
+  for (const char* name : {"mlc_matmul_module.relax",               // C[vi, vj] += ...
+                           "mlc_matmul_block_module.relax",         // 16 x 16 blocks, a line continuation
+                           "mlc_matmul_block_module_printed.relax",  // T.reads of slices, T.reads()
+                           "mlc_matmul_split_printed.relax",         // T.axis.spatial over split loops
+                           "mlc_matmul_blockized_printed.relax"})    // blockize's output
+    ExpectMatmul(name, true);
+}
+
+TEST(MlcSeedsTirOnly, WindowSum) {
+  Tensor a = RandomTensor({1027}, 23);
+  Any result = CallPrimOnly("mlc_window_sum.relax", "main", {a});
+  ASSERT_TRUE(result.is_tensor());
+  ASSERT_EQ(result.tensor().shape(), (std::vector<int64_t>{1024}));
+  for (int64_t i = 0; i < 1024; ++i) {
+    const float* p = a.data<float>();
+    EXPECT_NEAR(result.tensor().data<float>()[i], p[i] + p[i + 1] + p[i + 2], 1e-5) << i;
+  }
+}
+
+TEST(MlcSeedsTirOnly, TvmTourMmRelu) {
+  Tensor a = RandomTensor({128, 128}, 24), b = RandomTensor({128, 128}, 25);
+  Any result = CallPrimOnly("tvm_tour_mm_relu.relax", "mm_relu", {a, b});
+  ASSERT_TRUE(result.is_tensor());
+  Tensor want = Tensor::Empty({128, 128}, DType::Float32()).value();
+  for (int64_t i = 0; i < 128; ++i)
+    for (int64_t j = 0; j < 128; ++j) {
+      float acc = 0;
+      for (int64_t k = 0; k < 128; ++k) acc += a.data<float>()[i * 128 + k] * b.data<float>()[k * 128 + j];
+      want.data<float>()[i * 128 + j] = std::max(acc, 0.0f);
+    }
+  EXPECT_LE(MaxAbsDiff(result.tensor(), want), 1e-4f);
+}
+
+TEST(MlcSeedsTirOnly, TvmTourVectorAdd) {
+  Tensor a = RandomTensor({8}, 26);
+  for (const char* name : {"tvm_tour_vector_add.relax", "tvm_tour_vector_add_printed.relax"}) {
+    Any result = CallPrimOnly(name, "main", {a});
+    ASSERT_TRUE(result.is_tensor()) << name;
+    for (int64_t i = 0; i < 8; ++i) EXPECT_EQ(result.tensor().data<float>()[i], a.data<float>()[i] + 1.0f) << name;
+  }
 }
 
 }  // namespace
