@@ -360,7 +360,7 @@ class RelaxFuncBuilder {
   // symbolic variables: `m, n, k = T.int64(), T.int64(), T.int64()`.
   static bool IsSymDecl(const AstStmt& s) {
     DType t;
-    if (s.kind != StmtKind::kAssign || !s.value || s.annotation) return false;
+    if (s.kind != StmtKind::kAssign || !s.value) return false;
     if (s.target->kind == AstKind::kName) return IsTypeDecl(*s.value, &t);
     if (s.target->kind != AstKind::kTuple || s.value->kind != AstKind::kTuple) return false;
     for (const auto& v : s.value->items)
