@@ -887,7 +887,9 @@ kiln_status_t* kiln_register_function(const char* name, kiln_packed_fn_t fn, voi
     kiln_status_free(s);
     return status;
   };
-  return FromStatus(kiln::RegisterGlobalFunction(name, std::move(packed)));
+  kiln::Status s = kiln::RegisterGlobalFunction(name, std::move(packed));
+  if (s.ok()) kiln::capi::NoteRegistration(name);
+  return FromStatus(s);
 }
 
 kiln_status_t* kiln_unregister_function(const char* name) {

@@ -195,6 +195,10 @@ kiln_status_t* CreateContext(const char* api, const kiln_module_t* module, const
 kiln_status_t* InvokeAnys(const char* api, kiln_context_t* context, const kiln_function& function,
                           size_t num_inputs, kiln_outputs_t** out_outputs);
 
+// Called by kiln_register_function after a successful registration: counts
+// it for the plugin whose entry point is running on this thread (plugin.cc).
+void NoteRegistration(const char* name);
+
 // The caller's int as a kiln_log_level_t / kiln_executor_t is read by bits:
 // an out-of-range value loaded as the C++ enum type would be undefined.
 int RawEnum(const void* value);

@@ -83,7 +83,7 @@ extern "C" {
  * introspection (kiln_value_info_t), values (scalars, shapes, nested tuples)
  * as inputs and outputs, tensors with a release callback, DLPack; 0.5 weights
  * verified at load (kiln_instance_options_set_verify_weights), tensors read
- * from and written to .npy files. */
+ * from and written to .npy files, plugins (kiln_plugin_load). */
 
 /* (major << 16) | minor of the library actually linked. */
 uint32_t kiln_api_version(void);
@@ -561,6 +561,48 @@ kiln_status_t* kiln_register_function(const char* name, kiln_packed_fn_t fn, voi
 /* Removes a registration; modules already loaded keep their copy.
  * KILN_STATUS_NOT_FOUND if `name` is not registered. */
 kiln_status_t* kiln_unregister_function(const char* name);
+
+/* ---- Plugins (since API 0.5) ------------------------------------------------
+ *
+ * A plugin is a shared library of C functions that compiled programs call by
+ * name, such as env.linear for R.call_dps_packed("env.linear", ...): what a
+ * custom-op library is to ONNX Runtime. `kiln-run --plugin=PATH` and
+ * `kiln-bench --plugin=PATH` load plugins before the model; a program of
+ * your own calls kiln_plugin_load.
+ *
+ * The one entry point: a plugin exports a C function named
+ * KILN_PLUGIN_ENTRY_POINT of type kiln_plugin_register_fn_t,
+ *
+ *   kiln_status_t* kiln_plugin_register(uint32_t host_api_version)
+ *
+ * which registers the plugin's functions with kiln_register_function and
+ * returns NULL, or returns a status to refuse to load (for example when
+ * host_api_version, the loading library's kiln_api_version(), is older than
+ * the API the plugin needs). A plugin calls the C API of the process that
+ * loads it: link it against libkiln, or leave the kiln_* symbols undefined
+ * (the Kiln tools export the C API to the plugins they load). */
+
+#define KILN_PLUGIN_ENTRY_POINT "kiln_plugin_register"
+typedef kiln_status_t* (*kiln_plugin_register_fn_t)(uint32_t host_api_version);
+
+/* Loads the shared library at `path` (dlopen; a name without a '/' is a file
+ * in the current directory when one exists there, otherwise it is looked up
+ * as dlopen does) and calls its entry point;
+ * *out_num_functions is the number of functions it registered. The library
+ * stays loaded for the life of the process. Register before loading the
+ * modules that call the functions. Failures:
+ *   KILN_STATUS_NOT_FOUND           the library cannot be loaded (the message
+ *                                   carries the loader's reason: no such
+ *                                   file, not a shared library, an undefined
+ *                                   symbol);
+ *   KILN_STATUS_INVALID_ARGUMENT    it does not export the entry point;
+ *   the entry point's own code      the entry point failed (its message is
+ *                                   kept; what it registered is unregistered);
+ *   KILN_STATUS_FAILED_PRECONDITION it registered no function.
+ * After a failure the library is unloaded again. Loading a library that
+ * kiln_plugin_load already loaded does nothing more and succeeds, with the
+ * count of the first time. */
+kiln_status_t* kiln_plugin_load(const char* path, size_t* out_num_functions);
 
 #ifdef __cplusplus
 }  /* extern "C" */

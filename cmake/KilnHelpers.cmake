@@ -31,3 +31,16 @@ function(kiln_tool name)
   target_link_libraries(${name} PRIVATE ${ARG_DEPS})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
 endfunction()
+
+# kiln_export_c_api(TARGET): an executable that loads plugins (kiln.h,
+# "Plugins") carries every function of the C API, not only those it calls,
+# and exports them, so that a plugin's kiln_register_function resolves to this
+# process's registry. The archive is linked whole ahead of the normal link
+# line (where it may appear again through DEPS without duplicating anything).
+function(kiln_export_c_api target)
+  target_link_libraries(${target} PRIVATE kiln_c_api)
+  target_link_options(${target} PRIVATE
+    "LINKER:--whole-archive,$<TARGET_FILE:kiln_c_api>,--no-whole-archive"
+    "LINKER:--dynamic-list=${PROJECT_SOURCE_DIR}/capi/kiln.dynlist")
+  set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS ${PROJECT_SOURCE_DIR}/capi/kiln.dynlist)
+endfunction()

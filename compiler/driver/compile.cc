@@ -1,7 +1,9 @@
 #include "compiler/driver/compile.h"
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 #include <thread>
 
 #include "compiler/codegen/native_codegen.h"
@@ -30,6 +32,7 @@
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/pack_constant_weights.h"
 #include "compiler/transform/winograd_conv2d.h"
+#include "compiler/transform/wrap_tir_module.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/writer/vmfb_writer.h"
 #ifdef KILN_HAVE_ONNX
@@ -110,6 +113,7 @@ const std::vector<std::string>& PassNames() {
   // them produce bytecode and machine code (see kiln-dump, --emit=llvm|asm).
   static const std::vector<std::string> names = {
       "parse",
+      "wrap-tir-module",
       "normalize",
       "flatten-calls",
       "bind-params",
@@ -170,6 +174,7 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
   PassRunner run(options);
   ir::IRModule mod = input;
   KILN_RETURN_IF_ERROR(run.Run("parse", &mod, Identity));
+  KILN_RETURN_IF_ERROR(run.Run("wrap-tir-module", &mod, transform::WrapTirModule));
   KILN_RETURN_IF_ERROR(run.Run("normalize", &mod, relax::InferStructInfo));
   KILN_RETURN_IF_ERROR(run.Run("flatten-calls", &mod, transform::FlattenNestedCalls));
   if (!weights.empty()) {
@@ -263,9 +268,39 @@ Result<ir::IRModule> LoadModuleFile(const std::string& path, const CompileOption
 #endif
 }
 
+Result<ir::IRModule> LoadModuleFile(const std::string& path, const CompileOptions& options,
+                                    CompileOptions* compile_options) {
+  *compile_options = options;
+  bool is_onnx = path.size() >= 5 && path.compare(path.size() - 5, 5, ".onnx") == 0;
+  if (is_onnx || (options.params.empty() && options.params_file.empty())) return LoadModuleFile(path, options);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot read '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string source = ss.str();
+  // Reading the weights twice (here and in bind-params) is only worth it for
+  // a text that may refer to them by index.
+  if (source.find("metadata") == std::string::npos) return text::ParseModule(source, path);
+  params::ParamList weights = options.params;
+  if (!options.params_file.empty()) {
+    KILN_ASSIGN_OR_RETURN(params::ParamList from_file, params::ReadParamFile(options.params_file));
+    for (auto& w : from_file) weights.push_back(std::move(w));
+  }
+  std::vector<ir::Expr> table;
+  for (const auto& w : weights) table.push_back(std::make_shared<ir::ConstantExpr>(w.tensor, w.name));
+  bool uses_constants = false;
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(source, path, table, &uses_constants));
+  if (uses_constants) {
+    compile_options->params.clear();
+    compile_options->params_file.clear();
+  }
+  return mod;
+}
+
 Status CompileFile(const std::string& input, const std::string& output, const CompileOptions& options) {
-  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, LoadModuleFile(input, options));
-  KILN_ASSIGN_OR_RETURN(compiler::VmfbProgram program, CompileModule(mod, options));
+  CompileOptions effective;
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, LoadModuleFile(input, options, &effective));
+  KILN_ASSIGN_OR_RETURN(compiler::VmfbProgram program, CompileModule(mod, effective));
   KILN_RETURN_IF_ERROR_CTX(compiler::WriteVmfbFile(program, output), "writing %s", output.c_str());
   return Status::Ok();
 }

@@ -1,6 +1,6 @@
 // The compiler driver: the pass pipeline from an IRModule to a .vmfb.
 //
-//   parse -> normalize -> bind-params (with params) -> fold-constant
+//   parse -> wrap-tir-module -> normalize -> bind-params (with params) -> fold-constant
 //     -> canonicalize-bindings -> cse -> dce -> legalize -> [fusion passes]
 //     -> [memory planning] -> remove-unused -> lower-tir
 //     -> vm-codegen -> graph-codegen -> native-codegen -> (write)
@@ -88,6 +88,15 @@ Result<compiler::VmfbProgram> CompileModule(const ir::IRModule& mod, const Compi
 // Reads a module: `path` ending in .onnx is imported (options.fixed_dims give
 // values to its dim_params), anything else is parsed as .relax text.
 Result<ir::IRModule> LoadModuleFile(const std::string& path, const CompileOptions& options);
+// LoadModuleFile, and the options to compile what it returns. A .relax text
+// that refers to constants as metadata["relax.expr.Constant"][i] (as TVM
+// prints a module after BindParams, "Metadata omitted") takes them from the
+// weights: entry i is the i-th tensor of `options.params` followed by those
+// of `options.params_file` in file order. The weights are then part of the
+// module, so *compile_options (otherwise a copy of `options`) binds none of
+// them again.
+Result<ir::IRModule> LoadModuleFile(const std::string& path, const CompileOptions& options,
+                                    CompileOptions* compile_options);
 
 // Reads `input` (.relax or .onnx, LoadModuleFile), compiles it and writes `output` (.vmfb).
 Status CompileFile(const std::string& input, const std::string& output, const CompileOptions& options);

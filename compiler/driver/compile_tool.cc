@@ -33,7 +33,9 @@ const char kUsage[] =
     "       (IN may be an ONNX model, IN.onnx)\n"
     "  -o FILE, --output=FILE          where to write (a .vmfb, or text with --emit)\n"
     "  --emit=vmfb|relax|tir|llvm|asm  what to produce (default vmfb; text goes to -o or stdout)\n"
-    "  --params FILE                   bind weights (.npz or .safetensors) to main's parameters by name\n"
+    "  --params FILE                   bind weights (.npz or .safetensors) to main's parameters by name;\n"
+    "                                  a module that refers to metadata[\"relax.expr.Constant\"][i] takes\n"
+    "                                  the file's i-th tensor there instead\n"
     "  --params-function=NAME          bind them to NAME's parameters instead of main's\n"
     "  --dump-ir-before=PASS           print the module before PASS (repeatable; 'all' for every pass)\n"
     "  --dump-ir-after=PASS            print the module after PASS (repeatable; 'all' for every pass)\n"
@@ -388,8 +390,9 @@ int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::o
     out << WroteLine(output);
     return 0;
   }
-  Result<ir::IRModule> mod = LoadModuleFile(input, options);
-  Result<std::string> text = mod.ok() ? EmitText(*mod, emit, options) : Result<std::string>(mod.status());
+  CompileOptions effective;
+  Result<ir::IRModule> mod = LoadModuleFile(input, options, &effective);
+  Result<std::string> text = mod.ok() ? EmitText(*mod, emit, effective) : Result<std::string>(mod.status());
   if (line) line->Finish(text.ok());
   if (!mod.ok()) {
     err << "kiln-compile: " << mod.status().message() << "\n";

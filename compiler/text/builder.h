@@ -25,6 +25,8 @@ struct ModuleContext {
   const std::vector<Comment>* comments = nullptr;
   // The table metadata["relax.expr.Constant"][i] indexes; null: none given.
   const std::vector<ir::Expr>* constants = nullptr;
+  // Set when a metadata reference is parsed; may be null.
+  bool* uses_constants = nullptr;
 };
 
 // Builds TIR expressions from the syntax tree. Names resolve through a stack of

@@ -156,7 +156,8 @@ class Lexer {
       Push(Tok::kOp, std::string(1, c), loc);
       return Status::Ok();
     }
-    static const char* kOps[] = {"**", "//", "->", "<=", ">=", "==", "!=", "+", "-", "*", "/", "%",
+    static const char* kOps[] = {"//=", "+=", "-=", "*=", "/=", "%=",
+                                 "**", "//", "->", "<=", ">=", "==", "!=", "+", "-", "*", "/", "%",
                                  "<",  ">",  "=",  ",",  ":",  ".",  "@",  "~"};
     for (const char* op : kOps) {
       size_t n = std::strlen(op);

@@ -46,42 +46,64 @@ bool IsModuleDecorator(const AstExpr& d) {
 }
 
 Result<ir::IRModule> ParseModuleImpl(const std::string& source, const std::string& file_name,
-                                     const std::vector<ir::Expr>* constants);
+                                     const std::vector<ir::Expr>* constants, bool* uses_constants);
 
 }  // namespace
 
 Result<ir::IRModule> ParseModule(const std::string& source, const std::string& file_name) {
-  return ParseModuleImpl(source, file_name, nullptr);
+  return ParseModuleImpl(source, file_name, nullptr, nullptr);
 }
 
 Result<ir::IRModule> ParseModule(const std::string& source, const std::string& file_name,
                                  const std::vector<ir::Expr>& constants) {
-  return ParseModuleImpl(source, file_name, &constants);
+  return ParseModuleImpl(source, file_name, &constants, nullptr);
+}
+
+Result<ir::IRModule> ParseModule(const std::string& source, const std::string& file_name,
+                                 const std::vector<ir::Expr>& constants, bool* uses_constants) {
+  return ParseModuleImpl(source, file_name, &constants, uses_constants);
 }
 
 namespace {
 
 Result<ir::IRModule> ParseModuleImpl(const std::string& source, const std::string& file_name,
-                                     const std::vector<ir::Expr>* constants) {
+                                     const std::vector<ir::Expr>* constants, bool* uses_constants) {
+  if (uses_constants) *uses_constants = false;
   SourceFile src(source, file_name);
   KILN_ASSIGN_OR_RETURN(TokenStream toks, Tokenize(src));
   KILN_ASSIGN_OR_RETURN(std::vector<AstStmtP> stmts, ParsePython(src, toks));
+  // Either one module class, or functions at the top level (a lone
+  // @R.function or @T.prim_func as TVM prints it), which form a module
+  // "Module" in their order.
   const AstStmt* cls = nullptr;
+  AstStmt top;
+  top.name = "Module";
   for (const auto& s : stmts) {
     if (s->kind == StmtKind::kImport) continue;
+    if (s->kind == StmtKind::kDef) {
+      if (cls) return src.Error(s->loc, "function '" + s->name + "' is outside the module class '" + cls->name + "'; indent it into the class");
+      top.body.push_back(s);
+      continue;
+    }
     if (s->kind != StmtKind::kClass) return src.Error(s->loc, "expected '@I.ir_module' and 'class Module:' at the top level");
     if (s->decorators.size() != 1 || !IsModuleDecorator(*s->decorators[0]))
       return src.Error(s->loc, "class '" + s->name + "' needs the decorator @I.ir_module");
     if (cls) return src.Error(s->loc, "one file holds one module; found a second class '" + s->name + "'");
+    if (!top.body.empty())
+      return src.Error(s->loc, "class '" + s->name + "' follows function '" + top.body[0]->name +
+                                   "' at the top level; put the function into the class");
     cls = s.get();
   }
-  if (!cls) return src.Error(Loc{1, 1}, "expected a module: '@I.ir_module' and 'class Module:'");
+  if (!cls && top.body.empty())
+    return src.Error(Loc{1, 1}, "expected a module: '@I.ir_module' and 'class Module:', or an @R.function or @T.prim_func");
+  if (!cls) cls = &top;
 
   ModuleContext ctx;
   ctx.src = &src;
   ctx.class_name = cls->name;
   ctx.comments = &toks.comments;
   ctx.constants = constants;
+  ctx.uses_constants = uses_constants;
   for (const auto& s : cls->body) {
     if (s->kind == StmtKind::kPass) continue;
     if (s->kind != StmtKind::kDef) return src.Error(s->loc, "expected a function ('def') in the module class");

@@ -264,6 +264,10 @@ class Parser {
     return Status::Ok();
   }
 
+  bool AtAugmentedAssign() const {
+    return AtOp("+=") || AtOp("-=") || AtOp("*=") || AtOp("/=") || AtOp("//=") || AtOp("%=");
+  }
+
   // A simple statement, ended by NEWLINE.
   Result<AstStmtP> Simple() {
     auto s = std::make_shared<AstStmt>();
@@ -293,6 +297,13 @@ class Parser {
         s->kind = StmtKind::kAssign;
         s->target = first;
         KILN_ASSIGN_OR_RETURN(s->value, TestList());
+      } else if (AtAugmentedAssign()) {
+        // C[vi, vj] += x is C[vi, vj] = C[vi, vj] + x, as TVMScript reads it.
+        Token op = t_[pos_++];
+        s->kind = StmtKind::kAssign;
+        s->target = first;
+        KILN_ASSIGN_OR_RETURN(AstExprP rhs, Test());
+        s->value = Binary(op.text.substr(0, op.text.size() - 1), op.loc, first, rhs);
       } else {
         s->kind = StmtKind::kExpr;
         s->value = first;

@@ -266,7 +266,7 @@ class RelaxFuncBuilder {
         return src_.Error(s.loc, "a Relax expression statement has no effect; bind its value to a name");
       }
       case StmtKind::kAssign:
-        if (s.value && s.target->kind == AstKind::kName && IsTypeDecl(*s.value, &t)) return DeclareSym(*s.target, t);
+        if (IsSymDecl(s)) return DeclareSyms(s);
         if (s.value && s.target->kind == AstKind::kName && IsClassAlias(*s.value)) {
           aliases_.insert(s.target->str);  // cls = Module
           return Status::Ok();
@@ -356,6 +356,37 @@ class RelaxFuncBuilder {
     return e.kind == AstKind::kCall && e.items.empty() && e.kwargs.empty() && TirDTypeName(*e.base, t);
   }
 
+  // `n = T.int64()`, or several at once as TVM prints a Relax function's
+  // symbolic variables: `m, n, k = T.int64(), T.int64(), T.int64()`.
+  static bool IsSymDecl(const AstStmt& s) {
+    DType t;
+    if (s.kind != StmtKind::kAssign || !s.value) return false;
+    if (s.target->kind == AstKind::kName) return IsTypeDecl(*s.value, &t);
+    if (s.target->kind != AstKind::kTuple || s.value->kind != AstKind::kTuple) return false;
+    for (const auto& v : s.value->items)
+      if (IsTypeDecl(*v, &t)) return true;  // DeclareSyms reports the others
+    return false;
+  }
+
+  Status DeclareSyms(const AstStmt& s) {
+    DType t;
+    if (s.target->kind == AstKind::kName) {
+      IsTypeDecl(*s.value, &t);
+      return DeclareSym(*s.target, t);
+    }
+    const auto& names = s.target->items;
+    const auto& decls = s.value->items;
+    if (names.size() != decls.size())
+      return src_.Error(s.loc, "the number of names and of T.int64() declarations differ");
+    for (size_t i = 0; i < names.size(); ++i) {
+      if (names[i]->kind != AstKind::kName) return src_.Error(names[i]->loc, "expected a variable name");
+      if (!IsTypeDecl(*decls[i], &t))
+        return src_.Error(decls[i]->loc, "expected T.int64() or T.int32()");
+      KILN_RETURN_IF_ERROR(DeclareSym(*names[i], t));
+    }
+    return Status::Ok();
+  }
+
   Status DeclareSym(const AstExpr& target, DType t) {
     if (ir::Var v = sym_.FindVar(target.str)) {
       if (v->dtype != t) return src_.Error(target.loc, "symbolic variable '" + target.str + "' was already declared with another dtype");
@@ -381,9 +412,8 @@ class RelaxFuncBuilder {
     for (const auto& sp : w.body) {
       const AstStmt& s = *sp;
       if (&s == output_stmt) break;
-      DType t;
-      if (s.kind == StmtKind::kAssign && s.value && s.target->kind == AstKind::kName && IsTypeDecl(*s.value, &t)) {
-        KILN_RETURN_IF_ERROR(DeclareSym(*s.target, t));
+      if (IsSymDecl(s)) {
+        KILN_RETURN_IF_ERROR(DeclareSyms(s));
         continue;
       }
       if (s.kind == StmtKind::kExpr && IsCallTo(s.value.get(), "R.output"))
@@ -725,6 +755,7 @@ class RelaxFuncBuilder {
                                                    "\" (Kiln's constant table holds \"relax.expr.Constant\")");
     if (e.items.size() != 1 || e.items[0]->kind != AstKind::kInt || e.items[0]->i < 0)
       return src_.Error(e.loc, "a metadata constant is indexed by one non-negative integer, as in metadata[\"relax.expr.Constant\"][0]");
+    if (ctx_.uses_constants) *ctx_.uses_constants = true;
     if (!ctx_.constants)
       return src_.Error(e.loc, "metadata[...] refers to a constant table, but none was given: parse with the table that "
                                "PrintModule returned, or bind weights with --params");

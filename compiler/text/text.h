@@ -49,6 +49,10 @@ Result<ir::IRModule> ParseModule(const std::string& source, const std::string& f
 // or an entry that is not a ConstantExpr is an InvalidArgument error.
 Result<ir::IRModule> ParseModule(const std::string& source, const std::string& file_name,
                                  const std::vector<ir::Expr>& constants);
+// The same; *uses_constants tells whether the text refers to the table at
+// all (a module TVM printed after BindParams does; most do not).
+Result<ir::IRModule> ParseModule(const std::string& source, const std::string& file_name,
+                                 const std::vector<ir::Expr>& constants, bool* uses_constants);
 // Reads `path` (NotFound when it cannot be read) and parses it.
 Result<ir::IRModule> ParseModuleFile(const std::string& path);
 Result<ir::IRModule> ParseModuleFile(const std::string& path, const std::vector<ir::Expr>& constants);

@@ -146,18 +146,33 @@ Result<PrimExpr> TirExprBuilder::BuildAs(const AstExpr& e, DType want) {
   return t.e;
 }
 
+namespace {
+
+// The same expression over the same variables (by identity, unlike
+// ir::StructuralEqual, which matches free variables at first use): literals,
+// variables and arithmetic, what the bounds of a slice are written with.
+bool SameExpr(const PrimExpr& a, const PrimExpr& b) {
+  if (a.same_as(b)) return true;
+  if (!a.defined() || !b.defined() || a->kind() != b->kind() || a.dtype() != b.dtype()) return false;
+  if (const auto* x = a.as<ir::IntImmNode>()) return x->value == b.as<ir::IntImmNode>()->value;
+  if (ir::IsBinary(a->kind())) {
+    const auto* x = static_cast<const ir::BinaryNode*>(a.get());
+    const auto* y = static_cast<const ir::BinaryNode*>(b.get());
+    return SameExpr(x->a, y->a) && SameExpr(x->b, y->b);
+  }
+  return false;  // variables are equal only as the same node (same_as above)
+}
+
+}  // namespace
+
 PrimExpr RangeExtent(const PrimExpr& lo, const PrimExpr& hi) {
   const auto* l = lo.as<ir::IntImmNode>();
   const auto* h = hi.as<ir::IntImmNode>();
   if (l && h) return ir::IntImm(hi.dtype(), h->value - l->value);
   if (l && l->value == 0) return hi;
+  // hi = lo + x, as TVM prints a region (A[vi * 16:vi * 16 + 16]).
   if (const auto* add = hi.as<ir::AddNode>()) {
-    if (add->a.same_as(lo)) return add->b;
-    const auto* al = add->a.as<ir::IntImmNode>();
-    if (al && l && al->value == l->value) return add->b;
-    const auto* av = add->a.as<ir::VarNode>();
-    const auto* lv = lo.as<ir::VarNode>();
-    if (av && av == lv) return add->b;
+    if (SameExpr(add->a, lo)) return add->b;
   }
   return ir::MakeBinary(ir::TirKind::kSub, hi, lo);
 }

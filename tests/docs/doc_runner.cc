@@ -215,7 +215,8 @@ class Runner {
         WriteFile(script, block.text);
         std::string path;
         for (const std::string& d : o_.path_dirs) path += d + ":";
-        steps.push_back({"running", "cd " + Quote(dir.string()) + " && PATH=" + Quote(path) + "\"$PATH\" " +
+        steps.push_back({"running", "cd " + Quote(dir.string()) + " && PATH=" + Quote(path) + "\"$PATH\" CC=" +
+                                        Quote(o_.cc) + " KILN_INCLUDE_DIR=" + Quote(o_.include_dir) + " " +
                                         Timeout() + "bash -euo pipefail " + Quote(script.string())});
       } else {  // relax compile
         std::string stem = relax_name.empty() ? base : relax_name.substr(0, relax_name.size() - 6);

@@ -7,7 +7,9 @@
 //                  from examples/mlp.relax); must exit 0
 //   cpp run        the same as C++17
 //   sh run         a bash script (set -euo pipefail) with the built tools on
-//                  PATH; must exit 0
+//                  PATH, $CC the C compiler and $KILN_INCLUDE_DIR the
+//                  directory holding kiln/kiln.h (to build a plugin); must
+//                  exit 0
 //   relax compile  a .relax module that kiln-compile must compile;
 //                  "relax compile NAME.relax" keeps it as NAME.relax and
 //                  NAME.vmfb for the page's later blocks

@@ -29,7 +29,13 @@ Result<std::vector<uint8_t>> CompileToBytes(const std::string& source, const std
 
 Result<std::shared_ptr<const vm::Module>> CompileAndLoad(const std::string& source, const std::string& file_name,
                                                          const driver::CompileOptions& options) {
-  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, CompileToBytes(source, file_name, options));
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, text::ParseModule(source, file_name));
+  return CompileAndLoad(mod, options);
+}
+
+Result<std::shared_ptr<const vm::Module>> CompileAndLoad(const ir::IRModule& mod, const driver::CompileOptions& options) {
+  KILN_ASSIGN_OR_RETURN(compiler::VmfbProgram program, driver::CompileModule(mod, options));
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, compiler::SerializeVmfb(program));
   // The loader borrows constants in place, which needs the 64-byte alignment
   // a memory-mapped file has; a std::vector's storage does not promise it.
   void* owned = std::aligned_alloc(64, (bytes.size() + 63) / 64 * 64);

@@ -24,6 +24,9 @@ Result<std::vector<uint8_t>> CompileToBytes(const std::string& source, const std
 // Compiles and loads. The module keeps its own copy of the bytes.
 Result<std::shared_ptr<const vm::Module>> CompileAndLoad(const std::string& source, const std::string& file_name,
                                                          const driver::CompileOptions& options = {});
+// The same for a module already parsed (or assembled by a test).
+Result<std::shared_ptr<const vm::Module>> CompileAndLoad(const ir::IRModule& mod,
+                                                         const driver::CompileOptions& options = {});
 
 // A tensor of `shape` with values in [-1, 1) from a fixed generator.
 Tensor RandomTensor(std::vector<int64_t> shape, uint64_t seed);

@@ -17,11 +17,19 @@ namespace {
 
 std::vector<std::string> ModuleFiles() {
   std::vector<std::string> files;
-  for (const char* dir : {"examples", "tests/data"}) {
+  for (const char* dir : {"examples", "tests/data", "tests/data/seeds"}) {
     std::filesystem::path p = std::filesystem::path(KILN_SOURCE_DIR) / dir;
     if (!std::filesystem::exists(p)) continue;
-    for (const auto& e : std::filesystem::directory_iterator(p))
-      if (e.path().extension() == ".relax") files.push_back(e.path().string());
+    for (const auto& e : std::filesystem::directory_iterator(p)) {
+      if (e.path().extension() != ".relax") continue;
+      // A module printed without its constant table (TVM's "Metadata
+      // omitted") only parses with one: tests/e2e/mlc_seeds_e2e_test.cc.
+      std::ifstream in(e.path());
+      std::stringstream text;
+      text << in.rdbuf();
+      if (text.str().find("metadata[\"relax.expr.Constant\"]") != std::string::npos) continue;
+      files.push_back(e.path().string());
+    }
   }
   std::sort(files.begin(), files.end());
   return files;

@@ -10,6 +10,7 @@
 #include "tools/common/compare.h"
 #include "tools/common/flags.h"
 #include "tools/common/inline_tensor.h"
+#include "tools/common/plugins.h"
 #include "tools/common/prepared_call.h"
 #include "tools/common/process_stats.h"
 
@@ -31,6 +32,7 @@ const char kRunToolUsage[] =
     "  --print-statistics       load time, call times, peak tensor memory, peak RSS\n"
     "  --verify                 check the weights against their checksum before running (the\n"
     "                           kernels' checksum is checked on every load)\n"
+    "  --plugin=PATH            load a library of packed functions first (repeatable; kiln.h, \"Plugins\")\n"
     "Flags take --flag=value or --flag value.\n";
 
 Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
@@ -55,6 +57,7 @@ Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
   flags.AddChoice("executor", {"auto", "vm", "graph"}, &o.executor);
   flags.AddSwitch("print-statistics", &o.print_statistics);
   flags.AddSwitch("verify", &o.verify);
+  flags.AddRepeated("plugin", &o.plugins);
   std::vector<std::string> positional;
   KILN_RETURN_IF_ERROR(flags.Parse(argc, argv, &positional));
   o.help = flags.help();
@@ -82,6 +85,8 @@ Status RunTool(const RunToolOptions& o, std::ostream& out) {
     if (!t.ok()) return t.TakeStatus().Annotate(StrFormat("--expected_output %zu", i + 1));
     expected.push_back(std::move(t).value());
   }
+  // Before the module: loading resolves the packed functions it calls.
+  KILN_RETURN_IF_ERROR(LoadPlugins(o.plugins));
   CallSpec spec;
   spec.module_path = o.module_path;
   spec.function = o.function;

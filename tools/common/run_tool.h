@@ -4,6 +4,7 @@
 //   kiln-run FILE.vmfb [--function=main] [--input=SPEC]... [--output=@y.npy|-]...
 //            [--expected_output=SPEC]... [--atol=X] [--rtol=X] [--repeat=N]
 //            [--threads=N] [--executor=auto|vm|graph] [--print-statistics] [--verify]
+//            [--plugin=PATH]...
 //
 // Every flag is written --flag=value or --flag value (tools/common/flags.h).
 // SPEC is "@x.npy", "DIMSxDTYPE=@raw.bin" or inline syntax
@@ -19,6 +20,7 @@
 // the last call's peak tensor memory and the process's peak RSS. --verify
 // compares the weights with their checksum at load (the kernels' checksum is
 // always compared); a file too old to have checksums loads with a note.
+// Each --plugin library is loaded before the module (plugins.h).
 //
 // Thread-compatible: RunTool uses only its arguments (and the global registry).
 #ifndef KILN_TOOLS_COMMON_RUN_TOOL_H_
@@ -46,6 +48,7 @@ struct RunToolOptions {
   std::string executor = "auto";  // "auto", "vm" or "graph"
   bool print_statistics = false;
   bool verify = false;            // check the weights' checksum at load
+  std::vector<std::string> plugins;  // --plugin paths, loaded in order
   bool help = false;
 };
 

@@ -13,6 +13,7 @@
 #include "runtime/profiler.h"
 #include "tools/common/flags.h"
 #include "tools/common/inline_tensor.h"
+#include "tools/common/plugins.h"
 #include "tools/common/prepared_call.h"
 #include "tools/common/process_stats.h"
 
@@ -36,6 +37,7 @@ const char kBenchToolUsage[] =
     "  --trace=FILE             and write them as a Chrome trace (ui.perfetto.dev); one case only\n"
     "  --profile_calls=N        calls to profile (default 100)\n"
     "  --format=table|json|csv  how to print the results (default table)\n"
+    "  --plugin=PATH            load a library of packed functions first (repeatable; kiln.h, \"Plugins\")\n"
     "Several files run side by side: later rows show their p50 latency over the first file's.\n"
     "Flags take --flag=value or --flag value.\n";
 
@@ -75,6 +77,7 @@ Result<BenchOptions> ParseBenchArgs(int argc, const char* const* argv) {
   });
   flags.AddInt("profile_calls", 1, 1000000000, &o.profile_calls);
   flags.AddChoice("format", {"table", "json", "csv"}, &o.format);
+  flags.AddRepeated("plugin", &o.plugins);
   KILN_RETURN_IF_ERROR(flags.Parse(argc, argv, &o.files));
   o.help = flags.help();
   if (o.help) return o;
@@ -299,6 +302,8 @@ Result<std::vector<BenchCase>> RunBench(const BenchOptions& o, std::ostream& log
     if (!t.ok()) return t.TakeStatus().Annotate(StrFormat("--input %zu", i + 1));
     given.push_back(std::move(t).value());
   }
+  // Before the modules: loading resolves the packed functions they call.
+  KILN_RETURN_IF_ERROR(LoadPlugins(o.plugins));
   std::vector<std::map<std::string, int64_t>> dim_cases = DimCases(o);
   std::vector<BenchCase> cases;
   for (const std::string& file : o.files) {

@@ -5,7 +5,7 @@
 //              [--dim NAME=V1,V2,...]... [--seed=N] [--warmup=N] [--runs=N]
 //              [--min-time=SECONDS] [--threads=N] [--concurrency=N]
 //              [--executor=auto|vm|graph] [--profile] [--trace=FILE]
-//              [--profile_calls=N] [--format=table|json|csv]
+//              [--profile_calls=N] [--format=table|json|csv] [--plugin=PATH]...
 //
 // Inputs: every --input as for kiln-run, or, without --input, random values
 // (inline_tensor.h, seeds --seed, --seed+1, ...) shaped by the function's
@@ -27,6 +27,7 @@
 // --profile / --trace=FILE then make --profile_calls (default 100) calls on
 // one caller with a profiler and print its table / write a Chrome trace
 // (only with exactly one case); the timed calls are never profiled.
+// Each --plugin library is loaded before the files (tools/common/plugins.h).
 //
 // Thread-compatible: RunBench uses only its arguments and the global registry.
 #ifndef KILN_TOOLS_KILN_BENCH_BENCH_TOOL_H_
@@ -60,6 +61,7 @@ struct BenchOptions {
   std::string trace_path;
   int profile_calls = 100;
   std::string format = "table";
+  std::vector<std::string> plugins;  // --plugin paths, loaded in order
   bool help = false;
 };
 
