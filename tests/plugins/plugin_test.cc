@@ -16,7 +16,7 @@
 #include "compiler/driver/compile.h"
 #include "runtime/registry.h"
 #include "tests/e2e/e2e_util.h"
-#include "tools/common/npy.h"
+#include "runtime/npy.h"
 
 namespace kiln {
 namespace {
@@ -64,7 +64,7 @@ MlpCase WriteMlpInputs() {
   std::filesystem::create_directories(KILN_PLUGIN_TEST_WORK);
   for (int i = 0; i < 5; ++i) {
     std::string path = Work(std::string(names[i]) + ".npy");
-    EXPECT_TRUE(tools::WriteNpyFile(tensors[i], path).ok());
+    EXPECT_TRUE(WriteNpyFile(tensors[i], path).ok());
     c.input_flags.push_back("--input=@" + path);
   }
   c.expected = e2e::ReferenceMlp(x, w0, b0, w1, b1);
@@ -88,7 +88,7 @@ TEST(PluginTools, KilnRunRunsTheExternCallModules) {
     Output r = Shell(std::string(KILN_RUN_PATH) + " " + vmfb + " --plugin=" + KILN_ENV_PLUGIN + Join(c.input_flags) +
                    " --output=@" + y);
     ASSERT_EQ(r.exit_code, 0) << name << ":\n" << r.text;
-    Result<Tensor> got = tools::ReadNpyFile(y);
+    Result<Tensor> got = ReadNpyFile(y);
     ASSERT_TRUE(got.ok()) << got.status().ToString();
     EXPECT_LE(e2e::MaxAbsDiff(*got, c.expected), 1e-4f) << name;
   }
