@@ -1,0 +1,435 @@
+// Recurrent layers (compiler/relax/op_rnn.cc): R.nn.lstm, R.nn.gru, R.nn.rnn
+// against a plain C++ implementation of the ONNX LSTM/GRU/RNN equations
+// (from X, W, R, B as ONNX holds them; the test computes the operators'
+// input projection and transposed R on the host).
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tests/ops/op_elem_test_util.h"
+
+namespace kiln {
+namespace optest {
+namespace {
+
+struct Act {
+  std::string name;  // as ONNX spells it
+  double alpha = 0, beta = 0;
+  int params = 0;  // how many of alpha, beta the op text carries
+};
+
+double Apply(const Act& a, double x) {
+  const std::string& n = a.name;
+  if (n == "Relu") return x > 0 ? x : 0;
+  if (n == "Tanh") return std::tanh(x);
+  if (n == "Sigmoid") return 1 / (1 + std::exp(-x));
+  if (n == "Affine") return a.alpha * x + a.beta;
+  if (n == "LeakyRelu") return x >= 0 ? x : a.alpha * x;
+  if (n == "ThresholdedRelu") return x > a.alpha ? x : 0;
+  if (n == "ScaledTanh") return a.alpha * std::tanh(a.beta * x);
+  if (n == "HardSigmoid") return std::min(std::max(a.alpha * x + a.beta, 0.0), 1.0);
+  if (n == "Elu") return x >= 0 ? x : a.alpha * (std::exp(x) - 1);
+  if (n == "Softsign") return x / (1 + std::fabs(x));
+  if (n == "Softplus") return std::log(1 + std::exp(x));
+  ADD_FAILURE() << "unknown activation " << n;
+  return 0;
+}
+
+std::string ActText(const std::vector<Act>& acts) {
+  std::string s;
+  for (const Act& a : acts) {
+    s += (s.empty() ? "" : ",") + a.name;
+    if (a.params >= 1) s += "(" + std::to_string(a.alpha);
+    if (a.params >= 2) s += ", " + std::to_string(a.beta);
+    if (a.params >= 1) s += ")";
+  }
+  return s;
+}
+
+struct Spec {
+  std::string cell;  // "lstm", "gru", "rnn"
+  std::string direction = "forward";
+  int64_t layout = 0;
+  int64_t t = 4, b = 3, in = 5, h = 6;
+  bool lens = false;
+  bool h0_batch1 = false;  // initial states of batch 1, broadcast
+  std::vector<Act> acts;   // empty: the defaults; else per direction (or once for both)
+  double clip = 0;         // 0: none
+  bool input_forget = false, lbr = false;
+  bool symbolic = false;  // T and B as symbolic dims
+};
+
+int Gates(const Spec& s) { return s.cell == "lstm" ? 4 : s.cell == "gru" ? 3 : 1; }
+int64_t Dirs(const Spec& s) { return s.direction == "bidirectional" ? 2 : 1; }
+
+std::vector<Act> Acts(const Spec& s) {
+  std::vector<Act> a = s.acts;
+  if (a.empty()) {
+    if (s.cell == "lstm") a = {{"Sigmoid"}, {"Tanh"}, {"Tanh"}};
+    if (s.cell == "gru") a = {{"Sigmoid"}, {"Tanh"}};
+    if (s.cell == "rnn") a = {{"Tanh"}};
+  }
+  size_t per = s.cell == "lstm" ? 3 : s.cell == "gru" ? 2 : 1;
+  if (a.size() == per && Dirs(s) == 2) a.insert(a.end(), a.begin(), a.end());
+  return a;
+}
+
+// The ONNX data of one case, layout 0, as doubles.
+struct Data {
+  std::vector<double> x, w, r, bias, h0, c0, p;  // x [T,B,I] w [D,GH,I] r [D,GH,H] bias [D,2GH] h0/c0 [D,B0,H] p [D,3H]
+  std::vector<int64_t> lens;
+};
+
+Data MakeData(const Spec& s, uint64_t seed) {
+  int64_t d = Dirs(s), gh = Gates(s) * s.h, b0 = s.h0_batch1 ? 1 : s.b;
+  Data v;
+  v.x = ToDoubles(RandomTensor({s.t, s.b, s.in}, DType::Float32(), seed));
+  v.w = ToDoubles(RandomTensor({d, gh, s.in}, DType::Float32(), seed + 1, -0.6, 0.6));
+  v.r = ToDoubles(RandomTensor({d, gh, s.h}, DType::Float32(), seed + 2, -0.6, 0.6));
+  v.bias = ToDoubles(RandomTensor({d, 2 * gh}, DType::Float32(), seed + 3, -0.3, 0.3));
+  v.h0 = ToDoubles(RandomTensor({d, b0, s.h}, DType::Float32(), seed + 4));
+  v.c0 = ToDoubles(RandomTensor({d, b0, s.h}, DType::Float32(), seed + 5));
+  v.p = ToDoubles(RandomTensor({d, 3 * s.h}, DType::Float32(), seed + 6, -0.5, 0.5));
+  for (int64_t i = 0; i < s.b; ++i) v.lens.push_back(s.lens ? std::max<int64_t>(1, s.t - 1 - (i * 2) % s.t) : s.t);
+  if (s.lens) v.lens[0] = s.t;
+  return v;
+}
+
+// Y [T, D, B, H], Y_h and Y_c [D, B, H] (layout 0), by the ONNX equations.
+void Reference(const Spec& s, const Data& v, std::vector<double>* y, std::vector<double>* yh, std::vector<double>* yc) {
+  int64_t nd = Dirs(s), g = Gates(s), H = s.h, gh = g * H, I = s.in, B = s.b, T = s.t;
+  std::vector<Act> acts = Acts(s);
+  size_t per = acts.size() / static_cast<size_t>(nd);
+  y->assign(static_cast<size_t>(T * nd * B * H), 0.0);
+  yh->assign(static_cast<size_t>(nd * B * H), 0.0);
+  yc->assign(yh->size(), 0.0);
+  auto clip = [&](double x) { return s.clip > 0 ? std::min(std::max(x, -s.clip), s.clip) : x; };
+  for (int64_t d = 0; d < nd; ++d) {
+    bool rev = s.direction == "reverse" || d == 1;
+    auto f = [&](int which, double x) { return Apply(acts[d * per + which], clip(x)); };
+    for (int64_t b = 0; b < B; ++b) {
+      int64_t b0 = s.h0_batch1 ? 0 : b;
+      std::vector<double> h(v.h0.begin() + (d * (s.h0_batch1 ? 1 : B) + b0) * H, v.h0.begin() + (d * (s.h0_batch1 ? 1 : B) + b0 + 1) * H);
+      std::vector<double> c(v.c0.begin() + (d * (s.h0_batch1 ? 1 : B) + b0) * H, v.c0.begin() + (d * (s.h0_batch1 ? 1 : B) + b0 + 1) * H);
+      int64_t len = v.lens[b];
+      for (int64_t step = 0; step < len; ++step) {
+        int64_t t = rev ? len - 1 - step : step;
+        std::vector<double> xw(gh), hr(gh);
+        for (int64_t n = 0; n < gh; ++n) {
+          double a = v.bias[d * 2 * gh + n], q = v.bias[d * 2 * gh + gh + n];
+          for (int64_t i = 0; i < I; ++i) a += v.x[(t * B + b) * I + i] * v.w[(d * gh + n) * I + i];
+          for (int64_t k = 0; k < H; ++k) q += h[k] * v.r[(d * gh + n) * H + k];
+          xw[n] = a;
+          hr[n] = q;
+        }
+        std::vector<double> hn(H), cn(H);
+        for (int64_t j = 0; j < H; ++j) {
+          if (s.cell == "lstm") {
+            const double* P = &v.p[d * 3 * H];
+            double ig = f(0, xw[j] + hr[j] + P[j] * c[j]);
+            double fg = s.input_forget ? 1 - ig : f(0, xw[2 * H + j] + hr[2 * H + j] + P[2 * H + j] * c[j]);
+            double cg = f(1, xw[3 * H + j] + hr[3 * H + j]);
+            cn[j] = fg * c[j] + ig * cg;
+            double og = f(0, xw[H + j] + hr[H + j] + P[H + j] * cn[j]);
+            hn[j] = og * f(2, cn[j]);
+          } else if (s.cell == "gru") {
+            double z = f(0, xw[j] + hr[j]);
+            double r = f(0, xw[H + j] + hr[H + j]);
+            double cand;
+            if (s.lbr) {
+              cand = f(1, xw[2 * H + j] + r * hr[2 * H + j]);
+            } else {
+              double q = v.bias[d * 2 * gh + gh + 2 * H + j];
+              for (int64_t k = 0; k < H; ++k) {
+                double rk = f(0, xw[H + k] + hr[H + k]);
+                q += rk * h[k] * v.r[(d * gh + 2 * H + j) * H + k];
+              }
+              cand = f(1, xw[2 * H + j] + q);
+            }
+            hn[j] = (1 - z) * cand + z * h[j];
+          } else {
+            hn[j] = f(0, xw[j] + hr[j]);
+          }
+        }
+        h = hn;
+        if (s.cell == "lstm") c = cn;
+        for (int64_t j = 0; j < H; ++j) (*y)[((t * nd + d) * B + b) * H + j] = h[j];
+      }
+      for (int64_t j = 0; j < H; ++j) {
+        (*yh)[(d * B + b) * H + j] = h[j];
+        (*yc)[(d * B + b) * H + j] = c[j];
+      }
+    }
+  }
+}
+
+// [a0, a1, rest...] -> [a1, a0, rest...] for a row-major tensor (layout 1).
+std::vector<double> SwapFirstTwo(const std::vector<double>& v, int64_t a0, int64_t a1) {
+  int64_t rest = static_cast<int64_t>(v.size()) / (a0 * a1);
+  std::vector<double> out(v.size());
+  for (int64_t i = 0; i < a0; ++i)
+    for (int64_t j = 0; j < a1; ++j)
+      for (int64_t k = 0; k < rest; ++k) out[(j * a0 + i) * rest + k] = v[(i * a1 + j) * rest + k];
+  return out;
+}
+
+std::string Dim(const Spec& s, int64_t v, const char* name) { return s.symbolic ? std::string("\"") + name + "\"" : std::to_string(v); }
+
+std::string Type(const std::vector<std::string>& dims, const std::string& dtype = "float32") {
+  std::string s;
+  for (const auto& d : dims) s += (s.empty() ? "" : ", ") + d;
+  if (dims.size() == 1) s += ",";
+  return "R.Tensor((" + s + "), \"" + dtype + "\")";
+}
+
+// The op's inputs for `s` with `v`, and the parameter list.
+std::vector<Tensor> OpInputs(const Spec& s, const Data& v, std::vector<std::string>* params, std::string* call) {
+  int64_t nd = Dirs(s), g = Gates(s), H = s.h, gh = g * H, I = s.in, B = s.b, T = s.t, b0 = s.h0_batch1 ? 1 : B;
+  bool fold_rb = s.cell != "gru";  // GRU keeps Rb for the kernel
+  std::vector<double> xp(static_cast<size_t>(T * B * nd * gh));
+  for (int64_t t = 0; t < T; ++t)
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t d = 0; d < nd; ++d)
+        for (int64_t n = 0; n < gh; ++n) {
+          double a = v.bias[d * 2 * gh + n] + (fold_rb ? v.bias[d * 2 * gh + gh + n] : 0);
+          for (int64_t i = 0; i < I; ++i) a += v.x[(t * B + b) * I + i] * v.w[(d * gh + n) * I + i];
+          xp[((t * B + b) * nd + d) * gh + n] = a;
+        }
+  std::vector<double> rt(static_cast<size_t>(nd * H * gh)), rb(static_cast<size_t>(nd * gh));
+  for (int64_t d = 0; d < nd; ++d)
+    for (int64_t n = 0; n < gh; ++n) {
+      rb[d * gh + n] = v.bias[d * 2 * gh + gh + n];
+      for (int64_t k = 0; k < H; ++k) rt[(d * H + k) * gh + n] = v.r[(d * gh + n) * H + k];
+    }
+  std::vector<double> h0 = v.h0, c0 = v.c0;
+  Shape xs = {T, B, nd * gh}, ss = {nd, b0, H};
+  std::string tt = Dim(s, T, "T"), bb = Dim(s, B, "B");
+  std::vector<std::string> xdims = {tt, bb, std::to_string(nd * gh)};
+  std::vector<std::string> sdims = {std::to_string(nd), s.h0_batch1 ? "1" : bb, std::to_string(H)};
+  if (s.layout == 1) {
+    xp = SwapFirstTwo(xp, T, B);
+    h0 = SwapFirstTwo(h0, nd, b0);
+    c0 = SwapFirstTwo(c0, nd, b0);
+    std::swap(xs[0], xs[1]);
+    std::swap(ss[0], ss[1]);
+    std::swap(xdims[0], xdims[1]);
+    std::swap(sdims[0], sdims[1]);
+  }
+  std::vector<Tensor> in = {MakeTensor(xs, DType::Float32(), xp), MakeTensor({nd, H, gh}, DType::Float32(), rt)};
+  *params = {"x_proj: " + Type(xdims), "r: " + Type({std::to_string(nd), std::to_string(H), std::to_string(gh)})};
+  std::string args = "x_proj, r";
+  if (s.cell == "gru") {
+    in.push_back(MakeTensor({nd, gh}, DType::Float32(), rb));
+    params->push_back("rb: " + Type({std::to_string(nd), std::to_string(gh)}));
+    args += ", rb";
+  }
+  in.push_back(MakeTensor(ss, DType::Float32(), h0));
+  params->push_back("h0: " + Type(sdims));
+  args += ", h0";
+  if (s.cell == "lstm") {
+    in.push_back(MakeTensor(ss, DType::Float32(), c0));
+    in.push_back(MakeTensor({nd, 3 * H}, DType::Float32(), v.p));
+    params->push_back("c0: " + Type(sdims));
+    params->push_back("p: " + Type({std::to_string(nd), std::to_string(3 * H)}));
+    args += ", c0, p";
+  }
+  if (s.lens) {
+    std::vector<double> l(v.lens.begin(), v.lens.end());
+    in.push_back(MakeTensor({B}, DType::Int32(), l));
+    params->push_back("seq_lens: " + Type({bb}, "int32"));
+    args += ", seq_lens";
+  }
+  std::string attrs;
+  if (s.direction != "forward") attrs += ", direction=\"" + s.direction + "\"";
+  if (s.layout != 0) attrs += ", layout=1";
+  if (!s.acts.empty()) attrs += ", activations=\"" + ActText(s.acts) + "\"";
+  if (s.clip > 0) attrs += ", clip=" + std::to_string(s.clip);
+  if (s.input_forget) attrs += ", input_forget=True";
+  if (s.lbr) attrs += ", linear_before_reset=True";
+  *call = "R.nn." + s.cell + "(" + args + attrs + ")";
+  return in;
+}
+
+// Compiles once and checks every output at each of `sizes` ({T, B} pairs;
+// one pair unless the spec is symbolic).
+void Check(Spec s, const std::vector<std::pair<int64_t, int64_t>>& sizes = {}) {
+  std::vector<std::pair<int64_t, int64_t>> tb = sizes.empty() ? std::vector<std::pair<int64_t, int64_t>>{{s.t, s.b}} : sizes;
+  std::vector<std::vector<Tensor>> inputs;
+  std::vector<Data> data;
+  std::vector<std::string> params;
+  std::string call;
+  for (size_t i = 0; i < tb.size(); ++i) {
+    s.t = tb[i].first;
+    s.b = tb[i].second;
+    data.push_back(MakeData(s, 100 + 10 * i));
+    inputs.push_back(OpInputs(s, data.back(), &params, &call));
+  }
+  SCOPED_TRACE(call);
+  auto r = RunEach(OneOpModule(params, call), inputs);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  for (size_t i = 0; i < tb.size(); ++i) {
+    s.t = tb[i].first;
+    s.b = tb[i].second;
+    int64_t nd = Dirs(s), T = s.t, B = s.b, H = s.h;
+    std::vector<double> y, yh, yc;
+    Reference(s, data[i], &y, &yh, &yc);
+    Shape ys = {T, nd, B, H}, hs = {nd, B, H};
+    if (s.layout == 1) {
+      // [T, D, B, H] -> [B, T, D, H]: move B to the front.
+      std::vector<double> yl(y.size());
+      for (int64_t t = 0; t < T; ++t)
+        for (int64_t d = 0; d < nd; ++d)
+          for (int64_t b = 0; b < B; ++b)
+            for (int64_t j = 0; j < H; ++j) yl[((b * T + t) * nd + d) * H + j] = y[((t * nd + d) * B + b) * H + j];
+      y = yl;
+      yh = SwapFirstTwo(yh, nd, B);
+      yc = SwapFirstTwo(yc, nd, B);
+      ys = {B, T, nd, H};
+      hs = {B, nd, H};
+    }
+    const std::vector<Tensor>& out = r->at(i);
+    ASSERT_EQ(out.size(), s.cell == "lstm" ? 3u : 2u);
+    EXPECT_TRUE(AllClose(out[0], y, ys, 1e-4, 1e-4)) << "Y at T=" << T << " B=" << B;
+    EXPECT_TRUE(AllClose(out[1], yh, hs, 1e-4, 1e-4)) << "Y_h at T=" << T << " B=" << B;
+    if (s.cell == "lstm") EXPECT_TRUE(AllClose(out[2], yc, hs, 1e-4, 1e-4)) << "Y_c at T=" << T << " B=" << B;
+  }
+}
+
+TEST(OpRnn, LstmDefaults) { Check({"lstm"}); }
+
+TEST(OpRnn, LstmEveryOption) {
+  Spec s{"lstm", "bidirectional"};
+  s.lens = true;
+  s.clip = 0.8;
+  s.t = 5;
+  s.h = 7;
+  Check(s);
+  s.layout = 1;
+  s.input_forget = true;
+  s.direction = "reverse";
+  s.h0_batch1 = true;
+  Check(s);
+}
+
+TEST(OpRnn, LstmActivations) {
+  Spec s{"lstm", "bidirectional"};
+  s.acts = {{"HardSigmoid", 0.3, 0.4, 2}, {"Affine", 0.7, 0.1, 2}, {"LeakyRelu", 0.2, 0, 1},
+            {"Sigmoid"}, {"ScaledTanh", 0.9, 1.3, 2}, {"Elu", 0.6, 0, 1}};
+  Check(s);
+  s.acts = {{"Sigmoid"}, {"Softsign"}, {"Softplus"}, {"HardSigmoid", 0.2, 0.5, 0}, {"ThresholdedRelu", 0.1, 0, 1},
+            {"Relu"}};
+  s.direction = "bidirectional";
+  Check(s);
+}
+
+TEST(OpRnn, Gru) {
+  for (bool lbr : {false, true}) {
+    Spec s{"gru"};
+    s.lbr = lbr;
+    Check(s);
+    s.direction = "bidirectional";
+    s.lens = true;
+    s.clip = 1.5;
+    s.layout = 1;
+    s.acts = {{"Sigmoid"}, {"Softsign"}};  // once for both directions
+    Check(s);
+  }
+}
+
+TEST(OpRnn, Rnn) {
+  Spec s{"rnn", "reverse"};
+  s.lens = true;
+  Check(s);
+  s.direction = "bidirectional";
+  s.acts = {{"Relu"}, {"LeakyRelu", 0.01, 0, 0}};
+  s.layout = 1;
+  Check(s);
+}
+
+TEST(OpRnn, SymbolicStepsAndBatch) {
+  Spec s{"lstm", "bidirectional"};
+  s.symbolic = true;
+  s.lens = true;
+  Check(s, {{3, 2}, {7, 1}, {1, 4}});
+  Spec g{"gru", "reverse"};
+  g.symbolic = true;
+  g.layout = 1;
+  Check(g, {{2, 3}, {6, 2}});
+  std::vector<std::string> params = {"x_proj: " + Type({"\"T\"", "\"B\"", "32"}), "r: " + Type({"1", "8", "32"}),
+                                     "h0: " + Type({"1", "1", "8"}), "c0: " + Type({"1", "\"B\"", "8"}),
+                                     "p: " + Type({"1", "24"})};
+  EXPECT_EQ(InferredType(params, "R.nn.lstm(x_proj, r, h0, c0, p)"),
+            "R.Tuple(R.Tensor((T, 1, B, 8), dtype=\"float32\"), R.Tensor((1, B, 8), dtype=\"float32\"), "
+            "R.Tensor((1, B, 8), dtype=\"float32\"))");
+}
+
+TEST(OpRnn, PrintParseRoundTrip) {
+  std::vector<std::string> params = {"x_proj: " + Type({"4", "2", "36"}), "r: " + Type({"2", "6", "18"}),
+                                     "rb: " + Type({"2", "18"}), "h0: " + Type({"2", "2", "6"}),
+                                     "l: " + Type({"2"}, "int32")};
+  std::string src = OneOpModule(params,
+                                "R.nn.gru(x_proj, r, rb, h0, l, direction=\"bidirectional\", "
+                                "activations=\"HardSigmoid(0.25, 0.5),Tanh\", clip=2.5, linear_before_reset=True)");
+  auto m = text::ParseModule(src, "t.relax");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  std::string printed = text::PrintModule(*m);
+  EXPECT_NE(printed.find("activations=\"HardSigmoid(0.25, 0.5),Tanh\""), std::string::npos) << printed;
+  auto again = text::ParseModule(printed, "t2.relax");
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(text::PrintModule(*again), printed);
+}
+
+TEST(OpRnn, Diagnostics) {
+  auto inv = StatusCode::kInvalidArgument;
+  std::vector<std::string> p = {"x: " + Type({"4", "2", "24"}), "r: " + Type({"1", "6", "24"}), "h: " + Type({"1", "2", "6"}),
+                                "c: " + Type({"1", "2", "6"}), "p: " + Type({"1", "18"}), "l: " + Type({"2"}, "int32"),
+                                "lf: " + Type({"2"}, "float32"), "x2: " + Type({"4", "2", "48"}),
+                                "r6: " + Type({"1", "6", "6"}), "x6: " + Type({"4", "2", "6"}), "h3: " + Type({"1", "3", "6"}),
+                                "xi: " + Type({"4", "2", "24"}, "int32"), "p2: " + Type({"1", "12"}), "r2: " + Type({"2", "6", "24"}),
+                                "h5: " + Type({"1", "2", "5"}), "xg: " + Type({"4", "2", "18"}), "rg: " + Type({"1", "6", "18"}),
+                                "rbg: " + Type({"2", "18"}), "l3: " + Type({"3"}, "int32"), "s: R.Shape([2])"};
+  ExpectErrors({
+      {p, "R.nn.lstm(x, r, h, c)", inv, "R.nn.lstm: takes (x_proj, r, h0, c0, p[, seq_lens]), got 4 arguments"},
+      {p, "R.nn.gru(x, r)", inv, "R.nn.gru: takes (x_proj, r, rb, h0[, seq_lens]), got 2 arguments"},
+      {p, "R.nn.rnn(x6, r6, h, l, l)", inv, "R.nn.rnn: takes (x_proj, r, h0[, seq_lens]), got 5 arguments"},
+      {p, "R.nn.lstm(x, r, h, c, p, direction=\"up\")", inv,
+       "R.nn.lstm: direction must be \"forward\", \"reverse\" or \"bidirectional\", got \"up\""},
+      {p, "R.nn.lstm(x, r, h, c, p, layout=2)", inv, "R.nn.lstm: layout must be 0 or 1, got 2"},
+      {p, "R.nn.lstm(x, r, h, c, p, activations=\"Sigmoid,Tanh,Swish\")", inv,
+       "R.nn.lstm: unknown activation \"Swish\" (expected Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, "
+       "ScaledTanh, HardSigmoid, Elu, Softsign or Softplus)"},
+      {p, "R.nn.lstm(x, r, h, c, p, activations=\"Sigmoid,Tanh\")", inv,
+       "R.nn.lstm: activations: expected 3 functions, got 2 (\"Sigmoid,Tanh\")"},
+      {p, "R.nn.lstm(x2, r2, h, c, p2, direction=\"bidirectional\", activations=\"Sigmoid,Tanh\")", inv,
+       "R.nn.lstm: activations: expected 3 or 6 functions, got 2 (\"Sigmoid,Tanh\")"},
+      {p, "R.nn.rnn(x6, r6, h, activations=\"Relu(1)\")", inv,
+       "R.nn.rnn: activation \"Relu(1)\": relu takes 0 parameter(s), got 1"},
+      {p, "R.nn.rnn(x6, r6, h, activations=\"Elu(one)\")", inv, "R.nn.rnn: activation \"Elu(one)\": \"one\" is not a number"},
+      {p, "R.nn.rnn(x6, r6, h, activations=\"Elu(1\")", inv, "R.nn.rnn: activation \"Elu(1\": expected Name(alpha[, beta])"},
+      {p, "R.nn.rnn(x6, r6, h, clip=-1.0)", inv, "R.nn.rnn: clip must be positive, got -1.000000"},
+      {p, "R.nn.rnn(x6, r6, h, input_forget=True)", inv, "R.nn.rnn: input_forget applies to R.nn.lstm only"},
+      {p, "R.nn.lstm(x, r, h, c, p, linear_before_reset=True)", inv,
+       "R.nn.lstm: linear_before_reset applies to R.nn.gru only"},
+      {p, "R.nn.rnn(xi, r6, h)", inv, "R.nn.rnn: x_proj must be a float tensor, got int32"},
+      {p, "R.nn.rnn(x6, r6, l)", inv, "R.nn.rnn: argument 2 has dtype int32, x_proj float32"},
+      {p, "R.nn.rnn(x6, r6, h, lf)", inv, "R.nn.rnn: seq_lens must be an integer tensor, got float32"},
+      {p, "R.nn.rnn(x6, r6, h, direction=\"bidirectional\")", inv,
+       "R.nn.rnn: r has 1 directions; direction \"bidirectional\" needs 2"},
+      {p, "R.nn.lstm(x, r6, h, c, p)", inv, "R.nn.lstm: axis 2 of r (gates x hidden) must be 24, got 6"},
+      {p, "R.nn.lstm(x2, r, h, c, p)", inv, "R.nn.lstm: axis 2 of x_proj must be 24, got 48"},
+      {p, "R.nn.rnn(x6, r6, h3)", inv, "R.nn.rnn: the batch axis of h0 must be 2, got 3"},
+      {p, "R.nn.lstm(x, r, h, h3, p)", inv, "R.nn.lstm: the batch axis of c0 must be 2, got 3"},
+      {p, "R.nn.lstm(x, r, h, c, p2)", inv, "R.nn.lstm: axis 1 of p must be 18, got 12"},
+      {p, "R.nn.rnn(x6, r6, x6)", inv, "R.nn.rnn: the directions axis of h0 must be 1, got 4"},
+      {p, "R.nn.rnn(x6, r6, p)", inv, "R.nn.rnn: h0 must have rank 3, got 2"},
+      {p, "R.nn.rnn(p, r6, h)", inv, "R.nn.rnn: x_proj must have rank 3, got 2"},
+      {p, "R.nn.rnn(x6, r6, h5)", inv, "R.nn.rnn: axis 2 of h0 must be 6, got 5"},
+      {p, "R.nn.gru(xg, rg, rbg, h)", inv, "R.nn.gru: axis 0 of rb must be 1, got 2"},
+      {p, "R.nn.rnn(x6, r6, h, l3)", inv, "R.nn.rnn: seq_lens' length must be 2, got 3"},
+      {p, "R.nn.rnn(x6, r6, s)", inv, "R.nn.rnn: every argument must be a tensor, got R.Shape((2,))"},
+  });
+}
+
+}  // namespace
+}  // namespace optest
+}  // namespace kiln
