@@ -70,7 +70,8 @@ std::vector<Act> Acts(const Spec& s) {
     if (s.cell == "rnn") a = {{"Tanh"}};
   }
   size_t per = s.cell == "lstm" ? 3 : s.cell == "gru" ? 2 : 1;
-  if (a.size() == per && Dirs(s) == 2) a.insert(a.end(), a.begin(), a.end());
+  std::vector<Act> once = a;
+  if (a.size() == per && Dirs(s) == 2) a.insert(a.end(), once.begin(), once.end());
   return a;
 }
 
@@ -203,7 +204,7 @@ std::vector<Tensor> OpInputs(const Spec& s, const Data& v, std::vector<std::stri
     }
   std::vector<double> h0 = v.h0, c0 = v.c0;
   Shape xs = {T, B, nd * gh}, ss = {nd, b0, H};
-  std::string tt = Dim(s, T, "T"), bb = Dim(s, B, "B");
+  std::string tt = Dim(s, T, "seq"), bb = Dim(s, B, "batch");
   std::vector<std::string> xdims = {tt, bb, std::to_string(nd * gh)};
   std::vector<std::string> sdims = {std::to_string(nd), s.h0_batch1 ? "1" : bb, std::to_string(H)};
   if (s.layout == 1) {
@@ -216,8 +217,8 @@ std::vector<Tensor> OpInputs(const Spec& s, const Data& v, std::vector<std::stri
     std::swap(sdims[0], sdims[1]);
   }
   std::vector<Tensor> in = {MakeTensor(xs, DType::Float32(), xp), MakeTensor({nd, H, gh}, DType::Float32(), rt)};
-  *params = {"x_proj: " + Type(xdims), "r: " + Type({std::to_string(nd), std::to_string(H), std::to_string(gh)})};
-  std::string args = "x_proj, r";
+  *params = {"x_proj: " + Type(xdims), "rt: " + Type({std::to_string(nd), std::to_string(H), std::to_string(gh)})};
+  std::string args = "x_proj, rt";
   if (s.cell == "gru") {
     in.push_back(MakeTensor({nd, gh}, DType::Float32(), rb));
     params->push_back("rb: " + Type({std::to_string(nd), std::to_string(gh)}));
@@ -355,20 +356,20 @@ TEST(OpRnn, SymbolicStepsAndBatch) {
   g.symbolic = true;
   g.layout = 1;
   Check(g, {{2, 3}, {6, 2}});
-  std::vector<std::string> params = {"x_proj: " + Type({"\"T\"", "\"B\"", "32"}), "r: " + Type({"1", "8", "32"}),
-                                     "h0: " + Type({"1", "1", "8"}), "c0: " + Type({"1", "\"B\"", "8"}),
+  std::vector<std::string> params = {"x_proj: " + Type({"\"seq\"", "\"batch\"", "32"}), "rt: " + Type({"1", "8", "32"}),
+                                     "h0: " + Type({"1", "1", "8"}), "c0: " + Type({"1", "\"batch\"", "8"}),
                                      "p: " + Type({"1", "24"})};
-  EXPECT_EQ(InferredType(params, "R.nn.lstm(x_proj, r, h0, c0, p)"),
-            "R.Tuple(R.Tensor((T, 1, B, 8), dtype=\"float32\"), R.Tensor((1, B, 8), dtype=\"float32\"), "
-            "R.Tensor((1, B, 8), dtype=\"float32\"))");
+  EXPECT_EQ(InferredType(params, "R.nn.lstm(x_proj, rt, h0, c0, p)"),
+            "R.Tuple(R.Tensor((seq, 1, batch, 8), dtype=\"float32\"), R.Tensor((1, batch, 8), dtype=\"float32\"), "
+            "R.Tensor((1, batch, 8), dtype=\"float32\"))");
 }
 
 TEST(OpRnn, PrintParseRoundTrip) {
-  std::vector<std::string> params = {"x_proj: " + Type({"4", "2", "36"}), "r: " + Type({"2", "6", "18"}),
+  std::vector<std::string> params = {"x_proj: " + Type({"4", "2", "36"}), "rt: " + Type({"2", "6", "18"}),
                                      "rb: " + Type({"2", "18"}), "h0: " + Type({"2", "2", "6"}),
                                      "l: " + Type({"2"}, "int32")};
   std::string src = OneOpModule(params,
-                                "R.nn.gru(x_proj, r, rb, h0, l, direction=\"bidirectional\", "
+                                "R.nn.gru(x_proj, rt, rb, h0, l, direction=\"bidirectional\", "
                                 "activations=\"HardSigmoid(0.25, 0.5),Tanh\", clip=2.5, linear_before_reset=True)");
   auto m = text::ParseModule(src, "t.relax");
   ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -381,7 +382,7 @@ TEST(OpRnn, PrintParseRoundTrip) {
 
 TEST(OpRnn, Diagnostics) {
   auto inv = StatusCode::kInvalidArgument;
-  std::vector<std::string> p = {"x: " + Type({"4", "2", "24"}), "r: " + Type({"1", "6", "24"}), "h: " + Type({"1", "2", "6"}),
+  std::vector<std::string> p = {"x: " + Type({"4", "2", "24"}), "rt: " + Type({"1", "6", "24"}), "h: " + Type({"1", "2", "6"}),
                                 "c: " + Type({"1", "2", "6"}), "p: " + Type({"1", "18"}), "l: " + Type({"2"}, "int32"),
                                 "lf: " + Type({"2"}, "float32"), "x2: " + Type({"4", "2", "48"}),
                                 "r6: " + Type({"1", "6", "6"}), "x6: " + Type({"4", "2", "6"}), "h3: " + Type({"1", "3", "6"}),
@@ -389,16 +390,16 @@ TEST(OpRnn, Diagnostics) {
                                 "h5: " + Type({"1", "2", "5"}), "xg: " + Type({"4", "2", "18"}), "rg: " + Type({"1", "6", "18"}),
                                 "rbg: " + Type({"2", "18"}), "l3: " + Type({"3"}, "int32"), "s: R.Shape([2])"};
   ExpectErrors({
-      {p, "R.nn.lstm(x, r, h, c)", inv, "R.nn.lstm: takes (x_proj, r, h0, c0, p[, seq_lens]), got 4 arguments"},
-      {p, "R.nn.gru(x, r)", inv, "R.nn.gru: takes (x_proj, r, rb, h0[, seq_lens]), got 2 arguments"},
+      {p, "R.nn.lstm(x, rt, h, c)", inv, "R.nn.lstm: takes (x_proj, r, h0, c0, p[, seq_lens]), got 4 arguments"},
+      {p, "R.nn.gru(x, rt)", inv, "R.nn.gru: takes (x_proj, r, rb, h0[, seq_lens]), got 2 arguments"},
       {p, "R.nn.rnn(x6, r6, h, l, l)", inv, "R.nn.rnn: takes (x_proj, r, h0[, seq_lens]), got 5 arguments"},
-      {p, "R.nn.lstm(x, r, h, c, p, direction=\"up\")", inv,
+      {p, "R.nn.lstm(x, rt, h, c, p, direction=\"up\")", inv,
        "R.nn.lstm: direction must be \"forward\", \"reverse\" or \"bidirectional\", got \"up\""},
-      {p, "R.nn.lstm(x, r, h, c, p, layout=2)", inv, "R.nn.lstm: layout must be 0 or 1, got 2"},
-      {p, "R.nn.lstm(x, r, h, c, p, activations=\"Sigmoid,Tanh,Swish\")", inv,
+      {p, "R.nn.lstm(x, rt, h, c, p, layout=2)", inv, "R.nn.lstm: layout must be 0 or 1, got 2"},
+      {p, "R.nn.lstm(x, rt, h, c, p, activations=\"Sigmoid,Tanh,Swish\")", inv,
        "R.nn.lstm: unknown activation \"Swish\" (expected Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, "
        "ScaledTanh, HardSigmoid, Elu, Softsign or Softplus)"},
-      {p, "R.nn.lstm(x, r, h, c, p, activations=\"Sigmoid,Tanh\")", inv,
+      {p, "R.nn.lstm(x, rt, h, c, p, activations=\"Sigmoid,Tanh\")", inv,
        "R.nn.lstm: activations: expected 3 functions, got 2 (\"Sigmoid,Tanh\")"},
       {p, "R.nn.lstm(x2, r2, h, c, p2, direction=\"bidirectional\", activations=\"Sigmoid,Tanh\")", inv,
        "R.nn.lstm: activations: expected 3 or 6 functions, got 2 (\"Sigmoid,Tanh\")"},
@@ -408,7 +409,7 @@ TEST(OpRnn, Diagnostics) {
       {p, "R.nn.rnn(x6, r6, h, activations=\"Elu(1\")", inv, "R.nn.rnn: activation \"Elu(1\": expected Name(alpha[, beta])"},
       {p, "R.nn.rnn(x6, r6, h, clip=-1.0)", inv, "R.nn.rnn: clip must be positive, got -1.000000"},
       {p, "R.nn.rnn(x6, r6, h, input_forget=True)", inv, "R.nn.rnn: input_forget applies to R.nn.lstm only"},
-      {p, "R.nn.lstm(x, r, h, c, p, linear_before_reset=True)", inv,
+      {p, "R.nn.lstm(x, rt, h, c, p, linear_before_reset=True)", inv,
        "R.nn.lstm: linear_before_reset applies to R.nn.gru only"},
       {p, "R.nn.rnn(xi, r6, h)", inv, "R.nn.rnn: x_proj must be a float tensor, got int32"},
       {p, "R.nn.rnn(x6, r6, l)", inv, "R.nn.rnn: argument 2 has dtype int32, x_proj float32"},
@@ -416,10 +417,10 @@ TEST(OpRnn, Diagnostics) {
       {p, "R.nn.rnn(x6, r6, h, direction=\"bidirectional\")", inv,
        "R.nn.rnn: r has 1 directions; direction \"bidirectional\" needs 2"},
       {p, "R.nn.lstm(x, r6, h, c, p)", inv, "R.nn.lstm: axis 2 of r (gates x hidden) must be 24, got 6"},
-      {p, "R.nn.lstm(x2, r, h, c, p)", inv, "R.nn.lstm: axis 2 of x_proj must be 24, got 48"},
+      {p, "R.nn.lstm(x2, rt, h, c, p)", inv, "R.nn.lstm: axis 2 of x_proj must be 24, got 48"},
       {p, "R.nn.rnn(x6, r6, h3)", inv, "R.nn.rnn: the batch axis of h0 must be 2, got 3"},
-      {p, "R.nn.lstm(x, r, h, h3, p)", inv, "R.nn.lstm: the batch axis of c0 must be 2, got 3"},
-      {p, "R.nn.lstm(x, r, h, c, p2)", inv, "R.nn.lstm: axis 1 of p must be 18, got 12"},
+      {p, "R.nn.lstm(x, rt, h, h3, p)", inv, "R.nn.lstm: the batch axis of c0 must be 2, got 3"},
+      {p, "R.nn.lstm(x, rt, h, c, p2)", inv, "R.nn.lstm: axis 1 of p must be 18, got 12"},
       {p, "R.nn.rnn(x6, r6, x6)", inv, "R.nn.rnn: the directions axis of h0 must be 1, got 4"},
       {p, "R.nn.rnn(x6, r6, p)", inv, "R.nn.rnn: h0 must have rank 3, got 2"},
       {p, "R.nn.rnn(p, r6, h)", inv, "R.nn.rnn: x_proj must have rank 3, got 2"},
