@@ -347,7 +347,7 @@ class RnnKernel {
     s_ = s;
     // The gate accumulator of one (step, direction, batch entry); GRU without
     // linear_before_reset also needs r ⊙ h for its second product.
-    acc_ = ir::MakeBuffer("gates", {gh_}, dt_);
+    acc_ = ir::MakeBuffer("gates", {I(Gates(a_.cell)), h_}, dt_);
     rh_ = ir::MakeBuffer("reset_h", {h_}, dt_);
     std::vector<ir::Stmt> body;
     // Slot 0: the initial states.
@@ -389,21 +389,23 @@ class RnnKernel {
     return For(j, h_, ir::Seq(st));
   }
 
-  // gates[lo + j] = bias + Σ_k r[d, k, lo + j] * v[k] for j < n: the
-  // inner loop runs over contiguous gate rows.
-  ir::Stmt MatVec(int64_t d, const PrimExpr& lo, const PrimExpr& n, const std::function<PrimExpr(const PrimExpr&)>& v) const {
-    ir::Var j0 = ir::MakeVar("j"), j = ir::MakeVar("j"), k = ir::MakeVar("k");
-    PrimExpr row0 = lo + PrimExpr(j0), row = lo + PrimExpr(j);
-    PrimExpr bias = rb_.defined() ? rb_({I(d), row0}) : Const(dt_, 0);
-    ir::Stmt init = For(j0, n, ir::Store(acc_, bias, {row0}));
-    PrimExpr prod = Bin(TirKind::kMul, r_({I(d), PrimExpr(k), row}), v(PrimExpr(k)));
-    ir::Stmt accum = For(k, h_, For(j, n, ir::Store(acc_, Bin(TirKind::kAdd, ir::Load(acc_, {row}), prod), {row})));
+  // gates[g, j] = bias + Σ_k r[d, k, g*H + j] * v[k] for gates g in
+  // [g0, g1): the innermost loop runs over the contiguous units j of a gate
+  // row (vectorized), k and g outside it.
+  ir::Stmt MatVec(int64_t d, int g0, int g1, const std::function<PrimExpr(const PrimExpr&)>& v) const {
+    ir::Var ga = ir::MakeVar("g"), ja = ir::MakeVar("j"), gv = ir::MakeVar("g"), jv = ir::MakeVar("j"), k = ir::MakeVar("k");
+    auto col = [&](const ir::Var& g, const ir::Var& j) { return h_ * (PrimExpr(g) + I(g0)) + PrimExpr(j); };
+    PrimExpr bias = rb_.defined() ? rb_({I(d), col(ga, ja)}) : Const(dt_, 0);
+    ir::Stmt init = For(ga, I(g1 - g0), For(ja, h_, ir::Store(acc_, bias, {PrimExpr(ga) + I(g0), PrimExpr(ja)})));
+    std::vector<PrimExpr> at = {PrimExpr(gv) + I(g0), PrimExpr(jv)};
+    PrimExpr prod = Bin(TirKind::kMul, r_({I(d), PrimExpr(k), col(gv, jv)}), v(PrimExpr(k)));
+    ir::Stmt accum = For(k, h_, For(gv, I(g1 - g0), For(jv, h_, ir::Store(acc_, Bin(TirKind::kAdd, ir::Load(acc_, at), prod), at))));
     return ir::Seq({init, accum});
   }
 
   ir::Stmt Step(const PrimExpr& s, const PrimExpr& t, int64_t d, const PrimExpr& b) const {
     auto hprev = [&](const PrimExpr& k) { return ir::Load(s_, {s, I(d), b, I(0), k}); };
-    auto g = [&](int gate, const PrimExpr& j) { return ir::Load(acc_, {arith::Simplify(h_ * I(gate)) + j}); };
+    auto g = [&](int gate, const PrimExpr& j) { return ir::Load(acc_, {I(gate), j}); };
     auto add = [](PrimExpr p, PrimExpr q) { return Bin(TirKind::kAdd, p, q); };
     auto mul = [](PrimExpr p, PrimExpr q) { return Bin(TirKind::kMul, p, q); };
     auto sub = [](PrimExpr p, PrimExpr q) { return Bin(TirKind::kSub, p, q); };
@@ -412,7 +414,7 @@ class RnnKernel {
     PrimExpr j(jv);
     std::vector<ir::Stmt> st;
     if (a_.cell == Cell::kLstm) {
-      st.push_back(MatVec(d, I(0), gh_, hprev));
+      st.push_back(MatVec(d, 0, Gates(a_.cell), hprev));
       PrimExpr cprev = ir::Load(s_, {s, I(d), b, I(1), j});
       auto peep = [&](int which, const PrimExpr& c) { return mul(p_({I(d), arith::Simplify(h_ * I(which)) + j}), c); };
       PrimExpr i = ClipAct(d, 0, add(add(X(t, b, d, 0, j), g(0, j)), peep(0, cprev)));
@@ -429,23 +431,23 @@ class RnnKernel {
       PrimExpr hp = hprev(j);
       PrimExpr hh;
       if (a_.linear_before_reset) {
-        st.push_back(MatVec(d, I(0), gh_, hprev));
+        st.push_back(MatVec(d, 0, Gates(a_.cell), hprev));
         PrimExpr r = ClipAct(d, 0, add(X(t, b, d, 1, j), g(1, j)));
         hh = ClipAct(d, 1, add(X(t, b, d, 2, j), mul(r, g(2, j))));
       } else {
         // (r ⊙ h)·Rhᵀ: r first, then the candidate's product over r ⊙ h.
-        st.push_back(MatVec(d, I(0), arith::Simplify(h_ * I(2)), hprev));
+        st.push_back(MatVec(d, 0, 2, hprev));
         ir::Var kv = ir::MakeVar("j");
         PrimExpr k(kv);
         PrimExpr r = ClipAct(d, 0, add(X(t, b, d, 1, k), g(1, k)));
         st.push_back(For(kv, h_, ir::Store(rh_, mul(r, hprev(k)), {k})));
-        st.push_back(MatVec(d, arith::Simplify(h_ * I(2)), h_, [&](const PrimExpr& i) { return ir::Load(rh_, {i}); }));
+        st.push_back(MatVec(d, 2, 3, [&](const PrimExpr& i) { return ir::Load(rh_, {i}); }));
         hh = ClipAct(d, 1, add(X(t, b, d, 2, j), g(2, j)));
       }
       PrimExpr z = ClipAct(d, 0, add(X(t, b, d, 0, j), g(0, j)));
       st.push_back(For(jv, h_, ir::Store(s_, add(mul(sub(one, z), hh), mul(z, hp)), {s + I(1), I(d), b, I(0), j})));
     } else {
-      st.push_back(MatVec(d, I(0), gh_, hprev));
+      st.push_back(MatVec(d, 0, Gates(a_.cell), hprev));
       st.push_back(For(jv, h_, ir::Store(s_, ClipAct(d, 0, add(X(t, b, d, 0, j), g(0, j))), {s + I(1), I(d), b, I(0), j})));
     }
     return ir::Seq(st);
