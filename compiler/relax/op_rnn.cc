@@ -30,14 +30,15 @@
 // activations' inputs), input_forget (LSTM), linear_before_reset (GRU),
 // layout (0 or 1).
 //
-// The kernel is one opaque stage holding every state in a buffer S of shape
-// [T+1, D, B, NS, H] (NS = 2 for LSTM: h and c; else 1; slot 0 the initial
-// state, slot s+1 the state after the s-th processed step), with a serial
-// loop over steps; per step and batch entry the product R·h accumulates into
-// a gate scratch row (inner loop over the gate rows: contiguous, vectorized)
-// and one loop over the hidden units applies the gates and writes the next
-// state: the cell is one fused loop. Y, Y_h and Y_c are then read out of S
-// (zeros past a sequence's length).
+// The kernel is one opaque stage holding the states in a buffer S of shape
+// [T+1 (+1 for LSTM), D, B, H]: slot 0 the initial h, slot s+1 the h after
+// the s-th processed step, and for LSTM slot T+1 the running c (updated in
+// place), with a serial loop over steps; per step and batch entry the
+// product R·h accumulates into a gate scratch [G, H] (inner loop over the
+// units of a gate row: contiguous, vectorized) and one loop over the hidden
+// units applies the gates and writes the next state: the cell is one fused
+// loop. Y, Y_h and Y_c are then read out of S (zeros past a sequence's
+// length).
 #include <optional>
 
 #include "compiler/arith/simplify.h"
@@ -270,10 +271,9 @@ class RnnKernel {
     b_ = b.Local(d_.b);
     h_ = b.Local(d_.h);
     dt_ = d_.dtype;
-    ns_ = a_.cell == Cell::kLstm ? 2 : 1;
     gh_ = arith::Simplify(h_ * I(Gates(a_.cell)));
 
-    te::Tensor s = b.Custom("T_" + std::string(CellName()) + "_states", {t_ + I(1), I(d_.d), b_, I(ns_), h_}, dt_,
+    te::Tensor s = b.Custom("T_" + std::string(CellName()) + "_states", {t_ + I(a_.cell == Cell::kLstm ? 2 : 1), I(d_.d), b_, h_}, dt_,
                             [&](const ir::Buffer& out) { return States(out); });
     std::vector<PrimExpr> yshape = b.Local(YShape(d_, a_.layout));
     te::Tensor y = b.Compute("T_" + std::string(CellName()) + "_y", yshape, dt_, [&](const te::Indices& i) {
@@ -285,18 +285,18 @@ class RnnKernel {
       if (a_.direction == "bidirectional") {
         slot = Select(Bin(TirKind::kEQ, dir, I(1)), t_ - t, t + I(1));
       }
-      PrimExpr h = ir::Load(s.buffer(), {slot, dir, bb, I(0), i[3]});
+      PrimExpr h = ir::Load(s.buffer(), {slot, dir, bb, i[3]});
       if (!lens_.defined()) return h;
       return Select(Bin(TirKind::kLT, t, Len(bb)), h, Const(dt_, 0));
     });
     std::vector<te::Tensor> outs = {y};
     std::vector<PrimExpr> sshape = b.Local(StateShape(d_, a_.layout));
-    for (int64_t n = 0; n < ns_; ++n) {
+    for (int64_t n = 0; n < (a_.cell == Cell::kLstm ? 2 : 1); ++n) {
       const char* which = n == 0 ? "_y_h" : "_y_c";
       outs.push_back(b.Compute("T_" + std::string(CellName()) + which, sshape, dt_, [&](const te::Indices& i) {
         PrimExpr dir = a_.layout == 0 ? i[0] : i[1];
         PrimExpr bb = a_.layout == 0 ? i[1] : i[0];
-        return ir::Load(s.buffer(), {t_, dir, bb, I(n), i[2]});
+        return ir::Load(s.buffer(), {t_ + I(n), dir, bb, i[2]});
       }));
     }
     return b.Build(outs);
@@ -354,10 +354,11 @@ class RnnKernel {
     {
       ir::Var d = ir::MakeVar("d"), bv = ir::MakeVar("b"), j = ir::MakeVar("j");
       std::vector<ir::Stmt> init;
-      for (int64_t n = 0; n < ns_; ++n) {
+      for (int64_t n = 0; n < (c0_.defined() ? 2 : 1); ++n) {
         for (int64_t dd = 0; dd < d_.d; ++dd) {
           const te::Tensor& src = n == 0 ? h0_ : c0_;
-          init.push_back(ir::Store(s, StateIn(src, dd, PrimExpr(bv), PrimExpr(j)), {I(0), I(dd), PrimExpr(bv), I(n), PrimExpr(j)}));
+          PrimExpr slot = n == 0 ? I(0) : t_ + I(1);
+          init.push_back(ir::Store(s, StateIn(src, dd, PrimExpr(bv), PrimExpr(j)), {slot, I(dd), PrimExpr(bv), PrimExpr(j)}));
         }
       }
       body.push_back(For(bv, b_, For(j, h_, ir::Seq(init))));
@@ -383,9 +384,7 @@ class RnnKernel {
   ir::Stmt CopyState(const PrimExpr& s, int64_t d, const PrimExpr& b) const {
     ir::Var j = ir::MakeVar("j");
     std::vector<ir::Stmt> st;
-    for (int64_t n = 0; n < ns_; ++n) {
-      st.push_back(ir::Store(s_, ir::Load(s_, {s, I(d), b, I(n), PrimExpr(j)}), {s + I(1), I(d), b, I(n), PrimExpr(j)}));
-    }
+    st.push_back(ir::Store(s_, ir::Load(s_, {s, I(d), b, PrimExpr(j)}), {s + I(1), I(d), b, PrimExpr(j)}));
     return For(j, h_, ir::Seq(st));
   }
 
@@ -404,7 +403,7 @@ class RnnKernel {
   }
 
   ir::Stmt Step(const PrimExpr& s, const PrimExpr& t, int64_t d, const PrimExpr& b) const {
-    auto hprev = [&](const PrimExpr& k) { return ir::Load(s_, {s, I(d), b, I(0), k}); };
+    auto hprev = [&](const PrimExpr& k) { return ir::Load(s_, {s, I(d), b, k}); };
     auto g = [&](int gate, const PrimExpr& j) { return ir::Load(acc_, {I(gate), j}); };
     auto add = [](PrimExpr p, PrimExpr q) { return Bin(TirKind::kAdd, p, q); };
     auto mul = [](PrimExpr p, PrimExpr q) { return Bin(TirKind::kMul, p, q); };
@@ -415,18 +414,18 @@ class RnnKernel {
     std::vector<ir::Stmt> st;
     if (a_.cell == Cell::kLstm) {
       st.push_back(MatVec(d, 0, Gates(a_.cell), hprev));
-      PrimExpr cprev = ir::Load(s_, {s, I(d), b, I(1), j});
+      PrimExpr cprev = ir::Load(s_, {t_ + I(1), I(d), b, j});
       auto peep = [&](int which, const PrimExpr& c) { return mul(p_({I(d), arith::Simplify(h_ * I(which)) + j}), c); };
       PrimExpr i = ClipAct(d, 0, add(add(X(t, b, d, 0, j), g(0, j)), peep(0, cprev)));
       PrimExpr f = a_.input_forget ? sub(one, i) : ClipAct(d, 0, add(add(X(t, b, d, 2, j), g(2, j)), peep(2, cprev)));
       PrimExpr cand = ClipAct(d, 1, add(X(t, b, d, 3, j), g(3, j)));
       PrimExpr c = add(mul(f, cprev), mul(i, cand));
-      // c is stored first and read back: o and h(c) both need it.
-      PrimExpr cnew = ir::Load(s_, {s + I(1), I(d), b, I(1), j});
-      PrimExpr o = ClipAct(d, 0, add(add(X(t, b, d, 1, j), g(1, j)), peep(1, cnew)));
-      ir::Stmt cell = ir::Seq({ir::Store(s_, c, {s + I(1), I(d), b, I(1), j}),
-                               ir::Store(s_, mul(o, ClipAct(d, 2, cnew)), {s + I(1), I(d), b, I(0), j})});
-      st.push_back(For(jv, h_, cell));
+      // o and h(c) use c as an expression, not as a reload of the stored
+      // value: LLVM refuses to vectorize a loop that stores c and reads it
+      // back, and the few recomputed activations cost little beside R·h.
+      PrimExpr o = ClipAct(d, 0, add(add(X(t, b, d, 1, j), g(1, j)), peep(1, c)));
+      st.push_back(For(jv, h_, ir::Seq({ir::Store(s_, mul(o, ClipAct(d, 2, c)), {s + I(1), I(d), b, j}),
+                                        ir::Store(s_, c, {t_ + I(1), I(d), b, j})})));
     } else if (a_.cell == Cell::kGru) {
       PrimExpr hp = hprev(j);
       PrimExpr hh;
@@ -445,10 +444,10 @@ class RnnKernel {
         hh = ClipAct(d, 1, add(X(t, b, d, 2, j), g(2, j)));
       }
       PrimExpr z = ClipAct(d, 0, add(X(t, b, d, 0, j), g(0, j)));
-      st.push_back(For(jv, h_, ir::Store(s_, add(mul(sub(one, z), hh), mul(z, hp)), {s + I(1), I(d), b, I(0), j})));
+      st.push_back(For(jv, h_, ir::Store(s_, add(mul(sub(one, z), hh), mul(z, hp)), {s + I(1), I(d), b, j})));
     } else {
       st.push_back(MatVec(d, 0, Gates(a_.cell), hprev));
-      st.push_back(For(jv, h_, ir::Store(s_, ClipAct(d, 0, add(X(t, b, d, 0, j), g(0, j))), {s + I(1), I(d), b, I(0), j})));
+      st.push_back(For(jv, h_, ir::Store(s_, ClipAct(d, 0, add(X(t, b, d, 0, j), g(0, j))), {s + I(1), I(d), b, j})));
     }
     return ir::Seq(st);
   }
@@ -458,7 +457,6 @@ class RnnKernel {
   te::Tensor x_, r_, rb_, h0_, c0_, p_, lens_;
   PrimExpr t_, b_, h_, gh_;
   DType dt_;
-  int64_t ns_ = 1;
   ir::Buffer s_, acc_, rh_;
 };
 
