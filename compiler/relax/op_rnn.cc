@@ -390,15 +390,26 @@ class RnnKernel {
 
   // gates[g, j] = bias + Σ_k r[d, k, g*H + j] * v[k] for gates g in
   // [g0, g1): the innermost loop runs over the contiguous units j of a gate
-  // row (vectorized), k and g outside it.
+  // row (vectorized), g and k outside it. k advances by kUnroll when H
+  // allows: each pass over a gate row then adds kUnroll products, so the
+  // accumulator row is loaded and stored kUnroll times less often (LSTM
+  // with H = 128, 100 steps, one thread: 0.51 -> 0.30 ms; 8 gains nothing).
+  static constexpr int64_t kUnroll = 4;
   ir::Stmt MatVec(int64_t d, int g0, int g1, const std::function<PrimExpr(const PrimExpr&)>& v) const {
     ir::Var ga = ir::MakeVar("g"), ja = ir::MakeVar("j"), gv = ir::MakeVar("g"), jv = ir::MakeVar("j"), k = ir::MakeVar("k");
     auto col = [&](const ir::Var& g, const ir::Var& j) { return h_ * (PrimExpr(g) + I(g0)) + PrimExpr(j); };
     PrimExpr bias = rb_.defined() ? rb_({I(d), col(ga, ja)}) : Const(dt_, 0);
     ir::Stmt init = For(ga, I(g1 - g0), For(ja, h_, ir::Store(acc_, bias, {PrimExpr(ga) + I(g0), PrimExpr(ja)})));
     std::vector<PrimExpr> at = {PrimExpr(gv) + I(g0), PrimExpr(jv)};
-    PrimExpr prod = Bin(TirKind::kMul, r_({I(d), PrimExpr(k), col(gv, jv)}), v(PrimExpr(k)));
-    ir::Stmt accum = For(k, h_, For(gv, I(g1 - g0), For(jv, h_, ir::Store(acc_, Bin(TirKind::kAdd, ir::Load(acc_, at), prod), at))));
+    auto hs = ConstDim(h_);
+    int64_t u = hs && *hs % kUnroll == 0 ? kUnroll : 1;
+    PrimExpr sum = ir::Load(acc_, at);
+    for (int64_t i = 0; i < u; ++i) {
+      PrimExpr kk = u == 1 ? PrimExpr(k) : PrimExpr(k) * I(u) + I(i);
+      sum = Bin(TirKind::kAdd, sum, Bin(TirKind::kMul, r_({I(d), kk, col(gv, jv)}), v(kk)));
+    }
+    PrimExpr steps = u == 1 ? h_ : I(*hs / u);
+    ir::Stmt accum = For(k, steps, For(gv, I(g1 - g0), For(jv, h_, ir::Store(acc_, sum, at))));
     return ir::Seq({init, accum});
   }
 

@@ -179,7 +179,12 @@ void Check(Spec s, const std::vector<std::pair<int64_t, int64_t>>& sizes = {}) {
   }
 }
 
-TEST(OpRnn, LstmDefaults) { Check({"lstm"}); }
+TEST(OpRnn, LstmDefaults) {
+  Check({"lstm"});
+  Spec s{"lstm"};
+  s.h = 8;  // a multiple of the R·h loop's unroll factor
+  Check(s);
+}
 
 TEST(OpRnn, LstmEveryOption) {
   Spec s{"lstm", "bidirectional"};
@@ -210,6 +215,8 @@ TEST(OpRnn, Gru) {
   for (bool lbr : {false, true}) {
     Spec s{"gru"};
     s.lbr = lbr;
+    Check(s);
+    s.h = 8;
     Check(s);
     s.direction = "bidirectional";
     s.lens = true;
