@@ -97,6 +97,7 @@ Result<RnnAttrs> ReadAttrs(const ir::CallExpr& call) {
                                              : "x_proj, r, h0[, seq_lens]";
     return Error(call, std::string("takes (") + sig + "), got " + std::to_string(n) + " arguments");
   }
+  // {rb, h0, c0, p, seq_lens}
   if (a.cell == Cell::kLstm) a.args = {-1, 2, 3, 4, -1};
   if (a.cell == Cell::kGru) a.args = {2, 3, -1, -1, -1};
   if (a.cell == Cell::kRnn) a.args = {-1, 2, -1, -1, -1};
@@ -271,9 +272,9 @@ class RnnKernel {
     b_ = b.Local(d_.b);
     h_ = b.Local(d_.h);
     dt_ = d_.dtype;
-    gh_ = arith::Simplify(h_ * I(Gates(a_.cell)));
 
-    te::Tensor s = b.Custom("T_" + std::string(CellName()) + "_states", {t_ + I(a_.cell == Cell::kLstm ? 2 : 1), I(d_.d), b_, h_}, dt_,
+    PrimExpr slots = t_ + I(a_.cell == Cell::kLstm ? 2 : 1);
+    te::Tensor s = b.Custom("T_" + std::string(CellName()) + "_states", {slots, I(d_.d), b_, h_}, dt_,
                             [&](const ir::Buffer& out) { return States(out); });
     std::vector<PrimExpr> yshape = b.Local(YShape(d_, a_.layout));
     te::Tensor y = b.Compute("T_" + std::string(CellName()) + "_y", yshape, dt_, [&](const te::Indices& i) {
@@ -466,7 +467,7 @@ class RnnKernel {
   const RnnAttrs& a_;
   const Dims& d_;
   te::Tensor x_, r_, rb_, h0_, c0_, p_, lens_;
-  PrimExpr t_, b_, h_, gh_;
+  PrimExpr t_, b_, h_;  // the kernel's own (local) dimensions
   DType dt_;
   ir::Buffer s_, acc_, rh_;
 };
