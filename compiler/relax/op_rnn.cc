@@ -33,12 +33,13 @@
 // The kernel is one opaque stage holding the states in a buffer S of shape
 // [T+1 (+1 for LSTM), D, B, H]: slot 0 the initial h, slot s+1 the h after
 // the s-th processed step, and for LSTM slot T+1 the running c (updated in
-// place), with a serial loop over steps; per step and batch entry the
-// product R·h accumulates into a gate scratch [G, H] (inner loop over the
-// units of a gate row: contiguous, vectorized) and one loop over the hidden
-// units applies the gates and writes the next state: the cell is one fused
-// loop. Y, Y_h and Y_c are then read out of S (zeros past a sequence's
-// length).
+// place). Each batch entry is an independent recurrence (the outer loop,
+// parallel when the batch is large or symbolic), with a serial loop over
+// steps inside; per step and direction the product R·h accumulates into a
+// gate scratch [G, H] (inner loop over the units of a gate row: contiguous,
+// vectorized) and one loop over the hidden units applies the gates and
+// writes the next state: the cell is one fused loop. Y, Y_h and Y_c are
+// then read out of S (zeros past a sequence's length).
 #include <optional>
 
 #include "compiler/arith/simplify.h"
@@ -346,7 +347,7 @@ class RnnKernel {
   // The whole recurrence, writing S (see the file comment).
   ir::Stmt States(const ir::Buffer& s) {
     s_ = s;
-    // The gate accumulator of one (step, direction, batch entry); GRU without
+    // The gate accumulator of one (batch entry, step, direction); GRU without
     // linear_before_reset also needs r ⊙ h for its second product.
     acc_ = ir::MakeBuffer("gates", {I(Gates(a_.cell)), h_}, dt_);
     rh_ = ir::MakeBuffer("reset_h", {h_}, dt_);
@@ -364,21 +365,22 @@ class RnnKernel {
       }
       body.push_back(For(bv, b_, For(j, h_, ir::Seq(init))));
     }
-    ir::Var step = ir::MakeVar("step");
+    // Each batch entry is its own recurrence: the batch loop is outermost,
+    // with the scratch rows allocated inside it, so that it can run in
+    // parallel (default_schedule.h: an independent loop).
+    ir::Var bv = ir::MakeVar("b"), step = ir::MakeVar("step");
+    PrimExpr b(bv), sp(step);
     std::vector<ir::Stmt> dirs;
     for (int64_t d = 0; d < d_.d; ++d) {
-      ir::Var bv = ir::MakeVar("b");
-      PrimExpr sp(step), b(bv);
       PrimExpr t = Reverse(I(d)) ? t_ - I(1) - sp : sp;
-      ir::Stmt copy = CopyState(sp, d, b);
       ir::Stmt cell = Step(sp, t, d, b);
-      ir::Stmt one = lens_.defined() ? std::make_shared<ir::IfThenElseNode>(Bin(TirKind::kLT, t, Len(b)), cell, copy) : cell;
-      dirs.push_back(For(bv, b_, one));
+      dirs.push_back(lens_.defined() ? std::make_shared<ir::IfThenElseNode>(Bin(TirKind::kLT, t, Len(b)), cell, CopyState(sp, d, b))
+                                     : cell);
     }
-    body.push_back(For(step, t_, ir::Seq(dirs)));
-    ir::Stmt all = ir::Seq(body);
-    if (a_.cell == Cell::kGru && !a_.linear_before_reset) all = std::make_shared<ir::AllocateNode>(rh_, all);
-    return std::make_shared<ir::AllocateNode>(acc_, all);
+    ir::Stmt steps = For(step, t_, ir::Seq(dirs));
+    if (a_.cell == Cell::kGru && !a_.linear_before_reset) steps = std::make_shared<ir::AllocateNode>(rh_, steps);
+    body.push_back(For(bv, b_, std::make_shared<ir::AllocateNode>(acc_, steps)));
+    return ir::Seq(body);
   }
 
   // S[s+1, d, b] = S[s, d, b]: a step past the sequence's end.
