@@ -85,6 +85,8 @@ std::vector<Tensor> OpInputs(const Spec& s, const Data& v, std::vector<std::stri
       rb[d * gh + n] = v.bias[d * 2 * gh + gh + n];
       for (int64_t k = 0; k < H; ++k) rt[(d * H + k) * gh + n] = v.r[(d * gh + n) * H + k];
     }
+  DType dt = s.f64 ? DType::Float64() : DType::Float32();
+  std::string dts = s.f64 ? "float64" : "float32";
   std::vector<double> h0 = v.h0, c0 = v.c0;
   Shape xs = {T, B, nd * gh}, ss = {nd, b0, H};
   std::string tt = Dim(s, T, "seq"), bb = Dim(s, B, "batch");
@@ -99,22 +101,22 @@ std::vector<Tensor> OpInputs(const Spec& s, const Data& v, std::vector<std::stri
     std::swap(xdims[0], xdims[1]);
     std::swap(sdims[0], sdims[1]);
   }
-  std::vector<Tensor> in = {MakeTensor(xs, DType::Float32(), xp), MakeTensor({nd, H, gh}, DType::Float32(), rt)};
-  *params = {"x_proj: " + Type(xdims), "rt: " + Type({std::to_string(nd), std::to_string(H), std::to_string(gh)})};
+  std::vector<Tensor> in = {MakeTensor(xs, dt, xp), MakeTensor({nd, H, gh}, dt, rt)};
+  *params = {"x_proj: " + Type(xdims, dts), "rt: " + Type({std::to_string(nd), std::to_string(H), std::to_string(gh)}, dts)};
   std::string args = "x_proj, rt";
   if (s.cell == "gru") {
-    in.push_back(MakeTensor({nd, gh}, DType::Float32(), rb));
-    params->push_back("rb: " + Type({std::to_string(nd), std::to_string(gh)}));
+    in.push_back(MakeTensor({nd, gh}, dt, rb));
+    params->push_back("rb: " + Type({std::to_string(nd), std::to_string(gh)}, dts));
     args += ", rb";
   }
-  in.push_back(MakeTensor(ss, DType::Float32(), h0));
-  params->push_back("h0: " + Type(sdims));
+  in.push_back(MakeTensor(ss, dt, h0));
+  params->push_back("h0: " + Type(sdims, dts));
   args += ", h0";
   if (s.cell == "lstm") {
-    in.push_back(MakeTensor(ss, DType::Float32(), c0));
-    in.push_back(MakeTensor({nd, 3 * H}, DType::Float32(), v.p));
-    params->push_back("c0: " + Type(sdims));
-    params->push_back("p: " + Type({std::to_string(nd), std::to_string(3 * H)}));
+    in.push_back(MakeTensor(ss, dt, c0));
+    in.push_back(MakeTensor({nd, 3 * H}, dt, v.p));
+    params->push_back("c0: " + Type(sdims, dts));
+    params->push_back("p: " + Type({std::to_string(nd), std::to_string(3 * H)}, dts));
     args += ", c0, p";
   }
   if (s.lens) {
@@ -173,6 +175,7 @@ void Check(Spec s, const std::vector<std::pair<int64_t, int64_t>>& sizes = {}) {
     }
     const std::vector<Tensor>& out = r->at(i);
     ASSERT_EQ(out.size(), s.cell == "lstm" ? 3u : 2u);
+    EXPECT_EQ(out[0].dtype(), s.f64 ? DType::Float64() : DType::Float32());
     EXPECT_TRUE(AllClose(out[0], y, ys, 1e-4, 1e-4)) << "Y at T=" << T << " B=" << B;
     EXPECT_TRUE(AllClose(out[1], yh, hs, 1e-4, 1e-4)) << "Y_h at T=" << T << " B=" << B;
     if (s.cell == "lstm") EXPECT_TRUE(AllClose(out[2], yc, hs, 1e-4, 1e-4)) << "Y_c at T=" << T << " B=" << B;
@@ -234,6 +237,15 @@ TEST(OpRnn, Rnn) {
   s.direction = "bidirectional";
   s.acts = {{"Relu"}, {"LeakyRelu", 0.01, 0, 0}};
   s.layout = 1;
+  Check(s);
+}
+
+TEST(OpRnn, Float64) {
+  Spec s{"lstm", "bidirectional"};
+  s.f64 = true;
+  s.lens = true;
+  Check(s);
+  s.cell = "gru";
   Check(s);
 }
 

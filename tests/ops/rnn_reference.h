@@ -40,7 +40,7 @@ inline double Apply(const Act& a, double x) {
   return 0;
 }
 
-// One case. `layout` and `symbolic` say how a test feeds the operator; the
+// One case. `layout`, `symbolic` and `f64` say how a test feeds the operator; the
 // reference itself works in layout 0.
 struct Spec {
   std::string cell;  // "lstm", "gru", "rnn"
@@ -53,6 +53,7 @@ struct Spec {
   double clip = 0;         // 0: none
   bool input_forget = false, lbr = false;
   bool symbolic = false;  // T and B as symbolic dims
+  bool f64 = false;       // float64 tensors (else float32)
 };
 
 inline int Gates(const Spec& s) { return s.cell == "lstm" ? 4 : s.cell == "gru" ? 3 : 1; }
