@@ -90,6 +90,7 @@ TEST(OnnxRnnE2E, BidirectionalLstmWithEveryInputAtTwoShapes) {
   Spec s{"lstm", "bidirectional"};
   s.lens = true;
   s.clip = 2.0;
+  s.input_forget = true;
   int64_t nd = 2, H = s.h, gh = 4 * H;
   rnnref::Data v = MakeWeights(s);
   B m(14);
@@ -105,6 +106,7 @@ TEST(OnnxRnnE2E, BidirectionalLstmWithEveryInputAtTwoShapes) {
   B::AttrString(n, "direction", "bidirectional");
   B::AttrInt(n, "hidden_size", H);
   B::AttrFloat(n, "clip", 2.0f);
+  B::AttrInt(n, "input_forget", 1);
   m.Output("y");
   m.Output("y_h");
   m.Output("y_c");
