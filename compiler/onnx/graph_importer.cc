@@ -314,6 +314,7 @@ const ConverterTable& Converters() {
     AddReduceConverters(t);
     AddResizeConverters(t);
     AddControlFlowConverters(t);
+    AddRnnConverters(t);
     return t;
   }();
   return *table;

@@ -117,6 +117,7 @@ void AddShapeConverters(ConverterTable* t);
 void AddReduceConverters(ConverterTable* t);
 void AddResizeConverters(ConverterTable* t);
 void AddControlFlowConverters(ConverterTable* t);
+void AddRnnConverters(ConverterTable* t);
 // The table of every operator the importer knows.
 const ConverterTable& Converters();
 

@@ -33,6 +33,7 @@ void AddUnaryOps(std::vector<OpInfo>* table);        // op_unary.cc
 void AddReduceOps(std::vector<OpInfo>* table);       // op_reduce.cc
 void AddCreateOps(std::vector<OpInfo>* table);       // op_create.cc
 void AddScanOps(std::vector<OpInfo>* table);         // op_scan.cc
+void AddRnnOps(std::vector<OpInfo>* table);          // nn.lstm, nn.gru, nn.rnn (op_rnn.cc)
 
 }  // namespace relax
 }  // namespace kiln

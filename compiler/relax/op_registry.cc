@@ -33,6 +33,7 @@ const std::vector<OpInfo>& Table() {
     AddReduceOps(t);
     AddCreateOps(t);
     AddScanOps(t);
+    AddRnnOps(t);
     return t;
   }();
   return *table;

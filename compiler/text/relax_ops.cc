@@ -37,7 +37,7 @@ bool IsKnownRelaxOp(const std::string& name) {
       "nn.conv1d_transpose", "nn.conv2d_transpose", "nn.max_pool1d", "nn.max_pool2d", "nn.avg_pool1d",
       "nn.avg_pool2d", "nn.adaptive_avg_pool1d", "nn.adaptive_avg_pool2d", "nn.batch_norm", "nn.layer_norm",
       "nn.group_norm", "nn.instance_norm", "nn.rms_norm", "nn.dropout", "nn.pad", "nn.attention",
-      "nn.cross_entropy_with_logits", "nn.nll_loss",
+      "nn.cross_entropy_with_logits", "nn.nll_loss", "nn.lstm", "nn.gru", "nn.rnn",
       // image
       "image.resize2d",
       // other spellings compiled by op_unary.cc (TVM's own is nn.leakyrelu)

@@ -15,7 +15,9 @@ const std::vector<std::string>& Issue7Operators() {
       "LogSoftmax", "Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Concat", "Split",
       "Slice", "Gather", "GatherElements", "Expand", "Tile", "Pad", "Resize", "Cast", "Shape", "Size",
       "ConstantOfShape", "Constant", "Range", "Identity", "Dropout", "ReduceMean", "ReduceSum",
-      "ReduceMax", "ReduceMin", "ReduceProd", "ArgMax", "Trilu", "CumSum", "TopK", "Einsum"};
+      "ReduceMax", "ReduceMin", "ReduceProd", "ArgMax", "Trilu", "CumSum", "TopK", "Einsum",
+      // issue 20 §2: recurrent layers
+      "LSTM", "GRU", "RNN"};
   return kOps;
 }
 
