@@ -32,6 +32,7 @@
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/pack_constant_weights.h"
 #include "compiler/transform/winograd_conv2d.h"
+#include "compiler/transform/conv_transpose_phases.h"
 #include "compiler/transform/wrap_tir_module.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/writer/vmfb_writer.h"
@@ -118,6 +119,7 @@ const std::vector<std::string>& PassNames() {
       "flatten-calls",
       "bind-params",
       "decompose-ops",
+      "conv-transpose-phases",
       "dispatch-library",
       "winograd-conv2d",
       "pack-constant-weights",
@@ -183,6 +185,7 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
     }));
   }
   KILN_RETURN_IF_ERROR(run.Run("decompose-ops", &mod, transform::DecomposeOpsForInference));
+  KILN_RETURN_IF_ERROR(run.Run("conv-transpose-phases", &mod, transform::ConvTransposeToPhases));
   KILN_RETURN_IF_ERROR(run.Run("dispatch-library", &mod, [&](const ir::IRModule& m) {
     return transform::DispatchToLibraries(m, rules);
   }));

@@ -189,6 +189,65 @@ TEST(OpConv, Conv2dTranspose) {
   }
 }
 
+// Every form conv-transpose-phases produces (compiler/transform/
+// conv_transpose_phases.h): alike phases as one conv (2x2 stride 2, stride
+// 1), unlike ones as a conv each (4x4 stride 2 padding 1, odd kernels,
+// output padding, asymmetric strides and paddings, groups, a crop where a
+// phase's padding is negative), and the forms left to the reduction kernel
+// (a kernel smaller than the stride, dilation).
+TEST(OpConv, Conv2dTransposePhases) {
+  auto conv = [](Shape x, Shape w, int64_t sh, int64_t sw, std::vector<int64_t> pads, int64_t op, int64_t groups,
+                 int64_t dil) {
+    Conv c;
+    c.x = x, c.w = w, c.sh = sh, c.sw = sw, c.pt = pads[0], c.pl = pads[1], c.pb = pads[2], c.pr = pads[3];
+    c.oph = c.opw = op, c.groups = groups, c.dh = c.dw = dil;
+    return c;
+  };
+  const Conv cases[] = {
+      conv({1, 6, 5, 7}, {6, 4, 2, 2}, 2, 2, {0, 0, 0, 0}, 0, 1, 1),    // alike: 1x1 phases
+      conv({2, 3, 4, 5}, {3, 5, 3, 3}, 1, 1, {1, 1, 1, 1}, 0, 1, 1),    // stride 1: one flipped conv
+      conv({1, 4, 5, 6}, {4, 3, 4, 4}, 2, 2, {1, 1, 1, 1}, 0, 1, 1),    // unlike phases
+      conv({1, 3, 4, 4}, {3, 2, 3, 3}, 2, 2, {1, 1, 1, 1}, 1, 1, 1),    // output padding
+      conv({1, 2, 5, 4}, {2, 3, 5, 3}, 3, 2, {2, 0, 1, 1}, 1, 1, 1),    // asymmetric
+      conv({1, 4, 3, 5}, {4, 2, 3, 2}, 2, 2, {0, 1, 2, 0}, 0, 2, 1),    // groups
+      conv({1, 2, 4, 4}, {2, 2, 4, 4}, 2, 2, {3, 3, 3, 3}, 0, 1, 1),    // padding beyond a phase: crops
+      conv({1, 2, 3, 3}, {2, 2, 2, 2}, 3, 3, {0, 0, 0, 0}, 0, 1, 1),    // kernel < stride: left as it is
+      conv({1, 2, 3, 3}, {2, 2, 3, 3}, 2, 2, {1, 1, 1, 1}, 0, 1, 2),    // dilation: left as it is
+  };
+  uint64_t seed = 40;
+  for (const Conv& c : cases) {
+    Tensor x = RandomTensor(c.x, DType::Float32(), seed++), w = RandomTensor(c.w, DType::Float32(), seed++);
+    Shape os;
+    std::vector<double> want = RefConv2dTranspose(c, ToDoubles(x), ToDoubles(w), &os);
+    std::string expr = "R.nn.conv2d_transpose(x, w" + Attrs(c, true) + ")";
+    auto r = RunMain(OneOpModule({"x: " + TensorType(c.x), "w: " + TensorType(c.w)}, expr), {x, w});
+    ASSERT_TRUE(r.ok()) << expr << ": " << r.status().ToString();
+    EXPECT_TRUE(AllClose(r->at(0), want, os, 1e-5, 1e-5)) << expr;
+  }
+  // Symbolic height and width: one compiled program, two sizes.
+  const std::string sym = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 4, "h", "w"), dtype="float32"), k: R.Tensor((4, 3, 4, 4), dtype="float32")):
+        h = T.int64()
+        w = T.int64()
+        with R.dataflow():
+            y = R.nn.conv2d_transpose(x, k, strides=[2, 2], padding=[1, 2, 1, 0], output_padding=[1, 0])
+            R.output(y)
+        return y
+)";
+  for (int64_t hw : {3, 6}) {
+    Conv c = conv({1, 4, hw, hw + 1}, {4, 3, 4, 4}, 2, 2, {1, 2, 1, 0}, 0, 1, 1);
+    c.oph = 1;
+    Tensor x = RandomTensor(c.x, DType::Float32(), seed++), w = RandomTensor(c.w, DType::Float32(), seed++);
+    Shape os;
+    std::vector<double> want = RefConv2dTranspose(c, ToDoubles(x), ToDoubles(w), &os);
+    auto r = RunMain(sym, {x, w});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(AllClose(r->at(0), want, os, 1e-5, 1e-5)) << "h=" << hw;
+  }
+}
+
 void ExpectOpError(const std::vector<std::string>& params, const std::string& expr, StatusCode code,
                    const std::string& msg) {
   auto r = RunMain(OneOpModule(params, expr), {});
