@@ -167,6 +167,28 @@ TEST(OnnxImporter, BadFixedDimsAreErrors) {
   }
 }
 
+TEST(OnnxImporter, SliceEndsFromShapeArithmeticStaySymbolic) {
+  // pos[:seq] of the BERT position embeddings, seq = Shape(x)[1].
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {"batch", "seq", 4});
+  m.Initializer("pos", {16, 4}, std::vector<float>(64, 0.5f));
+  m.InitializerI64("zero", {1}, {0});
+  m.InitializerI64("one", {1}, {1});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Gather", {"sh", "one"}, {"seq"});
+  m.Node("Slice", {"pos", "zero", "seq", "zero"}, {"pe"});
+  m.Node("Add", {"x", "pe"}, {"y"});
+  m.Output("y");
+  auto mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::string t = Text(*mod);
+  EXPECT_NE(t.find("R.strided_slice(metadata[\"relax.expr.Constant\"][0], R.shape([0]), R.shape([0]), R.shape([seq]), "
+                   "R.shape([1]))"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("R.Tensor((seq, 4), dtype=\"float32\")"), std::string::npos) << t;
+}
+
 TEST(OnnxImporter, ShapeSubgraphsFoldToShapes) {
   // y = Reshape(x, Concat(Gather(Shape(x), 0), [-1])) on x: (n, 3, 4)
   OnnxModelBuilder m(13);

@@ -189,7 +189,16 @@ Status ConvertResize(NodeCtx& ctx) {
         out[i] = xi->shape[i];
         continue;
       }
-      if (!d) return ctx.Unsupported("scales on a symbolic dimension");
+      if (!d) {
+        // A whole-number scale k gives exactly d * k, where ONNX's coordinate
+        // mapping (by the scale) and resize2d's (by the sizes) agree; any
+        // other scale would need the floor of a symbolic product.
+        if (given[i] != std::floor(given[i])) {
+          return ctx.Unsupported("scale " + std::to_string(given[i]) + " on a symbolic dimension (whole numbers only)");
+        }
+        out[i] = SimplifyDim(xi->shape[i] * PrimExpr(static_cast<int64_t>(given[i])));
+        continue;
+      }
       double len = static_cast<double>(*d) * given[i];
       if (len > static_cast<double>(kMaxElements)) return ctx.Invalid("scales give an output size out of range");
       out[i] = PrimExpr(static_cast<int64_t>(std::floor(len)));

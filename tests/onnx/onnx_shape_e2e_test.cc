@@ -221,6 +221,93 @@ TEST(OnnxShapeE2E, SymbolicShapeSubgraphRunsAtSeveralSizes) {
   }
 }
 
+TEST(OnnxShapeE2E, ShapeArithmeticOnUnknownDimsRunsAtTwoShapes) {
+  // x: (?, ?, 8), both unknown (x_dim0 = b, x_dim1 = s), compiled once:
+  //   pe   = pos[:s]                       Slice, ends = Shape(x)[1:2]
+  //   y    = x + pe + Expand(bias, Concat(b, s, 8))
+  //   tail = y[:, s // 2 : s]              Slice, starts = Div(s, 2)
+  //   last = y[:, s - 1 : s]               Slice, starts = Sub(s, 1)
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {-1, OnnxDim::Unknown(), 8});
+  std::vector<float> pos = Ramp(16 * 8, -2, 2, 7), bias = Ramp(8, -1, 1, 3);
+  m.Initializer("pos", {16, 8}, pos);
+  m.Initializer("bias", {1, 1, 8}, bias);
+  m.InitializerI64("zero", {1}, {0});
+  m.InitializerI64("one", {1}, {1});
+  m.InitializerI64("two", {1}, {2});
+  m.InitializerI64("eight", {1}, {8});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Gather", {"sh", "zero"}, {"b1"});
+  m.Node("Gather", {"sh", "one"}, {"s1"});
+  m.Node("Slice", {"pos", "zero", "s1", "zero"}, {"pe"});
+  m.Node("Add", {"x", "pe"}, {"xp"});
+  B::AttrInt(m.Node("Concat", {"b1", "s1", "eight"}, {"eshape"}), "axis", 0);
+  m.Node("Expand", {"bias", "eshape"}, {"bias_e"});
+  m.Node("Add", {"xp", "bias_e"}, {"y"});
+  m.Node("Div", {"s1", "two"}, {"half"});
+  m.Node("Slice", {"y", "half", "s1", "one"}, {"tail"});
+  m.Node("Sub", {"s1", "one"}, {"sm1"});
+  m.Node("Slice", {"y", "sm1", "s1", "one"}, {"last"});
+  m.Output("y");
+  m.Output("tail");
+  m.Output("last");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (auto bs : {std::pair<int64_t, int64_t>{2, 3}, {1, 7}}) {
+    int64_t b = bs.first, sq = bs.second;
+    std::vector<float> xv = Ramp(b * sq * 8, -1, 1, static_cast<uint64_t>(b * 16 + sq));
+    auto out = RunMain(*module, {F32({b, sq, 8}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::vector<float> y(xv.size());
+    for (int64_t i = 0; i < b; ++i)
+      for (int64_t j = 0; j < sq; ++j)
+        for (int64_t k = 0; k < 8; ++k) {
+          size_t at = static_cast<size_t>((i * sq + j) * 8 + k);
+          y[at] = xv[at] + pos[static_cast<size_t>(j * 8 + k)] + bias[static_cast<size_t>(k)];
+        }
+    auto rows = [&](int64_t from) {
+      std::vector<float> r;
+      for (int64_t i = 0; i < b; ++i)
+        for (int64_t j = from; j < sq; ++j)
+          for (int64_t k = 0; k < 8; ++k) r.push_back(y[static_cast<size_t>((i * sq + j) * 8 + k)]);
+      return r;
+    };
+    ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{b, sq, 8}));
+    std::vector<float> got = Values((*out)[0]);
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_FLOAT_EQ(got[i], y[i]) << i;
+    ASSERT_EQ((*out)[1].shape(), (std::vector<int64_t>{b, sq - sq / 2, 8}));
+    EXPECT_EQ(Values((*out)[1]), rows(sq / 2));
+    ASSERT_EQ((*out)[2].shape(), (std::vector<int64_t>{b, 1, 8}));
+    EXPECT_EQ(Values((*out)[2]), rows(sq - 1));
+  }
+}
+
+TEST(OnnxShapeE2E, ResizeByWholeScalesOnSymbolicDimsRunsAtTwoShapes) {
+  // Nearest x2 upsampling of (1, 2, ?, ?): the output is (1, 2, 2h, 2w).
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {1, 2, "?", -1});
+  m.Initializer("scales", {4}, {1, 1, 2, 2});
+  auto* r = m.Node("Resize", {"x", "", "scales"}, {"y"});
+  B::AttrString(r, "mode", "nearest");
+  B::AttrString(r, "coordinate_transformation_mode", "asymmetric");
+  B::AttrString(r, "nearest_mode", "floor");
+  m.Output("y");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (auto hw : {std::pair<int64_t, int64_t>{3, 4}, {5, 2}}) {
+    int64_t h = hw.first, w = hw.second;
+    std::vector<float> xv = Ramp(2 * h * w, -1, 1, static_cast<uint64_t>(h * 8 + w));
+    auto out = RunMain(*module, {F32({1, 2, h, w}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 2, 2 * h, 2 * w}));
+    std::vector<float> expected;
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t i = 0; i < 2 * h; ++i)
+        for (int64_t j = 0; j < 2 * w; ++j) expected.push_back(xv[static_cast<size_t>((c * h + i / 2) * w + j / 2)]);
+    EXPECT_EQ(Values((*out)[0]), expected);
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace onnx
