@@ -308,6 +308,40 @@ TEST(OnnxShapeE2E, ResizeByWholeScalesOnSymbolicDimsRunsAtTwoShapes) {
   }
 }
 
+TEST(OnnxShapeE2E, PadToAMultipleOf32FromShapeArithmeticRunsAtTwoShapes) {
+  // An OCR detector's input padding: H and W (unknown) grow to the next
+  // multiple of 32, pads = (d + 31) / 32 * 32 - d from Shape, Add, Div, Mul,
+  // Sub and Concat; compiled once.
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {1, 1, -1, -1});
+  m.InitializerI64("hw", {2}, {2, 3});
+  m.InitializerI64("c31", {1}, {31});
+  m.InitializerI64("c32", {1}, {32});
+  m.InitializerI64("zeros", {6}, {0, 0, 0, 0, 0, 0});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Gather", {"sh", "hw"}, {"d"});  // [h, w]
+  m.Node("Add", {"d", "c31"}, {"d31"});
+  m.Node("Div", {"d31", "c32"}, {"blocks"});
+  m.Node("Mul", {"blocks", "c32"}, {"rounded"});
+  m.Node("Sub", {"rounded", "d"}, {"extra"});
+  B::AttrInt(m.Node("Concat", {"zeros", "extra"}, {"pads"}), "axis", 0);
+  m.Node("Pad", {"x", "pads"}, {"y"});
+  m.Output("y");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (auto hw : {std::pair<int64_t, int64_t>{5, 40}, {33, 7}}) {
+    int64_t h = hw.first, w = hw.second, ph = (h + 31) / 32 * 32, pw = (w + 31) / 32 * 32;
+    std::vector<float> xv = Ramp(h * w, -1, 1, static_cast<uint64_t>(h + w));
+    auto out = RunMain(*module, {F32({1, 1, h, w}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 1, ph, pw}));
+    std::vector<float> expected;
+    for (int64_t i = 0; i < ph; ++i)
+      for (int64_t j = 0; j < pw; ++j) expected.push_back(i < h && j < w ? xv[static_cast<size_t>(i * w + j)] : 0.0f);
+    EXPECT_EQ(Values((*out)[0]), expected);
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace onnx
