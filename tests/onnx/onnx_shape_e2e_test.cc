@@ -282,6 +282,49 @@ TEST(OnnxShapeE2E, ShapeArithmeticOnUnknownDimsRunsAtTwoShapes) {
   }
 }
 
+TEST(OnnxShapeE2E, RangeReshapeAndConstantOfShapeFromProductsOfUnknownDims) {
+  // x: (?, ?) = (b, s), compiled once:
+  //   idx  = Reshape(Cast(Range(0, b * s, 1)), Shape(x))   kernels sized b * s
+  //   y    = x + idx
+  //   ones = ConstantOfShape(Concat(Unsqueeze(b * 2), s))  -> (2b, s) of 1.5
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {"?", "?"});
+  m.InitializerI64("i0", {}, {0});
+  m.InitializerI64("i1", {}, {1});
+  m.InitializerI64("two", {}, {2});
+  m.InitializerI64("ax0", {1}, {0});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Gather", {"sh", "i0"}, {"b"});
+  m.Node("Gather", {"sh", "i1"}, {"s"});
+  m.Node("Mul", {"b", "s"}, {"n"});
+  m.Node("Range", {"i0", "n", "i1"}, {"r"});
+  B::AttrInt(m.Node("Cast", {"r"}, {"rf"}), "to", TensorProto::FLOAT);
+  m.Node("Reshape", {"rf", "sh"}, {"idx"});
+  m.Node("Add", {"x", "idx"}, {"y"});
+  m.Node("Mul", {"b", "two"}, {"b2"});
+  m.Node("Unsqueeze", {"b2", "ax0"}, {"b2v"});
+  m.Node("Unsqueeze", {"s", "ax0"}, {"sv"});
+  B::AttrInt(m.Node("Concat", {"b2v", "sv"}, {"oshape"}), "axis", 0);
+  auto* cs = m.Node("ConstantOfShape", {"oshape"}, {"ones"});
+  B::AttrTensor(cs, "value", B::Tensor("v", {1}, {1.5f}));
+  m.Output("y");
+  m.Output("ones");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (auto bs : {std::pair<int64_t, int64_t>{2, 3}, {4, 5}}) {
+    int64_t b = bs.first, sq = bs.second;
+    std::vector<float> xv = Ramp(b * sq, -1, 1, static_cast<uint64_t>(b + sq));
+    auto out = RunMain(*module, {F32({b, sq}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::vector<float> y;
+    for (size_t i = 0; i < xv.size(); ++i) y.push_back(xv[i] + static_cast<float>(i));
+    ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{b, sq}));
+    EXPECT_EQ(Values((*out)[0]), y);
+    ASSERT_EQ((*out)[1].shape(), (std::vector<int64_t>{2 * b, sq}));
+    EXPECT_EQ(Values((*out)[1]), std::vector<float>(static_cast<size_t>(2 * b * sq), 1.5f));
+  }
+}
+
 TEST(OnnxShapeE2E, ResizeByWholeScalesOnSymbolicDimsRunsAtTwoShapes) {
   // Nearest x2 upsampling of (1, 2, ?, ?): the output is (1, 2, 2h, 2w).
   B m(13);
