@@ -351,6 +351,53 @@ TEST(OnnxShapeE2E, ResizeByWholeScalesOnSymbolicDimsRunsAtTwoShapes) {
   }
 }
 
+TEST(OnnxShapeE2E, ResizeToSizesFromShapeArithmeticRunsAtTwoShapes) {
+  // torch's Upsample(scale_factor=2) export: sizes = Concat(Shape(x)[:2],
+  // Shape(x)[2:] * 2) on (?, 2, ?, ?), linear, half_pixel; compiled once.
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {-1, 2, -1, -1});
+  m.InitializerI64("s0", {1}, {0});
+  m.InitializerI64("s2", {1}, {2});
+  m.InitializerI64("s4", {1}, {4});
+  m.InitializerI64("twos", {2}, {2, 2});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Slice", {"sh", "s0", "s2"}, {"nc"});
+  m.Node("Slice", {"sh", "s2", "s4"}, {"hw"});
+  m.Node("Mul", {"hw", "twos"}, {"hw2"});
+  B::AttrInt(m.Node("Concat", {"nc", "hw2"}, {"sizes"}), "axis", 0);
+  auto* r = m.Node("Resize", {"x", "", "", "sizes"}, {"y"});
+  B::AttrString(r, "mode", "linear");
+  m.Output("y");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (auto hw : {std::pair<int64_t, int64_t>{3, 4}, {2, 5}}) {
+    int64_t h = hw.first, w = hw.second;
+    std::vector<float> xv = Ramp(2 * h * w, -1, 1, static_cast<uint64_t>(h * 8 + w));
+    auto out = RunMain(*module, {F32({1, 2, h, w}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 2, 2 * h, 2 * w}));
+    // half_pixel: source coordinate (i + 0.5) / 2 - 0.5, clamped to the edge.
+    auto axis = [](int64_t i, int64_t n, int64_t* lo, int64_t* hi, double* t) {
+      double c = std::max(0.0, (static_cast<double>(i) + 0.5) / 2.0 - 0.5);
+      *lo = std::min<int64_t>(static_cast<int64_t>(std::floor(c)), n - 1);
+      *hi = std::min<int64_t>(*lo + 1, n - 1);
+      *t = c - static_cast<double>(*lo);
+    };
+    std::vector<float> got = Values((*out)[0]);
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t i = 0; i < 2 * h; ++i)
+        for (int64_t j = 0; j < 2 * w; ++j) {
+          int64_t y0, y1, x0, x1;
+          double ty, tx;
+          axis(i, h, &y0, &y1, &ty);
+          axis(j, w, &x0, &x1, &tx);
+          auto at = [&](int64_t y, int64_t x) { return static_cast<double>(xv[static_cast<size_t>((c * h + y) * w + x)]); };
+          double want = (at(y0, x0) * (1 - tx) + at(y0, x1) * tx) * (1 - ty) + (at(y1, x0) * (1 - tx) + at(y1, x1) * tx) * ty;
+          EXPECT_NEAR(got[static_cast<size_t>((c * 2 * h + i) * 2 * w + j)], want, 1e-5) << c << " " << i << " " << j;
+        }
+  }
+}
+
 TEST(OnnxShapeE2E, PadToAMultipleOf32FromShapeArithmeticRunsAtTwoShapes) {
   // An OCR detector's input padding: H and W (unknown) grow to the next
   // multiple of 32, pads = (d + 31) / 32 * 32 - d from Shape, Add, Div, Mul,
