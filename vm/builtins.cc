@@ -417,6 +417,9 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       return AllocStorage(args, frame, code, function, out);
     case Builtin::kTensorView:
       return TensorView(args, frame, src, code, function, out);
+    case Builtin::kHeapLoad:
+      *out = Any(frame.heap[args[0].value]);
+      return Status::Ok();
     case Builtin::kCount:
       break;
   }

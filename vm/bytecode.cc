@@ -323,6 +323,9 @@ class FunctionVerifier {
         KILN_RETURN_IF_ERROR(NeedImmediate(ins, 4, "dtype code", 0, 4));
         KILN_RETURN_IF_ERROR(NeedImmediate(ins, 5, "dtype bits", 1, 64));
         return NeedImmediate(ins, 6, "dtype lanes", 1, 64);
+      case Builtin::kHeapLoad:
+        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 1));
+        return CheckSlot(ins, 0, "shape-heap slot");
       case Builtin::kTupleGetItem:
         KILN_RETURN_IF_ERROR(NeedCount(ins, name, 2));
         return NeedImmediate(ins, 1, "index", 0, kArgValueMax);

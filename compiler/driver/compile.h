@@ -46,8 +46,9 @@ struct CompileOptions {
   // Upper bounds of symbolic variables for memory planning (--bound n=128);
   // they override a function's "tir_var_upper_bound" attribute.
   std::map<std::string, int64_t> upper_bounds;
-  // Values that replace symbolic dimensions of an imported model's inputs
-  // (ONNX dim_param), e.g. {"batch": 1} from `--dim batch=1`.
+  // Values that replace symbolic dimensions of an imported model's inputs,
+  // by name (ONNX dim_param or the importer's "x_dim2") or by input and
+  // position ("x:2"), e.g. {"batch": 1} from `--dim batch=1`.
   std::map<std::string, int64_t> fixed_dims;
   // Print the planned memory of each function (to dump_stream).
   bool report_memory = false;

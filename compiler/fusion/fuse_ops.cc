@@ -57,10 +57,12 @@ void ForEachVarUse(const Expr& e, const std::function<void(const ir::VarExpr*)>&
   }
 }
 
-// A binding fuse_ops may fuse: R.call_tir(cls.f, (args), out_sinfo=one tensor).
+// A binding fuse_ops may fuse: R.call_tir(cls.f, (args), out_sinfo=one
+// tensor[, tir_vars=R.shape([...])]).
 struct KernelCall {
   const ir::CallExpr* call = nullptr;
   const ir::TupleExpr* args = nullptr;
+  const ir::ShapeExpr* tir_vars = nullptr;  // may be null
   std::string callee;
   OpPattern pattern = kOpaque;
   const ir::TensorSInfo* out = nullptr;
@@ -71,15 +73,22 @@ KernelCall AsKernelCall(const ir::IRModule& mod, const ir::Binding& b) {
   if (b.match_cast) return k;
   const auto* call = ir::ExprAs<ir::CallExpr>(b.value);
   const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
-  if (!op || op->name != "relax.call_tir" || call->args.size() != 2 || call->sinfo_args.size() != 1) return k;
+  if (!op || op->name != "relax.call_tir" || call->args.size() < 2 || call->args.size() > 3 ||
+      call->sinfo_args.size() != 1) {
+    return k;
+  }
   const auto* gv = ir::ExprAs<ir::GlobalVarExpr>(call->args[0]);
   const auto* args = ir::ExprAs<ir::TupleExpr>(call->args[1]);
+  const auto* tir_vars = call->args.size() == 3 ? ir::ExprAs<ir::ShapeExpr>(call->args[2]) : nullptr;
   const auto* out = ir::SInfoAs<ir::TensorSInfo>(call->sinfo_args[0]);
-  if (!gv || !args || !out || !out->has_shape) return k;
+  if (!gv || !args || !out || !out->has_shape || (call->args.size() == 3 && !tir_vars)) return k;
   ir::PrimFunc f = mod.FindPrim(gv->name);
-  if (!f || f->params.size() != args->fields.size() + 1) return k;
-  for (const auto& p : f->params)
-    if (!f->BufferOf(p)) return k;  // scalar parameters are not fused
+  size_t num_buffers = args->fields.size() + 1;
+  size_t num_scalars = tir_vars ? tir_vars->values.size() : 0;
+  if (!f || f->params.size() != num_buffers + num_scalars) return k;
+  // Buffers first, then the scalars the tir_vars give (te_builder.h).
+  for (size_t i = 0; i < f->params.size(); ++i)
+    if ((f->BufferOf(f->params[i]) != nullptr) != (i < num_buffers)) return k;
   for (const auto& a : args->fields) {
     if (!ir::ExprAs<ir::VarExpr>(a) && !ir::ExprAs<ir::ConstantExpr>(a)) return k;
     if (!ir::SInfoAs<ir::TensorSInfo>(a->struct_info)) return k;
@@ -88,6 +97,7 @@ KernelCall AsKernelCall(const ir::IRModule& mod, const ir::Binding& b) {
   if (p == kOpaque || p == kTuple) return k;
   k.call = call;
   k.args = args;
+  k.tir_vars = tir_vars;
   k.callee = gv->name;
   k.pattern = p;
   k.out = out;
@@ -111,6 +121,18 @@ void CollectTirVars(const ir::PrimExpr& e, std::set<const ir::VarNode*>* out) {
   } else if (const auto* c = e.as<ir::CastNode>()) {
     CollectTirVars(c->value, out);
   }
+}
+
+// The occurrence of `v` in `e`, as a PrimExpr sharing its node.
+ir::PrimExpr FindVarExpr(const ir::PrimExpr& e, const ir::VarNode* v) {
+  if (e.get() == v) return e;
+  if (ir::IsBinary(e->kind())) {
+    const auto* b = static_cast<const ir::BinaryNode*>(e.get());
+    ir::PrimExpr a = FindVarExpr(b->a, v);
+    return a.defined() ? a : FindVarExpr(b->b, v);
+  }
+  if (const auto* c = e.as<ir::CastNode>()) return FindVarExpr(c->value, v);
+  return ir::PrimExpr();
 }
 
 class BlockFuser {
@@ -201,13 +223,25 @@ class BlockFuser {
         if (std::find(inputs.begin(), inputs.end(), a) == inputs.end()) inputs.push_back(a);
       }
     }
-    // Every symbolic variable must be a plain dimension of an input or of the
-    // result, where the fused kernel can read it.
-    std::set<const ir::VarNode*> plain, used;
+    // The fused kernel binds a symbolic variable from a plain dimension of an
+    // input or of the result; every other variable its kernels use (in
+    // shapes or tir_vars) it takes as a scalar, passed in a trailing shape.
+    std::set<const ir::VarNode*> plain;
+    std::vector<ir::PrimExpr> used;  // in order of first use
+    std::set<const ir::VarNode*> seen;
+    auto use = [&](const ir::PrimExpr& d) {
+      std::set<const ir::VarNode*> vars;
+      CollectTirVars(d, &vars);
+      std::vector<const ir::VarNode*> ordered(vars.begin(), vars.end());
+      std::sort(ordered.begin(), ordered.end(), [](const ir::VarNode* a, const ir::VarNode* b) { return a->name < b->name; });
+      for (const auto* v : ordered) {
+        if (seen.insert(v).second) used.push_back(FindVarExpr(d, v));
+      }
+    };
     auto note = [&](const ir::TensorSInfo& t, bool boundary) {
       for (const auto& d : t.shape) {
         if (boundary && d.as<ir::VarNode>()) plain.insert(d.as<ir::VarNode>());
-        CollectTirVars(d, &used);
+        use(d);
       }
     };
     for (const auto& in : inputs) {
@@ -216,9 +250,14 @@ class BlockFuser {
       note(*t, true);
     }
     note(*calls[group.back()].out, true);
-    for (int k : group) note(*calls[k].out, false);
-    for (const auto* v : used)
-      if (!plain.count(v)) return false;
+    for (int k : group) {
+      note(*calls[k].out, false);
+      if (calls[k].tir_vars)
+        for (const auto& d : calls[k].tir_vars->values) use(d);
+    }
+    std::vector<ir::PrimExpr> scalars;
+    for (const auto& v : used)
+      if (!plain.count(v.as<ir::VarNode>())) scalars.push_back(v);
 
     auto f = std::make_shared<ir::FunctionExpr>();
     std::string name = "fused";
@@ -243,6 +282,17 @@ class BlockFuser {
       param_sinfo.push_back(in->struct_info);
       remap[in.get()] = p;
     }
+    ir::Expr scalar_arg;
+    if (!scalars.empty()) {
+      ir::StructInfo sinfo = std::make_shared<ir::ShapeSInfo>(true, scalars, static_cast<int>(scalars.size()));
+      auto p = std::make_shared<ir::VarExpr>(kScalarsParam, sinfo, false);
+      p->struct_info = sinfo;
+      f->params.push_back(p);
+      param_sinfo.push_back(sinfo);
+      auto shape = std::make_shared<ir::ShapeExpr>(scalars);
+      shape->struct_info = sinfo;
+      scalar_arg = shape;
+    }
     ir::BindingBlock body;
     body.is_dataflow = true;
     for (int k : group) {
@@ -253,8 +303,9 @@ class BlockFuser {
       auto args = std::make_shared<ir::TupleExpr>(std::move(fields));
       args->struct_info = kc.args->struct_info;
       args->span = kc.args->span;
-      auto call = std::make_shared<ir::CallExpr>(kc.call->op, std::vector<Expr>{kc.call->args[0], args}, kc.call->attrs,
-                                                 kc.call->sinfo_args);
+      std::vector<Expr> call_args{kc.call->args[0], args};
+      if (kc.tir_vars) call_args.push_back(kc.call->args[2]);
+      auto call = std::make_shared<ir::CallExpr>(kc.call->op, std::move(call_args), kc.call->attrs, kc.call->sinfo_args);
       call->struct_info = kc.call->struct_info;
       call->span = kc.call->span;
       auto v = std::make_shared<ir::VarExpr>(b.var->name, nullptr, k != group.back());
@@ -278,7 +329,9 @@ class BlockFuser {
 
     auto callee = std::make_shared<ir::GlobalVarExpr>(name);
     callee->struct_info = f->struct_info;
-    auto call = std::make_shared<ir::CallExpr>(callee, inputs);
+    std::vector<Expr> call_inputs = inputs;
+    if (scalar_arg) call_inputs.push_back(scalar_arg);
+    auto call = std::make_shared<ir::CallExpr>(callee, std::move(call_inputs));
     call->struct_info = last.var->struct_info;
     call->span = last.value->span;
     out->var = last.var;

@@ -3,7 +3,7 @@
 //
 // The nodes are the bindings of one dataflow block; a binding is fusable when
 // it is `R.call_tir(cls.f, (args...), out_sinfo=R.Tensor(shape, dtype))` with
-// one tensor output, no tir_vars, and a PrimFunc whose "op_pattern"
+// one tensor output, optional tir_vars, and a PrimFunc whose "op_pattern"
 // (annotate_op_pattern.h) is not opaque; everything else (packed calls,
 // tuples, match_cast, opaque kernels) is a node that is never fused, so no
 // group reaches across it. A group grows from a producer to its immediate
@@ -33,9 +33,12 @@
 // attribute "Primitive": 1 whose parameters are the group's inputs (variables
 // and constants from outside the group, in order of first use) and whose body
 // is one dataflow block holding the group's bindings; the group's last binding
-// becomes a call of it. A group is not formed when a symbolic dimension of its
-// tensors is not a plain dimension of its inputs or output (the fused kernel
-// could not bind it from its arguments) or when an input has no known shape.
+// becomes a call of it. A symbolic variable the group's shapes or tir_vars use
+// that is not a plain dimension of its inputs or output (the fused kernel
+// could not bind it from its arguments) is passed in a trailing parameter
+// `tir_vars: R.Shape([n, ...])` (variables in order of first use), the call
+// giving `R.shape([n, ...])`. A group is not formed when an input has no
+// known shape.
 //
 // Pre: InferStructInfo ran; PrimFuncs carry "op_pattern" (missing: opaque).
 // Post: fused functions are appended to the module; callers' bindings outside
@@ -53,6 +56,9 @@ namespace fusion {
 
 // Attribute of fused Relax functions (an int, 1).
 constexpr const char kPrimitiveAttr[] = "Primitive";
+// The name of a fused function's trailing R.Shape parameter holding the
+// symbolic variables its kernels take as scalars.
+constexpr const char kScalarsParam[] = "tir_vars";
 
 // Whether `f` is a fused function (attribute "Primitive" set to a non-zero int).
 bool IsPrimitiveFunction(const ir::FunctionExpr& f);

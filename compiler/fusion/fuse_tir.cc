@@ -33,6 +33,13 @@ const ir::TensorSInfo* TensorOf(const ir::RVar& v) {
   return ir::SInfoAs<ir::TensorSInfo>(s);
 }
 
+// The R.Shape struct info of a fused function's scalars parameter
+// (fuse_ops.h), or nullptr for any other parameter.
+const ir::ShapeSInfo* ScalarsOf(const ir::RVar& v) {
+  const ir::StructInfo& s = v->struct_info ? v->struct_info : v->annotation;
+  return ir::SInfoAs<ir::ShapeSInfo>(s);
+}
+
 // Shapes of the fused function in the PrimFunc's own variables.
 class ShapeScope {
  public:
@@ -46,8 +53,17 @@ class ShapeScope {
         ir::Var local = ir::MakeVar(v->name, v->dtype);
         map_[v] = PrimExpr(local);
         locals_.insert(local.get());
+        vars_.push_back(local);
       }
     }
+  }
+
+  // The local variable of a declared variable `v`.
+  ir::Var LocalVar(const ir::VarNode* v) const {
+    const PrimExpr& l = map_.at(v);
+    for (const auto& kv : vars_)
+      if (kv.get() == l.get()) return kv;
+    return nullptr;
   }
 
   Result<std::vector<PrimExpr>> Local(const std::vector<PrimExpr>& shape) const {
@@ -71,6 +87,7 @@ class ShapeScope {
   std::string where_;
   tir::VarMap map_;
   std::set<const ir::VarNode*> locals_;
+  std::vector<ir::Var> vars_;
 };
 
 struct FusedCall {
@@ -78,19 +95,26 @@ struct FusedCall {
   ir::PrimFunc callee;
   const ir::TupleExpr* args;
   const ir::TensorSInfo* out;
+  const ir::ShapeExpr* tir_vars;  // may be null
 };
 
 Result<FusedCall> AsFusedCall(const ir::IRModule& mod, const ir::Binding& b, const std::string& where) {
   const auto* call = ir::ExprAs<ir::CallExpr>(b.value);
   const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
-  FusedCall fc{&b, nullptr, nullptr, nullptr};
-  if (op && op->name == "relax.call_tir" && call->args.size() == 2 && call->sinfo_args.size() == 1 && !b.match_cast) {
+  FusedCall fc{&b, nullptr, nullptr, nullptr, nullptr};
+  bool shape_ok = true;
+  if (op && op->name == "relax.call_tir" && (call->args.size() == 2 || call->args.size() == 3) &&
+      call->sinfo_args.size() == 1 && !b.match_cast) {
     const auto* gv = ir::ExprAs<ir::GlobalVarExpr>(call->args[0]);
     fc.args = ir::ExprAs<ir::TupleExpr>(call->args[1]);
     fc.out = ir::SInfoAs<ir::TensorSInfo>(call->sinfo_args[0]);
+    if (call->args.size() == 3) {
+      fc.tir_vars = ir::ExprAs<ir::ShapeExpr>(call->args[2]);
+      shape_ok = fc.tir_vars != nullptr;
+    }
     if (gv) fc.callee = mod.FindPrim(gv->name);
   }
-  if (!fc.callee || !fc.args || !fc.out || !fc.out->has_shape) {
+  if (!fc.callee || !fc.args || !fc.out || !fc.out->has_shape || !shape_ok) {
     return InvalidArgument(where + ": binding '" + b.var->name +
                            "' is not an R.call_tir of a PrimFunc with one tensor result");
   }
@@ -110,12 +134,23 @@ ir::StructInfo CallerResult(const ir::FunctionExpr& f, const ir::CallExpr& call)
   if (!ret || !ret->has_shape || f.params.size() != call.args.size()) return call.struct_info;
   tir::VarMap map;
   for (size_t i = 0; i < f.params.size(); ++i) {
-    const auto* p = TensorOf(f.params[i]);
-    const auto* a = ir::SInfoAs<ir::TensorSInfo>(call.args[i]->struct_info);
-    if (!p || !a || !p->has_shape || !a->has_shape || p->shape.size() != a->shape.size()) continue;
-    for (size_t d = 0; d < p->shape.size(); ++d) {
-      const auto* v = p->shape[d].as<ir::VarNode>();
-      if (v && !map.count(v)) map[v] = a->shape[d];
+    std::vector<PrimExpr> pdims, adims;
+    if (const auto* ps = ScalarsOf(f.params[i])) {
+      const auto* as = ir::SInfoAs<ir::ShapeSInfo>(call.args[i]->struct_info);
+      if (!as || !as->has_values) continue;
+      pdims = ps->values;
+      adims = as->values;
+    } else {
+      const auto* p = TensorOf(f.params[i]);
+      const auto* a = ir::SInfoAs<ir::TensorSInfo>(call.args[i]->struct_info);
+      if (!p || !a || !p->has_shape || !a->has_shape) continue;
+      pdims = p->shape;
+      adims = a->shape;
+    }
+    if (pdims.size() != adims.size()) continue;
+    for (size_t d = 0; d < pdims.size(); ++d) {
+      const auto* v = pdims[d].as<ir::VarNode>();
+      if (v && !map.count(v)) map[v] = adims[d];
     }
   }
   std::vector<PrimExpr> shape;
@@ -143,7 +178,24 @@ Result<ir::PrimFunc> BuildFusedPrimFunc(const ir::IRModule& mod, const ir::Funct
 
   ShapeScope scope(where);
   std::vector<const ir::TensorSInfo*> param_types;
-  for (const auto& p : fused.params) {
+  std::vector<ir::RVar> tensor_params = fused.params;
+  // The variables the kernel takes as scalars (the last parameter, an
+  // R.Shape of plain variables).
+  std::vector<PrimExpr> scalars;
+  if (!tensor_params.empty()) {
+    if (const auto* sh = ScalarsOf(tensor_params.back())) {
+      bool plain = sh->has_values;
+      for (const auto& d : sh->values) plain &= d.as<ir::VarNode>() != nullptr;
+      if (!plain) {
+        return InvalidArgument(where + ": parameter '" + tensor_params.back()->name +
+                               "' is a shape but not of symbolic variables");
+      }
+      scalars = sh->values;
+      scope.Declare(scalars);
+      tensor_params.pop_back();
+    }
+  }
+  for (const auto& p : tensor_params) {
     const auto* t = TensorOf(p);
     if (!t || !t->has_shape || !t->has_dtype) {
       return InvalidArgument(where + ": parameter '" + p->name + "' is not a tensor of known shape and dtype");
@@ -164,11 +216,11 @@ Result<ir::PrimFunc> BuildFusedPrimFunc(const ir::IRModule& mod, const ir::Funct
     func->params.push_back(handle);
     func->buffer_map.emplace_back(handle, b);
   };
-  for (size_t i = 0; i < fused.params.size(); ++i) {
+  for (size_t i = 0; i < tensor_params.size(); ++i) {
     KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> shape, scope.Local(param_types[i]->shape));
-    Buffer b = ir::MakeBuffer(fused.params[i]->name, shape, param_types[i]->dtype);
-    buffers[fused.params[i].get()] = b;
-    add_param(fused.params[i]->name, b);
+    Buffer b = ir::MakeBuffer(tensor_params[i]->name, shape, param_types[i]->dtype);
+    buffers[tensor_params[i].get()] = b;
+    add_param(tensor_params[i]->name, b);
   }
 
   std::vector<Buffer> allocs;
@@ -199,11 +251,17 @@ Result<ir::PrimFunc> BuildFusedPrimFunc(const ir::IRModule& mod, const ir::Funct
     }
     buffers[c.binding->var.get()] = out;
     args.push_back(out);
-    KILN_ASSIGN_OR_RETURN(PrimFuncInstance inst, InstantiatePrimFunc(c.callee, args, &block_names));
+    std::vector<PrimExpr> scalar_args;
+    if (c.tir_vars) {
+      KILN_ASSIGN_OR_RETURN(scalar_args, scope.Local(c.tir_vars->values));
+    }
+    KILN_ASSIGN_OR_RETURN(PrimFuncInstance inst, InstantiatePrimFunc(c.callee, args, scalar_args, &block_names));
     allocs.insert(allocs.end(), inst.root_allocs.begin(), inst.root_allocs.end());
     stmts.push_back(inst.body);
     pattern = std::max(pattern, GetOpPattern(c.callee));
   }
+
+  for (const auto& v : scalars) func->params.push_back(scope.LocalVar(v.as<ir::VarNode>()));
 
   ir::Block root;
   root.name = "root";
@@ -244,14 +302,27 @@ Result<ir::IRModule> FuseTIR(const ir::IRModule& mod) {
         const auto* call = ir::ExprAs<ir::CallExpr>(binding.value);
         const auto* gv = call ? ir::ExprAs<ir::GlobalVarExpr>(call->op) : nullptr;
         if (!gv || !built.count(gv->name)) continue;
-        ir::StructInfo out_sinfo = CallerResult(*mod.FindRelax(gv->name), *call);
-        auto args = std::make_shared<ir::TupleExpr>(call->args);
+        const ir::FunctionExpr& fused = *mod.FindRelax(gv->name);
+        ir::StructInfo out_sinfo = CallerResult(fused, *call);
+        std::vector<ir::Expr> tensors = call->args;
+        ir::Expr tir_vars;
+        if (!fused.params.empty() && ScalarsOf(fused.params.back()) && !tensors.empty()) {
+          tir_vars = tensors.back();
+          tensors.pop_back();
+          if (!ir::ExprAs<ir::ShapeExpr>(tir_vars)) {
+            return InvalidArgument("fuse_tir: the call of '" + gv->name + "' in '" + e.name +
+                                   "' passes its scalars in a value that is not R.shape([...])");
+          }
+        }
+        auto args = std::make_shared<ir::TupleExpr>(tensors);
         std::vector<ir::StructInfo> arg_sinfo;
-        for (const auto& a : call->args) arg_sinfo.push_back(a->struct_info);
+        for (const auto& a : tensors) arg_sinfo.push_back(a->struct_info);
         args->struct_info = std::make_shared<ir::TupleSInfo>(arg_sinfo);
         auto callee = std::make_shared<ir::GlobalVarExpr>(gv->name);
         callee->struct_info = std::make_shared<ir::ObjectSInfo>();
-        ir::Expr tir_call = ir::MakeOpCall("relax.call_tir", {callee, args}, {}, {out_sinfo});
+        std::vector<ir::Expr> call_args{callee, args};
+        if (tir_vars) call_args.push_back(tir_vars);
+        ir::Expr tir_call = ir::MakeOpCall("relax.call_tir", std::move(call_args), {}, {out_sinfo});
         tir_call->struct_info = out_sinfo;
         std::const_pointer_cast<ir::ExprNode>(tir_call)->span = call->span;
         binding.value = tir_call;

@@ -139,19 +139,30 @@ bool IsRootBlock(const Stmt& s) {
 }  // namespace
 
 Result<PrimFuncInstance> InstantiatePrimFunc(const ir::PrimFunc& func, const std::vector<Buffer>& args,
+                                             const std::vector<ir::PrimExpr>& scalars,
                                              std::set<std::string>* block_names) {
-  if (func->params.size() != args.size()) {
+  if (func->params.size() != args.size() + scalars.size()) {
     return InvalidArgument("fuse_tir: kernel '" + func->name + "' has " + std::to_string(func->params.size()) +
-                           " parameters but is given " + std::to_string(args.size()) + " buffers");
+                           " parameters but is given " + std::to_string(args.size()) + " buffers and " +
+                           std::to_string(scalars.size()) + " scalars");
   }
   tir::VarMap vars;
+  // Scalars first: a buffer dimension naming one is then checked, not bound.
+  for (size_t k = 0; k < scalars.size(); ++k) {
+    const ir::Var& p = func->params[args.size() + k];
+    if (func->BufferOf(p)) {
+      return InvalidArgument("fuse_tir: kernel '" + func->name + "' parameter '" + p->name +
+                             "' is a buffer where the call passes a scalar");
+    }
+    vars[p.get()] = scalars[k];
+  }
   std::unordered_map<const ir::BufferNode*, Buffer> buffers;
   std::vector<Buffer> params;
   for (size_t i = 0; i < args.size(); ++i) {
     Buffer p = func->BufferOf(func->params[i]);
     if (!p) {
-      return Unimplemented("fuse_tir: kernel '" + func->name + "' parameter '" + func->params[i]->name +
-                           "' is a scalar; only buffer parameters can be fused");
+      return InvalidArgument("fuse_tir: kernel '" + func->name + "' parameter '" + func->params[i]->name +
+                             "' is a scalar where the call passes a buffer");
     }
     params.push_back(p);
     buffers[p.get()] = args[i];

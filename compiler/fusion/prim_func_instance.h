@@ -27,14 +27,16 @@ struct PrimFuncInstance {
   std::vector<ir::Buffer> root_allocs;
 };
 
-// `args` holds one buffer per parameter of `func`, in order. A shape variable
-// of a parameter buffer that is a plain dimension takes the argument's
-// dimension; every dimension must then be provably equal to the argument's,
-// and dtypes and ranks must match, else InvalidArgument naming the kernel,
-// the parameter and both shapes. A scalar (non-buffer) parameter is
-// Unimplemented. Nested block names that are already in `block_names` get a
-// suffix (_1, _2, ...); all names used are added to it.
+// `args` holds one buffer per buffer parameter of `func` and `scalars` one
+// value per scalar parameter after them (call_tir's tir_vars), in order. A
+// scalar parameter becomes its value; a shape variable of a parameter buffer
+// that is a plain dimension takes the argument's dimension; every dimension
+// must then be provably equal to the argument's, and dtypes and ranks must
+// match, else InvalidArgument naming the kernel, the parameter and both
+// shapes. Nested block names that are already in `block_names` get a suffix
+// (_1, _2, ...); all names used are added to it.
 Result<PrimFuncInstance> InstantiatePrimFunc(const ir::PrimFunc& func, const std::vector<ir::Buffer>& args,
+                                             const std::vector<ir::PrimExpr>& scalars,
                                              std::set<std::string>* block_names);
 
 }  // namespace fusion

@@ -1,12 +1,12 @@
 #include "compiler/onnx/graph_importer.h"
 
-#include <cctype>
 #include <cmath>
 #include <cstring>
 #include <set>
 #include <sstream>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/onnx/input_dims.h"
 #include "compiler/onnx/onnx_tensor.h"
 
 namespace kiln {
@@ -364,9 +364,7 @@ Result<ir::Expr> Importer::ExprOf(const std::string& name) {
 // An identifier for the Relax text form ("input.1" -> "input_1", "0" ->
 // "v0"), unique among `used`.
 std::string Identifier(const std::string& name, std::set<std::string>* used) {
-  std::string id;
-  for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "v" + id;
+  std::string id = IdentifierText(name);
   std::string unique = id;
   for (int n = 1; used->count(unique); ++n) unique = id + "_" + std::to_string(n);
   used->insert(unique);
@@ -378,43 +376,44 @@ std::string Importer::NodeLabel(const ::onnx::NodeProto& node, int index) const 
   return label + " " + node.op_type() + " (opset " + std::to_string(opset_) + ")";
 }
 
-Result<ir::StructInfo> Importer::InputSInfo(const ::onnx::ValueInfoProto& vi) {
+Result<DType> Importer::InputDType(const ::onnx::ValueInfoProto& vi) {
   if (!vi.type().has_tensor_type()) return Unimplemented("graph input \"" + vi.name() + "\" is not a tensor (sequence, map and optional types are not supported)");
   const auto& tt = vi.type().tensor_type();
   auto dt = DTypeFromOnnx(tt.elem_type());
   if (!dt.ok()) return Unimplemented("graph input \"" + vi.name() + "\": " + dt.status().message());
   if (!tt.has_shape()) return Unimplemented("graph input \"" + vi.name() + "\" has no shape (its rank must be known)");
+  return *dt;
+}
+
+Result<ir::StructInfo> Importer::InputSInfo(const InputShape& shape, DType dtype, const std::map<std::string, int64_t>& pinned) {
   std::vector<ir::PrimExpr> dims;
-  for (int i = 0; i < tt.shape().dim_size(); ++i) {
-    const auto& d = tt.shape().dim(i);
-    if (d.has_dim_value()) {
-      if (d.dim_value() < 0 || d.dim_value() > kMaxElements) {
-        return InvalidArgument("graph input \"" + vi.name() + "\" has dimension " + std::to_string(d.dim_value()));
-      }
-      dims.push_back(ir::PrimExpr(d.dim_value()));
-    } else {
-      std::string name = d.has_dim_param() && !d.dim_param().empty() ? d.dim_param() : "";
-      if (name.empty()) name = "dim" + std::to_string(unnamed_dims_++);
-      auto fixed = fixed_dims_.find(name);
-      if (fixed != fixed_dims_.end()) {
-        fixed_used_[name] = true;
-        dims.push_back(ir::PrimExpr(fixed->second));
-        continue;
-      }
-      auto it = dim_vars_.find(name);
-      if (it == dim_vars_.end()) it = dim_vars_.emplace(name, ir::MakeVar(Identifier(name, &identifiers_))).first;
-      dims.push_back(ir::PrimExpr(it->second));
+  for (const auto& d : shape.dims) {
+    if (d.value) {
+      dims.push_back(ir::PrimExpr(*d.value));
+      continue;
     }
+    auto fixed = pinned.find(d.name);
+    if (fixed != pinned.end()) {
+      dims.push_back(ir::PrimExpr(fixed->second));
+      continue;
+    }
+    auto it = dim_vars_.find(d.name);
+    if (it == dim_vars_.end()) it = dim_vars_.emplace(d.name, ir::MakeVar(Identifier(d.name, &identifiers_))).first;
+    dims.push_back(ir::PrimExpr(it->second));
   }
   Status shape_ok = CheckShape(dims);
-  if (!shape_ok.ok()) return InvalidArgument("graph input \"" + vi.name() + "\": " + shape_ok.message());
-  return ir::MakeTensorSInfo(dims, *dt);
+  if (!shape_ok.ok()) return InvalidArgument("graph input \"" + shape.input + "\": " + shape_ok.message());
+  return ir::MakeTensorSInfo(dims, dtype);
 }
 
 Status Importer::ImportInputs() {
   std::set<std::string> inits;
   for (const auto& t : model_.graph().initializer()) inits.insert(t.name());
   std::set<std::string> bound;
+  // The parameters' shapes first, all of them: fresh names of unknown
+  // dimensions and the fixed dims' positions need every input.
+  std::vector<InputShape> shapes;
+  std::vector<DType> dtypes;
   for (const auto& vi : model_.graph().input()) {
     if (inits.count(vi.name())) continue;
     auto given = input_values_.find(vi.name());
@@ -425,27 +424,35 @@ Status Importer::ImportInputs() {
       values_[vi.name()] = v;
       continue;
     }
-    auto sinfo = InputSInfo(vi);
+    auto dtype = InputDType(vi);
+    if (!dtype.ok()) {
+      problems_.push_back(dtype.status().message());
+      continue;
+    }
+    auto shape = ReadInputShape(vi, kMaxElements);
+    if (!shape.ok()) {
+      problems_.push_back(shape.status().message());
+      continue;
+    }
+    shapes.push_back(std::move(*shape));
+    dtypes.push_back(*dtype);
+  }
+  NameUnknownDims(&shapes);
+  std::map<std::string, int64_t> pinned = ResolveFixedDims(shapes, fixed_dims_, &problems_);
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    auto sinfo = InputSInfo(shapes[i], dtypes[i], pinned);
     if (!sinfo.ok()) {
       problems_.push_back(sinfo.status().message());
       continue;
     }
-    ir::RVar p = builder::BlockBuilder::Param(Identifier(vi.name(), &identifiers_), *sinfo);
+    ir::RVar p = builder::BlockBuilder::Param(Identifier(shapes[i].input, &identifiers_), *sinfo);
     params_.push_back(p);
     Value v;
     v.expr = p;
-    values_[vi.name()] = v;
+    values_[shapes[i].input] = v;
   }
   for (const auto& kv : input_values_) {
     if (!bound.count(kv.first)) problems_.push_back("input value \"" + kv.first + "\" names no graph input (or names an initializer)");
-  }
-  for (const auto& kv : fixed_dims_) {
-    if (!fixed_used_.count(kv.first)) {
-      std::string known;
-      for (const auto& dv : dim_vars_) known += (known.empty() ? "" : ", ") + dv.first;
-      problems_.push_back("fixed dimension \"" + kv.first + "\" names no dim_param of the graph inputs" +
-                          (known.empty() ? " (the inputs have none)" : " (they have: " + known + ")"));
-    }
   }
   return Status::Ok();
 }

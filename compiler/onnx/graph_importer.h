@@ -24,6 +24,7 @@
 
 #include "compiler/builder/block_builder.h"
 #include "compiler/ir/module.h"
+#include "compiler/onnx/input_dims.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
 
@@ -211,14 +212,14 @@ class Importer {
   // The names that nodes from the current one on, and the current graph's
   // outputs, read (subgraphs' reads of enclosing values included).
   std::set<std::string> NamesUsedFromCurrentNode() const;
-  Result<ir::StructInfo> InputSInfo(const ::onnx::ValueInfoProto& vi);
+  Result<DType> InputDType(const ::onnx::ValueInfoProto& vi);
+  Result<ir::StructInfo> InputSInfo(const InputShape& shape, DType dtype, const std::map<std::string, int64_t>& pinned);
   std::string NodeLabel(const ::onnx::NodeProto& node, int index) const;
 
   const ::onnx::ModelProto& model_;
   std::string base_dir_;
   std::map<std::string, int64_t> fixed_dims_;
   std::map<std::string, Tensor> input_values_;
-  std::map<std::string, bool> fixed_used_;
   std::string function_name_;
   int opset_ = 0;
   builder::BlockBuilder bb_;
@@ -227,7 +228,6 @@ class Importer {
   std::set<std::string> identifiers_;  // parameter and dimension names used
   std::vector<ir::RVar> params_;
   std::vector<std::string> problems_;
-  int unnamed_dims_ = 0;
   std::set<std::string> poisoned_;  // outputs of nodes that failed (their users are not reported again)
   const ::onnx::GraphProto* graph_ = nullptr;  // the graph whose nodes are being imported
   int node_index_ = 0;                          // the node being converted

@@ -156,9 +156,9 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
          Op(m, "Resize", {"x", "", "s"});
        }, "scales (input 2) must be a float32 constant known at import time"},
       {"resize symbolic", {1, 1, "h", 2}, [](B& m) {
-         m.Initializer("s", {4}, {1, 1, 2, 2});
+         m.Initializer("s", {4}, {1, 1, 1.5f, 2});
          Op(m, "Resize", {"x", "", "s"});
-       }, "scales on a symbolic dimension"},
+       }, "scale 1.500000 on a symbolic dimension (whole numbers only)"},
       {"resize integer data", {1, 1, 2, 2}, [](B& m) {
          auto* c = Op(m, "Cast", {"x"}, {"xi"});
          B::AttrInt(c, "to", TensorProto::INT32);

@@ -8,8 +8,12 @@
 //   the model's folder) and Constant nodes become Relax constants.
 // - Graph inputs named in `input_values` become constants instead.
 // - A dim_param becomes a symbolic int64 variable of that name (one variable
-//   per name); `fixed_dims` replaces it by a value. A fixed dim that names no
-//   dim_param of the graph inputs is an error naming it.
+//   per name). A dimension the model leaves unknown (-1, 0, "?", or neither a
+//   name nor a value) becomes a variable of its own named "<input>_dim<i>"
+//   (input_dims.h). `fixed_dims` replaces a variable by a value, named as in
+//   the IR ("batch", "x_dim2") or by input and position ("x:2"); a key that
+//   names nothing, a position out of range, a static dimension given another
+//   value or two values for one variable are errors naming the key.
 // - Shape subgraphs (Shape, Gather, Concat, Slice, Unsqueeze, arithmetic on
 //   int64 values, ConstantOfShape, Range, Size, ...) are evaluated here when
 //   their inputs are known, so the program does no shape arithmetic on tensors.
@@ -32,7 +36,7 @@ namespace kiln {
 namespace onnx {
 
 struct ImportOptions {
-  std::map<std::string, int64_t> fixed_dims;  // dim_param name -> value
+  std::map<std::string, int64_t> fixed_dims;  // dim name or "input:position" -> value
   std::string function_name = "main";
   // Graph inputs given values at import time: they become constants (and
   // known values for shape folding), not parameters of `main`. For models

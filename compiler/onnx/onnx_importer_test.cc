@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <climits>
+#include <map>
+#include <set>
 
 #include "compiler/onnx/onnx_model_builder.h"
 #include "compiler/onnx/onnx_tensor.h"
@@ -89,17 +91,102 @@ TEST(OnnxImporter, NamesBecomeIdentifiersOfTheTextForm) {
   EXPECT_NE(Text(*mod2).find("R.Tensor((3, 2)"), std::string::npos);
 }
 
-TEST(OnnxImporter, AFixedDimThatNamesNoDimParamIsAnError) {
+TEST(OnnxImporter, UnknownInputDimsBecomeFreshSymbolicVars) {
+  // -1, 0, "?" and a dim with neither field are each a variable of their own,
+  // named after the input and the position; a dim_param that already has the
+  // fresh name keeps it and the fresh one moves aside.
   OnnxModelBuilder m(13);
-  m.Input("x", TensorProto::FLOAT, {"batch", 4});
+  m.Input("x", TensorProto::FLOAT, {-1, 0, "?", OnnxDim::Unknown(), 4});
+  m.Input("input.1", TensorProto::FLOAT, {"input_1_dim0", OnnxDim::Unknown()});
+  m.Node("Relu", {"x"}, {"y"});
+  m.Node("Relu", {"input.1"}, {"z"});
+  m.Output("y");
+  m.Output("z");
+  auto mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::string t = Text(*mod);
+  EXPECT_NE(t.find("x: R.Tensor((\"x_dim0\", \"x_dim1\", \"x_dim2\", \"x_dim3\", 4), dtype=\"float32\")"), std::string::npos) << t;
+  EXPECT_NE(t.find("input_1: R.Tensor((\"input_1_dim0\", \"input_1_dim1\"), dtype=\"float32\")"), std::string::npos) << t;
+  ir::Function f = mod->FindRelax("main");
+  ASSERT_EQ(f->params.size(), 2u);
+  const auto* x = ir::SInfoAs<ir::TensorSInfo>(f->params[0]->struct_info);
+  ASSERT_TRUE(x && x->has_shape);
+  std::set<const ir::VarNode*> vars;
+  for (int i = 0; i < 4; ++i) vars.insert(x->shape[i].as<ir::VarNode>());
+  vars.erase(nullptr);
+  EXPECT_EQ(vars.size(), 4u) << t;
+}
+
+TEST(OnnxImporter, FixedDimsPinByNameAndByInputAndPosition) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {-1, 5, OnnxDim::Unknown()});
+  m.Input("y", TensorProto::FLOAT, {"batch", "?"});
+  m.Node("Relu", {"x"}, {"a"});
+  m.Node("Relu", {"y"}, {"b"});
+  m.Output("a");
+  m.Output("b");
+  ImportOptions fixed;
+  fixed.fixed_dims["x:2"] = 48;     // by input and position
+  fixed.fixed_dims["x_dim0"] = 3;   // by the fresh name
+  fixed.fixed_dims["x:1"] = 5;      // a static dim given its own value
+  fixed.fixed_dims["y:0"] = 2;      // a dim_param by position pins the name
+  fixed.fixed_dims["batch"] = 2;    // and by name, agreeing
+  fixed.fixed_dims["y_dim1"] = 7;
+  auto mod = Import(m, fixed);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::string t = Text(*mod);
+  EXPECT_NE(t.find("x: R.Tensor((3, 5, 48), dtype=\"float32\")"), std::string::npos) << t;
+  EXPECT_NE(t.find("y: R.Tensor((2, 7), dtype=\"float32\")"), std::string::npos) << t;
+}
+
+TEST(OnnxImporter, BadFixedDimsAreErrors) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {"batch", 4, -1});
   m.Node("Relu", {"x"}, {"y"});
   m.Output("y");
-  ImportOptions fixed;
-  fixed.fixed_dims["seq"] = 8;
-  auto mod = Import(m, fixed);
-  ASSERT_FALSE(mod.ok());
-  EXPECT_NE(mod.status().message().find("fixed dimension \"seq\" names no dim_param"), std::string::npos) << mod.status().message();
-  EXPECT_NE(mod.status().message().find("batch"), std::string::npos) << mod.status().message();
+  struct Case {
+    std::map<std::string, int64_t> dims;
+    const char* message;
+  };
+  const Case cases[] = {
+      {{{"seq", 8}},
+       "fixed dimension \"seq\" names no symbolic dimension of the graph inputs (they have: batch, x_dim2); a "
+       "dimension is also named by INPUT:POSITION"},
+      {{{"w:0", 8}}, "fixed dimension \"w:0\": no graph input is named \"w\" (the inputs are: x)"},
+      {{{"x:3", 8}}, "fixed dimension \"x:3\": input \"x\" has 3 dimensions (positions 0 to 2)"},
+      {{{"x:1", 5}}, "fixed dimension \"x:1\" = 5: dimension 1 of input \"x\" is 4"},
+      {{{"batch", 2}, {"x:0", 3}},
+       "fixed dimension \"x:0\" = 3 contradicts fixed dimension \"batch\" = 2 (both are \"batch\")"},
+  };
+  for (const Case& c : cases) {
+    ImportOptions options;
+    options.fixed_dims = c.dims;
+    auto mod = Import(m, options);
+    ASSERT_FALSE(mod.ok()) << c.message;
+    EXPECT_NE(mod.status().message().find(c.message), std::string::npos) << mod.status().message();
+  }
+}
+
+TEST(OnnxImporter, SliceEndsFromShapeArithmeticStaySymbolic) {
+  // pos[:seq] of the BERT position embeddings, seq = Shape(x)[1].
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {"batch", "seq", 4});
+  m.Initializer("pos", {16, 4}, std::vector<float>(64, 0.5f));
+  m.InitializerI64("zero", {1}, {0});
+  m.InitializerI64("one", {1}, {1});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Gather", {"sh", "one"}, {"seq"});
+  m.Node("Slice", {"pos", "zero", "seq", "zero"}, {"pe"});
+  m.Node("Add", {"x", "pe"}, {"y"});
+  m.Output("y");
+  auto mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::string t = Text(*mod);
+  EXPECT_NE(t.find("R.strided_slice(metadata[\"relax.expr.Constant\"][0], R.shape([0]), R.shape([0]), R.shape([seq]), "
+                   "R.shape([1]))"),
+            std::string::npos)
+      << t;
+  EXPECT_NE(t.find("R.Tensor((seq, 4), dtype=\"float32\")"), std::string::npos) << t;
 }
 
 TEST(OnnxImporter, ShapeSubgraphsFoldToShapes) {

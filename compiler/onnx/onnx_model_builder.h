@@ -22,14 +22,20 @@
 namespace kiln {
 namespace onnx {
 
-// A dimension: a value or a dim_param name.
+// A dimension: a value or a dim_param name, or Unknown() (neither field set).
 struct OnnxDim {
+  static OnnxDim Unknown() {
+    OnnxDim d(int64_t{0});
+    d.unknown = true;
+    return d;
+  }
   OnnxDim(int64_t v) : value(v) {}             // NOLINT
   OnnxDim(int v) : value(v) {}                 // NOLINT
   OnnxDim(const char* p) : param(p) {}         // NOLINT
   OnnxDim(std::string p) : param(std::move(p)) {}  // NOLINT
   int64_t value = -1;
   std::string param;
+  bool unknown = false;
 };
 
 class OnnxModelBuilder {
@@ -158,6 +164,7 @@ class OnnxModelBuilder {
     auto* shape = tt->mutable_shape();
     for (const auto& d : *dims) {
       auto* dim = shape->add_dim();
+      if (d.unknown) continue;
       if (d.param.empty()) dim->set_dim_value(d.value);
       else dim->set_dim_param(d.param);
     }

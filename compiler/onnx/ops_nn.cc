@@ -664,13 +664,20 @@ Status ConvertPad(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KILN_ASSIGN_OR_RETURN(std::string mode, ctx.AttrString("mode", "constant"));
   if (mode != "constant" && mode != "reflect" && mode != "edge") return ctx.Unsupported("mode=\"" + mode + "\"");
-  std::vector<int64_t> pads;
+  // Pads may come from shape arithmetic ((h + 31) // 32 * 32 - h): symbolic.
+  std::vector<PrimExpr> pads;
   double value = 0;
   if (ctx.opset() < 11) {
-    KILN_ASSIGN_OR_RETURN(pads, ctx.AttrInts(ctx.HasAttr("pads") ? "pads" : "paddings", {}));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> p, ctx.AttrInts(ctx.HasAttr("pads") ? "pads" : "paddings", {}));
+    for (int64_t v : p) pads.push_back(PrimExpr(v));
     KILN_ASSIGN_OR_RETURN(value, ctx.AttrFloat("value", 0.0));
   } else {
-    KILN_ASSIGN_OR_RETURN(pads, ctx.ConstInts(1, "pads"));
+    const KnownInts* k = ctx.Known(1);
+    if (!k) {
+      KILN_RETURN_IF_ERROR(ctx.ConstInts(1, "pads").status());
+    } else {
+      pads = k->elems;
+    }
     if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(value, ctx.ConstScalar(2, "constant_value")); }
   }
   size_t n = static_cast<size_t>(xi->ndim);
@@ -682,7 +689,7 @@ Status ConvertPad(NodeCtx& ctx) {
     if (pads.size() != 2 * axes.size()) {
       return ctx.Invalid("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
     }
-    std::vector<int64_t> full(2 * n, 0);
+    std::vector<PrimExpr> full(2 * n, PrimExpr(int64_t{0}));
     std::vector<bool> seen(n, false);
     for (size_t i = 0; i < axes.size(); ++i) {
       KILN_ASSIGN_OR_RETURN(int64_t a, NormAxis(axes[i], xi->ndim));
@@ -694,15 +701,28 @@ Status ConvertPad(NodeCtx& ctx) {
     pads = full;
   }
   if (pads.size() != 2 * n) return ctx.Invalid("pads has " + std::to_string(pads.size()) + " values, rank " + std::to_string(n) + " needs " + std::to_string(2 * n));
-  std::vector<int64_t> width;
+  std::vector<int64_t> consts;
+  for (const auto& p : pads) {
+    if (auto c = ConstDim(p)) consts.push_back(*c);
+  }
+  for (int64_t c : consts) {
+    if (c < 0) return ctx.Unsupported("negative pads " + Join(consts));
+    if (c > kMaxElements) return ctx.Invalid("pads too large " + Join(consts));
+  }
+  std::vector<PrimExpr> width;
   for (size_t i = 0; i < n; ++i) {
-    if (pads[i] < 0 || pads[i + n] < 0) return ctx.Unsupported("negative pads " + Join(pads));
-    if (pads[i] > kMaxElements || pads[i + n] > kMaxElements) return ctx.Invalid("pads too large " + Join(pads));
     width.push_back(pads[i]);
     width.push_back(pads[i + n]);
   }
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
-  return Set(ctx, ctx.Op("nn.pad", {x}, {{"pad_width", AttrInts(width)}, {"pad_mode", AttrS(mode)}, {"pad_value", AttrF(value)}}));
+  ir::AttrMap attrs = {{"pad_mode", AttrS(mode)}, {"pad_value", AttrF(value)}};
+  if (consts.size() == pads.size()) {
+    std::vector<int64_t> w;
+    for (const auto& p : width) w.push_back(*ConstDim(p));
+    attrs["pad_width"] = AttrInts(w);
+    return Set(ctx, ctx.Op("nn.pad", {x}, attrs));
+  }
+  return Set(ctx, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
 }
 
 }  // namespace

@@ -159,7 +159,15 @@ Status ConvertResize(NodeCtx& ctx) {
   std::vector<PrimExpr> out(4);
   std::vector<double> scales(4, 1.0);
   bool exact = true;  // every scale gives a whole output size
-  if (!v10 && ctx.HasInput(3)) {
+  const KnownInts* known_sizes = !v10 && ctx.HasInput(3) ? ctx.Known(3) : nullptr;
+  if (known_sizes && !known_sizes->Ints()) {
+    // Sizes from shape arithmetic (torch's Upsample: Concat(Shape(x)[:2],
+    // Shape(x)[2:] * 2)) stay symbolic; ONNX then maps coordinates by
+    // size / input size, as resize2d does (the matrix form below needs
+    // static sizes and says so).
+    if (known_sizes->elems.size() != 4) return ctx.Invalid("sizes needs 4 values");
+    for (size_t i = 0; i < 4; ++i) out[i] = SimplifyDim(known_sizes->elems[i]);
+  } else if (!v10 && ctx.HasInput(3)) {
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> sizes, ctx.ConstInts(3, "sizes"));
     if (sizes.size() != 4) return ctx.Invalid("sizes needs 4 values");
     for (size_t i = 0; i < 4; ++i) {
@@ -189,7 +197,16 @@ Status ConvertResize(NodeCtx& ctx) {
         out[i] = xi->shape[i];
         continue;
       }
-      if (!d) return ctx.Unsupported("scales on a symbolic dimension");
+      if (!d) {
+        // A whole-number scale k gives exactly d * k, where ONNX's coordinate
+        // mapping (by the scale) and resize2d's (by the sizes) agree; any
+        // other scale would need the floor of a symbolic product.
+        if (given[i] != std::floor(given[i])) {
+          return ctx.Unsupported("scale " + std::to_string(given[i]) + " on a symbolic dimension (whole numbers only)");
+        }
+        out[i] = SimplifyDim(xi->shape[i] * PrimExpr(static_cast<int64_t>(given[i])));
+        continue;
+      }
       double len = static_cast<double>(*d) * given[i];
       if (len > static_cast<double>(kMaxElements)) return ctx.Invalid("scales give an output size out of range");
       out[i] = PrimExpr(static_cast<int64_t>(std::floor(len)));
@@ -199,7 +216,10 @@ Status ConvertResize(NodeCtx& ctx) {
   KILN_RETURN_IF_ERROR(CheckShape(out));
   for (size_t i = 0; i < 2; ++i) {
     auto a = ConstDim(out[i]), b = ConstDim(xi->shape[i]);
-    if (!(a && b && *a == *b) && !out[i].same_as(xi->shape[i])) return ctx.Unsupported("resizing the batch or channel axis");
+    auto diff = ConstDim(SimplifyDim(out[i] - xi->shape[i]));
+    if (!(a && b && *a == *b) && !out[i].same_as(xi->shape[i]) && !(diff && *diff == 0)) {
+      return ctx.Unsupported("resizing the batch or channel axis");
+    }
   }
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   auto oh = ConstDim(out[2]), ow = ConstDim(out[3]);

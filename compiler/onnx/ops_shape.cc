@@ -445,6 +445,40 @@ Status ConvertSplit(NodeCtx& ctx) {
 
 // ---------------------------------------------------------------- Slice
 
+// Slice whose starts or ends hold symbolic values: R.strided_slice with
+// begin and end as R.shape([...]) arguments, the symbolic ones trusted to lie
+// inside their axes (op_slice.cc). ONNX's "to the end" (INT64_MAX) and
+// negative constants keep their meaning.
+Status ConvertSymbolicSlice(NodeCtx& ctx, const ir::TensorSInfo& xi, const KnownInts& starts, const KnownInts& ends) {
+  std::vector<int64_t> axes, steps;
+  if (ctx.HasInput(3)) { KILN_ASSIGN_OR_RETURN(axes, ctx.ConstInts(3, "axes")); }
+  if (ctx.HasInput(4)) { KILN_ASSIGN_OR_RETURN(steps, ctx.ConstInts(4, "steps")); }
+  size_t n = starts.elems.size();
+  if (axes.empty())
+    for (size_t i = 0; i < n; ++i) axes.push_back(static_cast<int64_t>(i));
+  if (steps.empty()) steps.assign(n, 1);
+  if (ends.elems.size() != n || axes.size() != n || steps.size() != n) {
+    return ctx.Invalid("starts, ends, axes and steps must have the same length");
+  }
+  for (auto& a : axes) { KILN_ASSIGN_OR_RETURN(a, NormAxis(a, xi.ndim)); }
+  for (int64_t s : steps)
+    if (s == 0) return ctx.Invalid("a step is 0");
+  const int64_t big = std::numeric_limits<int32_t>::max();
+  auto bounded = [&](const PrimExpr& e) {
+    auto c = ConstDim(e);
+    return c ? PrimExpr(std::clamp<int64_t>(*c, -big - 1, big)) : e;
+  };
+  std::vector<PrimExpr> begin, end, axes_e, steps_e;
+  for (size_t i = 0; i < n; ++i) {
+    begin.push_back(bounded(starts.elems[i]));
+    end.push_back(bounded(ends.elems[i]));
+    axes_e.push_back(PrimExpr(axes[i]));
+    steps_e.push_back(PrimExpr(steps[i]));
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("strided_slice", {x, MakeShape(axes_e), MakeShape(begin), MakeShape(end), MakeShape(steps_e)}));
+}
+
 Status ConvertSlice(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   std::vector<int64_t> starts, ends, axes, steps;
@@ -453,6 +487,10 @@ Status ConvertSlice(NodeCtx& ctx) {
     KILN_ASSIGN_OR_RETURN(ends, ctx.AttrInts("ends", {}));
     KILN_ASSIGN_OR_RETURN(axes, ctx.AttrInts("axes", {}));
   } else {
+    // starts and ends from shape arithmetic (x[:seq]) are symbolic.
+    const KnownInts* ks = ctx.Known(1);
+    const KnownInts* ke = ctx.Known(2);
+    if (ks && ke && (!ks->Ints() || !ke->Ints())) return ConvertSymbolicSlice(ctx, *xi, *ks, *ke);
     KILN_ASSIGN_OR_RETURN(starts, ctx.ConstInts(1, "starts"));
     KILN_ASSIGN_OR_RETURN(ends, ctx.ConstInts(2, "ends"));
     if (ctx.HasInput(3)) { KILN_ASSIGN_OR_RETURN(axes, ctx.ConstInts(3, "axes")); }

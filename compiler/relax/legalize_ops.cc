@@ -1,13 +1,75 @@
 #include "compiler/relax/legalize_ops.h"
 
+#include <map>
 #include <memory>
+#include <set>
+#include <string>
 
 #include "compiler/relax/op_registry.h"
 #include "compiler/relax/struct_info_util.h"
+#include "compiler/tir/stmt_functor.h"
 
 namespace kiln {
 namespace relax {
 namespace {
+
+// The symbolic variables struct info mentions, by name (each name once;
+// `ambiguous` gets names two different variables share).
+class CallerVars : public tir::StmtExprVisitor {
+ public:
+  void VisitExpr(const ir::PrimExpr& e) override {
+    if (const auto* v = e.as<ir::VarNode>()) {
+      auto it = by_name.find(v->name);
+      if (it == by_name.end()) {
+        by_name.emplace(v->name, e);
+      } else if (it->second.get() != v) {
+        ambiguous.insert(v->name);
+      }
+    }
+    tir::StmtExprVisitor::VisitExpr(e);
+  }
+  void Visit(const ir::StructInfo& s) {
+    if (!s) return;
+    if (const auto* t = ir::SInfoAs<ir::TensorSInfo>(s)) {
+      for (const auto& d : t->shape) VisitExpr(d);
+    } else if (const auto* sh = ir::SInfoAs<ir::ShapeSInfo>(s)) {
+      for (const auto& d : sh->values) VisitExpr(d);
+    } else if (const auto* p = ir::SInfoAs<ir::PrimSInfo>(s)) {
+      if (p->value.defined()) VisitExpr(p->value);
+    } else if (const auto* tup = ir::SInfoAs<ir::TupleSInfo>(s)) {
+      for (const auto& f : tup->fields) Visit(f);
+    }
+  }
+  std::map<std::string, ir::PrimExpr> by_name;
+  std::set<std::string> ambiguous;
+};
+
+// The caller's values of `f`'s scalar parameters: te::FuncBuilder names each
+// after the caller's variable it stands for, which the call's operands or
+// result mention. Empty when `f` takes buffers only.
+Result<std::vector<ir::PrimExpr>> TirVars(const ir::PrimFuncNode& f, const ir::CallExpr& call) {
+  std::vector<ir::PrimExpr> values;
+  CallerVars vars;
+  bool collected = false;
+  for (const auto& p : f.params) {
+    if (f.BufferOf(p)) continue;
+    if (!collected) {
+      for (const auto& a : call.args) vars.Visit(a->struct_info);
+      vars.Visit(call.struct_info);
+      collected = true;
+    }
+    auto it = vars.by_name.find(p->name);
+    if (it == vars.by_name.end() || vars.ambiguous.count(p->name)) {
+      // Legalizations build kernels from the call's shapes only, and a
+      // function's symbolic variables have distinct names.
+      return Internal(Where(call.span) + OpDisplayName(call) + ": kernel " + f.name + " needs the symbolic variable '" +
+                           p->name + "', which " +
+                           (it == vars.by_name.end() ? "the call does not mention" : "names two different variables here"));
+    }
+    values.push_back(it->second);
+  }
+  return values;
+}
 
 class Legalizer {
  public:
@@ -104,7 +166,14 @@ class Legalizer {
     // A tuple result (split, topk) is one out_sinfo per output buffer.
     std::vector<ir::StructInfo> out_sinfo{call->struct_info};
     if (const auto* tup = ir::SInfoAs<ir::TupleSInfo>(call->struct_info)) out_sinfo = tup->fields;
-    auto out = std::make_shared<ir::CallExpr>(std::make_shared<ir::OpExpr>("relax.call_tir"), std::vector<ir::Expr>{callee, args},
+    std::vector<ir::Expr> call_args{callee, args};
+    KILN_ASSIGN_OR_RETURN(std::vector<ir::PrimExpr> tir_vars, TirVars(*f, *call));
+    if (!tir_vars.empty()) {
+      auto shape = std::make_shared<ir::ShapeExpr>(tir_vars);
+      shape->struct_info = std::make_shared<ir::ShapeSInfo>(true, tir_vars, static_cast<int>(tir_vars.size()));
+      call_args.push_back(shape);
+    }
+    auto out = std::make_shared<ir::CallExpr>(std::make_shared<ir::OpExpr>("relax.call_tir"), std::move(call_args),
                                               ir::AttrMap{}, std::move(out_sinfo));
     out->span = call->span;
     out->struct_info = call->struct_info;

@@ -3,7 +3,10 @@
 // dropout(x, rate=0.5): TVM's op returns the tuple (out, mask); at inference
 //   out is x and the mask keeps everything (ones of x's shape and dtype).
 // pad(x, pad_width, pad_mode="constant", pad_value=0.0): pad_width holds
-//   (before, after) for every axis, flattened: [b0, a0, b1, a1, ...].
+//   (before, after) for every axis, flattened: [b0, a0, b1, a1, ...]; as an
+//   attribute, constants, or as a second argument R.shape([...]), values
+//   that may be symbolic (an ONNX Pad to a multiple of 32: (h + 31) // 32 *
+//   32 - h), trusted to be non-negative.
 //   "constant" fills with pad_value; "reflect" mirrors without repeating the
 //   edge (numpy's reflect: before/after must be smaller than the axis);
 //   "edge" repeats the edge element.
@@ -47,15 +50,26 @@ Result<ir::PrimFunc> LegalizeDropout(const ir::CallExpr& call, const std::string
 // ---------------------------------------------------------------- pad
 
 struct PadAttrs {
-  std::vector<int64_t> before, after;
+  std::vector<PrimExpr> before, after;
   std::string mode;
   double value = 0;
 };
 
 Result<PadAttrs> ReadPad(const AttrReader& r, const ir::TensorSInfo& x) {
   PadAttrs a;
-  if (!r.Has("pad_width")) return r.Error("pad_width is required");
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> w, r.IntList("pad_width", {}));
+  const ir::CallExpr& call = r.call();
+  if (call.args.size() > 2) return r.Error("takes the data and at most one pad_width argument");
+  std::vector<PrimExpr> w;
+  if (call.args.size() == 2) {
+    if (r.Has("pad_width")) return r.Error("pad_width is given both as an attribute and as an argument");
+    const auto* shape = ir::SInfoAs<ir::ShapeSInfo>(call.args[1]->struct_info);
+    if (!shape || !shape->has_values) return r.Error("the pad_width argument must be R.shape([...])");
+    w = shape->values;
+  } else {
+    if (!r.Has("pad_width")) return r.Error("pad_width is required");
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> ints, r.IntList("pad_width", {}));
+    for (int64_t v : ints) w.push_back(PrimExpr(v));
+  }
   KILN_ASSIGN_OR_RETURN(a.mode, r.String("pad_mode", "constant", {"constant", "reflect", "edge"}));
   KILN_ASSIGN_OR_RETURN(a.value, r.Float("pad_value", 0.0));
   if (x.ndim >= 0 && w.size() != 2 * static_cast<size_t>(x.ndim)) {
@@ -63,16 +77,18 @@ Result<PadAttrs> ReadPad(const AttrReader& r, const ir::TensorSInfo& x) {
                    " needs " + std::to_string(2 * x.ndim) + " (before, after per axis)");
   }
   for (size_t i = 0; i + 1 < w.size(); i += 2) {
-    if (w[i] < 0 || w[i + 1] < 0) return r.Error("pad_width must not be negative");
+    auto b = ConstDim(w[i]), e = ConstDim(w[i + 1]);
+    if ((b && *b < 0) || (e && *e < 0)) return r.Error("pad_width must not be negative");
     a.before.push_back(w[i]);
     a.after.push_back(w[i + 1]);
   }
   if (x.has_shape && a.mode != "constant") {
     for (size_t d = 0; d < a.before.size(); ++d) {
       auto n = ConstDim(x.shape[d]);
-      if (!n) continue;
-      if (*n == 0 && (a.before[d] || a.after[d])) return r.Error("cannot " + a.mode + "-pad an empty axis " + std::to_string(d));
-      if (a.mode == "reflect" && (a.before[d] >= *n || a.after[d] >= *n)) {
+      auto b = ConstDim(a.before[d]), e = ConstDim(a.after[d]);
+      if (!n || !b || !e) continue;
+      if (*n == 0 && (*b || *e)) return r.Error("cannot " + a.mode + "-pad an empty axis " + std::to_string(d));
+      if (a.mode == "reflect" && (*b >= *n || *e >= *n)) {
         return r.Error("reflect padding of axis " + std::to_string(d) + " must be smaller than its size " + std::to_string(*n));
       }
     }
@@ -87,7 +103,7 @@ Result<ir::StructInfo> InferPad(const ir::CallExpr& call) {
   KILN_ASSIGN_OR_RETURN(PadAttrs a, ReadPad(r, *x));
   if (!x->has_shape) return ir::MakeTensorSInfoNdim(x->ndim, x->dtype);
   std::vector<PrimExpr> out;
-  for (size_t d = 0; d < x->shape.size(); ++d) out.push_back(arith::Simplify(x->shape[d] + PrimExpr(a.before[d] + a.after[d])));
+  for (size_t d = 0; d < x->shape.size(); ++d) out.push_back(arith::Simplify(x->shape[d] + a.before[d] + a.after[d]));
   return ir::MakeTensorSInfo(out, x->dtype);
 }
 
@@ -104,7 +120,7 @@ Result<ir::PrimFunc> LegalizePad(const ir::CallExpr& call, const std::string& na
     PrimExpr inside;
     for (size_t d = 0; d < i.size(); ++d) {
       PrimExpr n = x.shape()[d];
-      PrimExpr j = i[d] - PrimExpr(a.before[d]);
+      PrimExpr j = i[d] - b.Local(a.before[d]);
       if (a.mode == "constant") {
         PrimExpr c = ir::MakeBinary(ir::TirKind::kAnd, ir::MakeBinary(ir::TirKind::kGE, j, PrimExpr(0)),
                                     ir::MakeBinary(ir::TirKind::kLT, j, n));
@@ -133,7 +149,7 @@ Result<ir::PrimFunc> LegalizePad(const ir::CallExpr& call, const std::string& na
 void AddNnMiscOps(std::vector<OpInfo>* t) {
   using namespace nn;  // NOLINT: this family's functions
   t->push_back({"relax.nn.dropout", "dropout", 1, InferDropout, LegalizeDropout, OpPattern::kOpaque});
-  t->push_back({"relax.nn.pad", "pad", 1, InferPad, LegalizePad, OpPattern::kInjective});
+  t->push_back({"relax.nn.pad", "pad", -1, InferPad, LegalizePad, OpPattern::kInjective});
 }
 
 }  // namespace relax

@@ -86,6 +86,33 @@ Result<std::optional<std::vector<int64_t>>> GetIntList(const ir::CallExpr& call,
   return std::optional<std::vector<int64_t>>();
 }
 
+Result<std::optional<std::vector<ir::PrimExpr>>> GetPrimList(const ir::CallExpr& call, const std::string& name,
+                                                            int pos) {
+  using List = std::optional<std::vector<ir::PrimExpr>>;
+  if (call.attrs.find(name) == call.attrs.end() && pos >= 0 && static_cast<size_t>(pos) < call.args.size()) {
+    const ir::Expr& a = call.args[pos];
+    if (const auto* s = ir::ExprAs<ir::ShapeExpr>(a)) return List(s->values);
+    if (const auto* t = ir::ExprAs<ir::TupleExpr>(a)) {
+      std::vector<ir::PrimExpr> out;
+      for (const auto& f : t->fields) {
+        const auto* p = ir::ExprAs<ir::PrimValueExpr>(f);
+        if (!p) {
+          return InvalidArgument(OpPrefix(call) + name + " (argument " + std::to_string(pos) +
+                                 ") must be a tuple of integers (R.prim_value) or R.shape([...])");
+        }
+        out.push_back(p->value);
+      }
+      return List(out);
+    }
+    if (const auto* p = ir::ExprAs<ir::PrimValueExpr>(a)) return List(std::vector<ir::PrimExpr>{p->value});
+  }
+  KILN_ASSIGN_OR_RETURN(auto ints, GetIntList(call, name, pos));
+  if (!ints) return List();
+  std::vector<ir::PrimExpr> out;
+  for (int64_t v : *ints) out.push_back(ir::PrimExpr(v));
+  return List(out);
+}
+
 Result<std::optional<int64_t>> GetInt(const ir::CallExpr& call, const std::string& name, int pos) {
   auto it = call.attrs.find(name);
   if (it != call.attrs.end()) {

@@ -35,6 +35,10 @@ Status CheckArgCount(const ir::CallExpr& call, size_t min_args, size_t max_args)
 // read as a one-element list) or, when absent, call argument `pos` (pos < 0:
 // attribute only). nullopt when neither is given or the value is None.
 Result<std::optional<std::vector<int64_t>>> GetIntList(const ir::CallExpr& call, const std::string& name, int pos);
+// Like GetIntList, but argument `pos` may hold symbolic values too: a tuple of
+// R.prim_value, or R.shape([...]) (strided_slice's begin and end).
+Result<std::optional<std::vector<ir::PrimExpr>>> GetPrimList(const ir::CallExpr& call, const std::string& name,
+                                                            int pos);
 // One integer: attribute `name` or argument `pos`; nullopt when absent/None.
 Result<std::optional<int64_t>> GetInt(const ir::CallExpr& call, const std::string& name, int pos);
 Result<bool> GetBool(const ir::CallExpr& call, const std::string& name, bool default_value);

@@ -8,7 +8,11 @@
 // become n + i, an end at or beyond 2^31 - 1 means "to the end" (and a
 // negative stride's end at or below -2^31 "to the start"), and the
 // indices are otherwise trusted to lie inside [0, n]. With assume_inbound=False
-// they are clamped by min/max expressions instead.
+// they are clamped by min/max expressions instead. begin and end may also be
+// arguments holding symbolic values, R.shape([...]) or a tuple of
+// R.prim_value (an ONNX slice x[:seq] whose end comes from shape arithmetic):
+// a symbolic index is trusted to lie inside the axis, its kernel taking the
+// variables it needs as scalars (te_builder.h).
 #include "compiler/relax/op_defs.h"
 
 #include <algorithm>
@@ -27,15 +31,16 @@ constexpr int64_t kToEnd = (int64_t{1} << 31) - 1;
 
 struct SliceParams {
   std::vector<int> axes;
-  std::vector<int64_t> begin, end, strides;
+  std::vector<PrimExpr> begin, end;  // constants, or symbolic (taken as inbound)
+  std::vector<int64_t> strides;
   bool assume_inbound = true;
 };
 
 Result<SliceParams> ReadParams(const ir::CallExpr& call, int ndim) {
   SliceParams p;
   KILN_ASSIGN_OR_RETURN(auto axes, GetIntList(call, "axes", 1));
-  KILN_ASSIGN_OR_RETURN(auto begin, GetIntList(call, "begin", 2));
-  KILN_ASSIGN_OR_RETURN(auto end, GetIntList(call, "end", 3));
+  KILN_ASSIGN_OR_RETURN(auto begin, GetPrimList(call, "begin", 2));
+  KILN_ASSIGN_OR_RETURN(auto end, GetPrimList(call, "end", 3));
   KILN_ASSIGN_OR_RETURN(auto strides, GetIntList(call, "strides", 4));
   KILN_ASSIGN_OR_RETURN(p.assume_inbound, GetBool(call, "assume_inbound", true));
   if (!axes || !begin || !end) return InvalidArgument(OpPrefix(call) + "axes, begin and end are required");
@@ -59,7 +64,7 @@ struct AxisSlice {
   PrimExpr begin, extent;
 };
 
-AxisSlice SliceAxis(const PrimExpr& dim, int64_t b, int64_t e, int64_t s, bool assume_inbound) {
+AxisSlice SliceAxisConst(const PrimExpr& dim, int64_t b, int64_t e, int64_t s, bool assume_inbound) {
   if (auto d = ConstDim(dim)) {
     // numpy's rule.
     int64_t lo = s > 0 ? 0 : -1, hi = s > 0 ? *d : *d - 1;
@@ -94,6 +99,42 @@ AxisSlice SliceAxis(const PrimExpr& dim, int64_t b, int64_t e, int64_t s, bool a
   return {SimplifyDim(nb), SimplifyDim(ext)};
 }
 
+// A symbolic index (ONNX Slice's end from shape arithmetic: x[:seq]) is taken
+// as lying inside the axis, after a negative one counts from the end; a
+// constant one beside it keeps its meaning (clamped on a static dimension,
+// kToEnd "to the end").
+AxisSlice SliceAxis(const PrimExpr& dim, const PrimExpr& b, const PrimExpr& e, int64_t s, bool assume_inbound) {
+  auto cb = ConstDim(b), ce = ConstDim(e), cd = ConstDim(dim);
+  if (cb && ce) return SliceAxisConst(dim, *cb, *ce, s, assume_inbound);
+  auto side = [&](const PrimExpr& v, std::optional<int64_t> c, bool is_end) -> PrimExpr {
+    if (!c) return v;
+    int64_t x = *c;
+    if (cd) {
+      int64_t lo = s > 0 ? 0 : -1, hi = s > 0 ? *cd : *cd - 1;
+      return PrimExpr(std::min(std::max(x < 0 ? x + *cd : x, lo), hi));
+    }
+    if (s > 0) {
+      if (is_end && x >= kToEnd) return dim;
+    } else {
+      if (!is_end && x >= kToEnd) return dim - PrimExpr(int64_t{1});
+      if (is_end && x <= -kToEnd - 1) return PrimExpr(int64_t{-1});
+    }
+    return x < 0 ? dim + PrimExpr(x) : PrimExpr(x);
+  };
+  PrimExpr nb = side(b, cb, false), ne = side(e, ce, true);
+  if (!assume_inbound) {
+    PrimExpr lo = s > 0 ? PrimExpr(int64_t{0}) : PrimExpr(int64_t{-1});
+    PrimExpr hi = s > 0 ? dim : dim - PrimExpr(int64_t{1});
+    nb = ir::MakeBinary(ir::TirKind::kMin, ir::MakeBinary(ir::TirKind::kMax, nb, lo), hi);
+    ne = ir::MakeBinary(ir::TirKind::kMin, ir::MakeBinary(ir::TirKind::kMax, ne, lo), hi);
+  }
+  int64_t step = s > 0 ? s : -s;
+  PrimExpr span = s > 0 ? ne - nb : nb - ne;
+  PrimExpr ext = ir::MakeBinary(ir::TirKind::kFloorDiv, span + PrimExpr(step - 1), PrimExpr(step));
+  if (!assume_inbound) ext = ir::MakeBinary(ir::TirKind::kMax, ext, PrimExpr(int64_t{0}));
+  return {SimplifyDim(nb), SimplifyDim(ext)};
+}
+
 Result<ir::StructInfo> InferStridedSlice(const ir::CallExpr& call) {
   KILN_RETURN_IF_ERROR(CheckArgCount(call, 1, 5));
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, TensorArg(call, 0));
@@ -118,7 +159,7 @@ Result<ir::PrimFunc> LegalizeStridedSlice(const ir::CallExpr& call, const std::s
   std::vector<int64_t> stride(x->ndim, 1);
   for (size_t k = 0; k < p.axes.size(); ++k) {
     int ax = p.axes[k];
-    begin[ax] = SliceAxis(a.shape()[ax], p.begin[k], p.end[k], p.strides[k], p.assume_inbound).begin;
+    begin[ax] = SliceAxis(a.shape()[ax], b.Local(p.begin[k]), b.Local(p.end[k]), p.strides[k], p.assume_inbound).begin;
     stride[ax] = p.strides[k];
   }
   te::Tensor r = b.Compute("T_strided_slice", BindableShape(out->shape, "T_strided_slice"), out->dtype, [&](const te::Indices& i) {

@@ -219,14 +219,15 @@ Result<ir::PrimFunc> FuncBuilder::Build(const std::vector<Tensor>& outputs) {
   std::vector<ir::Buffer> params = inputs_;
   for (const auto& o : outputs) params.push_back(o.buffer());
 
+  // A variable no parameter has as a plain dimension cannot be bound from
+  // the buffers: the caller passes it as an int64 scalar after the buffers
+  // (call_tir's tir_vars), in creation order.
+  std::vector<ir::Var> scalars;
   for (const auto& v : local_vars_) {
     bool plain = false;
     for (const auto& b : params)
       for (const auto& d : b->shape) plain |= d.get() == v.get();
-    if (!plain) {
-      return Unimplemented("kernel " + func_name_ + ": symbolic variable '" + v->name +
-                           "' is not a plain dimension of any argument; passing it as a scalar is not supported yet");
-    }
+    if (!plain) scalars.push_back(v);
   }
 
   auto func = std::make_shared<ir::PrimFuncNode>();
@@ -236,6 +237,7 @@ Result<ir::PrimFunc> FuncBuilder::Build(const std::vector<Tensor>& outputs) {
     func->params.push_back(handle);
     func->buffer_map.emplace_back(handle, b);
   }
+  for (const auto& v : scalars) func->params.push_back(v);
   func->attrs = attrs_;
   func->attrs["tir.noalias"].kind = ir::AttrValue::Kind::kBool;
   func->attrs["tir.noalias"].i = 1;

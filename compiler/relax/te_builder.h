@@ -19,11 +19,12 @@
 //   TVM's structure: one loop per output dimension (then per reduction axis),
 //   a block with spatial/reduce iteration variables, T.init for reductions.
 // - Build(outputs): parameters are the inputs in creation order, then the
-//   outputs in the given order; every other computed tensor becomes a
-//   T.alloc_buffer of the root block. Fails (kUnimplemented) when a local
-//   symbolic Var is not a plain dimension of some parameter (the kernel could
-//   not bind it from its arguments), or (kInvalidArgument) when an output is an
-//   input.
+//   outputs in the given order, then one int64 scalar per local symbolic Var
+//   that is not a plain dimension of any of those buffers (the kernel could
+//   not bind it from them), in creation order and named like the caller's Var:
+//   the call passes the caller's values as tir_vars (TVM's convention). Every
+//   other computed tensor becomes a T.alloc_buffer of the root block. Fails
+//   (kInvalidArgument) when an output is an input.
 // - fcompute callbacks run once, when the stage is created.
 #ifndef KILN_COMPILER_RELAX_TE_BUILDER_H_
 #define KILN_COMPILER_RELAX_TE_BUILDER_H_

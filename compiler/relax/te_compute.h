@@ -40,9 +40,9 @@ struct ComputeSpec {
 };
 
 // The caller's symbolic variables are replaced by PrimFunc-local variables of
-// the same names, bound from the buffer shapes when the kernel runs. Fails
-// (kUnimplemented) when a variable of the output shape or of a reduction extent
-// is not a plain dimension of some input or output buffer.
+// the same names, bound from the buffer shapes when the kernel runs; one that
+// is not a plain dimension of some input or output buffer becomes an int64
+// scalar parameter after the buffers (te_builder.h).
 Result<ir::PrimFunc> BuildComputePrimFunc(const ComputeSpec& spec);
 
 }  // namespace te

@@ -181,6 +181,16 @@ class FunctionCodegen {
     return std::make_pair(int64_t{kLoadHeap}, slot);
   }
 
+  // An int64 value of a symbolic expression: an immediate when constant,
+  // else a register loaded from the heap slot DimOperand computed.
+  Result<int64_t> EmitPrim(const ir::PrimExpr& d) {
+    KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
+    if (operand.first == kImm) return Imm(operand.second);
+    int64_t reg = NewReg();
+    EmitCall(reg, Builtin("vm.builtin.heap_load"), {Imm(operand.second)});
+    return EncodeArg(ArgKind::kRegister, reg);
+  }
+
   Result<int64_t> EmitMakeShape(const std::vector<ir::PrimExpr>& dims) {
     std::vector<int64_t> args = {Imm(static_cast<int64_t>(dims.size()))};
     for (const auto& d : dims) {
@@ -252,8 +262,17 @@ class FunctionCodegen {
   Result<int64_t> EmitDpsCall(const ir::CallExpr& call, bool is_call_tir) {
     const ir::Expr& callee = call.args[0];
     const auto* args = ir::ExprAs<ir::TupleExpr>(call.args[1]);
+    // The symbolic scalars a kernel takes after its outputs (tir_vars):
+    // constants as immediates, anything else computed into the shape heap
+    // and loaded into a register.
+    std::vector<int64_t> scalars;
     if (call.args.size() > 2) {
-      return Unimplemented(Where(call.span) + "R.call_tir with symbolic scalar arguments (tir_vars) is not supported yet");
+      const auto* tir_vars = ir::ExprAs<ir::ShapeExpr>(call.args[2]);
+      if (!tir_vars) return InvalidArgument(Where(call.span) + "the tir_vars of a call must be R.shape([...])");
+      for (const auto& d : tir_vars->values) {
+        KILN_ASSIGN_OR_RETURN(int64_t w, EmitPrim(d));
+        scalars.push_back(w);
+      }
     }
     std::vector<int64_t> words;
     for (const auto& a : args->fields) {
@@ -273,6 +292,7 @@ class FunctionCodegen {
       outs.push_back(reg);
       words.push_back(EncodeArg(ArgKind::kRegister, reg));
     }
+    words.insert(words.end(), scalars.begin(), scalars.end());
     uint32_t target;
     std::string name;
     if (const auto* gv = ir::ExprAs<ir::GlobalVarExpr>(callee)) {
@@ -288,7 +308,7 @@ class FunctionCodegen {
       target = InternCallable(program_, CallableKind::kKernel, name, static_cast<int32_t>(f->params.size()));
       if (f->params.size() != words.size()) {
         return InvalidArgument(Where(call.span) + "'" + name + "' has " + std::to_string(f->params.size()) +
-                               " parameters but the call passes " + std::to_string(words.size()) + " tensors");
+                               " parameters but the call passes " + std::to_string(words.size()) + " arguments");
       }
     } else if (is_call_tir) {
       return NotFound(Where(call.span) + "R.call_tir: no PrimFunc named '" + name + "'");
@@ -319,10 +339,7 @@ class FunctionCodegen {
         return StringConstant(static_cast<const ir::StringImmExpr&>(*e).value);
       case ir::ExprKind::kPrimValue: {
         const auto& p = static_cast<const ir::PrimValueExpr&>(*e);
-        if (auto c = ConstDim(p.value)) return Imm(*c);
-        KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(p.value));
-        (void)operand;
-        return Unimplemented(Where(e->span) + "symbolic R.prim_value is not supported yet");
+        return EmitPrim(p.value);
       }
       case ir::ExprKind::kShapeExpr: {
         KILN_ASSIGN_OR_RETURN(int64_t reg, EmitMakeShape(static_cast<const ir::ShapeExpr&>(*e).values));

@@ -288,6 +288,42 @@ class Module:
   EXPECT_EQ(p->constants[1].kind, compiler::ConstantKind::kTensor);
 }
 
+TEST(VMCodegen, TirVarsArePassedAfterTheOutputs) {
+  // fs takes n * 2 - 1 and m as int64 scalars after its output: the
+  // composite value is computed into a heap slot and loaded into a register;
+  // a constant passes as an immediate. R.prim_value(n + 1) loads the same way.
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def fs(A: T.Buffer((2, 3), "float32"), B: T.Buffer((2, 3), "float32"), a: T.int64, b: T.int64):
+        for i, j in T.grid(2, 3):
+            B[i, j] = A[i, j]
+
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32"), y: R.Tensor(("n",), dtype="float32")):
+        n = T.int64()
+        cls = Module
+        r = R.call_tir(cls.fs, (x,), out_sinfo=R.Tensor((2, 3), dtype="float32"), tir_vars=R.shape([n * 2 - 1, 5]))
+        s = R.call_packed("p", r, R.prim_value(n + 1), sinfo_args=R.Tensor((2, 3), dtype="float32"))
+        return s
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> code = Disassemble(*p, p->functions[0]);
+  std::vector<std::string> tail(code.begin() + 4, code.end());
+  EXPECT_EQ(Join(tail), Join({
+                            "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2)",
+                            "vm.builtin.shape_arith(2, 1, 1, 1, 0, 1)",
+                            "r2 = vm.builtin.heap_load(2)",
+                            "r3 = vm.builtin.make_shape(2, 0, 2, 0, 3)",
+                            "r4 = vm.builtin.alloc_tensor(r3, 2, 32, 1)",
+                            "kernel fs(r0, r4, r2, 5)",
+                            "vm.builtin.shape_arith(3, 0, 1, 0, 0, 1)",
+                            "r5 = vm.builtin.heap_load(3)",
+                            "r6 = packed p(r4, r5)",
+                            "ret r6",
+                        }));
+}
+
 TEST(VMCodegen, EncodeArgPutsTheKindInTheTopByte) {
   EXPECT_EQ(EncodeArg(ArgKind::kRegister, 5), 5);
   EXPECT_EQ(EncodeArg(ArgKind::kImmediate, 7), (int64_t{1} << 56) | 7);
@@ -365,15 +401,8 @@ const VmErrorCase kVmErrors[] = {
     {"        r = R.call_dps_packed(\"p\", (x,), out_sinfo=R.Tensor(ndim=2, dtype=\"float32\"))\n        return r\n",
      "R.call_dps_packed", StatusCode::kUnimplemented,
      "outputs of kernel calls need a tensor type with known shape and dtype, got R.Tensor(ndim=2, dtype=\"float32\")"},
-    {"        r = R.call_tir(cls.fs, (x,), out_sinfo=R.Tensor((2, 3), dtype=\"float32\"), tir_vars=R.shape([n]))\n"
-     "        return r\n",
-     "R.call_tir", StatusCode::kUnimplemented,
-     "R.call_tir with symbolic scalar arguments (tir_vars) is not supported yet"},
     {"        r = R.call_dps_packed(\"f\", (x, x), out_sinfo=R.Tensor((2, 3), dtype=\"float32\"))\n        return r\n",
-     "R.call_dps_packed", StatusCode::kInvalidArgument, "'f' has 2 parameters but the call passes 3 tensors"},
-    {"        r = R.call_packed(\"p\", x, R.prim_value(n), sinfo_args=R.Tensor((2,), dtype=\"float32\"))\n"
-     "        return r\n",
-     "R.prim_value", StatusCode::kUnimplemented, "symbolic R.prim_value is not supported yet"},
+     "R.call_dps_packed", StatusCode::kInvalidArgument, "'f' has 2 parameters but the call passes 3 arguments"},
     {"        r = R.ExternFunc(\"kiln.debug.f\")\n        return r\n", "R.ExternFunc", StatusCode::kUnimplemented,
      "this kind of expression cannot be compiled to VM code yet"},
 };
@@ -448,6 +477,21 @@ TEST(VMCodegenError, DpsCallOfAComputedCallee) {
   ASSERT_FALSE(p.ok());
   EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(p.status().message(), "built.relax:3:13: the callee of a destination-passing call must be a function name");
+}
+
+TEST(VMCodegenError, TirVarsThatAreNotAShape) {
+  ir::IRModule mod = BuiltMain([](const ir::RVar& x) {
+    auto args = std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{x});
+    auto callee = std::make_shared<ir::GlobalVarExpr>("k");
+    auto call = std::const_pointer_cast<ir::ExprNode>(ir::MakeOpCall(
+        "relax.call_tir", {callee, args, x}, {}, {ir::MakeTensorSInfo({2, 3}, DType::Float32())}));
+    call->span = At(3, 13);
+    return ir::Expr(call);
+  });
+  Result<compiler::VmfbProgram> p = CodegenUnnormalized(mod);
+  ASSERT_FALSE(p.ok());
+  EXPECT_EQ(p.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(p.status().message(), "built.relax:3:13: the tir_vars of a call must be R.shape([...])");
 }
 
 TEST(VMCodegenError, CallOfAComputedFunctionValue) {

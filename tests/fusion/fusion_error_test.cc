@@ -142,7 +142,7 @@ TEST(FuseTirErrors, KernelGivenWrongNumberOfBuffers) {
             R.output(gv)
         return gv
 )",
-                     StatusCode::kInvalidArgument, "fuse_tir: kernel 'copy4' has 2 parameters but is given 3 buffers",
+                     StatusCode::kInvalidArgument, "fuse_tir: kernel 'copy4' has 2 parameters but is given 3 buffers and 0 scalars",
                      /*normalize=*/false);
 }
 
@@ -163,7 +163,58 @@ TEST(FuseTirErrors, ScalarKernelParameter) {
             R.output(gv)
         return gv
 )",
-                     StatusCode::kUnimplemented, "kernel 'scaled' parameter 's' is a scalar; only buffer parameters can be fused",
+                     StatusCode::kInvalidArgument, "kernel 'scaled' parameter 's' is a scalar where the call passes a buffer",
+                     /*normalize=*/false);
+}
+
+TEST(FuseTirErrors, BufferKernelParameterGivenAScalar) {
+  ExpectFuseTirError(R"(    @R.function(private=True)
+    def fused(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        R.func_attr({"Primitive": 1})
+        cls = Module
+        with R.dataflow():
+            gv = R.call_tir(cls.add4, (x,), out_sinfo=R.Tensor((4,), dtype="float32"), tir_vars=R.shape([4]))
+            R.output(gv)
+        return gv
+)",
+                     StatusCode::kInvalidArgument, "kernel 'add4' parameter 'C' is a buffer where the call passes a scalar",
+                     /*normalize=*/false);
+}
+
+TEST(FuseTirErrors, ScalarsParameterOfNoVariables) {
+  ExpectFuseTirError(R"(    @R.function(private=True)
+    def fused(x: R.Tensor((4,), dtype="float32"), tir_vars: R.Shape([4])) -> R.Tensor((4,), dtype="float32"):
+        R.func_attr({"Primitive": 1})
+        cls = Module
+        with R.dataflow():
+            gv = R.call_tir(cls.copy4, (x,), out_sinfo=R.Tensor((4,), dtype="float32"))
+            R.output(gv)
+        return gv
+)",
+                     StatusCode::kInvalidArgument, "parameter 'tir_vars' is a shape but not of symbolic variables",
+                     /*normalize=*/false);
+}
+
+TEST(FuseTirErrors, ScalarsPassedInAShapeVariable) {
+  ExpectFuseTirError(R"(    @R.function(private=True)
+    def fused(x: R.Tensor((4,), dtype="float32"), tir_vars: R.Shape(["m"])) -> R.Tensor((4,), dtype="float32"):
+        R.func_attr({"Primitive": 1})
+        m = T.int64()
+        cls = Module
+        with R.dataflow():
+            gv = R.call_tir(cls.copy4, (x,), out_sinfo=R.Tensor((4,), dtype="float32"))
+            R.output(gv)
+        return gv
+
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        cls = Module
+        s = R.shape([4])
+        gv = cls.fused(x, s)
+        return gv
+)",
+                     StatusCode::kInvalidArgument,
+                     "fuse_tir: the call of 'fused' in 'main' passes its scalars in a value that is not R.shape([...])",
                      /*normalize=*/false);
 }
 

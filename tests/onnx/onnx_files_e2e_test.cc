@@ -168,6 +168,34 @@ TEST(OnnxFilesE2E, KilnCompileToolCompilesAnOnnxFile) {
   std::string text((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
   EXPECT_NE(text.find("NoSuchOp (opset 13): unsupported operator"), std::string::npos) << text;
 }
+
+TEST(OnnxFilesE2E, KilnCompilePinsAnUnknownDimensionByInputAndPosition) {
+  // x: (-1, ?) -> y = x + 1: `--dim x:1=3` pins the second dimension, the
+  // first (x_dim0) stays symbolic and runs at two batch sizes.
+  TempDir dir;
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {-1, OnnxDim::Unknown()});
+  m.Initializer("one", {}, {1});
+  m.Node("Add", {"x", "one"}, {"y"});
+  m.Output("y");
+  WriteFile(dir.path() + "/dims.onnx", m.Serialize());
+  std::string cmd = std::string(KILN_COMPILE_TOOL) + " '" + dir.path() + "/dims.onnx' --dim x:1=3 -o '" + dir.path() +
+                    "/dims.vmfb'";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  auto module = vm::Module::LoadFile(dir.path() + "/dims.vmfb");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (int64_t n : {1, 4}) {
+    std::vector<float> xv(static_cast<size_t>(n * 3)), expected;
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<float>(i) * 0.5f;
+    for (float v : xv) expected.push_back(v + 1);
+    auto out = RunMain(*module, {F32({n, 3}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ(Values((*out)[0]), expected) << n;
+  }
+  auto wrong = RunMain(*module, {F32({2, 4}, std::vector<float>(8, 0))});
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_NE(wrong.status().message().find("dimension 1: expected 3, got 4"), std::string::npos) << wrong.status().message();
+}
 #endif
 
 }  // namespace

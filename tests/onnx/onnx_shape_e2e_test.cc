@@ -221,6 +221,217 @@ TEST(OnnxShapeE2E, SymbolicShapeSubgraphRunsAtSeveralSizes) {
   }
 }
 
+TEST(OnnxShapeE2E, ShapeArithmeticOnUnknownDimsRunsAtTwoShapes) {
+  // x: (?, ?, 8), both unknown (x_dim0 = b, x_dim1 = s), compiled once:
+  //   pe   = pos[:s]                       Slice, ends = Shape(x)[1:2]
+  //   y    = x + pe + Expand(bias, Concat(b, s, 8))
+  //   tail = y[:, s // 2 : s]              Slice, starts = Div(s, 2)
+  //   last = y[:, s - 1 : s]               Slice, starts = Sub(s, 1)
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {-1, OnnxDim::Unknown(), 8});
+  std::vector<float> pos = Ramp(16 * 8, -2, 2, 7), bias = Ramp(8, -1, 1, 3);
+  m.Initializer("pos", {16, 8}, pos);
+  m.Initializer("bias", {1, 1, 8}, bias);
+  m.InitializerI64("zero", {1}, {0});
+  m.InitializerI64("one", {1}, {1});
+  m.InitializerI64("two", {1}, {2});
+  m.InitializerI64("eight", {1}, {8});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Gather", {"sh", "zero"}, {"b1"});
+  m.Node("Gather", {"sh", "one"}, {"s1"});
+  m.Node("Slice", {"pos", "zero", "s1", "zero"}, {"pe"});
+  m.Node("Add", {"x", "pe"}, {"xp"});
+  B::AttrInt(m.Node("Concat", {"b1", "s1", "eight"}, {"eshape"}), "axis", 0);
+  m.Node("Expand", {"bias", "eshape"}, {"bias_e"});
+  m.Node("Add", {"xp", "bias_e"}, {"y"});
+  m.Node("Div", {"s1", "two"}, {"half"});
+  m.Node("Slice", {"y", "half", "s1", "one"}, {"tail"});
+  m.Node("Sub", {"s1", "one"}, {"sm1"});
+  m.Node("Slice", {"y", "sm1", "s1", "one"}, {"last"});
+  m.Output("y");
+  m.Output("tail");
+  m.Output("last");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (auto bs : {std::pair<int64_t, int64_t>{2, 3}, {1, 7}}) {
+    int64_t b = bs.first, sq = bs.second;
+    std::vector<float> xv = Ramp(b * sq * 8, -1, 1, static_cast<uint64_t>(b * 16 + sq));
+    auto out = RunMain(*module, {F32({b, sq, 8}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::vector<float> y(xv.size());
+    for (int64_t i = 0; i < b; ++i)
+      for (int64_t j = 0; j < sq; ++j)
+        for (int64_t k = 0; k < 8; ++k) {
+          size_t at = static_cast<size_t>((i * sq + j) * 8 + k);
+          y[at] = xv[at] + pos[static_cast<size_t>(j * 8 + k)] + bias[static_cast<size_t>(k)];
+        }
+    auto rows = [&](int64_t from) {
+      std::vector<float> r;
+      for (int64_t i = 0; i < b; ++i)
+        for (int64_t j = from; j < sq; ++j)
+          for (int64_t k = 0; k < 8; ++k) r.push_back(y[static_cast<size_t>((i * sq + j) * 8 + k)]);
+      return r;
+    };
+    ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{b, sq, 8}));
+    std::vector<float> got = Values((*out)[0]);
+    for (size_t i = 0; i < y.size(); ++i) EXPECT_FLOAT_EQ(got[i], y[i]) << i;
+    ASSERT_EQ((*out)[1].shape(), (std::vector<int64_t>{b, sq - sq / 2, 8}));
+    EXPECT_EQ(Values((*out)[1]), rows(sq / 2));
+    ASSERT_EQ((*out)[2].shape(), (std::vector<int64_t>{b, 1, 8}));
+    EXPECT_EQ(Values((*out)[2]), rows(sq - 1));
+  }
+}
+
+TEST(OnnxShapeE2E, RangeReshapeAndConstantOfShapeFromProductsOfUnknownDims) {
+  // x: (?, ?) = (b, s), compiled once:
+  //   idx  = Reshape(Cast(Range(0, b * s, 1)), Shape(x))   kernels sized b * s
+  //   y    = x + idx
+  //   ones = ConstantOfShape(Concat(Unsqueeze(b * 2), s))  -> (2b, s) of 1.5
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {"?", "?"});
+  m.InitializerI64("i0", {}, {0});
+  m.InitializerI64("i1", {}, {1});
+  m.InitializerI64("two", {}, {2});
+  m.InitializerI64("ax0", {1}, {0});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Gather", {"sh", "i0"}, {"b"});
+  m.Node("Gather", {"sh", "i1"}, {"s"});
+  m.Node("Mul", {"b", "s"}, {"n"});
+  m.Node("Range", {"i0", "n", "i1"}, {"r"});
+  B::AttrInt(m.Node("Cast", {"r"}, {"rf"}), "to", TensorProto::FLOAT);
+  m.Node("Reshape", {"rf", "sh"}, {"idx"});
+  m.Node("Add", {"x", "idx"}, {"y"});
+  m.Node("Mul", {"b", "two"}, {"b2"});
+  m.Node("Unsqueeze", {"b2", "ax0"}, {"b2v"});
+  m.Node("Unsqueeze", {"s", "ax0"}, {"sv"});
+  B::AttrInt(m.Node("Concat", {"b2v", "sv"}, {"oshape"}), "axis", 0);
+  auto* cs = m.Node("ConstantOfShape", {"oshape"}, {"ones"});
+  B::AttrTensor(cs, "value", B::Tensor("v", {1}, {1.5f}));
+  m.Output("y");
+  m.Output("ones");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (auto bs : {std::pair<int64_t, int64_t>{2, 3}, {4, 5}}) {
+    int64_t b = bs.first, sq = bs.second;
+    std::vector<float> xv = Ramp(b * sq, -1, 1, static_cast<uint64_t>(b + sq));
+    auto out = RunMain(*module, {F32({b, sq}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::vector<float> y;
+    for (size_t i = 0; i < xv.size(); ++i) y.push_back(xv[i] + static_cast<float>(i));
+    ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{b, sq}));
+    EXPECT_EQ(Values((*out)[0]), y);
+    ASSERT_EQ((*out)[1].shape(), (std::vector<int64_t>{2 * b, sq}));
+    EXPECT_EQ(Values((*out)[1]), std::vector<float>(static_cast<size_t>(2 * b * sq), 1.5f));
+  }
+}
+
+TEST(OnnxShapeE2E, ResizeByWholeScalesOnSymbolicDimsRunsAtTwoShapes) {
+  // Nearest x2 upsampling of (1, 2, ?, ?): the output is (1, 2, 2h, 2w).
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {1, 2, "?", -1});
+  m.Initializer("scales", {4}, {1, 1, 2, 2});
+  auto* r = m.Node("Resize", {"x", "", "scales"}, {"y"});
+  B::AttrString(r, "mode", "nearest");
+  B::AttrString(r, "coordinate_transformation_mode", "asymmetric");
+  B::AttrString(r, "nearest_mode", "floor");
+  m.Output("y");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (auto hw : {std::pair<int64_t, int64_t>{3, 4}, {5, 2}}) {
+    int64_t h = hw.first, w = hw.second;
+    std::vector<float> xv = Ramp(2 * h * w, -1, 1, static_cast<uint64_t>(h * 8 + w));
+    auto out = RunMain(*module, {F32({1, 2, h, w}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 2, 2 * h, 2 * w}));
+    std::vector<float> expected;
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t i = 0; i < 2 * h; ++i)
+        for (int64_t j = 0; j < 2 * w; ++j) expected.push_back(xv[static_cast<size_t>((c * h + i / 2) * w + j / 2)]);
+    EXPECT_EQ(Values((*out)[0]), expected);
+  }
+}
+
+TEST(OnnxShapeE2E, ResizeToSizesFromShapeArithmeticRunsAtTwoShapes) {
+  // torch's Upsample(scale_factor=2) export: sizes = Concat(Shape(x)[:2],
+  // Shape(x)[2:] * 2) on (?, 2, ?, ?), linear, half_pixel; compiled once.
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {-1, 2, -1, -1});
+  m.InitializerI64("s0", {1}, {0});
+  m.InitializerI64("s2", {1}, {2});
+  m.InitializerI64("s4", {1}, {4});
+  m.InitializerI64("twos", {2}, {2, 2});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Slice", {"sh", "s0", "s2"}, {"nc"});
+  m.Node("Slice", {"sh", "s2", "s4"}, {"hw"});
+  m.Node("Mul", {"hw", "twos"}, {"hw2"});
+  B::AttrInt(m.Node("Concat", {"nc", "hw2"}, {"sizes"}), "axis", 0);
+  auto* r = m.Node("Resize", {"x", "", "", "sizes"}, {"y"});
+  B::AttrString(r, "mode", "linear");
+  m.Output("y");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (auto hw : {std::pair<int64_t, int64_t>{3, 4}, {2, 5}}) {
+    int64_t h = hw.first, w = hw.second;
+    std::vector<float> xv = Ramp(2 * h * w, -1, 1, static_cast<uint64_t>(h * 8 + w));
+    auto out = RunMain(*module, {F32({1, 2, h, w}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 2, 2 * h, 2 * w}));
+    // half_pixel: source coordinate (i + 0.5) / 2 - 0.5, clamped to the edge.
+    auto axis = [](int64_t i, int64_t n, int64_t* lo, int64_t* hi, double* t) {
+      double c = std::max(0.0, (static_cast<double>(i) + 0.5) / 2.0 - 0.5);
+      *lo = std::min<int64_t>(static_cast<int64_t>(std::floor(c)), n - 1);
+      *hi = std::min<int64_t>(*lo + 1, n - 1);
+      *t = c - static_cast<double>(*lo);
+    };
+    std::vector<float> got = Values((*out)[0]);
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t i = 0; i < 2 * h; ++i)
+        for (int64_t j = 0; j < 2 * w; ++j) {
+          int64_t y0, y1, x0, x1;
+          double ty, tx;
+          axis(i, h, &y0, &y1, &ty);
+          axis(j, w, &x0, &x1, &tx);
+          auto at = [&](int64_t y, int64_t x) { return static_cast<double>(xv[static_cast<size_t>((c * h + y) * w + x)]); };
+          double want = (at(y0, x0) * (1 - tx) + at(y0, x1) * tx) * (1 - ty) + (at(y1, x0) * (1 - tx) + at(y1, x1) * tx) * ty;
+          EXPECT_NEAR(got[static_cast<size_t>((c * 2 * h + i) * 2 * w + j)], want, 1e-5) << c << " " << i << " " << j;
+        }
+  }
+}
+
+TEST(OnnxShapeE2E, PadToAMultipleOf32FromShapeArithmeticRunsAtTwoShapes) {
+  // An OCR detector's input padding: H and W (unknown) grow to the next
+  // multiple of 32, pads = (d + 31) / 32 * 32 - d from Shape, Add, Div, Mul,
+  // Sub and Concat; compiled once.
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {1, 1, -1, -1});
+  m.InitializerI64("hw", {2}, {2, 3});
+  m.InitializerI64("c31", {1}, {31});
+  m.InitializerI64("c32", {1}, {32});
+  m.InitializerI64("zeros", {6}, {0, 0, 0, 0, 0, 0});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Gather", {"sh", "hw"}, {"d"});  // [h, w]
+  m.Node("Add", {"d", "c31"}, {"d31"});
+  m.Node("Div", {"d31", "c32"}, {"blocks"});
+  m.Node("Mul", {"blocks", "c32"}, {"rounded"});
+  m.Node("Sub", {"rounded", "d"}, {"extra"});
+  B::AttrInt(m.Node("Concat", {"zeros", "extra"}, {"pads"}), "axis", 0);
+  m.Node("Pad", {"x", "pads"}, {"y"});
+  m.Output("y");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (auto hw : {std::pair<int64_t, int64_t>{5, 40}, {33, 7}}) {
+    int64_t h = hw.first, w = hw.second, ph = (h + 31) / 32 * 32, pw = (w + 31) / 32 * 32;
+    std::vector<float> xv = Ramp(h * w, -1, 1, static_cast<uint64_t>(h + w));
+    auto out = RunMain(*module, {F32({1, 1, h, w}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 1, ph, pw}));
+    std::vector<float> expected;
+    for (int64_t i = 0; i < ph; ++i)
+      for (int64_t j = 0; j < pw; ++j) expected.push_back(i < h && j < w ? xv[static_cast<size_t>(i * w + j)] : 0.0f);
+    EXPECT_EQ(Values((*out)[0]), expected);
+  }
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace onnx

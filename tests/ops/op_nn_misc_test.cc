@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/ops/op_shape_test_util.h"
 #include "tests/ops/op_test_util.h"
 
 namespace kiln {
@@ -77,6 +78,24 @@ TEST(OpNnMisc, PadSymbolicAndInteger) {
   }
 }
 
+// pad_width as an R.shape argument of symbolic values: (n, 3) padded to
+// (n + n // 2 + 1, 5) in edge mode, the kernel taking n as a scalar.
+TEST(OpNnMisc, PadBySymbolicWidths) {
+  std::string src = MultiOpModule({"x: R.Tensor((\"n\", 3), \"float32\")"},
+                                  {"R.nn.pad(x, R.shape([n // 2, 1, 1, 1]), pad_mode=\"edge\")"}, {"n"});
+  auto inferred = InferredResult(src);
+  ASSERT_TRUE(inferred.ok()) << inferred.status().ToString();
+  EXPECT_EQ(*inferred, "R.Tensor((n + n // 2 + 1, 5), dtype=\"float32\")");
+  for (int64_t n : {2, 5}) {
+    Tensor x = RandomTensor({n, 3}, DType::Float32(), 11 + n);
+    Shape os;
+    std::vector<double> want = RefPad({n, 3}, ToDoubles(x), {n / 2, 1, 1, 1}, "edge", 0, &os);
+    auto r = RunMain(src, {x});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_TRUE(AllClose(r->at(0), want, os, 0, 0)) << n;
+  }
+}
+
 void ExpectOpError(const std::vector<std::string>& params, const std::string& expr, StatusCode code,
                    const std::string& msg) {
   auto r = RunMain(OneOpModule(params, expr), {});
@@ -100,6 +119,14 @@ TEST(OpNnMiscError, EveryMessageFires) {
                 "R.nn.pad: pad_mode \"wrap\" is not supported (expected one of \"constant\", \"reflect\", \"edge\")");
   ExpectOpError({"e: " + TensorType({0, 3})}, "R.nn.pad(e, pad_width=[1, 0, 0, 0], pad_mode=\"edge\")",
                 StatusCode::kInvalidArgument, "R.nn.pad: cannot edge-pad an empty axis 0");
+  ExpectOpError({x}, "R.nn.pad(x, R.shape([0, 0, 1, 0]), pad_width=[0, 0, 1, 0])", StatusCode::kInvalidArgument,
+                "R.nn.pad: pad_width is given both as an attribute and as an argument");
+  ExpectOpError({x}, "R.nn.pad(x, x)", StatusCode::kInvalidArgument,
+                "R.nn.pad: the pad_width argument must be R.shape([...])");
+  ExpectOpError({x}, "R.nn.pad(x, R.shape([0, 0, 1, 0]), R.shape([0]))", StatusCode::kInvalidArgument,
+                "R.nn.pad: takes the data and at most one pad_width argument");
+  ExpectOpError({x}, "R.nn.pad(x, R.shape([0, 0, -1, 0]))", StatusCode::kInvalidArgument,
+                "R.nn.pad: pad_width must not be negative");
 }
 
 }  // namespace

@@ -135,6 +135,7 @@ TEST_P(PassGoldenTest, MatchesExpectedText) {
 const GoldenCase kCases[] = {
     {"legalize_static", Pipeline::kLegalize},
     {"legalize_symbolic", Pipeline::kLegalize},
+    {"legalize_tir_vars", Pipeline::kLegalize},
     {"dispatch_library", Pipeline::kDispatchLibrary},
     {"legalize_nested", Pipeline::kLegalize},
     {"remove_unused", Pipeline::kRemoveUnused},

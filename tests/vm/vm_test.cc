@@ -277,6 +277,44 @@ TEST(VmTest, ShapeArithmetic) {
   EXPECT_EQ(out.shape_dims(), (std::vector<int64_t>{16, 2, 2, 2}));
 }
 
+TEST(VmTest, HeapLoadReadsASlotIntoARegister) {
+  // f(x: [n]) -> n * 3 as an int (what a kernel's tir_vars and a symbolic
+  // R.prim_value are); the verifier refuses a slot outside the heap.
+  VmfbProgram p = AddProgram();
+  p.functions.clear();
+  p.constants = {testing::StringConstant("f: argument x")};
+  int arith = static_cast<int>(p.callables.size());
+  p.callables.push_back({CallableKind::kBuiltin, "vm.builtin.shape_arith"});
+  int load = static_cast<int>(p.callables.size());
+  p.callables.push_back({CallableKind::kBuiltin, "vm.builtin.heap_load"});
+  FunctionInfo f;
+  f.name = "f";
+  f.params.resize(1);
+  f.register_count = 2;
+  f.shape_heap_size = 2;
+  Assembler a;
+  a.Call(-1, testing::kMatchShape, {Reg(0), Const(0), Imm(1), Imm(1), Imm(0)});
+  a.Call(-1, arith, {Imm(1), Imm(2), Imm(1), Imm(0), Imm(0), Imm(3)});  // h1 = n * 3
+  a.Call(1, load, {Imm(1)});
+  a.Ret(1);
+  f.code = a.Finish();
+  p.functions.push_back(f);
+  auto m = MustLoad(p);
+  ASSERT_TRUE(m);
+  Any out;
+  ASSERT_TRUE(Call(*m, "f", {F32({5}, std::vector<float>(5))}, &out).ok());
+  ASSERT_TRUE(out.is_int()) << out.Describe();
+  EXPECT_EQ(out.int_value(), 15);
+  Assembler bad;
+  bad.Call(1, load, {Imm(2)});
+  bad.Ret(1);
+  p.functions[0].code = bad.Finish();
+  auto refused = Load(Serialize(p));
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("shape-heap slot is 2, outside [0, 1]"), std::string::npos)
+      << refused.status().message();
+}
+
 TEST(VmTest, PackedFunctionErrorsCarryContext) {
   auto m = MustLoad(AddProgram());
   ASSERT_TRUE(m);
