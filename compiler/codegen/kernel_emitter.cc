@@ -359,6 +359,13 @@ void KernelEmitter::BindParams(llvm::Value* args, llvm::Value* num_args) {
       return;
     }
   }
+  struct DeferredDim {
+    PrimExpr dim;
+    llvm::Value* got;
+    std::string where, label, buffer;
+    int64_t axis;
+  };
+  std::vector<DeferredDim> deferred;
   for (int32_t i = 0; i < n; ++i) {
     const Var& param = func_.params[i];
     llvm::Value* slot = b_.CreateConstInBoundsGEP1_64(mc_.i64, args, static_cast<uint64_t>(i));
@@ -412,19 +419,24 @@ void KernelEmitter::BindParams(llvm::Value* args, llvm::Value* num_args) {
         FailIf(b_.CreateICmpNE(got, b_.getInt64(imm->value)), {where + std::to_string(imm->value) + ", got ", got});
         continue;
       }
-      // A bound variable or an expression of bound variables.
-      llvm::Value* expected = Index(dim);
-      if (!error_.ok()) {
-        error_ = Unimplemented(StrFormat("PrimFunc %s: buffer %s, dimension %lld: the shape must be a constant, a "
-                                         "variable, or an expression of variables bound by earlier dimensions",
-                                         fname.c_str(), buf->name.c_str(), static_cast<long long>(d)));
-        return;
-      }
-      std::string label = var ? " (" + var->name + ")" : "";
-      FailIf(b_.CreateICmpNE(got, expected), {where, expected, label + ", got ", got});
+      // A bound variable or an expression of variables: checked once every
+      // buffer's plain variables are bound (a fused kernel's first buffer
+      // may be (n + 1, ..) while only a later one has n).
+      deferred.push_back({dim, got, where + "", var ? " (" + var->name + ")" : "", buf->name, d});
     }
     memory_vars_.insert(buf->data.get());
     Bind(buf->data.get(), data);
+  }
+  for (const DeferredDim& dd : deferred) {
+    llvm::Value* expected = Index(dd.dim);
+    if (!error_.ok()) {
+      error_ = Unimplemented(StrFormat("PrimFunc %s: buffer %s, dimension %lld: the shape must be a constant, a "
+                                       "variable, or an expression of variables that some dimension or scalar "
+                                       "parameter binds",
+                                       fname.c_str(), dd.buffer.c_str(), static_cast<long long>(dd.axis)));
+      return;
+    }
+    FailIf(b_.CreateICmpNE(dd.got, expected), {dd.where, expected, dd.label + ", got ", dd.got});
   }
 }
 
