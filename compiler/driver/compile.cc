@@ -249,6 +249,12 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
 bool IsCudaTarget(const CompileOptions& options) { return options.target_triple == "cuda"; }
 
 Result<compiler::VmfbProgram> CompileModule(const ir::IRModule& input, const CompileOptions& options) {
+  if (IsCudaTarget(options)) {
+    // The PTX exists (--emit=asm); the .vmfb segment that carries it and the
+    // VM's launches are the next stage of the GPU work.
+    return Unimplemented("--target=cuda: a .vmfb for the GPU is not written yet; --emit=asm gives the PTX, "
+                         "--emit=tir the GPU-scheduled TIR, --emit=llvm the NVPTX LLVM IR");
+  }
   KILN_ASSIGN_OR_RETURN(ir::IRModule mod, LowerModule(input, options));
   compiler::VmfbProgram program;
   relax::VMCodegenOptions vm_options;
