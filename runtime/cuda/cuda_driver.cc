@@ -26,27 +26,36 @@ Status Resolve(void* lib, DriverApi* api) {
   auto v1 = reinterpret_cast<GetProcV1>(dlsym(lib, "cuGetProcAddress"));
   if (v2 == nullptr && v1 == nullptr) {
     return FailedPrecondition("no CUDA driver: " + DriverLibraryName() +
-                              " has no cuGetProcAddress (a driver older than CUDA 11.3)");
+                              ": no cuGetProcAddress in it (not a CUDA driver, or one older than CUDA 11.3)");
   }
   // Entry points are asked for by their base name with the toolkit version
-  // this runtime was built against; the driver hands back the matching
-  // versioned implementation (cuMemAlloc -> cuMemAlloc_v2).
+  // this runtime was built against, or the driver's when that is older (a
+  // version above the driver's is refused outright); the driver hands back
+  // the matching versioned implementation (cuMemAlloc -> cuMemAlloc_v2).
+  int version = CUDA_VERSION;
+  using GetVersion = CUresult (*)(int*);
+  auto get_version = reinterpret_cast<GetVersion>(dlsym(lib, "cuDriverGetVersion"));
+  int driver_version = 0;
+  if (get_version != nullptr && get_version(&driver_version) == CUDA_SUCCESS && driver_version > 0 &&
+      driver_version < version) {
+    version = driver_version;
+  }
   auto get = [&](const char* name, void** out) -> bool {
     *out = nullptr;
     CUresult rc;
     if (v2 != nullptr) {
       CUdriverProcAddressQueryResult found;
-      rc = v2(name, out, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &found);
+      rc = v2(name, out, version, CU_GET_PROC_ADDRESS_DEFAULT, &found);
     } else {
-      rc = v1(name, out, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT);
+      rc = v1(name, out, version, CU_GET_PROC_ADDRESS_DEFAULT);
     }
     return rc == CUDA_SUCCESS && *out != nullptr;
   };
 #define KILN_CUDA_RESOLVE(name)                                                                   \
   if (!get(#name, reinterpret_cast<void**>(&api->name)))                                          \
-    return FailedPrecondition("CUDA driver " + DriverLibraryName() + " lacks " #name             \
-                              " (needs a driver for CUDA " + std::to_string(CUDA_VERSION / 1000) + \
-                              ".x or newer)");
+    return FailedPrecondition("CUDA driver " + DriverLibraryName() + " (CUDA " +                  \
+                              std::to_string(driver_version / 1000) + "." +                          \
+                              std::to_string(driver_version % 1000 / 10) + ") lacks " #name);
   KILN_CUDA_DRIVER_FUNCTIONS(KILN_CUDA_RESOLVE)
 #undef KILN_CUDA_RESOLVE
   return Status::Ok();
