@@ -194,7 +194,8 @@ TEST(CudaModule, BadPtxFailsWithTheJitLog) {
   ASSERT_FALSE(mod.ok());
   const std::string& m = mod.status().message();
   EXPECT_TRUE(StartsWith(m, "loading PTX module 'broken': cuModuleLoadDataEx: ")) << m;
-  EXPECT_NE(m.find("add.q32"), std::string::npos) << "the JIT's log should name the bad instruction: " << m;
+  // ptxas says "line 29; error : Unknown modifier '.q32'".
+  EXPECT_NE(m.find("q32"), std::string::npos) << "the JIT's log should name the bad modifier: " << m;
 }
 
 TEST(CudaModule, AMissingKernelIsNotFound) {
