@@ -55,7 +55,11 @@ std::string StoredBuffers(const Stmt& s) {
   return names.empty() ? "nothing" : names;
 }
 
-PrimExpr AsI64(const PrimExpr& e) { return e.dtype() == DType::Int64() ? e : Cast(DType::Int64(), e); }
+PrimExpr AsI64(const PrimExpr& e) {
+  if (e.dtype() == DType::Int64()) return e;
+  if (const int64_t* c = nest::ConstInt(e)) return nest::I64(*c);
+  return Cast(DType::Int64(), e);
+}
 
 struct ScheduledItem {
   std::vector<Buffer> workspaces;  // Allocates above the bound loops
