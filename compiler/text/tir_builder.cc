@@ -371,7 +371,7 @@ class PrimFuncBuilder {
       }
       loops.push_back(Loop{ir::MakeVar(targets[0]->str, hi.dtype()), lo, RangeExtent(lo, hi)});
     } else {
-      return src_.Error(it->loc, "expected T.grid, T.serial, T.parallel, T.vectorized, T.unroll or range after 'in'");
+      return src_.Error(it->loc, "expected T.grid, T.serial, T.parallel, T.vectorized, T.unroll, T.thread_binding or range after 'in'");
     }
 
     ex_.PushScope();
