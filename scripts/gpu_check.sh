@@ -24,7 +24,7 @@ if [ -x "$dir/bin/kiln-gpu-cases" ]; then
   runtime_test="$dir/bin/kiln_cuda_runtime_test"
   cases_bin="$dir/bin/kiln-gpu-cases"
   cases_dir="$dir/cases"
-  export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  bundle_lib="$dir/lib"
 else
   runtime_test="$dir/runtime/cuda/kiln_cuda_runtime_test"
   cases_bin="$dir/tests/gpu/kiln-gpu-cases"
@@ -64,6 +64,12 @@ ls -d /usr/local/cuda* 2>/dev/null | head -3
 timeout 60 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())" 2>/dev/null ||
   echo "torch: not importable"
 echo "kiln bundle: $dir"
+# The bundle's C++ runtime libraries only when the machine's own are too old
+# for the binaries (and only for them, after the probes above).
+if [ -n "${bundle_lib:-}" ] && ! "$runtime_test" --gtest_list_tests >/dev/null 2>&1; then
+  echo "using the bundle's libstdc++ (the machine's is older than the build's)"
+  export LD_LIBRARY_PATH="$bundle_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 
 step "cuda runtime tests" 120 env KILN_REQUIRE_GPU=1 "$runtime_test" --gtest_brief=1
 step "no-driver error path" 30 env KILN_CUDA_DRIVER=libkiln-no-such-driver.so.1 "$runtime_test" --gtest_filter='NoDriver.*' --gtest_brief=1
