@@ -24,11 +24,15 @@ make_cases() {
   local name="$1" model="$2"
   shift 2
   mkdir -p "$out/cases/$name"
-  "$build/tests/gpu/kiln-gpu-cases-make" "$src/examples/$model" "$out/cases/$name" --arch="$arch" "$@"
+  "$build/tests/gpu/kiln-gpu-cases-make" "$src/$model" "$out/cases/$name" --arch="$arch" "$@"
 }
-make_cases mlp_n4 mlp.relax n=4
-make_cases mlp_n256 mlp.relax n=256
-make_cases transformer_s128 transformer_block.relax s=128
-make_cases resnet_block resnet_block.relax
+make_cases mlp_n4 examples/mlp.relax n=4
+make_cases mlp_n256 examples/mlp.relax n=256
+make_cases transformer_s128 examples/transformer_block.relax s=128
+make_cases resnet_block examples/resnet_block.relax
+make_cases matmul_512 tests/gpu/matmul_512.relax
+# The same kernels as PTX for sm_90 (Hopper's own ISA level), JIT-compiled as well.
+arch=sm_90
+make_cases mlp_n256_sm90 examples/mlp.relax n=256
 cp "$src/scripts/gpu_check.sh" "$out/gpu_check.sh"
 du -sh "$out"
