@@ -61,7 +61,7 @@ command -v nvidia-smi >/dev/null && timeout 30 nvidia-smi --query-gpu=index,name
   echo "nvidia-smi: not found"
 (ldconfig -p 2>/dev/null | grep -E "libcuda\.so|libcublas|libcudnn" | head -8) || true
 ls -d /usr/local/cuda* 2>/dev/null | head -3
-timeout 60 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())" 2>/dev/null ||
+timeout 30 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())" 2>/dev/null ||
   echo "torch: not importable"
 echo "kiln bundle: $dir"
 # The bundle's C++ runtime libraries only when the machine's own are too old
