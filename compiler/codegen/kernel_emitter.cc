@@ -104,6 +104,10 @@ void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, F
 constexpr int64_t kMaxExplicitVectorLanes = 64;
 
 void KernelEmitter::For(const ForNode* op) {
+  if (op->for_kind == ForKind::kThreadBinding) {
+    return Unsupported("loop " + op->loop_var->name + " is bound to " + op->thread_tag +
+                       ": GPU kernels are compiled for --target=cuda (nvptx_codegen.h)");
+  }
   if (op->for_kind == ForKind::kParallel) return ParallelFor(op);
   llvm::Value* begin = Index(op->min);
   if (op->for_kind == ForKind::kVectorized) {

@@ -56,8 +56,11 @@ struct CompileOptions {
   std::vector<std::string> dump_ir_before;
   std::vector<std::string> dump_ir_after;
   std::ostream* dump_stream = nullptr;  // nullptr: std::cerr
-  // Code generation target; empty: the host CPU.
+  // Code generation target; empty: the host CPU; "cuda": NVIDIA GPUs (the
+  // kernels through tir::ScheduleForGpu and the NVPTX backend to PTX for
+  // `gpu_arch`, nvptx_codegen.h).
   std::string target_triple;
+  std::string gpu_arch = "sm_80";
   std::string target_cpu;
   std::string target_features;
   int opt_level = 3;
@@ -82,6 +85,9 @@ const std::vector<transform::DispatchRule>& DefaultDispatchRules();
 
 // Runs the IR passes only (through lower-tir): what --emit=relax|tir prints.
 Result<ir::IRModule> LowerModule(const ir::IRModule& mod, const CompileOptions& options);
+
+// Whether `options` target a GPU (target "cuda").
+bool IsCudaTarget(const CompileOptions& options);
 
 // The whole pipeline to a program ready to serialize.
 Result<compiler::VmfbProgram> CompileModule(const ir::IRModule& mod, const CompileOptions& options);

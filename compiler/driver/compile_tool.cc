@@ -49,6 +49,7 @@ const char kUsage[] =
     "                                  (batch, x_dim2) or INPUT:POSITION (x:2) (repeatable)\n"
     "  --report-memory                 print each function's planned memory to stderr\n"
     "  --target=TRIPLE --cpu=NAME --features=+f1,-f2   code generation target (default: this machine)\n"
+    "  --target=cuda [--arch=sm_XY]    NVIDIA GPU kernels as PTX for sm_XY (default sm_80)\n"
     "  -O0 .. -O3                      LLVM optimization level (default -O3)\n"
     "  --progress                      show a progress line on stderr (default: when stderr is a terminal\n"
     "                                  and no IR is dumped)\n"
@@ -61,7 +62,7 @@ const char kUsage[] =
 const std::vector<std::string>& OptionNames() {
   static const std::vector<std::string> names = {
       "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
-      "matmul", "dispatch", "fuse", "winograd", "bound", "dim", "report-memory", "target", "cpu", "features", "O"};
+      "matmul", "dispatch", "fuse", "winograd", "bound", "dim", "report-memory", "target", "cpu", "features", "arch", "O"};
   return names;
 }
 // Options that may be given more than once (values accumulate).
@@ -178,6 +179,8 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
       options->target_triple = value;
     } else if (key == "cpu") {
       options->target_cpu = value;
+    } else if (key == "arch") {
+      options->gpu_arch = value;
     } else if (key == "features") {
       options->target_features = value;
     } else if (key == "O") {

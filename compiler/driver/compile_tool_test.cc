@@ -441,6 +441,20 @@ TEST(CompileTool, ConfigFileGivesOptionsAndFlagsOverrideIt) {
   std::remove(yaml.c_str());
 }
 
+TEST(CompileTool, CudaTargetEmitsPtxAndRefusesAVmfbForNow) {
+  ToolRun r = RunTool({Mlp(), "--target=cuda", "--arch=sm_90", "--emit=asm"});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(Contains(r.out, ".target sm_90")) << r.out.substr(0, 300);
+  EXPECT_TRUE(Contains(r.out, ".entry fused_transpose_matmul_add_relu_k0(")) << r.out.substr(0, 300);
+  std::string out = TempPath(".vmfb");
+  r = RunTool({Mlp(), "--target=cuda", "-o", out});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "--target=cuda: a .vmfb for the GPU is not written yet")) << r.err;
+  r = RunTool({Mlp(), "--target=cuda", "--arch=sm_7", "--emit=asm"});
+  EXPECT_EQ(r.rc, 1);
+  EXPECT_TRUE(Contains(r.err, "GPU arch must be sm_XY")) << r.err;
+}
+
 TEST(CompileTool, ConfigFileErrors) {
   std::string yaml = TempPath(".yaml");
   std::ofstream(yaml) << "emit: tir\nspeed: max\n";
@@ -449,7 +463,7 @@ TEST(CompileTool, ConfigFileErrors) {
   EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
                    "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, dispatch, fuse, winograd, bound, dim, "
                    "report-memory, "
-                   "target, cpu, features, O)\n");
+                   "target, cpu, features, arch, O)\n");
   std::ofstream(yaml) << "matmul: cublas\n";
   r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
   EXPECT_EQ(r.rc, 2);

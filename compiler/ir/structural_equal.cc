@@ -149,6 +149,7 @@ class Equal {
         const auto *x = As<ForNode>(a), *y = As<ForNode>(b);
         PathScope s(this, "for " + x->loop_var->name);
         if (x->for_kind != y->for_kind) return Fail(std::string("loop kind ") + ForKindName(x->for_kind) + " vs " + ForKindName(y->for_kind));
+        if (x->thread_tag != y->thread_tag) return Fail("thread " + x->thread_tag + " vs " + y->thread_tag);
         return P(x->min, y->min) && P(x->extent, y->extent) && DefineVar(x->loop_var, y->loop_var) && S(x->body, y->body);
       }
       case TirKind::kSeqStmt: {

@@ -20,8 +20,14 @@ const char* ForKindName(ForKind kind) {
     case ForKind::kParallel: return "parallel";
     case ForKind::kVectorized: return "vectorized";
     case ForKind::kUnrolled: return "unroll";
+    case ForKind::kThreadBinding: return "thread_binding";
   }
   return "?";
+}
+
+bool IsThreadTag(const std::string& tag) {
+  return tag == "blockIdx.x" || tag == "blockIdx.y" || tag == "blockIdx.z" || tag == "threadIdx.x" ||
+         tag == "threadIdx.y" || tag == "threadIdx.z";
 }
 
 bool IsBinary(TirKind k) { return k >= TirKind::kAdd && k <= TirKind::kOr; }

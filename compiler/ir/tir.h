@@ -228,18 +228,25 @@ class BufferStoreNode : public StmtNode {
   std::vector<PrimExpr> indices;
 };
 
-enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled };
-const char* ForKindName(ForKind kind);  // "serial", "parallel", "vectorized", "unroll"
+// kThreadBinding: the loop's iterations are the GPU threads or blocks named by
+// the loop's thread_tag ("blockIdx.x", "threadIdx.x", as TVM's bind); its
+// extent is the launch dimension, and loop_var is the thread's index.
+enum class ForKind : uint8_t { kSerial, kParallel, kVectorized, kUnrolled, kThreadBinding };
+const char* ForKindName(ForKind kind);  // "serial", "parallel", "vectorized", "unroll", "thread_binding"
+// blockIdx.x/y/z or threadIdx.x/y/z.
+bool IsThreadTag(const std::string& tag);
 
 class ForNode : public StmtNode {
  public:
   static constexpr TirKind kKind = TirKind::kFor;
-  ForNode(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body)
-      : StmtNode(kKind), loop_var(std::move(v)), min(std::move(min)), extent(std::move(extent)), for_kind(k), body(std::move(body)) {}
+  ForNode(Var v, PrimExpr min, PrimExpr extent, ForKind k, Stmt body, std::string thread_tag = "")
+      : StmtNode(kKind), loop_var(std::move(v)), min(std::move(min)), extent(std::move(extent)), for_kind(k),
+        body(std::move(body)), thread_tag(std::move(thread_tag)) {}
   Var loop_var;
   PrimExpr min, extent;
   ForKind for_kind;
   Stmt body;
+  std::string thread_tag;  // kThreadBinding only
 };
 
 class SeqStmtNode : public StmtNode {

@@ -559,6 +559,7 @@ void TirPrinter::Stmt(const ir::Stmt& s, std::ostringstream& os, int indent) {
         const char* fn = f->for_kind == ir::ForKind::kParallel     ? "T.parallel"
                          : f->for_kind == ir::ForKind::kVectorized ? "T.vectorized"
                          : f->for_kind == ir::ForKind::kUnrolled   ? "T.unroll"
+                         : f->for_kind == ir::ForKind::kThreadBinding ? "T.thread_binding"
                                                                    : "range";
         os << "for " << namer_->Define(f->loop_var.get(), f->loop_var->name) << " in " << fn << "(";
         if (ZeroBased(*f)) {
@@ -572,6 +573,7 @@ void TirPrinter::Stmt(const ir::Stmt& s, std::ostringstream& os, int indent) {
           Pair(f->min, hi, DType::Int32(), &a, &b);
           os << a << ", " << b;
         }
+        if (f->for_kind == ir::ForKind::kThreadBinding) os << ", thread=\"" << f->thread_tag << "\"";
         os << "):\n";
       }
       for (const auto* l : chain) loops_.push_back(l);

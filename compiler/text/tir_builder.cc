@@ -332,6 +332,7 @@ class PrimFuncBuilder {
 
     std::vector<Loop> loops;
     ir::ForKind kind = ir::ForKind::kSerial;
+    std::string thread_tag;
     if (callee == "T.grid") {
       if (targets.size() != it->items.size())
         return src_.Error(s.loc, StrFormat("T.grid has %zu extents but the loop names %zu variables", it->items.size(),
@@ -341,12 +342,24 @@ class PrimFuncBuilder {
         loops.push_back(Loop{ir::MakeVar(targets[i]->str, ext.dtype()), ir::IntImm(ext.dtype(), 0), ext});
       }
     } else if (callee == "range" || callee == "T.serial" || callee == "T.parallel" || callee == "T.vectorized" ||
-               callee == "T.unroll") {
+               callee == "T.unroll" || callee == "T.thread_binding") {
       kind = callee == "T.parallel"     ? ir::ForKind::kParallel
              : callee == "T.vectorized" ? ir::ForKind::kVectorized
              : callee == "T.unroll"     ? ir::ForKind::kUnrolled
+             : callee == "T.thread_binding" ? ir::ForKind::kThreadBinding
                                         : ir::ForKind::kSerial;
       if (targets.size() != 1) return src_.Error(s.target->loc, callee + " loops bind one variable");
+      if (kind == ir::ForKind::kThreadBinding) {
+        // T.thread_binding(stop, thread="threadIdx.x"), as TVMScript prints it.
+        for (const auto& kv : it->kwargs) {
+          if (kv.first != "thread" || kv.second->kind != AstKind::kString)
+            return src_.Error(kv.second->loc, "T.thread_binding takes thread=\"<blockIdx|threadIdx>.<x|y|z>\"");
+          thread_tag = kv.second->str;
+        }
+        if (!ir::IsThreadTag(thread_tag))
+          return src_.Error(it->loc, "T.thread_binding needs thread= one of blockIdx.x/y/z, threadIdx.x/y/z; got '" +
+                                         thread_tag + "'");
+      }
       if (it->items.empty() || it->items.size() > 2)
         return src_.Error(it->loc, callee + " takes (stop) or (start, stop)");
       PrimExpr lo, hi;
@@ -357,10 +370,8 @@ class PrimFuncBuilder {
         KILN_RETURN_IF_ERROR(ex_.BuildPair(*it->items[0], *it->items[1], DType::Int32(), &lo, &hi));
       }
       loops.push_back(Loop{ir::MakeVar(targets[0]->str, hi.dtype()), lo, RangeExtent(lo, hi)});
-    } else if (callee == "T.thread_binding") {
-      return src_.Error(it->loc, "T.thread_binding loops are not supported yet");
     } else {
-      return src_.Error(it->loc, "expected T.grid, T.serial, T.parallel, T.vectorized, T.unroll or range after 'in'");
+      return src_.Error(it->loc, "expected T.grid, T.serial, T.parallel, T.vectorized, T.unroll, T.thread_binding or range after 'in'");
     }
 
     ex_.PushScope();
@@ -374,7 +385,7 @@ class PrimFuncBuilder {
     if (!body.ok()) return body.TakeStatus();
     Stmt st = body.value();
     for (size_t i = loops.size(); i-- > 0;)
-      st = std::make_shared<ir::ForNode>(loops[i].var, loops[i].min, loops[i].extent, kind, st);
+      st = std::make_shared<ir::ForNode>(loops[i].var, loops[i].min, loops[i].extent, kind, st, thread_tag);
     return st;
   }
 

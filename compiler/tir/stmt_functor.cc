@@ -106,7 +106,7 @@ Stmt StmtExprMutator::MutateStmt(const Stmt& s) {
       PrimExpr mn = MutateExpr(x->min), ext = MutateExpr(x->extent);
       Stmt body = MutateStmt(x->body);
       if (mn.same_as(x->min) && ext.same_as(x->extent) && body == x->body) return s;
-      return StmtWithSpan(std::make_shared<ForNode>(x->loop_var, mn, ext, x->for_kind, body), s.get());
+      return StmtWithSpan(std::make_shared<ForNode>(x->loop_var, mn, ext, x->for_kind, body, x->thread_tag), s.get());
     }
     case TirKind::kSeqStmt: {
       const auto* x = As<SeqStmtNode>(s);

@@ -13,6 +13,9 @@
 #include "tools/common/plugins.h"
 #include "tools/common/prepared_call.h"
 #include "tools/common/process_stats.h"
+#ifdef KILN_HAVE_CUDA
+#include "runtime/cuda/cuda_device.h"
+#endif
 
 namespace kiln {
 namespace tools {
@@ -33,6 +36,7 @@ const char kRunToolUsage[] =
     "  --verify                 check the weights against their checksum before running (the\n"
     "                           kernels' checksum is checked on every load)\n"
     "  --plugin=PATH            load a library of packed functions first (repeatable; kiln.h, \"Plugins\")\n"
+    "  --device=cpu|cuda[:N]    where to run (default cpu); cuda opens GPU N through the driver\n"
     "Flags take --flag=value or --flag value.\n";
 
 Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
@@ -58,6 +62,22 @@ Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
   flags.AddSwitch("print-statistics", &o.print_statistics);
   flags.AddSwitch("verify", &o.verify);
   flags.AddRepeated("plugin", &o.plugins);
+  flags.AddValue("device", [&](const std::string& v) -> Status {
+    if (v == "cpu") {
+      o.device = -1;
+      return Status::Ok();
+    }
+    if (v == "cuda") {
+      o.device = 0;
+      return Status::Ok();
+    }
+    std::string n = v.compare(0, 5, "cuda:") == 0 ? v.substr(5) : "";
+    if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos) {
+      return InvalidArgument("expected cpu, cuda or cuda:N, got '" + v + "'");
+    }
+    o.device = std::stoi(n);
+    return Status::Ok();
+  });
   std::vector<std::string> positional;
   KILN_RETURN_IF_ERROR(flags.Parse(argc, argv, &positional));
   o.help = flags.help();
@@ -77,7 +97,22 @@ double MsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
+// --device=cuda:N: the GPU must be there; the program's kernels cannot run
+// on it yet (no PTX in a .vmfb), which is said instead of running on the CPU.
+Status CheckDevice(int device) {
+  if (device < 0) return Status::Ok();
+#ifdef KILN_HAVE_CUDA
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaDevice> gpu, cuda::CudaDevice::Open(device));
+  return Unimplemented(StrFormat("--device=cuda:%d: %s (%s) is there, but running a .vmfb on the GPU is not "
+                                 "implemented yet (its kernels are CPU code)",
+                                 device, gpu->info().name.c_str(), gpu->info().Arch().c_str()));
+#else
+  return Unimplemented("--device=cuda: this kiln-run was built without CUDA (KILN_WITH_CUDA=OFF)");
+#endif
+}
+
 Status RunTool(const RunToolOptions& o, std::ostream& out) {
+  KILN_RETURN_IF_ERROR(CheckDevice(o.device));
   // Expected outputs are parsed before the module loads, like the inputs.
   std::vector<Tensor> expected;
   for (size_t i = 0; i < o.expected_outputs.size(); ++i) {

@@ -5,6 +5,7 @@
 //            [--expected_output=SPEC]... [--atol=X] [--rtol=X] [--repeat=N]
 //            [--threads=N] [--executor=auto|vm|graph] [--print-statistics] [--verify]
 //            [--plugin=PATH]...
+//            [--device=cpu|cuda[:N]]
 //
 // Every flag is written --flag=value or --flag value (tools/common/flags.h).
 // SPEC is "@x.npy", "DIMSxDTYPE=@raw.bin" or inline syntax
@@ -21,6 +22,10 @@
 // compares the weights with their checksum at load (the kernels' checksum is
 // always compared); a file too old to have checksums loads with a note.
 // Each --plugin library is loaded before the module (plugins.h).
+// --device=cuda[:N] opens GPU N through the driver (runtime/cuda) first, so a
+// machine without a driver or a GPU gets that error ("no CUDA driver:
+// libcuda.so.1: ..."); running a program's kernels on the GPU is the next
+// stage of the GPU work and is refused with kUnimplemented until then.
 //
 // Thread-compatible: RunTool uses only its arguments (and the global registry).
 #ifndef KILN_TOOLS_COMMON_RUN_TOOL_H_
@@ -49,6 +54,7 @@ struct RunToolOptions {
   bool print_statistics = false;
   bool verify = false;            // check the weights' checksum at load
   std::vector<std::string> plugins;  // --plugin paths, loaded in order
+  int device = -1;                // -1: the CPU; N: CUDA device N
   bool help = false;
 };
 

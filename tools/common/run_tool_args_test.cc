@@ -117,6 +117,15 @@ TEST(RunToolMainTest, MissingModuleFile) {
   EXPECT_EQ(err.find('\n'), err.size() - 1) << "one line: " << err;
 }
 
+TEST(RunToolArgsTest, Device) {
+  EXPECT_EQ(Parse({"m.vmfb"}).value().device, -1);
+  EXPECT_EQ(Parse({"m.vmfb", "--device=cpu"}).value().device, -1);
+  EXPECT_EQ(Parse({"m.vmfb", "--device=cuda"}).value().device, 0);
+  EXPECT_EQ(Parse({"m.vmfb", "--device=cuda:3"}).value().device, 3);
+  EXPECT_NE(ParseError({"m.vmfb", "--device=gpu"}).find("expected cpu, cuda or cuda:N, got 'gpu'"), std::string::npos);
+  EXPECT_NE(ParseError({"m.vmfb", "--device=cuda:x"}).find("got 'cuda:x'"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace tools
 }  // namespace kiln

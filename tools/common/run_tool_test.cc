@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <cstdlib>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -324,6 +325,19 @@ TEST_F(RunToolTest, NpyRoundTripOfEveryDtype) {
     std::remove(out.c_str());
   }
   std::remove(vmfb.c_str());
+}
+
+TEST_F(RunToolTest, CudaDeviceWithoutADriverIsAClearError) {
+  // Named so that the driver is absent on any machine (the first load's
+  // outcome is kept for the process; nothing earlier in this test asks).
+  setenv("KILN_CUDA_DRIVER", "libkiln-no-such-driver.so.1", 1);
+  EXPECT_EQ(Main({"--device=cuda", "--input=2x3xf32=random:1"}), 1);
+#ifdef KILN_HAVE_CUDA
+  EXPECT_EQ(err_.rfind("kiln-run: error: no CUDA driver: libkiln-no-such-driver.so.1: ", 0), 0u) << err_;
+#else
+  EXPECT_EQ(err_, "kiln-run: error: --device=cuda: this kiln-run was built without CUDA (KILN_WITH_CUDA=OFF)\n");
+#endif
+  EXPECT_EQ(out_, "");
 }
 
 TEST_F(RunToolTest, DashPrintsEveryValue) {

@@ -66,7 +66,7 @@ Stmt Rebuild(const Stmt& s, const StmtNode* target, const Stmt& repl, bool is_ro
       Stmt b = Rebuild(x->body, target, repl, false);
       if (b == x->body) return s;
       if (!b) return nullptr;
-      return std::make_shared<ForNode>(x->loop_var, x->min, x->extent, x->for_kind, b);
+      return std::make_shared<ForNode>(x->loop_var, x->min, x->extent, x->for_kind, b, x->thread_tag);
     }
     case TirKind::kSeqStmt: {
       const auto* x = As<SeqStmtNode>(s);

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# One command for a machine with an NVIDIA GPU: what is there, Kiln's CUDA
+# runtime tests, and every example model's kernels on the GPU against the CPU
+# (with GPU times from CUDA events), then one summary table. Needs no package
+# registry, no compiler and no CUDA toolkit: only the driver the machine has.
+#
+#   bash scripts/gpu_check.sh [DIR]
+#
+# DIR is a bundle made by scripts/make_gpu_bundle.sh (bin/, lib/, cases/;
+# default: the folder this script is in when that holds bin/, else
+# .gpu_bundle), or a build folder (runtime/cuda/kiln_cuda_runtime_test,
+# tests/gpu/kiln-gpu-cases, and cases/ beside them or made now with
+# tests/gpu/kiln-gpu-cases-make). Each step has a time limit; the whole run
+# stays well under 5 minutes. Exit status: 0 when every step passed.
+set -u
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+dir="${1:-}"
+if [ -z "$dir" ]; then
+  if [ -d "$here/bin" ]; then dir="$here"; else dir=".gpu_bundle"; fi
+fi
+dir="$(cd "$dir" && pwd)" || { echo "gpu_check: no folder $1"; exit 2; }
+
+if [ -x "$dir/bin/kiln-gpu-cases" ]; then
+  runtime_test="$dir/bin/kiln_cuda_runtime_test"
+  cases_bin="$dir/bin/kiln-gpu-cases"
+  cases_dir="$dir/cases"
+  bundle_lib="$dir/lib"
+else
+  runtime_test="$dir/runtime/cuda/kiln_cuda_runtime_test"
+  cases_bin="$dir/tests/gpu/kiln-gpu-cases"
+  cases_dir="$dir/gpu_cases"
+  if [ ! -d "$cases_dir" ] && [ -x "$dir/tests/gpu/kiln-gpu-cases-make" ]; then
+    src="$(cd "$here/.." && pwd)"
+    mkdir -p "$cases_dir"/{mlp_n4,mlp_n256,transformer_s128,resnet_block}
+    "$dir/tests/gpu/kiln-gpu-cases-make" "$src/examples/mlp.relax" "$cases_dir/mlp_n4" n=4 >/dev/null &&
+      "$dir/tests/gpu/kiln-gpu-cases-make" "$src/examples/mlp.relax" "$cases_dir/mlp_n256" n=256 >/dev/null &&
+      "$dir/tests/gpu/kiln-gpu-cases-make" "$src/examples/transformer_block.relax" "$cases_dir/transformer_s128" s=128 >/dev/null &&
+      "$dir/tests/gpu/kiln-gpu-cases-make" "$src/examples/resnet_block.relax" "$cases_dir/resnet_block" >/dev/null
+  fi
+fi
+
+results=()
+step() {  # step NAME LIMIT_S COMMAND...: runs it, prints its output, records the outcome
+  local name="$1" limit="$2"
+  shift 2
+  echo
+  echo "=== $name"
+  local t0=$SECONDS
+  timeout --kill-after=5 "$limit" "$@"
+  local rc=$?
+  local verdict=PASS
+  [ $rc -eq 124 ] || [ $rc -eq 137 ] && verdict="TIMEOUT(${limit}s)"
+  [ $rc -ne 0 ] && [ "$verdict" = PASS ] && verdict="FAIL(rc=$rc)"
+  results+=("$(printf '%-34s %-14s %5ss' "$name" "$verdict" "$((SECONDS - t0))")")
+}
+
+echo "=== what this machine has"
+date -u
+uname -srm
+command -v nvidia-smi >/dev/null && timeout 30 nvidia-smi --query-gpu=index,name,driver_version,memory.total,compute_cap --format=csv ||
+  echo "nvidia-smi: not found"
+(ldconfig -p 2>/dev/null | grep -E "libcuda\.so|libcublas|libcudnn" | head -8) || true
+ls -d /usr/local/cuda* 2>/dev/null | head -3
+timeout 30 python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda, 'available', torch.cuda.is_available())" 2>/dev/null ||
+  echo "torch: not importable"
+echo "kiln bundle: $dir"
+# The bundle's C++ runtime libraries only when the machine's own are too old
+# for the binaries (and only for them, after the probes above).
+if [ -n "${bundle_lib:-}" ] && ! "$runtime_test" --gtest_list_tests >/dev/null 2>&1; then
+  echo "using the bundle's libstdc++ (the machine's is older than the build's)"
+  export LD_LIBRARY_PATH="$bundle_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+
+step "cuda runtime tests" 120 env KILN_REQUIRE_GPU=1 "$runtime_test" --gtest_brief=1
+step "no-driver error path" 30 env KILN_CUDA_DRIVER=libkiln-no-such-driver.so.1 "$runtime_test" --gtest_filter='NoDriver.*' --gtest_brief=1
+if [ -d "$cases_dir" ]; then
+  step "example kernels: GPU vs CPU" 150 "$cases_bin" --iters=20 "$cases_dir"/*/
+else
+  results+=("$(printf '%-34s %-14s' "example kernels: GPU vs CPU" "SKIP(no cases)")")
+fi
+
+echo
+echo "=== summary"
+printf '%-34s %-14s %6s\n' step result time
+failed=0
+for r in "${results[@]}"; do
+  echo "$r"
+  case "$r" in *PASS*) ;; *) failed=1 ;; esac
+done
+exit $failed
