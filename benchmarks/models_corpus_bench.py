@@ -16,7 +16,8 @@ For each fetched model, at its manifest's benchmark shape (`bench_shape`, an ind
   - OpenVINO, when the venv has `openvino` (not in scripts/venv_requirements.txt; `pip install
     openvino==2026.4.1` adds it): the ONNX model reshaped to the benchmark shape, compiled for
     CPU with INFERENCE_PRECISION_HINT=f32 and INFERENCE_NUM_THREADS=T, timed as ONNX Runtime.
-Each cell is the median of --rounds rounds; the rounds interleave the runtimes so that they
+Each cell is the median of --rounds rounds (one round where a call takes over --slow
+seconds, marked with *); the rounds interleave the runtimes so that they
 see the same load. The load average at the start and the end is printed: on a busy machine
 the numbers are noisy. Output: a Markdown table on stdout.
 """
@@ -72,7 +73,7 @@ def openvino_runner(path, feeds, threads):
 
 def kiln_bench(kiln_bench_path, vmfb, npys, threads, min_time):
     cmd = [kiln_bench_path, vmfb] + [f"--input=@{p}" for p in npys] + \
-          [f"--threads={threads}", f"--min-time={min_time}", "--runs=3", "--format=json"]
+          [f"--threads={threads}", f"--min-time={min_time}", "--warmup=1", "--runs=3", "--format=json"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
     return json.loads(p.stdout)["results"][0]["latency_ms"]["p50"] / 1e3
 
@@ -94,6 +95,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--min-time", type=float, default=0.5)
     ap.add_argument("--only", default="")
+    ap.add_argument("--slow", type=float, default=2.0,
+                    help="a runtime whose first round takes longer than this many seconds per call runs one round")
     ap.add_argument("--no-kiln", action="store_true")
     ap.add_argument("--no-openvino", action="store_true")
     ap.add_argument("--work", default=None, help="where the .vmfb and inputs go (default: a temporary folder)")
@@ -144,16 +147,19 @@ def main():
                 npys.append(os.path.join(d, f"in{j}.npy"))
                 np.save(npys[-1], feeds[i["name"]])
         results = {}
-        for _ in range(args.rounds):
+        for r in range(args.rounds):
             for t in threads:
                 for kind in ("ort", "kiln", "ov"):
+                    if r > 0 and results.get((kind, t)) and results[(kind, t)][0] > args.slow:
+                        continue  # one round is enough to see a call of seconds
                     if kind == "kiln":
                         if vmfb:
                             results.setdefault((kind, t), []).append(kiln_bench(kb, vmfb, npys, t, args.min_time))
                     elif (kind, t) in runners:
                         results.setdefault((kind, t), []).append(time_calls(runners[(kind, t)], args.min_time))
         med = {k: statistics.median(v) for k, v in results.items()}
-        rows.append((m, case, med, compile_s if vmfb else None))
+        one_round = {k for k, v in results.items() if len(v) == 1 and args.rounds > 1}
+        rows.append((m, case, med, compile_s if vmfb else None, one_round))
         print(f"{m.id}: " + ", ".join(f"{k[0]}@{k[1]}t {fmt(v)} ms" for k, v in sorted(med.items())),
               file=sys.stderr, flush=True)
     load1 = open("/proc/loadavg").read().split()[:3]
@@ -162,8 +168,9 @@ def main():
     head = ["model", "shape"] + [f"{name} {t}t (ms)" for _, name in kinds for t in threads] + ["Kiln compile (s)"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    for m, case, med, cs in rows:
-        cells = [m.id, m.shape_label(case)] + [fmt(med.get((k, t))) for k, _ in kinds for t in threads]
+    for m, case, med, cs, one_round in rows:
+        cells = [m.id, m.shape_label(case)] + [fmt(med.get((k, t))) + ("*" if (k, t) in one_round else "")
+                                               for k, _ in kinds for t in threads]
         cells.append(f"{cs:.1f}" if cs is not None else "—")
         print("| " + " | ".join(cells) + " |")
     print(f"\nmedian of {args.rounds} rounds, each at least {args.min_time} s per runtime; "

@@ -15,7 +15,7 @@ Models whose files are not in the cache are skipped, each named with the reason;
 model is skipped the exit status is 77 (ctest's SKIP_RETURN_CODE). Nothing is downloaded.
 
 usage: build/venv/bin/python tests/models/run_models.py --kiln-compile PATH --kiln-run PATH
-           [--cache build/models] [--work DIR] [--only ID,ID] [--manifests DIR] [--ort-only]
+           [--cache build/models] [--work DIR] [--only ID,ID] [--manifests DIR] [--ort-only] [--keep]
 """
 import argparse
 import os
@@ -160,6 +160,8 @@ def run_model(m, args, model_path):
                     f"output {name}: kiln-run wrote no {p}"
                 if why:
                     failures.append(f"at {label}: {why}")
+    if not args.keep and os.path.exists(vmfb):
+        os.remove(vmfb)  # some are hundreds of MB; the logs and .npy files stay in the work folder
     all_out = "\n".join(outputs)
     shapes = ", ".join(m.shape_label(c) for c in m.shapes)
     if m.expect == "pass":
@@ -186,6 +188,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated model ids")
     ap.add_argument("--manifests", default=corpus.MANIFESTS, help="folder of manifests (default: %(default)s)")
     ap.add_argument("--ort-only", action="store_true", help="check the manifests against ONNX Runtime only")
+    ap.add_argument("--keep", action="store_true", help="keep each compiled .vmfb in the work folder")
     ap.add_argument("--compile-timeout", type=int, default=900)
     ap.add_argument("--run-timeout", type=int, default=300)
     args = ap.parse_args()
