@@ -13,6 +13,8 @@ For each fetched model, at its manifest's benchmark shape (`bench_shape`, an ind
   - Kiln, for the models whose manifest says `expect = "pass"`: kiln-compile once with the
     symbolic dimensions (as the test does), then `kiln-bench FILE --input=@x.npy ...
     --threads=T --min-time=S --format=json`, a round's figure being its p50.
+  - Kiln pinned: the same, compiled with every named symbolic dimension fixed by --dim to the
+    benchmark shape's value (a model compiled once is to run within 10 % of this, issue 20 §3).
   - OpenVINO, when the venv has `openvino` (not in scripts/venv_requirements.txt; `pip install
     openvino==2026.4.1` adds it): the ONNX model reshaped to the benchmark shape, compiled for
     CPU with INFERENCE_PRECISION_HINT=f32 and INFERENCE_NUM_THREADS=T, timed as ONNX Runtime.
@@ -146,15 +148,33 @@ def main():
             for j, i in enumerate(m.inputs):
                 npys.append(os.path.join(d, f"in{j}.npy"))
                 np.save(npys[-1], feeds[i["name"]])
+        pinned = None
+        if vmfb:
+            # The same model with every named symbolic dimension pinned to the benchmark shape's
+            # value (--dim): what the symbolic compile is to be within 10 % of (issue 20 §3).
+            dims = {}
+            for i in m.inputs:
+                for dim, v in zip(i["dims"], m.shape_of(i, case)):
+                    if isinstance(dim, str) and dim != "?":
+                        dims[dim] = v
+            if dims:
+                pinned = os.path.join(d, m.id + ".pinned.vmfb")
+                p = subprocess.run([kc, path, "-o", pinned] + m.compile_args +
+                                   [f"--dim={k}={v}" for k, v in dims.items()],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                if p.returncode != 0:
+                    print(f"{m.id}: kiln-compile with --dim failed: {p.stdout.decode()[-500:]}", file=sys.stderr)
+                    pinned = None
         results = {}
         for r in range(args.rounds):
             for t in threads:
-                for kind in ("ort", "kiln", "ov"):
+                for kind in ("ort", "kiln", "kiln-pinned", "ov"):
                     if r > 0 and results.get((kind, t)) and results[(kind, t)][0] > args.slow:
                         continue  # one round is enough to see a call of seconds
-                    if kind == "kiln":
-                        if vmfb:
-                            results.setdefault((kind, t), []).append(kiln_bench(kb, vmfb, npys, t, args.min_time))
+                    if kind.startswith("kiln"):
+                        f = vmfb if kind == "kiln" else pinned
+                        if f:
+                            results.setdefault((kind, t), []).append(kiln_bench(kb, f, npys, t, args.min_time))
                     elif (kind, t) in runners:
                         results.setdefault((kind, t), []).append(time_calls(runners[(kind, t)], args.min_time))
         med = {k: statistics.median(v) for k, v in results.items()}
@@ -164,7 +184,7 @@ def main():
               file=sys.stderr, flush=True)
     load1 = open("/proc/loadavg").read().split()[:3]
 
-    kinds = [("ort", "ONNX Runtime"), ("kiln", "Kiln")] + ([("ov", "OpenVINO")] if use_ov else [])
+    kinds = [("ort", "ONNX Runtime"), ("kiln", "Kiln"), ("kiln-pinned", "Kiln pinned")] + ([("ov", "OpenVINO")] if use_ov else [])
     head = ["model", "shape"] + [f"{name} {t}t (ms)" for _, name in kinds for t in threads] + ["Kiln compile (s)"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
