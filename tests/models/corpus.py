@@ -4,7 +4,8 @@ Each model has one manifest, tests/models/manifests/ID.toml: the package and ver
 that carry it on PyPI, the file's path inside the package's archive and its sha256,
 its family and exporter, its inputs with their symbolic dimensions, the concrete
 shapes to test, how input values are made, the tolerance, and Kiln's current status
-(`expect = "pass"` or `expect = "unsupported"` with the message Kiln prints today).
+(`expect = "pass"`, `expect = "unsupported"` with the message Kiln prints today, or
+`expect = "mismatch"` with the comparison's message where Kiln runs it and differs).
 
 scripts/fetch_models.sh fetches the files into a cache (default build/models):
 CACHE/PACKAGE-VERSION/PATH. Nothing here downloads anything.
@@ -48,10 +49,11 @@ class Manifest:
 
     def check(self):
         where = f"{self.path}:"
-        if self.expect not in ("pass", "unsupported"):
-            raise ValueError(f"{where} expect must be 'pass' or 'unsupported', not {self.expect!r}")
-        if self.expect == "unsupported" and not self.error:
-            raise ValueError(f"{where} expect = 'unsupported' needs the error substring Kiln prints")
+        if self.expect not in ("pass", "unsupported", "mismatch"):
+            raise ValueError(f"{where} expect must be 'pass', 'unsupported' or 'mismatch', not {self.expect!r}")
+        if self.expect != "pass" and not self.error:
+            raise ValueError(f"{where} expect = {self.expect!r} needs `error`: the substring of Kiln's message "
+                             "(unsupported) or of the comparison's (mismatch)")
         if self.rtol != 1e-4 and not self.rtol_reason:
             raise ValueError(f"{where} a tolerance other than 1e-4 needs rtol_reason")
         if len(self.shapes) < 2 and any(not all(isinstance(d, int) for d in i["dims"]) for i in self.inputs):

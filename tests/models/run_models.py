@@ -11,6 +11,9 @@ A manifest's `expect` is Kiln's status today:
   unsupported  Kiln fails with a message containing `error`; the run fails if it no longer
                does (it passes now, or fails with another message), so that the manifest is
                updated as support lands.
+  mismatch     Kiln compiles and runs it but an output differs from ONNX Runtime's, with a
+               comparison message containing `error` (a known wrong result, recorded so that
+               it is fixed, not hidden); the run fails if that changes.
 Models whose files are not in the cache are skipped, each named with the reason; when every
 model is skipped the exit status is 77 (ctest's SKIP_RETURN_CODE). Nothing is downloaded.
 
@@ -142,6 +145,7 @@ def run_model(m, args, model_path):
     rc, out = run([args.kiln_compile, model_path, "-o", vmfb] + m.compile_args,
                   os.path.join(work, "compile.log"), args.compile_timeout)
     failures, outputs, worst = [], [out], [0.0]
+    tool_failed = rc != 0
     if rc != 0:
         failures.append(f"kiln-compile (exit {rc}): " + out.strip()[-2000:])
     else:
@@ -153,6 +157,7 @@ def run_model(m, args, model_path):
             outputs.append(out)
             label = m.shape_label(case)
             if rc != 0:
+                tool_failed = True
                 failures.append(f"kiln-run at {label} (exit {rc}): " + out.strip()[-2000:])
                 continue
             for name, p, want in zip(out_names, outs, ort_outs[k]):
@@ -169,9 +174,10 @@ def run_model(m, args, model_path):
             return r.set("FAIL", f"expected to pass (manifest {m.path}) but:", *failures)
         return r.set("PASS", f"matches ONNX Runtime at {shapes} (largest max |kiln - ort| / max |ort|: "
                      f"{worst[0]:.2g}, tolerance {m.rtol:g})")
-    # expect == "unsupported"
-    if m.error in all_out:
+    if m.expect == "unsupported" and m.error in all_out:
         return r.set("UNSUPPORTED", f"as expected: {m.error!r}")
+    if m.expect == "mismatch" and not tool_failed and any(m.error in f for f in failures):
+        return r.set("MISMATCH", f"as expected (a known wrong result of Kiln's): {m.error!r}")
     if not failures:
         return r.set("FAIL", f"now compiles and matches ONNX Runtime at {shapes}: Kiln supports it. "
                      f"Set expect = \"pass\" in {m.path} (and update docs/models.md).")
@@ -212,8 +218,10 @@ def main():
         for line in r.lines:
             print("            " + line.replace("\n", "\n            "), flush=True)
 
-    count = {s: sum(r.status == s for r in results) for s in ("PASS", "UNSUPPORTED", "ORT-OK", "SKIP", "FAIL")}
+    count = {s: sum(r.status == s for r in results)
+             for s in ("PASS", "UNSUPPORTED", "MISMATCH", "ORT-OK", "SKIP", "FAIL")}
     print(f"\nmodels: {count['PASS']} pass, {count['UNSUPPORTED']} expected unsupported, "
+          f"{count['MISMATCH']} expected mismatch, "
           f"{count['ORT-OK']} checked with ONNX Runtime only, {count['SKIP']} skipped, {count['FAIL']} failed")
     if count["SKIP"]:
         print("skipped (not fetched): " + ", ".join(r.m.id for r in results if r.status == "SKIP") +
