@@ -163,6 +163,20 @@ bool IterIndices(const Block& b, const std::vector<PrimExpr>& idx, std::vector<c
 }  // namespace
 
 Status Schedule::ComputeAt(const BlockRV& block, const LoopRV& loop) {
+  if (loop.id == kRootLoopId) {
+    KILN_RETURN_IF_ERROR(Resolve(block).status());
+    Record("compute_at", {TraceArg::Block(block), TraceArg::Loop(loop)}, {}, {}, {});
+    return Status::Ok();
+  }
+  if (loop.id == kInlineLoopId) {
+    // Recorded as compute_at(b, INLINE), not compute_inline, so a replay with
+    // another sampled location follows the sample.
+    Trace before = trace_;
+    KILN_RETURN_IF_ERROR(ComputeInline(block));
+    trace_ = before;
+    Record("compute_at", {TraceArg::Block(block), TraceArg::Loop(loop)}, {}, {}, {});
+    return Status::Ok();
+  }
   KILN_ASSIGN_OR_RETURN(std::string name, Resolve(block));
   KILN_ASSIGN_OR_RETURN(Var lv, Resolve(loop));
   const std::string where = "compute_at: block \"" + name + "\"";

@@ -13,7 +13,7 @@ namespace tir {
 
 using namespace ir;  // NOLINT
 
-Result<Schedule> Schedule::Create(const PrimFunc& func) {
+Result<Schedule> Schedule::Create(const PrimFunc& func, uint64_t seed) {
   if (!func) return InvalidArgument("schedule: no function");
   if (As<BlockRealizeNode>(func->body) == nullptr)
     return InvalidArgument("schedule: function " + func->name +
@@ -27,6 +27,7 @@ Result<Schedule> Schedule::Create(const PrimFunc& func) {
   Schedule sch;
   sch.original_ = func;
   sch.func_ = func;
+  sch.rng_.seed(seed);
   return sch;
 }
 
@@ -75,12 +76,24 @@ void Schedule::Record(const std::string& name, std::vector<TraceArg> inputs, std
   inst.keywords = std::move(keywords);
   for (const auto& b : out_blocks) {
     inst.outputs.push_back(b.id);
-    inst.output_is_block.push_back(true);
+    inst.output_kinds.push_back(Instruction::Output::kBlock);
   }
   for (const auto& l : out_loops) {
     inst.outputs.push_back(l.id);
-    inst.output_is_block.push_back(false);
+    inst.output_kinds.push_back(Instruction::Output::kLoop);
   }
+  trace_.Append(std::move(inst));
+}
+
+void Schedule::RecordSample(const std::string& name, std::vector<TraceArg> inputs, std::vector<std::string> keywords,
+                            std::vector<int64_t> outputs, Instruction::Output kind, std::vector<int64_t> decision) {
+  Instruction inst;
+  inst.name = name;
+  inst.inputs = std::move(inputs);
+  inst.keywords = std::move(keywords);
+  inst.output_kinds.assign(outputs.size(), kind);
+  inst.outputs = std::move(outputs);
+  inst.decision = std::move(decision);
   trace_.Append(std::move(inst));
 }
 
@@ -194,7 +207,7 @@ Status Schedule::Unroll(const LoopRV& loop) {
 
 // ------------------------------------------------------------- replay
 
-Status Schedule::Apply(const Instruction& inst, std::vector<int64_t>* outputs) {
+Status Schedule::Apply(const Instruction& inst, bool keep_decision, std::vector<int64_t>* outputs) {
   const auto& in = inst.inputs;
   auto block = [&](size_t k) { return BlockRV{in[k].i}; };
   auto loop = [&](size_t k) { return LoopRV{in[k].i}; };
@@ -206,7 +219,84 @@ Status Schedule::Apply(const Instruction& inst, std::vector<int64_t>* outputs) {
   };
   auto push_blocks = [&](const std::vector<BlockRV>& v) { for (auto b : v) outputs->push_back(b.id); };
   auto push_loops = [&](const std::vector<LoopRV>& v) { for (auto l : v) outputs->push_back(l.id); };
+  auto exprs = [&](size_t k) {
+    std::vector<ExprRV> v;
+    for (int64_t id : in[k].ints) v.push_back(ExprRV{id});
+    return v;
+  };
+  // Recorded traces come from files: check the shape of the inputs before
+  // indexing them, so a damaged trace is an error and not a crash.
+  auto need = [&](size_t k, TraceArg::Kind kind) -> Status {
+    if (in.size() <= k || in[k].kind != kind)
+      return InvalidArgument("replay: " + inst.name + " input " + std::to_string(k) + " is missing or of the wrong kind");
+    return Status::Ok();
+  };
   const std::string& n = inst.name;
+  if (n == "sample_perfect_tile" || n == "sample_categorical" || n == "sample_compute_location") {
+    forced_decision_ = keep_decision ? &inst.decision : nullptr;
+    Status st = Status::Ok();
+    if (n == "sample_perfect_tile") {
+      st = need(0, TraceArg::Kind::kLoop);
+      if (st.ok()) st = need(1, TraceArg::Kind::kInt);
+      if (st.ok()) st = need(2, TraceArg::Kind::kInt);
+      if (st.ok()) {
+        Result<std::vector<ExprRV>> v = SamplePerfectTile(loop(0), static_cast<int>(in[1].i), in[2].i);
+        if (v.ok()) for (auto e : *v) outputs->push_back(e.id);
+        st = v.status();
+      }
+    } else if (n == "sample_categorical") {
+      st = need(0, TraceArg::Kind::kInts);
+      if (st.ok()) st = need(1, TraceArg::Kind::kFloats);
+      if (st.ok()) {
+        Result<ExprRV> v = SampleCategorical(in[0].ints, in[1].floats);
+        if (v.ok()) outputs->push_back(v->id);
+        st = v.status();
+      }
+    } else {
+      st = need(0, TraceArg::Kind::kBlock);
+      if (st.ok()) {
+        Result<LoopRV> v = SampleComputeLocation(block(0));
+        if (v.ok()) outputs->push_back(v->id);
+        st = v.status();
+      }
+    }
+    forced_decision_ = nullptr;
+    return st;
+  }
+  {
+    // Expected inputs of the other instructions ('*' = any number of loops).
+    using K = TraceArg::Kind;
+    static const std::map<std::string, std::vector<K>> kInputs = {
+        {"get_block", {K::kString}},         {"get_loops", {K::kBlock}},
+        {"parallel", {K::kLoop}},            {"vectorize", {K::kLoop}},
+        {"unroll", {K::kLoop}},              {"compute_inline", {K::kBlock}},
+        {"reverse_compute_inline", {K::kBlock}}, {"compute_at", {K::kBlock, K::kLoop}},
+        {"reverse_compute_at", {K::kBlock, K::kLoop}}, {"cache_read", {K::kBlock, K::kInt, K::kString}},
+        {"cache_write", {K::kBlock, K::kInt, K::kString}}, {"decompose_reduction", {K::kBlock, K::kLoop}},
+        {"transform_layout", {K::kString, K::kIndexMap}}, {"storage_align", {K::kString, K::kInt, K::kInt, K::kInt}},
+    };
+    auto it = kInputs.find(n);
+    if (it != kInputs.end()) {
+      if (in.size() != it->second.size())
+        return InvalidArgument("replay: " + n + " takes " + std::to_string(it->second.size()) + " inputs, the trace has " +
+                               std::to_string(in.size()));
+      for (size_t k = 0; k < in.size(); ++k) KILN_RETURN_IF_ERROR(need(k, it->second[k]));
+    } else if (n == "split") {
+      if (in.size() != 2 || in[0].kind != K::kLoop || (in[1].kind != K::kInts && in[1].kind != K::kExprs))
+        return InvalidArgument("replay: split takes a loop and a list of factors");
+    } else if (n == "fuse" || n == "reorder") {
+      for (const auto& a : in)
+        if (a.kind != K::kLoop) return InvalidArgument("replay: " + n + " takes loops only");
+    } else if (n == "get_child_blocks") {
+      if (in.size() != 1 || (in[0].kind != K::kBlock && in[0].kind != K::kLoop))
+        return InvalidArgument("replay: get_child_blocks takes a block or a loop");
+    }
+  }
+  if (n == "split" && in[1].kind == TraceArg::Kind::kExprs) {
+    KILN_ASSIGN_OR_RETURN(auto v, Split(loop(0), exprs(1)));
+    push_loops(v);
+    return Status::Ok();
+  }
   if (n == "get_block") {
     KILN_ASSIGN_OR_RETURN(BlockRV b, GetBlock(in[0].s));
     push_blocks({b});
@@ -263,20 +353,38 @@ Status Schedule::Apply(const Instruction& inst, std::vector<int64_t>* outputs) {
 }
 
 Result<Schedule> Schedule::Replay(const PrimFunc& func, const Trace& trace) {
-  KILN_ASSIGN_OR_RETURN(Schedule sch, Create(func));
-  std::map<int64_t, int64_t> rv;  // recorded id -> id in `sch`
+  return ReplayImpl(func, trace, /*keep_decisions=*/true, 1);
+}
+
+Result<Schedule> Schedule::ReplayWithNewDecisions(const PrimFunc& func, const Trace& trace, uint64_t seed) {
+  return ReplayImpl(func, trace, /*keep_decisions=*/false, seed);
+}
+
+Result<Schedule> Schedule::ReplayImpl(const PrimFunc& func, const Trace& trace, bool keep_decisions, uint64_t seed) {
+  KILN_ASSIGN_OR_RETURN(Schedule sch, Create(func, seed));
+  // recorded id -> id in `sch`; the non-loop compute locations map to
+  // themselves.
+  std::map<int64_t, int64_t> rv = {{kRootLoopId, kRootLoopId}, {kInlineLoopId, kInlineLoopId}};
+  auto map_id = [&](int64_t* id, size_t k, const std::string& name) -> Status {
+    auto it = rv.find(*id);
+    if (it == rv.end())
+      return InvalidArgument("replay: instruction " + std::to_string(k) + " (" + name +
+                             ") uses a handle no earlier instruction produced");
+    *id = it->second;
+    return Status::Ok();
+  };
   for (size_t k = 0; k < trace.instructions().size(); ++k) {
     Instruction inst = trace.instructions()[k];
     for (auto& a : inst.inputs) {
-      if (a.kind != TraceArg::Kind::kBlock && a.kind != TraceArg::Kind::kLoop) continue;
-      auto it = rv.find(a.i);
-      if (it == rv.end())
-        return InvalidArgument("replay: instruction " + std::to_string(k) + " (" + inst.name +
-                               ") uses a handle no earlier instruction produced");
-      a.i = it->second;
+      if (a.kind == TraceArg::Kind::kBlock || a.kind == TraceArg::Kind::kLoop) {
+        KILN_RETURN_IF_ERROR(map_id(&a.i, k, inst.name));
+      } else if (a.kind == TraceArg::Kind::kExprs) {
+        for (auto& id : a.ints) KILN_RETURN_IF_ERROR(map_id(&id, k, inst.name));
+      }
     }
     std::vector<int64_t> outs;
-    KILN_RETURN_IF_ERROR_CTX(sch.Apply(inst, &outs), "replay: instruction %zu (%s)", k, inst.name.c_str());
+    KILN_RETURN_IF_ERROR_CTX(sch.Apply(inst, keep_decisions, &outs), "replay: instruction %zu (%s)", k,
+                             inst.name.c_str());
     if (outs.size() != inst.outputs.size())
       return InvalidArgument("replay: instruction " + std::to_string(k) + " (" + inst.name + ") gave " +
                              std::to_string(outs.size()) + " handles, the trace recorded " +

@@ -20,6 +20,16 @@
 // applies a trace to an unscheduled function and gives a structurally equal
 // result.
 //
+// Sampling. sample_* instructions make a random choice (from the schedule's
+// seeded generator) and record it as the instruction's decision; their
+// results are ExprRVs / LoopRVs that later primitives take (split's factors,
+// compute_at's loop), so a trace replayed with other decisions applies them
+// all the way down. Replay with the recorded decisions is deterministic;
+// ReplayWithNewDecisions(seed) is deterministic for a seed. A recorded
+// decision that does not fit the function it is replayed on (a tile that does
+// not divide the loop, an index past the candidates) fails with
+// kFailedPrecondition naming the instruction; nothing crashes.
+//
 // Not thread-safe (one Schedule per thread); the PrimFuncs it hands out are
 // immutable and may be shared.
 #ifndef KILN_COMPILER_TIR_SCHEDULE_SCHEDULE_H_
@@ -27,6 +37,7 @@
 
 #include <cstdint>
 #include <map>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -43,7 +54,8 @@ class Schedule {
  public:
   // Pre: none. Fails with kInvalidArgument when `func` is not in block form
   // (its body is not a root BlockRealize) or two blocks share a name.
-  static Result<Schedule> Create(const ir::PrimFunc& func);
+  // `seed` seeds the generator of the sampling instructions.
+  static Result<Schedule> Create(const ir::PrimFunc& func, uint64_t seed = 1);
 
   const ir::PrimFunc& func() const { return func_; }
   const ir::PrimFunc& original() const { return original_; }
@@ -83,6 +95,24 @@ class Schedule {
   // outers then inners. Recorded as its splits and reorder.
   Result<std::vector<LoopRV>> Tile(const std::vector<LoopRV>& loops, const std::vector<int64_t>& tile_sizes);
 
+  // ---------------------------------------------------------- sampling
+  // `n` factors of the static extent of `loop` whose product is the extent
+  // (a perfect tiling), the innermost at most `max_innermost_factor`;
+  // uniformly random innermost among the divisors allowed, then each prime
+  // factor of the rest to a uniformly random outer position.
+  Result<std::vector<ExprRV>> SamplePerfectTile(const LoopRV& loop, int n, int64_t max_innermost_factor);
+  // One of `candidates`, candidate k with probability probs[k] / sum(probs).
+  Result<ExprRV> SampleCategorical(const std::vector<int64_t>& candidates, const std::vector<double>& probs);
+  // A place to compute `block`: kRootLoopId (stay), kInlineLoopId (when
+  // compute_inline applies) or a new handle of a loop where compute_at
+  // applies, uniformly among those legal now.
+  Result<LoopRV> SampleComputeLocation(const BlockRV& block);
+  // The value of a sampled integer.
+  Result<int64_t> Get(const ExprRV& v) const;
+  // split with sampled factors; recorded with the handles, so a replay with
+  // new decisions splits by the new values.
+  Result<std::vector<LoopRV>> Split(const LoopRV& loop, const std::vector<ExprRV>& factors);
+
   // ---------------------------------------------------------- blocks
   // Inlines a spatial block that writes one intermediate buffer B[v0, v1...]
   // (its iteration variables, each once) into every reader, then removes it.
@@ -92,7 +122,9 @@ class Schedule {
   // consumer's output.
   Status ReverseComputeInline(const BlockRV& block);
   // Moves producer `block` under `loop` (a loop of its consumers), computing
-  // only the region of its output the blocks under `loop` read.
+  // only the region of its output the blocks under `loop` read. The handles
+  // of sample_compute_location's non-loop places: kRootLoopId leaves the block
+  // where it is, kInlineLoopId inlines it.
   Status ComputeAt(const BlockRV& block, const LoopRV& loop);
   // Moves consumer `block` under `loop` (a loop of its producer), consuming the
   // region the blocks under `loop` write.
@@ -117,11 +149,23 @@ class Schedule {
   // Applies `trace` (recorded on a function structurally equal to `func`) to
   // `func`.
   static Result<Schedule> Replay(const ir::PrimFunc& func, const Trace& trace);
+  // Applies `trace` with every sampling instruction choosing anew from a
+  // generator seeded by `seed`; the new decisions are in the result's trace.
+  static Result<Schedule> ReplayWithNewDecisions(const ir::PrimFunc& func, const Trace& trace, uint64_t seed);
 
  private:
   Schedule() = default;
   BlockRV NewBlockRV(const std::string& name);
   LoopRV NewLoopRV(const ir::Var& var);
+  ExprRV NewExprRV(int64_t value);
+  static Result<Schedule> ReplayImpl(const ir::PrimFunc& func, const Trace& trace, bool keep_decisions,
+                                     uint64_t seed);
+  // Records a sampling instruction with its outputs and decision.
+  void RecordSample(const std::string& name, std::vector<TraceArg> inputs, std::vector<std::string> keywords,
+                    std::vector<int64_t> outputs, Instruction::Output kind, std::vector<int64_t> decision);
+  // Loop variables where compute_at(block) applies now, in pre-order, and
+  // whether compute_inline applies.
+  Result<std::vector<ir::Var>> ComputeLocations(const BlockRV& block, bool* can_inline);
   Result<std::string> Resolve(const BlockRV& b) const;
   Result<ir::Var> Resolve(const LoopRV& l) const;
   const ir::Stmt& body() const { return func_->body; }
@@ -129,8 +173,9 @@ class Schedule {
   void Record(const std::string& name, std::vector<TraceArg> inputs, std::vector<std::string> keywords,
               const std::vector<BlockRV>& out_blocks, const std::vector<LoopRV>& out_loops);
   // Applies one recorded instruction with inputs already mapped to this
-  // schedule's handles; appends the new handles to `outputs`.
-  Status Apply(const Instruction& inst, std::vector<int64_t>* outputs);
+  // schedule's handles; appends the new handles to `outputs`. A sampling
+  // instruction takes its decision from `inst` when `keep_decision`.
+  Status Apply(const Instruction& inst, bool keep_decision, std::vector<int64_t>* outputs);
 
   ir::PrimFunc original_;
   ir::PrimFunc func_;
@@ -138,6 +183,11 @@ class Schedule {
   int64_t next_id_ = 0;
   std::map<int64_t, std::string> blocks_;  // BlockRV id -> block name
   std::map<int64_t, ir::Var> loops_;       // LoopRV id -> loop variable
+  std::map<int64_t, int64_t> values_;      // ExprRV id -> value
+  std::mt19937_64 rng_;
+  // Set by Apply while it replays a sampling instruction with its recorded
+  // decision: the sampler validates and takes it instead of drawing.
+  const std::vector<int64_t>* forced_decision_ = nullptr;
 };
 
 }  // namespace tir
