@@ -30,7 +30,10 @@ struct LoopRV {
   int64_t id = -1;
 };
 // An integer chosen by a sampling instruction (a tile size, a candidate).
+// (The explicit constructor keeps split(l, {-1, 4}) meaning integer factors.)
 struct ExprRV {
+  ExprRV() = default;
+  explicit ExprRV(int64_t i) : id(i) {}
   int64_t id = -1;
 };
 
