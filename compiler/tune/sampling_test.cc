@@ -62,8 +62,8 @@ Status TileProgram(Schedule* sch) {
   KILN_ASSIGN_OR_RETURN(std::vector<ExprRV> fj, sch->SamplePerfectTile(loops[1], 2, 16));
   KILN_ASSIGN_OR_RETURN(ExprRV u, sch->SampleCategorical({0, 16, 64}, {0.5, 0.25, 0.25}));
   (void)u;
-  KILN_ASSIGN_OR_RETURN(std::vector<LoopRV> is, sch->Split(loops[0], fi));
-  KILN_ASSIGN_OR_RETURN(std::vector<LoopRV> js, sch->Split(loops[1], fj));
+  KILN_ASSIGN_OR_RETURN(std::vector<LoopRV> is, sch->SplitSampled(loops[0], fi));
+  KILN_ASSIGN_OR_RETURN(std::vector<LoopRV> js, sch->SplitSampled(loops[1], fj));
   return sch->Reorder({is[0], js[0], is[1], loops[2], is[2], js[1]});
 }
 

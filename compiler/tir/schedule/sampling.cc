@@ -177,7 +177,7 @@ Result<LoopRV> Schedule::SampleComputeLocation(const BlockRV& block) {
   return out;
 }
 
-Result<std::vector<LoopRV>> Schedule::Split(const LoopRV& loop, const std::vector<ExprRV>& factors) {
+Result<std::vector<LoopRV>> Schedule::SplitSampled(const LoopRV& loop, const std::vector<ExprRV>& factors) {
   std::vector<int64_t> values;
   for (const ExprRV& e : factors) {
     KILN_ASSIGN_OR_RETURN(int64_t x, Get(e));

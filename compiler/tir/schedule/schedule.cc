@@ -293,7 +293,7 @@ Status Schedule::Apply(const Instruction& inst, bool keep_decision, std::vector<
     }
   }
   if (n == "split" && in[1].kind == TraceArg::Kind::kExprs) {
-    KILN_ASSIGN_OR_RETURN(auto v, Split(loop(0), exprs(1)));
+    KILN_ASSIGN_OR_RETURN(auto v, SplitSampled(loop(0), exprs(1)));
     push_loops(v);
     return Status::Ok();
   }

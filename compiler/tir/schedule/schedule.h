@@ -109,9 +109,9 @@ class Schedule {
   Result<LoopRV> SampleComputeLocation(const BlockRV& block);
   // The value of a sampled integer.
   Result<int64_t> Get(const ExprRV& v) const;
-  // split with sampled factors; recorded with the handles, so a replay with
+  // split with sampled factors (recorded as split); recorded with the handles, so a replay with
   // new decisions splits by the new values.
-  Result<std::vector<LoopRV>> Split(const LoopRV& loop, const std::vector<ExprRV>& factors);
+  Result<std::vector<LoopRV>> SplitSampled(const LoopRV& loop, const std::vector<ExprRV>& factors);
 
   // ---------------------------------------------------------- blocks
   // Inlines a spatial block that writes one intermediate buffer B[v0, v1...]
