@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "compiler/arith/debug_string.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/tir/schedule/schedule.h"
 #include "compiler/tir/schedule/tree.h"
