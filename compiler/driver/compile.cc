@@ -18,13 +18,10 @@
 #include "compiler/relax/remove_unused.h"
 #include "compiler/relax/vm_codegen.h"
 #include "compiler/text/text.h"
-#include "compiler/tir/default_schedule.h"
-#include "compiler/tir/inline_elementwise.h"
-#include "compiler/tir/alias_output_buffers.h"
-#include "compiler/tir/compact_loop_buffers.h"
-#include "compiler/tir/extend_allocate_scopes.h"
 #include "compiler/tir/gpu_schedule.h"
+#include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/lower_blocks.h"
+#include "compiler/tune/lower.h"
 #include "compiler/transform/bind_params.h"
 #include "compiler/transform/canonicalize_bindings.h"
 #include "compiler/transform/common_subexpr_elimination.h"
@@ -240,8 +237,7 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
         // must hold every use of its buffer).
         // Last, a workspace of the output's shape that feeds the output's
         // store moves into the output (a long row's softmax).
-        e.prim = tir::AliasOutputBuffers(tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(
-            tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(e.prim)), threads)))));
+        e.prim = tune::LowerWithDefaultSchedule(e.prim, threads);
       }
     }
     return out;

@@ -1,0 +1,62 @@
+// Measuring a kernel out of process. Build (the production LLVM codegen) a
+// lowered PrimFunc into a native library in this process; then fork a child
+// that loads it with the production loader (NativeLibrary, memfd), fills every
+// parameter with seeded random numbers, runs the kernel once and sends back
+// every parameter's bytes, then warms up and times repeats through the
+// production kernel ABI and thread pool, and sends back the times. The child
+// runs with a timeout; a child that dies by a signal (segfault), outlives the
+// timeout (killed) or exits with an error gives a failed result, never a
+// failure of the caller.
+//
+// Correctness: the parameters after one run are compared with a reference's
+// (the default schedule's) element by element: |x - ref| <= 1e-4 * max(1,
+// |ref|), NaN where the reference has NaN. Only float32 parameters of static
+// shape are supported (others: kUnimplemented from Measure's build step).
+//
+// The caller must not hold other threads that may own locks across fork()
+// (the tuner is single-threaded while it measures). Thread-compatible.
+#ifndef KILN_COMPILER_TUNE_RUNNER_H_
+#define KILN_COMPILER_TUNE_RUNNER_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "compiler/codegen/native_codegen.h"
+#include "compiler/ir/tir.h"
+#include "runtime/status.h"
+
+namespace kiln {
+namespace tune {
+
+struct RunnerOptions {
+  int warmup = 2;
+  int repeats = 7;          // the median of these is the result
+  double timeout_s = 10.0;  // the whole child: load, check run, warm-up, repeats
+  int threads = 1;          // the kernel thread pool's size
+  uint64_t input_seed = 1;
+  codegen::CodegenOptions codegen;
+};
+
+enum class MeasureState : uint8_t { kOk, kBuildFailed, kCrashed, kTimedOut, kRunFailed, kWrong };
+const char* MeasureStateName(MeasureState s);
+
+struct Measurement {
+  MeasureState state = MeasureState::kRunFailed;
+  std::string message;           // why it failed; empty when ok
+  std::vector<double> times_us;  // each repeat
+  double median_us = 0;
+  // Every parameter's bytes after one run (for use as a reference).
+  std::vector<std::vector<uint8_t>> outputs;
+  bool ok() const { return state == MeasureState::kOk; }
+};
+
+// Measures the lowered `func` (its kernel is named func->name). When
+// `reference` is non-null its outputs are what `func` must produce (same
+// parameters, same seed); a mismatch gives kWrong.
+Measurement Measure(const ir::PrimFunc& func, const RunnerOptions& options, const Measurement* reference = nullptr);
+
+}  // namespace tune
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TUNE_RUNNER_H_

@@ -1,0 +1,117 @@
+// The out-of-process runner: a good candidate is timed and matches the
+// default schedule; one that segfaults, one that never ends and one that
+// computes other numbers are recorded as failed, and measuring goes on.
+#include <gtest/gtest.h>
+
+#include "compiler/tir/schedule/schedule_test_util.h"
+#include "compiler/tune/lower.h"
+#include "compiler/tune/runner.h"
+#include "compiler/tune/space.h"
+
+namespace kiln {
+namespace tune {
+namespace {
+
+using tir::testing::ParseFunc;
+
+const char* kScale = R"(@T.prim_func
+def scale(A: T.Buffer((64, 32), "float32"), C: T.Buffer((64, 32), "float32")):
+    for i, j in T.grid(64, 32):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(3)
+)";
+
+// Same signature and name, deliberately broken bodies.
+const char* kWrong = R"(@T.prim_func
+def scale(A: T.Buffer((64, 32), "float32"), C: T.Buffer((64, 32), "float32")):
+    for i, j in T.grid(64, 32):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = A[vi, vj] * T.float32(2)
+)";
+// Stores far outside C: the child dies with SIGSEGV.
+const char* kSegfault = R"(@T.prim_func
+def scale(A: T.Buffer((64, 32), "float32"), C: T.Buffer((64, 32), "float32")):
+    for i, j in T.grid(64, 32):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi * 40000000, vj] = A[vi, vj]
+)";
+// About 10^16 dependent float additions: runs for years.
+const char* kForever = R"(@T.prim_func
+def scale(A: T.Buffer((64, 32), "float32"), C: T.Buffer((64, 32), "float32")):
+    for i, j in T.grid(100000000, 100000000):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[0, 0] = C[0, 0] + A[0, 1]
+)";
+
+RunnerOptions Options() {
+  RunnerOptions o;
+  o.warmup = 1;
+  o.repeats = 3;
+  o.timeout_s = 20;
+  return o;
+}
+
+TEST(RunnerTest, DefaultAndCandidate) {
+  ir::PrimFunc f = ParseFunc(kScale, "scale");
+  Measurement ref = Measure(LowerWithDefaultSchedule(f, 1), Options());
+  ASSERT_TRUE(ref.ok()) << ref.message;
+  EXPECT_EQ(ref.times_us.size(), 3u);
+  EXPECT_GT(ref.median_us, 0);
+  ASSERT_EQ(ref.outputs.size(), 2u);
+  EXPECT_EQ(ref.outputs[1].size(), 64u * 32u * 4u);
+  // The output is 3 * the input.
+  const float* a = reinterpret_cast<const float*>(ref.outputs[0].data());
+  const float* c = reinterpret_cast<const float*>(ref.outputs[1].data());
+  EXPECT_FLOAT_EQ(c[5], 3 * a[5]);
+  Result<tir::Schedule> s = SampleGenericSpace(f, 3);
+  ASSERT_TRUE(s.ok());
+  Measurement m = Measure(LowerScheduled(s->func()), Options(), &ref);
+  EXPECT_TRUE(m.ok()) << MeasureStateName(m.state) << ": " << m.message;
+}
+
+TEST(RunnerTest, FailuresAreRecordedAndMeasuringGoesOn) {
+  ir::PrimFunc f = ParseFunc(kScale, "scale");
+  Measurement ref = Measure(LowerWithDefaultSchedule(f, 1), Options());
+  ASSERT_TRUE(ref.ok()) << ref.message;
+
+  Measurement wrong = Measure(LowerScheduled(ParseFunc(kWrong, "scale")), Options(), &ref);
+  EXPECT_EQ(wrong.state, MeasureState::kWrong) << wrong.message;
+  EXPECT_NE(wrong.message.find("the default schedule gives"), std::string::npos) << wrong.message;
+
+  Measurement crash = Measure(LowerScheduled(ParseFunc(kSegfault, "scale")), Options(), &ref);
+  EXPECT_EQ(crash.state, MeasureState::kCrashed) << crash.message;
+  EXPECT_NE(crash.message.find("signal"), std::string::npos) << crash.message;
+
+  RunnerOptions quick = Options();
+  quick.timeout_s = 1;
+  Measurement hang = Measure(LowerScheduled(ParseFunc(kForever, "scale")), quick, &ref);
+  EXPECT_EQ(hang.state, MeasureState::kTimedOut) << hang.message;
+
+  // The runner is still usable afterwards.
+  Measurement again = Measure(LowerWithDefaultSchedule(f, 1), Options(), &ref);
+  EXPECT_TRUE(again.ok()) << again.message;
+}
+
+TEST(RunnerTest, UnsupportedParametersAreABuildFailure) {
+  ir::PrimFunc f = ParseFunc(R"(@T.prim_func
+def relu(x: T.handle, y: T.handle):
+    n = T.int64()
+    X = T.match_buffer(x, (n,), "float32")
+    Y = T.match_buffer(y, (n,), "float32")
+    for i in range(n):
+        with T.block("Y"):
+            vi = T.axis.spatial(n, i)
+            Y[vi] = T.max(X[vi], T.float32(0))
+)", "relu");
+  Measurement m = Measure(LowerWithDefaultSchedule(f, 1), Options());
+  EXPECT_EQ(m.state, MeasureState::kBuildFailed);
+  EXPECT_NE(m.message.find("symbolic shape"), std::string::npos) << m.message;
+}
+
+}  // namespace
+}  // namespace tune
+}  // namespace kiln
