@@ -161,6 +161,12 @@ Result<std::vector<uint8_t>> EmitFile(Compiled& c, llvm::CodeGenFileType type) {
 
 }  // namespace
 
+Result<std::string> ResolvedTargetName(const CodegenOptions& options) {
+  TargetDesc desc;
+  KILN_RETURN_IF_ERROR(MakeTargetMachine(options, &desc).status());
+  return desc.triple + " -mcpu=" + desc.cpu;
+}
+
 Result<NativeLibraryBuild> BuildNativeLibrary(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
   KILN_ASSIGN_OR_RETURN(Compiled c, Compile(lowered, options));
   if (!c.tm->getTargetTriple().isOSBinFormatELF()) {

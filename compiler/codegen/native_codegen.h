@@ -73,6 +73,9 @@ struct NativeLibraryBuild {
 // PrimFunc's name; kInvalidArgument for bad options (unknown triple) or
 // duplicate kernel names; kInternal when LLVM or lld fail.
 Result<NativeLibraryBuild> BuildNativeLibrary(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options);
+// The target `options` resolve to, as "TRIPLE -mcpu=CPU" (host detection as
+// BuildNativeLibrary does it): the key tuning records are stored under.
+Result<std::string> ResolvedTargetName(const CodegenOptions& options);
 // The optimized LLVM IR (after the opt_level pipeline) as text.
 Result<std::string> EmitLLVMIR(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options);
 // The target assembly as text.

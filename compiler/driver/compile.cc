@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -21,6 +22,8 @@
 #include "compiler/tir/gpu_schedule.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/lower_blocks.h"
+#include "compiler/tir/schedule/schedule.h"
+#include "compiler/tune/database.h"
 #include "compiler/tune/lower.h"
 #include "compiler/transform/bind_params.h"
 #include "compiler/transform/canonicalize_bindings.h"
@@ -150,6 +153,21 @@ const std::vector<transform::DispatchRule>& DefaultDispatchRules() {
   return rules;
 }
 
+// The lowered function scheduled by the best record of `db` for `func`, or
+// nullopt when there is none (or none that beat the default schedule).
+static Result<std::optional<ir::PrimFunc>> ApplyTuningRecord(const tune::Database& db, const std::string& target,
+                                                      const ir::PrimFunc& func) {
+  std::string workload = db.FindWorkload(func);
+  if (workload.empty()) return std::optional<ir::PrimFunc>();
+  std::vector<tune::TuningRecord> best = db.TopK(workload, target, 1);
+  if (best.empty() || !(best[0].median_us < best[0].default_us)) return std::optional<ir::PrimFunc>();
+  Result<tir::Schedule> sch = tir::Schedule::Replay(func, best[0].trace);
+  if (!sch.ok())
+    return FailedPrecondition("--tuning-db: the best record of " + func->name + " (workload " + workload +
+                              ") does not apply: " + sch.status().message());
+  return std::optional<ir::PrimFunc>(tune::LowerScheduled(sch->func()));
+}
+
 Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions& options) {
   KILN_RETURN_IF_ERROR(CheckPassNames(options.dump_ir_before, "--dump-ir-before"));
   KILN_RETURN_IF_ERROR(CheckPassNames(options.dump_ir_after, "--dump-ir-after"));
@@ -215,6 +233,18 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
   KILN_RETURN_IF_ERROR(run.Run("remove-unused", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {
     return relax::RemoveUnusedFunctions(m);
   }));
+  std::optional<tune::Database> tuning_db;
+  std::string tuning_target;
+  if (!options.tuning_db.empty()) {
+    if (IsCudaTarget(options))
+      return Unimplemented("--tuning-db: tuning records apply to CPU targets only (kiln-tune measures on this CPU)");
+    std::vector<Status> damage;
+    KILN_ASSIGN_OR_RETURN(tune::Database db, tune::Database::Open(options.tuning_db, &damage));
+    for (const Status& d : damage)
+      (options.dump_stream ? *options.dump_stream : std::cerr) << "error: " << d.message() << " (line skipped)\n";
+    tuning_db = std::move(db);
+    KILN_ASSIGN_OR_RETURN(tuning_target, codegen::ResolvedTargetName(ToCodegenOptions(options)));
+  }
   KILN_RETURN_IF_ERROR(run.Run("lower-tir", &mod, [&](const ir::IRModule& m) -> Result<ir::IRModule> {
     ir::IRModule out = m;
     if (IsCudaTarget(options)) {
@@ -227,6 +257,13 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
       return out;
     }
     for (auto& e : out.entries) {
+      if (e.prim && tuning_db) {
+        KILN_ASSIGN_OR_RETURN(std::optional<ir::PrimFunc> tuned, ApplyTuningRecord(*tuning_db, tuning_target, e.prim));
+        if (tuned) {
+          e.prim = *tuned;
+          continue;
+        }
+      }
       if (e.prim) {
         // Inlined before scheduling (elementwise chains reach the anchors'
         // epilogue matchers as one stage) and after (a schedule that turned

@@ -66,6 +66,11 @@ struct CompileOptions {
   int opt_level = 3;
   // Threads the default schedule plans for; 0: the host's.
   int num_threads_hint = 0;
+  // A tuning database directory (compiler/tune/database.h): PrimFuncs with a
+  // record for this target that beat the default schedule are scheduled by
+  // their best record's trace; the others get the default schedule. A
+  // damaged database line is reported to dump_stream and skipped.
+  std::string tuning_db;
   // Weights bound to `params_function`'s parameters by name (bind-params):
   // the tensors of `params`, then those of `params_file` (.npz or
   // .safetensors) when it is set.

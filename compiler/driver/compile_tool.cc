@@ -51,6 +51,9 @@ const char kUsage[] =
     "  --target=TRIPLE --cpu=NAME --features=+f1,-f2   code generation target (default: this machine)\n"
     "  --target=cuda [--arch=sm_XY]    NVIDIA GPU kernels as PTX for sm_XY (default sm_80)\n"
     "  -O0 .. -O3                      LLVM optimization level (default -O3)\n"
+    "  --tuning-db=DIR                 schedule each kernel that DIR (kiln-tune) has a record for, for this\n"
+    "                                  target, by its best record when that beat the default schedule;\n"
+    "                                  the others keep the default schedule\n"
     "  --progress                      show a progress line on stderr (default: when stderr is a terminal\n"
     "                                  and no IR is dumped)\n"
     "  --config FILE.yaml              the same options from a YAML mapping (name: value, names as above\n"
@@ -62,7 +65,8 @@ const char kUsage[] =
 const std::vector<std::string>& OptionNames() {
   static const std::vector<std::string> names = {
       "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
-      "matmul", "dispatch", "fuse", "winograd", "bound", "dim", "report-memory", "target", "cpu", "features", "arch", "O"};
+      "matmul", "dispatch", "fuse", "winograd", "bound", "dim", "report-memory", "target", "cpu", "features", "arch", "O",
+      "tuning-db"};
   return names;
 }
 // Options that may be given more than once (values accumulate).
@@ -183,6 +187,8 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
       options->gpu_arch = value;
     } else if (key == "features") {
       options->target_features = value;
+    } else if (key == "tuning-db") {
+      options->tuning_db = value;
     } else if (key == "O") {
       if (value.size() != 1 || value[0] < '0' || value[0] > '3') {
         error->message = "O must be 0, 1, 2 or 3, got '" + value + "'";

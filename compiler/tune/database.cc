@@ -1,0 +1,207 @@
+#include "compiler/tune/database.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <memory>
+
+#include "compiler/ir/structural_equal.h"
+#include "compiler/text/text.h"
+#include "compiler/tune/json.h"
+#include "compiler/tune/trace_json.h"
+
+namespace kiln {
+namespace tune {
+
+namespace {
+
+constexpr const char* kWorkloads = "workloads.jsonl";
+constexpr const char* kRecords = "records.jsonl";
+
+// The function as a workload: one fixed name, and no attributes or
+// privacy, which say how the function is used, not what it computes (the
+// compiler's fusion passes annotate functions the user wrote and tuned).
+ir::PrimFunc Normalized(const ir::PrimFunc& func) {
+  auto renamed = std::make_shared<ir::PrimFuncNode>(*func);
+  renamed->name = "workload";
+  renamed->attrs = {};
+  renamed->is_private = false;
+  return renamed;
+}
+
+std::string WorkloadText(const ir::PrimFunc& func) {
+  ir::IRModule m;
+  m.Add("workload", Normalized(func));
+  return text::PrintModule(m);
+}
+
+std::string Hash(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+const std::string* StringField(const Json& j, const char* key) {
+  const Json* v = j.Get(key);
+  return v && v->kind == Json::Kind::kString ? &v->s : nullptr;
+}
+
+}  // namespace
+
+std::string Database::WorkloadHash(const ir::PrimFunc& func) { return Hash(WorkloadText(func)); }
+
+Result<Database> Database::Open(const std::string& dir, std::vector<Status>* damage) {
+  if (mkdir(dir.c_str(), 0755) != 0 && errno != EEXIST)
+    return InvalidArgument("tuning database " + dir + ": cannot create the directory: " + strerror(errno));
+  struct stat st;
+  if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+    return InvalidArgument("tuning database " + dir + " is not a directory");
+  Database db;
+  db.dir_ = dir;
+  auto report = [&](const std::string& file, size_t line, const std::string& why) {
+    if (damage) damage->push_back(DataLoss(dir + "/" + file + ":" + std::to_string(line) + ": " + why));
+  };
+  {
+    std::ifstream in(dir + "/" + kWorkloads);
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n) {
+      if (line.empty()) continue;
+      Result<Json> j = ParseJson(line);
+      if (!j.ok()) {
+        report(kWorkloads, n, j.status().message());
+        continue;
+      }
+      const std::string* hash = StringField(*j, "hash");
+      const std::string* name = StringField(*j, "name");
+      const std::string* func = StringField(*j, "func");
+      if (!hash || !name || !func) {
+        report(kWorkloads, n, "a workload needs the strings hash, name and func");
+        continue;
+      }
+      Result<ir::IRModule> m = text::ParseModule(*func, dir + "/" + kWorkloads);
+      ir::PrimFunc f = m.ok() ? m->FindPrim("workload") : nullptr;
+      if (!f) {
+        report(kWorkloads, n, "the function text does not parse" + (m.ok() ? std::string() : ": " + m.status().message()));
+        continue;
+      }
+      if (Hash(*func) != *hash) {
+        report(kWorkloads, n, "the hash does not match the function text");
+        continue;
+      }
+      db.workloads_[*hash] = Workload{*name, *func, f};
+    }
+  }
+  {
+    std::ifstream in(dir + "/" + kRecords);
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n) {
+      if (line.empty()) continue;
+      Result<Json> j = ParseJson(line);
+      if (!j.ok()) {
+        report(kRecords, n, j.status().message());
+        continue;
+      }
+      TuningRecord r;
+      const std::string* w = StringField(*j, "workload");
+      const std::string* target = StringField(*j, "target");
+      const std::string* state = StringField(*j, "state");
+      const Json* trace = j->Get("trace");
+      const Json* median = j->Get("median_us");
+      if (!w || !target || !state || !trace || !median || !median->is_number()) {
+        report(kRecords, n, "a record needs workload, target, state, trace and median_us");
+        continue;
+      }
+      if (!db.workloads_.count(*w)) {
+        report(kRecords, n, "unknown workload " + *w);
+        continue;
+      }
+      Result<tir::Trace> t = TraceFromJson(*trace);
+      if (!t.ok()) {
+        report(kRecords, n, t.status().message());
+        continue;
+      }
+      r.workload = *w;
+      r.target = *target;
+      r.state = *state;
+      r.trace = std::move(*t);
+      r.median_us = median->number();
+      if (const Json* d = j->Get("default_us"); d && d->is_number()) r.default_us = d->number();
+      if (const Json* times = j->Get("times_us"); times && times->kind == Json::Kind::kArray)
+        for (const Json& x : times->array)
+          if (x.is_number()) r.times_us.push_back(x.number());
+      if (const std::string* msg = StringField(*j, "message")) r.message = *msg;
+      db.records_.push_back(std::move(r));
+    }
+  }
+  return db;
+}
+
+Status Database::AppendLine(const std::string& file, const std::string& line) {
+  std::ofstream out(dir_ + "/" + file, std::ios::app);
+  out << line << '\n';
+  out.flush();
+  if (!out) return InvalidArgument("tuning database: cannot write " + dir_ + "/" + file);
+  return Status::Ok();
+}
+
+std::string Database::FindWorkload(const ir::PrimFunc& func) const {
+  std::string text = WorkloadText(func);
+  auto it = workloads_.find(Hash(text));
+  if (it == workloads_.end()) return "";
+  return ir::StructuralEqual(it->second.func, Normalized(func)) ? it->first : "";
+}
+
+Result<std::string> Database::CommitWorkload(const ir::PrimFunc& func) {
+  std::string text = WorkloadText(func);
+  std::string hash = Hash(text);
+  if (workloads_.count(hash)) return hash;
+  Result<ir::IRModule> m = text::ParseModule(text, "<workload>");
+  if (!m.ok()) return Internal("tuning database: the workload text of " + func->name + " does not parse back: " + m.status().message());
+  Json j = Json::Object();
+  j.object["hash"] = Json::Str(hash);
+  j.object["name"] = Json::Str(func->name);
+  j.object["func"] = Json::Str(text);
+  KILN_RETURN_IF_ERROR(AppendLine(kWorkloads, WriteJson(j)));
+  workloads_[hash] = Workload{func->name, text, m->FindPrim("workload")};
+  return hash;
+}
+
+Status Database::CommitRecord(const TuningRecord& r) {
+  if (!workloads_.count(r.workload)) return InvalidArgument("tuning database: record of unknown workload " + r.workload);
+  KILN_ASSIGN_OR_RETURN(Json trace, TraceToJson(r.trace));
+  Json j = Json::Object();
+  j.object["workload"] = Json::Str(r.workload);
+  j.object["target"] = Json::Str(r.target);
+  j.object["trace"] = std::move(trace);
+  j.object["state"] = Json::Str(r.state);
+  j.object["median_us"] = Json::Double(r.median_us);
+  j.object["default_us"] = Json::Double(r.default_us);
+  Json times = Json::Array();
+  for (double t : r.times_us) times.array.push_back(Json::Double(t));
+  j.object["times_us"] = std::move(times);
+  j.object["message"] = Json::Str(r.message);
+  KILN_RETURN_IF_ERROR(AppendLine(kRecords, WriteJson(j)));
+  records_.push_back(r);
+  return Status::Ok();
+}
+
+std::vector<TuningRecord> Database::TopK(const std::string& workload, const std::string& target, size_t k) const {
+  std::vector<TuningRecord> out;
+  for (const auto& r : records_)
+    if (r.workload == workload && r.target == target && r.state == "ok") out.push_back(r);
+  std::stable_sort(out.begin(), out.end(),
+                   [](const TuningRecord& a, const TuningRecord& b) { return a.median_us < b.median_us; });
+  if (out.size() > k) out.resize(k);
+  return out;
+}
+
+}  // namespace tune
+}  // namespace kiln

@@ -1,0 +1,82 @@
+// The tuning database: one directory of two JSON-lines files.
+//   workloads.jsonl  {"hash":"<16 hex>","name":"mm","func":"<module text of the PrimFunc>"}
+//   records.jsonl    {"workload":"<hash>","target":"x86_64-pc-linux-gnu -mcpu=znver3",
+//                     "trace":[...trace_json.h...],"state":"ok","median_us":12.5,"default_us":20.1,
+//                     "times_us":[...],"message":""}
+// A workload is a PrimFunc in block form, keyed by a structural hash: the
+// FNV-1a hash of its printed text with the function renamed and its
+// attributes dropped, so the same function under another name (or from
+// another file, or annotated by a pass) is the same workload;
+// a lookup also checks structural equality with the stored text, so a hash
+// collision cannot apply a record to the wrong function.
+//
+// Lines are appended and flushed one at a time, so an interrupted run leaves
+// every complete line usable. A damaged line (not JSON, fields missing, a
+// record of an unknown workload) is reported as "FILE:LINE: why" and skipped;
+// the rest loads. Thread-compatible.
+#ifndef KILN_COMPILER_TUNE_DATABASE_H_
+#define KILN_COMPILER_TUNE_DATABASE_H_
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/tir.h"
+#include "compiler/tir/schedule/trace.h"
+#include "runtime/status.h"
+
+namespace kiln {
+namespace tune {
+
+struct TuningRecord {
+  std::string workload;  // hash
+  std::string target;
+  tir::Trace trace;
+  std::string state = "ok";  // MeasureStateName of the measurement
+  double median_us = 0;
+  std::vector<double> times_us;
+  // The default schedule's median in the same tuning run: the compiler
+  // applies a record only when it beat the default (so tuning never makes a
+  // kernel slower than it was measured to be).
+  double default_us = 0;
+  std::string message;
+};
+
+class Database {
+ public:
+  // Opens `dir`, creating it when absent. Damaged lines go to `damage` (may
+  // be null) as statuses whose message is "FILE:LINE: why". Fails only when
+  // the directory cannot be created or read.
+  static Result<Database> Open(const std::string& dir, std::vector<Status>* damage);
+
+  static std::string WorkloadHash(const ir::PrimFunc& func);
+
+  // The hash of `func`'s workload, added (and written) when new.
+  Result<std::string> CommitWorkload(const ir::PrimFunc& func);
+  // Appends a record (its workload must be committed).
+  Status CommitRecord(const TuningRecord& record);
+
+  // The hash of the stored workload structurally equal to `func`, or "".
+  std::string FindWorkload(const ir::PrimFunc& func) const;
+  // The `k` fastest successful records of `workload` for `target`, fastest first.
+  std::vector<TuningRecord> TopK(const std::string& workload, const std::string& target, size_t k) const;
+  size_t num_workloads() const { return workloads_.size(); }
+  size_t num_records() const { return records_.size(); }
+
+ private:
+  struct Workload {
+    std::string name;
+    std::string text;
+    ir::PrimFunc func;
+  };
+  Status AppendLine(const std::string& file, const std::string& line);
+
+  std::string dir_;
+  std::map<std::string, Workload> workloads_;
+  std::vector<TuningRecord> records_;
+};
+
+}  // namespace tune
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TUNE_DATABASE_H_

@@ -1,0 +1,125 @@
+// The tuning database: round trip through the directory, top_k, workloads
+// by structural hash (another name is the same workload, other extents are
+// not), and damaged lines reported by file and line while the rest loads.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "compiler/tir/schedule/schedule_test_util.h"
+#include "compiler/tune/database.h"
+#include "compiler/tune/space.h"
+
+namespace kiln {
+namespace tune {
+namespace {
+
+using tir::testing::ParseFunc;
+
+std::string MM(const char* name, int n) {
+  std::string N = std::to_string(n);
+  return std::string("@T.prim_func\ndef ") + name + "(A: T.Buffer((" + N + ", " + N + "), \"float32\"), B: T.Buffer((" +
+         N + ", " + N + "), \"float32\"), C: T.Buffer((" + N + ", " + N + "), \"float32\")):\n" +
+         "    for i, j, k in T.grid(" + N + ", " + N + ", " + N + "):\n" +
+         "        with T.block(\"C\"):\n"
+         "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
+         "            with T.init():\n"
+         "                C[vi, vj] = T.float32(0)\n"
+         "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
+}
+
+std::string TempDir() {
+  const char* base = getenv("TMPDIR");
+  std::string path = std::string(base && *base ? base : "/tmp") + "/kiln-db-test-XXXXXX";
+  KILN_CHECK(mkdtemp(path.data()) != nullptr, "mkdtemp");
+  return path;
+}
+
+TuningRecord Record(const std::string& w, const ir::PrimFunc& f, uint64_t seed, double us, const char* state = "ok") {
+  Result<tir::Schedule> s = SampleGenericSpace(f, seed);
+  KILN_CHECK(s.ok(), "%s", s.status().ToString().c_str());
+  TuningRecord r;
+  r.workload = w;
+  r.target = "test-target";
+  r.trace = s->trace();
+  r.state = state;
+  r.median_us = us;
+  r.default_us = 100;
+  r.times_us = {us, us + 1, us - 1};
+  return r;
+}
+
+TEST(DatabaseTest, RoundTripAndTopK) {
+  std::string dir = TempDir();
+  ir::PrimFunc f = ParseFunc(MM("mm", 32), "mm");
+  {
+    Result<Database> db = Database::Open(dir, nullptr);
+    ASSERT_TRUE(db.ok()) << db.status().ToString();
+    Result<std::string> w = db->CommitWorkload(f);
+    ASSERT_TRUE(w.ok()) << w.status().ToString();
+    EXPECT_EQ(*w, Database::WorkloadHash(f));
+    ASSERT_TRUE(db->CommitRecord(Record(*w, f, 1, 30)).ok());
+    ASSERT_TRUE(db->CommitRecord(Record(*w, f, 2, 10)).ok());
+    ASSERT_TRUE(db->CommitRecord(Record(*w, f, 3, 1, "crashed")).ok());
+    ASSERT_TRUE(db->CommitRecord(Record(*w, f, 4, 20)).ok());
+    // Committing the same workload again adds nothing.
+    ASSERT_TRUE(db->CommitWorkload(f).ok());
+    EXPECT_EQ(db->num_workloads(), 1u);
+  }
+  std::vector<Status> damage;
+  Result<Database> db = Database::Open(dir, &damage);
+  ASSERT_TRUE(db.ok());
+  EXPECT_TRUE(damage.empty());
+  EXPECT_EQ(db->num_records(), 4u);
+  // The same function under another name is the same workload.
+  std::string w = db->FindWorkload(ParseFunc(MM("other_name", 32), "other_name"));
+  ASSERT_EQ(w, Database::WorkloadHash(f));
+  EXPECT_EQ(db->FindWorkload(ParseFunc(MM("mm", 16), "mm")), "");
+  std::vector<TuningRecord> top = db->TopK(w, "test-target", 2);
+  ASSERT_EQ(top.size(), 2u);  // the crashed one is never "best"
+  EXPECT_EQ(top[0].median_us, 10);
+  EXPECT_EQ(top[1].median_us, 20);
+  EXPECT_EQ(top[0].times_us.size(), 3u);
+  EXPECT_EQ(top[0].default_us, 100);
+  EXPECT_EQ(top[0].trace.ToString(), Record(w, f, 2, 10).trace.ToString());
+  Result<tir::Schedule> replayed = tir::Schedule::Replay(f, top[0].trace);
+  EXPECT_TRUE(replayed.ok()) << replayed.status().ToString();
+  EXPECT_TRUE(db->TopK(w, "another-target", 2).empty());
+}
+
+TEST(DatabaseTest, DamagedLinesAreReportedAndSkipped) {
+  std::string dir = TempDir();
+  ir::PrimFunc f = ParseFunc(MM("mm", 32), "mm");
+  std::string w;
+  {
+    Result<Database> db = Database::Open(dir, nullptr);
+    ASSERT_TRUE(db.ok());
+    w = *db->CommitWorkload(f);
+    ASSERT_TRUE(db->CommitRecord(Record(w, f, 1, 30)).ok());
+    ASSERT_TRUE(db->CommitRecord(Record(w, f, 2, 10)).ok());
+  }
+  {
+    // Damage: a cut-off line, a record of an unknown workload, a record
+    // whose trace has a bad tag.
+    std::ofstream out(dir + "/records.jsonl", std::ios::app);
+    out << "{\"workload\":\"" << w << "\",\"target\":\"test-tar\n";
+    out << "{\"workload\":\"0000000000000000\",\"target\":\"t\",\"state\":\"ok\",\"median_us\":1,\"trace\":[]}\n";
+    out << "{\"workload\":\"" << w
+        << "\",\"target\":\"t\",\"state\":\"ok\",\"median_us\":1,\"trace\":[{\"inst\":\"split\",\"in\":[[\"zz\",1]],"
+           "\"out\":[],\"out_kinds\":\"\"}]}\n";
+  }
+  std::vector<Status> damage;
+  Result<Database> db = Database::Open(dir, &damage);
+  ASSERT_TRUE(db.ok());
+  ASSERT_EQ(damage.size(), 3u);
+  EXPECT_NE(damage[0].message().find("records.jsonl:3: "), std::string::npos) << damage[0].message();
+  EXPECT_NE(damage[1].message().find("records.jsonl:4: unknown workload"), std::string::npos) << damage[1].message();
+  EXPECT_NE(damage[2].message().find("records.jsonl:5: "), std::string::npos) << damage[2].message();
+  EXPECT_NE(damage[2].message().find("unknown tag \"zz\""), std::string::npos) << damage[2].message();
+  EXPECT_EQ(db->num_records(), 2u);
+  EXPECT_EQ(db->TopK(w, "test-target", 5).size(), 2u);
+}
+
+}  // namespace
+}  // namespace tune
+}  // namespace kiln

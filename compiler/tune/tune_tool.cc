@@ -1,0 +1,139 @@
+#include "compiler/tune/tune_tool.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "compiler/text/text.h"
+#include "compiler/tune/database.h"
+#include "compiler/tune/tune.h"
+
+namespace kiln {
+namespace tune {
+
+namespace {
+
+const char kUsage[] =
+    "usage: kiln-tune MODULE.relax --function NAME --db DIR [options]\n"
+    "  --function NAME     the PrimFunc to tune\n"
+    "  --db DIR            the tuning database (created when absent; records are appended)\n"
+    "  --trials N          candidates to measure (default 16)\n"
+    "  --seed S            first seed of the random search (default 1)\n"
+    "  --threads T         kernel threads while measuring (default 1)\n"
+    "  --repeats R         timed runs per candidate, the median is kept (default 7)\n"
+    "  --timeout SECONDS   per candidate (default 10)\n"
+    "Search: random sampling of the generic design space (evolutionary search with a\n"
+    "learned cost model comes next). Build with the results: kiln-compile --tuning-db DIR.\n";
+
+bool ParseInt(const std::string& s, long long lo, long long* out) {
+  char* end = nullptr;
+  long long v = strtoll(s.c_str(), &end, 10);
+  if (s.empty() || *end != '\0' || v < lo) return false;
+  *out = v;
+  return true;
+}
+
+}  // namespace
+
+int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
+  std::string input, function, db_dir;
+  TuneOptions options;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    std::string value;
+    bool has_value = false;
+    size_t eq = a.find('=');
+    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = a.substr(eq + 1);
+      a = a.substr(0, eq);
+      has_value = true;
+    }
+    auto take = [&]() -> bool {
+      if (has_value) return true;
+      if (i + 1 >= argc) return false;
+      value = argv[++i];
+      return true;
+    };
+    long long n = 0;
+    if (a == "-h" || a == "--help") {
+      out << kUsage;
+      return 0;
+    } else if (a == "--function" || a == "--db" || a == "--trials" || a == "--seed" || a == "--threads" ||
+               a == "--repeats" || a == "--timeout") {
+      if (!take()) {
+        err << "kiln-tune: " << a << " needs a value\n" << kUsage;
+        return 2;
+      }
+      if (a == "--function") function = value;
+      else if (a == "--db") db_dir = value;
+      else if (a == "--timeout") {
+        char* end = nullptr;
+        double t = strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || !(t > 0)) {
+          err << "kiln-tune: --timeout must be a positive number of seconds, got '" << value << "'\n";
+          return 2;
+        }
+        options.runner.timeout_s = t;
+      } else {
+        long long lo = a == "--seed" || a == "--trials" ? 0 : 1;
+        if (!ParseInt(value, lo, &n)) {
+          err << "kiln-tune: " << a << " must be an integer >= " << lo << ", got '" << value << "'\n";
+          return 2;
+        }
+        if (a == "--trials") options.trials = static_cast<int>(n);
+        else if (a == "--seed") options.seed = static_cast<uint64_t>(n);
+        else if (a == "--threads") options.runner.threads = static_cast<int>(n);
+        else options.runner.repeats = static_cast<int>(n);
+      }
+    } else if (a.rfind("-", 0) == 0) {
+      err << "kiln-tune: unknown flag " << a << "\n" << kUsage;
+      return 2;
+    } else if (input.empty()) {
+      input = a;
+    } else {
+      err << "kiln-tune: more than one input (" << input << ", " << a << ")\n";
+      return 2;
+    }
+  }
+  if (input.empty() || function.empty() || db_dir.empty()) {
+    err << "kiln-tune: MODULE, --function and --db are required\n" << kUsage;
+    return 2;
+  }
+  Result<ir::IRModule> mod = text::ParseModuleFile(input);
+  if (!mod.ok()) {
+    err << "kiln-tune: " << mod.status().ToString() << "\n";
+    return 1;
+  }
+  ir::PrimFunc func = mod->FindPrim(function);
+  if (!func) {
+    err << "kiln-tune: " << input << " has no PrimFunc named " << function << "\n";
+    return 1;
+  }
+  std::vector<Status> damage;
+  Result<Database> db = Database::Open(db_dir, &damage);
+  if (!db.ok()) {
+    err << "kiln-tune: " << db.status().ToString() << "\n";
+    return 1;
+  }
+  for (const auto& d : damage) err << "kiln-tune: error: " << d.message() << " (line skipped)\n";
+  Result<TuneSummary> sum = TuneFunction(func, &*db, options, out);
+  if (!sum.ok()) {
+    err << "kiln-tune: " << sum.status().ToString() << "\n";
+    return 1;
+  }
+  char line[256];
+  out << "\nsummary\n";
+  snprintf(line, sizeof line, "  %-16s %12s %12s %8s %8s %8s\n", "function", "default", "tuned", "speedup", "trials",
+           "failed");
+  out << line;
+  double speedup = sum->best_us > 0 ? sum->default_us / sum->best_us : 0;
+  snprintf(line, sizeof line, "  %-16s %9.1f us %9.1f us %7.2fx %8d %8d\n", sum->function.c_str(), sum->default_us,
+           sum->best_us, speedup, sum->trials, sum->failures);
+  out << line;
+  if (!sum->best_trace.empty()) out << "best trace:\n" << sum->best_trace;
+  out << "database " << db_dir << ": " << db->num_workloads() << " workloads, " << db->num_records() << " records\n";
+  return 0;
+}
+
+}  // namespace tune
+}  // namespace kiln
