@@ -154,6 +154,11 @@ TEST(TuneE2ETest, TuneThenCompileWithTheDatabase) {
   ToolRun damaged = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--emit=tir", "-o", tir});
   EXPECT_EQ(damaged.rc, 0) << damaged.err;
   EXPECT_NE(damaged.err.find("records.jsonl:4: "), std::string::npos) << damaged.err;
+
+  // A database path that is a file is an error, not an empty database.
+  ToolRun not_dir = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", module, "--emit=tir"});
+  EXPECT_NE(not_dir.rc, 0);
+  EXPECT_NE(not_dir.err.find("is not a directory"), std::string::npos) << not_dir.err;
 }
 
 }  // namespace
