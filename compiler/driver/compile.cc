@@ -155,8 +155,8 @@ const std::vector<transform::DispatchRule>& DefaultDispatchRules() {
 
 // The lowered function scheduled by the best record of `db` for `func`, or
 // nullopt when there is none (or none that beat the default schedule).
-static Result<std::optional<ir::PrimFunc>> ApplyTuningRecord(const tune::Database& db, const std::string& target,
-                                                      const ir::PrimFunc& func) {
+static Result<std::optional<ir::PrimFunc>> ApplyTuningRecord(const tune::Database& db,
+                                                             const std::string& target, const ir::PrimFunc& func) {
   std::string workload = db.FindWorkload(func);
   if (workload.empty()) return std::optional<ir::PrimFunc>();
   std::vector<tune::TuningRecord> best = db.TopK(workload, target, 1);
@@ -265,15 +265,7 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
         }
       }
       if (e.prim) {
-        // Inlined before scheduling (elementwise chains reach the anchors'
-        // epilogue matchers as one stage) and after (a schedule that turned
-        // a reduction into plain stores, as the window schedule does, takes
-        // the epilogue that follows into them).
-        // Then buffers that hold one slice per iteration of a loop move
-        // inside it (after the scopes are extended: an Allocate's body
-        // must hold every use of its buffer).
-        // Last, a workspace of the output's shape that feeds the output's
-        // store moves into the output (a long row's softmax).
+        // The steps and why they come in this order: compiler/tune/lower.cc.
         e.prim = tune::LowerWithDefaultSchedule(e.prim, threads);
       }
     }

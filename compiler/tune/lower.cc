@@ -12,8 +12,14 @@ namespace tune {
 
 namespace {
 
-// What follows the schedule in the driver (see compile.cc "lower-tir" for
-// why each step is there).
+// What follows the schedule. Elementwise chains are inlined before
+// scheduling (they reach the anchors' epilogue matchers as one stage) and
+// after (a schedule that turned a reduction into plain stores, as the window
+// schedule does, takes the epilogue that follows into them). Then buffers
+// that hold one slice per iteration of a loop move inside it (after the
+// scopes are extended: an Allocate's body must hold every use of its
+// buffer). Last, a workspace of the output's shape that feeds the output's
+// store moves into the output (a long row's softmax).
 ir::PrimFunc AfterSchedule(const ir::PrimFunc& f) {
   return tir::AliasOutputBuffers(tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f))));
 }

@@ -8,7 +8,10 @@
 //     inlined into its readers (when compute_inline applies);
 //   - reduction blocks whose loops each bind one iteration variable, with
 //     static extents: multi-level tiling "SSRSRS" (each spatial loop in 4
-//     sampled perfect tiles, each reduction loop in 2), the init decomposed
+//     sampled perfect tiles, each reduction loop in 2), by a sampled choice a
+//     local write cache written back under the second spatial tiles (the
+//     cache is not yet shrunk to one tile: it keeps the output's shape), the
+//     init decomposed
 //     before the outer reduction tiles, the outer spatial tiles fused and run
 //     in parallel, the innermost spatial tile vectorized, and a sampled choice
 //     whether to unroll the inner reduction tile;

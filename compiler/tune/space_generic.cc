@@ -88,6 +88,17 @@ Status TileReduction(Schedule* sch, const BlockRV& block, const BlockShape& shap
     order.insert(order.end(), level->begin(), level->end());
   KILN_RETURN_IF_ERROR(sch->Reorder(order));
   bool has_spatial = !s_tiles[0].empty();
+  if (has_spatial) {
+    // Accumulate a tile in a local buffer written back after its reduction
+    // (MetaSchedule's write cache at the outer tiles): the accumulator stays
+    // in cache or registers, apart from the output.
+    KILN_ASSIGN_OR_RETURN(ExprRV cache, sch->SampleCategorical({0, 1}, {0.5, 0.5}));
+    KILN_ASSIGN_OR_RETURN(int64_t c, sch->Get(cache));
+    if (c == 1) {
+      KILN_ASSIGN_OR_RETURN(BlockRV write_back, sch->CacheWrite(block, 0, "local"));
+      KILN_RETURN_IF_ERROR(sch->ReverseComputeAt(write_back, s_tiles[1].back()));
+    }
+  }
   if (has_spatial && !r_tiles[0].empty()) {
     // The init runs once per output element, before the reduction starts.
     KILN_RETURN_IF_ERROR(sch->DecomposeReduction(block, r_tiles[0][0]).status());
