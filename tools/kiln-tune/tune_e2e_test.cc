@@ -163,3 +163,56 @@ TEST(TuneE2ETest, TuneThenCompileWithTheDatabase) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(TuneToolTest, UsageAndInputErrors) {
+  std::string work = std::string(KILN_BINARY_DIR) + "/tune_errors_work";
+  (void)system(("rm -rf '" + work + "' && mkdir -p '" + work + "'").c_str());
+  std::string module = work + "/m.relax";
+  std::ofstream(module) << R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def relu(x: T.handle, y: T.handle):
+        n = T.int64()
+        X = T.match_buffer(x, (n,), "float32")
+        Y = T.match_buffer(y, (n,), "float32")
+        for i in range(n):
+            with T.block("Y"):
+                vi = T.axis.spatial(n, i)
+                Y[vi] = T.max(X[vi], T.float32(0))
+)";
+  struct Case {
+    std::vector<std::string> args;
+    int rc;
+    const char* message;
+  };
+  std::string db = work + "/db";
+  const Case cases[] = {
+      {{module, "--function", "relu"}, 2, "MODULE, --function and --db are required"},
+      {{module, "--function", "relu", "--db", db, "--speed"}, 2, "unknown flag --speed"},
+      {{module, "--function", "relu", "--db", db, "--trials", "x"}, 2, "--trials must be an integer >= 0, got 'x'"},
+      {{module, "--function", "relu", "--db", db, "--threads", "0"}, 2, "--threads must be an integer >= 1"},
+      {{module, "--function", "relu", "--db", db, "--timeout", "-1"}, 2, "--timeout must be a positive number"},
+      {{module, "--function", "relu", "--db"}, 2, "--db needs a value"},
+      {{module, module, "--function", "relu", "--db", db}, 2, "more than one input"},
+      {{work + "/missing.relax", "--function", "relu", "--db", db}, 1, "missing.relax"},
+      {{module, "--function", "nope", "--db", db}, 1, "has no PrimFunc named nope"},
+      {{module, "--function", "relu", "--db", db}, 1, "the default schedule cannot be measured (build failed): "
+                                                       "parameter x has a symbolic shape"},
+  };
+  for (const Case& c : cases) {
+    std::vector<std::string> args = {"kiln-tune"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    ToolRun r = Call(tune::TuneToolMain, args);
+    EXPECT_EQ(r.rc, c.rc) << c.message << "\n" << r.err;
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
+  }
+  ToolRun help = Call(tune::TuneToolMain, {"kiln-tune", "--help"});
+  EXPECT_EQ(help.rc, 0);
+  EXPECT_NE(help.out.find("usage: kiln-tune"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln
