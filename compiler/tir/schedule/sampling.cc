@@ -1,7 +1,6 @@
 // tir::Schedule's sampling instructions: sample_perfect_tile,
 // sample_categorical, sample_compute_location, and split by sampled factors.
 #include <algorithm>
-#include <numeric>
 
 #include "compiler/arith/debug_string.h"
 #include "compiler/arith/simplify.h"
