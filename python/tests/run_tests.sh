@@ -3,12 +3,13 @@
 # build tree. Never PATH's python3 (it may lack numpy, or be another version
 # than the one the extension was built for).
 #
-# usage: run_tests.sh VENV_PYTHON PACKAGE_PARENT MODELS_DIR TEST_FILE
+# usage: run_tests.sh VENV_PYTHON PACKAGE_PARENT MODELS_DIR TEST_FILE GUIDE_PAGE
 set -euo pipefail
 python=$1
 package_parent=$2
 export KILN_PYTHON_TEST_MODELS=$3
 test_file=$4
+export KILN_PYTHON_GUIDE=$5  # docs/guide/python.md: its python blocks run too
 
 if [ ! -x "$python" ]; then
   echo "SKIP: no project venv python at $python (scripts/setup_venv.sh makes it)"

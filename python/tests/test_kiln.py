@@ -301,6 +301,33 @@ class ThreadTest(unittest.TestCase):
         self.assertTrue(all(results))
 
 
+class GuideTest(unittest.TestCase):
+    """Every ```python block of docs/guide/python.md, in order, in one namespace."""
+
+    def test_guide_examples_run(self):
+        import contextlib
+        import io
+        import re
+        import shutil
+        import tempfile
+
+        with open(os.environ["KILN_PYTHON_GUIDE"]) as f:
+            page = f.read()
+        blocks = re.findall(r"^```python\n(.*?)^```", page, flags=re.S | re.M)
+        self.assertGreaterEqual(len(blocks), 5)
+        namespace = {}
+        with tempfile.TemporaryDirectory() as work:
+            shutil.copy(MLP, work)
+            previous = os.getcwd()
+            os.chdir(work)
+            try:
+                for i, block in enumerate(blocks):
+                    with self.subTest(block=i), contextlib.redirect_stdout(io.StringIO()):
+                        exec(compile(block, f"python.md block {i}", "exec"), namespace)
+            finally:
+                os.chdir(previous)
+
+
 class StubTest(unittest.TestCase):
     def test_stubs_name_every_public_name(self):
         stub = os.path.join(os.path.dirname(kiln.__file__), "_kiln.pyi")
