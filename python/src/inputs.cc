@@ -62,8 +62,24 @@ kiln_tensor_t* wrap_buffer(py::handle obj, const std::string& where) {
     shape.assign(1, view->len / view->itemsize);  // a bytes-like object: one dimension
   }
   kiln_tensor_t* tensor = nullptr;
-  kiln_status_t* status = kiln_tensor_wrap_with_release(view->buf, shape.data(), static_cast<int32_t>(shape.size()),
-                                                        dtype, release_buffer, view, &tensor);
+  kiln_status_t* status = nullptr;
+  if (reinterpret_cast<uintptr_t>(view->buf) % KILN_TENSOR_ALIGNMENT != 0) {
+    // The usual numpy array: copy into aligned storage right away and give
+    // the buffer back, rather than wrap it only to copy it (see aligned()).
+    void* data = nullptr;
+    status = kiln_tensor_create(shape.data(), static_cast<int32_t>(shape.size()), dtype, &tensor);
+    if (status == nullptr) status = kiln_tensor_data(tensor, &data);
+    if (status == nullptr && view->len > 0) std::memcpy(data, view->buf, view->len);
+    PyBuffer_Release(view);
+    delete view;
+    if (status != nullptr) {
+      kiln_tensor_release(tensor);
+      raise_status(status);
+    }
+    return tensor;
+  }
+  status = kiln_tensor_wrap_with_release(view->buf, shape.data(), static_cast<int32_t>(shape.size()), dtype,
+                                         release_buffer, view, &tensor);
   if (status != nullptr) {
     PyBuffer_Release(view);
     delete view;
