@@ -256,31 +256,43 @@ class ThreadTest(unittest.TestCase):
         self.assertEqual(failures, [])
 
     def test_gil_is_released_during_a_call(self):
-        # While one thread runs long calls, another Python thread keeps
-        # running; with the GIL held through the call it could not count.
+        # Another Python thread records timestamps while the main thread runs
+        # long calls. It can run in the middle of a call only if the call
+        # released the GIL: with the GIL held, the most it could get is the
+        # switch interval (set small here) before the call starts.
+        import sys
+        import time
+
         m = kiln.load(MLP)
         ctx = m.context(threads=1)
-        args = mlp_inputs(512)
+        args = mlp_inputs(4096)
+        stamps = []
         done = threading.Event()
-        ticks = [0]
 
-        def counter():
+        def recorder():
             while not done.is_set():
-                ticks[0] += 1
+                stamps.append(time.perf_counter())
 
-        t = threading.Thread(target=counter)
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(0.0002)
+        t = threading.Thread(target=recorder)
         t.start()
         try:
-            before = ticks[0]
-            calls_ticks = []
+            windows = []
             for _ in range(5):
-                start = ticks[0]
+                t0 = time.perf_counter()
                 ctx["main"](*args)
-                calls_ticks.append(ticks[0] - start)
+                windows.append((t0, time.perf_counter()))
         finally:
             done.set()
             t.join()
-        self.assertGreater(max(calls_ticks), 0, (before, calls_ticks))
+            sys.setswitchinterval(interval)
+        long_calls = [(a, b) for a, b in windows if b - a > 0.002]
+        self.assertTrue(long_calls, windows)  # the test proves nothing with calls this short
+        inside = [
+            sum(1 for s in stamps if a + (b - a) / 3 < s < b - (b - a) / 3) for a, b in long_calls
+        ]
+        self.assertTrue(all(n > 0 for n in inside), inside)
 
     def test_one_context_shared_by_threads_takes_turns(self):
         m = kiln.load(ADD)
