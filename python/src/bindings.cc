@@ -2,6 +2,7 @@
 #include <kiln/kiln.h>
 #include <pybind11/pybind11.h>
 
+#include "function.h"
 #include "module.h"
 #include "tensor.h"
 
@@ -10,5 +11,6 @@ PYBIND11_MODULE(_kiln, m) {
   m.attr("__version__") = kiln_version_string();
   m.attr("api_version") = pybind11::make_tuple(kiln_api_version() >> 16, kiln_api_version() & 0xffff);
   kiln_python::bind_tensor(m);
+  kiln_python::bind_function(m);
   kiln_python::bind_module(m);
 }

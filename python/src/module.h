@@ -1,4 +1,4 @@
-// kiln.Module, kiln.Function, kiln.Context, kiln.ValueInfo and kiln.load.
+// kiln.Module, kiln.Context, kiln.load and kiln.from_dlpack.
 #pragma once
 
 #include <pybind11/pybind11.h>
