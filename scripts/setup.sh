@@ -13,6 +13,7 @@ packages=(
   clang-19 libclang-rt-19-dev  # libFuzzer harnesses (make fuzz)
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # aarch64 kernels run under qemu (tests/codegen)
   libdlpack-dev
+  pybind11-dev python3-dev  # the kiln Python package's bindings (python/)
   libxxhash-dev  # segment checksums of .vmfb, used header-only (runtime/checksum.cc)
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata  # the ONNX backend node tests (tests/onnx_conformance)

@@ -1,0 +1,354 @@
+"""Tests of the kiln package: loading, introspection, calls, zero-copy, threads, errors.
+
+Run by ctest (kiln_python_test) through run_tests.sh, which sets PYTHONPATH to the
+built package and KILN_PYTHON_TEST_MODELS to the folder of the compiled models.
+"""
+import os
+import threading
+import unittest
+
+import numpy as np
+
+import kiln
+
+MODELS = os.environ["KILN_PYTHON_TEST_MODELS"]
+MLP = os.path.join(MODELS, "mlp.vmfb")
+ADD = os.path.join(MODELS, "add.vmfb")
+
+
+def aligned(array):
+    """`array` copied into Kiln-allocated (64-byte aligned) storage, and a numpy view of it."""
+    tensor = kiln.empty(array.shape, str(array.dtype))
+    view = np.asarray(tensor)
+    view[...] = array
+    return tensor, view
+
+
+def mlp_inputs(n, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, (n, 784)).astype(np.float32)
+    w0 = rng.uniform(-0.1, 0.1, (128, 784)).astype(np.float32)
+    b0 = rng.uniform(-0.1, 0.1, (128,)).astype(np.float32)
+    w1 = rng.uniform(-0.1, 0.1, (10, 128)).astype(np.float32)
+    b1 = rng.uniform(-0.1, 0.1, (10,)).astype(np.float32)
+    return x, w0, b0, w1, b1
+
+
+def mlp_reference(x, w0, b0, w1, b1):
+    h = np.maximum(x.astype(np.float64) @ w0.T + b0, 0)
+    return h @ w1.T + b1
+
+
+class LoadTest(unittest.TestCase):
+    def test_functions_describe_parameters(self):
+        m = kiln.load(MLP)
+        self.assertIn("main", m.functions)
+        self.assertIn("main", m)
+        self.assertNotIn("nope", m)
+        main = m.functions["main"]
+        self.assertEqual([p.name for p in main.params], ["x", "w0", "b0", "w1", "b1"])
+        x = main.params[0]
+        self.assertEqual((x.kind, x.dtype, x.shape), ("tensor", "float32", ("n", 784)))
+        self.assertEqual(main.params[1].shape, (128, 784))
+        self.assertEqual(main.results[0].shape, ("n", 10))
+        self.assertEqual(main.results[0].dtype, "float32")
+
+    def test_load_from_bytes_and_pathlike(self):
+        import pathlib
+
+        with open(ADD, "rb") as f:
+            data = f.read()
+        for source in (data, bytearray(data), pathlib.Path(ADD)):
+            m = kiln.load(source)
+            y = m["main"](np.array([1.5], np.float32), np.array([2.0], np.float32))
+            self.assertEqual(np.asarray(y).tolist(), [3.5])
+
+    def test_missing_file_is_not_found(self):
+        with self.assertRaises(kiln.NotFoundError) as caught:
+            kiln.load(os.path.join(MODELS, "no_such_model.vmfb"))
+        self.assertIn("no_such_model.vmfb", str(caught.exception))
+        self.assertEqual(caught.exception.code, "NOT_FOUND")
+
+    def test_damaged_bytes_are_an_error(self):
+        with open(ADD, "rb") as f:
+            data = bytearray(f.read())
+        with self.assertRaises(kiln.Error):
+            kiln.load(bytes(data[: len(data) // 2]))
+
+    def test_unknown_function_is_a_key_error_listing_the_functions(self):
+        m = kiln.load(ADD)
+        with self.assertRaises(KeyError) as caught:
+            m["nope"]
+        self.assertIsInstance(caught.exception, kiln.NotFoundError)
+        self.assertIn("main", str(caught.exception))
+
+
+class CallTest(unittest.TestCase):
+    def test_mlp_matches_numpy_at_several_batches(self):
+        m = kiln.load(MLP)
+        for n in (1, 3, 8):
+            args = mlp_inputs(n, seed=n)
+            y = m["main"](*args)
+            self.assertIsInstance(y, kiln.Tensor)
+            self.assertEqual(y.shape, (n, 10))
+            self.assertEqual(y.dtype, "float32")
+            np.testing.assert_allclose(np.asarray(y), mlp_reference(*args), rtol=1e-4, atol=1e-4)
+
+    def test_keyword_arguments(self):
+        m = kiln.load(MLP)
+        x, w0, b0, w1, b1 = mlp_inputs(2)
+        y = m["main"](x, w0, b0, w1=w1, b1=b1)
+        np.testing.assert_allclose(np.asarray(y), mlp_reference(x, w0, b0, w1, b1), rtol=1e-4, atol=1e-4)
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            m["main"](x, w0, b0, w1, bias=b1)
+        self.assertIn("b1", str(caught.exception))
+
+    def test_unaligned_and_strided_inputs(self):
+        m = kiln.load(ADD)
+        # Views one and two floats into a buffer: 4-byte aligned, so they are
+        # copied into aligned storage, and the result is still right.
+        base = np.arange(3, dtype=np.float32)
+        self.assertEqual(np.asarray(m["main"](base[1:2], base[2:3])).tolist(), [3.0])
+        # A non-contiguous array is refused, naming the argument.
+        strided = np.arange(8, dtype=np.float32).reshape(2, 4)[:, ::2]
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            m["main"](strided, base[:1])
+        self.assertIn("argument a", str(caught.exception))
+        self.assertIn("contiguous", str(caught.exception))
+
+    def test_dlpack_producer_input(self):
+        class OnlyDLPack:
+            """An array that offers only __dlpack__ (as torch does), not the buffer protocol."""
+
+            def __init__(self, array):
+                self.array = array
+
+            def __dlpack__(self, **kwargs):
+                return self.array.__dlpack__(**kwargs)
+
+            def __dlpack_device__(self):
+                return self.array.__dlpack_device__()
+
+        m = kiln.load(ADD)
+        _, a = aligned(np.array([4.0], np.float32))
+        y = m["main"](OnlyDLPack(a), OnlyDLPack(np.array([0.25], np.float32)))
+        self.assertEqual(np.asarray(y).tolist(), [4.25])
+
+    def test_output_is_zero_copy(self):
+        m = kiln.load(ADD)
+        y = m["main"](np.array([1.0], np.float32), np.array([2.0], np.float32))
+        view = np.asarray(y)
+        self.assertEqual(view.ctypes.data, y.data_ptr)
+        self.assertEqual(np.from_dlpack(y).ctypes.data, y.data_ptr)
+        self.assertEqual(y.__dlpack_device__(), (1, 0))
+        del y  # the view keeps the storage alive
+        self.assertEqual(view.tolist(), [3.0])
+
+    def test_kiln_tensor_input_is_passed_as_is(self):
+        m = kiln.load(ADD)
+        a, a_view = aligned(np.array([5.0], np.float32))
+        y = m["main"](a, np.array([1.0], np.float32))
+        a_view[0] = 7.0  # writing through the view changes the tensor the next call reads
+        z = m["main"](a, np.array([1.0], np.float32))
+        self.assertEqual((np.asarray(y)[0], np.asarray(z)[0]), (6.0, 8.0))
+        self.assertEqual(repr(a), "kiln.Tensor(shape=(1,), dtype=float32)")
+
+    def test_from_dlpack_shares_aligned_storage(self):
+        _, view = aligned(np.zeros((2, 3), np.float32))
+        t = kiln.from_dlpack(view)
+        self.assertEqual(t.data_ptr, view.ctypes.data)
+        self.assertEqual(t.shape, (2, 3))
+
+    def test_context_with_threads_and_executors(self):
+        m = kiln.load(MLP)
+        args = mlp_inputs(4)
+        expected = mlp_reference(*args)
+        for executor in ("auto", "vm"):
+            ctx = m.context(threads=2, executor=executor)
+            self.assertEqual(ctx.threads, 2)
+            for _ in range(3):
+                np.testing.assert_allclose(np.asarray(ctx["main"](*args)), expected, rtol=1e-4, atol=1e-4)
+        with self.assertRaises(kiln.InvalidArgumentError):
+            m.context(executor="fast")
+
+    def test_graph_executor_on_a_static_function(self):
+        m = kiln.load(ADD)
+        ctx = m.context(threads=1, executor="graph")
+        self.assertEqual(np.asarray(ctx["main"](np.ones(1, np.float32), np.ones(1, np.float32))).tolist(), [2.0])
+
+    def test_graph_executor_refuses_a_symbolic_function(self):
+        m = kiln.load(MLP)
+        ctx = m.context(executor="graph")
+        with self.assertRaises(kiln.FailedPreconditionError):
+            ctx["main"](*mlp_inputs(1))
+
+    def test_profile_table_names_kernels(self):
+        m = kiln.load(MLP)
+        ctx = m.context(threads=1, profile=True)
+        ctx["main"](*mlp_inputs(1))
+        table = ctx.profile()
+        self.assertIn("main", table)
+        ctx.reset_profile()
+        with self.assertRaises(kiln.FailedPreconditionError):
+            m.context(threads=1).profile()
+
+
+class ErrorTest(unittest.TestCase):
+    def test_wrong_dimension_names_argument_and_dimension(self):
+        m = kiln.load(MLP)
+        x, w0, b0, w1, b1 = mlp_inputs(1)
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            m["main"](np.zeros((1, 100), np.float32), w0, b0, w1, b1)
+        message = str(caught.exception)
+        self.assertIn("x", message)
+        self.assertIn("dimension 1", message)
+        self.assertIn("784", message)
+        self.assertIn("100", message)
+        self.assertIsInstance(caught.exception, ValueError)
+        self.assertEqual(caught.exception.code, "INVALID_ARGUMENT")
+
+    def test_wrong_dtype_names_argument(self):
+        m = kiln.load(MLP)
+        x, w0, b0, w1, b1 = mlp_inputs(1)
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            m["main"](x, w0.astype(np.float64), b0, w1, b1)
+        message = str(caught.exception)
+        self.assertIn("w0", message)
+        self.assertIn("float64", message)
+
+    def test_wrong_count_and_wrong_kind(self):
+        m = kiln.load(ADD)
+        with self.assertRaises(kiln.InvalidArgumentError):
+            m["main"](np.ones(1, np.float32))
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            m["main"](np.ones(1, np.float32), "text")
+        self.assertIn("argument b", str(caught.exception))
+        self.assertIn("str", str(caught.exception))
+
+    def test_unknown_dtype_for_empty(self):
+        with self.assertRaises(kiln.InvalidArgumentError):
+            kiln.empty((2,), "complex64")
+
+
+class ThreadTest(unittest.TestCase):
+    def test_threads_call_one_module_in_parallel(self):
+        m = kiln.load(MLP)
+        main = m["main"]
+        cases = [mlp_inputs(n, seed=n) for n in (1, 2, 5, 7)]
+        expected = [mlp_reference(*c) for c in cases]
+        failures = []
+        inside = threading.Barrier(len(cases))
+
+        def worker(i):
+            try:
+                inside.wait()
+                for _ in range(50):
+                    y = main(*cases[i])
+                    np.testing.assert_allclose(np.asarray(y), expected[i], rtol=1e-4, atol=1e-4)
+            except Exception as error:  # reported below, with the thread's case
+                failures.append((i, error))
+
+        threads = [threading.Thread(target=worker, args=(i,)) for i in range(len(cases))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(failures, [])
+
+    def test_gil_is_released_during_a_call(self):
+        # Another Python thread records timestamps while the main thread runs
+        # long calls. It can run in the middle of a call only if the call
+        # released the GIL: with the GIL held, the most it could get is the
+        # switch interval (set small here) before the call starts.
+        import sys
+        import time
+
+        m = kiln.load(MLP)
+        ctx = m.context(threads=1)
+        args = mlp_inputs(4096)
+        stamps = []
+        done = threading.Event()
+
+        def recorder():
+            while not done.is_set():
+                stamps.append(time.perf_counter())
+
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(0.0002)
+        t = threading.Thread(target=recorder)
+        t.start()
+        try:
+            windows = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                ctx["main"](*args)
+                windows.append((t0, time.perf_counter()))
+        finally:
+            done.set()
+            t.join()
+            sys.setswitchinterval(interval)
+        long_calls = [(a, b) for a, b in windows if b - a > 0.002]
+        self.assertTrue(long_calls, windows)  # the test proves nothing with calls this short
+        inside = [
+            sum(1 for s in stamps if a + (b - a) / 3 < s < b - (b - a) / 3) for a, b in long_calls
+        ]
+        self.assertTrue(all(n > 0 for n in inside), inside)
+
+    def test_one_context_shared_by_threads_takes_turns(self):
+        m = kiln.load(ADD)
+        ctx = m.context(threads=1)
+        add = ctx["main"]
+        results = []
+
+        def worker(v):
+            for _ in range(100):
+                results.append(np.asarray(add(np.array([v], np.float32), np.array([1.0], np.float32)))[0] == v + 1)
+
+        threads = [threading.Thread(target=worker, args=(float(v),)) for v in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(len(results), 400)
+        self.assertTrue(all(results))
+
+
+class GuideTest(unittest.TestCase):
+    """Every ```python block of docs/guide/python.md, in order, in one namespace."""
+
+    def test_guide_examples_run(self):
+        import contextlib
+        import io
+        import re
+        import shutil
+        import tempfile
+
+        with open(os.environ["KILN_PYTHON_GUIDE"]) as f:
+            page = f.read()
+        blocks = re.findall(r"^```python\n(.*?)^```", page, flags=re.S | re.M)
+        self.assertGreaterEqual(len(blocks), 5)
+        namespace = {}
+        with tempfile.TemporaryDirectory() as work:
+            shutil.copy(MLP, work)
+            previous = os.getcwd()
+            os.chdir(work)
+            try:
+                for i, block in enumerate(blocks):
+                    with self.subTest(block=i), contextlib.redirect_stdout(io.StringIO()):
+                        exec(compile(block, f"python.md block {i}", "exec"), namespace)
+            finally:
+                os.chdir(previous)
+
+
+class StubTest(unittest.TestCase):
+    def test_stubs_name_every_public_name(self):
+        stub = os.path.join(os.path.dirname(kiln.__file__), "_kiln.pyi")
+        with open(stub) as f:
+            text = f.read()
+        for name in ("Tensor", "Module", "Function", "Context", "ValueInfo", "load", "empty", "from_dlpack"):
+            self.assertIn(name, text)
+            self.assertTrue(getattr(kiln, name).__doc__)
+
+
+if __name__ == "__main__":
+    unittest.main()
