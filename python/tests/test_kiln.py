@@ -279,7 +279,7 @@ class ThreadTest(unittest.TestCase):
         t.start()
         try:
             windows = []
-            for _ in range(5):
+            for _ in range(10):
                 t0 = time.perf_counter()
                 ctx["main"](*args)
                 windows.append((t0, time.perf_counter()))
@@ -292,7 +292,10 @@ class ThreadTest(unittest.TestCase):
         inside = [
             sum(1 for s in stamps if a + (b - a) / 3 < s < b - (b - a) / 3) for a, b in long_calls
         ]
-        self.assertTrue(all(n > 0 for n in inside), inside)
+        # One call with a stamp inside proves the release (a call holding the
+        # GIL lets no other Python thread run at all); asking it of every call
+        # would fail on a loaded machine where the recorder is not scheduled.
+        self.assertTrue(any(n > 0 for n in inside), inside)
 
     def test_one_context_shared_by_threads_takes_turns(self):
         m = kiln.load(ADD)
