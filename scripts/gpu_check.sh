@@ -79,6 +79,24 @@ else
   results+=("$(printf '%-34s %-14s' "example kernels: GPU vs CPU" "SKIP(no cases)")")
 fi
 
+# PyTorch on the same GPU, where the machine has it: the same 512^3 float32
+# matmul as the matmul_512 case (TF32 off, as Kiln's kernels are plain fp32),
+# median of CUDA-event times, to put Kiln's GPU times in proportion.
+if python3 -c "import torch; assert torch.cuda.is_available()" >/dev/null 2>&1; then
+  step "pytorch reference (matmul 512^3)" 60 python3 -c '
+import torch
+torch.backends.cuda.matmul.allow_tf32 = False
+a = torch.rand(512, 512, device="cuda"); b = torch.rand(512, 512, device="cuda")
+for _ in range(10): a @ b
+times = []
+for _ in range(50):
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); a @ b; e.record(); torch.cuda.synchronize(); times.append(s.elapsed_time(e) * 1000)
+times.sort()
+print("torch %s matmul 512x512x512 fp32: median %.2f us over 50" % (torch.__version__, times[25]))
+'
+fi
+
 echo
 echo "=== summary"
 printf '%-34s %-14s %6s\n' step result time
