@@ -2,11 +2,13 @@
 // broadcasting (folded at import time on known integer values, so shape
 // arithmetic never reaches the program), unary math, activations, Clip,
 // variadic Min/Max/Sum/Mean, Where, Cast.
+#include <cctype>
 #include <cmath>
 #include <limits>
 
 #include "compiler/onnx/graph_importer.h"
 #include "compiler/onnx/onnx_tensor.h"
+#include "compiler/relax/struct_info_util.h"
 
 namespace kiln {
 namespace onnx {
@@ -149,6 +151,38 @@ const BinaryDef* FindBinary(const std::string& op) {
   return nullptr;
 }
 
+// Symbolic dimensions that shape arithmetic cannot prove equal, such as a
+// feature pyramid's upsampled ((h + 1) // 2 + 1) // 2 * 2 against the skip
+// connection's (h + 1) // 2: equal for the input sizes a model is meant for,
+// not for every size. The second operand is matched to the first's
+// dimensions by R.match_cast, which checks them when the program runs (and
+// reports a mismatch naming both), as ONNX Runtime checks shapes when it
+// runs. A dimension that is 1 broadcasts only when it is a constant 1.
+Result<ir::Expr> MatchUnprovenDims(NodeCtx& ctx, const ir::Expr& a, ir::Expr b) {
+  const auto* ta = ir::SInfoAs<ir::TensorSInfo>(a->struct_info);
+  const auto* tb = ir::SInfoAs<ir::TensorSInfo>(b->struct_info);
+  if (!ta || !tb || !ta->has_shape || !tb->has_shape || !tb->has_dtype) return b;
+  std::vector<ir::PrimExpr> shape = tb->shape;
+  size_t na = ta->shape.size(), nb = shape.size();
+  bool changed = false;
+  for (size_t k = 0; k < std::min(na, nb); ++k) {
+    const ir::PrimExpr& da = ta->shape[na - 1 - k];
+    ir::PrimExpr& db = shape[nb - 1 - k];
+    if (ConstDim(da) || ConstDim(db)) continue;
+    if (relax::CompareDims(da, db) != relax::DimRelation::kUnknown) continue;
+    db = da;
+    changed = true;
+  }
+  if (!changed) return b;
+  // Named after the ONNX value, so that a run-time mismatch names it.
+  std::string name;
+  for (char c : ctx.node().input(1)) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "v" + name;
+  KILN_ASSIGN_OR_RETURN(ir::RVar cast,
+                        ctx.importer()->bb().EmitMatchCast(b, ir::MakeTensorSInfo(shape, tb->dtype), name + "_matched"));
+  return ir::Expr(cast);
+}
+
 Status ConvertBinary(NodeCtx& ctx) {
   const BinaryDef* def = FindBinary(ctx.op_type());
   if (ctx.opset() < 7) return ctx.Unsupported("broadcast attribute forms before opset 7");
@@ -207,6 +241,7 @@ Status ConvertBinary(NodeCtx& ctx) {
       KILN_ASSIGN_OR_RETURN(b, ctx.Op("astype", {b}, {{"dtype", AttrS(DTypeName(x->dtype))}}));
     }
   }
+  KILN_ASSIGN_OR_RETURN(b, MatchUnprovenDims(ctx, a, b));
   KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op(def->relax, {a, b}));
   ctx.SetOutput(0, r);
   return Status::Ok();

@@ -432,6 +432,27 @@ TEST(OnnxShapeE2E, PadToAMultipleOf32FromShapeArithmeticRunsAtTwoShapes) {
   }
 }
 
+// Elementwise operands whose symbolic dimensions cannot be proved equal
+// (two unrelated dim_params here; a feature pyramid's rounded sizes in the
+// OCR detector): the second is matched to the first when the program runs,
+// so equal sizes compute and unequal ones are a run-time error naming the
+// dimension, as in ONNX Runtime.
+TEST(OnnxShapeE2E, UnprovenEqualDimsAreCheckedWhenTheProgramRuns) {
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {"h", 2});
+  m.Input("y", TensorProto::FLOAT, {"g", 2});
+  m.Node("Add", {"x", "y"}, {"z"});
+  m.Output("z");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto out = RunMain(*module, {F32({3, 2}, Iota(6)), F32({3, 2}, {10, 20, 30, 40, 50, 60})});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{10, 21, 32, 43, 54, 65}));
+  auto bad = RunMain(*module, {F32({3, 2}, Iota(6)), F32({4, 2}, Iota(8))});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("match_cast of y_matched, dimension 0: expected 3 (h), got 4"), std::string::npos) << bad.status().message();
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace onnx
