@@ -248,8 +248,15 @@ Measurement Measure(const PrimFunc& func, const RunnerOptions& options, const Me
       break;
     }
   }
-  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || m.times_us.size() != static_cast<size_t>(options.repeats) ||
-      m.outputs.size() != shapes.size())
+  bool complete = m.times_us.size() == static_cast<size_t>(options.repeats) && m.outputs.size() == shapes.size();
+  // A failing exit before the report was complete is a crash too: under a
+  // sanitizer (or a candidate's own abort handler) a SIGSEGV becomes a
+  // report and exit(1) instead of death by the signal.
+  if (WIFEXITED(wstatus) && WEXITSTATUS(wstatus) != 0 && !complete) {
+    return Fail(MeasureState::kCrashed, "the measuring process exited with status " +
+                                            std::to_string(WEXITSTATUS(wstatus)) + " before its report was complete");
+  }
+  if (!WIFEXITED(wstatus) || WEXITSTATUS(wstatus) != 0 || !complete)
     return Fail(MeasureState::kRunFailed, "the measuring process exited with status " +
                                               std::to_string(WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1) +
                                               " and an incomplete report");
