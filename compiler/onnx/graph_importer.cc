@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/ir/attr_values.h"
 #include "compiler/onnx/input_dims.h"
 #include "compiler/onnx/onnx_tensor.h"
 
@@ -25,36 +26,11 @@ std::optional<std::vector<int64_t>> KnownInts::Ints() const {
   return out;
 }
 
-ir::AttrValue AttrI(int64_t v) {
-  ir::AttrValue a;
-  a.kind = ir::AttrValue::Kind::kInt;
-  a.i = v;
-  return a;
-}
-ir::AttrValue AttrF(double v) {
-  ir::AttrValue a;
-  a.kind = ir::AttrValue::Kind::kFloat;
-  a.f = v;
-  return a;
-}
-ir::AttrValue AttrS(const std::string& v) {
-  ir::AttrValue a;
-  a.kind = ir::AttrValue::Kind::kString;
-  a.s = v;
-  return a;
-}
-ir::AttrValue AttrB(bool v) {
-  ir::AttrValue a;
-  a.kind = ir::AttrValue::Kind::kBool;
-  a.i = v ? 1 : 0;
-  return a;
-}
-ir::AttrValue AttrInts(const std::vector<int64_t>& v) {
-  ir::AttrValue a;
-  a.kind = ir::AttrValue::Kind::kIntList;
-  a.ints = v;
-  return a;
-}
+ir::AttrValue AttrI(int64_t v) { return ir::AttrInt(v); }
+ir::AttrValue AttrF(double v) { return ir::AttrFloat(v); }
+ir::AttrValue AttrS(const std::string& v) { return ir::AttrString(v); }
+ir::AttrValue AttrB(bool v) { return ir::AttrBool(v); }
+ir::AttrValue AttrInts(const std::vector<int64_t>& v) { return ir::AttrInts(v); }
 
 ir::Expr MakeConstant(const Tensor& t) {
   auto c = std::make_shared<ir::ConstantExpr>(t);

@@ -170,6 +170,10 @@ Result<int64_t> NormAxis(int64_t axis, int64_t rank, const char* what = "axis");
 // A value of host data (known contents too when small and integer).
 Value ConstantValue(const Tensor& t);
 
+// IdentifierText(name) made unique among `used` (which then holds it):
+// "x", "x_1", ...
+std::string Identifier(const std::string& name, std::set<std::string>* used);
+
 // The DType's name for R.astype / dtype attributes ("float32").
 std::string DTypeName(DType t);
 

@@ -33,14 +33,6 @@ ir::Expr BranchCall(const builder::BlockBuilder& bb, const std::string& fn, cons
   return seq;
 }
 
-// A name of the text form derived from an ONNX name.
-std::string Ident(const std::string& name) {
-  std::string id;
-  for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "v" + id;
-  return id;
-}
-
 // Whether a one-element constant is non-zero (any element type).
 bool Truth(const Tensor& t) {
   const auto* p = static_cast<const uint8_t*>(t.raw_data());
@@ -85,7 +77,7 @@ Status ConvertIf(NodeCtx& ctx) {
     auto c = ConstDim(d);
     if (!c || *c != 1) return ctx.Invalid("the condition must hold one element");
   }
-  std::string base = Ident(ctx.node().name().empty() ? "if" : ctx.node().name());
+  std::string base = IdentifierText(ctx.node().name().empty() ? "if" : ctx.node().name());
   std::vector<ir::Expr> then_args, else_args;
   KILN_ASSIGN_OR_RETURN(std::string then_fn, imp->LiftSubgraph(then_g, base + "_then", &then_args));
   KILN_ASSIGN_OR_RETURN(std::string else_fn, imp->LiftSubgraph(else_g, base + "_else", &else_args));
@@ -113,7 +105,7 @@ Status ConvertIf(NodeCtx& ctx) {
     }
     if (!t->has_shape) {
       std::vector<ir::PrimExpr> dims;
-      for (int k = 0; k < t->ndim; ++k) dims.push_back(ir::PrimExpr(ir::MakeVar(Ident(ctx.node().output(static_cast<int>(i))) + "_dim" + std::to_string(k))));
+      for (int k = 0; k < t->ndim; ++k) dims.push_back(ir::PrimExpr(ir::MakeVar(IdentifierText(ctx.node().output(static_cast<int>(i))) + "_dim" + std::to_string(k))));
       KILN_ASSIGN_OR_RETURN(ir::RVar cast, bb.EmitMatchCast(outs[i], ir::MakeTensorSInfo(dims, t->dtype)));
       outs[i] = cast;
     }

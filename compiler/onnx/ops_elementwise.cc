@@ -2,7 +2,6 @@
 // broadcasting (folded at import time on known integer values, so shape
 // arithmetic never reaches the program), unary math, activations, Clip,
 // variadic Min/Max/Sum/Mean, Where, Cast.
-#include <cctype>
 #include <cmath>
 #include <limits>
 
@@ -175,9 +174,7 @@ Result<ir::Expr> MatchUnprovenDims(NodeCtx& ctx, const ir::Expr& a, ir::Expr b) 
   }
   if (!changed) return b;
   // Named after the ONNX value, so that a run-time mismatch names it.
-  std::string name;
-  for (char c : ctx.node().input(1)) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) name = "v" + name;
+  std::string name = IdentifierText(ctx.node().input(1));
   KILN_ASSIGN_OR_RETURN(ir::RVar cast,
                         ctx.importer()->bb().EmitMatchCast(b, ir::MakeTensorSInfo(shape, tb->dtype), name + "_matched"));
   return ir::Expr(cast);

@@ -66,17 +66,6 @@ void CollectSInfoVars(const ir::StructInfo& s, std::set<const ir::VarNode*>* out
   }
 }
 
-// An identifier of the text form for a parameter named after an ONNX value.
-std::string ParamName(const std::string& name, std::set<std::string>* used) {
-  std::string id;
-  for (char c : name) id += std::isalnum(static_cast<unsigned char>(c)) || c == '_' ? c : '_';
-  if (id.empty() || std::isdigit(static_cast<unsigned char>(id[0]))) id = "v" + id;
-  std::string unique = id;
-  for (int n = 1; used->count(unique); ++n) unique = id + "_" + std::to_string(n);
-  used->insert(unique);
-  return unique;
-}
-
 }  // namespace
 
 std::set<std::string> OuterNames(const ::onnx::GraphProto& graph) {
@@ -159,7 +148,7 @@ Result<std::string> Importer::LiftSubgraph(const ::onnx::GraphProto& graph, cons
     if (NeedsParameter(v)) {
       ir::StructInfo sinfo = v.expr->struct_info;
       if (!sinfo) return Internal("value \"" + name + "\" has no struct info");
-      ir::RVar p = builder::BlockBuilder::Param(ParamName(name, &param_names), sinfo);
+      ir::RVar p = builder::BlockBuilder::Param(Identifier(name, &param_names), sinfo);
       CollectSInfoVars(sinfo, &defined_vars);
       params.push_back(p);
       args->push_back(v.expr);
@@ -180,6 +169,7 @@ Result<std::string> Importer::LiftSubgraph(const ::onnx::GraphProto& graph, cons
   std::map<std::string, Value> outer = std::move(values_);
   values_ = std::move(inner);
   size_t problems = problems_.size();
+  // Back to the enclosing graph; an error drops the half-built function.
   auto finish = [&](Status s) -> Result<std::string> {
     graph_ = outer_graph;
     node_index_ = outer_index;
@@ -214,15 +204,7 @@ Result<std::string> Importer::LiftSubgraph(const ::onnx::GraphProto& graph, cons
     if (!tuple.ok()) return finish(tuple.status());
     result = *tuple;
   }
-  graph_ = outer_graph;
-  node_index_ = outer_index;
-  values_ = std::move(outer);
-  Status done = bb_.EmitFuncOutput(result);
-  if (!done.ok()) {
-    bb_.AbandonFunction();
-    return done;
-  }
-  return name;
+  return finish(bb_.EmitFuncOutput(result));
 }
 
 }  // namespace onnx

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/ir/attr_values.h"
 #include "compiler/transform/expr_mutator.h"
 
 namespace kiln {
@@ -29,31 +30,6 @@ std::optional<std::vector<int64_t>> Ints(const ir::AttrMap& attrs, const char* n
 std::string Str(const ir::AttrMap& attrs, const char* name, const std::string& dflt) {
   auto it = attrs.find(name);
   return it != attrs.end() && it->second.kind == ir::AttrValue::Kind::kString ? it->second.s : dflt;
-}
-
-ir::AttrValue IntList(std::vector<int64_t> v) {
-  ir::AttrValue a;
-  a.kind = ir::AttrValue::Kind::kIntList;
-  a.ints = std::move(v);
-  return a;
-}
-ir::AttrValue IntValue(int64_t v) {
-  ir::AttrValue a;
-  a.kind = ir::AttrValue::Kind::kInt;
-  a.i = v;
-  return a;
-}
-ir::AttrValue StrValue(std::string v) {
-  ir::AttrValue a;
-  a.kind = ir::AttrValue::Kind::kString;
-  a.s = std::move(v);
-  return a;
-}
-ir::AttrValue FloatValue(double v) {
-  ir::AttrValue a;
-  a.kind = ir::AttrValue::Kind::kFloat;
-  a.f = v;
-  return a;
 }
 
 std::optional<int64_t> Const(const ir::PrimExpr& e) {
@@ -188,21 +164,21 @@ class PhaseRewriter : public ExprMutator {
     // The weight as a conv2d's OIHW: [g, Cig, Cog, KH, KW] -> [g * Cog, Cig, KH, KW].
     ir::Expr wt = call.args[1];
     if (g == 1) {
-      wt = op("relax.permute_dims", {wt}, {{"axes", IntList({1, 0, 2, 3})}});
+      wt = op("relax.permute_dims", {wt}, {{"axes", ir::AttrInts({1, 0, 2, 3})}});
     } else {
       wt = op("relax.reshape", {wt, shape({g, cig, *cog, *kh, *kw})});
-      wt = op("relax.permute_dims", {wt}, {{"axes", IntList({0, 2, 1, 3, 4})}});
+      wt = op("relax.permute_dims", {wt}, {{"axes", ir::AttrInts({0, 2, 1, 3, 4})}});
       wt = op("relax.reshape", {wt, shape({co, cig, *kh, *kw})});
     }
     // A phase's kernel: its taps, reversed.
     auto phase_kernel = [&](const Phase& py, const Phase& px) {
       int64_t sy = ay->stride, sx = ax->stride;
       return op("relax.strided_slice", {wt},
-                {{"axes", IntList({2, 3})},
-                 {"begin", IntList({py.k0 + sy * (py.taps - 1), px.k0 + sx * (px.taps - 1)})},
-                 {"end", IntList({py.k0 > 0 ? py.k0 - 1 : kBeforeStart, px.k0 > 0 ? px.k0 - 1 : kBeforeStart})},
-                 {"strides", IntList({-sy, -sx})},
-                 {"assume_inbound", ir::AttrValue{ir::AttrValue::Kind::kBool, 0}}});
+                {{"axes", ir::AttrInts({2, 3})},
+                 {"begin", ir::AttrInts({py.k0 + sy * (py.taps - 1), px.k0 + sx * (px.taps - 1)})},
+                 {"end", ir::AttrInts({py.k0 > 0 ? py.k0 - 1 : kBeforeStart, px.k0 > 0 ? px.k0 - 1 : kBeforeStart})},
+                 {"strides", ir::AttrInts({-sy, -sx})},
+                 {"assume_inbound", ir::AttrBool(false)}});
     };
     // A stride-1 conv of the data with a phase's kernel (negative padding crops).
     auto phase_conv = [&](const Phase& py, const Phase& px, ir::Expr kernel) {
@@ -216,15 +192,15 @@ class PhaseRewriter : public ExprMutator {
         end.push_back(ps[i]->pad_hi < 0 ? ps[i]->pad_hi : int64_t{1} << 40);
       }
       if (!axes.empty()) {
-        ir::AttrValue one = IntList(std::vector<int64_t>(axes.size(), 1));
-        d = op("relax.strided_slice", {d}, {{"axes", IntList(axes)}, {"begin", IntList(begin)}, {"end", IntList(end)},
-                                           {"strides", one}, {"assume_inbound", ir::AttrValue{ir::AttrValue::Kind::kBool, 0}}});
+        ir::AttrValue one = ir::AttrInts(std::vector<int64_t>(axes.size(), 1));
+        d = op("relax.strided_slice", {d}, {{"axes", ir::AttrInts(axes)}, {"begin", ir::AttrInts(begin)}, {"end", ir::AttrInts(end)},
+                                           {"strides", one}, {"assume_inbound", ir::AttrBool(false)}});
       }
-      ir::AttrMap attrs = {{"strides", IntList({1, 1})},
-                           {"padding", IntList({std::max<int64_t>(py.pad_lo, 0), std::max<int64_t>(px.pad_lo, 0),
+      ir::AttrMap attrs = {{"strides", ir::AttrInts({1, 1})},
+                           {"padding", ir::AttrInts({std::max<int64_t>(py.pad_lo, 0), std::max<int64_t>(px.pad_lo, 0),
                                                 std::max<int64_t>(py.pad_hi, 0), std::max<int64_t>(px.pad_hi, 0)})},
-                           {"dilation", IntList({1, 1})},
-                           {"groups", IntValue(g)}};
+                           {"dilation", ir::AttrInts({1, 1})},
+                           {"groups", ir::AttrInt(g)}};
       auto odt = at.find("out_dtype");
       if (odt != at.end()) attrs["out_dtype"] = odt->second;
       return op("relax.nn.conv2d", {d, kernel}, attrs);
@@ -242,13 +218,13 @@ class PhaseRewriter : public ExprMutator {
       for (const Phase& py : ay->phases)
         for (const Phase& px : ax->phases) kernels.push_back(phase_kernel(py, px));
       ir::Expr stacked = kernels.size() == 1 ? kernels[0]
-                                             : op("relax.concat", {std::make_shared<ir::TupleExpr>(kernels)}, {{"axis", IntValue(0)}});
+                                             : op("relax.concat", {std::make_shared<ir::TupleExpr>(kernels)}, {{"axis", ir::AttrInt(0)}});
       ir::Expr z = phase_conv(ay->phases[0], ax->phases[0], stacked);  // [N, sy*sx*Co, Qh, Qw]
       if (sy * sx == 1) {
         y = z;
       } else {
         z = op("relax.reshape", {z, shape({n, sy, sx, co, qh, qw})});
-        z = op("relax.permute_dims", {z}, {{"axes", IntList({0, 3, 4, 1, 5, 2})}});
+        z = op("relax.permute_dims", {z}, {{"axes", ir::AttrInts({0, 3, 4, 1, 5, 2})}});
         y = op("relax.reshape", {z, shape({n, co, qh * ir::PrimExpr(sy), qw * ir::PrimExpr(sx)})});
       }
     } else {
@@ -258,19 +234,19 @@ class PhaseRewriter : public ExprMutator {
         for (const Phase& px : ax->phases) {
           ir::Expr z = phase_conv(py, px, phase_kernel(py, px));
           if (py.short_by > 0 || px.short_by > 0) {
-            z = op("relax.nn.pad", {z}, {{"pad_width", IntList({0, 0, 0, 0, 0, py.short_by, 0, px.short_by})},
-                                         {"pad_mode", StrValue("constant")},
-                                         {"pad_value", FloatValue(0.0)}});
+            z = op("relax.nn.pad", {z}, {{"pad_width", ir::AttrInts({0, 0, 0, 0, 0, py.short_by, 0, px.short_by})},
+                                         {"pad_mode", ir::AttrString("constant")},
+                                         {"pad_value", ir::AttrFloat(0.0)}});
           }
-          cols.push_back(sx == 1 ? z : op("relax.expand_dims", {z}, {{"axis", IntList({4})}}));
+          cols.push_back(sx == 1 ? z : op("relax.expand_dims", {z}, {{"axis", ir::AttrInts({4})}}));
         }
         ir::Expr row = cols.size() == 1 ? cols[0]
-                                        : op("relax.concat", {std::make_shared<ir::TupleExpr>(cols)}, {{"axis", IntValue(4)}});
-        if (sy != 1) row = op("relax.expand_dims", {row}, {{"axis", IntList({3})}});
+                                        : op("relax.concat", {std::make_shared<ir::TupleExpr>(cols)}, {{"axis", ir::AttrInt(4)}});
+        if (sy != 1) row = op("relax.expand_dims", {row}, {{"axis", ir::AttrInts({3})}});
         rows.push_back(row);
       }
       ir::Expr z = rows.size() == 1 ? rows[0]
-                                    : op("relax.concat", {std::make_shared<ir::TupleExpr>(rows)}, {{"axis", IntValue(3)}});
+                                    : op("relax.concat", {std::make_shared<ir::TupleExpr>(rows)}, {{"axis", ir::AttrInt(3)}});
       y = sy * sx == 1 ? z : op("relax.reshape", {z, shape({n, co, qh * ir::PrimExpr(sy), qw * ir::PrimExpr(sx)})});
     }
     if (ay->cut > 0 || ax->cut > 0) {
@@ -278,11 +254,11 @@ class PhaseRewriter : public ExprMutator {
       if (ay->cut > 0) axes.push_back(2), end.push_back(-ay->cut);
       if (ax->cut > 0) axes.push_back(3), end.push_back(-ax->cut);
       ir::Expr sliced = ir::MakeOpCall("relax.strided_slice", {y},
-                                       {{"axes", IntList(axes)},
-                                        {"begin", IntList(std::vector<int64_t>(axes.size(), 0))},
-                                        {"end", IntList(end)},
-                                        {"strides", IntList(std::vector<int64_t>(axes.size(), 1))},
-                                        {"assume_inbound", ir::AttrValue{ir::AttrValue::Kind::kBool, 0}}});
+                                       {{"axes", ir::AttrInts(axes)},
+                                        {"begin", ir::AttrInts(std::vector<int64_t>(axes.size(), 0))},
+                                        {"end", ir::AttrInts(end)},
+                                        {"strides", ir::AttrInts(std::vector<int64_t>(axes.size(), 1))},
+                                        {"assume_inbound", ir::AttrBool(false)}});
       out->push_back(ir::Binding{b.var, sliced, nullptr, b.span});
     } else {
       out->push_back(ir::Binding{b.var, y, nullptr, b.span});
