@@ -334,6 +334,26 @@ class FunctionVerifier {
       case Builtin::kCopy:
       case Builtin::kToBool:
         return NeedCount(ins, name, 1);
+      case Builtin::kLoop: {
+        if (ins.num_args < 7) return Fail(word_, StrFormat("%s takes at least 7 arguments", name));
+        const Arg& body = ArgsOf(ins)[0];
+        if (body.kind != ArgKind::kCallable || p_.callables[body.value].kind != CallableKind::kFunction) {
+          return Fail(word_, "the body of vm.builtin.loop must be a bytecode function");
+        }
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 1, "scan", 0, 1));
+        for (uint32_t i = 2; i < 5; ++i) KILN_RETURN_IF_ERROR(NeedImmediate(ins, i, "count", 0, 65535));
+        const Arg* a = ArgsOf(ins);
+        uint64_t fixed = 7 + 4 * static_cast<uint64_t>(a[4].value) + a[2].value + a[3].value;
+        if (fixed > ins.num_args) return Fail(word_, StrFormat("%s: its counts need %llu arguments, got %u", name,
+                                                                static_cast<unsigned long long>(fixed), ins.num_args));
+        for (int64_t k = 0; k < a[4].value; ++k) {
+          uint32_t at = 8 + 4 * static_cast<uint32_t>(k);
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, at, "dtype code", 0, 4));
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, at + 1, "dtype bits", 1, 64));
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, at + 2, "dtype lanes", 1, 64));
+        }
+        return Status::Ok();
+      }
       case Builtin::kCount:
         break;
     }

@@ -111,6 +111,7 @@ inline Status ContextImpl::RunCall(const Instruction& ins, const Arg* a, const R
                                    int depth, Any* out) {
   switch (callee.kind) {
     case CallableKind::kBuiltin:
+      if (callee.builtin == static_cast<int32_t>(Builtin::kLoop)) return RunLoop(a, ins.num_args, frame, src, meta, depth, out);
       return RunBuiltin(static_cast<Builtin>(callee.builtin), a, ins.num_args, frame, src, meta.name, fn, out);
     case CallableKind::kPacked: {
       for (uint32_t i = 0; i < ins.num_args; ++i) {

@@ -80,6 +80,9 @@ class ContextImpl final {
   Status RunCall(const Instruction& ins, const Arg* args, const ResolvedCallable& callee, Frame& frame,
                  const ValueSource& src, const ProgramFunction& meta, const DecodedFunction& fn, int depth, Any* out);
   Frame& FrameAt(int depth);
+  // vm.builtin.loop (vm/loop.cc): calls its body at depth + 1.
+  Status RunLoop(const Arg* args, uint32_t num_args, Frame& frame, const ValueSource& src, const ProgramFunction& meta,
+                 int depth, Any* out);
 
   std::shared_ptr<const ModuleImpl> module_;
   ThreadPool* pool_;  // not owned: caller-owned or a process-lifetime shared pool

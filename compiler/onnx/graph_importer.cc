@@ -290,6 +290,7 @@ const ConverterTable& Converters() {
     AddReduceConverters(t);
     AddResizeConverters(t);
     AddControlFlowConverters(t);
+    AddLoopConverters(t);
     AddRnnConverters(t);
     return t;
   }();

@@ -118,6 +118,7 @@ void AddShapeConverters(ConverterTable* t);
 void AddReduceConverters(ConverterTable* t);
 void AddResizeConverters(ConverterTable* t);
 void AddControlFlowConverters(ConverterTable* t);
+void AddLoopConverters(ConverterTable* t);
 void AddRnnConverters(ConverterTable* t);
 // The table of every operator the importer knows.
 const ConverterTable& Converters();
@@ -204,9 +205,11 @@ class Importer {
   // `name_hint`, made unique): the values of enclosing graphs it uses become
   // its parameters, in `args` order as the caller passes them; it returns its
   // outputs (a tuple when several). Problems inside the graph are collected
-  // with the rest; the result then is an error.
+  // with the rest; the result then is an error. With `inputs` (one struct
+  // info per graph input: a loop body's), the graph's inputs are the first
+  // parameters, which the caller passes itself (they are not in `args`).
   Result<std::string> LiftSubgraph(const ::onnx::GraphProto& graph, const std::string& name_hint,
-                                   std::vector<ir::Expr>* args);
+                                   std::vector<ir::Expr>* args, const std::vector<ir::StructInfo>& inputs = {});
 
  private:
   Status ImportInputs();

@@ -132,12 +132,26 @@ Status Importer::ImportInline(const ::onnx::GraphProto& graph, std::vector<Value
 }
 
 Result<std::string> Importer::LiftSubgraph(const ::onnx::GraphProto& graph, const std::string& name_hint,
-                                           std::vector<ir::Expr>* args) {
-  // The enclosing values it reads: parameters, or used as they are.
+                                           std::vector<ir::Expr>* args, const std::vector<ir::StructInfo>& inputs) {
+  // The graph's own inputs (a loop body's) come first, then the enclosing
+  // values it reads: parameters, or used as they are.
   std::map<std::string, Value> inner;
   std::vector<ir::RVar> params;
   std::set<std::string> param_names;
   std::set<const ir::VarNode*> defined_vars, used_vars;
+  if (!inputs.empty() && inputs.size() != static_cast<size_t>(graph.input_size())) {
+    return Internal("subgraph \"" + graph.name() + "\": " + std::to_string(inputs.size()) + " input types for " +
+                    std::to_string(graph.input_size()) + " inputs");
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::string& name = graph.input(static_cast<int>(i)).name();
+    ir::RVar p = builder::BlockBuilder::Param(Identifier(name, &param_names), inputs[i]);
+    CollectSInfoVars(inputs[i], &defined_vars);
+    params.push_back(p);
+    Value v;
+    v.expr = p;
+    inner[name] = std::move(v);
+  }
   for (const std::string& name : OuterNames(graph)) {
     auto it = values_.find(name);
     if (it == values_.end()) continue;  // reported by the node that reads it

@@ -364,6 +364,15 @@ class FunctionCodegen {
       }
       case ir::ExprKind::kCall:
         return EmitCallExpr(static_cast<const ir::CallExpr&>(*e));
+      case ir::ExprKind::kGlobalVar: {
+        // A function of the module as a value (vm.builtin.loop's body).
+        const auto& gv = static_cast<const ir::GlobalVarExpr&>(*e);
+        auto it = fn_index_.find(gv.name);
+        ir::Function f = mod_.FindRelax(gv.name);
+        if (it == fn_index_.end() || !f) return NotFound(Where(e->span) + "no Relax function named '" + gv.name + "'");
+        return EncodeArg(ArgKind::kCallable, InternCallable(program_, CallableKind::kFunction, gv.name,
+                                                            static_cast<int32_t>(f->params.size()), it->second));
+      }
       case ir::ExprKind::kIf:
         return EmitIf(static_cast<const ir::IfExpr&>(*e));
       case ir::ExprKind::kSeqExpr:
@@ -386,7 +395,9 @@ class FunctionCodegen {
     }
     uint32_t target;
     if (const auto* ext = ir::ExprAs<ir::ExternFuncExpr>(call.op)) {
-      target = InternCallable(program_, CallableKind::kPacked, ext->global_symbol);
+      // "vm.builtin.*" names the VM's own builtins (vm.builtin.loop).
+      bool builtin = ext->global_symbol.rfind("vm.builtin.", 0) == 0;
+      target = InternCallable(program_, builtin ? CallableKind::kBuiltin : CallableKind::kPacked, ext->global_symbol);
     } else if (const auto* gv = ir::ExprAs<ir::GlobalVarExpr>(call.op)) {
       auto it = fn_index_.find(gv->name);
       if (it == fn_index_.end()) return NotFound(Where(call.span) + "no Relax function named '" + gv->name + "'");
