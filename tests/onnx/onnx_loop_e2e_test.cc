@@ -111,7 +111,8 @@ TEST(OnnxLoopE2E, TripCountOnlyKnownAtRunTime) {
   EXPECT_NE(text.find("vm.builtin.loop"), std::string::npos) << text;
   auto module = CompileOnnx(m);
   ASSERT_TRUE(module.ok()) << module.status().ToString() << text;
-  for (int64_t trips : {0, 1, 3, 7, -2}) {
+  // 1000 iterations: far deeper than the VM's call depth cap (256); the body is one frame.
+  for (int64_t trips : {0, 1, 3, 7, -2, 1000}) {
     auto out = RunMain(*module, {I64Scalar(trips), F32({3}, kX), F32({3}, kV)});
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     ExpectCounting(*out, trips, true, true, false, kX, kV);
