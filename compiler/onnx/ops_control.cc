@@ -78,12 +78,12 @@ Status ConvertIf(NodeCtx& ctx) {
     if (!c || *c != 1) return ctx.Invalid("the condition must hold one element");
   }
   std::string base = IdentifierText(ctx.node().name().empty() ? "if" : ctx.node().name());
+  // From here on the bindings sit outside a dataflow block; the branches'
+  // arguments are taken after it ends, as the variables that leave it.
+  KILN_RETURN_IF_ERROR(imp->SuspendDataflow());
   std::vector<ir::Expr> then_args, else_args;
   KILN_ASSIGN_OR_RETURN(std::string then_fn, imp->LiftSubgraph(then_g, base + "_then", &then_args));
   KILN_ASSIGN_OR_RETURN(std::string else_fn, imp->LiftSubgraph(else_g, base + "_else", &else_args));
-
-  // From here on the bindings sit outside a dataflow block.
-  KILN_RETURN_IF_ERROR(imp->SuspendDataflow());
   builder::BlockBuilder& bb = imp->bb();
   KILN_ASSIGN_OR_RETURN(ir::Expr cond, ctx.Input(0));
   if (ci->ndim != 0) { KILN_ASSIGN_OR_RETURN(cond, ctx.Op("reshape", {cond, MakeShape({})})); }

@@ -78,7 +78,9 @@ struct LoopSpec {
 };
 
 // Imports the body, emits the loop and returns its outputs: final states,
-// then scan outputs stacked along axis 0.
+// then scan outputs stacked along axis 0. The caller has suspended the
+// dataflow block before reading the node's inputs, so that they and the
+// values the body captures are the variables that leave the block.
 Result<std::vector<ir::Expr>> EmitLoop(NodeCtx& ctx, const LoopSpec& spec) {
   Importer* imp = ctx.importer();
   const size_t n_state = spec.states.size();
@@ -178,7 +180,6 @@ Result<std::vector<ir::Expr>> EmitLoop(NodeCtx& ctx, const LoopSpec& spec) {
     }
   }
 
-  KILN_RETURN_IF_ERROR(imp->SuspendDataflow());
   builder::BlockBuilder& bb = imp->bb();
   for (const auto& s : spec.states) args.push_back(s);
   for (const auto& x : spec.scan_inputs) args.push_back(x);
@@ -200,7 +201,6 @@ Result<std::vector<ir::Expr>> EmitLoop(NodeCtx& ctx, const LoopSpec& spec) {
     }
     outs.push_back(e);
   }
-  KILN_RETURN_IF_ERROR(imp->ResumeDataflow());
   return outs;
 }
 
@@ -246,6 +246,7 @@ Status ConvertLoop(NodeCtx& ctx) {
   if (!ctx.HasInput(0) && !ctx.HasInput(1)) {
     return ctx.Unsupported("a Loop with neither a trip count M nor a condition (it never ends)");
   }
+  KILN_RETURN_IF_ERROR(ctx.importer()->SuspendDataflow());
   if (ctx.HasInput(0)) {
     KILN_ASSIGN_OR_RETURN(spec.max_trip, OneElement(ctx, 0, DType::Int64(), "the trip count M"));
     // M alone, known: the scan outputs' length is known too.
@@ -268,6 +269,7 @@ Status ConvertLoop(NodeCtx& ctx) {
     spec.states.push_back(v);
   }
   KILN_ASSIGN_OR_RETURN(std::vector<ir::Expr> outs, EmitLoop(ctx, spec));
+  KILN_RETURN_IF_ERROR(ctx.importer()->ResumeDataflow());
   for (size_t i = 0; i < ctx.NumOutputs(); ++i)
     if (ctx.HasOutput(i)) ctx.SetOutput(i, outs[i]);
   return Status::Ok();
@@ -309,6 +311,9 @@ Status ConvertScan(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> in_dirs, PerValue(ctx, "scan_input_directions", n_scan_in));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out_axes, PerValue(ctx, "scan_output_axes", spec.n_scan_out));
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> out_dirs, PerValue(ctx, "scan_output_directions", spec.n_scan_out));
+  for (int64_t d : out_dirs)
+    if (d != 0 && d != 1) return ctx.Invalid("scan_output_directions must be 0 or 1");
+  KILN_RETURN_IF_ERROR(ctx.importer()->SuspendDataflow());
   for (size_t j = 0; j < n_state; ++j) {
     if (!ctx.HasInput(j)) return ctx.Unsupported("an empty state variable");
     KILN_ASSIGN_OR_RETURN(ir::Expr v, ctx.Input(j));
@@ -338,9 +343,8 @@ Status ConvertScan(NodeCtx& ctx) {
     spec.scan_inputs.push_back(x);
     if (k == 0 && (ConstDim(len) || len.as<ir::VarNode>())) spec.trips = len;
   }
-  for (int64_t d : out_dirs)
-    if (d != 0 && d != 1) return ctx.Invalid("scan_output_directions must be 0 or 1");
   KILN_ASSIGN_OR_RETURN(std::vector<ir::Expr> outs, EmitLoop(ctx, spec));
+  KILN_RETURN_IF_ERROR(ctx.importer()->ResumeDataflow());
   for (size_t k = 0; k < spec.n_scan_out; ++k) {
     ir::Expr& y = outs[n_state + k];
     const auto* t = ir::SInfoAs<ir::TensorSInfo>(y->struct_info);
