@@ -340,7 +340,7 @@ class FunctionVerifier {
         if (body.kind != ArgKind::kCallable || p_.callables[body.value].kind != CallableKind::kFunction) {
           return Fail(word_, "the body of vm.builtin.loop must be a bytecode function");
         }
-        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 1, "scan", 0, 1));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 1, "flags", 0, 7));
         for (uint32_t i = 2; i < 5; ++i) KILN_RETURN_IF_ERROR(NeedImmediate(ins, i, "count", 0, 65535));
         const Arg* a = ArgsOf(ins);
         uint64_t fixed = 7 + 4 * static_cast<uint64_t>(a[4].value) + a[2].value + a[3].value;

@@ -38,7 +38,7 @@ Result<Tensor> NewLoopTensor(Span<const int64_t> dims, DType dtype) {
 // The truth of a one-element tensor (bool or any integer / float type).
 Result<bool> Truth(const Any& v, const char* what) {
   if (v.is_int()) return v.int_value() != 0;
-  if (!v.is_tensor()) return InvalidArgument(std::string(what) + " must be a tensor, got " + v.Describe());
+  if (!v.is_tensor()) return InvalidArgument(std::string(what) + " must be an int or a tensor, got " + v.Describe());
   Tensor t = v.tensor();
   if (t.NumElements() != 1 || t.dl()->device.device_type != kDLCPU) {
     return InvalidArgument(std::string(what) + " must be a one-element CPU tensor, got " + t.TypeString());
@@ -88,7 +88,9 @@ Status ContextImpl::RunLoop(const Arg* a, uint32_t num_args, Frame& frame, const
   const std::string where = meta.name + ": vm.builtin.loop: ";
   const ResolvedCallable& body_callable = module_->linked().callables[a[0].value];
   const int32_t body = static_cast<int32_t>(body_callable.function_index);
-  const bool is_scan = a[1].value == 1;
+  const bool is_scan = (a[1].value & 1) != 0;
+  const bool has_max_trip = (a[1].value & 2) != 0;
+  const bool use_cond = (a[1].value & 4) != 0;
   const size_t n_state = static_cast<size_t>(a[2].value);
   const size_t n_scan_in = static_cast<size_t>(a[3].value);
   const size_t n_scan_out = static_cast<size_t>(a[4].value);
@@ -99,10 +101,12 @@ Status ContextImpl::RunLoop(const Arg* a, uint32_t num_args, Frame& frame, const
 
   // The trip count: M, the scan length, or unbounded (the condition ends it).
   int64_t trips = -1;
-  if (max_trip.is_tensor()) {
-    Tensor m = max_trip.tensor();
-    if (m.NumElements() != 1 || m.dtype() != DType::Int64() || m.dl()->device.device_type != kDLCPU) {
-      return InvalidArgument(where + "the trip count must be one int64 on the CPU, got " + m.TypeString());
+  if (has_max_trip && max_trip.is_int()) {
+    trips = std::max<int64_t>(0, max_trip.int_value());
+  } else if (has_max_trip) {
+    Tensor m = max_trip.is_tensor() ? max_trip.tensor() : Tensor();
+    if (!m.defined() || m.NumElements() != 1 || m.dtype() != DType::Int64() || m.dl()->device.device_type != kDLCPU) {
+      return InvalidArgument(where + "the trip count must be an int or one int64 on the CPU, got " + max_trip.Describe());
     }
     trips = std::max<int64_t>(0, *m.data<int64_t>());
   }
@@ -125,8 +129,7 @@ Status ContextImpl::RunLoop(const Arg* a, uint32_t num_args, Frame& frame, const
     }
   }
   bool running = true;
-  if (!cond_in.is_int()) { KILN_ASSIGN_OR_RETURN(running, Truth(cond_in, (where + "the condition").c_str())); }
-  const bool use_cond = !cond_in.is_int();
+  if (use_cond) { KILN_ASSIGN_OR_RETURN(running, Truth(cond_in, (where + "the condition").c_str())); }
 
   // The body's arguments: [iteration, condition,] states, [slices,] captured.
   const size_t lead = is_scan ? 0 : 2;

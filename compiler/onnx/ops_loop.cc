@@ -143,7 +143,8 @@ Result<std::vector<ir::Expr>> EmitLoop(NodeCtx& ctx, const LoopSpec& spec) {
   // The call. Results whose shapes the caller cannot name yet are typed by
   // rank and dtype, then matched to fresh dimensions.
   std::vector<ir::Expr> args = {std::make_shared<ir::GlobalVarExpr>(fn),
-                                PrimValue(ir::PrimExpr(int64_t{spec.scan ? 1 : 0})),
+                                PrimValue(ir::PrimExpr(int64_t{(spec.scan ? 1 : 0) | (spec.max_trip ? 2 : 0) |
+                                                               (spec.cond ? 4 : 0)})),
                                 PrimValue(ir::PrimExpr(static_cast<int64_t>(n_state))),
                                 PrimValue(ir::PrimExpr(static_cast<int64_t>(spec.scan_inputs.size()))),
                                 PrimValue(ir::PrimExpr(static_cast<int64_t>(spec.n_scan_out))),
@@ -209,8 +210,8 @@ const ::onnx::GraphProto* BodyOf(NodeCtx& ctx) {
   return a != nullptr && a->has_g() ? &a->g() : nullptr;
 }
 
-// A one-element input of `dtype`, or an error.
-Result<ir::Expr> OneElement(NodeCtx& ctx, size_t i, DType dtype, const char* what) {
+// Checks that input i holds one element of `dtype`.
+Status CheckOneElement(NodeCtx& ctx, size_t i, DType dtype, const char* what) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* t, ctx.Info(i));
   if (t->has_dtype && t->dtype != dtype) {
     return ctx.Invalid(std::string(what) + " must be " + DTypeName(dtype) + ", got " + DTypeName(t->dtype));
@@ -219,6 +220,12 @@ Result<ir::Expr> OneElement(NodeCtx& ctx, size_t i, DType dtype, const char* wha
     auto c = ConstDim(d);
     if (!c || *c != 1) return ctx.Invalid(std::string(what) + " must hold one element");
   }
+  return Status::Ok();
+}
+
+// Input i, checked to hold one element of `dtype`.
+Result<ir::Expr> OneElement(NodeCtx& ctx, size_t i, DType dtype, const char* what) {
+  KILN_RETURN_IF_ERROR(CheckOneElement(ctx, i, dtype, what));
   return ctx.Input(i);
 }
 
@@ -248,15 +255,23 @@ Status ConvertLoop(NodeCtx& ctx) {
   }
   KILN_RETURN_IF_ERROR(ctx.importer()->SuspendDataflow());
   if (ctx.HasInput(0)) {
-    KILN_ASSIGN_OR_RETURN(spec.max_trip, OneElement(ctx, 0, DType::Int64(), "the trip count M"));
-    // M alone, known: the scan outputs' length is known too.
-    if (!ctx.HasInput(1)) {
-      const Value* m = nullptr;
-      KILN_ASSIGN_OR_RETURN(m, ctx.In(0));
-      std::optional<int64_t> c;
-      if (m->known && m->known->elems.size() == 1) c = ConstDim(m->known->elems[0]);
-      if (!c && m->constant.defined() && m->constant.NumElements() == 1) c = *m->constant.data<int64_t>();
-      if (c) spec.trips = ir::PrimExpr(std::max<int64_t>(0, *c));
+    KILN_ASSIGN_OR_RETURN(const Value* m, ctx.In(0));
+    if (m->known && m->known->elems.size() == 1) {
+      // Known at import time (a constant, or shape arithmetic such as a
+      // sequence length): an R.prim_value, never a tensor.
+      KILN_RETURN_IF_ERROR(CheckOneElement(ctx, 0, DType::Int64(), "the trip count M"));
+      ir::PrimExpr e = m->known->elems[0];
+      spec.max_trip = PrimValue(e);
+      // M alone: the scan outputs' length is M too (a dimension is never negative).
+      if (!ctx.HasInput(1)) {
+        if (auto c = ConstDim(e)) {
+          spec.trips = ir::PrimExpr(std::max<int64_t>(0, *c));
+        } else if (e.as<ir::VarNode>()) {
+          spec.trips = e;
+        }
+      }
+    } else {
+      KILN_ASSIGN_OR_RETURN(spec.max_trip, OneElement(ctx, 0, DType::Int64(), "the trip count M"));
     }
   }
   if (ctx.HasInput(1)) { KILN_ASSIGN_OR_RETURN(spec.cond, OneElement(ctx, 1, DType::Bool(), "the condition")); }

@@ -185,6 +185,47 @@ TEST(OnnxLoopE2E, ConstantTripCountGivesStaticScanOutputs) {
   for (size_t k = 0; k < r.size(); ++k) EXPECT_NEAR(r[k], trace[k], 1e-4f * (1 + std::abs(trace[k])));
 }
 
+// M from shape arithmetic (the length of x): an R.prim_value of the symbolic
+// dimension, which is also the scan outputs' length.
+TEST(OnnxLoopE2E, TripCountFromShapeArithmetic) {
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {"n", 2});
+  m.Node("Shape", {"x"}, {"shape"});
+  m.InitializerI64("zero", {}, {0});
+  m.Node("Gather", {"shape", "zero"}, {"len"});
+  B body = LoopBody(TensorProto::FLOAT, {2});
+  body.Node("Gather", {"x", "i"}, {"row"});
+  body.Node("Add", {"s", "row"}, {"s_out"});
+  body.Node("Identity", {"c_in"}, {"c_out"});
+  body.Output("c_out", TensorProto::BOOL);
+  body.Output("s_out");
+  body.Output("s_out");
+  auto* n = m.Node("Loop", {"len", "", "zero_row"}, {"total", "partial"}, "cumsum");
+  B::AttrGraph(n, "body", body);
+  m.Initializer("zero_row", {2}, {0, 0});
+  m.Output("total");
+  m.Output("partial");
+  std::string text = ImportText(m);
+  EXPECT_NE(text.find("R.Tensor((n, 2), dtype=\"float32\")"), std::string::npos) << text;
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString() << text;
+  for (int64_t rows : {0, 1, 5}) {
+    std::vector<float> x = Ramp(rows * 2, -1, 1, 9);
+    auto out = RunMain(*module, {F32({rows, 2}, x)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::vector<float> s = {0, 0}, partial;
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int k = 0; k < 2; ++k) s[k] += x[r * 2 + k];
+      partial.insert(partial.end(), s.begin(), s.end());
+    }
+    EXPECT_EQ((*out)[1].shape(), (std::vector<int64_t>{rows, 2}));
+    std::vector<float> total = Values((*out)[0]), got = Values((*out)[1]);
+    for (int k = 0; k < 2; ++k) EXPECT_NEAR(total[k], s[k], 1e-5f);
+    ASSERT_EQ(got.size(), partial.size());
+    for (size_t k = 0; k < got.size(); ++k) EXPECT_NEAR(got[k], partial[k], 1e-5f);
+  }
+}
+
 // A state that grows each iteration (Concat): lifted again with symbolic
 // dimensions; a symbolic outer dimension; a captured initializer.
 TEST(OnnxLoopE2E, StateThatGrowsAndSymbolicOuterDims) {

@@ -33,26 +33,26 @@ class Module:
     @R.function
     def main(m: R.Tensor((), dtype="int64"), x: R.Tensor((2,), dtype="float32")) -> R.Tensor((2,), dtype="float32"):
         cls = Module
-        r = R.call_packed("vm.builtin.loop", cls.double, R.prim_value(0), R.prim_value(1), R.prim_value(0), R.prim_value(0), m, R.prim_value(0), x, sinfo_args=(R.Tuple(R.Tensor((2,), dtype="float32")),))
+        r = R.call_packed("vm.builtin.loop", cls.double, R.prim_value(2), R.prim_value(1), R.prim_value(0), R.prim_value(0), m, R.prim_value(0), x, sinfo_args=(R.Tuple(R.Tensor((2,), dtype="float32")),))
         y: R.Tensor((2,), dtype="float32") = r[0]
         return y
 
     @R.function
     def miscounted(m: R.Tensor((), dtype="int64"), x: R.Tensor((2,), dtype="float32")) -> R.Tuple(R.Tensor((2,), dtype="float32")):
         cls = Module
-        r = R.call_packed("vm.builtin.loop", cls.only_state, R.prim_value(0), R.prim_value(1), R.prim_value(0), R.prim_value(0), m, R.prim_value(0), x, sinfo_args=(R.Tuple(R.Tensor((2,), dtype="float32")),))
+        r = R.call_packed("vm.builtin.loop", cls.only_state, R.prim_value(2), R.prim_value(1), R.prim_value(0), R.prim_value(0), m, R.prim_value(0), x, sinfo_args=(R.Tuple(R.Tensor((2,), dtype="float32")),))
         return r
 
     @R.function
     def float_trips(m: R.Tensor((), dtype="float32"), x: R.Tensor((2,), dtype="float32")) -> R.Tuple(R.Tensor((2,), dtype="float32")):
         cls = Module
-        r = R.call_packed("vm.builtin.loop", cls.double, R.prim_value(0), R.prim_value(1), R.prim_value(0), R.prim_value(0), m, R.prim_value(0), x, sinfo_args=(R.Tuple(R.Tensor((2,), dtype="float32")),))
+        r = R.call_packed("vm.builtin.loop", cls.double, R.prim_value(2), R.prim_value(1), R.prim_value(0), R.prim_value(0), m, R.prim_value(0), x, sinfo_args=(R.Tuple(R.Tensor((2,), dtype="float32")),))
         return r
 
     @R.function
     def shape_cond(x: R.Tensor((2,), dtype="float32")) -> R.Tuple(R.Tensor((2,), dtype="float32")):
         cls = Module
-        r = R.call_packed("vm.builtin.loop", cls.double, R.prim_value(0), R.prim_value(1), R.prim_value(0), R.prim_value(0), R.prim_value(0), R.shape([1]), x, sinfo_args=(R.Tuple(R.Tensor((2,), dtype="float32")),))
+        r = R.call_packed("vm.builtin.loop", cls.double, R.prim_value(4), R.prim_value(1), R.prim_value(0), R.prim_value(0), R.prim_value(0), R.shape([1]), x, sinfo_args=(R.Tuple(R.Tensor((2,), dtype="float32")),))
         return r
 
     @R.function
@@ -116,8 +116,8 @@ TEST(RelaxLoopE2E, RunTimeErrorsOfTheBuiltin) {
   expect("miscounted", {Scalar(DType::Int64(), 2), Floats({2}, 1)},
          "miscounted: vm.builtin.loop: the body returned 1 values, expected 2");
   expect("float_trips", {Scalar(DType::Float32(), 2), Floats({2}, 1)},
-         "float_trips: vm.builtin.loop: the trip count must be one int64 on the CPU, got float32[]");
-  expect("shape_cond", {Floats({2}, 1)}, "shape_cond: vm.builtin.loop: the condition must be a tensor, got");
+         "float_trips: vm.builtin.loop: the trip count must be an int or one int64 on the CPU, got");
+  expect("shape_cond", {Floats({2}, 1)}, "shape_cond: vm.builtin.loop: the condition must be an int or a tensor, got");
   expect("scalar_scan", {Floats({2}, 1), Scalar(DType::Float32(), 2)},
          "scalar_scan: vm.builtin.loop: scan input 0 must be a compact CPU tensor of rank >= 1, got");
   expect("no_zero_shape", {Floats({2}, 1), Floats({0, 2}, 0)}, "no_zero_shape: vm.builtin.loop: expected a shape, got");

@@ -40,8 +40,8 @@ TEST(LoopVerifierTest, OperandsAreChecked) {
             std::string(kAt) + "the body of vm.builtin.loop must be a bytecode function");
   EXPECT_EQ(LoadLoop({Reg(0), Imm(1), Imm(1), Imm(1), Imm(0), Imm(0), Imm(0), Reg(0), Reg(1)}),
             std::string(kAt) + "the body of vm.builtin.loop must be a bytecode function");
-  EXPECT_EQ(LoadLoop({CallableArg(6), Imm(2), Imm(1), Imm(1), Imm(0), Imm(0), Imm(0), Reg(0), Reg(1)}),
-            std::string(kAt) + "scan is 2, outside [0, 1]");
+  EXPECT_EQ(LoadLoop({CallableArg(6), Imm(8), Imm(1), Imm(1), Imm(0), Imm(0), Imm(0), Reg(0), Reg(1)}),
+            std::string(kAt) + "flags is 8, outside [0, 7]");
   EXPECT_EQ(LoadLoop({CallableArg(6), Imm(1), Imm(3), Imm(1), Imm(0), Imm(0), Imm(0), Reg(0), Reg(1)}),
             std::string(kAt) + "vm.builtin.loop: its counts need 11 arguments, got 9");
   // One scan output: its zero shape and dtype words.
