@@ -128,6 +128,7 @@ Status ContextImpl::RunLoop(const Arg* a, uint32_t num_args, Frame& frame, const
                                        static_cast<long long>(trips), static_cast<long long>(len)));
     }
   }
+  if (trips < 0 && !use_cond) return InvalidArgument(where + "no trip count, scan input or condition would end the loop");
   bool running = true;
   if (use_cond) { KILN_ASSIGN_OR_RETURN(running, Truth(cond_in, (where + "the condition").c_str())); }
 

@@ -50,6 +50,12 @@ class Module:
         return r
 
     @R.function
+    def endless(x: R.Tensor((2,), dtype="float32")) -> R.Tuple(R.Tensor((2,), dtype="float32")):
+        cls = Module
+        r = R.call_packed("vm.builtin.loop", cls.double, R.prim_value(0), R.prim_value(1), R.prim_value(0), R.prim_value(0), R.prim_value(0), R.prim_value(0), x, sinfo_args=(R.Tuple(R.Tensor((2,), dtype="float32")),))
+        return r
+
+    @R.function
     def shape_cond(x: R.Tensor((2,), dtype="float32")) -> R.Tuple(R.Tensor((2,), dtype="float32")):
         cls = Module
         r = R.call_packed("vm.builtin.loop", cls.double, R.prim_value(4), R.prim_value(1), R.prim_value(0), R.prim_value(0), R.prim_value(0), R.shape([1]), x, sinfo_args=(R.Tuple(R.Tensor((2,), dtype="float32")),))
@@ -117,6 +123,7 @@ TEST(RelaxLoopE2E, RunTimeErrorsOfTheBuiltin) {
          "miscounted: vm.builtin.loop: the body returned 1 values, expected 2");
   expect("float_trips", {Scalar(DType::Float32(), 2), Floats({2}, 1)},
          "float_trips: vm.builtin.loop: the trip count must be an int or one int64 on the CPU, got");
+  expect("endless", {Floats({2}, 1)}, "endless: vm.builtin.loop: no trip count, scan input or condition would end the loop");
   expect("shape_cond", {Floats({2}, 1)}, "shape_cond: vm.builtin.loop: the condition must be an int or a tensor, got");
   expect("scalar_scan", {Floats({2}, 1), Scalar(DType::Float32(), 2)},
          "scalar_scan: vm.builtin.loop: scan input 0 must be a compact CPU tensor of rank >= 1, got");
