@@ -120,14 +120,14 @@ Status ContextImpl::RunLoop(const Arg* a, uint32_t num_args, Frame& frame, const
                              v.Describe());
     }
     scan_in.push_back(v.tensor());
-    int64_t len = scan_in.back().shape()[0];
-    if (k == 0) {
-      trips = len;
-    } else if (len != trips) {
+    int64_t len = scan_in.back().shape()[0], first = scan_in[0].shape()[0];
+    if (len != first) {
       return InvalidArgument(StrFormat("%sscan inputs have lengths %lld and %lld along the scanned axis", where.c_str(),
-                                       static_cast<long long>(trips), static_cast<long long>(len)));
+                                       static_cast<long long>(first), static_cast<long long>(len)));
     }
   }
+  // Slices never run past the scan inputs (a trip count may bound them further).
+  if (!scan_in.empty()) trips = trips < 0 ? scan_in[0].shape()[0] : std::min(trips, scan_in[0].shape()[0]);
   if (trips < 0 && !use_cond) return InvalidArgument(where + "no trip count, scan input or condition would end the loop");
   bool running = true;
   if (use_cond) { KILN_ASSIGN_OR_RETURN(running, Truth(cond_in, (where + "the condition").c_str())); }
