@@ -172,7 +172,7 @@ class Scheduler : public StmtExprMutator {
 
 }  // namespace
 
-PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint) {
+PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const ScheduleKnobs& knobs) {
   // Reductions over several trailing axes become one flat axis first, so the
   // row-reduction schedule vectorizes them.
   PrimFunc func = FlattenTrailingReductions(input);
@@ -181,7 +181,7 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint) {
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
   out = ScheduleConvs(out, num_threads_hint);
-  out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint));
+  out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs));
   return ScheduleRowReductions(out, num_threads_hint);
 }
 
