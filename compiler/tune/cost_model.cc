@@ -3,6 +3,7 @@
 #include <xgboost/c_api.h>
 
 #include <fstream>
+#include <sstream>
 
 #include "compiler/tune/features.h"
 
@@ -95,6 +96,16 @@ Status CostModel::Save(const std::string& path) const {
   if (booster_ == nullptr) return FailedPrecondition("cost model: nothing to save to " + path + " (not trained)");
   if (XGBoosterSaveModel(static_cast<BoosterHandle>(booster_), path.c_str()) != 0)
     return XgbError("saving " + path);
+  // The samples too, one line each (score, then the features), so a later
+  // run refits on them and its own instead of its own alone.
+  std::ofstream out(path + ".samples");
+  out.precision(9);
+  for (size_t r = 0; r < scores_.size(); ++r) {
+    out << scores_[r];
+    for (int c = 0; c < kNumFeatures; ++c) out << ' ' << data_[r * kNumFeatures + c];
+    out << '\n';
+  }
+  if (!out.good()) return Internal("cost model: cannot write " + path + ".samples");
   return Status::Ok();
 }
 
@@ -109,6 +120,18 @@ Status CostModel::Load(const std::string& path) {
   }
   Free();
   booster_ = b;
+  // Samples saved with the model, when there (a line that does not hold a
+  // score and kNumFeatures numbers is skipped).
+  std::ifstream in(path + ".samples");
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    float score = 0;
+    std::vector<float> row(kNumFeatures);
+    bool ok = static_cast<bool>(ls >> score);
+    for (int c = 0; ok && c < kNumFeatures; ++c) ok = static_cast<bool>(ls >> row[c]);
+    if (ok) Add(row, score);
+  }
   return Status::Ok();
 }
 

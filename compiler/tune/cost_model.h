@@ -40,7 +40,11 @@ class CostModel {
   // One score per row; zeros when untrained.
   Result<std::vector<float>> Predict(const std::vector<std::vector<float>>& rows) const;
 
-  // The trained booster as XGBoost JSON. Save fails when untrained.
+  // The trained booster as XGBoost JSON at `path`, and the samples it was
+  // trained on at `path`.samples (text, one per line). Save fails when
+  // untrained. Load replaces the booster and adds the saved samples (a later
+  // Train refits on them and the new ones); a damaged file is an error and
+  // keeps the model as it was.
   Status Save(const std::string& path) const;
   Status Load(const std::string& path);
 
