@@ -47,7 +47,8 @@ constexpr int64_t kMinVectorExtent = 4;
 // Pre: `func` is lowered (LowerBlocks). Returns the same PrimFunc when no loop
 // changes. `num_threads_hint` < 2 leaves every loop serial or vectorized.
 // `knobs` (schedule_knobs.h, from a tuning record) override constants of the
-// schedules; empty knobs are the default schedule.
+// schedules (the matmul tile; elementwise.vector / unroll split vectorized
+// innermost loops); empty knobs are the default schedule.
 ir::PrimFunc ApplyDefaultSchedule(const ir::PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs = {});
 
 }  // namespace tir

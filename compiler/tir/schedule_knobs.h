@@ -14,6 +14,11 @@
 //                     (static shapes, full column blocks, B shared by the batch)
 //   matmul.row_split  partial sums of a one-row tile (1, 2, 4, 8)
 //   matmul.parallel   1: the tile loop serial, 2: parallel (with >= 2 threads)
+//
+// Elementwise loops (default_schedule.h): the innermost loops the default
+// schedule vectorizes, when their static extent is a multiple of both:
+//   elementwise.vector  lanes of explicit vectors (the loop split by it)
+//   elementwise.unroll  vectors per unrolled step of the loop outside
 #ifndef KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_
 #define KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_
 

@@ -2,6 +2,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/ir/structural_equal.h"
+#include "compiler/tir/default_schedule.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/matmul_schedule.h"
@@ -22,6 +24,17 @@ std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads) {
     knobs.push_back({"matmul.pack", {0, 1, 2}});
     knobs.push_back({"matmul.row_split", {0, 1, 2, 4, 8}});
     if (threads >= 2) knobs.push_back({"matmul.parallel", {0, 1, 2}});
+    return knobs;
+  }
+  // Vector loops the default schedule makes, when splitting them changes
+  // the function (a static extent above the vector width). Not offered with
+  // a matmul: its epilogue stages fuse only while their loops are unsplit.
+  tir::ScheduleKnobs probe;
+  probe.values["elementwise.vector"] = 4;
+  if (!ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, probe),
+                           tir::ApplyDefaultSchedule(lowered, threads))) {
+    knobs.push_back({"elementwise.vector", {0, 4, 8, 16, 32, 64}});
+    knobs.push_back({"elementwise.unroll", {0, 1, 2, 4, 8}});
   }
   return knobs;
 }

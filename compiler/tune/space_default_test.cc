@@ -87,8 +87,35 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   EXPECT_EQ(names, (std::vector<std::string>{"matmul.mr", "matmul.nr", "matmul.pack", "matmul.row_split"}));
   // With threads, whether the tile loop runs in parallel is a knob too.
   EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kMM, "mm"), 4).size(), 5u);
-  // No matmul: no knobs (the space is the default schedule alone).
-  EXPECT_TRUE(DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1).empty());
+  // An elementwise loop: its vector split.
+  std::vector<Knob> k2 = DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1);
+  ASSERT_EQ(k2.size(), 2u);
+  EXPECT_EQ(k2[0].name, "elementwise.vector");
+  EXPECT_EQ(k2[1].name, "elementwise.unroll");
+  // Nothing the default schedule vectorizes or tiles: no knobs (the space
+  // is the default schedule alone).
+  EXPECT_TRUE(DefaultSpaceKnobs(ParseFunc(R"(@T.prim_func
+def tiny(A: T.Buffer((2,), "float32"), B: T.Buffer((2,), "float32")):
+    for i in range(2):
+        with T.block("B"):
+            vi = T.axis.spatial(2, i)
+            B[vi] = A[vi] + T.float32(1)
+)", "tiny"), 1).empty());
+}
+
+TEST(DefaultSpaceTest, ElementwiseVectorSplit) {
+  ir::PrimFunc f = ParseFunc(kAdd, "add1");
+  tir::Trace t = Sample(f, 1, 1).trace();
+  // vector = 16 (index 3), unroll = 2 (index 2).
+  t.SetDecision(2, {3});
+  t.SetDecision(4, {2});
+  Result<tir::Schedule> s = tir::Schedule::Replay(f, t);
+  ASSERT_TRUE(s.ok()) << s.status().ToString() << t.ToString();
+  ir::PrimFunc lowered = LowerScheduled(s->func());
+  std::string text = tir::testing::Print(lowered);
+  EXPECT_NE(text.find("in T.unroll(2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("in T.vectorized(16)"), std::string::npos) << text;
+  EXPECT_TRUE(SameNumbers(f, lowered).ok());
 }
 
 TEST(DefaultSpaceTest, AllDefaultDecisionsGiveTheDefaultSchedule) {
@@ -99,7 +126,8 @@ TEST(DefaultSpaceTest, AllDefaultDecisionsGiveTheDefaultSchedule) {
 }
 
 TEST(DefaultSpaceTest, OtherPointsComputeTheSameNumbers) {
-  for (const auto& [text, name] : {std::pair<const char*, const char*>{kMM, "mm"}, {kGemvRelu, "gemv_relu"}}) {
+  for (const auto& [text, name] :
+       {std::pair<const char*, const char*>{kMM, "mm"}, {kGemvRelu, "gemv_relu"}, {kAdd, "add1"}}) {
     ir::PrimFunc f = ParseFunc(text, name);
     ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
     int differ = 0;

@@ -5,6 +5,10 @@
 // out of process and appending a record (failed ones too, with why) to the
 // database. A failed candidate never stops the search; the best reported is
 // never slower than the default (when nothing beats it, the default stays).
+// The default is measured again after each round and its fastest median
+// kept (a busy machine slows single measurements), and at the end a record
+// of the default point (DefaultPoint, with that median) is added, so the
+// database's best record of the workload is never slower than the default.
 //
 // Two searches over the same spaces and measurements:
 //   evolutionary (default): rounds of `batch` measurements. A round starts
@@ -67,7 +71,7 @@ struct TuneSummary {
   int trials = 0;         // candidates measured
   int failures = 0;
   std::string best_trace;  // printed; empty when the default stayed best
-  std::vector<double> best_after;  // best_us after each trial
+  std::vector<double> best_after;  // best_us after each trial (default as known then)
 };
 
 // Pre: `func` in block form with float32 parameters of static shape. Writes

@@ -85,16 +85,25 @@ TEST(TuneE2ETest, TuneThenCompileWithTheDatabase) {
   Result<tune::Database> opened = tune::Database::Open(db, &damage);
   ASSERT_TRUE(opened.ok());
   EXPECT_TRUE(damage.empty());
-  EXPECT_EQ(opened->num_records(), 3u);
+  // Three candidates and the default point's record.
+  EXPECT_EQ(opened->num_records(), 4u);
 
   // Pretend the best record beat the default by a wide margin, whatever this
   // busy machine measured, so that the compiler applies it: rewrite the
-  // records with default_us raised (timings are not what this test checks).
+  // records with default_us raised, without the default point's record
+  // (timings are not what this test checks).
   {
     std::ifstream in(db + "/records.jsonl");
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string s = text.str(), patched;
+    std::string s, line, patched;
+    int default_points = 0;
+    while (std::getline(in, line)) {
+      if (line.find("the default schedule") != std::string::npos) {
+        ++default_points;
+        continue;
+      }
+      s += line + "\n";
+    }
+    EXPECT_EQ(default_points, 1);
     size_t pos = 0;
     while (true) {
       size_t k = s.find("\"default_us\":", pos);
@@ -157,7 +166,7 @@ TEST(TuneE2ETest, TuneThenCompileWithTheDatabase) {
   std::ofstream(db + "/records.jsonl", std::ios::app) << "{not json\n";
   ToolRun damaged = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--emit=tir", "-o", tir});
   EXPECT_EQ(damaged.rc, 0) << damaged.err;
-  EXPECT_NE(damaged.err.find("records.jsonl:4: "), std::string::npos) << damaged.err;
+  EXPECT_NE(damaged.err.find("records.jsonl:4: "), std::string::npos) << damaged.err;  // 3 kept + the damage
 
   // A database path that is a file is an error, not an empty database.
   ToolRun not_dir = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", module, "--emit=tir"});
@@ -195,7 +204,7 @@ TEST(TuneE2ETest, EvolutionarySearchWithCostModel) {
   ASSERT_TRUE(mod.ok());
   Result<tune::Database> db = tune::Database::Open(db_dir, nullptr);
   ASSERT_TRUE(db.ok());
-  EXPECT_EQ(db->num_records(), 4u);
+  EXPECT_EQ(db->num_records(), 5u);  // 4 candidates, the default point
   tune::TuneOptions options;
   options.trials = 3;
   options.batch = 3;
@@ -214,7 +223,13 @@ TEST(TuneE2ETest, EvolutionarySearchWithCostModel) {
     EXPECT_LE(sum->best_after[i], sum->default_us);
     if (i > 0) EXPECT_LE(sum->best_after[i], sum->best_after[i - 1]);
   }
-  EXPECT_EQ(db->num_records(), 7u);
+  EXPECT_EQ(db->num_records(), 9u);
+  // The database's best record is never slower than the default measured.
+  Result<std::string> target = codegen::ResolvedTargetName({});
+  ASSERT_TRUE(target.ok());
+  std::vector<tune::TuningRecord> top = db->TopK(sum->workload, *target, 1);
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_LE(top[0].median_us, sum->default_us);
 }
 
 TEST(TuneToolTest, UsageAndInputErrors) {
