@@ -205,7 +205,7 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   PrimFunc out = nest::WithBody(func, body);
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
-  out = ScheduleConvs(out, num_threads_hint);
+  out = ScheduleConvs(out, num_threads_hint, knobs);
   out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs));
   return ScheduleRowReductions(out, num_threads_hint);
 }

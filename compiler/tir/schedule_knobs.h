@@ -15,6 +15,12 @@
 //   matmul.row_split  partial sums of a one-row tile (1, 2, 4, 8)
 //   matmul.parallel   1: the tile loop serial, 2: parallel (with >= 2 threads)
 //
+// Convolution (conv_schedule.h):
+//   conv.mr           rows (output channels) of the tile, 1..8
+//   conv.nr           columns of the tile (a multiple of 16); both replace
+//                     that side of every shape the rule estimates among
+//   conv.row_tiles    1: never row tiles, 2: row tiles whenever they apply
+//
 // Elementwise loops (default_schedule.h): the innermost loops the default
 // schedule vectorizes, when their static extent is a multiple of both:
 //   elementwise.vector  lanes of explicit vectors (the loop split by it)

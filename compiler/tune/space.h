@@ -31,8 +31,10 @@
 // (lower.h, LowerScheduled) applies the default schedule with the knobs. The
 // point whose decisions are all 0 is exactly the default schedule, so a
 // search that keeps the best point never ends slower than the default.
-// Knobs so far: the matmul register tile, packing, one-row partial sums and
-// the parallel tile loop (when there is a matmul nest), and the thread hint.
+// Knobs so far (compiler/tir/schedule_knobs.h): the matmul register tile,
+// packing, one-row partial sums and the parallel tile loop (when there is a
+// matmul nest); the convolution's tile shape and row tiles (a conv nest);
+// else the vector width and unroll of elementwise loops; and the thread hint.
 #ifndef KILN_COMPILER_TUNE_SPACE_H_
 #define KILN_COMPILER_TUNE_SPACE_H_
 

@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "compiler/ir/structural_equal.h"
+#include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/inline_elementwise.h"
@@ -24,6 +25,12 @@ std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads) {
     knobs.push_back({"matmul.pack", {0, 1, 2}});
     knobs.push_back({"matmul.row_split", {0, 1, 2, 4, 8}});
     if (threads >= 2) knobs.push_back({"matmul.parallel", {0, 1, 2}});
+    return knobs;
+  }
+  if (tir::ScheduleConvs(lowered, threads).get() != lowered.get()) {
+    knobs.push_back({"conv.mr", {0, 2, 4, 6, 8}});
+    knobs.push_back({"conv.nr", {0, 16, 32, 48, 64, 96}});
+    knobs.push_back({"conv.row_tiles", {0, 1, 2}});
     return knobs;
   }
   // Vector loops the default schedule makes, when splitting them changes

@@ -45,6 +45,22 @@ def gemv_relu(A: T.Buffer((1, 96), "float32"), B: T.Buffer((96, 80), "float32"),
             C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
 )";
 
+// A 3x3 convolution as legalization writes it (8 channels, 10 x 10).
+const char* kConv = R"(@T.prim_func
+def conv2d(data: T.Buffer((1, 8, 10, 10), "float32"), weight: T.Buffer((8, 8, 3, 3), "float32"), conv2d: T.Buffer((1, 8, 10, 10), "float32")):
+    T.func_attr({"op_pattern": 4, "tir.noalias": True})
+    # with T.block("root"):
+    for i0, i1, i2, i3, k0, k1, k2 in T.grid(T.int64(1), T.int64(8), T.int64(10), T.int64(10), T.int64(8), T.int64(3), T.int64(3)):
+        with T.block("conv2d"):
+            v_i0, v_i1, v_i2, v_i3, v_k0, v_k1, v_k2 = T.axis.remap("SSSSRRR", [i0, i1, i2, i3, k0, k1, k2])
+            T.reads(data[T.int64(0), T.int64(0):T.int64(8), T.int64(0):T.int64(10), T.int64(0):T.int64(10)], weight[T.int64(0):T.int64(8), T.int64(0):T.int64(8), T.int64(0):T.int64(3), T.int64(0):T.int64(3)])
+            T.writes(conv2d[T.int64(0), T.int64(0):T.int64(8), T.int64(0):T.int64(10), T.int64(0):T.int64(10)])
+            with T.init():
+                conv2d[v_i0, v_i1, v_i2, v_i3] = T.float32(0)
+            conv2d[v_i0, v_i1, v_i2, v_i3] = conv2d[v_i0, v_i1, v_i2, v_i3] + T.if_then_else(v_i2 * 1 + v_k1 * 1 - 1 >= 0 and v_i2 * 1 + v_k1 * 1 - 1 < 10 and v_i3 * 1 + v_k2 * 1 - 1 >= 0 and v_i3 * 1 + v_k2 * 1 - 1 < 10, data[v_i0, v_k0, v_i2 * 1 + v_k1 * 1 - 1, v_i3 * 1 + v_k2 * 1 - 1] * weight[v_i1, v_k0, v_k1, v_k2], T.float32(0))
+
+)";
+
 const char* kAdd = R"(@T.prim_func
 def add1(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
     for i, j in T.grid(64, 64):
@@ -87,6 +103,9 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   EXPECT_EQ(names, (std::vector<std::string>{"matmul.mr", "matmul.nr", "matmul.pack", "matmul.row_split"}));
   // With threads, whether the tile loop runs in parallel is a knob too.
   EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kMM, "mm"), 4).size(), 5u);
+  std::vector<Knob> kc = DefaultSpaceKnobs(ParseFunc(kConv, "conv2d"), 1);
+  ASSERT_EQ(kc.size(), 3u);
+  EXPECT_EQ(kc[0].name, "conv.mr");
   // An elementwise loop: its vector split.
   std::vector<Knob> k2 = DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1);
   ASSERT_EQ(k2.size(), 2u);
@@ -123,11 +142,12 @@ TEST(DefaultSpaceTest, AllDefaultDecisionsGiveTheDefaultSchedule) {
   ExpectDefaultPointIsDefault(kMM, "mm", 4);
   ExpectDefaultPointIsDefault(kGemvRelu, "gemv_relu", 1);
   ExpectDefaultPointIsDefault(kAdd, "add1", 2);
+  ExpectDefaultPointIsDefault(kConv, "conv2d", 1);
 }
 
 TEST(DefaultSpaceTest, OtherPointsComputeTheSameNumbers) {
   for (const auto& [text, name] :
-       {std::pair<const char*, const char*>{kMM, "mm"}, {kGemvRelu, "gemv_relu"}, {kAdd, "add1"}}) {
+       {std::pair<const char*, const char*>{kMM, "mm"}, {kGemvRelu, "gemv_relu"}, {kAdd, "add1"}, {kConv, "conv2d"}}) {
     ir::PrimFunc f = ParseFunc(text, name);
     ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
     int differ = 0;
