@@ -11,9 +11,10 @@ empty database (and no saved cost model) with a few seeds, and writes:
   OUT/tuning_curves.svg   best candidate latency against trials (mean over
                           seeds), one panel per kernel, the default schedule
                           dashed
-and prints, per kernel, the trials each search needs to reach a target:
-within 5% of the best time any run found, and the default schedule's time
-when a run beat it. Only the standard library (no matplotlib): the SVG is written
+and prints, per kernel, the trials each search needs to reach within 5% of
+the best time any run found, and to beat the default schedule's time as
+measured in the same run (`kiln-tune` re-measures it each round and keeps
+the fastest median). --from-csv redoes the analysis and the SVG from a CSV. Only the standard library (no matplotlib): the SVG is written
 here.
 
   python3 benchmarks/tuning/guided_vs_random.py --kiln-tune build/tools/kiln-tune/kiln-tune \
@@ -74,7 +75,7 @@ def trials_to(curve, target):
 
 def svg(panels, path, trials):
     w, h, pad_l, pad_b, pad_t, gap = 330, 260, 58, 40, 34, 20
-    total_w = len(panels) * (w + gap) + 20
+    total_w = max(len(panels) * (w + gap) + 20, 500)
     colors = {"guided": "#1f77b4", "random": "#ff7f0e"}
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{total_w}" height="{h + 40}" '
              f'font-family="sans-serif" font-size="11">', f'<rect width="100%" height="100%" fill="white"/>']
@@ -85,12 +86,13 @@ def svg(panels, path, trials):
         hi = min(hi, max(default * 3, lo * 1.5))  # early outliers clipped: the race near the default matters
         px = lambda t: x0 + pad_l + (t - 1) / max(trials - 1, 1) * (w - pad_l - 10)
         py = lambda v: pad_t + (1 - (min(v, hi) - lo) / (hi - lo)) * (h - pad_t - pad_b)
+        fmt = ".1f" if hi - lo < 20 else ".0f"
         parts.append(f'<text x="{x0 + w / 2}" y="16" text-anchor="middle" font-size="13">{title}</text>')
         parts.append(f'<rect x="{x0 + pad_l}" y="{pad_t}" width="{w - pad_l - 10}" height="{h - pad_t - pad_b}" '
                      f'fill="none" stroke="#999"/>')
         for k in range(5):
             v = lo + (hi - lo) * k / 4
-            parts.append(f'<text x="{x0 + pad_l - 4}" y="{py(v) + 4:.1f}" text-anchor="end">{v:.0f}</text>')
+            parts.append(f'<text x="{x0 + pad_l - 4}" y="{py(v) + 4:.1f}" text-anchor="end">{v:{fmt}}</text>')
             parts.append(f'<line x1="{x0 + pad_l}" x2="{x0 + w - 10}" y1="{py(v):.1f}" y2="{py(v):.1f}" '
                          f'stroke="#eee"/>')
         for t in sorted({1, trials // 4, trials // 2, 3 * trials // 4, trials}):
@@ -101,7 +103,7 @@ def svg(panels, path, trials):
         parts.append(f'<line x1="{x0 + pad_l}" x2="{x0 + w - 10}" y1="{py(default):.1f}" y2="{py(default):.1f}" '
                      f'stroke="#444" stroke-dasharray="5,4"/>')
         parts.append(f'<text x="{x0 + w - 12}" y="{py(default) - 4:.1f}" text-anchor="end" fill="#444">'
-                     f'default {default:.0f} us</text>')
+                     f'default {default:{fmt}} us</text>')
         for name, curve in curves.items():
             pts = [f"{px(i + 1):.1f},{py(v):.1f}" for i, v in enumerate(curve) if v is not None]
             if pts:
@@ -117,6 +119,39 @@ def svg(panels, path, trials):
         f.write("\n".join(parts) + "\n")
 
 
+def analyse(kernels, runs, trials, out):
+    """runs[(func, search, seed)] = (latencies, default_us). Prints trials to
+    targets; writes the SVG."""
+    panels = []
+    for title, _, func in kernels:
+        seeds = sorted({k[2] for k in runs if k[0] == func})
+        if not seeds:
+            continue
+        curves, finals = {}, {}
+        for name, _ in SEARCHES:
+            per_seed = [best_so_far(runs[(func, name, s)][0]) for s in seeds if (func, name, s) in runs]
+            n = min(len(c) for c in per_seed)
+            curves[name] = [statistics.mean(c[t] for c in per_seed) if all(c[t] for c in per_seed) else None
+                            for t in range(n)]
+            finals[name] = per_seed
+        default = statistics.median(runs[k][1] for k in runs if k[0] == func)
+        best_any = min(c[-1] for runs_ in finals.values() for c in runs_ if c and c[-1])
+        target = 1.05 * best_any
+        counts = {name: [trials_to(c, target) for c in r] for name, r in finals.items()}
+        print(f"{func}: trials to within 5% of the best any run found ({target:.1f} us), per seed: "
+              + "; ".join(f"{n} {counts[n]}" for n in counts))
+        # Each run against its own default (measured in that run).
+        beat = {name: [trials_to(best_so_far(runs[(func, name, s)][0]), runs[(func, name, s)][1] * 0.999)
+                       for s in seeds] for name, _ in SEARCHES}
+        print(f"{func}: trials to beat the run's own default, per seed: "
+              + "; ".join(f"{n} {beat[n]}" for n in beat))
+        for name, r in finals.items():
+            print(f"{func}: {name}: best per seed " + ", ".join(f"{c[-1]:.1f}" for c in r) + " us; defaults "
+                  + ", ".join(f"{runs[(func, name, s)][1]:.1f}" for s in seeds) + " us")
+        panels.append((title, curves, default))
+    svg(panels, os.path.join(out, "tuning_curves.svg"), trials)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kiln-tune", default="build/tools/kiln-tune/kiln-tune")
@@ -125,47 +160,39 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--kernels", default="", help="comma-separated subset of mm,conv2d,sigmoid")
+    ap.add_argument("--from-csv", default="", help="redo the analysis and the SVG from an earlier run's CSV")
     ap.add_argument("--out", default=".")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
     wanted = set(filter(None, args.kernels.split(",")))
-    rows, panels = [], []
-    for title, kernel_file, func in KERNELS:
-        if wanted and func not in wanted:
-            continue
-        curves, finals, defaults = {}, {}, []
+    kernels = [k for k in KERNELS if not wanted or k[2] in wanted]
+    runs = {}
+    if args.from_csv:
+        with open(args.from_csv) as f:
+            for r in csv.DictReader(f):
+                key = (r["kernel"], r["search"], int(r["seed"]))
+                lat, _ = runs.get(key, ([], None))
+                lat.append(float(r["latency_us"]) if r["latency_us"] else None)
+                runs[key] = (lat, float(r["default_us"]))
+        trials = max(len(v[0]) for v in runs.values())
+        analyse(kernels, runs, trials, args.out)
+        return 0
+    rows = []
+    for _, kernel_file, func in kernels:
         for name, search in SEARCHES:
-            per_seed = []
             for seed in range(1, args.seeds + 1):
                 lat, default = run(args.kiln_tune, kernel_file, func, search, seed, args.trials, args.batch,
                                    args.threads)
-                defaults.append(default)
+                runs[(func, name, seed)] = (lat, default)
                 curve = best_so_far(lat)
-                per_seed.append(curve)
                 for t, (x, b) in enumerate(zip(lat, curve)):
                     rows.append([func, name, seed, t + 1, "" if x is None else x, "" if b is None else b, default])
                 print(f"{func} {name} seed {seed}: default {default:.1f} us, best {curve[-1]} us", flush=True)
-            n = min(len(c) for c in per_seed)
-            curves[name] = [statistics.mean(c[t] for c in per_seed) if all(c[t] for c in per_seed) else None
-                            for t in range(n)]
-            finals[name] = per_seed
-        default = min(defaults)
-        best_any = min(c[-1] for runs in finals.values() for c in runs if c and c[-1])
-        targets = [(1.05 * best_any, "within 5% of the best any run found")]
-        if best_any < default:
-            targets.append((default, "the default schedule"))
-        for target, what in targets:
-            counts = {name: [trials_to(c, target) for c in runs] for name, runs in finals.items()}
-            print(f"{func}: target {target:.1f} us ({what}); trials to reach it per seed: "
-                  + "; ".join(f"{n} {counts[n]}" for n in counts), flush=True)
-        print(f"{func}: best guided {min(c[-1] for c in finals['guided']):.1f} us, random "
-              f"{min(c[-1] for c in finals['random']):.1f} us, default {default:.1f} us", flush=True)
-        panels.append((title, curves, default))
     with open(os.path.join(args.out, "tuning_curves.csv"), "w", newline="") as f:
         w = csv.writer(f)
         w.writerow(["kernel", "search", "seed", "trial", "latency_us", "best_us", "default_us"])
         w.writerows(rows)
-    svg(panels, os.path.join(args.out, "tuning_curves.svg"), args.trials)
+    analyse(kernels, runs, args.trials, args.out)
     return 0
 
 

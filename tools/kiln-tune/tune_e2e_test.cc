@@ -16,6 +16,7 @@
 #include "compiler/tir/schedule/schedule.h"
 #include "compiler/tune/database.h"
 #include "compiler/tune/lower.h"
+#include "compiler/tune/space.h"
 #include "compiler/tune/tune.h"
 #include "compiler/tune/tune_tool.h"
 
@@ -230,6 +231,33 @@ TEST(TuneE2ETest, EvolutionarySearchWithCostModel) {
   std::vector<tune::TuningRecord> top = db->TopK(sum->workload, *target, 1);
   ASSERT_EQ(top.size(), 1u);
   EXPECT_LE(top[0].median_us, sum->default_us);
+
+  // A record of the knob space applies through kiln-compile: a 4 x 16
+  // register tile recorded as twice as fast as the default.
+  Result<tir::Schedule> knob = tir::Schedule::Create(mod->FindPrim("mm"), 1);
+  ASSERT_TRUE(knob.ok());
+  ASSERT_TRUE(tune::ApplyDefaultSpace(&*knob, tune::DefaultSpaceKnobs(mod->FindPrim("mm"), 1), 1).ok());
+  Result<tir::Trace> t = tune::DefaultPoint(knob->trace());
+  ASSERT_TRUE(t.ok());
+  for (size_t i = 0; i + 1 < t->instructions().size(); ++i) {
+    const auto& next = t->instructions()[i + 1];
+    if (next.name != "annotate") continue;
+    if (next.inputs[0].s == "kiln.knob.matmul.mr") t->SetDecision(i, {4});  // candidates 0..8: 4
+    if (next.inputs[0].s == "kiln.knob.matmul.nr") t->SetDecision(i, {1});  // 0, 16, ...: 16
+  }
+  tune::TuningRecord rec;
+  rec.workload = sum->workload;
+  rec.target = *target;
+  rec.trace = *t;
+  rec.median_us = sum->default_us / 2;
+  rec.default_us = sum->default_us;
+  ASSERT_TRUE(db->CommitRecord(rec).ok());
+  std::string tir_path = work + "/knob.tir";
+  ToolRun built = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db_dir, "--emit=tir", "-o", tir_path});
+  ASSERT_EQ(built.rc, 0) << built.err;
+  std::stringstream text;
+  text << std::ifstream(tir_path).rdbuf();
+  EXPECT_NE(text.str().find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text.str();
 }
 
 TEST(TuneToolTest, UsageAndInputErrors) {
