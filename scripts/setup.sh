@@ -14,6 +14,7 @@ packages=(
   gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user  # aarch64 kernels run under qemu (tests/codegen)
   libdlpack-dev
   pybind11-dev python3-dev  # the kiln Python package's bindings (python/)
+  libxgboost-dev  # the auto-tuner's cost model (compiler/tune/cost_model.cc); the runtime does not link it
   libxxhash-dev  # segment checksums of .vmfb, used header-only (runtime/checksum.cc)
   libonnx-dev libprotobuf-dev protobuf-compiler
   libonnx-testdata  # the ONNX backend node tests (tests/onnx_conformance)

@@ -112,9 +112,9 @@ Buffer LocalBuffer(const std::string& name, std::vector<PrimExpr> shape, const s
 class ConvKernel {
  public:
   // `sources`: cv's input is the concatenation of these (pointwise only).
-  ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int threads,
+  ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int threads, const ScheduleKnobs& knobs,
              std::vector<ConcatSource> sources = {})
-      : cv_(cv), stages_(stages), threads_(threads), sources_(std::move(sources)) {
+      : cv_(cv), stages_(stages), threads_(threads), knobs_(knobs), sources_(std::move(sources)) {
     shift_planes_ = ChooseShiftPlanes();
     offa_max_ = ((cv.kh - 1) * cv.dh) / cv.sh;
     offb_max_ = shift_planes_ ? 0 : ((cv.kw - 1) * cv.dw) / cv.sw;
@@ -154,6 +154,19 @@ class ConvKernel {
       shapes = {{8, 16}, {8, 32}, {8, 48}};
       shapes.erase(std::remove_if(shapes.begin(), shapes.end(), [&](const Shape& sh) { return sh.nr > hw; }),
                    shapes.end());
+    }
+    // The conv.mr / conv.nr knobs (schedule_knobs.h) replace the rows or
+    // columns of every candidate shape (the estimate still picks among what
+    // is left); not for the one-tile shift planes, whose width is the plane.
+    int64_t kmr = knobs_.Get("conv.mr"), knr = knobs_.Get("conv.nr");
+    if ((kmr > 0 || knr > 0) && !(shift_planes_ && j <= kMaxShiftPlaneColumns)) {
+      std::vector<Shape> tuned;
+      for (const Shape& sh : shapes) {
+        Shape t{kmr > 0 ? static_cast<int>(std::min<int64_t>(kmr, 8)) : sh.mr,
+                knr > 0 ? static_cast<int>((knr + 15) / 16 * 16) : sh.nr};
+        if (!(direct_ && t.nr > hw)) tuned.push_back(t);
+      }
+      if (!tuned.empty()) shapes = tuned;
     }
     int64_t best = -1;
     for (const Shape& sh : shapes) {
@@ -290,6 +303,8 @@ class ConvKernel {
       }
     }
     row_tiles_ = best >= 0 && best < flat;
+    // The conv.row_tiles knob: 1 never, 2 whenever they apply.
+    if (knobs_.Get("conv.row_tiles") > 0) row_tiles_ = best >= 0 && knobs_.Get("conv.row_tiles") == 2;
   }
 
   // The variables of a tile loop over the whole packed input q_ (image,
@@ -1054,6 +1069,7 @@ class ConvKernel {
   const ConvNest& cv_;
   const std::vector<Stage>& stages_;
   int threads_;
+  const ScheduleKnobs& knobs_;
   std::vector<ConcatSource> sources_;
   int64_t offa_max_, offb_max_, hq_, wq_, planes_, jt_, plane_len_, full_, rem_;
   int mr_, nr_;
@@ -1097,7 +1113,7 @@ bool LeftToWindowSchedule(const ConvNest& cv) {
 // fusable epilogues.
 class ConvRewriter : public StmtExprMutator {
  public:
-  ConvRewriter(const PrimFunc& func, int threads) : threads_(threads) {
+  ConvRewriter(const PrimFunc& func, int threads, const ScheduleKnobs& knobs) : threads_(threads), knobs_(knobs) {
     for (const auto& kv : func->buffer_map) params_.insert(kv.second->data.get());
     all_refs_ = RefsOf(func->body);
   }
@@ -1158,7 +1174,7 @@ class ConvRewriter : public StmtExprMutator {
       bool concat_before = !out.empty() && i > 0 && out.back() == in[i - 1] &&
                            !params_.count(cv.data->data.get()) && all_refs_.Refs(cv.data->data.get()) == 2 &&
                            MatchChannelConcat(out.back(), cv.data, &sources);
-      ConvKernel kernel(cv, stages, threads_, std::move(sources));
+      ConvKernel kernel(cv, stages, threads_, knobs_, std::move(sources));
       if (concat_before && kernel.ReadsSources()) out.pop_back();
       for (const Stmt& m : moved) out.push_back(MutateStmt(m));
       out.push_back(kernel.Build());
@@ -1171,14 +1187,15 @@ class ConvRewriter : public StmtExprMutator {
   }
 
   int threads_;
+  ScheduleKnobs knobs_;
   std::unordered_set<const VarNode*> params_;
   BufferRefs all_refs_;
 };
 
 }  // namespace
 
-PrimFunc ScheduleConvs(const PrimFunc& func, int num_threads_hint) {
-  ConvRewriter rewriter(func, num_threads_hint);
+PrimFunc ScheduleConvs(const PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs) {
+  ConvRewriter rewriter(func, num_threads_hint, knobs);
   Stmt body = rewriter.MutateStmt(func->body);
   if (!rewriter.changed) return func;
   return WithBody(func, DropDeadAllocations(body));

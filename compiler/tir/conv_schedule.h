@@ -79,6 +79,7 @@
 #include <cstdint>
 
 #include "compiler/ir/tir.h"
+#include "compiler/tir/schedule_knobs.h"
 
 namespace kiln {
 namespace tir {
@@ -96,7 +97,9 @@ constexpr int64_t kMinParallelConvWork = 256 * 1024;
 // fewer, the whole input is packed once per call before the tile loop.
 constexpr int64_t kMinConvBandTasks = 8;
 
-ir::PrimFunc ScheduleConvs(const ir::PrimFunc& func, int num_threads_hint);
+// `knobs` (schedule_knobs.h: conv.shape, conv.row_tiles) override the tile
+// choices above; empty knobs give the rules.
+ir::PrimFunc ScheduleConvs(const ir::PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs = {});
 
 }  // namespace tir
 }  // namespace kiln

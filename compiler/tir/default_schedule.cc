@@ -1,5 +1,6 @@
 #include "compiler/tir/default_schedule.h"
 
+#include <algorithm>
 #include <limits>
 #include <memory>
 #include <unordered_map>
@@ -13,6 +14,7 @@
 #include "compiler/tir/pool_schedule.h"
 #include "compiler/tir/reduce_schedule.h"
 #include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
 
 namespace kiln {
 namespace tir {
@@ -105,9 +107,30 @@ Stmt WithKind(const ForNode* f, ForKind kind, Stmt body) {
   return n;
 }
 
+// A vectorized loop of static extent E split by the knobs
+// elementwise.vector (w) and elementwise.unroll (u): for o in E / (u * w),
+// for m in unroll(u), for v in vectorized(w), the body at o * u * w + m * w
+// + v. A vectorized loop inside an unrolled one becomes explicit vectors of
+// w lanes (kernel_emitter.cc); without knobs LLVM's loop vectorizer picks
+// the width. Null when the knobs do not apply (unset, or E not a multiple).
+Stmt SplitVectorLoop(const ForNode* f, const Stmt& body, const ScheduleKnobs& knobs) {
+  int64_t w = knobs.Get("elementwise.vector"), u = std::max<int64_t>(knobs.Get("elementwise.unroll"), 1);
+  const int64_t* ext = StaticExtent(f);
+  if (w <= 0 || ext == nullptr || *ext % (w * u) != 0 || *ext <= w) return Stmt();
+  DType t = f->loop_var->dtype;
+  Var o = MakeVar(f->loop_var->name + "_o", t), m = MakeVar(f->loop_var->name + "_u", t),
+      v = MakeVar(f->loop_var->name + "_v", t);
+  PrimExpr at = PrimExpr(o) * IntImm(t, u * w) + PrimExpr(m) * IntImm(t, w) + PrimExpr(v);
+  VarMap map;
+  map[f->loop_var.get()] = f->min + at;
+  Stmt inner = std::make_shared<ForNode>(v, IntImm(t, 0), IntImm(t, w), ForKind::kVectorized, Substitute(body, map));
+  Stmt mid = std::make_shared<ForNode>(m, IntImm(t, 0), IntImm(t, u), u > 1 ? ForKind::kUnrolled : ForKind::kSerial, inner);
+  return std::make_shared<ForNode>(o, IntImm(t, 0), IntImm(t, *ext / (u * w)), ForKind::kSerial, mid);
+}
+
 class Scheduler : public StmtExprMutator {
  public:
-  explicit Scheduler(int threads) : threads_(threads) {}
+  Scheduler(int threads, const ScheduleKnobs& knobs) : threads_(threads), knobs_(knobs) {}
 
   Stmt MutateStmt(const Stmt& s) override {
     const auto* f = As<ForNode>(s);
@@ -162,26 +185,28 @@ class Scheduler : public StmtExprMutator {
       kind = ForKind::kParallel;
     } else if (!ContainsFor(f->body) && ShouldVectorize(f)) {
       kind = ForKind::kVectorized;
+      if (Stmt split = SplitVectorLoop(f, body, knobs_)) return split;
     }
     if (kind == f->for_kind && body == f->body) return s;
     return WithKind(f, kind, body);
   }
 
   int threads_;
+  ScheduleKnobs knobs_;
 };
 
 }  // namespace
 
-PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint) {
+PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const ScheduleKnobs& knobs) {
   // Reductions over several trailing axes become one flat axis first, so the
   // row-reduction schedule vectorizes them.
   PrimFunc func = FlattenTrailingReductions(input);
-  Stmt body = Scheduler(num_threads_hint).MutateStmt(func->body);
+  Stmt body = Scheduler(num_threads_hint, knobs).MutateStmt(func->body);
   PrimFunc out = nest::WithBody(func, body);
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
-  out = ScheduleConvs(out, num_threads_hint);
-  out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint));
+  out = ScheduleConvs(out, num_threads_hint, knobs);
+  out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs));
   return ScheduleRowReductions(out, num_threads_hint);
 }
 

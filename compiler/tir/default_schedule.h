@@ -36,6 +36,7 @@
 #include <cstdint>
 
 #include "compiler/ir/tir.h"
+#include "compiler/tir/schedule_knobs.h"
 
 namespace kiln {
 namespace tir {
@@ -45,7 +46,10 @@ constexpr int64_t kMinVectorExtent = 4;
 
 // Pre: `func` is lowered (LowerBlocks). Returns the same PrimFunc when no loop
 // changes. `num_threads_hint` < 2 leaves every loop serial or vectorized.
-ir::PrimFunc ApplyDefaultSchedule(const ir::PrimFunc& func, int num_threads_hint);
+// `knobs` (schedule_knobs.h, from a tuning record) override constants of the
+// schedules (the matmul tile; elementwise.vector / unroll split vectorized
+// innermost loops); empty knobs are the default schedule.
+ir::PrimFunc ApplyDefaultSchedule(const ir::PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs = {});
 
 }  // namespace tir
 }  // namespace kiln

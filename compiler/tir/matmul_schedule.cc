@@ -1,4 +1,5 @@
 #include "compiler/tir/matmul_schedule.h"
+#include "compiler/tir/schedule_knobs.h"
 
 #include <algorithm>
 #include <functional>
@@ -178,6 +179,7 @@ struct Parts {
   MatmulNest mm;
   std::vector<EpilogueStage> epilogue;
   int threads = 1;
+  ScheduleKnobs knobs;  // schedule_knobs.h: 0 or absent = the rule below
 };
 
 class KernelBuilder {
@@ -198,10 +200,14 @@ class KernelBuilder {
     FoldBatchIntoRows();
     const int64_t* ms = ConstInt(m_);
     const int64_t* ns = ConstInt(n_);
+    const ScheduleKnobs& kn = p_.knobs;
     mr_ = kMaxRows;
+    if (kn.Get("matmul.mr") > 0) mr_ = static_cast<int>(std::min<int64_t>(kn.Get("matmul.mr"), kMaxRows));
     if (ms != nullptr && *ms < mr_) mr_ = static_cast<int>(std::max<int64_t>(*ms, 1));
     nr_ = mr_ <= 2 ? kWideCols : kCols;
     if (mr_ == 1 && ns != nullptr && *ns >= kGemvMinCols) nr_ = kGemvCols;
+    // A tuned width: whole 16-float vectors, at most the GEMV width.
+    if (kn.Get("matmul.nr") > 0) nr_ = static_cast<int>(std::min<int64_t>((kn.Get("matmul.nr") + 15) / 16 * 16, kGemvCols));
     if (ns != nullptr && *ns < nr_) nr_ = static_cast<int>(std::max<int64_t>(*ns, 1));
   }
 
@@ -350,6 +356,7 @@ class KernelBuilder {
       parallel = parallel && work >= kMinParallelMatmulWork;
       count = c(total_static * (*ms / mr_ + *ms % mr_) * ((*ns + nr_ - 1) / nr_));
     }
+    if (p_.knobs.Get("matmul.parallel") > 0) parallel = p_.threads >= 2 && p_.knobs.Get("matmul.parallel") == 2;
     Stmt tiles = std::make_shared<ForNode>(t, c(0), count, parallel ? ForKind::kParallel : ForKind::kSerial, inner);
     if (!pack) return tiles;
     // Bp[cb, k, jj] = B[k, cb * nr + jj]: each column block's panel becomes
@@ -376,6 +383,7 @@ class KernelBuilder {
     if (!cols_exact || ms == nullptr || ns == nullptr || ks == nullptr) return false;
     for (size_t d = 0; d + 2 < p_.mm.b_idx.size(); ++d)
       if (!ConstInt(p_.mm.b_idx[d])) return false;
+    if (p_.knobs.Get("matmul.pack") > 0) return p_.knobs.Get("matmul.pack") == 2;
     return *ms >= kPackMinRows && (*ns * 4) % 1024 == 0 && *ks * nr_ * 4 >= 32 * 1024;
   }
 
@@ -392,6 +400,7 @@ class KernelBuilder {
     // Wider one-row tiles have more accumulator vectors of their own: as
     // many partial sums as keep 16 (the 128-column GEMV: 2).
     if (split > 1 && nr_ > kWideCols) split = std::max(1, kRowSplit * kWideCols / nr_);
+    if (split > 1 && p_.knobs.Get("matmul.row_split") > 0) split = static_cast<int>(p_.knobs.Get("matmul.row_split"));
     int acc_rows = mr * split;
     auto acc_node = std::make_shared<BufferNode>();
     acc_node->name = "acc";
@@ -490,7 +499,7 @@ class KernelBuilder {
 // fusable epilogues.
 class MatmulRewriter : public StmtExprMutator {
  public:
-  MatmulRewriter(const PrimFunc& func, int threads) : threads_(threads) {
+  MatmulRewriter(const PrimFunc& func, int threads, const ScheduleKnobs& knobs) : threads_(threads), knobs_(knobs) {
     for (const auto& kv : func->buffer_map) params_.insert(kv.second->data.get());
     all_refs_ = RefsOf(func->body);
   }
@@ -515,6 +524,7 @@ class MatmulRewriter : public StmtExprMutator {
         continue;
       }
       parts.threads = threads_;
+      parts.knobs = knobs_;
       std::vector<const ForNode*> out_loops(parts.mm.loops.begin(), parts.mm.loops.end() - 1);
       // Candidate stages: the statements right after the nest that each read
       // the chain (C or an earlier candidate's output) at the loop point.
@@ -564,14 +574,15 @@ class MatmulRewriter : public StmtExprMutator {
   }
 
   int threads_;
+  ScheduleKnobs knobs_;
   std::unordered_set<const VarNode*> params_;
   BufferRefs all_refs_;
 };
 
 }  // namespace
 
-PrimFunc ScheduleMatmuls(const PrimFunc& func, int num_threads_hint) {
-  MatmulRewriter rewriter(func, num_threads_hint);
+PrimFunc ScheduleMatmuls(const PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs) {
+  MatmulRewriter rewriter(func, num_threads_hint, knobs);
   Stmt body = rewriter.MutateStmt(func->body);
   if (!rewriter.changed) return func;
   return WithBody(func, DropDeadAllocations(body));

@@ -57,6 +57,7 @@
 #include <cstdint>
 
 #include "compiler/ir/tir.h"
+#include "compiler/tir/schedule_knobs.h"
 
 namespace kiln {
 namespace tir {
@@ -64,7 +65,9 @@ namespace tir {
 // Multiply-adds (M * N * K) below which the tile loop stays serial.
 constexpr int64_t kMinParallelMatmulWork = 64 * 1024;
 
-ir::PrimFunc ScheduleMatmuls(const ir::PrimFunc& func, int num_threads_hint);
+// `knobs` (schedule_knobs.h) override the tile, packing and parallel rules;
+// empty knobs give the rules above.
+ir::PrimFunc ScheduleMatmuls(const ir::PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs = {});
 
 }  // namespace tir
 }  // namespace kiln

@@ -6,6 +6,7 @@
 #include "compiler/tir/extend_allocate_scopes.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/lower_blocks.h"
+#include "compiler/tir/schedule_knobs.h"
 
 namespace kiln {
 namespace tune {
@@ -30,7 +31,17 @@ ir::PrimFunc LowerWithDefaultSchedule(const ir::PrimFunc& func, int threads) {
   return AfterSchedule(tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(func)), threads));
 }
 
-ir::PrimFunc LowerScheduled(const ir::PrimFunc& scheduled) { return AfterSchedule(tir::LowerBlocks(scheduled)); }
+ir::PrimFunc LowerScheduled(const ir::PrimFunc& scheduled) {
+  // A point of the default schedules' space (space.h, DefaultSpace): its
+  // knobs are on the root block, and the default schedule applies them.
+  tir::ScheduleKnobs knobs = tir::KnobsFromFunc(scheduled);
+  if (!knobs.empty()) {
+    int threads = static_cast<int>(knobs.Get("threads"));
+    return AfterSchedule(
+        tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(scheduled)), threads < 1 ? 1 : threads, knobs));
+  }
+  return AfterSchedule(tir::LowerBlocks(scheduled));
+}
 
 }  // namespace tune
 }  // namespace kiln

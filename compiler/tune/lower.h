@@ -13,7 +13,9 @@ namespace tune {
 
 // Pre: `func` in block form or lowered. `threads` as ApplyDefaultSchedule's hint.
 ir::PrimFunc LowerWithDefaultSchedule(const ir::PrimFunc& func, int threads);
-// Pre: `scheduled` in block form (Schedule::func()).
+// Pre: `scheduled` in block form (Schedule::func()). A function with knobs
+// on its root block (a DefaultSpace point) gets the default schedule with
+// those knobs and the thread hint its "threads" knob names.
 ir::PrimFunc LowerScheduled(const ir::PrimFunc& scheduled);
 
 }  // namespace tune

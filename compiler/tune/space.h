@@ -23,14 +23,24 @@
 // every primitive keeps what the function computes, so every point of the
 // space is correct by construction (the runner still checks the numbers).
 //
-// Not here yet: the default schedules (compiler/tir/default_schedule.h,
-// matmul_schedule.h, ...) rewrite lowered TIR, not block TIR through
-// tir::Schedule, so they are not points of this space; turning their
-// constants into decisions is the next stage.
+// DefaultSpace is the space of the default schedules' constants
+// (compiler/tir/schedule_knobs.h): one sample_categorical per knob that
+// applies to the function (candidate 0 = the default rule's own choice),
+// each recorded on the root block by annotate. The default schedules rewrite
+// lowered TIR, so these traces change no loop of the block TIR; lowering
+// (lower.h, LowerScheduled) applies the default schedule with the knobs. The
+// point whose decisions are all 0 is exactly the default schedule, so a
+// search that keeps the best point never ends slower than the default.
+// Knobs so far (compiler/tir/schedule_knobs.h): the matmul register tile,
+// packing, one-row partial sums and the parallel tile loop (when there is a
+// matmul nest); the convolution's tile shape and row tiles (a conv nest);
+// else the vector width and unroll of elementwise loops; and the thread hint.
 #ifndef KILN_COMPILER_TUNE_SPACE_H_
 #define KILN_COMPILER_TUNE_SPACE_H_
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "compiler/ir/tir.h"
 #include "compiler/tir/schedule/schedule.h"
@@ -46,6 +56,23 @@ Status ApplyGenericSpace(tir::Schedule* sch);
 // One point of the generic space of `func`: a schedule created with `seed`
 // with the rules applied. Fails when `func` is not in block form.
 Result<tir::Schedule> SampleGenericSpace(const ir::PrimFunc& func, uint64_t seed);
+
+// The knobs DefaultSpace samples for `func` (names of schedule_knobs.h with
+// their candidates, candidate 0 always 0 = the rule), given the thread hint.
+struct Knob {
+  std::string name;
+  std::vector<int64_t> candidates;
+};
+std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads);
+
+// Samples every knob of `knobs` and annotates it on the root block.
+Status ApplyDefaultSpace(tir::Schedule* sch, const std::vector<Knob>& knobs, int threads);
+// `space_trace` (a trace of ApplyDefaultSpace) with every decision 0: the
+// default schedule's point.
+Result<tir::Trace> DefaultPoint(const tir::Trace& space_trace);
+
+// The name of the thread-hint knob (its one candidate is the hint).
+constexpr char kThreadsKnob[] = "threads";
 
 }  // namespace tune
 }  // namespace kiln

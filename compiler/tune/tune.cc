@@ -1,9 +1,15 @@
 #include "compiler/tune/tune.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <optional>
+#include <random>
 #include <set>
 
+#include "compiler/tune/cost_model.h"
+#include "compiler/tune/features.h"
 #include "compiler/tune/lower.h"
+#include "compiler/tune/mutate.h"
 #include "compiler/tune/space.h"
 
 namespace kiln {
@@ -17,9 +23,127 @@ std::string Us(double us) {
   return buf;
 }
 
-// Sampling tries per trial before giving up on finding a point not yet seen
-// (small spaces run out).
+// Sampling tries before giving up on finding a point not yet seen (small
+// spaces run out).
 constexpr int kMaxSampleTries = 32;
+// Measured points that seed each round's population.
+constexpr size_t kTopSeeds = 8;
+
+struct Candidate {
+  tir::Trace trace;
+  ir::PrimFunc lowered;
+  std::string key;  // hash of the lowered TIR
+  std::vector<float> features;
+  float score = 0;  // predicted
+  bool random = false;
+};
+
+class Searcher {
+ public:
+  Searcher(const ir::PrimFunc& func, const TuneOptions& o)
+      : func_(func), options_(o), rng_(o.seed), knobs_(DefaultSpaceKnobs(func, o.runner.threads)) {}
+
+  // A candidate from `sch`, or nullopt when its lowered code was seen.
+  std::optional<Candidate> Make(const tir::Schedule& sch, const std::set<std::string>& skip) {
+    Candidate c;
+    c.lowered = LowerScheduled(sch.func());
+    c.key = Database::WorkloadHash(c.lowered);
+    if (skip.count(c.key)) return std::nullopt;
+    c.trace = sch.trace();
+    c.features = ExtractFeatures(c.lowered);
+    return c;
+  }
+
+  // A random point of one of the spaces (the knob space when the function
+  // has knobs, by a coin, else the generic rules).
+  Result<tir::Schedule> SampleRandom() {
+    uint64_t seed = rng_();
+    bool knob_space = options_.space == SpaceKind::kDefault ||
+                      (options_.space == SpaceKind::kAll && !knobs_.empty() && (rng_() & 1) == 0);
+    if (knob_space) {
+      KILN_ASSIGN_OR_RETURN(tir::Schedule sch, tir::Schedule::Create(func_, seed));
+      KILN_RETURN_IF_ERROR(ApplyDefaultSpace(&sch, knobs_, options_.runner.threads));
+      return sch;
+    }
+    return SampleGenericSpace(func_, seed);
+  }
+
+  // A fresh random candidate not in `skip`, or nullopt when the spaces seem
+  // exhausted.
+  Result<std::optional<Candidate>> FreshRandom(const std::set<std::string>& skip) {
+    for (int tries = 0; tries < kMaxSampleTries; ++tries) {
+      KILN_ASSIGN_OR_RETURN(tir::Schedule sch, SampleRandom());
+      std::optional<Candidate> c = Make(sch, skip);
+      if (c) {
+        c->random = true;
+        return c;
+      }
+    }
+    return std::optional<Candidate>();
+  }
+
+  Status Score(std::vector<Candidate>* cs, const CostModel& model) {
+    std::vector<std::vector<float>> rows;
+    for (const auto& c : *cs) rows.push_back(c.features);
+    KILN_ASSIGN_OR_RETURN(std::vector<float> s, model.Predict(rows));
+    for (size_t i = 0; i < cs->size(); ++i) (*cs)[i].score = s[i];
+    return Status::Ok();
+  }
+
+  // The evolutionary round's picks: `want` unmeasured points by predicted
+  // score. `seeds` are the best measured traces.
+  Result<std::vector<Candidate>> Evolve(const std::vector<tir::Trace>& seeds, const CostModel& model,
+                                        const std::set<std::string>& measured, size_t want) {
+    std::vector<Candidate> pop;
+    std::set<std::string> in_pop;
+    auto add = [&](std::optional<Candidate> c) {
+      if (c && in_pop.insert(c->key).second) pop.push_back(std::move(*c));
+    };
+    for (const auto& t : seeds) {
+      Result<tir::Schedule> sch = tir::Schedule::Replay(func_, t);
+      if (sch.ok()) add(Make(*sch, {}));
+    }
+    while (pop.size() < static_cast<size_t>(options_.population)) {
+      KILN_ASSIGN_OR_RETURN(std::optional<Candidate> c, FreshRandom(in_pop));
+      if (!c) break;
+      add(std::move(c));
+    }
+    if (pop.empty()) return pop;
+    KILN_RETURN_IF_ERROR(Score(&pop, model));
+    for (int g = 0; g < options_.generations; ++g) {
+      std::vector<Candidate> children;
+      for (size_t i = 0; i < pop.size(); ++i) {
+        // Parent: the better of two drawn at random (tournament), so good
+        // points have more children without one taking over.
+        const Candidate& a = pop[rng_() % pop.size()];
+        const Candidate& b = pop[rng_() % pop.size()];
+        const Candidate& parent = a.score >= b.score ? a : b;
+        Result<tir::Schedule> child = MutateTrace(func_, parent.trace, &rng_);
+        if (!child.ok()) continue;
+        std::optional<Candidate> c = Make(*child, in_pop);
+        if (c && in_pop.insert(c->key).second) children.push_back(std::move(*c));
+      }
+      KILN_RETURN_IF_ERROR(Score(&children, model));
+      for (auto& c : children) pop.push_back(std::move(c));
+      std::stable_sort(pop.begin(), pop.end(), [](const Candidate& x, const Candidate& y) { return x.score > y.score; });
+      if (pop.size() > static_cast<size_t>(options_.population)) pop.resize(options_.population);
+    }
+    std::vector<Candidate> out;
+    for (auto& c : pop) {
+      if (out.size() >= want) break;
+      if (measured.count(c.key)) continue;
+      c.random = false;  // picked by the model, wherever it came from
+      out.push_back(std::move(c));
+    }
+    return out;
+  }
+
+ private:
+  ir::PrimFunc func_;
+  TuneOptions options_;
+  std::mt19937_64 rng_;
+  std::vector<Knob> knobs_;
+};
 
 }  // namespace
 
@@ -29,54 +153,122 @@ Result<TuneSummary> TuneFunction(const ir::PrimFunc& func, Database* db, const T
   sum.function = func->name;
   KILN_ASSIGN_OR_RETURN(std::string target, codegen::ResolvedTargetName(options.runner.codegen));
   KILN_ASSIGN_OR_RETURN(sum.workload, db->CommitWorkload(func));
-  Measurement reference = Measure(LowerWithDefaultSchedule(func, options.runner.threads), options.runner);
+  ir::PrimFunc default_lowered = LowerWithDefaultSchedule(func, options.runner.threads);
+  Measurement reference = Measure(default_lowered, options.runner);
   if (!reference.ok())
     return FailedPrecondition("tune " + func->name + ": the default schedule cannot be measured (" +
                               MeasureStateName(reference.state) + "): " + reference.message);
   sum.default_us = reference.median_us;
-  progress << "tune " << func->name << " (workload " << sum.workload << ", " << target << "): default schedule "
-           << Us(sum.default_us) << "\n";
+  sum.best_us = sum.default_us;
+  const bool evolutionary = options.search == SearchKind::kEvolutionary;
+  progress << "tune " << func->name << " (workload " << sum.workload << ", " << target << ", "
+           << (evolutionary ? "evolutionary search" : "random search") << "): default schedule " << Us(sum.default_us)
+           << "\n";
 
-  std::set<std::string> seen;
-  uint64_t seed = options.seed;
-  for (int trial = 1; trial <= options.trials; ++trial) {
-    Result<tir::Schedule> sch = Status::Ok();
-    bool fresh = false;
-    for (int tries = 0; tries < kMaxSampleTries && !fresh; ++tries) {
-      sch = SampleGenericSpace(func, seed++);
-      if (!sch.ok()) return sch.status();
-      fresh = seen.insert(sch->trace().ToString()).second;
+  CostModel model;
+  if (evolutionary && !options.cost_model_path.empty() && model.Load(options.cost_model_path).ok())
+    progress << "tune: cost model loaded from " << options.cost_model_path << "\n";
+  // Points already measured (the default's code is the all-default knob
+  // point: never measured twice).
+  std::set<std::string> measured = {Database::WorkloadHash(default_lowered)};
+  // Successful traces, fastest first: this run's and the database's.
+  std::vector<std::pair<double, tir::Trace>> good;
+  for (const auto& r : db->TopK(sum.workload, target, kTopSeeds)) good.push_back({r.median_us, r.trace});
+
+  Searcher searcher(func, options);
+  double best_candidate_us = 0;  // 0 until a candidate succeeds
+  int trial = 0;
+  bool exhausted = false;
+  while (trial < options.trials && !exhausted) {
+    size_t batch = static_cast<size_t>(std::min(std::max(options.batch, 1), options.trials - trial));
+    std::vector<Candidate> round;
+    if (evolutionary && model.trained()) {
+      size_t n_random = static_cast<size_t>(options.epsilon * batch + 0.5);
+      if (n_random >= batch && batch > 1) n_random = batch - 1;
+      std::vector<tir::Trace> seeds;
+      for (size_t i = 0; i < good.size() && i < kTopSeeds; ++i) seeds.push_back(good[i].second);
+      KILN_ASSIGN_OR_RETURN(round, searcher.Evolve(seeds, model, measured, batch - n_random));
     }
-    if (!fresh) {
+    std::set<std::string> taken = measured;
+    for (const auto& c : round) taken.insert(c.key);
+    while (round.size() < batch) {
+      KILN_ASSIGN_OR_RETURN(std::optional<Candidate> c, searcher.FreshRandom(taken));
+      if (!c) break;
+      taken.insert(c->key);
+      round.push_back(std::move(*c));
+    }
+    if (round.empty()) {
       progress << "tune " << func->name << ": the space has no point left to try after " << sum.trials << " trials\n";
       break;
     }
-    Measurement m = Measure(LowerScheduled(sch->func()), options.runner, &reference);
-    ++sum.trials;
-    TuningRecord rec;
-    rec.workload = sum.workload;
-    rec.target = target;
-    rec.trace = sch->trace();
-    rec.state = MeasureStateName(m.state);
-    rec.median_us = m.median_us;
-    rec.default_us = sum.default_us;
-    rec.times_us = m.times_us;
-    rec.message = m.message;
-    KILN_RETURN_IF_ERROR(db->CommitRecord(rec));
-    if (m.ok()) {
-      if (sum.best_us == 0 || m.median_us < sum.best_us) {
-        sum.best_us = m.median_us;
-        sum.best_trace = sch->trace().ToString();
+    exhausted = round.size() < batch;
+    for (Candidate& c : round) {
+      ++trial;
+      measured.insert(c.key);
+      Measurement m = Measure(c.lowered, options.runner, &reference);
+      ++sum.trials;
+      TuningRecord rec;
+      rec.workload = sum.workload;
+      rec.target = target;
+      rec.trace = c.trace;
+      rec.state = MeasureStateName(m.state);
+      rec.median_us = m.median_us;
+      rec.default_us = sum.default_us;
+      rec.times_us = m.times_us;
+      rec.message = m.message;
+      KILN_RETURN_IF_ERROR(db->CommitRecord(rec));
+      // Score: speed relative to the default (0 for a failure), so one model
+      // serves kernels of any size.
+      model.Add(c.features, m.ok() && m.median_us > 0 ? static_cast<float>(sum.default_us / m.median_us) : 0.0f);
+      if (m.ok()) {
+        good.push_back({m.median_us, c.trace});
+        if (best_candidate_us == 0 || m.median_us < best_candidate_us) {
+          best_candidate_us = m.median_us;
+          if (m.median_us < sum.default_us) sum.best_trace = c.trace.ToString();
+        }
+        sum.best_us = std::min(sum.default_us, best_candidate_us);
+      } else {
+        ++sum.failures;
       }
-    } else {
-      ++sum.failures;
+      sum.best_after.push_back(sum.best_us);
+      progress << "[" << trial << "/" << options.trials << "] " << func->name << ": "
+               << (m.ok() ? Us(m.median_us) : std::string(MeasureStateName(m.state)))
+               << (evolutionary ? (c.random ? " (random)" : " (model)") : "") << "  best " << Us(sum.best_us)
+               << "  default " << Us(sum.default_us) << "  failed " << sum.failures << "\n";
+      progress.flush();
     }
-    progress << "[" << trial << "/" << options.trials << "] " << func->name << ": "
-             << (m.ok() ? Us(m.median_us) : std::string(MeasureStateName(m.state))) << "  best "
-             << (sum.best_us > 0 ? Us(sum.best_us) : std::string("-")) << "  default " << Us(sum.default_us) << "  failed "
-             << sum.failures << "\n";
-    progress.flush();
+    std::stable_sort(good.begin(), good.end(),
+                     [](const std::pair<double, tir::Trace>& a, const std::pair<double, tir::Trace>& b) {
+                       return a.first < b.first;
+                     });
+    if (evolutionary && model.num_samples() > 0) {
+      KILN_RETURN_IF_ERROR(model.Train());
+      if (!options.cost_model_path.empty()) KILN_RETURN_IF_ERROR(model.Save(options.cost_model_path));
+    }
+    // The default again after each round, keeping its fastest median: one
+    // measurement taken while the machine was busy must not let a slower
+    // candidate pass for faster than the default.
+    Measurement again = Measure(default_lowered, options.runner);
+    if (again.ok() && again.median_us < sum.default_us) {
+      sum.default_us = again.median_us;
+      if (best_candidate_us == 0 || best_candidate_us >= sum.default_us) sum.best_trace.clear();
+      sum.best_us = best_candidate_us > 0 ? std::min(sum.default_us, best_candidate_us) : sum.default_us;
+    }
   }
+  // The default schedule's own point, with its fastest median: the database's
+  // best record for the workload is then never slower than the default
+  // measured (the compiler applies a record only when it beat the default).
+  KILN_ASSIGN_OR_RETURN(tir::Schedule def, tir::Schedule::Create(func, options.seed));
+  KILN_RETURN_IF_ERROR(ApplyDefaultSpace(&def, DefaultSpaceKnobs(func, options.runner.threads), options.runner.threads));
+  KILN_ASSIGN_OR_RETURN(tir::Trace def_trace, DefaultPoint(def.trace()));
+  TuningRecord rec;
+  rec.workload = sum.workload;
+  rec.target = target;
+  rec.trace = def_trace;
+  rec.median_us = sum.default_us;
+  rec.default_us = sum.default_us;
+  rec.message = "the default schedule";
+  KILN_RETURN_IF_ERROR(db->CommitRecord(rec));
   return sum;
 }
 

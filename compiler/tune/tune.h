@@ -1,18 +1,37 @@
-// Tuning one PrimFunc by random search over its generic design space:
-// measure the default schedule (the reference for numbers and time), then
-// for each trial sample a new point (a new seed; points already measured are
-// skipped), lower, build and measure it out of process, and append a record
-// (failed ones too, with why) to the database. A failed candidate never stops
-// the search.
+// Tuning one PrimFunc: measure the default schedule first (the reference for
+// numbers and time, and the best so far), then search the function's design
+// spaces (space.h: the default schedules' knobs, whose all-default point is
+// the default schedule, and the generic block rules), measuring candidates
+// out of process and appending a record (failed ones too, with why) to the
+// database. A failed candidate never stops the search; the best reported is
+// never slower than the default (when nothing beats it, the default stays).
+// The default is measured again after each round and its fastest median
+// kept (a busy machine slows single measurements), and at the end a record
+// of the default point (DefaultPoint, with that median) is added, so the
+// database's best record of the workload is never slower than the default.
 //
-// Random search is this stage; evolutionary search guided by a learned cost
-// model (XGBoost on TIR features) is the next.
+// Two searches over the same spaces and measurements:
+//   evolutionary (default): rounds of `batch` measurements. A round starts
+//     from a population of the best points measured (this run and the
+//     database's records of the workload) and fresh random samples, evolves
+//     it for a few generations by mutating decisions (mutate.h), with parents
+//     and survivors picked by the cost model's predicted score (cost_model.h,
+//     XGBoost on features of the lowered TIR, features.h); then measures the
+//     top-scored unmeasured points plus an epsilon share of random ones, adds
+//     the measurements to the model and refits it. Until the model has been
+//     fitted (the first round, unless a saved model was loaded) it measures
+//     random samples.
+//   random: fresh random samples only (the baseline the evolutionary search
+//     is measured against).
+// Points are told apart by their lowered TIR: two decisions that compile to
+// the same code are measured once.
 #ifndef KILN_COMPILER_TUNE_TUNE_H_
 #define KILN_COMPILER_TUNE_TUNE_H_
 
 #include <cstdint>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "compiler/ir/tir.h"
 #include "compiler/tune/database.h"
@@ -22,20 +41,37 @@
 namespace kiln {
 namespace tune {
 
+enum class SearchKind : uint8_t { kEvolutionary, kRandom };
+// Which design spaces candidates come from: both, the default schedules'
+// knobs only, or the generic block rules only.
+enum class SpaceKind : uint8_t { kAll, kDefault, kGeneric };
+
 struct TuneOptions {
   int trials = 16;
   uint64_t seed = 1;
   RunnerOptions runner;
+  SearchKind search = SearchKind::kEvolutionary;
+  SpaceKind space = SpaceKind::kAll;
+  int batch = 8;           // measurements per round
+  double epsilon = 0.25;   // share of each round measured from random samples
+  int population = 64;     // points the cost model ranks per generation
+  int generations = 3;
+  // Where the cost model is loaded from (when present) and saved to after
+  // each round; empty: neither.
+  std::string cost_model_path;
 };
 
 struct TuneSummary {
   std::string function;
   std::string workload;  // hash
   double default_us = 0;
-  double best_us = 0;     // 0 when no candidate succeeded
+  // The fastest of the default and every successful candidate: never above
+  // default_us.
+  double best_us = 0;
   int trials = 0;         // candidates measured
   int failures = 0;
-  std::string best_trace;  // printed
+  std::string best_trace;  // printed; empty when the default stayed best
+  std::vector<double> best_after;  // best_us after each trial (default as known then)
 };
 
 // Pre: `func` in block form with float32 parameters of static shape. Writes

@@ -22,8 +22,14 @@ const char kUsage[] =
     "  --threads T         kernel threads while measuring (default 1)\n"
     "  --repeats R         timed runs per candidate, the median is kept (default 7)\n"
     "  --timeout SECONDS   per candidate (default 10)\n"
-    "Search: random sampling of the generic design space (evolutionary search with a\n"
-    "learned cost model comes next). Build with the results: kiln-compile --tuning-db DIR.\n";
+    "  --search KIND       evolutionary (default: mutations ranked by a learned cost model,\n"
+    "                      an epsilon share of random points) or random\n"
+    "  --space KIND        all (default), default (the default schedules' knobs: tile\n"
+    "                      sizes, packing, parallel), generic (block rules: tiling, inlining)\n"
+    "  --batch N           measurements per search round (default 8)\n"
+    "  --cost-model FILE   the cost model to load and save (default DIR/cost_model.json)\n"
+    "The default schedule is measured first and stays the best unless a candidate beats it.\n"
+    "Build with the results: kiln-compile --tuning-db DIR.\n";
 
 bool ParseInt(const std::string& s, long long lo, long long* out) {
   char* end = nullptr;
@@ -36,7 +42,7 @@ bool ParseInt(const std::string& s, long long lo, long long* out) {
 }  // namespace
 
 int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  std::string input, function, db_dir;
+  std::string input, function, db_dir, cost_model;
   TuneOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -59,13 +65,31 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
       out << kUsage;
       return 0;
     } else if (a == "--function" || a == "--db" || a == "--trials" || a == "--seed" || a == "--threads" ||
-               a == "--repeats" || a == "--timeout") {
+               a == "--repeats" || a == "--timeout" || a == "--search" || a == "--space" || a == "--batch" ||
+               a == "--cost-model") {
       if (!take()) {
         err << "kiln-tune: " << a << " needs a value\n" << kUsage;
         return 2;
       }
       if (a == "--function") function = value;
       else if (a == "--db") db_dir = value;
+      else if (a == "--cost-model") cost_model = value;
+      else if (a == "--search") {
+        if (value == "evolutionary") options.search = SearchKind::kEvolutionary;
+        else if (value == "random") options.search = SearchKind::kRandom;
+        else {
+          err << "kiln-tune: --search must be evolutionary or random, got '" << value << "'\n";
+          return 2;
+        }
+      } else if (a == "--space") {
+        if (value == "all") options.space = SpaceKind::kAll;
+        else if (value == "default") options.space = SpaceKind::kDefault;
+        else if (value == "generic") options.space = SpaceKind::kGeneric;
+        else {
+          err << "kiln-tune: --space must be all, default or generic, got '" << value << "'\n";
+          return 2;
+        }
+      }
       else if (a == "--timeout") {
         char* end = nullptr;
         double t = strtod(value.c_str(), &end);
@@ -83,6 +107,7 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
         if (a == "--trials") options.trials = static_cast<int>(n);
         else if (a == "--seed") options.seed = static_cast<uint64_t>(n);
         else if (a == "--threads") options.runner.threads = static_cast<int>(n);
+        else if (a == "--batch") options.batch = static_cast<int>(n);
         else options.runner.repeats = static_cast<int>(n);
       }
     } else if (a.rfind("-", 0) == 0) {
@@ -116,6 +141,7 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     return 1;
   }
   for (const auto& d : damage) err << "kiln-tune: error: " << d.message() << " (line skipped)\n";
+  options.cost_model_path = cost_model.empty() ? db_dir + "/cost_model.json" : cost_model;
   Result<TuneSummary> sum = TuneFunction(func, &*db, options, out);
   if (!sum.ok()) {
     err << "kiln-tune: " << sum.status().ToString() << "\n";
@@ -131,6 +157,7 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
            sum->best_us, speedup, sum->trials, sum->failures);
   out << line;
   if (!sum->best_trace.empty()) out << "best trace:\n" << sum->best_trace;
+  else out << "best: the default schedule (no candidate beat it)\n";
   out << "database " << db_dir << ": " << db->num_workloads() << " workloads, " << db->num_records() << " records\n";
   return 0;
 }

@@ -205,6 +205,17 @@ Status Schedule::Unroll(const LoopRV& loop) {
   return Status::Ok();
 }
 
+Status Schedule::Annotate(const std::string& key, const ExprRV& value) {
+  KILN_ASSIGN_OR_RETURN(int64_t v, Get(value));
+  if (key.empty()) return InvalidArgument("annotate: the key is empty");
+  const auto* root = As<BlockRealizeNode>(body());
+  auto copy = std::make_shared<BlockRealizeNode>(*root);
+  copy->block.annotations[key] = std::to_string(v);
+  SetBody(copy);
+  Record("annotate", {TraceArg::Str(key), TraceArg::Exprs({value})}, {}, {}, {});
+  return Status::Ok();
+}
+
 // ------------------------------------------------------------- replay
 
 Status Schedule::Apply(const Instruction& inst, bool keep_decision, std::vector<int64_t>* outputs) {
@@ -287,6 +298,9 @@ Status Schedule::Apply(const Instruction& inst, bool keep_decision, std::vector<
     } else if (n == "fuse" || n == "reorder") {
       for (const auto& a : in)
         if (a.kind != K::kLoop) return InvalidArgument("replay: " + n + " takes loops only");
+    } else if (n == "annotate") {
+      if (in.size() != 2 || in[0].kind != K::kString || in[1].kind != K::kExprs || in[1].ints.size() != 1)
+        return InvalidArgument("replay: annotate takes a key and one sampled value");
     } else if (n == "get_child_blocks") {
       if (in.size() != 1 || (in[0].kind != K::kBlock && in[0].kind != K::kLoop))
         return InvalidArgument("replay: get_child_blocks takes a block or a loop");
@@ -344,6 +358,8 @@ Status Schedule::Apply(const Instruction& inst, bool keep_decision, std::vector<
     push_blocks({b});
   } else if (n == "transform_layout") {
     KILN_RETURN_IF_ERROR(TransformLayout(in[0].s, IndexMap{in[1].map_src, in[1].map_dst}));
+  } else if (n == "annotate") {
+    KILN_RETURN_IF_ERROR(Annotate(in[0].s, exprs(1)[0]));
   } else if (n == "storage_align") {
     KILN_RETURN_IF_ERROR(StorageAlign(in[0].s, static_cast<int>(in[1].i), in[2].i, in[3].i));
   } else {

@@ -90,6 +90,10 @@ class Schedule {
   Status Parallel(const LoopRV& loop);
   Status Vectorize(const LoopRV& loop);
   Status Unroll(const LoopRV& loop);
+  // Sets annotation `key` of the root block to the integer `value` holds (a
+  // sampled knob of the default schedules, compiler/tir/schedule_knobs.h,
+  // read when the function is lowered). Changes no loop or computation.
+  Status Annotate(const std::string& key, const ExprRV& value);
   // Splits each loop by its factor (a tile size; the outer extent is
   // inferred) and reorders to all outer loops then all inner loops. Returns
   // outers then inners. Recorded as its splits and reorder.

@@ -1,0 +1,60 @@
+// ScheduleKnobs: the constants of the default schedules that auto-tuning may
+// choose (compiler/tune/space_default.cc samples them). A knob that is absent
+// or 0 means "the default schedule's own rule", so empty knobs are exactly
+// today's default schedule and every tuned point is a variation of it.
+//
+// Knobs travel in the trace of a tuning record as annotations of the root
+// block ("kiln.knob.<name>" = integer, set by Schedule::Annotate) and are read
+// back when the function is lowered (KnobsFromFunc).
+//
+// Matmul (matmul_schedule.h):
+//   matmul.mr         rows of accumulators per tile (1..8), clamped to M
+//   matmul.nr         columns per tile (a multiple of 16), clamped to N
+//   matmul.pack       1: never pack B, 2: pack B whenever it is legal
+//                     (static shapes, full column blocks, B shared by the batch)
+//   matmul.row_split  partial sums of a one-row tile (1, 2, 4, 8)
+//   matmul.parallel   1: the tile loop serial, 2: parallel (with >= 2 threads)
+//
+// Convolution (conv_schedule.h):
+//   conv.mr           rows (output channels) of the tile, 1..8
+//   conv.nr           columns of the tile (a multiple of 16); both replace
+//                     that side of every shape the rule estimates among
+//   conv.row_tiles    1: never row tiles, 2: row tiles whenever they apply
+//
+// Elementwise loops (default_schedule.h): the innermost loops the default
+// schedule vectorizes, when their static extent is a multiple of both:
+//   elementwise.vector  lanes of explicit vectors (the loop split by it)
+//   elementwise.unroll  vectors per unrolled step of the loop outside
+#ifndef KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_
+#define KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+
+// Prefix of the root-block annotations that carry knobs.
+constexpr char kKnobAnnotationPrefix[] = "kiln.knob.";
+
+struct ScheduleKnobs {
+  std::map<std::string, int64_t> values;
+  // The knob's value, 0 when unset (the default rule).
+  int64_t Get(const std::string& name) const {
+    auto it = values.find(name);
+    return it == values.end() ? 0 : it->second;
+  }
+  bool empty() const { return values.empty(); }
+};
+
+// The knobs annotated on `func`'s root block (block form), empty when none
+// (or when `func` is lowered). Values that are not integers are skipped.
+ScheduleKnobs KnobsFromFunc(const ir::PrimFunc& func);
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_

@@ -1,0 +1,73 @@
+// The design space of the default schedules' knobs (space.h, DefaultSpace).
+#include <string>
+#include <vector>
+
+#include "compiler/ir/structural_equal.h"
+#include "compiler/tir/conv_schedule.h"
+#include "compiler/tir/default_schedule.h"
+#include "compiler/tir/lower_blocks.h"
+#include "compiler/tir/inline_elementwise.h"
+#include "compiler/tir/matmul_schedule.h"
+#include "compiler/tir/schedule_knobs.h"
+#include "compiler/tune/space.h"
+
+namespace kiln {
+namespace tune {
+
+std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads) {
+  std::vector<Knob> knobs;
+  // A matmul nest is there when the matmul schedule rewrites the lowered
+  // function (the same test the default schedule makes).
+  ir::PrimFunc lowered = tir::InlineElementwise(tir::LowerBlocks(func));
+  if (tir::ScheduleMatmuls(lowered, threads).get() != lowered.get()) {
+    knobs.push_back({"matmul.mr", {0, 1, 2, 3, 4, 5, 6, 7, 8}});
+    knobs.push_back({"matmul.nr", {0, 16, 32, 48, 64, 96, 128}});
+    knobs.push_back({"matmul.pack", {0, 1, 2}});
+    knobs.push_back({"matmul.row_split", {0, 1, 2, 4, 8}});
+    if (threads >= 2) knobs.push_back({"matmul.parallel", {0, 1, 2}});
+    return knobs;
+  }
+  if (tir::ScheduleConvs(lowered, threads).get() != lowered.get()) {
+    knobs.push_back({"conv.mr", {0, 2, 4, 6, 8}});
+    knobs.push_back({"conv.nr", {0, 16, 32, 48, 64, 96}});
+    knobs.push_back({"conv.row_tiles", {0, 1, 2}});
+    return knobs;
+  }
+  // Vector loops the default schedule makes, when splitting them changes
+  // the function (a static extent above the vector width). Not offered with
+  // a matmul: its epilogue stages fuse only while their loops are unsplit.
+  tir::ScheduleKnobs probe;
+  probe.values["elementwise.vector"] = 4;
+  if (!ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, probe),
+                           tir::ApplyDefaultSchedule(lowered, threads))) {
+    knobs.push_back({"elementwise.vector", {0, 4, 8, 16, 32, 64}});
+    knobs.push_back({"elementwise.unroll", {0, 1, 2, 4, 8}});
+  }
+  return knobs;
+}
+
+Result<tir::Trace> DefaultPoint(const tir::Trace& space_trace) {
+  tir::Trace t = space_trace;
+  for (size_t i = 0; i < t.instructions().size(); ++i)
+    if (t.instructions()[i].name == "sample_categorical") t.SetDecision(i, {0});
+  return t;
+}
+
+Status ApplyDefaultSpace(tir::Schedule* sch, const std::vector<Knob>& knobs, int threads) {
+  // The thread hint first: lowering reads it with the knobs, so a record
+  // replays with the hint it was measured with.
+  KILN_ASSIGN_OR_RETURN(tir::ExprRV t, sch->SampleCategorical({threads}, {1.0}));
+  KILN_RETURN_IF_ERROR(sch->Annotate(std::string(tir::kKnobAnnotationPrefix) + kThreadsKnob, t));
+  for (const Knob& k : knobs) {
+    // The rule's choice weighs as much as all the others together: half the
+    // samples keep it, so single changes of the default are tried often.
+    std::vector<double> probs(k.candidates.size(), 1.0 / (k.candidates.size() - 1));
+    probs[0] = 1.0;
+    KILN_ASSIGN_OR_RETURN(tir::ExprRV v, sch->SampleCategorical(k.candidates, probs));
+    KILN_RETURN_IF_ERROR(sch->Annotate(tir::kKnobAnnotationPrefix + k.name, v));
+  }
+  return Status::Ok();
+}
+
+}  // namespace tune
+}  // namespace kiln

@@ -1,0 +1,226 @@
+// The default schedules' knob space (space.h, DefaultSpace): its all-default
+// point lowers to exactly the default schedule, other points compute the
+// same numbers with other tiles, and knob traces replay and round-trip
+// through JSON like any trace.
+#include <gtest/gtest.h>
+
+#include "compiler/ir/structural_equal.h"
+#include "compiler/tir/schedule/schedule_test_util.h"
+#include "compiler/tune/lower.h"
+#include "compiler/tune/space.h"
+#include "compiler/tune/trace_json.h"
+
+namespace kiln {
+namespace tune {
+namespace {
+
+using tir::testing::ParseFunc;
+using tir::testing::SameNumbers;
+
+const char* kMM = R"(@T.prim_func
+def mm(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
+    T.func_attr({"global_symbol": "mm", "tir.noalias": True})
+    for i, j, k in T.grid(128, 128, 128):
+        with T.block("C"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                C[vi, vj] = T.float32(0)
+            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
+)";
+
+// A GEMV with a relu epilogue: one row (the one-row kernel and its partial
+// sums), an epilogue fused into the tiles.
+const char* kGemvRelu = R"(@T.prim_func
+def gemv_relu(A: T.Buffer((1, 96), "float32"), B: T.Buffer((96, 80), "float32"), C: T.Buffer((1, 80), "float32")):
+    Y = T.alloc_buffer((1, 80), "float32")
+    for i, j, k in T.grid(1, 80, 96):
+        with T.block("Y"):
+            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
+            with T.init():
+                Y[vi, vj] = T.float32(0)
+            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
+    for i, j in T.grid(1, 80):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
+)";
+
+// A 3x3 convolution as legalization writes it (8 channels, 10 x 10).
+const char* kConv = R"(@T.prim_func
+def conv2d(data: T.Buffer((1, 8, 10, 10), "float32"), weight: T.Buffer((8, 8, 3, 3), "float32"), conv2d: T.Buffer((1, 8, 10, 10), "float32")):
+    T.func_attr({"op_pattern": 4, "tir.noalias": True})
+    # with T.block("root"):
+    for i0, i1, i2, i3, k0, k1, k2 in T.grid(T.int64(1), T.int64(8), T.int64(10), T.int64(10), T.int64(8), T.int64(3), T.int64(3)):
+        with T.block("conv2d"):
+            v_i0, v_i1, v_i2, v_i3, v_k0, v_k1, v_k2 = T.axis.remap("SSSSRRR", [i0, i1, i2, i3, k0, k1, k2])
+            T.reads(data[T.int64(0), T.int64(0):T.int64(8), T.int64(0):T.int64(10), T.int64(0):T.int64(10)], weight[T.int64(0):T.int64(8), T.int64(0):T.int64(8), T.int64(0):T.int64(3), T.int64(0):T.int64(3)])
+            T.writes(conv2d[T.int64(0), T.int64(0):T.int64(8), T.int64(0):T.int64(10), T.int64(0):T.int64(10)])
+            with T.init():
+                conv2d[v_i0, v_i1, v_i2, v_i3] = T.float32(0)
+            conv2d[v_i0, v_i1, v_i2, v_i3] = conv2d[v_i0, v_i1, v_i2, v_i3] + T.if_then_else(v_i2 * 1 + v_k1 * 1 - 1 >= 0 and v_i2 * 1 + v_k1 * 1 - 1 < 10 and v_i3 * 1 + v_k2 * 1 - 1 >= 0 and v_i3 * 1 + v_k2 * 1 - 1 < 10, data[v_i0, v_k0, v_i2 * 1 + v_k1 * 1 - 1, v_i3 * 1 + v_k2 * 1 - 1] * weight[v_i1, v_k0, v_k1, v_k2], T.float32(0))
+
+)";
+
+const char* kAdd = R"(@T.prim_func
+def add1(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
+    for i, j in T.grid(64, 64):
+        with T.block("B"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            B[vi, vj] = A[vi, vj] + T.float32(1)
+)";
+
+// A sampled point of the knob space of `f`.
+tir::Schedule Sample(const ir::PrimFunc& f, int threads, uint64_t seed) {
+  Result<tir::Schedule> s = tir::Schedule::Create(f, seed);
+  EXPECT_TRUE(s.ok());
+  Status st = ApplyDefaultSpace(&*s, DefaultSpaceKnobs(f, threads), threads);
+  EXPECT_TRUE(st.ok()) << st.ToString();
+  return std::move(*s);
+}
+
+void ExpectDefaultPointIsDefault(const char* text, const char* name, int threads) {
+  ir::PrimFunc f = ParseFunc(text, name);
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    tir::Schedule sampled = Sample(f, threads, seed);
+    Result<tir::Trace> point = DefaultPoint(sampled.trace());
+    ASSERT_TRUE(point.ok());
+    Result<tir::Schedule> replayed = tir::Schedule::Replay(f, *point);
+    ASSERT_TRUE(replayed.ok()) << replayed.status().ToString();
+    std::string why;
+    EXPECT_TRUE(ir::StructuralEqual(LowerScheduled(replayed->func()), LowerWithDefaultSchedule(f, threads), &why))
+        << name << " threads " << threads << ": " << why << "\n" << point->ToString();
+  }
+}
+
+TEST(DefaultSpaceTest, MatmulHasKnobs) {
+  std::vector<Knob> k1 = DefaultSpaceKnobs(ParseFunc(kMM, "mm"), 1);
+  std::vector<std::string> names;
+  for (const auto& k : k1) {
+    names.push_back(k.name);
+    ASSERT_FALSE(k.candidates.empty());
+    EXPECT_EQ(k.candidates[0], 0) << k.name;  // candidate 0 is the rule
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"matmul.mr", "matmul.nr", "matmul.pack", "matmul.row_split"}));
+  // With threads, whether the tile loop runs in parallel is a knob too.
+  EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kMM, "mm"), 4).size(), 5u);
+  std::vector<Knob> kc = DefaultSpaceKnobs(ParseFunc(kConv, "conv2d"), 1);
+  ASSERT_EQ(kc.size(), 3u);
+  EXPECT_EQ(kc[0].name, "conv.mr");
+  // An elementwise loop: its vector split.
+  std::vector<Knob> k2 = DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1);
+  ASSERT_EQ(k2.size(), 2u);
+  EXPECT_EQ(k2[0].name, "elementwise.vector");
+  EXPECT_EQ(k2[1].name, "elementwise.unroll");
+  // Nothing the default schedule vectorizes or tiles: no knobs (the space
+  // is the default schedule alone).
+  EXPECT_TRUE(DefaultSpaceKnobs(ParseFunc(R"(@T.prim_func
+def tiny(A: T.Buffer((2,), "float32"), B: T.Buffer((2,), "float32")):
+    for i in range(2):
+        with T.block("B"):
+            vi = T.axis.spatial(2, i)
+            B[vi] = A[vi] + T.float32(1)
+)", "tiny"), 1).empty());
+}
+
+TEST(DefaultSpaceTest, ElementwiseVectorSplit) {
+  ir::PrimFunc f = ParseFunc(kAdd, "add1");
+  tir::Trace t = Sample(f, 1, 1).trace();
+  // vector = 16 (index 3), unroll = 2 (index 2).
+  t.SetDecision(2, {3});
+  t.SetDecision(4, {2});
+  Result<tir::Schedule> s = tir::Schedule::Replay(f, t);
+  ASSERT_TRUE(s.ok()) << s.status().ToString() << t.ToString();
+  ir::PrimFunc lowered = LowerScheduled(s->func());
+  std::string text = tir::testing::Print(lowered);
+  EXPECT_NE(text.find("in T.unroll(2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("in T.vectorized(16)"), std::string::npos) << text;
+  EXPECT_TRUE(SameNumbers(f, lowered).ok());
+}
+
+TEST(DefaultSpaceTest, AllDefaultDecisionsGiveTheDefaultSchedule) {
+  ExpectDefaultPointIsDefault(kMM, "mm", 1);
+  ExpectDefaultPointIsDefault(kMM, "mm", 4);
+  ExpectDefaultPointIsDefault(kGemvRelu, "gemv_relu", 1);
+  ExpectDefaultPointIsDefault(kAdd, "add1", 2);
+  ExpectDefaultPointIsDefault(kConv, "conv2d", 1);
+}
+
+TEST(DefaultSpaceTest, OtherPointsComputeTheSameNumbers) {
+  for (const auto& [text, name] :
+       {std::pair<const char*, const char*>{kMM, "mm"}, {kGemvRelu, "gemv_relu"}, {kAdd, "add1"}, {kConv, "conv2d"}}) {
+    ir::PrimFunc f = ParseFunc(text, name);
+    ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
+    int differ = 0;
+    for (uint64_t seed = 1; seed <= 6; ++seed) {
+      tir::Schedule s = Sample(f, 1, seed);
+      ir::PrimFunc lowered = LowerScheduled(s.func());
+      differ += !ir::StructuralEqual(lowered, def);
+      Status same = SameNumbers(f, lowered);
+      EXPECT_TRUE(same.ok()) << name << ": " << same.ToString() << "\n" << s.trace().ToString();
+    }
+    EXPECT_GT(differ, 0) << name << ": every sample lowered to the default";
+  }
+}
+
+TEST(DefaultSpaceTest, KnobsChangeTheTile) {
+  // mr = 4, nr = 16, no packing: (128 / 4) x (128 / 16) = 256 tiles of 4 x 16.
+  ir::PrimFunc f = ParseFunc(kMM, "mm");
+  tir::Trace t = Sample(f, 1, 1).trace();
+  auto set = [&](const std::string& knob, int64_t value) {
+    for (size_t i = 0; i + 1 < t.instructions().size(); ++i) {
+      const auto& next = t.instructions()[i + 1];
+      if (next.name == "annotate" && next.inputs[0].s == "kiln.knob." + knob) {
+        const auto& c = t.instructions()[i].inputs[0].ints;
+        for (size_t k = 0; k < c.size(); ++k)
+          if (c[k] == value) t.SetDecision(i, {static_cast<int64_t>(k)});
+      }
+    }
+  };
+  set("matmul.mr", 4);
+  set("matmul.nr", 16);
+  set("matmul.pack", 1);
+  Result<tir::Schedule> s = tir::Schedule::Replay(f, t);
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  std::string text = tir::testing::Print(LowerScheduled(s->func()));
+  EXPECT_NE(text.find("for tile in range(T.int64(256))"), std::string::npos) << text;
+  EXPECT_NE(text.find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text;
+}
+
+TEST(DefaultSpaceTest, KnobTraceRoundTripsThroughJson) {
+  ir::PrimFunc f = ParseFunc(kMM, "mm");
+  tir::Schedule s = Sample(f, 1, 7);
+  Result<Json> j = TraceToJson(s.trace());
+  ASSERT_TRUE(j.ok());
+  Result<tir::Trace> back = TraceFromJson(*j);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->ToString(), s.trace().ToString());
+  Result<tir::Schedule> r = tir::Schedule::Replay(f, *back);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(ir::StructuralEqual(r->func(), s.func()));
+}
+
+TEST(DefaultSpaceTest, AnnotateMisuseIsAnError) {
+  ir::PrimFunc f = ParseFunc(kMM, "mm");
+  Result<tir::Schedule> s = tir::Schedule::Create(f, 1);
+  ASSERT_TRUE(s.ok());
+  Result<tir::ExprRV> v = s->SampleCategorical({4}, {1.0});
+  ASSERT_TRUE(v.ok());
+  Status empty = s->Annotate("", *v);
+  EXPECT_NE(empty.message().find("annotate: the key is empty"), std::string::npos) << empty.ToString();
+  Status unknown = s->Annotate("kiln.knob.matmul.mr", tir::ExprRV(99));
+  EXPECT_NE(unknown.message().find("v99 is not a sampled value"), std::string::npos) << unknown.ToString();
+  // A damaged trace: annotate with a loop instead of a sampled value.
+  ASSERT_TRUE(s->Annotate("kiln.knob.matmul.mr", *v).ok());
+  tir::Trace t = s->trace();
+  tir::Instruction bad = t.instructions().back();
+  bad.inputs[1] = tir::TraceArg::Int(3);
+  t.SetLast(bad);
+  Result<tir::Schedule> r = tir::Schedule::Replay(f, t);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("annotate takes a key and one sampled value"), std::string::npos)
+      << r.status().ToString();
+}
+
+}  // namespace
+}  // namespace tune
+}  // namespace kiln
