@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "compiler/fusion/prologue_cost.h"
 #include "runtime/status.h"
 
 namespace kiln {
@@ -64,9 +65,11 @@ class Partitioner {
     root_.resize(n);
     size_.assign(n, 1);
     pattern_.resize(n);
+    cost_.resize(n);
     for (size_t i = 0; i < n; ++i) {
       root_[i] = static_cast<int>(i);
       pattern_[i] = g.nodes[i].pattern;
+      cost_[i] = g.nodes[i].cost;
     }
   }
 
@@ -101,7 +104,7 @@ class Partitioner {
             if (!sink) return k <= kInjective;
             return k <= kInjective || k == kCommReduce || k == kOutEWiseFusable;
           });
-          if (ok) Commit(i, d);
+          if (ok && PrologueWorthIt(i, d)) Commit(i, d);
         }
       }
       return;
@@ -118,7 +121,7 @@ class Partitioner {
       bool ok = CheckPath(i, d, [](OpPattern k, bool sink) {
         return sink ? (k == kCommReduce || k == kOutEWiseFusable) : k <= kInjective;
       });
-      if (ok) Commit(i, d);
+      if (ok && PrologueWorthIt(i, d)) Commit(i, d);
     }
   }
 
@@ -149,6 +152,36 @@ class Partitioner {
     return true;
   }
 
+  // The cost check of prologue_cost.h for merging src's group and the nodes
+  // on its paths to sink into sink's group: true when sink's group is not
+  // anchored by a reduction or matmul/conv (nothing re-reads the values), or
+  // when recomputing the joining nodes at every read of sink costs no more
+  // than writing their result and reading it back.
+  bool PrologueWorthIt(int src, int sink) {
+    OpPattern anchor = pattern_[Find(sink)];
+    if (anchor != kCommReduce && anchor != kOutEWiseFusable) return true;
+    int target = Find(sink);
+    std::vector<char> seen(g_.nodes.size(), 0);
+    std::vector<int> groups;
+    double reads = 1.0;
+    std::vector<int> stack = {src};
+    while (!stack.empty()) {
+      int k = stack.back();
+      stack.pop_back();
+      if (seen[k] || k == sink) continue;
+      seen[k] = 1;
+      int r = Find(k);
+      if (r != target && std::find(groups.begin(), groups.end(), r) == groups.end()) groups.push_back(r);
+      for (const auto& e : g_.nodes[k].consumers) {
+        if (e.consumer == sink) reads = std::max(reads, e.reads);
+        stack.push_back(e.consumer);
+      }
+    }
+    double ops = 0.0;
+    for (int r : groups) ops += cost_[r];
+    return !PrologueTooCostly(reads, ops);
+  }
+
   // Merges src and every node on its paths to sink into sink's group.
   void Commit(int src, int sink) {
     int target = Find(sink);
@@ -163,6 +196,7 @@ class Partitioner {
       if (r != target) {
         root_[r] = target;
         size_[target] += size_[r];
+        cost_[target] += cost_[r];
         pattern_[target] = Max(pattern_[target], pattern_[r]);
       }
       for (const auto& e : g_.nodes[k].consumers) stack.push_back(e.consumer);
@@ -174,6 +208,7 @@ class Partitioner {
   int max_size_;
   std::vector<int> root_, size_;
   std::vector<OpPattern> pattern_;
+  std::vector<double> cost_;  // per group root: the summed cost of its nodes
 };
 
 }  // namespace

@@ -89,6 +89,51 @@ TEST(FusionGraph, InjectivePrologueFusesIntoReductionAndMatmul) {
   EXPECT_EQ(m.Run(), (V{2, 2, 2}));
 }
 
+// The prologue cost check (prologue_cost.h): a producer chain costing P per
+// element joins an anchor reading each element R times only when
+// (R - 1) * P <= kMaterializeCost.
+TEST(FusionGraph, CostlyPrologueOfAConvolutionStaysOut) {
+  G t;
+  int mul = t.Add(kBroadcast), add = t.Add(kElemWise), conv = t.Add(kOutEWiseFusable), relu = t.Add(kElemWise, true);
+  t.g.nodes[mul].cost = 2;
+  t.g.nodes[add].cost = 2;
+  t.Edge(mul, add);
+  t.Edge(add, conv);
+  t.g.nodes[add].consumers.back().reads = 36;  // 3x3 taps, 32 outputs in tiles of 8
+  t.Edge(conv, relu);
+  // multiply + add one group, the convolution takes its epilogue only.
+  EXPECT_EQ(t.Run(), (V{1, 1, 3, 3}));
+}
+
+TEST(FusionGraph, CostlyInjectivePrologueStaysOutCheapOneJoins) {
+  for (double reads : {36.0, 1.0}) {
+    G t;
+    int resize = t.Add(kInjective), conv = t.Add(kOutEWiseFusable, true);
+    t.g.nodes[resize].cost = 18;
+    t.Edge(resize, conv);
+    t.g.nodes[resize].consumers.back().reads = reads;
+    EXPECT_EQ(t.Run(), reads > 1 ? (V{0, 1}) : (V{1, 1})) << reads;
+  }
+}
+
+TEST(FusionGraph, PrologueThatCostsNothingJoinsWhateverTheReads) {
+  G t;
+  int tr = t.Add(kInjective), mm = t.Add(kOutEWiseFusable, true);
+  t.Edge(tr, mm);
+  t.g.nodes[tr].consumers.back().reads = 1000;  // cost 0: a transpose
+  EXPECT_EQ(t.Run(), (V{1, 1}));
+}
+
+TEST(FusionGraph, PrologueIntoAnEpilogueIsNotReread) {
+  // A residual input fused into the conv's epilogue add is read once.
+  G t;
+  int conv = t.Add(kOutEWiseFusable), e = t.Add(kElemWise), add = t.Add(kElemWise, true);
+  t.g.nodes[e].cost = 100;
+  t.Edge(conv, add);
+  t.Edge(e, add);
+  EXPECT_EQ(t.Run(), (V{2, 2, 2}));
+}
+
 TEST(FusionGraph, ElementwiseFusesIntoFollowingReduction) {
   G t;
   int e = t.Add(kElemWise), sum = t.Add(kCommReduce, true);
