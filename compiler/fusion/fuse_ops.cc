@@ -164,7 +164,10 @@ class BlockFuser {
       ir::PrimFunc callee = calls[i].call ? mod_->FindPrim(calls[i].callee) : nullptr;
       // The prologue cost check (prologue_cost.h) needs what a producer
       // costs per element and how often an anchor re-reads each input.
-      if (callee && calls[i].pattern <= kInjective) g.nodes[i].cost = OpsPerElement(callee);
+      if (callee && calls[i].pattern <= kInjective) {
+        g.nodes[i].cost = OpsPerElement(callee);
+        g.nodes[i].inlinable = StoresAtLoopPoint(callee);
+      }
       bool anchor = calls[i].pattern == kCommReduce || calls[i].pattern == kOutEWiseFusable;
       std::map<int, OpPattern> producers;
       ForEachVarUse(bs[i].value, [&](const ir::VarExpr* v) {

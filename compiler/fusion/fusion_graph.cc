@@ -65,12 +65,13 @@ class Partitioner {
     root_.resize(n);
     size_.assign(n, 1);
     pattern_.resize(n);
-    cost_.resize(n);
     for (size_t i = 0; i < n; ++i) {
       root_[i] = static_cast<int>(i);
       pattern_[i] = g.nodes[i].pattern;
-      cost_[i] = g.nodes[i].cost;
     }
+    producers_.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      for (const auto& e : g.nodes[i].consumers) producers_[e.consumer].push_back({static_cast<int>(i), e.pattern});
   }
 
   std::vector<int> Run() {
@@ -177,8 +178,22 @@ class Partitioner {
         stack.push_back(e.consumer);
       }
     }
+    // The joining nodes in topological order; those whose value is
+    // materialized anyway are never recomputed.
+    std::vector<char> joining(g_.nodes.size(), 0), materialized(g_.nodes.size(), 0);
+    for (size_t k = 0; k < g_.nodes.size(); ++k)
+      if (std::find(groups.begin(), groups.end(), Find(static_cast<int>(k))) != groups.end()) joining[k] = 1;
     double ops = 0.0;
-    for (int r : groups) ops += cost_[r];
+    for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      if (!joining[k]) continue;
+      const FusionGraph::Node& node = g_.nodes[k];
+      // Elementwise on materialized values only: inline_elementwise moves it
+      // into their stores.
+      bool folded = node.pattern <= kBroadcast && !producers_[k].empty();
+      for (const auto& p : producers_[k]) folded &= joining[p.first] && materialized[p.first] && p.second == kElemWise;
+      materialized[k] = !node.inlinable || folded;
+      if (!materialized[k]) ops += node.cost;
+    }
     return !PrologueTooCostly(reads, ops);
   }
 
@@ -196,7 +211,6 @@ class Partitioner {
       if (r != target) {
         root_[r] = target;
         size_[target] += size_[r];
-        cost_[target] += cost_[r];
         pattern_[target] = Max(pattern_[target], pattern_[r]);
       }
       for (const auto& e : g_.nodes[k].consumers) stack.push_back(e.consumer);
@@ -208,7 +222,8 @@ class Partitioner {
   int max_size_;
   std::vector<int> root_, size_;
   std::vector<OpPattern> pattern_;
-  std::vector<double> cost_;  // per group root: the summed cost of its nodes
+  // Per node: the nodes it reads, with how it reads them.
+  std::vector<std::vector<std::pair<int, OpPattern>>> producers_;
 };
 
 }  // namespace

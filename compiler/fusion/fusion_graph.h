@@ -25,6 +25,7 @@ struct FusionGraph {
     bool external = false;        // the value is used after the graph (an output)
     std::vector<Edge> consumers;  // at most one edge per consumer
     double cost = 0.0;            // per element of its value (OpsPerElement)
+    bool inlinable = true;        // stores at its loop point (StoresAtLoopPoint)
   };
   // Topological order: every consumer has a larger index than its producer.
   std::vector<Node> nodes;
@@ -33,8 +34,10 @@ struct FusionGraph {
 // A group of injective-or-less nodes joins a group as the prologue of its
 // reduction / matmul / convolution only when the cost check of
 // prologue_cost.h passes: with R the largest `reads` of the edges into the
-// post-dominator and P the summed `cost` of the nodes that would join,
-// not PrologueTooCostly(R, P).
+// post-dominator and P the summed `cost` of the nodes that would join and
+// are not materialized anyway (not `inlinable`, or elementwise / broadcast
+// with all their producers among the joining nodes materialized), not
+// PrologueTooCostly(R, P).
 //
 // For every node, the index of its group's representative: the group's last
 // node (its post-dominator, whose value is the group's only result). A node

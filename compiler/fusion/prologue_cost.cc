@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <vector>
 
 #include "compiler/tir/stmt_functor.h"
@@ -164,58 +165,113 @@ bool IsTranscendental(const std::string& op) {
   return false;
 }
 
+struct Work {
+  double ops = 0.0;
+  int loads = 0;
+  Work& operator+=(const Work& o) {
+    ops += o.ops;
+    loads += o.loads;
+    return *this;
+  }
+};
+
+bool HasLoad(const PrimExpr& e) {
+  struct Finder : tir::StmtExprVisitor {
+    bool found = false;
+    void VisitExpr(const PrimExpr& x) override {
+      if (x.as<ir::BufferLoadNode>()) found = true;
+      tir::StmtExprVisitor::VisitExpr(x);
+    }
+  } f;
+  f.VisitExpr(e);
+  return f.found;
+}
+
+Work Cost(const PrimExpr& e, bool index);
+
+// A choice on the iteration point only (concat's channel test, pad's bounds
+// test): a consumer that inlines it splits its loops at the boundaries, so
+// it costs nothing per element, and each element loads one branch's values.
+Work IndexChoice(const PrimExpr& t, const PrimExpr& f, bool index) {
+  Work a = Cost(t, index), b = Cost(f, index);
+  Work w;
+  w.ops = std::max(a.ops, b.ops);
+  w.loads = std::max(a.loads, b.loads);
+  return w;
+}
+
 // Operation count of an expression. In an index, affine address arithmetic
 // (adding variables, multiplying by constants) is free; everything else
-// costs as in a value. Loads are counted in *loads.
-double Cost(const PrimExpr& e, bool index, int* loads) {
-  if (!e.defined()) return 0.0;
+// costs as in a value.
+Work Cost(const PrimExpr& e, bool index) {
+  Work w;
+  if (!e.defined()) return w;
   TirKind k = e->kind();
   switch (k) {
     case TirKind::kIntImm:
     case TirKind::kFloatImm:
     case TirKind::kStringImm:
     case TirKind::kVar:
-      return 0.0;
-    case TirKind::kBufferLoad: {
-      ++*loads;
-      double c = 0.0;
-      for (const auto& i : e.as<ir::BufferLoadNode>()->indices) c += Cost(i, true, loads);
-      return c;
-    }
+      return w;
+    case TirKind::kBufferLoad:
+      w.loads = 1;
+      for (const auto& i : e.as<ir::BufferLoadNode>()->indices) w += Cost(i, true);
+      return w;
     case TirKind::kNot:
-      return 1.0 + Cost(e.as<ir::NotNode>()->a, index, loads);
+      w.ops = 1.0;
+      w += Cost(e.as<ir::NotNode>()->a, index);
+      return w;
     case TirKind::kCast:
-      return 1.0 + Cost(e.as<ir::CastNode>()->value, index, loads);
+      w.ops = 1.0;
+      w += Cost(e.as<ir::CastNode>()->value, index);
+      return w;
     case TirKind::kSelect: {
       const auto* s = e.as<ir::SelectNode>();
-      return 1.0 + Cost(s->cond, index, loads) + Cost(s->true_value, index, loads) + Cost(s->false_value, index, loads);
+      if (!HasLoad(s->cond)) return IndexChoice(s->true_value, s->false_value, index);
+      w.ops = 1.0;
+      w += Cost(s->cond, index);
+      w += Cost(s->true_value, index);
+      w += Cost(s->false_value, index);
+      return w;
     }
     case TirKind::kCall: {
       const auto* c = e.as<ir::CallNode>();
-      double r = IsTranscendental(c->op) ? kTranscendentalCost : 1.0;
-      for (const auto& a : c->args) r += Cost(a, index, loads);
-      return r;
+      if (c->op == "if_then_else" && c->args.size() == 3 && !HasLoad(c->args[0]))
+        return IndexChoice(c->args[1], c->args[2], index);
+      w.ops = IsTranscendental(c->op) ? kTranscendentalCost : 1.0;
+      for (const auto& a : c->args) w += Cost(a, index);
+      return w;
     }
     default:
       break;
   }
-  if (!ir::IsBinary(k)) return 1.0;
+  if (!ir::IsBinary(k)) {
+    w.ops = 1.0;
+    return w;
+  }
   const auto* b = static_cast<const ir::BinaryNode*>(e.get());
-  double children = Cost(b->a, index, loads) + Cost(b->b, index, loads);
   bool address = index && (k == TirKind::kAdd || k == TirKind::kSub ||
                            (k == TirKind::kMul && (b->a.as<ir::IntImmNode>() || b->b.as<ir::IntImmNode>())));
-  return (address ? 0.0 : 1.0) + children;
+  w.ops = address ? 0.0 : 1.0;
+  w += Cost(b->a, index);
+  w += Cost(b->b, index);
+  return w;
 }
 
 class StoreCost : public tir::StmtExprVisitor {
  public:
   double total = 0.0;
+  bool plain = true;  // every store at the loop point
   void VisitStmt(const ir::Stmt& s) override {
     if (const auto* st = ir::As<ir::BufferStoreNode>(s)) {
-      int loads = 0;
-      double c = Cost(st->value, false, &loads);
-      for (const auto& i : st->indices) c += Cost(i, true, &loads);
-      total += c + std::max(0, loads - 1);
+      Work w = Cost(st->value, false);
+      std::set<const ir::VarNode*> seen;
+      for (const auto& i : st->indices) {
+        w += Cost(i, true);
+        const auto* v = i.as<ir::VarNode>();
+        plain &= v != nullptr && seen.insert(v).second;
+      }
+      total += w.ops + std::max(0, w.loads - 1);
       return;
     }
     if (const auto* br = ir::As<ir::BlockRealizeNode>(s)) {
@@ -243,6 +299,13 @@ double OpsPerElement(const ir::PrimFunc& producer) {
   StoreCost sc;
   sc.VisitStmt(producer->body);
   return sc.total;
+}
+
+bool StoresAtLoopPoint(const ir::PrimFunc& producer) {
+  if (!producer) return false;
+  StoreCost sc;
+  sc.VisitStmt(producer->body);
+  return sc.plain;
 }
 
 bool PrologueTooCostly(double reads, double ops) { return (reads - 1.0) * ops > kMaterializeCost; }

@@ -19,19 +19,34 @@
 //   It is a ratio of loop extents and index coefficients, so it does not
 //   depend on symbolic sizes: a window index y * s + k (y over the output,
 //   k over the taps) gives taps / s for any extent of y.
-// - P, the producer's cost per element (OpsPerElement): its arithmetic, the
-//   index arithmetic that is not an affine address (resize's floor / cast /
-//   clamp, reshape's div / mod, concat's selects), transcendental calls as
-//   kTranscendentalCost, and every load beyond the first (inlined, each
-//   read of the prologue loads all its inputs).
+// - P, the cost per element of the joining nodes that would be recomputed
+//   (OpsPerElement): their arithmetic, the index arithmetic that is not an
+//   affine address (resize's floor / cast / clamp, reshape's div / mod),
+//   transcendental calls as kTranscendentalCost, and every load beyond the
+//   first (inlined, each read of the prologue loads all its inputs). A
+//   choice on the iteration point alone (concat's channel test, pad's
+//   bounds test) is free: an inlining consumer splits its loops there (the
+//   pointwise convolution reads a concatenation's sources in place). Nodes
+//   whose value is materialized anyway count 0: a kernel that does not
+//   store at its loop point (StoresAtLoopPoint false: the Winograd output
+//   transform, custom nests) cannot be inlined, and the elementwise nodes
+//   right after it are inlined into its stores (inline_elementwise.h).
 // - kMaterializeCost: writing one element and reading it back, in the same
 //   units (one scalar operation each).
 //
-// A reduction over axes (R = 1: exp before sum), a transpose (P = 0), a
-// scale into a convolution with a few output channels, or an elementwise
-// op before a 3x3 / 2 pooling stay fused; an elementwise chain, a resize or
-// a concatenation feeding a 3x3 convolution with many output channels does
-// not (it runs as its own kernel, or with its own producers).
+// A reduction over axes (R = 1: exp before sum), a transpose or a
+// concatenation (P = 0), a scale into a convolution with a few output
+// channels, or an elementwise op before a 3x3 / 2 pooling stay fused; an
+// elementwise chain, a resize, or an exp feeding a concatenation, before a
+// 3x3 convolution with many output channels do not (they run as their own
+// kernel, or with their own producers); nor does a reshape before a matmul
+// with many columns.
+//
+// In the CPU pipeline today fuse_tir keeps each kernel's nest and no pass
+// inlines a producer into a reduction's reads, so a fused prologue is
+// materialized inside the fused kernel: the check keeps groups from
+// depending on that, and refuses fusions that buy nothing where they would
+// cost the most.
 #ifndef KILN_COMPILER_FUSION_PROLOGUE_COST_H_
 #define KILN_COMPILER_FUSION_PROLOGUE_COST_H_
 
@@ -61,6 +76,11 @@ double ReadsPerElement(const ir::PrimFunc& consumer, size_t param);
 // The cost of computing one element of `producer`'s result, as described
 // above (the sum over its stores).
 double OpsPerElement(const ir::PrimFunc& producer);
+
+// Whether every store of `producer` writes at its loop point (indices are
+// distinct iteration variables): only such kernels can be inlined into a
+// consumer.
+bool StoresAtLoopPoint(const ir::PrimFunc& producer);
 
 // (reads - 1) * ops > kMaterializeCost.
 bool PrologueTooCostly(double reads, double ops);

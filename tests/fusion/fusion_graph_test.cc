@@ -124,6 +124,38 @@ TEST(FusionGraph, PrologueThatCostsNothingJoinsWhateverTheReads) {
   EXPECT_EQ(t.Run(), (V{1, 1}));
 }
 
+TEST(FusionGraph, PrologueMaterializedAnywayJoins) {
+  // A Winograd output transform (not inlinable) with its bias and relu
+  // (inlined into its stores) and a concatenation (free) before a pointwise
+  // convolution: nothing would be recomputed.
+  G t;
+  int wo = t.Add(kInjective), add = t.Add(kBroadcast), relu = t.Add(kElemWise), other = t.Add(kElemWise),
+      cat = t.Add(kInjective), conv = t.Add(kOutEWiseFusable, true);
+  t.g.nodes[wo].cost = 200;
+  t.g.nodes[wo].inlinable = false;
+  t.g.nodes[add].cost = 2;
+  t.g.nodes[relu].cost = 1;
+  t.Edge(wo, add, kElemWise);
+  t.Edge(add, relu);
+  t.Edge(relu, cat);
+  t.Edge(other, cat);
+  t.Edge(cat, conv);
+  t.g.nodes[cat].consumers.back().reads = 8;
+  std::vector<int> groups = t.Run();
+  EXPECT_EQ(groups[wo], conv);
+  EXPECT_EQ(groups[cat], conv);
+  // The same chain after an inlinable producer would be recomputed: refused.
+  G u;
+  int e = u.Add(kElemWise), add2 = u.Add(kBroadcast), relu2 = u.Add(kElemWise), conv2 = u.Add(kOutEWiseFusable, true);
+  u.g.nodes[add2].cost = 2;
+  u.g.nodes[relu2].cost = 1;
+  u.Edge(e, add2, kElemWise);
+  u.Edge(add2, relu2);
+  u.Edge(relu2, conv2);
+  u.g.nodes[relu2].consumers.back().reads = 8;
+  EXPECT_EQ(u.Run(), (V{2, 2, 2, 3}));
+}
+
 TEST(FusionGraph, PrologueIntoAnEpilogueIsNotReread) {
   // A residual input fused into the conv's epilogue add is read once.
   G t;

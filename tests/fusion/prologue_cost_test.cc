@@ -41,7 +41,9 @@ TEST(PrologueCost, ProducerCostsCountArithmeticIndexingAndExtraLoads) {
   ir::IRModule m = Golden();
   EXPECT_DOUBLE_EQ(OpsPerElement(m.FindPrim("multiply")), 2.0);  // one multiply, a second load
   EXPECT_DOUBLE_EQ(OpsPerElement(m.FindPrim("exp")), kTranscendentalCost);
-  EXPECT_DOUBLE_EQ(OpsPerElement(m.FindPrim("concatenate")), 3.0);  // compare, select, a second load
+  // The channel test of a concatenation is on the iteration point only: an
+  // inlining consumer splits its loop there, and each element loads once.
+  EXPECT_DOUBLE_EQ(OpsPerElement(m.FindPrim("concatenate")), 0.0);
   // Nearest resize: casts, floor, scale, clamps in both indices.
   EXPECT_GT(OpsPerElement(m.FindPrim("resize2d")), 8.0);
 }
@@ -89,6 +91,30 @@ class Module:
   // A transpose reads each element once and only moves data.
   EXPECT_DOUBLE_EQ(ReadsPerElement(m.FindPrim("transpose"), 0), 1.0);
   EXPECT_DOUBLE_EQ(OpsPerElement(m.FindPrim("transpose")), 0.0);
+  EXPECT_TRUE(StoresAtLoopPoint(m.FindPrim("transpose")));
+}
+
+TEST(PrologueCost, KernelsStoringElsewhereThanTheLoopPointCannotBeInlined) {
+  ir::IRModule m = Parse(R"(
+@I.ir_module
+class Module:
+    @T.prim_func
+    def pairs(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(4):
+            B[i * 2] = A[i * 2] + A[i * 2 + 1]
+            B[i * 2 + 1] = A[i * 2] - A[i * 2 + 1]
+
+    @T.prim_func
+    def where(C: T.Buffer((8,), "float32"), A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in T.serial(8):
+            with T.block("W"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = T.if_then_else(C[vi] > T.float32(0), A[vi], T.float32(0))
+)");
+  EXPECT_FALSE(StoresAtLoopPoint(m.FindPrim("pairs")));
+  // A choice on data costs its test and select, and loads both operands.
+  EXPECT_DOUBLE_EQ(OpsPerElement(m.FindPrim("where")), 3.0);
+  EXPECT_TRUE(StoresAtLoopPoint(m.FindPrim("where")));
 }
 
 TEST(PrologueCost, RefusesOnlyWhenRecomputingCostsMoreThanMaterializing) {
