@@ -11,6 +11,7 @@
 #include "compiler/arith/simplify.h"
 #include "compiler/fusion/fusion_graph.h"
 #include "compiler/fusion/op_pattern.h"
+#include "compiler/fusion/prologue_cost.h"
 
 namespace kiln {
 namespace fusion {
@@ -135,6 +136,16 @@ ir::PrimExpr FindVarExpr(const ir::PrimExpr& e, const ir::VarNode* v) {
   return ir::PrimExpr();
 }
 
+// How many times the anchor kernel `callee` reads each element of `v` (the
+// reads of every argument position that passes it, summed).
+double AnchorReads(const ir::PrimFunc& callee, const KernelCall& call, const ir::VarExpr* v) {
+  double reads = 0.0;
+  const auto& fields = call.args->fields;
+  for (size_t a = 0; a < fields.size(); ++a)
+    if (fields[a].get() == v) reads += ReadsPerElement(callee, a);
+  return std::max(1.0, reads);
+}
+
 class BlockFuser {
  public:
   BlockFuser(ir::IRModule* mod, std::vector<ir::Function>* fused) : mod_(mod), fused_(fused) {}
@@ -150,6 +161,14 @@ class BlockFuser {
       calls[i] = AsKernelCall(*mod_, bs[i]);
       g.nodes[i].pattern = calls[i].pattern;
       g.nodes[i].external = !bs[i].var->is_dataflow;
+      ir::PrimFunc callee = calls[i].call ? mod_->FindPrim(calls[i].callee) : nullptr;
+      // The prologue cost check (prologue_cost.h) needs what a producer
+      // costs per element and how often an anchor re-reads each input.
+      if (callee && calls[i].pattern <= kInjective) {
+        g.nodes[i].cost = OpsPerElement(callee);
+        g.nodes[i].inlinable = StoresAtLoopPoint(callee);
+      }
+      bool anchor = calls[i].pattern == kCommReduce || calls[i].pattern == kOutEWiseFusable;
       std::map<int, OpPattern> producers;
       ForEachVarUse(bs[i].value, [&](const ir::VarExpr* v) {
         auto it = index.find(v);
@@ -168,7 +187,11 @@ class BlockFuser {
         // match_cast checks at run time; its source is read opaquely.
         for (auto& p : producers) p.second = kOpaque;
       }
-      for (const auto& p : producers) g.nodes[p.first].consumers.push_back({static_cast<int>(i), p.second});
+      for (const auto& p : producers) {
+        FusionGraph::Edge edge{static_cast<int>(i), p.second};
+        if (anchor) edge.reads = AnchorReads(callee, calls[i], bs[p.first].var.get());
+        g.nodes[p.first].consumers.push_back(edge);
+      }
       index[bs[i].var.get()] = static_cast<int>(i);
     }
     std::vector<int> group = PartitionFusionGraph(g);

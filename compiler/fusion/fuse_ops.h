@@ -24,6 +24,12 @@
 //    weight into its matmul; a transpose before exp + sum). Each kernel of a
 //    fused group still runs to completion before the next (fuse_tir), so this
 //    never repeats work; whether to inline is left to scheduling.
+//  - in both phases, a group joining a reduction / matmul / conv / pooling
+//    group as its input (rather than as its epilogue) passes the cost check
+//    of prologue_cost.h first: it stays out when recomputing it at each of
+//    the anchor's reads of an element (a 3x3 convolution reads each input
+//    element 9 times per tile of 8 output channels) would cost more than
+//    writing its result and reading it back.
 // A binding whose value is visible after the block (R.output) is never an
 // inner member of a group, and since a group is closed under the paths to its
 // post-dominator, only the group's last binding is used outside it: nothing is

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 
+#include "compiler/fusion/prologue_cost.h"
 #include "runtime/status.h"
 
 namespace kiln {
@@ -68,6 +69,9 @@ class Partitioner {
       root_[i] = static_cast<int>(i);
       pattern_[i] = g.nodes[i].pattern;
     }
+    producers_.resize(n);
+    for (size_t i = 0; i < n; ++i)
+      for (const auto& e : g.nodes[i].consumers) producers_[e.consumer].push_back({static_cast<int>(i), e.pattern});
   }
 
   std::vector<int> Run() {
@@ -101,7 +105,7 @@ class Partitioner {
             if (!sink) return k <= kInjective;
             return k <= kInjective || k == kCommReduce || k == kOutEWiseFusable;
           });
-          if (ok) Commit(i, d);
+          if (ok && PrologueWorthIt(i, d)) Commit(i, d);
         }
       }
       return;
@@ -118,7 +122,7 @@ class Partitioner {
       bool ok = CheckPath(i, d, [](OpPattern k, bool sink) {
         return sink ? (k == kCommReduce || k == kOutEWiseFusable) : k <= kInjective;
       });
-      if (ok) Commit(i, d);
+      if (ok && PrologueWorthIt(i, d)) Commit(i, d);
     }
   }
 
@@ -149,6 +153,50 @@ class Partitioner {
     return true;
   }
 
+  // The cost check of prologue_cost.h for merging src's group and the nodes
+  // on its paths to sink into sink's group: true when sink's group is not
+  // anchored by a reduction or matmul/conv (nothing re-reads the values), or
+  // when recomputing the joining nodes at every read of sink costs no more
+  // than writing their result and reading it back.
+  bool PrologueWorthIt(int src, int sink) {
+    OpPattern anchor = pattern_[Find(sink)];
+    if (anchor != kCommReduce && anchor != kOutEWiseFusable) return true;
+    int target = Find(sink);
+    std::vector<char> seen(g_.nodes.size(), 0);
+    std::vector<int> groups;
+    double reads = 1.0;
+    std::vector<int> stack = {src};
+    while (!stack.empty()) {
+      int k = stack.back();
+      stack.pop_back();
+      if (seen[k] || k == sink) continue;
+      seen[k] = 1;
+      int r = Find(k);
+      if (r != target && std::find(groups.begin(), groups.end(), r) == groups.end()) groups.push_back(r);
+      for (const auto& e : g_.nodes[k].consumers) {
+        if (e.consumer == sink) reads = std::max(reads, e.reads);
+        stack.push_back(e.consumer);
+      }
+    }
+    // The joining nodes in topological order; those whose value is
+    // materialized anyway are never recomputed.
+    std::vector<char> joining(g_.nodes.size(), 0), materialized(g_.nodes.size(), 0);
+    for (size_t k = 0; k < g_.nodes.size(); ++k)
+      if (std::find(groups.begin(), groups.end(), Find(static_cast<int>(k))) != groups.end()) joining[k] = 1;
+    double ops = 0.0;
+    for (size_t k = 0; k < g_.nodes.size(); ++k) {
+      if (!joining[k]) continue;
+      const FusionGraph::Node& node = g_.nodes[k];
+      // Elementwise on materialized values only: inline_elementwise moves it
+      // into their stores.
+      bool folded = node.pattern <= kBroadcast && !producers_[k].empty();
+      for (const auto& p : producers_[k]) folded &= joining[p.first] && materialized[p.first] && p.second == kElemWise;
+      materialized[k] = !node.inlinable || folded;
+      if (!materialized[k]) ops += node.cost;
+    }
+    return !PrologueTooCostly(reads, ops);
+  }
+
   // Merges src and every node on its paths to sink into sink's group.
   void Commit(int src, int sink) {
     int target = Find(sink);
@@ -174,6 +222,8 @@ class Partitioner {
   int max_size_;
   std::vector<int> root_, size_;
   std::vector<OpPattern> pattern_;
+  // Per node: the nodes it reads, with how it reads them.
+  std::vector<std::vector<std::pair<int, OpPattern>>> producers_;
 };
 
 }  // namespace

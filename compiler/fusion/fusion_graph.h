@@ -15,16 +15,30 @@ struct FusionGraph {
   struct Edge {
     int consumer;        // index of the consuming node
     OpPattern pattern;   // how the consumer reads the value (usually its own kind)
+    // How many times the consumer reads each element of the value
+    // (ReadsPerElement, prologue_cost.h); only reductions' and
+    // out_ewise_fusable kernels' edges are checked.
+    double reads = 1.0;
   };
   struct Node {
     OpPattern pattern = kOpaque;  // kOpaque: never fused
     bool external = false;        // the value is used after the graph (an output)
     std::vector<Edge> consumers;  // at most one edge per consumer
+    double cost = 0.0;            // per element of its value (OpsPerElement)
+    bool inlinable = true;        // stores at its loop point (StoresAtLoopPoint)
   };
   // Topological order: every consumer has a larger index than its producer.
   std::vector<Node> nodes;
 };
 
+// A group of injective-or-less nodes joins a group as the prologue of its
+// reduction / matmul / convolution only when the cost check of
+// prologue_cost.h passes: with R the largest `reads` of the edges into the
+// post-dominator and P the summed `cost` of the nodes that would join and
+// are not materialized anyway (not `inlinable`, or elementwise / broadcast
+// with all their producers among the joining nodes materialized), not
+// PrologueTooCostly(R, P).
+//
 // For every node, the index of its group's representative: the group's last
 // node (its post-dominator, whose value is the group's only result). A node
 // alone in its group maps to itself. Groups never exceed `max_group_size`.

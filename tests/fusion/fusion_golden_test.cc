@@ -90,6 +90,7 @@ const GoldenCase kCases[] = {
     {"fuse_tir_opaque", Pipeline::kFuseTir},
     {"fuse_ops_tir_vars", Pipeline::kFuseOps},
     {"fuse_tir_tir_vars", Pipeline::kFuseTir},
+    {"fuse_ops_prologue_cost", Pipeline::kFuseOps},
 };
 
 INSTANTIATE_TEST_SUITE_P(Fusion, FusionGoldenTest, ::testing::ValuesIn(kCases),

@@ -89,6 +89,83 @@ TEST(FusionGraph, InjectivePrologueFusesIntoReductionAndMatmul) {
   EXPECT_EQ(m.Run(), (V{2, 2, 2}));
 }
 
+// The prologue cost check (prologue_cost.h): a producer chain costing P per
+// element joins an anchor reading each element R times only when
+// (R - 1) * P <= kMaterializeCost.
+TEST(FusionGraph, CostlyPrologueOfAConvolutionStaysOut) {
+  G t;
+  int mul = t.Add(kBroadcast), add = t.Add(kElemWise), conv = t.Add(kOutEWiseFusable), relu = t.Add(kElemWise, true);
+  t.g.nodes[mul].cost = 2;
+  t.g.nodes[add].cost = 2;
+  t.Edge(mul, add);
+  t.Edge(add, conv);
+  t.g.nodes[add].consumers.back().reads = 36;  // 3x3 taps, 32 outputs in tiles of 8
+  t.Edge(conv, relu);
+  // multiply + add one group, the convolution takes its epilogue only.
+  EXPECT_EQ(t.Run(), (V{1, 1, 3, 3}));
+}
+
+TEST(FusionGraph, CostlyInjectivePrologueStaysOutCheapOneJoins) {
+  for (double reads : {36.0, 1.0}) {
+    G t;
+    int resize = t.Add(kInjective), conv = t.Add(kOutEWiseFusable, true);
+    t.g.nodes[resize].cost = 18;
+    t.Edge(resize, conv);
+    t.g.nodes[resize].consumers.back().reads = reads;
+    EXPECT_EQ(t.Run(), reads > 1 ? (V{0, 1}) : (V{1, 1})) << reads;
+  }
+}
+
+TEST(FusionGraph, PrologueThatCostsNothingJoinsWhateverTheReads) {
+  G t;
+  int tr = t.Add(kInjective), mm = t.Add(kOutEWiseFusable, true);
+  t.Edge(tr, mm);
+  t.g.nodes[tr].consumers.back().reads = 1000;  // cost 0: a transpose
+  EXPECT_EQ(t.Run(), (V{1, 1}));
+}
+
+TEST(FusionGraph, PrologueMaterializedAnywayJoins) {
+  // A Winograd output transform (not inlinable) with its bias and relu
+  // (inlined into its stores) and a concatenation (free) before a pointwise
+  // convolution: nothing would be recomputed.
+  G t;
+  int wo = t.Add(kInjective), add = t.Add(kBroadcast), relu = t.Add(kElemWise), other = t.Add(kElemWise),
+      cat = t.Add(kInjective), conv = t.Add(kOutEWiseFusable, true);
+  t.g.nodes[wo].cost = 200;
+  t.g.nodes[wo].inlinable = false;
+  t.g.nodes[add].cost = 2;
+  t.g.nodes[relu].cost = 1;
+  t.Edge(wo, add, kElemWise);
+  t.Edge(add, relu);
+  t.Edge(relu, cat);
+  t.Edge(other, cat);
+  t.Edge(cat, conv);
+  t.g.nodes[cat].consumers.back().reads = 8;
+  std::vector<int> groups = t.Run();
+  EXPECT_EQ(groups[wo], conv);
+  EXPECT_EQ(groups[cat], conv);
+  // The same chain after an inlinable producer would be recomputed: refused.
+  G u;
+  int e = u.Add(kElemWise), add2 = u.Add(kBroadcast), relu2 = u.Add(kElemWise), conv2 = u.Add(kOutEWiseFusable, true);
+  u.g.nodes[add2].cost = 2;
+  u.g.nodes[relu2].cost = 1;
+  u.Edge(e, add2, kElemWise);
+  u.Edge(add2, relu2);
+  u.Edge(relu2, conv2);
+  u.g.nodes[relu2].consumers.back().reads = 8;
+  EXPECT_EQ(u.Run(), (V{2, 2, 2, 3}));
+}
+
+TEST(FusionGraph, PrologueIntoAnEpilogueIsNotReread) {
+  // A residual input fused into the conv's epilogue add is read once.
+  G t;
+  int conv = t.Add(kOutEWiseFusable), e = t.Add(kElemWise), add = t.Add(kElemWise, true);
+  t.g.nodes[e].cost = 100;
+  t.Edge(conv, add);
+  t.Edge(e, add);
+  EXPECT_EQ(t.Run(), (V{2, 2, 2}));
+}
+
 TEST(FusionGraph, ElementwiseFusesIntoFollowingReduction) {
   G t;
   int e = t.Add(kElemWise), sum = t.Add(kCommReduce, true);
