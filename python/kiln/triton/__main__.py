@@ -26,6 +26,12 @@ def _export(args) -> int:
     except (export_module.ExportError, kiln.Error) as e:
         print(f"kiln.triton export: {e}", file=sys.stderr)
         return 1
+    if args.max_batch_size is None:
+        batch = export_module.batch_dimension(kiln.load(args.vmfb), args.function)
+        if batch is not None:
+            print(f"kiln.triton export: batching along '{batch}' (the first dimension of every input and "
+                  "output): Triton concatenates requests along it, right only when its rows are independent; "
+                  "export with --max-batch-size 0 otherwise (a sequence, say)", file=sys.stderr)
     print(f"kiln.triton export: wrote {path} (config.pbtxt, 1/model.vmfb, 1/model.py)")
     return 0
 

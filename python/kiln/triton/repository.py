@@ -61,6 +61,12 @@ def _batch_dim(values) -> Optional[str]:
     return first if isinstance(first, str) else None
 
 
+def batch_dimension(module, function: str = "main") -> Optional[str]:
+    """The symbolic first dimension shared by every parameter and result of `function`, or None."""
+    f = module[function]
+    return _batch_dim(list(f.params) + list(f.results))
+
+
 def _dims(shape, batched: bool) -> str:
     dims = shape[1:] if batched else shape
     return "[ " + ", ".join(str(d) if isinstance(d, int) else "-1" for d in dims) + " ]"
