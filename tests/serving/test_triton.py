@@ -219,6 +219,21 @@ class TritonServingTest(unittest.TestCase):
         self.assertEqual(self.inference_count("mlp") - before,
                          sum(self.models["mlp"].inputs[i].shape[0] for i in range(3)))
 
+    def test_guide_examples_run(self):
+        """docs/guide/serving.md's python blocks, in order, against this server (its ports)."""
+        import re
+
+        with open(os.path.join(SOURCE, "docs", "guide", "serving.md")) as f:
+            page = f.read()
+        blocks = re.findall(r"^```python\n(.*?)^```", page, flags=re.S | re.M)
+        self.assertGreaterEqual(len(blocks), 1)
+        namespace = {}
+        for i, block in enumerate(blocks):
+            block = block.replace("localhost:8000", f"127.0.0.1:{self.http_port}")
+            block = block.replace("localhost:8001", f"127.0.0.1:{self.grpc_port}")
+            with self.subTest(block=i):
+                exec(compile(block, f"serving.md block {i}", "exec"), namespace)
+
     def inference_count(self, model):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10) as r:
             text = r.read().decode()
