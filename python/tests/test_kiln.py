@@ -10,6 +10,7 @@ import unittest
 import numpy as np
 
 import kiln
+import kiln.triton
 
 MODELS = os.environ["KILN_PYTHON_TEST_MODELS"]
 MLP = os.path.join(MODELS, "mlp.vmfb")
@@ -436,6 +437,10 @@ class CompileTest(unittest.TestCase):
             kiln.compile(ADD_TEXT, target="no-such-triple")
         self.assertIn("no-such-triple", str(caught.exception))
 
+    def test_source_of_another_type_is_refused(self):
+        with self.assertRaisesRegex(kiln.InvalidArgumentError, "source must be a path or Relax text, got bytes"):
+            kiln.compile(b"@I.ir_module")
+
     def test_compile_releases_the_gil(self):
         ticks = []
         done = threading.Event()
@@ -453,6 +458,54 @@ class CompileTest(unittest.TestCase):
             done.set()
             t.join()
         self.assertGreater(len(ticks), 1)
+
+
+class TritonExportTest(unittest.TestCase):
+    """kiln.triton without a server (kiln_triton_test serves what it writes, in the serving venv)."""
+
+    def run_module(self, *args):
+        import subprocess
+        import sys
+
+        return subprocess.run([sys.executable, "-m", "kiln.triton"] + list(args), capture_output=True, text=True,
+                              timeout=60)
+
+    def test_export_writes_the_repository_entry(self):
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as work:
+            r = self.run_module("export", MLP, "--name", "mlp", "--repository", work, "--no-dynamic-batching",
+                                "--instances", "3")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertTrue(os.path.exists(os.path.join(work, "mlp", "1", "model.vmfb")))
+            self.assertTrue(os.path.exists(os.path.join(work, "mlp", "1", "model.py")))
+            with open(os.path.join(work, "mlp", "config.pbtxt")) as f:
+                config = f.read()
+        # mlp.vmfb takes its weights as parameters: they are inputs too, and n is not the
+        # first dimension of every one of them, so there is no batch dimension.
+        self.assertIn('name: "w0"', config)
+        self.assertIn("dims: [ 128, 784 ]", config)
+        self.assertIn("max_batch_size: 0", config)
+        self.assertIn("dims: [ -1, 784 ]", config)
+        self.assertIn("count: 3", config)
+        self.assertNotIn("dynamic_batching", config)
+
+    def test_static_shapes_have_no_batch(self):
+        text = kiln.triton.config_text(kiln.load(ADD), "add")
+        self.assertIn("max_batch_size: 0", text)
+        self.assertIn("TYPE_FP32", text)
+        self.assertIn("dims: [ 1 ]", text)
+        with self.assertRaisesRegex(kiln.triton.ExportError, "no symbolic first dimension"):
+            kiln.triton.config_text(kiln.load(ADD), "add", max_batch_size=4)
+
+    def test_serve_without_nvidia_pytriton_says_so(self):
+        import importlib.util
+
+        if importlib.util.find_spec("pytriton") is not None:
+            self.skipTest("this venv has nvidia-pytriton")
+        r = self.run_module("serve", "--repository", MODELS)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("nvidia-pytriton is not installed", r.stderr)
 
 
 class StubTest(unittest.TestCase):
