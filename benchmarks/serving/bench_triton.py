@@ -113,16 +113,16 @@ def client_module(protocol):
     return module
 
 
-def worker(protocol, url, model, shape, output, start_at, warmup_s, seconds, queue):
+def worker(protocol, url, model, shape, output, ready, go, start_at, warmup_s, seconds, queue):
     module = client_module(protocol)
     client = module.InferenceServerClient(url)
     x = np.random.default_rng(os.getpid()).uniform(-1, 1, shape).astype(np.float32)
     tensor = module.InferInput("x", list(shape), "FP32")
     tensor.set_data_from_numpy(x)
     outputs = [module.InferRequestedOutput(output)]
-    while time.time() < start_at:
-        time.sleep(0.001)
-    measure_from = start_at + warmup_s
+    ready.put(os.getpid())
+    go.wait()
+    measure_from = start_at.value + warmup_s
     stop_at = measure_from + seconds
     latencies = []
     while True:
@@ -138,13 +138,18 @@ def worker(protocol, url, model, shape, output, start_at, warmup_s, seconds, que
 
 def run_load(protocol, url, model, shape, output, clients, warmup_s, seconds):
     context = multiprocessing.get_context("spawn")
-    queue = context.Queue()
-    start_at = time.time() + 2.0 + 0.1 * clients  # time for the spawned processes to import
-    processes = [context.Process(target=worker, args=(protocol, url, model, shape, output, start_at, warmup_s, seconds,
-                                                                 queue))
+    queue, ready, go = context.Queue(), context.Queue(), context.Event()
+    start_at = context.Value("d", 0.0)
+    processes = [context.Process(target=worker, args=(protocol, url, model, shape, output, ready, go, start_at,
+                                                      warmup_s, seconds, queue))
                  for _ in range(clients)]
     for p in processes:
         p.start()
+    # Every client imported and connected before any of them starts: all load at once.
+    for _ in processes:
+        ready.get(timeout=300)
+    start_at.value = time.time()
+    go.set()
     latencies = []
     for _ in processes:
         latencies.extend(queue.get(timeout=warmup_s + seconds + 120))

@@ -25,6 +25,8 @@ if ! compgen -G "$package_parent/kiln/_compiler*.so" > /dev/null; then
   exit 77
 fi
 mkdir -p "$KILN_TRITON_WORK"
+# The previous run's folders (kept until now for a look after a failure).
+rm -rf "$KILN_TRITON_WORK"/triton.* "$KILN_TRITON_WORK"/export.*
 onnx=$KILN_TRITON_WORK/onnx
 export KILN_TRITON_ONNX=""
 if [ -f "$onnx/resnet18.onnx" ] || \
