@@ -437,6 +437,29 @@ class CompileTest(unittest.TestCase):
             kiln.compile(ADD_TEXT, target="no-such-triple")
         self.assertIn("no-such-triple", str(caught.exception))
 
+    def test_onnx_with_dims(self):
+        import tempfile
+
+        try:
+            import onnx
+            from onnx import TensorProto, helper
+        except ImportError:
+            self.skipTest("no onnx package in this venv")
+        graph = helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"])], "relu",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "relu.onnx")
+            onnx.save(model, path)
+            symbolic = kiln.compile(path).load()["main"]
+            fixed = kiln.compile(path, dims={"batch": 2}).load()["main"]
+        self.assertEqual(symbolic.params[0].shape, ("batch", 4))
+        self.assertEqual(fixed.params[0].shape, (2, 4))
+        x = np.array([[-1, 2, -3, 4], [5, -6, 7, -8]], np.float32)
+        np.testing.assert_array_equal(np.asarray(fixed(x)), np.maximum(x, 0))
+
     def test_source_of_another_type_is_refused(self):
         with self.assertRaisesRegex(kiln.InvalidArgumentError, "source must be a path or Relax text, got bytes"):
             kiln.compile(b"@I.ir_module")
