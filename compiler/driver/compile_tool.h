@@ -16,10 +16,21 @@
 
 #include <ostream>
 
+#include "compiler/driver/compile.h"
+#include "compiler/driver/config_file.h"
+#include "runtime/status.h"
+
 namespace kiln {
 namespace driver {
 
 int CompileToolMain(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+// kiln-compile's options by name, as a --config file gives them ("fuse",
+// "bound", "O", "tuning-db", ...), applied onto *options: what the Python
+// package's kiln.compile(options=...) takes. "output" and "emit" belong to
+// the tool and are refused; an unknown name or a bad value is
+// kInvalidArgument with the message kiln-compile prints.
+Status ApplyCompileOptions(const OptionValues& values, CompileOptions* options);
 
 }  // namespace driver
 }  // namespace kiln

@@ -525,6 +525,30 @@ TEST(CompileTool, ParamsFileErrorsNameTheFile) {
   std::remove(bad.c_str());
 }
 
+// The options by name that kiln.compile(options=...) passes (the --config names).
+TEST(ApplyCompileOptions, SetsTheSameFieldsAsTheFlags) {
+  CompileOptions options;
+  OptionValues values = {{"fuse", {"off"}}, {"bound", {"n=128", "s=64"}}, {"O", {"2"}}, {"tuning-db", {"db"}}};
+  ASSERT_TRUE(ApplyCompileOptions(values, &options).ok());
+  EXPECT_FALSE(options.fuse);
+  EXPECT_EQ(options.upper_bounds.at("n"), 128);
+  EXPECT_EQ(options.upper_bounds.at("s"), 64);
+  EXPECT_EQ(options.opt_level, 2);
+  EXPECT_EQ(options.tuning_db, "db");
+}
+
+TEST(ApplyCompileOptions, UnknownAndToolOnlyNamesAreRefused) {
+  CompileOptions options;
+  Status s = ApplyCompileOptions({{"fusion", {"on"}}}, &options);
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("unknown compile option 'fusion' (expected one of params"), std::string::npos)
+      << s.message();
+  EXPECT_EQ(s.message().find("output"), std::string::npos) << s.message();
+  EXPECT_EQ(ApplyCompileOptions({{"emit", {"tir"}}}, &options).code(), StatusCode::kInvalidArgument);
+  Status bad = ApplyCompileOptions({{"winograd", {"maybe"}}}, &options);
+  EXPECT_EQ(bad.message(), "--winograd must be on or off, got 'maybe'");
+}
+
 }  // namespace
 }  // namespace driver
 }  // namespace kiln

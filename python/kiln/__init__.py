@@ -9,6 +9,9 @@ Arrays pass without copying through the buffer protocol or DLPack (numpy, torch,
 object with ``__dlpack__``) when their data is 64-byte aligned; others are copied
 into aligned storage. Calls release the GIL. Errors are :class:`kiln.Error` subclasses
 carrying Kiln's message.
+
+When the package is built with the compiler, :func:`kiln.compile` turns an ONNX model or
+Relax text into an :class:`Executable` (``.save(path)``, ``.load()``).
 """
 
 from ._kiln import (
@@ -23,6 +26,7 @@ from ._kiln import (
     from_dlpack,
     load,
 )
+from .compiler import Executable, compile
 from .errors import (
     DataLossError,
     Error,
@@ -38,12 +42,14 @@ from .errors import (
 
 __all__ = [
     "Context",
+    "Executable",
     "Function",
     "Module",
     "Tensor",
     "ValueInfo",
     "__version__",
     "api_version",
+    "compile",
     "empty",
     "from_dlpack",
     "load",

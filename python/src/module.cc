@@ -3,6 +3,8 @@
 
 #include <kiln/kiln.h>
 
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -104,12 +106,17 @@ Module load(py::object source) {
   if (py::isinstance<py::bytes>(source) || py::isinstance<py::bytearray>(source) ||
       py::isinstance<py::memoryview>(source)) {
     // Copied: Kiln borrows the buffer for the module's life, and a bytearray
-    // could change under it.
+    // could change under it. Into 64-byte aligned storage, as a mapped file
+    // is: constants are used in place, and a bytes object's data is not.
     py::buffer_info info = py::buffer(source).request();
-    auto bytes = std::make_shared<std::string>(static_cast<const char*>(info.ptr), info.size * info.itemsize);
-    state->bytes = bytes;
+    size_t size = static_cast<size_t>(info.size * info.itemsize);
+    void* storage = std::aligned_alloc(64, (size + 63) / 64 * 64 + 64);
+    if (storage == nullptr) raise_error(KILN_STATUS_RESOURCE_EXHAUSTED, "kiln.load: out of memory for the module's bytes");
+    std::memcpy(storage, info.ptr, size);
+    state->bytes = std::shared_ptr<const uint8_t>(static_cast<const uint8_t*>(storage),
+                                                  [](const uint8_t* p) { std::free(const_cast<uint8_t*>(p)); });
     py::gil_scoped_release no_gil;
-    status = kiln_module_load_buffer(bytes->data(), bytes->size(), &state->module);
+    status = kiln_module_load_buffer(storage, size, &state->module);
   } else {
     std::string path = py::str(py::module_::import("os").attr("fspath")(source));
     py::gil_scoped_release no_gil;

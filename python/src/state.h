@@ -4,6 +4,7 @@
 
 #include <kiln/kiln.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -15,7 +16,9 @@ struct ModuleState {
   kiln_module_t* module = nullptr;
   // The bytes a module was loaded from (kiln_module_load_buffer borrows them;
   // output tensors may point into its constants). Null for a file.
-  std::shared_ptr<const std::string> bytes;
+  // 64-byte aligned (as a mapped file is): kernels take constants in place
+  // and check their alignment.
+  std::shared_ptr<const uint8_t> bytes;
   std::vector<kiln_context_t*> idle_contexts;  // guarded by the GIL
 
   ~ModuleState() {

@@ -10,6 +10,7 @@ import unittest
 import numpy as np
 
 import kiln
+import kiln.triton
 
 MODELS = os.environ["KILN_PYTHON_TEST_MODELS"]
 MLP = os.path.join(MODELS, "mlp.vmfb")
@@ -333,6 +334,9 @@ class GuideTest(unittest.TestCase):
         namespace = {}
         with tempfile.TemporaryDirectory() as work:
             shutil.copy(MLP, work)
+            # The compiling examples start from the source of mlp.vmfb.
+            examples = os.path.join(os.path.dirname(os.environ["KILN_PYTHON_GUIDE"]), "..", "..", "examples")
+            shutil.copy(os.path.join(examples, "mlp.relax"), work)
             previous = os.getcwd()
             os.chdir(work)
             try:
@@ -343,6 +347,190 @@ class GuideTest(unittest.TestCase):
                 os.chdir(previous)
 
 
+ADD_TEXT = """
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor((1,), dtype="float32"), b: R.Tensor((1,), dtype="float32")) -> R.Tensor((1,), dtype="float32"):
+        with R.dataflow():
+            c = R.add(a, b)
+            R.output(c)
+        return c
+"""
+
+
+@unittest.skipIf(kiln.compiler._compiler is None, "the package was built without the compiler")
+class CompileTest(unittest.TestCase):
+    MLP_SOURCE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "mlp.relax")
+
+    def test_compile_text_runs(self):
+        exe = kiln.compile(ADD_TEXT)
+        self.assertIsInstance(exe, kiln.Executable)
+        y = exe.load()["main"](np.array([1.5], np.float32), np.array([2.25], np.float32))
+        np.testing.assert_array_equal(np.asarray(y), [3.75])
+
+    def test_compile_file_matches_the_kiln_compile_build(self):
+        exe = kiln.compile(self.MLP_SOURCE)
+        inputs = mlp_inputs(3)
+        y = np.asarray(exe.load()["main"](*inputs))
+        expected = np.asarray(kiln.load(MLP)["main"](*inputs))
+        np.testing.assert_allclose(y, expected, rtol=1e-6, atol=1e-6)
+
+    def test_save_writes_a_vmfb_that_load_reads(self):
+        import tempfile
+
+        exe = kiln.compile(self.MLP_SOURCE, options={"fuse": False, "O": 2})
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "mlp.vmfb")
+            exe.save(path)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(), bytes(exe))
+            inputs = mlp_inputs(2, seed=3)
+            np.testing.assert_allclose(np.asarray(kiln.load(path)["main"](*inputs)), mlp_reference(*inputs),
+                                       rtol=1e-4, atol=1e-5)
+
+    def test_params_option_binds_weights(self):
+        import tempfile
+
+        x, w0, b0, w1, b1 = mlp_inputs(4, seed=5)
+        with tempfile.TemporaryDirectory() as work:
+            weights = os.path.join(work, "weights.npz")
+            np.savez(weights, w0=w0, b0=b0, w1=w1, b1=b1)
+            main = kiln.compile(self.MLP_SOURCE, options={"params": weights}).load()["main"]
+        self.assertEqual([p.name for p in main.params], ["x"])
+        np.testing.assert_allclose(np.asarray(main(x)), mlp_reference(x, w0, b0, w1, b1), rtol=1e-4, atol=1e-5)
+
+    def test_parse_error_carries_line_and_caret(self):
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            kiln.compile("@I.ir_module\nclass Module:\n    bogus\n")
+        self.assertIn("<string>:3:5", str(caught.exception))
+        self.assertIn("^", str(caught.exception))
+        self.assertEqual(caught.exception.code, "INVALID_ARGUMENT")
+
+    def test_missing_file_is_not_found(self):
+        with self.assertRaises(kiln.NotFoundError) as caught:
+            kiln.compile("no_such_model.onnx")
+        self.assertIn("no_such_model.onnx", str(caught.exception))
+
+    def test_unknown_option_lists_the_options(self):
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            kiln.compile(ADD_TEXT, options={"fusion": True})
+        self.assertIn("unknown compile option 'fusion'", str(caught.exception))
+        self.assertIn("winograd", str(caught.exception))
+
+    def test_bad_option_value_has_kiln_compile_message(self):
+        with self.assertRaisesRegex(kiln.InvalidArgumentError, "--fuse must be on or off, got 'maybe'"):
+            kiln.compile(ADD_TEXT, options={"fuse": "maybe"})
+
+    def test_output_option_is_refused(self):
+        with self.assertRaisesRegex(kiln.InvalidArgumentError, "unknown compile option 'output'"):
+            kiln.compile(ADD_TEXT, options={"output": "x.vmfb"})
+
+    def test_bad_dims(self):
+        with self.assertRaisesRegex(kiln.InvalidArgumentError, r"dims\['batch'\]: expected a positive integer, got 0"):
+            kiln.compile(ADD_TEXT, dims={"batch": 0})
+        with self.assertRaisesRegex(kiln.InvalidArgumentError, r"dims\['batch'\]: expected a positive integer, got '8'"):
+            kiln.compile(ADD_TEXT, dims={"batch": "8"})
+
+    def test_unknown_target_is_the_compiler_error(self):
+        with self.assertRaises(kiln.Error) as caught:
+            kiln.compile(ADD_TEXT, target="no-such-triple")
+        self.assertIn("no-such-triple", str(caught.exception))
+
+    def test_onnx_with_dims(self):
+        import tempfile
+
+        try:
+            import onnx
+            from onnx import TensorProto, helper
+        except ImportError:
+            self.skipTest("no onnx package in this venv")
+        graph = helper.make_graph(
+            [helper.make_node("Relu", ["x"], ["y"])], "relu",
+            [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+            [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 4])])
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+        with tempfile.TemporaryDirectory() as work:
+            path = os.path.join(work, "relu.onnx")
+            onnx.save(model, path)
+            symbolic = kiln.compile(path).load()["main"]
+            fixed = kiln.compile(path, dims={"batch": 2}).load()["main"]
+        self.assertEqual(symbolic.params[0].shape, ("batch", 4))
+        self.assertEqual(fixed.params[0].shape, (2, 4))
+        x = np.array([[-1, 2, -3, 4], [5, -6, 7, -8]], np.float32)
+        np.testing.assert_array_equal(np.asarray(fixed(x)), np.maximum(x, 0))
+
+    def test_source_of_another_type_is_refused(self):
+        with self.assertRaisesRegex(kiln.InvalidArgumentError, "source must be a path or Relax text, got bytes"):
+            kiln.compile(b"@I.ir_module")
+
+    def test_compile_releases_the_gil(self):
+        ticks = []
+        done = threading.Event()
+
+        def ticker():
+            while not done.is_set():
+                ticks.append(1)
+                done.wait(0.001)
+
+        t = threading.Thread(target=ticker)
+        t.start()
+        try:
+            kiln.compile(self.MLP_SOURCE)
+        finally:
+            done.set()
+            t.join()
+        self.assertGreater(len(ticks), 1)
+
+
+class TritonExportTest(unittest.TestCase):
+    """kiln.triton without a server (kiln_triton_test serves what it writes, in the serving venv)."""
+
+    def run_module(self, *args):
+        import subprocess
+        import sys
+
+        return subprocess.run([sys.executable, "-m", "kiln.triton"] + list(args), capture_output=True, text=True,
+                              timeout=60)
+
+    def test_export_writes_the_repository_entry(self):
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as work:
+            r = self.run_module("export", MLP, "--name", "mlp", "--repository", work, "--no-dynamic-batching",
+                                "--instances", "3")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertTrue(os.path.exists(os.path.join(work, "mlp", "1", "model.vmfb")))
+            self.assertTrue(os.path.exists(os.path.join(work, "mlp", "1", "model.py")))
+            with open(os.path.join(work, "mlp", "config.pbtxt")) as f:
+                config = f.read()
+        # mlp.vmfb takes its weights as parameters: they are inputs too, and n is not the
+        # first dimension of every one of them, so there is no batch dimension.
+        self.assertIn('name: "w0"', config)
+        self.assertIn("dims: [ 128, 784 ]", config)
+        self.assertIn("max_batch_size: 0", config)
+        self.assertIn("dims: [ -1, 784 ]", config)
+        self.assertIn("count: 3", config)
+        self.assertNotIn("dynamic_batching", config)
+
+    def test_static_shapes_have_no_batch(self):
+        text = kiln.triton.config_text(kiln.load(ADD), "add")
+        self.assertIn("max_batch_size: 0", text)
+        self.assertIn("TYPE_FP32", text)
+        self.assertIn("dims: [ 1 ]", text)
+        with self.assertRaisesRegex(kiln.triton.ExportError, "no symbolic first dimension"):
+            kiln.triton.config_text(kiln.load(ADD), "add", max_batch_size=4)
+
+    def test_serve_without_nvidia_pytriton_says_so(self):
+        import importlib.util
+
+        if importlib.util.find_spec("pytriton") is not None:
+            self.skipTest("this venv has nvidia-pytriton")
+        r = self.run_module("serve", "--repository", MODELS)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("nvidia-pytriton is not installed", r.stderr)
+
+
 class StubTest(unittest.TestCase):
     def test_stubs_name_every_public_name(self):
         stub = os.path.join(os.path.dirname(kiln.__file__), "_kiln.pyi")
@@ -351,6 +539,10 @@ class StubTest(unittest.TestCase):
         for name in ("Tensor", "Module", "Function", "Context", "ValueInfo", "load", "empty", "from_dlpack"):
             self.assertIn(name, text)
             self.assertTrue(getattr(kiln, name).__doc__)
+        for name in ("compile", "Executable"):
+            self.assertTrue(getattr(kiln, name).__doc__)
+        with open(os.path.join(os.path.dirname(kiln.__file__), "_compiler.pyi")) as f:
+            self.assertIn("def compile", f.read())
 
 
 if __name__ == "__main__":
