@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/tir/conv_schedule.h"
+#include "compiler/tir/conv_symbolic_schedule.h"
 #include "compiler/tir/flatten_reduction.h"
 #include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/nest_util.h"
@@ -181,6 +182,7 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint) {
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
   out = ScheduleConvs(out, num_threads_hint);
+  out = ScheduleSymbolicConvs(out, num_threads_hint);
   out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint));
   return ScheduleRowReductions(out, num_threads_hint);
 }
