@@ -365,11 +365,13 @@ class SymConvKernel {
     map[L[4]->loop_var.get()] = PrimExpr(c);
     map[L[5]->loop_var.get()] = PrimExpr(ky);
     map[L[6]->loop_var.get()] = PrimExpr(kx);
-    PrimExpr wv = Substitute(Load(cv_.weight, cv_.w_load->indices), map);
+    std::vector<PrimExpr> widx;
+    for (const PrimExpr& e : cv_.w_load->indices) widx.push_back(arith::Simplify(Substitute(e, map)));
+    PrimExpr wv = Load(cv_.weight, widx);
     PrimExpr xv;
     if (cv_.guarded) {
       // Q is X shifted by the padding: Q[ch, iy + pt, ix + pl].
-      PrimExpr ch = Substitute(cv_.x_load->indices[1], map);
+      PrimExpr ch = arith::Simplify(Substitute(cv_.x_load->indices[1], map));
       PrimExpr qy = arith::Simplify(Substitute(cv_.x_load->indices[2], map) + I64(cv_.pt));
       PrimExpr qx = arith::Simplify(Substitute(cv_.x_load->indices[3], map) + I64(cv_.pl));
       xv = Load(q_, {ch, qy, qx});
