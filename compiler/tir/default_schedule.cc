@@ -14,6 +14,7 @@
 #include "compiler/tir/pool_schedule.h"
 #include "compiler/tir/reduce_schedule.h"
 #include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/symbolic_divisions.h"
 
 namespace kiln {
 namespace tir {
@@ -176,7 +177,7 @@ class Scheduler : public StmtExprMutator {
 PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint) {
   // Reductions over several trailing axes become one flat axis first, so the
   // row-reduction schedule vectorizes them.
-  PrimFunc func = FlattenTrailingReductions(input);
+  PrimFunc func = FlattenTrailingReductions(SimplifySymbolicDivisions(input));
   Stmt body = Scheduler(num_threads_hint).MutateStmt(func->body);
   PrimFunc out = nest::WithBody(func, body);
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
