@@ -24,6 +24,10 @@ using namespace nest;  // NOLINT: the shared nest helpers
 // Column tile widths tried widest first (the row's width decides at run
 // time); 32 columns x 8 channels is 16 AVX-512 accumulators.
 constexpr int64_t kTileWidths[] = {32, 16, 8};
+// Pointwise planes are cut into rows of this many columns (TryFlat): rows
+// long enough for 32-column tiles, and (channel tile, row) tasks enough for
+// the threads.
+constexpr int64_t kFlatRow = 256;
 // Output channels per tile, the largest of these that divides O.
 constexpr int64_t kTileRows[] = {8, 6, 4, 3, 2, 1};
 
@@ -258,12 +262,23 @@ class SymConvKernel {
         break;
       }
     }
+    const auto& L = cv.loops;
+    x_expr_ = Load(cv.data, cv.x_load->indices);
+    epilogue_ = cv.epilogue;
+    out_ = cv.out;
+    for (size_t d = 0; d < 4; ++d) out_idx_.push_back(PrimExpr(L[d]->loop_var));
+    TryFlat();
   }
 
   Stmt Build() {
     const auto& L = cv_.loops;
     n_ = MakeVar("n");
     PrimExpr ho = L[2]->extent, wo = L[3]->extent;
+    if (flat_) {
+      // Rows of kFlatRow columns of the flat plane (the last one shorter).
+      hw_ = arith::Simplify(L[2]->extent * L[3]->extent);
+      ho = Div(hw_ + I64(kFlatRow - 1), I64(kFlatRow));
+    }
     // The padded copy: rows and columns exactly as far as the taps read.
     Stmt per_image;
     if (cv_.guarded) {
@@ -283,6 +298,68 @@ class SymConvKernel {
   }
 
  private:
+  // Pointwise (1x1, stride 1, no padding) reads and writes every plane as
+  // flat rows of kFlatRow columns, not image row by image row (20 x 20
+  // planes: rows of 20 took tiles of 8 or overlapping tiles of 16). Every access that uses y or x must be B[.., y, x] of a
+  // compact buffer whose last two extents are the output's: it becomes
+  // B_flat[.., j] (a view of the same memory). Otherwise rows.
+  void TryFlat() {
+    const auto& L = cv_.loops;
+    if (cv_.kh != 1 || cv_.kw != 1 || cv_.sh != 1 || cv_.sw != 1 || cv_.guarded) return;
+    j_ = MakeVar("j");
+    // The one tap is ky = kx = 0: X[n, c, y + ky, x + kx] is X[n, c, y, x].
+    VarMap tap0 = {{L[5]->loop_var.get(), I64(0)}, {L[6]->loop_var.get(), I64(0)}};
+    std::vector<PrimExpr> xi;
+    for (const PrimExpr& e : cv_.x_load->indices) xi.push_back(arith::Simplify(Substitute(e, tap0)));
+    PrimExpr x_at = Load(cv_.data, xi);
+    struct Flatten : StmtExprMutator {
+      const VarNode *y, *x;
+      PrimExpr ho, wo;
+      Var j;
+      bool ok = true;
+      std::unordered_map<const VarNode*, Buffer> views;
+      bool AtYX(const Buffer& b, const std::vector<PrimExpr>& idx) const {
+        return idx.size() == 4 && IsVar(idx[2], y) && IsVar(idx[3], x) && b->strides.empty() &&
+               b->shape.size() == 4 && arith::CanProveEqual(b->shape[2], ho) && arith::CanProveEqual(b->shape[3], wo);
+      }
+      Buffer View(const Buffer& b) {
+        auto it = views.find(b->data.get());
+        if (it != views.end()) return it->second;
+        auto v = std::make_shared<BufferNode>(*b);
+        v->shape = {b->shape[0], b->shape[1], arith::Simplify(b->shape[2] * b->shape[3])};
+        return views[b->data.get()] = v;
+      }
+      std::vector<PrimExpr> Idx(const std::vector<PrimExpr>& idx) {
+        return {MutateExpr(idx[0]), MutateExpr(idx[1]), PrimExpr(j)};
+      }
+      PrimExpr MutateExpr(const PrimExpr& e) override {
+        if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && AtYX(l->buffer, l->indices))
+          return Load(View(l->buffer), Idx(l->indices));
+        if (const auto* v = e.as<VarNode>(); v == y || v == x) ok = false;
+        return StmtExprMutator::MutateExpr(e);
+      }
+      Stmt MutateStmt(const Stmt& s) override {
+        if (const auto* st = As<BufferStoreNode>(s); st != nullptr && AtYX(st->buffer, st->indices))
+          return Store(View(st->buffer), MutateExpr(st->value), Idx(st->indices));
+        return StmtExprMutator::MutateStmt(s);
+      }
+    } f;
+    f.y = L[2]->loop_var.get();
+    f.x = L[3]->loop_var.get();
+    f.ho = L[2]->extent;
+    f.wo = L[3]->extent;
+    f.j = j_;
+    PrimExpr x = f.MutateExpr(x_at);
+    std::vector<Stmt> epi;
+    for (const Stmt& st : epilogue_) epi.push_back(f.MutateStmt(st));
+    if (!f.ok || !f.AtYX(out_, out_idx_) || x.get() == x_at.get()) return;
+    flat_ = true;
+    x_expr_ = x;
+    epilogue_ = epi;
+    out_ = f.View(out_);
+    out_idx_ = {out_idx_[0], out_idx_[1], PrimExpr(j_)};
+  }
+
   // Q[c, a, b] = X[n, c, a - pt, b - pl] inside X, else 0: each row zeroed,
   // then its interior copied (both plain vector loops).
   Stmt Pack(const PrimExpr& ch, const PrimExpr& hp, const PrimExpr& wp) {
@@ -313,7 +390,7 @@ class SymConvKernel {
   // [(t / Ho) * MR, +MR).
   Stmt TileLoop(const PrimExpr& ho, const PrimExpr& wo) {
     Var t = MakeVar("t"), o0 = MakeVar("o0"), y = MakeVar("y");
-    Stmt row = Row(PrimExpr(o0), PrimExpr(y), wo);
+    Stmt row = Row(PrimExpr(o0), PrimExpr(y), flat_ ? Min(I64(kFlatRow), hw_ - PrimExpr(y) * I64(kFlatRow)) : wo);
     row = std::make_shared<LetStmtNode>(y, Mod(PrimExpr(t), ho), row);
     row = std::make_shared<LetStmtNode>(o0, Div(PrimExpr(t), ho) * I64(mr_), row);
     return MakeFor(t, I64(cv_.o / mr_) * ho, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
@@ -323,10 +400,16 @@ class SymConvKernel {
   Stmt Row(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo) {
     Stmt chain = Tiles(o0, y, wo, 1);
     for (auto it = std::rbegin(kTileWidths); it != std::rend(kTileWidths); ++it) {
-      chain = std::make_shared<IfThenElseNode>(Ge(wo, I64(*it)), Tiles(o0, y, wo, *it), chain);
+      chain = std::make_shared<IfThenElseNode>(Fits(wo, *it), Tiles(o0, y, wo, *it), chain);
     }
     return chain;
   }
+
+  // Whether rows of `wo` columns take tiles of `nr`: the widest that fits.
+  // (Narrower tiles to recompute fewer columns, 40 columns as 3 x 16
+  // instead of 2 x 32, measured no faster: an 8 x 16 tile has too few
+  // accumulators to hide the FMA latency.)
+  PrimExpr Fits(const PrimExpr& wo, int64_t nr) const { return Ge(wo, I64(nr)); }
 
   // ceil(Wo / nr) tiles, the last one moved back to end at Wo.
   Stmt Tiles(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo, int64_t nr) {
@@ -346,6 +429,7 @@ class SymConvKernel {
     map[L[1]->loop_var.get()] = o0 + PrimExpr(ii);
     map[L[2]->loop_var.get()] = y;
     map[L[3]->loop_var.get()] = x0 + jj;
+    if (flat_) map[j_.get()] = y * I64(kFlatRow) + x0 + jj;
     return map;
   }
 
@@ -376,9 +460,10 @@ class SymConvKernel {
       PrimExpr qx = arith::Simplify(Substitute(cv_.x_load->indices[3], map) + I64(cv_.pl));
       xv = Load(q_, {ch, qy, qx});
     } else {
+      const auto* l = x_expr_.as<BufferLoadNode>();
       std::vector<PrimExpr> idx;
-      for (const PrimExpr& e : cv_.x_load->indices) idx.push_back(arith::Simplify(Substitute(e, map)));
-      xv = Load(cv_.data, idx);
+      for (const PrimExpr& e : l->indices) idx.push_back(arith::Simplify(Substitute(e, map)));
+      xv = Load(l->buffer, idx);
     }
     PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
     Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
@@ -393,10 +478,10 @@ class SymConvKernel {
     PrimExpr a = Load(acc, {PrimExpr(wi), PrimExpr(wj)});
     std::vector<Stmt> back;
     std::vector<PrimExpr> out_idx;
-    for (size_t d = 0; d < 4; ++d) out_idx.push_back(wmap[L[d]->loop_var.get()]);
-    if (store_out_ || cv_.epilogue.empty()) back.push_back(Store(cv_.out, a, out_idx));
+    for (const PrimExpr& e : out_idx_) out_idx.push_back(Substitute(e, wmap));
+    if (store_out_ || epilogue_.empty()) back.push_back(Store(out_, a, out_idx));
     ReplaceLoads replace(cv_.out->data.get(), a);
-    for (const Stmt& st : cv_.epilogue) back.push_back(Substitute(replace.MutateStmt(st), wmap));
+    for (const Stmt& st : epilogue_) back.push_back(Substitute(replace.MutateStmt(st), wmap));
     Stmt write = MakeFor(wi, I64(mr_), ForKind::kUnrolled, MakeFor(wj, I64(nr), ForKind::kVectorized, Seq(back)));
     return std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
   }
@@ -407,6 +492,15 @@ class SymConvKernel {
   int64_t mr_ = 1;
   Var n_;
   Buffer q_;
+  // What the tiles read, store and apply, over the nest's variables (and
+  // j_, the flat column, when flat_).
+  PrimExpr x_expr_;
+  std::vector<Stmt> epilogue_;
+  Buffer out_;
+  std::vector<PrimExpr> out_idx_;
+  bool flat_ = false;
+  Var j_;
+  PrimExpr hw_;  // flat_: H * W
 };
 
 // The elementwise nest `s` after a convolution: four loops over the

@@ -271,8 +271,12 @@ const std::vector<std::pair<int64_t, int64_t>> kSizes = {{1, 1},  {3, 7},  {2, 8
                                                          {3, 17}, {2, 31}, {1, 32}, {2, 33}, {5, 50}};
 
 TEST(ConvSymbolicScheduleTest, Pointwise) {
-  CheckNumbers(SymCase{12, 16, 1, 1}, 1, kSizes, 1);
-  CheckNumbers(SymCase{12, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"}, 2, kSizes, 2);
+  // Planes of several flat rows of 256 columns (512: two whole rows; 527:
+  // a last row of 15).
+  std::vector<std::pair<int64_t, int64_t>> sizes = kSizes;
+  sizes.insert(sizes.end(), {{16, 32}, {17, 31}});
+  CheckNumbers(SymCase{12, 16, 1, 1}, 1, sizes, 1);
+  CheckNumbers(SymCase{12, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"}, 2, sizes, 2);
 }
 
 TEST(ConvSymbolicScheduleTest, Padded3x3) {
