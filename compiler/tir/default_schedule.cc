@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/tir/conv_schedule.h"
+#include "compiler/tir/conv_symbolic_schedule.h"
 #include "compiler/tir/flatten_reduction.h"
 #include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/nest_util.h"
@@ -15,6 +16,7 @@
 #include "compiler/tir/reduce_schedule.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
+#include "compiler/tir/symbolic_divisions.h"
 
 namespace kiln {
 namespace tir {
@@ -200,12 +202,13 @@ class Scheduler : public StmtExprMutator {
 PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const ScheduleKnobs& knobs) {
   // Reductions over several trailing axes become one flat axis first, so the
   // row-reduction schedule vectorizes them.
-  PrimFunc func = FlattenTrailingReductions(input);
+  PrimFunc func = FlattenTrailingReductions(SimplifySymbolicDivisions(input));
   Stmt body = Scheduler(num_threads_hint, knobs).MutateStmt(func->body);
   PrimFunc out = nest::WithBody(func, body);
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
   out = ScheduleConvs(out, num_threads_hint, knobs);
+  out = ScheduleSymbolicConvs(out, num_threads_hint);
   out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs));
   return ScheduleRowReductions(out, num_threads_hint);
 }

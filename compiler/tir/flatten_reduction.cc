@@ -5,6 +5,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/arith/simplify.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 
@@ -24,11 +25,18 @@ bool AnyUses(const std::vector<PrimExpr>& idx, const std::unordered_set<const Va
   return false;
 }
 
+// The product of extents, folded to a constant when they all are.
+PrimExpr Product(const std::vector<PrimExpr>& ext) {
+  PrimExpr p = I64(1);
+  for (const PrimExpr& e : ext) p = p * e;
+  return arith::Simplify(p);
+}
+
 // Loads B[.., k1, .., km] -> B_flat[.., k]; `ok` false when a use of the k
 // variables is anything else.
 class FlattenLoads : public StmtExprMutator {
  public:
-  FlattenLoads(std::vector<const VarNode*> ks, std::vector<int64_t> ext, Var k)
+  FlattenLoads(std::vector<const VarNode*> ks, std::vector<PrimExpr> ext, Var k)
       : ks_(std::move(ks)), ext_(std::move(ext)), k_(std::move(k)), set_(ks_.begin(), ks_.end()) {}
   bool ok = true;
 
@@ -40,8 +48,13 @@ class FlattenLoads : public StmtExprMutator {
     size_t m = ks_.size(), n = l->indices.size();
     if (n < m || !b->strides.empty() || b->shape.size() != n) return Fail(e);
     for (size_t d = 0; d < m; ++d) {
-      const int64_t* dim = ConstInt(b->shape[n - m + d]);
-      if (!IsVar(l->indices[n - m + d], ks_[d]) || dim == nullptr || *dim != ext_[d]) return Fail(e);
+      // Symbolic extents (a mean over H x W of any image size) too: the
+      // buffer's and the loop's equal expressions.
+      const PrimExpr& dim = b->shape[n - m + d];
+      if (!IsVar(l->indices[n - m + d], ks_[d]) ||
+          (!SameExtent(dim, ext_[d]) && !arith::CanProveEqual(dim, ext_[d]))) {
+        return Fail(e);
+      }
     }
     std::vector<PrimExpr> lead(l->indices.begin(), l->indices.end() - m);
     if (AnyUses(lead, set_)) return Fail(e);
@@ -58,16 +71,14 @@ class FlattenLoads : public StmtExprMutator {
     auto it = views_.find(b->data.get());
     if (it != views_.end()) return it->second;
     auto v = std::make_shared<BufferNode>(*b);
-    int64_t total = 1;
-    for (int64_t e : ext_) total *= e;
     v->shape.resize(b->shape.size() - ext_.size());
-    v->shape.push_back(I64(total));
+    v->shape.push_back(Product(ext_));
     views_[b->data.get()] = v;
     return v;
   }
 
   std::vector<const VarNode*> ks_;
-  std::vector<int64_t> ext_;
+  std::vector<PrimExpr> ext_;
   Var k_;
   std::unordered_set<const VarNode*> set_;
   std::unordered_map<const VarNode*, Buffer> views_;
@@ -108,15 +119,14 @@ class Flattener : public StmtExprMutator {
     size_t m = loops.size() - first;
     if (m < 2) return nullptr;
     std::vector<const VarNode*> ks;
-    std::vector<int64_t> ext;
-    int64_t total = 1;
+    std::vector<PrimExpr> ext;
     for (size_t d = first; d < loops.size(); ++d) {
       const int64_t* e = ConstInt(loops[d]->extent);
-      if (!IsZero(loops[d]->min) || e == nullptr || *e <= 0 || loops[d]->for_kind != ForKind::kSerial) return nullptr;
+      if (!IsZero(loops[d]->min) || (e != nullptr && *e <= 0) || loops[d]->for_kind != ForKind::kSerial) return nullptr;
       ks.push_back(loops[d]->loop_var.get());
-      ext.push_back(*e);
-      total *= *e;
+      ext.push_back(loops[d]->extent);
     }
+    PrimExpr total = Product(ext);
     std::unordered_set<const VarNode*> kset(ks.begin(), ks.end());
     if (init != nullptr) {
       if (!IsInitGuard(guard->cond, loops, first) || init->buffer != update->buffer ||
@@ -135,7 +145,7 @@ class Flattener : public StmtExprMutator {
       PrimExpr at_zero = MakeBinary(TirKind::kEQ, PrimExpr(k), I64(0));
       inner = Seq({std::make_shared<IfThenElseNode>(at_zero, guard->then_case, nullptr), inner});
     }
-    Stmt out = std::make_shared<ForNode>(k, I64(0), I64(total), ForKind::kSerial, inner);
+    Stmt out = std::make_shared<ForNode>(k, I64(0), total, ForKind::kSerial, inner);
     for (size_t d = first; d-- > 0;) {
       const ForNode* f = loops[d];
       out = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, f->for_kind, out);

@@ -4,7 +4,7 @@
 // row-reduction schedule (reduce_schedule.h, rewrite 3) vectorizes it.
 //
 // Matched: a perfect loop nest whose innermost m >= 2 loops (each from 0,
-// static extents E1..Em) are the reduction: their variables appear in no
+// extents E1..Em, static or symbolic) are the reduction: their variables appear in no
 // index of the store, whose body is
 //   [if k1 == 0 and .. km == 0: X[idx] = init]   X[idx] = X[idx] OP f
 // and where every load in f that uses k1..km is B[.., k1, .., km] with B

@@ -1,6 +1,6 @@
-// FlattenTrailingReductions: a mean over the last two axes becomes one flat
-// reduction (then vectorized by the row-reduction schedule) with the same
-// numbers; reductions whose loads are not the trailing axes stay.
+// FlattenTrailingReductions: a mean over the last two axes (static or
+// symbolic) becomes one flat reduction (then vectorized by the row-reduction
+// schedule) with the same numbers; reductions whose loads are not the trailing axes stay.
 #include "compiler/tir/flatten_reduction.h"
 
 #include <gtest/gtest.h>
@@ -44,6 +44,31 @@ TEST(FlattenReductionTest, MeanOverTwoAxesBecomesOneVectorizedRow) {
   EXPECT_GT(CountStmts(vec).vectorized, 0) << testing::Print(vec);
   s = SameNumbers(f, vec);
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(vec);
+}
+
+// The same mean over a symbolic H x W (a model compiled for any image size):
+// one flat loop over h * w, which the row-reduction schedule vectorizes with
+// a tail. (Numbers: the corpus's PP-OCRv4 detector runs it.)
+TEST(FlattenReductionTest, SymbolicExtentsFlattenToo) {
+  PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def mean(a_handle: T.handle, M: T.Buffer((1, 6, 1, 1), "float32")):
+    h = T.int64()
+    w = T.int64()
+    A = T.match_buffer(a_handle, (1, 6, h, w), "float32")
+    for i0, i1, i2, i3 in T.grid(T.int64(1), T.int64(6), T.int64(1), T.int64(1)):
+        s = T.decl_buffer((1,), "float32")
+        for k0, k1 in T.grid(h, w):
+            if k0 == T.int64(0) and k1 == T.int64(0):
+                s[T.int64(0)] = T.float32(0)
+            s[T.int64(0)] = s[T.int64(0)] + A[i0, i1, k0, k1]
+        M[i0, i1, i2, i3] = s[T.int64(0)] / T.Cast("float32", h * w)
+)", "mean");
+  PrimFunc flat = FlattenTrailingReductions(f);
+  ASSERT_NE(flat, f);
+  EXPECT_EQ(CountStmts(flat).loops, CountStmts(f).loops - 1) << testing::Print(flat);
+  PrimFunc vec = ScheduleRowReductions(flat, 1);
+  EXPECT_GT(CountStmts(vec).vectorized, 0) << testing::Print(vec);
 }
 
 TEST(FlattenReductionTest, OtherReductionsStay) {

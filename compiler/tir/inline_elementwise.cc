@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/arith/simplify.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
@@ -92,8 +93,11 @@ bool AtLoopPoint(const std::vector<PrimExpr>& indices, const std::vector<const F
 
 bool CoversShape(const std::vector<const ForNode*>& loops, const Buffer& b) {
   if (loops.size() != b->shape.size()) return false;
+  // Symbolic extents: the loop's and the buffer's are often equal
+  // expressions built separately (H * 16 twice), not one node.
   for (size_t d = 0; d < loops.size(); ++d)
-    if (!SameExtent(loops[d]->extent, b->shape[d])) return false;
+    if (!SameExtent(loops[d]->extent, b->shape[d]) && !arith::CanProveEqual(loops[d]->extent, b->shape[d]))
+      return false;
   return true;
 }
 
@@ -105,6 +109,17 @@ std::optional<int64_t> StaticCount(const std::vector<PrimExpr>& extents) {
     n *= *v;
   }
   return n;
+}
+
+// Symbolic extents whose products are provably equal (a transpose of T:
+// the consumer computes each element of T once).
+bool SameElementCount(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b) {
+  auto product = [](const std::vector<PrimExpr>& v) {
+    PrimExpr p = I64(1);
+    for (const PrimExpr& e : v) p = p * e;
+    return p;
+  };
+  return arith::CanProveEqual(product(a), product(b));
 }
 
 bool Loads(const PrimExpr& e, const VarNode* data) {
@@ -243,7 +258,7 @@ class Inliner {
     auto cn = StaticCount(c_ext), tn = StaticCount(t_ext);
     if (cn && tn) {
       if (*cn > kMaxInlineGrowth * *tn) return false;
-    } else if (!CoversShape(c.loops, t)) {
+    } else if (!CoversShape(c.loops, t) && !SameElementCount(c_ext, t_ext)) {
       return false;
     }
     if (!FinalBefore(LoadedBy(p.store->value), data, p.item)) return false;

@@ -1,0 +1,656 @@
+#include "compiler/tir/conv_symbolic_schedule.h"
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/tir/nest_util.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
+
+namespace kiln {
+namespace tir {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+using namespace nest;  // NOLINT: the shared nest helpers
+
+// Column tile widths tried widest first (the row's width decides at run
+// time); 32 columns x 8 channels is 16 AVX-512 accumulators.
+constexpr int64_t kTileWidths[] = {32, 16, 8};
+// Pointwise planes are cut into rows of this many columns (TryFlat): rows
+// long enough for 32-column tiles, and (channel tile, row) tasks enough for
+// the threads.
+constexpr int64_t kFlatRow = 256;
+// Output channels per tile, the largest of these that divides O.
+constexpr int64_t kTileRows[] = {8, 6, 4, 3, 2, 1};
+
+PrimExpr Div(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorDiv, std::move(a), std::move(b)); }
+PrimExpr Mod(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, std::move(a), std::move(b)); }
+PrimExpr Min(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kMin, std::move(a), std::move(b)); }
+PrimExpr Ge(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kGE, std::move(a), std::move(b)); }
+PrimExpr Lt(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kLT, std::move(a), std::move(b)); }
+
+Stmt MakeFor(const Var& v, PrimExpr extent, ForKind kind, Stmt body) {
+  return std::make_shared<ForNode>(v, I64(0), std::move(extent), kind, std::move(body));
+}
+
+Buffer NewBuffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
+  auto node = std::make_shared<BufferNode>();
+  node->name = name;
+  node->data = MakeVar(name + "_data", HandleType());
+  node->dtype = DType::Float32();
+  node->shape = std::move(shape);
+  node->scope = scope;
+  return node;
+}
+
+std::optional<int64_t> EvalAt(const PrimExpr& e, const std::vector<std::pair<const VarNode*, int64_t>>& at) {
+  VarMap map;
+  for (const auto& kv : at) map[kv.first] = I64(kv.second);
+  return arith::AsConstInt(arith::Simplify(Substitute(e, map)));
+}
+
+// e == stride * outer + dil * tap - pad (proven), stride, dil >= 1, pad >= 0.
+bool MatchAffine(const PrimExpr& e, const Var& outer, const Var& tap, int64_t* stride, int64_t* dil, int64_t* pad) {
+  auto v00 = EvalAt(e, {{outer.get(), 0}, {tap.get(), 0}});
+  auto v10 = EvalAt(e, {{outer.get(), 1}, {tap.get(), 0}});
+  auto v01 = EvalAt(e, {{outer.get(), 0}, {tap.get(), 1}});
+  if (!v00 || !v10 || !v01) return false;
+  *stride = *v10 - *v00;
+  *dil = *v01 - *v00;
+  *pad = -*v00;
+  if (*stride <= 0 || *dil <= 0 || *pad < 0) return false;
+  return arith::CanProveEqual(e, PrimExpr(outer) * I64(*stride) + PrimExpr(tap) * I64(*dil) - I64(*pad));
+}
+
+bool ExactlyVars(const std::vector<PrimExpr>& idx, const std::vector<const ForNode*>& loops, size_t first) {
+  if (idx.size() + first > loops.size()) return false;
+  for (size_t d = 0; d < idx.size(); ++d)
+    if (!IsVar(idx[d], loops[first + d]->loop_var.get())) return false;
+  return true;
+}
+
+bool AnySymbolic(const std::vector<PrimExpr>& shape) {
+  for (const PrimExpr& d : shape)
+    if (ConstInt(d) == nullptr) return true;
+  return false;
+}
+
+// A convolution nest with a symbolic extent somewhere.
+struct SymConv {
+  std::vector<const ForNode*> loops;  // n, o, y, x, c, ky, kx
+  Buffer out, data, weight;
+  const BufferLoadNode* x_load = nullptr;
+  const BufferLoadNode* w_load = nullptr;
+  int64_t o = 0, ki = 0, kh = 0, kw = 0;
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
+  bool guarded = false;            // reads through an `inside` test
+  std::vector<Stmt> epilogue;      // statements after the reduction, inside (n, o, y, x)
+};
+
+// Every conjunct of `cond` is one of iy >= 0, iy < H, ix >= 0, ix < W.
+bool OnlyBoundsChecks(const PrimExpr& cond, const PrimExpr& iy, const PrimExpr& ix, const PrimExpr& h,
+                      const PrimExpr& w) {
+  std::vector<PrimExpr> terms;
+  Conjuncts(cond, &terms);
+  for (const PrimExpr& t : terms) {
+    const auto* ge = t.as<GENode>();
+    const auto* lt = t.as<LTNode>();
+    const BinaryNode* b = ge ? static_cast<const BinaryNode*>(ge) : static_cast<const BinaryNode*>(lt);
+    if (b == nullptr) return false;
+    bool is_y = arith::CanProveEqual(b->a, iy), is_x = !is_y && arith::CanProveEqual(b->a, ix);
+    if (!is_y && !is_x) return false;
+    if (ge != nullptr) {
+      if (!IsZero(b->b)) return false;
+    } else if (!arith::CanProveEqual(b->b, is_y ? h : w)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool MatchReduction(const Stmt& body, SymConv* m) {
+  const auto& L = m->loops;
+  const auto* seq = As<SeqStmtNode>(body);
+  if (seq == nullptr || seq->seq.size() != 2) return false;
+  const auto* guard = As<IfThenElseNode>(seq->seq[0]);
+  const auto* update = As<BufferStoreNode>(seq->seq[1]);
+  if (guard == nullptr || guard->else_case || update == nullptr) return false;
+  if (!IsInitGuard(guard->cond, L, 4)) return false;
+  const auto* init = As<BufferStoreNode>(guard->then_case);
+  if (init == nullptr || init->buffer != update->buffer || !IsFloatZero(init->value)) return false;
+  m->out = update->buffer;
+  if (m->out->dtype != DType::Float32() || !m->out->strides.empty() || m->out->shape.size() != 4) return false;
+  if (!ExactlyVars(update->indices, L, 0) || !ExactlyVars(init->indices, L, 0)) return false;
+  const auto* add = update->value.as<AddNode>();
+  if (add == nullptr) return false;
+  PrimExpr acc = add->a, rhs = add->b;
+  auto is_acc = [&](const PrimExpr& e) {
+    const auto* l = e.as<BufferLoadNode>();
+    return l != nullptr && l->buffer == m->out && ExactlyVars(l->indices, L, 0);
+  };
+  if (!is_acc(acc)) std::swap(acc, rhs);
+  if (!is_acc(acc)) return false;
+  PrimExpr cond, prod = rhs;
+  if (const auto* call = rhs.as<CallNode>()) {
+    if (call->op != "if_then_else" || call->args.size() != 3 || !IsFloatZero(call->args[2])) return false;
+    cond = call->args[0];
+    prod = call->args[1];
+  } else if (const auto* sel = rhs.as<SelectNode>()) {
+    if (!IsFloatZero(sel->false_value)) return false;
+    cond = sel->cond;
+    prod = sel->true_value;
+  }
+  const auto* mul = prod.as<MulNode>();
+  if (mul == nullptr) return false;
+  const auto* x = mul->a.as<BufferLoadNode>();
+  const auto* wt = mul->b.as<BufferLoadNode>();
+  if (x == nullptr || wt == nullptr) return false;
+  auto is_weight = [&](const BufferLoadNode* l) {
+    return l->indices.size() == 4 && IsVar(l->indices[0], L[1]->loop_var.get()) && ExactlyVars(
+        std::vector<PrimExpr>(l->indices.begin() + 1, l->indices.end()), L, 4);
+  };
+  if (!is_weight(wt)) std::swap(x, wt);
+  if (!is_weight(wt)) return false;
+  m->weight = wt->buffer;
+  m->data = x->buffer;
+  m->x_load = x;
+  m->w_load = wt;
+  if (m->weight->dtype != DType::Float32() || m->data->dtype != DType::Float32() || !m->data->strides.empty() ||
+      m->data->shape.size() != 4 || m->weight == m->out || m->data == m->out) {
+    return false;
+  }
+  if (!MatchAffine(x->indices[2], L[2]->loop_var, L[5]->loop_var, &m->sh, &m->dh, &m->pt)) return false;
+  if (!MatchAffine(x->indices[3], L[3]->loop_var, L[6]->loop_var, &m->sw, &m->dw, &m->pl)) return false;
+  // The image and channel indices may use n, o and c only.
+  std::unordered_set<const VarNode*> spatial = {L[2]->loop_var.get(), L[3]->loop_var.get(), L[5]->loop_var.get(),
+                                                L[6]->loop_var.get()};
+  if (Uses(x->indices[0], spatial) || Uses(x->indices[1], spatial)) return false;
+  if (cond.defined()) {
+    if (!OnlyBoundsChecks(cond, x->indices[2], x->indices[3], m->data->shape[2], m->data->shape[3])) return false;
+    m->guarded = true;
+  } else if (m->pt != 0 || m->pl != 0) {
+    return false;
+  }
+  return true;
+}
+
+bool EpilogueOk(const SymConv& cv);
+
+bool MatchSymConv(const Stmt& s, SymConv* m) {
+  Stmt body;
+  std::vector<const ForNode*> outer = PeelNest(s, &body);
+  if (outer.size() == 7) {
+    m->loops = outer;
+  } else if (outer.size() == 4) {
+    // The reduction nest first, then the epilogue stores, in the (n, o, y, x) loops.
+    const auto* seq = As<SeqStmtNode>(body);
+    if (seq == nullptr || seq->seq.size() < 2) return false;
+    Stmt inner_body;
+    std::vector<const ForNode*> inner = PeelNest(seq->seq[0], &inner_body);
+    if (inner.size() != 3) return false;
+    m->loops = outer;
+    m->loops.insert(m->loops.end(), inner.begin(), inner.end());
+    m->epilogue.assign(seq->seq.begin() + 1, seq->seq.end());
+    body = inner_body;
+  } else {
+    return false;
+  }
+  const auto& L = m->loops;
+  for (const ForNode* l : L)
+    if (!IsZero(l->min) || l->for_kind == ForKind::kVectorized) return false;
+  // Channels and taps static; something else symbolic (static nests belong to ScheduleConvs).
+  const int64_t* o = ConstInt(L[1]->extent);
+  const int64_t* ki = ConstInt(L[4]->extent);
+  const int64_t* kh = ConstInt(L[5]->extent);
+  const int64_t* kw = ConstInt(L[6]->extent);
+  if (o == nullptr || ki == nullptr || kh == nullptr || kw == nullptr || *o <= 0 || *ki <= 0 || *kh <= 0 ||
+      *kw <= 0) {
+    return false;
+  }
+  m->o = *o, m->ki = *ki, m->kh = *kh, m->kw = *kw;
+  if (ConstInt(L[0]->extent) && ConstInt(L[2]->extent) && ConstInt(L[3]->extent)) return false;
+  if (!MatchReduction(body, m)) return false;
+  if (!AnySymbolic(m->data->shape) && !AnySymbolic(m->out->shape)) return false;
+  for (size_t d = 0; d < 4; ++d)
+    if (!SameExtent(m->out->shape[d], L[d]->extent) && !arith::CanProveEqual(m->out->shape[d], L[d]->extent))
+      return false;
+  return EpilogueOk(*m);
+}
+
+bool EpilogueOk(const SymConv& cv) {
+  const SymConv* m = &cv;
+  const auto& L = cv.loops;
+  // Epilogue: only stores, each at the loop point; C read only at the loop
+  // point and never stored; no buffer read before an epilogue statement
+  // stores it (overlapping tiles compute some points twice, which must give
+  // the same values), and X and W never stored.
+  std::unordered_set<const VarNode*> stored;
+  for (const Stmt& st : m->epilogue) {
+    const auto* store = As<BufferStoreNode>(st);
+    if (store == nullptr || !ExactlyVars(store->indices, L, 0) || store->buffer->shape.size() != 4) return false;
+    const VarNode* dst = store->buffer->data.get();
+    if (dst == m->out->data.get() || dst == m->data->data.get() || dst == m->weight->data.get()) return false;
+    BufferRefs r = RefsOf(st);
+    for (const BufferLoadNode* l : r.load_nodes) {
+      const VarNode* b = l->buffer->data.get();
+      if (b == m->out->data.get() && !ExactlyVars(l->indices, L, 0)) return false;
+      if (b == dst && !stored.count(b)) return false;
+    }
+    stored.insert(dst);
+  }
+  for (const Stmt& st : m->epilogue) {
+    for (const BufferLoadNode* l : RefsOf(st).load_nodes)
+      if (stored.count(l->buffer->data.get()) && !ExactlyVars(l->indices, L, 0)) return false;
+  }
+  return true;
+}
+
+class SymConvKernel {
+ public:
+  // `params`: the function's buffer parameters (flat views only of those).
+  SymConvKernel(const SymConv& cv, int threads, bool store_out, const std::unordered_set<const VarNode*>& params)
+      : cv_(cv), threads_(threads), store_out_(store_out), params_(params) {
+    for (int64_t r : kTileRows) {
+      if (cv.o % r == 0) {
+        mr_ = r;
+        break;
+      }
+    }
+    const auto& L = cv.loops;
+    x_expr_ = Load(cv.data, cv.x_load->indices);
+    epilogue_ = cv.epilogue;
+    out_ = cv.out;
+    for (size_t d = 0; d < 4; ++d) out_idx_.push_back(PrimExpr(L[d]->loop_var));
+    TryFlat();
+  }
+
+  Stmt Build() {
+    const auto& L = cv_.loops;
+    n_ = MakeVar("n");
+    PrimExpr ho = L[2]->extent, wo = L[3]->extent;
+    if (flat_) {
+      // Rows of kFlatRow columns of the flat plane (the last one shorter).
+      hw_ = arith::Simplify(L[2]->extent * L[3]->extent);
+      ho = Div(hw_ + I64(kFlatRow - 1), I64(kFlatRow));
+    }
+    // The padded copy: rows and columns exactly as far as the taps read.
+    Stmt per_image;
+    if (cv_.guarded) {
+      PrimExpr hp = (ho - I64(1)) * I64(cv_.sh) + I64((cv_.kh - 1) * cv_.dh + 1);
+      PrimExpr wp = (wo - I64(1)) * I64(cv_.sw) + I64((cv_.kw - 1) * cv_.dw + 1);
+      hp = arith::Simplify(hp);
+      wp = arith::Simplify(wp);
+      PrimExpr ch = cv_.data->shape[1];
+      q_ = NewBuffer(cv_.data->name + "_padded", {ch, hp, wp}, "global");
+      Stmt pack = Pack(ch, hp, wp);
+      // The tiles read q_ through the indices set in TapFma.
+      per_image = std::make_shared<AllocateNode>(q_, Seq({pack, TileLoop(ho, wo)}));
+    } else {
+      per_image = TileLoop(ho, wo);
+    }
+    return MakeFor(n_, L[0]->extent, ForKind::kSerial, per_image);
+  }
+
+ private:
+  // Pointwise (1x1, stride 1, no padding) reads and writes every plane as
+  // flat rows of kFlatRow columns, not image row by image row (20 x 20
+  // planes: rows of 20 took tiles of 8 or overlapping tiles of 16). Every access that uses y or x must be B[.., y, x] of a
+  // compact buffer whose last two extents are the output's: it becomes
+  // B_flat[.., j] (a view of the same memory). Otherwise rows.
+  void TryFlat() {
+    const auto& L = cv_.loops;
+    if (cv_.kh != 1 || cv_.kw != 1 || cv_.sh != 1 || cv_.sw != 1 || cv_.guarded) return;
+    j_ = MakeVar("j");
+    // The one tap is ky = kx = 0: X[n, c, y + ky, x + kx] is X[n, c, y, x].
+    VarMap tap0 = {{L[5]->loop_var.get(), I64(0)}, {L[6]->loop_var.get(), I64(0)}};
+    std::vector<PrimExpr> xi;
+    for (const PrimExpr& e : cv_.x_load->indices) xi.push_back(arith::Simplify(Substitute(e, tap0)));
+    PrimExpr x_at = Load(cv_.data, xi);
+    struct Flatten : StmtExprMutator {
+      const VarNode *y, *x;
+      const std::unordered_set<const VarNode*>* params;
+      PrimExpr ho, wo;
+      Var j;
+      bool ok = true;
+      std::unordered_map<const VarNode*, Buffer> views;
+      bool AtYX(const Buffer& b, const std::vector<PrimExpr>& idx) const {
+        return idx.size() == 4 && IsVar(idx[2], y) && IsVar(idx[3], x) && b->strides.empty() &&
+               b->shape.size() == 4 && arith::CanProveEqual(b->shape[2], ho) && arith::CanProveEqual(b->shape[3], wo);
+      }
+      Buffer View(const Buffer& b) {
+        // A buffer of the function's own would be seen by the passes after
+        // (CompactLoopBuffers) through two shapes: rows instead.
+        if (!params->count(b->data.get())) ok = false;
+        auto it = views.find(b->data.get());
+        if (it != views.end()) return it->second;
+        auto v = std::make_shared<BufferNode>(*b);
+        v->shape = {b->shape[0], b->shape[1], arith::Simplify(b->shape[2] * b->shape[3])};
+        return views[b->data.get()] = v;
+      }
+      std::vector<PrimExpr> Idx(const std::vector<PrimExpr>& idx) {
+        return {MutateExpr(idx[0]), MutateExpr(idx[1]), PrimExpr(j)};
+      }
+      PrimExpr MutateExpr(const PrimExpr& e) override {
+        if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && AtYX(l->buffer, l->indices))
+          return Load(View(l->buffer), Idx(l->indices));
+        if (const auto* v = e.as<VarNode>(); v == y || v == x) ok = false;
+        return StmtExprMutator::MutateExpr(e);
+      }
+      Stmt MutateStmt(const Stmt& s) override {
+        if (const auto* st = As<BufferStoreNode>(s); st != nullptr && AtYX(st->buffer, st->indices))
+          return Store(View(st->buffer), MutateExpr(st->value), Idx(st->indices));
+        return StmtExprMutator::MutateStmt(s);
+      }
+    } f;
+    f.params = &params_;
+    f.y = L[2]->loop_var.get();
+    f.x = L[3]->loop_var.get();
+    f.ho = L[2]->extent;
+    f.wo = L[3]->extent;
+    f.j = j_;
+    PrimExpr x = f.MutateExpr(x_at);
+    std::vector<Stmt> epi;
+    for (const Stmt& st : epilogue_) epi.push_back(f.MutateStmt(st));
+    if (!f.AtYX(out_, out_idx_) || x.get() == x_at.get()) return;
+    Buffer out_view = f.View(out_);
+    if (!f.ok) return;
+    flat_ = true;
+    x_expr_ = x;
+    epilogue_ = epi;
+    out_ = out_view;
+    out_idx_ = {out_idx_[0], out_idx_[1], PrimExpr(j_)};
+  }
+
+  // Q[c, a, b] = X[n, c, a - pt, b - pl] inside X, else 0: each row zeroed,
+  // then its interior copied (both plain vector loops).
+  Stmt Pack(const PrimExpr& ch, const PrimExpr& hp, const PrimExpr& wp) {
+    Var c = MakeVar("pc"), a = MakeVar("pa"), b = MakeVar("pb"), b2 = MakeVar("pb2");
+    PrimExpr h = cv_.data->shape[2], w = cv_.data->shape[3];
+    Stmt zero = MakeFor(b, wp, ForKind::kVectorized,
+                        Store(q_, FloatImm(DType::Float32(), 0.0), {PrimExpr(c), PrimExpr(a), PrimExpr(b)}));
+    PrimExpr iy = PrimExpr(a) - I64(cv_.pt);
+    // Columns of the row inside X: [pl, pl + min(W, Wp - pl)).
+    PrimExpr count = Min(w, wp - I64(cv_.pl));
+    Stmt copy = MakeFor(b2, count, ForKind::kVectorized,
+                        Store(q_, Load(cv_.data, {NImage(), PrimExpr(c), iy, PrimExpr(b2)}),
+                              {PrimExpr(c), PrimExpr(a), PrimExpr(b2) + I64(cv_.pl)}));
+    Stmt inside = std::make_shared<IfThenElseNode>(
+        MakeBinary(TirKind::kAnd, Ge(iy, I64(0)), Lt(iy, h)), copy, Stmt());
+    Stmt row = MakeFor(a, hp, ForKind::kSerial, Seq({zero, inside}));
+    return MakeFor(c, ch, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
+  }
+
+  // X's image index at image n_ (the original may be 0 for a batch of one).
+  PrimExpr NImage() const {
+    VarMap map;
+    map[cv_.loops[0]->loop_var.get()] = PrimExpr(n_);
+    return Substitute(cv_.x_load->indices[0], map);
+  }
+
+  // for t in (O / MR) * Ho: every column tile of row y = t % Ho, channels
+  // [(t / Ho) * MR, +MR).
+  Stmt TileLoop(const PrimExpr& ho, const PrimExpr& wo) {
+    Var t = MakeVar("t"), o0 = MakeVar("o0"), y = MakeVar("y");
+    Stmt row = Row(PrimExpr(o0), PrimExpr(y), flat_ ? Min(I64(kFlatRow), hw_ - PrimExpr(y) * I64(kFlatRow)) : wo);
+    row = std::make_shared<LetStmtNode>(y, Mod(PrimExpr(t), ho), row);
+    row = std::make_shared<LetStmtNode>(o0, Div(PrimExpr(t), ho) * I64(mr_), row);
+    return MakeFor(t, I64(cv_.o / mr_) * ho, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
+  }
+
+  // The row's columns in tiles of the widest width that fits it.
+  Stmt Row(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo) {
+    Stmt chain = Tiles(o0, y, wo, 1);
+    for (auto it = std::rbegin(kTileWidths); it != std::rend(kTileWidths); ++it) {
+      chain = std::make_shared<IfThenElseNode>(Fits(wo, *it), Tiles(o0, y, wo, *it), chain);
+    }
+    return chain;
+  }
+
+  // Whether rows of `wo` columns take tiles of `nr`: the widest that fits.
+  // (Narrower tiles to recompute fewer columns, 40 columns as 3 x 16
+  // instead of 2 x 32, measured no faster: an 8 x 16 tile has too few
+  // accumulators to hide the FMA latency.)
+  PrimExpr Fits(const PrimExpr& wo, int64_t nr) const { return Ge(wo, I64(nr)); }
+
+  // ceil(Wo / nr) tiles, the last one moved back to end at Wo.
+  Stmt Tiles(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo, int64_t nr) {
+    Var xt = MakeVar("xt" + std::to_string(nr)), x0 = MakeVar("x0_" + std::to_string(nr));
+    Stmt tile = Tile(o0, y, PrimExpr(x0), nr);
+    PrimExpr start = nr == 1 ? PrimExpr(xt) : Min(PrimExpr(xt) * I64(nr), wo - I64(nr));
+    tile = std::make_shared<LetStmtNode>(x0, start, tile);
+    PrimExpr count = nr == 1 ? wo : Div(wo + I64(nr - 1), I64(nr));
+    return MakeFor(xt, count, ForKind::kSerial, tile);
+  }
+
+  // Substitution of the nest's variables at tile row ii, column jj.
+  VarMap At(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& x0, const Var& ii, const PrimExpr& jj) const {
+    const auto& L = cv_.loops;
+    VarMap map;
+    map[L[0]->loop_var.get()] = PrimExpr(n_);
+    map[L[1]->loop_var.get()] = o0 + PrimExpr(ii);
+    map[L[2]->loop_var.get()] = y;
+    map[L[3]->loop_var.get()] = x0 + jj;
+    if (flat_) map[j_.get()] = y * I64(kFlatRow) + x0 + jj;
+    return map;
+  }
+
+  Stmt Tile(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& x0, int64_t nr) {
+    const auto& L = cv_.loops;
+    Buffer acc = NewBuffer("acc", {I64(mr_), I64(nr)}, "local");
+    DType f32 = DType::Float32();
+    Var zi = MakeVar("zi"), zj = MakeVar("zj");
+    Stmt zero = MakeFor(zi, I64(mr_), ForKind::kUnrolled,
+                        MakeFor(zj, I64(nr), ForKind::kVectorized,
+                                Store(acc, FloatImm(f32, 0.0), {PrimExpr(zi), PrimExpr(zj)})));
+    // One tap: acc[ii, jj] = fma(W, X or Q, acc[ii, jj]).
+    Var ii = MakeVar("ii"), jj = MakeVar("jj");
+    VarMap map = At(o0, y, x0, ii, PrimExpr(jj));
+    // Fresh reduction variables: every tile width has its own loops.
+    Var c = MakeVar("c"), ky = MakeVar("ky"), kx = MakeVar("kx");
+    map[L[4]->loop_var.get()] = PrimExpr(c);
+    map[L[5]->loop_var.get()] = PrimExpr(ky);
+    map[L[6]->loop_var.get()] = PrimExpr(kx);
+    std::vector<PrimExpr> widx;
+    for (const PrimExpr& e : cv_.w_load->indices) widx.push_back(arith::Simplify(Substitute(e, map)));
+    PrimExpr wv = Load(cv_.weight, widx);
+    PrimExpr xv;
+    if (cv_.guarded) {
+      // Q is X shifted by the padding: Q[ch, iy + pt, ix + pl].
+      PrimExpr ch = arith::Simplify(Substitute(cv_.x_load->indices[1], map));
+      PrimExpr qy = arith::Simplify(Substitute(cv_.x_load->indices[2], map) + I64(cv_.pt));
+      PrimExpr qx = arith::Simplify(Substitute(cv_.x_load->indices[3], map) + I64(cv_.pl));
+      xv = Load(q_, {ch, qy, qx});
+    } else {
+      const auto* l = x_expr_.as<BufferLoadNode>();
+      std::vector<PrimExpr> idx;
+      for (const PrimExpr& e : l->indices) idx.push_back(arith::Simplify(Substitute(e, map)));
+      xv = Load(l->buffer, idx);
+    }
+    PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
+    Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
+                     {PrimExpr(ii), PrimExpr(jj)});
+    Stmt taps = MakeFor(ii, I64(mr_), ForKind::kUnrolled, MakeFor(jj, I64(nr), ForKind::kVectorized, fma));
+    taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, taps);
+    taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
+    taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
+    // Write-back: C (when read elsewhere), then the epilogue on the accumulators.
+    Var wi = MakeVar("wi"), wj = MakeVar("wj");
+    VarMap wmap = At(o0, y, x0, wi, PrimExpr(wj));
+    PrimExpr a = Load(acc, {PrimExpr(wi), PrimExpr(wj)});
+    std::vector<Stmt> back;
+    std::vector<PrimExpr> out_idx;
+    for (const PrimExpr& e : out_idx_) out_idx.push_back(Substitute(e, wmap));
+    if (store_out_ || epilogue_.empty()) back.push_back(Store(out_, a, out_idx));
+    ReplaceLoads replace(cv_.out->data.get(), a);
+    for (const Stmt& st : epilogue_) back.push_back(Substitute(replace.MutateStmt(st), wmap));
+    Stmt write = MakeFor(wi, I64(mr_), ForKind::kUnrolled, MakeFor(wj, I64(nr), ForKind::kVectorized, Seq(back)));
+    return std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
+  }
+
+  const SymConv& cv_;
+  int threads_;
+  bool store_out_;
+  const std::unordered_set<const VarNode*>& params_;
+  int64_t mr_ = 1;
+  Var n_;
+  Buffer q_;
+  // What the tiles read, store and apply, over the nest's variables (and
+  // j_, the flat column, when flat_).
+  PrimExpr x_expr_;
+  std::vector<Stmt> epilogue_;
+  Buffer out_;
+  std::vector<PrimExpr> out_idx_;
+  bool flat_ = false;
+  Var j_;
+  PrimExpr hw_;  // flat_: H * W
+};
+
+// The elementwise nest `s` after a convolution: four loops over the
+// convolution's output extents (any kinds: the default schedule may have
+// vectorized or parallelized them) around stores at the loop point; its
+// statements with the convolution's loop variables, or false.
+bool MatchEpilogueNest(const Stmt& s, const SymConv& cv, std::vector<Stmt>* out) {
+  Stmt body;
+  std::vector<const ForNode*> L = PeelNest(s, &body);
+  if (L.size() != 4) return false;
+  VarMap map;
+  for (size_t d = 0; d < 4; ++d) {
+    if (!IsZero(L[d]->min)) return false;
+    if (!SameExtent(L[d]->extent, cv.loops[d]->extent) && !arith::CanProveEqual(L[d]->extent, cv.loops[d]->extent))
+      return false;
+    map[L[d]->loop_var.get()] = PrimExpr(cv.loops[d]->loop_var);
+  }
+  std::vector<Stmt> stmts;
+  if (const auto* seq = As<SeqStmtNode>(body)) {
+    stmts = seq->seq;
+  } else {
+    stmts = {body};
+  }
+  for (const Stmt& st : stmts) {
+    const auto* store = As<BufferStoreNode>(st);
+    if (store == nullptr || !ExactlyVars(store->indices, L, 0)) return false;
+    out->push_back(Substitute(st, map));
+  }
+  return true;
+}
+
+class SymConvRewriter : public StmtExprMutator {
+ public:
+  SymConvRewriter(const PrimFunc& func, int threads) : threads_(threads) {
+    for (const auto& kv : func->buffer_map) params_.insert(kv.second->data.get());
+    all_refs_ = RefsOf(func->body);
+  }
+  bool changed = false;
+
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* seq = As<SeqStmtNode>(s)) return RewriteSeq(seq->seq, s);
+    if (As<ForNode>(s)) return RewriteSeq({s}, s);
+    return StmtExprMutator::MutateStmt(s);
+  }
+
+ private:
+  Stmt RewriteSeq(const std::vector<Stmt>& in, const Stmt& orig) {
+    std::vector<Stmt> out;
+    bool any = false;
+    for (size_t i = 0; i < in.size(); ++i) {
+      SymConv cv;
+      if (!As<ForNode>(in[i]) || !MatchSymConv(in[i], &cv)) {
+        Stmt m = As<ForNode>(in[i]) ? DescendLoops(in[i]) : StmtExprMutator::MutateStmt(in[i]);
+        any = any || m != in[i];
+        out.push_back(m);
+        continue;
+      }
+      // An elementwise nest over the output after it (statements that touch
+      // neither the output nor what the convolution reads may sit between;
+      // they move before the kernel).
+      BufferRefs here = RefsOf(in[i]);
+      std::vector<Stmt> moved;
+      size_t used = i;
+      const VarNode* c = cv.out->data.get();
+      if (cv.epilogue.empty() && !params_.count(c)) {
+        std::unordered_set<const VarNode*> chain = {c};
+        size_t resume = i + 1;
+        for (size_t next = i + 1; next < in.size(); ++next) {
+          BufferRefs r = RefsOf(in[next]);
+          std::vector<Stmt> epi;
+          if (MatchEpilogueNest(in[next], cv, &epi)) {
+            SymConv with = cv;
+            with.epilogue.insert(with.epilogue.end(), epi.begin(), epi.end());
+            if (!EpilogueOk(with)) break;
+            cv = with;
+            for (size_t j = resume; j < next; ++j) moved.push_back(in[j]);
+            resume = next + 1;
+            used = next;
+            for (const auto& kv : r.loads) here.loads[kv.first] += kv.second;
+            for (const auto& kv : r.stores) {
+              here.stores[kv.first] += kv.second;
+              chain.insert(kv.first);
+            }
+            continue;
+          }
+          bool blocked = r.stores.count(cv.data->data.get()) > 0 || r.stores.count(cv.weight->data.get()) > 0;
+          for (const VarNode* b : chain) blocked |= r.Refs(b) > 0;
+          if (blocked) break;
+        }
+      }
+      InlineIntermediates(&cv, here);
+      bool store_out = params_.count(c) > 0 || all_refs_.Refs(c) > here.Refs(c);
+      for (const Stmt& m : moved) out.push_back(m);
+      out.push_back(SymConvKernel(cv, threads_, store_out, params_).Build());
+      i = used;
+      any = true;
+    }
+    if (!any) return orig;
+    changed = true;
+    return Seq(out);
+  }
+
+  // Loops that are not convolutions: look for sequences inside.
+  Stmt DescendLoops(const Stmt& s) { return StmtExprMutator::MutateStmt(s); }
+
+  // Epilogue stores into buffers of this function that nothing else reads
+  // become values: later statements use the stored expression.
+  void InlineIntermediates(SymConv* cv, const BufferRefs& here) {
+    std::vector<Stmt> kept;
+    std::vector<std::pair<const VarNode*, PrimExpr>> values;
+    for (size_t k = 0; k < cv->epilogue.size(); ++k) {
+      Stmt st = cv->epilogue[k];
+      for (const auto& kv : values) st = ReplaceLoads(kv.first, kv.second).MutateStmt(st);
+      const auto* store = As<BufferStoreNode>(st);
+      const VarNode* b = store->buffer->data.get();
+      bool last_store = true;
+      for (size_t j = k + 1; j < cv->epilogue.size(); ++j)
+        if (RefsOf(cv->epilogue[j]).stores.count(b)) last_store = false;
+      if (!params_.count(b) && all_refs_.Refs(b) == here.Refs(b) && last_store && k + 1 < cv->epilogue.size()) {
+        values.emplace_back(b, store->value);
+        continue;
+      }
+      kept.push_back(st);
+    }
+    cv->epilogue = kept;
+  }
+
+  int threads_;
+  std::unordered_set<const VarNode*> params_;
+  BufferRefs all_refs_;
+};
+
+}  // namespace
+
+PrimFunc ScheduleSymbolicConvs(const PrimFunc& func, int num_threads_hint) {
+  SymConvRewriter rewriter(func, num_threads_hint);
+  Stmt body = rewriter.MutateStmt(func->body);
+  if (!rewriter.changed) return func;
+  return WithBody(func, DropDeadAllocations(body));
+}
+
+}  // namespace tir
+}  // namespace kiln

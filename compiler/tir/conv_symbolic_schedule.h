@@ -1,0 +1,54 @@
+// ScheduleSymbolicConvs: register-tiled, vectorized direct convolution for
+// the conv2d nests ScheduleConvs leaves alone because an extent is symbolic
+// (batch, output rows or columns, input height or width: a model compiled
+// once for every image size).
+//
+// Recognized (lowered TIR, as legalize + LowerBlocks write R.nn.conv2d): a
+// nest (n, o, y, x) whose body is the reduction over (c, ky, kx), either
+// perfect (7 loops) or followed, inside the (n, o, y, x) loops, by fused
+// elementwise statements (the epilogue), all stores at the loop point:
+//   if c == 0 and ky == 0 and kx == 0: C[n, o, y, x] = 0
+//   C[n, o, y, x] = C[n, o, y, x] + [if_then_else(inside,] X[n', ch, iy, ix] * W[o, c, ky, kx][, 0)]
+//   [epilogue: D[n, o, y, x] = f(C[n, o, y, x], ...) ...]
+// with o, c, ky, kx of static extent, iy = y * sh + ky * dh - pt and
+// ix = x * sw + kx * dw - pl (proven), `inside` only the bounds checks of
+// iy and ix against X's height and width. n, y, x, H and W may be symbolic.
+// ch may be any expression of o and c (groups, depthwise).
+//
+// The rewrite, per image:
+// 1. With padding, X is copied into a zero-padded buffer Q[ch, Hp, Wp]
+//    (Hp, Wp symbolic: exactly the rows and columns the taps read), so the
+//    tiles read it with no bounds test; without padding they read X.
+// 2. One loop (parallel for several threads) over (output channel tile of
+//    MR <= 8 channels, output row y). Each row is computed in tiles of MR
+//    channels x NR columns: acc[MR, NR] zeroed, then for each (c, ky, kx)
+//    acc[ii, :] = fma(W[o0 + ii, c, ky, kx], Q[.., x0 * sw + kx * dw : +NR], acc[ii, :])
+//    (rows unrolled, columns vectorized: a broadcast times a vector load).
+//    NR is the widest of 32, 16, 8 that fits the row (a run-time test of the
+//    symbolic width; 1 below 8); the row's last tile is moved back to end at
+//    the row's end (overlapping the one before it: those columns are
+//    computed and stored twice, with the same values), so no column is left
+//    to a scalar loop.
+//    Pointwise convolutions (1x1, stride 1, no padding) whose accesses are
+//    all at the output point of the function's parameters see each plane as flat rows of 256 columns
+//    instead of image rows (small planes: 20 x 20 no longer takes tiles of
+//    8 columns).
+// 3. The epilogue runs on the accumulators, vectorized over the tile's
+//    columns, storing its outputs; C itself is stored only when something
+//    else reads it.
+// Results differ from the loop nest only by FMA contraction (the reduction
+// order c, ky, kx is kept). Returns `func` itself when nothing matched.
+#ifndef KILN_COMPILER_TIR_CONV_SYMBOLIC_SCHEDULE_H_
+#define KILN_COMPILER_TIR_CONV_SYMBOLIC_SCHEDULE_H_
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+
+ir::PrimFunc ScheduleSymbolicConvs(const ir::PrimFunc& func, int num_threads_hint);
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_CONV_SYMBOLIC_SCHEDULE_H_

@@ -1,0 +1,246 @@
+#include "compiler/tir/symbolic_divisions.h"
+
+#include <memory>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/tir/nest_util.h"
+#include "compiler/tir/stmt_functor.h"
+
+namespace kiln {
+namespace tir {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+using nest::ConstInt;
+using nest::I64;
+
+struct Term {
+  int64_t coef = 1;
+  std::vector<PrimExpr> factors;  // non-constant factors
+};
+
+// The product's constant and other factors.
+bool Factor(const PrimExpr& e, Term* t) {
+  if (const auto* m = e.as<MulNode>()) return Factor(m->a, t) && Factor(m->b, t);
+  if (const int64_t* c = ConstInt(e)) {
+    // Overflow guard: coefficients of indices are far below this.
+    if (*c != 0 && (t->coef > (int64_t(1) << 40) || *c > (int64_t(1) << 20) || *c < -(int64_t(1) << 20)))
+      return false;
+    t->coef *= *c;
+    return true;
+  }
+  t->factors.push_back(e);
+  return true;
+}
+
+// The sum's terms (a + b, a - b).
+bool Terms(const PrimExpr& e, int64_t sign, std::vector<Term>* out) {
+  if (const auto* a = e.as<AddNode>()) return Terms(a->a, sign, out) && Terms(a->b, sign, out);
+  if (const auto* s = e.as<SubNode>()) return Terms(s->a, sign, out) && Terms(s->b, -sign, out);
+  Term t;
+  t.coef = sign;
+  if (!Factor(e, &t)) return false;
+  out->push_back(std::move(t));
+  return true;
+}
+
+bool SameAtom(const PrimExpr& a, const PrimExpr& b) {
+  return a.get() == b.get() || (a->dtype == b->dtype && arith::CanProveEqual(a, b));
+}
+
+// t / d when d's factors are among t's and d's constant divides t's.
+bool DivideTerm(const Term& t, const Term& d, Term* q) {
+  if (d.coef == 0 || t.coef % d.coef != 0) return false;
+  std::vector<PrimExpr> left = t.factors;
+  for (const PrimExpr& f : d.factors) {
+    bool found = false;
+    for (size_t i = 0; i < left.size() && !found; ++i) {
+      if (SameAtom(left[i], f)) {
+        left.erase(left.begin() + i);
+        found = true;
+      }
+    }
+    if (!found) return false;
+  }
+  q->coef = t.coef / d.coef;
+  q->factors = std::move(left);
+  return true;
+}
+
+PrimExpr TermExpr(const Term& t, DType dtype) {
+  PrimExpr e;
+  for (const PrimExpr& f : t.factors) e = e.defined() ? e * f : f;
+  if (!e.defined()) return IntImm(dtype, t.coef);
+  return t.coef == 1 ? e : e * IntImm(dtype, t.coef);
+}
+
+class Rewriter : public StmtExprMutator {
+ public:
+  bool changed = false;
+
+  Stmt MutateStmt(const Stmt& s) override {
+    const auto* f = As<ForNode>(s);
+    if (f == nullptr || !nest::IsZero(f->min)) return StmtExprMutator::MutateStmt(s);
+    extents_[f->loop_var.get()] = f->extent;
+    const int64_t* ext = ConstInt(f->extent);
+    bounds_[f->loop_var.get()] = ext ? arith::IntBounds::Range(0, *ext - 1) : arith::IntBounds::AtLeast(0);
+    Stmt out = StmtExprMutator::MutateStmt(s);
+    extents_.erase(f->loop_var.get());
+    bounds_.erase(f->loop_var.get());
+    return out;
+  }
+
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    PrimExpr m = StmtExprMutator::MutateExpr(e);
+    if (!m.defined()) return m;
+    if (PrimExpr r = NearestIndex(m); r.defined()) {
+      changed = true;
+      return r;
+    }
+    if (PrimExpr r = DropClamp(m); r.defined()) {
+      changed = true;
+      return r;
+    }
+    bool is_div = m.as<FloorDivNode>() != nullptr, is_mod = m.as<FloorModNode>() != nullptr;
+    if (!is_div && !is_mod) return m;
+    const auto* b = static_cast<const BinaryNode*>(m.get());
+    if (ConstInt(b->b) != nullptr) {
+      // By a constant: the simplifier, knowing the loop variables' ranges.
+      if (!UsesLoopVar(b->a)) return m;
+      PrimExpr s = arith::Simplify(m, bounds_);
+      changed |= s.get() != m.get();
+      return s;
+    }
+    Term d;
+    std::vector<Term> terms;
+    if (!Factor(b->b, &d) || d.factors.empty() || d.coef <= 0 || !Terms(b->a, 1, &terms)) return m;
+    std::vector<Term> quotient, rest;
+    for (const Term& t : terms) {
+      Term q;
+      if (DivideTerm(t, d, &q)) {
+        quotient.push_back(q);
+      } else {
+        rest.push_back(t);
+      }
+    }
+    PrimExpr r;
+    if (rest.size() == 1) {
+      if (rest[0].coef != 1 || rest[0].factors.size() != 1 || !InZeroToD(rest[0].factors[0], b->b)) return m;
+      r = rest[0].factors[0];
+    } else if (!rest.empty()) {
+      return m;
+    }
+    changed = true;
+    if (is_mod) return r.defined() ? r : IntImm(m->dtype, 0);
+    PrimExpr q;
+    for (const Term& t : quotient) {
+      PrimExpr te = TermExpr(t, m->dtype);
+      q = q.defined() ? q + te : te;
+    }
+    return q.defined() ? q : IntImm(m->dtype, 0);
+  }
+
+ private:
+  // Nearest resize by a power of two on symbolic extents (asymmetric
+  // coordinates, floor):
+  //   int64(floor(float32(o) * (float32(n) / float32(m)))) with m = n * k
+  // is o // k: float32(n) / float32(n * k) is exactly 1 / k and o * (1 / k)
+  // exact while n * k and o stay below 2^24 (image extents do).
+  PrimExpr NearestIndex(const PrimExpr& e) const {
+    const auto* cast = e.as<CastNode>();
+    if (cast == nullptr || cast->dtype != DType::Int64()) return PrimExpr();
+    const auto* fl = cast->value.as<CallNode>();
+    if (fl == nullptr || fl->op != "floor" || fl->args.size() != 1 || fl->dtype != DType::Float32()) return PrimExpr();
+    const auto* mul = fl->args[0].as<MulNode>();
+    if (mul == nullptr) return PrimExpr();
+    const auto* of = mul->a.as<CastNode>();
+    const auto* ratio = mul->b.as<DivNode>();
+    if (of == nullptr || ratio == nullptr || !of->value->dtype.is_int()) return PrimExpr();
+    const auto* n = ratio->a.as<CastNode>();
+    const auto* m = ratio->b.as<CastNode>();
+    if (n == nullptr || m == nullptr || ConstInt(n->value) != nullptr) return PrimExpr();
+    for (int64_t k = 2; k <= 64; k *= 2) {
+      if (arith::CanProveEqual(m->value, n->value * IntImm(n->value->dtype, k)))
+        return MakeBinary(TirKind::kFloorDiv, of->value, IntImm(of->value->dtype, k));
+    }
+    return PrimExpr();
+  }
+
+  // min(max(v // k, 0), n - 1) with v a loop variable over [0, n * k): the
+  // clamp cannot bite.
+  PrimExpr DropClamp(const PrimExpr& e) const {
+    const auto* mn = e.as<MinNode>();
+    if (mn == nullptr) return PrimExpr();
+    const auto* mx = mn->a.as<MaxNode>();
+    if (mx == nullptr || !nest::IsZero(mx->b)) return PrimExpr();
+    const auto* div = mx->a.as<FloorDivNode>();
+    if (div == nullptr) return PrimExpr();
+    const auto* v = div->a.as<VarNode>();
+    const int64_t* k = ConstInt(div->b);
+    if (v == nullptr || k == nullptr || *k <= 0) return PrimExpr();
+    auto it = extents_.find(v);
+    if (it == extents_.end()) return PrimExpr();
+    PrimExpr n = mn->b + IntImm(mn->b->dtype, 1);
+    if (!arith::CanProveEqual(it->second, n * IntImm(n->dtype, *k))) return PrimExpr();
+    return mx->a;
+  }
+
+  // 0 <= x < d: a loop variable running over [0, d), floormod(_, d), or
+  // floordiv(v, c) with v over [0, d * c).
+  bool InZeroToD(const PrimExpr& x, const PrimExpr& d) const {
+    if (const auto* v = x.as<VarNode>()) {
+      auto it = extents_.find(v);
+      return it != extents_.end() && SameAtom(it->second, d);
+    }
+    if (const auto* mod = x.as<FloorModNode>()) return SameAtom(mod->b, d);
+    // floordiv(v, c) with v over [0, d * c) (a reshape's index after a
+    // dimension of c was divided out).
+    if (const auto* div = x.as<FloorDivNode>()) {
+      const auto* v = div->a.as<VarNode>();
+      const int64_t* c = ConstInt(div->b);
+      if (v == nullptr || c == nullptr || *c <= 0) return false;
+      auto it = extents_.find(v);
+      return it != extents_.end() && arith::CanProveEqual(it->second, d * IntImm(d->dtype, *c));
+    }
+    return false;
+  }
+
+  bool UsesLoopVar(const PrimExpr& e) const {
+    struct Finder : StmtExprVisitor {
+      const std::unordered_map<const VarNode*, PrimExpr>* loops;
+      bool found = false;
+      void VisitExpr(const PrimExpr& x) override {
+        if (const auto* v = x.as<VarNode>()) found |= loops->count(v) > 0;
+        StmtExprVisitor::VisitExpr(x);
+      }
+    } f;
+    f.loops = &extents_;
+    f.VisitExpr(e);
+    return f.found;
+  }
+
+  std::unordered_map<const VarNode*, PrimExpr> extents_;
+  arith::VarBounds bounds_;
+};
+
+}  // namespace
+
+PrimFunc SimplifySymbolicDivisions(const PrimFunc& func) {
+  // Static kernels are left as they are (their divisions fold already).
+  bool symbolic = false;
+  for (const auto& kv : func->buffer_map)
+    for (const PrimExpr& d : kv.second->shape) symbolic |= ConstInt(d) == nullptr;
+  if (!symbolic) return func;
+  Rewriter r;
+  Stmt body = r.MutateStmt(func->body);
+  if (!r.changed) return func;
+  return nest::WithBody(func, body);
+}
+
+}  // namespace tir
+}  // namespace kiln

@@ -1,0 +1,124 @@
+// SimplifySymbolicDivisions: a pixel shuffle (reshape, transpose, reshape)
+// and a nearest resize by 4, compiled once for symbolic N, H and W, index
+// without run-time divisions or float scales (structure of the lowered TIR)
+// and give the right numbers at several sizes (driver + VM).
+#include "compiler/tir/symbolic_divisions.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/text/text.h"
+#include "compiler/tir/nest_util.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/writer/vmfb_writer.h"
+#include "runtime/tensor.h"
+#include "vm/module.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+
+const char* kModule = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 4, "h", "w"), dtype="float32")) -> R.Tuple(R.Tensor(dtype="float32", ndim=4), R.Tensor(dtype="float32", ndim=4)):
+        n = T.int64()
+        h = T.int64()
+        w = T.int64()
+        with R.dataflow():
+            y = R.image.resize2d(x, R.shape([h * 4, w * 4]), method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor")
+            r = R.reshape(x, R.shape([n, 2, 2, 1, h, w]))
+            p = R.permute_dims(r, axes=[0, 3, 4, 1, 5, 2])
+            z = R.reshape(p, R.shape([n, 1, h * 2, w * 2]))
+            gv = (y, z)
+            R.output(gv)
+        return gv
+)";
+
+// Divisions and remainders by non-constants, and float floors, in a function.
+struct Census : StmtExprVisitor {
+  int symbolic_divisions = 0, floors = 0;
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* d = e.as<FloorDivNode>()) symbolic_divisions += nest::ConstInt(d->b) == nullptr;
+    if (const auto* m = e.as<FloorModNode>()) symbolic_divisions += nest::ConstInt(m->b) == nullptr;
+    if (const auto* c = e.as<CallNode>()) floors += c->op == "floor";
+    StmtExprVisitor::VisitExpr(e);
+  }
+};
+
+TEST(SymbolicDivisionsTest, NoRunTimeDivisions) {
+  Result<IRModule> mod = text::ParseModule(kModule, "divisions.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  driver::CompileOptions options;
+  Result<IRModule> lowered = driver::LowerModule(*mod, options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  int funcs = 0;
+  for (const ModuleEntry& e : lowered->entries) {
+    if (!e.prim) continue;
+    ++funcs;
+    Census c;
+    c.VisitStmt(e.prim->body);
+    EXPECT_EQ(c.symbolic_divisions, 0) << e.name;
+    EXPECT_EQ(c.floors, 0) << e.name;
+  }
+  EXPECT_GE(funcs, 1);
+}
+
+TEST(SymbolicDivisionsTest, Numbers) {
+  Result<IRModule> mod = text::ParseModule(kModule, "divisions.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  driver::CompileOptions options;
+  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, options);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
+  ASSERT_TRUE(bytes.ok());
+  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
+  std::memcpy(owned, bytes->data(), bytes->size());
+  auto loaded = vm::Module::LoadOwnedBuffer(
+      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned, vm::LoadOptions());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  for (const std::vector<int64_t>& s : std::vector<std::vector<int64_t>>{{1, 4, 1, 1}, {2, 4, 3, 5}, {1, 4, 7, 9}}) {
+    int64_t n = s[0], h = s[2], w = s[3];
+    SCOPED_TRACE(std::to_string(n) + "x4x" + std::to_string(h) + "x" + std::to_string(w));
+    Tensor x = Tensor::Empty(s, DType::Float32()).value();
+    float* xv = x.data<float>();
+    for (int64_t i = 0; i < n * 4 * h * w; ++i) xv[i] = static_cast<float>(i % 1000) * 0.5f;
+    std::vector<Any> args = {x};
+    Any ret;
+    std::unique_ptr<vm::Context> ctx = (*loaded)->CreateContext();
+    Status st = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    ASSERT_TRUE(ret.is_tuple());
+    const std::vector<Any>& outs = ret.tuple_fields();
+    ASSERT_EQ(outs.size(), 2u);
+    Result<Tensor> y = outs[0].AsTensor(), z = outs[1].AsTensor();
+    ASSERT_TRUE(y.ok() && z.ok());
+    ASSERT_EQ(y->shape(), (std::vector<int64_t>{n, 4, h * 4, w * 4}));
+    ASSERT_EQ(z->shape(), (std::vector<int64_t>{n, 1, h * 2, w * 2}));
+    auto at = [&](int64_t b, int64_t c, int64_t i, int64_t j) { return xv[((b * 4 + c) * h + i) * w + j]; };
+    int bad = 0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t c = 0; c < 4; ++c)
+        for (int64_t i = 0; i < h * 4; ++i)
+          for (int64_t j = 0; j < w * 4; ++j)
+            bad += y->data<float>()[((b * 4 + c) * h * 4 + i) * w * 4 + j] != at(b, c, i / 4, j / 4);
+    // Pixel shuffle: z[b, 0, 2i + a, 2j + d] = x[b, 2a + d, i, j].
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t i = 0; i < h * 2; ++i)
+        for (int64_t j = 0; j < w * 2; ++j)
+          bad += z->data<float>()[(b * h * 2 + i) * w * 2 + j] != at(b, (i % 2) * 2 + j % 2, i / 2, j / 2);
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
