@@ -333,7 +333,11 @@ class FunctionVerifier {
         return Status::Ok();
       case Builtin::kCopy:
       case Builtin::kToBool:
+      case Builtin::kShapeToTensor:
         return NeedCount(ins, name, 1);
+      case Builtin::kTensorToShape:
+        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 2));
+        return NeedStringConstant(ins, 1, "the context");
       case Builtin::kCount:
         break;
     }

@@ -75,6 +75,10 @@ class NodeCtx {
   // Known integer contents of input i (all constant), or an error saying
   // `what` must be a constant.
   Result<std::vector<int64_t>> ConstInts(size_t i, const char* what) const;
+  // The contents of input i as shape values: known contents, or (for a
+  // run-time int64/int32 tensor of static length) fresh symbolic variables
+  // read when the program runs (shape_values.cc). Errors name `what`.
+  Result<const KnownInts*> ShapeOperand(size_t i, const char* what);
   // A constant scalar (or one-element tensor) input as double.
   Result<double> ConstScalar(size_t i, const char* what) const;
 
@@ -174,6 +178,15 @@ Value ConstantValue(const Tensor& t);
 // "x", "x_1", ...
 std::string Identifier(const std::string& name, std::set<std::string>* used);
 
+// A data-dependent size: `count` (a one-element int64 tensor, >= 0) read when
+// the program runs and bound to a fresh variable (`name`_len) that later
+// operators use symbolically (shape_values.cc).
+Result<ir::PrimExpr> RunTimeSize(NodeCtx& ctx, ir::Expr count, const std::string& name);
+
+// A value known as (symbolic) shape arithmetic as a tensor of its shape and
+// dtype, computed when the program runs (R.shape_to_tensor; shape_values.cc).
+Result<ir::Expr> MaterializeKnown(builder::BlockBuilder& bb, const KnownInts& known);
+
 // The DType's name for R.astype / dtype attributes ("float32").
 std::string DTypeName(DType t);
 
@@ -190,6 +203,14 @@ class Importer {
   // Materializes a value's expression (constant from known contents).
   Result<ir::Expr> ExprOf(const std::string& name);
   int opset() const { return opset_; }
+  // The variables that NodeCtx::ShapeOperand bound to elements of run-time
+  // tensors: unlike shape arithmetic on dimensions, their values may be
+  // negative (shape_values.cc).
+  std::set<const ir::VarNode*>& run_time_vars() { return run_time_vars_; }
+  bool ReadAtRunTime(const ir::PrimExpr& e) const {
+    const auto* v = e.as<ir::VarNode>();
+    return v != nullptr && run_time_vars_.count(v) > 0;
+  }
 
   // Control flow (subgraph_import.cc). A binding that may not sit in a
   // dataflow block (an If) goes between SuspendDataflow and ResumeDataflow:
@@ -232,6 +253,7 @@ class Importer {
   std::set<std::string> identifiers_;  // parameter and dimension names used
   std::vector<ir::RVar> params_;
   std::vector<std::string> problems_;
+  std::set<const ir::VarNode*> run_time_vars_;
   std::set<std::string> poisoned_;  // outputs of nodes that failed (their users are not reported again)
   const ::onnx::GraphProto* graph_ = nullptr;  // the graph whose nodes are being imported
   int node_index_ = 0;                          // the node being converted

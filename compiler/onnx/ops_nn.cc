@@ -672,12 +672,9 @@ Status ConvertPad(NodeCtx& ctx) {
     for (int64_t v : p) pads.push_back(PrimExpr(v));
     KILN_ASSIGN_OR_RETURN(value, ctx.AttrFloat("value", 0.0));
   } else {
-    const KnownInts* k = ctx.Known(1);
-    if (!k) {
-      KILN_RETURN_IF_ERROR(ctx.ConstInts(1, "pads").status());
-    } else {
-      pads = k->elems;
-    }
+    // Pads fed as a run-time tensor are read into symbolic values.
+    KILN_ASSIGN_OR_RETURN(const KnownInts* k, ctx.ShapeOperand(1, "pads"));
+    pads = k->elems;
     if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(value, ctx.ConstScalar(2, "constant_value")); }
   }
   size_t n = static_cast<size_t>(xi->ndim);
@@ -722,7 +719,28 @@ Status ConvertPad(NodeCtx& ctx) {
     attrs["pad_width"] = AttrInts(w);
     return Set(ctx, ctx.Op("nn.pad", {x}, attrs));
   }
-  return Set(ctx, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
+  // Symbolic pads from shape arithmetic are non-negative by construction;
+  // pads read from a run-time tensor may be negative (ONNX crops then): pad
+  // by max(p, 0), then slice off max(-p, 0) at each end.
+  bool may_crop = false;
+  for (const auto& p : pads) {
+    if (!ConstDim(p) && ctx.importer()->ReadAtRunTime(p)) may_crop = true;
+  }
+  if (!may_crop) return Set(ctx, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
+  std::vector<PrimExpr> grow, axes_e, begin, end, steps;
+  const PrimExpr zero(int64_t{0});
+  for (size_t i = 0; i < n; ++i) {
+    PrimExpr b = SimplifyDim(ir::MakeBinary(ir::TirKind::kMax, pads[i], zero));
+    PrimExpr a = SimplifyDim(ir::MakeBinary(ir::TirKind::kMax, pads[i + n], zero));
+    grow.push_back(b);
+    grow.push_back(a);
+    axes_e.push_back(PrimExpr(static_cast<int64_t>(i)));
+    begin.push_back(SimplifyDim(ir::MakeBinary(ir::TirKind::kMax, zero - pads[i], zero)));
+    end.push_back(SimplifyDim(xi->shape[i] + b + a - ir::MakeBinary(ir::TirKind::kMax, zero - pads[i + n], zero)));
+    steps.push_back(PrimExpr(int64_t{1}));
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr padded, ctx.Op("nn.pad", {x, MakeShape(grow)}, attrs));
+  return Set(ctx, ctx.Op("strided_slice", {padded, MakeShape(axes_e), MakeShape(begin), MakeShape(end), MakeShape(steps)}));
 }
 
 }  // namespace

@@ -154,6 +154,36 @@ Status ConvertConstantOfShape(NodeCtx& ctx) {
 }
 
 // Range(start, limit, delta): known when all three are, else R.arange.
+// Range whose bounds only the running program knows: its length
+// max(ceil((limit - start) / delta), 0) is computed (in float64) and read as a
+// data-dependent size n; the values are start + i * delta for i < n.
+Status ConvertRunTimeRange(NodeCtx& ctx, DType dt) {
+  std::vector<ir::Expr> wide;
+  for (size_t i = 0; i < 3; ++i) {
+    KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* info, ctx.Info(i));
+    if (info->ndim != 0 || info->dtype != dt) {
+      return ctx.Invalid("start, limit and delta must be scalars of one dtype");
+    }
+    KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Input(i));
+    KILN_ASSIGN_OR_RETURN(e, ctx.Op("astype", {e}, {{"dtype", AttrS("float64")}}));
+    wide.push_back(e);
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr span, ctx.Op("subtract", {wide[1], wide[0]}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr steps, ctx.Op("divide", {span, wide[2]}));
+  KILN_ASSIGN_OR_RETURN(steps, ctx.Op("ceil", {steps}));
+  KILN_ASSIGN_OR_RETURN(steps, ctx.Op("maximum", {steps, ScalarConst(DType::Float64(), 0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr count, ctx.Op("astype", {steps}, {{"dtype", AttrS("int64")}}));
+  KILN_ASSIGN_OR_RETURN(PrimExpr n, RunTimeSize(ctx, count, ctx.node().output(0)));
+  KILN_ASSIGN_OR_RETURN(ir::Expr idx, ctx.Op("arange", {PrimValue(PrimExpr(int64_t{0})), PrimValue(n), PrimValue(PrimExpr(int64_t{1}))},
+                                             {{"dtype", AttrS(DTypeName(dt))}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr start, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr delta, ctx.Input(2));
+  KILN_ASSIGN_OR_RETURN(ir::Expr scaled, ctx.Op("multiply", {idx, delta}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("add", {scaled, start}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
 Status ConvertRange(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(0));
   DType dt = si->dtype;
@@ -196,7 +226,7 @@ Status ConvertRange(NodeCtx& ctx) {
       return Status::Ok();
     }
   }
-  return ctx.Unsupported("start, limit and delta that are not known at import time");
+  return ConvertRunTimeRange(ctx, dt);
 }
 
 // ---------------------------------------------------------------- Reshape family
@@ -365,11 +395,59 @@ Status ConvertUnsqueeze(NodeCtx& ctx) {
   return Set(ctx, ctx.Op("expand_dims", {x}, {{"axis", AttrInts(axes)}}));
 }
 
+// Output element (i0, i1, ...) of known contents `k` is k[j] where axis a of
+// the output reads input axis axes[a] at begin[a] + i_a * step[a]: a
+// transpose (begin 0, step 1) or a slice (axes in order). `out_dim(a)` is the
+// output's size along a. Checks the perm is one and the indices in range.
+template <typename OutDim>
+Status SetKnownStrided(NodeCtx& ctx, const KnownInts& k, const std::vector<int64_t>& axes,
+                       const std::vector<int64_t>& begin, const std::vector<int64_t>& step, OutDim out_dim) {
+  const size_t rank = k.shape.size();
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : axes) {
+    if (a < 0 || static_cast<size_t>(a) >= rank || seen[static_cast<size_t>(a)]) return ctx.Invalid("perm is not a permutation of the axes");
+    seen[static_cast<size_t>(a)] = true;
+  }
+  std::vector<int64_t> in_strides(rank, 1), out_shape(rank);
+  for (size_t a = rank; a-- > 1;) in_strides[a - 1] = in_strides[a] * k.shape[a];
+  int64_t total = 1;
+  for (size_t a = 0; a < rank; ++a) {
+    out_shape[a] = out_dim(a);
+    total *= out_shape[a];
+  }
+  KnownInts out;
+  out.dtype = k.dtype;
+  out.shape = out_shape;
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t j = 0;
+    for (size_t a = 0; a < rank; ++a) {
+      int64_t src = begin[a] + idx[a] * step[a];
+      const size_t ax = static_cast<size_t>(axes[a]);
+      if (src < 0 || src >= k.shape[ax]) return Internal("known slice index out of range");
+      j += src * in_strides[ax];
+    }
+    out.elems.push_back(k.elems[static_cast<size_t>(j)]);
+    for (size_t a = rank; a-- > 0;) {
+      if (++idx[a] < out_shape[a]) break;
+      idx[a] = 0;
+    }
+  }
+  ctx.SetOutputKnown(0, out);
+  return Status::Ok();
+}
+
 Status ConvertTranspose(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   std::vector<int64_t> rev;
   for (int64_t i = xi->ndim - 1; i >= 0; --i) rev.push_back(i);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ctx.AttrInts("perm", rev));
+  // Known contents fold (torch's F.pad export reverses its pads through a
+  // 2-d Reshape, Slice and Transpose): the pads stay known at import.
+  if (const KnownInts* k = ctx.Known(0); k && perm.size() == k->shape.size()) {
+    return SetKnownStrided(ctx, *k, perm, std::vector<int64_t>(perm.size(), 0), std::vector<int64_t>(perm.size(), 1),
+                           [&](size_t i) { return k->shape[static_cast<size_t>(perm[i])]; });
+  }
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   return Set(ctx, ctx.Op("permute_dims", {x}, {{"axes", AttrInts(perm)}}));
 }
@@ -521,6 +599,21 @@ Status ConvertSlice(NodeCtx& ctx) {
     };
     starts[i] = fix(starts[i], false);
     ends[i] = fix(ends[i], true);
+  }
+  if (const KnownInts* k = ctx.Known(0); k && k->shape.size() > 1) {
+    // Every axis static here (known contents have a static shape).
+    const size_t rank = k->shape.size();
+    std::vector<int64_t> all(rank), begin(rank, 0), step(rank, 1), out_dims(k->shape);
+    for (size_t a = 0; a < rank; ++a) all[a] = static_cast<int64_t>(a);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const size_t a = static_cast<size_t>(axes[i]);
+      begin[a] = starts[i];
+      step[a] = steps[i];
+      const int64_t span = steps[i] > 0 ? ends[i] - starts[i] : starts[i] - ends[i];
+      const int64_t mag = steps[i] > 0 ? steps[i] : -steps[i];
+      out_dims[a] = std::max<int64_t>(0, (span + mag - 1) / mag);
+    }
+    return SetKnownStrided(ctx, *k, all, begin, step, [&](size_t a) { return out_dims[a]; });
   }
   if (const KnownInts* k = ctx.Known(0)) {
     if (k->shape.size() == 1 && axes.size() == 1) {
