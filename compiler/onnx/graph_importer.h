@@ -178,6 +178,15 @@ Value ConstantValue(const Tensor& t);
 // "x", "x_1", ...
 std::string Identifier(const std::string& name, std::set<std::string>* used);
 
+// For a shape operand that only arrives as a run-time tensor (input i of the
+// node): its length, after checking it is an int64/int32 tensor of rank <= 1
+// and static length (errors name `what`).
+Result<int64_t> RunTimeShapeLength(NodeCtx& ctx, size_t i, const char* what);
+// R.tensor_to_shape(tensor) (n elements) bound to n fresh variables
+// `base`_0, ... by R.match_cast; the variables, which the compiler takes as
+// dimensions (>= 0).
+Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tensor, int64_t n, const std::string& base);
+
 // A data-dependent size: `count` (a one-element int64 tensor, >= 0) read when
 // the program runs and bound to a fresh variable (`name`_len) that later
 // operators use symbolically (shape_values.cc).
@@ -203,14 +212,6 @@ class Importer {
   // Materializes a value's expression (constant from known contents).
   Result<ir::Expr> ExprOf(const std::string& name);
   int opset() const { return opset_; }
-  // The variables that NodeCtx::ShapeOperand bound to elements of run-time
-  // tensors: unlike shape arithmetic on dimensions, their values may be
-  // negative (shape_values.cc).
-  std::set<const ir::VarNode*>& run_time_vars() { return run_time_vars_; }
-  bool ReadAtRunTime(const ir::PrimExpr& e) const {
-    const auto* v = e.as<ir::VarNode>();
-    return v != nullptr && run_time_vars_.count(v) > 0;
-  }
 
   // Control flow (subgraph_import.cc). A binding that may not sit in a
   // dataflow block (an If) goes between SuspendDataflow and ResumeDataflow:
@@ -253,7 +254,6 @@ class Importer {
   std::set<std::string> identifiers_;  // parameter and dimension names used
   std::vector<ir::RVar> params_;
   std::vector<std::string> problems_;
-  std::set<const ir::VarNode*> run_time_vars_;
   std::set<std::string> poisoned_;  // outputs of nodes that failed (their users are not reported again)
   const ::onnx::GraphProto* graph_ = nullptr;  // the graph whose nodes are being imported
   int node_index_ = 0;                          // the node being converted

@@ -218,11 +218,11 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
          Op(m, "Constant", {}, {"c"});
          Op(m, "Add", {"x", "c"});
        }, "has no value attribute"},
-      {"range unknown", {2}, [](B& m) {
-         m.Input("l", TensorProto::FLOAT, {});
+      {"range run-time limit not a scalar", {2}, [](B& m) {
+         m.Input("l", TensorProto::FLOAT, {1});
          m.Initializer("s", {}, {0});
          Op(m, "Range", {"s", "l", "s"});
-       }, "start, limit and delta that are not known at import time"},
+       }, "start, limit and delta must be scalars of one dtype"},
       {"topk sorted", {4}, [](B& m) {
          m.InitializerI64("k", {1}, {2});
          B::AttrInt(Op(m, "TopK", {"x", "k"}, {"y", "i"}), "sorted", 0);

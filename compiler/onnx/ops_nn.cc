@@ -665,16 +665,31 @@ Status ConvertPad(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(std::string mode, ctx.AttrString("mode", "constant"));
   if (mode != "constant" && mode != "reflect" && mode != "edge") return ctx.Unsupported("mode=\"" + mode + "\"");
   // Pads may come from shape arithmetic ((h + 31) // 32 * 32 - h): symbolic.
-  std::vector<PrimExpr> pads;
+  std::vector<PrimExpr> pads, crop;  // crop: negative pads read at run time, negated
   double value = 0;
   if (ctx.opset() < 11) {
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> p, ctx.AttrInts(ctx.HasAttr("pads") ? "pads" : "paddings", {}));
     for (int64_t v : p) pads.push_back(PrimExpr(v));
     KILN_ASSIGN_OR_RETURN(value, ctx.AttrFloat("value", 0.0));
   } else {
-    // Pads fed as a run-time tensor are read into symbolic values.
-    KILN_ASSIGN_OR_RETURN(const KnownInts* k, ctx.ShapeOperand(1, "pads"));
-    pads = k->elems;
+    if (const KnownInts* k = ctx.Known(1)) {
+      pads = k->elems;
+    } else {
+      // Pads fed as a run-time tensor: read when the program runs, the
+      // positive and negative parts apart, since the compiler takes symbolic
+      // values as sizes (>= 0). Padding by max(p, 0), then slicing off
+      // max(-p, 0) at each end, is ONNX's crop for negative pads.
+      KILN_ASSIGN_OR_RETURN(int64_t len, RunTimeShapeLength(ctx, 1, "pads"));
+      KILN_ASSIGN_OR_RETURN(ir::Expr pt, ctx.Input(1));
+      KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* pi, ctx.Info(1));
+      if (pi->dtype != DType::Int64()) { KILN_ASSIGN_OR_RETURN(pt, ctx.Op("astype", {pt}, {{"dtype", AttrS("int64")}})); }
+      ir::Expr zero = ScalarConst(DType::Int64(), 0);
+      KILN_ASSIGN_OR_RETURN(ir::Expr pos, ctx.Op("maximum", {pt, zero}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr neg, ctx.Op("negative", {pt}));
+      KILN_ASSIGN_OR_RETURN(neg, ctx.Op("maximum", {neg, zero}));
+      KILN_ASSIGN_OR_RETURN(pads, ReadShapeAtRunTime(ctx, pos, len, ctx.node().input(1) + "_grow"));
+      KILN_ASSIGN_OR_RETURN(crop, ReadShapeAtRunTime(ctx, neg, len, ctx.node().input(1) + "_crop"));
+    }
     if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(value, ctx.ConstScalar(2, "constant_value")); }
   }
   size_t n = static_cast<size_t>(xi->ndim);
@@ -686,7 +701,7 @@ Status ConvertPad(NodeCtx& ctx) {
     if (pads.size() != 2 * axes.size()) {
       return ctx.Invalid("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
     }
-    std::vector<PrimExpr> full(2 * n, PrimExpr(int64_t{0}));
+    std::vector<PrimExpr> full(2 * n, PrimExpr(int64_t{0})), full_crop(2 * n, PrimExpr(int64_t{0}));
     std::vector<bool> seen(n, false);
     for (size_t i = 0; i < axes.size(); ++i) {
       KILN_ASSIGN_OR_RETURN(int64_t a, NormAxis(axes[i], xi->ndim));
@@ -694,8 +709,13 @@ Status ConvertPad(NodeCtx& ctx) {
       seen[static_cast<size_t>(a)] = true;
       full[static_cast<size_t>(a)] = pads[i];
       full[static_cast<size_t>(a) + n] = pads[i + axes.size()];
+      if (!crop.empty()) {
+        full_crop[static_cast<size_t>(a)] = crop[i];
+        full_crop[static_cast<size_t>(a) + n] = crop[i + axes.size()];
+      }
     }
     pads = full;
+    if (!crop.empty()) crop = full_crop;
   }
   if (pads.size() != 2 * n) return ctx.Invalid("pads has " + std::to_string(pads.size()) + " values, rank " + std::to_string(n) + " needs " + std::to_string(2 * n));
   std::vector<int64_t> consts;
@@ -719,27 +739,15 @@ Status ConvertPad(NodeCtx& ctx) {
     attrs["pad_width"] = AttrInts(w);
     return Set(ctx, ctx.Op("nn.pad", {x}, attrs));
   }
-  // Symbolic pads from shape arithmetic are non-negative by construction;
-  // pads read from a run-time tensor may be negative (ONNX crops then): pad
-  // by max(p, 0), then slice off max(-p, 0) at each end.
-  bool may_crop = false;
-  for (const auto& p : pads) {
-    if (!ConstDim(p) && ctx.importer()->ReadAtRunTime(p)) may_crop = true;
-  }
-  if (!may_crop) return Set(ctx, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
-  std::vector<PrimExpr> grow, axes_e, begin, end, steps;
-  const PrimExpr zero(int64_t{0});
+  if (crop.empty()) return Set(ctx, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
+  KILN_ASSIGN_OR_RETURN(ir::Expr padded, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
+  std::vector<PrimExpr> axes_e, begin, end, steps;
   for (size_t i = 0; i < n; ++i) {
-    PrimExpr b = SimplifyDim(ir::MakeBinary(ir::TirKind::kMax, pads[i], zero));
-    PrimExpr a = SimplifyDim(ir::MakeBinary(ir::TirKind::kMax, pads[i + n], zero));
-    grow.push_back(b);
-    grow.push_back(a);
     axes_e.push_back(PrimExpr(static_cast<int64_t>(i)));
-    begin.push_back(SimplifyDim(ir::MakeBinary(ir::TirKind::kMax, zero - pads[i], zero)));
-    end.push_back(SimplifyDim(xi->shape[i] + b + a - ir::MakeBinary(ir::TirKind::kMax, zero - pads[i + n], zero)));
+    begin.push_back(crop[i]);
+    end.push_back(SimplifyDim(xi->shape[i] + pads[i] + pads[i + n] - crop[i + n]));
     steps.push_back(PrimExpr(int64_t{1}));
   }
-  KILN_ASSIGN_OR_RETURN(ir::Expr padded, ctx.Op("nn.pad", {x, MakeShape(grow)}, attrs));
   return Set(ctx, ctx.Op("strided_slice", {padded, MakeShape(axes_e), MakeShape(begin), MakeShape(end), MakeShape(steps)}));
 }
 

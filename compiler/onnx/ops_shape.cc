@@ -129,8 +129,8 @@ Status ConvertConstant(NodeCtx& ctx) {
 // ConstantOfShape(shape; value = float 0): a constant when the shape is
 // static, R.full otherwise.
 Status ConvertConstantOfShape(NodeCtx& ctx) {
-  const KnownInts* k = ctx.Known(0);
-  if (!k) return ctx.Unsupported("a shape input not known at import time");
+  // A shape fed as a run-time tensor is read into symbolic dimensions.
+  KILN_ASSIGN_OR_RETURN(const KnownInts* k, ctx.ShapeOperand(0, "shape"));
   Tensor value = ScalarTensor(DType::Float32(), 0.0);
   if (const auto* a = ctx.Attr("value")) {
     KILN_ASSIGN_OR_RETURN(value, TensorFromProto(a->t(), ""));

@@ -30,14 +30,13 @@ constexpr int64_t kMaxShapeOperandLength = 64;
 
 }  // namespace
 
-Result<const KnownInts*> NodeCtx::ShapeOperand(size_t i, const char* what) {
-  if (const KnownInts* k = Known(i)) return k;
+Result<int64_t> RunTimeShapeLength(NodeCtx& ctx, size_t i, const char* what) {
   const std::string label = std::string(what) + " (input " + std::to_string(i) + ")";
-  KILN_ASSIGN_OR_RETURN(const Value* v, In(i));
+  KILN_ASSIGN_OR_RETURN(const Value* v, ctx.In(i));
   if (v->constant.defined()) {
     return Unimplemented(label + " must be an integer tensor, got " + v->constant.TypeString());
   }
-  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* info, Info(i));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* info, ctx.Info(i));
   if (!info->has_dtype || (info->dtype != DType::Int64() && info->dtype != DType::Int32())) {
     return InvalidArgument(label + " must be an int64 tensor to be read as a shape, got " +
                            (info->has_dtype ? DTypeName(info->dtype) : std::string("an unknown dtype")));
@@ -46,42 +45,57 @@ Result<const KnownInts*> NodeCtx::ShapeOperand(size_t i, const char* what) {
     return InvalidArgument(label + " must be a 1-d tensor (or a scalar) to be read as a shape, got " +
                            std::to_string(info->ndim) + " dimensions");
   }
-  int64_t n = 1;
-  if (info->ndim == 1) {
-    std::optional<int64_t> len = info->has_shape ? ConstDim(info->shape[0]) : std::nullopt;
-    if (!len) {
-      return Unimplemented(label + " is read as a shape when the program runs, so its length must be static; got " +
-                           (info->has_shape ? "a symbolic length" : std::string("an unknown length")));
-    }
-    if (*len > kMaxShapeOperandLength) {
-      return InvalidArgument(label + " has " + std::to_string(*len) + " elements, more than a shape operand holds (" +
-                             std::to_string(kMaxShapeOperandLength) + ")");
-    }
-    n = *len;
+  if (info->ndim == 0) return int64_t{1};
+  std::optional<int64_t> len = info->has_shape ? ConstDim(info->shape[0]) : std::nullopt;
+  if (!len) {
+    return Unimplemented(label + " is read as a shape when the program runs, so its length must be static; got " +
+                         (info->has_shape ? "a symbolic length" : std::string("an unknown length")));
   }
-  const std::string name = node().input(static_cast<int>(i));
-  KILN_ASSIGN_OR_RETURN(ir::Expr x, Input(i));
-  if (info->ndim == 0) { KILN_ASSIGN_OR_RETURN(x, Op("reshape", {x, MakeShape({ir::PrimExpr(int64_t{1})})})); }
-  KILN_ASSIGN_OR_RETURN(ir::Expr shape, Op("tensor_to_shape", {x}));
+  if (*len > kMaxShapeOperandLength) {
+    return InvalidArgument(label + " has " + std::to_string(*len) + " elements, more than a shape operand holds (" +
+                           std::to_string(kMaxShapeOperandLength) + ")");
+  }
+  return *len;
+}
+
+Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tensor, int64_t n, const std::string& base) {
+  const auto* info = ir::SInfoAs<ir::TensorSInfo>(tensor->struct_info);
+  if (info && info->ndim == 0) {
+    KILN_ASSIGN_OR_RETURN(tensor, ctx.Op("reshape", {tensor, MakeShape({ir::PrimExpr(int64_t{1})})}));
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr shape, ctx.Op("tensor_to_shape", {tensor}));
   // One variable per element, named after the ONNX value so that the IR and
   // run-time messages say where it came from.
-  const std::string base = IdentifierText(name);
-  KnownInts known;
-  known.dtype = info->dtype;
-  if (info->ndim == 1) known.shape = {n};
+  const std::string id = IdentifierText(base);
   std::vector<ir::PrimExpr> vars;
   for (int64_t k = 0; k < n; ++k) {
-    ir::Var made = ir::MakeVar(base + "_" + std::to_string(k));
-    ir::PrimExpr var(made);
-    imp_->run_time_vars().insert(var.as<ir::VarNode>());
+    ir::PrimExpr var(ir::MakeVar(id + "_" + std::to_string(k)));
     vars.push_back(var);
-    known.elems.push_back(var);
   }
-  KILN_RETURN_IF_ERROR(
-      imp_->bb().EmitMatchCast(shape, std::make_shared<ir::ShapeSInfo>(true, vars, static_cast<int>(n)), base + "_shape")
-          .status());
+  KILN_RETURN_IF_ERROR(ctx.importer()
+                           ->bb()
+                           .EmitMatchCast(shape, std::make_shared<ir::ShapeSInfo>(true, vars, static_cast<int>(n)),
+                                          id + "_shape")
+                           .status());
+  return vars;
+}
+
+Result<const KnownInts*> NodeCtx::ShapeOperand(size_t i, const char* what) {
+  if (const KnownInts* k = Known(i)) return k;
+  KILN_ASSIGN_OR_RETURN(int64_t n, RunTimeShapeLength(*this, i, what));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* info, Info(i));
+  const DType dtype = info->dtype;
+  const int ndim = info->ndim;
+  const std::string name = node().input(static_cast<int>(i));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, Input(i));
+  KILN_ASSIGN_OR_RETURN(std::vector<ir::PrimExpr> vars, ReadShapeAtRunTime(*this, x, n, name));
+  KnownInts known;
+  known.dtype = dtype;
+  if (ndim == 1) known.shape = {n};
+  known.elems = vars;
   // Later nodes reading the same value see its variables too; its tensor
   // expression stays as it was.
+  KILN_ASSIGN_OR_RETURN(const Value* v, In(i));
   Value updated = *v;
   updated.known = std::move(known);
   imp_->Set(name, std::move(updated));
