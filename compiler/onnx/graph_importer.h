@@ -184,8 +184,15 @@ std::string Identifier(const std::string& name, std::set<std::string>* used);
 Result<int64_t> RunTimeShapeLength(NodeCtx& ctx, size_t i, const char* what);
 // R.tensor_to_shape(tensor) (n elements) bound to n fresh variables
 // `base`_0, ... by R.match_cast; the variables, which the compiler takes as
-// dimensions (>= 0).
-Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tensor, int64_t n, const std::string& base);
+// dimensions (>= 0). A defined entry k of `expected` stands instead of the
+// fresh variable k: the match then checks the value when the program runs.
+Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tensor, int64_t n, const std::string& base,
+                                                     const std::vector<ir::PrimExpr>& expected = {});
+
+// A scalar operand (input i, one int value) that may be negative, read when
+// the program runs as p - m with p = max(v, 0) and m = max(-v, 0) bound to
+// variables apart (the compiler takes symbolic values as sizes, >= 0).
+Result<ir::PrimExpr> SignedRunTimeScalar(NodeCtx& ctx, size_t i, const char* what);
 
 // A data-dependent size: `count` (a one-element int64 tensor, >= 0) read when
 // the program runs and bound to a fresh variable (`name`_len) that later

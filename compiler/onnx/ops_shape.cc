@@ -678,8 +678,9 @@ Status ConvertGatherElements(NodeCtx& ctx) {
 
 Status ConvertExpand(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
-  const KnownInts* k = ctx.Known(1);
-  if (!k) return ctx.Unsupported("a shape input not known at import time");
+  // A shape fed as a run-time tensor is read into symbolic dimensions; where
+  // the input's dimension is not 1 the shape's must be 1 or equal to it.
+  KILN_ASSIGN_OR_RETURN(const KnownInts* k, ctx.ShapeOperand(1, "shape"));
   // Bidirectional broadcasting of the input's shape and the given one.
   size_t n = std::max(xi->shape.size(), k->elems.size());
   std::vector<PrimExpr> out(n);

@@ -58,7 +58,8 @@ Result<int64_t> RunTimeShapeLength(NodeCtx& ctx, size_t i, const char* what) {
   return *len;
 }
 
-Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tensor, int64_t n, const std::string& base) {
+Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tensor, int64_t n, const std::string& base,
+                                                     const std::vector<ir::PrimExpr>& expected) {
   const auto* info = ir::SInfoAs<ir::TensorSInfo>(tensor->struct_info);
   if (info && info->ndim == 0) {
     KILN_ASSIGN_OR_RETURN(tensor, ctx.Op("reshape", {tensor, MakeShape({ir::PrimExpr(int64_t{1})})}));
@@ -69,6 +70,10 @@ Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tens
   const std::string id = IdentifierText(base);
   std::vector<ir::PrimExpr> vars;
   for (int64_t k = 0; k < n; ++k) {
+    if (static_cast<size_t>(k) < expected.size() && expected[static_cast<size_t>(k)].defined()) {
+      vars.push_back(expected[static_cast<size_t>(k)]);  // checked by the match when the program runs
+      continue;
+    }
     ir::PrimExpr var(ir::MakeVar(id + "_" + std::to_string(k)));
     vars.push_back(var);
   }
@@ -100,6 +105,22 @@ Result<const KnownInts*> NodeCtx::ShapeOperand(size_t i, const char* what) {
   updated.known = std::move(known);
   imp_->Set(name, std::move(updated));
   return Known(i);
+}
+
+Result<ir::PrimExpr> SignedRunTimeScalar(NodeCtx& ctx, size_t i, const char* what) {
+  KILN_ASSIGN_OR_RETURN(int64_t n, RunTimeShapeLength(ctx, i, what));
+  if (n != 1) return InvalidArgument(std::string(what) + " (input " + std::to_string(i) + ") must hold one value");
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* info, ctx.Info(i));
+  KILN_ASSIGN_OR_RETURN(ir::Expr t, ctx.Input(i));
+  if (info->dtype != DType::Int64()) { KILN_ASSIGN_OR_RETURN(t, ctx.Op("astype", {t}, {{"dtype", AttrS("int64")}})); }
+  ir::Expr zero = ScalarConst(DType::Int64(), 0);
+  KILN_ASSIGN_OR_RETURN(ir::Expr pos, ctx.Op("maximum", {t, zero}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr neg, ctx.Op("negative", {t}));
+  KILN_ASSIGN_OR_RETURN(neg, ctx.Op("maximum", {neg, zero}));
+  const std::string name = ctx.node().input(static_cast<int>(i));
+  KILN_ASSIGN_OR_RETURN(std::vector<ir::PrimExpr> p, ReadShapeAtRunTime(ctx, pos, 1, name + "_pos"));
+  KILN_ASSIGN_OR_RETURN(std::vector<ir::PrimExpr> m, ReadShapeAtRunTime(ctx, neg, 1, name + "_neg"));
+  return p[0] - m[0];
 }
 
 Result<ir::PrimExpr> RunTimeSize(NodeCtx& ctx, ir::Expr count, const std::string& name) {

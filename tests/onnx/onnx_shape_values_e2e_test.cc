@@ -71,6 +71,31 @@ TEST(OnnxShapeValuesE2E, RangeOfRunTimeBoundsHasADataDependentLength) {
   EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{0}));
 }
 
+TEST(OnnxShapeValuesE2E, TopKWithRunTimeK) {
+  B m(11);
+  m.Input("x", TensorProto::FLOAT, {2, 4});
+  m.Input("k", TensorProto::INT64, {1});
+  m.Node("TopK", {"x", "k"}, {"v", "i"});
+  m.Node("Neg", {"v"}, {"nv"});  // a later operator over the symbolic K
+  m.Output("nv");
+  m.Output("i", TensorProto::INT64);
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  Tensor x = F32({2, 4}, {3, 1, 4, 1, 5, 9, 2, 6});
+  auto r = RunMain(module.value(), {x, I64({1}, {2})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Values(r.value()[0]), (std::vector<float>{-4, -3, -9, -6}));
+  EXPECT_EQ(Values(r.value()[1]), (std::vector<float>{2, 0, 1, 3}));
+  r = RunMain(module.value(), {x, I64({1}, {1})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{2, 1}));
+  EXPECT_EQ(Values(r.value()[0]), (std::vector<float>{-4, -9}));
+  // K beyond the axis is cut to it, never read outside the input.
+  r = RunMain(module.value(), {x, I64({1}, {7})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{2, 4}));
+}
+
 TEST(OnnxShapeValuesE2E, SymbolicDimensionUsedAsDataBecomesATensor) {
   // nudenet's anchors: Cast(Gather(Shape(x), 2)) to float, used as data.
   B m(13);

@@ -5,6 +5,11 @@
 //
 // usage: kiln-onnx-conformance [--data=DIR] [--filter=SUBSTRING] [--markdown |
 //            --expected-failures] [--no-fork] [--timeout=SECONDS] [--threads=N]
+//            [--inputs-as-defined]
+//
+// --inputs-as-defined feeds every graph input as a call argument, the
+// attribute-like operands (shapes, pads, axes, K) too, instead of binding
+// those as constants at import.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,7 +27,7 @@ namespace {
 
 const char kUsage[] =
     "usage: kiln-onnx-conformance [--data=DIR] [--filter=SUBSTRING] [--markdown | --expected-failures]\n"
-    "           [--no-fork] [--timeout=SECONDS] [--threads=N]\n";
+    "           [--no-fork] [--timeout=SECONDS] [--threads=N] [--inputs-as-defined]\n";
 
 bool Flag(const std::string& arg, const char* name, std::string* value) {
   const std::string prefix = std::string(name) + "=";
@@ -47,6 +52,7 @@ int main(int argc, char** argv) {
     else if (arg == "--markdown") markdown = true;
     else if (arg == "--expected-failures") expected = true;
     else if (arg == "--no-fork") options.isolate = false;
+    else if (arg == "--inputs-as-defined") options.inputs_as_defined = true;
     else {
       std::cerr << "kiln-onnx-conformance: unknown argument '" << arg << "'\n" << kUsage;
       return 2;
