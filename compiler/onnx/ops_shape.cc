@@ -282,6 +282,61 @@ Result<std::vector<PrimExpr>> ReshapeTarget(NodeCtx& ctx, const ir::TensorSInfo&
   return out;
 }
 
+// Reshape to a shape fed as a run-time tensor: its 0 entries (copy the
+// input's dimension, unless allowzero) and -1 entry (the rest) are resolved
+// when the program runs, with tensor arithmetic on the shape and the input's
+// dimensions; the result is read into symbolic dimensions. The product of
+// the shape is read with it and matched against the input's element count,
+// so an inconsistent shape is an error when the program runs, never a kernel
+// reading outside its input.
+Status ConvertRunTimeReshape(NodeCtx& ctx, const ir::TensorSInfo& xi) {
+  KILN_ASSIGN_OR_RETURN(int64_t n, RunTimeShapeLength(ctx, 1, "shape"));
+  KILN_ASSIGN_OR_RETURN(int64_t allowzero, ctx.AttrInt("allowzero", 0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(1));
+  KILN_ASSIGN_OR_RETURN(ir::Expr s, ctx.Input(1));
+  if (si->ndim == 0) { KILN_ASSIGN_OR_RETURN(s, ctx.Op("reshape", {s, MakeShape({PrimExpr(int64_t{1})})})); }
+  if (si->dtype != DType::Int64()) { KILN_ASSIGN_OR_RETURN(s, ctx.Op("astype", {s}, {{"dtype", AttrS("int64")}})); }
+  const int64_t r = static_cast<int64_t>(xi.shape.size());
+  auto slice = [&](const ir::Expr& t, int64_t b, int64_t e) {
+    return ctx.Op("strided_slice", {t}, {{"axes", AttrInts({0})}, {"begin", AttrInts({b})}, {"end", AttrInts({e})},
+                                         {"strides", AttrInts({1})}});
+  };
+  const int64_t m = std::min(n, r);
+  ir::Expr d = s;
+  if (!allowzero && m > 0) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr xs, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape(xi.shape)}, {})));
+    KILN_ASSIGN_OR_RETURN(ir::Expr head, slice(s, 0, m));
+    KILN_ASSIGN_OR_RETURN(ir::Expr xhead, slice(xs, 0, m));
+    KILN_ASSIGN_OR_RETURN(ir::Expr zero, ctx.Op("equal", {head, ScalarConst(DType::Int64(), 0)}));
+    KILN_ASSIGN_OR_RETURN(head, ctx.Op("where", {zero, xhead, head}));
+    d = head;
+    if (n > m) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr tail, slice(s, m, n));
+      KILN_ASSIGN_OR_RETURN(d, ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{head, tail})},
+                                      {{"axis", AttrI(0)}}));
+    }
+  }
+  PrimExpr total(int64_t{1});
+  for (const auto& dim : xi.shape) total = total * dim;
+  total = SimplifyDim(total);
+  KILN_ASSIGN_OR_RETURN(ir::Expr total_t, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape({total})}, {})));
+  KILN_ASSIGN_OR_RETURN(ir::Expr infer, ctx.Op("equal", {d, ScalarConst(DType::Int64(), -1)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr rest, ctx.Op("where", {infer, ScalarConst(DType::Int64(), 1), d}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr part, ctx.Op("prod", {rest}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr safe, ctx.Op("maximum", {part, ScalarConst(DType::Int64(), 1)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr missing, ctx.Op("floor_divide", {total_t, safe}));
+  KILN_ASSIGN_OR_RETURN(d, ctx.Op("where", {infer, missing, d}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr count, ctx.Op("prod", {d}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr with_count,
+                        ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{d, count})}, {{"axis", AttrI(0)}}));
+  std::vector<PrimExpr> expected(static_cast<size_t>(n) + 1);
+  expected[static_cast<size_t>(n)] = total;
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ReadShapeAtRunTime(ctx, with_count, n + 1, ctx.node().input(1), expected));
+  dims.pop_back();
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("reshape", {x, MakeShape(dims)}));
+}
+
 Status ConvertReshape(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KnownInts shape;
@@ -290,7 +345,7 @@ Status ConvertReshape(NodeCtx& ctx) {
     for (int64_t v : s) shape.elems.push_back(PrimExpr(v));
   } else {
     const KnownInts* k = ctx.Known(1);
-    if (!k) return ctx.Unsupported("a shape input not known at import time");
+    if (!k) return ConvertRunTimeReshape(ctx, *xi);
     shape = *k;
   }
   KILN_ASSIGN_OR_RETURN(int64_t allowzero, ctx.AttrInt("allowzero", 0));

@@ -71,6 +71,33 @@ TEST(OnnxShapeValuesE2E, RangeOfRunTimeBoundsHasADataDependentLength) {
   EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{0}));
 }
 
+TEST(OnnxShapeValuesE2E, ReshapeWithRunTimeShapeResolvesZeroAndMinusOne) {
+  B m(14);
+  m.Input("x", TensorProto::FLOAT, {2, 3, 4});
+  m.Input("shape", TensorProto::INT64, {2});
+  m.Node("Reshape", {"x", "shape"}, {"r"});
+  m.Node("Neg", {"r"}, {"y"});
+  m.Output("y");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<float> v(24);
+  for (int i = 0; i < 24; ++i) v[i] = static_cast<float>(i);
+  Tensor x = F32({2, 3, 4}, v);
+  for (const auto& c : std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+           {{0, -1}, {2, 12}}, {{-1, 4}, {6, 4}}, {{4, 6}, {4, 6}}}) {
+    auto r = RunMain(module.value(), {x, I64({2}, c.first)});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r.value()[0].shape(), c.second);
+    EXPECT_EQ(Values(r.value()[0])[5], -5.0f);
+  }
+  // A shape whose product is not the element count fails when the program
+  // runs, naming the shape operand; no kernel reads outside the input.
+  auto r = RunMain(module.value(), {x, I64({2}, {5, 5})});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("shape_shape"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("expected 24, got 25"), std::string::npos) << r.status().message();
+}
+
 TEST(OnnxShapeValuesE2E, TopKWithRunTimeK) {
   B m(11);
   m.Input("x", TensorProto::FLOAT, {2, 4});
