@@ -123,6 +123,7 @@ void AddReduceConverters(ConverterTable* t);
 void AddResizeConverters(ConverterTable* t);
 void AddControlFlowConverters(ConverterTable* t);
 void AddRnnConverters(ConverterTable* t);
+void AddDataDependentConverters(ConverterTable* t);  // NonZero (ops_nonzero.cc)
 // The table of every operator the importer knows.
 const ConverterTable& Converters();
 

@@ -98,6 +98,28 @@ TEST(OnnxShapeValuesE2E, ReshapeWithRunTimeShapeResolvesZeroAndMinusOne) {
   EXPECT_NE(r.status().message().find("expected 24, got 25"), std::string::npos) << r.status().message();
 }
 
+TEST(OnnxShapeValuesE2E, NonZeroAllocatesItsOutputAfterCountingAndLaterOpsUseTheCount) {
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {2, 3});
+  m.Node("NonZero", {"x"}, {"nz"});
+  auto* t = m.Node("Transpose", {"nz"}, {"y"});  // (n, 2): a later operator over the count
+  B::AttrInts(t, "perm", {1, 0});
+  m.Output("y", TensorProto::INT64);
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto r = RunMain(module.value(), {F32({2, 3}, {0, 5, 0, 7, 0, 1})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ(Values(r.value()[0]), (std::vector<float>{0, 1, 1, 0, 1, 2}));
+  r = RunMain(module.value(), {F32({2, 3}, {0, 0, 0, 0, 0, 0})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{0, 2}));
+  r = RunMain(module.value(), {F32({2, 3}, {1, 1, 1, 1, 1, 1})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{6, 2}));
+  EXPECT_EQ(Values(r.value()[0]), (std::vector<float>{0, 0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 2}));
+}
+
 TEST(OnnxShapeValuesE2E, TopKWithRunTimeK) {
   B m(11);
   m.Input("x", TensorProto::FLOAT, {2, 4});
