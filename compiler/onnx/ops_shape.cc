@@ -534,6 +534,39 @@ Status ConvertConcat(NodeCtx& ctx) {
   return Set(ctx, ctx.Op("concat", {std::make_shared<ir::TupleExpr>(parts)}, {{"axis", AttrI(axis)}}));
 }
 
+// Split by sizes fed as a run-time tensor: the sizes, and their sum, read
+// into symbolic values when the program runs; the sum is matched against the
+// axis (sizes that do not add up are a run-time error, never a read outside
+// the input), each part a strided_slice from the sum of the sizes before it.
+Status ConvertRunTimeSplit(NodeCtx& ctx, const ir::TensorSInfo& xi, int64_t axis) {
+  KILN_ASSIGN_OR_RETURN(int64_t len, RunTimeShapeLength(ctx, 1, "split"));
+  const size_t n = ctx.NumOutputs();
+  if (static_cast<size_t>(len) != n) {
+    return ctx.Invalid("split has " + std::to_string(len) + " sizes for " + std::to_string(n) + " outputs");
+  }
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(1));
+  KILN_ASSIGN_OR_RETURN(ir::Expr s, ctx.Input(1));
+  if (si->ndim == 0) { KILN_ASSIGN_OR_RETURN(s, ctx.Op("reshape", {s, MakeShape({PrimExpr(int64_t{1})})})); }
+  if (si->dtype != DType::Int64()) { KILN_ASSIGN_OR_RETURN(s, ctx.Op("astype", {s}, {{"dtype", AttrS("int64")}})); }
+  KILN_ASSIGN_OR_RETURN(ir::Expr sum, ctx.Op("sum", {s}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr with_sum,
+                        ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{s, sum})}, {{"axis", AttrI(0)}}));
+  std::vector<PrimExpr> expected(n + 1);
+  expected[n] = xi.shape[static_cast<size_t>(axis)];
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> sizes,
+                        ReadShapeAtRunTime(ctx, with_sum, static_cast<int64_t>(n) + 1, ctx.node().input(1), expected));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  PrimExpr begin(int64_t{0});
+  for (size_t i = 0; i < n; ++i) {
+    PrimExpr end = SimplifyDim(begin + sizes[i]);
+    KILN_ASSIGN_OR_RETURN(ir::Expr part, ctx.Op("strided_slice", {x, MakeShape({PrimExpr(axis)}), MakeShape({begin}),
+                                                                  MakeShape({end}), MakeShape({PrimExpr(int64_t{1})})}));
+    ctx.SetOutput(i, part);
+    begin = end;
+  }
+  return Status::Ok();
+}
+
 Status ConvertSplit(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
@@ -542,6 +575,7 @@ Status ConvertSplit(NodeCtx& ctx) {
   if (ctx.opset() < 13 && ctx.HasAttr("split")) {
     KILN_ASSIGN_OR_RETURN(split, ctx.AttrInts("split", {}));
   } else if (ctx.opset() >= 13 && ctx.HasInput(1)) {
+    if (!ctx.Known(1) && !ctx.In(1).value()->constant.defined()) return ConvertRunTimeSplit(ctx, *xi, axis);
     KILN_ASSIGN_OR_RETURN(split, ctx.ConstInts(1, "split"));
   }
   size_t n = ctx.NumOutputs();

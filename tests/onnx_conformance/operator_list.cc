@@ -17,7 +17,9 @@ const std::vector<std::string>& Issue7Operators() {
       "ConstantOfShape", "Constant", "Range", "Identity", "Dropout", "ReduceMean", "ReduceSum",
       "ReduceMax", "ReduceMin", "ReduceProd", "ArgMax", "Trilu", "CumSum", "TopK", "Einsum",
       // issue 20 §2: recurrent layers
-      "LSTM", "GRU", "RNN"};
+      "LSTM", "GRU", "RNN",
+      // issue 20 §1: a data-dependent output size
+      "NonZero"};
   return kOps;
 }
 

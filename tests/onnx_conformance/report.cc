@@ -57,7 +57,7 @@ std::string MarkdownReport(const std::vector<TestRow>& rows, const std::string& 
   }
   os << "Selected node tests: " << rows.size() << " — pass " << total.pass << ", fail " << total.fail
      << ", out of scope " << total.out << ". " << binding
-     << " of them feed attribute-like operands as graph inputs, bound as constants at import.\n\n";
+     << " of them feed attribute-like operands as graph inputs (the preamble says how they are taken).\n\n";
   os << "| operator | tests | pass | fail | out of scope | status |\n|---|---|---|---|---|---|\n";
   for (const std::string& op : ops) {
     auto it = by_op.find(op);
