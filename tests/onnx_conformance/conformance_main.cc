@@ -90,8 +90,11 @@ int main(int argc, char** argv) {
                                               : " > docs/onnx_conformance.md") +
         "` (the binary is\n"
         "`<build>/tests/onnx_conformance/kiln-onnx-conformance`; " + std::string(date) + ").\n"
-        "The same tests run in `make test` as the ctests `kiln_onnx_conformance_*`, against\n"
-        "`tests/onnx_conformance/expected_failures.txt`.\n\n"
+        + std::string(options.inputs_as_defined
+                          ? "Not a ctest: `make test` runs the tests with attribute-like operands bound\n"
+                            "(docs/onnx_conformance.md) as `kiln_onnx_conformance_*`.\n\n"
+                          : "The same tests run in `make test` as the ctests `kiln_onnx_conformance_*`, against\n"
+                            "`tests/onnx_conformance/expected_failures.txt`.\n\n") +
         "Data: Debian's `libonnx-testdata` (`" + data + "`). A test is selected when every node\n"
         "of its graph is an operator of issue 7 §1; it counts under its only node's `op_type`, or under\n"
         "\"" + kSeveralOperators + "\" for graphs of several nodes (the `_expanded` function bodies).\n"
