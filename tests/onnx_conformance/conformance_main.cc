@@ -115,7 +115,7 @@ int main(int argc, char** argv) {
         "the Kiln runtime has no dtype for, and tests written for opsets before 7.\n\n";
     std::cout << MarkdownReport(rows, preamble);
   }
-  if (expected) std::cout << ExpectedFailuresText(rows);
+  if (expected) std::cout << ExpectedFailuresText(rows, options.inputs_as_defined);
   std::fprintf(stderr, "%zu tests, %d failed, %.1f s in all\n", rows.size(), failed, total_seconds);
   return 0;
 }
