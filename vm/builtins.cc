@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "runtime/tensor.h"
+#include "vm/builtins_shape_value.h"
 #include "vm/call_state.h"
 #include "vm/frame.h"
 
@@ -420,6 +421,14 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
     case Builtin::kHeapLoad:
       *out = Any(frame.heap[args[0].value]);
       return Status::Ok();
+    case Builtin::kTensorToShape: {
+      Any tmp;
+      return TensorToShape(ArgValue(args[0], frame, src, &tmp), ContextString(args[1], src), out);
+    }
+    case Builtin::kShapeToTensor: {
+      Any tmp;
+      return ShapeToTensor(ArgValue(args[0], frame, src, &tmp), CallAllocator(), function, out);
+    }
     case Builtin::kLoop:  // runs in the interpreter (vm/loop.cc)
     case Builtin::kCount:
       break;

@@ -333,6 +333,7 @@ class FunctionVerifier {
         return Status::Ok();
       case Builtin::kCopy:
       case Builtin::kToBool:
+      case Builtin::kShapeToTensor:
         return NeedCount(ins, name, 1);
       case Builtin::kLoop: {
         if (ins.num_args < 7) return Fail(word_, StrFormat("%s takes at least 7 arguments", name));
@@ -354,6 +355,9 @@ class FunctionVerifier {
         }
         return Status::Ok();
       }
+      case Builtin::kTensorToShape:
+        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 2));
+        return NeedStringConstant(ins, 1, "the context");
       case Builtin::kCount:
         break;
     }

@@ -292,6 +292,7 @@ const ConverterTable& Converters() {
     AddControlFlowConverters(t);
     AddLoopConverters(t);
     AddRnnConverters(t);
+    AddDataDependentConverters(t);
     return t;
   }();
   return *table;
@@ -323,13 +324,9 @@ Result<ir::Expr> Importer::ExprOf(const std::string& name) {
   if (v.known) {
     std::optional<Tensor> t = KnownToTensor(*v.known);
     if (!t) {
-      std::string dims;
-      for (const auto& e : v.known->elems) {
-        if (ConstDim(e)) continue;
-        if (const auto* var = e.as<ir::VarNode>()) dims += (dims.empty() ? "" : ", ") + var->name;
-      }
-      return Unimplemented("value \"" + name + "\" holds symbolic dimensions" + (dims.empty() ? "" : " (" + dims + ")") +
-                           " and is used as a tensor; only shape operands may depend on symbolic dimensions");
+      // Symbolic dimensions used as data: computed when the program runs.
+      KILN_ASSIGN_OR_RETURN(v.expr, MaterializeKnown(bb_, *v.known));
+      return v.expr;
     }
     v.constant = *t;
     v.expr = MakeConstant(*t);

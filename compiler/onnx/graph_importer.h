@@ -75,6 +75,10 @@ class NodeCtx {
   // Known integer contents of input i (all constant), or an error saying
   // `what` must be a constant.
   Result<std::vector<int64_t>> ConstInts(size_t i, const char* what) const;
+  // The contents of input i as shape values: known contents, or (for a
+  // run-time int64/int32 tensor of static length) fresh symbolic variables
+  // read when the program runs (shape_values.cc). Errors name `what`.
+  Result<const KnownInts*> ShapeOperand(size_t i, const char* what);
   // A constant scalar (or one-element tensor) input as double.
   Result<double> ConstScalar(size_t i, const char* what) const;
 
@@ -120,6 +124,7 @@ void AddResizeConverters(ConverterTable* t);
 void AddControlFlowConverters(ConverterTable* t);
 void AddLoopConverters(ConverterTable* t);
 void AddRnnConverters(ConverterTable* t);
+void AddDataDependentConverters(ConverterTable* t);  // NonZero (ops_nonzero.cc)
 // The table of every operator the importer knows.
 const ConverterTable& Converters();
 
@@ -174,6 +179,31 @@ Value ConstantValue(const Tensor& t);
 // IdentifierText(name) made unique among `used` (which then holds it):
 // "x", "x_1", ...
 std::string Identifier(const std::string& name, std::set<std::string>* used);
+
+// For a shape operand that only arrives as a run-time tensor (input i of the
+// node): its length, after checking it is an int64/int32 tensor of rank <= 1
+// and static length (errors name `what`).
+Result<int64_t> RunTimeShapeLength(NodeCtx& ctx, size_t i, const char* what);
+// R.tensor_to_shape(tensor) (n elements) bound to n fresh variables
+// `base`_0, ... by R.match_cast; the variables, which the compiler takes as
+// dimensions (>= 0). A defined entry k of `expected` stands instead of the
+// fresh variable k: the match then checks the value when the program runs.
+Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tensor, int64_t n, const std::string& base,
+                                                     const std::vector<ir::PrimExpr>& expected = {});
+
+// A scalar operand (input i, one int value) that may be negative, read when
+// the program runs as p - m with p = max(v, 0) and m = max(-v, 0) bound to
+// variables apart (the compiler takes symbolic values as sizes, >= 0).
+Result<ir::PrimExpr> SignedRunTimeScalar(NodeCtx& ctx, size_t i, const char* what);
+
+// A data-dependent size: `count` (a one-element int64 tensor, >= 0) read when
+// the program runs and bound to a fresh variable (`name`_len) that later
+// operators use symbolically (shape_values.cc).
+Result<ir::PrimExpr> RunTimeSize(NodeCtx& ctx, ir::Expr count, const std::string& name);
+
+// A value known as (symbolic) shape arithmetic as a tensor of its shape and
+// dtype, computed when the program runs (R.shape_to_tensor; shape_values.cc).
+Result<ir::Expr> MaterializeKnown(builder::BlockBuilder& bb, const KnownInts& known);
 
 // The DType's name for R.astype / dtype attributes ("float32").
 std::string DTypeName(DType t);

@@ -203,10 +203,18 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
          m.InitializerI64("s", {2}, {2, 4});
          Op(m, "Expand", {"x", "s"});
        }, "cannot broadcast dimension 3 to 4"},
-      {"expand unknown", {2, 3}, [](B& m) {
-         m.Input("s", TensorProto::INT64, {2});
+      {"expand run-time shape of unknown length", {2, 3}, [](B& m) {
+         m.Input("s", TensorProto::INT64, {"r"});
          Op(m, "Expand", {"x", "s"});
-       }, "a shape input not known at import time"},
+       }, "shape (input 1) is read as a shape when the program runs, so its length must be static; got a symbolic length"},
+      {"pads run-time tensor of two dimensions", {2, 3}, [](B& m) {
+         m.Input("p", TensorProto::INT64, {2, 2});
+         Op(m, "Pad", {"x", "p"});
+       }, "pads (input 1) must be a 1-d tensor (or a scalar) to be read as a shape, got 2 dimensions"},
+      {"trilu run-time k of two values", {2, 3}, [](B& m) {
+         m.Input("k", TensorProto::INT64, {2});
+         Op(m, "Trilu", {"x", "k"});
+       }, "k (input 1) must hold one value"},
       {"constant sparse", {2}, [](B& m) {
          auto* n = Op(m, "Constant", {}, {"c"});
          auto* a = n->add_attribute();
@@ -218,11 +226,11 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
          Op(m, "Constant", {}, {"c"});
          Op(m, "Add", {"x", "c"});
        }, "has no value attribute"},
-      {"range unknown", {2}, [](B& m) {
-         m.Input("l", TensorProto::FLOAT, {});
+      {"range run-time limit not a scalar", {2}, [](B& m) {
+         m.Input("l", TensorProto::FLOAT, {1});
          m.Initializer("s", {}, {0});
          Op(m, "Range", {"s", "l", "s"});
-       }, "start, limit and delta that are not known at import time"},
+       }, "start, limit and delta must be scalars of one dtype"},
       {"topk sorted", {4}, [](B& m) {
          m.InitializerI64("k", {1}, {2});
          B::AttrInt(Op(m, "TopK", {"x", "k"}, {"y", "i"}), "sorted", 0);

@@ -337,11 +337,11 @@ TEST(OnnxImporter, InputValuesBindGraphInputsAsConstants) {
   ASSERT_TRUE(mod.ok()) << mod.status().ToString();
   EXPECT_EQ(mod->FindRelax("main")->params.size(), 1u);
   EXPECT_NE(Text(*mod).find("R.reshape(x, R.shape([3, 4]))"), std::string::npos) << Text(*mod);
-  // Without the value the shape is unknown at import time.
+  // Without the value the shape is a parameter, read when the program runs.
   auto unbound = Import(m);
-  ASSERT_FALSE(unbound.ok());
-  EXPECT_NE(unbound.status().message().find("node #0 Reshape (opset 13): a shape input not known at import time"),
-            std::string::npos) << unbound.status().message();
+  ASSERT_TRUE(unbound.ok()) << unbound.status().ToString();
+  EXPECT_EQ(unbound->FindRelax("main")->params.size(), 2u);
+  EXPECT_NE(Text(*unbound).find("R.tensor_to_shape("), std::string::npos) << Text(*unbound);
   options.input_values["nope"] = shape;
   auto bad = Import(m, options);
   ASSERT_FALSE(bad.ok());
@@ -442,14 +442,31 @@ TEST(OnnxImporter, ExtremeAttributeValuesDoNotCrash) {
   EXPECT_EQ(imports, static_cast<int>(cases.size() * values.size()));
 }
 
-TEST(OnnxImporter, SymbolicValueUsedAsTensorIsAnError) {
+TEST(OnnxImporter, SymbolicValueUsedAsTensorBecomesShapeToTensor) {
   OnnxModelBuilder m(13);
   m.Input("x", TensorProto::FLOAT, {"n", 3});
   m.Node("Shape", {"x"}, {"s"});
   m.Output("s", TensorProto::INT64);
   auto mod = Import(m);
-  ASSERT_FALSE(mod.ok());
-  EXPECT_NE(mod.status().message().find("holds symbolic dimensions (n)"), std::string::npos) << mod.status().message();
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  const std::string text = Text(mod.value());
+  EXPECT_NE(text.find("R.shape_to_tensor(R.shape([n, 3]))"), std::string::npos) << text;
+}
+
+TEST(OnnxImporter, RunTimeShapeOperandIsReadIntoSymbolicVariables) {
+  OnnxModelBuilder m(13);
+  m.Input("x", TensorProto::FLOAT, {2, 3});
+  m.Input("pads", TensorProto::INT64, {4});
+  m.Node("Pad", {"x", "pads"}, {"y"});
+  m.Output("y");
+  auto mod = Import(m);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  const std::string text = Text(mod.value());
+  // Read as two shapes (max(p, 0) and max(-p, 0)): the padding and the crop.
+  EXPECT_NE(text.find("R.tensor_to_shape("), std::string::npos) << text;
+  EXPECT_NE(text.find("R.Shape([pads_grow_0, pads_grow_1, pads_grow_2, pads_grow_3])"), std::string::npos) << text;
+  EXPECT_NE(text.find("R.Shape([pads_crop_0, pads_crop_1, pads_crop_2, pads_crop_3])"), std::string::npos) << text;
+  EXPECT_NE(text.find("R.strided_slice("), std::string::npos) << text;
 }
 
 }  // namespace

@@ -665,18 +665,30 @@ Status ConvertPad(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(std::string mode, ctx.AttrString("mode", "constant"));
   if (mode != "constant" && mode != "reflect" && mode != "edge") return ctx.Unsupported("mode=\"" + mode + "\"");
   // Pads may come from shape arithmetic ((h + 31) // 32 * 32 - h): symbolic.
-  std::vector<PrimExpr> pads;
+  std::vector<PrimExpr> pads, crop;  // crop: negative pads read at run time, negated
   double value = 0;
   if (ctx.opset() < 11) {
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> p, ctx.AttrInts(ctx.HasAttr("pads") ? "pads" : "paddings", {}));
     for (int64_t v : p) pads.push_back(PrimExpr(v));
     KILN_ASSIGN_OR_RETURN(value, ctx.AttrFloat("value", 0.0));
   } else {
-    const KnownInts* k = ctx.Known(1);
-    if (!k) {
-      KILN_RETURN_IF_ERROR(ctx.ConstInts(1, "pads").status());
-    } else {
+    if (const KnownInts* k = ctx.Known(1)) {
       pads = k->elems;
+    } else {
+      // Pads fed as a run-time tensor: read when the program runs, the
+      // positive and negative parts apart, since the compiler takes symbolic
+      // values as sizes (>= 0). Padding by max(p, 0), then slicing off
+      // max(-p, 0) at each end, is ONNX's crop for negative pads.
+      KILN_ASSIGN_OR_RETURN(int64_t len, RunTimeShapeLength(ctx, 1, "pads"));
+      KILN_ASSIGN_OR_RETURN(ir::Expr pt, ctx.Input(1));
+      KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* pi, ctx.Info(1));
+      if (pi->dtype != DType::Int64()) { KILN_ASSIGN_OR_RETURN(pt, ctx.Op("astype", {pt}, {{"dtype", AttrS("int64")}})); }
+      ir::Expr zero = ScalarConst(DType::Int64(), 0);
+      KILN_ASSIGN_OR_RETURN(ir::Expr pos, ctx.Op("maximum", {pt, zero}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr neg, ctx.Op("negative", {pt}));
+      KILN_ASSIGN_OR_RETURN(neg, ctx.Op("maximum", {neg, zero}));
+      KILN_ASSIGN_OR_RETURN(pads, ReadShapeAtRunTime(ctx, pos, len, ctx.node().input(1) + "_grow"));
+      KILN_ASSIGN_OR_RETURN(crop, ReadShapeAtRunTime(ctx, neg, len, ctx.node().input(1) + "_crop"));
     }
     if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(value, ctx.ConstScalar(2, "constant_value")); }
   }
@@ -689,7 +701,7 @@ Status ConvertPad(NodeCtx& ctx) {
     if (pads.size() != 2 * axes.size()) {
       return ctx.Invalid("pads has " + std::to_string(pads.size()) + " values for " + std::to_string(axes.size()) + " axes");
     }
-    std::vector<PrimExpr> full(2 * n, PrimExpr(int64_t{0}));
+    std::vector<PrimExpr> full(2 * n, PrimExpr(int64_t{0})), full_crop(2 * n, PrimExpr(int64_t{0}));
     std::vector<bool> seen(n, false);
     for (size_t i = 0; i < axes.size(); ++i) {
       KILN_ASSIGN_OR_RETURN(int64_t a, NormAxis(axes[i], xi->ndim));
@@ -697,8 +709,13 @@ Status ConvertPad(NodeCtx& ctx) {
       seen[static_cast<size_t>(a)] = true;
       full[static_cast<size_t>(a)] = pads[i];
       full[static_cast<size_t>(a) + n] = pads[i + axes.size()];
+      if (!crop.empty()) {
+        full_crop[static_cast<size_t>(a)] = crop[i];
+        full_crop[static_cast<size_t>(a) + n] = crop[i + axes.size()];
+      }
     }
     pads = full;
+    if (!crop.empty()) crop = full_crop;
   }
   if (pads.size() != 2 * n) return ctx.Invalid("pads has " + std::to_string(pads.size()) + " values, rank " + std::to_string(n) + " needs " + std::to_string(2 * n));
   std::vector<int64_t> consts;
@@ -722,7 +739,16 @@ Status ConvertPad(NodeCtx& ctx) {
     attrs["pad_width"] = AttrInts(w);
     return Set(ctx, ctx.Op("nn.pad", {x}, attrs));
   }
-  return Set(ctx, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
+  if (crop.empty()) return Set(ctx, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
+  KILN_ASSIGN_OR_RETURN(ir::Expr padded, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
+  std::vector<PrimExpr> axes_e, begin, end, steps;
+  for (size_t i = 0; i < n; ++i) {
+    axes_e.push_back(PrimExpr(static_cast<int64_t>(i)));
+    begin.push_back(crop[i]);
+    end.push_back(SimplifyDim(xi->shape[i] + pads[i] + pads[i + n] - crop[i + n]));
+    steps.push_back(PrimExpr(int64_t{1}));
+  }
+  return Set(ctx, ctx.Op("strided_slice", {padded, MakeShape(axes_e), MakeShape(begin), MakeShape(end), MakeShape(steps)}));
 }
 
 }  // namespace

@@ -112,22 +112,37 @@ Status ConvertCumSum(NodeCtx& ctx) {
 Status ConvertTopK(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   int64_t k = 0;
+  PrimExpr k_expr;  // a K known only as a symbolic value (read at run time)
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", -1));
+  KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
   if (ctx.opset() < 10) {
     KILN_ASSIGN_OR_RETURN(k, ctx.AttrInt("k", -1));
   } else {
-    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kv, ctx.ConstInts(1, "K"));
-    if (kv.size() != 1) return ctx.Invalid("K must hold one value");
-    k = kv[0];
+    KILN_ASSIGN_OR_RETURN(const KnownInts* kk, ctx.ShapeOperand(1, "K"));
+    if (kk->elems.size() != 1) return ctx.Invalid("K must hold one value");
+    if (auto c = ConstDim(kk->elems[0])) {
+      k = *c;
+    } else {
+      // The outputs' axis has K elements, a size the kernel takes as a
+      // scalar; a K beyond the axis is cut to it (ONNX Runtime refuses it)
+      // so that the kernel never reads outside its input.
+      k_expr = SimplifyDim(ir::MakeBinary(ir::TirKind::kMin, kk->elems[0], xi->shape[static_cast<size_t>(axis)]));
+    }
   }
-  if (k < 0 || k > kMaxElements) return ctx.Invalid("K must lie in [0, 2^50]");
-  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", -1));
-  KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
+  if (!k_expr.defined() && (k < 0 || k > kMaxElements)) return ctx.Invalid("K must lie in [0, 2^50]");
   KILN_ASSIGN_OR_RETURN(int64_t largest, ctx.AttrInt("largest", 1));
   KILN_ASSIGN_OR_RETURN(int64_t sorted, ctx.AttrInt("sorted", 1));
   if (!sorted) return ctx.Unsupported("sorted=0");
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
-  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("topk", {x}, {{"k", AttrI(k)}, {"axis", AttrI(axis)}, {"ret_type", AttrS("both")},
-                                                         {"largest", AttrB(largest != 0)}, {"dtype", AttrS("int64")}}));
+  ir::AttrMap attrs = {{"axis", AttrI(axis)}, {"ret_type", AttrS("both")}, {"largest", AttrB(largest != 0)},
+                       {"dtype", AttrS("int64")}};
+  std::vector<ir::Expr> args = {x};
+  if (k_expr.defined()) {
+    args.push_back(PrimValue(k_expr));
+  } else {
+    attrs["k"] = AttrI(k);
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("topk", args, attrs));
   for (int i = 0; i < 2; ++i) {
     if (!ctx.HasOutput(static_cast<size_t>(i))) continue;
     KILN_ASSIGN_OR_RETURN(ir::Expr p, ctx.Emit(std::make_shared<ir::TupleGetItemExpr>(r, i)));
@@ -139,6 +154,12 @@ Status ConvertTopK(NodeCtx& ctx) {
 Status ConvertTrilu(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t upper, ctx.AttrInt("upper", 1));
   int64_t k = 0;
+  if (ctx.HasInput(1) && !ctx.Known(1) && !ctx.In(1).value()->constant.defined()) {
+    // k fed as a run-time tensor: the kernel compares with it as a scalar.
+    KILN_ASSIGN_OR_RETURN(PrimExpr kv, SignedRunTimeScalar(ctx, 1, "k"));
+    KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+    return Set(ctx, ctx.Op(upper ? "triu" : "tril", {x, PrimValue(kv)}));
+  }
   if (ctx.HasInput(1)) {
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> kv, ctx.ConstInts(1, "k"));
     if (kv.size() != 1) return ctx.Invalid("k must hold one value");

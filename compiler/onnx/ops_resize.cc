@@ -160,6 +160,20 @@ Status ConvertResize(NodeCtx& ctx) {
   std::vector<double> scales(4, 1.0);
   bool exact = true;  // every scale gives a whole output size
   const KnownInts* known_sizes = !v10 && ctx.HasInput(3) ? ctx.Known(3) : nullptr;
+  KnownInts run_time_sizes;
+  if (!v10 && ctx.HasInput(3) && !known_sizes && !ctx.In(3).value()->constant.defined()) {
+    // Sizes fed as a run-time tensor: read into symbolic H and W; the batch
+    // and channel sizes must be the input's, which the match checks when
+    // the program runs.
+    KILN_ASSIGN_OR_RETURN(int64_t len, RunTimeShapeLength(ctx, 3, "sizes"));
+    if (len != 4 || xi->ndim != 4) return ctx.Unsupported("sizes (input 3) read at run time for other than 4-d NCHW data");
+    KILN_ASSIGN_OR_RETURN(ir::Expr st, ctx.Input(3));
+    KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> sz,
+                          ReadShapeAtRunTime(ctx, st, 4, ctx.node().input(3), {xi->shape[0], xi->shape[1]}));
+    run_time_sizes.shape = {4};
+    run_time_sizes.elems = sz;
+    known_sizes = &run_time_sizes;
+  }
   if (known_sizes && !known_sizes->Ints()) {
     // Sizes from shape arithmetic (torch's Upsample: Concat(Shape(x)[:2],
     // Shape(x)[2:] * 2)) stay symbolic; ONNX then maps coordinates by

@@ -129,8 +129,8 @@ Status ConvertConstant(NodeCtx& ctx) {
 // ConstantOfShape(shape; value = float 0): a constant when the shape is
 // static, R.full otherwise.
 Status ConvertConstantOfShape(NodeCtx& ctx) {
-  const KnownInts* k = ctx.Known(0);
-  if (!k) return ctx.Unsupported("a shape input not known at import time");
+  // A shape fed as a run-time tensor is read into symbolic dimensions.
+  KILN_ASSIGN_OR_RETURN(const KnownInts* k, ctx.ShapeOperand(0, "shape"));
   Tensor value = ScalarTensor(DType::Float32(), 0.0);
   if (const auto* a = ctx.Attr("value")) {
     KILN_ASSIGN_OR_RETURN(value, TensorFromProto(a->t(), ""));
@@ -154,6 +154,36 @@ Status ConvertConstantOfShape(NodeCtx& ctx) {
 }
 
 // Range(start, limit, delta): known when all three are, else R.arange.
+// Range whose bounds only the running program knows: its length
+// max(ceil((limit - start) / delta), 0) is computed (in float64) and read as a
+// data-dependent size n; the values are start + i * delta for i < n.
+Status ConvertRunTimeRange(NodeCtx& ctx, DType dt) {
+  std::vector<ir::Expr> wide;
+  for (size_t i = 0; i < 3; ++i) {
+    KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* info, ctx.Info(i));
+    if (info->ndim != 0 || info->dtype != dt) {
+      return ctx.Invalid("start, limit and delta must be scalars of one dtype");
+    }
+    KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Input(i));
+    KILN_ASSIGN_OR_RETURN(e, ctx.Op("astype", {e}, {{"dtype", AttrS("float64")}}));
+    wide.push_back(e);
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr span, ctx.Op("subtract", {wide[1], wide[0]}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr steps, ctx.Op("divide", {span, wide[2]}));
+  KILN_ASSIGN_OR_RETURN(steps, ctx.Op("ceil", {steps}));
+  KILN_ASSIGN_OR_RETURN(steps, ctx.Op("maximum", {steps, ScalarConst(DType::Float64(), 0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr count, ctx.Op("astype", {steps}, {{"dtype", AttrS("int64")}}));
+  KILN_ASSIGN_OR_RETURN(PrimExpr n, RunTimeSize(ctx, count, ctx.node().output(0)));
+  KILN_ASSIGN_OR_RETURN(ir::Expr idx, ctx.Op("arange", {PrimValue(PrimExpr(int64_t{0})), PrimValue(n), PrimValue(PrimExpr(int64_t{1}))},
+                                             {{"dtype", AttrS(DTypeName(dt))}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr start, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr delta, ctx.Input(2));
+  KILN_ASSIGN_OR_RETURN(ir::Expr scaled, ctx.Op("multiply", {idx, delta}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("add", {scaled, start}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
 Status ConvertRange(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(0));
   DType dt = si->dtype;
@@ -196,7 +226,7 @@ Status ConvertRange(NodeCtx& ctx) {
       return Status::Ok();
     }
   }
-  return ctx.Unsupported("start, limit and delta that are not known at import time");
+  return ConvertRunTimeRange(ctx, dt);
 }
 
 // ---------------------------------------------------------------- Reshape family
@@ -252,6 +282,61 @@ Result<std::vector<PrimExpr>> ReshapeTarget(NodeCtx& ctx, const ir::TensorSInfo&
   return out;
 }
 
+// Reshape to a shape fed as a run-time tensor: its 0 entries (copy the
+// input's dimension, unless allowzero) and -1 entry (the rest) are resolved
+// when the program runs, with tensor arithmetic on the shape and the input's
+// dimensions; the result is read into symbolic dimensions. The product of
+// the shape is read with it and matched against the input's element count,
+// so an inconsistent shape is an error when the program runs, never a kernel
+// reading outside its input.
+Status ConvertRunTimeReshape(NodeCtx& ctx, const ir::TensorSInfo& xi) {
+  KILN_ASSIGN_OR_RETURN(int64_t n, RunTimeShapeLength(ctx, 1, "shape"));
+  KILN_ASSIGN_OR_RETURN(int64_t allowzero, ctx.AttrInt("allowzero", 0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(1));
+  KILN_ASSIGN_OR_RETURN(ir::Expr s, ctx.Input(1));
+  if (si->ndim == 0) { KILN_ASSIGN_OR_RETURN(s, ctx.Op("reshape", {s, MakeShape({PrimExpr(int64_t{1})})})); }
+  if (si->dtype != DType::Int64()) { KILN_ASSIGN_OR_RETURN(s, ctx.Op("astype", {s}, {{"dtype", AttrS("int64")}})); }
+  const int64_t r = static_cast<int64_t>(xi.shape.size());
+  auto slice = [&](const ir::Expr& t, int64_t b, int64_t e) {
+    return ctx.Op("strided_slice", {t}, {{"axes", AttrInts({0})}, {"begin", AttrInts({b})}, {"end", AttrInts({e})},
+                                         {"strides", AttrInts({1})}});
+  };
+  const int64_t m = std::min(n, r);
+  ir::Expr d = s;
+  if (!allowzero && m > 0) {
+    KILN_ASSIGN_OR_RETURN(ir::Expr xs, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape(xi.shape)}, {})));
+    KILN_ASSIGN_OR_RETURN(ir::Expr head, slice(s, 0, m));
+    KILN_ASSIGN_OR_RETURN(ir::Expr xhead, slice(xs, 0, m));
+    KILN_ASSIGN_OR_RETURN(ir::Expr zero, ctx.Op("equal", {head, ScalarConst(DType::Int64(), 0)}));
+    KILN_ASSIGN_OR_RETURN(head, ctx.Op("where", {zero, xhead, head}));
+    d = head;
+    if (n > m) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr tail, slice(s, m, n));
+      KILN_ASSIGN_OR_RETURN(d, ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{head, tail})},
+                                      {{"axis", AttrI(0)}}));
+    }
+  }
+  PrimExpr total(int64_t{1});
+  for (const auto& dim : xi.shape) total = total * dim;
+  total = SimplifyDim(total);
+  KILN_ASSIGN_OR_RETURN(ir::Expr total_t, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape({total})}, {})));
+  KILN_ASSIGN_OR_RETURN(ir::Expr infer, ctx.Op("equal", {d, ScalarConst(DType::Int64(), -1)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr rest, ctx.Op("where", {infer, ScalarConst(DType::Int64(), 1), d}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr part, ctx.Op("prod", {rest}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr safe, ctx.Op("maximum", {part, ScalarConst(DType::Int64(), 1)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr missing, ctx.Op("floor_divide", {total_t, safe}));
+  KILN_ASSIGN_OR_RETURN(d, ctx.Op("where", {infer, missing, d}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr count, ctx.Op("prod", {d}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr with_count,
+                        ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{d, count})}, {{"axis", AttrI(0)}}));
+  std::vector<PrimExpr> expected(static_cast<size_t>(n) + 1);
+  expected[static_cast<size_t>(n)] = total;
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ReadShapeAtRunTime(ctx, with_count, n + 1, ctx.node().input(1), expected));
+  dims.pop_back();
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  return Set(ctx, ctx.Op("reshape", {x, MakeShape(dims)}));
+}
+
 Status ConvertReshape(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KnownInts shape;
@@ -260,7 +345,7 @@ Status ConvertReshape(NodeCtx& ctx) {
     for (int64_t v : s) shape.elems.push_back(PrimExpr(v));
   } else {
     const KnownInts* k = ctx.Known(1);
-    if (!k) return ctx.Unsupported("a shape input not known at import time");
+    if (!k) return ConvertRunTimeReshape(ctx, *xi);
     shape = *k;
   }
   KILN_ASSIGN_OR_RETURN(int64_t allowzero, ctx.AttrInt("allowzero", 0));
@@ -365,11 +450,59 @@ Status ConvertUnsqueeze(NodeCtx& ctx) {
   return Set(ctx, ctx.Op("expand_dims", {x}, {{"axis", AttrInts(axes)}}));
 }
 
+// Output element (i0, i1, ...) of known contents `k` is k[j] where axis a of
+// the output reads input axis axes[a] at begin[a] + i_a * step[a]: a
+// transpose (begin 0, step 1) or a slice (axes in order). `out_dim(a)` is the
+// output's size along a. Checks the perm is one and the indices in range.
+template <typename OutDim>
+Status SetKnownStrided(NodeCtx& ctx, const KnownInts& k, const std::vector<int64_t>& axes,
+                       const std::vector<int64_t>& begin, const std::vector<int64_t>& step, OutDim out_dim) {
+  const size_t rank = k.shape.size();
+  std::vector<bool> seen(rank, false);
+  for (int64_t a : axes) {
+    if (a < 0 || static_cast<size_t>(a) >= rank || seen[static_cast<size_t>(a)]) return ctx.Invalid("perm is not a permutation of the axes");
+    seen[static_cast<size_t>(a)] = true;
+  }
+  std::vector<int64_t> in_strides(rank, 1), out_shape(rank);
+  for (size_t a = rank; a-- > 1;) in_strides[a - 1] = in_strides[a] * k.shape[a];
+  int64_t total = 1;
+  for (size_t a = 0; a < rank; ++a) {
+    out_shape[a] = out_dim(a);
+    total *= out_shape[a];
+  }
+  KnownInts out;
+  out.dtype = k.dtype;
+  out.shape = out_shape;
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t j = 0;
+    for (size_t a = 0; a < rank; ++a) {
+      int64_t src = begin[a] + idx[a] * step[a];
+      const size_t ax = static_cast<size_t>(axes[a]);
+      if (src < 0 || src >= k.shape[ax]) return Internal("known slice index out of range");
+      j += src * in_strides[ax];
+    }
+    out.elems.push_back(k.elems[static_cast<size_t>(j)]);
+    for (size_t a = rank; a-- > 0;) {
+      if (++idx[a] < out_shape[a]) break;
+      idx[a] = 0;
+    }
+  }
+  ctx.SetOutputKnown(0, out);
+  return Status::Ok();
+}
+
 Status ConvertTranspose(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   std::vector<int64_t> rev;
   for (int64_t i = xi->ndim - 1; i >= 0; --i) rev.push_back(i);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> perm, ctx.AttrInts("perm", rev));
+  // Known contents fold (torch's F.pad export reverses its pads through a
+  // 2-d Reshape, Slice and Transpose): the pads stay known at import.
+  if (const KnownInts* k = ctx.Known(0); k && perm.size() == k->shape.size()) {
+    return SetKnownStrided(ctx, *k, perm, std::vector<int64_t>(perm.size(), 0), std::vector<int64_t>(perm.size(), 1),
+                           [&](size_t i) { return k->shape[static_cast<size_t>(perm[i])]; });
+  }
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   return Set(ctx, ctx.Op("permute_dims", {x}, {{"axes", AttrInts(perm)}}));
 }
@@ -401,6 +534,39 @@ Status ConvertConcat(NodeCtx& ctx) {
   return Set(ctx, ctx.Op("concat", {std::make_shared<ir::TupleExpr>(parts)}, {{"axis", AttrI(axis)}}));
 }
 
+// Split by sizes fed as a run-time tensor: the sizes, and their sum, read
+// into symbolic values when the program runs; the sum is matched against the
+// axis (sizes that do not add up are a run-time error, never a read outside
+// the input), each part a strided_slice from the sum of the sizes before it.
+Status ConvertRunTimeSplit(NodeCtx& ctx, const ir::TensorSInfo& xi, int64_t axis) {
+  KILN_ASSIGN_OR_RETURN(int64_t len, RunTimeShapeLength(ctx, 1, "split"));
+  const size_t n = ctx.NumOutputs();
+  if (static_cast<size_t>(len) != n) {
+    return ctx.Invalid("split has " + std::to_string(len) + " sizes for " + std::to_string(n) + " outputs");
+  }
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(1));
+  KILN_ASSIGN_OR_RETURN(ir::Expr s, ctx.Input(1));
+  if (si->ndim == 0) { KILN_ASSIGN_OR_RETURN(s, ctx.Op("reshape", {s, MakeShape({PrimExpr(int64_t{1})})})); }
+  if (si->dtype != DType::Int64()) { KILN_ASSIGN_OR_RETURN(s, ctx.Op("astype", {s}, {{"dtype", AttrS("int64")}})); }
+  KILN_ASSIGN_OR_RETURN(ir::Expr sum, ctx.Op("sum", {s}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr with_sum,
+                        ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{s, sum})}, {{"axis", AttrI(0)}}));
+  std::vector<PrimExpr> expected(n + 1);
+  expected[n] = xi.shape[static_cast<size_t>(axis)];
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> sizes,
+                        ReadShapeAtRunTime(ctx, with_sum, static_cast<int64_t>(n) + 1, ctx.node().input(1), expected));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  PrimExpr begin(int64_t{0});
+  for (size_t i = 0; i < n; ++i) {
+    PrimExpr end = SimplifyDim(begin + sizes[i]);
+    KILN_ASSIGN_OR_RETURN(ir::Expr part, ctx.Op("strided_slice", {x, MakeShape({PrimExpr(axis)}), MakeShape({begin}),
+                                                                  MakeShape({end}), MakeShape({PrimExpr(int64_t{1})})}));
+    ctx.SetOutput(i, part);
+    begin = end;
+  }
+  return Status::Ok();
+}
+
 Status ConvertSplit(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
@@ -409,6 +575,7 @@ Status ConvertSplit(NodeCtx& ctx) {
   if (ctx.opset() < 13 && ctx.HasAttr("split")) {
     KILN_ASSIGN_OR_RETURN(split, ctx.AttrInts("split", {}));
   } else if (ctx.opset() >= 13 && ctx.HasInput(1)) {
+    if (!ctx.Known(1) && !ctx.In(1).value()->constant.defined()) return ConvertRunTimeSplit(ctx, *xi, axis);
     KILN_ASSIGN_OR_RETURN(split, ctx.ConstInts(1, "split"));
   }
   size_t n = ctx.NumOutputs();
@@ -522,6 +689,21 @@ Status ConvertSlice(NodeCtx& ctx) {
     starts[i] = fix(starts[i], false);
     ends[i] = fix(ends[i], true);
   }
+  if (const KnownInts* k = ctx.Known(0); k && k->shape.size() > 1) {
+    // Every axis static here (known contents have a static shape).
+    const size_t rank = k->shape.size();
+    std::vector<int64_t> all(rank), begin(rank, 0), step(rank, 1), out_dims(k->shape);
+    for (size_t a = 0; a < rank; ++a) all[a] = static_cast<int64_t>(a);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      const size_t a = static_cast<size_t>(axes[i]);
+      begin[a] = starts[i];
+      step[a] = steps[i];
+      const int64_t span = steps[i] > 0 ? ends[i] - starts[i] : starts[i] - ends[i];
+      const int64_t mag = steps[i] > 0 ? steps[i] : -steps[i];
+      out_dims[a] = std::max<int64_t>(0, (span + mag - 1) / mag);
+    }
+    return SetKnownStrided(ctx, *k, all, begin, step, [&](size_t a) { return out_dims[a]; });
+  }
   if (const KnownInts* k = ctx.Known(0)) {
     if (k->shape.size() == 1 && axes.size() == 1) {
       KnownInts out;
@@ -585,8 +767,9 @@ Status ConvertGatherElements(NodeCtx& ctx) {
 
 Status ConvertExpand(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
-  const KnownInts* k = ctx.Known(1);
-  if (!k) return ctx.Unsupported("a shape input not known at import time");
+  // A shape fed as a run-time tensor is read into symbolic dimensions; where
+  // the input's dimension is not 1 the shape's must be 1 or equal to it.
+  KILN_ASSIGN_OR_RETURN(const KnownInts* k, ctx.ShapeOperand(1, "shape"));
   // Bidirectional broadcasting of the input's shape and the given one.
   size_t n = std::max(xi->shape.size(), k->elems.size());
   std::vector<PrimExpr> out(n);

@@ -187,11 +187,17 @@ Result<ir::PrimFunc> LegalizeArange(const ir::CallExpr& call, const std::string&
 
 // ------------------------------------------------------------ tril / triu
 
-Result<int64_t> ReadK(const ir::CallExpr& call) {
+// k as an expression: a constant, or a symbolic R.prim_value (a k read when
+// the program runs), which the kernel takes as a scalar.
+Result<PrimExpr> ReadK(const ir::CallExpr& call) {
   if (call.args.size() > 2) return Error(call, "takes x and k, got " + std::to_string(call.args.size()) + " arguments");
+  if (call.args.size() == 2) {
+    const auto* p = ir::ExprAs<ir::PrimValueExpr>(call.args[1]);
+    if (p && p->value.defined() && p->value.dtype().is_int() && !ConstDim(p->value)) return p->value;
+  }
   KILN_ASSIGN_OR_RETURN(Scalar k, ScalarArg(call, 1, "k", 0.0));
   if (k.is_float) return Error(call, "k must be an integer");
-  return static_cast<int64_t>(k.value);
+  return PrimExpr(static_cast<int64_t>(k.value));
 }
 
 Result<ir::StructInfo> InferTri(const ir::CallExpr& call) {
@@ -203,14 +209,15 @@ Result<ir::StructInfo> InferTri(const ir::CallExpr& call) {
 
 Result<ir::PrimFunc> LegalizeTri(const ir::CallExpr& call, const std::string& name) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, ShapedTensorArg(call, 0, "the operand"));
-  KILN_ASSIGN_OR_RETURN(int64_t k, ReadK(call));
+  KILN_ASSIGN_OR_RETURN(PrimExpr k, ReadK(call));
   bool lower = OpIs(call, "relax.tril");
   te::FuncBuilder b(name);
+  k = b.Local(k);
   te::Tensor in = b.Input("A", x->shape, x->dtype);
   te::Tensor r = b.Compute(lower ? "T_tril" : "T_triu", in.shape(), x->dtype, [&](const te::Indices& i) {
     size_t n = i.size();
     PrimExpr diag = i[n - 1] - i[n - 2];  // column - row
-    PrimExpr keep = Bin(lower ? TirKind::kLE : TirKind::kGE, diag, PrimExpr(k));
+    PrimExpr keep = Bin(lower ? TirKind::kLE : TirKind::kGE, diag, k);
     return Select(keep, in(i), Const(x->dtype, 0));
   });
   return b.Build({r});

@@ -34,6 +34,7 @@ void AddReduceOps(std::vector<OpInfo>* table);       // op_reduce.cc
 void AddCreateOps(std::vector<OpInfo>* table);       // op_create.cc
 void AddScanOps(std::vector<OpInfo>* table);         // op_scan.cc
 void AddRnnOps(std::vector<OpInfo>* table);          // nn.lstm, nn.gru, nn.rnn (op_rnn.cc)
+void AddShapeValueOps(std::vector<OpInfo>* table);   // tensor_to_shape, shape_to_tensor (op_shape_value.cc)
 
 }  // namespace relax
 }  // namespace kiln

@@ -34,6 +34,7 @@ const std::vector<OpInfo>& Table() {
     AddCreateOps(t);
     AddScanOps(t);
     AddRnnOps(t);
+    AddShapeValueOps(t);
     return t;
   }();
   return *table;

@@ -162,6 +162,7 @@ Result<ir::PrimFunc> LegalizeScan(const ir::CallExpr& call, const std::string& n
 
 struct TopK {
   int64_t k = 1;
+  PrimExpr k_expr;  // a symbolic k (R.prim_value argument 1), else undefined
   int64_t axis = -1;
   std::string ret_type;
   bool largest = true;
@@ -171,6 +172,19 @@ struct TopK {
 Result<TopK> ReadTopK(const ir::CallExpr& call, int64_t ndim) {
   TopK t;
   KILN_ASSIGN_OR_RETURN(t.k, IntAttr(call, "k", 1));
+  // k may be an argument instead: R.prim_value(k), symbolic (a K that the
+  // program reads when it runs, an ONNX TopK's K input); the kernel then takes
+  // it as a scalar and the caller guarantees 0 <= k <= the axis.
+  if (call.args.size() > 1) {
+    const auto* p = ir::ExprAs<ir::PrimValueExpr>(call.args[1]);
+    if (!p || !p->value.defined()) return Error(call, "k (argument 1) must be an R.prim_value");
+    if (auto c = ConstDim(p->value)) {
+      t.k = *c;
+    } else {
+      t.k = -1;
+      t.k_expr = p->value;
+    }
+  }
   KILN_ASSIGN_OR_RETURN(t.axis, IntAttr(call, "axis", -1));
   if (ndim >= 0) {
     if (ndim == 0) return Error(call, "needs a tensor of rank >= 1");
@@ -201,6 +215,8 @@ Result<ir::StructInfo> InferTopK(const ir::CallExpr& call) {
                                ShapeString(x->shape));
       }
       shape[t.axis] = PrimExpr(t.k);
+    } else if (t.k_expr.defined()) {
+      shape[t.axis] = t.k_expr;
     }
     values = std::make_shared<ir::TensorSInfo>(true, shape, -1, x->dtype, x->has_dtype);
     indices = ir::MakeTensorSInfo(shape, t.index_dtype);
@@ -222,6 +238,7 @@ Result<ir::PrimFunc> LegalizeTopK(const ir::CallExpr& call, const std::string& n
   std::vector<PrimExpr> shape = in.shape();
   PrimExpr n = shape[axis];
   if (t.k >= 1) shape[axis] = PrimExpr(t.k);
+  if (t.k_expr.defined()) shape[axis] = b.Local(t.k_expr);
   DType it = t.index_dtype;
   TirKind better = t.largest ? TirKind::kGT : TirKind::kLT;
 
@@ -258,7 +275,7 @@ Result<ir::PrimFunc> LegalizeTopK(const ir::CallExpr& call, const std::string& n
 void AddScanOps(std::vector<OpInfo>* t) {
   t->push_back({"relax.cumsum", "cumsum", 1, InferScan, LegalizeScan, OpPattern::kOpaque});
   t->push_back({"relax.cumprod", "cumprod", 1, InferScan, LegalizeScan, OpPattern::kOpaque});
-  t->push_back({"relax.topk", "topk", 1, InferTopK, LegalizeTopK, OpPattern::kOpaque});
+  t->push_back({"relax.topk", "topk", -1, InferTopK, LegalizeTopK, OpPattern::kOpaque});
 }
 
 }  // namespace relax

@@ -386,6 +386,7 @@ class FunctionCodegen {
     if (const auto* op = ir::ExprAs<ir::OpExpr>(call.op)) {
       if (op->name == "relax.call_tir") return EmitDpsCall(call, true);
       if (op->name == "relax.call_dps_packed") return EmitDpsCall(call, false);
+      if (op->name == "relax.tensor_to_shape" || op->name == "relax.shape_to_tensor") return EmitShapeValue(call, op->name);
       return Internal(Where(call.span) + "operator " + op->name + " was not legalized before VM code generation");
     }
     std::vector<int64_t> words;
@@ -407,6 +408,21 @@ class FunctionCodegen {
     }
     int64_t reg = NewReg();
     EmitCall(reg, target, words);
+    return EncodeArg(ArgKind::kRegister, reg);
+  }
+
+  // R.tensor_to_shape / R.shape_to_tensor run as VM builtins (op_shape_value.cc):
+  // the tensor is read, or the shape written, on the host.
+  Result<int64_t> EmitShapeValue(const ir::CallExpr& call, const std::string& op) {
+    KILN_ASSIGN_OR_RETURN(int64_t arg, EmitExpr(call.args[0]));
+    int64_t reg = NewReg();
+    if (op == "relax.tensor_to_shape") {
+      std::string what = name_ + ": the shape operand read from a tensor";
+      if (const auto* v = ir::ExprAs<ir::VarExpr>(call.args[0])) what = name_ + ": the shape operand " + v->name;
+      EmitCall(reg, Builtin("vm.builtin.tensor_to_shape"), {arg, StringConstant(what)});
+    } else {
+      EmitCall(reg, Builtin("vm.builtin.shape_to_tensor"), {arg});
+    }
     return EncodeArg(ArgKind::kRegister, reg);
   }
 

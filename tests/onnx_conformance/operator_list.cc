@@ -19,7 +19,9 @@ const std::vector<std::string>& Issue7Operators() {
       // issue 20 §2: recurrent layers
       "LSTM", "GRU", "RNN",
       // issue 20 §2: control flow
-      "If", "Loop", "Scan"};
+      "If", "Loop", "Scan",
+      // issue 20 §1: a data-dependent output size
+      "NonZero"};
   return kOps;
 }
 

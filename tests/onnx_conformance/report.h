@@ -26,7 +26,7 @@ std::string MarkdownReport(const std::vector<TestRow>& rows, const std::string& 
 
 // A comment header, then "name  reason" lines for every failing test: the
 // content of expected_failures.txt that matches these results.
-std::string ExpectedFailuresText(const std::vector<TestRow>& rows);
+std::string ExpectedFailuresText(const std::vector<TestRow>& rows, bool inputs_as_defined = false);
 
 // A failure message on one line (line breaks and runs of blanks become one
 // space), at most `max_chars` long.

@@ -130,8 +130,9 @@ const char* OutcomeName(Outcome outcome) {
 Status RunNodeTestInProcess(const NodeTestCase& test, const RunOptions& options) {
   if (test.data_sets.empty()) return DataLoss(test.dir + ": no test_data_set_N folder");
   KILN_CHECK(test.bind_as_constant.size() == test.inputs.size());
-  const bool binds = std::find(test.bind_as_constant.begin(), test.bind_as_constant.end(), true) !=
-                     test.bind_as_constant.end();
+  std::vector<bool> bind_as_constant = test.bind_as_constant;
+  if (options.inputs_as_defined) bind_as_constant.assign(bind_as_constant.size(), false);
+  const bool binds = std::find(bind_as_constant.begin(), bind_as_constant.end(), true) != bind_as_constant.end();
   const std::string model_path = (fs::path(test.dir) / "model.onnx").string();
   std::shared_ptr<const vm::Module> module;
   std::unique_ptr<vm::Context> context;
@@ -146,7 +147,7 @@ Status RunNodeTestInProcess(const NodeTestCase& test, const RunOptions& options)
     std::vector<Any> args;
     for (size_t i = 0; i < files.size(); ++i) {
       KILN_ASSIGN_OR_RETURN(Tensor t, ReadTensorProtoFile(files[i]));
-      if (test.bind_as_constant[i]) {
+      if (bind_as_constant[i]) {
         bound.emplace(test.inputs[i], std::move(t));
       } else {
         args.emplace_back(std::move(t));

@@ -38,6 +38,10 @@ struct RunOptions {
   bool isolate = true;          // fork a child per test (see above)
   int timeout_seconds = 120;    // per test, when isolated
   int num_threads = 1;          // kernel threads of the loaded module
+  // Feed every graph input as a call argument, attribute-like operands too
+  // (shapes, pads, axes, K read when the program runs), compiling once:
+  // the node tests' inputs as they define them (issue 20 §1).
+  bool inputs_as_defined = false;
 };
 
 struct CaseResult {

@@ -142,6 +142,7 @@ const GoldenCase kCases[] = {
     {"canonicalize", Pipeline::kCanonicalize},
     {"cse", Pipeline::kCse},
     {"dce", Pipeline::kDce},
+    {"dce_match_cast", Pipeline::kDce},
     {"bind_params", Pipeline::kBindParams},
     {"fold_constant", Pipeline::kFoldConstant},
     {"flatten_calls", Pipeline::kFlatten},

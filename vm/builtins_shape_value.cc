@@ -1,0 +1,59 @@
+#include "vm/builtins_shape_value.h"
+
+#include <cstring>
+#include <vector>
+
+#include "runtime/tensor.h"
+
+namespace kiln {
+namespace vm {
+
+Status TensorToShape(const Any& value, const std::string& ctx, Any* out) {
+  if (!value.is_tensor()) return InvalidArgument(ctx + ": expected a 1-d int64 tensor, got " + value.Describe());
+  const DLTensor& dl = value.tensor_obj()->dl;
+  DType dtype = DType::FromDL(dl.dtype);
+  if (dl.ndim != 1) {
+    return InvalidArgument(StrFormat("%s: expected a 1-d int64 tensor, got %d dimensions (%s)", ctx.c_str(), dl.ndim,
+                                     value.Describe().c_str()));
+  }
+  if (dtype != DType::Int64() && dtype != DType::Int32()) {
+    return InvalidArgument(ctx + ": expected a 1-d int64 tensor, got dtype " + DTypeToString(dtype));
+  }
+  // The values are read here, on the host: a device tensor would need a copy
+  // the VM does not make behind the program's back.
+  if (dl.device.device_type != kDLCPU && dl.device.device_type != kDLCUDAHost) {
+    return InvalidArgument(ctx + ": the tensor must be in host memory to be read as a shape");
+  }
+  const int64_t n = dl.shape[0];
+  const int64_t stride = dl.strides != nullptr ? dl.strides[0] : 1;
+  const char* base = static_cast<const char*>(dl.data) + dl.byte_offset;
+  std::vector<int64_t> dims(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    const char* p = base + i * stride * static_cast<int64_t>(dtype.bytes());
+    if (dtype == DType::Int64()) {
+      std::memcpy(&dims[i], p, 8);
+    } else {
+      int32_t v;
+      std::memcpy(&v, p, 4);
+      dims[i] = v;
+    }
+  }
+  *out = Any::Shape(std::move(dims));
+  return Status::Ok();
+}
+
+Status ShapeToTensor(const Any& value, Allocator* allocator, const std::string& function, Any* out) {
+  if (!value.is_shape()) {
+    return InvalidArgument(function + ": vm.builtin.shape_to_tensor: expected a shape, got " + value.Describe());
+  }
+  const std::vector<int64_t>& dims = value.shape_dims();
+  const int64_t n = static_cast<int64_t>(dims.size());
+  Result<Tensor> t = Tensor::Empty(Span<const int64_t>(&n, 1), DType::Int64(), allocator);
+  if (!t.ok()) return Status(t.status()).Annotate(function + ": vm.builtin.shape_to_tensor");
+  if (n > 0) std::memcpy(t.value().raw_data(), dims.data(), dims.size() * sizeof(int64_t));
+  *out = Any(t.value());
+  return Status::Ok();
+}
+
+}  // namespace vm
+}  // namespace kiln
