@@ -58,9 +58,18 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
          B::AttrInts(Op(m, "Conv", {"x", "w"}), "strides", {0, 1});
        }, "strides, dilations and kernel_shape must be positive"},
       {"conv SAME symbolic", {1, 1, "h", 4}, [](B& m) {
-         m.Initializer("w", {1, 1, 1, 1}, {1});
-         B::AttrString(Op(m, "Conv", {"x", "w"}), "auto_pad", "SAME_UPPER");
-       }, "auto_pad=SAME_UPPER with a symbolic spatial dimension"},
+         m.Initializer("w", {1, 1, 3, 1}, {1, 1, 1});
+         Node* n = Op(m, "Conv", {"x", "w"});
+         B::AttrString(n, "auto_pad", "SAME_UPPER");
+         B::AttrInts(n, "strides", {2, 1});  // total padding 1 or 2: the lower part 0 or 1
+       }, "auto_pad=SAME_UPPER with a symbolic spatial dimension whose padding depends on it"},
+      {"pool SAME symbolic ceil_mode", {1, 1, "h", 4}, [](B& m) {
+         Node* n = Op(m, "MaxPool", {"x"});
+         B::AttrInts(n, "kernel_shape", {2, 2});
+         B::AttrInts(n, "strides", {2, 2});
+         B::AttrString(n, "auto_pad", "SAME_LOWER");
+         B::AttrInt(n, "ceil_mode", 1);
+       }, "auto_pad=SAME_LOWER with a symbolic spatial dimension whose padding depends on it"},
       {"convtranspose 4-D", {1, 1, 2, 2, 2, 2}, [](B& m) {
          m.Initializer("w", {1, 1, 1, 1, 1, 1}, {1});
          Op(m, "ConvTranspose", {"x", "w"});

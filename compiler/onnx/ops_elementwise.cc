@@ -295,6 +295,24 @@ Status ConvertLeakyRelu(NodeCtx& ctx) {
   return Status::Ok();
 }
 
+// PRelu(x, slope) = x for x >= 0, slope * x otherwise; slope broadcasts to x
+// (unidirectionally from opset 7: numpy rules with x's shape as the result).
+Status ConvertPRelu(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(1));
+  if (si->ndim > xi->ndim) {
+    return ctx.Invalid("slope of rank " + std::to_string(si->ndim) + " does not broadcast to an input of rank " +
+                       std::to_string(xi->ndim));
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr slope, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(ir::Expr neg, ctx.Op("multiply", {x, slope}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr pos, ctx.Op("greater_equal", {x, ScalarConst(xi->dtype, 0.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("where", {pos, x, neg}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
 // Elu(x) = x for x > 0, alpha * (exp(x) - 1) otherwise.
 Status ConvertElu(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(double alpha, ctx.AttrFloat("alpha", 1.0));
@@ -475,6 +493,7 @@ void AddElementwiseConverters(ConverterTable* t) {
   (*t)["Reciprocal"] = ConvertReciprocal;
   (*t)["LeakyRelu"] = ConvertLeakyRelu;
   (*t)["Elu"] = ConvertElu;
+  (*t)["PRelu"] = ConvertPRelu;
   (*t)["Gelu"] = ConvertGelu;
   (*t)["HardSigmoid"] = ConvertHardSigmoid;
   (*t)["HardSwish"] = ConvertHardSwish;

@@ -96,7 +96,24 @@ Result<Window> ReadWindow(NodeCtx& ctx, const ir::TensorSInfo& x, size_t nsp, co
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (size_t i = 0; i < nsp; ++i) {
       auto in = ConstDim(x.shape[2 + i]);
-      if (!in) return ctx.Unsupported("auto_pad=" + auto_pad + " with a symbolic spatial dimension");
+      if (!in) {
+        // The total padding is k_eff - s + ((-in) mod s), clamped at 0: it
+        // depends on `in`, but when its lower part is the same for every
+        // remainder, padding the upper end by the most it can be (k_eff - 1
+        // in all) gives the same windows and ceil(in / s) outputs — floor
+        // ((in - 1) / s) + 1 — whatever `in` is. (ceil_mode would count one
+        // more window.)
+        KILN_ASSIGN_OR_RETURN(int64_t ceil_mode, ctx.AttrInt("ceil_mode", 0));
+        int64_t k_eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
+        int64_t lo_total = std::max<int64_t>(0, k_eff - w.strides[i]), hi_total = k_eff - 1;
+        auto lower = [&](int64_t total) { return auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2; };
+        if (lower(lo_total) != lower(hi_total) || ceil_mode != 0) {
+          return ctx.Unsupported("auto_pad=" + auto_pad + " with a symbolic spatial dimension whose padding depends on it");
+        }
+        w.pad_lo[i] = lower(hi_total);
+        w.pad_hi[i] = hi_total - w.pad_lo[i];
+        continue;
+      }
       int64_t out = (*in + w.strides[i] - 1) / w.strides[i];
       int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - *in);
       int64_t small = total / 2, big = total - small;
