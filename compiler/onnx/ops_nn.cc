@@ -464,6 +464,32 @@ Result<ir::Expr> MaxPoolIndices(NodeCtx& ctx, ir::Expr x, const ir::TensorSInfo&
   return ctx.Op("add", {flat, MakeConstant(base)});
 }
 
+// ONNX Runtime sizes a MaxPool output (ceil_mode 0) as
+// trunc((in + pads - k_eff) / s) + 1, truncating toward zero: an input
+// shorter than the window by less than the stride still gives one output,
+// the maximum of what the window covers (PaddleOCR's classifier pools a
+// height of 1 by 2x2 windows). ONNX's floor gives 0 there. For a symbolic
+// dimension that may be that short, the input's upper end is padded with the
+// lowest value by max(0, k_eff - pads - in) when the program runs, which
+// changes nothing for longer inputs. Static dims are sized as written.
+Result<ir::Expr> PadShortMaxPoolInput(NodeCtx& ctx, ir::Expr x, const Window& w) {
+  const auto* xi = ir::SInfoAs<ir::TensorSInfo>(x->struct_info);
+  if (!xi || !xi->has_shape || xi->shape.size() != 4) return x;
+  std::vector<PrimExpr> width(8, PrimExpr(int64_t{0}));
+  bool any = false;
+  for (size_t i = 0; i < 2; ++i) {
+    const PrimExpr& in = xi->shape[2 + i];
+    int64_t k_eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t need = k_eff - w.pad_lo[i] - w.pad_hi[i];  // the shortest input with a whole window
+    if (ConstDim(in) || need <= 1) continue;
+    width[4 + 2 * i + 1] = SimplifyDim(ir::MakeBinary(ir::TirKind::kMax, PrimExpr(need) - in, PrimExpr(int64_t{0})));
+    any = true;
+  }
+  if (!any) return x;
+  return ctx.Op("nn.pad", {x, MakeShape(width)},
+                {{"pad_mode", AttrS("constant")}, {"pad_value", AttrF(-std::numeric_limits<double>::max())}});
+}
+
 Status ConvertPool(NodeCtx& ctx) {
   bool is_max = ctx.op_type() == "MaxPool";
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
@@ -482,6 +508,9 @@ Status ConvertPool(NodeCtx& ctx) {
   if (nsp == 1) {
     KILN_ASSIGN_OR_RETURN(x, To2d(ctx, x));
     w = Lift1d(w);
+  }
+  if (is_max && ceil_mode == 0 && !indices) {
+    KILN_ASSIGN_OR_RETURN(x, PadShortMaxPoolInput(ctx, x, w));
   }
   ir::AttrMap attrs = {{"pool_size", AttrInts(w.kernel)},     {"strides", AttrInts(w.strides)},
                        {"padding", AttrInts(Padding(w))},     {"dilation", AttrInts(w.dilations)},
