@@ -544,7 +544,16 @@ Status ConvertSlice(NodeCtx& ctx) {
   for (size_t i = 0; i < axes.size(); ++i) {
     auto d = ConstDim(xi->shape[axes[i]]);
     if (!d) {
+      // R.strided_slice takes a constant index on a symbolic axis as lying
+      // inside it, except 2^31 - 1 (-2^31) for "to the end" ("to the start").
+      // Exporters write other large ends for that (tf2onnx 10^9), so ends at
+      // or beyond +-10^9 on a symbolic axis are read as that: Kiln assumes
+      // symbolic dimensions below 10^9.
       const int64_t big = std::numeric_limits<int32_t>::max();
+      const int64_t far = 1000000000;
+      if (ends[i] >= far) ends[i] = big;
+      if (ends[i] <= -far) ends[i] = -big - 1;
+      if (steps[i] < 0 && starts[i] >= far) starts[i] = big;
       ends[i] = std::clamp<int64_t>(ends[i], -big - 1, big);
       starts[i] = std::clamp<int64_t>(starts[i], -big - 1, big);
       continue;
