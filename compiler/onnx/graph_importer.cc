@@ -291,6 +291,7 @@ const ConverterTable& Converters() {
     AddResizeConverters(t);
     AddControlFlowConverters(t);
     AddRnnConverters(t);
+    AddGatherConverters(t);
     return t;
   }();
   return *table;

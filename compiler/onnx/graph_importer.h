@@ -119,6 +119,7 @@ void AddReduceConverters(ConverterTable* t);
 void AddResizeConverters(ConverterTable* t);
 void AddControlFlowConverters(ConverterTable* t);
 void AddRnnConverters(ConverterTable* t);
+void AddGatherConverters(ConverterTable* t);  // ops_gather.cc: GatherND
 // The table of every operator the importer knows.
 const ConverterTable& Converters();
 
