@@ -20,6 +20,7 @@ struct ErrorCase {
   std::vector<OnnxDim> x_shape;  // input "x" (float32)
   std::function<void(B&)> build;  // adds nodes producing "y" (and initializers)
   const char* expected;
+  int64_t opset = 13;  // of the model
 };
 
 Node* Op(B& m, const char* op, std::vector<std::string> inputs, std::vector<std::string> outputs = {"y"}) {
@@ -98,6 +99,31 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
          m.InitializerI64("s", {2}, {0, -1});
          B::AttrInt(Op(m, "Reshape", {"x", "s"}), "allowzero", 1);
        }, "Reshape (opset 13): shape has a -1 beside a 0 entry"},
+      {"legacy broadcast=0", {2, 3}, [](B& m) {
+         m.Initializer("b", {3}, {1, 2, 3});
+         Op(m, "Add", {"x", "b"});
+       }, "Add (opset 6): broadcast=0 (before opset 7) needs operands of the same shape", 6},
+      {"legacy broadcast rank", {3}, [](B& m) {
+         m.Initializer("b", {1, 3}, {1, 2, 3});
+         B::AttrInt(Op(m, "Add", {"x", "b"}), "broadcast", 1);
+       }, "broadcast=1: B has a higher rank than A", 6},
+      {"legacy broadcast axis", {2, 3}, [](B& m) {
+         m.Initializer("b", {3}, {1, 2, 3});
+         Node* n = Op(m, "Mul", {"x", "b"});
+         B::AttrInt(n, "broadcast", 1);
+         B::AttrInt(n, "axis", 2);
+       }, "broadcast=1: B of rank 1 does not fit A of rank 2 from axis 2", 6},
+      {"legacy cast name", {2}, [](B& m) { B::AttrString(Op(m, "Cast", {"x"}), "to", "REAL"); },
+       "Cast (opset 5): to=\"REAL\" names no element type", 5},
+      {"legacy tile", {2}, [](B& m) {
+         m.InitializerI64("t", {2}, {2, 2});
+         m.InitializerI64("a", {}, {0});
+         Op(m, "Tile", {"x", "t", "a"});
+       }, "Tile (opset 5): tiles and axis must be single values", 5},
+      {"legacy batchnorm training", {1, 2, 2}, [](B& m) {
+         for (const char* n : {"g", "b", "mu", "v"}) m.Initializer(n, {2}, {1, 1});
+         Op(m, "BatchNormalization", {"x", "g", "b", "mu", "v"});
+       }, "BatchNormalization (opset 6): training mode (is_test=0, the default before opset 7)", 6},
       {"pool kernel", {1, 1, 4, 4}, [](B& m) { Op(m, "MaxPool", {"x"}); }, "kernel_shape is required"},
       {"pool 4-D", {1, 1, 2, 2, 2, 2}, [](B& m) { B::AttrInts(Op(m, "MaxPool", {"x"}), "kernel_shape", {1, 1, 1, 1}); },
        "4-D pooling (1-D to 3-D are supported)"},
@@ -285,7 +311,7 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
        }, "graph output \"nowhere\" is not produced by any node"},
   };
   for (const auto& c : cases) {
-    B m(13);
+    B m(c.opset);
     m.Input("x", TensorProto::FLOAT, c.x_shape);
     c.build(m);
     if (m.graph().output_size() == 0) m.Output("y");

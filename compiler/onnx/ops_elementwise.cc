@@ -180,9 +180,40 @@ Result<ir::Expr> MatchUnprovenDims(NodeCtx& ctx, const ir::Expr& a, ir::Expr b) 
   return ir::Expr(cast);
 }
 
+// Before opset 7 a binary operator broadcasts only with broadcast=1, and
+// then B's dimensions match A's from `axis` on (by default A's last ones):
+// B reshaped with trailing 1s to A's rank broadcasts as numpy does.
+// broadcast=0 needs equal shapes.
+Result<ir::Expr> LegacyBroadcastB(NodeCtx& ctx, ir::Expr b) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ai, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* bi, ctx.Info(1));
+  KILN_ASSIGN_OR_RETURN(int64_t broadcast, ctx.AttrInt("broadcast", 0));
+  if (broadcast == 0) {
+    bool same = ai->ndim == bi->ndim;
+    for (size_t i = 0; same && i < ai->shape.size(); ++i)
+      same = relax::CompareDims(ai->shape[i], bi->shape[i]) != relax::DimRelation::kNotEqual;
+    if (!same) return ctx.Invalid("broadcast=0 (before opset 7) needs operands of the same shape");
+    return b;
+  }
+  if (bi->ndim > ai->ndim) return ctx.Invalid("broadcast=1: B has a higher rank than A");
+  int64_t axis = ai->ndim - bi->ndim;
+  if (ctx.HasAttr("axis")) {
+    KILN_ASSIGN_OR_RETURN(axis, ctx.AttrInt("axis", 0));
+    if (axis < 0) axis += ai->ndim;
+    if (axis < 0 || axis + bi->ndim > ai->ndim) {
+      return ctx.Invalid("broadcast=1: B of rank " + std::to_string(bi->ndim) + " does not fit A of rank " +
+                         std::to_string(ai->ndim) + " from axis " + std::to_string(axis));
+    }
+  }
+  int64_t trailing = ai->ndim - axis - bi->ndim;
+  if (trailing == 0) return b;
+  std::vector<ir::PrimExpr> dims = bi->shape;
+  dims.insert(dims.end(), static_cast<size_t>(trailing), ir::PrimExpr(int64_t{1}));
+  return ctx.Op("reshape", {b, MakeShape(dims)});
+}
+
 Status ConvertBinary(NodeCtx& ctx) {
   const BinaryDef* def = FindBinary(ctx.op_type());
-  if (ctx.opset() < 7) return ctx.Unsupported("broadcast attribute forms before opset 7");
   if (ctx.op_type() == "Mod") {
     KILN_ASSIGN_OR_RETURN(int64_t fmod, ctx.AttrInt("fmod", 0));
     KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, ctx.Info(0));
@@ -205,7 +236,7 @@ Status ConvertBinary(NodeCtx& ctx) {
   }
   const KnownInts* ka = ctx.Known(0);
   const KnownInts* kb = ctx.Known(1);
-  if (def->foldable && ka && kb && ka->dtype == kb->dtype) {
+  if (def->foldable && ka && kb && ka->dtype == kb->dtype && (ctx.opset() >= 7 || ka->shape == kb->shape)) {
     if (auto k = FoldBinary(def->fold, *ka, *kb, def->to_bool)) {
       ctx.SetOutputKnown(0, *k);
       return Status::Ok();
@@ -213,6 +244,7 @@ Status ConvertBinary(NodeCtx& ctx) {
   }
   KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
+  if (ctx.opset() < 7) { KILN_ASSIGN_OR_RETURN(b, LegacyBroadcastB(ctx, b)); }
   if (ctx.op_type() == "Pow") {
     KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, ctx.Info(0));
     // Exponents 1, 2 and 0.5 (variance, RMS and distance patterns) need no powf.
@@ -463,8 +495,21 @@ Status ConvertWhere(NodeCtx& ctx) {
   return Status::Ok();
 }
 
+// Cast's `to` names the type as a string before opset 6 ("FLOAT").
+Result<int64_t> LegacyCastTo(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::string name, ctx.AttrString("to", ""));
+  ::onnx::TensorProto_DataType t;
+  if (!::onnx::TensorProto_DataType_Parse(name, &t)) return ctx.Invalid("to=\"" + name + "\" names no element type");
+  return static_cast<int64_t>(t);
+}
+
 Status ConvertCast(NodeCtx& ctx) {
-  KILN_ASSIGN_OR_RETURN(int64_t to, ctx.AttrInt("to", -1));
+  int64_t to = -1;
+  if (ctx.opset() < 6) {
+    KILN_ASSIGN_OR_RETURN(to, LegacyCastTo(ctx));
+  } else {
+    KILN_ASSIGN_OR_RETURN(to, ctx.AttrInt("to", -1));
+  }
   auto dt = DTypeFromOnnx(static_cast<int>(to));
   if (!dt.ok()) return dt.status();
   const KnownInts* k = ctx.Known(0);

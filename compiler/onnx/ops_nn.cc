@@ -539,6 +539,10 @@ Status ConvertGlobalPool(NodeCtx& ctx) {
 
 Status ConvertBatchNorm(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t training, ctx.AttrInt("training_mode", 0));
+  if (ctx.opset() < 7) {  // is_test=0, the default then, meant training mode
+    KILN_ASSIGN_OR_RETURN(int64_t is_test, ctx.AttrInt("is_test", 0));
+    if (is_test == 0) return ctx.Unsupported("training mode (is_test=0, the default before opset 7)");
+  }
   if (training || ctx.HasOutput(1) || ctx.HasOutput(2)) return ctx.Unsupported("training mode (running mean/var outputs)");
   KILN_ASSIGN_OR_RETURN(int64_t spatial, ctx.AttrInt("spatial", 1));
   if (spatial != 1) return ctx.Unsupported("spatial=0 (per-element statistics)");

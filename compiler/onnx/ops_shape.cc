@@ -412,7 +412,8 @@ Status ConvertTranspose(NodeCtx& ctx) {
 // ---------------------------------------------------------------- Concat, Split
 
 Status ConvertConcat(NodeCtx& ctx) {
-  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
+  // axis is optional before opset 4, then 1.
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", ctx.opset() < 4 ? 1 : 0));
   bool all_known = true;
   for (size_t i = 0; i < ctx.NumInputs(); ++i) {
     const KnownInts* k = ctx.Known(i);
@@ -441,6 +442,9 @@ Status ConvertSplit(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
   KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
   std::vector<int64_t> split;
+  if (ctx.opset() < 2 && ctx.HasInput(1)) {  // opset 1 may pass the sizes as an input
+    KILN_ASSIGN_OR_RETURN(split, ctx.ConstInts(1, "split"));
+  } else
   if (ctx.opset() < 13 && ctx.HasAttr("split")) {
     KILN_ASSIGN_OR_RETURN(split, ctx.AttrInts("split", {}));
   } else if (ctx.opset() >= 13 && ctx.HasInput(1)) {
@@ -650,8 +654,19 @@ Status ConvertExpand(NodeCtx& ctx) {
 }
 
 Status ConvertTile(NodeCtx& ctx) {
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> reps, ctx.ConstInts(1, "repeats"));
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  std::vector<int64_t> reps;
+  if (ctx.opset() < 6) {
+    // Tile(input, tiles, axis): `tiles` copies along one axis.
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> tiles, ctx.ConstInts(1, "tiles"));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axis, ctx.ConstInts(2, "axis"));
+    if (tiles.size() != 1 || axis.size() != 1) return ctx.Invalid("tiles and axis must be single values");
+    KILN_ASSIGN_OR_RETURN(int64_t a, NormAxis(axis[0], xi->ndim));
+    reps.assign(static_cast<size_t>(xi->ndim), 1);
+    reps[static_cast<size_t>(a)] = tiles[0];
+  } else {
+    KILN_ASSIGN_OR_RETURN(reps, ctx.ConstInts(1, "repeats"));
+  }
   std::vector<PrimExpr> tiled;
   for (size_t i = 0; i < reps.size(); ++i) {
     if (reps[i] < 0 || reps[i] > kMaxElements) return ctx.Invalid("repeats must lie in [0, 2^50]");
