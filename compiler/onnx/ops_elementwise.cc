@@ -360,6 +360,51 @@ Status ConvertElu(NodeCtx& ctx) {
   return Status::Ok();
 }
 
+// Selu(x) = gamma * (x for x > 0, alpha * (exp(x) - 1) otherwise).
+Status ConvertSelu(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.AttrFloat("alpha", 1.67326319217681884765625));
+  KILN_ASSIGN_OR_RETURN(double gamma, ctx.AttrFloat("gamma", 1.05070102214813232421875));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  DType t = xi->dtype;
+  KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Op("exp", {x}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr em1, ctx.Op("subtract", {e, ScalarConst(t, 1.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr neg, ctx.Op("multiply", {em1, ScalarConst(t, alpha)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr pos, ctx.Op("greater", {x, ScalarConst(t, 0.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("where", {pos, x, neg}));
+  KILN_ASSIGN_OR_RETURN(r, ctx.Op("multiply", {r, ScalarConst(t, gamma)}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+// Softplus(x) = log(1 + exp(x)), as max(x, 0) + log(1 + exp(-|x|)): no
+// overflow for large x.
+Status ConvertSoftplus(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  DType t = xi->dtype;
+  KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Op("abs", {x}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr na, ctx.Op("negative", {a}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Op("exp", {na}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr e1, ctx.Op("add", {e, ScalarConst(t, 1.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr l, ctx.Op("log", {e1}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr m, ctx.Op("maximum", {x, ScalarConst(t, 0.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("add", {m, l}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+// Softsign(x) = x / (1 + |x|).
+Status ConvertSoftsign(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Op("abs", {x}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr d, ctx.Op("add", {a, ScalarConst(xi->dtype, 1.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("divide", {x, d}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
 Status ConvertGelu(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(std::string approx, ctx.AttrString("approximate", "none"));
   if (approx != "none" && approx != "tanh") return ctx.Unsupported("approximate=\"" + approx + "\" (none or tanh)");
@@ -539,6 +584,9 @@ void AddElementwiseConverters(ConverterTable* t) {
   (*t)["LeakyRelu"] = ConvertLeakyRelu;
   (*t)["Elu"] = ConvertElu;
   (*t)["PRelu"] = ConvertPRelu;
+  (*t)["Selu"] = ConvertSelu;
+  (*t)["Softplus"] = ConvertSoftplus;
+  (*t)["Softsign"] = ConvertSoftsign;
   (*t)["Gelu"] = ConvertGelu;
   (*t)["HardSigmoid"] = ConvertHardSigmoid;
   (*t)["HardSwish"] = ConvertHardSwish;

@@ -2,9 +2,11 @@
 // from the operators' old definitions: binary operators' broadcast/axis
 // attributes, Cast's type name, Concat's optional axis, Tile(input, tiles,
 // axis), Split's sizes as an input (opset 1), Reshape's shape attribute,
-// BatchNormalization's is_test, and consumed_inputs left alone.
+// BatchNormalization's is_test, and consumed_inputs left alone; Selu,
+// Softplus and Softsign.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "tests/onnx/onnx_e2e_util.h"
@@ -123,6 +125,32 @@ TEST(OnnxLegacyOpsetE2E, BatchNormalizationIsTestAndOldActivations) {
   ASSERT_EQ(got.size(), 2u);
   EXPECT_NEAR(got[0], -1.0f, 1e-6);
   EXPECT_NEAR(got[1], 1.5f, 1e-6);
+}
+
+// Activations the old node tests use (and later opsets keep unchanged).
+TEST(OnnxLegacyOpsetE2E, SeluSoftplusSoftsign) {
+  B m(6);
+  m.Input("x", TensorProto::FLOAT, {6});
+  auto* se = m.Node("Selu", {"x"}, {"se"});
+  B::AttrFloat(se, "alpha", 2.0f);
+  B::AttrFloat(se, "gamma", 3.0f);
+  m.Node("Selu", {"x"}, {"sd"});  // ONNX's default alpha and gamma
+  m.Node("Softplus", {"x"}, {"sp"});
+  m.Node("Softsign", {"x"}, {"ss"});
+  for (const char* o : {"se", "sd", "sp", "ss"}) m.Output(o);
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::vector<float> xv = {-100.0f, -2.0f, -0.5f, 0.0f, 1.5f, 100.0f};  // softplus must not overflow at 100
+  auto out = RunMain(*module, {F32({6}, xv)});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const double a0 = 1.67326319217681884765625, g0 = 1.05070102214813232421875;
+  for (size_t i = 0; i < xv.size(); ++i) {
+    double x = xv[i];
+    EXPECT_NEAR(Values((*out)[0])[i], 3.0 * (x > 0 ? x : 2.0 * (std::exp(x) - 1)), 1e-5) << x;
+    EXPECT_NEAR(Values((*out)[1])[i], g0 * (x > 0 ? x : a0 * (std::exp(x) - 1)), 1e-5) << x;
+    EXPECT_NEAR(Values((*out)[2])[i], std::log1p(std::exp(x)), 1e-5 * std::max(1.0, x)) << x;
+    EXPECT_NEAR(Values((*out)[3])[i], x / (1 + std::fabs(x)), 1e-6) << x;
+  }
 }
 
 }  // namespace
