@@ -444,8 +444,7 @@ Status ConvertSplit(NodeCtx& ctx) {
   std::vector<int64_t> split;
   if (ctx.opset() < 2 && ctx.HasInput(1)) {  // opset 1 may pass the sizes as an input
     KILN_ASSIGN_OR_RETURN(split, ctx.ConstInts(1, "split"));
-  } else
-  if (ctx.opset() < 13 && ctx.HasAttr("split")) {
+  } else if (ctx.opset() < 13 && ctx.HasAttr("split")) {
     KILN_ASSIGN_OR_RETURN(split, ctx.AttrInts("split", {}));
   } else if (ctx.opset() >= 13 && ctx.HasInput(1)) {
     KILN_ASSIGN_OR_RETURN(split, ctx.ConstInts(1, "split"));
