@@ -293,6 +293,7 @@ const ConverterTable& Converters() {
     AddLoopConverters(t);
     AddRnnConverters(t);
     AddDataDependentConverters(t);
+    AddGatherConverters(t);
     return t;
   }();
   return *table;
@@ -550,8 +551,8 @@ Result<ir::IRModule> Importer::Run() {
     }
   }
   if (!found) return InvalidArgument("ONNX model imports no opset of the default domain");
-  if (opset_ < 7 || opset_ > kMaxOpset) {
-    return Unimplemented("ONNX model uses opset " + std::to_string(opset_) + " of the default domain; Kiln supports opsets 7 to " +
+  if (opset_ < 1 || opset_ > kMaxOpset) {
+    return Unimplemented("ONNX model uses opset " + std::to_string(opset_) + " of the default domain; Kiln supports opsets 1 to " +
                          std::to_string(kMaxOpset));
   }
   if (!model_.has_graph()) return InvalidArgument("ONNX model has no graph");

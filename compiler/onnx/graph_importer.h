@@ -125,6 +125,7 @@ void AddControlFlowConverters(ConverterTable* t);
 void AddLoopConverters(ConverterTable* t);
 void AddRnnConverters(ConverterTable* t);
 void AddDataDependentConverters(ConverterTable* t);  // NonZero (ops_nonzero.cc)
+void AddGatherConverters(ConverterTable* t);  // ops_gather.cc: GatherND
 // The table of every operator the importer knows.
 const ConverterTable& Converters();
 

@@ -180,9 +180,40 @@ Result<ir::Expr> MatchUnprovenDims(NodeCtx& ctx, const ir::Expr& a, ir::Expr b) 
   return ir::Expr(cast);
 }
 
+// Before opset 7 a binary operator broadcasts only with broadcast=1, and
+// then B's dimensions match A's from `axis` on (by default A's last ones):
+// B reshaped with trailing 1s to A's rank broadcasts as numpy does.
+// broadcast=0 needs equal shapes.
+Result<ir::Expr> LegacyBroadcastB(NodeCtx& ctx, ir::Expr b) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ai, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* bi, ctx.Info(1));
+  KILN_ASSIGN_OR_RETURN(int64_t broadcast, ctx.AttrInt("broadcast", 0));
+  if (broadcast == 0) {
+    bool same = ai->ndim == bi->ndim;
+    for (size_t i = 0; same && i < ai->shape.size(); ++i)
+      same = relax::CompareDims(ai->shape[i], bi->shape[i]) != relax::DimRelation::kNotEqual;
+    if (!same) return ctx.Invalid("broadcast=0 (before opset 7) needs operands of the same shape");
+    return b;
+  }
+  if (bi->ndim > ai->ndim) return ctx.Invalid("broadcast=1: B has a higher rank than A");
+  int64_t axis = ai->ndim - bi->ndim;
+  if (ctx.HasAttr("axis")) {
+    KILN_ASSIGN_OR_RETURN(axis, ctx.AttrInt("axis", 0));
+    if (axis < 0) axis += ai->ndim;
+    if (axis < 0 || axis + bi->ndim > ai->ndim) {
+      return ctx.Invalid("broadcast=1: B of rank " + std::to_string(bi->ndim) + " does not fit A of rank " +
+                         std::to_string(ai->ndim) + " from axis " + std::to_string(axis));
+    }
+  }
+  int64_t trailing = ai->ndim - axis - bi->ndim;
+  if (trailing == 0) return b;
+  std::vector<ir::PrimExpr> dims = bi->shape;
+  dims.insert(dims.end(), static_cast<size_t>(trailing), ir::PrimExpr(int64_t{1}));
+  return ctx.Op("reshape", {b, MakeShape(dims)});
+}
+
 Status ConvertBinary(NodeCtx& ctx) {
   const BinaryDef* def = FindBinary(ctx.op_type());
-  if (ctx.opset() < 7) return ctx.Unsupported("broadcast attribute forms before opset 7");
   if (ctx.op_type() == "Mod") {
     KILN_ASSIGN_OR_RETURN(int64_t fmod, ctx.AttrInt("fmod", 0));
     KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, ctx.Info(0));
@@ -205,7 +236,7 @@ Status ConvertBinary(NodeCtx& ctx) {
   }
   const KnownInts* ka = ctx.Known(0);
   const KnownInts* kb = ctx.Known(1);
-  if (def->foldable && ka && kb && ka->dtype == kb->dtype) {
+  if (def->foldable && ka && kb && ka->dtype == kb->dtype && (ctx.opset() >= 7 || ka->shape == kb->shape)) {
     if (auto k = FoldBinary(def->fold, *ka, *kb, def->to_bool)) {
       ctx.SetOutputKnown(0, *k);
       return Status::Ok();
@@ -213,6 +244,7 @@ Status ConvertBinary(NodeCtx& ctx) {
   }
   KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
+  if (ctx.opset() < 7) { KILN_ASSIGN_OR_RETURN(b, LegacyBroadcastB(ctx, b)); }
   if (ctx.op_type() == "Pow") {
     KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, ctx.Info(0));
     // Exponents 1, 2 and 0.5 (variance, RMS and distance patterns) need no powf.
@@ -295,6 +327,24 @@ Status ConvertLeakyRelu(NodeCtx& ctx) {
   return Status::Ok();
 }
 
+// PRelu(x, slope) = x for x >= 0, slope * x otherwise; slope broadcasts to x
+// (unidirectionally from opset 7: numpy rules with x's shape as the result).
+Status ConvertPRelu(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(1));
+  if (si->ndim > xi->ndim) {
+    return ctx.Invalid("slope of rank " + std::to_string(si->ndim) + " does not broadcast to an input of rank " +
+                       std::to_string(xi->ndim));
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr slope, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(ir::Expr neg, ctx.Op("multiply", {x, slope}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr pos, ctx.Op("greater_equal", {x, ScalarConst(xi->dtype, 0.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("where", {pos, x, neg}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
 // Elu(x) = x for x > 0, alpha * (exp(x) - 1) otherwise.
 Status ConvertElu(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(double alpha, ctx.AttrFloat("alpha", 1.0));
@@ -306,6 +356,51 @@ Status ConvertElu(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(ir::Expr neg, ctx.Op("multiply", {em1, ScalarConst(t, alpha)}));
   KILN_ASSIGN_OR_RETURN(ir::Expr pos, ctx.Op("greater", {x, ScalarConst(t, 0.0)}));
   KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("where", {pos, x, neg}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+// Selu(x) = gamma * (x for x > 0, alpha * (exp(x) - 1) otherwise).
+Status ConvertSelu(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(double alpha, ctx.AttrFloat("alpha", 1.67326319217681884765625));
+  KILN_ASSIGN_OR_RETURN(double gamma, ctx.AttrFloat("gamma", 1.05070102214813232421875));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  DType t = xi->dtype;
+  KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Op("exp", {x}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr em1, ctx.Op("subtract", {e, ScalarConst(t, 1.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr neg, ctx.Op("multiply", {em1, ScalarConst(t, alpha)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr pos, ctx.Op("greater", {x, ScalarConst(t, 0.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("where", {pos, x, neg}));
+  KILN_ASSIGN_OR_RETURN(r, ctx.Op("multiply", {r, ScalarConst(t, gamma)}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+// Softplus(x) = log(1 + exp(x)), as max(x, 0) + log(1 + exp(-|x|)): no
+// overflow for large x.
+Status ConvertSoftplus(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  DType t = xi->dtype;
+  KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Op("abs", {x}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr na, ctx.Op("negative", {a}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Op("exp", {na}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr e1, ctx.Op("add", {e, ScalarConst(t, 1.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr l, ctx.Op("log", {e1}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr m, ctx.Op("maximum", {x, ScalarConst(t, 0.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("add", {m, l}));
+  ctx.SetOutput(0, r);
+  return Status::Ok();
+}
+
+// Softsign(x) = x / (1 + |x|).
+Status ConvertSoftsign(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Op("abs", {x}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr d, ctx.Op("add", {a, ScalarConst(xi->dtype, 1.0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("divide", {x, d}));
   ctx.SetOutput(0, r);
   return Status::Ok();
 }
@@ -445,8 +540,21 @@ Status ConvertWhere(NodeCtx& ctx) {
   return Status::Ok();
 }
 
+// Cast's `to` names the type as a string before opset 6 ("FLOAT").
+Result<int64_t> LegacyCastTo(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::string name, ctx.AttrString("to", ""));
+  ::onnx::TensorProto_DataType t;
+  if (!::onnx::TensorProto_DataType_Parse(name, &t)) return ctx.Invalid("to=\"" + name + "\" names no element type");
+  return static_cast<int64_t>(t);
+}
+
 Status ConvertCast(NodeCtx& ctx) {
-  KILN_ASSIGN_OR_RETURN(int64_t to, ctx.AttrInt("to", -1));
+  int64_t to = -1;
+  if (ctx.opset() < 6) {
+    KILN_ASSIGN_OR_RETURN(to, LegacyCastTo(ctx));
+  } else {
+    KILN_ASSIGN_OR_RETURN(to, ctx.AttrInt("to", -1));
+  }
   auto dt = DTypeFromOnnx(static_cast<int>(to));
   if (!dt.ok()) return dt.status();
   const KnownInts* k = ctx.Known(0);
@@ -475,6 +583,10 @@ void AddElementwiseConverters(ConverterTable* t) {
   (*t)["Reciprocal"] = ConvertReciprocal;
   (*t)["LeakyRelu"] = ConvertLeakyRelu;
   (*t)["Elu"] = ConvertElu;
+  (*t)["PRelu"] = ConvertPRelu;
+  (*t)["Selu"] = ConvertSelu;
+  (*t)["Softplus"] = ConvertSoftplus;
+  (*t)["Softsign"] = ConvertSoftsign;
   (*t)["Gelu"] = ConvertGelu;
   (*t)["HardSigmoid"] = ConvertHardSigmoid;
   (*t)["HardSwish"] = ConvertHardSwish;

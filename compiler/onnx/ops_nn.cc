@@ -96,7 +96,24 @@ Result<Window> ReadWindow(NodeCtx& ctx, const ir::TensorSInfo& x, size_t nsp, co
   } else if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
     for (size_t i = 0; i < nsp; ++i) {
       auto in = ConstDim(x.shape[2 + i]);
-      if (!in) return ctx.Unsupported("auto_pad=" + auto_pad + " with a symbolic spatial dimension");
+      if (!in) {
+        // The total padding is k_eff - s + ((-in) mod s), clamped at 0: it
+        // depends on `in`, but when its lower part is the same for every
+        // remainder, padding the upper end by the most it can be (k_eff - 1
+        // in all) gives the same windows and ceil(in / s) outputs — floor
+        // ((in - 1) / s) + 1 — whatever `in` is. (ceil_mode would count one
+        // more window.)
+        KILN_ASSIGN_OR_RETURN(int64_t ceil_mode, ctx.AttrInt("ceil_mode", 0));
+        int64_t k_eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
+        int64_t lo_total = std::max<int64_t>(0, k_eff - w.strides[i]), hi_total = k_eff - 1;
+        auto lower = [&](int64_t total) { return auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2; };
+        if (lower(lo_total) != lower(hi_total) || ceil_mode != 0) {
+          return ctx.Unsupported("auto_pad=" + auto_pad + " with a symbolic spatial dimension whose padding depends on it");
+        }
+        w.pad_lo[i] = lower(hi_total);
+        w.pad_hi[i] = hi_total - w.pad_lo[i];
+        continue;
+      }
       int64_t out = (*in + w.strides[i] - 1) / w.strides[i];
       int64_t total = std::max<int64_t>(0, (out - 1) * w.strides[i] + (w.kernel[i] - 1) * w.dilations[i] + 1 - *in);
       int64_t small = total / 2, big = total - small;
@@ -447,6 +464,32 @@ Result<ir::Expr> MaxPoolIndices(NodeCtx& ctx, ir::Expr x, const ir::TensorSInfo&
   return ctx.Op("add", {flat, MakeConstant(base)});
 }
 
+// ONNX Runtime sizes a MaxPool output (ceil_mode 0) as
+// trunc((in + pads - k_eff) / s) + 1, truncating toward zero: an input
+// shorter than the window by less than the stride still gives one output,
+// the maximum of what the window covers (PaddleOCR's classifier pools a
+// height of 1 by 2x2 windows). ONNX's floor gives 0 there. For a symbolic
+// dimension that may be that short, the input's upper end is padded with the
+// lowest value by max(0, k_eff - pads - in) when the program runs, which
+// changes nothing for longer inputs. Static dims are sized as written.
+Result<ir::Expr> PadShortMaxPoolInput(NodeCtx& ctx, ir::Expr x, const Window& w) {
+  const auto* xi = ir::SInfoAs<ir::TensorSInfo>(x->struct_info);
+  if (!xi || !xi->has_shape || xi->shape.size() != 4) return x;
+  std::vector<PrimExpr> width(8, PrimExpr(int64_t{0}));
+  bool any = false;
+  for (size_t i = 0; i < 2; ++i) {
+    const PrimExpr& in = xi->shape[2 + i];
+    int64_t k_eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
+    int64_t need = k_eff - w.pad_lo[i] - w.pad_hi[i];  // the shortest input with a whole window
+    if (ConstDim(in) || need <= 1) continue;
+    width[4 + 2 * i + 1] = SimplifyDim(ir::MakeBinary(ir::TirKind::kMax, PrimExpr(need) - in, PrimExpr(int64_t{0})));
+    any = true;
+  }
+  if (!any) return x;
+  return ctx.Op("nn.pad", {x, MakeShape(width)},
+                {{"pad_mode", AttrS("constant")}, {"pad_value", AttrF(-std::numeric_limits<double>::max())}});
+}
+
 Status ConvertPool(NodeCtx& ctx) {
   bool is_max = ctx.op_type() == "MaxPool";
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
@@ -465,6 +508,9 @@ Status ConvertPool(NodeCtx& ctx) {
   if (nsp == 1) {
     KILN_ASSIGN_OR_RETURN(x, To2d(ctx, x));
     w = Lift1d(w);
+  }
+  if (is_max && ceil_mode == 0 && !indices) {
+    KILN_ASSIGN_OR_RETURN(x, PadShortMaxPoolInput(ctx, x, w));
   }
   ir::AttrMap attrs = {{"pool_size", AttrInts(w.kernel)},     {"strides", AttrInts(w.strides)},
                        {"padding", AttrInts(Padding(w))},     {"dilation", AttrInts(w.dilations)},
@@ -493,6 +539,10 @@ Status ConvertGlobalPool(NodeCtx& ctx) {
 
 Status ConvertBatchNorm(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t training, ctx.AttrInt("training_mode", 0));
+  if (ctx.opset() < 7) {  // is_test=0, the default then, meant training mode
+    KILN_ASSIGN_OR_RETURN(int64_t is_test, ctx.AttrInt("is_test", 0));
+    if (is_test == 0) return ctx.Unsupported("training mode (is_test=0, the default before opset 7)");
+  }
   if (training || ctx.HasOutput(1) || ctx.HasOutput(2)) return ctx.Unsupported("training mode (running mean/var outputs)");
   KILN_ASSIGN_OR_RETURN(int64_t spatial, ctx.AttrInt("spatial", 1));
   if (spatial != 1) return ctx.Unsupported("spatial=0 (per-element statistics)");

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "compiler/arith/simplify.h"
 #include "compiler/onnx/graph_importer.h"
 #include "compiler/onnx/onnx_tensor.h"
 
@@ -231,6 +232,18 @@ Status ConvertRange(NodeCtx& ctx) {
 
 // ---------------------------------------------------------------- Reshape family
 
+// A product as its constant factor and its other factors (Mul nodes split).
+struct Factors {
+  int64_t c = 1;
+  std::vector<PrimExpr> syms;
+};
+bool AddFactors(const PrimExpr& e, Factors* f) {
+  if (auto c = ConstDim(e)) return !__builtin_mul_overflow(f->c, *c, &f->c);
+  if (const auto* m = e.as<ir::MulNode>()) return AddFactors(m->a, f) && AddFactors(m->b, f);
+  f->syms.push_back(e);
+  return true;
+}
+
 // The target shape of Reshape: 0 copies the input dim (unless allowzero), -1 is inferred.
 Result<std::vector<PrimExpr>> ReshapeTarget(NodeCtx& ctx, const ir::TensorSInfo& x, const KnownInts& shape, bool allowzero) {
   std::vector<PrimExpr> out;
@@ -250,33 +263,37 @@ Result<std::vector<PrimExpr>> ReshapeTarget(NodeCtx& ctx, const ir::TensorSInfo&
     out.push_back(e);
   }
   if (infer >= 0) {
-    // total / known by cancelling factors: (n * 3 * 4) / (n) = 12, which a
-    // floor division of products would not simplify.
-    int64_t c_total = 1, c_known = 1;
-    std::vector<PrimExpr> rest;
+    // total / known by cancelling factors: (n * 3 * 4) / (n) = 12, and
+    // (b * 6 * s) / (b * 6 * s) = 1 — a floor division of the products
+    // would not simplify.
+    Factors total, known;
     for (const auto& d : x.shape) {
-      if (auto c = ConstDim(d)) {
-        if (__builtin_mul_overflow(c_total, *c, &c_total)) return ctx.Invalid("the input has too many elements");
-      } else {
-        rest.push_back(d);
-      }
+      if (!AddFactors(d, &total)) return ctx.Invalid("the input has too many elements");
     }
-    bool ok = true;
-    for (size_t i = 0; i < out.size() && ok; ++i) {
+    for (size_t i = 0; i < out.size(); ++i) {
       if (static_cast<int>(i) == infer) continue;
-      if (auto c = ConstDim(out[i])) {
-        if (__builtin_mul_overflow(c_known, *c, &c_known)) return ctx.Invalid("shape has too many elements");
-        continue;
-      }
-      auto it = std::find_if(rest.begin(), rest.end(), [&](const PrimExpr& r) { return r.same_as(out[i]); });
-      if (it == rest.end()) ok = false; else rest.erase(it);
+      if (!AddFactors(out[i], &known)) return ctx.Invalid("shape has too many elements");
     }
-    if (ok && c_known != 0 && c_total % c_known == 0) {
-      PrimExpr r = PrimExpr(c_total / c_known);
-      for (const auto& e : rest) r = r * e;
+    if (known.c == 0) return ctx.Invalid("shape has a -1 beside a 0 entry");
+    for (auto it = known.syms.begin(); it != known.syms.end();) {
+      auto m = std::find_if(total.syms.begin(), total.syms.end(),
+                            [&](const PrimExpr& t) { return arith::CanProveEqual(t, *it); });
+      if (m == total.syms.end()) { ++it; continue; }
+      total.syms.erase(m);
+      it = known.syms.erase(it);
+    }
+    if (known.syms.empty() && total.c % known.c == 0) {
+      PrimExpr r = PrimExpr(total.c / known.c);
+      for (const auto& e : total.syms) r = r * e;
       out[infer] = SimplifyDim(r);
     } else {
-      out[infer] = PrimExpr(int64_t{-1});  // R.reshape infers it
+      // Factors that do not cancel (a dim computed as (n * 3) // 2, an entry
+      // taken from another input): the floor division of what is left,
+      // which ONNX requires to be exact.
+      PrimExpr num = PrimExpr(total.c), den = PrimExpr(known.c);
+      for (const auto& e : total.syms) num = num * e;
+      for (const auto& e : known.syms) den = den * e;
+      out[infer] = SimplifyDim(ir::MakeBinary(ir::TirKind::kFloorDiv, num, den));
     }
   }
   return out;
@@ -407,10 +424,28 @@ Status ConvertSqueeze(NodeCtx& ctx) {
       axes.push_back(n);
     }
   } else {
+    // Without axes ONNX squeezes every axis that is 1 when the node runs, so
+    // the result's rank depends on the sizes. Kiln's ranks are fixed: a
+    // symbolic axis is taken as one of them and checked to be 1 by
+    // R.match_cast when the program runs (named after the node's output, so
+    // a violation names it) — models squeeze all axes of a [batch, 1] score
+    // called with batch 1.
+    std::vector<PrimExpr> unit = xi->shape;
+    bool symbolic = false;
     for (int64_t i = 0; i < xi->ndim; ++i) {
       auto c = ConstDim(xi->shape[i]);
-      if (!c) return ctx.Unsupported("squeezing all unit axes of a tensor with symbolic dimensions");
-      if (*c == 1) axes.push_back(i);
+      if (!c) {
+        unit[i] = PrimExpr(int64_t{1});
+        symbolic = true;
+      }
+      if (!c || *c == 1) axes.push_back(i);
+    }
+    if (symbolic) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+      KILN_ASSIGN_OR_RETURN(ir::RVar one, ctx.importer()->bb().EmitMatchCast(
+                                               x, ir::MakeTensorSInfo(unit, xi->dtype),
+                                               IdentifierText(ctx.node().output(0)) + "_unit_axes"));
+      return Set(ctx, ctx.Op("squeeze", {ir::Expr(one)}, {{"axis", AttrInts(axes)}}));
     }
   }
   std::sort(axes.begin(), axes.end());
@@ -510,7 +545,8 @@ Status ConvertTranspose(NodeCtx& ctx) {
 // ---------------------------------------------------------------- Concat, Split
 
 Status ConvertConcat(NodeCtx& ctx) {
-  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
+  // axis is optional before opset 4, then 1.
+  KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", ctx.opset() < 4 ? 1 : 0));
   bool all_known = true;
   for (size_t i = 0; i < ctx.NumInputs(); ++i) {
     const KnownInts* k = ctx.Known(i);
@@ -572,7 +608,9 @@ Status ConvertSplit(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
   KILN_ASSIGN_OR_RETURN(axis, NormAxis(axis, xi->ndim));
   std::vector<int64_t> split;
-  if (ctx.opset() < 13 && ctx.HasAttr("split")) {
+  if (ctx.opset() < 2 && ctx.HasInput(1)) {  // opset 1 may pass the sizes as an input
+    KILN_ASSIGN_OR_RETURN(split, ctx.ConstInts(1, "split"));
+  } else if (ctx.opset() < 13 && ctx.HasAttr("split")) {
     KILN_ASSIGN_OR_RETURN(split, ctx.AttrInts("split", {}));
   } else if (ctx.opset() >= 13 && ctx.HasInput(1)) {
     if (!ctx.Known(1) && !ctx.In(1).value()->constant.defined()) return ConvertRunTimeSplit(ctx, *xi, axis);
@@ -676,7 +714,16 @@ Status ConvertSlice(NodeCtx& ctx) {
   for (size_t i = 0; i < axes.size(); ++i) {
     auto d = ConstDim(xi->shape[axes[i]]);
     if (!d) {
+      // R.strided_slice takes a constant index on a symbolic axis as lying
+      // inside it, except 2^31 - 1 (-2^31) for "to the end" ("to the start").
+      // Exporters write other large ends for that (tf2onnx 10^9), so ends at
+      // or beyond +-10^9 on a symbolic axis are read as that: Kiln assumes
+      // symbolic dimensions below 10^9.
       const int64_t big = std::numeric_limits<int32_t>::max();
+      const int64_t far = 1000000000;
+      if (ends[i] >= far) ends[i] = big;
+      if (ends[i] <= -far) ends[i] = -big - 1;
+      if (steps[i] < 0 && starts[i] >= far) starts[i] = big;
       ends[i] = std::clamp<int64_t>(ends[i], -big - 1, big);
       starts[i] = std::clamp<int64_t>(starts[i], -big - 1, big);
       continue;
@@ -789,8 +836,19 @@ Status ConvertExpand(NodeCtx& ctx) {
 }
 
 Status ConvertTile(NodeCtx& ctx) {
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> reps, ctx.ConstInts(1, "repeats"));
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  std::vector<int64_t> reps;
+  if (ctx.opset() < 6) {
+    // Tile(input, tiles, axis): `tiles` copies along one axis.
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> tiles, ctx.ConstInts(1, "tiles"));
+    KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axis, ctx.ConstInts(2, "axis"));
+    if (tiles.size() != 1 || axis.size() != 1) return ctx.Invalid("tiles and axis must be single values");
+    KILN_ASSIGN_OR_RETURN(int64_t a, NormAxis(axis[0], xi->ndim));
+    reps.assign(static_cast<size_t>(xi->ndim), 1);
+    reps[static_cast<size_t>(a)] = tiles[0];
+  } else {
+    KILN_ASSIGN_OR_RETURN(reps, ctx.ConstInts(1, "repeats"));
+  }
   std::vector<PrimExpr> tiled;
   for (size_t i = 0; i < reps.size(); ++i) {
     if (reps[i] < 0 || reps[i] > kMaxElements) return ctx.Invalid("repeats must lie in [0, 2^50]");

@@ -19,7 +19,7 @@ void AddPermuteDimsOps(std::vector<OpInfo>* table);  // op_permute_dims.cc
 void AddReshapeOps(std::vector<OpInfo>* table);      // reshape, flatten, squeeze, expand_dims, broadcast_to (op_reshape.cc)
 void AddConcatSplitOps(std::vector<OpInfo>* table);  // concat, split (op_concat_split.cc)
 void AddSliceOps(std::vector<OpInfo>* table);        // strided_slice (op_slice.cc)
-void AddGatherOps(std::vector<OpInfo>* table);       // take, gather_elements (op_gather.cc)
+void AddGatherOps(std::vector<OpInfo>* table);       // take, gather_elements, gather_nd (op_gather.cc)
 void AddTileOps(std::vector<OpInfo>* table);         // tile, repeat (op_tile.cc)
 void AddSoftmaxOps(std::vector<OpInfo>* table);      // op_softmax.cc
 void AddNormOps(std::vector<OpInfo>* table);         // op_norm.cc

@@ -8,7 +8,13 @@
 // into [0, d - 1]. axis=None requires a 1-D x, as in TVM.
 // gather_elements: out has the shape of `indices` (same rank as x) and
 // out[i] = x[i with i[axis] replaced by indices[i]] (negative ones from the end).
+// gather_nd(x, indices, batch_dims=0), ONNX's GatherND: the last axis of
+// `indices` (static length k) holds index tuples into x's axes b .. b+k-1
+// (b = batch_dims; the first b axes of x and indices are shared);
+// out = indices.shape[:-1] + x.shape[b + k:], negative indices from the end.
 #include "compiler/relax/op_defs.h"
+
+#include <algorithm>
 
 #include "compiler/relax/op_shape_util.h"
 #include "compiler/relax/struct_info_util.h"
@@ -127,12 +133,67 @@ Result<ir::PrimFunc> LegalizeGatherElements(const ir::CallExpr& call, const std:
   return b.Build({r});
 }
 
+Result<int64_t> GatherNdBatchDims(const ir::CallExpr& call, int x_ndim, int ind_ndim) {
+  KILN_ASSIGN_OR_RETURN(auto b, GetInt(call, "batch_dims", 2));
+  int64_t batch = b ? *b : 0;
+  if (batch < 0 || batch >= std::min(x_ndim, ind_ndim)) {
+    return InvalidArgument(OpPrefix(call) + "batch_dims must lie in [0, " + std::to_string(std::min(x_ndim, ind_ndim)) +
+                           "), got " + std::to_string(batch));
+  }
+  return batch;
+}
+
+Result<ir::StructInfo> InferGatherNd(const ir::CallExpr& call) {
+  KILN_RETURN_IF_ERROR(CheckArgCount(call, 2, 3));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, TensorArg(call, 0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ind, TensorArg(call, 1));
+  KILN_RETURN_IF_ERROR(CheckIndexDType(call, ind));
+  if (x->ndim < 0 || ind->ndim < 0 || !ind->has_shape) return ir::MakeTensorSInfoNdim(-1, x->dtype);
+  KILN_ASSIGN_OR_RETURN(int64_t batch, GatherNdBatchDims(call, x->ndim, ind->ndim));
+  auto k = ConstDim(ind->shape.back());
+  if (!k) return InvalidArgument(OpPrefix(call) + "the last dimension of indices must be static");
+  if (*k < 1 || batch + *k > x->ndim) {
+    return InvalidArgument(OpPrefix(call) + "index tuples of length " + std::to_string(*k) + " after " +
+                           std::to_string(batch) + " batch axes do not fit x of rank " + std::to_string(x->ndim));
+  }
+  int out_ndim = ind->ndim - 1 + x->ndim - static_cast<int>(batch + *k);
+  if (!x->has_shape) return ir::MakeTensorSInfoNdim(out_ndim, x->dtype);
+  std::vector<PrimExpr> out(ind->shape.begin(), ind->shape.end() - 1);
+  out.insert(out.end(), x->shape.begin() + batch + *k, x->shape.end());
+  return ir::MakeTensorSInfo(out, x->dtype);
+}
+
+Result<ir::PrimFunc> LegalizeGatherNd(const ir::CallExpr& call, const std::string& name) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, KnownTensorArg(call, 0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ind, KnownTensorArg(call, 1));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* out, KnownTensorResult(call));
+  KILN_ASSIGN_OR_RETURN(int64_t batch, GatherNdBatchDims(call, x->ndim, ind->ndim));
+  int64_t k = *ConstDim(ind->shape.back());
+  int q = ind->ndim - 1;  // index axes of the output
+  te::FuncBuilder b(name);
+  te::Tensor a = b.Input("A", BindableShape(x->shape, "A"), x->dtype);
+  te::Tensor indices = b.Input("indices", BindableShape(ind->shape, "indices"), ind->dtype);
+  te::Tensor r = b.Compute("T_gather_nd", BindableShape(out->shape, "T_gather_nd"), out->dtype, [&](const te::Indices& i) {
+    te::Indices idx(i.begin(), i.begin() + batch);
+    te::Indices at(i.begin(), i.begin() + q);
+    at.push_back(PrimExpr(int64_t{0}));
+    for (int64_t j = 0; j < k; ++j) {
+      at.back() = PrimExpr(j);
+      idx.push_back(NormalizeIndex(indices(at), a.shape()[batch + j], "fast"));
+    }
+    idx.insert(idx.end(), i.begin() + q, i.end());
+    return a(idx);
+  });
+  return b.Build({r});
+}
+
 }  // namespace
 
 void AddGatherOps(std::vector<OpInfo>* t) {
   t->push_back({"relax.take", "take", -1, InferTake, LegalizeTake, OpPattern::kInjective});
   t->push_back({"relax.gather_elements", "gather_elements", -1, InferGatherElements, LegalizeGatherElements,
                 OpPattern::kInjective});
+  t->push_back({"relax.gather_nd", "gather_nd", -1, InferGatherNd, LegalizeGatherNd, OpPattern::kInjective});
 }
 
 }  // namespace relax

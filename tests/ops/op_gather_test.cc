@@ -1,4 +1,4 @@
-// take and gather_elements: int32/int64 indices (negative ones count from the
+// take, gather_elements and gather_nd: int32/int64 indices (negative ones count from the
 // end), modes wrap/clip, scalar and 2-D index tensors, symbolic shapes, and
 // every error, against plain C++ references.
 #include <gtest/gtest.h>
@@ -99,6 +99,55 @@ TEST(OpGatherElements, MatchesReference) {
   }
 }
 
+// ONNX's GatherND: index tuples on the last axis of the indices, after
+// batch_dims shared leading axes.
+std::vector<double> GatherNdRef(const Tensor& x, const Shape& xs, const Tensor& ind, const Shape& is, int batch,
+                                Shape* out) {
+  int64_t k = is.back();
+  out->assign(is.begin(), is.end() - 1);
+  out->insert(out->end(), xs.begin() + batch + k, xs.end());
+  std::vector<double> xv = ToDoubles(x), iv = ToDoubles(ind), want;
+  int q = static_cast<int>(is.size()) - 1;
+  ForEachIndex(*out, [&](const Shape& i) {
+    Shape j(i.begin(), i.begin() + batch);
+    Shape at(i.begin(), i.begin() + q);
+    at.push_back(0);
+    for (int64_t t = 0; t < k; ++t) {
+      at.back() = t;
+      j.push_back(Numpy(static_cast<int64_t>(iv[Offset(is, at)]), xs[static_cast<size_t>(batch + t)]));
+    }
+    j.insert(j.end(), i.begin() + q, i.end());
+    want.push_back(xv[Offset(xs, j)]);
+  });
+  return want;
+}
+
+TEST(OpGatherNd, MatchesReference) {
+  Shape xs{2, 3, 4};
+  Tensor x = RandomTensor(xs, DType::Float32(), 61);
+  Tensor pairs = RandomTensor({5, 2}, DType{kDLInt, 32, 1}, 62, -2, 2);  // (5, 4)
+  Tensor whole = RandomTensor({2, 2, 3}, DType::Int64(), 63, -2, 2);     // (2, 2) scalars
+  Tensor rows = RandomTensor({2, 3, 1}, DType::Int64(), 64, -3, 3);      // batch_dims=1: (2, 3, 4)
+  auto r = RunMain(MultiOpModule({"x: " + TensorType(xs), "p: " + TensorType({5, 2}, "int32"),
+                                  "w: " + TensorType({2, 2, 3}, "int64"), "r: " + TensorType({2, 3, 1}, "int64")},
+                                 {"R.gather_nd(x, p)", "R.gather_nd(x, w)", "R.gather_nd(x, r, batch_dims=1)"}),
+                   {x, pairs, whole, rows});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Shape out;
+  EXPECT_TRUE(AllClose(r->at(0), GatherNdRef(x, xs, pairs, {5, 2}, 0, &out), out));
+  EXPECT_TRUE(AllClose(r->at(1), GatherNdRef(x, xs, whole, {2, 2, 3}, 0, &out), out));
+  EXPECT_TRUE(AllClose(r->at(2), GatherNdRef(x, xs, rows, {2, 3, 1}, 1, &out), out));
+}
+
+TEST(OpGatherNd, IndexTupleLengthMustBeStatic) {
+  std::string src = MultiOpModule({"x: R.Tensor((2, 3), \"float32\")", "i: R.Tensor((4, \"k\"), \"int64\")"},
+                                  {"R.gather_nd(x, i)"}, {"k"});
+  Status s = NormalizeAndLegalize(src);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("R.gather_nd: the last dimension of indices must be static"), std::string::npos)
+      << s.ToString();
+}
+
 struct ErrorCase {
   const char* expr;
   StatusCode code;
@@ -132,6 +181,11 @@ const ErrorCase kErrors[] = {
      "R.gather_elements: indices must be an integer tensor, got float32"},
     {"R.gather_elements(x, R.reshape(i, R.shape([2, 2])), axis=-3)", StatusCode::kInvalidArgument,
      "R.gather_elements: axis -3 is out of range for rank 2"},
+    {"R.gather_nd(x, R.reshape(i, R.shape([2, 2])), batch_dims=2)", StatusCode::kInvalidArgument,
+     "R.gather_nd: batch_dims must lie in [0, 2), got 2"},
+    {"R.gather_nd(x, R.reshape(i, R.shape([1, 4])))", StatusCode::kInvalidArgument,
+     "R.gather_nd: index tuples of length 4 after 0 batch axes do not fit x of rank 2"},
+    {"R.gather_nd(x, f)", StatusCode::kInvalidArgument, "R.gather_nd: indices must be an integer tensor, got float32"},
 };
 
 INSTANTIATE_TEST_SUITE_P(All, OpGatherError, ::testing::ValuesIn(kErrors));
