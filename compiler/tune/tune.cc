@@ -255,6 +255,10 @@ Result<TuneSummary> TuneFunction(const ir::PrimFunc& func, Database* db, const T
       sum.best_us = best_candidate_us > 0 ? std::min(sum.default_us, best_candidate_us) : sum.default_us;
     }
   }
+  // The default schedule is always available at its fastest median, which a
+  // later round may have measured below what it was known as when an early
+  // trial ended; the curve counts it so (it stays non-increasing).
+  for (double& b : sum.best_after) b = std::min(b, sum.default_us);
   // The default schedule's own point, with its fastest median: the database's
   // best record for the workload is then never slower than the default
   // measured (the compiler applies a record only when it beat the default).

@@ -71,7 +71,7 @@ struct TuneSummary {
   int trials = 0;         // candidates measured
   int failures = 0;
   std::string best_trace;  // printed; empty when the default stayed best
-  std::vector<double> best_after;  // best_us after each trial (default as known then)
+  std::vector<double> best_after;  // best_us after each trial (the default at its fastest median)
 };
 
 // Pre: `func` in block form with float32 parameters of static shape. Writes
