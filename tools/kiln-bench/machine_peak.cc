@@ -89,24 +89,23 @@ FmaKernel WidestFma() {
 #endif
 }
 
+// Many short runs (about 2 ms each) and the best of them: on a shared machine
+// a run that no other process interrupted shows the core's peak, where one
+// long run would average in the time slices of others.
 double MeasureFmaGflops(std::string* isa) {
   FmaKernel k = WidestFma();
   *isa = k.isa;
   volatile float sink = k.fn(1000);  // warm up (and wake the vector unit)
-  // Size a run to about 40 ms from a short one.
-  int64_t iters = 1 << 16;
+  int64_t iters = 1 << 12;
   for (;;) {
     Clock::time_point t0 = Clock::now();
     sink = k.fn(iters);
     double s = Seconds(t0, Clock::now());
-    if (s > 0.01 || iters > (int64_t(1) << 34)) {
-      iters = std::max<int64_t>(iters, static_cast<int64_t>(static_cast<double>(iters) * 0.04 / std::max(s, 1e-9)));
-      break;
-    }
-    iters *= 4;
+    if (s > 0.001 || iters > (int64_t(1) << 34)) break;
+    iters *= 2;
   }
   double best = 0;
-  for (int r = 0; r < 5; ++r) {
+  for (int r = 0; r < 40; ++r) {
     Clock::time_point t0 = Clock::now();
     sink = k.fn(iters);
     double s = Seconds(t0, Clock::now());
@@ -117,16 +116,37 @@ double MeasureFmaGflops(std::string* isa) {
   return best;
 }
 
-// y = x * k over two arrays of n floats with `threads` threads; passes
-// repeated to about 20 ms each when the arrays are small.
+// y = x * k over two arrays of n floats. One thread times chunks of at most
+// 4 MiB (a whole small array, repeated) and keeps the best: as for the FMA
+// runs, short timings find the moments no other process ran. Several
+// threads time whole passes over the arrays, best of 5.
 double MeasureBandwidthGbs(int threads, size_t n = size_t(16) << 20) {
   std::unique_ptr<float[]> x(new float[n]), y(new float[n]);
-  auto part = [&](int t, float k) {
-    size_t lo = n * static_cast<size_t>(t) / static_cast<size_t>(threads);
-    size_t hi = n * static_cast<size_t>(t + 1) / static_cast<size_t>(threads);
+  std::fill(x.get(), x.get() + n, 1.0f);
+  std::fill(y.get(), y.get() + n, 0.0f);
+  auto scale = [&](size_t lo, size_t hi, float k) {
     float* __restrict yy = y.get();
     const float* __restrict xx = x.get();
     for (size_t i = lo; i < hi; ++i) yy[i] = xx[i] * k;
+  };
+  double best = 0;
+  if (threads == 1) {
+    const size_t chunk = std::min(n, size_t(1) << 20);
+    const int passes = n > chunk ? 3 : static_cast<int>(std::min<size_t>(400, (size_t(64) << 20) / n));
+    for (int r = 0; r < passes; ++r) {
+      for (size_t lo = 0; lo < n; lo += chunk) {
+        size_t hi = std::min(n, lo + chunk);
+        Clock::time_point t0 = Clock::now();
+        scale(lo, hi, r % 2 == 0 ? 0.5f : 2.0f);
+        double s = Seconds(t0, Clock::now());
+        best = std::max(best, 2.0 * static_cast<double>((hi - lo) * sizeof(float)) / std::max(s, 1e-9) / 1e9);
+      }
+    }
+    return best;
+  }
+  auto part = [&](int t, float k) {
+    scale(n * static_cast<size_t>(t) / static_cast<size_t>(threads),
+          n * static_cast<size_t>(t + 1) / static_cast<size_t>(threads), k);
   };
   auto pass = [&](float k) {
     std::vector<std::thread> pool;
@@ -134,21 +154,12 @@ double MeasureBandwidthGbs(int threads, size_t n = size_t(16) << 20) {
     part(0, k);
     for (auto& th : pool) th.join();
   };
-  std::fill(x.get(), x.get() + n, 1.0f);
-  pass(1.0f);  // touches every page of y
-  int repeats = 1;
-  if (threads == 1) {
-    Clock::time_point t0 = Clock::now();
-    pass(1.0f);
-    double s = Seconds(t0, Clock::now());
-    repeats = static_cast<int>(std::min(1e6, std::max(1.0, 0.02 / std::max(s, 1e-9))));
-  }
-  double best = 0;
+  pass(1.0f);
   for (int r = 0; r < 5; ++r) {
     Clock::time_point t0 = Clock::now();
-    for (int i = 0; i < repeats; ++i) pass(i % 2 == 0 ? 0.5f : 2.0f);
+    pass(r % 2 == 0 ? 0.5f : 2.0f);
     double s = Seconds(t0, Clock::now());
-    best = std::max(best, 2.0 * static_cast<double>(n * sizeof(float)) * repeats / s / 1e9);
+    best = std::max(best, 2.0 * static_cast<double>(n * sizeof(float)) / s / 1e9);
   }
   return best;
 }
@@ -166,21 +177,6 @@ std::string CpuModel() {
     }
   }
   return "unknown-cpu";
-}
-
-// The per-core L2 cache's size from sysfs, or 0.
-double L2CacheBytes() {
-  for (int i = 0; i < 8; ++i) {
-    std::string dir = "/sys/devices/system/cpu/cpu0/cache/index" + std::to_string(i) + "/";
-    std::ifstream level(dir + "level"), size(dir + "size");
-    int l = 0;
-    std::string text;
-    if (!(level >> l) || !(size >> text) || l != 2) continue;
-    double v = std::atof(text.c_str());
-    char unit = text.empty() ? ' ' : text.back();
-    return unit == 'K' ? v * 1024 : unit == 'M' ? v * 1024 * 1024 : v;
-  }
-  return 0;
 }
 
 std::string Sanitized(const std::string& s) {
@@ -227,7 +223,12 @@ double MachinePeak::GflopsAt(int threads) const { return gflops_per_core * std::
 
 double MachinePeak::GbsAt(int threads, double bytes) const {
   threads = std::max(threads, 1);
-  if (bytes > 0 && bytes <= cache_bytes) return std::max(gbs_cache, gbs_one_thread) * threads;
+  if (bytes > 0 && !curve.empty() && bytes < curve.back().first) {
+    double gbs = curve.front().second;
+    for (const auto& [size, v] : curve)
+      if (size <= bytes) gbs = v;
+    return std::max(gbs, gbs_one_thread) * threads;
+  }
   if (threads <= 1) return gbs_one_thread;
   return std::min(gbs_all_threads, gbs_one_thread * threads);
 }
@@ -239,9 +240,8 @@ MachinePeak MeasureMachinePeak() {
   p.gflops_per_core = MeasureFmaGflops(&p.isa);
   p.gbs_one_thread = MeasureBandwidthGbs(1);
   p.gbs_all_threads = std::max(p.gbs_one_thread, MeasureBandwidthGbs(p.hardware_threads));
-  double l2 = L2CacheBytes();
-  p.cache_bytes = (l2 > 0 ? l2 : 512.0 * 1024) / 2;
-  p.gbs_cache = MeasureBandwidthGbs(1, static_cast<size_t>(p.cache_bytes) / 2 / sizeof(float));
+  for (size_t bytes = size_t(256) << 10; bytes <= size_t(64) << 20; bytes *= 4)
+    p.curve.emplace_back(static_cast<double>(bytes), MeasureBandwidthGbs(1, bytes / 2 / sizeof(float)));
   p.source = "measured";
   return p;
 }
@@ -260,27 +260,39 @@ std::string MachinePeakCachePath() {
 }
 
 std::string MachinePeakJson(const MachinePeak& p) {
-  char buf[1024];
-  std::snprintf(buf, sizeof(buf),
-                "{\"cpu\": \"%s\", \"isa\": \"%s\", \"gflops_per_core\": %.3f, \"gbs_one_thread\": %.3f, "
-                "\"gbs_all_threads\": %.3f, \"cache_bytes\": %.0f, \"gbs_cache\": %.3f, \"hardware_threads\": %d}\n",
-                Sanitized(p.cpu).c_str(), p.isa.c_str(), p.gflops_per_core, p.gbs_one_thread, p.gbs_all_threads,
-                p.cache_bytes, p.gbs_cache, p.hardware_threads);
-  return buf;
+  std::string curve;
+  for (const auto& [size, gbs] : p.curve) curve += StrFormat("%s%.0f:%.3f", curve.empty() ? "" : " ", size, gbs);
+  return StrFormat(
+      "{\"cpu\": \"%s\", \"isa\": \"%s\", \"gflops_per_core\": %.3f, \"gbs_one_thread\": %.3f, "
+      "\"gbs_all_threads\": %.3f, \"bandwidth_curve\": \"%s\", \"hardware_threads\": %d}\n",
+      Sanitized(p.cpu).c_str(), p.isa.c_str(), p.gflops_per_core, p.gbs_one_thread, p.gbs_all_threads, curve.c_str(),
+      p.hardware_threads);
 }
 
 Result<MachinePeak> ParseMachinePeakJson(const std::string& text) {
   MachinePeak p;
   double threads = 0;
+  std::string curve;
   if (!Field(text, "cpu", &p.cpu) || !Field(text, "isa", &p.isa) ||
       !NumberField(text, "gflops_per_core", &p.gflops_per_core) ||
       !NumberField(text, "gbs_one_thread", &p.gbs_one_thread) ||
       !NumberField(text, "gbs_all_threads", &p.gbs_all_threads) ||
-      !NumberField(text, "cache_bytes", &p.cache_bytes) || !NumberField(text, "gbs_cache", &p.gbs_cache) ||
+      !Field(text, "bandwidth_curve", &curve) ||
       !NumberField(text, "hardware_threads", &threads)) {
     return InvalidArgument("not a kiln-bench peak file (a field is missing or not positive)");
   }
   p.hardware_threads = static_cast<int>(threads);
+  // "SIZE:GBS SIZE:GBS ...", sizes increasing.
+  std::istringstream points(curve);
+  std::string point;
+  while (points >> point) {
+    double size = 0, gbs = 0;
+    if (std::sscanf(point.c_str(), "%lf:%lf", &size, &gbs) != 2 || size <= 0 || gbs <= 0 ||
+        (!p.curve.empty() && size <= p.curve.back().first)) {
+      return InvalidArgument("not a kiln-bench peak file (bandwidth_curve '" + curve + "')");
+    }
+    p.curve.emplace_back(size, gbs);
+  }
   return p;
 }
 

@@ -5,12 +5,15 @@
 // - FMA throughput: one thread runs independent chains of fused multiply-adds
 //   on float32 vectors of the widest ISA the CPU reports (AVX-512, AVX2+FMA,
 //   SSE, or portable vectors elsewhere), enough chains to hide the FMA
-//   latency; GFLOP/s counts an FMA as 2. The best of 5 runs of about 40 ms.
+//   latency; GFLOP/s counts an FMA as 2. The best of 40 runs of about 2 ms
+//   (short runs, so that on a shared machine some run is not interrupted).
 // - Bandwidth: y[i] = x[i] * k over two 64 MiB float arrays (128 MiB read and
-//   written per pass, more than any cache), best of 5 passes; once with one
-//   thread and once with one thread per hardware thread. And the same at one
-//   thread over half the per-core L2 cache (sysfs; 256 KiB when unknown): the
-//   bandwidth a kernel whose arguments fit there sees.
+//   written per pass, more than any cache); one thread: the best 4 MiB chunk
+//   of 3 passes; one thread per hardware thread: the best of 5 passes. And a curve at one
+//   thread over working sets of 256 KiB to 64 MiB (x4 each step): a kernel
+//   whose arguments total B bytes is held to the bandwidth measured at the
+//   largest working set not above B (the caches that hold it), so a kernel
+//   that streams from L2 is not judged against memory's bandwidth.
 //
 // Cache: KILN_PEAK_CACHE names the file if set; otherwise
 // $XDG_CACHE_HOME/kiln/peak-CPU.json or ~/.cache/kiln/peak-CPU.json, CPU
@@ -23,6 +26,8 @@
 
 #include <ostream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "runtime/status.h"
 
@@ -35,20 +40,22 @@ struct MachinePeak {
   double gflops_per_core = 0;      // float32
   double gbs_one_thread = 0;       // GB/s (1e9 bytes)
   double gbs_all_threads = 0;
-  double cache_bytes = 0;          // working sets up to this size use gbs_cache
-  double gbs_cache = 0;            // one thread, from the L2 cache
+  // One thread: (working-set bytes, GB/s), increasing sizes.
+  std::vector<std::pair<double, double>> curve;
   int hardware_threads = 1;
   std::string source;              // "measured" or the cache file it came from
 
   // The roofline's ceilings for a run on `threads` threads: compute scales
   // with threads; bandwidth with them up to what all threads together reach.
   double GflopsAt(int threads) const;
-  // For a kernel moving `bytes`: from the cache (per core, so it scales with
-  // threads) when they fit in it, else from memory.
+  // For a kernel moving `bytes` (0: memory): the curve's bandwidth at the
+  // largest working set <= bytes, times threads while the set is below the
+  // curve's last point (caches are per core); from memory above it, up to
+  // what all threads reach.
   double GbsAt(int threads, double bytes = 0) const;
 };
 
-// Runs the micro-benchmarks (about a second).
+// Runs the micro-benchmarks (a few seconds).
 MachinePeak MeasureMachinePeak();
 
 // The cache file this machine uses (see above).

@@ -69,7 +69,7 @@ std::string FormatRooflineTable(const std::vector<ProfileRow>& rows, const std::
   for (const ProfileRow& r : rows) name_width = std::max(name_width, r.name.size());
   name_width = std::min<size_t>(name_width, 48);
   const double peak_gflops = peak.GflopsAt(threads), peak_gbs = peak.GbsAt(threads);
-  int from_cache = 0;
+
   std::string out = header;
   out += StrFormat("%12s %7s %8s %10s %9s %8s %6s %2s  %-8s  %-*s  %s\n", "total us", "share", "count", "mean us",
                    "GFLOP/s", "GB/s", "roof%", "", "kind", static_cast<int>(name_width), "name", "shapes");
@@ -91,7 +91,6 @@ std::string FormatRooflineTable(const std::vector<ProfileRow>& rows, const std::
       if (flops && bytes) {
         // Seconds the kernel would take at the roofline (ns, as mean_ns).
         double gbs = peak.GbsAt(threads, *bytes);
-        if (gbs != peak_gbs) ++from_cache;
         double roof_ns = std::max(*flops / peak_gflops, *bytes / gbs);
         double percent = 100.0 * roof_ns / mean_ns;
         roof = StrFormat("%.1f", percent);
@@ -106,14 +105,17 @@ std::string FormatRooflineTable(const std::vector<ProfileRow>& rows, const std::
                      gflops.c_str(), gbs.c_str(), roof.c_str(), mark.c_str(), r.category,
                      static_cast<int>(name_width), r.name.c_str(), r.shapes.c_str());
   }
+  std::string curve;
+  for (const auto& [size, gbs] : peak.curve)
+    curve += StrFormat("%s%.0f at %.0f KiB", curve.empty() ? "" : ", ", gbs * threads, size / 1024);
   out += StrFormat(
-      "roofline at %d thread%s: %.1f GFLOP/s (%.1f per core, %s FMA) and %.1f GB/s from memory, %.1f GB/s from "
-      "cache for kernels moving up to %.0f KiB (%d here) (%s%s); roof%% = time at the roofline / mean time; << marks "
-      "%d kernel%s under %.0f%% of it taking >= %.0f%% of the time\n",
+      "roofline at %d thread%s: %.1f GFLOP/s (%.1f per core, %s FMA); %.1f GB/s from memory, from caches %s (by "
+      "the bytes a kernel moves) (%s%s); roof%% = time at the roofline / mean time; << marks %d kernel%s under "
+      "%.0f%% of it taking >= %.0f%% of the time\n",
       threads, threads == 1 ? "" : "s", peak_gflops, peak.gflops_per_core, peak.isa.c_str(), peak_gbs,
-      peak.GbsAt(threads, 1), peak.cache_bytes / 1024, from_cache,
-      peak.source == "measured" ? "measured now" : "cached in ", peak.source == "measured" ? "" : peak.source.c_str(),
-      marked, marked == 1 ? "" : "s", kFarBelowRoofPercent, kFarBelowMinSharePercent);
+      curve.empty() ? "not measured" : curve.c_str(), peak.source == "measured" ? "measured now" : "cached in ",
+      peak.source == "measured" ? "" : peak.source.c_str(), marked, marked == 1 ? "" : "s", kFarBelowRoofPercent,
+      kFarBelowMinSharePercent);
   return out;
 }
 

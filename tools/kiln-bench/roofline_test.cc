@@ -57,8 +57,7 @@ TEST(MachinePeak, JsonRoundTripsAndScalesWithThreads) {
   p.gflops_per_core = 64;
   p.gbs_one_thread = 10;
   p.gbs_all_threads = 15;
-  p.cache_bytes = 1000;
-  p.gbs_cache = 40;
+  p.curve = {{1000, 40}, {4000, 20}, {16000, 11}};
   p.hardware_threads = 4;
   Result<MachinePeak> q = ParseMachinePeakJson(MachinePeakJson(p));
   ASSERT_TRUE(q.ok()) << q.status().message();
@@ -67,8 +66,16 @@ TEST(MachinePeak, JsonRoundTripsAndScalesWithThreads) {
   EXPECT_EQ(q->GflopsAt(2), 128);
   EXPECT_EQ(q->GbsAt(1), 10);
   EXPECT_EQ(q->GbsAt(2), 15);  // bandwidth stops at what all threads reach
-  EXPECT_EQ(q->GbsAt(2, 1000), 80);  // a working set in cache: per-core bandwidth
-  EXPECT_EQ(q->GbsAt(2, 1001), 15);
+  ASSERT_EQ(q->curve.size(), 3u);
+  EXPECT_EQ(q->GbsAt(2, 500), 80);   // a working set in cache: per-core bandwidth
+  EXPECT_EQ(q->GbsAt(2, 3999), 80);  // the largest measured set not above it
+  EXPECT_EQ(q->GbsAt(1, 4000), 20);
+  EXPECT_EQ(q->GbsAt(2, 16000), 15);  // past the curve: memory
+  Result<MachinePeak> unsorted = ParseMachinePeakJson(std::regex_replace(
+      MachinePeakJson(p), std::regex("1000:40.000"), "99999:40.000"));
+  ASSERT_FALSE(unsorted.ok());
+  EXPECT_EQ(unsorted.status().message(),
+            "not a kiln-bench peak file (bandwidth_curve '99999:40.000 4000:20.000 16000:11.000')");
   Result<MachinePeak> bad = ParseMachinePeakJson("{\"cpu\": \"x\"}");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.status().message(), "not a kiln-bench peak file (a field is missing or not positive)");
@@ -95,8 +102,8 @@ class RooflineRunTest : public ::testing::Test {
     with_costs_ = TempPath("with_costs.vmfb");
     without_costs_ = TempPath("without_costs.vmfb");
     std::ofstream(peak_) << "{\"cpu\": \"test\", \"isa\": \"avx2+fma\", \"gflops_per_core\": 50.0, "
-                            "\"gbs_one_thread\": 10.0, \"gbs_all_threads\": 12.0, \"cache_bytes\": 1024, \"gbs_cache\": 30.0, "
-                            "\"hardware_threads\": 2}\n";
+                            "\"gbs_one_thread\": 10.0, \"gbs_all_threads\": 12.0, "
+                            "\"bandwidth_curve\": \"262144:30.0 1048576:20.0\", \"hardware_threads\": 2}\n";
     setenv("KILN_PEAK_CACHE", peak_.c_str(), 1);
     unsetenv("KILN_REMEASURE_PEAK");
     Result<ir::IRModule> mod = text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/examples/mlp.relax");
@@ -123,8 +130,9 @@ TEST_F(RooflineRunTest, KernelsGetTheirShareOfTheCachedPeak) {
                     "--profile_calls=3"});
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_NE(r.out.find("GFLOP/s     GB/s  roof%"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("roofline at 2 threads: 100.0 GFLOP/s (50.0 per core, avx2+fma FMA) and 12.0 GB/s from memory, "
-                       "60.0 GB/s from cache for kernels moving up to 1 KiB (0 here) (cached in " + peak_ + ")"),
+  EXPECT_NE(r.out.find("roofline at 2 threads: 100.0 GFLOP/s (50.0 per core, avx2+fma FMA); 12.0 GB/s from memory, "
+                       "from caches 60 at 256 KiB, 40 at 1024 KiB (by the bytes a kernel moves) (cached in " +
+                       peak_ + ")"),
             std::string::npos)
       << r.out;
   // Every generated kernel's row has numbers in the three columns: the
