@@ -4,6 +4,7 @@ Not part of `make test`. Run with the project venv's python after scripts/fetch_
 
     build/venv/bin/python benchmarks/models_corpus_bench.py [--cache build/models] [--build build]
         [--threads 1,2] [--rounds 3] [--min-time 0.5] [--only ID,ID] [--no-kiln] [--no-openvino]
+        [--no-kiln-symbolic ID,ID]
 
 For each fetched model, at its manifest's benchmark shape (`bench_shape`, an index into
 `shapes`), with the manifest's inputs (the harness's own, seed 1000 + the shape's index):
@@ -154,6 +155,8 @@ def main():
                     help="a runtime whose first round takes longer than this many seconds per call runs one round")
     ap.add_argument("--no-kiln", action="store_true")
     ap.add_argument("--no-openvino", action="store_true")
+    ap.add_argument("--no-kiln-symbolic", default="",
+                    help="ID,ID: models whose symbolic Kiln file is compiled but not timed (calls of many seconds)")
     ap.add_argument("--work", default=None, help="where the .vmfb and inputs go (default: a temporary folder)")
     args = ap.parse_args()
     kc = args.kiln_compile or os.path.join(args.build, "tools", "kiln-compile", "kiln-compile")
@@ -226,6 +229,8 @@ def main():
                 for kind in ("ort", "kiln", "kiln-pinned", "ov"):
                     if r > 0 and results.get((kind, t)) and results[(kind, t)][0] > args.slow:
                         continue  # one round is enough to see a call of seconds
+                    if kind == "kiln" and m.id in args.no_kiln_symbolic.split(","):
+                        continue
                     if kind.startswith("kiln"):
                         f = vmfb if kind == "kiln" else pinned
                         if f:
