@@ -240,7 +240,9 @@ def main():
         med = {k: statistics.median(v) for k, v in results.items()}
         one_round = {k for k, v in results.items() if len(v) == 1 and args.rounds > 1}
         rows.append((m, case, med, compile_s if vmfb else None, one_round, memory))
-        print(f"{m.id}: " + ", ".join(f"{k[0]}@{k[1]}t {fmt(v)} ms" for k, v in sorted(med.items())),
+        print(f"{m.id}: " + ", ".join(f"{k[0]}@{k[1]}t {fmt(v)} ms" for k, v in sorted(med.items())) +
+              (f", compile {compile_s:.1f} s" if vmfb else "") +
+              ", peak RSS " + ", ".join(f"{k} {v:.0f} MB" for k, v in memory.items() if v is not None),
               file=sys.stderr, flush=True)
     load1 = open("/proc/loadavg").read().split()[:3]
 
