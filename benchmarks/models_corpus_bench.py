@@ -20,7 +20,8 @@ For each fetched model, at its manifest's benchmark shape (`bench_shape`, an ind
     scripts/setup_bench_venv.sh makes, has it): the ONNX model reshaped to the benchmark shape,
     compiled for CPU with INFERENCE_PRECISION_HINT=f32 and INFERENCE_NUM_THREADS=T, timed as
     ONNX Runtime.
-  - Memory: the peak resident set (RSS) of kiln-compile, of kiln-bench at 1 thread, and of a
+  - Memory: the peak resident set (RSS) of kiln-compile, of kiln-bench running the symbolic file
+    at 1 thread (not for --no-kiln-symbolic models), and of a
     child process per peer that makes its session and runs 3 calls at 1 thread (so each figure
     includes that runtime's Python, libraries and weights).
 Each cell is the median of --rounds rounds (one round where a call takes over --slow
@@ -204,7 +205,7 @@ def main():
             if rc != 0:
                 print(f"{m.id}: kiln-compile failed: {out.decode()[-500:]}", file=sys.stderr)
                 vmfb = None
-            else:
+            elif m.id not in args.no_kiln_symbolic.split(","):
                 memory["kiln"] = kiln_bench_rss(kb, vmfb, npys)
         pinned = None
         if vmfb:
