@@ -4,6 +4,7 @@ Not part of `make test`. Run with the project venv's python after scripts/fetch_
 
     build/venv/bin/python benchmarks/models_corpus_bench.py [--cache build/models] [--build build]
         [--threads 1,2] [--rounds 3] [--min-time 0.5] [--only ID,ID] [--no-kiln] [--no-openvino]
+        [--no-kiln-symbolic ID,ID]
 
 For each fetched model, at its manifest's benchmark shape (`bench_shape`, an index into
 `shapes`), with the manifest's inputs (the harness's own, seed 1000 + the shape's index):
@@ -15,9 +16,14 @@ For each fetched model, at its manifest's benchmark shape (`bench_shape`, an ind
     --threads=T --min-time=S --format=json`, a round's figure being its p50.
   - Kiln pinned: the same, compiled with every named symbolic dimension fixed by --dim to the
     benchmark shape's value (a model compiled once is to run within 10 % of this, issue 20 §3).
-  - OpenVINO, when the venv has `openvino` (not in scripts/venv_requirements.txt; `pip install
-    openvino==2026.4.1` adds it): the ONNX model reshaped to the benchmark shape, compiled for
-    CPU with INFERENCE_PRECISION_HINT=f32 and INFERENCE_NUM_THREADS=T, timed as ONNX Runtime.
+  - OpenVINO, when the venv has `openvino` (the benchmark venv, build/bench-venv, that
+    scripts/setup_bench_venv.sh makes, has it): the ONNX model reshaped to the benchmark shape,
+    compiled for CPU with INFERENCE_PRECISION_HINT=f32 and INFERENCE_NUM_THREADS=T, timed as
+    ONNX Runtime.
+  - Memory: the peak resident set (RSS) of kiln-compile, of kiln-bench running the symbolic file
+    at 1 thread (not for --no-kiln-symbolic models), and of a
+    child process per peer that makes its session and runs 3 calls at 1 thread (so each figure
+    includes that runtime's Python, libraries and weights).
 Each cell is the median of --rounds rounds (one round where a call takes over --slow
 seconds, marked with *); the rounds interleave the runtimes so that they
 see the same load. The load average at the start and the end is printed: on a busy machine
@@ -73,11 +79,58 @@ def openvino_runner(path, feeds, threads):
     return lambda: request.infer(ordered)
 
 
+def run_measured(cmd):
+    """Runs cmd; (return code, stdout bytes, wall seconds, peak RSS in MB). The RSS comes from
+    /usr/bin/time: a child forked from this (large) Python process would report this process's
+    resident set from before its exec as its own peak."""
+    if not os.path.exists("/usr/bin/time"):  # Debian's `time` package
+        t0 = time.perf_counter()
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        return p.returncode, p.stdout, time.perf_counter() - t0, None
+    with tempfile.NamedTemporaryFile(mode="r", suffix=".rss") as rss:
+        t0 = time.perf_counter()
+        p = subprocess.run(["/usr/bin/time", "-f", "%M", "-o", rss.name] + cmd, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT)
+        wall = time.perf_counter() - t0
+        text = rss.read().split()
+        kb = float(text[-1]) if text and text[-1].isdigit() else None
+        return p.returncode, p.stdout, wall, kb / 1024.0 if kb is not None else None
+
+
 def kiln_bench(kiln_bench_path, vmfb, npys, threads, min_time):
+    """(seconds per call (p50), peak RSS MB of the kiln-bench process)."""
     cmd = [kiln_bench_path, vmfb] + [f"--input=@{p}" for p in npys] + \
           [f"--threads={threads}", f"--min-time={min_time}", "--warmup=1", "--runs=3", "--format=json"]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
     return json.loads(p.stdout)["results"][0]["latency_ms"]["p50"] / 1e3
+
+
+def kiln_bench_rss(kiln_bench_path, vmfb, npys):
+    """Peak RSS (MB) of kiln-bench running the model a few times at 1 thread."""
+    cmd = [kiln_bench_path, vmfb] + [f"--input=@{p}" for p in npys] + \
+          ["--threads=1", "--min-time=0", "--warmup=1", "--runs=2", "--format=json"]
+    rc, out, _, rss = run_measured(cmd)
+    return rss if rc == 0 else None
+
+
+def peer_rss(kind, path, named_npys):
+    """Peak RSS (MB) of a child process that makes a `kind` session and runs it 3 times at 1 thread."""
+    cmd = [sys.executable, os.path.abspath(__file__), "--rss-child", kind, path] + \
+          [f"{n}={f}" for n, f in named_npys]
+    rc, out, _, rss = run_measured(cmd)
+    return rss if rc == 0 else None
+
+
+def rss_child(argv):
+    kind, path = argv[0], argv[1]
+    feeds = {}
+    for a in argv[2:]:
+        name, f = a.rsplit("=", 1)
+        feeds[name] = np.load(f)
+    run = ort_runner(path, feeds, 1) if kind == "ort" else openvino_runner(path, feeds, 1)
+    for _ in range(3):
+        run()
+    return 0
 
 
 def fmt(seconds):
@@ -88,6 +141,8 @@ def fmt(seconds):
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "--rss-child":
+        return rss_child(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cache", default="build/models")
     ap.add_argument("--build", default="build")
@@ -101,6 +156,8 @@ def main():
                     help="a runtime whose first round takes longer than this many seconds per call runs one round")
     ap.add_argument("--no-kiln", action="store_true")
     ap.add_argument("--no-openvino", action="store_true")
+    ap.add_argument("--no-kiln-symbolic", default="",
+                    help="ID,ID: models whose symbolic Kiln file is compiled but not timed (calls of many seconds)")
     ap.add_argument("--work", default=None, help="where the .vmfb and inputs go (default: a temporary folder)")
     args = ap.parse_args()
     kc = args.kiln_compile or os.path.join(args.build, "tools", "kiln-compile", "kiln-compile")
@@ -134,20 +191,22 @@ def main():
                 except Exception as e:  # a model OpenVINO cannot read: its cells stay empty
                     print(f"{m.id}: OpenVINO failed: {str(e).splitlines()[0][:200]}", file=sys.stderr)
         vmfb, npys = None, []
+        d = os.path.join(work, m.id)
+        os.makedirs(d, exist_ok=True)
+        for j, i in enumerate(m.inputs):
+            npys.append(os.path.join(d, f"in{j}.npy"))
+            np.save(npys[-1], feeds[i["name"]])
+        memory = {"ort": peer_rss("ort", path, [(i["name"], f) for i, f in zip(m.inputs, npys)])}
+        if ("ov", threads[0]) in runners:
+            memory["ov"] = peer_rss("ov", path, [(i["name"], f) for i, f in zip(m.inputs, npys)])
         if m.expect == "pass" and not args.no_kiln:
-            d = os.path.join(work, m.id)
-            os.makedirs(d, exist_ok=True)
             vmfb = os.path.join(d, m.id + ".vmfb")
-            t0 = time.perf_counter()
-            p = subprocess.run([kc, path, "-o", vmfb] + m.compile_args, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT)
-            compile_s = time.perf_counter() - t0
-            if p.returncode != 0:
-                print(f"{m.id}: kiln-compile failed: {p.stdout.decode()[-500:]}", file=sys.stderr)
+            rc, out, compile_s, memory["compile"] = run_measured([kc, path, "-o", vmfb] + m.compile_args)
+            if rc != 0:
+                print(f"{m.id}: kiln-compile failed: {out.decode()[-500:]}", file=sys.stderr)
                 vmfb = None
-            for j, i in enumerate(m.inputs):
-                npys.append(os.path.join(d, f"in{j}.npy"))
-                np.save(npys[-1], feeds[i["name"]])
+            elif m.id not in args.no_kiln_symbolic.split(","):
+                memory["kiln"] = kiln_bench_rss(kb, vmfb, npys)
         pinned = None
         if vmfb:
             # The same model with every named symbolic dimension pinned to the benchmark shape's
@@ -171,6 +230,8 @@ def main():
                 for kind in ("ort", "kiln", "kiln-pinned", "ov"):
                     if r > 0 and results.get((kind, t)) and results[(kind, t)][0] > args.slow:
                         continue  # one round is enough to see a call of seconds
+                    if kind == "kiln" and m.id in args.no_kiln_symbolic.split(","):
+                        continue
                     if kind.startswith("kiln"):
                         f = vmfb if kind == "kiln" else pinned
                         if f:
@@ -179,19 +240,25 @@ def main():
                         results.setdefault((kind, t), []).append(time_calls(runners[(kind, t)], args.min_time))
         med = {k: statistics.median(v) for k, v in results.items()}
         one_round = {k for k, v in results.items() if len(v) == 1 and args.rounds > 1}
-        rows.append((m, case, med, compile_s if vmfb else None, one_round))
-        print(f"{m.id}: " + ", ".join(f"{k[0]}@{k[1]}t {fmt(v)} ms" for k, v in sorted(med.items())),
+        rows.append((m, case, med, compile_s if vmfb else None, one_round, memory))
+        print(f"{m.id}: " + ", ".join(f"{k[0]}@{k[1]}t {fmt(v)} ms" for k, v in sorted(med.items())) +
+              (f", compile {compile_s:.1f} s" if vmfb else "") +
+              ", peak RSS " + ", ".join(f"{k} {v:.0f} MB" for k, v in memory.items() if v is not None),
               file=sys.stderr, flush=True)
     load1 = open("/proc/loadavg").read().split()[:3]
 
     kinds = [("ort", "ONNX Runtime"), ("kiln", "Kiln"), ("kiln-pinned", "Kiln pinned")] + ([("ov", "OpenVINO")] if use_ov else [])
     head = ["model", "shape"] + [f"{name} {t}t (ms)" for _, name in kinds for t in threads] + ["Kiln compile (s)"]
+    mem_kinds = [("compile", "kiln-compile"), ("kiln", "Kiln"), ("ort", "ONNX Runtime")] + \
+        ([("ov", "OpenVINO")] if use_ov else [])
+    head += [f"{name} peak RSS (MB)" for _, name in mem_kinds]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
-    for m, case, med, cs, one_round in rows:
+    for m, case, med, cs, one_round, memory in rows:
         cells = [m.id, m.shape_label(case)] + [fmt(med.get((k, t))) + ("*" if (k, t) in one_round else "")
                                                for k, _ in kinds for t in threads]
         cells.append(f"{cs:.1f}" if cs is not None else "—")
+        cells += [f"{memory[k]:.0f}" if memory.get(k) is not None else "—" for k, _ in mem_kinds]
         print("| " + " | ".join(cells) + " |")
     print(f"\nmedian of {args.rounds} rounds, each at least {args.min_time} s per runtime; "
           f"load average {' '.join(load0)} at the start, {' '.join(load1)} at the end; {os.cpu_count()} CPUs")

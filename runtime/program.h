@@ -88,10 +88,19 @@ struct ProgramCallable {
   int32_t num_args = -1;
 };
 
+// A kernel's operation count and parameter bytes as expressions of its
+// arguments (runtime/kernel_cost.h); "" unknown.
+struct ProgramKernelCost {
+  std::string flops;
+  std::string bytes;
+};
+
 struct ProgramNativeLibrary {
   std::string format;
   ProgramTarget target;
   std::vector<std::string> kernel_names;
+  // Parallel to kernel_names; empty in files written without them.
+  std::vector<ProgramKernelCost> kernel_costs;
   const uint8_t* data = nullptr;  // inside the file's bytes
   uint64_t size = 0;
   uint64_t checksum = 0;          // when Program::has_checksums; verified at every load

@@ -521,6 +521,12 @@ Result<Program> DecodeVmfb(const FileBytes& bytes, const DecodeOptions& options)
       if (l->kernel_names() != nullptr) {
         for (const flatbuffers::String* s : *l->kernel_names()) out.kernel_names.push_back(Str(s));
       }
+      // Advisory (the profiler's roofline): a list that does not match the
+      // kernels is dropped, not an error.
+      if (l->kernel_costs() != nullptr && l->kernel_costs()->size() == out.kernel_names.size()) {
+        for (const fb::KernelCost* c : *l->kernel_costs())
+          out.kernel_costs.push_back({c ? Str(c->flops()) : "", c ? Str(c->bytes()) : ""});
+      }
       std::string what = StrFormat("native library %u", i);
       KILN_ASSIGN_OR_RETURN(out.data, segment(l->data(), what));
       out.size = l->data() ? l->data()->size() : 0;

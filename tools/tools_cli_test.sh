@@ -76,6 +76,16 @@ lines=$(wc -l <"$work/out")
 [ "$lines" -eq 3 ] || fail "kiln-bench --format csv printed $lines lines, expected 3"
 contains "$work/out" ",n=4,"
 
+# --profile: each generated kernel's GFLOP/s, GB/s and roof% against a peak
+# file given here (not the user's cache, and nothing measured).
+cat >"$work/peak.json" <<'EOF_PEAK'
+{"cpu": "test", "isa": "avx2+fma", "gflops_per_core": 50.0, "gbs_one_thread": 10.0, "gbs_all_threads": 12.0, "bandwidth_curve": "262144:40.0", "hardware_threads": 2}
+EOF_PEAK
+KILN_PEAK_CACHE="$work/peak.json" expect 0 "$bench" "$work/mlp.vmfb" --dim n=4 --runs 1 --min-time 0 --warmup 0 \
+  --threads 1 --profile --profile_calls 2
+contains "$work/out" "GFLOP/s     GB/s  roof%"
+contains "$work/out" "roofline at 1 thread: 50.0 GFLOP/s"
+
 if [ "$failures" -ne 0 ]; then
   echo "$failures check(s) failed"
   exit 1

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <iostream>
 #include <sstream>
@@ -21,6 +22,7 @@
 #include "compiler/text/text.h"
 #include "compiler/tir/gpu_schedule.h"
 #include "compiler/tir/inline_elementwise.h"
+#include "compiler/tir/kernel_cost.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/schedule/schedule.h"
 #include "compiler/tune/database.h"
@@ -168,7 +170,20 @@ static Result<std::optional<ir::PrimFunc>> ApplyTuningRecord(const tune::Databas
   return std::optional<ir::PrimFunc>(tune::LowerScheduled(sch->func()));
 }
 
+namespace {
+// LowerModule; with `costs`, also each kernel's cost, counted before it is
+// scheduled (compiler/tir/kernel_cost.h), by kernel name.
+Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const CompileOptions& options,
+                                          std::map<std::string, tir::KernelCost>* costs);
+}  // namespace
+
 Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions& options) {
+  return LowerModuleWithCosts(input, options, nullptr);
+}
+
+namespace {
+Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const CompileOptions& options,
+                                          std::map<std::string, tir::KernelCost>* costs) {
   KILN_RETURN_IF_ERROR(CheckPassNames(options.dump_ir_before, "--dump-ir-before"));
   KILN_RETURN_IF_ERROR(CheckPassNames(options.dump_ir_after, "--dump-ir-after"));
   params::ParamList weights = options.params;
@@ -257,6 +272,7 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
       return out;
     }
     for (auto& e : out.entries) {
+      if (e.prim && costs) (*costs)[e.prim->name] = tir::ComputeKernelCost(e.prim);
       if (e.prim && tuning_db) {
         KILN_ASSIGN_OR_RETURN(std::optional<ir::PrimFunc> tuned, ApplyTuningRecord(*tuning_db, tuning_target, e.prim));
         if (tuned) {
@@ -273,6 +289,7 @@ Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions
   }));
   return mod;
 }
+}  // namespace
 
 bool IsCudaTarget(const CompileOptions& options) { return options.target_triple == "cuda"; }
 
@@ -283,7 +300,8 @@ Result<compiler::VmfbProgram> CompileModule(const ir::IRModule& input, const Com
     return Unimplemented("--target=cuda: a .vmfb for the GPU is not written yet; --emit=asm gives the PTX, "
                          "--emit=tir the GPU-scheduled TIR, --emit=llvm the NVPTX LLVM IR");
   }
-  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, LowerModule(input, options));
+  std::map<std::string, tir::KernelCost> costs;
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, LowerModuleWithCosts(input, options, &costs));
   compiler::VmfbProgram program;
   relax::VMCodegenOptions vm_options;
   vm_options.memory.upper_bounds = options.upper_bounds;
@@ -301,6 +319,11 @@ Result<compiler::VmfbProgram> CompileModule(const ir::IRModule& input, const Com
     info.target.cpu = lib.cpu;
     info.target.features = lib.features;
     info.kernel_names = lib.kernel_names;
+    for (const std::string& name : lib.kernel_names) {
+      auto it = costs.find(name);
+      info.kernel_costs.push_back(it == costs.end() ? compiler::KernelCostInfo{}
+                                                    : compiler::KernelCostInfo{it->second.flops, it->second.bytes});
+    }
     info.bytes = std::move(lib.shared_object);
     program.target = info.target;
     program.native_libraries.push_back(std::move(info));

@@ -1,7 +1,9 @@
 #include "compiler/transform/fold_constant.h"
 
+#include <cstdint>
 #include <map>
 #include <memory>
+#include <string>
 #include <unordered_map>
 
 #include "compiler/codegen/native_codegen.h"
@@ -43,12 +45,21 @@ bool StaticResult(const ir::StructInfo& s, std::vector<int64_t>* shape, DType* d
   return true;
 }
 
+// The calls to evaluate, keyed by the rebuilt call node. Equal calls (the same
+// operator, attributes and constant inputs: a Gemm's transposed weight used at
+// every step of an unrolled LSTM) share one job, so they fold to one tensor and
+// the .vmfb stores it once.
+struct Jobs {
+  std::unordered_map<const ir::ExprNode*, std::shared_ptr<Job>> by_call;
+  std::map<std::string, std::vector<std::pair<ir::AttrMap, std::shared_ptr<Job>>>> by_signature;
+  std::vector<std::shared_ptr<Job>> unique;
+};
+
 // Pass 1 of a round: propagate constants into uses and collect the calls
-// that can be evaluated (keyed by the rebuilt call node).
+// that can be evaluated.
 class Collector : public ExprMutator {
  public:
-  Collector(const ir::IRModule& mod, int* counter, std::unordered_map<const ir::ExprNode*, Job>* jobs)
-      : mod_(mod), counter_(counter), jobs_(jobs) {}
+  Collector(const ir::IRModule& mod, int* counter, Jobs* jobs) : mod_(mod), counter_(counter), jobs_(jobs) {}
 
   void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override {
     ExprMutator::VisitBinding(b, in_dataflow, out);
@@ -84,43 +95,62 @@ class Collector : public ExprMutator {
       func = *f;
     }
     if (!func) return;
+    // What makes two calls equal: the operator (or kernel), the result type,
+    // the input tensors by identity; the attributes are compared below.
+    std::string signature = op->name == "relax.call_tir" ? "call_tir " + func->name : op->name;
+    signature += " " + std::to_string(static_cast<int>(job.dtype.code)) + ":" + std::to_string(job.dtype.bits);
+    for (int64_t d : job.shape) signature += "," + std::to_string(d);
     for (const auto& a : inputs) {
       const auto* c = AsConst(a);
       if (!c) return;
       job.inputs.push_back(c->data);
+      signature += " " + std::to_string(reinterpret_cast<uintptr_t>(c->data.object().get()));
     }
     // Only tensors in, one tensor out: every parameter is a buffer.
     if (func->params.size() != inputs.size() + 1 || func->buffer_map.size() != func->params.size()) return;
+    auto& same = jobs_->by_signature[signature];
+    for (const auto& [attrs, shared] : same) {
+      if (attrs == call.attrs) {
+        jobs_->by_call[e.get()] = shared;
+        --*counter_;  // the name drawn above is not used
+        return;
+      }
+    }
     auto lowered = std::make_shared<ir::PrimFuncNode>(*tir::LowerBlocks(func));
     lowered->name = name;
     lowered->is_private = false;
     job.kernel = lowered;
     job.span = call.span;
-    (*jobs_)[e.get()] = std::move(job);
+    auto shared = std::make_shared<Job>(std::move(job));
+    same.emplace_back(call.attrs, shared);
+    jobs_->by_call[e.get()] = shared;
+    jobs_->unique.push_back(shared);
   }
 
   const ir::IRModule& mod_;
   int* counter_;
-  std::unordered_map<const ir::ExprNode*, Job>* jobs_;
+  Jobs* jobs_;
 };
 
-// Pass 2: replace evaluated calls by their constants.
+// Pass 2: replace evaluated calls by their constants (equal calls by the same
+// tensor, which the VM codegen interns as one constant).
 class Replacer : public ExprMutator {
  public:
-  explicit Replacer(const std::unordered_map<const ir::ExprNode*, Job>& jobs) : jobs_(jobs) {}
+  explicit Replacer(const Jobs& jobs) : jobs_(jobs) {}
   ir::Expr VisitExpr(const ir::Expr& e) override {
-    auto it = e ? jobs_.find(e.get()) : jobs_.end();
-    if (it == jobs_.end() || !it->second.result.defined()) return ExprMutator::VisitExpr(e);
-    auto c = std::make_shared<ir::ConstantExpr>(it->second.result);
+    auto it = e ? jobs_.by_call.find(e.get()) : jobs_.by_call.end();
+    if (it == jobs_.by_call.end() || !it->second->result.defined()) return ExprMutator::VisitExpr(e);
+    const Job& job = *it->second;
+    auto c = std::make_shared<ir::ConstantExpr>(job.result);
     c->span = e->span;
     std::vector<ir::PrimExpr> shape;
-    for (int64_t d : it->second.shape) shape.push_back(ir::PrimExpr(d));
-    c->struct_info = ir::MakeTensorSInfo(shape, it->second.dtype);
+    for (int64_t d : job.shape) shape.push_back(ir::PrimExpr(d));
+    c->struct_info = ir::MakeTensorSInfo(shape, job.dtype);
     return c;
   }
 
  private:
-  const std::unordered_map<const ir::ExprNode*, Job>& jobs_;
+  const Jobs& jobs_;
 };
 
 // Builds one library for `jobs` and runs each. A library that does not build
@@ -159,7 +189,7 @@ Result<ir::IRModule> FoldConstant(const ir::IRModule& input) {
   int counter = 0;
   bool changed = false;
   for (;;) {
-    std::unordered_map<const ir::ExprNode*, Job> jobs;
+    Jobs jobs;
     for (auto& e : mod.entries) {
       if (!e.relax) continue;
       Collector collector(mod, &counter, &jobs);
@@ -167,12 +197,12 @@ Result<ir::IRModule> FoldConstant(const ir::IRModule& input) {
       changed |= f != e.relax;
       e.relax = f;
     }
-    if (jobs.empty()) break;
+    if (jobs.unique.empty()) break;
     std::vector<Job*> pending;
-    for (auto& kv : jobs) pending.push_back(&kv.second);
+    for (auto& j : jobs.unique) pending.push_back(j.get());
     KILN_RETURN_IF_ERROR(Evaluate(pending));
     bool folded = false;
-    for (auto& kv : jobs) folded |= kv.second.result.defined();
+    for (auto& j : jobs.unique) folded |= j->result.defined();
     if (!folded) break;
     changed = true;
     for (auto& e : mod.entries) {

@@ -63,10 +63,18 @@ struct FunctionInfo {
   std::vector<int64_t> code;  // this function's bytecode words (vm/opcodes.def)
 };
 
+// A kernel's operation count and parameter bytes as expressions of its
+// arguments (runtime/kernel_cost.h); "" unknown.
+struct KernelCostInfo {
+  std::string flops;
+  std::string bytes;
+};
+
 struct NativeLibraryInfo {
   std::string format = "elf-shared-object";
   TargetInfo target;
   std::vector<std::string> kernel_names;
+  std::vector<KernelCostInfo> kernel_costs;  // parallel to kernel_names, or empty
   std::vector<uint8_t> bytes;
 };
 

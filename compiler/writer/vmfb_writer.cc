@@ -124,8 +124,13 @@ Result<std::vector<uint8_t>> SerializeVmfb(const VmfbProgram& program) {
       uint64_t value = SegmentChecksum(lib.bytes.data(), lib.bytes.size());
       checksum = fb::CreateChecksum(b, fb::ChecksumAlgorithm::XXH3_64, value);
     }
-    libraries.push_back(
-        fb::CreateNativeLibraryDirect(b, lib.format.c_str(), WriteTarget(b, lib.target), &names, &data, checksum));
+    std::vector<Offset<fb::KernelCost>> costs;
+    if (lib.kernel_costs.size() == lib.kernel_names.size()) {
+      for (const KernelCostInfo& c : lib.kernel_costs)
+        costs.push_back(fb::CreateKernelCostDirect(b, c.flops.c_str(), c.bytes.c_str()));
+    }
+    libraries.push_back(fb::CreateNativeLibraryDirect(b, lib.format.c_str(), WriteTarget(b, lib.target), &names, &data,
+                                                      checksum, costs.empty() ? nullptr : &costs));
   }
   Offset<fb::Checksum> weights_checksum = 0;
   if (WritesChecksums(program)) {

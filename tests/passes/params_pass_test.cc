@@ -95,6 +95,53 @@ TEST(FoldConstant, TransposeOfABoundWeightIsComputed) {
     for (int j = 0; j < 4; ++j) EXPECT_EQ(c->data.data<float>()[i * 4 + j], static_cast<float>(j * 3 + i));
 }
 
+// Equal calls on the same constants (an unrolled recurrent layer's transposed
+// weight, once per step) fold to one tensor, so the .vmfb stores it once; a
+// call that differs in its attributes gets its own.
+TEST(FoldConstant, EqualCallsShareOneTensor) {
+  const char kShared[] = R"(# from tvm.script import ir as I
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((2, 3), dtype="float32"), w: R.Tensor((3, 3), dtype="float32")) -> R.Tensor((2, 3), dtype="float32"):
+        with R.dataflow():
+            lv0 = R.permute_dims(w, axes=[1, 0])
+            lv1 = R.matmul(x, lv0, out_dtype="void")
+            lv2 = R.permute_dims(w, axes=[1, 0])
+            lv3 = R.matmul(lv1, lv2, out_dtype="void")
+            lv4 = R.permute_dims(w, axes=[0, 1])
+            gv = R.matmul(lv3, lv4, out_dtype="void")
+            R.output(gv)
+        return gv
+)";
+  Result<ir::IRModule> m = text::ParseModule(kShared, "m.relax");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Result<ir::IRModule> r = relax::InferStructInfo(*m);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  r = transform::BindParams(*r, {{"w", Filled({3, 3})}});
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  r = transform::FoldConstant(*r);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  r = transform::EliminateDeadCode(*r);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  const auto* seq = ir::ExprAs<ir::SeqExprNode>(r->FindRelax("main")->body);
+  ASSERT_EQ(seq->blocks.size(), 1u);
+  ASSERT_EQ(seq->blocks[0].bindings.size(), 3u);
+  std::vector<const ir::ConstantExpr*> weights;
+  for (const auto& b : seq->blocks[0].bindings) {
+    const auto* mm = ir::ExprAs<ir::CallExpr>(b.value);
+    ASSERT_TRUE(mm);
+    weights.push_back(ir::ExprAs<ir::ConstantExpr>(mm->args[1]));
+    ASSERT_TRUE(weights.back());
+  }
+  EXPECT_EQ(weights[0]->data.object().get(), weights[1]->data.object().get());
+  EXPECT_NE(weights[0]->data.object().get(), weights[2]->data.object().get());
+  EXPECT_EQ(weights[0]->data.data<float>()[1], 3.0f);  // w' [0, 1] = w[1, 0]
+  EXPECT_EQ(weights[2]->data.data<float>()[1], 1.0f);  // w [0, 1]
+}
+
 TEST(FoldConstant, NothingToFoldLeavesTheModule) {
   ir::IRModule m = Parse();
   Result<ir::IRModule> r = transform::FoldConstant(m);

@@ -11,11 +11,15 @@
 #include <thread>
 
 #include "runtime/profiler.h"
+#include "runtime/program.h"
+#include "runtime/thread_pool.h"
 #include "tools/common/flags.h"
 #include "tools/common/inline_tensor.h"
 #include "tools/common/plugins.h"
 #include "tools/common/prepared_call.h"
 #include "tools/common/process_stats.h"
+#include "tools/kiln-bench/machine_peak.h"
+#include "tools/kiln-bench/roofline_table.h"
 
 namespace kiln {
 namespace tools {
@@ -36,6 +40,7 @@ const char kBenchToolUsage[] =
     "  --profile                then profile --profile_calls calls and print the per-kernel table\n"
     "  --trace=FILE             and write them as a Chrome trace (ui.perfetto.dev); one case only\n"
     "  --profile_calls=N        calls to profile (default 100)\n"
+    "  --remeasure-peak         measure this machine's peak for the profile's roofline again (it is cached)\n"
     "  --format=table|json|csv  how to print the results (default table)\n"
     "  --plugin=PATH            load a library of packed functions first (repeatable; kiln.h, \"Plugins\")\n"
     "Several files run side by side: later rows show their p50 latency over the first file's.\n"
@@ -76,6 +81,7 @@ Result<BenchOptions> ParseBenchArgs(int argc, const char* const* argv) {
     return Status::Ok();
   });
   flags.AddInt("profile_calls", 1, 1000000000, &o.profile_calls);
+  flags.AddSwitch("remeasure-peak", &o.remeasure_peak);
   flags.AddChoice("format", {"table", "json", "csv"}, &o.format);
   flags.AddRepeated("plugin", &o.plugins);
   KILN_RETURN_IF_ERROR(flags.Parse(argc, argv, &o.files));
@@ -204,8 +210,25 @@ void RunCaller(PreparedCall* call, const BenchOptions& o, StartGate* gate, Calle
   r->cpu_seconds = ThreadCpuSeconds() - cpu_start;
 }
 
+// The --profile table: with the roofline columns when the file carries kernel
+// costs (the peak is then measured or read from its cache), else the plain one.
+std::string ProfileTable(const Profiler& profiler, const vm::Module& module, const BenchOptions& o, std::ostream& log) {
+  std::string plain = profiler.FormatTable();
+  std::shared_ptr<const LinkedProgram> linked = module.linked_program();
+  std::map<std::string, ProgramKernelCost> costs;
+  if (linked) costs = KernelCosts(linked->program);
+  if (costs.empty()) {
+    return plain + "(no kernel costs in this .vmfb: it was compiled before kiln-compile wrote them; recompile it for "
+                   "the GFLOP/s, GB/s and roof% columns)\n";
+  }
+  MachinePeak peak = GetMachinePeak(o.remeasure_peak, log);
+  int threads = o.threads > 0 ? o.threads : DefaultThreadCount();
+  return FormatRooflineTable(profiler.Summary(), plain.substr(0, plain.find('\n') + 1), costs, peak, threads);
+}
+
 Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::shared_ptr<const vm::Module> module,
-                          const std::vector<Tensor>& given, const std::map<std::string, int64_t>& dims) {
+                          const std::vector<Tensor>& given, const std::map<std::string, int64_t>& dims,
+                          std::ostream& log) {
   CallSpec spec;
   spec.module_path = file;
   spec.function = o.function;
@@ -263,7 +286,7 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
       }
     }
     callers[0]->SetProfiler(nullptr);
-    if (o.profile) c.profile_table = profiler.FormatTable();
+    if (o.profile) c.profile_table = ProfileTable(profiler, *module, o, log);
     if (!o.trace_path.empty()) KILN_RETURN_IF_ERROR_CTX(profiler.WriteChromeTrace(o.trace_path), "--trace");
   }
   return c;
@@ -312,7 +335,7 @@ Result<std::vector<BenchCase>> RunBench(const BenchOptions& o, std::ostream& log
     spec.threads = o.threads;
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<const vm::Module> module, LoadModuleForTool(spec));
     for (size_t d = 0; d < dim_cases.size(); ++d) {
-      Result<BenchCase> c = RunCase(o, file, module, given, dim_cases[d]);
+      Result<BenchCase> c = RunCase(o, file, module, given, dim_cases[d], log);
       if (!c.ok()) {
         std::string where = file + (o.dims.empty() ? "" : " (" + DimsText(dim_cases[d]) + ")");
         return c.TakeStatus().Annotate(where);

@@ -5,7 +5,8 @@
 //              [--dim NAME=V1,V2,...]... [--seed=N] [--warmup=N] [--runs=N]
 //              [--min-time=SECONDS] [--threads=N] [--concurrency=N]
 //              [--executor=auto|vm|graph] [--profile] [--trace=FILE]
-//              [--profile_calls=N] [--format=table|json|csv] [--plugin=PATH]...
+//              [--profile_calls=N] [--remeasure-peak] [--format=table|json|csv]
+//              [--plugin=PATH]...
 //
 // Inputs: every --input as for kiln-run, or, without --input, random values
 // (inline_tensor.h, seeds --seed, --seed+1, ...) shaped by the function's
@@ -26,7 +27,11 @@
 // /proc/self/clear_refs, otherwise since the process started).
 // --profile / --trace=FILE then make --profile_calls (default 100) calls on
 // one caller with a profiler and print its table / write a Chrome trace
-// (only with exactly one case); the timed calls are never profiled.
+// (only with exactly one case); the timed calls are never profiled. When the
+// .vmfb carries kernel costs, the table has each kernel's GFLOP/s, GB/s and
+// share of its roofline against this machine's peak (roofline_table.h,
+// machine_peak.h: measured on the first --profile, then cached;
+// --remeasure-peak measures it again); an older .vmfb gets the plain table.
 // Each --plugin library is loaded before the files (tools/common/plugins.h).
 //
 // Thread-compatible: RunBench uses only its arguments and the global registry.
@@ -60,6 +65,7 @@ struct BenchOptions {
   bool profile = false;
   std::string trace_path;
   int profile_calls = 100;
+  bool remeasure_peak = false;
   std::string format = "table";
   std::vector<std::string> plugins;  // --plugin paths, loaded in order
   bool help = false;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -241,6 +242,10 @@ TEST_F(BenchRunTest, TwoFilesSideBySideWithTheirRatio) {
 
 TEST_F(BenchRunTest, ProfileAndTrace) {
   std::string trace = ::testing::TempDir() + "kiln_bench_trace_" + std::to_string(getpid()) + ".json";
+  // The roofline's peak (measured on the first --profile) goes to a scratch
+  // file, not the user's cache.
+  std::string peak = ::testing::TempDir() + "kiln_bench_peak_" + std::to_string(getpid()) + ".json";
+  setenv("KILN_PEAK_CACHE", peak.c_str(), 1);
   ToolRun r = Main(Args({*vmfb_, "--dim=n=2", "--profile", "--profile_calls=4", "--trace", trace}));
   ASSERT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, "\nprofile of " + *vmfb_ + " n=2 (4 calls):\n")) << r.out;
@@ -253,6 +258,8 @@ TEST_F(BenchRunTest, ProfileAndTrace) {
   r = Main(Args({*vmfb_, "--dim=n=2", "--trace", "/nonexistent/dir/t.json"}));
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(Contains(r.err, "kiln-bench: error: " + *vmfb_ + " (n=2): --trace: ")) << r.err;
+  std::remove(peak.c_str());
+  unsetenv("KILN_PEAK_CACHE");
 }
 
 TEST_F(BenchRunTest, RunErrorsNameTheFileAndCase) {
