@@ -317,6 +317,7 @@ class SymConvKernel {
     struct Flatten : StmtExprMutator {
       const VarNode *y, *x;
       const std::unordered_set<const VarNode*>* params;
+      const VarNode* acc_only = nullptr;  // C, when only the epilogue reads it
       PrimExpr ho, wo;
       Var j;
       bool ok = true;
@@ -328,7 +329,9 @@ class SymConvKernel {
       Buffer View(const Buffer& b) {
         // A buffer of the function's own would be seen by the passes after
         // (CompactLoopBuffers) through two shapes: rows instead.
-        if (!params->count(b->data.get())) ok = false;
+        // C's loads in the epilogue become the accumulators (ReplaceLoads
+        // matches the data variable): a view of it is never read.
+        if (!params->count(b->data.get()) && b->data.get() != acc_only) ok = false;
         auto it = views.find(b->data.get());
         if (it != views.end()) return it->second;
         auto v = std::make_shared<BufferNode>(*b);
@@ -351,6 +354,8 @@ class SymConvKernel {
       }
     } f;
     f.params = &params_;
+    const bool stores_out = store_out_ || epilogue_.empty();
+    if (!stores_out) f.acc_only = cv_.out->data.get();
     f.y = L[2]->loop_var.get();
     f.x = L[3]->loop_var.get();
     f.ho = L[2]->extent;
@@ -360,13 +365,16 @@ class SymConvKernel {
     std::vector<Stmt> epi;
     for (const Stmt& st : epilogue_) epi.push_back(f.MutateStmt(st));
     if (!f.AtYX(out_, out_idx_) || x.get() == x_at.get()) return;
-    Buffer out_view = f.View(out_);
+    // C needs a flat view only where it is stored: with an epilogue that
+    // alone reads it, it is usually the function's own intermediate, which
+    // (a buffer that is no parameter) would otherwise keep the rows.
+    Buffer out_view = stores_out ? f.View(out_) : out_;
     if (!f.ok) return;
     flat_ = true;
     x_expr_ = x;
     epilogue_ = epi;
     out_ = out_view;
-    out_idx_ = {out_idx_[0], out_idx_[1], PrimExpr(j_)};
+    out_idx_ = {out_idx_[0], out_idx_[1], PrimExpr(j_)};  // only stored when stores_out
   }
 
   // Q[c, a, b] = X[n, c, a - pt, b - pl] inside X, else 0: each row zeroed,

