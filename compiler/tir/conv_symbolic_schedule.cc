@@ -464,7 +464,11 @@ class SymConvKernel {
 
   // Whether planes of ho x wo take the current spatial tiles.
   PrimExpr FitsSpatial(const PrimExpr& ho, const PrimExpr& wo) const {
-    return MakeBinary(TirKind::kAnd, Ge(ho, I64(srows_)), Ge(wo, I64(scols_)));
+    // Rows of 33 to 55 columns take tiles of 16 (at most 48 + 8 columns
+    // computed), not two of 32 (64).
+    PrimExpr cols = Ge(wo, I64(scols_));
+    if (scols_ == 32) cols = MakeBinary(TirKind::kOr, Ge(wo, I64(56)), MakeBinary(TirKind::kEQ, wo, I64(32)));
+    return MakeBinary(TirKind::kAnd, Ge(ho, I64(srows_)), cols);
   }
 
   // Depthwise, padded, output channel o reading input channel o: for each

@@ -36,7 +36,8 @@
 //    (its loads become the accumulators).
 //    Depthwise convolutions (one input channel an output channel) take
 //    tiles of output rows of one channel instead, where the plane fits
-//    them: 6 x 32, 8 x 16 or 8 x 8 (rows x columns, a run-time test), the
+//    them: 6 x 32 (rows of 32 or of 56 columns and more), 8 x 16 or 8 x 8
+//    (rows x columns, a run-time test), the
 //    last tile of rows moved back like the last column tile, the taps
 //    unrolled so neighbouring rows share their input vectors. Padded ones
 //    with output channel o reading input channel o make each channel's

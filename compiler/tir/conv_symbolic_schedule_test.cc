@@ -381,7 +381,7 @@ TEST(ConvSymbolicScheduleTest, GroupedAndDepthwise) {
   // Planes around the depthwise tiles of rows (heights 6 and 8: rows a
   // multiple of none; widths around 8, 16 and 32).
   std::vector<std::pair<int64_t, int64_t>> sizes = kSizes;
-  sizes.insert(sizes.end(), {{6, 8}, {9, 7}, {8, 15}, {11, 16}, {7, 17}, {6, 31}, {13, 32}, {9, 33}, {14, 50}});
+  sizes.insert(sizes.end(), {{6, 8}, {9, 7}, {8, 15}, {11, 16}, {7, 17}, {6, 31}, {13, 32}, {9, 33}, {14, 50}, {7, 55}, {6, 56}, {8, 60}});
   CheckNumbers(SymCase{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, "bn_relu"}, 1, sizes, 1);
   CheckNumbers(SymCase{16, 16, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 16}, 2, sizes, 2);
   // Unpadded, and strided (PP-LCNet's stride-2 depthwise layers).
