@@ -30,6 +30,17 @@ constexpr int64_t kTileWidths[] = {32, 16, 8};
 constexpr int64_t kFlatRow = 256;
 // Output channels per tile, the largest of these that divides O.
 constexpr int64_t kTileRows[] = {8, 6, 4, 3, 2, 1};
+// Depthwise (one input channel per output channel) tiles of this many output
+// rows of one channel, the taps unrolled: neighbouring rows read the same
+// input rows at other taps (row ii, tap ky and row ii + 1, tap ky - 1), so
+// LLVM loads each input vector once for several FMAs, where a tile of
+// channels made one load per FMA (a different input channel per row). Rows
+// x columns per width (the widest that fits the row): 6 x 32 and 8 x 16
+// are 12 and 8 vector accumulators of 16 lanes, 8 x 8 eight of 8 lanes.
+struct SpatialTile {
+  int64_t rows, cols;
+};
+constexpr SpatialTile kSpatialTiles[] = {{6, 32}, {8, 16}, {8, 8}};
 
 PrimExpr Div(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorDiv, std::move(a), std::move(b)); }
 PrimExpr Mod(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, std::move(a), std::move(b)); }
@@ -270,6 +281,14 @@ class SymConvKernel {
     out_ = cv.out;
     for (size_t d = 0; d < 4; ++d) out_idx_.push_back(PrimExpr(L[d]->loop_var));
     TryFlat();
+    if (cv.ki == 1 && cv.kh * cv.kw > 1 && !flat_) {
+      spatial_ok_ = true;
+      // Output channel o reads input channel o (one channel per group).
+      const ForNode* o = L[1];
+      VarMap at = {{L[4]->loop_var.get(), I64(0)}};
+      PrimExpr ch = arith::Simplify(Substitute(cv.x_load->indices[1], at));
+      own_channel_ = IsVar(ch, o->loop_var.get()) && arith::CanProveEqual(cv.data->shape[1], I64(cv.o));
+    }
   }
 
   Stmt Build() {
@@ -290,11 +309,23 @@ class SymConvKernel {
       wp = arith::Simplify(wp);
       PrimExpr ch = cv_.data->shape[1];
       q_ = NewBuffer(cv_.data->name + "_padded", {ch, hp, wp}, "global");
-      Stmt pack = Pack(ch, hp, wp);
       // The tiles read q_ through the indices set in TapFma.
-      per_image = std::make_shared<AllocateNode>(q_, Seq({pack, TileLoop(ho, wo)}));
+      Stmt whole = Seq({Pack(ch, hp, wp), TileLoop(ho, wo)});
+      if (spatial_ok_ && own_channel_) {
+        // Each channel's copy made just before its tiles read it (still in
+        // cache), not the whole padded input first: on depthwise
+        // convolutions, 9 or 25 FMAs an output, the copy through memory
+        // cost about as much as the tiles.
+        for (auto it = std::rbegin(kSpatialTiles); it != std::rend(kSpatialTiles); ++it) {
+          BeginSpatial(*it);
+          Stmt per_channel = PerChannel(ho, wo, hp, wp);
+          whole = std::make_shared<IfThenElseNode>(FitsSpatial(ho, wo), per_channel, whole);
+          EndSpatial();
+        }
+      }
+      per_image = std::make_shared<AllocateNode>(q_, whole);
     } else {
-      per_image = TileLoop(ho, wo);
+      per_image = Tiling(ho, wo);
     }
     return MakeFor(n_, L[0]->extent, ForKind::kSerial, per_image);
   }
@@ -317,6 +348,7 @@ class SymConvKernel {
     struct Flatten : StmtExprMutator {
       const VarNode *y, *x;
       const std::unordered_set<const VarNode*>* params;
+      const VarNode* acc_only = nullptr;  // C, when only the epilogue reads it
       PrimExpr ho, wo;
       Var j;
       bool ok = true;
@@ -328,7 +360,9 @@ class SymConvKernel {
       Buffer View(const Buffer& b) {
         // A buffer of the function's own would be seen by the passes after
         // (CompactLoopBuffers) through two shapes: rows instead.
-        if (!params->count(b->data.get())) ok = false;
+        // C's loads in the epilogue become the accumulators (ReplaceLoads
+        // matches the data variable): a view of it is never read.
+        if (!params->count(b->data.get()) && b->data.get() != acc_only) ok = false;
         auto it = views.find(b->data.get());
         if (it != views.end()) return it->second;
         auto v = std::make_shared<BufferNode>(*b);
@@ -351,6 +385,8 @@ class SymConvKernel {
       }
     } f;
     f.params = &params_;
+    const bool stores_out = store_out_ || epilogue_.empty();
+    if (!stores_out) f.acc_only = cv_.out->data.get();
     f.y = L[2]->loop_var.get();
     f.x = L[3]->loop_var.get();
     f.ho = L[2]->extent;
@@ -360,32 +396,40 @@ class SymConvKernel {
     std::vector<Stmt> epi;
     for (const Stmt& st : epilogue_) epi.push_back(f.MutateStmt(st));
     if (!f.AtYX(out_, out_idx_) || x.get() == x_at.get()) return;
-    Buffer out_view = f.View(out_);
+    // C needs a flat view only where it is stored: with an epilogue that
+    // alone reads it, it is usually the function's own intermediate, which
+    // (a buffer that is no parameter) would otherwise keep the rows.
+    Buffer out_view = stores_out ? f.View(out_) : out_;
     if (!f.ok) return;
     flat_ = true;
     x_expr_ = x;
     epilogue_ = epi;
     out_ = out_view;
-    out_idx_ = {out_idx_[0], out_idx_[1], PrimExpr(j_)};
+    out_idx_ = {out_idx_[0], out_idx_[1], PrimExpr(j_)};  // only stored when stores_out
   }
 
   // Q[c, a, b] = X[n, c, a - pt, b - pl] inside X, else 0: each row zeroed,
   // then its interior copied (both plain vector loops).
   Stmt Pack(const PrimExpr& ch, const PrimExpr& hp, const PrimExpr& wp) {
-    Var c = MakeVar("pc"), a = MakeVar("pa"), b = MakeVar("pb"), b2 = MakeVar("pb2");
+    Var c = MakeVar("pc");
+    return MakeFor(c, ch, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, PackChannel(PrimExpr(c), hp, wp));
+  }
+
+  // Channel c of the padded copy.
+  Stmt PackChannel(const PrimExpr& c, const PrimExpr& hp, const PrimExpr& wp) {
+    Var a = MakeVar("pa"), b = MakeVar("pb"), b2 = MakeVar("pb2");
     PrimExpr h = cv_.data->shape[2], w = cv_.data->shape[3];
     Stmt zero = MakeFor(b, wp, ForKind::kVectorized,
-                        Store(q_, FloatImm(DType::Float32(), 0.0), {PrimExpr(c), PrimExpr(a), PrimExpr(b)}));
+                        Store(q_, FloatImm(DType::Float32(), 0.0), {c, PrimExpr(a), PrimExpr(b)}));
     PrimExpr iy = PrimExpr(a) - I64(cv_.pt);
     // Columns of the row inside X: [pl, pl + min(W, Wp - pl)).
     PrimExpr count = Min(w, wp - I64(cv_.pl));
     Stmt copy = MakeFor(b2, count, ForKind::kVectorized,
-                        Store(q_, Load(cv_.data, {NImage(), PrimExpr(c), iy, PrimExpr(b2)}),
-                              {PrimExpr(c), PrimExpr(a), PrimExpr(b2) + I64(cv_.pl)}));
+                        Store(q_, Load(cv_.data, {NImage(), c, iy, PrimExpr(b2)}),
+                              {c, PrimExpr(a), PrimExpr(b2) + I64(cv_.pl)}));
     Stmt inside = std::make_shared<IfThenElseNode>(
         MakeBinary(TirKind::kAnd, Ge(iy, I64(0)), Lt(iy, h)), copy, Stmt());
-    Stmt row = MakeFor(a, hp, ForKind::kSerial, Seq({zero, inside}));
-    return MakeFor(c, ch, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
+    return MakeFor(a, hp, ForKind::kSerial, Seq({zero, inside}));
   }
 
   // X's image index at image n_ (the original may be 0 for a batch of one).
@@ -393,6 +437,62 @@ class SymConvKernel {
     VarMap map;
     map[cv_.loops[0]->loop_var.get()] = PrimExpr(n_);
     return Substitute(cv_.x_load->indices[0], map);
+  }
+
+  // The tile loop: depthwise planes of at least kSpatialRows output rows in
+  // tiles of rows (SpatialTileLoop), others (and smaller planes) in tiles
+  // of channels.
+  Stmt Tiling(const PrimExpr& ho, const PrimExpr& wo) {
+    Stmt chain = TileLoop(ho, wo);
+    if (!spatial_ok_) return chain;
+    for (auto it = std::rbegin(kSpatialTiles); it != std::rend(kSpatialTiles); ++it) {
+      BeginSpatial(*it);
+      Stmt rows = SpatialTileLoop(ho, wo);
+      chain = std::make_shared<IfThenElseNode>(FitsSpatial(ho, wo), rows, chain);
+      EndSpatial();
+    }
+    return chain;
+  }
+
+  // Spatial tiles of this size while building them (At, Tile read it).
+  void BeginSpatial(const SpatialTile& t) {
+    spatial_ = true;
+    srows_ = t.rows;
+    scols_ = t.cols;
+  }
+  void EndSpatial() { spatial_ = false; }
+
+  // Whether planes of ho x wo take the current spatial tiles.
+  PrimExpr FitsSpatial(const PrimExpr& ho, const PrimExpr& wo) const {
+    // Rows of 33 to 55 columns take tiles of 16 (at most 48 + 8 columns
+    // computed), not two of 32 (64).
+    PrimExpr cols = Ge(wo, I64(scols_));
+    if (scols_ == 32) cols = MakeBinary(TirKind::kOr, Ge(wo, I64(56)), MakeBinary(TirKind::kEQ, wo, I64(32)));
+    return MakeBinary(TirKind::kAnd, Ge(ho, I64(srows_)), cols);
+  }
+
+  // Depthwise, padded, output channel o reading input channel o: for each
+  // channel (in parallel), its padded copy, then its spatial tiles.
+  Stmt PerChannel(const PrimExpr& ho, const PrimExpr& wo, const PrimExpr& hp, const PrimExpr& wp) {
+    Var o = MakeVar("o"), yt = MakeVar("yt"), y = MakeVar("y");
+    PrimExpr nyt = arith::Simplify(Div(ho + I64(srows_ - 1), I64(srows_)));
+    Stmt rows = Tiles(PrimExpr(o), PrimExpr(y), wo, scols_);
+    rows = std::make_shared<LetStmtNode>(y, Min(PrimExpr(yt) * I64(srows_), ho - I64(srows_)), rows);
+    rows = MakeFor(yt, nyt, ForKind::kSerial, rows);
+    return MakeFor(o, I64(cv_.o), threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial,
+                   Seq({PackChannel(PrimExpr(o), hp, wp), rows}));
+  }
+
+  // for t in O * ceil(Ho / SR): channel o = t / ceil(Ho / SR), output rows
+  // [y0, y0 + SR), the last tile of rows moved back to end at Ho (rows
+  // computed twice store the same values, as columns do in Tiles).
+  Stmt SpatialTileLoop(const PrimExpr& ho, const PrimExpr& wo) {
+    Var t = MakeVar("t"), o0 = MakeVar("o0"), y = MakeVar("y");
+    PrimExpr nyt = arith::Simplify(Div(ho + I64(srows_ - 1), I64(srows_)));
+    Stmt row = Tiles(PrimExpr(o0), PrimExpr(y), wo, scols_);
+    row = std::make_shared<LetStmtNode>(y, Min(Mod(PrimExpr(t), nyt) * I64(srows_), ho - I64(srows_)), row);
+    row = std::make_shared<LetStmtNode>(o0, Div(PrimExpr(t), nyt), row);
+    return MakeFor(t, I64(cv_.o) * nyt, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
   }
 
   // for t in (O / MR) * Ho: every column tile of row y = t % Ho, channels
@@ -435,8 +535,10 @@ class SymConvKernel {
     const auto& L = cv_.loops;
     VarMap map;
     map[L[0]->loop_var.get()] = PrimExpr(n_);
-    map[L[1]->loop_var.get()] = o0 + PrimExpr(ii);
-    map[L[2]->loop_var.get()] = y;
+    // Tile row ii: output channel o0 + ii of row y, or (spatial) row y + ii
+    // of channel o0.
+    map[L[1]->loop_var.get()] = spatial_ ? o0 : o0 + PrimExpr(ii);
+    map[L[2]->loop_var.get()] = spatial_ ? y + PrimExpr(ii) : y;
     map[L[3]->loop_var.get()] = x0 + jj;
     if (flat_) map[j_.get()] = y * I64(kFlatRow) + x0 + jj;
     return map;
@@ -444,10 +546,11 @@ class SymConvKernel {
 
   Stmt Tile(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& x0, int64_t nr) {
     const auto& L = cv_.loops;
-    Buffer acc = NewBuffer("acc", {I64(mr_), I64(nr)}, "local");
+    const int64_t rows = spatial_ ? srows_ : mr_;
+    Buffer acc = NewBuffer("acc", {I64(rows), I64(nr)}, "local");
     DType f32 = DType::Float32();
     Var zi = MakeVar("zi"), zj = MakeVar("zj");
-    Stmt zero = MakeFor(zi, I64(mr_), ForKind::kUnrolled,
+    Stmt zero = MakeFor(zi, I64(rows), ForKind::kUnrolled,
                         MakeFor(zj, I64(nr), ForKind::kVectorized,
                                 Store(acc, FloatImm(f32, 0.0), {PrimExpr(zi), PrimExpr(zj)})));
     // One tap: acc[ii, jj] = fma(W, X or Q, acc[ii, jj]).
@@ -477,9 +580,10 @@ class SymConvKernel {
     PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
     Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
                      {PrimExpr(ii), PrimExpr(jj)});
-    Stmt taps = MakeFor(ii, I64(mr_), ForKind::kUnrolled, MakeFor(jj, I64(nr), ForKind::kVectorized, fma));
-    taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, taps);
-    taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
+    Stmt taps = MakeFor(ii, I64(rows), ForKind::kUnrolled, MakeFor(jj, I64(nr), ForKind::kVectorized, fma));
+    const ForKind tap_kind = spatial_ ? ForKind::kUnrolled : ForKind::kSerial;
+    taps = MakeFor(kx, I64(cv_.kw), tap_kind, taps);
+    taps = MakeFor(ky, I64(cv_.kh), tap_kind, taps);
     taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
     // Write-back: C (when read elsewhere), then the epilogue on the accumulators.
     Var wi = MakeVar("wi"), wj = MakeVar("wj");
@@ -491,7 +595,7 @@ class SymConvKernel {
     if (store_out_ || epilogue_.empty()) back.push_back(Store(out_, a, out_idx));
     ReplaceLoads replace(cv_.out->data.get(), a);
     for (const Stmt& st : epilogue_) back.push_back(Substitute(replace.MutateStmt(st), wmap));
-    Stmt write = MakeFor(wi, I64(mr_), ForKind::kUnrolled, MakeFor(wj, I64(nr), ForKind::kVectorized, Seq(back)));
+    Stmt write = MakeFor(wi, I64(rows), ForKind::kUnrolled, MakeFor(wj, I64(nr), ForKind::kVectorized, Seq(back)));
     return std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
   }
 
@@ -500,6 +604,10 @@ class SymConvKernel {
   bool store_out_;
   const std::unordered_set<const VarNode*>& params_;
   int64_t mr_ = 1;
+  bool spatial_ok_ = false;  // depthwise: spatial tiles where the plane fits them
+  int64_t srows_ = 0, scols_ = 0;  // the spatial tile being built
+  bool spatial_ = false;  // building the spatial tiles (At, Tile)
+  bool own_channel_ = false;  // depthwise: output channel o reads input channel o
   Var n_;
   Buffer q_;
   // What the tiles read, store and apply, over the nest's variables (and

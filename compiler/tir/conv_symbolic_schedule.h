@@ -32,7 +32,16 @@
 //    Pointwise convolutions (1x1, stride 1, no padding) whose accesses are
 //    all at the output point of the function's parameters see each plane as flat rows of 256 columns
 //    instead of image rows (small planes: 20 x 20 no longer takes tiles of
-//    8 columns).
+//    8 columns). C itself, when only the epilogue reads it, needs no view
+//    (its loads become the accumulators).
+//    Depthwise convolutions (one input channel an output channel) take
+//    tiles of output rows of one channel instead, where the plane fits
+//    them: 6 x 32 (rows of 32 or of 56 columns and more), 8 x 16 or 8 x 8
+//    (rows x columns, a run-time test), the
+//    last tile of rows moved back like the last column tile, the taps
+//    unrolled so neighbouring rows share their input vectors. Padded ones
+//    with output channel o reading input channel o make each channel's
+//    padded copy just before its tiles, in the same parallel loop.
 // 3. The epilogue runs on the accumulators, vectorized over the tile's
 //    columns, storing its outputs; C itself is stored only when something
 //    else reads it.

