@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/tir/conv1d_lift.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/conv_symbolic_schedule.h"
 #include "compiler/tir/flatten_reduction.h"
@@ -207,6 +208,8 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   PrimFunc out = nest::WithBody(func, body);
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
+  // 1-D convolutions take the conv2d schedules as height-1 ones.
+  out = LiftConv1dNests(out);
   out = ScheduleConvs(out, num_threads_hint, knobs);
   out = ScheduleSymbolicConvs(out, num_threads_hint);
   out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs));
