@@ -1,5 +1,6 @@
 #include "compiler/tir/conv1d_lift.h"
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <unordered_map>
@@ -119,6 +120,10 @@ class Lifter : public StmtExprMutator {
     Stmt body;
     std::vector<const ForNode*> L = PeelNest(s, &body);
     if (L.size() != 5) return nullptr;
+    // A static batch: with a symbolic one (Silero VAD's sequence of windows
+    // is the batch) the lifted nest reached CompactLoopBuffers with a view
+    // it did not rewrite ("accessed with 3 indices but has 2 dimensions").
+    if (ConstInt(L[0]->extent) == nullptr) return nullptr;
     const auto* seq = As<SeqStmtNode>(body);
     if (seq == nullptr || seq->seq.size() != 2 || !As<IfThenElseNode>(seq->seq[0])) return nullptr;
     const auto* update = As<BufferStoreNode>(seq->seq[1]);
@@ -140,6 +145,7 @@ class Lifter : public StmtExprMutator {
     Var y = MakeVar(L[2]->loop_var->name + "_y"), ky = MakeVar(L[4]->loop_var->name + "_y");
     std::unordered_map<const BufferNode*, Lift> lifts;
     lifts[out.get()] = {ViewOf(out), [&] { return PrimExpr(y); }};
+    outputs_.push_back(out->data.get());
     lifts[data.get()] = {ViewOf(data), [&] { return PrimExpr(y) + PrimExpr(ky); }};
     lifts[weight.get()] = {ViewOf(weight), [&] { return PrimExpr(ky); }};
     AccessLifter lifter(lifts);
@@ -204,13 +210,41 @@ class Lifter : public StmtExprMutator {
   }
 
   std::unordered_map<const BufferNode*, Buffer> views_;
+
+ public:
+  std::vector<const VarNode*> outputs_;  // data of the lifted convolutions' outputs
+};
+
+// Stores into one of `outputs` whose value loads the same buffer.
+struct NaiveUpdates : StmtExprVisitor {
+  std::vector<const VarNode*> outputs;
+  bool found = false;
+  void VisitStmt(const Stmt& s) override {
+    if (const auto* st = As<BufferStoreNode>(s)) {
+      const VarNode* d = st->buffer->data.get();
+      if (std::find(outputs.begin(), outputs.end(), d) != outputs.end()) {
+        std::vector<const BufferLoadNode*> loads;
+        LoadsOf(st->value, &loads);
+        for (const BufferLoadNode* l : loads) found |= l->buffer->data.get() == d;
+      }
+    }
+    StmtExprVisitor::VisitStmt(s);
+  }
 };
 
 }  // namespace
 
-PrimFunc LiftConv1dNests(const PrimFunc& func) {
+bool HasNaiveUpdate(const PrimFunc& func, const std::vector<const VarNode*>& outputs) {
+  NaiveUpdates v;
+  v.outputs = outputs;
+  v.VisitStmt(func->body);
+  return v.found;
+}
+
+PrimFunc LiftConv1dNests(const PrimFunc& func, std::vector<const VarNode*>* outputs) {
   Lifter lifter;
   Stmt body = lifter.MutateStmt(func->body);
+  if (outputs != nullptr) *outputs = lifter.outputs_;
   if (!lifter.changed) return func;
   return WithBody(func, body);
 }

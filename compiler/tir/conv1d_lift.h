@@ -10,12 +10,23 @@
 #ifndef KILN_COMPILER_TIR_CONV1D_LIFT_H_
 #define KILN_COMPILER_TIR_CONV1D_LIFT_H_
 
+#include <vector>
+
 #include "compiler/ir/tir.h"
 
 namespace kiln {
 namespace tir {
 
-ir::PrimFunc LiftConv1dNests(const ir::PrimFunc& func);
+// `outputs`, when given, receives the data handles of the lifted
+// convolutions' outputs.
+ir::PrimFunc LiftConv1dNests(const ir::PrimFunc& func, std::vector<const ir::VarNode*>* outputs = nullptr);
+
+// Whether `func` still stores into one of `outputs` a value that reads the
+// same buffer (the naive reduction: a lifted nest no schedule took). The
+// caller then keeps the function unlifted: views left in naive nests broke
+// later passes (Silero VAD's stride-2 convolutions of output width 1 in
+// loops the default schedule had split, which neither schedule takes).
+bool HasNaiveUpdate(const ir::PrimFunc& func, const std::vector<const ir::VarNode*>& outputs);
 
 }  // namespace tir
 }  // namespace kiln
