@@ -7,6 +7,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/tir/conv1d_lift.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/conv_symbolic_schedule.h"
 #include "compiler/tir/flatten_reduction.h"
@@ -207,8 +208,15 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   PrimFunc out = nest::WithBody(func, body);
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
-  out = ScheduleConvs(out, num_threads_hint, knobs);
-  out = ScheduleSymbolicConvs(out, num_threads_hint);
+  // 1-D convolutions take the conv2d schedules as height-1 ones, where
+  // those take every one lifted (else the function stays as it was).
+  std::vector<const VarNode*> lifted_outputs;
+  PrimFunc lifted = LiftConv1dNests(out, &lifted_outputs);
+  auto schedule_convs = [&](const PrimFunc& f) {
+    return ScheduleSymbolicConvs(ScheduleConvs(f, num_threads_hint, knobs), num_threads_hint);
+  };
+  PrimFunc tried = lifted.get() != out.get() ? schedule_convs(lifted) : PrimFunc();
+  out = tried && !HasNaiveUpdate(tried, lifted_outputs) ? tried : schedule_convs(out);
   out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs));
   return ScheduleRowReductions(out, num_threads_hint);
 }

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -93,6 +94,44 @@ TEST(PackConstantWeights, ConstantWeightBecomesBlockedAndFolds) {
           bad += p[((ob * 4 + i) * 6 + t) * 8 + l] != want;
         }
   EXPECT_EQ(bad, 0);
+}
+
+TEST(PackConstantWeights, SubnormalWeightsAreFlushedToZero) {
+  // Weight i: subnormal (flushed) for i % 4 == 1 or 2, FLT_MIN (kept) for
+  // i % 4 == 3, i itself otherwise.
+  Tensor w = Counting({8, 2, 1, 1});
+  float* wd = w.data<float>();
+  for (int i = 0; i < 16; ++i) {
+    if (i % 4 == 1) wd[i] = 1e-40f;
+    if (i % 4 == 2) wd[i] = -1e-44f;
+    if (i % 4 == 3) wd[i] = -std::numeric_limits<float>::min();
+  }
+  Result<ir::IRModule> bound = transform::BindParams(Parse(ConvModule("1, 2, 3, 3", "8, 2, 1, 1", "")), {{"w", w}});
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  Result<ir::IRModule> packed = transform::PackConstantWeights(*bound);
+  ASSERT_TRUE(packed.ok());
+  Result<ir::IRModule> folded = transform::FoldConstant(*packed);
+  ASSERT_TRUE(folded.ok()) << folded.status().message();
+  const ir::ConstantExpr* weight = nullptr;
+  for (const auto& e : folded->entries) {
+    if (!e.relax) continue;
+    const auto* seq = ir::ExprAs<ir::SeqExprNode>(e.relax->body);
+    ASSERT_NE(seq, nullptr);
+    for (const auto& block : seq->blocks)
+      for (const auto& b : block.bindings) {
+        const auto* call = ir::ExprAs<ir::CallExpr>(b.value);
+        if (call && call->args.size() == 2) weight = ir::ExprAs<ir::ConstantExpr>(call->args[1]);
+      }
+  }
+  ASSERT_NE(weight, nullptr) << Print(*folded);
+  ASSERT_EQ(weight->data.shape(), (std::vector<int64_t>{1, 2, 1, 1, 8}));
+  const float* p = weight->data.data<float>();
+  for (int64_t i = 0; i < 2; ++i)
+    for (int64_t l = 0; l < 8; ++l) {
+      int src = static_cast<int>(l * 2 + i);
+      float want = src % 4 == 3 ? -std::numeric_limits<float>::min() : src % 4 == 0 ? float(src) : 0.0f;
+      EXPECT_EQ(p[i * 8 + l], want) << "weight " << src;
+    }
 }
 
 TEST(PackConstantWeights, GroupsWithWholeBlocksArePacked) {
