@@ -411,7 +411,9 @@ class RnnKernel {
   static constexpr int64_t kAccFloats = 128;  // rows x columns of accumulators
   ir::Stmt MatVec(int64_t d, int g0, int g1, const std::function<PrimExpr(const PrimExpr&, const PrimExpr&)>& v) const {
     int64_t n = (g1 - g0) * *ConstDim(h_);
-    int64_t nr = std::min(n, kAccFloats / rows_);
+    // Whole vectors (16 floats: one AVX-512 register, two AVX2 ones): 3 rows
+    // with 42 columns split each row into 16 + 16 + 8 + 2 (lac_encoder, B=3).
+    int64_t nr = std::min(n, std::max<int64_t>(16, kAccFloats / rows_ / 16 * 16));
     int64_t blocks = (n + nr - 1) / nr;
     ir::Var cb = ir::MakeVar("cb"), k = ir::MakeVar("k");
     PrimExpr c0 = n % nr == 0 ? PrimExpr(cb) * I(nr) : Bin(TirKind::kMin, PrimExpr(cb) * I(nr), I(n - nr));

@@ -100,6 +100,14 @@ class Collector : public ExprMutator {
         if (!AsConst(a)) return;
         inputs.push_back(a);
       }
+      // ... but not one that grows its input (R.broadcast_to, R.full of a
+      // shape): that would store the expanded tensor in the module.
+      if (inputs.size() != call.args.size()) {
+        int64_t in = 0, out = 1;
+        for (const auto& a : inputs) in += AsConst(a)->data.NumElements();
+        for (int64_t d : job.shape) out *= d;
+        if (out > in) return;
+      }
       Result<ir::PrimFunc> f = info->legalize(call, name);
       if (!f.ok()) return;  // not evaluable here; legalization reports it later
       func = *f;
