@@ -33,13 +33,14 @@
 // The kernel is one opaque stage holding the states in a buffer S of shape
 // [T+1 (+1 for LSTM), D, B, H]: slot 0 the initial h, slot s+1 the h after
 // the s-th processed step, and for LSTM slot T+1 the running c (updated in
-// place). Each batch entry is an independent recurrence (the outer loop,
-// parallel when the batch is large or symbolic), with a serial loop over
-// steps inside; per step and direction the product R·h accumulates into a
-// gate scratch [G, H] (inner loop over the units of a gate row: contiguous,
-// vectorized) and one loop over the hidden units applies the gates and
-// writes the next state: the cell is one fused loop. Y, Y_h and Y_c are
-// then read out of S (zeros past a sequence's length).
+// place). Each direction is an independent recurrence (the outer loop,
+// parallel when D = 2), with a serial loop over steps inside; per step the
+// batch entries go in tiles of up to 4 rows, and a tile's products R·h are
+// one register-blocked GEMM (accumulators rows x a block of gate columns,
+// held across the whole sum; each vector of R feeds every row), written to
+// a gate scratch [rows, G*H]; then one loop per row over the hidden units
+// applies the gates and writes the next state: the cell is one fused loop.
+// Y, Y_h and Y_c are then read out of S (zeros past a sequence's length).
 #include <algorithm>
 #include <functional>
 #include <optional>
