@@ -33,13 +33,16 @@
 // The kernel is one opaque stage holding the states in a buffer S of shape
 // [T+1 (+1 for LSTM), D, B, H]: slot 0 the initial h, slot s+1 the h after
 // the s-th processed step, and for LSTM slot T+1 the running c (updated in
-// place). Each batch entry is an independent recurrence (the outer loop,
-// parallel when the batch is large or symbolic), with a serial loop over
-// steps inside; per step and direction the product R·h accumulates into a
-// gate scratch [G, H] (inner loop over the units of a gate row: contiguous,
-// vectorized) and one loop over the hidden units applies the gates and
-// writes the next state: the cell is one fused loop. Y, Y_h and Y_c are
-// then read out of S (zeros past a sequence's length).
+// place). Each direction is an independent recurrence (the outer loop,
+// parallel when D = 2), with a serial loop over steps inside; per step the
+// batch entries go in tiles of up to 4 rows, and a tile's products R·h are
+// one register-blocked GEMM (accumulators rows x a block of gate columns,
+// held across the whole sum; each vector of R feeds every row), written to
+// a gate scratch [rows, G*H]; then one loop per row over the hidden units
+// applies the gates and writes the next state: the cell is one fused loop.
+// Y, Y_h and Y_c are then read out of S (zeros past a sequence's length).
+#include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "compiler/arith/simplify.h"
@@ -347,10 +350,16 @@ class RnnKernel {
   // The whole recurrence, writing S (see the file comment).
   ir::Stmt States(const ir::Buffer& s) {
     s_ = s;
-    // The gate accumulator of one (batch entry, step, direction); GRU without
+    auto bs = ConstDim(b_);
+    // Batch entries are processed in tiles of rows_ (the last tile's extra
+    // rows repeat entry B-1 in the products and are skipped by the cell).
+    rows_ = bs ? std::min<int64_t>(*bs, kTileRows) : kTileRows;
+    full_tiles_ = bs && *bs % rows_ == 0;
+    PrimExpr tiles = bs ? I((*bs + rows_ - 1) / rows_) : Bin(TirKind::kFloorDiv, b_ + I(rows_ - 1), I(rows_));
+    // The gate pre-activations R·h of one tile's rows; GRU without
     // linear_before_reset also needs r ⊙ h for its second product.
-    acc_ = ir::MakeBuffer("gates", {I(Gates(a_.cell)), h_}, dt_);
-    rh_ = ir::MakeBuffer("reset_h", {h_}, dt_);
+    acc_ = ir::MakeBuffer("gates", {I(rows_), I(Gates(a_.cell)) * h_}, dt_);
+    rh_ = ir::MakeBuffer("reset_h", {I(rows_), h_}, dt_);
     std::vector<ir::Stmt> body;
     // Slot 0: the initial states.
     {
@@ -365,104 +374,140 @@ class RnnKernel {
       }
       body.push_back(For(bv, b_, For(j, h_, ir::Seq(init))));
     }
-    // Each batch entry is its own recurrence: the batch loop is outermost,
-    // with the scratch rows allocated inside it, so that it can run in
-    // parallel (default_schedule.h: an independent loop).
-    ir::Var bv = ir::MakeVar("b"), step = ir::MakeVar("step");
-    PrimExpr b(bv), sp(step);
-    std::vector<ir::Stmt> dirs;
-    for (int64_t d = 0; d < d_.d; ++d) {
+    // The directions are independent recurrences: the outermost loop, each
+    // with its own scratch and S indexed by the loop variable itself, so that
+    // the two directions can run in parallel (default_schedule.h: an
+    // independent loop). Inside, the steps, then the batch tiles: a tile's
+    // rows share every load of R (one pass over R per step and direction
+    // instead of one per batch entry).
+    ir::Var dv = ir::MakeVar("d");
+    dir_ = PrimExpr(dv);
+    ir::Stmt per_dir;
+    for (int64_t d = d_.d - 1; d >= 0; --d) {
+      ir::Var bt = ir::MakeVar("bt"), step = ir::MakeVar("step");
+      PrimExpr sp(step);
       PrimExpr t = Reverse(I(d)) ? t_ - I(1) - sp : sp;
-      ir::Stmt cell = Step(sp, t, d, b);
-      dirs.push_back(lens_.defined() ? std::make_shared<ir::IfThenElseNode>(Bin(TirKind::kLT, t, Len(b)), cell, CopyState(sp, d, b))
-                                     : cell);
+      ir::Stmt steps = For(step, t_, For(bt, tiles, Step(sp, t, d, PrimExpr(bt))));
+      per_dir = per_dir ? std::make_shared<ir::IfThenElseNode>(Bin(TirKind::kEQ, dir_, I(d)), steps, per_dir) : steps;
     }
-    ir::Stmt steps = For(step, t_, ir::Seq(dirs));
-    if (a_.cell == Cell::kGru && !a_.linear_before_reset) steps = std::make_shared<ir::AllocateNode>(rh_, steps);
-    body.push_back(For(bv, b_, std::make_shared<ir::AllocateNode>(acc_, steps)));
+    if (a_.cell == Cell::kGru && !a_.linear_before_reset) per_dir = std::make_shared<ir::AllocateNode>(rh_, per_dir);
+    body.push_back(For(dv, I(d_.d), std::make_shared<ir::AllocateNode>(acc_, per_dir)));
     return ir::Seq(body);
   }
 
-  // S[s+1, d, b] = S[s, d, b]: a step past the sequence's end.
-  ir::Stmt CopyState(const PrimExpr& s, int64_t d, const PrimExpr& b) const {
-    ir::Var j = ir::MakeVar("j");
-    std::vector<ir::Stmt> st;
-    st.push_back(ir::Store(s_, ir::Load(s_, {s, I(d), b, PrimExpr(j)}), {s + I(1), I(d), b, PrimExpr(j)}));
-    return For(j, h_, ir::Seq(st));
+  // Batch entry of row ii of tile bt: clamped to B-1 for loads (the rows
+  // past B of a last, partial tile compute a copy of entry B-1).
+  PrimExpr Row(const PrimExpr& bt, const PrimExpr& ii) const {
+    PrimExpr r = bt * I(rows_) + ii;
+    return full_tiles_ ? r : Bin(TirKind::kMin, r, b_ - I(1));
   }
 
-  // gates[g, j] = bias + Σ_k r[d, k, g*H + j] * v[k] for gates g in
-  // [g0, g1): the innermost loop runs over the contiguous units j of a gate
-  // row (vectorized), g and k outside it. k advances by kUnroll when H
-  // allows: each pass over a gate row then adds kUnroll products, so the
-  // accumulator row is loaded and stored kUnroll times less often (LSTM
-  // with H = 128, 100 steps, one thread: 0.51 -> 0.30 ms; 8 gains nothing).
-  static constexpr int64_t kUnroll = 4;
-  ir::Stmt MatVec(int64_t d, int g0, int g1, const std::function<PrimExpr(const PrimExpr&)>& v) const {
-    ir::Var ga = ir::MakeVar("g"), ja = ir::MakeVar("j"), gv = ir::MakeVar("g"), jv = ir::MakeVar("j"), k = ir::MakeVar("k");
-    auto col = [&](const ir::Var& g, const ir::Var& j) { return h_ * (PrimExpr(g) + I(g0)) + PrimExpr(j); };
-    PrimExpr bias = rb_.defined() ? rb_({I(d), col(ga, ja)}) : Const(dt_, 0);
-    ir::Stmt init = For(ga, I(g1 - g0), For(ja, h_, ir::Store(acc_, bias, {PrimExpr(ga) + I(g0), PrimExpr(ja)})));
-    std::vector<PrimExpr> at = {PrimExpr(gv) + I(g0), PrimExpr(jv)};
-    auto hs = ConstDim(h_);
-    int64_t u = hs && *hs % kUnroll == 0 ? kUnroll : 1;
-    PrimExpr sum = ir::Load(acc_, at);
-    for (int64_t i = 0; i < u; ++i) {
-      PrimExpr kk = u == 1 ? PrimExpr(k) : PrimExpr(k) * I(u) + I(i);
-      sum = Bin(TirKind::kAdd, sum, Bin(TirKind::kMul, r_({I(d), kk, col(gv, jv)}), v(kk)));
-    }
-    PrimExpr steps = u == 1 ? h_ : I(*hs / u);
-    ir::Stmt accum = For(k, steps, For(gv, I(g1 - g0), For(jv, h_, ir::Store(acc_, sum, at))));
-    return ir::Seq({init, accum});
+  // gates[ii, col] = bias + Σ_k r[d, k, col] * v(ii, k) for the columns col
+  // of gates [g0, g1) and the rows ii of a tile: a register-blocked GEMM
+  // (rows x kCols accumulators held across the whole k loop, rows unrolled,
+  // columns vectorized), each loaded vector of R feeding every row. A last
+  // column block that would pass the end is moved back to end there
+  // (overlapping its neighbour: equal values stored twice).
+  static constexpr int64_t kTileRows = 4;
+  static constexpr int64_t kAccFloats = 128;  // rows x columns of accumulators
+  ir::Stmt MatVec(int64_t d, int g0, int g1, const std::function<PrimExpr(const PrimExpr&, const PrimExpr&)>& v) const {
+    int64_t n = (g1 - g0) * *ConstDim(h_);
+    // Whole vectors (16 floats: one AVX-512 register, two AVX2 ones): 3 rows
+    // with 42 columns split each row into 16 + 16 + 8 + 2 (lac_encoder, B=3).
+    int64_t nr = std::min(n, std::max<int64_t>(16, kAccFloats / rows_ / 16 * 16));
+    int64_t blocks = (n + nr - 1) / nr;
+    ir::Var cb = ir::MakeVar("cb"), k = ir::MakeVar("k");
+    PrimExpr c0 = n % nr == 0 ? PrimExpr(cb) * I(nr) : Bin(TirKind::kMin, PrimExpr(cb) * I(nr), I(n - nr));
+    PrimExpr base = I(g0 * *ConstDim(h_)) + c0;
+    // "local": kept in registers (LLVM promotes it once the row loop is
+    // unrolled and the column loop vectorized).
+    auto acc_node = std::make_shared<ir::BufferNode>(*ir::MakeBuffer("acc", {I(rows_), I(nr)}, dt_));
+    acc_node->scope = "local";
+    ir::Buffer acc = acc_node;
+    auto grid = [&](const std::function<ir::Stmt(const PrimExpr&, const PrimExpr&)>& f) {
+      ir::Var ii = ir::MakeVar("ii"), jj = ir::MakeVar("jj");
+      ir::Stmt inner = std::make_shared<ir::ForNode>(jj, I(0), I(nr), ir::ForKind::kVectorized, f(PrimExpr(ii), PrimExpr(jj)));
+      return ir::Stmt(std::make_shared<ir::ForNode>(ii, I(0), I(rows_), ir::ForKind::kUnrolled, inner));
+    };
+    ir::Stmt init = grid([&](const PrimExpr& ii, const PrimExpr& jj) {
+      return ir::Store(acc, rb_.defined() ? rb_({I(d), base + jj}) : Const(dt_, 0), {ii, jj});
+    });
+    ir::Stmt update = grid([&](const PrimExpr& ii, const PrimExpr& jj) {
+      PrimExpr w = r_({I(d), PrimExpr(k), base + jj});
+      PrimExpr cur = ir::Load(acc, {ii, jj});
+      PrimExpr x = v(ii, PrimExpr(k));
+      PrimExpr sum = dt_ == DType::Float32()
+                         ? PrimExpr(std::make_shared<ir::CallNode>(dt_, "fma", std::vector<PrimExpr>{w, x, cur}))
+                         : Bin(TirKind::kAdd, cur, Bin(TirKind::kMul, w, x));
+      return ir::Store(acc, sum, {ii, jj});
+    });
+    ir::Stmt store = grid([&](const PrimExpr& ii, const PrimExpr& jj) {
+      return ir::Store(acc_, ir::Load(acc, {ii, jj}), {ii, base + jj});
+    });
+    ir::Stmt blk = std::make_shared<ir::AllocateNode>(acc, ir::Seq({init, For(k, h_, update), store}));
+    return For(cb, I(blocks), blk);
   }
 
-  ir::Stmt Step(const PrimExpr& s, const PrimExpr& t, int64_t d, const PrimExpr& b) const {
-    auto hprev = [&](const PrimExpr& k) { return ir::Load(s_, {s, I(d), b, k}); };
-    auto g = [&](int gate, const PrimExpr& j) { return ir::Load(acc_, {I(gate), j}); };
+  // One step of direction d for the rows of tile bt: the products, then one
+  // fused loop per row applying the gates (a row past a sequence's end
+  // carries its state; a row past B of a partial tile is skipped).
+  ir::Stmt Step(const PrimExpr& s, const PrimExpr& t, int64_t d, const PrimExpr& bt) const {
+    auto hprev = [&](const PrimExpr& ii, const PrimExpr& k) { return ir::Load(s_, {s, dir_, Row(bt, ii), k}); };
     auto add = [](PrimExpr p, PrimExpr q) { return Bin(TirKind::kAdd, p, q); };
     auto mul = [](PrimExpr p, PrimExpr q) { return Bin(TirKind::kMul, p, q); };
     auto sub = [](PrimExpr p, PrimExpr q) { return Bin(TirKind::kSub, p, q); };
     PrimExpr one = Const(dt_, 1);
-    ir::Var jv = ir::MakeVar("j");
-    PrimExpr j(jv);
     std::vector<ir::Stmt> st;
-    if (a_.cell == Cell::kLstm) {
+    // The products first (they read rows of S that the cells then advance).
+    if (a_.cell == Cell::kGru && !a_.linear_before_reset) {
+      // (r ⊙ h)·Rhᵀ: r first, then the candidate's product over r ⊙ h.
+      st.push_back(MatVec(d, 0, 2, hprev));
+      ir::Var iv = ir::MakeVar("ii"), kv = ir::MakeVar("j");
+      PrimExpr ii(iv), k(kv);
+      PrimExpr r = ClipAct(d, 0, add(X(t, Row(bt, ii), d, 1, k), ir::Load(acc_, {ii, h_ + k})));
+      st.push_back(For(iv, I(rows_), For(kv, h_, ir::Store(rh_, mul(r, hprev(ii, k)), {ii, k}))));
+      st.push_back(MatVec(d, 2, 3, [&](const PrimExpr& i2, const PrimExpr& k2) { return ir::Load(rh_, {i2, k2}); }));
+    } else {
       st.push_back(MatVec(d, 0, Gates(a_.cell), hprev));
-      PrimExpr cprev = ir::Load(s_, {t_ + I(1), I(d), b, j});
+    }
+    ir::Var iv = ir::MakeVar("ii"), jv = ir::MakeVar("j");
+    PrimExpr ii(iv), j(jv);
+    PrimExpr b = bt * I(rows_) + ii;  // a valid entry inside the cell
+    auto g = [&](int gate) { return ir::Load(acc_, {ii, arith::Simplify(h_ * I(gate)) + j}); };
+    PrimExpr hp = ir::Load(s_, {s, dir_, b, j});
+    std::optional<PrimExpr> live;
+    if (lens_.defined()) live = Bin(TirKind::kLT, t, Len(b));
+    auto keep = [&](PrimExpr v, PrimExpr old) { return live ? Select(*live, v, old) : v; };
+    std::vector<ir::Stmt> cell;
+    if (a_.cell == Cell::kLstm) {
+      PrimExpr cprev = ir::Load(s_, {t_ + I(1), dir_, b, j});
       auto peep = [&](int which, const PrimExpr& c) { return mul(p_({I(d), arith::Simplify(h_ * I(which)) + j}), c); };
-      PrimExpr i = ClipAct(d, 0, add(add(X(t, b, d, 0, j), g(0, j)), peep(0, cprev)));
-      PrimExpr f = a_.input_forget ? sub(one, i) : ClipAct(d, 0, add(add(X(t, b, d, 2, j), g(2, j)), peep(2, cprev)));
-      PrimExpr cand = ClipAct(d, 1, add(X(t, b, d, 3, j), g(3, j)));
+      PrimExpr i = ClipAct(d, 0, add(add(X(t, b, d, 0, j), g(0)), peep(0, cprev)));
+      PrimExpr f = a_.input_forget ? sub(one, i) : ClipAct(d, 0, add(add(X(t, b, d, 2, j), g(2)), peep(2, cprev)));
+      PrimExpr cand = ClipAct(d, 1, add(X(t, b, d, 3, j), g(3)));
       PrimExpr c = add(mul(f, cprev), mul(i, cand));
       // o and h(c) use c as an expression, not as a reload of the stored
       // value: LLVM refuses to vectorize a loop that stores c and reads it
       // back, and the few recomputed activations cost little beside R·h.
-      PrimExpr o = ClipAct(d, 0, add(add(X(t, b, d, 1, j), g(1, j)), peep(1, c)));
-      st.push_back(For(jv, h_, ir::Seq({ir::Store(s_, mul(o, ClipAct(d, 2, c)), {s + I(1), I(d), b, j}),
-                                        ir::Store(s_, c, {t_ + I(1), I(d), b, j})})));
+      PrimExpr o = ClipAct(d, 0, add(add(X(t, b, d, 1, j), g(1)), peep(1, c)));
+      cell = {ir::Store(s_, keep(mul(o, ClipAct(d, 2, c)), hp), {s + I(1), dir_, b, j}),
+              ir::Store(s_, keep(c, cprev), {t_ + I(1), dir_, b, j})};
     } else if (a_.cell == Cell::kGru) {
-      PrimExpr hp = hprev(j);
       PrimExpr hh;
       if (a_.linear_before_reset) {
-        st.push_back(MatVec(d, 0, Gates(a_.cell), hprev));
-        PrimExpr r = ClipAct(d, 0, add(X(t, b, d, 1, j), g(1, j)));
-        hh = ClipAct(d, 1, add(X(t, b, d, 2, j), mul(r, g(2, j))));
+        PrimExpr r = ClipAct(d, 0, add(X(t, b, d, 1, j), g(1)));
+        hh = ClipAct(d, 1, add(X(t, b, d, 2, j), mul(r, g(2))));
       } else {
-        // (r ⊙ h)·Rhᵀ: r first, then the candidate's product over r ⊙ h.
-        st.push_back(MatVec(d, 0, 2, hprev));
-        ir::Var kv = ir::MakeVar("j");
-        PrimExpr k(kv);
-        PrimExpr r = ClipAct(d, 0, add(X(t, b, d, 1, k), g(1, k)));
-        st.push_back(For(kv, h_, ir::Store(rh_, mul(r, hprev(k)), {k})));
-        st.push_back(MatVec(d, 2, 3, [&](const PrimExpr& i) { return ir::Load(rh_, {i}); }));
-        hh = ClipAct(d, 1, add(X(t, b, d, 2, j), g(2, j)));
+        hh = ClipAct(d, 1, add(X(t, b, d, 2, j), g(2)));
       }
-      PrimExpr z = ClipAct(d, 0, add(X(t, b, d, 0, j), g(0, j)));
-      st.push_back(For(jv, h_, ir::Store(s_, add(mul(sub(one, z), hh), mul(z, hp)), {s + I(1), I(d), b, j})));
+      PrimExpr z = ClipAct(d, 0, add(X(t, b, d, 0, j), g(0)));
+      cell = {ir::Store(s_, keep(add(mul(sub(one, z), hh), mul(z, hp)), hp), {s + I(1), dir_, b, j})};
     } else {
-      st.push_back(MatVec(d, 0, Gates(a_.cell), hprev));
-      st.push_back(For(jv, h_, ir::Store(s_, ClipAct(d, 0, add(X(t, b, d, 0, j), g(0, j))), {s + I(1), I(d), b, j})));
+      cell = {ir::Store(s_, keep(ClipAct(d, 0, add(X(t, b, d, 0, j), g(0))), hp), {s + I(1), dir_, b, j})};
     }
+    ir::Stmt rowloop = For(jv, h_, ir::Seq(cell));
+    if (!full_tiles_) rowloop = std::make_shared<ir::IfThenElseNode>(Bin(TirKind::kLT, b, b_), rowloop, ir::Stmt());
+    st.push_back(For(iv, I(rows_), rowloop));
     return ir::Seq(st);
   }
 
@@ -472,6 +517,9 @@ class RnnKernel {
   PrimExpr t_, b_, h_;  // the kernel's own (local) dimensions
   DType dt_;
   ir::Buffer s_, acc_, rh_;
+  PrimExpr dir_;            // the direction loop's variable: S's index 1
+  int64_t rows_ = 1;        // batch entries per tile
+  bool full_tiles_ = true;  // whether the tiles cover exactly B entries
 };
 
 Result<ir::PrimFunc> LegalizeRnn(const ir::CallExpr& call, const std::string& name) {
@@ -479,6 +527,9 @@ Result<ir::PrimFunc> LegalizeRnn(const ir::CallExpr& call, const std::string& na
   for (size_t i = 0; i < call.args.size(); ++i) { KILN_RETURN_IF_ERROR(ShapedTensorArg(call, i, "argument").status()); }
   KILN_ASSIGN_OR_RETURN(std::optional<Dims> d, CheckArgs(call, a));
   if (!d) return Unimplemented(Prefix(call) + "legalization needs known shapes");
+  // The products' register blocks are laid out over the gate columns at
+  // compile time (ONNX's importer always gives a static hidden size).
+  if (!ConstDim(d->h)) return Unimplemented(Prefix(call) + "legalization needs a static hidden size, got " + DimString(d->h));
   RnnKernel k(a, *d);
   return k.Build(call, name);
 }

@@ -87,9 +87,27 @@ class Collector : public ExprMutator {
     } else {
       const relax::OpInfo* info = relax::FindOp(op->name);
       if (!info || !info->legalize || !IsPureValue(e)) return;
-      inputs = call.args;
-      for (const auto& a : inputs)
+      // Tensor arguments must be constants; a shape argument (R.reshape's
+      // target, R.broadcast_to's) must be static, and its kernel then takes
+      // no parameter for it. Without this a reshaped weight (ONNX RNNs'
+      // W [D, G*H, I] -> [I, D*G*H]) was copied by a kernel on every call.
+      for (const auto& a : call.args) {
+        if (const auto* sh = ir::ExprAs<ir::ShapeExpr>(a)) {
+          for (const auto& v : sh->values)
+            if (!relax::ConstDim(v)) return;
+          continue;
+        }
         if (!AsConst(a)) return;
+        inputs.push_back(a);
+      }
+      // ... but not one that grows its input (R.broadcast_to, R.full of a
+      // shape): that would store the expanded tensor in the module.
+      if (inputs.size() != call.args.size()) {
+        int64_t in = 0, out = 1;
+        for (const auto& a : inputs) in += AsConst(a)->data.NumElements();
+        for (int64_t d : job.shape) out *= d;
+        if (out > in) return;
+      }
       Result<ir::PrimFunc> f = info->legalize(call, name);
       if (!f.ok()) return;  // not evaluable here; legalization reports it later
       func = *f;

@@ -266,6 +266,43 @@ TEST(OpRnn, SymbolicStepsAndBatch) {
             "R.Tensor((1, batch, 8), dtype=\"float32\"))");
 }
 
+// The products run over tiles of 4 batch entries and register blocks of
+// gate columns: a last tile that is partial (static 6, symbolic 9), column
+// blocks whose last one overlaps its neighbour (LSTM H=20: 80 columns in
+// blocks of 32; GRU's r/z product 40 and candidate 20), one-entry tiles
+// with blocks of 128 (LSTM H=40, B=1: 160 columns), and rows that stop at
+// their sequence's end inside a tile.
+TEST(OpRnn, BatchTilesAndColumnBlocks) {
+  for (const char* cell : {"lstm", "gru", "rnn"}) {
+    Spec s{cell, "bidirectional"};
+    s.b = 6;
+    s.h = 20;
+    s.lens = true;
+    Check(s);
+    s.lbr = s.cell == "gru";
+    s.direction = "forward";
+    s.b = 1;
+    s.h = 40;
+    Check(s);
+  }
+  Spec g{"gru", "bidirectional"};
+  g.symbolic = true;
+  g.lens = true;
+  g.h = 20;
+  Check(g, {{3, 9}, {2, 5}, {4, 8}});
+}
+
+// The register blocks are laid out at compile time: a symbolic hidden size
+// (possible in text IR, never from ONNX) is refused at legalization.
+TEST(OpRnn, SymbolicHiddenSizeIsRefused) {
+  std::vector<std::string> params = {"x: " + Type({"4", "2", "\"h\""}), "rt: " + Type({"1", "\"h\"", "\"h\""}),
+                                     "h0: " + Type({"1", "2", "\"h\""})};
+  Result<std::vector<Tensor>> r = RunMain(OneOpModule(params, "R.nn.rnn(x, rt, h0)"), {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("R.nn.rnn: legalization needs a static hidden size, got h"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(OpRnn, PrintParseRoundTrip) {
   std::vector<std::string> params = {"x_proj: " + Type({"4", "2", "36"}), "rt: " + Type({"2", "6", "18"}),
                                      "rb: " + Type({"2", "18"}), "h0: " + Type({"2", "2", "6"}),
