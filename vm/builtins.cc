@@ -427,7 +427,9 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
     }
     case Builtin::kShapeToTensor: {
       Any tmp;
-      return ShapeToTensor(ArgValue(args[0], frame, src, &tmp), CallAllocator(), function, out);
+      CallState* state = CurrentCallState();
+      return ShapeToTensor(ArgValue(args[0], frame, src, &tmp), CallAllocator(),
+                           state != nullptr ? state->keep_alive : nullptr, function, out);
     }
     case Builtin::kLoop:  // runs in the interpreter (vm/loop.cc)
     case Builtin::kCount:

@@ -42,7 +42,8 @@ Status TensorToShape(const Any& value, const std::string& ctx, Any* out) {
   return Status::Ok();
 }
 
-Status ShapeToTensor(const Any& value, Allocator* allocator, const std::string& function, Any* out) {
+Status ShapeToTensor(const Any& value, Allocator* allocator, std::shared_ptr<void> keep_alive,
+                     const std::string& function, Any* out) {
   if (!value.is_shape()) {
     return InvalidArgument(function + ": vm.builtin.shape_to_tensor: expected a shape, got " + value.Describe());
   }
@@ -50,6 +51,9 @@ Status ShapeToTensor(const Any& value, Allocator* allocator, const std::string& 
   const int64_t n = static_cast<int64_t>(dims.size());
   Result<Tensor> t = Tensor::Empty(Span<const int64_t>(&n, 1), DType::Int64(), allocator);
   if (!t.ok()) return Status(t.status()).Annotate(function + ": vm.builtin.shape_to_tensor");
+  // The tensor may outlive the call and its context: it keeps the context's
+  // allocator alive until it frees its storage (as every builtin's output does).
+  t.value().object()->owner = std::move(keep_alive);
   if (n > 0) std::memcpy(t.value().raw_data(), dims.data(), dims.size() * sizeof(int64_t));
   *out = Any(t.value());
   return Status::Ok();

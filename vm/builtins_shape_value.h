@@ -8,6 +8,7 @@
 #ifndef KILN_VM_BUILTINS_SHAPE_VALUE_H_
 #define KILN_VM_BUILTINS_SHAPE_VALUE_H_
 
+#include <memory>
 #include <string>
 
 #include "runtime/allocator.h"
@@ -23,8 +24,10 @@ namespace vm {
 Status TensorToShape(const Any& value, const std::string& ctx, Any* out);
 
 // vm.builtin.shape_to_tensor: a shape of n dimensions becomes a 1-d int64
-// tensor of n elements from `allocator`. `function` names the caller.
-Status ShapeToTensor(const Any& value, Allocator* allocator, const std::string& function, Any* out);
+// tensor of n elements from `allocator`, holding `keep_alive` (what keeps the
+// allocator alive; may be null) as its owner. `function` names the caller.
+Status ShapeToTensor(const Any& value, Allocator* allocator, std::shared_ptr<void> keep_alive,
+                     const std::string& function, Any* out);
 
 }  // namespace vm
 }  // namespace kiln

@@ -45,13 +45,13 @@ Result<std::vector<Tensor>> RunMain(const std::shared_ptr<const vm::Module>& mod
 
 Tensor F32(std::vector<int64_t> shape, const std::vector<float>& v) {
   Tensor t = Tensor::Empty(shape, DType::Float32()).value();
-  std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(float));
+  if (!v.empty()) std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(float));
   return t;
 }
 
 Tensor I64(std::vector<int64_t> shape, const std::vector<int64_t>& v) {
   Tensor t = Tensor::Empty(shape, DType::Int64()).value();
-  std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(int64_t));
+  if (!v.empty()) std::memcpy(t.raw_data(), v.data(), v.size() * sizeof(int64_t));
   return t;
 }
 
