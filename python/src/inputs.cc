@@ -41,48 +41,64 @@ void release_buffer(void* user, void*) {
   PyGILState_Release(gil);
 }
 
+constexpr int kBufferFlags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
+
+// The buffer's shape, inline for up to 8 dimensions.
+InlineVector<int64_t> shape_of(const Py_buffer& view) {
+  InlineVector<int64_t> shape;
+  for (int i = 0; i < view.ndim; ++i) shape.push_back(view.shape[i]);
+  if (view.ndim == 0 && view.shape == nullptr && view.len != view.itemsize) {
+    shape.push_back(view.len / view.itemsize);  // a bytes-like object: one dimension
+  }
+  return shape;
+}
+
 kiln_tensor_t* wrap_buffer(py::handle obj, const ArgumentName& where) {
-  auto* view = new Py_buffer();
-  if (PyObject_GetBuffer(obj.ptr(), view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
-    delete view;
+  // On the stack: the usual numpy array (not 64-byte aligned) is copied and
+  // its buffer given back at once; only a wrapped one needs a Py_buffer that
+  // lives as long as the tensor (taken again below).
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, kBufferFlags) != 0) {
     PyErr_Clear();
     raise_error(KILN_STATUS_INVALID_ARGUMENT,
                 where.text() + ": the array is not C-contiguous (numpy.ascontiguousarray makes a copy that is)");
   }
-  kiln_dtype_t dtype = dtype_from_format(view->format, view->itemsize);
+  kiln_dtype_t dtype = dtype_from_format(view.format, view.itemsize);
   if (dtype == 0) {
-    std::string format = view->format != nullptr ? view->format : "";
-    PyBuffer_Release(view);
-    delete view;
+    std::string format = view.format != nullptr ? view.format : "";
+    PyBuffer_Release(&view);
     raise_error(KILN_STATUS_INVALID_ARGUMENT,
                 where.text() + ": element format '" + format + "' is not a dtype Kiln computes in");
   }
-  std::vector<int64_t> shape(view->shape, view->shape + view->ndim);
-  if (view->ndim == 0 && view->shape == nullptr && view->len != view->itemsize) {
-    shape.assign(1, view->len / view->itemsize);  // a bytes-like object: one dimension
-  }
   kiln_tensor_t* tensor = nullptr;
   kiln_status_t* status = nullptr;
-  if (reinterpret_cast<uintptr_t>(view->buf) % KILN_TENSOR_ALIGNMENT != 0) {
-    // The usual numpy array: copy into aligned storage right away and give
-    // the buffer back, rather than wrap it only to copy it (see aligned()).
+  if (reinterpret_cast<uintptr_t>(view.buf) % KILN_TENSOR_ALIGNMENT != 0) {
+    // Copy into aligned storage right away, rather than wrap the buffer only
+    // to copy it (see aligned()).
+    InlineVector<int64_t> shape = shape_of(view);
     void* data = nullptr;
     status = kiln_tensor_create(shape.data(), static_cast<int32_t>(shape.size()), dtype, &tensor);
     if (status == nullptr) status = kiln_tensor_data(tensor, &data);
-    if (status == nullptr && view->len > 0) std::memcpy(data, view->buf, view->len);
-    PyBuffer_Release(view);
-    delete view;
+    if (status == nullptr && view.len > 0) std::memcpy(data, view.buf, view.len);
+    PyBuffer_Release(&view);
     if (status != nullptr) {
       kiln_tensor_release(tensor);
       raise_status(status);
     }
     return tensor;
   }
-  status = kiln_tensor_wrap_with_release(view->buf, shape.data(), static_cast<int32_t>(shape.size()), dtype,
-                                         release_buffer, view, &tensor);
+  PyBuffer_Release(&view);
+  auto* kept = new Py_buffer();
+  if (PyObject_GetBuffer(obj.ptr(), kept, kBufferFlags) != 0) {
+    delete kept;
+    throw py::error_already_set();
+  }
+  InlineVector<int64_t> shape = shape_of(*kept);
+  status = kiln_tensor_wrap_with_release(kept->buf, shape.data(), static_cast<int32_t>(shape.size()), dtype,
+                                         release_buffer, kept, &tensor);
   if (status != nullptr) {
-    PyBuffer_Release(view);
-    delete view;
+    PyBuffer_Release(kept);
+    delete kept;
     raise_status(status);
   }
   return tensor;
