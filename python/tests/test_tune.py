@@ -257,5 +257,23 @@ class TuneTest(unittest.TestCase):
         self.assertTrue(kiln.TuneResult.__doc__)
 
 
+class TuneWithoutCompilerTest(unittest.TestCase):
+    def test_package_without_the_tuner_says_so(self):
+        import sys
+
+        # As in a package built without the compiler (pip install ./python): no kiln._tune.
+        saved = sys.modules.get("kiln._tune")
+        sys.modules["kiln._tune"] = None
+        try:
+            with self.assertRaises(kiln.UnimplementedError) as caught:
+                kiln.tune("mm.relax", function="mm", db="tuning")
+        finally:
+            if saved is None:
+                del sys.modules["kiln._tune"]
+            else:
+                sys.modules["kiln._tune"] = saved
+        self.assertIn("kiln.tune: this kiln package was built without the compiler", str(caught.exception))
+
+
 if __name__ == "__main__":
     unittest.main()
