@@ -158,11 +158,12 @@ class TuneTest(unittest.TestCase):
         self.assertEqual(len(read_records(self.db)), 2)
 
     def test_ctrl_c_stops_tuning(self):
-        started = threading.Event()
+        started, finished = threading.Event(), threading.Event()
 
         def interrupt():
-            started.wait(60)
-            os.kill(os.getpid(), signal.SIGINT)
+            # Only while tuning: never interrupt the test runner itself.
+            if started.wait(60) and not finished.is_set():
+                os.kill(os.getpid(), signal.SIGINT)
 
         def progress(line):
             started.set()
@@ -173,6 +174,8 @@ class TuneTest(unittest.TestCase):
             with self.assertRaises(KeyboardInterrupt):
                 kiln.tune(self.module, function="mm", db=self.db, trials=200, repeats=3, progress=progress)
         finally:
+            finished.set()
+            started.set()
             t.join()
         self.assertLess(len(read_records(self.db)), 201)
 
