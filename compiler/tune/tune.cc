@@ -179,7 +179,8 @@ Result<TuneSummary> TuneFunction(const ir::PrimFunc& func, Database* db, const T
   double best_candidate_us = 0;  // 0 until a candidate succeeds
   int trial = 0;
   bool exhausted = false;
-  while (trial < options.trials && !exhausted) {
+  bool stopped = false;
+  while (trial < options.trials && !exhausted && !stopped) {
     size_t batch = static_cast<size_t>(std::min(std::max(options.batch, 1), options.trials - trial));
     std::vector<Candidate> round;
     if (evolutionary && model.trained()) {
@@ -203,6 +204,10 @@ Result<TuneSummary> TuneFunction(const ir::PrimFunc& func, Database* db, const T
     }
     exhausted = round.size() < batch;
     for (Candidate& c : round) {
+      if (options.should_stop && options.should_stop()) {
+        stopped = true;
+        break;
+      }
       ++trial;
       measured.insert(c.key);
       Measurement m = Measure(c.lowered, options.runner, &reference);

@@ -29,6 +29,7 @@
 #define KILN_COMPILER_TUNE_TUNE_H_
 
 #include <cstdint>
+#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -59,6 +60,10 @@ struct TuneOptions {
   // Where the cost model is loaded from (when present) and saved to after
   // each round; empty: neither.
   std::string cost_model_path;
+  // Asked before each trial when set; true ends the search there (the
+  // records measured so far and the default's record are kept). The Python
+  // package's kiln.tune stops on Ctrl-C or a progress callback's exception.
+  std::function<bool()> should_stop;
 };
 
 struct TuneSummary {

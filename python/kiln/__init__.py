@@ -11,7 +11,8 @@ into aligned storage. Calls release the GIL. Errors are :class:`kiln.Error` subc
 carrying Kiln's message.
 
 When the package is built with the compiler, :func:`kiln.compile` turns an ONNX model or
-Relax text into an :class:`Executable` (``.save(path)``, ``.load()``).
+Relax text into an :class:`Executable` (``.save(path)``, ``.load()``), and :func:`kiln.tune` tunes a
+PrimFunc's schedule by measurement into a database that ``kiln.compile(tuning_db=...)`` uses.
 """
 
 from ._kiln import (
@@ -27,6 +28,7 @@ from ._kiln import (
     load,
 )
 from .compiler import Executable, compile
+from .tuner import TuneResult, tune
 from .errors import (
     DataLossError,
     Error,
@@ -53,6 +55,8 @@ __all__ = [
     "empty",
     "from_dlpack",
     "load",
+    "tune",
+    "TuneResult",
     "Error",
     "InvalidArgumentError",
     "NotFoundError",

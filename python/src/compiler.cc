@@ -6,12 +6,11 @@
 // without the compiler (pip install ./python) simply lacks this file. It
 // returns the .vmfb as bytes; kiln.load takes them, through libkiln.so.
 //
-// Errors are raised as kiln.errors classes chosen by the Status code, whose
-// numbers are the C API's (runtime/status.h and capi/kiln.h agree).
+// Errors are raised as kiln.errors classes chosen by the Status code
+// (compiler_errors.h).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include <cctype>
 #include <cstdint>
 #include <fstream>
 #include <iterator>
@@ -24,38 +23,23 @@
 #include "compiler/text/source.h"
 #include "compiler/text/text.h"
 #include "compiler/writer/vmfb_writer.h"
+#include "compiler_errors.h"
 
 namespace py = pybind11;
+using kiln_python::raise_compiler_status;
 
 namespace {
-
-// "InvalidArgument" -> "INVALID_ARGUMENT", the C API's names that kiln.Error.code holds.
-std::string CodeName(kiln::StatusCode code) {
-  std::string name;
-  for (const char* c = kiln::StatusCodeName(code); *c != '\0'; ++c) {
-    if (std::isupper(static_cast<unsigned char>(*c)) && !name.empty()) name += '_';
-    name += static_cast<char>(std::toupper(static_cast<unsigned char>(*c)));
-  }
-  return name;
-}
-
-[[noreturn]] void Raise(const kiln::Status& status) {
-  py::object cls = py::module_::import("kiln.errors").attr("_class_for_code")(static_cast<int>(status.code()));
-  py::object error = cls(status.message(), CodeName(status.code()));
-  PyErr_SetObject(cls.ptr(), error.ptr());
-  throw py::error_already_set();
-}
 
 // Compiles `source` (a file path when `is_path`, else .relax text) to .vmfb bytes.
 py::bytes Compile(const std::string& source, bool is_path, const std::map<std::string, int64_t>& dims,
                   const std::map<std::string, std::vector<std::string>>& options) {
   kiln::driver::CompileOptions compile_options;
   kiln::Status applied = kiln::driver::ApplyCompileOptions(options, &compile_options);
-  if (!applied.ok()) Raise(applied);
+  if (!applied.ok()) raise_compiler_status(applied);
   for (const auto& kv : dims) {
     if (kv.second < 1) {
-      Raise(kiln::InvalidArgument("dims['" + kv.first + "']: expected a positive integer, got " +
-                                  std::to_string(kv.second)));
+      raise_compiler_status(kiln::InvalidArgument("dims['" + kv.first + "']: expected a positive integer, got " +
+                                                  std::to_string(kv.second)));
     }
     compile_options.fixed_dims[kv.first] = kv.second;
   }
@@ -80,7 +64,7 @@ py::bytes Compile(const std::string& source, bool is_path, const std::map<std::s
     }
     return kiln::compiler::SerializeVmfb(*program);
   }();
-  if (!bytes.ok()) Raise(bytes.status());
+  if (!bytes.ok()) raise_compiler_status(bytes.status());
   return py::bytes(reinterpret_cast<const char*>(bytes->data()), bytes->size());
 }
 

@@ -153,19 +153,18 @@ void Function::collect(const py::args& args, const py::kwargs& kwargs, CallInput
   if (kwargs.size() > 0) count = std::max(count, params_.size());
   size_t used_keywords = 0;
   for (size_t i = 0; i < count; ++i) {
-    std::string where = name_ + ": argument ";
-    where += i < params_.size() ? params_[i].name : "#" + std::to_string(i);
+    ArgumentName where(name_, i < params_.size() ? &params_[i].name : nullptr, i);
     kiln_value_kind_t kind = i < params_.size() ? params_[i].kind : KILN_VALUE_NONE;
     if (i < args.size()) {
-      if (i < params_.size() && kwargs.contains(params_[i].name.c_str())) {
-        raise_error(KILN_STATUS_INVALID_ARGUMENT, where + " given by position and by keyword");
+      if (kwargs.size() > 0 && i < params_.size() && kwargs.contains(params_[i].name.c_str())) {
+        raise_error(KILN_STATUS_INVALID_ARGUMENT, where.text() + " given by position and by keyword");
       }
       inputs->add(args[i], kind, where, !all_tensor_params_);
     } else if (kwargs.contains(params_[i].name.c_str())) {
       inputs->add(kwargs[params_[i].name.c_str()], kind, where, !all_tensor_params_);
       ++used_keywords;
     } else {
-      raise_error(KILN_STATUS_INVALID_ARGUMENT, where + " is missing");
+      raise_error(KILN_STATUS_INVALID_ARGUMENT, where.text() + " is missing");
     }
   }
   if (used_keywords != kwargs.size()) {

@@ -41,60 +41,76 @@ void release_buffer(void* user, void*) {
   PyGILState_Release(gil);
 }
 
-kiln_tensor_t* wrap_buffer(py::handle obj, const std::string& where) {
-  auto* view = new Py_buffer();
-  if (PyObject_GetBuffer(obj.ptr(), view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT) != 0) {
-    delete view;
+constexpr int kBufferFlags = PyBUF_C_CONTIGUOUS | PyBUF_FORMAT;
+
+// The buffer's shape, inline for up to 8 dimensions.
+InlineVector<int64_t> shape_of(const Py_buffer& view) {
+  InlineVector<int64_t> shape;
+  for (int i = 0; i < view.ndim; ++i) shape.push_back(view.shape[i]);
+  if (view.ndim == 0 && view.shape == nullptr && view.len != view.itemsize) {
+    shape.push_back(view.len / view.itemsize);  // a bytes-like object: one dimension
+  }
+  return shape;
+}
+
+kiln_tensor_t* wrap_buffer(py::handle obj, const ArgumentName& where) {
+  // On the stack: the usual numpy array (not 64-byte aligned) is copied and
+  // its buffer given back at once; only a wrapped one needs a Py_buffer that
+  // lives as long as the tensor (taken again below).
+  Py_buffer view;
+  if (PyObject_GetBuffer(obj.ptr(), &view, kBufferFlags) != 0) {
     PyErr_Clear();
     raise_error(KILN_STATUS_INVALID_ARGUMENT,
-                where + ": the array is not C-contiguous (numpy.ascontiguousarray makes a copy that is)");
+                where.text() + ": the array is not C-contiguous (numpy.ascontiguousarray makes a copy that is)");
   }
-  kiln_dtype_t dtype = dtype_from_format(view->format, view->itemsize);
+  kiln_dtype_t dtype = dtype_from_format(view.format, view.itemsize);
   if (dtype == 0) {
-    std::string format = view->format != nullptr ? view->format : "";
-    PyBuffer_Release(view);
-    delete view;
+    std::string format = view.format != nullptr ? view.format : "";
+    PyBuffer_Release(&view);
     raise_error(KILN_STATUS_INVALID_ARGUMENT,
-                where + ": element format '" + format + "' is not a dtype Kiln computes in");
-  }
-  std::vector<int64_t> shape(view->shape, view->shape + view->ndim);
-  if (view->ndim == 0 && view->shape == nullptr && view->len != view->itemsize) {
-    shape.assign(1, view->len / view->itemsize);  // a bytes-like object: one dimension
+                where.text() + ": element format '" + format + "' is not a dtype Kiln computes in");
   }
   kiln_tensor_t* tensor = nullptr;
   kiln_status_t* status = nullptr;
-  if (reinterpret_cast<uintptr_t>(view->buf) % KILN_TENSOR_ALIGNMENT != 0) {
-    // The usual numpy array: copy into aligned storage right away and give
-    // the buffer back, rather than wrap it only to copy it (see aligned()).
+  if (reinterpret_cast<uintptr_t>(view.buf) % KILN_TENSOR_ALIGNMENT != 0) {
+    // Copy into aligned storage right away, rather than wrap the buffer only
+    // to copy it (see aligned()).
+    InlineVector<int64_t> shape = shape_of(view);
     void* data = nullptr;
     status = kiln_tensor_create(shape.data(), static_cast<int32_t>(shape.size()), dtype, &tensor);
     if (status == nullptr) status = kiln_tensor_data(tensor, &data);
-    if (status == nullptr && view->len > 0) std::memcpy(data, view->buf, view->len);
-    PyBuffer_Release(view);
-    delete view;
+    if (status == nullptr && view.len > 0) std::memcpy(data, view.buf, view.len);
+    PyBuffer_Release(&view);
     if (status != nullptr) {
       kiln_tensor_release(tensor);
       raise_status(status);
     }
     return tensor;
   }
-  status = kiln_tensor_wrap_with_release(view->buf, shape.data(), static_cast<int32_t>(shape.size()), dtype,
-                                         release_buffer, view, &tensor);
+  PyBuffer_Release(&view);
+  auto* kept = new Py_buffer();
+  if (PyObject_GetBuffer(obj.ptr(), kept, kBufferFlags) != 0) {
+    delete kept;
+    throw py::error_already_set();
+  }
+  InlineVector<int64_t> shape = shape_of(*kept);
+  status = kiln_tensor_wrap_with_release(kept->buf, shape.data(), static_cast<int32_t>(shape.size()), dtype,
+                                         release_buffer, kept, &tensor);
   if (status != nullptr) {
-    PyBuffer_Release(view);
-    delete view;
+    PyBuffer_Release(kept);
+    delete kept;
     raise_status(status);
   }
   return tensor;
 }
 
-kiln_tensor_t* wrap_dlpack(py::handle obj, const std::string& where) {
+kiln_tensor_t* wrap_dlpack(py::handle obj, const ArgumentName& where) {
   // No arguments: the legacy "dltensor" capsule, which kiln_tensor_from_dlpack takes.
   py::object capsule = obj.attr("__dlpack__")();
   auto* managed = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
   if (managed == nullptr) {
     PyErr_Clear();
-    raise_error(KILN_STATUS_INVALID_ARGUMENT, where + ": __dlpack__ did not return a 'dltensor' capsule");
+    raise_error(KILN_STATUS_INVALID_ARGUMENT, where.text() + ": __dlpack__ did not return a 'dltensor' capsule");
   }
   kiln_tensor_t* tensor = nullptr;
   kiln_status_t* status = kiln_tensor_from_dlpack(managed, &tensor);
@@ -102,7 +118,7 @@ kiln_tensor_t* wrap_dlpack(py::handle obj, const std::string& where) {
     std::string message = kiln_status_message(status);
     kiln_status_code_t code = kiln_status_code(status);
     kiln_status_free(status);
-    raise_error(code, where + ": " + message);
+    raise_error(code, where.text() + ": " + message);
   }
   // Kiln owns the DLManagedTensor now: the capsule must not free it again.
   PyCapsule_SetName(capsule.ptr(), "used_dltensor");
@@ -138,9 +154,17 @@ kiln_tensor_t* aligned(kiln_tensor_t* tensor) {
 
 }  // namespace
 
-kiln_tensor_t* tensor_from_python(py::handle obj, const std::string& where, bool* out_owned) {
+std::string ArgumentName::text() const {
+  if (text_ != nullptr) return text_;
+  return *function_ + ": argument " + (param_ != nullptr ? *param_ : "#" + std::to_string(index_));
+}
+
+kiln_tensor_t* tensor_from_python(py::handle obj, const ArgumentName& where, bool* out_owned) {
   *out_owned = false;
-  if (py::isinstance<Tensor>(obj)) return obj.cast<const Tensor&>().handle();
+  // The class looked up once (py::isinstance<Tensor> hashes the C++ type's
+  // name on every call); extension types live as long as the process.
+  static PyTypeObject* const tensor_type = reinterpret_cast<PyTypeObject*>(py::type::of<Tensor>().ptr());
+  if (PyObject_TypeCheck(obj.ptr(), tensor_type)) return obj.cast<const Tensor&>().handle();
   kiln_tensor_t* tensor = nullptr;
   // The buffer protocol first: for numpy it is cheaper than a DLPack capsule.
   if (PyObject_CheckBuffer(obj.ptr())) {
@@ -149,7 +173,7 @@ kiln_tensor_t* tensor_from_python(py::handle obj, const std::string& where, bool
     tensor = wrap_dlpack(obj, where);
   } else {
     raise_error(KILN_STATUS_INVALID_ARGUMENT,
-                where + ": expected an array (numpy, an object with __dlpack__ or the buffer protocol, "
+                where.text() + ": expected an array (numpy, an object with __dlpack__ or the buffer protocol, "
                         "kiln.Tensor), got " + std::string(Py_TYPE(obj.ptr())->tp_name));
   }
   *out_owned = true;
@@ -161,13 +185,13 @@ CallInputs::~CallInputs() {
   for (kiln_tensor_t* tensor : owned_tensors_) kiln_tensor_release(tensor);
 }
 
-void CallInputs::add(py::handle obj, kiln_value_kind_t kind, const std::string& where, bool as_values) {
+void CallInputs::add(py::handle obj, kiln_value_kind_t kind, const ArgumentName& where, bool as_values) {
   as_values_ = as_values;
   kiln_value_t* value = nullptr;
   if (kind == KILN_VALUE_INT || kind == KILN_VALUE_FLOAT) {
     // Scalars (R.Prim): Python numbers, or anything that converts to one.
     if (kind == KILN_VALUE_INT) {
-      if (!PyIndex_Check(obj.ptr())) raise_error(KILN_STATUS_INVALID_ARGUMENT, where + ": expected an int");
+      if (!PyIndex_Check(obj.ptr())) raise_error(KILN_STATUS_INVALID_ARGUMENT, where.text() + ": expected an int");
       check(kiln_value_create_int64(py::cast<int64_t>(obj), &value));
     } else {
       check(kiln_value_create_float64(py::cast<double>(obj), &value));
@@ -177,7 +201,7 @@ void CallInputs::add(py::handle obj, kiln_value_kind_t kind, const std::string& 
     try {
       dims = py::cast<std::vector<int64_t>>(obj);
     } catch (const py::cast_error&) {
-      raise_error(KILN_STATUS_INVALID_ARGUMENT, where + ": expected a shape (a sequence of ints)");
+      raise_error(KILN_STATUS_INVALID_ARGUMENT, where.text() + ": expected a shape (a sequence of ints)");
     }
     check(kiln_value_create_shape(dims.data(), static_cast<int32_t>(dims.size()), &value));
   } else {

@@ -165,7 +165,7 @@ void bind_module(py::module_& m) {
       "from_dlpack",
       [](py::object obj) {
         bool owned = false;
-        kiln_tensor_t* tensor = tensor_from_python(obj, "kiln.from_dlpack", &owned);
+        kiln_tensor_t* tensor = tensor_from_python(obj, ArgumentName("kiln.from_dlpack"), &owned);
         if (!owned) check(kiln_tensor_share(tensor, &tensor));
         return std::make_unique<Tensor>(tensor, nullptr);
       },

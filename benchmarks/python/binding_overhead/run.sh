@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Builds both comparison extensions against BUILD's libkiln and times a call of the
 # 1-element add through each (CPU time per call, medians of 5 rounds, alternating).
-# Needs nanobind in the venv: VENV_PYTHON -m pip install nanobind==3.1.0.
+# Needs nanobind in the interpreter's environment: a venv of its own, so the project's venv
+# stays as scripts/setup_venv.sh made it:
+#   /usr/bin/python3 -m venv build/nanobind-venv && build/nanobind-venv/bin/pip install nanobind==3.1.0
 #
-# usage: benchmarks/python/binding_overhead/run.sh [BUILD]   (from the repository root; default build)
+# usage: [PYTHON=build/nanobind-venv/bin/python] benchmarks/python/binding_overhead/run.sh [BUILD]
+#        (from the repository root; default BUILD build, PYTHON BUILD/venv/bin/python)
 set -euo pipefail
 build=$(cd "${1:-build}" && pwd)
-python=$build/venv/bin/python
+python=${PYTHON:-$build/venv/bin/python}
+python=$(cd "$(dirname "$python")" && pwd)/$(basename "$python")  # absolute, the venv's own link kept
 here=$(cd "$(dirname "$0")" && pwd)
 out=$build/binding_overhead
 cmake -S "$here" -B "$out" -G Ninja -DCMAKE_BUILD_TYPE=Release -DPython_EXECUTABLE="$python" \
