@@ -297,6 +297,7 @@ class Importer {
   std::map<const ::onnx::GraphProto*, std::vector<int>> tail_index_;
   int64_t if_tail_nodes_ = 0;
   int64_t if_tail_limit_ = 4096;
+  bool if_tail_limit_hit_ = false;
   std::set<std::string> split_outputs_;
 };
 

@@ -201,31 +201,57 @@ Status Importer::SplitIfTail(NodeCtx& ctx, const IfBranches& br) {
   }
 
   // The nodes after the If: those that read its outputs, directly or not (its
-  // tail, held while the split runs), and the others. A node held by an
-  // enclosing split in progress cannot be copied here: it reads both Ifs.
+  // tail, held while the split runs), and the others, imported ahead of it.
+  // An If among the others whose results the tail reads joins the tail, with
+  // what depends on it: it may give different ranks in turn, and its own
+  // tail, which then meets this one, must be copied inside each copy of this
+  // one (torch's `a.squeeze(-1) + b.squeeze(-1)`: four copies).
+  std::vector<int> later;
+  for (int i = at + 1; i < graph.node_size(); ++i)
+    if (pending[static_cast<size_t>(i)] != 0) later.push_back(i);
+  std::vector<char> in_tail(static_cast<size_t>(graph.node_size()), 0);
   std::set<std::string> tainted;
   for (const auto& o : node.output())
     if (!o.empty()) tainted.insert(o);
+  for (bool joined = true; joined;) {
+    for (int i : later) {
+      if (in_tail[static_cast<size_t>(i)]) continue;
+      bool reads = false;
+      for (const auto& r : NodeReads(graph.node(i))) reads = reads || tainted.count(r) > 0;
+      if (!reads) continue;
+      in_tail[static_cast<size_t>(i)] = 1;
+      for (const auto& o : graph.node(i).output())
+        if (!o.empty()) tainted.insert(o);
+    }
+    joined = false;
+    std::set<std::string> feeds;  // what the tail reads, directly or not
+    for (auto it = later.rbegin(); it != later.rend(); ++it) {
+      const ::onnx::NodeProto& other = graph.node(*it);
+      bool feeding = in_tail[static_cast<size_t>(*it)] != 0;
+      for (const auto& o : other.output()) feeding = feeding || feeds.count(o) > 0;
+      if (!feeding) continue;
+      std::vector<std::string> reads = NodeReads(other);
+      feeds.insert(reads.begin(), reads.end());
+      if (!in_tail[static_cast<size_t>(*it)] && other.op_type() == "If") {
+        in_tail[static_cast<size_t>(*it)] = 1;
+        for (const auto& o : other.output())
+          if (!o.empty()) tainted.insert(o);
+        joined = true;
+      }
+    }
+  }
   std::vector<int> tail, ahead;
   int64_t weight = 0;
-  for (int i = at + 1; i < graph.node_size(); ++i) {
-    if (pending[static_cast<size_t>(i)] == 0) continue;
-    const ::onnx::NodeProto& other = graph.node(i);
-    bool reads = false;
-    for (const auto& r : NodeReads(other)) reads = reads || tainted.count(r) > 0;
-    if (!reads) {
-      if (pending[static_cast<size_t>(i)] == 1) ahead.push_back(i);
+  for (int i : later) {
+    char state = pending[static_cast<size_t>(i)];
+    if (!in_tail[static_cast<size_t>(i)]) {
+      if (state == 1) ahead.push_back(i);
       continue;
     }
-    if (pending[static_cast<size_t>(i)] == 2) {
-      return ctx.Unsupported(differ + "; " + NodeLabel(other, i) +
-                             " reads what follows it and what follows another such If: Kiln copies what follows "
-                             "one of them per branch, not both");
-    }
+    // Held by an enclosing split: it would have taken this If into its tail.
+    if (state == 2) return Internal(NodeLabel(graph.node(i), i) + " is in the tails of two If splits");
     tail.push_back(i);
-    weight += NodeWeight(other);
-    for (const auto& o : other.output())
-      if (!o.empty()) tainted.insert(o);
+    weight += NodeWeight(graph.node(i));
   }
   std::vector<std::string> outputs;  // the graph's outputs that depend on the If
   for (const auto& o : graph.output())
@@ -239,6 +265,7 @@ Status Importer::SplitIfTail(NodeCtx& ctx, const IfBranches& br) {
     return ResumeDataflow();
   }
   if (if_tail_nodes_ + weight > if_tail_limit_) {
+    if_tail_limit_hit_ = true;
     return ctx.Unsupported(differ + ", so the " + std::to_string(weight) +
                            " nodes that depend on it would be imported once per branch, bringing the nodes imported "
                            "twice to " + std::to_string(if_tail_nodes_ + weight) + ", above the limit of " +
@@ -305,12 +332,15 @@ Status Importer::SplitIfTail(NodeCtx& ctx, const IfBranches& br) {
     for (const auto& name : tainted) poisoned_.insert(name);
     return s;
   };
-  if (then_copy.fn.empty() && else_copy.fn.empty()) {
+  // A copy cut short by the limit is no path the model gets wrong: an error here.
+  if ((then_copy.fn.empty() && else_copy.fn.empty()) || if_tail_limit_hit_) {
     problems_.insert(problems_.end(), then_copy.problems.begin(), then_copy.problems.end());
     for (const auto& p : else_copy.problems)
       if (std::find(then_copy.problems.begin(), then_copy.problems.end(), p) == then_copy.problems.end()) problems_.push_back(p);
-    return fail(ctx.Unsupported(differ + "; the " + std::to_string(tail.size()) +
-                                " nodes that depend on it import for neither branch (the problems are listed)"));
+    return fail(ctx.Unsupported(differ + "; the " + std::to_string(tail.size()) + " nodes that depend on it " +
+                                (if_tail_limit_hit_ ? "could not be imported for both branches within the limit"
+                                                    : "import for neither branch") +
+                                " (the problems are listed)"));
   }
   ir::StructInfo then_ret = then_copy.fn.empty() ? nullptr : mod.FindRelax(then_copy.fn)->ret_sinfo;
   ir::StructInfo else_ret = else_copy.fn.empty() ? nullptr : mod.FindRelax(else_copy.fn)->ret_sinfo;
