@@ -45,6 +45,7 @@
 // or a split whose copies give the graph's outputs different ranks, remain
 // import errors.
 #include <algorithm>
+#include <map>
 
 #include "compiler/onnx/graph_importer.h"
 
@@ -207,8 +208,12 @@ Status Importer::SplitIfTail(NodeCtx& ctx, const IfBranches& br) {
   // tail, which then meets this one, must be copied inside each copy of this
   // one (torch's `a.squeeze(-1) + b.squeeze(-1)`: four copies).
   std::vector<int> later;
-  for (int i = at + 1; i < graph.node_size(); ++i)
-    if (pending[static_cast<size_t>(i)] != 0) later.push_back(i);
+  std::map<int, std::vector<std::string>> reads_of;
+  for (int i = at + 1; i < graph.node_size(); ++i) {
+    if (pending[static_cast<size_t>(i)] == 0) continue;
+    later.push_back(i);
+    reads_of[i] = NodeReads(graph.node(i));
+  }
   std::vector<char> in_tail(static_cast<size_t>(graph.node_size()), 0);
   std::set<std::string> tainted;
   for (const auto& o : node.output())
@@ -217,7 +222,7 @@ Status Importer::SplitIfTail(NodeCtx& ctx, const IfBranches& br) {
     for (int i : later) {
       if (in_tail[static_cast<size_t>(i)]) continue;
       bool reads = false;
-      for (const auto& r : NodeReads(graph.node(i))) reads = reads || tainted.count(r) > 0;
+      for (const auto& r : reads_of[i]) reads = reads || tainted.count(r) > 0;
       if (!reads) continue;
       in_tail[static_cast<size_t>(i)] = 1;
       for (const auto& o : graph.node(i).output())
@@ -230,8 +235,7 @@ Status Importer::SplitIfTail(NodeCtx& ctx, const IfBranches& br) {
       bool feeding = in_tail[static_cast<size_t>(*it)] != 0;
       for (const auto& o : other.output()) feeding = feeding || feeds.count(o) > 0;
       if (!feeding) continue;
-      std::vector<std::string> reads = NodeReads(other);
-      feeds.insert(reads.begin(), reads.end());
+      feeds.insert(reads_of[*it].begin(), reads_of[*it].end());
       if (!in_tail[static_cast<size_t>(*it)] && other.op_type() == "If") {
         in_tail[static_cast<size_t>(*it)] = 1;
         for (const auto& o : other.output())
