@@ -431,6 +431,8 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       return ShapeToTensor(ArgValue(args[0], frame, src, &tmp), CallAllocator(),
                            state != nullptr ? state->keep_alive : nullptr, function, out);
     }
+    case Builtin::kRaise:
+      return FailedPrecondition(function + ": " + ContextString(args[0], src));
     case Builtin::kLoop:  // runs in the interpreter (vm/loop.cc)
     case Builtin::kCount:
       break;

@@ -355,6 +355,9 @@ class FunctionVerifier {
         }
         return Status::Ok();
       }
+      case Builtin::kRaise:
+        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 1));
+        return NeedStringConstant(ins, 0, "the message");
       case Builtin::kTensorToShape:
         KILN_RETURN_IF_ERROR(NeedCount(ins, name, 2));
         return NeedStringConstant(ins, 1, "the context");

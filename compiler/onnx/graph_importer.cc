@@ -347,6 +347,11 @@ std::string Identifier(const std::string& name, std::set<std::string>* used) {
 }
 
 std::string Importer::NodeLabel(const ::onnx::NodeProto& node, int index) const {
+  // A node of an If's tail (if_tail.cc) is named by its index in the model's graph.
+  auto mapped = tail_index_.find(graph_);
+  if (mapped != tail_index_.end() && index >= 0 && static_cast<size_t>(index) < mapped->second.size()) {
+    index = mapped->second[static_cast<size_t>(index)];
+  }
   std::string label = node.name().empty() ? "node #" + std::to_string(index) : "node \"" + node.name() + "\" (#" + std::to_string(index) + ")";
   return label + " " + node.op_type() + " (opset " + std::to_string(opset_) + ")";
 }
@@ -477,66 +482,87 @@ Status Importer::ImportInitializers(const ::onnx::GraphProto& graph) {
 }
 
 void Importer::ImportNodes(const ::onnx::GraphProto& graph) {
-  const ConverterTable& table = Converters();
-  std::set<std::string>& poisoned = poisoned_;
-  int index = 0;
+  // Nodes are imported in order, except that an If whose branches give
+  // different ranks imports the nodes after it that do not depend on it
+  // first and takes those that do (if_tail.cc): `pending` says which are left.
+  std::vector<char> pending(static_cast<size_t>(graph.node_size()), 1);
+  std::vector<char>* outer_pending = pending_;
+  pending_ = &pending;
   graph_ = &graph;
-  for (const auto& node : graph.node()) {
-    int i = index++;
-    node_index_ = i;
-    auto poison = [&] {
-      for (const auto& o : node.output()) poisoned.insert(o);
-    };
-    bool skip = false;
-    // What the node reads: its inputs, and what its subgraphs read from here.
-    std::vector<std::string> reads(node.input().begin(), node.input().end());
-    for (const auto& a : node.attribute()) {
-      if (a.has_g()) {
-        std::set<std::string> outer = OuterNames(a.g());
-        reads.insert(reads.end(), outer.begin(), outer.end());
-      }
-    }
-    for (const auto& in : reads) {
-      if (in.empty()) continue;
-      if (poisoned.count(in)) {
-        skip = true;  // its producer's problem is reported already
-      } else if (!values_.count(in)) {
-        problems_.push_back(NodeLabel(node, i) + ": input \"" + in + "\" is not defined by an earlier node, an input or an initializer");
-        skip = true;
-      }
-    }
-    if (!node.domain().empty() && node.domain() != "ai.onnx") {
-      problems_.push_back(NodeLabel(node, i) + ": operators of domain \"" + node.domain() + "\" are not supported");
-      poison();
-      continue;
-    }
-    auto it = table.find(node.op_type());
-    if (it == table.end()) {
-      problems_.push_back(NodeLabel(node, i) + ": unsupported operator");
-      poison();
-      continue;
-    }
-    if (skip) {
-      poison();
-      continue;
-    }
-    NodeCtx ctx(this, &node, opset_);
-    Status s = it->second(ctx);
-    if (!s.ok()) {
-      problems_.push_back(NodeLabel(node, i) + ": " + s.message());
-      poison();
-      continue;
-    }
-    for (int o = 0; o < node.output_size(); ++o) {
-      if (!node.output(o).empty() && !values_.count(node.output(o))) {
-        problems_.push_back(NodeLabel(node, i) + ": output " + std::to_string(o) + " is not supported");
-        poisoned.insert(node.output(o));
-      }
+  for (int i = 0; i < graph.node_size(); ++i) {
+    if (pending[static_cast<size_t>(i)] == 1) ImportNode(i);
+    graph_ = &graph;
+  }
+  pending_ = outer_pending;
+  for (const auto& o : graph.output()) {
+    if (!values_.count(o.name()) && !poisoned_.count(o.name())) {
+      problems_.push_back("graph output \"" + o.name() + "\" is not produced by any node");
     }
   }
-  for (const auto& o : graph.output()) {
-    if (!values_.count(o.name()) && !poisoned.count(o.name())) {
-      problems_.push_back("graph output \"" + o.name() + "\" is not produced by any node");
+}
+
+void Importer::ImportNode(int i) {
+  const ConverterTable& table = Converters();
+  std::set<std::string>& poisoned = poisoned_;
+  const ::onnx::NodeProto& node = graph_->node(i);
+  node_index_ = i;
+  // Done once converted (or refused): NamesUsedFromCurrentNode counts the
+  // node being converted among those left.
+  struct Done {
+    std::vector<char>* pending;
+    int i;
+    ~Done() { (*pending)[static_cast<size_t>(i)] = 0; }
+  } done{pending_, i};
+  auto poison = [&] {
+    for (const auto& o : node.output()) poisoned.insert(o);
+  };
+  bool skip = false;
+  // What the node reads: its inputs, and what its subgraphs read from here.
+  std::vector<std::string> reads(node.input().begin(), node.input().end());
+  for (const auto& a : node.attribute()) {
+    if (a.has_g()) {
+      std::set<std::string> outer = OuterNames(a.g());
+      reads.insert(reads.end(), outer.begin(), outer.end());
+    }
+  }
+  for (const auto& in : reads) {
+    if (in.empty()) continue;
+    if (poisoned.count(in)) {
+      skip = true;  // its producer's problem is reported already
+    } else if (!values_.count(in)) {
+      problems_.push_back(NodeLabel(node, i) + ": input \"" + in + "\" is not defined by an earlier node, an input or an initializer");
+      skip = true;
+    }
+  }
+  if (!node.domain().empty() && node.domain() != "ai.onnx") {
+    problems_.push_back(NodeLabel(node, i) + ": operators of domain \"" + node.domain() + "\" are not supported");
+    poison();
+    return;
+  }
+  auto it = table.find(node.op_type());
+  if (it == table.end()) {
+    problems_.push_back(NodeLabel(node, i) + ": unsupported operator");
+    poison();
+    return;
+  }
+  if (skip) {
+    poison();
+    return;
+  }
+  NodeCtx ctx(this, &node, opset_);
+  split_outputs_.clear();
+  Status s = it->second(ctx);
+  if (!s.ok()) {
+    problems_.push_back(NodeLabel(node, i) + ": " + s.message());
+    poison();
+    return;
+  }
+  for (int o = 0; o < node.output_size(); ++o) {
+    const std::string& out = node.output(o);
+    // An If that took what follows it leaves the outputs only its copies read unset.
+    if (!out.empty() && !values_.count(out) && !split_outputs_.count(out)) {
+      problems_.push_back(NodeLabel(node, i) + ": output " + std::to_string(o) + " is not supported");
+      poisoned.insert(out);
     }
   }
 }

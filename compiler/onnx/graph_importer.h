@@ -15,6 +15,7 @@
 #define KILN_COMPILER_ONNX_GRAPH_IMPORTER_H_
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -48,6 +49,14 @@ struct Value {
 };
 
 class Importer;
+
+// An If whose condition is known only at run time, its branches lifted:
+// `fn(args)` computes a branch's outputs (a tuple when several).
+struct IfBranches {
+  ir::Expr cond;  // a bool scalar
+  std::string then_fn, else_fn;
+  std::vector<ir::Expr> then_args, else_args;
+};
 
 // What a converter sees of its node. Input(i) of a missing optional input is
 // an error; check HasInput first.
@@ -241,12 +250,21 @@ class Importer {
   // parameters, which the caller passes itself (they are not in `args`).
   Result<std::string> LiftSubgraph(const ::onnx::GraphProto& graph, const std::string& name_hint,
                                    std::vector<ir::Expr>* args, const std::vector<ir::StructInfo>& inputs = {});
+  // The If being converted (`ctx`), outside a dataflow block, whose branches
+  // give different ranks or dtypes: the nodes after it that depend on its
+  // outputs are imported once per branch, typed by that branch, and the If
+  // chooses between the two copies (if_tail.cc). Returns in a dataflow block.
+  Status SplitIfTail(NodeCtx& ctx, const IfBranches& branches);
+  // The most nodes SplitIfTail may import a second time, for the whole model.
+  void set_if_tail_limit(int64_t n) { if_tail_limit_ = n; }
 
  private:
   Status ImportInputs();
   Status ImportInitializers(const ::onnx::GraphProto& graph);
   // Imports the nodes of `graph` (the model's or a subgraph) in order.
   void ImportNodes(const ::onnx::GraphProto& graph);
+  // Imports node i of the graph being imported (one step of ImportNodes).
+  void ImportNode(int i);
   // The names that nodes from the current one on, and the current graph's
   // outputs, read (subgraphs' reads of enclosing values included).
   std::set<std::string> NamesUsedFromCurrentNode() const;
@@ -269,12 +287,26 @@ class Importer {
   std::set<std::string> poisoned_;  // outputs of nodes that failed (their users are not reported again)
   const ::onnx::GraphProto* graph_ = nullptr;  // the graph whose nodes are being imported
   int node_index_ = 0;                          // the node being converted
+  // Per node of graph_: 1 not imported yet, 0 done, 2 held by an If tail split in progress.
+  std::vector<char>* pending_ = nullptr;
+  // If tail splits (if_tail.cc): the graphs of the copied nodes (kept while
+  // the import runs) and each one's node indices in the graph it came from;
+  // the nodes copied so far and the limit; the outputs of the If being
+  // converted that only the copies read.
+  std::vector<std::unique_ptr<::onnx::GraphProto>> tail_graphs_;
+  std::map<const ::onnx::GraphProto*, std::vector<int>> tail_index_;
+  int64_t if_tail_nodes_ = 0;
+  int64_t if_tail_limit_ = 4096;
+  bool if_tail_limit_hit_ = false;
+  std::set<std::string> split_outputs_;
 };
 
 // The names `graph` reads from enclosing graphs: node inputs (nested
 // subgraphs' too) that neither its inputs, its initializers nor an earlier
 // node of it define.
 std::set<std::string> OuterNames(const ::onnx::GraphProto& graph);
+// The symbolic variables in the dimensions of `s` (tensors, tuples of them).
+void CollectDimVars(const ir::StructInfo& s, std::set<const ir::VarNode*>* out);
 
 }  // namespace onnx
 }  // namespace kiln

@@ -24,6 +24,7 @@ Result<ir::IRModule> ImportBuffer(const void* data, size_t size, const std::stri
     return DataLoss("not a valid ONNX model (the ModelProto does not parse)");
   }
   Importer importer(model, base_dir, options.fixed_dims, options.function_name, options.input_values);
+  importer.set_if_tail_limit(options.if_tail_limit);
   return importer.Run();
 }
 

@@ -43,6 +43,11 @@ struct ImportOptions {
   // whose shape operands (Reshape's shape, Slice's starts, TopK's K, ...)
   // arrive as graph inputs. A name that is no graph input is an error.
   std::map<std::string, Tensor> input_values;
+  // An If whose branches give different ranks has what follows it imported
+  // once per branch (compiler/onnx/if_tail.cc); at most this many nodes are
+  // imported a second time that way in the whole model (nested splits
+  // multiply), more is an error naming the If.
+  int64_t if_tail_limit = 4096;
 };
 
 // Reads model.onnx (external-data tensors are resolved relative to the file's folder).

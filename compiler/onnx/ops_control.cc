@@ -12,7 +12,9 @@
 // between two dataflow blocks of the calling function (Relax keeps `if` out
 // of dataflow blocks). Outputs whose shapes differ between the branches get
 // fresh symbolic dimensions by R.match_cast, so later operators still see
-// their rank and dtype.
+// their rank and dtype. Outputs whose ranks (or dtypes) differ between the
+// branches cannot be one Relax value: what follows the If is then imported
+// once per branch (if_tail.cc).
 #include "compiler/onnx/graph_importer.h"
 
 namespace kiln {
@@ -39,6 +41,23 @@ bool Truth(const Tensor& t) {
   for (size_t i = 0; i < t.NumBytes(); ++i)
     if (p[i] != 0) return true;
   return false;
+}
+
+// Whether two branch results are tensors (or tuples of tensors) of the same
+// ranks and dtypes, so that one Relax value can hold either.
+bool SameRanksAndDtypes(const ir::StructInfo& a, const ir::StructInfo& b) {
+  const auto* ta = ir::SInfoAs<ir::TupleSInfo>(a);
+  const auto* tb = ir::SInfoAs<ir::TupleSInfo>(b);
+  if (ta != nullptr || tb != nullptr) {
+    if (ta == nullptr || tb == nullptr || ta->fields.size() != tb->fields.size()) return false;
+    for (size_t i = 0; i < ta->fields.size(); ++i)
+      if (!SameRanksAndDtypes(ta->fields[i], tb->fields[i])) return false;
+    return true;
+  }
+  const auto* xa = ir::SInfoAs<ir::TensorSInfo>(a);
+  const auto* xb = ir::SInfoAs<ir::TensorSInfo>(b);
+  if (xa == nullptr || xb == nullptr) return true;  // not tensors: left to the checks below
+  return xa->ndim == xb->ndim && xa->has_dtype == xb->has_dtype && (!xa->has_dtype || xa->dtype == xb->dtype);
 }
 
 Status ConvertIf(NodeCtx& ctx) {
@@ -87,6 +106,10 @@ Status ConvertIf(NodeCtx& ctx) {
   builder::BlockBuilder& bb = imp->bb();
   KILN_ASSIGN_OR_RETURN(ir::Expr cond, ctx.Input(0));
   if (ci->ndim != 0) { KILN_ASSIGN_OR_RETURN(cond, ctx.Op("reshape", {cond, MakeShape({})})); }
+  if (!SameRanksAndDtypes(bb.module().FindRelax(then_fn)->ret_sinfo, bb.module().FindRelax(else_fn)->ret_sinfo)) {
+    // A Relax value has one rank: what follows is imported once per branch.
+    return imp->SplitIfTail(ctx, IfBranches{cond, then_fn, else_fn, then_args, else_args});
+  }
   auto if_expr = std::make_shared<ir::IfExpr>(cond, BranchCall(bb, then_fn, then_args), BranchCall(bb, else_fn, else_args));
   KILN_ASSIGN_OR_RETURN(ir::RVar r, bb.Emit(if_expr));
   std::vector<ir::Expr> outs;

@@ -305,6 +305,16 @@ Status ConvertUnary(NodeCtx& ctx) {
     ctx.SetOutputKnown(0, out);
     return Status::Ok();
   }
+  // Not of a decided comparison (torch's `input.dim() != 2` of a rank check)
+  // folds, so that an If on it takes its branch at import time.
+  if (k && ctx.op_type() == "Not" && k->dtype == DType::Bool()) {
+    if (auto ints = k->Ints()) {
+      KnownInts out = *k;
+      for (size_t i = 0; i < ints->size(); ++i) out.elems[i] = PrimExpr(int64_t{(*ints)[i] == 0});
+      ctx.SetOutputKnown(0, out);
+      return Status::Ok();
+    }
+  }
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op(relax, {x}));
   ctx.SetOutput(0, r);
@@ -563,6 +573,16 @@ Status ConvertCast(NodeCtx& ctx) {
     out.dtype = *dt;
     ctx.SetOutputKnown(0, out);
     return Status::Ok();
+  }
+  // To bool, constant contents fold (x != 0): conditions of Ifs stay known.
+  if (k && *dt == DType::Bool()) {
+    if (auto ints = k->Ints()) {
+      KnownInts out = *k;
+      out.dtype = DType::Bool();
+      for (size_t i = 0; i < ints->size(); ++i) out.elems[i] = PrimExpr(int64_t{(*ints)[i] != 0});
+      ctx.SetOutputKnown(0, out);
+      return Status::Ok();
+    }
   }
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));

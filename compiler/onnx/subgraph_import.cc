@@ -68,6 +68,14 @@ void CollectSInfoVars(const ir::StructInfo& s, std::set<const ir::VarNode*>* out
 
 }  // namespace
 
+void CollectDimVars(const ir::StructInfo& s, std::set<const ir::VarNode*>* out) {
+  if (const auto* t = ir::SInfoAs<ir::TupleSInfo>(s)) {
+    for (const auto& f : t->fields) CollectDimVars(f, out);
+    return;
+  }
+  CollectSInfoVars(s, out);
+}
+
 std::set<std::string> OuterNames(const ::onnx::GraphProto& graph) {
   std::set<std::string> used;
   CollectOuterNames(graph, {}, &used);
@@ -77,7 +85,10 @@ std::set<std::string> OuterNames(const ::onnx::GraphProto& graph) {
 std::set<std::string> Importer::NamesUsedFromCurrentNode() const {
   std::set<std::string> names;
   if (graph_ == nullptr) return names;
-  for (int i = node_index_; i < graph_->node_size(); ++i) {
+  // The nodes left to import: from the current one on, or, while an If's
+  // tail split imports nodes ahead of it (if_tail.cc), every one not done.
+  for (int i = pending_ != nullptr ? 0 : node_index_; i < graph_->node_size(); ++i) {
+    if (pending_ != nullptr && !(*pending_)[static_cast<size_t>(i)]) continue;
     const auto& node = graph_->node(i);
     for (const auto& in : node.input()) names.insert(in);
     for (const auto& a : node.attribute()) {

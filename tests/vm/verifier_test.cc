@@ -108,6 +108,23 @@ TEST(VerifierTest, BuiltinOperands) {
                  "corrupt bytecode in function 'main' at word 0: vm.builtin.make_shape takes 5 arguments, got 3");
 }
 
+TEST(VerifierTest, RaiseTakesOneStringConstant) {
+  auto load = [](const std::vector<int64_t>& args) {
+    VmfbProgram p = testing::AddProgram();
+    p.callables.push_back({compiler::CallableKind::kBuiltin, "vm.builtin.raise", 0});
+    Assembler a;
+    a.Call(-1, static_cast<int64_t>(p.callables.size() - 1), args);
+    a.Ret(0);
+    p.functions[0].code = a.Finish();
+    auto m = testing::Load(testing::Serialize(p));
+    return m.ok() ? Status::Ok() : m.status();
+  };
+  EXPECT_TRUE(load({Const(0)}).ok());
+  EXPECT_EQ(load({Imm(0)}).message(), "corrupt bytecode in function 'main' at word 0: the message must be a string constant");
+  EXPECT_EQ(load({Const(0), Const(1)}).message(),
+            "corrupt bytecode in function 'main' at word 0: vm.builtin.raise takes 1 arguments, got 2");
+}
+
 TEST(VerifierTest, ParametersNeedRegisters) {
   Assembler a;
   a.Ret(0);
