@@ -1,13 +1,13 @@
 #include "compiler/tir/conv_symbolic_schedule.h"
 
 #include <memory>
-#include <optional>
 #include <string>
 #include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/tir/conv_match.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
@@ -62,25 +62,6 @@ Buffer NewBuffer(const std::string& name, std::vector<PrimExpr> shape, const std
   return node;
 }
 
-std::optional<int64_t> EvalAt(const PrimExpr& e, const std::vector<std::pair<const VarNode*, int64_t>>& at) {
-  VarMap map;
-  for (const auto& kv : at) map[kv.first] = I64(kv.second);
-  return arith::AsConstInt(arith::Simplify(Substitute(e, map)));
-}
-
-// e == stride * outer + dil * tap - pad (proven), stride, dil >= 1, pad >= 0.
-bool MatchAffine(const PrimExpr& e, const Var& outer, const Var& tap, int64_t* stride, int64_t* dil, int64_t* pad) {
-  auto v00 = EvalAt(e, {{outer.get(), 0}, {tap.get(), 0}});
-  auto v10 = EvalAt(e, {{outer.get(), 1}, {tap.get(), 0}});
-  auto v01 = EvalAt(e, {{outer.get(), 0}, {tap.get(), 1}});
-  if (!v00 || !v10 || !v01) return false;
-  *stride = *v10 - *v00;
-  *dil = *v01 - *v00;
-  *pad = -*v00;
-  if (*stride <= 0 || *dil <= 0 || *pad < 0) return false;
-  return arith::CanProveEqual(e, PrimExpr(outer) * I64(*stride) + PrimExpr(tap) * I64(*dil) - I64(*pad));
-}
-
 bool ExactlyVars(const std::vector<PrimExpr>& idx, const std::vector<const ForNode*>& loops, size_t first) {
   if (idx.size() + first > loops.size()) return false;
   for (size_t d = 0; d < idx.size(); ++d)
@@ -106,91 +87,22 @@ struct SymConv {
   std::vector<Stmt> epilogue;      // statements after the reduction, inside (n, o, y, x)
 };
 
-// Every conjunct of `cond` is one of iy >= 0, iy < H, ix >= 0, ix < W.
-bool OnlyBoundsChecks(const PrimExpr& cond, const PrimExpr& iy, const PrimExpr& ix, const PrimExpr& h,
-                      const PrimExpr& w) {
-  std::vector<PrimExpr> terms;
-  Conjuncts(cond, &terms);
-  for (const PrimExpr& t : terms) {
-    const auto* ge = t.as<GENode>();
-    const auto* lt = t.as<LTNode>();
-    const BinaryNode* b = ge ? static_cast<const BinaryNode*>(ge) : static_cast<const BinaryNode*>(lt);
-    if (b == nullptr) return false;
-    bool is_y = arith::CanProveEqual(b->a, iy), is_x = !is_y && arith::CanProveEqual(b->a, ix);
-    if (!is_y && !is_x) return false;
-    if (ge != nullptr) {
-      if (!IsZero(b->b)) return false;
-    } else if (!arith::CanProveEqual(b->b, is_y ? h : w)) {
-      return false;
-    }
-  }
-  return true;
-}
-
+// The reduction (conv_match.h's matcher, symbolic extents allowed), with the
+// symbolic schedule's own limits: an OIHW weight, X's image and channel
+// indices of n, o and c only, and no unguarded padding.
 bool MatchReduction(const Stmt& body, SymConv* m) {
   const auto& L = m->loops;
-  const auto* seq = As<SeqStmtNode>(body);
-  if (seq == nullptr || seq->seq.size() != 2) return false;
-  const auto* guard = As<IfThenElseNode>(seq->seq[0]);
-  const auto* update = As<BufferStoreNode>(seq->seq[1]);
-  if (guard == nullptr || guard->else_case || update == nullptr) return false;
-  if (!IsInitGuard(guard->cond, L, 4)) return false;
-  const auto* init = As<BufferStoreNode>(guard->then_case);
-  if (init == nullptr || init->buffer != update->buffer || !IsFloatZero(init->value)) return false;
-  m->out = update->buffer;
-  if (m->out->dtype != DType::Float32() || !m->out->strides.empty() || m->out->shape.size() != 4) return false;
-  if (!ExactlyVars(update->indices, L, 0) || !ExactlyVars(init->indices, L, 0)) return false;
-  const auto* add = update->value.as<AddNode>();
-  if (add == nullptr) return false;
-  PrimExpr acc = add->a, rhs = add->b;
-  auto is_acc = [&](const PrimExpr& e) {
-    const auto* l = e.as<BufferLoadNode>();
-    return l != nullptr && l->buffer == m->out && ExactlyVars(l->indices, L, 0);
-  };
-  if (!is_acc(acc)) std::swap(acc, rhs);
-  if (!is_acc(acc)) return false;
-  PrimExpr cond, prod = rhs;
-  if (const auto* call = rhs.as<CallNode>()) {
-    if (call->op != "if_then_else" || call->args.size() != 3 || !IsFloatZero(call->args[2])) return false;
-    cond = call->args[0];
-    prod = call->args[1];
-  } else if (const auto* sel = rhs.as<SelectNode>()) {
-    if (!IsFloatZero(sel->false_value)) return false;
-    cond = sel->cond;
-    prod = sel->true_value;
-  }
-  const auto* mul = prod.as<MulNode>();
-  if (mul == nullptr) return false;
-  const auto* x = mul->a.as<BufferLoadNode>();
-  const auto* wt = mul->b.as<BufferLoadNode>();
-  if (x == nullptr || wt == nullptr) return false;
-  auto is_weight = [&](const BufferLoadNode* l) {
-    return l->indices.size() == 4 && IsVar(l->indices[0], L[1]->loop_var.get()) && ExactlyVars(
-        std::vector<PrimExpr>(l->indices.begin() + 1, l->indices.end()), L, 4);
-  };
-  if (!is_weight(wt)) std::swap(x, wt);
-  if (!is_weight(wt)) return false;
-  m->weight = wt->buffer;
-  m->data = x->buffer;
-  m->x_load = x;
-  m->w_load = wt;
-  if (m->weight->dtype != DType::Float32() || m->data->dtype != DType::Float32() || !m->data->strides.empty() ||
-      m->data->shape.size() != 4 || m->weight == m->out || m->data == m->out) {
-    return false;
-  }
-  if (!MatchAffine(x->indices[2], L[2]->loop_var, L[5]->loop_var, &m->sh, &m->dh, &m->pt)) return false;
-  if (!MatchAffine(x->indices[3], L[3]->loop_var, L[6]->loop_var, &m->sw, &m->dw, &m->pl)) return false;
+  conv::ConvReduction r;
+  if (!conv::MatchConvReduction(body, L, &r) || r.w_load->indices.size() != 4) return false;
+  m->out = r.out, m->data = r.data, m->weight = r.weight;
+  m->x_load = r.x_load, m->w_load = r.w_load;
+  m->sh = r.sh, m->sw = r.sw, m->dh = r.dh, m->dw = r.dw, m->pt = r.pt, m->pl = r.pl;
   // The image and channel indices may use n, o and c only.
   std::unordered_set<const VarNode*> spatial = {L[2]->loop_var.get(), L[3]->loop_var.get(), L[5]->loop_var.get(),
                                                 L[6]->loop_var.get()};
-  if (Uses(x->indices[0], spatial) || Uses(x->indices[1], spatial)) return false;
-  if (cond.defined()) {
-    if (!OnlyBoundsChecks(cond, x->indices[2], x->indices[3], m->data->shape[2], m->data->shape[3])) return false;
-    m->guarded = true;
-  } else if (m->pt != 0 || m->pl != 0) {
-    return false;
-  }
-  return true;
+  if (Uses(r.x_load->indices[0], spatial) || Uses(r.x_load->indices[1], spatial)) return false;
+  m->guarded = r.inside.defined();
+  return m->guarded || (m->pt == 0 && m->pl == 0);
 }
 
 bool EpilogueOk(const SymConv& cv);
