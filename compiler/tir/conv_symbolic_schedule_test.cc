@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compiler/driver/compile.h"
+#include "compiler/tir/compiled_test_util.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/writer/vmfb_writer.h"
@@ -25,6 +26,11 @@
 namespace kiln {
 namespace tir {
 namespace {
+
+using test_util::CompileAndLoad;
+using test_util::FloatTensor;
+using test_util::InvokeMain;
+using test_util::RandomFloats;
 
 using namespace ir;  // NOLINT
 
@@ -75,22 +81,6 @@ std::string SymModule(const SymCase& k) {
   return src;
 }
 
-std::vector<float> Random(int64_t count, uint64_t seed) {
-  std::vector<float> v(static_cast<size_t>(count));
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& x : v) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x = static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f;
-  }
-  return v;
-}
-
-Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& data) {
-  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
-  std::memcpy(t.data<float>(), data.data(), data.size() * sizeof(float));
-  return t;
-}
-
 driver::CompileOptions Options(int threads) {
   driver::CompileOptions options;
   options.num_threads_hint = threads;
@@ -99,23 +89,7 @@ driver::CompileOptions Options(int threads) {
 }
 
 std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
-  Result<IRModule> mod = text::ParseModule(source, "sym_conv_test.relax");
-  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
-  if (!mod.ok()) return nullptr;
-  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, Options(threads));
-  EXPECT_TRUE(program.ok()) << program.status().ToString();
-  if (!program.ok()) return nullptr;
-  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
-  EXPECT_TRUE(bytes.ok());
-  if (!bytes.ok()) return nullptr;
-  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
-  std::memcpy(owned, bytes->data(), bytes->size());
-  vm::LoadOptions load;
-  load.num_threads = threads;
-  auto loaded = vm::Module::LoadOwnedBuffer(
-      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned, load);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  return loaded.ok() ? *loaded : nullptr;
+  return CompileAndLoad(source, Options(threads), threads);
 }
 
 PrimFunc LowerConv(const SymCase& k, int threads) {
@@ -345,14 +319,14 @@ void CheckNumbers(const SymCase& k, int threads, const std::vector<std::pair<int
   auto mod = Compile(SymModule(k), threads);
   ASSERT_NE(mod, nullptr);
   int64_t cg = k.c / k.groups, og = k.o / k.groups;
-  std::vector<float> w = Random(k.o * cg * k.kh * k.kw, 2), scale = Random(k.o, 3), shift = Random(k.o, 4);
+  std::vector<float> w = RandomFloats(k.o * cg * k.kh * k.kw, 2), scale = RandomFloats(k.o, 3), shift = RandomFloats(k.o, 4);
   for (const auto& hw : sizes) {
     int64_t h = hw.first, wd = hw.second, ho = k.Ho(h), wo = k.Wo(wd);
     SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
-    std::vector<float> x = Random(n * k.c * h * wd, 1 + h * 100 + wd);
-    std::vector<Any> args = {MakeTensor({n, k.c, h, wd}, x), MakeTensor({k.o, cg, k.kh, k.kw}, w),
-                             MakeTensor({k.o, 1, 1}, scale), MakeTensor({k.o, 1, 1}, shift),
-                             MakeTensor({1, k.o, 1, 1}, shift)};
+    std::vector<float> x = RandomFloats(n * k.c * h * wd, 1 + h * 100 + wd);
+    std::vector<Any> args = {FloatTensor({n, k.c, h, wd}, x), FloatTensor({k.o, cg, k.kh, k.kw}, w),
+                             FloatTensor({k.o, 1, 1}, scale), FloatTensor({k.o, 1, 1}, shift),
+                             FloatTensor({1, k.o, 1, 1}, shift)};
     Any ret;
     std::unique_ptr<vm::Context> ctx = mod->CreateContext();
     Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
