@@ -49,7 +49,8 @@ bool ContainsVectorizedLoop(const ir::Stmt& s) {
 
 }  // namespace
 
-void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, ForKind kind, const ir::Stmt& body) {
+void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, ForKind kind, const ir::Stmt& body,
+                         bool run_time_extent) {
   llvm::Type* ty = RegTypeOrFail(var->dtype);
   if (!ty->isIntegerTy()) {
     Unsupported("loop variable " + var->name + " is not an integer");
@@ -80,6 +81,17 @@ void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, F
   if (kind == ForKind::kVectorized) {
     md.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
                                           llvm::ConstantAsMetadata::get(b_.getTrue())}));
+    if (run_time_extent) {
+      // A symbolic extent (a row of a model compiled for every image size)
+      // is often short: 10 to 80 columns. LLVM's vector loop of 16 lanes x
+      // 4 interleaved covered none of 10 or 40 of 60 and ran the rest as a
+      // scalar remainder; masked lanes instead (tail folding) and one vector
+      // per iteration, so every column runs in vectors.
+      md.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.predicate.enable"),
+                                            llvm::ConstantAsMetadata::get(b_.getTrue())}));
+      md.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.interleave.count"),
+                                            llvm::ConstantAsMetadata::get(b_.getInt32(1))}));
+    }
   } else if (kind == ForKind::kSerial && ContainsVectorizedLoop(body)) {
     // The schedule vectorized a loop inside; once LLVM has unrolled that one,
     // vectorizing this loop too puts a lane per iteration of it and reads
@@ -121,7 +133,7 @@ void KernelEmitter::For(const ForNode* op) {
     }
   }
   llvm::Value* end = b_.CreateAdd(begin, Index(op->extent));
-  Loop(op->loop_var, begin, end, op->for_kind, op->body);
+  Loop(op->loop_var, begin, end, op->for_kind, op->body, op->extent.as<IntImmNode>() == nullptr);
 }
 
 // Whether every buffer `body` loads or stores is a stack allocation: the

@@ -405,7 +405,8 @@ class KernelEmitter {
   void Stmt(const ir::Stmt& s);
   void For(const ForNode* op);
   void ParallelFor(const ForNode* op);
-  void Loop(const Var& var, llvm::Value* begin, llvm::Value* end, ForKind kind, const ir::Stmt& body);
+  void Loop(const Var& var, llvm::Value* begin, llvm::Value* end, ForKind kind, const ir::Stmt& body,
+            bool run_time_extent = false);
   void VectorLoop(const Var& var, llvm::Value* begin, int64_t extent, const ir::Stmt& body);
   bool OnlyStackBuffers(const ir::Stmt& body) const;
   llvm::Value* VectorExpr(const PrimExpr& e, const VarNode* var, unsigned lanes);

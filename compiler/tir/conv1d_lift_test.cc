@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compiler/driver/compile.h"
+#include "compiler/tir/compiled_test_util.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/writer/vmfb_writer.h"
@@ -25,6 +26,11 @@
 namespace kiln {
 namespace tir {
 namespace {
+
+using test_util::CompileAndLoad;
+using test_util::FloatTensor;
+using test_util::InvokeMain;
+using test_util::RandomFloats;
 
 using namespace ir;  // NOLINT
 
@@ -56,22 +62,6 @@ std::string Module(const Conv1dCase& k, int64_t length, bool symbolic_batch = fa
          "            gv = R.add(c, b)\n            R.output(gv)\n        return gv\n";
 }
 
-std::vector<float> Random(int64_t count, uint64_t seed) {
-  std::vector<float> v(static_cast<size_t>(count));
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& x : v) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x = static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f;
-  }
-  return v;
-}
-
-Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& data) {
-  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
-  std::memcpy(t.data<float>(), data.data(), data.size() * sizeof(float));
-  return t;
-}
-
 driver::CompileOptions Options(int threads) {
   driver::CompileOptions options;
   options.num_threads_hint = threads;
@@ -79,23 +69,7 @@ driver::CompileOptions Options(int threads) {
 }
 
 std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
-  Result<IRModule> mod = text::ParseModule(source, "conv1d_lift_test.relax");
-  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
-  if (!mod.ok()) return nullptr;
-  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, Options(threads));
-  EXPECT_TRUE(program.ok()) << program.status().ToString();
-  if (!program.ok()) return nullptr;
-  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
-  EXPECT_TRUE(bytes.ok());
-  if (!bytes.ok()) return nullptr;
-  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
-  std::memcpy(owned, bytes->data(), bytes->size());
-  vm::LoadOptions load;
-  load.num_threads = threads;
-  auto loaded = vm::Module::LoadOwnedBuffer(
-      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned, load);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  return loaded.ok() ? *loaded : nullptr;
+  return CompileAndLoad(source, Options(threads), threads);
 }
 
 PrimFunc LowerConv(const std::string& source, int threads, const std::string& op = "conv1d") {
@@ -201,15 +175,15 @@ void CheckNumbers(const Conv1dCase& k, int threads, bool symbolic, const std::ve
                " batch " + std::to_string(batch));
   std::shared_ptr<const vm::Module> sym_mod;
   if (symbolic) sym_mod = Compile(Module(k, 0, batch > 1), threads);
-  std::vector<float> w = Random(k.o * k.c * k.k, 2), bias = Random(k.o, 3);
+  std::vector<float> w = RandomFloats(k.o * k.c * k.k, 2), bias = RandomFloats(k.o, 3);
   for (int64_t l : lengths) {
     SCOPED_TRACE("length " + std::to_string(l));
     auto mod = symbolic ? sym_mod : Compile(Module(k, l, batch > 1), threads);
     ASSERT_NE(mod, nullptr);
     int64_t lo = k.Lo(l);
-    std::vector<float> x = Random(batch * k.c * l, 1 + l);
-    std::vector<Any> args = {MakeTensor({batch, k.c, l}, x), MakeTensor({k.o, k.c, k.k}, w),
-                             MakeTensor({k.o, 1}, bias)};
+    std::vector<float> x = RandomFloats(batch * k.c * l, 1 + l);
+    std::vector<Any> args = {FloatTensor({batch, k.c, l}, x), FloatTensor({k.o, k.c, k.k}, w),
+                             FloatTensor({k.o, 1}, bias)};
     Any ret;
     std::unique_ptr<vm::Context> ctx = mod->CreateContext();
     Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -329,12 +303,12 @@ TEST(Conv1dLiftTest, ColumnConv2dGetsVectorizedTiles) {
   }
   auto mod = Compile(src, 2);
   ASSERT_NE(mod, nullptr);
-  std::vector<float> w = Random(O * C * K, 2), bias = Random(O, 3);
+  std::vector<float> w = RandomFloats(O * C * K, 2), bias = RandomFloats(O, 3);
   for (int64_t batch : {1, 3}) {
     for (int64_t l : {3, 17, 40, 101}) {
       SCOPED_TRACE("batch " + std::to_string(batch) + " length " + std::to_string(l));
-      std::vector<float> x = Random(batch * C * l, 7 + l);
-      std::vector<Any> args = {MakeTensor({batch, C, l, 1}, x), MakeTensor({O, C, K, 1}, w), MakeTensor({O, 1, 1}, bias)};
+      std::vector<float> x = RandomFloats(batch * C * l, 7 + l);
+      std::vector<Any> args = {FloatTensor({batch, C, l, 1}, x), FloatTensor({O, C, K, 1}, w), FloatTensor({O, 1, 1}, bias)};
       Any ret;
       std::unique_ptr<vm::Context> ctx = mod->CreateContext();
       Status st = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -374,8 +348,8 @@ TEST(Conv1dLiftTest, SymbolicBatchStaysCorrect) {
       "            d = R.add(c, b)\n            gv = R.nn.relu(d)\n            R.output(gv)\n        return gv\n";
   auto mod = Compile(src, 2);
   ASSERT_NE(mod, nullptr);
-  std::vector<float> x = Random(3 * 8 * 2, 1), w = Random(8 * 8 * 3, 2), bias = Random(8, 3);
-  std::vector<Any> args = {MakeTensor({3, 8, 2}, x), MakeTensor({8, 8, 3}, w), MakeTensor({8, 1}, bias)};
+  std::vector<float> x = RandomFloats(3 * 8 * 2, 1), w = RandomFloats(8 * 8 * 3, 2), bias = RandomFloats(8, 3);
+  std::vector<Any> args = {FloatTensor({3, 8, 2}, x), FloatTensor({8, 8, 3}, w), FloatTensor({8, 1}, bias)};
   Any ret;
   std::unique_ptr<vm::Context> ctx = mod->CreateContext();
   Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);

@@ -66,9 +66,10 @@ bool ExactlyLoopVars(const std::vector<PrimExpr>& idx, const std::vector<const F
 }
 
 // The bounds checks of the padded read: which of iy >= 0, iy < H, ix >= 0,
-// ix < W the condition holds. False when it holds anything else.
-bool MatchInsideCond(const PrimExpr& cond, const PrimExpr& iy, const PrimExpr& ix, int64_t h, int64_t w,
-                     bool have[4]) {
+// ix < W the condition holds (H and W may be symbolic). False when it holds
+// anything else.
+bool MatchInsideCond(const PrimExpr& cond, const PrimExpr& iy, const PrimExpr& ix, const PrimExpr& h,
+                     const PrimExpr& w, bool have[4]) {
   std::vector<PrimExpr> terms;
   Conjuncts(cond, &terms);
   for (const PrimExpr& t : terms) {
@@ -76,13 +77,11 @@ bool MatchInsideCond(const PrimExpr& cond, const PrimExpr& iy, const PrimExpr& i
     const auto* lt = t.as<LTNode>();
     const BinaryNode* b = ge ? static_cast<const BinaryNode*>(ge) : static_cast<const BinaryNode*>(lt);
     if (b == nullptr) return false;
-    const int64_t* rhs = ConstInt(b->b);
-    if (rhs == nullptr) return false;
     bool is_y = arith::CanProveEqual(b->a, iy), is_x = !is_y && arith::CanProveEqual(b->a, ix);
     if (!is_y && !is_x) return false;
-    if (ge != nullptr && *rhs == 0) {
+    if (ge != nullptr && IsZero(b->b)) {
       have[is_y ? 0 : 2] = true;
-    } else if (lt != nullptr && *rhs == (is_y ? h : w)) {
+    } else if (lt != nullptr && arith::CanProveEqual(b->b, is_y ? h : w)) {
       have[is_y ? 1 : 3] = true;
     } else {
       return false;
@@ -102,18 +101,8 @@ bool Float32Plain(const Buffer& b, size_t ndim) {
 
 int64_t Dim(const Buffer& b, size_t d) { return *ConstInt(b->shape[d]); }
 
-bool MatchConv(const Stmt& s, ConvNest* m) {
-  Stmt body;
-  m->loops = PeelNest(s, &body);
-  const auto& L = m->loops;
+bool MatchConvReduction(const Stmt& body, const std::vector<const ForNode*>& L, ConvReduction* r) {
   if (L.size() != 7) return false;
-  int64_t ext[7];
-  for (size_t d = 0; d < 7; ++d) {
-    const int64_t* e = ConstInt(L[d]->extent);
-    if (!IsZero(L[d]->min) || e == nullptr || *e <= 0) return false;
-    ext[d] = *e;
-  }
-  m->n = ext[0], m->o = ext[1], m->ho = ext[2], m->wo = ext[3], m->ki = ext[4], m->kh = ext[5], m->kw = ext[6];
   const auto* seq = As<SeqStmtNode>(body);
   if (seq == nullptr || seq->seq.size() != 2) return false;
   const auto* guard = As<IfThenElseNode>(seq->seq[0]);
@@ -123,19 +112,19 @@ bool MatchConv(const Stmt& s, ConvNest* m) {
   if (!IsInitGuard(guard->cond, L, 4)) return false;
   const auto* init = As<BufferStoreNode>(guard->then_case);
   if (init == nullptr || init->buffer != update->buffer || !IsFloatZero(init->value)) return false;
-  m->out = update->buffer;
-  if (!Float32Plain(m->out, 4) || !ExactlyLoopVars(update->indices, L, 0) || !ExactlyLoopVars(init->indices, L, 0)) {
+  r->out = update->buffer;
+  auto compact4 = [](const Buffer& b) {
+    return b->dtype == DType::Float32() && b->strides.empty() && b->shape.size() == 4;
+  };
+  if (!compact4(r->out) || !ExactlyLoopVars(update->indices, L, 0) || !ExactlyLoopVars(init->indices, L, 0)) {
     return false;
   }
-  for (size_t d = 0; d < 4; ++d)
-    if (Dim(m->out, d) != ext[d]) return false;
-
   const auto* add = update->value.as<AddNode>();
   if (add == nullptr) return false;
   PrimExpr acc = add->a, rhs = add->b;
   auto is_acc = [&](const PrimExpr& e) {
     const auto* l = e.as<BufferLoadNode>();
-    return l != nullptr && l->buffer == m->out && ExactlyLoopVars(l->indices, L, 0);
+    return l != nullptr && l->buffer == r->out && ExactlyLoopVars(l->indices, L, 0);
   };
   if (!is_acc(acc)) std::swap(acc, rhs);
   if (!is_acc(acc)) return false;
@@ -169,25 +158,53 @@ bool MatchConv(const Stmt& s, ConvNest* m) {
   };
   if (!is_weight(wt)) std::swap(x, wt);
   if (!is_weight(wt)) return false;
-  m->weight = wt->buffer;
-  m->data = x->buffer;
-  size_t wrank = wt->indices.size();
-  if (!Float32Plain(m->weight, wrank) || !Float32Plain(m->data, 4) || m->weight == m->out || m->data == m->out) {
+  r->weight = wt->buffer;
+  r->data = x->buffer;
+  r->x_load = x;
+  r->w_load = wt;
+  if (r->weight->dtype != DType::Float32() || !r->weight->strides.empty() ||
+      r->weight->shape.size() != wt->indices.size() || !compact4(r->data) || x->indices.size() != 4 ||
+      r->weight == r->out || r->data == r->out) {
     return false;
   }
+  const PrimExpr& iy = x->indices[2];
+  const PrimExpr& ix = x->indices[3];
+  if (!MatchAffine(iy, L[2]->loop_var, L[5]->loop_var, &r->sh, &r->dh, &r->pt)) return false;
+  if (!MatchAffine(ix, L[3]->loop_var, L[6]->loop_var, &r->sw, &r->dw, &r->pl)) return false;
+  for (bool& h : r->have) h = false;
+  r->inside = cond;
+  return !cond.defined() || MatchInsideCond(cond, iy, ix, r->data->shape[2], r->data->shape[3], r->have);
+}
+
+bool MatchConv(const Stmt& s, ConvNest* m) {
+  Stmt body;
+  m->loops = PeelNest(s, &body);
+  const auto& L = m->loops;
+  if (L.size() != 7) return false;
+  int64_t ext[7];
+  for (size_t d = 0; d < 7; ++d) {
+    const int64_t* e = ConstInt(L[d]->extent);
+    if (!IsZero(L[d]->min) || e == nullptr || *e <= 0) return false;
+    ext[d] = *e;
+  }
+  m->n = ext[0], m->o = ext[1], m->ho = ext[2], m->wo = ext[3], m->ki = ext[4], m->kh = ext[5], m->kw = ext[6];
+  ConvReduction r;
+  if (!MatchConvReduction(body, L, &r)) return false;
+  m->out = r.out, m->weight = r.weight, m->data = r.data;
+  m->sh = r.sh, m->sw = r.sw, m->dh = r.dh, m->dw = r.dw, m->pt = r.pt, m->pl = r.pl;
+  const size_t wrank = r.w_load->indices.size();
+  if (!Float32Plain(m->out, 4) || !Float32Plain(m->weight, wrank) || !Float32Plain(m->data, 4)) return false;
+  for (size_t d = 0; d < 4; ++d)
+    if (Dim(m->out, d) != ext[d]) return false;
   m->wblock = wrank == 5 ? Dim(m->weight, 4) : 0;
   int64_t o_dim = wrank == 5 ? Dim(m->weight, 0) * m->wblock : Dim(m->weight, 0);
   if (o_dim != m->o || Dim(m->weight, 1) != m->ki || Dim(m->weight, 2) != m->kh || Dim(m->weight, 3) != m->kw) {
     return false;
   }
   m->ch = Dim(m->data, 1), m->h = Dim(m->data, 2), m->w = Dim(m->data, 3);
-  if (Dim(m->data, 0) != m->n || x->indices.size() != 4 || !IsLoopIndex(x->indices[0], L[0])) return false;
-  const PrimExpr& iy = x->indices[2];
-  const PrimExpr& ix = x->indices[3];
-  if (!MatchAffine(iy, L[2]->loop_var, L[5]->loop_var, &m->sh, &m->dh, &m->pt)) return false;
-  if (!MatchAffine(ix, L[3]->loop_var, L[6]->loop_var, &m->sw, &m->dw, &m->pl)) return false;
+  if (Dim(m->data, 0) != m->n || !IsLoopIndex(r.x_load->indices[0], L[0])) return false;
   // Channel: c (one group) or (o / opg) * ki + c.
-  const PrimExpr& chi = x->indices[1];
+  const PrimExpr& chi = r.x_load->indices[1];
   const Var& ov = L[1]->loop_var;
   const Var& cv = L[4]->loop_var;
   if (arith::CanProveEqual(chi, PrimExpr(cv))) {
@@ -207,12 +224,10 @@ bool MatchConv(const Stmt& s, ConvNest* m) {
     if (!arith::CanProveEqual(chi, MakeBinary(TirKind::kFloorDiv, PrimExpr(ov), I64(m->opg)) * I64(m->ki) + PrimExpr(cv))) return false;
   }
   // Bounds: every check that can fail must be present.
-  bool have[4] = {false, false, false, false};
-  if (cond.defined() && !MatchInsideCond(cond, iy, ix, m->h, m->w, have)) return false;
   bool need[4] = {m->pt > 0, (m->ho - 1) * m->sh + (m->kh - 1) * m->dh - m->pt >= m->h, m->pl > 0,
                   (m->wo - 1) * m->sw + (m->kw - 1) * m->dw - m->pl >= m->w};
   for (int t = 0; t < 4; ++t)
-    if (need[t] && !have[t]) return false;
+    if (need[t] && !r.have[t]) return false;
   return true;
 }
 

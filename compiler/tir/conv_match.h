@@ -29,6 +29,25 @@ struct ConvNest {
 // its geometry; false for anything else (symbolic shapes too).
 bool MatchConv(const ir::Stmt& s, ConvNest* m);
 
+// The reduction of a conv2d nest, shared by MatchConv and the symbolic
+// schedule (conv_symbolic_schedule.h): extents, H and W may be symbolic.
+struct ConvReduction {
+  ir::Buffer out, data, weight;             // float32, compact; out and data of rank 4
+  const ir::BufferLoadNode* x_load = nullptr;  // X[n', ch, iy, ix]
+  const ir::BufferLoadNode* w_load = nullptr;  // W[o, c, ky, kx] or W[o / b, c, ky, kx, o % b]
+  ir::PrimExpr inside;                      // the bounds test of the read; undefined: none
+  bool have[4] = {false, false, false, false};  // inside tests iy >= 0, iy < H, ix >= 0, ix < W
+  int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
+};
+
+// Whether `body`, under the 7 loops (n, o, y, x, c, ky, kx), is
+//   if c == 0 and ky == 0 and kx == 0: C[n, o, y, x] = 0
+//   C[n, o, y, x] = C[n, o, y, x] + [if_then_else(inside,] X[..] * W[..][, 0)]
+// (or a Select) with iy = y * sh + ky * dh - pt and ix = x * sw + kx * dw - pl
+// proven, `inside` only bounds checks of iy and ix against X's height and
+// width. X's image and channel indices are not checked (the callers differ).
+bool MatchConvReduction(const ir::Stmt& body, const std::vector<const ir::ForNode*>& loops, ConvReduction* r);
+
 // One fused elementwise stage: D[idx] = value, reading `src` at the loop point.
 struct Stage {
   std::vector<const ir::ForNode*> loops;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "compiler/driver/compile.h"
+#include "compiler/tir/compiled_test_util.h"
 #include "compiler/params/param_file.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/stmt_functor.h"
@@ -25,6 +26,11 @@
 namespace kiln {
 namespace tir {
 namespace {
+
+using test_util::CompileAndLoad;
+using test_util::FloatTensor;
+using test_util::InvokeMain;
+using test_util::RandomFloats;
 
 using namespace ir;  // NOLINT
 
@@ -98,56 +104,15 @@ std::string ConvModule(const ConvCase& k) {
   return src;
 }
 
-std::vector<float> Random(int64_t count, uint64_t seed) {
-  std::vector<float> v(static_cast<size_t>(count));
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& x : v) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x = static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f;
-  }
-  return v;
-}
-
-Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& data) {
-  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
-  std::memcpy(t.data<float>(), data.data(), data.size() * sizeof(float));
-  return t;
-}
-
 Result<IRModule> Parse(const std::string& source) { return text::ParseModule(source, "conv_test.relax"); }
 
 std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads, const params::ParamList& params,
                                           bool winograd) {
-  Result<IRModule> mod = Parse(source);
-  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
-  if (!mod.ok()) return nullptr;
   driver::CompileOptions options;
   options.num_threads_hint = threads;
   options.params = params;
   options.winograd = winograd;
-  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, options);
-  EXPECT_TRUE(program.ok()) << program.status().ToString();
-  if (!program.ok()) return nullptr;
-  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
-  EXPECT_TRUE(bytes.ok());
-  if (!bytes.ok()) return nullptr;
-  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
-  std::memcpy(owned, bytes->data(), bytes->size());
-  vm::LoadOptions load;
-  load.num_threads = threads;
-  auto loaded = vm::Module::LoadOwnedBuffer(
-      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned, load);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  return loaded.ok() ? *loaded : nullptr;
-}
-
-// Calls main with `args`: its result tensor, or the error.
-Result<Tensor> InvokeMain(const vm::Module& mod, const std::vector<Any>& args) {
-  Any ret;
-  std::unique_ptr<vm::Context> ctx = mod.CreateContext();
-  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
-  if (!s.ok()) return s;
-  return ret.AsTensor();
+  return CompileAndLoad(source, options, threads);
 }
 
 // Runs the compiled module on random inputs and checks every output element
@@ -156,15 +121,15 @@ PrimFunc LowerConv(const ConvCase& k, int threads, const params::ParamList& para
 int CountFma(const PrimFunc& f);
 
 // The weights of case `k` (OIHW) and what the module takes for them.
-std::vector<float> Weights(const ConvCase& k) { return Random(k.o * (k.c / k.groups) * k.kh * k.kw, 2); }
+std::vector<float> Weights(const ConvCase& k) { return RandomFloats(k.o * (k.c / k.groups) * k.kh * k.kw, 2); }
 
 Tensor WeightArg(const ConvCase& k, const std::vector<float>& w) {
   int64_t cg = k.c / k.groups, taps = cg * k.kh * k.kw;
-  if (k.weights != "packed") return MakeTensor({k.o, cg, k.kh, k.kw}, w);
+  if (k.weights != "packed") return FloatTensor({k.o, cg, k.kh, k.kw}, w);
   std::vector<float> p(w.size());  // [o / b, taps, o % b]
   for (int64_t o = 0; o < k.o; ++o)
     for (int64_t t = 0; t < taps; ++t) p[((o / k.block) * taps + t) * k.block + o % k.block] = w[o * taps + t];
-  return MakeTensor({k.o / k.block, cg, k.kh, k.kw, k.block}, p);
+  return FloatTensor({k.o / k.block, cg, k.kh, k.kw, k.block}, p);
 }
 
 params::ParamList BoundWeights(const ConvCase& k) {
@@ -220,13 +185,13 @@ void CheckConv(const ConvCase& k, int threads) {
   auto mod = Compile(ConvModule(k), threads, bound, k.winograd);
   ASSERT_NE(mod, nullptr);
   int64_t ho = k.Ho(), wo = k.Wo(), cg = k.c / k.groups, og = k.o / k.groups;
-  std::vector<float> x = Random(k.n * k.c * k.h * k.w, 1), w = Weights(k),
-                     scale = Random(k.o, 3), shift = Random(k.o, 4);
+  std::vector<float> x = RandomFloats(k.n * k.c * k.h * k.w, 1), w = Weights(k),
+                     scale = RandomFloats(k.o, 3), shift = RandomFloats(k.o, 4);
   const bool row_residual = k.epilogue == "row_residual_relu";
   std::vector<int64_t> out_shape = {k.n, k.o, ho, wo}, r_shape = {k.n, k.o, row_residual ? 1 : ho, wo};
-  std::vector<float> r = Random(k.n * k.o * r_shape[2] * wo, 5);
-  std::vector<Any> args = {MakeTensor({k.n, k.c, k.h, k.w}, x), WeightArg(k, w),
-                           MakeTensor({k.o, 1, 1}, scale), MakeTensor({k.o, 1, 1}, shift), MakeTensor(r_shape, r)};
+  std::vector<float> r = RandomFloats(k.n * k.o * r_shape[2] * wo, 5);
+  std::vector<Any> args = {FloatTensor({k.n, k.c, k.h, k.w}, x), WeightArg(k, w),
+                           FloatTensor({k.o, 1, 1}, scale), FloatTensor({k.o, 1, 1}, shift), FloatTensor(r_shape, r)};
   if (k.weights == "constant") args.erase(args.begin() + 1);
   Result<Tensor> out = InvokeMain(*mod, args);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
@@ -987,15 +952,15 @@ void CheckConcatConv(const ConcatConvCase& k, int threads) {
   std::vector<std::vector<float>> xs;
   std::vector<Any> args;
   for (size_t i = 0; i < k.parts.size(); ++i) {
-    xs.push_back(Random(k.n * k.parts[i] * hw, 10 + i));
-    args.push_back(MakeTensor({k.n, k.parts[i], k.h, k.w}, xs.back()));
+    xs.push_back(RandomFloats(k.n * k.parts[i] * hw, 10 + i));
+    args.push_back(FloatTensor({k.n, k.parts[i], k.h, k.w}, xs.back()));
   }
   ConvCase shape{k.o, c, 1, 1, k.o, 1, 1};
   shape.c = c;
   shape.o = k.o;
   shape.weights = k.packed ? "packed" : "input";
   shape.block = 8;
-  std::vector<float> w = Random(k.o * c, 2);
+  std::vector<float> w = RandomFloats(k.o * c, 2);
   args.push_back(WeightArg(shape, w));
   Result<Tensor> out = InvokeMain(*mod, args);
   ASSERT_TRUE(out.ok()) << out.status().ToString();

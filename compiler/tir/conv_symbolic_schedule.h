@@ -10,6 +10,8 @@
 //   if c == 0 and ky == 0 and kx == 0: C[n, o, y, x] = 0
 //   C[n, o, y, x] = C[n, o, y, x] + [if_then_else(inside,] X[n', ch, iy, ix] * W[o, c, ky, kx][, 0)]
 //   [epilogue: D[n, o, y, x] = f(C[n, o, y, x], ...) ...]
+// (an index of a loop of extent 1 may be 0 in the epilogue's reads: a
+// static batch of one)
 // with o, c, ky, kx of static extent, iy = y * sh + ky * dh - pt and
 // ix = x * sw + kx * dw - pl (proven), `inside` only the bounds checks of
 // iy and ix against X's height and width. n, y, x, H and W may be symbolic.
@@ -41,7 +43,12 @@
 //    last tile of rows moved back like the last column tile, the taps
 //    unrolled so neighbouring rows share their input vectors. Padded ones
 //    with output channel o reading input channel o make each channel's
-//    padded copy just before its tiles, in the same parallel loop.
+//    padded copy just before its tiles, in the same parallel loop; at
+//    stride 1, rows under 8 columns and of 9 to 12 or 17 to 24 (which the
+//    spatial tiles cover badly) take flat plane tiles instead: 4 channels'
+//    padded planes read as flat rows, tiles of 4 channels x 32 flat
+//    columns over the span (the columns between rows computed for
+//    nothing), the rows then copied out through the epilogue.
 // 3. The epilogue runs on the accumulators, vectorized over the tile's
 //    columns, storing its outputs; C itself is stored only when something
 //    else reads it.

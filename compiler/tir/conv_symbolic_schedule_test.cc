@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compiler/driver/compile.h"
+#include "compiler/tir/compiled_test_util.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/writer/vmfb_writer.h"
@@ -25,6 +26,11 @@
 namespace kiln {
 namespace tir {
 namespace {
+
+using test_util::CompileAndLoad;
+using test_util::FloatTensor;
+using test_util::InvokeMain;
+using test_util::RandomFloats;
 
 using namespace ir;  // NOLINT
 
@@ -36,6 +42,7 @@ struct SymCase {
   // none | bn_relu (scale, shift, relu after the convolution) | bias4_relu
   // (a bias of shape (1, O, 1, 1), as ONNX Conv's bias imports, then relu)
   std::string epilogue = "none";
+  bool batch1 = false;  // x's batch the static 1 (legalize then indexes it with 0), h and w symbolic
 
   int64_t Ho(int64_t h) const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t Wo(int64_t w) const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
@@ -44,6 +51,7 @@ struct SymCase {
     std::snprintf(buf, sizeof(buf), "c%ld o%ld k%ldx%ld s%ld,%ld d%ld,%ld p%ld,%ld,%ld,%ld g%ld %s", long(c),
                   long(o), long(kh), long(kw), long(sh), long(sw), long(dh), long(dw), long(pt), long(pl), long(pb),
                   long(pr), long(groups), epilogue.c_str());
+    if (batch1) std::strcat(buf, " batch1");
     return buf;
   }
 };
@@ -54,7 +62,7 @@ std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=
 std::string SymModule(const SymCase& k) {
   auto s = [](int64_t v) { return std::to_string(v); };
   std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " +
-                    T("\"n\", " + s(k.c) + ", \"h\", \"w\"") + ", w: " +
+                    T((k.batch1 ? std::string("1") : std::string("\"n\"")) + ", " + s(k.c) + ", \"h\", \"w\"") + ", w: " +
                     T(s(k.o) + ", " + s(k.c / k.groups) + ", " + s(k.kh) + ", " + s(k.kw)) +
                     ", scale: " + T(s(k.o) + ", 1, 1") + ", shift: " + T(s(k.o) + ", 1, 1") +
                     ", b4: " + T("1, " + s(k.o) + ", 1, 1") + ") -> R.Tensor(dtype=\"float32\", ndim=4):\n";
@@ -73,22 +81,6 @@ std::string SymModule(const SymCase& k) {
   return src;
 }
 
-std::vector<float> Random(int64_t count, uint64_t seed) {
-  std::vector<float> v(static_cast<size_t>(count));
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& x : v) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x = static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f;
-  }
-  return v;
-}
-
-Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& data) {
-  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
-  std::memcpy(t.data<float>(), data.data(), data.size() * sizeof(float));
-  return t;
-}
-
 driver::CompileOptions Options(int threads) {
   driver::CompileOptions options;
   options.num_threads_hint = threads;
@@ -97,23 +89,7 @@ driver::CompileOptions Options(int threads) {
 }
 
 std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
-  Result<IRModule> mod = text::ParseModule(source, "sym_conv_test.relax");
-  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
-  if (!mod.ok()) return nullptr;
-  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, Options(threads));
-  EXPECT_TRUE(program.ok()) << program.status().ToString();
-  if (!program.ok()) return nullptr;
-  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
-  EXPECT_TRUE(bytes.ok());
-  if (!bytes.ok()) return nullptr;
-  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
-  std::memcpy(owned, bytes->data(), bytes->size());
-  vm::LoadOptions load;
-  load.num_threads = threads;
-  auto loaded = vm::Module::LoadOwnedBuffer(
-      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned, load);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  return loaded.ok() ? *loaded : nullptr;
+  return CompileAndLoad(source, Options(threads), threads);
 }
 
 PrimFunc LowerConv(const SymCase& k, int threads) {
@@ -267,12 +243,56 @@ TEST(ConvSymbolicScheduleTest, DepthwiseTakesTilesOfRows) {
     for (auto want : std::vector<std::pair<int64_t, int64_t>>{{6, 32}, {8, 16}, {8, 8}, {8, 32}, {8, 1}}) {
       EXPECT_NE(std::find(tiles.begin(), tiles.end(), want), tiles.end()) << want.first << " x " << want.second;
     }
+    // Padded, stride 1: also the flat plane tiles of 4 channels for the
+    // widths the spatial tiles cover badly; unpadded ones have none.
+    const bool padded = k.pt > 0;
+    for (auto want : std::vector<std::pair<int64_t, int64_t>>{{4, 32}, {4, 16}, {4, 8}, {4, 1}}) {
+      EXPECT_EQ(std::find(tiles.begin(), tiles.end(), want) != tiles.end(), padded)
+          << want.first << " x " << want.second;
+    }
+  }
+  {
+    // Strided depthwise: no plane tiles (their flat span assumes stride 1).
+    PrimFunc f = LowerConv(SymCase{16, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16}, 1);
+    ASSERT_NE(f, nullptr);
+    for (auto t : AccTiles(f->body)) EXPECT_NE(t.first, 4) << t.first << " x " << t.second;
   }
   for (const SymCase& k : {SymCase{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8}, SymCase{16, 16, 1, 1}}) {
     SCOPED_TRACE(k.Name());
     PrimFunc f = LowerConv(k, 1);
     ASSERT_NE(f, nullptr);
     for (auto t : AccTiles(f->body)) EXPECT_EQ(t.first, 8) << t.first << " x " << t.second;
+  }
+}
+
+// Whether the function allocates a buffer of rank 4 (an intermediate
+// tensor the size of the convolution's output).
+bool AllocatesRank4(const Stmt& body) {
+  struct Find : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* a = As<AllocateNode>(s)) found |= a->buffer->shape.size() == 4;
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.found;
+}
+
+TEST(ConvSymbolicScheduleTest, EpilogueFusesWithAStaticBatchOfOne) {
+  // A batch of one with symbolic height and width (one image of any size):
+  // legalize writes the epilogue's read of C as C[0, o, y, x]. It is still
+  // at the loop point, so scale, shift and relu run on the accumulators;
+  // before, C and the scaled copy were whole tensors written and read back
+  // (48 channels at 80 x 80, 3 x 3 depthwise + bias + hard-swish: 350 ->
+  // 190 us, one thread).
+  for (SymCase k : {SymCase{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, "bn_relu"},
+                    SymCase{12, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}}) {
+    k.batch1 = true;
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerConv(k, 1);
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(AllocatesRank4(f->body));
   }
 }
 
@@ -299,14 +319,14 @@ void CheckNumbers(const SymCase& k, int threads, const std::vector<std::pair<int
   auto mod = Compile(SymModule(k), threads);
   ASSERT_NE(mod, nullptr);
   int64_t cg = k.c / k.groups, og = k.o / k.groups;
-  std::vector<float> w = Random(k.o * cg * k.kh * k.kw, 2), scale = Random(k.o, 3), shift = Random(k.o, 4);
+  std::vector<float> w = RandomFloats(k.o * cg * k.kh * k.kw, 2), scale = RandomFloats(k.o, 3), shift = RandomFloats(k.o, 4);
   for (const auto& hw : sizes) {
     int64_t h = hw.first, wd = hw.second, ho = k.Ho(h), wo = k.Wo(wd);
     SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
-    std::vector<float> x = Random(n * k.c * h * wd, 1 + h * 100 + wd);
-    std::vector<Any> args = {MakeTensor({n, k.c, h, wd}, x), MakeTensor({k.o, cg, k.kh, k.kw}, w),
-                             MakeTensor({k.o, 1, 1}, scale), MakeTensor({k.o, 1, 1}, shift),
-                             MakeTensor({1, k.o, 1, 1}, shift)};
+    std::vector<float> x = RandomFloats(n * k.c * h * wd, 1 + h * 100 + wd);
+    std::vector<Any> args = {FloatTensor({n, k.c, h, wd}, x), FloatTensor({k.o, cg, k.kh, k.kw}, w),
+                             FloatTensor({k.o, 1, 1}, scale), FloatTensor({k.o, 1, 1}, shift),
+                             FloatTensor({1, k.o, 1, 1}, shift)};
     Any ret;
     std::unique_ptr<vm::Context> ctx = mod->CreateContext();
     Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -387,6 +407,16 @@ TEST(ConvSymbolicScheduleTest, GroupedAndDepthwise) {
   // Unpadded, and strided (PP-LCNet's stride-2 depthwise layers).
   CheckNumbers(SymCase{8, 8, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 8}, 1, {{9, 10}, {14, 37}, {20, 70}}, 1);
   CheckNumbers(SymCase{8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8, "bn_relu"}, 2, {{13, 17}, {16, 66}, {31, 99}}, 2);
+  // Plane tiles of 3 channels (6 channels), a dilated one, and one with
+  // the static batch of one, at the widths that take them (below 8, 9 to
+  // 12, 17 to 24) and around.
+  std::vector<std::pair<int64_t, int64_t>> plane = {{1, 1}, {2, 3}, {7, 7}, {9, 8}, {3, 9}, {10, 10}, {5, 12},
+                                                    {4, 13}, {20, 17}, {2, 20}, {11, 24}, {6, 25}, {20, 20}};
+  CheckNumbers(SymCase{6, 6, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2, 6, "bn_relu"}, 1, plane, 2);
+  CheckNumbers(SymCase{8, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2, 8}, 2, plane, 1);
+  SymCase one{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, "bn_relu"};
+  one.batch1 = true;
+  CheckNumbers(one, 1, plane, 1);
   // Two output channels per input channel: tiles of channels.
   CheckNumbers(SymCase{8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8}, 1, {{9, 33}, {8, 16}}, 1);
   CheckNumbers(SymCase{8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2}, 1, kSizes, 1);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "compiler/driver/compile.h"
+#include "compiler/tir/compiled_test_util.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/stmt_functor.h"
@@ -26,6 +27,11 @@
 namespace kiln {
 namespace tir {
 namespace {
+
+using test_util::CompileAndLoad;
+using test_util::FloatTensor;
+using test_util::InvokeMain;
+using test_util::RandomFloats;
 
 using namespace ir;  // NOLINT
 
@@ -261,40 +267,10 @@ TEST(MatmulScheduleTest, NonMatmulNestsAreLeftAlone) {
 
 // ---------------------------------------------------------------- numbers
 
-std::vector<float> Random(int64_t count, uint64_t seed) {
-  std::vector<float> v(static_cast<size_t>(count));
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& x : v) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x = static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f;
-  }
-  return v;
-}
-
-Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& data) {
-  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
-  std::memcpy(t.data<float>(), data.data(), data.size() * sizeof(float));
-  return t;
-}
-
 std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
-  Result<IRModule> mod = text::ParseModule(source, "matmul_test.relax");
-  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
-  if (!mod.ok()) return nullptr;
   driver::CompileOptions options;
   options.num_threads_hint = threads;
-  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, options);
-  EXPECT_TRUE(program.ok()) << program.status().ToString();
-  if (!program.ok()) return nullptr;
-  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
-  EXPECT_TRUE(bytes.ok());
-  if (!bytes.ok()) return nullptr;
-  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
-  std::memcpy(owned, bytes->data(), bytes->size());
-  auto loaded = vm::Module::LoadOwnedBuffer(
-      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  return loaded.ok() ? *loaded : nullptr;
+  return CompileAndLoad(source, options, 0);
 }
 
 std::string Shape(const std::vector<std::string>& dims) {
@@ -342,9 +318,9 @@ void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int
   std::vector<int64_t> a_shape = batch ? std::vector<int64_t>{batch, m, k} : std::vector<int64_t>{m, k};
   std::vector<int64_t> o_shape = batch ? std::vector<int64_t>{batch, m, n} : std::vector<int64_t>{m, n};
   int64_t nb = batch ? batch : 1;
-  std::vector<float> a = Random(nb * m * k, 1), b = Random(k * n, 2), bias = Random(n, 3), r = Random(nb * m * n, 4);
-  std::vector<Any> args = {MakeTensor(a_shape, a), MakeTensor({k, n}, b), MakeTensor({n}, bias),
-                           MakeTensor(o_shape, r)};
+  std::vector<float> a = RandomFloats(nb * m * k, 1), b = RandomFloats(k * n, 2), bias = RandomFloats(n, 3), r = RandomFloats(nb * m * n, 4);
+  std::vector<Any> args = {FloatTensor(a_shape, a), FloatTensor({k, n}, b), FloatTensor({n}, bias),
+                           FloatTensor(o_shape, r)};
   Any ret;
   std::unique_ptr<vm::Context> ctx = mod.CreateContext();
   Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);

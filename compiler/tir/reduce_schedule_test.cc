@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "compiler/driver/compile.h"
+#include "compiler/tir/compiled_test_util.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/stmt_functor.h"
@@ -25,6 +26,11 @@
 namespace kiln {
 namespace tir {
 namespace {
+
+using test_util::CompileAndLoad;
+using test_util::FloatTensor;
+using test_util::InvokeMain;
+using test_util::RandomFloats;
 
 using namespace ir;  // NOLINT
 
@@ -316,42 +322,10 @@ TEST(ReduceScheduleTest, DriverSoftmaxIsOneParallelRowLoop) {
   EXPECT_EQ(prims, 1);
 }
 
-std::vector<float> Random(int64_t count, uint64_t seed, float scale) {
-  std::vector<float> v(static_cast<size_t>(count));
-  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
-  for (auto& x : v) {
-    s = s * 6364136223846793005ull + 1442695040888963407ull;
-    x = scale * (static_cast<float>((s >> 40) & 0xFFFFFF) / float(1 << 23) - 1.0f);
-  }
-  return v;
-}
-
-Tensor MakeTensor(const std::vector<int64_t>& shape, const std::vector<float>& data) {
-  Tensor t = Tensor::Empty(shape, DType::Float32()).value();
-  std::memcpy(t.data<float>(), data.data(), data.size() * sizeof(float));
-  return t;
-}
-
 std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
-  Result<IRModule> mod = text::ParseModule(source, "reduce_test.relax");
-  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
-  if (!mod.ok()) return nullptr;
   driver::CompileOptions options;
   options.num_threads_hint = threads;
-  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, options);
-  EXPECT_TRUE(program.ok()) << program.status().ToString();
-  if (!program.ok()) return nullptr;
-  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
-  EXPECT_TRUE(bytes.ok());
-  if (!bytes.ok()) return nullptr;
-  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
-  std::memcpy(owned, bytes->data(), bytes->size());
-  vm::LoadOptions load;
-  load.num_threads = threads;
-  auto loaded = vm::Module::LoadOwnedBuffer(
-      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned, load);
-  EXPECT_TRUE(loaded.ok()) << loaded.status().ToString();
-  return loaded.ok() ? *loaded : nullptr;
+  return CompileAndLoad(source, options, threads);
 }
 
 enum class Op { kSoftmax, kLayerNorm, kRmsNorm, kSum, kMax, kMeanThenScale };
@@ -451,8 +425,8 @@ void Check(Op op, const std::vector<int64_t>& compiled_shape, const std::string&
   if (!sym.empty()) shape[0] = run_rows;
   int64_t cols = shape.back(), rows = 1;
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
-  std::vector<float> x = Random(rows * cols, 7, 3.0f), g = Random(cols, 8, 1.0f), b = Random(cols, 9, 1.0f);
-  std::vector<Any> args = {MakeTensor(shape, x), MakeTensor({cols}, g), MakeTensor({cols}, b)};
+  std::vector<float> x = RandomFloats(rows * cols, 7, 3.0f), g = RandomFloats(cols, 8, 1.0f), b = RandomFloats(cols, 9, 1.0f);
+  std::vector<Any> args = {FloatTensor(shape, x), FloatTensor({cols}, g), FloatTensor({cols}, b)};
   std::unique_ptr<vm::Context> ctx = mod->CreateContext();
   Any ret;
   Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -518,11 +492,11 @@ void CheckLongRow(Op op, int64_t cols, int threads) {
   auto mod = Compile(Module(op, {1, cols}, ""), threads);
   ASSERT_NE(mod, nullptr);
   bool positive = op == Op::kSum || op == Op::kMeanThenScale;
-  std::vector<float> x = Random(cols, 11, 3.0f), g = Random(cols, 12, 1.0f), b = Random(cols, 13, 1.0f);
+  std::vector<float> x = RandomFloats(cols, 11, 3.0f), g = RandomFloats(cols, 12, 1.0f), b = RandomFloats(cols, 13, 1.0f);
   if (positive) {
     for (float& v : x) v = std::fabs(v);
   }
-  std::vector<Any> args = {MakeTensor({1, cols}, x), MakeTensor({cols}, g), MakeTensor({cols}, b)};
+  std::vector<Any> args = {FloatTensor({1, cols}, x), FloatTensor({cols}, g), FloatTensor({cols}, b)};
   std::unique_ptr<vm::Context> ctx = mod->CreateContext();
   Any ret;
   Status st = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -666,7 +640,7 @@ void CheckSpecialRows(const std::vector<int64_t>& compiled_shape, const std::str
   if (!sym.empty()) shape[0] = run_rows;
   int64_t rows = shape[0], cols = shape[1];
   ASSERT_GE(rows, 10);
-  std::vector<float> x = Random(rows * cols, 11, 3.0f);
+  std::vector<float> x = RandomFloats(rows * cols, 11, 3.0f);
   auto at = [&](int64_t r, int64_t c) -> float& { return x[static_cast<size_t>(r * cols + c)]; };
   const float inf = INFINITY, nan = NAN;
   at(1, cols / 2) = nan;                          // NaN inside
@@ -680,8 +654,8 @@ void CheckSpecialRows(const std::vector<int64_t>& compiled_shape, const std::str
   at(7, cols - 1) = nan;                          // +inf and NaN
   at(8, cols / 2) = -inf;
   at(8, cols / 2 + 1) = nan;                      // -inf then NaN
-  std::vector<Any> args = {MakeTensor(shape, x), MakeTensor({cols}, std::vector<float>(cols, 1.0f)),
-                           MakeTensor({cols}, std::vector<float>(cols, 0.0f))};
+  std::vector<Any> args = {FloatTensor(shape, x), FloatTensor({cols}, std::vector<float>(cols, 1.0f)),
+                           FloatTensor({cols}, std::vector<float>(cols, 0.0f))};
   std::unique_ptr<vm::Context> ctx = mod->CreateContext();
   Any ret;
   Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -713,11 +687,11 @@ TEST(ReduceScheduleTest, MaxReductionStillPropagatesNaN) {
   for (int threads : {1, 2}) {
     auto mod = Compile(Module(Op::kMax, {3, 300}, ""), threads);
     ASSERT_NE(mod, nullptr);
-    std::vector<float> x = Random(3 * 300, 12, 3.0f);
+    std::vector<float> x = RandomFloats(3 * 300, 12, 3.0f);
     x[5] = NAN;          // row 0, in the vector part
     x[300 + 299] = NAN;  // row 1, in the tail
-    std::vector<Any> args = {MakeTensor({3, 300}, x), MakeTensor({300}, std::vector<float>(300, 1.0f)),
-                             MakeTensor({300}, std::vector<float>(300, 0.0f))};
+    std::vector<Any> args = {FloatTensor({3, 300}, x), FloatTensor({300}, std::vector<float>(300, 1.0f)),
+                             FloatTensor({300}, std::vector<float>(300, 0.0f))};
     std::unique_ptr<vm::Context> ctx = mod->CreateContext();
     Any ret;
     ASSERT_TRUE(ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret).ok());

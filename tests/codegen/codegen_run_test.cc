@@ -282,6 +282,37 @@ class Module:
   EXPECT_NE(ir->find(on), std::string::npos);              // the inner loop
 }
 
+TEST(CodegenLibraryTest, VectorLoopsOfRunTimeExtentFoldTheirTail) {
+  // A vectorized loop over a symbolic extent (a row of a model compiled for
+  // every image size) asks LLVM for masked lanes and no interleaving, so a
+  // row of 10 runs as one masked vector instead of a scalar remainder; a
+  // static extent keeps LLVM's own choice.
+  const char* source = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def row(a: T.handle, b: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        for i in T.vectorized(n):
+            B[i] = A[i] * T.float32(2)
+    @T.prim_func
+    def fixed(A: T.Buffer((100,), "float32"), B: T.Buffer((100,), "float32")):
+        for i in T.vectorized(100):
+            B[i] = A[i] * T.float32(2)
+)";
+  Result<ir::IRModule> mod = text::ParseModule(source, "<test>");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  for (const auto& e : mod->entries) {
+    SCOPED_TRACE(e.name);
+    Result<std::string> ir = codegen::EmitLLVMIR({e.prim}, {"", "", "", 0});
+    ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+    const bool symbolic = e.name == "row";
+    EXPECT_EQ(ir->find("!\"llvm.loop.vectorize.predicate.enable\", i1 true}") != std::string::npos, symbolic) << *ir;
+    EXPECT_EQ(ir->find("!\"llvm.loop.interleave.count\", i32 1}") != std::string::npos, symbolic);
+  }
+}
+
 // LLVM 19's SLP vectorizer miscompiled this broadcast on AVX-512 targets
 // (masked-gather trees with poison lanes: 4 of 60 outputs wrong), so x86
 // code is built with "+prefer-no-gather" (native_codegen.cc). The IR check

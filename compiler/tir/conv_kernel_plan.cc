@@ -1,0 +1,221 @@
+#include "compiler/tir/conv_kernel.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/tir/nest_util.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
+
+namespace kiln {
+namespace tir {
+namespace conv {
+
+using namespace nest;  // NOLINT: the shared nest helpers
+
+ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int threads, const ScheduleKnobs& knobs,
+           std::vector<ConcatSource> sources)
+    : cv_(cv), stages_(stages), threads_(threads), knobs_(knobs), sources_(std::move(sources)) {
+  shift_planes_ = ChooseShiftPlanes();
+  offa_max_ = ((cv.kh - 1) * cv.dh) / cv.sh;
+  offb_max_ = shift_planes_ ? 0 : ((cv.kw - 1) * cv.dw) / cv.sw;
+  hq_ = cv.ho + offa_max_ + 1;
+  wq_ = cv.wo + offb_max_;
+  planes_ = cv.sh * ColPlanes();
+  int64_t j = cv.ho * wq_;
+  // Tile shape (MR rows x NR columns): each tap costs a tile about
+  // MR * NR / 16 FMA cycles plus a few cycles of loop and broadcast
+  // overhead, so the larger tile (24 accumulators) is cheaper per output
+  // unless it computes many more padding columns. Pick the cheaper shape.
+  // (4 x 112, 28 accumulators, made LLVM spill.) Groups of one or two
+  // output channels (depthwise) have few rows and few taps, so wider tiles
+  // (up to 16 accumulators) amortize the per-tile zeroing and write-back.
+  struct Shape {
+    int mr, nr;
+  };
+  std::vector<Shape> shapes = {{8, 32}, {8, 48}};
+  if (cv.opg <= 2) shapes.insert(shapes.end(), {{8, 64}, {8, 128}});
+  // Shift planes: one tile of the whole plane (j <= kMaxShiftPlaneColumns),
+  // as many channels as keep 24 accumulator registers; larger planes in
+  // tiles of 32 or 48 and a last one of the columns left (an explicit
+  // vector as narrow as they are).
+  if (shift_planes_ && j <= kMaxShiftPlaneColumns) {
+    shapes = {{static_cast<int>(24 / CeilDiv(j, 16)), static_cast<int>(j)}};
+  }
+  // Pointwise (1x1, stride 1, no padding): the input already is the
+  // packed form (one plane, rows W apart, no halo), so the tiles read it
+  // in place. A tile may not run past the end of a plane (past the last
+  // channel that would leave the buffer), so NR is at most H * W and the
+  // last column tile is moved back to end at H * W.
+  int64_t hw = cv.ho * cv.wo;
+  direct_ = cv.kh == 1 && cv.kw == 1 && cv.sh == 1 && cv.sw == 1 && cv.pt == 0 && cv.pl == 0 &&
+            cv.ho == cv.h && cv.wo == cv.w && hw >= 16 && cv.opg > 2;
+  if (!direct_ || cv.groups != 1) sources_.clear();
+  if (direct_) {
+    shapes = {{8, 16}, {8, 32}, {8, 48}};
+    shapes.erase(std::remove_if(shapes.begin(), shapes.end(), [&](const Shape& sh) { return sh.nr > hw; }),
+                 shapes.end());
+  }
+  // The conv.mr / conv.nr knobs (schedule_knobs.h) replace the rows or
+  // columns of every candidate shape (the estimate still picks among what
+  // is left); not for the one-tile shift planes, whose width is the plane.
+  int64_t kmr = knobs_.Get("conv.mr"), knr = knobs_.Get("conv.nr");
+  if ((kmr > 0 || knr > 0) && !(shift_planes_ && j <= kMaxShiftPlaneColumns)) {
+    std::vector<Shape> tuned;
+    for (const Shape& sh : shapes) {
+      Shape t{kmr > 0 ? static_cast<int>(std::min<int64_t>(kmr, 8)) : sh.mr,
+              knr > 0 ? static_cast<int>((knr + 15) / 16 * 16) : sh.nr};
+      if (!(direct_ && t.nr > hw)) tuned.push_back(t);
+    }
+    if (!tuned.empty()) shapes = tuned;
+  }
+  int64_t best = -1;
+  for (const Shape& sh : shapes) {
+    int mr = static_cast<int>(std::min<int64_t>(sh.mr, cv.opg));
+    int64_t row_tiles = cv.opg / mr + cv.opg % mr;  // leftovers: one-row tiles
+    // An 8 x 16 tile has too few accumulators to hide the FMA latency.
+    auto tile_cost = [&](int nr) { return (mr * nr / 16 + kTapOverhead) * (nr == 16 ? 2 : 1); };
+    int64_t col_tiles = (j + sh.nr - 1) / sh.nr;
+    int64_t cost = row_tiles * col_tiles * tile_cost(sh.nr);
+    int last = sh.nr;
+    // Pointwise: the last column tile (moved back to end at H * W) may be
+    // narrower, just wide enough for the columns left (13^2 = 169 columns:
+    // 3 x 48 + 32 instead of 4 x 48).
+    if (shift_planes_ && j > kMaxShiftPlaneColumns && j % sh.nr != 0) {
+      last = static_cast<int>(j % sh.nr);
+      cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + mr * VectorSlots(last) / 2 + kTapOverhead);
+    }
+    if (direct_ && j % sh.nr != 0) {
+      last = static_cast<int>((j % sh.nr + 15) / 16 * 16);
+      cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + tile_cost(last));
+      // A few columns left: one 8-channel vector per column instead
+      // (RemainderTile: partial sums over interleaved channels keep it
+      // from waiting on the FMA latency).
+      if (RemainderFits(mr, j % sh.nr)) {
+        cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + kTapOverhead + 1);
+        last = -static_cast<int>(j % sh.nr);
+      }
+    }
+    if (best < 0 || cost < best) {
+      best = cost;
+      mr_ = mr;
+      nr_ = sh.nr;
+      nr_last_ = last;
+    }
+  }
+  jt_ = (j + nr_ - 1) / nr_;
+  plane_len_ = std::max(hq_ * wq_, jt_ * nr_ + offa_max_ * wq_ + offb_max_);
+  ChooseRowTiles();
+  if (row_tiles_) {
+    // The last row's last tile reads up to its rounded-up width.
+    int64_t end = (cv.ho - 1) * wq_ + (row_ncol_ - 1) * row_nr_ + (row_last_w_ + 15) / 16 * 16 +
+                  offa_max_ * wq_ + offb_max_;
+    plane_len_ = std::max(plane_len_, end);
+  }
+  // Planes start on a 64-byte boundary, so tap (0, 0) reads whole cache lines.
+  plane_len_ = (plane_len_ + 15) / 16 * 16;
+  full_ = cv.opg / mr_;
+  rem_ = cv.opg % mr_;
+  ChooseBands();
+}
+
+bool ConvKernel::ChooseShiftPlanes() const {
+  const ConvNest& cv = cv_;
+  if (cv.sh != 1 || cv.sw != 1 || cv.kw < 2 || cv.opg <= 2 || cv.wblock != 0 || !sources_.empty()) return false;
+  const int64_t exact = cv.ho * cv.wo;
+  const int64_t halo = cv.ho * (cv.wo + (cv.kw - 1) * cv.dw);
+  if (exact <= kMaxShiftPlaneColumns) return VectorSlots(exact) < 2 * CeilDiv(halo, 16);
+  if (exact > (threads_ >= 2 ? kMaxShiftPlaneTiledColumns : kMaxShiftPlaneTiledColumnsOneThread)) return false;
+  auto tile_cost = [](int64_t nr) { return 8 * nr / 16 + kTapOverhead; };
+  int64_t halo_cost = -1, shift_cost = -1;
+  for (int64_t nr : {32, 48}) {
+    int64_t h = CeilDiv(halo, nr) * tile_cost(nr);
+    int64_t s = exact / nr * tile_cost(nr) + (exact % nr ? 8 * VectorSlots(exact % nr) / 2 + kTapOverhead : 0);
+    halo_cost = halo_cost < 0 ? h : std::min(halo_cost, h);
+    shift_cost = shift_cost < 0 ? s : std::min(shift_cost, s);
+  }
+  return shift_cost < halo_cost;
+}
+
+bool ConvKernel::WholePlaneTailTaps(TapBox* box) const {
+  if (!shift_planes_ || nr_ != cv_.ho * cv_.wo || nr_ % 16 == 0 || nr_ < 16) return false;
+  *box = TapsReadingInput(cv_, nr_ / 16 * 16, nr_);
+  return box->taps() < cv_.kh * cv_.kw;
+}
+
+void ConvKernel::ChooseRowTiles() {
+  row_tiles_ = false;
+  const int64_t taps = cv_.ki * cv_.kh * cv_.kw;
+  if (direct_ || shift_planes_ || cv_.opg <= 2 || mr_ != 8 || taps > kMaxRowTileTaps || cv_.wo < 16) return;
+  auto tile_cost = [&](int64_t nr) { return (mr_ * nr / 16 + kTapOverhead) * (nr == 16 ? 2 : 1); };
+  int64_t flat = CeilDiv(cv_.ho * wq_, nr_) * (tile_cost(nr_) * taps + kFlatWriteBackTaps * tile_cost(nr_));
+  int64_t best = -1;
+  for (int64_t nr : {32, 48}) {
+    for (int64_t ncol = 1; (ncol - 1) * nr < cv_.wo; ++ncol) {
+      int64_t last = cv_.wo - (ncol - 1) * nr;
+      if (last < 1 || last > 48 || (last + 15) / 16 * 16 > cv_.wo) continue;
+      int64_t cost = cv_.ho * ((ncol - 1) * tile_cost(nr) + tile_cost((last + 15) / 16 * 16)) * taps;
+      if (best < 0 || cost < best) {
+        best = cost;
+        row_nr_ = nr;
+        row_ncol_ = ncol;
+        row_last_w_ = last;
+      }
+    }
+  }
+  row_tiles_ = best >= 0 && best < flat;
+  // The conv.row_tiles knob: 1 never, 2 whenever they apply.
+  if (knobs_.Get("conv.row_tiles") > 0) row_tiles_ = best >= 0 && knobs_.Get("conv.row_tiles") == 2;
+}
+
+void ConvKernel::ChooseBands() {
+  band_rows_ = 0;
+  if (cv_.opg > 2) return;
+  int64_t per_band = cv_.n * cv_.groups;
+  int64_t rows = std::min(cv_.ho, std::max(CeilDiv(4 * nr_, wq_), 2 * (offa_max_ + 1)));
+  auto tasks = [&](int64_t r) { return per_band * CeilDiv(cv_.ho, r); };
+  if (tasks(rows) < kMinConvBandTasks) return;
+  while (rows < cv_.ho && tasks(rows + 1) >= 2 * kMinConvBandTasks) ++rows;
+  band_rows_ = rows;
+  nbands_ = CeilDiv(cv_.ho, rows);
+  int64_t cols = CeilDiv(rows * wq_, nr_) * nr_;
+  band_len_ = std::max((rows + offa_max_ + 1) * wq_, cols + offa_max_ * wq_ + offb_max_);
+  // Depthwise (one output channel per group) on rows of 12 columns or
+  // more: tiles of several output rows of one channel (see Tile), NR the
+  // row width rounded up to 16 (at most 64, then several column tiles).
+  if (cv_.opg == 1 && wq_ >= 12) {
+    nr_ = static_cast<int>(std::min<int64_t>(64, (wq_ + 15) / 16 * 16));
+    // 8 to 16 accumulators; fewer rows when that computes fewer rows past
+    // the band's end (14 rows: 2 tiles of 7, not 2 of 8). Each tile also
+    // loads its offa_max halo rows.
+    int64_t most = nr_ == 16 ? 8 : nr_ == 32 ? 6 : 4;
+    srows_ = most;
+    auto cost = [&](int64_t s) { return CeilDiv(rows, s) * (s + offa_max_); };
+    for (int64_t s = most - 1; s >= (most + 1) / 2; --s)
+      if (cost(s) < cost(srows_)) srows_ = s;
+    band_len_ = std::max(band_len_, (CeilDiv(rows, srows_) * srows_ + offa_max_) * wq_ +
+                                        CeilDiv(wq_, nr_) * nr_ + offb_max_);
+  }
+  band_len_ = (band_len_ + 15) / 16 * 16;
+}
+
+bool ConvKernel::ParallelWork(int64_t count) const {
+  int64_t work = cv_.n * cv_.o * cv_.ho * cv_.wo * cv_.ki * cv_.kh * cv_.kw;
+  return threads_ >= 2 && count >= 2 && work >= kMinParallelConvWork;
+}
+
+bool ConvKernel::RowBlocksFastest(int64_t rb_count) const {
+  constexpr int64_t kMaxRowBlocks = 4, kMinInputBytes = 512 * 1024, kMaxWeightBytes = 64 * 1024;
+  int64_t input_bytes = cv_.n * cv_.ch * cv_.h * cv_.w * 4, weight_bytes = cv_.o * cv_.ki * 4;
+  return direct_ && rb_count >= 2 && rb_count <= kMaxRowBlocks && input_bytes > kMinInputBytes &&
+         weight_bytes <= kMaxWeightBytes;
+}
+
+bool ConvKernel::RemainderFits(int mr, int64_t cols) const {
+  return cols > 0 && cols <= kMaxRemainderColumns && mr == 8 && cv_.wblock == mr && cv_.opg % mr == 0;
+}
+
+}  // namespace conv
+}  // namespace tir
+}  // namespace kiln
