@@ -207,9 +207,22 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
          Op(m, "Resize", {"x", "", "s"});
        }, "scales needs 4 values, got 2"},
       {"resize scales unknown", {1, 1, 2, 2}, [](B& m) {
-         m.Input("s", TensorProto::FLOAT, {4});
+         m.InitializerI64("s", {4}, {1, 1, 2, 2});  // a constant, but not float32
          Op(m, "Resize", {"x", "", "s"});
        }, "scales (input 2) must be a float32 constant known at import time"},
+      {"resize run-time scales count", {1, 1, 2, 2}, [](B& m) {
+         m.Input("s", TensorProto::FLOAT, {3});
+         Op(m, "Resize", {"x", "", "s"});
+       }, "scales (input 2) read at run time must be a float32 tensor of 4 values"},
+      {"resize crop roi count", {1, 1, 2, 2}, [](B& m) {
+         m.Input("s", TensorProto::FLOAT, {4});
+         m.Input("roi", TensorProto::FLOAT, {4});
+         B::AttrString(Op(m, "Resize", {"x", "roi", "s"}), "coordinate_transformation_mode", "tf_crop_and_resize");
+       }, "a roi (input 1) that is not 8 values (all four axes)"},
+      {"resize crop without roi", {1, 1, 2, 2}, [](B& m) {
+         m.Input("s", TensorProto::FLOAT, {4});
+         B::AttrString(Op(m, "Resize", {"x", "", "s"}), "coordinate_transformation_mode", "tf_crop_and_resize");
+       }, "tf_crop_and_resize needs a roi (input 1)"},
       {"resize symbolic", {1, 1, "h", 2}, [](B& m) {
          m.Initializer("s", {4}, {1, 1, 1.5f, 2});
          Op(m, "Resize", {"x", "", "s"});
