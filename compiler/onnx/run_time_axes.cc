@@ -73,6 +73,18 @@ Result<ir::Expr> NormAxes(NodeCtx& ctx, ir::Expr axes, int64_t rank) {
   return ctx.Op("where", {neg, up, axes});
 }
 
+// The number of normalized axes outside [0, rank), as int64 [1]. The
+// converters read it with the sizes they read anyway, matched against 0, so
+// an axis out of range is a run-time error, never silently ignored (a read
+// of its own would be removed as unused).
+Result<ir::Expr> AxesOutOfRange(NodeCtx& ctx, ir::Expr axes_n, int64_t rank) {
+  KILN_ASSIGN_OR_RETURN(ir::Expr lo, ctx.Op("less", {axes_n, I64(0)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr hi, ctx.Op("greater_equal", {axes_n, I64(rank)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr bad, ctx.Op("logical_or", {lo, hi}));
+  KILN_ASSIGN_OR_RETURN(bad, ctx.Op("astype", {bad}, {{"dtype", AttrS("int64")}}));
+  return ctx.Op("sum", {bad}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}});
+}
+
 // [rank, k] int64: 1 where axis i (row) is axes[j] (column).
 Result<ir::Expr> AxisMatch(NodeCtx& ctx, ir::Expr axes_n, PrimExpr k, int64_t rank) {
   KILN_ASSIGN_OR_RETURN(ir::Expr i, Arange(ctx, rank));
@@ -110,18 +122,26 @@ Result<ir::Expr> Compact(NodeCtx& ctx, ir::Expr values, ir::Expr keep, int64_t r
 // x reshaped to the n sizes of `shape` [n], read when the program runs; the
 // product of the sizes is read too and must be x's element count (the
 // match checks it), so a wrong size is an error, not a bad read.
+// With `must_be_zero` ([1], an AxesOutOfRange count) read along, matched
+// against 0.
 Result<ir::Expr> ReshapeAtRunTime(NodeCtx& ctx, const ir::TensorSInfo& xi, ir::Expr x, ir::Expr shape, int64_t n,
-                                  const std::string& base) {
+                                  const std::string& base, ir::Expr must_be_zero = nullptr) {
   PrimExpr total(int64_t{1});
   for (const auto& d : xi.shape) total = total * d;
   total = SimplifyDim(total);
   if (n == 0) return Reshape(ctx, x, {});
   KILN_ASSIGN_OR_RETURN(ir::Expr count, ctx.Op("prod", {shape}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}}));
-  KILN_ASSIGN_OR_RETURN(ir::Expr with_count, ctx.Op("concat", {Tuple({shape, count})}, {{"axis", AttrI(0)}}));
-  std::vector<PrimExpr> expected(static_cast<size_t>(n) + 1);
+  std::vector<ir::Expr> parts = {shape, count};
+  if (must_be_zero) parts.push_back(must_be_zero);
+  KILN_ASSIGN_OR_RETURN(ir::Expr with_count, ctx.Op("concat", {Tuple(parts)}, {{"axis", AttrI(0)}}));
+  const int64_t len = n + static_cast<int64_t>(parts.size()) - 1;
+  std::vector<PrimExpr> expected(static_cast<size_t>(len));
   expected[static_cast<size_t>(n)] = total;
-  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ReadShapeAtRunTime(ctx, with_count, n + 1, base, expected));
-  dims.pop_back();
+  if (must_be_zero) expected[static_cast<size_t>(n) + 1] = PrimExpr(int64_t{0});
+  // The match's name says what its last entry counts.
+  const std::string name = must_be_zero ? base + "_and_count_of_axes_out_of_range" : base;
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ReadShapeAtRunTime(ctx, with_count, len, name, expected));
+  dims.resize(static_cast<size_t>(n));
   return Reshape(ctx, x, dims);
 }
 
@@ -145,12 +165,13 @@ Status RunTimeSqueeze(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   if (k == 0) return Set(ctx, x);
   KILN_ASSIGN_OR_RETURN(axes, NormAxes(ctx, axes, r));
+  KILN_ASSIGN_OR_RETURN(ir::Expr bad, AxesOutOfRange(ctx, axes, r));
   KILN_ASSIGN_OR_RETURN(ir::Expr mask, AxesMask(ctx, axes, k, r));
   KILN_ASSIGN_OR_RETURN(ir::Expr keep, ctx.Op("subtract", {I64(1), mask}));
   KILN_ASSIGN_OR_RETURN(ir::Expr dims, ShapeTensor(ctx, xi->shape));
   KILN_ASSIGN_OR_RETURN(ir::Expr out, Compact(ctx, dims, keep, r, r - k));
   // The element count match makes a squeezed axis other than 1 an error.
-  return Set(ctx, ReshapeAtRunTime(ctx, *xi, x, out, r - k, ctx.node().output(0) + "_shape"));
+  return Set(ctx, ReshapeAtRunTime(ctx, *xi, x, out, r - k, ctx.node().output(0) + "_shape", bad));
 }
 
 Status RunTimeUnsqueeze(NodeCtx& ctx) {
@@ -162,6 +183,7 @@ Status RunTimeUnsqueeze(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   if (r == 0) return Set(ctx, Reshape(ctx, x, std::vector<PrimExpr>(static_cast<size_t>(k), PrimExpr(int64_t{1}))));
   KILN_ASSIGN_OR_RETURN(axes, NormAxes(ctx, axes, out_rank));
+  KILN_ASSIGN_OR_RETURN(ir::Expr bad, AxesOutOfRange(ctx, axes, out_rank));
   KILN_ASSIGN_OR_RETURN(ir::Expr is_new, AxesMask(ctx, axes, k, out_rank));
   // Output axis j that is not new reads input axis j - (new axes before j).
   KILN_ASSIGN_OR_RETURN(ir::Expr j, Arange(ctx, out_rank));
@@ -176,7 +198,7 @@ Status RunTimeUnsqueeze(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(ir::Expr from, ctx.Op("take", {dims, src}, {{"axis", AttrI(0)}}));
   KILN_ASSIGN_OR_RETURN(ir::Expr isn, ctx.Op("greater", {is_new, I64(0)}));
   KILN_ASSIGN_OR_RETURN(ir::Expr out, ctx.Op("where", {isn, I64(1), from}));
-  return Set(ctx, ReshapeAtRunTime(ctx, *xi, x, out, out_rank, ctx.node().output(0) + "_shape"));
+  return Set(ctx, ReshapeAtRunTime(ctx, *xi, x, out, out_rank, ctx.node().output(0) + "_shape", bad));
 }
 
 Status RunTimeReduce(NodeCtx& ctx, const char* relax_op, bool keepdims, bool noop_with_empty_axes) {
@@ -205,6 +227,7 @@ Status RunTimeReduce(NodeCtx& ctx, const char* relax_op, bool keepdims, bool noo
   }
   if (r == 0 || (static_len && k == 0)) return Internal("RunTimeReduce needs axes and a rank > 0");  // the callers handle these
   KILN_ASSIGN_OR_RETURN(axes, NormAxes(ctx, axes, r));
+  KILN_ASSIGN_OR_RETURN(ir::Expr bad, AxesOutOfRange(ctx, axes, r));
   KILN_ASSIGN_OR_RETURN(ir::Expr red, AxesMask(ctx, axes, k_expr, r));
   if (!static_len && ai->ndim == 1) {
     // No axes when the program runs: every axis, or none with noop_with_empty_axes.
@@ -223,7 +246,7 @@ Status RunTimeReduce(NodeCtx& ctx, const char* relax_op, bool keepdims, bool noo
   KILN_ASSIGN_OR_RETURN(ir::Expr pairs, ctx.Op("concat", {Tuple({kc, gc})}, {{"axis", AttrI(1)}}));
   KILN_ASSIGN_OR_RETURN(pairs, Reshape(ctx, pairs, {PrimExpr(2 * r)}));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
-  KILN_ASSIGN_OR_RETURN(ir::Expr view, ReshapeAtRunTime(ctx, *xi, x, pairs, 2 * r, ctx.node().output(0) + "_view"));
+  KILN_ASSIGN_OR_RETURN(ir::Expr view, ReshapeAtRunTime(ctx, *xi, x, pairs, 2 * r, ctx.node().output(0) + "_view", bad));
   std::vector<int64_t> odd;
   for (int64_t i = 0; i < r; ++i) odd.push_back(2 * i + 1);
   KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Op(relax_op, {view}, {{"axis", AttrInts(odd)}, {"keepdims", AttrB(false)}}));
@@ -244,6 +267,7 @@ Status RunTimeCumSum(NodeCtx& ctx, bool exclusive, bool reverse) {
   KILN_ASSIGN_OR_RETURN(ir::Expr axis, RunTimeInts(ctx, 1, "axis", &k));
   if (k != 1) return ctx.Invalid("axis must hold one value");
   KILN_ASSIGN_OR_RETURN(axis, NormAxes(ctx, axis, r));
+  KILN_ASSIGN_OR_RETURN(ir::Expr bad, AxesOutOfRange(ctx, axis, r));
   // The canonical view outer x axis x inner, sized when the program runs:
   // the scan is then over the static middle axis.
   KILN_ASSIGN_OR_RETURN(ir::Expr i, Arange(ctx, r));
@@ -257,7 +281,7 @@ Status RunTimeCumSum(NodeCtx& ctx, bool exclusive, bool reverse) {
   }
   KILN_ASSIGN_OR_RETURN(ir::Expr view_shape, ctx.Op("concat", {Tuple(parts)}, {{"axis", AttrI(0)}}));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
-  KILN_ASSIGN_OR_RETURN(ir::Expr view, ReshapeAtRunTime(ctx, *xi, x, view_shape, 3, ctx.node().output(0) + "_view"));
+  KILN_ASSIGN_OR_RETURN(ir::Expr view, ReshapeAtRunTime(ctx, *xi, x, view_shape, 3, ctx.node().output(0) + "_view", bad));
   const auto* vi = ir::SInfoAs<ir::TensorSInfo>(view->struct_info);
   if (!vi || vi->ndim != 3) return Internal("cumsum view without rank 3");
   const PrimExpr n = vi->shape[1];
@@ -323,6 +347,7 @@ Status RunTimeSlice(NodeCtx& ctx) {
     steps = MakeConstant(ones);
   }
   KILN_ASSIGN_OR_RETURN(axes, NormAxes(ctx, axes, r));
+  KILN_ASSIGN_OR_RETURN(ir::Expr bad, AxesOutOfRange(ctx, axes, r));
   // Per axis of x: its start, end and step (0, its size, 1 when no entry
   // names it), normalized and clamped as ONNX defines.
   KILN_ASSIGN_OR_RETURN(ir::Expr match, AxisMatch(ctx, axes, k, r));
@@ -333,6 +358,15 @@ Status RunTimeSlice(NodeCtx& ctx) {
     KILN_ASSIGN_OR_RETURN(ir::Expr m, ctx.Op("multiply", {match, row}));
     return RowSum(ctx, m);
   };
+  // Bounds and steps beyond +-2^50 (INT64_MAX for "to the end") act as
+  // +-2^50, so the arithmetic below cannot overflow.
+  auto bound = [&](ir::Expr v) -> Result<ir::Expr> {
+    KILN_ASSIGN_OR_RETURN(ir::Expr lo, ctx.Op("maximum", {v, I64(-kMaxElements)}));
+    return ctx.Op("minimum", {lo, I64(kMaxElements)});
+  };
+  KILN_ASSIGN_OR_RETURN(starts, bound(starts));
+  KILN_ASSIGN_OR_RETURN(ends, bound(ends));
+  KILN_ASSIGN_OR_RETURN(steps, bound(steps));
   KILN_ASSIGN_OR_RETURN(ir::Expr dims, ShapeTensor(ctx, xi->shape));
   KILN_ASSIGN_OR_RETURN(ir::Expr st, per_axis(starts));
   KILN_ASSIGN_OR_RETURN(ir::Expr en, per_axis(ends));
@@ -366,7 +400,12 @@ Status RunTimeSlice(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(ir::Expr num, ctx.Op("add", {span, mag}));
   KILN_ASSIGN_OR_RETURN(num, ctx.Op("subtract", {num, I64(1)}));
   KILN_ASSIGN_OR_RETURN(ir::Expr len, ctx.Op("floor_divide", {num, mag}));
-  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out, ReadShapeAtRunTime(ctx, len, r, ctx.node().output(0) + "_len"));
+  KILN_ASSIGN_OR_RETURN(ir::Expr len_bad, ctx.Op("concat", {Tuple({len, bad})}, {{"axis", AttrI(0)}}));
+  std::vector<PrimExpr> expected(static_cast<size_t>(r) + 1);
+  expected[static_cast<size_t>(r)] = PrimExpr(int64_t{0});
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out,
+                        ReadShapeAtRunTime(ctx, len_bad, r + 1, ctx.node().output(0) + "_len_and_count_of_axes_out_of_range", expected));
+  out.pop_back();
   // One gather per axis: start + arange(len) * step.
   KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Input(0));
   for (int64_t a = 0; a < r; ++a) {

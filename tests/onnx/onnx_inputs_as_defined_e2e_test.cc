@@ -83,6 +83,10 @@ TEST(OnnxInputsAsDefinedE2E, ReduceSumOverRunTimeAxes) {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r.value()[0].shape(), (keepdims ? std::vector<int64_t>{1, 3} : std::vector<int64_t>{3}));
     EXPECT_EQ(Values(r.value()[0]), (std::vector<float>{5, 7, 9}));
+    // An axis out of range is an error when the program runs, not ignored.
+    r = RunMain(module.value(), {x, I64({1}, {2})});
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find("count_of_axes_out_of_range"), std::string::npos) << r.status().message();
   }
 }
 
@@ -168,6 +172,9 @@ TEST(OnnxInputsAsDefinedE2E, SliceWithRunTimeStartsEndsAxesAndSteps) {
   r = RunMain(module.value(), {x, I64({1}, {3}), I64({1}, {1}), I64({1}, {1}), I64({1}, {1})});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{3, 0}));
+  r = RunMain(module.value(), {x, I64({1}, {0}), I64({1}, {1}), I64({1}, {2}), I64({1}, {1})});  // no axis 2
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("count_of_axes_out_of_range"), std::string::npos) << r.status().message();
 }
 
 TEST(OnnxInputsAsDefinedE2E, CumSumAlongARunTimeAxis) {
@@ -189,6 +196,7 @@ TEST(OnnxInputsAsDefinedE2E, CumSumAlongARunTimeAxis) {
     EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{2, 3}));
     EXPECT_EQ(Values(r.value()[0]),
               (reverse ? std::vector<float>{5, 7, 9, 4, 5, 6} : std::vector<float>{1, 2, 3, 5, 7, 9}));
+    EXPECT_FALSE(RunMain(module.value(), {x, I64({}, {-3})}).ok());
   }
 }
 
