@@ -416,9 +416,15 @@ Result<std::optional<std::vector<int64_t>>> AxesOf(NodeCtx& ctx, size_t input) {
 }
 
 Status ConvertSqueeze(NodeCtx& ctx) {
-  if (ctx.opset() >= 13 && IsRunTimeOperand(ctx, 1)) return RunTimeSqueeze(ctx);
+  bool empty_run_time_axes = false;  // squeezes as no axes do
+  if (ctx.opset() >= 13 && IsRunTimeOperand(ctx, 1)) {
+    KILN_ASSIGN_OR_RETURN(int64_t n, RunTimeShapeLength(ctx, 1, "axes"));
+    if (n > 0) return RunTimeSqueeze(ctx);
+    empty_run_time_axes = true;
+  }
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
-  KILN_ASSIGN_OR_RETURN(auto axes_opt, AxesOf(ctx, 1));
+  std::optional<std::vector<int64_t>> axes_opt;
+  if (!empty_run_time_axes) { KILN_ASSIGN_OR_RETURN(axes_opt, AxesOf(ctx, 1)); }
   std::vector<int64_t> axes;
   if (axes_opt) {
     for (int64_t a : *axes_opt) {

@@ -162,8 +162,8 @@ Status RunTimeSqueeze(NodeCtx& ctx) {
   int64_t k = 0;
   KILN_ASSIGN_OR_RETURN(ir::Expr axes, RunTimeInts(ctx, 1, "axes", &k));
   if (k > r) return ctx.Invalid(std::to_string(k) + " axes for a rank-" + std::to_string(r) + " input");
+  if (k == 0) return Internal("RunTimeSqueeze needs axes");  // ConvertSqueeze squeezes as without axes
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
-  if (k == 0) return Set(ctx, x);
   KILN_ASSIGN_OR_RETURN(axes, NormAxes(ctx, axes, r));
   KILN_ASSIGN_OR_RETURN(ir::Expr bad, AxesOutOfRange(ctx, axes, r));
   KILN_ASSIGN_OR_RETURN(ir::Expr mask, AxesMask(ctx, axes, k, r));

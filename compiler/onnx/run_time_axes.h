@@ -18,7 +18,7 @@ namespace onnx {
 // arithmetic that folded to constants).
 bool IsRunTimeOperand(NodeCtx& ctx, size_t i);
 
-// Squeeze / Unsqueeze with run-time axes (input 1).
+// Squeeze (at least one axis) / Unsqueeze with run-time axes (input 1).
 Status RunTimeSqueeze(NodeCtx& ctx);
 Status RunTimeUnsqueeze(NodeCtx& ctx);
 // A reduction (`relax_op`: sum, mean, max, min, prod) over run-time axes

@@ -129,6 +129,20 @@ TEST(OnnxInputsAsDefinedE2E, SqueezeAndUnsqueezeWithRunTimeAxes) {
   r = RunMain(module.value(), {x, I64({1}, {1})});  // an axis of 3 cannot be squeezed
   EXPECT_FALSE(r.ok());
 
+  // An empty axes tensor squeezes as no axes do: every axis that is 1.
+  B e(13);
+  e.Input("x", TensorProto::FLOAT, {1, 3, 1});
+  e.Input("axes", TensorProto::INT64, {0});  // a 0 in a model is an unknown size: pinned to 0 below
+  e.Node("Squeeze", {"x", "axes"}, {"y"});
+  e.Output("y");
+  ImportOptions pinned;
+  pinned.fixed_dims["axes:0"] = 0;
+  module = CompileOnnx(e, pinned);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  r = RunMain(module.value(), {x, I64({0}, {})});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{3}));
+
   B u(13);
   u.Input("x", TensorProto::FLOAT, {2, 3});
   u.Input("axes", TensorProto::INT64, {2});
