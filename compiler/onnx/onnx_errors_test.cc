@@ -207,9 +207,58 @@ TEST(OnnxImporterErrors, EveryMessageFires) {
          Op(m, "Resize", {"x", "", "s"});
        }, "scales needs 4 values, got 2"},
       {"resize scales unknown", {1, 1, 2, 2}, [](B& m) {
-         m.Input("s", TensorProto::FLOAT, {4});
+         m.InitializerI64("s", {4}, {1, 1, 2, 2});  // a constant, but not float32
          Op(m, "Resize", {"x", "", "s"});
        }, "scales (input 2) must be a float32 constant known at import time"},
+      {"squeeze run-time axes count", {2}, [](B& m) {
+         m.Input("a", TensorProto::INT64, {3});
+         Op(m, "Squeeze", {"x", "a"});
+       }, "Squeeze (opset 13): 3 axes for a rank-1 input"},
+      {"reduce symbolic axes count keepdims=0", {2, 2}, [](B& m) {
+         m.Input("a", TensorProto::INT64, {"k"});
+         B::AttrInt(Op(m, "ReduceSum", {"x", "a"}), "keepdims", 0);
+       }, "axes (input 1) of symbolic length with keepdims=0 (the result's rank would depend on it)"},
+      {"reduce symbolic axes float", {2, 2}, [](B& m) {
+         m.Input("a", TensorProto::FLOAT, {"k"});
+         Op(m, "ReduceSum", {"x", "a"});
+       }, "axes (input 1) must be an int64 tensor, got float32"},
+      {"cumsum run-time axis scalar data", {}, [](B& m) {
+         m.Input("a", TensorProto::INT64, {});
+         Op(m, "CumSum", {"x", "a"});
+       }, "CumSum (opset 13): the input must have rank 1 or more"},
+      {"tile run-time repeats count", {2}, [](B& m) {
+         m.Input("r", TensorProto::INT64, {3});
+         Op(m, "Tile", {"x", "r"});
+       }, "repeats has 3 values for a rank-1 input"},
+      {"slice run-time ends count", {4}, [](B& m) {
+         m.Input("s", TensorProto::INT64, {1});
+         m.Input("e", TensorProto::INT64, {2});
+         Op(m, "Slice", {"x", "s", "e"});
+       }, "ends has 2 values, starts has 1"},
+      {"slice constant axes count with run-time starts", {4}, [](B& m) {
+         m.Input("s", TensorProto::INT64, {1});
+         m.Input("e", TensorProto::INT64, {1});
+         m.InitializerI64("a", {2}, {0, 0});
+         Op(m, "Slice", {"x", "s", "e", "a"});
+       }, "axes has 2 values, starts has 1"},
+      {"pad run-time constant_value count", {2}, [](B& m) {
+         m.InitializerI64("p", {2}, {1, 1});
+         m.Input("v", TensorProto::FLOAT, {2});
+         Op(m, "Pad", {"x", "p", "v"});
+       }, "constant_value (input 2) must be a scalar or hold one value"},
+      {"resize run-time scales count", {1, 1, 2, 2}, [](B& m) {
+         m.Input("s", TensorProto::FLOAT, {3});
+         Op(m, "Resize", {"x", "", "s"});
+       }, "scales (input 2) read at run time must be a float32 tensor of 4 values"},
+      {"resize crop roi count", {1, 1, 2, 2}, [](B& m) {
+         m.Input("s", TensorProto::FLOAT, {4});
+         m.Input("roi", TensorProto::FLOAT, {4});
+         B::AttrString(Op(m, "Resize", {"x", "roi", "s"}), "coordinate_transformation_mode", "tf_crop_and_resize");
+       }, "a roi (input 1) that is not 8 values (all four axes)"},
+      {"resize crop without roi", {1, 1, 2, 2}, [](B& m) {
+         m.Input("s", TensorProto::FLOAT, {4});
+         B::AttrString(Op(m, "Resize", {"x", "", "s"}), "coordinate_transformation_mode", "tf_crop_and_resize");
+       }, "tf_crop_and_resize needs a roi (input 1)"},
       {"resize symbolic", {1, 1, "h", 2}, [](B& m) {
          m.Initializer("s", {4}, {1, 1, 1.5f, 2});
          Op(m, "Resize", {"x", "", "s"});

@@ -8,6 +8,7 @@
 #include <map>
 
 #include "compiler/onnx/graph_importer.h"
+#include "compiler/onnx/run_time_axes.h"
 
 namespace kiln {
 namespace onnx {
@@ -717,6 +718,7 @@ Status ConvertPad(NodeCtx& ctx) {
   // Pads may come from shape arithmetic ((h + 31) // 32 * 32 - h): symbolic.
   std::vector<PrimExpr> pads, crop;  // crop: negative pads read at run time, negated
   double value = 0;
+  bool run_time_value = false;  // constant_value fed as a run-time tensor
   if (ctx.opset() < 11) {
     KILN_ASSIGN_OR_RETURN(std::vector<int64_t> p, ctx.AttrInts(ctx.HasAttr("pads") ? "pads" : "paddings", {}));
     for (int64_t v : p) pads.push_back(PrimExpr(v));
@@ -740,7 +742,11 @@ Status ConvertPad(NodeCtx& ctx) {
       KILN_ASSIGN_OR_RETURN(pads, ReadShapeAtRunTime(ctx, pos, len, ctx.node().input(1) + "_grow"));
       KILN_ASSIGN_OR_RETURN(crop, ReadShapeAtRunTime(ctx, neg, len, ctx.node().input(1) + "_crop"));
     }
-    if (ctx.HasInput(2)) { KILN_ASSIGN_OR_RETURN(value, ctx.ConstScalar(2, "constant_value")); }
+    if (IsRunTimeOperand(ctx, 2) && mode == "constant") {
+      run_time_value = true;
+    } else if (ctx.HasInput(2)) {
+      KILN_ASSIGN_OR_RETURN(value, ctx.ConstScalar(2, "constant_value"));
+    }
   }
   size_t n = static_cast<size_t>(xi->ndim);
   // Opset 18's axes: pads name only these axes (begins, then ends); the others
@@ -781,24 +787,43 @@ Status ConvertPad(NodeCtx& ctx) {
     width.push_back(pads[i]);
     width.push_back(pads[i + n]);
   }
-  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   ir::AttrMap attrs = {{"pad_mode", AttrS(mode)}, {"pad_value", AttrF(value)}};
-  if (consts.size() == pads.size()) {
-    std::vector<int64_t> w;
-    for (const auto& p : width) w.push_back(*ConstDim(p));
-    attrs["pad_width"] = AttrInts(w);
-    return Set(ctx, ctx.Op("nn.pad", {x}, attrs));
+  auto pad = [&](ir::Expr x) -> Result<ir::Expr> {
+    if (consts.size() == pads.size()) {
+      std::vector<int64_t> w;
+      for (const auto& p : width) w.push_back(*ConstDim(p));
+      ir::AttrMap a = attrs;
+      a["pad_width"] = AttrInts(w);
+      return ctx.Op("nn.pad", {x}, a);
+    }
+    if (crop.empty()) return ctx.Op("nn.pad", {x, MakeShape(width)}, attrs);
+    KILN_ASSIGN_OR_RETURN(ir::Expr padded, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
+    std::vector<PrimExpr> axes_e, begin, end, steps;
+    for (size_t i = 0; i < n; ++i) {
+      axes_e.push_back(PrimExpr(static_cast<int64_t>(i)));
+      begin.push_back(crop[i]);
+      end.push_back(SimplifyDim(xi->shape[i] + pads[i] + pads[i + n] - crop[i + n]));
+      steps.push_back(PrimExpr(int64_t{1}));
+    }
+    return ctx.Op("strided_slice", {padded, MakeShape(axes_e), MakeShape(begin), MakeShape(end), MakeShape(steps)});
+  };
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  if (!run_time_value) return Set(ctx, pad(x));
+  // constant_value known only when the program runs: pad with zeros, and
+  // put the value where a zero-padded tensor of ones is 0 (a select, so any
+  // value, NaN and infinities included, lands unchanged).
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* vi, ctx.Info(2));
+  if (vi->ndim > 1 || (vi->ndim == 1 && !(vi->has_shape && ConstDim(vi->shape[0]) == std::optional<int64_t>(1)))) {
+    return ctx.Invalid("constant_value (input 2) must be a scalar or hold one value");
   }
-  if (crop.empty()) return Set(ctx, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
-  KILN_ASSIGN_OR_RETURN(ir::Expr padded, ctx.Op("nn.pad", {x, MakeShape(width)}, attrs));
-  std::vector<PrimExpr> axes_e, begin, end, steps;
-  for (size_t i = 0; i < n; ++i) {
-    axes_e.push_back(PrimExpr(static_cast<int64_t>(i)));
-    begin.push_back(crop[i]);
-    end.push_back(SimplifyDim(xi->shape[i] + pads[i] + pads[i + n] - crop[i + n]));
-    steps.push_back(PrimExpr(int64_t{1}));
-  }
-  return Set(ctx, ctx.Op("strided_slice", {padded, MakeShape(axes_e), MakeShape(begin), MakeShape(end), MakeShape(steps)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr v, ctx.Input(2));
+  if (vi->ndim == 1) { KILN_ASSIGN_OR_RETURN(v, ctx.Op("reshape", {v, MakeShape({})})); }
+  if (vi->dtype != xi->dtype) { KILN_ASSIGN_OR_RETURN(v, ctx.Op("astype", {v}, {{"dtype", AttrS(DTypeName(xi->dtype))}})); }
+  KILN_ASSIGN_OR_RETURN(ir::Expr padded, pad(x));
+  KILN_ASSIGN_OR_RETURN(ir::Expr ones, ctx.Op("ones_like", {x}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr inside, pad(ones));
+  KILN_ASSIGN_OR_RETURN(ir::Expr outside, ctx.Op("equal", {inside, ScalarConst(xi->dtype, 0)}));
+  return Set(ctx, ctx.Op("where", {outside, v, padded}));
 }
 
 }  // namespace

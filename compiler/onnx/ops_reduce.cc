@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "compiler/onnx/graph_importer.h"
+#include "compiler/onnx/run_time_axes.h"
 
 namespace kiln {
 namespace onnx {
@@ -39,7 +40,15 @@ Status ConvertReduce(NodeCtx& ctx) {
   bool axes_input = (ctx.op_type() == "ReduceSum" && ctx.opset() >= 13) || ctx.opset() >= 18;
   std::vector<int64_t> axes;
   if (axes_input) {
-    if (ctx.HasInput(1)) { KILN_ASSIGN_OR_RETURN(axes, ctx.ConstInts(1, "axes")); }
+    if (IsRunTimeOperand(ctx, 1)) {
+      // Axes fed when the program runs: their count is static; an empty
+      // list is decided here, the rest reduce over a run-time view.
+      KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ai, ctx.Info(1));
+      std::optional<int64_t> n = ai->ndim == 1 && ai->has_shape ? ConstDim(ai->shape[0]) : std::nullopt;
+      if (!(n && *n == 0) && xi->ndim > 0) return RunTimeReduce(ctx, def->relax, keepdims != 0, noop_empty != 0);
+    } else if (ctx.HasInput(1)) {
+      KILN_ASSIGN_OR_RETURN(axes, ctx.ConstInts(1, "axes"));
+    }
   } else {
     KILN_ASSIGN_OR_RETURN(axes, ctx.AttrInts("axes", {}));
   }
@@ -96,11 +105,12 @@ Status ConvertArgReduce(NodeCtx& ctx) {
 
 Status ConvertCumSum(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(int64_t exclusive, ctx.AttrInt("exclusive", 0));
+  KILN_ASSIGN_OR_RETURN(int64_t reverse, ctx.AttrInt("reverse", 0));
+  if (IsRunTimeOperand(ctx, 1)) return RunTimeCumSum(ctx, exclusive != 0, reverse != 0);
   KILN_ASSIGN_OR_RETURN(std::vector<int64_t> axis, ctx.ConstInts(1, "axis"));
   if (axis.size() != 1) return ctx.Invalid("axis must hold one value");
   KILN_ASSIGN_OR_RETURN(int64_t a, NormAxis(axis[0], xi->ndim));
-  KILN_ASSIGN_OR_RETURN(int64_t exclusive, ctx.AttrInt("exclusive", 0));
-  KILN_ASSIGN_OR_RETURN(int64_t reverse, ctx.AttrInt("reverse", 0));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   ir::AttrMap attrs = {{"axis", AttrI(a)}, {"exclusive", AttrB(exclusive != 0)}};
   if (!reverse) return Set(ctx, ctx.Op("cumsum", {x}, attrs));

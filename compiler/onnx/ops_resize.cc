@@ -116,6 +116,255 @@ Result<Tensor> MatrixTensor(const std::vector<double>& m, int64_t rows, int64_t 
   return t;
 }
 
+// ---------------------------------------------------------------- run-time matrices
+//
+// The interpolation matrices of the form above, computed when the program
+// runs: for a scale that only arrives as a run-time tensor, or for the forms
+// resize2d does not compute on symbolic spatial sizes (cubic, pytorch_half_pixel
+// with an output that may be 1, tf_half_pixel_for_nn, tf_crop_and_resize).
+// The same definition as AxisMatrix, written as elementwise Relax over
+// o = arange(out) (a column) and i = arange(in) (a row): each tap adds its
+// weight where clamp(tap index) == i. Coordinates in float64, as AxisMatrix;
+// the matrix is cast to the data's type. O(out * in) per axis, as the
+// constant matrices are.
+
+struct RtAxis {
+  PrimExpr in, out;
+  ir::Expr scale;                 // float64 tensor of one element
+  ir::Expr roi_start, roi_end;    // float64, tf_crop_and_resize only
+};
+
+Result<ir::Expr> F64(NodeCtx& ctx, ir::Expr t) { return ctx.Op("astype", {t}, {{"dtype", AttrS("float64")}}); }
+
+// One element of a 1-d tensor, as a 1-element tensor.
+Result<ir::Expr> Elem(NodeCtx& ctx, ir::Expr t, int64_t k) {
+  return ctx.Op("strided_slice", {t}, {{"axes", AttrInts({0})}, {"begin", AttrInts({k})}, {"end", AttrInts({k + 1})},
+                                       {"strides", AttrInts({1})}, {"assume_inbound", AttrB(true)}});
+}
+
+// A symbolic size as a float64 tensor of one element.
+Result<ir::Expr> SizeF64(NodeCtx& ctx, PrimExpr d) {
+  KILN_ASSIGN_OR_RETURN(ir::Expr t, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape({d})}, {})));
+  return F64(ctx, t);
+}
+
+Result<ir::Expr> Arange(NodeCtx& ctx, PrimExpr n, const char* dtype, std::vector<PrimExpr> shape) {
+  KILN_ASSIGN_OR_RETURN(ir::Expr r, ctx.Op("arange", {PrimValue(PrimExpr(int64_t{0})), PrimValue(n), PrimValue(PrimExpr(int64_t{1}))},
+                                           {{"dtype", AttrS(dtype)}}));
+  return ctx.Op("reshape", {r, MakeShape(std::move(shape))});
+}
+
+// The (out x in) matrix of one axis, float64; `outside` gets the [out, 1]
+// bool column of tf_crop_and_resize's rows outside the input.
+Result<ir::Expr> RunTimeAxisMatrix(NodeCtx& ctx, const Spec& s, const RtAxis& ax, ir::Expr* outside) {
+  auto c = [](double v) { return ScalarConst(DType::Float64(), v); };
+  auto op = [&](const char* name, std::vector<ir::Expr> args) { return ctx.Op(name, std::move(args)); };
+  KILN_ASSIGN_OR_RETURN(ir::Expr o, Arange(ctx, ax.out, "float64", {ax.out, PrimExpr(int64_t{1})}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr i, Arange(ctx, ax.in, "int64", {PrimExpr(int64_t{1}), ax.in}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr in_f, SizeF64(ctx, ax.in));
+  KILN_ASSIGN_OR_RETURN(ir::Expr out_f, SizeF64(ctx, ax.out));
+  KILN_ASSIGN_OR_RETURN(ir::Expr in_m1, op("subtract", {in_f, c(1)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr out_gt1, op("greater", {out_f, c(1)}));
+  // x: ONNX's x_original of each output index (SourceCoord).
+  ir::Expr x;
+  KILN_ASSIGN_OR_RETURN(ir::Expr oh, op("add", {o, c(0.5)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr ohs, op("divide", {oh, ax.scale}));
+  if (s.coord == "half_pixel" || s.coord == "pytorch_half_pixel") {
+    KILN_ASSIGN_OR_RETURN(x, op("subtract", {ohs, c(0.5)}));
+    if (s.coord == "pytorch_half_pixel") { KILN_ASSIGN_OR_RETURN(x, op("where", {out_gt1, x, c(0)})); }
+  } else if (s.coord == "align_corners") {
+    KILN_ASSIGN_OR_RETURN(ir::Expr len, op("multiply", {in_f, ax.scale}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr len_m1, op("subtract", {len, c(1)}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr one, op("equal", {len, c(1)}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr safe, op("where", {one, c(1), len_m1}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr num, op("multiply", {o, in_m1}));
+    KILN_ASSIGN_OR_RETURN(x, op("divide", {num, safe}));
+    KILN_ASSIGN_OR_RETURN(x, op("where", {one, c(0), x}));
+  } else if (s.coord == "tf_half_pixel_for_nn") {
+    x = ohs;
+  } else if (s.coord == "tf_crop_and_resize") {
+    KILN_ASSIGN_OR_RETURN(ir::Expr span, op("subtract", {ax.roi_end, ax.roi_start}));
+    KILN_ASSIGN_OR_RETURN(span, op("multiply", {span, in_m1}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr base, op("multiply", {ax.roi_start, in_m1}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr out_m1, op("subtract", {out_f, c(1)}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr safe, op("where", {out_gt1, out_m1, c(1)}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr step, op("divide", {span, safe}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr os, op("multiply", {o, step}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr many, op("add", {base, os}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr mid, op("add", {ax.roi_start, ax.roi_end}));
+    KILN_ASSIGN_OR_RETURN(mid, op("multiply", {mid, c(0.5)}));
+    KILN_ASSIGN_OR_RETURN(mid, op("multiply", {mid, in_m1}));
+    KILN_ASSIGN_OR_RETURN(x, op("where", {out_gt1, many, mid}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr lo, op("less", {x, c(0)}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr hi, op("greater", {x, in_m1}));
+    KILN_ASSIGN_OR_RETURN(*outside, op("logical_or", {lo, hi}));
+  } else {
+    KILN_ASSIGN_OR_RETURN(x, op("divide", {o, ax.scale}));  // asymmetric
+  }
+  // clamp(idx) == i as a float64 one-hot row per output index.
+  auto hit = [&](ir::Expr idx_f, ir::Expr w) -> Result<ir::Expr> {
+    KILN_ASSIGN_OR_RETURN(ir::Expr lo, op("maximum", {idx_f, c(0)}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr cl, op("minimum", {lo, in_m1}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr ci, ctx.Op("astype", {cl}, {{"dtype", AttrS("int64")}}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr eq, op("equal", {ci, i}));
+    return op("where", {eq, w, c(0)});
+  };
+  ir::Expr m;
+  if (s.mode == "nearest") {
+    ir::Expr idx;
+    if (s.nearest == "floor") {
+      KILN_ASSIGN_OR_RETURN(idx, op("floor", {x}));
+    } else if (s.nearest == "ceil") {
+      KILN_ASSIGN_OR_RETURN(idx, op("ceil", {x}));
+    } else if (s.nearest == "round_prefer_ceil") {  // halves up: floor(x + 0.5)
+      KILN_ASSIGN_OR_RETURN(idx, op("add", {x, c(0.5)}));
+      KILN_ASSIGN_OR_RETURN(idx, op("floor", {idx}));
+    } else {  // round_prefer_floor, halves down: ceil(x - 0.5)
+      KILN_ASSIGN_OR_RETURN(idx, op("subtract", {x, c(0.5)}));
+      KILN_ASSIGN_OR_RETURN(idx, op("ceil", {idx}));
+    }
+    KILN_ASSIGN_OR_RETURN(m, hit(idx, c(1)));
+  } else {
+    KILN_ASSIGN_OR_RETURN(ir::Expr x0, op("floor", {x}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr r, op("subtract", {x, x0}));
+    std::vector<double> offsets;
+    std::vector<ir::Expr> w;
+    if (s.mode == "linear") {
+      offsets = {0, 1};
+      KILN_ASSIGN_OR_RETURN(ir::Expr w0, op("subtract", {c(1), r}));
+      w = {w0, r};
+    } else {
+      const double a = s.cubic_a;
+      // near(t) = ((a+2)t - (a+3)) t^2 + 1 for |t| <= 1; far(t) = ((a t - 5a) t + 8a) t - 4a for 1 < |t| < 2.
+      auto near = [&](ir::Expr t) -> Result<ir::Expr> {
+        KILN_ASSIGN_OR_RETURN(ir::Expr p, op("multiply", {t, c(a + 2)}));
+        KILN_ASSIGN_OR_RETURN(p, op("subtract", {p, c(a + 3)}));
+        KILN_ASSIGN_OR_RETURN(p, op("multiply", {p, t}));
+        KILN_ASSIGN_OR_RETURN(p, op("multiply", {p, t}));
+        return op("add", {p, c(1)});
+      };
+      auto far = [&](ir::Expr t) -> Result<ir::Expr> {
+        KILN_ASSIGN_OR_RETURN(ir::Expr p, op("multiply", {t, c(a)}));
+        KILN_ASSIGN_OR_RETURN(p, op("subtract", {p, c(5 * a)}));
+        KILN_ASSIGN_OR_RETURN(p, op("multiply", {p, t}));
+        KILN_ASSIGN_OR_RETURN(p, op("add", {p, c(8 * a)}));
+        KILN_ASSIGN_OR_RETURN(p, op("multiply", {p, t}));
+        return op("subtract", {p, c(4 * a)});
+      };
+      offsets = {-1, 0, 1, 2};
+      KILN_ASSIGN_OR_RETURN(ir::Expr r1, op("add", {r, c(1)}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr mr, op("subtract", {c(1), r}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr mr2, op("subtract", {c(2), r}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr w0, far(r1));
+      KILN_ASSIGN_OR_RETURN(ir::Expr w1, near(r));
+      KILN_ASSIGN_OR_RETURN(ir::Expr w2, near(mr));
+      KILN_ASSIGN_OR_RETURN(ir::Expr w3, far(mr2));
+      w = {w0, w1, w2, w3};
+    }
+    std::vector<ir::Expr> idx;
+    for (double off : offsets) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr t, op("add", {x0, c(off)}));
+      idx.push_back(t);
+    }
+    if (s.exclude) {
+      // Taps outside the input weigh nothing; the rest are renormalized.
+      ir::Expr sum;
+      for (size_t k = 0; k < w.size(); ++k) {
+        KILN_ASSIGN_OR_RETURN(ir::Expr lo, op("less", {idx[k], c(0)}));
+        KILN_ASSIGN_OR_RETURN(ir::Expr hi, op("greater", {idx[k], in_m1}));
+        KILN_ASSIGN_OR_RETURN(ir::Expr out, op("logical_or", {lo, hi}));
+        KILN_ASSIGN_OR_RETURN(w[k], op("where", {out, c(0), w[k]}));
+        if (sum) {
+          KILN_ASSIGN_OR_RETURN(sum, op("add", {sum, w[k]}));
+        } else {
+          sum = w[k];
+        }
+      }
+      KILN_ASSIGN_OR_RETURN(ir::Expr zero, op("equal", {sum, c(0)}));
+      KILN_ASSIGN_OR_RETURN(ir::Expr den, op("where", {zero, c(1), sum}));
+      for (auto& wk : w) { KILN_ASSIGN_OR_RETURN(wk, op("divide", {wk, den})); }
+    }
+    for (size_t k = 0; k < w.size(); ++k) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr h, hit(idx[k], w[k]));
+      if (m) {
+        KILN_ASSIGN_OR_RETURN(m, op("add", {m, h}));
+      } else {
+        m = h;
+      }
+    }
+  }
+  if (*outside) { KILN_ASSIGN_OR_RETURN(m, op("where", {*outside, c(0), m})); }
+  return m;
+}
+
+// out = Mh · X · Mwᵀ (+ the extrapolation value outside a crop), with
+// matrices computed when the program runs. `scales` holds the 4 scales as a
+// float64 tensor; `out` the output sizes.
+Status RunTimeMatrixResize(NodeCtx& ctx, const Spec& s, const ir::TensorSInfo& xi, ir::Expr x, ir::Expr scales,
+                           const std::vector<PrimExpr>& out) {
+  if (xi.dtype != DType::Float32() && xi.dtype != DType::Float64()) {
+    return ctx.Unsupported("this resize form on " + DTypeName(xi.dtype) + " data");
+  }
+  RtAxis h{xi.shape[2], out[2], nullptr, nullptr, nullptr}, w{xi.shape[3], out[3], nullptr, nullptr, nullptr};
+  KILN_ASSIGN_OR_RETURN(h.scale, Elem(ctx, scales, 2));
+  KILN_ASSIGN_OR_RETURN(w.scale, Elem(ctx, scales, 3));
+  double extrapolation = 0;
+  if (s.coord == "tf_crop_and_resize") {
+    if (!ctx.HasInput(1)) return ctx.Invalid("tf_crop_and_resize needs a roi (input 1)");
+    KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ri, ctx.Info(1));
+    std::optional<int64_t> n = ri->ndim == 1 ? ConstDim(ri->shape[0]) : std::nullopt;
+    if (!n || *n != 8) return ctx.Unsupported("a roi (input 1) that is not 8 values (all four axes)");
+    KILN_ASSIGN_OR_RETURN(ir::Expr roi, ctx.Input(1));
+    KILN_ASSIGN_OR_RETURN(roi, F64(ctx, roi));
+    KILN_ASSIGN_OR_RETURN(h.roi_start, Elem(ctx, roi, 2));
+    KILN_ASSIGN_OR_RETURN(h.roi_end, Elem(ctx, roi, 6));
+    KILN_ASSIGN_OR_RETURN(w.roi_start, Elem(ctx, roi, 3));
+    KILN_ASSIGN_OR_RETURN(w.roi_end, Elem(ctx, roi, 7));
+    KILN_ASSIGN_OR_RETURN(extrapolation, ctx.AttrFloat("extrapolation_value", 0.0));
+  }
+  ir::Expr out_h, out_w;
+  KILN_ASSIGN_OR_RETURN(ir::Expr mh, RunTimeAxisMatrix(ctx, s, h, &out_h));
+  KILN_ASSIGN_OR_RETURN(ir::Expr mw, RunTimeAxisMatrix(ctx, s, w, &out_w));
+  const std::string dt = DTypeName(xi.dtype);
+  KILN_ASSIGN_OR_RETURN(mh, ctx.Op("astype", {mh}, {{"dtype", AttrS(dt)}}));
+  KILN_ASSIGN_OR_RETURN(mw, ctx.Op("astype", {mw}, {{"dtype", AttrS(dt)}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr mwt, ctx.Op("permute_dims", {mw}, {{"axes", AttrInts({1, 0})}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Op("matmul", {x, mwt}));
+  KILN_ASSIGN_OR_RETURN(y, ctx.Op("matmul", {mh, y}));
+  if (out_h && extrapolation != 0) {
+    // Pixels whose row or column lies outside the crop take the value.
+    KILN_ASSIGN_OR_RETURN(ir::Expr ow_row, ctx.Op("reshape", {out_w, MakeShape({PrimExpr(int64_t{1}), out[3]})}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr any, ctx.Op("logical_or", {out_h, ow_row}));
+    KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Op("where", {any, ScalarConst(xi.dtype, extrapolation), ScalarConst(xi.dtype, 0)}));
+    KILN_ASSIGN_OR_RETURN(y, ctx.Op("add", {y, e}));
+  }
+  ctx.SetOutput(0, y);
+  return Status::Ok();
+}
+
+// Scales fed as a run-time tensor: the output sizes are floor(in * scale)
+// (in float32, as ONNX Runtime computes them), read when the program runs;
+// the batch and channel scales must give the input's sizes (checked by the
+// match); the matrices are computed from the scales themselves.
+Status RunTimeScalesResize(NodeCtx& ctx, const Spec& s, const ir::TensorSInfo& xi, size_t at) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(at));
+  std::optional<int64_t> n = si->ndim == 1 && si->has_shape ? ConstDim(si->shape[0]) : std::nullopt;
+  if (!si->has_dtype || si->dtype != DType::Float32() || !n || *n != 4) {
+    return ctx.Unsupported("scales (input " + std::to_string(at) + ") read at run time must be a float32 tensor of 4 values");
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr scales, ctx.Input(at));
+  KILN_ASSIGN_OR_RETURN(ir::Expr in, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape(xi.shape)}, {})));
+  KILN_ASSIGN_OR_RETURN(in, ctx.Op("astype", {in}, {{"dtype", AttrS("float32")}}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr len, ctx.Op("multiply", {in, scales}));
+  KILN_ASSIGN_OR_RETURN(len, ctx.Op("floor", {len}));
+  KILN_ASSIGN_OR_RETURN(len, ctx.Op("astype", {len}, {{"dtype", AttrS("int64")}}));
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out,
+                        ReadShapeAtRunTime(ctx, len, 4, ctx.node().output(0) + "_size", {xi.shape[0], xi.shape[1]}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
+  KILN_ASSIGN_OR_RETURN(ir::Expr sc, F64(ctx, scales));
+  return RunTimeMatrixResize(ctx, s, xi, x, sc, out);
+}
+
 Status ConvertResize(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   if (xi->ndim != 4) return ctx.Unsupported("a rank-" + std::to_string(xi->ndim) + " input (NCHW images only)");
@@ -197,6 +446,7 @@ Status ConvertResize(NodeCtx& ctx) {
       size_t at = v10 ? 1 : 2;
       KILN_ASSIGN_OR_RETURN(const Value* sv, ctx.In(at));
       const Tensor& t = sv->constant;
+      if (!t.defined() && !sv->known) return RunTimeScalesResize(ctx, s, *xi, at);
       if (!t.defined() || t.dtype() != DType::Float32()) {
         return ctx.Unsupported("scales (input " + std::to_string(at) + ") must be a float32 constant known at import time");
       }
@@ -253,7 +503,23 @@ Status ConvertResize(NodeCtx& ctx) {
   }
   // Interpolation matrices (static spatial sizes, float data).
   auto ih = ConstDim(xi->shape[2]), iw = ConstDim(xi->shape[3]);
-  if (!ih || !iw || !oh || !ow) return ctx.Unsupported("this resize form on symbolic spatial dimensions");
+  if (!ih || !iw || !oh || !ow) {
+    // Symbolic sizes: the matrices are computed when the program runs, with
+    // the scales ONNX maps coordinates by (given, or output / input size).
+    ir::Expr sc;
+    if (known_sizes) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr o, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape(out)}, {})));
+      KILN_ASSIGN_OR_RETURN(ir::Expr i, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape(xi->shape)}, {})));
+      KILN_ASSIGN_OR_RETURN(o, F64(ctx, o));
+      KILN_ASSIGN_OR_RETURN(i, F64(ctx, i));
+      KILN_ASSIGN_OR_RETURN(sc, ctx.Op("divide", {o, i}));
+    } else {
+      KILN_ASSIGN_OR_RETURN(Tensor st, Tensor::Empty(std::vector<int64_t>{4}, DType::Float64()));
+      for (int k = 0; k < 4; ++k) st.data<double>()[k] = scales[static_cast<size_t>(k)];
+      sc = MakeConstant(st);
+    }
+    return RunTimeMatrixResize(ctx, s, *xi, x, sc, out);
+  }
   if (xi->dtype != DType::Float32() && xi->dtype != DType::Float64()) {
     return ctx.Unsupported("this resize form on " + DTypeName(xi->dtype) + " data");
   }

@@ -8,6 +8,7 @@
 
 #include "compiler/arith/simplify.h"
 #include "compiler/onnx/graph_importer.h"
+#include "compiler/onnx/run_time_axes.h"
 #include "compiler/onnx/onnx_tensor.h"
 
 namespace kiln {
@@ -415,8 +416,15 @@ Result<std::optional<std::vector<int64_t>>> AxesOf(NodeCtx& ctx, size_t input) {
 }
 
 Status ConvertSqueeze(NodeCtx& ctx) {
+  bool empty_run_time_axes = false;  // squeezes as no axes do
+  if (ctx.opset() >= 13 && IsRunTimeOperand(ctx, 1)) {
+    KILN_ASSIGN_OR_RETURN(int64_t n, RunTimeShapeLength(ctx, 1, "axes"));
+    if (n > 0) return RunTimeSqueeze(ctx);
+    empty_run_time_axes = true;
+  }
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
-  KILN_ASSIGN_OR_RETURN(auto axes_opt, AxesOf(ctx, 1));
+  std::optional<std::vector<int64_t>> axes_opt;
+  if (!empty_run_time_axes) { KILN_ASSIGN_OR_RETURN(axes_opt, AxesOf(ctx, 1)); }
   std::vector<int64_t> axes;
   if (axes_opt) {
     for (int64_t a : *axes_opt) {
@@ -461,6 +469,7 @@ Status ConvertSqueeze(NodeCtx& ctx) {
 }
 
 Status ConvertUnsqueeze(NodeCtx& ctx) {
+  if (ctx.opset() >= 13 && IsRunTimeOperand(ctx, 1)) return RunTimeUnsqueeze(ctx);
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KILN_ASSIGN_OR_RETURN(auto axes_opt, AxesOf(ctx, 1));
   if (!axes_opt) return ctx.Invalid("axes are required");
@@ -696,6 +705,9 @@ Status ConvertSlice(NodeCtx& ctx) {
     const KnownInts* ks = ctx.Known(1);
     const KnownInts* ke = ctx.Known(2);
     if (ks && ke && (!ks->Ints() || !ke->Ints())) return ConvertSymbolicSlice(ctx, *xi, *ks, *ke);
+    for (size_t i = 1; i <= 4; ++i) {
+      if (IsRunTimeOperand(ctx, i)) return RunTimeSlice(ctx);
+    }
     KILN_ASSIGN_OR_RETURN(starts, ctx.ConstInts(1, "starts"));
     KILN_ASSIGN_OR_RETURN(ends, ctx.ConstInts(2, "ends"));
     if (ctx.HasInput(3)) { KILN_ASSIGN_OR_RETURN(axes, ctx.ConstInts(3, "axes")); }
@@ -847,6 +859,7 @@ Status ConvertTile(NodeCtx& ctx) {
     reps.assign(static_cast<size_t>(xi->ndim), 1);
     reps[static_cast<size_t>(a)] = tiles[0];
   } else {
+    if (IsRunTimeOperand(ctx, 1)) return RunTimeTile(ctx);
     KILN_ASSIGN_OR_RETURN(reps, ctx.ConstInts(1, "repeats"));
   }
   std::vector<PrimExpr> tiled;
