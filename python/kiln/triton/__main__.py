@@ -1,6 +1,6 @@
 """python -m kiln.triton: export a .vmfb as a Triton model, or start Triton on a repository.
 
-  python -m kiln.triton export MODEL.vmfb --name NAME --repository DIR
+  python -m kiln.triton export MODEL.vmfb --name NAME --repository DIR [--backend python|kiln]
          [--max-batch-size N] [--instances K] [--threads T] [--function F]
          [--no-dynamic-batching] [--max-queue-delay-us U]
   python -m kiln.triton serve --repository DIR [--http-port P] [--grpc-port P]
@@ -22,7 +22,8 @@ def _export(args) -> int:
         path = export_module.export(
             args.vmfb, args.name, args.repository, function=args.function,
             max_batch_size=args.max_batch_size, instances=args.instances, threads=args.threads,
-            dynamic_batching=not args.no_dynamic_batching, max_queue_delay_us=args.max_queue_delay_us)
+            dynamic_batching=not args.no_dynamic_batching, max_queue_delay_us=args.max_queue_delay_us,
+            backend=args.backend)
     except (export_module.ExportError, kiln.Error) as e:
         print(f"kiln.triton export: {e}", file=sys.stderr)
         return 1
@@ -32,7 +33,8 @@ def _export(args) -> int:
             print(f"kiln.triton export: batching along '{batch}' (the first dimension of every input and "
                   "output): Triton concatenates requests along it, right only when its rows are independent; "
                   "export with --max-batch-size 0 otherwise (a sequence, say)", file=sys.stderr)
-    print(f"kiln.triton export: wrote {path} (config.pbtxt, 1/model.vmfb, 1/model.py)")
+    files = "1/model.py" if args.backend == "python" else "libtriton_kiln.so"
+    print(f"kiln.triton export: wrote {path} (config.pbtxt, 1/model.vmfb, {files})")
     return 0
 
 
@@ -60,10 +62,13 @@ def main(argv=None) -> int:
     e.add_argument("vmfb")
     e.add_argument("--name", required=True, help="the model's name in Triton")
     e.add_argument("--repository", required=True, help="the model repository folder")
+    e.add_argument("--backend", choices=export_module.BACKENDS, default="python",
+                   help="python: model.py on Triton's Python backend (default); kiln: the native backend "
+                        "libtriton_kiln.so, copied into the model's folder")
     e.add_argument("--max-batch-size", type=int, default=None,
                    help="largest batch Triton may form (default 64 when the first dimension is a symbolic "
                         "batch shared by every input and output, else 0; 0 turns batching off)")
-    e.add_argument("--instances", type=int, default=1, help="model instances (stub processes) (default 1)")
+    e.add_argument("--instances", type=int, default=1, help="model instances (stub processes, or contexts of the native backend) (default 1)")
     e.add_argument("--threads", type=int, default=1,
                    help="Kiln threads of each instance's context (default 1; 0: Kiln's default)")
     e.add_argument("--function", default="main", help="the module's function to serve (default main)")
