@@ -35,7 +35,7 @@ if [[ " ${tests[*]}" == *NativeBackend* ]] && [ ! -f "$package_parent/kiln/trito
 fi
 mkdir -p "$KILN_TRITON_WORK"
 # The previous run's folders (kept until now for a look after a failure).
-rm -rf "$KILN_TRITON_WORK"/triton.* "$KILN_TRITON_WORK"/export.*
+rm -rf "$KILN_TRITON_WORK"/triton.* "$KILN_TRITON_WORK"/export.* "$KILN_TRITON_WORK"/replicas.*
 onnx=$KILN_TRITON_WORK/onnx
 export KILN_TRITON_ONNX=""
 if [ -f "$onnx/resnet18.onnx" ] || \
