@@ -116,6 +116,13 @@ class TritonServingTest(unittest.TestCase):
         else:
             print(f"{cls.__name__}: resnet18 left out (no resnet18.onnx in '{ONNX_DIR}': "
                   "benchmarks/onnx/export_models.py needs Debian's python3-torch)", file=sys.stderr)
+        # The MLP compiled for at most 4 rows (bound n=4) with a batcher that waits 1 s: two
+        # 3-row requests merge into a 6-row call that Kiln refuses, then succeed one by one.
+        models.append(Model("mlp_bound", serving_models.build(os.path.join(SOURCE, "examples", "mlp.relax"),
+                                                              os.path.join(cls.work, "mlp_bound.vmfb"),
+                                                              options={"bound": ["n=4"]}),
+                            [rng.uniform(-1, 1, (3, 784)).astype(np.float32) for _ in range(2)],
+                            ["--max-batch-size", "8", "--max-queue-delay-us", "1000000"]))
         models += cls.extra_models(rng)
         cls.models = {m.name: m for m in models}
         cls.repository = os.path.join(cls.work, "repository")
@@ -233,6 +240,18 @@ class TritonServingTest(unittest.TestCase):
                 with self.assertRaises(Exception) as caught:
                     self.infer(protocol, "transformer", x)
                 self.assertIn("larger than the upper bound the memory plan assumed", str(caught.exception))
+
+    def test_failed_merged_call_is_retried_request_by_request(self):
+        m = self.models["mlp_bound"]
+        too_big = np.zeros((5, 784), np.float32)
+        with concurrent.futures.ThreadPoolExecutor(3) as pool:
+            good = [pool.submit(self.infer, p, m.name, x) for p, x in zip(("http", "grpc"), m.inputs)]
+            bad = pool.submit(self.infer, "http", m.name, too_big)
+            for i, future in enumerate(good):
+                np.testing.assert_allclose(future.result(timeout=120), m.expected[i], rtol=TOLERANCE, atol=TOLERANCE)
+            with self.assertRaises(Exception) as caught:
+                bad.result(timeout=120)
+        self.assertIn("larger than the upper bound the memory plan assumed", str(caught.exception))
 
     def test_metrics_endpoint_counts_inferences(self):
         before = self.inference_count("mlp")
