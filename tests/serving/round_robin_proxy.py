@@ -22,6 +22,9 @@ class RoundRobinProxy(http.server.ThreadingHTTPServer):
     """Serves on `listen` (host, port); `upstreams` is a list of "host:port"."""
 
     daemon_threads = True
+    # socketserver's default backlog of 5 refuses connections when many clients start at
+    # once on a busy machine.
+    request_queue_size = 128
 
     def __init__(self, listen, upstreams):
         super().__init__(listen, _Handler)

@@ -139,8 +139,8 @@ class ReplicasBehindLoadBalancerTest(unittest.TestCase):
         served = [r.inference_count("mlp") - b for r, b in zip(self.replicas, before)]
         sent = [self.proxy.counts[r.address] - sent_before[r.address] for r in self.replicas]
         # Round robin: 24 batch-1 requests each, and each replica counted what it was sent.
-        self.assertEqual(sent, [24, 24])
-        self.assertEqual(served, sent)
+        self.assertEqual(sent, [24, 24], f"proxy counts {self.proxy.counts}")
+        self.assertEqual(served, sent, f"replica inference counts {served}")
 
     def test_2_the_balancer_skips_a_stopped_replica(self):
         self.assertEqual(self.replicas[1].stop(), 0)
