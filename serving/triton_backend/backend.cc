@@ -219,8 +219,12 @@ TRITONSERVER_Error* CopyInput(const Pending& p, size_t i, char* dst) {
 
 // Sends `error` (owned) as the response of `p`, records the request and releases it.
 void Fail(InstanceState* state, const Pending& p, TRITONSERVER_Error* error, uint64_t exec_start) {
+  uint64_t now = NowNs();
+  TRITONSERVER_Error* e =
+      TRITONBACKEND_ModelInstanceReportStatistics(state->instance, p.request, false, exec_start, now, now, now);
+  if (e != nullptr) TRITONSERVER_ErrorDelete(e);
   TRITONBACKEND_Response* response = nullptr;
-  TRITONSERVER_Error* e = TRITONBACKEND_ResponseNew(&response, p.request);
+  e = TRITONBACKEND_ResponseNew(&response, p.request);
   if (e == nullptr) {
     e = TRITONBACKEND_ResponseSend(response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, error);
   } else {
@@ -231,9 +235,6 @@ void Fail(InstanceState* state, const Pending& p, TRITONSERVER_Error* error, uin
                                               TRITONSERVER_ErrorMessage(e));
     TRITONSERVER_ErrorDelete(e);
   }
-  uint64_t now = NowNs();
-  e = TRITONBACKEND_ModelInstanceReportStatistics(state->instance, p.request, false, exec_start, now, now, now);
-  if (e != nullptr) TRITONSERVER_ErrorDelete(e);
   e = TRITONBACKEND_RequestRelease(p.request, TRITONSERVER_REQUEST_RELEASE_ALL);
   if (e != nullptr) TRITONSERVER_ErrorDelete(e);
 }
@@ -380,29 +381,43 @@ void RunGroup(InstanceState* state, const std::vector<const Pending*>& group, ui
     Fail(state, *group[0], error, exec_start);
     return;
   }
+  // Responses are filled first and sent last, after the statistics: a client that reads
+  // the metrics once it has its answer then finds its request counted.
+  std::vector<TRITONBACKEND_Response*> responses(group.size(), nullptr);
+  std::vector<TRITONSERVER_Error*> errors(group.size(), nullptr);
   int64_t row = 0;
-  for (const Pending* p : group) {
-    TRITONBACKEND_Response* response = nullptr;
-    TRITONSERVER_Error* e = TRITONBACKEND_ResponseNew(&response, p->request);
-    if (e == nullptr) e = Respond(spec, *p, call.outputs, row, response);
-    row += p->rows;
-    TRITONSERVER_Error* send = TRITONBACKEND_ResponseSend(response, TRITONSERVER_RESPONSE_COMPLETE_FINAL, e);
-    if (send != nullptr) {
-      Log(TRITONSERVER_LOG_ERROR, __LINE__, std::string("kiln backend: could not send a response: ") +
-                                                TRITONSERVER_ErrorMessage(send));
-      TRITONSERVER_ErrorDelete(send);
-    }
-    uint64_t exec_end = NowNs();
-    TRITONSERVER_Error* st = TRITONBACKEND_ModelInstanceReportStatistics(state->instance, p->request, e == nullptr,
-                                                                         exec_start, compute_start, compute_end,
-                                                                         exec_end);
+  for (size_t k = 0; k < group.size(); ++k) {
+    errors[k] = TRITONBACKEND_ResponseNew(&responses[k], group[k]->request);
+    if (errors[k] == nullptr) errors[k] = Respond(spec, *group[k], call.outputs, row, responses[k]);
+    row += group[k]->rows;
+  }
+  const uint64_t exec_end = NowNs();
+  for (size_t k = 0; k < group.size(); ++k) {
+    TRITONSERVER_Error* st = TRITONBACKEND_ModelInstanceReportStatistics(
+        state->instance, group[k]->request, errors[k] == nullptr, exec_start, compute_start, compute_end, exec_end);
     if (st != nullptr) TRITONSERVER_ErrorDelete(st);
-    TRITONSERVER_Error* rel = TRITONBACKEND_RequestRelease(p->request, TRITONSERVER_REQUEST_RELEASE_ALL);
-    if (rel != nullptr) TRITONSERVER_ErrorDelete(rel);
   }
   TRITONSERVER_Error* st = TRITONBACKEND_ModelInstanceReportBatchStatistics(
-      state->instance, batched ? static_cast<uint64_t>(rows) : 1, exec_start, compute_start, compute_end, NowNs());
+      state->instance, batched ? static_cast<uint64_t>(rows) : 1, exec_start, compute_start, compute_end, exec_end);
   if (st != nullptr) TRITONSERVER_ErrorDelete(st);
+  for (size_t k = 0; k < group.size(); ++k) {
+    if (responses[k] != nullptr) {
+      TRITONSERVER_Error* send = TRITONBACKEND_ResponseSend(responses[k], TRITONSERVER_RESPONSE_COMPLETE_FINAL, errors[k]);
+      if (send != nullptr) {
+        Log(TRITONSERVER_LOG_ERROR, __LINE__, std::string("kiln backend: could not send a response: ") +
+                                                  TRITONSERVER_ErrorMessage(send));
+        TRITONSERVER_ErrorDelete(send);
+      }
+    } else {
+      // No response object to carry the error: the server answers a released request
+      // without a response with an error of its own.
+      Log(TRITONSERVER_LOG_ERROR, __LINE__, std::string("kiln backend: could not create a response: ") +
+                                                TRITONSERVER_ErrorMessage(errors[k]));
+      TRITONSERVER_ErrorDelete(errors[k]);
+    }
+    TRITONSERVER_Error* rel = TRITONBACKEND_RequestRelease(group[k]->request, TRITONSERVER_REQUEST_RELEASE_ALL);
+    if (rel != nullptr) TRITONSERVER_ErrorDelete(rel);
+  }
 }
 
 }  // namespace
