@@ -10,14 +10,12 @@ inference count); with one replica stopped, the other answers every request.
 """
 import concurrent.futures
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import unittest
-import urllib.request
 
 import numpy as np
 import tritonclient.http as httpclient
@@ -26,64 +24,8 @@ import kiln
 import kiln.triton
 import serving_models
 from round_robin_proxy import RoundRobinProxy
-from test_triton import SOURCE, TOLERANCE, WORK, free_ports, kiln_run
-
-START_TIMEOUT_S = 120
-
-
-class Replica:
-    """One tritonserver started by `python -m kiln.triton serve` on `repository`."""
-
-    def __init__(self, repository, folder, index):
-        self.http_port, self.grpc_port, self.metrics_port = free_ports(3)
-        self.log_path = os.path.join(folder, f"replica{index}.log")
-        self.log = open(self.log_path, "w")
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "kiln.triton", "serve", "--repository", repository,
-             "--http-port", str(self.http_port), "--grpc-port", str(self.grpc_port),
-             "--metrics-port", str(self.metrics_port)],
-            stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
-
-    @property
-    def address(self):
-        return f"127.0.0.1:{self.http_port}"
-
-    def wait_ready(self, model):
-        client = httpclient.InferenceServerClient(self.address)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"replica exited with {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                if client.is_server_ready() and client.is_model_ready(model):
-                    return
-            except Exception:  # not listening yet
-                pass
-            time.sleep(0.5)
-        raise RuntimeError(f"replica not ready after {START_TIMEOUT_S} s:\n{self.log_tail()}")
-
-    def inference_count(self, model):
-        with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10) as r:
-            for line in r.read().decode().splitlines():
-                if line.startswith(f'nv_inference_count{{model="{model}",'):
-                    return int(float(line.split()[-1]))
-        raise AssertionError(f"no nv_inference_count for {model} on {self.address}")
-
-    def log_tail(self):
-        self.log.flush()
-        with open(self.log_path) as f:
-            return "".join(f.readlines()[-30:])
-
-    def stop(self):
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=40)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait()
-        self.log.close()
-        return self.process.returncode
+from test_triton import SOURCE, TOLERANCE, WORK, kiln_run
+from triton_process import TritonProcess
 
 
 class ReplicasBehindLoadBalancerTest(unittest.TestCase):
@@ -104,7 +46,7 @@ class ReplicasBehindLoadBalancerTest(unittest.TestCase):
         cls.replicas = []
         cls.proxy = None
         try:
-            cls.replicas = [Replica(cls.repository, cls.work, i) for i in range(2)]
+            cls.replicas = [TritonProcess(cls.repository, os.path.join(cls.work, f"replica{i}.log")) for i in range(2)]
             for r in cls.replicas:
                 r.wait_ready("mlp")
             cls.proxy = RoundRobinProxy(("127.0.0.1", 0), [r.address for r in cls.replicas])

@@ -26,7 +26,6 @@ import concurrent.futures
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -41,6 +40,7 @@ import tritonclient.http as httpclient
 import kiln
 import kiln.triton
 import serving_models
+from triton_process import TritonProcess, free_ports
 
 SOURCE = os.environ["KILN_SOURCE_DIR"]
 KILN_RUN = os.environ["KILN_RUN"]
@@ -48,18 +48,6 @@ WORK = os.environ["KILN_TRITON_WORK"]
 ONNX_DIR = os.environ.get("KILN_TRITON_ONNX", "")
 START_TIMEOUT_S = 120
 TOLERANCE = 1e-5
-
-
-def free_ports(count):
-    sockets = []
-    for _ in range(count):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        sockets.append(s)
-    ports = [s.getsockname()[1] for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 def kiln_run(vmfb, x, folder, tag):
@@ -341,6 +329,50 @@ class NativeBackendServingTest(TritonServingTest):
             client.load_model("mismatch")
         self.assertIn("model 'mismatch', function 'main': parameter 'x' is float32 but the configuration says "
                       "TYPE_INT32", str(caught.exception))
+
+
+class BackendDirectoryTest(unittest.TestCase):
+    """The native backend from the server's backend directory (serve --backend-directory, export
+    --no-backend-copy) instead of the model folder, beside a Python-backend model."""
+
+    @classmethod
+    def setUpClass(cls):
+        if not os.path.isfile(os.path.join(kiln.triton.native_backend_dir(), "libtriton_kiln.so")):
+            raise unittest.SkipTest("no libtriton_kiln.so (ninja kiln_triton_backend)")
+        cls.work = tempfile.mkdtemp(prefix="triton.", dir=WORK)
+        cls.vmfb = serving_models.build(os.path.join(SOURCE, "examples", "mlp.relax"), os.path.join(cls.work, "mlp.vmfb"))
+        cls.repository = os.path.join(cls.work, "repository")
+        for name, args in (("mlp", ["--backend", "kiln", "--no-backend-copy"]), ("mlp_py", ["--backend", "python"])):
+            subprocess.run([sys.executable, "-m", "kiln.triton", "export", cls.vmfb, "--name", name,
+                            "--repository", cls.repository] + args, check=True, timeout=60)
+        cls.x = np.random.default_rng(5).uniform(-1, 1, (3, 784)).astype(np.float32)
+        cls.expected = kiln_run(cls.vmfb, cls.x, cls.work, "x")
+        cls.backends = os.path.join(cls.work, "backends")
+        cls.server = TritonProcess(cls.repository, os.path.join(cls.work, "tritonserver.log"),
+                                   ["--backend-directory", cls.backends])
+        try:
+            cls.server.wait_ready("mlp")
+            cls.server.wait_ready("mlp_py")
+        except BaseException:
+            cls.server.stop()
+            raise
+
+    @classmethod
+    def tearDownClass(cls):
+        assert cls.server.stop() == 0, cls.server.log_tail()
+
+    def test_both_backends_from_one_directory(self):
+        self.assertEqual(sorted(os.listdir(os.path.join(self.repository, "mlp"))), ["1", "config.pbtxt"])
+        self.assertEqual(sorted(os.listdir(self.backends)), ["kiln", "python"])
+        self.assertTrue(os.path.isfile(os.path.join(self.backends, "kiln", "libtriton_kiln.so")))
+        for model in ("mlp", "mlp_py"):
+            for module, port in ((httpclient, self.server.http_port), (grpcclient, self.server.grpc_port)):
+                with self.subTest(model=model, protocol=module.__name__):
+                    client = module.InferenceServerClient(f"127.0.0.1:{port}")
+                    tensor = module.InferInput("x", list(self.x.shape), "FP32")
+                    tensor.set_data_from_numpy(self.x)
+                    np.testing.assert_allclose(client.infer(model, [tensor]).as_numpy("result"), self.expected,
+                                               rtol=TOLERANCE, atol=TOLERANCE)
 
 
 class ExportErrorTest(unittest.TestCase):

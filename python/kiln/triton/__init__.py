@@ -8,7 +8,7 @@ native backend libtriton_kiln.so).
 """
 
 from .repository import ExportError, config_text, export, native_backend_dir
-from .server import ServerNotFound, server_command, server_environment, server_root
+from .server import ServerNotFound, backend_directory, server_command, server_environment, server_root
 
-__all__ = ["ExportError", "ServerNotFound", "config_text", "export", "native_backend_dir", "server_command", "server_environment",
-           "server_root"]
+__all__ = ["ExportError", "ServerNotFound", "backend_directory", "config_text", "export", "native_backend_dir",
+           "server_command", "server_environment", "server_root"]

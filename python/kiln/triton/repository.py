@@ -167,16 +167,18 @@ def config_text(module, name: str, *, function: str = "main", max_batch_size: Op
     return "\n".join(lines) + "\n"
 
 
-def export(vmfb: str, name: str, repository: str, *, version: int = 1, backend: str = "python", **config) -> str:
-    """Writes REPOSITORY/NAME (config.pbtxt, VERSION/model.vmfb, and VERSION/model.py or the
-    native backend's libraries in NAME/); returns its path."""
+def export(vmfb: str, name: str, repository: str, *, version: int = 1, backend: str = "python",
+           copy_backend: bool = True, **config) -> str:
+    """Writes REPOSITORY/NAME (config.pbtxt, VERSION/model.vmfb, and VERSION/model.py or, with
+    `copy_backend`, the native backend's libraries in NAME/); returns its path. Without
+    `copy_backend` the server's backend directory must hold kiln/libtriton_kiln.so."""
     from .. import _kiln
 
     if not name or "/" in name or name in (".", ".."):
         raise ExportError(f"--name must be a plain model name, got '{name}'")
     module = _kiln.load(vmfb)
     text = config_text(module, name, backend=backend, **config)
-    libraries = _native_backend_files() if backend == "kiln" else []
+    libraries = _native_backend_files() if backend == "kiln" and copy_backend else []
     model_dir = os.path.join(repository, name)
     version_dir = os.path.join(model_dir, str(version))
     os.makedirs(version_dir, exist_ok=True)
