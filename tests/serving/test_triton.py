@@ -371,8 +371,11 @@ class BackendDirectoryTest(unittest.TestCase):
                     client = module.InferenceServerClient(f"127.0.0.1:{port}")
                     tensor = module.InferInput("x", list(self.x.shape), "FP32")
                     tensor.set_data_from_numpy(self.x)
-                    np.testing.assert_allclose(client.infer(model, [tensor]).as_numpy("result"), self.expected,
-                                               rtol=TOLERANCE, atol=TOLERANCE)
+                    try:
+                        y = client.infer(model, [tensor]).as_numpy("result")
+                    finally:
+                        client.close()  # an open HTTP connection would hold the server's shutdown
+                    np.testing.assert_allclose(y, self.expected, rtol=TOLERANCE, atol=TOLERANCE)
 
 
 class ExportErrorTest(unittest.TestCase):

@@ -45,17 +45,20 @@ class TritonProcess:
 
     def wait_ready(self, model):
         client = httpclient.InferenceServerClient(self.address)
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                raise RuntimeError(f"tritonserver exited with {self.process.returncode}:\n{self.log_tail()}")
-            try:
-                if client.is_server_ready() and client.is_model_ready(model):
-                    return
-            except Exception:  # not listening yet
-                pass
-            time.sleep(0.5)
-        raise RuntimeError(f"tritonserver not ready after {START_TIMEOUT_S} s:\n{self.log_tail()}")
+        try:
+            deadline = time.monotonic() + START_TIMEOUT_S
+            while time.monotonic() < deadline:
+                if self.process.poll() is not None:
+                    raise RuntimeError(f"tritonserver exited with {self.process.returncode}:\n{self.log_tail()}")
+                try:
+                    if client.is_server_ready() and client.is_model_ready(model):
+                        return
+                except Exception:  # not listening yet
+                    pass
+                time.sleep(0.5)
+            raise RuntimeError(f"tritonserver not ready after {START_TIMEOUT_S} s:\n{self.log_tail()}")
+        finally:
+            client.close()  # an open connection would hold the server's shutdown
 
     def inference_count(self, model):
         with urllib.request.urlopen(f"http://127.0.0.1:{self.metrics_port}/metrics", timeout=10) as r:
