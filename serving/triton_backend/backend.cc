@@ -242,7 +242,7 @@ void Fail(InstanceState* state, const Pending& p, TRITONSERVER_Error* error, uin
 // Answers `p` with rows [row, row + p.rows) of the call's outputs (all rows when not
 // batched): the outputs the request asked for, by name.
 TRITONSERVER_Error* Respond(const ModelSpec& spec, const Pending& p, kiln_outputs_t* outputs, int64_t row,
-                            TRITONBACKEND_Response* response) {
+                            int64_t total_rows, TRITONBACKEND_Response* response) {
   const bool batched = spec.max_batch_size > 0;
   uint32_t requested = 0;
   KILN_TRITON_RETURN_IF_ERROR(TRITONBACKEND_RequestOutputCount(p.request, &requested));
@@ -278,7 +278,10 @@ TRITONSERVER_Error* Respond(const ModelSpec& spec, const Pending& p, kiln_output
     for (size_t d = batched ? 1 : 0; d < dims.size(); ++d) row_elements *= dims[d];
     const char* src = static_cast<const char*>(data);
     if (batched) {
-      if (dims.empty()) return Error(TRITONSERVER_ERROR_INTERNAL, "output '" + t.name + "' has no batch dimension");
+      if (dims.empty() || dims[0] != total_rows) {
+        return Error(TRITONSERVER_ERROR_INTERNAL, "output '" + t.name + "' does not have the " +
+                                                      std::to_string(total_rows) + " rows of the batch");
+      }
       src += static_cast<size_t>(row * row_elements) * t.element_size;
       dims[0] = p.rows;
     }
@@ -388,7 +391,7 @@ void RunGroup(InstanceState* state, const std::vector<const Pending*>& group, ui
   int64_t row = 0;
   for (size_t k = 0; k < group.size(); ++k) {
     errors[k] = TRITONBACKEND_ResponseNew(&responses[k], group[k]->request);
-    if (errors[k] == nullptr) errors[k] = Respond(spec, *group[k], call.outputs, row, responses[k]);
+    if (errors[k] == nullptr) errors[k] = Respond(spec, *group[k], call.outputs, row, rows, responses[k]);
     row += group[k]->rows;
   }
   const uint64_t exec_end = NowNs();
