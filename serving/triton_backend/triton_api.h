@@ -86,8 +86,6 @@ TRITONSERVER_Error* TRITONSERVER_ErrorNew(TRITONSERVER_Error_Code code, const ch
 void TRITONSERVER_ErrorDelete(TRITONSERVER_Error* error);
 // Borrowed from `error`.
 const char* TRITONSERVER_ErrorMessage(TRITONSERVER_Error* error);
-// "FP32" etc.; static storage.
-const char* TRITONSERVER_DataTypeString(TRITONSERVER_DataType datatype);
 // `base` is borrowed from `message`, `byte_size` bytes, not necessarily NUL-terminated.
 TRITONSERVER_Error* TRITONSERVER_MessageSerializeToJson(TRITONSERVER_Message* message, const char** base,
                                                         size_t* byte_size);
@@ -122,10 +120,9 @@ TRITONSERVER_Error* TRITONBACKEND_ModelConfig(TRITONBACKEND_Model* model, uint32
 TRITONSERVER_Error* TRITONBACKEND_ModelState(TRITONBACKEND_Model* model, void** state);
 TRITONSERVER_Error* TRITONBACKEND_ModelSetState(TRITONBACKEND_Model* model, void* state);
 
-// Instance: its model, name, the backend's per-instance state, statistics.
+// Instance: its model, the backend's per-instance state, statistics.
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceModel(TRITONBACKEND_ModelInstance* instance,
                                                      TRITONBACKEND_Model** model);
-TRITONSERVER_Error* TRITONBACKEND_ModelInstanceName(TRITONBACKEND_ModelInstance* instance, const char** name);
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceState(TRITONBACKEND_ModelInstance* instance, void** state);
 TRITONSERVER_Error* TRITONBACKEND_ModelInstanceSetState(TRITONBACKEND_ModelInstance* instance, void* state);
 // Timestamps in ns of a steady clock; exec start <= compute start <= compute end <= exec end.
@@ -161,7 +158,6 @@ TRITONSERVER_Error* TRITONBACKEND_InputBuffer(TRITONBACKEND_Input* input, uint32
 // Responses: one per request, created before any other response of that request; its
 // outputs and their buffers are made in sequence; Send passes ownership to the server.
 TRITONSERVER_Error* TRITONBACKEND_ResponseNew(TRITONBACKEND_Response** response, TRITONBACKEND_Request* request);
-TRITONSERVER_Error* TRITONBACKEND_ResponseDelete(TRITONBACKEND_Response* response);
 TRITONSERVER_Error* TRITONBACKEND_ResponseOutput(TRITONBACKEND_Response* response, TRITONBACKEND_Output** output,
                                                  const char* name, TRITONSERVER_DataType datatype,
                                                  const int64_t* shape, uint32_t dims_count);
