@@ -1,7 +1,9 @@
-"""Serving benchmark: Kiln vs ONNX Runtime, both behind Triton's Python backend, same run.
+"""Serving benchmark: Kiln vs ONNX Runtime, both behind Triton's Python backend, same run;
+with --backend kiln, Kiln's native backend (libtriton_kiln.so) too.
 
     build/serving-venv/bin/python benchmarks/serving/bench_triton.py \\
         [--model mlp|resnet18] [--onnx FILE.onnx] [--clients 1,4,16] [--seconds 5] [--protocol grpc]
+        [--backend python|kiln]
 
 Run under the serving venv (scripts/setup_serving_venv.sh) with the kiln package importable
 (PYTHONPATH=build/python). The model is one of benchmarks/onnx/export_models.py's, exported
@@ -12,7 +14,9 @@ compiles that same .onnx (kiln.compile) and is exported with ``python -m kiln.tr
 export``; ONNX Runtime runs the .onnx in benchmarks/serving/ort_model.py, a Python-backend
 model of the same shape as Kiln's (one session per instance, a batch of requests in one
 run). Both have 1 instance and 1 compute thread; the MLP has max_batch_size 64 and is served
-twice: with dynamic batching (max_queue_delay_microseconds 100) and without.
+twice: with dynamic batching (max_queue_delay_microseconds 100) and without. --backend kiln
+adds a third configuration, "native": the same .vmfb exported with --backend kiln (same
+instances, threads and batching), so that the three are loaded in turn in the same run.
 
 One tritonserver serves all the models. For each client count, each configuration is
 loaded in turn (interleaved, so that both backends see the same machine): that many client
@@ -76,14 +80,19 @@ parameters [ {{ key: "ort_threads" value: {{ string_value: "1" }} }} ]
     return text
 
 
-def variants(model):
+# "kiln": the .vmfb on Triton's Python backend (model.py); "native": on libtriton_kiln.so;
+# "ort": the .onnx in ort_model.py on the Python backend.
+BACKENDS = ("kiln", "ort")
+
+
+def variants(model, backends=BACKENDS):
     """(dynamic batching, Triton model name) of each backend's configurations."""
     batched = MODELS[model][2]
-    return [(b, {backend: f"{backend}_{model}" + ("_db" if b else "") for backend in ("kiln", "ort")})
+    return [(b, {backend: f"{backend}_{model}" + ("_db" if b else "") for backend in backends})
             for b in ((True, False) if batched else (False,))]
 
 
-def build_repository(onnx_path, model, repository):
+def build_repository(onnx_path, model, repository, backends=BACKENDS):
     import shutil
 
     import kiln
@@ -93,9 +102,12 @@ def build_repository(onnx_path, model, repository):
     vmfb = os.path.join(os.path.dirname(os.path.abspath(repository)), f"{model}.vmfb")
     kiln.compile(onnx_path).save(vmfb)
     batched = MODELS[model][2]
-    for batching, names in variants(model):
+    for batching, names in variants(model, backends):
         kiln.triton.export(vmfb, names["kiln"], repository, max_batch_size=64 if batched else 0,
                            dynamic_batching=batching, threads=1)
+        if "native" in names:
+            kiln.triton.export(vmfb, names["native"], repository, max_batch_size=64 if batched else 0,
+                               dynamic_batching=batching, threads=1, backend="kiln")
         name = names["ort"]
         version = os.path.join(repository, name, "1")
         os.makedirs(version, exist_ok=True)
@@ -171,7 +183,10 @@ def main():
     parser.add_argument("--protocol", choices=("http", "grpc"), default="grpc")
     parser.add_argument("--work", help="scratch folder (default: a temporary one)")
     parser.add_argument("--json", help="write the results here")
+    parser.add_argument("--backend", choices=("python", "kiln"), default="python",
+                        help="kiln: also serve Kiln on its native backend (\"native\"), beside the Python backend")
     args = parser.parse_args()
+    backends = BACKENDS + (("native",) if args.backend == "kiln" else ())
 
     import kiln.triton
     import tritonclient.http as httpclient
@@ -185,7 +200,7 @@ def main():
                         "--out", onnx_dir, "--models", args.model], check=True, stdout=subprocess.DEVNULL)
         onnx_path = os.path.join(onnx_dir, f"{args.model}.onnx")
     repository = os.path.join(work, "repository")
-    build_repository(onnx_path, args.model, repository)
+    build_repository(onnx_path, args.model, repository, backends)
     shape = MODELS[args.model][0]
 
     http_port, grpc_port, metrics_port = free_ports(3)
@@ -194,7 +209,7 @@ def main():
         [sys.executable, "-m", "kiln.triton", "serve", "--repository", repository, "--http-port", str(http_port),
          "--grpc-port", str(grpc_port), "--metrics-port", str(metrics_port)],
         stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    models = [name for _, names in variants(args.model) for name in names.values()]
+    models = [name for _, names in variants(args.model, backends) for name in names.values()]
     try:
         http = httpclient.InferenceServerClient(f"127.0.0.1:{http_port}")
         deadline = time.monotonic() + 120
@@ -217,21 +232,23 @@ def main():
             t = httpclient.InferInput("x", list(shape), "FP32")
             t.set_data_from_numpy(x)
             answers[m] = http.infer(m, [t]).as_numpy(output)
-        names = variants(args.model)[0][1]
-        diff = float(np.max(np.abs(answers[names["kiln"]] - answers[names["ort"]])))
-        print(f"{args.model}: max |Kiln - ONNX Runtime| over one request: {diff:.2e}")
-        if diff > 1e-4:
-            sys.exit("Kiln and ONNX Runtime disagree; not timing them")
+        names = variants(args.model, backends)[0][1]
+        for backend in backends[:1] + backends[2:]:
+            diff = float(np.max(np.abs(answers[names[backend]] - answers[names["ort"]])))
+            print(f"{args.model}: max |{backend} - ONNX Runtime| over one request: {diff:.2e}")
+            if diff > 1e-4:
+                sys.exit(f"{backend} and ONNX Runtime disagree; not timing them")
         output_of = {m: http.get_model_metadata(m)["outputs"][0]["name"] for m in models}
         url = f"127.0.0.1:{grpc_port if args.protocol == 'grpc' else http_port}"
         results = []
         for clients in [int(c) for c in args.clients.split(",")]:
-            for batching, names in variants(args.model):
+            for batching, names in variants(args.model, backends):
                 row = {"clients": clients, "dynamic_batching": batching}
-                rounds = {"kiln": [], "ort": []}
+                rounds = {backend: [] for backend in backends}
                 for r in range(args.rounds):
-                    # Alternating which backend goes first, against drifts in the machine's load.
-                    for backend in (("kiln", "ort") if r % 2 == 0 else ("ort", "kiln")):
+                    # Rotating which backend goes first, against drifts in the machine's load.
+                    shift = r % len(backends)
+                    for backend in backends[shift:] + backends[:shift]:
                         model = names[backend]
                         rounds[backend].append(run_load(args.protocol, url, model, shape, output_of[model],
                                                         clients, args.warmup, args.seconds))
@@ -241,12 +258,21 @@ def main():
                     row[backend]["rounds"] = runs
                 ratios = [k["requests_per_s"] / o["requests_per_s"] for k, o in zip(rounds["kiln"], rounds["ort"])]
                 row["throughput_ratio"] = float(np.median(ratios))
+                line = (f"clients {clients:2d} batching {'on ' if batching else 'off'}: "
+                        f"Kiln {row['kiln']['requests_per_s']:8.1f} req/s p50 {row['kiln']['p50_ms']:.2f} "
+                        f"p99 {row['kiln']['p99_ms']:.2f} ms | ORT {row['ort']['requests_per_s']:8.1f} req/s "
+                        f"p50 {row['ort']['p50_ms']:.2f} p99 {row['ort']['p99_ms']:.2f} ms | "
+                        f"ratio {row['throughput_ratio']:.2f}")
+                if "native" in rounds:
+                    row["native_ort_ratio"] = float(np.median(
+                        [n["requests_per_s"] / o["requests_per_s"] for n, o in zip(rounds["native"], rounds["ort"])]))
+                    row["native_kiln_ratio"] = float(np.median(
+                        [n["requests_per_s"] / k["requests_per_s"] for n, k in zip(rounds["native"], rounds["kiln"])]))
+                    line += (f" | native {row['native']['requests_per_s']:8.1f} req/s p50 {row['native']['p50_ms']:.2f}"
+                             f" p99 {row['native']['p99_ms']:.2f} ms | native/ORT {row['native_ort_ratio']:.2f}"
+                             f" native/Kiln-python {row['native_kiln_ratio']:.2f}")
                 results.append(row)
-                print(f"clients {clients:2d} batching {'on ' if batching else 'off'}: "
-                      f"Kiln {row['kiln']['requests_per_s']:8.1f} req/s p50 {row['kiln']['p50_ms']:.2f} "
-                      f"p99 {row['kiln']['p99_ms']:.2f} ms | ORT {row['ort']['requests_per_s']:8.1f} req/s "
-                      f"p50 {row['ort']['p50_ms']:.2f} p99 {row['ort']['p99_ms']:.2f} ms | "
-                      f"ratio {row['throughput_ratio']:.2f}", flush=True)
+                print(line, flush=True)
         with urllib_open(f"http://127.0.0.1:{metrics_port}/metrics") as text:
             counts = {line.split("{")[1].split(",")[0]: line.split()[-1] for line in text.splitlines()
                       if line.startswith("nv_inference_exec_count{")}
@@ -267,10 +293,17 @@ def main():
         print(f"| {r['clients']} | {'on' if r['dynamic_batching'] else 'off'} | {k['requests_per_s']:.0f} | "
               f"{k['p50_ms']:.2f} / {k['p99_ms']:.2f} | {o['requests_per_s']:.0f} | {o['p50_ms']:.2f} / "
               f"{o['p99_ms']:.2f} | {r['throughput_ratio']:.2f} |")
+    if "native" in backends:
+        print("\n| clients | dynamic batching | native req/s | native p50 / p99 ms | native / ORT | native / Kiln (python) |")
+        print("|---|---|---|---|---|---|")
+        for r in results:
+            n = r["native"]
+            print(f"| {r['clients']} | {'on' if r['dynamic_batching'] else 'off'} | {n['requests_per_s']:.0f} | "
+                  f"{n['p50_ms']:.2f} / {n['p99_ms']:.2f} | {r['native_ort_ratio']:.2f} | {r['native_kiln_ratio']:.2f} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"model": args.model, "protocol": args.protocol, "seconds": args.seconds, "cpus": os.cpu_count(),
-                       "results": results}, f, indent=1)
+                       "backends": list(backends), "load_average": os.getloadavg(), "results": results}, f, indent=1)
 
 
 class urllib_open:

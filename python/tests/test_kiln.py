@@ -513,6 +513,22 @@ class TritonExportTest(unittest.TestCase):
         self.assertIn("count: 3", config)
         self.assertNotIn("dynamic_batching", config)
 
+    def test_export_for_the_native_backend(self):
+        import tempfile
+
+        if not os.path.isfile(os.path.join(kiln.triton.native_backend_dir(), "libtriton_kiln.so")):
+            self.skipTest("libtriton_kiln.so is not built (ninja kiln_triton_backend)")
+        with tempfile.TemporaryDirectory() as work:
+            r = self.run_module("export", ADD, "--name", "add", "--repository", work, "--backend", "kiln")
+            self.assertEqual(r.returncode, 0, r.stderr)
+            files = sorted(os.listdir(os.path.join(work, "add")))
+            self.assertEqual([f for f in files if not f.startswith("libkiln.so.")],
+                             ["1", "config.pbtxt", "libtriton_kiln.so"])
+            self.assertEqual(len(files), 4, files)  # and libkiln.so.N, which the backend loads
+            self.assertEqual(os.listdir(os.path.join(work, "add", "1")), ["model.vmfb"])
+            with open(os.path.join(work, "add", "config.pbtxt")) as f:
+                self.assertIn('backend: "kiln"', f.read())
+
     def test_static_shapes_have_no_batch(self):
         text = kiln.triton.config_text(kiln.load(ADD), "add")
         self.assertIn("max_batch_size: 0", text)

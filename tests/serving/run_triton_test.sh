@@ -4,13 +4,18 @@
 # missing. ResNet-18 joins the models when benchmarks/onnx/export_models.py can export it
 # (Debian's python3-torch); the ONNX file is cached in the work folder.
 #
-# usage: run_triton_test.sh SERVING_PYTHON PACKAGE_PARENT KILN_RUN SOURCE_DIR WORK_DIR
+# usage: run_triton_test.sh SERVING_PYTHON PACKAGE_PARENT KILN_RUN SOURCE_DIR WORK_DIR [TESTS...]
+# TESTS: unittest names (default: all of test_triton). The native backend's tests skip
+# (77) when libtriton_kiln.so is not built.
 set -euo pipefail
 python=$1
 package_parent=$2
 export KILN_RUN=$3
 export KILN_SOURCE_DIR=$4
 export KILN_TRITON_WORK=$5
+shift 5
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=(test_triton)
 
 if [ ! -x "$python" ]; then
   echo "SKIP: no serving venv python at $python (make serving-venv, or scripts/setup_serving_venv.sh; it needs PyPI)"
@@ -24,9 +29,13 @@ if ! compgen -G "$package_parent/kiln/_compiler*.so" > /dev/null; then
   echo "SKIP: the kiln package with its compiler is not built in $package_parent (ninja kiln_python)"
   exit 77
 fi
+if [[ " ${tests[*]}" == *NativeBackend* ]] && [ ! -f "$package_parent/kiln/triton/backends/kiln/libtriton_kiln.so" ]; then
+  echo "SKIP: no native backend at $package_parent/kiln/triton/backends/kiln/libtriton_kiln.so (ninja kiln_triton_backend)"
+  exit 77
+fi
 mkdir -p "$KILN_TRITON_WORK"
 # The previous run's folders (kept until now for a look after a failure).
-rm -rf "$KILN_TRITON_WORK"/triton.* "$KILN_TRITON_WORK"/export.*
+rm -rf "$KILN_TRITON_WORK"/triton.* "$KILN_TRITON_WORK"/export.* "$KILN_TRITON_WORK"/replicas.*
 onnx=$KILN_TRITON_WORK/onnx
 export KILN_TRITON_ONNX=""
 if [ -f "$onnx/resnet18.onnx" ] || \
@@ -35,4 +44,4 @@ if [ -f "$onnx/resnet18.onnx" ] || \
 fi
 export PYTHONPATH=$package_parent:$KILN_SOURCE_DIR/tests/serving
 cd "$KILN_SOURCE_DIR/tests/serving"
-exec timeout --kill-after=30 900 "$python" -m unittest -v test_triton
+exec timeout --kill-after=30 900 "$python" -m unittest -v "${tests[@]}"

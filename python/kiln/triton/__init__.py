@@ -1,4 +1,5 @@
-"""Serving Kiln modules with NVIDIA Triton Inference Server (its Python backend).
+"""Serving Kiln modules with NVIDIA Triton Inference Server (its Python backend, or Kiln's
+native backend libtriton_kiln.so).
 
 ``python -m kiln.triton export`` writes a model repository entry for a ``.vmfb``
 (:func:`export`, :func:`config_text`); ``python -m kiln.triton serve`` starts the
@@ -6,8 +7,8 @@
 (:func:`server_command`, :func:`server_environment`). docs/guide/serving.md.
 """
 
-from .repository import ExportError, config_text, export
-from .server import ServerNotFound, server_command, server_environment, server_root
+from .repository import ExportError, config_text, export, native_backend_dir
+from .server import ServerNotFound, backend_directory, server_command, server_environment, server_root
 
-__all__ = ["ExportError", "ServerNotFound", "config_text", "export", "server_command", "server_environment",
-           "server_root"]
+__all__ = ["ExportError", "ServerNotFound", "backend_directory", "config_text", "export", "native_backend_dir",
+           "server_command", "server_environment", "server_root"]

@@ -4,6 +4,14 @@
     REPOSITORY/NAME/1/model.vmfb      the compiled module
     REPOSITORY/NAME/1/model.py        the Python-backend model (this folder's model.py)
 
+or, with ``backend="kiln"``, Kiln's native Triton backend instead of model.py:
+
+    REPOSITORY/NAME/libtriton_kiln.so, libkiln.so.N    the backend (serving/triton_backend/)
+
+Triton looks for ``libtriton_<backend>.so`` in the model's version folder, then its model
+folder, then BACKEND_DIRECTORY/<backend>/; putting it in the model folder makes the
+repository self-contained (any tritonserver, any replica, serves it as it is).
+
 ``config.pbtxt`` lists the function's parameters as inputs and its results as outputs, with
 their dtypes and dims (``-1`` for a symbolic dimension). When every input and output starts
 with the same symbolic dimension, that dimension is taken as the batch: the config gets
@@ -35,8 +43,26 @@ _TRITON_DTYPES = {
 }
 
 
+BACKENDS = ("python", "kiln")
+
+
 class ExportError(Exception):
     """A module that cannot be served as asked; the message says why."""
+
+
+def native_backend_dir() -> str:
+    """The folder holding libtriton_kiln.so and the libkiln it loads (kiln/triton/backends/kiln)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "backends", "kiln")
+
+
+def _native_backend_files() -> List[str]:
+    folder = native_backend_dir()
+    library = os.path.join(folder, "libtriton_kiln.so")
+    if not os.path.isfile(library):
+        raise ExportError(
+            f"--backend kiln: the native backend is not built (no {library}); build it with "
+            "cmake -DKILN_BUILD_TRITON_BACKEND=ON and ninja kiln_triton_backend, or export with --backend python")
+    return [os.path.join(folder, f) for f in sorted(os.listdir(folder)) if ".so" in f]
 
 
 def _tensor_values(values, what: str, function: str):
@@ -85,12 +111,15 @@ def _unique_names(values) -> List[str]:
 
 def config_text(module, name: str, *, function: str = "main", max_batch_size: Optional[int] = None,
                 instances: int = 1, dynamic_batching: bool = True, max_queue_delay_us: int = 100,
-                threads: int = 1) -> str:
-    """The config.pbtxt of `module` (a kiln.Module) served as model `name`.
+                threads: int = 1, backend: str = "python") -> str:
+    """The config.pbtxt of `module` (a kiln.Module) served as model `name` by `backend`
+    ("python": model.py on Triton's Python backend; "kiln": libtriton_kiln.so).
 
     ``max_batch_size``: None picks 64 when the function has a symbolic batch dimension (and 0
     otherwise); 0 turns batching off; N > 0 requires a batch dimension.
     """
+    if backend not in BACKENDS:
+        raise ExportError(f"--backend must be one of {', '.join(BACKENDS)}, got '{backend}'")
     if function not in module.functions:
         raise ExportError(f"the module has no function '{function}' (it has: {', '.join(module.functions)})")
     f = module[function]
@@ -112,7 +141,7 @@ def config_text(module, name: str, *, function: str = "main", max_batch_size: Op
     batched = max_batch_size > 0
     lines = [
         f'name: "{name}"',
-        'backend: "python"',
+        f'backend: "{backend}"',
         f"max_batch_size: {max_batch_size}",
     ]
     for section, values, names in (("input", params, [p.name for p in params]),
@@ -128,7 +157,7 @@ def config_text(module, name: str, *, function: str = "main", max_batch_size: Op
     lines.append(f"instance_group [\n  {{\n    count: {instances}\n    kind: KIND_CPU\n  }}\n]")
     if batched and dynamic_batching:
         lines.append(f"dynamic_batching {{\n  max_queue_delay_microseconds: {max_queue_delay_us}\n}}")
-    # Read by model.py: which function, the threads of each instance's context.
+    # Read by model.py or libtriton_kiln.so: which function, the threads of each instance's context.
     lines.append("parameters [")
     lines.append(",\n".join(
         f'  {{\n    key: "{k}"\n    value: {{ string_value: "{v}" }}\n  }}'
@@ -138,19 +167,26 @@ def config_text(module, name: str, *, function: str = "main", max_batch_size: Op
     return "\n".join(lines) + "\n"
 
 
-def export(vmfb: str, name: str, repository: str, *, version: int = 1, **config) -> str:
-    """Writes REPOSITORY/NAME (config.pbtxt, VERSION/model.vmfb, VERSION/model.py); returns its path."""
+def export(vmfb: str, name: str, repository: str, *, version: int = 1, backend: str = "python",
+           copy_backend: bool = True, **config) -> str:
+    """Writes REPOSITORY/NAME (config.pbtxt, VERSION/model.vmfb, and VERSION/model.py or, with
+    `copy_backend`, the native backend's libraries in NAME/); returns its path. Without
+    `copy_backend` the server's backend directory must hold kiln/libtriton_kiln.so."""
     from .. import _kiln
 
     if not name or "/" in name or name in (".", ".."):
         raise ExportError(f"--name must be a plain model name, got '{name}'")
     module = _kiln.load(vmfb)
-    text = config_text(module, name, **config)
+    text = config_text(module, name, backend=backend, **config)
+    libraries = _native_backend_files() if backend == "kiln" and copy_backend else []
     model_dir = os.path.join(repository, name)
     version_dir = os.path.join(model_dir, str(version))
     os.makedirs(version_dir, exist_ok=True)
     shutil.copyfile(vmfb, os.path.join(version_dir, "model.vmfb"))
-    shutil.copyfile(os.path.join(os.path.dirname(__file__), "model.py"), os.path.join(version_dir, "model.py"))
+    if backend == "python":
+        shutil.copyfile(os.path.join(os.path.dirname(__file__), "model.py"), os.path.join(version_dir, "model.py"))
+    for library in libraries:
+        shutil.copy2(library, os.path.join(model_dir, os.path.basename(library)))
     with open(os.path.join(model_dir, "config.pbtxt"), "w") as f:
         f.write(text)
     return model_dir

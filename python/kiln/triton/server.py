@@ -56,14 +56,35 @@ def server_environment(base: Optional[Dict[str, str]] = None) -> Dict[str, str]:
     return env
 
 
+def backend_directory(path: str) -> str:
+    """Makes `path` a Triton backend directory with both backends: ``python`` (a link to the
+    wheel's Python backend) and ``kiln`` (a link to the package's libtriton_kiln.so folder,
+    when it is built); links already there are kept. Returns the absolute path."""
+    from .repository import native_backend_dir
+
+    path = os.path.abspath(path)
+    os.makedirs(path, exist_ok=True)
+    targets = {"python": server_root() / "backends" / "python"}
+    if os.path.isfile(os.path.join(native_backend_dir(), "libtriton_kiln.so")):
+        targets["kiln"] = pathlib.Path(native_backend_dir())
+    for name, target in targets.items():
+        link = os.path.join(path, name)
+        if not os.path.lexists(link):
+            os.symlink(target, link)
+    return path
+
+
 def server_command(repository: str, *, http_port: int = 8000, grpc_port: int = 8001, metrics_port: int = 8002,
-                   address: str = "127.0.0.1", extra: Optional[List[str]] = None) -> List[str]:
-    """tritonserver's command line for `repository` on the given ports (0 turns a protocol off)."""
+                   address: str = "127.0.0.1", extra: Optional[List[str]] = None,
+                   backends: Optional[str] = None) -> List[str]:
+    """tritonserver's command line for `repository` on the given ports (0 turns a protocol off).
+    `backends`: the backend directory (default: the wheel's, which holds the Python backend
+    only; see backend_directory)."""
     root = server_root()
     command = [
         str(root / "bin" / "tritonserver"),
         f"--model-repository={os.path.abspath(repository)}",
-        f"--backend-directory={root / 'backends'}",
+        f"--backend-directory={backends or root / 'backends'}",
         f"--cache-directory={root / 'caches'}",
         "--strict-readiness=true",
     ]
