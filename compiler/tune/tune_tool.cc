@@ -147,9 +147,10 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
         else if (FindSpace(value)) space_name = value;
         else {
           std::string registered;
-          for (const auto& n : RegisteredSpaceNames()) registered += ", " + n;
-          err << "kiln-tune: --space must be all, default, generic or a registered space" << registered << ", got '"
-              << value << "'\n";
+          for (const auto& n : RegisteredSpaceNames()) registered += (registered.empty() ? "" : ", ") + n;
+          err << "kiln-tune: --space must be all, default or generic, got '" << value << "'"
+              << (registered.empty() ? " (no space is registered in C++)" : " (registered spaces: " + registered + ")")
+              << "\n";
           return 2;
         }
       }
