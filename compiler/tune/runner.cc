@@ -76,10 +76,8 @@ bool WriteValue(int fd, T v) {
   for (size_t k = 0; k < shapes.size(); ++k) {
     Result<Tensor> t = Tensor::Empty(shapes[k], DType::Float32());
     if (!t.ok()) ChildFail(fd, t.status().ToString());
-    std::mt19937 rng(static_cast<uint32_t>(options.input_seed * 1000 + k));
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    float* p = t->data<float>();
-    for (int64_t i = 0; i < t->NumElements(); ++i) p[i] = dist(rng);
+    std::vector<float> v = SeededInput(options.input_seed, k, t->NumElements());
+    std::copy(v.begin(), v.end(), t->data<float>());
     tensors.push_back(*t);
   }
   ThreadPool pool(options.threads);
@@ -147,7 +145,17 @@ struct Reader {
   }
 };
 
-Status Compare(const std::vector<std::vector<uint8_t>>& got, const std::vector<std::vector<uint8_t>>& want) {
+}  // namespace
+
+std::vector<float> SeededInput(uint64_t seed, size_t k, int64_t count) {
+  std::mt19937 rng(static_cast<uint32_t>(seed * 1000 + k));
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(count));
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+Status CompareOutputs(const std::vector<std::vector<uint8_t>>& got, const std::vector<std::vector<uint8_t>>& want) {
   if (got.size() != want.size())
     return Internal(std::to_string(got.size()) + " parameters, the reference has " + std::to_string(want.size()));
   for (size_t k = 0; k < got.size(); ++k) {
@@ -163,6 +171,8 @@ Status Compare(const std::vector<std::vector<uint8_t>>& got, const std::vector<s
   }
   return Status::Ok();
 }
+
+namespace {
 
 Measurement Fail(MeasureState state, std::string message) {
   Measurement m;
@@ -190,6 +200,7 @@ Measurement Measure(const PrimFunc& func, const RunnerOptions& options, const Me
   }
   Result<codegen::NativeLibraryBuild> built = codegen::BuildNativeLibrary({func}, options.codegen);
   if (!built.ok()) return Fail(MeasureState::kBuildFailed, built.status().ToString());
+  if (!options.command.empty()) return MeasureWithCommand(built->shared_object, func->name, shapes, options, reference);
 
   int fds[2];
   if (pipe(fds) != 0) return Fail(MeasureState::kRunFailed, std::string("pipe: ") + strerror(errno));
@@ -260,8 +271,12 @@ Measurement Measure(const PrimFunc& func, const RunnerOptions& options, const Me
     return Fail(MeasureState::kRunFailed, "the measuring process exited with status " +
                                               std::to_string(WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1) +
                                               " and an incomplete report");
+  return Finish(std::move(m), reference);
+}
+
+Measurement Finish(Measurement m, const Measurement* reference) {
   if (reference != nullptr) {
-    Status same = Compare(m.outputs, reference->outputs);
+    Status same = CompareOutputs(m.outputs, reference->outputs);
     if (!same.ok()) return Fail(MeasureState::kWrong, same.message());
   }
   std::vector<double> sorted = m.times_us;

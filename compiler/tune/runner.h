@@ -13,6 +13,17 @@
 // |ref|), NaN where the reference has NaN. Only float32 parameters of static
 // shape are supported (others: kUnimplemented from Measure's build step).
 //
+// Through a runner command (RunnerOptions::command non-empty): for another
+// target (codegen.triple, e.g. aarch64-linux-gnu) or a host run under a
+// wrapper. The library, the inputs (the same seeded numbers) and a job file
+// are written to a fresh directory; then `COMMAND MEASURE_PROGRAM JOB` runs
+// under /bin/sh in its own process group (killed whole at the timeout).
+// MEASURE_PROGRAM is kiln-measure built for the target
+// (tools/kiln-tune/kiln_measure.c: it writes the arguments after one run
+// beside the inputs and prints the times). The command's exit status and
+// output say what failed: not found (127), died by a signal, the kernel's
+// error, a missing report. The files are removed afterwards.
+//
 // The caller must not hold other threads that may own locks across fork()
 // (the tuner is single-threaded while it measures). Thread-compatible.
 #ifndef KILN_COMPILER_TUNE_RUNNER_H_
@@ -36,6 +47,12 @@ struct RunnerOptions {
   int threads = 1;          // the kernel thread pool's size
   uint64_t input_seed = 1;
   codegen::CodegenOptions codegen;
+  // Empty: measure in a forked child of this process. Else a shell command
+  // prefix that runs a program of the target (e.g. "qemu-aarch64 -L
+  // /usr/aarch64-linux-gnu"; "env" for none).
+  std::string command;
+  std::string measure_program;  // kiln-measure for the target (with `command`)
+  std::string work_dir;         // where the job directories go (empty: $TMPDIR or /tmp)
 };
 
 enum class MeasureState : uint8_t { kOk, kBuildFailed, kCrashed, kTimedOut, kRunFailed, kWrong };
@@ -55,6 +72,20 @@ struct Measurement {
 // `reference` is non-null its outputs are what `func` must produce (same
 // parameters, same seed); a mismatch gives kWrong.
 Measurement Measure(const ir::PrimFunc& func, const RunnerOptions& options, const Measurement* reference = nullptr);
+
+// Measure's runner-command path for a built library (runner_command.cc).
+Measurement MeasureWithCommand(const std::vector<uint8_t>& shared_object, const std::string& kernel,
+                               const std::vector<std::vector<int64_t>>& shapes, const RunnerOptions& options,
+                               const Measurement* reference);
+// The parameters of one seeded input set (uniform in [-1, 1), per parameter
+// k from seed * 1000 + k), as both paths fill them.
+std::vector<float> SeededInput(uint64_t seed, size_t k, int64_t count);
+// OK when `got` matches `want` within the tolerance above (same count and
+// sizes); else why not.
+Status CompareOutputs(const std::vector<std::vector<uint8_t>>& got, const std::vector<std::vector<uint8_t>>& want);
+// Fills the median from times_us and marks the measurement ok, after
+// comparing its outputs with the reference's (kWrong when they differ).
+Measurement Finish(Measurement m, const Measurement* reference);
 
 }  // namespace tune
 }  // namespace kiln

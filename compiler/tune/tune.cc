@@ -58,6 +58,7 @@ class Searcher {
   // has knobs, by a coin, else the generic rules).
   Result<tir::Schedule> SampleRandom() {
     uint64_t seed = rng_();
+    if (options_.space == SpaceKind::kUser) return options_.user_space(func_, seed);
     bool knob_space = options_.space == SpaceKind::kDefault ||
                       (options_.space == SpaceKind::kAll && !knobs_.empty() && (rng_() & 1) == 0);
     if (knob_space) {
@@ -151,6 +152,12 @@ Result<TuneSummary> TuneFunction(const ir::PrimFunc& func, Database* db, const T
                                  std::ostream& progress) {
   TuneSummary sum;
   sum.function = func->name;
+  if (options.space == SpaceKind::kUser) {
+    // A user space that does not apply to the function fails before anything
+    // is measured, with the space's own message (its file and line).
+    if (!options.user_space) return InvalidArgument("tune " + func->name + ": --space user without a space");
+    KILN_RETURN_IF_ERROR(options.user_space(func, options.seed).status());
+  }
   KILN_ASSIGN_OR_RETURN(std::string target, codegen::ResolvedTargetName(options.runner.codegen));
   KILN_ASSIGN_OR_RETURN(sum.workload, db->CommitWorkload(func));
   ir::PrimFunc default_lowered = LowerWithDefaultSchedule(func, options.runner.threads);

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "compiler/ir/tir.h"
+#include "compiler/tir/schedule/schedule.h"
 #include "compiler/tune/database.h"
 #include "compiler/tune/runner.h"
 #include "runtime/status.h"
@@ -44,8 +45,13 @@ namespace tune {
 
 enum class SearchKind : uint8_t { kEvolutionary, kRandom };
 // Which design spaces candidates come from: both, the default schedules'
-// knobs only, or the generic block rules only.
-enum class SpaceKind : uint8_t { kAll, kDefault, kGeneric };
+// knobs only, the generic block rules only, or a user's space
+// (TuneOptions::user_space: a text file, space_text.h, or a registered C++
+// function, space_registry.h).
+enum class SpaceKind : uint8_t { kAll, kDefault, kGeneric, kUser };
+
+// A user space: one point of it for a seed (deterministic for the seed).
+using UserSpace = std::function<Result<tir::Schedule>(const ir::PrimFunc& func, uint64_t seed)>;
 
 struct TuneOptions {
   int trials = 16;
@@ -53,6 +59,7 @@ struct TuneOptions {
   RunnerOptions runner;
   SearchKind search = SearchKind::kEvolutionary;
   SpaceKind space = SpaceKind::kAll;
+  UserSpace user_space;  // with SpaceKind::kUser
   int batch = 8;           // measurements per round
   double epsilon = 0.25;   // share of each round measured from random samples
   int population = 64;     // points the cost model ranks per generation

@@ -4,8 +4,13 @@
 #include <cstdlib>
 #include <string>
 
+#include <unistd.h>
+
+#include "compiler/codegen/native_codegen.h"
 #include "compiler/text/text.h"
 #include "compiler/tune/database.h"
+#include "compiler/tune/space_registry.h"
+#include "compiler/tune/space_text.h"
 #include "compiler/tune/tune.h"
 
 namespace kiln {
@@ -25,7 +30,17 @@ const char kUsage[] =
     "  --search KIND       evolutionary (default: mutations ranked by a learned cost model,\n"
     "                      an epsilon share of random points) or random\n"
     "  --space KIND        all (default), default (the default schedules' knobs: tile\n"
-    "                      sizes, packing, parallel), generic (block rules: tiling, inlining)\n"
+    "                      sizes, packing, parallel), generic (block rules: tiling, inlining),\n"
+    "                      or the name of a space registered in C++ (space_registry.h)\n"
+    "  --space-file FILE   a user space: schedule statements as in the MLC course\n"
+    "                      (`j0, j1 = sch.split(j, factors=sch_tiles)`; space_text.h)\n"
+    "  --target TRIPLE     build candidates for TRIPLE (as kiln-compile --target); another\n"
+    "                      architecture needs --runner\n"
+    "  --cpu NAME          the target CPU (default: the host's, or generic for another triple)\n"
+    "  --runner \"CMD\"      run the measuring program through CMD, e.g.\n"
+    "                      \"qemu-aarch64 -L /usr/aarch64-linux-gnu\" or a script that copies to a board\n"
+    "  --measure-program PATH  kiln-measure built for the target (default: kiln-measure[-TRIPLE]\n"
+    "                      beside kiln-tune)\n"
     "  --batch N           measurements per search round (default 8)\n"
     "  --cost-model FILE   the cost model to load and save (default DIR/cost_model.json)\n"
     "The default schedule is measured first and stays the best unless a candidate beats it.\n"
@@ -39,10 +54,45 @@ bool ParseInt(const std::string& s, long long lo, long long* out) {
   return true;
 }
 
+// The architecture part of a triple ("aarch64" of aarch64-linux-gnu).
+std::string Arch(const std::string& triple) { return triple.substr(0, triple.find('-')); }
+
+// Whether the first word of a shell command is a program that exists.
+bool CommandExists(const std::string& command, std::string* word) {
+  size_t b = command.find_first_not_of(" \t");
+  if (b == std::string::npos) return false;
+  size_t e = command.find_first_of(" \t", b);
+  *word = command.substr(b, e == std::string::npos ? std::string::npos : e - b);
+  if (word->find('/') != std::string::npos) return access(word->c_str(), X_OK) == 0;
+  const char* path = getenv("PATH");
+  std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+  for (size_t p = 0; p <= dirs.size();) {
+    size_t q = dirs.find(':', p);
+    if (q == std::string::npos) q = dirs.size();
+    std::string dir = dirs.substr(p, q - p);
+    if (access(((dir.empty() ? "." : dir) + "/" + *word).c_str(), X_OK) == 0) return true;
+    p = q + 1;
+  }
+  return false;
+}
+
+// kiln-measure[-TRIPLE] in the directory of this executable.
+std::string DefaultMeasureProgram(const std::string& triple) {
+  char buf[4096];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  std::string dir = ".";
+  if (n > 0) {
+    std::string self(buf, static_cast<size_t>(n));
+    dir = self.substr(0, self.rfind('/'));
+  }
+  return dir + "/kiln-measure" + (triple.empty() ? "" : "-" + triple);
+}
+
 }  // namespace
 
 int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
-  std::string input, function, db_dir, cost_model;
+  std::string input, function, db_dir, cost_model, space_file, space_name, target, cpu, runner, measure_program;
+  bool runner_given = false;
   TuneOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -66,7 +116,8 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
       return 0;
     } else if (a == "--function" || a == "--db" || a == "--trials" || a == "--seed" || a == "--threads" ||
                a == "--repeats" || a == "--timeout" || a == "--search" || a == "--space" || a == "--batch" ||
-               a == "--cost-model") {
+               a == "--cost-model" || a == "--space-file" || a == "--target" || a == "--cpu" || a == "--runner" ||
+               a == "--measure-program") {
       if (!take()) {
         err << "kiln-tune: " << a << " needs a value\n" << kUsage;
         return 2;
@@ -74,6 +125,14 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
       if (a == "--function") function = value;
       else if (a == "--db") db_dir = value;
       else if (a == "--cost-model") cost_model = value;
+      else if (a == "--space-file") space_file = value;
+      else if (a == "--target") target = value;
+      else if (a == "--cpu") cpu = value;
+      else if (a == "--runner") {
+        runner = value;
+        runner_given = true;
+      }
+      else if (a == "--measure-program") measure_program = value;
       else if (a == "--search") {
         if (value == "evolutionary") options.search = SearchKind::kEvolutionary;
         else if (value == "random") options.search = SearchKind::kRandom;
@@ -85,8 +144,13 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
         if (value == "all") options.space = SpaceKind::kAll;
         else if (value == "default") options.space = SpaceKind::kDefault;
         else if (value == "generic") options.space = SpaceKind::kGeneric;
+        else if (FindSpace(value)) space_name = value;
         else {
-          err << "kiln-tune: --space must be all, default or generic, got '" << value << "'\n";
+          std::string registered;
+          for (const auto& n : RegisteredSpaceNames()) registered += (registered.empty() ? "" : ", ") + n;
+          err << "kiln-tune: --space must be all, default or generic, got '" << value << "'"
+              << (registered.empty() ? " (no space is registered in C++)" : " (registered spaces: " + registered + ")")
+              << "\n";
           return 2;
         }
       }
@@ -122,6 +186,58 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
   }
   if (input.empty() || function.empty() || db_dir.empty()) {
     err << "kiln-tune: MODULE, --function and --db are required\n" << kUsage;
+    return 2;
+  }
+  if (!space_file.empty() && !space_name.empty()) {
+    err << "kiln-tune: --space-file and --space " << space_name << " both name a user space; give one\n";
+    return 2;
+  }
+  if (!space_file.empty()) {
+    Result<TextSpace> space = LoadTextSpace(space_file);
+    if (!space.ok()) {
+      err << "kiln-tune: " << space.status().message() << "\n";
+      return 1;
+    }
+    TextSpace parsed = std::move(*space);
+    options.space = SpaceKind::kUser;
+    options.user_space = [parsed](const ir::PrimFunc& f, uint64_t seed) { return ApplyTextSpace(f, parsed, seed); };
+  } else if (!space_name.empty()) {
+    options.space = SpaceKind::kUser;
+    options.user_space = [space_name](const ir::PrimFunc& f, uint64_t seed) {
+      return ApplyRegisteredSpace(f, space_name, seed);
+    };
+  }
+  options.runner.codegen.triple = target;
+  options.runner.codegen.cpu = cpu;
+  if (runner_given && runner.find_first_not_of(" \t") == std::string::npos) {
+    err << "kiln-tune: --runner needs a command (e.g. --runner \"qemu-aarch64 -L /usr/aarch64-linux-gnu\")\n";
+    return 2;
+  }
+  if (!target.empty() && runner.empty()) {
+    Result<std::string> host = codegen::ResolvedTargetName({});
+    if (host.ok() && Arch(*host) != Arch(target)) {
+      err << "kiln-tune: candidates built for " << target << " cannot run on this machine (" << Arch(*host)
+          << "); give --runner \"CMD\" that runs a program of the target (e.g. --runner \"qemu-" << Arch(target)
+          << " -L /usr/" << target << "\")\n";
+      return 2;
+    }
+  }
+  if (!runner.empty()) {
+    std::string word;
+    if (!CommandExists(runner, &word)) {
+      err << "kiln-tune: --runner: '" << word << "' is not an executable file or a program on PATH\n";
+      return 2;
+    }
+    options.runner.command = runner;
+    options.runner.measure_program = measure_program.empty() ? DefaultMeasureProgram(target) : measure_program;
+    if (access(options.runner.measure_program.c_str(), R_OK) != 0) {
+      err << "kiln-tune: the measuring program " << options.runner.measure_program << " does not exist (kiln-measure"
+          << (target.empty() ? "" : "-" + target) << " is built beside kiln-tune when the target's C compiler is "
+          << "installed; or give --measure-program)\n";
+      return 2;
+    }
+  } else if (!measure_program.empty()) {
+    err << "kiln-tune: --measure-program is used with --runner only\n";
     return 2;
   }
   Result<ir::IRModule> mod = text::ParseModuleFile(input);

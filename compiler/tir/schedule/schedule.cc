@@ -376,7 +376,14 @@ Result<Schedule> Schedule::ReplayWithNewDecisions(const PrimFunc& func, const Tr
   return ReplayImpl(func, trace, /*keep_decisions=*/false, seed);
 }
 
-Result<Schedule> Schedule::ReplayImpl(const PrimFunc& func, const Trace& trace, bool keep_decisions, uint64_t seed) {
+Result<Schedule> Schedule::ReplayFillingDecisions(const PrimFunc& func, const Trace& trace, uint64_t seed,
+                                                  size_t* failed_at) {
+  return ReplayImpl(func, trace, /*keep_decisions=*/false, seed, /*keep_given=*/true, failed_at);
+}
+
+Result<Schedule> Schedule::ReplayImpl(const PrimFunc& func, const Trace& trace, bool keep_decisions, uint64_t seed,
+                                      bool keep_given, size_t* failed_at) {
+  if (failed_at != nullptr) *failed_at = trace.instructions().size();
   KILN_ASSIGN_OR_RETURN(Schedule sch, Create(func, seed));
   // recorded id -> id in `sch`; the non-loop compute locations map to
   // themselves.
@@ -390,6 +397,7 @@ Result<Schedule> Schedule::ReplayImpl(const PrimFunc& func, const Trace& trace, 
     return Status::Ok();
   };
   for (size_t k = 0; k < trace.instructions().size(); ++k) {
+    if (failed_at != nullptr) *failed_at = k;
     Instruction inst = trace.instructions()[k];
     for (auto& a : inst.inputs) {
       if (a.kind == TraceArg::Kind::kBlock || a.kind == TraceArg::Kind::kLoop) {
@@ -399,7 +407,8 @@ Result<Schedule> Schedule::ReplayImpl(const PrimFunc& func, const Trace& trace, 
       }
     }
     std::vector<int64_t> outs;
-    KILN_RETURN_IF_ERROR_CTX(sch.Apply(inst, keep_decisions, &outs), "replay: instruction %zu (%s)", k,
+    bool keep = keep_decisions || (keep_given && !inst.decision.empty());
+    KILN_RETURN_IF_ERROR_CTX(sch.Apply(inst, keep, &outs), "replay: instruction %zu (%s)", k,
                              inst.name.c_str());
     if (outs.size() != inst.outputs.size())
       return InvalidArgument("replay: instruction " + std::to_string(k) + " (" + inst.name + ") gave " +
@@ -407,6 +416,7 @@ Result<Schedule> Schedule::ReplayImpl(const PrimFunc& func, const Trace& trace, 
                              std::to_string(inst.outputs.size()));
     for (size_t j = 0; j < outs.size(); ++j) rv[inst.outputs[j]] = outs[j];
   }
+  if (failed_at != nullptr) *failed_at = trace.instructions().size();
   return sch;
 }
 

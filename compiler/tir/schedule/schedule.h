@@ -156,6 +156,13 @@ class Schedule {
   // Applies `trace` with every sampling instruction choosing anew from a
   // generator seeded by `seed`; the new decisions are in the result's trace.
   static Result<Schedule> ReplayWithNewDecisions(const ir::PrimFunc& func, const Trace& trace, uint64_t seed);
+  // Applies `trace` keeping the decisions it records and sampling (from
+  // `seed`) where a sampling instruction has none: a user-written space
+  // (compiler/tune/space_text.h) with some decisions fixed by hand. On
+  // failure, `*failed_at` (when non-null) is the index of the instruction
+  // that failed, or the trace's size when no instruction did.
+  static Result<Schedule> ReplayFillingDecisions(const ir::PrimFunc& func, const Trace& trace, uint64_t seed,
+                                                 size_t* failed_at = nullptr);
 
  private:
   Schedule() = default;
@@ -163,7 +170,7 @@ class Schedule {
   LoopRV NewLoopRV(const ir::Var& var);
   ExprRV NewExprRV(int64_t value);
   static Result<Schedule> ReplayImpl(const ir::PrimFunc& func, const Trace& trace, bool keep_decisions,
-                                     uint64_t seed);
+                                     uint64_t seed, bool keep_given = false, size_t* failed_at = nullptr);
   // Records a sampling instruction with its outputs and decision.
   void RecordSample(const std::string& name, std::vector<TraceArg> inputs, std::vector<std::string> keywords,
                     std::vector<int64_t> outputs, Instruction::Output kind, std::vector<int64_t> decision);
