@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "compiler/ir/structural_equal.h"
 #include "compiler/text/text.h"
@@ -38,7 +40,64 @@ std::string WorkloadText(const ir::PrimFunc& func) {
   return text::PrintModule(m);
 }
 
-std::string Hash(const std::string& text) {
+bool IdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IdentChar(char c) { return IdentStart(c) || (c >= '0' && c <= '9'); }
+
+// The text with its variable and buffer names replaced by v0, v1, ... in
+// order of first appearance, so that functions equal but for those names
+// (ir::StructuralEqual's sense: a model's identical kernels take their
+// buffers' names from different Relax variables) hash alike. Renamed: every
+// identifier outside quotes that is not a keyword and neither follows nor
+// precedes a dot nor is called (so T.float32, T.max, range(...) stay; block
+// names are quoted and stay). Used only for hashing.
+std::string CanonicalNames(const std::string& text) {
+  static const std::set<std::string> keep = {"def", "for", "in", "with", "if", "else", "elif", "and", "or", "not",
+                                             "return", "True", "False", "None", "class", "lambda", "is"};
+  std::map<std::string, std::string> names;
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  char quote = 0;
+  while (i < text.size()) {
+    char c = text[i];
+    if (quote) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == quote) quote = 0;
+      ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      out += c;
+      ++i;
+      continue;
+    }
+    bool after_digit = !out.empty() && (IdentChar(out.back()));
+    if (!IdentStart(c) || after_digit) {
+      out += c;
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && IdentChar(text[j])) ++j;
+    std::string word = text.substr(i, j - i);
+    bool dotted = (i > 0 && text[i - 1] == '.') || (j < text.size() && text[j] == '.');
+    bool called = j < text.size() && text[j] == '(';
+    if (dotted || called || keep.count(word)) {
+      out += word;
+    } else {
+      auto it = names.find(word);
+      if (it == names.end()) it = names.emplace(word, "v" + std::to_string(names.size())).first;
+      out += it->second;
+    }
+    i = j;
+  }
+  return out;
+}
+
+std::string Hash(const std::string& workload_text) {
+  std::string text = CanonicalNames(workload_text);
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) {
     h ^= c;
@@ -191,6 +250,13 @@ Status Database::CommitRecord(const TuningRecord& r) {
   KILN_RETURN_IF_ERROR(AppendLine(kRecords, WriteJson(j)));
   records_.push_back(r);
   return Status::Ok();
+}
+
+std::vector<TuningRecord> Database::Records(const std::string& workload, const std::string& target) const {
+  std::vector<TuningRecord> out;
+  for (const auto& r : records_)
+    if (r.workload == workload && r.target == target) out.push_back(r);
+  return out;
 }
 
 std::vector<TuningRecord> Database::TopK(const std::string& workload, const std::string& target, size_t k) const {

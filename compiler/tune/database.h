@@ -60,6 +60,8 @@ class Database {
   std::string FindWorkload(const ir::PrimFunc& func) const;
   // The `k` fastest successful records of `workload` for `target`, fastest first.
   std::vector<TuningRecord> TopK(const std::string& workload, const std::string& target, size_t k) const;
+  // Every record of `workload` for `target` (failed ones too), in file order.
+  std::vector<TuningRecord> Records(const std::string& workload, const std::string& target) const;
   size_t num_workloads() const { return workloads_.size(); }
   size_t num_records() const { return records_.size(); }
 

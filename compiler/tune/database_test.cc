@@ -75,6 +75,22 @@ TEST(DatabaseTest, RoundTripAndTopK) {
   std::string w = db->FindWorkload(ParseFunc(MM("other_name", 32), "other_name"));
   ASSERT_EQ(w, Database::WorkloadHash(f));
   EXPECT_EQ(db->FindWorkload(ParseFunc(MM("mm", 16), "mm")), "");
+  // Other names of the buffers and variables (a model's equal kernels take
+  // them from different Relax variables): the same workload.
+  std::string renamed = MM("mm", 32);
+  for (auto [from, to] : {std::pair<std::string, std::string>{"A[vi, vk]", "lhs[vi, red]"},
+                          {"B[vk, vj]", "rhs[red, vj]"}, {"A:", "lhs:"}, {"B:", "rhs:"}, {"vi, vj, vk =", "vi, vj, red ="}}) {
+    size_t p = renamed.find(from);
+    ASSERT_NE(p, std::string::npos) << from;
+    renamed.replace(p, from.size(), to);
+  }
+  ir::PrimFunc g = ParseFunc(renamed, "mm");
+  EXPECT_EQ(Database::WorkloadHash(g), Database::WorkloadHash(f)) << renamed;
+  EXPECT_EQ(db->FindWorkload(g), w);
+  // The same names in another order is another function (B * A).
+  std::string swapped = MM("mm", 32);
+  swapped.replace(swapped.find("A[vi, vk] * B[vk, vj]"), 21, "B[vi, vk] * A[vk, vj]");
+  EXPECT_NE(Database::WorkloadHash(ParseFunc(swapped, "mm")), Database::WorkloadHash(f));
   std::vector<TuningRecord> top = db->TopK(w, "test-target", 2);
   ASSERT_EQ(top.size(), 2u);  // the crashed one is never "best"
   EXPECT_EQ(top[0].median_us, 10);
