@@ -96,8 +96,7 @@ std::string CanonicalNames(const std::string& text) {
   return out;
 }
 
-std::string Hash(const std::string& workload_text) {
-  std::string text = CanonicalNames(workload_text);
+std::string PlainHash(const std::string& text) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) {
     h ^= c;
@@ -107,6 +106,8 @@ std::string Hash(const std::string& workload_text) {
   snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
+
+std::string Hash(const std::string& workload_text) { return PlainHash(CanonicalNames(workload_text)); }
 
 const std::string* StringField(const Json& j, const char* key) {
   const Json* v = j.Get(key);
@@ -124,6 +125,7 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return InvalidArgument("tuning database " + dir + " is not a directory");
   Database db;
+  std::map<std::string, std::string> legacy;  // a pre-canonical hash -> the hash
   db.dir_ = dir;
   auto report = [&](const std::string& file, size_t line, const std::string& why) {
     if (damage) damage->push_back(DataLoss(dir + "/" + file + ":" + std::to_string(line) + ": " + why));
@@ -151,11 +153,17 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
         report(kWorkloads, n, "the function text does not parse" + (m.ok() ? std::string() : ": " + m.status().message()));
         continue;
       }
-      if (Hash(*func) != *hash) {
-        report(kWorkloads, n, "the hash does not match the function text");
-        continue;
+      std::string key = Hash(*func);
+      if (key != *hash) {
+        // A database written before the hash ignored names: its records
+        // name the workload by the hash of the plain text.
+        if (PlainHash(*func) != *hash) {
+          report(kWorkloads, n, "the hash does not match the function text");
+          continue;
+        }
+        legacy[*hash] = key;
       }
-      db.workloads_[*hash] = Workload{*name, *func, f};
+      db.workloads_[key] = Workload{*name, *func, f};
     }
   }
   {
@@ -178,7 +186,9 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
         report(kRecords, n, "a record needs workload, target, state, trace and median_us");
         continue;
       }
-      if (!db.workloads_.count(*w)) {
+      auto old = legacy.find(*w);
+      const std::string& workload = old == legacy.end() ? *w : old->second;
+      if (!db.workloads_.count(workload)) {
         report(kRecords, n, "unknown workload " + *w);
         continue;
       }
@@ -187,7 +197,7 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
         report(kRecords, n, t.status().message());
         continue;
       }
-      r.workload = *w;
+      r.workload = workload;
       r.target = *target;
       r.state = *state;
       r.trace = std::move(*t);

@@ -223,7 +223,7 @@ int TuneModel(const ModelTuneOptions& options, std::ostream& out, std::ostream& 
       left = "~" + Clock(elapsed() / (done - prior) * (topt.trials - done)) + " left";
     }
     out << "[round " << round << "] " << done << "/" << topt.trials << " trials, " << failures << " failed  "
-        << r.task->name << " (x" << r.task->calls << "): +" << *got << ", best " << Us(s.best_us) << " (default "
+        << r.task->name << " (x" << r.task->calls << "): " << (*got == 0 ? std::string("no point left in its space") : "+" + std::to_string(*got)) << ", best " << Us(s.best_us) << " (default "
         << Us(s.default_us) << ")  model " << Us(EstimatedModelUs(histories())) << " (default "
         << Us(DefaultModelUs()) << ")  " << left << "\n";
     out.flush();
