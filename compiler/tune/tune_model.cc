@@ -134,8 +134,14 @@ int TuneModel(const ModelTuneOptions& options, std::ostream& out, std::ostream& 
   // Each task's default schedule (and its records from earlier runs).
   std::vector<Running> running;
   std::vector<std::string> failed_defaults;
+  bool out_of_time = false;
   for (size_t i = 0; i < tasks.size() && !interrupted(); ++i) {
     if (!selected[i] || !tasks[i].skip_reason.empty()) continue;
+    if (options.time_budget_s > 0 && elapsed() >= options.time_budget_s) {
+      out << "the time budget was spent measuring the defaults; " << tasks[i].name << " and later tasks are left out\n";
+      out_of_time = true;
+      break;
+    }
     Running r;
     r.task = &tasks[i];
     Result<std::unique_ptr<TaskTuner>> tuner = TaskTuner::Start(tasks[i].func, &*db, topt, &model, out);
@@ -173,10 +179,9 @@ int TuneModel(const ModelTuneOptions& options, std::ostream& out, std::ostream& 
   plot.model_us.push_back({0, EstimatedModelUs(histories())});
   int run_trials = 0;  // this run's, the plot's x axis
 
-  bool out_of_time = false;
   int round = 0;
   SchedulerOptions sched;
-  while (done < topt.trials && !interrupted()) {
+  while (done < topt.trials && !interrupted() && !out_of_time) {
     if (options.time_budget_s > 0 && elapsed() >= options.time_budget_s) {
       out_of_time = true;
       break;
