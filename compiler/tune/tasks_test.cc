@@ -101,6 +101,50 @@ class Module:
   EXPECT_EQ(tasks[0].calls, 2);
 }
 
+TEST(TasksTest, APrivateFunctionsSitesCountPerCallOfIt) {
+  // main calls the private `layer` twice; `layer` calls add1 once and
+  // double once: 2 calls each, plus main's own call of add1: 3.
+  const char kNested[] = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def add1(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] + T.float32(1)
+
+    @T.prim_func
+    def double(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+        for i in range(8):
+            with T.block("B"):
+                vi = T.axis.spatial(8, i)
+                B[vi] = A[vi] * T.float32(2)
+
+    @R.function(private=True)
+    def layer(x: R.Tensor((8,), dtype="float32")) -> R.Tensor((8,), dtype="float32"):
+        cls = Module
+        a = R.call_tir(cls.add1, (x,), out_sinfo=R.Tensor((8,), dtype="float32"))
+        b = R.call_tir(cls.double, (a,), out_sinfo=R.Tensor((8,), dtype="float32"))
+        return b
+
+    @R.function
+    def main(x: R.Tensor((8,), dtype="float32")) -> R.Tensor((8,), dtype="float32"):
+        cls = Module
+        a = cls.layer(x)
+        b = cls.layer(a)
+        c = R.call_tir(cls.add1, (b,), out_sinfo=R.Tensor((8,), dtype="float32"))
+        return c
+)";
+  Result<ir::IRModule> mod = text::ParseModule(kNested, "nested.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::vector<TuneTask> tasks = ExtractTasks(*mod);
+  ASSERT_EQ(tasks.size(), 2u);
+  EXPECT_EQ(tasks[0].name, "add1");
+  EXPECT_EQ(tasks[0].calls, 3);
+  EXPECT_EQ(tasks[1].name, "double");
+  EXPECT_EQ(tasks[1].calls, 2);
+}
+
 TEST(TasksTest, SymbolicKernelsAreSkippedWithTheReason) {
   std::string text = kMlp;
   text.replace(text.find("x: R.Tensor((4, 16)"), 19, "x: R.Tensor((\"n\", 16)");
