@@ -24,7 +24,8 @@
 //   random: fresh random samples only (the baseline the evolutionary search
 //     is measured against).
 // Points are told apart by their lowered TIR: two decisions that compile to
-// the same code are measured once.
+// the same code are measured once, in this run or in an earlier one whose
+// records the database holds (they also count toward the best found).
 #ifndef KILN_COMPILER_TUNE_TUNE_H_
 #define KILN_COMPILER_TUNE_TUNE_H_
 
