@@ -174,16 +174,21 @@ namespace {
 // LowerModule; with `costs`, also each kernel's cost, counted before it is
 // scheduled (compiler/tir/kernel_cost.h), by kernel name.
 Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const CompileOptions& options,
-                                          std::map<std::string, tir::KernelCost>* costs);
+                                          std::map<std::string, tir::KernelCost>* costs,
+                                          bool stop_before_lower_tir = false);
 }  // namespace
 
 Result<ir::IRModule> LowerModule(const ir::IRModule& input, const CompileOptions& options) {
   return LowerModuleWithCosts(input, options, nullptr);
 }
 
+Result<ir::IRModule> LowerModuleToKernels(const ir::IRModule& input, const CompileOptions& options) {
+  return LowerModuleWithCosts(input, options, nullptr, /*stop_before_lower_tir=*/true);
+}
+
 namespace {
 Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const CompileOptions& options,
-                                          std::map<std::string, tir::KernelCost>* costs) {
+                                          std::map<std::string, tir::KernelCost>* costs, bool stop_before_lower_tir) {
   KILN_RETURN_IF_ERROR(CheckPassNames(options.dump_ir_before, "--dump-ir-before"));
   KILN_RETURN_IF_ERROR(CheckPassNames(options.dump_ir_after, "--dump-ir-after"));
   params::ParamList weights = options.params;
@@ -248,6 +253,7 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
   KILN_RETURN_IF_ERROR(run.Run("remove-unused", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {
     return relax::RemoveUnusedFunctions(m);
   }));
+  if (stop_before_lower_tir) return mod;
   std::optional<tune::Database> tuning_db;
   std::string tuning_target;
   if (!options.tuning_db.empty()) {

@@ -91,6 +91,11 @@ const std::vector<transform::DispatchRule>& DefaultDispatchRules();
 // Runs the IR passes only (through lower-tir): what --emit=relax|tir prints.
 Result<ir::IRModule> LowerModule(const ir::IRModule& mod, const CompileOptions& options);
 
+// The IR passes up to lower-tir, which does not run: the kernels as
+// lower-tir would schedule them (fused PrimFuncs in block form, with the
+// Relax functions that call them). What kiln-tune extracts its tasks from.
+Result<ir::IRModule> LowerModuleToKernels(const ir::IRModule& mod, const CompileOptions& options);
+
 // Whether `options` target a GPU (target "cuda").
 bool IsCudaTarget(const CompileOptions& options);
 

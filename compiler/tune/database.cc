@@ -6,7 +6,9 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <set>
 
 #include "compiler/ir/structural_equal.h"
 #include "compiler/text/text.h"
@@ -38,7 +40,63 @@ std::string WorkloadText(const ir::PrimFunc& func) {
   return text::PrintModule(m);
 }
 
-std::string Hash(const std::string& text) {
+bool IdentStart(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool IdentChar(char c) { return IdentStart(c) || (c >= '0' && c <= '9'); }
+
+// The text with its variable and buffer names replaced by v0, v1, ... in
+// order of first appearance, so that functions equal but for those names
+// (ir::StructuralEqual's sense: a model's identical kernels take their
+// buffers' names from different Relax variables) hash alike. Renamed: every
+// identifier outside quotes that is not a keyword and neither follows nor
+// precedes a dot nor is called (so T.float32, T.max, range(...) stay; block
+// names are quoted and stay). Used only for hashing.
+std::string CanonicalNames(const std::string& text) {
+  static const std::set<std::string> keep = {"def", "for", "in", "with", "if", "else", "elif", "and", "or", "not",
+                                             "return", "True", "False", "None", "class", "lambda", "is"};
+  std::map<std::string, std::string> names;
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  char quote = 0;
+  while (i < text.size()) {
+    char c = text[i];
+    if (quote) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == quote) quote = 0;
+      ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+      out += c;
+      ++i;
+      continue;
+    }
+    bool after_digit = !out.empty() && (IdentChar(out.back()));
+    if (!IdentStart(c) || after_digit) {
+      out += c;
+      ++i;
+      continue;
+    }
+    size_t j = i;
+    while (j < text.size() && IdentChar(text[j])) ++j;
+    std::string word = text.substr(i, j - i);
+    bool dotted = (i > 0 && text[i - 1] == '.') || (j < text.size() && text[j] == '.');
+    bool called = j < text.size() && text[j] == '(';
+    if (dotted || called || keep.count(word)) {
+      out += word;
+    } else {
+      auto it = names.find(word);
+      if (it == names.end()) it = names.emplace(word, "v" + std::to_string(names.size())).first;
+      out += it->second;
+    }
+    i = j;
+  }
+  return out;
+}
+
+std::string PlainHash(const std::string& text) {
   uint64_t h = 1469598103934665603ull;
   for (unsigned char c : text) {
     h ^= c;
@@ -48,6 +106,8 @@ std::string Hash(const std::string& text) {
   snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
   return buf;
 }
+
+std::string Hash(const std::string& workload_text) { return PlainHash(CanonicalNames(workload_text)); }
 
 const std::string* StringField(const Json& j, const char* key) {
   const Json* v = j.Get(key);
@@ -65,6 +125,7 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
   if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
     return InvalidArgument("tuning database " + dir + " is not a directory");
   Database db;
+  std::map<std::string, std::string> legacy;  // a pre-canonical hash -> the hash
   db.dir_ = dir;
   auto report = [&](const std::string& file, size_t line, const std::string& why) {
     if (damage) damage->push_back(DataLoss(dir + "/" + file + ":" + std::to_string(line) + ": " + why));
@@ -92,11 +153,17 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
         report(kWorkloads, n, "the function text does not parse" + (m.ok() ? std::string() : ": " + m.status().message()));
         continue;
       }
-      if (Hash(*func) != *hash) {
-        report(kWorkloads, n, "the hash does not match the function text");
-        continue;
+      std::string key = Hash(*func);
+      if (key != *hash) {
+        // A database written before the hash ignored names: its records
+        // name the workload by the hash of the plain text.
+        if (PlainHash(*func) != *hash) {
+          report(kWorkloads, n, "the hash does not match the function text");
+          continue;
+        }
+        legacy[*hash] = key;
       }
-      db.workloads_[*hash] = Workload{*name, *func, f};
+      db.workloads_[key] = Workload{*name, *func, f};
     }
   }
   {
@@ -119,7 +186,9 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
         report(kRecords, n, "a record needs workload, target, state, trace and median_us");
         continue;
       }
-      if (!db.workloads_.count(*w)) {
+      auto old = legacy.find(*w);
+      const std::string& workload = old == legacy.end() ? *w : old->second;
+      if (!db.workloads_.count(workload)) {
         report(kRecords, n, "unknown workload " + *w);
         continue;
       }
@@ -128,7 +197,7 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
         report(kRecords, n, t.status().message());
         continue;
       }
-      r.workload = *w;
+      r.workload = workload;
       r.target = *target;
       r.state = *state;
       r.trace = std::move(*t);
@@ -191,6 +260,13 @@ Status Database::CommitRecord(const TuningRecord& r) {
   KILN_RETURN_IF_ERROR(AppendLine(kRecords, WriteJson(j)));
   records_.push_back(r);
   return Status::Ok();
+}
+
+std::vector<TuningRecord> Database::Records(const std::string& workload, const std::string& target) const {
+  std::vector<TuningRecord> out;
+  for (const auto& r : records_)
+    if (r.workload == workload && r.target == target) out.push_back(r);
+  return out;
 }
 
 std::vector<TuningRecord> Database::TopK(const std::string& workload, const std::string& target, size_t k) const {

@@ -4,9 +4,13 @@
 //                     "trace":[...trace_json.h...],"state":"ok","median_us":12.5,"default_us":20.1,
 //                     "times_us":[...],"message":""}
 // A workload is a PrimFunc in block form, keyed by a structural hash: the
-// FNV-1a hash of its printed text with the function renamed and its
-// attributes dropped, so the same function under another name (or from
-// another file, or annotated by a pass) is the same workload;
+// FNV-1a hash of its printed text with the function renamed, its
+// attributes dropped and its variables and buffers renamed v0, v1, ... in
+// order of appearance, so the same function under another name (or from
+// another file, or annotated by a pass, or a model's second equal kernel
+// whose buffers are named after other Relax variables) is the same
+// workload (a database written before names were ignored still loads: its
+// hashes are mapped to these);
 // a lookup also checks structural equality with the stored text, so a hash
 // collision cannot apply a record to the wrong function.
 //
@@ -60,6 +64,8 @@ class Database {
   std::string FindWorkload(const ir::PrimFunc& func) const;
   // The `k` fastest successful records of `workload` for `target`, fastest first.
   std::vector<TuningRecord> TopK(const std::string& workload, const std::string& target, size_t k) const;
+  // Every record of `workload` for `target` (failed ones too), in file order.
+  std::vector<TuningRecord> Records(const std::string& workload, const std::string& target) const;
   size_t num_workloads() const { return workloads_.size(); }
   size_t num_records() const { return records_.size(); }
 

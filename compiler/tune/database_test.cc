@@ -8,6 +8,7 @@
 
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tune/database.h"
+#include "compiler/tune/json.h"
 #include "compiler/tune/space.h"
 
 namespace kiln {
@@ -75,6 +76,22 @@ TEST(DatabaseTest, RoundTripAndTopK) {
   std::string w = db->FindWorkload(ParseFunc(MM("other_name", 32), "other_name"));
   ASSERT_EQ(w, Database::WorkloadHash(f));
   EXPECT_EQ(db->FindWorkload(ParseFunc(MM("mm", 16), "mm")), "");
+  // Other names of the buffers and variables (a model's equal kernels take
+  // them from different Relax variables): the same workload.
+  std::string renamed = MM("mm", 32);
+  for (auto [from, to] : {std::pair<std::string, std::string>{"A[vi, vk]", "lhs[vi, red]"},
+                          {"B[vk, vj]", "rhs[red, vj]"}, {"A:", "lhs:"}, {"B:", "rhs:"}, {"vi, vj, vk =", "vi, vj, red ="}}) {
+    size_t p = renamed.find(from);
+    ASSERT_NE(p, std::string::npos) << from;
+    renamed.replace(p, from.size(), to);
+  }
+  ir::PrimFunc g = ParseFunc(renamed, "mm");
+  EXPECT_EQ(Database::WorkloadHash(g), Database::WorkloadHash(f)) << renamed;
+  EXPECT_EQ(db->FindWorkload(g), w);
+  // The same names in another order is another function (B * A).
+  std::string swapped = MM("mm", 32);
+  swapped.replace(swapped.find("A[vi, vk] * B[vk, vj]"), 21, "B[vi, vk] * A[vk, vj]");
+  EXPECT_NE(Database::WorkloadHash(ParseFunc(swapped, "mm")), Database::WorkloadHash(f));
   std::vector<TuningRecord> top = db->TopK(w, "test-target", 2);
   ASSERT_EQ(top.size(), 2u);  // the crashed one is never "best"
   EXPECT_EQ(top[0].median_us, 10);
@@ -118,6 +135,42 @@ TEST(DatabaseTest, DamagedLinesAreReportedAndSkipped) {
   EXPECT_NE(damage[2].message().find("unknown tag \"zz\""), std::string::npos) << damage[2].message();
   EXPECT_EQ(db->num_records(), 2u);
   EXPECT_EQ(db->TopK(w, "test-target", 5).size(), 2u);
+}
+
+// A database written when the hash was of the plain text (before names
+// were ignored) still loads and applies.
+TEST(DatabaseTest, PlainTextHashesOfEarlierDatabasesAreMapped) {
+  std::string dir = TempDir();
+  ir::PrimFunc f = ParseFunc(MM("mm", 32), "mm");
+  std::string w;
+  {
+    Result<Database> db = Database::Open(dir, nullptr);
+    ASSERT_TRUE(db.ok());
+    w = *db->CommitWorkload(f);
+    ASSERT_TRUE(db->CommitRecord(Record(w, f, 1, 30)).ok());
+  }
+  std::stringstream ws, rs;
+  ws << std::ifstream(dir + "/workloads.jsonl").rdbuf();
+  rs << std::ifstream(dir + "/records.jsonl").rdbuf();
+  Result<Json> j = ParseJson(ws.str().substr(0, ws.str().find('\n')));
+  ASSERT_TRUE(j.ok());
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : j->Get("func")->s) h = (h ^ c) * 1099511628211ull;
+  char old[17];
+  snprintf(old, sizeof old, "%016llx", static_cast<unsigned long long>(h));
+  ASSERT_NE(std::string(old), w);
+  auto swap = [&](std::string s) {
+    for (size_t p = s.find(w); p != std::string::npos; p = s.find(w, p)) s.replace(p, w.size(), old);
+    return s;
+  };
+  std::ofstream(dir + "/workloads.jsonl") << swap(ws.str());
+  std::ofstream(dir + "/records.jsonl") << swap(rs.str());
+  std::vector<Status> damage;
+  Result<Database> db = Database::Open(dir, &damage);
+  ASSERT_TRUE(db.ok());
+  EXPECT_TRUE(damage.empty()) << damage[0].ToString();
+  EXPECT_EQ(db->FindWorkload(f), w);
+  EXPECT_EQ(db->TopK(w, "test-target", 5).size(), 1u);
 }
 
 }  // namespace

@@ -148,9 +148,44 @@ class Searcher {
 
 }  // namespace
 
-Result<TuneSummary> TuneFunction(const ir::PrimFunc& func, Database* db, const TuneOptions& options,
-                                 std::ostream& progress) {
+// The message of the default point's record (database.h).
+constexpr char kDefaultPointMessage[] = "the default schedule";
+
+struct TaskTuner::State {
+  ir::PrimFunc func;
+  Database* db = nullptr;
+  TuneOptions options;
+  CostModel* model = nullptr;
+  std::ostream* progress = nullptr;
+  std::string target;
   TuneSummary sum;
+  ir::PrimFunc default_lowered;
+  Measurement reference;
+  // Points already measured, by the hash of their lowered TIR (the
+  // default's code is the all-default knob point: never measured twice).
+  std::set<std::string> measured;
+  // Successful traces, fastest first: this run's and the database's.
+  std::vector<std::pair<double, tir::Trace>> good;
+  double best_candidate_us = 0;  // 0 until a candidate succeeds
+  bool exhausted = false;
+  bool finished = false;
+  std::unique_ptr<Searcher> searcher;
+};
+
+TaskTuner::TaskTuner(std::unique_ptr<State> s) : s_(std::move(s)) {}
+TaskTuner::~TaskTuner() = default;
+const TuneSummary& TaskTuner::summary() const { return s_->sum; }
+bool TaskTuner::exhausted() const { return s_->exhausted; }
+
+Result<std::unique_ptr<TaskTuner>> TaskTuner::Start(const ir::PrimFunc& func, Database* db, const TuneOptions& options,
+                                                    CostModel* model, std::ostream& progress) {
+  auto s = std::make_unique<State>();
+  s->func = func;
+  s->db = db;
+  s->options = options;
+  s->model = model;
+  s->progress = &progress;
+  TuneSummary& sum = s->sum;
   sum.function = func->name;
   if (options.space == SpaceKind::kUser) {
     // A user space that does not apply to the function fails before anything
@@ -158,101 +193,131 @@ Result<TuneSummary> TuneFunction(const ir::PrimFunc& func, Database* db, const T
     if (!options.user_space) return InvalidArgument("tune " + func->name + ": --space user without a space");
     KILN_RETURN_IF_ERROR(options.user_space(func, options.seed).status());
   }
-  KILN_ASSIGN_OR_RETURN(std::string target, codegen::ResolvedTargetName(options.runner.codegen));
+  KILN_ASSIGN_OR_RETURN(s->target, codegen::ResolvedTargetName(options.runner.codegen));
   KILN_ASSIGN_OR_RETURN(sum.workload, db->CommitWorkload(func));
-  ir::PrimFunc default_lowered = LowerWithDefaultSchedule(func, options.runner.threads);
-  Measurement reference = Measure(default_lowered, options.runner);
-  if (!reference.ok())
+  s->default_lowered = LowerWithDefaultSchedule(func, options.runner.threads);
+  s->reference = Measure(s->default_lowered, options.runner);
+  if (!s->reference.ok())
     return FailedPrecondition("tune " + func->name + ": the default schedule cannot be measured (" +
-                              MeasureStateName(reference.state) + "): " + reference.message);
-  sum.default_us = reference.median_us;
-  sum.best_us = sum.default_us;
+                              MeasureStateName(s->reference.state) + "): " + s->reference.message);
+  sum.default_us = s->reference.median_us;
+  s->measured.insert(Database::WorkloadHash(s->default_lowered));
+  // A resumed run: the workload's records count as measured (their lowered
+  // code is never measured again) and their best counts as found.
+  for (const TuningRecord& r : db->Records(sum.workload, s->target)) {
+    if (r.message == kDefaultPointMessage) continue;
+    ++sum.prior_trials;
+    Result<tir::Schedule> sch = tir::Schedule::Replay(func, r.trace);
+    if (sch.ok()) s->measured.insert(Database::WorkloadHash(LowerScheduled(sch->func())));
+    if (r.state != "ok" || !(r.median_us > 0)) continue;
+    s->good.push_back({r.median_us, r.trace});
+    if (s->best_candidate_us == 0 || r.median_us < s->best_candidate_us) {
+      s->best_candidate_us = r.median_us;
+      if (r.median_us < sum.default_us) sum.best_trace = r.trace.ToString();
+    }
+  }
+  std::stable_sort(s->good.begin(), s->good.end(),
+                   [](const std::pair<double, tir::Trace>& a, const std::pair<double, tir::Trace>& b) {
+                     return a.first < b.first;
+                   });
+  sum.best_us = s->best_candidate_us > 0 ? std::min(sum.default_us, s->best_candidate_us) : sum.default_us;
   const bool evolutionary = options.search == SearchKind::kEvolutionary;
-  progress << "tune " << func->name << " (workload " << sum.workload << ", " << target << ", "
-           << (evolutionary ? "evolutionary search" : "random search") << "): default schedule " << Us(sum.default_us)
-           << "\n";
+  progress << "tune " << func->name << " (workload " << sum.workload << ", " << s->target << ", "
+           << (evolutionary ? "evolutionary search" : "random search") << "): default schedule " << Us(sum.default_us);
+  if (sum.prior_trials > 0)
+    progress << "; " << sum.prior_trials << " trials in the database, best " << Us(sum.best_us);
+  progress << "\n";
+  s->searcher = std::make_unique<Searcher>(func, options);
+  return std::unique_ptr<TaskTuner>(new TaskTuner(std::move(s)));
+}
 
-  CostModel model;
-  if (evolutionary && !options.cost_model_path.empty() && model.Load(options.cost_model_path).ok())
-    progress << "tune: cost model loaded from " << options.cost_model_path << "\n";
-  // Points already measured (the default's code is the all-default knob
-  // point: never measured twice).
-  std::set<std::string> measured = {Database::WorkloadHash(default_lowered)};
-  // Successful traces, fastest first: this run's and the database's.
-  std::vector<std::pair<double, tir::Trace>> good;
-  for (const auto& r : db->TopK(sum.workload, target, kTopSeeds)) good.push_back({r.median_us, r.trace});
-
-  Searcher searcher(func, options);
-  double best_candidate_us = 0;  // 0 until a candidate succeeds
-  int trial = 0;
-  bool exhausted = false;
-  bool stopped = false;
-  while (trial < options.trials && !exhausted && !stopped) {
-    size_t batch = static_cast<size_t>(std::min(std::max(options.batch, 1), options.trials - trial));
+Result<int> TaskTuner::Step(int n) {
+  State& s = *s_;
+  TuneSummary& sum = s.sum;
+  const TuneOptions& options = s.options;
+  std::ostream& progress = *s.progress;
+  CostModel& model = *s.model;
+  const bool evolutionary = options.search == SearchKind::kEvolutionary;
+  // A SIGINT (kiln-tune) or the caller's stop request (kiln.tune: Ctrl-C or
+  // a progress callback's exception) ends the search before the next trial.
+  auto interrupted = [&] {
+    return (options.interrupted != nullptr && *options.interrupted != 0) ||
+           (options.should_stop && options.should_stop());
+  };
+  int done = 0;
+  while (done < n && !s.exhausted && !interrupted()) {
+    size_t batch = static_cast<size_t>(std::min(std::max(options.batch, 1), n - done));
     std::vector<Candidate> round;
     if (evolutionary && model.trained()) {
       size_t n_random = static_cast<size_t>(options.epsilon * batch + 0.5);
       if (n_random >= batch && batch > 1) n_random = batch - 1;
       std::vector<tir::Trace> seeds;
-      for (size_t i = 0; i < good.size() && i < kTopSeeds; ++i) seeds.push_back(good[i].second);
-      KILN_ASSIGN_OR_RETURN(round, searcher.Evolve(seeds, model, measured, batch - n_random));
+      for (size_t i = 0; i < s.good.size() && i < kTopSeeds; ++i) seeds.push_back(s.good[i].second);
+      KILN_ASSIGN_OR_RETURN(round, s.searcher->Evolve(seeds, model, s.measured, batch - n_random));
     }
-    std::set<std::string> taken = measured;
+    std::set<std::string> taken = s.measured;
     for (const auto& c : round) taken.insert(c.key);
     while (round.size() < batch) {
-      KILN_ASSIGN_OR_RETURN(std::optional<Candidate> c, searcher.FreshRandom(taken));
+      KILN_ASSIGN_OR_RETURN(std::optional<Candidate> c, s.searcher->FreshRandom(taken));
       if (!c) break;
       taken.insert(c->key);
       round.push_back(std::move(*c));
     }
     if (round.empty()) {
-      progress << "tune " << func->name << ": the space has no point left to try after " << sum.trials << " trials\n";
+      progress << "tune " << sum.function << ": the space has no point left to try after "
+               << sum.prior_trials + sum.trials << " trials\n";
+      s.exhausted = true;
       break;
     }
-    exhausted = round.size() < batch;
+    s.exhausted = round.size() < batch;
+    size_t measured_in_round = 0;
     for (Candidate& c : round) {
-      if (options.should_stop && options.should_stop()) {
-        stopped = true;
-        break;
-      }
-      ++trial;
-      measured.insert(c.key);
-      Measurement m = Measure(c.lowered, options.runner, &reference);
+      if (interrupted()) break;
+      Measurement m = Measure(c.lowered, options.runner, &s.reference);
+      // Interrupted while measuring: the child may have died of the same
+      // signal, so only a success is a measurement.
+      if (interrupted() && !m.ok()) break;
+      ++done;
+      ++measured_in_round;
+      s.measured.insert(c.key);
       ++sum.trials;
       TuningRecord rec;
       rec.workload = sum.workload;
-      rec.target = target;
+      rec.target = s.target;
       rec.trace = c.trace;
       rec.state = MeasureStateName(m.state);
       rec.median_us = m.median_us;
       rec.default_us = sum.default_us;
       rec.times_us = m.times_us;
       rec.message = m.message;
-      KILN_RETURN_IF_ERROR(db->CommitRecord(rec));
+      KILN_RETURN_IF_ERROR(s.db->CommitRecord(rec));
       // Score: speed relative to the default (0 for a failure), so one model
       // serves kernels of any size.
       model.Add(c.features, m.ok() && m.median_us > 0 ? static_cast<float>(sum.default_us / m.median_us) : 0.0f);
       if (m.ok()) {
-        good.push_back({m.median_us, c.trace});
-        if (best_candidate_us == 0 || m.median_us < best_candidate_us) {
-          best_candidate_us = m.median_us;
+        s.good.push_back({m.median_us, c.trace});
+        if (s.best_candidate_us == 0 || m.median_us < s.best_candidate_us) {
+          s.best_candidate_us = m.median_us;
           if (m.median_us < sum.default_us) sum.best_trace = c.trace.ToString();
         }
-        sum.best_us = std::min(sum.default_us, best_candidate_us);
+        sum.best_us = std::min(sum.default_us, s.best_candidate_us);
       } else {
         ++sum.failures;
       }
       sum.best_after.push_back(sum.best_us);
-      progress << "[" << trial << "/" << options.trials << "] " << func->name << ": "
-               << (m.ok() ? Us(m.median_us) : std::string(MeasureStateName(m.state)))
-               << (evolutionary ? (c.random ? " (random)" : " (model)") : "") << "  best " << Us(sum.best_us)
-               << "  default " << Us(sum.default_us) << "  failed " << sum.failures << "\n";
-      progress.flush();
+      if (options.trial_lines) {
+        progress << "[" << sum.trials << "/" << options.trials << "] " << sum.function << ": "
+                 << (m.ok() ? Us(m.median_us) : std::string(MeasureStateName(m.state)))
+                 << (evolutionary ? (c.random ? " (random)" : " (model)") : "") << "  best " << Us(sum.best_us)
+                 << "  default " << Us(sum.default_us) << "  failed " << sum.failures << "\n";
+        progress.flush();
+      }
     }
-    std::stable_sort(good.begin(), good.end(),
+    std::stable_sort(s.good.begin(), s.good.end(),
                      [](const std::pair<double, tir::Trace>& a, const std::pair<double, tir::Trace>& b) {
                        return a.first < b.first;
                      });
+    if (measured_in_round == 0 || interrupted()) break;
     if (evolutionary && model.num_samples() > 0) {
       KILN_RETURN_IF_ERROR(model.Train());
       if (!options.cost_model_path.empty()) KILN_RETURN_IF_ERROR(model.Save(options.cost_model_path));
@@ -260,32 +325,51 @@ Result<TuneSummary> TuneFunction(const ir::PrimFunc& func, Database* db, const T
     // The default again after each round, keeping its fastest median: one
     // measurement taken while the machine was busy must not let a slower
     // candidate pass for faster than the default.
-    Measurement again = Measure(default_lowered, options.runner);
+    Measurement again = Measure(s.default_lowered, options.runner);
     if (again.ok() && again.median_us < sum.default_us) {
       sum.default_us = again.median_us;
-      if (best_candidate_us == 0 || best_candidate_us >= sum.default_us) sum.best_trace.clear();
-      sum.best_us = best_candidate_us > 0 ? std::min(sum.default_us, best_candidate_us) : sum.default_us;
+      if (s.best_candidate_us == 0 || s.best_candidate_us >= sum.default_us) sum.best_trace.clear();
+      sum.best_us = s.best_candidate_us > 0 ? std::min(sum.default_us, s.best_candidate_us) : sum.default_us;
     }
   }
   // The default schedule is always available at its fastest median, which a
   // later round may have measured below what it was known as when an early
   // trial ended; the curve counts it so (it stays non-increasing).
   for (double& b : sum.best_after) b = std::min(b, sum.default_us);
+  return done;
+}
+
+Status TaskTuner::Finish() {
+  State& s = *s_;
+  if (s.finished) return Status::Ok();
+  s.finished = true;
   // The default schedule's own point, with its fastest median: the database's
   // best record for the workload is then never slower than the default
   // measured (the compiler applies a record only when it beat the default).
-  KILN_ASSIGN_OR_RETURN(tir::Schedule def, tir::Schedule::Create(func, options.seed));
-  KILN_RETURN_IF_ERROR(ApplyDefaultSpace(&def, DefaultSpaceKnobs(func, options.runner.threads), options.runner.threads));
+  KILN_ASSIGN_OR_RETURN(tir::Schedule def, tir::Schedule::Create(s.func, s.options.seed));
+  KILN_RETURN_IF_ERROR(
+      ApplyDefaultSpace(&def, DefaultSpaceKnobs(s.func, s.options.runner.threads), s.options.runner.threads));
   KILN_ASSIGN_OR_RETURN(tir::Trace def_trace, DefaultPoint(def.trace()));
   TuningRecord rec;
-  rec.workload = sum.workload;
-  rec.target = target;
+  rec.workload = s.sum.workload;
+  rec.target = s.target;
   rec.trace = def_trace;
-  rec.median_us = sum.default_us;
-  rec.default_us = sum.default_us;
-  rec.message = "the default schedule";
-  KILN_RETURN_IF_ERROR(db->CommitRecord(rec));
-  return sum;
+  rec.median_us = s.sum.default_us;
+  rec.default_us = s.sum.default_us;
+  rec.message = kDefaultPointMessage;
+  return s.db->CommitRecord(rec);
+}
+
+Result<TuneSummary> TuneFunction(const ir::PrimFunc& func, Database* db, const TuneOptions& options,
+                                 std::ostream& progress) {
+  CostModel model;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<TaskTuner> tuner, TaskTuner::Start(func, db, options, &model, progress));
+  if (options.search == SearchKind::kEvolutionary && !options.cost_model_path.empty() &&
+      model.Load(options.cost_model_path).ok())
+    progress << "tune: cost model loaded from " << options.cost_model_path << "\n";
+  KILN_RETURN_IF_ERROR(tuner->Step(options.trials).status());
+  KILN_RETURN_IF_ERROR(tuner->Finish());
+  return tuner->summary();
 }
 
 }  // namespace tune

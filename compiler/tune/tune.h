@@ -24,12 +24,15 @@
 //   random: fresh random samples only (the baseline the evolutionary search
 //     is measured against).
 // Points are told apart by their lowered TIR: two decisions that compile to
-// the same code are measured once.
+// the same code are measured once, in this run or in an earlier one whose
+// records the database holds (they also count toward the best found).
 #ifndef KILN_COMPILER_TUNE_TUNE_H_
 #define KILN_COMPILER_TUNE_TUNE_H_
 
+#include <csignal>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -71,6 +74,13 @@ struct TuneOptions {
   // records measured so far and the default's record are kept). The Python
   // package's kiln.tune stops on Ctrl-C or a progress callback's exception.
   std::function<bool()> should_stop;
+  // A progress line per measured candidate (whole-model tuning prints one
+  // per round instead).
+  bool trial_lines = true;
+  // Set (by a SIGINT handler) to stop: the candidate being measured is
+  // recorded only when it succeeded (a failure may be the signal's doing),
+  // and no other starts. Null: never.
+  const volatile std::sig_atomic_t* interrupted = nullptr;
 };
 
 struct TuneSummary {
@@ -84,6 +94,40 @@ struct TuneSummary {
   int failures = 0;
   std::string best_trace;  // printed; empty when the default stayed best
   std::vector<double> best_after;  // best_us after each trial (the default at its fastest median)
+  // Records of the workload for this target found in the database at the
+  // start (a resumed run; the default point's records not counted): they
+  // count as measured and are never measured again; the best ok one counts
+  // in best_us.
+  int prior_trials = 0;
+};
+
+class CostModel;
+
+// Tuning one PrimFunc in steps, for a caller that shares trials among
+// several (whole-model tuning, tune_model.h). TuneFunction is Start,
+// Step(trials), Finish.
+class TaskTuner {
+ public:
+  // Measures the default schedule (it fails when that cannot be measured)
+  // and takes the workload's existing records. `model` (shared between
+  // tasks, may be untrained) must outlive the tuner; `progress` too.
+  static Result<std::unique_ptr<TaskTuner>> Start(const ir::PrimFunc& func, Database* db, const TuneOptions& options,
+                                                  CostModel* model, std::ostream& progress);
+  ~TaskTuner();
+  // Measures up to `n` more candidates in rounds of options.batch (each
+  // ending with the model refitted and the default measured again); fewer
+  // when the space has no point left (exhausted()) or on interruption.
+  // Returns how many it measured.
+  Result<int> Step(int n);
+  // Appends the default point's record with its fastest median. Once.
+  Status Finish();
+  const TuneSummary& summary() const;
+  bool exhausted() const;
+
+ private:
+  struct State;
+  explicit TaskTuner(std::unique_ptr<State> s);
+  std::unique_ptr<State> s_;
 };
 
 // Pre: `func` in block form with float32 parameters of static shape. Writes

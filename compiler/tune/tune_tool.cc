@@ -1,5 +1,6 @@
 #include "compiler/tune/tune_tool.h"
 
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -7,11 +8,13 @@
 #include <unistd.h>
 
 #include "compiler/codegen/native_codegen.h"
+#include "compiler/driver/compile_tool.h"
 #include "compiler/text/text.h"
 #include "compiler/tune/database.h"
 #include "compiler/tune/space_registry.h"
 #include "compiler/tune/space_text.h"
 #include "compiler/tune/tune.h"
+#include "compiler/tune/tune_model.h"
 
 namespace kiln {
 namespace tune {
@@ -19,10 +22,18 @@ namespace tune {
 namespace {
 
 const char kUsage[] =
-    "usage: kiln-tune MODULE.relax --function NAME --db DIR [options]\n"
-    "  --function NAME     the PrimFunc to tune\n"
+    "usage: kiln-tune MODULE.relax --function NAME --db DIR [options]   (one PrimFunc)\n"
+    "       kiln-tune MODEL.(onnx|relax) --db DIR [options]             (every kernel of a model)\n"
+    "  --function NAME     the PrimFunc to tune; without it the whole model is tuned: its kernels\n"
+    "                      after fusion, as kiln-compile builds them, each distinct one a task\n"
     "  --db DIR            the tuning database (created when absent; records are appended)\n"
-    "  --trials N          candidates to measure (default 16)\n"
+    "  --trials N          candidates to measure (default 16); for a model, the total over its\n"
+    "                      tasks, counting the database's records (a rerun continues)\n"
+    "  --time-budget T     a model's tuning stops after T (20m, 90s, 1h30m), checked between rounds\n"
+    "  --tasks A,B,...     tune only these kernels of the model\n"
+    "  --dim NAME=N,...    fix a symbolic input dimension of an ONNX model (as kiln-compile --dim)\n"
+    "  --params FILE       weights for the model's main (as kiln-compile --params)\n"
+    "  --plot FILE.svg     a model's estimated time and each task's best against trials\n"
     "  --seed S            first seed of the random search (default 1)\n"
     "  --threads T         kernel threads while measuring (default 1)\n"
     "  --repeats R         timed runs per candidate, the median is kept (default 7)\n"
@@ -87,6 +98,9 @@ std::string DefaultMeasureProgram(const std::string& triple) {
   }
   return dir + "/kiln-measure" + (triple.empty() ? "" : "-" + triple);
 }
+volatile std::sig_atomic_t g_interrupted = 0;
+
+void OnInterrupt(int) { g_interrupted = 1; }
 
 }  // namespace
 
@@ -94,6 +108,8 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
   std::string input, function, db_dir, cost_model, space_file, space_name, target, cpu, runner, measure_program;
   bool runner_given = false;
   TuneOptions options;
+  ModelTuneOptions model;
+  bool model_flags = false;  // flags that only whole-model tuning takes
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     std::string value;
@@ -117,12 +133,38 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     } else if (a == "--function" || a == "--db" || a == "--trials" || a == "--seed" || a == "--threads" ||
                a == "--repeats" || a == "--timeout" || a == "--search" || a == "--space" || a == "--batch" ||
                a == "--cost-model" || a == "--space-file" || a == "--target" || a == "--cpu" || a == "--runner" ||
-               a == "--measure-program") {
+               a == "--measure-program" || a == "--time-budget" || a == "--tasks" || a == "--dim" || a == "--params" ||
+               a == "--plot") {
       if (!take()) {
         err << "kiln-tune: " << a << " needs a value\n" << kUsage;
         return 2;
       }
+      if (a == "--time-budget" || a == "--tasks" || a == "--dim" || a == "--params" || a == "--plot")
+        model_flags = true;
       if (a == "--function") function = value;
+      else if (a == "--time-budget") {
+        if (!ParseDuration(value, &model.time_budget_s)) {
+          err << "kiln-tune: --time-budget must be a duration like 20m, 90s or 1h30m, got '" << value << "'\n";
+          return 2;
+        }
+      } else if (a == "--tasks") {
+        size_t start = 0;
+        while (start <= value.size()) {
+          size_t comma = value.find(',', start);
+          std::string name = value.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+          if (!name.empty()) model.only_tasks.push_back(name);
+          if (comma == std::string::npos) break;
+          start = comma + 1;
+        }
+      } else if (a == "--dim") {
+        driver::OptionValues dims = {{"dim", {value}}};
+        Status st = driver::ApplyCompileOptions(dims, &model.compile);
+        if (!st.ok()) {
+          err << "kiln-tune: " << st.message() << "\n";
+          return 2;
+        }
+      } else if (a == "--params") model.compile.params_file = value;
+      else if (a == "--plot") model.plot_path = value;
       else if (a == "--db") db_dir = value;
       else if (a == "--cost-model") cost_model = value;
       else if (a == "--space-file") space_file = value;
@@ -184,8 +226,30 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
       return 2;
     }
   }
-  if (input.empty() || function.empty() || db_dir.empty()) {
-    err << "kiln-tune: MODULE, --function and --db are required\n" << kUsage;
+  if (input.empty() || db_dir.empty()) {
+    err << "kiln-tune: MODULE and --db are required\n" << kUsage;
+    return 2;
+  }
+  if (function.empty()) {
+    model.input = input;
+    model.db_dir = db_dir;
+    options.cost_model_path = cost_model.empty() ? db_dir + "/cost_model.json" : cost_model;
+    model.tune = options;
+    // Ctrl-C: stop after the measurement under way, leave the database
+    // whole, print the summary (tune_model.h). A second Ctrl-C kills.
+    g_interrupted = 0;
+    model.interrupted = &g_interrupted;
+    struct sigaction sa = {}, old = {};
+    sa.sa_handler = OnInterrupt;
+    sa.sa_flags = SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old);
+    int rc = TuneModel(model, out, err);
+    sigaction(SIGINT, &old, nullptr);
+    return rc;
+  }
+  if (model_flags) {
+    err << "kiln-tune: --time-budget, --tasks, --dim, --params and --plot tune a whole model: drop --function\n";
     return 2;
   }
   if (!space_file.empty() && !space_name.empty()) {

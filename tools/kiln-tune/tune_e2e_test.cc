@@ -283,7 +283,7 @@ class Module:
   };
   std::string db = work + "/db";
   const Case cases[] = {
-      {{module, "--function", "relu"}, 2, "MODULE, --function and --db are required"},
+      {{module, "--function", "relu"}, 2, "MODULE and --db are required"},
       {{module, "--function", "relu", "--db", db, "--speed"}, 2, "unknown flag --speed"},
       {{module, "--function", "relu", "--db", db, "--trials", "x"}, 2, "--trials must be an integer >= 0, got 'x'"},
       {{module, "--function", "relu", "--db", db, "--threads", "0"}, 2, "--threads must be an integer >= 1"},

@@ -1,0 +1,314 @@
+// Whole-model tuning end to end (a few trials, no timing asserted): kiln-tune
+// on a small fused model (two equal dense layers and one other: two tasks,
+// the first of two calls) fills a database with rounds of trials, writes the
+// summary and the plot; a rerun continues (resume); Ctrl-C (SIGINT to the
+// kiln-tune process) leaves a database that loads whole; kiln-compile
+// --tuning-db then builds both kernels of the shared task with its best
+// record (the lowered TIR is the record's schedule).
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+
+#include "compiler/codegen/native_codegen.h"
+#include "compiler/driver/compile.h"
+#include "compiler/driver/compile_tool.h"
+#include "compiler/ir/structural_equal.h"
+#include "compiler/tir/schedule/schedule.h"
+#include "compiler/tune/database.h"
+#include "compiler/tune/lower.h"
+#include "compiler/tune/tasks.h"
+#include "compiler/tune/tune_model.h"
+#include "compiler/tune/tune_tool.h"
+
+namespace kiln {
+namespace {
+
+const char kModel[] = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((8, 64), dtype="float32"), w0: R.Tensor((64, 64), dtype="float32"), b0: R.Tensor((64,), dtype="float32"), w1: R.Tensor((64, 64), dtype="float32"), b1: R.Tensor((64,), dtype="float32"), w2: R.Tensor((64, 16), dtype="float32")) -> R.Tensor((8, 16), dtype="float32"):
+        with R.dataflow():
+            a0 = R.matmul(x, w0, out_dtype="void")
+            a1 = R.add(a0, b0)
+            a2 = R.nn.relu(a1)
+            c0 = R.matmul(a2, w1, out_dtype="void")
+            c1 = R.add(c0, b1)
+            c2 = R.nn.relu(c1)
+            gv = R.matmul(c2, w2, out_dtype="void")
+            R.output(gv)
+        return gv
+)";
+
+struct ToolRun {
+  int rc;
+  std::string out, err;
+};
+
+template <typename Main>
+ToolRun Call(Main main, std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  std::ostringstream out, err;
+  int rc = main(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {rc, out.str(), err.str()};
+}
+
+std::string Work(const std::string& name) {
+  std::string work = std::string(KILN_BINARY_DIR) + "/" + name;
+  (void)system(("rm -rf '" + work + "' && mkdir -p '" + work + "'").c_str());
+  return work;
+}
+
+std::string Read(const std::string& path) {
+  std::stringstream s;
+  s << std::ifstream(path).rdbuf();
+  return s.str();
+}
+
+// Records of the database that are candidates (not the default point's).
+int Candidates(const std::string& db) {
+  std::ifstream in(db + "/records.jsonl");
+  std::string line;
+  int n = 0;
+  while (std::getline(in, line))
+    if (line.find("the default schedule") == std::string::npos) ++n;
+  return n;
+}
+
+std::vector<std::string> Tune(const std::string& module, const std::string& db, int trials) {
+  return {"kiln-tune", module, "--db", db, "--trials", std::to_string(trials), "--batch", "2", "--repeats", "3",
+          "--search", "random", "--space", "generic", "--seed", "3"};
+}
+
+TEST(TuneModelE2ETest, TuneResumeAndCompileWithTheDatabase) {
+  std::string work = Work("tune_model_e2e_work");
+  std::string module = work + "/mlp.relax", db = work + "/db", svg = work + "/plot.svg";
+  std::ofstream(module) << kModel;
+
+  std::vector<std::string> args = Tune(module, db, 4);
+  args.push_back("--plot");
+  args.push_back(svg);
+  ToolRun run = Call(tune::TuneToolMain, args);
+  ASSERT_EQ(run.rc, 0) << run.err << run.out;
+  EXPECT_NE(run.out.find("3 kernels, 3 calls, 2 distinct (tasks)"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("[round 1] 2/4 trials, "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("[round 2] 4/4 trials, "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("summary (4 trials, 4 in this run"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("model (sum of calls x time)"), std::string::npos) << run.out;
+  // The first round goes to a task (each gets one: two tasks, two rounds).
+  EXPECT_EQ(Candidates(db), 4);
+  std::string plot = Read(svg);
+  EXPECT_EQ(plot.rfind("<svg", 0), 0u) << plot.substr(0, 100);
+  EXPECT_NE(plot.find("estimated model time (ms)"), std::string::npos);
+  EXPECT_NE(plot.find("<polyline"), std::string::npos);
+  EXPECT_NE(plot.find("</svg>"), std::string::npos);
+
+  // Resume: the database's 4 trials count, so --trials 4 measures nothing
+  // more and --trials 6 measures 2.
+  ToolRun again = Call(tune::TuneToolMain, Tune(module, db, 4));
+  ASSERT_EQ(again.rc, 0) << again.err << again.out;
+  EXPECT_NE(again.out.find("summary (4 trials, 0 in this run"), std::string::npos) << again.out;
+  EXPECT_NE(again.out.find("trials in the database"), std::string::npos) << again.out;
+  EXPECT_EQ(Candidates(db), 4);
+  ToolRun more = Call(tune::TuneToolMain, Tune(module, db, 6));
+  ASSERT_EQ(more.rc, 0) << more.err << more.out;
+  EXPECT_NE(more.out.find("summary (6 trials, 2 in this run"), std::string::npos) << more.out;
+  EXPECT_EQ(Candidates(db), 6);
+  std::vector<Status> damage;
+  ASSERT_TRUE(tune::Database::Open(db, &damage).ok());
+  EXPECT_TRUE(damage.empty());
+
+  // --tuning-db: make the shared task's best record beat the default by a
+  // wide margin (timings are not what this test checks), then both of its
+  // kernels are built with that record.
+  Result<ir::IRModule> mod = driver::LoadModuleFile(module, {});
+  ASSERT_TRUE(mod.ok());
+  Result<ir::IRModule> kernels = driver::LowerModuleToKernels(*mod, {});
+  ASSERT_TRUE(kernels.ok());
+  std::vector<tune::TuneTask> tasks = tune::ExtractTasks(*kernels);
+  ASSERT_EQ(tasks.size(), 2u);
+  const tune::TuneTask& shared = tasks[0].calls == 2 ? tasks[0] : tasks[1];
+  ASSERT_EQ(shared.kernels.size(), 2u);
+  {
+    std::string s, line;
+    std::ifstream in(db + "/records.jsonl");
+    while (std::getline(in, line)) {
+      if (line.find("the default schedule") != std::string::npos) continue;
+      size_t k = line.find("\"default_us\":");
+      if (k != std::string::npos) line = line.substr(0, k) + "\"default_us\":1e30" + line.substr(line.find(',', k));
+      s += line + "\n";
+    }
+    std::ofstream(db + "/records.jsonl") << s;
+  }
+  Result<tune::Database> patched = tune::Database::Open(db, nullptr);
+  ASSERT_TRUE(patched.ok());
+  Result<std::string> target = codegen::ResolvedTargetName({});
+  ASSERT_TRUE(target.ok());
+  std::vector<tune::TuningRecord> best = patched->TopK(shared.workload, *target, 1);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_NE(best[0].trace.ToString().find("sch.sample_perfect_tile"), std::string::npos) << best[0].trace.ToString();
+  driver::CompileOptions with_db;
+  with_db.tuning_db = db;
+  Result<ir::IRModule> compiled = driver::LowerModule(*mod, with_db);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  Result<ir::IRModule> plain = driver::LowerModule(*mod, {});
+  ASSERT_TRUE(plain.ok());
+  for (const std::string& name : shared.kernels) {
+    ir::PrimFunc kernel = kernels->FindPrim(name);
+    Result<tir::Schedule> replayed = tir::Schedule::Replay(kernel, best[0].trace);
+    ASSERT_TRUE(replayed.ok()) << name << ": " << replayed.status().ToString();
+    auto expected = std::make_shared<ir::PrimFuncNode>(*tune::LowerScheduled(replayed->func()));
+    expected->attrs = compiled->FindPrim(name)->attrs;
+    std::string why;
+    EXPECT_TRUE(ir::StructuralEqual(ir::PrimFunc(expected), compiled->FindPrim(name), &why)) << name << ": " << why;
+    EXPECT_FALSE(ir::StructuralEqual(compiled->FindPrim(name), plain->FindPrim(name))) << name;
+  }
+  // The tiling shows in the lowered text (the generic space's tiles).
+  ToolRun tir = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--emit=tir", "-o",
+                                               work + "/tuned.tir"});
+  ASSERT_EQ(tir.rc, 0) << tir.err;
+  std::string text = Read(work + "/tuned.tir");
+  EXPECT_NE(text.find("_0_"), std::string::npos) << text;
+  // And the whole pipeline builds the model.
+  ToolRun vmfb = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "-o", work + "/mlp.vmfb"});
+  EXPECT_EQ(vmfb.rc, 0) << vmfb.err;
+}
+
+TEST(TuneModelE2ETest, SigintLeavesAWholeDatabase) {
+  std::string work = Work("tune_model_sigint_work");
+  std::string module = work + "/mlp.relax", db = work + "/db";
+  std::ofstream(module) << kModel;
+  std::string tool = std::string(KILN_BINARY_DIR) + "/kiln-tune";
+  int out[2];
+  ASSERT_EQ(pipe(out), 0);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    dup2(out[1], 1);
+    close(out[0]);
+    close(out[1]);
+    execl(tool.c_str(), tool.c_str(), module.c_str(), "--db", db.c_str(), "--trials", "10000", "--batch", "1",
+          "--repeats", "3", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  close(out[1]);
+  // Interrupt after the first round.
+  std::string text;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  bool sent = false;
+  char buf[4096];
+  while (true) {
+    pollfd p{out[0], POLLIN, 0};
+    if (poll(&p, 1, 1000) > 0) {
+      ssize_t n = read(out[0], buf, sizeof buf);
+      if (n <= 0) break;
+      text.append(buf, static_cast<size_t>(n));
+    }
+    if (!sent && text.find("[round 1]") != std::string::npos) {
+      kill(pid, SIGINT);
+      sent = true;
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      break;
+    }
+  }
+  close(out[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(sent) << text;
+  ASSERT_TRUE(WIFEXITED(status)) << text;
+  EXPECT_EQ(WEXITSTATUS(status), 130) << text;
+  EXPECT_NE(text.find("interrupted: the database holds every trial measured so far"), std::string::npos) << text;
+  EXPECT_NE(text.find("summary ("), std::string::npos) << text;
+  std::vector<Status> damage;
+  Result<tune::Database> opened = tune::Database::Open(db, &damage);
+  ASSERT_TRUE(opened.ok());
+  EXPECT_TRUE(damage.empty()) << damage[0].ToString();
+  // Every line whole: at least the first round's record and both tasks'
+  // default points.
+  EXPECT_GE(Candidates(db), 1);
+  EXPECT_GE(static_cast<int>(opened->num_records()) - Candidates(db), 2);
+  // A rerun continues from there.
+  ToolRun rerun = Call(tune::TuneToolMain, Tune(module, db, Candidates(db) + 1));
+  EXPECT_EQ(rerun.rc, 0) << rerun.err << rerun.out;
+  EXPECT_NE(rerun.out.find(" 1 in this run"), std::string::npos) << rerun.out;
+}
+
+TEST(TuneModelE2ETest, SkipsBudgetAndErrors) {
+  std::string work = Work("tune_model_errors_work");
+  std::string module = work + "/mlp.relax", db = work + "/db";
+  std::ofstream(module) << kModel;
+  // A symbolic batch: every kernel is skipped, with why.
+  std::string symbolic = kModel;
+  symbolic.replace(symbolic.find("x: R.Tensor((8, 64)"), 19, "x: R.Tensor((\"n\", 64)");
+  symbolic.replace(symbolic.find("R.Tensor((8, 16)"), 16, "R.Tensor((\"n\", 16)");
+  std::ofstream(work + "/sym.relax") << symbolic;
+  ToolRun sym = Call(tune::TuneToolMain, Tune(work + "/sym.relax", db, 4));
+  EXPECT_EQ(sym.rc, 0) << sym.err;
+  EXPECT_NE(sym.out.find("skip "), std::string::npos) << sym.out;
+  EXPECT_NE(sym.out.find("has a symbolic shape (the runner needs static shapes; fix the dimension with --dim)"),
+            std::string::npos)
+      << sym.out;
+  EXPECT_NE(sym.out.find("summary (0 trials"), std::string::npos) << sym.out;
+
+  // The time budget is checked between rounds: spent before the first.
+  std::vector<std::string> args = Tune(module, db, 100);
+  args.push_back("--time-budget");
+  args.push_back("0.001s");
+  ToolRun budget = Call(tune::TuneToolMain, args);
+  EXPECT_EQ(budget.rc, 0) << budget.err;
+  EXPECT_NE(budget.out.find("the time budget is spent"), std::string::npos) << budget.out;
+  EXPECT_NE(budget.out.find("summary (0 trials"), std::string::npos) << budget.out;
+
+  // --tasks selects by kernel name; an unknown name is an error naming the tasks.
+  args = Tune(module, db, 2);
+  args.push_back("--tasks");
+  args.push_back("nope");
+  ToolRun unknown = Call(tune::TuneToolMain, args);
+  EXPECT_EQ(unknown.rc, 2);
+  EXPECT_NE(unknown.err.find("--tasks: the model has no kernel named nope (tasks: "), std::string::npos)
+      << unknown.err;
+  args.back() = "matmul2";
+  ToolRun one = Call(tune::TuneToolMain, args);
+  EXPECT_EQ(one.rc, 0) << one.err;
+  EXPECT_NE(one.out.find("[round 1] 2/2 trials, 0 failed  matmul2 (x1)"), std::string::npos) << one.out;
+
+  ToolRun bad_budget = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--time-budget", "20x"});
+  EXPECT_EQ(bad_budget.rc, 2);
+  EXPECT_NE(bad_budget.err.find("--time-budget must be a duration like 20m, 90s or 1h30m, got '20x'"),
+            std::string::npos)
+      << bad_budget.err;
+  ToolRun bad_dim = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--dim", "batch"});
+  EXPECT_EQ(bad_dim.rc, 2);
+  EXPECT_NE(bad_dim.err.find("--dim: expected NAME=N"), std::string::npos) << bad_dim.err;
+  ToolRun mixed =
+      Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--function", "mm", "--plot", work + "/p.svg"});
+  EXPECT_EQ(mixed.rc, 2);
+  EXPECT_NE(mixed.err.find("tune a whole model: drop --function"), std::string::npos) << mixed.err;
+}
+
+TEST(TuneModelE2ETest, Durations) {
+  double s = 0;
+  EXPECT_TRUE(tune::ParseDuration("20m", &s));
+  EXPECT_DOUBLE_EQ(s, 1200);
+  EXPECT_TRUE(tune::ParseDuration("1h30m", &s));
+  EXPECT_DOUBLE_EQ(s, 5400);
+  EXPECT_TRUE(tune::ParseDuration("45", &s));
+  EXPECT_DOUBLE_EQ(s, 45);
+  EXPECT_TRUE(tune::ParseDuration("0.5s", &s));
+  EXPECT_DOUBLE_EQ(s, 0.5);
+  EXPECT_FALSE(tune::ParseDuration("", &s));
+  EXPECT_FALSE(tune::ParseDuration("1h30", &s));
+  EXPECT_FALSE(tune::ParseDuration("m", &s));
+  EXPECT_FALSE(tune::ParseDuration("0s", &s));
+}
+
+}  // namespace
+}  // namespace kiln
