@@ -5,6 +5,10 @@
 #include <cstdlib>
 
 #include "tools/common/inline_tensor.h"
+#include "runtime/program.h"
+#ifdef KILN_HAVE_CUDA
+#include "runtime/cuda/gpu_linker.h"
+#endif
 
 namespace kiln {
 namespace tools {
@@ -41,8 +45,21 @@ Result<std::shared_ptr<const vm::Module>> LoadModuleForTool(const CallSpec& spec
   vm::LoadOptions load_options;
   load_options.num_threads = spec.threads;  // the shared pool of that size; oneDNN follows it
   load_options.verify_weights = spec.verify_weights;
+  if (spec.device >= 0) {
+#ifdef KILN_HAVE_CUDA
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaGpuLinker> gpu, cuda::CudaGpuLinker::Create(spec.device));
+    load_options.gpu = std::move(gpu);
+#else
+    return Unimplemented("--device=cuda: this tool was built without CUDA (KILN_WITH_CUDA=OFF)");
+#endif
+  }
   Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(spec.module_path, load_options);
   if (!loaded.ok()) return loaded.TakeStatus().Annotate("loading '" + spec.module_path + "'");
+  if (spec.device >= 0 && (*loaded)->linked_program()->program.gpu_modules.empty()) {
+    return FailedPrecondition(StrFormat("--device=cuda:%d: '%s' has no GPU kernels (it was compiled for the CPU; "
+                                        "compile it with kiln-compile --target=cuda)",
+                                        spec.device, spec.module_path.c_str()));
+  }
   return loaded;
 }
 
@@ -76,6 +93,7 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
     return InvalidArgument(StrFormat("function '%s' takes %zu inputs, got %zu --input flags", spec.function.c_str(),
                                      sig->params.size(), p->inputs_.size()));
   }
+  p->gpu_ = p->module_->linked_program()->gpu;
   for (size_t i = 0; i < p->inputs_.size(); ++i) {
     // NumPy has no bfloat16: bits saved as uint16 ('<u2') are taken for a
     // bfloat16 parameter (runtime/npy.h). The tensor is ours; retag it.
@@ -85,6 +103,12 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
         t.dtype() == DType{kDLUInt, 16, 1}) {
       t.dl()->dtype = param.dtype.dl();
     }
+#ifdef KILN_HAVE_CUDA
+    // The function boundary's host -> device copy, once: calls reuse it.
+    if (p->gpu_ && param.kind == vm::ValueInfo::Kind::kTensor) {
+      KILN_ASSIGN_OR_RETURN(t, static_cast<cuda::CudaGpuLinker*>(p->gpu_.get())->ToDevice(t));
+    }
+#endif
     p->args_.push_back(ToArgument(t, param));
   }
   KILN_ASSIGN_OR_RETURN(p->handle_, p->module_->LookupFunction(spec.function));
@@ -95,12 +119,23 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
   }
   vm::ContextOptions options;
   options.executor = spec.executor == "vm" ? vm::Executor::kVm : vm::Executor::kAuto;
+#ifdef KILN_HAVE_CUDA
+  if (p->gpu_) options.shared_allocator = static_cast<cuda::CudaGpuLinker*>(p->gpu_.get())->allocator();
+#endif
   KILN_ASSIGN_OR_RETURN(p->context_, p->module_->CreateContext(options));
   p->uses_graph_ = spec.executor != "vm" && has_graph;
   return p;
 }
 
-Status PreparedCall::Call(Any* result) { return context_->Invoke(handle_, args_, result); }
+Status PreparedCall::Call(Any* result) {
+  KILN_RETURN_IF_ERROR(context_->Invoke(handle_, args_, result));
+#ifdef KILN_HAVE_CUDA
+  // Launches are asynchronous: the results are there (and a kernel's fault
+  // is reported) once the device's stream is done.
+  if (gpu_) return static_cast<cuda::CudaGpuLinker*>(gpu_.get())->Synchronize();
+#endif
+  return Status::Ok();
+}
 
 Result<std::vector<Tensor>> RandomInputs(const vm::Module& module, const std::string& function,
                                          const std::map<std::string, int64_t>& dims, uint64_t seed) {

@@ -29,6 +29,10 @@ struct CallSpec {
   int threads = 0;                  // 0: one per core (vm::LoadOptions::num_threads)
   std::string executor = "auto";    // "auto", "vm" or "graph"
   bool verify_weights = false;      // vm::LoadOptions::verify_weights
+  // -1: the CPU. N: CUDA device N, for a module compiled with --target=cuda
+  // (runtime/cuda/gpu_linker.h): inputs are copied to the device before the
+  // first call, and each call waits for its kernels before it returns.
+  int device = -1;
 };
 
 // Loads spec.module_path with spec.threads; errors name the file.
@@ -68,6 +72,8 @@ class PreparedCall {
   std::vector<Tensor> inputs_;
   std::vector<Any> args_;
   std::unique_ptr<vm::Context> context_;
+  // The device of a GPU module (a cuda::CudaGpuLinker); null on the CPU.
+  std::shared_ptr<GpuLinker> gpu_;
   bool uses_graph_ = false;
   double load_seconds_ = 0;
 };

@@ -335,7 +335,7 @@ TEST_F(RunToolTest, CudaDeviceWithoutADriverIsAClearError) {
 #ifdef KILN_HAVE_CUDA
   EXPECT_EQ(err_.rfind("kiln-run: error: no CUDA driver: libkiln-no-such-driver.so.1: ", 0), 0u) << err_;
 #else
-  EXPECT_EQ(err_, "kiln-run: error: --device=cuda: this kiln-run was built without CUDA (KILN_WITH_CUDA=OFF)\n");
+  EXPECT_EQ(err_, "kiln-run: error: --device=cuda: this tool was built without CUDA (KILN_WITH_CUDA=OFF)\n");
 #endif
   EXPECT_EQ(out_, "");
 }

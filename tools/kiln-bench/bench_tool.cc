@@ -18,6 +18,7 @@
 #include "tools/common/plugins.h"
 #include "tools/common/prepared_call.h"
 #include "tools/common/process_stats.h"
+#include "tools/common/run_tool.h"
 #include "tools/kiln-bench/machine_peak.h"
 #include "tools/kiln-bench/roofline_table.h"
 
@@ -37,6 +38,8 @@ const char kBenchToolUsage[] =
     "  --threads=N              kernel threads (default: one per core)\n"
     "  --concurrency=N          N caller threads on one module, each with its own context (default 1)\n"
     "  --executor=auto|vm|graph the static graph where there is one (auto), the VM, or the graph only\n"
+    "  --device=cpu|cuda[:N]    where to run; cuda: modules compiled with --target=cuda, on GPU N (each call\n"
+    "                           waits for its kernels, so times are wall times including the launches)\n"
     "  --profile                then profile --profile_calls calls and print the per-kernel table\n"
     "  --trace=FILE             and write them as a Chrome trace (ui.perfetto.dev); one case only\n"
     "  --profile_calls=N        calls to profile (default 100)\n"
@@ -74,6 +77,10 @@ Result<BenchOptions> ParseBenchArgs(int argc, const char* const* argv) {
   flags.AddInt("threads", 1, 1000000000, &o.threads);
   flags.AddInt("concurrency", 1, 1024, &o.concurrency);
   flags.AddChoice("executor", {"auto", "vm", "graph"}, &o.executor);
+  flags.AddValue("device", [&](const std::string& v) -> Status {
+    KILN_ASSIGN_OR_RETURN(o.device, ParseDeviceFlag(v));
+    return Status::Ok();
+  });
   flags.AddSwitch("profile", &o.profile);
   flags.AddValue("trace", [&](const std::string& v) -> Status {
     if (v.empty()) return InvalidArgument("needs a file name");
@@ -234,6 +241,7 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
   spec.function = o.function;
   spec.threads = o.threads;
   spec.executor = o.executor;
+  spec.device = o.device;
   std::vector<Tensor> inputs = given;
   if (o.inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(inputs, RandomInputs(*module, o.function, dims, o.seed));
@@ -333,6 +341,7 @@ Result<std::vector<BenchCase>> RunBench(const BenchOptions& o, std::ostream& log
     CallSpec spec;
     spec.module_path = file;
     spec.threads = o.threads;
+    spec.device = o.device;
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<const vm::Module> module, LoadModuleForTool(spec));
     for (size_t d = 0; d < dim_cases.size(); ++d) {
       Result<BenchCase> c = RunCase(o, file, module, given, dim_cases[d], log);

@@ -62,6 +62,7 @@ struct BenchOptions {
   int threads = 0;        // 0: one per core
   int concurrency = 1;
   std::string executor = "auto";
+  int device = -1;  // -1: the CPU; N: CUDA device N (--device)
   bool profile = false;
   std::string trace_path;
   int profile_calls = 100;
