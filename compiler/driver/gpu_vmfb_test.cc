@@ -345,6 +345,70 @@ TEST(GpuLaunchPlan, Errors) {
       << r.status().message();
 }
 
+// The VM's side of a GPU module with the device replaced by a recorder (the
+// device's part, PTX JIT and cuLaunchKernel, runs in the GPU check): the
+// loader hands every kernel function and tensor constant to the linker, the
+// VM calls each function's packed launcher in bytecode order with the
+// call's tensors, and each launch plan is the one for those shapes.
+class RecordingLinker final : public GpuLinker {
+ public:
+  Status LoadModule(const ProgramGpuModule& module) override {
+    modules.push_back(module.arch);
+    return Status::Ok();
+  }
+  Result<PackedFunc> Resolve(const ProgramGpuModule&, const ProgramGpuFunction& function) override {
+    resolved.push_back(function.name);
+    ProgramGpuFunction f = function;
+    return PackedFunc([this, f](Span<const Any> args, Any* ret) -> Status {
+      KILN_ASSIGN_OR_RETURN(cuda::GpuLaunchPlan plan, cuda::PlanGpuLaunch(f, args));
+      launches.push_back({f.name, plan.grids});
+      *ret = Any();
+      return Status::Ok();
+    });
+  }
+  Result<Any> UploadConstant(const Any& host) override {
+    ++uploads;
+    return host;
+  }
+  std::vector<std::string> modules, resolved;
+  std::vector<std::pair<std::string, std::vector<uint32_t>>> launches;
+  int uploads = 0;
+};
+
+TEST(GpuVmfbVm, LaunchesEachKernelFunctionThroughTheLinker) {
+  FileBytes f = Serialize(CompileExample("mlp.relax"));
+  auto gpu = std::make_shared<RecordingLinker>();
+  vm::LoadOptions options;
+  options.gpu = gpu;
+  options.num_threads = 1;
+  Result<std::shared_ptr<const vm::Module>> m = vm::Module::LoadBuffer(f.data, f.size, options);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  EXPECT_EQ(gpu->modules, (std::vector<std::string>{"sm_80"}));
+  EXPECT_EQ(gpu->resolved,
+            (std::vector<std::string>{"fused_transpose_matmul_add_relu", "fused_transpose1_matmul1_add1"}));
+  size_t tensor_constants = 0;
+  for (const ProgramConstant& c : (*m)->linked_program()->program.constants)
+    tensor_constants += c.kind == ProgramConstantKind::kTensor;
+  EXPECT_EQ(gpu->uploads, static_cast<int>(tensor_constants));
+
+  std::unique_ptr<vm::Context> ctx = (*m)->CreateContext();
+  std::vector<Any> args = {Any(Tensor::Empty({3, 784}, DType::Float32()).value()),
+                           Any(Tensor::Empty({128, 784}, DType::Float32()).value()),
+                           Any(Tensor::Empty({128}, DType::Float32()).value()),
+                           Any(Tensor::Empty({10, 128}, DType::Float32()).value()),
+                           Any(Tensor::Empty({10}, DType::Float32()).value())};
+  Any result;
+  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &result);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  ASSERT_TRUE(result.is_tensor());
+  EXPECT_EQ(result.tensor().shape(), (std::vector<int64_t>{3, 10}));
+  ASSERT_EQ(gpu->launches.size(), 2u);
+  EXPECT_EQ(gpu->launches[0].first, "fused_transpose_matmul_add_relu");
+  EXPECT_EQ(gpu->launches[0].second, (std::vector<uint32_t>{392, 2, 2}));  // 784*128/256, ceil(3*128/256)
+  EXPECT_EQ(gpu->launches[1].first, "fused_transpose1_matmul1_add1");
+  EXPECT_EQ(gpu->launches[1].second, (std::vector<uint32_t>{5, 1, 1}));    // ceil(128*10/256), ceil(3*10/256)
+}
+
 // The no-device path of a GPU module: run by ctest with KILN_CUDA_DRIVER
 // naming a library that does not exist (kiln_gpu_vmfb_no_driver_test), so it
 // holds on any machine; skipped when run without it.
