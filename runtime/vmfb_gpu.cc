@@ -9,7 +9,7 @@ namespace kiln {
 namespace {
 
 constexpr uint32_t kMaxBlock = 1024;
-constexpr int32_t kMaxArgs = 1 << 16;
+constexpr int32_t kMaxArgs = 4096;  // bounds the probe arguments below (a damaged file)
 constexpr int32_t kProbeRank = 64;  // the loader's rank cap
 
 Status Damaged(const std::string& what) { return DataLoss("damaged .vmfb: " + what); }
@@ -36,10 +36,17 @@ std::string DirectiveValue(const std::string& ptx, const std::string& directive)
   return std::string();
 }
 
-bool HasEntry(const std::string& ptx, const std::string& name) {
-  // ".entry NAME(" (LLVM writes ".visible .entry NAME(").
+// The number of parameters of kernel `name` in the PTX, or -1 when there is
+// no ".entry NAME(" (LLVM writes ".visible .entry NAME(").
+int EntryParams(const std::string& ptx, const std::string& name) {
   std::string needle = ".entry " + name + "(";
-  return ptx.find(needle) != std::string::npos;
+  size_t pos = ptx.find(needle);
+  if (pos == std::string::npos) return -1;
+  size_t end = ptx.find(')', pos + needle.size());
+  if (end == std::string::npos) return -1;
+  int n = 0;
+  for (size_t p = pos + needle.size(); (p = ptx.find(".param", p)) != std::string::npos && p < end; p += 6) ++n;
+  return n;
 }
 
 // Arguments that let an expression of this function's parameters evaluate:
@@ -112,7 +119,12 @@ Status ValidateFunction(const ProgramGpuFunction& f, const std::string& ptx, con
   }
   if (f.kernels.empty()) return Damaged(what + " has no kernels");
   for (const ProgramGpuKernel& k : f.kernels) {
-    if (!HasEntry(ptx, k.name)) return Damaged(StrFormat("%s: kernel '%s' is not in the PTX", what.c_str(), k.name.c_str()));
+    int params = EntryParams(ptx, k.name);
+    if (params < 0) return Damaged(StrFormat("%s: kernel '%s' is not in the PTX", what.c_str(), k.name.c_str()));
+    if (static_cast<size_t>(params) != f.params.size()) {
+      return Damaged(StrFormat("%s: kernel '%s' takes %d parameters in the PTX; the launch table gives %zu",
+                               what.c_str(), k.name.c_str(), params, f.params.size()));
+    }
     if (!EvaluateKernelCost(k.grid_x, probe)) {
       return Damaged(StrFormat("%s: kernel '%s' has a malformed grid size '%s'", what.c_str(), k.name.c_str(),
                                k.grid_x.c_str()));

@@ -7,7 +7,8 @@
 // message naming the kernel, never inside the driver:
 //   - the format is "ptx" (kUnimplemented otherwise) and the arch is sm_XY;
 //   - the PTX is there, and its `.target` is the module's arch (kDataLoss);
-//   - every kernel's `.entry` is in the PTX (kDataLoss naming the kernel);
+//   - every kernel's `.entry` is in the PTX with as many parameters as the
+//     launch table gives it (kDataLoss naming the kernel);
 //   - every kernel function implements a Kernel callable of the same name
 //     with the same argument count, and its parameters name arguments,
 //     dimensions and workspaces that exist (kDataLoss naming the function);

@@ -452,7 +452,8 @@ Status CompareChecksum(const uint8_t* data, uint64_t size, uint64_t expected, co
                             static_cast<unsigned long long>(expected), static_cast<unsigned long long>(actual)));
 }
 
-Status DecodeGpuFunctions(const fb::GpuModule* g, ProgramGpuModule* out, const std::string& what) {
+// The launch table of a GPU module; ValidateGpuModules checks it.
+Status DecodeGpuFunctions(const fb::GpuModule* g, ProgramGpuModule* out) {
   if (g->functions() == nullptr) return Status::Ok();
   for (const fb::GpuFunction* f : *g->functions()) {
     ProgramGpuFunction fn;
@@ -483,7 +484,6 @@ Status DecodeGpuFunctions(const fb::GpuModule* g, ProgramGpuModule* out, const s
     }
     out->functions.push_back(std::move(fn));
   }
-  (void)what;
   return Status::Ok();
 }
 
@@ -589,7 +589,7 @@ Result<Program> DecodeVmfb(const FileBytes& bytes, const DecodeOptions& options)
         KILN_ASSIGN_OR_RETURN(uint64_t checksum, ReadChecksum(g->checksum(), what));
         KILN_RETURN_IF_ERROR(CompareChecksum(ptx, out.ptx_size, checksum, what));
       }
-      KILN_RETURN_IF_ERROR(DecodeGpuFunctions(g, &out, what));
+      KILN_RETURN_IF_ERROR(DecodeGpuFunctions(g, &out));
       p.gpu_modules.push_back(std::move(out));
     }
     KILN_RETURN_IF_ERROR(ValidateGpuModules(p));

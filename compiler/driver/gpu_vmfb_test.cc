@@ -182,6 +182,11 @@ TEST(GpuVmfbLoader, KernelNotInPtx) {
                "kernel function 'fused_transpose_matmul_add_relu': kernel 'no_such_kernel' is not in the PTX");
 }
 
+TEST(GpuVmfbLoader, ParameterCountMismatch) {
+  ExpectDamage([](compiler::VmfbProgram* p) { First(p).params.pop_back(); }, StatusCode::kDataLoss,
+               "kernel 'fused_transpose_matmul_add_relu_k0' takes 7 parameters in the PTX; the launch table gives 6");
+}
+
 TEST(GpuVmfbLoader, ArgumentCountMismatch) {
   ExpectDamage([](compiler::VmfbProgram* p) { First(p).num_args = 5; }, StatusCode::kDataLoss,
                "kernel function 'fused_transpose_matmul_add_relu' takes 5 arguments; the program calls it with 4");
