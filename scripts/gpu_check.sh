@@ -96,9 +96,9 @@ if [ -n "$models_dir" ] && [ -d "$models_dir" ]; then
     inputs=()
     i=0
     while [ -f "$m/in$i.npy" ]; do inputs+=("--input=@$m/in$i.npy"); i=$((i + 1)); done
-    step "e2e $name: GPU vs CPU" 60 "$run_bin" "$m/model.cuda.vmfb" --device=cuda "${inputs[@]}" \
+    step "e2e $name: GPU vs CPU" 30 "$run_bin" "$m/model.cuda.vmfb" --device=cuda "${inputs[@]}" \
       --expected_output="@$m/ref0.npy" --atol=1e-3 --rtol=1e-3 --repeat=20
-    step "bench $name (cuda)" 60 "$bench_bin" "$m/model.cuda.vmfb" --device=cuda "${inputs[@]}" \
+    step "bench $name (cuda)" 30 "$bench_bin" "$m/model.cuda.vmfb" --device=cuda "${inputs[@]}" \
       --warmup=3 --runs=30 --min-time=0
   done
 else
