@@ -22,6 +22,7 @@
 #include "runtime/cuda/gpu_launch.h"
 #include "runtime/cuda/gpu_linker.h"
 #include "tools/common/prepared_call.h"
+#include "tools/kiln-dump/dump.h"
 #include "runtime/vmfb_loader.h"
 #include "vm/module.h"
 
@@ -135,6 +136,31 @@ INSTANTIATE_TEST_SUITE_P(Examples, ExampleVmfb,
                            std::string n = std::get<0>(info.param);
                            return n.substr(0, n.find('.')) + "_" + std::get<1>(info.param);
                          });
+
+// kiln-dump prints the segment and its launch table; CPU dumps have no
+// GPU section.
+TEST(GpuVmfbDump, ShowsTheLaunchTable) {
+  FileBytes f = Serialize(CompileExample("mlp.relax"));
+  Result<Program> p = DecodeVmfb(f);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  std::string dump = tools::DumpProgram(*p, &f);
+  for (const char* want :
+       {"GPU modules (1):\n  GPU module 0 (ptx, sm_80): 2 kernel functions, 6 kernels, ",
+        "    fused_transpose_matmul_add_relu (4 args): params (a0, a1, a2, a3, ws0, ws1, $1.0)\n",
+        "      ws1 lv1: float32[$1.0, 128]\n",
+        "      kernel fused_transpose_matmul_add_relu_k1: grid (((128 * $1.0) + 255) // 256) x block 256\n",
+        "  GPU module 0 (ptx, sm_80)\n"}) {
+    EXPECT_NE(dump.find(want), std::string::npos) << "missing: " << want << "\n" << dump;
+  }
+  Result<ir::IRModule> m = text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/examples/mlp.relax");
+  ASSERT_TRUE(m.ok());
+  Result<compiler::VmfbProgram> cpu = driver::CompileModule(*m, driver::CompileOptions());
+  ASSERT_TRUE(cpu.ok());
+  FileBytes g = Serialize(*cpu);
+  Result<Program> q = DecodeVmfb(g);
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(tools::DumpProgram(*q, &g).find("GPU module"), std::string::npos);
+}
 
 // A damaged copy of the MLP's GPU module must fail to load with `code` and a
 // message containing `expected`.

@@ -63,7 +63,8 @@ std::string GraphArgText(const ProgramGraphArg& a) {
 // What the load checked of the segments' bytes, or why nothing could be.
 std::string ChecksumsText(const Program& p) {
   if (!p.has_checksums) return "checksums: none (note: " + NoChecksumsNote(p) + ")\n";
-  return StrFormat("checksums: %s on every segment; native libraries verified, weights %s\n", kSegmentChecksumName,
+  return StrFormat("checksums: %s on every segment; %s verified, weights %s\n", kSegmentChecksumName,
+                   p.gpu_modules.empty() ? "native libraries" : "native libraries and GPU modules",
                    p.weights_verified ? "verified" : "not verified (--verify)");
 }
 
