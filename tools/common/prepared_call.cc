@@ -7,6 +7,7 @@
 #include "tools/common/inline_tensor.h"
 #include "runtime/program.h"
 #ifdef KILN_HAVE_CUDA
+#include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/gpu_linker.h"
 #endif
 
@@ -120,7 +121,12 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
   vm::ContextOptions options;
   options.executor = spec.executor == "vm" ? vm::Executor::kVm : vm::Executor::kAuto;
 #ifdef KILN_HAVE_CUDA
-  if (p->gpu_) options.shared_allocator = static_cast<cuda::CudaGpuLinker*>(p->gpu_.get())->allocator();
+  if (p->gpu_) {
+    auto* gpu = static_cast<cuda::CudaGpuLinker*>(p->gpu_.get());
+    options.shared_allocator = gpu->allocator();
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaTimer> timer, cuda::CudaTimer::Create(*gpu->device()));
+    p->gpu_timer_ = std::shared_ptr<cuda::CudaTimer>(std::move(timer));
+  }
 #endif
   KILN_ASSIGN_OR_RETURN(p->context_, p->module_->CreateContext(options));
   p->uses_graph_ = spec.executor != "vm" && has_graph;
@@ -128,13 +134,23 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
 }
 
 Status PreparedCall::Call(Any* result) {
-  KILN_RETURN_IF_ERROR(context_->Invoke(handle_, args_, result));
 #ifdef KILN_HAVE_CUDA
-  // Launches are asynchronous: the results are there (and a kernel's fault
-  // is reported) once the device's stream is done.
-  if (gpu_) return static_cast<cuda::CudaGpuLinker*>(gpu_.get())->Synchronize();
+  if (gpu_) {
+    auto* gpu = static_cast<cuda::CudaGpuLinker*>(gpu_.get());
+    auto* timer = static_cast<cuda::CudaTimer*>(gpu_timer_.get());
+    void* stream = gpu->device()->stream();
+    KILN_RETURN_IF_ERROR(timer->Start(stream));
+    KILN_RETURN_IF_ERROR(context_->Invoke(handle_, args_, result));
+    KILN_RETURN_IF_ERROR(timer->Stop(stream));
+    // Launches are asynchronous: the results are there (and a kernel's
+    // fault is reported) once the device's stream is done.
+    KILN_RETURN_IF_ERROR(gpu->Synchronize());
+    KILN_ASSIGN_OR_RETURN(float ms, timer->ElapsedMs());
+    last_gpu_ms_ = ms;
+    return Status::Ok();
+  }
 #endif
-  return Status::Ok();
+  return context_->Invoke(handle_, args_, result);
 }
 
 Result<std::vector<Tensor>> RandomInputs(const vm::Module& module, const std::string& function,

@@ -59,6 +59,9 @@ class PreparedCall {
   bool uses_graph() const { return uses_graph_; }
   // Bytes held at once by tensors of the last call (vm::Context::LastCallPeakBytes).
   uint64_t LastCallPeakBytes() const { return context_->LastCallPeakBytes(); }
+  // On a GPU: the last call's time on the device's stream (CUDA events
+  // recorded before and after it), in ms; -1 on the CPU.
+  double LastCallGpuMs() const { return last_gpu_ms_; }
   // Seconds Create() spent loading the module (0 after Bind()).
   double load_seconds() const { return load_seconds_; }
   const std::shared_ptr<const vm::Module>& module() const { return module_; }
@@ -74,6 +77,8 @@ class PreparedCall {
   std::unique_ptr<vm::Context> context_;
   // The device of a GPU module (a cuda::CudaGpuLinker); null on the CPU.
   std::shared_ptr<GpuLinker> gpu_;
+  std::shared_ptr<void> gpu_timer_;  // a cuda::CudaTimer on the GPU
+  double last_gpu_ms_ = -1;
   bool uses_graph_ = false;
   double load_seconds_ = 0;
 };

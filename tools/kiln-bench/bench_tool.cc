@@ -183,6 +183,7 @@ class StartGate {
 
 struct CallerResult {
   std::vector<double> ms;
+  std::vector<double> gpu_ms;  // --device=cuda: per call, from CUDA events
   double cpu_seconds = 0;
   uint64_t peak_tensor_bytes = 0;
   Clock::time_point end;
@@ -211,6 +212,7 @@ void RunCaller(PreparedCall* call, const BenchOptions& o, StartGate* gate, Calle
       break;
     }
     r->ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (call->LastCallGpuMs() >= 0) r->gpu_ms.push_back(call->LastCallGpuMs());
     r->peak_tensor_bytes = std::max(r->peak_tensor_bytes, call->LastCallPeakBytes());
   }
   r->end = Clock::now();
@@ -264,7 +266,7 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
   c.file = file;
   c.dims = dims;
   c.executor = callers[0]->uses_graph() ? "graph" : "vm";
-  std::vector<double> all;
+  std::vector<double> all, gpu_all;
   Clock::time_point end = gate.start();
   double cpu_seconds = 0;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -274,11 +276,16 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
       return s;
     }
     all.insert(all.end(), results[i].ms.begin(), results[i].ms.end());
+    gpu_all.insert(gpu_all.end(), results[i].gpu_ms.begin(), results[i].gpu_ms.end());
     end = std::max(end, results[i].end);
     cpu_seconds += results[i].cpu_seconds;
     c.peak_tensor_bytes = std::max(c.peak_tensor_bytes, results[i].peak_tensor_bytes);
   }
   c.stats = Summarize(std::move(all), std::chrono::duration<double>(end - gate.start()).count());
+  if (!gpu_all.empty()) {
+    std::sort(gpu_all.begin(), gpu_all.end());
+    c.gpu_p50_ms = gpu_all[gpu_all.size() / 2];
+  }
   if (c.stats.calls > 0) c.stats.cpu_ms_per_call = cpu_seconds * 1e3 / static_cast<double>(c.stats.calls);
   c.peak_rss_bytes = PeakRssBytes();
 
@@ -402,6 +409,12 @@ std::string FormatBenchTable(const BenchOptions& o, const std::vector<BenchCase>
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
+  }
+  // On the GPU, the device's time beside the wall times above.
+  for (const BenchCase& c : cases) {
+    if (c.gpu_p50_ms < 0) continue;
+    out += StrFormat("GPU time (CUDA events around each call), p50: %.4f ms  %s %s\n", c.gpu_p50_ms, c.file.c_str(),
+                     DimsText(c.dims).c_str());
   }
   for (const BenchCase& c : cases) {
     if (c.profile_table.empty()) continue;
