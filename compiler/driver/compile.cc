@@ -305,6 +305,15 @@ Result<compiler::VmfbProgram> CompileCudaModule(const ir::IRModule& input, const
   relax::VMCodegenOptions vm_options;
   vm_options.memory.upper_bounds = options.upper_bounds;
   KILN_RETURN_IF_ERROR(relax::GenerateVMCode(mod, &program, vm_options));
+  // A CPU library kernel would run on the host between GPU launches that it
+  // does not wait for; the GPU libraries (cuBLAS, cuDNN) are a later stage.
+  for (const compiler::CallableInfo& c : program.callables) {
+    if (c.kind == compiler::CallableKind::kPacked) {
+      return Unimplemented("--target=cuda: the module calls '" + c.name +
+                           "', a CPU library kernel (a dispatch rule or --matmul=dnnl chose it); GPU modules call "
+                           "only generated kernels for now");
+    }
+  }
   std::vector<ir::PrimFunc> funcs = PrimFuncs(mod);
   program.target.triple = "nvptx64-nvidia-cuda";
   program.target.cpu = ToPtxOptions(options).arch;

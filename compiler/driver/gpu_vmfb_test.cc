@@ -312,6 +312,19 @@ TEST(GpuVmfbLoader, CpuFilesCarryNoGpuSegment) {
   EXPECT_TRUE(vm::Module::LoadBuffer(f.data, f.size).ok());
 }
 
+TEST(GpuVmfbCompile, CpuLibraryKernelsAreRefused) {
+  Result<ir::IRModule> m = text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/examples/mlp.relax");
+  ASSERT_TRUE(m.ok());
+  driver::CompileOptions o = Cuda("sm_80");
+  o.matmul_to_dnnl = true;
+  Result<compiler::VmfbProgram> r = driver::CompileModule(*m, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(r.status().message().find("--target=cuda: the module calls 'kiln.dnnl."), std::string::npos)
+      << r.status().message();
+  EXPECT_NE(r.status().message().find("a CPU library kernel"), std::string::npos) << r.status().message();
+}
+
 // The host side of a launch: the MLP's first kernel function, called as the
 // bytecode calls it (w0, x, b0, out) with n = 5.
 TEST(GpuLaunchPlan, GridsParametersAndWorkspaces) {
