@@ -26,6 +26,10 @@
 
 namespace kiln {
 
+// Program::target.triple of a file written by kiln-compile --target=cuda
+// (readable with PeekVmfbInfo, before loading).
+constexpr const char* kGpuTargetTriple = "nvptx64-nvidia-cuda";
+
 Status ValidateGpuModules(const Program& program);
 
 // "GPU module 0 (ptx, sm_80): 5 kernel functions, 7 kernels, 12345 bytes of PTX".

@@ -11,6 +11,7 @@
 #include "compiler/codegen/native_codegen.h"
 #include "compiler/codegen/nvptx_codegen.h"
 #include "compiler/driver/gpu_module_info.h"
+#include "runtime/vmfb_gpu.h"
 #include "compiler/fusion/annotate_op_pattern.h"
 #include "compiler/fusion/fuse_ops.h"
 #include "compiler/fusion/fuse_tir.h"
@@ -315,7 +316,7 @@ Result<compiler::VmfbProgram> CompileCudaModule(const ir::IRModule& input, const
     }
   }
   std::vector<ir::PrimFunc> funcs = PrimFuncs(mod);
-  program.target.triple = "nvptx64-nvidia-cuda";
+  program.target.triple = kGpuTargetTriple;
   program.target.cpu = ToPtxOptions(options).arch;
   if (!funcs.empty()) {
     KILN_ASSIGN_OR_RETURN(codegen::PtxBuild ptx, codegen::BuildPtx(funcs, ToPtxOptions(options)));

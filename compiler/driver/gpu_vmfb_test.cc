@@ -263,6 +263,36 @@ TEST(GpuVmfbLoader, DuplicateFunction) {
       StatusCode::kDataLoss, "kernel function 'fused_transpose_matmul_add_relu' appears twice");
 }
 
+TEST(GpuVmfbLoader, FunctionWithoutAName) {
+  ExpectDamage([](compiler::VmfbProgram* p) { First(p).name.clear(); }, StatusCode::kDataLoss,
+               "GPU module 0: a kernel function has no name");
+}
+
+TEST(GpuVmfbLoader, NegativeArgumentCount) {
+  ExpectDamage([](compiler::VmfbProgram* p) { First(p).num_args = -2; }, StatusCode::kDataLoss,
+               "kernel function 'fused_transpose_matmul_add_relu' takes -2 arguments");
+}
+
+TEST(GpuVmfbLoader, DimensionPastTheRankCap) {
+  ExpectDamage([](compiler::VmfbProgram* p) { First(p).params.back().dim = 99; }, StatusCode::kDataLoss,
+               "kernel parameter 6 is dimension 99 of argument 1");
+}
+
+TEST(GpuVmfbLoader, UnknownParameterKind) {
+  ExpectDamage([](compiler::VmfbProgram* p) { First(p).params[0].kind = static_cast<compiler::GpuParamKind>(7); },
+               StatusCode::kDataLoss, "kernel parameter 0 has an unknown kind 7");
+}
+
+TEST(GpuVmfbLoader, WorkspaceWithABadDtype) {
+  ExpectDamage([](compiler::VmfbProgram* p) { First(p).workspaces[0].dtype = DType{kDLFloat, 4, 1}; },
+               StatusCode::kDataLoss, "workspace 'lv0' has an invalid dtype");
+}
+
+TEST(GpuVmfbLoader, FunctionWithoutKernels) {
+  ExpectDamage([](compiler::VmfbProgram* p) { First(p).kernels.clear(); }, StatusCode::kDataLoss,
+               "kernel function 'fused_transpose_matmul_add_relu' has no kernels");
+}
+
 TEST(GpuVmfbLoader, ChangedPtxBytes) {
   compiler::VmfbProgram p = CompileExample("mlp.relax");
   FileBytes f = Serialize(p);
@@ -451,6 +481,60 @@ TEST(GpuVmfbVm, LaunchesEachKernelFunctionThroughTheLinker) {
   EXPECT_EQ(gpu->launches[0].second, (std::vector<uint32_t>{392, 2, 2}));  // 784*128/256, ceil(3*128/256)
   EXPECT_EQ(gpu->launches[1].first, "fused_transpose1_matmul1_add1");
   EXPECT_EQ(gpu->launches[1].second, (std::vector<uint32_t>{5, 1, 1}));    // ceil(128*10/256), ceil(3*10/256)
+}
+
+// Launch-plan errors no compiled file produces, on a function made by hand:
+// a scalar read from a tensor, a workspace dimension past a rank, a grid
+// that comes out negative.
+TEST(GpuLaunchPlan, ErrorsOfHandMadeTables) {
+  ProgramGpuFunction f;
+  f.name = "k";
+  f.num_args = 2;
+  f.params = {{GpuParamKind::kBuffer, 0, -1, 0}, {GpuParamKind::kDim, 1, -1, 0}};
+  f.kernels = {{"k_k0", "$1 - 5", 32}};
+  Tensor t = Tensor::Empty(std::vector<int64_t>{2, 3}, DType::Float32()).value();
+  std::vector<Any> args = {Any(t), Any(t)};
+  Result<cuda::GpuLaunchPlan> r = cuda::PlanGpuLaunch(f, Span<const Any>(args.data(), args.size()));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "GPU kernel function 'k': argument 1 is a tensor; its kernels read it as an int");
+  args[1] = Any(int64_t{2});
+  r = cuda::PlanGpuLaunch(f, Span<const Any>(args.data(), args.size()));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "GPU kernel function 'k': kernel 'k_k0' has grid '$1 - 5' = -3 for these arguments");
+  f.kernels[0].grid_x = "$1";
+  f.workspaces = {{"w", DType::Float32(), {"$0.3"}}};
+  r = cuda::PlanGpuLaunch(f, Span<const Any>(args.data(), args.size()));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(),
+            "GPU kernel function 'k': workspace 'w' has dimension '$0.3', which these arguments do not give");
+  f.workspaces[0].shape = {"$0.1 * $1"};
+  r = cuda::PlanGpuLaunch(f, Span<const Any>(args.data(), args.size()));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->workspace_bytes, (std::vector<uint64_t>{3 * 2 * 4}));
+  EXPECT_EQ(r->grids, (std::vector<uint32_t>{2}));
+}
+
+// kiln-run / kiln-bench --device=cuda with a CPU file: refused before the
+// device is opened, so on any machine.
+TEST(GpuVmfbTools, CpuFileOnTheGpuIsRefused) {
+  Result<ir::IRModule> m = text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/examples/mlp.relax");
+  ASSERT_TRUE(m.ok());
+  Result<compiler::VmfbProgram> cpu = driver::CompileModule(*m, driver::CompileOptions());
+  ASSERT_TRUE(cpu.ok());
+  std::string path = ::testing::TempDir() + "/gpu_vmfb_cpu_file.vmfb";
+  ASSERT_TRUE(compiler::WriteVmfbFile(*cpu, path).ok());
+  tools::CallSpec spec;
+  spec.module_path = path;
+  spec.inputs = {"4x784xf32=random:1", "128x784xf32=random:2", "128xf32=random:3", "10x128xf32=random:4",
+                 "10xf32=random:5"};
+  spec.device = 1;
+  Result<std::unique_ptr<tools::PreparedCall>> call = tools::PreparedCall::Create(spec);
+  ASSERT_FALSE(call.ok());
+  EXPECT_EQ(call.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(call.status().message().rfind("--device=cuda:1: '" + path + "' was compiled for the CPU (target '", 0), 0u)
+      << call.status().message();
+  EXPECT_NE(call.status().message().find("compile it with kiln-compile --target=cuda"), std::string::npos);
+  std::remove(path.c_str());
 }
 
 // The no-device path of a GPU module: run by ctest with KILN_CUDA_DRIVER

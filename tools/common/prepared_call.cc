@@ -6,6 +6,8 @@
 
 #include "tools/common/inline_tensor.h"
 #include "runtime/program.h"
+#include "runtime/vmfb_gpu.h"
+#include "runtime/vmfb_loader.h"
 #ifdef KILN_HAVE_CUDA
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/gpu_linker.h"
@@ -48,6 +50,14 @@ Result<std::shared_ptr<const vm::Module>> LoadModuleForTool(const CallSpec& spec
   load_options.verify_weights = spec.verify_weights;
   if (spec.device >= 0) {
 #ifdef KILN_HAVE_CUDA
+    // A CPU file is refused before the device is opened (so also on a
+    // machine without one).
+    Result<VmfbFileInfo> info = PeekVmfbFileInfo(spec.module_path);
+    if (info.ok() && info->target.triple != kGpuTargetTriple) {
+      return FailedPrecondition(StrFormat("--device=cuda:%d: '%s' was compiled for the CPU (target '%s'); compile it "
+                                          "with kiln-compile --target=cuda to run it on the GPU",
+                                          spec.device, spec.module_path.c_str(), info->target.triple.c_str()));
+    }
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaGpuLinker> gpu, cuda::CudaGpuLinker::Create(spec.device));
     load_options.gpu = std::move(gpu);
 #else
@@ -56,11 +66,6 @@ Result<std::shared_ptr<const vm::Module>> LoadModuleForTool(const CallSpec& spec
   }
   Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(spec.module_path, load_options);
   if (!loaded.ok()) return loaded.TakeStatus().Annotate("loading '" + spec.module_path + "'");
-  if (spec.device >= 0 && (*loaded)->linked_program()->program.gpu_modules.empty()) {
-    return FailedPrecondition(StrFormat("--device=cuda:%d: '%s' has no GPU kernels (it was compiled for the CPU; "
-                                        "compile it with kiln-compile --target=cuda)",
-                                        spec.device, spec.module_path.c_str()));
-  }
   return loaded;
 }
 
