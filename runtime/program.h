@@ -106,6 +106,61 @@ struct ProgramNativeLibrary {
   uint64_t checksum = 0;          // when Program::has_checksums; verified at every load
 };
 
+// GPU kernels (kiln-compile --target=cuda; schemas/vmfb.fbs GpuModule).
+// Expressions (grid sizes, workspace dims) use runtime/kernel_cost.h's
+// grammar over the kernel function's arguments.
+enum class GpuParamKind : uint8_t { kBuffer = 0, kWorkspace = 1, kDim = 2 };
+
+struct ProgramGpuParam {
+  GpuParamKind kind = GpuParamKind::kBuffer;
+  int32_t arg = 0;        // kBuffer, kDim: the argument it comes from
+  int32_t dim = -1;       // kDim: its dimension; -1: the scalar argument
+  int32_t workspace = 0;  // kWorkspace: index into workspaces
+};
+
+struct ProgramGpuWorkspace {
+  std::string name;
+  DType dtype;
+  std::vector<std::string> shape;
+};
+
+struct ProgramGpuKernel {
+  std::string name;    // the PTX .entry
+  std::string grid_x;
+  uint32_t block_x = 1;
+};
+
+struct ProgramGpuFunction {
+  std::string name;    // the Kernel callable it implements
+  int32_t num_args = 0;
+  std::vector<ProgramGpuParam> params;
+  std::vector<ProgramGpuWorkspace> workspaces;
+  std::vector<ProgramGpuKernel> kernels;
+};
+
+struct ProgramGpuModule {
+  std::string format;  // "ptx"
+  std::string arch;    // "sm_80"
+  const char* ptx = nullptr;  // inside the file's bytes, not NUL-terminated
+  uint64_t ptx_size = 0;
+  std::vector<ProgramGpuFunction> functions;
+};
+
+// Makes a program's GPU kernels callable (runtime/cuda/gpu_linker.h, for one
+// CUDA device): LoadVmfb asks it for a packed function per GPU kernel
+// function and for a device copy of each tensor constant.
+class GpuLinker {
+ public:
+  virtual ~GpuLinker() = default;
+  // Called once per GPU module, before Resolve for its functions.
+  virtual Status LoadModule(const ProgramGpuModule& module) = 0;
+  // A packed function that takes the Kernel callable's arguments and
+  // launches `function`'s kernels.
+  virtual Result<PackedFunc> Resolve(const ProgramGpuModule& module, const ProgramGpuFunction& function) = 0;
+  // The tensor constant `host` in memory the kernels can read.
+  virtual Result<Any> UploadConstant(const Any& host) = 0;
+};
+
 enum class GraphArgKind : uint8_t { kInput = 0, kConstant = 1, kStorage = 2, kOutput = 3 };
 
 struct ProgramGraphArg {
@@ -148,6 +203,8 @@ struct Program {
   bool weights_verified = false;
   std::vector<ProgramNativeLibrary> native_libraries;
   std::vector<ProgramGraph> graphs;
+  // Kernels for a GPU (--target=cuda); empty in CPU files.
+  std::vector<ProgramGpuModule> gpu_modules;
 
   // Index of the function / graph named `name`, or -1.
   int32_t FindFunction(const std::string& name) const;
@@ -178,6 +235,7 @@ struct LinkedProgram {
   std::vector<std::unique_ptr<NativeLibrary>> libraries;
   ThreadPool* thread_pool = nullptr;        // where kernels launch parallel work
   std::shared_ptr<void> storage;            // keeps the file's bytes alive
+  std::shared_ptr<GpuLinker> gpu;           // the device a GPU program was linked for
 };
 
 }  // namespace kiln

@@ -1,6 +1,7 @@
 #include "runtime/vmfb_loader.h"
 
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "runtime/checksum.h"
@@ -8,6 +9,7 @@
 #include "runtime/registry.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
+#include "runtime/vmfb_gpu.h"
 #include "schemas/vmfb_generated.h"
 
 namespace kiln {
@@ -450,6 +452,41 @@ Status CompareChecksum(const uint8_t* data, uint64_t size, uint64_t expected, co
                             static_cast<unsigned long long>(expected), static_cast<unsigned long long>(actual)));
 }
 
+// The launch table of a GPU module; ValidateGpuModules checks it.
+Status DecodeGpuFunctions(const fb::GpuModule* g, ProgramGpuModule* out) {
+  if (g->functions() == nullptr) return Status::Ok();
+  for (const fb::GpuFunction* f : *g->functions()) {
+    ProgramGpuFunction fn;
+    fn.name = Str(f->name());
+    fn.num_args = f->num_args();
+    if (f->params() != nullptr) {
+      for (const fb::GpuParam* q : *f->params()) {
+        ProgramGpuParam p;
+        p.kind = static_cast<GpuParamKind>(q->kind());
+        p.arg = q->arg();
+        p.dim = q->dim();
+        p.workspace = q->workspace();
+        fn.params.push_back(p);
+      }
+    }
+    if (f->workspaces() != nullptr) {
+      for (const fb::GpuWorkspace* w : *f->workspaces()) {
+        ProgramGpuWorkspace ws;
+        ws.name = Str(w->name());
+        ws.dtype = ToDType(w->dtype());
+        if (w->shape() != nullptr)
+          for (const flatbuffers::String* d : *w->shape()) ws.shape.push_back(Str(d));
+        fn.workspaces.push_back(std::move(ws));
+      }
+    }
+    if (f->kernels() != nullptr) {
+      for (const fb::GpuKernel* k : *f->kernels()) fn.kernels.push_back({Str(k->name()), Str(k->grid_x()), k->block_x()});
+    }
+    out->functions.push_back(std::move(fn));
+  }
+  return Status::Ok();
+}
+
 }  // namespace
 
 std::string NoChecksumsNote(const Program& program) {
@@ -538,6 +575,25 @@ Result<Program> DecodeVmfb(const FileBytes& bytes, const DecodeOptions& options)
       p.native_libraries.push_back(std::move(out));
     }
   }
+  if (m->gpu_modules() != nullptr) {
+    for (uint32_t i = 0; i < m->gpu_modules()->size(); ++i) {
+      const fb::GpuModule* g = m->gpu_modules()->Get(i);
+      std::string what = StrFormat("GPU module %u", i);
+      ProgramGpuModule out;
+      out.format = Str(g->format());
+      out.arch = Str(g->arch());
+      KILN_ASSIGN_OR_RETURN(const uint8_t* ptx, segment(g->ptx(), what));
+      out.ptx = reinterpret_cast<const char*>(ptx);
+      out.ptx_size = g->ptx() ? g->ptx()->size() : 0;
+      if (p.has_checksums) {
+        KILN_ASSIGN_OR_RETURN(uint64_t checksum, ReadChecksum(g->checksum(), what));
+        KILN_RETURN_IF_ERROR(CompareChecksum(ptx, out.ptx_size, checksum, what));
+      }
+      KILN_RETURN_IF_ERROR(DecodeGpuFunctions(g, &out));
+      p.gpu_modules.push_back(std::move(out));
+    }
+    KILN_RETURN_IF_ERROR(ValidateGpuModules(p));
+  }
   KILN_RETURN_IF_ERROR(DecodeGraphs(m, &p));
   return p;
 }
@@ -565,6 +621,22 @@ Result<std::shared_ptr<const LinkedProgram>> LoadVmfb(FileBytes bytes, const Lin
     linked->libraries.push_back(std::move(loaded));
   }
 
+  // GPU kernel functions by name; with a GpuLinker they become packed
+  // functions that launch on its device, and tensor constants move there.
+  std::map<std::string, std::pair<size_t, size_t>> gpu_functions;
+  for (size_t i = 0; i < p.gpu_modules.size(); ++i)
+    for (size_t j = 0; j < p.gpu_modules[i].functions.size(); ++j)
+      gpu_functions[p.gpu_modules[i].functions[j].name] = {i, j};
+  if (!p.gpu_modules.empty() && options.gpu) {
+    linked->gpu = options.gpu;
+    for (const ProgramGpuModule& g : p.gpu_modules) KILN_RETURN_IF_ERROR(options.gpu->LoadModule(g));
+    for (ProgramConstant& c : linked->program.constants) {
+      if (c.kind != ProgramConstantKind::kTensor) continue;
+      KILN_ASSIGN_OR_RETURN(c.value, options.gpu->UploadConstant(c.value));
+    }
+  }
+  std::vector<std::string> gpu_only;
+
   std::vector<std::string> missing;
   std::vector<std::string> mismatched;
   for (const ProgramCallable& c : p.callables) {
@@ -589,6 +661,19 @@ Result<std::shared_ptr<const LinkedProgram>> LoadVmfb(FileBytes bytes, const Lin
         break;
       }
       case CallableKind::kKernel: {
+        auto gpu = gpu_functions.find(c.name);
+        if (gpu != gpu_functions.end()) {
+          const ProgramGpuModule& g = p.gpu_modules[gpu->second.first];
+          const ProgramGpuFunction& f = g.functions[gpu->second.second];
+          if (!options.gpu) {
+            gpu_only.push_back("'" + c.name + "' (" + g.arch + ")");
+            break;
+          }
+          KILN_ASSIGN_OR_RETURN(r.packed, options.gpu->Resolve(g, f));
+          r.kind = CallableKind::kPacked;
+          r.kernel_num_args = f.num_args;
+          break;
+        }
         for (const auto& lib : linked->libraries) {
           Result<const kiln_kernel_entry*> e = lib->Find(c.name);
           if (e.ok()) {
@@ -610,6 +695,14 @@ Result<std::shared_ptr<const LinkedProgram>> LoadVmfb(FileBytes bytes, const Lin
         break;
     }
     linked->callables.push_back(std::move(r));
+  }
+  if (!gpu_only.empty()) {
+    std::string list;
+    for (size_t i = 0; i < gpu_only.size() && i < 3; ++i) list += (i ? ", " : "") + gpu_only[i];
+    if (gpu_only.size() > 3) list += StrFormat(" and %zu more", gpu_only.size() - 3);
+    return FailedPrecondition(StrFormat("this module's kernels run on a GPU (%s); it needs a CUDA device: "
+                                        "kiln-run --device=cuda, or a .vmfb compiled without --target=cuda",
+                                        list.c_str()));
   }
   if (!missing.empty()) {
     std::string list;

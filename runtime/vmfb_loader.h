@@ -61,6 +61,10 @@ struct LinkOptions {
   // -1) and not reported missing; the graph executor, which calls no builtin,
   // loads this way.
   std::function<int32_t(const std::string&)> resolve_builtin;
+  // For a program with GPU modules: the device its kernels run on
+  // (runtime/cuda/gpu_linker.h). Null: loading such a program fails with
+  // kFailedPrecondition naming its GPU kernels (a CPU-only load).
+  std::shared_ptr<GpuLinker> gpu;
 };
 
 // What a .vmfb says about itself, readable without decoding or linking its

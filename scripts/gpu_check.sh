@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU: what is there, Kiln's CUDA
-# runtime tests, and every example model's kernels on the GPU against the CPU
-# (with GPU times from CUDA events), then one summary table. Needs no package
+# runtime tests, every example model's kernels on the GPU against the CPU
+# (with GPU times from CUDA events), every example model end to end with
+# kiln-run --device=cuda against the CPU .vmfb's outputs and kiln-bench
+# --device=cuda's medians, then one summary table. Needs no package
 # registry, no compiler and no CUDA toolkit: only the driver the machine has.
 #
 #   bash scripts/gpu_check.sh [DIR]
@@ -10,8 +12,9 @@
 # default: the folder this script is in when that holds bin/, else
 # .gpu_bundle), or a build folder (runtime/cuda/kiln_cuda_runtime_test,
 # tests/gpu/kiln-gpu-cases, and cases/ beside them or made now with
-# tests/gpu/kiln-gpu-cases-make). Each step has a time limit; the whole run
-# stays well under 5 minutes. Exit status: 0 when every step passed.
+# tests/gpu/kiln-gpu-cases-make; no end-to-end models: those need the
+# bundle). Each step has a time limit; the whole run stays well under 5
+# minutes. Exit status: 0 when every step passed (a SKIP counts as failed).
 set -u
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 dir="${1:-}"
@@ -25,7 +28,11 @@ if [ -x "$dir/bin/kiln-gpu-cases" ]; then
   cases_bin="$dir/bin/kiln-gpu-cases"
   cases_dir="$dir/cases"
   bundle_lib="$dir/lib"
+  models_dir="$dir/models"
+  run_bin="$dir/bin/kiln-run"
+  bench_bin="$dir/bin/kiln-bench"
 else
+  models_dir=
   runtime_test="$dir/runtime/cuda/kiln_cuda_runtime_test"
   cases_bin="$dir/tests/gpu/kiln-gpu-cases"
   cases_dir="$dir/gpu_cases"
@@ -77,6 +84,26 @@ if [ -d "$cases_dir" ]; then
   step "example kernels: GPU vs CPU" 150 "$cases_bin" --iters=20 "$cases_dir"/*/
 else
   results+=("$(printf '%-34s %-14s' "example kernels: GPU vs CPU" "SKIP(no cases)")")
+fi
+
+# Each example model end to end on the GPU: the VM runs the GPU .vmfb,
+# launching its kernels (kiln-run --device=cuda), and the output must match
+# the CPU .vmfb's (|gpu - cpu| <= 1e-2 + 1e-3 |cpu|: outputs reach ~200, and the
+# GPU sums in another order; kiln-run prints the largest difference); then kiln-bench's
+# median wall time per call (each call waits for its kernels).
+if [ -n "$models_dir" ] && [ -d "$models_dir" ]; then
+  for m in "$models_dir"/*/; do
+    name="$(basename "$m")"
+    inputs=()
+    i=0
+    while [ -f "$m/in$i.npy" ]; do inputs+=("--input=@$m/in$i.npy"); i=$((i + 1)); done
+    step "e2e $name: GPU vs CPU" 30 "$run_bin" "$m/model.cuda.vmfb" --device=cuda "${inputs[@]}" \
+      --expected_output="@$m/ref0.npy" --atol=1e-2 --rtol=1e-3 --repeat=20
+    step "bench $name (cuda)" 30 "$bench_bin" "$m/model.cuda.vmfb" --device=cuda "${inputs[@]}" \
+      --warmup=3 --runs=30 --min-time=0
+  done
+else
+  results+=("$(printf '%-34s %-14s' "e2e models: GPU vs CPU" "SKIP(no models/: run from a bundle)")")
 fi
 
 # PyTorch on the same GPU, where the machine has it: the same 512^3 float32

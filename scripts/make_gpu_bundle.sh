@@ -2,20 +2,33 @@
 # Makes the folder scripts/gpu_check.sh runs from on a GPU machine without a
 # compiler or a package registry: the runtime-only GPU binaries, the C++
 # runtime libraries they link (for an older distribution), the example
-# models' kernel cases (PTX + CPU reference buffers) and the script itself.
+# models' kernel cases (PTX + CPU reference buffers), the example models as
+# GPU .vmfb files with their inputs and the CPU .vmfb's outputs (for
+# kiln-run --device=cuda end to end), and the script itself.
 #
 #   bash scripts/make_gpu_bundle.sh [BUILD_DIR] [OUT_DIR]   (default: build .gpu_bundle)
 #
 # Needs a build with KILN_WITH_CUDA=ON and the compiler (targets
-# kiln_cuda_runtime_test, kiln-gpu-cases, kiln-gpu-cases-make).
+# kiln_cuda_runtime_test, kiln-gpu-cases, kiln-gpu-cases-make, kiln-compile,
+# kiln-run, kiln-run-gpu, kiln-bench-gpu) and Python with NumPy (the
+# project venv, build/venv, when there is one).
 set -eu
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="$(cd "${1:-$src/build}" && pwd)"
 out="${2:-$src/.gpu_bundle}"
 arch="${KILN_GPU_ARCH:-sm_80}"  # PTX for sm_80 JITs on A100, H100 and H200 alike
 rm -rf "$out"
-mkdir -p "$out/bin" "$out/lib" "$out/cases"
+mkdir -p "$out/bin" "$out/lib" "$out/cases" "$out/models"
 cp "$build/runtime/cuda/kiln_cuda_runtime_test" "$build/tests/gpu/kiln-gpu-cases" "$out/bin/"
+# kiln-run and kiln-bench without oneDNN (GPU modules call no CPU library
+# kernel), under their usual names.
+cp "$build/tests/gpu/kiln-run-gpu" "$out/bin/kiln-run"
+cp "$build/tests/gpu/kiln-bench-gpu" "$out/bin/kiln-bench"
+for b in "$out"/bin/*; do
+  # Anything beyond libc and the C++ runtime would have to be carried too.
+  extra="$(ldd "$b" | awk '{ print $1 }' | grep -v -E '^(linux-vdso|/lib64/ld-linux|libc\.so|libm\.so|libstdc\+\+|libgcc_s|libdl|libpthread|librt)' || true)"
+  [ -z "$extra" ] || { echo "make_gpu_bundle: $b needs libraries the bundle does not carry: $extra" >&2; exit 1; }
+done
 for lib in libstdc++.so.6 libgcc_s.so.1; do
   path="$(ldd "$out/bin/kiln-gpu-cases" | awk -v l="$lib" '$1 == l { print $3 }')"
   [ -n "$path" ] && cp -L "$path" "$out/lib/"
@@ -34,5 +47,25 @@ make_cases matmul_512 tests/gpu/matmul_512.relax
 # The same kernels as PTX for sm_90 (Hopper's own ISA level), JIT-compiled as well.
 arch=sm_90
 make_cases mlp_n256_sm90 examples/mlp.relax n=256
+# The example models end to end: the GPU .vmfb (PTX for sm_80), its inputs,
+# and the outputs of the CPU .vmfb of the same model on the same inputs.
+python="$build/venv/bin/python"
+[ -x "$python" ] || python=python3
+make_model() {
+  local name="$1" model="$2" dir="$out/models/$1"
+  mkdir -p "$dir"
+  "$python" "$src/tests/gpu/make_model_inputs.py" "$name" "$dir"
+  "$build/tools/kiln-compile/kiln-compile" "$src/$model" --target=cuda --arch=sm_80 -o "$dir/model.cuda.vmfb" >/dev/null
+  local cpu="$(mktemp -d)"
+  "$build/tools/kiln-compile/kiln-compile" "$src/$model" -o "$cpu/model.vmfb" >/dev/null
+  local inputs=() i=0
+  while [ -f "$dir/in$i.npy" ]; do inputs+=("--input=@$dir/in$i.npy"); i=$((i + 1)); done
+  "$build/tools/kiln-run/kiln-run" "$cpu/model.vmfb" "${inputs[@]}" --output="@$dir/ref0.npy" >/dev/null
+  rm -rf "$cpu"
+}
+make_model mlp_n4 examples/mlp.relax
+make_model mlp_n256 examples/mlp.relax
+make_model transformer_s128 examples/transformer_block.relax
+make_model resnet_block examples/resnet_block.relax
 cp "$src/scripts/gpu_check.sh" "$out/gpu_check.sh"
 du -sh "$out"

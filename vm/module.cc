@@ -66,6 +66,7 @@ Result<std::shared_ptr<const Module>> ModuleImpl::Create(FileBytes bytes, const 
   link.thread_pool = options.thread_pool != nullptr ? options.thread_pool : ThreadPool::Shared(options.num_threads);
   link.resolve_builtin = LookupBuiltin;
   link.verify_weights = options.verify_weights;
+  link.gpu = options.gpu;
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const LinkedProgram> linked, LoadVmfb(std::move(bytes), link));
   KILN_ASSIGN_OR_RETURN(std::vector<DecodedFunction> functions, VerifyAndDecode(*linked));
 

@@ -42,6 +42,7 @@ namespace kiln {
 class ThreadPool;
 class Profiler;
 struct LinkedProgram;
+class GpuLinker;
 
 namespace vm {
 
@@ -78,6 +79,10 @@ struct LoadOptions {
   // it reads every byte of the weights, which loading otherwise only maps.
   // The kernels' segment is checked on every load regardless.
   bool verify_weights = false;
+  // A module compiled with --target=cuda runs its kernels on this device
+  // (runtime/cuda/gpu_linker.h); without it such a module fails to load
+  // with kFailedPrecondition naming its GPU kernels.
+  std::shared_ptr<GpuLinker> gpu;
 };
 
 // Which engine runs a context's calls.

@@ -10,6 +10,8 @@
 
 #include "compiler/codegen/native_codegen.h"
 #include "compiler/codegen/nvptx_codegen.h"
+#include "compiler/driver/gpu_module_info.h"
+#include "runtime/vmfb_gpu.h"
 #include "compiler/fusion/annotate_op_pattern.h"
 #include "compiler/fusion/fuse_ops.h"
 #include "compiler/fusion/fuse_tir.h"
@@ -299,13 +301,40 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
 
 bool IsCudaTarget(const CompileOptions& options) { return options.target_triple == "cuda"; }
 
-Result<compiler::VmfbProgram> CompileModule(const ir::IRModule& input, const CompileOptions& options) {
-  if (IsCudaTarget(options)) {
-    // The PTX exists (--emit=asm); the .vmfb segment that carries it and the
-    // VM's launches are the next stage of the GPU work.
-    return Unimplemented("--target=cuda: a .vmfb for the GPU is not written yet; --emit=asm gives the PTX, "
-                         "--emit=tir the GPU-scheduled TIR, --emit=llvm the NVPTX LLVM IR");
+namespace {
+// --target=cuda: the same bytecode as for the CPU (its Kernel callables name
+// the PrimFuncs), with the kernels as PTX and their launch table in a GPU
+// module instead of a native library. No static graph: the graph executor
+// calls CPU kernels only.
+Result<compiler::VmfbProgram> CompileCudaModule(const ir::IRModule& input, const CompileOptions& options) {
+  KILN_ASSIGN_OR_RETURN(ir::IRModule mod, LowerModule(input, options));
+  compiler::VmfbProgram program;
+  relax::VMCodegenOptions vm_options;
+  vm_options.memory.upper_bounds = options.upper_bounds;
+  KILN_RETURN_IF_ERROR(relax::GenerateVMCode(mod, &program, vm_options));
+  // A CPU library kernel would run on the host between GPU launches that it
+  // does not wait for; the GPU libraries (cuBLAS, cuDNN) are a later stage.
+  for (const compiler::CallableInfo& c : program.callables) {
+    if (c.kind == compiler::CallableKind::kPacked) {
+      return Unimplemented("--target=cuda: the module calls '" + c.name +
+                           "', a CPU library kernel (a dispatch rule or --matmul=dnnl chose it); GPU modules call "
+                           "only generated kernels for now");
+    }
   }
+  std::vector<ir::PrimFunc> funcs = PrimFuncs(mod);
+  program.target.triple = kGpuTargetTriple;
+  program.target.cpu = ToPtxOptions(options).arch;
+  if (!funcs.empty()) {
+    KILN_ASSIGN_OR_RETURN(codegen::PtxBuild ptx, codegen::BuildPtx(funcs, ToPtxOptions(options)));
+    KILN_ASSIGN_OR_RETURN(compiler::GpuModuleInfo gpu, MakeGpuModuleInfo(ptx, funcs));
+    program.gpu_modules.push_back(std::move(gpu));
+  }
+  return program;
+}
+}  // namespace
+
+Result<compiler::VmfbProgram> CompileModule(const ir::IRModule& input, const CompileOptions& options) {
+  if (IsCudaTarget(options)) return CompileCudaModule(input, options);
   std::map<std::string, tir::KernelCost> costs;
   KILN_ASSIGN_OR_RETURN(ir::IRModule mod, LowerModuleWithCosts(input, options, &costs));
   compiler::VmfbProgram program;

@@ -15,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/mapped_file.h"
+#include "runtime/vmfb_loader.h"
 #include "vm/module.h"
 
 namespace kiln {
@@ -441,15 +443,22 @@ TEST(CompileTool, ConfigFileGivesOptionsAndFlagsOverrideIt) {
   std::remove(yaml.c_str());
 }
 
-TEST(CompileTool, CudaTargetEmitsPtxAndRefusesAVmfbForNow) {
+TEST(CompileTool, CudaTargetEmitsPtxAndWritesAGpuVmfb) {
   ToolRun r = RunTool({Mlp(), "--target=cuda", "--arch=sm_90", "--emit=asm"});
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(Contains(r.out, ".target sm_90")) << r.out.substr(0, 300);
   EXPECT_TRUE(Contains(r.out, ".entry fused_transpose_matmul_add_relu_k0(")) << r.out.substr(0, 300);
   std::string out = TempPath(".vmfb");
-  r = RunTool({Mlp(), "--target=cuda", "-o", out});
-  EXPECT_EQ(r.rc, 1);
-  EXPECT_TRUE(Contains(r.err, "--target=cuda: a .vmfb for the GPU is not written yet")) << r.err;
+  r = RunTool({Mlp(), "--target=cuda", "--arch=sm_90", "-o", out});
+  EXPECT_EQ(r.rc, 0) << r.err;
+  Result<FileBytes> bytes = MapFile(out);
+  ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
+  Result<Program> p = DecodeVmfb(*bytes);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  ASSERT_EQ(p->gpu_modules.size(), 1u);
+  EXPECT_EQ(p->gpu_modules[0].arch, "sm_90");
+  EXPECT_TRUE(p->native_libraries.empty());
+  std::remove(out.c_str());
   r = RunTool({Mlp(), "--target=cuda", "--arch=sm_7", "--emit=asm"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(Contains(r.err, "GPU arch must be sm_XY")) << r.err;

@@ -165,6 +165,10 @@ bool Print(const PrimExpr& e, const std::map<const ir::VarNode*, std::string>& r
 
 }  // namespace
 
+bool PrintKernelCostExpr(const PrimExpr& e, const std::map<const ir::VarNode*, std::string>& refs, std::string* out) {
+  return Print(e, refs, out);
+}
+
 KernelCost ComputeKernelCost(const ir::PrimFunc& f) {
   KernelCost cost;
   if (!f) return cost;

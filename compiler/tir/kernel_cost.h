@@ -19,6 +19,7 @@
 #ifndef KILN_COMPILER_TIR_KERNEL_COST_H_
 #define KILN_COMPILER_TIR_KERNEL_COST_H_
 
+#include <map>
 #include <string>
 
 #include "compiler/ir/tir.h"
@@ -32,6 +33,12 @@ struct KernelCost {
 };
 
 KernelCost ComputeKernelCost(const ir::PrimFunc& f);
+
+// `e` in the grammar of runtime/kernel_cost.h, each variable written as its
+// entry of `refs` ("$0.1", "$3"); false when a variable has none or a node has
+// no form there. (The GPU launch table's grid sizes use it too.)
+bool PrintKernelCostExpr(const ir::PrimExpr& e, const std::map<const ir::VarNode*, std::string>& refs,
+                         std::string* out);
 
 }  // namespace tir
 }  // namespace kiln

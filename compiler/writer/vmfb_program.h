@@ -78,6 +78,44 @@ struct NativeLibraryInfo {
   std::vector<uint8_t> bytes;
 };
 
+// GPU kernels (schemas/vmfb.fbs GpuModule): expressions in the grammar of
+// runtime/kernel_cost.h over the kernel function's arguments.
+enum class GpuParamKind : uint8_t { kBuffer = 0, kWorkspace = 1, kDim = 2 };
+
+struct GpuParamInfo {
+  GpuParamKind kind = GpuParamKind::kBuffer;
+  int32_t arg = 0;        // kBuffer, kDim
+  int32_t dim = -1;       // kDim: -1 the scalar argument itself
+  int32_t workspace = 0;  // kWorkspace
+};
+
+struct GpuWorkspaceInfo {
+  std::string name;
+  DType dtype = DType::Float32();
+  std::vector<std::string> shape;
+};
+
+struct GpuKernelInfo {
+  std::string name;
+  std::string grid_x;
+  uint32_t block_x = 1;
+};
+
+struct GpuFunctionInfo {
+  std::string name;
+  int32_t num_args = 0;
+  std::vector<GpuParamInfo> params;
+  std::vector<GpuWorkspaceInfo> workspaces;
+  std::vector<GpuKernelInfo> kernels;
+};
+
+struct GpuModuleInfo {
+  std::string format = "ptx";
+  std::string arch;  // "sm_80"
+  std::string ptx;
+  std::vector<GpuFunctionInfo> functions;
+};
+
 enum class GraphArgKind : uint8_t { kInput = 0, kConstant = 1, kStorage = 2, kOutput = 3 };
 
 struct GraphArgInfo {
@@ -114,6 +152,7 @@ struct VmfbProgram {
   std::vector<ConstantValue> constants;
   std::vector<NativeLibraryInfo> native_libraries;
   std::vector<GraphInfo> graphs;
+  std::vector<GpuModuleInfo> gpu_modules;
 };
 
 }  // namespace compiler

@@ -81,6 +81,12 @@ Result<std::vector<uint8_t>> SerializeVmfb(const VmfbProgram& program) {
     library_offsets.push_back(segment_end);
     segment_end += lib.bytes.size();
   }
+  std::vector<uint64_t> ptx_offsets;
+  for (const GpuModuleInfo& gpu : program.gpu_modules) {
+    segment_end = AlignUp(segment_end);
+    ptx_offsets.push_back(segment_end);
+    segment_end += gpu.ptx.size();
+  }
 
   FlatBufferBuilder b(1024);
   std::vector<Offset<fb::Function>> functions;
@@ -150,11 +156,40 @@ Result<std::vector<uint8_t>> SerializeVmfb(const VmfbProgram& program) {
     }
     graphs.push_back(fb::CreateGraphDirect(b, g.function.c_str(), g.arena_bytes, &inputs, &outputs, &nodes));
   }
+  std::vector<Offset<fb::GpuModule>> gpu_modules;
+  for (size_t i = 0; i < program.gpu_modules.size(); ++i) {
+    const GpuModuleInfo& gpu = program.gpu_modules[i];
+    std::vector<Offset<fb::GpuFunction>> funcs;
+    for (const GpuFunctionInfo& f : gpu.functions) {
+      std::vector<Offset<fb::GpuParam>> params;
+      for (const GpuParamInfo& p : f.params)
+        params.push_back(fb::CreateGpuParam(b, static_cast<fb::GpuParamKind>(p.kind), p.arg, p.dim, p.workspace));
+      std::vector<Offset<fb::GpuWorkspace>> workspaces;
+      for (const GpuWorkspaceInfo& w : f.workspaces) {
+        std::vector<Offset<flatbuffers::String>> shape;
+        for (const std::string& d : w.shape) shape.push_back(b.CreateString(d));
+        fb::DType dtype = ToFb(w.dtype);
+        workspaces.push_back(fb::CreateGpuWorkspaceDirect(b, w.name.c_str(), &dtype, &shape));
+      }
+      std::vector<Offset<fb::GpuKernel>> kernels;
+      for (const GpuKernelInfo& k : f.kernels)
+        kernels.push_back(fb::CreateGpuKernelDirect(b, k.name.c_str(), k.grid_x.c_str(), k.block_x));
+      funcs.push_back(fb::CreateGpuFunctionDirect(b, f.name.c_str(), f.num_args, &params, &workspaces, &kernels));
+    }
+    fb::SegmentRef ptx(ptx_offsets[i], gpu.ptx.size());
+    Offset<fb::Checksum> checksum = 0;
+    if (WritesChecksums(program)) {
+      uint64_t value = SegmentChecksum(reinterpret_cast<const uint8_t*>(gpu.ptx.data()), gpu.ptx.size());
+      checksum = fb::CreateChecksum(b, fb::ChecksumAlgorithm::XXH3_64, value);
+    }
+    gpu_modules.push_back(
+        fb::CreateGpuModuleDirect(b, gpu.format.c_str(), gpu.arch.c_str(), &ptx, checksum, &funcs));
+  }
   fb::FormatVersion version(program.format_major, program.format_minor);
   fb::SegmentRef weights_ref(0, weights_size);
   auto root = fb::CreateModuleDirect(b, &version, program.producer.c_str(), WriteTarget(b, program.target),
                                      &functions, &code, &callables, &constants, &weights_ref, &libraries, &graphs,
-                                     weights_checksum);
+                                     weights_checksum, gpu_modules.empty() ? nullptr : &gpu_modules);
   fb::FinishSizePrefixedModuleBuffer(b, root);
 
   uint64_t base = AlignUp(b.GetSize());
@@ -169,6 +204,10 @@ Result<std::vector<uint8_t>> SerializeVmfb(const VmfbProgram& program) {
   for (size_t i = 0; i < program.native_libraries.size(); ++i) {
     const std::vector<uint8_t>& bytes = program.native_libraries[i].bytes;
     if (!bytes.empty()) std::memcpy(out.data() + base + library_offsets[i], bytes.data(), bytes.size());
+  }
+  for (size_t i = 0; i < program.gpu_modules.size(); ++i) {
+    const std::string& ptx = program.gpu_modules[i].ptx;
+    if (!ptx.empty()) std::memcpy(out.data() + base + ptx_offsets[i], ptx.data(), ptx.size());
   }
   return out;
 }

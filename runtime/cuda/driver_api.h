@@ -30,6 +30,7 @@ namespace cuda {
   X(cuCtxSynchronize)                 \
   X(cuMemAlloc)                       \
   X(cuMemFree)                        \
+  X(cuMemAllocManaged)                \
   X(cuMemcpyHtoDAsync)                \
   X(cuMemcpyDtoHAsync)                \
   X(cuMemcpyDtoDAsync)                \

@@ -5,6 +5,13 @@
 #include <cstdlib>
 
 #include "tools/common/inline_tensor.h"
+#include "runtime/program.h"
+#include "runtime/vmfb_gpu.h"
+#include "runtime/vmfb_loader.h"
+#ifdef KILN_HAVE_CUDA
+#include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/gpu_linker.h"
+#endif
 
 namespace kiln {
 namespace tools {
@@ -41,6 +48,22 @@ Result<std::shared_ptr<const vm::Module>> LoadModuleForTool(const CallSpec& spec
   vm::LoadOptions load_options;
   load_options.num_threads = spec.threads;  // the shared pool of that size; oneDNN follows it
   load_options.verify_weights = spec.verify_weights;
+  if (spec.device >= 0) {
+#ifdef KILN_HAVE_CUDA
+    // A CPU file is refused before the device is opened (so also on a
+    // machine without one).
+    Result<VmfbFileInfo> info = PeekVmfbFileInfo(spec.module_path);
+    if (info.ok() && info->target.triple != kGpuTargetTriple) {
+      return FailedPrecondition(StrFormat("--device=cuda:%d: '%s' was compiled for the CPU (target '%s'); compile it "
+                                          "with kiln-compile --target=cuda to run it on the GPU",
+                                          spec.device, spec.module_path.c_str(), info->target.triple.c_str()));
+    }
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<cuda::CudaGpuLinker> gpu, cuda::CudaGpuLinker::Create(spec.device));
+    load_options.gpu = std::move(gpu);
+#else
+    return Unimplemented("--device=cuda: this tool was built without CUDA (KILN_WITH_CUDA=OFF)");
+#endif
+  }
   Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(spec.module_path, load_options);
   if (!loaded.ok()) return loaded.TakeStatus().Annotate("loading '" + spec.module_path + "'");
   return loaded;
@@ -76,6 +99,7 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
     return InvalidArgument(StrFormat("function '%s' takes %zu inputs, got %zu --input flags", spec.function.c_str(),
                                      sig->params.size(), p->inputs_.size()));
   }
+  p->gpu_ = p->module_->linked_program()->gpu;
   for (size_t i = 0; i < p->inputs_.size(); ++i) {
     // NumPy has no bfloat16: bits saved as uint16 ('<u2') are taken for a
     // bfloat16 parameter (runtime/npy.h). The tensor is ours; retag it.
@@ -85,6 +109,12 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
         t.dtype() == DType{kDLUInt, 16, 1}) {
       t.dl()->dtype = param.dtype.dl();
     }
+#ifdef KILN_HAVE_CUDA
+    // The function boundary's host -> device copy, once: calls reuse it.
+    if (p->gpu_ && param.kind == vm::ValueInfo::Kind::kTensor) {
+      KILN_ASSIGN_OR_RETURN(t, static_cast<cuda::CudaGpuLinker*>(p->gpu_.get())->ToDevice(t));
+    }
+#endif
     p->args_.push_back(ToArgument(t, param));
   }
   KILN_ASSIGN_OR_RETURN(p->handle_, p->module_->LookupFunction(spec.function));
@@ -95,12 +125,38 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
   }
   vm::ContextOptions options;
   options.executor = spec.executor == "vm" ? vm::Executor::kVm : vm::Executor::kAuto;
+#ifdef KILN_HAVE_CUDA
+  if (p->gpu_) {
+    auto* gpu = static_cast<cuda::CudaGpuLinker*>(p->gpu_.get());
+    options.shared_allocator = gpu->allocator();
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaTimer> timer, cuda::CudaTimer::Create(*gpu->device()));
+    p->gpu_timer_ = std::shared_ptr<cuda::CudaTimer>(std::move(timer));
+  }
+#endif
   KILN_ASSIGN_OR_RETURN(p->context_, p->module_->CreateContext(options));
   p->uses_graph_ = spec.executor != "vm" && has_graph;
   return p;
 }
 
-Status PreparedCall::Call(Any* result) { return context_->Invoke(handle_, args_, result); }
+Status PreparedCall::Call(Any* result) {
+#ifdef KILN_HAVE_CUDA
+  if (gpu_) {
+    auto* gpu = static_cast<cuda::CudaGpuLinker*>(gpu_.get());
+    auto* timer = static_cast<cuda::CudaTimer*>(gpu_timer_.get());
+    void* stream = gpu->device()->stream();
+    KILN_RETURN_IF_ERROR(timer->Start(stream));
+    KILN_RETURN_IF_ERROR(context_->Invoke(handle_, args_, result));
+    KILN_RETURN_IF_ERROR(timer->Stop(stream));
+    // Launches are asynchronous: the results are there (and a kernel's
+    // fault is reported) once the device's stream is done.
+    KILN_RETURN_IF_ERROR(gpu->Synchronize());
+    KILN_ASSIGN_OR_RETURN(float ms, timer->ElapsedMs());
+    last_gpu_ms_ = ms;
+    return Status::Ok();
+  }
+#endif
+  return context_->Invoke(handle_, args_, result);
+}
 
 Result<std::vector<Tensor>> RandomInputs(const vm::Module& module, const std::string& function,
                                          const std::map<std::string, int64_t>& dims, uint64_t seed) {

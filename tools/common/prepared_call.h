@@ -29,6 +29,10 @@ struct CallSpec {
   int threads = 0;                  // 0: one per core (vm::LoadOptions::num_threads)
   std::string executor = "auto";    // "auto", "vm" or "graph"
   bool verify_weights = false;      // vm::LoadOptions::verify_weights
+  // -1: the CPU. N: CUDA device N, for a module compiled with --target=cuda
+  // (runtime/cuda/gpu_linker.h): inputs are copied to the device before the
+  // first call, and each call waits for its kernels before it returns.
+  int device = -1;
 };
 
 // Loads spec.module_path with spec.threads; errors name the file.
@@ -55,6 +59,9 @@ class PreparedCall {
   bool uses_graph() const { return uses_graph_; }
   // Bytes held at once by tensors of the last call (vm::Context::LastCallPeakBytes).
   uint64_t LastCallPeakBytes() const { return context_->LastCallPeakBytes(); }
+  // On a GPU: the last call's time on the device's stream (CUDA events
+  // recorded before and after it), in ms; -1 on the CPU.
+  double LastCallGpuMs() const { return last_gpu_ms_; }
   // Seconds Create() spent loading the module (0 after Bind()).
   double load_seconds() const { return load_seconds_; }
   const std::shared_ptr<const vm::Module>& module() const { return module_; }
@@ -68,6 +75,10 @@ class PreparedCall {
   std::vector<Tensor> inputs_;
   std::vector<Any> args_;
   std::unique_ptr<vm::Context> context_;
+  // The device of a GPU module (a cuda::CudaGpuLinker); null on the CPU.
+  std::shared_ptr<GpuLinker> gpu_;
+  std::shared_ptr<void> gpu_timer_;  // a cuda::CudaTimer on the GPU
+  double last_gpu_ms_ = -1;
   bool uses_graph_ = false;
   double load_seconds_ = 0;
 };

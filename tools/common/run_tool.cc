@@ -13,9 +13,6 @@
 #include "tools/common/plugins.h"
 #include "tools/common/prepared_call.h"
 #include "tools/common/process_stats.h"
-#ifdef KILN_HAVE_CUDA
-#include "runtime/cuda/cuda_device.h"
-#endif
 
 namespace kiln {
 namespace tools {
@@ -36,8 +33,18 @@ const char kRunToolUsage[] =
     "  --verify                 check the weights against their checksum before running (the\n"
     "                           kernels' checksum is checked on every load)\n"
     "  --plugin=PATH            load a library of packed functions first (repeatable; kiln.h, \"Plugins\")\n"
-    "  --device=cpu|cuda[:N]    where to run (default cpu); cuda opens GPU N through the driver\n"
+    "  --device=cpu|cuda[:N]    where to run (default cpu); cuda: a module compiled with --target=cuda, on GPU N\n"
     "Flags take --flag=value or --flag value.\n";
+
+Result<int> ParseDeviceFlag(const std::string& v) {
+  if (v == "cpu") return -1;
+  if (v == "cuda") return 0;
+  std::string n = v.compare(0, 5, "cuda:") == 0 ? v.substr(5) : "";
+  if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos) {
+    return InvalidArgument("expected cpu, cuda or cuda:N, got '" + v + "'");
+  }
+  return std::stoi(n);
+}
 
 Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
   RunToolOptions o;
@@ -63,19 +70,7 @@ Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv) {
   flags.AddSwitch("verify", &o.verify);
   flags.AddRepeated("plugin", &o.plugins);
   flags.AddValue("device", [&](const std::string& v) -> Status {
-    if (v == "cpu") {
-      o.device = -1;
-      return Status::Ok();
-    }
-    if (v == "cuda") {
-      o.device = 0;
-      return Status::Ok();
-    }
-    std::string n = v.compare(0, 5, "cuda:") == 0 ? v.substr(5) : "";
-    if (n.empty() || n.size() > 4 || n.find_first_not_of("0123456789") != std::string::npos) {
-      return InvalidArgument("expected cpu, cuda or cuda:N, got '" + v + "'");
-    }
-    o.device = std::stoi(n);
+    KILN_ASSIGN_OR_RETURN(o.device, ParseDeviceFlag(v));
     return Status::Ok();
   });
   std::vector<std::string> positional;
@@ -97,22 +92,7 @@ double MsSince(std::chrono::steady_clock::time_point start) {
 
 }  // namespace
 
-// --device=cuda:N: the GPU must be there; the program's kernels cannot run
-// on it yet (no PTX in a .vmfb), which is said instead of running on the CPU.
-Status CheckDevice(int device) {
-  if (device < 0) return Status::Ok();
-#ifdef KILN_HAVE_CUDA
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<cuda::CudaDevice> gpu, cuda::CudaDevice::Open(device));
-  return Unimplemented(StrFormat("--device=cuda:%d: %s (%s) is there, but running a .vmfb on the GPU is not "
-                                 "implemented yet (its kernels are CPU code)",
-                                 device, gpu->info().name.c_str(), gpu->info().Arch().c_str()));
-#else
-  return Unimplemented("--device=cuda: this kiln-run was built without CUDA (KILN_WITH_CUDA=OFF)");
-#endif
-}
-
 Status RunTool(const RunToolOptions& o, std::ostream& out) {
-  KILN_RETURN_IF_ERROR(CheckDevice(o.device));
   // Expected outputs are parsed before the module loads, like the inputs.
   std::vector<Tensor> expected;
   for (size_t i = 0; i < o.expected_outputs.size(); ++i) {
@@ -129,6 +109,7 @@ Status RunTool(const RunToolOptions& o, std::ostream& out) {
   spec.threads = o.threads;
   spec.executor = o.executor;
   spec.verify_weights = o.verify;
+  spec.device = o.device;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<PreparedCall> prepared, PreparedCall::Create(spec));
   std::string note = NoChecksumsNote(prepared->module()->linked_program()->program);
   if (!note.empty()) out << "note: " << o.module_path << ": " << note << "\n";

@@ -22,10 +22,10 @@
 // compares the weights with their checksum at load (the kernels' checksum is
 // always compared); a file too old to have checksums loads with a note.
 // Each --plugin library is loaded before the module (plugins.h).
-// --device=cuda[:N] opens GPU N through the driver (runtime/cuda) first, so a
-// machine without a driver or a GPU gets that error ("no CUDA driver:
-// libcuda.so.1: ..."); running a program's kernels on the GPU is the next
-// stage of the GPU work and is refused with kUnimplemented until then.
+// --device=cuda[:N] runs a module compiled with --target=cuda on GPU N
+// (tools/common/prepared_call.h, runtime/cuda/gpu_linker.h): a machine
+// without a driver or a GPU gets that error ("no CUDA driver: libcuda.so.1:
+// ..."), a CPU module on the GPU or a GPU module on the CPU a clear refusal.
 //
 // Thread-compatible: RunTool uses only its arguments (and the global registry).
 #ifndef KILN_TOOLS_COMMON_RUN_TOOL_H_
@@ -59,6 +59,9 @@ struct RunToolOptions {
 };
 
 // Parses argv[1..argc-1]. Errors name the flag ("--repeat: 'x' is not a positive integer").
+// --device's value: "cpu" -> -1, "cuda" -> 0, "cuda:N" -> N.
+Result<int> ParseDeviceFlag(const std::string& value);
+
 Result<RunToolOptions> ParseRunToolArgs(int argc, const char* const* argv);
 // Runs with parsed options, printing results and timings to `out`. A
 // mismatch with an expected output is kFailedPrecondition (after every output

@@ -327,15 +327,18 @@ TEST_F(RunToolTest, NpyRoundTripOfEveryDtype) {
   std::remove(vmfb.c_str());
 }
 
-TEST_F(RunToolTest, CudaDeviceWithoutADriverIsAClearError) {
-  // Named so that the driver is absent on any machine (the first load's
-  // outcome is kept for the process; nothing earlier in this test asks).
+TEST_F(RunToolTest, CudaDeviceWithACpuFileIsAClearError) {
+  // This test's module is CPU code: refused before the device is opened, so
+  // the same on machines with and without a GPU. (Without a driver, a GPU
+  // file fails with "no CUDA driver: ...": kiln_gpu_vmfb_no_driver_test.)
   setenv("KILN_CUDA_DRIVER", "libkiln-no-such-driver.so.1", 1);
   EXPECT_EQ(Main({"--device=cuda", "--input=2x3xf32=random:1"}), 1);
 #ifdef KILN_HAVE_CUDA
-  EXPECT_EQ(err_.rfind("kiln-run: error: no CUDA driver: libkiln-no-such-driver.so.1: ", 0), 0u) << err_;
+  EXPECT_EQ(err_.rfind("kiln-run: error: --device=cuda:0: '", 0), 0u) << err_;
+  EXPECT_NE(err_.find("' was compiled for the CPU (target '"), std::string::npos) << err_;
+  EXPECT_NE(err_.find("compile it with kiln-compile --target=cuda to run it on the GPU\n"), std::string::npos) << err_;
 #else
-  EXPECT_EQ(err_, "kiln-run: error: --device=cuda: this kiln-run was built without CUDA (KILN_WITH_CUDA=OFF)\n");
+  EXPECT_EQ(err_, "kiln-run: error: --device=cuda: this tool was built without CUDA (KILN_WITH_CUDA=OFF)\n");
 #endif
   EXPECT_EQ(out_, "");
 }

@@ -18,6 +18,7 @@
 #include "tools/common/plugins.h"
 #include "tools/common/prepared_call.h"
 #include "tools/common/process_stats.h"
+#include "tools/common/run_tool.h"
 #include "tools/kiln-bench/machine_peak.h"
 #include "tools/kiln-bench/roofline_table.h"
 
@@ -37,6 +38,8 @@ const char kBenchToolUsage[] =
     "  --threads=N              kernel threads (default: one per core)\n"
     "  --concurrency=N          N caller threads on one module, each with its own context (default 1)\n"
     "  --executor=auto|vm|graph the static graph where there is one (auto), the VM, or the graph only\n"
+    "  --device=cpu|cuda[:N]    where to run; cuda: modules compiled with --target=cuda, on GPU N (each call\n"
+    "                           waits for its kernels, so times are wall times including the launches)\n"
     "  --profile                then profile --profile_calls calls and print the per-kernel table\n"
     "  --trace=FILE             and write them as a Chrome trace (ui.perfetto.dev); one case only\n"
     "  --profile_calls=N        calls to profile (default 100)\n"
@@ -74,6 +77,10 @@ Result<BenchOptions> ParseBenchArgs(int argc, const char* const* argv) {
   flags.AddInt("threads", 1, 1000000000, &o.threads);
   flags.AddInt("concurrency", 1, 1024, &o.concurrency);
   flags.AddChoice("executor", {"auto", "vm", "graph"}, &o.executor);
+  flags.AddValue("device", [&](const std::string& v) -> Status {
+    KILN_ASSIGN_OR_RETURN(o.device, ParseDeviceFlag(v));
+    return Status::Ok();
+  });
   flags.AddSwitch("profile", &o.profile);
   flags.AddValue("trace", [&](const std::string& v) -> Status {
     if (v.empty()) return InvalidArgument("needs a file name");
@@ -176,6 +183,7 @@ class StartGate {
 
 struct CallerResult {
   std::vector<double> ms;
+  std::vector<double> gpu_ms;  // --device=cuda: per call, from CUDA events
   double cpu_seconds = 0;
   uint64_t peak_tensor_bytes = 0;
   Clock::time_point end;
@@ -204,6 +212,7 @@ void RunCaller(PreparedCall* call, const BenchOptions& o, StartGate* gate, Calle
       break;
     }
     r->ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (call->LastCallGpuMs() >= 0) r->gpu_ms.push_back(call->LastCallGpuMs());
     r->peak_tensor_bytes = std::max(r->peak_tensor_bytes, call->LastCallPeakBytes());
   }
   r->end = Clock::now();
@@ -234,6 +243,7 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
   spec.function = o.function;
   spec.threads = o.threads;
   spec.executor = o.executor;
+  spec.device = o.device;
   std::vector<Tensor> inputs = given;
   if (o.inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(inputs, RandomInputs(*module, o.function, dims, o.seed));
@@ -256,7 +266,7 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
   c.file = file;
   c.dims = dims;
   c.executor = callers[0]->uses_graph() ? "graph" : "vm";
-  std::vector<double> all;
+  std::vector<double> all, gpu_all;
   Clock::time_point end = gate.start();
   double cpu_seconds = 0;
   for (size_t i = 0; i < results.size(); ++i) {
@@ -266,11 +276,16 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
       return s;
     }
     all.insert(all.end(), results[i].ms.begin(), results[i].ms.end());
+    gpu_all.insert(gpu_all.end(), results[i].gpu_ms.begin(), results[i].gpu_ms.end());
     end = std::max(end, results[i].end);
     cpu_seconds += results[i].cpu_seconds;
     c.peak_tensor_bytes = std::max(c.peak_tensor_bytes, results[i].peak_tensor_bytes);
   }
   c.stats = Summarize(std::move(all), std::chrono::duration<double>(end - gate.start()).count());
+  if (!gpu_all.empty()) {
+    std::sort(gpu_all.begin(), gpu_all.end());
+    c.gpu_p50_ms = gpu_all[gpu_all.size() / 2];
+  }
   if (c.stats.calls > 0) c.stats.cpu_ms_per_call = cpu_seconds * 1e3 / static_cast<double>(c.stats.calls);
   c.peak_rss_bytes = PeakRssBytes();
 
@@ -333,6 +348,7 @@ Result<std::vector<BenchCase>> RunBench(const BenchOptions& o, std::ostream& log
     CallSpec spec;
     spec.module_path = file;
     spec.threads = o.threads;
+    spec.device = o.device;
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<const vm::Module> module, LoadModuleForTool(spec));
     for (size_t d = 0; d < dim_cases.size(); ++d) {
       Result<BenchCase> c = RunCase(o, file, module, given, dim_cases[d], log);
@@ -393,6 +409,12 @@ std::string FormatBenchTable(const BenchOptions& o, const std::vector<BenchCase>
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
+  }
+  // On the GPU, the device's time beside the wall times above.
+  for (const BenchCase& c : cases) {
+    if (c.gpu_p50_ms < 0) continue;
+    out += StrFormat("GPU time (CUDA events around each call), p50: %.4f ms  %s %s\n", c.gpu_p50_ms, c.file.c_str(),
+                     DimsText(c.dims).c_str());
   }
   for (const BenchCase& c : cases) {
     if (c.profile_table.empty()) continue;

@@ -62,6 +62,7 @@ struct BenchOptions {
   int threads = 0;        // 0: one per core
   int concurrency = 1;
   std::string executor = "auto";
+  int device = -1;  // -1: the CPU; N: CUDA device N (--device)
   bool profile = false;
   std::string trace_path;
   int profile_calls = 100;
@@ -96,6 +97,9 @@ struct BenchCase {
   std::string executor;  // "vm" or "graph", as run
   double ratio = 0;      // p50 / the first file's p50 for the same dims; 0 for the first file
   std::string profile_table;
+  // --device=cuda: the median GPU time per call (CUDA events around each
+  // call on the device's stream), ms; -1 on the CPU.
+  double gpu_p50_ms = -1;
 };
 
 // Runs every case of every file. `log` gets one line per case as it finishes

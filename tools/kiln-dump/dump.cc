@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "runtime/checksum.h"
+#include "runtime/vmfb_gpu.h"
 #include "runtime/vmfb_loader.h"
 #include "vm/disassembler.h"
 
@@ -62,7 +63,8 @@ std::string GraphArgText(const ProgramGraphArg& a) {
 // What the load checked of the segments' bytes, or why nothing could be.
 std::string ChecksumsText(const Program& p) {
   if (!p.has_checksums) return "checksums: none (note: " + NoChecksumsNote(p) + ")\n";
-  return StrFormat("checksums: %s on every segment; native libraries verified, weights %s\n", kSegmentChecksumName,
+  return StrFormat("checksums: %s on every segment; %s verified, weights %s\n", kSegmentChecksumName,
+                   p.gpu_modules.empty() ? "native libraries" : "native libraries and GPU modules",
                    p.weights_verified ? "verified" : "not verified (--verify)");
 }
 
@@ -110,11 +112,49 @@ std::string SegmentsText(const Program& p, const FileBytes& bytes) {
     }
     segments.push_back({static_cast<uint64_t>(l.data - bytes.data), l.size, what});
   }
+  for (size_t i = 0; i < p.gpu_modules.size(); ++i) {
+    const ProgramGpuModule& g = p.gpu_modules[i];
+    if (!inside(g.ptx)) continue;
+    segments.push_back({static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(g.ptx) - bytes.data), g.ptx_size,
+                        StrFormat("GPU module %zu (%s, %s)", i, g.format.c_str(), g.arch.c_str())});
+  }
   std::sort(segments.begin(), segments.end(), [](const Segment& a, const Segment& b) { return a.offset < b.offset; });
   std::string out = StrFormat("\nsegments (file %zu bytes):\n", bytes.size);
   for (const Segment& s : segments) {
     out += StrFormat("  offset %10llu  size %10llu  %s\n", static_cast<unsigned long long>(s.offset),
                      static_cast<unsigned long long>(s.size), s.what.c_str());
+  }
+  return out;
+}
+
+// Each GPU module and its launch table: per kernel function the kernels'
+// parameters (a$P: argument P's data; ws$W: workspace W; $P.D / $P: an int64
+// dimension or scalar), workspaces, and each kernel's grid x block.
+std::string GpuModulesText(const Program& p) {
+  std::string out = StrFormat("\nGPU modules (%zu):\n", p.gpu_modules.size());
+  for (size_t i = 0; i < p.gpu_modules.size(); ++i) {
+    const ProgramGpuModule& g = p.gpu_modules[i];
+    out += "  " + DescribeGpuModule(g, i) + "\n";
+    for (const ProgramGpuFunction& f : g.functions) {
+      std::string params;
+      for (const ProgramGpuParam& q : f.params) {
+        params += params.empty() ? "" : ", ";
+        switch (q.kind) {
+          case GpuParamKind::kBuffer: params += StrFormat("a%d", q.arg); break;
+          case GpuParamKind::kWorkspace: params += StrFormat("ws%d", q.workspace); break;
+          case GpuParamKind::kDim: params += q.dim < 0 ? StrFormat("$%d", q.arg) : StrFormat("$%d.%d", q.arg, q.dim); break;
+        }
+      }
+      out += StrFormat("    %s (%d args): params (%s)\n", f.name.c_str(), f.num_args, params.c_str());
+      for (size_t w = 0; w < f.workspaces.size(); ++w) {
+        std::string shape;
+        for (const std::string& d : f.workspaces[w].shape) shape += (shape.empty() ? "" : ", ") + d;
+        out += StrFormat("      ws%zu %s: %s[%s]\n", w, f.workspaces[w].name.c_str(),
+                         DTypeToString(f.workspaces[w].dtype).c_str(), shape.c_str());
+      }
+      for (const ProgramGpuKernel& k : f.kernels)
+        out += StrFormat("      kernel %s: grid %s x block %u\n", k.name.c_str(), k.grid_x.c_str(), k.block_x);
+    }
   }
   return out;
 }
@@ -186,6 +226,9 @@ std::string DumpProgram(const Program& p, const FileBytes* bytes) {
     for (const std::string& n : l.kernel_names) names += (names.empty() ? "" : ", ") + n;
     out += "    kernels: " + names + "\n";
   }
+
+  // GPU modules only where there are some, so CPU dumps read as before.
+  if (!p.gpu_modules.empty()) out += GpuModulesText(p);
 
   out += StrFormat("\ngraphs (%zu):\n", p.graphs.size());
   for (const ProgramGraph& g : p.graphs) {
