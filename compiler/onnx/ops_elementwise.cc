@@ -584,6 +584,19 @@ Status ConvertCast(NodeCtx& ctx) {
       return Status::Ok();
     }
   }
+  // To float32, constant contents fold to a constant: a shape value cast to
+  // float (YOLO exports' anchor grids: Range(0, Cast(H), 1)) stays a constant
+  // when --dim pins H, so the Range after it has a static length (NudeNet
+  // pinned at 320: "cannot prove that dimensions ..._len ... and 2100 are
+  // equal or 1").
+  if (k && *dt == DType::Float32() && k->elems.size() <= 4096) {
+    if (auto ints = k->Ints()) {
+      KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty(k->shape, DType::Float32()));
+      for (size_t i = 0; i < ints->size(); ++i) t.data<float>()[i] = static_cast<float>((*ints)[i]);
+      ctx.SetOutputValue(0, ConstantValue(t));
+      return Status::Ok();
+    }
+  }
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   if (xi->dtype == *dt) {

@@ -453,6 +453,36 @@ TEST(OnnxShapeE2E, UnprovenEqualDimsAreCheckedWhenTheProgramRuns) {
   EXPECT_NE(bad.status().message().find("match_cast of y_matched, dimension 0: expected 3 (h), got 4"), std::string::npos) << bad.status().message();
 }
 
+TEST(OnnxShapeE2E, RangeOverACastStaticDimHasAStaticLength) {
+  // A YOLO export's anchor grid with its dimensions pinned (NudeNet at 320):
+  // Range(0, Cast(H, float), 1) ++ Range(0, Cast(W, float), 1) added to a
+  // constant of length H + W. The casts of the static H and W fold, so the
+  // ranges have static lengths; before, each range's length was a run-time
+  // size and "cannot prove that dimensions ... and 7 are equal or 1".
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {1, 3, 4});
+  m.InitializerI64("i1", {}, {1});
+  m.InitializerI64("i2", {}, {2});
+  m.Initializer("zero", {}, {0.0f});
+  m.Initializer("one", {}, {1.0f});
+  m.Initializer("c", {7}, {10, 20, 30, 40, 50, 60, 70});
+  m.Node("Shape", {"x"}, {"sh"});
+  m.Node("Gather", {"sh", "i1"}, {"h"});
+  m.Node("Gather", {"sh", "i2"}, {"w"});
+  B::AttrInt(m.Node("Cast", {"h"}, {"hf"}), "to", TensorProto::FLOAT);
+  B::AttrInt(m.Node("Cast", {"w"}, {"wf"}), "to", TensorProto::FLOAT);
+  m.Node("Range", {"zero", "hf", "one"}, {"rh"});
+  m.Node("Range", {"zero", "wf", "one"}, {"rw"});
+  B::AttrInt(m.Node("Concat", {"rh", "rw"}, {"r"}), "axis", 0);
+  m.Node("Add", {"r", "c"}, {"y"});
+  m.Output("y");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  auto out = RunMain(*module, {F32({1, 3, 4}, Iota(12))});
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(Values((*out)[0]), (std::vector<float>{10, 21, 32, 40, 51, 62, 73}));
+}
+
 }  // namespace
 }  // namespace testing
 }  // namespace onnx
