@@ -15,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "compiler/driver/compile.h"
 #include "compiler/text/text.h"
@@ -59,7 +60,15 @@ FileBytes Serialize(const compiler::VmfbProgram& program) {
   return f;
 }
 
-Result<Program> Decode(const compiler::VmfbProgram& program) { return DecodeVmfb(Serialize(program)); }
+// The decoded program points into the file's bytes (its PTX, names), as a
+// loaded module's does into its mapping: the bytes of every file decoded here
+// stay alive until the test binary exits (ASan: a use-after-free when they
+// were freed on return).
+Result<Program> Decode(const compiler::VmfbProgram& program) {
+  static std::vector<FileBytes>* kept = new std::vector<FileBytes>();
+  kept->push_back(Serialize(program));
+  return DecodeVmfb(kept->back());
+}
 
 int Assemble(const std::string& ptx, const std::string& arch, std::string* output) {
   char dir[] = "/tmp/kiln_gpu_vmfb_XXXXXX";
