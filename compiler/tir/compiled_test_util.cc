@@ -4,8 +4,10 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 
 #include "compiler/text/text.h"
+#include "compiler/tir/stmt_functor.h"
 #include "compiler/writer/vmfb_writer.h"
 
 namespace kiln {
@@ -55,6 +57,82 @@ Result<Tensor> InvokeMain(const vm::Module& mod, const std::vector<Any>& args) {
   Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
   if (!s.ok()) return s;
   return ret.AsTensor();
+}
+
+ir::PrimFunc LowerPrimFunc(const std::string& source, const driver::CompileOptions& options,
+                           const std::string& name_part) {
+  Result<ir::IRModule> mod = text::ParseModule(source, "test.relax");
+  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+  if (!mod.ok()) return nullptr;
+  Result<ir::IRModule> lowered = driver::LowerModule(*mod, options);
+  EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
+  if (!lowered.ok()) return nullptr;
+  for (const ir::ModuleEntry& e : lowered->entries)
+    if (e.prim && e.name.find(name_part) != std::string::npos) return e.prim;
+  ADD_FAILURE() << "no PrimFunc named like " << name_part;
+  return nullptr;
+}
+
+namespace {
+
+class TileCounter : public StmtExprVisitor {
+ public:
+  TileCensus census;
+
+  void VisitExpr(const ir::PrimExpr& e) override {
+    if (const auto* c = e.as<ir::CallNode>()) {
+      if (c->op == "fma" && in_vector_ && unrolled_ > 0) census.fma_widths.push_back(width_);
+      if (c->op == "if_then_else") ++census.guarded;
+    }
+    StmtExprVisitor::VisitExpr(e);
+  }
+
+  void VisitStmt(const ir::Stmt& s) override {
+    if (const auto* st = ir::As<ir::BufferStoreNode>(s); st != nullptr && st->buffer->name != "acc") {
+      struct Reads : StmtExprVisitor {
+        const ir::VarNode* data;
+        bool found = false;
+        void VisitExpr(const ir::PrimExpr& e) override {
+          if (const auto* l = e.as<ir::BufferLoadNode>()) found |= l->buffer->data.get() == data;
+          StmtExprVisitor::VisitExpr(e);
+        }
+      } reads;
+      reads.data = st->buffer->data.get();
+      reads.VisitExpr(st->value);
+      census.global_updates += reads.found;
+    }
+    const auto* f = ir::As<ir::ForNode>(s);
+    if (f == nullptr) return StmtExprVisitor::VisitStmt(s);
+    ++depth_;
+    census.max_depth = std::max(census.max_depth, depth_);
+    census.parallel += f->for_kind == ir::ForKind::kParallel;
+    bool was = in_vector_;
+    int64_t old = width_;
+    if (f->for_kind == ir::ForKind::kVectorized) {
+      const auto* imm = f->extent.as<ir::IntImmNode>();
+      in_vector_ = imm != nullptr;
+      width_ = imm ? imm->value : 0;
+    }
+    unrolled_ += f->for_kind == ir::ForKind::kUnrolled;
+    StmtExprVisitor::VisitStmt(s);
+    unrolled_ -= f->for_kind == ir::ForKind::kUnrolled;
+    in_vector_ = was;
+    width_ = old;
+    --depth_;
+  }
+
+ private:
+  bool in_vector_ = false;
+  int64_t width_ = 0;
+  int depth_ = 0, unrolled_ = 0;
+};
+
+}  // namespace
+
+TileCensus CountTiles(const ir::PrimFunc& func) {
+  TileCounter counter;
+  counter.VisitStmt(func->body);
+  return counter.census;
 }
 
 }  // namespace test_util

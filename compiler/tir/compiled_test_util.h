@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler/driver/compile.h"
+#include "compiler/ir/tir.h"
 #include "runtime/tensor.h"
 #include "vm/module.h"
 
@@ -32,6 +33,22 @@ std::shared_ptr<const vm::Module> CompileAndLoad(const std::string& source, cons
 
 // main(args...) on a fresh context: its result tensor, or the error.
 Result<Tensor> InvokeMain(const vm::Module& mod, const std::vector<Any>& args);
+
+// `source` parsed and lowered with `options`: its first PrimFunc whose name
+// contains `name_part`; null after a test failure naming the step.
+ir::PrimFunc LowerPrimFunc(const std::string& source, const driver::CompileOptions& options,
+                           const std::string& name_part);
+
+// What a scheduled kernel's tiles look like: the extents of the vectorized
+// loops of static width (inside an unrolled loop) that hold an fma; guarded
+// reads (if_then_else); loop depth; unrolled and parallel loops; and
+// read-modify-write stores to buffers other than the tiles' accumulators
+// ("acc"), which only the naive nest's C[..] = C[..] + .. makes.
+struct TileCensus {
+  std::vector<int64_t> fma_widths;
+  int guarded = 0, max_depth = 0, parallel = 0, global_updates = 0;
+};
+TileCensus CountTiles(const ir::PrimFunc& func);
 
 }  // namespace test_util
 }  // namespace tir

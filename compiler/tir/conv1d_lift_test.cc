@@ -29,7 +29,10 @@ namespace {
 
 using test_util::CompileAndLoad;
 using test_util::FloatTensor;
+using test_util::CountTiles;
 using test_util::InvokeMain;
+using test_util::LowerPrimFunc;
+using test_util::TileCensus;
 using test_util::RandomFloats;
 
 using namespace ir;  // NOLINT
@@ -73,62 +76,9 @@ std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads
 }
 
 PrimFunc LowerConv(const std::string& source, int threads, const std::string& op = "conv1d") {
-  Result<IRModule> mod = text::ParseModule(source, "conv1d_lift_test.relax");
-  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
-  if (!mod.ok()) return nullptr;
-  Result<IRModule> lowered = driver::LowerModule(*mod, Options(threads));
-  EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
-  if (!lowered.ok()) return nullptr;
-  for (const ModuleEntry& e : lowered->entries)
-    if (e.prim && e.name.find(op) != std::string::npos) return e.prim;
-  ADD_FAILURE() << "no " << op << " PrimFunc";
-  return nullptr;
+  return LowerPrimFunc(source, Options(threads), op);
 }
 
-// The tiles: fmas in vectorized loops of a static width inside unrolled
-// loops; and read-modify-write stores to anything but the tiles'
-// accumulators (the naive nest's C[..] = C[..] + ..).
-struct Census : StmtExprVisitor {
-  std::vector<int64_t> fma_widths;
-  int unrolled = 0, global_updates = 0, parallel = 0;
-  bool in_vector = false;
-  int64_t width = 0;
-  void VisitExpr(const PrimExpr& e) override {
-    if (const auto* c = e.as<CallNode>(); c != nullptr && c->op == "fma" && in_vector && unrolled > 0)
-      fma_widths.push_back(width);
-    StmtExprVisitor::VisitExpr(e);
-  }
-  void VisitStmt(const Stmt& s) override {
-    if (const auto* st = As<BufferStoreNode>(s); st != nullptr && st->buffer->name != "acc") {
-      struct Reads : StmtExprVisitor {
-        const VarNode* data;
-        bool found = false;
-        void VisitExpr(const PrimExpr& e) override {
-          if (const auto* l = e.as<BufferLoadNode>()) found |= l->buffer->data.get() == data;
-          StmtExprVisitor::VisitExpr(e);
-        }
-      } reads;
-      reads.data = st->buffer->data.get();
-      reads.VisitExpr(st->value);
-      global_updates += reads.found;
-    }
-    const auto* f = As<ForNode>(s);
-    if (f == nullptr) return StmtExprVisitor::VisitStmt(s);
-    parallel += f->for_kind == ForKind::kParallel;
-    bool was = in_vector;
-    int64_t old = width;
-    if (f->for_kind == ForKind::kVectorized) {
-      const auto* imm = f->extent.as<IntImmNode>();
-      in_vector = imm != nullptr;
-      width = imm ? imm->value : 0;
-    }
-    unrolled += f->for_kind == ForKind::kUnrolled;
-    StmtExprVisitor::VisitStmt(s);
-    unrolled -= f->for_kind == ForKind::kUnrolled;
-    in_vector = was;
-    width = old;
-  }
-};
 
 TEST(Conv1dLiftTest, DilatedConv1dGetsVectorizedTiles) {
   // AttaCut's layer: 48 -> 64 channels, kernel 9, dilation 2, same padding.
@@ -137,8 +87,7 @@ TEST(Conv1dLiftTest, DilatedConv1dGetsVectorizedTiles) {
     SCOPED_TRACE(length > 0 ? "static" : "symbolic");
     PrimFunc f = LowerConv(Module(k, length), 2);
     ASSERT_NE(f, nullptr);
-    Census c;
-    c.VisitStmt(f->body);
+    TileCensus c = CountTiles(f);
     ASSERT_FALSE(c.fma_widths.empty());
     EXPECT_GE(*std::max_element(c.fma_widths.begin(), c.fma_widths.end()), 16);
     EXPECT_EQ(c.global_updates, 0);  // the naive reduction is gone
@@ -184,12 +133,8 @@ void CheckNumbers(const Conv1dCase& k, int threads, bool symbolic, const std::ve
     std::vector<float> x = RandomFloats(batch * k.c * l, 1 + l);
     std::vector<Any> args = {FloatTensor({batch, k.c, l}, x), FloatTensor({k.o, k.c, k.k}, w),
                              FloatTensor({k.o, 1}, bias)};
-    Any ret;
-    std::unique_ptr<vm::Context> ctx = mod->CreateContext();
-    Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    Result<Tensor> out = ret.AsTensor();
-    ASSERT_TRUE(out.ok());
+    Result<Tensor> out = InvokeMain(*mod, args);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
     ASSERT_EQ(out->shape(), (std::vector<int64_t>{batch, k.o, lo}));
     const float* got = out->data<float>();
     int bad = 0;
@@ -247,8 +192,7 @@ TEST(Conv1dLiftTest, SymbolicBatchGetsVectorizedTiles) {
     SCOPED_TRACE(k.Name());
     PrimFunc f = LowerConv(Module(k, 0, /*symbolic_batch=*/true), 2);
     ASSERT_NE(f, nullptr);
-    Census c;
-    c.VisitStmt(f->body);
+    TileCensus c = CountTiles(f);
     ASSERT_FALSE(c.fma_widths.empty());
     EXPECT_GE(*std::max_element(c.fma_widths.begin(), c.fma_widths.end()), 16);
     EXPECT_EQ(c.global_updates, 0);
@@ -279,8 +223,7 @@ TEST(Conv1dLiftTest, ColumnConv2dGetsVectorizedTiles) {
   std::string src = ColumnModule(C, O, K);
   PrimFunc f = LowerConv(src, 2, "conv2d");
   ASSERT_NE(f, nullptr);
-  Census census;
-  census.VisitStmt(f->body);
+  TileCensus census = CountTiles(f);
   ASSERT_FALSE(census.fma_widths.empty());
   EXPECT_GE(*std::max_element(census.fma_widths.begin(), census.fma_widths.end()), 16);
   EXPECT_EQ(census.global_updates, 0);
@@ -309,12 +252,8 @@ TEST(Conv1dLiftTest, ColumnConv2dGetsVectorizedTiles) {
       SCOPED_TRACE("batch " + std::to_string(batch) + " length " + std::to_string(l));
       std::vector<float> x = RandomFloats(batch * C * l, 7 + l);
       std::vector<Any> args = {FloatTensor({batch, C, l, 1}, x), FloatTensor({O, C, K, 1}, w), FloatTensor({O, 1, 1}, bias)};
-      Any ret;
-      std::unique_ptr<vm::Context> ctx = mod->CreateContext();
-      Status st = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
-      ASSERT_TRUE(st.ok()) << st.ToString();
-      Result<Tensor> out = ret.AsTensor();
-      ASSERT_TRUE(out.ok());
+      Result<Tensor> out = InvokeMain(*mod, args);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
       ASSERT_EQ(out->shape(), (std::vector<int64_t>{batch, O, l, 1}));
       int bad = 0;
       for (int64_t n = 0; n < batch; ++n)
@@ -350,12 +289,8 @@ TEST(Conv1dLiftTest, SymbolicBatchStaysCorrect) {
   ASSERT_NE(mod, nullptr);
   std::vector<float> x = RandomFloats(3 * 8 * 2, 1), w = RandomFloats(8 * 8 * 3, 2), bias = RandomFloats(8, 3);
   std::vector<Any> args = {FloatTensor({3, 8, 2}, x), FloatTensor({8, 8, 3}, w), FloatTensor({8, 1}, bias)};
-  Any ret;
-  std::unique_ptr<vm::Context> ctx = mod->CreateContext();
-  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  Result<Tensor> out = ret.AsTensor();
-  ASSERT_TRUE(out.ok());
+  Result<Tensor> out = InvokeMain(*mod, args);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ(out->shape(), (std::vector<int64_t>{3, 8, 1}));
   for (int64_t n = 0; n < 3; ++n)
     for (int64_t o = 0; o < 8; ++o) {

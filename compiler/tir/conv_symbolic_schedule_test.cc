@@ -29,7 +29,10 @@ namespace {
 
 using test_util::CompileAndLoad;
 using test_util::FloatTensor;
+using test_util::CountTiles;
 using test_util::InvokeMain;
+using test_util::LowerPrimFunc;
+using test_util::TileCensus;
 using test_util::RandomFloats;
 
 using namespace ir;  // NOLINT
@@ -92,69 +95,8 @@ std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads
   return CompileAndLoad(source, Options(threads), threads);
 }
 
-PrimFunc LowerConv(const SymCase& k, int threads) {
-  Result<IRModule> mod = text::ParseModule(SymModule(k), "sym_conv_test.relax");
-  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
-  if (!mod.ok()) return nullptr;
-  Result<IRModule> lowered = driver::LowerModule(*mod, Options(threads));
-  EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
-  if (!lowered.ok()) return nullptr;
-  for (const ModuleEntry& e : lowered->entries)
-    if (e.prim && e.name.find("conv2d") != std::string::npos) return e.prim;
-  ADD_FAILURE() << "no conv2d PrimFunc";
-  return nullptr;
-}
+PrimFunc LowerConv(const SymCase& k, int threads) { return LowerPrimFunc(SymModule(k), Options(threads), "conv2d"); }
 
-// What the tiles look like: vectorized loops of a static width inside an
-// unrolled loop whose body is an fma on an accumulator; guarded reads
-// (if_then_else) anywhere; read-modify-write stores to buffers other than
-// the tiles' accumulators (the naive nest's C[..] = C[..] + ..).
-struct Census : StmtExprVisitor {
-  std::vector<int64_t> fma_widths;  // extents of vectorized loops (in unrolled loops) holding an fma
-  int guarded = 0, depth = 0, max_depth = 0, unrolled = 0, parallel = 0, global_updates = 0;
-  bool in_vector = false;
-  int64_t width = 0;
-  void VisitExpr(const PrimExpr& e) override {
-    if (const auto* c = e.as<CallNode>()) {
-      if (c->op == "fma" && in_vector && unrolled > 0) fma_widths.push_back(width);
-      if (c->op == "if_then_else") ++guarded;
-    }
-    StmtExprVisitor::VisitExpr(e);
-  }
-  void VisitStmt(const Stmt& s) override {
-    if (const auto* st = As<BufferStoreNode>(s); st != nullptr && st->buffer->name != "acc") {
-      struct Reads : StmtExprVisitor {
-        const VarNode* data;
-        bool found = false;
-        void VisitExpr(const PrimExpr& e) override {
-          if (const auto* l = e.as<BufferLoadNode>()) found |= l->buffer->data.get() == data;
-          StmtExprVisitor::VisitExpr(e);
-        }
-      } reads;
-      reads.data = st->buffer->data.get();
-      reads.VisitExpr(st->value);
-      global_updates += reads.found;
-    }
-    const auto* f = As<ForNode>(s);
-    if (f == nullptr) return StmtExprVisitor::VisitStmt(s);
-    ++depth;
-    max_depth = std::max(max_depth, depth);
-    parallel += f->for_kind == ForKind::kParallel;
-    bool was = in_vector;
-    int64_t old = width;
-    if (f->for_kind == ForKind::kVectorized) {
-      const auto* imm = f->extent.as<IntImmNode>();
-      in_vector = imm != nullptr;
-      width = imm ? imm->value : 0;
-    }
-    unrolled += f->for_kind == ForKind::kUnrolled;
-    StmtExprVisitor::VisitStmt(s);
-    unrolled -= f->for_kind == ForKind::kUnrolled;
-    in_vector = was;
-    width = old;
-    --depth;
-  }
-};
 
 TEST(ConvSymbolicScheduleTest, KeepsVectorizedTiledMainLoop) {
   for (const SymCase& k : {SymCase{16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"},
@@ -162,8 +104,7 @@ TEST(ConvSymbolicScheduleTest, KeepsVectorizedTiledMainLoop) {
     SCOPED_TRACE(k.Name());
     PrimFunc f = LowerConv(k, 2);
     ASSERT_NE(f, nullptr);
-    Census c;
-    c.VisitStmt(f->body);
+    TileCensus c = CountTiles(f);
     // Tiles of 32, 16 and 8 columns (the row's width picks one at run time)
     // and the one-column tiles of rows narrower than 8.
     for (int64_t w : {32, 16, 8, 1}) {
