@@ -9,24 +9,15 @@
 #include "compiler/tune/lower.h"
 #include "compiler/tune/space.h"
 #include "compiler/tune/trace_json.h"
+#include "compiler/tune/tune_test_workloads.h"
 
 namespace kiln {
 namespace tune {
 namespace {
 
+using testing::kCourseMM;
 using tir::testing::ParseFunc;
 using tir::testing::SameNumbers;
-
-const char* kMM = R"(@T.prim_func
-def mm(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    T.func_attr({"global_symbol": "mm", "tir.noalias": True})
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-)";
 
 // A GEMV with a relu epilogue: one row (the one-row kernel and its partial
 // sums), an epilogue fused into the tiles.
@@ -93,7 +84,7 @@ void ExpectDefaultPointIsDefault(const char* text, const char* name, int threads
 }
 
 TEST(DefaultSpaceTest, MatmulHasKnobs) {
-  std::vector<Knob> k1 = DefaultSpaceKnobs(ParseFunc(kMM, "mm"), 1);
+  std::vector<Knob> k1 = DefaultSpaceKnobs(ParseFunc(kCourseMM, "mm"), 1);
   std::vector<std::string> names;
   for (const auto& k : k1) {
     names.push_back(k.name);
@@ -102,7 +93,7 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   }
   EXPECT_EQ(names, (std::vector<std::string>{"matmul.mr", "matmul.nr", "matmul.pack", "matmul.row_split"}));
   // With threads, whether the tile loop runs in parallel is a knob too.
-  EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kMM, "mm"), 4).size(), 5u);
+  EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kCourseMM, "mm"), 4).size(), 5u);
   std::vector<Knob> kc = DefaultSpaceKnobs(ParseFunc(kConv, "conv2d"), 1);
   ASSERT_EQ(kc.size(), 3u);
   EXPECT_EQ(kc[0].name, "conv.mr");
@@ -138,8 +129,8 @@ TEST(DefaultSpaceTest, ElementwiseVectorSplit) {
 }
 
 TEST(DefaultSpaceTest, AllDefaultDecisionsGiveTheDefaultSchedule) {
-  ExpectDefaultPointIsDefault(kMM, "mm", 1);
-  ExpectDefaultPointIsDefault(kMM, "mm", 4);
+  ExpectDefaultPointIsDefault(kCourseMM, "mm", 1);
+  ExpectDefaultPointIsDefault(kCourseMM, "mm", 4);
   ExpectDefaultPointIsDefault(kGemvRelu, "gemv_relu", 1);
   ExpectDefaultPointIsDefault(kAdd, "add1", 2);
   ExpectDefaultPointIsDefault(kConv, "conv2d", 1);
@@ -147,7 +138,7 @@ TEST(DefaultSpaceTest, AllDefaultDecisionsGiveTheDefaultSchedule) {
 
 TEST(DefaultSpaceTest, OtherPointsComputeTheSameNumbers) {
   for (const auto& [text, name] :
-       {std::pair<const char*, const char*>{kMM, "mm"}, {kGemvRelu, "gemv_relu"}, {kAdd, "add1"}, {kConv, "conv2d"}}) {
+       {std::pair<const char*, const char*>{kCourseMM, "mm"}, {kGemvRelu, "gemv_relu"}, {kAdd, "add1"}, {kConv, "conv2d"}}) {
     ir::PrimFunc f = ParseFunc(text, name);
     ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
     int differ = 0;
@@ -164,7 +155,7 @@ TEST(DefaultSpaceTest, OtherPointsComputeTheSameNumbers) {
 
 TEST(DefaultSpaceTest, KnobsChangeTheTile) {
   // mr = 4, nr = 16, no packing: (128 / 4) x (128 / 16) = 256 tiles of 4 x 16.
-  ir::PrimFunc f = ParseFunc(kMM, "mm");
+  ir::PrimFunc f = ParseFunc(kCourseMM, "mm");
   tir::Trace t = Sample(f, 1, 1).trace();
   auto set = [&](const std::string& knob, int64_t value) {
     for (size_t i = 0; i + 1 < t.instructions().size(); ++i) {
@@ -187,7 +178,7 @@ TEST(DefaultSpaceTest, KnobsChangeTheTile) {
 }
 
 TEST(DefaultSpaceTest, KnobTraceRoundTripsThroughJson) {
-  ir::PrimFunc f = ParseFunc(kMM, "mm");
+  ir::PrimFunc f = ParseFunc(kCourseMM, "mm");
   tir::Schedule s = Sample(f, 1, 7);
   Result<Json> j = TraceToJson(s.trace());
   ASSERT_TRUE(j.ok());
@@ -200,7 +191,7 @@ TEST(DefaultSpaceTest, KnobTraceRoundTripsThroughJson) {
 }
 
 TEST(DefaultSpaceTest, AnnotateMisuseIsAnError) {
-  ir::PrimFunc f = ParseFunc(kMM, "mm");
+  ir::PrimFunc f = ParseFunc(kCourseMM, "mm");
   Result<tir::Schedule> s = tir::Schedule::Create(f, 1);
   ASSERT_TRUE(s.ok());
   Result<tir::ExprRV> v = s->SampleCategorical({4}, {1.0});

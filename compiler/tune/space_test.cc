@@ -7,43 +7,17 @@
 #include "compiler/ir/structural_equal.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tune/space.h"
+#include "compiler/tune/tune_test_workloads.h"
 
 namespace kiln {
 namespace tune {
 namespace {
 
+using testing::kCourseMM;
+using testing::kMMRelu;
 using tir::testing::CountStmts;
 using tir::testing::ParseFunc;
 using tir::testing::SameNumbers;
-
-const char* kMM = R"(@T.prim_func
-def mm(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    T.func_attr({"global_symbol": "mm", "tir.noalias": True})
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-)";
-
-const char* kMMRelu = R"(@T.prim_func
-def mm_relu(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 80), "float32"), C: T.Buffer((64, 80), "float32")):
-    Y = T.alloc_buffer((64, 80), "float32")
-    for i, j, k in T.grid(64, 80, 48):
-        with T.block("Y"):
-            vi = T.axis.spatial(64, i)
-            vj = T.axis.spatial(80, j)
-            vk = T.axis.reduce(48, k)
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(64, 80):
-        with T.block("C"):
-            vi = T.axis.spatial(64, i)
-            vj = T.axis.spatial(80, j)
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-)";
 
 const char* kSigmoid = R"(@T.prim_func
 def sigmoid(A: T.Buffer((96, 64), "float32"), C: T.Buffer((96, 64), "float32")):
@@ -86,8 +60,8 @@ void CheckSpace(const char* text, const char* name, int tiles_expected) {
 
 TEST(GenericSpaceTest, MatmulIsTiledParallelVectorized) {
   // i, j in 4 tiles, k in 2.
-  CheckSpace(kMM, "mm", 3);
-  Result<tir::Schedule> s = SampleGenericSpace(ParseFunc(kMM, "mm"), 1);
+  CheckSpace(kCourseMM, "mm", 3);
+  Result<tir::Schedule> s = SampleGenericSpace(ParseFunc(kCourseMM, "mm"), 1);
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(CountInstructions(s->trace(), "parallel"), 1) << s->trace().ToString();
   EXPECT_EQ(CountInstructions(s->trace(), "decompose_reduction"), 1) << s->trace().ToString();

@@ -12,42 +12,16 @@
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tune/space_registry.h"
 #include "compiler/tune/space_text.h"
+#include "compiler/tune/tune_test_workloads.h"
 
 namespace kiln {
 namespace tune {
 namespace {
 
+using testing::kCourseMM;
+using testing::kMMRelu;
 using tir::testing::ParseFunc;
 using tir::testing::SameNumbers;
-
-const char* kMM = R"(@T.prim_func
-def mm(A: T.Buffer((128, 128), "float32"), B: T.Buffer((128, 128), "float32"), C: T.Buffer((128, 128), "float32")):
-    T.func_attr({"global_symbol": "mm", "tir.noalias": True})
-    for i, j, k in T.grid(128, 128, 128):
-        with T.block("C"):
-            vi, vj, vk = T.axis.remap("SSR", [i, j, k])
-            with T.init():
-                C[vi, vj] = T.float32(0)
-            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]
-)";
-
-const char* kMMRelu = R"(@T.prim_func
-def mm_relu(A: T.Buffer((64, 48), "float32"), B: T.Buffer((48, 80), "float32"), C: T.Buffer((64, 80), "float32")):
-    Y = T.alloc_buffer((64, 80), "float32")
-    for i, j, k in T.grid(64, 80, 48):
-        with T.block("Y"):
-            vi = T.axis.spatial(64, i)
-            vj = T.axis.spatial(80, j)
-            vk = T.axis.reduce(48, k)
-            with T.init():
-                Y[vi, vj] = T.float32(0)
-            Y[vi, vj] = Y[vi, vj] + A[vi, vk] * B[vk, vj]
-    for i, j in T.grid(64, 80):
-        with T.block("C"):
-            vi = T.axis.spatial(64, i)
-            vj = T.axis.spatial(80, j)
-            C[vi, vj] = T.max(Y[vi, vj], T.float32(0))
-)";
 
 // The course's stochastic schedule, as written there (keywords, a def
 // around it, a comment, a call over two lines), plus a categorical choice.
@@ -92,7 +66,7 @@ TEST(TextSpaceTest, CourseSpaceParsesAndReplaysDeterministically) {
   EXPECT_EQ(space.where[0].line, 3);
   EXPECT_EQ(space.where[0].column, 5);
   EXPECT_EQ(space.where[0].text, "block_C = sch.get_block(\"C\", \"mm\")");
-  ir::PrimFunc f = ParseFunc(kMM, "mm");
+  ir::PrimFunc f = ParseFunc(kCourseMM, "mm");
   std::set<std::string> points;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     Result<tir::Schedule> a = ApplyTextSpace(f, space, seed);
@@ -133,7 +107,7 @@ TEST(TextSpaceTest, CourseSpaceParsesAndReplaysDeterministically) {
 }
 
 TEST(TextSpaceTest, PrintedTraceReadsBackWithItsDecisions) {
-  ir::PrimFunc f = ParseFunc(kMM, "mm");
+  ir::PrimFunc f = ParseFunc(kCourseMM, "mm");
   Result<tir::Schedule> point = ApplyTextSpace(f, Parse(kCourseSpace), 3);
   ASSERT_TRUE(point.ok()) << point.status().ToString();
   std::string printed = point->trace().ToString();
@@ -206,7 +180,7 @@ TEST(TextSpaceTest, ArgumentErrorsNameTheArgument) {
 
 TEST(TextSpaceTest, StatementsThatDoNotApplyNameTheirLine) {
   // A block the workload does not have.
-  EXPECT_EQ(ApplyError("b = sch.get_block(\"D\")\n", kMM, "mm").find("space.py:1:1: `b = sch.get_block(\"D\")` does not "
+  EXPECT_EQ(ApplyError("b = sch.get_block(\"D\")\n", kCourseMM, "mm").find("space.py:1:1: `b = sch.get_block(\"D\")` does not "
                                                                     "apply to mm: "),
             0u);
   // Three names for mm_relu's two loops of C.
@@ -216,12 +190,12 @@ TEST(TextSpaceTest, StatementsThatDoNotApplyNameTheirLine) {
   // A fixed tile that does not divide the loop.
   m = ApplyError("b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nf = sch.sample_perfect_tile(j, n=2, "
                  "decision=[3, 5])\n",
-                 kMM, "mm");
+                 kCourseMM, "mm");
   EXPECT_EQ(m.find("space.py:3:1: `f = sch.sample_perfect_tile(j, n=2, decision=[3, 5])` does not apply to mm: "), 0u)
       << m;
   EXPECT_NE(m.find("not a perfect 2-tiling of extent 128"), std::string::npos) << m;
   // A loop inner to its block's other loop cannot be parallel over a reduction.
-  m = ApplyError("b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.parallel(k)\n", kMM, "mm");
+  m = ApplyError("b = sch.get_block(\"C\")\ni, j, k = sch.get_loops(b)\nsch.parallel(k)\n", kCourseMM, "mm");
   EXPECT_EQ(m.find("space.py:3:1: `sch.parallel(k)` does not apply to mm: "), 0u) << m;
 }
 
@@ -248,7 +222,7 @@ TEST(SpaceRegistryTest, RegisteredFunctionIsASpace) {
   EXPECT_FALSE(RegisterSpace("test_mm_j_tiles", [](tir::Schedule*) { return Status::Ok(); }));  // taken
   EXPECT_FALSE(RegisterSpace("generic", [](tir::Schedule*) { return Status::Ok(); }));          // built-in
   EXPECT_TRUE(FindSpace("test_mm_j_tiles"));
-  ir::PrimFunc f = ParseFunc(kMM, "mm");
+  ir::PrimFunc f = ParseFunc(kCourseMM, "mm");
   Result<tir::Schedule> a = ApplyRegisteredSpace(f, "test_mm_j_tiles", 4);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   Result<tir::Schedule> b = ApplyRegisteredSpace(f, "test_mm_j_tiles", 4);
