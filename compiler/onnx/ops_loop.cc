@@ -22,7 +22,8 @@
 //
 // Scan: each scan input is moved so that its scanned axis comes first and
 // reversed when scanned backward (permute_dims, a step -1 strided_slice);
-// scan outputs are reversed and moved to their axes after the loop.
+// scan outputs are reversed and moved to their axes after the loop. Scan of
+// opset 8 (a batch axis on every value) unrolls its batch over that form.
 #include "compiler/ir/structural_equal.h"
 #include "compiler/onnx/graph_importer.h"
 
@@ -299,8 +300,122 @@ Result<std::vector<int64_t>> PerValue(NodeCtx& ctx, const char* name, size_t n) 
   return v;
 }
 
+// Slice b of axis 0 of x, the axis dropped.
+Result<ir::Expr> BatchItem(NodeCtx& ctx, const ir::Expr& x, int64_t b) {
+  KILN_ASSIGN_OR_RETURN(ir::Expr s, ctx.Op("strided_slice", {x}, {{"axes", AttrInts({0})}, {"begin", AttrInts({b})},
+                                                                 {"end", AttrInts({b + 1})}, {"strides", AttrInts({1})}}));
+  return ctx.Op("squeeze", {s}, {{"axis", AttrInts({0})}});
+}
+
+// Scan of opsets 8: every state and scan input has a leading batch axis (scan
+// inputs are [batch, sequence, ...]), scan inputs are scanned along axis 1 in
+// the `directions` given, scan outputs are [batch, sequence, ...] in forward
+// order. The batch is unrolled: one opset-9 loop per batch item on its slices,
+// the results stacked again, so the batch must be known at import time (old
+// model zoos export it as 1). Per-item lengths (sequence_lens) are refused.
+constexpr int64_t kScan8MaxBatch = 64;
+
+Status ConvertScan8(NodeCtx& ctx) {
+  const ::onnx::GraphProto* body = BodyOf(ctx);
+  if (body == nullptr) return ctx.Invalid("the body (a graph) is required");
+  KILN_RETURN_IF_ERROR(CheckTensorValues(ctx, *body));
+  if (ctx.HasInput(0)) return ctx.Unsupported("sequence_lens (input 0): sequences of different lengths in one batch");
+  KILN_ASSIGN_OR_RETURN(int64_t n_in, ctx.AttrInt("num_scan_inputs", -1));
+  if (n_in < 1 || static_cast<size_t>(n_in) + 1 > ctx.NumInputs()) {
+    return ctx.Invalid("num_scan_inputs must be between 1 and the number of inputs after sequence_lens (" +
+                       std::to_string(ctx.NumInputs() - (ctx.NumInputs() > 0 ? 1 : 0)) + ")");
+  }
+  const size_t n_scan_in = static_cast<size_t>(n_in);
+  const size_t n_state = ctx.NumInputs() - 1 - n_scan_in;
+  if (static_cast<size_t>(body->input_size()) != n_state + n_scan_in) {
+    return ctx.Invalid("the body has " + std::to_string(body->input_size()) + " inputs; the node passes " +
+                       std::to_string(n_state + n_scan_in));
+  }
+  if (static_cast<size_t>(body->output_size()) < n_state) {
+    return ctx.Invalid("the body has " + std::to_string(body->output_size()) + " outputs, fewer than the " +
+                       std::to_string(n_state) + " state variables");
+  }
+  const size_t n_scan_out = static_cast<size_t>(body->output_size()) - n_state;
+  if (ctx.NumOutputs() > n_state + n_scan_out) {
+    return ctx.Invalid("the node has " + std::to_string(ctx.NumOutputs()) + " outputs; the body gives " +
+                       std::to_string(n_state + n_scan_out));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dirs, PerValue(ctx, "directions", n_scan_in));
+  for (int64_t d : dirs)
+    if (d != 0 && d != 1) return ctx.Invalid("directions must be 0 or 1");
+  // The batch: axis 0 of every state and scan input, one constant.
+  std::optional<int64_t> batch;
+  for (size_t i = 1; i < ctx.NumInputs(); ++i) {
+    const bool is_scan = i > n_state;
+    const std::string what = is_scan ? "scan input " + std::to_string(i - 1 - n_state) : "state variable " + std::to_string(i - 1);
+    if (!ctx.HasInput(i)) return ctx.Invalid(what + " is empty");
+    KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* t, ctx.Info(i));
+    if (!t->has_shape) return Internal("a Scan input without a shape");
+    if (t->ndim < (is_scan ? 2 : 1)) {
+      return ctx.Invalid(what + " has rank " + std::to_string(t->ndim) + "; opset 8 needs a batch axis" +
+                         (is_scan ? " and a sequence axis" : ""));
+    }
+    std::optional<int64_t> b = ConstDim(t->shape[0]);
+    if (!b) return ctx.Unsupported(what + ": a batch dimension not known at import time (the batch is unrolled)");
+    if (batch && *batch != *b) {
+      return ctx.Invalid(what + " has batch " + std::to_string(*b) + ", an earlier input " + std::to_string(*batch));
+    }
+    batch = b;
+  }
+  if (*batch > kScan8MaxBatch) {
+    return ctx.Unsupported("a batch of " + std::to_string(*batch) + " (the batch is unrolled; at most " +
+                           std::to_string(kScan8MaxBatch) + ")");
+  }
+  KILN_RETURN_IF_ERROR(ctx.importer()->SuspendDataflow());
+  std::vector<std::vector<ir::Expr>> items(n_state + n_scan_out);
+  for (int64_t b = 0; b < *batch; ++b) {
+    LoopSpec spec;
+    spec.scan = true;
+    spec.body = body;
+    spec.n_scan_out = n_scan_out;
+    for (size_t j = 0; j < n_state; ++j) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr v, ctx.Input(1 + j));
+      KILN_ASSIGN_OR_RETURN(ir::Expr s, BatchItem(ctx, v, b));
+      spec.states.push_back(s);
+    }
+    for (size_t k = 0; k < n_scan_in; ++k) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr v, ctx.Input(1 + n_state + k));
+      KILN_ASSIGN_OR_RETURN(ir::Expr x, BatchItem(ctx, v, b));
+      if (dirs[k] == 1) {
+        KILN_ASSIGN_OR_RETURN(x, ctx.Op("strided_slice", {x}, {{"axes", AttrInts({0})}, {"begin", AttrInts({-1})},
+                                                                {"end", AttrInts({-(int64_t{1} << 40)})},
+                                                                {"strides", AttrInts({-1})}, {"assume_inbound", AttrB(false)}}));
+      }
+      const auto* t = ir::SInfoAs<ir::TensorSInfo>(x->struct_info);
+      if (k == 0 && t != nullptr && t->has_shape) {
+        ir::PrimExpr len = t->shape[0];
+        if (ConstDim(len) || len.as<ir::VarNode>()) spec.trips = len;
+      }
+      spec.scan_inputs.push_back(x);
+    }
+    KILN_ASSIGN_OR_RETURN(std::vector<ir::Expr> outs, EmitLoop(ctx, spec));
+    for (size_t i = 0; i < outs.size(); ++i) {
+      KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Op("expand_dims", {outs[i]}, {{"axis", AttrInts({0})}}));
+      items[i].push_back(e);
+    }
+  }
+  std::vector<ir::Expr> stacked;
+  for (auto& parts : items) {
+    if (parts.size() == 1) {
+      stacked.push_back(parts[0]);
+      continue;
+    }
+    KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Op("concat", {std::make_shared<ir::TupleExpr>(parts)}, {{"axis", AttrI(0)}}));
+    stacked.push_back(e);
+  }
+  KILN_RETURN_IF_ERROR(ctx.importer()->ResumeDataflow());
+  for (size_t i = 0; i < ctx.NumOutputs(); ++i)
+    if (ctx.HasOutput(i)) ctx.SetOutput(i, stacked[i]);
+  return Status::Ok();
+}
+
 Status ConvertScan(NodeCtx& ctx) {
-  if (ctx.opset() < 9) return ctx.Unsupported("Scan before opset 9 (its batch axis and sequence_lens)");
+  if (ctx.opset() < 9) return ConvertScan8(ctx);
   const ::onnx::GraphProto* body = BodyOf(ctx);
   if (body == nullptr) return ctx.Invalid("the body (a graph) is required");
   KILN_RETURN_IF_ERROR(CheckTensorValues(ctx, *body));

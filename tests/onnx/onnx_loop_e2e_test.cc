@@ -365,6 +365,55 @@ TEST(OnnxScanE2E, AxesAndDirections) {
   }
 }
 
+// Scan of opset 8: states [batch, 2], scan inputs [batch, L, 2] scanned along
+// axis 1 (the first backward), scan outputs [batch, L, 2] in step order.
+TEST(OnnxScanE2E, Opset8BatchAxis) {
+  constexpr int64_t kBatch = 3;
+  B m(8);
+  m.Input("init", TensorProto::FLOAT, {kBatch, 2});
+  m.Input("x", TensorProto::FLOAT, {kBatch, "L", 2});
+  m.Input("w", TensorProto::FLOAT, {kBatch, "L", 2});
+  B body;
+  body.Input("acc", TensorProto::FLOAT, {2});
+  body.Input("row", TensorProto::FLOAT, {2});
+  body.Input("wrow", TensorProto::FLOAT, {2});
+  body.Node("Add", {"acc", "row"}, {"acc_out"});
+  body.Node("Mul", {"acc_out", "wrow"}, {"prod"});
+  body.Output("acc_out");
+  body.Output("prod");
+  auto* n = m.Node("Scan", {"", "init", "x", "w"}, {"total", "prods"}, "sum8");
+  B::AttrInt(n, "num_scan_inputs", 2);
+  B::AttrInts(n, "directions", {1, 0});
+  B::AttrGraph(n, "body", body);
+  m.Output("total");
+  m.Output("prods");
+  auto module = CompileOnnx(m);
+  ASSERT_TRUE(module.ok()) << module.status().ToString() << ImportText(m);
+  for (int64_t len : {1, 5}) {
+    std::vector<float> x = Ramp(kBatch * len * 2, -1, 1, 3), w = Ramp(kBatch * len * 2, -1, 1, 5);
+    std::vector<float> init = {0.5f, -0.5f, 1, 2, -3, 0.25f};
+    auto out = RunMain(*module, {F32({kBatch, 2}, init), F32({kBatch, len, 2}, x), F32({kBatch, len, 2}, w)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    std::vector<float> total = init, prods(static_cast<size_t>(kBatch * len * 2));
+    for (int64_t b = 0; b < kBatch; ++b) {
+      for (int64_t t = 0; t < len; ++t) {
+        const int64_t xr = len - 1 - t;  // x is scanned backward, w forward
+        for (int64_t c = 0; c < 2; ++c) {
+          total[b * 2 + c] += x[(b * len + xr) * 2 + c];
+          prods[(b * len + t) * 2 + c] = total[b * 2 + c] * w[(b * len + t) * 2 + c];
+        }
+      }
+    }
+    ASSERT_EQ(out->size(), 2u);
+    EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{kBatch, 2}));
+    EXPECT_EQ((*out)[1].shape(), (std::vector<int64_t>{kBatch, len, 2}));
+    std::vector<float> got_total = Values((*out)[0]), got_prods = Values((*out)[1]);
+    for (size_t k = 0; k < total.size(); ++k) EXPECT_NEAR(got_total[k], total[k], 1e-5f) << k;
+    ASSERT_EQ(got_prods.size(), prods.size());
+    for (size_t k = 0; k < prods.size(); ++k) EXPECT_NEAR(got_prods[k], prods[k], 1e-5f) << k;
+  }
+}
+
 TEST(OnnxScanE2E, RunTimeErrors) {
   // Scan inputs of different lengths.
   B m(16);
@@ -503,7 +552,43 @@ TEST(OnnxLoopE2E, ImportErrors) {
   sb.Node("Add", {"acc", "row"}, {"acc_out"});
   sb.Output("acc_out");
   sb.Output("acc_out");
-  expect(scan({"s", "x"}, sb, 1, 2, 8), "node \"sc\" (#0) Scan (opset 8): Scan before opset 9 (its batch axis and sequence_lens)");
+  // Opset 8: a leading sequence_lens input, a batch axis on every value.
+  {
+    B m(8);
+    m.Input("lens", TensorProto::INT64, {2});
+    m.Input("s", TensorProto::FLOAT, {2, 2});
+    m.Input("x", TensorProto::FLOAT, {2, 4, 2});
+    auto* n = m.Node("Scan", {"lens", "s", "x"}, {"y0", "y1"}, "sc");
+    B::AttrInt(n, "num_scan_inputs", 1);
+    B::AttrGraph(n, "body", sb);
+    m.Output("y0");
+    m.Output("y1");
+    expect(m, "node \"sc\" (#0) Scan (opset 8): sequence_lens (input 0): sequences of different lengths in one batch");
+  }
+  {
+    B m(8);
+    m.Input("s", TensorProto::FLOAT, {"n", 2});
+    m.Input("x", TensorProto::FLOAT, {"n", 4, 2});
+    auto* n = m.Node("Scan", {"", "s", "x"}, {"y0", "y1"}, "sc");
+    B::AttrInt(n, "num_scan_inputs", 1);
+    B::AttrGraph(n, "body", sb);
+    m.Output("y0");
+    m.Output("y1");
+    expect(m, "Scan (opset 8): state variable 0: a batch dimension not known at import time (the batch is unrolled)");
+    B::AttrInts(m.graph().mutable_node(0), "directions", {3});
+    expect(m, "Scan (opset 8): directions must be 0 or 1");
+  }
+  {
+    B m(8);
+    m.Input("s", TensorProto::FLOAT, {2, 2});
+    m.Input("x", TensorProto::FLOAT, {3, 4, 2});
+    auto* n = m.Node("Scan", {"", "s", "x"}, {"y0", "y1"}, "sc");
+    B::AttrInt(n, "num_scan_inputs", 1);
+    B::AttrGraph(n, "body", sb);
+    m.Output("y0");
+    m.Output("y1");
+    expect(m, "Scan (opset 8): scan input 0 has batch 3, an earlier input 2");
+  }
   expect(scan({"s", "x"}, sb, 3, 2), "Scan (opset 16): num_scan_inputs must be between 1 and the number of inputs (2)");
   expect(scan({"s", "x", "x"}, sb, 1, 2), "Scan (opset 16): the body has 2 inputs; the node passes 3");
   expect(scan({"s", "x"}, sb, 1, 3), "Scan (opset 16): the node has 3 outputs; the body gives 2");

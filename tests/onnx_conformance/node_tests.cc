@@ -18,8 +18,8 @@ namespace conformance {
 namespace fs = std::filesystem;
 
 const char kSeveralOperators[] = "(several operators)";
-const int kMinOpset = 7;
-const int kMaxOpset = 17;
+const int kMinOpset = 1;
+const int kMaxOpset = 21;
 
 namespace {
 
@@ -96,7 +96,7 @@ Result<NodeTestCase> DescribeNodeTest(const std::string& dir, bool* selected) {
   c.op = graph.node_size() == 1 ? c.op_types[0] : kSeveralOperators;
 
   if (c.opset < kMinOpset || c.opset > kMaxOpset) {
-    c.out_of_scope = StrFormat("opset %lld (issue 7 covers opsets %d to %d)", static_cast<long long>(c.opset),
+    c.out_of_scope = StrFormat("opset %lld (Kiln imports opsets %d to %d)", static_cast<long long>(c.opset),
                                kMinOpset, kMaxOpset);
   }
   for (const auto& node : graph.node()) {
