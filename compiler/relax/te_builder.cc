@@ -48,19 +48,38 @@ ir::BufferRegion Whole(const ir::Buffer& b) {
 
 PrimExpr True() { return ir::IntImm(DType::Bool(), 1); }
 
-// Buffers a statement or expression loads from (for the block's reads).
+// Buffers a statement or expression loads from (for the block's reads),
+// leaving out those allocated inside it: a read region names a buffer that
+// exists where the block starts (the printed text would not parse back).
 class LoadCollector : public tir::StmtExprVisitor {
  public:
   void VisitExpr(const PrimExpr& e) override {
     if (const auto* l = e.as<ir::BufferLoadNode>()) Add(l->buffer);
     tir::StmtExprVisitor::VisitExpr(e);
   }
+  void VisitStmt(const ir::Stmt& s) override {
+    if (s && s->kind() == ir::TirKind::kAllocate) local_.push_back(ir::As<ir::AllocateNode>(s)->buffer);
+    tir::StmtExprVisitor::VisitStmt(s);
+  }
   void Add(const ir::Buffer& b) {
     for (const auto& x : buffers)
       if (x == b) return;
     buffers.push_back(b);
   }
+  // The loaded buffers not allocated in what was visited.
+  std::vector<ir::Buffer> Outer() const {
+    std::vector<ir::Buffer> out;
+    for (const auto& b : buffers) {
+      bool local = false;
+      for (const auto& l : local_) local = local || l == b;
+      if (!local) out.push_back(b);
+    }
+    return out;
+  }
   std::vector<ir::Buffer> buffers;
+
+ private:
+  std::vector<ir::Buffer> local_;
 };
 
 }  // namespace
@@ -202,7 +221,7 @@ Tensor FuncBuilder::Custom(const std::string& name, const std::vector<PrimExpr>&
   block.body = body(out);
   LoadCollector reads;
   reads.VisitStmt(block.body);
-  for (const auto& b : reads.buffers)
+  for (const auto& b : reads.Outer())
     if (b != out) block.reads.push_back(Whole(b));
   block.writes.push_back(Whole(out));
   AddStage(std::make_shared<ir::BlockRealizeNode>(std::vector<PrimExpr>{}, True(), std::move(block)), out);
