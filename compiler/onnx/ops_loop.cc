@@ -300,6 +300,20 @@ Result<std::vector<int64_t>> PerValue(NodeCtx& ctx, const char* name, size_t n) 
   return v;
 }
 
+// A Scan body takes the states, then one slice of each scan input, and
+// returns the states before its scan outputs.
+Status CheckScanBody(NodeCtx& ctx, const ::onnx::GraphProto& body, size_t n_state, size_t n_scan_in) {
+  if (static_cast<size_t>(body.input_size()) != n_state + n_scan_in) {
+    return ctx.Invalid("the body has " + std::to_string(body.input_size()) + " inputs; the node passes " +
+                       std::to_string(n_state + n_scan_in));
+  }
+  if (static_cast<size_t>(body.output_size()) < n_state) {
+    return ctx.Invalid("the body has " + std::to_string(body.output_size()) + " outputs, fewer than the " +
+                       std::to_string(n_state) + " state variables");
+  }
+  return Status::Ok();
+}
+
 // Slice b of axis 0 of x, the axis dropped.
 Result<ir::Expr> BatchItem(NodeCtx& ctx, const ir::Expr& x, int64_t b) {
   KILN_ASSIGN_OR_RETURN(ir::Expr s, ctx.Op("strided_slice", {x}, {{"axes", AttrInts({0})}, {"begin", AttrInts({b})},
@@ -327,14 +341,7 @@ Status ConvertScan8(NodeCtx& ctx) {
   }
   const size_t n_scan_in = static_cast<size_t>(n_in);
   const size_t n_state = ctx.NumInputs() - 1 - n_scan_in;
-  if (static_cast<size_t>(body->input_size()) != n_state + n_scan_in) {
-    return ctx.Invalid("the body has " + std::to_string(body->input_size()) + " inputs; the node passes " +
-                       std::to_string(n_state + n_scan_in));
-  }
-  if (static_cast<size_t>(body->output_size()) < n_state) {
-    return ctx.Invalid("the body has " + std::to_string(body->output_size()) + " outputs, fewer than the " +
-                       std::to_string(n_state) + " state variables");
-  }
+  KILN_RETURN_IF_ERROR(CheckScanBody(ctx, *body, n_state, n_scan_in));
   const size_t n_scan_out = static_cast<size_t>(body->output_size()) - n_state;
   if (ctx.NumOutputs() > n_state + n_scan_out) {
     return ctx.Invalid("the node has " + std::to_string(ctx.NumOutputs()) + " outputs; the body gives " +
@@ -425,14 +432,7 @@ Status ConvertScan(NodeCtx& ctx) {
   }
   const size_t n_scan_in = static_cast<size_t>(n_in);
   const size_t n_state = ctx.NumInputs() - n_scan_in;
-  if (static_cast<size_t>(body->input_size()) != n_state + n_scan_in) {
-    return ctx.Invalid("the body has " + std::to_string(body->input_size()) + " inputs; the node passes " +
-                       std::to_string(n_state + n_scan_in));
-  }
-  if (static_cast<size_t>(body->output_size()) < n_state) {
-    return ctx.Invalid("the body has " + std::to_string(body->output_size()) + " outputs, fewer than the " +
-                       std::to_string(n_state) + " state variables");
-  }
+  KILN_RETURN_IF_ERROR(CheckScanBody(ctx, *body, n_state, n_scan_in));
   LoopSpec spec;
   spec.scan = true;
   spec.body = body;
