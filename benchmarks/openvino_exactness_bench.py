@@ -6,7 +6,7 @@ Not part of `make test`. Run with the benchmark venv (it has OpenVINO) after scr
 
     build/bench-venv/bin/python benchmarks/openvino_exactness_bench.py --only minilm_l6_int8 \
         --dims batch=2,sequence=128 --dims batch=1,sequence=7 [--threads 1,2] [--calls 30]
-        [--cache build/models] [--build build]
+        [--cache build/models] [--build build] [--model OTHER.onnx]
 
 Why: OpenVINO's CPU plugin quantizes the activations of a fully connected layer to int8 at run
 time (DYNAMIC_QUANTIZATION_GROUP_SIZE, 32 by default in 2026.4) when the layer's weights are
@@ -107,9 +107,11 @@ def main():
     ap.add_argument("--calls", type=int, default=30)
     ap.add_argument("--cache", default="build/models")
     ap.add_argument("--build", default="build")
+    ap.add_argument("--model", default=None,
+                    help="another .onnx file with the manifest's inputs (a quantize_dynamic copy of the model)")
     args = ap.parse_args()
     (m,) = corpus.load_all([args.only])
-    path = m.cache_path(args.cache)
+    path = args.model or m.cache_path(args.cache)
     kc = os.path.join(args.build, "tools", "kiln-compile", "kiln-compile")
     kb = os.path.join(args.build, "tools", "kiln-bench", "kiln-bench")
     work = tempfile.mkdtemp(prefix="kiln-ov-exactness-")
