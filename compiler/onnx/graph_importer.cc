@@ -294,6 +294,7 @@ const ConverterTable& Converters() {
     AddRnnConverters(t);
     AddDataDependentConverters(t);
     AddGatherConverters(t);
+    AddQuantizedConverters(t);
     return t;
   }();
   return *table;

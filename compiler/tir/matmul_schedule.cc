@@ -76,11 +76,15 @@ bool MatchMatmul(const Stmt& s, MatmulNest* m) {
   const auto* eq = guard->cond.as<EQNode>();
   if (eq == nullptr || !IsVar(eq->a, k) || !IsZero(eq->b)) return false;
   const auto* init = As<BufferStoreNode>(guard->then_case);
-  if (init == nullptr || init->buffer != update->buffer || !init->value.as<FloatImmNode>()) return false;
+  if (init == nullptr || init->buffer != update->buffer || !(init->value.as<FloatImmNode>() || init->value.as<IntImmNode>())) {
+    return false;
+  }
 
   m->c = update->buffer;
   m->c_idx = update->indices;
-  if (m->c->dtype != DType::Float32() || !m->c->strides.empty()) return false;
+  // float32, or int32 (MatMulInteger's widened operands: integer sums are
+  // exact in any order, so the tiles change no result).
+  if ((m->c->dtype != DType::Float32() && m->c->dtype != DType::Int32()) || !m->c->strides.empty()) return false;
   if (!IndicesAreLoopVars(update->indices, loops, loops.size() - 1)) return false;
   if (!SameIndices(init->indices, update->indices)) return false;
   m->init = init->value;
@@ -113,7 +117,7 @@ bool MatchMatmul(const Stmt& s, MatmulNest* m) {
   if (!(is_a(x) && is_b(y))) std::swap(x, y);
   if (!(is_a(x) && is_b(y))) return false;
   for (const BufferLoadNode* l : {x, y}) {
-    if (l->buffer == m->c || l->buffer->dtype != DType::Float32() || !l->buffer->strides.empty()) return false;
+    if (l->buffer == m->c || l->buffer->dtype != m->c->dtype || !l->buffer->strides.empty()) return false;
     for (size_t d = 0; d + 2 < l->indices.size(); ++d)
       if (Uses(l->indices[d], {i, j, k})) return false;
   }
@@ -294,7 +298,7 @@ class KernelBuilder {
       auto node = std::make_shared<BufferNode>();
       node->name = p_.mm.b->name + "_packed";
       node->data = MakeVar(node->name + "_data", HandleType());
-      node->dtype = DType::Float32();
+      node->dtype = p_.mm.b->dtype;
       node->shape = {cb_count, k_, c(nr_)};
       packed_ = node;
     }
@@ -405,7 +409,7 @@ class KernelBuilder {
     auto acc_node = std::make_shared<BufferNode>();
     acc_node->name = "acc";
     acc_node->data = MakeVar("acc_data", HandleType());
-    acc_node->dtype = f32;
+    acc_node->dtype = p_.mm.c->dtype;
     acc_node->shape = {c(acc_rows), c(nr_)};
     acc_node->scope = "local";
     Buffer acc = acc_node;
@@ -429,6 +433,7 @@ class KernelBuilder {
       PrimExpr a = Substitute(Load(p_.mm.a, p_.mm.a_idx), map);
       PrimExpr b = packed_ ? Load(packed_, {PrimExpr(cb_), kk, PrimExpr(jj)}) : Substitute(Load(p_.mm.b, p_.mm.b_idx), map);
       PrimExpr cur = Load(acc, {acc_row, PrimExpr(jj)});
+      if (p_.mm.c->dtype != f32) return Store(acc, cur + a * b, {acc_row, PrimExpr(jj)});  // int32
       return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{a, b, cur})),
                    {acc_row, PrimExpr(jj)});
     };

@@ -5,7 +5,7 @@
 // not) is a perfect nest over (b0.., i, j, k), all loops starting at 0, whose
 // body is
 //   if k == 0: C[b0.., i, j] = <float constant>
-//   C[b0.., i, j] = C[b0.., i, j] + A[.., i, k] * B[.., k, j]     (float32)
+//   C[b0.., i, j] = C[b0.., i, j] + A[.., i, k] * B[.., k, j]     (float32 or int32)
 // where the leading indices of A and B use neither i, j nor k (batch
 // broadcasting is fine). The operands may appear in either order.
 //
@@ -49,7 +49,9 @@
 // are removed.
 //
 // Results differ from the naive loop only by FMA contraction (one rounding
-// per multiply-add instead of two). Pre: `func` is lowered (no BlockRealize).
+// per multiply-add instead of two). An int32 nest (ONNX MatMulInteger's
+// widened operands) gets the same tiles with multiply and add for the FMA:
+// its sums are exact in any order, so it equals the naive loop bit for bit. Pre: `func` is lowered (no BlockRealize).
 // Returns the same PrimFunc when no matmul nest is found.
 #ifndef KILN_COMPILER_TIR_MATMUL_SCHEDULE_H_
 #define KILN_COMPILER_TIR_MATMUL_SCHEDULE_H_

@@ -767,12 +767,26 @@ class ReciprocalHoister : public StmtExprMutator {
       const Accesses* acc;
       std::vector<std::pair<Var, PrimExpr>> lets;
       PrimExpr MutateExpr(const PrimExpr& e) override {
+        if (RoundsToInteger(e)) return e;
         PrimExpr m = StmtExprMutator::MutateExpr(e);
         const auto* div = m.as<DivNode>();
         if (div == nullptr || m.dtype().code != kDLFloat || m.dtype().lanes != 1 || !Invariant(div->b)) return m;
         Var r = MakeVar("rcp", m.dtype());
         lets.emplace_back(r, MakeBinary(TirKind::kDiv, FloatImm(m.dtype(), 1.0), div->b));
         return div->a * PrimExpr(std::static_pointer_cast<const PrimExprNode>(r));
+      }
+      // A quotient that is rounded to an integer keeps its exact division:
+      // one ULP can carry it across a rounding boundary (DynamicQuantizeLinear's
+      // round(x / scale): -2.5f / (5.0f / 255) is -127.49999, -2.5f * (1 / that
+      // scale) is -127.5, which rounds to -128 instead of -127).
+      static bool RoundsToInteger(const PrimExpr& e) {
+        if (const auto* c = e.as<CastNode>()) return c->dtype.code != kDLFloat;
+        const auto* call = e.as<CallNode>();
+        if (call == nullptr) return false;
+        for (const char* op : {"round", "nearbyint", "rint", "floor", "ceil", "trunc"}) {
+          if (call->op == op) return true;
+        }
+        return false;
       }
       bool Invariant(const PrimExpr& d) const {
         if (UsesVar(d, loop->loop_var.get())) return false;

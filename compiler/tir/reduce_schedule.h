@@ -64,7 +64,10 @@
 //    nothing the loop stores (softmax's row sum, layer_norm's
 //    sqrt(var + eps)) becomes x * r, r = 1 / d bound once before the loop
 //    (LetStmt). Results differ from the division by at most about one ULP;
-//    divisions by constants are left exact. In such a loop (a normalization's
+//    divisions by constants are left exact, and so are divisions under a
+//    rounding to an integer (round, floor, ceil, trunc, a cast to an integer
+//    type: a quantization's round(x / scale)), where one ULP can change the
+//    integer. In such a loop (a normalization's
 //    output, (x - m) * r * g + b) every float a * b + c becomes fma(a, b, c).
 //
 // Pre: `func` is lowered; loop kinds set by ApplyDefaultSchedule's rules (this

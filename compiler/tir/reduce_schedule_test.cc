@@ -296,6 +296,27 @@ TEST(ReduceScheduleTest, InvariantRowDivisorsBecomeOneReciprocal) {
   EXPECT_EQ(HoistReciprocals(written), written);
 }
 
+TEST(ReduceScheduleTest, RoundedQuotientsKeepTheirDivision) {
+  // for k vectorized: B[k] = round(A[k] / S[0]) (a quantization) stays a
+  // division, as does a quotient cast to an integer type.
+  Buffer a = MakeBuffer("A", {PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(64)}, DType::Float32());
+  Buffer q = MakeBuffer("Q", {PrimExpr(64)}, DType::Int32());
+  Buffer s = MakeBuffer("S", {PrimExpr(1)}, DType::Float32());
+  Var k = MakeVar("k");
+  PrimExpr quot = MakeBinary(TirKind::kDiv, Load(a, {E(k)}), Load(s, {PrimExpr(0)}));
+  for (const char* op : {"round", "floor", "ceil", "trunc", "nearbyint"}) {
+    PrimExpr r(std::make_shared<CallNode>(DType::Float32(), op, std::vector<PrimExpr>{quot}));
+    Stmt rounded = Loop(k, 64, Store(b, r, {E(k)}), ForKind::kVectorized);
+    EXPECT_EQ(HoistReciprocals(rounded), rounded) << op;
+  }
+  Stmt cast = Loop(k, 64, Store(q, Cast(DType::Int32(), quot), {E(k)}), ForKind::kVectorized);
+  EXPECT_EQ(HoistReciprocals(cast), cast);
+  // The same quotient not rounded still becomes a product.
+  Stmt plain = Loop(k, 64, Store(b, quot, {E(k)}), ForKind::kVectorized);
+  EXPECT_NE(As<LetStmtNode>(HoistReciprocals(plain)), nullptr);
+}
+
 // ---------------------------------------------------------------- numbers
 
 TEST(ReduceScheduleTest, DriverSoftmaxIsOneParallelRowLoop) {

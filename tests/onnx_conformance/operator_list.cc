@@ -21,7 +21,9 @@ const std::vector<std::string>& Issue7Operators() {
       // issue 20 §2: control flow
       "If", "Loop", "Scan",
       // issue 20 §1: a data-dependent output size
-      "NonZero"};
+      "NonZero",
+      // issue 20 §3: the integer operators of quantized models
+      "MatMulInteger", "DynamicQuantizeLinear", "QLinearMatMul"};
   return kOps;
 }
 
