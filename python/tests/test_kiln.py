@@ -1,7 +1,8 @@
 """Tests of the kiln package: loading, introspection, calls, zero-copy, threads, errors.
 
-Run by ctest (kiln_python_test) through run_tests.sh, which sets PYTHONPATH to the
-built package and KILN_PYTHON_TEST_MODELS to the folder of the compiled models.
+Run by ctest through run_tests.sh, which sets KILN_PYTHON_TEST_MODELS to the folder of the
+compiled models and either PYTHONPATH to the build tree's package (kiln_python_test) or
+KILN_PYTHON_INSTALLED for the package pip installed in the venv (kiln_python_installed_test).
 """
 import os
 import threading
@@ -357,6 +358,44 @@ class Module:
             R.output(c)
         return c
 """
+
+
+class CompileWithoutCompilerTest(unittest.TestCase):
+    def test_package_without_the_compiler_says_so(self):
+        # As in a package built with KILN_WITH_LLVM=OFF: no kiln._compiler.
+        saved = kiln.compiler._compiler
+        kiln.compiler._compiler = None
+        try:
+            with self.assertRaises(kiln.UnimplementedError) as caught:
+                kiln.compile(ADD_TEXT)
+        finally:
+            kiln.compiler._compiler = saved
+        self.assertIn("kiln.compile: this kiln package was built without the compiler (KILN_WITH_LLVM=OFF)",
+                      str(caught.exception))
+        self.assertEqual(caught.exception.code, "UNIMPLEMENTED")
+
+
+@unittest.skipUnless(os.environ.get("KILN_PYTHON_INSTALLED"), "the build tree's package (run_tests.sh ... installed)")
+class InstalledPackageTest(unittest.TestCase):
+    """kiln_python_installed_test: the package pip installed (make python-package), with the compiler."""
+
+    def test_package_is_the_one_pip_installed(self):
+        import sysconfig
+
+        site = os.path.realpath(sysconfig.get_paths()["platlib"])
+        package = os.path.realpath(os.path.dirname(kiln.__file__))
+        self.assertEqual(os.path.dirname(package), site)
+        self.assertFalse(os.environ.get("PYTHONPATH"))
+
+    def test_package_has_the_compiler_and_the_tuner(self):
+        import importlib
+
+        # LLVM 19 is there after scripts/setup.sh, so pip install ./python builds both.
+        self.assertIsNotNone(kiln.compiler._compiler)
+        tune = importlib.import_module("kiln._tune")
+        package = os.path.dirname(kiln.__file__)
+        for module in (kiln._kiln, kiln.compiler._compiler, tune):
+            self.assertEqual(os.path.dirname(module.__file__), package)
 
 
 @unittest.skipIf(kiln.compiler._compiler is None, "the package was built without the compiler")
