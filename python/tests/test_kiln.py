@@ -118,6 +118,32 @@ class CallTest(unittest.TestCase):
         self.assertIn("argument a", str(caught.exception))
         self.assertIn("contiguous", str(caught.exception))
 
+    def test_numpy_arrays_read_without_the_buffer_protocol(self):
+        import sys
+
+        m = kiln.load(ADD)
+        # An aligned plain array is wrapped, holding a reference to the array only while Kiln
+        # uses its data.
+        _, a = aligned(np.array([1.0], np.float32))
+        before = sys.getrefcount(a)
+        y = m["main"](a, a)
+        self.assertEqual(np.asarray(y).tolist(), [2.0])
+        del y
+        self.assertEqual(sys.getrefcount(a), before)
+        # What the direct read does not take goes through the buffer protocol, as before:
+        # a subclass, a read-only array, a byte-swapped one (refused, naming the argument).
+        class Subclass(np.ndarray):
+            pass
+
+        one = np.array([1.5], np.float32)
+        self.assertEqual(np.asarray(m["main"](one.view(Subclass), one)).tolist(), [3.0])
+        one.flags.writeable = False
+        self.assertEqual(np.asarray(m["main"](one, one)).tolist(), [3.0])
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            m["main"](np.array([1.0], ">f4"), one)
+        self.assertIn("argument a", str(caught.exception))
+        self.assertIn("'>f'", str(caught.exception))
+
     def test_dlpack_producer_input(self):
         class OnlyDLPack:
             """An array that offers only __dlpack__ (as torch does), not the buffer protocol."""
@@ -475,6 +501,19 @@ class CompileTest(unittest.TestCase):
         with self.assertRaises(kiln.Error) as caught:
             kiln.compile(ADD_TEXT, target="no-such-triple")
         self.assertIn("no-such-triple", str(caught.exception))
+
+    def test_numpy_dtypes_other_than_float32(self):
+        # numpy arrays are read from numpy's own structures (numpy_array.cc): each dtype's
+        # character code must map to the dtype Kiln checks and computes in.
+        for dtype in ("int32", "int64", "float64", "uint8", "int16"):
+            with self.subTest(dtype=dtype):
+                main = kiln.compile(ADD_TEXT.replace("float32", dtype)).load()["main"]
+                a, b = np.array([3], dtype), np.array([4], dtype)
+                y = np.asarray(main(a, b))
+                self.assertEqual((y.dtype, y.tolist()), (np.dtype(dtype), [7]))
+                with self.assertRaises(kiln.InvalidArgumentError) as caught:
+                    main(a.astype(np.float32), b)
+                self.assertIn(f"main: input a: expected {dtype}[1], got float32[1]", str(caught.exception))
 
     def test_onnx_with_dims(self):
         import tempfile
