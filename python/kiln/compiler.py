@@ -5,9 +5,10 @@
     m = exe.load()                      # a kiln.Module, as kiln.load gives
 
 The compiler is the extension ``kiln._compiler`` (the pipeline ``kiln-compile`` runs),
-present when the package was built with the compiler (the project's own build, in
-``build/python``). A package built without it (``pip install ./python`` builds the runtime
-only) raises :class:`kiln.UnimplementedError` from :func:`compile`.
+present when the package was built with the compiler (``pip install ./python`` where
+LLVM 19 is installed, and the project's own build in ``build/python``). A package built
+without it (``--config-settings=cmake.define.KILN_WITH_LLVM=OFF``, the runtime alone) raises
+:class:`kiln.UnimplementedError` from :func:`compile`.
 """
 
 import os
@@ -92,8 +93,9 @@ def compile(
     """
     if _compiler is None:
         raise UnimplementedError(
-            "kiln.compile: this kiln package was built without the compiler "
-            "(the project's build with LLVM has it, in build/python)",
+            "kiln.compile: this kiln package was built without the compiler (KILN_WITH_LLVM=OFF); "
+            "pip install ./python builds it with the compiler where LLVM 19 is installed "
+            "(scripts/setup.sh)",
             "UNIMPLEMENTED",
         )
     values = _option_values(options or {})

@@ -132,8 +132,9 @@ def tune(
         _tune = importlib.import_module(__package__ + "._tune")  # sys.modules first, as a test relies on
     except ImportError:  # built without the compiler
         raise UnimplementedError(
-            "kiln.tune: this kiln package was built without the compiler "
-            "(the project's build with LLVM has it, in build/python)",
+            "kiln.tune: this kiln package was built without the compiler (KILN_WITH_LLVM=OFF); "
+            "pip install ./python builds it with the compiler where LLVM 19 is installed "
+            "(scripts/setup.sh)",
             "UNIMPLEMENTED",
         ) from None
     if isinstance(source, os.PathLike):

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "numpy_array.h"
 #include "status.h"
 #include "tensor.h"
 
@@ -165,6 +166,11 @@ kiln_tensor_t* tensor_from_python(py::handle obj, const ArgumentName& where, boo
   // name on every call); extension types live as long as the process.
   static PyTypeObject* const tensor_type = reinterpret_cast<PyTypeObject*>(py::type::of<Tensor>().ptr());
   if (PyObject_TypeCheck(obj.ptr(), tensor_type)) return obj.cast<const Tensor&>().handle();
+  // A plain numpy array without the buffer protocol's export (aligned already).
+  if (kiln_tensor_t* array = tensor_from_numpy(obj.ptr())) {
+    *out_owned = true;
+    return array;
+  }
   kiln_tensor_t* tensor = nullptr;
   // The buffer protocol first: for numpy it is cheaper than a DLPack capsule.
   if (PyObject_CheckBuffer(obj.ptr())) {

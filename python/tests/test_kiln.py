@@ -1,7 +1,8 @@
 """Tests of the kiln package: loading, introspection, calls, zero-copy, threads, errors.
 
-Run by ctest (kiln_python_test) through run_tests.sh, which sets PYTHONPATH to the
-built package and KILN_PYTHON_TEST_MODELS to the folder of the compiled models.
+Run by ctest through run_tests.sh, which sets KILN_PYTHON_TEST_MODELS to the folder of the
+compiled models and either PYTHONPATH to the build tree's package (kiln_python_test) or
+KILN_PYTHON_INSTALLED for the package pip installed in the venv (kiln_python_installed_test).
 """
 import os
 import threading
@@ -116,6 +117,32 @@ class CallTest(unittest.TestCase):
             m["main"](strided, base[:1])
         self.assertIn("argument a", str(caught.exception))
         self.assertIn("contiguous", str(caught.exception))
+
+    def test_numpy_arrays_read_without_the_buffer_protocol(self):
+        import sys
+
+        m = kiln.load(ADD)
+        # An aligned plain array is wrapped, holding a reference to the array only while Kiln
+        # uses its data.
+        _, a = aligned(np.array([1.0], np.float32))
+        before = sys.getrefcount(a)
+        y = m["main"](a, a)
+        self.assertEqual(np.asarray(y).tolist(), [2.0])
+        del y
+        self.assertEqual(sys.getrefcount(a), before)
+        # What the direct read does not take goes through the buffer protocol, as before:
+        # a subclass, a read-only array, a byte-swapped one (refused, naming the argument).
+        class Subclass(np.ndarray):
+            pass
+
+        one = np.array([1.5], np.float32)
+        self.assertEqual(np.asarray(m["main"](one.view(Subclass), one)).tolist(), [3.0])
+        one.flags.writeable = False
+        self.assertEqual(np.asarray(m["main"](one, one)).tolist(), [3.0])
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            m["main"](np.array([1.0], ">f4"), one)
+        self.assertIn("argument a", str(caught.exception))
+        self.assertIn("'>f'", str(caught.exception))
 
     def test_dlpack_producer_input(self):
         class OnlyDLPack:
@@ -359,6 +386,44 @@ class Module:
 """
 
 
+class CompileWithoutCompilerTest(unittest.TestCase):
+    def test_package_without_the_compiler_says_so(self):
+        # As in a package built with KILN_WITH_LLVM=OFF: no kiln._compiler.
+        saved = kiln.compiler._compiler
+        kiln.compiler._compiler = None
+        try:
+            with self.assertRaises(kiln.UnimplementedError) as caught:
+                kiln.compile(ADD_TEXT)
+        finally:
+            kiln.compiler._compiler = saved
+        self.assertIn("kiln.compile: this kiln package was built without the compiler (KILN_WITH_LLVM=OFF)",
+                      str(caught.exception))
+        self.assertEqual(caught.exception.code, "UNIMPLEMENTED")
+
+
+@unittest.skipUnless(os.environ.get("KILN_PYTHON_INSTALLED"), "the build tree's package (run_tests.sh ... installed)")
+class InstalledPackageTest(unittest.TestCase):
+    """kiln_python_installed_test: the package pip installed (make python-package), with the compiler."""
+
+    def test_package_is_the_one_pip_installed(self):
+        import sysconfig
+
+        site = os.path.realpath(sysconfig.get_paths()["platlib"])
+        package = os.path.realpath(os.path.dirname(kiln.__file__))
+        self.assertEqual(os.path.dirname(package), site)
+        self.assertFalse(os.environ.get("PYTHONPATH"))
+
+    def test_package_has_the_compiler_and_the_tuner(self):
+        import importlib
+
+        # LLVM 19 is there after scripts/setup.sh, so pip install ./python builds both.
+        self.assertIsNotNone(kiln.compiler._compiler)
+        tune = importlib.import_module("kiln._tune")
+        package = os.path.dirname(kiln.__file__)
+        for module in (kiln._kiln, kiln.compiler._compiler, tune):
+            self.assertEqual(os.path.dirname(module.__file__), package)
+
+
 @unittest.skipIf(kiln.compiler._compiler is None, "the package was built without the compiler")
 class CompileTest(unittest.TestCase):
     MLP_SOURCE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "mlp.relax")
@@ -436,6 +501,19 @@ class CompileTest(unittest.TestCase):
         with self.assertRaises(kiln.Error) as caught:
             kiln.compile(ADD_TEXT, target="no-such-triple")
         self.assertIn("no-such-triple", str(caught.exception))
+
+    def test_numpy_dtypes_other_than_float32(self):
+        # numpy arrays are read from numpy's own structures (numpy_array.cc): each dtype's
+        # character code must map to the dtype Kiln checks and computes in.
+        for dtype in ("int32", "int64", "float64", "uint8", "int16"):
+            with self.subTest(dtype=dtype):
+                main = kiln.compile(ADD_TEXT.replace("float32", dtype)).load()["main"]
+                a, b = np.array([3], dtype), np.array([4], dtype)
+                y = np.asarray(main(a, b))
+                self.assertEqual((y.dtype, y.tolist()), (np.dtype(dtype), [7]))
+                with self.assertRaises(kiln.InvalidArgumentError) as caught:
+                    main(a.astype(np.float32), b)
+                self.assertIn(f"main: input a: expected {dtype}[1], got float32[1]", str(caught.exception))
 
     def test_onnx_with_dims(self):
         import tempfile
