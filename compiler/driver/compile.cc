@@ -38,6 +38,7 @@
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/pack_constant_weights.h"
 #include "compiler/transform/winograd_conv2d.h"
+#include "compiler/transform/combine_shared_matmuls.h"
 #include "compiler/transform/conv_transpose_phases.h"
 #include "compiler/transform/wrap_tir_module.h"
 #include "compiler/transform/flatten_nested_calls.h"
@@ -140,6 +141,7 @@ const std::vector<std::string>& PassNames() {
       "canonicalize-bindings",
       "cse",
       "dce",
+      "combine-shared-matmuls",
       "legalize",
       "annotate-op-pattern",
       "fuse-ops",
@@ -243,6 +245,7 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
   KILN_RETURN_IF_ERROR(run.Run("canonicalize-bindings", &mod, transform::CanonicalizeBindings));
   KILN_RETURN_IF_ERROR(run.Run("cse", &mod, transform::EliminateCommonSubexpressions));
   KILN_RETURN_IF_ERROR(run.Run("dce", &mod, transform::EliminateDeadCode));
+  KILN_RETURN_IF_ERROR(run.Run("combine-shared-matmuls", &mod, transform::CombineSharedMatmuls));
   KILN_RETURN_IF_ERROR(run.Run("legalize", &mod, [&](const ir::IRModule& m) { return relax::LegalizeOps(m, legalize); }));
   if (options.fuse) {
     KILN_RETURN_IF_ERROR(run.Run("annotate-op-pattern", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {

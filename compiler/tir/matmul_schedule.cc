@@ -33,6 +33,7 @@ constexpr int kGemvCols = 128;
 constexpr int64_t kGemvMinCols = 512;
 constexpr int64_t kPackMinRows = 256;  // rows (M) from which packing B is considered
 constexpr int kRowSplit = 4;  // partial sums of a one-row tile
+constexpr int kQuadRows = 4;  // the leftover rows' block (see Build)
 
 struct MatmulNest {
   std::vector<const ForNode*> loops;  // batch.., i, j, k
@@ -282,10 +283,21 @@ class KernelBuilder {
     auto mod = [](PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, a, b); };
     const int64_t* ms = ConstInt(m_);
     const int64_t* ns = ConstInt(n_);
-    // Row blocks: full tiles of mr rows, then one block per leftover row.
+    // Row blocks: full tiles of mr rows, then the leftover rows (fewer than
+    // 8): a 4-row block when there are 4 or more, then one block per row
+    // left. captcha_crnn's combined LSTM input projection, 20 rows: 8 + 8 +
+    // 4, three passes over each panel of B instead of six. (A 2-row block
+    // has only 4 accumulator vectors, too few to hide the FMA latency; the
+    // one-row kernel keeps partial sums.)
     PrimExpr mt = ms ? c(*ms / mr_) : div(m_, c(mr_));
     PrimExpr mrem = ms ? c(*ms % mr_) : mod(m_, c(mr_));
-    PrimExpr rb_count = ms ? c(*ms / mr_ + *ms % mr_) : mt + mrem;
+    const bool quad = mr_ > kQuadRows;
+    PrimExpr q4 = !quad ? c(0) : ms ? c(*ms % mr_ / kQuadRows) : div(mrem, c(kQuadRows));
+    PrimExpr ones = !quad ? mrem : ms ? c(*ms % mr_ % kQuadRows) : mod(mrem, c(kQuadRows));
+    const bool has_quad = quad && !(ms && *ms % mr_ < kQuadRows);
+    const bool has_ones = !(ms && *ConstInt(ones) == 0);
+    PrimExpr rb_count = ms ? c(*ms / mr_ + *ms % mr_ / (quad ? kQuadRows : mr_) + *ms % mr_ % (quad ? kQuadRows : mr_))
+                           : mt + q4 + ones;
     PrimExpr cb_count = ns ? c((*ns + nr_ - 1) / nr_) : div(n_ + c(nr_ - 1), c(nr_));
     bool rows_exact = ms && *ms % mr_ == 0;
     bool cols_exact = ns && *ns % nr_ == 0;
@@ -329,7 +341,7 @@ class KernelBuilder {
     lets.push_back({col0, overlap ? MakeBinary(TirKind::kMin, PrimExpr(cb) * c(nr_), c(*ns - nr_))
                                   : PrimExpr(cb) * c(nr_)});
 
-    // Rows: a full tile, or one leftover row.
+    // Rows: a full tile, the 4-row block, or one leftover row.
     auto rows_part = [&](int64_t width_static, PrimExpr width) {
       // Fresh per call: each variable is defined once in the function.
       Var row0 = MakeVar("row0");
@@ -337,9 +349,15 @@ class KernelBuilder {
                                                 Kernel(row0, mr_, col0, width_static, width));
       if (rows_exact) return full;
       Var row0b = MakeVar("row0");
-      Stmt one = std::make_shared<LetStmtNode>(row0b, mt * c(mr_) + (PrimExpr(rb) - mt),
+      Stmt one = std::make_shared<LetStmtNode>(row0b, mt * c(mr_) + q4 * c(kQuadRows) + (PrimExpr(rb) - mt - q4),
                                                Kernel(row0b, 1, col0, width_static, width));
-      return Stmt(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt), full, one));
+      Stmt rest = one;
+      if (has_quad) {
+        Var row0q = MakeVar("row0");
+        Stmt four = std::make_shared<LetStmtNode>(row0q, mt * c(mr_), Kernel(row0q, kQuadRows, col0, width_static, width));
+        rest = !has_ones ? four : std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt + q4), four, one);
+      }
+      return Stmt(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt), full, rest));
     };
     Stmt inner;
     if (cols_exact || overlap) {
@@ -358,7 +376,7 @@ class KernelBuilder {
       int64_t work = total_static * *ms * *ns;
       if (const int64_t* ks = ConstInt(k_)) work *= *ks;
       parallel = parallel && work >= kMinParallelMatmulWork;
-      count = c(total_static * (*ms / mr_ + *ms % mr_) * ((*ns + nr_ - 1) / nr_));
+      count = c(total_static * *ConstInt(rb_count) * ((*ns + nr_ - 1) / nr_));
     }
     if (p_.knobs.Get("matmul.parallel") > 0) parallel = p_.threads >= 2 && p_.knobs.Get("matmul.parallel") == 2;
     Stmt tiles = std::make_shared<ForNode>(t, c(0), count, parallel ? ForKind::kParallel : ForKind::kSerial, inner);

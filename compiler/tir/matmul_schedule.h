@@ -14,8 +14,10 @@
 // acc[MR, NR] is zeroed, then for each k every row ii (unrolled) gets
 // acc[ii, :] = fma(A[row0 + ii, k], B[k, col0 : col0 + NR], acc[ii, :]) with
 // the column loop vectorized, so LLVM keeps acc in vector registers and the
-// inner loop is broadcast x vector FMAs. Rows that do not fill a tile run a
-// one-row kernel; with a static N above NR the last column block is moved
+// inner loop is broadcast x vector FMAs. Rows that do not fill a tile (fewer
+// than MR) run a 4-row kernel when there are 4 or more of them (MR > 4),
+// then a one-row kernel per row left, so a column block's panel of B is read
+// at most four more times instead of seven; with a static N above NR the last column block is moved
 // back to end at N (overlapping the previous one: a few columns computed and
 // stored twice, with equal values), with a symbolic N a column block that
 // does not fill NR runs a vectorized loop of the remaining width; a one-row tile keeps 4 partial sums over

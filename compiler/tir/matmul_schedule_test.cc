@@ -123,15 +123,35 @@ TEST(MatmulScheduleTest, SmallWorkStaysSerialAndEdgesGetTheirKernels) {
   Buffer c2 = MakeBuffer("C", {PrimExpr(n), PrimExpr(100)}, DType::Float32());
   PrimFunc out2 = ScheduleMatmuls(Func(MatmulNest(a2, b2, c2, PrimExpr(n), 100, 64), {a2, b2, c2}), 8);
   EXPECT_EQ(As<ForNode>(out2->body)->for_kind, ForKind::kParallel);  // symbolic rows
-  // Full and one-row kernels; N = 100 is static, so the last column block
-  // ends at 100 (overlapping) and needs no partial-width kernel.
-  EXPECT_EQ(Count(out2).fma, 2);
+  // Full kernels and the leftover rows' 4-row and one-row kernels; N = 100
+  // is static, so the last column block ends at 100 (overlapping) and needs
+  // no partial-width kernel.
+  EXPECT_EQ(Count(out2).fma, 3);
   // With a symbolic N the partial block gets its own kernels: 4.
   Buffer b3 = MakeBuffer("B", {PrimExpr(64), PrimExpr(n)}, DType::Float32());
   Buffer c3 = MakeBuffer("C", {PrimExpr(100), PrimExpr(n)}, DType::Float32());
   Buffer a3 = MakeBuffer("A", {PrimExpr(100), PrimExpr(64)}, DType::Float32());
   PrimFunc out3 = ScheduleMatmuls(Func(MatmulNest(a3, b3, c3, 100, PrimExpr(n), 64), {a3, b3, c3}), 8);
   EXPECT_EQ(Count(out3).fma, 4);
+}
+
+TEST(MatmulScheduleTest, LeftoverRowsRunInABlockOfFourThenSingleRows) {
+  // 23 rows = 2 full 8-row tiles + 4 + 1 + 1 + 1: six row blocks per column
+  // block (not 2 + 7 one-row blocks), three kernels (8, 4 and 1 rows).
+  Buffer a = MakeBuffer("A", {PrimExpr(23), PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(23), PrimExpr(64)}, DType::Float32());
+  PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, c, 23, 64, 64), {a, b, c}), 1);
+  const auto* tiles = As<ForNode>(out->body);
+  ASSERT_NE(tiles, nullptr);
+  EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, 6 * 2);  // 64 columns: two 32-wide blocks
+  EXPECT_EQ(Count(out).fma, 3);
+  // 20 rows (captcha_crnn's 20 LSTM steps): 8 + 8 + 4, three row blocks.
+  Buffer a2 = MakeBuffer("A", {PrimExpr(20), PrimExpr(64)}, DType::Float32());
+  Buffer c2 = MakeBuffer("C", {PrimExpr(20), PrimExpr(64)}, DType::Float32());
+  PrimFunc out2 = ScheduleMatmuls(Func(MatmulNest(a2, b, c2, 20, 64, 64), {a2, b, c2}), 1);
+  EXPECT_EQ(As<ForNode>(out2->body)->extent.as<IntImmNode>()->value, 3 * 2);
+  EXPECT_EQ(Count(out2).fma, 2);
 }
 
 TEST(MatmulScheduleTest, EpilogueIsFusedAndItsIntermediateDropped) {
@@ -348,7 +368,7 @@ void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int
 }
 
 TEST(MatmulScheduleNumbersTest, StaticShapes) {
-  const int64_t ms[] = {1, 7, 17, 64, 128, 1000};
+  const int64_t ms[] = {1, 7, 17, 20, 23, 64, 128, 1000};
   const int64_t ns[][2] = {{37, 10}, {64, 128}, {19, 1000}, {128, 48}};
   int variant = 0;
   for (int64_t m : ms) {
@@ -398,7 +418,10 @@ TEST(MatmulScheduleNumbersTest, SymbolicRows) {
   for (int threads : {1, 2}) {
     auto mod = Compile(Module({"n", "40"}, {"40", "100"}, {"n", "100"}, "none"), threads);
     ASSERT_NE(mod, nullptr);
-    for (int64_t m : {1, 7, 8, 17, 64, 1000}) CheckMatmul(*mod, 0, m, 40, 100, "none");
+    // Every leftover of 8 rows (with and without the 4-row block), and
+    // larger counts.
+    for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 17, 20, 23, 64, 1000})
+      CheckMatmul(*mod, 0, m, 40, 100, "none");
   }
 }
 
