@@ -86,6 +86,11 @@ constexpr int64_t kMinWinogradF4Tiles = 32;
 // 1.19 ms: its output transform's stores are Ho * Wo apart).
 constexpr int64_t kTileMajorLanes = 16;
 constexpr int64_t kTileMajorMaxTileCols = 8;
+// Symbolic image sizes: the cost rule above is applied with each symbolic
+// height and width of the model's input at this size (and a symbolic batch
+// at 1), carried through the layers before the convolution. An assumption,
+// not a measurement: a typical detector / OCR input.
+constexpr int64_t kWinogradNominalImage = 320;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
 
