@@ -128,11 +128,14 @@ void CheckNumbers(const WinoCase& k, const std::vector<std::vector<int64_t>>& sh
 }
 
 TEST(WinogradSymbolicTest, SymbolicHeightAndWidth) {
-  // The nominal 320 x 320 image: F(4x4), channel-major.
-  WinoCase f4{"1", "h", "w", 16, 32, 1, true, "f4x3", false};
+  // The nominal 320 x 320 image: F(4x4); 32 output channels: tile-major.
+  WinoCase f4{"1", "h", "w", 16, 32, 1, true, "f4x3", true};
   CheckNumbers(f4, {{1, 16, 16}, {1, 13, 18}, {1, 9, 5}, {1, 4, 4}, {1, 1, 7}, {1, 30, 3}, {1, 2, 2}});
   // No padding: the output is 2 smaller; batch and size all symbolic.
-  WinoCase all{"n", "h", "w", 32, 16, 0, false, "f4x3", false};
+  WinoCase all{"n", "h", "w", 32, 16, 0, false, "f4x3", true};
+  // 24 output channels (not whole vectors): channel-major.
+  WinoCase cm{"n", "h", "w", 32, 24, 1, true, "f4x3", false};
+  CheckNumbers(cm, {{1, 13, 11}, {2, 8, 9}});
   CheckNumbers(all, {{1, 18, 18}, {2, 11, 9}, {3, 3, 3}, {1, 7, 22}});
 }
 

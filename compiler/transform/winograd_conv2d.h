@@ -91,6 +91,9 @@ constexpr int64_t kTileMajorMaxTileCols = 8;
 // at 1), carried through the layers before the convolution. An assumption,
 // not a measurement: a typical detector / OCR input.
 constexpr int64_t kWinogradNominalImage = 320;
+// Symbolic widths: the input transform's tile columns go in static blocks
+// of this many vector lanes.
+constexpr int64_t kWinogradInputLanes = 8;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
 
