@@ -214,25 +214,31 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
       if (g.spatial) {
         body = Loop(tx, TW, ir::ForKind::kVectorized, tile(PrimExpr(tx), false, false));
       } else {
-        // Every tile but the last of a row and column reads inside the
-        // input: m (th - 1) + alpha - 1 < Hp since m (th - 1) < Ho = Hp - 2.
-        // The tile columns in blocks of kWinogradInputLanes (a static
+        // Tiles t with m t + alpha <= Hp read inside the input (all but at
+        // most the last of a row or column: m (th - 1) + alpha - 1 < Hp since
+        // m (th - 1) < Ho = Hp - 2); the others read zeros past it. The
+        // inside columns go in blocks of kWinogradInputLanes (a static
         // vector loop: its loads step by m, which LLVM's vectorizer of a
         // run-time extent made gathers: 5x the static kernel's time), the
-        // rest one at a time, then the last column.
+        // rest one at a time.
+        auto inside = [&](const PrimExpr& padded, const PrimExpr& tiles) {
+          PrimExpr fit = FloorDiv(padded - I64(al), sp.m) + I64(1);
+          return ir::MakeBinary(ir::TirKind::kMin, tiles,
+                                ir::MakeBinary(ir::TirKind::kMax, fit, I64(0)));
+        };
+        PrimExpr rows_in = inside(HP, TH), cols_in = inside(WP, TW);
         auto columns = [&](bool last_row) {
-          ir::Var xo = LoopVar("txo"), xi = LoopVar("txi"), xr = LoopVar("tx");
-          PrimExpr inner = TW - I64(1);
-          PrimExpr blocks = FloorDiv(inner, kWinogradInputLanes);
+          ir::Var xo = LoopVar("txo"), xi = LoopVar("txi"), xr = LoopVar("tx"), xl = LoopVar("tx");
+          PrimExpr blocks = FloorDiv(cols_in, kWinogradInputLanes);
           PrimExpr blocked = blocks * I64(kWinogradInputLanes);
           return ir::Seq(
               {Loop(xo, blocks, ir::ForKind::kSerial,
                     Loop(xi, kWinogradInputLanes, ir::ForKind::kVectorized,
                          tile(PrimExpr(xo) * I64(kWinogradInputLanes) + PrimExpr(xi), last_row, false))),
-               Loop(xr, inner - blocked, ir::ForKind::kSerial, tile(blocked + PrimExpr(xr), last_row, false)),
-               tile(inner, last_row, true)});
+               Loop(xr, cols_in - blocked, ir::ForKind::kSerial, tile(blocked + PrimExpr(xr), last_row, false)),
+               Loop(xl, TW - cols_in, ir::ForKind::kSerial, tile(cols_in + PrimExpr(xl), last_row, true))});
         };
-        body = If(Lt(PrimExpr(ty), TH - I64(1)), columns(false), columns(true));
+        body = If(Lt(PrimExpr(ty), rows_in), columns(false), columns(true));
       }
       passes.push_back(Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, body)));
     }
