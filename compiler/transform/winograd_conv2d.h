@@ -42,12 +42,31 @@
 // (16 tiles of 4x4) 1.55 -> 1.28 ms as tile-major F(2x2), 1.42 ms as
 // F(4x4); 64 -> 256 at 13^2 349 -> 281 us (tile-major F(2x2)).
 //
+// Symbolic shapes. The batch, height and width may be symbolic (a model
+// compiled once for every size; the channels stay static). T and the tile
+// rows / columns are then ceil-divisions of the symbolic output, the
+// kernels take the symbolic values they cannot bind from a buffer as
+// tir_vars, and:
+//   - symbolic batch only: everything else as above (pads, partial tiles
+//     and the product's layout are static);
+//   - symbolic height or width: the pad adds the convolution's padding
+//     only; the input transform computes at run time which tiles fit in
+//     the padded input and reads zeros past it for the others (clamped
+//     loads under a select); the output transform stores the partial last
+//     tile row and column under a test against Ho and Wo; the tile columns
+//     go in static blocks of kWinogradInputLanes vector lanes. The product
+//     is tile-major whenever O is a multiple of kTileMajorLanes (see
+//     RewriteConv for why).
+// The cost rule below decides at a nominal shape: a symbolic batch at 1,
+// symbolic image dimensions at kWinogradNominalImage, carried through the
+// expressions of the layers before (a layer at 1/32 of the image sees 10).
+//
 // Rewritten: conv2d calls with default layouts (NCHW / OIHW), float32, no
 // out_dtype, groups 1, strides 1, dilation 1, a static 3x3 constant weight
-// (directly or a variable bound to one), a static input, at least
+// (directly or a variable bound to one), static input channels, at least
 // kMinWinogradInputChannels input (kMinWinogradF2InputChannels for F(2x2))
 // and kMinWinogradOutputChannels output channels and kMinWinogradTiles
-// tiles of 2x2. Everything else is left
+// tiles of 2x2 (at the nominal shape when symbolic). Everything else is left
 // alone. Results differ from the direct convolution by rounding: the
 // F(2x2) transforms add and subtract (G's 1/2 is exact), F(4x4)'s multiply
 // by 2, 4, 5 and 8 (exact) and its G has 1/6, 1/12 and 1/24 (applied in
