@@ -144,6 +144,10 @@ TEST(WinogradSymbolicTest, SymbolicBatch) {
   // 2x2, 16 of 4x4): F(2x2), tile-major (7 tiles a row, 32 channels).
   WinoCase tm{"n", "13", "13", 32, 32, 1, true, "f2x3", true};
   CheckNumbers(tm, {{1, 13, 13}, {3, 13, 13}});
+  // 20 x 17 (25 tiles of 4x4 at batch 1: F(2x2), 9 a row): tile-major all
+  // the same with a symbolic batch; partial last tile column.
+  WinoCase wide{"n", "20", "17", 32, 32, 1, true, "f2x3", true};
+  CheckNumbers(wide, {{1, 20, 17}, {2, 20, 17}});
   // 24 x 22: F(4x4) channel-major (24 channels), partial last tile column.
   WinoCase cm{"n", "24", "22", 16, 24, 1, false, "f4x3", false};
   CheckNumbers(cm, {{1, 24, 22}, {2, 24, 22}});

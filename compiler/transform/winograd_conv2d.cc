@@ -83,6 +83,28 @@ PrimExpr Lt(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kLT, st
 PrimExpr And(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kAnd, std::move(a), std::move(b)); }
 PrimExpr FloorDiv(PrimExpr a, int64_t b) { return arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, std::move(a), I64(b))); }
 
+// Symbolic extents bound once at the top of a kernel body: tile counts of
+// a deep layer are nested divisions of the model's input size
+// ((((h + 1) // 2 + 1) // 2 ...), and the transforms' unrolled loads each
+// index with them (NudeNet's kernels: 6x the compiler's memory).
+class Lets {
+ public:
+  PrimExpr Bind(const std::string& name, const PrimExpr& e) {
+    if (e.as<ir::IntImmNode>() || e.as<ir::VarNode>()) return e;
+    ir::Var v = ir::MakeVar(name, DType::Int64());
+    binds_.emplace_back(v, e);
+    return PrimExpr(v);
+  }
+  ir::Stmt Wrap(ir::Stmt body) const {
+    for (auto it = binds_.rbegin(); it != binds_.rend(); ++it)
+      body = std::make_shared<ir::LetStmtNode>(it->first, it->second, std::move(body));
+    return body;
+  }
+
+ private:
+  std::vector<std::pair<ir::Var, PrimExpr>> binds_;
+};
+
 // sum of coef * term over the nonzero coefficients; +1 and -1 add and
 // subtract, others multiply (the integer entries of B^T and A^T).
 PrimExpr LinearSum(const std::vector<std::pair<double, PrimExpr>>& terms) {
@@ -161,7 +183,9 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
   const int al = sp.alpha;
   te::FuncBuilder fb(name);
   te::Tensor x = fb.Input("X", {g.n, PrimExpr(g.c), g.hp, g.wp}, DType::Float32());
-  const PrimExpr N = fb.Local(g.n), HP = fb.Local(g.hp), WP = fb.Local(g.wp), TH = fb.Local(g.th), TW = fb.Local(g.tw);
+  Lets lets;
+  const PrimExpr N = fb.Local(g.n), HP = lets.Bind("hp", fb.Local(g.hp)), WP = lets.Bind("wp", fb.Local(g.wp)),
+                 TH = lets.Bind("th", fb.Local(g.th)), TW = lets.Bind("tw", fb.Local(g.tw));
   te::Tensor v = fb.Custom("V", {I64(g.A2()), PrimExpr(g.c), g.T()}, DType::Float32(), [&](const ir::Buffer& out) {
     ir::Var c = LoopVar("c");
     // Per channel, one pass per row i of B^T storing V[alpha i + j] for the
@@ -242,7 +266,7 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
       }
       passes.push_back(Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, body)));
     }
-    return Loop(c, g.c, ir::ForKind::kSerial, ir::Seq(passes));
+    return lets.Wrap(Loop(c, g.c, ir::ForKind::kSerial, ir::Seq(passes)));
   });
   // Opaque: a kernel of its own. As an injective prologue fusion pulled it,
   // the pad and the previous layer's output transform into the matmul's
@@ -261,7 +285,9 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
                           g.tile_major ? std::vector<PrimExpr>{I64(g.A2()), g.T(), I64(g.o)}
                                        : std::vector<PrimExpr>{I64(g.A2()), I64(g.o), g.T()},
                           DType::Float32());
-  const PrimExpr N = fb.Local(g.n), HO = fb.Local(g.ho), WO = fb.Local(g.wo), TH = fb.Local(g.th), TW = fb.Local(g.tw);
+  Lets lets;
+  const PrimExpr N = fb.Local(g.n), HO = lets.Bind("ho", fb.Local(g.ho)), WO = lets.Bind("wo", fb.Local(g.wo)),
+                 TH = lets.Bind("th", fb.Local(g.th)), TW = lets.Bind("tw", fb.Local(g.tw));
   te::Tensor y = fb.Custom("Y", {g.n, I64(g.o), g.ho, g.wo}, DType::Float32(), [&](const ir::Buffer& out) {
     ir::Var n = LoopVar("n"), ty = LoopVar("ty");
     // Whether output (m ty + i, m tx + j) exists (partial tiles of symbolic
@@ -358,7 +384,7 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         return ir::Stmt(std::make_shared<ir::AllocateNode>(
             yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy})));
       };
-      return Loop(ob, g.o / kTileMajorLanes, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kSerial));
+      return lets.Wrap(Loop(ob, g.o / kTileMajorLanes, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kSerial)));
     }
     // Tiles in the vector lanes: stores m columns apart.
     ir::Var o = LoopVar("o");
@@ -370,7 +396,7 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         return guarded ? If(inside(txe, I64(i), I64(j)), st) : st;
       });
     };
-    return Loop(o, g.o, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kVectorized));
+    return lets.Wrap(Loop(o, g.o, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kVectorized)));
   });
   return Finish(fb, {y}, ir::OpPattern::kInjective);
 }
@@ -487,11 +513,14 @@ class Rewriter : public ConvBindingRewriter {
     const int64_t pad_bottom = g.spatial ? pb : pad[2], pad_right = g.spatial ? pr : pad[3];
 
     // Tile-major needs the row's tile count (static widths only).
-    // With a symbolic size, tile-major whenever the channels allow: 64 -> 64
-    // at 40^2 with SiLU (1 thread, CPU time per call of the whole module):
-    // 0.64 ms tile-major, 0.93 channel-major (relax.matmul over a symbolic
-    // number of tile columns), 1.34 the direct convolution; static, 0.55.
-    g.tile_major = g.o % kTileMajorLanes == 0 && (!g.spatial || Geometry::Int(g.tw) < kTileMajorMaxTileCols);
+    // With a symbolic size or batch, tile-major whenever the channels allow
+    // (the channel-major product is a relax.matmul over a symbolic number of
+    // tile columns). 64 -> 64 at 40^2 with SiLU (1 thread, CPU time per call
+    // of the whole module): symbolic height and width 0.64 ms tile-major,
+    // 0.93 channel-major, 1.34 the direct convolution; symbolic batch 0.57
+    // tile-major, 0.78 channel-major; all static (channel-major) 0.55-0.60.
+    const bool symbolic = !g.spatial || !relax::ConstDim(g.n);
+    g.tile_major = g.o % kTileMajorLanes == 0 && (symbolic || Geometry::Int(g.tw) < kTileMajorMaxTileCols);
     // Weight rows a multiple of 1 KiB apart share a few L1 sets, and the
     // matmul kernel reads 64 or more of them per panel: pad them. (64 -> 256
     // at 13^2 in F(4x4) inside SqueezeNet, kernel profile: 342 -> 267 us a
