@@ -251,18 +251,18 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
                                 ir::MakeBinary(ir::TirKind::kMax, fit, I64(0)));
         };
         PrimExpr rows_in = inside(HP, TH), cols_in = inside(WP, TW);
-        auto columns = [&](bool last_row) {
-          ir::Var xo = LoopVar("txo"), xi = LoopVar("txi"), xr = LoopVar("tx"), xl = LoopVar("tx");
-          PrimExpr blocks = FloorDiv(cols_in, kWinogradInputLanes);
-          PrimExpr blocked = blocks * I64(kWinogradInputLanes);
-          return ir::Seq(
-              {Loop(xo, blocks, ir::ForKind::kSerial,
-                    Loop(xi, kWinogradInputLanes, ir::ForKind::kVectorized,
-                         tile(PrimExpr(xo) * I64(kWinogradInputLanes) + PrimExpr(xi), last_row, false))),
-               Loop(xr, cols_in - blocked, ir::ForKind::kSerial, tile(blocked + PrimExpr(xr), last_row, false)),
-               Loop(xl, TW - cols_in, ir::ForKind::kSerial, tile(cols_in + PrimExpr(xl), last_row, true))});
-        };
-        body = If(Lt(PrimExpr(ty), rows_in), columns(false), columns(true));
+        // (The few tiles after the blocks, and the rows that do not fit,
+        // share one guarded copy of the tile's code: each copy is alpha^2
+        // loads per pass, and the compiler's memory grew with them.)
+        ir::Var xo = LoopVar("txo"), xi = LoopVar("txi"), xr = LoopVar("tx"), xl = LoopVar("tx");
+        PrimExpr blocks = FloorDiv(cols_in, kWinogradInputLanes);
+        PrimExpr blocked = blocks * I64(kWinogradInputLanes);
+        ir::Stmt fit = ir::Seq(
+            {Loop(xo, blocks, ir::ForKind::kSerial,
+                  Loop(xi, kWinogradInputLanes, ir::ForKind::kVectorized,
+                       tile(PrimExpr(xo) * I64(kWinogradInputLanes) + PrimExpr(xi), false, false))),
+             Loop(xr, TW - blocked, ir::ForKind::kSerial, tile(blocked + PrimExpr(xr), true, true))});
+        body = If(Lt(PrimExpr(ty), rows_in), fit, Loop(xl, TW, ir::ForKind::kSerial, tile(PrimExpr(xl), true, true)));
       }
       passes.push_back(Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, body)));
     }
@@ -338,7 +338,8 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         if (ho % sp.m != 0) body = If(Lt(PrimExpr(ty), I64(ho / sp.m)), body, row(static_cast<int>(ho % sp.m)));
       } else {
         // Whole tiles in static blocks of kWinogradInputLanes vector lanes
-        // (as the input transform), the rest one at a time.
+        // (as the input transform), the rest one at a time with guarded
+        // stores (one guarded copy of the tile's code, as there).
         ir::Var xo = LoopVar("txo"), xi = LoopVar("txi"), xr = LoopVar("tx"), lx = LoopVar("tx");
         PrimExpr whole_cols = FloorDiv(WO, sp.m);
         PrimExpr blocks = FloorDiv(whole_cols, kWinogradInputLanes), blocked = blocks * I64(kWinogradInputLanes);
@@ -346,8 +347,7 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
             {Loop(xo, blocks, ir::ForKind::kSerial,
                   Loop(xi, kWinogradInputLanes, tx_kind,
                        at(PrimExpr(xo) * I64(kWinogradInputLanes) + PrimExpr(xi), sp.m, sp.m))),
-             Loop(xr, whole_cols - blocked, ir::ForKind::kSerial, at(blocked + PrimExpr(xr), sp.m, sp.m)),
-             If(Lt(whole_cols, TW), at(whole_cols, -1, -1))});
+             Loop(xr, TW - blocked, ir::ForKind::kSerial, at(blocked + PrimExpr(xr), -1, -1))});
         ir::Stmt last = Loop(lx, TW, ir::ForKind::kSerial, at(PrimExpr(lx), -1, -1));
         body = If(Lt(PrimExpr(ty), FloorDiv(HO, sp.m)), whole, last);
       }
