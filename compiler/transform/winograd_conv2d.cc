@@ -519,7 +519,12 @@ class Rewriter : public ConvBindingRewriter {
     // of the whole module): symbolic height and width 0.64 ms tile-major,
     // 0.93 channel-major, 1.34 the direct convolution; symbolic batch 0.57
     // tile-major, 0.78 channel-major; all static (channel-major) 0.55-0.60.
+    // Symbolic shapes with a channel-major product (O not a multiple of 16)
+    // stay direct: PP-OCRv4's detector (96 -> 24 convolutions, 256 x 320,
+    // CPU time per call, whole model) took 18.6-18.9 ms with them as
+    // Winograd against 15.4-16.4 direct.
     const bool symbolic = !g.spatial || !relax::ConstDim(g.n);
+    if (symbolic && g.o % kTileMajorLanes != 0) return false;
     g.tile_major = g.o % kTileMajorLanes == 0 && (symbolic || Geometry::Int(g.tw) < kTileMajorMaxTileCols);
     // Weight rows a multiple of 1 KiB apart share a few L1 sets, and the
     // matmul kernel reads 64 or more of them per panel: pad them. (64 -> 256

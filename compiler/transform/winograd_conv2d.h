@@ -54,9 +54,11 @@
 //     the padded input and reads zeros past it for the others (clamped
 //     loads under a select); the output transform stores the partial last
 //     tile row and column under a test against Ho and Wo; the tile columns
-//     go in static blocks of kWinogradInputLanes vector lanes. The product
-//     is tile-major whenever O is a multiple of kTileMajorLanes (see
-//     RewriteConv for why).
+//     go in static blocks of kWinogradInputLanes vector lanes.
+//   - either way the product is tile-major, and only convolutions with O a
+//     multiple of kTileMajorLanes are rewritten (a channel-major product
+//     over a symbolic number of tiles was slower than the direct
+//     convolution; measurements in RewriteConv).
 // The cost rule below decides at a nominal shape: a symbolic batch at 1,
 // symbolic image dimensions at kWinogradNominalImage, carried through the
 // expressions of the layers before (a layer at 1/32 of the image sees 10).
