@@ -5,11 +5,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "compiler/arith/debug_string.h"
+#include "compiler/arith/expr_map.h"
+#include "compiler/arith/simplify.h"
 #include "compiler/ir/op_pattern.h"
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/relax/te_builder.h"
@@ -66,9 +70,40 @@ const Spec& F4() {
 PrimExpr I64(int64_t v) { return ir::IntImm(DType::Int64(), v); }
 ir::Var LoopVar(const std::string& name) { return ir::MakeVar(name, DType::Int64()); }
 
-ir::Stmt Loop(const ir::Var& v, int64_t extent, ir::ForKind kind, ir::Stmt body) {
-  return std::make_shared<ir::ForNode>(v, I64(0), I64(extent), kind, std::move(body));
+ir::Stmt Loop(const ir::Var& v, PrimExpr extent, ir::ForKind kind, ir::Stmt body) {
+  return std::make_shared<ir::ForNode>(v, I64(0), std::move(extent), kind, std::move(body));
 }
+ir::Stmt Loop(const ir::Var& v, int64_t extent, ir::ForKind kind, ir::Stmt body) {
+  return Loop(v, I64(extent), kind, std::move(body));
+}
+ir::Stmt If(PrimExpr cond, ir::Stmt then_case, ir::Stmt else_case = nullptr) {
+  return std::make_shared<ir::IfThenElseNode>(std::move(cond), std::move(then_case), std::move(else_case));
+}
+PrimExpr Lt(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kLT, std::move(a), std::move(b)); }
+PrimExpr And(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kAnd, std::move(a), std::move(b)); }
+PrimExpr FloorDiv(PrimExpr a, int64_t b) { return arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, std::move(a), I64(b))); }
+
+// Symbolic extents bound once at the top of a kernel body: tile counts of
+// a deep layer are nested divisions of the model's input size
+// ((((h + 1) // 2 + 1) // 2 ...), and the transforms' unrolled loads each
+// index with them (NudeNet's kernels: 6x the compiler's memory).
+class Lets {
+ public:
+  PrimExpr Bind(const std::string& name, const PrimExpr& e) {
+    if (e.as<ir::IntImmNode>() || e.as<ir::VarNode>()) return e;
+    ir::Var v = ir::MakeVar(name, DType::Int64());
+    binds_.emplace_back(v, e);
+    return PrimExpr(v);
+  }
+  ir::Stmt Wrap(ir::Stmt body) const {
+    for (auto it = binds_.rbegin(); it != binds_.rend(); ++it)
+      body = std::make_shared<ir::LetStmtNode>(it->first, it->second, std::move(body));
+    return body;
+  }
+
+ private:
+  std::vector<std::pair<ir::Var, PrimExpr>> binds_;
+};
 
 // sum of coef * term over the nonzero coefficients; +1 and -1 add and
 // subtract, others multiply (the integer entries of B^T and A^T).
@@ -100,28 +135,58 @@ ir::PrimFunc WithPattern(const ir::PrimFunc& f, ir::OpPattern pattern) {
   return ir::PrimFunc(nf);
 }
 
+// A transform kernel and the symbolic values its call passes (tir_vars).
+struct Built {
+  ir::PrimFunc f;
+  std::vector<PrimExpr> tir_vars;
+};
+
+// Dimensions are the caller's (Relax) expressions: constants, or symbolic
+// when the batch or the image size is (a model compiled once for every
+// size). `spatial` says whether the image size is static; then the padded
+// input covers every tile's reads and the partial last tiles have static
+// sizes. With a symbolic size the pad adds the convolution's own padding
+// only: the last tile row and column read their out-of-range rows and
+// columns as zeros (clamped, selected loads), and the output transform
+// tests its partial tiles' stores against Ho and Wo.
 struct Geometry {
   const Spec* spec;
-  int64_t n, c, o, hp, wp;  // padded input (hp, wp)
-  int64_t ho, wo, th, tw;   // output and its m x m tiles
+  int64_t c, o;
+  PrimExpr n, hp, wp;       // padded input (hp, wp)
+  PrimExpr ho, wo, th, tw;  // output and its m x m tiles
+  bool spatial = true;
   // The matmul's product is (alpha^2, T, O) instead of (alpha^2, O, T): see
   // TileMajorMatmul. Its weight rows are `ou` floats long (O, or O plus
   // padding).
   bool tile_major = false;
   int64_t ou = 0;
-  int64_t T() const { return n * th * tw; }
+  PrimExpr T() const { return arith::Simplify(n * th * tw); }
   int64_t A2() const { return int64_t{spec->alpha} * spec->alpha; }
+  static int64_t Int(const PrimExpr& e) { return *relax::ConstDim(e); }
 };
+
+// The FuncBuilder's scalar parameters (symbolic values no buffer dimension
+// binds) as the caller's expressions, in parameter order.
+Result<Built> Finish(te::FuncBuilder& fb, const std::vector<te::Tensor>& outs, ir::OpPattern pattern) {
+  KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build(outs));
+  Built b{WithPattern(f, pattern), {}};
+  for (const ir::Var& p : f->params)
+    if (!f->BufferOf(p)) b.tir_vars.push_back(fb.Caller(PrimExpr(p)));
+  return b;
+}
 
 // V[alpha i + j, c, t] = sum_ab B^T[i][a] Xp[n, c, m ty + a, m tx + b] B^T[j][b],
 // the column-tile loop vectorized (its loads step by m: wide loads and
 // shuffles).
-Result<ir::PrimFunc> InputTransform(const std::string& name, const Geometry& g) {
+Result<Built> InputTransform(const std::string& name, const Geometry& g) {
   const Spec& sp = *g.spec;
   const int al = sp.alpha;
   te::FuncBuilder fb(name);
-  te::Tensor x = fb.Input("X", Dims({g.n, g.c, g.hp, g.wp}), DType::Float32());
-  te::Tensor v = fb.Custom("V", Dims({g.A2(), g.c, g.T()}), DType::Float32(), [&](const ir::Buffer& out) {
+  te::Tensor x = fb.Input("X", {g.n, PrimExpr(g.c), g.hp, g.wp}, DType::Float32());
+  Lets lets;
+  const PrimExpr N = fb.Local(g.n), HP = lets.Bind("hp", fb.Local(g.hp)), WP = lets.Bind("wp", fb.Local(g.wp)),
+                 TH = lets.Bind("th", fb.Local(g.th)), TW = lets.Bind("tw", fb.Local(g.tw));
+  te::Tensor v = fb.Custom("V", {I64(g.A2()), PrimExpr(g.c), g.T()}, DType::Float32(), [&](const ir::Buffer& out) {
     ir::Var c = LoopVar("c");
     // Per channel, one pass per row i of B^T storing V[alpha i + j] for the
     // alpha j: alpha output streams at a time. (F(2x2)'s 16 in one loop
@@ -130,53 +195,111 @@ Result<ir::PrimFunc> InputTransform(const std::string& name, const Geometry& g) 
     // matmul's time.)
     std::vector<ir::Stmt> passes;
     for (int i = 0; i < al; ++i) {
-      ir::Var n = LoopVar("n"), ty = LoopVar("ty"), tx = LoopVar("tx");
-      auto d = [&](int a, int b) {
-        return x({PrimExpr(n), PrimExpr(c), PrimExpr(ty) * I64(sp.m) + I64(a), PrimExpr(tx) * I64(sp.m) + I64(b)});
+      ir::Var n = LoopVar("n"), ty = LoopVar("ty");
+      // The stores of tile column tx; `last_row` / `last_col`: the tile may
+      // read past the padded input (symbolic sizes only), where it reads
+      // zeros.
+      auto tile = [&](const PrimExpr& tx, bool last_row, bool last_col) {
+        auto d = [&](int a, int b) {
+          PrimExpr row = PrimExpr(ty) * I64(sp.m) + I64(a), col = tx * I64(sp.m) + I64(b);
+          if (!last_row && !last_col) return x({PrimExpr(n), PrimExpr(c), row, col});
+          PrimExpr in, r = row, k = col;
+          if (last_row) {
+            in = Lt(row, HP);
+            r = ir::MakeBinary(ir::TirKind::kMin, row, HP - I64(1));
+          }
+          if (last_col) {
+            PrimExpr ok = Lt(col, WP);
+            in = in.defined() ? And(in, ok) : ok;
+            k = ir::MakeBinary(ir::TirKind::kMin, col, WP - I64(1));
+          }
+          return PrimExpr(std::make_shared<ir::SelectNode>(in, x({PrimExpr(n), PrimExpr(c), r, k}),
+                                                           ir::FloatImm(DType::Float32(), 0)));
+        };
+        PrimExpr t = (PrimExpr(n) * TH + PrimExpr(ty)) * TW + tx;
+        // Rows first: r[b] = sum_a B^T[i][a] d[a][b].
+        std::vector<PrimExpr> r(al);
+        for (int b = 0; b < al; ++b) {
+          std::vector<std::pair<double, PrimExpr>> terms;
+          for (int a = 0; a < al; ++a)
+            if (sp.bt[i][a] != 0) terms.emplace_back(sp.bt[i][a], d(a, b));
+          r[b] = LinearSum(terms);
+        }
+        std::vector<ir::Stmt> stores;
+        for (int j = 0; j < al; ++j) {
+          std::vector<std::pair<double, PrimExpr>> terms;
+          for (int b = 0; b < al; ++b) terms.emplace_back(sp.bt[j][b], r[b]);
+          stores.push_back(ir::Store(out, LinearSum(terms), {I64(al * i + j), PrimExpr(c), t}));
+        }
+        return ir::Seq(stores);
       };
-      PrimExpr t = (PrimExpr(n) * I64(g.th) + PrimExpr(ty)) * I64(g.tw) + PrimExpr(tx);
-      // Rows first: r[b] = sum_a B^T[i][a] d[a][b].
-      std::vector<PrimExpr> r(al);
-      for (int b = 0; b < al; ++b) {
-        std::vector<std::pair<double, PrimExpr>> terms;
-        for (int a = 0; a < al; ++a)
-          if (sp.bt[i][a] != 0) terms.emplace_back(sp.bt[i][a], d(a, b));
-        r[b] = LinearSum(terms);
+      ir::Var tx = LoopVar("tx");
+      ir::Stmt body;
+      if (g.spatial) {
+        body = Loop(tx, TW, ir::ForKind::kVectorized, tile(PrimExpr(tx), false, false));
+      } else {
+        // Tiles t with m t + alpha <= Hp read inside the input (all but at
+        // most the last of a row or column: m (th - 1) + alpha - 1 < Hp since
+        // m (th - 1) < Ho = Hp - 2); the others read zeros past it. The
+        // inside columns go in blocks of kWinogradInputLanes (a static
+        // vector loop: its loads step by m, which LLVM's vectorizer of a
+        // run-time extent made gathers: 5x the static kernel's time), the
+        // rest one at a time.
+        auto inside = [&](const PrimExpr& padded, const PrimExpr& tiles) {
+          PrimExpr fit = FloorDiv(padded - I64(al), sp.m) + I64(1);
+          return ir::MakeBinary(ir::TirKind::kMin, tiles,
+                                ir::MakeBinary(ir::TirKind::kMax, fit, I64(0)));
+        };
+        PrimExpr rows_in = inside(HP, TH), cols_in = inside(WP, TW);
+        // (The few tiles after the blocks, and the rows that do not fit,
+        // share one guarded copy of the tile's code: each copy is alpha^2
+        // loads per pass, and the compiler's memory grew with them.)
+        ir::Var xo = LoopVar("txo"), xi = LoopVar("txi"), xr = LoopVar("tx"), xl = LoopVar("tx");
+        PrimExpr blocks = FloorDiv(cols_in, kWinogradInputLanes);
+        PrimExpr blocked = blocks * I64(kWinogradInputLanes);
+        ir::Stmt fit = ir::Seq(
+            {Loop(xo, blocks, ir::ForKind::kSerial,
+                  Loop(xi, kWinogradInputLanes, ir::ForKind::kVectorized,
+                       tile(PrimExpr(xo) * I64(kWinogradInputLanes) + PrimExpr(xi), false, false))),
+             Loop(xr, TW - blocked, ir::ForKind::kSerial, tile(blocked + PrimExpr(xr), true, true))});
+        body = If(Lt(PrimExpr(ty), rows_in), fit, Loop(xl, TW, ir::ForKind::kSerial, tile(PrimExpr(xl), true, true)));
       }
-      std::vector<ir::Stmt> stores;
-      for (int j = 0; j < al; ++j) {
-        std::vector<std::pair<double, PrimExpr>> terms;
-        for (int b = 0; b < al; ++b) terms.emplace_back(sp.bt[j][b], r[b]);
-        stores.push_back(ir::Store(out, LinearSum(terms), {I64(al * i + j), PrimExpr(c), t}));
-      }
-      ir::Stmt body = Loop(tx, g.tw, ir::ForKind::kVectorized, ir::Seq(stores));
-      passes.push_back(Loop(n, g.n, ir::ForKind::kSerial, Loop(ty, g.th, ir::ForKind::kSerial, body)));
+      passes.push_back(Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, body)));
     }
-    return Loop(c, g.c, ir::ForKind::kSerial, ir::Seq(passes));
+    return lets.Wrap(Loop(c, g.c, ir::ForKind::kSerial, ir::Seq(passes)));
   });
-  KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build({v}));
   // Opaque: a kernel of its own. As an injective prologue fusion pulled it,
   // the pad and the previous layer's output transform into the matmul's
   // kernel, which then took 1.7x the time of the three kernels apart.
-  return WithPattern(f, ir::OpPattern::kOpaque);
+  return Finish(fb, {v}, ir::OpPattern::kOpaque);
 }
 
 // Y[n, o, m ty + i, m tx + j] = sum_ab A^T[i][a] M[alpha a + b, o, t] A^T[j][b];
 // the last row and column of tiles of an output that m does not divide keep
 // their first Ho % m rows / Wo % m columns only.
-Result<ir::PrimFunc> OutputTransform(const std::string& name, const Geometry& g) {
+Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
   const Spec& sp = *g.spec;
   const int al = sp.alpha;
   te::FuncBuilder fb(name);
-  te::Tensor m = fb.Input("M", g.tile_major ? Dims({g.A2(), g.T(), g.o}) : Dims({g.A2(), g.o, g.T()}),
+  te::Tensor m = fb.Input("M",
+                          g.tile_major ? std::vector<PrimExpr>{I64(g.A2()), g.T(), I64(g.o)}
+                                       : std::vector<PrimExpr>{I64(g.A2()), I64(g.o), g.T()},
                           DType::Float32());
-  te::Tensor y = fb.Custom("Y", Dims({g.n, g.o, g.ho, g.wo}), DType::Float32(), [&](const ir::Buffer& out) {
+  Lets lets;
+  const PrimExpr N = fb.Local(g.n), HO = lets.Bind("ho", fb.Local(g.ho)), WO = lets.Bind("wo", fb.Local(g.wo)),
+                 TH = lets.Bind("th", fb.Local(g.th)), TW = lets.Bind("tw", fb.Local(g.tw));
+  te::Tensor y = fb.Custom("Y", {g.n, I64(g.o), g.ho, g.wo}, DType::Float32(), [&](const ir::Buffer& out) {
     ir::Var n = LoopVar("n"), ty = LoopVar("ty");
+    // Whether output (m ty + i, m tx + j) exists (partial tiles of symbolic
+    // sizes: their stores are guarded).
+    auto inside = [&](const PrimExpr& tx, const PrimExpr& i, const PrimExpr& j) {
+      return And(Lt(PrimExpr(ty) * I64(sp.m) + i, HO), Lt(tx * I64(sp.m) + j, WO));
+    };
     // The stores of rows `rows` (i) and columns `cols` (j) of tile column tx
     // for output channel o.
     using StoreFn = std::function<ir::Stmt(int i, int j, PrimExpr value)>;
     auto tile = [&](const PrimExpr& o, const PrimExpr& tx, int rows, int cols, const StoreFn& store) {
-      PrimExpr t = (PrimExpr(n) * I64(g.th) + PrimExpr(ty)) * I64(g.tw) + tx;
+      PrimExpr t = (PrimExpr(n) * TH + PrimExpr(ty)) * TW + tx;
       auto mk = [&](int k) { return g.tile_major ? m({I64(k), t, o}) : m({I64(k), o, t}); };
       std::vector<ir::Stmt> stores;
       for (int i = 0; i < rows; ++i) {
@@ -197,22 +320,38 @@ Result<ir::PrimFunc> OutputTransform(const std::string& name, const Geometry& g)
     };
     // Tile row ty: its whole tiles in a loop over tx (of kind tx_kind), then
     // the partial last tile column; the last tile row of an output m does
-    // not divide keeps Ho % m rows.
+    // not divide keeps Ho % m rows. With a symbolic size, rows = cols = -1
+    // asks for a whole tile whose stores are guarded.
     using TileFn = std::function<ir::Stmt(const PrimExpr& tx, int rows, int cols)>;
     auto tile_row = [&](const TileFn& at, ir::ForKind tx_kind) {
-      auto row = [&](int rows) {
-        ir::Var tx = LoopVar("tx");
-        std::vector<ir::Stmt> parts;
-        if (g.wo / sp.m > 0) parts.push_back(Loop(tx, g.wo / sp.m, tx_kind, at(PrimExpr(tx), rows, sp.m)));
-        if (g.wo % sp.m != 0) parts.push_back(at(I64(g.tw - 1), rows, static_cast<int>(g.wo % sp.m)));
-        return ir::Seq(parts);
-      };
-      ir::Stmt body = row(sp.m);
-      if (g.ho % sp.m != 0) {
-        body = std::make_shared<ir::IfThenElseNode>(ir::MakeBinary(ir::TirKind::kLT, PrimExpr(ty), I64(g.ho / sp.m)),
-                                                    body, row(static_cast<int>(g.ho % sp.m)));
+      ir::Stmt body;
+      if (g.spatial) {
+        const int64_t ho = Geometry::Int(g.ho), wo = Geometry::Int(g.wo), tw = Geometry::Int(g.tw);
+        auto row = [&](int rows) {
+          ir::Var tx = LoopVar("tx");
+          std::vector<ir::Stmt> parts;
+          if (wo / sp.m > 0) parts.push_back(Loop(tx, wo / sp.m, tx_kind, at(PrimExpr(tx), rows, sp.m)));
+          if (wo % sp.m != 0) parts.push_back(at(I64(tw - 1), rows, static_cast<int>(wo % sp.m)));
+          return ir::Seq(parts);
+        };
+        body = row(sp.m);
+        if (ho % sp.m != 0) body = If(Lt(PrimExpr(ty), I64(ho / sp.m)), body, row(static_cast<int>(ho % sp.m)));
+      } else {
+        // Whole tiles in static blocks of kWinogradInputLanes vector lanes
+        // (as the input transform), the rest one at a time with guarded
+        // stores (one guarded copy of the tile's code, as there).
+        ir::Var xo = LoopVar("txo"), xi = LoopVar("txi"), xr = LoopVar("tx"), lx = LoopVar("tx");
+        PrimExpr whole_cols = FloorDiv(WO, sp.m);
+        PrimExpr blocks = FloorDiv(whole_cols, kWinogradInputLanes), blocked = blocks * I64(kWinogradInputLanes);
+        ir::Stmt whole = ir::Seq(
+            {Loop(xo, blocks, ir::ForKind::kSerial,
+                  Loop(xi, kWinogradInputLanes, tx_kind,
+                       at(PrimExpr(xo) * I64(kWinogradInputLanes) + PrimExpr(xi), sp.m, sp.m))),
+             Loop(xr, TW - blocked, ir::ForKind::kSerial, at(blocked + PrimExpr(xr), -1, -1))});
+        ir::Stmt last = Loop(lx, TW, ir::ForKind::kSerial, at(PrimExpr(lx), -1, -1));
+        body = If(Lt(PrimExpr(ty), FloorDiv(HO, sp.m)), whole, last);
       }
-      return Loop(n, g.n, ir::ForKind::kSerial, Loop(ty, g.th, ir::ForKind::kSerial, body));
+      return Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, body));
     };
     if (g.tile_major) {
       // Channels in the vector lanes: a tile's outputs for kTileMajorLanes
@@ -228,49 +367,52 @@ Result<ir::PrimFunc> OutputTransform(const std::string& name, const Geometry& g)
       buf->scope = "local";
       ir::Buffer yt = buf;
       auto tile_at = [&](const PrimExpr& txe, int rows, int cols) {
+        const bool guarded = rows < 0;
         ir::Var ol = LoopVar("ol");
         PrimExpr o = PrimExpr(ob) * I64(kTileMajorLanes) + PrimExpr(ol);
-        ir::Stmt compute = tile(o, txe, rows, cols, [&](int i, int j, PrimExpr value) {
+        ir::Stmt compute = tile(o, txe, guarded ? sp.m : rows, guarded ? sp.m : cols, [&](int i, int j, PrimExpr value) {
           return ir::Store(yt, std::move(value), {I64(int64_t{i} * sp.m + j), PrimExpr(ol)});
         });
         ir::Var cl = LoopVar("ol"), ci = LoopVar("i"), cj = LoopVar("j");
         PrimExpr co = PrimExpr(ob) * I64(kTileMajorLanes) + PrimExpr(cl);
         ir::Stmt copy = ir::Store(out, ir::Load(yt, {PrimExpr(ci) * I64(sp.m) + PrimExpr(cj), PrimExpr(cl)}),
                                   {PrimExpr(n), co, PrimExpr(ty) * I64(sp.m) + PrimExpr(ci), txe * I64(sp.m) + PrimExpr(cj)});
+        if (guarded) copy = If(inside(txe, PrimExpr(ci), PrimExpr(cj)), copy);
         copy = Loop(cl, kTileMajorLanes, ir::ForKind::kSerial,
-                    Loop(ci, rows, ir::ForKind::kSerial, Loop(cj, cols, ir::ForKind::kSerial, copy)));
+                    Loop(ci, guarded ? sp.m : rows, ir::ForKind::kSerial,
+                         Loop(cj, guarded ? sp.m : cols, ir::ForKind::kSerial, copy)));
         return ir::Stmt(std::make_shared<ir::AllocateNode>(
             yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy})));
       };
-      return Loop(ob, g.o / kTileMajorLanes, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kSerial));
+      return lets.Wrap(Loop(ob, g.o / kTileMajorLanes, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kSerial)));
     }
     // Tiles in the vector lanes: stores m columns apart.
     ir::Var o = LoopVar("o");
     auto tile_at = [&](const PrimExpr& txe, int rows, int cols) {
-      return tile(PrimExpr(o), txe, rows, cols, [&](int i, int j, PrimExpr value) {
-        return ir::Store(out, std::move(value),
-                         {PrimExpr(n), PrimExpr(o), PrimExpr(ty) * I64(sp.m) + I64(i), txe * I64(sp.m) + I64(j)});
+      const bool guarded = rows < 0;
+      return tile(PrimExpr(o), txe, guarded ? sp.m : rows, guarded ? sp.m : cols, [&](int i, int j, PrimExpr value) {
+        ir::Stmt st = ir::Store(out, std::move(value),
+                                {PrimExpr(n), PrimExpr(o), PrimExpr(ty) * I64(sp.m) + I64(i), txe * I64(sp.m) + I64(j)});
+        return guarded ? If(inside(txe, I64(i), I64(j)), st) : st;
       });
     };
-    return Loop(o, g.o, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kVectorized));
+    return lets.Wrap(Loop(o, g.o, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kVectorized)));
   });
-  KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build({y}));
-  return WithPattern(f, ir::OpPattern::kInjective);
+  return Finish(fb, {y}, ir::OpPattern::kInjective);
 }
 
 // The tile-major product M[k, t, o] = sum_c V[k, c, t] U[k, c, o]: the
 // matmul kernel broadcasts V (its rows are the tiles) and vectorizes over
 // the output channels.
-Result<ir::PrimFunc> TileMajorMatmul(const std::string& name, const Geometry& g) {
+Result<Built> TileMajorMatmul(const std::string& name, const Geometry& g) {
   te::FuncBuilder fb(name);
-  te::Tensor v = fb.Input("V", Dims({g.A2(), g.c, g.T()}), DType::Float32());
+  te::Tensor v = fb.Input("V", {I64(g.A2()), I64(g.c), g.T()}, DType::Float32());
   te::Tensor u = fb.Input("U", Dims({g.A2(), g.c, g.ou}), DType::Float32());
   te::Tensor mm = fb.Reduce(
-      "M", Dims({g.A2(), g.T(), g.o}), DType::Float32(), te::ReduceKind::kSum, {PrimExpr(g.c)},
+      "M", {I64(g.A2()), g.T(), I64(g.o)}, DType::Float32(), te::ReduceKind::kSum, {PrimExpr(g.c)},
       [&](const te::Indices& i, const te::Indices& k) { return v({i[0], k[0], i[1]}) * u({i[0], k[0], i[2]}); },
       ir::FloatImm(DType::Float32(), 0));
-  KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build({mm}));
-  return WithPattern(f, ir::OpPattern::kOutEWiseFusable);
+  return Finish(fb, {mm}, ir::OpPattern::kOutEWiseFusable);
 }
 
 // U[alpha i + j, o, c] = sum_ab G[i][a] W[o, c, a, b] G[j][b], in double.
@@ -309,9 +451,16 @@ class Rewriter : public ConvBindingRewriter {
                    std::vector<ir::Binding>* out) override {
     const ir::Expr& w = call.args[1];
     const ir::ConstantExpr* wk = ConstantOf(w);
-    std::vector<int64_t> ws, xs;
+    std::vector<int64_t> ws;
     if (wk == nullptr || !StaticF32(w, &ws) || ws.size() != 4 || ws[2] != 3 || ws[3] != 3) return false;
-    if (!StaticF32(call.args[0], &xs) || xs.size() != 4 || xs[1] != ws[1]) return false;
+    // The input: static channels; batch, height and width may be symbolic.
+    const auto* xi = ir::SInfoAs<ir::TensorSInfo>(call.args[0]->struct_info);
+    const auto* yi = ir::SInfoAs<ir::TensorSInfo>(b.var->struct_info);
+    if (!xi || !xi->has_shape || !xi->has_dtype || xi->dtype != DType::Float32() || xi->shape.size() != 4) return false;
+    if (!yi || !yi->has_shape || yi->shape.size() != 4) return false;
+    const std::vector<PrimExpr>& xs = xi->shape;
+    std::optional<int64_t> xc = relax::ConstDim(xs[1]);
+    if (!xc || *xc != ws[1]) return false;
     if (wk->data.dtype() != DType::Float32() || wk->data.NumElements() != ws[0] * ws[1] * 9) return false;
     if (!DefaultConvLayoutsF32(call.attrs)) return false;
     std::vector<int64_t> strides, dilation, pad, groups;
@@ -323,12 +472,24 @@ class Rewriter : public ConvBindingRewriter {
     for (int64_t p : pad)
       if (p < 0) return false;
     Geometry g;
-    g.n = xs[0], g.c = xs[1], g.o = ws[0];
-    g.ho = xs[2] + pad[0] + pad[2] - 2;
-    g.wo = xs[3] + pad[1] + pad[3] - 2;
-    if (g.ho <= 0 || g.wo <= 0) return false;
+    g.c = ws[1], g.o = ws[0];
+    g.n = xs[0];
+    g.spatial = relax::ConstDim(xs[2]).has_value() && relax::ConstDim(xs[3]).has_value();
+    g.ho = arith::Simplify(xs[2] + I64(pad[0] + pad[2] - 2));
+    g.wo = arith::Simplify(xs[3] + I64(pad[1] + pad[3] - 2));
+    // The cost rule decides at a nominal shape when some dimension is
+    // symbolic: batch 1 (the fewest tiles a batch can have), and image
+    // sizes at kWinogradNominalImage (the convolution's own size, derived
+    // from it through the strides and pads before it).
+    std::map<const ir::VarNode*, PrimExpr> nominal;
+    CollectVars(xs[2], I64(kWinogradNominalImage), &nominal);
+    CollectVars(xs[3], I64(kWinogradNominalImage), &nominal);
+    CollectVars(xs[0], I64(1), &nominal);
+    auto at_nominal = [&](const PrimExpr& e) { return relax::ConstDim(arith::Simplify(arith::Substitute(e, nominal))); };
+    std::optional<int64_t> n0 = at_nominal(g.n), ho0 = at_nominal(g.ho), wo0 = at_nominal(g.wo);
+    if (!n0 || !ho0 || !wo0 || *n0 <= 0 || *ho0 <= 0 || *wo0 <= 0) return false;
     if (g.c < kMinWinogradInputChannels || g.o < kMinWinogradOutputChannels) return false;
-    auto tiles = [&](int m) { return g.n * ((g.ho + m - 1) / m) * ((g.wo + m - 1) / m); };
+    auto tiles = [&](int m) { return *n0 * ((*ho0 + m - 1) / m) * ((*wo0 + m - 1) / m); };
     if (tiles(4) >= kMinWinogradF4Tiles) {
       g.spec = &F4();
     } else if (tiles(2) >= kMinWinogradTiles && g.c >= kMinWinogradF2InputChannels) {
@@ -337,14 +498,34 @@ class Rewriter : public ConvBindingRewriter {
       return false;
     }
     const int64_t tm = g.spec->m;
-    g.th = (g.ho + tm - 1) / tm, g.tw = (g.wo + tm - 1) / tm;
+    g.th = FloorDiv(g.ho + I64(tm - 1), tm), g.tw = FloorDiv(g.wo + I64(tm - 1), tm);
     // The last tiles of an output that m does not divide read past the
     // convolution's padding: pad it too (zeros, never stored). Tiles read
-    // m * t + 2 rows / columns.
-    int64_t pb = tm * g.th + 2 - xs[2] - pad[0], pr = tm * g.tw + 2 - xs[3] - pad[1];
-    g.hp = xs[2] + pad[0] + pb, g.wp = xs[3] + pad[1] + pr;
+    // m * t + 2 rows / columns. (Symbolic sizes: the input transform reads
+    // zeros there instead.)
+    int64_t pb = 0, pr = 0;
+    if (g.spatial) {
+      pb = tm * Geometry::Int(g.th) + 2 - Geometry::Int(xs[2]) - pad[0];
+      pr = tm * Geometry::Int(g.tw) + 2 - Geometry::Int(xs[3]) - pad[1];
+    }
+    g.hp = arith::Simplify(xs[2] + I64(pad[0] + (g.spatial ? pb : pad[2])));
+    g.wp = arith::Simplify(xs[3] + I64(pad[1] + (g.spatial ? pr : pad[3])));
+    const int64_t pad_bottom = g.spatial ? pb : pad[2], pad_right = g.spatial ? pr : pad[3];
 
-    g.tile_major = g.o % kTileMajorLanes == 0 && g.tw < kTileMajorMaxTileCols;
+    // Tile-major needs the row's tile count (static widths only).
+    // With a symbolic size or batch, tile-major whenever the channels allow
+    // (the channel-major product is a relax.matmul over a symbolic number of
+    // tile columns). 64 -> 64 at 40^2 with SiLU (1 thread, CPU time per call
+    // of the whole module): symbolic height and width 0.64 ms tile-major,
+    // 0.93 channel-major, 1.34 the direct convolution; symbolic batch 0.57
+    // tile-major, 0.78 channel-major; all static (channel-major) 0.55-0.60.
+    // Symbolic shapes with a channel-major product (O not a multiple of 16)
+    // stay direct: PP-OCRv4's detector (96 -> 24 convolutions, 256 x 320,
+    // CPU time per call, whole model) took 18.6-18.9 ms with them as
+    // Winograd against 15.4-16.4 direct.
+    const bool symbolic = !g.spatial || !relax::ConstDim(g.n);
+    if (symbolic && g.o % kTileMajorLanes != 0) return false;
+    g.tile_major = g.o % kTileMajorLanes == 0 && (symbolic || Geometry::Int(g.tw) < kTileMajorMaxTileCols);
     // Weight rows a multiple of 1 KiB apart share a few L1 sets, and the
     // matmul kernel reads 64 or more of them per panel: pad them. (64 -> 256
     // at 13^2 in F(4x4) inside SqueezeNet, kernel profile: 342 -> 267 us a
@@ -360,20 +541,30 @@ class Rewriter : public ConvBindingRewriter {
       out->push_back(ir::Binding{v, std::move(value), nullptr, b.span});
       return ir::Expr(v);
     };
-    auto call_tir = [&](const std::string& kernel, const std::vector<ir::Expr>& in, const std::vector<int64_t>& shape) {
-      ir::Expr callee = std::make_shared<ir::GlobalVarExpr>(kernel);
+    auto call_tir = [&](const Built& kernel, const std::vector<ir::Expr>& in, const std::vector<PrimExpr>& shape) {
+      ir::Expr callee = std::make_shared<ir::GlobalVarExpr>(kernel.f->name);
       callee->struct_info = std::make_shared<ir::ObjectSInfo>();
       auto args = std::make_shared<ir::TupleExpr>(in);
       std::vector<ir::StructInfo> infos;
       for (const ir::Expr& e : in) infos.push_back(e->struct_info);
       args->struct_info = std::make_shared<ir::TupleSInfo>(infos);
-      return ir::MakeOpCall("relax.call_tir", {callee, args}, {},
-                            {ir::MakeTensorSInfo(Dims(shape), DType::Float32())});
+      std::vector<ir::Expr> call_args{callee, args};
+      if (!kernel.tir_vars.empty()) {
+        auto sh = std::make_shared<ir::ShapeExpr>(kernel.tir_vars);
+        sh->struct_info =
+            std::make_shared<ir::ShapeSInfo>(true, kernel.tir_vars, static_cast<int>(kernel.tir_vars.size()));
+        call_args.push_back(sh);
+      }
+      return ir::Expr(std::make_shared<ir::CallExpr>(std::make_shared<ir::OpExpr>("relax.call_tir"),
+                                                     std::move(call_args), ir::AttrMap{},
+                                                     std::vector<ir::StructInfo>{
+                                                         ir::MakeTensorSInfo(shape, DType::Float32())}));
     };
-    Result<std::string> in_kernel = Kernel(std::string("winograd_input_") + g.spec->tag, g, Part::kInput);
-    Result<std::string> out_kernel = Kernel(std::string("winograd_output_") + g.spec->tag, g, Part::kOutput);
-    Result<std::string> mm_kernel = g.tile_major ? Kernel("winograd_matmul", g, Part::kMatmul) : Result<std::string>("");
-    for (const Result<std::string>* k : {&in_kernel, &out_kernel, &mm_kernel}) {
+    Result<const Built*> in_kernel = Kernel(std::string("winograd_input_") + g.spec->tag, g, Part::kInput);
+    Result<const Built*> out_kernel = Kernel(std::string("winograd_output_") + g.spec->tag, g, Part::kOutput);
+    Result<const Built*> mm_kernel =
+        g.tile_major ? Kernel("winograd_matmul", g, Part::kMatmul) : Result<const Built*>(nullptr);
+    for (const Result<const Built*>* k : {&in_kernel, &out_kernel, &mm_kernel}) {
       if (!k->ok()) {
         status = k->status();
         return false;
@@ -381,47 +572,66 @@ class Rewriter : public ConvBindingRewriter {
     }
 
     ir::Expr x = call.args[0];
-    if (pad[0] || pad[1] || pb || pr) {
+    if (pad[0] || pad[1] || pad_bottom || pad_right) {
       ir::AttrValue width;
       width.kind = ir::AttrValue::Kind::kIntList;
-      width.ints = {0, 0, 0, 0, pad[0], pb, pad[1], pr};
+      width.ints = {0, 0, 0, 0, pad[0], pad_bottom, pad[1], pad_right};
       x = emit("padded", ir::MakeOpCall("relax.nn.pad", {x}, {{"pad_width", width}}));
-      x->struct_info = ir::MakeTensorSInfo(Dims({g.n, g.c, g.hp, g.wp}), DType::Float32());
+      x->struct_info = ir::MakeTensorSInfo({g.n, I64(g.c), g.hp, g.wp}, DType::Float32());
     }
-    ir::Expr v = emit("wino_in", call_tir(*in_kernel, {x}, {g.A2(), g.c, g.T()}));
-    v->struct_info = ir::MakeTensorSInfo(Dims({g.A2(), g.c, g.T()}), DType::Float32());
+    const std::vector<PrimExpr> v_shape{I64(g.A2()), I64(g.c), g.T()};
+    ir::Expr v = emit("wino_in", call_tir(**in_kernel, {x}, v_shape));
+    v->struct_info = ir::MakeTensorSInfo(v_shape, DType::Float32());
     auto uk = std::make_shared<ir::ConstantExpr>(*u, wk->name.empty() ? "" : wk->name + "_winograd");
     uk->struct_info = ir::MakeTensorSInfo(g.tile_major ? Dims({g.A2(), g.c, g.ou}) : Dims({g.A2(), g.o, g.c}),
                                           DType::Float32());
     ir::Expr ue = emit("wino_w", ir::Expr(uk));
     ir::Expr m;
     if (g.tile_major) {
-      m = emit("wino_mm", call_tir(*mm_kernel, {v, ue}, {g.A2(), g.T(), g.o}));
-      m->struct_info = ir::MakeTensorSInfo(Dims({g.A2(), g.T(), g.o}), DType::Float32());
+      const std::vector<PrimExpr> m_shape{I64(g.A2()), g.T(), I64(g.o)};
+      m = emit("wino_mm", call_tir(**mm_kernel, {v, ue}, m_shape));
+      m->struct_info = ir::MakeTensorSInfo(m_shape, DType::Float32());
     } else {
       m = emit("wino_mm", ir::MakeOpCall("relax.matmul", {ue, v}));
     }
-    out->push_back(ir::Binding{b.var, call_tir(*out_kernel, {m}, {g.n, g.o, g.ho, g.wo}), nullptr, b.span});
+    out->push_back(ir::Binding{b.var, call_tir(**out_kernel, {m}, {g.n, I64(g.o), g.ho, g.wo}), nullptr, b.span});
     return true;
+  }
+
+  // The caller's Vars of `e`, each mapped to `value` (first mapping wins).
+  static void CollectVars(const PrimExpr& e, const PrimExpr& value, std::map<const ir::VarNode*, PrimExpr>* out) {
+    if (!e.defined()) return;
+    if (const auto* v = e.as<ir::VarNode>()) {
+      out->emplace(v, value);
+      return;
+    }
+    if (ir::IsBinary(e->kind())) {
+      const auto* bin = static_cast<const ir::BinaryNode*>(e.get());
+      CollectVars(bin->a, value, out);
+      CollectVars(bin->b, value, out);
+    }
   }
 
   // The transform kernel for this geometry (one per geometry and kind).
   enum class Part { kInput, kMatmul, kOutput };
-  Result<std::string> Kernel(const std::string& base, const Geometry& g, Part part) {
-    std::vector<int64_t> key = {static_cast<int64_t>(part), g.spec->m, g.tile_major, g.ou, g.n, g.c, g.o, g.hp, g.wp, g.ho, g.wo};
-    std::string& name = kernels_[key];
-    if (!name.empty()) return name;
-    name = mod_->UniqueName(base);
-    Result<ir::PrimFunc> f = part == Part::kInput    ? InputTransform(name, g)
-                             : part == Part::kMatmul ? TileMajorMatmul(name, g)
-                                                     : OutputTransform(name, g);
+  Result<const Built*> Kernel(const std::string& base, const Geometry& g, Part part) {
+    std::string key = std::to_string(static_cast<int>(part)) + "/" + std::to_string(g.spec->m) + "/" +
+                      std::to_string(g.tile_major) + "/" + std::to_string(g.ou) + "/" + std::to_string(g.c) + "/" +
+                      std::to_string(g.o);
+    for (const PrimExpr& e : {g.n, g.hp, g.wp, g.ho, g.wo}) key += "/" + arith::ToDebugString(e);
+    auto it = kernels_.find(key);
+    if (it != kernels_.end()) return &it->second;
+    std::string name = mod_->UniqueName(base);
+    Result<Built> f = part == Part::kInput    ? InputTransform(name, g)
+                      : part == Part::kMatmul ? TileMajorMatmul(name, g)
+                                              : OutputTransform(name, g);
     if (!f.ok()) return f.status();
-    mod_->Add(name, *f);
-    return name;
+    mod_->Add(name, f->f);
+    return &kernels_.emplace(key, *f).first->second;
   }
 
   ir::IRModule* mod_;
-  std::map<std::vector<int64_t>, std::string> kernels_;
+  std::map<std::string, Built> kernels_;
 };
 
 }  // namespace

@@ -42,12 +42,33 @@
 // (16 tiles of 4x4) 1.55 -> 1.28 ms as tile-major F(2x2), 1.42 ms as
 // F(4x4); 64 -> 256 at 13^2 349 -> 281 us (tile-major F(2x2)).
 //
+// Symbolic shapes. The batch, height and width may be symbolic (a model
+// compiled once for every size; the channels stay static). T and the tile
+// rows / columns are then ceil-divisions of the symbolic output, the
+// kernels take the symbolic values they cannot bind from a buffer as
+// tir_vars, and:
+//   - symbolic batch only: everything else as above (pads, partial tiles
+//     and the product's layout are static);
+//   - symbolic height or width: the pad adds the convolution's padding
+//     only; the input transform computes at run time which tiles fit in
+//     the padded input and reads zeros past it for the others (clamped
+//     loads under a select); the output transform stores the partial last
+//     tile row and column under a test against Ho and Wo; the tile columns
+//     go in static blocks of kWinogradInputLanes vector lanes.
+//   - either way the product is tile-major, and only convolutions with O a
+//     multiple of kTileMajorLanes are rewritten (a channel-major product
+//     over a symbolic number of tiles was slower than the direct
+//     convolution; measurements in RewriteConv).
+// The cost rule below decides at a nominal shape: a symbolic batch at 1,
+// symbolic image dimensions at kWinogradNominalImage, carried through the
+// expressions of the layers before (a layer at 1/32 of the image sees 10).
+//
 // Rewritten: conv2d calls with default layouts (NCHW / OIHW), float32, no
 // out_dtype, groups 1, strides 1, dilation 1, a static 3x3 constant weight
-// (directly or a variable bound to one), a static input, at least
+// (directly or a variable bound to one), static input channels, at least
 // kMinWinogradInputChannels input (kMinWinogradF2InputChannels for F(2x2))
 // and kMinWinogradOutputChannels output channels and kMinWinogradTiles
-// tiles of 2x2. Everything else is left
+// tiles of 2x2 (at the nominal shape when symbolic). Everything else is left
 // alone. Results differ from the direct convolution by rounding: the
 // F(2x2) transforms add and subtract (G's 1/2 is exact), F(4x4)'s multiply
 // by 2, 4, 5 and 8 (exact) and its G has 1/6, 1/12 and 1/24 (applied in
@@ -86,6 +107,17 @@ constexpr int64_t kMinWinogradF4Tiles = 32;
 // 1.19 ms: its output transform's stores are Ho * Wo apart).
 constexpr int64_t kTileMajorLanes = 16;
 constexpr int64_t kTileMajorMaxTileCols = 8;
+// Symbolic image sizes: the cost rule above is applied with each symbolic
+// height and width of the model's input at this size (and a symbolic batch
+// at 1), carried through the layers before the convolution. An assumption,
+// not a measurement: a typical detector / OCR input.
+constexpr int64_t kWinogradNominalImage = 320;
+// Symbolic widths: the transforms' tile columns go in static blocks of this
+// many vector lanes. 64 -> 64 + SiLU, symbolic height and width, 1 thread,
+// CPU time per call: at 20^2 (5 tiles of 4x4 a row) 0.17-0.18 ms with 4
+// lanes, 0.22-0.23 with 8 (no whole block: every tile one at a time), the
+// static module 0.17-0.19; at 40^2 4 and 8 within noise (0.66-0.72).
+constexpr int64_t kWinogradInputLanes = 4;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
 

@@ -143,5 +143,86 @@ TEST(WinogradConv2d, OtherConvolutionsAreLeftAlone) {
   }
 }
 
+// The Relax function of the rewritten module (the kernels left out).
+std::string MainOf(const std::string& printed) {
+  size_t at = printed.find("    @R.function");
+  size_t end = printed.find("\n# Metadata", at);
+  return at == std::string::npos ? printed : printed.substr(at, end == std::string::npos ? end : end - at);
+}
+
+TEST(WinogradConv2d, SymbolicHeightAndWidthBeforeAfter) {
+  // Tile counts are ceil-divisions of the symbolic output; the pad adds the
+  // convolution's padding only (the last tiles read zeros past it), and the
+  // input transform takes h and w as scalars (its buffer does not bind
+  // them). F(4x4) from the cost rule at the nominal image size; the
+  // product tile-major (whole 16-float channel vectors).
+  std::string before = ConvModule("\"n\", 32, \"h\", \"w\"", "16, 32, 3, 3", ", padding=[1, 1, 1, 1]");
+  const char* after = R"(    @R.function
+    def main(x: R.Tensor(("n", 32, "h", "w"), dtype="float32")) -> R.Tensor(("n", 16, "h", "w"), dtype="float32"):
+        n = T.int64()
+        h = T.int64()
+        w = T.int64()
+        cls = Module
+        with R.dataflow():
+            padded: R.Tensor((n, 32, h + 2, w + 2), dtype="float32") = R.nn.pad(x, pad_width=[0, 0, 0, 0, 1, 1, 1, 1])
+            wino_in: R.Tensor((36, 32, n * ((h + 3) // 4) * ((w + 3) // 4)), dtype="float32") = R.call_tir(cls.winograd_input_f4x3, (padded,), out_sinfo=R.Tensor((36, 32, n * ((h + 3) // 4) * ((w + 3) // 4)), dtype="float32"), tir_vars=R.shape([h, w]))
+            wino_w: R.Tensor((36, 32, 16), dtype="float32") = metadata["relax.expr.Constant"][0]
+            wino_mm: R.Tensor((36, n * ((h + 3) // 4) * ((w + 3) // 4), 16), dtype="float32") = R.call_tir(cls.winograd_matmul, (wino_in, wino_w), out_sinfo=R.Tensor((36, n * ((h + 3) // 4) * ((w + 3) // 4), 16), dtype="float32"), tir_vars=R.shape([n, h, w]))
+            gv: R.Tensor((n, 16, h, w), dtype="float32") = R.call_tir(cls.winograd_output_f4x3, (wino_mm,), out_sinfo=R.Tensor((n, 16, h, w), dtype="float32"))
+            R.output(gv)
+        return gv
+)";
+  std::string out = Rewrite(before, {16, 32, 3, 3});
+  EXPECT_EQ(MainOf(out), after) << out;
+  // The partial last tiles: guarded stores, and selected loads.
+  EXPECT_TRUE(Contains(out, "if ty * 4 + i < h and tx * 4 + j < w:")) << out;
+  EXPECT_TRUE(Contains(out, "T.Select(")) << out;
+  // 24 output channels would take the channel-major product: left direct
+  // with symbolic shapes.
+  std::string cm = Rewrite(ConvModule("\"n\", 32, \"h\", \"w\"", "24, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {24, 32, 3, 3});
+  EXPECT_TRUE(Contains(cm, "R.nn.conv2d(")) << cm;
+  EXPECT_FALSE(Contains(cm, "winograd")) << cm;
+  std::string cmb = Rewrite(ConvModule("\"n\", 32, 24, 22", "24, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {24, 32, 3, 3});
+  EXPECT_TRUE(Contains(cmb, "R.nn.conv2d(")) << cmb;
+}
+
+TEST(WinogradConv2d, SymbolicBatchBeforeAfter) {
+  // A static 13 x 13 image with a symbolic batch: the same choices as at
+  // batch 1 (F(2x2), tile-major), static pads and n * 49 tiles.
+  std::string before = ConvModule("\"n\", 32, 13, 13", "32, 32, 3, 3", ", padding=[1, 1, 1, 1]");
+  const char* after = R"(    @R.function
+    def main(x: R.Tensor(("n", 32, 13, 13), dtype="float32")) -> R.Tensor(("n", 32, 13, 13), dtype="float32"):
+        n = T.int64()
+        cls = Module
+        with R.dataflow():
+            padded: R.Tensor((n, 32, 16, 16), dtype="float32") = R.nn.pad(x, pad_width=[0, 0, 0, 0, 1, 2, 1, 2])
+            wino_in: R.Tensor((16, 32, n * 49), dtype="float32") = R.call_tir(cls.winograd_input_f2x3, (padded,), out_sinfo=R.Tensor((16, 32, n * 49), dtype="float32"))
+            wino_w: R.Tensor((16, 32, 32), dtype="float32") = metadata["relax.expr.Constant"][0]
+            wino_mm: R.Tensor((16, n * 49, 32), dtype="float32") = R.call_tir(cls.winograd_matmul, (wino_in, wino_w), out_sinfo=R.Tensor((16, n * 49, 32), dtype="float32"), tir_vars=R.shape([n]))
+            gv: R.Tensor((n, 32, 13, 13), dtype="float32") = R.call_tir(cls.winograd_output_f2x3, (wino_mm,), out_sinfo=R.Tensor((n, 32, 13, 13), dtype="float32"))
+            R.output(gv)
+        return gv
+)";
+  std::string out = Rewrite(before, {32, 32, 3, 3});
+  EXPECT_EQ(MainOf(out), after) << out;
+  EXPECT_FALSE(Contains(out, "T.Select(")) << out;
+}
+
+TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
+  // A symbolic batch decides at batch 1: 5 x 5 is 9 tiles, too few.
+  std::string few = Rewrite(ConvModule("\"n\", 64, 5, 5", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 64, 3, 3});
+  EXPECT_TRUE(Contains(few, "R.nn.conv2d(")) << few;
+  // A layer at 1/32 of a symbolic image (10 x 10 at the nominal 320):
+  // 9 tiles of 4x4, 25 of 2x2: F(2x2), tile-major.
+  std::string deep = Rewrite(ConvModule("1, 64, \"h // 32\", \"w // 32\"", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]"),
+                             {64, 64, 3, 3});
+  EXPECT_TRUE(Contains(deep, "winograd_input_f2x3")) << deep;
+  EXPECT_TRUE(Contains(deep, "winograd_matmul")) << deep;
+  // Too few input channels for F(2x2) there.
+  std::string c16 = Rewrite(ConvModule("1, 16, \"h // 32\", \"w // 32\"", "64, 16, 3, 3", ", padding=[1, 1, 1, 1]"),
+                            {64, 16, 3, 3});
+  EXPECT_TRUE(Contains(c16, "R.nn.conv2d(")) << c16;
+}
+
 }  // namespace
 }  // namespace kiln

@@ -1,0 +1,155 @@
+// winograd-conv2d with symbolic shapes (transform/winograd_conv2d.h): a
+// convolution compiled once with a symbolic batch, or symbolic height and
+// width, through the whole driver and the VM, against a double-precision
+// direct convolution at several shapes, including outputs that the tile
+// size (2 or 4) does not divide, widths of one tile and of one column, and
+// batches of 1 and 3.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/text/text.h"
+#include "compiler/tir/compiled_test_util.h"
+#include "runtime/tensor.h"
+#include "vm/module.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using test_util::CompileAndLoad;
+using test_util::FloatTensor;
+using test_util::InvokeMain;
+using test_util::RandomFloats;
+
+struct WinoCase {
+  std::string n, h, w;  // "n" or a number each
+  int64_t c, o;
+  int64_t pad;            // on every side
+  bool relu;              // bias + relu epilogue (fused into the output transform)
+  const char* transform;  // the output transform's name part
+  bool tile_major;
+};
+
+std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
+
+std::string Module(const WinoCase& k) {
+  auto q = [](const std::string& d) { return std::isdigit(static_cast<unsigned char>(d[0])) ? d : "\"" + d + "\""; };
+  std::string s = std::to_string(k.pad);
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " +
+                    T(q(k.n) + ", " + std::to_string(k.c) + ", " + q(k.h) + ", " + q(k.w)) + ", w: " +
+                    T(std::to_string(k.o) + ", " + std::to_string(k.c) + ", 3, 3") + ", b: " +
+                    T("1, " + std::to_string(k.o) + ", 1, 1") + ") -> R.Tensor(dtype=\"float32\", ndim=4):\n";
+  src += "        with R.dataflow():\n";
+  src += "            y = R.nn.conv2d(x, w, padding=[" + s + ", " + s + ", " + s + ", " + s + "])\n";
+  if (k.relu) {
+    src += "            z = R.add(y, b)\n            gv = R.nn.relu(z)\n";
+  } else {
+    src += "            gv = y\n";
+  }
+  src += "            R.output(gv)\n        return gv\n";
+  return src;
+}
+
+std::vector<float> Reference(const WinoCase& k, int64_t n, int64_t h, int64_t w, const std::vector<float>& x,
+                             const std::vector<float>& wt, const std::vector<float>& b) {
+  const int64_t ho = h + 2 * k.pad - 2, wo = w + 2 * k.pad - 2;
+  std::vector<float> y(n * k.o * ho * wo);
+  for (int64_t in = 0; in < n; ++in)
+    for (int64_t o = 0; o < k.o; ++o)
+      for (int64_t i = 0; i < ho; ++i)
+        for (int64_t j = 0; j < wo; ++j) {
+          double acc = 0;
+          for (int64_t c = 0; c < k.c; ++c)
+            for (int64_t a = 0; a < 3; ++a)
+              for (int64_t e = 0; e < 3; ++e) {
+                int64_t r = i + a - k.pad, col = j + e - k.pad;
+                if (r < 0 || r >= h || col < 0 || col >= w) continue;
+                acc += double(x[((in * k.c + c) * h + r) * w + col]) * wt[((o * k.c + c) * 3 + a) * 3 + e];
+              }
+          if (k.relu) acc = std::max(acc + b[o], 0.0);
+          y[((in * k.o + o) * ho + i) * wo + j] = static_cast<float>(acc);
+        }
+  return y;
+}
+
+// The rewritten module's kernels: no conv2d left, the expected transform.
+void CheckRewritten(const WinoCase& k, const driver::CompileOptions& options) {
+  Result<ir::IRModule> mod = text::ParseModule(Module(k), "wino.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  Result<ir::IRModule> lowered = driver::LowerModule(*mod, options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  bool conv = false, transform = false, tile_major = false;
+  for (const ir::ModuleEntry& e : lowered->entries) {
+    if (!e.prim) continue;
+    conv |= e.name.find("conv2d") != std::string::npos;
+    transform |= e.name.find(std::string("winograd_output_") + k.transform) != std::string::npos;
+    tile_major |= e.name.find("winograd_matmul") != std::string::npos;
+  }
+  EXPECT_FALSE(conv);
+  EXPECT_TRUE(transform) << "expected " << k.transform;
+  EXPECT_EQ(tile_major, k.tile_major);
+}
+
+void CheckNumbers(const WinoCase& k, const std::vector<std::vector<int64_t>>& shapes) {
+  std::vector<float> wt = RandomFloats(k.o * k.c * 9, 7, 0.5f), b = RandomFloats(k.o, 11);
+  driver::CompileOptions options;
+  options.params = {{"w", FloatTensor({k.o, k.c, 3, 3}, wt)}};
+  CheckRewritten(k, options);
+  for (int threads : {1, 2}) {
+    options.num_threads_hint = threads;
+    std::shared_ptr<const vm::Module> m = CompileAndLoad(Module(k), options, threads);
+    ASSERT_NE(m, nullptr);
+    for (const std::vector<int64_t>& s : shapes) {
+      const int64_t n = s[0], h = s[1], w = s[2];
+      SCOPED_TRACE("threads " + std::to_string(threads) + " n " + std::to_string(n) + " h " + std::to_string(h) +
+                   " w " + std::to_string(w));
+      std::vector<float> x = RandomFloats(n * k.c * h * w, 3 + h * 31 + w);
+      Result<Tensor> y = InvokeMain(*m, {Any(FloatTensor({n, k.c, h, w}, x)), Any(FloatTensor({1, k.o, 1, 1}, b))});
+      ASSERT_TRUE(y.ok()) << y.status().ToString();
+      std::vector<float> ref = Reference(k, n, h, w, x, wt, b);
+      ASSERT_EQ(y->NumElements(), static_cast<int64_t>(ref.size()));
+      double worst = 0, scale = 0;
+      for (size_t i = 0; i < ref.size(); ++i) {
+        worst = std::max(worst, std::fabs(double(y->data<float>()[i]) - ref[i]));
+        scale = std::max(scale, std::fabs(double(ref[i])));
+      }
+      // F(4x4)'s transforms multiply by up to 8 and its weights by 1/24:
+      // float32 rounding well under 1e-4 of the output's scale.
+      EXPECT_LE(worst, 1e-4 * std::max(scale, 1.0));
+    }
+  }
+}
+
+TEST(WinogradSymbolicTest, SymbolicHeightAndWidth) {
+  // The nominal 320 x 320 image: F(4x4); 32 output channels: tile-major.
+  WinoCase f4{"1", "h", "w", 16, 32, 1, true, "f4x3", true};
+  CheckNumbers(f4, {{1, 16, 16}, {1, 13, 18}, {1, 9, 5}, {1, 4, 4}, {1, 1, 7}, {1, 30, 3}, {1, 2, 2}});
+  // No padding: the output is 2 smaller; batch and size all symbolic.
+  WinoCase all{"n", "h", "w", 32, 16, 0, false, "f4x3", true};
+  CheckNumbers(all, {{1, 18, 18}, {2, 11, 9}, {3, 3, 3}, {1, 7, 22}});
+}
+
+TEST(WinogradSymbolicTest, SymbolicBatch) {
+  // Static 13 x 13 with a symbolic batch: decided at batch 1 (49 tiles of
+  // 2x2, 16 of 4x4): F(2x2), tile-major (7 tiles a row, 32 channels).
+  WinoCase tm{"n", "13", "13", 32, 32, 1, true, "f2x3", true};
+  CheckNumbers(tm, {{1, 13, 13}, {3, 13, 13}});
+  // 20 x 17 (25 tiles of 4x4 at batch 1: F(2x2), 9 a row): tile-major all
+  // the same with a symbolic batch; partial last tile column.
+  WinoCase wide{"n", "20", "17", 32, 32, 1, true, "f2x3", true};
+  CheckNumbers(wide, {{1, 20, 17}, {2, 20, 17}});
+  // 24 x 22: F(4x4), partial last tile column.
+  WinoCase f4{"n", "24", "22", 16, 32, 1, false, "f4x3", true};
+  CheckNumbers(f4, {{1, 24, 22}, {2, 24, 22}});
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
