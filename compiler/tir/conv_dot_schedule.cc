@@ -43,7 +43,8 @@ Stmt MakeFor(const Var& v, PrimExpr extent, ForKind kind, Stmt body) {
 struct DotConv {
   std::vector<const ForNode*> loops;  // n, o, y, x, c, ky, kx
   conv::ConvReduction r;
-  int64_t o = 0, ho = 0, wo = 0, ki = 0, kh = 0, kw = 0;
+  int64_t o = 0, ho = 0, ki = 0, kh = 0, kw = 0;
+  int64_t wo = 0;  // 0: symbolic (then ho is 1)
 };
 
 bool MatchDotConv(const Stmt& s, DotConv* m) {
@@ -56,10 +57,12 @@ bool MatchDotConv(const Stmt& s, DotConv* m) {
   int64_t* ext[] = {&m->o, &m->ho, &m->wo, &m->ki, &m->kh, &m->kw};
   for (size_t d = 1; d < 7; ++d) {
     const int64_t* e = ConstInt(L[d]->extent);
+    if (e == nullptr && d == 3) continue;  // a symbolic row width
     if (e == nullptr || *e <= 0) return false;
     *ext[d - 1] = *e;
   }
-  if (m->ho * m->wo > kMaxPoints || m->ki * m->kh * m->kw < kMinReduction) return false;
+  if (m->wo == 0 ? m->ho != 1 : m->ho * m->wo > kMaxPoints) return false;
+  if (m->ki * m->kh * m->kw < kMinReduction) return false;
   if (!conv::MatchConvReduction(body, L, &m->r)) return false;
   const conv::ConvReduction& r = m->r;
   // An OIHW weight of exactly the loops' extents (read as rows [O, C*KH*KW]).
@@ -72,9 +75,10 @@ bool MatchDotConv(const Stmt& s, DotConv* m) {
   if (Uses(r.x_load->indices[0], {L[1]->loop_var.get()}) || Uses(r.x_load->indices[1], {L[1]->loop_var.get()})) {
     return false;
   }
-  return SameExtent(r.out->shape[1], L[1]->extent) && SameExtent(r.out->shape[2], L[2]->extent) &&
-         SameExtent(r.out->shape[3], L[3]->extent) &&
-         (SameExtent(r.out->shape[0], L[0]->extent) || arith::CanProveEqual(r.out->shape[0], L[0]->extent));
+  for (size_t d = 0; d < 4; ++d)
+    if (!SameExtent(r.out->shape[d], L[d]->extent) && !arith::CanProveEqual(r.out->shape[d], L[d]->extent))
+      return false;
+  return true;
 }
 
 Buffer NewBuffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
@@ -87,102 +91,142 @@ Buffer NewBuffer(const std::string& name, std::vector<PrimExpr> shape, const std
   return node;
 }
 
-// The rewritten nest (conv_dot_schedule.h).
-Stmt BuildDotConv(const DotConv& cv, int threads) {
-  const auto& L = cv.loops;
-  const DType f32 = DType::Float32();
-  const ForKind outer = threads >= 2 ? ForKind::kParallel : ForKind::kSerial;
-  const int64_t hw = cv.ho * cv.wo, k = cv.ki * cv.kh * cv.kw;
-  const int64_t v = k >= 64 || k % 16 == 0 ? 16 : 8;
-  const int64_t blocks = k / v, tail = k % v;
-  const int64_t rows = std::max<int64_t>(1, std::min({kMaxRows, cv.o, kMaxAccumulators / hw}));
-  const int64_t tiles = (cv.o + rows - 1) / rows;
-  const int64_t n_acc = rows * hw;
-  PrimExpr images = L[0]->extent;
+class DotKernel {
+ public:
+  DotKernel(const DotConv& cv, int threads) : cv_(cv), outer_(threads >= 2 ? ForKind::kParallel : ForKind::kSerial) {
+    const auto& L = cv.loops;
+    k_ = cv.ki * cv.kh * cv.kw;
+    v_ = k_ >= 64 || k_ % 16 == 0 ? 16 : 8;
+    images_ = L[0]->extent;
+    hw_ = cv.wo > 0 ? I64(cv.ho * cv.wo) : L[3]->extent;
+    col_ = NewBuffer("col", {images_, hw_, I64(k_)}, "global");
+    auto wrow = std::make_shared<BufferNode>(*cv.r.weight);
+    wrow->shape = {I64(cv.o), I64(k_)};
+    wrows_ = wrow;
+  }
 
-  // 1. The staged input: col[n, p, j] = X's value (0 in the padding) at
-  // output point p = y * Wo + x and reduction index j = (c * KH + ky) * KW + kx.
-  Buffer col = NewBuffer("col", {images, I64(hw), I64(k)}, "global");
-  Var pn = MakeVar("pn"), py = MakeVar("py"), px = MakeVar("px"), pc = MakeVar("pc"), pky = MakeVar("pky"),
-      pkx = MakeVar("pkx");
-  VarMap at_pack;
-  at_pack[L[0]->loop_var.get()] = PrimExpr(pn);
-  at_pack[L[2]->loop_var.get()] = PrimExpr(py);
-  at_pack[L[3]->loop_var.get()] = PrimExpr(px);
-  at_pack[L[4]->loop_var.get()] = PrimExpr(pc);
-  at_pack[L[5]->loop_var.get()] = PrimExpr(pky);
-  at_pack[L[6]->loop_var.get()] = PrimExpr(pkx);
-  std::vector<PrimExpr> xidx;
-  for (const PrimExpr& e : cv.r.x_load->indices) xidx.push_back(arith::Simplify(Substitute(e, at_pack)));
-  PrimExpr value = Load(cv.r.data, xidx);
-  if (cv.r.inside.defined()) {
-    PrimExpr inside = arith::Simplify(Substitute(cv.r.inside, at_pack));
-    value = PrimExpr(std::make_shared<CallNode>(f32, "if_then_else", std::vector<PrimExpr>{inside, value, FloatImm(f32, 0.0)}));
+  // `orig`: the nest itself, kept for the rows too wide for these tiles.
+  Stmt Build(const Stmt& orig) {
+    if (cv_.wo > 0) return std::make_shared<AllocateNode>(col_, Seq({Pack(), Tiles(cv_.ho * cv_.wo)}));
+    // A symbolic width: tiles of 4, 2 or 1 points by a run-time test; rows
+    // of 8 columns and more keep the column tiles (the original nest, for
+    // the schedules after this one).
+    PrimExpr hw = hw_;
+    Stmt tiles = std::make_shared<IfThenElseNode>(
+        MakeBinary(TirKind::kGE, hw, I64(4)), Tiles(4),
+        std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGE, hw, I64(2)), Tiles(2), Tiles(1)));
+    Stmt dot = std::make_shared<AllocateNode>(col_, Seq({Pack(), tiles}));
+    return std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, hw, I64(kMaxPoints)), dot, orig);
   }
-  PrimExpr j = (PrimExpr(pc) * I64(cv.kh) + PrimExpr(pky)) * I64(cv.kw) + PrimExpr(pkx);
-  Stmt pack = Store(col, value, {PrimExpr(pn), PrimExpr(py) * I64(cv.wo) + PrimExpr(px), j});
-  pack = MakeFor(pkx, I64(cv.kw), ForKind::kSerial, pack);
-  pack = MakeFor(pky, I64(cv.kh), ForKind::kSerial, pack);
-  pack = MakeFor(pc, I64(cv.ki), ForKind::kSerial, pack);
-  pack = MakeFor(px, I64(cv.wo), ForKind::kSerial, pack);
-  pack = MakeFor(py, I64(cv.ho), ForKind::kSerial, pack);
-  pack = MakeFor(pn, images, outer, pack);
 
-  // 2. Tiles of R output channels x all HW points: R * HW accumulators of
-  // V lanes over the reduction, W read as rows of K (a view).
-  auto wrow = std::make_shared<BufferNode>(*cv.r.weight);
-  wrow->shape = {I64(cv.o), I64(k)};
-  Buffer wv = wrow;
-  Var t = MakeVar("t"), n = MakeVar("n"), o0 = MakeVar("o0");
-  Buffer acc = NewBuffer("acc", {I64(n_acc), I64(v)}, "local");
-  Var zi = MakeVar("zi"), zl = MakeVar("zl");
-  Stmt zero = MakeFor(zi, I64(n_acc), ForKind::kUnrolled,
-                      MakeFor(zl, I64(v), ForKind::kVectorized, Store(acc, FloatImm(f32, 0.0), {PrimExpr(zi), PrimExpr(zl)})));
-  auto fma_at = [&](const PrimExpr& jj, const Var& ri, const Var& pi, const PrimExpr& lane) {
-    PrimExpr slot = PrimExpr(ri) * I64(hw) + PrimExpr(pi);
-    PrimExpr cur = Load(acc, {slot, lane});
-    PrimExpr w = Load(wv, {PrimExpr(o0) + PrimExpr(ri), jj});
-    PrimExpr x = Load(col, {PrimExpr(n), PrimExpr(pi), jj});
-    return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{w, x, cur})), {slot, lane});
-  };
-  std::vector<Stmt> tile_body = {zero};
-  if (blocks > 0) {
-    Var kb = MakeVar("kb"), ri = MakeVar("ri"), pi = MakeVar("pi"), l = MakeVar("l");
-    Stmt taps = MakeFor(l, I64(v), ForKind::kVectorized, fma_at(PrimExpr(kb) * I64(v) + PrimExpr(l), ri, pi, PrimExpr(l)));
-    taps = MakeFor(pi, I64(hw), ForKind::kUnrolled, taps);
-    taps = MakeFor(ri, I64(rows), ForKind::kUnrolled, taps);
-    tile_body.push_back(MakeFor(kb, I64(blocks), ForKind::kSerial, taps));
+ private:
+  // col[n, p, j] = X's value (0 in the padding) at output point
+  // p = y * Wo + x and reduction index j = (c * KH + ky) * KW + kx.
+  Stmt Pack() {
+    const auto& L = cv_.loops;
+    Var pn = MakeVar("pn"), py = MakeVar("py"), px = MakeVar("px"), pc = MakeVar("pc"), pky = MakeVar("pky"),
+        pkx = MakeVar("pkx");
+    VarMap at;
+    at[L[0]->loop_var.get()] = PrimExpr(pn);
+    at[L[2]->loop_var.get()] = PrimExpr(py);
+    at[L[3]->loop_var.get()] = PrimExpr(px);
+    at[L[4]->loop_var.get()] = PrimExpr(pc);
+    at[L[5]->loop_var.get()] = PrimExpr(pky);
+    at[L[6]->loop_var.get()] = PrimExpr(pkx);
+    std::vector<PrimExpr> xidx;
+    for (const PrimExpr& e : cv_.r.x_load->indices) xidx.push_back(arith::Simplify(Substitute(e, at)));
+    const DType f32 = DType::Float32();
+    PrimExpr value = Load(cv_.r.data, xidx);
+    if (cv_.r.inside.defined()) {
+      PrimExpr inside = arith::Simplify(Substitute(cv_.r.inside, at));
+      value = PrimExpr(
+          std::make_shared<CallNode>(f32, "if_then_else", std::vector<PrimExpr>{inside, value, FloatImm(f32, 0.0)}));
+    }
+    PrimExpr j = (PrimExpr(pc) * I64(cv_.kh) + PrimExpr(pky)) * I64(cv_.kw) + PrimExpr(pkx);
+    PrimExpr p = cv_.wo > 0 ? PrimExpr(py) * I64(cv_.wo) + PrimExpr(px) : PrimExpr(px);
+    Stmt pack = Store(col_, value, {PrimExpr(pn), p, j});
+    pack = MakeFor(pkx, I64(cv_.kw), ForKind::kSerial, pack);
+    pack = MakeFor(pky, I64(cv_.kh), ForKind::kSerial, pack);
+    pack = MakeFor(pc, I64(cv_.ki), ForKind::kSerial, pack);
+    pack = MakeFor(px, L[3]->extent, ForKind::kSerial, pack);
+    pack = MakeFor(py, I64(cv_.ho), ForKind::kSerial, pack);
+    return MakeFor(pn, images_, outer_, pack);
   }
-  if (tail > 0) {
-    // The last K % V terms into lane 0.
-    Var kt = MakeVar("kt"), ri = MakeVar("ri"), pi = MakeVar("pi");
-    Stmt taps = fma_at(I64(blocks * v) + PrimExpr(kt), ri, pi, I64(0));
-    taps = MakeFor(pi, I64(hw), ForKind::kUnrolled, taps);
-    taps = MakeFor(ri, I64(rows), ForKind::kUnrolled, taps);
-    tile_body.push_back(MakeFor(kt, I64(tail), ForKind::kSerial, taps));
+
+  // Tiles of R output channels x `pts` output points: R * pts accumulators
+  // of V lanes over the reduction; the last channel (and point) tile moved
+  // back to end at O (at HW).
+  Stmt Tiles(int64_t pts) {
+    const DType f32 = DType::Float32();
+    const int64_t rows = std::max<int64_t>(1, std::min({kMaxRows, cv_.o, kMaxAccumulators / pts}));
+    const int64_t ctiles = (cv_.o + rows - 1) / rows;
+    const int64_t n_acc = rows * pts;
+    const bool one_point_tile = cv_.wo > 0;  // pts == HW
+    PrimExpr ptiles = one_point_tile ? I64(1) : Div(hw_ + I64(pts - 1), I64(pts));
+    const int64_t blocks = k_ / v_, tail = k_ % v_;
+    Var t = MakeVar("t"), n = MakeVar("n"), o0 = MakeVar("o0"), p0 = MakeVar("p0");
+    Buffer acc = NewBuffer("acc", {I64(n_acc), I64(v_)}, "local");
+    Var zi = MakeVar("zi"), zl = MakeVar("zl");
+    std::vector<Stmt> body = {MakeFor(
+        zi, I64(n_acc), ForKind::kUnrolled,
+        MakeFor(zl, I64(v_), ForKind::kVectorized, Store(acc, FloatImm(f32, 0.0), {PrimExpr(zi), PrimExpr(zl)})))};
+    auto fma_at = [&](const PrimExpr& j, const Var& ri, const Var& pi, const PrimExpr& lane) {
+      PrimExpr slot = PrimExpr(ri) * I64(pts) + PrimExpr(pi);
+      PrimExpr cur = Load(acc, {slot, lane});
+      PrimExpr w = Load(wrows_, {PrimExpr(o0) + PrimExpr(ri), j});
+      PrimExpr x = Load(col_, {PrimExpr(n), PrimExpr(p0) + PrimExpr(pi), j});
+      return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{w, x, cur})), {slot, lane});
+    };
+    if (blocks > 0) {
+      Var kb = MakeVar("kb"), ri = MakeVar("ri"), pi = MakeVar("pi"), l = MakeVar("l");
+      Stmt taps =
+          MakeFor(l, I64(v_), ForKind::kVectorized, fma_at(PrimExpr(kb) * I64(v_) + PrimExpr(l), ri, pi, PrimExpr(l)));
+      taps = MakeFor(pi, I64(pts), ForKind::kUnrolled, taps);
+      taps = MakeFor(ri, I64(rows), ForKind::kUnrolled, taps);
+      body.push_back(MakeFor(kb, I64(blocks), ForKind::kSerial, taps));
+    }
+    if (tail > 0) {
+      // The last K % V terms into lane 0.
+      Var kt = MakeVar("kt"), ri = MakeVar("ri"), pi = MakeVar("pi");
+      Stmt taps = fma_at(I64(blocks * v_) + PrimExpr(kt), ri, pi, I64(0));
+      taps = MakeFor(pi, I64(pts), ForKind::kUnrolled, taps);
+      taps = MakeFor(ri, I64(rows), ForKind::kUnrolled, taps);
+      body.push_back(MakeFor(kt, I64(tail), ForKind::kSerial, taps));
+    }
+    // Each accumulator summed across its lanes: halves added until one lane.
+    for (int64_t h = v_ / 2; h >= 1; h /= 2) {
+      Var fi = MakeVar("fi"), fl = MakeVar("fl");
+      PrimExpr sum = Load(acc, {PrimExpr(fi), PrimExpr(fl)}) + Load(acc, {PrimExpr(fi), PrimExpr(fl) + I64(h)});
+      body.push_back(MakeFor(fi, I64(n_acc), ForKind::kUnrolled,
+                             MakeFor(fl, I64(h), h > 1 ? ForKind::kVectorized : ForKind::kSerial,
+                                     Store(acc, sum, {PrimExpr(fi), PrimExpr(fl)}))));
+    }
+    Var wr = MakeVar("wr"), wp = MakeVar("wp");
+    PrimExpr p = PrimExpr(p0) + PrimExpr(wp);
+    PrimExpr y = cv_.wo > 0 ? arith::Simplify(Div(p, I64(cv_.wo))) : I64(0);
+    PrimExpr x = cv_.wo > 0 ? arith::Simplify(Mod(p, I64(cv_.wo))) : p;
+    Stmt write = Store(cv_.r.out, Load(acc, {PrimExpr(wr) * I64(pts) + PrimExpr(wp), I64(0)}),
+                       {PrimExpr(n), PrimExpr(o0) + PrimExpr(wr), y, x});
+    write = MakeFor(wp, I64(pts), ForKind::kUnrolled, write);
+    body.push_back(MakeFor(wr, I64(rows), ForKind::kUnrolled, write));
+    Stmt tile = std::make_shared<AllocateNode>(acc, Seq(body));
+    // t over (image, channel tile, point tile).
+    PrimExpr per_image = arith::Simplify(I64(ctiles) * ptiles);
+    PrimExpr in_image = Mod(PrimExpr(t), per_image);
+    PrimExpr start_p = one_point_tile ? I64(0) : Min(Mod(in_image, ptiles) * I64(pts), hw_ - I64(pts));
+    tile = std::make_shared<LetStmtNode>(p0, arith::Simplify(start_p), tile);
+    PrimExpr ct = one_point_tile ? in_image : Div(in_image, ptiles);
+    tile = std::make_shared<LetStmtNode>(o0, Min(ct * I64(rows), I64(cv_.o - rows)), tile);
+    tile = std::make_shared<LetStmtNode>(n, Div(PrimExpr(t), per_image), tile);
+    return MakeFor(t, arith::Simplify(images_ * per_image), outer_, tile);
   }
-  // Each accumulator summed across its lanes: halves added until one lane.
-  for (int64_t h = v / 2; h >= 1; h /= 2) {
-    Var fi = MakeVar("fi"), fl = MakeVar("fl");
-    PrimExpr sum = Load(acc, {PrimExpr(fi), PrimExpr(fl)}) + Load(acc, {PrimExpr(fi), PrimExpr(fl) + I64(h)});
-    tile_body.push_back(MakeFor(fi, I64(n_acc), ForKind::kUnrolled,
-                                MakeFor(fl, I64(h), h > 1 ? ForKind::kVectorized : ForKind::kSerial,
-                                        Store(acc, sum, {PrimExpr(fi), PrimExpr(fl)}))));
-  }
-  Var wr = MakeVar("wr"), wy = MakeVar("wy"), wx = MakeVar("wx");
-  PrimExpr slot = PrimExpr(wr) * I64(hw) + PrimExpr(wy) * I64(cv.wo) + PrimExpr(wx);
-  Stmt write = Store(cv.r.out, Load(acc, {slot, I64(0)}),
-                     {PrimExpr(n), PrimExpr(o0) + PrimExpr(wr), PrimExpr(wy), PrimExpr(wx)});
-  write = MakeFor(wx, I64(cv.wo), ForKind::kUnrolled, write);
-  write = MakeFor(wy, I64(cv.ho), ForKind::kUnrolled, write);
-  tile_body.push_back(MakeFor(wr, I64(rows), ForKind::kUnrolled, write));
-  Stmt tile = std::make_shared<AllocateNode>(acc, Seq(tile_body));
-  // t over (image, channel tile); the last tile moved back to end at O.
-  tile = std::make_shared<LetStmtNode>(o0, Min(Mod(PrimExpr(t), I64(tiles)) * I64(rows), I64(cv.o - rows)), tile);
-  tile = std::make_shared<LetStmtNode>(n, Div(PrimExpr(t), I64(tiles)), tile);
-  Stmt tile_loop = MakeFor(t, arith::Simplify(images * I64(tiles)), outer, tile);
-  return std::make_shared<AllocateNode>(col, Seq({pack, tile_loop}));
-}
+
+  const DotConv& cv_;
+  ForKind outer_;
+  int64_t k_ = 0, v_ = 16;
+  PrimExpr images_, hw_;
+  Buffer col_, wrows_;
+};
 
 class DotRewriter : public StmtExprMutator {
  public:
@@ -194,7 +238,7 @@ class DotRewriter : public StmtExprMutator {
       DotConv cv;
       if (!MatchDotConv(s, &cv)) return s;
       changed = true;
-      return BuildDotConv(cv, threads_);
+      return DotKernel(cv, threads_).Build(s);
     }
     return StmtExprMutator::MutateStmt(s);
   }
