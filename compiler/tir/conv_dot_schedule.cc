@@ -61,7 +61,11 @@ bool MatchDotConv(const Stmt& s, DotConv* m) {
     if (e == nullptr || *e <= 0) return false;
     *ext[d - 1] = *e;
   }
-  if (m->wo == 0 ? m->ho != 1 : m->ho * m->wo > kMaxPoints) return false;
+  // One output row (1-D convolutions as LiftConv1dNests makes them): small
+  // 2-D planes keep the static schedule's packed-weight tiles.
+  // A single tap (a 1 x 1 kernel: a matrix-vector product per image, an SE
+  // block's on a 1 x 1 plane) is left to them too.
+  if (m->ho != 1 || m->wo > kMaxPoints || m->kh * m->kw == 1) return false;
   if (m->ki * m->kh * m->kw < kMinReduction) return false;
   if (!conv::MatchConvReduction(body, L, &m->r)) return false;
   const conv::ConvReduction& r = m->r;
