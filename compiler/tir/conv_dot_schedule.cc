@@ -112,13 +112,14 @@ class DotKernel {
   // `orig`: the nest itself, kept for the rows too wide for these tiles.
   Stmt Build(const Stmt& orig) {
     if (cv_.wo > 0) return std::make_shared<AllocateNode>(col_, Seq({Pack(), Tiles(cv_.ho * cv_.wo)}));
-    // A symbolic width: tiles of 4, 2 or 1 points by a run-time test; rows
-    // of 8 columns and more keep the column tiles (the original nest, for
-    // the schedules after this one).
+    // A symbolic width: tiles of exactly the row's width (1 to 7) by a
+    // run-time test (tiles of 4, 2 or 1 computed a row of 3 as two
+    // overlapping tiles of 2); rows of 8 columns and more keep the column
+    // tiles (the original nest, for the schedules after this one).
     PrimExpr hw = hw_;
-    Stmt tiles = std::make_shared<IfThenElseNode>(
-        MakeBinary(TirKind::kGE, hw, I64(4)), Tiles(4),
-        std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGE, hw, I64(2)), Tiles(2), Tiles(1)));
+    Stmt tiles = Tiles(kMaxPoints - 1);
+    for (int64_t w = kMaxPoints - 2; w >= 1; --w)
+      tiles = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, hw, I64(w)), Tiles(w), tiles);
     Stmt dot = std::make_shared<AllocateNode>(col_, Seq({Pack(), tiles}));
     return std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, hw, I64(kMaxPoints)), dot, orig);
   }

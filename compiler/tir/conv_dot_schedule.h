@@ -18,7 +18,7 @@
 //    at output column x and reduction index j = (c * KH + ky) * KW + kx,
 //    for every image (parallel over images for several threads).
 // 2. Tiles of R <= 4 output channels x P output columns (P the row's width
-//    when static; 4, 2 or 1 by a run-time test when symbolic): R x P
+//    when static; when symbolic, 1 to 7 by a run-time test): R x P
 //    accumulators of V lanes (V = 16, or 8 for short reductions) take, for
 //    each block of V reduction indices,
 //      acc[r, p, :] = fma(W[o0 + r, j : +V], col[n, x0 + p, j : +V], acc[r, p, :])
