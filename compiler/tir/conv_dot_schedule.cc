@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/arith/simplify.h"
@@ -235,13 +236,18 @@ class DotKernel {
 
 class DotRewriter : public StmtExprMutator {
  public:
-  explicit DotRewriter(int threads) : threads_(threads) {}
+  DotRewriter(const PrimFunc& func, int threads) : threads_(threads) {
+    for (const auto& kv : func->buffer_map) params_.insert(kv.second->data.get());
+  }
   bool changed = false;
 
   Stmt MutateStmt(const Stmt& s) override {
     if (As<ForNode>(s)) {
       DotConv cv;
-      if (!MatchDotConv(s, &cv)) return s;
+      // The weight is read through a view of another shape: only a
+      // parameter's (a buffer of the function's own would be seen by the
+      // passes after, which size it, through two shapes).
+      if (!MatchDotConv(s, &cv) || !params_.count(cv.r.weight->data.get())) return s;
       changed = true;
       return DotKernel(cv, threads_).Build(s);
     }
@@ -250,12 +256,13 @@ class DotRewriter : public StmtExprMutator {
 
  private:
   int threads_;
+  std::unordered_set<const VarNode*> params_;
 };
 
 }  // namespace
 
 PrimFunc ScheduleDotConvs(const PrimFunc& func, int num_threads_hint) {
-  DotRewriter rewriter(num_threads_hint);
+  DotRewriter rewriter(func, num_threads_hint);
   Stmt body = rewriter.MutateStmt(func->body);
   if (!rewriter.changed) return func;
   return WithBody(func, body);
