@@ -250,6 +250,7 @@ class Lifter : public StmtExprMutator {
       slot = l->buffer;
     }
     if (!data || !weight || data == weight) return nullptr;
+    conv_data_.insert(data.get());
     Var y = MakeVar(L[2]->loop_var->name + "_y"), ky = MakeVar(L[4]->loop_var->name + "_y");
     std::unordered_map<const BufferNode*, Lift> lifts;
     lifts[out.get()] = {ViewOf(out), [&] { return PrimExpr(y); }};
@@ -268,7 +269,11 @@ class Lifter : public StmtExprMutator {
   }
 
   // A 3-deep elementwise nest storing a rank-3 buffer at the loop point and
-  // reading a lifted one there: the same over the views, with a unit loop.
+  // reading a lifted one there, or storing the input of a lifted
+  // convolution (a producer fused before it: the reflect Pad before Silero
+  // VAD's STFT convolution, which kept the whole function unlifted): the
+  // same over the views, with a unit loop. A producer may read anything
+  // but a lifted buffer; it is only re-indexed where it stores.
   Stmt TryStage(const Stmt& s) {
     Stmt body;
     std::vector<const ForNode*> L = PeelNest(s, &body);
@@ -277,12 +282,14 @@ class Lifter : public StmtExprMutator {
     if (st == nullptr || !Rank3Float(st->buffer) || !AtLoopPoint(st->indices, L)) return nullptr;
     std::vector<const BufferLoadNode*> loads;
     LoadsOf(st->value, &loads);
-    bool reads_lifted = false;
+    bool reads_lifted = false, reads_any_lifted = false;
     for (const BufferLoadNode* l : loads) {
       if (l->buffer == st->buffer) return nullptr;
       if (views_.count(l->buffer.get()) && AtLoopPoint(l->indices, L)) reads_lifted = true;
+      reads_any_lifted |= views_.count(l->buffer.get()) != 0;
     }
-    if (!reads_lifted) return nullptr;
+    const bool producer = conv_data_.count(st->buffer.get()) != 0 && !reads_any_lifted;
+    if (!reads_lifted && !producer) return nullptr;
     Var y = MakeVar(L[2]->loop_var->name + "_y");
     std::unordered_map<const BufferNode*, Lift> lifts;
     lifts[st->buffer.get()] = {ViewOf(st->buffer), [&] { return PrimExpr(y); }};
@@ -300,13 +307,18 @@ class Lifter : public StmtExprMutator {
   }
 
   Stmt LiftSeq(const std::vector<Stmt>& in, const Stmt& orig) {
+    // The 1-D convolutions first, so that the stages before them that
+    // produce their inputs are known as such.
+    std::vector<Stmt> convs(in.size());
+    for (size_t i = 0; i < in.size(); ++i)
+      if (As<ForNode>(in[i])) convs[i] = TryConv(in[i]);
     std::vector<Stmt> out;
     bool any = false;
-    for (const Stmt& s : in) {
-      Stmt lifted;
-      if (As<ForNode>(s)) {
-        lifted = TryConv(s);
-        if (!lifted) lifted = TryColumnConv(s);
+    for (size_t i = 0; i < in.size(); ++i) {
+      const Stmt& s = in[i];
+      Stmt lifted = convs[i];
+      if (!lifted && As<ForNode>(s)) {
+        lifted = TryColumnConv(s);
         if (!lifted && !column_views_.empty()) lifted = TryColumnStage(s);
         if (!lifted && !views_.empty()) lifted = TryStage(s);
       }
@@ -321,6 +333,7 @@ class Lifter : public StmtExprMutator {
 
   std::unordered_map<const BufferNode*, Buffer> views_;
   std::unordered_set<const BufferNode*> column_views_;  // those of views_ that swap axes
+  std::unordered_set<const BufferNode*> conv_data_;     // inputs of the lifted 1-D convolutions
 
  public:
   const std::unordered_map<const BufferNode*, Buffer>& views() const { return views_; }

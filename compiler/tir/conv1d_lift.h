@@ -5,7 +5,8 @@
 // under 1 GFLOP/s). This pass rewrites such nests, and the elementwise nests
 // after them that read their output, to the conv2d form over rank-4 views
 // (a unit axis inserted before the last one: the same memory), so both
-// schedules take them. Semantics are unchanged whether or not a schedule
+// schedules take them. A stage before a convolution that stores its input
+// (a Pad fused with it) is rewritten to store the view too. Semantics are unchanged whether or not a schedule
 // matches afterwards.
 #ifndef KILN_COMPILER_TIR_CONV1D_LIFT_H_
 #define KILN_COMPILER_TIR_CONV1D_LIFT_H_

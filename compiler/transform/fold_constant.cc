@@ -91,10 +91,21 @@ class Collector : public ExprMutator {
       // target, R.broadcast_to's) must be static, and its kernel then takes
       // no parameter for it. Without this a reshaped weight (ONNX RNNs'
       // W [D, G*H, I] -> [I, D*G*H]) was copied by a kernel on every call.
+      // A tuple of constants (R.concat's) passes its fields, one buffer each
+      // (Silero VAD's LSTM weights, concatenated on every call before).
+      bool shape_arg = false;
       for (const auto& a : call.args) {
         if (const auto* sh = ir::ExprAs<ir::ShapeExpr>(a)) {
           for (const auto& v : sh->values)
             if (!relax::ConstDim(v)) return;
+          shape_arg = true;
+          continue;
+        }
+        if (const auto* tup = ir::ExprAs<ir::TupleExpr>(a)) {
+          for (const auto& f : tup->fields) {
+            if (!AsConst(f)) return;
+            inputs.push_back(f);
+          }
           continue;
         }
         if (!AsConst(a)) return;
@@ -102,7 +113,7 @@ class Collector : public ExprMutator {
       }
       // ... but not one that grows its input (R.broadcast_to, R.full of a
       // shape): that would store the expanded tensor in the module.
-      if (inputs.size() != call.args.size()) {
+      if (shape_arg) {
         int64_t in = 0, out = 1;
         for (const auto& a : inputs) in += AsConst(a)->data.NumElements();
         for (int64_t d : job.shape) out *= d;

@@ -257,7 +257,7 @@ TEST(OpRnn, SymbolicStepsAndBatch) {
   Spec g{"gru", "reverse"};
   g.symbolic = true;
   g.layout = 1;
-  Check(g, {{2, 3}, {6, 2}});
+  Check(g, {{2, 3}, {6, 2}, {4, 1}});
   std::vector<std::string> params = {"x_proj: " + Type({"\"seq\"", "\"batch\"", "32"}), "rt: " + Type({"1", "8", "32"}),
                                      "h0: " + Type({"1", "1", "8"}), "c0: " + Type({"1", "\"batch\"", "8"}),
                                      "p: " + Type({"1", "24"})};

@@ -145,6 +145,7 @@ const GoldenCase kCases[] = {
     {"dce_match_cast", Pipeline::kDce},
     {"bind_params", Pipeline::kBindParams},
     {"fold_constant", Pipeline::kFoldConstant},
+    {"fold_constant_concat", Pipeline::kFoldConstant},
     {"flatten_calls", Pipeline::kFlatten},
     {"decompose_ops", Pipeline::kDecompose},
     {"pack_constant_weights", Pipeline::kPackWeights},
