@@ -184,19 +184,20 @@ struct Parts {
 
 class KernelBuilder {
  public:
+  // The new loops are int64; user-written TIR may have int32 extents.
+  static PrimExpr i64(const PrimExpr& e) {
+    if (e.dtype() == DType::Int64()) return e;
+    if (const auto* imm = e.as<IntImmNode>()) return IntImm(DType::Int64(), imm->value);
+    return Cast(DType::Int64(), e);
+  }
+
   explicit KernelBuilder(const Parts& p) : p_(p) {
     const auto& loops = p.mm.loops;
     size_t nb = loops.size() - 3;
     for (size_t d = 0; d < nb; ++d) batch_.push_back(loops[d]);
-    // The new loops are int64; user-written TIR may have int32 extents.
-    auto i64_extent = [](const PrimExpr& e) -> PrimExpr {
-      if (e.dtype() == DType::Int64()) return e;
-      if (const auto* imm = e.as<IntImmNode>()) return IntImm(DType::Int64(), imm->value);
-      return Cast(DType::Int64(), e);
-    };
-    m_ = i64_extent(loops[nb]->extent);
-    n_ = i64_extent(loops[nb + 1]->extent);
-    k_ = i64_extent(loops[nb + 2]->extent);
+    m_ = i64(loops[nb]->extent);
+    n_ = i64(loops[nb + 1]->extent);
+    k_ = i64(loops[nb + 2]->extent);
     FoldBatchIntoRows();
     const int64_t* ms = ConstInt(m_);
     const int64_t* ns = ConstInt(n_);
@@ -215,34 +216,63 @@ class KernelBuilder {
   // times a weight) is one (batch * M) x K matrix times B: the rows of all
   // batch elements fill the MR-row tiles and each panel of B is read once for
   // all of them. (128 batches of one row, as PyTorch's attention in-projection
-  // exports, were 128 one-row GEMVs that each read the whole weight.) Static
-  // shapes only; row r is batch element r / M, row r % M.
+  // exports, were 128 one-row GEMVs that each read the whole weight.) Row r
+  // is batch element r / M, row r % M. Symbolic extents fold too: a
+  // sequence-first projection [seq, batch, K] x W with batch 1 at run time
+  // was seq one-row GEMVs (khmersm's QKV projections, 3x the pinned
+  // build's time); the divisions by a symbolic M are per row of a tile and
+  // outside its k loop.
   void FoldBatchIntoRows() {
     if (batch_.empty()) return;
-    const int64_t* ms = ConstInt(m_);
-    if (ms == nullptr) return;
     std::unordered_set<const VarNode*> batch_vars;
     int64_t total = 1;
+    bool batch_static = true;
+    PrimExpr rows = m_;
     for (const ForNode* f : batch_) {
-      const int64_t* e = ConstInt(f->extent);
-      if (e == nullptr) return;
-      total *= *e;
+      if (const int64_t* e = ConstInt(f->extent)) {
+        total *= *e;
+      } else {
+        batch_static = false;
+      }
       batch_vars.insert(f->loop_var.get());
     }
     const auto& b_idx = p_.mm.b_idx;
     for (size_t d = 0; d + 2 < b_idx.size(); ++d)
       if (Uses(b_idx[d], batch_vars)) return;
-    if (total <= 1) return;
+    if (batch_static && total <= 1) return;
+    bool all_static = batch_static && ConstInt(m_) != nullptr;
     folded_ = batch_;
     batch_.clear();
-    rows_per_batch_ = *ms;
-    m_ = IntImm(DType::Int64(), total * *ms);
+    rows_per_batch_ = m_;
+    if (all_static) {
+      m_ = IntImm(DType::Int64(), total * *ConstInt(m_));
+      return;
+    }
+    for (const ForNode* f : folded_) rows = rows * i64(f->extent);
+    m_ = rows;
+  }
+
+  // Whether rows are folded with a symbolic stride (rows per batch element
+  // or a batch extent), over int64 loop variables.
+  bool FoldedBySymbol() const {
+    if (folded_.empty()) return false;
+    const auto& loops = p_.mm.loops;
+    bool symbolic = ConstInt(rows_per_batch_) == nullptr;
+    for (const ForNode* f : folded_) {
+      symbolic = symbolic || ConstInt(f->extent) == nullptr;
+      if (f->loop_var->dtype != DType::Int64()) return false;
+    }
+    return symbolic && loops[loops.size() - 3]->loop_var->dtype == DType::Int64();
   }
 
   // Binds the batch variables and i of the original nest for flat row `r`
   // in *map, and appends the output index of that row to *idx.
   void MapRow(const PrimExpr& r, VarMap* map, std::vector<PrimExpr>* idx) const {
     auto c = [](int64_t v) { return IntImm(DType::Int64(), v); };
+    auto is_one = [](const PrimExpr& e) {
+      const int64_t* v = ConstInt(e);
+      return v != nullptr && *v == 1;
+    };
     const auto& loops = p_.mm.loops;
     const VarNode* iv = loops[loops.size() - 3]->loop_var.get();
     if (folded_.empty()) {
@@ -255,18 +285,19 @@ class KernelBuilder {
       return;
     }
     std::vector<PrimExpr> vals(folded_.size());
-    int64_t stride = rows_per_batch_;
+    PrimExpr stride = rows_per_batch_;
     for (size_t d = folded_.size(); d-- > 0;) {
-      int64_t ext = *ConstInt(folded_[d]->extent);
-      PrimExpr q = stride == 1 ? r : MakeBinary(TirKind::kFloorDiv, r, c(stride));
-      vals[d] = ext == 1 ? c(0) : d == 0 ? q : MakeBinary(TirKind::kFloorMod, q, c(ext));
-      stride *= ext;
+      PrimExpr ext = i64(folded_[d]->extent);
+      PrimExpr q = is_one(stride) ? r : MakeBinary(TirKind::kFloorDiv, r, stride);
+      vals[d] = is_one(ext) ? c(0) : d == 0 ? q : MakeBinary(TirKind::kFloorMod, q, ext);
+      const int64_t *se = ConstInt(stride), *ee = ConstInt(ext);
+      stride = se && ee ? c(*se * *ee) : stride * ext;
     }
     for (size_t d = 0; d < folded_.size(); ++d) {
       (*map)[folded_[d]->loop_var.get()] = vals[d];
       idx->push_back(vals[d]);
     }
-    PrimExpr i = rows_per_batch_ == 1 ? c(0) : MakeBinary(TirKind::kFloorMod, r, c(rows_per_batch_));
+    PrimExpr i = is_one(rows_per_batch_) ? c(0) : MakeBinary(TirKind::kFloorMod, r, rows_per_batch_);
     (*map)[iv] = i;
     idx->push_back(i);
   }
@@ -278,12 +309,21 @@ class KernelBuilder {
     auto mod = [](PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, a, b); };
     const int64_t* ms = ConstInt(m_);
     const int64_t* ns = ConstInt(n_);
-    // Row blocks: full tiles of mr rows, then one block per leftover row.
+    // Row blocks: full tiles of mr rows, then the leftover rows (M % mr) as
+    // at most one tile each of 4, 2 and 1 rows (its binary digits): each
+    // reads the panel of B once where one-row tiles read it once per row
+    // (romanizer's GRU gates at batch 4 with a symbolic batch: four GEMVs).
+    // A static remainder has only the tiles of its set bits; a symbolic one
+    // has all three, each skipped when its bit is clear.
     PrimExpr mt = ms ? c(*ms / mr_) : div(m_, c(mr_));
     PrimExpr mrem = ms ? c(*ms % mr_) : mod(m_, c(mr_));
-    PrimExpr rb_count = ms ? c(*ms / mr_ + *ms % mr_) : mt + mrem;
+    for (int size = 4; size >= 1; size /= 2) {
+      if (size >= mr_ || (ms && (*ms % mr_) % (2 * size) < size)) continue;
+      leftover_.push_back(size);
+    }
+    int64_t rb_static = ms ? *ms / mr_ + static_cast<int64_t>(leftover_.size()) : 0;
+    PrimExpr rb_count = ms ? c(rb_static) : mt + c(static_cast<int64_t>(leftover_.size()));
     PrimExpr cb_count = ns ? c((*ns + nr_ - 1) / nr_) : div(n_ + c(nr_ - 1), c(nr_));
-    bool rows_exact = ms && *ms % mr_ == 0;
     bool cols_exact = ns && *ns % nr_ == 0;
 
     Var t = MakeVar("tile");
@@ -325,17 +365,34 @@ class KernelBuilder {
     lets.push_back({col0, overlap ? MakeBinary(TirKind::kMin, PrimExpr(cb) * c(nr_), c(*ns - nr_))
                                   : PrimExpr(cb) * c(nr_)});
 
-    // Rows: a full tile, or one leftover row.
+    // Rows: a full tile, or one of the leftover tiles.
     auto rows_part = [&](int64_t width_static, PrimExpr width) {
       // Fresh per call: each variable is defined once in the function.
       Var row0 = MakeVar("row0");
       Stmt full = std::make_shared<LetStmtNode>(row0, PrimExpr(rb) * c(mr_),
                                                 Kernel(row0, mr_, col0, width_static, width));
-      if (rows_exact) return full;
-      Var row0b = MakeVar("row0");
-      Stmt one = std::make_shared<LetStmtNode>(row0b, mt * c(mr_) + (PrimExpr(rb) - mt),
-                                               Kernel(row0b, 1, col0, width_static, width));
-      return Stmt(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt), full, one));
+      if (leftover_.empty()) return full;
+      // Leftover tile p (of `size` rows) starts after the full tiles and the
+      // larger leftover tiles: at mt * mr + (rem - rem % (2 * size)).
+      Stmt rest;
+      for (size_t p = leftover_.size(); p-- > 0;) {
+        int size = leftover_[p];
+        Var row0b = MakeVar("row0");
+        PrimExpr start = ms ? c(*ms / mr_ * mr_ + *ms % mr_ - (*ms % mr_) % (2 * size))
+                            : mt * c(mr_) + (mrem - mod(mrem, c(2 * size)));
+        Stmt tile = std::make_shared<LetStmtNode>(row0b, start, Kernel(row0b, size, col0, width_static, width));
+        if (!ms) {
+          tile = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGE, mod(mrem, c(2 * size)), c(size)), tile,
+                                                  nullptr);
+        }
+        if (!rest) {
+          rest = tile;
+        } else {
+          rest = std::make_shared<IfThenElseNode>(
+              MakeBinary(TirKind::kEQ, PrimExpr(rb), mt + c(static_cast<int64_t>(p))), tile, rest);
+        }
+      }
+      return Stmt(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt), full, rest));
     };
     Stmt inner;
     if (cols_exact || overlap) {
@@ -354,7 +411,7 @@ class KernelBuilder {
       int64_t work = total_static * *ms * *ns;
       if (const int64_t* ks = ConstInt(k_)) work *= *ks;
       parallel = parallel && work >= kMinParallelMatmulWork;
-      count = c(total_static * (*ms / mr_ + *ms % mr_) * ((*ns + nr_ - 1) / nr_));
+      count = c(total_static * rb_static * ((*ns + nr_ - 1) / nr_));
     }
     if (p_.knobs.Get("matmul.parallel") > 0) parallel = p_.threads >= 2 && p_.knobs.Get("matmul.parallel") == 2;
     Stmt tiles = std::make_shared<ForNode>(t, c(0), count, parallel ? ForKind::kParallel : ForKind::kSerial, inner);
@@ -394,13 +451,20 @@ class KernelBuilder {
     auto c = [&](int64_t v) { return IntImm(i64, v); };
     // A one-row tile has only nr/16 accumulator vectors, too few to hide the
     // FMA latency; it keeps kRowSplit partial sums over interleaved k instead
-    // and adds them up before the epilogue.
+    // and adds them up before the epilogue. A two-row leftover tile of 32
+    // columns (4 vectors) keeps two.
     const auto* init_imm = p_.mm.init.as<FloatImmNode>();
-    int split = (mr == 1 && init_imm != nullptr && init_imm->value == 0.0) ? kRowSplit : 1;
-    // Wider one-row tiles have more accumulator vectors of their own: as
-    // many partial sums as keep 16 (the 128-column GEMV: 2).
-    if (split > 1 && nr_ > kWideCols) split = std::max(1, kRowSplit * kWideCols / nr_);
-    if (split > 1 && p_.knobs.Get("matmul.row_split") > 0) split = static_cast<int>(p_.knobs.Get("matmul.row_split"));
+    bool zero_init = init_imm != nullptr && init_imm->value == 0.0;
+    int split = 1;
+    if (zero_init && mr == 1) {
+      split = kRowSplit;
+      // Wider one-row tiles have more accumulator vectors of their own: as
+      // many partial sums as keep 16 (the 128-column GEMV: 2).
+      if (nr_ > kWideCols) split = std::max(1, kRowSplit * kWideCols / nr_);
+      if (p_.knobs.Get("matmul.row_split") > 0) split = static_cast<int>(p_.knobs.Get("matmul.row_split"));
+    } else if (zero_init && mr == 2 && nr_ <= kCols) {
+      split = 2;
+    }
     int acc_rows = mr * split;
     auto acc_node = std::make_shared<BufferNode>();
     acc_node->name = "acc";
@@ -419,11 +483,44 @@ class KernelBuilder {
     size_t nb = loops.size() - 3;
     const VarNode* jv = loops[nb + 1]->loop_var.get();
     const VarNode* kv = loops[nb + 2]->loop_var.get();
+    // Rows folded by a symbolic M: each row's batch indices and i are
+    // divisions by run-time values, which LLVM kept inside the k loop (its
+    // floordiv guards a divisor of 0 or -1 with branches, so nothing there is
+    // speculated: 5x slower). They go into small local tables, filled once
+    // per tile before the k loop; the row loop is unrolled, so the tables
+    // become registers.
+    std::vector<Buffer> row_tables;
+    std::vector<const VarNode*> row_vars;
+    Stmt fill_tables;
+    if (FoldedBySymbol()) {
+      for (const ForNode* f : folded_) row_vars.push_back(f->loop_var.get());
+      row_vars.push_back(loops[nb]->loop_var.get());
+      Var ii = MakeVar("ii_row");
+      VarMap map;
+      std::vector<PrimExpr> unused;
+      MapRow(PrimExpr(row0) + PrimExpr(ii), &map, &unused);
+      std::vector<Stmt> fills;
+      for (const VarNode* v : row_vars) {
+        auto node = std::make_shared<BufferNode>();
+        node->name = v->name + "_of_row";
+        node->data = MakeVar(node->name + "_data", HandleType());
+        node->dtype = i64;
+        node->shape = {c(mr)};
+        node->scope = "local";
+        row_tables.push_back(node);
+        fills.push_back(Store(row_tables.back(), map.at(v), {PrimExpr(ii)}));
+      }
+      fill_tables = std::make_shared<ForNode>(ii, c(0), c(mr), ForKind::kUnrolled, Seq(fills));
+    }
     // acc[acc_row, jj] = fma(A[row0 + row, kk], B[kk, col0 + jj], acc[acc_row, jj])
     auto fma_at = [&](PrimExpr acc_row, PrimExpr row, PrimExpr kk, const Var& jj) {
       VarMap map;
       std::vector<PrimExpr> unused;
-      MapRow(PrimExpr(row0) + row, &map, &unused);
+      if (row_tables.empty()) {
+        MapRow(PrimExpr(row0) + row, &map, &unused);
+      } else {
+        for (size_t t = 0; t < row_vars.size(); ++t) map[row_vars[t]] = Load(row_tables[t], {row});
+      }
       map[jv] = PrimExpr(col0) + PrimExpr(jj);
       map[kv] = kk;
       PrimExpr a = Substitute(Load(p_.mm.a, p_.mm.a_idx), map);
@@ -442,17 +539,22 @@ class KernelBuilder {
       Stmt update = grid("", mr, [&](const Var& ii, const Var& jj) { return fma_at(PrimExpr(ii), PrimExpr(ii), PrimExpr(k), jj); });
       kloops = std::make_shared<ForNode>(k, c(0), k_, ForKind::kSerial, update);
     } else {
+      // Partial sum u of row ii is acc[u * mr + ii], over k = k' * split + u.
       const int64_t* ks = ConstInt(k_);
       PrimExpr kmain = ks ? c(*ks / split) : MakeBinary(TirKind::kFloorDiv, k_, c(split));
       PrimExpr ktail = ks ? c(*ks % split) : MakeBinary(TirKind::kFloorMod, k_, c(split));
-      Stmt update = grid("", split, [&](const Var& u, const Var& jj) {
-        return fma_at(PrimExpr(u), c(0), PrimExpr(k) * c(split) + PrimExpr(u), jj);
+      Var u = MakeVar("u");
+      Stmt update = grid("", mr, [&](const Var& ii, const Var& jj) {
+        PrimExpr acc_row = mr == 1 ? PrimExpr(u) : PrimExpr(u) * c(mr) + PrimExpr(ii);
+        return fma_at(acc_row, PrimExpr(ii), PrimExpr(k) * c(split) + PrimExpr(u), jj);
       });
+      update = std::make_shared<ForNode>(u, c(0), c(split), ForKind::kUnrolled, update);
       std::vector<Stmt> parts = {std::make_shared<ForNode>(k, c(0), kmain, ForKind::kSerial, update)};
       if (!(ks && *ks % split == 0)) {
-        Var kt = MakeVar("k_tail"), jj = MakeVar("jj_tail");
-        Stmt tail = std::make_shared<ForNode>(jj, c(0), w, ForKind::kVectorized,
-                                              fma_at(c(0), c(0), kmain * c(split) + PrimExpr(kt), jj));
+        Var kt = MakeVar("k_tail");
+        Stmt tail = grid("_tail", mr, [&](const Var& ii, const Var& jj) {
+          return fma_at(PrimExpr(ii), PrimExpr(ii), kmain * c(split) + PrimExpr(kt), jj);
+        });
         parts.push_back(std::make_shared<ForNode>(kt, c(0), ktail, ForKind::kSerial, tail));
       }
       kloops = Seq(parts);
@@ -463,7 +565,7 @@ class KernelBuilder {
       MapRow(PrimExpr(row0) + PrimExpr(ii), &unused, &idx);
       idx.push_back(PrimExpr(col0) + PrimExpr(jj));
       PrimExpr v = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
-      for (int u = 1; u < split; ++u) v = v + Load(acc, {c(u), PrimExpr(jj)});
+      for (int u = 1; u < split; ++u) v = v + Load(acc, {c(u * mr) + PrimExpr(ii), PrimExpr(jj)});
       // Each chain buffer's value at this point, as an expression of the
       // accumulator (a stage may read several; LLVM shares the common parts).
       std::vector<std::pair<const VarNode*, PrimExpr>> values = {{p_.mm.c->data.get(), v}};
@@ -481,18 +583,24 @@ class KernelBuilder {
       }
       return Store(dst, v, idx);
     });
-    return std::make_shared<AllocateNode>(acc, Seq({zero, kloops, store}));
+    Stmt kernel = std::make_shared<AllocateNode>(acc, Seq({zero, kloops, store}));
+    if (fill_tables) {
+      kernel = Seq({fill_tables, kernel});
+      for (const Buffer& t : row_tables) kernel = std::make_shared<AllocateNode>(t, kernel);
+    }
+    return kernel;
   }
 
   const Parts& p_;
   std::vector<const ForNode*> batch_;
   std::vector<const ForNode*> folded_;  // batch loops folded into the rows
-  int64_t rows_per_batch_ = 0;          // M of the original nest, when folded
+  PrimExpr rows_per_batch_;             // M of the original nest, when folded
   std::vector<Var> batch_vals_;
   PrimExpr m_, n_, k_;
   int mr_ = kMaxRows, nr_ = kCols;
   Var cb_;
   Buffer packed_;
+  std::vector<int> leftover_;  // rows of the leftover tiles, largest first
 };
 
 // Finds matmul nests in statement sequences and rewrites them with their

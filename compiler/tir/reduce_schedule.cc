@@ -525,6 +525,20 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false) {
                                                                           : Combine(r.op, lane, fv, plain_max);
   Stmt step = Store(acc, upd, {as_expr(l1)});
   in_acc.push_back(MakeFor(ko, IntImm(it, 0), nb, ForKind::kSerial, MakeFor(l1, IntImm(it, 0), v, ForKind::kVectorized, step)));
+  if (!ext) {
+    // A symbolic tail (fewer than V elements) goes into the first lanes, as
+    // one more vectorized loop of run-time extent (masked lanes, not a
+    // scalar chain): softmax over khmersm's 96-column attention rows spent
+    // 32 dependent scalar maxes and 32 adds per row there, 3x the pinned
+    // build's time.
+    Var lt = lane_var("_t");
+    PrimExpr tval = Substitute(r.value, VarMap{{k, offset(tail_start + as_expr(lt))}});
+    PrimExpr tlane = Load(acc, {as_expr(lt)});
+    const auto* tprod = tval.as<MulNode>();
+    PrimExpr tupd = r.op == Op::kAdd && t.code == kDLFloat && tprod != nullptr ? Fma(tprod->a, tprod->b, tlane)
+                                                                             : Combine(r.op, tlane, tval, plain_max);
+    in_acc.push_back(MakeFor(lt, IntImm(it, 0), tail_len, ForKind::kVectorized, Store(acc, tupd, {as_expr(lt)})));
+  }
   // Tree: each step halves into a fresh buffer, so that every buffer is
   // written and read at one width (LLVM then keeps them in registers).
   Buffer cur = acc;
@@ -542,7 +556,7 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false) {
   Stmt tree = Seq(in_acc);
   for (auto it2 = steps.rbegin(); it2 != steps.rend(); ++it2) tree = std::make_shared<AllocateNode>(*it2, tree);
   body.push_back(std::make_shared<AllocateNode>(acc, tree));
-  if (!ext || *ext % lanes != 0) {
+  if (ext && *ext % lanes != 0) {
     Var kt = lane_var("_t");
     PrimExpr kv = offset(tail_start + as_expr(kt));
     PrimExpr tv = Substitute(r.value, VarMap{{k, kv}});
