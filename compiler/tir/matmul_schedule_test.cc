@@ -242,8 +242,8 @@ TEST(MatmulScheduleTest, BatchSharingItsWeightIsFoldedIntoRows) {
 TEST(MatmulScheduleTest, SymbolicBatchSharingItsWeightIsFoldedIntoRows) {
   // [s, b, 64] x [64, 96] with both s and b symbolic (a sequence-first
   // projection): one (s * b)-row matrix. The tile number no longer binds a
-  // batch index; each tile divides its flat rows by b once, into a table
-  // that A's loads in the k loop read.
+  // batch index; each tile divides its first flat row by b once and counts
+  // on from there into a table that A's loads in the k loop read.
   Var sv = MakeVar("s"), bv = MakeVar("b");
   Buffer a = MakeBuffer("A", {PrimExpr(sv), PrimExpr(bv), PrimExpr(64)}, DType::Float32());
   Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(96)}, DType::Float32());
@@ -261,7 +261,7 @@ TEST(MatmulScheduleTest, SymbolicBatchSharingItsWeightIsFoldedIntoRows) {
     int table_divisions = 0, a_table_reads = 0, a_divisions = 0;
     void VisitStmt(const Stmt& st) override {
       if (const auto* l = As<LetStmtNode>(st)) names.push_back(l->var->name);
-      if (const auto* t = As<BufferStoreNode>(st); t != nullptr && t->buffer->name == "p_of_row")
+      if (const auto* t = As<BufferStoreNode>(st); t != nullptr && t->buffer->name == "row_index")
         table_divisions += t->value.as<FloorDivNode>() != nullptr;
       StmtExprVisitor::VisitStmt(st);
     }
@@ -276,7 +276,7 @@ TEST(MatmulScheduleTest, SymbolicBatchSharingItsWeightIsFoldedIntoRows) {
   } lets;
   lets.VisitStmt(out->body);
   EXPECT_EQ(std::count(lets.names.begin(), lets.names.end(), "p"), 0);
-  EXPECT_EQ(lets.table_divisions, 4);  // one table fill per kernel
+  EXPECT_EQ(lets.table_divisions, 4);  // per kernel, one for the tile's first row
   EXPECT_GT(lets.a_table_reads, 0);
   EXPECT_EQ(lets.a_divisions, 0);
   EXPECT_EQ(Count(out).fma, 4);  // full tiles, and leftover tiles of 4, 2 and 1 rows
@@ -362,10 +362,15 @@ float Epilogue(const std::string& kind, double acc, float bias, float res) {
 
 // Runs `mod` on random inputs of batch x m x k and k x n and checks every
 // element against the reference.
-void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int64_t n, const std::string& epi) {
-  std::vector<int64_t> a_shape = batch ? std::vector<int64_t>{batch, m, k} : std::vector<int64_t>{m, k};
-  std::vector<int64_t> o_shape = batch ? std::vector<int64_t>{batch, m, n} : std::vector<int64_t>{m, n};
-  int64_t nb = batch ? batch : 1;
+// `lead` (optional) splits the batch into several leading dimensions.
+void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int64_t n, const std::string& epi,
+                 std::vector<int64_t> lead = {}) {
+  if (lead.empty() && batch) lead = {batch};
+  std::vector<int64_t> a_shape = lead, o_shape = lead;
+  a_shape.insert(a_shape.end(), {m, k});
+  o_shape.insert(o_shape.end(), {m, n});
+  int64_t nb = 1;
+  for (int64_t d : lead) nb *= d;
   std::vector<float> a = RandomFloats(nb * m * k, 1), b = RandomFloats(k * n, 2), bias = RandomFloats(n, 3), r = RandomFloats(nb * m * n, 4);
   std::vector<Any> args = {FloatTensor(a_shape, a), FloatTensor({k, n}, b), FloatTensor({n}, bias),
                            FloatTensor(o_shape, r)};
@@ -478,6 +483,12 @@ TEST(MatmulScheduleNumbersTest, SymbolicBatchFoldedIntoRows) {
     for (auto sb : {std::pair<int64_t, int64_t>{1, 1}, {13, 1}, {96, 1}, {7, 3}, {2, 9}, {4, 4}})
       CheckMatmul(*mod, sb.first, sb.second, 33, 70, "bias_relu");
   }
+  // Two symbolic batch dimensions and symbolic rows: the row counter
+  // carries through two levels (rows 1 and 2: every tile wraps both).
+  auto mod = Compile(Module({"s", "t", "b", "20"}, {"20", "40"}, {"s", "t", "b", "40"}, "bias_gelu_residual"), 1);
+  ASSERT_NE(mod, nullptr);
+  for (auto stb : {std::vector<int64_t>{3, 1, 1}, {2, 3, 2}, {5, 2, 3}, {1, 7, 5}})
+    CheckMatmul(*mod, 0, stb[2], 20, 40, "bias_gelu_residual", {stb[0], stb[1]});
 }
 
 TEST(MatmulScheduleNumbersTest, FusedEpilogues) {

@@ -195,18 +195,21 @@ TEST(ReduceScheduleTest, RowReductionsGetVectorAccumulatorsAndATail) {
   ASSERT_NE(tail, nullptr);
   EXPECT_EQ(tail->extent.as<IntImmNode>()->value, 4);
 
-  // Symbolic extent: blocks and tail computed from it; the tail goes into
-  // the first lanes before the tree as a vectorized loop (no scalar loop
-  // after it).
+  // Symbolic extent: blocks and tail computed from it; the tail's 16-lane
+  // chunks go into the first lanes before the tree (one more vectorized
+  // loop), and only the last m % 16 elements run in a scalar loop after it.
   Var m = MakeVar("m");
   Buffer a2 = MakeBuffer("A", {PrimExpr(8), E(m)}, DType::Float32());
   Stmt out2 = VectorizeReductions(RowSum(a2, s, 8, E(m)));
   Census c2 = Count(out2);
   EXPECT_EQ(c2.alloc_shapes.at(0)[0].as<IntImmNode>()->value, 64);
-  EXPECT_EQ(c2.vectorized, 7);  // identity, block, tail, tree steps 32 16 8 4
+  EXPECT_EQ(c2.vectorized, 7);  // identity, block, tail chunks, tree steps 32 16 8 4
   const auto* seq2 = As<SeqStmtNode>(As<ForNode>(out2)->body);
   ASSERT_NE(seq2, nullptr);
-  EXPECT_EQ(As<ForNode>(seq2->seq.back()), nullptr);  // ends with the lane accumulators, no tail loop
+  const auto* rest = As<ForNode>(seq2->seq.back());
+  ASSERT_NE(rest, nullptr);
+  ASSERT_NE(rest->extent.as<FloorModNode>(), nullptr);
+  EXPECT_EQ(rest->extent.as<FloorModNode>()->b.as<IntImmNode>()->value, 16);
 }
 
 TEST(ReduceScheduleTest, MatmulMicroKernelsAreLeftAsTheyAre) {
