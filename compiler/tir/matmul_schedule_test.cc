@@ -127,13 +127,14 @@ TEST(MatmulScheduleTest, SmallWorkStaysSerialAndEdgesGetTheirKernels) {
   // so the last column block ends at 100 (overlapping) and needs no
   // partial-width kernel.
   EXPECT_EQ(Count(out2).fma, 4);
-  // With a symbolic N the partial block gets its own kernels; 100 rows are
-  // 12 full tiles and one of 4 rows: 2 x 2.
+  // With a symbolic N the partial block gets its own kernels (16-column
+  // blocks, and a masked one for N < 16); 100 rows are 12 full tiles and one
+  // of 4 rows: 3 x 2.
   Buffer b3 = MakeBuffer("B", {PrimExpr(64), PrimExpr(n)}, DType::Float32());
   Buffer c3 = MakeBuffer("C", {PrimExpr(100), PrimExpr(n)}, DType::Float32());
   Buffer a3 = MakeBuffer("A", {PrimExpr(100), PrimExpr(64)}, DType::Float32());
   PrimFunc out3 = ScheduleMatmuls(Func(MatmulNest(a3, b3, c3, 100, PrimExpr(n), 64), {a3, b3, c3}), 8);
-  EXPECT_EQ(Count(out3).fma, 4);
+  EXPECT_EQ(Count(out3).fma, 6);
 }
 
 TEST(MatmulScheduleTest, EpilogueIsFusedAndItsIntermediateDropped) {
@@ -330,8 +331,9 @@ std::string Shape(const std::vector<std::string>& dims) {
 // main(a: (.., M, K), b: (K, N) [, bias: (N,)]) -> epilogue(a @ b)
 std::string Module(const std::vector<std::string>& a, const std::vector<std::string>& b,
                    const std::vector<std::string>& out, const std::string& epilogue) {
-  std::vector<std::string> syms;
-  for (const auto& d : a)
+  std::vector<std::string> syms, dims = a;
+  dims.insert(dims.end(), b.begin(), b.end());
+  for (const auto& d : dims)
     if (!d.empty() && !std::isdigit(static_cast<unsigned char>(d[0])) &&
         std::find(syms.begin(), syms.end(), d) == syms.end()) {
       syms.push_back(d);
@@ -489,6 +491,19 @@ TEST(MatmulScheduleNumbersTest, SymbolicBatchFoldedIntoRows) {
   ASSERT_NE(mod, nullptr);
   for (auto stb : {std::vector<int64_t>{3, 1, 1}, {2, 3, 2}, {5, 2, 3}, {1, 7, 5}})
     CheckMatmul(*mod, 0, stb[2], 20, 40, "bias_gelu_residual", {stb[0], stb[1]});
+}
+
+TEST(MatmulScheduleNumbersTest, SymbolicColumns) {
+  // A symbolic N: full 32-column blocks, then 16-column blocks with the
+  // last moved back to end at N (N >= 16), or masked lanes (N < 16); one,
+  // two and eight rows (64-column blocks for one or two).
+  for (int64_t m : {1, 2, 8, 13}) {
+    std::string ms = std::to_string(m);
+    auto mod = Compile(Module({ms, "37"}, {"37", "n"}, {ms, "n"}, "bias_relu"), 1);
+    ASSERT_NE(mod, nullptr);
+    for (int64_t n : {1, 5, 15, 16, 17, 23, 31, 33, 48, 63, 64, 65, 100})
+      CheckMatmul(*mod, 0, m, 37, n, "bias_relu");
+  }
 }
 
 TEST(MatmulScheduleNumbersTest, FusedEpilogues) {
