@@ -33,7 +33,7 @@ constexpr int kGemvCols = 128;
 constexpr int64_t kGemvMinCols = 512;
 constexpr int64_t kPackMinRows = 256;  // rows (M) from which packing B is considered
 constexpr int kRowSplit = 4;  // partial sums of a one-row tile
-constexpr int kQuadRows = 4;  // the leftover rows' block (see Build)
+constexpr int kChunkCols = 16;  // column blocks of a symbolic N's last block
 
 struct MatmulNest {
   std::vector<const ForNode*> loops;  // batch.., i, j, k
@@ -189,19 +189,20 @@ struct Parts {
 
 class KernelBuilder {
  public:
+  // The new loops are int64; user-written TIR may have int32 extents.
+  static PrimExpr i64(const PrimExpr& e) {
+    if (e.dtype() == DType::Int64()) return e;
+    if (const auto* imm = e.as<IntImmNode>()) return IntImm(DType::Int64(), imm->value);
+    return Cast(DType::Int64(), e);
+  }
+
   explicit KernelBuilder(const Parts& p) : p_(p) {
     const auto& loops = p.mm.loops;
     size_t nb = loops.size() - 3;
     for (size_t d = 0; d < nb; ++d) batch_.push_back(loops[d]);
-    // The new loops are int64; user-written TIR may have int32 extents.
-    auto i64_extent = [](const PrimExpr& e) -> PrimExpr {
-      if (e.dtype() == DType::Int64()) return e;
-      if (const auto* imm = e.as<IntImmNode>()) return IntImm(DType::Int64(), imm->value);
-      return Cast(DType::Int64(), e);
-    };
-    m_ = i64_extent(loops[nb]->extent);
-    n_ = i64_extent(loops[nb + 1]->extent);
-    k_ = i64_extent(loops[nb + 2]->extent);
+    m_ = i64(loops[nb]->extent);
+    n_ = i64(loops[nb + 1]->extent);
+    k_ = i64(loops[nb + 2]->extent);
     FoldBatchIntoRows();
     const int64_t* ms = ConstInt(m_);
     const int64_t* ns = ConstInt(n_);
@@ -220,34 +221,63 @@ class KernelBuilder {
   // times a weight) is one (batch * M) x K matrix times B: the rows of all
   // batch elements fill the MR-row tiles and each panel of B is read once for
   // all of them. (128 batches of one row, as PyTorch's attention in-projection
-  // exports, were 128 one-row GEMVs that each read the whole weight.) Static
-  // shapes only; row r is batch element r / M, row r % M.
+  // exports, were 128 one-row GEMVs that each read the whole weight.) Row r
+  // is batch element r / M, row r % M. Symbolic extents fold too: a
+  // sequence-first projection [seq, batch, K] x W with batch 1 at run time
+  // was seq one-row GEMVs (khmersm's QKV projections, 3x the pinned
+  // build's time); the divisions by a symbolic M are per row of a tile and
+  // outside its k loop.
   void FoldBatchIntoRows() {
     if (batch_.empty()) return;
-    const int64_t* ms = ConstInt(m_);
-    if (ms == nullptr) return;
     std::unordered_set<const VarNode*> batch_vars;
     int64_t total = 1;
+    bool batch_static = true;
+    PrimExpr rows = m_;
     for (const ForNode* f : batch_) {
-      const int64_t* e = ConstInt(f->extent);
-      if (e == nullptr) return;
-      total *= *e;
+      if (const int64_t* e = ConstInt(f->extent)) {
+        total *= *e;
+      } else {
+        batch_static = false;
+      }
       batch_vars.insert(f->loop_var.get());
     }
     const auto& b_idx = p_.mm.b_idx;
     for (size_t d = 0; d + 2 < b_idx.size(); ++d)
       if (Uses(b_idx[d], batch_vars)) return;
-    if (total <= 1) return;
+    if (batch_static && total <= 1) return;
+    bool all_static = batch_static && ConstInt(m_) != nullptr;
     folded_ = batch_;
     batch_.clear();
-    rows_per_batch_ = *ms;
-    m_ = IntImm(DType::Int64(), total * *ms);
+    rows_per_batch_ = m_;
+    if (all_static) {
+      m_ = IntImm(DType::Int64(), total * *ConstInt(m_));
+      return;
+    }
+    for (const ForNode* f : folded_) rows = rows * i64(f->extent);
+    m_ = rows;
+  }
+
+  // Whether rows are folded with a symbolic stride (rows per batch element
+  // or a batch extent), over int64 loop variables.
+  bool FoldedBySymbol() const {
+    if (folded_.empty()) return false;
+    const auto& loops = p_.mm.loops;
+    bool symbolic = ConstInt(rows_per_batch_) == nullptr;
+    for (const ForNode* f : folded_) {
+      symbolic = symbolic || ConstInt(f->extent) == nullptr;
+      if (f->loop_var->dtype != DType::Int64()) return false;
+    }
+    return symbolic && loops[loops.size() - 3]->loop_var->dtype == DType::Int64();
   }
 
   // Binds the batch variables and i of the original nest for flat row `r`
   // in *map, and appends the output index of that row to *idx.
   void MapRow(const PrimExpr& r, VarMap* map, std::vector<PrimExpr>* idx) const {
     auto c = [](int64_t v) { return IntImm(DType::Int64(), v); };
+    auto is_one = [](const PrimExpr& e) {
+      const int64_t* v = ConstInt(e);
+      return v != nullptr && *v == 1;
+    };
     const auto& loops = p_.mm.loops;
     const VarNode* iv = loops[loops.size() - 3]->loop_var.get();
     if (folded_.empty()) {
@@ -260,18 +290,19 @@ class KernelBuilder {
       return;
     }
     std::vector<PrimExpr> vals(folded_.size());
-    int64_t stride = rows_per_batch_;
+    PrimExpr stride = rows_per_batch_;
     for (size_t d = folded_.size(); d-- > 0;) {
-      int64_t ext = *ConstInt(folded_[d]->extent);
-      PrimExpr q = stride == 1 ? r : MakeBinary(TirKind::kFloorDiv, r, c(stride));
-      vals[d] = ext == 1 ? c(0) : d == 0 ? q : MakeBinary(TirKind::kFloorMod, q, c(ext));
-      stride *= ext;
+      PrimExpr ext = i64(folded_[d]->extent);
+      PrimExpr q = is_one(stride) ? r : MakeBinary(TirKind::kFloorDiv, r, stride);
+      vals[d] = is_one(ext) ? c(0) : d == 0 ? q : MakeBinary(TirKind::kFloorMod, q, ext);
+      const int64_t *se = ConstInt(stride), *ee = ConstInt(ext);
+      stride = se && ee ? c(*se * *ee) : stride * ext;
     }
     for (size_t d = 0; d < folded_.size(); ++d) {
       (*map)[folded_[d]->loop_var.get()] = vals[d];
       idx->push_back(vals[d]);
     }
-    PrimExpr i = rows_per_batch_ == 1 ? c(0) : MakeBinary(TirKind::kFloorMod, r, c(rows_per_batch_));
+    PrimExpr i = is_one(rows_per_batch_) ? c(0) : MakeBinary(TirKind::kFloorMod, r, rows_per_batch_);
     (*map)[iv] = i;
     idx->push_back(i);
   }
@@ -283,23 +314,27 @@ class KernelBuilder {
     auto mod = [](PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, a, b); };
     const int64_t* ms = ConstInt(m_);
     const int64_t* ns = ConstInt(n_);
-    // Row blocks: full tiles of mr rows, then the leftover rows (fewer than
-    // 8): a 4-row block when there are 4 or more, then one block per row
-    // left. captcha_crnn's combined LSTM input projection, 20 rows: 8 + 8 +
-    // 4, three passes over each panel of B instead of six. (A 2-row block
-    // has only 4 accumulator vectors, too few to hide the FMA latency; the
-    // one-row kernel keeps partial sums.)
+    // Row blocks: full tiles of mr rows, then the leftover rows (M % mr) as
+    // at most one tile each of 4, 2 and 1 rows (its binary digits): each
+    // reads the panel of B once where one-row tiles read it once per row
+    // (romanizer's GRU gates at batch 4 with a symbolic batch: four GEMVs).
+    // A static remainder has only the tiles of its set bits; a symbolic one
+    // counts its set bits at run time: the tile loop has no empty tiles
+    // (three per column block, for a batch of 1, made romanizer's GRU GEMVs
+    // 40 % slower inside the model, weights streaming from L3).
     PrimExpr mt = ms ? c(*ms / mr_) : div(m_, c(mr_));
     PrimExpr mrem = ms ? c(*ms % mr_) : mod(m_, c(mr_));
-    const bool quad = mr_ > kQuadRows;
-    PrimExpr q4 = !quad ? c(0) : ms ? c(*ms % mr_ / kQuadRows) : div(mrem, c(kQuadRows));
-    PrimExpr ones = !quad ? mrem : ms ? c(*ms % mr_ % kQuadRows) : mod(mrem, c(kQuadRows));
-    const bool has_quad = quad && !(ms && *ms % mr_ < kQuadRows);
-    const bool has_ones = !(ms && *ConstInt(ones) == 0);
-    PrimExpr rb_count = ms ? c(*ms / mr_ + *ms % mr_ / (quad ? kQuadRows : mr_) + *ms % mr_ % (quad ? kQuadRows : mr_))
-                           : mt + q4 + ones;
+    // Whether the leftover tile of `size` rows is there (0 or 1).
+    auto has = [&](int size) { return div(mod(mrem, c(2 * size)), c(size)); };
+    PrimExpr rb_count = mt;
+    for (int size = 4; size >= 1; size /= 2) {
+      if (size >= mr_ || (ms && (*ms % mr_) % (2 * size) < size)) continue;
+      leftover_.push_back(size);
+      if (!ms) rb_count = rb_count + has(size);
+    }
+    int64_t rb_static = ms ? *ms / mr_ + static_cast<int64_t>(leftover_.size()) : 0;
+    if (ms) rb_count = c(rb_static);
     PrimExpr cb_count = ns ? c((*ns + nr_ - 1) / nr_) : div(n_ + c(nr_ - 1), c(nr_));
-    bool rows_exact = ms && *ms % mr_ == 0;
     bool cols_exact = ns && *ns % nr_ == 0;
 
     Var t = MakeVar("tile");
@@ -341,31 +376,60 @@ class KernelBuilder {
     lets.push_back({col0, overlap ? MakeBinary(TirKind::kMin, PrimExpr(cb) * c(nr_), c(*ns - nr_))
                                   : PrimExpr(cb) * c(nr_)});
 
-    // Rows: a full tile, the 4-row block, or one leftover row.
-    auto rows_part = [&](int64_t width_static, PrimExpr width) {
+    // Rows: a full tile, or one of the leftover tiles.
+    auto rows_part = [&](int64_t width_static, PrimExpr width, const Var& col0) {
       // Fresh per call: each variable is defined once in the function.
       Var row0 = MakeVar("row0");
       Stmt full = std::make_shared<LetStmtNode>(row0, PrimExpr(rb) * c(mr_),
                                                 Kernel(row0, mr_, col0, width_static, width));
-      if (rows_exact) return full;
-      Var row0b = MakeVar("row0");
-      Stmt one = std::make_shared<LetStmtNode>(row0b, mt * c(mr_) + q4 * c(kQuadRows) + (PrimExpr(rb) - mt - q4),
-                                               Kernel(row0b, 1, col0, width_static, width));
-      Stmt rest = one;
-      if (has_quad) {
-        Var row0q = MakeVar("row0");
-        Stmt four = std::make_shared<LetStmtNode>(row0q, mt * c(mr_), Kernel(row0q, kQuadRows, col0, width_static, width));
-        rest = !has_ones ? four : std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt + q4), four, one);
+      if (leftover_.empty()) return full;
+      // Leftover tile p (of `size` rows) starts after the full tiles and the
+      // larger leftover tiles: at mt * mr + (rem - rem % (2 * size)).
+      Stmt rest;
+      for (size_t p = leftover_.size(); p-- > 0;) {
+        int size = leftover_[p];
+        Var row0b = MakeVar("row0");
+        PrimExpr start = ms ? c(*ms / mr_ * mr_ + *ms % mr_ - (*ms % mr_) % (2 * size))
+                            : mt * c(mr_) + (mrem - mod(mrem, c(2 * size)));
+        Stmt tile = std::make_shared<LetStmtNode>(row0b, start, Kernel(row0b, size, col0, width_static, width));
+        if (!rest) {
+          rest = tile;
+          continue;
+        }
+        // Tile p when rb - mt counts fewer present tiles than those up to p
+        // (static: exactly p).
+        PrimExpr upto = c(static_cast<int64_t>(p + 1));
+        if (!ms) {
+          upto = has(leftover_[0]);
+          for (size_t q = 1; q <= p; ++q) upto = upto + has(leftover_[q]);
+        }
+        rest = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt + upto), tile, rest);
       }
       return Stmt(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt), full, rest));
     };
     Stmt inner;
     if (cols_exact || overlap) {
-      inner = rows_part(nr_, c(nr_));
+      inner = rows_part(nr_, c(nr_), col0);
     } else {
       PrimExpr width = n_ - PrimExpr(col0);
+      Stmt partial = rows_part(-1, width, col0);
+      if (!ns && nr_ > kChunkCols) {
+        // A symbolic N's last, partial block: with N >= 16, blocks of 16
+        // columns, the last one moved back to end at N (columns computed
+        // and stored twice with equal values, as the static overlap does).
+        // The masked loops of run-time width kept the accumulators in
+        // memory: romanizer's attention scores over 23 source positions
+        // took 2.3x the pinned build's time.
+        Var q = MakeVar("cq"), col16 = MakeVar("col0");
+        Stmt chunk = std::make_shared<LetStmtNode>(
+            col16, MakeBinary(TirKind::kMin, PrimExpr(col0) + PrimExpr(q) * c(kChunkCols), n_ - c(kChunkCols)),
+            rows_part(kChunkCols, c(kChunkCols), col16));
+        Stmt chunks = std::make_shared<ForNode>(q, c(0), div(width + c(kChunkCols - 1), c(kChunkCols)),
+                                                ForKind::kSerial, chunk);
+        partial = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGE, n_, c(kChunkCols)), chunks, partial);
+      }
       inner = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLE, PrimExpr(col0) + c(nr_), n_),
-                                               rows_part(nr_, c(nr_)), rows_part(-1, width));
+                                               rows_part(nr_, c(nr_), col0), partial);
     }
     for (size_t l = lets.size(); l-- > 0;) inner = std::make_shared<LetStmtNode>(lets[l].first, lets[l].second, inner);
 
@@ -376,7 +440,7 @@ class KernelBuilder {
       int64_t work = total_static * *ms * *ns;
       if (const int64_t* ks = ConstInt(k_)) work *= *ks;
       parallel = parallel && work >= kMinParallelMatmulWork;
-      count = c(total_static * *ConstInt(rb_count) * ((*ns + nr_ - 1) / nr_));
+      count = c(total_static * rb_static * ((*ns + nr_ - 1) / nr_));
     }
     if (p_.knobs.Get("matmul.parallel") > 0) parallel = p_.threads >= 2 && p_.knobs.Get("matmul.parallel") == 2;
     Stmt tiles = std::make_shared<ForNode>(t, c(0), count, parallel ? ForKind::kParallel : ForKind::kSerial, inner);
@@ -416,13 +480,20 @@ class KernelBuilder {
     auto c = [&](int64_t v) { return IntImm(i64, v); };
     // A one-row tile has only nr/16 accumulator vectors, too few to hide the
     // FMA latency; it keeps kRowSplit partial sums over interleaved k instead
-    // and adds them up before the epilogue.
+    // and adds them up before the epilogue. A two-row leftover tile of 32
+    // columns (4 vectors) keeps two.
     const auto* init_imm = p_.mm.init.as<FloatImmNode>();
-    int split = (mr == 1 && init_imm != nullptr && init_imm->value == 0.0) ? kRowSplit : 1;
-    // Wider one-row tiles have more accumulator vectors of their own: as
-    // many partial sums as keep 16 (the 128-column GEMV: 2).
-    if (split > 1 && nr_ > kWideCols) split = std::max(1, kRowSplit * kWideCols / nr_);
-    if (split > 1 && p_.knobs.Get("matmul.row_split") > 0) split = static_cast<int>(p_.knobs.Get("matmul.row_split"));
+    bool zero_init = init_imm != nullptr && init_imm->value == 0.0;
+    int split = 1;
+    if (zero_init && mr == 1) {
+      split = kRowSplit;
+      // Wider one-row tiles have more accumulator vectors of their own: as
+      // many partial sums as keep 16 (the 128-column GEMV: 2).
+      if (nr_ > kWideCols) split = std::max(1, kRowSplit * kWideCols / nr_);
+      if (p_.knobs.Get("matmul.row_split") > 0) split = static_cast<int>(p_.knobs.Get("matmul.row_split"));
+    } else if (zero_init && mr == 2 && nr_ <= kCols) {
+      split = 2;
+    }
     int acc_rows = mr * split;
     auto acc_node = std::make_shared<BufferNode>();
     acc_node->name = "acc";
@@ -441,11 +512,77 @@ class KernelBuilder {
     size_t nb = loops.size() - 3;
     const VarNode* jv = loops[nb + 1]->loop_var.get();
     const VarNode* kv = loops[nb + 2]->loop_var.get();
+    // Rows folded by a symbolic M: each row's batch indices and i are
+    // divisions by run-time values, which LLVM kept inside the k loop (its
+    // floordiv guards a divisor of 0 or -1 with branches, so nothing there is
+    // speculated: 5x slower). They go into small local tables, filled once
+    // per tile before the k loop: the first row's by division, each next one
+    // by adding 1 to i with a carry into the batch indices (eight divisions
+    // per tile cost khmersm's 96 x 192 x 768 layer 13 %). The row loops are
+    // unrolled, so the tables become registers.
+    std::vector<Buffer> row_tables;
+    std::vector<const VarNode*> row_vars;
+    Stmt fill_tables;
+    if (FoldedBySymbol()) {
+      for (const ForNode* f : folded_) row_vars.push_back(f->loop_var.get());
+      row_vars.push_back(loops[nb]->loop_var.get());
+      std::vector<PrimExpr> exts;
+      for (const ForNode* f : folded_) exts.push_back(KernelBuilder::i64(f->extent));
+      exts.push_back(rows_per_batch_);
+      size_t levels = row_vars.size();
+      auto make_local = [&](const std::string& name, int64_t n) {
+        auto node = std::make_shared<BufferNode>();
+        node->name = name;
+        node->data = MakeVar(name + "_data", HandleType());
+        node->dtype = i64;
+        node->shape = {c(n)};
+        node->scope = "local";
+        return Buffer(node);
+      };
+      Buffer cur = make_local("row_index", static_cast<int64_t>(levels));
+      VarMap first;
+      std::vector<PrimExpr> unused;
+      MapRow(PrimExpr(row0), &first, &unused);
+      std::vector<Stmt> init, fills;
+      Var ii = MakeVar("ii_row");
+      for (size_t d = 0; d < levels; ++d) {
+        init.push_back(Store(cur, first.at(row_vars[d]), {c(static_cast<int64_t>(d))}));
+        row_tables.push_back(make_local(row_vars[d]->name + "_of_row", mr));
+        fills.push_back(Store(row_tables.back(), Load(cur, {c(static_cast<int64_t>(d))}), {PrimExpr(ii)}));
+      }
+      // The next row: the last level + 1; a level that reaches its extent
+      // wraps to 0 and carries into the one before (level 0 never wraps).
+      Stmt carry;
+      for (size_t d = 0; d < levels; ++d) {
+        PrimExpr at = c(static_cast<int64_t>(d));
+        Stmt inc = Store(cur, Load(cur, {at}) + c(1), {at});
+        if (d == 0) {
+          carry = inc;
+          continue;
+        }
+        Stmt wrap = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, Load(cur, {at}), exts[d]),
+                                                     Seq({Store(cur, c(0), {at}), carry}), nullptr);
+        carry = Seq({inc, wrap});
+      }
+      fills.push_back(carry);
+      init.push_back(std::make_shared<ForNode>(ii, c(0), c(mr), ForKind::kUnrolled, Seq(fills)));
+      fill_tables = std::make_shared<AllocateNode>(cur, Seq(init));
+    }
+    // The index of row `row` of the tile in the output (and its variables
+    // in *map).
+    auto row_index = [&](const PrimExpr& row, VarMap* map, std::vector<PrimExpr>* idx) {
+      if (row_tables.empty()) return MapRow(PrimExpr(row0) + row, map, idx);
+      for (size_t t = 0; t < row_vars.size(); ++t) {
+        PrimExpr v = Load(row_tables[t], {row});
+        (*map)[row_vars[t]] = v;
+        idx->push_back(v);
+      }
+    };
     // acc[acc_row, jj] = fma(A[row0 + row, kk], B[kk, col0 + jj], acc[acc_row, jj])
     auto fma_at = [&](PrimExpr acc_row, PrimExpr row, PrimExpr kk, const Var& jj) {
       VarMap map;
       std::vector<PrimExpr> unused;
-      MapRow(PrimExpr(row0) + row, &map, &unused);
+      row_index(row, &map, &unused);
       map[jv] = PrimExpr(col0) + PrimExpr(jj);
       map[kv] = kk;
       PrimExpr a = Substitute(Load(p_.mm.a, p_.mm.a_idx), map);
@@ -465,17 +602,22 @@ class KernelBuilder {
       Stmt update = grid("", mr, [&](const Var& ii, const Var& jj) { return fma_at(PrimExpr(ii), PrimExpr(ii), PrimExpr(k), jj); });
       kloops = std::make_shared<ForNode>(k, c(0), k_, ForKind::kSerial, update);
     } else {
+      // Partial sum u of row ii is acc[u * mr + ii], over k = k' * split + u.
       const int64_t* ks = ConstInt(k_);
       PrimExpr kmain = ks ? c(*ks / split) : MakeBinary(TirKind::kFloorDiv, k_, c(split));
       PrimExpr ktail = ks ? c(*ks % split) : MakeBinary(TirKind::kFloorMod, k_, c(split));
-      Stmt update = grid("", split, [&](const Var& u, const Var& jj) {
-        return fma_at(PrimExpr(u), c(0), PrimExpr(k) * c(split) + PrimExpr(u), jj);
+      Var u = MakeVar("u");
+      Stmt update = grid("", mr, [&](const Var& ii, const Var& jj) {
+        PrimExpr acc_row = mr == 1 ? PrimExpr(u) : PrimExpr(u) * c(mr) + PrimExpr(ii);
+        return fma_at(acc_row, PrimExpr(ii), PrimExpr(k) * c(split) + PrimExpr(u), jj);
       });
+      update = std::make_shared<ForNode>(u, c(0), c(split), ForKind::kUnrolled, update);
       std::vector<Stmt> parts = {std::make_shared<ForNode>(k, c(0), kmain, ForKind::kSerial, update)};
       if (!(ks && *ks % split == 0)) {
-        Var kt = MakeVar("k_tail"), jj = MakeVar("jj_tail");
-        Stmt tail = std::make_shared<ForNode>(jj, c(0), w, ForKind::kVectorized,
-                                              fma_at(c(0), c(0), kmain * c(split) + PrimExpr(kt), jj));
+        Var kt = MakeVar("k_tail");
+        Stmt tail = grid("_tail", mr, [&](const Var& ii, const Var& jj) {
+          return fma_at(PrimExpr(ii), PrimExpr(ii), kmain * c(split) + PrimExpr(kt), jj);
+        });
         parts.push_back(std::make_shared<ForNode>(kt, c(0), ktail, ForKind::kSerial, tail));
       }
       kloops = Seq(parts);
@@ -483,10 +625,10 @@ class KernelBuilder {
     Stmt store = grid("_out", mr, [&](const Var& ii, const Var& jj) {
       std::vector<PrimExpr> idx;
       VarMap unused;
-      MapRow(PrimExpr(row0) + PrimExpr(ii), &unused, &idx);
+      row_index(PrimExpr(ii), &unused, &idx);
       idx.push_back(PrimExpr(col0) + PrimExpr(jj));
       PrimExpr v = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
-      for (int u = 1; u < split; ++u) v = v + Load(acc, {c(u), PrimExpr(jj)});
+      for (int u = 1; u < split; ++u) v = v + Load(acc, {c(u * mr) + PrimExpr(ii), PrimExpr(jj)});
       // Each chain buffer's value at this point, as an expression of the
       // accumulator (a stage may read several; LLVM shares the common parts).
       std::vector<std::pair<const VarNode*, PrimExpr>> values = {{p_.mm.c->data.get(), v}};
@@ -504,18 +646,24 @@ class KernelBuilder {
       }
       return Store(dst, v, idx);
     });
-    return std::make_shared<AllocateNode>(acc, Seq({zero, kloops, store}));
+    Stmt kernel = std::make_shared<AllocateNode>(acc, Seq({zero, kloops, store}));
+    if (fill_tables) {
+      kernel = Seq({fill_tables, kernel});
+      for (const Buffer& t : row_tables) kernel = std::make_shared<AllocateNode>(t, kernel);
+    }
+    return kernel;
   }
 
   const Parts& p_;
   std::vector<const ForNode*> batch_;
   std::vector<const ForNode*> folded_;  // batch loops folded into the rows
-  int64_t rows_per_batch_ = 0;          // M of the original nest, when folded
+  PrimExpr rows_per_batch_;             // M of the original nest, when folded
   std::vector<Var> batch_vals_;
   PrimExpr m_, n_, k_;
   int mr_ = kMaxRows, nr_ = kCols;
   Var cb_;
   Buffer packed_;
+  std::vector<int> leftover_;  // rows of the leftover tiles, largest first
 };
 
 // Finds matmul nests in statement sequences and rewrites them with their

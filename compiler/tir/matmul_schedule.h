@@ -14,22 +14,28 @@
 // acc[MR, NR] is zeroed, then for each k every row ii (unrolled) gets
 // acc[ii, :] = fma(A[row0 + ii, k], B[k, col0 : col0 + NR], acc[ii, :]) with
 // the column loop vectorized, so LLVM keeps acc in vector registers and the
-// inner loop is broadcast x vector FMAs. Rows that do not fill a tile (fewer
-// than MR) run a 4-row kernel when there are 4 or more of them (MR > 4),
-// then a one-row kernel per row left, so a column block's panel of B is read
-// at most four more times instead of seven; with a static N above NR the last column block is moved
-// back to end at N (overlapping the previous one: a few columns computed and
-// stored twice, with equal values), with a symbolic N a column block that
-// does not fill NR runs a vectorized loop of the remaining width; a one-row tile keeps 4 partial sums over
-// interleaved k (enough independent FMAs) and adds them before the store.
+// inner loop is broadcast x vector FMAs. Rows that do not fill a tile (M % MR)
+// run as at most one tile each of 4, 2 and 1 rows (the remainder's binary
+// digits; with a symbolic M all three, each skipped when its digit is 0);
+// with a static N above NR the last column block is moved back to end at N
+// (overlapping the previous one: a few columns computed and stored twice,
+// with equal values); with a symbolic N the block that does not fill NR runs
+// as 16-column blocks, the last moved back to end at N, when N >= 16, and as
+// a vectorized loop of the remaining width otherwise. A one-row tile keeps 4
+// partial sums over interleaved k (enough independent FMAs), a two-row tile
+// of 32 columns 2, added up before the store.
 // Tiles (batch x column blocks x row blocks, rows fastest so consecutive
 // tiles share a panel of B) form one loop, parallel when num_threads_hint >= 2
 // and M * N * K >= kMinParallelMatmulWork.
 //
-// Batch folding: with static shapes and a B shared by every batch element
-// (no batch variable in B's index), the batch is folded into the rows: one
-// (batch * M) x K matrix, row r being batch element r / M, row r % M. Tiles
-// then fill MR rows even when M is 1 and read each panel of B once.
+// Batch folding: with a B shared by every batch element (no batch variable
+// in B's index), the batch is folded into the rows: one (batch * M) x K
+// matrix, row r being batch element r / M, row r % M. Tiles then fill MR
+// rows even when M is 1 and read each panel of B once. Static or symbolic
+// extents (a static unit batch is left as it is); with a symbolic M or
+// batch extent each tile first fills a small table of its rows' indices
+// (one division for its first row, then counting on with carries), which
+// the k loop reads, so no division by a run-time value sits in it.
 //
 // Packing: for static shapes with M >= 256, N a multiple of NR whose rows
 // are a multiple of 1 KiB apart, and K x NR panels of 32 KiB or more (where

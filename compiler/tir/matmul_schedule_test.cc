@@ -123,29 +123,31 @@ TEST(MatmulScheduleTest, SmallWorkStaysSerialAndEdgesGetTheirKernels) {
   Buffer c2 = MakeBuffer("C", {PrimExpr(n), PrimExpr(100)}, DType::Float32());
   PrimFunc out2 = ScheduleMatmuls(Func(MatmulNest(a2, b2, c2, PrimExpr(n), 100, 64), {a2, b2, c2}), 8);
   EXPECT_EQ(As<ForNode>(out2->body)->for_kind, ForKind::kParallel);  // symbolic rows
-  // Full kernels and the leftover rows' 4-row and one-row kernels; N = 100
-  // is static, so the last column block ends at 100 (overlapping) and needs
-  // no partial-width kernel.
-  EXPECT_EQ(Count(out2).fma, 3);
-  // With a symbolic N the partial block gets its own kernels: 4.
+  // Full tiles and the leftover tiles of 4, 2 and 1 rows; N = 100 is static,
+  // so the last column block ends at 100 (overlapping) and needs no
+  // partial-width kernel.
+  EXPECT_EQ(Count(out2).fma, 4);
+  // With a symbolic N the partial block gets its own kernels (16-column
+  // blocks, and a masked one for N < 16); 100 rows are 12 full tiles and one
+  // of 4 rows: 3 x 2.
   Buffer b3 = MakeBuffer("B", {PrimExpr(64), PrimExpr(n)}, DType::Float32());
   Buffer c3 = MakeBuffer("C", {PrimExpr(100), PrimExpr(n)}, DType::Float32());
   Buffer a3 = MakeBuffer("A", {PrimExpr(100), PrimExpr(64)}, DType::Float32());
   PrimFunc out3 = ScheduleMatmuls(Func(MatmulNest(a3, b3, c3, 100, PrimExpr(n), 64), {a3, b3, c3}), 8);
-  EXPECT_EQ(Count(out3).fma, 4);
+  EXPECT_EQ(Count(out3).fma, 6);
 }
 
-TEST(MatmulScheduleTest, LeftoverRowsRunInABlockOfFourThenSingleRows) {
-  // 23 rows = 2 full 8-row tiles + 4 + 1 + 1 + 1: six row blocks per column
-  // block (not 2 + 7 one-row blocks), three kernels (8, 4 and 1 rows).
+TEST(MatmulScheduleTest, LeftoverRowsRunAsTilesOfFourTwoAndOneRows) {
+  // 23 rows = 2 full 8-row tiles + 4 + 2 + 1: five row blocks per column
+  // block (not 2 + 7 one-row blocks), four kernels (8, 4, 2 and 1 rows).
   Buffer a = MakeBuffer("A", {PrimExpr(23), PrimExpr(64)}, DType::Float32());
   Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
   Buffer c = MakeBuffer("C", {PrimExpr(23), PrimExpr(64)}, DType::Float32());
   PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, c, 23, 64, 64), {a, b, c}), 1);
   const auto* tiles = As<ForNode>(out->body);
   ASSERT_NE(tiles, nullptr);
-  EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, 6 * 2);  // 64 columns: two 32-wide blocks
-  EXPECT_EQ(Count(out).fma, 3);
+  EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, 5 * 2);  // 64 columns: two 32-wide blocks
+  EXPECT_EQ(Count(out).fma, 4);
   // 20 rows (captcha_crnn's 20 LSTM steps): 8 + 8 + 4, three row blocks.
   Buffer a2 = MakeBuffer("A", {PrimExpr(20), PrimExpr(64)}, DType::Float32());
   Buffer c2 = MakeBuffer("C", {PrimExpr(20), PrimExpr(64)}, DType::Float32());
@@ -257,6 +259,49 @@ TEST(MatmulScheduleTest, BatchSharingItsWeightIsFoldedIntoRows) {
   EXPECT_EQ(As<ForNode>(out3->body)->extent.as<IntImmNode>()->value, 128 * 2);  // one row, 64-wide blocks
 }
 
+TEST(MatmulScheduleTest, SymbolicBatchSharingItsWeightIsFoldedIntoRows) {
+  // [s, b, 64] x [64, 96] with both s and b symbolic (a sequence-first
+  // projection): one (s * b)-row matrix. The tile number no longer binds a
+  // batch index; each tile divides its first flat row by b once and counts
+  // on from there into a table that A's loads in the k loop read.
+  Var sv = MakeVar("s"), bv = MakeVar("b");
+  Buffer a = MakeBuffer("A", {PrimExpr(sv), PrimExpr(bv), PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(96)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(sv), PrimExpr(bv), PrimExpr(96)}, DType::Float32());
+  Var p = MakeVar("p"), i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+  std::vector<PrimExpr> pij = {PrimExpr(p), PrimExpr(i), PrimExpr(j)};
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, PrimExpr(k), 0),
+                                               Store(c, FloatImm(DType::Float32(), 0), pij), nullptr);
+  Stmt upd = Store(c, Load(c, pij) + Load(a, {PrimExpr(p), PrimExpr(i), PrimExpr(k)}) * Load(b, {PrimExpr(k), PrimExpr(j)}),
+                   pij);
+  Stmt nest = Loop(p, PrimExpr(sv), Loop(i, PrimExpr(bv), Loop(j, 96, Loop(k, 64, Seq({init, upd})))));
+  PrimFunc out = ScheduleMatmuls(Func(nest, {a, b, c}), 1);
+  struct Lets : StmtExprVisitor {
+    std::vector<std::string> names;
+    int table_divisions = 0, a_table_reads = 0, a_divisions = 0;
+    void VisitStmt(const Stmt& st) override {
+      if (const auto* l = As<LetStmtNode>(st)) names.push_back(l->var->name);
+      if (const auto* t = As<BufferStoreNode>(st); t != nullptr && t->buffer->name == "row_index")
+        table_divisions += t->value.as<FloorDivNode>() != nullptr;
+      StmtExprVisitor::VisitStmt(st);
+    }
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->name == "A") {
+        const auto* at = l->indices[0].as<BufferLoadNode>();
+        a_table_reads += at != nullptr && at->buffer->name == "p_of_row";
+        a_divisions += l->indices[0].as<FloorDivNode>() != nullptr;
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } lets;
+  lets.VisitStmt(out->body);
+  EXPECT_EQ(std::count(lets.names.begin(), lets.names.end(), "p"), 0);
+  EXPECT_EQ(lets.table_divisions, 4);  // per kernel, one for the tile's first row
+  EXPECT_GT(lets.a_table_reads, 0);
+  EXPECT_EQ(lets.a_divisions, 0);
+  EXPECT_EQ(Count(out).fma, 4);  // full tiles, and leftover tiles of 4, 2 and 1 rows
+}
+
 TEST(MatmulScheduleTest, EpilogueStoringIntoAnOperandIsNotFused) {
   // A[i, j] = C[i, j] + 1 after C = A @ B: later tiles still read A, so the
   // stage must run after the whole matmul.
@@ -305,14 +350,18 @@ std::string Shape(const std::vector<std::string>& dims) {
 // main(a: (.., M, K), b: (K, N) [, bias: (N,)]) -> epilogue(a @ b)
 std::string Module(const std::vector<std::string>& a, const std::vector<std::string>& b,
                    const std::vector<std::string>& out, const std::string& epilogue) {
-  std::string sym;
-  for (const auto& d : a)
-    if (!d.empty() && !std::isdigit(static_cast<unsigned char>(d[0]))) sym = d;
+  std::vector<std::string> syms, dims = a;
+  dims.insert(dims.end(), b.begin(), b.end());
+  for (const auto& d : dims)
+    if (!d.empty() && !std::isdigit(static_cast<unsigned char>(d[0])) &&
+        std::find(syms.begin(), syms.end(), d) == syms.end()) {
+      syms.push_back(d);
+    }
   std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(a: R.Tensor(" + Shape(a) +
                     ", dtype=\"float32\"), b: R.Tensor(" + Shape(b) + ", dtype=\"float32\"), bias: R.Tensor(" +
                     Shape({b.back()}) + ", dtype=\"float32\"), r: R.Tensor(" + Shape(out) +
                     ", dtype=\"float32\")) -> R.Tensor(" + Shape(out) + ", dtype=\"float32\"):\n";
-  if (!sym.empty()) src += "        " + sym + " = T.int64()\n";
+  for (const auto& sym : syms) src += "        " + sym + " = T.int64()\n";
   src += "        with R.dataflow():\n            c = R.matmul(a, b, out_dtype=\"void\")\n";
   if (epilogue == "none") {
     src += "            gv = c\n";
@@ -334,10 +383,15 @@ float Epilogue(const std::string& kind, double acc, float bias, float res) {
 
 // Runs `mod` on random inputs of batch x m x k and k x n and checks every
 // element against the reference.
-void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int64_t n, const std::string& epi) {
-  std::vector<int64_t> a_shape = batch ? std::vector<int64_t>{batch, m, k} : std::vector<int64_t>{m, k};
-  std::vector<int64_t> o_shape = batch ? std::vector<int64_t>{batch, m, n} : std::vector<int64_t>{m, n};
-  int64_t nb = batch ? batch : 1;
+// `lead` (optional) splits the batch into several leading dimensions.
+void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int64_t n, const std::string& epi,
+                 std::vector<int64_t> lead = {}) {
+  if (lead.empty() && batch) lead = {batch};
+  std::vector<int64_t> a_shape = lead, o_shape = lead;
+  a_shape.insert(a_shape.end(), {m, k});
+  o_shape.insert(o_shape.end(), {m, n});
+  int64_t nb = 1;
+  for (int64_t d : lead) nb *= d;
   std::vector<float> a = RandomFloats(nb * m * k, 1), b = RandomFloats(k * n, 2), bias = RandomFloats(n, 3), r = RandomFloats(nb * m * n, 4);
   std::vector<Any> args = {FloatTensor(a_shape, a), FloatTensor({k, n}, b), FloatTensor({n}, bias),
                            FloatTensor(o_shape, r)};
@@ -422,6 +476,55 @@ TEST(MatmulScheduleNumbersTest, SymbolicRows) {
     // larger counts.
     for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 8, 9, 12, 13, 14, 15, 17, 20, 23, 64, 1000})
       CheckMatmul(*mod, 0, m, 40, 100, "none");
+  }
+}
+
+TEST(MatmulScheduleNumbersTest, LeftoverRowTiles) {
+  // Every remainder of 8 (tiles of 4, 2 and 1 rows, each present or
+  // skipped), with K odd (the partial sums' k tail) and even, 40 columns (a
+  // last column block ending at N), symbolic and static rows.
+  for (int64_t k : {33, 64}) {
+    std::string ks = std::to_string(k);
+    auto mod = Compile(Module({"n", ks}, {ks, "40"}, {"n", "40"}, "bias_gelu_residual"), 1);
+    ASSERT_NE(mod, nullptr);
+    for (int64_t m = 1; m <= 16; ++m) CheckMatmul(*mod, 0, m, k, 40, "bias_gelu_residual");
+    CheckMatmul(*mod, 0, 23, k, 40, "bias_gelu_residual");
+  }
+  for (int64_t m : {3, 6, 12, 14, 15, 22}) {
+    auto mod = Compile(Module({std::to_string(m), "33"}, {"33", "72"}, {std::to_string(m), "72"}, "bias_relu"), 2);
+    ASSERT_NE(mod, nullptr);
+    CheckMatmul(*mod, 0, m, 33, 72, "bias_relu");
+  }
+}
+
+TEST(MatmulScheduleNumbersTest, SymbolicBatchFoldedIntoRows) {
+  // [s, b, K] x [K, N] with s and b symbolic: rows of several batch
+  // elements share tiles whatever b is (1: khmersm's sequence-first
+  // projections; 3 and 9: tiles straddling batch elements).
+  for (int threads : {1, 2}) {
+    auto mod = Compile(Module({"s", "b", "33"}, {"33", "70"}, {"s", "b", "70"}, "bias_relu"), threads);
+    ASSERT_NE(mod, nullptr);
+    for (auto sb : {std::pair<int64_t, int64_t>{1, 1}, {13, 1}, {96, 1}, {7, 3}, {2, 9}, {4, 4}})
+      CheckMatmul(*mod, sb.first, sb.second, 33, 70, "bias_relu");
+  }
+  // Two symbolic batch dimensions and symbolic rows: the row counter
+  // carries through two levels (rows 1 and 2: every tile wraps both).
+  auto mod = Compile(Module({"s", "t", "b", "20"}, {"20", "40"}, {"s", "t", "b", "40"}, "bias_gelu_residual"), 1);
+  ASSERT_NE(mod, nullptr);
+  for (auto stb : {std::vector<int64_t>{3, 1, 1}, {2, 3, 2}, {5, 2, 3}, {1, 7, 5}})
+    CheckMatmul(*mod, 0, stb[2], 20, 40, "bias_gelu_residual", {stb[0], stb[1]});
+}
+
+TEST(MatmulScheduleNumbersTest, SymbolicColumns) {
+  // A symbolic N: full 32-column blocks, then 16-column blocks with the
+  // last moved back to end at N (N >= 16), or masked lanes (N < 16); one,
+  // two and eight rows (64-column blocks for one or two).
+  for (int64_t m : {1, 2, 8, 13}) {
+    std::string ms = std::to_string(m);
+    auto mod = Compile(Module({ms, "37"}, {"37", "n"}, {ms, "n"}, "bias_relu"), 1);
+    ASSERT_NE(mod, nullptr);
+    for (int64_t n : {1, 5, 15, 16, 17, 23, 31, 33, 48, 63, 64, 65, 100})
+      CheckMatmul(*mod, 0, m, 37, n, "bias_relu");
   }
 }
 

@@ -525,6 +525,27 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false) {
                                                                           : Combine(r.op, lane, fv, plain_max);
   Stmt step = Store(acc, upd, {as_expr(l1)});
   in_acc.push_back(MakeFor(ko, IntImm(it, 0), nb, ForKind::kSerial, MakeFor(l1, IntImm(it, 0), v, ForKind::kVectorized, step)));
+  // A symbolic tail (fewer than V elements): its whole 16-element chunks go
+  // into the first 16 lanes before the tree, and what is left (under 16)
+  // into X after it. Softmax over khmersm's 96-column attention rows spent
+  // 32 dependent scalar maxes and 32 adds per row in a scalar tail; one
+  // masked vector loop of run-time extent instead kept the accumulators in
+  // memory (masked stores, then loads of the same lanes).
+  PrimExpr rest_start = tail_start, rest_len = tail_len;
+  if (!ext) {
+    Var kc = lane_var("_c");
+    Var lc = lane_var("_cl");
+    PrimExpr cval = Substitute(r.value, VarMap{{k, offset(tail_start + as_expr(kc) * IntImm(it, 16) + as_expr(lc))}});
+    PrimExpr clane = Load(acc, {as_expr(lc)});
+    const auto* cprod = cval.as<MulNode>();
+    PrimExpr cupd = r.op == Op::kAdd && t.code == kDLFloat && cprod != nullptr ? Fma(cprod->a, cprod->b, clane)
+                                                                             : Combine(r.op, clane, cval, plain_max);
+    in_acc.push_back(MakeFor(kc, IntImm(it, 0), MakeBinary(TirKind::kFloorDiv, tail_len, IntImm(it, 16)),
+                             ForKind::kSerial,
+                             MakeFor(lc, IntImm(it, 0), IntImm(it, 16), ForKind::kVectorized, Store(acc, cupd, {as_expr(lc)}))));
+    rest_start = f->extent - MakeBinary(TirKind::kFloorMod, f->extent, IntImm(it, 16));
+    rest_len = MakeBinary(TirKind::kFloorMod, f->extent, IntImm(it, 16));
+  }
   // Tree: each step halves into a fresh buffer, so that every buffer is
   // written and read at one width (LLVM then keeps them in registers).
   Buffer cur = acc;
@@ -544,9 +565,9 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false) {
   body.push_back(std::make_shared<AllocateNode>(acc, tree));
   if (!ext || *ext % lanes != 0) {
     Var kt = lane_var("_t");
-    PrimExpr kv = offset(tail_start + as_expr(kt));
+    PrimExpr kv = offset(rest_start + as_expr(kt));
     PrimExpr tv = Substitute(r.value, VarMap{{k, kv}});
-    body.push_back(MakeFor(kt, IntImm(it, 0), tail_len, ForKind::kSerial,
+    body.push_back(MakeFor(kt, IntImm(it, 0), rest_len, ForKind::kSerial,
                            Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), tv, plain_max), r.idx)));
   }
   return Seq(body);

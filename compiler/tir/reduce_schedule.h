@@ -35,7 +35,10 @@
 //    k or k + (an expression free of k)) becomes: X[idx] = init (hoisted),
 //    V lane accumulators set to OP's identity, a loop over k / V blocks with
 //    a vectorized inner loop acc[l] = acc[l] OP f(block * V + l), a tree
-//    reduction of the V lanes into X, and a scalar loop over the k % V tail.
+//    reduction of the V lanes into X, and a scalar loop over the k % V tail;
+//    with a symbolic extent, the tail's whole 16-element chunks go into the
+//    first 16 lanes before the tree (a loop of static 16-wide vectorized
+//    steps) and only the last k % 16 run in the scalar loop.
 //    V is 64 (four AVX-512 registers) for long or symbolic rows, less for
 //    short ones; loops of static extent < 16 stay as they are. The lane tree
 //    halves into a fresh buffer per step (vector steps down to 4 lanes,

@@ -195,10 +195,21 @@ TEST(ReduceScheduleTest, RowReductionsGetVectorAccumulatorsAndATail) {
   ASSERT_NE(tail, nullptr);
   EXPECT_EQ(tail->extent.as<IntImmNode>()->value, 4);
 
-  // Symbolic extent: blocks and tail computed from it.
+  // Symbolic extent: blocks and tail computed from it; the tail's 16-lane
+  // chunks go into the first lanes before the tree (one more vectorized
+  // loop), and only the last m % 16 elements run in a scalar loop after it.
   Var m = MakeVar("m");
   Buffer a2 = MakeBuffer("A", {PrimExpr(8), E(m)}, DType::Float32());
-  EXPECT_EQ(Count(VectorizeReductions(RowSum(a2, s, 8, E(m)))).alloc_shapes.at(0)[0].as<IntImmNode>()->value, 64);
+  Stmt out2 = VectorizeReductions(RowSum(a2, s, 8, E(m)));
+  Census c2 = Count(out2);
+  EXPECT_EQ(c2.alloc_shapes.at(0)[0].as<IntImmNode>()->value, 64);
+  EXPECT_EQ(c2.vectorized, 7);  // identity, block, tail chunks, tree steps 32 16 8 4
+  const auto* seq2 = As<SeqStmtNode>(As<ForNode>(out2)->body);
+  ASSERT_NE(seq2, nullptr);
+  const auto* rest = As<ForNode>(seq2->seq.back());
+  ASSERT_NE(rest, nullptr);
+  ASSERT_NE(rest->extent.as<FloorModNode>(), nullptr);
+  EXPECT_EQ(rest->extent.as<FloorModNode>()->b.as<IntImmNode>()->value, 16);
 }
 
 TEST(ReduceScheduleTest, MatmulMicroKernelsAreLeftAsTheyAre) {
@@ -352,17 +363,19 @@ std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads
 enum class Op { kSoftmax, kLayerNorm, kRmsNorm, kSum, kMax, kMeanThenScale };
 
 // main(x: (rows..., cols) [, g, b: (cols,)]) -> op(x) over the last axis;
-// `sym` names a symbolic first dimension ("" for none).
-std::string Module(Op op, const std::vector<int64_t>& shape, const std::string& sym) {
+// `sym` names a symbolic first dimension ("" for none), or with `sym_last`
+// a symbolic last one (the reduced axis: run-time tails).
+std::string Module(Op op, const std::vector<int64_t>& shape, const std::string& sym, bool sym_last = false) {
   std::string dims;
   std::string red_dims;
+  size_t sym_dim = sym_last ? shape.size() - 1 : 0;
   for (size_t d = 0; d < shape.size(); ++d) {
-    std::string v = (d == 0 && !sym.empty()) ? "\"" + sym + "\"" : std::to_string(shape[d]);
+    std::string v = (d == sym_dim && !sym.empty()) ? "\"" + sym + "\"" : std::to_string(shape[d]);
     dims += (d ? ", " : "") + v;
     if (d + 1 < shape.size()) red_dims += (d ? ", " : "") + v;
   }
   if (shape.size() == 2) red_dims += ",";
-  std::string cols = "(" + std::to_string(shape.back()) + ",)";
+  std::string cols = "(" + (sym_last ? "\"" + sym + "\"" : std::to_string(shape.back())) + ",)";
   std::string in = "R.Tensor((" + dims + "), dtype=\"float32\")";
   std::string vec = "R.Tensor(" + cols + ", dtype=\"float32\")";
   std::string out = in, expr;
@@ -437,18 +450,28 @@ std::vector<double> Reference(Op op, const std::vector<float>& x, const std::vec
   return out;
 }
 
-void Check(Op op, const std::vector<int64_t>& compiled_shape, const std::string& sym, int64_t run_rows, int threads) {
-  SCOPED_TRACE(Module(op, compiled_shape, sym) + " rows=" + std::to_string(run_rows) +
+void RunAndCheck(const vm::Module& mod, Op op, const std::vector<int64_t>& shape);
+
+// `run_rows`: the symbolic dimension's value (the columns with `sym_last`).
+void Check(Op op, const std::vector<int64_t>& compiled_shape, const std::string& sym, int64_t run_rows, int threads,
+           bool sym_last = false) {
+  SCOPED_TRACE(Module(op, compiled_shape, sym, sym_last) + " rows=" + std::to_string(run_rows) +
                " threads=" + std::to_string(threads));
-  auto mod = Compile(Module(op, compiled_shape, sym), threads);
+  auto mod = Compile(Module(op, compiled_shape, sym, sym_last), threads);
   ASSERT_NE(mod, nullptr);
   std::vector<int64_t> shape = compiled_shape;
-  if (!sym.empty()) shape[0] = run_rows;
+  if (!sym.empty()) shape[sym_last ? shape.size() - 1 : 0] = run_rows;
+  RunAndCheck(*mod, op, shape);
+}
+
+// Runs `mod` (a Module(op, ...)) on random x of `shape` and checks it
+// against the reference.
+void RunAndCheck(const vm::Module& mod, Op op, const std::vector<int64_t>& shape) {
   int64_t cols = shape.back(), rows = 1;
   for (size_t d = 0; d + 1 < shape.size(); ++d) rows *= shape[d];
   std::vector<float> x = RandomFloats(rows * cols, 7, 3.0f), g = RandomFloats(cols, 8, 1.0f), b = RandomFloats(cols, 9, 1.0f);
   std::vector<Any> args = {FloatTensor(shape, x), FloatTensor({cols}, g), FloatTensor({cols}, b)};
-  std::unique_ptr<vm::Context> ctx = mod->CreateContext();
+  std::unique_ptr<vm::Context> ctx = mod.CreateContext();
   Any ret;
   Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
   ASSERT_TRUE(s.ok()) << s.ToString();
@@ -472,6 +495,26 @@ TEST(ReduceScheduleTest, SoftmaxMatchesReference) {
     Check(Op::kSoftmax, {2, 5, 40}, "", 0, threads);
     Check(Op::kSoftmax, {1, 100}, "n", 5, threads);
     Check(Op::kSoftmax, {1, 100}, "n", 300, threads);
+  }
+}
+
+TEST(ReduceScheduleTest, SymbolicRowLengthsMatchReference) {
+  // The reduced axis symbolic: lengths below, at and above the 64 lanes, so
+  // the run-time tail (masked vector lanes) is empty, short, or nearly a
+  // block; khmersm's 96-column attention rows.
+  for (int threads : {1, 2}) {
+    for (auto oc : {std::pair<Op, std::vector<int64_t>>{Op::kSoftmax, {6, 0}}, {Op::kLayerNorm, {3, 0}},
+                    {Op::kSum, {5, 0}}, {Op::kMax, {2, 3, 0}}}) {
+      SCOPED_TRACE(Module(oc.first, oc.second, "n", true) + " threads=" + std::to_string(threads));
+      auto mod = Compile(Module(oc.first, oc.second, "n", true), threads);
+      ASSERT_NE(mod, nullptr);
+      for (int64_t cols : {1, 7, 16, 63, 64, 65, 96, 200}) {
+        std::vector<int64_t> shape = oc.second;
+        shape.back() = cols;
+        SCOPED_TRACE("cols=" + std::to_string(cols));
+        RunAndCheck(*mod, oc.first, shape);
+      }
+    }
   }
 }
 
