@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/tir/conv1d_lift.h"
+#include "compiler/tir/conv_batch_peel.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/conv_symbolic_schedule.h"
 #include "compiler/tir/flatten_reduction.h"
@@ -213,7 +214,8 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   std::vector<const VarNode*> lifted_outputs;
   PrimFunc lifted = LiftConv1dNests(out, &lifted_outputs);
   auto schedule_convs = [&](const PrimFunc& f) {
-    return ScheduleSymbolicConvs(ScheduleConvs(f, num_threads_hint, knobs), num_threads_hint);
+    PrimFunc convs = ScheduleConvsPeelingBatch(ScheduleConvs(f, num_threads_hint, knobs), num_threads_hint, knobs);
+    return ScheduleSymbolicConvs(convs, num_threads_hint);
   };
   PrimFunc tried = lifted.get() != out.get() ? schedule_convs(lifted) : PrimFunc();
   out = tried && !HasNaiveUpdate(tried, lifted_outputs) ? tried : schedule_convs(out);
