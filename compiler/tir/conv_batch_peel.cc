@@ -250,6 +250,34 @@ bool HasNaiveReduction(const Stmt& body) {
   return f.found;
 }
 
+// Kernels of more taps than this (kh * kw) keep the symbolic schedule: the
+// static one unrolled basic_pitch's 1 x 256 (a CQT as a 1-D convolution)
+// into some 1000 loops a kernel, on which LLVM spent minutes (the model
+// compiled in 4 s before).
+constexpr int64_t kMaxPeeledTaps = 49;
+
+// Whether some convolution-like nest (seven perfectly nested loops) has a
+// window of more than kMaxPeeledTaps taps.
+bool HasLargeWindow(const Stmt& body) {
+  struct Find : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& s) override {
+      if (As<ForNode>(s) != nullptr) {
+        Stmt inner;
+        std::vector<const ForNode*> loops = nest::PeelNest(s, &inner);
+        if (loops.size() >= 7) {
+          const int64_t* kh = ConstInt(loops[loops.size() - 2]->extent);
+          const int64_t* kw = ConstInt(loops[loops.size() - 1]->extent);
+          found |= kh == nullptr || kw == nullptr || *kh * *kw > kMaxPeeledTaps;
+        }
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.found;
+}
+
 }  // namespace
 
 PrimFunc ScheduleConvsPeelingBatch(const PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs) {
@@ -269,7 +297,7 @@ PrimFunc ScheduleConvsPeelingBatch(const PrimFunc& func, int num_threads_hint, c
   if (n == nullptr) return func;
   BatchCheck check(n, &batched);
   check.VisitStmt(func->body);
-  if (!check.ok) return func;
+  if (!check.ok || HasLargeWindow(func->body)) return func;
 
   Peel peel(n, batched);
   auto peeled = std::make_shared<PrimFuncNode>(*func);

@@ -12,7 +12,9 @@
 // extent that is one variable N, every loop extent is static or N, and the
 // work is image by image: each access to a buffer of first extent N indexes
 // it with the variable of the one enclosing loop of extent N, which nothing
-// else uses (no loop of extent N inside another). Then:
+// else uses (no loop of extent N inside another), and no convolution has a
+// window of more than 49 taps (kMaxPeeledTaps: larger 1-D kernels made the
+// static schedule's code too large to compile in reasonable time). Then:
 // 1. peel: loops of extent N take extent 1 and buffers of first extent N
 //    views of first extent 1 (same data), giving a static function;
 // 2. ScheduleConvs, then ScheduleWindowReductions, schedule it (`func` is
