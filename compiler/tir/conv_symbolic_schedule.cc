@@ -54,6 +54,8 @@ constexpr SpatialTile kSpatialTiles[] = {{6, 32}, {8, 16}, {8, 8}};
 // (512 channels, 5 x 5, at 7 x 7, 1 thread, CPU time per call in one run:
 // 188 -> 65 us, pinned 61 us).
 constexpr int64_t kPlaneChannels[] = {4, 3, 2, 1};
+// Columns per chunk of the stride-phase copy (PackPhases): one vector.
+constexpr int64_t kPhaseChunk = 16;
 
 PrimExpr Div(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorDiv, std::move(a), std::move(b)); }
 PrimExpr Mod(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, std::move(a), std::move(b)); }
@@ -414,14 +416,86 @@ class SymConvKernel {
 
   // Depthwise, padded, output channel o reading input channel o: for each
   // channel (in parallel), its padded copy, then its spatial tiles.
+  // With a column stride, the copy is split into column phases instead
+  // (PackPhases), so that the tiles read contiguous vectors.
   Stmt PerChannel(const PrimExpr& ho, const PrimExpr& wo, const PrimExpr& hp, const PrimExpr& wp) {
     Var o = MakeVar("o"), yt = MakeVar("yt"), y = MakeVar("y");
     PrimExpr nyt = arith::Simplify(Div(ho + I64(srows_ - 1), I64(srows_)));
+    if (cv_.sw > 1) {
+      wph_ = arith::Simplify(Div(wp + I64(cv_.sw - 1), I64(cv_.sw)));
+      // One channel's, allocated in the parallel loop (the workspace cache
+      // of each thread reuses it): it stays in cache between the copy and
+      // the tiles. (All channels' phases in one buffer made the copy cost
+      // twice the tiles: the whole padded input written to memory and read
+      // back.)
+      qs_ = NewBuffer(cv_.data->name + "_phases", {hp, arith::Simplify(wph_ * I64(cv_.sw))}, "global");
+      phased_ = true;
+    }
     Stmt rows = Tiles(PrimExpr(o), PrimExpr(y), wo, scols_);
     rows = std::make_shared<LetStmtNode>(y, Min(PrimExpr(yt) * I64(srows_), ho - I64(srows_)), rows);
     rows = MakeFor(yt, nyt, ForKind::kSerial, rows);
-    return MakeFor(o, I64(cv_.o), threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial,
-                   Seq({PackChannel(PrimExpr(o), hp, wp), rows}));
+    const ForKind kind = threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial;
+    if (!phased_) return MakeFor(o, I64(cv_.o), kind, Seq({PackChannel(PrimExpr(o), hp, wp), rows}));
+    phased_ = false;
+    return MakeFor(o, I64(cv_.o), kind, std::make_shared<AllocateNode>(qs_, Seq({PackPhases(PrimExpr(o), hp), rows})));
+  }
+
+  // Channel c of the padded input split into the sw column phases of a
+  // stride-sw convolution: qs_[a, p * Wph + b] = Q[c, a, b * sw + p] (Q the
+  // zero-padded copy of PackChannel), so that tap kx of output columns
+  // x0 .. x0 + NR reads qs_[.., ((kx * dw) % sw) * Wph + x0 + (kx * dw) / sw
+  // ..], one contiguous vector, where Q needed a strided load (a permute per
+  // FMA: PP-OCRv4's and PP-LCNet's stride-2 depthwise layers ran 2.2-3.9x
+  // slower than their pinned schedule). Each row: zeroed, then the columns
+  // whose sw phases all lie inside X copied in one loop (an interleaved
+  // load), the few at the edges one by one with their bounds test (0
+  // outside); rows outside X zeroed.
+  Stmt PackPhases(const PrimExpr& c, const PrimExpr& hp) {
+    const int64_t sw = cv_.sw;
+    Var a = MakeVar("pa"), b = MakeVar("pb"), b2 = MakeVar("pb2"), e = MakeVar("pe"), e2 = MakeVar("pe2");
+    PrimExpr h = cv_.data->shape[2], w = cv_.data->shape[3];
+    PrimExpr iy = PrimExpr(a) - I64(cv_.pt);
+    Stmt zero = MakeFor(b, wph_ * I64(sw), ForKind::kVectorized,
+                        Store(qs_, FloatImm(DType::Float32(), 0.0), {PrimExpr(a), PrimExpr(b)}));
+    // Phase column b holds X column b * sw + p - pl: inside X for every p
+    // when b in [lo, hi).
+    const int64_t lo = (cv_.pl + sw - 1) / sw;
+    PrimExpr hi = arith::Simplify(MakeBinary(TirKind::kMax, I64(lo),
+                                             Min(wph_, Div(w + I64(cv_.pl - sw), I64(sw)) + I64(1))));
+    auto copy = [&](const PrimExpr& col, bool checked) {
+      std::vector<Stmt> st;
+      for (int64_t p = 0; p < sw; ++p) {
+        PrimExpr ix = col * I64(sw) + I64(p - cv_.pl);
+        std::vector<PrimExpr> at = {PrimExpr(a), I64(p) * wph_ + col};
+        Stmt one = Store(qs_, Load(cv_.data, {NImage(), c, iy, ix}), at);
+        if (checked) {
+          one = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kAnd, Ge(ix, I64(0)), Lt(ix, w)), one,
+                                                 Store(qs_, FloatImm(DType::Float32(), 0.0), at));
+        }
+        st.push_back(one);
+      }
+      return Seq(st);
+    };
+    // The interior in chunks of kPhaseChunk columns, the last moved back to
+    // end at hi: a vectorized loop of constant extent with loads two floats
+    // apart is emitted as explicit vectors (a wide load and a shuffle,
+    // codegen/vector_loop.h); of symbolic extent it was left to LLVM, which
+    // built it lane by lane (the copy took 5x the tiles' time).
+    PrimExpr count = arith::Simplify(hi - I64(lo));
+    Var t = MakeVar("pt"), b0 = MakeVar("pb0");
+    Stmt chunk = MakeFor(b2, I64(kPhaseChunk), ForKind::kVectorized, copy(PrimExpr(b0) + PrimExpr(b2), false));
+    chunk = std::make_shared<LetStmtNode>(b0, I64(lo) + Min(PrimExpr(t) * I64(kPhaseChunk), count - I64(kPhaseChunk)),
+                                          chunk);
+    Stmt chunks = MakeFor(t, Div(count + I64(kPhaseChunk - 1), I64(kPhaseChunk)), ForKind::kSerial, chunk);
+    Stmt narrow = MakeFor(b2, count, ForKind::kSerial, copy(PrimExpr(b2) + I64(lo), false));
+    Stmt interior = std::make_shared<IfThenElseNode>(Ge(count, I64(kPhaseChunk)), chunks, narrow);
+    Stmt left = MakeFor(e, I64(lo), ForKind::kSerial, copy(PrimExpr(e), true));
+    Stmt right = MakeFor(e2, wph_ - hi, ForKind::kSerial, copy(PrimExpr(e2) + hi, true));
+    // Each element written once: rows outside X zeroed, the others copied
+    // with their edge columns' padding.
+    Stmt row = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kAnd, Ge(iy, I64(0)), Lt(iy, h)),
+                                                Seq({left, interior, right}), zero);
+    return MakeFor(a, hp, ForKind::kSerial, row);
   }
 
   // Whether the flat plane tiles (kPlaneChannels) replace the spatial ones
@@ -619,6 +693,12 @@ class SymConvKernel {
       PrimExpr qy = arith::Simplify(Substitute(cv_.x_load->indices[2], map) + I64(cv_.pt));
       PrimExpr qx = arith::Simplify(Substitute(cv_.x_load->indices[3], map) + I64(cv_.pl));
       xv = Load(q_, {ch, qy, qx});
+      if (phased_) {
+        // Column (x0 + jj) * sw + kx * dw of the padded row: phase
+        // (kx * dw) % sw, column x0 + jj + (kx * dw) / sw (PackPhases).
+        PrimExpr kxd = PrimExpr(kx) * I64(cv_.dw);
+        xv = Load(qs_, {qy, Mod(kxd, I64(cv_.sw)) * wph_ + x0 + PrimExpr(jj) + Div(kxd, I64(cv_.sw))});
+      }
     } else {
       const auto* l = x_expr_.as<BufferLoadNode>();
       std::vector<PrimExpr> idx;
@@ -658,6 +738,11 @@ class SymConvKernel {
   bool own_channel_ = false;  // depthwise: output channel o reads input channel o
   Var n_;
   Buffer q_;
+  // Building PerChannel's tiles of a column stride: they read qs_, the
+  // channel's padded rows in column phases of wph_ columns (PackPhases).
+  bool phased_ = false;
+  Buffer qs_;
+  PrimExpr wph_;
   // What the tiles read, store and apply, over the nest's variables (and
   // j_, the flat column, when flat_).
   PrimExpr x_expr_;

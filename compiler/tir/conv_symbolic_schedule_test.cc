@@ -363,6 +363,49 @@ TEST(ConvSymbolicScheduleTest, GroupedAndDepthwise) {
   CheckNumbers(SymCase{8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2}, 1, kSizes, 1);
 }
 
+// Whether the function allocates a buffer whose name ends in `suffix`.
+bool Allocates(const Stmt& body, const std::string& suffix) {
+  struct Find : StmtExprVisitor {
+    std::string suffix;
+    bool found = false;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* a = As<AllocateNode>(s)) {
+        const std::string& n = a->buffer->name;
+        found |= n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.suffix = suffix;
+  f.VisitStmt(body);
+  return f.found;
+}
+
+TEST(ConvSymbolicScheduleTest, StridedDepthwiseReadsColumnPhases) {
+  // Padded depthwise with a column stride: each channel's padded rows are
+  // copied split into column phases, so that the spatial tiles read
+  // contiguous vectors; stride 1 keeps the plain padded copy.
+  PrimFunc strided = LowerConv(SymCase{16, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16, "bn_relu"}, 1);
+  ASSERT_NE(strided, nullptr);
+  EXPECT_TRUE(Allocates(strided->body, "_phases"));
+  PrimFunc plain = LowerConv(SymCase{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, "bn_relu"}, 1);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_FALSE(Allocates(plain->body, "_phases"));
+  // Numbers at planes around every spatial tile (6 x 32, 8 x 16, 8 x 8 output
+  // rows x columns) and the phase copy's chunks of 16 columns (input widths
+  // from 9 to 130, odd and even: a last phase column inside X or not).
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{13, 17}, {16, 31}, {17, 32}, {16, 33}, {12, 34},
+                                                           {13, 63}, {15, 64}, {16, 65}, {31, 99}, {12, 112},
+                                                           {17, 113}, {14, 130}, {16, 9}, {18, 15}};
+  CheckNumbers(SymCase{8, 8, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 8, "bn_relu"}, 1, sizes, 2);
+  // 5 x 5 (PP-LCNet), padding 2; asymmetric padding (0 left, 1 right: ONNX
+  // SAME_UPPER at even widths); a dilated one; a stride of 3; two threads.
+  CheckNumbers(SymCase{8, 8, 5, 5, 2, 2, 1, 1, 2, 2, 2, 2, 8}, 2, sizes, 1);
+  CheckNumbers(SymCase{8, 8, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1, 8, "bn_relu"}, 1, sizes, 1);
+  CheckNumbers(SymCase{8, 8, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2, 8}, 1, sizes, 1);
+  CheckNumbers(SymCase{6, 6, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 6}, 1, {{20, 100}, {19, 149}, {25, 52}}, 1);
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln

@@ -9,6 +9,7 @@
 
 #include "compiler/tir/conv1d_lift.h"
 #include "compiler/tir/conv_dot_schedule.h"
+#include "compiler/tir/conv_batch_peel.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/conv_symbolic_schedule.h"
 #include "compiler/tir/flatten_reduction.h"
@@ -217,7 +218,8 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
     // Narrow rows of wide kernels (an STFT as a strided conv) first: the
     // others' column tiles would be scalar there.
     PrimFunc dot = ScheduleDotConvs(f, num_threads_hint);
-    return ScheduleSymbolicConvs(ScheduleConvs(dot, num_threads_hint, knobs), num_threads_hint);
+    PrimFunc convs = ScheduleConvsPeelingBatch(ScheduleConvs(dot, num_threads_hint, knobs), num_threads_hint, knobs);
+    return ScheduleSymbolicConvs(convs, num_threads_hint);
   };
   PrimFunc tried = lifted.get() != out.get() ? schedule_convs(lifted) : PrimFunc();
   out = tried && !HasNaiveUpdate(tried, lifted_outputs) ? tried : schedule_convs(out);

@@ -56,6 +56,19 @@ Result<ir::PrimFunc> PackingKernel(const std::string& name, const std::vector<in
   return ir::PrimFunc(nf);
 }
 
+// A float32 NCHW tensor whose channels, height and width are static: the
+// batch may be symbolic, as tir::ScheduleConvsPeelingBatch schedules those
+// convolutions image by image with the static kernel, which reads the packed
+// weight (a symbolic height or width goes to the symbolic schedule, which
+// reads OIHW only).
+bool StaticButBatch(const ir::Expr& e) {
+  const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
+  if (!t || !t->has_shape || !t->has_dtype || t->dtype != DType::Float32() || t->shape.size() != 4) return false;
+  for (size_t d = 1; d < 4; ++d)
+    if (!relax::ConstDim(t->shape[d])) return false;
+  return true;
+}
+
 class Packer : public ConvBindingRewriter {
  public:
   // Packing kernels are added to `mod` (one per weight shape).
@@ -65,8 +78,8 @@ class Packer : public ConvBindingRewriter {
   bool RewriteConv(const ir::CallExpr& call, const ir::Binding& b, bool dataflow,
                    std::vector<ir::Binding>* out) override {
     const ir::Expr& w = call.args[1];
-    std::vector<int64_t> ws, xs;
-    if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 4 || !StaticF32(call.args[0], &xs)) return false;
+    std::vector<int64_t> ws;
+    if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 4 || !StaticButBatch(call.args[0])) return false;
     if (!DefaultConvLayoutsF32(call.attrs)) return false;
     const int64_t block = tir::kConvWeightBlock;
     int64_t groups = IntAttr(call.attrs, "groups", 1);

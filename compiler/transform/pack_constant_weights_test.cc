@@ -139,6 +139,16 @@ TEST(PackConstantWeights, GroupsWithWholeBlocksArePacked) {
   EXPECT_TRUE(Contains(Print(packed), "kernel_layout=\"OIHW8o\"")) << Print(packed);
 }
 
+TEST(PackConstantWeights, SymbolicBatchIsPackedSymbolicImageSizeIsNot) {
+  // A symbolic batch: the static kernel runs image by image
+  // (tir::ScheduleConvsPeelingBatch) and reads the blocked weight.
+  ir::IRModule batch = BindAndPack(ConvModule("\"n\", 4, 6, 6", "16, 4, 3, 3", ""), {16, 4, 3, 3});
+  EXPECT_TRUE(Contains(Print(batch), "kernel_layout=\"OIHW8o\"")) << Print(batch);
+  // A symbolic height: the symbolic schedule, which reads OIHW only.
+  ir::IRModule height = BindAndPack(ConvModule("\"n\", 4, \"h\", 6", "16, 4, 3, 3", ""), {16, 4, 3, 3});
+  EXPECT_FALSE(Contains(Print(height), "8o")) << Print(height);
+}
+
 TEST(PackConstantWeights, OtherConvolutionsAreLeftAlone) {
   // A weight that is an input.
   ir::IRModule input = Parse(ConvModule("1, 4, 6, 6", "16, 4, 3, 3", ""));

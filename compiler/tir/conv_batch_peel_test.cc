@@ -1,0 +1,202 @@
+// ScheduleConvsPeelingBatch: convolutions whose only symbolic extent is the
+// batch take the static kernels, one image at a time (structure of the
+// lowered TIR), compute the right numbers at batches 1 to 3 against a
+// double-precision reference (driver + VM), and functions whose work is not
+// image by image are left alone.
+#include "compiler/tir/conv_batch_peel.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/text/text.h"
+#include "compiler/tir/compiled_test_util.h"
+#include "compiler/tir/stmt_functor.h"
+#include "runtime/tensor.h"
+#include "vm/module.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using test_util::CompileAndLoad;
+using test_util::CountTiles;
+using test_util::FloatTensor;
+using test_util::LowerPrimFunc;
+using test_util::RandomFloats;
+using test_util::TileCensus;
+
+using namespace ir;  // NOLINT
+
+struct Case {
+  int64_t c, o, h, w, k, stride, pad, groups;
+  bool bn_relu;
+  std::string Name() const {
+    return "c" + std::to_string(c) + " o" + std::to_string(o) + " " + std::to_string(h) + "x" + std::to_string(w) +
+           " k" + std::to_string(k) + " s" + std::to_string(stride) + " p" + std::to_string(pad) + " g" +
+           std::to_string(groups) + (bn_relu ? " bn_relu" : "");
+  }
+  int64_t Ho() const { return (h + 2 * pad - k) / stride + 1; }
+  int64_t Wo() const { return (w + 2 * pad - k) / stride + 1; }
+};
+
+std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
+
+// main(x[n, C, H, W], w, scale, shift): only the batch n symbolic.
+std::string Module(const Case& k) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " +
+                    T("\"n\", " + s(k.c) + ", " + s(k.h) + ", " + s(k.w)) + ", w: " +
+                    T(s(k.o) + ", " + s(k.c / k.groups) + ", " + s(k.k) + ", " + s(k.k)) +
+                    ", scale: " + T(s(k.o) + ", 1, 1") + ", shift: " + T(s(k.o) + ", 1, 1") +
+                    ") -> R.Tensor(dtype=\"float32\", ndim=4):\n        with R.dataflow():\n";
+  src += "            c = R.nn.conv2d(x, w, strides=[" + s(k.stride) + ", " + s(k.stride) + "], padding=[" + s(k.pad) +
+         ", " + s(k.pad) + ", " + s(k.pad) + ", " + s(k.pad) + "], groups=" + s(k.groups) + ")\n";
+  if (k.bn_relu) {
+    src += "            d = R.multiply(c, scale)\n            e = R.add(d, shift)\n            gv = R.nn.relu(e)\n";
+  } else {
+    src += "            gv = c\n";
+  }
+  src += "            R.output(gv)\n        return gv\n";
+  return src;
+}
+
+driver::CompileOptions Options(int threads) {
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  options.winograd = false;
+  return options;
+}
+
+// Whether the body is one loop over the images, of symbolic extent.
+bool LoopsOverImages(const PrimFunc& f) {
+  const auto* loop = As<ForNode>(f->body);
+  return loop != nullptr && loop->extent.as<VarNode>() != nullptr && loop->loop_var->name == "image";
+}
+
+TEST(ConvBatchPeelTest, SymbolicBatchTakesTheStaticKernels) {
+  // Pointwise, padded 3 x 3, and a stride-2 depthwise (which the static
+  // conv schedule leaves to the window-reduction schedule).
+  for (const Case& k : {Case{16, 24, 14, 14, 1, 1, 0, 1, true}, Case{8, 16, 12, 12, 3, 1, 1, 1, true},
+                        Case{16, 16, 28, 28, 3, 2, 1, 16, true}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerPrimFunc(Module(k), Options(1), "conv2d");
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(LoopsOverImages(f));
+    TileCensus c = CountTiles(f);
+    EXPECT_EQ(c.global_updates, 0);  // no naive reduction into C left
+    EXPECT_EQ(c.guarded, 0);
+  }
+}
+
+TEST(ConvBatchPeelTest, SymbolicImageSizeIsLeftToTheSymbolicSchedule) {
+  // Height symbolic as well: not peeled (ScheduleSymbolicConvs takes it).
+  std::string src = Module(Case{8, 8, 12, 12, 3, 1, 1, 1, false});
+  src.replace(src.find("\"n\", 8, 12, 12"), std::string("\"n\", 8, 12, 12").size(), "\"n\", 8, \"h\", 12");
+  PrimFunc f = LowerPrimFunc(src, Options(1), "conv2d");
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(LoopsOverImages(f));
+}
+
+// A convolution nest followed by a stage that reads image 0 of the input
+// for every image: not image by image, so not peeled (peeled, every image
+// would read its own image instead).
+const char* kCrossImage = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def conv_cross(x_handle: T.handle, w: T.Buffer((4, 4, 1, 1), "float32"), d_handle: T.handle):
+        n = T.int64()
+        x = T.match_buffer(x_handle, (n, 4, 8, 8), "float32")
+        d = T.match_buffer(d_handle, (n, 4, 8, 8), "float32")
+        c = T.decl_buffer((n, 4, 8, 8), "float32")
+        for i0, i1, i2, i3, k0, k1, k2 in T.grid(n, T.int64(4), T.int64(8), T.int64(8), T.int64(4), T.int64(1), T.int64(1)):
+            if k0 == 0 and k1 == 0 and k2 == 0:
+                c[i0, i1, i2, i3] = T.float32(0)
+            c[i0, i1, i2, i3] = c[i0, i1, i2, i3] + x[i0, k0, i2 + k1, i3 + k2] * w[i1, k0, k1, k2]
+        for i0, i1, i2, i3 in T.grid(n, T.int64(4), T.int64(8), T.int64(8)):
+            d[i0, i1, i2, i3] = c[i0, i1, i2, i3] + x[T.int64(0), i1, i2, i3]
+)";
+
+PrimFunc ParsePrim(const std::string& src) {
+  Result<IRModule> mod = text::ParseModule(src, "peel.tir");
+  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+  if (!mod.ok()) return nullptr;
+  for (const ModuleEntry& e : mod->entries)
+    if (e.prim) return e.prim;
+  return nullptr;
+}
+
+TEST(ConvBatchPeelTest, CrossImageAccessIsLeftAlone) {
+  PrimFunc f = ParsePrim(kCrossImage);
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(ScheduleConvsPeelingBatch(f, 1).get(), f.get());
+  // The same function with the stage at image i0 is peeled.
+  std::string same = kCrossImage;
+  same.replace(same.find("x[T.int64(0), i1"), std::string("x[T.int64(0), i1").size(), "x[i0, i1");
+  PrimFunc g = ParsePrim(same);
+  ASSERT_NE(g, nullptr);
+  PrimFunc peeled = ScheduleConvsPeelingBatch(g, 1);
+  EXPECT_NE(peeled.get(), g.get());
+  EXPECT_TRUE(LoopsOverImages(peeled));
+}
+
+void CheckNumbers(const Case& k, int threads) {
+  SCOPED_TRACE(k.Name() + " threads " + std::to_string(threads));
+  auto mod = CompileAndLoad(Module(k), Options(threads), threads);
+  ASSERT_NE(mod, nullptr);
+  const int64_t cg = k.c / k.groups, og = k.o / k.groups, ho = k.Ho(), wo = k.Wo();
+  std::vector<float> w = RandomFloats(k.o * cg * k.k * k.k, 2), scale = RandomFloats(k.o, 3),
+                     shift = RandomFloats(k.o, 4);
+  for (int64_t n : {1, 2, 3}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    std::vector<float> x = RandomFloats(n * k.c * k.h * k.w, 10 + n);
+    std::vector<Any> args = {FloatTensor({n, k.c, k.h, k.w}, x), FloatTensor({k.o, cg, k.k, k.k}, w),
+                             FloatTensor({k.o, 1, 1}, scale), FloatTensor({k.o, 1, 1}, shift)};
+    Result<Tensor> out = test_util::InvokeMain(*mod, args);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, k.o, ho, wo}));
+    const float* got = out->data<float>();
+    int bad = 0;
+    for (int64_t b = 0; b < n; ++b)
+      for (int64_t o = 0; o < k.o; ++o)
+        for (int64_t y = 0; y < ho; ++y)
+          for (int64_t xo = 0; xo < wo; ++xo) {
+            double acc = 0;
+            const int64_t g = o / og;
+            for (int64_t c = 0; c < cg; ++c)
+              for (int64_t ky = 0; ky < k.k; ++ky)
+                for (int64_t kx = 0; kx < k.k; ++kx) {
+                  int64_t iy = y * k.stride + ky - k.pad, ix = xo * k.stride + kx - k.pad;
+                  if (iy < 0 || iy >= k.h || ix < 0 || ix >= k.w) continue;
+                  acc += double(x[((b * k.c + g * cg + c) * k.h + iy) * k.w + ix]) *
+                         w[((o * cg + c) * k.k + ky) * k.k + kx];
+                }
+            double want = k.bn_relu ? std::max(acc * scale[o] + shift[o], 0.0) : acc;
+            double got_v = got[((b * k.o + o) * ho + y) * wo + xo];
+            if (!(std::fabs(got_v - want) <= 1e-5 * double(cg * k.k * k.k) + 1e-5) && bad++ < 5)
+              ADD_FAILURE() << "n " << b << " o " << o << " y " << y << " x " << xo << ": got " << got_v
+                            << ", want " << want;
+          }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+TEST(ConvBatchPeelTest, Numbers) {
+  // Odd planes and channel counts (tails of the static tiles), pointwise
+  // with and without an epilogue, strided and depthwise, one and two threads.
+  CheckNumbers(Case{12, 16, 7, 9, 1, 1, 0, 1, true}, 1);
+  CheckNumbers(Case{5, 24, 13, 11, 3, 1, 1, 1, true}, 2);
+  CheckNumbers(Case{3, 16, 17, 15, 3, 2, 1, 1, false}, 1);
+  CheckNumbers(Case{16, 16, 29, 31, 3, 2, 1, 16, true}, 1);
+  CheckNumbers(Case{16, 16, 14, 14, 5, 1, 2, 16, true}, 2);
+  CheckNumbers(Case{8, 16, 10, 10, 3, 1, 1, 2, false}, 1);
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
