@@ -9,6 +9,18 @@
 // threads (oneDNN's OpenMP team) calls it before it runs, so Kiln's spinning
 // workers never compete with it for the cores.
 //
+// A launch and its join. The tasks are dealt as one contiguous run per thread
+// and a thread that has finished its own takes the others' leftovers one at a
+// time, so a worker whose core is busy with another process (or that wakes
+// late) only holds up the launch by the one task it is running. The launcher
+// returns as soon as every task has finished: a worker that has not yet left
+// the launch (preempted between two claims) holds a reference to the launch's
+// record, not the launcher. Once its own tasks are done the launcher polls
+// for the others' for a few tens of microseconds and then sleeps until the
+// last one ends, which frees its core for a preempted worker. Generated
+// kernels launch only loops worth it (tir/parallel_work.h); every launch
+// runs on the caller too.
+//
 // Sizing. The thread count is a session option (vm::LoadOptions /
 // vm::ContextOptions, graph_executor::GraphSessionOptions, the C API's
 // kiln_context_options, kiln-run/kiln-bench --threads); the default is
