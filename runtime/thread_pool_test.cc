@@ -87,18 +87,28 @@ TEST(ThreadPoolTest, OtherThreadsTakeOverADelayedWorkersTasks) {
 }
 
 // The launcher whose own tasks are done sleeps on the launch once its short
-// spin runs out; the worker that finishes the last task wakes it. Repeated, so
-// that a lost wake-up would hang the test.
+// spin runs out; the worker that finishes the last task wakes it. The
+// caller's task waits for the worker to start the other one, which then
+// takes 2 ms: far past the spin. Repeated, so that a lost wake-up would hang
+// the test.
 TEST(ThreadPoolTest, LauncherSleepsUntilTheLastTaskEnds) {
   ThreadPool pool(2);
   const std::thread::id caller = std::this_thread::get_id();
-  for (int round = 0; round < 30; ++round) {
+  for (int round = 0; round < 20; ++round) {
     int32_t ran[2] = {0, 0};  // plain ints: the join publishes the tasks' writes
-    int32_t r = pool.ParallelFor(2, [&](int32_t i) {
-      if (std::this_thread::get_id() != caller) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    std::atomic<bool> worker_started{false};
+    pool.ParallelFor(2, [&](int32_t i) {
+      if (std::this_thread::get_id() == caller) {
+        for (int k = 0; k < 20000 && !worker_started.load(); ++k) {
+          std::this_thread::sleep_for(std::chrono::microseconds(500));
+        }
+      } else {
+        worker_started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
       ran[i] += 1;
     });
-    EXPECT_EQ(r, 0);
+    EXPECT_TRUE(worker_started.load());
     EXPECT_EQ(ran[0], 1);
     EXPECT_EQ(ran[1], 1);
   }
