@@ -19,8 +19,27 @@ namespace {
 thread_local bool tls_in_task = false;
 thread_local ThreadPool* tls_current = nullptr;
 
-// How long an idle worker polls for the next launch before sleeping.
+// How long an idle worker polls for the next launch before sleeping: kernels
+// follow each other within microseconds, and a futex wake costs tens of them.
 constexpr auto kSpinTime = std::chrono::microseconds(200);
+// How long a launcher whose own tasks are done polls for the others' before it
+// sleeps. Past this a worker is most likely off its core (the machine runs
+// something else too); sleeping frees the launcher's core for it.
+constexpr auto kJoinSpinTime = std::chrono::microseconds(50);
+// Polls between two reads of the clock, or two yields.
+constexpr int kPollsPerCheck = 64;
+// At most this many launch records per pool (see ThreadPool::Launch).
+constexpr int kMaxLaunchRecords = 8;
+
+// A hint to the core that this is a spin-wait loop (frees the pipeline for an
+// SMT sibling, and saves power).
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
 
 // The first line of a small sysfs file, or "" when it cannot be read.
 std::string ReadFirstLine(const std::string& path) {
@@ -74,7 +93,9 @@ ThreadPool::ThreadPool(int num_threads) {
   // Each new worker counts as spinning until it first goes to sleep, so Park()
   // also waits for workers that have not started running yet.
   spinning_.store(num_threads_ - 1);
-  slots_.reset(new Slot[num_threads_]);
+  num_launches_ = std::max(2, std::min(num_threads_, kMaxLaunchRecords));
+  launches_.reset(new Launch[num_launches_]);
+  for (int i = 0; i < num_launches_; ++i) launches_[i].slots.reset(new Slot[num_threads_]);
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
@@ -121,19 +142,34 @@ int ThreadPool::num_sleeping_workers() const {
 
 void ThreadPool::RunTasks(Launch* launch, int slot) {
   tls_in_task = true;
+  // The record is not dealt again while this thread holds a reference, so
+  // relaxed reads see what the launcher wrote before it published the record
+  // (under mu_ for a worker, its own writes for the launcher).
+  const kiln_task_fn fn = launch->fn.load(std::memory_order_relaxed);
+  void* const closure = launch->closure.load(std::memory_order_relaxed);
+  const int32_t num_tasks = launch->num_tasks.load(std::memory_order_relaxed);
   // Its own range first, then the others' leftovers, starting with the next
-  // slot so that thieves spread over different victims.
+  // slot so that thieves spread over different victims. A claim is one
+  // fetch_add: every index below `end` is handed to exactly one thread.
   for (int k = 0; k < num_threads_; ++k) {
-    Slot& s = slots_[(slot + k) % num_threads_];
-    while (s.next.load(std::memory_order_relaxed) < s.end) {
+    Slot& s = launch->slots[(slot + k) % num_threads_];
+    const int32_t end = s.end.load(std::memory_order_relaxed);
+    while (s.next.load(std::memory_order_relaxed) < end) {
       int32_t i = s.next.fetch_add(1, std::memory_order_relaxed);
-      if (i >= s.end) break;
-      int32_t r = launch->fn(i, launch->num_tasks, launch->closure);
+      if (i >= end) break;
+      int32_t r = fn(i, num_tasks, closure);
       if (r != 0) {
         int32_t expected = 0;
-        launch->result.compare_exchange_strong(expected, r);
+        launch->result.compare_exchange_strong(expected, r, std::memory_order_relaxed);
       }
-      launch->done.fetch_add(1, std::memory_order_acq_rel);
+      // seq_cst: with the launcher's store of launcher_waits, one of the two
+      // sides sees the other (WaitForTasks). The release half publishes the
+      // task's writes (and result) to the launcher.
+      if (launch->done.fetch_add(1, std::memory_order_seq_cst) + 1 == num_tasks &&
+          launch->launcher_waits.load(std::memory_order_seq_cst)) {
+        std::lock_guard<std::mutex> lock(launch->join_mu);
+        launch->join_.notify_one();
+      }
     }
   }
   tls_in_task = false;
@@ -145,10 +181,16 @@ void ThreadPool::WorkerLoop(int slot) {
     // Counted in spinning_ here (by the constructor, or below after a launch).
     // park_ is read after that count became visible, so Park() either sees
     // this worker spinning and waits, or this worker sees park_ and stops.
+    // The poll is a load and a pause; every kPollsPerCheck polls the clock is
+    // read and the core offered to whatever else is runnable on it.
     auto spin_until = std::chrono::steady_clock::now() + kSpinTime;
-    while (generation_.load(std::memory_order_acquire) == seen && !park_.load() &&
-           std::chrono::steady_clock::now() < spin_until) {
-      std::this_thread::yield();
+    for (int polls = 1; generation_.load(std::memory_order_acquire) == seen && !park_.load(); ++polls) {
+      if (polls % kPollsPerCheck == 0) {
+        if (std::chrono::steady_clock::now() >= spin_until) break;
+        std::this_thread::yield();
+      } else {
+        CpuRelax();
+      }
     }
     Launch* launch = nullptr;
     {
@@ -169,7 +211,10 @@ void ThreadPool::WorkerLoop(int slot) {
       if (stop_) return;
       launch = launch_;
       if (launch != nullptr) {
-        active_.fetch_add(1);
+        // Under mu_ while launch_ is set: the launcher clears launch_ under
+        // mu_ before it drops its own reference, so the record cannot be
+        // dealt again between this read and this increment.
+        launch->refs.fetch_add(1, std::memory_order_relaxed);
       } else if (slept) {
         spinning_.fetch_add(1);
       }
@@ -182,7 +227,9 @@ void ThreadPool::WorkerLoop(int slot) {
     if (launch != nullptr) {
       RunTasks(launch, slot);
       spinning_.fetch_add(1);  // before leaving the launch: see above
-      active_.fetch_sub(1, std::memory_order_acq_rel);
+      // release: this worker's last reads of the record happen before the
+      // launcher (acquire in TakeFreeLaunch) writes it for a new launch.
+      launch->refs.fetch_sub(1, std::memory_order_release);
     }
   }
 }
@@ -224,33 +271,85 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
     }
     return 0;
   }
-  Launch launch;
-  launch.fn = fn;
-  launch.closure = closure;
-  launch.num_tasks = num_tasks;
+  Launch* launch = TakeFreeLaunch();
+  launch->fn.store(fn, std::memory_order_relaxed);
+  launch->closure.store(closure, std::memory_order_relaxed);
+  launch->num_tasks.store(num_tasks, std::memory_order_relaxed);
+  launch->done.store(0, std::memory_order_relaxed);
+  launch->result.store(0, std::memory_order_relaxed);
+  launch->launcher_waits.store(false, std::memory_order_relaxed);
+  launch->refs.store(1, std::memory_order_relaxed);  // the launcher's own
   // Deal the tasks: slot t gets [t·n/T, (t+1)·n/T). Published to the workers
-  // by the release increment of generation_ below (and by mu_).
+  // by mu_ below (a worker reads launch_ under it).
   for (int t = 0; t < num_threads_; ++t) {
-    slots_[t].next.store(static_cast<int32_t>(int64_t{t} * num_tasks / num_threads_), std::memory_order_relaxed);
-    slots_[t].end = static_cast<int32_t>(int64_t{t + 1} * num_tasks / num_threads_);
+    launch->slots[t].next.store(static_cast<int32_t>(int64_t{t} * num_tasks / num_threads_),
+                                std::memory_order_relaxed);
+    launch->slots[t].end.store(static_cast<int32_t>(int64_t{t + 1} * num_tasks / num_threads_),
+                               std::memory_order_relaxed);
   }
+  bool any_asleep = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    launch_ = &launch;
+    launch_ = launch;
     park_.store(false);  // the workers may spin again after this launch
     generation_.fetch_add(1, std::memory_order_release);
+    any_asleep = sleeping_ > 0;
     waking_.fetch_add(sleeping_);
     sleeping_ = 0;
   }
-  wake_.notify_all();
-  RunTasks(&launch, 0);
-  while (launch.done.load(std::memory_order_acquire) < num_tasks) std::this_thread::yield();
+  if (any_asleep) wake_.notify_all();
+  RunTasks(launch, 0);
+  WaitForTasks(launch, num_tasks);
   {
     std::lock_guard<std::mutex> lock(mu_);
     launch_ = nullptr;
   }
-  while (active_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
-  return launch.result.load();
+  int32_t result = launch->result.load(std::memory_order_relaxed);
+  // Workers still inside (between two claims, or not yet at their first)
+  // find nothing left and drop their references on their own time.
+  launch->refs.fetch_sub(1, std::memory_order_release);
+  return result;
+}
+
+ThreadPool::Launch* ThreadPool::TakeFreeLaunch() {
+  // Round-robin: the record just used is the likeliest to have a straggler.
+  // A worker holds one reference at a time, so a free record turns up; the
+  // wait is for num_launches_ stragglers at once and ends when they run.
+  for (int polls = 1;; ++polls) {
+    for (int k = 0; k < num_launches_; ++k) {
+      Launch* l = &launches_[(next_launch_ + k) % num_launches_];
+      // acquire: pairs with the release decrements, so the last holder's
+      // reads of the record happen before it is rewritten.
+      if (l->refs.load(std::memory_order_acquire) == 0) {
+        next_launch_ = (next_launch_ + k + 1) % num_launches_;
+        return l;
+      }
+    }
+    if (polls % kPollsPerCheck == 0) std::this_thread::yield();
+    else CpuRelax();
+  }
+}
+
+void ThreadPool::WaitForTasks(Launch* launch, int32_t num_tasks) {
+  // acquire: every task's writes (and its result) happen before the launcher
+  // returns.
+  auto spin_until = std::chrono::steady_clock::now() + kJoinSpinTime;
+  for (int polls = 1; launch->done.load(std::memory_order_acquire) < num_tasks; ++polls) {
+    if (polls % kPollsPerCheck != 0) {
+      CpuRelax();
+      continue;
+    }
+    if (std::chrono::steady_clock::now() < spin_until) continue;
+    // A task is still running on a worker that is probably waiting for a
+    // core: sleep, so that it can have this one. The store and the worker's
+    // increment of done are both seq_cst, so either the predicate below sees
+    // the last task done or the worker that finishes it sees the flag and
+    // notifies under join_mu (after this thread waits, or before it checks).
+    launch->launcher_waits.store(true, std::memory_order_seq_cst);
+    std::unique_lock<std::mutex> lock(launch->join_mu);
+    launch->join_.wait(lock, [&] { return launch->done.load(std::memory_order_seq_cst) >= num_tasks; });
+    return;
+  }
 }
 
 void ThreadPool::ParallelFor(int32_t num_tasks, const std::function<void(int32_t)>& fn) {

@@ -9,6 +9,18 @@
 // threads (oneDNN's OpenMP team) calls it before it runs, so Kiln's spinning
 // workers never compete with it for the cores.
 //
+// A launch and its join. The tasks are dealt as one contiguous run per thread
+// and a thread that has finished its own takes the others' leftovers one at a
+// time, so a worker whose core is busy with another process (or that wakes
+// late) only holds up the launch by the one task it is running. The launcher
+// returns as soon as every task has finished: a worker that has not yet left
+// the launch (preempted between two claims) holds a reference to the launch's
+// record, not the launcher. Once its own tasks are done the launcher polls
+// for the others' for a few tens of microseconds and then sleeps until the
+// last one ends, which frees its core for a preempted worker. Generated
+// kernels launch only loops worth it (tir/parallel_work.h); every launch
+// runs on the caller too.
+//
 // Sizing. The thread count is a session option (vm::LoadOptions /
 // vm::ContextOptions, graph_executor::GraphSessionOptions, the C API's
 // kiln_context_options, kiln-run/kiln-bench --threads); the default is
@@ -104,21 +116,37 @@ class ThreadPool {
   // each thread the same part of the data: a kernel reads what the previous
   // one wrote from its own core's cache. A thread claims its own tasks from
   // its slot's counter (a cache line only it writes, unless stolen from) and
-  // then takes what is left in the other slots, so a thread whose core is
-  // busy elsewhere, or that wakes late, holds up nobody.
+  // then takes what is left in the other slots one task at a time, so a
+  // thread whose core is busy elsewhere, or that wakes late, takes fewer
+  // tasks and holds up nobody but the task it is running.
   struct alignas(64) Slot {
     std::atomic<int32_t> next{0};
-    int32_t end = 0;
+    std::atomic<int32_t> end{0};
   };
+  // One launch's state. The pool owns a few of these and reuses them; the
+  // launcher holds a reference for the duration of its call and every worker
+  // that joins takes one more, so the launcher returns as soon as every task
+  // has finished, without waiting for a worker that was preempted between
+  // two claims (it finds the counters spent when it runs again, and drops its
+  // reference). A record is dealt out again only once its count is back to 0.
   struct Launch {
-    kiln_task_fn fn;
-    void* closure;
-    int32_t num_tasks;
+    std::atomic<kiln_task_fn> fn{nullptr};
+    std::atomic<void*> closure{nullptr};
+    std::atomic<int32_t> num_tasks{0};
     std::atomic<int32_t> done{0};
     std::atomic<int32_t> result{0};
+    std::atomic<int32_t> refs{0};
+    // The launcher sleeps on join_ once its short spin ran out (a worker is
+    // off its core with a task in hand): its own core is then free for it.
+    std::atomic<bool> launcher_waits{false};
+    std::mutex join_mu;
+    std::condition_variable join_;
+    std::unique_ptr<Slot[]> slots;  // one per thread
   };
   void WorkerLoop(int slot);
   void RunTasks(Launch* launch, int slot);
+  Launch* TakeFreeLaunch();
+  void WaitForTasks(Launch* launch, int32_t num_tasks);
 
   int num_threads_;
   std::vector<std::thread> workers_;
@@ -137,13 +165,15 @@ class ThreadPool {
   std::atomic<int32_t> spinning_{0};
   std::atomic<bool> park_{false};
 
-  // The launch in progress (guarded by mu_), and how many workers are inside
-  // it; the launcher waits for them to leave before its Launch goes away.
+  // The launch in progress (guarded by mu_): a worker joins it, taking a
+  // reference, only while it is set.
   Launch* launch_ = nullptr;
-  std::atomic<int32_t> active_{0};
-  // One per thread, dealt by the launch that holds launch_mu_ before it wakes
-  // the workers; no launch begins while a worker is still inside the last one.
-  std::unique_ptr<Slot[]> slots_;
+  // The records, dealt round-robin by the launch that holds launch_mu_. Each
+  // worker holds at most one reference at a time, so with one record per
+  // thread (capped) the next one is nearly always free.
+  std::unique_ptr<Launch[]> launches_;
+  int num_launches_ = 0;
+  int next_launch_ = 0;  // guarded by launch_mu_
 };
 
 // Fills a kiln_kernel_env that launches on `pool` (nullptr: run serially).

@@ -54,6 +54,95 @@ TEST(ThreadPoolTest, EachThreadStartsOnItsOwnRange) {
   for (int32_t n : {1, 2, 3, 5, 6, 7}) ExpectEachIndexOnce(&pool, n);
 }
 
+// One worker is held up in the first task it takes until every other task
+// has run: the launch only completes if the other threads take over what was
+// dealt to it, one task at a time, and each index still runs exactly once.
+// (A static split would leave the held worker's range to it alone, and the
+// bounded wait below would run out and fail the check.)
+TEST(ThreadPoolTest, OtherThreadsTakeOverADelayedWorkersTasks) {
+  for (int threads : {2, 3, 4, 8}) {
+    ThreadPool pool(threads);
+    for (int32_t n : {2, 5, 16, 33, 257}) {
+      const std::thread::id caller = std::this_thread::get_id();
+      std::unique_ptr<std::atomic<int32_t>[]> hits(new std::atomic<int32_t>[n]);
+      for (int32_t i = 0; i < n; ++i) hits[i] = 0;
+      std::atomic<int32_t> finished{0};
+      std::atomic<bool> held{false}, held_waited_out{false};
+      pool.ParallelFor(n, [&](int32_t i) {
+        hits[i].fetch_add(1);
+        if (std::this_thread::get_id() != caller && !held.exchange(true)) {
+          // The held worker: wait (boundedly) for the n - 1 others.
+          for (int k = 0; k < 20000 && finished.load() < n - 1; ++k) {
+            std::this_thread::sleep_for(std::chrono::microseconds(500));
+          }
+          held_waited_out = finished.load() < n - 1;
+        }
+        finished.fetch_add(1);
+      });
+      EXPECT_EQ(finished.load(), n);
+      EXPECT_FALSE(held_waited_out.load()) << "threads=" << threads << " n=" << n;
+      for (int32_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "threads=" << threads << " n=" << n << " i=" << i;
+    }
+  }
+}
+
+// The launcher whose own tasks are done sleeps on the launch once its short
+// spin runs out; the worker that finishes the last task wakes it. The
+// caller's task waits for the worker to start the other one, which then
+// takes 2 ms: far past the spin. Repeated, so that a lost wake-up would hang
+// the test.
+TEST(ThreadPoolTest, LauncherSleepsUntilTheLastTaskEnds) {
+  ThreadPool pool(2);
+  const std::thread::id caller = std::this_thread::get_id();
+  for (int round = 0; round < 20; ++round) {
+    int32_t ran[2] = {0, 0};  // plain ints: the join publishes the tasks' writes
+    std::atomic<bool> worker_started{false};
+    pool.ParallelFor(2, [&](int32_t i) {
+      if (std::this_thread::get_id() == caller) {
+        for (int k = 0; k < 20000 && !worker_started.load(); ++k) {
+          std::this_thread::sleep_for(std::chrono::microseconds(500));
+        }
+      } else {
+        worker_started = true;
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      }
+      ran[i] += 1;
+    });
+    EXPECT_TRUE(worker_started.load());
+    EXPECT_EQ(ran[0], 1);
+    EXPECT_EQ(ran[1], 1);
+  }
+}
+
+// Launches back to back from one thread, each with its own closure on the
+// caller's stack: a worker that is late for one launch never runs a task of
+// the next with the old one's function (the checks count per launch).
+TEST(ThreadPoolTest, LateWorkersNeverRunAnotherLaunchsTasks) {
+  for (int threads : {2, 4}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 2000; ++round) {
+      const int32_t n = 1 + round % 7;
+      std::atomic<int32_t> hits[7];
+      for (auto& h : hits) h = 0;
+      struct Closure {
+        std::atomic<int32_t>* hits;
+        int32_t n;
+      } c{hits, n};
+      int32_t r = pool.ParallelFor(
+          n,
+          [](int32_t i, int32_t num_tasks, void* closure) -> int32_t {
+            auto* cl = static_cast<Closure*>(closure);
+            if (num_tasks != cl->n || i >= cl->n) return 99;
+            cl->hits[i].fetch_add(1);
+            return 0;
+          },
+          &c);
+      ASSERT_EQ(r, 0) << "round " << round;
+      for (int32_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "round " << round << " i=" << i;
+    }
+  }
+}
+
 TEST(ThreadPoolTest, DefaultSizeIsPositive) {
   ThreadPool pool;
   EXPECT_GE(pool.num_threads(), 1);

@@ -10,18 +10,22 @@
 //   i32 @f.parK(ptr env, <captures>, i64 begin, i64 end)   the loop over a chunk
 //   i32 @f.parK.task(i32 task, i32 num_tasks, ptr closure) unpacks the closure
 // and the enclosing function calls env->parallel_for with the closure struct
-// (env, every captured value, min, extent) on its stack.
+// (env, every captured value, min, extent) on its stack, or calls @f.parK on
+// the whole range itself when the loop is too small for a launch
+// (tir/parallel_work.h) or the pool has one thread.
 //
 // Errors inside code generation (unsupported TIR) are recorded in `error_`
 // and emission continues with poison values; the module is discarded.
 #include "compiler/codegen/kernel_emitter.h"
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "compiler/codegen/kernel_emitter_internal.h"
 #include "compiler/codegen/vector_loop.h"
 #include "compiler/tir/nest_util.h"
+#include "compiler/tir/parallel_work.h"
 #include "compiler/tir/stmt_functor.h"
 #include "kernels/kiln_kernel_abi.h"
 
@@ -262,22 +266,58 @@ void KernelEmitter::ParallelFor(const ForNode* op) {
     tb.CreateRet(tb.CreateCall(range, args));
   }
 
-  // The launch: skipped when the loop is empty.
+  // The whole loop's work (tir/parallel_work.h), where it can be known before
+  // the loop runs: a loop too small to pay for waking the workers, and any
+  // loop when the pool has one thread, runs on the calling thread as one
+  // chunk, without a launch.
+  llvm::Value* work = nullptr;
+  if (std::optional<PrimExpr> per_iter = tir::ParallelIterationWork(*op)) {
+    work = b_.CreateMul(extent, Index(*per_iter), "", /*HasNUW=*/false, /*HasNSW=*/false);
+  }
+  auto* launch_or_not = llvm::BasicBlock::Create(ctx_, name + ".threads", st_.fn);
+  auto* serial = llvm::BasicBlock::Create(ctx_, name + ".serial", st_.fn);
   auto* launch = llvm::BasicBlock::Create(ctx_, name + ".launch", st_.fn);
   auto* done = llvm::BasicBlock::Create(ctx_, name + ".done", st_.fn);
-  b_.CreateCondBr(b_.CreateICmpSGT(extent, b_.getInt64(0)), launch, done);
-  b_.SetInsertPoint(launch);
+  b_.CreateCondBr(b_.CreateICmpSGT(extent, b_.getInt64(0)), launch_or_not, done);
+  b_.SetInsertPoint(launch_or_not);
   llvm::Value* threads = b_.CreateSExt(EnvField(kEnvNumThreads), mc_.i64);
   threads = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, threads, b_.getInt64(1));
-  // With several threads the range is cut into kChunksPerThread chunks per
-  // thread; the pool deals each thread a contiguous run of them and lets a
-  // thread that is done take the others' leftovers one at a time
-  // (runtime/thread_pool.h): a thread whose core is busy with something else
-  // takes fewer chunks instead of holding up the call with a fixed share. Chunks stay contiguous, so
-  // neighbouring iterations (e.g. tiles sharing a panel) stay on one thread.
-  constexpr int64_t kChunksPerThread = 4;
-  llvm::Value* chunks = b_.CreateSelect(b_.CreateICmpSGT(threads, b_.getInt64(1)),
-                                        b_.CreateNSWMul(threads, b_.getInt64(kChunksPerThread)), threads);
+  llvm::Value* go_serial = b_.CreateICmpSLE(threads, b_.getInt64(1));
+  if (work != nullptr) go_serial = b_.CreateOr(go_serial, b_.CreateICmpSLT(work, b_.getInt64(tir::kMinParallelWork)));
+  b_.CreateCondBr(go_serial, serial, launch);
+
+  b_.SetInsertPoint(serial);
+  {
+    std::vector<llvm::Value*> args{st_.env};
+    args.insert(args.end(), captured.begin(), captured.end());
+    args.push_back(min);
+    args.push_back(b_.CreateNSWAdd(min, extent));
+    llvm::CallInst* call = b_.CreateCall(range, args);
+    // One copy of the loop, shared with the task: inlining it here would
+    // double the kernel's code for a call that costs nothing next to it.
+    call->addFnAttr(llvm::Attribute::NoInline);
+    PropagateError(call);
+    b_.CreateBr(done);
+  }
+
+  b_.SetInsertPoint(launch);
+  // The range is cut into up to kChunksPerThread chunks per thread (and no
+  // chunk smaller than kMinChunkWork where the work is known); the pool
+  // deals each thread a contiguous run of them and lets a thread that is done
+  // take the others' leftovers one at a time (runtime/thread_pool.h): a thread
+  // whose core is busy with something else takes fewer chunks instead of
+  // holding up the call with a fixed share. Chunks are whole iterations of
+  // this loop, so whatever the schedule vectorized inside it stays whole, and
+  // they stay contiguous, so neighbouring iterations (e.g. tiles sharing a
+  // panel) stay on one thread.
+  constexpr int64_t kChunksPerThread = 8;
+  constexpr int64_t kMinChunkWork = tir::kMinParallelWork / 8;
+  llvm::Value* chunks = b_.CreateNSWMul(threads, b_.getInt64(kChunksPerThread));
+  if (work != nullptr) {
+    llvm::Value* by_work = b_.CreateSDiv(work, b_.getInt64(kMinChunkWork));
+    by_work = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, by_work, threads);
+    chunks = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, chunks, by_work);
+  }
   llvm::Value* num_tasks = b_.CreateTrunc(b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, extent, chunks), mc_.i32);
   auto* pf_ty = llvm::FunctionType::get(mc_.i32, {mc_.ptr, mc_.i32, mc_.ptr, mc_.ptr}, false);
   llvm::Value* rc = b_.CreateCall(pf_ty, EnvField(kEnvParallelFor), {EnvField(kEnvCtx), num_tasks, task, closure});

@@ -59,8 +59,10 @@ TEST_P(CodegenRunTest, ParallelLoopOverSymbolicExtentUsesTheThreads) {
   kiln_kernel_arg args[] = {TensorArg(a), TensorArg(b), TensorArg(c)};
   ASSERT_EQ(lib->Find("add")(env.env(), args, 3), 0);
   if (threads() >= 2) {
-    // min(extent, 4 chunks per thread): claimed dynamically by the pool.
-    EXPECT_EQ(env.last_num_tasks(), 4 * threads());
+    // Between one and 8 chunks per thread (fewer where the work is small,
+    // tir/parallel_work.h): claimed dynamically by the pool.
+    EXPECT_GE(env.last_num_tasks(), threads());
+    EXPECT_LE(env.last_num_tasks(), 8 * threads());
   }
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(c.data<float>()[i], a.data<float>()[i] + b.data<float>()[i]) << i;
 }

@@ -1,0 +1,144 @@
+#include "compiler/tir/parallel_work.h"
+
+#include <unordered_set>
+
+#include "compiler/arith/simplify.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using ir::PrimExpr;
+using ir::TirKind;
+
+constexpr int64_t kCallWork = 8;
+constexpr int64_t kVectorLanes = 16;
+
+// Loads, arithmetic nodes and calls of an expression, weighted as in the
+// header. Index arithmetic inside loads is not counted (address generation
+// overlaps the arithmetic).
+int64_t ExprWork(const PrimExpr& e) {
+  if (!e.defined()) return 0;
+  const ir::PrimExprNode* n = e.get();
+  if (ir::IsBinary(n->kind())) {
+    const auto* b = static_cast<const ir::BinaryNode*>(n);
+    return 1 + ExprWork(b->a) + ExprWork(b->b);
+  }
+  switch (n->kind()) {
+    case TirKind::kNot: return 1 + ExprWork(static_cast<const ir::NotNode*>(n)->a);
+    case TirKind::kCast: return 1 + ExprWork(static_cast<const ir::CastNode*>(n)->value);
+    case TirKind::kSelect: {
+      const auto* s = static_cast<const ir::SelectNode*>(n);
+      return 1 + ExprWork(s->cond) + ExprWork(s->true_value) + ExprWork(s->false_value);
+    }
+    case TirKind::kBufferLoad: return 1;
+    case TirKind::kCall: {
+      int64_t w = kCallWork;
+      for (const auto& a : static_cast<const ir::CallNode*>(n)->args) w += ExprWork(a);
+      return w;
+    }
+    default: return 0;
+  }
+}
+
+// Whether `e` reads a variable of `bound` or loaded data.
+bool DependsOn(const PrimExpr& e, const std::unordered_set<const ir::VarNode*>& bound) {
+  if (!e.defined()) return false;
+  const ir::PrimExprNode* n = e.get();
+  if (n->kind() == TirKind::kVar) return bound.count(static_cast<const ir::VarNode*>(n)) > 0;
+  if (ir::IsBinary(n->kind())) {
+    const auto* b = static_cast<const ir::BinaryNode*>(n);
+    return DependsOn(b->a, bound) || DependsOn(b->b, bound);
+  }
+  switch (n->kind()) {
+    case TirKind::kNot: return DependsOn(static_cast<const ir::NotNode*>(n)->a, bound);
+    case TirKind::kCast: return DependsOn(static_cast<const ir::CastNode*>(n)->value, bound);
+    case TirKind::kSelect: {
+      const auto* s = static_cast<const ir::SelectNode*>(n);
+      return DependsOn(s->cond, bound) || DependsOn(s->true_value, bound) || DependsOn(s->false_value, bound);
+    }
+    case TirKind::kCall:
+      for (const auto& a : static_cast<const ir::CallNode*>(n)->args)
+        if (DependsOn(a, bound)) return true;
+      return false;
+    case TirKind::kBufferLoad: return true;
+    default: return false;
+  }
+}
+
+PrimExpr AsInt64(const PrimExpr& e) {
+  return e.dtype() == DType::Int64() ? e : ir::Cast(DType::Int64(), e);
+}
+
+class WorkCounter {
+ public:
+  bool ok = true;
+
+  explicit WorkCounter(const ir::VarNode* outer) { bound_.insert(outer); }
+
+  // The work of `s`, run `trips` times.
+  PrimExpr Count(const ir::Stmt& s, const PrimExpr& trips) {
+    if (!s || !ok) return PrimExpr(int64_t{0});
+    switch (s->kind()) {
+      case TirKind::kBufferStore: {
+        const auto* st = ir::As<ir::BufferStoreNode>(s);
+        return trips * PrimExpr(1 + ExprWork(st->value));
+      }
+      case TirKind::kEvaluate:
+        return trips * PrimExpr(1 + ExprWork(ir::As<ir::EvaluateNode>(s)->value));
+      case TirKind::kFor: {
+        const auto* f = ir::As<ir::ForNode>(s);
+        if (DependsOn(f->extent, bound_)) {
+          ok = false;
+          return PrimExpr(int64_t{0});
+        }
+        // A vectorized loop runs as vectors of kVectorLanes (the codegen's
+        // chunk, vector_loop.cc): an operation counts once per vector.
+        PrimExpr n = AsInt64(f->extent);
+        if (f->for_kind == ir::ForKind::kVectorized) {
+          n = ir::MakeBinary(TirKind::kFloorDiv, n + PrimExpr(kVectorLanes - 1), PrimExpr(kVectorLanes));
+        }
+        bound_.insert(f->loop_var.get());
+        PrimExpr w = Count(f->body, trips * n);
+        bound_.erase(f->loop_var.get());
+        return w;
+      }
+      case TirKind::kSeqStmt: {
+        PrimExpr sum(int64_t{0});
+        for (const auto& x : ir::As<ir::SeqStmtNode>(s)->seq) sum = sum + Count(x, trips);
+        return sum;
+      }
+      case TirKind::kIfThenElse: {
+        // Both branches: an upper bound, which errs towards a parallel launch.
+        const auto* i = ir::As<ir::IfThenElseNode>(s);
+        return Count(i->then_case, trips) + Count(i->else_case, trips);
+      }
+      case TirKind::kLetStmt: {
+        const auto* l = ir::As<ir::LetStmtNode>(s);
+        bound_.insert(l->var.get());
+        PrimExpr w = Count(l->body, trips);
+        bound_.erase(l->var.get());
+        return w;
+      }
+      case TirKind::kAllocate: return Count(ir::As<ir::AllocateNode>(s)->body, trips);
+      default:
+        ok = false;  // not lowered
+        return PrimExpr(int64_t{0});
+    }
+  }
+
+ private:
+  std::unordered_set<const ir::VarNode*> bound_;
+};
+
+}  // namespace
+
+std::optional<PrimExpr> ParallelIterationWork(const ir::ForNode& loop) {
+  WorkCounter counter(loop.loop_var.get());
+  PrimExpr w = counter.Count(loop.body, PrimExpr(int64_t{1}));
+  if (!counter.ok) return std::nullopt;
+  return arith::Simplify(w);
+}
+
+}  // namespace tir
+}  // namespace kiln

@@ -1,0 +1,47 @@
+// How much work one iteration of a parallel loop does, so that code
+// generation can run a loop serially on the calling thread when the whole
+// loop is too small to pay for a parallel launch (waking the workers and
+// joining them costs a few microseconds even when they are spinning, tens when
+// they sleep).
+//
+// The count is in "operations": every store counts 1, plus one per load and
+// per arithmetic node of its value, and 8 per intrinsic call (exp, tanh, ...:
+// tens of instructions each); both branches of an `if` count. It is
+// multiplied by the trip counts of the loops around the store inside the
+// iteration, a vectorized loop's in vectors of 16 lanes. It is a proxy for
+// time (an operation is roughly a nanosecond or less) that ignores memory
+// traffic: good to tell a 200-element kernel from a 2-million-element one,
+// which is all the launch decision needs.
+//
+// Precondition: lowered TIR (no blocks). The result is the work of one
+// iteration of `loop` as an int64 expression over the variables free in the
+// loop (the kernel's parameters, shape variables, outer loop variables), to
+// be evaluated where the launch is; nullopt when an inner loop's extent
+// depends on the loop's own variable or one bound inside it (a triangular
+// nest), or on loaded data.
+#ifndef KILN_COMPILER_TIR_PARALLEL_WORK_H_
+#define KILN_COMPILER_TIR_PARALLEL_WORK_H_
+
+#include <cstdint>
+#include <optional>
+
+#include "compiler/ir/tir.h"
+
+namespace kiln {
+namespace tir {
+
+// Below this many element operations in all, a parallel loop runs serially
+// on the calling thread. benchmarks/runtime/parallel_launch_benchmark.cc
+// measures both sides (docs/performance.md has the figures): a launch costs
+// about a microsecond with the workers spinning and tens with them asleep,
+// while this much work takes a few microseconds on one thread, so splitting
+// smaller loops gains little even in the best case and loses whenever a
+// worker is late.
+constexpr int64_t kMinParallelWork = 16384;
+
+std::optional<ir::PrimExpr> ParallelIterationWork(const ir::ForNode& loop);
+
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_PARALLEL_WORK_H_

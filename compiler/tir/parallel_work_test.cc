@@ -1,0 +1,208 @@
+// ParallelIterationWork on lowered loop nests, and what the LLVM codegen does
+// with it: a parallel loop whose whole work is below kMinParallelWork runs on
+// the calling thread without a launch, a larger one launches on the pool with
+// a bounded number of chunks, and a one-thread pool never launches. The
+// generated kernels run through a kernel environment that counts the
+// launches and forwards them to a real pool; every output is checked.
+#include "compiler/tir/parallel_work.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/codegen/native_codegen.h"
+#include "compiler/tir/lower_blocks.h"
+#include "compiler/tir/schedule/schedule_test_util.h"
+#include "runtime/kernel_call.h"
+#include "runtime/native_library.h"
+#include "runtime/tensor.h"
+#include "runtime/thread_pool.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using testing::ParseFunc;
+
+// The first parallel loop in `s`.
+const ir::ForNode* FirstParallelLoop(const ir::Stmt& s) {
+  if (!s) return nullptr;
+  switch (s->kind()) {
+    case ir::TirKind::kFor: {
+      const auto* f = ir::As<ir::ForNode>(s);
+      if (f->for_kind == ir::ForKind::kParallel) return f;
+      return FirstParallelLoop(f->body);
+    }
+    case ir::TirKind::kSeqStmt:
+      for (const auto& x : ir::As<ir::SeqStmtNode>(s)->seq)
+        if (const ir::ForNode* f = FirstParallelLoop(x)) return f;
+      return nullptr;
+    case ir::TirKind::kLetStmt: return FirstParallelLoop(ir::As<ir::LetStmtNode>(s)->body);
+    case ir::TirKind::kAllocate: return FirstParallelLoop(ir::As<ir::AllocateNode>(s)->body);
+    default: return nullptr;
+  }
+}
+
+std::optional<ir::PrimExpr> WorkOfFirstParallelLoop(const ir::PrimFunc& f) {
+  const ir::ForNode* loop = FirstParallelLoop(f->body);
+  EXPECT_NE(loop, nullptr);
+  if (loop == nullptr) return std::nullopt;
+  return ParallelIterationWork(*loop);
+}
+
+TEST(ParallelWorkTest, StaticNestCountsStoresLoadsAndArithmetic) {
+  // Per row: one vector of 16 x (store + 2 loads + add + mul) = 5, and
+  // 4 x (store + exp call + load) = 4 x 10 = 40.
+  ir::PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def k(a: T.Buffer((8, 16), "float32"), b: T.Buffer((8, 16), "float32"), c: T.Buffer((8, 16), "float32"), d: T.Buffer((8, 4), "float32")):
+    for i in T.parallel(T.int64(8)):
+        for j in T.vectorized(T.int64(16)):
+            c[i, j] = (a[i, j] + b[i, j]) * T.float32(2)
+        for j in range(T.int64(4)):
+            d[i, j] = T.exp(a[i, j])
+)", "k");
+  std::optional<ir::PrimExpr> w = WorkOfFirstParallelLoop(f);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(arith::AsConstInt(*w), std::optional<int64_t>(45));
+}
+
+TEST(ParallelWorkTest, SymbolicInnerExtentStaysAnExpression) {
+  ir::PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def k(a_handle: T.handle, c_handle: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a_handle, (4, n), "float32")
+    C = T.match_buffer(c_handle, (4, n), "float32")
+    for i in T.parallel(T.int64(4)):
+        for j in range(n):
+            C[i, j] = A[i, j] + T.float32(1)
+)", "k");
+  std::optional<ir::PrimExpr> w = WorkOfFirstParallelLoop(f);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_FALSE(arith::AsConstInt(*w).has_value());  // 3 * n
+}
+
+TEST(ParallelWorkTest, TriangularNestIsUnknown) {
+  ir::PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def k(a: T.Buffer((8, 8), "float32")):
+    for i in T.parallel(T.int64(8)):
+        for j in range(i + T.int64(1)):
+            a[i, j] = T.float32(0)
+)", "k");
+  EXPECT_FALSE(WorkOfFirstParallelLoop(f).has_value());
+}
+
+// ---- the generated launch
+
+// A kernel environment that counts parallel launches and the largest task
+// count asked for, and runs them on `pool`.
+struct CountingEnv {
+  ThreadPool* pool;
+  std::atomic<int32_t> launches{0};
+  std::atomic<int32_t> max_tasks{0};
+};
+
+int32_t CountingParallelFor(void* ctx, int32_t num_tasks, kiln_task_fn fn, void* closure) {
+  auto* c = static_cast<CountingEnv*>(ctx);
+  c->launches.fetch_add(1);
+  if (num_tasks > c->max_tasks.load()) c->max_tasks = num_tasks;
+  return c->pool->ParallelFor(num_tasks, fn, closure);
+}
+
+// y[i, j] = x[i, j] * 2 + 1 over an (rows, 64) tensor, the row loop parallel.
+const char* kScaleRows = R"(
+@T.prim_func
+def scale_rows(x_handle: T.handle, y_handle: T.handle):
+    n = T.int64()
+    X = T.match_buffer(x_handle, (n, 64), "float32")
+    Y = T.match_buffer(y_handle, (n, 64), "float32")
+    for i in T.parallel(n):
+        for j in T.vectorized(T.int64(64)):
+            Y[i, j] = X[i, j] * T.float32(2) + T.float32(1)
+)";
+
+class GeneratedLaunchTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ir::PrimFunc f = LowerBlocks(ParseFunc(kScaleRows, "scale_rows"));
+    Result<codegen::NativeLibraryBuild> built = codegen::BuildNativeLibrary({f}, {});
+    ASSERT_TRUE(built.ok()) << built.status().ToString();
+    auto lib = NativeLibrary::LoadFromMemory(built->shared_object.data(), built->shared_object.size(), "scale_rows");
+    ASSERT_TRUE(lib.ok()) << lib.status().ToString();
+    lib_ = std::move(*lib);
+    auto entry = lib_->Find("scale_rows");
+    ASSERT_TRUE(entry.ok());
+    fn_ = (*entry)->fn;
+  }
+
+  // Runs the kernel on `rows` rows with `threads` threads; checks the output
+  // and returns the launches it made.
+  int32_t Run(int64_t rows, int threads, int32_t* max_tasks) {
+    ThreadPool pool(threads);
+    CountingEnv counting;
+    counting.pool = &pool;
+    kiln_kernel_env env = MakeKernelEnv(&pool);
+    env.ctx = &counting;
+    env.parallel_for = CountingParallelFor;
+    std::vector<int64_t> shape = {rows, 64};
+    Result<Tensor> xr = Tensor::Empty(shape, DType::Float32()), yr = Tensor::Empty(shape, DType::Float32());
+    EXPECT_TRUE(xr.ok() && yr.ok());
+    if (!xr.ok() || !yr.ok()) return -1;
+    Tensor x = *xr, y = *yr;
+    for (int64_t i = 0; i < rows * 64; ++i) {
+      x.data<float>()[i] = static_cast<float>(i % 97);
+      y.data<float>()[i] = -1;
+    }
+    kiln_kernel_arg args[2];
+    args[0].tensor = AsKernelTensor(x.dl());
+    args[1].tensor = AsKernelTensor(y.dl());
+    EXPECT_EQ(fn_(&env, args, 2), 0);
+    for (int64_t i = 0; i < rows * 64; ++i) {
+      EXPECT_EQ(y.data<float>()[i], static_cast<float>(i % 97) * 2 + 1) << "rows=" << rows << " i=" << i;
+      if (y.data<float>()[i] != static_cast<float>(i % 97) * 2 + 1) break;
+    }
+    *max_tasks = counting.max_tasks.load();
+    return counting.launches.load();
+  }
+
+  std::unique_ptr<NativeLibrary> lib_;
+  kiln_kernel_fn fn_ = nullptr;
+};
+
+TEST_F(GeneratedLaunchTest, SmallLoopRunsOnTheCaller) {
+  // 4 vectors x (store + load + mul + add) = 16 per row.
+  int64_t small_rows = kMinParallelWork / 16 - 1;
+  int32_t max_tasks = 0;
+  EXPECT_EQ(Run(small_rows, 2, &max_tasks), 0);
+  EXPECT_EQ(Run(1, 4, &max_tasks), 0);
+}
+
+TEST_F(GeneratedLaunchTest, LargeLoopLaunchesWithBoundedChunks) {
+  int64_t rows = kMinParallelWork / 16 * 8;  // 8 x the threshold
+  for (int threads : {2, 3}) {
+    int32_t max_tasks = 0;
+    EXPECT_EQ(Run(rows, threads, &max_tasks), 1);
+    EXPECT_GE(max_tasks, threads);
+    EXPECT_LE(max_tasks, 8 * threads);
+  }
+  // Just over the threshold: a launch, with fewer chunks than 8 per thread
+  // (each chunk is worth at least an eighth of the threshold).
+  int32_t max_tasks = 0;
+  EXPECT_EQ(Run(kMinParallelWork / 16 + 1, 2, &max_tasks), 1);
+  EXPECT_GE(max_tasks, 2);
+  EXPECT_LE(max_tasks, 8);
+}
+
+TEST_F(GeneratedLaunchTest, OneThreadNeverLaunches) {
+  int32_t max_tasks = 0;
+  EXPECT_EQ(Run(kMinParallelWork / 16 * 8, 1, &max_tasks), 0);
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
