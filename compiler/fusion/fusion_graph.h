@@ -26,6 +26,7 @@ struct FusionGraph {
     std::vector<Edge> consumers;  // at most one edge per consumer
     double cost = 0.0;            // per element of its value (OpsPerElement)
     bool inlinable = true;        // stores at its loop point (StoresAtLoopPoint)
+    bool symbolic = false;        // its kernel has a symbolic extent
   };
   // Topological order: every consumer has a larger index than its producer.
   std::vector<Node> nodes;
@@ -37,7 +38,11 @@ struct FusionGraph {
 // post-dominator and P the summed `cost` of the nodes that would join and
 // are not materialized anyway (not `inlinable`, or elementwise / broadcast
 // with all their producers among the joining nodes materialized), not
-// PrologueTooCostly(R, P).
+// PrologueTooCostly(R, P). A node that is not `inlinable` (a Winograd output
+// transform, a custom nest) never joins a `symbolic` anchor: the static
+// schedules that compute such a prologue in the anchor's kernel need static
+// extents, and the symbolic ones leave the pair a naive nest (captcha_crnn's
+// symbolic Winograd outputs fused with a 1x1 convolution: 4.8 GFLOP/s).
 //
 // For every node, the index of its group's representative: the group's last
 // node (its post-dominator, whose value is the group's only result). A node

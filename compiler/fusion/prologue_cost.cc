@@ -308,6 +308,17 @@ bool StoresAtLoopPoint(const ir::PrimFunc& producer) {
   return sc.plain;
 }
 
+bool HasSymbolicExtent(const ir::PrimFunc& kernel) {
+  if (!kernel) return false;
+  for (const auto& p : kernel->params) {
+    ir::Buffer b = kernel->BufferOf(p);
+    if (!b) continue;
+    for (const auto& d : b->shape)
+      if (!d.as<ir::IntImmNode>()) return true;
+  }
+  return false;
+}
+
 bool PrologueTooCostly(double reads, double ops) { return (reads - 1.0) * ops > kMaterializeCost; }
 
 }  // namespace fusion

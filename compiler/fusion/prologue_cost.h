@@ -82,6 +82,10 @@ double OpsPerElement(const ir::PrimFunc& producer);
 // consumer.
 bool StoresAtLoopPoint(const ir::PrimFunc& producer);
 
+// Whether some buffer parameter of `kernel` has a dimension that is not a
+// constant (the kernel is compiled for symbolic extents).
+bool HasSymbolicExtent(const ir::PrimFunc& kernel);
+
 // (reads - 1) * ops > kMaterializeCost.
 bool PrologueTooCostly(double reads, double ops);
 

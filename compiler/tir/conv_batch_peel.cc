@@ -250,12 +250,6 @@ bool HasNaiveReduction(const Stmt& body) {
   return f.found;
 }
 
-// Kernels of more taps than this (kh * kw) keep the symbolic schedule: the
-// static one unrolled basic_pitch's 1 x 256 (a CQT as a 1-D convolution)
-// into some 1000 loops a kernel, on which LLVM spent minutes (the model
-// compiled in 4 s before).
-constexpr int64_t kMaxPeeledTaps = 49;
-
 // Whether some convolution-like nest (seven perfectly nested loops) has a
 // window of more than kMaxPeeledTaps taps.
 bool HasLargeWindow(const Stmt& body) {

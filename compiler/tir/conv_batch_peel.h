@@ -34,6 +34,13 @@
 namespace kiln {
 namespace tir {
 
+// Kernels of more taps than this (kh * kw) keep the symbolic schedule: the
+// static one unrolled basic_pitch's 1 x 256 (a CQT as a 1-D convolution)
+// into some 1000 loops a kernel, on which LLVM spent minutes (the model
+// compiled in 4 s before). pack-constant-weights leaves their weights in
+// OIHW, the layout the symbolic schedule reads.
+constexpr int64_t kMaxPeeledTaps = 49;
+
 ir::PrimFunc ScheduleConvsPeelingBatch(const ir::PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs = {});
 
 }  // namespace tir

@@ -11,6 +11,7 @@
 #include "compiler/relax/op_elem_util.h"
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/relax/te_builder.h"
+#include "compiler/tir/conv_batch_peel.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/transform/conv_rewrite_util.h"
 #include "compiler/transform/expr_mutator.h"
@@ -60,13 +61,14 @@ Result<ir::PrimFunc> PackingKernel(const std::string& name, const std::vector<in
 // batch may be symbolic, as tir::ScheduleConvsPeelingBatch schedules those
 // convolutions image by image with the static kernel, which reads the packed
 // weight (a symbolic height or width goes to the symbolic schedule, which
-// reads OIHW only).
-bool StaticButBatch(const ir::Expr& e) {
+// reads OIHW only) -- unless the window has more than tir::kMaxPeeledTaps
+// taps (`taps`), which the peel leaves to the symbolic schedule too.
+bool StaticButBatch(const ir::Expr& e, int64_t taps) {
   const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
   if (!t || !t->has_shape || !t->has_dtype || t->dtype != DType::Float32() || t->shape.size() != 4) return false;
   for (size_t d = 1; d < 4; ++d)
     if (!relax::ConstDim(t->shape[d])) return false;
-  return true;
+  return relax::ConstDim(t->shape[0]) || taps <= tir::kMaxPeeledTaps;
 }
 
 class Packer : public ConvBindingRewriter {
@@ -79,7 +81,7 @@ class Packer : public ConvBindingRewriter {
                    std::vector<ir::Binding>* out) override {
     const ir::Expr& w = call.args[1];
     std::vector<int64_t> ws;
-    if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 4 || !StaticButBatch(call.args[0])) return false;
+    if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 4 || !StaticButBatch(call.args[0], ws[2] * ws[3])) return false;
     if (!DefaultConvLayoutsF32(call.attrs)) return false;
     const int64_t block = tir::kConvWeightBlock;
     int64_t groups = IntAttr(call.attrs, "groups", 1);

@@ -147,6 +147,14 @@ TEST(PackConstantWeights, SymbolicBatchIsPackedSymbolicImageSizeIsNot) {
   // A symbolic height: the symbolic schedule, which reads OIHW only.
   ir::IRModule height = BindAndPack(ConvModule("\"n\", 4, \"h\", 6", "16, 4, 3, 3", ""), {16, 4, 3, 3});
   EXPECT_FALSE(Contains(Print(height), "8o")) << Print(height);
+  // A symbolic batch and a window of more than tir::kMaxPeeledTaps taps
+  // (basic_pitch's 3 x 39): the peel leaves it to the symbolic schedule,
+  // which reads OIHW; a packed weight made it a naive loop nest (3 GFLOP/s).
+  ir::IRModule wide = BindAndPack(ConvModule("\"n\", 8, 12, 48", "16, 8, 3, 39", ""), {16, 8, 3, 39});
+  EXPECT_FALSE(Contains(Print(wide), "8o")) << Print(wide);
+  // The same window with a static batch is packed.
+  ir::IRModule wide1 = BindAndPack(ConvModule("1, 8, 12, 48", "16, 8, 3, 39", ""), {16, 8, 3, 39});
+  EXPECT_TRUE(Contains(Print(wide1), "kernel_layout=\"OIHW8o\"")) << Print(wide1);
 }
 
 TEST(PackConstantWeights, OtherConvolutionsAreLeftAlone) {

@@ -156,6 +156,24 @@ TEST(FusionGraph, PrologueMaterializedAnywayJoins) {
   EXPECT_EQ(u.Run(), (V{2, 2, 2, 3}));
 }
 
+TEST(FusionGraph, MaterializedPrologueStaysOutOfASymbolicAnchor) {
+  // A Winograd output transform with its bias and relu before a pointwise
+  // convolution of symbolic extent: the symbolic schedules cannot compute
+  // the pair in one kernel, so the transform keeps its own group.
+  for (bool symbolic : {false, true}) {
+    G t;
+    int wo = t.Add(kInjective), add = t.Add(kBroadcast), relu = t.Add(kElemWise), conv = t.Add(kOutEWiseFusable, true);
+    t.g.nodes[wo].cost = 200;
+    t.g.nodes[wo].inlinable = false;
+    t.g.nodes[conv].symbolic = symbolic;
+    t.Edge(wo, add, kElemWise);
+    t.Edge(add, relu);
+    t.Edge(relu, conv);
+    t.g.nodes[relu].consumers.back().reads = 8;
+    EXPECT_EQ(t.Run(), symbolic ? (V{2, 2, 2, 3}) : (V{3, 3, 3, 3})) << symbolic;
+  }
+}
+
 TEST(FusionGraph, PrologueIntoAnEpilogueIsNotReread) {
   // A residual input fused into the conv's epilogue add is read once.
   G t;
