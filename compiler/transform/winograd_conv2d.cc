@@ -525,6 +525,15 @@ class Rewriter : public ConvBindingRewriter {
     // Winograd against 15.4-16.4 direct.
     const bool symbolic = !g.spatial || !relax::ConstDim(g.n);
     if (symbolic && g.o % kTileMajorLanes != 0) return false;
+    // A symbolic shape whose transformed tiles of one image (at the nominal
+    // shape) exceed kMaxSymbolicWinogradBytes stays direct: the tile-major
+    // product and transforms then stream their intermediates through memory.
+    // DNSMOS's 64-channel convolutions over 900 x 161 maps (85 MB), 1 thread,
+    // whole model, alternating runs: 504-545 ms with tile-major Winograd
+    // (peak RSS 439 MB) against 421-429 ms with this limit (193 MB).
+    const int64_t tile_bytes = tiles(static_cast<int>(g.spec->m)) * (g.spec->m + 2) * (g.spec->m + 2) *
+                               std::max(g.c, g.o) * static_cast<int64_t>(sizeof(float));
+    if (symbolic && tile_bytes > kMaxSymbolicWinogradBytes) return false;
     g.tile_major = g.o % kTileMajorLanes == 0 && (symbolic || Geometry::Int(g.tw) < kTileMajorMaxTileCols);
     // Weight rows a multiple of 1 KiB apart share a few L1 sets, and the
     // matmul kernel reads 64 or more of them per panel: pad them. (64 -> 256

@@ -107,6 +107,9 @@ constexpr int64_t kMinWinogradF4Tiles = 32;
 // 1.19 ms: its output transform's stores are Ho * Wo apart).
 constexpr int64_t kTileMajorLanes = 16;
 constexpr int64_t kTileMajorMaxTileCols = 8;
+// With a symbolic shape, the most bytes one image's transformed tiles
+// (the larger of input and output) may take for the rewrite to apply.
+constexpr int64_t kMaxSymbolicWinogradBytes = int64_t{32} << 20;
 // Symbolic image sizes: the cost rule above is applied with each symbolic
 // height and width of the model's input at this size (and a symbolic batch
 // at 1), carried through the layers before the convolution. An assumption,

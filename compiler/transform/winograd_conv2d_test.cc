@@ -222,6 +222,13 @@ TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
   std::string c16 = Rewrite(ConvModule("1, 16, \"h // 32\", \"w // 32\"", "64, 16, 3, 3", ", padding=[1, 1, 1, 1]"),
                             {64, 16, 3, 3});
   EXPECT_TRUE(Contains(c16, "R.nn.conv2d(")) << c16;
+  // A symbolic batch over a 900 x 161 map of 64 channels: one image's
+  // transformed tiles take 85 MB, over kMaxSymbolicWinogradBytes: direct.
+  std::string big = Rewrite(ConvModule("\"n\", 64, 900, 161", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 64, 3, 3});
+  EXPECT_TRUE(Contains(big, "R.nn.conv2d(")) << big;
+  // The same map pinned to batch 1 keeps the static rule (Winograd).
+  std::string big1 = Rewrite(ConvModule("1, 64, 900, 161", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 64, 3, 3});
+  EXPECT_FALSE(Contains(big1, "R.nn.conv2d(")) << big1;
 }
 
 }  // namespace
