@@ -45,6 +45,25 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import corpus  # noqa: E402
 
 
+def save_inputs(m, feeds, d, prefix):
+    """Writes each input of model m from feeds to d/PREFIXinJ.npy; returns the paths in input order."""
+    npys = []
+    for j, i in enumerate(m.inputs):
+        npys.append(os.path.join(d, f"{prefix}in{j}.npy"))
+        np.save(npys[-1], feeds[i["name"]])
+    return npys
+
+
+def named_dims(m, case):
+    """{symbolic dimension name: its value in case} over model m's inputs (what --dim pins)."""
+    dims = {}
+    for i in m.inputs:
+        for dim, v in zip(i["dims"], m.shape_of(i, case)):
+            if isinstance(dim, str) and dim != "?":
+                dims[dim] = v
+    return dims
+
+
 def time_calls(fn, min_time):
     """Median seconds per call of fn() over calls made for at least min_time seconds, after 2 warm-ups."""
     fn()
@@ -216,11 +235,7 @@ def main():
         if vmfb:
             # The same model with every named symbolic dimension pinned to the benchmark shape's
             # value (--dim): what the symbolic compile is to be within 10 % of (issue 20 §3).
-            dims = {}
-            for i in m.inputs:
-                for dim, v in zip(i["dims"], m.shape_of(i, case)):
-                    if isinstance(dim, str) and dim != "?":
-                        dims[dim] = v
+            dims = named_dims(m, case)
             if dims:
                 pinned = os.path.join(d, m.id + ".pinned.vmfb")
                 p = subprocess.run([kc, path, "-o", pinned] + m.compile_args +

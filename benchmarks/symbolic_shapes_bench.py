@@ -14,7 +14,6 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models_corpus_bench as mcb  # noqa: E402
@@ -53,15 +52,8 @@ def main():
         subprocess.run([kc, path, "-o", vmfb] + m.compile_args, check=True, stdout=subprocess.DEVNULL)
         for si, case in enumerate(m.shapes):
             feeds = m.make_inputs(case, seed=1000 + si)
-            npys = []
-            for j, i in enumerate(m.inputs):
-                npys.append(os.path.join(d, f"s{si}_in{j}.npy"))
-                np.save(npys[-1], feeds[i["name"]])
-            dims = {}
-            for i in m.inputs:
-                for dim, v in zip(i["dims"], m.shape_of(i, case)):
-                    if isinstance(dim, str) and dim != "?":
-                        dims[dim] = v
+            npys = mcb.save_inputs(m, feeds, d, f"s{si}_")
+            dims = mcb.named_dims(m, case)
             pinned = os.path.join(d, f"{m.id}.s{si}.pinned.vmfb")
             subprocess.run([kc, path, "-o", pinned] + m.compile_args + [f"--dim={k}={v}" for k, v in dims.items()],
                            check=True, stdout=subprocess.DEVNULL)

@@ -24,10 +24,12 @@ import subprocess
 import sys
 import tempfile
 
-import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
 import corpus  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from models_corpus_bench import named_dims, save_inputs  # noqa: E402
 
 
 def kiln_bench(kb, vmfb, npys, threads, min_time):
@@ -80,15 +82,8 @@ def main():
         per_case = []
         for k, case in enumerate(cases):
             feeds = m.make_inputs(case, seed=1000 + k)
-            npys = []
-            for j, i in enumerate(m.inputs):
-                npys.append(os.path.join(d, f"case{k}_in{j}.npy"))
-                np.save(npys[-1], feeds[i["name"]])
-            dims = {}
-            for i in m.inputs:
-                for dim, v in zip(i["dims"], m.shape_of(i, case)):
-                    if isinstance(dim, str) and dim != "?":
-                        dims[dim] = v
+            npys = save_inputs(m, feeds, d, f"case{k}_")
+            dims = named_dims(m, case)
             pinned = os.path.join(d, f"pinned{k}.vmfb")
             compile_model(kc, path, pinned, m.compile_args + [f"--dim={n}={v}" for n, v in dims.items()])
             per_case.append((case, npys, pinned))

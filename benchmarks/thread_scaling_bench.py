@@ -31,12 +31,11 @@ import sys
 import tempfile
 import time
 
-import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "models"))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import corpus  # noqa: E402
-from models_corpus_bench import ort_runner, time_calls  # noqa: E402
+from models_corpus_bench import named_dims, ort_runner, save_inputs, time_calls  # noqa: E402
 
 
 def kiln_bench(kb, vmfb, npys, threads, min_time):
@@ -116,15 +115,8 @@ def main():
         feeds = m.make_inputs(case, seed=1000 + m.bench_shape)
         d = os.path.join(work, m.id)
         os.makedirs(d, exist_ok=True)
-        npys = []
-        for j, i in enumerate(m.inputs):
-            npys.append(os.path.join(d, f"in{j}.npy"))
-            np.save(npys[-1], feeds[i["name"]])
-        dims = {}
-        for i in m.inputs:
-            for dim, v in zip(i["dims"], m.shape_of(i, case)):
-                if isinstance(dim, str) and dim != "?":
-                    dims[dim] = v
+        npys = save_inputs(m, feeds, d, "")
+        dims = named_dims(m, case)
         files = {}
         for b, bdir in builds.items():
             kc = os.path.join(bdir, "kiln-compile")
