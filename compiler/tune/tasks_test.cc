@@ -2,6 +2,8 @@
 // by workload and weighted by their call sites.
 #include "compiler/tune/tasks.h"
 
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "compiler/driver/compile.h"
@@ -66,11 +68,10 @@ TEST(TasksTest, EqualKernelsAreOneTaskWeightedByTheirCalls) {
   EXPECT_NE(text.find("T.max"), std::string::npos) << text;
 }
 
-TEST(TasksTest, TwoCallSitesOfOneKernelCountTwice) {
-  // The same call_tir twice: one kernel, two calls.
-  const char kTwice[] = R"(@I.ir_module
-class Module:
-    @T.prim_func
+// A module's opening with two 8-element kernels: add1 (x + 1) and `second`
+// (x * 2); the caller appends its Relax functions.
+std::string TwoKernels(const std::string& second) {
+  return std::string("@I.ir_module\nclass Module:\n") + R"(    @T.prim_func
     def add1(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         for i in range(8):
             with T.block("B"):
@@ -78,13 +79,18 @@ class Module:
                 B[vi] = A[vi] + T.float32(1)
 
     @T.prim_func
-    def unused(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
+    def )" + second + R"((A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
         for i in range(8):
             with T.block("B"):
                 vi = T.axis.spatial(8, i)
                 B[vi] = A[vi] * T.float32(2)
 
-    @R.function
+)";
+}
+
+TEST(TasksTest, TwoCallSitesOfOneKernelCountTwice) {
+  // The same call_tir twice: one kernel, two calls.
+  const std::string kTwice = TwoKernels("unused") + R"(    @R.function
     def main(a: R.Tensor((8,), dtype="float32")) -> R.Tensor((8,), dtype="float32"):
         cls = Module
         with R.dataflow():
@@ -104,23 +110,7 @@ class Module:
 TEST(TasksTest, APrivateFunctionsSitesCountPerCallOfIt) {
   // main calls the private `layer` twice; `layer` calls add1 once and
   // double once: 2 calls each, plus main's own call of add1: 3.
-  const char kNested[] = R"(@I.ir_module
-class Module:
-    @T.prim_func
-    def add1(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
-        for i in range(8):
-            with T.block("B"):
-                vi = T.axis.spatial(8, i)
-                B[vi] = A[vi] + T.float32(1)
-
-    @T.prim_func
-    def double(A: T.Buffer((8,), "float32"), B: T.Buffer((8,), "float32")):
-        for i in range(8):
-            with T.block("B"):
-                vi = T.axis.spatial(8, i)
-                B[vi] = A[vi] * T.float32(2)
-
-    @R.function(private=True)
+  const std::string kNested = TwoKernels("double") + R"(    @R.function(private=True)
     def layer(x: R.Tensor((8,), dtype="float32")) -> R.Tensor((8,), dtype="float32"):
         cls = Module
         a = R.call_tir(cls.add1, (x,), out_sinfo=R.Tensor((8,), dtype="float32"))
