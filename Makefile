@@ -34,8 +34,11 @@ venv: setup
 # The serving venv (Triton Inference Server from the nvidia-pytriton wheel, tritonclient,
 # numpy < 2 as the wheel requires, ONNX Runtime for the serving benchmark's baseline) for
 # kiln_triton_test and benchmarks/serving; without PyPI that test says it was skipped.
+# Debian's nginx, unpacked into $(BUILD)/nginx (not installed), fronts two replicas in
+# kiln_triton_nginx_test.
 serving-venv: setup
 	@bash scripts/setup_serving_venv.sh $(BUILD)/serving-venv || echo "make: could not make $(BUILD)/serving-venv (scripts/setup_serving_venv.sh); kiln_triton_test will be skipped"
+	@bash scripts/setup_nginx.sh $(BUILD)/nginx || echo "make: could not unpack Debian's nginx into $(BUILD)/nginx (scripts/setup_nginx.sh); kiln_triton_nginx_test will be skipped"
 
 # The kiln Python package as a user installs it (pip install ./python, with the
 # compiler and tuner) into $(BUILD)/venv; kiln_python_installed_test tests it (the

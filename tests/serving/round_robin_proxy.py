@@ -1,6 +1,7 @@
 """A round-robin HTTP/1.1 reverse proxy in Python's standard library: the load balancer of
 the replica test (test_replicas.py) and of the "Scaling out" commands in
-docs/guide/serving.md, where no nginx or envoy is installed. Each request goes to the next
+docs/guide/serving.md, where the test must know which replica got each request (nginx,
+in test_nginx.py, balances by least connections). Each request goes to the next
 upstream in turn, over a new connection; the whole body is read before it is passed on.
 An upstream that refuses the connection (a stopped replica) is skipped for the next one,
 which is safe here because an inference request has no side effect. A stand-in for

@@ -33,9 +33,13 @@ if [[ " ${tests[*]}" == *NativeBackend* ]] && [ ! -f "$package_parent/kiln/trito
   echo "SKIP: no native backend at $package_parent/kiln/triton/backends/kiln/libtriton_kiln.so (ninja kiln_triton_backend)"
   exit 77
 fi
+if [[ " ${tests[*]}" == *test_nginx* ]] && [ ! -x "${KILN_NGINX:-}" ]; then
+  echo "SKIP: no nginx at ${KILN_NGINX:-(KILN_NGINX unset)} (make serving-venv, or scripts/setup_nginx.sh; it needs Debian's package mirror)"
+  exit 77
+fi
 mkdir -p "$KILN_TRITON_WORK"
 # The previous run's folders (kept until now for a look after a failure).
-rm -rf "$KILN_TRITON_WORK"/triton.* "$KILN_TRITON_WORK"/export.* "$KILN_TRITON_WORK"/replicas.*
+rm -rf "$KILN_TRITON_WORK"/triton.* "$KILN_TRITON_WORK"/export.* "$KILN_TRITON_WORK"/replicas.* "$KILN_TRITON_WORK"/nginx.*
 onnx=$KILN_TRITON_WORK/onnx
 export KILN_TRITON_ONNX=""
 if [ -f "$onnx/resnet18.onnx" ] || \
