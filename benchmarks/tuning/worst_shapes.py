@@ -63,6 +63,15 @@ def conv(name, cls, n, c, h, w, o, kh, kw, s=1, pad=(0, 0, 0, 0), groups=1, bias
                 blocked=True)
 
 
+def conv1d(name, cls, n, c, w, o, k, pad):
+    params = [("x", (n, c, w)), ("w", (o, c, k))]
+    body = ["y0 = R.nn.conv1d(x, w, padding=[%d, %d])" % (pad, pad)]
+    # oneDNN: the same convolution as a 2-D one of height 1.
+    onednn = ["conv", n, c, 1, w, o, 1, k, 1, 1, 0, pad, 0, pad, 1, 0, 0]
+    return dict(name=name, cls=cls, params=params, body=body, last="y0", out=(n, o, w + 2 * pad - k + 1),
+                onednn=onednn, blocked=True)
+
+
 def matmul(name, cls, m, k, n, bias=False, relu=False):
     params = [("x", (m, k)), ("w", (k, n))]
     body = ['y0 = R.matmul(x, w, out_dtype="void")']
@@ -88,6 +97,7 @@ SHAPES = [
     conv("conv_small_spatial_4x4", "small spatial size", 1, 128, 4, 4, 128, 3, 3, pad=(1, 1, 1, 1)),
     conv("conv_1x7", "1xN convolution", 1, 32, 24, 96, 32, 1, 7, pad=(0, 3, 0, 3)),
     conv("conv_7x1", "Nx1 convolution", 1, 32, 96, 24, 32, 7, 1, pad=(3, 0, 3, 0)),
+    conv1d("conv1d_c64_w500_k5", "1-D convolution", 1, 64, 500, 64, 5, 2),
     conv("dw_s2_c64_56", "depthwise, stride 2", 1, 64, 56, 56, 64, 3, 3, s=2, pad=(1, 1, 1, 1), groups=64),
     conv("dw_s2_c120_5x5", "depthwise, stride 2", 1, 120, 28, 28, 120, 5, 5, s=2, pad=(2, 2, 2, 2), groups=120),
     conv("conv_bias_relu_c24_k40", "fused epilogue, broadcast", 1, 24, 14, 14, 40, 3, 3, pad=(1, 1, 1, 1),
