@@ -17,7 +17,10 @@ epilogue where there is one). For each shape, in one run:
      prefers, reorders untimed). Each column is the median over the rounds.
 Prints a markdown table: shape, default us, tuned us, speedup (default /
 tuned, same run), oneDNN us, kiln-tune's own default and best (the kernel
-alone, warm), trials, and the load average before and after.
+alone, warm), trials, and the load average before and after; then, per
+shape, how many candidates each design space gave and its best against the
+default (from the database; --spaces-only prints that table again from an
+earlier run's --work).
 
   /work/main/build/venv/bin/python benchmarks/tuning/worst_shapes.py --build build --trials 64 --rounds 5
 Only the standard library. --only NAME,NAME runs some shapes; --work DIR
@@ -183,6 +186,31 @@ def bench_onednn(exe, s, blocked):
     return float(r.stdout.strip())
 
 
+def space_table(shapes, work):
+    """Per shape, from its database: the candidates of each space (knob
+    points of the default schedules, generic rules) and the best of each as a
+    ratio to the default schedule's time in the same tuning run."""
+    lines = ["| shape | knob-space candidates, best / default | generic-space candidates, best / default |",
+             "|---|---|---|"]
+    for s in shapes:
+        path = os.path.join(work, s["name"], "db", "records.jsonl")
+        if not os.path.exists(path):
+            continue
+        count, best = {"knob": 0, "generic": 0}, {}
+        with open(path) as f:
+            for line in f:
+                r = json.loads(line)
+                if r["message"] == "the default schedule":
+                    continue
+                space = "knob" if any(i["inst"] == "annotate" for i in r["trace"]) else "generic"
+                count[space] += 1
+                if r["state"] == "ok" and r["default_us"] > 0:
+                    best[space] = min(best.get(space, 1e30), r["median_us"] / r["default_us"])
+        cells = ["%d, %.2f" % (count[k], best[k]) if k in best else "%d, -" % count[k] for k in ("knob", "generic")]
+        lines.append("| %s | %s | %s |" % (s["name"], cells[0], cells[1]))
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default="build", help="the build directory with kiln-tune, kiln-compile, kiln-bench")
@@ -193,6 +221,8 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated shape names")
     ap.add_argument("--work", default="", help="keep modules, databases and .vmfb files here")
     ap.add_argument("--no-onednn", action="store_true")
+    ap.add_argument("--spaces-only", action="store_true",
+                    help="only print the spaces table from the databases of an earlier run's --work")
     args = ap.parse_args()
     tools = {"tune": os.path.join(args.build, "tools/kiln-tune/kiln-tune"),
              "compile": os.path.join(args.build, "tools/kiln-compile/kiln-compile"),
@@ -208,6 +238,11 @@ def main():
             raise SystemExit("unknown shape(s) %s; the shapes: %s" % (", ".join(unknown),
                                                                      ", ".join(s["name"] for s in SHAPES)))
         shapes = [s for s in SHAPES if s["name"] in names]
+    if args.spaces_only:
+        if not args.work:
+            raise SystemExit("--spaces-only reads the databases of --work DIR")
+        print(space_table(shapes, args.work))
+        return
     work = args.work or tempfile.mkdtemp(prefix="kiln_worst_shapes_")
     os.makedirs(work, exist_ok=True)
 
@@ -268,6 +303,8 @@ def main():
           "(same build): no record beat the default, tuned.vmfb is byte-identical to default.vmfb. "
           "%d rounds, 1 thread; tuning took %.0f s; load average %s (before tuning, after tuning, after measuring)."
           % (args.rounds, tune_s, " / ".join("%.1f" % x for x in load)))
+    print()
+    print(space_table(shapes, work))
 
 
 if __name__ == "__main__":
