@@ -1,5 +1,6 @@
 // The design space of the default schedules' knobs (space.h, DefaultSpace).
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/ir/structural_equal.h"
@@ -14,6 +15,24 @@
 namespace kiln {
 namespace tune {
 
+namespace {
+
+// Whether some conv knob value makes the default schedule of `lowered`
+// differ from its own choice (each side of the tile and the row tiles, one
+// value at a time: a knob the rule already chose gives the same function).
+bool ConvKnobsApply(const ir::PrimFunc& lowered, int threads) {
+  ir::PrimFunc base = tir::ApplyDefaultSchedule(lowered, threads);
+  for (const auto& [name, value] : std::vector<std::pair<const char*, int64_t>>{
+           {"conv.mr", 2}, {"conv.mr", 8}, {"conv.nr", 16}, {"conv.nr", 64}, {"conv.row_tiles", 1}}) {
+    tir::ScheduleKnobs probe;
+    probe.values[name] = value;
+    if (!ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, probe), base)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
 std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads) {
   std::vector<Knob> knobs;
   // A matmul nest is there when the matmul schedule rewrites the lowered
@@ -27,7 +46,11 @@ std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads) {
     if (threads >= 2) knobs.push_back({"matmul.parallel", {0, 1, 2}});
     return knobs;
   }
-  if (tir::ScheduleConvs(lowered, threads).get() != lowered.get()) {
+  // A conv nest: ScheduleConvs rewrites it as lowered, or one of the conv
+  // knobs changes what the whole default schedule makes of it (the tile
+  // kernels of convs that only the batch-peeling or 1-D-lifting paths reach,
+  // as a 3x3 conv over a 4x4 plane).
+  if (tir::ScheduleConvs(lowered, threads).get() != lowered.get() || ConvKnobsApply(lowered, threads)) {
     knobs.push_back({"conv.mr", {0, 2, 4, 6, 8}});
     knobs.push_back({"conv.nr", {0, 16, 32, 48, 64, 96}});
     knobs.push_back({"conv.row_tiles", {0, 1, 2}});

@@ -52,6 +52,21 @@ def conv2d(data: T.Buffer((1, 8, 10, 10), "float32"), weight: T.Buffer((8, 8, 3,
 
 )";
 
+// A 1-D convolution (8 -> 8 channels, width 100, kernel 5, padding 2): the
+// conv2d schedules take it lifted to height 1, which ScheduleConvs on the
+// nest as lowered does not see.
+const char* kConv1d = R"(@T.prim_func
+def conv1d(data: T.Buffer((1, 8, 100), "float32"), weight: T.Buffer((8, 8, 5), "float32"), conv1d: T.Buffer((1, 8, 100), "float32")):
+    for i0, i1, i2, k0, k1 in T.grid(T.int64(1), T.int64(8), T.int64(100), T.int64(8), T.int64(5)):
+        with T.block("conv1d"):
+            v_i0, v_i1, v_i2, v_k0, v_k1 = T.axis.remap("SSSRR", [i0, i1, i2, k0, k1])
+            T.reads(data[T.int64(0), T.int64(0):T.int64(8), T.int64(0):T.int64(100)], weight[T.int64(0):T.int64(8), T.int64(0):T.int64(8), T.int64(0):T.int64(5)])
+            T.writes(conv1d[T.int64(0), T.int64(0):T.int64(8), T.int64(0):T.int64(100)])
+            with T.init():
+                conv1d[v_i0, v_i1, v_i2] = T.float32(0)
+            conv1d[v_i0, v_i1, v_i2] = conv1d[v_i0, v_i1, v_i2] + T.if_then_else(v_i2 * 1 + v_k1 * 1 - 2 >= 0 and v_i2 * 1 + v_k1 * 1 - 2 < 100, data[v_i0, v_k0, v_i2 * 1 + v_k1 * 1 - 2] * weight[v_i1, v_k0, v_k1], T.float32(0))
+)";
+
 const char* kAdd = R"(@T.prim_func
 def add1(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
     for i, j in T.grid(64, 64):
@@ -97,6 +112,11 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   std::vector<Knob> kc = DefaultSpaceKnobs(ParseFunc(kConv, "conv2d"), 1);
   ASSERT_EQ(kc.size(), 3u);
   EXPECT_EQ(kc[0].name, "conv.mr");
+  // A 1-D convolution: the conv knobs too (its default schedule is the
+  // conv2d one at height 1).
+  std::vector<Knob> k1d = DefaultSpaceKnobs(ParseFunc(kConv1d, "conv1d"), 1);
+  ASSERT_EQ(k1d.size(), 3u);
+  EXPECT_EQ(k1d[0].name, "conv.mr");
   // An elementwise loop: its vector split.
   std::vector<Knob> k2 = DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1);
   ASSERT_EQ(k2.size(), 2u);
@@ -134,11 +154,13 @@ TEST(DefaultSpaceTest, AllDefaultDecisionsGiveTheDefaultSchedule) {
   ExpectDefaultPointIsDefault(kGemvRelu, "gemv_relu", 1);
   ExpectDefaultPointIsDefault(kAdd, "add1", 2);
   ExpectDefaultPointIsDefault(kConv, "conv2d", 1);
+  ExpectDefaultPointIsDefault(kConv1d, "conv1d", 1);
 }
 
 TEST(DefaultSpaceTest, OtherPointsComputeTheSameNumbers) {
   for (const auto& [text, name] :
-       {std::pair<const char*, const char*>{kCourseMM, "mm"}, {kGemvRelu, "gemv_relu"}, {kAdd, "add1"}, {kConv, "conv2d"}}) {
+       {std::pair<const char*, const char*>{kCourseMM, "mm"}, {kGemvRelu, "gemv_relu"}, {kAdd, "add1"}, {kConv, "conv2d"},
+        {kConv1d, "conv1d"}}) {
     ir::PrimFunc f = ParseFunc(text, name);
     ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
     int differ = 0;
