@@ -1,6 +1,6 @@
 // ScheduleConvsPeelingBatch: convolutions whose only symbolic extent is the
 // batch take the static kernels, one image at a time (structure of the
-// lowered TIR), compute the right numbers at batches 1 to 3 against a
+// lowered TIR), compute the right numbers at batches 1, 2, 3 and 5 against a
 // double-precision reference (driver + VM), and functions whose work is not
 // image by image are left alone.
 #include "compiler/tir/conv_batch_peel.h"
@@ -94,6 +94,21 @@ TEST(ConvBatchPeelTest, SymbolicBatchTakesTheStaticKernels) {
   }
 }
 
+TEST(ConvBatchPeelTest, ImagesRunInParallelWithThreads) {
+  // With two threads the loop over the images is the parallel one (each
+  // thread whole images; the kernel's own parallel loops, inside, split
+  // batch 1); with one thread it stays serial.
+  const Case k{8, 16, 12, 12, 3, 1, 1, 1, true};
+  PrimFunc two = LowerPrimFunc(Module(k), Options(2), "conv2d");
+  ASSERT_NE(two, nullptr);
+  ASSERT_TRUE(LoopsOverImages(two));
+  EXPECT_EQ(As<ForNode>(two->body)->for_kind, ForKind::kParallel);
+  PrimFunc one = LowerPrimFunc(Module(k), Options(1), "conv2d");
+  ASSERT_NE(one, nullptr);
+  ASSERT_TRUE(LoopsOverImages(one));
+  EXPECT_EQ(As<ForNode>(one->body)->for_kind, ForKind::kSerial);
+}
+
 TEST(ConvBatchPeelTest, SymbolicImageSizeIsLeftToTheSymbolicSchedule) {
   // Height symbolic as well: not peeled (ScheduleSymbolicConvs takes it).
   std::string src = Module(Case{8, 8, 12, 12, 3, 1, 1, 1, false});
@@ -152,7 +167,7 @@ void CheckNumbers(const Case& k, int threads) {
   const int64_t cg = k.c / k.groups, og = k.o / k.groups, ho = k.Ho(), wo = k.Wo();
   std::vector<float> w = RandomFloats(k.o * cg * k.k * k.k, 2), scale = RandomFloats(k.o, 3),
                      shift = RandomFloats(k.o, 4);
-  for (int64_t n : {1, 2, 3}) {
+  for (int64_t n : {1, 2, 3, 5}) {
     SCOPED_TRACE("n " + std::to_string(n));
     std::vector<float> x = RandomFloats(n * k.c * k.h * k.w, 10 + n);
     std::vector<Any> args = {FloatTensor({n, k.c, k.h, k.w}, x), FloatTensor({k.o, cg, k.k, k.k}, w),
