@@ -317,9 +317,20 @@ PrimFunc ScheduleConvsPeelingBatch(const PrimFunc& func, int num_threads_hint, c
   // image runs on the caller and they split that image; at larger batches
   // they run inside a task, where a launch runs inline. Parallel inside a
   // serial image loop instead, deepcut's 1-D convolutions (8 tiles an image:
-  // 4 of 24 channels, 4 of 1) ran no faster at 2 threads than at 1.
-  const ForKind images = num_threads_hint >= 2 ? ForKind::kParallel : ForKind::kSerial;
-  body = std::make_shared<ForNode>(b, I64(0), n_expr, images, body);
+  // 4 of 24 channels, 4 of 1) ran no faster at 2 threads than at 1. Batches
+  // of 2 to threads - 1 images would leave threads idle that way: with more
+  // than two threads they keep the serial image loop (a run-time test).
+  if (num_threads_hint <= 1) {
+    body = std::make_shared<ForNode>(b, I64(0), n_expr, ForKind::kSerial, body);
+  } else {
+    Stmt images = std::make_shared<ForNode>(b, I64(0), n_expr, ForKind::kParallel, body);
+    if (num_threads_hint > 2) {
+      PrimExpr enough = MakeBinary(TirKind::kGE, n_expr, I64(num_threads_hint));
+      images = std::make_shared<IfThenElseNode>(enough, images,
+                                                std::make_shared<ForNode>(b, I64(0), n_expr, ForKind::kSerial, body));
+    }
+    body = images;
+  }
   auto out = std::make_shared<PrimFuncNode>(*scheduled);
   out->buffer_map = func->buffer_map;
   out->body = body;

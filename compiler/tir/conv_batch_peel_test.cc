@@ -107,6 +107,16 @@ TEST(ConvBatchPeelTest, ImagesRunInParallelWithThreads) {
   ASSERT_NE(one, nullptr);
   ASSERT_TRUE(LoopsOverImages(one));
   EXPECT_EQ(As<ForNode>(one->body)->for_kind, ForKind::kSerial);
+  // Four threads: parallel images from 4 images on, a serial loop below.
+  PrimFunc four = LowerPrimFunc(Module(k), Options(4), "conv2d");
+  ASSERT_NE(four, nullptr);
+  const auto* branch = As<IfThenElseNode>(four->body);
+  ASSERT_NE(branch, nullptr);
+  const auto* par = As<ForNode>(branch->then_case);
+  const auto* ser = As<ForNode>(branch->else_case);
+  ASSERT_TRUE(par != nullptr && ser != nullptr);
+  EXPECT_EQ(par->for_kind, ForKind::kParallel);
+  EXPECT_EQ(ser->for_kind, ForKind::kSerial);
 }
 
 TEST(ConvBatchPeelTest, SymbolicImageSizeIsLeftToTheSymbolicSchedule) {
@@ -210,6 +220,8 @@ TEST(ConvBatchPeelTest, Numbers) {
   CheckNumbers(Case{16, 16, 29, 31, 3, 2, 1, 16, true}, 1);
   CheckNumbers(Case{16, 16, 14, 14, 5, 1, 2, 16, true}, 2);
   CheckNumbers(Case{8, 16, 10, 10, 3, 1, 1, 2, false}, 1);
+  // Four threads: batches below 4 take the serial image loop, 5 the parallel one.
+  CheckNumbers(Case{5, 24, 13, 11, 3, 1, 1, 1, true}, 4);
 }
 
 }  // namespace
