@@ -41,13 +41,26 @@ bool IterationsIndependent(const ForNode* loop) {
   return true;
 }
 
+bool HasLoop(const Stmt& s) {
+  struct Find : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& st) override {
+      if (As<ForNode>(st) != nullptr) found = true;
+      if (!found) StmtExprVisitor::VisitStmt(st);
+    }
+  } f;
+  f.VisitStmt(s);
+  return f.found;
+}
+
 // A serial loop of static extent >= 2 from 0 whose iterations are
-// independent: one `Fuse` may take.
+// independent, around a loop of its own: the Fuser may take it. (An
+// innermost loop stays a loop, for LLVM to vectorize or unroll.)
 const ForNode* Takeable(const Stmt& s) {
   const auto* f = As<ForNode>(s);
   if (f == nullptr || f->for_kind != ForKind::kSerial || !IsZero(f->min)) return nullptr;
   const int64_t* e = ConstInt(f->extent);
-  if (e == nullptr || *e < 2 || !IterationsIndependent(f)) return nullptr;
+  if (e == nullptr || *e < 2 || !HasLoop(f->body) || !IterationsIndependent(f)) return nullptr;
   return f;
 }
 

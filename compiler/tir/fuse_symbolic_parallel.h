@@ -8,7 +8,8 @@
 //   for n in parallel(N): for c in range(C): body
 // becomes
 //   for nc in parallel(N * C): n = nc // C; c = nc % C; body
-// when C is static (at least 2) and every buffer the c loop stores (but
+// when C is static (at least 2), the c loop holds a loop of its own (an
+// innermost loop stays, for LLVM to vectorize), and every buffer it stores (but
 // allocates not itself) is accessed, wherever it is, with c as one index in
 // the same position (distinct c, distinct elements); loops further in are
 // taken the same way while the static extents taken multiply to less than

@@ -128,6 +128,18 @@ def k(A: T.Buffer((4, 8, 16), "float32"), B: T.Buffer((4, 8, 16), "float32")):
                 B[i, c, y] = A[i, c, y]
 )"),
             "(unchanged)");
+  // The loop inside is the innermost one: it stays a loop.
+  EXPECT_EQ(Fused(R"(
+@T.prim_func
+def k(a_handle: T.handle, b_handle: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a_handle, (n, 8), "float32")
+    B = T.match_buffer(b_handle, (n, 8), "float32")
+    for i in T.parallel(n):
+        for c in range(T.int64(8)):
+            B[i, c] = A[i, c] * T.float32(2)
+)"),
+            "(unchanged)");
   // The loop inside is vectorized (or symbolic): nothing static to take.
   EXPECT_EQ(Fused(R"(
 @T.prim_func
