@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "compiler/arith/debug_string.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/onnx/graph_importer.h"
 #include "compiler/onnx/run_time_axes.h"
@@ -349,7 +350,11 @@ Status ConvertRunTimeReshape(NodeCtx& ctx, const ir::TensorSInfo& xi) {
                         ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{d, count})}, {{"axis", AttrI(0)}}));
   std::vector<PrimExpr> expected(static_cast<size_t>(n) + 1);
   expected[static_cast<size_t>(n)] = total;
-  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ReadShapeAtRunTime(ctx, with_count, n + 1, ctx.node().input(1), expected));
+  std::vector<std::string> messages(static_cast<size_t>(n) + 1);
+  messages[static_cast<size_t>(n)] = RunTimeNode(ctx) + ": " + InputText(ctx, 1) + " asks for {got} elements; " +
+                                     InputText(ctx, 0, true) + " holds " + ExpectedText(total);
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims,
+                        ReadShapeAtRunTime(ctx, with_count, n + 1, ctx.node().input(1), expected, messages));
   dims.pop_back();
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   return Set(ctx, ctx.Op("reshape", {x, MakeShape(dims)}));
@@ -439,12 +444,16 @@ Status ConvertSqueeze(NodeCtx& ctx) {
     // a violation names it) — models squeeze all axes of a [batch, 1] score
     // called with batch 1.
     std::vector<PrimExpr> unit = xi->shape;
+    std::vector<std::string> messages(static_cast<size_t>(xi->ndim));
     bool symbolic = false;
     for (int64_t i = 0; i < xi->ndim; ++i) {
       auto c = ConstDim(xi->shape[i]);
       if (!c) {
         unit[i] = PrimExpr(int64_t{1});
         symbolic = true;
+        messages[static_cast<size_t>(i)] =
+            RunTimeNode(ctx) + " has no axes, so it squeezes axis " + std::to_string(i) + " of " + InputText(ctx, 0, true) +
+            ", which the compiled model takes to be 1 (" + arith::ToDebugString(xi->shape[i]) + " = {got}); give the axes";
       }
       if (!c || *c == 1) axes.push_back(i);
     }
@@ -452,7 +461,7 @@ Status ConvertSqueeze(NodeCtx& ctx) {
       KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
       KILN_ASSIGN_OR_RETURN(ir::RVar one, ctx.importer()->bb().EmitMatchCast(
                                                x, ir::MakeTensorSInfo(unit, xi->dtype),
-                                               IdentifierText(ctx.node().output(0)) + "_unit_axes"));
+                                               IdentifierText(ctx.node().output(0)) + "_unit_axes", messages));
       return Set(ctx, ctx.Op("squeeze", {ir::Expr(one)}, {{"axis", AttrInts(axes)}}));
     }
   }
@@ -598,8 +607,11 @@ Status ConvertRunTimeSplit(NodeCtx& ctx, const ir::TensorSInfo& xi, int64_t axis
                         ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{s, sum})}, {{"axis", AttrI(0)}}));
   std::vector<PrimExpr> expected(n + 1);
   expected[n] = xi.shape[static_cast<size_t>(axis)];
-  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> sizes,
-                        ReadShapeAtRunTime(ctx, with_sum, static_cast<int64_t>(n) + 1, ctx.node().input(1), expected));
+  std::vector<std::string> messages(n + 1);
+  messages[n] = RunTimeNode(ctx) + ": the sizes in " + InputText(ctx, 1) + " add up to {got}; axis " + std::to_string(axis) +
+                " of " + InputText(ctx, 0, true) + " has " + ExpectedText(expected[n]);
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> sizes, ReadShapeAtRunTime(ctx, with_sum, static_cast<int64_t>(n) + 1,
+                                                                        ctx.node().input(1), expected, messages));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   PrimExpr begin(int64_t{0});
   for (size_t i = 0; i < n; ++i) {
