@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "compiler/onnx/equal_dims.h"
 #include "compiler/onnx/graph_importer.h"
 #include "compiler/onnx/run_time_axes.h"
 
@@ -30,9 +31,20 @@ std::string Join(const std::vector<int64_t>& v) {
 
 // ---------------------------------------------------------------- MatMul, Gemm
 
+// B's reduction axis (its second last, or its only one) against A's last.
+Result<ir::Expr> MatchReductionDim(NodeCtx& ctx, ir::Expr b, size_t a_axis, size_t b_axis) {
+  return MatchEqualDims(ctx, b, 1, {{b_axis, 0, a_axis}});
+}
+
 Status ConvertMatMul(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ai, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* bi, ctx.Info(1));
   KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
+  if (ai->ndim >= 1 && bi->ndim >= 1) {
+    KILN_ASSIGN_OR_RETURN(b, MatchReductionDim(ctx, b, static_cast<size_t>(ai->ndim - 1),
+                                               static_cast<size_t>(bi->ndim >= 2 ? bi->ndim - 2 : 0)));
+  }
   return Set(ctx, ctx.Op("matmul", {a, b}));
 }
 
@@ -48,6 +60,7 @@ Status ConvertGemm(NodeCtx& ctx) {
   DType t = ai->dtype;
   KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(b, MatchReductionDim(ctx, b, trans_a ? 0 : 1, trans_b ? 1 : 0));
   // Transposes of constant weights fold at compile time; R.matmul is the form
   // the matmul schedule and library dispatch recognize.
   if (trans_a) { KILN_ASSIGN_OR_RETURN(a, ctx.Op("permute_dims", {a}, {{"axes", AttrInts({1, 0})}})); }

@@ -165,6 +165,100 @@ TEST(OnnxRunTimeChecksE2E, AddOfDimsThatDifferAtRunTime) {
             "equal to axis 0 of input 0 \"x\" (shape [h, 2]): h = 3");
 }
 
+// Before these checks the kernels read with input 0's extent: a silently
+// wrong (or out of bounds) result.
+TEST(OnnxRunTimeChecksE2E, ConcatOfOtherAxesThatDifferAtRunTime) {
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {"a", "h"});
+  m.Input("y", TensorProto::FLOAT, {"b", "g"});
+  auto* n = m.Node("Concat", {"x", "y"}, {"z"}, "cat");
+  B::AttrInt(n, "axis", 0);
+  m.Output("z");
+  EXPECT_EQ(RunError(m, {F32({2, 3}, Zeros(6)), F32({1, 3}, Zeros(3))}), "");
+  EXPECT_EQ(RunError(m, {F32({2, 3}, Zeros(6)), F32({2, 4}, Zeros(8))}),
+            "main: ONNX Concat node \"cat\": input 1 \"y\" (shape [b, g]) has g = 4 at axis 1; it must equal axis 1 of "
+            "input 0 \"x\" (shape [a, h]): h = 3");
+}
+
+TEST(OnnxRunTimeChecksE2E, MatMulAndGemmReductionAxesThatDifferAtRunTime) {
+  {
+    B m(13);
+    m.Input("x", TensorProto::FLOAT, {"a", "k"});
+    m.Input("w", TensorProto::FLOAT, {"j", 2});
+    m.Node("MatMul", {"x", "w"}, {"z"}, "mm");
+    m.Output("z");
+    EXPECT_EQ(RunError(m, {F32({2, 3}, Zeros(6)), F32({3, 2}, Zeros(6))}), "");
+    EXPECT_EQ(RunError(m, {F32({2, 3}, Zeros(6)), F32({4, 2}, Zeros(8))}),
+              "main: ONNX MatMul node \"mm\": input 1 \"w\" (shape [j, 2]) has j = 4 at axis 0; it must equal axis 1 of "
+              "input 0 \"x\" (shape [a, k]): k = 3");
+  }
+  {
+    B m(13);
+    m.Input("x", TensorProto::FLOAT, {"k", "a"});
+    m.Input("w", TensorProto::FLOAT, {2, "j"});
+    auto* n = m.Node("Gemm", {"x", "w"}, {"z"}, "fc");
+    B::AttrInt(n, "transA", 1);
+    B::AttrInt(n, "transB", 1);
+    m.Output("z");
+    EXPECT_EQ(RunError(m, {F32({3, 2}, Zeros(6)), F32({2, 3}, Zeros(6))}), "");
+    EXPECT_EQ(RunError(m, {F32({3, 2}, Zeros(6)), F32({2, 5}, Zeros(10))}),
+              "main: ONNX Gemm node \"fc\": input 1 \"w\" (shape [2, j]) has j = 5 at axis 1; it must equal axis 0 of "
+              "input 0 \"x\" (shape [k, a]): k = 3");
+  }
+}
+
+TEST(OnnxRunTimeChecksE2E, ExpandToARunTimeShapeThatDoesNotBroadcast) {
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {"n", 3});
+  m.Input("shape", TensorProto::INT64, {2});
+  m.Node("Expand", {"x", "shape"}, {"y"}, "ex");
+  m.Output("y");
+  Tensor x = F32({2, 3}, Zeros(6));
+  EXPECT_EQ(RunError(m, {x, I64({2}, {2, 3})}), "");
+  EXPECT_EQ(RunError(m, {x, I64({2}, {1, 1})}), "");
+  EXPECT_EQ(RunError(m, {x, I64({2}, {2, 4})}),
+            "main: ONNX Expand node \"ex\": entry 1 of input 1 \"shape\" is 4; it must be 1 or the dimension it "
+            "broadcasts with, of input 0 \"x\" (shape [n, 3]): 3");
+  EXPECT_EQ(RunError(m, {x, I64({2}, {5, 3})}),
+            "main: ONNX Expand node \"ex\": entry 0 of input 1 \"shape\" is 5; it must be 1 or the dimension it "
+            "broadcasts with, of input 0 \"x\" (shape [n, 3]): n = 2");
+}
+
+TEST(OnnxRunTimeChecksE2E, GatherOfRunTimeIndicesOutOfRange) {
+  {
+    B m(13);
+    m.Input("x", TensorProto::FLOAT, {2, 3});
+    m.Input("i", TensorProto::INT64, {2});
+    auto* n = m.Node("Gather", {"x", "i"}, {"y"}, "ga");
+    B::AttrInt(n, "axis", 1);
+    m.Output("y");
+    Tensor x = F32({2, 3}, {1, 2, 3, 4, 5, 6});
+    auto module = CompileOnnx(m);
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    auto r = RunMain(module.value(), {x, I64({2}, {2, -3})});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(Values(r.value()[0]), (std::vector<float>{3, 1, 6, 4}));
+    EXPECT_EQ(RunError(m, {x, I64({2}, {0, 5})}),
+              "main: ONNX Gather node \"ga\": 1 of the values of input 1 \"i\" lie outside [-3, 2], the indices of axis 1 "
+              "of input 0 \"x\" (shape [2, 3])");
+  }
+  {
+    B m(13);
+    m.Input("x", TensorProto::FLOAT, {"n", 3});
+    m.Input("i", TensorProto::INT32, {});
+    m.Node("Gather", {"x", "i"}, {"y"}, "row");
+    m.Output("y");
+    Tensor good = Tensor::Empty(std::vector<int64_t>{}, DType::Int32()).value();
+    good.data<int32_t>()[0] = -4;
+    EXPECT_EQ(RunError(m, {F32({4, 3}, Zeros(12)), good}), "");
+    Tensor bad = Tensor::Empty(std::vector<int64_t>{}, DType::Int32()).value();
+    bad.data<int32_t>()[0] = -5;
+    EXPECT_EQ(RunError(m, {F32({4, 3}, Zeros(12)), bad}),
+              "main: ONNX Gather node \"row\": 1 of the values of input 1 \"i\" lie outside [-n, n - 1], the indices of "
+              "axis 0 of input 0 \"x\" (shape [n, 3])");
+  }
+}
+
 TEST(OnnxRunTimeChecksE2E, SqueezeWithoutAxesOfASymbolicAxisThatIsNotOne) {
   B m(11);
   m.Input("x", TensorProto::FLOAT, {"batch", 1});
