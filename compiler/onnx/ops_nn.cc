@@ -754,6 +754,23 @@ Status ConvertPad(NodeCtx& ctx) {
       KILN_ASSIGN_OR_RETURN(neg, ctx.Op("maximum", {neg, zero}));
       KILN_ASSIGN_OR_RETURN(pads, ReadShapeAtRunTime(ctx, pos, len, ctx.node().input(1) + "_grow"));
       KILN_ASSIGN_OR_RETURN(crop, ReadShapeAtRunTime(ctx, neg, len, ctx.node().input(1) + "_crop"));
+      if (len == 2 * xi->ndim && xi->ndim > 0) {
+        // Crops larger than an axis (with its padding) leave a negative size:
+        // counted per axis and matched against 0.
+        const int64_t r = xi->ndim;
+        KILN_ASSIGN_OR_RETURN(ir::Expr both, ctx.Op("reshape", {pt, MakeShape({PrimExpr(int64_t{2}), PrimExpr(r)})}));
+        KILN_ASSIGN_OR_RETURN(ir::Expr net, ctx.Op("sum", {both}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(false)}}));
+        KILN_ASSIGN_OR_RETURN(ir::Expr dims, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape(xi->shape)}, {})));
+        KILN_ASSIGN_OR_RETURN(ir::Expr size, ctx.Op("add", {dims, net}));
+        KILN_ASSIGN_OR_RETURN(ir::Expr below, ctx.Op("less", {size, zero}));
+        KILN_ASSIGN_OR_RETURN(below, ctx.Op("astype", {below}, {{"dtype", AttrS("int64")}}));
+        KILN_ASSIGN_OR_RETURN(below, ctx.Op("sum", {below}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}}));
+        const std::string message = RunTimeNode(ctx) + ": input 1 \"" + ctx.node().input(1) + "\" crops {got} of the axes of " +
+                                    InputText(ctx, 0, true) + " to a negative size";
+        KILN_RETURN_IF_ERROR(
+            ReadShapeAtRunTime(ctx, below, 1, ctx.node().input(1) + "_negative_sizes", {PrimExpr(int64_t{0})}, {message})
+                .status());
+      }
     }
     if (IsRunTimeOperand(ctx, 2) && mode == "constant") {
       run_time_value = true;

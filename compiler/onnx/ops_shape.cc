@@ -173,6 +173,13 @@ Status ConvertRunTimeRange(NodeCtx& ctx, DType dt) {
     KILN_ASSIGN_OR_RETURN(e, ctx.Op("astype", {e}, {{"dtype", AttrS("float64")}}));
     wide.push_back(e);
   }
+  // A zero step never reaches the limit (ONNX leaves it undefined): an error.
+  KILN_ASSIGN_OR_RETURN(ir::Expr zero_step, ctx.Op("equal", {wide[2], ScalarConst(DType::Float64(), 0)}));
+  KILN_ASSIGN_OR_RETURN(zero_step, ctx.Op("astype", {zero_step}, {{"dtype", AttrS("int64")}}));
+  KILN_RETURN_IF_ERROR(ReadShapeAtRunTime(ctx, zero_step, 1, ctx.node().input(2) + "_is_zero", {PrimExpr(int64_t{0})},
+                                          {RunTimeNode(ctx) + ": " + InputText(ctx, 2) + " (the step) is 0; a Range needs a "
+                                                                                   "step other than 0"})
+                           .status());
   KILN_ASSIGN_OR_RETURN(ir::Expr span, ctx.Op("subtract", {wide[1], wide[0]}));
   KILN_ASSIGN_OR_RETURN(ir::Expr steps, ctx.Op("divide", {span, wide[2]}));
   KILN_ASSIGN_OR_RETURN(steps, ctx.Op("ceil", {steps}));

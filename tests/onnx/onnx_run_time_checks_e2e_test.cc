@@ -259,6 +259,31 @@ TEST(OnnxRunTimeChecksE2E, GatherOfRunTimeIndicesOutOfRange) {
   }
 }
 
+TEST(OnnxRunTimeChecksE2E, PadCroppingMoreThanAnAxisHolds) {
+  B m(13);
+  m.Input("x", TensorProto::FLOAT, {2, "w"});
+  m.Input("pads", TensorProto::INT64, {4});
+  m.Node("Pad", {"x", "pads"}, {"y"}, "pad");
+  m.Output("y");
+  Tensor x = F32({2, 3}, Zeros(6));
+  EXPECT_EQ(RunError(m, {x, I64({4}, {0, -3, 0, 0})}), "");
+  EXPECT_EQ(RunError(m, {x, I64({4}, {0, -5, 0, 1})}),
+            "main: ONNX Pad node \"pad\": input 1 \"pads\" crops 1 of the axes of input 0 \"x\" (shape [2, w]) to a "
+            "negative size");
+}
+
+TEST(OnnxRunTimeChecksE2E, RangeWithAZeroStep) {
+  B m(13);
+  m.Input("start", TensorProto::FLOAT, {});
+  m.Input("limit", TensorProto::FLOAT, {});
+  m.Input("delta", TensorProto::FLOAT, {});
+  m.Node("Range", {"start", "limit", "delta"}, {"y"}, "steps");
+  m.Output("y");
+  EXPECT_EQ(RunError(m, {F32({}, {0}), F32({}, {4}), F32({}, {2})}), "");
+  EXPECT_EQ(RunError(m, {F32({}, {0}), F32({}, {4}), F32({}, {0})}),
+            "main: ONNX Range node \"steps\": input 2 \"delta\" (the step) is 0; a Range needs a step other than 0");
+}
+
 TEST(OnnxRunTimeChecksE2E, SqueezeWithoutAxesOfASymbolicAxisThatIsNotOne) {
   B m(11);
   m.Input("x", TensorProto::FLOAT, {"batch", 1});
