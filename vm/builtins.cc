@@ -94,7 +94,26 @@ Status CheckTensor(const Arg* args, const Frame& f, const ValueSource& src) {
   return Status::Ok();
 }
 
-Status MatchShape(const Arg* args, Frame& f, const ValueSource& src, const DecodedFunction& code) {
+// `message` with each `{expected}` and `{got}` replaced by the values.
+std::string FillMessage(const std::string& message, int64_t expected, int64_t got) {
+  std::string out;
+  for (size_t i = 0; i < message.size();) {
+    if (message.compare(i, 10, "{expected}") == 0) {
+      out += std::to_string(expected);
+      i += 10;
+    } else if (message.compare(i, 5, "{got}") == 0) {
+      out += std::to_string(got);
+      i += 5;
+    } else {
+      out += message[i++];
+    }
+  }
+  return out;
+}
+
+// match_shape, and match_shape_explained when `explained` (its messages
+// follow the pairs).
+Status MatchShape(const Arg* args, Frame& f, const ValueSource& src, const DecodedFunction& code, bool explained) {
   Any tmp;
   const Any& v = ArgValue(args[0], f, src, &tmp);
   const std::string& ctx = ContextString(args[1], src);
@@ -130,6 +149,10 @@ Status MatchShape(const Arg* args, Frame& f, const ValueSource& src, const Decod
       default: continue;
     }
     if (dims[i] != expected) {
+      if (explained) {
+        const std::string& message = ContextString(args[3 + 2 * ndim + i], src);
+        if (!message.empty()) return InvalidArgument(FillMessage(message, expected, dims[i]));
+      }
       return InvalidArgument(StrFormat("%s, dimension %zu: expected %lld%s%s%s, got %lld", ctx.c_str(), i,
                                        static_cast<long long>(expected), symbol ? " (" : "",
                                        symbol ? symbol->c_str() : "", symbol ? ")" : "",
@@ -380,7 +403,9 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
     case Builtin::kCheckTensor:
       return CheckTensor(args, frame, src);
     case Builtin::kMatchShape:
-      return MatchShape(args, frame, src, code);
+      return MatchShape(args, frame, src, code, false);
+    case Builtin::kMatchShapeExplained:
+      return MatchShape(args, frame, src, code, true);
     case Builtin::kMakeShape:
       *out = MakeShape(args, frame, code);
       return Status::Ok();

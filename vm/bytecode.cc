@@ -188,12 +188,17 @@ class FunctionVerifier {
   }
 
   // ndim-prefixed (mode, value) pairs starting at `first`.
+  // With `strings_per_dim`, that many string constants per dimension follow
+  // the pairs (match_shape_explained's messages).
   Status CheckPairs(const Instruction& ins, const char* name, uint32_t ndim_at, int64_t max_mode,
-                    bool modes_with_slot_1_2) const {
+                    bool modes_with_slot_1_2, uint32_t strings_per_dim = 0) const {
     KILN_RETURN_IF_ERROR(NeedImmediate(ins, ndim_at, "ndim", 0, 64));
     int64_t ndim = ArgsOf(ins)[ndim_at].value;
-    uint32_t expected = ndim_at + 1 + static_cast<uint32_t>(2 * ndim);
+    uint32_t expected = ndim_at + 1 + static_cast<uint32_t>((2 + strings_per_dim) * ndim);
     KILN_RETURN_IF_ERROR(NeedCount(ins, name, expected));
+    for (uint32_t i = ndim_at + 1 + static_cast<uint32_t>(2 * ndim); i < expected; ++i) {
+      KILN_RETURN_IF_ERROR(NeedStringConstant(ins, i, "a message"));
+    }
     for (int64_t d = 0; d < ndim; ++d) {
       uint32_t m = ndim_at + 1 + static_cast<uint32_t>(2 * d);
       KILN_RETURN_IF_ERROR(NeedImmediate(ins, m, "mode", 0, max_mode));
@@ -274,9 +279,11 @@ class FunctionVerifier {
         KILN_RETURN_IF_ERROR(NeedImmediate(ins, 4, "dtype lanes", -1, 65535));
         return NeedStringConstant(ins, 5, "the context");
       case Builtin::kMatchShape:
+      case Builtin::kMatchShapeExplained:
         if (ins.num_args < 3) return Fail(word_, StrFormat("%s takes at least 3 arguments", name));
         KILN_RETURN_IF_ERROR(NeedStringConstant(ins, 1, "the context"));
-        KILN_RETURN_IF_ERROR(CheckPairs(ins, name, 2, 3, /*modes_with_slot_1_2=*/true));
+        KILN_RETURN_IF_ERROR(CheckPairs(ins, name, 2, 3, /*modes_with_slot_1_2=*/true,
+                                        b == Builtin::kMatchShapeExplained ? 1 : 0));
         NameSlots(ins);
         return Status::Ok();
       case Builtin::kMakeShape:

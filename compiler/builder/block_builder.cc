@@ -102,10 +102,13 @@ Result<ir::RVar> BlockBuilder::Emit(ir::Expr value, const std::string& name_hint
   return Bind(std::move(value), nullptr, name_hint, /*output=*/false);
 }
 
-Result<ir::RVar> BlockBuilder::EmitMatchCast(ir::Expr value, ir::StructInfo sinfo, const std::string& name_hint) {
+Result<ir::RVar> BlockBuilder::EmitMatchCast(ir::Expr value, ir::StructInfo sinfo, const std::string& name_hint,
+                                             std::vector<std::string> messages) {
   KILN_RETURN_IF_ERROR(CheckInFunction("EmitMatchCast"));
   if (!sinfo) return InvalidArgument("BlockBuilder: EmitMatchCast needs a struct info to match");
-  return Bind(std::move(value), std::move(sinfo), name_hint, /*output=*/false);
+  KILN_ASSIGN_OR_RETURN(ir::RVar var, Bind(std::move(value), std::move(sinfo), name_hint, /*output=*/false));
+  fn_->blocks.back().bindings.back().messages = std::move(messages);
+  return var;
 }
 
 Result<ir::RVar> BlockBuilder::EmitOutput(ir::Expr value, const std::string& name_hint) {

@@ -62,8 +62,10 @@ class BlockBuilder {
   // Binds `value` to a new variable (a dataflow variable inside a dataflow
   // block). An empty hint picks "lv<N>".
   Result<ir::RVar> Emit(ir::Expr value, const std::string& name_hint = "");
-  // R.match_cast(value, sinfo).
-  Result<ir::RVar> EmitMatchCast(ir::Expr value, ir::StructInfo sinfo, const std::string& name_hint = "");
+  // R.match_cast(value, sinfo); `messages` (optional, one per dimension of
+  // the matched shape) say what a failed run-time check means (ir::Binding).
+  Result<ir::RVar> EmitMatchCast(ir::Expr value, ir::StructInfo sinfo, const std::string& name_hint = "",
+                                 std::vector<std::string> messages = {});
 
   // The tensor-expression callback: given the TE inputs (one per argument, in
   // order), adds stages to `b` and returns the output tensor(s).

@@ -225,6 +225,34 @@ class Module:
   EXPECT_EQ(s.message(), "main: match_cast of y, dimension 0: expected 6, got 5");
 }
 
+// A match_cast with messages (tests/data/match_cast_messages.relax) reports
+// its own text for dimension 0 and the generic one for dimension 1.
+TEST(Driver, MatchCastMessagesAreReportedWhenRunning) {
+  Result<ir::IRModule> mod =
+      text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/tests/data/match_cast_messages.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().message();
+  Result<compiler::VmfbProgram> p = CompileModule(*mod, CompileOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::string path = ::testing::TempDir() + "kiln_driver_messages_" + std::to_string(getpid()) + ".vmfb";
+  ASSERT_TRUE(compiler::WriteVmfbFile(*p, path).ok());
+  Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto ctx = (*loaded)->CreateContext();
+  Tensor x = Tensor::Empty(std::vector<int64_t>{3}, DType::Float32()).value();
+  auto call = [&](int64_t rows, int64_t cols) {
+    std::vector<Any> args = {x, Tensor::Empty(std::vector<int64_t>{rows, cols}, DType::Float32()).value()};
+    Any result;
+    return ctx->Invoke("main", args, &result);
+  };
+  Status ok = call(6, 3);
+  EXPECT_TRUE(ok.ok()) << ok.ToString();
+  Status rows = call(5, 3);
+  EXPECT_EQ(rows.code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(rows.message(), "main: z must hold twice as many rows as x has values: 2 * n = 6, got 5");
+  EXPECT_EQ(call(6, 4).message(), "main: match_cast of y, dimension 1: expected 3, got 4");
+}
+
 TEST(Driver, NestedOperatorCallsCompileAndRun) {
   // tests/passes/legalize_nested.before.relax: main(x, y) = (relu(x) + y) * y - x
   // with the calls nested in arguments, a tuple and the return.

@@ -228,6 +228,11 @@ struct Binding {
   Expr value;
   StructInfo match_cast;  // non-null: R.match_cast(value, match_cast)
   SourceSpan span;
+  // Optional, with match_cast: what a failed run-time check means, one entry
+  // per dimension of the matched shape ("" keeps the generic text). `{expected}`
+  // and `{got}` stand for the two values; the VM fills them in. Printed as
+  // R.match_cast(x, R.Shape([...]), messages=["...", ...]).
+  std::vector<std::string> messages = {};
 };
 
 struct BindingBlock {

@@ -365,6 +365,7 @@ class Equal {
             }
             if (!u.match_cast != !v.match_cast) return Fail("match_cast on one side only");
             if (u.match_cast && !SI(u.match_cast, v.match_cast)) return false;
+            if (u.messages != v.messages) return Fail("match_cast messages differ");
             if (!DefineRVar(u.var, v.var)) return false;
           }
         }

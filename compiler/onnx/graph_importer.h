@@ -199,8 +199,27 @@ Result<int64_t> RunTimeShapeLength(NodeCtx& ctx, size_t i, const char* what);
 // `base`_0, ... by R.match_cast; the variables, which the compiler takes as
 // dimensions (>= 0). A defined entry k of `expected` stands instead of the
 // fresh variable k: the match then checks the value when the program runs.
+// `messages` (one per element, "" for none) say what a failed check means
+// (ir::Binding::messages; see RunTimeNode below).
 Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tensor, int64_t n, const std::string& base,
-                                                     const std::vector<ir::PrimExpr>& expected = {});
+                                                     const std::vector<ir::PrimExpr>& expected = {},
+                                                     const std::vector<std::string>& messages = {});
+
+// Pieces of the messages of the checks a converter leaves for run time
+// (R.match_cast's messages), so that a failure names the node, the input and
+// the expression in the model's dimension names:
+//   ONNX Reshape node "r": input 1 "shape" asks for 7 elements; input 0 "x"
+//   (shape [batch, 3]) holds batch * 3 = 12
+// RunTimeNode: `ONNX Reshape node "r"` (the first output's name when the node
+// has none). InputText: `input 1 "shape"`; with `with_shape`, its shape too.
+// ExpectedText: "{expected}" for a constant, else "batch * 3 = {expected}"
+// (the VM fills in the value).
+std::string RunTimeNode(const NodeCtx& ctx);
+std::string InputText(NodeCtx& ctx, size_t i, bool with_shape = false);
+std::string ExpectedText(const ir::PrimExpr& e);
+// "{got} of the values of input 1 "axes" lie outside [-3, 2], the axes of a
+// rank-3 tensor": the message of an AxesOutOfRange count matched against 0.
+std::string AxesOutOfRangeMessage(NodeCtx& ctx, size_t i, int64_t rank);
 
 // A scalar operand (input i, one int value) that may be negative, read when
 // the program runs as p - m with p = max(v, 0) and m = max(-v, 0) bound to

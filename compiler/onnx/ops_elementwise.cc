@@ -163,12 +163,16 @@ Result<ir::Expr> MatchUnprovenDims(NodeCtx& ctx, const ir::Expr& a, ir::Expr b) 
   if (!ta || !tb || !ta->has_shape || !tb->has_shape || !tb->has_dtype) return b;
   std::vector<ir::PrimExpr> shape = tb->shape;
   size_t na = ta->shape.size(), nb = shape.size();
+  std::vector<std::string> messages(nb);
   bool changed = false;
   for (size_t k = 0; k < std::min(na, nb); ++k) {
     const ir::PrimExpr& da = ta->shape[na - 1 - k];
     ir::PrimExpr& db = shape[nb - 1 - k];
     if (ConstDim(da) || ConstDim(db)) continue;
     if (relax::CompareDims(da, db) != relax::DimRelation::kUnknown) continue;
+    messages[nb - 1 - k] = RunTimeNode(ctx) + ": " + InputText(ctx, 1, true) + " has " + relax::DimString(db) +
+                           " = {got} at axis " + std::to_string(nb - 1 - k) + "; the compiled model needs it equal to axis " +
+                           std::to_string(na - 1 - k) + " of " + InputText(ctx, 0, true) + ": " + ExpectedText(da);
     db = da;
     changed = true;
   }
@@ -176,7 +180,7 @@ Result<ir::Expr> MatchUnprovenDims(NodeCtx& ctx, const ir::Expr& a, ir::Expr b) 
   // Named after the ONNX value, so that a run-time mismatch names it.
   std::string name = IdentifierText(ctx.node().input(1));
   KILN_ASSIGN_OR_RETURN(ir::RVar cast,
-                        ctx.importer()->bb().EmitMatchCast(b, ir::MakeTensorSInfo(shape, tb->dtype), name + "_matched"));
+                        ctx.importer()->bb().EmitMatchCast(b, ir::MakeTensorSInfo(shape, tb->dtype), name + "_matched", messages));
   return ir::Expr(cast);
 }
 

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 
+#include "compiler/onnx/equal_dims.h"
 #include "compiler/onnx/graph_importer.h"
 #include "compiler/onnx/run_time_axes.h"
 
@@ -30,9 +31,20 @@ std::string Join(const std::vector<int64_t>& v) {
 
 // ---------------------------------------------------------------- MatMul, Gemm
 
+// B's reduction axis (its second last, or its only one) against A's last.
+Result<ir::Expr> MatchReductionDim(NodeCtx& ctx, ir::Expr b, size_t a_axis, size_t b_axis) {
+  return MatchEqualDims(ctx, b, 1, {{b_axis, 0, a_axis}});
+}
+
 Status ConvertMatMul(NodeCtx& ctx) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ai, ctx.Info(0));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* bi, ctx.Info(1));
   KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
+  if (ai->ndim >= 1 && bi->ndim >= 1) {
+    KILN_ASSIGN_OR_RETURN(b, MatchReductionDim(ctx, b, static_cast<size_t>(ai->ndim - 1),
+                                               static_cast<size_t>(bi->ndim >= 2 ? bi->ndim - 2 : 0)));
+  }
   return Set(ctx, ctx.Op("matmul", {a, b}));
 }
 
@@ -48,6 +60,7 @@ Status ConvertGemm(NodeCtx& ctx) {
   DType t = ai->dtype;
   KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(b, MatchReductionDim(ctx, b, trans_a ? 0 : 1, trans_b ? 1 : 0));
   // Transposes of constant weights fold at compile time; R.matmul is the form
   // the matmul schedule and library dispatch recognize.
   if (trans_a) { KILN_ASSIGN_OR_RETURN(a, ctx.Op("permute_dims", {a}, {{"axes", AttrInts({1, 0})}})); }
@@ -741,6 +754,23 @@ Status ConvertPad(NodeCtx& ctx) {
       KILN_ASSIGN_OR_RETURN(neg, ctx.Op("maximum", {neg, zero}));
       KILN_ASSIGN_OR_RETURN(pads, ReadShapeAtRunTime(ctx, pos, len, ctx.node().input(1) + "_grow"));
       KILN_ASSIGN_OR_RETURN(crop, ReadShapeAtRunTime(ctx, neg, len, ctx.node().input(1) + "_crop"));
+      if (len == 2 * xi->ndim && xi->ndim > 0) {
+        // Crops larger than an axis (with its padding) leave a negative size:
+        // counted per axis and matched against 0.
+        const int64_t r = xi->ndim;
+        KILN_ASSIGN_OR_RETURN(ir::Expr both, ctx.Op("reshape", {pt, MakeShape({PrimExpr(int64_t{2}), PrimExpr(r)})}));
+        KILN_ASSIGN_OR_RETURN(ir::Expr net, ctx.Op("sum", {both}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(false)}}));
+        KILN_ASSIGN_OR_RETURN(ir::Expr dims, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape(xi->shape)}, {})));
+        KILN_ASSIGN_OR_RETURN(ir::Expr size, ctx.Op("add", {dims, net}));
+        KILN_ASSIGN_OR_RETURN(ir::Expr below, ctx.Op("less", {size, zero}));
+        KILN_ASSIGN_OR_RETURN(below, ctx.Op("astype", {below}, {{"dtype", AttrS("int64")}}));
+        KILN_ASSIGN_OR_RETURN(below, ctx.Op("sum", {below}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}}));
+        const std::string message = RunTimeNode(ctx) + ": input 1 \"" + ctx.node().input(1) + "\" crops {got} of the axes of " +
+                                    InputText(ctx, 0, true) + " to a negative size";
+        KILN_RETURN_IF_ERROR(
+            ReadShapeAtRunTime(ctx, below, 1, ctx.node().input(1) + "_negative_sizes", {PrimExpr(int64_t{0})}, {message})
+                .status());
+      }
     }
     if (IsRunTimeOperand(ctx, 2) && mode == "constant") {
       run_time_value = true;

@@ -358,8 +358,14 @@ Status RunTimeScalesResize(NodeCtx& ctx, const Spec& s, const ir::TensorSInfo& x
   KILN_ASSIGN_OR_RETURN(ir::Expr len, ctx.Op("multiply", {in, scales}));
   KILN_ASSIGN_OR_RETURN(len, ctx.Op("floor", {len}));
   KILN_ASSIGN_OR_RETURN(len, ctx.Op("astype", {len}, {{"dtype", AttrS("int64")}}));
-  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out,
-                        ReadShapeAtRunTime(ctx, len, 4, ctx.node().output(0) + "_size", {xi.shape[0], xi.shape[1]}));
+  std::vector<std::string> messages;
+  for (size_t a : {0, 1}) {
+    messages.push_back(RunTimeNode(ctx) + ": " + InputText(ctx, static_cast<size_t>(at)) + " scales axis " + std::to_string(a) +
+                       " of " + InputText(ctx, 0, true) + " to {got}; only the spatial axes may change size (expected " +
+                       ExpectedText(xi.shape[a]) + ")");
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out, ReadShapeAtRunTime(ctx, len, 4, ctx.node().output(0) + "_size",
+                                                                       {xi.shape[0], xi.shape[1]}, messages));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr sc, F64(ctx, scales));
   return RunTimeMatrixResize(ctx, s, xi, x, sc, out);
@@ -417,8 +423,14 @@ Status ConvertResize(NodeCtx& ctx) {
     KILN_ASSIGN_OR_RETURN(int64_t len, RunTimeShapeLength(ctx, 3, "sizes"));
     if (len != 4 || xi->ndim != 4) return ctx.Unsupported("sizes (input 3) read at run time for other than 4-d NCHW data");
     KILN_ASSIGN_OR_RETURN(ir::Expr st, ctx.Input(3));
-    KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> sz,
-                          ReadShapeAtRunTime(ctx, st, 4, ctx.node().input(3), {xi->shape[0], xi->shape[1]}));
+    std::vector<std::string> messages;
+    for (size_t a : {0, 1}) {
+      messages.push_back(RunTimeNode(ctx) + ": " + InputText(ctx, 3) + " gives axis " + std::to_string(a) + " of " +
+                         InputText(ctx, 0, true) + " size {got}; only the spatial axes may change size (expected " +
+                         ExpectedText(xi->shape[a]) + ")");
+    }
+    KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> sz, ReadShapeAtRunTime(ctx, st, 4, ctx.node().input(3),
+                                                                      {xi->shape[0], xi->shape[1]}, messages));
     run_time_sizes.shape = {4};
     run_time_sizes.elems = sz;
     known_sizes = &run_time_sizes;

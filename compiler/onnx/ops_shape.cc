@@ -6,10 +6,13 @@
 #include <cstring>
 #include <limits>
 
+#include "compiler/arith/debug_string.h"
 #include "compiler/arith/simplify.h"
+#include "compiler/onnx/equal_dims.h"
 #include "compiler/onnx/graph_importer.h"
 #include "compiler/onnx/run_time_axes.h"
 #include "compiler/onnx/onnx_tensor.h"
+#include "compiler/relax/struct_info_util.h"
 
 namespace kiln {
 namespace onnx {
@@ -170,6 +173,13 @@ Status ConvertRunTimeRange(NodeCtx& ctx, DType dt) {
     KILN_ASSIGN_OR_RETURN(e, ctx.Op("astype", {e}, {{"dtype", AttrS("float64")}}));
     wide.push_back(e);
   }
+  // A zero step never reaches the limit (ONNX leaves it undefined): an error.
+  KILN_ASSIGN_OR_RETURN(ir::Expr zero_step, ctx.Op("equal", {wide[2], ScalarConst(DType::Float64(), 0)}));
+  KILN_ASSIGN_OR_RETURN(zero_step, ctx.Op("astype", {zero_step}, {{"dtype", AttrS("int64")}}));
+  KILN_RETURN_IF_ERROR(ReadShapeAtRunTime(ctx, zero_step, 1, ctx.node().input(2) + "_is_zero", {PrimExpr(int64_t{0})},
+                                          {RunTimeNode(ctx) + ": " + InputText(ctx, 2) + " (the step) is 0; a Range needs a "
+                                                                                   "step other than 0"})
+                           .status());
   KILN_ASSIGN_OR_RETURN(ir::Expr span, ctx.Op("subtract", {wide[1], wide[0]}));
   KILN_ASSIGN_OR_RETURN(ir::Expr steps, ctx.Op("divide", {span, wide[2]}));
   KILN_ASSIGN_OR_RETURN(steps, ctx.Op("ceil", {steps}));
@@ -349,7 +359,11 @@ Status ConvertRunTimeReshape(NodeCtx& ctx, const ir::TensorSInfo& xi) {
                         ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{d, count})}, {{"axis", AttrI(0)}}));
   std::vector<PrimExpr> expected(static_cast<size_t>(n) + 1);
   expected[static_cast<size_t>(n)] = total;
-  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ReadShapeAtRunTime(ctx, with_count, n + 1, ctx.node().input(1), expected));
+  std::vector<std::string> messages(static_cast<size_t>(n) + 1);
+  messages[static_cast<size_t>(n)] = RunTimeNode(ctx) + ": " + InputText(ctx, 1) + " asks for {got} elements; " +
+                                     InputText(ctx, 0, true) + " holds " + ExpectedText(total);
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims,
+                        ReadShapeAtRunTime(ctx, with_count, n + 1, ctx.node().input(1), expected, messages));
   dims.pop_back();
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   return Set(ctx, ctx.Op("reshape", {x, MakeShape(dims)}));
@@ -439,12 +453,16 @@ Status ConvertSqueeze(NodeCtx& ctx) {
     // a violation names it) — models squeeze all axes of a [batch, 1] score
     // called with batch 1.
     std::vector<PrimExpr> unit = xi->shape;
+    std::vector<std::string> messages(static_cast<size_t>(xi->ndim));
     bool symbolic = false;
     for (int64_t i = 0; i < xi->ndim; ++i) {
       auto c = ConstDim(xi->shape[i]);
       if (!c) {
         unit[i] = PrimExpr(int64_t{1});
         symbolic = true;
+        messages[static_cast<size_t>(i)] =
+            RunTimeNode(ctx) + " has no axes, so it squeezes axis " + std::to_string(i) + " of " + InputText(ctx, 0, true) +
+            ", which the compiled model takes to be 1 (" + arith::ToDebugString(xi->shape[i]) + " = {got}); give the axes";
       }
       if (!c || *c == 1) axes.push_back(i);
     }
@@ -452,7 +470,7 @@ Status ConvertSqueeze(NodeCtx& ctx) {
       KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
       KILN_ASSIGN_OR_RETURN(ir::RVar one, ctx.importer()->bb().EmitMatchCast(
                                                x, ir::MakeTensorSInfo(unit, xi->dtype),
-                                               IdentifierText(ctx.node().output(0)) + "_unit_axes"));
+                                               IdentifierText(ctx.node().output(0)) + "_unit_axes", messages));
       return Set(ctx, ctx.Op("squeeze", {ir::Expr(one)}, {{"axis", AttrInts(axes)}}));
     }
   }
@@ -571,8 +589,19 @@ Status ConvertConcat(NodeCtx& ctx) {
     return Status::Ok();
   }
   std::vector<ir::Expr> parts;
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* first, ctx.Info(0));
   for (size_t i = 0; i < ctx.NumInputs(); ++i) {
     KILN_ASSIGN_OR_RETURN(ir::Expr e, ctx.Input(i));
+    KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* info, ctx.Info(i));
+    if (i > 0 && info->ndim == first->ndim && first->ndim > 0) {
+      // The other axes must be input 0's.
+      const int64_t a = axis < 0 ? axis + first->ndim : axis;
+      std::vector<EqualDim> dims;
+      for (int64_t j = 0; j < first->ndim; ++j) {
+        if (j != a) dims.push_back({static_cast<size_t>(j), 0, static_cast<size_t>(j)});
+      }
+      KILN_ASSIGN_OR_RETURN(e, MatchEqualDims(ctx, e, i, dims));
+    }
     parts.push_back(e);
   }
   if (parts.size() == 1) return Set(ctx, Result<ir::Expr>(parts[0]));
@@ -598,8 +627,11 @@ Status ConvertRunTimeSplit(NodeCtx& ctx, const ir::TensorSInfo& xi, int64_t axis
                         ctx.Op("concat", {std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{s, sum})}, {{"axis", AttrI(0)}}));
   std::vector<PrimExpr> expected(n + 1);
   expected[n] = xi.shape[static_cast<size_t>(axis)];
-  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> sizes,
-                        ReadShapeAtRunTime(ctx, with_sum, static_cast<int64_t>(n) + 1, ctx.node().input(1), expected));
+  std::vector<std::string> messages(n + 1);
+  messages[n] = RunTimeNode(ctx) + ": the sizes in " + InputText(ctx, 1) + " add up to {got}; axis " + std::to_string(axis) +
+                " of " + InputText(ctx, 0, true) + " has " + ExpectedText(expected[n]);
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> sizes, ReadShapeAtRunTime(ctx, with_sum, static_cast<int64_t>(n) + 1,
+                                                                        ctx.node().input(1), expected, messages));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   PrimExpr begin(int64_t{0});
   for (size_t i = 0; i < n; ++i) {
@@ -786,6 +818,33 @@ Status ConvertSlice(NodeCtx& ctx) {
 
 // ---------------------------------------------------------------- Gather
 
+// Indices only known when the program runs must lie in [-d, d - 1] for
+// axis `axis` (of size d) of x, or the kernel would read outside x: the
+// number outside is counted, read and matched against 0 (a match with a
+// message is kept even though nothing uses it).
+Status CheckIndicesInRange(NodeCtx& ctx, ir::Expr idx, const ir::TensorSInfo& xi, int64_t axis) {
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* ii, ctx.Info(1));
+  if (!xi.has_shape || !ii->has_shape) return Status::Ok();
+  const PrimExpr d = xi.shape[static_cast<size_t>(axis)];
+  KILN_ASSIGN_OR_RETURN(ir::Expr dt, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape({d})}, {})));
+  if (ii->dtype != DType::Int64()) { KILN_ASSIGN_OR_RETURN(idx, ctx.Op("astype", {idx}, {{"dtype", AttrS("int64")}})); }
+  KILN_ASSIGN_OR_RETURN(ir::Expr neg_d, ctx.Op("negative", {dt}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr lo, ctx.Op("less", {idx, neg_d}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr hi, ctx.Op("greater_equal", {idx, dt}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr bad, ctx.Op("logical_or", {lo, hi}));
+  KILN_ASSIGN_OR_RETURN(bad, ctx.Op("astype", {bad}, {{"dtype", AttrS("int64")}}));
+  if (ii->ndim == 0) { KILN_ASSIGN_OR_RETURN(bad, ctx.Op("reshape", {bad, MakeShape({PrimExpr(int64_t{1})})})); }
+  std::vector<int64_t> all;
+  for (int64_t k = 0; k < std::max<int64_t>(ii->ndim, 1); ++k) all.push_back(k);
+  KILN_ASSIGN_OR_RETURN(ir::Expr count, ctx.Op("sum", {bad}, {{"axis", AttrInts(all)}, {"keepdims", AttrB(false)}}));
+  const std::string range = ConstDim(d) ? "[" + std::to_string(-*ConstDim(d)) + ", " + std::to_string(*ConstDim(d) - 1) + "]"
+                                        : "[-" + relax::DimString(d) + ", " + relax::DimString(d) + " - 1]";
+  std::string message = RunTimeNode(ctx) + ": {got} of the values of " + InputText(ctx, 1) + " lie outside " + range +
+                        ", the indices of axis " + std::to_string(axis) + " of " + InputText(ctx, 0, true);
+  return ReadShapeAtRunTime(ctx, count, 1, ctx.node().input(1) + "_out_of_range", {PrimExpr(int64_t{0})}, {message})
+      .status();
+}
+
 Status ConvertGather(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   KILN_ASSIGN_OR_RETURN(int64_t axis, ctx.AttrInt("axis", 0));
@@ -810,6 +869,7 @@ Status ConvertGather(NodeCtx& ctx) {
   }
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   KILN_ASSIGN_OR_RETURN(ir::Expr idx, ctx.Input(1));
+  if (IsRunTimeOperand(ctx, 1)) KILN_RETURN_IF_ERROR(CheckIndicesInRange(ctx, idx, *xi, axis));
   return Set(ctx, ctx.Op("take", {x, idx}, {{"axis", AttrI(axis)}}));
 }
 
@@ -824,14 +884,47 @@ Status ConvertGatherElements(NodeCtx& ctx) {
 
 // ---------------------------------------------------------------- Expand, Tile
 
+// Expand's shape fed at run time, where the input's dimension `dx` is kept:
+// the shape's entry must be 1 or dx. where(s == 1, dx, s) is read and matched
+// against dx at the `checked` positions (the others read into unused
+// variables), its message naming the entry.
+Status CheckExpandShape(NodeCtx& ctx, const KnownInts& k, const std::vector<PrimExpr>& want, const std::vector<bool>& checked) {
+  const size_t m = k.elems.size();
+  KILN_ASSIGN_OR_RETURN(ir::Expr s, ctx.Input(1));
+  KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* si, ctx.Info(1));
+  if (si->ndim == 0) { KILN_ASSIGN_OR_RETURN(s, ctx.Op("reshape", {s, MakeShape({PrimExpr(int64_t{1})})})); }
+  if (si->dtype != DType::Int64()) { KILN_ASSIGN_OR_RETURN(s, ctx.Op("astype", {s}, {{"dtype", AttrS("int64")}})); }
+  std::vector<PrimExpr> dx(m, PrimExpr(int64_t{1}));
+  std::vector<PrimExpr> expected(m);
+  std::vector<std::string> messages(m);
+  for (size_t j = 0; j < m; ++j) {
+    if (!checked[j]) continue;
+    dx[j] = want[j];
+    expected[j] = want[j];
+    messages[j] = RunTimeNode(ctx) + ": entry " + std::to_string(j) + " of " + InputText(ctx, 1) +
+                  " is {got}; it must be 1 or the dimension it broadcasts with, of " + InputText(ctx, 0, true) + ": " +
+                  ExpectedText(want[j]);
+  }
+  KILN_ASSIGN_OR_RETURN(ir::Expr dxt, ctx.Emit(ir::MakeOpCall("relax.shape_to_tensor", {MakeShape(dx)}, {})));
+  KILN_ASSIGN_OR_RETURN(ir::Expr one, ctx.Op("equal", {s, ScalarConst(DType::Int64(), 1)}));
+  KILN_ASSIGN_OR_RETURN(ir::Expr fixed, ctx.Op("where", {one, dxt, s}));
+  return ReadShapeAtRunTime(ctx, fixed, static_cast<int64_t>(m), ctx.node().input(1) + "_broadcast", expected, messages)
+      .status();
+}
+
 Status ConvertExpand(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ctx.Info(0));
   // A shape fed as a run-time tensor is read into symbolic dimensions; where
-  // the input's dimension is not 1 the shape's must be 1 or equal to it.
+  // the input's dimension is not 1 the shape's must be 1 or equal to it
+  // (checked when the program runs: CheckExpandShape).
+  const bool run_time = IsRunTimeOperand(ctx, 1);
   KILN_ASSIGN_OR_RETURN(const KnownInts* k, ctx.ShapeOperand(1, "shape"));
   // Bidirectional broadcasting of the input's shape and the given one.
   size_t n = std::max(xi->shape.size(), k->elems.size());
   std::vector<PrimExpr> out(n);
+  std::vector<PrimExpr> want(k->elems.size());
+  std::vector<bool> checked(k->elems.size(), false);
+  bool any_checked = false;
   for (size_t i = 0; i < n; ++i) {
     bool has_x = i >= n - xi->shape.size(), has_s = i >= n - k->elems.size();
     PrimExpr dx = has_x ? xi->shape[i - (n - xi->shape.size())] : PrimExpr(int64_t{1});
@@ -840,9 +933,17 @@ Status ConvertExpand(NodeCtx& ctx) {
     if (cs && *cs == 1) out[i] = dx;
     else if (cx && *cx == 1) out[i] = ds;
     else if (cs && cx && *cs != *cx) return ctx.Invalid("cannot broadcast dimension " + std::to_string(*cx) + " to " + std::to_string(*cs));
-    else out[i] = dx;
+    else {
+      out[i] = dx;
+      if (run_time && has_s && relax::CompareDims(dx, ds) != relax::DimRelation::kEqual) {
+        const size_t j = i - (n - k->elems.size());
+        want[j] = dx;
+        checked[j] = any_checked = true;
+      }
+    }
   }
   KILN_RETURN_IF_ERROR(CheckShape(out));
+  if (any_checked) KILN_RETURN_IF_ERROR(CheckExpandShape(ctx, *k, want, checked));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
   return Set(ctx, ctx.Op("broadcast_to", {x, MakeShape(out)}));
 }

@@ -122,25 +122,38 @@ Result<ir::Expr> Compact(NodeCtx& ctx, ir::Expr values, ir::Expr keep, int64_t r
 // x reshaped to the n sizes of `shape` [n], read when the program runs; the
 // product of the sizes is read too and must be x's element count (the
 // match checks it), so a wrong size is an error, not a bad read.
-// With `must_be_zero` ([1], an AxesOutOfRange count) read along, matched
-// against 0.
+// With `must_be_zero` ([1], an AxesOutOfRange count of the axes in input
+// `axes_input` of a rank-`axes_rank` tensor) read along, matched against 0.
+// `count_why` says what a wrong count means for the converter ("" when it
+// cannot be wrong: the generic text then stays).
 Result<ir::Expr> ReshapeAtRunTime(NodeCtx& ctx, const ir::TensorSInfo& xi, ir::Expr x, ir::Expr shape, int64_t n,
-                                  const std::string& base, ir::Expr must_be_zero = nullptr) {
+                                  const std::string& base, const std::string& count_why, ir::Expr must_be_zero = nullptr,
+                                  size_t axes_input = 1, int64_t axes_rank = 0) {
   PrimExpr total(int64_t{1});
   for (const auto& d : xi.shape) total = total * d;
   total = SimplifyDim(total);
   if (n == 0) return Reshape(ctx, x, {});
   KILN_ASSIGN_OR_RETURN(ir::Expr count, ctx.Op("prod", {shape}, {{"axis", AttrInts({0})}, {"keepdims", AttrB(true)}}));
-  std::vector<ir::Expr> parts = {shape, count};
+  // The axes count before the element count: an axis out of range is
+  // reported as such, not as the wrong count it also causes.
+  std::vector<ir::Expr> parts = {shape};
   if (must_be_zero) parts.push_back(must_be_zero);
+  parts.push_back(count);
   KILN_ASSIGN_OR_RETURN(ir::Expr with_count, ctx.Op("concat", {Tuple(parts)}, {{"axis", AttrI(0)}}));
   const int64_t len = n + static_cast<int64_t>(parts.size()) - 1;
+  const size_t at_count = static_cast<size_t>(len) - 1;
   std::vector<PrimExpr> expected(static_cast<size_t>(len));
-  expected[static_cast<size_t>(n)] = total;
-  if (must_be_zero) expected[static_cast<size_t>(n) + 1] = PrimExpr(int64_t{0});
-  // The match's name says what its last entry counts.
+  expected[at_count] = total;
+  if (must_be_zero) expected[static_cast<size_t>(n)] = PrimExpr(int64_t{0});
+  // The match is named after what it reads; its messages say what fails.
   const std::string name = must_be_zero ? base + "_and_count_of_axes_out_of_range" : base;
-  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ReadShapeAtRunTime(ctx, with_count, len, name, expected));
+  std::vector<std::string> messages(static_cast<size_t>(len));
+  if (!count_why.empty()) {
+    messages[at_count] =
+        RunTimeNode(ctx) + ": " + count_why + "; " + InputText(ctx, 0, true) + " holds " + ExpectedText(total) + " elements";
+  }
+  if (must_be_zero) messages[static_cast<size_t>(n)] = AxesOutOfRangeMessage(ctx, axes_input, axes_rank);
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> dims, ReadShapeAtRunTime(ctx, with_count, len, name, expected, messages));
   dims.resize(static_cast<size_t>(n));
   return Reshape(ctx, x, dims);
 }
@@ -171,7 +184,10 @@ Status RunTimeSqueeze(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(ir::Expr dims, ShapeTensor(ctx, xi->shape));
   KILN_ASSIGN_OR_RETURN(ir::Expr out, Compact(ctx, dims, keep, r, r - k));
   // The element count match makes a squeezed axis other than 1 an error.
-  return Set(ctx, ReshapeAtRunTime(ctx, *xi, x, out, r - k, ctx.node().output(0) + "_shape", bad));
+  return Set(ctx, ReshapeAtRunTime(ctx, *xi, x, out, r - k, ctx.node().output(0) + "_shape",
+                                   "an axis named by " + InputText(ctx, 1) +
+                                       " does not have size 1: the squeezed shape holds {got} elements",
+                                   bad, 1, r));
 }
 
 Status RunTimeUnsqueeze(NodeCtx& ctx) {
@@ -198,7 +214,10 @@ Status RunTimeUnsqueeze(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(ir::Expr from, ctx.Op("take", {dims, src}, {{"axis", AttrI(0)}}));
   KILN_ASSIGN_OR_RETURN(ir::Expr isn, ctx.Op("greater", {is_new, I64(0)}));
   KILN_ASSIGN_OR_RETURN(ir::Expr out, ctx.Op("where", {isn, I64(1), from}));
-  return Set(ctx, ReshapeAtRunTime(ctx, *xi, x, out, out_rank, ctx.node().output(0) + "_shape", bad));
+  // Repeated axes leave an output axis unnamed (its size then comes from the input).
+  return Set(ctx, ReshapeAtRunTime(ctx, *xi, x, out, out_rank, ctx.node().output(0) + "_shape",
+                                   "the values of " + InputText(ctx, 1) + " repeat an axis: the result would hold {got} elements",
+                                   bad, 1, out_rank));
 }
 
 Status RunTimeReduce(NodeCtx& ctx, const char* relax_op, bool keepdims, bool noop_with_empty_axes) {
@@ -246,7 +265,7 @@ Status RunTimeReduce(NodeCtx& ctx, const char* relax_op, bool keepdims, bool noo
   KILN_ASSIGN_OR_RETURN(ir::Expr pairs, ctx.Op("concat", {Tuple({kc, gc})}, {{"axis", AttrI(1)}}));
   KILN_ASSIGN_OR_RETURN(pairs, Reshape(ctx, pairs, {PrimExpr(2 * r)}));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
-  KILN_ASSIGN_OR_RETURN(ir::Expr view, ReshapeAtRunTime(ctx, *xi, x, pairs, 2 * r, ctx.node().output(0) + "_view", bad));
+  KILN_ASSIGN_OR_RETURN(ir::Expr view, ReshapeAtRunTime(ctx, *xi, x, pairs, 2 * r, ctx.node().output(0) + "_view", "", bad, 1, r));
   std::vector<int64_t> odd;
   for (int64_t i = 0; i < r; ++i) odd.push_back(2 * i + 1);
   KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Op(relax_op, {view}, {{"axis", AttrInts(odd)}, {"keepdims", AttrB(false)}}));
@@ -256,7 +275,7 @@ Status RunTimeReduce(NodeCtx& ctx, const char* relax_op, bool keepdims, bool noo
   KILN_ASSIGN_OR_RETURN(ir::Expr out, Compact(ctx, dims, keep, r, r - k));
   const auto* yi = ir::SInfoAs<ir::TensorSInfo>(y->struct_info);
   if (!yi) return Internal("reduction without a tensor type");
-  return Set(ctx, ReshapeAtRunTime(ctx, *yi, y, out, r - k, ctx.node().output(0) + "_shape"));
+  return Set(ctx, ReshapeAtRunTime(ctx, *yi, y, out, r - k, ctx.node().output(0) + "_shape", ""));
 }
 
 Status RunTimeCumSum(NodeCtx& ctx, bool exclusive, bool reverse) {
@@ -281,7 +300,7 @@ Status RunTimeCumSum(NodeCtx& ctx, bool exclusive, bool reverse) {
   }
   KILN_ASSIGN_OR_RETURN(ir::Expr view_shape, ctx.Op("concat", {Tuple(parts)}, {{"axis", AttrI(0)}}));
   KILN_ASSIGN_OR_RETURN(ir::Expr x, ctx.Input(0));
-  KILN_ASSIGN_OR_RETURN(ir::Expr view, ReshapeAtRunTime(ctx, *xi, x, view_shape, 3, ctx.node().output(0) + "_view", bad));
+  KILN_ASSIGN_OR_RETURN(ir::Expr view, ReshapeAtRunTime(ctx, *xi, x, view_shape, 3, ctx.node().output(0) + "_view", "", bad, 1, r));
   const auto* vi = ir::SInfoAs<ir::TensorSInfo>(view->struct_info);
   if (!vi || vi->ndim != 3) return Internal("cumsum view without rank 3");
   const PrimExpr n = vi->shape[1];
@@ -403,8 +422,11 @@ Status RunTimeSlice(NodeCtx& ctx) {
   KILN_ASSIGN_OR_RETURN(ir::Expr len_bad, ctx.Op("concat", {Tuple({len, bad})}, {{"axis", AttrI(0)}}));
   std::vector<PrimExpr> expected(static_cast<size_t>(r) + 1);
   expected[static_cast<size_t>(r)] = PrimExpr(int64_t{0});
+  std::vector<std::string> messages(static_cast<size_t>(r) + 1);
+  messages[static_cast<size_t>(r)] = AxesOutOfRangeMessage(ctx, 3, r);
   KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out,
-                        ReadShapeAtRunTime(ctx, len_bad, r + 1, ctx.node().output(0) + "_len_and_count_of_axes_out_of_range", expected));
+                        ReadShapeAtRunTime(ctx, len_bad, r + 1, ctx.node().output(0) + "_len_and_count_of_axes_out_of_range",
+                                           expected, messages));
   out.pop_back();
   // One gather per axis: start + arange(len) * step.
   KILN_ASSIGN_OR_RETURN(ir::Expr y, ctx.Input(0));

@@ -16,6 +16,7 @@
 // The other way round, a value known as symbolic shape arithmetic that a
 // model uses as data (nudenet's Cast of a gathered dimension) becomes a tensor
 // through R.shape_to_tensor (MaterializeKnown, used by Importer::ExprOf).
+#include "compiler/arith/debug_string.h"
 #include "compiler/onnx/graph_importer.h"
 #include "compiler/onnx/input_dims.h"
 
@@ -58,8 +59,35 @@ Result<int64_t> RunTimeShapeLength(NodeCtx& ctx, size_t i, const char* what) {
   return *len;
 }
 
+std::string RunTimeNode(const NodeCtx& ctx) {
+  const auto& node = ctx.node();
+  std::string name = !node.name().empty() ? node.name() : node.output_size() > 0 ? node.output(0) : std::string();
+  return "ONNX " + node.op_type() + " node \"" + name + "\"";
+}
+
+std::string InputText(NodeCtx& ctx, size_t i, bool with_shape) {
+  std::string s = "input " + std::to_string(i) + " \"" + (i < ctx.NumInputs() ? ctx.node().input(static_cast<int>(i)) : "") + "\"";
+  if (!with_shape) return s;
+  Result<const ir::TensorSInfo*> info = ctx.Info(i);
+  if (!info.ok() || !(*info)->has_shape) return s;
+  std::string dims;
+  for (const auto& d : (*info)->shape) dims += (dims.empty() ? "" : ", ") + arith::ToDebugString(d);
+  return s + " (shape [" + dims + "])";
+}
+
+std::string ExpectedText(const ir::PrimExpr& e) {
+  if (ConstDim(e)) return "{expected}";
+  return arith::ToDebugString(e) + " = {expected}";
+}
+
+std::string AxesOutOfRangeMessage(NodeCtx& ctx, size_t i, int64_t rank) {
+  return RunTimeNode(ctx) + ": {got} of the values of " + InputText(ctx, i) + " lie outside [" + std::to_string(-rank) +
+         ", " + std::to_string(rank - 1) + "], the axes of a rank-" + std::to_string(rank) + " tensor";
+}
+
 Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tensor, int64_t n, const std::string& base,
-                                                     const std::vector<ir::PrimExpr>& expected) {
+                                                     const std::vector<ir::PrimExpr>& expected,
+                                                     const std::vector<std::string>& messages) {
   const auto* info = ir::SInfoAs<ir::TensorSInfo>(tensor->struct_info);
   if (info && info->ndim == 0) {
     KILN_ASSIGN_OR_RETURN(tensor, ctx.Op("reshape", {tensor, MakeShape({ir::PrimExpr(int64_t{1})})}));
@@ -77,10 +105,15 @@ Result<std::vector<ir::PrimExpr>> ReadShapeAtRunTime(NodeCtx& ctx, ir::Expr tens
     ir::PrimExpr var(ir::MakeVar(id + "_" + std::to_string(k)));
     vars.push_back(var);
   }
+  std::vector<std::string> explained;
+  if (!messages.empty()) {
+    explained = messages;
+    explained.resize(static_cast<size_t>(n));
+  }
   KILN_RETURN_IF_ERROR(ctx.importer()
                            ->bb()
                            .EmitMatchCast(shape, std::make_shared<ir::ShapeSInfo>(true, vars, static_cast<int>(n)),
-                                          id + "_shape")
+                                          id + "_shape", explained)
                            .status());
   return vars;
 }

@@ -87,8 +87,10 @@ class FunctionCodegen {
     return reg;
   }
 
-  // check_tensor + match_shape for a value of known struct info in `reg`.
-  Status EmitMatch(int64_t reg, const ir::StructInfo& sinfo, const std::string& ctx) {
+  // check_tensor + match_shape for a value of known struct info in `reg`;
+  // with `messages` (one per dimension, ir::Binding) match_shape_explained.
+  Status EmitMatch(int64_t reg, const ir::StructInfo& sinfo, const std::string& ctx,
+                   const std::vector<std::string>& messages = {}) {
     const auto* t = ir::SInfoAs<ir::TensorSInfo>(sinfo);
     const auto* s = ir::SInfoAs<ir::ShapeSInfo>(sinfo);
     int64_t rword = EncodeArg(ArgKind::kRegister, reg);
@@ -131,7 +133,17 @@ class FunctionCodegen {
         args.push_back(Imm(0));
       }
     }
-    EmitCall(-1, Builtin("vm.builtin.match_shape"), args);
+    if (messages.empty()) {
+      EmitCall(-1, Builtin("vm.builtin.match_shape"), args);
+      return Status::Ok();
+    }
+    if (messages.size() != dims->size()) {
+      return Internal(ctx + ": " + std::to_string(messages.size()) + " messages for " + std::to_string(dims->size()) +
+                      " dimensions");
+    }
+    // The function's name leads each message, as it leads the generic text.
+    for (const auto& m : messages) args.push_back(StringConstant(m.empty() ? m : name_ + ": " + m));
+    EmitCall(-1, Builtin("vm.builtin.match_shape_explained"), args);
     return Status::Ok();
   }
 
@@ -250,7 +262,7 @@ class FunctionCodegen {
         KILN_ASSIGN_OR_RETURN(int64_t v, EmitExpr(b.value));
         if (b.match_cast) {
           int64_t reg = ToRegister(v);
-          KILN_RETURN_IF_ERROR(EmitMatch(reg, b.match_cast, name_ + ": match_cast of " + b.var->name));
+          KILN_RETURN_IF_ERROR(EmitMatch(reg, b.match_cast, name_ + ": match_cast of " + b.var->name, b.messages));
           v = EncodeArg(ArgKind::kRegister, reg);
         }
         values_[b.var.get()] = v;

@@ -292,6 +292,15 @@ class RelaxPrinter {
     os << " = " << value << "\n";
   }
 
+  // `, messages=["...", ...]` for a match_cast that explains its checks;
+  // nothing otherwise, so plain modules print as TVMScript does.
+  static std::string Messages(const ir::Binding& b) {
+    if (b.messages.empty()) return "";
+    std::string s = ", messages=[";
+    for (size_t i = 0; i < b.messages.size(); ++i) s += (i ? ", " : "") + Quote(b.messages[i]);
+    return s + "]";
+  }
+
   void Binding(const ir::Binding& b, std::ostringstream& os, int indent) {
     if (const auto* i = ir::ExprAs<ir::IfExpr>(b.value)) {
       if (!b.match_cast) {
@@ -308,7 +317,8 @@ class RelaxPrinter {
       }
     }
     Indent(os, indent);
-    std::string value = b.match_cast ? "R.match_cast(" + Value(b.value) + ", " + SInfo(b.match_cast) + ")" : Value(b.value);
+    std::string value = b.match_cast ? "R.match_cast(" + Value(b.value) + ", " + SInfo(b.match_cast) + Messages(b) + ")"
+                                     : Value(b.value);
     os << namer_->Define(b.var.get(), b.var->name);
     if (StructInfo s = VarSInfo(*b.var)) os << ": " << SInfo(s);
     os << " = " << value << "\n";

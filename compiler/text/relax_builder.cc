@@ -438,6 +438,27 @@ class RelaxFuncBuilder {
     return block;
   }
 
+  // R.match_cast's messages=[...]: a list of strings, one per dimension of
+  // the matched shape (ir::Binding::messages).
+  Result<std::vector<std::string>> MatchMessages(const AstExpr& e, const StructInfo& sinfo) {
+    if (e.kind != AstKind::kList) return src_.Error(e.loc, "messages= takes a list of strings, one per dimension");
+    std::vector<std::string> out;
+    for (const auto& item : e.items) {
+      if (item->kind != AstKind::kString) return src_.Error(item->loc, "messages= takes a list of strings");
+      out.push_back(item->str);
+    }
+    const auto* t = ir::SInfoAs<ir::TensorSInfo>(sinfo);
+    const auto* sh = ir::SInfoAs<ir::ShapeSInfo>(sinfo);
+    int64_t ndim = t && t->has_shape ? static_cast<int64_t>(t->shape.size())
+                   : sh && sh->has_values ? static_cast<int64_t>(sh->values.size())
+                                          : -1;
+    if (static_cast<int64_t>(out.size()) != ndim) {
+      return src_.Error(e.loc, "messages= has " + std::to_string(out.size()) + " strings; the matched shape has " +
+                                   (ndim < 0 ? std::string("no dimensions to check") : std::to_string(ndim) + " dimensions"));
+    }
+    return out;
+  }
+
   Status Bind(const AstStmt& s, bool in_dataflow, const std::set<std::string>& outputs, ir::BindingBlock* block) {
     if (!s.value) return src_.Error(s.loc, "expected '=' and a value");
     if (s.target->kind != AstKind::kName)
@@ -452,10 +473,13 @@ class RelaxFuncBuilder {
     }
     if (IsCallTo(s.value.get(), "R.match_cast")) {
       const AstExpr& c = *s.value;
-      if (c.items.size() != 2 || !c.kwargs.empty())
-        return src_.Error(c.loc, "R.match_cast takes a value and a struct info, as in R.match_cast(x, R.Tensor((n,), \"float32\"))");
+      const AstExpr* messages = c.Kwarg("messages");
+      if (c.items.size() != 2 || c.kwargs.size() != (messages ? 1u : 0u))
+        return src_.Error(c.loc, "R.match_cast takes a value and a struct info, as in R.match_cast(x, R.Tensor((n,), \"float32\")), "
+                                 "and optionally messages=[\"...\", ...]");
       KILN_ASSIGN_OR_RETURN(b.value, Value(*c.items[0]));
       KILN_ASSIGN_OR_RETURN(b.match_cast, SInfo(*c.items[1]));
+      if (messages) { KILN_ASSIGN_OR_RETURN(b.messages, MatchMessages(*messages, b.match_cast)); }
     } else {
       KILN_ASSIGN_OR_RETURN(b.value, Value(*s.value));
     }

@@ -41,8 +41,9 @@ class DeadBindingRemover : public ExprMutator {
   void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override {
     auto it = uses_.find(b.var.get());
     bool used = it != uses_.end() && it->second > 0;
-    // Outside dataflow, a match_cast is a run-time check: keep it.
-    bool droppable = (in_dataflow && !DefinesSymbols(b)) || (!b.match_cast && IsPureValue(b.value));
+    // Outside dataflow, a match_cast is a run-time check: keep it. So is one
+    // with messages, a check an importer asked for (a count that must be 0).
+    bool droppable = (in_dataflow && !DefinesSymbols(b) && b.messages.empty()) || (!b.match_cast && IsPureValue(b.value));
     if (!used && droppable) {
       removed_ = true;
       return;

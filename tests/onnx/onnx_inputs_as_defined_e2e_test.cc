@@ -86,7 +86,9 @@ TEST(OnnxInputsAsDefinedE2E, ReduceSumOverRunTimeAxes) {
     // An axis out of range is an error when the program runs, not ignored.
     r = RunMain(module.value(), {x, I64({1}, {2})});
     ASSERT_FALSE(r.ok());
-    EXPECT_NE(r.status().message().find("count_of_axes_out_of_range"), std::string::npos) << r.status().message();
+    EXPECT_EQ(r.status().message(),
+              "main: ONNX ReduceSum node \"y\": 1 of the values of input 1 \"axes\" lie outside [-2, 1], the axes of a "
+              "rank-2 tensor");
   }
 }
 
@@ -188,7 +190,9 @@ TEST(OnnxInputsAsDefinedE2E, SliceWithRunTimeStartsEndsAxesAndSteps) {
   EXPECT_EQ(r.value()[0].shape(), (std::vector<int64_t>{3, 0}));
   r = RunMain(module.value(), {x, I64({1}, {0}), I64({1}, {1}), I64({1}, {2}), I64({1}, {1})});  // no axis 2
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("count_of_axes_out_of_range"), std::string::npos) << r.status().message();
+  EXPECT_EQ(r.status().message(),
+            "main: ONNX Slice node \"y\": 1 of the values of input 3 \"axes\" lie outside [-2, 1], the axes of a rank-2 "
+            "tensor");
 }
 
 TEST(OnnxInputsAsDefinedE2E, CumSumAlongARunTimeAxis) {

@@ -143,6 +143,7 @@ const GoldenCase kCases[] = {
     {"cse", Pipeline::kCse},
     {"dce", Pipeline::kDce},
     {"dce_match_cast", Pipeline::kDce},
+    {"dce_match_cast_messages", Pipeline::kDce},
     {"bind_params", Pipeline::kBindParams},
     {"fold_constant", Pipeline::kFoldConstant},
     {"fold_constant_concat", Pipeline::kFoldConstant},

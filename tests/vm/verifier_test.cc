@@ -125,6 +125,26 @@ TEST(VerifierTest, RaiseTakesOneStringConstant) {
             "corrupt bytecode in function 'main' at word 0: vm.builtin.raise takes 1 arguments, got 2");
 }
 
+// match_shape_explained: match_shape's operands, then one string constant
+// per dimension.
+TEST(VerifierTest, MatchShapeExplainedTakesOneMessagePerDimension) {
+  auto load = [](const std::vector<int64_t>& args) {
+    VmfbProgram p = testing::AddProgram();
+    p.callables.push_back({compiler::CallableKind::kBuiltin, "vm.builtin.match_shape_explained", 0});
+    Assembler a;
+    a.Call(-1, static_cast<int64_t>(p.callables.size() - 1), args);
+    a.Ret(0);
+    p.functions[0].code = a.Finish();
+    auto m = testing::Load(testing::Serialize(p));
+    return m.ok() ? Status::Ok() : m.status();
+  };
+  EXPECT_TRUE(load({Reg(0), Const(0), Imm(1), Imm(1), Imm(0), Const(0)}).ok());
+  EXPECT_EQ(load({Reg(0), Const(0), Imm(1), Imm(1), Imm(0), Imm(0)}).message(),
+            "corrupt bytecode in function 'main' at word 0: a message must be a string constant");
+  EXPECT_EQ(load({Reg(0), Const(0), Imm(1), Imm(1), Imm(0)}).message(),
+            "corrupt bytecode in function 'main' at word 0: vm.builtin.match_shape_explained takes 6 arguments, got 5");
+}
+
 TEST(VerifierTest, ParametersNeedRegisters) {
   Assembler a;
   a.Ret(0);
