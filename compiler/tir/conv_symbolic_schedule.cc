@@ -28,6 +28,9 @@ constexpr int64_t kTileWidths[] = {32, 16, 8};
 // long enough for 32-column tiles, and (channel tile, row) tasks enough for
 // the threads.
 constexpr int64_t kFlatRow = 256;
+// Weights up to this size are read again for every output row (TileLoop's
+// row-outer order): a quarter of a 4 MiB L2, half of a 2 MiB one.
+constexpr int64_t kRowOuterWeightBytes = 1 << 20;
 // Output channels per tile, the largest of these that divides O.
 constexpr int64_t kTileRows[] = {8, 6, 4, 3, 2, 1};
 // Depthwise (one input channel per output channel) tiles of this many output
@@ -618,13 +621,33 @@ class SymConvKernel {
   }
 
   // for t in (O / MR) * Ho: every column tile of row y = t % Ho, channels
-  // [(t / Ho) * MR, +MR).
+  // [(t / Ho) * MR, +MR) -- or, where the whole weight fits in the cache
+  // (RowOuter), row y = t / (O / MR) and channels [(t % (O / MR)) * MR, +MR):
+  // consecutive tasks then read the same input rows of every channel (and
+  // the next row shares KH - 1 of them), which stay in cache for all channel
+  // tiles, where channel-tile order streamed the whole input once per tile.
   Stmt TileLoop(const PrimExpr& ho, const PrimExpr& wo) {
     Var t = MakeVar("t"), o0 = MakeVar("o0"), y = MakeVar("y");
     Stmt row = Row(PrimExpr(o0), PrimExpr(y), flat_ ? Min(I64(kFlatRow), hw_ - PrimExpr(y) * I64(kFlatRow)) : wo);
-    row = std::make_shared<LetStmtNode>(y, Mod(PrimExpr(t), ho), row);
-    row = std::make_shared<LetStmtNode>(o0, Div(PrimExpr(t), ho) * I64(mr_), row);
-    return MakeFor(t, I64(cv_.o / mr_) * ho, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
+    const int64_t ot = cv_.o / mr_;
+    if (RowOuter()) {
+      row = std::make_shared<LetStmtNode>(y, Div(PrimExpr(t), I64(ot)), row);
+      row = std::make_shared<LetStmtNode>(o0, Mod(PrimExpr(t), I64(ot)) * I64(mr_), row);
+    } else {
+      row = std::make_shared<LetStmtNode>(y, Mod(PrimExpr(t), ho), row);
+      row = std::make_shared<LetStmtNode>(o0, Div(PrimExpr(t), ho) * I64(mr_), row);
+    }
+    return MakeFor(t, I64(ot) * ho, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
+  }
+
+  // Rows outside channel tiles when the weight (read again for every row)
+  // fits in the cache; with one tile of channels the orders are the same.
+  // PP-OCRv4 det's 96 -> 24 3x3 convolution on 160 x 160 (weight 81 KiB,
+  // padded input 9.6 MiB read once per tile of 8 channels before), one
+  // thread, the lowest of 15 calls on a loaded machine: 26.5 -> 21.7 ms;
+  // its 48 -> 48 pointwise convolution on 160 x 160: 2.38 -> 1.00 ms.
+  bool RowOuter() const {
+    return cv_.o / mr_ > 1 && cv_.o * cv_.ki * cv_.kh * cv_.kw * 4 <= kRowOuterWeightBytes;
   }
 
   // The row's columns in tiles of the widest width that fits it.
