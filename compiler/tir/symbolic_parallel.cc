@@ -68,7 +68,8 @@ class Spreader : public StmtExprMutator {
   Stmt MutateStmt(const Stmt& s) override {
     const auto* f = As<ForNode>(s);
     if (f == nullptr || f->for_kind != ForKind::kParallel) return StmtExprMutator::MutateStmt(s);
-    if (ConstInt(f->extent) != nullptr || !nest::IsZero(f->min)) return s;
+    // (Static once simplified: a schedule's `60 * 1` is no batch.)
+    if (ConstInt(arith::Simplify(f->extent)) != nullptr || !nest::IsZero(f->min)) return s;
     // The loops of extent 1 between n and what it runs.
     std::vector<const ForNode*> units;
     Stmt inner = f->body;
