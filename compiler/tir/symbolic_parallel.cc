@@ -82,6 +82,14 @@ class Spreader : public StmtExprMutator {
     if (const auto* c = As<ForNode>(inner)) {
       const bool uses_n = nest::Uses(c->extent, {f->loop_var.get()});
       if (uses_n || !CanRunParallel(c)) return s;
+      if (ConstInt(c->extent) == nullptr) {
+        // C symbolic too: n serial, c parallel (t // C would divide by a
+        // run-time value in every iteration).
+        Stmt body = Rebuilt(c, ForKind::kParallel, c->body);
+        for (auto it = units.rbegin(); it != units.rend(); ++it) body = Rebuilt(*it, (*it)->for_kind, body);
+        changed = true;
+        return Rebuilt(f, ForKind::kSerial, body);
+      }
       // for t in parallel(N * C): n = t // C, c = t % C.
       Var t = MakeVar(f->loop_var->name + "_" + c->loop_var->name, f->loop_var->dtype);
       VarMap map;

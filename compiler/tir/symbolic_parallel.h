@@ -9,7 +9,9 @@
 // residual add over 96 x 160 x 160 floats) runs on one thread. Rewrites:
 // - `for n in parallel(N)` around (through loops of static extent 1) one
 //   serial loop `for c in range(C)` whose iterations are independent:
-//   `for t in parallel(N * C)` with n = t // C and c = t % C;
+//   `for t in parallel(N * C)` with n = t // C and c = t % C when C is
+//   static (a division by a constant); with C symbolic, n turns serial and
+//   c parallel (no division by a run-time value);
 // - `for n in parallel(N)` around a sequence of statements: n turns serial
 //   and every loop of the sequence that is serial, has independent
 //   iterations and contains no parallel loop turns parallel (each such loop

@@ -67,10 +67,12 @@ def head(a_handle: T.handle, b_handle: T.handle, h: T.int64):
                               "head");
   PrimFunc after = SpreadSymbolicParallel(before);
   ASSERT_NE(after, before);
-  EXPECT_EQ(Loops(after), R"(        for i0_i2 in T.parallel(h * n):
-            for i1 in range(T.int64(1)):
+  // The rows are symbolic: no fused loop (it would divide by h), the batch
+  // serial and the rows parallel.
+  EXPECT_EQ(Loops(after), R"(        for i0, i1 in T.grid(n, T.int64(1)):
+            for i2 in T.parallel(h):
                 for i3 in T.vectorized(T.int64(64)):
-                    b[i0_i2 // h, i1, i0_i2 % h, i3] = T.sigmoid(a[i0_i2 // h, i1, i0_i2 % h, i3])
+                    b[i0, i1, i2, i3] = T.sigmoid(a[i0, i1, i2, i3])
 )") << Print(after);
 }
 
