@@ -31,10 +31,14 @@ int32_t StateParallelFor(void* ctx, int32_t num_tasks, kiln_task_fn fn, void* cl
 
 // Workspaces (packing buffers) are asked for on every kernel call. Each thread
 // keeps up to kCachedWorkspaces blocks its kernels freed, the largest ones, and
-// hands them out again, so a steady stream of calls allocates nothing. A block
-// carries its size and header length in the 16 bytes before the pointer
-// returned (the header is as large as the alignment, at least 64 bytes).
-constexpr int kCachedWorkspaces = 4;
+// hands them out again (the smallest that fits), so a steady stream of calls
+// allocates nothing. A block carries its size and header length in the 16
+// bytes before the pointer returned (the header is as large as the alignment,
+// at least 64 bytes). Eight: a fused kernel may hold several at once (PP-OCRv4
+// det's FPN concatenation, seven intermediates of up to 2.4 MB); with four,
+// and the first that fitted handed out, its three large ones were allocated
+// afresh each call, their pages faulted in again (about 8 ms of 70).
+constexpr int kCachedWorkspaces = 8;
 
 struct WorkspaceBlock {
   void* ptr = nullptr;  // as returned to the kernel
@@ -63,12 +67,18 @@ thread_local WorkspaceCache t_workspaces;
 void* StateWorkspaceAlloc(void*, uint64_t nbytes, uint64_t alignment) {
   if (alignment < kTensorAlignment) alignment = kTensorAlignment;
   WorkspaceCache& cache = t_workspaces;
+  int best = -1;
   for (int i = 0; i < cache.count; ++i) {
-    WorkspaceBlock b = cache.blocks[i];
-    if (b.bytes >= nbytes && reinterpret_cast<uintptr_t>(b.ptr) % alignment == 0) {
-      cache.blocks[i] = cache.blocks[--cache.count];
-      return b.ptr;
+    const WorkspaceBlock& b = cache.blocks[i];
+    if (b.bytes >= nbytes && reinterpret_cast<uintptr_t>(b.ptr) % alignment == 0 &&
+        (best < 0 || b.bytes < cache.blocks[best].bytes)) {
+      best = i;
     }
+  }
+  if (best >= 0) {
+    void* ptr = cache.blocks[best].ptr;
+    cache.blocks[best] = cache.blocks[--cache.count];
+    return ptr;
   }
   if (nbytes > UINT64_MAX - alignment) return nullptr;
   char* base = static_cast<char*>(DefaultCpuAllocator()->Allocate(nbytes + alignment, alignment));

@@ -156,6 +156,36 @@ TEST(ConvSymbolicScheduleTest, PointwiseWithEpilogueIsFlat) {
   EXPECT_FALSE(StoresFlat(f->body));
 }
 
+// How the tile loop binds the output row y: the divisor of `y = t // d`
+// (rows outside channel tiles), 0 for `y = t % Ho` (channel tiles outside
+// rows), -1 when there is no such binding.
+int64_t RowOuterDivisor(const Stmt& body) {
+  struct Find : StmtExprVisitor {
+    int64_t divisor = -1;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* l = As<LetStmtNode>(s); l != nullptr && l->var->name == "y") {
+        if (const auto* d = l->value.as<FloorDivNode>(); d != nullptr && d->b.as<IntImmNode>() != nullptr)
+          divisor = d->b.as<IntImmNode>()->value;
+        else if (l->value.as<FloorModNode>() != nullptr)
+          divisor = 0;
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.divisor;
+}
+
+TEST(ConvSymbolicScheduleTest, RowsOutsideChannelTilesWhenTheWeightFits) {
+  // Pointwise 48 -> 48 (9 KiB of weight, tiles of 8 channels: 6 per row)
+  // and a padded 3 x 3 96 -> 24 (81 KiB, 3 tiles): consecutive tasks share
+  // their input rows. 256 -> 256 3 x 3 (2.25 MiB) keeps channel tiles
+  // outside, its tile's weights reused over every row.
+  EXPECT_EQ(RowOuterDivisor(LowerConv(SymCase{48, 48, 1, 1}, 2)->body), 6);
+  EXPECT_EQ(RowOuterDivisor(LowerConv(SymCase{96, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 2)->body), 3);
+  EXPECT_EQ(RowOuterDivisor(LowerConv(SymCase{256, 256, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 2)->body), 0);
+}
+
 // The (rows, columns) of every accumulator tile the function allocates.
 std::vector<std::pair<int64_t, int64_t>> AccTiles(const Stmt& body) {
   struct Find : StmtExprVisitor {

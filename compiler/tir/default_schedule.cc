@@ -20,6 +20,7 @@
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
 #include "compiler/tir/symbolic_divisions.h"
+#include "compiler/tir/symbolic_parallel.h"
 
 namespace kiln {
 namespace tir {
@@ -224,7 +225,9 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   PrimFunc tried = lifted.get() != out.get() ? schedule_convs(lifted) : PrimFunc();
   out = tried && !HasNaiveUpdate(tried, lifted_outputs) ? tried : schedule_convs(out);
   out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs));
-  return ScheduleRowReductions(out, num_threads_hint);
+  // A parallel loop over a symbolic batch (1 at run time) hands its
+  // threads to the loops below it.
+  return SpreadSymbolicParallel(ScheduleRowReductions(out, num_threads_hint));
 }
 
 }  // namespace tir

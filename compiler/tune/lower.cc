@@ -4,7 +4,6 @@
 #include "compiler/tir/compact_loop_buffers.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/extend_allocate_scopes.h"
-#include "compiler/tir/fuse_symbolic_parallel.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/schedule_knobs.h"
@@ -22,19 +21,14 @@ namespace {
 // scopes are extended: an Allocate's body must hold every use of its
 // buffer). Last, a workspace of the output's shape that feeds the output's
 // store moves into the output (a long row's softmax).
-// With threads, a parallel batch loop then takes the static loops inside it
-// (fuse_symbolic_parallel.h: batch 1 splits across the threads), after the
-// passes above have matched the nests as the schedules left them.
-ir::PrimFunc AfterSchedule(const ir::PrimFunc& f, int threads) {
-  ir::PrimFunc out =
-      tir::AliasOutputBuffers(tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f))));
-  return threads >= 2 ? tir::FuseSymbolicParallelLoops(out) : out;
+ir::PrimFunc AfterSchedule(const ir::PrimFunc& f) {
+  return tir::AliasOutputBuffers(tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f))));
 }
 
 }  // namespace
 
 ir::PrimFunc LowerWithDefaultSchedule(const ir::PrimFunc& func, int threads) {
-  return AfterSchedule(tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(func)), threads), threads);
+  return AfterSchedule(tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(func)), threads));
 }
 
 ir::PrimFunc LowerScheduled(const ir::PrimFunc& scheduled) {
@@ -43,11 +37,10 @@ ir::PrimFunc LowerScheduled(const ir::PrimFunc& scheduled) {
   tir::ScheduleKnobs knobs = tir::KnobsFromFunc(scheduled);
   if (!knobs.empty()) {
     int threads = static_cast<int>(knobs.Get("threads"));
-    if (threads < 1) threads = 1;
     return AfterSchedule(
-        tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(scheduled)), threads, knobs), threads);
+        tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(scheduled)), threads < 1 ? 1 : threads, knobs));
   }
-  return AfterSchedule(tir::LowerBlocks(scheduled), 1);
+  return AfterSchedule(tir::LowerBlocks(scheduled));
 }
 
 }  // namespace tune

@@ -1,0 +1,138 @@
+#include "compiler/tir/symbolic_parallel.h"
+
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/tir/nest_util.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
+
+namespace kiln {
+namespace tir {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+using nest::ConstInt;
+
+// Every buffer stored in the loop (and not allocated inside it) is indexed
+// by the loop variable itself in one dimension of all its accesses.
+bool Independent(const ForNode* loop) {
+  nest::BufferAccesses c;
+  c.VisitStmt(loop->body);
+  for (const auto& kv : c.by_buffer) {
+    if (!kv.second.stored || c.allocated.count(kv.first)) continue;
+    const auto& lists = kv.second.indices;
+    const size_t ndim = lists.front()->size();
+    bool found = false;
+    for (size_t d = 0; d < ndim && !found; ++d) {
+      bool all = true;
+      for (const auto* idx : lists) all = all && idx->size() == ndim && nest::IsVar((*idx)[d], loop->loop_var.get());
+      found = all;
+    }
+    if (!found) return false;
+  }
+  return true;
+}
+
+bool HasParallel(const Stmt& s) {
+  struct Finder : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& st) override {
+      if (const auto* f = As<ForNode>(st); f != nullptr && f->for_kind == ForKind::kParallel) found = true;
+      if (!found) StmtExprVisitor::VisitStmt(st);
+    }
+  } f;
+  f.VisitStmt(s);
+  return f.found;
+}
+
+Stmt Rebuilt(const ForNode* f, ForKind kind, Stmt body) {
+  auto n = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, kind, std::move(body));
+  n->span = f->span;
+  return n;
+}
+
+// A serial loop starting at 0 that may run in parallel.
+bool CanRunParallel(const ForNode* f) {
+  return f->for_kind == ForKind::kSerial && nest::IsZero(f->min) && !HasParallel(f->body) && Independent(f);
+}
+
+class Spreader : public StmtExprMutator {
+ public:
+  bool changed = false;
+
+  Stmt MutateStmt(const Stmt& s) override {
+    const auto* f = As<ForNode>(s);
+    if (f == nullptr || f->for_kind != ForKind::kParallel) return StmtExprMutator::MutateStmt(s);
+    // (Static once simplified: a schedule's `60 * 1` is no batch.)
+    if (ConstInt(arith::Simplify(f->extent)) != nullptr || !nest::IsZero(f->min)) return s;
+    // The loops of extent 1 between n and what it runs.
+    std::vector<const ForNode*> units;
+    Stmt inner = f->body;
+    while (const auto* u = As<ForNode>(inner)) {
+      const int64_t* e = ConstInt(u->extent);
+      if (e == nullptr || *e != 1) break;
+      units.push_back(u);
+      inner = u->body;
+    }
+    if (const auto* c = As<ForNode>(inner)) {
+      const bool uses_n = nest::Uses(c->extent, {f->loop_var.get()});
+      if (uses_n || !CanRunParallel(c)) return s;
+      if (ConstInt(c->extent) == nullptr) {
+        // C symbolic too: n serial, c parallel (t // C would divide by a
+        // run-time value in every iteration).
+        Stmt body = Rebuilt(c, ForKind::kParallel, c->body);
+        for (auto it = units.rbegin(); it != units.rend(); ++it) body = Rebuilt(*it, (*it)->for_kind, body);
+        changed = true;
+        return Rebuilt(f, ForKind::kSerial, body);
+      }
+      // for t in parallel(N * C): n = t // C, c = t % C.
+      Var t = MakeVar(f->loop_var->name + "_" + c->loop_var->name, f->loop_var->dtype);
+      VarMap map;
+      map[f->loop_var.get()] = MakeBinary(TirKind::kFloorDiv, PrimExpr(t), c->extent);
+      map[c->loop_var.get()] = MakeBinary(TirKind::kFloorMod, PrimExpr(t), c->extent);
+      Stmt body = Substitute(c->body, map);
+      for (auto it = units.rbegin(); it != units.rend(); ++it) body = Rebuilt(*it, (*it)->for_kind, body);
+      changed = true;
+      auto fused = std::make_shared<ForNode>(t, nest::I64(0), arith::Simplify(f->extent * c->extent),
+                                             ForKind::kParallel, body);
+      fused->span = f->span;
+      return fused;
+    }
+    const auto* seq = As<SeqStmtNode>(inner);
+    if (seq == nullptr) return s;
+    std::vector<Stmt> parts;
+    bool any = false;
+    for (const Stmt& st : seq->seq) {
+      const auto* c = As<ForNode>(st);
+      const int64_t* e = c != nullptr ? ConstInt(c->extent) : nullptr;
+      if (c != nullptr && (e == nullptr || *e >= 2) && CanRunParallel(c)) {
+        parts.push_back(Rebuilt(c, ForKind::kParallel, c->body));
+        any = true;
+      } else {
+        parts.push_back(st);
+      }
+    }
+    if (!any) return s;
+    changed = true;
+    Stmt body = Seq(parts);
+    for (auto it = units.rbegin(); it != units.rend(); ++it) body = Rebuilt(*it, (*it)->for_kind, body);
+    return Rebuilt(f, ForKind::kSerial, body);
+  }
+};
+
+}  // namespace
+
+PrimFunc SpreadSymbolicParallel(const PrimFunc& func) {
+  Spreader s;
+  Stmt body = s.MutateStmt(func->body);
+  if (!s.changed) return func;
+  return nest::WithBody(func, body);
+}
+
+}  // namespace tir
+}  // namespace kiln

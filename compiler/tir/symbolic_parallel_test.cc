@@ -1,0 +1,152 @@
+// SpreadSymbolicParallel, as before/after TIR text: a parallel loop over a
+// symbolic batch takes in the channel loop below it (through loops of
+// extent 1), or hands its parallelism to the loops of a sequence; loops
+// whose iterations are not independent, static parallel loops and inner
+// extents that use the batch stay as they are.
+#include "compiler/tir/symbolic_parallel.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/tir/schedule/schedule_test_util.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+using testing::ParseFunc;
+using testing::Print;
+
+// The body of `f`'s text from its first loop on (the header lines, which
+// repeat the parameters, left out).
+std::string Loops(const PrimFunc& f) {
+  std::string text = Print(f);
+  size_t at = text.find("        for ");
+  return at == std::string::npos ? text : text.substr(at);
+}
+
+TEST(SymbolicParallelTest, BatchAndChannelsBecomeOneParallelLoop) {
+  // A nearest resize by 2 over a symbolic batch, as the default schedule
+  // leaves it (PP-OCRv4 det's FPN): at n = 1 one thread did all of it.
+  PrimFunc before = ParseFunc(R"(
+@T.prim_func
+def resize(a_handle: T.handle, b_handle: T.handle, h: T.int64, w: T.int64):
+    n = T.int64()
+    a = T.match_buffer(a_handle, (n, 96, h, w), "float32")
+    b = T.match_buffer(b_handle, (n, 96, h * 2, w * 2), "float32")
+    for i0 in T.parallel(n):
+        for i1, i2 in T.grid(T.int64(96), h * 2):
+            for i3 in T.vectorized(w * 2):
+                b[i0, i1, i2, i3] = a[i0, i1, i2 // 2, i3 // 2]
+)",
+                              "resize");
+  PrimFunc after = SpreadSymbolicParallel(before);
+  ASSERT_NE(after, before);
+  EXPECT_EQ(Loops(after), R"(        for i0_i1 in T.parallel(n * 96):
+            for i2 in range(h * 2):
+                for i3 in T.vectorized(w * 2):
+                    b[i0_i1 // 96, i0_i1 % 96, i2, i3] = a[i0_i1 // 96, i0_i1 % 96, i2 // 2, i3 // 2]
+)") << Print(after);
+}
+
+TEST(SymbolicParallelTest, UnitLoopsStayBetween) {
+  PrimFunc before = ParseFunc(R"(
+@T.prim_func
+def head(a_handle: T.handle, b_handle: T.handle, h: T.int64):
+    n = T.int64()
+    a = T.match_buffer(a_handle, (n, 1, h, 64), "float32")
+    b = T.match_buffer(b_handle, (n, 1, h, 64), "float32")
+    for i0 in T.parallel(n):
+        for i1 in range(T.int64(1)):
+            for i2 in range(h):
+                for i3 in T.vectorized(T.int64(64)):
+                    b[i0, i1, i2, i3] = T.sigmoid(a[i0, i1, i2, i3])
+)",
+                              "head");
+  PrimFunc after = SpreadSymbolicParallel(before);
+  ASSERT_NE(after, before);
+  // The rows are symbolic: no fused loop (it would divide by h), the batch
+  // serial and the rows parallel.
+  EXPECT_EQ(Loops(after), R"(        for i0, i1 in T.grid(n, T.int64(1)):
+            for i2 in T.parallel(h):
+                for i3 in T.vectorized(T.int64(64)):
+                    b[i0, i1, i2, i3] = T.sigmoid(a[i0, i1, i2, i3])
+)") << Print(after);
+}
+
+TEST(SymbolicParallelTest, SequenceLoopsTurnParallel) {
+  // Two loops in the batch loop (an add, then a copy into a concatenation):
+  // the batch runs serially, each channel loop in parallel; the scalar
+  // statement between them stays.
+  PrimFunc before = ParseFunc(R"(
+@T.prim_func
+def cat(a_handle: T.handle, s_handle: T.handle, c_handle: T.handle, h: T.int64):
+    n = T.int64()
+    a = T.match_buffer(a_handle, (n, 8, h), "float32")
+    s = T.match_buffer(s_handle, (n,), "float32")
+    c = T.match_buffer(c_handle, (n, 16, h), "float32")
+    t = T.decl_buffer((n, 8, h), "float32")
+    for i0 in T.parallel(n):
+        for i1 in range(T.int64(8)):
+            for i2 in T.vectorized(h):
+                t[i0, i1, i2] = a[i0, i1, i2] + T.float32(1)
+        s[i0] = T.float32(0)
+        for i1, i2 in T.grid(T.int64(16), h):
+            c[i0, i1, i2] = T.if_then_else(i1 < T.int64(8), t[i0, i1 % T.int64(8), i2], a[i0, i1 % T.int64(8), i2])
+)",
+                              "cat");
+  PrimFunc after = SpreadSymbolicParallel(before);
+  ASSERT_NE(after, before);
+  // The first loop turns parallel; the second reads t and a at i1 % 8, but
+  // stores c only at i1: it does too. The scalar store stays serial.
+  EXPECT_EQ(Loops(after), R"(        for i0 in range(n):
+            for i1 in T.parallel(T.int64(8)):
+                for i2 in T.vectorized(h):
+                    t[i0, i1, i2] = a[i0, i1, i2] + T.float32(1)
+            s[i0] = T.float32(0)
+            for i1 in T.parallel(T.int64(16)):
+                for i2 in range(h):
+                    c[i0, i1, i2] = T.if_then_else(i1 < 8, t[i0, i1 % 8, i2], a[i0, i1 % 8, i2])
+)") << Print(after);
+}
+
+TEST(SymbolicParallelTest, LeftAlone) {
+  // Iteration i1 + 1 reads what i1 wrote (a running sum along channels).
+  PrimFunc carried = ParseFunc(R"(
+@T.prim_func
+def carried(a_handle: T.handle, n: T.int64):
+    a = T.match_buffer(a_handle, (n, 8), "float32")
+    for i0 in T.parallel(n):
+        for i1 in range(T.int64(7)):
+            a[i0, i1 + T.int64(1)] = a[i0, i1 + T.int64(1)] + a[i0, i1]
+)",
+                               "carried");
+  EXPECT_EQ(SpreadSymbolicParallel(carried), carried);
+  // A static parallel loop is already spread.
+  PrimFunc fixed = ParseFunc(R"(
+@T.prim_func
+def fixed(a: T.Buffer((4, 8), "float32")):
+    for i0 in T.parallel(T.int64(4)):
+        for i1 in range(T.int64(8)):
+            a[i0, i1] = T.float32(0)
+)",
+                             "fixed");
+  EXPECT_EQ(SpreadSymbolicParallel(fixed), fixed);
+  // The inner extent uses the batch variable (a triangle).
+  PrimFunc triangle = ParseFunc(R"(
+@T.prim_func
+def triangle(a_handle: T.handle, n: T.int64):
+    a = T.match_buffer(a_handle, (n, n), "float32")
+    for i0 in T.parallel(n):
+        for i1 in range(i0):
+            a[i0, i1] = T.float32(0)
+)",
+                                "triangle");
+  EXPECT_EQ(SpreadSymbolicParallel(triangle), triangle);
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
