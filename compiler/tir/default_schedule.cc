@@ -32,6 +32,14 @@ using AccessCollector = nest::BufferAccesses;  // index lists, stores and alloca
 
 bool IsVar(const PrimExpr& e, const Var& v) { return e.get() == v.get(); }
 
+// v, or r + v with r free of v (a row offset: r = y * w after a flat index
+// was split into rows and columns): unit stride in v.
+bool IsVarOrOffset(const PrimExpr& e, const Var& v) {
+  if (IsVar(e, v)) return true;
+  const auto* add = e.as<AddNode>();
+  return add != nullptr && IsVar(add->b, v) && !nest::Uses(add->a, {v.get()});
+}
+
 bool IsIndependent(const ForNode* loop) {
   AccessCollector c;
   c.VisitStmt(loop->body);
@@ -41,9 +49,11 @@ bool IsIndependent(const ForNode* loop) {
     size_t ndim = lists.front()->size();
     bool found = false;
     for (size_t d = 0; d < ndim && !found; ++d) {
-      bool all = true;
+      // Every access at the same v or r + v (one expression): iterations
+      // touch different elements.
+      bool all = IsVarOrOffset((*lists.front())[d], loop->loop_var);
       for (const auto* idx : lists) {
-        if (idx->size() != ndim || !IsVar((*idx)[d], loop->loop_var)) {
+        if (!all || idx->size() != ndim || (*idx)[d].get() != (*lists.front())[d].get()) {
           all = false;
           break;
         }
@@ -101,7 +111,7 @@ bool ShouldVectorize(const ForNode* loop) {
   c.VisitStmt(loop->body);
   if (c.stores.empty()) return false;
   for (const auto* st : c.stores) {
-    if (st->indices.empty() || !IsVar(st->indices.back(), loop->loop_var)) return false;
+    if (st->indices.empty() || !IsVarOrOffset(st->indices.back(), loop->loop_var)) return false;
   }
   return IsIndependent(loop);
 }
