@@ -458,7 +458,8 @@ class SymConvKernel {
   }
 
   // Channel c of the padded input split into the sw column phases of a
-  // stride-sw convolution: qs_[a, p * Wph + b] = Q[c, a, b * sw + p] (Q the
+  // stride-sw convolution: qs_[a, p * Wph + b] = Q[c, a, b * sw + p] (or
+  // qs_[c, a, ..] when it holds every channel, phases_by_channel_; Q the
   // zero-padded copy of PackChannel), so that tap kx of output columns
   // x0 .. x0 + NR reads qs_[.., ((kx * dw) % sw) * Wph + x0 + (kx * dw) / sw
   // ..], one contiguous vector, where Q needed a strided load (a permute per
