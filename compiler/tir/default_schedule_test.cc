@@ -140,6 +140,17 @@ TEST(DefaultScheduleTest, RowOffsetStoreIsVectorized) {
   EXPECT_NE(ForAt(ty->body)->for_kind, ForKind::kVectorized);
 }
 
+TEST(DefaultScheduleTest, OffsetVaryingInsideTheLoopBlocksParallelism) {
+  // for i in n: for j in 64: Y[j + i] = A[i, j]: iterations (i, j + 1) and
+  // (i + 1, j) write the same element; i is not parallel.
+  Var n = MakeVar("n"), i = MakeVar("i"), j = MakeVar("j");
+  Buffer a = MakeBuffer("A", {PrimExpr(n), PrimExpr(64)}, DType::Float32());
+  Buffer out = MakeBuffer("Y", {PrimExpr(n) + 64}, DType::Float32());
+  Stmt body = Store(out, Load(a, {PrimExpr(i), PrimExpr(j)}), {PrimExpr(j) + PrimExpr(i)});
+  const ForNode* fi = ForAt(ApplyDefaultSchedule(Func(Loop(i, PrimExpr(n), Loop(j, 64, body))), 8)->body);
+  EXPECT_NE(fi->for_kind, ForKind::kParallel);
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
