@@ -185,12 +185,28 @@ class FunctionCodegen {
       default:
         return Unimplemented(name_ + ": shape expression " + DimString(d) + " cannot be computed by the VM");
     }
+    // An expression computed before on this path reuses its slot: a model
+    // with symbolic image sizes spells ((h + 1) // 2 + 1) // 2 ... in most
+    // shapes, which cost one builtin call per operation per use (YOLOv8n:
+    // over 7000 shape_arith calls a call).
+    std::string key = DimKey(d);
+    if (auto it = computed_.find(key); it != computed_.end()) return std::make_pair(int64_t{kLoadHeap}, it->second);
     const auto* b = static_cast<const ir::BinaryNode*>(d.get());
     KILN_ASSIGN_OR_RETURN(auto a, DimOperand(b->a));
     KILN_ASSIGN_OR_RETURN(auto c, DimOperand(b->b));
     int64_t slot = num_slots_++;
     EmitCall(-1, Builtin("vm.builtin.shape_arith"), {Imm(slot), Imm(op), Imm(a.first), Imm(a.second), Imm(c.first), Imm(c.second)});
+    computed_[key] = slot;
     return std::make_pair(int64_t{kLoadHeap}, slot);
+  }
+
+  // A structural key of a shape expression (variables by identity).
+  static std::string DimKey(const ir::PrimExpr& d) {
+    if (auto c = ConstDim(d)) return std::to_string(*c);
+    if (const auto* v = d.as<ir::VarNode>()) return "v" + std::to_string(reinterpret_cast<uintptr_t>(v));
+    if (!ir::IsBinary(d->kind())) return "?" + std::to_string(reinterpret_cast<uintptr_t>(d.get()));
+    const auto* b = static_cast<const ir::BinaryNode*>(d.get());
+    return "(" + std::to_string(static_cast<int>(d->kind())) + " " + DimKey(b->a) + " " + DimKey(b->b) + ")";
   }
 
   // An int64 value of a symbolic expression: an immediate when constant,
@@ -447,13 +463,18 @@ class FunctionCodegen {
     code_.push_back(kIf);
     code_.push_back(cond_reg);
     code_.push_back(0);  // patched: offset to the else branch
+    // Shape values computed in one branch are not there in the other or
+    // after the If: each starts from what was computed before it.
+    const std::map<std::string, int64_t> before = computed_;
     KILN_ASSIGN_OR_RETURN(int64_t t, EmitSeq(e.then_branch));
+    computed_ = before;
     EmitCall(result, Builtin("vm.builtin.copy"), {t});
     size_t goto_pc = code_.size();
     code_.push_back(kGoto);
     code_.push_back(0);  // patched: offset past the else branch
     code_[if_pc + 2] = static_cast<int64_t>(code_.size() - if_pc);
     KILN_ASSIGN_OR_RETURN(int64_t f, EmitSeq(e.else_branch));
+    computed_ = before;
     EmitCall(result, Builtin("vm.builtin.copy"), {f});
     code_[goto_pc + 1] = static_cast<int64_t>(code_.size() - goto_pc);
     return EncodeArg(ArgKind::kRegister, result);
@@ -468,6 +489,7 @@ class FunctionCodegen {
   int64_t num_regs_ = 0;
   int64_t num_slots_ = 0;
   std::map<const ir::VarNode*, int64_t> slots_;
+  std::map<std::string, int64_t> computed_;  // DimKey -> slot, on the current path
   std::map<const ir::ExprNode*, int64_t> values_;
 };
 

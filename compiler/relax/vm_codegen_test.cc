@@ -270,6 +270,42 @@ class Module:
             }));
 }
 
+TEST(VMCodegen, CompositeDimensionsAreComputedOncePerPath) {
+  // z's and v's (n * 2): one shape_arith, the second check reads its slot.
+  // n * 3 inside each branch of the If is computed there (the other branch
+  // did not run), and again after the If (neither branch dominates it).
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(c: R.Tensor((), dtype="bool"), x: R.Tensor(("n",), dtype="float32"), z: R.Tensor(("n * 2",), dtype="float32"), v: R.Tensor(("n * 2",), dtype="float32")):
+        n = T.int64()
+        if c:
+            a = R.match_cast(x, R.Tensor((n * 3,), dtype="float32"))
+            y: R.Tensor(dtype="float32", ndim=1) = a
+        else:
+            b = R.match_cast(x, R.Tensor((n * 3,), dtype="float32"))
+            y: R.Tensor(dtype="float32", ndim=1) = b
+        d = R.match_cast(y, R.Tensor((n * 3,), dtype="float32"))
+        return d
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> code = Disassemble(*p, p->functions[0]);
+  std::vector<std::string> arith;
+  for (const std::string& line : code)
+    if (line.find("shape_arith") != std::string::npos) arith.push_back(line);
+  // Slots: n is 0; n * 2 is 1; n * 3 is 2 (then), 3 (else), 4 (after).
+  EXPECT_EQ(Join(arith), Join({
+                             "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2)",
+                             "vm.builtin.shape_arith(2, 2, 1, 0, 0, 3)",
+                             "vm.builtin.shape_arith(3, 2, 1, 0, 0, 3)",
+                             "vm.builtin.shape_arith(4, 2, 1, 0, 0, 3)",
+                         }))
+      << Join(code);
+  int checks_of_slot1 = 0;
+  for (const std::string& line : code) checks_of_slot1 += line.find("match_shape(r3, \"main: argument v\", 1, 2, 1)") != std::string::npos;
+  EXPECT_EQ(checks_of_slot1, 1) << Join(code);
+}
+
 TEST(VMCodegen, ConstantsAndImmediatesMoveIntoRegistersForRet) {
   Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
 class Module:
@@ -573,9 +609,8 @@ TEST(VMCodegen, PlannedIntermediatesOfSymbolicSizeAreViewsOfGrowingStorage) {
                 "r3 = vm.builtin.tensor_view(r2, 0, -1, r1, 2, 32, 1)",
                 "kernel add(r0, r0, r3)",
                 "r4 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                "vm.builtin.shape_arith(3, 2, 0, 4, 1, 0)",
-                "vm.builtin.shape_arith(4, 2, 1, 3, 0, 4)",
-                "r5 = vm.builtin.alloc_storage(1, 1, 4)",
+                // The same byte count: slot 2 again, not computed twice.
+                "r5 = vm.builtin.alloc_storage(1, 1, 2)",
                 "r6 = vm.builtin.tensor_view(r5, 0, -1, r4, 2, 32, 1)",
                 "kernel relu(r3, r6)",
                 // The result is the caller's: a fresh tensor.

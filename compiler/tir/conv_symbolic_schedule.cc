@@ -257,9 +257,26 @@ class SymConvKernel {
       hp = arith::Simplify(hp);
       wp = arith::Simplify(wp);
       PrimExpr ch = cv_.data->shape[1];
-      q_ = NewBuffer(cv_.data->name + "_padded", {ch, hp, wp}, "global");
-      // The tiles read q_ through the indices set in TapFma.
-      Stmt whole = Seq({Pack(ch, hp, wp), ChannelTiles(ho, wo)});
+      Stmt whole;
+      if (cv_.sw > 1) {
+        // A column stride: every channel's padded copy split into column
+        // phases (PackPhases), so that a tile's taps read contiguous
+        // vectors instead of every sw-th float (a permute per FMA: the
+        // stride-2 3x3 convolutions of YOLOv8n took 2-4x their pinned
+        // time, which reads packed rows).
+        wph_ = arith::Simplify(Div(wp + I64(cv_.sw - 1), I64(cv_.sw)));
+        q_ = NewBuffer(cv_.data->name + "_phases", {ch, hp, arith::Simplify(wph_ * I64(cv_.sw))}, "global");
+        qs_ = q_;
+        phased_ = phases_by_channel_ = true;
+        Var pc = MakeVar("pc");
+        Stmt pack = MakeFor(pc, ch, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, PackPhases(PrimExpr(pc), hp));
+        whole = Seq({pack, ChannelTiles(ho, wo)});
+        phased_ = phases_by_channel_ = false;
+      } else {
+        q_ = NewBuffer(cv_.data->name + "_padded", {ch, hp, wp}, "global");
+        // The tiles read q_ through the indices set in TapFma.
+        whole = Seq({Pack(ch, hp, wp), ChannelTiles(ho, wo)});
+      }
       if (spatial_ok_ && own_channel_) {
         // Each channel's copy made just before its tiles read it (still in
         // cache), not the whole padded input first: on depthwise
@@ -450,7 +467,8 @@ class SymConvKernel {
   }
 
   // Channel c of the padded input split into the sw column phases of a
-  // stride-sw convolution: qs_[a, p * Wph + b] = Q[c, a, b * sw + p] (Q the
+  // stride-sw convolution: qs_[a, p * Wph + b] = Q[c, a, b * sw + p] (or
+  // qs_[c, a, ..] when it holds every channel, phases_by_channel_; Q the
   // zero-padded copy of PackChannel), so that tap kx of output columns
   // x0 .. x0 + NR reads qs_[.., ((kx * dw) % sw) * Wph + x0 + (kx * dw) / sw
   // ..], one contiguous vector, where Q needed a strided load (a permute per
@@ -465,7 +483,7 @@ class SymConvKernel {
     PrimExpr h = cv_.data->shape[2], w = cv_.data->shape[3];
     PrimExpr iy = PrimExpr(a) - I64(cv_.pt);
     Stmt zero = MakeFor(b, wph_ * I64(sw), ForKind::kVectorized,
-                        Store(qs_, FloatImm(DType::Float32(), 0.0), {PrimExpr(a), PrimExpr(b)}));
+                        Store(qs_, FloatImm(DType::Float32(), 0.0), PhaseIndex(c, PrimExpr(a), PrimExpr(b))));
     // Phase column b holds X column b * sw + p - pl: inside X for every p
     // when b in [lo, hi).
     const int64_t lo = (cv_.pl + sw - 1) / sw;
@@ -475,7 +493,7 @@ class SymConvKernel {
       std::vector<Stmt> st;
       for (int64_t p = 0; p < sw; ++p) {
         PrimExpr ix = col * I64(sw) + I64(p - cv_.pl);
-        std::vector<PrimExpr> at = {PrimExpr(a), I64(p) * wph_ + col};
+        std::vector<PrimExpr> at = PhaseIndex(c, PrimExpr(a), I64(p) * wph_ + col);
         Stmt one = Store(qs_, Load(cv_.data, {NImage(), c, iy, ix}), at);
         if (checked) {
           one = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kAnd, Ge(ix, I64(0)), Lt(ix, w)), one,
@@ -760,7 +778,7 @@ class SymConvKernel {
         // Column (x0 + jj) * sw + kx * dw of the padded row: phase
         // (kx * dw) % sw, column x0 + jj + (kx * dw) / sw (PackPhases).
         PrimExpr kxd = PrimExpr(kx) * I64(cv_.dw);
-        xv = Load(qs_, {qy, Mod(kxd, I64(cv_.sw)) * wph_ + x0 + PrimExpr(jj) + Div(kxd, I64(cv_.sw))});
+        xv = Load(qs_, PhaseIndex(ch, qy, Mod(kxd, I64(cv_.sw)) * wph_ + x0 + PrimExpr(jj) + Div(kxd, I64(cv_.sw))));
       }
     } else {
       const auto* l = x_expr_.as<BufferLoadNode>();
@@ -811,6 +829,13 @@ class SymConvKernel {
   // Building PerChannel's tiles of a column stride: they read qs_, the
   // channel's padded rows in column phases of wph_ columns (PackPhases).
   bool phased_ = false;
+  // qs_ holds every channel (ch, rows, phase columns), not one (rows, phase
+  // columns): the strided convolutions that are not depthwise.
+  bool phases_by_channel_ = false;
+  std::vector<PrimExpr> PhaseIndex(const PrimExpr& c, const PrimExpr& row, const PrimExpr& col) const {
+    if (phases_by_channel_) return {c, row, col};
+    return {row, col};
+  }
   Buffer qs_;
   PrimExpr wph_;
   // What the tiles read, store and apply, over the nest's variables (and

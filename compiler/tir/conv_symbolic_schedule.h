@@ -21,6 +21,9 @@
 // 1. With padding, X is copied into a zero-padded buffer Q[ch, Hp, Wp]
 //    (Hp, Wp symbolic: exactly the rows and columns the taps read), so the
 //    tiles read it with no bounds test; without padding they read X.
+//    With a column stride sw > 1, Q's rows are stored split into their sw
+//    column phases (column b * sw + p at p * ceil(Wp / sw) + b), so that
+//    the NR columns of one tap are one contiguous vector.
 // 2. One loop (parallel for several threads) over (output channel tile of
 //    MR <= 8 channels, output row y). Each row is computed in tiles of MR
 //    channels x NR columns: acc[MR, NR] zeroed, then for each (c, ky, kx)

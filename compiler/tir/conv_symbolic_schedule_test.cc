@@ -500,6 +500,31 @@ TEST(ConvSymbolicScheduleTest, StridedDepthwiseReadsColumnPhases) {
   CheckNumbers(SymCase{6, 6, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1, 6}, 1, {{20, 100}, {19, 149}, {25, 52}}, 1);
 }
 
+
+TEST(ConvSymbolicScheduleTest, StridedReadsColumnPhases) {
+  // Not depthwise, with a column stride (YOLOv8's downsampling 3x3 convs):
+  // the padded copy of every channel is split into column phases, so that
+  // the channel tiles read contiguous vectors.
+  PrimFunc strided = LowerConv(SymCase{16, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1);
+  ASSERT_NE(strided, nullptr);
+  EXPECT_TRUE(Allocates(strided->body, "_phases"));
+  EXPECT_EQ(CountTiles(strided).guarded, 0);
+  PrimFunc plain = LowerConv(SymCase{16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_FALSE(Allocates(plain->body, "_phases"));
+  // Input widths around the phase copy's chunks of 16 columns and output
+  // rows around every tile width, odd and even; asymmetric padding, a
+  // dilation, a stride of 3, the stride in columns only, two threads.
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{3, 3},   {3, 5},   {5, 15},  {4, 16},  {6, 17},
+                                                           {7, 33},  {3, 34},  {9, 63},  {4, 64},  {3, 65},
+                                                           {5, 130}, {20, 20}, {40, 40}, {10, 10}};
+  CheckNumbers(SymCase{5, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1, sizes, 2);
+  CheckNumbers(SymCase{4, 8, 3, 3, 2, 2, 1, 1, 0, 0, 1, 1}, 2, sizes, 1);
+  CheckNumbers(SymCase{4, 8, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2}, 1, sizes, 1);
+  CheckNumbers(SymCase{3, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1}, 1, {{20, 100}, {19, 149}, {25, 52}}, 1);
+  CheckNumbers(SymCase{4, 8, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 2}, 2, sizes, 1);
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln

@@ -33,6 +33,32 @@ using AccessCollector = nest::BufferAccesses;  // index lists, stores and alloca
 
 bool IsVar(const PrimExpr& e, const Var& v) { return e.get() == v.get(); }
 
+// The variables a loop's body binds (inner loops, lets).
+std::unordered_set<const VarNode*> BoundInside(const Stmt& body) {
+  struct Finder : StmtExprVisitor {
+    std::unordered_set<const VarNode*> vars;
+    void VisitStmt(const Stmt& st) override {
+      if (const auto* f = As<ForNode>(st)) vars.insert(f->loop_var.get());
+      if (const auto* l = As<LetStmtNode>(st)) vars.insert(l->var.get());
+      StmtExprVisitor::VisitStmt(st);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.vars;
+}
+
+// v, or r + v with r the same for every iteration of `loop` (free of v and
+// of what its body binds: a row offset, r = y * w after a flat index was
+// split into rows and columns): distinct iterations, distinct elements.
+bool IsVarOrOffset(const PrimExpr& e, const ForNode* loop) {
+  if (IsVar(e, loop->loop_var)) return true;
+  const auto* add = e.as<AddNode>();
+  if (add == nullptr || !IsVar(add->b, loop->loop_var)) return false;
+  std::unordered_set<const VarNode*> varying = BoundInside(loop->body);
+  varying.insert(loop->loop_var.get());
+  return !nest::Uses(add->a, varying);
+}
+
 bool IsIndependent(const ForNode* loop) {
   AccessCollector c;
   c.VisitStmt(loop->body);
@@ -42,9 +68,11 @@ bool IsIndependent(const ForNode* loop) {
     size_t ndim = lists.front()->size();
     bool found = false;
     for (size_t d = 0; d < ndim && !found; ++d) {
-      bool all = true;
+      // Every access at the same v or r + v (one expression): iterations
+      // touch different elements.
+      bool all = IsVarOrOffset((*lists.front())[d], loop);
       for (const auto* idx : lists) {
-        if (idx->size() != ndim || !IsVar((*idx)[d], loop->loop_var)) {
+        if (!all || idx->size() != ndim || (*idx)[d].get() != (*lists.front())[d].get()) {
           all = false;
           break;
         }
@@ -102,7 +130,7 @@ bool ShouldVectorize(const ForNode* loop) {
   c.VisitStmt(loop->body);
   if (c.stores.empty()) return false;
   for (const auto* st : c.stores) {
-    if (st->indices.empty() || !IsVar(st->indices.back(), loop->loop_var)) return false;
+    if (st->indices.empty() || !IsVarOrOffset(st->indices.back(), loop)) return false;
   }
   return IsIndependent(loop);
 }

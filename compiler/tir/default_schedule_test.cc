@@ -121,6 +121,36 @@ TEST(DefaultScheduleTest, ShiftedAccessBlocksParallelism) {
   EXPECT_EQ(ApplyDefaultSchedule(f, 8), f);
 }
 
+
+TEST(DefaultScheduleTest, RowOffsetStoreIsVectorized) {
+  // for y in h: for x in w: Y[y * w + x] = A[y, x] (a flat index split
+  // into rows and columns): unit stride in x, vectorized.
+  Var h = MakeVar("h"), w = MakeVar("w"), y = MakeVar("y"), x = MakeVar("x");
+  Buffer a = MakeBuffer("A", {PrimExpr(h), PrimExpr(w)}, DType::Float32());
+  Buffer out = MakeBuffer("Y", {PrimExpr(h) * PrimExpr(w)}, DType::Float32());
+  PrimExpr at = PrimExpr(y) * PrimExpr(w) + PrimExpr(x);
+  Stmt body = Store(out, Load(a, {PrimExpr(y), PrimExpr(x)}), {at});
+  PrimFunc f = Func(Loop(y, PrimExpr(h), Loop(x, PrimExpr(w), body)));
+  const ForNode* fy = ForAt(ApplyDefaultSchedule(f, 1)->body);
+  EXPECT_EQ(fy->for_kind, ForKind::kSerial);
+  EXPECT_EQ(ForAt(fy->body)->for_kind, ForKind::kVectorized);
+  // Y[y * w + x] and Y[y * w + x + 1] (two offsets): iterations overlap.
+  Stmt two = Store(out, Load(out, {at + 1}), {at});
+  const ForNode* ty = ForAt(ApplyDefaultSchedule(Func(Loop(y, PrimExpr(h), Loop(x, PrimExpr(w), two))), 1)->body);
+  EXPECT_NE(ForAt(ty->body)->for_kind, ForKind::kVectorized);
+}
+
+TEST(DefaultScheduleTest, OffsetVaryingInsideTheLoopBlocksParallelism) {
+  // for i in n: for j in 64: Y[j + i] = A[i, j]: iterations (i, j + 1) and
+  // (i + 1, j) write the same element; i is not parallel.
+  Var n = MakeVar("n"), i = MakeVar("i"), j = MakeVar("j");
+  Buffer a = MakeBuffer("A", {PrimExpr(n), PrimExpr(64)}, DType::Float32());
+  Buffer out = MakeBuffer("Y", {PrimExpr(n) + 64}, DType::Float32());
+  Stmt body = Store(out, Load(a, {PrimExpr(i), PrimExpr(j)}), {PrimExpr(j) + PrimExpr(i)});
+  const ForNode* fi = ForAt(ApplyDefaultSchedule(Func(Loop(i, PrimExpr(n), Loop(j, 64, body))), 8)->body);
+  EXPECT_NE(fi->for_kind, ForKind::kParallel);
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln

@@ -8,6 +8,7 @@
 #include "compiler/arith/simplify.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
 
 namespace kiln {
 namespace tir {
@@ -128,19 +129,32 @@ class Rewriter : public StmtExprMutator {
         rest.push_back(t);
       }
     }
+    // What d does not divide: r, with floordiv(Q * d + r, d) = Q + floordiv(r, d)
+    // and floormod(Q * d + r, d) = floormod(r, d) for every integer r (d > 0:
+    // an extent). When 0 <= r < d those are Q and r; otherwise the division
+    // stays, on r alone (a reshape's flat index then keeps one division by
+    // the row length instead of several, and the next division of its
+    // result, e.g. floormod(i // w, h) with i over [0, h * w), folds).
     PrimExpr r;
-    if (rest.size() == 1) {
-      if (rest[0].coef != 1 || rest[0].factors.size() != 1 || !InZeroToD(rest[0].factors[0], b->b)) return m;
-      r = rest[0].factors[0];
-    } else if (!rest.empty()) {
-      return m;
+    for (const Term& t : rest) {
+      PrimExpr te = TermExpr(t, m->dtype);
+      r = r.defined() ? r + te : te;
     }
+    const bool r_in_range = !r.defined() || InZeroToD(r, b->b);
+    if (!r_in_range && quotient.empty()) return m;
     changed = true;
-    if (is_mod) return r.defined() ? r : IntImm(m->dtype, 0);
+    if (is_mod) {
+      if (!r.defined()) return IntImm(m->dtype, 0);
+      return r_in_range ? r : MakeBinary(TirKind::kFloorMod, r, b->b);
+    }
     PrimExpr q;
     for (const Term& t : quotient) {
       PrimExpr te = TermExpr(t, m->dtype);
       q = q.defined() ? q + te : te;
+    }
+    if (!r_in_range) {
+      PrimExpr rd = MakeBinary(TirKind::kFloorDiv, r, b->b);
+      q = q.defined() ? q + rd : rd;
     }
     return q.defined() ? q : IntImm(m->dtype, 0);
   }
@@ -200,12 +214,15 @@ class Rewriter : public StmtExprMutator {
     if (const auto* mod = x.as<FloorModNode>()) return SameAtom(mod->b, d);
     // floordiv(v, c) with v over [0, d * c) (a reshape's index after a
     // dimension of c was divided out).
+    // The divisor may be symbolic: floordiv(i, w) with i over [0, h * w) is
+    // below h.
     if (const auto* div = x.as<FloorDivNode>()) {
       const auto* v = div->a.as<VarNode>();
+      if (v == nullptr) return false;
       const int64_t* c = ConstInt(div->b);
-      if (v == nullptr || c == nullptr || *c <= 0) return false;
+      if (c != nullptr && *c <= 0) return false;
       auto it = extents_.find(v);
-      return it != extents_.end() && arith::CanProveEqual(it->second, d * IntImm(d->dtype, *c));
+      return it != extents_.end() && arith::CanProveEqual(it->second, d * div->b);
     }
     return false;
   }
@@ -228,6 +245,81 @@ class Rewriter : public StmtExprMutator {
   arith::VarBounds bounds_;
 };
 
+// Splits `for i in [0, E)` into `for i_o in [0, h): for i_i in [0, d)`,
+// i = i_o * d + i_i, when the body divides i by a symbolic d
+// (floordiv(i, d), floormod(i, d): a reshape that flattened two symbolic
+// dimensions, read back as rows and columns) and E = h * d structurally.
+// Those become i_o and i_i: no division per element, and the inner loop
+// reads rows contiguously (a vector loop) where a flat loop would divide
+// each lane's index.
+class LoopSplitter : public StmtExprMutator {
+ public:
+  bool changed = false;
+
+  Stmt MutateStmt(const Stmt& s) override {
+    Stmt m = StmtExprMutator::MutateStmt(s);  // inner loops first
+    const auto* f = As<ForNode>(m);
+    if (f == nullptr || f->for_kind != ForKind::kSerial || !nest::IsZero(f->min)) return m;
+    PrimExpr d;
+    if (!OneDivisor(f->body, f->loop_var.get(), &d)) return m;
+    Term e, dt, h;
+    if (!Factor(f->extent, &e) || !Factor(d, &dt) || dt.coef <= 0 || e.coef <= 0 || !DivideTerm(e, dt, &h)) return m;
+    const VarNode* v = f->loop_var.get();
+    Var outer = MakeVar(v->name + "_o", v->dtype), inner = MakeVar(v->name + "_i", v->dtype);
+    struct Replace : StmtExprMutator {
+      const VarNode* v;
+      PrimExpr d, outer, inner;
+      PrimExpr MutateExpr(const PrimExpr& x) override {
+        const auto* b = static_cast<const BinaryNode*>(x.get());
+        if ((x.as<FloorDivNode>() || x.as<FloorModNode>()) && nest::IsVar(b->a, v) && SameAtom(b->b, d))
+          return x.as<FloorDivNode>() ? outer : inner;
+        return StmtExprMutator::MutateExpr(x);
+      }
+    } rep;
+    rep.v = v;
+    rep.d = d;
+    rep.outer = PrimExpr(outer);
+    rep.inner = PrimExpr(inner);
+    VarMap flat;
+    flat[v] = rep.outer * d + rep.inner;
+    Stmt body = Substitute(rep.MutateStmt(f->body), flat);
+    changed = true;
+    Stmt in = std::make_shared<ForNode>(inner, I64(0), d, ForKind::kSerial, body);
+    auto out = std::make_shared<ForNode>(outer, I64(0), TermExpr(h, v->dtype), ForKind::kSerial, in);
+    out->span = f->span;
+    return out;
+  }
+
+ private:
+  // The divisor of every floordiv / floormod of v in s, when there is at
+  // least one, all divide by the same symbolic d.
+  static bool OneDivisor(const Stmt& s, const VarNode* v, PrimExpr* d) {
+    struct Finder : StmtExprVisitor {
+      const VarNode* v;
+      PrimExpr d;
+      bool mixed = false;
+      void VisitExpr(const PrimExpr& x) override {
+        if (x.as<FloorDivNode>() || x.as<FloorModNode>()) {
+          const auto* b = static_cast<const BinaryNode*>(x.get());
+          if (nest::IsVar(b->a, v)) {
+            if (ConstInt(b->b) != nullptr || (d.defined() && !SameAtom(d, b->b))) {
+              mixed = true;
+            } else if (!d.defined()) {
+              d = b->b;
+            }
+          }
+        }
+        StmtExprVisitor::VisitExpr(x);
+      }
+    } finder;
+    finder.v = v;
+    finder.VisitStmt(s);
+    if (finder.mixed || !finder.d.defined()) return false;
+    *d = finder.d;
+    return true;
+  }
+};
+
 }  // namespace
 
 PrimFunc SimplifySymbolicDivisions(const PrimFunc& func) {
@@ -238,7 +330,9 @@ PrimFunc SimplifySymbolicDivisions(const PrimFunc& func) {
   if (!symbolic) return func;
   Rewriter r;
   Stmt body = r.MutateStmt(func->body);
-  if (!r.changed) return func;
+  LoopSplitter split;
+  body = split.MutateStmt(body);
+  if (!r.changed && !split.changed) return func;
   return nest::WithBody(func, body);
 }
 

@@ -119,6 +119,161 @@ TEST(SymbolicDivisionsTest, Numbers) {
   }
 }
 
+
+// The function `name` of `source` (a module's text) rewritten by
+// SimplifySymbolicDivisions, printed as a module of that one function.
+std::string Rewritten(const std::string& source) {
+  Result<IRModule> mod = text::ParseModule(source, "before.relax");
+  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+  if (!mod.ok()) return "";
+  for (ModuleEntry& e : mod->entries)
+    if (e.prim) e.prim = SimplifySymbolicDivisions(e.prim);
+  return text::PrintModule(*mod);
+}
+
+std::string Printed(const std::string& source) {
+  Result<IRModule> mod = text::ParseModule(source, "after.relax");
+  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
+  return mod.ok() ? text::PrintModule(*mod) : "";
+}
+
+// A concatenation along channels reshaped to (n, 5, h * w), as legalize
+// writes it: every index goes through the flat position and divides it by
+// w, h and 5 again. After: the division by h * w of the flat index leaves
+// the channel, the flat loop is split into rows and columns, and no
+// division is left.
+TEST(SymbolicDivisionsTest, ConcatReshapeBeforeAfter) {
+  const std::string before = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def concat_reshape(a_handle: T.handle, b_handle: T.handle, y_handle: T.handle):
+        n = T.int64()
+        h = T.int64()
+        w = T.int64()
+        a = T.match_buffer(a_handle, (n, 3, h, w), "float32")
+        b = T.match_buffer(b_handle, (n, 2, h, w), "float32")
+        y = T.match_buffer(y_handle, (n, 5, h * w), "float32")
+        for i0, i1, i2 in T.grid(n, T.int64(5), h * w):
+            y[i0, i1, i2] = T.if_then_else((i0 * (h * w * 5) + i1 * (h * w) + i2) // w // h % 5 < 3, a[(i0 * (h * w * 5) + i1 * (h * w) + i2) // w // h // 5, (i0 * (h * w * 5) + i1 * (h * w) + i2) // w // h % 5, (i0 * (h * w * 5) + i1 * (h * w) + i2) // w % h, (i0 * (h * w * 5) + i1 * (h * w) + i2) % w], b[(i0 * (h * w * 5) + i1 * (h * w) + i2) // w // h // 5, (i0 * (h * w * 5) + i1 * (h * w) + i2) // w // h % 5 - 3, (i0 * (h * w * 5) + i1 * (h * w) + i2) // w % h, (i0 * (h * w * 5) + i1 * (h * w) + i2) % w])
+)";
+  const std::string after = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def concat_reshape(a_handle: T.handle, b_handle: T.handle, y_handle: T.handle):
+        n = T.int64()
+        h = T.int64()
+        w = T.int64()
+        a = T.match_buffer(a_handle, (n, 3, h, w), "float32")
+        b = T.match_buffer(b_handle, (n, 2, h, w), "float32")
+        y = T.match_buffer(y_handle, (n, 5, h * w), "float32")
+        for i0, i1 in T.grid(n, T.int64(5)):
+            for i2_o, i2_i in T.grid(h, w):
+                y[i0, i1, i2_o * w + i2_i] = T.if_then_else(i1 < 3, a[i0, i1, i2_o, i2_i], b[i0, i1 - 3, i2_o, i2_i])
+)";
+  EXPECT_EQ(Rewritten(before), Printed(after));
+}
+
+// floordiv(Q * d + r, d) with r not known to lie in [0, d): Q plus the
+// division of r alone (exact for every r); a loop whose body also divides
+// its variable by another divisor is not split.
+TEST(SymbolicDivisionsTest, RemainderKeepsItsDivisionBeforeAfter) {
+  const std::string before = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def shifted(x_handle: T.handle, y_handle: T.handle):
+        n = T.int64()
+        w = T.int64()
+        x = T.match_buffer(x_handle, (n * w + 7,), "float32")
+        y = T.match_buffer(y_handle, (n, w * 2), "float32")
+        for i0, i1 in T.grid(n, w * 2):
+            y[i0, i1] = x[(i0 * w + i1 + 7) // w * w + (i0 * w + i1 + 7) % w] + x[i1 // w + i1 % 2]
+)";
+  const std::string after = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def shifted(x_handle: T.handle, y_handle: T.handle):
+        n = T.int64()
+        w = T.int64()
+        x = T.match_buffer(x_handle, (n * w + 7,), "float32")
+        y = T.match_buffer(y_handle, (n, w * 2), "float32")
+        for i0, i1 in T.grid(n, w * 2):
+            y[i0, i1] = x[(i0 + (i1 + 7) // w) * w + (i1 + 7) % w] + x[i1 // w + i1 % 2]
+)";
+  EXPECT_EQ(Rewritten(before), Printed(after));
+}
+
+// Concatenations of symbolic parts, reshaped, then concatenated again along
+// the flat axis (YOLOv8's detection head), at sizes that are and are not
+// multiples of each other.
+TEST(SymbolicDivisionsTest, ConcatReshapeConcatNumbers) {
+  const char* src = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor(("n", 3, "h", "w"), dtype="float32"), b: R.Tensor(("n", 2, "h", "w"), dtype="float32"), c: R.Tensor(("n", 5, "k"), dtype="float32")) -> R.Tensor(dtype="float32", ndim=3):
+        n = T.int64()
+        h = T.int64()
+        w = T.int64()
+        k = T.int64()
+        with R.dataflow():
+            x = R.concat((a, b), axis=1)
+            y = R.reshape(x, R.shape([n, 5, h * w]))
+            z = R.concat((y, c), axis=2)
+            R.output(z)
+        return z
+)";
+  Result<IRModule> mod = text::ParseModule(src, "head.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  Result<IRModule> lowered = driver::LowerModule(*mod, driver::CompileOptions());
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  for (const ModuleEntry& e : lowered->entries) {
+    if (!e.prim) continue;
+    Census census;
+    census.VisitStmt(e.prim->body);
+    EXPECT_EQ(census.symbolic_divisions, 0) << e.name;
+  }
+  Result<compiler::VmfbProgram> program = driver::CompileModule(*mod, driver::CompileOptions());
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  Result<std::vector<uint8_t>> bytes = compiler::SerializeVmfb(*program);
+  ASSERT_TRUE(bytes.ok());
+  void* owned = std::aligned_alloc(64, (bytes->size() + 63) / 64 * 64);
+  std::memcpy(owned, bytes->data(), bytes->size());
+  auto loaded = vm::Module::LoadOwnedBuffer(
+      owned, bytes->size(), [](const void*, void* user) { std::free(user); }, owned, vm::LoadOptions());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  for (const std::vector<int64_t>& s :
+       std::vector<std::vector<int64_t>>{{1, 1, 1, 1}, {2, 3, 5, 4}, {1, 40, 40, 21}, {2, 7, 33, 0}}) {
+    const int64_t n = s[0], h = s[1], w = s[2], k = s[3];
+    SCOPED_TRACE(std::to_string(n) + " " + std::to_string(h) + "x" + std::to_string(w) + " k " + std::to_string(k));
+    auto fill = [](const std::vector<int64_t>& shape, float base) {
+      Tensor t = Tensor::Empty(shape, DType::Float32()).value();
+      int64_t count = 1;
+      for (int64_t d : shape) count *= d;
+      for (int64_t i = 0; i < count; ++i) t.data<float>()[i] = base + static_cast<float>(i);
+      return t;
+    };
+    Tensor a = fill({n, 3, h, w}, 0.0f), b = fill({n, 2, h, w}, 100000.0f), c = fill({n, 5, k}, 200000.0f);
+    std::vector<Any> args = {a, b, c};
+    Any ret;
+    std::unique_ptr<vm::Context> ctx = (*loaded)->CreateContext();
+    Status st = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+    ASSERT_TRUE(st.ok()) << st.ToString();
+    Result<Tensor> z = ret.AsTensor();
+    ASSERT_TRUE(z.ok());
+    const int64_t row = h * w + k;
+    ASSERT_EQ(z->shape(), (std::vector<int64_t>{n, 5, row}));
+    int bad = 0;
+    for (int64_t i0 = 0; i0 < n; ++i0)
+      for (int64_t ch = 0; ch < 5; ++ch)
+        for (int64_t j = 0; j < row; ++j) {
+          float want = j >= h * w ? c.data<float>()[(i0 * 5 + ch) * k + j - h * w]
+                       : ch < 3   ? a.data<float>()[(i0 * 3 + ch) * h * w + j]
+                                  : b.data<float>()[(i0 * 2 + ch - 3) * h * w + j];
+          bad += z->data<float>()[(i0 * 5 + ch) * row + j] != want;
+        }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
