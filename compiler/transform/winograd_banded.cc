@@ -84,7 +84,10 @@ Result<BandedWinogradKernel> BuildBandedWinograd(const std::string& name, const 
   // computed from zeros and never used.
   constexpr int64_t kVec = 16;
   const int64_t twp = (tw + kVec - 1) / kVec * kVec;
-  const int64_t wb = m * twp + 2;  // the band's padded width: every tile's reads
+  // The band's padded width: every tile's reads (m twp + 2 columns), in
+  // whole groups of m (the row pass reads them as m phases).
+  const int64_t wq = twp + (2 + m - 1) / m;
+  const int64_t wb = m * wq;
   const int64_t rb = m + 2;       // and rows
   if (s.pad_left + w > wb) return InvalidArgument("banded Winograd: padding wider than the tiles read");
   int64_t mr = 0, nr = 0;
@@ -121,21 +124,25 @@ Result<BandedWinogradKernel> BuildBandedWinograd(const std::string& name, const 
     }
 
     // 2. V[alpha i + j, c, tx] = sum_ab B^T[i][a] xb[c, a, m tx + b] B^T[j][b]:
-    // first the rows, t1[i, col] = sum_a B^T[i][a] xb[c, a, col] over whole
-    // rows (contiguous loads), then per row i the columns of each tile (loads
-    // m apart: shuffles), each value loaded once. (One pass per i from xb
-    // loaded 4 rows x 6 columns a pass, 144 strided loads a tile.)
+    // first the rows, t1[i, p, q] = sum_a B^T[i][a] xb[c, a, m q + p] for
+    // the m phases p of the columns (their loads m apart deinterleave once
+    // here), then per row i the columns of each tile from contiguous loads
+    // (column m tx + b is t1[i, b % m, tx + b / m]). (Loaded m apart in the
+    // column pass instead, six loads a tile and row, it took ~45 % of the
+    // kernel.)
     ir::Stmt in_tf;
     {
-      ir::Var c = LoopVar("c");
-      ir::Buffer t1 = MakeBuffer("rows_t", {I64(al), I64(wb)}, "local");
+      ir::Var c = LoopVar("c"), q = LoopVar("q");
+      ir::Buffer t1 = MakeBuffer("rows_t", {I64(al), I64(m), I64(wq)}, "local");
       std::vector<ir::Stmt> rows, cols;
       for (int i = 0; i < al; ++i) {
-        ir::Var col = LoopVar("col");
-        std::vector<std::pair<double, PrimExpr>> terms;
-        for (int a = 0; a < al; ++a)
-          if (s.bt[i][a] != 0) terms.emplace_back(s.bt[i][a], ir::Load(xb, {PrimExpr(c), I64(a), PrimExpr(col)}));
-        rows.push_back(Loop(col, wb, ir::ForKind::kVectorized, ir::Store(t1, LinearSum(terms), {I64(i), PrimExpr(col)})));
+        for (int ph = 0; ph < m; ++ph) {
+          std::vector<std::pair<double, PrimExpr>> terms;
+          for (int a = 0; a < al; ++a)
+            if (s.bt[i][a] != 0)
+              terms.emplace_back(s.bt[i][a], ir::Load(xb, {PrimExpr(c), I64(a), PrimExpr(q) * I64(m) + I64(ph)}));
+          rows.push_back(ir::Store(t1, LinearSum(terms), {I64(i), I64(ph), PrimExpr(q)}));
+        }
       }
       for (int i = 0; i < al; ++i) {
         ir::Var tx = LoopVar("tx");
@@ -143,12 +150,14 @@ Result<BandedWinogradKernel> BuildBandedWinograd(const std::string& name, const 
         for (int j = 0; j < al; ++j) {
           std::vector<std::pair<double, PrimExpr>> terms;
           for (int b = 0; b < al; ++b)
-            if (s.bt[j][b] != 0) terms.emplace_back(s.bt[j][b], ir::Load(t1, {I64(i), PrimExpr(tx) * I64(m) + I64(b)}));
+            if (s.bt[j][b] != 0)
+              terms.emplace_back(s.bt[j][b], ir::Load(t1, {I64(i), I64(b % m), PrimExpr(tx) + I64(b / m)}));
           stores.push_back(ir::Store(v, LinearSum(terms), {I64(int64_t{al} * i + j), PrimExpr(c), PrimExpr(tx)}));
         }
         cols.push_back(Loop(tx, twp, ir::ForKind::kVectorized, ir::Seq(stores)));
       }
-      in_tf = Loop(c, s.c, ir::ForKind::kSerial, Alloc(t1, ir::Seq({ir::Seq(rows), ir::Seq(cols)})));
+      in_tf = Loop(c, s.c, ir::ForKind::kSerial,
+                   Alloc(t1, ir::Seq({Loop(q, wq, ir::ForKind::kVectorized, ir::Seq(rows)), ir::Seq(cols)})));
     }
 
     // 3. P[k, o, t] = sum_c U[k, c, o] V[k, c, t] in register tiles of mr
