@@ -35,6 +35,9 @@ struct WinoCase {
   bool relu;              // bias + relu epilogue (fused into the output transform)
   const char* transform;  // the output transform's name part
   bool tile_major;
+  // One banded kernel (winograd_banded.h: one image's transformed tiles
+  // over kMaxSymbolicWinogradBytes) instead of the three kernels.
+  bool banded = false;
 };
 
 std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
@@ -89,7 +92,8 @@ void CheckRewritten(const WinoCase& k, const driver::CompileOptions& options) {
   for (const ir::ModuleEntry& e : lowered->entries) {
     if (!e.prim) continue;
     conv |= e.name.find("conv2d") != std::string::npos;
-    transform |= e.name.find(std::string("winograd_output_") + k.transform) != std::string::npos;
+    transform |= e.name.find(std::string(k.banded ? "winograd_banded_" : "winograd_output_") + k.transform) !=
+                 std::string::npos;
     tile_major |= e.name.find("winograd_matmul") != std::string::npos;
   }
   EXPECT_FALSE(conv);
@@ -148,6 +152,22 @@ TEST(WinogradSymbolicTest, SymbolicBatch) {
   // 24 x 22: F(4x4), partial last tile column.
   WinoCase f4{"n", "24", "22", 16, 32, 1, false, "f4x3", true};
   CheckNumbers(f4, {{1, 24, 22}, {2, 24, 22}});
+}
+
+TEST(WinogradSymbolicTest, BandedWhenTheTilesAreLarge) {
+  // Static width 481 (a partial last tile column), symbolic height (decided
+  // at the nominal 320: 80 x 121 tiles of 4x4, 45 MB with 32 channels):
+  // banded, with a partial last tile row at h = 9 and an image of one
+  // output row.
+  WinoCase sym{"n", "h", "481", 16, 32, 1, true, "f4x3", false, true};
+  CheckNumbers(sym, {{1, 9, 481}, {2, 16, 481}, {1, 1, 481}});
+  // No padding, more input than output channels; 122 tiles a row: seven
+  // vector blocks of 16, one of 8, two tiles one at a time.
+  WinoCase nopad{"n", "h", "490", 32, 16, 0, false, "f4x3", false, true};
+  CheckNumbers(nopad, {{1, 7, 490}, {3, 3, 490}});
+  // Static (pinned) sizes take it too: 63 x 121 tiles, 35 MB.
+  WinoCase pinned{"1", "250", "481", 16, 32, 1, true, "f4x3", false, true};
+  CheckNumbers(pinned, {{1, 250, 481}});
 }
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include "compiler/relax/te_builder.h"
 #include "compiler/transform/conv_rewrite_util.h"
 #include "compiler/transform/expr_mutator.h"
+#include "compiler/transform/winograd_banded.h"
 
 namespace kiln {
 namespace transform {
@@ -533,8 +534,11 @@ class Rewriter : public ConvBindingRewriter {
     // (peak RSS 439 MB) against 421-429 ms with this limit (193 MB).
     const int64_t tile_bytes = tiles(static_cast<int>(g.spec->m)) * (g.spec->m + 2) * (g.spec->m + 2) *
                                std::max(g.c, g.o) * static_cast<int64_t>(sizeof(float));
-    if (symbolic && tile_bytes > kMaxSymbolicWinogradBytes) return false;
-    g.tile_major = g.o % kTileMajorLanes == 0 && (symbolic || Geometry::Int(g.tw) < kTileMajorMaxTileCols);
+    // Above that, static or symbolic, one banded kernel when the width is
+    // static (winograd_banded.h); otherwise the direct convolution.
+    const bool banded = tile_bytes > kMaxSymbolicWinogradBytes;
+    if (banded && (g.o % kTileMajorLanes != 0 || !relax::ConstDim(xs[3]))) return false;
+    g.tile_major = g.o % kTileMajorLanes == 0 && (banded || symbolic || Geometry::Int(g.tw) < kTileMajorMaxTileCols);
     // Weight rows a multiple of 1 KiB apart share a few L1 sets, and the
     // matmul kernel reads 64 or more of them per panel: pad them. (64 -> 256
     // at 13^2 in F(4x4) inside SqueezeNet, kernel profile: 342 -> 267 us a
@@ -569,6 +573,7 @@ class Rewriter : public ConvBindingRewriter {
                                                      std::vector<ir::StructInfo>{
                                                          ir::MakeTensorSInfo(shape, DType::Float32())}));
     };
+    if (banded) return EmitBanded(call, b, g, pad, *u, wk->name, emit, call_tir, out);
     Result<const Built*> in_kernel = Kernel(std::string("winograd_input_") + g.spec->tag, g, Part::kInput);
     Result<const Built*> out_kernel = Kernel(std::string("winograd_output_") + g.spec->tag, g, Part::kOutput);
     Result<const Built*> mm_kernel =
@@ -604,6 +609,39 @@ class Rewriter : public ConvBindingRewriter {
       m = emit("wino_mm", ir::MakeOpCall("relax.matmul", {ue, v}));
     }
     out->push_back(ir::Binding{b.var, call_tir(**out_kernel, {m}, {g.n, I64(g.o), g.ho, g.wo}), nullptr, b.span});
+    return true;
+  }
+
+  // y = call_tir(winograd_banded_f{m}x3, (x, U)) (winograd_banded.h).
+  template <typename Emit, typename CallTir>
+  bool EmitBanded(const ir::CallExpr& call, const ir::Binding& b, const Geometry& g, const std::vector<int64_t>& pad,
+                  const Tensor& u, const std::string& wname, Emit& emit, CallTir& call_tir,
+                  std::vector<ir::Binding>* out) {
+    const auto* xi = ir::SInfoAs<ir::TensorSInfo>(call.args[0]->struct_info);
+    BandedWinogradSpec s;
+    s.m = g.spec->m, s.alpha = g.spec->alpha, s.bt = g.spec->bt, s.at = g.spec->at;
+    s.c = g.c, s.o = g.o, s.ou = g.ou;
+    s.n = xi->shape[0], s.h = xi->shape[2], s.w = xi->shape[3], s.ho = g.ho, s.wo = g.wo;
+    s.pad_top = pad[0], s.pad_left = pad[1];
+    std::string key = std::string("banded/") + std::to_string(s.m) + "/" + std::to_string(s.c) + "/" +
+                      std::to_string(s.o) + "/" + std::to_string(s.ou) + "/" + std::to_string(s.pad_top) + "/" +
+                      std::to_string(s.pad_left);
+    for (const PrimExpr& e : {s.n, s.h, s.w, s.ho, s.wo}) key += "/" + arith::ToDebugString(e);
+    auto it = kernels_.find(key);
+    if (it == kernels_.end()) {
+      std::string name = mod_->UniqueName(std::string("winograd_banded_") + g.spec->tag);
+      Result<BandedWinogradKernel> k = BuildBandedWinograd(name, s);
+      if (!k.ok()) {
+        status = k.status();
+        return false;
+      }
+      mod_->Add(name, k->f);
+      it = kernels_.emplace(key, Built{k->f, k->tir_vars}).first;
+    }
+    auto uk = std::make_shared<ir::ConstantExpr>(u, wname.empty() ? "" : wname + "_winograd");
+    uk->struct_info = ir::MakeTensorSInfo(Dims({g.A2(), g.c, g.ou}), DType::Float32());
+    ir::Expr ue = emit("wino_w", ir::Expr(uk));
+    out->push_back(ir::Binding{b.var, call_tir(it->second, {call.args[0], ue}, {g.n, I64(g.o), g.ho, g.wo}), nullptr, b.span});
     return true;
   }
 

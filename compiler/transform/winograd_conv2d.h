@@ -107,8 +107,10 @@ constexpr int64_t kMinWinogradF4Tiles = 32;
 // 1.19 ms: its output transform's stores are Ho * Wo apart).
 constexpr int64_t kTileMajorLanes = 16;
 constexpr int64_t kTileMajorMaxTileCols = 8;
-// With a symbolic shape, the most bytes one image's transformed tiles
-// (the larger of input and output) may take for the rewrite to apply.
+// The most bytes one image's transformed tiles (the larger of input and
+// output) may take for the three-kernel rewrite; above, static or
+// symbolic, one banded kernel (winograd_banded.h) when the width is static
+// and O a multiple of 16, else the direct convolution.
 constexpr int64_t kMaxSymbolicWinogradBytes = int64_t{32} << 20;
 // Symbolic image sizes: the cost rule above is applied with each symbolic
 // height and width of the model's input at this size (and a symbolic batch

@@ -223,12 +223,40 @@ TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
                             {64, 16, 3, 3});
   EXPECT_TRUE(Contains(c16, "R.nn.conv2d(")) << c16;
   // A symbolic batch over a 900 x 161 map of 64 channels: one image's
-  // transformed tiles take 85 MB, over kMaxSymbolicWinogradBytes: direct.
+  // transformed tiles take 85 MB, over kMaxSymbolicWinogradBytes: one
+  // banded kernel (BandedBeforeAfter).
   std::string big = Rewrite(ConvModule("\"n\", 64, 900, 161", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 64, 3, 3});
-  EXPECT_TRUE(Contains(big, "R.nn.conv2d(")) << big;
-  // The same map pinned to batch 1 keeps the static rule (Winograd).
+  EXPECT_TRUE(Contains(big, "winograd_banded_f4x3")) << big;
+  // The same map pinned to batch 1 too.
   std::string big1 = Rewrite(ConvModule("1, 64, 900, 161", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 64, 3, 3});
-  EXPECT_FALSE(Contains(big1, "R.nn.conv2d(")) << big1;
+  EXPECT_TRUE(Contains(big1, "winograd_banded_f4x3")) << big1;
+  // A symbolic width there: the bands need a static one: direct.
+  std::string wide = Rewrite(ConvModule("1, 64, 900, \"w\"", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 64, 3, 3});
+  EXPECT_TRUE(Contains(wide, "R.nn.conv2d(")) << wide;
+  // 24 output channels (not a multiple of 16): direct.
+  std::string o24 = Rewrite(ConvModule("\"n\", 64, 900, 161", "24, 64, 3, 3", ", padding=[1, 1, 1, 1]"), {24, 64, 3, 3});
+  EXPECT_TRUE(Contains(o24, "R.nn.conv2d(")) << o24;
+}
+
+TEST(WinogradConv2d, BandedBeforeAfter) {
+  // Symbolic batch and height, 161 columns, 80 -> 64 channels: at the
+  // nominal height 320, 80 x 41 tiles of 4x4 take 38 MB (over 32 MiB). No
+  // pad binding: the kernel reads its padding as zeros; the weight is
+  // tile-major (36, C, O).
+  std::string before = ConvModule("\"n\", 80, \"h\", 161", "64, 80, 3, 3", ", padding=[1, 1, 1, 1]");
+  const char* after = R"(    @R.function
+    def main(x: R.Tensor(("n", 80, "h", 161), dtype="float32")) -> R.Tensor(("n", 64, "h", 161), dtype="float32"):
+        n = T.int64()
+        h = T.int64()
+        cls = Module
+        with R.dataflow():
+            wino_w: R.Tensor((36, 80, 64), dtype="float32") = metadata["relax.expr.Constant"][0]
+            gv: R.Tensor((n, 64, h, 161), dtype="float32") = R.call_tir(cls.winograd_banded_f4x3, (x, wino_w), out_sinfo=R.Tensor((n, 64, h, 161), dtype="float32"))
+            R.output(gv)
+        return gv
+)";
+  std::string out = Rewrite(before, {64, 80, 3, 3});
+  EXPECT_EQ(MainOf(out), after) << out;
 }
 
 }  // namespace
