@@ -6,7 +6,8 @@
 // Every signedness combination runs as one u8 x s8 product, the form of
 // AVX512-VNNI's vpdpbusd (4 u8*s8 products summed into an int32 lane, no
 // saturation anywhere: vpmaddubsw, whose int16 pair sums saturate, is not
-// used). With A = Au - s_a (Au uint8; s_a = 128 for int8 A, whose bytes are
+// used). Where the CPU has AMX-INT8 and K is a multiple of 64, 32 x 32 tiles
+// run on AMX's tdpbusd (the same u8 x s8 product into int32) instead. With A = Au - s_a (Au uint8; s_a = 128 for int8 A, whose bytes are
 // flipped by xor 0x80) and B = Bs + s_b (Bs int8; s_b = 128 for uint8 B, see
 // int8_pack.h), and the effective zero points za' = za + s_a, zb' = zb - s_b:
 //   Out = sum_k Au*Bs - za' * colsum(Bs)[n] + zb'[n] * (K * za' - rowsum(Au)[r])
@@ -48,12 +49,16 @@ struct Int8MatmulProblem {
 };
 
 enum class Int8Isa {
-  kBest,      // AVX512-VNNI when the CPU has it, else the portable loop
-  kPortable,  // plain C++ (the reference the tests compare the vector code with)
+  kBest,        // AMX-INT8 (K a multiple of 64) and AVX512-VNNI where the CPU has them
+  kAvx512Vnni,  // AVX512-VNNI only (where the CPU has it)
+  kPortable,    // plain C++ (the reference the tests compare the vector code with)
 };
 
 // Whether this CPU runs the AVX512-VNNI code (avx512f, avx512bw, avx512vnni).
 bool CpuHasAvx512Vnni();
+// Whether the AMX code runs: the CPU has AMX-INT8 and the OS granted this
+// process the tile state (requested on the first call).
+bool CpuHasAmxInt8();
 
 // Computes the product. Uses a per-thread scratch buffer for A when A is
 // int8 or k is not a multiple of 4 (flipped / padded copy) and for row sums.

@@ -107,7 +107,10 @@ std::vector<Case> Cases() {
   // N not of 16 nor of the 64-column chunk, K = 0, one row, batch dims; and
   // MiniLM's shapes (K 384 / 1536).
   const std::vector<std::pair<std::vector<int64_t>, int64_t>> shapes = {
-      {{1, 1}, 1}, {{7, 5}, 17}, {{13, 66}, 33}, {{2, 3, 9}, 70}, {{4, 0}, 5}, {{1, 384}, 1536}, {{50, 1536}, 384}};
+      {{1, 1}, 1}, {{7, 5}, 17}, {{13, 66}, 33}, {{2, 3, 9}, 70}, {{4, 0}, 5}, {{1, 384}, 1536}, {{50, 1536}, 384},
+      // K a multiple of 64 with 32-row tiles and rows / an odd block left
+      // over: the AMX code where the CPU has it.
+      {{2, 40, 128}, 40}, {{96, 64}, 64}};
   int i = 0;
   for (const auto& s : shapes)
     for (int sig = 0; sig < 4; ++sig, ++i) {
@@ -146,9 +149,11 @@ TEST(Int8Matmul, PrepackedFunctionEqualsTheDefinition) {
   }
 }
 
-// The vector code (where the CPU has it) and the portable loop on the core
-// entry, threaded and not.
+// The vector code (AMX and AVX512-VNNI, where the CPU has them) and the
+// portable loop on the core entry, threaded and not.
 TEST(Int8Matmul, VectorAndPortableCodeAgreeOnAPool) {
+  ::testing::Test::RecordProperty("avx512_vnni", CpuHasAvx512Vnni() ? "yes" : "no");
+  ::testing::Test::RecordProperty("amx_int8", CpuHasAmxInt8() ? "yes" : "no");
   ThreadPool pool(3);
   uint32_t seed = 200;
   for (const Case& c : Cases()) {
@@ -172,12 +177,12 @@ TEST(Int8Matmul, VectorAndPortableCodeAgreeOnAPool) {
     p.za_per_row = c.za_per_row;
     p.zb = zb.data();
     p.zb_per_col = c.zb_per_col;
-    for (Int8Isa isa : {Int8Isa::kBest, Int8Isa::kPortable}) {
+    for (Int8Isa isa : {Int8Isa::kBest, Int8Isa::kAvx512Vnni, Int8Isa::kPortable}) {
       for (ThreadPool* on : {static_cast<ThreadPool*>(nullptr), &pool}) {
         std::vector<int32_t> out(d.want.size(), 12345);
         p.out = out.data();
         RunInt8Matmul(p, isa, on);
-        EXPECT_EQ(out, d.want) << Name(c) << (isa == Int8Isa::kBest ? " best" : " portable") << (on ? " pool" : "");
+        EXPECT_EQ(out, d.want) << Name(c) << " isa " << static_cast<int>(isa) << (on ? " pool" : "");
       }
     }
   }
