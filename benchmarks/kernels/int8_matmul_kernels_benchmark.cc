@@ -10,6 +10,9 @@
 // case alternate (--pairs=N, default 5); the table at the end gives the
 // medians and the median of the pairs' ratios Kiln / oneDNN. Not run by ctest:
 //   build/benchmarks/kernels/kiln_int8_matmul_kernels_benchmark --benchmark_min_time=0.2 --pairs=5
+// Kiln uses AMX where the CPU has it (as oneDNN does); to compare the
+// AVX512-VNNI code with oneDNN's, run with --vnni and oneDNN limited to it:
+//   ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI build/.../kiln_int8_matmul_kernels_benchmark --vnni
 #include <benchmark/benchmark.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
@@ -29,6 +32,8 @@
 
 namespace kiln {
 namespace {
+
+kernels::Int8Isa g_isa = kernels::Int8Isa::kBest;
 
 struct Case {
   std::string name;
@@ -80,7 +85,7 @@ void BM_Kiln(benchmark::State& state, const Case& c, int threads) {
   ThreadPool* pool = ThreadPool::Shared(threads);
   LetIdleThreadsSleep();
   for (auto _ : state) {
-    kernels::RunInt8Matmul(p, kernels::Int8Isa::kBest, pool);
+    kernels::RunInt8Matmul(p, g_isa, pool);
     benchmark::ClobberMemory();
   }
   SetRate(state, c);
@@ -196,6 +201,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strncmp(argv[i], "--pairs=", 8) == 0) {
       pairs = std::max(1, std::atoi(argv[i] + 8));
+    } else if (std::strcmp(argv[i], "--vnni") == 0) {
+      g_isa = kernels::Int8Isa::kAvx512Vnni;
     } else {
       argv[kept++] = argv[i];
     }
