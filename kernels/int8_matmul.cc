@@ -1,9 +1,12 @@
 #include "kernels/int8_matmul.h"
 
+#if defined(__x86_64__)
 #include <cpuid.h>
 #include <immintrin.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+#define KILN_INT8_X86 1
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -59,6 +62,7 @@ void TilePortable(const Prepared& s, int64_t r0, int64_t r1, int64_t c0, int64_t
   }
 }
 
+#if KILN_INT8_X86
 // ---- AVX512-VNNI ----
 
 #define KILN_VNNI_TARGET __attribute__((target("avx512f,avx512bw,avx512vnni")))
@@ -260,6 +264,11 @@ void TaskVnni(const Prepared& s, int64_t r0, int64_t r1, int64_t chunk, bool amx
   RangeVnni(s, r0 + amx_rows, r1, blk, nv);                            // the rows left
 }
 
+#else   // !KILN_INT8_X86: the portable loop only.
+bool AmxUsable() { return false; }
+void TaskVnni(const Prepared&, int64_t, int64_t, int64_t, bool) {}
+#endif  // KILN_INT8_X86
+
 // Grow-only per-thread scratch: the calling thread's, reused call after call.
 std::vector<uint8_t>& ScratchA() {
   thread_local std::vector<uint8_t> v;
@@ -273,9 +282,13 @@ std::vector<int32_t>& ScratchRows() {
 }  // namespace
 
 bool CpuHasAvx512Vnni() {
+#if KILN_INT8_X86
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vnni");
   return has;
+#else
+  return false;
+#endif
 }
 
 bool CpuHasAmxInt8() { return CpuHasAvx512Vnni() && AmxUsable(); }
