@@ -49,6 +49,13 @@ TEST(OnnxQuantizedOps, EveryMessageFires) {
          m.Input("a", TensorProto::UINT8, {2, 3});
          m.Node("QLinearMatMul", {"a", "a"}, {"y"});
        }, "needs 8 inputs, not 2"},
+      {"qlinearmatmul float input", [](B& m) {
+         m.Input("a", TensorProto::UINT8, {2, 3});
+         m.Input("f", TensorProto::FLOAT, {3, 4});
+         m.Input("s", TensorProto::FLOAT, {});
+         m.Input("z", TensorProto::UINT8, {});
+         m.Node("QLinearMatMul", {"a", "s", "z", "f", "s", "z", "s", "z"}, {"y"});
+       }, "QLinearMatMul (opset 13): input 3 must be int8 or uint8, not float32"},
       {"qlinearmatmul y zero point", [](B& m) {
          m.Input("a", TensorProto::UINT8, {2, 3});
          m.Input("b", TensorProto::UINT8, {3, 4});
