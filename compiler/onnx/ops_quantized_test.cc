@@ -49,6 +49,13 @@ TEST(OnnxQuantizedOps, EveryMessageFires) {
          m.Input("a", TensorProto::UINT8, {2, 3});
          m.Node("QLinearMatMul", {"a", "a"}, {"y"});
        }, "needs 8 inputs, not 2"},
+      {"qlinearmatmul float input", [](B& m) {
+         m.Input("a", TensorProto::UINT8, {2, 3});
+         m.Input("f", TensorProto::FLOAT, {3, 4});
+         m.Input("s", TensorProto::FLOAT, {});
+         m.Input("z", TensorProto::UINT8, {});
+         m.Node("QLinearMatMul", {"a", "s", "z", "f", "s", "z", "s", "z"}, {"y"});
+       }, "QLinearMatMul (opset 13): input 3 must be int8 or uint8, not float32"},
       {"qlinearmatmul y zero point", [](B& m) {
          m.Input("a", TensorProto::UINT8, {2, 3});
          m.Input("b", TensorProto::UINT8, {3, 4});
@@ -77,10 +84,70 @@ TEST(OnnxQuantizedOps, EveryMessageFires) {
   }
 }
 
+::onnx::TensorProto Int8Tensor(const std::string& name, std::vector<int64_t> dims, const std::vector<int8_t>& v) {
+  ::onnx::TensorProto t;
+  t.set_name(name);
+  t.set_data_type(TensorProto::INT8);
+  for (int64_t d : dims) t.add_dims(d);
+  t.set_raw_data(std::string(reinterpret_cast<const char*>(v.data()), v.size()));
+  return t;
+}
+
+// quantize_dynamic's weights are initializers: packed at import into the
+// kernel's layout (int8 [ceil(N/16), ceil(K/4), 64], here [1, 2, 64]) with
+// their column terms (int32 [2, 16]); no int32 copy of them remains.
+TEST(OnnxQuantizedOps, ConstantWeightsArePackedAtImport) {
+  B m(13);
+  m.Input("q", TensorProto::UINT8, {"rows", 8});
+  m.Input("qz", TensorProto::UINT8, {});
+  m.Initializer(Int8Tensor("w", {8, 4}, std::vector<int8_t>(32, -7)));
+  m.Initializer(Int8Tensor("wz", {4}, {1, 2, 3, 4}));
+  m.Node("MatMulInteger", {"q", "w", "qz", "wz"}, {"y"});
+  m.Output("y");
+  std::string bytes = m.Serialize();
+  auto mod = ImportBuffer(bytes.data(), bytes.size(), ".", {});
+  ASSERT_TRUE(mod.ok()) << mod.status().message();
+  std::vector<ir::Expr> constants;
+  std::string text = text::PrintModule(*mod, &constants);
+  EXPECT_NE(text.find("R.call_dps_packed(\"kiln.int8.matmul_integer_packed\", (q, metadata[\"relax.expr.Constant\"][0], "
+                      "metadata[\"relax.expr.Constant\"][1], qz)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("R.astype"), std::string::npos) << text;
+  ASSERT_EQ(constants.size(), 2u);
+  const Tensor& bp = ir::ExprAs<ir::ConstantExpr>(constants[0])->data;
+  const Tensor& terms = ir::ExprAs<ir::ConstantExpr>(constants[1])->data;
+  ASSERT_EQ(bp.shape(), (std::vector<int64_t>{1, 2, 64}));
+  ASSERT_EQ(bp.dtype(), DType::Int8());
+  ASSERT_EQ(terms.shape(), (std::vector<int64_t>{2, 16}));
+  ASSERT_EQ(terms.dtype(), DType::Int32());
+  // Lane n of group g holds w[4g..4g+3, n]: -7 in columns 0..3, 0 in the padding.
+  for (int64_t i = 0; i < 128; ++i) EXPECT_EQ(bp.data<int8_t>()[i], (i % 64) / 4 < 4 ? -7 : 0) << i;
+  for (int64_t n = 0; n < 16; ++n) {
+    EXPECT_EQ(terms.data<int32_t>()[n], n < 4 ? -56 : 0) << n;          // column sums
+    EXPECT_EQ(terms.data<int32_t>()[16 + n], n < 4 ? n + 1 : 0) << n;  // zero points
+  }
+}
+
+// A 1-D A (a vector times a matrix) keeps the widened int32 R.matmul.
+TEST(OnnxQuantizedOps, VectorTimesMatrixKeepsTheWidenedMatmul) {
+  B m(13);
+  m.Input("a", TensorProto::UINT8, {8});
+  m.Input("b", TensorProto::INT8, {8, 4});
+  m.Node("MatMulInteger", {"a", "b"}, {"y"});
+  m.Output("y");
+  std::string bytes = m.Serialize();
+  auto mod = ImportBuffer(bytes.data(), bytes.size(), ".", {});
+  ASSERT_TRUE(mod.ok()) << mod.status().message();
+  std::string text = text::PrintModule(*mod);
+  EXPECT_NE(text.find("R.matmul("), std::string::npos) << text;
+  EXPECT_EQ(text.find("kiln.int8"), std::string::npos) << text;
+}
+
 // ORT's quantize_dynamic form of a linear layer, tokens symbolic:
 // DynamicQuantizeLinear -> MatMulInteger (per-column weight zero points) ->
 // Cast -> Mul by the scales. It imports with the dimension kept symbolic and
-// the product in int32.
+// the product in int32, by the 8-bit kernel.
 TEST(OnnxQuantizedOps, DynamicLinearKeepsSymbolicRows) {
   B m(13);
   m.Input("x", TensorProto::FLOAT, {"batch", "seq", 8});
@@ -95,8 +162,11 @@ TEST(OnnxQuantizedOps, DynamicLinearKeepsSymbolicRows) {
   auto mod = ImportBuffer(bytes.data(), bytes.size(), ".", {});
   ASSERT_TRUE(mod.ok()) << mod.status().message();
   std::string text = text::PrintModule(*mod);
-  EXPECT_NE(text.find("R.matmul("), std::string::npos) << text;
-  EXPECT_NE(text.find("\"int32\""), std::string::npos) << text;
+  // A run-time weight: the kernel packs it on every call.
+  EXPECT_NE(text.find("R.call_dps_packed(\"kiln.int8.matmul_integer\", (lv16, w, lv17, wz), "
+                      "out_sinfo=R.Tensor((batch, seq, 4), dtype=\"int32\"))"),
+            std::string::npos)
+      << text;
   EXPECT_NE(text.find("R.Tensor((batch, seq, 4), dtype=\"float32\")"), std::string::npos) << text;
 }
 
