@@ -128,19 +128,6 @@ bool Loads(const PrimExpr& e, const VarNode* data) {
   return r.loads.count(data) > 0;
 }
 
-// Whether an expression calls anything (an intrinsic such as exp).
-bool HasCall(const PrimExpr& e) {
-  struct Finder : StmtExprVisitor {
-    bool found = false;
-    void VisitExpr(const PrimExpr& x) override {
-      if (x.as<CallNode>() != nullptr) found = true;
-      if (!found) StmtExprVisitor::VisitExpr(x);
-    }
-  } f;
-  f.VisitExpr(e);
-  return f.found;
-}
-
 // The buffers an expression loads.
 std::unordered_set<const VarNode*> LoadedBy(const PrimExpr& e) {
   BufferRefs r;
@@ -292,33 +279,22 @@ class Inliner {
     const VarNode* data = DataOf(t);
     auto st = StoresOf(data);
     auto ld = LoadsOf(data);
-    // Several loads of T in the one consumer store (x * sigmoid(x), hard
-    // swish) are allowed when the producer's values are loads and
-    // arithmetic: each load becomes that value, which LLVM computes once
-    // (the same pure expression on the same loads).
-    if (st.empty() || ld.empty() || ld.size() > kMaxReverseLoads || ld[0]->store < 0) return false;
-    for (const LoadSite* l : ld)
-      if (l->store != ld[0]->store) return false;
+    if (st.empty() || ld.size() != 1 || ld[0]->store < 0) return false;
     const StoreSite& c = stores_[ld[0]->store];
     const Buffer& d = c.store->buffer;
     if (!PlainStore(c) || d == t || !CoversShape(c.loops, t) || !CoversShape(c.loops, d)) return false;
-    for (const LoadSite* l : ld) {
-      const auto& li = l->load->indices;
-      if (li.size() != c.store->indices.size()) return false;
-      // The load at the consumer's point: its loop variables, or 0 for a
-      // loop of extent 1 (as fused kernels index a batch of one).
-      for (size_t k = 0; k < li.size(); ++k) {
-        const int64_t* ext = ConstInt(c.loops[k]->extent);
-        bool unit = ext != nullptr && *ext == 1 && IsZero(li[k]);
-        if (li[k].get() != c.store->indices[k].get() && !unit) return false;
-      }
+    const auto& li = ld[0]->load->indices;
+    if (li.size() != c.store->indices.size()) return false;
+    // The load at the consumer's point: its loop variables, or 0 for a loop
+    // of extent 1 (as fused kernels index a batch of one).
+    for (size_t k = 0; k < li.size(); ++k) {
+      const int64_t* ext = ConstInt(c.loops[k]->extent);
+      bool unit = ext != nullptr && *ext == 1 && IsZero(li[k]);
+      if (li[k].get() != c.store->indices[k].get() && !unit) return false;
     }
     size_t pi = st[0]->item;
     for (const StoreSite* s : st) {
       if (s->item != pi || Loads(s->store->value, data)) return false;
-      // Copies of loads and arithmetic only, which LLVM computes once; a
-      // call (exp) would be written out once per load.
-      if (ld.size() > 1 && HasCall(s->store->value)) return false;
     }
     if (pi >= c.item) return false;
     if (StoresOf(DataOf(d)).size() != 1) return false;

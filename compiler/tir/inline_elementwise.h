@@ -15,10 +15,8 @@
 //   and loaded once, in a plain elementwise store D[loop vars] = g(.., T[idx],
 //   ..) of at most kMaxInlineGrowth times T's elements: the load becomes
 //   f[v := idx] and T's store goes.
-// - Reverse (reverse compute inline): an allocated buffer T loaded at most
-//   kMaxReverseLoads times, all at [v] in one plain store D[v] = g(.., T[v],
-//   .., T[v], ..) (x * sigmoid(x); with several loads, only producers
-//   without calls) whose loops cover T's whole shape
+// - Reverse (reverse compute inline): an allocated buffer T loaded once, in
+//   a plain store D[v] = g(.., T[v], ..) whose loops cover T's whole shape
 //   (D of T's shape; T may be read at 0 for a loop of extent 1), and stored by pure stores (never reading T) in one
 //   earlier item: each store T[idx] = val becomes D[idx] = g[v := idx, T :=
 //   val] and the consumer's store goes.
@@ -43,9 +41,6 @@ namespace tir {
 // Forward inlining recomputes f once per consumer element: a consumer at
 // most this many times T's size (a concatenation of two: 2).
 constexpr int64_t kMaxInlineGrowth = 2;
-// Reverse inlining copies the producer's value into each load of T by the
-// consumer (x * sigmoid(x): 2, x * min(max(x / 6 + 0.5, 0), 1): 2).
-constexpr size_t kMaxReverseLoads = 3;
 
 ir::PrimFunc InlineElementwise(const ir::PrimFunc& func);
 
