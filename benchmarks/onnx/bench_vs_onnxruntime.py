@@ -1,4 +1,4 @@
-"""Real networks from ONNX files (issue 7 §4, §5): Kiln against ONNX Runtime in the same run.
+"""Real networks from ONNX files (issue 7 §4, §5): Kiln against ONNX Runtime (and OpenVINO) in the same run.
 
 Not part of `make test`. Run this script with the project's venv (ONNX Runtime, numpy; `scripts/setup_venv.sh`
 makes build/venv), and
@@ -8,7 +8,16 @@ kiln-bench first. From the repository root:
 
     build/venv/bin/python benchmarks/onnx/bench_vs_onnxruntime.py --build build [--models-dir build/onnx-models]
         [--models mlp,mlp_b1,resnet18,mobilenet_v2,squeezenet,encoder] [--threads 1,2]
-        [--rounds 5] [--min-time 0.5] [--export]
+        [--rounds 5] [--min-time 0.5] [--export] [--no-openvino]
+
+With a venv that has `openvino` (build/bench-venv) OpenVINO is timed too, in the same rounds: compiled
+for CPU in float32 (INFERENCE_PRECISION_HINT=f32, DYNAMIC_QUANTIZATION_GROUP_SIZE=0, as
+benchmarks/models_corpus_bench.py does), INFERENCE_NUM_THREADS = threads, PERFORMANCE_HINT=LATENCY.
+The issue 20 §3 torchvision models (efficientnet_b0, mobilenet_v3_large, regnet_y_800mf, densenet121)
+are exported with `export_models.py --models torchvision` and timed with --models NAME,...
+Besides each side's p50 wall latency the table gives its CPU time per call (kiln-bench's cpu ms;
+the Python process's CPU time over the timed calls for the peers), which is what to read on a
+loaded machine at 1 thread; at 2 threads it also counts idle workers' spinning.
 
 For each model (as exported, with its saved input and PyTorch's output for it):
   - kiln-compile NAME.onnx -o NAME.vmfb (--dim from the manifest, e.g. batch=64): wall time, .vmfb size;
@@ -101,7 +110,7 @@ class Kiln:
         res = run([tool(self.build, "kiln-bench"), self.vmfb, "--input=@" + self.x, "--threads=%d" % threads,
                    "--format=json", "--min-time=%g" % min_time, "--warmup=%d" % warmup])
         r = json.loads(res.stdout)["results"][0]
-        return r["latency_ms"]["p50"], r.get("executor", "?")
+        return r["latency_ms"]["p50"], r.get("executor", "?"), r.get("cpu_ms_per_call", float("nan"))
 
 
 class Ort:
@@ -123,16 +132,46 @@ class Ort:
         return self.y.numpy().copy()
 
     def measure_ms(self, min_time, warmup):
-        """p50 latency (ms) of single calls, at least 10 and at least min_time seconds of them."""
-        run_once, binding, clock = self.sess.run_with_iobinding, self.binding, time.perf_counter
-        for _ in range(warmup):
-            run_once(binding)
-        times, start = [], clock()
-        while len(times) < 10 or clock() - start < min_time:
-            t0 = clock()
-            run_once(binding)
-            times.append(clock() - t0)
-        return statistics.median(times) * 1e3
+        """(p50 latency, CPU time per call) in ms of single calls, at least 10 and at least min_time seconds."""
+        return time_single_calls(lambda: self.sess.run_with_iobinding(self.binding), min_time, warmup)
+
+
+def time_single_calls(fn, min_time, warmup):
+    """(p50 wall ms, process CPU ms per call) of fn() called at least 10 times for at least min_time s."""
+    clock = time.perf_counter
+    for _ in range(warmup):
+        fn()
+    times, start, cpu0 = [], clock(), time.process_time()
+    while len(times) < 10 or clock() - start < min_time:
+        t0 = clock()
+        fn()
+        times.append(clock() - t0)
+    cpu = (time.process_time() - cpu0) / len(times)
+    return statistics.median(times) * 1e3, cpu * 1e3
+
+
+class OpenVino:
+    """OpenVINO's CPU plugin in float32, one infer request with its input set once."""
+
+    def __init__(self, onnx_path, x, threads):
+        import openvino as ov
+        core = ov.Core()
+        model = core.read_model(onnx_path)
+        model.reshape({model.inputs[0].get_any_name(): ov.PartialShape(list(x.shape))})
+        # The same float32 settings as benchmarks/models_corpus_bench.py (see its comment).
+        compiled = core.compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32",
+                                                     "DYNAMIC_QUANTIZATION_GROUP_SIZE": 0,
+                                                     "INFERENCE_NUM_THREADS": threads,
+                                                     "PERFORMANCE_HINT": "LATENCY"})
+        self.request = compiled.create_infer_request()
+        self.request.set_input_tensor(ov.Tensor(np.ascontiguousarray(x)))
+
+    def output(self):
+        self.request.infer()
+        return np.array(self.request.get_output_tensor().data, copy=True)
+
+    def measure_ms(self, min_time, warmup):
+        return time_single_calls(self.request.infer, min_time, warmup)
 
 
 def export_models(models_dir):
@@ -152,7 +191,15 @@ def main():
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--tolerance", type=float, default=1e-4)
     ap.add_argument("--export", action="store_true", help="export the models again first")
+    ap.add_argument("--no-openvino", action="store_true", help="leave OpenVINO out even when installed")
     a = ap.parse_args()
+    use_ov = not a.no_openvino
+    if use_ov:
+        try:
+            import openvino  # noqa: F401
+        except ImportError:
+            use_ov = False
+            print("(no openvino in this venv: its columns are left out)", file=sys.stderr)
     models_dir = a.models_dir or os.path.join(a.build, "onnx-models")
     if a.export or not os.path.exists(os.path.join(models_dir, "manifest.json")):
         export_models(models_dir)
@@ -183,8 +230,12 @@ def main():
             facts.append((label, None, first_error_line(str(e).split("\n", 1)[-1])))
             continue
         sessions = {t: Ort(onnx_path, x, ref.shape, t) for t in threads_list}
+        ov_sessions = {t: OpenVino(onnx_path, x, t) for t in threads_list} if use_ov else {}
         ort_y = sessions[threads_list[0]].output()
         err_torch, err_ort = rel_err(got, ref), rel_err(got, ort_y)
+        if use_ov:
+            print("%s: OpenVINO max rel err vs torch %.2g" % (
+                label, rel_err(ov_sessions[threads_list[0]].output(), ref)), flush=True)
         ok = err_torch <= a.tolerance
         facts.append((label, dict(stats, compile_s=kiln.compile_s, size_mib=kiln.size / 2**20,
                                   err_torch=err_torch, err_ort=err_ort, ort_vs_torch=rel_err(ort_y, ref)),
@@ -200,17 +251,30 @@ def main():
                 # each run and Kiln's pool for 200 us; neither may hold the
                 # other core while the other side is timed.
                 time.sleep(0.05)
-                k, executor = kiln.measure_ms(t, a.min_time, a.warmup)
+                k, executor, k_cpu = kiln.measure_ms(t, a.min_time, a.warmup)
                 time.sleep(0.05)
-                o = sessions[t].measure_ms(a.min_time, a.warmup)
-                rounds.append((k, o))
-            k_med = statistics.median(r[0] for r in rounds)
-            o_med = statistics.median(r[1] for r in rounds)
-            ratio = statistics.median(r[0] / r[1] for r in rounds)
+                o, o_cpu = sessions[t].measure_ms(a.min_time, a.warmup)
+                v, v_cpu = float("nan"), float("nan")
+                if use_ov:
+                    time.sleep(0.05)
+                    v, v_cpu = ov_sessions[t].measure_ms(a.min_time, a.warmup)
+                rounds.append((k, o, v, k_cpu, o_cpu, v_cpu))
+
+            def med(i):
+                return statistics.median(r[i] for r in rounds)
+
+            def med_ratio(i, j):
+                return statistics.median(r[i] / r[j] for r in rounds)
+            ratio = med_ratio(0, 1)
             base = name.split("_b")[0] if name.startswith("mlp") else name
             target = TARGETS.get(base) if name != "mlp_b1" else None
-            timings.append((label, t, executor, k_med, o_med, ratio, target))
-            print("  threads %d: kiln %.3f ms, ort %.3f ms, kiln/ort %.2f" % (t, k_med, o_med, ratio), flush=True)
+            ov = dict(ms=med(2), cpu=med(5), ratio=med_ratio(0, 2), cpu_ratio=med_ratio(3, 5)) if use_ov else None
+            timings.append((label, t, executor, med(0), med(1), ratio, target,
+                            dict(k_cpu=med(3), o_cpu=med(4), cpu_ratio=med_ratio(3, 4)), ov))
+            print("  threads %d: kiln %.3f ms (cpu %.3f), ort %.3f ms (cpu %.3f), kiln/ort %.2f (cpu %.2f)%s" % (
+                t, med(0), med(3), med(1), med(4), ratio, med_ratio(3, 4),
+                "" if ov is None else ", ov %.3f ms (cpu %.3f), kiln/ov %.2f (cpu %.2f)" % (
+                    ov["ms"], ov["cpu"], ov["ratio"], ov["cpu_ratio"])), flush=True)
 
     print("\nModels (kiln-run --threads=1 --print-statistics; errors are max |diff| / max |reference|):\n")
     print("| model | compile s | .vmfb MiB | load ms | first call ms | peak tensor MiB | peak RSS MiB | "
@@ -225,11 +289,17 @@ def main():
             f["peak_rss_mib"], f["err_torch"], f["err_ort"], f["ort_vs_torch"], (" " + err) if err else ""))
     print("\nLatency: median over %d rounds of each side's p50 per call (ms); ratio = median of per-round "
           "Kiln / ORT; load average at the end %.1f %.1f %.1f\n" % (a.rounds, *os.getloadavg()))
-    print("| model | threads | Kiln executor | Kiln ms | ORT ms | Kiln / ORT | issue 7 target |")
-    print("|---|---|---|---|---|---|---|")
-    for label, t, executor, k, o, ratio, target in timings:
+    print("| model | threads | Kiln executor | Kiln ms | ORT ms | Kiln / ORT | issue 7 target | "
+          "Kiln cpu ms | ORT cpu ms | Kiln / ORT cpu |" + (" OV ms | Kiln / OV | OV cpu ms | Kiln / OV cpu |"
+                                                         if use_ov else ""))
+    print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|---|" if use_ov else ""))
+    for label, t, executor, k, o, ratio, target, cpu, ov in timings:
         verdict = "–" if target is None else ("<= %.2f %s" % (target, "met" if ratio <= target else "not met"))
-        print("| %s | %d | %s | %.3f | %.3f | %.2f | %s |" % (label, t, executor, k, o, ratio, verdict))
+        line = "| %s | %d | %s | %.3f | %.3f | %.2f | %s | %.3f | %.3f | %.2f |" % (
+            label, t, executor, k, o, ratio, verdict, cpu["k_cpu"], cpu["o_cpu"], cpu["cpu_ratio"])
+        if ov is not None:
+            line += " %.3f | %.2f | %.3f | %.2f |" % (ov["ms"], ov["ratio"], ov["cpu"], ov["cpu_ratio"])
+        print(line)
     return 0 if all(f is not None and not err for _, f, err in facts) else 1
 
 

@@ -15,6 +15,11 @@ Models (name: what, input):
   squeezenet   torchvision SqueezeNet 1.1                      x: [1, 3, 224, 224]
   encoder      nn.TransformerEncoder, 2 layers, d_model 256, 4 heads, ffn 1024, GELU,
                batch_first                                     x: [1, 128, 256]
+Issue 20 §3 (only with --models, or --models=torchvision for all four), x: [1, 3, 224, 224]:
+  efficientnet_b0     squeeze-and-excitation, SiLU
+  mobilenet_v3_large  squeeze-and-excitation, hard-swish / hard-sigmoid
+  regnet_y_800mf      grouped convolutions (group width 16) with squeeze-and-excitation
+  densenet121         dense concatenation feeding 1x1 convolutions
 
 For each model NAME the output folder gets NAME.onnx (opset --opset, default 17), NAME.x.npy (the
 input) and NAME.y.npy (PyTorch's float32 output for that input), and manifest.json lists them:
@@ -81,7 +86,9 @@ class Encoder(nn.Module):
 def torchvision_model(name):
     import torchvision.models as tvm
     return {"resnet18": tvm.resnet18, "mobilenet_v2": tvm.mobilenet_v2,
-            "squeezenet": tvm.squeezenet1_1}[name](weights=None)
+            "squeezenet": tvm.squeezenet1_1, "efficientnet_b0": tvm.efficientnet_b0,
+            "mobilenet_v3_large": tvm.mobilenet_v3_large, "regnet_y_800mf": tvm.regnet_y_800mf,
+            "densenet121": tvm.densenet121}[name](weights=None)
 
 
 # name: (constructor, input shape, {input dim index: symbolic name}, dims to compile with)
@@ -93,6 +100,10 @@ MODELS = {
     "squeezenet": (lambda: torchvision_model("squeezenet"), (1, 3, 224, 224), {}, {}),
     "encoder": (Encoder, (1, 128, 256), {}, {}),
 }
+# Issue 20 §3: torchvision blocks beyond the benchmark set (not exported by default).
+TORCHVISION_EXTRA = ("efficientnet_b0", "mobilenet_v3_large", "regnet_y_800mf", "densenet121")
+for _name in TORCHVISION_EXTRA:
+    MODELS[_name] = ((lambda n=_name: torchvision_model(n)), (1, 3, 224, 224), {}, {})
 # Extra saved inputs for a model already exported: name: (model, input shape, dims)
 VARIANTS = {"mlp_b1": ("mlp", (1, 784), {"batch": 1})}
 
@@ -133,7 +144,7 @@ def export(name, out, opset, manifest):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", default="build/onnx-models")
-    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--models", default=",".join(m for m in MODELS if m not in TORCHVISION_EXTRA))
     ap.add_argument("--opset", type=int, default=17, choices=range(13, 18))
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
@@ -143,7 +154,10 @@ def main():
         with open(manifest_path) as f:
             manifest = json.load(f)
     torch.set_num_threads(1)  # deterministic reductions for the reference outputs
-    for name in a.models.split(","):
+    names = a.models.split(",")
+    if names == ["torchvision"]:
+        names = list(TORCHVISION_EXTRA)
+    for name in names:
         if name not in MODELS:
             sys.exit("unknown model %r (known: %s)" % (name, ", ".join(MODELS)))
         export(name, a.out, a.opset, manifest)

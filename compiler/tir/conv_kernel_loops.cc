@@ -252,9 +252,22 @@ Stmt ConvKernel::TileLoop(int64_t last_col) {
   BeginWholeInputTiles();
   Var rb = MakeVar("rb");
   PrimExpr tt(t);
-  // Column tiles fastest, or (RowBlocksFastest) row blocks fastest.
+  // Column tiles fastest, or (RowBlocksFastest) row blocks fastest, or
+  // (ColumnChunkTiles) every row block over one chunk of column tiles.
   const bool rb_fast = RowBlocksFastest(rb_count);
+  const int64_t chunk = ColumnChunkTiles(rb_count);
   PrimExpr col_tile = rb_fast ? Mod(Div(tt, I64(rb_count)), I64(jt_)) : Mod(tt, I64(jt_));
+  PrimExpr rb_index = rb_fast ? Mod(tt, I64(rb_count)) : Mod(Div(tt, I64(jt_)), I64(rb_count));
+  if (chunk > 0) {
+    // (chunk of column tiles, row block, column tile in the chunk); the
+    // last chunk holds the jt_ % chunk tiles left (width below).
+    PrimExpr idx = Mod(tt, I64(rb_count * jt_));
+    PrimExpr first = Div(idx, I64(rb_count * chunk)) * I64(chunk);
+    PrimExpr width = Min(I64(chunk), I64(jt_) - first);
+    PrimExpr r = Mod(idx, I64(rb_count * chunk));
+    col_tile = first + Mod(r, width);
+    rb_index = Div(r, width);
+  }
   PrimExpr start = col_tile * I64(nr_);
   std::vector<std::pair<Var, PrimExpr>> lets;
   if (last_col >= 0) {
@@ -263,7 +276,7 @@ Stmt ConvKernel::TileLoop(int64_t last_col) {
   } else {
     lets = {{col0_, start}};
   }
-  lets.push_back({rb, rb_fast ? Mod(tt, I64(rb_count)) : Mod(Div(tt, I64(jt_)), I64(rb_count))});
+  lets.push_back({rb, rb_index});
   lets.push_back({grp_, Mod(Div(tt, I64(jt_ * rb_count)), I64(cv_.groups))});
   lets.push_back({nn_, Div(tt, I64(jt_ * rb_count * cv_.groups))});
   Stmt inner = RowBlocks(rb);
@@ -281,7 +294,10 @@ Stmt ConvKernel::TileLoop(int64_t last_col) {
       last = RowBlocks(rb);
       nr_ = full_nr;
     }
-    inner = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, col_tile, I64(jt_ - 1)), inner, last);
+    // A plane of remainder columns only (ConvKernel's gemv): no full tile.
+    const bool all_remainder = -nr_last_ == cv_.ho * cv_.wo;
+    inner = all_remainder ? last
+                          : std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, col_tile, I64(jt_ - 1)), inner, last);
   } else if (last_col >= 0 && nr_last_ != nr_) {
     // The narrower last column tile: the same kernel built for its width.
     int full_nr = nr_;
@@ -304,7 +320,7 @@ Stmt ConvKernel::BuildDirect() {
     part->shape = {I64(cv_.n), I64(src.count), I64(1), I64(hw)};
     src.view = part;
   }
-  return TileLoop(nr_last_ < 0 ? hw - 16 : hw - nr_last_);
+  return TileLoop(nr_last_ < 0 ? std::max<int64_t>(hw - 16, 0) : hw - nr_last_);
 }
 
 std::vector<ConvKernel::InputPart> ConvKernel::InputParts() const {

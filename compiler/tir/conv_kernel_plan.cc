@@ -57,6 +57,23 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
     shapes.erase(std::remove_if(shapes.begin(), shapes.end(), [&](const Shape& sh) { return sh.nr > hw; }),
                  shapes.end());
   }
+  // Pointwise on a plane of at most kMaxRemainderColumns elements (the
+  // squeeze-and-excitation FCs on pooled [N, C, 1, 1]): a matrix-vector
+  // product, every column a RemainderTile column read in place. The
+  // packed 32-column tile computed 32 columns for one (MobileNetV3's
+  // 960 -> 240 at 1^2 took 3.2x ONNX Runtime's time, kernel alone).
+  const bool gemv = !direct_ && cv.kh == 1 && cv.kw == 1 && cv.sh == 1 && cv.sw == 1 && cv.pt == 0 &&
+                    cv.pl == 0 && cv.ho == cv.h && cv.wo == cv.w && cv.groups == 1 && cv.opg > 2 &&
+                    RemainderFits(8, hw) && sources_.empty() &&
+                    FlatWriteBack(LocalBuffer("probe", {I64(hw), I64(8)}, "local"), MakeVar("o0"), 8,
+                                  static_cast<int>(hw), I64(0), true) != nullptr;
+  if (gemv) {
+    direct_ = true;
+    shapes.clear();
+    mr_ = 8;
+    nr_ = 16;  // nominal: no full column tile runs
+    nr_last_ = -static_cast<int>(hw);
+  }
   // The conv.mr / conv.nr knobs (schedule_knobs.h) replace the rows or
   // columns of every candidate shape (the estimate still picks among what
   // is left); not for the one-tile shift planes, whose width is the plane.
@@ -68,7 +85,7 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
               knr > 0 ? static_cast<int>((knr + 15) / 16 * 16) : sh.nr};
       if (!(direct_ && t.nr > hw)) tuned.push_back(t);
     }
-    if (!tuned.empty()) shapes = tuned;
+    if (!tuned.empty() && !gemv) shapes = tuned;
   }
   int64_t best = -1;
   for (const Shape& sh : shapes) {
@@ -210,6 +227,16 @@ bool ConvKernel::RowBlocksFastest(int64_t rb_count) const {
   int64_t input_bytes = cv_.n * cv_.ch * cv_.h * cv_.w * 4, weight_bytes = cv_.o * cv_.ki * 4;
   return direct_ && rb_count >= 2 && rb_count <= kMaxRowBlocks && input_bytes > kMinInputBytes &&
          weight_bytes <= kMaxWeightBytes;
+}
+
+int64_t ConvKernel::ColumnChunkTiles(int64_t rb_count) const {
+  // 256 KiB of input per chunk: in L2 beside the weights of a row block and
+  // the chunk's output, on the 1.25-2 MiB L2s of current server cores.
+  constexpr int64_t kMinInputBytes = 512 * 1024, kChunkBytes = 256 * 1024;
+  int64_t input_bytes = cv_.n * cv_.ch * cv_.h * cv_.w * 4;
+  if (!direct_ || rb_count < 2 || input_bytes <= kMinInputBytes || RowBlocksFastest(rb_count)) return 0;
+  int64_t tiles = std::max<int64_t>(1, kChunkBytes / (int64_t{nr_} * cv_.ki * 4));
+  return tiles < jt_ ? tiles : 0;
 }
 
 bool ConvKernel::RemainderFits(int mr, int64_t cols) const {

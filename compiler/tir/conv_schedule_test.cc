@@ -621,6 +621,67 @@ TEST(ConvScheduleNumbersTest, PointwiseInPlace) {
   }
 }
 
+// The value of the tile loop's `rb` (row block) let, printed; "" if none.
+std::string RowBlockIndex(const PrimFunc& f) {
+  struct Finder : StmtExprVisitor {
+    std::string found;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* l = As<LetStmtNode>(s)) {
+        if (l->var->name == "rb" && found.empty()) found = text::PrintPrimExpr(l->value);
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } finder;
+  finder.VisitStmt(f->body);
+  return finder.found;
+}
+
+TEST(ConvScheduleNumbersTest, PointwiseColumnChunks) {
+  // An input over 512 KB (64 x 45 x 47 floats, 529 KB) and 9 row blocks:
+  // the tile loop runs every row block over a chunk of column tiles (21 of
+  // 48 columns: 256 KB of input) before the next chunk, the last chunk
+  // holding the 3 tiles left (45 = 21 + 21 + 3), so the row block divides
+  // by the chunk's width, min(21, 45 - first). A batch of 2 and a residual
+  // epilogue; a partial last column tile (2115 = 44 x 48 + 3).
+  ConvCase k{1, 64, 45, 47, 72, 1, 1};
+  k.epilogue = "bn_residual_relu";
+  ConvCase batch = k;
+  batch.n = 2;
+  for (const ConvCase& c : {k, batch}) {
+    std::string rb = RowBlockIndex(LowerConv(c, 2));
+    EXPECT_NE(rb.find("T.min(21"), std::string::npos) << c.Name() << ": " << rb;
+    CheckConv(c, 1);
+    CheckConv(c, 2);
+  }
+  // An input that L2 keeps (24 x 45 x 47 floats, 198 KB): column tiles
+  // fastest over the whole plane, the row block a plain division.
+  ConvCase small{1, 24, 45, 47, 72, 1, 1};
+  EXPECT_EQ(RowBlockIndex(LowerConv(small, 2)).find("T.min"), std::string::npos);
+}
+
+TEST(ConvScheduleNumbersTest, PointwiseOnTinyPlanesIsMatrixVector) {
+  // Squeeze-and-excitation FCs: 1x1 on a pooled 1 x 1 plane (and 2 x 2),
+  // packed weights. No packed input and no 16-column tile: each row block
+  // is one RemainderTile (8 channels per vector, partial sums over
+  // interleaved channels), 4 FMAs per unrolled group of 4 input channels.
+  ConvCase a{1, 96, 1, 1, 24, 1, 1};
+  a.weights = "packed";
+  a.epilogue = "bias_relu6";
+  ConvCase b{2, 37, 1, 1, 16, 1, 1};
+  b.weights = "packed";
+  b.epilogue = "bn_residual_relu";
+  ConvCase c{1, 20, 2, 2, 32, 1, 1};
+  c.weights = "packed";
+  for (const ConvCase& k : {a, b, c}) {
+    Census census = Count(LowerConv(k, 2));
+    EXPECT_FALSE(Allocates(census, "_padded")) << k.Name();
+    EXPECT_TRUE(std::count(census.allocated.begin(), census.allocated.end(), "acc_rem") == 1) << k.Name();
+    EXPECT_TRUE(std::count(census.allocated.begin(), census.allocated.end(), "acc") == 0) << k.Name();
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+}
+
 TEST(ConvScheduleNumbersTest, RowTilesForFewTaps) {
   // Few taps per output (a 3-channel stem, grouped 3x3 of 4 channels per
   // group): tiles of one output row, stored as whole vectors (no copy of
