@@ -22,8 +22,6 @@ import numpy as np
 import tritonclient.grpc as grpcclient
 import tritonclient.http as httpclient
 
-import kiln
-import kiln.triton
 import serving_models
 from test_triton import SOURCE, TOLERANCE, WORK, kiln_run
 from triton_process import TritonProcess, free_ports
@@ -62,17 +60,9 @@ class NginxInFrontOfReplicasTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp(prefix="nginx.", dir=WORK)
-        native = os.path.isfile(os.path.join(kiln.triton.native_backend_dir(), "libtriton_kiln.so"))
-        cls.backend = "kiln" if native else "python"
+        mlp = serving_models.export_mlp(cls.work, SOURCE, 12, kiln_run)
+        cls.backend, cls.vmfb, cls.repository, cls.inputs, cls.expected = mlp
         print(f"NginxInFrontOfReplicasTest: backend {cls.backend}", file=sys.stderr)
-        cls.vmfb = serving_models.build(os.path.join(SOURCE, "examples", "mlp.relax"),
-                                        os.path.join(cls.work, "mlp.vmfb"))
-        cls.repository = os.path.join(cls.work, "repository")
-        subprocess.run([sys.executable, "-m", "kiln.triton", "export", cls.vmfb, "--name", "mlp",
-                        "--repository", cls.repository, "--backend", cls.backend], check=True, timeout=60)
-        rng = np.random.default_rng(12)
-        cls.inputs = [rng.uniform(-1, 1, (1, 784)).astype(np.float32) for _ in range(48)]
-        cls.expected = [kiln_run(cls.vmfb, x, cls.work, f"x{i}") for i, x in enumerate(cls.inputs)]
         cls.replicas = []
         cls.nginx = None
         cls.nginx_log = None

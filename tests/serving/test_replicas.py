@@ -10,7 +10,6 @@ inference count); with one replica stopped, the other answers every request.
 """
 import concurrent.futures
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -20,8 +19,6 @@ import unittest
 import numpy as np
 import tritonclient.http as httpclient
 
-import kiln
-import kiln.triton
 import serving_models
 from round_robin_proxy import RoundRobinProxy
 from test_triton import SOURCE, TOLERANCE, WORK, kiln_run
@@ -32,17 +29,9 @@ class ReplicasBehindLoadBalancerTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
         cls.work = tempfile.mkdtemp(prefix="replicas.", dir=WORK)
-        native = os.path.isfile(os.path.join(kiln.triton.native_backend_dir(), "libtriton_kiln.so"))
-        cls.backend = "kiln" if native else "python"
+        mlp = serving_models.export_mlp(cls.work, SOURCE, 11, kiln_run)
+        cls.backend, cls.vmfb, cls.repository, cls.inputs, cls.expected = mlp
         print(f"ReplicasBehindLoadBalancerTest: backend {cls.backend}", file=sys.stderr)
-        cls.vmfb = serving_models.build(os.path.join(SOURCE, "examples", "mlp.relax"),
-                                        os.path.join(cls.work, "mlp.vmfb"))
-        cls.repository = os.path.join(cls.work, "repository")
-        subprocess.run([sys.executable, "-m", "kiln.triton", "export", cls.vmfb, "--name", "mlp",
-                        "--repository", cls.repository, "--backend", cls.backend], check=True, timeout=60)
-        rng = np.random.default_rng(11)
-        cls.inputs = [rng.uniform(-1, 1, (1, 784)).astype(np.float32) for _ in range(48)]
-        cls.expected = [kiln_run(cls.vmfb, x, cls.work, f"x{i}") for i, x in enumerate(cls.inputs)]
         cls.replicas = []
         cls.proxy = None
         try:
