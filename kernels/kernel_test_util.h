@@ -23,7 +23,7 @@ inline Tensor MakeTensor(std::vector<int64_t> shape, const std::vector<T>& value
   Result<Tensor> t = Tensor::Empty(shape, dtype);
   KILN_CHECK(t.ok(), "%s", t.status().ToString().c_str());
   KILN_CHECK(static_cast<int64_t>(values.size()) == t->NumElements(), "wrong number of values");
-  std::memcpy(t->raw_data(), values.data(), values.size() * sizeof(T));
+  if (!values.empty()) std::memcpy(t->raw_data(), values.data(), values.size() * sizeof(T));
   return *t;
 }
 

@@ -131,12 +131,15 @@ TEST(DefaultScheduleTest, RowOffsetStoreIsVectorized) {
   PrimExpr at = PrimExpr(y) * PrimExpr(w) + PrimExpr(x);
   Stmt body = Store(out, Load(a, {PrimExpr(y), PrimExpr(x)}), {at});
   PrimFunc f = Func(Loop(y, PrimExpr(h), Loop(x, PrimExpr(w), body)));
-  const ForNode* fy = ForAt(ApplyDefaultSchedule(f, 1)->body);
+  // The scheduled functions are kept alive while their loops are read.
+  PrimFunc scheduled = ApplyDefaultSchedule(f, 1);
+  const ForNode* fy = ForAt(scheduled->body);
   EXPECT_EQ(fy->for_kind, ForKind::kSerial);
   EXPECT_EQ(ForAt(fy->body)->for_kind, ForKind::kVectorized);
   // Y[y * w + x] and Y[y * w + x + 1] (two offsets): iterations overlap.
   Stmt two = Store(out, Load(out, {at + 1}), {at});
-  const ForNode* ty = ForAt(ApplyDefaultSchedule(Func(Loop(y, PrimExpr(h), Loop(x, PrimExpr(w), two))), 1)->body);
+  PrimFunc scheduled_two = ApplyDefaultSchedule(Func(Loop(y, PrimExpr(h), Loop(x, PrimExpr(w), two))), 1);
+  const ForNode* ty = ForAt(scheduled_two->body);
   EXPECT_NE(ForAt(ty->body)->for_kind, ForKind::kVectorized);
 }
 
@@ -147,7 +150,8 @@ TEST(DefaultScheduleTest, OffsetVaryingInsideTheLoopBlocksParallelism) {
   Buffer a = MakeBuffer("A", {PrimExpr(n), PrimExpr(64)}, DType::Float32());
   Buffer out = MakeBuffer("Y", {PrimExpr(n) + 64}, DType::Float32());
   Stmt body = Store(out, Load(a, {PrimExpr(i), PrimExpr(j)}), {PrimExpr(j) + PrimExpr(i)});
-  const ForNode* fi = ForAt(ApplyDefaultSchedule(Func(Loop(i, PrimExpr(n), Loop(j, 64, body))), 8)->body);
+  PrimFunc scheduled = ApplyDefaultSchedule(Func(Loop(i, PrimExpr(n), Loop(j, 64, body))), 8);
+  const ForNode* fi = ForAt(scheduled->body);
   EXPECT_NE(fi->for_kind, ForKind::kParallel);
 }
 

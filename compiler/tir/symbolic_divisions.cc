@@ -270,9 +270,10 @@ class LoopSplitter : public StmtExprMutator {
       const VarNode* v;
       PrimExpr d, outer, inner;
       PrimExpr MutateExpr(const PrimExpr& x) override {
-        const auto* b = static_cast<const BinaryNode*>(x.get());
-        if ((x.as<FloorDivNode>() || x.as<FloorModNode>()) && nest::IsVar(b->a, v) && SameAtom(b->b, d))
-          return x.as<FloorDivNode>() ? outer : inner;
+        if (x.as<FloorDivNode>() || x.as<FloorModNode>()) {
+          const auto* b = static_cast<const BinaryNode*>(x.get());
+          if (nest::IsVar(b->a, v) && SameAtom(b->b, d)) return x.as<FloorDivNode>() ? outer : inner;
+        }
         return StmtExprMutator::MutateExpr(x);
       }
     } rep;
