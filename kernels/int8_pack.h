@@ -34,8 +34,9 @@ inline int64_t Int8PackedBytes(int64_t k, int64_t n) { return Int8Blocks(n) * In
 // stored (signed) values for n < Int8Blocks(n) * 16 (padding columns get 0).
 inline void PackInt8B(const void* b, bool b_unsigned, int64_t k, int64_t n, int8_t* packed, int32_t* colsum) {
   const int64_t k4 = Int8K4(k), blocks = Int8Blocks(n);
-  std::memset(packed, 0, static_cast<size_t>(Int8PackedBytes(k, n)));
-  std::memset(colsum, 0, static_cast<size_t>(blocks * kInt8BlockN) * sizeof(int32_t));
+  // K = 0 or N = 0: nothing to pack (and the buffers may be null, which memset may not take).
+  if (Int8PackedBytes(k, n) > 0) std::memset(packed, 0, static_cast<size_t>(Int8PackedBytes(k, n)));
+  if (blocks > 0) std::memset(colsum, 0, static_cast<size_t>(blocks * kInt8BlockN) * sizeof(int32_t));
   const uint8_t* src = static_cast<const uint8_t*>(b);
   const int shift = b_unsigned ? 128 : 0;
   for (int64_t kk = 0; kk < k; ++kk) {
