@@ -34,6 +34,7 @@
 #include "compiler/transform/common_subexpr_elimination.h"
 #include "compiler/transform/dead_code_elimination.h"
 #include "compiler/transform/decompose_ops.h"
+#include "compiler/transform/dispatch_int8_matmul.h"
 #include "compiler/transform/dispatch_library.h"
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/pack_constant_weights.h"
@@ -135,6 +136,7 @@ const std::vector<std::string>& PassNames() {
       "decompose-ops",
       "conv-transpose-phases",
       "dispatch-library",
+      "dispatch-int8-matmul",
       "winograd-conv2d",
       "pack-constant-weights",
       "fold-constant",
@@ -237,6 +239,7 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
   KILN_RETURN_IF_ERROR(run.Run("dispatch-library", &mod, [&](const ir::IRModule& m) {
     return transform::DispatchToLibraries(m, rules);
   }));
+  if (!IsCudaTarget(options)) KILN_RETURN_IF_ERROR(run.Run("dispatch-int8-matmul", &mod, transform::DispatchInt8Matmul));
   if (options.winograd) {
     KILN_RETURN_IF_ERROR(run.Run("winograd-conv2d", &mod, transform::WinogradConv2d));
   }

@@ -364,6 +364,36 @@ TEST(GpuVmfbCompile, CpuLibraryKernelsAreRefused) {
   EXPECT_NE(r.status().message().find("a CPU library kernel"), std::string::npos) << r.status().message();
 }
 
+// An 8-bit matmul (ONNX MatMulInteger, as quantize_dynamic writes it) with a
+// constant weight: on the CPU it calls the 8-bit library kernel, for the GPU
+// it compiles to a generated kernel whose PTX assembles; no CPU packed
+// function is left in the GPU file.
+TEST(GpuVmfbCompile, IntegerMatmulIsAGeneratedKernel) {
+  const std::string src =
+      "@I.ir_module\nclass Module:\n    @R.function\n    def main(a: R.Tensor((\"m\", 64), dtype=\"uint8\"), "
+      "za: R.Tensor((), dtype=\"uint8\")):\n        m = T.int64()\n        with R.dataflow():\n"
+      "            b = R.const(3, \"int8\")\n            bb = R.broadcast_to(b, R.shape([64, 48]))\n"
+      "            zb = R.const(-1, \"int8\")\n"
+      "            y = R.matmul_integer(a, bb, za, zb)\n            R.output(y)\n        return y\n";
+  Result<ir::IRModule> m = text::ParseModule(src, "q.relax");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  Result<compiler::VmfbProgram> cpu = driver::CompileModule(*m, driver::CompileOptions());
+  ASSERT_TRUE(cpu.ok()) << cpu.status().ToString();
+  bool cpu_calls_int8 = false;
+  for (const compiler::CallableInfo& c : cpu->callables)
+    cpu_calls_int8 |= c.kind == compiler::CallableKind::kPacked && c.name.rfind("kiln.int8.", 0) == 0;
+  EXPECT_TRUE(cpu_calls_int8);
+  Result<compiler::VmfbProgram> gpu = driver::CompileModule(*m, Cuda("sm_90"));
+  ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
+  for (const compiler::CallableInfo& c : gpu->callables)
+    EXPECT_NE(c.kind, compiler::CallableKind::kPacked) << c.name;
+  ASSERT_EQ(gpu->gpu_modules.size(), 1u);
+  EXPECT_NE(gpu->gpu_modules[0].ptx.find("matmul_integer"), std::string::npos);
+  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent: the PTX was not assembled";
+  std::string log;
+  EXPECT_EQ(Assemble(gpu->gpu_modules[0].ptx, "sm_90", &log), 0) << log;
+}
+
 // The host side of a launch: the MLP's first kernel function, called as the
 // bytecode calls it (w0, x, b0, out) with n = 5.
 TEST(GpuLaunchPlan, GridsParametersAndWorkspaces) {

@@ -9,18 +9,16 @@
 //   in float32: x / scale is a division (not a product with the reciprocal),
 //   rounding is half to even (R.round), saturation a clip before the cast.
 // The integer product of 8-bit A [..., M, K] and 2-D B [K, N] of known
-// shapes goes to the 8-bit kernel instead (kernels/int8_matmul_kernels.cc),
-// operands kept 8-bit: a constant B (an initializer, the weights of
-// quantize_dynamic's models) with a constant or absent zero point is packed
-// here, once, into the kernel's layout (kiln.int8.matmul_integer_packed,
-// int8 in the .vmfb rather than folded int32); any other B is packed by the
-// kernel on every call (kiln.int8.matmul_integer). Other shapes (1-D A,
-// batched B) keep the widened R.matmul.
+// shapes is R.matmul_integer instead, operands kept 8-bit: the CPU pipeline
+// sends it to the 8-bit kernel and packs a constant B (an initializer, the
+// weights of quantize_dynamic's models) at compile time
+// (compiler/transform/dispatch_int8_matmul.h); other targets legalize it to
+// a generic int32 kernel. Other shapes (1-D A, batched B) keep the widened
+// R.matmul.
 #include <cstring>
 #include <string>
 
 #include "compiler/onnx/graph_importer.h"
-#include "kernels/int8_pack.h"
 
 namespace kiln {
 namespace onnx {
@@ -61,22 +59,6 @@ Result<ir::Expr> Widen(NodeCtx& ctx, size_t xi, size_t zi, int side, const char*
   return ctx.Op("subtract", {w, z32});
 }
 
-// R.call_dps_packed(fn, args) with one int32 result of shape `out`.
-Result<ir::Expr> EmitPacked(NodeCtx& ctx, const char* fn, std::vector<ir::Expr> args, std::vector<ir::PrimExpr> out) {
-  ir::Expr callee = std::make_shared<ir::ExternFuncExpr>(fn);
-  callee->struct_info = std::make_shared<ir::ObjectSInfo>();
-  std::vector<ir::StructInfo> arg_sinfo;
-  for (const auto& a : args) arg_sinfo.push_back(a->struct_info);
-  auto tuple = std::make_shared<ir::TupleExpr>(std::move(args));
-  tuple->struct_info = std::make_shared<ir::TupleSInfo>(arg_sinfo);
-  ir::StructInfo y = ir::MakeTensorSInfo(std::move(out), DType::Int32());
-  auto call = std::make_shared<ir::CallExpr>(std::make_shared<ir::OpExpr>("relax.call_dps_packed"),
-                                             std::vector<ir::Expr>{callee, tuple}, ir::AttrMap{},
-                                             std::vector<ir::StructInfo>{y});
-  call->struct_info = y;
-  return ctx.Emit(ir::Expr(call));
-}
-
 // The zero point at input `zi` (checked as Widen does), or a scalar 0 of
 // the input's type when absent.
 Result<ir::Expr> ZeroPointOrZero(NodeCtx& ctx, size_t zi, DType t, const char* what) {
@@ -85,41 +67,6 @@ Result<ir::Expr> ZeroPointOrZero(NodeCtx& ctx, size_t zi, DType t, const char* w
   if (zinfo->dtype != t) return ctx.Invalid(std::string(what) + " must have its input's type " + DTypeName(t) + ", not " + DTypeName(zinfo->dtype));
   if (zinfo->ndim > 1) return ctx.Unsupported(std::string(what) + " of rank " + std::to_string(zinfo->ndim) + " (scalar or 1-D)");
   return ctx.Input(zi);
-}
-
-// B (K x N) at `bi` and its zero point at `bzi` packed for the kernel, when
-// both are constants: Bp int8 [ceil(N/16), ceil(K/4), 64] and Bterms int32
-// [2, 16*ceil(N/16)] (column sums; effective zero points zb - s_b).
-// Null expressions when B is not constant or the zero point does not fit.
-Result<std::pair<ir::Expr, ir::Expr>> PackConstantB(NodeCtx& ctx, size_t bi, size_t bzi) {
-  KILN_ASSIGN_OR_RETURN(const Value* bv, ctx.In(bi));
-  const std::pair<ir::Expr, ir::Expr> none{nullptr, nullptr};
-  if (!bv->constant.defined() || bv->constant.ndim() != 2) return none;
-  const Tensor& b = bv->constant;
-  const bool b_unsigned = b.dtype() == DType::UInt8();
-  const int64_t k = b.shape()[0], n = b.shape()[1];
-  const int64_t width = kernels::Int8Blocks(n) * kernels::kInt8BlockN;
-  std::vector<int32_t> zb(1, 0);
-  if (ctx.HasInput(bzi)) {
-    KILN_ASSIGN_OR_RETURN(const Value* zv, ctx.In(bzi));
-    if (!zv->constant.defined() || zv->constant.dtype() != b.dtype() || zv->constant.ndim() > 1) return none;
-    const int64_t count = zv->constant.NumElements();
-    if (count != 1 && count != n) return none;
-    zb.resize(static_cast<size_t>(count));
-    for (int64_t i = 0; i < count; ++i) {
-      zb[i] = b_unsigned ? int32_t{zv->constant.data<uint8_t>()[i]} : int32_t{zv->constant.data<int8_t>()[i]};
-    }
-  }
-  const int64_t bp_shape[] = {kernels::Int8Blocks(n), kernels::Int8K4(k), 64};
-  KILN_ASSIGN_OR_RETURN(Tensor bp, Tensor::Empty(bp_shape, DType::Int8()));
-  const int64_t terms_shape[] = {2, width};
-  KILN_ASSIGN_OR_RETURN(Tensor terms, Tensor::Empty(terms_shape, DType::Int32()));
-  int32_t* t = terms.data<int32_t>();
-  kernels::PackInt8B(b.raw_data(), b_unsigned, k, n, bp.data<int8_t>(), t);
-  for (int64_t j = 0; j < width; ++j) {
-    t[width + j] = j < n ? zb[zb.size() == 1 ? 0 : j] - (b_unsigned ? 128 : 0) : 0;
-  }
-  return std::make_pair(MakeConstant(bp), MakeConstant(terms));
 }
 
 // The int32 product (A - a_zp) @ (B - b_zp) of inputs `ai`, `bi` and their
@@ -134,19 +81,11 @@ Result<ir::Expr> IntegerProduct(NodeCtx& ctx, size_t ai, size_t azi, size_t bi, 
     KILN_ASSIGN_OR_RETURN(ir::Expr b, Widen(ctx, bi, bzi, 1, "b_zero_point"));
     return ctx.Op("matmul", {a, b});
   }
-  std::vector<ir::PrimExpr> out = a_info->shape;
-  out.back() = b_info->shape[1];
   KILN_ASSIGN_OR_RETURN(ir::Expr a, ctx.Input(ai));
-  KILN_ASSIGN_OR_RETURN(ir::Expr za, ZeroPointOrZero(ctx, azi, a_info->dtype, "a_zero_point"));
-  // Checked before packing, so a wrong zero point is reported either way.
-  if (ctx.HasInput(bzi)) KILN_RETURN_IF_ERROR(ZeroPointOrZero(ctx, bzi, b_info->dtype, "b_zero_point").status());
-  KILN_ASSIGN_OR_RETURN(auto packed, PackConstantB(ctx, bi, bzi));
-  if (packed.first) {
-    return EmitPacked(ctx, "kiln.int8.matmul_integer_packed", {a, packed.first, packed.second, za}, out);
-  }
   KILN_ASSIGN_OR_RETURN(ir::Expr b, ctx.Input(bi));
+  KILN_ASSIGN_OR_RETURN(ir::Expr za, ZeroPointOrZero(ctx, azi, a_info->dtype, "a_zero_point"));
   KILN_ASSIGN_OR_RETURN(ir::Expr zb, ZeroPointOrZero(ctx, bzi, b_info->dtype, "b_zero_point"));
-  return EmitPacked(ctx, "kiln.int8.matmul_integer", {a, b, za, zb}, out);
+  return ctx.Op("matmul_integer", {a, b, za, zb});
 }
 
 // MatMulInteger(A, B, a_zero_point?, b_zero_point?) -> int32.

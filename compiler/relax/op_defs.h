@@ -35,6 +35,7 @@ void AddCreateOps(std::vector<OpInfo>* table);       // op_create.cc
 void AddScanOps(std::vector<OpInfo>* table);         // op_scan.cc
 void AddRnnOps(std::vector<OpInfo>* table);          // nn.lstm, nn.gru, nn.rnn (op_rnn.cc)
 void AddShapeValueOps(std::vector<OpInfo>* table);   // tensor_to_shape, shape_to_tensor (op_shape_value.cc)
+void AddQuantizedOps(std::vector<OpInfo>* table);    // matmul_integer (op_quantized.cc)
 
 }  // namespace relax
 }  // namespace kiln

@@ -35,6 +35,7 @@ const std::vector<OpInfo>& Table() {
     AddScanOps(t);
     AddRnnOps(t);
     AddShapeValueOps(t);
+    AddQuantizedOps(t);
     return t;
   }();
   return *table;

@@ -19,6 +19,8 @@ bool IsKnownRelaxOp(const std::string& name) {
       "trunc", "sign", "logical_not", "bitwise_not", "isnan", "isinf", "isfinite", "sin", "cos", "tan", "clip",
       // linear algebra
       "matmul", "linear", "einsum", "outer",
+      // Kiln's own: ONNX MatMulInteger (compiler/relax/op_quantized.cc)
+      "matmul_integer",
       // shape and data movement
       "permute_dims", "reshape", "flatten", "expand_dims", "squeeze", "concat", "split", "stack", "broadcast_to",
       "take", "gather_elements", "gather_nd", "scatter_elements", "strided_slice", "dynamic_strided_slice", "astype",

@@ -44,17 +44,6 @@ bool WritesDisjoint(const Stmt& body, const VarNode* v) {
   return any_store;
 }
 
-std::string StoredBuffers(const Stmt& s) {
-  nest::BufferAccesses acc;
-  acc.VisitStmt(s);
-  std::string names;
-  for (const auto* st : acc.stores) {
-    std::string n = "'" + st->buffer->name + "'";
-    if (names.find(n) == std::string::npos) names += (names.empty() ? "" : ", ") + n;
-  }
-  return names.empty() ? "nothing" : names;
-}
-
 PrimExpr AsI64(const PrimExpr& e) {
   if (e.dtype() == DType::Int64()) return e;
   if (const int64_t* c = nest::ConstInt(e)) return nest::I64(*c);
@@ -66,7 +55,7 @@ struct ScheduledItem {
   Stmt stmt;
 };
 
-Result<ScheduledItem> ScheduleItem(const PrimFuncNode& func, const Stmt& item, size_t item_index, int64_t threads) {
+Result<ScheduledItem> ScheduleItem(const Stmt& item, int64_t threads) {
   ScheduledItem out;
   std::vector<const ForNode*> bound;
   std::unordered_set<const VarNode*> bound_vars;
@@ -86,10 +75,16 @@ Result<ScheduledItem> ScheduleItem(const PrimFuncNode& func, const Stmt& item, s
     bound_vars.insert(f->loop_var.get());
     s = f->body;
   }
+  Var bx = MakeVar("blockIdx_x", DType::Int64());
+  Var tx = MakeVar("threadIdx_x", DType::Int64());
   if (bound.empty()) {
-    return Unimplemented(StrFormat("no GPU schedule for PrimFunc '%s': item %zu (storing %s) has no loop whose "
-                                   "iterations write disjoint elements (a reduction to one value or a scan)",
-                                   func.name.c_str(), item_index, StoredBuffers(item).c_str()));
+    // A reduction to one value or a scan: the whole item in one thread (as
+    // TVM's DefaultGPUSchedule binds a block it cannot split). Correct, and
+    // serial: a block-wide tree reduction needs shared memory and barriers,
+    // which the NVPTX codegen does not emit yet.
+    Stmt one = std::make_shared<ForNode>(tx, nest::I64(0), nest::I64(1), ForKind::kThreadBinding, s, "threadIdx.x");
+    out.stmt = std::make_shared<ForNode>(bx, nest::I64(0), nest::I64(1), ForKind::kThreadBinding, one, "blockIdx.x");
+    return out;
   }
   // N, and each loop's stride in the fused index.
   std::vector<PrimExpr> strides(bound.size());
@@ -110,8 +105,6 @@ Result<ScheduledItem> ScheduleItem(const PrimFuncNode& func, const Stmt& item, s
   int64_t block = is_static && static_n < threads ? std::max<int64_t>(static_n, 1) : threads;
   PrimExpr grid = is_static ? nest::I64((static_n + block - 1) / block)
                             : MakeBinary(TirKind::kFloorDiv, n + nest::I64(block - 1), nest::I64(block));
-  Var bx = MakeVar("blockIdx_x", DType::Int64());
-  Var tx = MakeVar("threadIdx_x", DType::Int64());
   PrimExpr fused = PrimExpr(bx) * nest::I64(block) + PrimExpr(tx);
   // Innermost first: v_k = min_k + fused / stride_k % extent_k.
   Stmt body = s;
@@ -150,7 +143,7 @@ Result<PrimFunc> ScheduleForGpu(const PrimFunc& func, int64_t threads_per_block)
   }
   std::vector<Stmt> scheduled;
   for (size_t i = 0; i < items.size(); ++i) {
-    KILN_ASSIGN_OR_RETURN(ScheduledItem si, ScheduleItem(*func, items[i], i, threads_per_block));
+    KILN_ASSIGN_OR_RETURN(ScheduledItem si, ScheduleItem(items[i], threads_per_block));
     workspaces.insert(workspaces.end(), si.workspaces.begin(), si.workspaces.end());
     scheduled.push_back(si.stmt);
   }

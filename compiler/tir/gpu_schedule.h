@@ -23,8 +23,9 @@
 // A loop is bound when every store in its body indexes the stored buffer
 // with the loop's variable alone in some dimension (so two iterations never
 // write one element); a reduction's loop is not. An item without such a loop
-// (a reduction to one value) has no GPU schedule yet: kUnimplemented naming
-// the PrimFunc and the buffers the item stores.
+// (a reduction to one value, a scan over every element) runs whole in one
+// thread of a one-block grid: correct and serial (a block-wide reduction
+// needs shared memory and barriers, which the NVPTX codegen lacks).
 // Pre: LowerBlocks ran (no BlockRealize), no CPU schedule (no parallel or
 // vectorized loops matter: they become serial loops in the thread).
 #ifndef KILN_COMPILER_TIR_GPU_SCHEDULE_H_

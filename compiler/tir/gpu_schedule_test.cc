@@ -91,7 +91,7 @@ class Module:
 )");
 }
 
-TEST(GpuScheduleTest, AReductionToOneValueHasNoSchedule) {
+TEST(GpuScheduleTest, AReductionToOneValueRunsInOneThread) {
   EXPECT_EQ(Scheduled(R"(@I.ir_module
 class Module:
     @T.prim_func
@@ -99,8 +99,13 @@ class Module:
         for k in range(64):
             S[0] = S[0] + A[k]
 )"),
-            "Unimplemented: no GPU schedule for PrimFunc 'total': item 0 (storing 'S') has no loop whose iterations "
-            "write disjoint elements (a reduction to one value or a scan)");
+            R"(    @T.prim_func
+    def total(A: T.Buffer((64,), "float32"), S: T.Buffer((1,), "float32")):
+        for blockIdx_x in T.thread_binding(T.int64(1), thread="blockIdx.x"):
+            for threadIdx_x in T.thread_binding(T.int64(1), thread="threadIdx.x"):
+                for k in range(64):
+                    S[0] = S[0] + A[k]
+)");
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ void ConvBindingRewriter::VisitBinding(const ir::Binding& b, bool in_dataflow, s
     if (const auto* k = ir::ExprAs<ir::ConstantExpr>(nb.value); k && !nb.match_cast) constants_[nb.var.get()] = k;
     const auto* call = ir::ExprAs<ir::CallExpr>(nb.value);
     const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
-    if (op && op->name == "relax.nn.conv2d" && call->args.size() == 2 && !nb.match_cast && status.ok()) {
+    if (op && op->name == op_ && call->args.size() == num_args_ && !nb.match_cast && status.ok()) {
       if (RewriteConv(*call, nb, in_dataflow, out)) continue;
     }
     out->push_back(std::move(nb));

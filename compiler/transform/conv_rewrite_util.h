@@ -39,9 +39,13 @@ bool DefaultConvLayoutsF32(const ir::AttrMap& attrs);
 // which variables are bound to constants (ConstantOf), and offers each
 // `R.nn.conv2d(x, w)` binding (no match_cast) to RewriteConv, which appends
 // the bindings that replace it and returns true, or returns false to keep
-// it. Once `status` holds an error nothing more is offered.
+// it. Once `status` holds an error nothing more is offered. A rewriter of
+// another operator names it and its argument count to the constructor
+// (dispatch-int8-matmul: relax.matmul_integer, 4).
 class ConvBindingRewriter : public ExprMutator {
  public:
+  explicit ConvBindingRewriter(std::string op = "relax.nn.conv2d", size_t num_args = 2)
+      : op_(std::move(op)), num_args_(num_args) {}
   Status status;
   ir::Function VisitFunction(const ir::Function& f) override;
   void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override;
@@ -54,6 +58,8 @@ class ConvBindingRewriter : public ExprMutator {
   std::string FreshName(const std::string& base);
 
  private:
+  std::string op_;
+  size_t num_args_;
   std::set<std::string> names_;
   std::map<const ir::VarExpr*, const ir::ConstantExpr*> constants_;
 };

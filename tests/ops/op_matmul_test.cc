@@ -205,6 +205,29 @@ TEST(OpMatmulError, EveryMessageFires) {
   ExpectOpError({s, w}, "R.linear(s, w)", StatusCode::kInvalidArgument, "R.linear: x must have rank >= 1");
 }
 
+// R.matmul_integer (ONNX MatMulInteger): every message of its inference.
+TEST(OpMatmulIntegerError, EveryMessageFires) {
+  const std::string a = "a: " + TensorType({2, 3, 4}, "uint8"), b = "b: " + TensorType({4, 5}, "int8");
+  const std::string za = "za: " + TensorType({}, "uint8"), zb = "zb: " + TensorType({5}, "int8");
+  const std::string args = "R.matmul_integer(a, b, za, zb)";
+  ExpectOpError({a, b, za}, "R.matmul_integer(a, b, za)", StatusCode::kInvalidArgument,
+                "relax.matmul_integer takes 4 arguments, got 3");
+  ExpectOpError({"a: " + TensorType({2, 3, 4}), b, za, zb}, args, StatusCode::kInvalidArgument,
+                "R.matmul_integer: a must be uint8 or int8, not float32");
+  ExpectOpError({"a: " + TensorType({4}, "uint8"), b, za, zb}, args, StatusCode::kInvalidArgument,
+                "R.matmul_integer: a must have rank >= 2 ([..., M, K]), got rank 1");
+  ExpectOpError({a, "b: " + TensorType({2, 4, 5}, "int8"), za, zb}, args, StatusCode::kInvalidArgument,
+                "R.matmul_integer: b must have rank 2 ([K, N]), got rank 3");
+  ExpectOpError({a, b, "za: " + TensorType({}, "int8"), zb}, args, StatusCode::kInvalidArgument,
+                "R.matmul_integer: a_zero_point must have its operand's type uint8, not int8");
+  ExpectOpError({a, b, za, "zb: " + TensorType({1, 5}, "int8")}, args, StatusCode::kInvalidArgument,
+                "R.matmul_integer: b_zero_point must be a scalar or 1-D, got rank 2");
+  ExpectOpError({a, b, "za: " + TensorType({2}, "uint8"), zb}, args, StatusCode::kInvalidArgument,
+                "R.matmul_integer: a_zero_point has 2 elements, expected 1 or M=3");
+  ExpectOpError({a, "b: " + TensorType({3, 5}, "int8"), za, zb}, args, StatusCode::kInvalidArgument,
+                "R.matmul_integer: reduction dimensions differ: a (2, 3, 4) has K=4 but b (3, 5) has K=3");
+}
+
 }  // namespace
 }  // namespace optest
 }  // namespace kiln
