@@ -8,10 +8,13 @@ epilogue where there is one). For each shape, in one run:
      module mode: the module's one kernel is its one task, the same kernel
      `kiln-compile` builds; `--function` needs the PrimFunc in the text, which a
      Relax-level module only has after legalization);
-  2. `kiln-compile MODULE` (default.vmfb) and `kiln-compile MODULE --tuning-db`
-     (tuned.vmfb);
-  3. rounds, interleaved over the shapes: `kiln-bench default.vmfb tuned.vmfb
-     --threads=1` (p50 of each), then oneDNN's primitive for the same op
+  2. `kiln-compile MODULE` (host.vmfb: planned for this machine's cores, the
+     default without --threads), `kiln-compile MODULE --threads 1`
+     (default.vmfb) and `kiln-compile MODULE --threads 1 --tuning-db`
+     (tuned.vmfb: records measured with one thread apply to it);
+  3. rounds, interleaved over the shapes: `kiln-bench FILE --threads=1` for
+     each of the three files in its own process (p50 of each; the order
+     rotates), then oneDNN's primitive for the same op
      (onednn_op.cc, built here with the system's libdnnl, OMP_NUM_THREADS=1;
      plain layouts, and for convolutions also the blocked layouts oneDNN
      prefers, reorders untimed). Each column is the median over the rounds.
@@ -158,7 +161,8 @@ def tune(tools, s, work, trials, seed):
                         tune_best=to_us(m.group(5), m.group(6)), trials=int(m.group(8)), failed=int(m.group(9)))
     if info is None:
         raise SystemExit("no summary row in the output of %s:\n%s" % (" ".join(cmd), r.stdout))
-    for out, extra in (("default.vmfb", []), ("tuned.vmfb", ["--tuning-db", db])):
+    for out, extra in (("host.vmfb", []), ("default.vmfb", ["--threads", "1"]),
+                       ("tuned.vmfb", ["--threads", "1", "--tuning-db", db])):
         subprocess.run([tools["compile"], mod, "-o", os.path.join(d, out)] + extra, check=True, capture_output=True)
     with open(os.path.join(d, "default.vmfb"), "rb") as a, open(os.path.join(d, "tuned.vmfb"), "rb") as b:
         info["same_file"] = a.read() == b.read()  # no record beat the default: the builds are identical
@@ -166,16 +170,21 @@ def tune(tools, s, work, trials, seed):
     return info
 
 
-def bench_kiln(tools, d, min_time, swap):
-    """p50 us of (default, tuned) from one kiln-bench call; `swap` runs the
-    tuned file first (rounds alternate, so neither always runs first)."""
-    files = [os.path.join(d, "default.vmfb"), os.path.join(d, "tuned.vmfb")]
-    if swap:
-        files.reverse()
-    r = subprocess.run([tools["bench"]] + files + ["--threads=1", "--format=json", "--min-time=%g" % min_time,
-                                                   "--runs=20"], capture_output=True, text=True, check=True)
-    p50 = [x["latency_ms"]["p50"] * 1000.0 for x in json.loads(r.stdout)["results"]]
-    return (p50[1], p50[0]) if swap else (p50[0], p50[1])
+BUILDS = ("host", "default", "tuned")
+
+
+def bench_kiln(tools, d, min_time, shift):
+    """p50 us of (host, default, tuned), each from its own kiln-bench process
+    (in one call with several files, a one-thread build of the depthwise
+    conv ran 2-6x slower when it was not the first file); the order is
+    rotated by `shift` (rounds rotate it, so no file always runs first)."""
+    got = {}
+    for k in range(3):
+        b = BUILDS[(k + shift) % 3]
+        r = subprocess.run([tools["bench"], os.path.join(d, b + ".vmfb"), "--threads=1", "--format=json",
+                            "--min-time=%g" % min_time, "--runs=20"], capture_output=True, text=True, check=True)
+        got[b] = json.loads(r.stdout)["results"][0]["latency_ms"]["p50"] * 1000.0
+    return tuple(got[b] for b in BUILDS)
 
 
 def bench_onednn(exe, s, blocked):
@@ -265,11 +274,12 @@ def main():
               (s["name"], i["trials"], i["tune_default"], i["tune_best"]), file=sys.stderr, flush=True)
     load.append(loadavg())
     tune_s = time.time() - start
-    samples = {s["name"]: {"default": [], "tuned": [], "plain": [], "blocked": []} for s in shapes}
+    samples = {s["name"]: {"host": [], "default": [], "tuned": [], "plain": [], "blocked": []} for s in shapes}
     for r in range(args.rounds):
         for s in shapes:
             m = samples[s["name"]]
-            d, tu = bench_kiln(tools, info[s["name"]]["dir"], args.min_time, r % 2 == 1)
+            h, d, tu = bench_kiln(tools, info[s["name"]]["dir"], args.min_time, r % 3)
+            m["host"].append(h)
             m["default"].append(d)
             m["tuned"].append(tu)
             if onednn:
@@ -286,20 +296,23 @@ def main():
     def fmt(x):
         return "-" if x is None else ("%.1f" % x)
 
-    print("| shape | class | default us | tuned us | speedup | oneDNN us (plain / blocked) "
-          "| kiln-tune default / best us | trials (failed) |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| shape | class | host-hint us | default us | tuned us | speedup (tuned vs host / vs default) "
+          "| oneDNN us (plain / blocked) | kiln-tune default / best us | trials (failed) |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for s in shapes:
         m, i = samples[s["name"]], info[s["name"]]
-        d, tu = med(m["default"]), med(m["tuned"])
-        ratios = [a / b for a, b in zip(m["default"], m["tuned"])]
+        h, d, tu = med(m["host"]), med(m["default"]), med(m["tuned"])
+        vs_host = statistics.median([a / b for a, b in zip(m["host"], m["tuned"])])
+        vs_default = statistics.median([a / b for a, b in zip(m["default"], m["tuned"])])
         dn = fmt(med(m["plain"])) + (" / " + fmt(med(m["blocked"])) if s["blocked"] else "")
-        speed = "%.2fx" % statistics.median(ratios) + (" (same build)" if i["same_file"] else "")
-        print("| %s | %s | %s | %s | %s | %s | %.1f / %.1f | %d (%d) |" %
-              (s["name"], s["cls"], fmt(d), fmt(tu), speed, dn, i["tune_default"],
+        speed = "%.2fx / %.2fx" % (vs_host, vs_default) + (" (same build)" if i["same_file"] else "")
+        print("| %s | %s | %s | %s | %s | %s | %s | %.1f / %.1f | %d (%d) |" %
+              (s["name"], s["cls"], fmt(h), fmt(d), fmt(tu), speed, dn, i["tune_default"],
                i["tune_best"], i["trials"], i["failed"]))
     print()
-    print("Speedup: the median over rounds of default p50 / tuned p50 measured in the same kiln-bench call. "
+    print("host-hint: kiln-compile without --threads (planned for this machine's cores); default: "
+          "--threads 1; tuned: --threads 1 --tuning-db. Speedup: the median over rounds of host (or default) "
+          "p50 / tuned p50 measured in the same round. "
           "(same build): no record beat the default, tuned.vmfb is byte-identical to default.vmfb. "
           "%d rounds, 1 thread; tuning took %.0f s; load average %s (before tuning, after tuning, after measuring)."
           % (args.rounds, tune_s, " / ".join("%.1f" % x for x in load)))

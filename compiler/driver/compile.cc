@@ -163,11 +163,12 @@ const std::vector<transform::DispatchRule>& DefaultDispatchRules() {
 
 // The lowered function scheduled by the best record of `db` for `func`, or
 // nullopt when there is none (or none that beat the default schedule).
-static Result<std::optional<ir::PrimFunc>> ApplyTuningRecord(const tune::Database& db,
-                                                             const std::string& target, const ir::PrimFunc& func) {
+// Only records measured with `threads` kernel threads (the build's hint) apply.
+static Result<std::optional<ir::PrimFunc>> ApplyTuningRecord(const tune::Database& db, const std::string& target,
+                                                             int threads, const ir::PrimFunc& func) {
   std::string workload = db.FindWorkload(func);
   if (workload.empty()) return std::optional<ir::PrimFunc>();
-  std::vector<tune::TuningRecord> best = db.TopK(workload, target, 1);
+  std::vector<tune::TuningRecord> best = db.TopK(workload, target, 1, threads);
   if (best.empty() || !(best[0].median_us < best[0].default_us)) return std::optional<ir::PrimFunc>();
   Result<tir::Schedule> sch = tir::Schedule::Replay(func, best[0].trace);
   if (!sch.ok())
@@ -288,7 +289,7 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
     for (auto& e : out.entries) {
       if (e.prim && costs) (*costs)[e.prim->name] = tir::ComputeKernelCost(e.prim);
       if (e.prim && tuning_db) {
-        KILN_ASSIGN_OR_RETURN(std::optional<ir::PrimFunc> tuned, ApplyTuningRecord(*tuning_db, tuning_target, e.prim));
+        KILN_ASSIGN_OR_RETURN(std::optional<ir::PrimFunc> tuned, ApplyTuningRecord(*tuning_db, tuning_target, threads, e.prim));
         if (tuned) {
           e.prim = *tuned;
           continue;

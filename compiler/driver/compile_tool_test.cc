@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
@@ -129,6 +131,75 @@ TEST(CompileTool, BadDim) {
     std::string item = std::string(dim) == "batch=1,seq" ? "seq" : dim;
     EXPECT_EQ(r.err, "kiln-compile: --dim: expected NAME=N with N a positive integer, got '" + item + "'\n");
   }
+}
+
+TEST(CompileTool, BadThreads) {
+  for (const char* v : {"0", "two", "-3", "2x"}) {
+    ToolRun r = RunTool({Mlp(), "--emit=tir", "--threads", v});
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, std::string("kiln-compile: --threads must be an integer from 1 to 1024, got '") + v + "'\n");
+  }
+}
+
+// A 16 x 8 3 x 3 conv over 12 x 12 (padding 1) as kiln-compile --threads 1
+// and --threads 2 build it: the hint decides the conv's parallel chunks, and
+// both builds compute the same numbers (checked against a direct loop).
+TEST(CompileTool, ThreadsHintChangesTheConvScheduleNotItsResult) {
+  std::string relax = TempPath(".relax");
+  std::ofstream(relax) << R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 8, 12, 12), dtype="float32"), w: R.Tensor((16, 8, 3, 3), dtype="float32")) -> R.Tensor((1, 16, 12, 12), dtype="float32"):
+        with R.dataflow():
+            y = R.nn.conv2d(x, w, strides=[1, 1], padding=[1, 1, 1, 1])
+            R.output(y)
+        return y
+)";
+  ToolRun one = RunTool({relax, "--emit=tir", "--threads", "1"});
+  ToolRun two = RunTool({relax, "--emit=tir", "--threads=2"});
+  ASSERT_EQ(one.rc, 0) << one.err;
+  ASSERT_EQ(two.rc, 0) << two.err;
+  EXPECT_NE(one.out, two.out);
+  EXPECT_FALSE(Contains(one.out, "T.parallel(")) << one.out;
+  EXPECT_TRUE(Contains(two.out, "T.parallel(")) << two.out;
+
+  const int C = 8, O = 16, H = 12, W = 12;
+  Tensor x = Tensor::Empty(std::vector<int64_t>{1, C, H, W}, DType::Float32()).value();
+  Tensor w = Tensor::Empty(std::vector<int64_t>{O, C, 3, 3}, DType::Float32()).value();
+  for (int i = 0; i < C * H * W; ++i) x.data<float>()[i] = static_cast<float>((i * 37) % 19) / 19.0f - 0.5f;
+  for (int i = 0; i < O * C * 9; ++i) w.data<float>()[i] = static_cast<float>((i * 11) % 23) / 23.0f - 0.5f;
+  std::vector<float> want(O * H * W, 0.0f);
+  for (int o = 0; o < O; ++o)
+    for (int r = 0; r < H; ++r)
+      for (int c = 0; c < W; ++c) {
+        float acc = 0;
+        for (int ci = 0; ci < C; ++ci)
+          for (int kr = 0; kr < 3; ++kr)
+            for (int kc = 0; kc < 3; ++kc) {
+              int ir = r + kr - 1, ic = c + kc - 1;
+              if (ir < 0 || ir >= H || ic < 0 || ic >= W) continue;
+              acc += x.data<float>()[(ci * H + ir) * W + ic] * w.data<float>()[((o * C + ci) * 3 + kr) * 3 + kc];
+            }
+        want[(o * H + r) * W + c] = acc;
+      }
+  for (const char* threads : {"1", "2"}) {
+    std::string path = TempPath(std::string("_") + threads + ".vmfb");
+    ToolRun r = RunTool({relax, "-o", path, "--threads", threads});
+    ASSERT_EQ(r.rc, 0) << r.err;
+    Result<std::shared_ptr<const vm::Module>> mod = vm::Module::LoadFile(path);
+    std::remove(path.c_str());
+    ASSERT_TRUE(mod.ok()) << mod.status().message();
+    auto ctx = (*mod)->CreateContext();
+    Any result;
+    std::vector<Any> args = {x, w};
+    Status s = ctx->Invoke("main", args, &result);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(result.is_tensor());
+    for (int i = 0; i < O * H * W; ++i)
+      ASSERT_NEAR(result.tensor().data<float>()[i], want[i], 1e-4f * std::max(1.0f, std::fabs(want[i])))
+          << "--threads " << threads << ", element " << i;
+  }
+  std::remove(relax.c_str());
 }
 
 TEST(CompileTool, NoInput) {
@@ -472,7 +543,7 @@ TEST(CompileTool, ConfigFileErrors) {
   EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
                    "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, dispatch, fuse, winograd, bound, dim, "
                    "report-memory, "
-                   "target, cpu, features, arch, O, tuning-db)\n");
+                   "target, cpu, features, arch, O, tuning-db, threads)\n");
   std::ofstream(yaml) << "matmul: cublas\n";
   r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
   EXPECT_EQ(r.rc, 2);

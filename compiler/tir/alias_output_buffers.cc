@@ -210,6 +210,10 @@ Stmt TryAlias(const AllocateNode* alloc, const Buffer& out, const Stmt& func_bod
   Refs e_value(e);
   e_value.VisitExpr(store->value);
   if (!e_last.stores.empty() || e_last.loads.size() != e_value.loads.size()) return nullptr;
+  // And E feeds the store: an E it never reads is scratch that merely has
+  // O's shape (a row mean over 8 rows and its 8-lane tree step), whose
+  // slices other iterations of an enclosing loop would overwrite in O.
+  if (e_value.loads.empty()) return nullptr;
   for (const BufferLoadNode* l : e_value.loads)
     if (!SameIndices(l->indices, store->indices)) return nullptr;
 

@@ -255,7 +255,7 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs));
   // A parallel loop over a symbolic batch (1 at run time) hands its
   // threads to the loops below it.
-  return SpreadSymbolicParallel(ScheduleRowReductions(out, num_threads_hint));
+  return SpreadSymbolicParallel(ScheduleRowReductions(out, num_threads_hint, knobs));
 }
 
 }  // namespace tir

@@ -474,12 +474,15 @@ PrimExpr Identity(Op op, DType t) {
   return FloatImm(t, op == Op::kMax ? -inf : inf);
 }
 
-Stmt Vectorized(const Reduction& r, bool plain_max = false) {
+// `lanes_knob`, `unroll_knob`: reduce.lanes and reduce.unroll (0: the rule).
+Stmt Vectorized(const Reduction& r, bool plain_max = false, int64_t lanes_knob = 0, int64_t unroll_knob = 0) {
   const ForNode* f = r.loop;
   std::optional<int64_t> ext = StaticInt(f->extent);
   if (ext && *ext < 16) return nullptr;
   int64_t lanes = 64;
-  if (ext) {
+  if ((lanes_knob == 16 || lanes_knob == 32 || lanes_knob == 64) && (!ext || lanes_knob <= *ext)) {
+    lanes = lanes_knob;
+  } else if (ext) {
     // Cycles, roughly: each block of V lanes is one add latency (V / 16
     // independent vector chains), each tail element one more (a scalar
     // chain), each tree step one. 169 (a 13 x 13 mean): 32 lanes and a tail
@@ -524,7 +527,27 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false) {
   PrimExpr upd = r.op == Op::kAdd && t.code == kDLFloat && prod != nullptr ? Fma(prod->a, prod->b, lane)
                                                                           : Combine(r.op, lane, fv, plain_max);
   Stmt step = Store(acc, upd, {as_expr(l1)});
-  in_acc.push_back(MakeFor(ko, IntImm(it, 0), nb, ForKind::kSerial, MakeFor(l1, IntImm(it, 0), v, ForKind::kVectorized, step)));
+  std::optional<int64_t> nblocks = StaticInt(nb);
+  if (unroll_knob >= 2 && nblocks && *nblocks >= unroll_knob) {
+    // reduce.unroll: U blocks per step of the outer loop, unrolled; the
+    // blocks past the last whole step in a loop of their own.
+    int64_t u = unroll_knob, whole = *nblocks / u;
+    Var kq = lane_var("_q");
+    Var ku = lane_var("_u");
+    PrimExpr kb = as_expr(kq) * IntImm(it, u) + as_expr(ku);
+    Stmt unrolled = Substitute(MakeFor(l1, IntImm(it, 0), v, ForKind::kVectorized, step), VarMap{{ko.get(), kb}});
+    in_acc.push_back(MakeFor(kq, IntImm(it, 0), IntImm(it, whole), ForKind::kSerial,
+                             MakeFor(ku, IntImm(it, 0), IntImm(it, u), ForKind::kUnrolled, unrolled)));
+    if (*nblocks % u != 0) {
+      Var kr = lane_var("_r");
+      Stmt rest = Substitute(MakeFor(l1, IntImm(it, 0), v, ForKind::kVectorized, step),
+                             VarMap{{ko.get(), IntImm(it, whole * u) + as_expr(kr)}});
+      in_acc.push_back(MakeFor(kr, IntImm(it, 0), IntImm(it, *nblocks % u), ForKind::kSerial, rest));
+    }
+  } else {
+    in_acc.push_back(
+        MakeFor(ko, IntImm(it, 0), nb, ForKind::kSerial, MakeFor(l1, IntImm(it, 0), v, ForKind::kVectorized, step)));
+  }
   // A symbolic tail (fewer than V elements): its whole 16-element chunks go
   // into the first 16 lanes before the tree, and what is left (under 16)
   // into X after it. Softmax over khmersm's 96-column attention rows spent
@@ -725,7 +748,7 @@ std::unordered_set<const ForNode*> SoftmaxMaxLoops(const std::vector<Stmt>& seq,
 
 class ReductionVectorizer : public StmtExprMutator {
  public:
-  explicit ReductionVectorizer(int threads) : threads_(threads) {}
+  ReductionVectorizer(int threads, const ScheduleKnobs& knobs) : threads_(threads), knobs_(knobs) {}
 
   Stmt MutateStmt(const Stmt& s) override {
     if (const auto* a = As<AllocateNode>(s)) {
@@ -754,15 +777,17 @@ class ReductionVectorizer : public StmtExprMutator {
         // kSplitChunksPerThread chunks per thread, which the pool's threads
         // claim one at a time: a thread whose core is busy takes fewer
         // instead of holding up the row with a fixed half.
-        return SplitAcrossThreads(*r, int64_t{threads_} * kSplitChunksPerThread, plain);
+        int64_t chunks = knobs_.Get("reduce.split_chunks");
+        return SplitAcrossThreads(*r, int64_t{threads_} * (chunks >= 1 ? chunks : kSplitChunksPerThread), plain);
       }
-      if (Stmt v = Vectorized(*r, plain)) return v;
+      if (Stmt v = Vectorized(*r, plain, knobs_.Get("reduce.lanes"), knobs_.Get("reduce.unroll"))) return v;
     }
     return StmtExprMutator::MutateStmt(s);
   }
 
  private:
   int threads_;
+  const ScheduleKnobs& knobs_;
   int in_parallel_ = 0;
   std::unordered_set<const VarNode*> local_;       // buffers allocated around the statement
   std::unordered_set<const ForNode*> plain_max_;  // softmax max loops (see SoftmaxMaxLoops)
@@ -839,17 +864,17 @@ class ReciprocalHoister : public StmtExprMutator {
 
 Stmt FuseRowLoops(const Stmt& body) { return Fuser().MutateStmt(body); }
 Stmt SinkBuffers(const Stmt& body) { return Sinker().MutateStmt(body); }
-Stmt VectorizeReductions(const Stmt& body, int num_threads_hint) {
-  return ReductionVectorizer(num_threads_hint).MutateStmt(body);
+Stmt VectorizeReductions(const Stmt& body, int num_threads_hint, const ScheduleKnobs& knobs) {
+  return ReductionVectorizer(num_threads_hint, knobs).MutateStmt(body);
 }
 Stmt HoistReciprocals(const Stmt& body) { return ReciprocalHoister().MutateStmt(body); }
 
-PrimFunc ScheduleRowReductions(const PrimFunc& func, int num_threads_hint) {
+PrimFunc ScheduleRowReductions(const PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs) {
   Stmt rows = SinkBuffers(FuseRowLoops(func->body));
   // Long reductions outside parallel loops are split across threads, also
   // beside other parallel loops (a softmax over one long row: its exp and
   // output loops are parallel, its max and sum are split).
-  Stmt body = HoistReciprocals(VectorizeReductions(rows, num_threads_hint));
+  Stmt body = HoistReciprocals(VectorizeReductions(rows, num_threads_hint, knobs));
   return nest::WithBody(func, body);
 }
 

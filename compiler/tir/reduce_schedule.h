@@ -73,6 +73,14 @@
 //    integer. In such a loop (a normalization's
 //    output, (x - m) * r * g + b) every float a * b + c becomes fma(a, b, c).
 //
+// Knobs (schedule_knobs.h; absent or 0: the rules above):
+//   reduce.lanes         V of 3. (16, 32 or 64; a row shorter than V keeps
+//                        the rule's choice)
+//   reduce.unroll        U: the loop over V-lane blocks of 3. split by U, the
+//                        inner U blocks unrolled (static rows of >= U blocks)
+//   reduce.split_chunks  chunks per thread of a long row split across
+//                        threads (replaces kSplitChunksPerThread)
+//
 // Pre: `func` is lowered; loop kinds set by ApplyDefaultSchedule's rules (this
 // pass runs after them and after the matmul rewrite). Post: same results up to
 // float reassociation of reductions and fma contraction (rounding only).
@@ -83,6 +91,7 @@
 #include <cstdint>
 
 #include "compiler/ir/tir.h"
+#include "compiler/tir/schedule_knobs.h"
 
 namespace kiln {
 namespace tir {
@@ -91,13 +100,13 @@ constexpr int64_t kMaxSunkBufferBytes = 32 * 1024;
 constexpr int64_t kMinSplitReduction = 16 * 1024;
 constexpr int64_t kSplitChunksPerThread = 4;
 
-ir::PrimFunc ScheduleRowReductions(const ir::PrimFunc& func, int num_threads_hint);
+ir::PrimFunc ScheduleRowReductions(const ir::PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs = {});
 
 // The statement-level steps, for tests.
 ir::Stmt FuseRowLoops(const ir::Stmt& body);
 ir::Stmt SinkBuffers(const ir::Stmt& body);
 // `num_threads_hint` >= 2 splits long reductions (see 3.) across threads.
-ir::Stmt VectorizeReductions(const ir::Stmt& body, int num_threads_hint = 1);
+ir::Stmt VectorizeReductions(const ir::Stmt& body, int num_threads_hint = 1, const ScheduleKnobs& knobs = {});
 ir::Stmt HoistReciprocals(const ir::Stmt& body);
 
 }  // namespace tir

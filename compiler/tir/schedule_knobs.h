@@ -25,6 +25,14 @@
 // schedule vectorizes, when their static extent is a multiple of both:
 //   elementwise.vector  lanes of explicit vectors (the loop split by it)
 //   elementwise.unroll  vectors per unrolled step of the loop outside
+//
+// Row reductions (reduce_schedule.h): softmax, norms, sums over the last axis:
+//   reduce.lanes         lanes of the vectorized reduction (16, 32, 64)
+//   reduce.unroll        lane blocks per unrolled step (2, 4, 8)
+//   reduce.split_chunks  chunks per thread of a long row split across threads
+//
+// The thread hint (compiler/tune/space.h, "threads") is on the root block
+// too: the default schedule is planned for that many threads.
 #ifndef KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_
 #define KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_
 

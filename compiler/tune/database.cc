@@ -207,6 +207,13 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
         for (const Json& x : times->array)
           if (x.is_number()) r.times_us.push_back(x.number());
       if (const std::string* msg = StringField(*j, "message")) r.message = *msg;
+      if (const Json* th = j->Get("threads"); th && th->is_number()) {
+        if (!(th->number() >= 1 && th->number() <= 1024 && th->number() == static_cast<int>(th->number()))) {
+          report(kRecords, n, "threads must be an integer from 1 to 1024");
+          continue;
+        }
+        r.threads = static_cast<int>(th->number());
+      }
       db.records_.push_back(std::move(r));
     }
   }
@@ -257,22 +264,26 @@ Status Database::CommitRecord(const TuningRecord& r) {
   for (double t : r.times_us) times.array.push_back(Json::Double(t));
   j.object["times_us"] = std::move(times);
   j.object["message"] = Json::Str(r.message);
+  j.object["threads"] = Json::Int(r.threads);
   KILN_RETURN_IF_ERROR(AppendLine(kRecords, WriteJson(j)));
   records_.push_back(r);
   return Status::Ok();
 }
 
-std::vector<TuningRecord> Database::Records(const std::string& workload, const std::string& target) const {
+std::vector<TuningRecord> Database::Records(const std::string& workload, const std::string& target,
+                                           int threads) const {
   std::vector<TuningRecord> out;
   for (const auto& r : records_)
-    if (r.workload == workload && r.target == target) out.push_back(r);
+    if (r.workload == workload && r.target == target && (threads <= 0 || r.threads == threads)) out.push_back(r);
   return out;
 }
 
-std::vector<TuningRecord> Database::TopK(const std::string& workload, const std::string& target, size_t k) const {
+std::vector<TuningRecord> Database::TopK(const std::string& workload, const std::string& target, size_t k,
+                                        int threads) const {
   std::vector<TuningRecord> out;
   for (const auto& r : records_)
-    if (r.workload == workload && r.target == target && r.state == "ok") out.push_back(r);
+    if (r.workload == workload && r.target == target && r.state == "ok" && (threads <= 0 || r.threads == threads))
+      out.push_back(r);
   std::stable_sort(out.begin(), out.end(),
                    [](const TuningRecord& a, const TuningRecord& b) { return a.median_us < b.median_us; });
   if (out.size() > k) out.resize(k);

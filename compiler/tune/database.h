@@ -2,7 +2,7 @@
 //   workloads.jsonl  {"hash":"<16 hex>","name":"mm","func":"<module text of the PrimFunc>"}
 //   records.jsonl    {"workload":"<hash>","target":"x86_64-pc-linux-gnu -mcpu=znver3",
 //                     "trace":[...trace_json.h...],"state":"ok","median_us":12.5,"default_us":20.1,
-//                     "times_us":[...],"message":""}
+//                     "times_us":[...],"message":"","threads":1}
 // A workload is a PrimFunc in block form, keyed by a structural hash: the
 // FNV-1a hash of its printed text with the function renamed, its
 // attributes dropped and its variables and buffers renamed v0, v1, ... in
@@ -44,6 +44,12 @@ struct TuningRecord {
   // kernel slower than it was measured to be).
   double default_us = 0;
   std::string message;
+  // The kernel threads it was measured with (kiln-tune --threads), which is
+  // also the thread hint its default schedule was planned for: a record
+  // applies only to a build for the same count (kiln-compile --threads). A
+  // line without the field (written before it was stored) reads as 1,
+  // kiln-tune's default.
+  int threads = 1;
 };
 
 class Database {
@@ -62,10 +68,13 @@ class Database {
 
   // The hash of the stored workload structurally equal to `func`, or "".
   std::string FindWorkload(const ir::PrimFunc& func) const;
-  // The `k` fastest successful records of `workload` for `target`, fastest first.
-  std::vector<TuningRecord> TopK(const std::string& workload, const std::string& target, size_t k) const;
-  // Every record of `workload` for `target` (failed ones too), in file order.
-  std::vector<TuningRecord> Records(const std::string& workload, const std::string& target) const;
+  // The `k` fastest successful records of `workload` for `target` (and,
+  // when `threads` > 0, measured with that many threads), fastest first.
+  std::vector<TuningRecord> TopK(const std::string& workload, const std::string& target, size_t k,
+                                 int threads = 0) const;
+  // Every record of `workload` for `target` (and `threads` when > 0; failed
+  // ones too), in file order.
+  std::vector<TuningRecord> Records(const std::string& workload, const std::string& target, int threads = 0) const;
   size_t num_workloads() const { return workloads_.size(); }
   size_t num_records() const { return records_.size(); }
 

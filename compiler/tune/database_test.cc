@@ -137,6 +137,48 @@ TEST(DatabaseTest, DamagedLinesAreReportedAndSkipped) {
   EXPECT_EQ(db->TopK(w, "test-target", 5).size(), 2u);
 }
 
+// Each record keeps the threads it was measured with; lookups by thread
+// count see only those; a line without the field reads as 1 thread; a bad
+// count is a damaged line.
+TEST(DatabaseTest, RecordsKeepTheirThreadCount) {
+  std::string dir = TempDir();
+  ir::PrimFunc f = ParseFunc(MM("mm", 32), "mm");
+  std::string w;
+  {
+    Result<Database> db = Database::Open(dir, nullptr);
+    ASSERT_TRUE(db.ok());
+    w = *db->CommitWorkload(f);
+    ASSERT_TRUE(db->CommitRecord(Record(w, f, 1, 30)).ok());  // threads 1
+    TuningRecord two = Record(w, f, 2, 10);
+    two.threads = 2;
+    ASSERT_TRUE(db->CommitRecord(two).ok());
+  }
+  {
+    std::ofstream out(dir + "/records.jsonl", std::ios::app);
+    // Written before the field: one thread.
+    out << "{\"workload\":\"" << w << "\",\"target\":\"test-target\",\"state\":\"ok\",\"median_us\":20,\"trace\":[]}\n";
+    out << "{\"workload\":\"" << w
+        << "\",\"target\":\"test-target\",\"state\":\"ok\",\"median_us\":5,\"trace\":[],\"threads\":0}\n";
+  }
+  std::vector<Status> damage;
+  Result<Database> db = Database::Open(dir, &damage);
+  ASSERT_TRUE(db.ok());
+  ASSERT_EQ(damage.size(), 1u);
+  EXPECT_NE(damage[0].message().find("records.jsonl:4: threads must be an integer from 1 to 1024"), std::string::npos)
+      << damage[0].message();
+  std::vector<TuningRecord> one = db->TopK(w, "test-target", 5, 1);
+  ASSERT_EQ(one.size(), 2u);
+  EXPECT_EQ(one[0].median_us, 20);
+  EXPECT_EQ(one[1].median_us, 30);
+  std::vector<TuningRecord> two = db->TopK(w, "test-target", 5, 2);
+  ASSERT_EQ(two.size(), 1u);
+  EXPECT_EQ(two[0].median_us, 10);
+  EXPECT_EQ(two[0].threads, 2);
+  EXPECT_TRUE(db->TopK(w, "test-target", 5, 4).empty());
+  EXPECT_EQ(db->TopK(w, "test-target", 5).size(), 3u);  // any thread count
+  EXPECT_EQ(db->Records(w, "test-target", 2).size(), 1u);
+}
+
 // A database written when the hash was of the plain text (before names
 // were ignored) still loads and applies.
 TEST(DatabaseTest, PlainTextHashesOfEarlierDatabasesAreMapped) {

@@ -1,4 +1,5 @@
 // The design space of the default schedules' knobs (space.h, DefaultSpace).
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -31,13 +32,38 @@ bool ConvKnobsApply(const ir::PrimFunc& lowered, int threads) {
   return false;
 }
 
-}  // namespace
+// Whether some value of knob `name` changes the default schedule of `lowered`.
+bool KnobApplies(const ir::PrimFunc& lowered, int threads, const ir::PrimFunc& base, const char* name,
+                 const std::vector<int64_t>& values) {
+  for (int64_t v : values) {
+    tir::ScheduleKnobs probe;
+    probe.values[name] = v;
+    if (!ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, probe), base)) return true;
+  }
+  return false;
+}
 
-std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads) {
+// The thread hint as a decision: candidate 0 is `threads` (what kiln-tune
+// measures with, and what kiln-compile --threads builds for), the others
+// the hints among 1, 2, 4 and 2 x threads that plan the kernel otherwise
+// (parallel loops or not, how many chunks). Empty when no hint changes it.
+std::vector<int64_t> ThreadHintCandidates(const ir::PrimFunc& lowered, int threads) {
+  ir::PrimFunc base = tir::ApplyDefaultSchedule(lowered, threads);
+  std::vector<int64_t> out = {threads};
+  for (int h : {1, 2, 4, 2 * threads}) {
+    if (std::find(out.begin(), out.end(), h) != out.end()) continue;
+    if (!ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, h), base)) out.push_back(h);
+  }
+  if (out.size() == 1) out.clear();
+  return out;
+}
+
+// The knobs of the schedule that the default schedule picks for `func`.
+std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& lowered, int threads) {
   std::vector<Knob> knobs;
   // A matmul nest is there when the matmul schedule rewrites the lowered
   // function (the same test the default schedule makes).
-  ir::PrimFunc lowered = tir::InlineElementwise(tir::LowerBlocks(func));
+  (void)func;
   if (tir::ScheduleMatmuls(lowered, threads).get() != lowered.get()) {
     knobs.push_back({"matmul.mr", {0, 1, 2, 3, 4, 5, 6, 7, 8}});
     knobs.push_back({"matmul.nr", {0, 16, 32, 48, 64, 96, 128}});
@@ -59,13 +85,29 @@ std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads) {
   // Vector loops the default schedule makes, when splitting them changes
   // the function (a static extent above the vector width). Not offered with
   // a matmul: its epilogue stages fuse only while their loops are unsplit.
-  tir::ScheduleKnobs probe;
-  probe.values["elementwise.vector"] = 4;
-  if (!ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, probe),
-                           tir::ApplyDefaultSchedule(lowered, threads))) {
+  ir::PrimFunc base = tir::ApplyDefaultSchedule(lowered, threads);
+  if (KnobApplies(lowered, threads, base, "elementwise.vector", {4})) {
     knobs.push_back({"elementwise.vector", {0, 4, 8, 16, 32, 64}});
     knobs.push_back({"elementwise.unroll", {0, 1, 2, 4, 8}});
   }
+  // The row-reduction schedule's (softmax, norms, row sums), each offered
+  // where one of its values changes the schedule.
+  if (KnobApplies(lowered, threads, base, "reduce.lanes", {16, 32, 64}))
+    knobs.push_back({"reduce.lanes", {0, 16, 32, 64}});
+  if (KnobApplies(lowered, threads, base, "reduce.unroll", {2}))
+    knobs.push_back({"reduce.unroll", {0, 2, 4, 8}});
+  if (KnobApplies(lowered, threads, base, "reduce.split_chunks", {1, 8}))
+    knobs.push_back({"reduce.split_chunks", {0, 1, 2, 8}});
+  return knobs;
+}
+
+}  // namespace
+
+std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads) {
+  ir::PrimFunc lowered = tir::InlineElementwise(tir::LowerBlocks(func));
+  std::vector<Knob> knobs = ScheduleKnobsOf(func, lowered, threads);
+  std::vector<int64_t> hints = ThreadHintCandidates(lowered, threads);
+  if (!hints.empty()) knobs.push_back({kThreadsKnob, hints});
   return knobs;
 }
 
@@ -78,10 +120,18 @@ Result<tir::Trace> DefaultPoint(const tir::Trace& space_trace) {
 
 Status ApplyDefaultSpace(tir::Schedule* sch, const std::vector<Knob>& knobs, int threads) {
   // The thread hint first: lowering reads it with the knobs, so a record
-  // replays with the hint it was measured with.
-  KILN_ASSIGN_OR_RETURN(tir::ExprRV t, sch->SampleCategorical({threads}, {1.0}));
+  // replays with the hint it chose. One candidate (`threads`) unless `knobs`
+  // offer others (DefaultSpaceKnobs: where a hint changes the schedule);
+  // `threads` then weighs as much as the others together.
+  std::vector<int64_t> hints = {threads};
+  for (const Knob& k : knobs)
+    if (k.name == kThreadsKnob && !k.candidates.empty()) hints = k.candidates;
+  std::vector<double> hint_probs(hints.size(), hints.size() > 1 ? 1.0 / (hints.size() - 1) : 1.0);
+  hint_probs[0] = 1.0;
+  KILN_ASSIGN_OR_RETURN(tir::ExprRV t, sch->SampleCategorical(hints, hint_probs));
   KILN_RETURN_IF_ERROR(sch->Annotate(std::string(tir::kKnobAnnotationPrefix) + kThreadsKnob, t));
   for (const Knob& k : knobs) {
+    if (k.name == kThreadsKnob) continue;
     // The rule's choice weighs as much as all the others together: half the
     // samples keep it, so single changes of the default are tried often.
     std::vector<double> probs(k.candidates.size(), 1.0 / (k.candidates.size() - 1));

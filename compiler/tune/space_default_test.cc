@@ -4,6 +4,8 @@
 // through JSON like any trace.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "compiler/ir/structural_equal.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tune/lower.h"
@@ -75,6 +77,50 @@ def add1(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
             B[vi, vj] = A[vi, vj] + T.float32(1)
 )";
 
+// Softmax over rows of 1001 and a mean over rows of 777 (the worst shapes'
+// odd rows, fewer of them), as legalization and fusion write them.
+const char* kSoftmax = R"(@T.prim_func
+def softmax(A: T.Buffer((4, 1001), "float32"), T_softmax: T.Buffer((4, 1001), "float32")):
+    T_max = T.alloc_buffer((4,), "float32")
+    T_exp = T.alloc_buffer((4, 1001), "float32")
+    T_sum = T.alloc_buffer((4,), "float32")
+    for i, k in T.grid(T.int64(4), T.int64(1001)):
+        with T.block("T_max"):
+            v_i, v_k = T.axis.remap("SR", [i, k])
+            with T.init():
+                T_max[v_i] = T.float32("-inf")
+            T_max[v_i] = T.max(T_max[v_i], A[v_i, v_k])
+    for i0, i1 in T.grid(T.int64(4), T.int64(1001)):
+        with T.block("T_exp"):
+            v_i0, v_i1 = T.axis.remap("SS", [i0, i1])
+            T_exp[v_i0, v_i1] = T.exp(T.min(A[v_i0, v_i1] - T_max[v_i0], T.float32(0)))
+    for i_1, k_1 in T.grid(T.int64(4), T.int64(1001)):
+        with T.block("T_sum"):
+            v_i_1, v_k_1 = T.axis.remap("SR", [i_1, k_1])
+            with T.init():
+                T_sum[v_i_1] = T.float32(0)
+            T_sum[v_i_1] = T_sum[v_i_1] + T_exp[v_i_1, v_k_1]
+    for i0_1, i1_1 in T.grid(T.int64(4), T.int64(1001)):
+        with T.block("T_softmax"):
+            v_i0_1, v_i1_1 = T.axis.remap("SS", [i0_1, i1_1])
+            T_softmax[v_i0_1, v_i1_1] = T_exp[v_i0_1, v_i1_1] / T_sum[v_i0_1]
+)";
+
+const char* kMean = R"(@T.prim_func
+def mean(A: T.Buffer((8, 777), "float32"), T_mean: T.Buffer((8,), "float32")):
+    T_mean_sum = T.alloc_buffer((8,), "float32")
+    for i, k in T.grid(T.int64(8), T.int64(777)):
+        with T.block("T_mean_sum"):
+            v_i, v_k = T.axis.remap("SR", [i, k])
+            with T.init():
+                T_mean_sum[v_i] = T.float32(0)
+            T_mean_sum[v_i] = T_mean_sum[v_i] + A[v_i, v_k]
+    for i_1 in range(T.int64(8)):
+        with T.block("T_mean"):
+            v_i_1 = T.axis.remap("S", [i_1])
+            T_mean[v_i_1] = T_mean_sum[v_i_1] / T.Cast("float32", T.int64(1) * T.int64(777))
+)";
+
 // A sampled point of the knob space of `f`.
 tir::Schedule Sample(const ir::PrimFunc& f, int threads, uint64_t seed) {
   Result<tir::Schedule> s = tir::Schedule::Create(f, seed);
@@ -104,22 +150,27 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   for (const auto& k : k1) {
     names.push_back(k.name);
     ASSERT_FALSE(k.candidates.empty());
-    EXPECT_EQ(k.candidates[0], 0) << k.name;  // candidate 0 is the rule
+    // Candidate 0 is the rule: 0, or for the thread hint the threads measured with.
+    EXPECT_EQ(k.candidates[0], k.name == kThreadsKnob ? 1 : 0) << k.name;
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"matmul.mr", "matmul.nr", "matmul.pack", "matmul.row_split"}));
+  // The tile loop is parallel with a hint of 2 or more, so the hint is a
+  // decision too.
+  EXPECT_EQ(names, (std::vector<std::string>{"matmul.mr", "matmul.nr", "matmul.pack", "matmul.row_split", "threads"}));
+  EXPECT_EQ(k1.back().candidates, (std::vector<int64_t>{1, 2, 4}));
   // With threads, whether the tile loop runs in parallel is a knob too.
-  EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kCourseMM, "mm"), 4).size(), 5u);
+  EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kCourseMM, "mm"), 4).size(), 6u);
   std::vector<Knob> kc = DefaultSpaceKnobs(ParseFunc(kConv, "conv2d"), 1);
-  ASSERT_EQ(kc.size(), 3u);
+  ASSERT_EQ(kc.size(), 4u);
   EXPECT_EQ(kc[0].name, "conv.mr");
+  EXPECT_EQ(kc[3].name, "threads");
   // A 1-D convolution: the conv knobs too (its default schedule is the
   // conv2d one at height 1).
   std::vector<Knob> k1d = DefaultSpaceKnobs(ParseFunc(kConv1d, "conv1d"), 1);
-  ASSERT_EQ(k1d.size(), 3u);
+  ASSERT_GE(k1d.size(), 3u);
   EXPECT_EQ(k1d[0].name, "conv.mr");
   // An elementwise loop: its vector split.
   std::vector<Knob> k2 = DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1);
-  ASSERT_EQ(k2.size(), 2u);
+  ASSERT_GE(k2.size(), 2u);
   EXPECT_EQ(k2[0].name, "elementwise.vector");
   EXPECT_EQ(k2[1].name, "elementwise.unroll");
   // Nothing the default schedule vectorizes or tiles: no knobs (the space
@@ -131,6 +182,76 @@ def tiny(A: T.Buffer((2,), "float32"), B: T.Buffer((2,), "float32")):
             vi = T.axis.spatial(2, i)
             B[vi] = A[vi] + T.float32(1)
 )", "tiny"), 1).empty());
+}
+
+// The row-reduction schedule's knobs: softmax and a row mean each get a
+// space of several distinct points, every one computing the same numbers.
+TEST(DefaultSpaceTest, RowReductionsHaveKnobs) {
+  for (const auto& [text, name] : {std::pair<const char*, const char*>{kSoftmax, "softmax"}, {kMean, "mean"}}) {
+    ir::PrimFunc f = ParseFunc(text, name);
+    std::vector<std::string> names;
+    for (const Knob& k : DefaultSpaceKnobs(f, 1)) names.push_back(k.name);
+    EXPECT_NE(std::find(names.begin(), names.end(), "reduce.lanes"), names.end()) << name;
+    EXPECT_NE(std::find(names.begin(), names.end(), "reduce.unroll"), names.end()) << name;
+    ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
+    // The default itself (a mean over 8 rows once lost its rows to
+    // AliasOutputBuffers: its 8-lane tree step had the output's shape).
+    Status def_same = SameNumbers(f, def);
+    EXPECT_TRUE(def_same.ok()) << name << ": " << def_same.ToString();
+    std::vector<ir::PrimFunc> distinct = {def};
+    for (uint64_t seed = 1; seed <= 12; ++seed) {
+      tir::Schedule s = Sample(f, 1, seed);
+      ir::PrimFunc lowered = LowerScheduled(s.func());
+      bool seen = false;
+      for (const ir::PrimFunc& d : distinct) seen = seen || ir::StructuralEqual(d, lowered);
+      if (!seen) distinct.push_back(lowered);
+      Status same = SameNumbers(f, lowered);
+      EXPECT_TRUE(same.ok()) << name << ": " << same.ToString() << "\n" << s.trace().ToString();
+    }
+    EXPECT_GE(distinct.size(), 4u) << name;
+  }
+  // With two threads, a long row split across threads: its chunks per
+  // thread are a knob.
+  const char* long_row = R"(@T.prim_func
+def rowsum(A: T.Buffer((1, 40000), "float32"), S: T.Buffer((1,), "float32")):
+    for i, k in T.grid(T.int64(1), T.int64(40000)):
+        with T.block("S"):
+            v_i, v_k = T.axis.remap("SR", [i, k])
+            with T.init():
+                S[v_i] = T.float32(0)
+            S[v_i] = S[v_i] + A[v_i, v_k]
+)";
+  ir::PrimFunc f = ParseFunc(long_row, "rowsum");
+  std::vector<Knob> knobs = DefaultSpaceKnobs(f, 2);
+  bool split = false;
+  for (const Knob& k : knobs) split = split || k.name == "reduce.split_chunks";
+  EXPECT_TRUE(split);
+  ExpectDefaultPointIsDefault(long_row, "rowsum", 2);
+  for (uint64_t seed = 1; seed <= 4; ++seed) {
+    Status same = SameNumbers(f, LowerScheduled(Sample(f, 2, seed).func()));
+    EXPECT_TRUE(same.ok()) << same.ToString();
+  }
+}
+
+// The thread hint as a decision: measured with one thread, a matmul may
+// still be planned for two (a parallel tile loop), and computes the same.
+TEST(DefaultSpaceTest, ThreadHintIsADecision) {
+  ir::PrimFunc f = ParseFunc(kCourseMM, "mm");
+  tir::Trace t = Sample(f, 1, 1).trace();
+  ASSERT_EQ(t.instructions()[1].name, "annotate");
+  ASSERT_EQ(t.instructions()[1].inputs[0].s, "kiln.knob.threads");
+  for (size_t i = 2; i < t.instructions().size(); ++i)
+    if (t.instructions()[i].name == "sample_categorical") t.SetDecision(i, {0});
+  t.SetDecision(0, {0});
+  Result<tir::Schedule> serial = tir::Schedule::Replay(f, t);
+  t.SetDecision(0, {1});  // candidates {1, 2, 4}: 2
+  Result<tir::Schedule> two = tir::Schedule::Replay(f, t);
+  ASSERT_TRUE(serial.ok() && two.ok());
+  std::string a = tir::testing::Print(LowerScheduled(serial->func()));
+  std::string b = tir::testing::Print(LowerScheduled(two->func()));
+  EXPECT_EQ(a.find("T.parallel("), std::string::npos) << a;
+  EXPECT_NE(b.find("T.parallel("), std::string::npos) << b;
+  EXPECT_TRUE(SameNumbers(f, LowerScheduled(two->func())).ok());
 }
 
 TEST(DefaultSpaceTest, ElementwiseVectorSplit) {

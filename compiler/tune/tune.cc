@@ -204,7 +204,7 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Start(const ir::PrimFunc& func, Da
   s->measured.insert(Database::WorkloadHash(s->default_lowered));
   // A resumed run: the workload's records count as measured (their lowered
   // code is never measured again) and their best counts as found.
-  for (const TuningRecord& r : db->Records(sum.workload, s->target)) {
+  for (const TuningRecord& r : db->Records(sum.workload, s->target, options.runner.threads)) {
     if (r.message == kDefaultPointMessage) continue;
     ++sum.prior_trials;
     Result<tir::Schedule> sch = tir::Schedule::Replay(func, r.trace);
@@ -290,6 +290,7 @@ Result<int> TaskTuner::Step(int n) {
       rec.default_us = sum.default_us;
       rec.times_us = m.times_us;
       rec.message = m.message;
+      rec.threads = options.runner.threads;
       KILN_RETURN_IF_ERROR(s.db->CommitRecord(rec));
       // Score: speed relative to the default (0 for a failure), so one model
       // serves kernels of any size.
@@ -357,6 +358,7 @@ Status TaskTuner::Finish() {
   rec.median_us = s.sum.default_us;
   rec.default_us = s.sum.default_us;
   rec.message = kDefaultPointMessage;
+  rec.threads = s.options.runner.threads;
   return s.db->CommitRecord(rec);
 }
 

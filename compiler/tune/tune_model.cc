@@ -82,6 +82,10 @@ int TuneModel(const ModelTuneOptions& options, std::ostream& out, std::ostream& 
     err << "kiln-tune: " << mod.status().ToString() << "\n";
     return 1;
   }
+  // The kernels are planned for the threads they are measured with, as
+  // kiln-compile --threads T plans them (the hint acts at lower-tir, which
+  // each task's lowering does with the same T).
+  compile.num_threads_hint = options.tune.runner.threads;
   Result<ir::IRModule> kernels = driver::LowerModuleToKernels(*mod, compile);
   if (!kernels.ok()) {
     err << "kiln-tune: " << options.input << ": " << kernels.status().ToString() << "\n";
@@ -280,7 +284,8 @@ int TuneModel(const ModelTuneOptions& options, std::ostream& out, std::ostream& 
            tuned_model_us > 0 ? default_model_us / tuned_model_us : 0.0);
   out << line;
   out << "database " << options.db_dir << ": " << db->num_workloads() << " workloads, " << db->num_records()
-      << " records\nbuild with it: kiln-compile " << options.input << " --tuning-db " << options.db_dir << "\n";
+      << " records\nbuild with it: kiln-compile " << options.input << " --tuning-db " << options.db_dir
+      << " --threads " << options.tune.runner.threads << "\n";
 
   if (!options.plot_path.empty()) {
     plot.trials = run_trials;

@@ -35,7 +35,9 @@ const char kUsage[] =
     "  --params FILE       weights for the model's main (as kiln-compile --params)\n"
     "  --plot FILE.svg     a model's estimated time and each task's best against trials\n"
     "  --seed S            first seed of the random search (default 1)\n"
-    "  --threads T         kernel threads while measuring (default 1)\n"
+    "  --threads T         kernel threads while measuring (default 1); the default schedule and\n"
+    "                      the candidates are planned for T threads, and the records apply to\n"
+    "                      builds with kiln-compile --threads T only\n"
     "  --repeats R         timed runs per candidate, the median is kept (default 7)\n"
     "  --timeout SECONDS   per candidate (default 10)\n"
     "  --search KIND       evolutionary (default: mutations ranked by a learned cost model,\n"
@@ -55,7 +57,7 @@ const char kUsage[] =
     "  --batch N           measurements per search round (default 8)\n"
     "  --cost-model FILE   the cost model to load and save (default DIR/cost_model.json)\n"
     "The default schedule is measured first and stays the best unless a candidate beats it.\n"
-    "Build with the results: kiln-compile --tuning-db DIR.\n";
+    "Build with the results: kiln-compile --tuning-db DIR --threads T.\n";
 
 bool ParseInt(const std::string& s, long long lo, long long* out) {
   char* end = nullptr;

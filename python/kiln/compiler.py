@@ -74,6 +74,7 @@ def compile(
     dims: Optional[Mapping[str, int]] = None,
     target: Optional[str] = None,
     tuning_db: Optional[Union[str, "os.PathLike[str]"]] = None,
+    threads: Optional[int] = None,
     options: Optional[Mapping[str, Any]] = None,
 ) -> Executable:
     """Compiles a model to an :class:`Executable`, as ``kiln-compile`` does.
@@ -82,7 +83,10 @@ def compile(
     text itself (a string holding a newline or ``@I.ir_module``). ``dims`` fixes symbolic
     input dimensions of an imported model by name (``{"batch": 1}``, ``{"x:2": 224}``), as
     ``--dim``. ``target`` is ``kiln-compile --target`` (an LLVM triple, or ``"cuda"``;
-    default this machine), ``tuning_db`` a ``kiln-tune`` database folder. ``options`` takes
+    default this machine), ``tuning_db`` a ``kiln-tune`` database folder. ``threads`` is
+    ``--threads``: the threads the kernels' schedules plan for (default this machine's
+    cores); a database's records apply only when ``kiln.tune`` measured them with as many
+    threads. ``options`` takes
     any other ``kiln-compile`` option by its ``--config`` name (``"fuse": False``,
     ``"O": 2``, ``"bound": ["n=128"]``, ``"params": "weights.npz"``, ``"matmul": "dnnl"``;
     ``_`` may stand for ``-``). The GIL is released while compiling.
@@ -103,6 +107,8 @@ def compile(
         values["target"] = [str(target)]
     if tuning_db is not None:
         values["tuning-db"] = [os.fspath(tuning_db)]
+    if threads is not None:
+        values["threads"] = [str(threads)]
     fixed = {}
     for name, value in (dims or {}).items():
         if isinstance(value, bool) or not isinstance(value, int):

@@ -114,8 +114,8 @@ class TuneTest(unittest.TestCase):
         rng = np.random.default_rng(0)
         a = rng.uniform(-1, 1, (128, 128)).astype(np.float32)
         b = rng.uniform(-1, 1, (128, 128)).astype(np.float32)
-        plain = kiln.compile(self.module)
-        tuned = kiln.compile(self.module, tuning_db=self.db)
+        plain = kiln.compile(self.module, threads=1)
+        tuned = kiln.compile(self.module, tuning_db=self.db, threads=1)
         c, d = tuned.load()["main"](a, b)
         np.testing.assert_allclose(np.asarray(c), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
         np.testing.assert_array_equal(np.asarray(d), a + 1)
@@ -128,7 +128,7 @@ class TuneTest(unittest.TestCase):
             for r in records:
                 r["default_us"] = 1e30
                 f.write(json.dumps(r) + "\n")
-        applied = kiln.compile(self.module, tuning_db=self.db)
+        applied = kiln.compile(self.module, tuning_db=self.db, threads=1)
         self.assertNotEqual(bytes(applied), bytes(plain))
         c, _ = applied.load()["main"](a, b)
         np.testing.assert_allclose(np.asarray(c), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)

@@ -128,7 +128,7 @@ TEST(TuneE2ETest, TuneThenCompileWithTheDatabase) {
   ASSERT_EQ(best.size(), 1u) << tune_run.out;
   EXPECT_NE(best[0].trace.ToString().find("sch.sample_perfect_tile"), std::string::npos) << best[0].trace.ToString();
   std::string tir = work + "/mm.tir";
-  ToolRun tuned = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--emit=tir", "-o", tir});
+  ToolRun tuned = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--threads", "1", "--emit=tir", "-o", tir});
   ASSERT_EQ(tuned.rc, 0) << tuned.err;
   std::stringstream lowered;
   lowered << std::ifstream(tir).rdbuf();
@@ -137,6 +137,7 @@ TEST(TuneE2ETest, TuneThenCompileWithTheDatabase) {
   // gives the same function (attributes aside, which fusion annotates).
   driver::CompileOptions with_db;
   with_db.tuning_db = db;
+  with_db.num_threads_hint = 1;  // the records were measured with one thread
   Result<ir::IRModule> compiled = driver::LowerModule(*mod, with_db);
   ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
   Result<tir::Schedule> replayed = tir::Schedule::Replay(mod->FindPrim("mm"), best[0].trace);
@@ -160,12 +161,12 @@ TEST(TuneE2ETest, TuneThenCompileWithTheDatabase) {
   EXPECT_EQ(p.str().find("i_1"), std::string::npos);
 
   // And the whole pipeline builds it into a .vmfb.
-  ToolRun vmfb = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "-o", work + "/mm.vmfb"});
+  ToolRun vmfb = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--threads", "1", "-o", work + "/mm.vmfb"});
   EXPECT_EQ(vmfb.rc, 0) << vmfb.err;
 
   // A damaged database line is reported by file and line; the rest applies.
   std::ofstream(db + "/records.jsonl", std::ios::app) << "{not json\n";
-  ToolRun damaged = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--emit=tir", "-o", tir});
+  ToolRun damaged = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--threads", "1", "--emit=tir", "-o", tir});
   EXPECT_EQ(damaged.rc, 0) << damaged.err;
   EXPECT_NE(damaged.err.find("records.jsonl:4: "), std::string::npos) << damaged.err;  // 3 kept + the damage
 
@@ -253,11 +254,29 @@ TEST(TuneE2ETest, EvolutionarySearchWithCostModel) {
   rec.default_us = sum->default_us;
   ASSERT_TRUE(db->CommitRecord(rec).ok());
   std::string tir_path = work + "/knob.tir";
-  ToolRun built = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db_dir, "--emit=tir", "-o", tir_path});
+  ToolRun built = Call(driver::CompileToolMain,
+                       {"kiln-compile", module, "--tuning-db", db_dir, "--threads", "1", "--emit=tir", "-o", tir_path});
   ASSERT_EQ(built.rc, 0) << built.err;
   std::stringstream text;
   text << std::ifstream(tir_path).rdbuf();
   EXPECT_NE(text.str().find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text.str();
+  // Measured with one thread (kiln-tune's default): a build planned for two
+  // threads takes none of the records and keeps its default schedule.
+  ToolRun two = Call(driver::CompileToolMain,
+                     {"kiln-compile", module, "--tuning-db", db_dir, "--threads", "2", "--emit=tir", "-o", tir_path});
+  ASSERT_EQ(two.rc, 0) << two.err;
+  std::stringstream text2;
+  text2 << std::ifstream(tir_path).rdbuf();
+  EXPECT_EQ(text2.str().find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text2.str();
+  // The same record stored as measured with two threads applies to it.
+  rec.threads = 2;
+  ASSERT_TRUE(db->CommitRecord(rec).ok());
+  two = Call(driver::CompileToolMain,
+             {"kiln-compile", module, "--tuning-db", db_dir, "--threads", "2", "--emit=tir", "-o", tir_path});
+  ASSERT_EQ(two.rc, 0) << two.err;
+  std::stringstream text3;
+  text3 << std::ifstream(tir_path).rdbuf();
+  EXPECT_NE(text3.str().find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text3.str();
 }
 
 TEST(TuneToolTest, UsageAndInputErrors) {

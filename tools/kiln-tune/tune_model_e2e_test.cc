@@ -155,6 +155,7 @@ TEST(TuneModelE2ETest, TuneResumeAndCompileWithTheDatabase) {
   EXPECT_NE(best[0].trace.ToString().find("sch.sample_perfect_tile"), std::string::npos) << best[0].trace.ToString();
   driver::CompileOptions with_db;
   with_db.tuning_db = db;
+  with_db.num_threads_hint = 1;  // the records were measured with one thread
   Result<ir::IRModule> compiled = driver::LowerModule(*mod, with_db);
   ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
   Result<ir::IRModule> plain = driver::LowerModule(*mod, {});
@@ -170,13 +171,13 @@ TEST(TuneModelE2ETest, TuneResumeAndCompileWithTheDatabase) {
     EXPECT_FALSE(ir::StructuralEqual(compiled->FindPrim(name), plain->FindPrim(name))) << name;
   }
   // The tiling shows in the lowered text (the generic space's tiles).
-  ToolRun tir = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--emit=tir", "-o",
+  ToolRun tir = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--threads", "1", "--emit=tir", "-o",
                                                work + "/tuned.tir"});
   ASSERT_EQ(tir.rc, 0) << tir.err;
   std::string text = Read(work + "/tuned.tir");
   EXPECT_NE(text.find("_0_"), std::string::npos) << text;
   // And the whole pipeline builds the model.
-  ToolRun vmfb = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "-o", work + "/mlp.vmfb"});
+  ToolRun vmfb = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--threads", "1", "-o", work + "/mlp.vmfb"});
   EXPECT_EQ(vmfb.rc, 0) << vmfb.err;
 }
 
