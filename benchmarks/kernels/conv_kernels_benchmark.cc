@@ -1,6 +1,8 @@
 // Kiln's generated fp32 conv2d kernels against oneDNN's convolution primitive
 // on the ResNet-18 layers of issue 4 §5 (batch 1, padding keeps the size),
-// with 1 and 2 threads, in one run.
+// MobileNetV2's depthwise layers and the grouped and small-plane pointwise
+// layers of torchvision's RegNetY-800MF and EfficientNet-B0 (issue 20 §3),
+// with 1 and 2 threads, in one run (--benchmark_filter picks layers).
 //
 // Kiln: a one-operator module (R.nn.conv2d, NCHW data, OIHW weights) compiled
 // with the driver (default schedule, host CPU) and called through vm::Module on
@@ -62,6 +64,15 @@ const std::vector<Layer>& Layers() {
       {"dw32 3x3 112", 32, 112, 32, 3, 1, 1, 32},    {"dw96 3x3/2 112", 96, 112, 96, 3, 2, 1, 96},
       {"dw144 3x3 56", 144, 56, 144, 3, 1, 1, 144},  {"dw192 3x3 28", 192, 28, 192, 3, 1, 1, 192},
       {"dw576 3x3/2 14", 576, 14, 576, 3, 2, 1, 576}, {"dw960 3x3 7", 960, 7, 960, 3, 1, 1, 960},
+      // RegNetY-800MF (torchvision): grouped 3x3 convolutions of group width 16.
+      {"g64/16 3x3/2 112", 64, 112, 64, 3, 2, 1, 4},  {"g144/16 3x3/2 56", 144, 56, 144, 3, 2, 1, 9},
+      {"g144/16 3x3 28", 144, 28, 144, 3, 1, 1, 9},   {"g320/16 3x3/2 28", 320, 28, 320, 3, 2, 1, 20},
+      {"g320/16 3x3 14", 320, 14, 320, 3, 1, 1, 20},  {"g784/16 3x3/2 14", 784, 14, 784, 3, 2, 1, 49},
+      {"g784/16 3x3 7", 784, 7, 784, 3, 1, 1, 49},
+      // Pointwise convolutions on small planes (RegNetY-800MF, EfficientNet-B0).
+      {"784->784 1x1 7", 784, 7, 784, 1, 1, 0},       {"320->784 1x1 14", 320, 14, 784, 1, 1, 0},
+      {"1152->192 1x1 7", 1152, 7, 192, 1, 1, 0},     {"192->1152 1x1 7", 192, 7, 1152, 1, 1, 0},
+      {"672->112 1x1 14", 672, 14, 112, 1, 1, 0},     {"320->1280 1x1 7", 320, 7, 1280, 1, 1, 0},
   };
   return layers;
 }

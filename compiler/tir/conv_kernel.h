@@ -174,13 +174,26 @@ class ConvKernel {
 
  private:
   // Bands (see kMinConvBandTasks), for groups of at most 2 output channels
-  // (depthwise): the fewest output rows that give a band at least 4 column
+  // (depthwise) and GroupBands: the fewest output rows that give a band at least 4 column
   // tiles and keep the repacked halo rows (offa_max + 1 per band) at most
   // half the band, then as many more as still leave 2 * kMinConvBandTasks
   // bands. band_rows_ = 0: one packing pass for the whole input (too few
   // bands, or wider groups: on 64->64 at 56^2 bands of 6 rows took 1.2-1.4x
   // the CPU time of the whole-input scheme, one thread and two).
   void ChooseBands();
+  // Grouped convolutions of several output channels per group (RegNet's
+  // group width 16, ResNeXt) take the band scheme too: each task packs only
+  // its group's input channels for its rows and computes every row block
+  // of the group over them while they are in L1/L2. The whole-input scheme
+  // packed the whole input first (3.2 MiB for RegNetY-800MF's 64 channels
+  // at 112^2, 4 stride phases) and read it back from L3. Layer alone,
+  // constant weights, 1 thread, CPU time on a loaded 2-core machine (kiln_
+  // conv_kernels_benchmark): 64/16 3x3/2 at 112^2 1443 -> 739 us, 144/16
+  // 3x3/2 at 56^2 647 -> 406, 320/16 3x3/2 at 28^2 330 -> 236, 784/16 3x3/2
+  // at 14^2 197 -> 152, 320/16 3x3 at 14^2 165 -> 139, 784/16 3x3 at 7^2
+  // 132 -> 119. Not with row tiles or shift planes (their tile loops read
+  // the whole packed input).
+  bool GroupBands() const;
 
   // Copies phase rows [a0, a0 + rows) of input channel `src_ch` of image `n`
   // into `q` at q_at(plane, (a - a0) * wq + b): plane (ph, pw) row a holds

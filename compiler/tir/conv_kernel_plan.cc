@@ -188,12 +188,16 @@ void ConvKernel::ChooseRowTiles() {
 
 void ConvKernel::ChooseBands() {
   band_rows_ = 0;
-  if (cv_.opg > 2) return;
+  const bool grouped = GroupBands();
+  if (cv_.opg > 2 && !grouped) return;
   int64_t per_band = cv_.n * cv_.groups;
   int64_t rows = std::min(cv_.ho, std::max(CeilDiv(4 * nr_, wq_), 2 * (offa_max_ + 1)));
   auto tasks = [&](int64_t r) { return per_band * CeilDiv(cv_.ho, r); };
   if (tasks(rows) < kMinConvBandTasks) return;
   while (rows < cv_.ho && tasks(rows + 1) >= 2 * kMinConvBandTasks) ++rows;
+  // Grouped: bands of equal rows (28 rows made bands of 27 and 1, the
+  // second packing its halo rows for one row of tiles).
+  if (grouped) rows = CeilDiv(cv_.ho, CeilDiv(cv_.ho, rows));
   band_rows_ = rows;
   nbands_ = CeilDiv(cv_.ho, rows);
   int64_t cols = CeilDiv(rows * wq_, nr_) * nr_;
@@ -215,6 +219,10 @@ void ConvKernel::ChooseBands() {
                                         CeilDiv(wq_, nr_) * nr_ + offb_max_);
   }
   band_len_ = (band_len_ + 15) / 16 * 16;
+}
+
+bool ConvKernel::GroupBands() const {
+  return cv_.groups > 1 && cv_.opg > 2 && !direct_ && !row_tiles_ && !shift_planes_ && sources_.empty();
 }
 
 bool ConvKernel::ParallelWork(int64_t count) const {

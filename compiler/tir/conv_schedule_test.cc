@@ -443,6 +443,70 @@ TEST(ConvScheduleNumbersTest, Groups) {
   }
 }
 
+TEST(ConvScheduleNumbersTest, GroupedConvPacksEachGroupInItsBands) {
+  // Grouped convolutions of several output channels per group (RegNet's
+  // group width 16): one band task per (image, group, rows), packing only
+  // that group's input channels (GroupBands). Stride 1 and 2, odd sizes,
+  // bands of equal rows and a shorter last one, groups of 12 output
+  // channels (a row block of 8 and 4 single rows), epilogues, weights bound
+  // (packed at compile time) and pre-packed; batch 2 with 12 channels per
+  // group (numbers only).
+  std::vector<ConvCase> cases;
+  ConvCase a{1, 64, 30, 30, 64, 3, 3};  // 4 groups of 16, stride 2
+  a.groups = 4;
+  a.sh = a.sw = 2;
+  a.pt = a.pl = a.pb = a.pr = 1;
+  a.epilogue = "bn_relu";
+  a.weights = "constant";
+  cases.push_back(a);
+  ConvCase b{1, 48, 28, 28, 48, 3, 3};  // 3 groups of 16, 28 rows: 2 bands of 14
+  b.groups = 3;
+  b.pt = b.pl = b.pb = b.pr = 1;
+  b.epilogue = "bn_residual_relu";
+  b.weights = "constant";
+  cases.push_back(b);
+  ConvCase c{2, 36, 13, 11, 36, 3, 3};  // batch 2, 3 groups of 12 in and out (numbers only)
+  c.groups = 3;
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.epilogue = "bias_relu6";
+  ConvCase d{1, 160, 7, 7, 160, 3, 3};  // 10 groups of 16 at 7 x 7 (one band each)
+  d.groups = 10;
+  d.pt = d.pl = d.pb = d.pr = 1;
+  d.weights = "packed";
+  cases.push_back(d);
+  ConvCase e{1, 64, 23, 21, 96, 3, 3};  // 8 groups of 8 -> 12, stride 2, padding at the end
+  e.groups = 8;
+  e.sh = e.sw = 2;
+  e.pb = e.pr = 1;
+  e.epilogue = "bn_residual_relu";
+  e.weights = "constant";
+  cases.push_back(e);
+  for (const ConvCase& k : cases) {
+    params::ParamList bound = BoundWeights(k);
+    Census census = Count(LowerConv(k, 2, bound));
+    EXPECT_TRUE(Allocates(census, "_band")) << k.Name();
+    EXPECT_FALSE(Allocates(census, "_padded")) << k.Name();
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+  for (const std::string& weights : {"input", "constant"}) {
+    c.weights = weights;
+    CheckConv(c, 1);
+    CheckConv(c, 2);
+  }
+  // Two groups of a 5 x 5 plane are too few band tasks: the whole input,
+  // packed once.
+  ConvCase f{1, 32, 5, 5, 32, 3, 3};
+  f.groups = 2;
+  f.pt = f.pl = f.pb = f.pr = 1;
+  f.weights = "constant";
+  Census census = Count(LowerConv(f, 2, BoundWeights(f)));
+  EXPECT_TRUE(Allocates(census, "_padded"));
+  EXPECT_FALSE(Allocates(census, "_band"));
+  CheckConv(f, 1);
+  CheckConv(f, 2);
+}
+
 TEST(ConvScheduleNumbersTest, Depthwise) {
   // MobileNetV2-like depthwise convolutions (one task per channel): odd
   // sizes, stride 1 and 2, symmetric and TF-style asymmetric padding, bias +
