@@ -11,6 +11,7 @@
 #include <functional>
 
 #include "compiler/onnx/graph_importer.h"
+#include "compiler/onnx/subgraph_outputs.h"
 
 namespace kiln {
 namespace onnx {
@@ -213,9 +214,12 @@ Result<std::string> Importer::LiftSubgraph(const ::onnx::GraphProto& graph, cons
     return finish(Unimplemented("its subgraph \"" + graph.name() + "\" could not be imported (the problems are listed)"));
   }
   std::vector<ir::Expr> outputs;
+  std::string owner = SubgraphOwnerText(outer_graph, outer_index, graph);
   for (const auto& o : graph.output()) {
     Result<ir::Expr> e = ExprOf(o.name());
     if (!e.ok()) return finish(InvalidArgument("subgraph output \"" + o.name() + "\": " + e.status().message()));
+    e = MatchDeclaredOutput(bb_, owner, outputs.size(), o, *e);
+    if (!e.ok()) return finish(e.status());
     Result<ir::RVar> out = bb_.EmitOutput(*e);
     if (!out.ok()) return finish(out.status());
     outputs.push_back(*out);

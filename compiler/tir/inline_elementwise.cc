@@ -251,15 +251,26 @@ class Inliner {
     if (st.size() != 1 || ld.size() != 1 || ld[0]->store < 0) return false;
     const StoreSite& p = *st[0];
     const StoreSite& c = stores_[ld[0]->store];
-    if (!PlainStore(p) || !CoversShape(p.loops, t) || !PlainStore(c) || c.store->buffer == t) return false;
+    if (!PlainStore(p) || !CoversShape(p.loops, t) || c.store->buffer == t) return false;
     if (c.item < p.item || (c.item == p.item && c.store == p.store)) return false;
-    std::vector<PrimExpr> c_ext, t_ext = t->shape;
-    for (const ForNode* f : c.loops) c_ext.push_back(f->extent);
-    auto cn = StaticCount(c_ext), tn = StaticCount(t_ext);
-    if (cn && tn) {
-      if (*cn > kMaxInlineGrowth * *tn) return false;
-    } else if (!CoversShape(c.loops, t) && !SameElementCount(c_ext, t_ext)) {
-      return false;
+    // A copy of a copy: the producer only moves elements (a transpose or a
+    // reshape) and the consumer stores the loaded element as it is, in any
+    // nest (a schedule's packing of a convolution's input, as after the
+    // NHWC -> NCHW transpose of a Keras export). Each consumer store then
+    // loads the producer's source instead: one load for one, and T's pass
+    // over memory goes.
+    const bool copy_of_copy = p.store->value.as<BufferLoadNode>() != nullptr &&
+                              c.store->value.get() == ld[0]->load && !Loads(c.store->value, DataOf(c.store->buffer));
+    if (!copy_of_copy) {
+      if (!PlainStore(c)) return false;
+      std::vector<PrimExpr> c_ext, t_ext = t->shape;
+      for (const ForNode* f : c.loops) c_ext.push_back(f->extent);
+      auto cn = StaticCount(c_ext), tn = StaticCount(t_ext);
+      if (cn && tn) {
+        if (*cn > kMaxInlineGrowth * *tn) return false;
+      } else if (!CoversShape(c.loops, t) && !SameElementCount(c_ext, t_ext)) {
+        return false;
+      }
     }
     if (!FinalBefore(LoadedBy(p.store->value), data, p.item)) return false;
     VarMap map;

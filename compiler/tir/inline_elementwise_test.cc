@@ -99,6 +99,39 @@ def pool(a: T.Buffer((1, 4, 10), "float32"), bias: T.Buffer((4,), "float32"), ou
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
 }
 
+// A transpose (NHWC -> NCHW) read by a packing nest as a convolution
+// schedule writes it (lets, a guard, a flat destination index): the packing
+// reads the NHWC input, and the transposed temporary goes.
+TEST(InlineElementwiseTest, CopyOfATransposeReadsItsSource) {
+  PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def pack(x: T.Buffer((2, 4, 5, 3), "float32"), out: T.Buffer((2, 3, 1, 30), "float32")):
+    t0 = T.decl_buffer((2, 3, 4, 5), "float32")
+    for n in T.parallel(T.int64(2)):
+        for c, h in T.grid(T.int64(3), T.int64(4)):
+            for w in T.vectorized(T.int64(5)):
+                t0[n, c, h, w] = x[n, h, w, c]
+    for p in T.parallel(T.int64(6)):
+        n: T.int64 = p // T.int64(3)
+        ch: T.int64 = p % T.int64(3)
+        for r in range(T.int64(6)):
+            if r < T.int64(4):
+                for b in T.vectorized(T.int64(5)):
+                    out[n, ch, T.int64(0), r * T.int64(5) + b] = t0[n, ch, r, b]
+            else:
+                for z in T.vectorized(T.int64(5)):
+                    out[n, ch, T.int64(0), r * T.int64(5) + z] = T.float32(0)
+)",
+                         "pack");
+  PrimFunc out = InlineElementwise(f);
+  ASSERT_NE(out, f);
+  StmtCensus c = CountStmts(out);
+  EXPECT_EQ(c.allocates, 0) << testing::Print(out);
+  EXPECT_EQ(c.stores, 2) << testing::Print(out);
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+}
+
 TEST(InlineElementwiseTest, LeavesReductionsSharedAndBroadcastTemporaries) {
   const char* cases[] = {
       // A reduction consumer (sum over j): its nest stays for the schedules.
@@ -122,6 +155,18 @@ def f(a: T.Buffer((8, 6), "float32"), out: T.Buffer((8, 6), "float32")):
         t0[i, j] = T.exp(a[i, j])
     for i, j in T.grid(T.int64(8), T.int64(6)):
         out[i, j] = t0[i, j] * t0[i, j]
+)",
+      // A copy of a copy, but read by a reduction: left for its schedule.
+      R"(
+@T.prim_func
+def f(a: T.Buffer((6, 8), "float32"), out: T.Buffer((8,), "float32")):
+    t0 = T.decl_buffer((8, 6), "float32")
+    for i, j in T.grid(T.int64(8), T.int64(6)):
+        t0[i, j] = a[j, i]
+    for i, j in T.grid(T.int64(8), T.int64(6)):
+        if j == T.int64(0):
+            out[i] = T.float32(0)
+        out[i] = out[i] + t0[i, j]
 )",
       // A broadcast: 8 values read by 48 outputs.
       R"(

@@ -324,7 +324,7 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
     // not divide keeps Ho % m rows. With a symbolic size, rows = cols = -1
     // asks for a whole tile whose stores are guarded.
     using TileFn = std::function<ir::Stmt(const PrimExpr& tx, int rows, int cols)>;
-    auto tile_row = [&](const TileFn& at, ir::ForKind tx_kind) {
+    auto tile_row = [&](const TileFn& at, ir::ForKind tx_kind, bool n_loop) {
       ir::Stmt body;
       if (g.spatial) {
         const int64_t ho = Geometry::Int(g.ho), wo = Geometry::Int(g.wo), tw = Geometry::Int(g.tw);
@@ -352,7 +352,8 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         ir::Stmt last = Loop(lx, TW, ir::ForKind::kSerial, at(PrimExpr(lx), -1, -1));
         body = If(Lt(PrimExpr(ty), FloorDiv(HO, sp.m)), whole, last);
       }
-      return Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, body));
+      ir::Stmt rows = Loop(ty, TH, ir::ForKind::kSerial, body);
+      return n_loop ? Loop(n, N, ir::ForKind::kSerial, rows) : rows;
     };
     if (g.tile_major) {
       // Channels in the vector lanes: a tile's outputs for kTileMajorLanes
@@ -385,7 +386,19 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         return ir::Stmt(std::make_shared<ir::AllocateNode>(
             yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy})));
       };
-      return lets.Wrap(Loop(ob, g.o / kTileMajorLanes, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kSerial)));
+      // One parallel loop over (image, block of channels). The stores'
+      // channel ob * lanes + ol does not show the default schedule that
+      // iterations of ob write apart, so it left the transform serial (the
+      // fused output transforms of MTCNN ONet: no gain from a second thread).
+      const int64_t blocks = g.o / kTileMajorLanes;
+      ir::Var p = LoopVar("n_ob");
+      ir::Stmt image_block =
+          ir::Stmt(std::make_shared<ir::LetStmtNode>(
+              n, FloorDiv(PrimExpr(p), blocks),
+              std::make_shared<ir::LetStmtNode>(
+                  ob, arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorMod, PrimExpr(p), I64(blocks))),
+                  tile_row(tile_at, ir::ForKind::kSerial, false))));
+      return lets.Wrap(Loop(p, arith::Simplify(N * I64(blocks)), ir::ForKind::kParallel, image_block));
     }
     // Tiles in the vector lanes: stores m columns apart.
     ir::Var o = LoopVar("o");
@@ -397,7 +410,7 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         return guarded ? If(inside(txe, I64(i), I64(j)), st) : st;
       });
     };
-    return lets.Wrap(Loop(o, g.o, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kVectorized)));
+    return lets.Wrap(Loop(o, g.o, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kVectorized, true)));
   });
   return Finish(fb, {y}, ir::OpPattern::kInjective);
 }

@@ -115,6 +115,20 @@ TEST(WinogradConv2d, TileMajorOutputKernelPrintsTextThatParsesBack) {
   EXPECT_TRUE(again.ok()) << again.status().message();
 }
 
+// The tile-major output kernel runs its (image, block of 16 channels) pairs
+// in one parallel loop: batch 2 x 32 channels, 4 pairs. (Its stores'
+// channel is block * 16 + lane, which the default schedule cannot split
+// among threads: it left the transform serial.)
+TEST(WinogradConv2d, TileMajorOutputKernelIsParallelOverImagesAndChannelBlocks) {
+  std::string tm = Rewrite(ConvModule("2, 32, 13, 13", "32, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 32, 3, 3});
+  ASSERT_TRUE(Contains(tm, "y_tile")) << tm;
+  EXPECT_TRUE(Contains(tm, "for n_ob in T.parallel(T.int64(4))")) << tm;
+  // Symbolic batch: the pairs' count is the batch's multiple.
+  std::string sym = Rewrite(ConvModule("\"n\", 32, 13, 13", "32, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 32, 3, 3});
+  ASSERT_TRUE(Contains(sym, "y_tile")) << sym;
+  EXPECT_TRUE(Contains(sym, "for n_ob in T.parallel(n * 2)")) << sym;
+}
+
 TEST(WinogradConv2d, OtherConvolutionsAreLeftAlone) {
   struct Case {
     const char* why;
