@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <set>
 #include <optional>
 #include <iostream>
 #include <sstream>
@@ -177,6 +178,18 @@ static Result<std::optional<ir::PrimFunc>> ApplyTuningRecord(const tune::Databas
   return std::optional<ir::PrimFunc>(tune::LowerScheduled(sch->func()));
 }
 
+// The thread counts other than `threads` at which `db` has a winning record
+// for `func` (what a build for another count would apply).
+static std::set<int> OtherThreadCounts(const tune::Database& db, const std::string& target, int threads,
+                                       const ir::PrimFunc& func) {
+  std::set<int> counts;
+  std::string workload = db.FindWorkload(func);
+  if (workload.empty()) return counts;
+  for (const tune::TuningRecord& r : db.TopK(workload, target, 1000))
+    if (r.threads != threads && r.median_us < r.default_us) counts.insert(r.threads);
+  return counts;
+}
+
 namespace {
 // LowerModule; with `costs`, also each kernel's cost, counted before it is
 // scheduled (compiler/tir/kernel_cost.h), by kernel name.
@@ -286,6 +299,8 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
       }
       return out;
     }
+    size_t unapplied = 0;
+    std::set<int> other_counts;
     for (auto& e : out.entries) {
       if (e.prim && costs) (*costs)[e.prim->name] = tir::ComputeKernelCost(e.prim);
       if (e.prim && tuning_db) {
@@ -294,11 +309,24 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
           e.prim = *tuned;
           continue;
         }
+        std::set<int> c = OtherThreadCounts(*tuning_db, tuning_target, threads, e.prim);
+        unapplied += !c.empty();
+        other_counts.insert(c.begin(), c.end());
       }
       if (e.prim) {
         // The steps and why they come in this order: compiler/tune/lower.cc.
         e.prim = tune::LowerWithDefaultSchedule(e.prim, threads);
       }
+    }
+    if (unapplied > 0) {
+      // Records apply only to a build for the thread count they were
+      // measured with; say so rather than leave the user wondering.
+      std::string counts;
+      for (int c : other_counts) counts += (counts.empty() ? "" : ", ") + std::to_string(c);
+      (options.dump_stream ? *options.dump_stream : std::cerr)
+          << "note: --tuning-db: " << unapplied << " kernel(s) have records measured with " << counts
+          << " thread(s) but this build plans for " << threads << " (--threads " << threads
+          << "); build with --threads " << *other_counts.begin() << " to use them\n";
     }
     return out;
   }));

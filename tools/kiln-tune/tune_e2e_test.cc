@@ -268,6 +268,10 @@ TEST(TuneE2ETest, EvolutionarySearchWithCostModel) {
   std::stringstream text2;
   text2 << std::ifstream(tir_path).rdbuf();
   EXPECT_EQ(text2.str().find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text2.str();
+  EXPECT_NE(two.err.find("note: --tuning-db: 1 kernel(s) have records measured with 1 thread(s) but this build plans "
+                         "for 2 (--threads 2); build with --threads 1 to use them"),
+            std::string::npos)
+      << two.err;
   // The same record stored as measured with two threads applies to it.
   rec.threads = 2;
   ASSERT_TRUE(db->CommitRecord(rec).ok());
