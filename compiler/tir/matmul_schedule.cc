@@ -216,8 +216,10 @@ class KernelBuilder {
     const int64_t* ms = ConstInt(m_);
     const int64_t* ns = ConstInt(n_);
     const ScheduleKnobs& kn = p_.knobs;
-    // Wide tiles (6 x 64) where N fills them: a symbolic N or N >= 64.
-    bool wide = ns == nullptr || *ns >= kWideCols;
+    // Wide tiles (6 x 64) where N fills them: a symbolic N or N >= 64. A
+    // tuned row count keeps the widths it was tuned with (8 x 64 would
+    // spill).
+    bool wide = (ns == nullptr || *ns >= kWideCols) && kn.Get("matmul.mr") <= 0;
     mr_ = wide ? kWideRows : kMaxRows;
     if (kn.Get("matmul.mr") > 0) mr_ = static_cast<int>(std::min<int64_t>(kn.Get("matmul.mr"), kMaxRows));
     if (ms != nullptr && *ms < mr_) mr_ = static_cast<int>(std::max<int64_t>(*ms, 1));
