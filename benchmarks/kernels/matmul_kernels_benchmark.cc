@@ -12,6 +12,8 @@
 // (--pairs=N pairs, default 5); at the end a table gives the median GFLOP/s of
 // both and the median of the pairs' ratios Kiln / oneDNN. Not run by ctest:
 //   build/benchmarks/kernels/kiln_matmul_kernels_benchmark --benchmark_min_time=0.3 --pairs=5
+// (--cpu-time: one thread, rates from CPU time, for a busy machine;
+// --filter-case=TEXT: the cases whose name contains TEXT.)
 #include <benchmark/benchmark.h>
 #include <oneapi/dnnl/dnnl.h>
 #include <omp.h>
@@ -50,6 +52,9 @@ struct Case {
   // transposes it every call; oneDNN reads it in place as a (K, N) matrix
   // with transposed strides (tag ba).
   bool runtime_weight = false;
+  // The linear layer's activation: ReLU, or erf GELU (a BERT FFN's first
+  // matmul; oneDNN's gelu_erf post-op).
+  bool gelu = false;
 };
 
 const std::vector<Case>& Cases() {
@@ -63,6 +68,11 @@ const std::vector<Case>& Cases() {
       {"linear 1x784x128", {1, 784}, {784, 128}, true},
       {"linear 64x784x128", {64, 784}, {784, 128}, true},
       {"linear 64x784x128 rt-w", {64, 784}, {784, 128}, true, true},
+      // MiniLM-L6 at 2 x 128 tokens: the FFN pair and the Q/K/V/out projections.
+      {"linear 256x384x1536 gelu", {256, 384}, {384, 1536}, true, false, true},
+      {"linear 256x384x1536", {256, 384}, {384, 1536}, true},
+      {"linear 256x1536x384", {256, 1536}, {1536, 384}, true},
+      {"linear 256x384x384", {256, 384}, {384, 384}, true},
   };
   return cases;
 }
@@ -103,7 +113,7 @@ std::string LinearModule(const Case& c) {
          std::to_string(n) + ",), dtype=\"float32\")) -> R.Tensor(" + ShapeText(OutShape(c)) +
          ", dtype=\"float32\"):\n        with R.dataflow():\n            wt = R.permute_dims(w, axes=None)\n"
          "            y = R.matmul(a, wt, out_dtype=\"void\")\n            z = R.add(y, bias)\n"
-         "            gv = R.nn.relu(z)\n            R.output(gv)\n        return gv\n";
+         "            gv = R.nn." + std::string(c.gelu ? "gelu" : "relu") + "(z)\n            R.output(gv)\n        return gv\n";
 }
 
 // The linear case's weight (N, K) and bias, and the weight transposed to
@@ -218,7 +228,7 @@ void BM_Dnnl(benchmark::State& state, const Case& c, int threads) {
   if (c.linear) {
     dnnl_post_ops_t ops;
     DNNL_OK(dnnl_post_ops_create(&ops));
-    DNNL_OK(dnnl_post_ops_append_eltwise(ops, 1.0f, dnnl_eltwise_relu, 0.0f, 0.0f));
+    DNNL_OK(dnnl_post_ops_append_eltwise(ops, 1.0f, c.gelu ? dnnl_eltwise_gelu_erf : dnnl_eltwise_relu, 0.0f, 0.0f));
     DNNL_OK(dnnl_primitive_attr_create(&attr));
     DNNL_OK(dnnl_primitive_attr_set_post_ops(attr, ops));
     dnnl_post_ops_destroy(ops);
@@ -293,25 +303,39 @@ int main(int argc, char** argv) {
   // --pairs=N: how many (Kiln, oneDNN) pairs of runs per case (default 5).
   int pairs = 5;
   int kept = 1;
+  // --cpu-time: rates from the calling thread's CPU time, with one thread
+  // only (both libraries run a one-thread call inline on the caller), for a
+  // machine busy with other work, where wall time counts the waits.
+  bool cpu_time = false;
+  // --filter-case=TEXT: only the cases whose name contains TEXT.
+  std::string only;
   for (int i = 1; i < argc; ++i) {
-    if (std::strncmp(argv[i], "--pairs=", 8) == 0) {
+    if (std::strcmp(argv[i], "--cpu-time") == 0) {
+      cpu_time = true;
+    } else if (std::strncmp(argv[i], "--filter-case=", 14) == 0) {
+      only = argv[i] + 14;
+    } else if (std::strncmp(argv[i], "--pairs=", 8) == 0) {
       pairs = std::max(1, std::atoi(argv[i] + 8));
     } else {
       argv[kept++] = argv[i];
     }
   }
   argc = kept;
+  std::vector<int> thread_counts = cpu_time ? std::vector<int>{1} : std::vector<int>{1, 2};
   for (const Case& c : Cases()) {
-    for (int threads : {1, 2}) {
+    if (!only.empty() && c.name.find(only) == std::string::npos) continue;
+    for (int threads : thread_counts) {
       // Kiln and oneDNN runs of one case alternate, so each pair sees about
       // the same machine load; the table takes medians over the pairs.
       for (int p = 0; p < pairs; ++p) {
-        benchmark::RegisterBenchmark(RunName("kiln", c, threads).c_str(), BM_Kiln, c, threads)
-            ->Unit(benchmark::kMicrosecond)
-            ->UseRealTime();
-        benchmark::RegisterBenchmark(RunName("dnnl", c, threads).c_str(), BM_Dnnl, c, threads)
-            ->Unit(benchmark::kMicrosecond)
-            ->UseRealTime();
+        auto* k = benchmark::RegisterBenchmark(RunName("kiln", c, threads).c_str(), BM_Kiln, c, threads)
+                      ->Unit(benchmark::kMicrosecond);
+        auto* d = benchmark::RegisterBenchmark(RunName("dnnl", c, threads).c_str(), BM_Dnnl, c, threads)
+                      ->Unit(benchmark::kMicrosecond);
+        if (!cpu_time) {
+          k->UseRealTime();
+          d->UseRealTime();
+        }
       }
     }
   }
@@ -322,7 +346,7 @@ int main(int argc, char** argv) {
   std::printf("\nmedians over pairs of alternating runs; ratio: median of the pairs' Kiln / oneDNN\n");
   std::printf("%-24s %7s %6s %10s %10s %7s\n", "case", "threads", "pairs", "kiln GF/s", "dnnl GF/s", "ratio");
   for (const Case& c : Cases()) {
-    for (int threads : {1, 2}) {
+    for (int threads : thread_counts) {
       const std::vector<double>& k = reporter.samples[RunName("kiln", c, threads)];
       const std::vector<double>& d = reporter.samples[RunName("dnnl", c, threads)];
       size_t n = std::min(k.size(), d.size());

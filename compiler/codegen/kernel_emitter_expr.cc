@@ -442,8 +442,17 @@ llvm::Value* KernelEmitter::VectorExpr(const PrimExpr& e, const VarNode* var, un
     }
     case TirKind::kCall: {
       const auto* op = e.as<CallNode>();
+      if (op->op == "exp" && NonPositiveOperand(op->args[0])) {
+        // As the scalar path: exp(min(v, 0)) scales in one step.
+        const auto* m = static_cast<const BinaryNode*>(op->args[0].get());
+        return math::ExpNonPositive(b_, VectorExpr(tir::nest::IsFloatZero(m->a) ? m->b : m->a, var, lanes));
+      }
       std::vector<llvm::Value*> x;
       for (const auto& a : op->args) x.push_back(VectorExpr(a, var, lanes));
+      if (op->op == "erf") return math::Erf(b_, x[0]);
+      if (op->op == "tanh") return math::Tanh(b_, x[0]);
+      if (op->op == "sigmoid") return math::Sigmoid(b_, x[0]);
+      if (op->op == "exp") return math::Exp(b_, x[0]);
       return b_.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vty}, x);
     }
     case TirKind::kMin:

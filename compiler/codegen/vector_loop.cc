@@ -140,7 +140,10 @@ bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided) {
       }
       case TirKind::kCall: {
         const auto* call = e.as<CallNode>();
-        if (call->op != "fma" || call->args.size() != 3) return false;
+        // fma, and the activations of fused epilogues (GELU's erf, tanh,
+        // sigmoid, exp), which the vector math emits for any width.
+        bool unary = call->op == "erf" || call->op == "tanh" || call->op == "sigmoid" || call->op == "exp";
+        if (!(call->op == "fma" && call->args.size() == 3) && !(unary && call->args.size() == 1)) return false;
         for (const PrimExpr& a : call->args)
           if (!IsFloat32(a.dtype()) || !value_ok(a)) return false;
         return true;

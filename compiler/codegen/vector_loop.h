@@ -27,7 +27,10 @@
 // Only simple bodies qualify (everything else keeps the scalar loop):
 //   - one float32 BufferStore, or a sequence of them;
 //   - values built from float32 loads, literals, + - * /, min, max, the fma
-//     intrinsic, and selects on a float comparison (< <= > >=); any
+//     intrinsic, erf, tanh, sigmoid and exp (the activations of fused matmul
+//     and conv epilogues: a 256 x 1536 GELU epilogue left to the SLP
+//     vectorizer came out as 8-lane vectors), and selects on a float
+//     comparison (< <= > >=); any
 //     subexpression that does not use the loop variable is computed once
 //     per chunk and splat (so anything goes there);
 //   - every access that uses the loop variable moves by exactly one element

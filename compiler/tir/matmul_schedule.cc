@@ -21,9 +21,18 @@ namespace {
 
 using namespace nest;  // NOLINT: the shared nest helpers
 
-constexpr int kMaxRows = 8;    // MR: rows of accumulators
-constexpr int kCols = 32;      // NR: two 16-float vectors per row
-constexpr int kWideCols = 64;  // NR for one- or two-row problems (more independent FMAs)
+constexpr int kMaxRows = 8;    // MR: rows of accumulators (N < 64)
+constexpr int kCols = 32;      // NR: two 16-float vectors per row (N < 64)
+// NR for one- or two-row problems (more independent FMAs), and for any
+// problem with N >= 64 (or symbolic), with kWideRows rows: 24 accumulator
+// vectors, and per k 4 vector loads of B and 6 broadcasts of A for 24 FMAs
+// where 8 x 32 needed 2 + 8 for 16. MiniLM's layers at 2 x 128 tokens, one
+// thread, CPU time, against oneDNN in the same run (busy machine):
+// 256x384x1536 + GELU 0.85 -> 1.02-1.05, 256x1536x384 0.83 -> 0.86-0.89,
+// 256x384x384 0.94 -> 0.99-1.03 (7 x 64, 12 x 32, 14 x 32, 8 x 48 and
+// 5 x 64 were measured too, none better overall; 4 x 96 spilled).
+constexpr int kWideCols = 64;
+constexpr int kWideRows = 6;
 // NR for one-row problems with many columns (a classifier's GEMV): each k row
 // of B is read 512 contiguous bytes at a time instead of 256. MobileNetV2's
 // 1280 x 1000 layer inside the network (its 5 MiB weight no longer in cache):
@@ -207,10 +216,14 @@ class KernelBuilder {
     const int64_t* ms = ConstInt(m_);
     const int64_t* ns = ConstInt(n_);
     const ScheduleKnobs& kn = p_.knobs;
-    mr_ = kMaxRows;
+    // Wide tiles (6 x 64) where N fills them: a symbolic N or N >= 64. A
+    // tuned row count keeps the widths it was tuned with (8 x 64 would
+    // spill).
+    bool wide = (ns == nullptr || *ns >= kWideCols) && kn.Get("matmul.mr") <= 0;
+    mr_ = wide ? kWideRows : kMaxRows;
     if (kn.Get("matmul.mr") > 0) mr_ = static_cast<int>(std::min<int64_t>(kn.Get("matmul.mr"), kMaxRows));
     if (ms != nullptr && *ms < mr_) mr_ = static_cast<int>(std::max<int64_t>(*ms, 1));
-    nr_ = mr_ <= 2 ? kWideCols : kCols;
+    nr_ = mr_ <= 2 || wide ? kWideCols : kCols;
     if (mr_ == 1 && ns != nullptr && *ns >= kGemvMinCols) nr_ = kGemvCols;
     // A tuned width: whole 16-float vectors, at most the GEMV width.
     if (kn.Get("matmul.nr") > 0) nr_ = static_cast<int>(std::min<int64_t>((kn.Get("matmul.nr") + 15) / 16 * 16, kGemvCols));

@@ -89,17 +89,18 @@ Census Count(const PrimFunc& f) {
 }
 
 TEST(MatmulScheduleTest, StaticMatmulBecomesParallelMicroKernel) {
-  Buffer a = MakeBuffer("A", {PrimExpr(64), PrimExpr(784)}, DType::Float32());
+  Buffer a = MakeBuffer("A", {PrimExpr(96), PrimExpr(784)}, DType::Float32());
   Buffer b = MakeBuffer("B", {PrimExpr(784), PrimExpr(128)}, DType::Float32());
-  Buffer c = MakeBuffer("C", {PrimExpr(64), PrimExpr(128)}, DType::Float32());
-  PrimFunc f = Func(MatmulNest(a, b, c, 64, 128, 784), {a, b, c});
+  Buffer c = MakeBuffer("C", {PrimExpr(96), PrimExpr(128)}, DType::Float32());
+  PrimFunc f = Func(MatmulNest(a, b, c, 96, 128, 784), {a, b, c});
   PrimFunc out = ScheduleMatmuls(f, 2);
   ASSERT_NE(out, f);
   const auto* tile = As<ForNode>(out->body);
   ASSERT_NE(tile, nullptr);
   EXPECT_EQ(tile->for_kind, ForKind::kParallel);
   ASSERT_NE(tile->extent.as<IntImmNode>(), nullptr);
-  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, (64 / 8) * (128 / 32));  // exact tiles: one kernel
+  // N >= 64: 6 x 64 tiles; exact tiles: one kernel.
+  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, (96 / 6) * (128 / 64));
   Census census = Count(out);
   EXPECT_EQ(census.fma, 1);
   EXPECT_EQ(census.allocs, 1);        // the accumulator
@@ -138,22 +139,35 @@ TEST(MatmulScheduleTest, SmallWorkStaysSerialAndEdgesGetTheirKernels) {
 }
 
 TEST(MatmulScheduleTest, LeftoverRowsRunAsTilesOfFourTwoAndOneRows) {
-  // 23 rows = 2 full 8-row tiles + 4 + 2 + 1: five row blocks per column
-  // block (not 2 + 7 one-row blocks), four kernels (8, 4, 2 and 1 rows).
+  // 48 columns (8 x 32 tiles): 23 rows = 2 full 8-row tiles + 4 + 2 + 1:
+  // five row blocks per column block (not 2 + 7 one-row blocks), four
+  // kernels (8, 4, 2 and 1 rows).
   Buffer a = MakeBuffer("A", {PrimExpr(23), PrimExpr(64)}, DType::Float32());
-  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
-  Buffer c = MakeBuffer("C", {PrimExpr(23), PrimExpr(64)}, DType::Float32());
-  PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, c, 23, 64, 64), {a, b, c}), 1);
+  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(48)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(23), PrimExpr(48)}, DType::Float32());
+  PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, c, 23, 48, 64), {a, b, c}), 1);
   const auto* tiles = As<ForNode>(out->body);
   ASSERT_NE(tiles, nullptr);
-  EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, 5 * 2);  // 64 columns: two 32-wide blocks
+  EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, 5 * 2);  // 48 columns: two 32-wide blocks, overlapping
   EXPECT_EQ(Count(out).fma, 4);
   // 20 rows (captcha_crnn's 20 LSTM steps): 8 + 8 + 4, three row blocks.
   Buffer a2 = MakeBuffer("A", {PrimExpr(20), PrimExpr(64)}, DType::Float32());
-  Buffer c2 = MakeBuffer("C", {PrimExpr(20), PrimExpr(64)}, DType::Float32());
-  PrimFunc out2 = ScheduleMatmuls(Func(MatmulNest(a2, b, c2, 20, 64, 64), {a2, b, c2}), 1);
+  Buffer c2 = MakeBuffer("C", {PrimExpr(20), PrimExpr(48)}, DType::Float32());
+  PrimFunc out2 = ScheduleMatmuls(Func(MatmulNest(a2, b, c2, 20, 48, 64), {a2, b, c2}), 1);
   EXPECT_EQ(As<ForNode>(out2->body)->extent.as<IntImmNode>()->value, 3 * 2);
   EXPECT_EQ(Count(out2).fma, 2);
+  // 64 columns and more: 6 x 64 tiles. 23 rows = 3 x 6 + 4 + 1 (three
+  // kernels), 20 rows = 3 x 6 + 2 (two), 100 columns: two 64-wide blocks,
+  // the last ending at N.
+  Buffer b3 = MakeBuffer("B", {PrimExpr(64), PrimExpr(100)}, DType::Float32());
+  Buffer c3 = MakeBuffer("C", {PrimExpr(23), PrimExpr(100)}, DType::Float32());
+  PrimFunc out3 = ScheduleMatmuls(Func(MatmulNest(a, b3, c3, 23, 100, 64), {a, b3, c3}), 1);
+  EXPECT_EQ(As<ForNode>(out3->body)->extent.as<IntImmNode>()->value, 5 * 2);
+  EXPECT_EQ(Count(out3).fma, 3);
+  Buffer c4 = MakeBuffer("C", {PrimExpr(20), PrimExpr(100)}, DType::Float32());
+  PrimFunc out4 = ScheduleMatmuls(Func(MatmulNest(a2, b3, c4, 20, 100, 64), {a2, b3, c4}), 1);
+  EXPECT_EQ(As<ForNode>(out4->body)->extent.as<IntImmNode>()->value, 4 * 2);
+  EXPECT_EQ(Count(out4).fma, 2);
 }
 
 TEST(MatmulScheduleTest, EpilogueIsFusedAndItsIntermediateDropped) {
@@ -235,8 +249,9 @@ TEST(MatmulScheduleTest, UnitBatchEpilogueAndStagesReadingSeveralChainBuffers) {
 }
 
 TEST(MatmulScheduleTest, BatchSharingItsWeightIsFoldedIntoRows) {
-  // 128 batches of one row times one weight: one 128-row matrix, 16 full
-  // 8-row tiles per column block instead of 128 one-row GEMVs.
+  // 128 batches of one row times one weight: one 128-row matrix, 21 full
+  // 6-row tiles and one of 2 rows per column block instead of 128 one-row
+  // GEMVs.
   Buffer a = MakeBuffer("A", {PrimExpr(128), PrimExpr(1), PrimExpr(64)}, DType::Float32());
   Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(96)}, DType::Float32());
   Buffer c = MakeBuffer("C", {PrimExpr(128), PrimExpr(1), PrimExpr(96)}, DType::Float32());
@@ -244,7 +259,7 @@ TEST(MatmulScheduleTest, BatchSharingItsWeightIsFoldedIntoRows) {
   const auto* tile = As<ForNode>(out->body);
   ASSERT_NE(tile, nullptr);
   ASSERT_NE(tile->extent.as<IntImmNode>(), nullptr);
-  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, (128 / 8) * 3);  // 96 columns: 3 blocks of 32
+  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, (128 / 6 + 1) * 2);  // 96 columns: 2 blocks of 64
   // A batch with its own B per element is not folded.
   Buffer b3 = MakeBuffer("B", {PrimExpr(128), PrimExpr(64), PrimExpr(96)}, DType::Float32());
   Var p = MakeVar("p"), i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
@@ -525,6 +540,36 @@ TEST(MatmulScheduleNumbersTest, SymbolicColumns) {
     ASSERT_NE(mod, nullptr);
     for (int64_t n : {1, 5, 15, 16, 17, 23, 31, 33, 48, 63, 64, 65, 100})
       CheckMatmul(*mod, 0, m, 37, n, "bias_relu");
+  }
+}
+
+TEST(MatmulScheduleNumbersTest, WideTiles) {
+  // 6 x 64 tiles (N >= 64 or symbolic): every remainder of 6 rows (tiles of
+  // 4, 2 and 1 rows, present or not) with symbolic rows, N a multiple of 64
+  // and not (the last block moved back to end at N), a symbolic N (64-wide
+  // blocks, then 16-wide ones), the GELU epilogue, K odd and even.
+  for (int64_t k : {31, 64}) {
+    std::string ks = std::to_string(k);
+    for (const char* n : {"64", "136"}) {
+      auto mod = Compile(Module({"m", ks}, {ks, n}, {"m", n}, "bias_gelu_residual"), 1);
+      ASSERT_NE(mod, nullptr);
+      for (int64_t m = 1; m <= 13; ++m) CheckMatmul(*mod, 0, m, k, std::stoll(n), "bias_gelu_residual");
+      CheckMatmul(*mod, 0, 256, k, std::stoll(n), "bias_gelu_residual");
+    }
+  }
+  auto sym = Compile(Module({"m", "40"}, {"40", "n"}, {"m", "n"}, "bias_relu"), 2);
+  ASSERT_NE(sym, nullptr);
+  for (int64_t m : {1, 5, 6, 7, 11, 30})
+    for (int64_t n : {15, 64, 65, 80, 127, 128, 200}) CheckMatmul(*sym, 0, m, 40, n, "bias_relu");
+  // MiniLM's FFN pair at a quarter of the rows, static (B packed per call
+  // for the first).
+  for (int threads : {1, 2}) {
+    auto up = Compile(Module({"64", "384"}, {"384", "1536"}, {"64", "1536"}, "bias_gelu_residual"), threads);
+    ASSERT_NE(up, nullptr);
+    CheckMatmul(*up, 0, 64, 384, 1536, "bias_gelu_residual");
+    auto down = Compile(Module({"2", "32", "1536"}, {"1536", "384"}, {"2", "32", "384"}, "bias_relu"), threads);
+    ASSERT_NE(down, nullptr);
+    CheckMatmul(*down, 2, 32, 1536, 384, "bias_relu");
   }
 }
 

@@ -151,6 +151,50 @@ class Module:
   EXPECT_TRUE(qualifies("outer"));
 }
 
+// A matmul tile's epilogue with activations (GELU's erf, tanh, sigmoid,
+// exp, and softmax's exp(min(x, 0))): explicit 16-lane vectors too (the SLP
+// vectorizer made 8-lane ones of the unrolled scalar code), with the same
+// numbers as the scalar math (a loop of 5 columns, not vectorized, computes
+// the reference with the scalar path of the same functions).
+TEST(CodegenVectorLoopTest, ActivationEpilogueIsExplicitVectors) {
+  std::vector<PrimFunc> funcs = Funcs(R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def act(A: T.Buffer((2, 37), "float32"), V: T.Buffer((2, 5, 37), "float32"), S: T.Buffer((2, 5, 37), "float32")):
+        for ii in T.unroll(2):
+            for jj in T.vectorized(37):
+                V[ii, 0, jj] = T.float32(0.5) * A[ii, jj] * (T.float32(1) + T.erf(A[ii, jj] * T.float32(0.7071067811865476)))
+                V[ii, 1, jj] = T.tanh(A[ii, jj])
+                V[ii, 2, jj] = T.sigmoid(A[ii, jj])
+                V[ii, 3, jj] = T.exp(A[ii, jj])
+                V[ii, 4, jj] = T.exp(T.min(A[ii, jj] - T.float32(3), T.float32(0)))
+        for i in T.serial(2):
+            for j in T.serial(37):
+                S[i, 0, j] = T.float32(0.5) * A[i, j] * (T.float32(1) + T.erf(A[i, j] * T.float32(0.7071067811865476)))
+                S[i, 1, j] = T.tanh(A[i, j])
+                S[i, 2, j] = T.sigmoid(A[i, j])
+                S[i, 3, j] = T.exp(A[i, j])
+                S[i, 4, j] = T.exp(T.min(A[i, j] - T.float32(3), T.float32(0)))
+)");
+  ASSERT_EQ(funcs.size(), 1u);
+  const ForNode* jj = FindLoop(funcs[0]->body, "jj");
+  ASSERT_NE(jj, nullptr);
+  EXPECT_TRUE(codegen::EmitsAsVectors(jj->body, jj->loop_var.get()));
+  Result<std::string> ir = codegen::EmitLLVMIR(funcs, {"", "", "", 0});
+  ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+  // Before LLVM's passes the vector loop's math is on 16-lane (and the
+  // 5-lane rest) vectors; the scalar reference loop has its own scalar code.
+  EXPECT_NE(ir->find("<16 x float>"), std::string::npos);
+  EXPECT_NE(ir->find("<5 x float>"), std::string::npos);
+
+  Tensor a = MakeTensor({2, 37}), v = MakeTensor({2, 5, 37}), s = MakeTensor({2, 5, 37});
+  FillRandom(a, 3);
+  for (int i = 0; i < 2 * 37; ++i) a.data<float>()[i] *= 6.0f;  // erf's both branches, exp's large values
+  BuildAndRun(funcs, "act", {a, v, s});
+  if (HasFatalFailure()) return;
+  for (int i = 0; i < 2 * 5 * 37; ++i) EXPECT_EQ(v.data<float>()[i], s.data<float>()[i]) << i;
+}
+
 // A row's max as the reduction schedule's halving tree writes it
 // (reduce_schedule.h): steps between stack buffers, outside any unrolled
 // loop. Explicit vectors too (LLVM promotes the arrays to scalars and
