@@ -58,8 +58,8 @@ class Kernel {
 
   Stmt Build() {
     Var t = MakeVar("dw_task");
-    n_ = Div(PrimExpr(t), I64(cv_.o));
-    o_ = Mod(PrimExpr(t), I64(cv_.o));
+    n_ = cv_.n == 1 ? I64(0) : Div(PrimExpr(t), I64(cv_.o));
+    o_ = cv_.n == 1 ? PrimExpr(t) : Mod(PrimExpr(t), I64(cv_.o));
     band_ = LocalBuffer(cv_.data->name + "_phases", {I64(cv_.sh * cv_.sw * plane_)}, "global");
     std::vector<Stmt> body = {Zero(), Copy()};
     // Full row tiles in a loop, the last rows (fewer) after it.
@@ -147,7 +147,7 @@ class Kernel {
 
   Stmt Tile(const PrimExpr& y0, int64_t rows, int64_t c0, int64_t cols) {
     DType f32 = DType::Float32();
-    Buffer acc = LocalBuffer("dw_acc", {I64(rows), I64(cols * kLanes)}, "local");
+    Buffer acc = LocalBuffer("acc", {I64(rows), I64(cols * kLanes)}, "local");
     auto grid = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&, const PrimExpr&)>& body) {
       Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
       return MakeFor(ii, I64(rows), ForKind::kUnrolled,
