@@ -2,7 +2,8 @@
 // output channel per group, OIHW weights, no dilation) with a stride above 1,
 // the nests ScheduleConvs leaves to the window schedule.
 //
-// Each (image, channel) is one parallel task. It first copies its channel
+// Planes whose band would not fit in L1 (32 KiB; 112^2 -> 56^2 needs 59)
+// stay with the window schedule. Each (image, channel) is one parallel task. It first copies its channel
 // into a zero-padded band of stride x stride phase planes, in cache:
 //   band[py * S + px][i][j] = Xpad[i * Sh + py][j * Sw + px]
 // (the two column phases of a row in one vector loop, which LLVM makes wide

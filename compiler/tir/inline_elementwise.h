@@ -24,8 +24,8 @@
 // After the schedules (after_schedule), the reverse rewrite also takes a
 // consumer that loads T more than once, all at its point (x * sigmoid(x),
 // hard-swish after a strided depthwise convolution), when every producer
-// value is cheap to evaluate twice (no call but fma and if_then_else): the
-// consumer's value repeats it, and LLVM folds the copies into one. Before
+// value is cheap to evaluate twice (at most two loads, no call but fma and
+// if_then_else): the consumer's value repeats it. Before
 // them the epilogue matchers see such a chain as they always did.
 //
 // Both require that every other buffer the moved expression reads is final

@@ -111,7 +111,7 @@ def silu(a: T.Buffer((1, 3, 9), "float32"), bias: T.Buffer((3,), "float32"), out
         for c in T.parallel(T.int64(3)):
             t0[n, c, T.int64(0)] = a[n, c, T.int64(0)] * T.float32(2) + bias[c]
             for x in T.vectorized(T.int64(3)):
-                t0[n, c, x + T.int64(1)] = a[n, c, x * T.int64(2) + T.int64(1)] + a[n, c, x * T.int64(2) + T.int64(2)] + bias[c]
+                t0[n, c, x + T.int64(1)] = T.max(a[n, c, x * T.int64(2) + T.int64(1)], a[n, c, x * T.int64(2) + T.int64(2)])
     for n in range(T.int64(1)):
         for c in T.parallel(T.int64(3)):
             for x in T.vectorized(T.int64(4)):
@@ -135,6 +135,12 @@ TEST(InlineElementwiseTest, ScheduledStoresTakeAnEpilogueReadingThemTwice) {
   costly.replace(costly.find(from), from.size(), "T.exp(a[n, c, T.int64(0)])");
   PrimFunc g = ParseFunc(costly, "silu");
   EXPECT_EQ(InlineElementwise(g, /*after_schedule=*/true), g);
+  // A producer value of three loads (a window's taps summed): kept.
+  std::string taps = kSiluAfterRows;
+  const std::string two = "a[n, c, x * T.int64(2) + T.int64(2)])";
+  taps.replace(taps.find(two), two.size(), "a[n, c, x * T.int64(2) + T.int64(2)]) + bias[c]");
+  PrimFunc t3 = ParseFunc(taps, "silu");
+  EXPECT_EQ(InlineElementwise(t3, /*after_schedule=*/true), t3);
   // Read twice at different points (a stencil): kept.
   std::string shifted = kSiluAfterRows;
   const std::string at = "T.sigmoid(t0[T.int64(0), c, x])";
