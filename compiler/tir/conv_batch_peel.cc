@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/tir/conv_schedule.h"
+#include "compiler/tir/depthwise_schedule.h"
 #include "compiler/tir/pool_schedule.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
@@ -304,8 +305,10 @@ PrimFunc ScheduleConvsPeelingBatch(const PrimFunc& func, int num_threads_hint, c
     kv.second = peel.View(kv.second);
   }
   // Depthwise convolutions the conv schedule declines (strided, small
-  // planes) are window reductions to the static schedule, as when pinned.
-  PrimFunc scheduled = ScheduleWindowReductions(ScheduleConvs(peeled, num_threads_hint, knobs));
+  // planes) take the static schedules, as when pinned: strided depthwise's
+  // phase planes (depthwise_schedule.h), else window reductions.
+  PrimFunc scheduled =
+      ScheduleWindowReductions(ScheduleConvs(ScheduleStridedDepthwise(peeled, knobs), num_threads_hint, knobs));
   if (scheduled.get() == peeled.get() || HasNaiveReduction(scheduled->body)) return func;
 
   Var b = MakeVar("image");

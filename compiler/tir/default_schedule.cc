@@ -12,6 +12,7 @@
 #include "compiler/tir/conv_batch_peel.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/conv_symbolic_schedule.h"
+#include "compiler/tir/depthwise_schedule.h"
 #include "compiler/tir/flatten_reduction.h"
 #include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/nest_util.h"
@@ -246,7 +247,8 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   auto schedule_convs = [&](const PrimFunc& f) {
     // Narrow rows of wide kernels (an STFT as a strided conv) first: the
     // others' column tiles would be scalar there.
-    PrimFunc dot = ScheduleDotConvs(f, num_threads_hint);
+    // Static strided depthwise: phase planes in cache (depthwise_schedule.h).
+    PrimFunc dot = ScheduleStridedDepthwise(ScheduleDotConvs(f, num_threads_hint), knobs);
     PrimFunc convs = ScheduleConvsPeelingBatch(ScheduleConvs(dot, num_threads_hint, knobs), num_threads_hint, knobs);
     return ScheduleSymbolicConvs(convs, num_threads_hint);
   };

@@ -21,6 +21,13 @@
 //   earlier item: each store T[idx] = val becomes D[idx] = g[v := idx, T :=
 //   val] and the consumer's store goes.
 //
+// After the schedules (after_schedule), the reverse rewrite also takes a
+// consumer that loads T more than once, all at its point (x * sigmoid(x),
+// hard-swish after a strided depthwise convolution), when every producer
+// value is cheap to evaluate twice (at most two loads, no call but fma and
+// if_then_else): the consumer's value repeats it. Before
+// them the epilogue matchers see such a chain as they always did.
+//
 // Both require that every other buffer the moved expression reads is final
 // where it now runs: stored only in items before the producer's. Reductions
 // (a store reading its own buffer) are never producers or consumers, so the
@@ -42,7 +49,7 @@ namespace tir {
 // most this many times T's size (a concatenation of two: 2).
 constexpr int64_t kMaxInlineGrowth = 2;
 
-ir::PrimFunc InlineElementwise(const ir::PrimFunc& func);
+ir::PrimFunc InlineElementwise(const ir::PrimFunc& func, bool after_schedule = false);
 
 }  // namespace tir
 }  // namespace kiln

@@ -132,6 +132,56 @@ def pack(x: T.Buffer((2, 4, 5, 3), "float32"), out: T.Buffer((2, 3, 1, 30), "flo
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
 }
 
+// After a schedule, a consumer reading the temporary twice at its point
+// (SiLU after a strided depthwise convolution's rows: x * sigmoid(x)) takes
+// the producer's cheap stores, each value repeated; before the schedules
+// (the default), and with a producer value that calls exp, it does not.
+const char* kSiluAfterRows = R"(
+@T.prim_func
+def silu(a: T.Buffer((1, 3, 9), "float32"), bias: T.Buffer((3,), "float32"), out: T.Buffer((1, 3, 4), "float32")):
+    t0 = T.decl_buffer((1, 3, 4), "float32")
+    for n in range(T.int64(1)):
+        for c in T.parallel(T.int64(3)):
+            t0[n, c, T.int64(0)] = a[n, c, T.int64(0)] * T.float32(2) + bias[c]
+            for x in T.vectorized(T.int64(3)):
+                t0[n, c, x + T.int64(1)] = T.max(a[n, c, x * T.int64(2) + T.int64(1)], a[n, c, x * T.int64(2) + T.int64(2)])
+    for n in range(T.int64(1)):
+        for c in T.parallel(T.int64(3)):
+            for x in T.vectorized(T.int64(4)):
+                out[n, c, x] = t0[T.int64(0), c, x] * T.sigmoid(t0[T.int64(0), c, x])
+)";
+
+TEST(InlineElementwiseTest, ScheduledStoresTakeAnEpilogueReadingThemTwice) {
+  PrimFunc f = ParseFunc(kSiluAfterRows, "silu");
+  EXPECT_EQ(InlineElementwise(f), f);  // before the schedules: left alone
+  PrimFunc out = InlineElementwise(f, /*after_schedule=*/true);
+  ASSERT_NE(out, f);
+  StmtCensus c = CountStmts(out);
+  EXPECT_EQ(c.allocates, 0) << testing::Print(out);
+  EXPECT_EQ(c.stores, 2) << testing::Print(out);
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+
+  // A producer value with a call (exp) would run twice per element: kept.
+  std::string costly = kSiluAfterRows;
+  const std::string from = "a[n, c, T.int64(0)] * T.float32(2)";
+  costly.replace(costly.find(from), from.size(), "T.exp(a[n, c, T.int64(0)])");
+  PrimFunc g = ParseFunc(costly, "silu");
+  EXPECT_EQ(InlineElementwise(g, /*after_schedule=*/true), g);
+  // A producer value of three loads (a window's taps summed): kept.
+  std::string taps = kSiluAfterRows;
+  const std::string two = "a[n, c, x * T.int64(2) + T.int64(2)])";
+  taps.replace(taps.find(two), two.size(), "a[n, c, x * T.int64(2) + T.int64(2)]) + bias[c]");
+  PrimFunc t3 = ParseFunc(taps, "silu");
+  EXPECT_EQ(InlineElementwise(t3, /*after_schedule=*/true), t3);
+  // Read twice at different points (a stencil): kept.
+  std::string shifted = kSiluAfterRows;
+  const std::string at = "T.sigmoid(t0[T.int64(0), c, x])";
+  shifted.replace(shifted.find(at), at.size(), "T.sigmoid(t0[T.int64(0), c, T.int64(3) - x])");
+  PrimFunc h = ParseFunc(shifted, "silu");
+  EXPECT_EQ(InlineElementwise(h, /*after_schedule=*/true), h);
+}
+
 TEST(InlineElementwiseTest, LeavesReductionsSharedAndBroadcastTemporaries) {
   const char* cases[] = {
       // A reduction consumer (sum over j): its nest stays for the schedules.

@@ -21,6 +21,10 @@
 //                     that side of every shape the rule estimates among
 //   conv.row_tiles    1: never row tiles, 2: row tiles whenever they apply
 //
+// Strided depthwise convolution (depthwise_schedule.h):
+//   depthwise.rows    output rows per register tile, 1..8
+//   depthwise.cols    16-column vectors per register tile, 1..4
+//
 // Elementwise loops (default_schedule.h): the innermost loops the default
 // schedule vectorizes, when their static extent is a multiple of both:
 //   elementwise.vector  lanes of explicit vectors (the loop split by it)

@@ -22,7 +22,7 @@ namespace {
 // buffer). Last, a workspace of the output's shape that feeds the output's
 // store moves into the output (a long row's softmax).
 ir::PrimFunc AfterSchedule(const ir::PrimFunc& f) {
-  return tir::AliasOutputBuffers(tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f))));
+  return tir::AliasOutputBuffers(tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f, /*after_schedule=*/true))));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "compiler/ir/structural_equal.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/default_schedule.h"
+#include "compiler/tir/depthwise_schedule.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/matmul_schedule.h"
@@ -70,6 +71,12 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
     knobs.push_back({"matmul.pack", {0, 1, 2}});
     knobs.push_back({"matmul.row_split", {0, 1, 2, 4, 8}});
     if (threads >= 2) knobs.push_back({"matmul.parallel", {0, 1, 2}});
+    return knobs;
+  }
+  // A static strided depthwise conv (depthwise_schedule.h): its tile shape.
+  if (tir::ScheduleStridedDepthwise(lowered).get() != lowered.get()) {
+    knobs.push_back({"depthwise.rows", {0, 1, 2, 4, 6, 8}});
+    knobs.push_back({"depthwise.cols", {0, 1, 2, 3, 4}});
     return knobs;
   }
   // A conv nest: ScheduleConvs rewrites it as lowered, or one of the conv

@@ -54,6 +54,18 @@ def conv2d(data: T.Buffer((1, 8, 10, 10), "float32"), weight: T.Buffer((8, 8, 3,
 
 )";
 
+// A stride-2 depthwise 3x3 convolution (8 channels, 11 x 13, padding 1), as
+// legalization writes it: the strided depthwise schedule's tile knobs.
+const char* kDwConv = R"(@T.prim_func
+def dw(data: T.Buffer((1, 8, 11, 13), "float32"), weight: T.Buffer((8, 1, 3, 3), "float32"), conv2d: T.Buffer((1, 8, 6, 7), "float32")):
+    for i0, i1, i2, i3, k0, k1, k2 in T.grid(T.int64(1), T.int64(8), T.int64(6), T.int64(7), T.int64(1), T.int64(3), T.int64(3)):
+        with T.block("conv2d"):
+            v_i0, v_i1, v_i2, v_i3, v_k0, v_k1, v_k2 = T.axis.remap("SSSSRRR", [i0, i1, i2, i3, k0, k1, k2])
+            with T.init():
+                conv2d[v_i0, v_i1, v_i2, v_i3] = T.float32(0)
+            conv2d[v_i0, v_i1, v_i2, v_i3] = conv2d[v_i0, v_i1, v_i2, v_i3] + T.if_then_else(v_i2 * 2 + v_k1 * 1 - 1 >= 0 and v_i2 * 2 + v_k1 * 1 - 1 < 11 and v_i3 * 2 + v_k2 * 1 - 1 >= 0 and v_i3 * 2 + v_k2 * 1 - 1 < 13, data[v_i0, v_i1 // (T.int64(8) // T.int64(8)) * 1 + v_k0, v_i2 * 2 + v_k1 * 1 - 1, v_i3 * 2 + v_k2 * 1 - 1] * weight[v_i1, v_k0, v_k1, v_k2], T.float32(0))
+)";
+
 // A 1-D convolution (8 -> 8 channels, width 100, kernel 5, padding 2): the
 // conv2d schedules take it lifted to height 1, which ScheduleConvs on the
 // nest as lowered does not see.
@@ -168,6 +180,11 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   std::vector<Knob> k1d = DefaultSpaceKnobs(ParseFunc(kConv1d, "conv1d"), 1);
   ASSERT_GE(k1d.size(), 3u);
   EXPECT_EQ(k1d[0].name, "conv.mr");
+  // A strided depthwise conv: its tile (no longer an empty space).
+  std::vector<Knob> kdw = DefaultSpaceKnobs(ParseFunc(kDwConv, "dw"), 1);
+  ASSERT_EQ(kdw.size(), 2u);
+  EXPECT_EQ(kdw[0].name, "depthwise.rows");
+  EXPECT_EQ(kdw[1].name, "depthwise.cols");
   // An elementwise loop: its vector split.
   std::vector<Knob> k2 = DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1);
   ASSERT_GE(k2.size(), 2u);
@@ -276,12 +293,13 @@ TEST(DefaultSpaceTest, AllDefaultDecisionsGiveTheDefaultSchedule) {
   ExpectDefaultPointIsDefault(kAdd, "add1", 2);
   ExpectDefaultPointIsDefault(kConv, "conv2d", 1);
   ExpectDefaultPointIsDefault(kConv1d, "conv1d", 1);
+  ExpectDefaultPointIsDefault(kDwConv, "dw", 1);
 }
 
 TEST(DefaultSpaceTest, OtherPointsComputeTheSameNumbers) {
   for (const auto& [text, name] :
        {std::pair<const char*, const char*>{kCourseMM, "mm"}, {kGemvRelu, "gemv_relu"}, {kAdd, "add1"}, {kConv, "conv2d"},
-        {kConv1d, "conv1d"}}) {
+        {kConv1d, "conv1d"}, {kDwConv, "dw"}}) {
     ir::PrimFunc f = ParseFunc(text, name);
     ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
     int differ = 0;

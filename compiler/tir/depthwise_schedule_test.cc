@@ -1,0 +1,185 @@
+// ScheduleStridedDepthwise: which nests it takes (static strided depthwise
+// only), what it makes of them (phase planes, register tiles, the epilogue
+// in the tile's stores after InlineElementwise), and the numbers of the
+// lowered kernels against the unscheduled function for strides 2 and 3,
+// 3x3 and 5x5 windows, odd and asymmetric paddings, batches of one and two,
+// every tile knob, and SiLU / hard-swish / ReLU6 epilogues.
+#include "compiler/tir/depthwise_schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "compiler/tir/default_schedule.h"
+#include "compiler/tir/inline_elementwise.h"
+#include "compiler/tir/lower_blocks.h"
+#include "compiler/tir/schedule/schedule_test_util.h"
+#include "compiler/tir/stmt_functor.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+using testing::ParseFunc;
+using testing::Print;
+using testing::SameNumbers;
+
+struct Case {
+  int64_t n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr;
+  std::string epilogue = "none";  // none | silu | hardswish | relu6
+  int64_t groups = -1;            // -1: depthwise (c groups)
+  int64_t Ho() const { return (h + pt + pb - kh) / sh + 1; }
+  int64_t Wo() const { return (w + pl + pr - kw) / sw + 1; }
+  std::string Name() const {
+    return "n" + std::to_string(n) + " c" + std::to_string(c) + " " + std::to_string(h) + "x" + std::to_string(w) +
+           " k" + std::to_string(kh) + "x" + std::to_string(kw) + " s" + std::to_string(sh) + "," +
+           std::to_string(sw) + " p" + std::to_string(pt) + "," + std::to_string(pl) + "," + std::to_string(pb) + "," +
+           std::to_string(pr) + " " + epilogue;
+  }
+};
+
+std::string I(int64_t v) { return "T.int64(" + std::to_string(v) + ")"; }
+
+std::string Shape(const std::vector<int64_t>& d) {
+  std::string s = "(";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+  return s + ")";
+}
+
+// The function legalization and fusion write for conv2d (groups = c) and
+// its epilogue, in block form.
+std::string Func(const Case& k) {
+  int64_t groups = k.groups < 0 ? k.c : k.groups, cpg = k.c / groups, o = k.c;
+  std::string out = Shape({k.n, o, k.Ho(), k.Wo()});
+  bool epi = k.epilogue != "none";
+  std::string s = "@T.prim_func\ndef dw(data: T.Buffer(" + Shape({k.n, k.c, k.h, k.w}) +
+                  ", \"float32\"), weight: T.Buffer(" + Shape({o, cpg, k.kh, k.kw}) +
+                  ", \"float32\"), bias: T.Buffer(" + Shape({o, 1, 1}) + ", \"float32\"), out: T.Buffer(" + out +
+                  ", \"float32\")):\n";
+  std::string conv = epi ? "conv" : "out";
+  if (epi) s += "    conv = T.alloc_buffer(" + out + ", \"float32\")\n    biased = T.alloc_buffer(" + out + ", \"float32\")\n";
+  auto lt = [](int64_t s, int64_t k, const std::string& v, const std::string& r, int64_t p) {
+    return v + " * " + std::to_string(s) + " + " + r + " * 1 - " + std::to_string(p);
+  };
+  std::string iy = lt(k.sh, 0, "v_i2", "v_k1", k.pt), ix = lt(k.sw, 0, "v_i3", "v_k2", k.pl);
+  s += "    for i0, i1, i2, i3, k0, k1, k2 in T.grid(" + I(k.n) + ", " + I(o) + ", " + I(k.Ho()) + ", " + I(k.Wo()) +
+       ", " + I(cpg) + ", " + I(k.kh) + ", " + I(k.kw) + "):\n";
+  s += "        with T.block(\"conv2d\"):\n";
+  s += "            v_i0, v_i1, v_i2, v_i3, v_k0, v_k1, v_k2 = T.axis.remap(\"SSSSRRR\", [i0, i1, i2, i3, k0, k1, k2])\n";
+  s += "            with T.init():\n                " + conv + "[v_i0, v_i1, v_i2, v_i3] = T.float32(0)\n";
+  s += "            " + conv + "[v_i0, v_i1, v_i2, v_i3] = " + conv + "[v_i0, v_i1, v_i2, v_i3] + T.if_then_else(" + iy +
+       " >= 0 and " + iy + " < " + std::to_string(k.h) + " and " + ix + " >= 0 and " + ix + " < " +
+       std::to_string(k.w) + ", data[v_i0, v_i1 // " + std::to_string(o / groups) + " * " + std::to_string(cpg) +
+       " + v_k0, " + iy + ", " + ix + "] * weight[v_i1, v_k0, v_k1, v_k2], T.float32(0))\n";
+  if (!epi) return s;
+  std::string grid = "    for i0, i1, i2, i3 in T.grid(" + I(k.n) + ", " + I(o) + ", " + I(k.Ho()) + ", " + I(k.Wo()) +
+                     "):\n";
+  std::string remap = "            v0, v1, v2, v3 = T.axis.remap(\"SSSS\", [i0, i1, i2, i3])\n";
+  // As legalization writes broadcasting ops (a batch of one read at 0).
+  std::string b0 = k.n == 1 ? "T.int64(0)" : "v0";
+  s += grid + "        with T.block(\"add\"):\n" + remap + "            biased[v0, v1, v2, v3] = conv[" + b0 +
+       ", v1, v2, v3] + bias[v1, T.int64(0), T.int64(0)]\n";
+  std::string x = "biased[" + b0 + ", v1, v2, v3]";
+  std::string value;
+  if (k.epilogue == "silu") {
+    // sigmoid and multiply, two operators as the importers write SiLU.
+    s += "    sig = T.alloc_buffer(" + out + ", \"float32\")\n";
+    s += grid + "        with T.block(\"sigmoid\"):\n" + remap +
+         "            sig[v0, v1, v2, v3] = T.sigmoid(biased[v0, v1, v2, v3])\n";
+    value = x + " * sig[" + b0 + ", v1, v2, v3]";
+  }
+  if (k.epilogue == "hardswish")
+    value = x + " * T.min(T.max(" + x + " + T.float32(3), T.float32(0)), T.float32(6)) / T.float32(6)";
+  if (k.epilogue == "relu6") value = "T.min(T.max(" + x + ", T.float32(0)), T.float32(6))";
+  s += grid + "        with T.block(\"act\"):\n" + remap + "            out[v0, v1, v2, v3] = " + value + "\n";
+  return s;
+}
+
+// As tune/lower.h lowers with the default schedules (and knobs).
+PrimFunc Lower(const PrimFunc& f, const ScheduleKnobs& knobs = {}) {
+  PrimFunc scheduled = ApplyDefaultSchedule(InlineElementwise(LowerBlocks(f)), 1, knobs);
+  return InlineElementwise(scheduled, /*after_schedule=*/true);
+}
+
+bool HasBuffer(const PrimFunc& f, const std::string& suffix) {
+  std::string text = Print(f);
+  return text.find(suffix + " = T.decl_buffer") != std::string::npos;
+}
+
+TEST(DepthwiseScheduleTest, TakesStaticStridedDepthwiseOnly) {
+  Case strided{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1};
+  PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(strided), "dw")));
+  PrimFunc s = ScheduleStridedDepthwise(f);
+  ASSERT_NE(s, f);
+  EXPECT_TRUE(HasBuffer(s, "data_phases")) << Print(s);
+  // Stride 1 (the conv schedule's tiles) and a strided conv with two input
+  // channels per group are not its.
+  for (const Case& k : {Case{1, 8, 11, 13, 3, 3, 1, 1, 1, 1, 1, 1}, Case{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1, "none", 4}}) {
+    PrimFunc g = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
+    EXPECT_EQ(ScheduleStridedDepthwise(g), g) << k.Name();
+  }
+}
+
+TEST(DepthwiseScheduleTest, KnobsSetTheTile) {
+  Case k{1, 8, 20, 40, 3, 3, 2, 2, 1, 1, 1, 1};  // 10 x 20 outputs: two vectors a row
+  PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
+  EXPECT_NE(Print(ScheduleStridedDepthwise(f)).find("acc = T.decl_buffer((4, 32)"), std::string::npos);
+  ScheduleKnobs knobs;
+  knobs.values["depthwise.rows"] = 3;
+  knobs.values["depthwise.cols"] = 1;
+  std::string text = Print(ScheduleStridedDepthwise(f, knobs));
+  EXPECT_NE(text.find("acc = T.decl_buffer((3, 16)"), std::string::npos) << text;
+  EXPECT_NE(text.find("acc = T.decl_buffer((1, 16)"), std::string::npos) << text;  // the 10th row
+}
+
+TEST(DepthwiseScheduleTest, EpilogueIsStoredByTheTiles) {
+  for (const char* epi : {"silu", "hardswish", "relu6"}) {
+    Case k{1, 6, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, epi};
+    PrimFunc f = ParseFunc(Func(k), "dw");
+    PrimFunc lowered = Lower(f);
+    // One loop at the top (the channels): no pass of its own for the
+    // epilogue, no intermediate of the output's size.
+    const Stmt* body = &lowered->body;
+    while (const auto* a = As<AllocateNode>(*body)) body = &a->body;
+    const auto* loop = As<ForNode>(*body);
+    ASSERT_NE(loop, nullptr) << epi << "\n" << Print(lowered);
+    EXPECT_EQ(loop->for_kind, ForKind::kParallel) << Print(lowered);
+    EXPECT_EQ(Print(lowered).find("T.decl_buffer((1, 6, 7, 7)"), std::string::npos) << Print(lowered);
+    Status s = SameNumbers(f, lowered);
+    EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString() << "\n" << Print(lowered);
+  }
+}
+
+TEST(DepthwiseScheduleTest, Numbers) {
+  std::vector<Case> cases = {
+      {1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1},             // odd sizes
+      {2, 5, 17, 9, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},      // a batch of two, odd channels
+      {1, 4, 28, 28, 5, 5, 2, 2, 2, 2, 2, 2, "hardswish"},  // 5x5
+      {1, 3, 20, 37, 3, 3, 2, 2, 0, 1, 1, 0},             // asymmetric padding
+      {1, 3, 12, 12, 3, 3, 2, 2, 0, 0, 0, 0},             // no padding
+      {1, 4, 19, 23, 3, 3, 3, 3, 1, 1, 1, 1, "relu6"},    // stride 3
+      {1, 2, 16, 40, 3, 3, 2, 1, 1, 1, 1, 1},             // stride 2 x 1
+      {1, 2, 9, 70, 5, 3, 1, 2, 2, 1, 2, 1},              // stride 1 x 2, a row of three vectors
+      {1, 3, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1},               // one tile
+  };
+  std::vector<std::pair<int64_t, int64_t>> knobs = {{0, 0}, {1, 1}, {3, 2}, {8, 4}};
+  for (const Case& k : cases) {
+    PrimFunc f = ParseFunc(Func(k), "dw");
+    for (auto [rows, cols] : knobs) {
+      ScheduleKnobs kn;
+      if (rows) kn.values["depthwise.rows"] = rows;
+      if (cols) kn.values["depthwise.cols"] = cols;
+      PrimFunc lowered = Lower(f, kn);
+      ASSERT_TRUE(HasBuffer(lowered, "data_phases")) << k.Name() << "\n" << Print(lowered);
+      Status s = SameNumbers(f, lowered);
+      EXPECT_TRUE(s.ok()) << k.Name() << " rows " << rows << " cols " << cols << ": " << s.ToString() << "\n"
+                          << Print(lowered);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
