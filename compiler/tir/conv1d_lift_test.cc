@@ -429,6 +429,18 @@ TEST(Conv1dLiftTest, NarrowRowsVectorizeTheReduction) {
   CheckNumbers(Conv1dCase{24, 10, 5, 2, 4, 4}, 2, false, {3, 6}, 2);
 }
 
+TEST(Conv1dLiftTest, DeepCutBranchesWithLeftoverChannels) {
+  // DeepCut's Conv1D branches: rows of 21, a symbolic batch (the peeled
+  // static kernels: shift-plane tiles of 24 channels and one tile of the
+  // channels left), 150 and 100 output channels, kernels 9 to 12; odd
+  // lengths and channel counts around them, and the length symbolic too.
+  CheckNumbers(Conv1dCase{32, 150, 11, 1, 0, 0}, 1, false, {21, 23}, 3);
+  CheckNumbers(Conv1dCase{32, 100, 12, 1, 0, 0}, 2, false, {21}, 4);
+  CheckNumbers(Conv1dCase{7, 29, 9, 1, 0, 0}, 1, false, {19, 25}, 2);
+  CheckNumbers(Conv1dCase{32, 150, 11, 1, 0, 0}, 1, true, {11, 21, 37}, 3);
+  CheckNumbers(Conv1dCase{7, 29, 5, 1, 2, 2}, 2, true, {9, 21, 33}, 2);
+}
+
 TEST(Conv1dLiftTest, SymbolicBatchStaysCorrect) {
   // Silero VAD's encoder: the batch symbolic (its windows), stride 2, an
   // output of width 1, the convolution's output an intermediate allocated in

@@ -205,6 +205,9 @@ class ConvKernel {
 
   // The tile of `rows` channels from o0 of group grp_, for every row block.
   Stmt RowBlocks(const Var& rb);
+  // Row blocks of a group: full_ tiles of mr_ channels and, when the
+  // channels don't divide, one tile of the rem_ left.
+  int64_t RowBlockCount() const { return full_ + (rem_ > 0 ? 1 : 0); }
 
   bool ParallelWork(int64_t count) const;
 

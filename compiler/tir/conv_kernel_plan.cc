@@ -90,7 +90,7 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
   int64_t best = -1;
   for (const Shape& sh : shapes) {
     int mr = static_cast<int>(std::min<int64_t>(sh.mr, cv.opg));
-    int64_t row_tiles = cv.opg / mr + cv.opg % mr;  // leftovers: one-row tiles
+    int64_t row_tiles = cv.opg / mr + (cv.opg % mr != 0 ? 1 : 0);  // leftovers: one narrower tile
     // An 8 x 16 tile has too few accumulators to hide the FMA latency.
     auto tile_cost = [&](int nr) { return (mr * nr / 16 + kTapOverhead) * (nr == 16 ? 2 : 1); };
     int64_t col_tiles = (j + sh.nr - 1) / sh.nr;

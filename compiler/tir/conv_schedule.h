@@ -44,7 +44,9 @@
 //    With a packed weight whose block is the tile's rows (b = MR, O/g a
 //    multiple of b), the tap's MR weights are W[o0 / b, c, ky, kx, ii], one
 //    contiguous run; other packed weights are read at [o / b, .., o % b].
-//    Leftover channels of a group run a one-row kernel. Tiles form one loop,
+//    Leftover channels of a group (O/g not a multiple of MR) take one tile
+//    of as many rows as are left (not one-row tiles, whose one or two
+//    accumulators waited on the FMA latency). Tiles form one loop,
 //    parallel when num_threads_hint >= 2 and the work is large enough.
 // 3. The tile's columns are written back row segment by row segment
 //    (valid x only), applying the fused epilogue on the way: segments of 16

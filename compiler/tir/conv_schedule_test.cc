@@ -359,13 +359,44 @@ TEST(ConvScheduleTest, DepthwiseConvPacksEachChannelInItsTask) {
   for (const std::string& s : c.stored) EXPECT_TRUE(s == "x_band" || s == "acc" || s == "tile" || s == "gv") << s;
 }
 
-TEST(ConvScheduleTest, LeftoverChannelsGetAOneRowKernel) {
-  // 12 = 8 + 4 single rows (an 18 x 18 output built for two threads: no
-  // shift planes, whose tiles are 6 rows at 7 x 7).
+// The rows (first extents) of the accumulator tiles ("acc") the function
+// allocates, in order.
+std::vector<int64_t> AccRows(const Census& c) {
+  std::vector<int64_t> rows;
+  for (size_t i = 0; i < c.allocated.size(); ++i)
+    if (c.allocated[i] == "acc" && !c.allocated_shapes[i].empty()) rows.push_back(c.allocated_shapes[i][0]);
+  return rows;
+}
+
+TEST(ConvScheduleTest, LeftoverChannelsGetOneTileOfTheirOwn) {
+  // 12 = 8 + a tile of the 4 rows left (an 18 x 18 output built for two
+  // threads: no shift planes, whose tiles are 6 rows at 7 x 7), not 4
+  // one-row tiles.
   ConvCase k{1, 5, 20, 20, 12, 3, 3};
   PrimFunc f = LowerConv(k, 2);
   ASSERT_NE(f, nullptr);
-  EXPECT_EQ(Count(f).fma, 2);
+  Census c = Count(f);
+  EXPECT_EQ(c.fma, 2);
+  EXPECT_EQ(AccRows(c), (std::vector<int64_t>{8, 4}));
+  CheckConv(k, 2);
+  // DeepCut's 1-D branches (a row of 21, kernels 1 x 9 to 1 x 12, 150 or
+  // 100 channels): shift-plane tiles of 24 channels and one of the 6 or 4
+  // left; odd channel counts and widths around them.
+  struct Want {
+    ConvCase k;
+    std::vector<int64_t> rows;
+  };
+  for (const Want& want : {Want{{1, 32, 1, 21, 150, 1, 11}, {24, 6}}, Want{{1, 32, 1, 21, 100, 1, 12}, {24, 4}},
+                           Want{{1, 32, 1, 21, 150, 1, 9}, {24, 6}}, Want{{2, 7, 1, 19, 29, 1, 5}, {24, 5}},
+                           Want{{1, 9, 3, 23, 13, 1, 10}, {8, 5}}}) {
+    ConvCase d = want.k;
+    d.epilogue = "bias_relu6";
+    Census dc = Count(LowerConv(d, 1));
+    EXPECT_EQ(PackedPlanes(dc), d.kw) << d.Name();
+    EXPECT_EQ(AccRows(dc), want.rows) << d.Name();
+    CheckConv(d, 1);
+    CheckConv(d, 2);
+  }
 }
 
 TEST(ConvScheduleTest, NonConvolutionsAreLeftAlone) {
