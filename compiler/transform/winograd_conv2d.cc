@@ -20,6 +20,7 @@
 #include "compiler/transform/conv_rewrite_util.h"
 #include "compiler/transform/expr_mutator.h"
 #include "compiler/transform/winograd_banded.h"
+#include "compiler/transform/winograd_ir_util.h"
 
 namespace kiln {
 namespace transform {
@@ -68,18 +69,8 @@ const Spec& F4() {
   return s;
 }
 
-PrimExpr I64(int64_t v) { return ir::IntImm(DType::Int64(), v); }
-ir::Var LoopVar(const std::string& name) { return ir::MakeVar(name, DType::Int64()); }
+using namespace winograd_ir;  // NOLINT: the shared TIR-building helpers
 
-ir::Stmt Loop(const ir::Var& v, PrimExpr extent, ir::ForKind kind, ir::Stmt body) {
-  return std::make_shared<ir::ForNode>(v, I64(0), std::move(extent), kind, std::move(body));
-}
-ir::Stmt Loop(const ir::Var& v, int64_t extent, ir::ForKind kind, ir::Stmt body) {
-  return Loop(v, I64(extent), kind, std::move(body));
-}
-ir::Stmt If(PrimExpr cond, ir::Stmt then_case, ir::Stmt else_case = nullptr) {
-  return std::make_shared<ir::IfThenElseNode>(std::move(cond), std::move(then_case), std::move(else_case));
-}
 PrimExpr Lt(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kLT, std::move(a), std::move(b)); }
 PrimExpr And(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kAnd, std::move(a), std::move(b)); }
 PrimExpr FloorDiv(PrimExpr a, int64_t b) { return arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, std::move(a), I64(b))); }
@@ -105,23 +96,6 @@ class Lets {
  private:
   std::vector<std::pair<ir::Var, PrimExpr>> binds_;
 };
-
-// sum of coef * term over the nonzero coefficients; +1 and -1 add and
-// subtract, others multiply (the integer entries of B^T and A^T).
-PrimExpr LinearSum(const std::vector<std::pair<double, PrimExpr>>& terms) {
-  PrimExpr acc;
-  for (const auto& [coef, t] : terms) {
-    if (coef == 0) continue;
-    double mag = coef < 0 ? -coef : coef;
-    PrimExpr term = mag == 1 ? t : ir::MakeBinary(ir::TirKind::kMul, ir::FloatImm(DType::Float32(), mag), t);
-    if (!acc.defined()) {
-      acc = coef > 0 ? term : ir::MakeBinary(ir::TirKind::kSub, ir::FloatImm(DType::Float32(), 0), term);
-    } else {
-      acc = ir::MakeBinary(coef > 0 ? ir::TirKind::kAdd : ir::TirKind::kSub, acc, term);
-    }
-  }
-  return acc;
-}
 
 std::vector<PrimExpr> Dims(const std::vector<int64_t>& v) {
   std::vector<PrimExpr> out;
@@ -360,13 +334,7 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
       // contiguous loads of M, then copied out channel by channel. (Stored
       // straight to Y, Ho * Wo apart, LLVM left the lane loop scalar.)
       ir::Var ob = LoopVar("ob");
-      auto buf = std::make_shared<ir::BufferNode>();
-      buf->name = "y_tile";
-      buf->data = ir::MakeVar("y_tile_data", ir::HandleType());
-      buf->dtype = DType::Float32();
-      buf->shape = {I64(int64_t{sp.m} * sp.m), I64(kTileMajorLanes)};
-      buf->scope = "local";
-      ir::Buffer yt = buf;
+      ir::Buffer yt = MakeBuffer("y_tile", {I64(int64_t{sp.m} * sp.m), I64(kTileMajorLanes)}, "local");
       auto tile_at = [&](const PrimExpr& txe, int rows, int cols) {
         const bool guarded = rows < 0;
         ir::Var ol = LoopVar("ol");
@@ -382,8 +350,7 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         copy = Loop(cl, kTileMajorLanes, ir::ForKind::kSerial,
                     Loop(ci, guarded ? sp.m : rows, ir::ForKind::kSerial,
                          Loop(cj, guarded ? sp.m : cols, ir::ForKind::kSerial, copy)));
-        return ir::Stmt(std::make_shared<ir::AllocateNode>(
-            yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy})));
+        return Alloc(yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy}));
       };
       return lets.Wrap(Loop(ob, g.o / kTileMajorLanes, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kSerial)));
     }
