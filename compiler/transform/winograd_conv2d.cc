@@ -490,7 +490,12 @@ class Rewriter : public ConvBindingRewriter {
     // Symbolic shapes with a channel-major product (O not a multiple of 16)
     // stay direct: PP-OCRv4's detector (96 -> 24 convolutions, 256 x 320,
     // CPU time per call, whole model) took 18.6-18.9 ms with them as
-    // Winograd against 15.4-16.4 direct.
+    // Winograd against 15.4-16.4 direct. Tile-major with the product's
+    // columns padded from 24 to 32 lost too (1 x 640 x 640, 1 thread, CPU
+    // time, alternating runs on a loaded machine: 110 / 103 ms against 84 /
+    // 86 direct; per 160^2 convolution the tile-major matmul (36 x 1600 x
+    // 96 x 32) and the input transform (22 MB of transformed tiles) each
+    // took about as long as the direct convolution).
     const bool symbolic = !g.spatial || !relax::ConstDim(g.n);
     if (symbolic && g.o % kTileMajorLanes != 0) return false;
     // A symbolic shape whose transformed tiles of one image (at the nominal
