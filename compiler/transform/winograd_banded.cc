@@ -8,6 +8,7 @@
 #include "compiler/ir/op_pattern.h"
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/relax/te_builder.h"
+#include "compiler/transform/winograd_ir_util.h"
 
 namespace kiln {
 namespace transform {
@@ -15,50 +16,7 @@ namespace {
 
 using ir::PrimExpr;
 
-PrimExpr I64(int64_t v) { return ir::IntImm(DType::Int64(), v); }
-PrimExpr F32(double v) { return ir::FloatImm(DType::Float32(), v); }
-ir::Var LoopVar(const std::string& name) { return ir::MakeVar(name, DType::Int64()); }
-ir::Stmt Loop(const ir::Var& v, PrimExpr extent, ir::ForKind kind, ir::Stmt body) {
-  return std::make_shared<ir::ForNode>(v, I64(0), std::move(extent), kind, std::move(body));
-}
-ir::Stmt Loop(const ir::Var& v, int64_t extent, ir::ForKind kind, ir::Stmt body) {
-  return Loop(v, I64(extent), kind, std::move(body));
-}
-ir::Stmt If(PrimExpr cond, ir::Stmt then_case, ir::Stmt else_case = nullptr) {
-  return std::make_shared<ir::IfThenElseNode>(std::move(cond), std::move(then_case), std::move(else_case));
-}
-ir::Stmt Let(const ir::Var& v, PrimExpr value, ir::Stmt body) {
-  return std::make_shared<ir::LetStmtNode>(v, std::move(value), std::move(body));
-}
-PrimExpr Bin(ir::TirKind k, PrimExpr a, PrimExpr b) { return ir::MakeBinary(k, std::move(a), std::move(b)); }
-
-ir::Buffer MakeBuffer(const std::string& name, std::vector<PrimExpr> shape, const char* scope) {
-  auto b = std::make_shared<ir::BufferNode>();
-  b->name = name;
-  b->data = ir::MakeVar(name + "_data", ir::HandleType());
-  b->dtype = DType::Float32();
-  b->shape = std::move(shape);
-  b->scope = scope;
-  return b;
-}
-ir::Stmt Alloc(const ir::Buffer& b, ir::Stmt body) { return std::make_shared<ir::AllocateNode>(b, std::move(body)); }
-
-// sum of coef * term over the nonzero coefficients (the small integers of
-// B^T and A^T: +1 and -1 add and subtract, others multiply).
-PrimExpr LinearSum(const std::vector<std::pair<double, PrimExpr>>& terms) {
-  PrimExpr acc;
-  for (const auto& [coef, t] : terms) {
-    if (coef == 0) continue;
-    double mag = coef < 0 ? -coef : coef;
-    PrimExpr term = mag == 1 ? t : Bin(ir::TirKind::kMul, F32(mag), t);
-    if (!acc.defined()) {
-      acc = coef > 0 ? term : Bin(ir::TirKind::kSub, F32(0), term);
-    } else {
-      acc = Bin(coef > 0 ? ir::TirKind::kAdd : ir::TirKind::kSub, acc, term);
-    }
-  }
-  return acc.defined() ? acc : F32(0);
-}
+using namespace winograd_ir;  // NOLINT: the shared TIR-building helpers
 
 // Register tile of the product: mr output channels x nr tiles (vectors of
 // 16 floats), at most 24 accumulator vectors (of AVX-512's 32: the rest hold

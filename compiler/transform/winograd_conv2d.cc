@@ -20,6 +20,7 @@
 #include "compiler/transform/conv_rewrite_util.h"
 #include "compiler/transform/expr_mutator.h"
 #include "compiler/transform/winograd_banded.h"
+#include "compiler/transform/winograd_ir_util.h"
 
 namespace kiln {
 namespace transform {
@@ -68,18 +69,8 @@ const Spec& F4() {
   return s;
 }
 
-PrimExpr I64(int64_t v) { return ir::IntImm(DType::Int64(), v); }
-ir::Var LoopVar(const std::string& name) { return ir::MakeVar(name, DType::Int64()); }
+using namespace winograd_ir;  // NOLINT: the shared TIR-building helpers
 
-ir::Stmt Loop(const ir::Var& v, PrimExpr extent, ir::ForKind kind, ir::Stmt body) {
-  return std::make_shared<ir::ForNode>(v, I64(0), std::move(extent), kind, std::move(body));
-}
-ir::Stmt Loop(const ir::Var& v, int64_t extent, ir::ForKind kind, ir::Stmt body) {
-  return Loop(v, I64(extent), kind, std::move(body));
-}
-ir::Stmt If(PrimExpr cond, ir::Stmt then_case, ir::Stmt else_case = nullptr) {
-  return std::make_shared<ir::IfThenElseNode>(std::move(cond), std::move(then_case), std::move(else_case));
-}
 PrimExpr Lt(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kLT, std::move(a), std::move(b)); }
 PrimExpr And(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kAnd, std::move(a), std::move(b)); }
 PrimExpr FloorDiv(PrimExpr a, int64_t b) { return arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, std::move(a), I64(b))); }
@@ -105,23 +96,6 @@ class Lets {
  private:
   std::vector<std::pair<ir::Var, PrimExpr>> binds_;
 };
-
-// sum of coef * term over the nonzero coefficients; +1 and -1 add and
-// subtract, others multiply (the integer entries of B^T and A^T).
-PrimExpr LinearSum(const std::vector<std::pair<double, PrimExpr>>& terms) {
-  PrimExpr acc;
-  for (const auto& [coef, t] : terms) {
-    if (coef == 0) continue;
-    double mag = coef < 0 ? -coef : coef;
-    PrimExpr term = mag == 1 ? t : ir::MakeBinary(ir::TirKind::kMul, ir::FloatImm(DType::Float32(), mag), t);
-    if (!acc.defined()) {
-      acc = coef > 0 ? term : ir::MakeBinary(ir::TirKind::kSub, ir::FloatImm(DType::Float32(), 0), term);
-    } else {
-      acc = ir::MakeBinary(coef > 0 ? ir::TirKind::kAdd : ir::TirKind::kSub, acc, term);
-    }
-  }
-  return acc;
-}
 
 std::vector<PrimExpr> Dims(const std::vector<int64_t>& v) {
   std::vector<PrimExpr> out;
@@ -361,13 +335,7 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
       // contiguous loads of M, then copied out channel by channel. (Stored
       // straight to Y, Ho * Wo apart, LLVM left the lane loop scalar.)
       ir::Var ob = LoopVar("ob");
-      auto buf = std::make_shared<ir::BufferNode>();
-      buf->name = "y_tile";
-      buf->data = ir::MakeVar("y_tile_data", ir::HandleType());
-      buf->dtype = DType::Float32();
-      buf->shape = {I64(int64_t{sp.m} * sp.m), I64(kTileMajorLanes)};
-      buf->scope = "local";
-      ir::Buffer yt = buf;
+      ir::Buffer yt = MakeBuffer("y_tile", {I64(int64_t{sp.m} * sp.m), I64(kTileMajorLanes)}, "local");
       auto tile_at = [&](const PrimExpr& txe, int rows, int cols) {
         const bool guarded = rows < 0;
         ir::Var ol = LoopVar("ol");
@@ -383,8 +351,7 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         copy = Loop(cl, kTileMajorLanes, ir::ForKind::kSerial,
                     Loop(ci, guarded ? sp.m : rows, ir::ForKind::kSerial,
                          Loop(cj, guarded ? sp.m : cols, ir::ForKind::kSerial, copy)));
-        return ir::Stmt(std::make_shared<ir::AllocateNode>(
-            yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy})));
+        return Alloc(yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy}));
       };
       // One parallel loop over (image, block of channels). The stores'
       // channel ob * lanes + ol does not show the default schedule that
@@ -536,7 +503,12 @@ class Rewriter : public ConvBindingRewriter {
     // Symbolic shapes with a channel-major product (O not a multiple of 16)
     // stay direct: PP-OCRv4's detector (96 -> 24 convolutions, 256 x 320,
     // CPU time per call, whole model) took 18.6-18.9 ms with them as
-    // Winograd against 15.4-16.4 direct.
+    // Winograd against 15.4-16.4 direct. Tile-major with the product's
+    // columns padded from 24 to 32 lost too (1 x 640 x 640, 1 thread, CPU
+    // time, alternating runs on a loaded machine: 110 / 103 ms against 84 /
+    // 86 direct; per 160^2 convolution the tile-major matmul (36 x 1600 x
+    // 96 x 32) and the input transform (22 MB of transformed tiles) each
+    // took about as long as the direct convolution).
     const bool symbolic = !g.spatial || !relax::ConstDim(g.n);
     if (symbolic && g.o % kTileMajorLanes != 0) return false;
     // A symbolic shape whose transformed tiles of one image (at the nominal

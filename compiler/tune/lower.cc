@@ -7,6 +7,7 @@
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/schedule_knobs.h"
+#include "compiler/tir/upsample_loops.h"
 
 namespace kiln {
 namespace tune {
@@ -19,10 +20,13 @@ namespace {
 // schedule does, takes the epilogue that follows into them). Then buffers
 // that hold one slice per iteration of a loop move inside it (after the
 // scopes are extended: an Allocate's body must hold every use of its
-// buffer). Last, a workspace of the output's shape that feeds the output's
-// store moves into the output (a long row's softmax).
+// buffer). Then a workspace of the output's shape that feeds the output's
+// store moves into the output (a long row's softmax). Last, nearest
+// upsampling loops of run-time width read each source column once
+// (upsample_loops.h).
 ir::PrimFunc AfterSchedule(const ir::PrimFunc& f) {
-  return tir::AliasOutputBuffers(tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f, /*after_schedule=*/true))));
+  return tir::SplitUpsampleLoops(tir::AliasOutputBuffers(
+      tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f, /*after_schedule=*/true)))));
 }
 
 }  // namespace

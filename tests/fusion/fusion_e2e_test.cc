@@ -4,6 +4,7 @@
 // plain C++ references), for several values of the symbolic dimension.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -138,6 +139,63 @@ TEST(FusionE2E, FusedMlpKernelsAreLoweredAndScheduled) {
   EXPECT_NE(tir->find("T.decl_buffer("), std::string::npos) << *tir;
   EXPECT_NE(tir->find("T.parallel("), std::string::npos) << *tir;
   EXPECT_EQ(tir->find("T.block("), std::string::npos) << *tir;
+}
+
+// PP-OCRv4 rec's classifier (issue 20): x (n, 120, 1, t) squeezed and
+// transposed to (n, t, 120), times W (120, 6625), plus a bias of 6625. The
+// whole chain is one kernel and the bias is added where the matmul stores its
+// accumulators (no second pass over the 6625-column result); numbers against
+// a C++ reference for several t (8-row blocks, their remainders, one row).
+TEST(FusionE2E, ClassifierMatmulTakesItsBiasInItsStores) {
+  const std::string src = R"(# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 120, 1, "t"), dtype="float32"), w: R.Tensor((120, 6625), dtype="float32"), b: R.Tensor((6625,), dtype="float32")) -> R.Tensor(("n", "t", 6625), dtype="float32"):
+        n = T.int64()
+        t = T.int64()
+        with R.dataflow():
+            lv0 = R.squeeze(x, axis=[2])
+            lv1 = R.permute_dims(lv0, axes=[0, 2, 1])
+            lv2 = R.matmul(lv1, w, out_dtype="void")
+            gv = R.add(lv2, b)
+            R.output(gv)
+        return gv
+)";
+  Result<ir::IRModule> parsed = text::ParseModule(src, "classifier.relax");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  driver::CompileOptions options;
+  Result<std::string> tir = driver::EmitText(*parsed, driver::EmitKind::kTir, options);
+  ASSERT_TRUE(tir.ok()) << tir.status().ToString();
+  // One kernel (the driver fuses by default), whose output stores read the
+  // bias: "gv[...] = acc[...] + b[...]".
+  EXPECT_NE(tir->find("def fused_squeeze_transpose_matmul_add("), std::string::npos) << *tir;
+  EXPECT_EQ(tir->find("def add("), std::string::npos) << *tir;
+  EXPECT_NE(tir->find("] + b["), std::string::npos) << *tir;
+
+  Result<compiler::VmfbProgram> program = driver::CompileModule(*parsed, options);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(KernelCount(*program), 1u);
+  Result<std::shared_ptr<const vm::Module>> module = Load(*program);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  Tensor w = e2e::RandomTensor({120, 6625}, 11), b = e2e::RandomTensor({6625}, 12);
+  for (int64_t t : {40, 13, 1}) {
+    Tensor x = e2e::RandomTensor({1, 120, 1, t}, 20 + t);
+    Tensor y = RunMain(*module, {x, w, b});
+    ASSERT_EQ(y.NumElements(), t * 6625) << "t = " << t;
+    float worst = 0;
+    for (int64_t r = 0; r < t; ++r) {
+      for (int64_t c = 0; c < 6625; ++c) {
+        double ref = b.data<float>()[c];
+        for (int64_t k = 0; k < 120; ++k) ref += double{x.data<float>()[k * t + r]} * w.data<float>()[k * 6625 + c];
+        worst = std::max(worst, std::fabs(static_cast<float>(ref) - y.data<float>()[r * 6625 + c]));
+      }
+    }
+    EXPECT_LE(worst, 1e-3f) << "t = " << t;
+  }
 }
 
 }  // namespace
