@@ -305,7 +305,7 @@ PrimFunc ScheduleConvsPeelingBatch(const PrimFunc& func, int num_threads_hint, c
   }
   // Depthwise convolutions the conv schedule declines (strided, small
   // planes) are window reductions to the static schedule, as when pinned.
-  PrimFunc scheduled = ScheduleWindowReductions(ScheduleConvs(peeled, num_threads_hint, knobs));
+  PrimFunc scheduled = ScheduleWindowReductions(ScheduleConvs(peeled, num_threads_hint, knobs), knobs);
   if (scheduled.get() == peeled.get() || HasNaiveReduction(scheduled->body)) return func;
 
   Var b = MakeVar("image");

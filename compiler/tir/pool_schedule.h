@@ -33,6 +33,7 @@
 #include <cstdint>
 
 #include "compiler/ir/tir.h"
+#include "compiler/tir/schedule_knobs.h"
 
 namespace kiln {
 namespace tir {
@@ -41,7 +42,9 @@ namespace tir {
 // too large to pay for itself).
 constexpr int64_t kMaxWindowTaps = 64;
 
-ir::PrimFunc ScheduleWindowReductions(const ir::PrimFunc& func);
+// `knobs` (schedule_knobs.h: pool.*) override the constants above; empty
+// knobs give the rules.
+ir::PrimFunc ScheduleWindowReductions(const ir::PrimFunc& func, const ScheduleKnobs& knobs = {});
 
 }  // namespace tir
 }  // namespace kiln
