@@ -1,5 +1,6 @@
 #include "compiler/tir/pool_schedule.h"
 
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -35,6 +36,7 @@ struct Window {
   std::vector<PrimExpr> idx;
   TirKind op;
   PrimExpr init, f;
+  bool large = false;  // more taps than are unrolled: RewriteLargeWindow
 };
 
 // The schedule's constants, the rule's or a tuning record's
@@ -107,10 +109,10 @@ bool MatchWindow(const Stmt& s, int64_t max_taps, Window* w) {
   if (!IsInitGuard(guard->cond, loops, m)) return false;
   int64_t taps = 1;
   for (size_t d = m; d < loops.size(); ++d) {
-    if (ext[d] == kSymbolicExtent) return false;  // the window is unrolled: static taps only
+    if (ext[d] == kSymbolicExtent) return false;  // static taps only
     taps *= ext[d];
-    if (taps > max_taps) return false;
   }
+  w->large = taps > max_taps;
   // A global window (one output column: nothing for the interior's x loop
   // to vectorize) of 16 taps or more is a plain row reduction, which the
   // row-reduction schedule vectorizes over the taps; unrolled here it was
@@ -706,6 +708,31 @@ class ClampTests : public StmtExprMutator {
   const std::unordered_set<const VarNode*>& nest_vars_;
 };
 
+// Whether test term `t` holds everywhere in the nest: linear in one of its
+// loops (symbolic extents allowed), true at that loop's end where it is
+// smallest (`i2 + 2 < frames` in a loop over frames - 2 rows).
+bool AlwaysHolds(const PrimExpr& t, const std::vector<const ForNode*>& loops) {
+  PrimExpr g = AsNonNegative(t);
+  if (!g.defined()) return false;
+  const ForNode* only = nullptr;
+  for (const ForNode* f : loops) {
+    if (!Uses(g, {f->loop_var.get()})) continue;
+    if (only != nullptr) return false;
+    only = f;
+  }
+  auto at = [&](const PrimExpr& v) { return arith::Simplify(Substitute(g, VarMap{{only->loop_var.get(), v}})); };
+  if (only == nullptr) {
+    std::optional<int64_t> c = arith::AsConstInt(arith::Simplify(g));
+    return c && *c >= 0;
+  }
+  std::optional<int64_t> s = arith::AsConstInt(arith::Simplify(at(I64(1)) - at(I64(0))));
+  if (!s) return false;
+  Var v = MakeVar("v", only->loop_var->dtype);
+  if (!arith::AsConstInt(arith::Simplify(at(PrimExpr(v)) - at(I64(0)) - I64(*s) * PrimExpr(v)))) return false;
+  std::optional<int64_t> low = arith::AsConstInt(*s >= 0 ? at(I64(0)) : at(arith::Simplify(only->extent - I64(1))));
+  return low && *low >= 0;
+}
+
 Stmt LoopFrom(const Var& v, const PrimExpr& from, const PrimExpr& extent, ForKind kind, const Stmt& body,
               const VarNode* old) {
   Var nv = MakeVar(v->name, v->dtype);
@@ -728,16 +755,20 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
   for (const PrimExpr& v : full) tests.VisitExpr(v);
   // The x run: every term on x bounds it; terms on x and another loop
   // leave no run (the whole row keeps its tests).
+  // Terms that hold in the whole nest go everywhere (the rows' tests of a
+  // pool over frames - 2 rows).
+  std::unordered_set<const PrimExprNode*> always, x_terms;
+  for (const PrimExpr& t : tests.terms)
+    if (AlwaysHolds(t, w.spatial)) always.insert(t.get());
   Run run;
-  std::unordered_set<const PrimExprNode*> x_terms;
   bool has_run = xl->for_kind != ForKind::kParallel && knobs.vectorize;
   for (const PrimExpr& t : tests.terms) {
-    if (!Uses(t, {x}) || !has_run) continue;
+    if (!Uses(t, {x}) || !has_run || always.count(t.get())) continue;
     if (Uses(t, others) || !AddBound(t, x, others, &run)) has_run = false;
     x_terms.insert(t.get());
   }
-  std::unordered_set<const PrimExprNode*> none;
-  ClampTests border(none, nest_vars);
+  x_terms.insert(always.begin(), always.end());
+  ClampTests border(always, nest_vars);
   std::vector<PrimExpr> border_taps;
   for (const PrimExpr& v : full) border_taps.push_back(border.MutateExpr(v));
   if (!border.ok) return nullptr;
@@ -759,7 +790,12 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
     for (const PrimExpr& b : run.upper) hi = MakeBinary(TirKind::kMin, hi, b);
     lo = arith::Simplify(MakeBinary(TirKind::kMin, lo, ext_x));
     hi = arith::Simplify(MakeBinary(TirKind::kMax, hi, lo));
-    ForKind in_kind = ContiguousInX(interior_value, x) ? ForKind::kVectorized : ForKind::kSerial;
+    // Strides above 2 (PLCMOS's 1 x 4 / 4 pools over 257 frequencies) are
+    // left as lowered: LLVM vectorizes that loop by itself with interleaved
+    // loads (0.6 ms for 32 x 311 x 64 outputs); unrolled here, it did not,
+    // marked vectorized or not (1.8 ms).
+    if (!ContiguousInX(interior_value, x)) return nullptr;
+    ForKind in_kind = ForKind::kVectorized;
     std::vector<Stmt> parts;
     if (!IsZero(lo)) parts.push_back(LoopFrom(xl->loop_var, I64(0), lo, ForKind::kSerial, Store(w.out, border_value, w.idx), x));
     parts.push_back(LoopFrom(xl->loop_var, lo, hi - lo, in_kind, Store(w.out, interior_value, w.idx), x));
@@ -768,6 +804,81 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
   }
   // The loops outside the row, as they were (a vectorized one serial).
   Stmt nest = row;
+  for (size_t d = w.spatial.size() - 1; d-- > 0;) {
+    const ForNode* f = w.spatial[d];
+    ForKind kind = f->for_kind == ForKind::kVectorized ? ForKind::kSerial : f->for_kind;
+    nest = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, kind, nest);
+  }
+  return nest;
+}
+
+// Whether OP(acc, pad) == acc for every acc the reduction can hold: max
+// with -inf, min with +inf, a sum from +0 with a zero (from +0 no sum is
+// ever -0, the one value that adding +0 changes).
+bool PadIsIdentity(const Window& w, const PrimExpr& pad) {
+  const auto* p = pad.as<FloatImmNode>();
+  if (p == nullptr) return false;
+  switch (w.op) {
+    case TirKind::kMax: return std::isinf(p->value) && p->value < 0;
+    case TirKind::kMin: return std::isinf(p->value) && p->value > 0;
+    case TirKind::kAdd: {
+      const auto* i = w.init.as<FloatImmNode>();
+      return i != nullptr && i->value == 0 && !std::signbit(i->value) && p->value == 0;
+    }
+    default: return false;
+  }
+}
+
+// Windows of more taps than are unrolled (a 13 x 13 SPPF max pool) as tap
+// loops around vector rows: each row is set to the init, then for each tap
+// OP-ed with that tap's value at the columns where its test passes, a run
+// [lo(tap), hi(tap)) found as above; the tap's test on y (and anything else
+// not on x) is one branch for the whole row. Taps outside the plane are
+// skipped, which is exact when their padding value is OP's identity
+// (PadIsIdentity); other nests are left alone. Each output takes its taps
+// in the nest's order: the same rounding as the loop.
+Stmt RewriteLargeWindow(const Window& w, const PoolKnobs& knobs) {
+  const ForNode* xl = w.spatial.back();
+  const VarNode* x = xl->loop_var.get();
+  if (xl->for_kind == ForKind::kParallel || !w.init.defined()) return nullptr;
+  std::unordered_set<const VarNode*> others;
+  for (const ForNode* f : w.spatial)
+    if (f != xl) others.insert(f->loop_var.get());
+  PrimExpr value = w.f, row_cond;
+  Run run;
+  const auto* c = w.f.as<CallNode>();
+  if (c != nullptr && c->op == "if_then_else" && c->args.size() == 3) {
+    if (!PadIsIdentity(w, c->args[2])) return nullptr;
+    value = c->args[1];
+    std::vector<PrimExpr> terms;
+    Conjuncts(c->args[0], &terms);
+    for (const PrimExpr& t : terms) {
+      if (!Uses(t, {x})) {
+        row_cond = row_cond.defined() ? MakeBinary(TirKind::kAnd, row_cond, t) : t;
+      } else if (Uses(t, others) || !AddBound(t, x, others, &run)) {
+        return nullptr;
+      }
+    }
+  }
+  TestTerms rest;
+  rest.VisitExpr(value);
+  if (!rest.terms.empty()) return nullptr;  // a test left inside: not this form
+  const PrimExpr& ext_x = xl->extent;
+  PrimExpr lo = I64(0), hi = ext_x;
+  for (const PrimExpr& b : run.lower) lo = MakeBinary(TirKind::kMax, lo, b);
+  for (const PrimExpr& b : run.upper) hi = MakeBinary(TirKind::kMin, hi, b);
+  lo = arith::Simplify(MakeBinary(TirKind::kMin, lo, ext_x));
+  hi = arith::Simplify(MakeBinary(TirKind::kMax, hi, lo));
+  PrimExpr acc(std::make_shared<BufferLoadNode>(w.out, w.idx));
+  ForKind vec = knobs.vectorize && ContiguousInX(value, x) ? ForKind::kVectorized : ForKind::kSerial;
+  Stmt tap = LoopFrom(xl->loop_var, lo, hi - lo, vec, Store(w.out, MakeBinary(w.op, acc, value), w.idx), x);
+  if (row_cond.defined()) tap = std::make_shared<IfThenElseNode>(row_cond, tap, nullptr);
+  for (size_t d = w.taps.size(); d-- > 0;) {
+    const ForNode* t = w.taps[d];
+    tap = std::make_shared<ForNode>(t->loop_var, t->min, t->extent, ForKind::kSerial, tap);
+  }
+  ForKind init_kind = knobs.vectorize ? ForKind::kVectorized : ForKind::kSerial;
+  Stmt nest = Seq({LoopFrom(xl->loop_var, I64(0), ext_x, init_kind, Store(w.out, w.init, w.idx), x), tap});
   for (size_t d = w.spatial.size() - 1; d-- > 0;) {
     const ForNode* f = w.spatial[d];
     ForKind kind = f->for_kind == ForKind::kVectorized ? ForKind::kSerial : f->for_kind;
@@ -788,7 +899,9 @@ class WindowRewriter : public StmtExprMutator {
         // loop may be symbolic); else the run-time interior.
         size_t n = w.spatial.size();
         bool static_plane = w.spatial_ext[n - 1] != kSymbolicExtent && (n < 2 || w.spatial_ext[n - 2] != kSymbolicExtent);
-        Stmt out = static_plane ? Rewrite(w, knobs_) : RewriteSymbolic(w, knobs_);
+        Stmt out = w.large          ? RewriteLargeWindow(w, knobs_)
+                   : static_plane ? Rewrite(w, knobs_)
+                                  : RewriteSymbolic(w, knobs_);
         if (out) {
           changed = true;
           return out;

@@ -25,6 +25,14 @@
 // schedule vectorizes, when their static extent is a multiple of both:
 //   elementwise.vector  lanes of explicit vectors (the loop split by it)
 //   elementwise.unroll  vectors per unrolled step of the loop outside
+//
+// Window reductions (pool_schedule.h):
+//   pool.taps         windows of more taps keep their loop (not unrolled)
+//   pool.borders      1: borders keep their tests, 2: StaticBorders up to 8
+//                     border rows and columns (the rule: 4)
+//   pool.deinterleave 1: never split stride-2 rows into even/odd columns,
+//                     2: split rows of up to 64 columns (the rule: 32)
+//   pool.vector       1: interior rows stay serial loops
 #ifndef KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_
 #define KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_
 

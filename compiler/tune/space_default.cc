@@ -9,6 +9,7 @@
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/matmul_schedule.h"
+#include "compiler/tir/pool_schedule.h"
 #include "compiler/tir/schedule_knobs.h"
 #include "compiler/tune/space.h"
 
@@ -29,6 +30,14 @@ bool ConvKnobsApply(const ir::PrimFunc& lowered, int threads) {
     if (!ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, probe), base)) return true;
   }
   return false;
+}
+
+// A pool knob that changes every window the schedule unrolls (its
+// interior rows serial), so a window nest's schedule differs under it.
+tir::ScheduleKnobs PoolProbe() {
+  tir::ScheduleKnobs k;
+  k.values["pool.vector"] = 1;
+  return k;
 }
 
 }  // namespace
@@ -56,6 +65,11 @@ std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads) {
     knobs.push_back({"conv.row_tiles", {0, 1, 2}});
     return knobs;
   }
+  // A window reduction (pooling) the window schedule unrolls: its
+  // constants (pool_schedule.h), with whatever elementwise knobs apply.
+  bool pool = tir::ScheduleWindowReductions(lowered).get() != lowered.get() &&
+              !ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, PoolProbe()),
+                                   tir::ApplyDefaultSchedule(lowered, threads));
   // Vector loops the default schedule makes, when splitting them changes
   // the function (a static extent above the vector width). Not offered with
   // a matmul: its epilogue stages fuse only while their loops are unsplit.
@@ -65,6 +79,12 @@ std::vector<Knob> DefaultSpaceKnobs(const ir::PrimFunc& func, int threads) {
                            tir::ApplyDefaultSchedule(lowered, threads))) {
     knobs.push_back({"elementwise.vector", {0, 4, 8, 16, 32, 64}});
     knobs.push_back({"elementwise.unroll", {0, 1, 2, 4, 8}});
+  }
+  if (pool) {
+    knobs.push_back({"pool.taps", {0, 9, 25}});
+    knobs.push_back({"pool.borders", {0, 1, 2}});
+    knobs.push_back({"pool.deinterleave", {0, 1, 2}});
+    knobs.push_back({"pool.vector", {0, 1}});
   }
   return knobs;
 }
