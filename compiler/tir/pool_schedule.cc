@@ -629,6 +629,7 @@ bool AddBound(const PrimExpr& t, const VarNode* x, const std::unordered_set<cons
 PrimExpr ClampedLoad(const BufferLoadNode* l, const std::vector<PrimExpr>& terms,
                      const std::unordered_set<const VarNode*>& nest_vars) {
   std::vector<PrimExpr> idx = l->indices;
+  std::vector<bool> lo(idx.size(), false), hi(idx.size(), false);
   for (const PrimExpr& t : terms) {
     PrimExpr g = AsNonNegative(t);
     if (!g.defined()) continue;
@@ -639,15 +640,24 @@ PrimExpr ClampedLoad(const BufferLoadNode* l, const std::vector<PrimExpr>& terms
       // g = e + c >= 0: e >= -c.
       if (std::optional<int64_t> c = arith::AsConstInt(arith::Simplify(g - e))) {
         idx[d] = MakeBinary(TirKind::kMax, idx[d], I64(-*c));
+        lo[d] = true;
         break;
       }
       // g = u - e >= 0 with u free of the nest's loops: e <= u.
       PrimExpr u = arith::Simplify(g + e);
       if (!Uses(u, nest_vars)) {
         idx[d] = MakeBinary(TirKind::kMin, idx[d], u);
+        hi[d] = true;
         break;
       }
     }
+  }
+  // An index clamped on one side only gets the buffer's bound on the other:
+  // the select evaluates the load whatever its test says, so it must be in
+  // bounds everywhere.
+  for (size_t d = 0; d < idx.size() && d < l->buffer->shape.size(); ++d) {
+    if (lo[d] && !hi[d]) idx[d] = MakeBinary(TirKind::kMin, idx[d], arith::Simplify(l->buffer->shape[d] - I64(1)));
+    if (hi[d] && !lo[d]) idx[d] = MakeBinary(TirKind::kMax, idx[d], I64(0));
   }
   return PrimExpr(std::make_shared<BufferLoadNode>(l->buffer, idx));
 }
@@ -740,6 +750,21 @@ Stmt LoopFrom(const Var& v, const PrimExpr& from, const PrimExpr& extent, ForKin
   return std::make_shared<ForNode>(nv, I64(0), arith::Simplify(extent), kind, Substitute(body, VarMap{{old, at}}));
 }
 
+// Columns [from, from + extent) of the row storing OP over `taps`. The taps
+// move to the new loop variable before they are combined, so the max tree's
+// shared operands stay shared (substituted after, each would be copied once
+// per use: 2^depth copies of every tap).
+Stmt PartLoop(const Window& w, const PrimExpr& from, const PrimExpr& extent, ForKind kind,
+              const std::vector<PrimExpr>& taps) {
+  const ForNode* xl = w.spatial.back();
+  Var nv = MakeVar(xl->loop_var->name, xl->loop_var->dtype);
+  VarMap map{{xl->loop_var.get(), IsZero(from) ? PrimExpr(nv) : PrimExpr(nv) + from}};
+  std::vector<PrimExpr> moved, idx;
+  for (const PrimExpr& t : taps) moved.push_back(Substitute(t, map));
+  for (const PrimExpr& i : w.idx) idx.push_back(Substitute(i, map));
+  return std::make_shared<ForNode>(nv, I64(0), arith::Simplify(extent), kind, Store(w.out, Combine(w, moved), idx));
+}
+
 // The nest with symbolic spatial extents; null when a test is not of the
 // forms above (the nest is left as lowered).
 Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
@@ -772,18 +797,16 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
   std::vector<PrimExpr> border_taps;
   for (const PrimExpr& v : full) border_taps.push_back(border.MutateExpr(v));
   if (!border.ok) return nullptr;
-  PrimExpr border_value = Combine(w, border_taps);
   const PrimExpr& ext_x = xl->extent;
   ForKind x_kind = xl->for_kind == ForKind::kParallel ? ForKind::kParallel : ForKind::kSerial;
   Stmt row;
   if (!has_run) {
-    row = LoopFrom(xl->loop_var, I64(0), ext_x, x_kind, Store(w.out, border_value, w.idx), x);
+    row = PartLoop(w, I64(0), ext_x, x_kind, border_taps);
   } else {
     ClampTests interior(x_terms, nest_vars);
     std::vector<PrimExpr> interior_taps;
     for (const PrimExpr& v : full) interior_taps.push_back(interior.MutateExpr(v));
     if (!interior.ok) return nullptr;
-    PrimExpr interior_value = Combine(w, interior_taps);
     // x_lo = min(max(0, lower..), W), x_hi = max(min(W, upper..), x_lo).
     PrimExpr lo = I64(0), hi = ext_x;
     for (const PrimExpr& b : run.lower) lo = MakeBinary(TirKind::kMax, lo, b);
@@ -794,12 +817,12 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
     // left as lowered: LLVM vectorizes that loop by itself with interleaved
     // loads (0.6 ms for 32 x 311 x 64 outputs); unrolled here, it did not,
     // marked vectorized or not (1.8 ms).
-    if (!ContiguousInX(interior_value, x)) return nullptr;
-    ForKind in_kind = ForKind::kVectorized;
+    for (const PrimExpr& t : interior_taps)
+      if (!ContiguousInX(t, x)) return nullptr;
     std::vector<Stmt> parts;
-    if (!IsZero(lo)) parts.push_back(LoopFrom(xl->loop_var, I64(0), lo, ForKind::kSerial, Store(w.out, border_value, w.idx), x));
-    parts.push_back(LoopFrom(xl->loop_var, lo, hi - lo, in_kind, Store(w.out, interior_value, w.idx), x));
-    parts.push_back(LoopFrom(xl->loop_var, hi, ext_x - hi, ForKind::kSerial, Store(w.out, border_value, w.idx), x));
+    if (!IsZero(lo)) parts.push_back(PartLoop(w, I64(0), lo, ForKind::kSerial, border_taps));
+    parts.push_back(PartLoop(w, lo, hi - lo, ForKind::kVectorized, interior_taps));
+    parts.push_back(PartLoop(w, hi, ext_x - hi, ForKind::kSerial, border_taps));
     row = Seq(parts);
   }
   // The loops outside the row, as they were (a vectorized one serial).
