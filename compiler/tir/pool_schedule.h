@@ -31,7 +31,9 @@
 // y, and every test in the border columns, become selects over loads clamped
 // into the plane; tests that hold in the whole nest go. Stride-2 and wider
 // nests over run-time rows are left as lowered (LLVM's loop was faster).
-// Windows of more than kMaxWindowTaps taps (13 x 13) keep their tap loops,
+// Windows of more than kMaxWindowTaps taps (13 x 13), and of more than 9
+// over run-time planes (SPPF's 5 x 5: the unrolled tree of clamped selects
+// cost compile memory), keep their tap loops,
 // outside a vector row per tap over the columns where that tap is inside,
 // when the padding is OP's identity. Knobs: schedule_knobs.h, pool.*.
 //
