@@ -307,8 +307,8 @@ PrimFunc ScheduleConvsPeelingBatch(const PrimFunc& func, int num_threads_hint, c
   // Depthwise convolutions the conv schedule declines (strided, small
   // planes) take the static schedules, as when pinned: strided depthwise's
   // phase planes (depthwise_schedule.h), else window reductions.
-  PrimFunc scheduled =
-      ScheduleWindowReductions(ScheduleConvs(ScheduleStridedDepthwise(peeled, knobs), num_threads_hint, knobs));
+  PrimFunc scheduled = ScheduleWindowReductions(
+      ScheduleConvs(ScheduleStridedDepthwise(peeled, knobs), num_threads_hint, knobs), knobs);
   if (scheduled.get() == peeled.get() || HasNaiveReduction(scheduled->body)) return func;
 
   Var b = MakeVar("image");

@@ -254,7 +254,7 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   };
   PrimFunc tried = lifted.get() != out.get() ? schedule_convs(lifted) : PrimFunc();
   out = tried && !HasNaiveUpdate(tried, lifted_outputs) ? tried : schedule_convs(out);
-  out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs));
+  out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs), knobs);
   // A parallel loop over a symbolic batch (1 at run time) hands its
   // threads to the loops below it.
   return SpreadSymbolicParallel(ScheduleRowReductions(out, num_threads_hint, knobs));

@@ -104,12 +104,13 @@ TEST(DefaultScheduleTest, MatmulNestGetsTheMicroKernel) {
                                                Store(c, FloatImm(DType::Float32(), 0), ij), nullptr);
   Stmt upd = Store(c, Load(c, ij) + Load(a, {PrimExpr(i), PrimExpr(k)}) * Load(b, {PrimExpr(k), PrimExpr(j)}), ij);
   PrimFunc out = ApplyDefaultSchedule(Func(Loop(i, 64, Loop(j, 64, Loop(k, 64, Seq({init, upd}))))), 2);
-  // One loop over 8 x 2 tiles of 8 x 32, parallel (64^3 multiply-adds).
+  // One loop over 11 row tiles of 6 x 64 (the last of 4 rows), parallel
+  // (64^3 multiply-adds; N >= 64 takes the 6 x 64 register tile).
   const ForNode* tiles = ForAt(out->body);
   ASSERT_NE(tiles, nullptr);
   EXPECT_EQ(tiles->for_kind, ForKind::kParallel);
   ASSERT_NE(tiles->extent.as<IntImmNode>(), nullptr);
-  EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, 16);
+  EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, 11);
 }
 
 TEST(DefaultScheduleTest, ShiftedAccessBlocksParallelism) {

@@ -1,5 +1,6 @@
 #include "compiler/tir/pool_schedule.h"
 
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -24,6 +25,10 @@ namespace {
 using namespace nest;  // NOLINT: the shared nest helpers
 
 
+// The extent recorded for a spatial loop whose extent is not a constant
+// (a model compiled for every image size); such nests take RewriteSymbolic.
+constexpr int64_t kSymbolicExtent = -1;
+
 struct Window {
   std::vector<const ForNode*> spatial, taps;
   std::vector<int64_t> spatial_ext, tap_ext;
@@ -31,7 +36,26 @@ struct Window {
   std::vector<PrimExpr> idx;
   TirKind op;
   PrimExpr init, f;
+  bool large = false;  // more taps than are unrolled: RewriteLargeWindow
 };
+
+// The schedule's constants, the rule's or a tuning record's
+// (ScheduleKnobs; pool_schedule.h lists the knobs).
+struct PoolKnobs {
+  int64_t max_taps = kMaxWindowTaps;
+  int64_t max_static_border = 4;  // border rows and columns StaticBorders takes
+  int64_t max_deinterleave = kMaxDeinterleaveColumns;
+  bool vectorize = true;  // false: interior rows stay serial loops
+};
+
+PoolKnobs ResolveKnobs(const ScheduleKnobs& k) {
+  PoolKnobs p;
+  if (int64_t v = k.Get("pool.taps"); v > 0) p.max_taps = v;
+  if (int64_t v = k.Get("pool.borders"); v > 0) p.max_static_border = v == 1 ? 0 : 8;
+  if (int64_t v = k.Get("pool.deinterleave"); v > 0) p.max_deinterleave = v == 1 ? 0 : 64;
+  if (k.Get("pool.vector") == 1) p.vectorize = false;
+  return p;
+}
 
 bool SameIndex(const PrimExpr& a, const PrimExpr& b) {
   if (a.get() == b.get()) return true;
@@ -47,15 +71,15 @@ bool IsLoadAt(const PrimExpr& e, const Buffer& b, const std::vector<PrimExpr>& i
   return true;
 }
 
-bool MatchWindow(const Stmt& s, Window* w) {
+bool MatchWindow(const Stmt& s, int64_t max_taps, Window* w) {
   Stmt body;
   std::vector<const ForNode*> loops = PeelNest(s, &body);
   if (loops.size() < 2) return false;
   std::vector<int64_t> ext;
   for (const ForNode* f : loops) {
     const int64_t* e = ConstInt(f->extent);
-    if (!IsZero(f->min) || e == nullptr || *e <= 0) return false;
-    ext.push_back(*e);
+    if (!IsZero(f->min) || (e != nullptr && *e <= 0)) return false;
+    ext.push_back(e != nullptr ? *e : kSymbolicExtent);
   }
   const auto* seq = As<SeqStmtNode>(body);
   if (seq == nullptr || seq->seq.size() != 2) return false;
@@ -85,9 +109,10 @@ bool MatchWindow(const Stmt& s, Window* w) {
   if (!IsInitGuard(guard->cond, loops, m)) return false;
   int64_t taps = 1;
   for (size_t d = m; d < loops.size(); ++d) {
+    if (ext[d] == kSymbolicExtent) return false;  // static taps only
     taps *= ext[d];
-    if (taps > kMaxWindowTaps) return false;
   }
+  w->large = taps > max_taps;
   // A global window (one output column: nothing for the interior's x loop
   // to vectorize) of 16 taps or more is a plain row reduction, which the
   // row-reduction schedule vectorizes over the taps; unrolled here it was
@@ -152,8 +177,8 @@ bool MatchTestedCopy(const Stmt& s, Window* w) {
   std::vector<int64_t> ext;
   for (const ForNode* f : loops) {
     const int64_t* e = ConstInt(f->extent);
-    if (!IsZero(f->min) || e == nullptr || *e <= 0) return false;
-    ext.push_back(*e);
+    if (!IsZero(f->min) || (e != nullptr && *e <= 0)) return false;
+    ext.push_back(e != nullptr ? *e : kSymbolicExtent);
   }
   const auto* st = As<BufferStoreNode>(body);
   if (loops.empty() || st == nullptr || st->buffer->dtype != DType::Float32() || !st->buffer->strides.empty()) {
@@ -289,7 +314,7 @@ class DropProvenTests : public StmtExprMutator {
 // Every load of `e` that uses `x` uses it only in its last index, with a
 // stride of 1 or 2 (pooling's strides: wide loads and shuffles; larger
 // strides would become gathers).
-bool ContiguousInX(const PrimExpr& e, const VarNode* x) {
+bool ContiguousInX(const PrimExpr& e, const VarNode* x, int64_t max_step = 2) {
   BufferRefs refs;
   refs.VisitExpr(e);
   for (const BufferLoadNode* l : refs.load_nodes) {
@@ -299,7 +324,7 @@ bool ContiguousInX(const PrimExpr& e, const VarNode* x) {
     PrimExpr at0 = Substitute(l->indices.back(), VarMap{{x, I64(0)}});
     PrimExpr at1 = Substitute(l->indices.back(), VarMap{{x, I64(1)}});
     std::optional<int64_t> step = arith::AsConstInt(arith::Simplify(MakeBinary(TirKind::kSub, at1, at0)));
-    if (!step || (*step != 1 && *step != 2)) return false;
+    if (!step || *step < 1 || *step > max_step) return false;
     // Linear in x: the same step from 1 to 2.
     PrimExpr at2 = Substitute(l->indices.back(), VarMap{{x, I64(2)}});
     std::optional<int64_t> step2 = arith::AsConstInt(arith::Simplify(MakeBinary(TirKind::kSub, at2, at1)));
@@ -374,9 +399,6 @@ PrimExpr Combine(const Window& w, const std::vector<PrimExpr>& values) {
                                                      level[0]));
 }
 
-// Border rows (and columns) up to this many get StaticBorders.
-constexpr int64_t kMaxStaticBorder = 4;
-
 Stmt MakeLoop(const Var& v, int64_t extent, ForKind kind, Stmt body) {
   return std::make_shared<ForNode>(v, I64(0), I64(extent), kind, std::move(body));
 }
@@ -396,10 +418,10 @@ Stmt RowPart(const Window& w, int64_t from, int64_t to, ForKind kind, const Prim
 // (Whole vectors with an overlapping last one were tried: LLVM unrolls a
 // 16-trip loop of strided loads fully and assembles its vectors from scalar
 // loads, 3.5x slower than its own scalar remainder.)
-Stmt InteriorRow(const Window& w, int64_t lo, int64_t hi, const PrimExpr& value) {
+Stmt InteriorRow(const Window& w, const PoolKnobs& knobs, int64_t lo, int64_t hi, const PrimExpr& value) {
   const VarNode* x = w.spatial.back()->loop_var.get();
-  if (!ContiguousInX(value, x)) return RowPart(w, lo, hi, ForKind::kSerial, value);
-  if (Stmt split = DeinterleavedInterior(w.out, w.idx, x, lo, hi, value)) return split;
+  if (!knobs.vectorize || !ContiguousInX(value, x)) return RowPart(w, lo, hi, ForKind::kSerial, value);
+  if (Stmt split = DeinterleavedInterior(w.out, w.idx, x, lo, hi, value, knobs.max_deinterleave)) return split;
   return RowPart(w, lo, hi, ForKind::kVectorized, value);
 }
 
@@ -429,7 +451,7 @@ PrimExpr ValueIn(const Window& w, const std::vector<PrimExpr>& taps, const arith
 // are their padding value. With the tests kept, MobileNetV2's 3x3/2
 // depthwise on 576 x 14^2 spent most of its time in the top row and left
 // column (13 of 49 outputs, 9 tested scalar taps each).
-Stmt StaticBorders(const Window& w, const std::vector<PrimExpr>& taps, const arith::VarBounds& base, int64_t x_lo,
+Stmt StaticBorders(const Window& w, const PoolKnobs& knobs, const std::vector<PrimExpr>& taps, const arith::VarBounds& base, int64_t x_lo,
                    int64_t x_hi, int64_t y_lo, int64_t y_hi) {
   const ForNode* xl = w.spatial.back();
   const VarNode* x = xl->loop_var.get();
@@ -448,7 +470,7 @@ Stmt StaticBorders(const Window& w, const std::vector<PrimExpr>& taps, const ari
     for (int64_t xc = 0; xc < x_lo; ++xc) parts.push_back(column(xc));
     arith::VarBounds b = yb;
     b[x] = arith::IntBounds::Range(x_lo, x_hi - 1);
-    parts.push_back(InteriorRow(w, x_lo, x_hi, ValueIn(w, taps, b)));
+    parts.push_back(InteriorRow(w, knobs, x_lo, x_hi, ValueIn(w, taps, b)));
     for (int64_t xc = x_hi; xc < ext_x; ++xc) parts.push_back(column(xc));
     return Seq(parts);
   };
@@ -470,7 +492,7 @@ Stmt StaticBorders(const Window& w, const std::vector<PrimExpr>& taps, const ari
   return Seq(rows);
 }
 
-Stmt Rewrite(const Window& w) {
+Stmt Rewrite(const Window& w, const PoolKnobs& knobs) {
   const ForNode* xl = w.spatial.back();
   const VarNode* x = xl->loop_var.get();
   int64_t ext_x = w.spatial_ext.back();
@@ -483,7 +505,8 @@ Stmt Rewrite(const Window& w) {
   for (const PrimExpr& v : full) tests.VisitExpr(v);
   arith::VarBounds base;
   for (size_t d = 0; d < w.spatial.size(); ++d)
-    base[w.spatial[d]->loop_var.get()] = arith::IntBounds::Range(0, w.spatial_ext[d] - 1);
+    if (w.spatial_ext[d] != kSymbolicExtent)  // a symbolic outer loop (the batch) stays unbounded
+      base[w.spatial[d]->loop_var.get()] = arith::IntBounds::Range(0, w.spatial_ext[d] - 1);
   auto [x_lo, x_hi] = InteriorRange(tests.terms, x, ext_x, base);
   int64_t y_lo = 0, y_hi = ext_y;
   if (y != nullptr) std::tie(y_lo, y_hi) = InteriorRange(tests.terms, y, ext_y, base);
@@ -514,14 +537,14 @@ Stmt Rewrite(const Window& w) {
   };
   const int64_t y_border = y != nullptr ? y_lo + (ext_y - y_hi) : 0;
   const int64_t x_border = x_lo + (ext_x - x_hi);
-  if (has_interior && y_border <= kMaxStaticBorder && x_border <= kMaxStaticBorder) {
-    return WrapOuter(w, y != nullptr, StaticBorders(w, full, base, x_lo, x_hi, y_lo, y_hi));
+  if (has_interior && y_border <= knobs.max_static_border && x_border <= knobs.max_static_border) {
+    return WrapOuter(w, y != nullptr, StaticBorders(w, knobs, full, base, x_lo, x_hi, y_lo, y_hi));
   }
   ForKind x_kind = xl->for_kind == ForKind::kParallel ? ForKind::kParallel : ForKind::kSerial;
   Stmt border_row = part(0, ext_x, x_kind, full_value);
   Stmt row = border_row;
   if (has_interior) {
-    row = seq({part(0, x_lo, ForKind::kSerial, full_value), InteriorRow(w, x_lo, x_hi, interior_value),
+    row = seq({part(0, x_lo, ForKind::kSerial, full_value), InteriorRow(w, knobs, x_lo, x_hi, interior_value),
                part(x_hi, ext_x, ForKind::kSerial, full_value)});
   }
   Stmt nest = row;
@@ -542,25 +565,406 @@ Stmt Rewrite(const Window& w) {
   return WrapOuter(w, y != nullptr, nest);
 }
 
+// ------------------------------------------------------- symbolic extents
+//
+// With symbolic H and W (a model compiled for every image size) the
+// interior is not a set of constants: each bounds test on x is linear in x
+// (s * x + r >= 0, r symbolic), so the columns where every tap passes it
+// are one run [x_lo, x_hi) of expressions computed at run time. There the
+// x tests go and the row is one vector loop (masked tail: kernel_emitter).
+// The y tests stay, but as selects over loads whose row index is clamped
+// into the plane: the load is always in bounds, the select's condition is
+// the same for the whole row, so no row needs a branch or a scalar loop
+// (the static schedule's border rows). Border columns keep every test, as
+// selects over clamped loads too, one store each. Before: nudenet's SPPF
+// 5 x 5 max pools ran one tested scalar tap at a time.
+
+// `t` (an integer comparison) as g >= 0; null for anything else.
+PrimExpr AsNonNegative(const PrimExpr& t) {
+  if (!t.defined() || !IsBinary(t->kind())) return PrimExpr();
+  const auto* b = static_cast<const BinaryNode*>(t.get());
+  if (!b->a.dtype().is_int() || !b->b.dtype().is_int()) return PrimExpr();
+  switch (b->kind()) {
+    case TirKind::kGE: return arith::Simplify(b->a - b->b);
+    case TirKind::kGT: return arith::Simplify(b->a - b->b - I64(1));
+    case TirKind::kLE: return arith::Simplify(b->b - b->a);
+    case TirKind::kLT: return arith::Simplify(b->b - b->a - I64(1));
+    default: return PrimExpr();
+  }
+}
+
+// The bounds a set of tests puts on loop x: x >= each of `lower`, x < each
+// of `upper`.
+struct Run {
+  std::vector<PrimExpr> lower, upper;
+};
+
+// Adds the bound term `t` puts on x (t linear in x with a nonzero constant
+// step, its rest free of `others`); false when it is not of that form.
+bool AddBound(const PrimExpr& t, const VarNode* x, const std::unordered_set<const VarNode*>& others, Run* run) {
+  PrimExpr g = AsNonNegative(t);
+  if (!g.defined()) return false;
+  auto at = [&](int64_t v) { return arith::Simplify(Substitute(g, VarMap{{x, I64(v)}})); };
+  PrimExpr g0 = at(0), g1 = at(1), g2 = at(2);
+  std::optional<int64_t> s = arith::AsConstInt(arith::Simplify(g1 - g0));
+  std::optional<int64_t> s2 = arith::AsConstInt(arith::Simplify(g2 - g1));
+  if (!s || !s2 || *s != *s2 || *s == 0 || Uses(g0, others) || Uses(g0, {x})) return false;
+  // Linear: checked at a symbolic point too (x = a fresh variable v: g(v)
+  // must simplify to g0 + s * v).
+  Var v = MakeVar("v", x->dtype);
+  PrimExpr gv = Substitute(g, VarMap{{x, PrimExpr(v)}});
+  if (!arith::AsConstInt(arith::Simplify(gv - g0 - I64(*s) * PrimExpr(v)))) return false;
+  if (*s > 0) {
+    // s x + g0 >= 0  <=>  x >= ceil(-g0 / s)
+    run->lower.push_back(arith::Simplify(MakeBinary(TirKind::kFloorDiv, I64(*s - 1) - g0, I64(*s))));
+  } else {
+    // g0 - a x >= 0  <=>  x <= floor(g0 / a)  <=>  x < floor(g0 / a) + 1
+    run->upper.push_back(arith::Simplify(MakeBinary(TirKind::kFloorDiv, g0, I64(-*s)) + I64(1)));
+  }
+  return true;
+}
+
+// Clamps the indices of a load its test bounds (e >= c: max(e, c); e <= u:
+// min(e, u)) so that it reads inside them whatever the test says.
+PrimExpr ClampedLoad(const BufferLoadNode* l, const std::vector<PrimExpr>& terms,
+                     const std::unordered_set<const VarNode*>& nest_vars) {
+  std::vector<PrimExpr> idx = l->indices;
+  std::vector<bool> lo(idx.size(), false), hi(idx.size(), false);
+  for (const PrimExpr& t : terms) {
+    PrimExpr g = AsNonNegative(t);
+    if (!g.defined()) continue;
+    // Matched against the load's own indices (idx collects the clamps).
+    for (size_t d = 0; d < idx.size(); ++d) {
+      const PrimExpr& e = l->indices[d];
+      if (!e.dtype().is_int()) continue;
+      // g = e + c >= 0: e >= -c.
+      if (std::optional<int64_t> c = arith::AsConstInt(arith::Simplify(g - e))) {
+        idx[d] = MakeBinary(TirKind::kMax, idx[d], I64(-*c));
+        lo[d] = true;
+        break;
+      }
+      // g = u - e >= 0 with u free of the nest's loops: e <= u.
+      PrimExpr u = arith::Simplify(g + e);
+      if (!Uses(u, nest_vars)) {
+        idx[d] = MakeBinary(TirKind::kMin, idx[d], u);
+        hi[d] = true;
+        break;
+      }
+    }
+  }
+  // An index clamped on one side only gets the buffer's bound on the other:
+  // the select evaluates the load whatever its test says, so it must be in
+  // bounds everywhere.
+  for (size_t d = 0; d < idx.size() && d < l->buffer->shape.size(); ++d) {
+    if (lo[d] && !hi[d]) idx[d] = MakeBinary(TirKind::kMin, idx[d], arith::Simplify(l->buffer->shape[d] - I64(1)));
+    if (hi[d] && !lo[d]) idx[d] = MakeBinary(TirKind::kMax, idx[d], I64(0));
+  }
+  return PrimExpr(std::make_shared<BufferLoadNode>(l->buffer, idx));
+}
+
+// Every bounds test `if_then_else(cond, X[idx], pad)` as
+// `select(cond', X[clamped idx], pad)`, cond' without the terms in `drop`
+// (proven for the region); a test left with no terms is its load. Fails
+// (ok = false) on a test whose true side is not a load: such a value cannot
+// be evaluated unconditionally.
+class ClampTests : public StmtExprMutator {
+ public:
+  ClampTests(const std::unordered_set<const PrimExprNode*>& drop, const std::unordered_set<const VarNode*>& nest_vars)
+      : drop_(drop), nest_vars_(nest_vars) {}
+  bool ok = true;
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    const auto* c = e.as<CallNode>();
+    if (c == nullptr || c->op != "if_then_else" || c->args.size() != 3) {
+      if (const auto* s = e.as<SelectNode>()) {
+        // A select already evaluates both sides; only its proven terms go.
+        PrimExpr t = MutateExpr(s->true_value), f = MutateExpr(s->false_value);
+        PrimExpr cond = Kept(s->cond);
+        if (!cond.defined()) return t;
+        return PrimExpr(std::make_shared<SelectNode>(cond, t, f));
+      }
+      return StmtExprMutator::MutateExpr(e);
+    }
+    PrimExpr cond = Kept(c->args[0]);
+    const auto* l = c->args[1].as<BufferLoadNode>();
+    if (l == nullptr) {
+      ok = false;
+      return e;
+    }
+    for (const PrimExpr& i : l->indices) {
+      BufferRefs inner;
+      inner.VisitExpr(i);
+      if (!inner.load_nodes.empty()) ok = false;  // an index that loads: leave it alone
+    }
+    PrimExpr pad = MutateExpr(c->args[2]);
+    if (!cond.defined()) return c->args[1];
+    std::vector<PrimExpr> terms;
+    Conjuncts(cond, &terms);
+    return PrimExpr(std::make_shared<SelectNode>(cond, ClampedLoad(l, terms, nest_vars_), pad));
+  }
+
+ private:
+  // `cond` without the dropped terms; null when none is left.
+  PrimExpr Kept(const PrimExpr& cond) const {
+    std::vector<PrimExpr> terms;
+    Conjuncts(cond, &terms);
+    PrimExpr out;
+    for (const PrimExpr& t : terms) {
+      if (drop_.count(t.get())) continue;
+      out = out.defined() ? MakeBinary(TirKind::kAnd, out, t) : t;
+    }
+    return out;
+  }
+  const std::unordered_set<const PrimExprNode*>& drop_;
+  const std::unordered_set<const VarNode*>& nest_vars_;
+};
+
+// Whether test term `t` holds everywhere in the nest: linear in one of its
+// loops (symbolic extents allowed), true at that loop's end where it is
+// smallest (`i2 + 2 < frames` in a loop over frames - 2 rows).
+bool AlwaysHolds(const PrimExpr& t, const std::vector<const ForNode*>& loops) {
+  PrimExpr g = AsNonNegative(t);
+  if (!g.defined()) return false;
+  const ForNode* only = nullptr;
+  for (const ForNode* f : loops) {
+    if (!Uses(g, {f->loop_var.get()})) continue;
+    if (only != nullptr) return false;
+    only = f;
+  }
+  auto at = [&](const PrimExpr& v) { return arith::Simplify(Substitute(g, VarMap{{only->loop_var.get(), v}})); };
+  if (only == nullptr) {
+    std::optional<int64_t> c = arith::AsConstInt(arith::Simplify(g));
+    return c && *c >= 0;
+  }
+  std::optional<int64_t> s = arith::AsConstInt(arith::Simplify(at(I64(1)) - at(I64(0))));
+  if (!s) return false;
+  Var v = MakeVar("v", only->loop_var->dtype);
+  if (!arith::AsConstInt(arith::Simplify(at(PrimExpr(v)) - at(I64(0)) - I64(*s) * PrimExpr(v)))) return false;
+  std::optional<int64_t> low = arith::AsConstInt(*s >= 0 ? at(I64(0)) : at(arith::Simplify(only->extent - I64(1))));
+  return low && *low >= 0;
+}
+
+Stmt LoopFrom(const Var& v, const PrimExpr& from, const PrimExpr& extent, ForKind kind, const Stmt& body,
+              const VarNode* old) {
+  Var nv = MakeVar(v->name, v->dtype);
+  PrimExpr at = IsZero(from) ? PrimExpr(nv) : PrimExpr(nv) + from;
+  return std::make_shared<ForNode>(nv, I64(0), arith::Simplify(extent), kind, Substitute(body, VarMap{{old, at}}));
+}
+
+// Columns [from, from + extent) of the row storing OP over `taps`. The taps
+// move to the new loop variable before they are combined, so the max tree's
+// shared operands stay shared (substituted after, each would be copied once
+// per use: 2^depth copies of every tap).
+Stmt PartLoop(const Window& w, const PrimExpr& from, const PrimExpr& extent, ForKind kind,
+              const std::vector<PrimExpr>& taps) {
+  const ForNode* xl = w.spatial.back();
+  Var nv = MakeVar(xl->loop_var->name, xl->loop_var->dtype);
+  VarMap map{{xl->loop_var.get(), IsZero(from) ? PrimExpr(nv) : PrimExpr(nv) + from}};
+  std::vector<PrimExpr> moved, idx;
+  for (const PrimExpr& t : taps) moved.push_back(Substitute(t, map));
+  for (const PrimExpr& i : w.idx) idx.push_back(Substitute(i, map));
+  return std::make_shared<ForNode>(nv, I64(0), arith::Simplify(extent), kind, Store(w.out, Combine(w, moved), idx));
+}
+
+// The nest with symbolic spatial extents; null when a test is not of the
+// forms above (the nest is left as lowered).
+Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
+  // A tested copy (pad) gains nothing here (32 x 40^2 -> 42^2: 7.6 us as
+  // lowered, 7.9 rewritten, 1 thread), and nudenet's many pads took the
+  // compile from 553 to 887 MB peak.
+  if (!w.init.defined()) return nullptr;
+  const ForNode* xl = w.spatial.back();
+  const VarNode* x = xl->loop_var.get();
+  std::unordered_set<const VarNode*> nest_vars, others;
+  for (const ForNode* f : w.spatial) {
+    nest_vars.insert(f->loop_var.get());
+    if (f != xl) others.insert(f->loop_var.get());
+  }
+  std::vector<PrimExpr> full = TapValues(w);
+  TestTerms tests;
+  for (const PrimExpr& v : full) tests.VisitExpr(v);
+  // The x run: every term on x bounds it; terms on x and another loop
+  // leave no run (the whole row keeps its tests).
+  // Terms that hold in the whole nest go everywhere (the rows' tests of a
+  // pool over frames - 2 rows).
+  std::unordered_set<const PrimExprNode*> always, x_terms;
+  for (const PrimExpr& t : tests.terms)
+    if (AlwaysHolds(t, w.spatial)) always.insert(t.get());
+  Run run;
+  bool has_run = xl->for_kind != ForKind::kParallel && knobs.vectorize;
+  for (const PrimExpr& t : tests.terms) {
+    if (!Uses(t, {x}) || !has_run || always.count(t.get())) continue;
+    if (Uses(t, others) || !AddBound(t, x, others, &run)) has_run = false;
+    x_terms.insert(t.get());
+  }
+  x_terms.insert(always.begin(), always.end());
+  ClampTests border(always, nest_vars);
+  std::vector<PrimExpr> border_taps;
+  for (const PrimExpr& v : full) border_taps.push_back(border.MutateExpr(v));
+  if (!border.ok) return nullptr;
+  const PrimExpr& ext_x = xl->extent;
+  ForKind x_kind = xl->for_kind == ForKind::kParallel ? ForKind::kParallel : ForKind::kSerial;
+  Stmt row;
+  if (!has_run) {
+    row = PartLoop(w, I64(0), ext_x, x_kind, border_taps);
+  } else {
+    ClampTests interior(x_terms, nest_vars);
+    std::vector<PrimExpr> interior_taps;
+    for (const PrimExpr& v : full) interior_taps.push_back(interior.MutateExpr(v));
+    if (!interior.ok) return nullptr;
+    // x_lo = min(max(0, lower..), W), x_hi = max(min(W, upper..), x_lo).
+    PrimExpr lo = I64(0), hi = ext_x;
+    for (const PrimExpr& b : run.lower) lo = MakeBinary(TirKind::kMax, lo, b);
+    for (const PrimExpr& b : run.upper) hi = MakeBinary(TirKind::kMin, hi, b);
+    lo = arith::Simplify(MakeBinary(TirKind::kMin, lo, ext_x));
+    hi = arith::Simplify(MakeBinary(TirKind::kMax, hi, lo));
+    // Only stride 1: a run-time row is a masked loop (kernel_emitter), and
+    // masked stride-2 loads cost more than LLVM's own loop over the nest as
+    // lowered (3 x 3 / 2 max pool, 64 x 56^2, 1 thread: 0.22 -> 0.31 ms;
+    // the average pool's sum 0.14 -> 0.31 ms). Strides above 2 too
+    // (PLCMOS's 1 x 4 / 4 pools over 257 frequencies: LLVM vectorizes the
+    // lowered loop with interleaved loads, 0.6 ms for 32 x 311 x 64
+    // outputs; unrolled here it did not, 1.8 ms). Those nests stay as
+    // lowered.
+    for (const PrimExpr& t : interior_taps)
+      if (!ContiguousInX(t, x, 1)) return nullptr;
+    std::vector<Stmt> parts;
+    if (!IsZero(lo)) parts.push_back(PartLoop(w, I64(0), lo, ForKind::kSerial, border_taps));
+    parts.push_back(PartLoop(w, lo, hi - lo, ForKind::kVectorized, interior_taps));
+    parts.push_back(PartLoop(w, hi, ext_x - hi, ForKind::kSerial, border_taps));
+    row = Seq(parts);
+  }
+  // The loops outside the row, as they were (a vectorized one serial).
+  Stmt nest = row;
+  for (size_t d = w.spatial.size() - 1; d-- > 0;) {
+    const ForNode* f = w.spatial[d];
+    ForKind kind = f->for_kind == ForKind::kVectorized ? ForKind::kSerial : f->for_kind;
+    nest = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, kind, nest);
+  }
+  return nest;
+}
+
+// Whether OP(acc, pad) == acc for every acc the reduction can hold: max
+// with -inf, min with +inf, a sum from +0 with a zero (from +0 no sum is
+// ever -0, the one value that adding +0 changes).
+bool PadIsIdentity(const Window& w, const PrimExpr& pad) {
+  const auto* p = pad.as<FloatImmNode>();
+  if (p == nullptr) return false;
+  switch (w.op) {
+    case TirKind::kMax: return std::isinf(p->value) && p->value < 0;
+    case TirKind::kMin: return std::isinf(p->value) && p->value > 0;
+    case TirKind::kAdd: {
+      const auto* i = w.init.as<FloatImmNode>();
+      return i != nullptr && i->value == 0 && !std::signbit(i->value) && p->value == 0;
+    }
+    default: return false;
+  }
+}
+
+// Windows of more taps than are unrolled (a 13 x 13 SPPF max pool) as tap
+// loops around vector rows: each row is set to the init, then for each tap
+// OP-ed with that tap's value at the columns where its test passes, a run
+// [lo(tap), hi(tap)) found as above; the tap's test on y (and anything else
+// not on x) is one branch for the whole row. Taps outside the plane are
+// skipped, which is exact when their padding value is OP's identity
+// (PadIsIdentity); other nests are left alone. Each output takes its taps
+// in the nest's order: the same rounding as the loop.
+Stmt RewriteLargeWindow(const Window& w, const PoolKnobs& knobs) {
+  const ForNode* xl = w.spatial.back();
+  const VarNode* x = xl->loop_var.get();
+  if (xl->for_kind == ForKind::kParallel || !w.init.defined()) return nullptr;
+  std::unordered_set<const VarNode*> others;
+  for (const ForNode* f : w.spatial)
+    if (f != xl) others.insert(f->loop_var.get());
+  PrimExpr value = w.f, row_cond;
+  Run run;
+  const auto* c = w.f.as<CallNode>();
+  if (c != nullptr && c->op == "if_then_else" && c->args.size() == 3) {
+    if (!PadIsIdentity(w, c->args[2])) return nullptr;
+    value = c->args[1];
+    std::vector<PrimExpr> terms;
+    Conjuncts(c->args[0], &terms);
+    for (const PrimExpr& t : terms) {
+      if (!Uses(t, {x})) {
+        row_cond = row_cond.defined() ? MakeBinary(TirKind::kAnd, row_cond, t) : t;
+      } else if (Uses(t, others) || !AddBound(t, x, others, &run)) {
+        return nullptr;
+      }
+    }
+  }
+  TestTerms rest;
+  rest.VisitExpr(value);
+  if (!rest.terms.empty()) return nullptr;  // a test left inside: not this form
+  const PrimExpr& ext_x = xl->extent;
+  PrimExpr lo = I64(0), hi = ext_x;
+  for (const PrimExpr& b : run.lower) lo = MakeBinary(TirKind::kMax, lo, b);
+  for (const PrimExpr& b : run.upper) hi = MakeBinary(TirKind::kMin, hi, b);
+  lo = arith::Simplify(MakeBinary(TirKind::kMin, lo, ext_x));
+  hi = arith::Simplify(MakeBinary(TirKind::kMax, hi, lo));
+  PrimExpr acc(std::make_shared<BufferLoadNode>(w.out, w.idx));
+  // Rows of a run-time width step by 1 only (RewriteSymbolic says why);
+  // others are left as lowered.
+  if (!ContiguousInX(value, x, ConstInt(ext_x) != nullptr ? 2 : 1)) return nullptr;
+  ForKind vec = knobs.vectorize ? ForKind::kVectorized : ForKind::kSerial;
+  Stmt tap = LoopFrom(xl->loop_var, lo, hi - lo, vec, Store(w.out, MakeBinary(w.op, acc, value), w.idx), x);
+  if (row_cond.defined()) tap = std::make_shared<IfThenElseNode>(row_cond, tap, nullptr);
+  for (size_t d = w.taps.size(); d-- > 0;) {
+    const ForNode* t = w.taps[d];
+    tap = std::make_shared<ForNode>(t->loop_var, t->min, t->extent, ForKind::kSerial, tap);
+  }
+  ForKind init_kind = knobs.vectorize ? ForKind::kVectorized : ForKind::kSerial;
+  Stmt nest = Seq({LoopFrom(xl->loop_var, I64(0), ext_x, init_kind, Store(w.out, w.init, w.idx), x), tap});
+  for (size_t d = w.spatial.size() - 1; d-- > 0;) {
+    const ForNode* f = w.spatial[d];
+    ForKind kind = f->for_kind == ForKind::kVectorized ? ForKind::kSerial : f->for_kind;
+    nest = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, kind, nest);
+  }
+  return nest;
+}
+
+constexpr int64_t kMaxSymbolicTaps = 9;
+
+int64_t TapCount(const Window& w) {
+  int64_t n = 1;
+  for (int64_t e : w.tap_ext) n *= e;
+  return n;
+}
+
 class WindowRewriter : public StmtExprMutator {
  public:
+  explicit WindowRewriter(const PoolKnobs& knobs) : knobs_(knobs) {}
   bool changed = false;
   Stmt MutateStmt(const Stmt& s) override {
     if (As<ForNode>(s) != nullptr) {
       Window w;
-      if (MatchWindow(s, &w) || MatchTestedCopy(s, &w)) {
-        changed = true;
-        return Rewrite(w);
+      if (MatchWindow(s, knobs_.max_taps, &w) || MatchTestedCopy(s, &w)) {
+        // The row and column loops static: the static schedule (any outer
+        // loop may be symbolic); else the run-time interior.
+        size_t n = w.spatial.size();
+        bool static_plane = w.spatial_ext[n - 1] != kSymbolicExtent && (n < 2 || w.spatial_ext[n - 2] != kSymbolicExtent);
+        // Over run-time planes the unrolled tree's selects and clamps grew
+        // nudenet's compile from 553 to 887 MB (three 5 x 5 pools); windows
+        // of more than 9 taps take the tap loops there.
+        bool large = w.large || (!static_plane && w.init.defined() && TapCount(w) > kMaxSymbolicTaps);
+        Stmt out = large            ? RewriteLargeWindow(w, knobs_)
+                   : static_plane ? Rewrite(w, knobs_)
+                                  : RewriteSymbolic(w, knobs_);
+        if (out) {
+          changed = true;
+          return out;
+        }
       }
     }
     return StmtExprMutator::MutateStmt(s);
   }
+
+ private:
+  PoolKnobs knobs_;
 };
 
 }  // namespace
 
-PrimFunc ScheduleWindowReductions(const PrimFunc& func) {
-  WindowRewriter rewriter;
+PrimFunc ScheduleWindowReductions(const PrimFunc& func, const ScheduleKnobs& knobs) {
+  WindowRewriter rewriter(ResolveKnobs(knobs));
   Stmt body = rewriter.MutateStmt(func->body);
   return rewriter.changed ? WithBody(func, body) : func;
 }

@@ -25,6 +25,18 @@
 // columns run the tested expression serially.
 // Kinds of the loops outside the two innermost (parallel, serial) are kept.
 //
+// Symbolic row or column extents (a model compiled for every image size):
+// the interior is a run of columns computed at run time from each test's
+// linear bound, vectorized (masked tail) when its loads step by 1; tests on
+// y, and every test in the border columns, become selects over loads clamped
+// into the plane; tests that hold in the whole nest go. Stride-2 and wider
+// nests over run-time rows are left as lowered (LLVM's loop was faster).
+// Windows of more than kMaxWindowTaps taps (13 x 13), and of more than 9
+// over run-time planes (SPPF's 5 x 5: the unrolled tree of clamped selects
+// cost compile memory), keep their tap loops,
+// outside a vector row per tap over the columns where that tap is inside,
+// when the padding is OP's identity. Knobs: schedule_knobs.h, pool.*.
+//
 // Pre: lowered, default kinds chosen (a parallel loop of the nest stays
 // parallel). Returns the same PrimFunc when no nest matches.
 #ifndef KILN_COMPILER_TIR_POOL_SCHEDULE_H_
@@ -33,15 +45,18 @@
 #include <cstdint>
 
 #include "compiler/ir/tir.h"
+#include "compiler/tir/schedule_knobs.h"
 
 namespace kiln {
 namespace tir {
 
-// Windows with more taps keep their loop (the unrolled expression would be
-// too large to pay for itself).
+// Windows with more taps are not unrolled (the expression would be too
+// large to pay for itself): tap loops around vector rows instead.
 constexpr int64_t kMaxWindowTaps = 64;
 
-ir::PrimFunc ScheduleWindowReductions(const ir::PrimFunc& func);
+// `knobs` (schedule_knobs.h: pool.*) override the constants above; empty
+// knobs give the rules.
+ir::PrimFunc ScheduleWindowReductions(const ir::PrimFunc& func, const ScheduleKnobs& knobs = {});
 
 }  // namespace tir
 }  // namespace kiln

@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "compiler/ir/structural_equal.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tir/stmt_functor.h"
 
@@ -149,10 +151,140 @@ TEST(PoolScheduleTest, MaxPropagatesNaN) {
   }
 }
 
-TEST(PoolScheduleTest, LargeWindowsAndOtherNestsAreLeftAlone) {
-  // 9 x 9 = 81 taps > kMaxWindowTaps.
-  PrimFunc big = ParseFunc(Pool("max", 1, 20, 20, 9, 1, 0), "pool");
-  EXPECT_EQ(ScheduleWindowReductions(big), big);
+// The same nest over [1, C, "h", "w"], as lowering writes a model compiled
+// for every image size (stride s, padding p, window k x k).
+std::string SymbolicPool(const std::string& op, int64_t c, int64_t k, int64_t s, int64_t p) {
+  std::string ho = "(h + " + I(2 * p - k + s) + ") // " + I(s), wo = "(w + " + I(2 * p - k + s) + ") // " + I(s);
+  std::string iy = "i2 * " + I(s) + " + k0 - " + I(p), ix = "i3 * " + I(s) + " + k1 - " + I(p);
+  std::string pad = op == "max" ? "T.float32(\"-inf\")" : "T.float32(0)";
+  std::string read = "T.if_then_else(" + iy + " >= " + I(0) + " and " + iy + " < h and (" + ix + " >= " + I(0) + " and " +
+                     ix + " < w), data[i0, i1, " + iy + ", " + ix + "], " + pad + ")";
+  std::string at = "out[i0, i1, i2, i3]";
+  std::string update = op == "max" ? "T.max(" + at + ", " + read + ")" : at + " + " + read;
+  std::string cs = std::to_string(c);
+  return "@T.prim_func\ndef pool(data_handle: T.handle, out_handle: T.handle):\n    h = T.int64()\n    w = T.int64()\n"
+         "    data = T.match_buffer(data_handle, (1, " + cs + ", h, w), \"float32\")\n"
+         "    out = T.match_buffer(out_handle, (1, " + cs + ", " + ho + ", " + wo + "), \"float32\")\n"
+         "    for i0, i1, i2, i3, k0, k1 in T.grid(" + I(1) + ", " + I(c) + ", " + ho + ", " + wo + ", " + I(k) + ", " + I(k) +
+         "):\n        if k0 == " + I(0) + " and k1 == " + I(0) + ":\n            " + at + " = " + pad + "\n        " + at +
+         " = " + update + "\n";
+}
+
+TEST(PoolScheduleTest, SymbolicPlanesGetATestFreeVectorInterior) {
+  // A 3 x 3 max and sum and an unpadded 2 x 2 max over symbolic planes:
+  // every row is three loops, border columns [0, lo), the interior
+  // [lo, hi) vectorized with no test on x, border columns [hi, W). What
+  // tests are left (on y, and on x in the borders) are selects over loads
+  // clamped into the plane: no if_then_else, no window loop.
+  for (const auto& [op, k, st, p] : {std::tuple<const char*, int64_t, int64_t, int64_t>{"max", 3, 1, 1},
+                                     {"sum", 3, 1, 1}, {"max", 2, 1, 0}}) {
+    PrimFunc f = ParseFunc(SymbolicPool(op, 4, k, st, p), "pool");
+    PrimFunc out = ScheduleWindowReductions(f);
+    ASSERT_NE(out, f) << op << " k" << k;
+    Census c = Count(out);
+    EXPECT_EQ(c.window_loops, 0);
+    EXPECT_EQ(c.tests, 0);
+    EXPECT_EQ(c.vectorized, 1);
+    // With padding, the border loads are clamped into the plane (below the
+    // first row, above the last row and column). Without, the row tests
+    // hold in the whole nest (AlwaysHolds) and go: no row clamp.
+    std::string text = testing::Print(out);
+    EXPECT_EQ(text.find(", h - 1), ") != std::string::npos, p > 0) << op << " k" << k;
+    EXPECT_EQ(text.find("T.max(i2") != std::string::npos, p > 0) << op << " k" << k;
+    if (p > 0) EXPECT_NE(text.find(", w - 1)]"), std::string::npos) << op << " k" << k;
+  }
+  // More than 9 taps over a run-time plane (SPPF's 5 x 5): tap loops around
+  // vector rows, as for large windows (the unrolled tree cost compile memory).
+  Census big = Count(ScheduleWindowReductions(ParseFunc(SymbolicPool("max", 4, 5, 1, 2), "pool")));
+  EXPECT_EQ(big.window_loops, 2);
+  EXPECT_EQ(big.vectorized, 2);
+  EXPECT_EQ(big.tests, 0);
+  // Stride 2 over a run-time row (masked strided loads) and stride 4 lose
+  // to LLVM's loop over the nest as lowered: left alone.
+  for (int64_t st : {2, 4}) {
+    PrimFunc f = ParseFunc(SymbolicPool("max", 4, st == 2 ? 3 : 4, st, st == 2 ? 1 : 0), "pool");
+    EXPECT_EQ(ScheduleWindowReductions(f), f) << "stride " << st;
+  }
+}
+
+// The window schedule under every value of each pool knob, one knob at a
+// time (compiler/tune/space_default.cc offers them): the points differ, and
+// each computes what the lowered nest computes.
+TEST(PoolScheduleTest, KnobPointsDifferAndComputeTheSameNumbers) {
+  struct Point {
+    const char* knob;
+    int64_t value;
+  };
+  const std::vector<Point> points = {{"", 0},
+                                     {"pool.taps", 9},
+                                     {"pool.taps", 25},
+                                     {"pool.borders", 1},
+                                     {"pool.borders", 2},
+                                     {"pool.deinterleave", 1},
+                                     {"pool.deinterleave", 2},
+                                     {"pool.vector", 1}};
+  // A 3 x 3 / 2 max pool with 14- and 80-column rows (the even/odd split
+  // and the strided interior), and a 5 x 5 / 1 sum with padding 2 (25
+  // taps, static borders of two rows and columns on each side).
+  for (const auto& [op, hw, k, st, p] :
+       {std::tuple<const char*, int64_t, int64_t, int64_t, int64_t>{"max", 14, 3, 2, 1}, {"max", 80, 3, 2, 1},
+        {"sum", 12, 5, 1, 2}}) {
+    PrimFunc f = ParseFunc(Pool(op, 2, hw, hw, k, st, p), "pool");
+    std::vector<PrimFunc> distinct;
+    for (const Point& pt : points) {
+      ScheduleKnobs knobs;
+      if (pt.knob[0] != '\0') knobs.values[pt.knob] = pt.value;
+      PrimFunc out = ScheduleWindowReductions(f, knobs);
+      Status same = SameNumbers(f, out);
+      EXPECT_TRUE(same.ok()) << op << " " << hw << " " << pt.knob << "=" << pt.value << ": " << same.ToString();
+      bool seen = false;
+      for (const PrimFunc& d : distinct) seen = seen || ir::StructuralEqual(d, out);
+      if (!seen) distinct.push_back(out);
+    }
+    EXPECT_GE(distinct.size(), 3u) << op << " " << hw;
+  }
+}
+
+TEST(PoolScheduleTest, LargeWindowsLoopOverTapsAroundVectorRows) {
+  // 9 x 9 and 13 x 13 windows (81 and 169 taps > kMaxWindowTaps) keep their
+  // tap loops, now outside the row: per tap one vector loop over the columns
+  // its test passes at, the test on y one branch per row. Static planes
+  // (numbers against the lowered nest) and symbolic ones.
+  struct Case {
+    const char* op;
+    int64_t hw, k, s, p;
+  };
+  for (const Case& t : {Case{"max", 20, 9, 1, 0}, Case{"max", 10, 13, 1, 6}, Case{"sum", 17, 9, 2, 4}}) {
+    PrimFunc f = ParseFunc(Pool(t.op, 2, t.hw, t.hw, t.k, t.s, t.p), "pool");
+    PrimFunc out = ScheduleWindowReductions(f);
+    ASSERT_NE(out, f) << t.op << " k" << t.k;
+    Census c = Count(out);
+    EXPECT_EQ(c.window_loops, 2);
+    EXPECT_EQ(c.tests, 0) << testing::Print(out);
+    EXPECT_EQ(c.vectorized, 2) << testing::Print(out);  // the init row and the tap row
+    Status s = SameNumbers(f, out);
+    EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+    // Over a run-time plane: stride 1 only (stride 2 is left as lowered).
+    PrimFunc sym = ParseFunc(SymbolicPool(t.op, 2, t.k, t.s, t.p), "pool");
+    PrimFunc sym_out = ScheduleWindowReductions(sym);
+    if (t.s != 1) {
+      EXPECT_EQ(sym_out, sym);
+      continue;
+    }
+    Census cs = Count(sym_out);
+    EXPECT_EQ(cs.window_loops, 2);
+    EXPECT_EQ(cs.tests, 0);
+    EXPECT_EQ(cs.vectorized, 2);
+  }
+  // A padding value that is not OP's identity (a sum padded with 1) cannot
+  // skip its taps: left alone.
+  std::string odd = Pool("sum", 1, 20, 20, 9, 1, 4);
+  odd.replace(odd.find("], T.float32(0))"), 16, "], T.float32(1))");
+  PrimFunc f = ParseFunc(odd, "pool");
+  EXPECT_EQ(ScheduleWindowReductions(f), f);
+}
+
+TEST(PoolScheduleTest, OtherNestsAreLeftAlone) {
   // A product reduction is not max, min or a sum.
   PrimFunc prod = ParseFunc(R"(@T.prim_func
 def prod(a: T.Buffer((4, 8), "float32"), out: T.Buffer((4,), "float32")):

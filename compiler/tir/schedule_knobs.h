@@ -37,6 +37,14 @@
 //
 // The thread hint (compiler/tune/space.h, "threads") is on the root block
 // too: the default schedule is planned for that many threads.
+//
+// Window reductions (pool_schedule.h):
+//   pool.taps         windows of more taps keep their loop (not unrolled)
+//   pool.borders      1: borders keep their tests, 2: StaticBorders up to 8
+//                     border rows and columns (the rule: 4)
+//   pool.deinterleave 1: never split stride-2 rows into even/odd columns,
+//                     2: split rows of up to 64 columns (the rule: 32)
+//   pool.vector       1: interior rows stay serial loops
 #ifndef KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_
 #define KILN_COMPILER_TIR_SCHEDULE_KNOBS_H_
 

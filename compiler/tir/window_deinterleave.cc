@@ -69,9 +69,9 @@ class ReplaceLoadNodes : public StmtExprMutator {
 }  // namespace
 
 Stmt DeinterleavedInterior(const Buffer& out, const std::vector<PrimExpr>& idx, const VarNode* x, int64_t x_lo,
-                           int64_t x_hi, const PrimExpr& value) {
+                           int64_t x_hi, const PrimExpr& value, int64_t max_columns) {
   const int64_t n = x_hi - x_lo;
-  if (n < kMinDeinterleaveColumns || n > kMaxDeinterleaveColumns) return nullptr;
+  if (n < kMinDeinterleaveColumns || n > max_columns) return nullptr;
   const int64_t n16 = (n + 15) / 16 * 16;
   std::vector<Row> rows;
   std::unordered_map<const BufferLoadNode*, Access> accesses;

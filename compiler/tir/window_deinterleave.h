@@ -10,7 +10,7 @@
 // a reads E or O at x + a/2, contiguous; the row is computed into a local
 // buffer rounded up to a whole vector (the lanes past the row read buffer
 // padding and are dropped), then copied to the output. Applied to short rows
-// only (kMaxDeinterleaveColumns).
+// only (kMaxDeinterleaveColumns, or `max_columns`: the pool.deinterleave knob).
 #ifndef KILN_COMPILER_TIR_WINDOW_DEINTERLEAVE_H_
 #define KILN_COMPILER_TIR_WINDOW_DEINTERLEAVE_H_
 
@@ -41,7 +41,8 @@ constexpr int64_t kMaxDeinterleaveColumns = 32;
 // otherwise. The input columns of [x_lo, x_hi) must all be inside their
 // rows (the window schedule's interior).
 ir::Stmt DeinterleavedInterior(const ir::Buffer& out, const std::vector<ir::PrimExpr>& idx, const ir::VarNode* x,
-                               int64_t x_lo, int64_t x_hi, const ir::PrimExpr& value);
+                               int64_t x_lo, int64_t x_hi, const ir::PrimExpr& value,
+                               int64_t max_columns = kMaxDeinterleaveColumns);
 
 }  // namespace tir
 }  // namespace kiln

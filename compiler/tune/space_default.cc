@@ -11,6 +11,7 @@
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/matmul_schedule.h"
+#include "compiler/tir/pool_schedule.h"
 #include "compiler/tir/schedule_knobs.h"
 #include "compiler/tune/space.h"
 
@@ -42,6 +43,14 @@ bool KnobApplies(const ir::PrimFunc& lowered, int threads, const ir::PrimFunc& b
     if (!ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, probe), base)) return true;
   }
   return false;
+}
+
+// A pool knob that changes every window the schedule unrolls (its
+// interior rows serial), so a window nest's schedule differs under it.
+tir::ScheduleKnobs PoolProbe() {
+  tir::ScheduleKnobs k;
+  k.values["pool.vector"] = 1;
+  return k;
 }
 
 // The thread hint as a decision: candidate 0 is `threads` (what kiln-tune
@@ -89,10 +98,14 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
     knobs.push_back({"conv.row_tiles", {0, 1, 2}});
     return knobs;
   }
+  // A window reduction (pooling) the window schedule unrolls: its
+  // constants (pool_schedule.h), with whatever elementwise knobs apply.
+  ir::PrimFunc base = tir::ApplyDefaultSchedule(lowered, threads);
+  const bool pool = tir::ScheduleWindowReductions(lowered).get() != lowered.get() &&
+                    !ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, PoolProbe()), base);
   // Vector loops the default schedule makes, when splitting them changes
   // the function (a static extent above the vector width). Not offered with
   // a matmul: its epilogue stages fuse only while their loops are unsplit.
-  ir::PrimFunc base = tir::ApplyDefaultSchedule(lowered, threads);
   if (KnobApplies(lowered, threads, base, "elementwise.vector", {4})) {
     knobs.push_back({"elementwise.vector", {0, 4, 8, 16, 32, 64}});
     knobs.push_back({"elementwise.unroll", {0, 1, 2, 4, 8}});
@@ -105,6 +118,12 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
     knobs.push_back({"reduce.unroll", {0, 2, 4, 8}});
   if (KnobApplies(lowered, threads, base, "reduce.split_chunks", {1, 8}))
     knobs.push_back({"reduce.split_chunks", {0, 1, 2, 8}});
+  if (pool) {
+    knobs.push_back({"pool.taps", {0, 9, 25}});
+    knobs.push_back({"pool.borders", {0, 1, 2}});
+    knobs.push_back({"pool.deinterleave", {0, 1, 2}});
+    knobs.push_back({"pool.vector", {0, 1}});
+  }
   return knobs;
 }
 

@@ -81,6 +81,18 @@ def conv1d(data: T.Buffer((1, 8, 100), "float32"), weight: T.Buffer((8, 8, 5), "
             conv1d[v_i0, v_i1, v_i2] = conv1d[v_i0, v_i1, v_i2] + T.if_then_else(v_i2 * 1 + v_k1 * 1 - 2 >= 0 and v_i2 * 1 + v_k1 * 1 - 2 < 100, data[v_i0, v_k0, v_i2 * 1 + v_k1 * 1 - 2] * weight[v_i1, v_k0, v_k1], T.float32(0))
 )";
 
+// A 3 x 3 / 2 max pool with padding 1 (8 channels, 28 x 28 -> 14 x 14), as
+// legalization writes it: the window schedule's nest (pool_schedule.h).
+const char* kMaxPool = R"(@T.prim_func
+def max_pool2d(data: T.Buffer((1, 8, 28, 28), "float32"), pool_max: T.Buffer((1, 8, 14, 14), "float32")):
+    for i0, i1, i2, i3, k0, k1 in T.grid(T.int64(1), T.int64(8), T.int64(14), T.int64(14), T.int64(3), T.int64(3)):
+        with T.block("pool_max"):
+            v_i0, v_i1, v_i2, v_i3, v_k0, v_k1 = T.axis.remap("SSSSRR", [i0, i1, i2, i3, k0, k1])
+            with T.init():
+                pool_max[v_i0, v_i1, v_i2, v_i3] = T.float32("-inf")
+            pool_max[v_i0, v_i1, v_i2, v_i3] = T.max(pool_max[v_i0, v_i1, v_i2, v_i3], T.if_then_else(v_i2 * 2 + v_k0 - 1 >= 0 and v_i2 * 2 + v_k0 - 1 < 28 and v_i3 * 2 + v_k1 - 1 >= 0 and v_i3 * 2 + v_k1 - 1 < 28, data[v_i0, v_i1, v_i2 * 2 + v_k0 - 1, v_i3 * 2 + v_k1 - 1], T.float32("-inf")))
+)";
+
 const char* kAdd = R"(@T.prim_func
 def add1(A: T.Buffer((64, 64), "float32"), B: T.Buffer((64, 64), "float32")):
     for i, j in T.grid(64, 64):
@@ -190,6 +202,14 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   ASSERT_GE(k2.size(), 2u);
   EXPECT_EQ(k2[0].name, "elementwise.vector");
   EXPECT_EQ(k2[1].name, "elementwise.unroll");
+  // A pool: the window schedule's knobs (after any elementwise ones).
+  std::vector<std::string> pool_names;
+  for (const Knob& k : DefaultSpaceKnobs(ParseFunc(kMaxPool, "max_pool2d"), 1)) {
+    EXPECT_EQ(k.candidates[0], 0) << k.name;
+    EXPECT_GE(k.candidates.size(), 2u) << k.name;
+    if (k.name.rfind("pool.", 0) == 0) pool_names.push_back(k.name);
+  }
+  EXPECT_EQ(pool_names, (std::vector<std::string>{"pool.taps", "pool.borders", "pool.deinterleave", "pool.vector"}));
   // Nothing the default schedule vectorizes or tiles: no knobs (the space
   // is the default schedule alone).
   EXPECT_TRUE(DefaultSpaceKnobs(ParseFunc(R"(@T.prim_func
@@ -294,12 +314,13 @@ TEST(DefaultSpaceTest, AllDefaultDecisionsGiveTheDefaultSchedule) {
   ExpectDefaultPointIsDefault(kConv, "conv2d", 1);
   ExpectDefaultPointIsDefault(kConv1d, "conv1d", 1);
   ExpectDefaultPointIsDefault(kDwConv, "dw", 1);
+  ExpectDefaultPointIsDefault(kMaxPool, "max_pool2d", 1);
 }
 
 TEST(DefaultSpaceTest, OtherPointsComputeTheSameNumbers) {
   for (const auto& [text, name] :
        {std::pair<const char*, const char*>{kCourseMM, "mm"}, {kGemvRelu, "gemv_relu"}, {kAdd, "add1"}, {kConv, "conv2d"},
-        {kConv1d, "conv1d"}, {kDwConv, "dw"}}) {
+        {kConv1d, "conv1d"}, {kDwConv, "dw"}, {kMaxPool, "max_pool2d"}}) {
     ir::PrimFunc f = ParseFunc(text, name);
     ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
     int differ = 0;

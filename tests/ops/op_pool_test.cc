@@ -110,6 +110,43 @@ TEST(OpPool, MaxPoolNhwcAndSymbolic) {
   }
 }
 
+TEST(OpPool, WindowsOverSymbolicAndStaticPlanes) {
+  // The window schedule (pool_schedule.h) with static planes, and with
+  // symbolic ones (interior found at run time, border taps as selects over
+  // clamped loads): SPPF's 5 x 5 and 13 x 13 stride-1 windows, stride-2
+  // windows with and without padding, asymmetric padding, dilation,
+  // count_include_pad; planes smaller than the window, one column, odd sizes.
+  struct Case {
+    int64_t k, s, pad_lo, pad_hi, d;
+    bool include_pad;
+  };
+  for (const Case& c : {Case{5, 1, 2, 2, 1, false}, Case{13, 1, 6, 6, 1, false}, Case{3, 2, 1, 1, 1, false},
+                        Case{3, 2, 1, 1, 1, true}, Case{2, 2, 0, 0, 1, false}, Case{3, 1, 0, 2, 1, false},
+                        Case{3, 1, 2, 2, 2, false}}) {
+    Pool p;
+    p.kh = p.kw = c.k, p.sh = p.sw = c.s, p.dh = p.dw = c.d, p.pt = p.pl = c.pad_lo, p.pb = p.pr = c.pad_hi;
+    p.include_pad = c.include_pad;
+    std::string expr = "(R.nn.max_pool2d(x, " + Attrs(p) + "), R.nn.avg_pool2d(x, " + Attrs(p) + "))";
+    std::string symbolic = OneOpModule({"x: R.Tensor((1, 3, \"h\", \"w\"), \"float32\")"}, expr);
+    for (Shape xs : {Shape{1, 3, 10, 10}, Shape{1, 3, 1, 1}, Shape{1, 3, 7, 20}, Shape{1, 3, 20, 33}, Shape{1, 3, 4, 1}}) {
+      p.x = xs;
+      SCOPED_TRACE(expr + " on " + std::to_string(xs[2]) + "x" + std::to_string(xs[3]));
+      int64_t span = c.d * (c.k - 1) + 1;
+      if (xs[2] + c.pad_lo + c.pad_hi < span || xs[3] + c.pad_lo + c.pad_hi < span) continue;  // no output
+      Tensor x = RandomTensor(xs, DType::Float32(), 11 + xs[2] * 7 + xs[3]);
+      Shape os;
+      std::vector<double> want_max = RefPool(p, ToDoubles(x), true, &os);
+      std::vector<double> want_avg = RefPool(p, ToDoubles(x), false, &os);
+      for (const std::string& src : {symbolic, OneOpModule({"x: " + TensorType(xs)}, expr)}) {
+        auto r = RunMain(src, {x});
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        EXPECT_TRUE(AllClose(r->at(0), want_max, os, 0, 0)) << (src == symbolic ? "symbolic" : "static");
+        EXPECT_TRUE(AllClose(r->at(1), want_avg, os, 1e-5, 1e-5)) << (src == symbolic ? "symbolic" : "static");
+      }
+    }
+  }
+}
+
 TEST(OpPool, AdaptiveAvgPool) {
   struct Case {
     Shape x;
