@@ -75,8 +75,11 @@ TEST(TuneE2ETest, TuneThenCompileWithTheDatabase) {
 
   // Random points of the generic space only, so the record applied below
   // shows block tiling.
+  // A generous timeout: the sanitizer builds under CI's parallel tests have
+  // taken over the default 10 s to measure the default schedule.
   ToolRun tune_run = Call(tune::TuneToolMain, {"kiln-tune", module, "--function", "mm", "--db", db, "--trials", "3",
-                                       "--repeats", "3", "--seed", "5", "--search", "random", "--space", "generic"});
+                                       "--repeats", "3", "--seed", "5", "--search", "random", "--space", "generic",
+                                       "--timeout", "120"});
   ASSERT_EQ(tune_run.rc, 0) << tune_run.err << tune_run.out;
   EXPECT_NE(tune_run.out.find("[3/3] mm: "), std::string::npos) << tune_run.out;
   EXPECT_NE(tune_run.out.find("summary"), std::string::npos) << tune_run.out;
@@ -193,7 +196,7 @@ TEST(TuneE2ETest, EvolutionarySearchWithCostModel) {
   std::string module = work + "/mm.relax";
   std::ofstream(module) << kModule;
   ToolRun run = Call(tune::TuneToolMain, {"kiln-tune", module, "--function", "mm", "--db", db_dir, "--trials", "4",
-                                         "--batch", "2", "--repeats", "3", "--seed", "3"});
+                                         "--batch", "2", "--repeats", "3", "--seed", "3", "--timeout", "120"});
   ASSERT_EQ(run.rc, 0) << run.err << run.out;
   EXPECT_NE(run.out.find("evolutionary search"), std::string::npos) << run.out;
   EXPECT_NE(run.out.find("(model)"), std::string::npos) << run.out;

@@ -83,7 +83,7 @@ int Candidates(const std::string& db) {
 
 std::vector<std::string> Tune(const std::string& module, const std::string& db, int trials) {
   return {"kiln-tune", module, "--db", db, "--trials", std::to_string(trials), "--batch", "2", "--repeats", "3",
-          "--search", "random", "--space", "generic", "--seed", "3"};
+          "--search", "random", "--space", "generic", "--seed", "3", "--timeout", "120"};
 }
 
 TEST(TuneModelE2ETest, TuneResumeAndCompileWithTheDatabase) {
