@@ -69,7 +69,12 @@ Result<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& object
   // -Bsymbolic: references inside the library (the kernel table) bind to its
   // own kernels; without it a kernel named like a libc/libm function (fmax,
   // isnan, exp) would resolve to the process's one when dlopen'ed.
-  const char* args[] = {"ld.lld",   "-shared", "-Bsymbolic", "-z", "defs", "-z",        "noexecstack", "-z",
+  // --threads=1: lld's parallel executor would leave worker threads in this
+  // process, and kiln-tune forks (without exec) to measure each candidate;
+  // a fork while a worker holds an allocator lock leaves the child hung in
+  // malloc (seen under ASan with CI's parallel tests). One small object
+  // needs no parallel link anyway.
+  const char* args[] = {"ld.lld",   "--threads=1", "-shared", "-Bsymbolic", "-z", "defs", "-z", "noexecstack", "-z",
                         "relro",    "-z",      "now",     "--build-id=none",     "--hash-style=both",
                         "-soname",  "libkiln_kernels.so", "-o", so_path.c_str(), obj_path.c_str()};
   std::string diag;
