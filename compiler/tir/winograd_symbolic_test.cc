@@ -140,6 +140,18 @@ TEST(WinogradSymbolicTest, SymbolicHeightAndWidth) {
   CheckNumbers(all, {{1, 18, 18}, {2, 11, 9}, {3, 3, 3}, {1, 7, 22}});
 }
 
+TEST(WinogradSymbolicTest, InputTransformColumnBlocks) {
+  // The input transform's tile columns that read inside the input go in
+  // blocks of 16, then of 4, then one at a time; the rest (one at most)
+  // read zeros past it. No padding, F(4x4): w = 157 (MTCNN PNet's 16 -> 32
+  // layer) has 39 tile columns, 38 inside: two blocks of 16, one of 4, two
+  // single tiles, one guarded; w = 70: 17 inside, one block of 16 and one
+  // single tile; w = 86: 21, blocks of 16 and 4 and one single; w = 69:
+  // 16 inside, one guarded; w = 22: no block of 16.
+  WinoCase k{"n", "h", "w", 16, 32, 0, true, "f4x3", true};
+  CheckNumbers(k, {{1, 9, 157}, {1, 12, 70}, {2, 7, 86}, {1, 6, 69}, {1, 10, 22}});
+}
+
 TEST(WinogradSymbolicTest, SymbolicBatch) {
   // Static 13 x 13 with a symbolic batch: decided at batch 1 (49 tiles of
   // 2x2, 16 of 4x4): F(2x2), tile-major (7 tiles a row, 32 channels).

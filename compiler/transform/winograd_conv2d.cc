@@ -168,6 +168,20 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
     // stored 16 streams C * T * 4 bytes apart, a multiple of 4 KiB at
     // 64 x 56^2, which aliased in the L1 cache: the transform took half the
     // matmul's time.)
+    // Symbolic sizes: the tile rows and columns that read inside the input
+    // (see below), and where the column blocks end.
+    PrimExpr rows_in, cols_in, wide, narrow;
+    if (!g.spatial) {
+      auto inside = [&](const PrimExpr& padded, const PrimExpr& tiles) {
+        PrimExpr fit = FloorDiv(padded - I64(al), sp.m) + I64(1);
+        return ir::MakeBinary(ir::TirKind::kMin, tiles, ir::MakeBinary(ir::TirKind::kMax, fit, I64(0)));
+      };
+      rows_in = lets.Bind("rows_in", inside(HP, TH));
+      cols_in = lets.Bind("cols_in", inside(WP, TW));
+      wide = lets.Bind("wide_in", FloorDiv(cols_in, kWinogradWideLanes) * I64(kWinogradWideLanes));
+      narrow = lets.Bind("narrow_in",
+                         wide + FloorDiv(cols_in - wide, kWinogradInputLanes) * I64(kWinogradInputLanes));
+    }
     std::vector<ir::Stmt> passes;
     for (int i = 0; i < al; ++i) {
       ir::Var n = LoopVar("n"), ty = LoopVar("ty");
@@ -216,27 +230,25 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
         // Tiles t with m t + alpha <= Hp read inside the input (all but at
         // most the last of a row or column: m (th - 1) + alpha - 1 < Hp since
         // m (th - 1) < Ho = Hp - 2); the others read zeros past it. The
-        // inside columns go in blocks of kWinogradInputLanes (a static
-        // vector loop: its loads step by m, which LLVM's vectorizer of a
-        // run-time extent made gathers: 5x the static kernel's time), the
-        // rest one at a time.
-        auto inside = [&](const PrimExpr& padded, const PrimExpr& tiles) {
-          PrimExpr fit = FloorDiv(padded - I64(al), sp.m) + I64(1);
-          return ir::MakeBinary(ir::TirKind::kMin, tiles,
-                                ir::MakeBinary(ir::TirKind::kMax, fit, I64(0)));
-        };
-        PrimExpr rows_in = inside(HP, TH), cols_in = inside(WP, TW);
-        // (The few tiles after the blocks, and the rows that do not fit,
-        // share one guarded copy of the tile's code: each copy is alpha^2
-        // loads per pass, and the compiler's memory grew with them.)
-        ir::Var xo = LoopVar("txo"), xi = LoopVar("txi"), xr = LoopVar("tx"), xl = LoopVar("tx");
-        PrimExpr blocks = FloorDiv(cols_in, kWinogradInputLanes);
-        PrimExpr blocked = blocks * I64(kWinogradInputLanes);
+        // inside columns go in static vector blocks (LLVM's vectorizer of a
+        // run-time extent made gathers of the loads that step by m: 5x the
+        // static kernel's time): blocks of kWinogradWideLanes, then of
+        // kWinogradInputLanes, then one at a time unguarded; only the
+        // columns that do not fit (one at most) take the guarded loads.
+        // (The rows that do not fit share the guarded copy of the tile's
+        // code with the last columns: each copy is alpha^2 loads per pass,
+        // and the compiler's memory grew with them.)
+        ir::Var xw = LoopVar("txw"), xv = LoopVar("txv"), xo = LoopVar("txo"), xi = LoopVar("txi");
+        ir::Var xs = LoopVar("tx"), xr = LoopVar("tx"), xl = LoopVar("tx");
         ir::Stmt fit = ir::Seq(
-            {Loop(xo, blocks, ir::ForKind::kSerial,
+            {Loop(xw, FloorDiv(wide, kWinogradWideLanes), ir::ForKind::kSerial,
+                  Loop(xv, kWinogradWideLanes, ir::ForKind::kVectorized,
+                       tile(PrimExpr(xw) * I64(kWinogradWideLanes) + PrimExpr(xv), false, false))),
+             Loop(xo, FloorDiv(narrow - wide, kWinogradInputLanes), ir::ForKind::kSerial,
                   Loop(xi, kWinogradInputLanes, ir::ForKind::kVectorized,
-                       tile(PrimExpr(xo) * I64(kWinogradInputLanes) + PrimExpr(xi), false, false))),
-             Loop(xr, TW - blocked, ir::ForKind::kSerial, tile(blocked + PrimExpr(xr), true, true))});
+                       tile(wide + PrimExpr(xo) * I64(kWinogradInputLanes) + PrimExpr(xi), false, false))),
+             Loop(xs, cols_in - narrow, ir::ForKind::kSerial, tile(narrow + PrimExpr(xs), false, false)),
+             Loop(xr, TW - cols_in, ir::ForKind::kSerial, tile(cols_in + PrimExpr(xr), true, true))});
         body = If(Lt(PrimExpr(ty), rows_in), fit, Loop(xl, TW, ir::ForKind::kSerial, tile(PrimExpr(xl), true, true)));
       }
       passes.push_back(Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, body)));

@@ -123,6 +123,12 @@ constexpr int64_t kWinogradNominalImage = 320;
 // lanes, 0.22-0.23 with 8 (no whole block: every tile one at a time), the
 // static module 0.17-0.19; at 40^2 4 and 8 within noise (0.66-0.72).
 constexpr int64_t kWinogradInputLanes = 4;
+// The input transform's symbolic widths take blocks of this many tile
+// columns first (one 16-float vector per load, as the static kernel's
+// vectorized row), then blocks of kWinogradInputLanes, then single tiles.
+// MTCNN PNet's 16 -> 32 layer at 115 x 155 (39 tiles a row): see
+// InputTransform.
+constexpr int64_t kWinogradWideLanes = 16;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
 
