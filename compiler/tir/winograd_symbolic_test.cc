@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -121,7 +122,10 @@ void CheckNumbers(const WinoCase& k, const std::vector<std::vector<int64_t>>& sh
       ASSERT_EQ(y->NumElements(), static_cast<int64_t>(ref.size()));
       double worst = 0, scale = 0;
       for (size_t i = 0; i < ref.size(); ++i) {
-        worst = std::max(worst, std::fabs(double(y->data<float>()[i]) - ref[i]));
+        // A NaN (an element nothing stored) counts as infinitely wrong:
+        // std::max(worst, NaN) would keep worst.
+        const double d = std::fabs(double(y->data<float>()[i]) - ref[i]);
+        worst = std::isnan(d) ? std::numeric_limits<double>::infinity() : std::max(worst, d);
         scale = std::max(scale, std::fabs(double(ref[i])));
       }
       // F(4x4)'s transforms multiply by up to 8 and its weights by 1/24:
