@@ -667,6 +667,25 @@ TEST(ConvScheduleTest, PointwiseConvReadsItsInputInPlace) {
   EXPECT_TRUE(Allocates(Count(LowerConv(strided, 2)), "_padded"));
 }
 
+TEST(ConvScheduleTest, StridedPointwisePacksOnlyThePhaseItReads) {
+  // A 1x1 kernel with a stride reads one row and column phase of the input:
+  // one packed plane, not sh x sw. Even and odd sizes, padding (the phase
+  // then starts in the padding), unequal strides, a batch, two threads.
+  ConvCase a{1, 32, 28, 28, 40, 1, 1};
+  a.sh = a.sw = 2;
+  a.epilogue = "bn_residual_relu";
+  ConvCase b{2, 24, 13, 15, 16, 1, 1};
+  b.sh = b.sw = 2;
+  b.pt = b.pl = b.pb = b.pr = 1;
+  ConvCase c{1, 16, 17, 19, 24, 1, 1};
+  c.sh = 3, c.sw = 2;
+  for (const ConvCase& k : {a, b, c}) {
+    EXPECT_EQ(PackedPlanes(Count(LowerConv(k, 2))), 1) << k.Name();
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+}
+
 TEST(ConvScheduleTest, PointwiseLastColumnTileIsNarrower) {
   // 13 x 13 = 169 columns: three 48-wide tiles and a 32-wide last one (a
   // kernel of its own), not four 48-wide tiles; 16 x 16 = 256 columns need
