@@ -1044,16 +1044,16 @@ TEST(ConvScheduleNumbersTest, WinogradNumbers) {
   g.pt = g.pl = g.pb = g.pr = 1;
   // The input transform makes the padding itself (static sizes): top and
   // left only, 14 tiles of 4x4 a row (the last partial); and an image
-  // whose tile rows all need the guard (F(2x2): 4 rows, padding 1 on each
+  // whose tile rows all need the guard (F(4x4): 6 rows, padding 1 on each
   // side, 2 tile rows, both reading padding).
   ConvCase h{1, 32, 56, 56, 24, 3, 3};
   h.pt = h.pl = 1;
-  ConvCase i{1, 32, 4, 64, 24, 3, 3};
+  ConvCase i{1, 32, 6, 64, 24, 3, 3};
   i.pt = i.pl = i.pb = i.pr = 1;
   i.epilogue = "bn_relu";
   const std::vector<WinogradCase> cases = {{a, "f4x3", false}, {b, "f4x3", true}, {c, "f2x3", false},
                                            {d, "f2x3", false}, {e, "f2x3", true},  {f, "f2x3", true},
-                                           {g, "f4x3", false}, {h, "f4x3", false}, {i, "f2x3", false}};
+                                           {g, "f4x3", false}, {h, "f4x3", false}, {i, "f4x3", false}};
   for (const WinogradCase& wc : cases) {
     ConvCase k = wc.k;
     k.weights = "constant";
