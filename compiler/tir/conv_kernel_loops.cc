@@ -75,7 +75,7 @@ Stmt ConvKernel::Build() {
 Stmt ConvKernel::Pack(const PrimExpr& n, const PrimExpr& src_ch, const PrimExpr& a0, const PrimExpr& rows, const Buffer& q,
           const std::function<std::vector<PrimExpr>(PrimExpr, PrimExpr)>& q_at) {
   std::vector<Stmt> phases;
-  for (int64_t ph = 0; ph < cv_.sh; ++ph) {
+  for (int64_t ph = 0; ph < RowPhases(); ++ph) {
     // iy = a*sh + ph - pt in [0, H)  <=>  a in [a_lo, a_hi); same for b.
     int64_t a_lo = std::clamp<int64_t>(CeilDiv(cv_.pt - ph, cv_.sh), 0, hq_);
     int64_t a_hi = std::clamp<int64_t>(CeilDiv(cv_.h + cv_.pt - ph, cv_.sh), a_lo, hq_);

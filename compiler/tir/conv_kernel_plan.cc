@@ -22,7 +22,7 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
   offb_max_ = shift_planes_ ? 0 : ((cv.kw - 1) * cv.dw) / cv.sw;
   hq_ = cv.ho + offa_max_ + 1;
   wq_ = cv.wo + offb_max_;
-  planes_ = cv.sh * ColPlanes();
+  planes_ = RowPhases() * ColPlanes();
   int64_t j = cv.ho * wq_;
   // Tile shape (MR rows x NR columns): each tap costs a tile about
   // MR * NR / 16 FMA cycles plus a few cycles of loop and broadcast

@@ -667,6 +667,25 @@ TEST(ConvScheduleTest, PointwiseConvReadsItsInputInPlace) {
   EXPECT_TRUE(Allocates(Count(LowerConv(strided, 2)), "_padded"));
 }
 
+TEST(ConvScheduleTest, StridedPointwisePacksOnlyThePhaseItReads) {
+  // A 1x1 kernel with a stride reads one row and column phase of the input:
+  // one packed plane, not sh x sw. Even and odd sizes, padding (the phase
+  // then starts in the padding), unequal strides, a batch, two threads.
+  ConvCase a{1, 32, 28, 28, 40, 1, 1};
+  a.sh = a.sw = 2;
+  a.epilogue = "bn_residual_relu";
+  ConvCase b{2, 24, 13, 15, 16, 1, 1};
+  b.sh = b.sw = 2;
+  b.pt = b.pl = b.pb = b.pr = 1;
+  ConvCase c{1, 16, 17, 19, 24, 1, 1};
+  c.sh = 3, c.sw = 2;
+  for (const ConvCase& k : {a, b, c}) {
+    EXPECT_EQ(PackedPlanes(Count(LowerConv(k, 2))), 1) << k.Name();
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+}
+
 TEST(ConvScheduleTest, PointwiseLastColumnTileIsNarrower) {
   // 13 x 13 = 169 columns: three 48-wide tiles and a 32-wide last one (a
   // kernel of its own), not four 48-wide tiles; 16 x 16 = 256 columns need
@@ -1023,9 +1042,18 @@ TEST(ConvScheduleNumbersTest, WinogradNumbers) {
   f.epilogue = "bn_relu";
   ConvCase g{1, 16, 30, 29, 16, 3, 3};  // 30 x 29: 8 tiles of 4x4 a row; 16 input channels
   g.pt = g.pl = g.pb = g.pr = 1;
+  // The input transform makes the padding itself (static sizes): top and
+  // left only, 14 tiles of 4x4 a row (the last partial); and an image
+  // whose tile rows all need the guard (F(4x4): 6 rows, padding 1 on each
+  // side, 2 tile rows, both reading padding).
+  ConvCase h{1, 32, 56, 56, 24, 3, 3};
+  h.pt = h.pl = 1;
+  ConvCase i{1, 32, 6, 64, 24, 3, 3};
+  i.pt = i.pl = i.pb = i.pr = 1;
+  i.epilogue = "bn_relu";
   const std::vector<WinogradCase> cases = {{a, "f4x3", false}, {b, "f4x3", true}, {c, "f2x3", false},
                                            {d, "f2x3", false}, {e, "f2x3", true},  {f, "f2x3", true},
-                                           {g, "f4x3", false}};
+                                           {g, "f4x3", false}, {h, "f4x3", false}, {i, "f4x3", false}};
   for (const WinogradCase& wc : cases) {
     ConvCase k = wc.k;
     k.weights = "constant";

@@ -130,6 +130,11 @@ struct Geometry {
   PrimExpr n, hp, wp;       // padded input (hp, wp)
   PrimExpr ho, wo, th, tw;  // output and its m x m tiles
   bool spatial = true;
+  // Static sizes and F(4x4): the input transform reads the unpadded input
+  // (h, w) and makes the padding (pt rows on top, pl columns on the left,
+  // the rest up to hp, wp below and to the right) itself; no pad kernel.
+  bool unpadded = false;
+  int64_t h = 0, w = 0, pt = 0, pl = 0;
   // The matmul's product is (alpha^2, T, O) instead of (alpha^2, O, T): see
   // TileMajorMatmul. Its weight rows are `ou` floats long (O, or O plus
   // padding).
@@ -157,7 +162,8 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
   const Spec& sp = *g.spec;
   const int al = sp.alpha;
   te::FuncBuilder fb(name);
-  te::Tensor x = fb.Input("X", {g.n, PrimExpr(g.c), g.hp, g.wp}, DType::Float32());
+  te::Tensor x = g.unpadded ? fb.Input("X", {g.n, PrimExpr(g.c), I64(g.h), I64(g.w)}, DType::Float32())
+                           : fb.Input("X", {g.n, PrimExpr(g.c), g.hp, g.wp}, DType::Float32());
   Lets lets;
   const PrimExpr N = fb.Local(g.n), HP = lets.Bind("hp", fb.Local(g.hp)), WP = lets.Bind("wp", fb.Local(g.wp)),
                  TH = lets.Bind("th", fb.Local(g.th)), TW = lets.Bind("tw", fb.Local(g.tw));
@@ -224,8 +230,74 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
       };
       ir::Var tx = LoopVar("tx");
       ir::Stmt body;
-      if (g.spatial) {
+      if (g.spatial && !g.unpadded) {
+        // F(2x2): the loads step by 2, and the rows-first scheme below was
+        // slower (DenseNet-121's 128-channel layers at 14^2 and 7^2, kernel
+        // minima at 1 thread: 24 -> 50 and 6 -> 22 us).
         body = Loop(tx, TW, ir::ForKind::kVectorized, tile(PrimExpr(tx), false, false));
+      } else if (g.unpadded) {
+        // Rows first over the whole padded row, from contiguous loads into
+        // a local row, then the columns from it (loads m apart, in L1). In
+        // one step every (a, b) load of the tile stepped by m: 3-4 strided
+        // loads for each of the alpha columns, each made of wide loads and
+        // permutes; now one per column. The row is where the padding is
+        // made: zeros in its first pl and last columns, and input rows
+        // outside [0, h) left out of the sum (the first and last tile rows
+        // only), so the input needs no pad kernel (DenseNet-121: 58 of
+        // them, 1.1 ms of 44 at 1 thread). DenseNet-121's 128 -> 32 at 56^2,
+        // 1 thread, kernel minima over 300 calls (loaded machine): pad 96 +
+        // transform 467 us -> transform 334 us; at 28^2 18 + 140 -> 100 us.
+        // (Splitting the column loop into power-of-two vectors instead, 14
+        // = 8 + 4 + 2 lanes, was slower: 467 -> 663 us.)
+        const int64_t wp = Geometry::Int(g.wp);
+        ir::Buffer row = MakeBuffer("row", {I64(wp)}, "local");
+        ir::Var col = LoopVar("col");
+        // Input row ty m + a - pt, under a test of its range when `guarded`
+        // (a select of a clamped load: the load stays inside the input).
+        auto row_sum = [&](bool guarded) {
+          std::vector<std::pair<double, PrimExpr>> terms;
+          for (int a = 0; a < al; ++a) {
+            if (sp.bt[i][a] == 0) continue;
+            PrimExpr r = PrimExpr(ty) * I64(sp.m) + I64(a - g.pt);
+            if (!guarded) {
+              terms.emplace_back(sp.bt[i][a], x({PrimExpr(n), PrimExpr(c), r, PrimExpr(col)}));
+              continue;
+            }
+            PrimExpr in = And(Lt(I64(-1), r), Lt(r, I64(g.h)));
+            PrimExpr rc = ir::MakeBinary(ir::TirKind::kMax, ir::MakeBinary(ir::TirKind::kMin, r, I64(g.h - 1)), I64(0));
+            terms.emplace_back(sp.bt[i][a], PrimExpr(std::make_shared<ir::SelectNode>(
+                                                in, x({PrimExpr(n), PrimExpr(c), rc, PrimExpr(col)}), F32(0))));
+          }
+          return Loop(col, g.w, ir::ForKind::kVectorized,
+                      ir::Store(row, LinearSum(terms), {PrimExpr(col) + I64(g.pl)}));
+        };
+        std::vector<ir::Stmt> fill;
+        if (g.pl > 0) {
+          ir::Var z = LoopVar("z");
+          fill.push_back(Loop(z, g.pl, ir::ForKind::kSerial, ir::Store(row, F32(0), {PrimExpr(z)})));
+        }
+        if (wp > g.pl + g.w) {
+          ir::Var z = LoopVar("z");
+          fill.push_back(Loop(z, wp - g.pl - g.w, ir::ForKind::kSerial,
+                              ir::Store(row, F32(0), {PrimExpr(z) + I64(g.pl + g.w)})));
+        }
+        // Tile rows whose alpha input rows all lie inside [0, h).
+        const int64_t th = Geometry::Int(g.th);
+        const int64_t lo = (g.pt + sp.m - 1) / sp.m, hi = g.h + g.pt < al ? 0 : std::min(th, (g.h + g.pt - al) / sp.m + 1);
+        ir::Stmt sums = lo >= hi ? row_sum(true)
+                                 : ir::Stmt(If(And(Lt(I64(lo - 1), PrimExpr(ty)), Lt(PrimExpr(ty), I64(hi))),
+                                               row_sum(false), row_sum(true)));
+        fill.push_back(sums);
+        ir::Stmt rows = ir::Seq(fill);
+        PrimExpr t = (PrimExpr(n) * TH + PrimExpr(ty)) * TW + PrimExpr(tx);
+        std::vector<ir::Stmt> stores;
+        for (int j = 0; j < al; ++j) {
+          std::vector<std::pair<double, PrimExpr>> cols;
+          for (int b = 0; b < al; ++b)
+            cols.emplace_back(sp.bt[j][b], ir::Load(row, {PrimExpr(tx) * I64(sp.m) + I64(b)}));
+          stores.push_back(ir::Store(out, LinearSum(cols), {I64(al * i + j), PrimExpr(c), t}));
+        }
+        body = Alloc(row, ir::Seq({rows, Loop(tx, TW, ir::ForKind::kVectorized, ir::Seq(stores))}));
       } else {
         // Tiles t with m t + alpha <= Hp read inside the input (all but at
         // most the last of a row or column: m (th - 1) + alpha - 1 < Hp since
@@ -504,6 +576,8 @@ class Rewriter : public ConvBindingRewriter {
     g.hp = arith::Simplify(xs[2] + I64(pad[0] + (g.spatial ? pb : pad[2])));
     g.wp = arith::Simplify(xs[3] + I64(pad[1] + (g.spatial ? pr : pad[3])));
     const int64_t pad_bottom = g.spatial ? pb : pad[2], pad_right = g.spatial ? pr : pad[3];
+    g.unpadded = g.spatial && tm == 4;
+    if (g.unpadded) g.h = Geometry::Int(xs[2]), g.w = Geometry::Int(xs[3]), g.pt = pad[0], g.pl = pad[1];
 
     // Tile-major needs the row's tile count (static widths only).
     // With a symbolic size or batch, tile-major whenever the channels allow
@@ -583,7 +657,7 @@ class Rewriter : public ConvBindingRewriter {
     }
 
     ir::Expr x = call.args[0];
-    if (pad[0] || pad[1] || pad_bottom || pad_right) {
+    if (!g.unpadded && (pad[0] || pad[1] || pad_bottom || pad_right)) {
       ir::AttrValue width;
       width.kind = ir::AttrValue::Kind::kIntList;
       width.ints = {0, 0, 0, 0, pad[0], pad_bottom, pad[1], pad_right};
@@ -661,7 +735,7 @@ class Rewriter : public ConvBindingRewriter {
   Result<const Built*> Kernel(const std::string& base, const Geometry& g, Part part) {
     std::string key = std::to_string(static_cast<int>(part)) + "/" + std::to_string(g.spec->m) + "/" +
                       std::to_string(g.tile_major) + "/" + std::to_string(g.ou) + "/" + std::to_string(g.c) + "/" +
-                      std::to_string(g.o);
+                      std::to_string(g.o) + "/" + std::to_string(g.pt) + "/" + std::to_string(g.pl);
     for (const PrimExpr& e : {g.n, g.hp, g.wp, g.ho, g.wo}) key += "/" + arith::ToDebugString(e);
     auto it = kernels_.find(key);
     if (it != kernels_.end()) return &it->second;

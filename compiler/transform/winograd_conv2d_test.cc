@@ -75,6 +75,14 @@ TEST(WinogradConv2d, TileSizeAndProductLayoutFollowTheShape) {
   EXPECT_TRUE(Contains(f4, "R.Tensor((36, 32, 64)")) << f4;
   EXPECT_TRUE(Contains(f4, "R.matmul(")) << f4;
   EXPECT_FALSE(Contains(f4, "winograd_matmul")) << f4;
+  // F(4x4) with static sizes: the input transform reads the unpadded input
+  // and makes the padding in its local row (1 + 30 + 3 columns), testing
+  // the input rows on the first and last tile rows only (1 <= ty < 7 read
+  // inside the image): no pad kernel. (F(2x2) keeps the pad, above.)
+  EXPECT_FALSE(Contains(f4, "R.nn.pad(")) << f4;
+  EXPECT_TRUE(Contains(f4, "winograd_input_f4x3(X: T.Buffer((1, 32, 30, 30)")) << f4;
+  EXPECT_TRUE(Contains(f4, "row = T.decl_buffer((34,), \"float32\", scope=\"local\")")) << f4;
+  EXPECT_TRUE(Contains(f4, "if 0 < ty and ty < 7:")) << f4;
   // 13 x 13: 16 tiles of 4x4 (too few), 49 of 2x2, 7 a row: F(2x2) with the
   // tile-major product (49, 32) per element.
   std::string tm = Rewrite(ConvModule("1, 32, 13, 13", "32, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 32, 3, 3});
