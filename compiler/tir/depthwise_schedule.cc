@@ -60,8 +60,6 @@ class Kernel {
     nv_ = CeilDiv(cv_.wo, kLanes);
     rows_band_ = cv_.ho + (cv_.kh - 1) / cv_.sh;
     pitch_ = nv_ * kLanes + (cv_.kw - 1) / cv_.sw;
-    // depthwise.align = 1: rows start on 64-byte lines (tuning's choice).
-    if (knobs.Get("depthwise.align") == 1) pitch_ = CeilDiv(pitch_, kLanes) * kLanes;
     plane_ = rows_band_ * pitch_;
     int64_t r = knobs.Get("depthwise.rows");
     rows_ = std::min<int64_t>(cv_.ho, r > 0 ? std::min<int64_t>(r, 8) : 4);

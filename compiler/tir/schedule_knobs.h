@@ -27,7 +27,6 @@
 // Strided depthwise convolution (depthwise_schedule.h):
 //   depthwise.rows    output rows per register tile, 1..8
 //   depthwise.cols    16-column vectors per register tile, 1..4
-//   depthwise.align   1: band rows padded to whole 16-float vectors
 //
 // Elementwise loops (default_schedule.h): the innermost loops the default
 // schedule vectorizes, when their static extent is a multiple of both:

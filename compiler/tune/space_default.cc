@@ -86,7 +86,6 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
   if (tir::ScheduleStridedDepthwise(lowered).get() != lowered.get()) {
     knobs.push_back({"depthwise.rows", {0, 1, 2, 4, 6, 8}});
     knobs.push_back({"depthwise.cols", {0, 1, 2, 3, 4}});
-    knobs.push_back({"depthwise.align", {0, 1}});
     return knobs;
   }
   // A conv nest: ScheduleConvs rewrites it as lowered, or one of the conv

@@ -195,10 +195,9 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   EXPECT_EQ(k1d[0].name, "conv.mr");
   // A strided depthwise conv: its tile (no longer an empty space).
   std::vector<Knob> kdw = DefaultSpaceKnobs(ParseFunc(kDwConv, "dw"), 1);
-  ASSERT_EQ(kdw.size(), 3u);
+  ASSERT_EQ(kdw.size(), 2u);
   EXPECT_EQ(kdw[0].name, "depthwise.rows");
   EXPECT_EQ(kdw[1].name, "depthwise.cols");
-  EXPECT_EQ(kdw[2].name, "depthwise.align");
   // An elementwise loop: its vector split.
   std::vector<Knob> k2 = DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1);
   ASSERT_GE(k2.size(), 2u);
@@ -420,39 +419,6 @@ TEST(DefaultSpaceTest, Im2colKnobPointsReplayAndComputeTheSameNumbers) {
     // Several distinct points: 16 and 64 points a chunk are different kernels.
     EXPECT_NE(kernels.front(), kernels.back()) << name;
   }
-}
-
-// depthwise.align from a trace through JSON: the band's rows padded to
-// whole vectors (a 16-lane vector + 1 column of halo: a pitch of 32, not 17), the same
-// numbers as the unscheduled function.
-TEST(DefaultSpaceTest, DepthwiseAlignReplaysAndComputesTheSameNumbers) {
-  ir::PrimFunc f = ParseFunc(kDwConv, "dw");
-  Result<tir::Trace> base = DefaultPoint(Sample(f, 1, 1).trace());
-  ASSERT_TRUE(base.ok());
-  tir::Trace t = *base;
-  bool found = false;
-  for (size_t i = 0; i + 1 < t.instructions().size(); ++i) {
-    const auto& next = t.instructions()[i + 1];
-    if (next.name == "annotate" && next.inputs[0].s == "kiln.knob.depthwise.align") {
-      t.SetDecision(i, {1});
-      found = true;
-    }
-  }
-  ASSERT_TRUE(found) << t.ToString();
-  Result<Json> j = TraceToJson(t);
-  ASSERT_TRUE(j.ok());
-  Result<tir::Trace> back = TraceFromJson(*j);
-  ASSERT_TRUE(back.ok()) << back.status().ToString();
-  Result<tir::Schedule> s = tir::Schedule::Replay(f, *back);
-  ASSERT_TRUE(s.ok()) << s.status().ToString();
-  ir::PrimFunc lowered = LowerScheduled(s->func());
-  std::string text = tir::testing::Print(lowered);
-  // 4 phase planes of 7 rows x 32 (aligned) against 7 x 17 by the rule.
-  EXPECT_NE(text.find("data_phases = T.decl_buffer((896,)"), std::string::npos) << text;
-  EXPECT_NE(tir::testing::Print(LowerWithDefaultSchedule(f, 1)).find("data_phases = T.decl_buffer((476,)"),
-            std::string::npos);
-  Status same = SameNumbers(f, lowered);
-  EXPECT_TRUE(same.ok()) << same.ToString();
 }
 
 TEST(DefaultSpaceTest, AnnotateMisuseIsAnError) {
