@@ -10,6 +10,7 @@
 #include "compiler/tir/conv1d_lift.h"
 #include "compiler/tir/conv_dot_schedule.h"
 #include "compiler/tir/conv_batch_peel.h"
+#include "compiler/tir/conv_im2col_schedule.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/conv_symbolic_schedule.h"
 #include "compiler/tir/depthwise_schedule.h"
@@ -248,7 +249,9 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
     // Narrow rows of wide kernels (an STFT as a strided conv) first: the
     // others' column tiles would be scalar there.
     // Static strided depthwise: phase planes in cache (depthwise_schedule.h).
-    PrimFunc dot = ScheduleStridedDepthwise(ScheduleDotConvs(f, num_threads_hint), knobs);
+    // Tuning's im2col panels (conv.im2col) before all of them: off by default.
+    PrimFunc dot =
+        ScheduleStridedDepthwise(ScheduleDotConvs(ScheduleIm2colConvs(f, num_threads_hint, knobs), num_threads_hint), knobs);
     PrimFunc convs = ScheduleConvsPeelingBatch(ScheduleConvs(dot, num_threads_hint, knobs), num_threads_hint, knobs);
     return ScheduleSymbolicConvs(convs, num_threads_hint);
   };

@@ -20,6 +20,9 @@
 //   conv.nr           columns of the tile (a multiple of 16); both replace
 //                     that side of every shape the rule estimates among
 //   conv.row_tiles    1: never row tiles, 2: row tiles whenever they apply
+//   conv.im2col       output points per chunk (16..64) of the im2col panel
+//                     kernel (conv_im2col_schedule.h) instead of the direct
+//                     one, for convs of one group; conv.mr sets its tile too
 //
 // Strided depthwise convolution (depthwise_schedule.h):
 //   depthwise.rows    output rows per register tile, 1..8

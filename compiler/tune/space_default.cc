@@ -92,15 +92,24 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
   // knobs changes what the whole default schedule makes of it (the tile
   // kernels of convs that only the batch-peeling or 1-D-lifting paths reach,
   // as a 3x3 conv over a 4x4 plane).
+  // Besides, the im2col panels (conv_im2col_schedule.h) where they apply (a
+  // conv of one group, 1-D ones too): a structurally different kernel.
+  ir::PrimFunc base = tir::ApplyDefaultSchedule(lowered, threads);
+  const bool im2col = KnobApplies(lowered, threads, base, "conv.im2col", {16});
   if (tir::ScheduleConvs(lowered, threads).get() != lowered.get() || ConvKnobsApply(lowered, threads)) {
     knobs.push_back({"conv.mr", {0, 2, 4, 6, 8}});
     knobs.push_back({"conv.nr", {0, 16, 32, 48, 64, 96}});
     knobs.push_back({"conv.row_tiles", {0, 1, 2}});
+    if (im2col) knobs.push_back({"conv.im2col", {0, 16, 32, 48, 64}});
+    return knobs;
+  }
+  if (im2col) {
+    knobs.push_back({"conv.im2col", {0, 16, 32, 48, 64}});
+    knobs.push_back({"conv.mr", {0, 2, 4, 6, 8}});
     return knobs;
   }
   // A window reduction (pooling) the window schedule unrolls: its
   // constants (pool_schedule.h), with whatever elementwise knobs apply.
-  ir::PrimFunc base = tir::ApplyDefaultSchedule(lowered, threads);
   const bool pool = tir::ScheduleWindowReductions(lowered).get() != lowered.get() &&
                     !ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, PoolProbe()), base);
   // Vector loops the default schedule makes, when splitting them changes

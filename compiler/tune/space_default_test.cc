@@ -184,9 +184,10 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   // With threads, whether the tile loop runs in parallel is a knob too.
   EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kCourseMM, "mm"), 4).size(), 6u);
   std::vector<Knob> kc = DefaultSpaceKnobs(ParseFunc(kConv, "conv2d"), 1);
-  ASSERT_EQ(kc.size(), 4u);
+  ASSERT_EQ(kc.size(), 5u);
   EXPECT_EQ(kc[0].name, "conv.mr");
-  EXPECT_EQ(kc[3].name, "threads");
+  EXPECT_EQ(kc[3].name, "conv.im2col");  // a conv of one group: the im2col panels too
+  EXPECT_EQ(kc[4].name, "threads");
   // A 1-D convolution: the conv knobs too (its default schedule is the
   // conv2d one at height 1).
   std::vector<Knob> k1d = DefaultSpaceKnobs(ParseFunc(kConv1d, "conv1d"), 1);
@@ -371,6 +372,53 @@ TEST(DefaultSpaceTest, KnobTraceRoundTripsThroughJson) {
   Result<tir::Schedule> r = tir::Schedule::Replay(f, *back);
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(ir::StructuralEqual(r->func(), s.func()));
+}
+
+// The im2col panels (conv.im2col, conv_im2col_schedule.h) as decisions of
+// the space: for a conv2d and a 1-D conv, each chunk size replays from the
+// trace (through its JSON form) to the same kernel, differs from the
+// default, and computes the same numbers as the unscheduled function.
+TEST(DefaultSpaceTest, Im2colKnobPointsReplayAndComputeTheSameNumbers) {
+  for (const auto& [text, name] :
+       {std::pair<const char*, const char*>{kConv, "conv2d"}, {kConv1d, "conv1d"}}) {
+    ir::PrimFunc f = ParseFunc(text, name);
+    ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
+    tir::Trace t = Sample(f, 1, 1).trace();
+    size_t at = 0;
+    std::vector<int64_t> candidates;
+    for (size_t i = 0; i + 1 < t.instructions().size(); ++i) {
+      const auto& next = t.instructions()[i + 1];
+      if (next.name == "annotate" && next.inputs[0].s == "kiln.knob.conv.im2col") {
+        at = i;
+        candidates = t.instructions()[i].inputs[0].ints;
+      }
+    }
+    ASSERT_EQ(candidates, (std::vector<int64_t>{0, 16, 32, 48, 64})) << name << "\n" << t.ToString();
+    // Every other knob at the rule's choice, so only the panels differ.
+    Result<tir::Trace> base = DefaultPoint(t);
+    ASSERT_TRUE(base.ok());
+    std::vector<std::string> kernels;
+    for (int64_t d = 1; d < static_cast<int64_t>(candidates.size()); ++d) {
+      tir::Trace point = *base;
+      point.SetDecision(at, {d});
+      Result<Json> j = TraceToJson(point);
+      ASSERT_TRUE(j.ok());
+      Result<tir::Trace> back = TraceFromJson(*j);
+      ASSERT_TRUE(back.ok()) << back.status().ToString();
+      EXPECT_EQ(back->ToString(), point.ToString());
+      Result<tir::Schedule> s = tir::Schedule::Replay(f, *back);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ir::PrimFunc lowered = LowerScheduled(s->func());
+      std::string printed = tir::testing::Print(lowered);
+      EXPECT_NE(printed.find("_panel = T.decl_buffer"), std::string::npos) << name << " " << candidates[d];
+      EXPECT_FALSE(ir::StructuralEqual(lowered, def)) << name << " " << candidates[d];
+      Status same = SameNumbers(f, lowered);
+      EXPECT_TRUE(same.ok()) << name << " " << candidates[d] << ": " << same.ToString();
+      kernels.push_back(printed);
+    }
+    // Several distinct points: 16 and 64 points a chunk are different kernels.
+    EXPECT_NE(kernels.front(), kernels.back()) << name;
+  }
 }
 
 TEST(DefaultSpaceTest, AnnotateMisuseIsAnError) {
