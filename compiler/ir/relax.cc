@@ -22,6 +22,14 @@ Expr MakeOpCall(const std::string& op, std::vector<Expr> args, AttrMap attrs, st
                                     std::move(sinfo_args));
 }
 
+Expr MakeConstant(Tensor t, std::string name) {
+  std::vector<PrimExpr> dims(t.shape().begin(), t.shape().end());
+  DType dtype = t.dtype();
+  auto c = std::make_shared<ConstantExpr>(std::move(t), std::move(name));
+  c->struct_info = MakeTensorSInfo(std::move(dims), dtype);
+  return c;
+}
+
 void IRModule::Add(const std::string& n, Function f) {
   for (auto& e : entries) {
     if (e.name == n) {

@@ -277,6 +277,10 @@ StructInfo MakeTensorSInfoNdim(int ndim, DType dtype);
 RVar MakeRVar(const std::string& name, StructInfo annotation = nullptr, bool dataflow = false);
 Expr MakeOpCall(const std::string& op, std::vector<Expr> args, AttrMap attrs = {},
                 std::vector<StructInfo> sinfo_args = {});
+// A constant of host data with its struct info (the tensor's static shape and
+// dtype) already set, so passes that run after struct-info inference can emit
+// it directly. `name` is the weight name it keeps in the .vmfb, or "".
+Expr MakeConstant(Tensor t, std::string name = "");
 
 }  // namespace ir
 }  // namespace kiln

@@ -32,13 +32,6 @@ ir::AttrValue AttrS(const std::string& v) { return ir::AttrString(v); }
 ir::AttrValue AttrB(bool v) { return ir::AttrBool(v); }
 ir::AttrValue AttrInts(const std::vector<int64_t>& v) { return ir::AttrInts(v); }
 
-ir::Expr MakeConstant(const Tensor& t) {
-  auto c = std::make_shared<ir::ConstantExpr>(t);
-  std::vector<ir::PrimExpr> dims(t.shape().begin(), t.shape().end());
-  c->struct_info = ir::MakeTensorSInfo(dims, t.dtype());
-  return c;
-}
-
 namespace {
 
 uint16_t FloatToHalf(float f) {

@@ -149,7 +149,7 @@ ir::AttrValue AttrB(bool v);
 ir::AttrValue AttrInts(const std::vector<int64_t>& v);
 
 // A constant Relax expression of host data, with its struct info.
-ir::Expr MakeConstant(const Tensor& t);
+using ir::MakeConstant;
 // A scalar constant of `dtype`.
 ir::Expr ScalarConst(DType dtype, double v);
 // R.shape([...]) / R.prim_value(v).

@@ -221,8 +221,7 @@ class Combiner : public ExprMutator {
       Result<Tensor> index = Tensor::Empty(Span<const int64_t>(none, 0), DType::Int64());
       if (!index.ok()) return false;  // out of memory for one scalar: leave the block as it was
       index->data<int64_t>()[0] = slot[i];
-      auto ie = std::make_shared<ir::ConstantExpr>(*index);
-      ie->struct_info = ir::MakeTensorSInfo({}, DType::Int64());
+      ir::Expr ie = ir::MakeConstant(std::move(*index));
       out.push_back(ir::Binding{m.var, ir::MakeOpCall("relax.take", {split, ie}, {{"axis", ir::AttrInt(0)}}), nullptr,
                                 m.span});
     }

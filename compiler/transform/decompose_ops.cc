@@ -87,7 +87,7 @@ class Decomposer : public ExprMutator {
     Result<Tensor> eps_t = Tensor::Empty(Span<const int64_t>(), x->dtype);
     if (!eps_t.ok() || x->dtype != DType::Float32()) return false;  // float32 only, for now
     eps_t->data<float>()[0] = static_cast<float>(eps);
-    ir::Expr eps_c = std::make_shared<ir::ConstantExpr>(*eps_t);
+    ir::Expr eps_c = ir::MakeConstant(std::move(*eps_t));
 
     ir::Expr sd = op("relax.sqrt", {op("relax.add", {var, eps_c})});
     ir::Expr scale = scale_on ? op("relax.divide", {gamma, sd}) : op("relax.divide", {OneLike(eps_c), sd});
@@ -113,7 +113,7 @@ class Decomposer : public ExprMutator {
     const auto& c = static_cast<const ir::ConstantExpr&>(*scalar);
     Tensor one = Tensor::Empty(Span<const int64_t>(), c.data.dtype()).value();
     one.data<float>()[0] = 1.0f;
-    return std::make_shared<ir::ConstantExpr>(one);
+    return ir::MakeConstant(std::move(one));
   }
 
   std::string Fresh() {

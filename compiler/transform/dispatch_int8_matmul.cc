@@ -13,13 +13,6 @@ namespace {
 
 bool Is8Bit(DType t) { return t == DType::UInt8() || t == DType::Int8(); }
 
-ir::Expr Constant(const Tensor& t) {
-  auto c = std::make_shared<ir::ConstantExpr>(t);
-  std::vector<ir::PrimExpr> dims(t.shape().begin(), t.shape().end());
-  c->struct_info = ir::MakeTensorSInfo(dims, t.dtype());
-  return c;
-}
-
 // B [K, N] and its zero point (1 or N elements) in the packed kernel's
 // layout: Bp and Bterms (see the header). False when either is not a
 // constant of the form the kernel takes.
@@ -65,7 +58,7 @@ class Int8MatmulDispatcher : public ConvBindingRewriter {
     const char* fn;
     if (PackB(ConstantOf(call.args[1]), ConstantOf(call.args[3]), &bp, &terms)) {
       fn = "kiln.int8.matmul_integer_packed";
-      args = {call.args[0], Constant(bp), Constant(terms), call.args[2]};
+      args = {call.args[0], ir::MakeConstant(bp), ir::MakeConstant(terms), call.args[2]};
     } else {
       fn = "kiln.int8.matmul_integer";
       args = {call.args[0], call.args[1], call.args[2], call.args[3]};

@@ -271,9 +271,7 @@ class Dispatcher : public ExprMutator {
     const int64_t attrs[9] = {strides[0], strides[1], pad[0], pad[1], pad[2], pad[3], dil[0], dil[1], f.groups};
     KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty({9}, DType::Int64()));
     std::memcpy(t.raw_data(), attrs, sizeof(attrs));
-    auto c = std::make_shared<ir::ConstantExpr>(t);
-    c->struct_info = ir::MakeTensorSInfo({ir::PrimExpr(int64_t{9})}, DType::Int64());
-    return Packed("kiln.dnnl.conv2d", {call.args[0], call.args[1], c}, call);
+    return Packed("kiln.dnnl.conv2d", {call.args[0], call.args[1], ir::MakeConstant(std::move(t))}, call);
   }
 
   Result<ir::Expr> Matmul(const ir::CallExpr& call) {
