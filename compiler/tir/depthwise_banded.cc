@@ -215,12 +215,19 @@ class Kernel {
   // The block's output rows: tiles of rows_ rows, the last moved back; a
   // block of fewer rows in tiles of one.
   Stmt Rows(const PrimExpr& bh) {
-    Var rt = MakeVar("rt"), ty = MakeVar("ty"), r1 = MakeVar("r1");
-    Stmt tiles = Let(ty, Min(PrimExpr(rt) * I64(rows_), bh - I64(rows_)), Columns(PrimExpr(ty), rows_));
-    tiles = For(rt, Div(bh + I64(rows_ - 1), I64(rows_)), ForKind::kSerial, tiles);
-    if (rows_ == 1) return tiles;
-    Stmt ones = For(r1, bh, ForKind::kSerial, Columns(PrimExpr(r1), 1));
-    return If(Ge(bh, I64(rows_)), tiles, ones);
+    Var rt = MakeVar("rt");
+    PrimExpr full = Div(bh, I64(rows_));
+    Stmt tiles = For(rt, full, ForKind::kSerial, Columns(S(PrimExpr(rt) * I64(rows_)), rows_));
+    // The rest, r < rows_ rows, one tile of r rows (a branch per r: the
+    // short planes of PP-OCR, 3 or 6 rows, recomputed a third of their
+    // rows when the last tile moved back).
+    PrimExpr rest = Mod(bh, I64(rows_)), y = S(full * I64(rows_));
+    Stmt tail;
+    for (int64_t r = rows_ - 1; r >= 1; --r) {
+      Stmt one = Columns(y, r);
+      tail = tail ? If(MakeBinary(TirKind::kEQ, rest, I64(r)), one, tail) : If(MakeBinary(TirKind::kEQ, rest, I64(r)), one, nullptr);
+    }
+    return SeqOf({tiles, tail});
   }
 
   // Output rows [ty, ty + rows) of the block, every column.
@@ -394,6 +401,8 @@ bool MatchDepthwiseNest(const Stmt& s, DepthwiseNest* d) {
   for (const PrimExpr& e : r.data->shape) d->symbolic |= ConstInt(e) == nullptr;
   return EpilogueOk(*d);
 }
+
+bool TakesSymbolic(int64_t sh, int64_t sw) { return sh > 1 || sw > 1; }
 
 Stmt BuildBandedDepthwise(const DepthwiseNest& d, const ScheduleKnobs& knobs) { return Kernel(d, knobs).Build(); }
 

@@ -60,6 +60,10 @@ struct DepthwiseNest {
 // store_out is set true; the caller clears it when nothing else reads C.
 bool MatchDepthwiseNest(const ir::Stmt& s, DepthwiseNest* d);
 
+// Whether ScheduleSymbolicConvs gives a depthwise nest of these strides to
+// the banded kernel (with the epilogue it gathered).
+bool TakesSymbolic(int64_t sh, int64_t sw);
+
 // The banded kernel for `d`: one parallel task per (image, channel).
 // Knobs: depthwise.rows, depthwise.cols (as the whole-plane kernel's).
 ir::Stmt BuildBandedDepthwise(const DepthwiseNest& d, const ScheduleKnobs& knobs);

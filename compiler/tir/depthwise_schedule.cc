@@ -46,12 +46,14 @@ bool Handles(const ConvNest& cv) {
          cv.ho > 0 && cv.wo > 0 && cv.n > 0 && cv.o > 0 && BandFloats(cv) * 4 <= kMaxBandBytes;
 }
 
-// The banded kernel (depthwise_banded.h) takes strided depthwise nests with
-// a symbolic extent, and static ones whose whole-plane band is over
-// kMaxBandBytes (in row blocks of a band within it).
+// The banded kernel (depthwise_banded.h) takes the static strided depthwise
+// nests whose whole-plane band is over kMaxBandBytes (in row blocks of a
+// band within it).
 bool TakesBanded(const dw::DepthwiseNest& d) {
+  // Symbolic nests come through ScheduleSymbolicConvs, which gathers their
+  // epilogue nests first.
   if (d.sh == 1 && d.sw == 1) return false;
-  if (d.symbolic) return true;
+  if (d.symbolic) return false;
   const int64_t ho = *ConstInt(d.loops[2]->extent), wo = *ConstInt(d.loops[3]->extent);
   const int64_t bytes = 4 * d.sh * d.sw * (ho + (d.kh - 1) / d.sh) * (CeilDiv(wo, kLanes) * kLanes + (d.kw - 1) / d.sw);
   return bytes > kMaxBandBytes;
