@@ -941,15 +941,16 @@ class SymConvRewriter : public StmtExprMutator {
       InlineIntermediates(&cv, here);
       bool store_out = params_.count(c) > 0 || all_refs_.Refs(c) > here.Refs(c);
       for (const Stmt& m : moved) out.push_back(m);
-      // Strided depthwise: the banded phase planes (depthwise_banded.h).
+      Stmt kernel = SymConvKernel(cv, threads_, store_out, params_).Build();
+      // Depthwise: the banded phase planes (depthwise_banded.h) for output
+      // rows of at least one vector, chosen at run time.
       dw::DepthwiseNest d;
-      if (dw::TakesSymbolic(cv.sh, cv.sw) && dw::MatchDepthwiseNest(in[i], &d)) {
+      if (dw::MatchDepthwiseNest(in[i], &d)) {
         d.epilogue = cv.epilogue;
         d.store_out = store_out;
-        out.push_back(dw::BuildBandedDepthwise(d, {}));
-      } else {
-        out.push_back(SymConvKernel(cv, threads_, store_out, params_).Build());
+        kernel = std::make_shared<IfThenElseNode>(dw::TakesRow(d), dw::BuildBandedDepthwise(d, {}), kernel);
       }
+      out.push_back(kernel);
       i = used;
       any = true;
     }

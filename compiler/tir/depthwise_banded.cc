@@ -402,7 +402,7 @@ bool MatchDepthwiseNest(const Stmt& s, DepthwiseNest* d) {
   return EpilogueOk(*d);
 }
 
-bool TakesSymbolic(int64_t sh, int64_t sw) { return sh > 1 || sw > 1; }
+PrimExpr TakesRow(const DepthwiseNest& d) { return Ge(d.loops[3]->extent, I64(kLanes)); }
 
 Stmt BuildBandedDepthwise(const DepthwiseNest& d, const ScheduleKnobs& knobs) { return Kernel(d, knobs).Build(); }
 

@@ -1,7 +1,18 @@
-// The depthwise kernel of ScheduleStridedDepthwise (depthwise_schedule.h) for
-// the planes its whole-plane kernel does not take: a symbolic extent
-// (batch, height or width: a model compiled once for every image size),
-// or a static plane whose phase band would not fit in L1.
+// A depthwise convolution kernel for nests with a symbolic extent (batch,
+// height or width: a model compiled once for every image size), of any
+// stride: the scheme of ScheduleStridedDepthwise's static kernel
+// (depthwise_schedule.h) with run-time extents. ScheduleSymbolicConvs
+// (conv_symbolic_schedule.h) gathers the nest's epilogue and calls it.
+// Against that schedule's own depthwise tiles (one channel's padded copy,
+// the taps reading it with a column stride's phases split per channel),
+// CPU time per call at 1 thread, PP-OCRv4 recognizer shapes with symbolic
+// height and width, hard-swish fused (busy machine, same run):
+// 64 ch 24 x 160 3x3/(2,1) 0.100 -> 0.061 ms, 240 ch 12 x 80 5x5/(2,1)
+// 0.182 -> 0.129, 480 ch 6 x 80 5x5/(2,1) 0.210 -> 0.125, 128 ch 12 x 160
+// 3x3/(1,2) 0.080 -> 0.075; stride 1: 128 ch 12 x 160 3x3 0.139 -> 0.097,
+// 240 ch 12 x 80 5x5 0.27 -> 0.20.
+// Static 112^2 -> 56^2 planes in row blocks were slower than the window
+// schedule (32 ch: 0.118 against 0.126 ms), so static nests do not come here.
 //
 // The same scheme as the whole-plane kernel (phase planes in a band, output
 // tiles of rows x 16-column vectors with every tap's FMA in registers, the
@@ -58,11 +69,13 @@ struct DepthwiseNest {
 // Whether `s` is such a nest (output channel o reading input channel o,
 // padding through the bounds test or none), perfect or with an epilogue.
 // store_out is set true; the caller clears it when nothing else reads C.
+// The nest may be static too (the tests build it so).
 bool MatchDepthwiseNest(const ir::Stmt& s, DepthwiseNest* d);
 
-// Whether ScheduleSymbolicConvs gives a depthwise nest of these strides to
-// the banded kernel (with the epilogue it gathered).
-bool TakesSymbolic(int64_t sh, int64_t sw);
+// The run-time test under which ScheduleSymbolicConvs runs the banded
+// kernel instead of its own: output rows of at least one 16-float vector
+// (narrower ones keep its flat plane tiles, which compute no padding lanes).
+ir::PrimExpr TakesRow(const DepthwiseNest& d);
 
 // The banded kernel for `d`: one parallel task per (image, channel).
 // Knobs: depthwise.rows, depthwise.cols (as the whole-plane kernel's).

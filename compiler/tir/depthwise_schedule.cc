@@ -8,7 +8,6 @@
 
 #include "compiler/tir/conv_kernel.h"
 #include "compiler/tir/conv_match.h"
-#include "compiler/tir/depthwise_banded.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 
@@ -44,19 +43,6 @@ int64_t BandFloats(const ConvNest& cv) {
 bool Handles(const ConvNest& cv) {
   return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 && (cv.sh > 1 || cv.sw > 1) &&
          cv.ho > 0 && cv.wo > 0 && cv.n > 0 && cv.o > 0 && BandFloats(cv) * 4 <= kMaxBandBytes;
-}
-
-// The banded kernel (depthwise_banded.h) takes the static strided depthwise
-// nests whose whole-plane band is over kMaxBandBytes (in row blocks of a
-// band within it).
-bool TakesBanded(const dw::DepthwiseNest& d) {
-  // Symbolic nests come through ScheduleSymbolicConvs, which gathers their
-  // epilogue nests first.
-  if (d.sh == 1 && d.sw == 1) return false;
-  if (d.symbolic) return false;
-  const int64_t ho = *ConstInt(d.loops[2]->extent), wo = *ConstInt(d.loops[3]->extent);
-  const int64_t bytes = 4 * d.sh * d.sw * (ho + (d.kh - 1) / d.sh) * (CeilDiv(wo, kLanes) * kLanes + (d.kw - 1) / d.sw);
-  return bytes > kMaxBandBytes;
 }
 
 // The smallest j >= 0 with j * s + phase - pad >= 0.
@@ -232,7 +218,7 @@ class Kernel {
 
 class Rewriter : public StmtExprMutator {
  public:
-  Rewriter(const PrimFunc& func, const ScheduleKnobs& knobs) : func_(func), knobs_(knobs) {}
+  explicit Rewriter(const ScheduleKnobs& knobs) : knobs_(knobs) {}
   bool changed = false;
 
   Stmt MutateStmt(const Stmt& s) override {
@@ -242,38 +228,18 @@ class Rewriter : public StmtExprMutator {
         changed = true;
         return Kernel(cv, knobs_).Build();
       }
-      dw::DepthwiseNest d;
-      if (dw::MatchDepthwiseNest(s, &d) && TakesBanded(d)) {
-        changed = true;
-        // C need not be stored when only this nest's epilogue reads it.
-        d.store_out = !d.epilogue.empty() && ReadElsewhere(d.out, s);
-        return dw::BuildBandedDepthwise(d, knobs_);
-      }
     }
     return StmtExprMutator::MutateStmt(s);
   }
 
  private:
-  // Whether `c` is a parameter, or is read outside the nest `s`.
-  bool ReadElsewhere(const Buffer& c, const Stmt& s) const {
-    for (const auto& kv : func_->buffer_map)
-      if (kv.second->data.get() == c->data.get()) return true;
-    auto count = [&](const Stmt& st) {
-      int64_t k = 0;
-      for (const BufferLoadNode* l : RefsOf(st).load_nodes) k += l->buffer->data.get() == c->data.get();
-      return k;
-    };
-    return count(func_->body) != count(s);
-  }
-
-  const PrimFunc& func_;
   ScheduleKnobs knobs_;
 };
 
 }  // namespace
 
 PrimFunc ScheduleStridedDepthwise(const PrimFunc& func, const ScheduleKnobs& knobs) {
-  Rewriter r(func, knobs);
+  Rewriter r(knobs);
   Stmt body = r.MutateStmt(func->body);
   if (!r.changed) return func;
   return WithBody(func, body);

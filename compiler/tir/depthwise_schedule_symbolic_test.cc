@@ -1,10 +1,11 @@
-// ScheduleStridedDepthwise's banded kernel (depthwise_banded.h): strided
-// depthwise convolutions compiled once with a symbolic height and width (and
-// batch), and static ones whose phase band would not fit in L1 (112^2 ->
-// 56^2). Structure (the band, its row blocks, register tiles, the epilogue
+// The banded depthwise kernel (depthwise_banded.h) that ScheduleSymbolicConvs
+// runs for depthwise convolutions compiled once with a symbolic height and
+// width (and batch), or a symbolic width only. Structure (the band, its
+// run-time row blocks, register tiles of one and two vectors, the epilogue
 // in the tiles' stores) and numbers through the driver and the VM against a
 // double-precision reference, at several run-time sizes: widths of 1, under
-// one vector, not multiples of 16 or of a tile, several tiles; strides 2 x 2,
+// one vector (the other kernel's, at run time), not multiples of 16 or of a
+// tile, several tiles, planes of several row blocks; strides 1, 2 x 2,
 // 2 x 1 and 1 x 2; 3 x 3 and 5 x 5; no epilogue, scale + shift + ReLU and
 // hard-swish; batches of one and two; one and two threads.
 #include <gtest/gtest.h>
@@ -90,44 +91,36 @@ Shape ShapeOf(const PrimFunc& f) {
   return s;
 }
 
-TEST(DepthwiseBandedTest, TakesSymbolicStridedDepthwise) {
-  for (const DwCase& k : {DwCase{8, 3, 2, 2, "hardswish"}, DwCase{8, 5, 2, 1, "bn_relu"}, DwCase{6, 3, 1, 2}}) {
+TEST(DepthwiseBandedTest, TakesSymbolicDepthwise) {
+  for (const DwCase& k : {DwCase{8, 3, 2, 2, "hardswish"}, DwCase{8, 5, 2, 1, "bn_relu"}, DwCase{6, 3, 1, 2},
+                          DwCase{8, 3, 1, 1, "hardswish"}, DwCase{8, 5, 1, 1, "none", 12, 0}}) {
     SCOPED_TRACE(k.Name());
     PrimFunc f = LowerPrimFunc(DwModule(k), Options(2), "conv2d");
     ASSERT_NE(f, nullptr);
     Shape s = ShapeOf(f);
-    EXPECT_TRUE(s.band) << testing::Print(f);
-    // 16-lane tiles (the main tiles of two vectors are 32 lanes wide).
+    std::string text = testing::Print(f);
+    EXPECT_TRUE(s.band) << text;
+    // Rows of at least 16 columns take it, at run time.
+    EXPECT_NE(text.find(">= 16:"), std::string::npos) << text;
+    // Tiles of one and of two 16-lane vectors.
     EXPECT_NE(std::find(s.tiles.fma_widths.begin(), s.tiles.fma_widths.end(), 16), s.tiles.fma_widths.end());
     EXPECT_NE(std::find(s.tiles.fma_widths.begin(), s.tiles.fma_widths.end(), 32), s.tiles.fma_widths.end());
-    EXPECT_EQ(s.tiles.guarded, 0) << testing::Print(f);
+    EXPECT_EQ(s.tiles.guarded, 0) << text;
     EXPECT_EQ(s.tiles.global_updates, 0);
     EXPECT_GE(s.tiles.parallel, 1);
+    // The band's rows in run-time blocks.
+    EXPECT_NE(text.find("dw_block_rows"), std::string::npos) << text;
     // The epilogue is in the tiles' stores: no buffer of the output's size
-    // is allocated for the convolution.
-    EXPECT_EQ(testing::Print(f).find("alloc_buffer"), std::string::npos) << testing::Print(f);
+    // is left for the convolution.
+    for (const auto& a : testing::CountStmts(f).allocations) EXPECT_NE(a.shape.size(), 4u) << text;
   }
-  // Stride 1 stays with the symbolic conv schedule.
-  PrimFunc f = LowerPrimFunc(DwModule(DwCase{8, 3, 1, 1}), Options(1), "conv2d");
-  ASSERT_NE(f, nullptr);
-  EXPECT_FALSE(ShapeOf(f).band) << testing::Print(f);
-}
-
-TEST(DepthwiseBandedTest, LargeStaticPlanesTakeRowBlocks) {
-  // 112^2 -> 56^2 at stride 2: a whole-plane band of 59 KiB; the banded
-  // kernel's blocks keep it within 32 KiB (a band of 4 phases x rows x 65).
-  DwCase k{4, 3, 2, 2, "hardswish", 112, 112};
-  PrimFunc f = LowerPrimFunc(DwModule(k), Options(1), "conv2d");
-  ASSERT_NE(f, nullptr);
-  std::string text = testing::Print(f);
-  EXPECT_TRUE(ShapeOf(f).band) << text;
-  EXPECT_NE(text.find("dw_block"), std::string::npos) << text;
-  testing::StmtCensus census = testing::CountStmts(f);
-  for (const auto& a : census.allocations) {
-    if (a.shape.size() == 1 && a.shape[0] > 1024) {
-      EXPECT_LE(a.shape[0] * 4, 32 * 1024) << text;
-    }
-  }
+  // Pointwise and grouped (two channels a group) convolutions are not its.
+  std::string grouped = DwModule(DwCase{8, 3, 2, 2});
+  grouped.replace(grouped.find("w: R.Tensor((8, 1, 3, 3)"), 24, "w: R.Tensor((8, 2, 3, 3)");
+  grouped.replace(grouped.find("groups=8"), 8, "groups=4");
+  PrimFunc g = LowerPrimFunc(grouped, Options(1), "conv2d");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(ShapeOf(g).band) << testing::Print(g);
 }
 
 void CheckNumbers(const DwCase& k, int threads, const std::vector<std::pair<int64_t, int64_t>>& sizes, int64_t n) {
@@ -202,11 +195,10 @@ TEST(DepthwiseBandedTest, SymbolicWidthStaticHeightNumbers) {
   CheckNumbers(DwCase{4, 3, 1, 2, "bn_relu", 12, 0}, 2, sizes, 1);
 }
 
-TEST(DepthwiseBandedTest, LargeStaticPlaneNumbers) {
-  for (int threads : {1, 2}) {
-    CheckNumbers(DwCase{3, 3, 2, 2, "hardswish", 112, 112}, threads, {{112, 112}}, 1);
-    CheckNumbers(DwCase{2, 5, 2, 2, "bn_relu", 113, 127}, threads, {{113, 127}}, 2);
-  }
+TEST(DepthwiseBandedTest, StrideOneNumbers) {
+  CheckNumbers(DwCase{5, 3, 1, 1, "hardswish"}, 1, kSizes, 1);
+  CheckNumbers(DwCase{3, 5, 1, 1, "bn_relu"}, 2, kSizes, 2);
+  CheckNumbers(DwCase{4, 3, 1, 1}, 2, kSizes, 1);
 }
 
 }  // namespace
