@@ -12,12 +12,12 @@
 // 3x3/(1,2) 0.080 -> 0.075; stride 1: 128 ch 12 x 160 3x3 0.139 -> 0.097,
 // 240 ch 12 x 80 5x5 0.27 -> 0.20.
 // Static 112^2 -> 56^2 planes in row blocks were slower than the window
-// schedule (32 ch: 0.118 against 0.126 ms), so static nests do not come here.
+// schedule (32 ch 3x3/2: 0.126 against 0.118 ms), so static nests do not
+// come here.
 //
-// The same scheme as the whole-plane kernel (phase planes in a band, output
-// tiles of rows x 16-column vectors with every tap's FMA in registers, the
-// tile's columns stored plainly so the epilogue is inlined into them
-// afterwards), with every extent an expression:
+// The scheme (phase planes in a band, output tiles of rows x 16-column
+// vectors with every tap's FMA in registers, the epilogue applied to the
+// accumulators in the tile's stores), with every extent an expression:
 // - Rows in blocks: the band holds the phase rows of `rb` output rows (and
 //   their halo), rb chosen at run time so that the band stays within
 //   kBandFloats when the width allows; the blocks' halo rows are copied
@@ -25,14 +25,14 @@
 // - Columns: tiles of `cols` vectors over the row, then single vectors for
 //   the rest, the last moved back to end at the row's end (those columns
 //   computed and stored twice, the same values); a row narrower than one
-//   vector computes one and stores its columns one by one.
-// - Rows of a block: tiles of `rows` rows, the last moved back likewise; a
-//   block with fewer rows than a tile takes tiles of one row.
+//   vector computes one and stores its columns one by one (the symbolic
+//   schedule runs its own kernel there instead: TakesRow).
+// - Rows of a block: tiles of `rows` rows, then one tile of the rows left
+//   (a branch for each count below `rows`).
 // - The copy of a band row: the columns whose every phase lies inside the
 //   input in chunks of 16 (a constant-extent vector loop, which the codegen
 //   emits as wide loads and shuffles), the few at the edges with their
 //   bounds test, zeros past them; rows outside the input zeroed.
-// Internal to depthwise_schedule.cc.
 #ifndef KILN_COMPILER_TIR_DEPTHWISE_BANDED_H_
 #define KILN_COMPILER_TIR_DEPTHWISE_BANDED_H_
 
