@@ -88,7 +88,8 @@ class TileCounter : public StmtExprVisitor {
   }
 
   void VisitStmt(const ir::Stmt& s) override {
-    if (const auto* st = ir::As<ir::BufferStoreNode>(s); st != nullptr && st->buffer->name != "acc") {
+    if (const auto* st = ir::As<ir::BufferStoreNode>(s); st != nullptr && st->buffer->name != "acc" &&
+                                                              st->buffer->scope != "local") {
       struct Reads : StmtExprVisitor {
         const ir::VarNode* data;
         bool found = false;

@@ -43,7 +43,7 @@ ir::PrimFunc LowerPrimFunc(const std::string& source, const driver::CompileOptio
 // loops of static width (inside an unrolled loop) that hold an fma; guarded
 // reads (if_then_else); loop depth; unrolled and parallel loops; and
 // read-modify-write stores to buffers other than the tiles' accumulators
-// ("acc"), which only the naive nest's C[..] = C[..] + .. makes.
+// ("acc", or any "local" buffer), which only the naive nest's C[..] = C[..] + .. makes.
 struct TileCensus {
   std::vector<int64_t> fma_widths;
   int guarded = 0, max_depth = 0, parallel = 0, global_updates = 0;

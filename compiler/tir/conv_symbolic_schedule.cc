@@ -8,6 +8,7 @@
 
 #include "compiler/arith/simplify.h"
 #include "compiler/tir/conv_match.h"
+#include "compiler/tir/depthwise_banded.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
@@ -940,7 +941,16 @@ class SymConvRewriter : public StmtExprMutator {
       InlineIntermediates(&cv, here);
       bool store_out = params_.count(c) > 0 || all_refs_.Refs(c) > here.Refs(c);
       for (const Stmt& m : moved) out.push_back(m);
-      out.push_back(SymConvKernel(cv, threads_, store_out, params_).Build());
+      Stmt kernel = SymConvKernel(cv, threads_, store_out, params_).Build();
+      // Depthwise: the banded phase planes (depthwise_banded.h) for output
+      // rows of at least one vector, chosen at run time.
+      dw::DepthwiseNest d;
+      if (dw::MatchDepthwiseNest(in[i], &d)) {
+        d.epilogue = cv.epilogue;
+        d.store_out = store_out;
+        kernel = std::make_shared<IfThenElseNode>(dw::TakesRow(d), dw::BuildBandedDepthwise(d, {}), kernel);
+      }
+      out.push_back(kernel);
       i = used;
       any = true;
     }

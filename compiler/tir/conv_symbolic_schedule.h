@@ -55,6 +55,8 @@
 // 3. The epilogue runs on the accumulators, vectorized over the tile's
 //    columns, storing its outputs; C itself is stored only when something
 //    else reads it.
+// Depthwise nests (one channel a group) whose output rows hold at least 16
+// columns run depthwise_banded.h's kernel instead (a run-time test).
 // Results differ from the loop nest only by FMA contraction (the reduction
 // order c, ky, kx is kept). Returns `func` itself when nothing matched.
 #ifndef KILN_COMPILER_TIR_CONV_SYMBOLIC_SCHEDULE_H_

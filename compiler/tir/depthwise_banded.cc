@@ -1,0 +1,412 @@
+#include "compiler/tir/depthwise_banded.h"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/tir/conv_match.h"
+#include "compiler/tir/nest_util.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
+
+namespace kiln {
+namespace tir {
+namespace dw {
+
+using namespace ir;  // NOLINT
+
+namespace {
+
+using nest::ConstInt;
+using nest::I64;
+using nest::IsVar;
+using nest::IsZero;
+
+constexpr int64_t kLanes = 16;
+
+PrimExpr S(const PrimExpr& e) { return arith::Simplify(e); }
+PrimExpr Div(PrimExpr a, PrimExpr b) { return S(MakeBinary(TirKind::kFloorDiv, std::move(a), std::move(b))); }
+PrimExpr Mod(PrimExpr a, PrimExpr b) { return S(MakeBinary(TirKind::kFloorMod, std::move(a), std::move(b))); }
+PrimExpr Min(PrimExpr a, PrimExpr b) { return S(MakeBinary(TirKind::kMin, std::move(a), std::move(b))); }
+PrimExpr Max(PrimExpr a, PrimExpr b) { return S(MakeBinary(TirKind::kMax, std::move(a), std::move(b))); }
+PrimExpr Ge(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kGE, std::move(a), std::move(b)); }
+PrimExpr Lt(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kLT, std::move(a), std::move(b)); }
+PrimExpr And(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kAnd, std::move(a), std::move(b)); }
+
+// A loop, or nothing when its extent is the constant 0 (null).
+Stmt For(const Var& v, const PrimExpr& extent, ForKind kind, Stmt body) {
+  PrimExpr e = S(extent);
+  const int64_t* c = ConstInt(e);
+  if (c != nullptr && *c <= 0) return nullptr;
+  return std::make_shared<ForNode>(v, I64(0), e, kind, std::move(body));
+}
+
+// if (cond) a else b, folded when the condition is a constant.
+Stmt If(const PrimExpr& cond, Stmt a, Stmt b) {
+  PrimExpr c = S(cond);
+  if (const int64_t* k = ConstInt(c)) return *k ? a : b;
+  if (!a && !b) return nullptr;
+  if (!a) return std::make_shared<IfThenElseNode>(PrimExpr(std::make_shared<NotNode>(c)), b, nullptr);
+  return std::make_shared<IfThenElseNode>(c, a, b);
+}
+
+Stmt Let(const Var& v, const PrimExpr& value, Stmt body) {
+  if (!body) return nullptr;
+  return std::make_shared<LetStmtNode>(v, S(value), std::move(body));
+}
+
+Stmt SeqOf(const std::vector<Stmt>& parts) {
+  std::vector<Stmt> kept;
+  for (const Stmt& s : parts)
+    if (s) kept.push_back(s);
+  if (kept.empty()) return nullptr;
+  return Seq(kept);
+}
+
+Buffer NewBuffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
+  auto node = std::make_shared<BufferNode>();
+  node->name = name;
+  node->data = MakeVar(name + "_data", HandleType());
+  node->dtype = DType::Float32();
+  node->shape = std::move(shape);
+  node->scope = scope;
+  return node;
+}
+
+// The smallest j >= 0 with j * s + phase - pad >= 0.
+int64_t FirstInside(int64_t s, int64_t phase, int64_t pad) {
+  int64_t a = pad - phase;
+  return a <= 0 ? 0 : (a + s - 1) / s;
+}
+
+class Kernel {
+ public:
+  Kernel(const DepthwiseNest& d, const ScheduleKnobs& knobs) : d_(d) {
+    const auto& L = d.loops;
+    ho_ = L[2]->extent;
+    wo_ = L[3]->extent;
+    h_ = d.data->shape[2];
+    w_ = d.data->shape[3];
+    halo_r_ = (d.kh - 1) / d.sh;
+    halo_c_ = (d.kw - 1) / d.sw;
+    phases_ = d.sh * d.sw;
+    int64_t r = knobs.Get("depthwise.rows");
+    rows_ = r > 0 ? std::min<int64_t>(r, 8) : 4;
+    int64_t c = knobs.Get("depthwise.cols");
+    cols_ = c > 0 ? std::min<int64_t>(c, 4) : 2;
+  }
+
+  Stmt Build() {
+    const auto& L = d_.loops;
+    Var t = MakeVar("dw_task");
+    const int64_t* n_ext = ConstInt(L[0]->extent);
+    bool one_image = n_ext != nullptr && *n_ext == 1;
+    n_ = one_image ? I64(0) : Div(PrimExpr(t), I64(d_.o));
+    ch_ = one_image ? PrimExpr(t) : Mod(PrimExpr(t), I64(d_.o));
+    // X's image and channel at this task (legalize may index a batch of
+    // one with 0, and the channel through the group arithmetic).
+    VarMap at = {{L[0]->loop_var.get(), n_}, {L[1]->loop_var.get(), ch_}, {L[4]->loop_var.get(), I64(0)}};
+    xn_ = S(Substitute(d_.x_load->indices[0], at));
+    xc_ = S(Substitute(d_.x_load->indices[1], at));
+
+    PrimExpr nvec = Div(wo_ + I64(kLanes - 1), I64(kLanes));
+    PrimExpr pitch = S(nvec * I64(kLanes) + I64(halo_c_));
+    // Output rows per block: as many as keep the band within kBandFloats
+    // (at least one tile's, at most the plane's).
+    PrimExpr fit = Div(I64(kBandFloats), I64(phases_) * pitch) - I64(halo_r_);
+    PrimExpr rb = Min(ho_, Max(fit, I64(rows_)));
+    PrimExpr plane = S((rb + I64(halo_r_)) * pitch);
+    band_ = NewBuffer(d_.data->name + "_band", {S(I64(phases_) * plane)}, "global");
+    // Symbolic ones named once (the indices use them), static ones folded.
+    std::vector<std::pair<Var, PrimExpr>> lets;
+    auto named = [&](const char* name, const PrimExpr& e) {
+      if (ConstInt(e) != nullptr) return e;
+      Var v = MakeVar(name);
+      lets.push_back({v, e});
+      return PrimExpr(v);
+    };
+    pitch_ = named("dw_pitch", pitch);
+    rb_ = named("dw_block_rows", rb);
+    plane_ = named("dw_plane", plane);
+
+    Var b = MakeVar("dw_block"), y0 = MakeVar("dw_y0"), bh = MakeVar("dw_rows");
+    y0_ = PrimExpr(y0);
+    Stmt block = SeqOf({Copy(PrimExpr(bh)), Rows(PrimExpr(bh))});
+    block = Let(bh, Min(rb_, ho_ - y0_), block);
+    block = Let(y0, PrimExpr(b) * rb_, block);
+    Stmt blocks = For(b, Div(ho_ + rb_ - I64(1), rb_), ForKind::kSerial, block);
+    for (auto it = lets.rbegin(); it != lets.rend(); ++it) blocks = Let(it->first, it->second, blocks);
+    Stmt task = std::make_shared<AllocateNode>(band_, blocks);
+    return std::make_shared<ForNode>(t, I64(0), S(L[0]->extent * I64(d_.o)), ForKind::kParallel, task);
+  }
+
+ private:
+  PrimExpr BandIndex(int64_t py, int64_t px, const PrimExpr& row, const PrimExpr& col) const {
+    return S(I64(py * d_.sw + px) * plane_ + row * pitch_ + col);
+  }
+
+  // band[py, px][i][j] = X[iy, j * sw + px - pl], or 0 outside X.
+  Stmt CopyAt(int64_t py, int64_t px, const PrimExpr& i, const PrimExpr& iy, const PrimExpr& j, bool checked) {
+    PrimExpr ix = S(j * I64(d_.sw) + I64(px - d_.pl));
+    std::vector<PrimExpr> to = {BandIndex(py, px, i, j)};
+    Stmt copy = Store(band_, Load(d_.data, {xn_, xc_, iy, ix}), to);
+    if (!checked) return copy;
+    return If(And(Ge(ix, I64(0)), Lt(ix, w_)), copy, Store(band_, FloatImm(DType::Float32(), 0), to));
+  }
+
+  Stmt Zeros(int64_t py, int64_t px, const PrimExpr& i, const PrimExpr& from, const PrimExpr& count) {
+    Var z = MakeVar("dz");
+    return For(z, count, ForKind::kVectorized,
+               Store(band_, FloatImm(DType::Float32(), 0), {BandIndex(py, px, i, from + PrimExpr(z))}));
+  }
+
+  // The band rows of the block starting at output row y0_ with `bh` rows.
+  Stmt Copy(const PrimExpr& bh) {
+    std::vector<Stmt> phases;
+    for (int64_t py = 0; py < d_.sh; ++py) {
+      Var iv = MakeVar("bi");
+      PrimExpr i(iv);
+      PrimExpr iy = S((y0_ + i) * I64(d_.sh) + I64(py - d_.pt));
+      // Columns [lo, hi) are inside X for every column phase; a phase's
+      // last inside column is at most hi (the phases' ends differ by one).
+      int64_t lo = 0;
+      PrimExpr hi = pitch_;
+      for (int64_t px = 0; px < d_.sw; ++px) {
+        lo = std::max(lo, FirstInside(d_.sw, px, d_.pl));
+        hi = Min(hi, Div(w_ - I64(1) + I64(d_.pl - px), I64(d_.sw)) + I64(1));
+      }
+      PrimExpr hi2 = Max(hi, I64(lo));
+      PrimExpr count = S(hi2 - I64(lo));
+      std::vector<Stmt> row, outside;
+      // The interior in chunks of 16 columns, the last moved back to end at
+      // hi (a constant-extent vector loop: wide loads and shuffles for a
+      // column stride); under 16 columns one by one.
+      Var ct = MakeVar("bc"), c0 = MakeVar("bc0"), cj = MakeVar("bj"), cs = MakeVar("bs");
+      std::vector<Stmt> chunk_body, narrow_body;
+      for (int64_t px = 0; px < d_.sw; ++px) {
+        chunk_body.push_back(CopyAt(py, px, i, iy, PrimExpr(c0) + PrimExpr(cj), false));
+        narrow_body.push_back(CopyAt(py, px, i, iy, PrimExpr(cs) + I64(lo), false));
+      }
+      Stmt chunk = For(cj, I64(kLanes), ForKind::kVectorized, SeqOf(chunk_body));
+      chunk = Let(c0, I64(lo) + Min(PrimExpr(ct) * I64(kLanes), count - I64(kLanes)), chunk);
+      Stmt chunks = For(ct, Div(count + I64(kLanes - 1), I64(kLanes)), ForKind::kSerial, chunk);
+      Stmt narrow = For(cs, count, ForKind::kSerial, SeqOf(narrow_body));
+      row.push_back(If(Ge(count, I64(kLanes)), chunks, narrow));
+      for (int64_t px = 0; px < d_.sw; ++px) {
+        // Left of the interior: static, a few columns with their test.
+        for (int64_t j = 0; j < lo; ++j) row.push_back(CopyAt(py, px, i, iy, I64(j), true));
+        // At hi2 (when inside the band): the phase's last column, if inside.
+        row.push_back(If(Lt(hi2, pitch_), CopyAt(py, px, i, iy, hi2, true), nullptr));
+        // Zeros past it.
+        row.push_back(Zeros(py, px, i, S(hi2 + I64(1)), S(pitch_ - hi2 - I64(1))));
+        outside.push_back(Zeros(py, px, i, I64(0), pitch_));
+      }
+      Stmt body = If(And(Ge(iy, I64(0)), Lt(iy, h_)), SeqOf(row), SeqOf(outside));
+      phases.push_back(For(iv, S(bh + I64(halo_r_)), ForKind::kSerial, body));
+    }
+    return SeqOf(phases);
+  }
+
+  // The block's output rows: tiles of rows_ rows, the last moved back; a
+  // block of fewer rows in tiles of one.
+  Stmt Rows(const PrimExpr& bh) {
+    Var rt = MakeVar("rt");
+    PrimExpr full = Div(bh, I64(rows_));
+    Stmt tiles = For(rt, full, ForKind::kSerial, Columns(S(PrimExpr(rt) * I64(rows_)), rows_));
+    // The rest, r < rows_ rows, one tile of r rows (a branch per r: the
+    // short planes of PP-OCR, 3 or 6 rows, recomputed a third of their
+    // rows when the last tile moved back).
+    PrimExpr rest = Mod(bh, I64(rows_)), y = S(full * I64(rows_));
+    Stmt tail;
+    for (int64_t r = rows_ - 1; r >= 1; --r) {
+      Stmt one = Columns(y, r);
+      tail = tail ? If(MakeBinary(TirKind::kEQ, rest, I64(r)), one, tail) : If(MakeBinary(TirKind::kEQ, rest, I64(r)), one, nullptr);
+    }
+    return SeqOf({tiles, tail});
+  }
+
+  // Output rows [ty, ty + rows) of the block, every column.
+  Stmt Columns(const PrimExpr& ty, int64_t rows) {
+    const int64_t wide = cols_ * kLanes;
+    Var ct = MakeVar("ct"), vt = MakeVar("vt"), vx = MakeVar("vx");
+    PrimExpr main_tiles = Div(wo_, I64(wide));
+    PrimExpr done = S(main_tiles * I64(wide));
+    Stmt main = For(ct, main_tiles, ForKind::kSerial, Tile(ty, rows, PrimExpr(ct) * I64(wide), cols_, nullptr));
+    // The rest in single vectors, the last moved back to end at the row's end.
+    Stmt rest;
+    {
+      Stmt one = Let(vx, Min(done + PrimExpr(vt) * I64(kLanes), wo_ - I64(kLanes)), Tile(ty, rows, PrimExpr(vx), 1, nullptr));
+      Stmt vectors = For(vt, Div(wo_ - done + I64(kLanes - 1), I64(kLanes)), ForKind::kSerial, one);
+      // A row narrower than a vector: one, its columns stored one by one.
+      Stmt narrow = Tile(ty, rows, I64(0), 1, &wo_);
+      rest = If(Ge(wo_, I64(kLanes)), vectors, narrow);
+    }
+    return SeqOf({main, rest});
+  }
+
+  // Output rows [ty, ty + rows) x columns [cx, cx + cols vectors): every
+  // tap's FMA into acc, then the columns stored (`narrow`: only that many,
+  // one by one).
+  Stmt Tile(const PrimExpr& ty, int64_t rows, const PrimExpr& cx, int64_t cols, const PrimExpr* narrow) {
+    DType f32 = DType::Float32();
+    // (Not "acc": the symbolic schedule's tests count their own tiles by that name.)
+    Buffer acc = NewBuffer("dw_acc", {I64(rows), I64(cols * kLanes)}, "local");
+    auto grid = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&, const PrimExpr&)>& body) {
+      Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
+      return std::make_shared<ForNode>(ii, I64(0), I64(rows), ForKind::kUnrolled,
+                                       std::make_shared<ForNode>(jj, I64(0), I64(cols * kLanes), ForKind::kVectorized,
+                                                                 body(PrimExpr(ii), PrimExpr(jj))));
+    };
+    std::vector<Stmt> steps;
+    steps.push_back(grid("_init", [&](const PrimExpr& ii, const PrimExpr& jj) {
+      return Store(acc, FloatImm(f32, 0), {ii, jj});
+    }));
+    for (int64_t ky = 0; ky < d_.kh; ++ky) {
+      for (int64_t kx = 0; kx < d_.kw; ++kx) {
+        PrimExpr w = Load(d_.weight, {ch_, I64(0), I64(ky), I64(kx)});
+        steps.push_back(grid("", [&](const PrimExpr& ii, const PrimExpr& jj) {
+          PrimExpr row = ty + ii + I64(ky / d_.sh);
+          PrimExpr col = cx + jj + I64(kx / d_.sw);
+          PrimExpr x = Load(band_, {BandIndex(ky % d_.sh, kx % d_.sw, row, col)});
+          PrimExpr call(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{w, x, Load(acc, {ii, jj})}));
+          return Store(acc, call, {ii, jj});
+        }));
+      }
+    }
+    Var ii = MakeVar("ii_out"), xx = MakeVar("xx");
+    PrimExpr value = Load(acc, {PrimExpr(ii), PrimExpr(xx)});
+    std::vector<PrimExpr> at = {n_, ch_, S(y0_ + ty + PrimExpr(ii)), S(cx + PrimExpr(xx))};
+    std::vector<Stmt> stores;
+    if (d_.store_out || d_.epilogue.empty()) stores.push_back(Store(d_.out, value, at));
+    if (!d_.epilogue.empty()) {
+      // The epilogue at this point, C's loads the accumulator.
+      struct FromAcc : StmtExprMutator {
+        const VarNode* c;
+        PrimExpr value;
+        PrimExpr MutateExpr(const PrimExpr& e) override {
+          if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->data.get() == c) return value;
+          return StmtExprMutator::MutateExpr(e);
+        }
+      } from_acc;
+      from_acc.c = d_.out->data.get();
+      from_acc.value = value;
+      VarMap point;
+      for (size_t k = 0; k < 4; ++k) point[d_.loops[k]->loop_var.get()] = at[k];
+      for (const Stmt& st : d_.epilogue) stores.push_back(Substitute(from_acc.MutateStmt(st), point));
+    }
+    Stmt store = Seq(stores);
+    Stmt cols_loop = narrow != nullptr ? For(xx, *narrow, ForKind::kSerial, store)
+                                       : For(xx, I64(cols * kLanes), ForKind::kVectorized, store);
+    steps.push_back(std::make_shared<ForNode>(ii, I64(0), I64(rows), ForKind::kUnrolled, cols_loop));
+    return std::make_shared<AllocateNode>(acc, Seq(steps));
+  }
+
+  const DepthwiseNest& d_;
+  PrimExpr ho_, wo_, h_, w_, pitch_, rb_, plane_, n_, ch_, xn_, xc_, y0_;
+  int64_t halo_r_ = 0, halo_c_ = 0, phases_ = 1, rows_ = 4, cols_ = 2;
+  Buffer band_;
+};
+
+}  // namespace
+
+namespace {
+
+// A load at the loop point of the (n, o, y, x) loops, or 0 for a loop of
+// extent 1 (legalize indexes a batch of one with 0).
+bool AtLoopPoint(const std::vector<PrimExpr>& idx, const std::vector<const ForNode*>& L) {
+  if (idx.size() != 4) return false;
+  for (size_t k = 0; k < 4; ++k) {
+    if (IsVar(idx[k], L[k]->loop_var.get())) continue;
+    const int64_t* ext = ConstInt(L[k]->extent);
+    if (ext == nullptr || *ext != 1 || !IsZero(idx[k])) return false;
+  }
+  return true;
+}
+
+// Epilogue statements: stores at the loop point (not to C, X or W), C and
+// what they stored read only at the loop point, nothing read before it is
+// stored (overlapping tiles store some points twice: the same values).
+bool EpilogueOk(const DepthwiseNest& d) {
+  std::unordered_set<const VarNode*> stored;
+  for (const Stmt& st : d.epilogue) {
+    const auto* store = As<BufferStoreNode>(st);
+    if (store == nullptr || store->indices.size() != 4) return false;
+    for (size_t k = 0; k < 4; ++k)
+      if (!IsVar(store->indices[k], d.loops[k]->loop_var.get())) return false;
+    const VarNode* dst = store->buffer->data.get();
+    if (dst == d.out->data.get() || dst == d.data->data.get() || dst == d.weight->data.get()) return false;
+    for (const BufferLoadNode* l : nest::RefsOf(st).load_nodes) {
+      const VarNode* b = l->buffer->data.get();
+      if ((b == d.out->data.get() || stored.count(b)) && !AtLoopPoint(l->indices, d.loops)) return false;
+      if (b == dst && !stored.count(b)) return false;
+    }
+    stored.insert(dst);
+  }
+  return true;
+}
+
+}  // namespace
+
+bool MatchDepthwiseNest(const Stmt& s, DepthwiseNest* d) {
+  Stmt body;
+  std::vector<const ForNode*> L = nest::PeelNest(s, &body);
+  d->epilogue.clear();
+  d->store_out = true;
+  if (L.size() == 4) {
+    // The reduction's loops, then the epilogue, inside (n, o, y, x).
+    const auto* seq = As<SeqStmtNode>(body);
+    if (seq == nullptr || seq->seq.size() < 2) return false;
+    Stmt inner_body;
+    std::vector<const ForNode*> inner = nest::PeelNest(seq->seq[0], &inner_body);
+    if (inner.size() != 3) return false;
+    L.insert(L.end(), inner.begin(), inner.end());
+    d->epilogue.assign(seq->seq.begin() + 1, seq->seq.end());
+    body = inner_body;
+  }
+  if (L.size() != 7) return false;
+  // (The default schedule may have made the outer loop parallel already.)
+  for (const ForNode* l : L)
+    if (!IsZero(l->min) || l->for_kind == ForKind::kVectorized) return false;
+  const int64_t* o = ConstInt(L[1]->extent);
+  const int64_t* ki = ConstInt(L[4]->extent);
+  const int64_t* kh = ConstInt(L[5]->extent);
+  const int64_t* kw = ConstInt(L[6]->extent);
+  if (o == nullptr || ki == nullptr || kh == nullptr || kw == nullptr || *o <= 0 || *ki != 1 || *kh <= 0 || *kw <= 0)
+    return false;
+  conv::ConvReduction r;
+  if (!conv::MatchConvReduction(body, L, &r) || r.w_load->indices.size() != 4) return false;
+  if (r.dh != 1 || r.dw != 1 || r.pt < 0 || r.pl < 0) return false;
+  if (!r.inside.defined() && (r.pt != 0 || r.pl != 0)) return false;
+  if (r.data->shape.size() != 4 || !r.data->strides.empty() || r.data->dtype != DType::Float32()) return false;
+  // Output channel o reads input channel o, of a tensor with o channels.
+  VarMap at = {{L[4]->loop_var.get(), I64(0)}};
+  PrimExpr ch = arith::Simplify(Substitute(r.x_load->indices[1], at));
+  if (!IsVar(ch, L[1]->loop_var.get()) || !arith::CanProveEqual(r.data->shape[1], I64(*o))) return false;
+  // X's image: the batch loop's variable, or 0 with a batch of one.
+  const int64_t* n_ext = ConstInt(L[0]->extent);
+  const PrimExpr& xn = r.x_load->indices[0];
+  if (!IsVar(xn, L[0]->loop_var.get()) && !(IsZero(xn) && n_ext != nullptr && *n_ext == 1)) return false;
+  for (size_t k = 0; k < 4; ++k)
+    if (!nest::SameExtent(r.out->shape[k], L[k]->extent) && !arith::CanProveEqual(r.out->shape[k], L[k]->extent))
+      return false;
+  d->loops = L;
+  d->out = r.out, d->data = r.data, d->weight = r.weight, d->x_load = r.x_load;
+  d->o = *o, d->kh = *kh, d->kw = *kw, d->sh = r.sh, d->sw = r.sw, d->pt = r.pt, d->pl = r.pl;
+  d->symbolic = false;
+  for (const ForNode* l : L) d->symbolic |= ConstInt(l->extent) == nullptr;
+  for (const PrimExpr& e : r.data->shape) d->symbolic |= ConstInt(e) == nullptr;
+  return EpilogueOk(*d);
+}
+
+PrimExpr TakesRow(const DepthwiseNest& d) { return Ge(d.loops[3]->extent, I64(kLanes)); }
+
+Stmt BuildBandedDepthwise(const DepthwiseNest& d, const ScheduleKnobs& knobs) { return Kernel(d, knobs).Build(); }
+
+}  // namespace dw
+}  // namespace tir
+}  // namespace kiln

@@ -1,0 +1,206 @@
+// The banded depthwise kernel (depthwise_banded.h) that ScheduleSymbolicConvs
+// runs for depthwise convolutions compiled once with a symbolic height and
+// width (and batch), or a symbolic width only. Structure (the band, its
+// run-time row blocks, register tiles of one and two vectors, the epilogue
+// in the tiles' stores) and numbers through the driver and the VM against a
+// double-precision reference, at several run-time sizes: widths of 1, under
+// one vector (the other kernel's, at run time), not multiples of 16 or of a
+// tile, several tiles, planes of several row blocks; strides 1, 2 x 2,
+// 2 x 1 and 1 x 2; 3 x 3 and 5 x 5; no epilogue, scale + shift + ReLU and
+// hard-swish; batches of one and two; one and two threads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/tir/compiled_test_util.h"
+#include "compiler/tir/schedule/schedule_test_util.h"
+#include "compiler/tir/stmt_functor.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+using namespace test_util;  // NOLINT
+
+struct DwCase {
+  int64_t c, k, sh, sw;
+  std::string epilogue = "none";  // none | bn_relu | hardswish
+  int64_t height = 0, width = 0;  // static extents (0: symbolic)
+  int64_t Pad() const { return k / 2; }
+  int64_t Ho(int64_t h) const { return (h + 2 * Pad() - k) / sh + 1; }
+  int64_t Wo(int64_t w) const { return (w + 2 * Pad() - k) / sw + 1; }
+  std::string Name() const {
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "c%ld k%ld s%ld,%ld %s h%ld w%ld", long(c), long(k), long(sh), long(sw),
+                  epilogue.c_str(), long(height), long(width));
+    return buf;
+  }
+};
+
+std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
+
+// main(x[n, c, h, w], w, scale, shift): a depthwise conv2d (groups = c,
+// padding k / 2) and its epilogue; n symbolic, h and w unless static.
+std::string DwModule(const DwCase& k) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  std::string h = k.height > 0 ? s(k.height) : "\"h\"", w = k.width > 0 ? s(k.width) : "\"w\"";
+  std::string p = s(k.Pad());
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(k.c) + ", " + h +
+                    ", " + w) + ", w: " + T(s(k.c) + ", 1, " + s(k.k) + ", " + s(k.k)) + ", scale: " +
+                    T(s(k.c) + ", 1, 1") + ", shift: " + T(s(k.c) + ", 1, 1") + ") -> R.Tensor(dtype=\"float32\", ndim=4):\n";
+  src += "        with R.dataflow():\n";
+  src += "            c = R.nn.conv2d(x, w, strides=[" + s(k.sh) + ", " + s(k.sw) + "], padding=[" + p + ", " + p + ", " +
+         p + ", " + p + "], groups=" + s(k.c) + ")\n";
+  if (k.epilogue == "none") {
+    src += "            gv = c\n";
+  } else if (k.epilogue == "hardswish") {
+    src += "            e = R.add(c, shift)\n            gv = R.nn.hardswish(e)\n";
+  } else {
+    src += "            d = R.multiply(c, scale)\n            e = R.add(d, shift)\n            gv = R.nn.relu(e)\n";
+  }
+  src += "            R.output(gv)\n        return gv\n";
+  return src;
+}
+
+driver::CompileOptions Options(int threads) {
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  options.winograd = false;
+  return options;
+}
+
+// What the lowered kernel holds: the band, the tiles' FMAs (16-lane
+// vectors in unrolled rows), parallel loops and guarded reads.
+struct Shape {
+  bool band = false;
+  int alloc_in_parallel = 0;
+  TileCensus tiles;
+};
+
+Shape ShapeOf(const PrimFunc& f) {
+  Shape s;
+  s.tiles = CountTiles(f);
+  s.band = testing::Print(f).find("_band = T.decl_buffer") != std::string::npos;
+  return s;
+}
+
+TEST(DepthwiseBandedTest, TakesSymbolicDepthwise) {
+  for (const DwCase& k : {DwCase{8, 3, 2, 2, "hardswish"}, DwCase{8, 5, 2, 1, "bn_relu"}, DwCase{6, 3, 1, 2},
+                          DwCase{8, 3, 1, 1, "hardswish"}, DwCase{8, 5, 1, 1, "none", 12, 0}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerPrimFunc(DwModule(k), Options(2), "conv2d");
+    ASSERT_NE(f, nullptr);
+    Shape s = ShapeOf(f);
+    std::string text = testing::Print(f);
+    EXPECT_TRUE(s.band) << text;
+    // Rows of at least 16 columns take it, at run time.
+    EXPECT_NE(text.find(">= 16:"), std::string::npos) << text;
+    // Tiles of one and of two 16-lane vectors.
+    EXPECT_NE(std::find(s.tiles.fma_widths.begin(), s.tiles.fma_widths.end(), 16), s.tiles.fma_widths.end());
+    EXPECT_NE(std::find(s.tiles.fma_widths.begin(), s.tiles.fma_widths.end(), 32), s.tiles.fma_widths.end());
+    // No bounds test and no update of a global buffer left: the naive nest is gone.
+    EXPECT_EQ(s.tiles.guarded, 0) << text;
+    EXPECT_EQ(s.tiles.global_updates, 0);
+    EXPECT_GE(s.tiles.parallel, 1);
+    // The band's rows in run-time blocks.
+    EXPECT_NE(text.find("dw_block_rows"), std::string::npos) << text;
+    // The epilogue is in the tiles' stores: no buffer of the output's size
+    // is left for the convolution.
+    for (const auto& a : testing::CountStmts(f).allocations) EXPECT_NE(a.shape.size(), 4u) << text;
+  }
+  // Pointwise and grouped (two channels a group) convolutions are not its.
+  std::string grouped = DwModule(DwCase{8, 3, 2, 2});
+  grouped.replace(grouped.find("w: R.Tensor((8, 1, 3, 3)"), 24, "w: R.Tensor((8, 2, 3, 3)");
+  grouped.replace(grouped.find("groups=8"), 8, "groups=4");
+  PrimFunc g = LowerPrimFunc(grouped, Options(1), "conv2d");
+  ASSERT_NE(g, nullptr);
+  EXPECT_FALSE(ShapeOf(g).band) << testing::Print(g);
+}
+
+void CheckNumbers(const DwCase& k, int threads, const std::vector<std::pair<int64_t, int64_t>>& sizes, int64_t n) {
+  SCOPED_TRACE(k.Name() + " threads " + std::to_string(threads) + " n " + std::to_string(n));
+  auto mod = CompileAndLoad(DwModule(k), Options(threads), threads);
+  ASSERT_NE(mod, nullptr);
+  std::vector<float> w = RandomFloats(k.c * k.k * k.k, 2), scale = RandomFloats(k.c, 3), shift = RandomFloats(k.c, 4);
+  for (const auto& hw : sizes) {
+    int64_t h = hw.first, wd = hw.second, ho = k.Ho(h), wo = k.Wo(wd);
+    SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
+    std::vector<float> x = RandomFloats(n * k.c * h * wd, 1 + h * 100 + wd);
+    std::vector<Any> args = {FloatTensor({n, k.c, h, wd}, x), FloatTensor({k.c, 1, k.k, k.k}, w),
+                             FloatTensor({k.c, 1, 1}, scale), FloatTensor({k.c, 1, 1}, shift)};
+    Result<Tensor> out = InvokeMain(*mod, args);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, k.c, ho, wo}));
+    const float* got = out->data<float>();
+    int bad = 0;
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t o = 0; o < k.c; ++o) {
+        for (int64_t y = 0; y < ho; ++y) {
+          for (int64_t xo = 0; xo < wo; ++xo) {
+            double acc = 0;
+            for (int64_t ky = 0; ky < k.k; ++ky)
+              for (int64_t kx = 0; kx < k.k; ++kx) {
+                int64_t iy = y * k.sh + ky - k.Pad(), ix = xo * k.sw + kx - k.Pad();
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                acc += double(x[((b * k.c + o) * h + iy) * wd + ix]) * w[(o * k.k + ky) * k.k + kx];
+              }
+            double want = acc;
+            if (k.epilogue == "bn_relu") want = std::max(acc * scale[o] + shift[o], 0.0);
+            if (k.epilogue == "hardswish") {
+              double v = acc + shift[o];
+              want = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
+            }
+            double tol = 1e-5 * double(k.k * k.k) + 1e-5;
+            int64_t at = ((b * k.c + o) * ho + y) * wo + xo;
+            if (!(std::fabs(got[at] - want) <= tol) && bad++ < 5) {
+              ADD_FAILURE() << "n " << b << " o " << o << " y " << y << " x " << xo << ": got " << got[at]
+                            << ", want " << want;
+            }
+          }
+        }
+      }
+    }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+// Heights and widths: 1, under one vector, 16 +- 1, 32 +- 1 (one main tile
+// of two vectors), a main tile and a vector's remainder, several tiles, and
+// planes tall enough for several row tiles and row blocks.
+const std::vector<std::pair<int64_t, int64_t>> kSizes = {{1, 1},   {2, 3},   {5, 15},  {4, 16},   {3, 17},
+                                                         {9, 31},  {7, 32},  {8, 33},  {11, 50},  {16, 64},
+                                                         {24, 161}, {48, 320}, {63, 97}, {130, 90}};
+
+TEST(DepthwiseBandedTest, SymbolicNumbers) {
+  CheckNumbers(DwCase{5, 3, 2, 2}, 1, kSizes, 1);
+  CheckNumbers(DwCase{4, 3, 2, 2, "hardswish"}, 2, kSizes, 2);
+  CheckNumbers(DwCase{3, 5, 2, 2, "bn_relu"}, 1, kSizes, 1);
+  CheckNumbers(DwCase{4, 5, 2, 1, "hardswish"}, 2, kSizes, 1);
+  CheckNumbers(DwCase{3, 3, 2, 1}, 1, kSizes, 2);
+  CheckNumbers(DwCase{4, 3, 1, 2, "bn_relu"}, 1, kSizes, 1);
+  CheckNumbers(DwCase{2, 5, 1, 2}, 2, kSizes, 1);
+}
+
+TEST(DepthwiseBandedTest, SymbolicWidthStaticHeightNumbers) {
+  // PP-OCRv4's recognizer at a fixed height: only the width is symbolic.
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t w : {1, 7, 16, 40, 79, 80, 161}) sizes.push_back({12, w});
+  CheckNumbers(DwCase{4, 5, 2, 1, "hardswish", 12, 0}, 1, sizes, 1);
+  CheckNumbers(DwCase{4, 3, 1, 2, "bn_relu", 12, 0}, 2, sizes, 1);
+}
+
+TEST(DepthwiseBandedTest, StrideOneNumbers) {
+  CheckNumbers(DwCase{5, 3, 1, 1, "hardswish"}, 1, kSizes, 1);
+  CheckNumbers(DwCase{3, 5, 1, 1, "bn_relu"}, 2, kSizes, 2);
+  CheckNumbers(DwCase{4, 3, 1, 1}, 2, kSizes, 1);
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
