@@ -152,7 +152,7 @@ ir::BindingBlock HoistShapeChecks(const ir::IRModule& mod, const ir::BindingBloc
     if (!call || !want || !ReadOnlyByElementwise(mod, bs, m.var.get())) continue;
     const ir::TensorSInfo* have = KnownTensor(call->sinfo_args[0]);
     if (want->ndim != have->ndim || !(want->dtype == have->dtype) ||
-        (!m.messages.empty() && m.messages.size() != want->shape.size()) || !KnownAtCall(*call, want->shape, params)) {
+        m.messages.size() != want->shape.size() || !KnownAtCall(*call, want->shape, params)) {
       continue;
     }
     hoisted[at->second] = j;

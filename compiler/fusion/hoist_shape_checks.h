@@ -29,7 +29,8 @@
 // 1/8, 1/4, 1/2 and full-size maps: 3.7 -> 4.0 ms, one thread, CPU time).
 // And only when: both bindings are in the same dataflow block, x is a
 // dataflow variable read by nothing but the match_cast, the match_cast keeps
-// x's rank and dtype, and every symbolic variable of S' occurs in S, in the
+// x's rank and dtype and has messages (a check that nothing reads is kept by
+// dead-code elimination only then: dead_code_elimination.h), and every symbolic variable of S' occurs in S, in the
 // shapes of the call's arguments or in its tir_vars (so the check binds no
 // new variable and all of S' is known where the kernel is called), or in the
 // shapes of the function's parameters (`params`, CollectShapeVars). Other
