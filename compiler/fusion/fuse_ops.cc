@@ -10,6 +10,7 @@
 
 #include "compiler/arith/simplify.h"
 #include "compiler/fusion/fusion_graph.h"
+#include "compiler/fusion/hoist_shape_checks.h"
 #include "compiler/fusion/op_pattern.h"
 #include "compiler/fusion/prologue_cost.h"
 
@@ -393,8 +394,16 @@ Result<ir::IRModule> FuseOps(const ir::IRModule& mod) {
     }
     std::vector<ir::BindingBlock> blocks;
     bool changed = false;
+    std::set<const ir::VarNode*> param_vars;
+    for (const auto& p : f->params) CollectShapeVars(p->struct_info, &param_vars);
     for (const auto& b : seq->blocks) {
-      blocks.push_back(b.is_dataflow ? fuser.Run(b) : b);
+      if (!b.is_dataflow) {
+        blocks.push_back(b);
+        continue;
+      }
+      // Run-time shape checks move before the kernel whose result they
+      // checked, so that no group ends at them (hoist_shape_checks.h).
+      blocks.push_back(fuser.Run(HoistShapeChecks(out, b, param_vars, &changed)));
       changed |= blocks.back().bindings.size() != b.bindings.size();
     }
     if (!changed) continue;

@@ -255,7 +255,8 @@ Result<ir::PrimFunc> BuildFusedPrimFunc(const ir::IRModule& mod, const ir::Funct
     if (c.tir_vars) {
       KILN_ASSIGN_OR_RETURN(scalar_args, scope.Local(c.tir_vars->values));
     }
-    KILN_ASSIGN_OR_RETURN(PrimFuncInstance inst, InstantiatePrimFunc(c.callee, args, scalar_args, &block_names));
+    KILN_ASSIGN_OR_RETURN(PrimFuncInstance inst, InstantiatePrimFunc(c.callee, args, scalar_args, &block_names,
+                                                                              c.binding != result_binding));
     allocs.insert(allocs.end(), inst.root_allocs.begin(), inst.root_allocs.end());
     stmts.push_back(inst.body);
     pattern = std::max(pattern, GetOpPattern(c.callee));

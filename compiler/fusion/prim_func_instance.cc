@@ -131,6 +131,13 @@ class Instantiator : public tir::StmtExprMutator {
   std::set<std::string>* block_names_;
 };
 
+// Whether a - b simplifies to a non-zero constant.
+bool ProvablyDifferent(const PrimExpr& a, const PrimExpr& b) {
+  PrimExpr diff = arith::Simplify(ir::MakeBinary(ir::TirKind::kSub, a, b));
+  const auto* imm = diff.as<ir::IntImmNode>();
+  return imm != nullptr && imm->value != 0;
+}
+
 bool IsRootBlock(const Stmt& s) {
   const auto* br = ir::As<ir::BlockRealizeNode>(s);
   return br && br->block.iter_vars.empty() && !br->block.init && br->iter_values.empty();
@@ -140,7 +147,7 @@ bool IsRootBlock(const Stmt& s) {
 
 Result<PrimFuncInstance> InstantiatePrimFunc(const ir::PrimFunc& func, const std::vector<Buffer>& args,
                                              const std::vector<ir::PrimExpr>& scalars,
-                                             std::set<std::string>* block_names) {
+                                             std::set<std::string>* block_names, bool output_promised) {
   if (func->params.size() != args.size() + scalars.size()) {
     return InvalidArgument("fuse_tir: kernel '" + func->name + "' has " + std::to_string(func->params.size()) +
                            " parameters but is given " + std::to_string(args.size()) + " buffers and " +
@@ -176,8 +183,12 @@ Result<PrimFuncInstance> InstantiatePrimFunc(const ir::PrimFunc& func, const std
   for (size_t i = 0; i < args.size(); ++i) {
     const Buffer& p = params[i];
     bool ok = p->dtype == args[i]->dtype && p->shape.size() == args[i]->shape.size();
-    for (size_t d = 0; ok && d < p->shape.size(); ++d)
-      ok = arith::CanProveEqual(tir::Substitute(p->shape[d], vars), args[i]->shape[d]);
+    const bool promised = output_promised && i + 1 == args.size();
+    for (size_t d = 0; ok && d < p->shape.size(); ++d) {
+      PrimExpr want = tir::Substitute(p->shape[d], vars);
+      ok = arith::CanProveEqual(want, args[i]->shape[d]) ||
+           (promised && !ProvablyDifferent(want, args[i]->shape[d]));
+    }
     if (!ok) {
       return InvalidArgument("fuse_tir: kernel '" + func->name + "' parameter '" + p->name + "' of type " +
                              ShapeText(p->shape) + " " + DTypeToString(p->dtype) + " receives '" + args[i]->name +

@@ -35,9 +35,15 @@ struct PrimFuncInstance {
 // match, else InvalidArgument naming the kernel, the parameter and both
 // shapes. Nested block names that are already in `block_names` get a suffix
 // (_1, _2, ...); all names used are added to it.
+// `output_promised`: the last buffer of `args` is the call's result inside
+// the fused kernel, and the caller's out_sinfo promises its shape; its
+// dimensions need only not be provably different from the parameter's.
+// fuse-ops makes such calls when it moves a run-time shape check before the
+// kernel (hoist_shape_checks.h: the kernel's (h // 16) * 2 rows were checked
+// equal to h // 8 before the fused kernel runs), which a proof cannot see.
 Result<PrimFuncInstance> InstantiatePrimFunc(const ir::PrimFunc& func, const std::vector<ir::Buffer>& args,
                                              const std::vector<ir::PrimExpr>& scalars,
-                                             std::set<std::string>* block_names);
+                                             std::set<std::string>* block_names, bool output_promised = false);
 
 }  // namespace fusion
 }  // namespace kiln

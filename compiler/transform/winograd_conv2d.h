@@ -67,7 +67,8 @@
 // out_dtype, groups 1, strides 1, dilation 1, a static 3x3 constant weight
 // (directly or a variable bound to one), static input channels, at least
 // kMinWinogradInputChannels input (kMinWinogradF2InputChannels for F(2x2))
-// and kMinWinogradOutputChannels output channels and kMinWinogradTiles
+// and kMinWinogradOutputChannels output channels (in F(4x4), at least 2 *
+// kTileMajorLanes when not a multiple of kTileMajorLanes) and kMinWinogradTiles
 // tiles of 2x2 (at the nominal shape when symbolic). Everything else is left
 // alone. Results differ from the direct convolution by rounding: the
 // F(2x2) transforms add and subtract (G's 1/2 is exact), F(4x4)'s multiply

@@ -97,8 +97,8 @@ TEST(WinogradConv2d, TileSizeAndProductLayoutFollowTheShape) {
   // 16 input channels: F(4x4) only (55 x 55: 196 tiles of 4x4).
   std::string c16 = Rewrite(ConvModule("1, 16, 55, 55", "64, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 16, 3, 3});
   EXPECT_TRUE(Contains(c16, "winograd_input_f4x3")) << c16;
-  // 24 output channels (not whole 16-float vectors): channel-major.
-  std::string cm = Rewrite(ConvModule("1, 32, 13, 13", "24, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {24, 32, 3, 3});
+  // 40 output channels (not whole 16-float vectors): channel-major.
+  std::string cm = Rewrite(ConvModule("1, 32, 13, 13", "40, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {40, 32, 3, 3});
   EXPECT_TRUE(Contains(cm, "R.matmul(")) << cm;
   EXPECT_FALSE(Contains(cm, "winograd_matmul")) << cm;
 }
@@ -154,6 +154,8 @@ TEST(WinogradConv2d, OtherConvolutionsAreLeftAlone) {
       {"16 input channels and too few 4x4 tiles for F(4x4)", "1, 16, 13, 13", "16, 16, 3, 3",
        ", padding=[1, 1, 1, 1]", {16, 16, 3, 3}},
       {"few output channels", "1, 32, 40, 40", "8, 32, 3, 3", "", {8, 32, 3, 3}},
+      {"24 output channels in F(4x4): a channel-major product of few rows", "1, 96, 80, 80", "24, 96, 3, 3",
+       ", padding=[1, 1, 1, 1]", {24, 96, 3, 3}},
       {"few tiles (5 x 5: 9)", "1, 64, 5, 5", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]", {64, 64, 3, 3}},
       {"weight is an input", "1, 32, 40, 40", "16, 32, 3, 3", "", {16, 32, 3, 3}, false},
       {"NHWC", "1, 40, 40, 32", "16, 32, 3, 3", ", data_layout=\"NHWC\", out_layout=\"NHWC\"", {16, 32, 3, 3}},

@@ -198,5 +198,55 @@ class Module:
   }
 }
 
+// PP-OCRv4 det's feature pyramid: a 2x nearest upsampling added to a map
+// whose size the importer could not prove equal, with a run-time check
+// (match_cast) between them. fuse-ops moves the check before the upsampling
+// (hoist_shape_checks.h): one kernel, the right numbers when the sizes agree,
+// and the check's message when they do not (h = 5: 3 columns upsampled to 6).
+TEST(FusionE2E, UpsamplingFusesIntoItsAddAcrossTheShapeCheck) {
+  const std::string src = R"(# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor((1, 2, 2, "h"), dtype="float32"), b: R.Tensor((1, 2, 1, "(h + 1) // 2"), dtype="float32")) -> R.Tensor((1, 2, 2, "h"), dtype="float32"):
+        h = T.int64()
+        with R.dataflow():
+            c = R.image.resize2d(b, R.shape([2, (h + 1) // 2 * 2]), layout="NCHW", method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor")
+            d: R.Tensor((1, 2, 2, h), dtype="float32") = R.match_cast(c, R.Tensor((1, 2, 2, h), dtype="float32"), messages=["", "", "", "upsampled width {got}, expected {expected}"])
+            gv = R.add(a, d)
+            R.output(gv)
+        return gv
+)";
+  Result<ir::IRModule> parsed = text::ParseModule(src, "upsample_add.relax");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  driver::CompileOptions options;
+  Result<compiler::VmfbProgram> program = driver::CompileModule(*parsed, options);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(KernelCount(*program), 1u);
+  Result<std::shared_ptr<const vm::Module>> module = Load(*program);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (int64_t h : {2, 8, 34}) {
+    Tensor a = e2e::RandomTensor({1, 2, 2, h}, 30 + h), b = e2e::RandomTensor({1, 2, 1, (h + 1) / 2}, 40 + h);
+    Tensor y = RunMain(*module, {a, b});
+    ASSERT_EQ(y.NumElements(), 4 * h) << "h = " << h;
+    float worst = 0;
+    for (int64_t c = 0; c < 2; ++c)
+      for (int64_t r = 0; r < 2; ++r)
+        for (int64_t x = 0; x < h; ++x) {
+          float ref = a.data<float>()[(c * 2 + r) * h + x] + b.data<float>()[c * ((h + 1) / 2) + x / 2];
+          worst = std::max(worst, std::fabs(ref - y.data<float>()[(c * 2 + r) * h + x]));
+        }
+    EXPECT_EQ(worst, 0.0f) << "h = " << h;
+  }
+  auto ctx = (*module)->CreateContext();
+  Any result;
+  Status s = ctx->Invoke("main", {e2e::RandomTensor({1, 2, 2, 5}, 1), e2e::RandomTensor({1, 2, 1, 3}, 2)}, &result);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("upsampled width 6, expected 5"), std::string::npos) << s.ToString();
+}
+
 }  // namespace
 }  // namespace kiln

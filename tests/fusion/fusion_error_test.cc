@@ -132,6 +132,23 @@ TEST(FuseTirErrors, KernelGivenBufferOfAnotherShape) {
                      "fuse_tir: kernel 'copy4' parameter 'A' of type (4,) float32 receives 'x' of type (5,) float32");
 }
 
+// An intermediate's out_sinfo may promise a shape fuse_tir cannot prove
+// (hoist_shape_checks.h), but not one that is provably another.
+TEST(FuseTirErrors, IntermediateOfAnotherConstantShape) {
+  ExpectFuseTirError(R"(    @R.function(private=True)
+    def fused(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
+        R.func_attr({"Primitive": 1})
+        cls = Module
+        with R.dataflow():
+            lv = R.call_tir(cls.copy4, (x,), out_sinfo=R.Tensor((5,), dtype="float32"))
+            gv = R.call_tir(cls.copy4, (lv,), out_sinfo=R.Tensor((4,), dtype="float32"))
+            R.output(gv)
+        return gv
+)",
+                     StatusCode::kInvalidArgument,
+                     "fuse_tir: kernel 'copy4' parameter 'B' of type (4,) float32 receives 'lv' of type (5,) float32");
+}
+
 TEST(FuseTirErrors, KernelGivenWrongNumberOfBuffers) {
   ExpectFuseTirError(R"(    @R.function(private=True)
     def fused(x: R.Tensor((4,), dtype="float32")) -> R.Tensor((4,), dtype="float32"):
