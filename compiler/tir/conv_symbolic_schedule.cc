@@ -64,6 +64,9 @@ constexpr SpatialTile kSpatialTiles[] = {{6, 32}, {8, 16}, {8, 8}};
 // (512 channels, 5 x 5, at 7 x 7, 1 thread, CPU time per call in one run:
 // 188 -> 65 us, pinned 61 us).
 constexpr int64_t kPlaneChannels[] = {4, 3, 2, 1};
+// Strided convolutions (not depthwise) whose output rows are narrower than
+// this take the flat phase-plane tiles (StridedPlanes).
+constexpr int64_t kStridedPlaneWidth = 64;
 // Columns per chunk of the stride-phase copy (PackPhases): one vector.
 constexpr int64_t kPhaseChunk = 16;
 
@@ -252,6 +255,7 @@ class SymConvKernel {
     }
     // The padded copy: rows and columns exactly as far as the taps read.
     Stmt per_image;
+    Stmt strided_planes;
     if (cv_.guarded) {
       PrimExpr hp = (ho - I64(1)) * I64(cv_.sh) + I64((cv_.kh - 1) * cv_.dh + 1);
       PrimExpr wp = (wo - I64(1)) * I64(cv_.sw) + I64((cv_.kw - 1) * cv_.dw + 1);
@@ -269,10 +273,13 @@ class SymConvKernel {
         q_ = NewBuffer(cv_.data->name + "_phases", {ch, hp, arith::Simplify(wph_ * I64(cv_.sw))}, "global");
         qs_ = q_;
         phased_ = phases_by_channel_ = true;
+        // Narrow rows take StridedPlanes instead (not depthwise).
+        wide_rows_only_ = !spatial_ok_;
         Var pc = MakeVar("pc");
         Stmt pack = MakeFor(pc, ch, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, PackPhases(PrimExpr(pc), hp));
         whole = Seq({pack, ChannelTiles(ho, wo)});
-        phased_ = phases_by_channel_ = false;
+        phased_ = phases_by_channel_ = wide_rows_only_ = false;
+        if (!spatial_ok_) strided_planes = StridedPlanes(ho, wo, hp);
       } else {
         q_ = NewBuffer(cv_.data->name + "_padded", {ch, hp, wp}, "global");
         // The tiles read q_ through the indices set in TapFma.
@@ -294,6 +301,9 @@ class SymConvKernel {
         }
       }
       per_image = std::make_shared<AllocateNode>(q_, whole);
+      if (strided_planes) {
+        per_image = std::make_shared<IfThenElseNode>(Lt(wo, I64(kStridedPlaneWidth)), strided_planes, per_image);
+      }
     } else {
       per_image = Tiling(ho, wo);
     }
@@ -483,8 +493,16 @@ class SymConvKernel {
     Var a = MakeVar("pa"), b = MakeVar("pb"), b2 = MakeVar("pb2"), e = MakeVar("pe"), e2 = MakeVar("pe2");
     PrimExpr h = cv_.data->shape[2], w = cv_.data->shape[3];
     PrimExpr iy = PrimExpr(a) - I64(cv_.pt);
-    Stmt zero = MakeFor(b, wph_ * I64(sw), ForKind::kVectorized,
-                        Store(qs_, FloatImm(DType::Float32(), 0.0), PhaseIndex(c, PrimExpr(a), PrimExpr(b))));
+    Stmt zero;
+    if (row_phases_) {
+      Var zp = MakeVar("pzp");
+      zero = MakeFor(zp, I64(sw), ForKind::kSerial,
+                     MakeFor(b, wph_, ForKind::kVectorized,
+                             Store(qs_, FloatImm(DType::Float32(), 0.0), PhaseAt(c, PrimExpr(a), PrimExpr(zp), PrimExpr(b)))));
+    } else {
+      zero = MakeFor(b, wph_ * I64(sw), ForKind::kVectorized,
+                     Store(qs_, FloatImm(DType::Float32(), 0.0), PhaseIndex(c, PrimExpr(a), PrimExpr(b))));
+    }
     // Phase column b holds X column b * sw + p - pl: inside X for every p
     // when b in [lo, hi).
     const int64_t lo = (cv_.pl + sw - 1) / sw;
@@ -494,7 +512,7 @@ class SymConvKernel {
       std::vector<Stmt> st;
       for (int64_t p = 0; p < sw; ++p) {
         PrimExpr ix = col * I64(sw) + I64(p - cv_.pl);
-        std::vector<PrimExpr> at = PhaseIndex(c, PrimExpr(a), I64(p) * wph_ + col);
+        std::vector<PrimExpr> at = PhaseAt(c, PrimExpr(a), I64(p), col);
         Stmt one = Store(qs_, Load(cv_.data, {NImage(), c, iy, ix}), at);
         if (checked) {
           one = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kAnd, Ge(ix, I64(0)), Lt(ix, w)), one,
@@ -524,6 +542,116 @@ class SymConvKernel {
     Stmt row = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kAnd, Ge(iy, I64(0)), Lt(iy, h)),
                                                 Seq({left, interior, right}), zero);
     return MakeFor(a, hp, ForKind::kSerial, row);
+  }
+
+  // Strided convolutions (not depthwise) on rows narrower than
+  // kStridedPlaneWidth: every input channel's padded copy split into its
+  // sh * sw phase planes, P[c, (a % sh) * sw + p, (a / sh) * Wph + b] =
+  // Q[c, a, b * sw + p] (PackPhases), each plane flat with rows of Wph =
+  // ceil(Wp / sw) columns. Output point (y, x) is then flat column
+  // j = y * Wph + x of every plane, and tap (ky, kx) reads plane
+  // ((ky * dh) % sh) * sw + (kx * dw) % sw at j + ((ky * dh) / sh) * Wph +
+  // (kx * dw) / sw: tiles of MR channels x NR flat columns run over the
+  // span (Ho - 1) * Wph + Wo like the pointwise flat rows, computing the
+  // Wph - Wo columns between rows for nothing, into per-tile-group planes
+  // whose rows are copied out through the epilogue. Rows of 10 or 20 output
+  // columns took tiles of 8 or 16 columns, the last one overlapping (16 x 2
+  // for 20 columns).
+  Stmt StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const PrimExpr& hp) {
+    const int64_t planes = cv_.sh * cv_.sw;
+    PrimExpr hph = arith::Simplify(Div(hp + I64(cv_.sh - 1), I64(cv_.sh)));
+    PrimExpr ch = cv_.data->shape[1];
+    Buffer pq = NewBuffer(cv_.data->name + "_phase_planes", {ch, I64(planes), arith::Simplify(hph * wph_)}, "global");
+    // The copy: every row of every plane written (rows past the padded
+    // input zeroed), so the columns between rows read initialized memory.
+    qs_ = pq;
+    phases_by_channel_ = true;
+    row_phases_ = true;
+    Var pc = MakeVar("pc");
+    Stmt pack = MakeFor(pc, ch, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial,
+                        PackPhases(PrimExpr(pc), arith::Simplify(hph * I64(cv_.sh))));
+    row_phases_ = false;
+    phases_by_channel_ = false;
+    // Tile groups of mr_ output channels (in parallel).
+    Var g = MakeVar("g");
+    PrimExpr o0 = PrimExpr(g) * I64(mr_);
+    PrimExpr span = arith::Simplify((ho - I64(1)) * wph_ + wo);
+    Buffer tf = NewBuffer("plane_out", {I64(mr_), span}, "global");
+    Stmt tiles = StridedPlaneRow(o0, pq, tf, span, 1);
+    for (auto it = std::rbegin(kTileWidths); it != std::rend(kTileWidths); ++it) {
+      tiles = std::make_shared<IfThenElseNode>(Fits(span, *it), StridedPlaneRow(o0, pq, tf, span, *it), tiles);
+    }
+    Stmt rows = PlaneRowsOut(o0, mr_, tf, ho, wo, wph_);
+    Stmt body = std::make_shared<AllocateNode>(tf, Seq({tiles, rows}));
+    Stmt groups = MakeFor(g, I64(cv_.o / mr_), threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, body);
+    return std::make_shared<AllocateNode>(pq, Seq({pack, groups}));
+  }
+
+  // ceil(span / nr) tiles of mr_ channels x nr flat columns of StridedPlanes
+  // (the last moved back to end at the span's end; nr == 1: one column
+  // each), reduced over (c, ky, kx) in the nest's order.
+  Stmt StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr) {
+    const auto& L = cv_.loops;
+    DType f32 = DType::Float32();
+    Var xt = MakeVar("st" + std::to_string(nr)), x0 = MakeVar("sx0_" + std::to_string(nr));
+    Buffer acc = NewBuffer("acc", {I64(mr_), I64(nr)}, "local");
+    Var zi = MakeVar("zi"), zj = MakeVar("zj");
+    Stmt zero = MakeFor(zi, I64(mr_), ForKind::kUnrolled,
+                        MakeFor(zj, I64(nr), ForKind::kVectorized,
+                                Store(acc, FloatImm(f32, 0.0), {PrimExpr(zi), PrimExpr(zj)})));
+    Var ii = MakeVar("ii"), jj = MakeVar("jj"), c = MakeVar("c"), ky = MakeVar("ky"), kx = MakeVar("kx");
+    VarMap map;
+    map[L[0]->loop_var.get()] = PrimExpr(n_);
+    map[L[1]->loop_var.get()] = o0 + PrimExpr(ii);
+    map[L[4]->loop_var.get()] = PrimExpr(c);
+    map[L[5]->loop_var.get()] = PrimExpr(ky);
+    map[L[6]->loop_var.get()] = PrimExpr(kx);
+    std::vector<PrimExpr> widx;
+    for (const PrimExpr& e : cv_.w_load->indices) widx.push_back(arith::Simplify(Substitute(e, map)));
+    PrimExpr chan = arith::Simplify(Substitute(cv_.x_load->indices[1], map));
+    PrimExpr kyd = PrimExpr(ky) * I64(cv_.dh), kxd = PrimExpr(kx) * I64(cv_.dw);
+    PrimExpr plane = Mod(kyd, I64(cv_.sh)) * I64(cv_.sw) + Mod(kxd, I64(cv_.sw));
+    PrimExpr off = Div(kyd, I64(cv_.sh)) * wph_ + Div(kxd, I64(cv_.sw));
+    PrimExpr xv = Load(pq, {chan, plane, PrimExpr(x0) + PrimExpr(jj) + off});
+    PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
+    Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{Load(cv_.weight, widx), xv, cur})),
+                     {PrimExpr(ii), PrimExpr(jj)});
+    Stmt taps = MakeFor(ii, I64(mr_), ForKind::kUnrolled, MakeFor(jj, I64(nr), ForKind::kVectorized, fma));
+    taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, taps);
+    taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
+    taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
+    Var wi = MakeVar("wi"), wj = MakeVar("wj");
+    Stmt write = MakeFor(wi, I64(mr_), ForKind::kUnrolled,
+                         MakeFor(wj, I64(nr), ForKind::kVectorized,
+                                 Store(tf, Load(acc, {PrimExpr(wi), PrimExpr(wj)}),
+                                       {PrimExpr(wi), PrimExpr(x0) + PrimExpr(wj)})));
+    Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
+    PrimExpr start = nr == 1 ? PrimExpr(xt) : Min(PrimExpr(xt) * I64(nr), span - I64(nr));
+    tile = std::make_shared<LetStmtNode>(x0, start, tile);
+    PrimExpr count = nr == 1 ? span : Div(span + I64(nr - 1), I64(nr));
+    return MakeFor(xt, count, ForKind::kSerial, tile);
+  }
+
+  // Rows out of flat planes: C[n, o0 + r, y, x] = tf[r, y * row + x]
+  // through the epilogue, for r < rows_of_channels.
+  Stmt PlaneRowsOut(const PrimExpr& o0, int64_t channels, const Buffer& tf, const PrimExpr& ho, const PrimExpr& wo,
+                    const PrimExpr& row) {
+    Var wr = MakeVar("wr"), y = MakeVar("y"), x = MakeVar("x");
+    const auto& L = cv_.loops;
+    VarMap at;
+    at[L[0]->loop_var.get()] = PrimExpr(n_);
+    at[L[1]->loop_var.get()] = o0 + PrimExpr(wr);
+    at[L[2]->loop_var.get()] = PrimExpr(y);
+    at[L[3]->loop_var.get()] = PrimExpr(x);
+    PrimExpr v = Load(tf, {PrimExpr(wr), PrimExpr(y) * row + PrimExpr(x)});
+    std::vector<Stmt> back;
+    std::vector<PrimExpr> out_idx;
+    for (const PrimExpr& e : out_idx_) out_idx.push_back(Substitute(e, at));
+    if (store_out_ || epilogue_.empty()) back.push_back(Store(out_, v, out_idx));
+    ReplaceLoads replace(cv_.out->data.get(), v);
+    for (const Stmt& st : epilogue_) back.push_back(Substitute(replace.MutateStmt(st), at));
+    return MakeFor(wr, I64(channels), ForKind::kSerial,
+                   MakeFor(y, ho, ForKind::kSerial, MakeFor(x, wo, ForKind::kVectorized, Seq(back))));
   }
 
   // Whether the flat plane tiles (kPlaneChannels) replace the spatial ones
@@ -645,16 +773,32 @@ class SymConvKernel {
     return MakeFor(t, I64(cv_.o) * nyt, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
   }
 
-  // Rows per channel tile for a static width `wo` (kMaxTileAccumulators):
-  // 1 unless the row is narrower than the widest column tile.
+  // Rows per channel tile (kMaxTileAccumulators): 1 unless the row may be
+  // narrower than the widest column tile (a static width of 8 to 31
+  // columns, or any symbolic width: ChannelTiles then tests it at run time).
   int64_t RowTileCount(const PrimExpr& wo) const {
+    if (flat_) return 1;
     const int64_t* w = ConstInt(wo);
-    if (flat_ || w == nullptr || *w < kTileWidths[2] || *w >= kTileWidths[0]) return 1;
+    if (w == nullptr && wide_rows_only_) return 1;
+    if (w != nullptr && (*w < kTileWidths[2] || *w >= kTileWidths[0])) return 1;
     return std::max<int64_t>(1, kMaxTileAccumulators / mr_);
   }
 
+  // Whether a symbolic row of `wo` columns takes the tiles of several rows:
+  // 8 to 31 columns (one 16- or 8-column vector per row, as a static width
+  // does), and 33 to 48 (three 16-column vectors, 48 columns computed where
+  // 32-column tiles computed 64). YOLOv8n's stride-2 3 x 3 convolutions at
+  // 320 x 320, symbolic H and W, wrote rows of 10, 20 and 40 columns as
+  // tiles of one row (8 accumulators for 10 and 20 columns: too few to hide
+  // the FMA latency, and the overlapping last tile doubling the work).
+  PrimExpr RowTilesFit(const PrimExpr& wo) const {
+    PrimExpr narrow = Lt(wo, I64(kTileWidths[0]));
+    PrimExpr mid = MakeBinary(TirKind::kAnd, Ge(wo, I64(kTileWidths[0] + 1)), Lt(wo, I64(3 * kTileWidths[1] + 1)));
+    return MakeBinary(TirKind::kAnd, Ge(wo, I64(kTileWidths[2])), MakeBinary(TirKind::kOr, narrow, mid));
+  }
+
   // TileLoop, in tiles of RowTileCount rows where the plane has that many
-  // (a run-time test of the symbolic height).
+  // (a run-time test of the symbolic height, and of a symbolic width).
   Stmt ChannelTiles(const PrimExpr& ho, const PrimExpr& wo) {
     const int64_t r = RowTileCount(wo);
     const int64_t* h = ConstInt(ho);
@@ -662,8 +806,11 @@ class SymConvKernel {
     yr_ = r;
     Stmt rows = TileLoop(ho, wo);
     yr_ = 1;
-    if (h != nullptr) return rows;
-    return std::make_shared<IfThenElseNode>(Ge(ho, I64(r)), rows, TileLoop(ho, wo));
+    PrimExpr fits;
+    if (h == nullptr) fits = Ge(ho, I64(r));
+    if (ConstInt(wo) == nullptr) fits = fits.defined() ? MakeBinary(TirKind::kAnd, fits, RowTilesFit(wo)) : RowTilesFit(wo);
+    if (!fits.defined()) return rows;
+    return std::make_shared<IfThenElseNode>(fits, rows, TileLoop(ho, wo));
   }
 
   // for t in (O / MR) * ceil(Ho / YR): every column tile of rows [y, y +
@@ -705,6 +852,12 @@ class SymConvKernel {
     if (const int64_t* w = ConstInt(wo); w != nullptr && yr_ > 1) {
       // A static width of 8 to 31 columns (RowTileCount): its one tile width.
       return Tiles(o0, y, wo, *w >= kTileWidths[1] ? kTileWidths[1] : kTileWidths[2]);
+    }
+    if (yr_ > 1) {
+      // A symbolic width that RowTilesFit took: 16-column vectors from 16
+      // columns on, else one of 8.
+      return std::make_shared<IfThenElseNode>(Fits(wo, kTileWidths[1]), Tiles(o0, y, wo, kTileWidths[1]),
+                                              Tiles(o0, y, wo, kTileWidths[2]));
     }
     Stmt chain = Tiles(o0, y, wo, 1);
     for (auto it = std::rbegin(kTileWidths); it != std::rend(kTileWidths); ++it) {
@@ -837,6 +990,17 @@ class SymConvKernel {
     if (phases_by_channel_) return {c, row, col};
     return {row, col};
   }
+  // Where PackPhases stores padded row `row`, column phase p, phase column
+  // b: PhaseIndex's row of sw phases, or (row_phases_, StridedPlanes) plane
+  // (row % sh) * sw + p of channel c, flat at (row / sh) * Wph + b.
+  std::vector<PrimExpr> PhaseAt(const PrimExpr& c, const PrimExpr& row, const PrimExpr& p, const PrimExpr& b) const {
+    if (!row_phases_) return PhaseIndex(c, row, p * wph_ + b);
+    return {c, Mod(row, I64(cv_.sh)) * I64(cv_.sw) + p, Div(row, I64(cv_.sh)) * wph_ + b};
+  }
+  bool row_phases_ = false;
+  // The channel tiles being built serve only rows of kStridedPlaneWidth
+  // columns and more (StridedPlanes takes the narrower ones): no row tiles.
+  bool wide_rows_only_ = false;
   Buffer qs_;
   PrimExpr wph_;
   // What the tiles read, store and apply, over the nest's variables (and

@@ -33,7 +33,17 @@
 //    symbolic width; 1 below 8); the row's last tile is moved back to end at
 //    the row's end (overlapping the one before it: those columns are
 //    computed and stored twice, with the same values), so no column is left
-//    to a scalar loop.
+//    to a scalar loop. Rows that may be narrower than 32 columns (static
+//    8 to 31, or a symbolic width tested at run time: 8 to 31 and 33 to
+//    48) take tiles of several output rows (channels x 3 rows x one 16- or
+//    8-column vector: 24 accumulators) where the plane has the rows.
+//    Strided convolutions (not depthwise) whose output rows are under 64
+//    columns read every input channel's sh * sw phase planes instead, each
+//    flat with rows of ceil(Wp / sw) columns: output (y, x) is one flat
+//    column j of every plane, tap (ky, kx) a plane and a constant offset
+//    from j, so tiles of MR channels x NR flat columns run over the whole
+//    span (the few columns between rows computed for nothing), and the rows
+//    are copied out of a per-tile-group buffer through the epilogue.
 //    Pointwise convolutions (1x1, stride 1, no padding) whose accesses are
 //    all at the output point of the function's parameters see each plane as flat rows of 256 columns
 //    instead of image rows (small planes: 20 x 20 no longer takes tiles of

@@ -208,7 +208,8 @@ TEST(ConvSymbolicScheduleTest, DepthwiseTakesTilesOfRows) {
   // 8 x 16 and 8 x 8 output rows x columns of one channel where the plane
   // fits them, tiles of 8 channels (16 output channels) elsewhere; taps
   // unrolled. A pointwise or a 3 x 3 with several input channels a group
-  // keeps the tiles of channels only.
+  // keeps the tiles of channels only
+  // (of one row, or of 3 rows where the row is narrow).
   for (const SymCase& k : {SymCase{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16, "bn_relu"},
                            SymCase{16, 16, 5, 5, 1, 1, 1, 1, 0, 0, 0, 0, 16}}) {
     SCOPED_TRACE(k.Name());
@@ -236,7 +237,8 @@ TEST(ConvSymbolicScheduleTest, DepthwiseTakesTilesOfRows) {
     SCOPED_TRACE(k.Name());
     PrimFunc f = LowerConv(k, 1);
     ASSERT_NE(f, nullptr);
-    for (auto t : AccTiles(f->body)) EXPECT_EQ(t.first, 8) << t.first << " x " << t.second;
+    // (8 channels x 3 rows: the row tiles of narrow rows.)
+    for (auto t : AccTiles(f->body)) EXPECT_TRUE(t.first == 8 || t.first == 24) << t.first << " x " << t.second;
   }
 }
 
@@ -398,14 +400,16 @@ TEST(ConvSymbolicScheduleTest, NarrowStaticRowsTakeTilesOfRows) {
   find.VisitStmt(f->body);
   EXPECT_TRUE(rows);
   EXPECT_TRUE(one_row);
-  // A symbolic width keeps the tiles of one row.
+  // A symbolic width takes them too (behind a run-time test of the width),
+  // and keeps the tiles of one row for wider rows.
   PrimFunc g = LowerConv(SymCase{16, 16, 3, 3, 1, 1, 2, 1, 1, 1, 1, 1}, 2);
   ASSERT_NE(g, nullptr);
   bool g_rows = false, g_one = false;
   find.rows = &g_rows;
   find.one_row = &g_one;
   find.VisitStmt(g->body);
-  EXPECT_FALSE(g_rows);
+  EXPECT_TRUE(g_rows);
+  EXPECT_TRUE(g_one);
 }
 
 TEST(ConvSymbolicScheduleTest, NarrowStaticRowsNumbers) {
@@ -523,6 +527,96 @@ TEST(ConvSymbolicScheduleTest, StridedReadsColumnPhases) {
   CheckNumbers(SymCase{4, 8, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2}, 1, sizes, 1);
   CheckNumbers(SymCase{3, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1}, 1, {{20, 100}, {19, 149}, {25, 52}}, 1);
   CheckNumbers(SymCase{4, 8, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1, 2}, 2, sizes, 1);
+}
+
+// The accumulator shapes (rows x columns) of a function's tiles.
+std::vector<std::pair<int64_t, int64_t>> AccShapes(const PrimFunc& f) {
+  struct Find : StmtExprVisitor {
+    std::vector<std::pair<int64_t, int64_t>> shapes;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* a = As<AllocateNode>(s); a != nullptr && a->buffer->name == "acc") {
+        const int64_t* r = nest::ConstInt(a->buffer->shape[0]);
+        const int64_t* w = nest::ConstInt(a->buffer->shape[1]);
+        if (r != nullptr && w != nullptr) shapes.push_back({*r, *w});
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } find;
+  find.VisitStmt(f->body);
+  return find.shapes;
+}
+
+TEST(ConvSymbolicScheduleTest, NarrowSymbolicRowsTakeTilesOfRows) {
+  // H and W symbolic, stride 1: rows of 8 to 31 output columns take tiles
+  // of 8 channels x 3 rows x one 16- or 8-column vector (24 accumulators),
+  // 33 to 48 three 16-column vectors of such tiles, other rows the tiles of
+  // one row (32, 16 and 8 columns, and single columns below 8).
+  PrimFunc f = LowerConv(SymCase{16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1);
+  ASSERT_NE(f, nullptr);
+  const auto shapes = AccShapes(f);
+  auto has = [&](int64_t r, int64_t w) {
+    return std::find(shapes.begin(), shapes.end(), std::make_pair(r, w)) != shapes.end();
+  };
+  for (auto rw : std::vector<std::pair<int64_t, int64_t>>{{24, 16}, {24, 8}, {8, 32}, {8, 16}, {8, 8}, {8, 1}}) {
+    EXPECT_TRUE(has(rw.first, rw.second)) << rw.first << " x " << rw.second;
+  }
+  TileCensus c = CountTiles(f);
+  EXPECT_EQ(c.guarded, 0);
+  EXPECT_EQ(c.global_updates, 0);
+  // Output heights 1 and 2 (one-row tiles), 3 and 7 (the last row tile
+  // moved back); widths 7 (below the tiles), 8, 9, 10, 15, 16, 17, 20, 31
+  // (row tiles), 32 (one-row tiles), 33, 40, 47, 48 (row tiles of 16), 49
+  // and 65 (one-row tiles again).
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t wo : {7, 8, 9, 10, 15, 16, 17, 20, 31, 32, 33, 40, 47, 48, 49, 65}) {
+    for (int64_t ho : {1, 2, 3, 7}) sizes.push_back({ho, wo});
+  }
+  CheckNumbers(SymCase{5, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1, sizes, 1);
+  CheckNumbers(SymCase{4, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bias4_relu"}, 2, sizes, 2);
+}
+
+TEST(ConvSymbolicScheduleTest, NarrowSymbolicStridedRowsTakePhasePlanes) {
+  // YOLOv8's stride-2 3 x 3 downsampling convolutions, H and W symbolic:
+  // output rows under 64 columns (10, 20, 40 at 320 x 320) read every
+  // input channel's sh * sw flat phase planes in tiles of 8 channels x 32,
+  // 16 or 8 flat columns; wider rows keep the column phases and the tiles
+  // of one row (no row tiles).
+  PrimFunc f = LowerConv(SymCase{16, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1);
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(Allocates(f->body, "_phase_planes"));
+  EXPECT_TRUE(Allocates(f->body, "_phases"));
+  const auto shapes = AccShapes(f);
+  auto has = [&](int64_t r, int64_t w) {
+    return std::find(shapes.begin(), shapes.end(), std::make_pair(r, w)) != shapes.end();
+  };
+  for (auto rw : std::vector<std::pair<int64_t, int64_t>>{{8, 32}, {8, 16}, {8, 8}, {8, 1}}) {
+    EXPECT_TRUE(has(rw.first, rw.second)) << rw.first << " x " << rw.second;
+  }
+  for (const auto& rw : shapes) EXPECT_EQ(rw.first, 8) << rw.first << " x " << rw.second;
+  TileCensus c = CountTiles(f);
+  EXPECT_EQ(c.guarded, 0);
+  EXPECT_EQ(c.global_updates, 0);
+  // Depthwise keeps its own tiles (no phase planes).
+  PrimFunc dw = LowerConv(SymCase{16, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 16}, 1);
+  ASSERT_NE(dw, nullptr);
+  EXPECT_FALSE(Allocates(dw->body, "_phase_planes"));
+  // Output planes of 1 to 7 rows and 1 to 65 columns: flat spans under
+  // one 8-column tile, around 8, 16 and 32, rows on both sides of 64
+  // (phase planes below, column phases from 64 on); odd and even input
+  // sizes; two threads; a batch of two.
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t wo : {1, 2, 5, 7, 10, 20, 33, 40, 63, 64, 65}) {
+    for (int64_t ho : {1, 3, 7}) sizes.push_back({2 * ho, 2 * wo - 1});  // Ho = H / 2, Wo = (W + 1) / 2
+  }
+  sizes.push_back({5, 40});
+  CheckNumbers(SymCase{5, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1, sizes, 1);
+  CheckNumbers(SymCase{4, 24, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, "bias4_relu"}, 2, sizes, 2);
+  // Dilation 2, a stride of 3, a stride in columns only, grouped.
+  const std::vector<std::pair<int64_t, int64_t>> few = {{3, 3}, {9, 17}, {8, 33}, {7, 70}, {12, 126}, {20, 20}};
+  CheckNumbers(SymCase{4, 8, 3, 3, 2, 2, 2, 2, 2, 2, 2, 2}, 1, few, 1);
+  CheckNumbers(SymCase{3, 8, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1}, 1, few, 1);
+  CheckNumbers(SymCase{4, 8, 3, 3, 1, 2, 1, 1, 1, 1, 1, 1}, 2, few, 1);
+  CheckNumbers(SymCase{8, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2}, 1, few, 1);
 }
 
 }  // namespace

@@ -921,6 +921,131 @@ Stmt RewriteLargeWindow(const Window& w, const PoolKnobs& knobs) {
   return nest;
 }
 
+// Max and min windows of two tap loops (ry, rx) over run-time planes whose
+// tap value is X[.., iy, ix] with ix = x + rx + b (b free of the nest's
+// loops and taps) and iy, and every other index, free of x and rx: SPPF's
+// 5 x 5 / 1 max pools. OP is associative and commutative (the same value
+// in any order, NaN included), so each output row is two passes over rows
+// of vectors instead of kh * kw: V[u] = OP over ry of X[.., iy, u] for
+// every column u of X (the taps' tests not on x are each one branch for
+// the whole row; V starts at OP's identity), then out[y, x] = OP over rx of
+// V[x + rx + b] at the columns [lo(rx), hi(rx)) where the tests on x pass,
+// as RewriteLargeWindow finds them. V is one row of X's width, allocated
+// once around the y loop (inside it when y is the parallel loop).
+// 128 channels of 10 x 10 (nudenet at 320 x 320): 25 masked row vectors
+// a row became 5 + 5. Null when the nest is not of this form.
+Stmt MakeForSep(const Var& v, const PrimExpr& extent, ForKind kind, Stmt body) {
+  return std::make_shared<ForNode>(v, I64(0), extent, kind, std::move(body));
+}
+
+Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
+  if (w.op != TirKind::kMax && w.op != TirKind::kMin) return nullptr;
+  if (w.taps.size() != 2 || w.spatial.size() < 2 || !w.init.defined() || !knobs.vectorize) return nullptr;
+  const ForNode* xl = w.spatial.back();
+  const ForNode* yl = w.spatial[w.spatial.size() - 2];
+  if (xl->for_kind == ForKind::kParallel) return nullptr;
+  const VarNode* x = xl->loop_var.get();
+  PrimExpr value = w.f;
+  std::vector<PrimExpr> terms;
+  const auto* c = w.f.as<CallNode>();
+  if (c != nullptr && c->op == "if_then_else" && c->args.size() == 3) {
+    if (!PadIsIdentity(w, c->args[2])) return nullptr;
+    value = c->args[1];
+    Conjuncts(c->args[0], &terms);
+  }
+  const auto* ld = value.as<BufferLoadNode>();
+  if (ld == nullptr || ld->indices.empty() || ld->buffer->shape.empty()) return nullptr;
+  // rx: the tap loop in X's column index; ry the other.
+  const PrimExpr& ix = ld->indices.back();
+  const VarNode* t0 = w.taps[0]->loop_var.get();
+  const VarNode* t1 = w.taps[1]->loop_var.get();
+  const bool rx_first = Uses(ix, {t0});
+  const VarNode* rx = rx_first ? t0 : t1;
+  const VarNode* ry = rx_first ? t1 : t0;
+  if (Uses(ix, {ry})) return nullptr;
+  // ix == x + rx + b.
+  PrimExpr b = arith::Simplify(Substitute(ix, VarMap{{x, I64(0)}, {rx, I64(0)}}));
+  std::unordered_set<const VarNode*> loops;
+  for (const ForNode* f : w.spatial) loops.insert(f->loop_var.get());
+  loops.insert(rx);
+  loops.insert(ry);
+  if (Uses(b, loops)) return nullptr;
+  if (!arith::CanProveEqual(ix, PrimExpr(xl->loop_var) + PrimExpr(w.taps[rx_first ? 0 : 1]->loop_var) + b))
+    return nullptr;
+  for (size_t d = 0; d + 1 < ld->indices.size(); ++d)
+    if (Uses(ld->indices[d], {x, rx})) return nullptr;
+  // Tests on x bound the columns of each rx (free of ry and the other
+  // loops); the others are row tests, free of rx.
+  std::unordered_set<const VarNode*> others;
+  for (const ForNode* f : w.spatial)
+    if (f != xl) others.insert(f->loop_var.get());
+  std::unordered_set<const VarNode*> others_ry = others;
+  others_ry.insert(ry);
+  PrimExpr row_cond;
+  Run run;
+  for (const PrimExpr& t : terms) {
+    if (!Uses(t, {x})) {
+      if (Uses(t, {rx})) return nullptr;
+      row_cond = row_cond.defined() ? MakeBinary(TirKind::kAnd, row_cond, t) : t;
+    } else if (!AddBound(t, x, others_ry, &run)) {
+      return nullptr;
+    }
+  }
+  TestTerms rest;
+  rest.VisitExpr(value);
+  if (!rest.terms.empty()) return nullptr;
+  DType f32 = DType::Float32();
+  const double inf = std::numeric_limits<double>::infinity();
+  PrimExpr ident = FloatImm(f32, w.op == TirKind::kMax ? -inf : inf);
+  // V: one row of X.
+  auto vnode = std::make_shared<BufferNode>();
+  vnode->name = ld->buffer->name + "_window_rows";
+  vnode->data = MakeVar(vnode->name + "_data", HandleType());
+  vnode->dtype = f32;
+  vnode->shape = {ld->buffer->shape.back()};
+  vnode->scope = "global";
+  Buffer v = vnode;
+  const PrimExpr& win = ld->buffer->shape.back();
+  ForKind vec = ForKind::kVectorized;
+  // Pass 1: V = OP over ry of X's rows.
+  Var u = MakeVar("u");
+  Stmt v_init = MakeForSep(u, win, vec, Store(v, ident, {PrimExpr(u)}));
+  std::vector<PrimExpr> xidx(ld->indices.begin(), ld->indices.end() - 1);
+  xidx.push_back(PrimExpr(u));
+  Var u2 = MakeVar("u");
+  std::vector<PrimExpr> xidx2 = xidx;
+  xidx2.back() = PrimExpr(u2);
+  Stmt v_row = MakeForSep(u2, win, vec,
+                           Store(v, MakeBinary(w.op, Load(v, {PrimExpr(u2)}), Load(ld->buffer, xidx2)), {PrimExpr(u2)}));
+  if (row_cond.defined()) v_row = std::make_shared<IfThenElseNode>(row_cond, v_row, nullptr);
+  const ForNode* ryl = rx_first ? w.taps[1] : w.taps[0];
+  const ForNode* rxl = rx_first ? w.taps[0] : w.taps[1];
+  v_row = std::make_shared<ForNode>(ryl->loop_var, ryl->min, ryl->extent, ForKind::kSerial, v_row);
+  // Pass 2: the row = OP over rx of V at the columns inside.
+  const PrimExpr& ext_x = xl->extent;
+  PrimExpr lo = I64(0), hi = ext_x;
+  for (const PrimExpr& bnd : run.lower) lo = MakeBinary(TirKind::kMax, lo, bnd);
+  for (const PrimExpr& bnd : run.upper) hi = MakeBinary(TirKind::kMin, hi, bnd);
+  lo = arith::Simplify(MakeBinary(TirKind::kMin, lo, ext_x));
+  hi = arith::Simplify(MakeBinary(TirKind::kMax, hi, lo));
+  PrimExpr acc(std::make_shared<BufferLoadNode>(w.out, w.idx));
+  Stmt tap = LoopFrom(xl->loop_var, lo, hi - lo, vec, Store(w.out, MakeBinary(w.op, acc, Load(v, {ix})), w.idx), x);
+  tap = std::make_shared<ForNode>(rxl->loop_var, rxl->min, rxl->extent, ForKind::kSerial, tap);
+  Stmt init = LoopFrom(xl->loop_var, I64(0), ext_x, vec, Store(w.out, w.init, w.idx), x);
+  Stmt row = Seq({v_init, v_row, init, tap});
+  const bool y_parallel = yl->for_kind == ForKind::kParallel;
+  if (y_parallel) row = std::make_shared<AllocateNode>(v, row);
+  ForKind ykind = yl->for_kind == ForKind::kVectorized ? ForKind::kSerial : yl->for_kind;
+  Stmt nest = std::make_shared<ForNode>(yl->loop_var, yl->min, yl->extent, ykind, row);
+  if (!y_parallel) nest = std::make_shared<AllocateNode>(v, nest);
+  for (size_t d = w.spatial.size() - 2; d-- > 0;) {
+    const ForNode* f = w.spatial[d];
+    ForKind kind = f->for_kind == ForKind::kVectorized ? ForKind::kSerial : f->for_kind;
+    nest = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, kind, nest);
+  }
+  return nest;
+}
+
 constexpr int64_t kMaxSymbolicTaps = 9;
 
 int64_t TapCount(const Window& w) {
@@ -945,7 +1070,9 @@ class WindowRewriter : public StmtExprMutator {
         // nudenet's compile from 553 to 887 MB (three 5 x 5 pools); windows
         // of more than 9 taps take the tap loops there.
         bool large = w.large || (!static_plane && w.init.defined() && TapCount(w) > kMaxSymbolicTaps);
-        Stmt out = large            ? RewriteLargeWindow(w, knobs_)
+        Stmt out;
+        if (large && !static_plane) out = RewriteSeparableWindow(w, knobs_);
+        if (!out) out = large       ? RewriteLargeWindow(w, knobs_)
                    : static_plane ? Rewrite(w, knobs_)
                                   : RewriteSymbolic(w, knobs_);
         if (out) {

@@ -35,7 +35,11 @@
 // over run-time planes (SPPF's 5 x 5: the unrolled tree of clamped selects
 // cost compile memory), keep their tap loops,
 // outside a vector row per tap over the columns where that tap is inside,
-// when the padding is OP's identity. Knobs: schedule_knobs.h, pool.*.
+// when the padding is OP's identity; over run-time planes a max or min of
+// two tap loops at column stride 1 is separable instead: per output row, a
+// row of X's width set to OP over the tap rows, then the output row to OP
+// over the tap columns of it (kh + kw row vectors instead of kh * kw).
+// Knobs: schedule_knobs.h, pool.*.
 //
 // Pre: lowered, default kinds chosen (a parallel loop of the nest stays
 // parallel). Returns the same PrimFunc when no nest matches.
