@@ -382,6 +382,7 @@ class KernelEmitter {
   // ------------------------------------------------------------ expressions
   llvm::Value* CastValue(llvm::Value* v, DType from, DType to);
   llvm::Value* DoubleToHalf(llvm::Value* d, llvm::Type* ty);
+  llvm::Value* FloatToI32Sat(llvm::Value* v);
   llvm::Value* Expr(const PrimExpr& e);
   llvm::Value* ExprAs(const PrimExpr& e, DType t) { return CastValue(Expr(e), e.dtype(), t); }
   llvm::Value* Index(const PrimExpr& e) {

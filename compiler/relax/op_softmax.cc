@@ -3,9 +3,17 @@
 // Numerically stable: the row maximum is subtracted before exponentiating, so
 // large inputs do not overflow. One PrimFunc of four stages (max, exp, sum,
 // normalize); float16 inputs are computed in float32 and cast back.
+//
+// nan_to=c (optional, a float): every NaN of the result becomes c, as
+// R.where(R.isnan(s), c, s) would make it; fold-softmax-nan-guard
+// (compiler/transform) writes it for that pattern (torch's masked-attention
+// export guards fully masked rows so), sparing a pass over the result.
 #include "compiler/relax/op_defs.h"
 
+#include <optional>
+
 #include "compiler/relax/nn_attrs.h"
+#include "compiler/relax/op_elem_util.h"
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/relax/te_builder.h"
 
@@ -18,7 +26,8 @@ using ir::PrimExpr;
 
 Result<ir::StructInfo> InferSoftmax(const ir::CallExpr& call) {
   AttrReader r(call);
-  KILN_RETURN_IF_ERROR(r.CheckKnown({"axis"}));
+  KILN_RETURN_IF_ERROR(r.CheckKnown({"axis", "nan_to"}));
+  KILN_RETURN_IF_ERROR(r.Float("nan_to", 0.0).status());
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* x, TensorArg(r, 0, "data"));
   if (x->has_dtype && !x->dtype.is_float()) {
     return r.Error("expects a float tensor, got " + DTypeToString(x->dtype));
@@ -33,6 +42,11 @@ Result<ir::PrimFunc> LegalizeSoftmaxImpl(const ir::CallExpr& call, const std::st
   KILN_ASSIGN_OR_RETURN(const ir::TensorSInfo* xi, ShapedArg(r, 0, "data"));
   KILN_ASSIGN_OR_RETURN(int64_t axis_attr, r.Int("axis", -1));
   KILN_ASSIGN_OR_RETURN(int axis, NormalizeAxis(r, axis_attr, xi->ndim));
+  std::optional<double> nan_to;
+  if (r.Has("nan_to")) {
+    KILN_ASSIGN_OR_RETURN(double c, r.Float("nan_to", 0.0));
+    nan_to = c;
+  }
   std::vector<int> axes{axis};
   DType dt = xi->dtype, ct = ComputeType(dt);
   te::FuncBuilder b(name);
@@ -56,6 +70,8 @@ Result<ir::PrimFunc> LegalizeSoftmaxImpl(const ir::CallExpr& call, const std::st
     te::Indices row = KeptIndex(axes, i);
     PrimExpr v = log ? in(i) - mx(row) - Intrin("log", {sum(row)})
                      : ir::MakeBinary(ir::TirKind::kDiv, ex(i), sum(row));
+    // v != v exactly for NaN (one compare).
+    if (nan_to) v = elem::Select(ir::MakeBinary(ir::TirKind::kNE, v, v), ir::FloatImm(ct, *nan_to), v);
     return CastTo(dt, v);
   });
   return b.Build({out});

@@ -57,6 +57,26 @@ TEST(OpSoftmax, LargeInputsAreStable) {
 
 TEST(OpSoftmax, Float16) { CheckBoth({3, 8}, -1, "float16", -3, 3, 2e-3); }
 
+// nan_to=c writes c where the softmax is NaN: a fully masked row (every
+// input -inf) and a row holding a NaN; the other rows are unchanged. Rows of
+// 40 (vector code and a tail).
+TEST(OpSoftmax, NanToReplacesNaNRows) {
+  const int64_t cols = 40;
+  std::vector<double> v(3 * cols);
+  for (int64_t j = 0; j < cols; ++j) {
+    v[j] = 0.3 * static_cast<double>(j % 9) - 1.0;
+    v[cols + j] = -INFINITY;
+    v[2 * cols + j] = j == 7 ? NAN : 0.05 * static_cast<double>(j);
+  }
+  Tensor x = MakeTensor({3, cols}, DType::Float32(), v);
+  auto r = RunMain(OneOpModule({"x: " + TensorType({3, cols})}, "R.nn.softmax(x, axis=-1, nan_to=-2.5)"), {x});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<double> want = RefSoftmax({3, cols}, 1, v, false);
+  for (double& w : want)
+    if (std::isnan(w)) w = -2.5;
+  EXPECT_TRUE(AllClose(r->at(0), want, {3, cols}, 1e-6, 1e-5));
+}
+
 TEST(OpSoftmax, SymbolicRows) {
   std::string src = OneOpModule({"x: R.Tensor((\"n\", 4), \"float32\")"}, "R.nn.softmax(x)");
   for (int64_t n : {1, 9}) {
@@ -87,7 +107,9 @@ TEST(OpSoftmaxError, EveryMessageFires) {
                 "R.nn.softmax: expects a tensor as argument 1 (data)");
   ExpectOpError({x}, "R.nn.softmax(x, axis=\"a\")", StatusCode::kInvalidArgument, "R.nn.softmax: axis must be an integer");
   ExpectOpError({x}, "R.nn.softmax(x, axes=[1])", StatusCode::kInvalidArgument,
-                "R.nn.softmax: unknown attribute 'axes' (known: axis)");
+                "R.nn.softmax: unknown attribute 'axes' (known: axis, nan_to)");
+  ExpectOpError({x}, "R.nn.softmax(x, nan_to=\"a\")", StatusCode::kInvalidArgument,
+                "R.nn.softmax: nan_to must be a number");
 }
 
 }  // namespace

@@ -160,6 +160,34 @@ TEST(OpUnary, AsTypeBetweenEveryDtype) {
              i, TensorType({5}, "int32"));
 }
 
+// Float -> integer casts over rows long enough for vector code and a tail,
+// with the values where the conversion saturates: NaN -> 0, the int32 range's
+// ends, and narrower types wrapping from the saturated int32 (as before the
+// emitter spelled the saturation as selects around fptosi).
+TEST(OpUnary, AsTypeFloatToIntSaturatesInVectorLoops) {
+  const double nan = std::nan(""), inf = HUGE_VAL;
+  const std::vector<double> edge = {nan, inf, -inf, 3e9, -3e9, 2147483520.0, 2147483648.0, -2147483648.0,
+                                    -2147483904.0, 300.7, -1.5, 255.9, -129.9, 0.5, 127.2, -0.75, 65536.5};
+  std::vector<double> v;
+  for (int i = 0; i < 3 * 40; ++i) v.push_back(i % 2 ? edge[(i / 2) % edge.size()] : (i - 60) * 2.375);
+  Tensor x = MakeTensor({3, 40}, DType::Float32(), v);
+  auto sat32 = [](double a) -> int64_t {
+    if (std::isnan(a)) return 0;
+    if (a >= 2147483648.0) return 2147483647;
+    if (a <= -2147483648.0) return -2147483648LL;
+    return static_cast<int64_t>(std::trunc(a));
+  };
+  auto wrap = [](int64_t i, int bits, bool is_signed) {
+    const uint64_t m = (uint64_t{1} << bits) - 1, u = static_cast<uint64_t>(i) & m;
+    return is_signed && (u >> (bits - 1)) ? static_cast<double>(static_cast<int64_t>(u) - (int64_t{1} << bits))
+                                          : static_cast<double>(u);
+  };
+  CheckCases({{"R.astype(x, dtype=\"int32\")", [&](double a) { return static_cast<double>(sat32(a)); }, 0, 0},
+              {"R.astype(x, dtype=\"int8\")", [&](double a) { return wrap(sat32(a), 8, true); }, 0, 0},
+              {"R.astype(x, dtype=\"uint8\")", [&](double a) { return wrap(sat32(a), 8, false); }, 0, 0}},
+             x, TensorType({3, 40}));
+}
+
 // A symbolic first dimension: compiled once, run for n = 1 and n = 5.
 TEST(OpUnary, SymbolicShapeRunsForTwoSizes) {
   std::string src = OneOpModule({"x: R.Tensor((\"n\", 4), \"float32\")"}, "R.nn.gelu(R.sqrt(R.abs(x)))");

@@ -25,6 +25,7 @@
 #include "compiler/transform/dispatch_library.h"
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/transform/fold_constant.h"
+#include "compiler/transform/fold_softmax_nan_guard.h"
 #include "compiler/transform/pack_constant_weights.h"
 
 namespace kiln {
@@ -32,7 +33,7 @@ namespace {
 
 enum class Pipeline {
   kLegalize, kDispatchLibrary, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten, kDecompose,
-  kPackWeights
+  kPackWeights, kFoldSoftmaxNanGuard
 };
 
 // The weights of the bind_params / fold_constant cases: w (4, 3), b (4,).
@@ -82,6 +83,11 @@ Result<ir::IRModule> RunPipeline(Pipeline p, const ir::IRModule& in) {
     case Pipeline::kPackWeights: {
       KILN_ASSIGN_OR_RETURN(mod, transform::BindParams(mod, ConvWeights()));
       return transform::PackConstantWeights(mod);
+    }
+    case Pipeline::kFoldSoftmaxNanGuard: {
+      // fold, then drop the softmax and the test the fold left dead.
+      KILN_ASSIGN_OR_RETURN(mod, transform::FoldSoftmaxNanGuard(mod));
+      return transform::EliminateDeadCode(mod);
     }
     case Pipeline::kCse: return transform::EliminateCommonSubexpressions(mod);
     case Pipeline::kDce: return transform::EliminateDeadCode(mod);
@@ -150,6 +156,7 @@ const GoldenCase kCases[] = {
     {"flatten_calls", Pipeline::kFlatten},
     {"decompose_ops", Pipeline::kDecompose},
     {"pack_constant_weights", Pipeline::kPackWeights},
+    {"fold_softmax_nan_guard", Pipeline::kFoldSoftmaxNanGuard},
 };
 
 INSTANTIATE_TEST_SUITE_P(Passes, PassGoldenTest, ::testing::ValuesIn(kCases),
