@@ -377,6 +377,8 @@ class Inliner {
       if (!InvertStoreIndices(p.store->indices, p.loops, t, ld[0]->load->indices, &map, &fused)) return false;
     } else {
       if (!PlainStore(p) || !CoversShape(p.loops, t)) return false;
+      // (A load through a view of another rank has other indices.)
+      if (ld[0]->load->indices.size() != p.loops.size()) return false;
       for (size_t d = 0; d < p.loops.size(); ++d) map[p.loops[d]->loop_var.get()] = ld[0]->load->indices[d];
     }
     if (!copy_of_copy) {

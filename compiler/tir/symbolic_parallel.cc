@@ -63,6 +63,7 @@ bool CanRunParallel(const ForNode* f) {
 
 class Spreader : public StmtExprMutator {
  public:
+  explicit Spreader(int threads) : threads_(threads) {}
   bool changed = false;
 
   Stmt MutateStmt(const Stmt& s) override {
@@ -101,7 +102,10 @@ class Spreader : public StmtExprMutator {
       auto fused = std::make_shared<ForNode>(t, nest::I64(0), arith::Simplify(f->extent * c->extent),
                                              ForKind::kParallel, body);
       fused->span = f->span;
-      return fused;
+      if (threads_ < 2) return fused;
+      // A batch of at least the thread count keeps its own loop (header).
+      PrimExpr enough = MakeBinary(TirKind::kGE, f->extent, IntImm(f->extent.dtype(), threads_));
+      return std::make_shared<IfThenElseNode>(enough, s, Stmt(fused));
     }
     const auto* seq = As<SeqStmtNode>(inner);
     if (seq == nullptr) return s;
@@ -123,12 +127,15 @@ class Spreader : public StmtExprMutator {
     for (auto it = units.rbegin(); it != units.rend(); ++it) body = Rebuilt(*it, (*it)->for_kind, body);
     return Rebuilt(f, ForKind::kSerial, body);
   }
+
+ private:
+  int threads_;
 };
 
 }  // namespace
 
-PrimFunc SpreadSymbolicParallel(const PrimFunc& func) {
-  Spreader s;
+PrimFunc SpreadSymbolicParallel(const PrimFunc& func, int num_threads_hint) {
+  Spreader s(num_threads_hint);
   Stmt body = s.MutateStmt(func->body);
   if (!s.changed) return func;
   return nest::WithBody(func, body);
