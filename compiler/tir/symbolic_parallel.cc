@@ -1,6 +1,8 @@
 #include "compiler/tir/symbolic_parallel.h"
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -61,6 +63,31 @@ bool CanRunParallel(const ForNode* f) {
   return f->for_kind == ForKind::kSerial && nest::IsZero(f->min) && !HasParallel(f->body) && Independent(f);
 }
 
+// The static iteration count of the loops in `s` (sums over sequences),
+// nullopt when a loop's extent is not static.
+std::optional<int64_t> StaticIterations(const Stmt& s) {
+  if (const auto* f = As<ForNode>(s)) {
+    const int64_t* e = ConstInt(f->extent);
+    std::optional<int64_t> inner = StaticIterations(f->body);
+    if (e == nullptr || !inner) return std::nullopt;
+    return *e * *inner;
+  }
+  if (const auto* seq = As<SeqStmtNode>(s)) {
+    int64_t total = 0;
+    for (const Stmt& c : seq->seq) {
+      std::optional<int64_t> n = StaticIterations(c);
+      if (!n) return std::nullopt;
+      total += *n;
+    }
+    return total;
+  }
+  return 1;
+}
+
+// Iterations of a fused loop's body up to which its t // C and t % C are
+// worth a second, unfused copy of the nest for large batches.
+constexpr int64_t kMaxSplitBodyIterations = 1024;
+
 class Spreader : public StmtExprMutator {
  public:
   explicit Spreader(int threads) : threads_(threads) {}
@@ -102,7 +129,8 @@ class Spreader : public StmtExprMutator {
       auto fused = std::make_shared<ForNode>(t, nest::I64(0), arith::Simplify(f->extent * c->extent),
                                              ForKind::kParallel, body);
       fused->span = f->span;
-      if (threads_ < 2) return fused;
+      std::optional<int64_t> small = StaticIterations(c->body);
+      if (threads_ < 2 || !small || *small > kMaxSplitBodyIterations) return fused;
       // A batch of at least the thread count keeps its own loop (header).
       PrimExpr enough = MakeBinary(TirKind::kGE, f->extent, IntImm(f->extent.dtype(), threads_));
       return std::make_shared<IfThenElseNode>(enough, s, Stmt(fused));

@@ -23,7 +23,8 @@
 // asks of the loops it parallelizes). The inner loop's extent must not use
 // n. Nothing else changes; `func` itself is returned when nothing matched.
 //
-// With num_threads_hint >= 2, the fused loop runs only where the batch is
+// With num_threads_hint >= 2 and a short body under c (static loops of at
+// most 1024 iterations in all), the fused loop runs only where the batch is
 // smaller than the hint: `if N >= hint` keeps `for n in parallel(N)` around
 // the serial c loop (the batch alone feeds every thread), else the fused
 // loop. Its t // C and t % C per iteration cost more than a short body:

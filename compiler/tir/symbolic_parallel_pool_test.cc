@@ -1,8 +1,7 @@
 // A symbolic-batch max_pool2d compiled for two threads through the driver:
 // SpreadSymbolicParallel (symbolic_parallel.h) fuses its batch and channel
-// loops for batches below the thread hint, so batch 1 splits across the
-// threads, and the kernel computes the same numbers at batches 1 and 3 (the
-// fused loop and the batch loop; VM against a reference in the test).
+// loops, so batch 1 splits across the threads, and the kernel computes the
+// same numbers at batches 1 and 3 (VM against a reference in the test).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -43,14 +42,9 @@ driver::CompileOptions TwoThreads() {
 TEST(SymbolicParallelPoolTest, SymbolicBatchPoolSplitsAtBatchOne) {
   PrimFunc f = test_util::LowerPrimFunc(kPool, TwoThreads(), "max_pool2d");
   ASSERT_NE(f, nullptr);
-  // Batches of at least two (the thread hint) keep the batch loop; smaller
-  // ones run the fused loop. The numbers below take both branches.
-  const auto* branch = As<IfThenElseNode>(f->body);
-  ASSERT_NE(branch, nullptr) << Print(f);
-  const auto* loop = As<ForNode>(branch->else_case);
+  const auto* loop = As<ForNode>(f->body);
   ASSERT_NE(loop, nullptr) << Print(f);
   EXPECT_EQ(loop->for_kind, ForKind::kParallel) << Print(f);
-  EXPECT_NE(Print(f).find("if n >= 2:"), std::string::npos) << Print(f);
   EXPECT_NE(Print(f).find("T.parallel(n * 8)"), std::string::npos) << Print(f);
 
   auto mod = test_util::CompileAndLoad(kPool, TwoThreads(), 2);
