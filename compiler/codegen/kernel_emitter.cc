@@ -80,6 +80,36 @@ bool ContiguousAtMost32Bits(const ir::Stmt& s, const VarNode* var) {
   return !finder.bad;
 }
 
+// Whether an access in `s` moves by more than two elements per iteration of
+// `var`, or by a stride not known at compile time: a gather or a scatter (a
+// transpose's strided reads). Vectorized over a run-time extent, LLVM
+// loaded such lanes one by one (vinsertps, or behind a branch per lane when
+// the loop was tail-folded), slower than the scalar loop: the transpose of
+// romanizer's attention memory [4, s, 256] -> [4, 256, s] at s = 23, one
+// thread, kiln-bench medians: tail-folded 16.8 us, vector body with a scalar
+// tail 8.0 us, scalar 6.0 us (4.2 us with s pinned).
+bool GathersOrScatters(const ir::Stmt& s, const VarNode* var) {
+  struct Finder : tir::StmtExprVisitor {
+    const VarNode* var = nullptr;
+    bool found = false;
+    void Check(const ir::Buffer& b, const std::vector<PrimExpr>& idx) {
+      std::optional<int64_t> k = codegen::FlatCoefficient(b, idx, var);
+      if (!k || *k > 2 || *k < -2) found = true;
+    }
+    void VisitStmt(const ir::Stmt& st) override {
+      if (const auto* b = As<BufferStoreNode>(st)) Check(b->buffer, b->indices);
+      if (!found) tir::StmtExprVisitor::VisitStmt(st);
+    }
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>()) Check(l->buffer, l->indices);
+      if (!found) tir::StmtExprVisitor::VisitExpr(e);
+    }
+  } finder;
+  finder.var = var;
+  finder.VisitStmt(s);
+  return finder.found;
+}
+
 }  // namespace
 
 void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, ForKind kind, const ir::Stmt& body,
@@ -111,7 +141,10 @@ void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, F
   iv->addIncoming(next, b_.GetInsertBlock());
   // Loop metadata: the first operand refers to the node itself.
   std::vector<llvm::Metadata*> md{nullptr};
-  if (kind == ForKind::kVectorized) {
+  if (kind == ForKind::kVectorized && run_time_extent && GathersOrScatters(body, var.get())) {
+    md.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
+                                          llvm::ConstantAsMetadata::get(b_.getFalse())}));
+  } else if (kind == ForKind::kVectorized) {
     md.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.vectorize.enable"),
                                           llvm::ConstantAsMetadata::get(b_.getTrue())}));
     if (run_time_extent) {

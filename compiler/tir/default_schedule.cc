@@ -260,7 +260,7 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs), knobs);
   // A parallel loop over a symbolic batch (1 at run time) hands its
   // threads to the loops below it.
-  return SpreadSymbolicParallel(ScheduleRowReductions(out, num_threads_hint, knobs));
+  return SpreadSymbolicParallel(ScheduleRowReductions(out, num_threads_hint, knobs), num_threads_hint);
 }
 
 }  // namespace tir

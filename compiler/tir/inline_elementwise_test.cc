@@ -132,6 +132,66 @@ def pack(x: T.Buffer((2, 4, 5, 3), "float32"), out: T.Buffer((2, 3, 1, 30), "flo
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
 }
 
+// Silero VAD's STFT input with a symbolic batch of windows: the reflect pad
+// ran as one parallel loop fused over (window, column), indexing t0 by
+// v // 12 and v % 12, and the convolution's staging copied windows out of
+// t0. The copy now reads x through the pad's indices, with v // 12 and
+// v % 12 replaced by the staging's own indices (no division left).
+const char* kFusedPad = R"(
+@T.prim_func
+def stft_stage(x: T.Buffer((3, 8), "float32"), col: T.Buffer((3, 2, 8), "float32")):
+    t0 = T.decl_buffer((3, 1, 12), "float32")
+    for v in T.parallel(T.int64(36)):
+        for c in range(T.int64(1)):
+            t0[v // T.int64(12), c, v % T.int64(12)] = x[v // T.int64(12), T.Select(v % T.int64(12) < T.int64(2), T.int64(2) - v % T.int64(12), T.Select(v % T.int64(12) >= T.int64(10), T.int64(17) - v % T.int64(12), v % T.int64(12) - T.int64(2)))]
+    for n in T.parallel(T.int64(3)):
+        for p, k in T.grid(T.int64(2), T.int64(8)):
+            col[n, p, k] = t0[n, T.int64(0), p * T.int64(4) + k]
+)";
+
+TEST(InlineElementwiseTest, CopyOfAPadOverFusedLoopsReadsItsSource) {
+  PrimFunc f = ParseFunc(kFusedPad, "stft_stage");
+  PrimFunc out = InlineElementwise(f, /*after_schedule=*/true);
+  ASSERT_NE(out, f);
+  StmtCensus c = CountStmts(out);
+  EXPECT_EQ(c.allocates, 0) << testing::Print(out);
+  EXPECT_EQ(c.stores, 1) << testing::Print(out);
+  std::string text = testing::Print(out);
+  EXPECT_EQ(text.find("//"), std::string::npos) << text;
+  EXPECT_EQ(text.find("%"), std::string::npos) << text;
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << text;
+}
+
+// A fused loop that does not come apart into the stored indices (its
+// remainder's dimension is not the divisor, or it is divided only) stays.
+TEST(InlineElementwiseTest, FusedLoopsThatDoNotInvertStay) {
+  const char* texts[] = {
+      R"(
+@T.prim_func
+def f(x: T.Buffer((36,), "float32"), col: T.Buffer((3, 2, 8), "float32")):
+    t0 = T.decl_buffer((6, 12), "float32")
+    for v in range(T.int64(36)):
+        t0[v // T.int64(6), v % T.int64(6)] = x[v]
+    for n, p, k in T.grid(T.int64(3), T.int64(2), T.int64(8)):
+        col[n, p, k] = t0[n, p * T.int64(4) + k]
+)",
+      R"(
+@T.prim_func
+def f(x: T.Buffer((36,), "float32"), col: T.Buffer((3, 2, 8), "float32")):
+    t0 = T.decl_buffer((3, 12), "float32")
+    for v in range(T.int64(36)):
+        for k in range(T.int64(12)):
+            t0[v // T.int64(12), k] = x[v]
+    for n, p, k in T.grid(T.int64(3), T.int64(2), T.int64(8)):
+        col[n, p, k] = t0[n, p * T.int64(4) + k]
+)"};
+  for (const char* text : texts) {
+    PrimFunc f = ParseFunc(text, "f");
+    EXPECT_EQ(InlineElementwise(f, /*after_schedule=*/true), f) << text;
+  }
+}
+
 // After a schedule, a consumer reading the temporary twice at its point
 // (SiLU after a strided depthwise convolution's rows: x * sigmoid(x)) takes
 // the producer's cheap stores, each value repeated; before the schedules

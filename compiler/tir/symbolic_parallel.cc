@@ -1,6 +1,8 @@
 #include "compiler/tir/symbolic_parallel.h"
 
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -61,8 +63,34 @@ bool CanRunParallel(const ForNode* f) {
   return f->for_kind == ForKind::kSerial && nest::IsZero(f->min) && !HasParallel(f->body) && Independent(f);
 }
 
+// The static iteration count of the loops in `s` (sums over sequences),
+// nullopt when a loop's extent is not static.
+std::optional<int64_t> StaticIterations(const Stmt& s) {
+  if (const auto* f = As<ForNode>(s)) {
+    const int64_t* e = ConstInt(f->extent);
+    std::optional<int64_t> inner = StaticIterations(f->body);
+    if (e == nullptr || !inner) return std::nullopt;
+    return *e * *inner;
+  }
+  if (const auto* seq = As<SeqStmtNode>(s)) {
+    int64_t total = 0;
+    for (const Stmt& c : seq->seq) {
+      std::optional<int64_t> n = StaticIterations(c);
+      if (!n) return std::nullopt;
+      total += *n;
+    }
+    return total;
+  }
+  return 1;
+}
+
+// Iterations of a fused loop's body up to which its t // C and t % C are
+// worth a second, unfused copy of the nest for large batches.
+constexpr int64_t kMaxSplitBodyIterations = 1024;
+
 class Spreader : public StmtExprMutator {
  public:
+  explicit Spreader(int threads) : threads_(threads) {}
   bool changed = false;
 
   Stmt MutateStmt(const Stmt& s) override {
@@ -101,7 +129,11 @@ class Spreader : public StmtExprMutator {
       auto fused = std::make_shared<ForNode>(t, nest::I64(0), arith::Simplify(f->extent * c->extent),
                                              ForKind::kParallel, body);
       fused->span = f->span;
-      return fused;
+      std::optional<int64_t> small = StaticIterations(c->body);
+      if (threads_ < 2 || !small || *small > kMaxSplitBodyIterations) return fused;
+      // A batch of at least the thread count keeps its own loop (header).
+      PrimExpr enough = MakeBinary(TirKind::kGE, f->extent, IntImm(f->extent.dtype(), threads_));
+      return std::make_shared<IfThenElseNode>(enough, s, Stmt(fused));
     }
     const auto* seq = As<SeqStmtNode>(inner);
     if (seq == nullptr) return s;
@@ -123,12 +155,15 @@ class Spreader : public StmtExprMutator {
     for (auto it = units.rbegin(); it != units.rend(); ++it) body = Rebuilt(*it, (*it)->for_kind, body);
     return Rebuilt(f, ForKind::kSerial, body);
   }
+
+ private:
+  int threads_;
 };
 
 }  // namespace
 
-PrimFunc SpreadSymbolicParallel(const PrimFunc& func) {
-  Spreader s;
+PrimFunc SpreadSymbolicParallel(const PrimFunc& func, int num_threads_hint) {
+  Spreader s(num_threads_hint);
   Stmt body = s.MutateStmt(func->body);
   if (!s.changed) return func;
   return nest::WithBody(func, body);

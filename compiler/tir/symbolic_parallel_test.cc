@@ -49,6 +49,44 @@ def resize(a_handle: T.handle, b_handle: T.handle, h: T.int64, w: T.int64):
                 for i3 in T.vectorized(w * 2):
                     b[i0_i1 // 96, i0_i1 % 96, i2, i3] = a[i0_i1 // 96, i0_i1 % 96, i2 // 2, i3 // 2]
 )") << Print(after);
+  // Rows of a run-time length under each channel: the division is
+  // negligible there, so a thread hint adds no second copy.
+  EXPECT_EQ(Print(SpreadSymbolicParallel(before, 4)), Print(after));
+}
+
+TEST(SymbolicParallelTest, ABatchOfAtLeastTheThreadsKeepsItsLoop) {
+  // Silero VAD's STFT magnitude over a symbolic batch of windows: with a
+  // thread hint, the fused loop (a division per 4-float row) runs only for
+  // batches below the hint; larger ones keep the batch loop parallel and the
+  // rows serial, as when the batch is pinned.
+  PrimFunc before = ParseFunc(R"(
+@T.prim_func
+def mag(a_handle: T.handle, b_handle: T.handle):
+    n = T.int64()
+    a = T.match_buffer(a_handle, (n, 258, 5), "float32")
+    b = T.match_buffer(b_handle, (n, 129, 4), "float32")
+    for i0 in T.parallel(n):
+        for i1 in range(T.int64(129)):
+            for i2 in T.vectorized(T.int64(4)):
+                b[i0, i1, i2] = a[i0, i1, i2 + 1] * a[i0, i1 + 129, i2 + 1]
+)",
+                              "mag");
+  PrimFunc after = SpreadSymbolicParallel(before, 4);
+  ASSERT_NE(after, before);
+  std::string text = Print(after);
+  EXPECT_NE(text.find(R"(        if n >= 4:
+            for i0 in T.parallel(n):
+                for i1 in range(T.int64(129)):
+                    for i2 in T.vectorized(T.int64(4)):
+                        b[i0, i1, i2] = a[i0, i1, i2 + 1] * a[i0, i1 + 129, i2 + 1]
+        else:
+            for i0_i1 in T.parallel(n * 129):
+                for i2 in T.vectorized(T.int64(4)):
+                    b[i0_i1 // 129, i0_i1 % 129, i2] = a[i0_i1 // 129, i0_i1 % 129, i2 + 1] * a[i0_i1 // 129, i0_i1 % 129 + 129, i2 + 1]
+)"), std::string::npos) << text;
+  // Without a hint (or with one thread) the fused loop alone, as before.
+  EXPECT_EQ(Print(SpreadSymbolicParallel(before, 1)), Print(SpreadSymbolicParallel(before)));
+  EXPECT_EQ(Print(SpreadSymbolicParallel(before)).find("if n"), std::string::npos);
 }
 
 TEST(SymbolicParallelTest, UnitLoopsStayBetween) {
