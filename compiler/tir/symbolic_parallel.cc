@@ -64,7 +64,9 @@ bool CanRunParallel(const ForNode* f) {
 }
 
 // The static iteration count of the loops in `s` (sums over sequences),
-// nullopt when a loop's extent is not static.
+// nullopt when a loop's extent is not static or `s` holds anything but
+// loops, sequences, stores and calls: an allocation in particular, since the
+// nest is then copied into two branches and a buffer must be defined once.
 std::optional<int64_t> StaticIterations(const Stmt& s) {
   if (const auto* f = As<ForNode>(s)) {
     const int64_t* e = ConstInt(f->extent);
@@ -81,7 +83,8 @@ std::optional<int64_t> StaticIterations(const Stmt& s) {
     }
     return total;
   }
-  return 1;
+  if (As<BufferStoreNode>(s) != nullptr || As<EvaluateNode>(s) != nullptr) return 1;
+  return std::nullopt;
 }
 
 // Iterations of a fused loop's body up to which its t // C and t % C are
