@@ -86,16 +86,6 @@ bool MatchDotConv(const Stmt& s, DotConv* m) {
   return true;
 }
 
-Buffer NewBuffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
-  auto node = std::make_shared<BufferNode>();
-  node->name = name;
-  node->data = MakeVar(name + "_data", HandleType());
-  node->dtype = DType::Float32();
-  node->shape = std::move(shape);
-  node->scope = scope;
-  return node;
-}
-
 class DotKernel {
  public:
   DotKernel(const DotConv& cv, int threads) : cv_(cv), outer_(threads >= 2 ? ForKind::kParallel : ForKind::kSerial) {
@@ -104,7 +94,7 @@ class DotKernel {
     v_ = k_ >= 64 || k_ % 16 == 0 ? 16 : 8;
     images_ = L[0]->extent;
     hw_ = cv.wo > 0 ? I64(cv.ho * cv.wo) : L[3]->extent;
-    col_ = NewBuffer("col", {images_, hw_, I64(k_)}, "global");
+    col_ = nest::Float32Buffer("col", {images_, hw_, I64(k_)}, "global");
     auto wrow = std::make_shared<BufferNode>(*cv.r.weight);
     wrow->shape = {I64(cv.o), I64(k_)};
     wrows_ = wrow;
@@ -171,7 +161,7 @@ class DotKernel {
     PrimExpr ptiles = one_point_tile ? I64(1) : Div(hw_ + I64(pts - 1), I64(pts));
     const int64_t blocks = k_ / v_, tail = k_ % v_;
     Var t = MakeVar("t"), n = MakeVar("n"), o0 = MakeVar("o0"), p0 = MakeVar("p0");
-    Buffer acc = NewBuffer("acc", {I64(n_acc), I64(v_)}, "local");
+    Buffer acc = nest::Float32Buffer("acc", {I64(n_acc), I64(v_)}, "local");
     Var zi = MakeVar("zi"), zl = MakeVar("zl");
     std::vector<Stmt> body = {MakeFor(
         zi, I64(n_acc), ForKind::kUnrolled,

@@ -22,7 +22,6 @@ using namespace nest;  // NOLINT: the shared nest helpers
 using conv::CeilDiv;
 using conv::ConvNest;
 using conv::Div;
-using conv::LocalBuffer;
 using conv::MakeFor;
 using conv::MatchConv;
 using conv::Mod;
@@ -71,7 +70,7 @@ class Kernel {
     PrimExpr q = cv_.n == 1 ? PrimExpr(t) : Mod(PrimExpr(t), I64(chunks_));
     y0_ = col_chunks_ == 1 ? q * I64(rows_) : Div(q, I64(col_chunks_)) * I64(rows_);
     x0_ = col_chunks_ == 1 ? I64(0) : Mod(q, I64(col_chunks_)) * I64(cols_);
-    panel_ = LocalBuffer(cv_.data->name + "_panel", {I64(taps_ * lanes_)}, "global");
+    panel_ = nest::Float32Buffer(cv_.data->name + "_panel", {I64(taps_ * lanes_)}, "global");
     std::vector<Stmt> body = {Pack()};
     int64_t full = cv_.o / mr_, rest = cv_.o % mr_;
     if (full > 0) {
@@ -124,7 +123,7 @@ class Kernel {
   // Output channels [o0, o0 + rows) of the chunk.
   Stmt Tile(const PrimExpr& o0, int64_t rows) {
     DType f32 = DType::Float32();
-    Buffer acc = LocalBuffer("acc", {I64(rows), I64(lanes_)}, "local");
+    Buffer acc = nest::Float32Buffer("acc", {I64(rows), I64(lanes_)}, "local");
     auto grid = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&, const PrimExpr&)>& body) {
       Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
       return MakeFor(ii, I64(rows), ForKind::kUnrolled,

@@ -93,15 +93,6 @@ inline Stmt VectorLoop(const std::string& name, const PrimExpr& extent, const st
   return MakeFor(x, extent, ForKind::kVectorized, body(PrimExpr(x)));
 }
 
-inline Buffer LocalBuffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
-  auto node = std::make_shared<BufferNode>();
-  node->name = name;
-  node->data = MakeVar(name + "_data", HandleType());
-  node->dtype = DType::Float32();
-  node->shape = std::move(shape);
-  node->scope = scope;
-  return node;
-}
 
 class ConvKernel {
  public:

@@ -158,7 +158,7 @@ Stmt ConvKernel::RowBlocks(const Var& rb) {
 }
 
 Stmt ConvKernel::BuildBands() {
-  q_ = LocalBuffer(cv_.data->name + "_band", {I64(cv_.ki), I64(planes_), I64(band_len_)}, "global");
+  q_ = nest::Float32Buffer(cv_.data->name + "_band", {I64(cv_.ki), I64(planes_), I64(band_len_)}, "global");
   Var t = MakeVar("band"), bi = MakeVar("bi"), y0 = MakeVar("y0"), yend = MakeVar("yend");
   nn_ = MakeVar("n");
   grp_ = MakeVar("g");
@@ -222,7 +222,7 @@ Stmt ConvKernel::BuildBands() {
 }
 
 Stmt ConvKernel::BuildWhole() {
-  q_ = LocalBuffer(cv_.data->name + "_padded", {I64(cv_.n), I64(cv_.ch), I64(planes_), I64(plane_len_)}, "global");
+  q_ = nest::Float32Buffer(cv_.data->name + "_padded", {I64(cv_.n), I64(cv_.ch), I64(planes_), I64(plane_len_)}, "global");
   bool par = threads_ >= 2;
   int64_t pieces = std::min(hq_, std::max<int64_t>(1, CeilDiv(2 * kMinConvBandTasks, cv_.n * cv_.ch)));
   int64_t piece_rows = CeilDiv(hq_, pieces);

@@ -65,7 +65,7 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
   const bool gemv = !direct_ && cv.kh == 1 && cv.kw == 1 && cv.sh == 1 && cv.sw == 1 && cv.pt == 0 &&
                     cv.pl == 0 && cv.ho == cv.h && cv.wo == cv.w && cv.groups == 1 && cv.opg > 2 &&
                     RemainderFits(8, hw) && sources_.empty() &&
-                    FlatWriteBack(LocalBuffer("probe", {I64(hw), I64(8)}, "local"), MakeVar("o0"), 8,
+                    FlatWriteBack(nest::Float32Buffer("probe", {I64(hw), I64(8)}, "local"), MakeVar("o0"), 8,
                                   static_cast<int>(hw), I64(0), true) != nullptr;
   if (gemv) {
     direct_ = true;

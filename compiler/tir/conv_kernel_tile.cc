@@ -25,8 +25,8 @@ Stmt ConvKernel::Grid(const std::string& tag, int rows, ForKind row_kind, const 
 
 Stmt ConvKernel::Tile(const Var& o0, int rows, bool spatial) {
   DType f32 = DType::Float32();
-  Buffer acc = LocalBuffer("acc", {I64(rows), I64(nr_)}, "local");
-  Buffer tmp = LocalBuffer("tile", {I64(rows), I64(nr_)}, "local");
+  Buffer acc = nest::Float32Buffer("acc", {I64(rows), I64(nr_)}, "local");
+  Buffer tmp = nest::Float32Buffer("tile", {I64(rows), I64(nr_)}, "local");
   Stmt zero = Grid("_init", rows, ForKind::kUnrolled, [&](const Var& ii, const Var& jj) {
     return Store(acc, FloatImm(f32, 0), {PrimExpr(ii), PrimExpr(jj)});
   });
@@ -142,7 +142,7 @@ Stmt ConvKernel::RemainderTile(const Var& o0, int64_t cols) {
   DType f32 = DType::Float32();
   const int64_t hw = cv_.ho * cv_.wo;
   const int64_t chains = std::max<int64_t>(1, kRemainderChains / cols);
-  Buffer acc = LocalBuffer("acc_rem", {I64(chains * cols), I64(mr_)}, "local");
+  Buffer acc = nest::Float32Buffer("acc_rem", {I64(chains * cols), I64(mr_)}, "local");
   Var jz = MakeVar("jj_init"), iz = MakeVar("ii_init");
   Stmt zero = MakeFor(jz, I64(chains * cols), ForKind::kUnrolled,
                       MakeFor(iz, I64(mr_), ForKind::kVectorized,

@@ -80,16 +80,6 @@ Stmt MakeFor(const Var& v, PrimExpr extent, ForKind kind, Stmt body) {
   return std::make_shared<ForNode>(v, I64(0), std::move(extent), kind, std::move(body));
 }
 
-Buffer NewBuffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
-  auto node = std::make_shared<BufferNode>();
-  node->name = name;
-  node->data = MakeVar(name + "_data", HandleType());
-  node->dtype = DType::Float32();
-  node->shape = std::move(shape);
-  node->scope = scope;
-  return node;
-}
-
 // A load at the loop point of `loops`: each index the loop's variable, or 0
 // where the loop's extent is 1 (legalize writes X[0, c, y, x] for a batch
 // of one; the epilogue of such a convolution is still at the loop point).
@@ -270,7 +260,7 @@ class SymConvKernel {
         // stride-2 3x3 convolutions of YOLOv8n took 2-4x their pinned
         // time, which reads packed rows).
         wph_ = arith::Simplify(Div(wp + I64(cv_.sw - 1), I64(cv_.sw)));
-        q_ = NewBuffer(cv_.data->name + "_phases", {ch, hp, arith::Simplify(wph_ * I64(cv_.sw))}, "global");
+        q_ = nest::Float32Buffer(cv_.data->name + "_phases", {ch, hp, arith::Simplify(wph_ * I64(cv_.sw))}, "global");
         qs_ = q_;
         phased_ = phases_by_channel_ = true;
         // Narrow rows take StridedPlanes instead (not depthwise).
@@ -281,7 +271,7 @@ class SymConvKernel {
         phased_ = phases_by_channel_ = wide_rows_only_ = false;
         if (!spatial_ok_) strided_planes = StridedPlanes(ho, wo, hp);
       } else {
-        q_ = NewBuffer(cv_.data->name + "_padded", {ch, hp, wp}, "global");
+        q_ = nest::Float32Buffer(cv_.data->name + "_padded", {ch, hp, wp}, "global");
         // The tiles read q_ through the indices set in TapFma.
         whole = Seq({Pack(ch, hp, wp), ChannelTiles(ho, wo)});
       }
@@ -465,7 +455,7 @@ class SymConvKernel {
       // the tiles. (All channels' phases in one buffer made the copy cost
       // twice the tiles: the whole padded input written to memory and read
       // back.)
-      qs_ = NewBuffer(cv_.data->name + "_phases", {hp, arith::Simplify(wph_ * I64(cv_.sw))}, "global");
+      qs_ = nest::Float32Buffer(cv_.data->name + "_phases", {hp, arith::Simplify(wph_ * I64(cv_.sw))}, "global");
       phased_ = true;
     }
     Stmt rows = Tiles(PrimExpr(o), PrimExpr(y), wo, scols_);
@@ -561,7 +551,7 @@ class SymConvKernel {
     const int64_t planes = cv_.sh * cv_.sw;
     PrimExpr hph = arith::Simplify(Div(hp + I64(cv_.sh - 1), I64(cv_.sh)));
     PrimExpr ch = cv_.data->shape[1];
-    Buffer pq = NewBuffer(cv_.data->name + "_phase_planes", {ch, I64(planes), arith::Simplify(hph * wph_)}, "global");
+    Buffer pq = nest::Float32Buffer(cv_.data->name + "_phase_planes", {ch, I64(planes), arith::Simplify(hph * wph_)}, "global");
     // The copy: every row of every plane written (rows past the padded
     // input zeroed), so the columns between rows read initialized memory.
     qs_ = pq;
@@ -576,7 +566,7 @@ class SymConvKernel {
     Var g = MakeVar("g");
     PrimExpr o0 = PrimExpr(g) * I64(mr_);
     PrimExpr span = arith::Simplify((ho - I64(1)) * wph_ + wo);
-    Buffer tf = NewBuffer("plane_out", {I64(mr_), span}, "global");
+    Buffer tf = nest::Float32Buffer("plane_out", {I64(mr_), span}, "global");
     Stmt tiles = StridedPlaneRow(o0, pq, tf, span, 1);
     for (auto it = std::rbegin(kTileWidths); it != std::rend(kTileWidths); ++it) {
       tiles = std::make_shared<IfThenElseNode>(Fits(span, *it), StridedPlaneRow(o0, pq, tf, span, *it), tiles);
@@ -587,6 +577,29 @@ class SymConvKernel {
     return std::make_shared<AllocateNode>(pq, Seq({pack, groups}));
   }
 
+  // The tile loop that StridedPlaneRow and PlaneTileRow share: ceil(span /
+  // nr) tiles (the last moved back to end at the span's end; nr == 1: one
+  // column each), each zeroing `acc` (rows x nr), running `taps` (the
+  // reduction into acc at columns x0 ..) and copying acc to tf[r, x0 + j].
+  static Stmt FlatTileLoop(const Var& xt, const Var& x0, const Buffer& acc, int64_t rows, int64_t nr, const Buffer& tf,
+                           const PrimExpr& span, const Stmt& taps) {
+    DType f32 = DType::Float32();
+    Var zi = MakeVar("zi"), zj = MakeVar("zj");
+    Stmt zero = MakeFor(zi, I64(rows), ForKind::kUnrolled,
+                        MakeFor(zj, I64(nr), ForKind::kVectorized,
+                                Store(acc, FloatImm(f32, 0.0), {PrimExpr(zi), PrimExpr(zj)})));
+    Var wi = MakeVar("wi"), wj = MakeVar("wj");
+    Stmt write = MakeFor(wi, I64(rows), ForKind::kUnrolled,
+                         MakeFor(wj, I64(nr), ForKind::kVectorized,
+                                 Store(tf, Load(acc, {PrimExpr(wi), PrimExpr(wj)}),
+                                       {PrimExpr(wi), PrimExpr(x0) + PrimExpr(wj)})));
+    Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
+    PrimExpr start = nr == 1 ? PrimExpr(xt) : Min(PrimExpr(xt) * I64(nr), span - I64(nr));
+    tile = std::make_shared<LetStmtNode>(x0, start, tile);
+    PrimExpr count = nr == 1 ? span : Div(span + I64(nr - 1), I64(nr));
+    return MakeFor(xt, count, ForKind::kSerial, tile);
+  }
+
   // ceil(span / nr) tiles of mr_ channels x nr flat columns of StridedPlanes
   // (the last moved back to end at the span's end; nr == 1: one column
   // each), reduced over (c, ky, kx) in the nest's order.
@@ -594,11 +607,7 @@ class SymConvKernel {
     const auto& L = cv_.loops;
     DType f32 = DType::Float32();
     Var xt = MakeVar("st" + std::to_string(nr)), x0 = MakeVar("sx0_" + std::to_string(nr));
-    Buffer acc = NewBuffer("acc", {I64(mr_), I64(nr)}, "local");
-    Var zi = MakeVar("zi"), zj = MakeVar("zj");
-    Stmt zero = MakeFor(zi, I64(mr_), ForKind::kUnrolled,
-                        MakeFor(zj, I64(nr), ForKind::kVectorized,
-                                Store(acc, FloatImm(f32, 0.0), {PrimExpr(zi), PrimExpr(zj)})));
+    Buffer acc = nest::Float32Buffer("acc", {I64(mr_), I64(nr)}, "local");
     Var ii = MakeVar("ii"), jj = MakeVar("jj"), c = MakeVar("c"), ky = MakeVar("ky"), kx = MakeVar("kx");
     VarMap map;
     map[L[0]->loop_var.get()] = PrimExpr(n_);
@@ -620,16 +629,7 @@ class SymConvKernel {
     taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, taps);
     taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
     taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
-    Var wi = MakeVar("wi"), wj = MakeVar("wj");
-    Stmt write = MakeFor(wi, I64(mr_), ForKind::kUnrolled,
-                         MakeFor(wj, I64(nr), ForKind::kVectorized,
-                                 Store(tf, Load(acc, {PrimExpr(wi), PrimExpr(wj)}),
-                                       {PrimExpr(wi), PrimExpr(x0) + PrimExpr(wj)})));
-    Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
-    PrimExpr start = nr == 1 ? PrimExpr(xt) : Min(PrimExpr(xt) * I64(nr), span - I64(nr));
-    tile = std::make_shared<LetStmtNode>(x0, start, tile);
-    PrimExpr count = nr == 1 ? span : Div(span + I64(nr - 1), I64(nr));
-    return MakeFor(xt, count, ForKind::kSerial, tile);
+    return FlatTileLoop(xt, x0, acc, mr_, nr, tf, span, taps);
   }
 
   // Rows out of flat planes: C[n, o0 + r, y, x] = tf[r, y * row + x]
@@ -677,9 +677,9 @@ class SymConvKernel {
     }
     Var g = MakeVar("g");
     PrimExpr o0 = PrimExpr(g) * I64(pc);
-    Buffer qf = NewBuffer(cv_.data->name + "_planes", {I64(pc), arith::Simplify(hp * wp)}, "global");
+    Buffer qf = nest::Float32Buffer(cv_.data->name + "_planes", {I64(pc), arith::Simplify(hp * wp)}, "global");
     PrimExpr span = arith::Simplify((ho - I64(1)) * wp + wo);
-    Buffer tf = NewBuffer("plane_out", {I64(pc), span}, "global");
+    Buffer tf = nest::Float32Buffer("plane_out", {I64(pc), span}, "global");
     // The copies: row a of channel o0 + r at r, [a * Wp, (a + 1) * Wp).
     Var r = MakeVar("pr"), a = MakeVar("pa"), b = MakeVar("pb"), b2 = MakeVar("pb2");
     PrimExpr iy = PrimExpr(a) - I64(cv_.pt);
@@ -725,11 +725,7 @@ class SymConvKernel {
     const auto& L = cv_.loops;
     DType f32 = DType::Float32();
     Var xt = MakeVar("pt" + std::to_string(nr)), x0 = MakeVar("px0_" + std::to_string(nr));
-    Buffer acc = NewBuffer("acc", {I64(pc), I64(nr)}, "local");
-    Var zi = MakeVar("zi"), zj = MakeVar("zj");
-    Stmt zero = MakeFor(zi, I64(pc), ForKind::kUnrolled,
-                        MakeFor(zj, I64(nr), ForKind::kVectorized,
-                                Store(acc, FloatImm(f32, 0.0), {PrimExpr(zi), PrimExpr(zj)})));
+    Buffer acc = nest::Float32Buffer("acc", {I64(pc), I64(nr)}, "local");
     Var ii = MakeVar("ii"), jj = MakeVar("jj"), ky = MakeVar("ky"), kx = MakeVar("kx");
     VarMap map;
     map[L[1]->loop_var.get()] = o0 + PrimExpr(ii);
@@ -749,16 +745,7 @@ class SymConvKernel {
     // spilled them (100 vectors for 4 channels of 5 x 5), one reload per FMA.
     taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, taps);
     taps = MakeFor(ky, I64(cv_.kh), ForKind::kUnrolled, taps);
-    Var wi = MakeVar("wi"), wj = MakeVar("wj");
-    Stmt write = MakeFor(wi, I64(pc), ForKind::kUnrolled,
-                         MakeFor(wj, I64(nr), ForKind::kVectorized,
-                                 Store(tf, Load(acc, {PrimExpr(wi), PrimExpr(wj)}),
-                                       {PrimExpr(wi), PrimExpr(x0) + PrimExpr(wj)})));
-    Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
-    PrimExpr start = nr == 1 ? PrimExpr(xt) : Min(PrimExpr(xt) * I64(nr), span - I64(nr));
-    tile = std::make_shared<LetStmtNode>(x0, start, tile);
-    PrimExpr count = nr == 1 ? span : Div(span + I64(nr - 1), I64(nr));
-    return MakeFor(xt, count, ForKind::kSerial, tile);
+    return FlatTileLoop(xt, x0, acc, pc, nr, tf, span, taps);
   }
 
   // for t in O * ceil(Ho / SR): channel o = t / ceil(Ho / SR), output rows
@@ -903,7 +890,7 @@ class SymConvKernel {
     const int64_t rows = spatial_ ? srows_ : mr_;
     // Row tiles: accumulator ii * yr + ri for channel ii, row ri.
     const int64_t yr = spatial_ ? 1 : yr_;
-    Buffer acc = NewBuffer("acc", {I64(rows * yr), I64(nr)}, "local");
+    Buffer acc = nest::Float32Buffer("acc", {I64(rows * yr), I64(nr)}, "local");
     DType f32 = DType::Float32();
     Var zi = MakeVar("zi"), zj = MakeVar("zj");
     Stmt zero = MakeFor(zi, I64(rows * yr), ForKind::kUnrolled,

@@ -68,16 +68,6 @@ Stmt SeqOf(const std::vector<Stmt>& parts) {
   return Seq(kept);
 }
 
-Buffer NewBuffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
-  auto node = std::make_shared<BufferNode>();
-  node->name = name;
-  node->data = MakeVar(name + "_data", HandleType());
-  node->dtype = DType::Float32();
-  node->shape = std::move(shape);
-  node->scope = scope;
-  return node;
-}
-
 // The smallest j >= 0 with j * s + phase - pad >= 0.
 int64_t FirstInside(int64_t s, int64_t phase, int64_t pad) {
   int64_t a = pad - phase;
@@ -121,7 +111,7 @@ class Kernel {
     PrimExpr fit = Div(I64(kBandFloats), I64(phases_) * pitch) - I64(halo_r_);
     PrimExpr rb = Min(ho_, Max(fit, I64(rows_)));
     PrimExpr plane = S((rb + I64(halo_r_)) * pitch);
-    band_ = NewBuffer(d_.data->name + "_band", {S(I64(phases_) * plane)}, "global");
+    band_ = nest::Float32Buffer(d_.data->name + "_band", {S(I64(phases_) * plane)}, "global");
     // Symbolic ones named once (the indices use them), static ones folded.
     std::vector<std::pair<Var, PrimExpr>> lets;
     auto named = [&](const char* name, const PrimExpr& e) {
@@ -255,7 +245,7 @@ class Kernel {
   Stmt Tile(const PrimExpr& ty, int64_t rows, const PrimExpr& cx, int64_t cols, const PrimExpr* narrow) {
     DType f32 = DType::Float32();
     // (Not "acc": the symbolic schedule's tests count their own tiles by that name.)
-    Buffer acc = NewBuffer("dw_acc", {I64(rows), I64(cols * kLanes)}, "local");
+    Buffer acc = nest::Float32Buffer("dw_acc", {I64(rows), I64(cols * kLanes)}, "local");
     auto grid = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&, const PrimExpr&)>& body) {
       Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
       return std::make_shared<ForNode>(ii, I64(0), I64(rows), ForKind::kUnrolled,

@@ -23,7 +23,6 @@ using conv::CeilDiv;
 using conv::Div;
 using conv::Mod;
 using conv::ConvNest;
-using conv::LocalBuffer;
 using conv::MakeFor;
 using conv::MatchConv;
 
@@ -71,7 +70,7 @@ class Kernel {
     Var t = MakeVar("dw_task");
     n_ = cv_.n == 1 ? I64(0) : Div(PrimExpr(t), I64(cv_.o));
     o_ = cv_.n == 1 ? PrimExpr(t) : Mod(PrimExpr(t), I64(cv_.o));
-    band_ = LocalBuffer(cv_.data->name + "_phases", {I64(cv_.sh * cv_.sw * plane_)}, "global");
+    band_ = nest::Float32Buffer(cv_.data->name + "_phases", {I64(cv_.sh * cv_.sw * plane_)}, "global");
     std::vector<Stmt> body = {Copy()};
     // Full row tiles in a loop, the last rows (fewer) after it.
     int64_t full = cv_.ho / rows_, rest = cv_.ho % rows_;
@@ -177,7 +176,7 @@ class Kernel {
 
   Stmt Tile(const PrimExpr& y0, int64_t rows, int64_t c0, int64_t cols) {
     DType f32 = DType::Float32();
-    Buffer acc = LocalBuffer("acc", {I64(rows), I64(cols * kLanes)}, "local");
+    Buffer acc = nest::Float32Buffer("acc", {I64(rows), I64(cols * kLanes)}, "local");
     auto grid = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&, const PrimExpr&)>& body) {
       Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
       return MakeFor(ii, I64(rows), ForKind::kUnrolled,

@@ -15,6 +15,16 @@ const int64_t* ConstInt(const PrimExpr& e) {
 
 PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
 
+Buffer Float32Buffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
+  auto node = std::make_shared<BufferNode>();
+  node->name = name;
+  node->data = MakeVar(name + "_data", HandleType());
+  node->dtype = DType::Float32();
+  node->shape = std::move(shape);
+  node->scope = scope;
+  return node;
+}
+
 bool SameStaticShape(const Buffer& a, const Buffer& b) {
   if (a->shape.size() != b->shape.size() || a->dtype != b->dtype) return false;
   for (size_t d = 0; d < a->shape.size(); ++d) {

@@ -4,6 +4,7 @@
 #ifndef KILN_COMPILER_TIR_NEST_UTIL_H_
 #define KILN_COMPILER_TIR_NEST_UTIL_H_
 
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -19,6 +20,10 @@ namespace nest {
 const int64_t* ConstInt(const ir::PrimExpr& e);
 // An int64 literal.
 ir::PrimExpr I64(int64_t v);
+// A new float32 buffer of `shape` in `scope` ("global", "local"), with a
+// data variable of its own (NAME_data): the scratch and tile buffers that
+// the schedules allocate.
+ir::Buffer Float32Buffer(const std::string& name, std::vector<ir::PrimExpr> shape, const std::string& scope);
 // `f` with another body: a copy, or `f` itself when `body` is its body.
 ir::PrimFunc WithBody(const ir::PrimFunc& f, ir::Stmt body);
 bool IsVar(const ir::PrimExpr& e, const ir::VarNode* v);
