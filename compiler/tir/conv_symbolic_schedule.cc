@@ -698,22 +698,7 @@ class SymConvKernel {
       tiles = std::make_shared<IfThenElseNode>(Fits(span, *it), PlaneTileRow(o0, pc, qf, tf, span, wp, *it), tiles);
     }
     // Rows out: C[n, o0 + r, y, x] = plane_out[r, y * Wp + x] through the epilogue.
-    Var wr = MakeVar("wr"), y = MakeVar("y"), x = MakeVar("x");
-    const auto& L = cv_.loops;
-    VarMap at;
-    at[L[0]->loop_var.get()] = PrimExpr(n_);
-    at[L[1]->loop_var.get()] = o0 + PrimExpr(wr);
-    at[L[2]->loop_var.get()] = PrimExpr(y);
-    at[L[3]->loop_var.get()] = PrimExpr(x);
-    PrimExpr v = Load(tf, {PrimExpr(wr), PrimExpr(y) * wp + PrimExpr(x)});
-    std::vector<Stmt> back;
-    std::vector<PrimExpr> out_idx;
-    for (const PrimExpr& e : out_idx_) out_idx.push_back(Substitute(e, at));
-    if (store_out_ || epilogue_.empty()) back.push_back(Store(out_, v, out_idx));
-    ReplaceLoads replace(cv_.out->data.get(), v);
-    for (const Stmt& st : epilogue_) back.push_back(Substitute(replace.MutateStmt(st), at));
-    Stmt rows = MakeFor(wr, I64(pc), ForKind::kSerial,
-                        MakeFor(y, ho, ForKind::kSerial, MakeFor(x, wo, ForKind::kVectorized, Seq(back))));
+    Stmt rows = PlaneRowsOut(o0, pc, tf, ho, wo, wp);
     Stmt body = std::make_shared<AllocateNode>(qf, std::make_shared<AllocateNode>(tf, Seq({pack, tiles, rows})));
     return MakeFor(g, I64(cv_.o / pc), threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, body);
   }
