@@ -201,6 +201,8 @@ Measurement Measure(const PrimFunc& func, const RunnerOptions& options, const Me
   Result<codegen::NativeLibraryBuild> built = codegen::BuildNativeLibrary({func}, options.codegen);
   if (!built.ok()) return Fail(MeasureState::kBuildFailed, built.status().ToString());
   if (!options.command.empty()) return MeasureWithCommand(built->shared_object, func->name, shapes, options, reference);
+  if (!options.host_program.empty())
+    return MeasureWithHostProgram(built->shared_object, func->name, shapes, options, reference);
 
   int fds[2];
   if (pipe(fds) != 0) return Fail(MeasureState::kRunFailed, std::string("pipe: ") + strerror(errno));

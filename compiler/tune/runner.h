@@ -1,12 +1,20 @@
 // Measuring a kernel out of process. Build (the production LLVM codegen) a
-// lowered PrimFunc into a native library in this process; then fork a child
-// that loads it with the production loader (NativeLibrary, memfd), fills every
-// parameter with seeded random numbers, runs the kernel once and sends back
-// every parameter's bytes, then warms up and times repeats through the
+// lowered PrimFunc into a native library in this process; then a child
+// process loads it with the production loader (NativeLibrary, memfd), fills
+// every parameter with seeded random numbers, runs the kernel once and sends
+// back every parameter's bytes, then warms up and times repeats through the
 // production kernel ABI and thread pool, and sends back the times. The child
 // runs with a timeout; a child that dies by a signal (segfault), outlives the
 // timeout (killed) or exits with an error gives a failed result, never a
 // failure of the caller.
+//
+// The child is one of two kinds. With RunnerOptions::host_program set (what
+// kiln-tune does), it is that program (kiln-measure-host, exec'd per
+// candidate, tools/kiln-tune/kiln_measure_host.cc) given the job as files as
+// for a runner command below: it starts clean whatever threads this process
+// has. Without it, a fork of this process that runs the kernel without exec:
+// no files, but the caller must hold no other threads that may own locks
+// across fork() (library callers and tests that keep to one thread).
 //
 // Correctness: the parameters after one run are compared with a reference's
 // (the default schedule's) element by element: |x - ref| <= 1e-4 * max(1,
@@ -24,8 +32,7 @@
 // output say what failed: not found (127), died by a signal, the kernel's
 // error, a missing report. The files are removed afterwards.
 //
-// The caller must not hold other threads that may own locks across fork()
-// (the tuner is single-threaded while it measures). Thread-compatible.
+// Thread-compatible.
 #ifndef KILN_COMPILER_TUNE_RUNNER_H_
 #define KILN_COMPILER_TUNE_RUNNER_H_
 
@@ -53,6 +60,9 @@ struct RunnerOptions {
   std::string command;
   std::string measure_program;  // kiln-measure for the target (with `command`)
   std::string work_dir;         // where the job directories go (empty: $TMPDIR or /tmp)
+  // With `command` empty: the host measuring program (kiln-measure-host) to
+  // exec per candidate; empty: a forked child without exec.
+  std::string host_program;
 };
 
 enum class MeasureState : uint8_t { kOk, kBuildFailed, kCrashed, kTimedOut, kRunFailed, kWrong };
@@ -77,6 +87,12 @@ Measurement Measure(const ir::PrimFunc& func, const RunnerOptions& options, cons
 Measurement MeasureWithCommand(const std::vector<uint8_t>& shared_object, const std::string& kernel,
                                const std::vector<std::vector<int64_t>>& shapes, const RunnerOptions& options,
                                const Measurement* reference);
+// Measure's host-program path (runner_command.cc): the same job files, run
+// by `exec HOST_PROGRAM JOB`; its exits other than 0, 2 (the kernel's error)
+// and 3 (a bad job) are crashes.
+Measurement MeasureWithHostProgram(const std::vector<uint8_t>& shared_object, const std::string& kernel,
+                                   const std::vector<std::vector<int64_t>>& shapes, const RunnerOptions& options,
+                                   const Measurement* reference);
 // The parameters of one seeded input set (uniform in [-1, 1), per parameter
 // k from seed * 1000 + k), as both paths fill them.
 std::vector<float> SeededInput(uint64_t seed, size_t k, int64_t count);

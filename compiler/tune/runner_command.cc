@@ -75,12 +75,22 @@ bool WriteFile(const std::string& path, const void* data, size_t n) {
 
 }  // namespace
 
-Measurement MeasureWithCommand(const std::vector<uint8_t>& shared_object, const std::string& kernel,
-                               const std::vector<std::vector<int64_t>>& shapes, const RunnerOptions& options,
-                               const Measurement* reference) {
-  if (options.measure_program.empty() || access(options.measure_program.c_str(), R_OK) != 0)
-    return Failed(MeasureState::kRunFailed, "the measuring program '" + options.measure_program +
-                                                "' does not exist (build kiln-measure for the target)");
+namespace {
+
+// How the job's program is started, and what its exit says.
+struct Launch {
+  std::string program;
+  std::string prefix;  // shell words before "PROGRAM JOB" ("exec" for the host program)
+  bool host = false;   // kiln-measure-host: an exit other than 0, 2 or 3 is a crash
+};
+
+Measurement RunJob(const std::vector<uint8_t>& shared_object, const std::string& kernel,
+                   const std::vector<std::vector<int64_t>>& shapes, const RunnerOptions& options,
+                   const Measurement* reference, const Launch& launch) {
+  if (launch.program.empty() || access(launch.program.c_str(), R_OK) != 0)
+    return Failed(MeasureState::kRunFailed, "the measuring program '" + launch.program + "' does not exist (build " +
+                                                (launch.host ? "kiln-measure-host" : "kiln-measure for the target") +
+                                                ")");
   const char* tmp = getenv("TMPDIR");
   JobDir dir(!options.work_dir.empty() ? options.work_dir : tmp != nullptr && *tmp ? tmp : "/tmp");
   if (dir.path().empty()) return Failed(MeasureState::kRunFailed, std::string("mkdtemp: ") + strerror(errno));
@@ -108,7 +118,7 @@ Measurement MeasureWithCommand(const std::vector<uint8_t>& shared_object, const 
   if (!WriteFile(job_path, job_text.data(), job_text.size()))
     return Failed(MeasureState::kRunFailed, "cannot write " + job_path);
 
-  std::string cmd = options.command + " " + Quote(options.measure_program) + " " + Quote(job_path);
+  std::string cmd = launch.prefix + " " + Quote(launch.program) + " " + Quote(job_path);
   int fds[2];
   if (pipe(fds) != 0) return Failed(MeasureState::kRunFailed, std::string("pipe: ") + strerror(errno));
   pid_t pid = fork();
@@ -155,18 +165,22 @@ Measurement MeasureWithCommand(const std::vector<uint8_t>& shared_object, const 
   int wstatus = 0;
   while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR) {
   }
-  const std::string shown = "`" + cmd + "`";
+  const std::string shown = (launch.host ? "the measuring process `" : "the runner command `") + cmd + "`";
   if (!finished)
     return Failed(MeasureState::kTimedOut,
-                  "the runner command " + shown + " was still running after " + std::to_string(options.timeout_s) +
-                      " s; killed");
+                  shown + " was still running after " + std::to_string(options.timeout_s) + " s; killed");
   if (WIFSIGNALED(wstatus))
-    return Failed(MeasureState::kCrashed, "the runner command " + shown + " was killed by signal " +
-                                              std::to_string(WTERMSIG(wstatus)) + " (" + strsignal(WTERMSIG(wstatus)) +
-                                              "): " + Tail(output));
+    return Failed(MeasureState::kCrashed, shown + " was killed by signal " + std::to_string(WTERMSIG(wstatus)) + " (" +
+                                              strsignal(WTERMSIG(wstatus)) + "): " + Tail(output));
   int code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+  // kiln-measure-host exits 2 or 3 for the errors it reports itself; any
+  // other failing exit is a sanitizer (or the candidate's own handler)
+  // turning a crash into exit(1).
+  if (launch.host && code != 0 && code != 2 && code != 3)
+    return Failed(MeasureState::kCrashed, shown + " exited with status " + std::to_string(code) +
+                                              " before its report was complete: " + Tail(output));
   if (code == 127 || code == 126)
-    return Failed(MeasureState::kRunFailed, "the runner command " + shown + " could not be run (exit status " +
+    return Failed(MeasureState::kRunFailed, shown + " could not be run (exit status " +
                                                 std::to_string(code) + "; is the command installed?): " +
                                                 Tail(output));
   if (code > 128)  // the shell's report of a program killed by a signal (qemu re-raises the guest's)
@@ -174,7 +188,7 @@ Measurement MeasureWithCommand(const std::vector<uint8_t>& shared_object, const 
                                               " (" + strsignal(code - 128) + ") under " + shown + ": " + Tail(output));
   if (code != 0)
     return Failed(MeasureState::kRunFailed,
-                  "the runner command " + shown + " exited with status " + std::to_string(code) + ": " + Tail(output));
+                  shown + " exited with status " + std::to_string(code) + ": " + Tail(output));
 
   Measurement m;
   std::istringstream lines(output);
@@ -184,8 +198,7 @@ Measurement MeasureWithCommand(const std::vector<uint8_t>& shared_object, const 
     else if (line == "done") done = true;
   }
   if (!done || m.times_us.size() != static_cast<size_t>(options.repeats))
-    return Failed(MeasureState::kRunFailed, "the runner command " + shown +
-                                                " exited 0 without the measuring program's report (is the program "
+    return Failed(MeasureState::kRunFailed, shown + " exited 0 without the measuring program's report (is the program "
                                                 "kiln-measure?): " + Tail(output));
   for (size_t k = 0; k < shapes.size(); ++k) {
     std::ifstream f(inputs[k] + ".out", std::ios::binary);
@@ -199,6 +212,21 @@ Measurement MeasureWithCommand(const std::vector<uint8_t>& shared_object, const 
     m.outputs.push_back(std::move(bytes));
   }
   return Finish(std::move(m), reference);
+}
+
+}  // namespace
+
+Measurement MeasureWithCommand(const std::vector<uint8_t>& shared_object, const std::string& kernel,
+                               const std::vector<std::vector<int64_t>>& shapes, const RunnerOptions& options,
+                               const Measurement* reference) {
+  return RunJob(shared_object, kernel, shapes, options, reference, {options.measure_program, options.command, false});
+}
+
+Measurement MeasureWithHostProgram(const std::vector<uint8_t>& shared_object, const std::string& kernel,
+                                   const std::vector<std::vector<int64_t>>& shapes, const RunnerOptions& options,
+                                   const Measurement* reference) {
+  // exec: the shell becomes the program, so its signals and exit reach us.
+  return RunJob(shared_object, kernel, shapes, options, reference, {options.host_program, "exec", true});
 }
 
 }  // namespace tune

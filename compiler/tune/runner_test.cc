@@ -47,15 +47,26 @@ def scale(A: T.Buffer((64, 32), "float32"), C: T.Buffer((64, 32), "float32")):
             C[0, 0] = C[0, 0] + A[0, 1]
 )";
 
-RunnerOptions Options() {
-  RunnerOptions o;
-  o.warmup = 1;
-  o.repeats = 3;
-  o.timeout_s = 20;
-  return o;
-}
+// Each test runs twice: candidates in a forked child of this process, and in
+// kiln-measure-host exec'd per candidate (what kiln-tune uses).
+class RunnerTest : public ::testing::TestWithParam<bool> {
+ protected:
+  RunnerOptions Options() const {
+    RunnerOptions o;
+    o.warmup = 1;
+    o.repeats = 3;
+    o.timeout_s = 20;
+    if (GetParam()) o.host_program = KILN_MEASURE_HOST_PROGRAM;
+    return o;
+  }
+};
 
-TEST(RunnerTest, DefaultAndCandidate) {
+INSTANTIATE_TEST_SUITE_P(ForkAndHostProgram, RunnerTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return std::string(info.param ? "HostProgram" : "Fork");
+                         });
+
+TEST_P(RunnerTest, DefaultAndCandidate) {
   ir::PrimFunc f = ParseFunc(kScale, "scale");
   Measurement ref = Measure(LowerWithDefaultSchedule(f, 1), Options());
   ASSERT_TRUE(ref.ok()) << ref.message;
@@ -73,7 +84,7 @@ TEST(RunnerTest, DefaultAndCandidate) {
   EXPECT_TRUE(m.ok()) << MeasureStateName(m.state) << ": " << m.message;
 }
 
-TEST(RunnerTest, FailuresAreRecordedAndMeasuringGoesOn) {
+TEST_P(RunnerTest, FailuresAreRecordedAndMeasuringGoesOn) {
   ir::PrimFunc f = ParseFunc(kScale, "scale");
   Measurement ref = Measure(LowerWithDefaultSchedule(f, 1), Options());
   ASSERT_TRUE(ref.ok()) << ref.message;
@@ -85,6 +96,7 @@ TEST(RunnerTest, FailuresAreRecordedAndMeasuringGoesOn) {
   Measurement crash = Measure(LowerScheduled(ParseFunc(kSegfault, "scale")), Options(), &ref);
   EXPECT_EQ(crash.state, MeasureState::kCrashed) << crash.message;
   // Death by SIGSEGV; under ASan the child reports and exits with status 1.
+  // (kiln-measure-host: "exited with status 1 before its report was complete")
   EXPECT_TRUE(crash.message.find("signal") != std::string::npos ||
               crash.message.find("exited with status 1 before its report was complete") != std::string::npos)
       << crash.message;
@@ -99,7 +111,7 @@ TEST(RunnerTest, FailuresAreRecordedAndMeasuringGoesOn) {
   EXPECT_TRUE(again.ok()) << again.message;
 }
 
-TEST(RunnerTest, UnsupportedParametersAreABuildFailure) {
+TEST_P(RunnerTest, UnsupportedParametersAreABuildFailure) {
   ir::PrimFunc f = ParseFunc(R"(@T.prim_func
 def relu(x: T.handle, y: T.handle):
     n = T.int64()
@@ -113,6 +125,15 @@ def relu(x: T.handle, y: T.handle):
   Measurement m = Measure(LowerWithDefaultSchedule(f, 1), Options());
   EXPECT_EQ(m.state, MeasureState::kBuildFailed);
   EXPECT_NE(m.message.find("symbolic shape"), std::string::npos) << m.message;
+}
+
+TEST(RunnerHostProgramTest, AMissingProgramIsARunFailure) {
+  RunnerOptions o;
+  o.host_program = "/nonexistent/kiln-measure-host";
+  Measurement m = Measure(LowerWithDefaultSchedule(ParseFunc(kScale, "scale"), 1), o);
+  EXPECT_EQ(m.state, MeasureState::kRunFailed);
+  EXPECT_NE(m.message.find("the measuring program '/nonexistent/kiln-measure-host' does not exist"), std::string::npos)
+      << m.message;
 }
 
 }  // namespace

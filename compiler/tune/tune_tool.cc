@@ -232,6 +232,19 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << "kiln-tune: MODULE and --db are required\n" << kUsage;
     return 2;
   }
+  if (runner.empty()) {
+    // Candidates on this machine run in kiln-measure-host, exec'd per
+    // candidate (runner.h), never in a fork of this process.
+    // $KILN_MEASURE_HOST names it where it is not beside kiln-tune.
+    const char* env = getenv("KILN_MEASURE_HOST");
+    options.runner.host_program = env != nullptr && *env ? std::string(env) : DefaultMeasureProgram("host");
+    if (access(options.runner.host_program.c_str(), X_OK) != 0) {
+      err << "kiln-tune: the measuring program " << options.runner.host_program
+          << " is not an executable file (kiln-measure-host is built beside kiln-tune; $KILN_MEASURE_HOST names "
+             "another)\n";
+      return 2;
+    }
+  }
   if (function.empty()) {
     model.input = input;
     model.db_dir = db_dir;

@@ -13,15 +13,21 @@
 // KeyboardInterrupt). The exception is raised once the tuner has returned,
 // with every record measured so far in the database.
 //
-// One tuning at a time per process (a second call waits, without the GIL):
-// the runner forks to measure, and must not fork while another tuning
-// thread of this module holds a lock.
+// Candidates are measured in kiln-measure-host, installed beside this module
+// and exec'd per candidate (compiler/tune/runner.h), so the Python process's
+// threads never matter to a measurement; without the program (a build that
+// lacks it) the runner falls back to a fork of this process. One tuning at a
+// time per process (a second call waits, without the GIL): the fork
+// fallback must not fork while another tuning thread holds a lock.
 #include "compiler/tune/tune.h"
 
+#include <dlfcn.h>
 #include <pybind11/pybind11.h>
+#include <unistd.h>
 #include <pybind11/stl.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -38,6 +44,19 @@
 namespace py = pybind11;
 
 namespace {
+
+// kiln-measure-host beside this extension module ($KILN_MEASURE_HOST
+// overrides); empty when there is none.
+std::string HostProgram() {
+  const char* env = getenv("KILN_MEASURE_HOST");
+  if (env != nullptr && *env) return env;
+  Dl_info info;
+  if (dladdr(reinterpret_cast<void *>(&HostProgram), &info) == 0 || info.dli_fname == nullptr) return "";
+  std::string self = info.dli_fname;
+  size_t slash = self.rfind('/');
+  std::string program = (slash == std::string::npos ? std::string(".") : self.substr(0, slash)) + "/kiln-measure-host";
+  return access(program.c_str(), X_OK) == 0 ? program : "";
+}
 
 // Hands each complete line written to it to `sink` (without its newline).
 class LineBuffer : public std::streambuf {
@@ -139,6 +158,7 @@ py::dict Tune(const std::string &source, bool is_path, const std::string &functi
   options.runner.threads = threads;
   options.runner.repeats = repeats;
   options.runner.timeout_s = timeout_s;
+  options.runner.host_program = HostProgram();
   options.batch = batch;
   options.search = search == "random" ? kiln::tune::SearchKind::kRandom : kiln::tune::SearchKind::kEvolutionary;
   options.space = space == "default"   ? kiln::tune::SpaceKind::kDefault

@@ -229,6 +229,21 @@ class TuneTest(unittest.TestCase):
         self.assertIn("tune inc: the default schedule cannot be measured", str(caught.exception))
         self.assertIn("not float32", str(caught.exception))
 
+    def test_candidates_run_in_the_measuring_program(self):
+        # The package carries kiln-measure-host beside kiln._tune, and each candidate runs
+        # in it (exec'd), not in a fork of this process: replaced by a program that fails,
+        # the default schedule's measurement fails with that program named.
+        spec = importlib.util.find_spec("kiln._tune")
+        program = os.path.join(os.path.dirname(spec.origin), "kiln-measure-host")
+        self.assertTrue(os.access(program, os.X_OK), program)
+        os.environ["KILN_MEASURE_HOST"] = "/bin/false"
+        try:
+            with self.assertRaises(kiln.FailedPreconditionError) as caught:
+                kiln.tune(MM_MODULE, function="add1", db=self.db, trials=1)
+        finally:
+            del os.environ["KILN_MEASURE_HOST"]
+        self.assertIn("the measuring process `exec '/bin/false'", str(caught.exception))
+
     def test_bad_arguments(self):
         cases = [
             (dict(trials=-1), "trials must be an integer >= 0, got -1"),

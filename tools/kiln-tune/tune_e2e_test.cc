@@ -6,6 +6,7 @@
 // its own: fused into an epilogue it would be another workload.)
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -331,6 +332,15 @@ class Module:
     EXPECT_EQ(r.rc, c.rc) << c.message << "\n" << r.err;
     EXPECT_NE(r.err.find(c.message), std::string::npos) << r.err;
   }
+  // Candidates run in kiln-measure-host; without it kiln-tune says so first.
+  setenv("KILN_MEASURE_HOST", (work + "/no-such-program").c_str(), 1);
+  ToolRun no_host = Call(tune::TuneToolMain, {"kiln-tune", module, "--function", "relu", "--db", db});
+  unsetenv("KILN_MEASURE_HOST");
+  EXPECT_EQ(no_host.rc, 2) << no_host.err;
+  EXPECT_NE(no_host.err.find("the measuring program " + work +
+                             "/no-such-program is not an executable file (kiln-measure-host is built beside"),
+            std::string::npos)
+      << no_host.err;
   ToolRun help = Call(tune::TuneToolMain, {"kiln-tune", "--help"});
   EXPECT_EQ(help.rc, 0);
   EXPECT_NE(help.out.find("usage: kiln-tune"), std::string::npos);
