@@ -17,23 +17,6 @@ namespace {
 using ::onnx::TensorProto;
 using B = OnnxModelBuilder;
 
-Tensor Bool(bool v) {
-  Result<Tensor> t = Tensor::Empty({}, DType::Bool());
-  EXPECT_TRUE(t.ok());
-  t->data<uint8_t>()[0] = v ? 1 : 0;
-  return *t;
-}
-
-std::string ImportText(const B& m, std::string* error = nullptr) {
-  std::string bytes = m.Serialize();
-  Result<ir::IRModule> mod = ImportBuffer(bytes.data(), bytes.size(), ".", {});
-  if (!mod.ok()) {
-    if (error) *error = mod.status().message();
-    return "";
-  }
-  return text::PrintModule(*mod);
-}
-
 // y = exp(x) before the If and used after it; the branches read x, y and
 // their own initializer; two outputs.
 B RuntimeIfModel() {
@@ -185,11 +168,11 @@ TEST(OnnxControlE2E, ErrorsNameTheNodeAndTheBranchProblems) {
     return m;
   };
   std::string err;
-  ImportText(model(TensorProto::FLOAT, false, 1), &err);
+  ImportText(model(TensorProto::FLOAT, false, 1), {}, &err);
   EXPECT_NE(err.find("node \"pick\" (#0) If (opset 16): a condition of dtype float32 (bool only)"), std::string::npos) << err;
-  ImportText(model(TensorProto::BOOL, false, 2), &err);
+  ImportText(model(TensorProto::BOOL, false, 2), {}, &err);
   EXPECT_NE(err.find("If (opset 16): the branches have 1 and 2 outputs; the node has 1"), std::string::npos) << err;
-  ImportText(model(TensorProto::BOOL, true, 1), &err);
+  ImportText(model(TensorProto::BOOL, true, 1), {}, &err);
   EXPECT_NE(err.find("FancyOp (opset 16): unsupported operator"), std::string::npos) << err;
   EXPECT_NE(err.find("node \"pick\" (#0) If (opset 16): its subgraph \"then_branch\" could not be imported (the problems are listed)"),
             std::string::npos) << err;
@@ -198,7 +181,7 @@ TEST(OnnxControlE2E, ErrorsNameTheNodeAndTheBranchProblems) {
   auto* n = m.Node("If", {"c"}, {"y"}, "nobranch");
   (void)n;
   m.Output("y");
-  ImportText(m, &err);
+  ImportText(m, {}, &err);
   EXPECT_NE(err.find("If (opset 16): then_branch and else_branch (graphs) are required"), std::string::npos) << err;
 }
 

@@ -3,6 +3,9 @@
 #include <cstdlib>
 #include <cstring>
 
+#include <gtest/gtest.h>
+
+#include "compiler/text/text.h"
 #include "compiler/writer/vmfb_writer.h"
 
 namespace kiln {
@@ -76,6 +79,40 @@ std::vector<float> Values(const Tensor& t) {
     else v[i] = static_cast<float>(t.data<uint8_t>()[i]);
   }
   return v;
+}
+
+Tensor Bool(bool v) {
+  Result<Tensor> t = Tensor::Empty({}, DType::Bool());
+  EXPECT_TRUE(t.ok());
+  t->data<uint8_t>()[0] = v ? 1 : 0;
+  return *t;
+}
+
+std::vector<float> Zeros(int64_t n) { return std::vector<float>(static_cast<size_t>(n), 0.0f); }
+
+std::string ImportText(const OnnxModelBuilder& m, const ImportOptions& options, std::string* error) {
+  std::string bytes = m.Serialize();
+  Result<ir::IRModule> mod = ImportBuffer(bytes.data(), bytes.size(), ".", options);
+  if (!mod.ok()) {
+    if (error) *error = mod.status().message();
+    return "";
+  }
+  return text::PrintModule(*mod);
+}
+
+std::string ImportError(const OnnxModelBuilder& m) {
+  std::string bytes = m.Serialize();
+  Result<ir::IRModule> mod = ImportBuffer(bytes.data(), bytes.size(), ".", {});
+  return mod.ok() ? "" : mod.status().message();
+}
+
+std::string RunError(const OnnxModelBuilder& m, std::vector<Tensor> args) {
+  auto module = CompileOnnx(m);
+  if (!module.ok()) return "compile failed: " + module.status().ToString();
+  auto r = RunMain(module.value(), std::move(args));
+  if (r.ok()) return "";
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+  return r.status().message();
 }
 
 }  // namespace testing

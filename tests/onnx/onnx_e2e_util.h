@@ -33,6 +33,18 @@ Tensor I64(std::vector<int64_t> shape, const std::vector<int64_t>& v);
 // Deterministic values in [lo, hi).
 std::vector<float> Ramp(int64_t n, float lo, float hi, uint64_t seed = 1);
 std::vector<float> Values(const Tensor& t);  // any float/int/bool dtype as float
+// A scalar bool tensor; n zeros.
+Tensor Bool(bool v);
+std::vector<float> Zeros(int64_t n);
+
+// The imported module as text; "" and the message in *error when the import
+// fails.
+std::string ImportText(const OnnxModelBuilder& m, const ImportOptions& options = {}, std::string* error = nullptr);
+// The import's error message; "" when the model imports.
+std::string ImportError(const OnnxModelBuilder& m);
+// Compiles the model and runs main(args): the run's message ("" when it ran;
+// a failure that is not kInvalidArgument fails the test).
+std::string RunError(const OnnxModelBuilder& m, std::vector<Tensor> args);
 
 }  // namespace testing
 }  // namespace onnx

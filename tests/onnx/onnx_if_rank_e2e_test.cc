@@ -20,16 +20,6 @@ namespace {
 using ::onnx::TensorProto;
 using B = OnnxModelBuilder;
 
-std::string ImportText(const B& m, const ImportOptions& options = {}, std::string* error = nullptr) {
-  std::string bytes = m.Serialize();
-  Result<ir::IRModule> mod = ImportBuffer(bytes.data(), bytes.size(), ".", options);
-  if (!mod.ok()) {
-    if (error) *error = mod.status().message();
-    return "";
-  }
-  return text::PrintModule(*mod);
-}
-
 size_t Count(const std::string& text, const std::string& what) {
   size_t n = 0;
   for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;

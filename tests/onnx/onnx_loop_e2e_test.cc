@@ -19,24 +19,7 @@ namespace {
 using ::onnx::TensorProto;
 using B = OnnxModelBuilder;
 
-Tensor Bool(bool v) {
-  Result<Tensor> t = Tensor::Empty({}, DType::Bool());
-  EXPECT_TRUE(t.ok());
-  t->data<uint8_t>()[0] = v ? 1 : 0;
-  return *t;
-}
-
 Tensor I64Scalar(int64_t v) { return I64({}, {v}); }
-
-std::string ImportText(const B& m, std::string* error = nullptr) {
-  std::string bytes = m.Serialize();
-  Result<ir::IRModule> mod = ImportBuffer(bytes.data(), bytes.size(), ".", {});
-  if (!mod.ok()) {
-    if (error) *error = mod.status().message();
-    return "";
-  }
-  return text::PrintModule(*mod);
-}
 
 // The loop body's three standard inputs: iteration, condition, one state.
 B LoopBody(int state_type = TensorProto::FLOAT, std::vector<OnnxDim> state_dims = {3}) {
@@ -469,7 +452,7 @@ TEST(OnnxScanE2E, RunTimeErrors) {
 TEST(OnnxLoopE2E, ImportErrors) {
   auto expect = [](const B& m, const std::string& text) {
     std::string err;
-    EXPECT_EQ(ImportText(m, &err), "");
+    EXPECT_EQ(ImportText(m, {}, &err), "");
     EXPECT_NE(err.find(text), std::string::npos) << "want: " << text << "\ngot: " << err;
   };
   auto loop = [](std::vector<std::string> inputs, const B& body, int outputs = 1, int opset = 16) {

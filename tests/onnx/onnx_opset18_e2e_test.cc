@@ -16,12 +16,6 @@ namespace {
 using ::onnx::TensorProto;
 using B = OnnxModelBuilder;
 
-std::string ImportError(const B& m) {
-  std::string bytes = m.Serialize();
-  Result<ir::IRModule> mod = ImportBuffer(bytes.data(), bytes.size(), ".", {});
-  return mod.ok() ? "" : mod.status().message();
-}
-
 TEST(OnnxOpset18E2E, ReduceAxesInputSplitNumOutputsAndPadAxes) {
   B m(18);
   m.Input("x", TensorProto::FLOAT, {2, 7});

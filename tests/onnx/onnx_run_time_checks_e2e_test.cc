@@ -14,18 +14,6 @@ namespace {
 using ::onnx::TensorProto;
 using B = OnnxModelBuilder;
 
-std::vector<float> Zeros(int64_t n) { return std::vector<float>(static_cast<size_t>(n), 0.0f); }
-
-// Runs main(args) and returns the failure's message ("" when it ran).
-std::string RunError(const OnnxModelBuilder& m, std::vector<Tensor> args) {
-  auto module = CompileOnnx(m);
-  if (!module.ok()) return "compile failed: " + module.status().ToString();
-  auto r = RunMain(module.value(), std::move(args));
-  if (r.ok()) return "";
-  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
-  return r.status().message();
-}
-
 TEST(OnnxRunTimeChecksE2E, ReshapeToARunTimeShapeOfAnotherElementCount) {
   B m(14);
   m.Input("x", TensorProto::FLOAT, {"batch", 3});

@@ -15,36 +15,11 @@ namespace {
 using ::onnx::TensorProto;
 using B = OnnxModelBuilder;
 
-Tensor Bool(bool v) {
-  Result<Tensor> t = Tensor::Empty({}, DType::Bool());
-  EXPECT_TRUE(t.ok());
-  t->data<uint8_t>()[0] = v ? 1 : 0;
-  return *t;
-}
-
-std::vector<float> Zeros(int64_t n) { return std::vector<float>(static_cast<size_t>(n), 0.0f); }
-
 // Declares the shape `dims` for output `i` of `g`.
 void DeclareOutputShape(B* g, int i, const std::vector<int64_t>& dims) {
   auto* shape = g->graph().mutable_output(i)->mutable_type()->mutable_tensor_type()->mutable_shape();
   shape->clear_dim();
   for (int64_t d : dims) shape->add_dim()->set_dim_value(d);
-}
-
-// Runs main(args) and returns the failure's message ("" when it ran).
-std::string RunError(const B& m, std::vector<Tensor> args) {
-  auto module = CompileOnnx(m);
-  if (!module.ok()) return "compile failed: " + module.status().ToString();
-  auto r = RunMain(module.value(), std::move(args));
-  if (r.ok()) return "";
-  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
-  return r.status().message();
-}
-
-std::string ImportError(const B& m) {
-  std::string bytes = m.Serialize();
-  Result<ir::IRModule> mod = ImportBuffer(bytes.data(), bytes.size(), ".", {});
-  return mod.ok() ? "" : mod.status().message();
 }
 
 // x: float[n]; the then branch gives relu(x), declared float[3]; the else
