@@ -64,8 +64,9 @@ constexpr SpatialTile kSpatialTiles[] = {{6, 32}, {8, 16}, {8, 8}};
 // (512 channels, 5 x 5, at 7 x 7, 1 thread, CPU time per call in one run:
 // 188 -> 65 us, pinned 61 us).
 constexpr int64_t kPlaneChannels[] = {4, 3, 2, 1};
-// Strided convolutions (not depthwise) whose output rows are narrower than
-// this take the flat phase-plane tiles (StridedPlanes).
+// Convolutions that are not depthwise (strided, or stride 1 with a kernel
+// of more than one tap) whose output rows are narrower than this take the
+// flat (phase-)plane tiles (StridedPlanes).
 constexpr int64_t kStridedPlaneWidth = 64;
 // Columns per chunk of the stride-phase copy (PackPhases): one vector.
 constexpr int64_t kPhaseChunk = 16;
@@ -272,8 +273,23 @@ class SymConvKernel {
         if (!spatial_ok_) strided_planes = StridedPlanes(ho, wo, hp);
       } else {
         q_ = nest::Float32Buffer(cv_.data->name + "_padded", {ch, hp, wp}, "global");
+        // Stride 1, not depthwise, a kernel wider than one tap: narrow rows
+        // take the flat plane tiles too (StridedPlanes with one phase: the
+        // padded copy read flat, Wp - Wo columns of a row computed for
+        // nothing). Rows of 10, 20 and 40 columns took overlapping tiles
+        // of 8 + 8, 16 + 16 and 3 x 16 columns (YOLOv8n's 3 x 3
+        // convolutions at 320 x 320). A static width keeps its row tiles
+        // (PLCMOS's 64 -> 128 on rows of 16, symbolic height: 1.91-2.10 ms
+        // with them, 1.86-2.10 with the flat planes; no reason to change).
+        const bool flat_planes = !spatial_ok_ && cv_.kh * cv_.kw > 1 && ConstInt(wo) == nullptr;
+        wide_rows_only_ = flat_planes;
         // The tiles read q_ through the indices set in TapFma.
         whole = Seq({Pack(ch, hp, wp), ChannelTiles(ho, wo)});
+        wide_rows_only_ = false;
+        if (flat_planes) {
+          wph_ = wp;
+          strided_planes = StridedPlanes(ho, wo, hp);
+        }
       }
       if (spatial_ok_ && own_channel_) {
         // Each channel's copy made just before its tiles read it (still in

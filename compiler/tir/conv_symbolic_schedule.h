@@ -35,7 +35,8 @@
 //    computed and stored twice, with the same values), so no column is left
 //    to a scalar loop. Rows that may be narrower than 32 columns (static
 //    8 to 31, or a symbolic width tested at run time: 8 to 31 and 33 to
-//    48) take tiles of several output rows (channels x 3 rows x one 16- or
+//    48, where the flat planes below do not take it) take tiles of several
+//    output rows (channels x 3 rows x one 16- or
 //    8-column vector: 24 accumulators) where the plane has the rows.
 //    Strided convolutions (not depthwise) whose output rows are under 64
 //    columns read every input channel's sh * sw phase planes instead, each
@@ -44,6 +45,10 @@
 //    from j, so tiles of MR channels x NR flat columns run over the whole
 //    span (the few columns between rows computed for nothing), and the rows
 //    are copied out of a per-tile-group buffer through the epilogue.
+//    Padded stride-1 convolutions of more than one tap (not depthwise)
+//    and a symbolic width take the same tiles on rows under 64 columns (a
+//    run-time test), their padded input being one plane a channel:
+//    YOLOv8n's 3 x 3 at 10 x 10 no longer runs tiles of 8 + 8 columns.
 //    Pointwise convolutions (1x1, stride 1, no padding) whose accesses are
 //    all at the output point of the function's parameters see each plane as flat rows of 256 columns
 //    instead of image rows (small planes: 20 x 20 no longer takes tiles of

@@ -128,7 +128,8 @@ bool StoresFlat(const Stmt& body) {
     void VisitStmt(const Stmt& s) override {
       // (Not the zero-padded copy of a padded convolution's input either.)
       if (const auto* st = As<BufferStoreNode>(s);
-          st != nullptr && st->buffer->name != "acc" && st->buffer->name.find("_padded") == std::string::npos)
+          st != nullptr && st->buffer->name != "acc" && st->buffer->name.find("_padded") == std::string::npos &&
+          st->buffer->name.find("_phase_planes") == std::string::npos)
         found |= st->indices.size() == 3;
       StmtExprVisitor::VisitStmt(s);
     }
@@ -150,7 +151,8 @@ TEST(ConvSymbolicScheduleTest, PointwiseWithEpilogueIsFlat) {
     ASSERT_NE(f, nullptr);
     EXPECT_TRUE(StoresFlat(f->body));
   }
-  // Padded 3 x 3: image rows.
+  // Padded 3 x 3: image rows (and, for rows under 64 columns, the padded
+  // input copied as flat planes, whose outputs go out in image rows too).
   PrimFunc f = LowerConv(SymCase{16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1);
   ASSERT_NE(f, nullptr);
   EXPECT_FALSE(StoresFlat(f->body));
@@ -240,6 +242,24 @@ TEST(ConvSymbolicScheduleTest, DepthwiseTakesTilesOfRows) {
     // (8 channels x 3 rows: the row tiles of narrow rows.)
     for (auto t : AccTiles(f->body)) EXPECT_TRUE(t.first == 8 || t.first == 24) << t.first << " x " << t.second;
   }
+}
+
+// Whether the function allocates a buffer whose name ends in `suffix`.
+bool Allocates(const Stmt& body, const std::string& suffix) {
+  struct Find : StmtExprVisitor {
+    std::string suffix;
+    bool found = false;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* a = As<AllocateNode>(s)) {
+        const std::string& n = a->buffer->name;
+        found |= n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.suffix = suffix;
+  f.VisitStmt(body);
+  return f.found;
 }
 
 // Whether the function allocates a buffer of rank 4 (an intermediate
@@ -400,16 +420,18 @@ TEST(ConvSymbolicScheduleTest, NarrowStaticRowsTakeTilesOfRows) {
   find.VisitStmt(f->body);
   EXPECT_TRUE(rows);
   EXPECT_TRUE(one_row);
-  // A symbolic width takes them too (behind a run-time test of the width),
-  // and keeps the tiles of one row for wider rows.
+  // A symbolic width takes the flat planes instead below 64 columns
+  // (NarrowSymbolicRowsTakeFlatPlanes) and keeps the tiles of one row for
+  // wider rows: no row tiles.
   PrimFunc g = LowerConv(SymCase{16, 16, 3, 3, 1, 1, 2, 1, 1, 1, 1, 1}, 2);
   ASSERT_NE(g, nullptr);
   bool g_rows = false, g_one = false;
   find.rows = &g_rows;
   find.one_row = &g_one;
   find.VisitStmt(g->body);
-  EXPECT_TRUE(g_rows);
+  EXPECT_FALSE(g_rows);
   EXPECT_TRUE(g_one);
+  EXPECT_TRUE(Allocates(g->body, "_phase_planes"));
 }
 
 TEST(ConvSymbolicScheduleTest, NarrowStaticRowsNumbers) {
@@ -459,24 +481,6 @@ TEST(ConvSymbolicScheduleTest, GroupedAndDepthwise) {
   // Two output channels per input channel: tiles of channels.
   CheckNumbers(SymCase{8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 8}, 1, {{9, 33}, {8, 16}}, 1);
   CheckNumbers(SymCase{8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2}, 1, kSizes, 1);
-}
-
-// Whether the function allocates a buffer whose name ends in `suffix`.
-bool Allocates(const Stmt& body, const std::string& suffix) {
-  struct Find : StmtExprVisitor {
-    std::string suffix;
-    bool found = false;
-    void VisitStmt(const Stmt& s) override {
-      if (const auto* a = As<AllocateNode>(s)) {
-        const std::string& n = a->buffer->name;
-        found |= n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
-      }
-      StmtExprVisitor::VisitStmt(s);
-    }
-  } f;
-  f.suffix = suffix;
-  f.VisitStmt(body);
-  return f.found;
 }
 
 TEST(ConvSymbolicScheduleTest, StridedDepthwiseReadsColumnPhases) {
@@ -546,33 +550,48 @@ std::vector<std::pair<int64_t, int64_t>> AccShapes(const PrimFunc& f) {
   return find.shapes;
 }
 
-TEST(ConvSymbolicScheduleTest, NarrowSymbolicRowsTakeTilesOfRows) {
-  // H and W symbolic, stride 1: rows of 8 to 31 output columns take tiles
-  // of 8 channels x 3 rows x one 16- or 8-column vector (24 accumulators),
-  // 33 to 48 three 16-column vectors of such tiles, other rows the tiles of
-  // one row (32, 16 and 8 columns, and single columns below 8).
+TEST(ConvSymbolicScheduleTest, NarrowSymbolicRowsTakeFlatPlanes) {
+  // H and W symbolic, stride 1, padded 3 x 3 (YOLOv8n's bottleneck and head
+  // convolutions, rows of 10, 20 and 40 at 320 x 320): rows under 64 output
+  // columns read the padded input as one flat plane per channel in tiles of
+  // 8 channels x 32, 16 or 8 flat columns (single columns below 8); wider
+  // rows keep the tiles of one row (32, 16, 8 columns). No row tiles.
   PrimFunc f = LowerConv(SymCase{16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1);
   ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(Allocates(f->body, "_phase_planes"));
+  EXPECT_TRUE(Allocates(f->body, "_padded"));
   const auto shapes = AccShapes(f);
   auto has = [&](int64_t r, int64_t w) {
     return std::find(shapes.begin(), shapes.end(), std::make_pair(r, w)) != shapes.end();
   };
-  for (auto rw : std::vector<std::pair<int64_t, int64_t>>{{24, 16}, {24, 8}, {8, 32}, {8, 16}, {8, 8}, {8, 1}}) {
+  for (auto rw : std::vector<std::pair<int64_t, int64_t>>{{8, 32}, {8, 16}, {8, 8}, {8, 1}}) {
     EXPECT_TRUE(has(rw.first, rw.second)) << rw.first << " x " << rw.second;
   }
+  for (const auto& rw : shapes) EXPECT_EQ(rw.first, 8) << rw.first << " x " << rw.second;
   TileCensus c = CountTiles(f);
   EXPECT_EQ(c.guarded, 0);
   EXPECT_EQ(c.global_updates, 0);
-  // Output heights 1 and 2 (one-row tiles), 3 and 7 (the last row tile
-  // moved back); widths 7 (below the tiles), 8, 9, 10, 15, 16, 17, 20, 31
-  // (row tiles), 32 (one-row tiles), 33, 40, 47, 48 (row tiles of 16), 49
-  // and 65 (one-row tiles again).
+  // Depthwise keeps its own tiles (no flat planes of every channel).
+  PrimFunc dw = LowerConv(SymCase{16, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 16}, 1);
+  ASSERT_NE(dw, nullptr);
+  EXPECT_FALSE(Allocates(dw->body, "_phase_planes"));
+  // Output heights 1 and 2, 3 and 7; widths 7 (spans under one 8-column
+  // tile on few rows), 8 to 48 (flat planes), 63 and 64 (both sides of the
+  // run-time test), 65 (tiles of one row).
   std::vector<std::pair<int64_t, int64_t>> sizes;
   for (int64_t wo : {7, 8, 9, 10, 15, 16, 17, 20, 31, 32, 33, 40, 47, 48, 49, 65}) {
     for (int64_t ho : {1, 2, 3, 7}) sizes.push_back({ho, wo});
   }
+  sizes.push_back({5, 63});
+  sizes.push_back({4, 64});
   CheckNumbers(SymCase{5, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1, sizes, 1);
   CheckNumbers(SymCase{4, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bias4_relu"}, 2, sizes, 2);
+  // Dilation 2, uneven padding, grouped, 5 x 5: the flat offsets of every tap.
+  const std::vector<std::pair<int64_t, int64_t>> few = {{3, 3}, {9, 17}, {8, 33}, {7, 70}, {12, 63}, {20, 20}};
+  CheckNumbers(SymCase{4, 8, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2}, 1, few, 1);
+  CheckNumbers(SymCase{3, 8, 3, 3, 1, 1, 1, 1, 0, 1, 2, 1}, 2, few, 1);
+  CheckNumbers(SymCase{8, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 2}, 1, few, 2);
+  CheckNumbers(SymCase{4, 8, 5, 5, 1, 1, 1, 1, 2, 2, 2, 2}, 1, few, 1);
 }
 
 TEST(ConvSymbolicScheduleTest, NarrowSymbolicStridedRowsTakePhasePlanes) {

@@ -137,7 +137,8 @@ void CheckNumbers(const WinoCase& k, const std::vector<std::vector<int64_t>>& sh
 
 TEST(WinogradSymbolicTest, SymbolicHeightAndWidth) {
   // The nominal 320 x 320 image: F(4x4); 32 output channels: tile-major.
-  WinoCase f4{"1", "h", "w", 16, 32, 1, true, "f4x3", true};
+  // (32 input channels: with fewer, a symbolic height or width stays direct.)
+  WinoCase f4{"1", "h", "w", 32, 32, 1, true, "f4x3", true};
   CheckNumbers(f4, {{1, 16, 16}, {1, 13, 18}, {1, 9, 5}, {1, 4, 4}, {1, 1, 7}, {1, 30, 3}, {1, 2, 2}});
   // No padding: the output is 2 smaller; batch and size all symbolic.
   WinoCase all{"n", "h", "w", 32, 16, 0, false, "f4x3", true};
@@ -151,8 +152,9 @@ TEST(WinogradSymbolicTest, InputTransformColumnBlocks) {
   // layer) has 39 tile columns, 38 inside: two blocks of 16, one of 4, two
   // single tiles, one guarded; w = 70: 17 inside, one block of 16 and one
   // single tile; w = 86: 21, blocks of 16 and 4 and one single; w = 69:
-  // 16 inside, one guarded; w = 22: no block of 16.
-  WinoCase k{"n", "h", "w", 16, 32, 0, true, "f4x3", true};
+  // 16 inside, one guarded; w = 22: no block of 16. (32 input channels, as
+  // in SymbolicHeightAndWidth.)
+  WinoCase k{"n", "h", "w", 32, 32, 0, true, "f4x3", true};
   CheckNumbers(k, {{1, 9, 157}, {1, 12, 70}, {2, 7, 86}, {1, 6, 69}, {1, 10, 22}});
 }
 
@@ -175,7 +177,7 @@ TEST(WinogradSymbolicTest, BandedWhenTheTilesAreLarge) {
   // at the nominal 320: 80 x 121 tiles of 4x4, 45 MB with 32 channels):
   // banded, with a partial last tile row at h = 9 and an image of one
   // output row.
-  WinoCase sym{"n", "h", "481", 16, 32, 1, true, "f4x3", false, true};
+  WinoCase sym{"n", "h", "481", 32, 32, 1, true, "f4x3", false, true};
   CheckNumbers(sym, {{1, 9, 481}, {2, 16, 481}, {1, 1, 481}});
   // No padding, more input than output channels; 122 tiles a row: seven
   // vector blocks of 16, one of 8, two tiles one at a time.

@@ -597,6 +597,15 @@ class Rewriter : public ConvBindingRewriter {
     // took about as long as the direct convolution).
     const bool symbolic = !g.spatial || !relax::ConstDim(g.n);
     if (symbolic && g.o % kTileMajorLanes != 0) return false;
+    // A symbolic height or width with fewer than 2 * kTileMajorLanes input
+    // channels stays direct (conv_symbolic_schedule.h): the padded input,
+    // its transform and the tile-major output transform cost more than a
+    // 16-deep product saves. YOLOv8n's 16 -> 16 at 80^2 (+ SiLU, 1 thread,
+    // CPU time per call, loaded machine): 0.51-0.54 ms Winograd against
+    // 0.38-0.40 direct; at 32 channels they were even (32 -> 32 at 40^2
+    // 0.34 / 0.32, 32 -> 64 at 40^2 0.51 / 0.53) and from 64 Winograd won.
+    // MTCNN's PNet (16 -> 32 at 1 x 240 x 320), whole model: 4.45 -> 2.74 ms.
+    if (!g.spatial && g.c < 2 * kTileMajorLanes) return false;
     // Static shapes too, in F(4x4) with fewer than 2 * kTileMajorLanes output
     // channels (a channel-major product of that few rows): 96 -> 24 (PP-OCRv4
     // det compiled for 1 x 640 x 640), layer alone, 1 thread, CPU time per

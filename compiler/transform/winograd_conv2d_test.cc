@@ -246,6 +246,14 @@ TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
   std::string c16 = Rewrite(ConvModule("1, 16, \"h // 32\", \"w // 32\"", "64, 16, 3, 3", ", padding=[1, 1, 1, 1]"),
                             {64, 16, 3, 3});
   EXPECT_TRUE(Contains(c16, "R.nn.conv2d(")) << c16;
+  // 16 input channels and a symbolic height and width (80 x 80 at the
+  // nominal 320): direct; with a static image, F(4x4).
+  std::string s16 = Rewrite(ConvModule("1, 16, \"h // 4\", \"w // 4\"", "16, 16, 3, 3", ", padding=[1, 1, 1, 1]"),
+                            {16, 16, 3, 3});
+  EXPECT_TRUE(Contains(s16, "R.nn.conv2d(")) << s16;
+  EXPECT_FALSE(Contains(s16, "winograd")) << s16;
+  std::string p16 = Rewrite(ConvModule("1, 16, 80, 80", "16, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {16, 16, 3, 3});
+  EXPECT_TRUE(Contains(p16, "winograd_input_f4x3")) << p16;
   // A symbolic batch over a 900 x 161 map of 64 channels: one image's
   // transformed tiles take 85 MB, over kMaxSymbolicWinogradBytes: one
   // banded kernel (BandedBeforeAfter).
