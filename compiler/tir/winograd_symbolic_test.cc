@@ -136,11 +136,12 @@ void CheckNumbers(const WinoCase& k, const std::vector<std::vector<int64_t>>& sh
 }
 
 TEST(WinogradSymbolicTest, SymbolicHeightAndWidth) {
-  // The nominal 320 x 320 image: F(4x4); 32 output channels: tile-major.
-  WinoCase f4{"1", "h", "w", 16, 32, 1, true, "f4x3", true};
+  // The nominal 320 x 320 image: F(4x4), 80 tiles a row: channel-major
+  // (kWinogradWideTileCols).
+  WinoCase f4{"1", "h", "w", 16, 32, 1, true, "f4x3", false};
   CheckNumbers(f4, {{1, 16, 16}, {1, 13, 18}, {1, 9, 5}, {1, 4, 4}, {1, 1, 7}, {1, 30, 3}, {1, 2, 2}});
   // No padding: the output is 2 smaller; batch and size all symbolic.
-  WinoCase all{"n", "h", "w", 32, 16, 0, false, "f4x3", true};
+  WinoCase all{"n", "h", "w", 32, 16, 0, false, "f4x3", false};
   CheckNumbers(all, {{1, 18, 18}, {2, 11, 9}, {3, 3, 3}, {1, 7, 22}});
 }
 
@@ -152,8 +153,32 @@ TEST(WinogradSymbolicTest, InputTransformColumnBlocks) {
   // single tiles, one guarded; w = 70: 17 inside, one block of 16 and one
   // single tile; w = 86: 21, blocks of 16 and 4 and one single; w = 69:
   // 16 inside, one guarded; w = 22: no block of 16.
-  WinoCase k{"n", "h", "w", 16, 32, 0, true, "f4x3", true};
+  WinoCase k{"n", "h", "w", 16, 32, 0, true, "f4x3", false};
   CheckNumbers(k, {{1, 9, 157}, {1, 12, 70}, {2, 7, 86}, {1, 6, 69}, {1, 10, 22}});
+}
+
+TEST(WinogradSymbolicTest, OutputTransformRowPasses) {
+  // Channel-major with a symbolic size: the output transform's whole tile
+  // columns go in blocks of 16, then of 4, each block one output row at a
+  // time, then one tile at a time with guarded stores. No padding, F(4x4):
+  // w = 157 (MTCNN PNet's 16 -> 32 layer), 155 output columns: 38 whole
+  // tiles (two blocks of 16, one of 4, two single) and a partial one; w =
+  // 66: exactly one block of 16; w = 88: 21 whole tiles (16 + 4 + 1) and a
+  // partial one; w = 17: no block of 16, three of 4 and a partial tile; w
+  // = 5: one tile column, partial. Heights with partial last tile rows and
+  // batches of 1 to 3. Bias + ReLU fused into the transform.
+  WinoCase k{"n", "h", "w", 16, 32, 0, true, "f4x3", false};
+  CheckNumbers(k, {{1, 9, 157}, {1, 6, 66}, {3, 7, 88}, {2, 11, 17}, {1, 13, 5}});
+  // With padding 1, more input channels.
+  WinoCase pad{"n", "h", "w", 32, 32, 1, false, "f4x3", false};
+  CheckNumbers(pad, {{2, 10, 67}, {1, 5, 130}});
+}
+
+TEST(WinogradSymbolicTest, TileMajorWhenRowsAreShort) {
+  // A symbolic height with a static width of 40 (10 tiles a row, under
+  // kWinogradWideTileCols): tile-major.
+  WinoCase k{"n", "h", "40", 16, 32, 1, true, "f4x3", true};
+  CheckNumbers(k, {{1, 40, 40}, {2, 13, 40}, {1, 3, 40}});
 }
 
 TEST(WinogradSymbolicTest, SymbolicBatch) {

@@ -136,6 +136,16 @@ constexpr int64_t kWinogradInputLanes = 4;
 // static channel-major one takes 0.66x (its copy from channel lanes to
 // rows of the output moves one float at a time).
 constexpr int64_t kWinogradWideLanes = 16;
+// Symbolic height or width whose whole tile rows hold at least this many
+// tiles at the nominal shape: a channel-major product instead of
+// tile-major (the output transform vectorized over the tile columns, in
+// blocks of kWinogradWideLanes, as the static kernel), so the output rows
+// are stored as vectors rather than copied from channel lanes. Each block
+// is stored one output row at a time: with all m rows in one loop, stores a
+// symbolic Wo apart, LLVM's vectorizer could not prove the rows' interleaved
+// stores independent and left the loop scalar (MTCNN PNet's 16 -> 32 layer:
+// 1.7x the tile-major kernel's samples). MEASUREMENTS_HERE
+constexpr int64_t kWinogradWideTileCols = 16;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
 
