@@ -289,15 +289,28 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
                                                row_sum(false), row_sum(true)));
         fill.push_back(sums);
         ir::Stmt rows = ir::Seq(fill);
-        PrimExpr t = (PrimExpr(n) * TH + PrimExpr(ty)) * TW + PrimExpr(tx);
-        std::vector<ir::Stmt> stores;
+        // With a symbolic batch the alpha streams are a symbolic C * T
+        // apart, and LLVM's vectorizer, unable to prove them independent,
+        // left the loop storing them all scalar: one loop per stream then
+        // (MTCNN ONet, 17 x 48 x 48: the kernel's samples 1.7x the static
+        // one's before).
+        const bool per_stream = !relax::ConstDim(g.T()).has_value();
+        std::vector<ir::Stmt> stores, loops;
         for (int j = 0; j < al; ++j) {
+          ir::Var lx = per_stream ? LoopVar("tx") : tx;
+          PrimExpr t = (PrimExpr(n) * TH + PrimExpr(ty)) * TW + PrimExpr(lx);
           std::vector<std::pair<double, PrimExpr>> cols;
           for (int b = 0; b < al; ++b)
-            cols.emplace_back(sp.bt[j][b], ir::Load(row, {PrimExpr(tx) * I64(sp.m) + I64(b)}));
-          stores.push_back(ir::Store(out, LinearSum(cols), {I64(al * i + j), PrimExpr(c), t}));
+            cols.emplace_back(sp.bt[j][b], ir::Load(row, {PrimExpr(lx) * I64(sp.m) + I64(b)}));
+          ir::Stmt st = ir::Store(out, LinearSum(cols), {I64(al * i + j), PrimExpr(c), t});
+          if (per_stream)
+            loops.push_back(Loop(lx, TW, ir::ForKind::kVectorized, st));
+          else
+            stores.push_back(st);
         }
-        body = Alloc(row, ir::Seq({rows, Loop(tx, TW, ir::ForKind::kVectorized, ir::Seq(stores))}));
+        if (!per_stream) loops.push_back(Loop(tx, TW, ir::ForKind::kVectorized, ir::Seq(stores)));
+        loops.insert(loops.begin(), rows);
+        body = Alloc(row, ir::Seq(loops));
       } else {
         // Tiles t with m t + alpha <= Hp read inside the input (all but at
         // most the last of a row or column: m (th - 1) + alpha - 1 < Hp since

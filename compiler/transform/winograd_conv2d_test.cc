@@ -241,6 +241,25 @@ TEST(WinogradConv2d, SymbolicBatchBeforeAfter) {
   EXPECT_FALSE(Contains(out, "T.Select(")) << out;
 }
 
+TEST(WinogradConv2d, SymbolicBatchInputStreamsInLoopsOfTheirOwn) {
+  // F(4x4) on a static 24 x 22 image (6 tile columns): the input transform
+  // stores its alpha = 6 streams of each pass from one vectorized loop over
+  // the tile columns when T is static, and from one loop per stream when a
+  // symbolic batch makes them a symbolic C * T apart.
+  auto count = [](const std::string& s, const std::string& part) {
+    int k = 0;
+    for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++k;
+    return k;
+  };
+  const std::string loop = "for tx in T.vectorized(T.int64(6)):";
+  std::string sym = Rewrite(ConvModule("\"n\", 16, 24, 22", "32, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 16, 3, 3});
+  EXPECT_TRUE(Contains(sym, "winograd_input_f4x3")) << sym;
+  EXPECT_EQ(count(sym, loop), 36) << sym;
+  std::string fixed = Rewrite(ConvModule("1, 16, 24, 22", "32, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 16, 3, 3});
+  EXPECT_TRUE(Contains(fixed, "winograd_input_f4x3")) << fixed;
+  EXPECT_EQ(count(fixed, loop), 6) << fixed;
+}
+
 TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
   // A symbolic batch decides at batch 1: 5 x 5 is 9 tiles, too few.
   std::string few = Rewrite(ConvModule("\"n\", 64, 5, 5", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 64, 3, 3});
