@@ -102,12 +102,14 @@ void CheckRewritten(const WinoCase& k, const driver::CompileOptions& options) {
   EXPECT_EQ(tile_major, k.tile_major);
 }
 
-void CheckNumbers(const WinoCase& k, const std::vector<std::vector<int64_t>>& shapes) {
+// `threads`: the thread counts compiled for and run with (each a compile).
+void CheckNumbers(const WinoCase& k, const std::vector<std::vector<int64_t>>& shapes,
+                  const std::vector<int>& threads_list = {1, 2}) {
   std::vector<float> wt = RandomFloats(k.o * k.c * 9, 7, 0.5f), b = RandomFloats(k.o, 11);
   driver::CompileOptions options;
   options.params = {{"w", FloatTensor({k.o, k.c, 3, 3}, wt)}};
   CheckRewritten(k, options);
-  for (int threads : {1, 2}) {
+  for (int threads : threads_list) {
     options.num_threads_hint = threads;
     std::shared_ptr<const vm::Module> m = CompileAndLoad(Module(k), options, threads);
     ASSERT_NE(m, nullptr);
@@ -136,26 +138,44 @@ void CheckNumbers(const WinoCase& k, const std::vector<std::vector<int64_t>>& sh
 }
 
 TEST(WinogradSymbolicTest, SymbolicHeightAndWidth) {
-  // The nominal 320 x 320 image: F(4x4); 32 output channels: tile-major.
-  // (32 input channels: with fewer, a symbolic height or width stays direct.)
-  WinoCase f4{"1", "h", "w", 32, 32, 1, true, "f4x3", true};
+  // The nominal 320 x 320 image: F(4x4), 80 tiles a row: channel-major
+  // (kWinogradWideTileCols). (32 input channels: with fewer, a symbolic
+  // height or width stays direct.)
+  WinoCase f4{"1", "h", "w", 32, 32, 1, true, "f4x3", false};
   CheckNumbers(f4, {{1, 16, 16}, {1, 13, 18}, {1, 9, 5}, {1, 4, 4}, {1, 1, 7}, {1, 30, 3}, {1, 2, 2}});
   // No padding: the output is 2 smaller; batch and size all symbolic.
-  WinoCase all{"n", "h", "w", 32, 16, 0, false, "f4x3", true};
+  WinoCase all{"n", "h", "w", 32, 16, 0, false, "f4x3", false};
   CheckNumbers(all, {{1, 18, 18}, {2, 11, 9}, {3, 3, 3}, {1, 7, 22}});
 }
 
-TEST(WinogradSymbolicTest, InputTransformColumnBlocks) {
+TEST(WinogradSymbolicTest, InputAndOutputTransformColumnBlocks) {
   // The input transform's tile columns that read inside the input go in
   // blocks of 16, then of 4, then one at a time; the rest (one at most)
   // read zeros past it. No padding, F(4x4): w = 157 (MTCNN PNet's 16 -> 32
   // layer) has 39 tile columns, 38 inside: two blocks of 16, one of 4, two
   // single tiles, one guarded; w = 70: 17 inside, one block of 16 and one
   // single tile; w = 86: 21, blocks of 16 and 4 and one single; w = 69:
-  // 16 inside, one guarded; w = 22: no block of 16. (32 input channels, as
-  // in SymbolicHeightAndWidth.)
-  WinoCase k{"n", "h", "w", 32, 32, 0, true, "f4x3", true};
-  CheckNumbers(k, {{1, 9, 157}, {1, 12, 70}, {2, 7, 86}, {1, 6, 69}, {1, 10, 22}});
+  // 16 inside, one guarded; w = 22: no block of 16.
+  // Channel-major (80 tiles a row at the nominal size): the output
+  // transform's whole tile columns likewise in blocks of 16, then of 4, each
+  // block one output row at a time, then one tile at a time with guarded
+  // stores. 155 output columns (w = 157): 38 whole tiles and a partial one;
+  // w = 66: exactly one block of 16; w = 88: 21 whole tiles (16 + 4 + 1)
+  // and a partial one; w = 17: three blocks of 4 and a partial tile; w = 5:
+  // one partial tile column. Partial last tile rows, batches of 1 to 3, bias
+  // + ReLU fused into the output transform. (32 input channels, as in
+  // SymbolicHeightAndWidth.)
+  WinoCase k{"n", "h", "w", 32, 32, 0, true, "f4x3", false};
+  CheckNumbers(k, {{1, 9, 157}, {1, 12, 70}, {2, 7, 86}, {1, 6, 69}, {1, 10, 22}, {1, 6, 66}, {3, 7, 88},
+                   {2, 11, 17}, {1, 13, 5}});
+}
+
+TEST(WinogradSymbolicTest, TileMajorWhenRowsAreShort) {
+  // A symbolic height with a static width of 40 (10 tiles a row, under
+  // kWinogradWideTileCols): tile-major. (32 input channels: with fewer, a
+  // symbolic height stays direct.)
+  WinoCase k{"n", "h", "40", 32, 32, 1, true, "f4x3", true};
+  CheckNumbers(k, {{1, 40, 40}, {2, 13, 40}, {1, 3, 40}}, {1});
 }
 
 TEST(WinogradSymbolicTest, SymbolicBatch) {

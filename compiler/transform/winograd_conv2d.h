@@ -55,10 +55,12 @@
 //     loads under a select); the output transform stores the partial last
 //     tile row and column under a test against Ho and Wo; the tile columns
 //     go in static blocks of kWinogradInputLanes vector lanes.
-//   - either way the product is tile-major, and only convolutions with O a
-//     multiple of kTileMajorLanes are rewritten (a channel-major product
-//     over a symbolic number of tiles was slower than the direct
-//     convolution; measurements in RewriteConv).
+//   - either way only convolutions with O a multiple of kTileMajorLanes
+//     are rewritten (with other O a channel-major product over a symbolic
+//     number of tiles was slower than the direct convolution; measurements
+//     in RewriteConv), and the product is tile-major, except for a symbolic
+//     height or width with long tile rows (kWinogradWideTileCols), where
+//     it is channel-major.
 // The cost rule below decides at a nominal shape: a symbolic batch at 1,
 // symbolic image dimensions at kWinogradNominalImage, carried through the
 // expressions of the layers before (a layer at 1/32 of the image sees 10).
@@ -136,6 +138,23 @@ constexpr int64_t kWinogradInputLanes = 4;
 // static channel-major one takes 0.66x (its copy from channel lanes to
 // rows of the output moves one float at a time).
 constexpr int64_t kWinogradWideLanes = 16;
+// Symbolic height or width whose whole tile rows hold at least this many
+// tiles at the nominal shape: a channel-major product instead of
+// tile-major (the output transform vectorized over the tile columns, in
+// blocks of kWinogradWideLanes, as the static kernel), so the output rows
+// are stored as vectors rather than copied from channel lanes. Each block
+// is stored one output row at a time: with all m rows in one loop, stores a
+// symbolic Wo apart, LLVM's vectorizer could not prove the rows' interleaved
+// stores independent and left the loop scalar (MTCNN PNet's 16 -> 32 layer:
+// 1.4x the tile-major kernel's perf samples). MTCNN PNet at 1 x 240 x 320
+// (39 tile columns), 1 thread, perf samples per kernel as a ratio to an
+// unchanged kernel's (the first convolution's) in the same run, on a
+// loaded 2-core machine: output transform (with its PReLU) 1.80-2.03 ->
+// 1.29-1.37, product 0.76-0.87 (tile-major) -> 1.02-1.20 (relax.matmul);
+// whole model CPU time per call 5.2-5.5 -> 4.8-4.9 ms (pinned 3.8-4.1).
+// Rows of 10 tiles (64 -> 64 at 40^2) measured better tile-major before
+// (RewriteConv), hence the threshold.
+constexpr int64_t kWinogradWideTileCols = 16;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
 

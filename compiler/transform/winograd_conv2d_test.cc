@@ -179,7 +179,8 @@ TEST(WinogradConv2d, SymbolicHeightAndWidthBeforeAfter) {
   // convolution's padding only (the last tiles read zeros past it), and the
   // input transform takes h and w as scalars (its buffer does not bind
   // them). F(4x4) from the cost rule at the nominal image size; the
-  // product tile-major (whole 16-float channel vectors).
+  // product channel-major (80 tiles a row at the nominal size: at least
+  // kWinogradWideTileCols).
   std::string before = ConvModule("\"n\", 32, \"h\", \"w\"", "16, 32, 3, 3", ", padding=[1, 1, 1, 1]");
   const char* after = R"(    @R.function
     def main(x: R.Tensor(("n", 32, "h", "w"), dtype="float32")) -> R.Tensor(("n", 16, "h", "w"), dtype="float32"):
@@ -190,8 +191,8 @@ TEST(WinogradConv2d, SymbolicHeightAndWidthBeforeAfter) {
         with R.dataflow():
             padded: R.Tensor((n, 32, h + 2, w + 2), dtype="float32") = R.nn.pad(x, pad_width=[0, 0, 0, 0, 1, 1, 1, 1])
             wino_in: R.Tensor((36, 32, n * ((h + 3) // 4) * ((w + 3) // 4)), dtype="float32") = R.call_tir(cls.winograd_input_f4x3, (padded,), out_sinfo=R.Tensor((36, 32, n * ((h + 3) // 4) * ((w + 3) // 4)), dtype="float32"), tir_vars=R.shape([h, w]))
-            wino_w: R.Tensor((36, 32, 16), dtype="float32") = metadata["relax.expr.Constant"][0]
-            wino_mm: R.Tensor((36, n * ((h + 3) // 4) * ((w + 3) // 4), 16), dtype="float32") = R.call_tir(cls.winograd_matmul, (wino_in, wino_w), out_sinfo=R.Tensor((36, n * ((h + 3) // 4) * ((w + 3) // 4), 16), dtype="float32"), tir_vars=R.shape([n, h, w]))
+            wino_w: R.Tensor((36, 16, 32), dtype="float32") = metadata["relax.expr.Constant"][0]
+            wino_mm: R.Tensor((36, 16, n * ((h + 3) // 4) * ((w + 3) // 4)), dtype="float32") = R.matmul(wino_w, wino_in)
             gv: R.Tensor((n, 16, h, w), dtype="float32") = R.call_tir(cls.winograd_output_f4x3, (wino_mm,), out_sinfo=R.Tensor((n, 16, h, w), dtype="float32"))
             R.output(gv)
         return gv
@@ -199,7 +200,15 @@ TEST(WinogradConv2d, SymbolicHeightAndWidthBeforeAfter) {
   std::string out = Rewrite(before, {16, 32, 3, 3});
   EXPECT_EQ(MainOf(out), after) << out;
   // The partial last tiles: guarded stores, and selected loads.
-  EXPECT_TRUE(Contains(out, "if ty * 4 + i < h and tx * 4 + j < w:")) << out;
+  EXPECT_TRUE(Contains(out, "if ty * 4 + 3 < h and tx * 4 + 3 < w:")) << out;
+  // Whole tiles in vector blocks of 16, then of 4, one output row at a time.
+  EXPECT_TRUE(Contains(out, "for txv in T.vectorized(T.int64(16)):")) << out;
+  EXPECT_TRUE(Contains(out, "for txi in T.vectorized(T.int64(4)):")) << out;
+  // A static width of 40 (10 tiles a row): tile-major, its stores copied
+  // from a tile's channel lanes.
+  std::string tm = Rewrite(ConvModule("\"n\", 32, \"h\", 40", "16, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {16, 32, 3, 3});
+  EXPECT_TRUE(Contains(tm, "cls.winograd_matmul")) << tm;
+  EXPECT_TRUE(Contains(tm, "if ty * 4 + i < h and tx * 4 + j < 40:")) << tm;
   EXPECT_TRUE(Contains(out, "T.Select(")) << out;
   // 24 output channels would take the channel-major product: left direct
   // with symbolic shapes.
@@ -230,6 +239,25 @@ TEST(WinogradConv2d, SymbolicBatchBeforeAfter) {
   std::string out = Rewrite(before, {32, 32, 3, 3});
   EXPECT_EQ(MainOf(out), after) << out;
   EXPECT_FALSE(Contains(out, "T.Select(")) << out;
+}
+
+TEST(WinogradConv2d, SymbolicBatchInputStreamsInLoopsOfTheirOwn) {
+  // F(4x4) on a static 24 x 22 image (6 tile columns): the input transform
+  // stores its alpha = 6 streams of each pass from one vectorized loop over
+  // the tile columns when T is static, and from one loop per stream when a
+  // symbolic batch makes them a symbolic C * T apart.
+  auto count = [](const std::string& s, const std::string& part) {
+    int k = 0;
+    for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++k;
+    return k;
+  };
+  const std::string loop = "for tx in T.vectorized(T.int64(6)):";
+  std::string sym = Rewrite(ConvModule("\"n\", 16, 24, 22", "32, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 16, 3, 3});
+  EXPECT_TRUE(Contains(sym, "winograd_input_f4x3")) << sym;
+  EXPECT_EQ(count(sym, loop), 36) << sym;
+  std::string fixed = Rewrite(ConvModule("1, 16, 24, 22", "32, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 16, 3, 3});
+  EXPECT_TRUE(Contains(fixed, "winograd_input_f4x3")) << fixed;
+  EXPECT_EQ(count(fixed, loop), 6) << fixed;
 }
 
 TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
