@@ -195,9 +195,11 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   EXPECT_EQ(k1d[0].name, "conv.mr");
   // A strided depthwise conv: its tile (no longer an empty space).
   std::vector<Knob> kdw = DefaultSpaceKnobs(ParseFunc(kDwConv, "dw"), 1);
-  ASSERT_EQ(kdw.size(), 2u);
+  ASSERT_EQ(kdw.size(), 4u);
   EXPECT_EQ(kdw[0].name, "depthwise.rows");
   EXPECT_EQ(kdw[1].name, "depthwise.cols");
+  EXPECT_EQ(kdw[2].name, "depthwise.flat");
+  EXPECT_EQ(kdw[3].name, "depthwise.copy");
   // An elementwise loop: its vector split.
   std::vector<Knob> k2 = DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1);
   ASSERT_GE(k2.size(), 2u);
