@@ -46,13 +46,15 @@ int64_t BandFloats(const ConvNest& cv) {
 
 // Stride 1: planes at least this wide. Against the window schedule (CPU
 // time per call, 1 thread, busy machine, same run): 256 ch 14^2 5x5 0.48x,
-// 128 ch 28^2 3x3 0.36x, 64 ch 56^2 3x3 0.97x; 512 ch 7^2 5x5 1.24x (so
-// narrower planes stay there).
+// 128 ch 28^2 3x3 0.36x, 64 ch 56^2 3x3 0.97x; 7^2 planes were 1.24x, so
+// they stay there. And at least this many (image, channel) tasks: with
+// fewer, the window schedule splits each plane into row bands for threads.
 constexpr int64_t kMinUnitStrideWidth = 12;
+constexpr int64_t kMinUnitStrideTasks = 8;
 
 bool Handles(const ConvNest& cv) {
   return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 &&
-         (cv.sh > 1 || cv.sw > 1 || cv.wo >= kMinUnitStrideWidth) &&
+         (cv.sh > 1 || cv.sw > 1 || (cv.wo >= kMinUnitStrideWidth && cv.n * cv.o >= kMinUnitStrideTasks)) &&
          cv.ho > 0 && cv.wo > 0 && cv.n > 0 && cv.o > 0 && BandFloats(cv) * 4 <= kMaxBandBytes;
 }
 
@@ -108,9 +110,11 @@ class Kernel {
     o_ = cv_.n == 1 ? PrimExpr(t) : Mod(PrimExpr(t), I64(cv_.o));
     band_ = nest::Float32Buffer(cv_.data->name + "_phases", {I64(cv_.sh * cv_.sw * plane_)}, "global");
     if (flat_) {
-      // The last phase plane's flat run reads past its end by the vectors'
-      // padding lanes: zeros there (ZeroRun), never uninitialized floats.
-      int64_t slack = FlatVectors(cv_) * kLanes - cv_.ho * pitch_;
+      // The flat run reads past a phase plane's end by the vectors' padding
+      // lanes plus the largest column offset of a tap: into the next plane,
+      // and past the last one into `slack` zeros (never out of the buffer,
+      // never uninitialized floats).
+      int64_t slack = FlatVectors(cv_) * kLanes - cv_.ho * pitch_ + (cv_.kw - 1) / cv_.sw;
       band_ = nest::Float32Buffer(cv_.data->name + "_phases", {I64(cv_.sh * cv_.sw * plane_ + slack)}, "global");
       Stmt task = Seq({Copy(), ZeroRun(I64(cv_.sh * cv_.sw * plane_), slack), FlatTile()});
       return MakeFor(t, I64(cv_.n * cv_.o), ForKind::kParallel, std::make_shared<AllocateNode>(band_, task));
@@ -121,12 +125,12 @@ class Kernel {
     std::vector<Stmt> body;
     Var rb = MakeVar("rb");
     if (stream_) {
-      // The band rows of the first tile first; then each tile copies the
-      // rows the next one adds (a tile of R rows needs band rows [y0, y0 +
-      // R + halo)) before its own taps: the input is read a few rows ahead
-      // of the taps, in its order, and its loads overlap the FMAs, where a
-      // copy of the whole plane first waited on each of them (56^2 -> 28^2,
-      // 3x3: the copy alone took 18 of the kernel's 28 us).
+      // depthwise.copy 1: the band rows of the first tile first; then each
+      // tile copies the rows the next one adds (a tile of R rows needs band
+      // rows [y0, y0 + R + halo)) before its own taps, so that the input's
+      // loads could overlap the FMAs. Within noise of the whole copy first
+      // at 56^2 -> 28^2 3x3/2 (0.98x) and 1.04-1.07x its time at 5x5/2, so
+      // not the rule; kept for tuning to try.
       int64_t halo = (cv_.kh - 1) / cv_.sh;
       body.push_back(BandRows(I64(0), std::min(rows_band_, rows_ + halo)));
       PrimExpr next = (PrimExpr(rb) + I64(1)) * I64(rows_) + I64(halo);
