@@ -150,10 +150,7 @@ inline size_t MaxParamRank(const PrimFunc& f) {
 // One input and one output channel per group, with a stride: left to the
 // window schedule (pool_schedule.h).
 inline bool StridedDepthwise(const ConvCase& k) {
-  // Stride 1 too when rows are 12 wide and images x channels make 8 tasks
-  // (depthwise_schedule.h; its band fits in L1 in every case here).
-  bool wide = k.Wo() >= 12 && k.n * k.o >= 8 && k.dh == 1 && k.dw == 1;
-  return k.c == k.groups && k.o == k.groups && (k.sh > 1 || k.sw > 1 || wide);
+  return k.c == k.groups && k.o == k.groups && (k.sh > 1 || k.sw > 1);
 }
 
 // The deepest nesting of loops in a statement.

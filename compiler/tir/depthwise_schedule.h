@@ -1,11 +1,8 @@
 // ScheduleStridedDepthwise: static depthwise convolutions (one input and one
-// output channel per group, OIHW weights, no dilation) with a stride above 1,
-// and those of stride 1 whose output rows are at least 12 wide (with at
-// least 8 images x channels): the nests
-// ScheduleConvs leaves to the window schedule. (Stride 1, CPU time per call
-// at 1 thread against that schedule, busy machine, same run: 256 ch 14^2
-// 5x5 0.48x, 128 ch 28^2 3x3 0.36x, 64 ch 56^2 3x3 0.97x; 7^2 planes were
-// 1.24x, so they stay there.)
+// output channel per group, OIHW weights, no dilation) with a stride above 1
+// (with the knob depthwise.unit_stride 1, also those of stride 1 whose
+// output rows are at least 12 wide, 8 or more images x channels), the nests
+// ScheduleConvs leaves to the window schedule.
 //
 // Planes whose band would not fit in L1 (32 KiB; 112^2 -> 56^2 needs 59)
 // stay with the window schedule. Each (image, channel) is one parallel task. It first copies its channel
@@ -39,7 +36,8 @@
 // tiles, 2: a flat run whenever its vectors fit; 0: flat for strided planes
 // when it needs at most 3/4 of the row tiles' vectors) and depthwise.copy
 // (1: the band rows of each row tile copied just before the tile ahead,
-// instead of the whole band first; no faster in our runs, left to tuning).
+// instead of the whole band first; no faster in our runs, left to tuning),
+// depthwise.unit_stride (above; depthwise_schedule.cc says why not the rule).
 #ifndef KILN_COMPILER_TIR_DEPTHWISE_SCHEDULE_H_
 #define KILN_COMPILER_TIR_DEPTHWISE_SCHEDULE_H_
 

@@ -1,5 +1,5 @@
 // ScheduleStridedDepthwise: which nests it takes (static strided depthwise,
-// and stride 1 with wide rows), what it makes of them (phase planes,
+// and stride 1 with wide rows by a knob), what it makes of them (phase planes,
 // register tiles or one flat run, the epilogue in the tile's stores after
 // InlineElementwise), and the numbers of the lowered kernels against the
 // unscheduled function for strides 1, 2 and 3, 3x3 and 5x5 windows, odd and
@@ -109,21 +109,25 @@ bool HasBuffer(const PrimFunc& f, const std::string& suffix) {
   return text.find(suffix + " = T.decl_buffer") != std::string::npos;
 }
 
-TEST(DepthwiseScheduleTest, TakesStaticStridedAndWideDepthwiseOnly) {
-  // Strided, and stride 1 with rows of at least 12 outputs.
-  for (const Case& k : {Case{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1}, Case{1, 8, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1}}) {
+TEST(DepthwiseScheduleTest, TakesStaticStridedDepthwiseAndWideOnesByTheKnob) {
+  ScheduleKnobs unit;
+  unit.values["depthwise.unit_stride"] = 1;
+  Case strided{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1}, wide{1, 8, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1};
+  for (const Case& k : {strided, wide}) {
     PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
-    PrimFunc s = ScheduleStridedDepthwise(f);
+    PrimFunc s = ScheduleStridedDepthwise(f, unit);
     ASSERT_NE(s, f) << k.Name();
     EXPECT_TRUE(HasBuffer(s, "data_phases")) << Print(s);
+    // Without the knob, stride 1 stays with the conv schedule.
+    EXPECT_EQ(ScheduleStridedDepthwise(f) != f, k.sh > 1) << k.Name();
   }
   // Stride 1 with rows of 11 or with 4 channels (the conv schedule's tiles,
   // its row bands) and a strided conv with two input channels per group are
-  // not its.
+  // not its, knob or not.
   for (const Case& k : {Case{1, 8, 11, 11, 3, 3, 1, 1, 1, 1, 1, 1}, Case{1, 4, 11, 13, 3, 3, 1, 1, 1, 1, 1, 1},
                         Case{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1, "none", 4}}) {
     PrimFunc g = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
-    EXPECT_EQ(ScheduleStridedDepthwise(g), g) << k.Name();
+    EXPECT_EQ(ScheduleStridedDepthwise(g, unit), g) << k.Name();
   }
 }
 
@@ -154,8 +158,10 @@ TEST(DepthwiseScheduleTest, NarrowStridedPlanesAreOneFlatRun) {
   // Rows of 12 at stride 1 keep their row tiles unless the knob asks.
   Case wide{1, 8, 5, 12, 3, 3, 1, 1, 1, 1, 1, 1};
   PrimFunc g = InlineElementwise(LowerBlocks(ParseFunc(Func(wide), "dw")));
-  EXPECT_NE(Print(ScheduleStridedDepthwise(g)).find("acc = T.decl_buffer((4, 16)"), std::string::npos);
-  ScheduleKnobs on;
+  ScheduleKnobs unit;
+  unit.values["depthwise.unit_stride"] = 1;
+  EXPECT_NE(Print(ScheduleStridedDepthwise(g, unit)).find("acc = T.decl_buffer((4, 16)"), std::string::npos);
+  ScheduleKnobs on = unit;
   on.values["depthwise.flat"] = 2;
   text = Print(ScheduleStridedDepthwise(g, on));
   EXPECT_NE(text.find("acc = T.decl_buffer((80,)"), std::string::npos) << text;  // 5 rows of 14 in 5 vectors
@@ -203,6 +209,7 @@ TEST(DepthwiseScheduleTest, Numbers) {
     PrimFunc f = ParseFunc(Func(k), "dw");
     for (const auto& kv : knobs) {
       ScheduleKnobs kn;
+      kn.values["depthwise.unit_stride"] = 1;  // the stride-1 cases
       const char* names[] = {"depthwise.rows", "depthwise.cols", "depthwise.flat", "depthwise.copy"};
       std::string tag;
       for (int i = 0; i < 4; ++i) {

@@ -84,11 +84,15 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
   }
   // A static strided (or wide) depthwise conv (depthwise_schedule.h): its
   // tile shape, the flat run, the copy's order.
-  if (tir::ScheduleStridedDepthwise(lowered).get() != lowered.get()) {
+  tir::ScheduleKnobs unit_stride;
+  unit_stride.values["depthwise.unit_stride"] = 1;
+  bool strided = tir::ScheduleStridedDepthwise(lowered).get() != lowered.get();
+  if (strided || tir::ScheduleStridedDepthwise(lowered, unit_stride).get() != lowered.get()) {
     knobs.push_back({"depthwise.rows", {0, 1, 2, 4, 6, 8}});
     knobs.push_back({"depthwise.cols", {0, 1, 2, 3, 4}});
     knobs.push_back({"depthwise.flat", {0, 1, 2}});
     knobs.push_back({"depthwise.copy", {0, 1}});
+    if (!strided) knobs.push_back({"depthwise.unit_stride", {0, 1}});
     return knobs;
   }
   // A conv nest: ScheduleConvs rewrites it as lowered, or one of the conv
