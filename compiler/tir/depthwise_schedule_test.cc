@@ -1,9 +1,10 @@
-// ScheduleStridedDepthwise: which nests it takes (static strided depthwise
-// only), what it makes of them (phase planes, register tiles, the epilogue
-// in the tile's stores after InlineElementwise), and the numbers of the
-// lowered kernels against the unscheduled function for strides 2 and 3,
-// 3x3 and 5x5 windows, odd and asymmetric paddings, batches of one and two,
-// every tile knob, and SiLU / hard-swish / ReLU6 epilogues.
+// ScheduleStridedDepthwise: which nests it takes (static strided depthwise,
+// and stride 1 with wide rows by a knob), what it makes of them (phase planes,
+// register tiles or one flat run, the epilogue in the tile's stores after
+// InlineElementwise), and the numbers of the lowered kernels against the
+// unscheduled function for strides 1, 2 and 3, 3x3 and 5x5 windows, odd and
+// asymmetric paddings, batches of one and two, every knob (tile, flat run,
+// streamed copy), and SiLU / hard-swish / ReLU6 epilogues.
 #include "compiler/tir/depthwise_schedule.h"
 
 #include <gtest/gtest.h>
@@ -108,17 +109,25 @@ bool HasBuffer(const PrimFunc& f, const std::string& suffix) {
   return text.find(suffix + " = T.decl_buffer") != std::string::npos;
 }
 
-TEST(DepthwiseScheduleTest, TakesStaticStridedDepthwiseOnly) {
-  Case strided{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1};
-  PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(strided), "dw")));
-  PrimFunc s = ScheduleStridedDepthwise(f);
-  ASSERT_NE(s, f);
-  EXPECT_TRUE(HasBuffer(s, "data_phases")) << Print(s);
-  // Stride 1 (the conv schedule's tiles) and a strided conv with two input
-  // channels per group are not its.
-  for (const Case& k : {Case{1, 8, 11, 13, 3, 3, 1, 1, 1, 1, 1, 1}, Case{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1, "none", 4}}) {
+TEST(DepthwiseScheduleTest, TakesStaticStridedDepthwiseAndWideOnesByTheKnob) {
+  ScheduleKnobs unit;
+  unit.values["depthwise.unit_stride"] = 1;
+  Case strided{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1}, wide{1, 8, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1};
+  for (const Case& k : {strided, wide}) {
+    PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
+    PrimFunc s = ScheduleStridedDepthwise(f, unit);
+    ASSERT_NE(s, f) << k.Name();
+    EXPECT_TRUE(HasBuffer(s, "data_phases")) << Print(s);
+    // Without the knob, stride 1 stays with the conv schedule.
+    EXPECT_EQ(ScheduleStridedDepthwise(f) != f, k.sh > 1) << k.Name();
+  }
+  // Stride 1 with rows of 11 or with 4 channels (the conv schedule's tiles,
+  // its row bands) and a strided conv with two input channels per group are
+  // not its, knob or not.
+  for (const Case& k : {Case{1, 8, 11, 11, 3, 3, 1, 1, 1, 1, 1, 1}, Case{1, 4, 11, 13, 3, 3, 1, 1, 1, 1, 1, 1},
+                        Case{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1, "none", 4}}) {
     PrimFunc g = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
-    EXPECT_EQ(ScheduleStridedDepthwise(g), g) << k.Name();
+    EXPECT_EQ(ScheduleStridedDepthwise(g, unit), g) << k.Name();
   }
 }
 
@@ -132,6 +141,30 @@ TEST(DepthwiseScheduleTest, KnobsSetTheTile) {
   std::string text = Print(ScheduleStridedDepthwise(f, knobs));
   EXPECT_NE(text.find("acc = T.decl_buffer((3, 16)"), std::string::npos) << text;
   EXPECT_NE(text.find("acc = T.decl_buffer((1, 16)"), std::string::npos) << text;  // the 10th row
+}
+
+TEST(DepthwiseScheduleTest, NarrowStridedPlanesAreOneFlatRun) {
+  // 14^2 -> 7^2, 5x5/2: band rows of 7 + 2 columns, 7 rows of them in 4
+  // vectors (the rule), or 7 row tiles of one vector (depthwise.flat 1).
+  Case k{1, 8, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2};
+  PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
+  std::string text = Print(ScheduleStridedDepthwise(f));
+  EXPECT_NE(text.find("acc = T.decl_buffer((64,)"), std::string::npos) << text;
+  ScheduleKnobs off;
+  off.values["depthwise.flat"] = 1;
+  text = Print(ScheduleStridedDepthwise(f, off));
+  EXPECT_EQ(text.find("acc = T.decl_buffer((64,)"), std::string::npos) << text;
+  EXPECT_NE(text.find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text;
+  // Rows of 12 at stride 1 keep their row tiles unless the knob asks.
+  Case wide{1, 8, 5, 12, 3, 3, 1, 1, 1, 1, 1, 1};
+  PrimFunc g = InlineElementwise(LowerBlocks(ParseFunc(Func(wide), "dw")));
+  ScheduleKnobs unit;
+  unit.values["depthwise.unit_stride"] = 1;
+  EXPECT_NE(Print(ScheduleStridedDepthwise(g, unit)).find("acc = T.decl_buffer((4, 16)"), std::string::npos);
+  ScheduleKnobs on = unit;
+  on.values["depthwise.flat"] = 2;
+  text = Print(ScheduleStridedDepthwise(g, on));
+  EXPECT_NE(text.find("acc = T.decl_buffer((80,)"), std::string::npos) << text;  // 5 rows of 14 in 5 vectors
 }
 
 TEST(DepthwiseScheduleTest, EpilogueIsStoredByTheTiles) {
@@ -163,19 +196,30 @@ TEST(DepthwiseScheduleTest, Numbers) {
       {1, 2, 16, 40, 3, 3, 2, 1, 1, 1, 1, 1},             // stride 2 x 1
       {1, 2, 9, 70, 5, 3, 1, 2, 2, 1, 2, 1},              // stride 1 x 2, a row of three vectors
       {1, 3, 4, 4, 3, 3, 2, 2, 1, 1, 1, 1},               // one tile
+      {1, 5, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2, "hardswish"},  // 7^2 out: one flat run by the rule
+      {1, 3, 9, 11, 3, 3, 2, 2, 0, 1, 1, 1},              // 5 x 6 out, flat, asymmetric padding
+      {1, 8, 13, 12, 3, 3, 1, 1, 1, 1, 1, 1, "silu"},     // stride 1, rows of 12
+      {2, 4, 14, 15, 5, 5, 1, 1, 2, 2, 2, 2},             // stride 1, 5x5, a batch of two
+      {1, 8, 7, 29, 3, 3, 1, 1, 0, 1, 2, 0},              // stride 1, asymmetric padding, 2 vectors a row
   };
-  std::vector<std::pair<int64_t, int64_t>> knobs = {{0, 0}, {1, 1}, {3, 2}, {8, 4}};
+  // depthwise.rows, .cols, .flat, .copy.
+  std::vector<std::vector<int64_t>> knobs = {{0, 0, 0, 0}, {1, 1, 0, 0}, {3, 2, 0, 1}, {8, 4, 0, 0},
+                                             {0, 0, 1, 0}, {0, 0, 2, 0}, {5, 1, 0, 1}};
   for (const Case& k : cases) {
     PrimFunc f = ParseFunc(Func(k), "dw");
-    for (auto [rows, cols] : knobs) {
+    for (const auto& kv : knobs) {
       ScheduleKnobs kn;
-      if (rows) kn.values["depthwise.rows"] = rows;
-      if (cols) kn.values["depthwise.cols"] = cols;
+      kn.values["depthwise.unit_stride"] = 1;  // the stride-1 cases
+      const char* names[] = {"depthwise.rows", "depthwise.cols", "depthwise.flat", "depthwise.copy"};
+      std::string tag;
+      for (int i = 0; i < 4; ++i) {
+        if (kv[i]) kn.values[names[i]] = kv[i];
+        tag += " " + std::to_string(kv[i]);
+      }
       PrimFunc lowered = Lower(f, kn);
       ASSERT_TRUE(HasBuffer(lowered, "data_phases")) << k.Name() << "\n" << Print(lowered);
       Status s = SameNumbers(f, lowered);
-      EXPECT_TRUE(s.ok()) << k.Name() << " rows " << rows << " cols " << cols << ": " << s.ToString() << "\n"
-                          << Print(lowered);
+      EXPECT_TRUE(s.ok()) << k.Name() << " knobs" << tag << ": " << s.ToString() << "\n" << Print(lowered);
     }
   }
 }

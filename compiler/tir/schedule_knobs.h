@@ -27,6 +27,11 @@
 // Strided depthwise convolution (depthwise_schedule.h):
 //   depthwise.rows    output rows per register tile, 1..8
 //   depthwise.cols    16-column vectors per register tile, 1..4
+//   depthwise.flat    1: row tiles always, 2: the plane as one flat run
+//                     whenever it fits (static kernel only)
+//   depthwise.copy    1: the band copied a row tile ahead of the taps
+//                     instead of whole first (static kernel only)
+//   depthwise.unit_stride  1: stride-1 planes with rows of 12 or more too
 //
 // Elementwise loops (default_schedule.h): the innermost loops the default
 // schedule vectorizes, when their static extent is a multiple of both:

@@ -66,6 +66,18 @@ def dw(data: T.Buffer((1, 8, 11, 13), "float32"), weight: T.Buffer((8, 1, 3, 3),
             conv2d[v_i0, v_i1, v_i2, v_i3] = conv2d[v_i0, v_i1, v_i2, v_i3] + T.if_then_else(v_i2 * 2 + v_k1 * 1 - 1 >= 0 and v_i2 * 2 + v_k1 * 1 - 1 < 11 and v_i3 * 2 + v_k2 * 1 - 1 >= 0 and v_i3 * 2 + v_k2 * 1 - 1 < 13, data[v_i0, v_i1 // (T.int64(8) // T.int64(8)) * 1 + v_k0, v_i2 * 2 + v_k1 * 1 - 1, v_i3 * 2 + v_k2 * 1 - 1] * weight[v_i1, v_k0, v_k1, v_k2], T.float32(0))
 )";
 
+// The same at stride 1 (rows of 13): depthwise_schedule.h takes it only
+// with depthwise.unit_stride 1.
+const char* kDwConvUnitStride = R"(@T.prim_func
+def dw(data: T.Buffer((1, 8, 11, 13), "float32"), weight: T.Buffer((8, 1, 3, 3), "float32"), conv2d: T.Buffer((1, 8, 11, 13), "float32")):
+    for i0, i1, i2, i3, k0, k1, k2 in T.grid(T.int64(1), T.int64(8), T.int64(11), T.int64(13), T.int64(1), T.int64(3), T.int64(3)):
+        with T.block("conv2d"):
+            v_i0, v_i1, v_i2, v_i3, v_k0, v_k1, v_k2 = T.axis.remap("SSSSRRR", [i0, i1, i2, i3, k0, k1, k2])
+            with T.init():
+                conv2d[v_i0, v_i1, v_i2, v_i3] = T.float32(0)
+            conv2d[v_i0, v_i1, v_i2, v_i3] = conv2d[v_i0, v_i1, v_i2, v_i3] + T.if_then_else(v_i2 * 1 + v_k1 * 1 - 1 >= 0 and v_i2 * 1 + v_k1 * 1 - 1 < 11 and v_i3 * 1 + v_k2 * 1 - 1 >= 0 and v_i3 * 1 + v_k2 * 1 - 1 < 13, data[v_i0, v_i1 // (T.int64(8) // T.int64(8)) * 1 + v_k0, v_i2 * 1 + v_k1 * 1 - 1, v_i3 * 1 + v_k2 * 1 - 1] * weight[v_i1, v_k0, v_k1, v_k2], T.float32(0))
+)";
+
 // A 1-D convolution (8 -> 8 channels, width 100, kernel 5, padding 2): the
 // conv2d schedules take it lifted to height 1, which ScheduleConvs on the
 // nest as lowered does not see.
@@ -195,9 +207,16 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   EXPECT_EQ(k1d[0].name, "conv.mr");
   // A strided depthwise conv: its tile (no longer an empty space).
   std::vector<Knob> kdw = DefaultSpaceKnobs(ParseFunc(kDwConv, "dw"), 1);
-  ASSERT_EQ(kdw.size(), 2u);
+  ASSERT_EQ(kdw.size(), 4u);
   EXPECT_EQ(kdw[0].name, "depthwise.rows");
   EXPECT_EQ(kdw[1].name, "depthwise.cols");
+  EXPECT_EQ(kdw[2].name, "depthwise.flat");
+  EXPECT_EQ(kdw[3].name, "depthwise.copy");
+  // At stride 1 the same, and the knob that lets that schedule take it.
+  std::vector<Knob> kdw1 = DefaultSpaceKnobs(ParseFunc(kDwConvUnitStride, "dw"), 1);
+  ASSERT_GE(kdw1.size(), 5u);
+  EXPECT_EQ(kdw1[0].name, "depthwise.rows");
+  EXPECT_EQ(kdw1[4].name, "depthwise.unit_stride");
   // An elementwise loop: its vector split.
   std::vector<Knob> k2 = DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1);
   ASSERT_GE(k2.size(), 2u);
