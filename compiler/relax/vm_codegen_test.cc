@@ -390,6 +390,35 @@ class Module:
   EXPECT_EQ(in_then, 1) << Join(code);
 }
 
+TEST(VMCodegen, AnIfOnAShapeComparisonBranchesOnAHeapSlot) {
+  // The shape-condition pass's If: the comparison (op 7, ==) is computed in
+  // the prologue with the rest of the shape arithmetic and loaded there; the
+  // If reads that register, no to_bool.
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="float32")):
+        n = T.int64()
+        if R.prim_value((n + 64) // 128 == 1):
+            y: R.Tensor(("n",), dtype="float32") = x
+        else:
+            y: R.Tensor(("n",), dtype="float32") = x
+        return y
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> code = Disassemble(*p, p->functions[0]);
+  std::vector<std::string> head(code.begin(), code.begin() + 5);
+  EXPECT_EQ(Join(head), Join({
+                            "vm.builtin.check_tensor(r0, 1, 2, 32, 1, \"main: argument x\")",
+                            "vm.builtin.match_shape(r0, \"main: argument x\", 1, 1, 0)",
+                            "vm.builtin.shape_arith(1, 0, 1, 0, 0, 64, 2, 3, 1, 1, 0, 128, 3, 7, 1, 2, 0, 1)",
+                            "r1 = vm.builtin.heap_load(3)",
+                            "if r1 else #7",
+                        }))
+      << Join(code);
+  for (const std::string& line : code) EXPECT_EQ(line.find("to_bool"), std::string::npos) << line;
+}
+
 TEST(VMCodegen, TirVarsArePassedAfterTheOutputs) {
   // fs takes n * 2 - 1 and m as int64 scalars after its output: the
   // composite value is computed into a heap slot and loaded into a register;
