@@ -184,25 +184,37 @@ Any MakeShape(const Arg* args, const Frame& f, const DecodedFunction& code) {
   return shape;
 }
 
-Status ShapeArith(const Arg* args, Frame& f, const std::string& function) {
-  auto operand = [&](int i) {
-    return args[i].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[args[i + 1].value]
-                                                                          : args[i + 1].value;
-  };
-  int64_t a = operand(2), b = operand(4), r = 0;
-  switch (static_cast<ShapeOp>(args[1].value)) {
-    case ShapeOp::kAdd: r = a + b; break;
-    case ShapeOp::kSub: r = a - b; break;
-    case ShapeOp::kMul: r = a * b; break;
-    case ShapeOp::kFloorDiv:
-    case ShapeOp::kFloorMod:
-      if (b == 0) return InvalidArgument(function + ": vm.builtin.shape_arith: division by zero in a shape expression");
-      r = static_cast<ShapeOp>(args[1].value) == ShapeOp::kFloorDiv ? FloorDiv(a, b) : FloorMod(a, b);
-      break;
-    case ShapeOp::kMin: r = a < b ? a : b; break;
-    case ShapeOp::kMax: r = a > b ? a : b; break;
+// One or more groups of six arguments, run in order: a function computes
+// its shape arithmetic in one call rather than one call per operation.
+Status ShapeArith(const Arg* args, uint32_t num_args, Frame& f, const std::string& function) {
+  for (uint32_t g = 0; g + 6 <= num_args; g += 6) {
+    const Arg* op = args + g;
+    auto operand = [&](int i) {
+      return op[i].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[op[i + 1].value] : op[i + 1].value;
+    };
+    int64_t a = operand(2), b = operand(4), r = 0;
+    switch (static_cast<ShapeOp>(op[1].value)) {
+      case ShapeOp::kAdd: r = a + b; break;
+      case ShapeOp::kSub: r = a - b; break;
+      case ShapeOp::kMul: r = a * b; break;
+      case ShapeOp::kFloorDiv:
+      case ShapeOp::kFloorMod:
+        if (b == 0) return InvalidArgument(function + ": vm.builtin.shape_arith: division by zero in a shape expression");
+        r = static_cast<ShapeOp>(op[1].value) == ShapeOp::kFloorDiv ? FloorDiv(a, b) : FloorMod(a, b);
+        break;
+      case ShapeOp::kMin: r = a < b ? a : b; break;
+      case ShapeOp::kMax: r = a > b ? a : b; break;
+      case ShapeOp::kEQ: r = a == b; break;
+      case ShapeOp::kNE: r = a != b; break;
+      case ShapeOp::kLT: r = a < b; break;
+      case ShapeOp::kLE: r = a <= b; break;
+      case ShapeOp::kGT: r = a > b; break;
+      case ShapeOp::kGE: r = a >= b; break;
+      case ShapeOp::kAnd: r = a != 0 && b != 0; break;
+      case ShapeOp::kOr: r = a != 0 || b != 0; break;
+    }
+    f.heap[op[0].value] = r;
   }
-  f.heap[args[0].value] = r;
   return Status::Ok();
 }
 
@@ -410,7 +422,7 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       *out = MakeShape(args, frame, code);
       return Status::Ok();
     case Builtin::kShapeArith:
-      return ShapeArith(args, frame, function);
+      return ShapeArith(args, num_args, frame, function);
     case Builtin::kAllocTensor:
       return AllocTensor(args, frame, src, code, function, out);
     case Builtin::kTupleGetItem: {

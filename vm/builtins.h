@@ -27,7 +27,11 @@ constexpr int64_t kMaxStorages = 65536;
 // match_shape / make_shape / shape_arith operand modes.
 enum class MatchMode : int64_t { kAssertEqualToImm = 0, kStoreToHeap = 1, kAssertEqualToLoad = 2, kNoOp = 3 };
 enum class ShapeMode : int64_t { kImmediate = 0, kLoadFromHeap = 1 };
-enum class ShapeOp : int64_t { kAdd = 0, kSub = 1, kMul = 2, kFloorDiv = 3, kFloorMod = 4, kMin = 5, kMax = 6 };
+enum class ShapeOp : int64_t {
+  kAdd = 0, kSub = 1, kMul = 2, kFloorDiv = 3, kFloorMod = 4, kMin = 5, kMax = 6,
+  // Comparisons and logic give 0 or 1 (an If's condition computed on the heap).
+  kEQ = 7, kNE = 8, kLT = 9, kLE = 10, kGT = 11, kGE = 12, kAnd = 13, kOr = 14,
+};
 
 }  // namespace vm
 }  // namespace kiln

@@ -290,15 +290,19 @@ class FunctionVerifier {
         if (ins.num_args < 1) return Fail(word_, StrFormat("%s takes at least 1 argument", name));
         return CheckPairs(ins, name, 0, 1, /*modes_with_slot_1_2=*/false);
       case Builtin::kShapeArith: {
-        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 6));
-        KILN_RETURN_IF_ERROR(CheckSlot(ins, 0, "destination slot"));
-        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 1, "op", 0, 6));
-        for (uint32_t i : {2u, 4u}) {
-          KILN_RETURN_IF_ERROR(NeedImmediate(ins, i, "mode", 0, 1));
-          if (ArgsOf(ins)[i].value == 1) {
-            KILN_RETURN_IF_ERROR(CheckSlot(ins, i + 1, "shape-heap slot"));
-          } else {
-            KILN_RETURN_IF_ERROR(NeedImmediate(ins, i + 1, "value", kArgValueMin, kArgValueMax));
+        if (ins.num_args == 0 || ins.num_args % 6 != 0) {
+          return Fail(word_, StrFormat("%s takes groups of 6 arguments, got %u", name, ins.num_args));
+        }
+        for (uint32_t g = 0; g < ins.num_args; g += 6) {
+          KILN_RETURN_IF_ERROR(CheckSlot(ins, g, "destination slot"));
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, g + 1, "op", 0, 14));
+          for (uint32_t i : {g + 2, g + 4}) {
+            KILN_RETURN_IF_ERROR(NeedImmediate(ins, i, "mode", 0, 1));
+            if (ArgsOf(ins)[i].value == 1) {
+              KILN_RETURN_IF_ERROR(CheckSlot(ins, i + 1, "shape-heap slot"));
+            } else {
+              KILN_RETURN_IF_ERROR(NeedImmediate(ins, i + 1, "value", kArgValueMin, kArgValueMax));
+            }
           }
         }
         return Status::Ok();

@@ -42,6 +42,7 @@
 #include "compiler/transform/winograd_conv2d.h"
 #include "compiler/transform/combine_shared_matmuls.h"
 #include "compiler/transform/fold_softmax_nan_guard.h"
+#include "compiler/transform/shape_condition.h"
 #include "compiler/transform/conv_transpose_phases.h"
 #include "compiler/transform/wrap_tir_module.h"
 #include "compiler/transform/flatten_nested_calls.h"
@@ -144,6 +145,7 @@ const std::vector<std::string>& PassNames() {
       "fold-constant",
       "canonicalize-bindings",
       "fold-softmax-nan-guard",
+      "shape-condition",
       "cse",
       "dce",
       "combine-shared-matmuls",
@@ -263,6 +265,7 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
   KILN_RETURN_IF_ERROR(run.Run("fold-constant", &mod, transform::FoldConstant));
   KILN_RETURN_IF_ERROR(run.Run("canonicalize-bindings", &mod, transform::CanonicalizeBindings));
   KILN_RETURN_IF_ERROR(run.Run("fold-softmax-nan-guard", &mod, transform::FoldSoftmaxNanGuard));
+  KILN_RETURN_IF_ERROR(run.Run("shape-condition", &mod, transform::FoldShapeConditions));
   KILN_RETURN_IF_ERROR(run.Run("cse", &mod, transform::EliminateCommonSubexpressions));
   KILN_RETURN_IF_ERROR(run.Run("dce", &mod, transform::EliminateDeadCode));
   KILN_RETURN_IF_ERROR(run.Run("combine-shared-matmuls", &mod, transform::CombineSharedMatmuls));

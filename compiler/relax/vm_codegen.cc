@@ -1,6 +1,7 @@
 #include "compiler/relax/vm_codegen.h"
 
 #include <map>
+#include <set>
 
 #include "compiler/relax/op_registry.h"
 #include "compiler/relax/struct_info_util.h"
@@ -37,10 +38,22 @@ class FunctionCodegen {
       const auto& p = f->params[i];
       KILN_RETURN_IF_ERROR(EmitMatch(static_cast<int64_t>(i), p->struct_info, name_ + ": argument " + p->name));
     }
+    // From here on, arithmetic on the arguments' variables goes to the
+    // prologue (see Hoistable); the body is emitted on its own and joined
+    // after it, which the relative jumps of If and Goto allow.
+    for (const auto& kv : slots_) entry_vars_.insert(kv.first);
+    std::vector<int64_t> prologue = std::move(code_);
+    code_.clear();
+    last_arith_end_ = -1;
     KILN_ASSIGN_OR_RETURN(int64_t result, EmitSeq(f->body));
     int64_t reg = ToRegister(result);
     code_.push_back(kRet);
     code_.push_back(reg);
+    std::vector<int64_t> body = std::move(code_);
+    code_ = std::move(prologue);
+    if (!hoisted_ops_.empty()) EmitCall(-1, Builtin("vm.builtin.shape_arith"), hoisted_ops_);
+    for (const auto& [slot, load_reg] : hoisted_loads_) EmitCall(load_reg, Builtin("vm.builtin.heap_load"), {Imm(slot)});
+    code_.insert(code_.end(), body.begin(), body.end());
     info.results.push_back(MakeValueInfo("result", f->ret_sinfo));
     info.register_count = static_cast<uint32_t>(num_regs_);
     info.shape_heap_size = static_cast<uint32_t>(num_slots_);
@@ -154,7 +167,9 @@ class FunctionCodegen {
     if (const auto* v = d.as<ir::VarNode>()) return slots_.count(v) > 0;
     switch (d->kind()) {
       case ir::TirKind::kAdd: case ir::TirKind::kSub: case ir::TirKind::kMul: case ir::TirKind::kFloorDiv:
-      case ir::TirKind::kFloorMod: case ir::TirKind::kMin: case ir::TirKind::kMax: {
+      case ir::TirKind::kFloorMod: case ir::TirKind::kMin: case ir::TirKind::kMax:
+      case ir::TirKind::kEQ: case ir::TirKind::kNE: case ir::TirKind::kLT: case ir::TirKind::kLE:
+      case ir::TirKind::kGT: case ir::TirKind::kGE: case ir::TirKind::kAnd: case ir::TirKind::kOr: {
         const auto* b = static_cast<const ir::BinaryNode*>(d.get());
         return IsComputable(b->a) && IsComputable(b->b);
       }
@@ -182,6 +197,14 @@ class FunctionCodegen {
       case ir::TirKind::kFloorMod: op = 4; break;
       case ir::TirKind::kMin: op = 5; break;
       case ir::TirKind::kMax: op = 6; break;
+      case ir::TirKind::kEQ: op = 7; break;
+      case ir::TirKind::kNE: op = 8; break;
+      case ir::TirKind::kLT: op = 9; break;
+      case ir::TirKind::kLE: op = 10; break;
+      case ir::TirKind::kGT: op = 11; break;
+      case ir::TirKind::kGE: op = 12; break;
+      case ir::TirKind::kAnd: op = 13; break;
+      case ir::TirKind::kOr: op = 14; break;
       default:
         return Unimplemented(name_ + ": shape expression " + DimString(d) + " cannot be computed by the VM");
     }
@@ -191,13 +214,46 @@ class FunctionCodegen {
     // over 7000 shape_arith calls a call).
     std::string key = DimKey(d);
     if (auto it = computed_.find(key); it != computed_.end()) return std::make_pair(int64_t{kLoadHeap}, it->second);
+    if (auto it = hoisted_.find(key); it != hoisted_.end()) return std::make_pair(int64_t{kLoadHeap}, it->second);
     const auto* b = static_cast<const ir::BinaryNode*>(d.get());
     KILN_ASSIGN_OR_RETURN(auto a, DimOperand(b->a));
     KILN_ASSIGN_OR_RETURN(auto c, DimOperand(b->b));
     int64_t slot = num_slots_++;
-    EmitCall(-1, Builtin("vm.builtin.shape_arith"), {Imm(slot), Imm(op), Imm(a.first), Imm(a.second), Imm(c.first), Imm(c.second)});
-    computed_[key] = slot;
+    std::vector<int64_t> group = {Imm(slot), Imm(op), Imm(a.first), Imm(a.second), Imm(c.first), Imm(c.second)};
+    if (Hoistable(d)) {
+      // Computed once in the prologue, which every path runs: one
+      // shape_arith call per function instead of one per operation.
+      hoisted_ops_.insert(hoisted_ops_.end(), group.begin(), group.end());
+      hoisted_[key] = slot;
+    } else if (last_arith_end_ == static_cast<int64_t>(code_.size())) {
+      // Straight after another shape_arith: one more group of that call.
+      code_.insert(code_.end(), group.begin(), group.end());
+      code_[last_arith_pc_ + 3] += 1 * 6;
+      last_arith_end_ = static_cast<int64_t>(code_.size());
+      computed_[key] = slot;
+    } else {
+      last_arith_pc_ = static_cast<int64_t>(code_.size());
+      EmitCall(-1, Builtin("vm.builtin.shape_arith"), group);
+      last_arith_end_ = static_cast<int64_t>(code_.size());
+      computed_[key] = slot;
+    }
     return std::make_pair(int64_t{kLoadHeap}, slot);
+  }
+
+  // Whether `d` may be computed in the prologue: every variable is bound by
+  // the arguments (the prologue runs before anything else), and nothing can
+  // fail (a division only by a nonzero constant), so computing it on paths
+  // that do not use it changes no result and raises no error.
+  bool Hoistable(const ir::PrimExpr& d) const {
+    if (ConstDim(d)) return true;
+    if (const auto* v = d.as<ir::VarNode>()) return entry_vars_.count(v) > 0;
+    if (!ir::IsBinary(d->kind())) return false;
+    const auto* b = static_cast<const ir::BinaryNode*>(d.get());
+    if (d->kind() == ir::TirKind::kFloorDiv || d->kind() == ir::TirKind::kFloorMod) {
+      auto c = ConstDim(b->b);
+      if (!c || *c == 0) return false;
+    }
+    return Hoistable(b->a) && Hoistable(b->b);
   }
 
   // A structural key of a shape expression (variables by identity).
@@ -214,8 +270,18 @@ class FunctionCodegen {
   Result<int64_t> EmitPrim(const ir::PrimExpr& d) {
     KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
     if (operand.first == kImm) return Imm(operand.second);
+    // A slot is written once on a path, so one load of it serves every use
+    // after it: in the prologue for the arguments' values, else per path.
+    if (auto it = hoisted_loads_.find(operand.second); it != hoisted_loads_.end())
+      return EncodeArg(ArgKind::kRegister, it->second);
+    if (auto it = loads_.find(operand.second); it != loads_.end()) return EncodeArg(ArgKind::kRegister, it->second);
     int64_t reg = NewReg();
-    EmitCall(reg, Builtin("vm.builtin.heap_load"), {Imm(operand.second)});
+    if (Hoistable(d) && !entry_vars_.empty()) {
+      hoisted_loads_[operand.second] = reg;
+    } else {
+      EmitCall(reg, Builtin("vm.builtin.heap_load"), {Imm(operand.second)});
+      loads_[operand.second] = reg;
+    }
     return EncodeArg(ArgKind::kRegister, reg);
   }
 
@@ -456,8 +522,13 @@ class FunctionCodegen {
 
   Result<int64_t> EmitIf(const ir::IfExpr& e) {
     KILN_ASSIGN_OR_RETURN(int64_t cond, EmitExpr(e.cond));
-    int64_t cond_reg = NewReg();
-    EmitCall(cond_reg, Builtin("vm.builtin.to_bool"), {cond});
+    int64_t cond_reg;
+    if (ir::ExprAs<ir::PrimValueExpr>(e.cond)) {
+      cond_reg = ToRegister(cond);  // already an int (shape-condition)
+    } else {
+      cond_reg = NewReg();
+      EmitCall(cond_reg, Builtin("vm.builtin.to_bool"), {cond});
+    }
     int64_t result = NewReg();
     size_t if_pc = code_.size();
     code_.push_back(kIf);
@@ -466,8 +537,10 @@ class FunctionCodegen {
     // Shape values computed in one branch are not there in the other or
     // after the If: each starts from what was computed before it.
     const std::map<std::string, int64_t> before = computed_;
+    const std::map<int64_t, int64_t> loads_before = loads_;
     KILN_ASSIGN_OR_RETURN(int64_t t, EmitSeq(e.then_branch));
     computed_ = before;
+    loads_ = loads_before;
     EmitCall(result, Builtin("vm.builtin.copy"), {t});
     size_t goto_pc = code_.size();
     code_.push_back(kGoto);
@@ -475,6 +548,7 @@ class FunctionCodegen {
     code_[if_pc + 2] = static_cast<int64_t>(code_.size() - if_pc);
     KILN_ASSIGN_OR_RETURN(int64_t f, EmitSeq(e.else_branch));
     computed_ = before;
+    loads_ = loads_before;
     EmitCall(result, Builtin("vm.builtin.copy"), {f});
     code_[goto_pc + 1] = static_cast<int64_t>(code_.size() - goto_pc);
     return EncodeArg(ArgKind::kRegister, result);
@@ -490,6 +564,18 @@ class FunctionCodegen {
   int64_t num_slots_ = 0;
   std::map<const ir::VarNode*, int64_t> slots_;
   std::map<std::string, int64_t> computed_;  // DimKey -> slot, on the current path
+  std::map<int64_t, int64_t> loads_;         // slot -> register of its heap_load, on the current path
+  // The prologue: the variables the arguments bind, the shape_arith groups
+  // that use only them (DimKey -> slot), and the heap_loads of such slots
+  // (slot -> register), emitted after the argument checks (Run).
+  std::set<const ir::VarNode*> entry_vars_;
+  std::vector<int64_t> hoisted_ops_;
+  std::map<std::string, int64_t> hoisted_;
+  std::map<int64_t, int64_t> hoisted_loads_;
+  // The last shape_arith call emitted in the body: its first word and where
+  // it ends, so that one emitted right after it joins it.
+  int64_t last_arith_pc_ = -1;
+  int64_t last_arith_end_ = -1;
   std::map<const ir::ExprNode*, int64_t> values_;
 };
 

@@ -186,9 +186,9 @@ class Module:
             Join({
                 "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: argument x\")",
                 "vm.builtin.match_shape(r0, \"main: argument x\", 2, 1, 0, 0, 3)",
-                // slot1 = slot0 * 2 (op 2 = mul); slot2 = slot1 + 1 (op 0 = add).
-                "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2)",
-                "vm.builtin.shape_arith(2, 0, 1, 1, 0, 1)",
+                // slot1 = slot0 * 2 (op 2 = mul); slot2 = slot1 + 1 (op 0 = add):
+                // two groups of one call, in the prologue (n is an argument's).
+                "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2, 2, 0, 1, 1, 0, 1)",
                 "r1 = vm.builtin.make_shape(2, 1, 2, 0, 3)",
                 // int8: DLPack code 0, 8 bits.
                 "r2 = vm.builtin.alloc_tensor(r1, 0, 8, 1)",
@@ -263,8 +263,9 @@ class Module:
                 "vm.builtin.match_shape(r2, \"main: argument z\", 1, 2, 1)",
                 "vm.builtin.check_tensor(r3, 1, 2, 32, 1, \"main: argument u\")",
                 "vm.builtin.match_shape(r3, \"main: argument u\", 1, 1, 2)",
-                "vm.builtin.check_tensor(r3, 1, 2, 32, 1, \"main: match_cast of y\")",
+                // n + 1: in the prologue, after the arguments' checks.
                 "vm.builtin.shape_arith(3, 0, 1, 0, 0, 1)",
+                "vm.builtin.check_tensor(r3, 1, 2, 32, 1, \"main: match_cast of y\")",
                 "vm.builtin.match_shape(r3, \"main: match_cast of y\", 1, 2, 3)",
                 "ret r3",
             }));
@@ -272,8 +273,8 @@ class Module:
 
 TEST(VMCodegen, CompositeDimensionsAreComputedOncePerPath) {
   // z's and v's (n * 2): one shape_arith, the second check reads its slot.
-  // n * 3 inside each branch of the If is computed there (the other branch
-  // did not run), and again after the If (neither branch dominates it).
+  // n * 3 uses only an argument's variable: computed once in the prologue,
+  // which dominates both branches of the If and what follows it.
   Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
 class Module:
     @R.function
@@ -293,12 +294,10 @@ class Module:
   std::vector<std::string> arith;
   for (const std::string& line : code)
     if (line.find("shape_arith") != std::string::npos) arith.push_back(line);
-  // Slots: n is 0; n * 2 is 1; n * 3 is 2 (then), 3 (else), 4 (after).
+  // Slots: n is 0; n * 2 is 1; n * 3 is 2.
   EXPECT_EQ(Join(arith), Join({
                              "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2)",
                              "vm.builtin.shape_arith(2, 2, 1, 0, 0, 3)",
-                             "vm.builtin.shape_arith(3, 2, 1, 0, 0, 3)",
-                             "vm.builtin.shape_arith(4, 2, 1, 0, 0, 3)",
                          }))
       << Join(code);
   int checks_of_slot1 = 0;
@@ -324,6 +323,102 @@ class Module:
   EXPECT_EQ(p->constants[1].kind, compiler::ConstantKind::kTensor);
 }
 
+TEST(VMCodegen, CompositeDimensionsOfBodyVariablesAreComputedOncePerPath) {
+  // m is bound by a match_cast in the body, not by an argument: m * 3 stays
+  // where it is used, once in each branch of the If (the other branch did
+  // not run) and again after it (neither branch dominates it). Two
+  // computations in a row join one shape_arith call.
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(c: R.Tensor((), dtype="bool"), x: R.Tensor(dtype="float32", ndim=1), w: R.Tensor(dtype="float32", ndim=1)):
+        m = T.int64()
+        u = R.match_cast(w, R.Tensor((m,), dtype="float32"))
+        if c:
+            a = R.match_cast(x, R.Tensor((m * 3,), dtype="float32"))
+            y: R.Tensor(dtype="float32", ndim=1) = a
+        else:
+            b = R.match_cast(x, R.Tensor((m * 3,), dtype="float32"))
+            y: R.Tensor(dtype="float32", ndim=1) = b
+        d = R.match_cast(y, R.Tensor((m * 3 + 1,), dtype="float32"))
+        return d
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> code = Disassemble(*p, p->functions[0]);
+  std::vector<std::string> arith;
+  for (const std::string& line : code)
+    if (line.find("shape_arith") != std::string::npos) arith.push_back(line);
+  // Slots: m is 0; m * 3 is 1 (then), 2 (else), 3 (after, with m * 3 + 1 in 4).
+  EXPECT_EQ(Join(arith), Join({
+                             "vm.builtin.shape_arith(1, 2, 1, 0, 0, 3)",
+                             "vm.builtin.shape_arith(2, 2, 1, 0, 0, 3)",
+                             "vm.builtin.shape_arith(3, 2, 1, 0, 0, 3, 4, 0, 1, 3, 0, 1)",
+                         }))
+      << Join(code);
+}
+
+TEST(VMCodegen, DivisionByAVariableStaysWhereItIsUsed) {
+  // n // 2 cannot fail: it moves to the prologue. n // k fails when k is 0,
+  // so it is computed only where the program computed it.
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(c: R.Tensor((), dtype="bool"), x: R.Tensor(("n", "k"), dtype="float32")):
+        n = T.int64()
+        k = T.int64()
+        if c:
+            y = R.call_dps_packed("p", (x,), out_sinfo=R.Tensor((n // k,), dtype="float32"))
+        else:
+            y = R.call_dps_packed("p", (x,), out_sinfo=R.Tensor((n // 2,), dtype="float32"))
+        return y
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> code = Disassemble(*p, p->functions[0]);
+  std::vector<std::string> head(code.begin(), code.begin() + 6);
+  EXPECT_EQ(Join(head), Join({
+                            "vm.builtin.check_tensor(r0, 0, 1, 1, 1, \"main: argument c\")",
+                            "vm.builtin.match_shape(r0, \"main: argument c\", 0)",
+                            "vm.builtin.check_tensor(r1, 2, 2, 32, 1, \"main: argument x\")",
+                            "vm.builtin.match_shape(r1, \"main: argument x\", 2, 1, 0, 1, 1)",
+                            // n // 2 (op 3) into slot 3, computed before the If.
+                            "vm.builtin.shape_arith(3, 3, 1, 0, 0, 2)",
+                            "r2 = vm.builtin.to_bool(r0)",
+                        }))
+      << Join(code);
+  int in_then = 0;
+  for (const std::string& line : code) in_then += line == "vm.builtin.shape_arith(2, 3, 1, 0, 1, 1)";
+  EXPECT_EQ(in_then, 1) << Join(code);
+}
+
+TEST(VMCodegen, AnIfOnAShapeComparisonBranchesOnAHeapSlot) {
+  // The shape-condition pass's If: the comparison (op 7, ==) is computed in
+  // the prologue with the rest of the shape arithmetic and loaded there; the
+  // If reads that register, no to_bool.
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="float32")):
+        n = T.int64()
+        if R.prim_value((n + 64) // 128 == 1):
+            y: R.Tensor(("n",), dtype="float32") = x
+        else:
+            y: R.Tensor(("n",), dtype="float32") = x
+        return y
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> code = Disassemble(*p, p->functions[0]);
+  std::vector<std::string> head(code.begin(), code.begin() + 5);
+  EXPECT_EQ(Join(head), Join({
+                            "vm.builtin.check_tensor(r0, 1, 2, 32, 1, \"main: argument x\")",
+                            "vm.builtin.match_shape(r0, \"main: argument x\", 1, 1, 0)",
+                            "vm.builtin.shape_arith(1, 0, 1, 0, 0, 64, 2, 3, 1, 1, 0, 128, 3, 7, 1, 2, 0, 1)",
+                            "r1 = vm.builtin.heap_load(3)",
+                            "if r1 else #7",
+                        }))
+      << Join(code);
+  for (const std::string& line : code) EXPECT_EQ(line.find("to_bool"), std::string::npos) << line;
+}
+
 TEST(VMCodegen, TirVarsArePassedAfterTheOutputs) {
   // fs takes n * 2 - 1 and m as int64 scalars after its output: the
   // composite value is computed into a heap slot and loaded into a register;
@@ -346,15 +441,14 @@ class Module:
   ASSERT_TRUE(p.ok()) << p.status().message();
   std::vector<std::string> code = Disassemble(*p, p->functions[0]);
   std::vector<std::string> tail(code.begin() + 4, code.end());
+  // Both values use only n: computed and loaded once, in the prologue.
   EXPECT_EQ(Join(tail), Join({
-                            "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2)",
-                            "vm.builtin.shape_arith(2, 1, 1, 1, 0, 1)",
+                            "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2, 2, 1, 1, 1, 0, 1, 3, 0, 1, 0, 0, 1)",
                             "r2 = vm.builtin.heap_load(2)",
+                            "r5 = vm.builtin.heap_load(3)",
                             "r3 = vm.builtin.make_shape(2, 0, 2, 0, 3)",
                             "r4 = vm.builtin.alloc_tensor(r3, 2, 32, 1)",
                             "kernel fs(r0, r4, r2, 5)",
-                            "vm.builtin.shape_arith(3, 0, 1, 0, 0, 1)",
-                            "r5 = vm.builtin.heap_load(3)",
                             "r6 = packed p(r4, r5)",
                             "ret r6",
                         }));
@@ -601,10 +695,9 @@ TEST(VMCodegen, PlannedIntermediatesOfSymbolicSizeAreViewsOfGrowingStorage) {
             Join({
                 "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: argument x\")",
                 "vm.builtin.match_shape(r0, \"main: argument x\", 2, 1, 0, 0, 4)",
+                // bytes = 4 * n * 4 into slots 1 and 2 (op 2 = mul), in the prologue.
+                "vm.builtin.shape_arith(1, 2, 0, 4, 1, 0, 2, 2, 1, 1, 0, 4)",
                 "r1 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                // bytes = 4 * n * 4 into slots 1 and 2 (op 2 = mul).
-                "vm.builtin.shape_arith(1, 2, 0, 4, 1, 0)",
-                "vm.builtin.shape_arith(2, 2, 1, 1, 0, 4)",
                 "r2 = vm.builtin.alloc_storage(0, 1, 2)",
                 "r3 = vm.builtin.tensor_view(r2, 0, -1, r1, 2, 32, 1)",
                 "kernel add(r0, r0, r3)",

@@ -8,7 +8,7 @@
 //
 // The body must be top-level Allocates around a sequence of statements
 // ("items", the fused kernels' nests in order); anything else is returned
-// unchanged. Two rewrites, repeated until neither applies:
+// unchanged. Rewrites, repeated until none applies:
 //
 // - Forward (compute inline): an allocated buffer T stored once, as
 //   T[v0, .., vk] = f with v0..vk exactly the enclosing loops' variables,
@@ -20,6 +20,12 @@
 //   (D of T's shape; T may be read at 0 for a loop of extent 1), and stored by pure stores (never reading T) in one
 //   earlier item: each store T[idx] = val becomes D[idx] = g[v := idx, T :=
 //   val] and the consumer's store goes.
+//
+// - Redirect (before the schedules only): an allocated buffer T that is a
+//   plain copy (T[v] = S[f(v)] over T's whole shape, S final there) and is
+//   loaded more than once: one load in a plain elementwise store reads
+//   S[f(idx)] instead. Repeated, T is left with one load, which the forward
+//   rewrite takes (the two halves of a staged STFT spectrum).
 //
 // After the schedules (after_schedule), the reverse rewrite also takes a
 // consumer that loads T more than once, all at its point (x * sigmoid(x),

@@ -242,6 +242,36 @@ TEST(InlineElementwiseTest, ScheduledStoresTakeAnEpilogueReadingThemTwice) {
   EXPECT_EQ(InlineElementwise(h, /*after_schedule=*/true), h);
 }
 
+// An STFT's magnitude as a fused strided_slice chain lowers it: a staged
+// copy of the spectrum, its real and imaginary halves copied out of it, then
+// sqrt(re^2 + im^2). The copy read twice gives each half its source; then
+// every temporary goes, and one nest reads the input.
+TEST(InlineElementwiseTest, CopyReadTwiceGivesEachReaderItsSource) {
+  PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def mag(a: T.Buffer((1, 6, 3), "float32"), out: T.Buffer((1, 3, 3), "float32")):
+    t0 = T.decl_buffer((1, 6, 3), "float32")
+    re = T.decl_buffer((1, 3, 3), "float32")
+    im = T.decl_buffer((1, 3, 3), "float32")
+    for i0 in range(T.int64(1)):
+        for i1, i2 in T.grid(T.int64(6), T.int64(3)):
+            t0[i0, i1, i2] = a[i0, i1, i2]
+        for i1, i2 in T.grid(T.int64(3), T.int64(3)):
+            re[i0, i1, i2] = t0[i0, i1, i2]
+            im[i0, i1, i2] = t0[i0, i1 + T.int64(3), i2]
+            out[i0, i1, i2] = T.sqrt(re[i0, i1, i2] * re[i0, i1, i2] + im[i0, i1, i2] * im[i0, i1, i2])
+)", "mag");
+  PrimFunc out = InlineElementwise(f);
+  ASSERT_NE(out, f);
+  StmtCensus c = CountStmts(out);
+  EXPECT_EQ(c.allocates, 0) << testing::Print(out);
+  EXPECT_EQ(c.stores, 1) << testing::Print(out);
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+  // After the schedules a copy read twice is theirs (packing): it stays.
+  EXPECT_EQ(CountStmts(InlineElementwise(f, /*after_schedule=*/true)).allocates, 3);
+}
+
 TEST(InlineElementwiseTest, LeavesReductionsSharedAndBroadcastTemporaries) {
   const char* cases[] = {
       // A reduction consumer (sum over j): its nest stays for the schedules.

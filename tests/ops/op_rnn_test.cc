@@ -290,6 +290,15 @@ TEST(OpRnn, BatchTilesAndColumnBlocks) {
   g.lens = true;
   g.h = 20;
   Check(g, {{3, 9}, {2, 5}, {4, 8}});
+  // A symbolic batch of 1, 2 or 3 runs one tile of exactly its rows (a
+  // run-time test per size), with their own column blocks.
+  for (const char* cell : {"lstm", "gru"}) {
+    Spec t{cell, "bidirectional"};
+    t.symbolic = true;
+    t.lens = true;
+    t.h = 20;
+    Check(t, {{3, 1}, {4, 2}, {2, 3}, {3, 4}});
+  }
 }
 
 // The register blocks are laid out at compile time: a symbolic hidden size

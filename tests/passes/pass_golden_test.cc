@@ -26,6 +26,7 @@
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/fold_softmax_nan_guard.h"
+#include "compiler/transform/shape_condition.h"
 #include "compiler/transform/pack_constant_weights.h"
 
 namespace kiln {
@@ -33,7 +34,7 @@ namespace {
 
 enum class Pipeline {
   kLegalize, kDispatchLibrary, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten, kDecompose,
-  kPackWeights, kFoldSoftmaxNanGuard
+  kPackWeights, kFoldSoftmaxNanGuard, kShapeCondition
 };
 
 // The weights of the bind_params / fold_constant cases: w (4, 3), b (4,).
@@ -87,6 +88,11 @@ Result<ir::IRModule> RunPipeline(Pipeline p, const ir::IRModule& in) {
     case Pipeline::kFoldSoftmaxNanGuard: {
       // fold, then drop the softmax and the test the fold left dead.
       KILN_ASSIGN_OR_RETURN(mod, transform::FoldSoftmaxNanGuard(mod));
+      return transform::EliminateDeadCode(mod);
+    }
+    case Pipeline::kShapeCondition: {
+      // rewrite, then drop the tensors that computed the condition.
+      KILN_ASSIGN_OR_RETURN(mod, transform::FoldShapeConditions(mod));
       return transform::EliminateDeadCode(mod);
     }
     case Pipeline::kCse: return transform::EliminateCommonSubexpressions(mod);
@@ -157,6 +163,7 @@ const GoldenCase kCases[] = {
     {"decompose_ops", Pipeline::kDecompose},
     {"pack_constant_weights", Pipeline::kPackWeights},
     {"fold_softmax_nan_guard", Pipeline::kFoldSoftmaxNanGuard},
+    {"shape_condition", Pipeline::kShapeCondition},
 };
 
 INSTANTIATE_TEST_SUITE_P(Passes, PassGoldenTest, ::testing::ValuesIn(kCases),

@@ -125,6 +125,27 @@ TEST(VerifierTest, RaiseTakesOneStringConstant) {
             "corrupt bytecode in function 'main' at word 0: vm.builtin.raise takes 1 arguments, got 2");
 }
 
+// shape_arith: one or more groups of (dst, op, a_mode, a, b_mode, b).
+TEST(VerifierTest, ShapeArithTakesGroupsOfSix) {
+  auto load = [](const std::vector<int64_t>& args) {
+    VmfbProgram p = testing::AddProgram();
+    p.functions[0].shape_heap_size = 3;
+    p.callables.push_back({compiler::CallableKind::kBuiltin, "vm.builtin.shape_arith", 0});
+    Assembler a;
+    a.Call(-1, static_cast<int64_t>(p.callables.size() - 1), args);
+    a.Ret(0);
+    p.functions[0].code = a.Finish();
+    auto m = testing::Load(testing::Serialize(p));
+    return m.ok() ? Status::Ok() : m.status();
+  };
+  EXPECT_TRUE(load({Imm(1), Imm(0), Imm(0), Imm(2), Imm(0), Imm(3), Imm(2), Imm(2), Imm(1), Imm(1), Imm(0), Imm(4)}).ok());
+  EXPECT_EQ(load({Imm(1), Imm(0), Imm(0), Imm(2), Imm(0), Imm(3), Imm(2)}).message(),
+            "corrupt bytecode in function 'main' at word 0: vm.builtin.shape_arith takes groups of 6 arguments, got 7");
+  // The second group's destination is outside the heap.
+  EXPECT_EQ(load({Imm(1), Imm(0), Imm(0), Imm(2), Imm(0), Imm(3), Imm(3), Imm(2), Imm(1), Imm(1), Imm(0), Imm(4)}).message(),
+            "corrupt bytecode in function 'main' at word 0: destination slot is 3, outside [0, 2]");
+}
+
 // match_shape_explained: match_shape's operands, then one string constant
 // per dimension.
 TEST(VerifierTest, MatchShapeExplainedTakesOneMessagePerDimension) {

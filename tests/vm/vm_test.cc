@@ -277,6 +277,40 @@ TEST(VmTest, ShapeArithmetic) {
   EXPECT_EQ(out.shape_dims(), (std::vector<int64_t>{16, 2, 2, 2}));
 }
 
+TEST(VmTest, ShapeArithmeticGroupsRunInOrderInOneCall) {
+  // f(x: [n]) -> shape ((n * 3 + 1) floordiv 2, n - 1, and comparisons of
+  // them): one shape_arith call of seven groups, later ones reading what
+  // earlier ones wrote.
+  VmfbProgram p = AddProgram();
+  p.functions.clear();
+  p.constants = {testing::StringConstant("f: argument x")};
+  int arith = static_cast<int>(p.callables.size());
+  p.callables.push_back({CallableKind::kBuiltin, "vm.builtin.shape_arith"});
+  FunctionInfo f;
+  f.name = "f";
+  f.params.resize(1);
+  f.register_count = 2;
+  f.shape_heap_size = 7;
+  Assembler a;
+  a.Call(-1, testing::kMatchShape, {Reg(0), Const(0), Imm(1), Imm(1), Imm(0)});
+  a.Call(-1, arith, {Imm(1), Imm(2), Imm(1), Imm(0), Imm(0), Imm(3),     // h1 = n * 3
+                     Imm(1), Imm(0), Imm(1), Imm(1), Imm(0), Imm(1),     // h1 = h1 + 1
+                     Imm(2), Imm(3), Imm(1), Imm(1), Imm(0), Imm(2),     // h2 = h1 floordiv 2
+                     Imm(3), Imm(1), Imm(1), Imm(0), Imm(0), Imm(1),     // h3 = n - 1
+                     Imm(4), Imm(7), Imm(1), Imm(2), Imm(0), Imm(8),     // h4 = h2 == 8
+                     Imm(5), Imm(11), Imm(1), Imm(3), Imm(1), Imm(0),    // h5 = h3 > n
+                     Imm(6), Imm(13), Imm(1), Imm(4), Imm(0), Imm(1)});  // h6 = h4 and 1
+  a.Call(1, testing::kMakeShape, {Imm(5), Imm(1), Imm(2), Imm(1), Imm(3), Imm(1), Imm(4), Imm(1), Imm(5), Imm(1), Imm(6)});
+  a.Ret(1);
+  f.code = a.Finish();
+  p.functions.push_back(f);
+  auto m = MustLoad(p);
+  ASSERT_TRUE(m);
+  Any out;
+  ASSERT_TRUE(Call(*m, "f", {F32({5}, std::vector<float>(5))}, &out).ok());
+  EXPECT_EQ(out.shape_dims(), (std::vector<int64_t>{8, 4, 1, 0, 1}));
+}
+
 TEST(VmTest, HeapLoadReadsASlotIntoARegister) {
   // f(x: [n]) -> n * 3 as an int (what a kernel's tir_vars and a symbolic
   // R.prim_value are); the verifier refuses a slot outside the heap.
