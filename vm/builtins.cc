@@ -21,12 +21,14 @@ const char* const kBuiltinNames[] = {
 constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 40;
 
 int64_t FloorDiv(int64_t a, int64_t b) {
+  // INT64_MIN / -1 overflows (a trap on x86): negate with wrapping instead.
+  if (b == -1) return static_cast<int64_t>(uint64_t(0) - static_cast<uint64_t>(a));
   int64_t q = a / b;
   if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
   return q;
 }
 
-int64_t FloorMod(int64_t a, int64_t b) { return a - FloorDiv(a, b) * b; }
+int64_t FloorMod(int64_t a, int64_t b) { return b == -1 ? 0 : a - FloorDiv(a, b) * b; }
 
 // The reuse slot of the call site whose arguments start at `args`, or null
 // outside a context call (vm/call_state.h).
@@ -194,9 +196,12 @@ Status ShapeArith(const Arg* args, uint32_t num_args, Frame& f, const std::strin
     };
     int64_t a = operand(2), b = operand(4), r = 0;
     switch (static_cast<ShapeOp>(op[1].value)) {
-      case ShapeOp::kAdd: r = a + b; break;
-      case ShapeOp::kSub: r = a - b; break;
-      case ShapeOp::kMul: r = a * b; break;
+      // Wrapping, not undefined, on overflow: the arithmetic also runs for
+      // If branches not taken (and for any bytecode a file carries); a
+      // size that wrapped is refused where a tensor is allocated or checked.
+      case ShapeOp::kAdd: r = static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b)); break;
+      case ShapeOp::kSub: r = static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b)); break;
+      case ShapeOp::kMul: r = static_cast<int64_t>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b)); break;
       case ShapeOp::kFloorDiv:
       case ShapeOp::kFloorMod:
         if (b == 0) return InvalidArgument(function + ": vm.builtin.shape_arith: division by zero in a shape expression");

@@ -2,6 +2,8 @@
 // writer, loaded, verified and run.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <thread>
 
 #include "runtime/program.h"
@@ -309,6 +311,40 @@ TEST(VmTest, ShapeArithmeticGroupsRunInOrderInOneCall) {
   Any out;
   ASSERT_TRUE(Call(*m, "f", {F32({5}, std::vector<float>(5))}, &out).ok());
   EXPECT_EQ(out.shape_dims(), (std::vector<int64_t>{8, 4, 1, 0, 1}));
+}
+
+TEST(VmTest, ShapeArithmeticWrapsInsteadOfOverflowing) {
+  // The arithmetic runs for If branches not taken too: 2^62 + 2^62,
+  // INT64_MIN * -1 and INT64_MIN floordiv -1 wrap (no undefined behaviour, no
+  // trap); INT64_MIN floormod -1 is 0.
+  VmfbProgram p = AddProgram();
+  p.functions.clear();
+  p.constants = {testing::StringConstant("f: argument x")};
+  int arith = static_cast<int>(p.callables.size());
+  p.callables.push_back({CallableKind::kBuiltin, "vm.builtin.shape_arith"});
+  FunctionInfo f;
+  f.name = "f";
+  f.params.resize(1);
+  f.register_count = 2;
+  f.shape_heap_size = 7;
+  Assembler a;
+  a.Call(-1, testing::kMatchShape, {Reg(0), Const(0), Imm(1), Imm(1), Imm(0)});
+  a.Call(-1, arith, {Imm(1), Imm(2), Imm(0), Imm(65536), Imm(0), Imm(32768),  // h1 = 2^31
+                     Imm(2), Imm(2), Imm(1), Imm(1), Imm(1), Imm(1),          // h2 = 2^62
+                     Imm(3), Imm(0), Imm(1), Imm(2), Imm(1), Imm(2),          // h3 = 2^62 + 2^62
+                     Imm(4), Imm(2), Imm(1), Imm(3), Imm(0), Imm(-1),         // h4 = h3 * -1
+                     Imm(5), Imm(3), Imm(1), Imm(3), Imm(0), Imm(-1),         // h5 = h3 floordiv -1
+                     Imm(6), Imm(4), Imm(1), Imm(3), Imm(0), Imm(-1)});       // h6 = h3 floormod -1
+  a.Call(1, testing::kMakeShape, {Imm(4), Imm(1), Imm(3), Imm(1), Imm(4), Imm(1), Imm(5), Imm(1), Imm(6)});
+  a.Ret(1);
+  f.code = a.Finish();
+  p.functions.push_back(f);
+  auto m = MustLoad(p);
+  ASSERT_TRUE(m);
+  Any out;
+  ASSERT_TRUE(Call(*m, "f", {F32({5}, std::vector<float>(5))}, &out).ok());
+  const int64_t kMin = std::numeric_limits<int64_t>::min();
+  EXPECT_EQ(out.shape_dims(), (std::vector<int64_t>{kMin, kMin, kMin, 0}));
 }
 
 TEST(VmTest, HeapLoadReadsASlotIntoARegister) {
