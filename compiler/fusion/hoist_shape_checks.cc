@@ -1,6 +1,7 @@
 #include "compiler/fusion/hoist_shape_checks.h"
 
 #include "compiler/fusion/op_pattern.h"
+#include "compiler/tir/split_concat.h"
 
 #include <memory>
 #include <set>
@@ -116,7 +117,9 @@ void CollectShapeVars(const ir::StructInfo& s, std::set<const ir::VarNode*>* out
   out->erase(nullptr);
 }
 
-// Whether every binding that reads `v` is an elementwise or broadcast kernel.
+// Whether every binding that reads `v` is an elementwise or broadcast kernel,
+// or a concatenation that split_concat.h splits into one copy per source
+// (the source's producer then writes its slice of the output).
 bool ReadOnlyByElementwise(const ir::IRModule& mod, const std::vector<ir::Binding>& bs, const ir::VarExpr* v) {
   for (const auto& b : bs) {
     std::unordered_map<const ir::VarExpr*, int> reads;
@@ -125,7 +128,7 @@ bool ReadOnlyByElementwise(const ir::IRModule& mod, const std::vector<ir::Bindin
     const ir::CallExpr* call = KernelCall(b);
     const auto* gv = call ? ir::ExprAs<ir::GlobalVarExpr>(call->args[0]) : nullptr;
     ir::PrimFunc f = gv ? mod.FindPrim(gv->name) : nullptr;
-    if (!f || GetOpPattern(f) > kBroadcast) return false;
+    if (!f || (GetOpPattern(f) > kBroadcast && !tir::HasSplittableConcatenation(f))) return false;
   }
   return true;
 }

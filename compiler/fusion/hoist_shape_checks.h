@@ -24,9 +24,11 @@
 //
 // Rewritten only when y is read by elementwise or broadcast kernels only
 // (op_pattern.h), where inline_elementwise can compute the kernel's value in
-// place; a concatenation copies its sources whole anyway, and fused into it
-// the upsamplings only took longer (PP-OCRv4 det's 4-way concatenation of
-// 1/8, 1/4, 1/2 and full-size maps: 3.7 -> 4.0 ms, one thread, CPU time).
+// place, or by concatenations that split_concat.h splits into one copy per
+// source, where inline_elementwise makes the kernel write its slice of the
+// concatenation (PP-OCRv4 det's 4-way concatenation of 1/8, 1/4, 1/2 and
+// full-size maps; while the concatenation was one select chain, fusing the
+// upsamplings into it only took longer: 3.7 -> 4.0 ms).
 // And only when: both bindings are in the same dataflow block, x is a
 // dataflow variable read by nothing but the match_cast, the match_cast keeps
 // x's rank and dtype and has messages (a check that nothing reads is kept by

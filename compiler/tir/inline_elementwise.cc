@@ -358,6 +358,60 @@ class Inliner {
     return s.plain && AtLoopPoint(s.store->indices, s.loops) && !Loads(s.store->value, DataOf(s.store->buffer));
   }
 
+  // A slice store: plain, each index its loop's variable (loops from 0)
+  // plus a constant, not reading what it stores (a piece of a split
+  // concatenation, split_concat.h). Its [lo, hi) per axis into *box
+  // (hi -1: a loop of run-time extent).
+  bool SliceStore(const StoreSite& s, std::vector<std::pair<int64_t, int64_t>>* box) const {
+    if (!s.plain || s.store->indices.size() != s.loops.size() || Loads(s.store->value, DataOf(s.store->buffer)))
+      return false;
+    box->clear();
+    for (size_t d = 0; d < s.loops.size(); ++d) {
+      const PrimExpr& e = s.store->indices[d];
+      const VarNode* v = s.loops[d]->loop_var.get();
+      if (!IsZero(s.loops[d]->min)) return false;
+      int64_t lo = 0;
+      if (!IsVar(e, v)) {
+        // c + v (as split_concat writes it) or v + c.
+        const auto* add = e.as<AddNode>();
+        const int64_t* c = add ? ConstInt(add->a) : nullptr;
+        const PrimExpr* var = add ? &add->b : nullptr;
+        if (add && c == nullptr) {
+          c = ConstInt(add->b);
+          var = &add->a;
+        }
+        if (c == nullptr || !IsVar(*var, v)) return false;
+        lo = *c;
+      }
+      const int64_t* ext = ConstInt(s.loops[d]->extent);
+      box->push_back({lo, ext ? lo + *ext : -1});
+    }
+    return true;
+  }
+
+  // Every store of `d` is a slice store, and no two overlap: on some axis
+  // both ranges are known and apart.
+  bool DisjointSlices(const VarNode* d) const {
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> boxes;
+    for (const StoreSite* s : StoresOf(d)) {
+      boxes.emplace_back();
+      if (!SliceStore(*s, &boxes.back())) return false;
+    }
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      for (size_t j = i + 1; j < boxes.size(); ++j) {
+        if (boxes[i].size() != boxes[j].size()) return false;
+        bool apart = false;
+        for (size_t k = 0; k < boxes[i].size() && !apart; ++k) {
+          const auto& a = boxes[i][k];
+          const auto& b = boxes[j][k];
+          apart = (a.second >= 0 && a.second <= b.first) || (b.second >= 0 && b.second <= a.first);
+        }
+        if (!apart) return false;
+      }
+    }
+    return true;
+  }
+
   bool Forward(const Buffer& t) {
     const VarNode* data = DataOf(t);
     auto st = StoresOf(data);
@@ -455,7 +509,13 @@ class Inliner {
       if (l->store != ld[0]->store) return false;
     const StoreSite& c = stores_[ld[0]->store];
     const Buffer& d = c.store->buffer;
-    if (!PlainStore(c) || d == t || !CoversShape(c.loops, t) || !CoversShape(c.loops, d)) return false;
+    // Or the consumer copies T into a slice of D (a piece of a split
+    // concatenation): then T's producer writes the slice, and D's other
+    // stores must be slices that this one does not overlap.
+    std::vector<std::pair<int64_t, int64_t>> box;
+    const bool slice = !PlainStore(c) && ld.size() == 1 && SliceStore(c, &box);
+    if ((!PlainStore(c) && !slice) || d == t || !CoversShape(c.loops, t)) return false;
+    if (!slice && !CoversShape(c.loops, d)) return false;
     // Each load at the consumer's point: its loop variables, or 0 for a
     // loop of extent 1 (as fused kernels index a batch of one).
     for (const LoadSite* l : ld) {
@@ -464,7 +524,8 @@ class Inliner {
       for (size_t k = 0; k < li.size(); ++k) {
         const int64_t* ext = ConstInt(c.loops[k]->extent);
         bool unit = ext != nullptr && *ext == 1 && IsZero(li[k]);
-        if (li[k].get() != c.store->indices[k].get() && !unit) return false;
+        bool at_loop = slice && IsVar(li[k], c.loops[k]->loop_var.get());
+        if (li[k].get() != c.store->indices[k].get() && !unit && !at_loop) return false;
       }
     }
     size_t pi = st[0]->item;
@@ -473,7 +534,7 @@ class Inliner {
       if (ld.size() > 1 && !CheapToRepeat(s->store->value)) return false;
     }
     if (pi >= c.item) return false;
-    if (StoresOf(DataOf(d)).size() != 1) return false;
+    if (StoresOf(DataOf(d)).size() != 1 && !(slice && DisjointSlices(DataOf(d)))) return false;
     for (const LoadSite* l : LoadsOf(DataOf(d)))
       if (l->item <= c.item) return false;
     if (!FinalBefore(LoadedBy(c.store->value), data, pi)) return false;

@@ -20,8 +20,16 @@ namespace {
 
 using nest::ConstInt;
 
+// v, or c + v with c a constant (a slice of a split concatenation,
+// split_concat.h).
+bool VarOrConstOffset(const PrimExpr& e, const VarNode* v) {
+  const auto* add = e.as<AddNode>();
+  return nest::IsVar(e, v) || (add != nullptr && ConstInt(add->a) != nullptr && nest::IsVar(add->b, v));
+}
+
 // Every buffer stored in the loop (and not allocated inside it) is indexed
-// by the loop variable itself in one dimension of all its accesses.
+// by the loop variable itself (or it plus a constant, the same expression)
+// in one dimension of all its accesses.
 bool Independent(const ForNode* loop) {
   nest::BufferAccesses c;
   c.VisitStmt(loop->body);
@@ -31,8 +39,9 @@ bool Independent(const ForNode* loop) {
     const size_t ndim = lists.front()->size();
     bool found = false;
     for (size_t d = 0; d < ndim && !found; ++d) {
-      bool all = true;
-      for (const auto* idx : lists) all = all && idx->size() == ndim && nest::IsVar((*idx)[d], loop->loop_var.get());
+      const PrimExpr& first = (*lists.front())[d];
+      bool all = VarOrConstOffset(first, loop->loop_var.get());
+      for (const auto* idx : lists) all = all && idx->size() == ndim && (*idx)[d].get() == first.get();
       found = all;
     }
     if (!found) return false;

@@ -99,6 +99,29 @@ class Replace : public StmtExprMutator {
   PrimExpr j_, r_;
 };
 
+// The constant c of the first `var // c` in `s` (0: none).
+int64_t FirstDivisor(const Stmt& s, const VarNode* var) {
+  struct Find : StmtExprVisitor {
+    const VarNode* v;
+    int64_t c = 0;
+    void VisitExpr(const PrimExpr& e) override {
+      if (c != 0 || !e.defined()) return;
+      if (e->kind() == TirKind::kFloorDiv) {
+        const auto* b = static_cast<const BinaryNode*>(e.get());
+        const auto* k = b->b.as<IntImmNode>();
+        if (b->a.as<VarNode>() == v && k != nullptr && k->value >= 2) {
+          c = k->value;
+          return;
+        }
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } f;
+  f.v = var;
+  f.VisitStmt(s);
+  return f.c;
+}
+
 class Splitter : public StmtExprMutator {
  public:
   Stmt MutateStmt(const Stmt& s) override {
@@ -108,8 +131,16 @@ class Splitter : public StmtExprMutator {
     const auto* zero = loop->min.as<IntImmNode>();
     if (zero == nullptr || zero->value != 0) return st;
     PrimExpr outer;
-    const int64_t f = UpsampleFactor(loop->extent, &outer);
+    int64_t f = UpsampleFactor(loop->extent, &outer);
     if (f == 0) return st;
+    // An extent e * m read at x // s with s dividing m (an upsampling by s
+    // written into a concatenation whose size is another map's, times m):
+    // e * (m / s) source columns.
+    const int64_t s_used = FirstDivisor(loop->body, loop->loop_var.get());
+    if (s_used != 0 && s_used != f && f % s_used == 0) {
+      outer = outer * IntImm(outer.dtype(), f / s_used);
+      f = s_used;
+    }
     Uses uses(loop->loop_var.get(), f);
     uses.VisitStmt(loop->body);
     if (uses.divisions == 0 || uses.other) return st;

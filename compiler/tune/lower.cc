@@ -7,6 +7,7 @@
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/schedule_knobs.h"
+#include "compiler/tir/split_concat.h"
 #include "compiler/tir/upsample_loops.h"
 
 namespace kiln {
@@ -32,7 +33,7 @@ ir::PrimFunc AfterSchedule(const ir::PrimFunc& f) {
 }  // namespace
 
 ir::PrimFunc LowerWithDefaultSchedule(const ir::PrimFunc& func, int threads) {
-  return AfterSchedule(tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(func)), threads));
+  return AfterSchedule(tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::SplitConcatenations(tir::LowerBlocks(func))), threads));
 }
 
 ir::PrimFunc LowerScheduled(const ir::PrimFunc& scheduled) {
@@ -42,7 +43,7 @@ ir::PrimFunc LowerScheduled(const ir::PrimFunc& scheduled) {
   if (!knobs.empty()) {
     int threads = static_cast<int>(knobs.Get("threads"));
     return AfterSchedule(
-        tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::LowerBlocks(scheduled)), threads < 1 ? 1 : threads, knobs));
+        tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::SplitConcatenations(tir::LowerBlocks(scheduled))), threads < 1 ? 1 : threads, knobs));
   }
   return AfterSchedule(tir::LowerBlocks(scheduled));
 }

@@ -248,5 +248,61 @@ class Module:
   EXPECT_NE(s.message().find("upsampled width 6, expected 5"), std::string::npos) << s.ToString();
 }
 
+// The same check before a channel concatenation (PP-OCRv4 det's feature
+// pyramid): the upsampling, the relu and the concatenation are one kernel,
+// in which each source writes its slice of the output (split_concat.h), for
+// any batch and width.
+TEST(FusionE2E, UpsamplingFusesIntoItsConcatenationAcrossTheShapeCheck) {
+  const std::string src = R"(# from tvm.script import ir as I
+# from tvm.script import tir as T
+# from tvm.script import relax as R
+
+@I.ir_module
+class Module:
+    @R.function
+    def main(a: R.Tensor(("n", 3, 2, "h"), dtype="float32"), b: R.Tensor(("n", 2, 1, "(h + 1) // 2"), dtype="float32")) -> R.Tensor(("n", 5, 2, "h"), dtype="float32"):
+        n = T.int64()
+        h = T.int64()
+        with R.dataflow():
+            c = R.image.resize2d(b, R.shape([2, (h + 1) // 2 * 2]), layout="NCHW", method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor")
+            d: R.Tensor((n, 2, 2, h), dtype="float32") = R.match_cast(c, R.Tensor((n, 2, 2, h), dtype="float32"), messages=["", "", "", "upsampled width {got}, expected {expected}"])
+            e = R.nn.relu(a)
+            gv = R.concat((e, d), axis=1)
+            R.output(gv)
+        return gv
+)";
+  Result<ir::IRModule> parsed = text::ParseModule(src, "upsample_concat.relax");
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  driver::CompileOptions options;
+  Result<compiler::VmfbProgram> program = driver::CompileModule(*parsed, options);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  EXPECT_EQ(KernelCount(*program), 1u);
+  Result<std::shared_ptr<const vm::Module>> module = Load(*program);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (int64_t n : {1, 2}) {
+    for (int64_t h : {2, 8, 34}) {
+      const int64_t hb = (h + 1) / 2;
+      Tensor a = e2e::RandomTensor({n, 3, 2, h}, 30 + h + n), b = e2e::RandomTensor({n, 2, 1, hb}, 40 + h + n);
+      Tensor y = RunMain(*module, {a, b});
+      ASSERT_EQ(y.NumElements(), n * 5 * 2 * h) << "n = " << n << ", h = " << h;
+      float worst = 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t c = 0; c < 5; ++c)
+          for (int64_t r = 0; r < 2; ++r)
+            for (int64_t x = 0; x < h; ++x) {
+              float ref = c < 3 ? std::max(a.data<float>()[((i * 3 + c) * 2 + r) * h + x], 0.0f)
+                                : b.data<float>()[(i * 2 + c - 3) * hb + x / 2];
+              worst = std::max(worst, std::fabs(ref - y.data<float>()[((i * 5 + c) * 2 + r) * h + x]));
+            }
+      EXPECT_EQ(worst, 0.0f) << "n = " << n << ", h = " << h;
+    }
+  }
+  auto ctx = (*module)->CreateContext();
+  Any result;
+  Status s = ctx->Invoke("main", {e2e::RandomTensor({1, 3, 2, 5}, 1), e2e::RandomTensor({1, 2, 1, 3}, 2)}, &result);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("upsampled width 6, expected 5"), std::string::npos) << s.ToString();
+}
+
 }  // namespace
 }  // namespace kiln

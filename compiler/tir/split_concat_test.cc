@@ -1,0 +1,182 @@
+// SplitConcatenations: a concatenation stored to a kernel's output becomes
+// one nest per source; then InlineElementwise makes the sources computed in
+// the kernel write their slices of the output (no temporary, no copy), the
+// default schedule parallelizes the slices over a symbolic batch, and an
+// upsampling into a slice of another map's size reads each source column
+// once. Same numbers as the select chain; left alone: a concatenation into
+// a temporary, a source that something else also reads.
+#include "compiler/tir/split_concat.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/tir/default_schedule.h"
+#include "compiler/tir/inline_elementwise.h"
+#include "compiler/tir/lower_blocks.h"
+#include "compiler/tir/schedule/schedule_test_util.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/upsample_loops.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+using testing::CountStmts;
+using testing::ParseFunc;
+using testing::SameNumbers;
+using testing::StmtCensus;
+
+bool HasSelect(const PrimFunc& f) { return testing::Print(f).find("if_then_else") != std::string::npos; }
+
+int ParallelLoops(const PrimFunc& f) {
+  struct Finder : StmtExprVisitor {
+    int n = 0;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* l = As<ForNode>(s)) n += l->for_kind == ForKind::kParallel;
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } v;
+  v.VisitStmt(f->body);
+  return v.n;
+}
+
+// Three sources on axis 1, the last one a single channel.
+const char* kThree = R"(
+@T.prim_func
+def concat(a: T.Buffer((2, 3, 4), "float32"), b: T.Buffer((2, 5, 4), "float32"), c: T.Buffer((2, 1, 4), "float32"), out: T.Buffer((2, 9, 4), "float32")):
+    for i, j, k in T.grid(T.int64(2), T.int64(9), T.int64(4)):
+        out[i, j, k] = T.if_then_else(j < T.int64(3), a[i, j, k], T.if_then_else(j < T.int64(8), b[i, j - T.int64(3), k], c[i, j - T.int64(8), k]))
+)";
+
+TEST(SplitConcatTest, OneCopyPerSource) {
+  PrimFunc f = ParseFunc(kThree, "concat");
+  ASSERT_TRUE(HasSplittableConcatenation(f));
+  PrimFunc out = SplitConcatenations(f);
+  ASSERT_NE(out, f);
+  EXPECT_FALSE(HasSelect(out)) << testing::Print(out);
+  EXPECT_EQ(CountStmts(out).stores, 3) << testing::Print(out);
+  EXPECT_EQ(CountStmts(out).loops, 9) << testing::Print(out);
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+}
+
+// As fuse-tir leaves PP-OCRv4 det's feature pyramid: a scale, a 2x
+// upsampling of it, a relu, and the concatenation of the upsampled map, the
+// relu and an input. The upsampling and the relu write their slices of
+// `out` themselves: no temporary but the small scaled map is left.
+const char* kFused = R"(
+@T.prim_func
+def fused(a: T.Buffer((2, 4, 3), "float32"), s: T.Buffer((2, 4, 1), "float32"), b: T.Buffer((2, 4, 6), "float32"), out: T.Buffer((2, 12, 6), "float32")):
+    t0 = T.decl_buffer((2, 4, 3), "float32")
+    t1 = T.decl_buffer((2, 4, 6), "float32")
+    t2 = T.decl_buffer((2, 4, 6), "float32")
+    for i, j, k in T.grid(T.int64(2), T.int64(4), T.int64(3)):
+        t0[i, j, k] = a[i, j, k] + a[i, j, k] * s[i, j, T.int64(0)]
+    for i, j, k in T.grid(T.int64(2), T.int64(4), T.int64(6)):
+        t1[i, j, k] = t0[i, j, k // T.int64(2)]
+    for i, j, k in T.grid(T.int64(2), T.int64(4), T.int64(6)):
+        t2[i, j, k] = T.max(b[i, j, k], T.float32(0))
+    for i, j, k in T.grid(T.int64(2), T.int64(12), T.int64(6)):
+        out[i, j, k] = T.if_then_else(j < T.int64(4), t1[i, j, k], T.if_then_else(j < T.int64(8), t2[i, j - T.int64(4), k], b[i, j - T.int64(8), k]))
+)";
+
+TEST(SplitConcatTest, SourcesWriteTheirSlices) {
+  PrimFunc f = ParseFunc(kFused, "fused");
+  PrimFunc out = InlineElementwise(SplitConcatenations(LowerBlocks(f)));
+  StmtCensus c = CountStmts(out);
+  // t1 and t2 are gone; each of the three slices is one store into `out`.
+  EXPECT_LE(c.allocates, 1) << testing::Print(out);
+  EXPECT_FALSE(HasSelect(out)) << testing::Print(out);
+  std::string text = testing::Print(out);
+  EXPECT_EQ(text.find("t1["), std::string::npos) << text;
+  EXPECT_EQ(text.find("t2["), std::string::npos) << text;
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << text;
+}
+
+// The relu also feeds a second output: its temporary stays, the slice copies
+// it, and the numbers are the same.
+TEST(SplitConcatTest, SourceReadElsewhereKeepsItsCopy) {
+  PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def fused(b: T.Buffer((2, 4, 6), "float32"), c: T.Buffer((2, 2, 6), "float32"), out: T.Buffer((2, 6, 6), "float32"), out2: T.Buffer((2, 4, 6), "float32")):
+    t2 = T.decl_buffer((2, 4, 6), "float32")
+    for i, j, k in T.grid(T.int64(2), T.int64(4), T.int64(6)):
+        t2[i, j, k] = T.max(b[i, j, k], T.float32(0))
+    for i, j, k in T.grid(T.int64(2), T.int64(6), T.int64(6)):
+        out[i, j, k] = T.if_then_else(j < T.int64(4), t2[i, j, k], c[i, j - T.int64(4), k])
+    for i, j, k in T.grid(T.int64(2), T.int64(4), T.int64(6)):
+        out2[i, j, k] = t2[i, j, k] * T.float32(2)
+)",
+                         "fused");
+  PrimFunc out = InlineElementwise(SplitConcatenations(LowerBlocks(f)));
+  EXPECT_EQ(CountStmts(out).allocates, 1) << testing::Print(out);
+  EXPECT_FALSE(HasSelect(out)) << testing::Print(out);
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+}
+
+// A concatenation into a temporary (read in place by a pointwise
+// convolution's schedule, conv_match.h) is not split.
+TEST(SplitConcatTest, ConcatenationIntoATemporaryIsLeftAlone) {
+  PrimFunc f = LowerBlocks(ParseFunc(R"(
+@T.prim_func
+def fused(a: T.Buffer((2, 4), "float32"), b: T.Buffer((2, 4), "float32"), out: T.Buffer((4, 4), "float32")):
+    t = T.decl_buffer((4, 4), "float32")
+    for i, j in T.grid(T.int64(4), T.int64(4)):
+        t[i, j] = T.if_then_else(i < T.int64(2), a[i, j], b[i - T.int64(2), j])
+    for i, j in T.grid(T.int64(4), T.int64(4)):
+        out[i, j] = t[i, j] + T.float32(1)
+)",
+                                    "fused"));
+  EXPECT_FALSE(HasSplittableConcatenation(f));
+  EXPECT_EQ(SplitConcatenations(f), f);
+}
+
+// A chain on two loop variables is no concatenation.
+TEST(SplitConcatTest, ChainOnTwoAxesIsLeftAlone) {
+  PrimFunc f = LowerBlocks(ParseFunc(R"(
+@T.prim_func
+def f(a: T.Buffer((4, 4), "float32"), b: T.Buffer((4, 4), "float32"), out: T.Buffer((4, 4), "float32")):
+    for i, j in T.grid(T.int64(4), T.int64(4)):
+        out[i, j] = T.if_then_else(i < T.int64(2), a[i, j], T.if_then_else(j < T.int64(2), b[i, j], a[j, i]))
+)",
+                                    "f"));
+  EXPECT_EQ(SplitConcatenations(f), f);
+}
+
+// Symbolic batch and spatial sizes, as the detector compiled for any image:
+// after the default schedule for two threads, every slice (its upsampled
+// source written in place) is a parallel loop over channels, and the 2x
+// upsampling into a map whose width is another map's times 8 reads each
+// source column once (vectorized loops of 2 lanes).
+const char* kSymbolic = R"(
+@T.prim_func
+def fused(a_handle: T.handle, b_handle: T.handle, out_handle: T.handle, h: T.int64, w: T.int64):
+    n = T.int64()
+    a = T.match_buffer(a_handle, (n, 16, h * 4, w * 4), "float32")
+    b = T.match_buffer(b_handle, (n, 16, h * 8, w * 8), "float32")
+    out = T.match_buffer(out_handle, (n, 32, h * 8, w * 8), "float32")
+    t = T.decl_buffer((n, 16, h * 8, w * 8), "float32")
+    for i0, i1, i2, i3 in T.grid(n, T.int64(16), h * 8, w * 8):
+        t[i0, i1, i2, i3] = a[i0, i1, T.min(T.max(i2 // T.int64(2), T.int64(0)), h * 4 - T.int64(1)), T.min(T.max(i3 // T.int64(2), T.int64(0)), w * 4 - T.int64(1))]
+    for i0, i1, i2, i3 in T.grid(n, T.int64(32), h * 8, w * 8):
+        out[i0, i1, i2, i3] = T.if_then_else(i1 < T.int64(16), b[i0, i1, i2, i3], t[i0, i1 - T.int64(16), i2, i3])
+)";
+
+TEST(SplitConcatTest, SymbolicSlicesRunInParallel) {
+  PrimFunc f = LowerBlocks(ParseFunc(kSymbolic, "fused"));
+  PrimFunc split = InlineElementwise(SplitConcatenations(f));
+  EXPECT_EQ(CountStmts(split).allocates, 0) << testing::Print(split);
+  PrimFunc scheduled = SplitUpsampleLoops(ApplyDefaultSchedule(split, 2));
+  EXPECT_EQ(ParallelLoops(scheduled), 2) << testing::Print(scheduled);
+  std::string text = testing::Print(scheduled);
+  EXPECT_NE(text.find("T.vectorized(T.int64(2))"), std::string::npos) << text;
+  EXPECT_FALSE(HasSelect(scheduled)) << text;
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
