@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <numeric>
+#include <tuple>
+#include <utility>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -143,14 +146,13 @@ Stmt WithKind(const ForNode* f, ForKind kind, Stmt body) {
   return n;
 }
 
-// A vectorized loop of static extent E split by the knobs
-// elementwise.vector (w) and elementwise.unroll (u): for o in E / (u * w),
-// for m in unroll(u), for v in vectorized(w), the body at o * u * w + m * w
-// + v. A vectorized loop inside an unrolled one becomes explicit vectors of
-// w lanes (kernel_emitter.cc); without knobs LLVM's loop vectorizer picks
-// the width. Null when the knobs do not apply (unset, or E not a multiple).
-Stmt SplitVectorLoop(const ForNode* f, const Stmt& body, const ScheduleKnobs& knobs) {
-  int64_t w = knobs.Get("elementwise.vector"), u = std::max<int64_t>(knobs.Get("elementwise.unroll"), 1);
+// A vectorized loop of static extent E split into vectors of w lanes, u of
+// them per step: for o in E / (u * w), for m in unroll(u), for v in
+// vectorized(w), the body at o * u * w + m * w + v. A vectorized loop inside
+// an unrolled one becomes explicit vectors of w lanes (kernel_emitter.cc).
+// Null when the split does not apply (w unset, or E not a multiple).
+Stmt SplitVectorLoop(const ForNode* f, const Stmt& body, int64_t w, int64_t u) {
+  u = std::max<int64_t>(u, 1);
   const int64_t* ext = StaticExtent(f);
   if (w <= 0 || ext == nullptr || *ext % (w * u) != 0 || *ext <= w) return Stmt();
   DType t = f->loop_var->dtype;
@@ -164,9 +166,61 @@ Stmt SplitVectorLoop(const ForNode* f, const Stmt& body, const ScheduleKnobs& kn
   return std::make_shared<ForNode>(o, IntImm(t, 0), IntImm(t, *ext / (u * w)), ForKind::kSerial, mid);
 }
 
+// The rule without knobs, for a vectorized loop over v whose body divides v
+// by constants (v // c, v % c: a transpose folded into a reshape,
+// [h, s, d] -> [s, h * d] reads A[v // d, s, v % d]). Left to LLVM, such a
+// loop gathers lane by lane; split so that one step of the outer loop covers
+// L = lcm of the divisors, every c of them is constant over each vector of
+// w = min(L, 16) lanes (w divides c), so every load is contiguous (the
+// simplifier folds (o * L + m * w + v') // c to o * (L / c) + m * w // c).
+// Applies when L is a multiple of 8 up to 128, the static extent a multiple
+// of L (and above it), and every divisor a multiple of w. Tuning's encoder
+// (benchmarks/results/2026-11-29-tuning): [4,128,64] -> [128,256] took
+// 15.3 us by default, 2.6 us split 8 x 8 (and 2.7 us at 16 x 8, 32 x 8).
+// Returns {w, u}, or {0, 0} when it does not apply.
+std::pair<int64_t, int64_t> AlignedSplit(const ForNode* f, const Stmt& body) {
+  struct Divisors : StmtExprVisitor {
+    const VarNode* v = nullptr;
+    std::vector<int64_t> found;
+    bool other = false;  // a division of v by a non-constant
+    void VisitExpr(const PrimExpr& e) override {
+      const PrimExpr* a = nullptr;
+      const PrimExpr* b = nullptr;
+      if (const auto* d = e.as<FloorDivNode>()) a = &d->a, b = &d->b;
+      if (const auto* d = e.as<FloorModNode>()) a = &d->a, b = &d->b;
+      if (a != nullptr && nest::Uses(*a, {v})) {
+        const auto* c = b->as<IntImmNode>();
+        if (c != nullptr && c->value > 1 && a->get() == v) {
+          found.push_back(c->value);
+        } else {
+          other = true;
+        }
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } d;
+  d.v = f->loop_var.get();
+  d.VisitStmt(body);
+  const int64_t* ext = StaticExtent(f);
+  if (d.found.empty() || d.other || ext == nullptr) return {0, 0};
+  int64_t l = 1;
+  for (int64_t c : d.found) {
+    l = l / std::gcd(l, c) * c;
+    if (l > 128) return {0, 0};
+  }
+  int64_t w = std::min<int64_t>(l, 16);
+  if (l % 8 != 0 || *ext % l != 0 || *ext <= l) return {0, 0};
+  for (int64_t c : d.found)
+    if (c % w != 0) return {0, 0};
+  return {w, l / w};
+}
+
 class Scheduler : public StmtExprMutator {
  public:
-  Scheduler(int threads, const ScheduleKnobs& knobs) : threads_(threads), knobs_(knobs) {}
+  Scheduler(int threads, const ScheduleKnobs& knobs, bool aligned) : threads_(threads), knobs_(knobs), aligned_(aligned) {}
+
+  // Whether AlignedSplit split a loop.
+  bool aligned_fired() const { return aligned_fired_; }
 
   Stmt MutateStmt(const Stmt& s) override {
     const auto* f = As<ForNode>(s);
@@ -221,7 +275,12 @@ class Scheduler : public StmtExprMutator {
       kind = ForKind::kParallel;
     } else if (!ContainsFor(f->body) && ShouldVectorize(f)) {
       kind = ForKind::kVectorized;
-      if (Stmt split = SplitVectorLoop(f, body, knobs_)) return split;
+      int64_t w = knobs_.Get("elementwise.vector"), u = knobs_.Get("elementwise.unroll");
+      if (w <= 0 && aligned_) {
+        std::tie(w, u) = AlignedSplit(f, body);
+        if (w > 0) aligned_fired_ = true;
+      }
+      if (Stmt split = SplitVectorLoop(f, body, w, u)) return split;
     }
     if (kind == f->for_kind && body == f->body) return s;
     return WithKind(f, kind, body);
@@ -229,6 +288,8 @@ class Scheduler : public StmtExprMutator {
 
   int threads_;
   ScheduleKnobs knobs_;
+  bool aligned_;
+  bool aligned_fired_ = false;
 };
 
 }  // namespace
@@ -237,8 +298,14 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   // Reductions over several trailing axes become one flat axis first, so the
   // row-reduction schedule vectorizes them.
   PrimFunc func = FlattenTrailingReductions(SimplifySymbolicDivisions(input));
-  Stmt body = Scheduler(num_threads_hint, knobs).MutateStmt(func->body);
-  PrimFunc out = nest::WithBody(func, body);
+  Scheduler scheduler(num_threads_hint, knobs, /*aligned=*/true);
+  PrimFunc out = nest::WithBody(func, scheduler.MutateStmt(func->body));
+  if (scheduler.aligned_fired()) {
+    // A matmul's epilogue stages fuse only while their loops are unsplit:
+    // with a matmul nest, no aligned splits.
+    PrimFunc plain = nest::WithBody(func, Scheduler(num_threads_hint, knobs, false).MutateStmt(func->body));
+    if (ScheduleMatmuls(plain, num_threads_hint, knobs).get() != plain.get()) out = plain;
+  }
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
   // 1-D convolutions take the conv2d schedules as height-1 ones, where
