@@ -166,6 +166,29 @@ Stmt SplitVectorLoop(const ForNode* f, const Stmt& body, int64_t w, int64_t u) {
   return std::make_shared<ForNode>(o, IntImm(t, 0), IntImm(t, *ext / (u * w)), ForKind::kSerial, mid);
 }
 
+// A vectorized loop of symbolic extent E as SplitVectorLoop's split of its
+// first E - E % (w * u) iterations, then a vectorized loop over the rest
+// (left to LLVM). Softmax over a symbolic sequence (all-MiniLM's attention
+// rows) keeps the explicit vectors of a static row.
+Stmt SplitSymbolicVectorLoop(const ForNode* f, const Stmt& body, int64_t w, int64_t u) {
+  DType t = f->loop_var->dtype;
+  PrimExpr step = IntImm(t, w * u);
+  PrimExpr blocks = MakeBinary(TirKind::kFloorDiv, f->extent, step);
+  Var o = MakeVar(f->loop_var->name + "_o", t), m = MakeVar(f->loop_var->name + "_u", t),
+      v = MakeVar(f->loop_var->name + "_v", t), r = MakeVar(f->loop_var->name + "_r", t);
+  PrimExpr at = PrimExpr(o) * step + PrimExpr(m) * IntImm(t, w) + PrimExpr(v);
+  VarMap map;
+  map[f->loop_var.get()] = f->min + at;
+  Stmt inner = std::make_shared<ForNode>(v, IntImm(t, 0), IntImm(t, w), ForKind::kVectorized, Substitute(body, map));
+  Stmt mid = std::make_shared<ForNode>(m, IntImm(t, 0), IntImm(t, u), ForKind::kUnrolled, inner);
+  Stmt whole = std::make_shared<ForNode>(o, IntImm(t, 0), blocks, ForKind::kSerial, mid);
+  VarMap rest_map;
+  rest_map[f->loop_var.get()] = f->min + blocks * step + PrimExpr(r);
+  Stmt rest = std::make_shared<ForNode>(r, IntImm(t, 0), MakeBinary(TirKind::kFloorMod, f->extent, step),
+                                        ForKind::kVectorized, Substitute(body, rest_map));
+  return Seq({whole, rest});
+}
+
 // The rule without knobs, for a vectorized loop over v whose body divides v
 // by constants (v // c, v % c: a transpose folded into a reshape,
 // [h, s, d] -> [s, h * d] reads A[v // d, s, v % d]). Left to LLVM, such a
@@ -313,7 +336,7 @@ class Scheduler : public StmtExprMutator {
       }
     }
     const int64_t* ext = StaticExtent(f);
-    if (ext != nullptr && *ext % (2 * kExplicitLanes) == 0 && *ext > 2 * kExplicitLanes)
+    if (ext == nullptr || (*ext % (2 * kExplicitLanes) == 0 && *ext > 2 * kExplicitLanes))
       explicit_[f->loop_var.get()] = CallsMath(body);
     return {0, 0};
   }
@@ -342,8 +365,10 @@ PrimFunc SplitExplicit(const PrimFunc& func, const std::unordered_map<const VarN
       const auto* f = As<ForNode>(s);
       if (f != nullptr && f->for_kind == ForKind::kVectorized && !ContainsFor(f->body)) {
         auto it = candidates->find(f->loop_var.get());
-        if (it != candidates->end() && (it->second || all))
+        if (it != candidates->end() && (it->second || all)) {
+          if (StaticExtent(f) == nullptr) return SplitSymbolicVectorLoop(f, f->body, kExplicitLanes, 2);
           if (Stmt split = SplitVectorLoop(f, f->body, kExplicitLanes, 2)) return split;
+        }
         return s;
       }
       return StmtExprMutator::MutateStmt(s);

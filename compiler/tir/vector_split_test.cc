@@ -1,12 +1,18 @@
-// The default schedule's aligned split (default_schedule.cc, AlignedSplit):
-// a vectorized loop whose index divides its variable by constants (a
-// transpose folded into a reshape) is split so that each vector reads
-// contiguous elements. Checks the lowered loops (the chosen width and
-// unroll, and where the rule must not apply) and the numbers of compiled
-// [b, h, s, d] -> [b, s, h * d] permutes, static and symbolic, 1 and 2
-// threads, against a plain reference.
+// The default schedule's vector split rules (default_schedule.h):
+// - aligned: a vectorized loop whose index divides its variable by constants
+//   (a transpose folded into a reshape) is split so that each vector reads
+//   contiguous elements. Checks the lowered loops (the chosen width and
+//   unroll, and where the rule must not apply) and the numbers of compiled
+//   [b, h, s, d] -> [b, s, h * d] permutes, static and symbolic, 1 and 2
+//   threads, against a plain reference.
+// - explicit: softmax's and the norms' loops, and loops that call math,
+//   become 16-lane vectors two per unrolled step (static rows) or that and a
+//   tail loop (symbolic rows); a plain bias add is left to LLVM. Their
+//   numbers are reduce_schedule_test's (softmax, layer_norm, rms_norm of
+//   static and symbolic rows and columns).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -72,6 +78,53 @@ VectorLoops LoopsOf(const std::string& source, int threads) {
   VectorLoops v;
   if (f) v.VisitStmt(f->body);
   return v;
+}
+
+// main(x) -> `expr` over x: (`dims`), for the explicit rule's checks.
+std::string Unary(const std::string& dims, const std::string& expr, const std::string& sym = "") {
+  std::string t = "R.Tensor((" + dims + "), dtype=\"float32\")";
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + t + ") -> " + t + ":\n";
+  if (!sym.empty()) src += "        " + sym + " = T.int64()\n";
+  src += "        with R.dataflow():\n            y = " + expr + "\n            R.output(y)\n        return y\n";
+  return src;
+}
+
+VectorLoops LoopsOfNamed(const std::string& source, const std::string& name_part) {
+  driver::CompileOptions options;
+  options.num_threads_hint = 1;
+  PrimFunc f = LowerPrimFunc(source, options, name_part);
+  VectorLoops v;
+  if (f) v.VisitStmt(f->body);
+  return v;
+}
+
+int Count(const std::vector<int64_t>& v, int64_t x) { return static_cast<int>(std::count(v.begin(), v.end(), x)); }
+
+TEST(ExplicitVectorSplitTest, SoftmaxRowsTakeSixteenLanesTwoPerStep) {
+  // Static rows of 128: the exp and the output loops, 16 lanes under an
+  // unroll by 2 (the lane reductions keep their own loops: 64 lanes, then
+  // the tree's halving steps); no 128-lane loop is left.
+  VectorLoops s = LoopsOfNamed(Unary("64, 128", "R.nn.softmax(x, axis=-1)"), "softmax");
+  EXPECT_EQ(s.unrolls, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(Count(s.vector_widths, 128), 0);
+  // Symbolic rows and columns: the same, then a vectorized loop over the
+  // rest (symbolic extent).
+  VectorLoops y = LoopsOfNamed(Unary("4, \"n\"", "R.nn.softmax(x, axis=-1)", "n"), "softmax");
+  EXPECT_EQ(y.unrolls, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(Count(y.vector_widths, -1), 2);
+  // Rows of 48 (not a multiple of 32): LLVM's loops, as before.
+  VectorLoops n = LoopsOfNamed(Unary("64, 48", "R.nn.softmax(x, axis=-1)"), "softmax");
+  EXPECT_TRUE(n.unrolls.empty());
+}
+
+TEST(ExplicitVectorSplitTest, MathLoopsSplitPlainAddsDoNot) {
+  VectorLoops e = LoopsOfNamed(Unary("8, 256", "R.exp(x)"), "exp");
+  EXPECT_EQ(e.vector_widths, std::vector<int64_t>{16});
+  EXPECT_EQ(e.unrolls, std::vector<int64_t>{2});
+  // A bias add (memory bound): one loop of 256 lanes for LLVM.
+  VectorLoops a = LoopsOfNamed(Unary("8, 256", "R.add(x, x)"), "add");
+  EXPECT_EQ(a.vector_widths, std::vector<int64_t>{256});
+  EXPECT_TRUE(a.unrolls.empty());
 }
 
 TEST(AlignedVectorSplitTest, HeadsBackIntoRowsTakeVectorsOfWholeHeads) {
