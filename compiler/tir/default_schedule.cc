@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <limits>
 #include <memory>
+#include <numeric>
+#include <tuple>
+#include <utility>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -143,14 +146,13 @@ Stmt WithKind(const ForNode* f, ForKind kind, Stmt body) {
   return n;
 }
 
-// A vectorized loop of static extent E split by the knobs
-// elementwise.vector (w) and elementwise.unroll (u): for o in E / (u * w),
-// for m in unroll(u), for v in vectorized(w), the body at o * u * w + m * w
-// + v. A vectorized loop inside an unrolled one becomes explicit vectors of
-// w lanes (kernel_emitter.cc); without knobs LLVM's loop vectorizer picks
-// the width. Null when the knobs do not apply (unset, or E not a multiple).
-Stmt SplitVectorLoop(const ForNode* f, const Stmt& body, const ScheduleKnobs& knobs) {
-  int64_t w = knobs.Get("elementwise.vector"), u = std::max<int64_t>(knobs.Get("elementwise.unroll"), 1);
+// A vectorized loop of static extent E split into vectors of w lanes, u of
+// them per step: for o in E / (u * w), for m in unroll(u), for v in
+// vectorized(w), the body at o * u * w + m * w + v. A vectorized loop inside
+// an unrolled one becomes explicit vectors of w lanes (kernel_emitter.cc).
+// Null when the split does not apply (w unset, or E not a multiple).
+Stmt SplitVectorLoop(const ForNode* f, const Stmt& body, int64_t w, int64_t u) {
+  u = std::max<int64_t>(u, 1);
   const int64_t* ext = StaticExtent(f);
   if (w <= 0 || ext == nullptr || *ext % (w * u) != 0 || *ext <= w) return Stmt();
   DType t = f->loop_var->dtype;
@@ -164,9 +166,102 @@ Stmt SplitVectorLoop(const ForNode* f, const Stmt& body, const ScheduleKnobs& kn
   return std::make_shared<ForNode>(o, IntImm(t, 0), IntImm(t, *ext / (u * w)), ForKind::kSerial, mid);
 }
 
+// A vectorized loop of symbolic extent E as SplitVectorLoop's split of its
+// first E - E % (w * u) iterations, then a vectorized loop over the rest
+// (left to LLVM). Softmax over a symbolic sequence (all-MiniLM's attention
+// rows) keeps the explicit vectors of a static row.
+Stmt SplitSymbolicVectorLoop(const ForNode* f, const Stmt& body, int64_t w, int64_t u) {
+  DType t = f->loop_var->dtype;
+  PrimExpr step = IntImm(t, w * u);
+  PrimExpr blocks = MakeBinary(TirKind::kFloorDiv, f->extent, step);
+  Var o = MakeVar(f->loop_var->name + "_o", t), m = MakeVar(f->loop_var->name + "_u", t),
+      v = MakeVar(f->loop_var->name + "_v", t), r = MakeVar(f->loop_var->name + "_r", t);
+  PrimExpr at = PrimExpr(o) * step + PrimExpr(m) * IntImm(t, w) + PrimExpr(v);
+  VarMap map;
+  map[f->loop_var.get()] = f->min + at;
+  Stmt inner = std::make_shared<ForNode>(v, IntImm(t, 0), IntImm(t, w), ForKind::kVectorized, Substitute(body, map));
+  Stmt mid = std::make_shared<ForNode>(m, IntImm(t, 0), IntImm(t, u), ForKind::kUnrolled, inner);
+  Stmt whole = std::make_shared<ForNode>(o, IntImm(t, 0), blocks, ForKind::kSerial, mid);
+  VarMap rest_map;
+  rest_map[f->loop_var.get()] = f->min + blocks * step + PrimExpr(r);
+  Stmt rest = std::make_shared<ForNode>(r, IntImm(t, 0), MakeBinary(TirKind::kFloorMod, f->extent, step),
+                                        ForKind::kVectorized, Substitute(body, rest_map));
+  return Seq({whole, rest});
+}
+
+// The rule without knobs, for a vectorized loop over v whose body divides v
+// by constants (v // c, v % c: a transpose folded into a reshape,
+// [h, s, d] -> [s, h * d] reads A[v // d, s, v % d]). Left to LLVM, such a
+// loop gathers lane by lane; split so that one step of the outer loop covers
+// L = lcm of the divisors, every c of them is constant over each vector of
+// w = min(L, 16) lanes (w divides c), so every load is contiguous (the
+// simplifier folds (o * L + m * w + v') // c to o * (L / c) + m * w // c).
+// Applies when L is a multiple of 8 up to 128, the static extent a multiple
+// of L (and above it), and every divisor a multiple of w. Tuning's encoder
+// (benchmarks/results/2026-11-29-tuning): [4,128,64] -> [128,256] took
+// 15.3 us by default, 2.6 us split 8 x 8 (and 2.7 us at 16 x 8, 32 x 8).
+// Returns {w, u}, or {0, 0} when it does not apply.
+std::pair<int64_t, int64_t> AlignedSplit(const ForNode* f, const Stmt& body) {
+  struct Divisors : StmtExprVisitor {
+    const VarNode* v = nullptr;
+    std::vector<int64_t> found;
+    bool other = false;  // a division of v by a non-constant
+    void VisitExpr(const PrimExpr& e) override {
+      const PrimExpr* a = nullptr;
+      const PrimExpr* b = nullptr;
+      if (const auto* d = e.as<FloorDivNode>()) a = &d->a, b = &d->b;
+      if (const auto* d = e.as<FloorModNode>()) a = &d->a, b = &d->b;
+      if (a != nullptr && nest::Uses(*a, {v})) {
+        const auto* c = b->as<IntImmNode>();
+        if (c != nullptr && c->value > 1 && a->get() == v) {
+          found.push_back(c->value);
+        } else {
+          other = true;
+        }
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } d;
+  d.v = f->loop_var.get();
+  d.VisitStmt(body);
+  const int64_t* ext = StaticExtent(f);
+  if (d.found.empty() || d.other || ext == nullptr) return {0, 0};
+  int64_t l = 1;
+  for (int64_t c : d.found) {
+    l = l / std::gcd(l, c) * c;
+    if (l > 128) return {0, 0};
+  }
+  int64_t w = std::min<int64_t>(l, 16);
+  if (l % 8 != 0 || *ext % l != 0 || *ext <= l) return {0, 0};
+  for (int64_t c : d.found)
+    if (c % w != 0) return {0, 0};
+  return {w, l / w};
+}
+
+// Whether `body` calls a float math function (exp, erf, tanh, sigmoid, ...;
+// not if_then_else): a loop worth explicit vectors on its own.
+bool CallsMath(const Stmt& body) {
+  struct Finder : StmtExprVisitor {
+    bool found = false;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* c = e.as<CallNode>())
+        if (c->dtype.code == kDLFloat && c->op != "if_then_else") found = true;
+      if (!found) StmtExprVisitor::VisitExpr(e);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.found;
+}
+
 class Scheduler : public StmtExprMutator {
  public:
-  Scheduler(int threads, const ScheduleKnobs& knobs) : threads_(threads), knobs_(knobs) {}
+  Scheduler(int threads, const ScheduleKnobs& knobs, bool aligned) : threads_(threads), knobs_(knobs), aligned_(aligned) {}
+
+  // Whether AlignedSplit split a loop.
+  bool aligned_made() const { return aligned_made_; }
+  // The vectorized loops (by variable) the explicit rule may split once the
+  // other schedules ran, with whether each calls math.
+  const std::unordered_map<const VarNode*, bool>& explicit_candidates() const { return explicit_; }
 
   Stmt MutateStmt(const Stmt& s) override {
     const auto* f = As<ForNode>(s);
@@ -221,24 +316,86 @@ class Scheduler : public StmtExprMutator {
       kind = ForKind::kParallel;
     } else if (!ContainsFor(f->body) && ShouldVectorize(f)) {
       kind = ForKind::kVectorized;
-      if (Stmt split = SplitVectorLoop(f, body, knobs_)) return split;
+      int64_t w = knobs_.Get("elementwise.vector"), u = knobs_.Get("elementwise.unroll");
+      if (w <= 0) std::tie(w, u) = RuleSplit(f, body);
+      if (Stmt split = SplitVectorLoop(f, body, w, u)) return split;
     }
     if (kind == f->for_kind && body == f->body) return s;
     return WithKind(f, kind, body);
   }
 
+  // The aligned rule's split of a vectorized loop without knobs: {w, u},
+  // {0, 0} for none. A loop of static extent that the explicit rule
+  // (SplitExplicit) may take later is noted.
+  std::pair<int64_t, int64_t> RuleSplit(const ForNode* f, const Stmt& body) {
+    if (aligned_) {
+      std::pair<int64_t, int64_t> a = AlignedSplit(f, body);
+      if (a.first > 0 && SplitVectorLoop(f, body, a.first, a.second)) {
+        aligned_made_ = true;
+        return a;
+      }
+    }
+    const int64_t* ext = StaticExtent(f);
+    if (ext == nullptr || (*ext % (2 * kExplicitLanes) == 0 && *ext > 2 * kExplicitLanes))
+      explicit_[f->loop_var.get()] = CallsMath(body);
+    return {0, 0};
+  }
+
   int threads_;
   ScheduleKnobs knobs_;
+  bool aligned_;
+  bool aligned_made_ = false;
+  std::unordered_map<const VarNode*, bool> explicit_;
 };
+
+// The explicit rule: innermost vectorized loops of `candidates` (loop
+// variable -> calls math) become kExplicitLanes-lane vectors, two per
+// unrolled step, where they call math or `all`. Runs after the row-reduction
+// schedule, which matches softmax's and the norms' loops unsplit. LLVM's
+// loop vectorizer ran softmax's exp and normalize loops and layer_norm's
+// output loop 1.5 to 2.5 times slower than kernel_emitter's explicit
+// vectors (softmax rows of 96 to 384: 1.5 to 2x; layer_norm rows of 256 to
+// 768: 1.4 to 2.3x; an erf GELU 1.3x; a bias add 1 % slower: memory
+// bound, left to LLVM).
+PrimFunc SplitExplicit(const PrimFunc& func, const std::unordered_map<const VarNode*, bool>& candidates, bool all) {
+  struct Splitter : StmtExprMutator {
+    const std::unordered_map<const VarNode*, bool>* candidates;
+    bool all;
+    Stmt MutateStmt(const Stmt& s) override {
+      const auto* f = As<ForNode>(s);
+      if (f != nullptr && f->for_kind == ForKind::kVectorized && !ContainsFor(f->body)) {
+        auto it = candidates->find(f->loop_var.get());
+        if (it != candidates->end() && (it->second || all)) {
+          if (StaticExtent(f) == nullptr) return SplitSymbolicVectorLoop(f, f->body, kExplicitLanes, 2);
+          if (Stmt split = SplitVectorLoop(f, f->body, kExplicitLanes, 2)) return split;
+        }
+        return s;
+      }
+      return StmtExprMutator::MutateStmt(s);
+    }
+  } splitter;
+  splitter.candidates = &candidates;
+  splitter.all = all;
+  Stmt body = splitter.MutateStmt(func->body);
+  return body == func->body ? func : nest::WithBody(func, body);
+}
 
 }  // namespace
 
-PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const ScheduleKnobs& knobs) {
+namespace {
+
+// The default schedule, with the aligned rule or without it; `aligned_made`:
+// whether that rule split a loop; `restructured`: whether a conv, matmul or
+// window schedule rewrote nests.
+PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKnobs& knobs, bool aligned,
+                  bool* aligned_made, bool* restructured) {
   // Reductions over several trailing axes become one flat axis first, so the
   // row-reduction schedule vectorizes them.
   PrimFunc func = FlattenTrailingReductions(SimplifySymbolicDivisions(input));
-  Stmt body = Scheduler(num_threads_hint, knobs).MutateStmt(func->body);
-  PrimFunc out = nest::WithBody(func, body);
+  Scheduler scheduler(num_threads_hint, knobs, aligned);
+  PrimFunc out = nest::WithBody(func, scheduler.MutateStmt(func->body));
+  *aligned_made = scheduler.aligned_made();
+  PrimFunc simple = out;
   // Matmul nests get their own structure (matmul_schedule.h); it keeps the
   // kinds chosen above for everything else.
   // 1-D convolutions take the conv2d schedules as height-1 ones, where
@@ -258,9 +415,27 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   PrimFunc tried = lifted.get() != out.get() ? schedule_convs(lifted) : PrimFunc();
   out = tried && !HasNaiveUpdate(tried, lifted_outputs) ? tried : schedule_convs(out);
   out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs), knobs);
+  *restructured = out.get() != simple.get();
+  PrimFunc reduced = ScheduleRowReductions(out, num_threads_hint, knobs);
+  // Explicit vectors where no conv or matmul epilogue needs its loops
+  // unsplit: loops that call math, and every candidate of a row-wise kernel
+  // (softmax, norms), where they were measured to pay.
+  if (!*restructured && !scheduler.explicit_candidates().empty())
+    reduced = SplitExplicit(reduced, scheduler.explicit_candidates(), reduced.get() != out.get());
   // A parallel loop over a symbolic batch (1 at run time) hands its
   // threads to the loops below it.
-  return SpreadSymbolicParallel(ScheduleRowReductions(out, num_threads_hint, knobs), num_threads_hint);
+  return SpreadSymbolicParallel(reduced, num_threads_hint);
+}
+
+}  // namespace
+
+PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const ScheduleKnobs& knobs) {
+  bool aligned_made = false, restructured = false;
+  PrimFunc out = Pipeline(input, num_threads_hint, knobs, true, &aligned_made, &restructured);
+  // A conv's or matmul's epilogue stages fuse only while their loops are
+  // unsplit: where those schedules apply, no aligned splits either.
+  if (aligned_made && restructured) out = Pipeline(input, num_threads_hint, knobs, false, &aligned_made, &restructured);
+  return out;
 }
 
 }  // namespace tir

@@ -24,6 +24,20 @@
 // least one store, the last index of every store in it is exactly its loop
 // variable, and its extent is symbolic or >= kMinVectorExtent.
 //
+// Split (explicit vectors; knobs elementwise.vector / unroll replace this
+// rule, schedule_knobs.h): a vectorized loop of static extent E
+//  - whose index divides its variable by constants c (a transpose folded
+//    into a reshape: A[v // c, .., v % c]) becomes, when L = lcm(c) is a
+//    multiple of 8 up to 128, w = min(L, 16) divides every c and E is a
+//    multiple of L above it, vectors of w lanes, L / w per unrolled step:
+//    each vector reads one contiguous run instead of gathering;
+//  - else, when E is a multiple of 2 * kExplicitLanes above it and the loop
+//    calls a float math function (exp, erf, ...) or the function holds a row
+//    reduction (softmax, norms), kExplicitLanes-lane vectors two per
+//    unrolled step.
+// Neither applies in a function that a conv, matmul or window schedule
+// rewrites (their epilogues fuse only while unsplit).
+//
 // Everything else stays as it was (usually serial).
 //
 // Matmul nests (matmul_schedule.h) are then rewritten into a register-blocked
@@ -43,6 +57,7 @@ namespace tir {
 
 constexpr int64_t kMinParallelWork = 16 * 1024;
 constexpr int64_t kMinVectorExtent = 4;
+constexpr int64_t kExplicitLanes = 16;
 
 // Pre: `func` is lowered (LowerBlocks). Returns the same PrimFunc when no loop
 // changes. `num_threads_hint` < 2 leaves every loop serial or vectorized.

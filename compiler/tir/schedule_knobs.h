@@ -37,6 +37,7 @@
 // schedule vectorizes, when their static extent is a multiple of both:
 //   elementwise.vector  lanes of explicit vectors (the loop split by it)
 //   elementwise.unroll  vectors per unrolled step of the loop outside
+//   (unset: default_schedule.h's split rules, aligned and explicit vectors)
 //
 // Row reductions (reduce_schedule.h): softmax, norms, sums over the last axis:
 //   reduce.lanes         lanes of the vectorized reduction (16, 32, 64)
