@@ -142,9 +142,10 @@ class Module:
       << m.status().message();
 }
 
-TEST(NvptxCodegen, AReductionToOneValueRunsInOneThread) {
+TEST(NvptxCodegen, AReductionToOneValueIsABlockReduction) {
   // sum over every element: no loop writes disjoint elements, so the kernel
-  // is one thread of a one-block grid; its PTX assembles.
+  // is one block of 256 threads reducing through shared memory and warp
+  // shuffles (gpu_reduce_schedule.h); its PTX assembles.
   const char* src = R"(@I.ir_module
 class Module:
     @R.function
@@ -160,6 +161,11 @@ class Module:
   ASSERT_EQ(funcs.size(), 1u);
   Result<PtxBuild> ptx = BuildPtx(funcs, PtxOptions());
   ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
+  ASSERT_EQ(ptx->functions.size(), 1u);
+  ASSERT_EQ(ptx->functions[0].kernels.size(), 1u);
+  EXPECT_EQ(ptx->functions[0].kernels[0].block_x, 256);
+  for (const char* s : {".shared .align 16 .b8", "bar.sync", "shfl.sync.down.b32"})
+    EXPECT_NE(ptx->ptx.find(s), std::string::npos) << s;
   if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent: the PTX was not assembled";
   std::string log;
   EXPECT_EQ(Assemble(ptx->ptx, "sm_80", &log), 0) << log;
