@@ -313,6 +313,42 @@ class Module:
                                   "in the block, around the thread loops)");
 }
 
+TEST(NvptxCodegen, ThreadPrivateBuffersLiveInRegisters) {
+  // acc: a row per thread, kept across two thread loops; no local memory
+  // once promoted (ptxas reports no stack frame).
+  const char* src = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((64, 4), "float32"), B: T.Buffer((64, 4), "float32")):
+        for bx in T.thread_binding(T.int64(1), thread="blockIdx.x"):
+            acc = T.decl_buffer((64, 4), "float32", scope="local")
+            for tx in T.thread_binding(T.int64(64), thread="threadIdx.x"):
+                for q in range(T.int64(4)):
+                    acc[tx, q] = A[tx, q]
+            T.evaluate(T.call_intrin("int32", "tvm_storage_sync"))
+            for t2 in T.thread_binding(T.int64(64), thread="threadIdx.x"):
+                for q in range(T.int64(4)):
+                    B[t2, q] = acc[t2, q] * T.float32(2)
+)";
+  Result<PtxBuild> ptx = PtxOf(src, "sm_80");
+  ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
+  EXPECT_EQ(ptx->ptx.find(".local"), std::string::npos) << ptx->ptx;
+  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent: the PTX was not assembled";
+  std::string log;
+  EXPECT_EQ(Assemble(ptx->ptx, "sm_80", &log), 0) << log;
+
+  std::string wrong_size = Replace(src, "acc = T.decl_buffer((64, 4)", "acc = T.decl_buffer((32, 4)");
+  wrong_size = Replace(wrong_size, "acc = T.decl_buffer((32, 4)", "acc = T.decl_buffer((32, 4)");
+  Result<PtxBuild> r = PtxOf(wrong_size, "sm_80");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "PrimFunc f (GPU): local buffer 'acc' is allocated outside the thread loops: its "
+                                  "first dimension must be the block's 64 threads");
+  r = PtxOf(Replace(src, "B[t2, q] = acc[t2, q]", "B[t2, q] = acc[63 - t2, q]"), "sm_80");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "PrimFunc f (GPU): thread-private buffer 'acc' indexed with other than the thread's "
+                                  "variable first");
+}
+
 TEST(NvptxCodegen, ABadArchIsRefused) {
   std::vector<ir::PrimFunc> funcs = GpuPrimFuncs(Example("mlp.relax"), "sm_80");
   PtxOptions o;

@@ -108,6 +108,7 @@ class GpuEmitter {
   void Stmt(const ir::Stmt& s);
   void Loop(const ForNode* op);
   void SharedAllocate(const AllocateNode* op);
+  void ThreadPrivateAllocate(const AllocateNode* op);
 
   llvm::Module* mod_;
   llvm::LLVMContext& ctx_;
@@ -122,6 +123,11 @@ class GpuEmitter {
   std::string kernel_name_;
   int64_t shared_bytes_ = 0;  // the kernel's static shared memory so far
   bool in_thread_loop_ = false;
+  const VarNode* thread_var_ = nullptr;  // the enclosing threadIdx loop's variable
+  int64_t block_x_ = 0;                  // the kernel's threads per block
+  // Thread-private buffers (a block's "local" allocation, first dimension
+  // the block's threads): data handle -> the rest of its shape.
+  std::unordered_map<const VarNode*, std::vector<PrimExpr>> thread_private_;
   Status error_;
 };
 
@@ -422,9 +428,21 @@ llvm::Value* GpuEmitter::Address(const Buffer& buf, const std::vector<PrimExpr>&
     Unsupported("buffer '" + buf->name + "' indexed with the wrong number of indices");
     return nullptr;
   }
+  size_t first = 0;
+  if (thread_private_.count(buf->data.get())) {
+    // The thread's own row: the first index must be the thread.
+    const PrimExpr& t = indices[0];
+    const auto* c = t.as<CastNode>();
+    const VarNode* v = c != nullptr ? c->value.as<VarNode>() : t.as<VarNode>();
+    if (thread_var_ == nullptr || v != thread_var_) {
+      Unsupported("thread-private buffer '" + buf->name + "' indexed with other than the thread's variable first");
+      return nullptr;
+    }
+    first = 1;
+  }
   llvm::Value* flat = b_.getInt64(0);
-  for (size_t d = 0; d < indices.size(); ++d) {
-    if (d > 0) flat = b_.CreateMul(flat, Cast(Expr(buf->shape[d]), buf->shape[d].dtype(), DType::Int64()));
+  for (size_t d = first; d < indices.size(); ++d) {
+    if (d > first) flat = b_.CreateMul(flat, Cast(Expr(buf->shape[d]), buf->shape[d].dtype(), DType::Int64()));
     flat = b_.CreateAdd(flat, Cast(Expr(indices[d]), indices[d].dtype(), DType::Int64()));
   }
   *elem = MemType(buf->dtype);
@@ -490,6 +508,38 @@ void GpuEmitter::SharedAllocate(const AllocateNode* a) {
   buffers_.erase(a->buffer->data.get());
 }
 
+// A "local" buffer allocated in the block, around its thread loops: values
+// a thread keeps from one phase to the next (a matmul's accumulators). Its
+// first dimension is the block's threads and every access indexes it with
+// the thread loop's variable, so each thread holds only its own row, in
+// registers or local memory. (Run with serial thread loops on the CPU, it
+// is the whole array.)
+void GpuEmitter::ThreadPrivateAllocate(const AllocateNode* a) {
+  const auto& shape = a->buffer->shape;
+  const auto* threads = shape.empty() ? nullptr : shape[0].as<IntImmNode>();
+  if (threads == nullptr || threads->value != block_x_) {
+    return Unsupported(StrFormat("local buffer '%s' is allocated outside the thread loops: its first dimension must "
+                                 "be the block's %lld threads",
+                                 a->buffer->name.c_str(), static_cast<long long>(block_x_)));
+  }
+  int64_t n = 1;
+  for (size_t d = 1; d < shape.size(); ++d) {
+    const auto* c = shape[d].as<IntImmNode>();
+    if (c == nullptr) return Unsupported("a thread's buffer '" + a->buffer->name + "' has a symbolic size");
+    n *= c->value;
+  }
+  if (n * ((a->buffer->dtype.bits + 7) / 8) > 16384) {
+    return Unsupported(StrFormat("a thread's buffer '%s' of %lld elements is too large for registers and local memory",
+                                 a->buffer->name.c_str(), static_cast<long long>(n)));
+  }
+  llvm::IRBuilder<> eb(entry_, entry_->begin());
+  buffers_[a->buffer->data.get()] = eb.CreateAlloca(MemType(a->buffer->dtype), eb.getInt64(n), a->buffer->name);
+  thread_private_[a->buffer->data.get()] = std::vector<PrimExpr>(shape.begin() + 1, shape.end());
+  Stmt(a->body);
+  thread_private_.erase(a->buffer->data.get());
+  buffers_.erase(a->buffer->data.get());
+}
+
 void GpuEmitter::Stmt(const ir::Stmt& s) {
   if (!error_.ok() || s == nullptr) return;
   switch (s->kind()) {
@@ -506,9 +556,15 @@ void GpuEmitter::Stmt(const ir::Stmt& s) {
       }
       llvm::Value* idx = ThreadIndex(f->thread_tag);
       vars_[f->loop_var.get()] = Cast(idx, DType::Int32(), f->loop_var->dtype);
-      if (thread_loop) in_thread_loop_ = true;
+      if (thread_loop) {
+        in_thread_loop_ = true;
+        thread_var_ = f->loop_var.get();
+      }
       Stmt(f->body);
-      if (thread_loop) in_thread_loop_ = false;
+      if (thread_loop) {
+        in_thread_loop_ = false;
+        thread_var_ = nullptr;
+      }
       vars_.erase(f->loop_var.get());
       return;
     }
@@ -550,6 +606,7 @@ void GpuEmitter::Stmt(const ir::Stmt& s) {
     case TirKind::kAllocate: {
       const auto* a = As<AllocateNode>(s);
       if (a->buffer->scope == "shared") return SharedAllocate(a);
+      if (a->buffer->scope == "local" && !in_thread_loop_) return ThreadPrivateAllocate(a);
       if (a->buffer->scope != "global" && a->buffer->scope != "local") {
         return Unsupported("allocation of '" + a->buffer->name + "' in scope '" + a->buffer->scope +
                            "' (global, local and shared are supported)");
@@ -678,6 +735,9 @@ Status GpuEmitter::Emit(GpuFunction* out) {
     kernel_name_ = kernel.name;
     shared_bytes_ = 0;
     in_thread_loop_ = false;
+    thread_var_ = nullptr;
+    block_x_ = kernel.block_x;
+    thread_private_.clear();
     fn_ = llvm::Function::Create(fn_ty, llvm::GlobalValue::ExternalLinkage, kernel.name, mod_);
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
     unsigned a = 0;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "compiler/ir/structural_equal.h"
+#include "compiler/tir/gpu_schedule_util.h"
 #include "compiler/tir/nest_util.h"
 
 namespace kiln {
@@ -15,14 +16,13 @@ namespace tir {
 namespace {
 
 using namespace ir;  // NOLINT
+using gpu::AsI64;
+using gpu::Barrier;
+using gpu::ExtentProduct;
+using gpu::LetFused;
+using gpu::ThreadLoop;
 
 constexpr int64_t kWarp = 32;
-
-PrimExpr AsI64(const PrimExpr& e) {
-  if (e.dtype() == DType::Int64()) return e;
-  if (const int64_t* c = nest::ConstInt(e)) return nest::I64(*c);
-  return Cast(DType::Int64(), e);
-}
 
 bool SameIndices(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b) {
   if (a.size() != b.size()) return false;
@@ -65,51 +65,6 @@ class LoadsUsing : public StmtExprVisitor {
  private:
   const std::unordered_set<const VarNode*>& vars_;
 };
-
-// The product of the loops' extents from `first` on (the stride of loop
-// first - 1 in their fused index), folded where constant.
-PrimExpr ExtentProduct(const std::vector<const ForNode*>& loops, size_t first) {
-  PrimExpr size = nest::I64(1);
-  for (size_t k = loops.size(); k-- > first;) {
-    const int64_t* e = nest::ConstInt(loops[k]->extent);
-    const int64_t* s = nest::ConstInt(size);
-    if (e && s) {
-      size = nest::I64(*e * *s);
-    } else if (s && *s == 1) {
-      size = AsI64(loops[k]->extent);
-    } else {
-      size = MakeBinary(TirKind::kMul, size, AsI64(loops[k]->extent));
-    }
-  }
-  return size;
-}
-
-// Lets that recompute each loop's variable from a fused index `fused`
-// (innermost fastest) around `body`.
-Stmt LetFused(const std::vector<const ForNode*>& loops, const PrimExpr& fused, Stmt body) {
-  std::vector<PrimExpr> strides(loops.size());
-  for (size_t k = 0; k < loops.size(); ++k) strides[k] = ExtentProduct(loops, k + 1);
-  for (size_t k = loops.size(); k-- > 0;) {
-    const ForNode* f = loops[k];
-    const int64_t* st = nest::ConstInt(strides[k]);
-    PrimExpr q = st && *st == 1 ? fused : MakeBinary(TirKind::kFloorDiv, fused, strides[k]);
-    PrimExpr idx = k == 0 ? q : MakeBinary(TirKind::kFloorMod, q, AsI64(f->extent));
-    if (!nest::IsZero(f->min)) idx = AsI64(f->min) + idx;
-    if (f->loop_var->dtype != DType::Int64()) idx = Cast(f->loop_var->dtype, idx);
-    body = std::make_shared<LetStmtNode>(f->loop_var, idx, body);
-  }
-  return body;
-}
-
-Stmt ThreadLoop(const Var& tx, int64_t threads, Stmt body) {
-  return std::make_shared<ForNode>(tx, nest::I64(0), nest::I64(threads), ForKind::kThreadBinding, std::move(body),
-                                   "threadIdx.x");
-}
-
-Stmt Barrier() {
-  return std::make_shared<EvaluateNode>(
-      PrimExpr(std::make_shared<CallNode>(DType::Int32(), "tvm_storage_sync", std::vector<PrimExpr>{})));
-}
 
 }  // namespace
 
@@ -165,13 +120,7 @@ Stmt ScheduleBlockReduction(const std::vector<const ForNode*>& rows, const Stmt&
   Var bx = MakeVar("blockIdx_x", DType::Int64());
   Var j = MakeVar("j", DType::Int64());
   Var f = MakeVar("k_fused", DType::Int64());
-  auto red_node = std::make_shared<BufferNode>();
-  red_node->name = "red";
-  red_node->data = MakeVar("red_data", HandleType());
-  red_node->dtype = t;
-  red_node->shape = {nest::I64(threads)};
-  red_node->scope = "shared";
-  Buffer red = red_node;
+  Buffer red = gpu::NewBuffer("red", t, {nest::I64(threads)}, "shared");
   auto load = [&](PrimExpr i) { return PrimExpr(std::make_shared<BufferLoadNode>(red, std::vector<PrimExpr>{i})); };
   auto store = [&](PrimExpr i, PrimExpr v) {
     return Stmt(std::make_shared<BufferStoreNode>(red, std::move(v), std::vector<PrimExpr>{i}));
@@ -195,9 +144,7 @@ Stmt ScheduleBlockReduction(const std::vector<const ForNode*>& rows, const Stmt&
       fold = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(f), AsI64(k_size)), fold, nullptr);
     }
     fold = std::make_shared<LetStmtNode>(f, tx + PrimExpr(j) * nest::I64(threads), fold);
-    PrimExpr steps = k_static != nullptr ? nest::I64((*k_static + threads - 1) / threads)
-                                         : MakeBinary(TirKind::kFloorDiv, AsI64(k_size) + nest::I64(threads - 1),
-                                                      nest::I64(threads));
+    PrimExpr steps = gpu::CeilDiv(k_size, threads);
     Stmt loop = std::make_shared<ForNode>(j, nest::I64(0), steps, ForKind::kSerial, fold);
     return Seq({store(tx, init->value), loop});
   }));

@@ -4,6 +4,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/tir/gpu_matmul_schedule.h"
 #include "compiler/tir/gpu_reduce_schedule.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/substitute.h"
@@ -75,6 +76,11 @@ Result<ScheduledItem> ScheduleItem(const Stmt& item, int64_t threads) {
     bound.push_back(f);
     bound_vars.insert(f->loop_var.get());
     s = f->body;
+  }
+  // A matmul: shared-memory tiles and a 4x4 block of outputs per thread.
+  if (Stmt block = ScheduleTiledMatmul(bound, s)) {
+    out.stmt = block;
+    return out;
   }
   // A reduction whose rows are independent: a block per row.
   if (Stmt block = ScheduleBlockReduction(bound, s)) {

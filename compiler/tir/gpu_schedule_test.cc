@@ -265,6 +265,69 @@ class Module:
   }
 }
 
+
+const char* kMatmul = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def mm(a: T.handle, W: T.Buffer((100, 70), "float32"), c: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n, 100), "float32")
+        C = T.match_buffer(c, (n, 70), "float32")
+        for i, j, k in T.grid(n, T.int64(70), T.int64(100)):
+            if k == 0:
+                C[i, j] = T.float32(0)
+            C[i, j] = C[i, j] + A[i, k] * W[k, j]
+)";
+
+TEST(GpuScheduleTest, AMatmulIsTiledInSharedMemory) {
+  std::string out = Scheduled(kMatmul);
+  for (const char* s : {"T.thread_binding((n + 63) // 64 * 2, thread=\"blockIdx.x\")",
+                        "Xs = T.decl_buffer((16, 64), \"float32\", scope=\"shared\")",
+                        "Ys = T.decl_buffer((16, 64), \"float32\", scope=\"shared\")",
+                        "acc = T.decl_buffer((256, 16), \"float32\", scope=\"local\")",
+                        "for kt in range(T.int64(7)):",
+                        // M and K are off the tiles: the fetches are guarded, zero outside.
+                        "if x_i < n and x_k < 100:", "if y_j < 70 and y_k < 100:",
+                        "Ys[(threadIdx_x + l * 256) // 64, (threadIdx_x + l * 256) % 64] = W[y_k, y_j]",
+                        "acc[threadIdx_x, ri * 4 + ci] = acc[threadIdx_x, ri * 4 + ci] + Xs[kk, threadIdx_x // 16 + ri * 16] * "
+                        "Ys[kk, threadIdx_x % 16 + ci * 16]",
+                        "if o_i < n and o_j < 70:", "C[o_i, o_j] = acc[threadIdx_x, ri * 4 + ci]"})
+    EXPECT_NE(out.find(s), std::string::npos) << s << "\n" << out;
+  EXPECT_FALSE(IsBlockReduction(out)) << out;
+}
+
+TEST(GpuScheduleTest, ABatchMatmulHasABlockPerBatchAndTile) {
+  std::string out = Scheduled(R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def bmm(A: T.Buffer((3, 128, 64), "float32"), B: T.Buffer((3, 64, 128), "float32"), C: T.Buffer((3, 128, 128), "float32")):
+        for b, i, j, k in T.grid(3, 128, 128, 64):
+            if k == 0:
+                C[b, i, j] = T.float32(0)
+            C[b, i, j] = C[b, i, j] + A[b, i, k] * B[b, k, j]
+)");
+  for (const char* s : {"T.thread_binding(T.int64(12), thread=\"blockIdx.x\")", "b: T.int32 = T.Cast(\"int32\", blockIdx_x // 4)",
+                        "for kt in range(T.int64(4)):", "C[b, T.Cast(\"int32\", o_i), T.Cast(\"int32\", o_j)] ="})
+    EXPECT_NE(out.find(s), std::string::npos) << s << "\n" << out;
+  // Every size a multiple of its tile: no guard.
+  EXPECT_EQ(out.find("if "), std::string::npos) << out;
+}
+
+TEST(GpuScheduleTest, WhatIsNoMatmulIsNotTiled) {
+  struct Case {
+    const char* why;
+    std::string source;
+  } cases[] = {
+      {"a nonzero init", Replace(kMatmul, "C[i, j] = T.float32(0)", "C[i, j] = T.float32(1)")},
+      {"j read by both operands", Replace(kMatmul, "A[i, k] * W[k, j]", "A[i, k] * W[k, j] * A[i, j]")},
+      {"a sum of products", Replace(kMatmul, "C[i, j] + A[i, k] * W[k, j]", "C[i, j] + (A[i, k] + W[k, j])")},
+  };
+  for (const Case& c : cases) {
+    std::string out = Scheduled(c.source);
+    EXPECT_EQ(out.find("Xs = T.decl_buffer"), std::string::npos) << c.why << "\n" << out;
+  }
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
