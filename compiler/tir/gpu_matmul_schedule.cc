@@ -205,10 +205,10 @@ Stmt ScheduleTiledMatmul(const std::vector<const ForNode*>& rows, const Stmt& re
   block = std::make_shared<AllocateNode>(ys, block);
   block = std::make_shared<AllocateNode>(xs, block);
   // bx = ((batch * tiles_m) + tm) * tiles_n + tn.
-  PrimExpr tiles = MakeBinary(TirKind::kMul, tiles_m, tiles_n);
-  if (nest::ConstInt(tiles_m) && nest::ConstInt(tiles_n)) tiles = nest::I64(*nest::ConstInt(tiles_m) * *nest::ConstInt(tiles_n));
   const int64_t* one_n = nest::ConstInt(tiles_n);
   bool single_n = one_n != nullptr && *one_n == 1;
+  PrimExpr tiles = single_n ? tiles_m : MakeBinary(TirKind::kMul, tiles_m, tiles_n);
+  if (nest::ConstInt(tiles_m) && nest::ConstInt(tiles_n)) tiles = nest::I64(*nest::ConstInt(tiles_m) * *nest::ConstInt(tiles_n));
   PrimExpr tm = single_n ? bxe : MakeBinary(TirKind::kFloorDiv, bxe, tiles_n);
   if (!batch.empty()) tm = MakeBinary(TirKind::kFloorMod, tm, tiles_m);  // else bx < tiles, tm < tiles_m
   PrimExpr tn = single_n ? nest::I64(0) : MakeBinary(TirKind::kFloorMod, bxe, tiles_n);
