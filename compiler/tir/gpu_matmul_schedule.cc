@@ -121,7 +121,9 @@ Stmt ScheduleTiledMatmul(const std::vector<const ForNode*>& rows, const Stmt& re
   PrimExpr tiles_m = gpu::CeilDiv(m, kTile), tiles_n = gpu::CeilDiv(n, kTile);
   PrimExpr bxe(bx);
   Var m0 = MakeVar("m0", DType::Int64()), n0 = MakeVar("n0", DType::Int64());
-  Buffer xs = gpu::NewBuffer("Xs", t, {nest::I64(kTileK), nest::I64(kTile)}, "shared");
+  // Xs is written along k by consecutive threads: a row of 65 puts the 16
+  // k of one fetch in 16 banks instead of one.
+  Buffer xs = gpu::NewBuffer("Xs", t, {nest::I64(kTileK), nest::I64(kTile + 1)}, "shared");
   Buffer ys = gpu::NewBuffer("Ys", t, {nest::I64(kTileK), nest::I64(kTile)}, "shared");
   Buffer acc = gpu::NewBuffer("acc", t, {nest::I64(kThreads), nest::I64(kPer * kPer)}, "local");
   auto load = [](const Buffer& b, std::vector<PrimExpr> idx) {

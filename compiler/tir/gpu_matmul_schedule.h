@@ -17,7 +17,7 @@
 // tx = t % 16 and owns rows ty + 16 r and columns tx + 16 c, r, c < 4):
 //   for bx in T.thread_binding(batch * ceildiv(M, 64) * ceildiv(N, 64), "blockIdx.x"):
 //     <batch variables, m0, n0 from bx>
-//     Xs = T.decl_buffer((16, 64), scope="shared")   # Xs[kk, ii]
+//     Xs = T.decl_buffer((16, 65), scope="shared")   # Xs[kk, ii] (padded)
 //     Ys = T.decl_buffer((16, 64), scope="shared")   # Ys[kk, jj]
 //     acc = T.decl_buffer((256, 16), scope="local")  # a row per thread
 //     for t in T.thread_binding(256, ...): acc[t, :] = 0

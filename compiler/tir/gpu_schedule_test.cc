@@ -282,7 +282,7 @@ class Module:
 TEST(GpuScheduleTest, AMatmulIsTiledInSharedMemory) {
   std::string out = Scheduled(kMatmul);
   for (const char* s : {"T.thread_binding((n + 63) // 64 * 2, thread=\"blockIdx.x\")",
-                        "Xs = T.decl_buffer((16, 64), \"float32\", scope=\"shared\")",
+                        "Xs = T.decl_buffer((16, 65), \"float32\", scope=\"shared\")",
                         "Ys = T.decl_buffer((16, 64), \"float32\", scope=\"shared\")",
                         "acc = T.decl_buffer((256, 16), \"float32\", scope=\"local\")",
                         "for kt in range(T.int64(7)):",
