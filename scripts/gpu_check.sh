@@ -38,11 +38,13 @@ else
   cases_dir="$dir/gpu_cases"
   if [ ! -d "$cases_dir" ] && [ -x "$dir/tests/gpu/kiln-gpu-cases-make" ]; then
     src="$(cd "$here/.." && pwd)"
-    mkdir -p "$cases_dir"/{mlp_n4,mlp_n256,transformer_s128,resnet_block}
+    mkdir -p "$cases_dir"/{mlp_n4,mlp_n256,transformer_s128,resnet_block,row_reductions_n4096,matmuls_n1000}
     "$dir/tests/gpu/kiln-gpu-cases-make" "$src/examples/mlp.relax" "$cases_dir/mlp_n4" n=4 >/dev/null &&
       "$dir/tests/gpu/kiln-gpu-cases-make" "$src/examples/mlp.relax" "$cases_dir/mlp_n256" n=256 >/dev/null &&
       "$dir/tests/gpu/kiln-gpu-cases-make" "$src/examples/transformer_block.relax" "$cases_dir/transformer_s128" s=128 >/dev/null &&
-      "$dir/tests/gpu/kiln-gpu-cases-make" "$src/examples/resnet_block.relax" "$cases_dir/resnet_block" >/dev/null
+      "$dir/tests/gpu/kiln-gpu-cases-make" "$src/examples/resnet_block.relax" "$cases_dir/resnet_block" >/dev/null &&
+      "$dir/tests/gpu/kiln-gpu-cases-make" "$src/tests/gpu/row_reductions.relax" "$cases_dir/row_reductions_n4096" n=4096 >/dev/null &&
+      "$dir/tests/gpu/kiln-gpu-cases-make" "$src/tests/gpu/matmuls.relax" "$cases_dir/matmuls_n1000" n=1000 >/dev/null
   fi
 fi
 

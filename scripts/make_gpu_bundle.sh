@@ -44,6 +44,8 @@ make_cases mlp_n256 examples/mlp.relax n=256
 make_cases transformer_s128 examples/transformer_block.relax s=128
 make_cases resnet_block examples/resnet_block.relax
 make_cases matmul_512 tests/gpu/matmul_512.relax
+make_cases row_reductions_n4096 tests/gpu/row_reductions.relax n=4096
+make_cases matmuls_n1000 tests/gpu/matmuls.relax n=1000
 # The same kernels as PTX for sm_90 (Hopper's own ISA level), JIT-compiled as well.
 arch=sm_90
 make_cases mlp_n256_sm90 examples/mlp.relax n=256

@@ -2,7 +2,13 @@
 // driver's JIT (runtime/cuda/cuda_module.h).
 //
 // Pre: every PrimFunc went through tir::ScheduleForGpu: top-level Allocates
-// (global workspaces) around items, each item a T.thread_binding nest. Each
+// (global workspaces) around items, each item a T.thread_binding nest: a
+// blockIdx.x loop around one threadIdx.x loop, or around several in sequence
+// (phases of the same extent, barriers between them: tvm_storage_sync)
+// with the block's buffers allocated between: scope "shared" (static size,
+// address space 3) and "local" (thread-private: first dimension the block's
+// threads, indexed with the thread's variable). kiln.warp_shuffle_down
+// (value, delta) is shfl.sync.down with a full mask, float32 or int32. Each
 // item becomes one kernel, `<func>_k<i>`, launched in order on one stream
 // (the split between host and device: the launches and the workspaces are
 // the host's, GpuFunction says how).

@@ -142,9 +142,10 @@ class Module:
       << m.status().message();
 }
 
-TEST(NvptxCodegen, AReductionToOneValueRunsInOneThread) {
+TEST(NvptxCodegen, AReductionToOneValueIsABlockReduction) {
   // sum over every element: no loop writes disjoint elements, so the kernel
-  // is one thread of a one-block grid; its PTX assembles.
+  // is one block of 256 threads reducing through shared memory and warp
+  // shuffles (gpu_reduce_schedule.h); its PTX assembles.
   const char* src = R"(@I.ir_module
 class Module:
     @R.function
@@ -160,9 +161,192 @@ class Module:
   ASSERT_EQ(funcs.size(), 1u);
   Result<PtxBuild> ptx = BuildPtx(funcs, PtxOptions());
   ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
+  ASSERT_EQ(ptx->functions.size(), 1u);
+  ASSERT_EQ(ptx->functions[0].kernels.size(), 1u);
+  EXPECT_EQ(ptx->functions[0].kernels[0].block_x, 256);
+  for (const char* s : {".shared .align 16 .b8", "bar.sync", "shfl.sync.down.b32"})
+    EXPECT_NE(ptx->ptx.find(s), std::string::npos) << s;
   if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent: the PTX was not assembled";
   std::string log;
   EXPECT_EQ(Assemble(ptx->ptx, "sm_80", &log), 0) << log;
+}
+
+// A block-wide row sum written by hand in TIR: each thread a strided part of
+// the row into shared memory, a barrier, a shared-memory halving step, then
+// the first warp finishes with shuffles. The codegen's part of the shared
+// memory schedules (gpu_reduce_schedule.h writes such kernels).
+const char* kBlockSum = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((8, 1000), "float32"), B: T.Buffer((8,), "float32")):
+        for bx in T.thread_binding(T.int64(8), thread="blockIdx.x"):
+            red = T.decl_buffer((64,), "float32", scope="shared")
+            for tx in T.thread_binding(T.int64(64), thread="threadIdx.x"):
+                red[tx] = T.float32(0)
+                for j in range(T.int64(16)):
+                    if tx + j * 64 < 1000:
+                        red[tx] = red[tx] + A[bx, tx + j * 64]
+            T.evaluate(T.call_intrin("int32", "tvm_storage_sync"))
+            for tx in T.thread_binding(T.int64(64), thread="threadIdx.x"):
+                if tx < 32:
+                    red[tx] = red[tx] + red[tx + 32]
+            T.evaluate(T.call_intrin("int32", "tvm_storage_sync"))
+            for tx in T.thread_binding(T.int64(64), thread="threadIdx.x"):
+                if tx < 32:
+                    v: T.float32 = red[tx]
+                    v1: T.float32 = v + T.call_intrin("float32", "kiln.warp_shuffle_down", v, 16)
+                    v2: T.float32 = v1 + T.call_intrin("float32", "kiln.warp_shuffle_down", v1, 8)
+                    n: T.int32 = T.call_intrin("int32", "kiln.warp_shuffle_down", T.Cast("int32", tx), 1)
+                    if tx == 0:
+                        B[bx] = v2 + T.Cast("float32", n)
+)";
+
+Result<PtxBuild> PtxOf(const std::string& src, const std::string& arch) {
+  Result<ir::IRModule> m = text::ParseModule(src, "k.relax");
+  if (!m.ok()) return m.TakeStatus();
+  std::vector<ir::PrimFunc> funcs;
+  for (const auto& e : m.value().entries)
+    if (e.prim) funcs.push_back(e.prim);
+  PtxOptions o;
+  o.arch = arch;
+  return BuildPtx(funcs, o);
+}
+
+std::string Replace(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+class SharedMemoryPtx : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SharedMemoryPtx, SharedBuffersBarriersAndShufflesAssemble) {
+  const std::string arch = GetParam();
+  Result<PtxBuild> ptx = PtxOf(kBlockSum, arch);
+  ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
+  ASSERT_EQ(ptx->functions.size(), 1u);
+  ASSERT_EQ(ptx->functions[0].kernels.size(), 1u);
+  EXPECT_EQ(ptx->functions[0].kernels[0].block_x, 64) << "three thread loops, one block of 64";
+  EXPECT_TRUE(ptx->functions[0].workspaces.empty()) << "the shared buffer is no workspace";
+  for (const char* s : {".shared .align 16 .b8 f_k0_red[256]", "st.shared.f32", "ld.shared.f32", "bar.sync",
+                        "shfl.sync.down.b32", ".maxntid 64, 1, 1"})
+    EXPECT_NE(ptx->ptx.find(s), std::string::npos) << s << "\n" << ptx->ptx;
+  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent: the PTX was not assembled";
+  std::string log;
+  EXPECT_EQ(Assemble(ptx->ptx, arch, &log), 0) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, SharedMemoryPtx, ::testing::Values("sm_80", "sm_90"));
+
+TEST(NvptxCodegen, SharedMemoryErrors) {
+  struct Case {
+    const char* from;
+    const char* to;
+    const char* error;
+  } cases[] = {
+      {"red = T.decl_buffer((64,), \"float32\", scope=\"shared\")",
+       "red = T.decl_buffer((64,), \"float32\", scope=\"shared.dyn\")",
+       "PrimFunc f (GPU): allocation of 'red' in scope 'shared.dyn' (global, local and shared are supported)"},
+      {"red = T.decl_buffer((64,), \"float32\", scope=\"shared\")",
+       "red = T.decl_buffer((16384,), \"float32\", scope=\"shared\")",
+       "PrimFunc f (GPU): shared buffer 'red' brings the kernel's shared memory to 65536 bytes, above the 49152 of "
+       "static shared memory"},
+      {"                if tx < 32:\n                    red[tx] = red[tx] + red[tx + 32]",
+       "                T.evaluate(T.call_intrin(\"int32\", \"tvm_storage_sync\"))",
+       "PrimFunc f (GPU): a barrier (tvm_storage_sync) inside a thread loop"},
+      {"T.call_intrin(\"float32\", \"kiln.warp_shuffle_down\", v, 16)",
+       "T.call_intrin(\"float64\", \"kiln.warp_shuffle_down\", T.Cast(\"float64\", v), 16)",
+       "PrimFunc f (GPU): kiln.warp_shuffle_down of float64 (float32 and int32 only)"},
+      {"T.call_intrin(\"float32\", \"kiln.warp_shuffle_down\", v, 16)",
+       "T.call_intrin(\"float32\", \"kiln.warp_shuffle_down\", v)",
+       "PrimFunc f (GPU): kiln.warp_shuffle_down takes a value and a lane delta"},
+      {"for tx in T.thread_binding(T.int64(64), thread=\"threadIdx.x\"):\n                if tx < 32:\n"
+       "                    red[tx] = red[tx] + red[tx + 32]",
+       "for tx in T.thread_binding(T.int64(32), thread=\"threadIdx.x\"):\n                if tx < 32:\n"
+       "                    red[tx] = red[tx] + red[tx + 32]",
+       "PrimFunc f (GPU): item 0 binds threadIdx.x with extents 64 and 32 (every thread loop of a kernel spans the "
+       "whole block)"},
+  };
+  for (const Case& c : cases) {
+    Result<PtxBuild> r = PtxOf(Replace(kBlockSum, c.from, c.to), "sm_80");
+    ASSERT_FALSE(r.ok()) << c.error;
+    EXPECT_EQ(r.status().message(), c.error);
+  }
+}
+
+TEST(NvptxCodegen, DynamicSharedMemoryIsRefused) {
+  const char* src = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def f(a: T.handle, b: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n,), "float32")
+        B = T.match_buffer(b, (n,), "float32")
+        for bx in T.thread_binding(T.int64(1), thread="blockIdx.x"):
+            s = T.decl_buffer((n,), "float32", scope="shared")
+            for tx in T.thread_binding(T.int64(32), thread="threadIdx.x"):
+                if tx < n:
+                    s[tx] = A[tx]
+                    B[tx] = s[tx]
+)";
+  Result<PtxBuild> r = PtxOf(src, "sm_80");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "PrimFunc f (GPU): shared buffer 's' has a symbolic size (dynamic shared memory is "
+                                  "not supported)");
+}
+
+TEST(NvptxCodegen, SharedMemoryInsideAThreadLoopIsRefused) {
+  const char* src = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((32,), "float32"), B: T.Buffer((32,), "float32")):
+        for bx in T.thread_binding(T.int64(1), thread="blockIdx.x"):
+            for tx in T.thread_binding(T.int64(32), thread="threadIdx.x"):
+                s = T.decl_buffer((32,), "float32", scope="shared")
+                s[tx] = A[tx]
+                B[tx] = s[tx]
+)";
+  Result<PtxBuild> r = PtxOf(src, "sm_80");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "PrimFunc f (GPU): shared buffer 's' is allocated inside a thread loop (allocate it "
+                                  "in the block, around the thread loops)");
+}
+
+TEST(NvptxCodegen, ThreadPrivateBuffersLiveInRegisters) {
+  // acc: a row per thread, kept across two thread loops; no local memory
+  // once promoted (ptxas reports no stack frame).
+  const char* src = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((64, 4), "float32"), B: T.Buffer((64, 4), "float32")):
+        for bx in T.thread_binding(T.int64(1), thread="blockIdx.x"):
+            acc = T.decl_buffer((64, 4), "float32", scope="local")
+            for tx in T.thread_binding(T.int64(64), thread="threadIdx.x"):
+                for q in range(T.int64(4)):
+                    acc[tx, q] = A[tx, q]
+            T.evaluate(T.call_intrin("int32", "tvm_storage_sync"))
+            for t2 in T.thread_binding(T.int64(64), thread="threadIdx.x"):
+                for q in range(T.int64(4)):
+                    B[t2, q] = acc[t2, q] * T.float32(2)
+)";
+  Result<PtxBuild> ptx = PtxOf(src, "sm_80");
+  ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
+  EXPECT_EQ(ptx->ptx.find(".local"), std::string::npos) << ptx->ptx;
+  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent: the PTX was not assembled";
+  std::string log;
+  EXPECT_EQ(Assemble(ptx->ptx, "sm_80", &log), 0) << log;
+
+  std::string wrong_size = Replace(src, "acc = T.decl_buffer((64, 4)", "acc = T.decl_buffer((32, 4)");
+  wrong_size = Replace(wrong_size, "acc = T.decl_buffer((32, 4)", "acc = T.decl_buffer((32, 4)");
+  Result<PtxBuild> r = PtxOf(wrong_size, "sm_80");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "PrimFunc f (GPU): local buffer 'acc' is allocated outside the thread loops: its "
+                                  "first dimension must be the block's 64 threads");
+  r = PtxOf(Replace(src, "B[t2, q] = acc[t2, q]", "B[t2, q] = acc[63 - t2, q]"), "sm_80");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "PrimFunc f (GPU): thread-private buffer 'acc' indexed with other than the thread's "
+                                  "variable first");
 }
 
 TEST(NvptxCodegen, ABadArchIsRefused) {

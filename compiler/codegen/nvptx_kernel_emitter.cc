@@ -13,6 +13,37 @@ namespace {
 using namespace ir;  // NOLINT
 
 constexpr unsigned kGlobalSpace = 1;  // NVPTX address space of device memory
+constexpr unsigned kSharedSpace = 3;  // NVPTX address space of a block's shared memory
+// Static shared memory a kernel may declare without opting in to more
+// (cuFuncSetAttribute): 48 KiB on every architecture since sm_20.
+constexpr int64_t kMaxStaticSharedBytes = 48 * 1024;
+
+// Every thread-binding loop of `s` other than blockIdx.x's (which the
+// launch takes from the item's top).
+void CollectBindings(const ir::Stmt& s, std::vector<const ForNode*>* out) {
+  if (s == nullptr) return;
+  switch (s->kind()) {
+    case TirKind::kSeqStmt:
+      for (const auto& x : As<SeqStmtNode>(s)->seq) CollectBindings(x, out);
+      return;
+    case TirKind::kFor: {
+      const auto* f = As<ForNode>(s);
+      if (f->for_kind == ForKind::kThreadBinding) out->push_back(f);
+      return CollectBindings(f->body, out);
+    }
+    case TirKind::kLetStmt:
+      return CollectBindings(As<LetStmtNode>(s)->body, out);
+    case TirKind::kAllocate:
+      return CollectBindings(As<AllocateNode>(s)->body, out);
+    case TirKind::kIfThenElse: {
+      const auto* i = As<IfThenElseNode>(s);
+      CollectBindings(i->then_case, out);
+      return CollectBindings(i->else_case, out);
+    }
+    default:
+      return;
+  }
+}
 
 class GpuEmitter {
  public:
@@ -66,6 +97,7 @@ class GpuEmitter {
   llvm::Value* Cast(llvm::Value* v, DType from, DType to);
   llvm::Value* Binary(const BinaryNode* op);
   llvm::Value* Call(const CallNode* op);
+  llvm::Value* WarpShuffleDown(const CallNode* op);
   llvm::Value* Math(const std::string& name, const std::vector<llvm::Value*>& a);
   llvm::Value* Exp2(llvm::Value* x) { return Intrinsic(llvm::Intrinsic::nvvm_ex2_approx_f, {}, {x}); }
   llvm::Value* Log2(llvm::Value* x) { return Intrinsic(llvm::Intrinsic::nvvm_lg2_approx_f, {}, {x}); }
@@ -75,6 +107,8 @@ class GpuEmitter {
   // Statements.
   void Stmt(const ir::Stmt& s);
   void Loop(const ForNode* op);
+  void SharedAllocate(const AllocateNode* op);
+  void ThreadPrivateAllocate(const AllocateNode* op);
 
   llvm::Module* mod_;
   llvm::LLVMContext& ctx_;
@@ -86,6 +120,14 @@ class GpuEmitter {
   llvm::BasicBlock* entry_ = nullptr;
   std::unordered_map<const VarNode*, llvm::Value*> vars_;     // scalars: dims, loop and let variables
   std::unordered_map<const VarNode*, llvm::Value*> buffers_;  // data handle -> pointer
+  std::string kernel_name_;
+  int64_t shared_bytes_ = 0;  // the kernel's static shared memory so far
+  bool in_thread_loop_ = false;
+  const VarNode* thread_var_ = nullptr;  // the enclosing threadIdx loop's variable
+  int64_t block_x_ = 0;                  // the kernel's threads per block
+  // Thread-private buffers (a block's "local" allocation, first dimension
+  // the block's threads): data handle -> the rest of its shape.
+  std::unordered_map<const VarNode*, std::vector<PrimExpr>> thread_private_;
   Status error_;
 };
 
@@ -287,6 +329,7 @@ llvm::Value* GpuEmitter::Math(const std::string& name, const std::vector<llvm::V
 llvm::Value* GpuEmitter::Call(const CallNode* op) {
   std::string name = op->op.compare(0, 4, "tir.") == 0 ? op->op.substr(4) : op->op;
   DType t = op->dtype;
+  if (name == "kiln.warp_shuffle_down") return WarpShuffleDown(op);
   if (name == "if_then_else" && op->args.size() == 3) {
     // Lazy: the untaken side may load out of bounds (padding).
     llvm::Value* c = Expr(op->args[0]);
@@ -348,6 +391,29 @@ llvm::Value* GpuEmitter::Call(const CallNode* op) {
   return ty == f32_ ? r : b_.CreateFPCast(r, ty);
 }
 
+// kiln.warp_shuffle_down(value, delta): lane l gets `value` of lane l +
+// delta of its warp (its own where l + delta >= 32), every lane taking part
+// (a full mask): the caller keeps the whole warp converged around it.
+llvm::Value* GpuEmitter::WarpShuffleDown(const CallNode* op) {
+  if (op->args.size() != 2) {
+    Unsupported("kiln.warp_shuffle_down takes a value and a lane delta");
+    return Poison(op->dtype);
+  }
+  DType t = op->args[0].dtype();
+  bool f32 = t == DType::Float32(), i32 = t == DType::Int32();
+  if (!f32 && !i32) {
+    Unsupported("kiln.warp_shuffle_down of " + DTypeToString(t) + " (float32 and int32 only)");
+    return Poison(op->dtype);
+  }
+  llvm::Value* v = Expr(op->args[0]);
+  llvm::Value* delta = Cast(Expr(op->args[1]), op->args[1].dtype(), DType::Int32());
+  if (!error_.ok()) return Poison(op->dtype);
+  // The last operand packs the clamp lane (31) and the segment mask (0):
+  // one segment of 32 lanes.
+  return Intrinsic(f32 ? llvm::Intrinsic::nvvm_shfl_sync_down_f32 : llvm::Intrinsic::nvvm_shfl_sync_down_i32, {},
+                   {b_.getInt32(-1), v, delta, b_.getInt32(0x1f)});
+}
+
 llvm::Value* GpuEmitter::Address(const Buffer& buf, const std::vector<PrimExpr>& indices, llvm::Type** elem) {
   auto it = buffers_.find(buf->data.get());
   if (it == buffers_.end()) {
@@ -362,9 +428,21 @@ llvm::Value* GpuEmitter::Address(const Buffer& buf, const std::vector<PrimExpr>&
     Unsupported("buffer '" + buf->name + "' indexed with the wrong number of indices");
     return nullptr;
   }
+  size_t first = 0;
+  if (thread_private_.count(buf->data.get())) {
+    // The thread's own row: the first index must be the thread.
+    const PrimExpr& t = indices[0];
+    const auto* c = t.as<CastNode>();
+    const VarNode* v = c != nullptr ? c->value.as<VarNode>() : t.as<VarNode>();
+    if (thread_var_ == nullptr || v != thread_var_) {
+      Unsupported("thread-private buffer '" + buf->name + "' indexed with other than the thread's variable first");
+      return nullptr;
+    }
+    first = 1;
+  }
   llvm::Value* flat = b_.getInt64(0);
-  for (size_t d = 0; d < indices.size(); ++d) {
-    if (d > 0) flat = b_.CreateMul(flat, Cast(Expr(buf->shape[d]), buf->shape[d].dtype(), DType::Int64()));
+  for (size_t d = first; d < indices.size(); ++d) {
+    if (d > first) flat = b_.CreateMul(flat, Cast(Expr(buf->shape[d]), buf->shape[d].dtype(), DType::Int64()));
     flat = b_.CreateAdd(flat, Cast(Expr(indices[d]), indices[d].dtype(), DType::Int64()));
   }
   *elem = MemType(buf->dtype);
@@ -396,6 +474,72 @@ void GpuEmitter::Loop(const ForNode* op) {
   b_.SetInsertPoint(exit);
 }
 
+// A block's shared buffer: a global of the kernel in address space 3, of a
+// static size (dynamic shared memory, sized at launch, is not supported).
+void GpuEmitter::SharedAllocate(const AllocateNode* a) {
+  if (in_thread_loop_) {
+    return Unsupported("shared buffer '" + a->buffer->name +
+                       "' is allocated inside a thread loop (allocate it in the block, around the thread loops)");
+  }
+  int64_t n = 1;
+  for (const auto& d : a->buffer->shape) {
+    const auto* c = d.as<IntImmNode>();
+    if (c == nullptr) {
+      return Unsupported("shared buffer '" + a->buffer->name +
+                         "' has a symbolic size (dynamic shared memory is not supported)");
+    }
+    n *= c->value;
+  }
+  llvm::Type* elem = MemType(a->buffer->dtype);
+  shared_bytes_ += n * ((a->buffer->dtype.bits + 7) / 8);
+  if (shared_bytes_ > kMaxStaticSharedBytes) {
+    return Unsupported(StrFormat("shared buffer '%s' brings the kernel's shared memory to %lld bytes, above the "
+                                 "%lld of static shared memory",
+                                 a->buffer->name.c_str(), static_cast<long long>(shared_bytes_),
+                                 static_cast<long long>(kMaxStaticSharedBytes)));
+  }
+  auto* ty = llvm::ArrayType::get(elem, static_cast<uint64_t>(n));
+  auto* g = new llvm::GlobalVariable(*mod_, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
+                                     kernel_name_ + "_" + a->buffer->name, nullptr,
+                                     llvm::GlobalValue::NotThreadLocal, kSharedSpace);
+  g->setAlignment(llvm::Align(16));
+  buffers_[a->buffer->data.get()] = g;
+  Stmt(a->body);
+  buffers_.erase(a->buffer->data.get());
+}
+
+// A "local" buffer allocated in the block, around its thread loops: values
+// a thread keeps from one phase to the next (a matmul's accumulators). Its
+// first dimension is the block's threads and every access indexes it with
+// the thread loop's variable, so each thread holds only its own row, in
+// registers or local memory. (Run with serial thread loops on the CPU, it
+// is the whole array.)
+void GpuEmitter::ThreadPrivateAllocate(const AllocateNode* a) {
+  const auto& shape = a->buffer->shape;
+  const auto* threads = shape.empty() ? nullptr : shape[0].as<IntImmNode>();
+  if (threads == nullptr || threads->value != block_x_) {
+    return Unsupported(StrFormat("local buffer '%s' is allocated outside the thread loops: its first dimension must "
+                                 "be the block's %lld threads",
+                                 a->buffer->name.c_str(), static_cast<long long>(block_x_)));
+  }
+  int64_t n = 1;
+  for (size_t d = 1; d < shape.size(); ++d) {
+    const auto* c = shape[d].as<IntImmNode>();
+    if (c == nullptr) return Unsupported("a thread's buffer '" + a->buffer->name + "' has a symbolic size");
+    n *= c->value;
+  }
+  if (n * ((a->buffer->dtype.bits + 7) / 8) > 16384) {
+    return Unsupported(StrFormat("a thread's buffer '%s' of %lld elements is too large for registers and local memory",
+                                 a->buffer->name.c_str(), static_cast<long long>(n)));
+  }
+  llvm::IRBuilder<> eb(entry_, entry_->begin());
+  buffers_[a->buffer->data.get()] = eb.CreateAlloca(MemType(a->buffer->dtype), eb.getInt64(n), a->buffer->name);
+  thread_private_[a->buffer->data.get()] = std::vector<PrimExpr>(shape.begin() + 1, shape.end());
+  Stmt(a->body);
+  thread_private_.erase(a->buffer->data.get());
+  buffers_.erase(a->buffer->data.get());
+}
+
 void GpuEmitter::Stmt(const ir::Stmt& s) {
   if (!error_.ok() || s == nullptr) return;
   switch (s->kind()) {
@@ -405,9 +549,22 @@ void GpuEmitter::Stmt(const ir::Stmt& s) {
     case TirKind::kFor: {
       const auto* f = As<ForNode>(s);
       if (f->for_kind != ForKind::kThreadBinding) return Loop(f);
+      bool thread_loop = f->thread_tag.compare(0, 9, "threadIdx") == 0;
+      if (thread_loop && in_thread_loop_) {
+        return Unsupported("loop " + f->loop_var->name + " is bound to " + f->thread_tag +
+                           " inside another thread loop");
+      }
       llvm::Value* idx = ThreadIndex(f->thread_tag);
       vars_[f->loop_var.get()] = Cast(idx, DType::Int32(), f->loop_var->dtype);
+      if (thread_loop) {
+        in_thread_loop_ = true;
+        thread_var_ = f->loop_var.get();
+      }
       Stmt(f->body);
+      if (thread_loop) {
+        in_thread_loop_ = false;
+        thread_var_ = nullptr;
+      }
       vars_.erase(f->loop_var.get());
       return;
     }
@@ -448,8 +605,11 @@ void GpuEmitter::Stmt(const ir::Stmt& s) {
     }
     case TirKind::kAllocate: {
       const auto* a = As<AllocateNode>(s);
+      if (a->buffer->scope == "shared") return SharedAllocate(a);
+      if (a->buffer->scope == "local" && !in_thread_loop_) return ThreadPrivateAllocate(a);
       if (a->buffer->scope != "global" && a->buffer->scope != "local") {
-        return Unsupported("allocation of '" + a->buffer->name + "' in scope " + a->buffer->scope);
+        return Unsupported("allocation of '" + a->buffer->name + "' in scope '" + a->buffer->scope +
+                           "' (global, local and shared are supported)");
       }
       int64_t n = 1;
       for (const auto& d : a->buffer->shape) {
@@ -475,6 +635,10 @@ void GpuEmitter::Stmt(const ir::Stmt& s) {
       if (v.as<IntImmNode>()) return;
       const auto* c = v.as<CallNode>();
       if (c && (c->op == "tvm_storage_sync" || c->op == "tir.tvm_storage_sync")) {
+        // Inside a thread loop a barrier would sit under the loop's guards,
+        // where some threads may not reach it (a hang); the schedules put
+        // barriers between thread loops, where every thread of the block is.
+        if (in_thread_loop_) return Unsupported("a barrier (tvm_storage_sync) inside a thread loop");
         Intrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {});
         return;
       }
@@ -534,29 +698,46 @@ Status GpuEmitter::Emit(GpuFunction* out) {
     kernel.name = StrFormat("%s_k%zu", func_.name.c_str(), k);
     const ir::Stmt* at = &items[k];
     bool has_grid = false, has_block = false;
-    while (const auto* f = As<ForNode>(*at)) {
-      if (f->for_kind != ForKind::kThreadBinding) break;
-      if (f->thread_tag == "blockIdx.x") {
-        kernel.grid_x = f->extent;
-        has_grid = true;
-      } else if (f->thread_tag == "threadIdx.x") {
-        const auto* c = f->extent.as<IntImmNode>();
-        if (c == nullptr) {
-          return Unimplemented("PrimFunc " + func_.name + " (GPU): threadIdx.x must have a constant extent");
-        }
-        kernel.block_x = c->value;
-        has_block = true;
-      } else {
+    if (const auto* f = As<ForNode>(*at); f != nullptr && f->for_kind == ForKind::kThreadBinding &&
+                                          f->thread_tag == "blockIdx.x") {
+      kernel.grid_x = f->extent;
+      has_grid = true;
+      at = &f->body;
+    }
+    // The block's threads: one thread loop around the body, or (a block
+    // that shares memory) several in sequence, separated by barriers, each
+    // a phase that every thread of the block runs.
+    std::vector<const ForNode*> bound;
+    CollectBindings(*at, &bound);
+    for (const ForNode* f : bound) {
+      if (f->thread_tag != "threadIdx.x") {
         return Unimplemented("PrimFunc " + func_.name + " (GPU): only blockIdx.x and threadIdx.x are bound yet, not " +
                              f->thread_tag);
       }
-      at = &f->body;
+      const auto* c = f->extent.as<IntImmNode>();
+      if (c == nullptr) {
+        return Unimplemented("PrimFunc " + func_.name + " (GPU): threadIdx.x must have a constant extent");
+      }
+      if (has_block && c->value != kernel.block_x) {
+        return Unimplemented(StrFormat("PrimFunc %s (GPU): item %zu binds threadIdx.x with extents %lld and %lld "
+                                       "(every thread loop of a kernel spans the whole block)",
+                                       func_.name.c_str(), k, static_cast<long long>(kernel.block_x),
+                                       static_cast<long long>(c->value)));
+      }
+      kernel.block_x = c->value;
+      has_block = true;
     }
     if (!has_grid || !has_block) {
       return Unimplemented(StrFormat("PrimFunc %s (GPU): item %zu is not bound to blockIdx.x and threadIdx.x "
                                      "(run tir::ScheduleForGpu)",
                                      func_.name.c_str(), k));
     }
+    kernel_name_ = kernel.name;
+    shared_bytes_ = 0;
+    in_thread_loop_ = false;
+    thread_var_ = nullptr;
+    block_x_ = kernel.block_x;
+    thread_private_.clear();
     fn_ = llvm::Function::Create(fn_ty, llvm::GlobalValue::ExternalLinkage, kernel.name, mod_);
     fn_->addFnAttr(llvm::Attribute::NoUnwind);
     unsigned a = 0;

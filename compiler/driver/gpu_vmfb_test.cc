@@ -157,7 +157,7 @@ TEST(GpuVmfbDump, ShowsTheLaunchTable) {
        {"GPU modules (1):\n  GPU module 0 (ptx, sm_80): 2 kernel functions, 6 kernels, ",
         "    fused_transpose_matmul_add_relu (4 args): params (a0, a1, a2, a3, ws0, ws1, $1.0)\n",
         "      ws1 lv1: float32[$1.0, 128]\n",
-        "      kernel fused_transpose_matmul_add_relu_k1: grid (((128 * $1.0) + 255) // 256) x block 256\n",
+        "      kernel fused_transpose_matmul_add_relu_k1: grid ((($1.0 + 63) // 64) * 2) x block 256\n",
         "  GPU module 0 (ptx, sm_80)\n"}) {
     EXPECT_NE(dump.find(want), std::string::npos) << "missing: " << want << "\n" << dump;
   }
@@ -417,8 +417,9 @@ TEST(GpuLaunchPlan, GridsParametersAndWorkspaces) {
   ASSERT_EQ(plan->workspace_slots.size(), 2u);
   EXPECT_EQ(plan->workspace_slots[0].first, 4u);
   EXPECT_EQ(plan->workspace_bytes, (std::vector<uint64_t>{784 * 128 * 4, 5 * 128 * 4}));
-  // One thread per output element, 256 per block.
-  EXPECT_EQ(plan->grids, (std::vector<uint32_t>{(784 * 128 + 255) / 256, (5 * 128 + 255) / 256,
+  // The transpose and the bias + relu: one thread per output element, 256
+  // per block; the matmul: a block per 64x64 tile of the 5 x 128 result.
+  EXPECT_EQ(plan->grids, (std::vector<uint32_t>{(784 * 128 + 255) / 256, (5 + 63) / 64 * 2,
                                                 (5 * 128 + 255) / 256}));
 
   // n = 0: nothing to launch for the n-sized kernels.

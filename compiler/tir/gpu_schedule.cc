@@ -4,6 +4,8 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/tir/gpu_matmul_schedule.h"
+#include "compiler/tir/gpu_reduce_schedule.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/substitute.h"
 
@@ -74,6 +76,16 @@ Result<ScheduledItem> ScheduleItem(const Stmt& item, int64_t threads) {
     bound.push_back(f);
     bound_vars.insert(f->loop_var.get());
     s = f->body;
+  }
+  // A matmul: shared-memory tiles and a 4x4 block of outputs per thread.
+  if (Stmt block = ScheduleTiledMatmul(bound, s)) {
+    out.stmt = block;
+    return out;
+  }
+  // A reduction whose rows are independent: a block per row.
+  if (Stmt block = ScheduleBlockReduction(bound, s)) {
+    out.stmt = block;
+    return out;
   }
   Var bx = MakeVar("blockIdx_x", DType::Int64());
   Var tx = MakeVar("threadIdx_x", DType::Int64());

@@ -22,10 +22,12 @@
 //
 // A loop is bound when every store in its body indexes the stored buffer
 // with the loop's variable alone in some dimension (so two iterations never
-// write one element); a reduction's loop is not. An item without such a loop
-// (a reduction to one value, a scan over every element) runs whole in one
-// thread of a one-block grid: correct and serial (a block-wide reduction
-// needs shared memory and barriers, which the NVPTX codegen lacks).
+// write one element); a reduction's loop is not. What is left inside the
+// bound loops may instead get a schedule that shares memory: a matmul is
+// tiled (gpu_matmul_schedule.h), a reduction with independent rows (or to
+// one value) is a block per row (gpu_reduce_schedule.h). Any other item
+// without a bound loop (a scan over every element, an accumulation without
+// an init) runs whole in one thread of a one-block grid: correct and serial.
 // Pre: LowerBlocks ran (no BlockRealize), no CPU schedule (no parallel or
 // vectorized loops matter: they become serial loops in the thread).
 #ifndef KILN_COMPILER_TIR_GPU_SCHEDULE_H_

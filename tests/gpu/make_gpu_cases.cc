@@ -14,6 +14,7 @@
 #include "compiler/codegen/nvptx_codegen.h"
 #include "compiler/driver/compile.h"
 #include "compiler/text/text.h"
+#include "compiler/tir/gpu_reduce_schedule.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "runtime/kernel_call.h"
@@ -54,14 +55,44 @@ Result<int64_t> Eval(const PrimExpr& e, const std::map<std::string, int64_t>& di
 
 // The GPU-scheduled TIR with its thread bindings as serial loops: the CPU
 // codegen runs it, which checks the schedule's index arithmetic, guards and
-// workspaces here, before any GPU sees it.
+// workspaces here, before any GPU sees it. A block that shares memory has
+// each phase in a thread loop of its own (gpu_reduce_schedule.h), so the
+// threads run one after the other within a phase and the barriers between
+// phases are dropped. A warp shuffle of a shared load buf[i] by delta d
+// becomes buf[i + d] (the lane's own value where i % 32 + d >= 32): the
+// schedules shuffle only a thread's own element, and lane i + d, later in
+// the serial order, has not overwritten it yet.
 class SerializeThreads : public tir::StmtExprMutator {
  public:
+  Status status;
+
   ir::Stmt MutateStmt(const ir::Stmt& s) override {
+    if (const auto* e = ir::As<ir::EvaluateNode>(s)) {
+      const auto* c = e->value.as<ir::CallNode>();
+      if (c != nullptr && c->op == "tvm_storage_sync") return std::make_shared<ir::EvaluateNode>(ir::IntImm(DType::Int32(), 0));
+    }
     ir::Stmt out = tir::StmtExprMutator::MutateStmt(s);
     const auto* f = ir::As<ir::ForNode>(out);
     if (f == nullptr || f->for_kind != ir::ForKind::kThreadBinding) return out;
     return std::make_shared<ir::ForNode>(f->loop_var, f->min, f->extent, ir::ForKind::kSerial, f->body);
+  }
+
+  ir::PrimExpr MutateExpr(const ir::PrimExpr& e) override {
+    ir::PrimExpr out = tir::StmtExprMutator::MutateExpr(e);
+    const auto* c = out.as<ir::CallNode>();
+    if (c == nullptr || c->op != tir::kWarpShuffleDown) return out;
+    const auto* l = c->args.size() == 2 ? c->args[0].as<ir::BufferLoadNode>() : nullptr;
+    const int64_t* d = c->args.size() == 2 ? tir::nest::ConstInt(c->args[1]) : nullptr;
+    if (l == nullptr || l->indices.size() != 1 || d == nullptr) {
+      if (status.ok()) status = Unimplemented("a warp shuffle of other than a one-index load by a constant delta");
+      return out;
+    }
+    ir::PrimExpr i = l->indices[0];
+    ir::PrimExpr lane = ir::MakeBinary(TirKind::kFloorMod, i, ir::IntImm(i.dtype(), 32));
+    ir::PrimExpr in_warp = ir::MakeBinary(TirKind::kLT, lane + ir::IntImm(i.dtype(), *d), ir::IntImm(i.dtype(), 32));
+    ir::PrimExpr other(std::make_shared<ir::BufferLoadNode>(l->buffer, std::vector<ir::PrimExpr>{i + ir::IntImm(i.dtype(), *d)}));
+    return ir::PrimExpr(std::make_shared<ir::CallNode>(c->dtype, "if_then_else",
+                                                       std::vector<ir::PrimExpr>{in_warp, other, c->args[0]}));
   }
 };
 
@@ -119,6 +150,7 @@ Status Make(const std::string& model, const std::string& out_dir, const std::map
   for (const auto& f : gpu_funcs) {
     SerializeThreads ser;
     serial_funcs.push_back(tir::nest::WithBody(f, ser.MutateStmt(f->body)));
+    KILN_RETURN_IF_ERROR(ser.status);
   }
   KILN_ASSIGN_OR_RETURN(codegen::NativeLibraryBuild serial_lib,
                         codegen::BuildNativeLibrary(serial_funcs, codegen::CodegenOptions()));
