@@ -40,10 +40,11 @@ constexpr int64_t kFlatRow = 240;
 // Flat rows take tiles of 8 channels x 48 columns where that recomputes no
 // more columns than 32-column tiles (FlatWideFits): 24 accumulators, three
 // vector loads and eight broadcasts per 24 FMAs against two and eight per
-// 16. PP-OCRv4 rec's hard-swish pointwise convolutions alone, symbolic H
-// and W, one thread, loaded machine, kiln-bench p50 in the same run: 480 ->
-// 480 on 6 x 80 and 3 x 80 0.87 and 0.83 of 8 x 32 tiles on rows of 256,
-// 240 -> 240 on 12 x 80 0.90.
+// 16. Pointwise convolutions with a hard-swish alone, symbolic H and W, one
+// thread, loaded machine, kiln-bench p50 over that of 8 x 32 tiles on rows
+// of 256 in the same run: PP-OCRv4 rec's 480 -> 480 on 6 x 80 and 3 x 80
+// 0.90 and 0.86, 240 -> 240 on 12 x 80 0.87; 96 -> 96 on 80 x 80 (det)
+// 0.83; 240 -> 240 from 7 x 16 to 20 x 80 0.75 to 1.00.
 constexpr int64_t kFlatTileWidth = 48;
 // Weights up to this size are read again for every output row (TileLoop's
 // row-outer order): a quarter of a 4 MiB L2, half of a 2 MiB one.
