@@ -32,6 +32,9 @@ constexpr int64_t kMinReduction = 16;
 constexpr int64_t kMaxAccumulators = 24;
 // Output channels per tile at most.
 constexpr int64_t kMaxRows = 4;
+// Multiply-adds below which a single-tap (matrix-vector) product stays
+// serial (conv_schedule.h's kMinParallelConvWork, the same threshold).
+constexpr int64_t kMinParallelDotWork = 256 * 1024;
 
 PrimExpr Min(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kMin, std::move(a), std::move(b)); }
 PrimExpr Div(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorDiv, std::move(a), std::move(b)); }
@@ -65,8 +68,13 @@ bool MatchDotConv(const Stmt& s, DotConv* m) {
   // One output row (1-D convolutions as LiftConv1dNests makes them): small
   // 2-D planes keep the static schedule's packed-weight tiles.
   // A single tap (a 1 x 1 kernel: a matrix-vector product per image, an SE
-  // block's on a 1 x 1 plane) is left to them too.
-  if (m->ho != 1 || m->wo > kMaxPoints || m->kh * m->kw == 1) return false;
+  // block's on a 1 x 1 plane) is left to them when its weight is packed
+  // (OIHW8o, 5-D: rejected below) and taken here when it is not (output
+  // channels that 8 does not divide: PP-OCRv4's 240 -> 60), where the
+  // static schedule ran a padded 32-column tile for one column; not with a
+  // symbolic width (the symbolic schedule's flat rows take those).
+  if (m->ho != 1 || m->wo > kMaxPoints) return false;
+  if (m->kh * m->kw == 1 && m->wo == 0) return false;
   if (m->ki * m->kh * m->kw < kMinReduction) return false;
   if (!conv::MatchConvReduction(body, L, &m->r)) return false;
   const conv::ConvReduction& r = m->r;
@@ -91,6 +99,15 @@ class DotKernel {
   DotKernel(const DotConv& cv, int threads) : cv_(cv), outer_(threads >= 2 ? ForKind::kParallel : ForKind::kSerial) {
     const auto& L = cv.loops;
     k_ = cv.ki * cv.kh * cv.kw;
+    // A single tap is a matrix-vector product per image (an SE block's
+    // 240 -> 60: 14,400 multiply-adds, about a microsecond): waking a second
+    // thread costs more than it saves, so its images run one after the
+    // other unless a static batch brings the work up to a parallel loop's.
+    if (cv.kh * cv.kw == 1) {
+      const int64_t* n = ConstInt(L[0]->extent);
+      const int64_t work = cv.o * k_ * cv.ho * cv.wo * (n != nullptr ? *n : 1);
+      if (work < kMinParallelDotWork) outer_ = ForKind::kSerial;
+    }
     v_ = k_ >= 64 || k_ % 16 == 0 ? 16 : 8;
     images_ = L[0]->extent;
     hw_ = cv.wo > 0 ? I64(cv.ho * cv.wo) : L[3]->extent;

@@ -9,6 +9,14 @@
 // conv_symbolic_schedule.h) vectorize over output columns, fewer than one
 // vector here: they ran as scalar FMAs (2 to 5 GFLOP/s).
 //
+// Also single-tap (1 x 1) convolutions on one row of at most 8 static
+// points whose weight is not packed (OIHW: a weight that is a parameter,
+// or a constant whose output channels 8 does not divide, as PP-OCRv4's SE
+// block's 240 -> 60 FC on a pooled 1 x 1 plane, which the static schedule
+// ran as a padded 32-column tile: 3.5 -> 0.65 us); those with a small
+// product (under 256 K multiply-adds, a symbolic batch counted as one
+// image) run serially.
+//
 // Recognized: the 7-deep conv2d nest (n, o, y, x, c, ky, kx) of
 // conv_match.h's MatchConvReduction with an OIHW weight, o, c, ky, kx
 // static, y of extent 1, the input's image and channel indices free of o.

@@ -32,9 +32,20 @@ constexpr int64_t kTileWidths[] = {32, 16, 8};
 // height) took 8 x 16 tiles, 8 accumulators and a broadcast an FMA.
 constexpr int64_t kMaxTileAccumulators = 24;
 // Pointwise planes are cut into rows of this many columns (TryFlat): rows
-// long enough for 32-column tiles, and (channel tile, row) tasks enough for
-// the threads.
-constexpr int64_t kFlatRow = 256;
+// long enough for 48-column tiles, and (channel tile, row) tasks enough for
+// the threads. The last row takes the columns left over, kFlatTileWidth to
+// kFlatRow + kFlatTileWidth - 1 of them (a plane of 256: one row of 8 x 32,
+// not 240 and a row of 16).
+constexpr int64_t kFlatRow = 240;
+// Flat rows take tiles of 8 channels x 48 columns where that recomputes no
+// more columns than 32-column tiles (FlatWideFits): 24 accumulators, three
+// vector loads and eight broadcasts per 24 FMAs against two and eight per
+// 16. Pointwise convolutions with a hard-swish alone, symbolic H and W, one
+// thread, loaded machine, kiln-bench p50 over that of 8 x 32 tiles on rows
+// of 256 in the same run: PP-OCRv4 rec's 480 -> 480 on 6 x 80 and 3 x 80
+// 0.90 and 0.86, 240 -> 240 on 12 x 80 0.87; 96 -> 96 on 80 x 80 (det)
+// 0.83; 240 -> 240 from 7 x 16 to 20 x 80 0.75 to 1.00.
+constexpr int64_t kFlatTileWidth = 48;
 // Weights up to this size are read again for every output row (TileLoop's
 // row-outer order): a quarter of a 4 MiB L2, half of a 2 MiB one.
 constexpr int64_t kRowOuterWeightBytes = 1 << 20;
@@ -74,6 +85,7 @@ constexpr int64_t kPhaseChunk = 16;
 PrimExpr Div(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorDiv, std::move(a), std::move(b)); }
 PrimExpr Mod(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, std::move(a), std::move(b)); }
 PrimExpr Min(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kMin, std::move(a), std::move(b)); }
+PrimExpr Max(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kMax, std::move(a), std::move(b)); }
 PrimExpr Ge(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kGE, std::move(a), std::move(b)); }
 PrimExpr Lt(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kLT, std::move(a), std::move(b)); }
 
@@ -240,9 +252,11 @@ class SymConvKernel {
     n_ = MakeVar("n");
     PrimExpr ho = L[2]->extent, wo = L[3]->extent;
     if (flat_) {
-      // Rows of kFlatRow columns of the flat plane (the last one shorter).
+      // Rows of kFlatRow columns of the flat plane, the last one with the
+      // rest (at least kFlatTileWidth columns when the plane has them).
       hw_ = arith::Simplify(L[2]->extent * L[3]->extent);
-      ho = Div(hw_ + I64(kFlatRow - 1), I64(kFlatRow));
+      ho = Max(I64(1), Div(hw_ + I64(kFlatRow - kFlatTileWidth), I64(kFlatRow)));
+      flat_rows_ = ho;
     }
     // The padded copy: rows and columns exactly as far as the taps read.
     Stmt per_image;
@@ -812,7 +826,7 @@ class SymConvKernel {
   // store the same values).
   Stmt TileLoop(const PrimExpr& ho, const PrimExpr& wo) {
     Var t = MakeVar("t"), o0 = MakeVar("o0"), y = MakeVar("y");
-    Stmt row = Row(PrimExpr(o0), PrimExpr(y), flat_ ? Min(I64(kFlatRow), hw_ - PrimExpr(y) * I64(kFlatRow)) : wo);
+    Stmt row = Row(PrimExpr(o0), PrimExpr(y), flat_ ? FlatRowWidth(PrimExpr(y)) : wo);
     const int64_t ot = cv_.o / mr_;
     PrimExpr nyt = yr_ == 1 ? ho : arith::Simplify(Div(ho + I64(yr_ - 1), I64(yr_)));
     const bool row_outer = RowOuter();
@@ -822,6 +836,14 @@ class SymConvKernel {
     row = std::make_shared<LetStmtNode>(y, y_at, row);
     row = std::make_shared<LetStmtNode>(o0, ct * I64(mr_), row);
     return MakeFor(t, I64(ot) * nyt, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, row);
+  }
+
+  // Flat row y's columns: kFlatRow, the last row the rest, written without
+  // a select: min(1, rows - 1 - y) is 1 before the last row, 0 at it.
+  PrimExpr FlatRowWidth(const PrimExpr& y) const {
+    PrimExpr rest = hw_ - y * I64(kFlatRow);
+    PrimExpr before_last = Min(I64(1), flat_rows_ - I64(1) - y);
+    return arith::Simplify(rest - before_last * (rest - I64(kFlatRow)));
   }
 
   // Rows outside channel tiles when the weight (read again for every row)
@@ -851,7 +873,17 @@ class SymConvKernel {
     for (auto it = std::rbegin(kTileWidths); it != std::rend(kTileWidths); ++it) {
       chain = std::make_shared<IfThenElseNode>(Fits(wo, *it), Tiles(o0, y, wo, *it), chain);
     }
+    if (flat_) chain = std::make_shared<IfThenElseNode>(FlatWideFits(wo), Tiles(o0, y, wo, kFlatTileWidth), chain);
     return chain;
+  }
+
+  // Whether a flat row of `wo` columns takes tiles of kFlatTileWidth: it
+  // fits, and its last tile (moved back) recomputes no more columns than
+  // 32-column tiles would (a row of 160: 4 x 48 computed 192, 5 x 32 160).
+  PrimExpr FlatWideFits(const PrimExpr& wo) const {
+    auto waste = [&](int64_t nr) { return Mod(I64(nr) - Mod(wo, I64(nr)), I64(nr)); };
+    return MakeBinary(TirKind::kAnd, Fits(wo, kFlatTileWidth),
+                      MakeBinary(TirKind::kLE, waste(kFlatTileWidth), waste(kTileWidths[0])));
   }
 
   // Whether rows of `wo` columns take tiles of `nr`: the widest that fits.
@@ -959,6 +991,7 @@ class SymConvKernel {
   bool store_out_;
   const std::unordered_set<const VarNode*>& params_;
   int64_t mr_ = 1;
+  PrimExpr flat_rows_;  // flat_: the number of flat rows
   // Output rows per channel tile (RowTileCount): more than 1 only while
   // building the tiles of several rows (TileLoop over row tiles).
   int64_t yr_ = 1;

@@ -50,9 +50,10 @@
 //    run-time test), their padded input being one plane a channel:
 //    YOLOv8n's 3 x 3 at 10 x 10 no longer runs tiles of 8 + 8 columns.
 //    Pointwise convolutions (1x1, stride 1, no padding) whose accesses are
-//    all at the output point of the function's parameters see each plane as flat rows of 256 columns
-//    instead of image rows (small planes: 20 x 20 no longer takes tiles of
-//    8 columns). C itself, when only the epilogue reads it, needs no view
+//    all at the output point of the function's parameters see each plane as flat rows of 240 columns
+//    (the last one with the rest, 48 to 287) instead of image rows (small
+//    planes: 20 x 20 no longer takes tiles of 8 columns), in tiles of 8 x 48
+//    where those recompute no more columns than 32-column tiles. C itself, when only the epilogue reads it, needs no view
 //    (its loads become the accumulators).
 //    Depthwise convolutions (one input channel an output channel) take
 //    tiles of output rows of one channel instead, where the plane fits

@@ -370,8 +370,8 @@ const std::vector<std::pair<int64_t, int64_t>> kSizes = {{1, 1},  {3, 7},  {2, 8
                                                          {3, 17}, {2, 31}, {1, 32}, {2, 33}, {5, 50}};
 
 TEST(ConvSymbolicScheduleTest, Pointwise) {
-  // Planes of several flat rows of 256 columns (512: two whole rows; 527:
-  // a last row of 15).
+  // Planes of several flat rows of 240 columns (512: 240 and a last row of
+  // 272; 527: 240 and 287).
   std::vector<std::pair<int64_t, int64_t>> sizes = kSizes;
   sizes.insert(sizes.end(), {{16, 32}, {17, 31}, {7, 7}, {14, 14}});
   CheckNumbers(SymCase{12, 16, 1, 1}, 1, sizes, 1);

@@ -1,0 +1,116 @@
+// Pointwise convolutions of symbolic height and width (the symbolic conv
+// schedule's flat rows, conv_symbolic_schedule.h) with a bias and a
+// hard-swish after them, as PP-OCRv4's LCNet blocks have them: rows of 240
+// flat columns, the last one with the rest, tiles of 8 channels x 48
+// columns where they recompute no more columns than 32-column tiles. The
+// tile widths of the lowered kernel, then the numbers against a
+// double-precision reference at plane sizes around every rule (driver + VM).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/driver/compile.h"
+#include "compiler/tir/compiled_test_util.h"
+#include "runtime/tensor.h"
+#include "vm/module.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using test_util::CompileAndLoad;
+using test_util::CountTiles;
+using test_util::FloatTensor;
+using test_util::InvokeMain;
+using test_util::LowerPrimFunc;
+using test_util::RandomFloats;
+
+using namespace ir;  // NOLINT
+
+driver::CompileOptions Options(int threads) {
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  return options;
+}
+
+std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
+
+// main(x[n, C, h, w], w[O, C, 1, 1], b[O, 1, 1]) = hardswish(conv2d(x, w) + b).
+std::string Module(int64_t c, int64_t o) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(c) + ", \"h\", \"w\"") +
+         ", w: " + T(s(o) + ", " + s(c) + ", 1, 1") + ", b: " + T(s(o) + ", 1, 1") +
+         ") -> R.Tensor(dtype=\"float32\", ndim=4):\n        with R.dataflow():\n"
+         "            c = R.nn.conv2d(x, w, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1])\n"
+         "            e = R.add(c, b)\n            gv = R.nn.hardswish(e)\n            R.output(gv)\n"
+         "        return gv\n";
+}
+
+TEST(ConvSymbolicPointwiseTest, FlatRowsTakeTilesOf48Columns) {
+  // 8-channel tiles (96 -> 96) and 6-channel ones (36 -> 18): the 48-column
+  // tiles, and the 32-column ones for rows they fit better.
+  for (auto [c, o] : {std::pair<int64_t, int64_t>{96, 96}, {36, 18}}) {
+    SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(o));
+    PrimFunc f = LowerPrimFunc(Module(c, o), Options(2), "conv2d");
+    ASSERT_NE(f, nullptr);
+    test_util::TileCensus census = CountTiles(f);
+    EXPECT_EQ(census.global_updates, 0);
+    EXPECT_NE(std::find(census.fma_widths.begin(), census.fma_widths.end(), 48), census.fma_widths.end());
+    EXPECT_NE(std::find(census.fma_widths.begin(), census.fma_widths.end(), 32), census.fma_widths.end());
+  }
+}
+
+void CheckNumbers(int64_t c, int64_t o, int threads, int64_t n, const std::vector<std::pair<int64_t, int64_t>>& sizes) {
+  SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(o) + " threads " + std::to_string(threads) + " batch " +
+               std::to_string(n));
+  auto mod = CompileAndLoad(Module(c, o), Options(threads), threads);
+  ASSERT_NE(mod, nullptr);
+  std::vector<float> w = RandomFloats(o * c, 2, 0.5f), b = RandomFloats(o, 3, 3.0f);
+  for (auto [h, wd] : sizes) {
+    SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
+    const int64_t hw = h * wd;
+    std::vector<float> x = RandomFloats(n * c * hw, 1 + h * 100 + wd);
+    std::vector<Any> args = {FloatTensor({n, c, h, wd}, x), FloatTensor({o, c, 1, 1}, w), FloatTensor({o, 1, 1}, b)};
+    Result<Tensor> out = InvokeMain(*mod, args);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, o, h, wd}));
+    const float* got = out->data<float>();
+    int bad = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t oc = 0; oc < o; ++oc)
+        for (int64_t p = 0; p < hw; ++p) {
+          double v = b[oc];
+          for (int64_t ic = 0; ic < c; ++ic) v += double(x[(i * c + ic) * hw + p]) * w[oc * c + ic];
+          const double want = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
+          const float at = got[(i * o + oc) * hw + p];
+          if (!(std::fabs(at - want) <= 1e-5 * double(c) + 1e-5) && ++bad <= 5)
+            ADD_FAILURE() << "image " << i << " o " << oc << " point " << p << ": got " << at << ", want " << want;
+        }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+// Planes (h, w) around the rules: under 48 points (32-, 16-, 8-column
+// and single-column tiles), 48, 140 (one row: 3 x 48 recompute 4 columns,
+// 5 x 32 20), 256 (one row: 8 x 32 exactly, not 240 and a row of 16), 280
+// and 287 (one row), 288 (240 and a row of 48), 400 (240 and 160: 5 x 32),
+// 480 and 960 (PP-OCRv4's 6 x 80 and 12 x 80: rows of 240), 481 (240 and
+// 241).
+const std::vector<std::pair<int64_t, int64_t>> kPlanes = {
+    {1, 1},  {1, 7},  {5, 7},   {1, 33},  {1, 48},  {7, 20},  {16, 16}, {7, 40},
+    {7, 41}, {12, 24}, {20, 20}, {6, 80}, {12, 80}, {13, 37}, {3, 80}};
+
+TEST(ConvSymbolicPointwiseTest, Numbers) {
+  CheckNumbers(24, 24, 1, 1, kPlanes);
+  CheckNumbers(13, 18, 2, 2, kPlanes);
+  CheckNumbers(40, 7, 2, 1, {{6, 80}, {13, 37}, {7, 41}, {1, 5}});
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
