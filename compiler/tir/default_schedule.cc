@@ -420,8 +420,12 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
   // Explicit vectors where no conv or matmul epilogue needs its loops
   // unsplit: loops that call math, and every candidate of a row-wise kernel
   // (softmax, norms), where they were measured to pay.
-  if (!*restructured && !scheduler.explicit_candidates().empty())
-    reduced = SplitExplicit(reduced, scheduler.explicit_candidates(), reduced.get() != out.get());
+  // A row-wise kernel is one with a reduction the row schedule vectorizes
+  // (not merely one whose sibling loops it fused: a concatenation's slices).
+  if (!*restructured && !scheduler.explicit_candidates().empty()) {
+    bool row_wise = reduced.get() != out.get() && VectorizeReductions(out->body, num_threads_hint, knobs) != out->body;
+    reduced = SplitExplicit(reduced, scheduler.explicit_candidates(), row_wise);
+  }
   // A parallel loop over a symbolic batch (1 at run time) hands its
   // threads to the loops below it.
   return SpreadSymbolicParallel(reduced, num_threads_hint);
