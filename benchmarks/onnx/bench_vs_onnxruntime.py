@@ -37,6 +37,7 @@ import argparse
 import json
 import os
 import re
+import shlex
 import statistics
 import subprocess
 import sys
@@ -78,14 +79,15 @@ def rel_err(got, ref):
 
 
 class Kiln:
-    def __init__(self, build, models_dir, name, entry, out_dir):
+    def __init__(self, build, models_dir, name, entry, out_dir, compile_args=()):
         self.build, self.name = build, name
         self.x = os.path.join(models_dir, entry["input"])
         onnx_path = os.path.join(models_dir, entry["onnx"])
         self.vmfb = os.path.join(out_dir, name + ".vmfb")
         dims = ",".join("%s=%d" % kv for kv in sorted(entry.get("dims", {}).items()))
         t0 = time.perf_counter()
-        run([tool(build, "kiln-compile"), onnx_path, "-o", self.vmfb] + (["--dim", dims] if dims else []))
+        run([tool(build, "kiln-compile"), onnx_path, "-o", self.vmfb] + (["--dim", dims] if dims else []) +
+            list(compile_args))
         self.compile_s = time.perf_counter() - t0
         self.size = os.path.getsize(self.vmfb)
 
@@ -192,6 +194,8 @@ def main():
     ap.add_argument("--tolerance", type=float, default=1e-4)
     ap.add_argument("--export", action="store_true", help="export the models again first")
     ap.add_argument("--no-openvino", action="store_true", help="leave OpenVINO out even when installed")
+    ap.add_argument("--kiln-compile-args", default="",
+                    help="more kiln-compile flags, e.g. \"--threads 1 --tuning-db DIR\" (a tuned build)")
     a = ap.parse_args()
     use_ov = not a.no_openvino
     if use_ov:
@@ -209,8 +213,9 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     threads_list = [int(t) for t in a.threads.split(",")]
 
-    print("ONNX Runtime %s, Kiln build %s, %s UTC, load average %.1f %.1f %.1f" % (
-        ort.__version__, a.build, time.strftime("%Y-%m-%d %H:%M", time.gmtime()), *os.getloadavg()))
+    print("ONNX Runtime %s, Kiln build %s%s, %s UTC, load average %.1f %.1f %.1f" % (
+        ort.__version__, a.build, " (kiln-compile %s)" % a.kiln_compile_args if a.kiln_compile_args else "",
+        time.strftime("%Y-%m-%d %H:%M", time.gmtime()), *os.getloadavg()))
     print("ORT floor (one-element Add through run_with_iobinding): %.1f us" % ort_floor_us(min(a.min_time, 0.5)),
           flush=True)
     facts, timings = [], []
@@ -223,7 +228,7 @@ def main():
         onnx_path = os.path.join(models_dir, entry["onnx"])
         label = "%s %s" % (name, "x".join(map(str, x.shape)))
         try:
-            kiln = Kiln(a.build, models_dir, name, entry, out_dir)
+            kiln = Kiln(a.build, models_dir, name, entry, out_dir, shlex.split(a.kiln_compile_args))
             got, stats = kiln.output_and_stats(out_dir)
         except RuntimeError as e:
             print("%s: %s" % (label, e), flush=True)
