@@ -14,6 +14,13 @@ namespace kiln {
 namespace tir {
 namespace test_util {
 
+driver::CompileOptions ThreadsOptions(int threads, bool winograd) {
+  driver::CompileOptions options;
+  options.num_threads_hint = threads;
+  options.winograd = winograd;
+  return options;
+}
+
 std::vector<float> RandomFloats(int64_t count, uint64_t seed, float scale) {
   std::vector<float> v(static_cast<size_t>(count));
   uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;

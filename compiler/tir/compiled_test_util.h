@@ -19,6 +19,9 @@ namespace kiln {
 namespace tir {
 namespace test_util {
 
+// Compile options planned for `threads` threads (Winograd as `winograd`).
+driver::CompileOptions ThreadsOptions(int threads, bool winograd = true);
+
 // `count` deterministic floats, uniform in [-scale, scale), from `seed`.
 std::vector<float> RandomFloats(int64_t count, uint64_t seed, float scale = 1.0f);
 

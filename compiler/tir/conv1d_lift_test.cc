@@ -68,11 +68,7 @@ std::string Module(const Conv1dCase& k, int64_t length, bool symbolic_batch = fa
          "            gv = R.add(c, b)\n            R.output(gv)\n        return gv\n";
 }
 
-driver::CompileOptions Options(int threads) {
-  driver::CompileOptions options;
-  options.num_threads_hint = threads;
-  return options;
-}
+driver::CompileOptions Options(int threads) { return test_util::ThreadsOptions(threads); }
 
 std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
   return CompileAndLoad(source, Options(threads), threads);

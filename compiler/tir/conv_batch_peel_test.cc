@@ -66,12 +66,7 @@ std::string Module(const Case& k) {
   return src;
 }
 
-driver::CompileOptions Options(int threads) {
-  driver::CompileOptions options;
-  options.num_threads_hint = threads;
-  options.winograd = false;
-  return options;
-}
+driver::CompileOptions Options(int threads) { return test_util::ThreadsOptions(threads, /*winograd=*/false); }
 
 // Whether the body is one loop over the images, of symbolic extent.
 bool LoopsOverImages(const PrimFunc& f) {

@@ -32,11 +32,7 @@ using test_util::RandomFloats;
 
 using namespace ir;  // NOLINT
 
-driver::CompileOptions Options(int threads) {
-  driver::CompileOptions options;
-  options.num_threads_hint = threads;
-  return options;
-}
+driver::CompileOptions Options(int threads) { return test_util::ThreadsOptions(threads); }
 
 struct PointCase {
   int64_t c, o, w;  // input channels, output channels, row width (the height is 1)

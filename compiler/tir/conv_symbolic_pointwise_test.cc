@@ -32,11 +32,7 @@ using test_util::RandomFloats;
 
 using namespace ir;  // NOLINT
 
-driver::CompileOptions Options(int threads) {
-  driver::CompileOptions options;
-  options.num_threads_hint = threads;
-  return options;
-}
+driver::CompileOptions Options(int threads) { return test_util::ThreadsOptions(threads); }
 
 std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
 

@@ -88,12 +88,7 @@ std::string SymModule(const SymCase& k) {
   return src;
 }
 
-driver::CompileOptions Options(int threads) {
-  driver::CompileOptions options;
-  options.num_threads_hint = threads;
-  options.winograd = false;
-  return options;
-}
+driver::CompileOptions Options(int threads) { return test_util::ThreadsOptions(threads, /*winograd=*/false); }
 
 std::shared_ptr<const vm::Module> Compile(const std::string& source, int threads) {
   return CompileAndLoad(source, Options(threads), threads);

@@ -68,12 +68,7 @@ std::string DwModule(const DwCase& k) {
   return src;
 }
 
-driver::CompileOptions Options(int threads) {
-  driver::CompileOptions options;
-  options.num_threads_hint = threads;
-  options.winograd = false;
-  return options;
-}
+driver::CompileOptions Options(int threads) { return test_util::ThreadsOptions(threads, /*winograd=*/false); }
 
 // What the lowered kernel holds: the band, the tiles' FMAs (16-lane
 // vectors in unrolled rows), parallel loops and guarded reads.

@@ -23,13 +23,6 @@ constexpr int64_t kThreads = 256;
 constexpr int64_t kSide = 16;    // threads along each side of the tile
 constexpr int64_t kPer = 4;      // outputs per thread along each side
 
-bool SameIndices(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!StructuralEqual(a[i], b[i])) return false;
-  return true;
-}
-
 bool IsZeroOf(const PrimExpr& e) {
   if (nest::IsFloatZero(e)) return true;
   const int64_t* c = nest::ConstInt(e);
@@ -60,26 +53,19 @@ Stmt ScheduleTiledMatmul(const std::vector<const ForNode*>& rows, const Stmt& re
   std::vector<const ForNode*> ks = nest::PeelNest(rest, &inner);
   if (ks.size() != 1 || ks[0]->for_kind != ForKind::kSerial || rows.size() < 2) return nullptr;
   const ForNode* kloop = ks[0];
-  const auto* seq = As<SeqStmtNode>(inner);
-  if (seq == nullptr || seq->seq.size() != 2) return nullptr;
-  const auto* guard = As<IfThenElseNode>(seq->seq[0]);
-  if (guard == nullptr || guard->else_case != nullptr || !nest::IsInitGuard(guard->cond, ks, 0)) return nullptr;
-  const auto* init = As<BufferStoreNode>(guard->then_case);
-  const auto* update = As<BufferStoreNode>(seq->seq[1]);
-  if (init == nullptr || update == nullptr || init->buffer.get() != update->buffer.get() ||
-      !SameIndices(init->indices, update->indices) || !IsZeroOf(init->value)) {
-    return nullptr;
-  }
+  gpu::InitAndUpdate iu = gpu::MatchInitAndUpdate(inner, ks);
+  const BufferStoreNode* init = iu.init;
+  const BufferStoreNode* update = iu.update;
+  if (update == nullptr || !IsZeroOf(init->value) || update->value->kind() != TirKind::kAdd) return nullptr;
   const Buffer& out = update->buffer;
   DType t = out->dtype;
-  if ((t != DType::Float32() && t != DType::Int32()) || update->value->kind() != TirKind::kAdd) return nullptr;
   for (const auto& i : update->indices)
     if (UsesVar(i, kloop->loop_var.get())) return nullptr;
   const auto* add = static_cast<const BinaryNode*>(update->value.get());
   PrimExpr e;
   for (int side = 0; side < 2 && !e.get(); ++side) {
     const auto* l = (side == 0 ? add->a : add->b).as<BufferLoadNode>();
-    if (l != nullptr && l->buffer.get() == out.get() && SameIndices(l->indices, update->indices)) {
+    if (l != nullptr && l->buffer.get() == out.get() && gpu::SameIndices(l->indices, update->indices)) {
       e = side == 0 ? add->b : add->a;
     }
   }

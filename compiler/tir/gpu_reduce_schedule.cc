@@ -24,13 +24,6 @@ using gpu::ThreadLoop;
 
 constexpr int64_t kWarp = 32;
 
-bool SameIndices(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!StructuralEqual(a[i], b[i])) return false;
-  return true;
-}
-
 // Whether `init` is the identity of `op` on `t` (so that every thread may
 // start its part from it).
 bool IsIdentity(TirKind op, const PrimExpr& init, DType t) {
@@ -75,19 +68,12 @@ Stmt ScheduleBlockReduction(const std::vector<const ForNode*>& rows, const Stmt&
   if (ks.empty()) return nullptr;
   for (const ForNode* k : ks)
     if (k->for_kind != ForKind::kSerial) return nullptr;
-  const auto* seq = As<SeqStmtNode>(inner);
-  if (seq == nullptr || seq->seq.size() != 2) return nullptr;
-  const auto* guard = As<IfThenElseNode>(seq->seq[0]);
-  if (guard == nullptr || guard->else_case != nullptr || !nest::IsInitGuard(guard->cond, ks, 0)) return nullptr;
-  const auto* init = As<BufferStoreNode>(guard->then_case);
-  const auto* update = As<BufferStoreNode>(seq->seq[1]);
-  if (init == nullptr || update == nullptr || init->buffer.get() != update->buffer.get() ||
-      !SameIndices(init->indices, update->indices)) {
-    return nullptr;
-  }
+  gpu::InitAndUpdate iu = gpu::MatchInitAndUpdate(inner, ks);
+  const BufferStoreNode* init = iu.init;
+  const BufferStoreNode* update = iu.update;
+  if (update == nullptr) return nullptr;
   const Buffer& out = update->buffer;
   DType t = out->dtype;
-  if (t != DType::Float32() && t != DType::Int32()) return nullptr;
   std::unordered_set<const VarNode*> k_vars;
   for (const ForNode* k : ks) k_vars.insert(k->loop_var.get());
   for (const auto& i : update->indices)
@@ -100,7 +86,7 @@ Stmt ScheduleBlockReduction(const std::vector<const ForNode*>& rows, const Stmt&
   for (int side = 0; side < 2 && !e.get(); ++side) {
     const PrimExpr& acc = side == 0 ? bin->a : bin->b;
     const auto* l = acc.as<BufferLoadNode>();
-    if (l != nullptr && l->buffer.get() == out.get() && SameIndices(l->indices, update->indices)) {
+    if (l != nullptr && l->buffer.get() == out.get() && gpu::SameIndices(l->indices, update->indices)) {
       e = side == 0 ? bin->b : bin->a;
     }
   }

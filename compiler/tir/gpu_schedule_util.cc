@@ -3,6 +3,7 @@
 #include <memory>
 #include <utility>
 
+#include "compiler/ir/structural_equal.h"
 #include "compiler/tir/nest_util.h"
 
 namespace kiln {
@@ -73,6 +74,29 @@ Buffer NewBuffer(const std::string& name, DType dtype, std::vector<PrimExpr> sha
   node->shape = std::move(shape);
   node->scope = scope;
   return node;
+}
+
+bool SameIndices(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!StructuralEqual(a[i], b[i])) return false;
+  return true;
+}
+
+InitAndUpdate MatchInitAndUpdate(const Stmt& inner, const std::vector<const ForNode*>& ks) {
+  const auto* seq = As<SeqStmtNode>(inner);
+  if (seq == nullptr || seq->seq.size() != 2) return {};
+  const auto* guard = As<IfThenElseNode>(seq->seq[0]);
+  if (guard == nullptr || guard->else_case != nullptr || !nest::IsInitGuard(guard->cond, ks, 0)) return {};
+  const auto* init = As<BufferStoreNode>(guard->then_case);
+  const auto* update = As<BufferStoreNode>(seq->seq[1]);
+  if (init == nullptr || update == nullptr || init->buffer.get() != update->buffer.get() ||
+      !SameIndices(init->indices, update->indices)) {
+    return {};
+  }
+  DType t = update->buffer->dtype;
+  if (t != DType::Float32() && t != DType::Int32()) return {};
+  return {init, update};
 }
 
 }  // namespace gpu

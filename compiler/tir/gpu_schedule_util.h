@@ -29,6 +29,17 @@ ir::Stmt ThreadLoop(const ir::Var& tx, int64_t threads, ir::Stmt body);
 ir::Stmt Barrier();
 // A new buffer of `shape` in `scope`, with a data variable of its own.
 ir::Buffer NewBuffer(const std::string& name, DType dtype, std::vector<ir::PrimExpr> shape, const std::string& scope);
+// Element by element structurally equal index lists.
+bool SameIndices(const std::vector<ir::PrimExpr>& a, const std::vector<ir::PrimExpr>& b);
+
+// A reduction's body inside its loops `ks`: `if <first iteration of ks>:
+// out[i] = init` then `out[i] = <update>`, both to the same element of one
+// buffer of float32 or int32. Null members when `inner` is not that.
+struct InitAndUpdate {
+  const ir::BufferStoreNode* init = nullptr;
+  const ir::BufferStoreNode* update = nullptr;
+};
+InitAndUpdate MatchInitAndUpdate(const ir::Stmt& inner, const std::vector<const ir::ForNode*>& ks);
 
 }  // namespace gpu
 }  // namespace tir
