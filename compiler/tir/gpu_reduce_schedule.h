@@ -55,6 +55,19 @@ constexpr const char* kWarpShuffleDown = "kiln.warp_shuffle_down";
 
 ir::Stmt ScheduleBlockReduction(const std::vector<const ir::ForNode*>& rows, const ir::Stmt& rest);
 
+// ScheduleFusedRows: softmax / layer_norm as one kernel. items[first] must
+// be a row reduction over its outer loops (the rows); the items after it
+// that loop over the same rows (same extents) and are row reductions or
+// elementwise passes over the row (one store to [rows..., own loops...])
+// join it while every buffer they write is read and written only at the
+// block's row. One block per row runs them in order, a barrier between
+// items: each reduction a block reduction into a shared buffer of its own
+// (thread 0 still stores the value), whose red[0] later items read instead
+// of the stored element (the broadcast); each elementwise pass strided over
+// the threads. *consumed gets the number of items fused (2 or more), or the
+// result is nullptr.
+ir::Stmt ScheduleFusedRows(const std::vector<ir::Stmt>& items, size_t first, size_t* consumed);
+
 }  // namespace tir
 }  // namespace kiln
 

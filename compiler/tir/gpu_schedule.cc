@@ -155,6 +155,13 @@ Result<PrimFunc> ScheduleForGpu(const PrimFunc& func, int64_t threads_per_block)
   }
   std::vector<Stmt> scheduled;
   for (size_t i = 0; i < items.size(); ++i) {
+    // softmax / layer_norm: a row's reductions and passes in one block.
+    size_t fused = 0;
+    if (Stmt block = ScheduleFusedRows(items, i, &fused)) {
+      scheduled.push_back(block);
+      i += fused - 1;
+      continue;
+    }
     KILN_ASSIGN_OR_RETURN(ScheduledItem si, ScheduleItem(items[i], threads_per_block));
     workspaces.insert(workspaces.end(), si.workspaces.begin(), si.workspaces.end());
     scheduled.push_back(si.stmt);
