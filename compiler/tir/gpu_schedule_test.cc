@@ -170,6 +170,98 @@ TEST(GpuScheduleTest, ARowReductionIsABlockPerRow) {
 )");
 }
 
+// softmax as LowerBlocks leaves it: a row max, exp, a row sum, a division,
+// over a symbolic row count and rows of 37 (not a multiple of a warp).
+const char* kSoftmax = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def f(a: T.handle, b: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n, 37), "float32")
+        B = T.match_buffer(b, (n, 37), "float32")
+        M = T.decl_buffer((n,), "float32")
+        E = T.decl_buffer((n, 37), "float32")
+        S = T.decl_buffer((n,), "float32")
+        for i in range(n):
+            for k in range(T.int64(37)):
+                if k == 0:
+                    M[i] = T.float32("-inf")
+                M[i] = T.max(M[i], A[i, k])
+        for i0 in range(n):
+            for i1 in range(T.int64(37)):
+                E[i0, i1] = T.exp(A[i0, i1] - M[i0])
+        for i in range(n):
+            for k in range(T.int64(37)):
+                if k == 0:
+                    S[i] = T.float32(0)
+                S[i] = S[i] + E[i, k]
+        for i0 in range(n):
+            for i1 in range(T.int64(37)):
+                B[i0, i1] = E[i0, i1] / S[i0]
+)";
+
+TEST(GpuScheduleTest, SoftmaxIsOneBlockPerRowWithTheRowValuesInSharedMemory) {
+  std::string out = Scheduled(kSoftmax);
+  EXPECT_EQ(out.substr(0, out.find("            for threadIdx_x")), R"(    @T.prim_func
+    def f(a: T.handle, b: T.handle):
+        n = T.int64()
+        A = T.match_buffer(a, (n, 37), "float32")
+        B = T.match_buffer(b, (n, 37), "float32")
+        M = T.decl_buffer((n,), "float32")
+        E = T.decl_buffer((n, 37), "float32")
+        S = T.decl_buffer((n,), "float32")
+        for blockIdx_x in T.thread_binding(n, thread="blockIdx.x"):
+            i: T.int64 = blockIdx_x
+            red = T.decl_buffer((32,), "float32", scope="shared")
+            red_1 = T.decl_buffer((32,), "float32", scope="shared")
+)");
+  // One kernel: one blockIdx.x loop.
+  size_t blocks = 0;
+  for (size_t at = out.find("blockIdx.x"); at != std::string::npos; at = out.find("blockIdx.x", at + 1)) ++blocks;
+  EXPECT_EQ(blocks, 1u) << out;
+  // The exp pass reads the max from shared memory, strided over 32 threads
+  // (two steps for 37, the second guarded), then a barrier before the sum.
+  EXPECT_NE(out.find(R"(            T.evaluate(T.call_intrin("int32", "tvm_storage_sync"))
+            for threadIdx_x in T.thread_binding(T.int64(32), thread="threadIdx.x"):
+                for j in range(T.int64(2)):
+                    k_fused: T.int64 = threadIdx_x + j * 32
+                    if k_fused < 37:
+                        i1: T.int64 = k_fused
+                        E[i, i1] = T.exp(A[i, i1] - red[T.int64(0)])
+            T.evaluate(T.call_intrin("int32", "tvm_storage_sync"))
+)"), std::string::npos) << out;
+  // The sum's value goes to S and, through red_1, into the division.
+  EXPECT_NE(out.find("S[i] = red_1[T.int64(0)]"), std::string::npos) << out;
+  EXPECT_NE(out.find("B[i, i1] = E[i, i1] / red_1[T.int64(0)]"), std::string::npos) << out;
+  // A barrier between thread 0's store of the max and the exp pass.
+  EXPECT_NE(out.find(R"(                if threadIdx_x < 1:
+                    M[i] = red[T.int64(0)]
+            T.evaluate(T.call_intrin("int32", "tvm_storage_sync"))
+)"), std::string::npos) << out;
+}
+
+TEST(GpuScheduleTest, APassOverAnotherRowIsNotFused) {
+  // E reads M at the next row: blocks would share M, so the exp pass keeps
+  // a kernel of its own (after the row max's).
+  std::string out = Scheduled(R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def f(A: T.Buffer((8, 64), "float32"), E: T.Buffer((8, 64), "float32")):
+        M = T.decl_buffer((9,), "float32")
+        for i in range(8):
+            for k in range(64):
+                if k == 0:
+                    M[i] = T.float32("-inf")
+                M[i] = T.max(M[i], A[i, k])
+        for i0 in range(8):
+            for i1 in range(64):
+                E[i0, i1] = A[i0, i1] - M[i0 + 1]
+)");
+  size_t blocks = 0;
+  for (size_t at = out.find("blockIdx.x"); at != std::string::npos; at = out.find("blockIdx.x", at + 1)) ++blocks;
+  EXPECT_EQ(blocks, 2u) << out;
+}
+
 TEST(GpuScheduleTest, ABlockReductionPrintsAndParsesBack) {
   std::string text = "@I.ir_module\nclass Module:\n" + Scheduled(kRowSum);
   Result<ir::IRModule> back = text::ParseModule(text, "printed.relax");
