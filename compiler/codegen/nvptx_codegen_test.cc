@@ -239,6 +239,41 @@ TEST_P(SharedMemoryPtx, SharedBuffersBarriersAndShufflesAssemble) {
 
 INSTANTIATE_TEST_SUITE_P(Archs, SharedMemoryPtx, ::testing::Values("sm_80", "sm_90"));
 
+// softmax and layer_norm over rows of 37 and of a symbolic m
+// (tests/gpu/row_fusion.relax): each function is one kernel, a block per
+// row with a shared buffer per reduction (ScheduleFusedRows), and
+// assembles.
+class FusedRowPtx : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(FusedRowPtx, SoftmaxAndLayerNormAreOneKernelEachAndAssemble) {
+  const std::string arch = GetParam();
+  Result<ir::IRModule> m = text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/tests/gpu/row_fusion.relax");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  std::vector<ir::PrimFunc> funcs = GpuPrimFuncs(m.value(), arch);
+  ASSERT_EQ(funcs.size(), 4u);
+  PtxOptions o;
+  o.arch = arch;
+  Result<PtxBuild> ptx = BuildPtx(funcs, o);
+  ASSERT_TRUE(ptx.ok()) << ptx.status().ToString();
+  ASSERT_EQ(ptx->functions.size(), 4u);
+  for (const auto& f : ptx->functions) {
+    ASSERT_EQ(f.kernels.size(), 1u) << f.name;
+    EXPECT_EQ(f.kernels[0].block_x, f.name == "softmax" || f.name == "layer_norm" ? 32 : 256) << f.name;
+    // Two reductions (max and sum, mean and variance): two shared buffers.
+    const std::string red = ".shared .align 16 .b8 " + f.kernels[0].name + "_red";
+    size_t reds = 0;
+    for (size_t at = ptx->ptx.find(red); at != std::string::npos; at = ptx->ptx.find(red, at + 1)) ++reds;
+    EXPECT_EQ(reds, 2u) << f.name;
+  }
+  for (const char* s : {"bar.sync", "shfl.sync.down.b32", "ex2.approx"})
+    EXPECT_NE(ptx->ptx.find(s), std::string::npos) << s;
+  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent: the PTX was not assembled";
+  std::string log;
+  EXPECT_EQ(Assemble(ptx->ptx, arch, &log), 0) << log;
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, FusedRowPtx, ::testing::Values("sm_80", "sm_90"));
+
 TEST(NvptxCodegen, SharedMemoryErrors) {
   struct Case {
     const char* from;
