@@ -155,7 +155,9 @@ std::vector<Stmt> ReductionPhases(const RowReduction& r, int64_t threads, const 
   phases.push_back(Barrier());
   // 2: halving through shared memory down to one warp's values.
   for (int64_t s = threads / 2; s >= kWarp; s /= 2) {
-    phases.push_back(Phase(threads, s, [&](const PrimExpr& tx) { return store(tx, combine(load(tx), load(tx + nest::I64(s)))); }));
+    phases.push_back(Phase(threads, s, [&](const PrimExpr& tx) {
+      return store(tx, combine(load(tx), load(tx + nest::I64(s))));
+    }));
     phases.push_back(Barrier());
   }
   // 3: the first warp, by shuffles (the whole warp runs each one: a full
@@ -297,7 +299,8 @@ Stmt ScheduleFusedRows(const std::vector<Stmt>& items, size_t first, size_t* con
       if (st == nullptr || st->indices.size() != rows.size() + cols.size()) break;
       bool ok = true;
       for (const ForNode* c : cols) ok = ok && c->for_kind == ForKind::kSerial && nest::IsZero(c->min);
-      for (size_t d = 0; d < cols.size() && ok; ++d) ok = nest::IsVar(st->indices[rows.size() + d], cols[d]->loop_var.get());
+      for (size_t d = 0; d < cols.size() && ok; ++d)
+        ok = nest::IsVar(st->indices[rows.size() + d], cols[d]->loop_var.get());
       if (!ok) break;
       p.stored = st->buffer->data.get();
     }
@@ -350,7 +353,8 @@ Stmt ScheduleFusedRows(const std::vector<Stmt>& items, size_t first, size_t* con
   for (size_t i = reds.size(); i-- > 0;) block = std::make_shared<AllocateNode>(reds[i], block);
   Var bx = MakeVar("blockIdx_x", DType::Int64());
   block = LetFused(rows, PrimExpr(bx), block);
-  return std::make_shared<ForNode>(bx, nest::I64(0), ExtentProduct(rows, 0), ForKind::kThreadBinding, block, "blockIdx.x");
+  return std::make_shared<ForNode>(bx, nest::I64(0), ExtentProduct(rows, 0), ForKind::kThreadBinding, block,
+                                   "blockIdx.x");
 }
 
 }  // namespace tir
