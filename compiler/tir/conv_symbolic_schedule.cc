@@ -363,6 +363,14 @@ class SymConvKernel {
         // (CompactLoopBuffers) through two shapes: rows instead.
         // C's loads in the epilogue become the accumulators (ReplaceLoads
         // matches the data variable): a view of it is never read.
+        // X is the exception: the kernel only reads it (EpilogueOk takes no
+        // store to X), the view reads the very elements the rows would, and
+        // the passes after leave a buffer
+        // seen through a view of another rank alone (CompactLoopBuffers'
+        // and AliasOutputBuffers' other_shape, InlineElementwise's rank
+        // test), so it stays one allocation, read in place: a concatenation
+        // before a 1x1 convolution is not read by image rows of 8-column
+        // tiles (YOLOv8's C2f blocks at 10 x 10).
         if (!params->count(b->data.get()) && b->data.get() != acc_only && b->data.get() != data) ok = false;
         auto it = views.find(b->data.get());
         if (it != views.end()) return it->second;
