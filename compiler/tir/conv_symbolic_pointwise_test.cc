@@ -107,6 +107,82 @@ TEST(ConvSymbolicPointwiseTest, Numbers) {
   CheckNumbers(40, 7, 2, 1, {{6, 80}, {13, 37}, {7, 41}, {1, 5}});
 }
 
+// main(x0..x{k-1}[n, ci, h, w], w[O, k * ci, 1, 1], b[O, 1, 1]) =
+// hardswish(conv2d(concat(x0..x{k-1}, axis=1), w) + b): YOLOv8's C2f blocks
+// end in a concatenation read by a 1x1 convolution. The concatenation is the
+// fused kernel's own buffer, which the flat rows read in place.
+std::string ConcatModule(int64_t k, int64_t ci, int64_t o) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(";
+  std::string names;
+  for (int64_t i = 0; i < k; ++i) {
+    src += "x" + s(i) + ": " + T("\"n\", " + s(ci) + ", \"h\", \"w\"") + ", ";
+    names += (i ? ", x" : "x") + s(i);
+  }
+  src += "w: " + T(s(o) + ", " + s(k * ci) + ", 1, 1") + ", b: " + T(s(o) + ", 1, 1") +
+         ") -> R.Tensor(dtype=\"float32\", ndim=4):\n        with R.dataflow():\n"
+         "            cat = R.concat((" + names + "), axis=1)\n"
+         "            c = R.nn.conv2d(cat, w, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1])\n"
+         "            e = R.add(c, b)\n            gv = R.nn.hardswish(e)\n            R.output(gv)\n"
+         "        return gv\n";
+  return src;
+}
+
+TEST(ConvSymbolicPointwiseTest, ConcatenationReadInPlaceTakesFlatRows) {
+  // The 48-column tiles come only with the flat rows (image rows of a
+  // symbolic width take the 32-, 16- and 8-column ones).
+  PrimFunc f = LowerPrimFunc(ConcatModule(2, 16, 16), Options(2), "conv2d");
+  ASSERT_NE(f, nullptr);
+  test_util::TileCensus census = CountTiles(f);
+  EXPECT_NE(std::find(census.fma_widths.begin(), census.fma_widths.end(), 48), census.fma_widths.end());
+}
+
+void CheckConcatNumbers(int64_t k, int64_t ci, int64_t o, int threads, int64_t n,
+                        const std::vector<std::pair<int64_t, int64_t>>& sizes) {
+  SCOPED_TRACE(std::to_string(k) + " x " + std::to_string(ci) + " -> " + std::to_string(o) + " threads " +
+               std::to_string(threads) + " batch " + std::to_string(n));
+  const int64_t c = k * ci;
+  auto mod = CompileAndLoad(ConcatModule(k, ci, o), Options(threads), threads);
+  ASSERT_NE(mod, nullptr);
+  std::vector<float> w = RandomFloats(o * c, 2, 0.5f), b = RandomFloats(o, 3, 3.0f);
+  for (auto [h, wd] : sizes) {
+    SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
+    const int64_t hw = h * wd;
+    std::vector<std::vector<float>> xs;
+    std::vector<Any> args;
+    for (int64_t i = 0; i < k; ++i) {
+      xs.push_back(RandomFloats(n * ci * hw, 1 + h * 100 + wd + i * 7919));
+      args.push_back(FloatTensor({n, ci, h, wd}, xs.back()));
+    }
+    args.push_back(FloatTensor({o, c, 1, 1}, w));
+    args.push_back(FloatTensor({o, 1, 1}, b));
+    Result<Tensor> out = InvokeMain(*mod, args);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, o, h, wd}));
+    const float* got = out->data<float>();
+    int bad = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t oc = 0; oc < o; ++oc)
+        for (int64_t p = 0; p < hw; ++p) {
+          double v = b[oc];
+          for (int64_t ic = 0; ic < c; ++ic)
+            v += double(xs[ic / ci][(i * ci + ic % ci) * hw + p]) * w[oc * c + ic];
+          const double want = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
+          const float at = got[(i * o + oc) * hw + p];
+          if (!(std::fabs(at - want) <= 1e-5 * double(c) + 1e-5) && ++bad <= 5)
+            ADD_FAILURE() << "image " << i << " o " << oc << " point " << p << ": got " << at << ", want " << want;
+        }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+TEST(ConvSymbolicPointwiseTest, ConcatenationNumbers) {
+  const std::vector<std::pair<int64_t, int64_t>> planes = {{1, 1}, {5, 7}, {10, 10}, {13, 37}, {17, 19}, {40, 40}};
+  CheckConcatNumbers(2, 16, 24, 1, 1, planes);
+  CheckConcatNumbers(3, 5, 13, 2, 2, planes);
+  CheckConcatNumbers(4, 8, 16, 2, 2, {{7, 41}, {10, 10}, {3, 80}});
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln

@@ -349,6 +349,7 @@ class SymConvKernel {
       const VarNode *y, *x;
       const std::unordered_set<const VarNode*>* params;
       const VarNode* acc_only = nullptr;  // C, when only the epilogue reads it
+      const VarNode* data = nullptr;      // X, when it is the function's own
       PrimExpr ho, wo;
       Var j;
       bool ok = true;
@@ -362,7 +363,15 @@ class SymConvKernel {
         // (CompactLoopBuffers) through two shapes: rows instead.
         // C's loads in the epilogue become the accumulators (ReplaceLoads
         // matches the data variable): a view of it is never read.
-        if (!params->count(b->data.get()) && b->data.get() != acc_only) ok = false;
+        // X is the exception: the kernel only reads it (EpilogueOk takes no
+        // store to X), the view reads the very elements the rows would, and
+        // the passes after leave a buffer
+        // seen through a view of another rank alone (CompactLoopBuffers'
+        // and AliasOutputBuffers' other_shape, InlineElementwise's rank
+        // test), so it stays one allocation, read in place: a concatenation
+        // before a 1x1 convolution is not read by image rows of 8-column
+        // tiles (YOLOv8's C2f blocks at 10 x 10).
+        if (!params->count(b->data.get()) && b->data.get() != acc_only && b->data.get() != data) ok = false;
         auto it = views.find(b->data.get());
         if (it != views.end()) return it->second;
         auto v = std::make_shared<BufferNode>(*b);
@@ -385,6 +394,7 @@ class SymConvKernel {
       }
     } f;
     f.params = &params_;
+    f.data = cv_.data->data.get();
     const bool stores_out = store_out_ || epilogue_.empty();
     if (!stores_out) f.acc_only = cv_.out->data.get();
     f.y = L[2]->loop_var.get();
