@@ -942,6 +942,43 @@ Stmt SeparableColumns(const Window& w, const Buffer& v, const Stmt& v_init, cons
                       const PrimExpr& ix, const ForNode* rxl, ForKind vec);
 Stmt WrapSeparable(const Window& w, const Buffer& v, const ForNode* yl, Stmt row);
 
+// Pass 1 as one vector loop: V[u + pad] = OP over the kh tap rows of
+// select(row test at ry, X[.., clamped row, u], identity), the row index
+// clamped into X so that every load is in bounds whatever the test says
+// (where the test holds the row is inside and the clamp changes nothing).
+// One loop of kh loads a row instead of kh read-modify-write passes over
+// V, each behind its own branch. The loop is skipped when X has no rows
+// (nothing to clamp into; V keeps the identity, as the tests would).
+Stmt FusedTapRows(const Window& w, const BufferLoadNode* ld, const VarNode* ry, int64_t kh, const PrimExpr& row_cond,
+                  const Buffer& v, const PrimExpr& vj, const Var& u, const PrimExpr& ident) {
+  PrimExpr nonempty;
+  std::vector<PrimExpr> rows;
+  for (int64_t k = 0; k < kh; ++k) {
+    VarMap at{{ry, I64(k)}};
+    std::vector<PrimExpr> idx;
+    for (size_t d = 0; d + 1 < ld->indices.size(); ++d) {
+      PrimExpr e = Substitute(ld->indices[d], at);
+      if (Uses(ld->indices[d], {ry})) {
+        const PrimExpr& n = ld->buffer->shape[d];
+        e = MakeBinary(TirKind::kMax, MakeBinary(TirKind::kMin, e, n - I64(1)), I64(0));
+        if (k == 0) {
+          PrimExpr has = MakeBinary(TirKind::kGT, n, I64(0));
+          nonempty = nonempty.defined() ? MakeBinary(TirKind::kAnd, nonempty, has) : has;
+        }
+      }
+      idx.push_back(arith::Simplify(e));
+    }
+    idx.push_back(PrimExpr(u));
+    PrimExpr val = Load(ld->buffer, idx);
+    if (row_cond.defined())
+      val = PrimExpr(std::make_shared<const SelectNode>(Substitute(row_cond, at), val, ident));
+    rows.push_back(val);
+  }
+  Stmt loop = MakeForSep(u, ld->buffer->shape.back(), ForKind::kVectorized, Store(v, Combine(w, rows), {vj}));
+  if (nonempty.defined()) loop = std::make_shared<IfThenElseNode>(nonempty, loop, nullptr);
+  return loop;
+}
+
 Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
   if (w.op != TirKind::kMax && w.op != TirKind::kMin) return nullptr;
   if (w.taps.size() != 2 || w.spatial.size() < 2 || !w.init.defined() || !knobs.vectorize) return nullptr;
@@ -1044,6 +1081,8 @@ Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
   const ForNode* ryl = rx_first ? w.taps[1] : w.taps[0];
   const ForNode* rxl = rx_first ? w.taps[0] : w.taps[1];
   v_row = std::make_shared<ForNode>(ryl->loop_var, ryl->min, ryl->extent, ForKind::kSerial, v_row);
+  const int64_t* kh = ConstInt(ryl->extent);
+  if (padded && kh != nullptr && *kh <= 16) v_row = FusedTapRows(w, ld, ry, *kh, row_cond, v, vj, u2, ident);
   Stmt row;
   if (padded) {
     // Pass 2: out[x] = OP over rx of V[x + rx], no test.
