@@ -767,6 +767,9 @@ Stmt PartLoop(const Window& w, const PrimExpr& from, const PrimExpr& extent, For
 
 // The nest with symbolic spatial extents; null when a test is not of the
 // forms above (the nest is left as lowered).
+// Columns of a stride-2 run-time interior per explicit vector.
+constexpr int64_t kStridedLanes = 16;
+
 Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
   // A tested copy (pad) gains nothing here (32 x 40^2 -> 42^2: 7.6 us as
   // lowered, 7.9 rewritten, 1 thread), and nudenet's many pads took the
@@ -817,19 +820,36 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
     for (const PrimExpr& b : run.upper) hi = MakeBinary(TirKind::kMin, hi, b);
     lo = arith::Simplify(MakeBinary(TirKind::kMin, lo, ext_x));
     hi = arith::Simplify(MakeBinary(TirKind::kMax, hi, lo));
-    // Only stride 1: a run-time row is a masked loop (kernel_emitter), and
-    // masked stride-2 loads cost more than LLVM's own loop over the nest as
-    // lowered (3 x 3 / 2 max pool, 64 x 56^2, 1 thread: 0.22 -> 0.31 ms;
-    // the average pool's sum 0.14 -> 0.31 ms). Strides above 2 too
-    // (PLCMOS's 1 x 4 / 4 pools over 257 frequencies: LLVM vectorizes the
-    // lowered loop with interleaved loads, 0.6 ms for 32 x 311 x 64
-    // outputs; unrolled here it did not, 1.8 ms). Those nests stay as
-    // lowered.
-    for (const PrimExpr& t : interior_taps)
-      if (!ContiguousInX(t, x, 1)) return nullptr;
+    // A run-time row at stride 1 is one masked loop (kernel_emitter).
+    // Masked stride-2 loads cost more than LLVM's own loop over the nest as
+    // lowered (3 x 3 / 2 max pool, 64 x 56^2, 1 thread: 0.22 -> 0.31 ms),
+    // so stride 2 runs whole vectors of kStridedLanes columns, each a loop
+    // of constant extent that kernel_emitter emits as explicit vectors
+    // (wide loads and shuffles, no mask), and a scalar tail: mtcnn_pnet's
+    // 2 x 2 / 2 max pool over 10 x 238 x 318 took 3.2x its static schedule
+    // as lowered, about 1x this way (busy machine). Strides above 2 stay as
+    // lowered (PLCMOS's 1 x 4 / 4 pools over 257 frequencies: LLVM
+    // vectorizes the lowered loop with interleaved loads, 0.6 ms for 32 x
+    // 311 x 64 outputs; unrolled here it did not, 1.8 ms).
+    bool strided = false;
+    for (const PrimExpr& t : interior_taps) {
+      if (ContiguousInX(t, x, 1)) continue;
+      if (!ContiguousInX(t, x, 2)) return nullptr;
+      strided = true;
+    }
     std::vector<Stmt> parts;
     if (!IsZero(lo)) parts.push_back(PartLoop(w, I64(0), lo, ForKind::kSerial, border_taps));
-    parts.push_back(PartLoop(w, lo, hi - lo, ForKind::kVectorized, interior_taps));
+    if (strided) {
+      PrimExpr chunks = arith::Simplify(MakeBinary(TirKind::kFloorDiv, hi - lo, I64(kStridedLanes)));
+      Var xo = MakeVar("xo");
+      Stmt body = PartLoop(w, lo + PrimExpr(xo) * I64(kStridedLanes), I64(kStridedLanes), ForKind::kVectorized,
+                           interior_taps);
+      parts.push_back(std::make_shared<ForNode>(xo, I64(0), chunks, ForKind::kSerial, body));
+      PrimExpr done = arith::Simplify(lo + chunks * I64(kStridedLanes));
+      parts.push_back(PartLoop(w, done, hi - done, ForKind::kSerial, interior_taps));
+    } else {
+      parts.push_back(PartLoop(w, lo, hi - lo, ForKind::kVectorized, interior_taps));
+    }
     parts.push_back(PartLoop(w, hi, ext_x - hi, ForKind::kSerial, border_taps));
     row = Seq(parts);
   }
