@@ -767,6 +767,9 @@ Stmt PartLoop(const Window& w, const PrimExpr& from, const PrimExpr& extent, For
 
 // The nest with symbolic spatial extents; null when a test is not of the
 // forms above (the nest is left as lowered).
+// Columns of a stride-2 run-time interior per explicit vector.
+constexpr int64_t kStridedLanes = 16;
+
 Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
   // A tested copy (pad) gains nothing here (32 x 40^2 -> 42^2: 7.6 us as
   // lowered, 7.9 rewritten, 1 thread), and nudenet's many pads took the
@@ -817,19 +820,36 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
     for (const PrimExpr& b : run.upper) hi = MakeBinary(TirKind::kMin, hi, b);
     lo = arith::Simplify(MakeBinary(TirKind::kMin, lo, ext_x));
     hi = arith::Simplify(MakeBinary(TirKind::kMax, hi, lo));
-    // Only stride 1: a run-time row is a masked loop (kernel_emitter), and
-    // masked stride-2 loads cost more than LLVM's own loop over the nest as
-    // lowered (3 x 3 / 2 max pool, 64 x 56^2, 1 thread: 0.22 -> 0.31 ms;
-    // the average pool's sum 0.14 -> 0.31 ms). Strides above 2 too
-    // (PLCMOS's 1 x 4 / 4 pools over 257 frequencies: LLVM vectorizes the
-    // lowered loop with interleaved loads, 0.6 ms for 32 x 311 x 64
-    // outputs; unrolled here it did not, 1.8 ms). Those nests stay as
-    // lowered.
-    for (const PrimExpr& t : interior_taps)
-      if (!ContiguousInX(t, x, 1)) return nullptr;
+    // A run-time row at stride 1 is one masked loop (kernel_emitter).
+    // Masked stride-2 loads cost more than LLVM's own loop over the nest as
+    // lowered (3 x 3 / 2 max pool, 64 x 56^2, 1 thread: 0.22 -> 0.31 ms),
+    // so stride 2 runs whole vectors of kStridedLanes columns, each a loop
+    // of constant extent that kernel_emitter emits as explicit vectors
+    // (wide loads and shuffles, no mask), and a scalar tail: mtcnn_pnet's
+    // 2 x 2 / 2 max pool over 10 x 238 x 318 took 3.2x its static schedule
+    // as lowered, about 1x this way (busy machine). Strides above 2 stay as
+    // lowered (PLCMOS's 1 x 4 / 4 pools over 257 frequencies: LLVM
+    // vectorizes the lowered loop with interleaved loads, 0.6 ms for 32 x
+    // 311 x 64 outputs; unrolled here it did not, 1.8 ms).
+    bool strided = false;
+    for (const PrimExpr& t : interior_taps) {
+      if (ContiguousInX(t, x, 1)) continue;
+      if (!ContiguousInX(t, x, 2)) return nullptr;
+      strided = true;
+    }
     std::vector<Stmt> parts;
     if (!IsZero(lo)) parts.push_back(PartLoop(w, I64(0), lo, ForKind::kSerial, border_taps));
-    parts.push_back(PartLoop(w, lo, hi - lo, ForKind::kVectorized, interior_taps));
+    if (strided) {
+      PrimExpr chunks = arith::Simplify(MakeBinary(TirKind::kFloorDiv, hi - lo, I64(kStridedLanes)));
+      Var xo = MakeVar("xo");
+      Stmt body = PartLoop(w, lo + PrimExpr(xo) * I64(kStridedLanes), I64(kStridedLanes), ForKind::kVectorized,
+                           interior_taps);
+      parts.push_back(std::make_shared<ForNode>(xo, I64(0), chunks, ForKind::kSerial, body));
+      PrimExpr done = arith::Simplify(lo + chunks * I64(kStridedLanes));
+      parts.push_back(PartLoop(w, done, hi - done, ForKind::kSerial, interior_taps));
+    } else {
+      parts.push_back(PartLoop(w, lo, hi - lo, ForKind::kVectorized, interior_taps));
+    }
     parts.push_back(PartLoop(w, hi, ext_x - hi, ForKind::kSerial, border_taps));
     row = Seq(parts);
   }
@@ -938,6 +958,47 @@ Stmt MakeForSep(const Var& v, const PrimExpr& extent, ForKind kind, Stmt body) {
   return std::make_shared<ForNode>(v, I64(0), extent, kind, std::move(body));
 }
 
+Stmt SeparableColumns(const Window& w, const Buffer& v, const Stmt& v_init, const Stmt& v_row, const Run& run,
+                      const PrimExpr& ix, const ForNode* rxl, ForKind vec);
+Stmt WrapSeparable(const Window& w, const Buffer& v, const ForNode* yl, Stmt row);
+
+// Pass 1 as one vector loop: V[u + pad] = OP over the kh tap rows of
+// select(row test at ry, X[.., clamped row, u], identity), the row index
+// clamped into X so that every load is in bounds whatever the test says
+// (where the test holds the row is inside and the clamp changes nothing).
+// One loop of kh loads a row instead of kh read-modify-write passes over
+// V, each behind its own branch. The loop is skipped when X has no rows
+// (nothing to clamp into; V keeps the identity, as the tests would).
+Stmt FusedTapRows(const Window& w, const BufferLoadNode* ld, const VarNode* ry, int64_t kh, const PrimExpr& row_cond,
+                  const Buffer& v, const PrimExpr& vj, const Var& u, const PrimExpr& ident) {
+  PrimExpr nonempty;
+  std::vector<PrimExpr> rows;
+  for (int64_t k = 0; k < kh; ++k) {
+    VarMap at{{ry, I64(k)}};
+    std::vector<PrimExpr> idx;
+    for (size_t d = 0; d + 1 < ld->indices.size(); ++d) {
+      PrimExpr e = Substitute(ld->indices[d], at);
+      if (Uses(ld->indices[d], {ry})) {
+        const PrimExpr& n = ld->buffer->shape[d];
+        e = MakeBinary(TirKind::kMax, MakeBinary(TirKind::kMin, e, n - I64(1)), I64(0));
+        if (k == 0) {
+          PrimExpr has = MakeBinary(TirKind::kGT, n, I64(0));
+          nonempty = nonempty.defined() ? MakeBinary(TirKind::kAnd, nonempty, has) : has;
+        }
+      }
+      idx.push_back(arith::Simplify(e));
+    }
+    idx.push_back(PrimExpr(u));
+    PrimExpr val = Load(ld->buffer, idx);
+    if (row_cond.defined())
+      val = PrimExpr(std::make_shared<const SelectNode>(Substitute(row_cond, at), val, ident));
+    rows.push_back(val);
+  }
+  Stmt loop = MakeForSep(u, ld->buffer->shape.back(), ForKind::kVectorized, Store(v, Combine(w, rows), {vj}));
+  if (nonempty.defined()) loop = std::make_shared<IfThenElseNode>(nonempty, loop, nullptr);
+  return loop;
+}
+
 Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
   if (w.op != TirKind::kMax && w.op != TirKind::kMin) return nullptr;
   if (w.taps.size() != 2 || w.spatial.size() < 2 || !w.init.defined() || !knobs.vectorize) return nullptr;
@@ -983,12 +1044,20 @@ Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
   others_ry.insert(ry);
   PrimExpr row_cond;
   Run run;
+  // Whether every test on x is X's column bound (ix >= 0, ix < X's width):
+  // then a row V padded with OP's identity needs no test at all.
+  const PrimExpr& win_ext = ld->buffer->shape.back();
+  bool plane_tests = true;
   for (const PrimExpr& t : terms) {
     if (!Uses(t, {x})) {
       if (Uses(t, {rx})) return nullptr;
       row_cond = row_cond.defined() ? MakeBinary(TirKind::kAnd, row_cond, t) : t;
     } else if (!AddBound(t, x, others_ry, &run)) {
       return nullptr;
+    } else {
+      PrimExpr g = AsNonNegative(t);
+      plane_tests = plane_tests && g.defined() &&
+                    (arith::CanProveEqual(g, ix) || arith::CanProveEqual(g, win_ext - I64(1) - ix));
     }
   }
   TestTerms rest;
@@ -1002,26 +1071,57 @@ Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
   vnode->name = ld->buffer->name + "_window_rows";
   vnode->data = MakeVar(vnode->name + "_data", HandleType());
   vnode->dtype = f32;
-  vnode->shape = {ld->buffer->shape.back()};
+  const PrimExpr& win = ld->buffer->shape.back();
+  const PrimExpr& ext_x = xl->extent;
+  // Padded: V[j] is X's column j - pad, OP's identity outside X, j in
+  // [0, max(W_out + kw - 1, W_in + pad)): every tap of every output column
+  // reads inside it, so the output row is one loop over all its columns,
+  // the kw taps unrolled into one tree and stored once (not an init and kw
+  // read-modify-write passes over column runs: nudenet's SPPF at 10 x 10
+  // ran 12 masked loops a row).
+  const PrimExpr& rx_ext = (rx_first ? w.taps[0] : w.taps[1])->extent;
+  std::optional<int64_t> b_const = arith::AsConstInt(b);
+  const int64_t* kw = ConstInt(rx_ext);
+  const bool padded = plane_tests && b_const && *b_const <= 0 && kw != nullptr && *kw <= 16;
+  const int64_t pad = padded ? -*b_const : 0;
+  PrimExpr v_len = padded ? arith::Simplify(MakeBinary(TirKind::kMax, ext_x + I64(*kw - 1), win + I64(pad))) : win;
+  vnode->shape = {v_len};
   vnode->scope = "global";
   Buffer v = vnode;
-  const PrimExpr& win = ld->buffer->shape.back();
   ForKind vec = ForKind::kVectorized;
   // Pass 1: V = OP over ry of X's rows.
   Var u = MakeVar("u");
-  Stmt v_init = MakeForSep(u, win, vec, Store(v, ident, {PrimExpr(u)}));
-  std::vector<PrimExpr> xidx(ld->indices.begin(), ld->indices.end() - 1);
-  xidx.push_back(PrimExpr(u));
+  Stmt v_init = MakeForSep(u, v_len, vec, Store(v, ident, {PrimExpr(u)}));
   Var u2 = MakeVar("u");
-  std::vector<PrimExpr> xidx2 = xidx;
-  xidx2.back() = PrimExpr(u2);
-  Stmt v_row = MakeForSep(u2, win, vec,
-                           Store(v, MakeBinary(w.op, Load(v, {PrimExpr(u2)}), Load(ld->buffer, xidx2)), {PrimExpr(u2)}));
+  std::vector<PrimExpr> xidx2(ld->indices.begin(), ld->indices.end() - 1);
+  xidx2.push_back(PrimExpr(u2));
+  PrimExpr vj = pad == 0 ? PrimExpr(u2) : PrimExpr(u2) + I64(pad);
+  Stmt v_row = MakeForSep(u2, win, vec, Store(v, MakeBinary(w.op, Load(v, {vj}), Load(ld->buffer, xidx2)), {vj}));
   if (row_cond.defined()) v_row = std::make_shared<IfThenElseNode>(row_cond, v_row, nullptr);
   const ForNode* ryl = rx_first ? w.taps[1] : w.taps[0];
   const ForNode* rxl = rx_first ? w.taps[0] : w.taps[1];
   v_row = std::make_shared<ForNode>(ryl->loop_var, ryl->min, ryl->extent, ForKind::kSerial, v_row);
-  // Pass 2: the row = OP over rx of V at the columns inside.
+  const int64_t* kh = ConstInt(ryl->extent);
+  if (padded && kh != nullptr && *kh <= 16) v_row = FusedTapRows(w, ld, ry, *kh, row_cond, v, vj, u2, ident);
+  Stmt row;
+  if (padded) {
+    // Pass 2: out[x] = OP over rx of V[x + rx], no test.
+    std::vector<PrimExpr> vals;
+    for (int64_t k = 0; k < *kw; ++k) vals.push_back(Load(v, {PrimExpr(xl->loop_var) + I64(k)}));
+    Stmt out = LoopFrom(xl->loop_var, I64(0), ext_x, vec, Store(w.out, Combine(w, vals), w.idx), x);
+    row = Seq({v_init, v_row, out});
+  } else {
+    row = SeparableColumns(w, v, v_init, v_row, run, ix, rxl, vec);
+  }
+  return WrapSeparable(w, v, yl, row);
+}
+
+// Pass 2 over column runs (V unpadded): the row = OP over rx of V at the
+// columns where the tests on x pass.
+Stmt SeparableColumns(const Window& w, const Buffer& v, const Stmt& v_init, const Stmt& v_row, const Run& run,
+                      const PrimExpr& ix, const ForNode* rxl, ForKind vec) {
+  const ForNode* xl = w.spatial.back();
+  const VarNode* x = xl->loop_var.get();
   const PrimExpr& ext_x = xl->extent;
   PrimExpr lo = I64(0), hi = ext_x;
   for (const PrimExpr& bnd : run.lower) lo = MakeBinary(TirKind::kMax, lo, bnd);
@@ -1032,7 +1132,12 @@ Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
   Stmt tap = LoopFrom(xl->loop_var, lo, hi - lo, vec, Store(w.out, MakeBinary(w.op, acc, Load(v, {ix})), w.idx), x);
   tap = std::make_shared<ForNode>(rxl->loop_var, rxl->min, rxl->extent, ForKind::kSerial, tap);
   Stmt init = LoopFrom(xl->loop_var, I64(0), ext_x, vec, Store(w.out, w.init, w.idx), x);
-  Stmt row = Seq({v_init, v_row, init, tap});
+  return Seq({v_init, v_row, init, tap});
+}
+
+// The row pass around the loops outside it, V allocated once around y (in
+// it when y is the parallel loop).
+Stmt WrapSeparable(const Window& w, const Buffer& v, const ForNode* yl, Stmt row) {
   const bool y_parallel = yl->for_kind == ForKind::kParallel;
   if (y_parallel) row = std::make_shared<AllocateNode>(v, row);
   ForKind ykind = yl->for_kind == ForKind::kVectorized ? ForKind::kSerial : yl->for_kind;

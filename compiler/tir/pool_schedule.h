@@ -29,8 +29,10 @@
 // the interior is a run of columns computed at run time from each test's
 // linear bound, vectorized (masked tail) when its loads step by 1; tests on
 // y, and every test in the border columns, become selects over loads clamped
-// into the plane; tests that hold in the whole nest go. Stride-2 and wider
-// nests over run-time rows are left as lowered (LLVM's loop was faster).
+// into the plane; tests that hold in the whole nest go. At stride 2 the
+// interior is whole 16-column vectors (explicit, unmasked) and a scalar
+// tail; wider strides over run-time rows are left as lowered (LLVM's loop
+// was faster).
 // Windows of more than kMaxWindowTaps taps (13 x 13), and of more than 9
 // over run-time planes (SPPF's 5 x 5: the unrolled tree of clamped selects
 // cost compile memory), keep their tap loops,
@@ -38,7 +40,9 @@
 // when the padding is OP's identity; over run-time planes a max or min of
 // two tap loops at column stride 1 is separable instead: per output row, a
 // row of X's width set to OP over the tap rows, then the output row to OP
-// over the tap columns of it (kh + kw row vectors instead of kh * kw).
+// over the tap columns of it (kh + kw row vectors instead of kh * kw); when
+// the column tests are X's bounds that row is padded with OP's identity and
+// each pass is one test-free vector loop with its taps unrolled.
 // Knobs: schedule_knobs.h, pool.*.
 //
 // Pre: lowered, default kinds chosen (a parallel loop of the nest stays
