@@ -526,6 +526,12 @@ TEST(ReduceScheduleTest, NormalizationsMatchReference) {
     Check(Op::kLayerNorm, {1, 40}, "n", 600, threads);
     Check(Op::kRmsNorm, {64, 96}, "", 0, threads);
     Check(Op::kRmsNorm, {1, 130}, "n", 17, threads);
+    // Norms split before the row schedule (default_schedule.cc): static rows
+    // and columns of the transformer sizes, and symbolic rows of 384.
+    Check(Op::kLayerNorm, {256, 384}, "", 0, threads);
+    Check(Op::kLayerNorm, {128, 768}, "", 0, threads);
+    Check(Op::kLayerNorm, {1, 384}, "n", 70, threads);
+    Check(Op::kRmsNorm, {128, 768}, "", 0, threads);
   }
 }
 
