@@ -458,15 +458,16 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   bool aligned_made = false, restructured = false, norm_rows = false;
   PrimFunc out = Pipeline(input, num_threads_hint, knobs, true, false, &aligned_made, &restructured, &norm_rows);
   // A norm (a row-wise kernel without a max: not softmax) again with its
-  // static vector loops split before the row schedule, which then leaves
-  // the first row statistic (the sum) out of the fused per-row chain: the
-  // rows' sums run back to back, and the out-of-order core overlaps one
-  // row's lane tree with the next row's loads instead of waiting on the
-  // chain sum -> mean -> variance -> reciprocal -> output row by row.
-  // Measured (one thread, busy machine, same run): layer_norm [256, 384]
-  // 0.84x, [128, 768] 0.66x, [512, 256] 0.80x, symbolic rows of 384 0.97x,
-  // rms_norm 0.98 to 1.0x; softmax lost (1.05x [256, 384], 1.09x
-  // [512, 128]) and keeps the late split.
+  // static vector loops split before the row schedule. The split mean loop
+  // over the rows no longer fuses, so the row sums run back to back over
+  // all rows and only variance -> reciprocal -> output stay fused per row:
+  // the sums of consecutive rows overlap instead of each row waiting on the
+  // whole chain. Measured (one thread, machine busy with other builds,
+  // medians, same run against main): layer_norm [256, 384] 16.1-16.9 ->
+  // 11.5-11.7 us (0.70x), [128, 768] 0.80-0.86x, [512, 256] 0.73x; compiled
+  // for and run on 2 threads 0.77x and 0.85x. Symbolic rows and rms_norm
+  // (no mean loop) compile to the same code as before. Softmax split this
+  // way lost (1.05x [256, 384], 1.09x [512, 128]) and keeps the late split.
   if (norm_rows) {
     bool unused = false;
     return Pipeline(input, num_threads_hint, knobs, true, true, &aligned_made, &restructured, &unused);
