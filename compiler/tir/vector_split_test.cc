@@ -166,12 +166,16 @@ TEST(ExplicitVectorSplitTest, NormsSplitBeforeTheRowScheduleSoftmaxAfter) {
   // [128, 768] the same way.
   EXPECT_EQ(Count(LoopsOfNamed(Norm("128, 768", "768", ln), "layer_norm").vector_widths, 16), 4);
   EXPECT_EQ(TopLoops(Norm("128, 768", "768", ln), "layer_norm"), 3);
-  // Symbolic rows (the mean's loop is symbolic, not split) and rms_norm (no
-  // mean loop): one fused row loop, its output row in 16 lanes (and the
-  // trees' halving steps).
+  // Symbolic rows: the mean's loop over them split the same way, then a
+  // vectorized tail (symbolic extent): four top-level loops (the sums, the
+  // mean's blocks, its tail, the rows' variance and output).
   const std::string sym = Norm("\"n\", 384", "384", ln, "n");
-  EXPECT_EQ(Count(LoopsOfNamed(sym, "layer_norm").vector_widths, 16), 3);
-  EXPECT_EQ(TopLoops(sym, "layer_norm"), 1);
+  VectorLoops y = LoopsOfNamed(sym, "layer_norm");
+  EXPECT_EQ(Count(y.vector_widths, 16), 4);
+  EXPECT_EQ(Count(y.vector_widths, -1), 1);
+  EXPECT_EQ(TopLoops(sym, "layer_norm"), 4);
+  // rms_norm (no mean loop): one fused row loop, its output row in 16 lanes
+  // (and the tree's halving step).
   const std::string rms = Norm("128, 768", "768", "R.nn.rms_norm(x, g, axes=[-1])");
   EXPECT_EQ(Count(LoopsOfNamed(rms, "rms_norm").vector_widths, 16), 2);
   EXPECT_EQ(TopLoops(rms, "rms_norm"), 1);
