@@ -470,7 +470,9 @@ PrimFunc ApplyDefaultSchedule(const PrimFunc& input, int num_threads_hint, const
   // 11.5-11.7 us (0.70x), [128, 768] 0.80-0.86x, [512, 256] 0.73x; compiled
   // for and run on 2 threads 0.77x and 0.85x; symbolic rows (the mean's
   // loop split with a tail) of 384 at 256 rows 0.80-0.81x, of 192 at
-  // 7 / 96 / 256 rows 0.92-0.94x / 0.79-0.82x / 0.79-0.83x. rms_norm (no
+  // 7 / 96 / 256 rows 0.92-0.94x / 0.79-0.82x / 0.79-0.83x; 256 rows of
+  // symbolic length 384 / 100 0.85x / 0.63-0.69x. Whole models (minilm,
+  // khmersm): within the noise (+-1 %). rms_norm (no
   // mean loop) compiles to the same code as before. Softmax split this
   // way lost (1.05x [256, 384], 1.09x [512, 128]) and keeps the late split.
   if (norm_rows) {
