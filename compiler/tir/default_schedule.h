@@ -34,7 +34,9 @@
 //  - else, when E is a multiple of 2 * kExplicitLanes above it and the loop
 //    calls a float math function (exp, erf, ...) or the function holds a row
 //    reduction (softmax, norms), kExplicitLanes-lane vectors two per
-//    unrolled step.
+//    unrolled step: after the row-reduction schedule for softmax, before it
+//    for norms (row-wise kernels without a max), whose row sums then run
+//    outside the fused per-row chain.
 // Neither applies in a function that a conv, matmul or window schedule
 // rewrites (their epilogues fuse only while unsplit).
 //

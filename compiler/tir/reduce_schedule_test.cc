@@ -501,10 +501,11 @@ TEST(ReduceScheduleTest, SoftmaxMatchesReference) {
 TEST(ReduceScheduleTest, SymbolicRowLengthsMatchReference) {
   // The reduced axis symbolic: lengths below, at and above the 64 lanes, so
   // the run-time tail (masked vector lanes) is empty, short, or nearly a
-  // block; khmersm's 96-column attention rows.
+  // block; khmersm's 96-column attention rows. layer_norm over 64 rows:
+  // its loops split before the row schedule (default_schedule.cc).
   for (int threads : {1, 2}) {
     for (auto oc : {std::pair<Op, std::vector<int64_t>>{Op::kSoftmax, {6, 0}}, {Op::kLayerNorm, {3, 0}},
-                    {Op::kSum, {5, 0}}, {Op::kMax, {2, 3, 0}}}) {
+                    {Op::kLayerNorm, {64, 0}}, {Op::kSum, {5, 0}}, {Op::kMax, {2, 3, 0}}}) {
       SCOPED_TRACE(Module(oc.first, oc.second, "n", true) + " threads=" + std::to_string(threads));
       auto mod = Compile(Module(oc.first, oc.second, "n", true), threads);
       ASSERT_NE(mod, nullptr);
@@ -526,6 +527,13 @@ TEST(ReduceScheduleTest, NormalizationsMatchReference) {
     Check(Op::kLayerNorm, {1, 40}, "n", 600, threads);
     Check(Op::kRmsNorm, {64, 96}, "", 0, threads);
     Check(Op::kRmsNorm, {1, 130}, "n", 17, threads);
+    // Norms split before the row schedule (default_schedule.cc): static rows
+    // and columns of the transformer sizes, and symbolic rows of 384 (70:
+    // two blocks of 32 and a tail of 6).
+    Check(Op::kLayerNorm, {256, 384}, "", 0, threads);
+    Check(Op::kLayerNorm, {128, 768}, "", 0, threads);
+    Check(Op::kLayerNorm, {1, 384}, "n", 70, threads);
+    Check(Op::kRmsNorm, {128, 768}, "", 0, threads);
   }
 }
 

@@ -7,7 +7,8 @@
 //   threads, against a plain reference.
 // - explicit: softmax's and the norms' loops, and loops that call math,
 //   become 16-lane vectors two per unrolled step (static rows) or that and a
-//   tail loop (symbolic rows); a plain bias add is left to LLVM. Their
+//   tail loop (symbolic rows); a plain bias add is left to LLVM; a norm's
+//   static loops are split before the row schedule, softmax's after. Their
 //   numbers are reduce_schedule_test's (softmax, layer_norm, rms_norm of
 //   static and symbolic rows and columns).
 #include <gtest/gtest.h>
@@ -115,6 +116,71 @@ TEST(ExplicitVectorSplitTest, SoftmaxRowsTakeSixteenLanesTwoPerStep) {
   // Rows of 48 (not a multiple of 32): LLVM's loops, as before.
   VectorLoops n = LoopsOfNamed(Unary("64, 48", "R.nn.softmax(x, axis=-1)"), "softmax");
   EXPECT_TRUE(n.unrolls.empty());
+}
+
+// main(x: (dims), g, b: (cols,)) -> `expr` (a norm over the last axis).
+std::string Norm(const std::string& dims, const std::string& cols, const std::string& expr, const std::string& sym = "") {
+  std::string t = "R.Tensor((" + dims + "), dtype=\"float32\")", v = "R.Tensor((" + cols + ",), dtype=\"float32\")";
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + t + ", g: " + v + ", b: " + v +
+                    ") -> " + t + ":\n";
+  if (!sym.empty()) src += "        " + sym + " = T.int64()\n";
+  src += "        with R.dataflow():\n            y = " + expr + "\n            R.output(y)\n        return y\n";
+  return src;
+}
+
+// The number of top-level loops of the function `name_part` names (a fused
+// row chain is one loop; a norm's sums outside it make more).
+int TopLoops(const std::string& source, const std::string& name_part) {
+  driver::CompileOptions options;
+  options.num_threads_hint = 1;
+  PrimFunc f = LowerPrimFunc(source, options, name_part);
+  if (!f) return -1;
+  struct Top : StmtExprVisitor {
+    int loops = 0;
+    void VisitStmt(const Stmt& s) override {
+      if (As<ForNode>(s) != nullptr) {
+        ++loops;
+        return;  // not below it
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } t;
+  t.VisitStmt(f->body);
+  return t.loops;
+}
+
+TEST(ExplicitVectorSplitTest, NormsSplitBeforeTheRowScheduleSoftmaxAfter) {
+  const std::string ln = "R.nn.layer_norm(x, g, b, axes=[-1], epsilon=1e-5)";
+  // layer_norm [256, 384], split first: the mean over the 256 row sums and
+  // the output row take 16 lanes (two per unrolled step; the output's
+  // reciprocal sits between its unroll and its vector loop); the sums over
+  // all rows, the mean, then one loop over rows for the variance and the
+  // output: three top-level loops, not one fused row loop (split after the
+  // row schedule, only the output row had 16 lanes). 16-lane loops: those
+  // two and the halving step of each lane tree (sum, variance).
+  VectorLoops a = LoopsOfNamed(Norm("256, 384", "384", ln), "layer_norm");
+  EXPECT_EQ(Count(a.vector_widths, 16), 4);
+  EXPECT_EQ(a.unrolls, std::vector<int64_t>{2});  // the mean's
+  EXPECT_EQ(Count(a.vector_widths, 384), 0);
+  EXPECT_EQ(TopLoops(Norm("256, 384", "384", ln), "layer_norm"), 3);
+  // [128, 768] the same way.
+  EXPECT_EQ(Count(LoopsOfNamed(Norm("128, 768", "768", ln), "layer_norm").vector_widths, 16), 4);
+  EXPECT_EQ(TopLoops(Norm("128, 768", "768", ln), "layer_norm"), 3);
+  // Symbolic rows: the mean's loop over them split the same way, then a
+  // vectorized tail (symbolic extent): four top-level loops (the sums, the
+  // mean's blocks, its tail, the rows' variance and output).
+  const std::string sym = Norm("\"n\", 384", "384", ln, "n");
+  VectorLoops y = LoopsOfNamed(sym, "layer_norm");
+  EXPECT_EQ(Count(y.vector_widths, 16), 4);
+  EXPECT_EQ(Count(y.vector_widths, -1), 1);
+  EXPECT_EQ(TopLoops(sym, "layer_norm"), 4);
+  // rms_norm (no mean loop): one fused row loop, its output row in 16 lanes
+  // (and the tree's halving step).
+  const std::string rms = Norm("128, 768", "768", "R.nn.rms_norm(x, g, axes=[-1])");
+  EXPECT_EQ(Count(LoopsOfNamed(rms, "rms_norm").vector_widths, 16), 2);
+  EXPECT_EQ(TopLoops(rms, "rms_norm"), 1);
+  // Softmax keeps its split after the row schedule: one fused row loop.
+  EXPECT_EQ(TopLoops(Unary("256, 384", "R.nn.softmax(x, axis=-1)"), "softmax"), 1);
 }
 
 TEST(ExplicitVectorSplitTest, MathLoopsSplitPlainAddsDoNot) {
