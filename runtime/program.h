@@ -143,6 +143,11 @@ struct ProgramGpuModule {
   std::string arch;    // "sm_80"
   const char* ptx = nullptr;  // inside the file's bytes, not NUL-terminated
   uint64_t ptx_size = 0;
+  // ptxas's cubin for `arch` (an ELF file), inside the file's bytes; null
+  // when the compiler had no ptxas. Loaded instead of JIT-compiling the PTX
+  // on a device of the same major compute capability and at least its minor.
+  const uint8_t* cubin = nullptr;
+  uint64_t cubin_size = 0;
   std::vector<ProgramGpuFunction> functions;
 };
 

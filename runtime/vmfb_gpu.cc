@@ -1,6 +1,8 @@
 #include "runtime/vmfb_gpu.h"
 
 #include <cctype>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 
 #include "runtime/kernel_cost.h"
@@ -149,6 +151,9 @@ Status ValidateGpuModules(const Program& program) {
     }
     if (!IsArch(m.arch)) return Damaged(StrFormat("%s has arch '%s' (expected sm_XY)", module.c_str(), m.arch.c_str()));
     if (m.ptx == nullptr || m.ptx_size == 0) return Damaged(module + " has no PTX");
+    if (m.cubin != nullptr && (m.cubin_size < 4 || std::memcmp(m.cubin, "\x7f" "ELF", 4) != 0)) {
+      return Damaged(module + "'s cubin is not an ELF file");
+    }
     std::string ptx(m.ptx, static_cast<size_t>(m.ptx_size));
     std::string target = DirectiveValue(ptx, ".target");
     if (target.empty()) return Damaged(module + "'s PTX has no .target directive (not PTX?)");
@@ -164,12 +169,26 @@ Status ValidateGpuModules(const Program& program) {
   return Status::Ok();
 }
 
+GpuImage ChooseGpuImage(const ProgramGpuModule& module, int cc_major, int cc_minor) {
+  // sm_XY: X the major version, Y the minor (one digit; sm_100 is 10.0).
+  int arch = IsArch(module.arch) ? std::atoi(module.arch.c_str() + 3) : -1;
+  if (arch < 0) return GpuImage::kNone;
+  int major = arch / 10, minor = arch % 10;
+  if (module.cubin != nullptr && cc_major == major && cc_minor >= minor) return GpuImage::kCubin;
+  if (cc_major * 10 + cc_minor >= arch) return GpuImage::kPtx;
+  return GpuImage::kNone;
+}
+
 std::string DescribeGpuModule(const ProgramGpuModule& module, size_t index) {
   size_t kernels = 0;
   for (const ProgramGpuFunction& f : module.functions) kernels += f.kernels.size();
-  return StrFormat("GPU module %zu (%s, %s): %zu kernel functions, %zu kernels, %llu bytes of PTX", index,
-                   module.format.c_str(), module.arch.c_str(), module.functions.size(), kernels,
-                   static_cast<unsigned long long>(module.ptx_size));
+  std::string text = StrFormat("GPU module %zu (%s, %s): %zu kernel functions, %zu kernels, %llu bytes of PTX", index,
+                               module.format.c_str(), module.arch.c_str(), module.functions.size(), kernels,
+                               static_cast<unsigned long long>(module.ptx_size));
+  if (module.cubin != nullptr) {
+    text += StrFormat(", %llu bytes of cubin", static_cast<unsigned long long>(module.cubin_size));
+  }
+  return text;
 }
 
 }  // namespace kiln

@@ -32,6 +32,13 @@ constexpr const char* kGpuTargetTriple = "nvptx64-nvidia-cuda";
 
 Status ValidateGpuModules(const Program& program);
 
+// Which image of `module` a device of compute capability major.minor loads:
+// the cubin where it runs there (same major, minor at least the cubin's:
+// cubins are compatible forward within a major version only), else the PTX
+// through the driver's JIT (forward to any newer device), else none.
+enum class GpuImage { kCubin, kPtx, kNone };
+GpuImage ChooseGpuImage(const ProgramGpuModule& module, int cc_major, int cc_minor);
+
 // "GPU module 0 (ptx, sm_80): 5 kernel functions, 7 kernels, 12345 bytes of PTX".
 std::string DescribeGpuModule(const ProgramGpuModule& module, size_t index);
 

@@ -589,6 +589,15 @@ Result<Program> DecodeVmfb(const FileBytes& bytes, const DecodeOptions& options)
         KILN_ASSIGN_OR_RETURN(uint64_t checksum, ReadChecksum(g->checksum(), what));
         KILN_RETURN_IF_ERROR(CompareChecksum(ptx, out.ptx_size, checksum, what));
       }
+      if (g->cubin() != nullptr && g->cubin()->size() > 0) {
+        std::string cubin_what = what + " cubin";
+        KILN_ASSIGN_OR_RETURN(out.cubin, segment(g->cubin(), cubin_what));
+        out.cubin_size = g->cubin()->size();
+        if (p.has_checksums) {
+          KILN_ASSIGN_OR_RETURN(uint64_t checksum, ReadChecksum(g->cubin_checksum(), cubin_what));
+          KILN_RETURN_IF_ERROR(CompareChecksum(out.cubin, out.cubin_size, checksum, cubin_what));
+        }
+      }
       KILN_RETURN_IF_ERROR(DecodeGpuFunctions(g, &out));
       p.gpu_modules.push_back(std::move(out));
     }

@@ -49,15 +49,17 @@ make_cases matmuls_n1000 tests/gpu/matmuls.relax n=1000
 # The same kernels as PTX for sm_90 (Hopper's own ISA level), JIT-compiled as well.
 arch=sm_90
 make_cases mlp_n256_sm90 examples/mlp.relax n=256
-# The example models end to end: the GPU .vmfb (PTX for sm_80), its inputs,
-# and the outputs of the CPU .vmfb of the same model on the same inputs.
+# The example models end to end: the GPU .vmfb (PTX for sm_80, which every
+# H100/H200 JIT-compiles; with ARCH=sm_90 also ptxas's cubin, which they load
+# as it is), its inputs, and the outputs of the CPU .vmfb of the same model
+# on the same inputs.
 python="$build/venv/bin/python"
 [ -x "$python" ] || python=python3
 make_model() {
-  local name="$1" model="$2" dir="$out/models/$1"
+  local name="$1" model="$2" arch="${3:-sm_80}" dir="$out/models/$1${3:+_$3}"
   mkdir -p "$dir"
   "$python" "$src/tests/gpu/make_model_inputs.py" "$name" "$dir"
-  "$build/tools/kiln-compile/kiln-compile" "$src/$model" --target=cuda --arch=sm_80 -o "$dir/model.cuda.vmfb" >/dev/null
+  "$build/tools/kiln-compile/kiln-compile" "$src/$model" --target=cuda --arch="$arch" -o "$dir/model.cuda.vmfb" >/dev/null
   local cpu="$(mktemp -d)"
   "$build/tools/kiln-compile/kiln-compile" "$src/$model" -o "$cpu/model.vmfb" >/dev/null
   local inputs=() i=0
@@ -69,5 +71,6 @@ make_model mlp_n4 examples/mlp.relax
 make_model mlp_n256 examples/mlp.relax
 make_model transformer_s128 examples/transformer_block.relax
 make_model resnet_block examples/resnet_block.relax
+make_model transformer_s128 examples/transformer_block.relax sm_90
 cp "$src/scripts/gpu_check.sh" "$out/gpu_check.sh"
 du -sh "$out"

@@ -12,6 +12,7 @@
 #include "compiler/codegen/native_codegen.h"
 #include "compiler/codegen/nvptx_codegen.h"
 #include "compiler/driver/gpu_module_info.h"
+#include "compiler/driver/ptxas.h"
 #include "runtime/vmfb_gpu.h"
 #include "compiler/fusion/annotate_op_pattern.h"
 #include "compiler/fusion/fuse_ops.h"
@@ -368,6 +369,10 @@ Result<compiler::VmfbProgram> CompileCudaModule(const ir::IRModule& input, const
   if (!funcs.empty()) {
     KILN_ASSIGN_OR_RETURN(codegen::PtxBuild ptx, codegen::BuildPtx(funcs, ToPtxOptions(options)));
     KILN_ASSIGN_OR_RETURN(compiler::GpuModuleInfo gpu, MakeGpuModuleInfo(ptx, funcs));
+    KILN_ASSIGN_OR_RETURN(std::string ptxas, FindPtxas(options.ptxas));
+    if (!ptxas.empty()) {
+      KILN_ASSIGN_OR_RETURN(gpu.cubin, AssembleCubin(ptxas, gpu.ptx, gpu.arch));
+    }
     program.gpu_modules.push_back(std::move(gpu));
   }
   return program;

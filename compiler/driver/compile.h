@@ -61,6 +61,10 @@ struct CompileOptions {
   // `gpu_arch`, nvptx_codegen.h).
   std::string target_triple;
   std::string gpu_arch = "sm_80";
+  // --target=cuda: the ptxas that assembles a cubin for `gpu_arch` into the
+  // module beside the PTX (driver/ptxas.h): "" finds one (no cubin when
+  // there is none), "none" builds PTX only, else the program's path.
+  std::string ptxas;
   std::string target_cpu;
   std::string target_features;
   int opt_level = 3;

@@ -50,6 +50,9 @@ const char kUsage[] =
     "  --report-memory                 print each function's planned memory to stderr\n"
     "  --target=TRIPLE --cpu=NAME --features=+f1,-f2   code generation target (default: this machine)\n"
     "  --target=cuda [--arch=sm_XY]    NVIDIA GPU kernels as PTX for sm_XY (default sm_80)\n"
+    "  --ptxas=PATH|none               with --target=cuda: the ptxas that adds a cubin for sm_XY beside the PTX\n"
+    "                                  (default: $KILN_PTXAS, $CUDA_HOME/bin, /usr/local/cuda/bin or $PATH;\n"
+    "                                  no cubin when there is none; none: PTX only)\n"
     "  -O0 .. -O3                      LLVM optimization level (default -O3)\n"
     "  --threads=N                     threads the kernels' schedules plan for (parallel loops, their chunks;\n"
     "                                  default: this machine's cores); records of --tuning-db apply only when\n"
@@ -68,7 +71,7 @@ const char kUsage[] =
 const std::vector<std::string>& OptionNames() {
   static const std::vector<std::string> names = {
       "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
-      "matmul", "dispatch", "fuse", "winograd", "bound", "dim", "report-memory", "target", "cpu", "features", "arch", "O",
+      "matmul", "dispatch", "fuse", "winograd", "bound", "dim", "report-memory", "target", "cpu", "features", "arch", "ptxas", "O",
       "tuning-db", "threads"};
   return names;
 }
@@ -188,6 +191,8 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
       options->target_cpu = value;
     } else if (key == "arch") {
       options->gpu_arch = value;
+    } else if (key == "ptxas") {
+      options->ptxas = value;
     } else if (key == "features") {
       options->target_features = value;
     } else if (key == "tuning-db") {

@@ -18,12 +18,14 @@
 #include <vector>
 
 #include "compiler/driver/compile.h"
+#include "compiler/driver/ptxas.h"
 #include "compiler/text/text.h"
 #include "compiler/writer/vmfb_writer.h"
 #include "runtime/cuda/gpu_launch.h"
 #include "runtime/cuda/gpu_linker.h"
 #include "tools/common/prepared_call.h"
 #include "tools/kiln-dump/dump.h"
+#include "runtime/vmfb_gpu.h"
 #include "runtime/vmfb_loader.h"
 #include "vm/module.h"
 
@@ -32,18 +34,22 @@ namespace {
 
 const char* kPtxas = "/usr/local/cuda/bin/ptxas";
 
-driver::CompileOptions Cuda(const std::string& arch) {
+// PTX only unless a test asks for ptxas ("": the compiler finds it), so that
+// the loader tests damage a file whose last segment is the PTX.
+driver::CompileOptions Cuda(const std::string& arch, const std::string& ptxas = driver::kNoPtxas) {
   driver::CompileOptions o;
   o.target_triple = "cuda";
   o.gpu_arch = arch;
+  o.ptxas = ptxas;
   return o;
 }
 
-compiler::VmfbProgram CompileExample(const std::string& name, const std::string& arch = "sm_80") {
+compiler::VmfbProgram CompileExample(const std::string& name, const std::string& arch = "sm_80",
+                                     const std::string& ptxas = driver::kNoPtxas) {
   Result<ir::IRModule> m = text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/examples/" + name);
   EXPECT_TRUE(m.ok()) << m.status().ToString();
   if (!m.ok()) return {};
-  Result<compiler::VmfbProgram> p = driver::CompileModule(*m, Cuda(arch));
+  Result<compiler::VmfbProgram> p = driver::CompileModule(*m, Cuda(arch, ptxas));
   EXPECT_TRUE(p.ok()) << p.status().ToString();
   return p.ok() ? std::move(p).value() : compiler::VmfbProgram();
 }
@@ -70,28 +76,15 @@ Result<Program> Decode(const compiler::VmfbProgram& program) {
   return DecodeVmfb(kept->back());
 }
 
-int Assemble(const std::string& ptx, const std::string& arch, std::string* output) {
-  char dir[] = "/tmp/kiln_gpu_vmfb_XXXXXX";
-  if (mkdtemp(dir) == nullptr) return -1;
-  std::string in = std::string(dir) + "/m.ptx", out = std::string(dir) + "/m.cubin", log = std::string(dir) + "/log";
-  std::ofstream(in) << ptx;
-  std::string cmd = std::string(kPtxas) + " -arch=" + arch + " " + in + " -o " + out + " > " + log + " 2>&1";
-  int rc = std::system(cmd.c_str());
-  std::ifstream l(log);
-  output->assign(std::istreambuf_iterator<char>(l), std::istreambuf_iterator<char>());
-  std::remove(in.c_str());
-  std::remove(out.c_str());
-  std::remove(log.c_str());
-  rmdir(dir);
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
-}
-
 class ExampleVmfb : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
+// Compiled with the ptxas the compiler finds: the PTX assembles for the arch
+// (ptxas is the assembler the driver's JIT embeds) and its cubin travels in
+// the file.
 TEST_P(ExampleVmfb, RoundTripsAndItsPtxAssembles) {
   const std::string& file = std::get<0>(GetParam());
   const std::string& arch = std::get<1>(GetParam());
-  compiler::VmfbProgram written = CompileExample(file, arch);
+  compiler::VmfbProgram written = CompileExample(file, arch, /*ptxas=*/"");
   ASSERT_EQ(written.gpu_modules.size(), 1u);
   EXPECT_TRUE(written.native_libraries.empty());
   EXPECT_TRUE(written.graphs.empty());
@@ -133,8 +126,13 @@ TEST_P(ExampleVmfb, RoundTripsAndItsPtxAssembles) {
     }
   }
   if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent: the PTX was not assembled";
-  std::string log;
-  EXPECT_EQ(Assemble(std::string(g.ptx, g.ptx_size), arch, &log), 0) << file << " " << arch << ":\n" << log;
+  ASSERT_GT(w.cubin.size(), 4u) << file << " " << arch;
+  EXPECT_EQ(w.cubin.compare(0, 4, "\x7f" "ELF"), 0);
+  ASSERT_NE(g.cubin, nullptr);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(g.cubin), g.cubin_size), w.cubin);
+  EXPECT_NE(DescribeGpuModule(g, 0).find(StrFormat("bytes of PTX, %zu bytes of cubin", w.cubin.size())),
+            std::string::npos)
+      << DescribeGpuModule(g, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExampleVmfb,
@@ -327,6 +325,75 @@ TEST(GpuVmfbLoader, TruncatedPtx) {
       << r.status().message();
 }
 
+// A module with a cubin: the cubin is checked (an ELF file, its checksum)
+// and named in the messages; without ptxas the file has no cubin.
+compiler::VmfbProgram MlpWithCubin() {
+  compiler::VmfbProgram p = CompileExample("mlp.relax", "sm_90", /*ptxas=*/"");
+  return p;
+}
+
+TEST(GpuVmfbLoader, CubinThatIsNotElf) {
+  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent";
+  compiler::VmfbProgram p = MlpWithCubin();
+  ASSERT_FALSE(p.gpu_modules[0].cubin.empty());
+  p.gpu_modules[0].cubin = "not an ELF file";
+  Result<Program> r = Decode(p);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("GPU module 0's cubin is not an ELF file"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(GpuVmfbLoader, ChangedCubinBytes) {
+  if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent";
+  compiler::VmfbProgram p = MlpWithCubin();
+  // As bytes: a char of the ELF above 0x7f compares negative with a uint8_t.
+  const std::vector<uint8_t> cubin(p.gpu_modules[0].cubin.begin(), p.gpu_modules[0].cubin.end());
+  ASSERT_FALSE(cubin.empty());
+  FileBytes f = Serialize(p);
+  auto* owned = static_cast<std::vector<uint8_t>*>(f.owner.get());
+  auto it = std::search(owned->begin(), owned->end(), cubin.begin(), cubin.end());
+  ASSERT_NE(it, owned->end());
+  *(it + static_cast<std::ptrdiff_t>(cubin.size() / 2)) ^= 1;
+  Result<Program> r = DecodeVmfb(f);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kDataLoss);
+  EXPECT_NE(r.status().message().find("the GPU module 0 cubin segment"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("does not match its checksum"), std::string::npos) << r.status().message();
+}
+
+TEST(GpuVmfbLoader, NoPtxasNoCubin) {
+  compiler::VmfbProgram p = CompileExample("mlp.relax", "sm_90", driver::kNoPtxas);
+  EXPECT_TRUE(p.gpu_modules[0].cubin.empty());
+  Result<Program> r = Decode(p);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->gpu_modules[0].cubin, nullptr);
+  EXPECT_EQ(DescribeGpuModule(r->gpu_modules[0], 0).find("cubin"), std::string::npos);
+}
+
+// Which image a device loads: the cubin on its own major version at an
+// equal or newer minor, the PTX forward on anything newer, nothing older.
+TEST(GpuImageChoice, CubinWithinAMajorVersionPtxForward) {
+  static const char kElf[] = "\x7f" "ELF";
+  ProgramGpuModule m;
+  m.arch = "sm_80";
+  EXPECT_EQ(ChooseGpuImage(m, 8, 0), GpuImage::kPtx);  // no cubin in the file
+  m.cubin = reinterpret_cast<const uint8_t*>(kElf);
+  m.cubin_size = 4;
+  EXPECT_EQ(ChooseGpuImage(m, 8, 0), GpuImage::kCubin);
+  EXPECT_EQ(ChooseGpuImage(m, 8, 6), GpuImage::kCubin);
+  EXPECT_EQ(ChooseGpuImage(m, 9, 0), GpuImage::kPtx);   // sm_80 cubins do not run on sm_90
+  EXPECT_EQ(ChooseGpuImage(m, 7, 5), GpuImage::kNone);
+  m.arch = "sm_86";
+  EXPECT_EQ(ChooseGpuImage(m, 8, 0), GpuImage::kNone);
+  EXPECT_EQ(ChooseGpuImage(m, 8, 9), GpuImage::kCubin);
+  m.arch = "sm_90";
+  EXPECT_EQ(ChooseGpuImage(m, 9, 0), GpuImage::kCubin);
+  EXPECT_EQ(ChooseGpuImage(m, 10, 0), GpuImage::kPtx);
+  m.arch = "bad";
+  EXPECT_EQ(ChooseGpuImage(m, 9, 0), GpuImage::kNone);
+}
+
 TEST(GpuVmfbLoader, CpuLoadOfAGpuModuleIsRefused) {
   FileBytes f = Serialize(CompileExample("transformer_block.relax"));
   Result<std::shared_ptr<const vm::Module>> m = vm::Module::LoadBuffer(f.data, f.size);
@@ -383,15 +450,14 @@ TEST(GpuVmfbCompile, IntegerMatmulIsAGeneratedKernel) {
   for (const compiler::CallableInfo& c : cpu->callables)
     cpu_calls_int8 |= c.kind == compiler::CallableKind::kPacked && c.name.rfind("kiln.int8.", 0) == 0;
   EXPECT_TRUE(cpu_calls_int8);
-  Result<compiler::VmfbProgram> gpu = driver::CompileModule(*m, Cuda("sm_90"));
+  Result<compiler::VmfbProgram> gpu = driver::CompileModule(*m, Cuda("sm_90", /*ptxas=*/""));
   ASSERT_TRUE(gpu.ok()) << gpu.status().ToString();
   for (const compiler::CallableInfo& c : gpu->callables)
     EXPECT_NE(c.kind, compiler::CallableKind::kPacked) << c.name;
   ASSERT_EQ(gpu->gpu_modules.size(), 1u);
   EXPECT_NE(gpu->gpu_modules[0].ptx.find("matmul_integer"), std::string::npos);
   if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent: the PTX was not assembled";
-  std::string log;
-  EXPECT_EQ(Assemble(gpu->gpu_modules[0].ptx, "sm_90", &log), 0) << log;
+  EXPECT_EQ(gpu->gpu_modules[0].cubin.compare(0, 4, "\x7f" "ELF"), 0);  // ptxas assembled it
 }
 
 // The host side of a launch: the MLP's first kernel function, called as the

@@ -113,6 +113,7 @@ struct GpuModuleInfo {
   std::string format = "ptx";
   std::string arch;  // "sm_80"
   std::string ptx;
+  std::string cubin;  // ptxas's ELF for `arch`; empty: PTX only
   std::vector<GpuFunctionInfo> functions;
 };
 

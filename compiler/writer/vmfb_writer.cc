@@ -81,11 +81,14 @@ Result<std::vector<uint8_t>> SerializeVmfb(const VmfbProgram& program) {
     library_offsets.push_back(segment_end);
     segment_end += lib.bytes.size();
   }
-  std::vector<uint64_t> ptx_offsets;
+  std::vector<uint64_t> ptx_offsets, cubin_offsets;
   for (const GpuModuleInfo& gpu : program.gpu_modules) {
     segment_end = AlignUp(segment_end);
     ptx_offsets.push_back(segment_end);
     segment_end += gpu.ptx.size();
+    segment_end = AlignUp(segment_end);
+    cubin_offsets.push_back(segment_end);
+    segment_end += gpu.cubin.size();
   }
 
   FlatBufferBuilder b(1024);
@@ -182,8 +185,14 @@ Result<std::vector<uint8_t>> SerializeVmfb(const VmfbProgram& program) {
       uint64_t value = SegmentChecksum(reinterpret_cast<const uint8_t*>(gpu.ptx.data()), gpu.ptx.size());
       checksum = fb::CreateChecksum(b, fb::ChecksumAlgorithm::XXH3_64, value);
     }
-    gpu_modules.push_back(
-        fb::CreateGpuModuleDirect(b, gpu.format.c_str(), gpu.arch.c_str(), &ptx, checksum, &funcs));
+    fb::SegmentRef cubin(cubin_offsets[i], gpu.cubin.size());
+    Offset<fb::Checksum> cubin_checksum = 0;
+    if (!gpu.cubin.empty() && WritesChecksums(program)) {
+      uint64_t value = SegmentChecksum(reinterpret_cast<const uint8_t*>(gpu.cubin.data()), gpu.cubin.size());
+      cubin_checksum = fb::CreateChecksum(b, fb::ChecksumAlgorithm::XXH3_64, value);
+    }
+    gpu_modules.push_back(fb::CreateGpuModuleDirect(b, gpu.format.c_str(), gpu.arch.c_str(), &ptx, checksum, &funcs,
+                                                    gpu.cubin.empty() ? nullptr : &cubin, cubin_checksum));
   }
   fb::FormatVersion version(program.format_major, program.format_minor);
   fb::SegmentRef weights_ref(0, weights_size);
@@ -208,6 +217,8 @@ Result<std::vector<uint8_t>> SerializeVmfb(const VmfbProgram& program) {
   for (size_t i = 0; i < program.gpu_modules.size(); ++i) {
     const std::string& ptx = program.gpu_modules[i].ptx;
     if (!ptx.empty()) std::memcpy(out.data() + base + ptx_offsets[i], ptx.data(), ptx.size());
+    const std::string& cubin = program.gpu_modules[i].cubin;
+    if (!cubin.empty()) std::memcpy(out.data() + base + cubin_offsets[i], cubin.data(), cubin.size());
   }
   return out;
 }

@@ -1,5 +1,6 @@
 #include "runtime/cuda/cuda_module.h"
 
+#include <cstring>
 #include <vector>
 
 #include "runtime/cuda/driver_api.h"
@@ -26,6 +27,29 @@ Result<std::unique_ptr<CudaModule>> CudaModule::LoadPtx(CudaDevice* device, cons
     Status s = Check(api, rc, "cuModuleLoadDataEx");
     return Status(s.code(), "loading PTX module '" + name + "': " + s.message() +
                                 (log.empty() ? std::string(" (the JIT left no log)") : ": " + log));
+  }
+  std::unique_ptr<CudaModule> m(new CudaModule());
+  m->device_ = device;
+  m->module_ = mod;
+  m->name_ = name;
+  return m;
+}
+
+Result<std::unique_ptr<CudaModule>> CudaModule::LoadCubin(CudaDevice* device, const uint8_t* cubin, uint64_t size,
+                                                          const std::string& name) {
+  const DriverApi& api = device->api();
+  if (cubin == nullptr || size < 4) return InvalidArgument("loading cubin of '" + name + "': no ELF image");
+  KILN_RETURN_IF_ERROR(device->MakeCurrent());
+  // The segment is 64-byte aligned in the file, but a file the caller
+  // passes as bytes may sit at any address; the copy gives the driver's ELF
+  // reader the 8-byte alignment of its headers.
+  std::vector<uint64_t> aligned((size + 7) / 8);
+  std::memcpy(aligned.data(), cubin, static_cast<size_t>(size));
+  CUmodule mod = nullptr;
+  CUresult rc = api.cuModuleLoadDataEx(&mod, aligned.data(), 0, nullptr, nullptr);
+  if (rc != CUDA_SUCCESS) {
+    Status s = Check(api, rc, "cuModuleLoadDataEx");
+    return Status(s.code(), "loading cubin of '" + name + "': " + s.message());
   }
   std::unique_ptr<CudaModule> m(new CudaModule());
   m->device_ = device;

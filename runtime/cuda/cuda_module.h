@@ -33,6 +33,10 @@ class CudaModule {
   // outlive the module.
   static Result<std::unique_ptr<CudaModule>> LoadPtx(CudaDevice* device, const std::string& ptx,
                                                      const std::string& name);
+  // `cubin` (size bytes, an ELF file from ptxas for this device's arch),
+  // loaded without the JIT. The bytes need not outlive the call.
+  static Result<std::unique_ptr<CudaModule>> LoadCubin(CudaDevice* device, const uint8_t* cubin, uint64_t size,
+                                                       const std::string& name);
   ~CudaModule();
   CudaModule(const CudaModule&) = delete;
   CudaModule& operator=(const CudaModule&) = delete;

@@ -10,6 +10,7 @@
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/driver_api.h"
 #include "runtime/cuda/gpu_launch.h"
+#include "runtime/vmfb_gpu.h"
 
 namespace kiln {
 namespace cuda {
@@ -62,17 +63,31 @@ Result<std::shared_ptr<CudaGpuLinker>> CudaGpuLinker::Create(int ordinal) {
 
 Status CudaGpuLinker::LoadModule(const ProgramGpuModule& module) {
   const DeviceInfo& info = state_->device->info();
-  // PTX for sm_XY runs on devices of compute capability >= X.Y (the JIT
-  // compiles it forward); an older device cannot run it.
-  int want = std::atoi(module.arch.c_str() + 3);
-  if (info.cc_major * 10 + info.cc_minor < want) {
+  GpuImage image = ChooseGpuImage(module, info.cc_major, info.cc_minor);
+  if (image == GpuImage::kNone) {
     return Incompatible(StrFormat("the module's PTX is for %s; %s is %s", module.arch.c_str(), info.name.c_str(),
                                   info.Arch().c_str()));
   }
+  std::string name = "GPU module (" + module.arch + ")";
+  std::string cubin_error;
+  if (image == GpuImage::kCubin) {
+    Result<std::unique_ptr<CudaModule>> loaded =
+        CudaModule::LoadCubin(state_->device.get(), module.cubin, module.cubin_size, name);
+    if (loaded.ok()) {
+      state_->modules[module.ptx] = std::move(loaded).value();
+      return Status::Ok();
+    }
+    // A driver older than the toolkit that wrote the cubin refuses it; the
+    // PTX may still JIT (or fail with both reasons below).
+    cubin_error = loaded.status().message();
+  }
   std::string ptx(module.ptx, static_cast<size_t>(module.ptx_size));
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaModule> loaded,
-                        CudaModule::LoadPtx(state_->device.get(), ptx, "GPU module (" + module.arch + ")"));
-  state_->modules[module.ptx] = std::move(loaded);
+  Result<std::unique_ptr<CudaModule>> loaded = CudaModule::LoadPtx(state_->device.get(), ptx, name);
+  if (!loaded.ok()) {
+    if (cubin_error.empty()) return loaded.TakeStatus();
+    return Status(loaded.status().code(), loaded.status().message() + "; the cubin failed first: " + cubin_error);
+  }
+  state_->modules[module.ptx] = std::move(loaded).value();
   return Status::Ok();
 }
 

@@ -117,6 +117,10 @@ std::string SegmentsText(const Program& p, const FileBytes& bytes) {
     if (!inside(g.ptx)) continue;
     segments.push_back({static_cast<uint64_t>(reinterpret_cast<const uint8_t*>(g.ptx) - bytes.data), g.ptx_size,
                         StrFormat("GPU module %zu (%s, %s)", i, g.format.c_str(), g.arch.c_str())});
+    if (g.cubin != nullptr && inside(g.cubin)) {
+      segments.push_back({static_cast<uint64_t>(g.cubin - bytes.data), g.cubin_size,
+                          StrFormat("GPU module %zu cubin (%s)", i, g.arch.c_str())});
+    }
   }
   std::sort(segments.begin(), segments.end(), [](const Segment& a, const Segment& b) { return a.offset < b.offset; });
   std::string out = StrFormat("\nsegments (file %zu bytes):\n", bytes.size);
