@@ -118,11 +118,12 @@ int Run(const std::string& job_path) {
   for (size_t a = 0; a < tensors.size(); ++a) args[a].tensor = reinterpret_cast<kiln_dltensor*>(tensors[a].dl());
   // Through CallKernel, as the VM and the graph executor call kernels: its
   // env keeps the workspaces (packing buffers) a call frees for the next
-  // call. With a fresh aligned_alloc per call, glibc gave a freed block at the
-  // top of the heap back to the system and the next call faulted its pages in
-  // again: a 3 x 3 conv of 24 -> 40 channels at 14^2, packed as three shifted
-  // planes (78 KiB), measured 45 us here against 20 us in kiln-bench, and
-  // kiln-tune kept a record 8 % slower in the module than the default.
+  // call. With a fresh aligned_alloc per call (MakeKernelEnv's env), a 3 x 3
+  // conv of 24 -> 40 channels at 14^2, packed as three shifted planes
+  // (77 KiB), measured 45 us here against 20 us in kiln-bench (19.2 us here
+  // now), and kiln-tune kept a record 8 % slower in the module than the
+  // default. (Likely glibc returning the freed block at the top of its heap
+  // to the system, and the next call faulting its pages in again.)
   auto call = [&] {
     return CallKernel((*entry)->fn, job.kernel, args.data(), static_cast<int32_t>(args.size()), &pool);
   };
