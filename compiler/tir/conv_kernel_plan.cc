@@ -140,6 +140,8 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
 bool ConvKernel::ChooseShiftPlanes() const {
   const ConvNest& cv = cv_;
   if (cv.sh != 1 || cv.sw != 1 || cv.kw < 2 || cv.opg <= 2 || cv.wblock != 0 || !sources_.empty()) return false;
+  // The conv.shift_planes knob (schedule_knobs.h): 1 never, 2 whenever legal.
+  if (int64_t k = knobs_.Get("conv.shift_planes"); k > 0) return k == 2;
   const int64_t exact = cv.ho * cv.wo;
   const int64_t halo = cv.ho * (cv.wo + (cv.kw - 1) * cv.dw);
   if (exact <= kMaxShiftPlaneColumns) return VectorSlots(exact) < 2 * CeilDiv(halo, 16);

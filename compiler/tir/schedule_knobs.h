@@ -23,6 +23,15 @@
 //   conv.im2col       output points per chunk (16..64) of the im2col panel
 //                     kernel (conv_im2col_schedule.h) instead of the direct
 //                     one, for convs of one group; conv.mr sets its tile too
+//   conv.shift_planes 1: the halo layout (one packed copy of the input, its
+//                     rows padded), 2: shift planes (kw copies, each shifted
+//                     by a kernel column, rows as wide as the output's)
+//                     wherever they are legal (stride 1, kw >= 2, more than
+//                     two output channels a group, weights read as given).
+//                     The layout decides the packing's cost and whether the
+//                     taps' loads are aligned: a 1-D conv of 500 columns
+//                     packed five shifted copies, more than its halo copy
+//                     costs in unaligned loads
 //
 // Strided depthwise convolution (depthwise_schedule.h):
 //   depthwise.rows    output rows per register tile, 1..8

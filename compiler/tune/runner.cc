@@ -13,6 +13,7 @@
 #include <random>
 
 #include "compiler/arith/simplify.h"
+#include "runtime/kernel_call.h"
 #include "runtime/native_library.h"
 #include "runtime/tensor.h"
 #include "runtime/thread_pool.h"
@@ -81,12 +82,13 @@ bool WriteValue(int fd, T v) {
     tensors.push_back(*t);
   }
   ThreadPool pool(options.threads);
-  kiln_kernel_env env = MakeKernelEnv(&pool);
   std::vector<kiln_kernel_arg> args(tensors.size());
   for (size_t k = 0; k < tensors.size(); ++k) args[k].tensor = reinterpret_cast<kiln_dltensor*>(tensors[k].dl());
+  // As the VM calls kernels (CallKernel: workspaces kept from one call to the
+  // next), as kiln-measure-host does.
   auto call = [&] {
-    int rc = (*entry)->fn(&env, args.data(), static_cast<int32_t>(args.size()));
-    if (rc != 0) ChildFail(fd, "the kernel returned status " + std::to_string(rc));
+    Status st = CallKernel((*entry)->fn, kernel, args.data(), static_cast<int32_t>(args.size()), &pool);
+    if (!st.ok()) ChildFail(fd, "the kernel failed: " + st.ToString());
   };
   call();
   WriteValue<uint8_t>(fd, kTagOutputs);

@@ -111,6 +111,38 @@ TEST_P(RunnerTest, FailuresAreRecordedAndMeasuringGoesOn) {
   EXPECT_TRUE(again.ok()) << again.message;
 }
 
+// A kernel that fails (here: its workspace, 2^47 bytes, cannot be
+// allocated) is a failed run whose message says what the kernel said.
+// Sanitizers' allocators abort on such a request instead of failing it.
+TEST_P(RunnerTest, AKernelErrorIsARunFailureWithItsMessage) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "a sanitizer's allocator aborts on a 2^47-byte request";
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  GTEST_SKIP() << "a sanitizer's allocator aborts on a 2^47-byte request";
+#endif
+#endif
+  ir::PrimFunc f = ParseFunc(R"(@T.prim_func
+def scale(A: T.Buffer((64, 32), "float32"), C: T.Buffer((64, 32), "float32")):
+    W = T.alloc_buffer((35184372088832,), "float32")
+    for i, j in T.grid(64, 32):
+        with T.block("W"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            W[vi * 549755813888 + vj] = A[vi, vj]
+    for i, j in T.grid(64, 32):
+        with T.block("C"):
+            vi, vj = T.axis.remap("SS", [i, j])
+            C[vi, vj] = W[vi * 549755813888 + vj]
+)", "scale");
+  Measurement m = Measure(LowerScheduled(f), Options());
+  EXPECT_EQ(m.state, MeasureState::kRunFailed) << MeasureStateName(m.state) << ": " << m.message;
+  EXPECT_NE(m.message.find("workspace allocation of 140737488355328 bytes for buffer W failed"), std::string::npos)
+      << m.message;
+  EXPECT_NE(m.message.find(GetParam() ? "kiln-measure-host: the kernel scale failed: " : "the kernel failed: "),
+            std::string::npos)
+      << m.message;
+}
+
 TEST_P(RunnerTest, UnsupportedParametersAreABuildFailure) {
   ir::PrimFunc f = ParseFunc(R"(@T.prim_func
 def relu(x: T.handle, y: T.handle):

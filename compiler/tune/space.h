@@ -34,7 +34,8 @@
 // Knobs so far (compiler/tir/schedule_knobs.h): the matmul register tile,
 // packing, one-row partial sums and the parallel tile loop (when there is a
 // matmul nest); the convolution's tile shape and row tiles (a conv nest),
-// and for convs of one group the im2col panels, a different kernel;
+// and for convs of one group the im2col panels, a different kernel; the
+// packed input's layout (halo rows or shift planes);
 // else the vector width and unroll of elementwise loops; and the thread hint.
 #ifndef KILN_COMPILER_TUNE_SPACE_H_
 #define KILN_COMPILER_TUNE_SPACE_H_

@@ -108,6 +108,10 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
     knobs.push_back({"conv.nr", {0, 16, 32, 48, 64, 96}});
     knobs.push_back({"conv.row_tiles", {0, 1, 2}});
     if (im2col) knobs.push_back({"conv.im2col", {0, 16, 32, 48, 64}});
+    // The packed input's layout (halo rows or shift planes): a different
+    // packing and tile loop, offered where one of them is not the rule's.
+    if (KnobApplies(lowered, threads, base, "conv.shift_planes", {1, 2}))
+      knobs.push_back({"conv.shift_planes", {0, 1, 2}});
     return knobs;
   }
   if (im2col) {

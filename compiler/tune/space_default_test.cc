@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <string>
+#include <vector>
 
 #include "compiler/ir/structural_equal.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
@@ -196,10 +198,11 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   // With threads, whether the tile loop runs in parallel is a knob too.
   EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kCourseMM, "mm"), 4).size(), 6u);
   std::vector<Knob> kc = DefaultSpaceKnobs(ParseFunc(kConv, "conv2d"), 1);
-  ASSERT_EQ(kc.size(), 5u);
+  ASSERT_EQ(kc.size(), 6u);
   EXPECT_EQ(kc[0].name, "conv.mr");
   EXPECT_EQ(kc[3].name, "conv.im2col");  // a conv of one group: the im2col panels too
-  EXPECT_EQ(kc[4].name, "threads");
+  EXPECT_EQ(kc[4].name, "conv.shift_planes");  // the packed input's layout
+  EXPECT_EQ(kc[5].name, "threads");
   // A 1-D convolution: the conv knobs too (its default schedule is the
   // conv2d one at height 1).
   std::vector<Knob> k1d = DefaultSpaceKnobs(ParseFunc(kConv1d, "conv1d"), 1);
@@ -437,6 +440,65 @@ TEST(DefaultSpaceTest, Im2colKnobPointsReplayAndComputeTheSameNumbers) {
     }
     // Several distinct points: 16 and 64 points a chunk are different kernels.
     EXPECT_NE(kernels.front(), kernels.back()) << name;
+  }
+}
+
+// The packed input's layout (conv.shift_planes) as a decision of the space:
+// the halo layout packs one copy of the input, shift planes one per kernel
+// column. Where the rule picks shift planes (a 1-D conv, a 10 x 10 plane)
+// the halo point differs; where it picks the halo layout (a 34 x 34 plane,
+// more columns than shift planes take at one thread) the shift-plane point
+// differs. Every point replays through JSON and computes the same numbers.
+TEST(DefaultSpaceTest, ShiftPlaneKnobPointsChangeThePackingAndComputeTheSameNumbers) {
+  std::string wide = kConv;
+  for (size_t at = wide.find("10"); at != std::string::npos; at = wide.find("10", at)) wide.replace(at, 2, "34");
+  struct Case {
+    std::string text;
+    const char* name;
+    std::string rule_packing, other_packing;  // the packed input's declaration
+    int64_t other;                            // the knob value that is not the rule
+  };
+  const Case cases[] = {
+      {kConv1d, "conv1d", "data_padded = T.decl_buffer((1, 8, 5,", "data_padded = T.decl_buffer((1, 8, 1,", 1},
+      {kConv, "conv2d", "data_padded = T.decl_buffer((1, 8, 3,", "data_padded = T.decl_buffer((1, 8, 1,", 1},
+      {wide, "conv2d", "data_padded = T.decl_buffer((1, 8, 1,", "data_padded = T.decl_buffer((1, 8, 3,", 2},
+  };
+  for (const Case& c : cases) {
+    ir::PrimFunc f = ParseFunc(c.text.c_str(), c.name);
+    ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
+    EXPECT_NE(tir::testing::Print(def).find(c.rule_packing), std::string::npos) << c.name << "\n" << tir::testing::Print(def);
+    tir::Trace t = Sample(f, 1, 1).trace();
+    size_t at = 0;
+    std::vector<int64_t> candidates;
+    for (size_t i = 0; i + 1 < t.instructions().size(); ++i) {
+      const auto& next = t.instructions()[i + 1];
+      if (next.name == "annotate" && next.inputs[0].s == "kiln.knob.conv.shift_planes") {
+        at = i;
+        candidates = t.instructions()[i].inputs[0].ints;
+      }
+    }
+    ASSERT_EQ(candidates, (std::vector<int64_t>{0, 1, 2})) << c.name << "\n" << t.ToString();
+    Result<tir::Trace> base = DefaultPoint(t);
+    ASSERT_TRUE(base.ok());
+    for (int64_t d : {1, 2}) {
+      tir::Trace point = *base;
+      point.SetDecision(at, {d});
+      Result<Json> j = TraceToJson(point);
+      ASSERT_TRUE(j.ok());
+      Result<tir::Trace> back = TraceFromJson(*j);
+      ASSERT_TRUE(back.ok()) << back.status().ToString();
+      Result<tir::Schedule> s = tir::Schedule::Replay(f, *back);
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ir::PrimFunc lowered = LowerScheduled(s->func());
+      std::string printed = tir::testing::Print(lowered);
+      // The rule's own layout as a knob gives the default kernel; the other
+      // layout another packing.
+      EXPECT_EQ(ir::StructuralEqual(lowered, def), d != c.other) << c.name << " " << d << "\n" << printed;
+      EXPECT_NE(printed.find(d == c.other ? c.other_packing : c.rule_packing), std::string::npos)
+          << c.name << " " << d << "\n" << printed;
+      Status same = SameNumbers(f, lowered);
+      EXPECT_TRUE(same.ok()) << c.name << " " << d << ": " << same.ToString();
+    }
   }
 }
 
