@@ -308,15 +308,19 @@ bool StoresAtLoopPoint(const ir::PrimFunc& producer) {
   return sc.plain;
 }
 
-bool HasSymbolicExtent(const ir::PrimFunc& kernel) {
+bool SymbolicOnlyInBatch(const ir::PrimFunc& kernel) {
   if (!kernel) return false;
+  bool batch = false;
   for (const auto& p : kernel->params) {
     ir::Buffer b = kernel->BufferOf(p);
     if (!b) continue;
-    for (const auto& d : b->shape)
-      if (!d.as<ir::IntImmNode>()) return true;
+    for (size_t d = 0; d < b->shape.size(); ++d) {
+      if (b->shape[d].as<ir::IntImmNode>()) continue;
+      if (d > 0) return false;
+      batch = true;
+    }
   }
-  return false;
+  return batch;
 }
 
 bool PrologueTooCostly(double reads, double ops) { return (reads - 1.0) * ops > kMaterializeCost; }
