@@ -46,7 +46,9 @@ struct FusionGraph {
 // GFLOP/s; 3-4x the two kernels alone, loaded machine). Anchors of symbolic
 // height or width (conv_symbolic_schedule.h) take it: the transform writes
 // its own buffer, which the convolution reads in place, also as a source of
-// a concatenation (YOLOv8n's C2f blocks: nudenet 0.45 ms of 17 less).
+// a concatenation (YOLOv8n's C2f blocks; nudenet at 320^2, 1 thread, loaded
+// machine: its Winograd-output and convolution kernels' minima over 40
+// calls summed 10.85 -> 10.36 ms).
 //
 // For every node, the index of its group's representative: the group's last
 // node (its post-dominator, whose value is the group's only result). A node
