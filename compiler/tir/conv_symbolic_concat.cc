@@ -34,7 +34,10 @@ bool MatchSymbolicChannelConcat(const Stmt& s, const Buffer& dst, std::vector<Sy
   Stmt body;
   std::vector<const ForNode*> loops = PeelNest(s, &body);
   const auto* st = As<BufferStoreNode>(body);
-  if (loops.size() != 4 || st == nullptr || st->buffer->data.get() != dst->data.get() || !CompactFloat32(dst)) return false;
+  if (loops.size() != 4 || st == nullptr || st->indices.size() != 4 || st->buffer->data.get() != dst->data.get() ||
+      !CompactFloat32(dst)) {
+    return false;
+  }
   const int64_t* channels = ConstInt(dst->shape[1]);
   if (channels == nullptr) return false;
   for (size_t d = 0; d < 4; ++d) {
@@ -47,8 +50,10 @@ bool MatchSymbolicChannelConcat(const Stmt& s, const Buffer& dst, std::vector<Sy
   // The load of channels [lo, hi) from one source.
   auto take = [&](const PrimExpr& e, int64_t hi) {
     const auto* l = e.as<BufferLoadNode>();
-    if (l == nullptr || l->buffer->data.get() == dst->data.get() || !CompactFloat32(l->buffer) || l->indices.size() != 4)
+    if (l == nullptr || l->buffer->data.get() == dst->data.get() || !CompactFloat32(l->buffer) ||
+        l->indices.size() != 4) {
       return false;
+    }
     const int64_t* count = ConstInt(l->buffer->shape[1]);
     if (count == nullptr || *count != hi - lo) return false;
     for (size_t d : {0, 2, 3}) {

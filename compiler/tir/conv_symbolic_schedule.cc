@@ -427,7 +427,8 @@ class SymConvKernel {
     // batch, height and width are X's: MatchSymbolicChannelConcat), when X's
     // channel index is the reduction's own (a plain pointwise convolution).
     std::vector<Buffer> source_views;
-    if (!sources_.empty() && IsVar(cv_.x_load->indices[1], L[4]->loop_var.get())) {
+    if (!sources_.empty() && x.as<BufferLoadNode>() != nullptr &&
+        IsVar(cv_.x_load->indices[1], L[4]->loop_var.get())) {
       for (const SymConcatSource& src : sources_) f.sources.insert(src.buffer->data.get());
       for (const SymConcatSource& src : sources_) source_views.push_back(f.View(src.buffer));
     }
