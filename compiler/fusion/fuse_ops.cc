@@ -169,7 +169,7 @@ class BlockFuser {
         g.nodes[i].cost = OpsPerElement(callee);
         g.nodes[i].inlinable = StoresAtLoopPoint(callee);
       }
-      if (callee) g.nodes[i].batch_symbolic = SymbolicOnlyInBatch(callee);
+      if (callee) g.nodes[i].symbolic = HasSymbolicExtent(callee);
       bool anchor = calls[i].pattern == kCommReduce || calls[i].pattern == kOutEWiseFusable;
       std::map<int, OpPattern> producers;
       ForEachVarUse(bs[i].value, [&](const ir::VarExpr* v) {

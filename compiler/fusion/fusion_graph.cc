@@ -187,7 +187,7 @@ class Partitioner {
     for (size_t k = 0; k < g_.nodes.size(); ++k) {
       if (!joining[k]) continue;
       const FusionGraph::Node& node = g_.nodes[k];
-      if (!node.inlinable && g_.nodes[sink].batch_symbolic) return false;
+      if (!node.inlinable && g_.nodes[sink].symbolic) return false;
       // Elementwise on materialized values only: inline_elementwise moves it
       // into their stores.
       bool folded = node.pattern <= kBroadcast && !producers_[k].empty();

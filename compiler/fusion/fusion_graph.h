@@ -26,7 +26,7 @@ struct FusionGraph {
     std::vector<Edge> consumers;  // at most one edge per consumer
     double cost = 0.0;            // per element of its value (OpsPerElement)
     bool inlinable = true;        // stores at its loop point (StoresAtLoopPoint)
-    bool batch_symbolic = false;  // its kernel is symbolic in the batch alone (SymbolicOnlyInBatch)
+    bool symbolic = false;        // its kernel has a symbolic extent
   };
   // Topological order: every consumer has a larger index than its producer.
   std::vector<Node> nodes;
@@ -39,16 +39,16 @@ struct FusionGraph {
 // are not materialized anyway (not `inlinable`, or elementwise / broadcast
 // with all their producers among the joining nodes materialized), not
 // PrologueTooCostly(R, P). A node that is not `inlinable` (a Winograd output
-// transform, a custom nest) never joins a `batch_symbolic` anchor: the
-// schedule of a convolution symbolic in its batch alone (conv_batch_peel.h)
-// needs its input to be a parameter, and the pair was left a naive nest
-// (captcha_crnn's Winograd outputs fused with a 1x1 convolution: 4.8
-// GFLOP/s; 3-4x the two kernels alone, loaded machine). Anchors of symbolic
-// height or width (conv_symbolic_schedule.h) take it: the transform writes
-// its own buffer, which the convolution reads in place, also as a source of
-// a concatenation (YOLOv8n's C2f blocks; nudenet at 320^2, 1 thread, loaded
-// machine: its Winograd-output and convolution kernels' minima over 40
-// calls summed 10.85 -> 10.36 ms).
+// transform, a custom nest) never joins a `symbolic` anchor: the static
+// schedules that compute such a prologue in the anchor's kernel need static
+// extents, and the symbolic ones leave the pair a naive nest (captcha_crnn's
+// symbolic Winograd outputs fused with a 1x1 convolution: 4.8 GFLOP/s).
+// Allowed for anchors of symbolic height or width (whose schedule reads a
+// concatenation's sources in place, the transform's own buffer among them),
+// nudenet at 320^2 gained nothing (1 thread, loaded machine, per-kernel
+// minima over 40 calls): YOLOv8n's C2f blocks 1-3 % faster, its head's
+// transform + 1x1 convolution 13 % slower (the SiLU between them is then a
+// pass of its own), whole model within noise; so it stays refused.
 //
 // For every node, the index of its group's representative: the group's last
 // node (its post-dominator, whose value is the group's only result). A node

@@ -308,19 +308,15 @@ bool StoresAtLoopPoint(const ir::PrimFunc& producer) {
   return sc.plain;
 }
 
-bool SymbolicOnlyInBatch(const ir::PrimFunc& kernel) {
+bool HasSymbolicExtent(const ir::PrimFunc& kernel) {
   if (!kernel) return false;
-  bool batch = false;
   for (const auto& p : kernel->params) {
     ir::Buffer b = kernel->BufferOf(p);
     if (!b) continue;
-    for (size_t d = 0; d < b->shape.size(); ++d) {
-      if (b->shape[d].as<ir::IntImmNode>()) continue;
-      if (d > 0) return false;
-      batch = true;
-    }
+    for (const auto& d : b->shape)
+      if (!d.as<ir::IntImmNode>()) return true;
   }
-  return batch;
+  return false;
 }
 
 bool PrologueTooCostly(double reads, double ops) { return (reads - 1.0) * ops > kMaterializeCost; }

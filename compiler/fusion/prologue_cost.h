@@ -83,9 +83,8 @@ double OpsPerElement(const ir::PrimFunc& producer);
 bool StoresAtLoopPoint(const ir::PrimFunc& producer);
 
 // Whether some buffer parameter of `kernel` has a dimension that is not a
-// constant, and every such dimension is a buffer's first (a symbolic batch,
-// or a matmul's rows, with static channels, heights and widths).
-bool SymbolicOnlyInBatch(const ir::PrimFunc& kernel);
+// constant (the kernel is compiled for symbolic extents).
+bool HasSymbolicExtent(const ir::PrimFunc& kernel);
 
 // (reads - 1) * ops > kMaterializeCost.
 bool PrologueTooCostly(double reads, double ops);

@@ -2,8 +2,8 @@
 // pointwise convolution of symbolic height and width reads, so that the
 // symbolic conv schedule (conv_symbolic_schedule.h) reads its sources in
 // place instead of the copy (YOLOv8's C2f blocks end in a concatenation read
-// by a 1x1 convolution; with a Winograd output fused before it, one source is
-// the kernel's own buffer).
+// by a 1x1 convolution; a source may be the kernel's own buffer, an
+// elementwise result fused before it).
 //
 // Recognized: a perfect nest of 4 loops from 0 (any kinds: the default
 // schedule may have parallelized or vectorized them) over dst's extents

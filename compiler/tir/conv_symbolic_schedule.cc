@@ -1189,8 +1189,7 @@ class SymConvRewriter : public StmtExprMutator {
       bool store_out = params_.count(c) > 0 || all_refs_.Refs(c) > here.Refs(c);
       // A pointwise convolution of a concatenation just computed (and read
       // nowhere else): the flat tiles read the concatenated tensors in place
-      // and the copy goes (a Winograd output fused before a C2f block's 1x1
-      // convolution wrote its result, then the copy of it and the others).
+      // and the copy goes (YOLOv8's C2f blocks copied every source first).
       std::vector<SymConcatSource> sources;
       const VarNode* x = cv.data->data.get();
       bool concat_before = !out.empty() && i > 0 && out.back() == in[i - 1] && !params_.count(x) &&

@@ -156,17 +156,16 @@ TEST(FusionGraph, PrologueMaterializedAnywayJoins) {
   EXPECT_EQ(u.Run(), (V{2, 2, 2, 3}));
 }
 
-TEST(FusionGraph, MaterializedPrologueStaysOutOfABatchSymbolicAnchor) {
+TEST(FusionGraph, MaterializedPrologueStaysOutOfASymbolicAnchor) {
   // A Winograd output transform with its bias and relu before a pointwise
-  // convolution symbolic in its batch alone: its schedule cannot compute
-  // the pair in one kernel, so the transform keeps its own group. (Static
-  // anchors and those of symbolic height or width take it.)
+  // convolution of symbolic extent: the symbolic schedules cannot compute
+  // the pair in one kernel, so the transform keeps its own group.
   for (bool symbolic : {false, true}) {
     G t;
     int wo = t.Add(kInjective), add = t.Add(kBroadcast), relu = t.Add(kElemWise), conv = t.Add(kOutEWiseFusable, true);
     t.g.nodes[wo].cost = 200;
     t.g.nodes[wo].inlinable = false;
-    t.g.nodes[conv].batch_symbolic = symbolic;
+    t.g.nodes[conv].symbolic = symbolic;
     t.Edge(wo, add, kElemWise);
     t.Edge(add, relu);
     t.Edge(relu, conv);

@@ -35,8 +35,6 @@ TEST(PrologueCost, ConvolutionReadsEachInputPerTapAndTileOfOutputs) {
   EXPECT_DOUBLE_EQ(ReadsPerElement(m.FindPrim("conv2d3"), 0), 1.0);
   // 3x3 / 2 pooling: 1.5 windows per element along each axis.
   EXPECT_DOUBLE_EQ(ReadsPerElement(m.FindPrim("max_pool2d"), 0), 1.5 * 1.5);
-  // Symbolic n, h and w: not the batch alone.
-  EXPECT_FALSE(SymbolicOnlyInBatch(m.FindPrim("conv2d")));
 }
 
 TEST(PrologueCost, ProducerCostsCountArithmeticIndexingAndExtraLoads) {
@@ -94,11 +92,6 @@ class Module:
   EXPECT_DOUBLE_EQ(ReadsPerElement(m.FindPrim("transpose"), 0), 1.0);
   EXPECT_DOUBLE_EQ(OpsPerElement(m.FindPrim("transpose")), 0.0);
   EXPECT_TRUE(StoresAtLoopPoint(m.FindPrim("transpose")));
-  // Symbolic rows alone (a buffer's first dimension): the batch-symbolic
-  // anchors; static kernels are not.
-  EXPECT_TRUE(SymbolicOnlyInBatch(m.FindPrim("matmul")));
-  EXPECT_FALSE(SymbolicOnlyInBatch(m.FindPrim("conv_s2")));
-  EXPECT_FALSE(SymbolicOnlyInBatch(m.FindPrim("transpose")));
 }
 
 TEST(PrologueCost, KernelsStoringElsewhereThanTheLoopPointCannotBeInlined) {
