@@ -43,6 +43,12 @@ struct FusionGraph {
 // schedules that compute such a prologue in the anchor's kernel need static
 // extents, and the symbolic ones leave the pair a naive nest (captcha_crnn's
 // symbolic Winograd outputs fused with a 1x1 convolution: 4.8 GFLOP/s).
+// Allowed for anchors of symbolic height or width (whose schedule reads a
+// concatenation's sources in place, the transform's own buffer among them),
+// nudenet at 320^2 gained nothing (1 thread, loaded machine, per-kernel
+// minima over 40 calls): YOLOv8n's C2f blocks 1-3 % faster, its head's
+// transform + 1x1 convolution 13 % slower (the SiLU between them is then a
+// pass of its own), whole model within noise; so it stays refused.
 //
 // For every node, the index of its group's representative: the group's last
 // node (its post-dominator, whose value is the group's only result). A node

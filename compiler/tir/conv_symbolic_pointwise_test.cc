@@ -16,6 +16,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/tir/compiled_test_util.h"
+#include "compiler/tir/stmt_functor.h"
 #include "runtime/tensor.h"
 #include "vm/module.h"
 
@@ -110,22 +111,48 @@ TEST(ConvSymbolicPointwiseTest, Numbers) {
 // main(x0..x{k-1}[n, ci, h, w], w[O, k * ci, 1, 1], b[O, 1, 1]) =
 // hardswish(conv2d(concat(x0..x{k-1}, axis=1), w) + b): YOLOv8's C2f blocks
 // end in a concatenation read by a 1x1 convolution. The concatenation is the
-// fused kernel's own buffer, which the flat rows read in place.
-std::string ConcatModule(int64_t k, int64_t ci, int64_t o) {
+// fused kernel's own buffer, which the flat rows read in place. With
+// `silu_last`, the last source is silu(x{k-1}), computed in the kernel (a
+// buffer of the kernel's own, as a Winograd output fused before the block's
+// convolution is).
+std::string ConcatModule(int64_t k, int64_t ci, int64_t o, bool silu_last = false) {
   auto s = [](int64_t v) { return std::to_string(v); };
   std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(";
   std::string names;
   for (int64_t i = 0; i < k; ++i) {
     src += "x" + s(i) + ": " + T("\"n\", " + s(ci) + ", \"h\", \"w\"") + ", ";
-    names += (i ? ", x" : "x") + s(i);
+    names += (i ? ", " : "") + std::string(silu_last && i == k - 1 ? "a" : "x" + s(i));
   }
   src += "w: " + T(s(o) + ", " + s(k * ci) + ", 1, 1") + ", b: " + T(s(o) + ", 1, 1") +
-         ") -> R.Tensor(dtype=\"float32\", ndim=4):\n        with R.dataflow():\n"
-         "            cat = R.concat((" + names + "), axis=1)\n"
+         ") -> R.Tensor(dtype=\"float32\", ndim=4):\n        with R.dataflow():\n";
+  if (silu_last) {
+    src += "            sg = R.sigmoid(x" + s(k - 1) + ")\n            a = R.multiply(x" + s(k - 1) + ", sg)\n";
+  }
+  src += "            cat = R.concat((" + names + "), axis=1)\n"
          "            c = R.nn.conv2d(cat, w, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1])\n"
          "            e = R.add(c, b)\n            gv = R.nn.hardswish(e)\n            R.output(gv)\n"
          "        return gv\n";
   return src;
+}
+
+// Stores into a buffer of `channels` channels (dimension 1 of a rank-4
+// buffer or of its flat rank-3 view): the concatenation's copy, the output.
+int StoresWithChannels(const PrimFunc& f, int64_t channels) {
+  struct Count : StmtExprVisitor {
+    int64_t channels = 0;
+    int stores = 0;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* st = As<BufferStoreNode>(s)) {
+        const auto& shape = st->buffer->shape;
+        const auto* c = shape.size() >= 3 ? shape[1].as<IntImmNode>() : nullptr;
+        if (c != nullptr && c->value == channels) ++stores;
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } count;
+  count.channels = channels;
+  count.VisitStmt(f->body);
+  return count.stores;
 }
 
 TEST(ConvSymbolicPointwiseTest, ConcatenationReadInPlaceTakesFlatRows) {
@@ -137,12 +164,29 @@ TEST(ConvSymbolicPointwiseTest, ConcatenationReadInPlaceTakesFlatRows) {
   EXPECT_NE(std::find(census.fma_widths.begin(), census.fma_widths.end(), 48), census.fma_widths.end());
 }
 
+TEST(ConvSymbolicPointwiseTest, ConcatenatedTensorsReadInPlaceWithoutTheCopy) {
+  // The tiles read each concatenated tensor where it is (parameters, and a
+  // SiLU the kernel computes): nothing stores the 32- or 48-channel
+  // concatenation any more, and the output (24 channels) is still stored.
+  for (bool silu : {false, true}) {
+    SCOPED_TRACE(silu ? "silu" : "parameters");
+    const int64_t k = silu ? 3 : 2;
+    PrimFunc f = LowerPrimFunc(ConcatModule(k, 16, 8, silu), Options(2), "conv2d");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(StoresWithChannels(f, k * 16), 0);
+    EXPECT_GT(StoresWithChannels(f, 8), 0);
+    test_util::TileCensus census = CountTiles(f);
+    EXPECT_EQ(census.global_updates, 0);
+    EXPECT_NE(std::find(census.fma_widths.begin(), census.fma_widths.end(), 48), census.fma_widths.end());
+  }
+}
+
 void CheckConcatNumbers(int64_t k, int64_t ci, int64_t o, int threads, int64_t n,
-                        const std::vector<std::pair<int64_t, int64_t>>& sizes) {
+                        const std::vector<std::pair<int64_t, int64_t>>& sizes, bool silu_last = false) {
   SCOPED_TRACE(std::to_string(k) + " x " + std::to_string(ci) + " -> " + std::to_string(o) + " threads " +
-               std::to_string(threads) + " batch " + std::to_string(n));
+               std::to_string(threads) + " batch " + std::to_string(n) + (silu_last ? " silu" : ""));
   const int64_t c = k * ci;
-  auto mod = CompileAndLoad(ConcatModule(k, ci, o), Options(threads), threads);
+  auto mod = CompileAndLoad(ConcatModule(k, ci, o, silu_last), Options(threads), threads);
   ASSERT_NE(mod, nullptr);
   std::vector<float> w = RandomFloats(o * c, 2, 0.5f), b = RandomFloats(o, 3, 3.0f);
   for (auto [h, wd] : sizes) {
@@ -165,8 +209,11 @@ void CheckConcatNumbers(int64_t k, int64_t ci, int64_t o, int threads, int64_t n
       for (int64_t oc = 0; oc < o; ++oc)
         for (int64_t p = 0; p < hw; ++p) {
           double v = b[oc];
-          for (int64_t ic = 0; ic < c; ++ic)
-            v += double(xs[ic / ci][(i * ci + ic % ci) * hw + p]) * w[oc * c + ic];
+          for (int64_t ic = 0; ic < c; ++ic) {
+            double xv = xs[ic / ci][(i * ci + ic % ci) * hw + p];
+            if (silu_last && ic / ci == k - 1) xv = xv / (1.0 + std::exp(-xv));
+            v += xv * w[oc * c + ic];
+          }
           const double want = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
           const float at = got[(i * o + oc) * hw + p];
           if (!(std::fabs(at - want) <= 1e-5 * double(c) + 1e-5) && ++bad <= 5)
@@ -181,6 +228,9 @@ TEST(ConvSymbolicPointwiseTest, ConcatenationNumbers) {
   CheckConcatNumbers(2, 16, 24, 1, 1, planes);
   CheckConcatNumbers(3, 5, 13, 2, 2, planes);
   CheckConcatNumbers(4, 8, 16, 2, 2, {{7, 41}, {10, 10}, {3, 80}});
+  // A source the kernel computes (read in place too), odd sizes and batches.
+  CheckConcatNumbers(3, 16, 8, 1, 1, planes, true);
+  CheckConcatNumbers(2, 5, 8, 2, 3, {{1, 1}, {7, 41}, {10, 10}, {3, 80}}, true);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "compiler/arith/simplify.h"
 #include "compiler/tir/conv_match.h"
+#include "compiler/tir/conv_symbolic_concat.h"
 #include "compiler/tir/depthwise_banded.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
@@ -223,8 +224,11 @@ bool EpilogueOk(const SymConv& cv) {
 class SymConvKernel {
  public:
   // `params`: the function's buffer parameters (flat views only of those).
-  SymConvKernel(const SymConv& cv, int threads, bool store_out, const std::unordered_set<const VarNode*>& params)
-      : cv_(cv), threads_(threads), store_out_(store_out), params_(params) {
+  // `sources`: X is the concatenation of these, computed just before (read
+  // in place when the kernel takes flat rows: ReadsSources).
+  SymConvKernel(const SymConv& cv, int threads, bool store_out, const std::unordered_set<const VarNode*>& params,
+                std::vector<SymConcatSource> sources = {})
+      : cv_(cv), threads_(threads), store_out_(store_out), params_(params), sources_(std::move(sources)) {
     for (int64_t r : kTileRows) {
       if (cv.o % r == 0) {
         mr_ = r;
@@ -237,6 +241,7 @@ class SymConvKernel {
     out_ = cv.out;
     for (size_t d = 0; d < 4; ++d) out_idx_.push_back(PrimExpr(L[d]->loop_var));
     TryFlat();
+    if (!flat_) sources_.clear();
     if (cv.ki == 1 && cv.kh * cv.kw > 1 && !flat_) {
       spatial_ok_ = true;
       // Output channel o reads input channel o (one channel per group).
@@ -246,6 +251,10 @@ class SymConvKernel {
       own_channel_ = IsVar(ch, o->loop_var.get()) && arith::CanProveEqual(cv.data->shape[1], I64(cv.o));
     }
   }
+
+  // Whether the tiles read the concatenated sources, not X (the caller then
+  // drops the concatenation's copy).
+  bool ReadsSources() const { return !source_views_.empty(); }
 
   Stmt Build() {
     const auto& L = cv_.loops;
@@ -350,6 +359,8 @@ class SymConvKernel {
       const std::unordered_set<const VarNode*>* params;
       const VarNode* acc_only = nullptr;  // C, when only the epilogue reads it
       const VarNode* data = nullptr;      // X, when it is the function's own
+      // The concatenated sources X is made of: only read, like X.
+      std::unordered_set<const VarNode*> sources;
       PrimExpr ho, wo;
       Var j;
       bool ok = true;
@@ -371,7 +382,9 @@ class SymConvKernel {
         // test), so it stays one allocation, read in place: a concatenation
         // before a 1x1 convolution is not read by image rows of 8-column
         // tiles (YOLOv8's C2f blocks at 10 x 10).
-        if (!params->count(b->data.get()) && b->data.get() != acc_only && b->data.get() != data) ok = false;
+        if (!params->count(b->data.get()) && b->data.get() != acc_only && b->data.get() != data &&
+            !sources.count(b->data.get()))
+          ok = false;
         auto it = views.find(b->data.get());
         if (it != views.end()) return it->second;
         auto v = std::make_shared<BufferNode>(*b);
@@ -410,7 +423,17 @@ class SymConvKernel {
     // alone reads it, it is usually the function's own intermediate, which
     // (a buffer that is no parameter) would otherwise keep the rows.
     Buffer out_view = stores_out ? f.View(out_) : out_;
+    // The sources of a concatenation X is, each seen flat like X (their
+    // batch, height and width are X's: MatchSymbolicChannelConcat), when X's
+    // channel index is the reduction's own (a plain pointwise convolution).
+    std::vector<Buffer> source_views;
+    if (!sources_.empty() && x.as<BufferLoadNode>() != nullptr &&
+        IsVar(cv_.x_load->indices[1], L[4]->loop_var.get())) {
+      for (const SymConcatSource& src : sources_) f.sources.insert(src.buffer->data.get());
+      for (const SymConcatSource& src : sources_) source_views.push_back(f.View(src.buffer));
+    }
     if (!f.ok) return;
+    source_views_ = std::move(source_views);
     flat_ = true;
     x_expr_ = x;
     epilogue_ = epi;
@@ -971,15 +994,42 @@ class SymConvKernel {
       xv = Load(l->buffer, idx);
     }
     PrimExpr cur = Load(acc, {slot, PrimExpr(jj)});
-    Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
-                     {slot, PrimExpr(jj)});
-    Stmt taps = MakeFor(jj, I64(nr), ForKind::kVectorized, fma);
-    if (yr > 1) taps = MakeFor(ri, I64(yr), ForKind::kUnrolled, taps);
-    taps = MakeFor(ii, I64(rows), ForKind::kUnrolled, taps);
-    const ForKind tap_kind = spatial_ ? ForKind::kUnrolled : ForKind::kSerial;
-    taps = MakeFor(kx, I64(cv_.kw), tap_kind, taps);
-    taps = MakeFor(ky, I64(cv_.kh), tap_kind, taps);
-    taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
+    // The taps of input channels [0, count) reading x (over c), with weights
+    // w (over c).
+    auto reduce = [&](const Var& cc, int64_t count, const PrimExpr& w, const PrimExpr& x) {
+      Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{w, x, cur})),
+                       {slot, PrimExpr(jj)});
+      Stmt t = MakeFor(jj, I64(nr), ForKind::kVectorized, fma);
+      if (yr > 1) t = MakeFor(ri, I64(yr), ForKind::kUnrolled, t);
+      t = MakeFor(ii, I64(rows), ForKind::kUnrolled, t);
+      const ForKind tap_kind = spatial_ ? ForKind::kUnrolled : ForKind::kSerial;
+      t = MakeFor(kx, I64(cv_.kw), tap_kind, t);
+      t = MakeFor(ky, I64(cv_.kh), tap_kind, t);
+      return MakeFor(cc, I64(count), ForKind::kSerial, t);
+    };
+    Stmt taps;
+    if (!source_views_.empty()) {
+      // X is a concatenation: one loop per source, reading it in place at
+      // its own channel c and the weights at c0 + c (the order of the
+      // reduction over X's channels is kept).
+      const auto* l = x_expr_.as<BufferLoadNode>();
+      std::vector<Stmt> parts;
+      for (size_t k = 0; k < sources_.size(); ++k) {
+        Var cs = MakeVar("c");
+        VarMap at = map;
+        at[L[4]->loop_var.get()] = PrimExpr(cs);
+        PrimExpr img = arith::Simplify(Substitute(l->indices[0], at));
+        PrimExpr col = arith::Simplify(Substitute(l->indices[2], at));
+        at[L[4]->loop_var.get()] = PrimExpr(cs) + I64(sources_[k].c0);
+        std::vector<PrimExpr> wk;
+        for (const PrimExpr& e : cv_.w_load->indices) wk.push_back(arith::Simplify(Substitute(e, at)));
+        parts.push_back(reduce(cs, sources_[k].count, Load(cv_.weight, wk),
+                               Load(source_views_[k], {img, PrimExpr(cs), col})));
+      }
+      taps = Seq(parts);
+    } else {
+      taps = reduce(c, cv_.ki, wv, xv);
+    }
     // Write-back: C (when read elsewhere), then the epilogue on the accumulators.
     Var wi = MakeVar("wi"), wj = MakeVar("wj"), wr = yr > 1 ? MakeVar("wr") : Var();
     VarMap wmap = At(o0, y, x0, wi, PrimExpr(wj), wr);
@@ -1000,6 +1050,8 @@ class SymConvKernel {
   int threads_;
   bool store_out_;
   const std::unordered_set<const VarNode*>& params_;
+  std::vector<SymConcatSource> sources_;
+  std::vector<Buffer> source_views_;  // flat views of sources_, when the tiles read them
   int64_t mr_ = 1;
   PrimExpr flat_rows_;  // flat_: the number of flat rows
   // Output rows per channel tile (RowTileCount): more than 1 only while
@@ -1135,8 +1187,17 @@ class SymConvRewriter : public StmtExprMutator {
       }
       InlineIntermediates(&cv, here);
       bool store_out = params_.count(c) > 0 || all_refs_.Refs(c) > here.Refs(c);
+      // A pointwise convolution of a concatenation just computed (and read
+      // nowhere else): the flat tiles read the concatenated tensors in place
+      // and the copy goes (YOLOv8's C2f blocks copied every source first).
+      std::vector<SymConcatSource> sources;
+      const VarNode* x = cv.data->data.get();
+      bool concat_before = !out.empty() && i > 0 && out.back() == in[i - 1] && !params_.count(x) &&
+                           all_refs_.Refs(x) == 2 && MatchSymbolicChannelConcat(out.back(), cv.data, &sources);
+      SymConvKernel builder(cv, threads_, store_out, params_, std::move(sources));
+      if (concat_before && builder.ReadsSources()) out.pop_back();
       for (const Stmt& m : moved) out.push_back(m);
-      Stmt kernel = SymConvKernel(cv, threads_, store_out, params_).Build();
+      Stmt kernel = builder.Build();
       // Depthwise: the banded phase planes (depthwise_banded.h) for output
       // rows of at least one vector, chosen at run time.
       dw::DepthwiseNest d;
