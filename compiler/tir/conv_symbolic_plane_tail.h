@@ -3,13 +3,19 @@
 // not depthwise, on output rows narrower than 64 columns of a symbolic
 // width, whose output plane is one flat span of (Ho - 1) * Wph + Wo columns.
 //
-// A span of nr columns or more runs span / nr whole tiles of nr columns,
-// then the remainder span % nr (when not 0) in one tile of the narrowest
-// width in `widths` (at least 8: one vector) that holds it, moved back to
-// end at the span's end. Before, the last of ceil(span / nr) tiles was
-// moved back: a one-row plane of 40 columns (PP-OCRv4 rec's 1 x 3 mixing
-// convolutions at height 1) computed two tiles of 32, 64 columns for 40;
-// now 32 + 8. The narrowest width and single columns keep the one loop.
+// A span of nr columns or more runs span / nr whole tiles of nr columns;
+// the remainder rem = span % nr (when not 0) goes, with w the narrowest
+// tail width (8, 16, ... up to nr) that holds it:
+//   - into the last whole tile, widened to nr + w columns and moved back to
+//     end at the span's end, when w < nr, the span has nr + w columns and
+//     the tile's accumulators fit the registers (PlaneTailWidens): one pass
+//     over the weights for the last columns;
+//   - else into a tile of w columns of its own, moved back to end at the
+//     span's end.
+// Before, the last of ceil(span / nr) tiles was moved back: a one-row plane
+// of 40 columns (PP-OCRv4 rec's 1 x 3 mixing convolutions at height 1)
+// computed two tiles of 32, 64 columns for 40; now one tile of 40. The
+// narrowest width and single columns keep the one loop.
 //
 // Header only: the schedule and its tests share the rule.
 #ifndef KILN_COMPILER_TIR_CONV_SYMBOLIC_PLANE_TAIL_H_
@@ -26,8 +32,16 @@ namespace tir {
 enum class FlatTiles {
   kCover,  // ceil(span / nr) tiles, the last moved back to end at the span's end
   kWhole,  // span / nr tiles from column 0 (no remainder)
+  kWholeButLast,  // span / nr - 1 tiles from column 0 (a widened tile follows)
   kLast,   // one tile ending at the span's end
 };
+
+// Whether a tile of `rows` channels x nr columns may widen to nr + w
+// columns: its accumulators (vectors of 16 lanes, a part vector counted
+// whole) within `max_vectors`.
+inline bool PlaneTailWidens(int64_t nr, int64_t w, int64_t rows, int64_t max_vectors) {
+  return rows * ((nr + w + 15) / 16) <= max_vectors;
+}
 
 // The widths that may take the remainder of a span cut into tiles of nr
 // columns: those of [begin, end) from 8 to nr, narrowest first. Fewer than
@@ -41,22 +55,30 @@ inline std::vector<int64_t> PlaneTailWidths(int64_t nr, const int64_t* begin, co
   return out;
 }
 
-// Columns the tiles of nr compute for a span of `span` >= nr columns: what
-// the rule above costs (the schedule's tests compare it with the old rule).
-inline int64_t PlaneTailColumns(int64_t span, int64_t nr, const int64_t* begin, const int64_t* end) {
+// The widths of the tiles, in order, that the rule above runs over a span
+// of `span` >= nr columns with tiles of `rows` channels (what the schedule's
+// tests check against the lowered kernel).
+inline std::vector<int64_t> PlaneTailPlan(int64_t span, int64_t nr, int64_t rows, int64_t max_vectors,
+                                          const int64_t* begin, const int64_t* end) {
   const std::vector<int64_t> tails = PlaneTailWidths(nr, begin, end);
-  if (tails.size() < 2) return (span + nr - 1) / nr * nr;
-  const int64_t rem = span % nr;
-  int64_t cols = span - rem;
-  if (rem > 0) {
-    for (int64_t w : tails) {
-      if (rem <= w) {
-        cols += w;
-        break;
-      }
-    }
+  std::vector<int64_t> plan;
+  if (tails.size() < 2) {
+    plan.assign(static_cast<size_t>((span + nr - 1) / nr), nr);
+    return plan;
   }
-  return cols;
+  const int64_t rem = span % nr;
+  plan.assign(static_cast<size_t>(span / nr), nr);
+  if (rem == 0) return plan;
+  for (int64_t w : tails) {
+    if (rem > w) continue;
+    if (w < nr && span >= nr + w && PlaneTailWidens(nr, w, rows, max_vectors)) {
+      plan.back() = nr + w;
+    } else {
+      plan.push_back(w);
+    }
+    break;
+  }
+  return plan;
 }
 
 }  // namespace tir

@@ -618,10 +618,10 @@ class SymConvKernel {
     return std::make_shared<AllocateNode>(pq, Seq({pack, groups}));
   }
 
-  // The span (at least nr columns) in tiles of nr columns, the remainder
-  // span % nr (conv_symbolic_plane_tail.h) in one tile of the narrowest
-  // width that holds it, moved back to end at the span's end; the narrowest
-  // width and single columns keep one loop over ceil(span / nr) tiles.
+  // The span (at least nr columns) in tiles of nr columns and its
+  // remainder as conv_symbolic_plane_tail.h plans it: widened into the last
+  // tile (nr + 8 or nr + 16 columns, one pass over the weights) where that
+  // fits the span and the registers, else in a tile of its own.
   Stmt StridedPlaneSpan(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr) {
     const std::vector<int64_t> tails = PlaneTailWidths(nr, std::begin(kTileWidths), std::end(kTileWidths));
     if (tails.size() < 2) return StridedPlaneRow(o0, pq, tf, span, nr);
@@ -633,7 +633,23 @@ class SymConvKernel {
                                               StridedPlaneRow(o0, pq, tf, span, tails[i], FlatTiles::kLast), tail);
     }
     tail = std::make_shared<IfThenElseNode>(Ge(rem, I64(1)), tail, Stmt());
-    return Seq({StridedPlaneRow(o0, pq, tf, span, nr, FlatTiles::kWhole), tail});
+    Stmt plan = Seq({StridedPlaneRow(o0, pq, tf, span, nr, FlatTiles::kWhole), tail});
+    int64_t lo = 1;
+    std::vector<std::pair<PrimExpr, Stmt>> widened;
+    for (int64_t w : tails) {
+      if (w >= nr) break;
+      if (PlaneTailWidens(nr, w, mr_, kMaxTileAccumulators)) {
+        PrimExpr in = MakeBinary(TirKind::kAnd, Ge(rem, I64(lo)), Lt(rem, I64(w + 1)));
+        widened.push_back({MakeBinary(TirKind::kAnd, in, Ge(span, I64(nr + w))),
+                           Seq({StridedPlaneRow(o0, pq, tf, span, nr, FlatTiles::kWholeButLast),
+                                StridedPlaneRow(o0, pq, tf, span, nr + w, FlatTiles::kLast)})});
+      }
+      lo = w + 1;
+    }
+    for (auto it = widened.rbegin(); it != widened.rend(); ++it) {
+      plan = std::make_shared<IfThenElseNode>(it->first, it->second, plan);
+    }
+    return plan;
   }
 
   // The tile loop that StridedPlaneRow and PlaneTileRow share: ceil(span /
@@ -654,9 +670,11 @@ class SymConvKernel {
                                        {PrimExpr(wi), PrimExpr(x0) + PrimExpr(wj)})));
     Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
     if (which == FlatTiles::kLast) return std::make_shared<LetStmtNode>(x0, span - I64(nr), tile);
-    if (which == FlatTiles::kWhole) {
+    if (which == FlatTiles::kWhole || which == FlatTiles::kWholeButLast) {
       tile = std::make_shared<LetStmtNode>(x0, PrimExpr(xt) * I64(nr), tile);
-      return MakeFor(xt, Div(span, I64(nr)), ForKind::kSerial, tile);
+      PrimExpr count = Div(span, I64(nr));
+      if (which == FlatTiles::kWholeButLast) count = count - I64(1);
+      return MakeFor(xt, count, ForKind::kSerial, tile);
     }
     PrimExpr start = nr == 1 ? PrimExpr(xt) : Min(PrimExpr(xt) * I64(nr), span - I64(nr));
     tile = std::make_shared<LetStmtNode>(x0, start, tile);
