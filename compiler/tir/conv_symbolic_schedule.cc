@@ -656,6 +656,8 @@ class SymConvKernel {
   // nr) tiles (the last moved back to end at the span's end; nr == 1: one
   // column each), each zeroing `acc` (rows x nr), running `taps` (the
   // reduction into acc at columns x0 ..) and copying acc to tf[r, x0 + j].
+  // `which` other than kCover: the whole tiles, all but the last of them,
+  // or the one tile ending at the span's end (conv_symbolic_plane_tail.h).
   static Stmt FlatTileLoop(const Var& xt, const Var& x0, const Buffer& acc, int64_t rows, int64_t nr, const Buffer& tf,
                            const PrimExpr& span, const Stmt& taps, FlatTiles which = FlatTiles::kCover) {
     DType f32 = DType::Float32();
@@ -684,7 +686,8 @@ class SymConvKernel {
 
   // ceil(span / nr) tiles of mr_ channels x nr flat columns of StridedPlanes
   // (the last moved back to end at the span's end; nr == 1: one column
-  // each), reduced over (c, ky, kx) in the nest's order.
+  // each; `which`: FlatTileLoop's), reduced over (c, ky, kx) in the nest's
+  // order.
   Stmt StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr,
                        FlatTiles which = FlatTiles::kCover) {
     const auto& L = cv_.loops;
