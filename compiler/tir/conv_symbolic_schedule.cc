@@ -9,6 +9,7 @@
 #include "compiler/arith/simplify.h"
 #include "compiler/tir/conv_match.h"
 #include "compiler/tir/conv_symbolic_concat.h"
+#include "compiler/tir/conv_symbolic_plane_tail.h"
 #include "compiler/tir/depthwise_banded.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
@@ -632,7 +633,7 @@ class SymConvKernel {
     Buffer tf = nest::Float32Buffer("plane_out", {I64(mr_), span}, "global");
     Stmt tiles = StridedPlaneRow(o0, pq, tf, span, 1);
     for (auto it = std::rbegin(kTileWidths); it != std::rend(kTileWidths); ++it) {
-      tiles = std::make_shared<IfThenElseNode>(Fits(span, *it), StridedPlaneRow(o0, pq, tf, span, *it), tiles);
+      tiles = std::make_shared<IfThenElseNode>(Fits(span, *it), StridedPlaneSpan(o0, pq, tf, span, *it), tiles);
     }
     Stmt rows = PlaneRowsOut(o0, mr_, tf, ho, wo, wph_);
     Stmt body = std::make_shared<AllocateNode>(tf, Seq({tiles, rows}));
@@ -640,12 +641,48 @@ class SymConvKernel {
     return std::make_shared<AllocateNode>(pq, Seq({pack, groups}));
   }
 
+  // The span (at least nr columns) in tiles of nr columns and its
+  // remainder as conv_symbolic_plane_tail.h plans it: widened into the last
+  // tile (nr + 8 or nr + 16 columns, one pass over the weights) where that
+  // fits the span and the registers, else in a tile of its own.
+  Stmt StridedPlaneSpan(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr) {
+    const std::vector<int64_t> tails = PlaneTailWidths(nr, std::begin(kTileWidths), std::end(kTileWidths));
+    if (tails.size() < 2) return StridedPlaneRow(o0, pq, tf, span, nr);
+    PrimExpr rem = Mod(span, I64(nr));
+    // Built from the widest: the first test that holds picks the narrowest fit.
+    Stmt tail = StridedPlaneRow(o0, pq, tf, span, tails.back(), FlatTiles::kLast);
+    for (size_t i = tails.size() - 1; i-- > 0;) {
+      tail = std::make_shared<IfThenElseNode>(Lt(rem, I64(tails[i] + 1)),
+                                              StridedPlaneRow(o0, pq, tf, span, tails[i], FlatTiles::kLast), tail);
+    }
+    tail = std::make_shared<IfThenElseNode>(Ge(rem, I64(1)), tail, Stmt());
+    Stmt plan = Seq({StridedPlaneRow(o0, pq, tf, span, nr, FlatTiles::kWhole), tail});
+    int64_t lo = 1;
+    std::vector<std::pair<PrimExpr, Stmt>> widened;
+    for (int64_t w : tails) {
+      if (w >= nr) break;
+      if (PlaneTailWidens(nr, w, mr_, kMaxTileAccumulators)) {
+        PrimExpr in = MakeBinary(TirKind::kAnd, Ge(rem, I64(lo)), Lt(rem, I64(w + 1)));
+        widened.push_back({MakeBinary(TirKind::kAnd, in, Ge(span, I64(nr + w))),
+                           Seq({StridedPlaneRow(o0, pq, tf, span, nr, FlatTiles::kWholeButLast),
+                                StridedPlaneRow(o0, pq, tf, span, nr + w, FlatTiles::kLast)})});
+      }
+      lo = w + 1;
+    }
+    for (auto it = widened.rbegin(); it != widened.rend(); ++it) {
+      plan = std::make_shared<IfThenElseNode>(it->first, it->second, plan);
+    }
+    return plan;
+  }
+
   // The tile loop that StridedPlaneRow and PlaneTileRow share: ceil(span /
   // nr) tiles (the last moved back to end at the span's end; nr == 1: one
   // column each), each zeroing `acc` (rows x nr), running `taps` (the
   // reduction into acc at columns x0 ..) and copying acc to tf[r, x0 + j].
+  // `which` other than kCover: the whole tiles, all but the last of them,
+  // or the one tile ending at the span's end (conv_symbolic_plane_tail.h).
   static Stmt FlatTileLoop(const Var& xt, const Var& x0, const Buffer& acc, int64_t rows, int64_t nr, const Buffer& tf,
-                           const PrimExpr& span, const Stmt& taps) {
+                           const PrimExpr& span, const Stmt& taps, FlatTiles which = FlatTiles::kCover) {
     DType f32 = DType::Float32();
     Var zi = MakeVar("zi"), zj = MakeVar("zj");
     Stmt zero = MakeFor(zi, I64(rows), ForKind::kUnrolled,
@@ -657,6 +694,13 @@ class SymConvKernel {
                                  Store(tf, Load(acc, {PrimExpr(wi), PrimExpr(wj)}),
                                        {PrimExpr(wi), PrimExpr(x0) + PrimExpr(wj)})));
     Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
+    if (which == FlatTiles::kLast) return std::make_shared<LetStmtNode>(x0, span - I64(nr), tile);
+    if (which == FlatTiles::kWhole || which == FlatTiles::kWholeButLast) {
+      tile = std::make_shared<LetStmtNode>(x0, PrimExpr(xt) * I64(nr), tile);
+      PrimExpr count = Div(span, I64(nr));
+      if (which == FlatTiles::kWholeButLast) count = count - I64(1);
+      return MakeFor(xt, count, ForKind::kSerial, tile);
+    }
     PrimExpr start = nr == 1 ? PrimExpr(xt) : Min(PrimExpr(xt) * I64(nr), span - I64(nr));
     tile = std::make_shared<LetStmtNode>(x0, start, tile);
     PrimExpr count = nr == 1 ? span : Div(span + I64(nr - 1), I64(nr));
@@ -665,11 +709,14 @@ class SymConvKernel {
 
   // ceil(span / nr) tiles of mr_ channels x nr flat columns of StridedPlanes
   // (the last moved back to end at the span's end; nr == 1: one column
-  // each), reduced over (c, ky, kx) in the nest's order.
-  Stmt StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr) {
+  // each; `which`: FlatTileLoop's), reduced over (c, ky, kx) in the nest's
+  // order.
+  Stmt StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr,
+                       FlatTiles which = FlatTiles::kCover) {
     const auto& L = cv_.loops;
     DType f32 = DType::Float32();
-    Var xt = MakeVar("st" + std::to_string(nr)), x0 = MakeVar("sx0_" + std::to_string(nr));
+    const std::string tag = (which == FlatTiles::kLast ? "t" : "") + std::to_string(nr);
+    Var xt = MakeVar("st" + tag), x0 = MakeVar("sx0_" + tag);
     Buffer acc = nest::Float32Buffer("acc", {I64(mr_), I64(nr)}, "local");
     Var ii = MakeVar("ii"), jj = MakeVar("jj"), c = MakeVar("c"), ky = MakeVar("ky"), kx = MakeVar("kx");
     VarMap map;
@@ -692,7 +739,7 @@ class SymConvKernel {
     taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, taps);
     taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
     taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
-    return FlatTileLoop(xt, x0, acc, mr_, nr, tf, span, taps);
+    return FlatTileLoop(xt, x0, acc, mr_, nr, tf, span, taps, which);
   }
 
   // Rows out of flat planes: C[n, o0 + r, y, x] = tf[r, y * row + x]
