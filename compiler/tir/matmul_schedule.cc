@@ -320,6 +320,24 @@ class KernelBuilder {
     idx->push_back(i);
   }
 
+  // Symbolic rows over a B that the static rule would pack (static K and N,
+  // full column blocks, conflicting panels, shared by the batch): the rows
+  // are only known at run time, so the kernel is built twice and the rows
+  // choose: packed from kPackMinRows rows, as is below. (MiniLM's FFN
+  // up-projection, 256 x 384 x 1536, symbolic batch and sequence: 2.25 ms
+  // unpacked, 1.87 ms packed per call, one thread, loaded machine, minimum
+  // of 40 calls.)
+  bool PacksFromRowsAtRunTime() const {
+    const int64_t* ns = ConstInt(n_);
+    if (ConstInt(m_) != nullptr || ns == nullptr || *ns % nr_ != 0 || !PanelsConflict()) return false;
+    for (size_t d = 0; d + 2 < p_.mm.b_idx.size(); ++d)
+      if (!ConstInt(p_.mm.b_idx[d])) return false;
+    return p_.knobs.Get("matmul.pack") <= 0;
+  }
+  // 2: pack B, 1: do not, 0: the rule (ShouldPack).
+  void ForcePack(bool pack) { force_pack_ = pack ? 2 : 1; }
+  const PrimExpr& rows() const { return m_; }
+
   Stmt Build() {
     DType i64 = DType::Int64();
     auto c = [&](int64_t v) { return IntImm(i64, v); };
@@ -478,12 +496,20 @@ class KernelBuilder {
   // 1 KiB apart (cache-set conflicts), and there are enough rows to amortize
   // the copy. Only for full column blocks and a B shared by the whole batch.
   bool ShouldPack(bool cols_exact) const {
+    if (force_pack_ != 0) return force_pack_ == 2;
     const int64_t *ms = ConstInt(m_), *ns = ConstInt(n_), *ks = ConstInt(k_);
     if (!cols_exact || ms == nullptr || ns == nullptr || ks == nullptr) return false;
     for (size_t d = 0; d + 2 < p_.mm.b_idx.size(); ++d)
       if (!ConstInt(p_.mm.b_idx[d])) return false;
     if (p_.knobs.Get("matmul.pack") > 0) return p_.knobs.Get("matmul.pack") == 2;
-    return *ms >= kPackMinRows && (*ns * 4) % 1024 == 0 && *ks * nr_ * 4 >= 32 * 1024;
+    return *ms >= kPackMinRows && PanelsConflict();
+  }
+
+  // Panels of B whose rows sit a multiple of 1 KiB apart (cache-set
+  // conflicts) and that are large enough (32 KiB) for it to matter.
+  bool PanelsConflict() const {
+    const int64_t *ns = ConstInt(n_), *ks = ConstInt(k_);
+    return ns && ks && (*ns * 4) % 1024 == 0 && *ks * nr_ * 4 >= 32 * 1024;
   }
 
   // The tile at (row0, col0): `mr` rows (static) x `width` columns, where
@@ -676,6 +702,7 @@ class KernelBuilder {
   int mr_ = kMaxRows, nr_ = kCols;
   Var cb_;
   Buffer packed_;
+  int force_pack_ = 0;  // ForcePack
   std::vector<int> leftover_;  // rows of the leftover tiles, largest first
 };
 
@@ -748,7 +775,17 @@ class MatmulRewriter : public StmtExprMutator {
       }
       parts.epilogue.assign(candidates.begin(), candidates.begin() + fused);
       size_t next = i + 1 + fused;
-      out.push_back(KernelBuilder(parts).Build());
+      KernelBuilder kb(parts);
+      if (kb.PacksFromRowsAtRunTime()) {
+        // Two kernels, each with its own variables; the rows pick one.
+        KernelBuilder packed(parts), plain(parts);
+        packed.ForcePack(true);
+        plain.ForcePack(false);
+        PrimExpr big = MakeBinary(TirKind::kGE, kb.rows(), IntImm(DType::Int64(), kPackMinRows));
+        out.push_back(std::make_shared<IfThenElseNode>(big, packed.Build(), plain.Build()));
+      } else {
+        out.push_back(kb.Build());
+      }
       i = next - 1;
       any = true;
     }
