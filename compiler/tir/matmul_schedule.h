@@ -40,11 +40,13 @@
 // the k loop reads, so no division by a run-time value sits in it.
 //
 // Packing: for static shapes with M >= 256, N a multiple of NR whose rows
-// are a multiple of 1 KiB apart, and K x NR panels of 32 KiB or more (where
-// the panel's rows would fight over cache sets), B is first copied per call
-// into a workspace Bp[N / NR, K, NR] that the kernel streams (with 128
-// rows the copy cost more than it saved: 128x1024x256 0.88x oneDNN packed,
-// 0.98x not, one thread, idle machine). Packing
+// are a multiple of 512 bytes apart, and K x NR panels of 32 KiB or more
+// (where the panel's rows would fight over cache sets), B is first copied
+// per call into a workspace Bp[N / NR, K, NR] that the kernel streams (with
+// 128 rows the copy cost more than it saved: 128x1024x256 0.88x oneDNN
+// packed, 0.98x not, one thread, idle machine). With symbolic rows (M or a
+// folded batch) and such a B (static K and N), both kernels are built and
+// an if on the rows at run time takes the packed one from 256 rows. Packing
 // constant weights at compile time needs a Relax-level layout rewrite (not
 // done here).
 //

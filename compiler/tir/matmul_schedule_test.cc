@@ -317,6 +317,57 @@ TEST(MatmulScheduleTest, SymbolicBatchSharingItsWeightIsFoldedIntoRows) {
   EXPECT_EQ(Count(out).fma, 4);  // full tiles, and leftover tiles of 4, 2 and 1 rows
 }
 
+// Names of the buffers a statement allocates.
+struct Allocs : StmtExprVisitor {
+  std::vector<std::string> names;
+  void VisitStmt(const Stmt& st) override {
+    if (const auto* al = As<AllocateNode>(st)) names.push_back(al->buffer->name);
+    StmtExprVisitor::VisitStmt(st);
+  }
+};
+
+bool AllocatesPackedB(const Stmt& s) {
+  Allocs a;
+  a.VisitStmt(s);
+  return std::count(a.names.begin(), a.names.end(), "B_packed") == 1;
+}
+
+TEST(MatmulScheduleTest, SymbolicRowsChoosePackedWeightPanelsAtRunTime) {
+  // n x 130 times 130 x 128 (rows of B 512 bytes apart, 130 x 64 panels
+  // over 32 KiB): the rows are known only at run time, so both kernels are
+  // built and `n >= 256` picks the packed one.
+  Var n = MakeVar("n");
+  Buffer a = MakeBuffer("A", {PrimExpr(n), PrimExpr(130)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(130), PrimExpr(128)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(n), PrimExpr(128)}, DType::Float32());
+  PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, c, PrimExpr(n), 128, 130), {a, b, c}), 2);
+  const auto* choice = As<IfThenElseNode>(out->body);
+  ASSERT_NE(choice, nullptr);
+  const auto* ge = choice->cond.as<GENode>();
+  ASSERT_NE(ge, nullptr);
+  ASSERT_NE(ge->b.as<IntImmNode>(), nullptr);
+  EXPECT_EQ(ge->b.as<IntImmNode>()->value, 256);
+  EXPECT_TRUE(AllocatesPackedB(choice->then_case));
+  ASSERT_NE(choice->else_case, nullptr);
+  EXPECT_FALSE(AllocatesPackedB(choice->else_case));
+  // The same B with static rows follows the static rule: packed from 256
+  // rows only (rows 1536 bytes apart: 384 columns, MiniLM's width).
+  for (int64_t m : {255, 256}) {
+    Buffer a2 = MakeBuffer("A", {PrimExpr(m), PrimExpr(130)}, DType::Float32());
+    Buffer b2 = MakeBuffer("B", {PrimExpr(130), PrimExpr(384)}, DType::Float32());
+    Buffer c2 = MakeBuffer("C", {PrimExpr(m), PrimExpr(384)}, DType::Float32());
+    PrimFunc st = ScheduleMatmuls(Func(MatmulNest(a2, b2, c2, m, 384, 130), {a2, b2, c2}), 1);
+    EXPECT_EQ(As<IfThenElseNode>(st->body), nullptr);
+    EXPECT_EQ(AllocatesPackedB(st->body), m >= 256) << m;
+  }
+  // Rows of B 1 KiB + 64 bytes apart (272 columns): no choice, never packed.
+  Buffer b3 = MakeBuffer("B", {PrimExpr(130), PrimExpr(272)}, DType::Float32());
+  Buffer c3 = MakeBuffer("C", {PrimExpr(n), PrimExpr(272)}, DType::Float32());
+  PrimFunc odd = ScheduleMatmuls(Func(MatmulNest(a, b3, c3, PrimExpr(n), 272, 130), {a, b3, c3}), 1);
+  EXPECT_EQ(As<IfThenElseNode>(odd->body), nullptr);
+  EXPECT_FALSE(AllocatesPackedB(odd->body));
+}
+
 TEST(MatmulScheduleTest, EpilogueStoringIntoAnOperandIsNotFused) {
   // A[i, j] = C[i, j] + 1 after C = A @ B: later tiles still read A, so the
   // stage must run after the whole matmul.
@@ -481,6 +532,21 @@ TEST(MatmulScheduleNumbersTest, PackedWeightPanels) {
     ASSERT_NE(mod, nullptr);
     CheckMatmul(*mod, 0, 300, 260, 256, "bias_relu");
   }
+}
+
+TEST(MatmulScheduleNumbersTest, SymbolicRowsPackedFromTwoHundredFiftySixRows) {
+  // Symbolic rows over a B the rule packs (rows 512 bytes apart): row counts
+  // on both sides of 256 (the plain kernel below, the packed one from
+  // there), with the GELU epilogue; a folded symbolic batch too (2 x 128
+  // rows: MiniLM's batch and sequence).
+  for (int threads : {1, 2}) {
+    auto mod = Compile(Module({"n", "130"}, {"130", "128"}, {"n", "128"}, "bias_gelu_residual"), threads);
+    ASSERT_NE(mod, nullptr);
+    for (int64_t m : {1, 7, 255, 256, 257, 301}) CheckMatmul(*mod, 0, m, 130, 128, "bias_gelu_residual");
+  }
+  auto folded = Compile(Module({"b", "s", "130"}, {"130", "384"}, {"b", "s", "384"}, "bias_relu"), 2);
+  ASSERT_NE(folded, nullptr);
+  for (auto bs : {std::pair<int64_t, int64_t>{1, 7}, {2, 128}, {3, 100}}) CheckMatmul(*folded, bs.first, bs.second, 130, 384, "bias_relu");
 }
 
 TEST(MatmulScheduleNumbersTest, SymbolicRows) {
