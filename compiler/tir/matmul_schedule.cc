@@ -49,7 +49,24 @@ struct MatmulNest {
   Buffer c, a, b;
   std::vector<PrimExpr> c_idx, a_idx, b_idx;
   PrimExpr init;
+  // kMatmulWeightBlock when B is a blocked weight read B[j / b, k, j % b]
+  // (R.matmul's weight_layout KN<b>n); 0: B[.., k, j].
+  int64_t b_block = 0;
 };
+
+// Whether `l` reads a blocked weight at B[j / kMatmulWeightBlock, k, j % kMatmulWeightBlock].
+bool IsBlockedWeightLoad(const BufferLoadNode* l, const VarNode* j, const VarNode* k) {
+  if (l->indices.size() != 3 || !IsVar(l->indices[1], k)) return false;
+  const auto* d = l->indices[0].as<FloorDivNode>();
+  const auto* m = l->indices[2].as<FloorModNode>();
+  auto is_block = [](const PrimExpr& e) {
+    const int64_t* v = ConstInt(e);
+    return v != nullptr && *v == kMatmulWeightBlock;
+  };
+  const int64_t* inner = ConstInt(l->buffer->shape[2]);
+  return d && m && IsVar(d->a, j) && is_block(d->b) && IsVar(m->a, j) && is_block(m->b) && inner &&
+         *inner == kMatmulWeightBlock;
+}
 
 bool IndicesAreLoopVars(const std::vector<PrimExpr>& idx, const std::vector<const ForNode*>& loops, size_t n) {
   if (idx.size() != n) return false;
@@ -122,12 +139,14 @@ bool MatchMatmul(const Stmt& s, MatmulNest* m) {
   };
   auto is_b = [&](const BufferLoadNode* l) {
     size_t n = l->indices.size();
-    return n >= 2 && IsVar(l->indices[n - 2], k) && IsVar(l->indices[n - 1], j);
+    return (n >= 2 && IsVar(l->indices[n - 2], k) && IsVar(l->indices[n - 1], j)) || IsBlockedWeightLoad(l, j, k);
   };
   if (!(is_a(x) && is_b(y))) std::swap(x, y);
   if (!(is_a(x) && is_b(y))) return false;
+  m->b_block = IsBlockedWeightLoad(y, j, k) ? kMatmulWeightBlock : 0;
   for (const BufferLoadNode* l : {x, y}) {
     if (l->buffer == m->c || l->buffer->dtype != m->c->dtype || !l->buffer->strides.empty()) return false;
+    if (l == y && m->b_block) continue;  // its indices are checked
     for (size_t d = 0; d + 2 < l->indices.size(); ++d)
       if (Uses(l->indices[d], {i, j, k})) return false;
   }
@@ -228,6 +247,12 @@ class KernelBuilder {
     // A tuned width: whole 16-float vectors, at most the GEMV width.
     if (kn.Get("matmul.nr") > 0) nr_ = static_cast<int>(std::min<int64_t>((kn.Get("matmul.nr") + 15) / 16 * 16, kGemvCols));
     if (ns != nullptr && *ns < nr_) nr_ = static_cast<int>(std::max<int64_t>(*ns, 1));
+    // A blocked weight is read a panel (block) at a time: its columns are
+    // the tile's (N is a multiple of the block, so no partial blocks).
+    if (p_.mm.b_block > 0) {
+      nr_ = static_cast<int>(p_.mm.b_block);
+      packed_ = p_.mm.b;
+    }
   }
 
   // A batch whose B is shared by every batch element (a [.., M, K] tensor
@@ -329,7 +354,7 @@ class KernelBuilder {
   // of 40 calls.)
   bool PacksFromRowsAtRunTime() const {
     const int64_t* ns = ConstInt(n_);
-    if (ConstInt(m_) != nullptr || ns == nullptr || *ns % nr_ != 0 || !PanelsConflict()) return false;
+    if (p_.mm.b_block > 0 || ConstInt(m_) != nullptr || ns == nullptr || *ns % nr_ != 0 || !PanelsConflict()) return false;
     for (size_t d = 0; d + 2 < p_.mm.b_idx.size(); ++d)
       if (!ConstInt(p_.mm.b_idx[d])) return false;
     return p_.knobs.Get("matmul.pack") <= 0;
@@ -496,6 +521,7 @@ class KernelBuilder {
   // 512 bytes apart (cache-set conflicts), and there are enough rows to amortize
   // the copy. Only for full column blocks and a B shared by the whole batch.
   bool ShouldPack(bool cols_exact) const {
+    if (p_.mm.b_block > 0) return false;  // packed already
     if (force_pack_ != 0) return force_pack_ == 2;
     const int64_t *ms = ConstInt(m_), *ns = ConstInt(n_), *ks = ConstInt(k_);
     if (!cols_exact || ms == nullptr || ns == nullptr || ks == nullptr) return false;

@@ -50,6 +50,10 @@
 // constant weights at compile time needs a Relax-level layout rewrite (not
 // done here).
 //
+// Blocked weights: B read as B[j / 64, k, j % 64] (a [N/64, K, 64] weight,
+// R.matmul's weight_layout "KN64n") takes 64-column tiles that read the
+// panel of their column block directly: the packed kernel without the copy.
+//
 // Epilogue fusion: the perfect nests right after the matmul, over the same
 // extents, that store D[v..] = f(loads of chain buffers at v.., other loads)
 // where the chain is C and the earlier stages' outputs (a stage may read
@@ -75,6 +79,11 @@
 
 namespace kiln {
 namespace tir {
+
+// Columns of a blocked weight (R.matmul weight_layout "KN64n", made from
+// constants by transform/pack_matmul_weights.h): the tiles' width, so a
+// tile streams one contiguous K x 64 panel with no copy per call.
+constexpr int64_t kMatmulWeightBlock = 64;
 
 // Multiply-adds (M * N * K) below which the tile loop stays serial.
 constexpr int64_t kMinParallelMatmulWork = 64 * 1024;
