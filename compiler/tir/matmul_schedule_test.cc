@@ -368,6 +368,45 @@ TEST(MatmulScheduleTest, SymbolicRowsChoosePackedWeightPanelsAtRunTime) {
   EXPECT_FALSE(AllocatesPackedB(odd->body));
 }
 
+TEST(MatmulScheduleTest, BlockedWeightIsReadPanelByPanelWithoutACopy) {
+  // C[i, j] += A[i, k] * Bp[j / 64, k, j % 64] (R.matmul weight_layout
+  // KN64n): 64-column tiles that load Bp[cb, k, jj], no packing copy, even
+  // with 300 rows (where a plain B 1 KiB per row would be copied).
+  Buffer a = MakeBuffer("A", {PrimExpr(300), PrimExpr(130)}, DType::Float32());
+  Buffer b = MakeBuffer("Bp", {PrimExpr(4), PrimExpr(130), PrimExpr(64)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(300), PrimExpr(256)}, DType::Float32());
+  Var i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+  std::vector<PrimExpr> ij = {PrimExpr(i), PrimExpr(j)};
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, PrimExpr(k), 0),
+                                               Store(c, FloatImm(DType::Float32(), 0), ij), nullptr);
+  PrimExpr bl = Load(b, {MakeBinary(TirKind::kFloorDiv, PrimExpr(j), 64), PrimExpr(k), MakeBinary(TirKind::kFloorMod, PrimExpr(j), 64)});
+  Stmt upd = Store(c, Load(c, ij) + Load(a, {PrimExpr(i), PrimExpr(k)}) * bl, ij);
+  PrimFunc f = Func(Loop(i, 300, Loop(j, 256, Loop(k, 130, Seq({init, upd})))), {a, b, c});
+  PrimFunc out = ScheduleMatmuls(f, 1);
+  ASSERT_NE(out, f);
+  Allocs allocs;
+  allocs.VisitStmt(out->body);
+  EXPECT_EQ(std::count(allocs.names.begin(), allocs.names.end(), "acc"), static_cast<long>(allocs.names.size()));
+  struct BLoads : StmtExprVisitor {
+    int loads = 0, divided = 0;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->name == "Bp") {
+        ++loads;
+        divided += l->indices[0].as<FloorDivNode>() != nullptr || l->indices[2].as<FloorModNode>() != nullptr;
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } bl_visit;
+  bl_visit.VisitStmt(out->body);
+  EXPECT_GT(bl_visit.loads, 0);
+  EXPECT_EQ(bl_visit.divided, 0);
+  // 300 = 50 full tiles of 6 rows, 4 column blocks of 64.
+  const auto* tile = As<ForNode>(out->body);
+  ASSERT_NE(tile, nullptr);
+  ASSERT_NE(tile->extent.as<IntImmNode>(), nullptr);
+  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, 50 * 4);
+}
+
 TEST(MatmulScheduleTest, EpilogueStoringIntoAnOperandIsNotFused) {
   // A[i, j] = C[i, j] + 1 after C = A @ B: later tiles still read A, so the
   // stage must run after the whole matmul.
@@ -451,7 +490,7 @@ float Epilogue(const std::string& kind, double acc, float bias, float res) {
 // element against the reference.
 // `lead` (optional) splits the batch into several leading dimensions.
 void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int64_t n, const std::string& epi,
-                 std::vector<int64_t> lead = {}) {
+                 std::vector<int64_t> lead = {}, bool blocked = false) {
   if (lead.empty() && batch) lead = {batch};
   std::vector<int64_t> a_shape = lead, o_shape = lead;
   a_shape.insert(a_shape.end(), {m, k});
@@ -459,8 +498,12 @@ void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int
   int64_t nb = 1;
   for (int64_t d : lead) nb *= d;
   std::vector<float> a = RandomFloats(nb * m * k, 1), b = RandomFloats(k * n, 2), bias = RandomFloats(n, 3), r = RandomFloats(nb * m * n, 4);
-  std::vector<Any> args = {FloatTensor(a_shape, a), FloatTensor({k, n}, b), FloatTensor({n}, bias),
-                           FloatTensor(o_shape, r)};
+  // blocked: B passed as the weight_layout KN64n weight [n / 64, k, 64].
+  std::vector<float> bp(b.size());
+  for (int64_t t = 0; t < k; ++t)
+    for (int64_t j = 0; j < n; ++j) bp[((j / 64) * k + t) * 64 + j % 64] = b[t * n + j];
+  std::vector<Any> args = {FloatTensor(a_shape, a), blocked ? FloatTensor({n / 64, k, 64}, bp) : FloatTensor({k, n}, b),
+                           FloatTensor({n}, bias), FloatTensor(o_shape, r)};
   Any ret;
   std::unique_ptr<vm::Context> ctx = mod.CreateContext();
   Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -547,6 +590,40 @@ TEST(MatmulScheduleNumbersTest, SymbolicRowsPackedFromTwoHundredFiftySixRows) {
   auto folded = Compile(Module({"b", "s", "130"}, {"130", "384"}, {"b", "s", "384"}, "bias_relu"), 2);
   ASSERT_NE(folded, nullptr);
   for (auto bs : {std::pair<int64_t, int64_t>{1, 7}, {2, 128}, {3, 100}}) CheckMatmul(*folded, bs.first, bs.second, 130, 384, "bias_relu");
+}
+
+// Module() with B a blocked weight [N / 64, K, 64] (weight_layout KN64n).
+std::string BlockedModule(const std::vector<std::string>& a, int64_t k, int64_t n, const std::vector<std::string>& out,
+                          const std::string& epilogue) {
+  std::string src = Module(a, {std::to_string(k), std::to_string(n)}, out, epilogue);
+  auto replace = [&](const std::string& from, const std::string& to) {
+    size_t at = src.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) src.replace(at, from.size(), to);
+  };
+  replace("b: R.Tensor((" + std::to_string(k) + ", " + std::to_string(n) + ")",
+          "b: R.Tensor((" + std::to_string(n / 64) + ", " + std::to_string(k) + ", 64)");
+  replace("out_dtype=\"void\"", "weight_layout=\"KN64n\"");
+  return src;
+}
+
+TEST(MatmulScheduleNumbersTest, BlockedWeights) {
+  // A blocked weight read panel by panel: symbolic rows (every leftover tile
+  // of 6, and 256+), a folded symbolic batch, static rows below a tile, one
+  // row (where plain B takes 128-column tiles), K odd, one and two threads.
+  for (int threads : {1, 2}) {
+    auto mod = Compile(BlockedModule({"n", "33"}, 33, 192, {"n", "192"}, "bias_gelu_residual"), threads);
+    ASSERT_NE(mod, nullptr);
+    for (int64_t m : {1, 2, 3, 5, 6, 7, 13, 257}) CheckMatmul(*mod, 0, m, 33, 192, "bias_gelu_residual", {}, true);
+  }
+  auto folded = Compile(BlockedModule({"b", "s", "40"}, 40, 128, {"b", "s", "128"}, "bias_relu"), 2);
+  ASSERT_NE(folded, nullptr);
+  for (auto bs : {std::pair<int64_t, int64_t>{1, 7}, {2, 9}}) CheckMatmul(*folded, bs.first, bs.second, 40, 128, "bias_relu", {}, true);
+  for (int64_t m : {1, 4}) {
+    auto st = Compile(BlockedModule({std::to_string(m), "70"}, 70, 640, {std::to_string(m), "640"}, "none"), 1);
+    ASSERT_NE(st, nullptr);
+    CheckMatmul(*st, 0, m, 70, 640, "none", {}, true);
+  }
 }
 
 TEST(MatmulScheduleNumbersTest, SymbolicRows) {
