@@ -13,8 +13,11 @@
 // K x b panel from contiguous memory, where W's rows of N * 4 bytes sent
 // the panel's lines to few cache sets. The per-call copy the schedule made
 // for large row counts (matmul_schedule.h, "Packing") is gone with it.
-// MiniLM-L6 (batch and sequence symbolic, 2 x 128 tokens, one thread):
-// see docs or the branch's report for the measured kernels.
+// MiniLM-L6 (batch and sequence symbolic, 2 x 128 tokens, one thread, the
+// minimum of 30 profiled calls per kernel on a loaded 2-core machine, two
+// rounds): 256x384x1536 + GELU 2.24 / 2.30 -> 1.94 / 1.87 ms, 256x1536x384
+// 1.80 / 1.89 -> 1.64 / 1.62 ms, the sum of all kernels 39.3 / 40.1 ->
+// 35.8 / 35.0 ms.
 //
 // Rewritten: matmul calls whose second operand is a constant (directly, or a
 // variable bound to one in the same function) of static shape (K, N),
