@@ -56,7 +56,7 @@ struct MatmulNest {
 
 // Whether `l` reads a blocked weight at B[j / kMatmulWeightBlock, k, j % kMatmulWeightBlock].
 bool IsBlockedWeightLoad(const BufferLoadNode* l, const VarNode* j, const VarNode* k) {
-  if (l->indices.size() != 3 || !IsVar(l->indices[1], k)) return false;
+  if (l->indices.size() != 3 || l->buffer->shape.size() != 3 || !IsVar(l->indices[1], k)) return false;
   const auto* d = l->indices[0].as<FloorDivNode>();
   const auto* m = l->indices[2].as<FloorModNode>();
   auto is_block = [](const PrimExpr& e) {
