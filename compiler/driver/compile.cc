@@ -40,6 +40,7 @@
 #include "compiler/transform/dispatch_library.h"
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/pack_constant_weights.h"
+#include "compiler/transform/pack_matmul_weights.h"
 #include "compiler/transform/winograd_conv2d.h"
 #include "compiler/transform/combine_shared_matmuls.h"
 #include "compiler/transform/fold_softmax_nan_guard.h"
@@ -150,6 +151,7 @@ const std::vector<std::string>& PassNames() {
       "cse",
       "dce",
       "combine-shared-matmuls",
+      "pack-matmul-weights",
       "legalize",
       "annotate-op-pattern",
       "fuse-ops",
@@ -270,6 +272,7 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
   KILN_RETURN_IF_ERROR(run.Run("cse", &mod, transform::EliminateCommonSubexpressions));
   KILN_RETURN_IF_ERROR(run.Run("dce", &mod, transform::EliminateDeadCode));
   KILN_RETURN_IF_ERROR(run.Run("combine-shared-matmuls", &mod, transform::CombineSharedMatmuls));
+  if (!IsCudaTarget(options)) KILN_RETURN_IF_ERROR(run.Run("pack-matmul-weights", &mod, transform::PackMatmulWeights));
   KILN_RETURN_IF_ERROR(run.Run("legalize", &mod, [&](const ir::IRModule& m) { return relax::LegalizeOps(m, legalize); }));
   if (options.fuse) {
     KILN_RETURN_IF_ERROR(run.Run("annotate-op-pattern", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {

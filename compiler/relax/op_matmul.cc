@@ -6,10 +6,16 @@
 // both operands before the multiply (TVM's semantics); empty/"void" keeps the
 // operands' dtype, which then must agree.
 //
+// matmul also takes weight_layout "KN<b>n" (b >= 1): y is a weight of shape
+// [N/b, K, b], y[j/b, k, j%b] = the (K, N) matrix's [k, j], so each block of
+// b columns is one contiguous K x b panel (what the CPU matmul schedule
+// streams; transform/pack_matmul_weights.h makes it from constants).
+//
 // linear(x, w, b) = x @ w^T + b with w of shape (N, K) (PyTorch's layout), b
 // optional and broadcast against the result.
 #include "compiler/relax/op_defs.h"
 
+#include "compiler/arith/simplify.h"
 #include "compiler/relax/nn_attrs.h"
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/relax/te_builder.h"
@@ -39,12 +45,34 @@ Result<std::vector<PrimExpr>> MatmulShape(const AttrReader& r, const std::vector
   return out;
 }
 
+// b of weight_layout "KN<b>n"; 0 without the attribute.
+Result<int64_t> WeightBlock(const AttrReader& r) {
+  KILN_ASSIGN_OR_RETURN(std::string layout, r.String("weight_layout", ""));
+  if (layout.empty()) return int64_t{0};
+  std::string digits = layout.size() > 3 ? layout.substr(2, layout.size() - 3) : "";
+  bool ok = layout.compare(0, 2, "KN") == 0 && layout.back() == 'n' && !digits.empty() && digits.size() <= 6 &&
+            digits.find_first_not_of("0123456789") == std::string::npos && std::stoll(digits) >= 1;
+  if (!ok) return r.Error("weight_layout \"" + layout + "\" is not supported (a blocked weight is KN<b>n with b >= 1, e.g. KN64n)");
+  return std::stoll(digits);
+}
+
+// The (K, N) shape of a weight [N/b, K, b] of block b.
+Result<std::vector<PrimExpr>> UnblockedWeightShape(const AttrReader& r, const std::vector<PrimExpr>& ys, int64_t b) {
+  std::optional<int64_t> inner = ys.size() == 3 ? ConstDim(ys[2]) : std::nullopt;
+  if (!inner || *inner != b) {
+    return r.Error("weight_layout KN" + std::to_string(b) + "n needs a weight [N/" + std::to_string(b) + ", K, " +
+                   std::to_string(b) + "], got " + ShapeString(ys));
+  }
+  return std::vector<PrimExpr>{ys[1], arith::Simplify(ys[0] * PrimExpr(b))};
+}
+
 Result<ir::StructInfo> InferMatmul(const ir::CallExpr& call) {
   AttrReader r(call);
-  KILN_RETURN_IF_ERROR(r.CheckKnown({"out_dtype"}));
+  KILN_RETURN_IF_ERROR(r.CheckKnown({"out_dtype", "weight_layout"}));
   const ir::TensorSInfo* x = TensorInfoOf(call.args[0]);
   const ir::TensorSInfo* y = TensorInfoOf(call.args[1]);
   if (!x || !y) return InvalidArgument(Where(call.span) + "R.matmul expects two tensors");
+  KILN_ASSIGN_OR_RETURN(int64_t block, WeightBlock(r));
   KILN_ASSIGN_OR_RETURN(std::optional<DType> out_dtype, r.OptionalDType("out_dtype"));
   bool has_out_dtype = out_dtype.has_value();
   if (!has_out_dtype && x->has_dtype && y->has_dtype && x->dtype != y->dtype) {
@@ -56,6 +84,7 @@ Result<ir::StructInfo> InferMatmul(const ir::CallExpr& call) {
   }
   bool known_dtype = has_out_dtype || x->has_dtype || y->has_dtype;
   DType dtype = has_out_dtype ? *out_dtype : x->has_dtype ? x->dtype : y->dtype;
+  if (block > 0 && !y->has_shape) return r.Error("weight_layout KN" + std::to_string(block) + "n needs a weight of known shape");
   if (!x->has_shape || !y->has_shape) {
     int nd = -1;
     if (x->ndim > 0 && y->ndim > 0) {
@@ -65,7 +94,11 @@ Result<ir::StructInfo> InferMatmul(const ir::CallExpr& call) {
     }
     return ir::StructInfo(std::make_shared<ir::TensorSInfo>(false, std::vector<PrimExpr>{}, nd, dtype, known_dtype));
   }
-  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out, MatmulShape(r, x->shape, y->shape));
+  std::vector<PrimExpr> ys = y->shape;
+  if (block > 0) {
+    KILN_ASSIGN_OR_RETURN(ys, UnblockedWeightShape(r, ys, block));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out, MatmulShape(r, x->shape, ys));
   return ir::StructInfo(std::make_shared<ir::TensorSInfo>(true, out, -1, dtype, known_dtype));
 }
 
@@ -83,16 +116,19 @@ std::vector<PrimExpr> OperandIndex(const std::vector<PrimExpr>& shape, size_t ma
   return idx;
 }
 
-// One element of x @ y at output index `sp`, reduction index `k`.
+// One element of x @ y at output index `sp`, reduction index `k`; `block`
+// > 0: y is a blocked weight [N/block, K, block].
 PrimExpr MatmulTerm(const ir::Buffer& a, const ir::Buffer& b, DType out, const std::vector<PrimExpr>& sp,
-                    const PrimExpr& k) {
-  size_t xr = a->shape.size() == 1 ? 1 : 2, yr = b->shape.size() == 1 ? 1 : 2;
+                    const PrimExpr& k, int64_t block) {
+  size_t xr = a->shape.size() == 1 ? 1 : 2, yr = b->shape.size() == 1 || block > 0 ? 1 + (block > 0) : 2;
   size_t nb = sp.size() - (xr - 1) - (yr - 1);
   std::vector<PrimExpr> batch(sp.begin(), sp.begin() + nb);
   std::vector<PrimExpr> a_tail = xr == 2 ? std::vector<PrimExpr>{sp[nb], k} : std::vector<PrimExpr>{k};
   std::vector<PrimExpr> b_tail = yr == 2 ? std::vector<PrimExpr>{k, sp.back()} : std::vector<PrimExpr>{k};
-  return CastTo(out, ir::Load(a, OperandIndex(a->shape, xr, batch, a_tail))) *
-         CastTo(out, ir::Load(b, OperandIndex(b->shape, yr, batch, b_tail)));
+  PrimExpr bv = block > 0 ? ir::Load(b, {ir::MakeBinary(ir::TirKind::kFloorDiv, sp.back(), PrimExpr(block)), k,
+                                           ir::MakeBinary(ir::TirKind::kFloorMod, sp.back(), PrimExpr(block))})
+                          : ir::Load(b, OperandIndex(b->shape, yr, batch, b_tail));
+  return CastTo(out, ir::Load(a, OperandIndex(a->shape, xr, batch, a_tail))) * CastTo(out, bv);
 }
 
 Result<ir::PrimFunc> LegalizeMatmul(const ir::CallExpr& call, const std::string& name) {
@@ -111,8 +147,10 @@ Result<ir::PrimFunc> LegalizeMatmul(const ir::CallExpr& call, const std::string&
   // The accumulator starts at a zero of the output dtype (integer matmuls too).
   spec.reduce_init = Const(out->dtype, 0.0);
   DType odt = out->dtype;
-  spec.fcompute = [odt](const std::vector<ir::Buffer>& in, const std::vector<PrimExpr>& sp,
-                        const std::vector<PrimExpr>& rd) { return MatmulTerm(in[0], in[1], odt, sp, rd[0]); };
+  AttrReader r(call);
+  KILN_ASSIGN_OR_RETURN(int64_t block, WeightBlock(r));
+  spec.fcompute = [odt, block](const std::vector<ir::Buffer>& in, const std::vector<PrimExpr>& sp,
+                               const std::vector<PrimExpr>& rd) { return MatmulTerm(in[0], in[1], odt, sp, rd[0], block); };
   return te::BuildComputePrimFunc(spec);
 }
 

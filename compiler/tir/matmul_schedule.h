@@ -40,13 +40,19 @@
 // the k loop reads, so no division by a run-time value sits in it.
 //
 // Packing: for static shapes with M >= 256, N a multiple of NR whose rows
-// are a multiple of 1 KiB apart, and K x NR panels of 32 KiB or more (where
-// the panel's rows would fight over cache sets), B is first copied per call
-// into a workspace Bp[N / NR, K, NR] that the kernel streams (with 128
-// rows the copy cost more than it saved: 128x1024x256 0.88x oneDNN packed,
-// 0.98x not, one thread, idle machine). Packing
+// are a multiple of 512 bytes apart, and K x NR panels of 32 KiB or more
+// (where the panel's rows would fight over cache sets), B is first copied
+// per call into a workspace Bp[N / NR, K, NR] that the kernel streams (with
+// 128 rows the copy cost more than it saved: 128x1024x256 0.88x oneDNN
+// packed, 0.98x not, one thread, idle machine). With symbolic rows (M or a
+// folded batch) and such a B (static K and N), both kernels are built and
+// an if on the rows at run time takes the packed one from 256 rows. Packing
 // constant weights at compile time needs a Relax-level layout rewrite (not
 // done here).
+//
+// Blocked weights: B read as B[j / 64, k, j % 64] (a [N/64, K, 64] weight,
+// R.matmul's weight_layout "KN64n") takes 64-column tiles that read the
+// panel of their column block directly: the packed kernel without the copy.
 //
 // Epilogue fusion: the perfect nests right after the matmul, over the same
 // extents, that store D[v..] = f(loads of chain buffers at v.., other loads)
@@ -73,6 +79,11 @@
 
 namespace kiln {
 namespace tir {
+
+// Columns of a blocked weight (R.matmul weight_layout "KN64n", made from
+// constants by transform/pack_matmul_weights.h): the tiles' width, so a
+// tile streams one contiguous K x 64 panel with no copy per call.
+constexpr int64_t kMatmulWeightBlock = 64;
 
 // Multiply-adds (M * N * K) below which the tile loop stays serial.
 constexpr int64_t kMinParallelMatmulWork = 64 * 1024;

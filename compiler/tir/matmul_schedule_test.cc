@@ -317,6 +317,96 @@ TEST(MatmulScheduleTest, SymbolicBatchSharingItsWeightIsFoldedIntoRows) {
   EXPECT_EQ(Count(out).fma, 4);  // full tiles, and leftover tiles of 4, 2 and 1 rows
 }
 
+// Names of the buffers a statement allocates.
+struct Allocs : StmtExprVisitor {
+  std::vector<std::string> names;
+  void VisitStmt(const Stmt& st) override {
+    if (const auto* al = As<AllocateNode>(st)) names.push_back(al->buffer->name);
+    StmtExprVisitor::VisitStmt(st);
+  }
+};
+
+bool AllocatesPackedB(const Stmt& s) {
+  Allocs a;
+  a.VisitStmt(s);
+  return std::count(a.names.begin(), a.names.end(), "B_packed") == 1;
+}
+
+TEST(MatmulScheduleTest, SymbolicRowsChoosePackedWeightPanelsAtRunTime) {
+  // n x 130 times 130 x 128 (rows of B 512 bytes apart, 130 x 64 panels
+  // over 32 KiB): the rows are known only at run time, so both kernels are
+  // built and `n >= 256` picks the packed one.
+  Var n = MakeVar("n");
+  Buffer a = MakeBuffer("A", {PrimExpr(n), PrimExpr(130)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(130), PrimExpr(128)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(n), PrimExpr(128)}, DType::Float32());
+  PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, c, PrimExpr(n), 128, 130), {a, b, c}), 2);
+  const auto* choice = As<IfThenElseNode>(out->body);
+  ASSERT_NE(choice, nullptr);
+  const auto* ge = choice->cond.as<GENode>();
+  ASSERT_NE(ge, nullptr);
+  ASSERT_NE(ge->b.as<IntImmNode>(), nullptr);
+  EXPECT_EQ(ge->b.as<IntImmNode>()->value, 256);
+  EXPECT_TRUE(AllocatesPackedB(choice->then_case));
+  ASSERT_NE(choice->else_case, nullptr);
+  EXPECT_FALSE(AllocatesPackedB(choice->else_case));
+  // The same B with static rows follows the static rule: packed from 256
+  // rows only (rows 1536 bytes apart: 384 columns, MiniLM's width).
+  for (int64_t m : {255, 256}) {
+    Buffer a2 = MakeBuffer("A", {PrimExpr(m), PrimExpr(130)}, DType::Float32());
+    Buffer b2 = MakeBuffer("B", {PrimExpr(130), PrimExpr(384)}, DType::Float32());
+    Buffer c2 = MakeBuffer("C", {PrimExpr(m), PrimExpr(384)}, DType::Float32());
+    PrimFunc st = ScheduleMatmuls(Func(MatmulNest(a2, b2, c2, m, 384, 130), {a2, b2, c2}), 1);
+    EXPECT_EQ(As<IfThenElseNode>(st->body), nullptr);
+    EXPECT_EQ(AllocatesPackedB(st->body), m >= 256) << m;
+  }
+  // Rows of B 1 KiB + 64 bytes apart (272 columns): no choice, never packed.
+  Buffer b3 = MakeBuffer("B", {PrimExpr(130), PrimExpr(272)}, DType::Float32());
+  Buffer c3 = MakeBuffer("C", {PrimExpr(n), PrimExpr(272)}, DType::Float32());
+  PrimFunc odd = ScheduleMatmuls(Func(MatmulNest(a, b3, c3, PrimExpr(n), 272, 130), {a, b3, c3}), 1);
+  EXPECT_EQ(As<IfThenElseNode>(odd->body), nullptr);
+  EXPECT_FALSE(AllocatesPackedB(odd->body));
+}
+
+TEST(MatmulScheduleTest, BlockedWeightIsReadPanelByPanelWithoutACopy) {
+  // C[i, j] += A[i, k] * Bp[j / 64, k, j % 64] (R.matmul weight_layout
+  // KN64n): 64-column tiles that load Bp[cb, k, jj], no packing copy, even
+  // with 300 rows (where a plain B 1 KiB per row would be copied).
+  Buffer a = MakeBuffer("A", {PrimExpr(300), PrimExpr(130)}, DType::Float32());
+  Buffer b = MakeBuffer("Bp", {PrimExpr(4), PrimExpr(130), PrimExpr(64)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(300), PrimExpr(256)}, DType::Float32());
+  Var i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
+  std::vector<PrimExpr> ij = {PrimExpr(i), PrimExpr(j)};
+  Stmt init = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, PrimExpr(k), 0),
+                                               Store(c, FloatImm(DType::Float32(), 0), ij), nullptr);
+  PrimExpr bl = Load(b, {MakeBinary(TirKind::kFloorDiv, PrimExpr(j), 64), PrimExpr(k), MakeBinary(TirKind::kFloorMod, PrimExpr(j), 64)});
+  Stmt upd = Store(c, Load(c, ij) + Load(a, {PrimExpr(i), PrimExpr(k)}) * bl, ij);
+  PrimFunc f = Func(Loop(i, 300, Loop(j, 256, Loop(k, 130, Seq({init, upd})))), {a, b, c});
+  PrimFunc out = ScheduleMatmuls(f, 1);
+  ASSERT_NE(out, f);
+  Allocs allocs;
+  allocs.VisitStmt(out->body);
+  EXPECT_EQ(std::count(allocs.names.begin(), allocs.names.end(), "acc"), static_cast<long>(allocs.names.size()));
+  struct BLoads : StmtExprVisitor {
+    int loads = 0, divided = 0;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->name == "Bp") {
+        ++loads;
+        divided += l->indices[0].as<FloorDivNode>() != nullptr || l->indices[2].as<FloorModNode>() != nullptr;
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } bl_visit;
+  bl_visit.VisitStmt(out->body);
+  EXPECT_GT(bl_visit.loads, 0);
+  EXPECT_EQ(bl_visit.divided, 0);
+  // 300 = 50 full tiles of 6 rows, 4 column blocks of 64.
+  const auto* tile = As<ForNode>(out->body);
+  ASSERT_NE(tile, nullptr);
+  ASSERT_NE(tile->extent.as<IntImmNode>(), nullptr);
+  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, 50 * 4);
+}
+
 TEST(MatmulScheduleTest, EpilogueStoringIntoAnOperandIsNotFused) {
   // A[i, j] = C[i, j] + 1 after C = A @ B: later tiles still read A, so the
   // stage must run after the whole matmul.
@@ -400,7 +490,7 @@ float Epilogue(const std::string& kind, double acc, float bias, float res) {
 // element against the reference.
 // `lead` (optional) splits the batch into several leading dimensions.
 void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int64_t n, const std::string& epi,
-                 std::vector<int64_t> lead = {}) {
+                 std::vector<int64_t> lead = {}, bool blocked = false) {
   if (lead.empty() && batch) lead = {batch};
   std::vector<int64_t> a_shape = lead, o_shape = lead;
   a_shape.insert(a_shape.end(), {m, k});
@@ -408,8 +498,17 @@ void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int
   int64_t nb = 1;
   for (int64_t d : lead) nb *= d;
   std::vector<float> a = RandomFloats(nb * m * k, 1), b = RandomFloats(k * n, 2), bias = RandomFloats(n, 3), r = RandomFloats(nb * m * n, 4);
-  std::vector<Any> args = {FloatTensor(a_shape, a), FloatTensor({k, n}, b), FloatTensor({n}, bias),
-                           FloatTensor(o_shape, r)};
+  // blocked: B passed as the weight_layout KN64n weight [n / 64, k, 64].
+  std::vector<float> bp;
+  if (blocked) {
+    EXPECT_EQ(n % 64, 0);
+    if (n % 64 != 0) return;
+    bp.resize(b.size());
+    for (int64_t t = 0; t < k; ++t)
+      for (int64_t j = 0; j < n; ++j) bp[((j / 64) * k + t) * 64 + j % 64] = b[t * n + j];
+  }
+  std::vector<Any> args = {FloatTensor(a_shape, a), blocked ? FloatTensor({n / 64, k, 64}, bp) : FloatTensor({k, n}, b),
+                           FloatTensor({n}, bias), FloatTensor(o_shape, r)};
   Any ret;
   std::unique_ptr<vm::Context> ctx = mod.CreateContext();
   Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
@@ -480,6 +579,55 @@ TEST(MatmulScheduleNumbersTest, PackedWeightPanels) {
     auto mod = Compile(Module({"300", "260"}, {"260", "256"}, {"300", "256"}, "bias_relu"), threads);
     ASSERT_NE(mod, nullptr);
     CheckMatmul(*mod, 0, 300, 260, 256, "bias_relu");
+  }
+}
+
+TEST(MatmulScheduleNumbersTest, SymbolicRowsPackedFromTwoHundredFiftySixRows) {
+  // Symbolic rows over a B the rule packs (rows 512 bytes apart): row counts
+  // on both sides of 256 (the plain kernel below, the packed one from
+  // there), with the GELU epilogue; a folded symbolic batch too (2 x 128
+  // rows: MiniLM's batch and sequence).
+  for (int threads : {1, 2}) {
+    auto mod = Compile(Module({"n", "130"}, {"130", "128"}, {"n", "128"}, "bias_gelu_residual"), threads);
+    ASSERT_NE(mod, nullptr);
+    for (int64_t m : {1, 7, 255, 256, 257, 301}) CheckMatmul(*mod, 0, m, 130, 128, "bias_gelu_residual");
+  }
+  auto folded = Compile(Module({"b", "s", "130"}, {"130", "384"}, {"b", "s", "384"}, "bias_relu"), 2);
+  ASSERT_NE(folded, nullptr);
+  for (auto bs : {std::pair<int64_t, int64_t>{1, 7}, {2, 128}, {3, 100}}) CheckMatmul(*folded, bs.first, bs.second, 130, 384, "bias_relu");
+}
+
+// Module() with B a blocked weight [N / 64, K, 64] (weight_layout KN64n).
+std::string BlockedModule(const std::vector<std::string>& a, int64_t k, int64_t n, const std::vector<std::string>& out,
+                          const std::string& epilogue) {
+  std::string src = Module(a, {std::to_string(k), std::to_string(n)}, out, epilogue);
+  auto replace = [&](const std::string& from, const std::string& to) {
+    size_t at = src.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) src.replace(at, from.size(), to);
+  };
+  replace("b: R.Tensor((" + std::to_string(k) + ", " + std::to_string(n) + ")",
+          "b: R.Tensor((" + std::to_string(n / 64) + ", " + std::to_string(k) + ", 64)");
+  replace("out_dtype=\"void\"", "weight_layout=\"KN64n\"");
+  return src;
+}
+
+TEST(MatmulScheduleNumbersTest, BlockedWeights) {
+  // A blocked weight read panel by panel: symbolic rows (every leftover tile
+  // of 6, and 256+), a folded symbolic batch, static rows below a tile, one
+  // row (where plain B takes 128-column tiles), K odd, one and two threads.
+  for (int threads : {1, 2}) {
+    auto mod = Compile(BlockedModule({"n", "33"}, 33, 192, {"n", "192"}, "bias_gelu_residual"), threads);
+    ASSERT_NE(mod, nullptr);
+    for (int64_t m : {1, 2, 3, 5, 6, 7, 13, 257}) CheckMatmul(*mod, 0, m, 33, 192, "bias_gelu_residual", {}, true);
+  }
+  auto folded = Compile(BlockedModule({"b", "s", "40"}, 40, 128, {"b", "s", "128"}, "bias_relu"), 2);
+  ASSERT_NE(folded, nullptr);
+  for (auto bs : {std::pair<int64_t, int64_t>{1, 7}, {2, 9}}) CheckMatmul(*folded, bs.first, bs.second, 40, 128, "bias_relu", {}, true);
+  for (int64_t m : {1, 4}) {
+    auto st = Compile(BlockedModule({std::to_string(m), "70"}, 70, 640, {std::to_string(m), "640"}, "none"), 1);
+    ASSERT_NE(st, nullptr);
+    CheckMatmul(*st, 0, m, 70, 640, "none", {}, true);
   }
 }
 

@@ -1,0 +1,99 @@
+#include "compiler/transform/pack_matmul_weights.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/ir/op_pattern.h"
+#include "compiler/relax/te_builder.h"
+#include "compiler/tir/matmul_schedule.h"
+#include "compiler/transform/conv_rewrite_util.h"
+#include "compiler/transform/dead_code_elimination.h"
+#include "compiler/transform/fold_constant.h"
+
+namespace kiln {
+namespace transform {
+namespace {
+
+// The PrimFunc W[K, N] -> P[N / b, K, b], P[c, k, l] = W[k, c * b + l].
+Result<ir::PrimFunc> PackingKernel(const std::string& name, const std::vector<int64_t>& w, int64_t b) {
+  te::FuncBuilder fb(name);
+  te::Tensor in = fb.Input("W", {ir::PrimExpr(w[0]), ir::PrimExpr(w[1])}, DType::Float32());
+  te::Tensor out = fb.Compute("W_packed", {ir::PrimExpr(w[1] / b), ir::PrimExpr(w[0]), ir::PrimExpr(b)},
+                              DType::Float32(),
+                              [&](const te::Indices& i) { return in({i[1], i[0] * ir::PrimExpr(b) + i[2]}); });
+  KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build({out}));
+  auto nf = std::make_shared<ir::PrimFuncNode>(*f);
+  nf->attrs[ir::kOpPatternAttr].kind = ir::AttrValue::Kind::kInt;
+  nf->attrs[ir::kOpPatternAttr].i = static_cast<int64_t>(ir::OpPattern::kInjective);
+  return ir::PrimFunc(nf);
+}
+
+// A float32 tensor of known rank >= 2 (its shape may be symbolic).
+bool MatrixF32(const ir::Expr& e) {
+  const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
+  return t && t->has_dtype && t->dtype == DType::Float32() && t->ndim >= 2;
+}
+
+class Packer : public ConvBindingRewriter {
+ public:
+  // Packing kernels are added to `mod` (one per weight shape).
+  explicit Packer(ir::IRModule* mod) : ConvBindingRewriter("relax.matmul", 2), mod_(mod) {}
+
+ private:
+  bool RewriteConv(const ir::CallExpr& call, const ir::Binding& b, bool dataflow,
+                   std::vector<ir::Binding>* out) override {
+    const ir::Expr& w = call.args[1];
+    std::vector<int64_t> ws;
+    const int64_t block = tir::kMatmulWeightBlock;
+    if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 2 || ws[1] % block != 0 || ws[1] == 0) return false;
+    if (!MatrixF32(call.args[0])) return false;
+    for (const auto& kv : call.attrs)
+      if (kv.first != "out_dtype") return false;
+    std::string out_dtype = StringAttr(call.attrs, "out_dtype", "");
+    if (!out_dtype.empty() && out_dtype != "void" && out_dtype != "float32") return false;
+
+    std::string& kernel = kernels_[ws];
+    if (kernel.empty()) {
+      kernel = mod_->UniqueName("pack_weight_kn" + std::to_string(block) + "n");
+      Result<ir::PrimFunc> f = PackingKernel(kernel, ws, block);
+      if (!f.ok()) {
+        status = f.status();
+        return false;
+      }
+      mod_->Add(kernel, *f);
+    }
+    ir::Expr callee = std::make_shared<ir::GlobalVarExpr>(kernel);
+    callee->struct_info = std::make_shared<ir::ObjectSInfo>();
+    auto args = std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{w});
+    args->struct_info = std::make_shared<ir::TupleSInfo>(std::vector<ir::StructInfo>{w->struct_info});
+    std::vector<ir::PrimExpr> pdims = {ir::PrimExpr(ws[1] / block), ir::PrimExpr(ws[0]), ir::PrimExpr(block)};
+    ir::RVar pv = ir::MakeRVar(FreshName("packed"), nullptr, dataflow);
+    out->push_back(ir::Binding{pv, ir::MakeOpCall("relax.call_tir", {callee, args}, {}, {ir::MakeTensorSInfo(pdims, DType::Float32())}),
+                               nullptr, b.span});
+    ir::AttrMap attrs = call.attrs;
+    ir::AttrValue layout;
+    layout.kind = ir::AttrValue::Kind::kString;
+    layout.s = "KN" + std::to_string(block) + "n";
+    attrs["weight_layout"] = layout;
+    out->push_back(ir::Binding{b.var, ir::MakeOpCall("relax.matmul", {call.args[0], ir::Expr(pv)}, attrs, call.sinfo_args),
+                               nullptr, b.span});
+    return true;
+  }
+
+  ir::IRModule* mod_;
+  std::map<std::vector<int64_t>, std::string> kernels_;
+};
+
+}  // namespace
+
+Result<ir::IRModule> PackMatmulWeights(const ir::IRModule& mod) {
+  KILN_ASSIGN_OR_RETURN(ir::IRModule packed, RewriteRelaxFunctions<Packer>(mod));
+  if (packed.entries.size() == mod.entries.size()) return packed;  // no kernel added: nothing rewritten
+  KILN_ASSIGN_OR_RETURN(ir::IRModule folded, FoldConstant(packed));
+  return EliminateDeadCode(folded);  // the unpacked weights
+}
+
+}  // namespace transform
+}  // namespace kiln
