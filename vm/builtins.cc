@@ -361,6 +361,45 @@ Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const
   return Status::Ok();
 }
 
+// A view of the leading elements of a compact tensor (builtins.def). Like
+// tensor_view, the view of the same tensor with the same shape is handed out
+// again while only the call site's slot holds it.
+Status ReshapeView(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
+                   const std::string& function, Any* out) {
+  Any tmp_value, tmp_shape;
+  const Any& value = ArgValue(args[0], f, src, &tmp_value);
+  const Any& shape = ArgValue(args[1], f, src, &tmp_shape);
+  if (!value.is_tensor() || !value.tensor().IsCompact()) {
+    return InvalidArgument(function + ": vm.builtin.reshape_view: expected a compact tensor, got " + value.Describe());
+  }
+  if (!shape.is_shape()) {
+    return InvalidArgument(function + ": vm.builtin.reshape_view: expected a shape, got " + shape.Describe());
+  }
+  Tensor t = value.tensor();
+  DType dtype = t.dtype();
+  uint64_t want = 0;
+  if (!TensorBytes(shape.shape_dims(), dtype, &want) || want > t.NumBytes()) {
+    return InvalidArgument(StrFormat("%s: vm.builtin.reshape_view: a %s tensor cannot be viewed as %s%s",
+                                     function.c_str(), t.TypeString().c_str(), DTypeToString(dtype).c_str(),
+                                     ShapeToString(shape.shape_dims()).c_str()));
+  }
+  void* data = t.raw_data();
+  Any* slot = ReuseSlot(args, code);
+  if (slot != nullptr && slot->is_tensor() && HeldOnlyBySlot(*slot)) {
+    const TensorObj* o = slot->tensor_obj();
+    if (o->dl.data == data && o->owner.get() == static_cast<void*>(t.object().get()) &&
+        o->shape == shape.shape_dims()) {
+      *out = *slot;  // the same view of the same tensor as last call
+      return Status::Ok();
+    }
+  }
+  Tensor view = Tensor::Borrow(data, shape.shape_dims(), dtype, t.object());
+  view.object()->dl.device = t.dl()->device;
+  *out = Any(view);
+  if (slot != nullptr) *slot = *out;
+  return Status::Ok();
+}
+
 Status ToBool(const Any& v, const std::string& function, Any* out) {
   if (v.is_int()) {
     *out = Any(v.int_value() != 0);
@@ -473,6 +512,8 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       return ShapeToTensor(ArgValue(args[0], frame, src, &tmp), CallAllocator(),
                            state != nullptr ? state->keep_alive : nullptr, function, out);
     }
+    case Builtin::kReshapeView:
+      return ReshapeView(args, frame, src, code, function, out);
     case Builtin::kRaise:
       return FailedPrecondition(function + ": " + ContextString(args[0], src));
     case Builtin::kLoop:  // runs in the interpreter (vm/loop.cc)
