@@ -313,7 +313,7 @@ Any MakeTuple(const Arg* args, uint32_t num_args, const Frame& f, const ValueSou
   Any tuple = Any::Tuple(std::move(fields));
   if (slot != nullptr) {
     if (slot->is_none()) {
-      CurrentCallState()->tuple_sites.push_back({code.function_index, static_cast<uint32_t>(args - code.args.data())});
+      CurrentCallState()->release_sites.push_back({code.function_index, static_cast<uint32_t>(args - code.args.data())});
     }
     *slot = tuple;
   }
@@ -361,9 +361,11 @@ Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const
   return Status::Ok();
 }
 
-// A view of the leading elements of a compact tensor (builtins.def). Like
-// tensor_view, the view of the same tensor with the same shape is handed out
-// again while only the call site's slot holds it.
+// A view of the leading elements of a compact tensor (builtins.def). The
+// call site keeps its view, like tensor_view, and hands it out again (pointed
+// at this call's tensor) while only the site holds it; the view lets go of
+// its tensor when the next call begins, so that the tensor's own site can
+// reuse it too.
 Status ReshapeView(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
                    const std::string& function, Any* out) {
   Any tmp_value, tmp_shape;
@@ -386,17 +388,26 @@ Status ReshapeView(const Arg* args, const Frame& f, const ValueSource& src, cons
   void* data = t.raw_data();
   Any* slot = ReuseSlot(args, code);
   if (slot != nullptr && slot->is_tensor() && HeldOnlyBySlot(*slot)) {
-    const TensorObj* o = slot->tensor_obj();
-    if (o->dl.data == data && o->owner.get() == static_cast<void*>(t.object().get()) &&
-        o->shape == shape.shape_dims()) {
-      *out = *slot;  // the same view of the same tensor as last call
+    // Last call's view, released when this call began (call_state.h): point
+    // it at this call's tensor.
+    auto* o = static_cast<TensorObj*>(slot->object().get());
+    if (DType::FromDL(o->dl.dtype) == dtype && o->shape == shape.shape_dims() &&
+        o->dl.device.device_type == t.dl()->device.device_type && o->dl.device.device_id == t.dl()->device.device_id) {
+      o->dl.data = data;
+      o->owner = t.object();
+      *out = *slot;
       return Status::Ok();
     }
   }
   Tensor view = Tensor::Borrow(data, shape.shape_dims(), dtype, t.object());
   view.object()->dl.device = t.dl()->device;
   *out = Any(view);
-  if (slot != nullptr) *slot = *out;
+  if (slot != nullptr) {
+    if (slot->is_none()) {
+      CurrentCallState()->release_sites.push_back({code.function_index, static_cast<uint32_t>(args - code.args.data())});
+    }
+    *slot = *out;
+  }
   return Status::Ok();
 }
 

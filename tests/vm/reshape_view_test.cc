@@ -3,6 +3,7 @@
 // its call site holds it, and refuses what is not a view of a compact tensor.
 #include <gtest/gtest.h>
 
+#include "runtime/allocator.h"
 #include "tests/vm/test_util.h"
 #include "vm/assembler.h"
 
@@ -98,6 +99,47 @@ TEST(VmReshapeViewTest, AReleasedViewIsHandedOutAgain) {
   ASSERT_TRUE(ctx->Invoke("main", args, &out).ok());
   EXPECT_NE(out.object().get(), held.object().get());
   EXPECT_EQ(out.tensor().raw_data(), x.raw_data());
+}
+
+// main(x, y) -> (x + y) viewed as [1, n * 4]: the sum is a fresh tensor.
+VmfbProgram SumViewProgram() {
+  VmfbProgram p = ViewProgram();
+  Assembler a;
+  a.Call(-1, testing::kMatchShape, {Reg(0), Const(0), Imm(2), Imm(1), Imm(0), Imm(0), Imm(4)});
+  a.Call(2, testing::kMakeShape, {Imm(2), Imm(1), Imm(0), Imm(0), Imm(4)});
+  a.Call(3, testing::kAllocTensor, {Reg(2), Imm(kDLFloat), Imm(32), Imm(1)});
+  a.Call(-1, testing::kTestAdd, {Reg(0), Reg(1), Reg(3)});
+  a.Call(-1, kShapeArith, {Imm(1), Imm(2), Imm(1), Imm(0), Imm(0), Imm(4)});
+  a.Call(2, testing::kMakeShape, {Imm(2), Imm(0), Imm(1), Imm(1), Imm(1)});
+  a.Call(2, kReshapeView, {Reg(3), Reg(2)});
+  a.Ret(2);
+  p.functions[0].code = a.Finish();
+  return p;
+}
+
+TEST(VmReshapeViewTest, AViewDoesNotKeepItsTensorFromBeingReused) {
+  auto m = MustLoad(SumViewProgram());
+  ASSERT_TRUE(m);
+  auto ctx = m->CreateContext();
+  std::vector<Any> args = {Any(F32({2, 4}, {0, 1, 2, 3, 4, 5, 6, 7})), Any(F32({2, 4}, std::vector<float>(8, 1.0f)))};
+  for (int call = 0; call < 3; ++call) {
+    Any out;
+    uint64_t before = DefaultCpuAllocationCount();
+    ASSERT_TRUE(ctx->Invoke("main", args, &out).ok());
+    // The first call allocates the sum; later ones reuse it (and the view).
+    EXPECT_EQ(DefaultCpuAllocationCount() - before, call == 0 ? 1u : 0u) << "call " << call;
+    EXPECT_EQ(out.tensor().shape(), (std::vector<int64_t>{1, 8}));
+    EXPECT_EQ(Values(out.tensor()), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  }
+  // A result the caller keeps is neither overwritten nor re-pointed.
+  Any kept;
+  ASSERT_TRUE(ctx->Invoke("main", args, &kept).ok());
+  args[1] = Any(F32({2, 4}, std::vector<float>(8, 2.0f)));
+  Any out;
+  ASSERT_TRUE(ctx->Invoke("main", args, &out).ok());
+  EXPECT_EQ(Values(kept.tensor()), (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  EXPECT_EQ(Values(out.tensor()), (std::vector<float>{2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_NE(kept.tensor().raw_data(), out.tensor().raw_data());
 }
 
 TEST(VmReshapeViewTest, RunTimeErrors) {
