@@ -109,9 +109,18 @@ class WorkCounter {
         return sum;
       }
       case TirKind::kIfThenElse: {
-        // Both branches: an upper bound, which errs towards a parallel launch.
         const auto* i = ir::As<ir::IfThenElseNode>(s);
-        return Count(i->then_case, trips) + Count(i->else_case, trips);
+        PrimExpr then_work = Count(i->then_case, trips), else_work = Count(i->else_case, trips);
+        // A condition on sizes alone (a symbolic schedule's cases: "the
+        // width is 1", "2", ...) is decided before the loop runs: the work
+        // is that of the branch taken. Adding every case's work made a
+        // kernel with seven width cases look seven times its size, so tiny
+        // symbolic kernels woke the workers where the pinned ones did not.
+        if (!DependsOn(i->cond, bound_)) {
+          return PrimExpr(std::make_shared<const ir::SelectNode>(i->cond, then_work, else_work));
+        }
+        // Decided per iteration: the larger branch bounds it.
+        return ir::MakeBinary(TirKind::kMax, then_work, else_work);
       }
       case TirKind::kLetStmt: {
         const auto* l = ir::As<ir::LetStmtNode>(s);

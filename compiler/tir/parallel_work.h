@@ -6,7 +6,9 @@
 //
 // The count is in "operations": every store counts 1, plus one per load and
 // per arithmetic node of its value, and 8 per intrinsic call (exp, tanh, ...:
-// tens of instructions each); both branches of an `if` count. It is
+// tens of instructions each); an `if` counts the branch it takes when its
+// condition reads only sizes and variables outside the iteration (a select
+// evaluated at the launch), else its larger branch. It is
 // multiplied by the trip counts of the loops around the store inside the
 // iteration, a vectorized loop's in vectors of 16 lanes. It is a proxy for
 // time (an operation is roughly a nanosecond or less) that ignores memory
