@@ -151,6 +151,25 @@ def k(a: T.Buffer((8, 16), "float32"), c: T.Buffer((8, 16), "float32")):
   EXPECT_EQ(arith::AsConstInt(*w), std::optional<int64_t>(16 * 3));
 }
 
+TEST(ParallelWorkTest, ASplitReductionsPartsCountAsTheirLargest) {
+  // Part p of 8 sums up to ceil(n / 8) elements (fewer for the last ones):
+  // counted as ceil(n / 8), and its remainder loop (x % 4) as 3. At n = 800:
+  // 1 (c[p] = 0) + 100 x 4 (store, two loads, add) + 3 x 3 = 410.
+  ir::PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def k(a_handle: T.handle, c: T.Buffer((8,), "float32")):
+    n = T.int64()
+    A = T.match_buffer(a_handle, (n,), "float32")
+    for p in T.parallel(T.int64(8)):
+        c[p] = T.float32(0)
+        for j in range(T.max(T.min((n + 7) // 8, n - p * ((n + 7) // 8)), 0)):
+            c[p] = c[p] + A[p * ((n + 7) // 8) + j]
+        for t in range(T.max(T.min((n + 7) // 8, n - p * ((n + 7) // 8)), 0) % 4):
+            c[p] = c[p] + T.float32(1)
+)", "k");
+  EXPECT_EQ(WorkAt(f, "n", 800), std::optional<int64_t>(410));
+}
+
 // ---- the generated launch
 
 // A kernel environment that counts parallel launches and the largest task
