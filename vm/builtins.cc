@@ -313,7 +313,7 @@ Any MakeTuple(const Arg* args, uint32_t num_args, const Frame& f, const ValueSou
   Any tuple = Any::Tuple(std::move(fields));
   if (slot != nullptr) {
     if (slot->is_none()) {
-      CurrentCallState()->tuple_sites.push_back({code.function_index, static_cast<uint32_t>(args - code.args.data())});
+      CurrentCallState()->release_sites.push_back({code.function_index, static_cast<uint32_t>(args - code.args.data())});
     }
     *slot = tuple;
   }
@@ -358,6 +358,56 @@ Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const
   }
   *out = Any(Tensor::Borrow(data, shape.shape_dims(), dtype, block.object()));
   if (slot != nullptr) *slot = *out;
+  return Status::Ok();
+}
+
+// A view of the leading elements of a compact tensor (builtins.def). The
+// call site keeps its view, like tensor_view, and hands it out again (pointed
+// at this call's tensor) while only the site holds it; the view lets go of
+// its tensor when the next call begins, so that the tensor's own site can
+// reuse it too.
+Status ReshapeView(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
+                   const std::string& function, Any* out) {
+  Any tmp_value, tmp_shape;
+  const Any& value = ArgValue(args[0], f, src, &tmp_value);
+  const Any& shape = ArgValue(args[1], f, src, &tmp_shape);
+  if (!value.is_tensor() || !value.tensor().IsCompact()) {
+    return InvalidArgument(function + ": vm.builtin.reshape_view: expected a compact tensor, got " + value.Describe());
+  }
+  if (!shape.is_shape()) {
+    return InvalidArgument(function + ": vm.builtin.reshape_view: expected a shape, got " + shape.Describe());
+  }
+  Tensor t = value.tensor();
+  DType dtype = t.dtype();
+  uint64_t want = 0;
+  if (!TensorBytes(shape.shape_dims(), dtype, &want) || want > t.NumBytes()) {
+    return InvalidArgument(StrFormat("%s: vm.builtin.reshape_view: a %s tensor cannot be viewed as %s%s",
+                                     function.c_str(), t.TypeString().c_str(), DTypeToString(dtype).c_str(),
+                                     ShapeToString(shape.shape_dims()).c_str()));
+  }
+  void* data = t.raw_data();
+  Any* slot = ReuseSlot(args, code);
+  if (slot != nullptr && slot->is_tensor() && HeldOnlyBySlot(*slot)) {
+    // Last call's view, released when this call began (call_state.h): point
+    // it at this call's tensor.
+    auto* o = static_cast<TensorObj*>(slot->object().get());
+    if (DType::FromDL(o->dl.dtype) == dtype && o->shape == shape.shape_dims() &&
+        o->dl.device.device_type == t.dl()->device.device_type && o->dl.device.device_id == t.dl()->device.device_id) {
+      o->dl.data = data;
+      o->owner = t.object();
+      *out = *slot;
+      return Status::Ok();
+    }
+  }
+  Tensor view = Tensor::Borrow(data, shape.shape_dims(), dtype, t.object());
+  view.object()->dl.device = t.dl()->device;
+  *out = Any(view);
+  if (slot != nullptr) {
+    if (slot->is_none()) {
+      CurrentCallState()->release_sites.push_back({code.function_index, static_cast<uint32_t>(args - code.args.data())});
+    }
+    *slot = *out;
+  }
   return Status::Ok();
 }
 
@@ -473,6 +523,8 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       return ShapeToTensor(ArgValue(args[0], frame, src, &tmp), CallAllocator(),
                            state != nullptr ? state->keep_alive : nullptr, function, out);
     }
+    case Builtin::kReshapeView:
+      return ReshapeView(args, frame, src, code, function, out);
     case Builtin::kRaise:
       return FailedPrecondition(function + ": " + ContextString(args[0], src));
     case Builtin::kLoop:  // runs in the interpreter (vm/loop.cc)

@@ -342,6 +342,8 @@ class FunctionVerifier {
         return NeedImmediate(ins, 1, "index", 0, kArgValueMax);
       case Builtin::kMakeTuple:
         return Status::Ok();
+      case Builtin::kReshapeView:
+        return NeedCount(ins, name, 2);
       case Builtin::kCopy:
       case Builtin::kToBool:
       case Builtin::kShapeToTensor:

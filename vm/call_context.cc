@@ -18,12 +18,20 @@ CallState* CurrentCallState() { return t_call_state; }
 
 ScopedCallState::ScopedCallState(CallState* state) : previous_(t_call_state) {
   t_call_state = state;
-  // Latest first: an outer tuple lets go of an inner one before the inner
-  // one is looked at.
-  for (auto it = state->tuple_sites.rbegin(); it != state->tuple_sites.rend(); ++it) {
-    Any& tuple = state->reuse[it->function][it->offset];
-    if (!tuple.is_tuple() || !HeldOnlyHere(tuple)) continue;
-    for (Any& field : static_cast<TupleObj*>(tuple.object().get())->fields) field = Any();
+  // Latest first: an outer tuple lets go of an inner one (or of a view)
+  // before the inner one is looked at, a view of a view before the first.
+  for (auto it = state->release_sites.rbegin(); it != state->release_sites.rend(); ++it) {
+    Any& kept = state->reuse[it->function][it->offset];
+    if (!HeldOnlyHere(kept)) continue;
+    if (kept.is_tuple()) {
+      for (Any& field : static_cast<TupleObj*>(kept.object().get())->fields) field = Any();
+    } else if (kept.is_tensor()) {
+      // A view (vm.builtin.reshape_view) no one sees: its site points it at
+      // the tensor it views again.
+      auto* view = static_cast<TensorObj*>(kept.object().get());
+      view->owner.reset();
+      view->dl.data = nullptr;
+    }
   }
 }
 

@@ -31,15 +31,17 @@ struct CallState {
   Allocator* allocator = nullptr;       // never null while installed
   std::shared_ptr<void> keep_alive;     // owner of `allocator`, held by every tensor it allocates
   std::vector<std::vector<Any>> reuse;  // by function index, then argument offset
-  // The reuse slots that hold tuples (make_tuple), in the order they were
-  // first made. A kept tuple would keep its fields (result tensors) held, so
+  // The reuse slots that hold tuples (make_tuple) or views of tensors
+  // (reshape_view), in the order they were first made. A kept tuple would
+  // keep its fields (result tensors) held, and a kept view its tensor, so
   // that their own sites could never reuse them: when a call begins, every
-  // tuple nothing else holds lets go of its fields (ScopedCallState).
+  // tuple nothing else holds lets go of its fields, and every such view of
+  // its tensor (ScopedCallState).
   struct Site {
     uint32_t function;
     uint32_t offset;
   };
-  std::vector<Site> tuple_sites;
+  std::vector<Site> release_sites;
 };
 
 // The state of the context calling on this thread, or null.
@@ -47,7 +49,8 @@ CallState* CurrentCallState();
 
 // Installs `state` for this thread until destroyed (restores the previous
 // one, so a packed function may call another context), after releasing the
-// fields of the state's tuples that nothing else holds.
+// fields of the state's tuples and the tensors of its views that nothing else
+// holds.
 class ScopedCallState {
  public:
   explicit ScopedCallState(CallState* state);

@@ -44,6 +44,7 @@
 #include "compiler/transform/winograd_conv2d.h"
 #include "compiler/transform/combine_shared_matmuls.h"
 #include "compiler/transform/fold_softmax_nan_guard.h"
+#include "compiler/transform/view_reshapes.h"
 #include "compiler/transform/shape_condition.h"
 #include "compiler/transform/conv_transpose_phases.h"
 #include "compiler/transform/wrap_tir_module.h"
@@ -156,6 +157,7 @@ const std::vector<std::string>& PassNames() {
       "annotate-op-pattern",
       "fuse-ops",
       "fuse-tir",
+      "view-reshapes",
       "remove-unused",
       "lower-tir",
   };
@@ -282,6 +284,7 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
     KILN_RETURN_IF_ERROR(run.Run("fuse-tir", &mod, fusion::FuseTIR));
   }
   // Memory planning is an analysis that VM codegen applies (CompileModule).
+  if (!IsCudaTarget(options)) KILN_RETURN_IF_ERROR(run.Run("view-reshapes", &mod, transform::ViewReshapes));
   KILN_RETURN_IF_ERROR(run.Run("remove-unused", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {
     return relax::RemoveUnusedFunctions(m);
   }));

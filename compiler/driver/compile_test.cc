@@ -46,7 +46,7 @@ bool Contains(const std::string& s, const std::string& part) { return s.find(par
 
 TEST(Driver, PassNamesInPipelineOrder) {
   EXPECT_EQ(PassNames(), (std::vector<std::string>{"parse", "wrap-tir-module", "normalize", "flatten-calls", "bind-params", "decompose-ops", "conv-transpose-phases", "dispatch-library", "dispatch-int8-matmul", "winograd-conv2d", "pack-constant-weights", "fold-constant", "canonicalize-bindings", "fold-softmax-nan-guard", "shape-condition", "cse",
-                                      "dce", "combine-shared-matmuls", "pack-matmul-weights", "legalize", "annotate-op-pattern", "fuse-ops", "fuse-tir",
+                                      "dce", "combine-shared-matmuls", "pack-matmul-weights", "legalize", "annotate-op-pattern", "fuse-ops", "fuse-tir", "view-reshapes",
                                       "remove-unused", "lower-tir"}));
 }
 
@@ -60,7 +60,7 @@ TEST(Driver, UnknownDumpPassIsRefusedBeforeAnyWork) {
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(),
             "--dump-ir-after: unknown pass 'legalise' (passes: parse, wrap-tir-module, normalize, flatten-calls, bind-params, decompose-ops, conv-transpose-phases, dispatch-library, dispatch-int8-matmul, winograd-conv2d, pack-constant-weights, fold-constant, "
-            "canonicalize-bindings, fold-softmax-nan-guard, shape-condition, cse, dce, combine-shared-matmuls, pack-matmul-weights, legalize, annotate-op-pattern, fuse-ops, fuse-tir, remove-unused, "
+            "canonicalize-bindings, fold-softmax-nan-guard, shape-condition, cse, dce, combine-shared-matmuls, pack-matmul-weights, legalize, annotate-op-pattern, fuse-ops, fuse-tir, view-reshapes, remove-unused, "
             "lower-tir, "
             "all)");
   EXPECT_EQ(dumps.str(), "");  // not even the valid 'parse' dump
@@ -280,6 +280,57 @@ TEST(Driver, NestedOperatorCallsCompileAndRun) {
     float xv = x.data<float>()[i], yv = y.data<float>()[i];
     float want = (std::max(xv, 0.0f) + yv) * yv - xv;
     EXPECT_FLOAT_EQ(result.tensor().data<float>()[i], want) << i;
+  }
+}
+
+// view-reshapes: the reshapes run as views (no kernel), and memory planning
+// keeps a viewed tensor's memory until its view's last use: without that, b
+// would take a's place once a's own last use (the view) was past, and c
+// would read b twice.
+TEST(Driver, ViewedTensorsLiveAsLongAsTheirViews) {
+  Result<ir::IRModule> mod = text::ParseModule(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 8), dtype="float32")):
+        n = T.int64()
+        with R.dataflow():
+            a = R.add(x, x)
+            v = R.reshape(a, R.shape([n * 8]))
+            b = R.multiply(x, x)
+            w = R.reshape(b, R.shape([n * 8]))
+            c = R.add(v, w)
+            R.output(c)
+        return c
+)",
+                                               "views.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().message();
+  CompileOptions options;
+  options.fuse = false;  // every operator its own kernel, the reshapes included
+  Result<compiler::VmfbProgram> p = CompileModule(*mod, options);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> kernels = p->native_libraries.at(0).kernel_names;
+  std::sort(kernels.begin(), kernels.end());
+  EXPECT_EQ(kernels, (std::vector<std::string>{"add", "add1", "multiply"}));
+  std::string path = ::testing::TempDir() + "kiln_driver_views_" + std::to_string(getpid()) + ".vmfb";
+  ASSERT_TRUE(compiler::WriteVmfbFile(*p, path).ok());
+  Result<std::shared_ptr<const vm::Module>> loaded = vm::Module::LoadFile(path);
+  std::remove(path.c_str());
+  ASSERT_TRUE(loaded.ok()) << loaded.status().message();
+  auto ctx = (*loaded)->CreateContext();
+  for (int64_t n : {3, 5, 2}) {
+    Tensor x = Tensor::Empty(std::vector<int64_t>{n, 8}, DType::Float32()).value();
+    for (int64_t i = 0; i < n * 8; ++i) x.data<float>()[i] = static_cast<float>(i % 7) - 3.0f;
+    Any result;
+    std::vector<Any> args = {x};
+    Status s = ctx->Invoke("main", args, &result);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(result.is_tensor());
+    Tensor c = result.tensor();
+    ASSERT_EQ(c.shape(), (std::vector<int64_t>{n * 8}));
+    for (int64_t i = 0; i < n * 8; ++i) {
+      float v = x.data<float>()[i];
+      EXPECT_EQ(c.data<float>()[i], v + v + v * v) << "n=" << n << " i=" << i;
+    }
   }
 }
 

@@ -109,6 +109,13 @@ class LifetimeAnalysis {
   TensorSet VisitCall(const ir::CallExpr& call, const std::string& bound_name) {
     const auto* op = ir::ExprAs<ir::OpExpr>(call.op);
     bool dps = op && (op->name == "relax.call_tir" || op->name == "relax.call_dps_packed");
+    const auto* ext = ir::ExprAs<ir::ExternFuncExpr>(call.op);
+    if (ext && ext->global_symbol == "vm.builtin.reshape_view" && !call.args.empty()) {
+      // A view of its first argument (transform/view_reshapes.h): the same
+      // memory, so the argument lives as long as the view is used.
+      for (size_t i = 1; i < call.args.size(); ++i) Visit(call.args[i], "");
+      return Visit(call.args[0], "");
+    }
     if (!dps) {
       // The callee may keep an argument or return it: never reuse those.
       for (const auto& a : call.args) Escape(Visit(a, ""));

@@ -66,6 +66,102 @@ bool DependsOn(const PrimExpr& e, const std::unordered_set<const ir::VarNode*>& 
   }
 }
 
+bool IsNonNegativeConst(const PrimExpr& e) {
+  const auto* imm = e.as<ir::IntImmNode>();
+  return imm != nullptr && imm->value >= 0;
+}
+
+bool IsPositiveConst(const PrimExpr& e) {
+  const auto* imm = e.as<ir::IntImmNode>();
+  return imm != nullptr && imm->value > 0;
+}
+
+// Bounds of `e` by expressions free of the variables in `bound` (evaluated
+// where the loop launches), for the extents a split reduction gives its
+// parts: max(min(C, n - k * C), 0) // 64, (x - x // 64 * 64) // 16, x % 16,
+// with k the parallel loop's variable. Undefined when no such bound is found.
+PrimExpr LowerBound(const PrimExpr& e, const std::unordered_set<const ir::VarNode*>& bound);
+
+PrimExpr UpperBound(const PrimExpr& e, const std::unordered_set<const ir::VarNode*>& bound) {
+  if (!DependsOn(e, bound)) return e;
+  const ir::PrimExprNode* n = e.get();
+  if (!ir::IsBinary(n->kind())) return PrimExpr();
+  const auto* b = static_cast<const ir::BinaryNode*>(n);
+  switch (n->kind()) {
+    case TirKind::kMin: {
+      PrimExpr ua = UpperBound(b->a, bound), ub = UpperBound(b->b, bound);
+      if (ua.defined() && ub.defined()) return ir::MakeBinary(TirKind::kMin, ua, ub);
+      return ua.defined() ? ua : ub;
+    }
+    case TirKind::kMax:
+    case TirKind::kAdd: {
+      PrimExpr ua = UpperBound(b->a, bound), ub = UpperBound(b->b, bound);
+      if (!ua.defined() || !ub.defined()) return PrimExpr();
+      return ir::MakeBinary(n->kind(), ua, ub);
+    }
+    case TirKind::kSub: {
+      PrimExpr ua = UpperBound(b->a, bound), lb = LowerBound(b->b, bound);
+      if (!ua.defined() || !lb.defined()) return PrimExpr();
+      return ua - lb;
+    }
+    case TirKind::kMul: {
+      // Only by a non-negative constant: the bound keeps its direction.
+      if (IsNonNegativeConst(b->b) || IsNonNegativeConst(b->a)) {
+        bool left = IsNonNegativeConst(b->a);
+        PrimExpr ua = UpperBound(left ? b->b : b->a, bound);
+        return ua.defined() ? ua * (left ? b->a : b->b) : PrimExpr();
+      }
+      return PrimExpr();
+    }
+    case TirKind::kFloorDiv: {
+      if (!IsPositiveConst(b->b)) return PrimExpr();
+      PrimExpr ua = UpperBound(b->a, bound);
+      return ua.defined() ? ir::MakeBinary(TirKind::kFloorDiv, ua, b->b) : PrimExpr();
+    }
+    case TirKind::kFloorMod:
+      return IsPositiveConst(b->b) ? b->b - PrimExpr(int64_t{1}) : PrimExpr();
+    default:
+      return PrimExpr();
+  }
+}
+
+PrimExpr LowerBound(const PrimExpr& e, const std::unordered_set<const ir::VarNode*>& bound) {
+  if (!DependsOn(e, bound)) return e;
+  const ir::PrimExprNode* n = e.get();
+  if (!ir::IsBinary(n->kind())) return PrimExpr();
+  const auto* b = static_cast<const ir::BinaryNode*>(n);
+  switch (n->kind()) {
+    case TirKind::kMax: {
+      PrimExpr la = LowerBound(b->a, bound), lb = LowerBound(b->b, bound);
+      if (la.defined() && lb.defined()) return ir::MakeBinary(TirKind::kMax, la, lb);
+      return la.defined() ? la : lb;
+    }
+    case TirKind::kMin:
+    case TirKind::kAdd: {
+      PrimExpr la = LowerBound(b->a, bound), lb = LowerBound(b->b, bound);
+      if (!la.defined() || !lb.defined()) return PrimExpr();
+      return ir::MakeBinary(n->kind(), la, lb);
+    }
+    case TirKind::kMul: {
+      if (IsNonNegativeConst(b->b) || IsNonNegativeConst(b->a)) {
+        bool left = IsNonNegativeConst(b->a);
+        PrimExpr la = LowerBound(left ? b->b : b->a, bound);
+        return la.defined() ? la * (left ? b->a : b->b) : PrimExpr();
+      }
+      return PrimExpr();
+    }
+    case TirKind::kFloorDiv: {
+      if (!IsPositiveConst(b->b)) return PrimExpr();
+      PrimExpr la = LowerBound(b->a, bound);
+      return la.defined() ? ir::MakeBinary(TirKind::kFloorDiv, la, b->b) : PrimExpr();
+    }
+    case TirKind::kFloorMod:
+      return IsPositiveConst(b->b) ? PrimExpr(int64_t{0}) : PrimExpr();
+    default:
+      return PrimExpr();
+  }
+}
+
 PrimExpr AsInt64(const PrimExpr& e) {
   return e.dtype() == DType::Int64() ? e : ir::Cast(DType::Int64(), e);
 }
@@ -88,13 +184,17 @@ class WorkCounter {
         return trips * PrimExpr(1 + ExprWork(ir::As<ir::EvaluateNode>(s)->value));
       case TirKind::kFor: {
         const auto* f = ir::As<ir::ForNode>(s);
-        if (DependsOn(f->extent, bound_)) {
+        // An extent that depends on the iteration (a split reduction's
+        // part, shorter for the last) counts as its bound over all
+        // iterations when one is found; a triangular nest has none.
+        PrimExpr extent = DependsOn(f->extent, bound_) ? UpperBound(f->extent, bound_) : f->extent;
+        if (!extent.defined()) {
           ok = false;
           return PrimExpr(int64_t{0});
         }
         // A vectorized loop runs as vectors of kVectorLanes (the codegen's
         // chunk, vector_loop.cc): an operation counts once per vector.
-        PrimExpr n = AsInt64(f->extent);
+        PrimExpr n = AsInt64(extent);
         if (f->for_kind == ir::ForKind::kVectorized) {
           n = ir::MakeBinary(TirKind::kFloorDiv, n + PrimExpr(kVectorLanes - 1), PrimExpr(kVectorLanes));
         }
@@ -109,9 +209,18 @@ class WorkCounter {
         return sum;
       }
       case TirKind::kIfThenElse: {
-        // Both branches: an upper bound, which errs towards a parallel launch.
         const auto* i = ir::As<ir::IfThenElseNode>(s);
-        return Count(i->then_case, trips) + Count(i->else_case, trips);
+        PrimExpr then_work = Count(i->then_case, trips), else_work = Count(i->else_case, trips);
+        // A condition on sizes alone (a symbolic schedule's cases: "the
+        // width is 1", "2", ...) is decided before the loop runs: the work
+        // is that of the branch taken. Adding every case's work made a
+        // kernel with seven width cases look seven times its size, so tiny
+        // symbolic kernels woke the workers where the pinned ones did not.
+        if (!DependsOn(i->cond, bound_)) {
+          return PrimExpr(std::make_shared<const ir::SelectNode>(i->cond, then_work, else_work));
+        }
+        // Decided per iteration: the larger branch bounds it.
+        return ir::MakeBinary(TirKind::kMax, then_work, else_work);
       }
       case TirKind::kLetStmt: {
         const auto* l = ir::As<ir::LetStmtNode>(s);

@@ -6,7 +6,9 @@
 //
 // The count is in "operations": every store counts 1, plus one per load and
 // per arithmetic node of its value, and 8 per intrinsic call (exp, tanh, ...:
-// tens of instructions each); both branches of an `if` count. It is
+// tens of instructions each); an `if` counts the branch it takes when its
+// condition reads only sizes and variables outside the iteration (a select
+// evaluated at the launch), else its larger branch. It is
 // multiplied by the trip counts of the loops around the store inside the
 // iteration, a vectorized loop's in vectors of 16 lanes. It is a proxy for
 // time (an operation is roughly a nanosecond or less) that ignores memory
@@ -16,9 +18,12 @@
 // Precondition: lowered TIR (no blocks). The result is the work of one
 // iteration of `loop` as an int64 expression over the variables free in the
 // loop (the kernel's parameters, shape variables, outer loop variables), to
-// be evaluated where the launch is; nullopt when an inner loop's extent
-// depends on the loop's own variable or one bound inside it (a triangular
-// nest), or on loaded data.
+// be evaluated where the launch is. An inner loop whose extent depends on
+// the loop's own variable or one bound inside it counts with a bound of that
+// extent free of them where one is found (min, max, +, - and division or
+// remainder by constants: a split reduction's parts, max(min(C, n - k * C),
+// 0) // 64, count as C // 64); nullopt when none is (a triangular nest) or an
+// extent depends on loaded data.
 #ifndef KILN_COMPILER_TIR_PARALLEL_WORK_H_
 #define KILN_COMPILER_TIR_PARALLEL_WORK_H_
 

@@ -15,6 +15,7 @@
 #include "compiler/arith/simplify.h"
 #include "compiler/codegen/native_codegen.h"
 #include "compiler/tir/lower_blocks.h"
+#include "compiler/tir/substitute.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "runtime/kernel_call.h"
 #include "runtime/native_library.h"
@@ -95,6 +96,78 @@ def k(a: T.Buffer((8, 8), "float32")):
             a[i, j] = T.float32(0)
 )", "k");
   EXPECT_FALSE(WorkOfFirstParallelLoop(f).has_value());
+}
+
+// The work of `f`'s first parallel loop with its size variable `name` set
+// to `value`.
+std::optional<int64_t> WorkAt(const ir::PrimFunc& f, const std::string& name, int64_t value) {
+  std::optional<ir::PrimExpr> w = WorkOfFirstParallelLoop(f);
+  if (!w) return std::nullopt;
+  VarMap map;
+  for (const auto& [param, buffer] : f->buffer_map)
+    for (const auto& d : buffer->shape)
+      if (const auto* v = d.as<ir::VarNode>(); v != nullptr && v->name == name) map[v] = ir::IntImm(DType::Int64(), value);
+  return arith::AsConstInt(arith::Simplify(Substitute(*w, map)));
+}
+
+TEST(ParallelWorkTest, ACaseOnSizesCountsTheCaseTaken) {
+  // A symbolic schedule's cases on a size: the work is the taken case's, not
+  // the sum (store + load + add = 3 per element or vector; n == 1: 4 vectors
+  // per row; otherwise 64 elements).
+  ir::PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def k(a_handle: T.handle, c_handle: T.handle):
+    n = T.int64()
+    A = T.match_buffer(a_handle, (n, 64), "float32")
+    C = T.match_buffer(c_handle, (n, 64), "float32")
+    for i in T.parallel(n):
+        if n == T.int64(1):
+            for j in T.vectorized(T.int64(64)):
+                C[i, j] = A[i, j] + T.float32(1)
+        else:
+            for j in range(T.int64(64)):
+                C[i, j] = A[i, j] + T.float32(1)
+)", "k");
+  EXPECT_EQ(WorkAt(f, "n", 1), std::optional<int64_t>(4 * 3));
+  EXPECT_EQ(WorkAt(f, "n", 3), std::optional<int64_t>(64 * 3));
+}
+
+TEST(ParallelWorkTest, ACaseOnTheIterationCountsTheLargerBranch) {
+  // Decided per row (i < 4): an upper bound, the larger branch (16 x 3), not
+  // both (16 x 3 + 3).
+  ir::PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def k(a: T.Buffer((8, 16), "float32"), c: T.Buffer((8, 16), "float32")):
+    for i in T.parallel(T.int64(8)):
+        if i < T.int64(4):
+            for j in range(T.int64(16)):
+                c[i, j] = a[i, j] + T.float32(1)
+        else:
+            for j in T.vectorized(T.int64(16)):
+                c[i, j] = a[i, j] + T.float32(1)
+)", "k");
+  std::optional<ir::PrimExpr> w = WorkOfFirstParallelLoop(f);
+  ASSERT_TRUE(w.has_value());
+  EXPECT_EQ(arith::AsConstInt(*w), std::optional<int64_t>(16 * 3));
+}
+
+TEST(ParallelWorkTest, ASplitReductionsPartsCountAsTheirLargest) {
+  // Part p of 8 sums up to ceil(n / 8) elements (fewer for the last ones):
+  // counted as ceil(n / 8), and its remainder loop (x % 4) as 3. At n = 800:
+  // 1 (c[p] = 0) + 100 x 4 (store, two loads, add) + 3 x 3 = 410.
+  ir::PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def k(a_handle: T.handle, c: T.Buffer((8,), "float32")):
+    n = T.int64()
+    A = T.match_buffer(a_handle, (n,), "float32")
+    for p in T.parallel(T.int64(8)):
+        c[p] = T.float32(0)
+        for j in range(T.max(T.min((n + 7) // 8, n - p * ((n + 7) // 8)), 0)):
+            c[p] = c[p] + A[p * ((n + 7) // 8) + j]
+        for t in range(T.max(T.min((n + 7) // 8, n - p * ((n + 7) // 8)), 0) % 4):
+            c[p] = c[p] + T.float32(1)
+)", "k");
+  EXPECT_EQ(WorkAt(f, "n", 800), std::optional<int64_t>(410));
 }
 
 // ---- the generated launch

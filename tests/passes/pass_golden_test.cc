@@ -28,13 +28,14 @@
 #include "compiler/transform/fold_softmax_nan_guard.h"
 #include "compiler/transform/shape_condition.h"
 #include "compiler/transform/pack_constant_weights.h"
+#include "compiler/transform/view_reshapes.h"
 
 namespace kiln {
 namespace {
 
 enum class Pipeline {
   kLegalize, kDispatchLibrary, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten, kDecompose,
-  kPackWeights, kFoldSoftmaxNanGuard, kShapeCondition
+  kPackWeights, kFoldSoftmaxNanGuard, kShapeCondition, kViewReshapes
 };
 
 // The weights of the bind_params / fold_constant cases: w (4, 3), b (4,).
@@ -94,6 +95,12 @@ Result<ir::IRModule> RunPipeline(Pipeline p, const ir::IRModule& in) {
       // rewrite, then drop the tensors that computed the condition.
       KILN_ASSIGN_OR_RETURN(mod, transform::FoldShapeConditions(mod));
       return transform::EliminateDeadCode(mod);
+    }
+    case Pipeline::kViewReshapes: {
+      // legalize, view the copies, drop the kernels no one calls any more.
+      KILN_ASSIGN_OR_RETURN(mod, relax::LegalizeOps(mod, relax::LegalizeOptions{}));
+      KILN_ASSIGN_OR_RETURN(mod, transform::ViewReshapes(mod));
+      return relax::RemoveUnusedFunctions(mod);
     }
     case Pipeline::kCse: return transform::EliminateCommonSubexpressions(mod);
     case Pipeline::kDce: return transform::EliminateDeadCode(mod);
@@ -164,6 +171,7 @@ const GoldenCase kCases[] = {
     {"pack_constant_weights", Pipeline::kPackWeights},
     {"fold_softmax_nan_guard", Pipeline::kFoldSoftmaxNanGuard},
     {"shape_condition", Pipeline::kShapeCondition},
+    {"view_reshapes", Pipeline::kViewReshapes},
 };
 
 INSTANTIATE_TEST_SUITE_P(Passes, PassGoldenTest, ::testing::ValuesIn(kCases),
