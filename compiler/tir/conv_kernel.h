@@ -116,6 +116,10 @@ class ConvKernel {
   // columns left, is below the halo layout's (14 x 14: 4 x 48 + 4 columns
   // against 7 x 32 over rows 16 apart).
   bool ChooseShiftPlanes() const;
+  // Rows of a whole-plane shift-plane tile of `cols` columns: as many as
+  // keep 24 accumulator registers; one weight block's rows when the weight
+  // is packed and that many fit (a tap's weights then are one contiguous run).
+  int64_t ShiftPlaneRows(int64_t cols) const;
   // True when the tile is one whole plane whose tail lanes (past its last
   // whole 16-float vector) are computed one FMA per lane and some taps read
   // only padding for all of them; `box` gets the taps that do not

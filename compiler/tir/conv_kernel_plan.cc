@@ -41,7 +41,7 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
   // tiles of 32 or 48 and a last one of the columns left (an explicit
   // vector as narrow as they are).
   if (shift_planes_ && j <= kMaxShiftPlaneColumns) {
-    shapes = {{static_cast<int>(24 / CeilDiv(j, 16)), static_cast<int>(j)}};
+    shapes = {{static_cast<int>(ShiftPlaneRows(j)), static_cast<int>(j)}};
   }
   // Pointwise (1x1, stride 1, no padding): the input already is the
   // packed form (one plane, rows W apart, no halo), so the tiles read it
@@ -139,10 +139,22 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
 
 bool ConvKernel::ChooseShiftPlanes() const {
   const ConvNest& cv = cv_;
-  if (cv.sh != 1 || cv.sw != 1 || cv.kw < 2 || cv.opg <= 2 || cv.wblock != 0 || !sources_.empty()) return false;
+  if (cv.sh != 1 || cv.sw != 1 || cv.kw < 2 || cv.opg <= 2 || !sources_.empty()) return false;
+  const int64_t exact = cv.ho * cv.wo;
+  // Packed weights (blocks of 8 output channels): one-row planes (1-D
+  // convolutions) of 17 to 48 columns only, one tile of one weight block's
+  // rows, so a tap's weights are the block's contiguous run. DeepCut's
+  // 32 -> 200 convs over 21 positions (n symbolic, 64 at run time, one
+  // thread, CPU time, loaded machine, same run): widths 2 / 3 / 4 / 5 took
+  // 0.80 / 0.87 / 0.93 / 0.86 of the 8 x 32 halo tiles' time; widths 7 and 8
+  // (15 and 14 columns, one vector) were slower as shift planes (1.06-1.2,
+  // with 8, 16 or 24 rows), so planes of at most 16 columns keep the halo.
+  if (cv.wblock != 0 &&
+      (cv.ho != 1 || exact <= 16 || exact > kMaxShiftPlaneColumns || ShiftPlaneRows(exact) != cv.wblock)) {
+    return false;
+  }
   // The conv.shift_planes knob (schedule_knobs.h): 1 never, 2 whenever legal.
   if (int64_t k = knobs_.Get("conv.shift_planes"); k > 0) return k == 2;
-  const int64_t exact = cv.ho * cv.wo;
   const int64_t halo = cv.ho * (cv.wo + (cv.kw - 1) * cv.dw);
   if (exact <= kMaxShiftPlaneColumns) return VectorSlots(exact) < 2 * CeilDiv(halo, 16);
   if (exact > (threads_ >= 2 ? kMaxShiftPlaneTiledColumns : kMaxShiftPlaneTiledColumnsOneThread)) return false;
@@ -155,6 +167,11 @@ bool ConvKernel::ChooseShiftPlanes() const {
     shift_cost = shift_cost < 0 ? s : std::min(shift_cost, s);
   }
   return shift_cost < halo_cost;
+}
+
+int64_t ConvKernel::ShiftPlaneRows(int64_t cols) const {
+  int64_t rows = 24 / CeilDiv(cols, 16);
+  return cv_.wblock > 0 && rows >= cv_.wblock ? cv_.wblock : rows;
 }
 
 bool ConvKernel::WholePlaneTailTaps(TapBox* box) const {

@@ -10,6 +10,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/tir/channel_major_dense.h"
 #include "compiler/tir/conv1d_lift.h"
 #include "compiler/tir/conv_dot_schedule.h"
 #include "compiler/tir/conv_batch_peel.h"
@@ -437,6 +438,9 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
   };
   PrimFunc tried = lifted.get() != out.get() ? schedule_convs(lifted) : PrimFunc();
   out = tried && !HasNaiveUpdate(tried, lifted_outputs) ? tried : schedule_convs(out);
+  // A dense layer over a channel-major tensor's positions first: the
+  // matmul schedule would transpose it (channel_major_dense.h).
+  out = ScheduleChannelMajorDense(out, num_threads_hint);
   out = ScheduleWindowReductions(ScheduleMatmuls(out, num_threads_hint, knobs), knobs);
   *restructured = out.get() != simple.get();
   PrimFunc reduced = ScheduleRowReductions(out, num_threads_hint, knobs);
