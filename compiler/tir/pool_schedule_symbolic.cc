@@ -14,9 +14,11 @@
 // 5 x 5 max pools ran one tested scalar tap at a time.
 #include <memory>
 #include <optional>
+#include <utility>
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/arith/expr_compare.h"
 #include "compiler/arith/simplify.h"
 #include "compiler/tir/pool_schedule_internal.h"
 #include "compiler/tir/substitute.h"
@@ -54,12 +56,20 @@ bool AddBound(const PrimExpr& t, const VarNode* x, const std::unordered_set<cons
   Var v = MakeVar("v", x->dtype);
   PrimExpr gv = Substitute(g, VarMap{{x, PrimExpr(v)}});
   if (!arith::AsConstInt(arith::Simplify(gv - g0 - I64(*s) * PrimExpr(v)))) return false;
+  // Each bound once: the taps of one window repeat them (a 3 x 3 window's
+  // nine column tests are three bounds), and every copy would be one more
+  // min or max computed per row.
+  auto add = [](std::vector<PrimExpr>* bounds, PrimExpr b) {
+    for (const PrimExpr& o : *bounds)
+      if (arith::StructuralEqual(o, b)) return;
+    bounds->push_back(std::move(b));
+  };
   if (*s > 0) {
     // s x + g0 >= 0  <=>  x >= ceil(-g0 / s)
-    run->lower.push_back(arith::Simplify(MakeBinary(TirKind::kFloorDiv, I64(*s - 1) - g0, I64(*s))));
+    add(&run->lower, arith::Simplify(MakeBinary(TirKind::kFloorDiv, I64(*s - 1) - g0, I64(*s))));
   } else {
     // g0 - a x >= 0  <=>  x <= floor(g0 / a)  <=>  x < floor(g0 / a) + 1
-    run->upper.push_back(arith::Simplify(MakeBinary(TirKind::kFloorDiv, g0, I64(-*s)) + I64(1)));
+    add(&run->upper, arith::Simplify(MakeBinary(TirKind::kFloorDiv, g0, I64(-*s)) + I64(1)));
   }
   return true;
 }
@@ -214,6 +224,83 @@ Stmt PartLoop(const Window& w, const PrimExpr& from, const PrimExpr& extent, For
 // Columns of a stride-2 run-time interior per explicit vector.
 constexpr int64_t kStridedLanes = 16;
 
+// [lo, hi) of a loop of extent `ext` bounded by `run`:
+// lo = min(max(0, lower..), ext), hi = max(min(ext, upper..), lo).
+std::pair<PrimExpr, PrimExpr> RunRange(const Run& run, const PrimExpr& ext) {
+  PrimExpr lo = I64(0), hi = ext;
+  for (const PrimExpr& b : run.lower) lo = MakeBinary(TirKind::kMax, lo, b);
+  for (const PrimExpr& b : run.upper) hi = MakeBinary(TirKind::kMin, hi, b);
+  lo = arith::Simplify(MakeBinary(TirKind::kMin, lo, ext));
+  hi = arith::Simplify(MakeBinary(TirKind::kMax, hi, lo));
+  return {lo, hi};
+}
+
+using TermSet = std::unordered_set<const PrimExprNode*>;
+
+// One output row: the columns outside the x run (all of them when `run` is
+// null) with the terms of `border_drop` gone and the other tests selects
+// over clamped loads, the run with those of `interior_drop` gone as well.
+// Null when a test cannot be made a select or a load steps by more than 2.
+Stmt SymbolicRow(const Window& w, const std::vector<PrimExpr>& full, const Run* run, const TermSet& border_drop,
+                 const TermSet& interior_drop, const std::unordered_set<const VarNode*>& nest_vars) {
+  const ForNode* xl = w.spatial.back();
+  const VarNode* x = xl->loop_var.get();
+  ClampTests border(border_drop, nest_vars);
+  std::vector<PrimExpr> border_taps;
+  for (const PrimExpr& v : full) border_taps.push_back(border.MutateExpr(v));
+  if (!border.ok) return nullptr;
+  const PrimExpr& ext_x = xl->extent;
+  if (run == nullptr) {
+    ForKind x_kind = xl->for_kind == ForKind::kParallel ? ForKind::kParallel : ForKind::kSerial;
+    return PartLoop(w, I64(0), ext_x, x_kind, border_taps);
+  }
+  ClampTests interior(interior_drop, nest_vars);
+  std::vector<PrimExpr> interior_taps;
+  for (const PrimExpr& v : full) interior_taps.push_back(interior.MutateExpr(v));
+  if (!interior.ok) return nullptr;
+  auto [lo, hi] = RunRange(*run, ext_x);
+  // A run-time row at stride 1 is one masked loop (kernel_emitter).
+  // Masked stride-2 loads cost more than LLVM's own loop over the nest as
+  // lowered (3 x 3 / 2 max pool, 64 x 56^2, 1 thread: 0.22 -> 0.31 ms),
+  // so stride 2 runs whole vectors of kStridedLanes columns, each a loop
+  // of constant extent that kernel_emitter emits as explicit vectors
+  // (wide loads and shuffles, no mask), and a scalar tail: mtcnn_pnet's
+  // 2 x 2 / 2 max pool over 10 x 238 x 318 took 3.2x its static schedule
+  // as lowered, about 1x this way (busy machine). Strides above 2 stay as
+  // lowered (PLCMOS's 1 x 4 / 4 pools over 257 frequencies: LLVM
+  // vectorizes the lowered loop with interleaved loads, 0.6 ms for 32 x
+  // 311 x 64 outputs; unrolled here it did not, 1.8 ms).
+  bool strided = false;
+  for (const PrimExpr& t : interior_taps) {
+    if (ContiguousInX(t, x, 1)) continue;
+    if (!ContiguousInX(t, x, 2)) return nullptr;
+    strided = true;
+  }
+  std::vector<Stmt> parts;
+  if (!IsZero(lo)) parts.push_back(PartLoop(w, I64(0), lo, ForKind::kSerial, border_taps));
+  if (strided) {
+    PrimExpr chunks = arith::Simplify(MakeBinary(TirKind::kFloorDiv, hi - lo, I64(kStridedLanes)));
+    Var xo = MakeVar("xo");
+    Stmt body = PartLoop(w, lo + PrimExpr(xo) * I64(kStridedLanes), I64(kStridedLanes), ForKind::kVectorized,
+                         interior_taps);
+    parts.push_back(std::make_shared<ForNode>(xo, I64(0), chunks, ForKind::kSerial, body));
+    // The rest of the run (under 16 columns) is one more vector ending at
+    // the run's end, overlapping the last whole one (the same values
+    // stored twice), when the run has a whole vector; a scalar loop
+    // otherwise. As a scalar loop, up to 15 columns of 9 taps each cost
+    // ResNet's 3 x 3 / 2 pool (55 columns a row) a quarter of its time.
+    PrimExpr done = arith::Simplify(lo + chunks * I64(kStridedLanes));
+    Stmt last = PartLoop(w, hi - I64(kStridedLanes), I64(kStridedLanes), ForKind::kVectorized, interior_taps);
+    Stmt rest = PartLoop(w, done, hi - done, ForKind::kSerial, interior_taps);
+    Stmt tail = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGT, chunks, I64(0)), last, rest);
+    parts.push_back(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, done, hi), tail, nullptr));
+  } else {
+    parts.push_back(PartLoop(w, lo, hi - lo, ForKind::kVectorized, interior_taps));
+  }
+  parts.push_back(PartLoop(w, hi, ext_x - hi, ForKind::kSerial, border_taps));
+  return Seq(parts);
+}
+
 }  // namespace
 
 Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
@@ -223,10 +310,12 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
   if (!w.init.defined()) return nullptr;
   const ForNode* xl = w.spatial.back();
   const VarNode* x = xl->loop_var.get();
-  std::unordered_set<const VarNode*> nest_vars, others;
+  const ForNode* yl = w.spatial.size() >= 2 ? w.spatial[w.spatial.size() - 2] : nullptr;
+  std::unordered_set<const VarNode*> nest_vars, others, others_y;
   for (const ForNode* f : w.spatial) {
     nest_vars.insert(f->loop_var.get());
     if (f != xl) others.insert(f->loop_var.get());
+    if (f != yl) others_y.insert(f->loop_var.get());
   }
   std::vector<PrimExpr> full = TapValues(w);
   TestTerms tests;
@@ -235,10 +324,10 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
   // leave no run (the whole row keeps its tests).
   // Terms that hold in the whole nest go everywhere (the rows' tests of a
   // pool over frames - 2 rows).
-  std::unordered_set<const PrimExprNode*> always, x_terms;
+  TermSet always, x_terms, y_terms;
   for (const PrimExpr& t : tests.terms)
     if (AlwaysHolds(t, w.spatial)) always.insert(t.get());
-  Run run;
+  Run run, y_run;
   bool has_run = xl->for_kind != ForKind::kParallel && knobs.vectorize;
   for (const PrimExpr& t : tests.terms) {
     if (!Uses(t, {x}) || !has_run || always.count(t.get())) continue;
@@ -246,67 +335,34 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
     x_terms.insert(t.get());
   }
   x_terms.insert(always.begin(), always.end());
-  ClampTests border(always, nest_vars);
-  std::vector<PrimExpr> border_taps;
-  for (const PrimExpr& v : full) border_taps.push_back(border.MutateExpr(v));
-  if (!border.ok) return nullptr;
-  const PrimExpr& ext_x = xl->extent;
-  ForKind x_kind = xl->for_kind == ForKind::kParallel ? ForKind::kParallel : ForKind::kSerial;
-  Stmt row;
-  if (!has_run) {
-    row = PartLoop(w, I64(0), ext_x, x_kind, border_taps);
-  } else {
-    ClampTests interior(x_terms, nest_vars);
-    std::vector<PrimExpr> interior_taps;
-    for (const PrimExpr& v : full) interior_taps.push_back(interior.MutateExpr(v));
-    if (!interior.ok) return nullptr;
-    // x_lo = min(max(0, lower..), W), x_hi = max(min(W, upper..), x_lo).
-    PrimExpr lo = I64(0), hi = ext_x;
-    for (const PrimExpr& b : run.lower) lo = MakeBinary(TirKind::kMax, lo, b);
-    for (const PrimExpr& b : run.upper) hi = MakeBinary(TirKind::kMin, hi, b);
-    lo = arith::Simplify(MakeBinary(TirKind::kMin, lo, ext_x));
-    hi = arith::Simplify(MakeBinary(TirKind::kMax, hi, lo));
-    // A run-time row at stride 1 is one masked loop (kernel_emitter).
-    // Masked stride-2 loads cost more than LLVM's own loop over the nest as
-    // lowered (3 x 3 / 2 max pool, 64 x 56^2, 1 thread: 0.22 -> 0.31 ms),
-    // so stride 2 runs whole vectors of kStridedLanes columns, each a loop
-    // of constant extent that kernel_emitter emits as explicit vectors
-    // (wide loads and shuffles, no mask), and a scalar tail: mtcnn_pnet's
-    // 2 x 2 / 2 max pool over 10 x 238 x 318 took 3.2x its static schedule
-    // as lowered, about 1x this way (busy machine). Strides above 2 stay as
-    // lowered (PLCMOS's 1 x 4 / 4 pools over 257 frequencies: LLVM
-    // vectorizes the lowered loop with interleaved loads, 0.6 ms for 32 x
-    // 311 x 64 outputs; unrolled here it did not, 1.8 ms).
-    bool strided = false;
-    for (const PrimExpr& t : interior_taps) {
-      if (ContiguousInX(t, x, 1)) continue;
-      if (!ContiguousInX(t, x, 2)) return nullptr;
-      strided = true;
+  // The y run, likewise: the rows where every tap's row is inside the
+  // plane. There the row tests go too, and the run's columns load with no
+  // test at all, as the static schedule's interior rows do. Kept as
+  // selects (the rows outside it) they cost a compare and a blend per tap
+  // and column: ResNet's 3 x 3 / 2 pad-1 max pool over 64 x 112^2 took
+  // 2.6x its static schedule, 1 thread.
+  bool has_y_run = yl != nullptr && knobs.vectorize;
+  for (const PrimExpr& t : tests.terms) {
+    if (!has_y_run || yl == nullptr || !Uses(t, {yl->loop_var.get()}) || always.count(t.get())) continue;
+    if (!AddBound(t, yl->loop_var.get(), others_y, &y_run)) has_y_run = false;
+    y_terms.insert(t.get());
+  }
+  has_y_run = has_y_run && !y_terms.empty();
+  Stmt row = SymbolicRow(w, full, has_run ? &run : nullptr, always, x_terms, nest_vars);
+  if (!row) return nullptr;
+  if (has_y_run) {
+    TermSet border_drop = always, interior_drop = x_terms;
+    border_drop.insert(y_terms.begin(), y_terms.end());
+    interior_drop.insert(y_terms.begin(), y_terms.end());
+    if (Stmt inner = SymbolicRow(w, full, has_run ? &run : nullptr, border_drop, interior_drop, nest_vars)) {
+      auto [y_lo, y_hi] = RunRange(y_run, yl->extent);
+      PrimExpr y(yl->loop_var);
+      PrimExpr in = MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, y, y_lo), MakeBinary(TirKind::kLT, y, y_hi));
+      row = std::make_shared<IfThenElseNode>(in, inner, row);
     }
-    std::vector<Stmt> parts;
-    if (!IsZero(lo)) parts.push_back(PartLoop(w, I64(0), lo, ForKind::kSerial, border_taps));
-    if (strided) {
-      PrimExpr chunks = arith::Simplify(MakeBinary(TirKind::kFloorDiv, hi - lo, I64(kStridedLanes)));
-      Var xo = MakeVar("xo");
-      Stmt body = PartLoop(w, lo + PrimExpr(xo) * I64(kStridedLanes), I64(kStridedLanes), ForKind::kVectorized,
-                           interior_taps);
-      parts.push_back(std::make_shared<ForNode>(xo, I64(0), chunks, ForKind::kSerial, body));
-      PrimExpr done = arith::Simplify(lo + chunks * I64(kStridedLanes));
-      parts.push_back(PartLoop(w, done, hi - done, ForKind::kSerial, interior_taps));
-    } else {
-      parts.push_back(PartLoop(w, lo, hi - lo, ForKind::kVectorized, interior_taps));
-    }
-    parts.push_back(PartLoop(w, hi, ext_x - hi, ForKind::kSerial, border_taps));
-    row = Seq(parts);
   }
   // The loops outside the row, as they were (a vectorized one serial).
-  Stmt nest = row;
-  for (size_t d = w.spatial.size() - 1; d-- > 0;) {
-    const ForNode* f = w.spatial[d];
-    ForKind kind = f->for_kind == ForKind::kVectorized ? ForKind::kSerial : f->for_kind;
-    nest = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, kind, nest);
-  }
-  return nest;
+  return WrapOuter(w, false, row);
 }
 
 }  // namespace pool
