@@ -6,12 +6,15 @@
 // (s * x + r >= 0, r symbolic), so the columns where every tap passes it
 // are one run [x_lo, x_hi) of expressions computed at run time. There the
 // x tests go and the row is one vector loop (masked tail: kernel_emitter).
-// The y tests stay, but as selects over loads whose row index is clamped
-// into the plane: the load is always in bounds, the select's condition is
-// the same for the whole row, so no row needs a branch or a scalar loop
-// (the static schedule's border rows). Border columns keep every test, as
-// selects over clamped loads too, one store each. Before: nudenet's SPPF
-// 5 x 5 max pools ran one tested scalar tap at a time.
+// The y tests give a run of rows [y_lo, y_hi) the same way; a branch per
+// row picks the rows inside it, where the y tests go too, so the run's
+// columns load with no test at all. In the other rows the y tests stay, as
+// selects over loads whose row index is clamped into the plane: the load
+// is always in bounds and the select's condition is the same for the
+// whole row (the emitter splats it), so these rows vectorize too. Border
+// columns keep their tests, as selects over clamped loads, one store each.
+// Before: nudenet's SPPF 5 x 5 max pools ran one tested scalar tap at a
+// time.
 #include <memory>
 #include <optional>
 #include <utility>
