@@ -29,7 +29,7 @@
 // the interior is a run of columns computed at run time from each test's
 // linear bound, vectorized (masked tail) when its loads step by 1, and the
 // rows whose taps all lie inside the plane a run of rows found the same
-// way (one branch per row); in those rows' runs no test is left. Every other
+// way (a row loop of its own); in those rows' runs no test is left. Every other
 // test (rows outside the run, border columns) becomes a select over loads
 // clamped into the plane; tests that hold in the whole nest go. At stride 2
 // the column run is whole 16-column vectors (explicit, unmasked) and one

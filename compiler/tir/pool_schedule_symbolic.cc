@@ -6,9 +6,9 @@
 // (s * x + r >= 0, r symbolic), so the columns where every tap passes it
 // are one run [x_lo, x_hi) of expressions computed at run time. There the
 // x tests go and the row is one vector loop (masked tail: kernel_emitter).
-// The y tests give a run of rows [y_lo, y_hi) the same way; a branch per
-// row picks the rows inside it, where the y tests go too, so the run's
-// columns load with no test at all. In the other rows the y tests stay, as
+// The y tests give a run of rows [y_lo, y_hi) the same way, a row loop of
+// its own (a branch per row when the row loop is parallel), where the y
+// tests go too, so the run's columns load with no test at all. In the other rows the y tests stay, as
 // selects over loads whose row index is clamped into the plane: the load
 // is always in bounds and the select's condition is the same for the
 // whole row (the emitter splats it), so these rows vectorize too. Border
@@ -359,6 +359,16 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
     interior_drop.insert(y_terms.begin(), y_terms.end());
     if (Stmt inner = SymbolicRow(w, full, has_run ? &run : nullptr, border_drop, interior_drop, nest_vars)) {
       auto [y_lo, y_hi] = RunRange(y_run, yl->extent);
+      if (yl->for_kind == ForKind::kSerial) {
+        // Three row loops (rows before the run, the run, rows after it):
+        // one loop's addresses live at a time, where a branch per row kept
+        // both kinds of row's in registers (and spilled them).
+        const VarNode* yv = yl->loop_var.get();
+        Stmt rows = Seq({LoopFrom(yl->loop_var, I64(0), y_lo, ForKind::kSerial, row, yv),
+                         LoopFrom(yl->loop_var, y_lo, y_hi - y_lo, ForKind::kSerial, inner, yv),
+                         LoopFrom(yl->loop_var, y_hi, yl->extent - y_hi, ForKind::kSerial, row, yv)});
+        return WrapOuter(w, true, rows);
+      }
       PrimExpr y(yl->loop_var);
       PrimExpr in = MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, y, y_lo), MakeBinary(TirKind::kLT, y, y_hi));
       row = std::make_shared<IfThenElseNode>(in, inner, row);

@@ -35,7 +35,14 @@ struct PoolSpec {
   std::string batch = "n";
   int64_t c = 3, k = 3, s = 2, p = 1;
   bool ceil = false;
+  bool parallel_rows = false;  // the output-row loop T.parallel (else serial)
 };
+
+// One loop line of the nest at `depth` (4 spaces each).
+std::string Loop(const std::string& var, const std::string& extent, bool parallel, int depth) {
+  return std::string(4 * depth, ' ') + "for " + var + " in " + (parallel ? "T.parallel(" : "range(") + extent +
+         "):\n";
+}
 
 std::string Lowered(const PoolSpec& t) {
   const int64_t round = t.ceil ? 2 * t.s - 1 : t.s;
@@ -53,15 +60,16 @@ std::string Lowered(const PoolSpec& t) {
   std::string update = t.op == "max" ? "T.max(" + out + ", " + read + ")" : out + " + " + read;
   std::string in_shape = t.nhwc ? "h, w, " + cs : cs + ", h, w";
   std::string out_shape = t.nhwc ? ho + ", " + wo + ", " + cs : cs + ", " + ho + ", " + wo;
-  std::string grid = t.nhwc ? ho + ", " + wo + ", " + I(t.c) : I(t.c) + ", " + ho + ", " + wo;
   std::string batch_extent = t.batch == "n" ? "n" : I(std::stoll(t.batch));
   return "@T.prim_func\ndef pool(data_handle: T.handle, out_handle: T.handle):\n" +
          std::string(t.batch == "n" ? "    n = T.int64()\n" : "") + "    h = T.int64()\n    w = T.int64()\n" +
          "    data = T.match_buffer(data_handle, (" + t.batch + ", " + in_shape + "), \"float32\")\n" +
          "    out = T.match_buffer(out_handle, (" + t.batch + ", " + out_shape + "), \"float32\")\n" +
-         "    for i0, i1, i2, i3, k0, k1 in T.grid(" + batch_extent + ", " + grid + ", " + I(t.k) + ", " + I(t.k) +
-         "):\n        if k0 == " + I(0) + " and k1 == " + I(0) + ":\n            " + out + " = " + pad +
-         "\n        " + out + " = " + update + "\n";
+         "    for i0 in range(" + batch_extent + "):\n" + Loop("i1", t.nhwc ? ho : I(t.c), t.parallel_rows && t.nhwc, 2) +
+         Loop("i2", t.nhwc ? wo : ho, t.parallel_rows && !t.nhwc, 3) + Loop("i3", t.nhwc ? I(t.c) : wo, false, 4) +
+         Loop("k0", I(t.k), false, 5) + Loop("k1", I(t.k), false, 6) + std::string(28, ' ') + "if k0 == " + I(0) +
+         " and k1 == " + I(0) + ":\n" + std::string(32, ' ') + out + " = " + pad + "\n" + std::string(28, ' ') + out +
+         " = " + update + "\n";
 }
 
 // `f` with its run-time sizes fixed (text parsed again): n, h, w.
@@ -105,54 +113,77 @@ struct VectorCensus : StmtExprVisitor {
   }
 };
 
-// The row branch of the scheduled nest: the first IfThenElse.
-const IfThenElseNode* RowBranch(const Stmt& s) {
+// The rows inside the plane's run and the others: the two sides of the
+// row branch (a parallel row loop), or the middle and the outer two of
+// three row loops in sequence (a serial one). False when neither is there.
+bool RowKinds(const Stmt& s, std::vector<Stmt>* inner, std::vector<Stmt>* border) {
   struct Finder : StmtExprVisitor {
-    const IfThenElseNode* found = nullptr;
+    std::vector<Stmt>*inner, *border;
+    bool found = false;
     void VisitStmt(const Stmt& st) override {
-      if (found != nullptr) return;
-      if (const auto* i = As<IfThenElseNode>(st)) {
-        found = i;
+      if (found) return;
+      if (const auto* i = As<IfThenElseNode>(st); i != nullptr && i->else_case) {
+        *inner = {i->then_case};
+        *border = {i->else_case};
+        found = true;
         return;
+      }
+      if (const auto* seq = As<SeqStmtNode>(st); seq != nullptr && seq->seq.size() == 3) {
+        const auto* a = As<ForNode>(seq->seq[0]);
+        const auto* b = As<ForNode>(seq->seq[1]);
+        const auto* c = As<ForNode>(seq->seq[2]);
+        if (a && b && c && a->loop_var->name == b->loop_var->name && b->loop_var->name == c->loop_var->name) {
+          *inner = {seq->seq[1]};
+          *border = {seq->seq[0], seq->seq[2]};
+          found = true;
+          return;
+        }
       }
       StmtExprVisitor::VisitStmt(st);
     }
   } f;
+  f.inner = inner;
+  f.border = border;
   f.VisitStmt(s);
   return f.found;
 }
 
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
 TEST(PoolScheduleSymbolicTest, InteriorRowsLoadWithoutTestsOrClamps) {
-  // A padded 3 x 3 max pool (ResNet's stem pool), stride 2 and 1: the rows
-  // whose taps are all inside the plane are one branch, and their vector
-  // loops read the input directly; the other rows keep their row tests as
-  // selects over clamped loads.
+  // A padded 3 x 3 max pool (ResNet's stem pool), stride 2 and 1, its row
+  // loop serial and parallel: the rows whose taps are all inside the plane
+  // are a loop of their own (a branch when the row loop is parallel), and
+  // their vector loops read the input directly; the other rows keep their
+  // row tests as selects over clamped loads.
   for (int64_t s : {2, 1}) {
-    PoolSpec t;
-    t.s = s;
-    PrimFunc f = ParseFunc(Lowered(t), "pool");
-    PrimFunc out = ScheduleWindowReductions(f);
-    ASSERT_NE(out, f);
-    const IfThenElseNode* rows = RowBranch(out->body);
-    ASSERT_NE(rows, nullptr) << testing::Print(out);
-    ASSERT_TRUE(rows->else_case) << testing::Print(out);
-    VectorCensus inner, border;
-    inner.VisitStmt(rows->then_case);
-    border.VisitStmt(rows->else_case);
-    EXPECT_GE(inner.vector_loops, 1) << "s" << s;
-    EXPECT_EQ(inner.int_selects, 0) << "s" << s << "\n" << testing::Print(out);
-    EXPECT_EQ(inner.clamped_loads, 0) << "s" << s << "\n" << testing::Print(out);
-    EXPECT_GT(border.int_selects, 0) << "s" << s;
+    for (bool parallel : {false, true}) {
+      PoolSpec t;
+      t.s = s;
+      t.parallel_rows = parallel;
+      PrimFunc f = ParseFunc(Lowered(t), "pool");
+      PrimFunc out = ScheduleWindowReductions(f);
+      ASSERT_NE(out, f);
+      std::vector<Stmt> inner_rows, border_rows;
+      ASSERT_TRUE(RowKinds(out->body, &inner_rows, &border_rows)) << testing::Print(out);
+      EXPECT_EQ(border_rows.size(), parallel ? 1u : 2u);
+      VectorCensus inner, border;
+      for (const Stmt& r : inner_rows) inner.VisitStmt(r);
+      for (const Stmt& r : border_rows) border.VisitStmt(r);
+      EXPECT_GE(inner.vector_loops, 1) << "s" << s;
+      EXPECT_EQ(inner.int_selects, 0) << "s" << s << "\n" << testing::Print(out);
+      EXPECT_EQ(inner.clamped_loads, 0) << "s" << s << "\n" << testing::Print(out);
+      EXPECT_GT(border.int_selects, 0) << "s" << s;
+      // Stride 2: whole 16-column vectors, and the run's last columns one
+      // more such vector (overlapping the last whole one) rather than a
+      // scalar loop of up to 15 columns; in every row loop.
+      if (s == 2) EXPECT_EQ(Count(testing::Print(out), "T.vectorized(T.int64(16))"), parallel ? 4 : 6);
+    }
   }
-  // Stride 2: whole 16-column vectors, and the run's last columns one more
-  // such vector (overlapping the last whole one) rather than a scalar loop
-  // of up to 15 columns.
-  std::string text = testing::Print(ScheduleWindowReductions(ParseFunc(Lowered(PoolSpec{}), "pool")));
-  EXPECT_NE(text.find("T.vectorized(T.int64(16))"), std::string::npos);
-  int sixteen = 0;
-  const std::string vec16 = "T.vectorized(T.int64(16))";
-  for (size_t at = text.find(vec16); at != std::string::npos; at = text.find(vec16, at + 1)) ++sixteen;
-  EXPECT_EQ(sixteen, 4);  // whole vectors and the last one, in both kinds of row
 }
 
 TEST(PoolScheduleSymbolicTest, SameNumbersAsTheLoweredNest) {
@@ -169,6 +200,11 @@ TEST(PoolScheduleSymbolicTest, SameNumbersAsTheLoweredNest) {
       }
     }
   }
+  PoolSpec parallel;  // the rows a parallel loop: one branch per row
+  parallel.parallel_rows = true;
+  specs.push_back(parallel);
+  parallel.nhwc = true;
+  specs.push_back(parallel);
   PoolSpec sum;
   sum.op = "sum";
   specs.push_back(sum);
