@@ -1,5 +1,7 @@
 // Expressions: casts, arithmetic, comparisons, intrinsics, loads, and the
 // bodies of explicit vector loops (vector_loop.h).
+#include <functional>
+
 #include "compiler/codegen/kernel_emitter_internal.h"
 #include "compiler/codegen/vector_loop.h"
 #include "compiler/codegen/vector_math.h"
@@ -492,11 +494,17 @@ llvm::Value* KernelEmitter::VectorExpr(const PrimExpr& e, const VarNode* var, un
     case TirKind::kSelect: {
       // The condition is a float comparison (EmitsAsVectors checked), made
       // lane by lane as the scalar path makes it.
+      // (or `and` / `or` of them).
       const auto* s = e.as<SelectNode>();
-      const auto* cmp = static_cast<const BinaryNode*>(s->cond.get());
-      llvm::Value* c = Compare(s->cond->kind(), cmp->a.dtype(), VectorExpr(cmp->a, var, lanes),
-                               VectorExpr(cmp->b, var, lanes), cmp);
-      return b_.CreateSelect(c, VectorExpr(s->true_value, var, lanes), VectorExpr(s->false_value, var, lanes));
+      std::function<llvm::Value*(const PrimExpr&)> cond = [&](const PrimExpr& c) -> llvm::Value* {
+        if (!tir::nest::Uses(c, {var})) return b_.CreateVectorSplat(lanes, ExprAs(c, DType::Bool()));
+        const auto* cmp = static_cast<const BinaryNode*>(c.get());
+        if (c->kind() == TirKind::kAnd) return b_.CreateAnd(cond(cmp->a), cond(cmp->b));
+        if (c->kind() == TirKind::kOr) return b_.CreateOr(cond(cmp->a), cond(cmp->b));
+        return Compare(c->kind(), cmp->a.dtype(), VectorExpr(cmp->a, var, lanes), VectorExpr(cmp->b, var, lanes), cmp);
+      };
+      return b_.CreateSelect(cond(s->cond), VectorExpr(s->true_value, var, lanes),
+                             VectorExpr(s->false_value, var, lanes));
     }
     default:
       Unsupported(std::string("expression ") + TirKindName(e->kind()) + " in an explicit vector loop");

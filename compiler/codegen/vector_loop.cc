@@ -131,12 +131,24 @@ bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided) {
         return IsFloat32(b->a.dtype()) && IsFloat32(b->b.dtype()) && value_ok(b->a) && value_ok(b->b);
       }
       case TirKind::kSelect: {
+        // A float comparison, or `and` / `or` of them (the window
+        // schedules' "any tap is NaN": x != x or y != y ...), or anything
+        // free of the loop variable (splat: a row's bounds test).
+        std::function<bool(const PrimExpr&)> cond_ok = [&](const PrimExpr& c) -> bool {
+          if (!UsesVar(c, var)) return true;
+          TirKind k = c->kind();
+          if (k == TirKind::kAnd || k == TirKind::kOr) {
+            const auto* b = static_cast<const BinaryNode*>(c.get());
+            return cond_ok(b->a) && cond_ok(b->b);
+          }
+          if (k != TirKind::kGT && k != TirKind::kLT && k != TirKind::kGE && k != TirKind::kLE && k != TirKind::kEQ &&
+              k != TirKind::kNE)
+            return false;
+          const auto* cmp = static_cast<const BinaryNode*>(c.get());
+          return IsFloat32(cmp->a.dtype()) && IsFloat32(cmp->b.dtype()) && value_ok(cmp->a) && value_ok(cmp->b);
+        };
         const auto* s = e.as<SelectNode>();
-        TirKind k = s->cond->kind();
-        if (k != TirKind::kGT && k != TirKind::kLT && k != TirKind::kGE && k != TirKind::kLE) return false;
-        const auto* cmp = static_cast<const BinaryNode*>(s->cond.get());
-        return IsFloat32(cmp->a.dtype()) && IsFloat32(cmp->b.dtype()) && value_ok(cmp->a) && value_ok(cmp->b) &&
-               value_ok(s->true_value) && value_ok(s->false_value);
+        return cond_ok(s->cond) && value_ok(s->true_value) && value_ok(s->false_value);
       }
       case TirKind::kCall: {
         const auto* call = e.as<CallNode>();

@@ -27,12 +27,15 @@
 //
 // Symbolic row or column extents (a model compiled for every image size):
 // the interior is a run of columns computed at run time from each test's
-// linear bound, vectorized (masked tail) when its loads step by 1; tests on
-// y, and every test in the border columns, become selects over loads clamped
-// into the plane; tests that hold in the whole nest go. At stride 2 the
-// interior is whole 16-column vectors (explicit, unmasked) and a scalar
-// tail; wider strides over run-time rows are left as lowered (LLVM's loop
-// was faster).
+// linear bound, vectorized (masked tail) when its loads step by 1, and the
+// rows whose taps all lie inside the plane a run of rows found the same
+// way (a row loop of its own); in those rows' runs no test is left. Every other
+// test (rows outside the run, border columns) becomes a select over loads
+// clamped into the plane; tests that hold in the whole nest go. At stride 2
+// the column run is whole 16-column vectors (explicit, unmasked) and one
+// more ending at the run's end (a scalar loop when the run is shorter);
+// wider strides over run-time rows are left as lowered (LLVM's loop was
+// faster).
 // Windows of more than kMaxWindowTaps taps (13 x 13), and of more than 9
 // over run-time planes (SPPF's 5 x 5: the unrolled tree of clamped selects
 // cost compile memory), keep their tap loops,

@@ -1,0 +1,136 @@
+// Internal to the window-reduction schedule (pool_schedule.h, which
+// documents the scheme). Its definitions are split where the interior is
+// found, because that decides everything downstream:
+//   pool_schedule.cc           matching a nest (window or tested copy), the
+//                              helpers every path shares, and the choice of path
+//   pool_schedule_static.cc    static row and column extents: the interior is
+//                              a set of constants, proven at compile time,
+//                              borders peeled one row / column at a time
+//   pool_schedule_symbolic.cc  run-time extents: the interior is a run of
+//                              columns computed from each test's linear bound,
+//                              the other tests selects over clamped loads
+//   pool_schedule_large.cc     windows too large to unroll (or too large over
+//                              run-time planes): tap loops around vector rows,
+//                              and the separable max / min over run-time planes
+// Everything declared here is a pure function of its arguments.
+#ifndef KILN_COMPILER_TIR_POOL_SCHEDULE_INTERNAL_H_
+#define KILN_COMPILER_TIR_POOL_SCHEDULE_INTERNAL_H_
+
+#include <cstdint>
+#include <unordered_set>
+#include <vector>
+
+#include "compiler/ir/tir.h"
+#include "compiler/tir/nest_util.h"
+#include "compiler/tir/pool_schedule.h"
+#include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/window_deinterleave.h"
+
+namespace kiln {
+namespace tir {
+namespace pool {
+
+using namespace ir;    // NOLINT: internal header of the pool schedule's files
+using namespace nest;  // NOLINT: the shared nest helpers
+
+// The extent recorded for a spatial loop whose extent is not a constant
+// (a model compiled for every image size); such nests take RewriteSymbolic.
+constexpr int64_t kSymbolicExtent = -1;
+
+// A matched nest: spatial loops (the store's trailing indices, outermost
+// first) and tap loops, with OP, the init (null for a tested copy, which
+// has no taps) and f, the value at one tap.
+struct Window {
+  std::vector<const ForNode*> spatial, taps;
+  std::vector<int64_t> spatial_ext, tap_ext;
+  Buffer out;
+  std::vector<PrimExpr> idx;
+  TirKind op;
+  PrimExpr init, f;
+  bool large = false;  // more taps than are unrolled: RewriteLargeWindow
+};
+
+// The schedule's constants, the rule's or a tuning record's
+// (ScheduleKnobs; pool_schedule.h lists the knobs).
+struct PoolKnobs {
+  int64_t max_taps = kMaxWindowTaps;
+  int64_t max_static_border = 4;  // border rows and columns StaticBorders takes
+  int64_t max_deinterleave = kMaxDeinterleaveColumns;
+  bool vectorize = true;  // false: interior rows stay serial loops
+};
+
+// The bounds a set of tests puts on loop x: x >= each of `lower`, x < each
+// of `upper`.
+struct Run {
+  std::vector<PrimExpr> lower, upper;
+};
+
+// Every conjunct of a bounds test (if_then_else or select condition) in `e`.
+struct TestTerms : StmtExprVisitor {
+  std::vector<PrimExpr> terms;
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* c = e.as<CallNode>()) {
+      if (c->op == "if_then_else" && c->args.size() == 3) Conjuncts(c->args[0], &terms);
+    } else if (const auto* s = e.as<SelectNode>()) {
+      Conjuncts(s->cond, &terms);
+    }
+    StmtExprVisitor::VisitExpr(e);
+  }
+};
+
+// ----------------------------------------------- shared (pool_schedule.cc)
+
+// f at every tap, in the nest's iteration order (last tap loop fastest).
+std::vector<PrimExpr> TapValues(const Window& w);
+
+// Every load of `e` that uses `x` uses it only in its last index, with a
+// stride of 1 or 2 (pooling's strides: wide loads and shuffles; larger
+// strides would become gathers).
+bool ContiguousInX(const PrimExpr& e, const VarNode* x, int64_t max_step = 2);
+
+// OP over the init and the tap values. A sum keeps the nest's order (the
+// same rounding as the loop); max and min, whose result does not depend on
+// the order, combine as a balanced tree: a chain of 9 NaN-propagating maxima
+// (compare, compare-unordered, mask or, blend each) was latency-bound.
+PrimExpr Combine(const Window& w, const std::vector<PrimExpr>& values);
+
+// The nest's loops outside the row (and column) loops around `nest`.
+Stmt WrapOuter(const Window& w, bool has_y, Stmt nest);
+
+// ------------------------------------------------------ the four paths
+
+// Static row and column extents (pool_schedule_static.cc).
+Stmt RewriteStatic(const Window& w, const PoolKnobs& knobs);
+
+// Symbolic row or column extents (pool_schedule_symbolic.cc); null when a
+// test is not of the forms handled there (the nest is left as lowered).
+Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs);
+
+// Windows of more taps than are unrolled (pool_schedule_large.cc): tap
+// loops around vector rows; null when the nest is not of that form.
+Stmt RewriteLargeWindow(const Window& w, const PoolKnobs& knobs);
+// Max and min windows of two tap loops over run-time planes, one pass over
+// the tap rows and one over the tap columns (pool_schedule_large.cc); null
+// when the nest is not of that form.
+Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs);
+
+// --------------------- run-time column runs (pool_schedule_symbolic.cc),
+// also used by the large windows
+
+// `t` (an integer comparison) as g >= 0; null for anything else.
+PrimExpr AsNonNegative(const PrimExpr& t);
+
+// Adds the bound term `t` puts on x (t linear in x with a nonzero constant
+// step, its rest free of `others`); false when it is not of that form.
+bool AddBound(const PrimExpr& t, const VarNode* x, const std::unordered_set<const VarNode*>& others, Run* run);
+
+// A loop over [from, from + extent) of `v`'s values: `body` with `old` read
+// as a new variable plus `from`.
+Stmt LoopFrom(const Var& v, const PrimExpr& from, const PrimExpr& extent, ForKind kind, const Stmt& body,
+              const VarNode* old);
+
+}  // namespace pool
+}  // namespace tir
+}  // namespace kiln
+
+#endif  // KILN_COMPILER_TIR_POOL_SCHEDULE_INTERNAL_H_

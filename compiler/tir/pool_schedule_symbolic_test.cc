@@ -1,0 +1,242 @@
+// The window schedule over run-time planes (pool_schedule_symbolic.cc):
+// the rows whose every tap row is inside the plane load with no test and no
+// clamp, and the schedule computes what the lowered nest computes at odd
+// and even sizes, padding 0 and 1, stride 1 and 2, ceil mode, NCHW and
+// NHWC, batch 2, NaN in the input.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "compiler/tir/pool_schedule.h"
+#include "compiler/tir/schedule/schedule_test_util.h"
+#include "compiler/tir/stmt_functor.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+using testing::ParseFunc;
+using testing::SameNumbers;
+
+std::string I(int64_t v) { return "T.int64(" + std::to_string(v) + ")"; }
+
+// A pooling nest as lowering writes it for a model compiled for every
+// image size: `op` "max" (init and padding -inf) or "sum" (0), window
+// k x k, stride s, padding p on every side, the output size rounded down
+// or (ceil) up. Layout NCHW or NHWC; the batch is "n" (symbolic) or a
+// number.
+struct PoolSpec {
+  std::string op = "max";
+  bool nhwc = false;
+  std::string batch = "n";
+  int64_t c = 3, k = 3, s = 2, p = 1;
+  bool ceil = false;
+  bool parallel_rows = false;  // the output-row loop T.parallel (else serial)
+};
+
+// One loop line of the nest at `depth` (4 spaces each).
+std::string Loop(const std::string& var, const std::string& extent, bool parallel, int depth) {
+  return std::string(4 * depth, ' ') + "for " + var + " in " + (parallel ? "T.parallel(" : "range(") + extent +
+         "):\n";
+}
+
+std::string Lowered(const PoolSpec& t) {
+  const int64_t round = t.ceil ? 2 * t.s - 1 : t.s;
+  std::string ho = "(h + " + I(2 * t.p - t.k + round) + ") // " + I(t.s);
+  std::string wo = "(w + " + I(2 * t.p - t.k + round) + ") // " + I(t.s);
+  // Loop names: i0 batch, then the output's other axes in layout order.
+  std::string y = t.nhwc ? "i1" : "i2", x = t.nhwc ? "i2" : "i3";
+  std::string iy = y + " * " + I(t.s) + " + k0 - " + I(t.p), ix = x + " * " + I(t.s) + " + k1 - " + I(t.p);
+  std::string pad = t.op == "max" ? "T.float32(\"-inf\")" : "T.float32(0)";
+  std::string cs = std::to_string(t.c);
+  std::string at = t.nhwc ? "data[i0, " + iy + ", " + ix + ", i3]" : "data[i0, i1, " + iy + ", " + ix + "]";
+  std::string read = "T.if_then_else(" + iy + " >= " + I(0) + " and " + iy + " < h and (" + ix + " >= " + I(0) +
+                     " and " + ix + " < w), " + at + ", " + pad + ")";
+  std::string out = "out[i0, i1, i2, i3]";
+  std::string update = t.op == "max" ? "T.max(" + out + ", " + read + ")" : out + " + " + read;
+  std::string in_shape = t.nhwc ? "h, w, " + cs : cs + ", h, w";
+  std::string out_shape = t.nhwc ? ho + ", " + wo + ", " + cs : cs + ", " + ho + ", " + wo;
+  std::string batch_extent = t.batch == "n" ? "n" : I(std::stoll(t.batch));
+  return "@T.prim_func\ndef pool(data_handle: T.handle, out_handle: T.handle):\n" +
+         std::string(t.batch == "n" ? "    n = T.int64()\n" : "") + "    h = T.int64()\n    w = T.int64()\n" +
+         "    data = T.match_buffer(data_handle, (" + t.batch + ", " + in_shape + "), \"float32\")\n" +
+         "    out = T.match_buffer(out_handle, (" + t.batch + ", " + out_shape + "), \"float32\")\n" +
+         "    for i0 in range(" + batch_extent + "):\n" + Loop("i1", t.nhwc ? ho : I(t.c), t.parallel_rows && t.nhwc, 2) +
+         Loop("i2", t.nhwc ? wo : ho, t.parallel_rows && !t.nhwc, 3) + Loop("i3", t.nhwc ? I(t.c) : wo, false, 4) +
+         Loop("k0", I(t.k), false, 5) + Loop("k1", I(t.k), false, 6) + std::string(28, ' ') + "if k0 == " + I(0) +
+         " and k1 == " + I(0) + ":\n" + std::string(32, ' ') + out + " = " + pad + "\n" + std::string(28, ' ') + out +
+         " = " + update + "\n";
+}
+
+// `f` with its run-time sizes fixed (text parsed again): n, h, w.
+PrimFunc AtSizes(const PrimFunc& f, const std::map<std::string, int64_t>& sizes) {
+  std::string text = testing::Print(f);
+  for (const auto& [name, v] : sizes) {
+    text = std::regex_replace(text, std::regex("\\n *" + name + " = T\\.int64\\(\\)"), "");
+    text = std::regex_replace(text, std::regex("\\b" + name + "\\b"), I(v));
+  }
+  return ParseFunc(text, "pool");
+}
+
+// What the vector loops inside `s` hold: selects on integer conditions
+// (bounds tests) and loads with a clamped index (min / max in an index).
+struct VectorCensus : StmtExprVisitor {
+  int vector_loops = 0, int_selects = 0, clamped_loads = 0, depth = 0;
+  void VisitExpr(const PrimExpr& e) override {
+    if (depth > 0) {
+      if (const auto* sel = e.as<SelectNode>()) {
+        // The first comparison of the condition (under and / or): integer
+        // for a bounds test, float for the NaN test and the max tree.
+        const PrimExpr* c = &sel->cond;
+        while ((*c)->kind() == TirKind::kAnd || (*c)->kind() == TirKind::kOr)
+          c = &static_cast<const BinaryNode*>(c->get())->a;
+        if (IsBinary((*c)->kind()) && static_cast<const BinaryNode*>(c->get())->a.dtype().is_int()) ++int_selects;
+      }
+      if (const auto* l = e.as<BufferLoadNode>()) {
+        for (const PrimExpr& i : l->indices)
+          if (i->kind() == TirKind::kMin || i->kind() == TirKind::kMax) ++clamped_loads;
+      }
+    }
+    StmtExprVisitor::VisitExpr(e);
+  }
+  void VisitStmt(const Stmt& s) override {
+    const auto* f = As<ForNode>(s);
+    bool vec = f != nullptr && f->for_kind == ForKind::kVectorized;
+    vector_loops += vec;
+    depth += vec;
+    StmtExprVisitor::VisitStmt(s);
+    depth -= vec;
+  }
+};
+
+// The rows inside the plane's run and the others: the two sides of the
+// row branch (a parallel row loop), or the middle and the outer two of
+// three row loops in sequence (a serial one). False when neither is there.
+bool RowKinds(const Stmt& s, std::vector<Stmt>* inner, std::vector<Stmt>* border) {
+  struct Finder : StmtExprVisitor {
+    std::vector<Stmt>*inner, *border;
+    bool found = false;
+    void VisitStmt(const Stmt& st) override {
+      if (found) return;
+      if (const auto* i = As<IfThenElseNode>(st); i != nullptr && i->else_case) {
+        *inner = {i->then_case};
+        *border = {i->else_case};
+        found = true;
+        return;
+      }
+      if (const auto* seq = As<SeqStmtNode>(st); seq != nullptr && seq->seq.size() == 3) {
+        const auto* a = As<ForNode>(seq->seq[0]);
+        const auto* b = As<ForNode>(seq->seq[1]);
+        const auto* c = As<ForNode>(seq->seq[2]);
+        if (a && b && c && a->loop_var->name == b->loop_var->name && b->loop_var->name == c->loop_var->name) {
+          *inner = {seq->seq[1]};
+          *border = {seq->seq[0], seq->seq[2]};
+          found = true;
+          return;
+        }
+      }
+      StmtExprVisitor::VisitStmt(st);
+    }
+  } f;
+  f.inner = inner;
+  f.border = border;
+  f.VisitStmt(s);
+  return f.found;
+}
+
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(PoolScheduleSymbolicTest, InteriorRowsLoadWithoutTestsOrClamps) {
+  // A padded 3 x 3 max pool (ResNet's stem pool), stride 2 and 1, its row
+  // loop serial and parallel: the rows whose taps are all inside the plane
+  // are a loop of their own (a branch when the row loop is parallel), and
+  // their vector loops read the input directly; the other rows keep their
+  // row tests as selects over clamped loads.
+  for (int64_t s : {2, 1}) {
+    for (bool parallel : {false, true}) {
+      PoolSpec t;
+      t.s = s;
+      t.parallel_rows = parallel;
+      PrimFunc f = ParseFunc(Lowered(t), "pool");
+      PrimFunc out = ScheduleWindowReductions(f);
+      ASSERT_NE(out, f);
+      std::vector<Stmt> inner_rows, border_rows;
+      ASSERT_TRUE(RowKinds(out->body, &inner_rows, &border_rows)) << testing::Print(out);
+      EXPECT_EQ(border_rows.size(), parallel ? 1u : 2u);
+      VectorCensus inner, border;
+      for (const Stmt& r : inner_rows) inner.VisitStmt(r);
+      for (const Stmt& r : border_rows) border.VisitStmt(r);
+      EXPECT_GE(inner.vector_loops, 1) << "s" << s;
+      EXPECT_EQ(inner.int_selects, 0) << "s" << s << "\n" << testing::Print(out);
+      EXPECT_EQ(inner.clamped_loads, 0) << "s" << s << "\n" << testing::Print(out);
+      EXPECT_GT(border.int_selects, 0) << "s" << s;
+      // Stride 2: whole 16-column vectors, and the run's last columns one
+      // more such vector (overlapping the last whole one) rather than a
+      // scalar loop of up to 15 columns; in every row loop.
+      if (s == 2) EXPECT_EQ(Count(testing::Print(out), "T.vectorized(T.int64(16))"), parallel ? 4 : 6);
+    }
+  }
+}
+
+TEST(PoolScheduleSymbolicTest, SameNumbersAsTheLoweredNest) {
+  std::vector<PoolSpec> specs;
+  for (bool nhwc : {false, true}) {
+    for (int64_t s : {1, 2}) {
+      for (int64_t p : {0, 1}) {
+        PoolSpec t;
+        t.nhwc = nhwc;
+        t.s = s;
+        t.p = p;
+        t.batch = s == 2 ? "2" : "n";
+        specs.push_back(t);
+      }
+    }
+  }
+  PoolSpec parallel;  // the rows a parallel loop: one branch per row
+  parallel.parallel_rows = true;
+  specs.push_back(parallel);
+  parallel.nhwc = true;
+  specs.push_back(parallel);
+  PoolSpec sum;
+  sum.op = "sum";
+  specs.push_back(sum);
+  PoolSpec ceil;
+  ceil.p = 0;
+  ceil.ceil = true;
+  specs.push_back(ceil);
+  PoolSpec two;  // MTCNN's 2 x 2 / 2, SAME_UPPER over an odd plane: padding on the far side only
+  two.k = 2;
+  two.p = 0;
+  two.ceil = true;
+  specs.push_back(two);
+  for (const PoolSpec& t : specs) {
+    PrimFunc f = ParseFunc(Lowered(t), "pool");
+    PrimFunc out = ScheduleWindowReductions(f);
+    ASSERT_NE(out, f) << Lowered(t);
+    // Odd and even; 3 x 3 (a single row and column of outputs at stride 2),
+    // and rows of 35 and 38 output columns at stride 2 (two whole vectors
+    // and a part).
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{3, 3}, {9, 71}, {12, 76}}) {
+      std::map<std::string, int64_t> sizes{{"h", h}, {"w", w}};
+      if (t.batch == "n") sizes["n"] = 2;
+      // NaN in every 13th element for max (it must come out where the
+      // lowered nest gives one).
+      Status same = SameNumbers(AtSizes(f, sizes), AtSizes(out, sizes), t.op == "max" ? 13 : 0);
+      EXPECT_TRUE(same.ok()) << t.op << (t.nhwc ? " NHWC" : " NCHW") << " k" << t.k << " s" << t.s << " p" << t.p
+                             << (t.ceil ? " ceil" : "") << " at " << h << "x" << w << ": " << same.ToString() << "\n"
+                             << testing::Print(out);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
