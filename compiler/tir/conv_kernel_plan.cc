@@ -20,8 +20,20 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
   shift_planes_ = ChooseShiftPlanes();
   offa_max_ = ((cv.kh - 1) * cv.dh) / cv.sh;
   offb_max_ = shift_planes_ ? 0 : ((cv.kw - 1) * cv.dw) / cv.sw;
-  hq_ = cv.ho + offa_max_ + 1;
   wq_ = cv.wo + offb_max_;
+  // Packed rows: the ho + offa_max rows the valid outputs read, and one
+  // more where a tile reads past them. The halo layout reads it: its
+  // padding columns x in [wo, wq) of output row ho - 1 read up to column
+  // x + offb_max of row ho - 1 + offa_max, i.e. into row ho + offa_max when
+  // offb_max > 0; the band path packs band rows + offa_max + 1 from it.
+  // Shift planes (offb_max = 0, wq = wo, always BuildWhole) never do:
+  // their tiles cover columns [0, ho * wo) exactly (a whole-plane tile,
+  // or tiles whose last one is narrower and ends at ho * wo, TileLoop's
+  // last_col) and read at most offa_max rows below, so every read is
+  // below (ho + offa_max) * wo (plane_len_ adds only the 64-byte rounding,
+  // zeroed by BuildWhole's tail). On a 1-D conv (ho = 1, offa_max = 0) the
+  // extra row doubled the packing.
+  hq_ = cv.ho + offa_max_ + (shift_planes_ ? 0 : 1);
   planes_ = RowPhases() * ColPlanes();
   int64_t j = cv.ho * wq_;
   // Tile shape (MR rows x NR columns): each tap costs a tile about
@@ -122,7 +134,9 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
     }
   }
   jt_ = (j + nr_ - 1) / nr_;
-  plane_len_ = std::max(hq_ * wq_, jt_ * nr_ + offa_max_ * wq_ + offb_max_);
+  // Shift planes read below hq_ * wq_ only (see hq_); the flat tiles of the
+  // halo layout run to jt_ * nr_ columns, past the packed rows.
+  plane_len_ = shift_planes_ ? hq_ * wq_ : std::max(hq_ * wq_, jt_ * nr_ + offa_max_ * wq_ + offb_max_);
   ChooseRowTiles();
   if (row_tiles_) {
     // The last row's last tile reads up to its rounded-up width.

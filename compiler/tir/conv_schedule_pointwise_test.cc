@@ -223,6 +223,50 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesForSmallPlanes) {
   }
 }
 
+// The length of a plane of the packed input ("<input>_padded", dimension
+// 3); -1 without one.
+int64_t PackedPlaneLength(const Census& c) {
+  for (size_t i = 0; i < c.allocated.size(); ++i) {
+    const std::string& a = c.allocated[i];
+    if (a.size() >= 7 && a.compare(a.size() - 7, 7, "_padded") == 0 && c.allocated_shapes[i].size() == 4) {
+      return c.allocated_shapes[i][3];
+    }
+  }
+  return -1;
+}
+
+TEST(ConvScheduleNumbersTest, ShiftPlanesPackNoRowPastTheReads) {
+  // Shift-plane tiles read the Ho + (Kh - 1) * Dh packed rows only, so no
+  // row is packed past them: a plane is those rows rounded up to 16 floats
+  // (it was one row more: on a 1-D conv, twice the packing). 1-D convs
+  // (one row): width 500 in tiles with a narrower last one (one thread),
+  // an odd 37 in one tile with a tail; 2-D with odd widths: 6 x 9 in one
+  // tile (padding on top only), 5 x 13 (65 columns) in tiles, dilated.
+  ConvCase a{1, 64, 1, 500, 64, 1, 5};
+  a.pl = a.pr = 2;
+  ConvCase b{1, 5, 1, 37, 12, 1, 3};
+  b.pl = b.pr = 1;
+  b.epilogue = "bias_relu6";
+  ConvCase c{1, 6, 7, 9, 10, 3, 3};
+  c.pt = c.pl = c.pr = 1;
+  ConvCase d{1, 4, 5, 13, 9, 3, 3};
+  d.pt = d.pl = d.pb = d.pr = 1;
+  d.epilogue = "bn_relu";
+  ConvCase e{1, 3, 9, 11, 8, 3, 3};
+  e.dh = e.dw = 2;
+  e.pt = e.pl = e.pb = e.pr = 1;
+  for (const ConvCase& k : {a, b, c, d, e}) {
+    const int64_t ho = k.h + k.pt + k.pb - (k.kh - 1) * k.dh;
+    const int64_t wo = k.w + k.pl + k.pr - (k.kw - 1) * k.dw;
+    Census census = Count(LowerConv(k, 1));
+    ASSERT_EQ(PackedPlanes(census), k.kw) << k.Name();  // shift planes
+    const int64_t rows = ho + (k.kh - 1) * k.dh;
+    EXPECT_EQ(PackedPlaneLength(census), (rows * wo + 15) / 16 * 16) << k.Name();
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+}
+
 TEST(ConvScheduleNumbersTest, ResNetLayerShapes) {
   // Two layers of issue 4 at their real sizes (the others differ only in
   // channel counts), so the tiles, edges and threads are the benchmark's.
