@@ -31,7 +31,8 @@
 //                     whenever it fits (static kernel only)
 //   depthwise.copy    1: the band copied a row tile ahead of the taps
 //                     instead of whole first (static kernel only)
-//   depthwise.unit_stride  1: stride-1 planes with rows of 12 or more too
+//   depthwise.unit_stride  1: stride-1 planes with rows of 12 or more too,
+//                     2: no stride-1 plane (the rule: rows of 12..16, flat runs)
 //
 // Elementwise loops (default_schedule.h): the innermost loops the default
 // schedule vectorizes, when their static extent is a multiple of both:
