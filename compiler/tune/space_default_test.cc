@@ -213,6 +213,20 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   EXPECT_EQ(kdw[1].name, "depthwise.cols");
   EXPECT_EQ(kdw[2].name, "depthwise.flat");
   EXPECT_EQ(kdw[3].name, "depthwise.copy");
+  // A 120^2 -> 60^2 plane, its band too big for L1: the window schedule's,
+  // and the banded kernel by depthwise.banded.
+  std::string big = kDwConv;
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"(1, 8, 11, 13)", "(1, 8, 120, 120)"}, {"(1, 8, 6, 7)", "(1, 8, 60, 60)"},
+           {"T.int64(6), T.int64(7)", "T.int64(60), T.int64(60)"}, {"< 11", "< 120"}, {"< 13", "< 120"}}) {
+    size_t at = big.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    big.replace(at, from.size(), to);
+  }
+  std::vector<std::string> big_names;
+  for (const Knob& k : DefaultSpaceKnobs(ParseFunc(big, "dw"), 1)) big_names.push_back(k.name);
+  ASSERT_FALSE(big_names.empty());
+  EXPECT_EQ(big_names[0], "depthwise.banded");
   // At stride 1 the same, and the knob that lets that schedule take it.
   std::vector<Knob> kdw1 = DefaultSpaceKnobs(ParseFunc(kDwConvUnitStride, "dw"), 1);
   ASSERT_GE(kdw1.size(), 5u);
