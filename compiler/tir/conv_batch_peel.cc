@@ -8,6 +8,7 @@
 
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/depthwise_schedule.h"
+#include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/pool_schedule.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
@@ -310,6 +311,11 @@ PrimFunc ScheduleConvsPeelingBatch(const PrimFunc& func, int num_threads_hint, c
   PrimFunc scheduled = ScheduleWindowReductions(
       ScheduleConvs(ScheduleStridedDepthwise(peeled, knobs), num_threads_hint, knobs), knobs);
   if (scheduled.get() == peeled.get() || HasNaiveReduction(scheduled->body)) return func;
+  // The epilogue into the schedules' plain stores, as when pinned: after the
+  // image loop wraps the body, the pipeline's own InlineElementwise no
+  // longer sees top-level allocations, and a depthwise conv's BN and
+  // hard-swish ran as two more passes over two image-sized intermediates.
+  scheduled = InlineElementwise(scheduled, /*after_schedule=*/true);
 
   Var b = MakeVar("image");
   Unpeel unpeel(params, n_expr, b, originals);

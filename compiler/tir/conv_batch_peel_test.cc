@@ -89,6 +89,44 @@ TEST(ConvBatchPeelTest, SymbolicBatchTakesTheStaticKernels) {
   }
 }
 
+// Buffers allocated in the kernel with `elems` floats (an intermediate of
+// the output's size).
+int AllocatedOfSize(const PrimFunc& f, int64_t elems) {
+  struct Finder : StmtExprVisitor {
+    int64_t elems = 0;
+    int found = 0;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* a = As<AllocateNode>(s)) {
+        int64_t n = 1;
+        for (const PrimExpr& d : a->buffer->shape) {
+          const auto* c = d.as<IntImmNode>();
+          n = c != nullptr ? n * c->value : -1;
+          if (n < 0) break;
+        }
+        found += n == elems;
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } finder;
+  finder.elems = elems;
+  finder.VisitStmt(f->body);
+  return finder.found;
+}
+
+TEST(ConvBatchPeelTest, EpilogueIsInTheDepthwiseStores) {
+  // As when pinned, a depthwise kernel's BN and ReLU run in its tiles'
+  // stores (after the schedules, InlineElementwise on the peeled image):
+  // no image-sized intermediate for the conv's output. Stride 2, and
+  // stride 1 on a 7 x 7 plane (one flat run).
+  for (const Case& k : {Case{16, 16, 28, 28, 3, 2, 1, 16, true}, Case{16, 16, 7, 7, 5, 1, 2, 16, true}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerPrimFunc(Module(k), Options(1), "conv2d");
+    ASSERT_NE(f, nullptr);
+    ASSERT_TRUE(LoopsOverImages(f));
+    EXPECT_EQ(AllocatedOfSize(f, k.o * k.Ho() * k.Wo()), 0);
+  }
+}
+
 TEST(ConvBatchPeelTest, ImagesRunInParallelWithThreads) {
   // With two threads the loop over the images is the parallel one (each
   // thread whole images; the kernel's own parallel loops, inside, split
@@ -214,6 +252,7 @@ TEST(ConvBatchPeelTest, Numbers) {
   CheckNumbers(Case{3, 16, 17, 15, 3, 2, 1, 1, false}, 1);
   CheckNumbers(Case{16, 16, 29, 31, 3, 2, 1, 16, true}, 1);
   CheckNumbers(Case{16, 16, 14, 14, 5, 1, 2, 16, true}, 2);
+  CheckNumbers(Case{24, 24, 7, 7, 5, 1, 2, 24, true}, 1);  // one flat run, the epilogue in its stores
   CheckNumbers(Case{8, 16, 10, 10, 3, 1, 1, 2, false}, 1);
   // Four threads: batches below 4 take the serial image loop, 5 the parallel one.
   CheckNumbers(Case{5, 24, 13, 11, 3, 1, 1, 1, true}, 4);

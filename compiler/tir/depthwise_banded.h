@@ -12,8 +12,8 @@
 // 3x3/(1,2) 0.080 -> 0.075; stride 1: 128 ch 12 x 160 3x3 0.139 -> 0.097,
 // 240 ch 12 x 80 5x5 0.27 -> 0.20.
 // Static 112^2 -> 56^2 planes in row blocks were slower than the window
-// schedule (32 ch 3x3/2: 0.126 against 0.118 ms), so static nests do not
-// come here.
+// schedule (32 ch 3x3/2: 0.126 against 0.118 ms), so static nests come
+// here only by the knob depthwise.banded (depthwise_schedule.h).
 //
 // The scheme (phase planes in a band, output tiles of rows x 16-column
 // vectors with every tap's FMA in registers, the epilogue applied to the

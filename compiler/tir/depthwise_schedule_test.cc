@@ -110,24 +110,31 @@ bool HasBuffer(const PrimFunc& f, const std::string& suffix) {
 }
 
 TEST(DepthwiseScheduleTest, TakesStaticStridedDepthwiseAndWideOnesByTheKnob) {
-  ScheduleKnobs unit;
+  ScheduleKnobs unit, never;
   unit.values["depthwise.unit_stride"] = 1;
-  Case strided{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1}, wide{1, 8, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1};
-  for (const Case& k : {strided, wide}) {
+  never.values["depthwise.unit_stride"] = 2;
+  // Strided; stride 1 with rows of one vector (12 and 16 columns); stride 1
+  // with 7-column rows, one flat run; stride 1 with rows of 17 (knob 1 only).
+  Case strided{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1}, wide{1, 8, 11, 12, 3, 3, 1, 1, 1, 1, 1, 1},
+      vector{1, 8, 6, 16, 3, 3, 1, 1, 1, 1, 1, 1}, narrow{1, 8, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2},
+      wider{1, 8, 11, 17, 3, 3, 1, 1, 1, 1, 1, 1};
+  for (const Case& k : {strided, wide, vector, narrow, wider}) {
     PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
     PrimFunc s = ScheduleStridedDepthwise(f, unit);
     ASSERT_NE(s, f) << k.Name();
     EXPECT_TRUE(HasBuffer(s, "data_phases")) << Print(s);
-    // Without the knob, stride 1 stays with the conv schedule.
-    EXPECT_EQ(ScheduleStridedDepthwise(f) != f, k.sh > 1) << k.Name();
+    // By the rule, stride 1 up to rows of 16; with knob 2, strided only.
+    EXPECT_EQ(ScheduleStridedDepthwise(f) != f, k.sh > 1 || k.Wo() <= 16) << k.Name();
+    EXPECT_EQ(ScheduleStridedDepthwise(f, never) != f, k.sh > 1) << k.Name();
   }
-  // Stride 1 with rows of 11 or with 4 channels (the conv schedule's tiles,
-  // its row bands) and a strided conv with two input channels per group are
-  // not its, knob or not.
+  // Stride 1 with rows of 11 (too many for one flat run: 11 x 13 columns)
+  // or with 4 channels (the conv schedule's tiles, its row bands) and a
+  // strided conv with two input channels per group are not its, knob or not.
   for (const Case& k : {Case{1, 8, 11, 11, 3, 3, 1, 1, 1, 1, 1, 1}, Case{1, 4, 11, 13, 3, 3, 1, 1, 1, 1, 1, 1},
                         Case{1, 8, 11, 13, 3, 3, 2, 2, 1, 1, 1, 1, "none", 4}}) {
     PrimFunc g = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
     EXPECT_EQ(ScheduleStridedDepthwise(g, unit), g) << k.Name();
+    EXPECT_EQ(ScheduleStridedDepthwise(g), g) << k.Name();
   }
 }
 
@@ -158,13 +165,19 @@ TEST(DepthwiseScheduleTest, NarrowStridedPlanesAreOneFlatRun) {
   // Rows of 12 at stride 1 keep their row tiles unless the knob asks.
   Case wide{1, 8, 5, 12, 3, 3, 1, 1, 1, 1, 1, 1};
   PrimFunc g = InlineElementwise(LowerBlocks(ParseFunc(Func(wide), "dw")));
-  ScheduleKnobs unit;
-  unit.values["depthwise.unit_stride"] = 1;
-  EXPECT_NE(Print(ScheduleStridedDepthwise(g, unit)).find("acc = T.decl_buffer((4, 16)"), std::string::npos);
-  ScheduleKnobs on = unit;
+  EXPECT_NE(Print(ScheduleStridedDepthwise(g)).find("acc = T.decl_buffer((4, 16)"), std::string::npos);
+  ScheduleKnobs on;
   on.values["depthwise.flat"] = 2;
   text = Print(ScheduleStridedDepthwise(g, on));
   EXPECT_NE(text.find("acc = T.decl_buffer((80,)"), std::string::npos) << text;  // 5 rows of 14 in 5 vectors
+  // Stride 1, 7^2 5x5: the rule's flat run (7 rows of 11 in 5 vectors);
+  // depthwise.flat 1 makes it row tiles.
+  Case narrow{1, 8, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2};
+  PrimFunc h = InlineElementwise(LowerBlocks(ParseFunc(Func(narrow), "dw")));
+  text = Print(ScheduleStridedDepthwise(h));
+  EXPECT_NE(text.find("acc = T.decl_buffer((80,)"), std::string::npos) << text;
+  text = Print(ScheduleStridedDepthwise(h, off));
+  EXPECT_NE(text.find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text;
 }
 
 TEST(DepthwiseScheduleTest, EpilogueIsStoredByTheTiles) {
@@ -180,6 +193,26 @@ TEST(DepthwiseScheduleTest, EpilogueIsStoredByTheTiles) {
     ASSERT_NE(loop, nullptr) << epi << "\n" << Print(lowered);
     EXPECT_EQ(loop->for_kind, ForKind::kParallel) << Print(lowered);
     EXPECT_EQ(Print(lowered).find("T.decl_buffer((1, 6, 7, 7)"), std::string::npos) << Print(lowered);
+    Status s = SameNumbers(f, lowered);
+    EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString() << "\n" << Print(lowered);
+  }
+}
+
+TEST(DepthwiseScheduleTest, PlanesTooBigForL1TakeTheBandedKernelByTheKnob) {
+  // Bands over 32 KiB: 100^2 at stride 1 (with depthwise.unit_stride 1),
+  // 150 x 90 -> 75 x 45 at stride 2; odd channels, a batch of two, 5x5,
+  // epilogues; the window schedule's without depthwise.banded.
+  ScheduleKnobs banded;
+  banded.values["depthwise.banded"] = 1;
+  banded.values["depthwise.unit_stride"] = 1;
+  for (const Case& k : {Case{1, 3, 100, 100, 3, 3, 1, 1, 1, 1, 1, 1, "hardswish"},
+                        Case{2, 3, 150, 90, 3, 3, 2, 2, 1, 1, 1, 1, "relu6"},
+                        Case{1, 2, 150, 150, 5, 5, 2, 2, 2, 2, 2, 2, "silu"}}) {
+    PrimFunc f = ParseFunc(Func(k), "dw");
+    PrimFunc plain = InlineElementwise(LowerBlocks(f));
+    EXPECT_EQ(ScheduleStridedDepthwise(plain), plain) << k.Name();  // the window schedule's
+    PrimFunc lowered = Lower(f, banded);
+    ASSERT_TRUE(HasBuffer(lowered, "data_band")) << k.Name() << "\n" << Print(lowered);
     Status s = SameNumbers(f, lowered);
     EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString() << "\n" << Print(lowered);
   }
@@ -201,6 +234,10 @@ TEST(DepthwiseScheduleTest, Numbers) {
       {1, 8, 13, 12, 3, 3, 1, 1, 1, 1, 1, 1, "silu"},     // stride 1, rows of 12
       {2, 4, 14, 15, 5, 5, 1, 1, 2, 2, 2, 2},             // stride 1, 5x5, a batch of two
       {1, 8, 7, 29, 3, 3, 1, 1, 0, 1, 2, 0},              // stride 1, asymmetric padding, 2 vectors a row
+      {2, 5, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, "hardswish"},  // stride 1, 7^2, flat by the rule, odd channels
+      {1, 9, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, "relu6"},      // stride 1, 6^2 3x3, flat
+      {1, 8, 5, 9, 3, 3, 1, 1, 0, 0, 0, 0},               // stride 1, no padding, 3 x 7 flat
+      {1, 11, 14, 14, 5, 5, 1, 1, 2, 2, 2, 2, "silu"},    // stride 1, 14^2 5x5: row tiles by the rule
   };
   // depthwise.rows, .cols, .flat, .copy.
   std::vector<std::vector<int64_t>> knobs = {{0, 0, 0, 0}, {1, 1, 0, 0}, {3, 2, 0, 1}, {8, 4, 0, 0},

@@ -223,8 +223,9 @@ std::unordered_set<const VarNode*> LoadedBy(const PrimExpr& e) {
   return out;
 }
 
-// Whether `e` may be evaluated twice at no cost: at most two loads (a
-// register tile's value plus a bias) and no call but fma and if_then_else.
+// Whether `e` may be evaluated twice at no cost: at most two loads besides
+// those of register tiles ("local" buffers: a tile's value plus a BN scale
+// and shift) and no call but fma and if_then_else.
 // A window schedule's 9-tap sum stored straight from strided loads, repeated
 // in x * sigmoid(x), made MobileNetV3's 112^2 -> 56^2 depthwise layer 1.5x
 // slower than the separate pass (LLVM did not fold the copies).
@@ -235,7 +236,7 @@ bool CheapToRepeat(const PrimExpr& e) {
     void VisitExpr(const PrimExpr& x) override {
       if (const auto* c = x.as<CallNode>())
         if (c->op != "fma" && c->op != "if_then_else") costly = true;
-      loads += x.as<BufferLoadNode>() != nullptr;
+      if (const auto* l = x.as<BufferLoadNode>()) loads += l->buffer->scope != "local";
       StmtExprVisitor::VisitExpr(x);
     }
   } f;

@@ -242,6 +242,41 @@ TEST(InlineElementwiseTest, ScheduledStoresTakeAnEpilogueReadingThemTwice) {
   EXPECT_EQ(InlineElementwise(h, /*after_schedule=*/true), h);
 }
 
+// A register tile's value with a BN scale and shift (a depthwise kernel's
+// tile stores, its hard-swish after them): three loads, one of them from a
+// "local" buffer (a register), cheap to repeat.
+const char* kScaledTileThenSilu = R"(
+@T.prim_func
+def bn(a: T.Buffer((1, 3, 4), "float32"), scale: T.Buffer((3,), "float32"), shift: T.Buffer((3,), "float32"), out: T.Buffer((1, 3, 4), "float32")):
+    t0 = T.decl_buffer((1, 3, 4), "float32")
+    for n in range(T.int64(1)):
+        for c in T.parallel(T.int64(3)):
+            acc = T.decl_buffer((4,), "float32", scope="local")
+            for x in T.vectorized(T.int64(4)):
+                acc[x] = a[n, c, x] * T.float32(2)
+            for x in T.vectorized(T.int64(4)):
+                t0[n, c, x] = acc[x] * scale[c] + shift[c]
+    for n in range(T.int64(1)):
+        for c in T.parallel(T.int64(3)):
+            for x in T.vectorized(T.int64(4)):
+                out[n, c, x] = t0[T.int64(0), c, x] * T.sigmoid(t0[T.int64(0), c, x])
+)";
+
+TEST(InlineElementwiseTest, RegisterTileLoadsAreCheapToRepeat) {
+  PrimFunc f = ParseFunc(kScaledTileThenSilu, "bn");
+  PrimFunc out = InlineElementwise(f, /*after_schedule=*/true);
+  ASSERT_NE(out, f);
+  EXPECT_EQ(testing::Print(out).find("t0 = T.decl_buffer"), std::string::npos) << testing::Print(out);
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+  // The same tile in memory ("global"): three loads of memory, kept.
+  std::string global = kScaledTileThenSilu;
+  const std::string local = ", scope=\"local\")";
+  global.replace(global.find(local), local.size(), ")");
+  PrimFunc g = ParseFunc(global, "bn");
+  EXPECT_EQ(InlineElementwise(g, /*after_schedule=*/true), g) << testing::Print(g);
+}
+
 // An STFT's magnitude as a fused strided_slice chain lowers it: a staged
 // copy of the spectrum, its real and imaginary halves copied out of it, then
 // sqrt(re^2 + im^2). The copy read twice gives each half its source; then

@@ -40,7 +40,10 @@
 //                     whenever it fits (static kernel only)
 //   depthwise.copy    1: the band copied a row tile ahead of the taps
 //                     instead of whole first (static kernel only)
-//   depthwise.unit_stride  1: stride-1 planes with rows of 12 or more too
+//   depthwise.unit_stride  1: stride-1 planes with rows of 12 or more too,
+//                     2: no stride-1 plane (the rule: rows of 12..16, flat runs)
+//   depthwise.banded  1: planes whose band exceeds L1 (112^2) in blocks of
+//                     rows (depthwise_banded.h) instead of the window schedule
 //
 // Elementwise loops (default_schedule.h): the innermost loops the default
 // schedule vectorizes, when their static extent is a multiple of both:

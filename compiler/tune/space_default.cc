@@ -84,16 +84,28 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
   }
   // A static strided (or wide) depthwise conv (depthwise_schedule.h): its
   // tile shape, the flat run, the copy's order.
-  tir::ScheduleKnobs unit_stride;
+  // (depthwise.unit_stride 2 leaves only strided ones; 1 takes wide stride-1 rows too.)
+  tir::ScheduleKnobs unit_stride, never, banded;
   unit_stride.values["depthwise.unit_stride"] = 1;
-  bool strided = tir::ScheduleStridedDepthwise(lowered).get() != lowered.get();
+  never.values["depthwise.unit_stride"] = 2;
+  banded = unit_stride;
+  banded.values["depthwise.banded"] = 1;
+  bool strided = tir::ScheduleStridedDepthwise(lowered, never).get() != lowered.get();
   if (strided || tir::ScheduleStridedDepthwise(lowered, unit_stride).get() != lowered.get()) {
     knobs.push_back({"depthwise.rows", {0, 1, 2, 4, 6, 8}});
     knobs.push_back({"depthwise.cols", {0, 1, 2, 3, 4}});
     knobs.push_back({"depthwise.flat", {0, 1, 2}});
     knobs.push_back({"depthwise.copy", {0, 1}});
-    if (!strided) knobs.push_back({"depthwise.unit_stride", {0, 1}});
+    if (!strided) knobs.push_back({"depthwise.unit_stride", {0, 1, 2}});
     return knobs;
+  }
+  // A plane too big for L1 (112^2): the window schedule's knobs below, and
+  // the banded kernel (depthwise.banded 1; at stride 1 with unit_stride 1).
+  if (tir::ScheduleStridedDepthwise(lowered, banded).get() != lowered.get()) {
+    knobs.push_back({"depthwise.banded", {0, 1}});
+    knobs.push_back({"depthwise.rows", {0, 1, 2, 4, 6, 8}});
+    knobs.push_back({"depthwise.cols", {0, 1, 2, 3, 4}});
+    knobs.push_back({"depthwise.unit_stride", {0, 1}});
   }
   // A conv nest: ScheduleConvs rewrites it as lowered, or one of the conv
   // knobs changes what the whole default schedule makes of it (the tile

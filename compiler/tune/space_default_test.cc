@@ -68,8 +68,9 @@ def dw(data: T.Buffer((1, 8, 11, 13), "float32"), weight: T.Buffer((8, 1, 3, 3),
             conv2d[v_i0, v_i1, v_i2, v_i3] = conv2d[v_i0, v_i1, v_i2, v_i3] + T.if_then_else(v_i2 * 2 + v_k1 * 1 - 1 >= 0 and v_i2 * 2 + v_k1 * 1 - 1 < 11 and v_i3 * 2 + v_k2 * 1 - 1 >= 0 and v_i3 * 2 + v_k2 * 1 - 1 < 13, data[v_i0, v_i1 // (T.int64(8) // T.int64(8)) * 1 + v_k0, v_i2 * 2 + v_k1 * 1 - 1, v_i3 * 2 + v_k2 * 1 - 1] * weight[v_i1, v_k0, v_k1, v_k2], T.float32(0))
 )";
 
-// The same at stride 1 (rows of 13): depthwise_schedule.h takes it only
-// with depthwise.unit_stride 1.
+// The same at stride 1 (rows of 13): depthwise_schedule.h takes it by its
+// rule (rows of one vector); depthwise.unit_stride 2 leaves it to the conv
+// schedule.
 const char* kDwConvUnitStride = R"(@T.prim_func
 def dw(data: T.Buffer((1, 8, 11, 13), "float32"), weight: T.Buffer((8, 1, 3, 3), "float32"), conv2d: T.Buffer((1, 8, 11, 13), "float32")):
     for i0, i1, i2, i3, k0, k1, k2 in T.grid(T.int64(1), T.int64(8), T.int64(11), T.int64(13), T.int64(1), T.int64(3), T.int64(3)):
@@ -215,11 +216,26 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   EXPECT_EQ(kdw[1].name, "depthwise.cols");
   EXPECT_EQ(kdw[2].name, "depthwise.flat");
   EXPECT_EQ(kdw[3].name, "depthwise.copy");
+  // A 120^2 -> 60^2 plane, its band too big for L1: the window schedule's,
+  // and the banded kernel by depthwise.banded.
+  std::string big = kDwConv;
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"(1, 8, 11, 13)", "(1, 8, 120, 120)"}, {"(1, 8, 6, 7)", "(1, 8, 60, 60)"},
+           {"T.int64(6), T.int64(7)", "T.int64(60), T.int64(60)"}, {"< 11", "< 120"}, {"< 13", "< 120"}}) {
+    size_t at = big.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    big.replace(at, from.size(), to);
+  }
+  std::vector<std::string> big_names;
+  for (const Knob& k : DefaultSpaceKnobs(ParseFunc(big, "dw"), 1)) big_names.push_back(k.name);
+  ASSERT_FALSE(big_names.empty());
+  EXPECT_EQ(big_names[0], "depthwise.banded");
   // At stride 1 the same, and the knob that lets that schedule take it.
   std::vector<Knob> kdw1 = DefaultSpaceKnobs(ParseFunc(kDwConvUnitStride, "dw"), 1);
   ASSERT_GE(kdw1.size(), 5u);
   EXPECT_EQ(kdw1[0].name, "depthwise.rows");
   EXPECT_EQ(kdw1[4].name, "depthwise.unit_stride");
+  EXPECT_EQ(kdw1[4].candidates, (std::vector<int64_t>{0, 1, 2}));
   // An elementwise loop: its vector split.
   std::vector<Knob> k2 = DefaultSpaceKnobs(ParseFunc(kAdd, "add1"), 1);
   ASSERT_GE(k2.size(), 2u);
