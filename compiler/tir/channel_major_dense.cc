@@ -208,44 +208,7 @@ bool MatchDense(const Stmt& s, const Prologue& p, Dense* m) {
          arith::CanProveEqual(ToI64(loops[2]->extent), ToI64(p.chans->extent));
 }
 
-// One elementwise stage over (i, j): D[i, j] = value, reading chain buffers
-// (C and earlier stages' outputs) at [i, j].
-struct Stage {
-  std::vector<const ForNode*> loops;
-  Buffer dst;
-  PrimExpr value;
-  std::vector<const VarNode*> reads;
-};
-
-bool MatchStage(const Stmt& s, const std::unordered_set<const VarNode*>& chain, const Dense& m, Stage* e) {
-  Stmt body;
-  e->loops = PeelNest(s, &body);
-  if (e->loops.size() != 2) return false;
-  for (size_t d = 0; d < 2; ++d)
-    if (!IsZero(e->loops[d]->min) || !SameExtent(e->loops[d]->extent, m.loops[d]->extent)) return false;
-  auto at_point = [&](const std::vector<PrimExpr>& idx) {
-    return idx.size() == 2 && IsVar(idx[0], e->loops[0]->loop_var.get()) && IsVar(idx[1], e->loops[1]->loop_var.get());
-  };
-  const auto* st = As<BufferStoreNode>(body);
-  if (st == nullptr || !at_point(st->indices) || chain.count(st->buffer->data.get()) ||
-      st->buffer->dtype != DType::Float32() || !st->buffer->strides.empty()) {
-    return false;
-  }
-  BufferRefs refs;
-  refs.VisitExpr(st->value);
-  if (refs.loads.count(st->buffer->data.get())) return false;
-  e->reads.clear();
-  for (const auto& kv : refs.loads)
-    if (chain.count(kv.first)) e->reads.push_back(kv.first);
-  if (e->reads.empty()) return false;
-  for (const BufferLoadNode* l : refs.load_nodes)
-    if (chain.count(l->buffer->data.get()) && !at_point(l->indices)) return false;
-  e->dst = st->buffer;
-  e->value = st->value;
-  return true;
-}
-
-Stmt Build(const Prologue& p, const Dense& m, const std::vector<Stage>& stages, int threads) {
+Stmt Build(const Prologue& p, const Dense& m, const std::vector<EpilogueStage>& stages, int threads) {
   DType f32 = DType::Float32(), i64 = DType::Int64();
   auto c = [&](int64_t v) { return IntImm(i64, v); };
   int64_t len = p.len;
@@ -281,7 +244,7 @@ Stmt Build(const Prologue& p, const Dense& m, const std::vector<Stage>& stages, 
     PrimExpr v = Load(acc, {PrimExpr(j), PrimExpr(x)});
     std::vector<std::pair<const VarNode*, PrimExpr>> values = {{m.c->data.get(), v}};
     Buffer dst = m.c;
-    for (const Stage& e : stages) {
+    for (const EpilogueStage& e : stages) {
       PrimExpr val = e.value;
       for (const auto& kv2 : values)
         if (std::find(e.reads.begin(), e.reads.end(), kv2.first) != e.reads.end())
@@ -341,10 +304,10 @@ class DenseRewriter : public StmtExprMutator {
         continue;
       }
       std::unordered_set<const VarNode*> chain = {m.c->data.get()};
-      std::vector<Stage> candidates;
+      std::vector<EpilogueStage> candidates;
       for (size_t next = i + 2; next < in.size(); ++next) {
-        Stage e;
-        if (!MatchStage(in[next], chain, m, &e) || read.count(e.dst->data.get())) break;
+        EpilogueStage e;
+        if (!MatchEpilogueStage(in[next], chain, {m.loops[0], m.loops[1]}, &e) || read.count(e.dst->data.get())) break;
         BufferRefs loads;
         loads.VisitExpr(e.value);
         for (const auto& kv : loads.loads) read.insert(kv.first);

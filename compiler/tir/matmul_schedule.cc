@@ -157,57 +157,6 @@ bool MatchMatmul(const Stmt& s, MatmulNest* m) {
   return true;
 }
 
-// An index list at the loop point of `loops`: each index the loop's variable,
-// or 0 for a loop of extent 1 (how lowering writes the unit batch dimension
-// of a [1, M, N] tensor).
-bool AtLoopPoint(const std::vector<PrimExpr>& idx, const std::vector<const ForNode*>& loops) {
-  if (idx.size() != loops.size()) return false;
-  for (size_t d = 0; d < idx.size(); ++d) {
-    if (IsVar(idx[d], loops[d]->loop_var.get())) continue;
-    const int64_t* ext = ConstInt(loops[d]->extent);
-    if (ext == nullptr || *ext != 1 || !IsZero(idx[d])) return false;
-  }
-  return true;
-}
-
-// One fused elementwise stage: D[vars] = value, reading one or more buffers
-// of the chain (C and the earlier stages' outputs) at [vars]. GELU's
-// x * 0.5 * (1 + erf(x / sqrt 2)) reads x twice, from two stages.
-struct EpilogueStage {
-  std::vector<const ForNode*> loops;
-  Buffer dst;
-  PrimExpr value;
-  std::vector<const VarNode*> reads;  // the chain buffers it loads
-};
-
-bool MatchEpilogue(const Stmt& s, const std::unordered_set<const VarNode*>& chain,
-                   const std::vector<const ForNode*>& out_loops, EpilogueStage* e) {
-  Stmt body;
-  e->loops = PeelNest(s, &body);
-  if (e->loops.size() != out_loops.size()) return false;
-  for (size_t d = 0; d < out_loops.size(); ++d) {
-    if (!IsZero(e->loops[d]->min) || !SameExtent(e->loops[d]->extent, out_loops[d]->extent)) return false;
-  }
-  const auto* st = As<BufferStoreNode>(body);
-  if (st == nullptr || !AtLoopPoint(st->indices, e->loops)) return false;
-  if (chain.count(st->buffer->data.get()) || !st->buffer->strides.empty() || st->buffer->dtype != DType::Float32()) {
-    return false;
-  }
-  BufferRefs refs;
-  refs.VisitExpr(st->value);
-  if (refs.loads.count(st->buffer->data.get())) return false;
-  e->reads.clear();
-  for (const auto& kv : refs.loads)
-    if (chain.count(kv.first)) e->reads.push_back(kv.first);
-  if (e->reads.empty()) return false;
-  for (const BufferLoadNode* l : refs.load_nodes) {
-    if (chain.count(l->buffer->data.get()) && !AtLoopPoint(l->indices, e->loops)) return false;
-  }
-  e->dst = st->buffer;
-  e->value = st->value;
-  return true;
-}
-
 struct Parts {
   MatmulNest mm;
   std::vector<EpilogueStage> epilogue;
@@ -775,7 +724,7 @@ class MatmulRewriter : public StmtExprMutator {
       std::vector<EpilogueStage> candidates;
       for (size_t next = i + 1; next < in.size(); ++next) {
         EpilogueStage e;
-        if (!MatchEpilogue(in[next], chain, out_loops, &e)) break;
+        if (!MatchEpilogueStage(in[next], chain, out_loops, &e)) break;
         if (read_by_kernel.count(e.dst->data.get())) break;
         BufferRefs stage_loads;
         stage_loads.VisitExpr(e.value);

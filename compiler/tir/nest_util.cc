@@ -183,6 +183,51 @@ class DeadAllocationDropper : public StmtExprMutator {
 
 Stmt DropDeadAllocations(const Stmt& s) { return DeadAllocationDropper().MutateStmt(s); }
 
+namespace {
+
+// An index list at the loop point of `loops`: each index the loop's variable,
+// or 0 for a loop of extent 1 (how lowering writes the unit batch dimension
+// of a [1, M, N] tensor).
+bool AtOutputPoint(const std::vector<PrimExpr>& idx, const std::vector<const ForNode*>& loops) {
+  if (idx.size() != loops.size()) return false;
+  for (size_t d = 0; d < idx.size(); ++d) {
+    if (IsVar(idx[d], loops[d]->loop_var.get())) continue;
+    const int64_t* ext = ConstInt(loops[d]->extent);
+    if (ext == nullptr || *ext != 1 || !IsZero(idx[d])) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+bool MatchEpilogueStage(const Stmt& s, const std::unordered_set<const VarNode*>& chain,
+                        const std::vector<const ForNode*>& out_loops, EpilogueStage* e) {
+  Stmt body;
+  e->loops = PeelNest(s, &body);
+  if (e->loops.size() != out_loops.size()) return false;
+  for (size_t d = 0; d < out_loops.size(); ++d) {
+    if (!IsZero(e->loops[d]->min) || !SameExtent(e->loops[d]->extent, out_loops[d]->extent)) return false;
+  }
+  const auto* st = As<BufferStoreNode>(body);
+  if (st == nullptr || !AtOutputPoint(st->indices, e->loops)) return false;
+  if (chain.count(st->buffer->data.get()) || !st->buffer->strides.empty() || st->buffer->dtype != DType::Float32()) {
+    return false;
+  }
+  BufferRefs refs;
+  refs.VisitExpr(st->value);
+  if (refs.loads.count(st->buffer->data.get())) return false;
+  e->reads.clear();
+  for (const auto& kv : refs.loads)
+    if (chain.count(kv.first)) e->reads.push_back(kv.first);
+  if (e->reads.empty()) return false;
+  for (const BufferLoadNode* l : refs.load_nodes) {
+    if (chain.count(l->buffer->data.get()) && !AtOutputPoint(l->indices, e->loops)) return false;
+  }
+  e->dst = st->buffer;
+  e->value = st->value;
+  return true;
+}
+
 }  // namespace nest
 }  // namespace tir
 }  // namespace kiln

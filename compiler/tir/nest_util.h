@@ -92,6 +92,22 @@ std::vector<const ir::ForNode*> PeelNest(const ir::Stmt& s, ir::Stmt* body);
 // a rewrite fused the intermediate away).
 ir::Stmt DropDeadAllocations(const ir::Stmt& s);
 
+// One elementwise stage fused after a kernel's output (a matmul's, a
+// per-position dense layer's): D[vars] = value over a nest of the output's
+// loops, reading one or more buffers of `chain` (the output and the earlier
+// stages' results) at [vars]; 0 stands for the variable of a loop of extent
+// 1. GELU's x * 0.5 * (1 + erf(x / sqrt 2)) reads x twice, from two stages.
+struct EpilogueStage {
+  std::vector<const ir::ForNode*> loops;
+  ir::Buffer dst;
+  ir::PrimExpr value;
+  std::vector<const ir::VarNode*> reads;  // the chain buffers it loads
+};
+// Whether `s` is such a stage over loops of `out_loops`' extents, storing a
+// compact float32 buffer outside the chain (filled into *e).
+bool MatchEpilogueStage(const ir::Stmt& s, const std::unordered_set<const ir::VarNode*>& chain,
+                        const std::vector<const ir::ForNode*>& out_loops, EpilogueStage* e);
+
 }  // namespace nest
 }  // namespace tir
 }  // namespace kiln
