@@ -98,5 +98,23 @@ std::string ConvBindingRewriter::FreshName(const std::string& base) {
 }
 
 
+Result<ir::Expr> PackingKernels::Call(const ir::Expr& w, const std::vector<int64_t>& shape,
+                                      const std::vector<int64_t>& packed_shape) {
+  std::string& kernel = kernels_[shape];
+  if (kernel.empty()) {
+    std::string name = mod_->UniqueName(prefix_);
+    KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, build_(name, shape));
+    mod_->Add(name, f);
+    kernel = name;
+  }
+  ir::Expr callee = std::make_shared<ir::GlobalVarExpr>(kernel);
+  callee->struct_info = std::make_shared<ir::ObjectSInfo>();
+  auto args = std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{w});
+  args->struct_info = std::make_shared<ir::TupleSInfo>(std::vector<ir::StructInfo>{w->struct_info});
+  std::vector<ir::PrimExpr> dims;
+  for (int64_t d : packed_shape) dims.push_back(ir::PrimExpr(d));
+  return ir::MakeOpCall("relax.call_tir", {callee, args}, {}, {ir::MakeTensorSInfo(dims, DType::Float32())});
+}
+
 }  // namespace transform
 }  // namespace kiln

@@ -6,6 +6,7 @@
 #define KILN_COMPILER_TRANSFORM_CONV_REWRITE_UTIL_H_
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -62,6 +63,28 @@ class ConvBindingRewriter : public ExprMutator {
   size_t num_args_;
   std::set<std::string> names_;
   std::map<const ir::VarExpr*, const ir::ConstantExpr*> constants_;
+};
+
+// The kernels that repack a constant weight at compile time
+// (pack-constant-weights, pack-matmul-weights): one PrimFunc per weight
+// shape, added to the module on first use as PREFIX (made unique), each
+// called on the weight; fold-constant then replaces the call with the
+// packed constant.
+class PackingKernels {
+ public:
+  using Builder = std::function<Result<ir::PrimFunc>(const std::string& name, const std::vector<int64_t>& shape)>;
+  PackingKernels(ir::IRModule* mod, std::string prefix, Builder build)
+      : mod_(mod), prefix_(std::move(prefix)), build_(std::move(build)) {}
+  // relax.call_tir of the kernel for a weight of static shape `shape` on
+  // `w`, giving a float32 tensor of `packed_shape`.
+  Result<ir::Expr> Call(const ir::Expr& w, const std::vector<int64_t>& shape,
+                        const std::vector<int64_t>& packed_shape);
+
+ private:
+  ir::IRModule* mod_;
+  std::string prefix_;
+  Builder build_;
+  std::map<std::vector<int64_t>, std::string> kernels_;
 };
 
 // Runs a fresh `Rewriter(&out)` (an ExprMutator with a Status `status`)

@@ -74,7 +74,11 @@ bool StaticButBatch(const ir::Expr& e, int64_t taps) {
 class Packer : public ConvBindingRewriter {
  public:
   // Packing kernels are added to `mod` (one per weight shape).
-  explicit Packer(ir::IRModule* mod) : mod_(mod) {}
+  explicit Packer(ir::IRModule* mod)
+      : kernels_(mod, "pack_weight_oihw" + std::to_string(tir::kConvWeightBlock) + "o",
+                 [](const std::string& name, const std::vector<int64_t>& ws) {
+                   return PackingKernel(name, ws, tir::kConvWeightBlock);
+                 }) {}
 
  private:
   bool RewriteConv(const ir::CallExpr& call, const ir::Binding& b, bool dataflow,
@@ -93,24 +97,12 @@ class Packer : public ConvBindingRewriter {
       return ir::Expr(v);
     };
     std::vector<int64_t> packed_shape = {ws[0] / block, ws[1], ws[2], ws[3], block};
-    std::string& kernel = kernels_[ws];
-    if (kernel.empty()) {
-      kernel = mod_->UniqueName("pack_weight_oihw" + std::to_string(block) + "o");
-      Result<ir::PrimFunc> f = PackingKernel(kernel, ws, block);
-      if (!f.ok()) {
-        status = f.status();
-        return false;
-      }
-      mod_->Add(kernel, *f);
+    Result<ir::Expr> pack = kernels_.Call(w, ws, packed_shape);
+    if (!pack.ok()) {
+      status = pack.status();
+      return false;
     }
-    ir::Expr callee = std::make_shared<ir::GlobalVarExpr>(kernel);
-    callee->struct_info = std::make_shared<ir::ObjectSInfo>();
-    auto args = std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{w});
-    args->struct_info = std::make_shared<ir::TupleSInfo>(std::vector<ir::StructInfo>{w->struct_info});
-    std::vector<ir::PrimExpr> pdims;
-    for (int64_t d : packed_shape) pdims.push_back(ir::PrimExpr(d));
-    ir::Expr packed = emit(ir::MakeOpCall("relax.call_tir", {callee, args}, {},
-                                          {ir::MakeTensorSInfo(pdims, DType::Float32())}));
+    ir::Expr packed = emit(*pack);
     ir::AttrMap attrs = call.attrs;
     ir::AttrValue layout;
     layout.kind = ir::AttrValue::Kind::kString;
@@ -121,8 +113,7 @@ class Packer : public ConvBindingRewriter {
     return true;
   }
 
-  ir::IRModule* mod_;
-  std::map<std::vector<int64_t>, std::string> kernels_;
+  PackingKernels kernels_;
 };
 
 }  // namespace

@@ -39,7 +39,12 @@ bool MatrixF32(const ir::Expr& e) {
 class Packer : public ConvBindingRewriter {
  public:
   // Packing kernels are added to `mod` (one per weight shape).
-  explicit Packer(ir::IRModule* mod) : ConvBindingRewriter("relax.matmul", 2), mod_(mod) {}
+  explicit Packer(ir::IRModule* mod)
+      : ConvBindingRewriter("relax.matmul", 2),
+        kernels_(mod, "pack_weight_kn" + std::to_string(tir::kMatmulWeightBlock) + "n",
+                 [](const std::string& name, const std::vector<int64_t>& ws) {
+                   return PackingKernel(name, ws, tir::kMatmulWeightBlock);
+                 }) {}
 
  private:
   bool RewriteConv(const ir::CallExpr& call, const ir::Binding& b, bool dataflow,
@@ -54,24 +59,13 @@ class Packer : public ConvBindingRewriter {
     std::string out_dtype = StringAttr(call.attrs, "out_dtype", "");
     if (!out_dtype.empty() && out_dtype != "void" && out_dtype != "float32") return false;
 
-    std::string& kernel = kernels_[ws];
-    if (kernel.empty()) {
-      kernel = mod_->UniqueName("pack_weight_kn" + std::to_string(block) + "n");
-      Result<ir::PrimFunc> f = PackingKernel(kernel, ws, block);
-      if (!f.ok()) {
-        status = f.status();
-        return false;
-      }
-      mod_->Add(kernel, *f);
+    Result<ir::Expr> pack = kernels_.Call(w, ws, {ws[1] / block, ws[0], block});
+    if (!pack.ok()) {
+      status = pack.status();
+      return false;
     }
-    ir::Expr callee = std::make_shared<ir::GlobalVarExpr>(kernel);
-    callee->struct_info = std::make_shared<ir::ObjectSInfo>();
-    auto args = std::make_shared<ir::TupleExpr>(std::vector<ir::Expr>{w});
-    args->struct_info = std::make_shared<ir::TupleSInfo>(std::vector<ir::StructInfo>{w->struct_info});
-    std::vector<ir::PrimExpr> pdims = {ir::PrimExpr(ws[1] / block), ir::PrimExpr(ws[0]), ir::PrimExpr(block)};
     ir::RVar pv = ir::MakeRVar(FreshName("packed"), nullptr, dataflow);
-    out->push_back(ir::Binding{pv, ir::MakeOpCall("relax.call_tir", {callee, args}, {}, {ir::MakeTensorSInfo(pdims, DType::Float32())}),
-                               nullptr, b.span});
+    out->push_back(ir::Binding{pv, *pack, nullptr, b.span});
     ir::AttrMap attrs = call.attrs;
     ir::AttrValue layout;
     layout.kind = ir::AttrValue::Kind::kString;
@@ -82,8 +76,7 @@ class Packer : public ConvBindingRewriter {
     return true;
   }
 
-  ir::IRModule* mod_;
-  std::map<std::vector<int64_t>, std::string> kernels_;
+  PackingKernels kernels_;
 };
 
 }  // namespace
