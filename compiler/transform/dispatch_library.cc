@@ -5,11 +5,14 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include "compiler/relax/infer_struct_info.h"
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/transform/expr_mutator.h"
+#include "compiler/transform/var_uses.h"
 
 namespace kiln {
 namespace transform {
@@ -86,8 +89,11 @@ Result<DispatchRule> RuleOf(const std::string& path, const YAML::Node& n) {
   if (r.op != "conv2d" && r.op != "matmul") {
     return InvalidArgument(r.where + ": 'op' must be conv2d or matmul, got '" + r.op + "'");
   }
-  if (r.library != "dnnl" && r.library != "kiln") {
-    return InvalidArgument(r.where + ": 'library' must be dnnl or kiln, got '" + r.library + "'");
+  if (r.library != "dnnl" && r.library != "cublas" && r.library != "kiln") {
+    return InvalidArgument(r.where + ": 'library' must be dnnl, cublas or kiln, got '" + r.library + "'");
+  }
+  if (r.library == "cublas" && r.op != "matmul") {
+    return InvalidArgument(r.where + ": library cublas takes matmul only, not " + r.op);
   }
   bool conv_only = r.groups || r.depthwise || r.kernel || r.stride;
   if (r.op == "matmul" && conv_only) {
@@ -183,10 +189,20 @@ bool Matches(const DispatchRule& r, const CallFacts& f) {
   return true;
 }
 
+// A kiln.cublas.matmul* call made here, which a following bias add and
+// activation may still join.
+struct CublasCall {
+  ir::Expr a, b, bias;  // bias: null until an add joined
+  std::string act;      // "", "relu", "gelu"
+};
+
 class Dispatcher : public ExprMutator {
  public:
-  explicit Dispatcher(const std::vector<DispatchRule>& rules) : rules_(rules) {}
+  Dispatcher(const std::vector<DispatchRule>& rules, const UseCounts& uses) : rules_(rules), uses_(uses) {}
   Status status;
+  // Bindings of cuBLAS calls that a later call absorbed (dead, and not
+  // removable by dce: packed calls count as effects).
+  std::set<const ir::VarExpr*> absorbed;
 
   void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override {
     std::vector<ir::Binding> mine;
@@ -194,16 +210,18 @@ class Dispatcher : public ExprMutator {
     for (auto& nb : mine) {
       const auto* call = nb.match_cast ? nullptr : ir::ExprAs<ir::CallExpr>(nb.value);
       const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
+      std::optional<CublasCall> cublas;
       if (op) {
         Result<ir::Expr> r = op->name == "relax.nn.conv2d" ? Conv(*call)
-                             : op->name == "relax.matmul" ? Matmul(*call)
-                                                          : Result<ir::Expr>(ir::Expr(nullptr));
+                             : op->name == "relax.matmul" ? Matmul(*call, &cublas)
+                                                          : CublasEpilogue(*call, op->name, &cublas);
         if (!r.ok()) {
           status = r.status();
         } else if (*r) {
           nb.value = *r;
         }
       }
+      if (cublas) cublas_[nb.var.get()] = std::move(*cublas);
       out->push_back(std::move(nb));
     }
   }
@@ -274,25 +292,94 @@ class Dispatcher : public ExprMutator {
     return Packed("kiln.dnnl.conv2d", {call.args[0], call.args[1], ir::MakeConstant(std::move(t))}, call);
   }
 
-  Result<ir::Expr> Matmul(const ir::CallExpr& call) {
+  Result<ir::Expr> Matmul(const ir::CallExpr& call, std::optional<CublasCall>* cublas) {
     if (call.args.size() != 2 || !DefaultOutDtype(call.attrs)) return ir::Expr(nullptr);
     const ir::TensorSInfo* a = F32Tensor(call.args[0], -1);
-    const ir::TensorSInfo* b = F32Tensor(call.args[1], 2);
+    const ir::TensorSInfo* b = F32Tensor(call.args[1], -1);
     const ir::TensorSInfo* y = ir::SInfoAs<ir::TensorSInfo>(call.struct_info);
-    // kiln.dnnl.matmul takes a (..., K) and b (K, N); batched or 1-D b stays.
     if (!a || !b || !y || !y->has_dtype || y->dtype != DType::Float32()) return ir::Expr(nullptr);
     CallFacts f;
     f.op = "matmul";
-    if (a->has_shape && b->has_shape) {
-      std::vector<ir::PrimExpr> dims = a->shape;
-      dims.push_back(b->shape[1]);
+    if (a->has_shape && y->has_shape) {  // the outputs times K
+      std::vector<ir::PrimExpr> dims = y->shape;
+      dims.push_back(a->shape.back());
       f.macs = StaticCount(dims);
     }
-    if (Choose(f) != "dnnl") return ir::Expr(nullptr);
-    return Packed("kiln.dnnl.matmul", {call.args[0], call.args[1]}, call);
+    const std::string library = Choose(f);
+    // kiln.dnnl.matmul takes a (..., K) and b (K, N); batched or 1-D b stays.
+    if (library == "dnnl" && b->ndim == 2) return Packed("kiln.dnnl.matmul", {call.args[0], call.args[1]}, call);
+    if (library == "cublas" && CublasTakes(*a, *b)) {
+      *cublas = CublasCall{call.args[0], call.args[1], nullptr, ""};
+      return Packed("kiln.cublas.matmul", {call.args[0], call.args[1]}, call);
+    }
+    return ir::Expr(nullptr);
+  }
+
+  // kiln.cublas.matmul's shapes (kernels/cuda/cublas_matmul.h): b (K, N)
+  // with any a (..., K), or a batched b (batch..., K, N) with a (M, K) or a
+  // of b's rank whose batch dimensions are provably b's (no broadcasting).
+  static bool CublasTakes(const ir::TensorSInfo& a, const ir::TensorSInfo& b) {
+    if (b.ndim == 2 || a.ndim == 2) return true;
+    if (a.ndim != b.ndim || !a.has_shape || !b.has_shape) return false;
+    for (int i = 0; i + 2 < b.ndim; ++i)
+      if (relax::CompareDims(a.shape[i], b.shape[i]) != relax::DimRelation::kEqual) return false;
+    return true;
+  }
+
+  // A cuBLAS matmul used only here, followed by a bias add (bias [N]
+  // float32, N the matmul's last dimension) or by relu / gelu_tanh:
+  // cuBLASLt's epilogue does it, one call instead of two kernels.
+  Result<ir::Expr> CublasEpilogue(const ir::CallExpr& call, const std::string& op, std::optional<CublasCall>* out) {
+    const bool is_add = op == "relax.add";
+    const char* act = op == "relax.nn.relu" ? "relu" : op == "relax.nn.gelu_tanh" ? "gelu" : nullptr;
+    if (!is_add && !act) return ir::Expr(nullptr);
+    if (call.args.size() != (is_add ? 2u : 1u)) return ir::Expr(nullptr);
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      const auto* v = ir::ExprAs<ir::VarExpr>(call.args[i]);
+      auto it = v ? cublas_.find(v) : cublas_.end();
+      if (it == cublas_.end() || !it->second.act.empty()) continue;
+      auto uses = uses_.find(v);
+      if (uses == uses_.end() || uses->second != 1) continue;
+      CublasCall c = it->second;
+      if (is_add) {
+        if (c.bias) continue;
+        const ir::Expr& bias = call.args[1 - i];
+        const ir::TensorSInfo* bs = F32Tensor(bias, 1);
+        const ir::TensorSInfo* ys = relax::TensorInfoOf(call.args[i]);
+        if (!bs || !bs->has_shape || !ys || !ys->has_shape ||
+            relax::CompareDims(bs->shape[0], ys->shape.back()) != relax::DimRelation::kEqual) {
+          continue;
+        }
+        c.bias = bias;
+      } else {
+        c.act = act;
+      }
+      absorbed.insert(v);
+      std::string fn = std::string("kiln.cublas.matmul") + (c.bias ? "_bias" : "") + (c.act.empty() ? "" : "_" + c.act);
+      std::vector<ir::Expr> args = {c.a, c.b};
+      if (c.bias) args.push_back(c.bias);
+      *out = c;
+      return Packed(fn.c_str(), args, call);
+    }
+    return ir::Expr(nullptr);
   }
 
   const std::vector<DispatchRule>& rules_;
+  const UseCounts& uses_;
+  std::unordered_map<const ir::VarExpr*, CublasCall> cublas_;
+};
+
+// Drops the bindings of `vars` (cuBLAS calls another call absorbed).
+class DropBindings : public ExprMutator {
+ public:
+  explicit DropBindings(const std::set<const ir::VarExpr*>& vars) : vars_(vars) {}
+  void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override {
+    if (vars_.count(b.var.get())) return;
+    ExprMutator::VisitBinding(b, in_dataflow, out);
+  }
+
+ private:
+  const std::set<const ir::VarExpr*>& vars_;
 };
 
 }  // namespace
@@ -320,9 +407,12 @@ Result<ir::IRModule> DispatchToLibraries(const ir::IRModule& mod, const std::vec
   bool changed = false;
   for (auto& e : out.entries) {
     if (!e.relax) continue;
-    Dispatcher d(rules);
+    UseCounts uses;
+    CountUses(e.relax->body, &uses);
+    Dispatcher d(rules, uses);
     ir::Function g = d.VisitFunction(e.relax);
     KILN_RETURN_IF_ERROR(d.status);
+    if (!d.absorbed.empty()) g = DropBindings(d.absorbed).VisitFunction(g);
     changed |= g != e.relax;
     e.relax = g;
   }
