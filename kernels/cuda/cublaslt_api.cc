@@ -2,51 +2,40 @@
 
 #include <dlfcn.h>
 
-#include <cstdlib>
+#include "kernels/cuda/dl_library.h"
 
 namespace kiln {
 namespace kernels {
 namespace cuda {
 
 std::vector<std::string> CublasLtLibraryNames() {
-  const char* env = std::getenv("KILN_CUBLASLT");
-  if (env != nullptr && *env != '\0') return {env};
-  return {"libcublasLt.so.13", "libcublasLt.so"};
+  return LibraryNames("KILN_CUBLASLT", {"libcublasLt.so.13", "libcublasLt.so"});
 }
 
 Result<std::unique_ptr<CublasLtApi>> OpenCublasLt(const std::vector<std::string>& names) {
-  std::string tried;
-  for (const std::string& name : names) {
-    // RTLD_LOCAL: its symbols stay private. Never closed: handles and
-    // descriptors created from it may live until the process exits.
-    void* lib = dlopen(name.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib == nullptr) {
-      const char* why = dlerror();
-      tried += (tried.empty() ? "" : "; ") + name + ": " + (why ? why : "dlopen failed");
-      continue;
-    }
-    auto api = std::make_unique<CublasLtApi>();
-    api->library = name;
-#define KILN_CUBLASLT_RESOLVE(fn)                                                                       \
-  api->fn = reinterpret_cast<decltype(api->fn)>(dlsym(lib, #fn));                                       \
-  if (api->fn == nullptr) {                                                                             \
+  KILN_ASSIGN_OR_RETURN(OpenedLibrary lib, OpenFirstLibrary(names, "cuBLAS"));
+  const std::string& name = lib.name;
+  auto api = std::make_unique<CublasLtApi>();
+  api->library = name;
+#define KILN_CUBLASLT_RESOLVE(fn)                                                                     \
+  api->fn = reinterpret_cast<decltype(api->fn)>(dlsym(lib.handle, #fn));                              \
+  if (api->fn == nullptr) {                                                                           \
     return FailedPrecondition("cuBLAS not found: " + name + " is not cuBLASLt (no " #fn " in it)"); \
   }
-    KILN_CUBLASLT_FUNCTIONS(KILN_CUBLASLT_RESOLVE)
+  KILN_CUBLASLT_FUNCTIONS(KILN_CUBLASLT_RESOLVE)
 #undef KILN_CUBLASLT_RESOLVE
-    api->cublasLtGetStatusName = reinterpret_cast<decltype(api->cublasLtGetStatusName)>(dlsym(lib, "cublasLtGetStatusName"));
-    api->cublasLtGetStatusString =
-        reinterpret_cast<decltype(api->cublasLtGetStatusString)>(dlsym(lib, "cublasLtGetStatusString"));
-    api->version = api->cublasLtGetVersion();
-    // The descriptors' attribute enums used here exist since cuBLASLt 11;
-    // an older library would misread them.
-    if (api->version < 110000) {
-      return FailedPrecondition(StrFormat("cuBLAS not found: %s is cuBLASLt %zu, older than 11.0", name.c_str(),
-                                          api->version));
-    }
-    return api;
+  api->cublasLtGetStatusName =
+      reinterpret_cast<decltype(api->cublasLtGetStatusName)>(dlsym(lib.handle, "cublasLtGetStatusName"));
+  api->cublasLtGetStatusString =
+      reinterpret_cast<decltype(api->cublasLtGetStatusString)>(dlsym(lib.handle, "cublasLtGetStatusString"));
+  api->version = api->cublasLtGetVersion();
+  // The descriptors' attribute enums used here exist since cuBLASLt 11; an
+  // older library would misread them.
+  if (api->version < 110000) {
+    return FailedPrecondition(StrFormat("cuBLAS not found: %s is cuBLASLt %zu, older than 11.0", name.c_str(),
+                                        api->version));
   }
-  return FailedPrecondition("cuBLAS not found: " + (tried.empty() ? std::string("no library to try") : tried));
+  return api;
 }
 
 Result<const CublasLtApi*> CublasLt() {
