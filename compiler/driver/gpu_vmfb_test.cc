@@ -617,7 +617,7 @@ class CublasRecordingLinker final : public GpuLinker {
   Result<PackedFunc> Resolve(const ProgramGpuModule& m, const ProgramGpuFunction& f) override { return inner.Resolve(m, f); }
   Result<Any> UploadConstant(const Any& host) override { return inner.UploadConstant(host); }
   Result<PackedFunc> ResolvePacked(const std::string& name) override {
-    if (name.rfind("kiln.cublas.", 0) != 0) return NotFound(name);
+    if (name.rfind("kiln.cublas.", 0) != 0 && name.rfind("kiln.cudnn.", 0) != 0) return NotFound(name);
     packed.push_back(name);
     return PackedFunc([this, name](Span<const Any> args, Any* ret) -> Status {
       std::string shapes = name;
@@ -693,6 +693,44 @@ TEST(GpuVmfbCublas, AModuleWithoutKernelsStillPutsItsConstantsOnTheDevice) {
   EXPECT_EQ(gpu->inner.uploads, 1);
   EXPECT_TRUE(gpu->inner.modules.empty());
   EXPECT_EQ((*mod)->linked_program()->gpu, gpu);
+}
+
+TEST(GpuVmfbCudnn, TheResnetBlockCallsCudnn) {
+  Result<ir::IRModule> m = text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/examples/resnet_block.relax");
+  ASSERT_TRUE(m.ok());
+  driver::CompileOptions o = Cuda("sm_80");
+  transform::DispatchRule r;
+  r.op = "conv2d";
+  r.library = "cudnn";
+  r.where = "test";
+  o.dispatch_rules.push_back(r);
+  Result<compiler::VmfbProgram> p = driver::CompileModule(*m, o);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(PackedCallables(*p), (std::vector<std::string>{"kiln.cudnn.conv2d"}));
+  FileBytes f = Serialize(*p);
+  auto gpu = std::make_shared<CublasRecordingLinker>();
+  vm::LoadOptions options;
+  options.gpu = gpu;
+  options.num_threads = 1;
+  Result<std::shared_ptr<const vm::Module>> mod = vm::Module::LoadBuffer(f.data, f.size, options);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::unique_ptr<vm::Context> ctx = (*mod)->CreateContext();
+  std::vector<Any> args = {Any(Tensor::Empty({1, 64, 56, 56}, DType::Float32()).value())};
+  for (int conv = 0; conv < 2; ++conv) {
+    args.push_back(Any(Tensor::Empty({64, 64, 3, 3}, DType::Float32()).value()));
+    for (int i = 0; i < 4; ++i) args.push_back(Any(Tensor::Empty({64}, DType::Float32()).value()));
+  }
+  Any result;
+  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &result);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(gpu->calls, (std::vector<std::string>(
+                            2, "kiln.cudnn.conv2d [1, 64, 56, 56] [64, 64, 3, 3] [9] [1, 64, 56, 56]")));
+  // cuDNN for the CPU is refused like cuBLAS.
+  driver::CompileOptions cpu;
+  cpu.dispatch_rules = o.dispatch_rules;
+  Result<compiler::VmfbProgram> refused = driver::CompileModule(*m, cpu);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "test: library cudnn runs on the GPU; compile with --target=cuda");
 }
 
 TEST(GpuVmfbCublas, ACublasRuleIsRefusedForTheCpu) {

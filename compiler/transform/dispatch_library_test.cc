@@ -47,10 +47,12 @@ TEST(DispatchRules, EveryErrorNamesTheFileAndPlace) {
   EXPECT_EQ(ErrorOf("rules: [3]\n"), "rules.yaml:1:9: a rule is a mapping with 'op', 'library' and optional 'when'");
   EXPECT_EQ(ErrorOf("rules:\n  - {op: softmax, library: dnnl}\n"),
             "rules.yaml:2:5: 'op' must be conv2d or matmul, got 'softmax'");
-  EXPECT_EQ(ErrorOf("rules:\n  - {op: conv2d, library: cudnn}\n"),
-            "rules.yaml:2:5: 'library' must be dnnl, cublas or kiln, got 'cudnn'");
+  EXPECT_EQ(ErrorOf("rules:\n  - {op: conv2d, library: miopen}\n"),
+            "rules.yaml:2:5: 'library' must be dnnl, cublas, cudnn or kiln, got 'miopen'");
   EXPECT_EQ(ErrorOf("rules:\n  - {op: conv2d, library: cublas}\n"),
             "rules.yaml:2:5: library cublas takes matmul only, not conv2d");
+  EXPECT_EQ(ErrorOf("rules:\n  - {op: matmul, library: cudnn}\n"),
+            "rules.yaml:2:5: library cudnn takes conv2d only, not matmul");
   EXPECT_EQ(ErrorOf("rules:\n  - {op: conv2d, library: dnnl, lib: x}\n"),
             "rules.yaml:2:33: unknown rule key 'lib' (keys: op, library, when)");
   EXPECT_EQ(ErrorOf("rules:\n  - {op: conv2d, library: dnnl, when: {grups: 1}}\n"),
@@ -229,6 +231,50 @@ TEST(DispatchToCublas, WhatStaysApart) {
   std::string after = MatmulThen("(3, 8)", "(8, 4)", "            z = R.nn.relu(y)\n            gv = R.add(z, b)\n", bias);
   EXPECT_EQ(Calls(after, "kiln.cublas.matmul_relu"), 1);
   EXPECT_EQ(CountAfter(after, kCublas, "R.add("), 1);
+}
+
+// ---- cuDNN (GPU modules) ----
+
+TEST(DispatchToCudnn, SymmetricConvolutionsGoToCudnn) {
+  const char* rules = "rules: [{op: conv2d, library: cudnn}]";
+  // kConvs: a, b (grouped), c (strided) pad symmetrically; e is NHWC.
+  EXPECT_EQ(CountAfter(kConvs, rules, "\"kiln.cudnn.conv2d\""), 3);
+  const char* asym = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 8, 10, 10), dtype="float32"), w: R.Tensor((8, 8, 3, 3), dtype="float32")):
+        with R.dataflow():
+            gv = R.nn.conv2d(x, w, padding=[0, 0, 1, 1])
+            R.output(gv)
+        return gv
+)";
+  EXPECT_EQ(CountAfter(asym, rules, "kiln.cudnn.conv2d"), 0);
+  EXPECT_EQ(CountAfter(asym, "rules: [{op: conv2d, library: dnnl}]", "kiln.dnnl.conv2d"), 1);
+}
+
+// A 3x3 convolution (8 -> 4 channels), then `rest` over y.
+std::string ConvThen(const std::string& rest, const std::string& bias_shape) {
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((1, 8, 10, 10), dtype=\"float32\"), "
+         "w: R.Tensor((4, 8, 3, 3), dtype=\"float32\"), b: R.Tensor(" + bias_shape +
+         ", dtype=\"float32\")):\n        with R.dataflow():\n            y = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])\n" +
+         rest + "            R.output(gv)\n        return gv\n";
+}
+
+TEST(DispatchToCudnn, BiasAndReluJoinTheConvolution) {
+  const char* rules = "rules: [{op: conv2d, library: cudnn}]";
+  std::string both = ConvThen("            z = R.add(y, b)\n            gv = R.nn.relu(z)\n", "(1, 4, 1, 1)");
+  EXPECT_EQ(CountAfter(both, rules, "\"kiln.cudnn.conv2d_bias_relu\""), 1);
+  EXPECT_EQ(CountAfter(both, rules, "\"kiln.cudnn.conv2d\""), 0);
+  EXPECT_EQ(CountAfter(both, rules, "R.add("), 0);
+  EXPECT_EQ(CountAfter(ConvThen("            gv = R.add(b, y)\n", "(4, 1, 1)"), rules, "\"kiln.cudnn.conv2d_bias\""), 1);
+  // Not a per-channel bias: [4] broadcasts along the width; [1, 4, 10, 10] is a full addend.
+  EXPECT_EQ(CountAfter(ConvThen("            gv = R.add(y, b)\n", "(10,)"), rules, "\"kiln.cudnn.conv2d\""), 1);
+  EXPECT_EQ(CountAfter(ConvThen("            gv = R.add(y, b)\n", "(1, 4, 10, 10)"), rules, "\"kiln.cudnn.conv2d\""), 1);
+  // relu needs the bias first (cuDNN's fused call has one).
+  std::string relu = ConvThen("            gv = R.nn.relu(y)\n", "(1, 4, 1, 1)");
+  EXPECT_EQ(CountAfter(relu, rules, "\"kiln.cudnn.conv2d\""), 1);
+  EXPECT_EQ(CountAfter(relu, rules, "R.nn.relu("), 1);
 }
 
 }  // namespace
