@@ -9,7 +9,7 @@
 #   bash scripts/make_gpu_bundle.sh [BUILD_DIR] [OUT_DIR]   (default: build .gpu_bundle)
 #
 # Needs a build with KILN_WITH_CUDA=ON and the compiler (targets
-# kiln_cuda_runtime_test, kiln_cublas_test, kiln-gpu-cases, kiln-gpu-cases-make, kiln-compile,
+# kiln_cuda_runtime_test, kiln_cublas_test, kiln_cudnn_test, kiln-gpu-cases, kiln-gpu-cases-make, kiln-compile,
 # kiln-run, kiln-run-gpu, kiln-bench-gpu) and Python with NumPy (the
 # project venv, build/venv, when there is one).
 set -eu
@@ -19,7 +19,8 @@ out="${2:-$src/.gpu_bundle}"
 arch="${KILN_GPU_ARCH:-sm_80}"  # PTX for sm_80 JITs on A100, H100 and H200 alike
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/cases" "$out/models"
-cp "$build/runtime/cuda/kiln_cuda_runtime_test" "$build/kernels/cuda/kiln_cublas_test" "$build/tests/gpu/kiln-gpu-cases" "$out/bin/"
+cp "$build/runtime/cuda/kiln_cuda_runtime_test" "$build/kernels/cuda/kiln_cublas_test" "$build/kernels/cuda/kiln_cudnn_test" \
+  "$build/tests/gpu/kiln-gpu-cases" "$out/bin/"
 # kiln-run and kiln-bench without oneDNN (GPU modules call no CPU library
 # kernel), under their usual names.
 cp "$build/tests/gpu/kiln-run-gpu" "$out/bin/kiln-run"
@@ -82,5 +83,7 @@ make_model_dir mlp_n256_cublas mlp_n256 examples/mlp.relax sm_80 "${cublas[@]}"
 make_model_dir transformer_s128_cublas transformer_s128 examples/transformer_block.relax sm_80 "${cublas[@]}"
 make_model_dir matmul_512 matmul_512 tests/gpu/matmul_512.relax sm_80
 make_model_dir matmul_512_cublas matmul_512 tests/gpu/matmul_512.relax sm_80 "${cublas[@]}"
+# The ResNet block's convolutions on cuDNN (the machine's own libcudnn).
+make_model_dir resnet_block_cudnn resnet_block examples/resnet_block.relax sm_80 --dispatch="$src/tests/gpu/cudnn.yaml"
 cp "$src/scripts/gpu_check.sh" "$out/gpu_check.sh"
 du -sh "$out"
