@@ -164,6 +164,12 @@ class GpuLinker {
   virtual Result<PackedFunc> Resolve(const ProgramGpuModule& module, const ProgramGpuFunction& function) = 0;
   // The tensor constant `host` in memory the kernels can read.
   virtual Result<Any> UploadConstant(const Any& host) = 0;
+  // A packed callable the device provides itself (a GPU library function
+  // such as kiln.cublas.matmul, bound to this device and its stream), tried
+  // before the global registry; kNotFound for names it does not provide.
+  virtual Result<PackedFunc> ResolvePacked(const std::string& name) {
+    return NotFound("no device function '" + name + "'");
+  }
 };
 
 enum class GraphArgKind : uint8_t { kInput = 0, kConstant = 1, kStorage = 2, kOutput = 3 };

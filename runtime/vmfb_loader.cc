@@ -636,7 +636,10 @@ Result<std::shared_ptr<const LinkedProgram>> LoadVmfb(FileBytes bytes, const Lin
   for (size_t i = 0; i < p.gpu_modules.size(); ++i)
     for (size_t j = 0; j < p.gpu_modules[i].functions.size(); ++j)
       gpu_functions[p.gpu_modules[i].functions[j].name] = {i, j};
-  if (!p.gpu_modules.empty() && options.gpu) {
+  // A GPU file may have no kernels of its own (every operator went to a GPU
+  // library, e.g. cuBLAS); its constants still belong on the device.
+  const bool gpu_program = !p.gpu_modules.empty() || p.target.triple == kGpuTargetTriple;
+  if (gpu_program && options.gpu) {
     linked->gpu = options.gpu;
     for (const ProgramGpuModule& g : p.gpu_modules) KILN_RETURN_IF_ERROR(options.gpu->LoadModule(g));
     for (ProgramConstant& c : linked->program.constants) {
@@ -661,9 +664,20 @@ Result<std::shared_ptr<const LinkedProgram>> LoadVmfb(FileBytes bytes, const Lin
         }
         break;
       case CallableKind::kPacked: {
+        // The device's own functions (GPU libraries on its stream) first.
+        if (gpu_program && options.gpu) {
+          Result<PackedFunc> fn = options.gpu->ResolvePacked(c.name);
+          if (fn.ok()) {
+            r.packed = std::move(fn).value();
+            break;
+          }
+          if (fn.status().code() != StatusCode::kNotFound) return fn.TakeStatus();
+        }
         Result<PackedFunc> fn = LookupGlobalFunction(c.name);
         if (fn.ok()) {
           r.packed = std::move(fn).value();
+        } else if (gpu_program && !options.gpu) {
+          gpu_only.push_back("'" + c.name + "' (" + p.target.cpu + ")");
         } else {
           missing.push_back("packed function '" + c.name + "'");
         }

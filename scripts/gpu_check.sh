@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One command for a machine with an NVIDIA GPU: what is there, Kiln's CUDA
-# runtime tests, every example model's kernels on the GPU against the CPU
+# runtime tests, cuBLAS and cuDNN kernel tests, every example model's kernels on the GPU against the CPU
 # (with GPU times from CUDA events), every example model end to end with
 # kiln-run --device=cuda against the CPU .vmfb's outputs and kiln-bench
 # --device=cuda's medians, then one summary table. Needs no package
@@ -25,6 +25,8 @@ dir="$(cd "$dir" && pwd)" || { echo "gpu_check: no folder $1"; exit 2; }
 
 if [ -x "$dir/bin/kiln-gpu-cases" ]; then
   runtime_test="$dir/bin/kiln_cuda_runtime_test"
+  cublas_test="$dir/bin/kiln_cublas_test"
+  cudnn_test="$dir/bin/kiln_cudnn_test"
   cases_bin="$dir/bin/kiln-gpu-cases"
   cases_dir="$dir/cases"
   bundle_lib="$dir/lib"
@@ -34,6 +36,8 @@ if [ -x "$dir/bin/kiln-gpu-cases" ]; then
 else
   models_dir=
   runtime_test="$dir/runtime/cuda/kiln_cuda_runtime_test"
+  cublas_test="$dir/kernels/cuda/kiln_cublas_test"
+  cudnn_test="$dir/kernels/cuda/kiln_cudnn_test"
   cases_bin="$dir/tests/gpu/kiln-gpu-cases"
   cases_dir="$dir/gpu_cases"
   if [ ! -d "$cases_dir" ] && [ -x "$dir/tests/gpu/kiln-gpu-cases-make" ]; then
@@ -80,15 +84,39 @@ if [ -n "${bundle_lib:-}" ] && ! "$runtime_test" --gtest_list_tests >/dev/null 2
   export LD_LIBRARY_PATH="$bundle_lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 
+# cuBLASLt (kiln.cublas.*) is the machine's own, dlopen'ed: the loader's
+# path, else the copy PyTorch's wheels bring (nvidia/cublas/lib).
+if ! ldconfig -p 2>/dev/null | grep -q "libcublasLt\.so\.13 " && [ -z "${KILN_CUBLASLT:-}" ]; then
+  lt="$(timeout 30 python3 -c 'import nvidia.cublas, os; print(os.path.join(list(nvidia.cublas.__path__)[0], "lib", "libcublasLt.so.13"))' 2>/dev/null || true)"
+  [ -n "$lt" ] && [ -f "$lt" ] && export KILN_CUBLASLT="$lt"
+fi
+echo "cuBLASLt: ${KILN_CUBLASLT:-libcublasLt.so.13 (the loader path)}"
+# cuDNN 9 (kiln.cudnn.*) likewise, or PyTorch's nvidia-cudnn wheel.
+if ! ldconfig -p 2>/dev/null | grep -q "libcudnn\.so\.9 " && [ -z "${KILN_CUDNN:-}" ]; then
+  dn="$(timeout 30 python3 -c 'import nvidia.cudnn, os; print(os.path.join(list(nvidia.cudnn.__path__)[0], "lib", "libcudnn.so.9"))' 2>/dev/null || true)"
+  [ -n "$dn" ] && [ -f "$dn" ] && export KILN_CUDNN="$dn"
+fi
+echo "cuDNN: ${KILN_CUDNN:-libcudnn.so.9 (the loader path)}"
+
 step "cuda runtime tests" 120 env KILN_REQUIRE_GPU=1 "$runtime_test" --gtest_brief=1
+# kiln.cublas.matmul and its epilogues (bias, relu, gelu), batched and
+# unaligned, through the device-function path a loaded module uses, against
+# a float64 matmul on the host.
+step "cublas matmul tests" 120 env KILN_REQUIRE_GPU=1 "$cublas_test" --gtest_brief=1
+# kiln.cudnn.conv2d, _bias and _bias_relu (strided, padded, dilated,
+# grouped, depthwise) against a float64 convolution on the host.
+step "cudnn conv tests" 120 env KILN_REQUIRE_GPU=1 "$cudnn_test" --gtest_brief=1
 step "no-driver error path" 30 env KILN_CUDA_DRIVER=libkiln-no-such-driver.so.1 "$runtime_test" --gtest_filter='NoDriver.*' --gtest_brief=1
+step "no-cublas error path" 30 env KILN_CUBLASLT=libkiln-no-such-cublaslt.so "$cublas_test" --gtest_filter='NoCublas.*' --gtest_brief=1
+step "no-cudnn error path" 30 env KILN_CUDNN=libkiln-no-such-cudnn.so "$cudnn_test" --gtest_filter='NoCudnn.*' --gtest_brief=1
 if [ -d "$cases_dir" ]; then
   step "example kernels: GPU vs CPU" 150 "$cases_bin" --iters=20 "$cases_dir"/*/
 else
   results+=("$(printf '%-34s %-14s' "example kernels: GPU vs CPU" "SKIP(no cases)")")
 fi
 
-# Each example model end to end on the GPU: the VM runs the GPU .vmfb,
+# Each example model end to end on the GPU (the *_cublas ones with their
+# matmuls on cuBLAS, *_cudnn with convolutions on cuDNN): the VM runs the GPU .vmfb,
 # launching its kernels (kiln-run --device=cuda), and the output must match
 # the CPU .vmfb's (|gpu - cpu| <= 1e-2 + 1e-3 |cpu|: outputs reach ~200, and the
 # GPU sums in another order; kiln-run prints the largest difference); then kiln-bench's

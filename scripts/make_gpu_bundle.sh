@@ -9,7 +9,7 @@
 #   bash scripts/make_gpu_bundle.sh [BUILD_DIR] [OUT_DIR]   (default: build .gpu_bundle)
 #
 # Needs a build with KILN_WITH_CUDA=ON and the compiler (targets
-# kiln_cuda_runtime_test, kiln-gpu-cases, kiln-gpu-cases-make, kiln-compile,
+# kiln_cuda_runtime_test, kiln_cublas_test, kiln_cudnn_test, kiln-gpu-cases, kiln-gpu-cases-make, kiln-compile,
 # kiln-run, kiln-run-gpu, kiln-bench-gpu) and Python with NumPy (the
 # project venv, build/venv, when there is one).
 set -eu
@@ -19,7 +19,8 @@ out="${2:-$src/.gpu_bundle}"
 arch="${KILN_GPU_ARCH:-sm_80}"  # PTX for sm_80 JITs on A100, H100 and H200 alike
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/cases" "$out/models"
-cp "$build/runtime/cuda/kiln_cuda_runtime_test" "$build/tests/gpu/kiln-gpu-cases" "$out/bin/"
+cp "$build/runtime/cuda/kiln_cuda_runtime_test" "$build/kernels/cuda/kiln_cublas_test" "$build/kernels/cuda/kiln_cudnn_test" \
+  "$build/tests/gpu/kiln-gpu-cases" "$out/bin/"
 # kiln-run and kiln-bench without oneDNN (GPU modules call no CPU library
 # kernel), under their usual names.
 cp "$build/tests/gpu/kiln-run-gpu" "$out/bin/kiln-run"
@@ -55,11 +56,12 @@ make_cases mlp_n256_sm90 examples/mlp.relax n=256
 # on the same inputs.
 python="$build/venv/bin/python"
 [ -x "$python" ] || python=python3
-make_model() {
-  local name="$1" model="$2" arch="${3:-sm_80}" dir="$out/models/$1${3:+_$3}"
+make_model_dir() {  # DIR CASE MODEL ARCH [more kiln-compile flags for the GPU file]
+  local dir="$out/models/$1" name="$2" model="$3" arch="$4"
+  shift 4
   mkdir -p "$dir"
   "$python" "$src/tests/gpu/make_model_inputs.py" "$name" "$dir"
-  "$build/tools/kiln-compile/kiln-compile" "$src/$model" --target=cuda --arch="$arch" -o "$dir/model.cuda.vmfb" >/dev/null
+  "$build/tools/kiln-compile/kiln-compile" "$src/$model" --target=cuda --arch="$arch" "$@" -o "$dir/model.cuda.vmfb" >/dev/null
   local cpu="$(mktemp -d)"
   "$build/tools/kiln-compile/kiln-compile" "$src/$model" -o "$cpu/model.vmfb" >/dev/null
   local inputs=() i=0
@@ -67,10 +69,21 @@ make_model() {
   "$build/tools/kiln-run/kiln-run" "$cpu/model.vmfb" "${inputs[@]}" --output="@$dir/ref0.npy" >/dev/null
   rm -rf "$cpu"
 }
+make_model() { make_model_dir "$1${3:+_$3}" "$1" "$2" "${3:-sm_80}"; }
 make_model mlp_n4 examples/mlp.relax
 make_model mlp_n256 examples/mlp.relax
 make_model transformer_s128 examples/transformer_block.relax
 make_model resnet_block examples/resnet_block.relax
 make_model transformer_s128 examples/transformer_block.relax sm_90
+# Their matmuls on cuBLAS (kiln.cublas.matmul* with bias / relu epilogues;
+# cuBLASLt is the GPU machine's own, not carried), and the 512^3 matmul both
+# ways, for kiln-bench's GPU times beside PyTorch's.
+cublas=(--dispatch="$src/tests/gpu/cublas.yaml")
+make_model_dir mlp_n256_cublas mlp_n256 examples/mlp.relax sm_80 "${cublas[@]}"
+make_model_dir transformer_s128_cublas transformer_s128 examples/transformer_block.relax sm_80 "${cublas[@]}"
+make_model_dir matmul_512 matmul_512 tests/gpu/matmul_512.relax sm_80
+make_model_dir matmul_512_cublas matmul_512 tests/gpu/matmul_512.relax sm_80 "${cublas[@]}"
+# The ResNet block's convolutions on cuDNN (the machine's own libcudnn).
+make_model_dir resnet_block_cudnn resnet_block examples/resnet_block.relax sm_80 --dispatch="$src/tests/gpu/cudnn.yaml"
 cp "$src/scripts/gpu_check.sh" "$out/gpu_check.sh"
 du -sh "$out"

@@ -243,6 +243,13 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
     const auto& d = DefaultDispatchRules();
     rules.insert(rules.end(), d.begin(), d.end());
   }
+  for (const transform::DispatchRule& r : rules) {
+    // cuBLAS and cuDNN run on the device's stream, on device memory: GPU
+    // modules only.
+    if ((r.library == "cublas" || r.library == "cudnn") && !IsCudaTarget(options)) {
+      return InvalidArgument(r.where + ": library " + r.library + " runs on the GPU; compile with --target=cuda");
+    }
+  }
   relax::LegalizeOptions legalize;
   int threads = ThreadsHint(options);
 
@@ -361,12 +368,14 @@ Result<compiler::VmfbProgram> CompileCudaModule(const ir::IRModule& input, const
   vm_options.memory.upper_bounds = options.upper_bounds;
   KILN_RETURN_IF_ERROR(relax::GenerateVMCode(mod, &program, vm_options));
   // A CPU library kernel would run on the host between GPU launches that it
-  // does not wait for; the GPU libraries (cuBLAS, cuDNN) are a later stage.
+  // does not wait for; GPU library kernels (kiln.cublas.*, kiln.cudnn.*)
+  // are device functions that the runtime binds to the device's stream.
   for (const compiler::CallableInfo& c : program.callables) {
-    if (c.kind == compiler::CallableKind::kPacked) {
+    if (c.kind == compiler::CallableKind::kPacked && c.name.rfind("kiln.cublas.", 0) != 0 &&
+        c.name.rfind("kiln.cudnn.", 0) != 0) {
       return Unimplemented("--target=cuda: the module calls '" + c.name +
                            "', a CPU library kernel (a dispatch rule or --matmul=dnnl chose it); GPU modules call "
-                           "only generated kernels for now");
+                           "generated kernels and GPU libraries (library: cublas, cudnn) only");
     }
   }
   std::vector<ir::PrimFunc> funcs = PrimFuncs(mod);

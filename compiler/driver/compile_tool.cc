@@ -41,7 +41,7 @@ const char kUsage[] =
     "  --dump-ir-after=PASS            print the module after PASS (repeatable; 'all' for every pass)\n"
     "  --dump-ir-after-all             print the module after every pass\n"
     "  --matmul=tir|dnnl               generate matmul kernels (tir, default) or call oneDNN (dnnl)\n"
-    "  --dispatch=RULES.yaml           send chosen conv2d / matmul calls to oneDNN by rules (docs/compiler.md)\n"
+    "  --dispatch=RULES.yaml           send chosen conv2d / matmul calls to oneDNN (or, with --target=cuda, to cuDNN / cuBLAS) by rules (docs/compiler.md)\n"
     "  --fuse=on|off                   fuse operator kernels (default on)\n"
     "  --winograd=on|off               3x3 convolutions with constant weights as Winograd F(4x4,3x3) or F(2x2,3x3) (default on)\n"
     "  --bound NAME=N                  upper bound of a symbolic variable for memory planning (repeatable)\n"

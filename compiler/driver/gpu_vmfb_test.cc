@@ -589,6 +589,161 @@ TEST(GpuVmfbVm, LaunchesEachKernelFunctionThroughTheLinker) {
   EXPECT_EQ(gpu->launches[1].second, (std::vector<uint32_t>{5, 1, 1}));    // ceil(128*10/256), ceil(3*10/256)
 }
 
+// ---- cuBLAS (kernels/cuda): the compiled module calls the device's library ----
+
+driver::CompileOptions CudaWithCublas() {
+  driver::CompileOptions o = Cuda("sm_80");
+  transform::DispatchRule r;
+  r.op = "matmul";
+  r.library = "cublas";
+  r.where = "test";
+  o.dispatch_rules.push_back(r);
+  return o;
+}
+
+std::vector<std::string> PackedCallables(const compiler::VmfbProgram& p) {
+  std::vector<std::string> names;
+  for (const compiler::CallableInfo& c : p.callables)
+    if (c.kind == compiler::CallableKind::kPacked) names.push_back(c.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+// RecordingLinker that also provides device functions: records each
+// resolved name and each call's argument shapes.
+class CublasRecordingLinker final : public GpuLinker {
+ public:
+  Status LoadModule(const ProgramGpuModule& module) override { return inner.LoadModule(module); }
+  Result<PackedFunc> Resolve(const ProgramGpuModule& m, const ProgramGpuFunction& f) override { return inner.Resolve(m, f); }
+  Result<Any> UploadConstant(const Any& host) override { return inner.UploadConstant(host); }
+  Result<PackedFunc> ResolvePacked(const std::string& name) override {
+    if (name.rfind("kiln.cublas.", 0) != 0 && name.rfind("kiln.cudnn.", 0) != 0) return NotFound(name);
+    packed.push_back(name);
+    return PackedFunc([this, name](Span<const Any> args, Any* ret) -> Status {
+      std::string shapes = name;
+      for (const Any& a : args) shapes += " " + (a.is_tensor() ? ShapeToString(a.tensor().shape()) : a.Describe());
+      calls.push_back(shapes);
+      *ret = Any();
+      return Status::Ok();
+    });
+  }
+  RecordingLinker inner;
+  std::vector<std::string> packed, calls;
+};
+
+TEST(GpuVmfbCublas, TheMlpCallsCublasWithItsEpilogues) {
+  Result<ir::IRModule> m = text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/examples/mlp.relax");
+  ASSERT_TRUE(m.ok());
+  Result<compiler::VmfbProgram> p = driver::CompileModule(*m, CudaWithCublas());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  // matmul + add + relu, then matmul + add: two calls, the transposes stay kernels.
+  EXPECT_EQ(PackedCallables(*p), (std::vector<std::string>{"kiln.cublas.matmul_bias", "kiln.cublas.matmul_bias_relu"}));
+  ASSERT_EQ(p->gpu_modules.size(), 1u);
+
+  FileBytes f = Serialize(*p);
+  // Without a device the file says it needs one.
+  Result<std::shared_ptr<const vm::Module>> cpu = vm::Module::LoadBuffer(f.data, f.size);
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_NE(cpu.status().message().find("it needs a CUDA device"), std::string::npos) << cpu.status().message();
+
+  auto gpu = std::make_shared<CublasRecordingLinker>();
+  vm::LoadOptions options;
+  options.gpu = gpu;
+  options.num_threads = 1;
+  Result<std::shared_ptr<const vm::Module>> mod = vm::Module::LoadBuffer(f.data, f.size, options);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::sort(gpu->packed.begin(), gpu->packed.end());
+  EXPECT_EQ(gpu->packed, PackedCallables(*p));
+  std::unique_ptr<vm::Context> ctx = (*mod)->CreateContext();
+  std::vector<Any> args = {Any(Tensor::Empty({3, 784}, DType::Float32()).value()),
+                           Any(Tensor::Empty({128, 784}, DType::Float32()).value()),
+                           Any(Tensor::Empty({128}, DType::Float32()).value()),
+                           Any(Tensor::Empty({10, 128}, DType::Float32()).value()),
+                           Any(Tensor::Empty({10}, DType::Float32()).value())};
+  Any result;
+  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &result);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(gpu->calls, (std::vector<std::string>{
+                            "kiln.cublas.matmul_bias_relu [3, 784] [784, 128] [128] [3, 128]",
+                            "kiln.cublas.matmul_bias [3, 128] [128, 10] [10] [3, 10]"}));
+}
+
+TEST(GpuVmfbCublas, AModuleWithoutKernelsStillPutsItsConstantsOnTheDevice) {
+  const std::string src =
+      "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((2, 3), dtype=\"float32\")):\n"
+      "        with R.dataflow():\n"
+      "            gv = R.matmul(x, R.const([[1, 2], [3, 4], [5, 6]], \"float32\"))\n"
+      "            R.output(gv)\n        return gv\n";
+  Result<ir::IRModule> m = text::ParseModule(src, "cublas_only.relax");
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  Result<compiler::VmfbProgram> p = driver::CompileModule(*m, CudaWithCublas());
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(PackedCallables(*p), (std::vector<std::string>{"kiln.cublas.matmul"}));
+  EXPECT_TRUE(p->gpu_modules.empty());
+  FileBytes f = Serialize(*p);
+  Result<std::shared_ptr<const vm::Module>> cpu = vm::Module::LoadBuffer(f.data, f.size);
+  ASSERT_FALSE(cpu.ok());
+  EXPECT_NE(cpu.status().message().find("('kiln.cublas.matmul' (sm_80)); it needs a CUDA device"), std::string::npos)
+      << cpu.status().message();
+  auto gpu = std::make_shared<CublasRecordingLinker>();
+  vm::LoadOptions options;
+  options.gpu = gpu;
+  Result<std::shared_ptr<const vm::Module>> mod = vm::Module::LoadBuffer(f.data, f.size, options);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  EXPECT_EQ(gpu->inner.uploads, 1);
+  EXPECT_TRUE(gpu->inner.modules.empty());
+  EXPECT_EQ((*mod)->linked_program()->gpu, gpu);
+}
+
+TEST(GpuVmfbCudnn, TheResnetBlockCallsCudnn) {
+  Result<ir::IRModule> m = text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/examples/resnet_block.relax");
+  ASSERT_TRUE(m.ok());
+  driver::CompileOptions o = Cuda("sm_80");
+  transform::DispatchRule r;
+  r.op = "conv2d";
+  r.library = "cudnn";
+  r.where = "test";
+  o.dispatch_rules.push_back(r);
+  Result<compiler::VmfbProgram> p = driver::CompileModule(*m, o);
+  ASSERT_TRUE(p.ok()) << p.status().ToString();
+  EXPECT_EQ(PackedCallables(*p), (std::vector<std::string>{"kiln.cudnn.conv2d"}));
+  FileBytes f = Serialize(*p);
+  auto gpu = std::make_shared<CublasRecordingLinker>();
+  vm::LoadOptions options;
+  options.gpu = gpu;
+  options.num_threads = 1;
+  Result<std::shared_ptr<const vm::Module>> mod = vm::Module::LoadBuffer(f.data, f.size, options);
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::unique_ptr<vm::Context> ctx = (*mod)->CreateContext();
+  std::vector<Any> args = {Any(Tensor::Empty({1, 64, 56, 56}, DType::Float32()).value())};
+  for (int conv = 0; conv < 2; ++conv) {
+    args.push_back(Any(Tensor::Empty({64, 64, 3, 3}, DType::Float32()).value()));
+    for (int i = 0; i < 4; ++i) args.push_back(Any(Tensor::Empty({64}, DType::Float32()).value()));
+  }
+  Any result;
+  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &result);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(gpu->calls, (std::vector<std::string>(
+                            2, "kiln.cudnn.conv2d [1, 64, 56, 56] [64, 64, 3, 3] [9] [1, 64, 56, 56]")));
+  // cuDNN for the CPU is refused like cuBLAS.
+  driver::CompileOptions cpu;
+  cpu.dispatch_rules = o.dispatch_rules;
+  Result<compiler::VmfbProgram> refused = driver::CompileModule(*m, cpu);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().message(), "test: library cudnn runs on the GPU; compile with --target=cuda");
+}
+
+TEST(GpuVmfbCublas, ACublasRuleIsRefusedForTheCpu) {
+  Result<ir::IRModule> m = text::ParseModuleFile(std::string(KILN_SOURCE_DIR) + "/examples/mlp.relax");
+  ASSERT_TRUE(m.ok());
+  driver::CompileOptions o;  // the CPU
+  o.dispatch_rules = CudaWithCublas().dispatch_rules;
+  Result<compiler::VmfbProgram> r = driver::CompileModule(*m, o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), "test: library cublas runs on the GPU; compile with --target=cuda");
+}
+
 // Launch-plan errors no compiled file produces, on a function made by hand:
 // a scalar read from a tensor, a workspace dimension past a rank, a grid
 // that comes out negative.

@@ -5,11 +5,14 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
+#include <set>
+#include <unordered_map>
 #include <sstream>
 
 #include "compiler/relax/infer_struct_info.h"
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/transform/expr_mutator.h"
+#include "compiler/transform/var_uses.h"
 
 namespace kiln {
 namespace transform {
@@ -86,8 +89,14 @@ Result<DispatchRule> RuleOf(const std::string& path, const YAML::Node& n) {
   if (r.op != "conv2d" && r.op != "matmul") {
     return InvalidArgument(r.where + ": 'op' must be conv2d or matmul, got '" + r.op + "'");
   }
-  if (r.library != "dnnl" && r.library != "kiln") {
-    return InvalidArgument(r.where + ": 'library' must be dnnl or kiln, got '" + r.library + "'");
+  if (r.library != "dnnl" && r.library != "cublas" && r.library != "cudnn" && r.library != "kiln") {
+    return InvalidArgument(r.where + ": 'library' must be dnnl, cublas, cudnn or kiln, got '" + r.library + "'");
+  }
+  if (r.library == "cublas" && r.op != "matmul") {
+    return InvalidArgument(r.where + ": library cublas takes matmul only, not " + r.op);
+  }
+  if (r.library == "cudnn" && r.op != "conv2d") {
+    return InvalidArgument(r.where + ": library cudnn takes conv2d only, not " + r.op);
   }
   bool conv_only = r.groups || r.depthwise || r.kernel || r.stride;
   if (r.op == "matmul" && conv_only) {
@@ -183,10 +192,24 @@ bool Matches(const DispatchRule& r, const CallFacts& f) {
   return true;
 }
 
+// A GPU library call made here (kiln.cublas.matmul*, kiln.cudnn.conv2d*),
+// which a following bias add and activation may still join.
+struct GpuLibraryCall {
+  std::string fn;       // "kiln.cublas.matmul" or "kiln.cudnn.conv2d"
+  ir::Expr a, b;        // A, B or X, W
+  ir::Expr attrs;       // conv2d's int64[9], else null
+  ir::Expr bias;        // null until an add joined
+  std::string act;      // "", "relu", "gelu"
+  bool conv() const { return attrs != nullptr; }
+};
+
 class Dispatcher : public ExprMutator {
  public:
-  explicit Dispatcher(const std::vector<DispatchRule>& rules) : rules_(rules) {}
+  Dispatcher(const std::vector<DispatchRule>& rules, const UseCounts& uses) : rules_(rules), uses_(uses) {}
   Status status;
+  // Bindings of GPU library calls that a later call absorbed (dead, and not
+  // removable by dce: packed calls count as effects).
+  std::set<const ir::VarExpr*> absorbed;
 
   void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override {
     std::vector<ir::Binding> mine;
@@ -194,16 +217,18 @@ class Dispatcher : public ExprMutator {
     for (auto& nb : mine) {
       const auto* call = nb.match_cast ? nullptr : ir::ExprAs<ir::CallExpr>(nb.value);
       const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
+      std::optional<GpuLibraryCall> gpu_call;
       if (op) {
-        Result<ir::Expr> r = op->name == "relax.nn.conv2d" ? Conv(*call)
-                             : op->name == "relax.matmul" ? Matmul(*call)
-                                                          : Result<ir::Expr>(ir::Expr(nullptr));
+        Result<ir::Expr> r = op->name == "relax.nn.conv2d" ? Conv(*call, &gpu_call)
+                             : op->name == "relax.matmul" ? Matmul(*call, &gpu_call)
+                                                          : Epilogue(*call, op->name, &gpu_call);
         if (!r.ok()) {
           status = r.status();
         } else if (*r) {
           nb.value = *r;
         }
       }
+      if (gpu_call) gpu_calls_[nb.var.get()] = std::move(*gpu_call);
       out->push_back(std::move(nb));
     }
   }
@@ -231,7 +256,7 @@ class Dispatcher : public ExprMutator {
     return ir::Expr(out);
   }
 
-  Result<ir::Expr> Conv(const ir::CallExpr& call) {
+  Result<ir::Expr> Conv(const ir::CallExpr& call, std::optional<GpuLibraryCall>* gpu_call) {
     if (call.args.size() != 2) return ir::Expr(nullptr);
     const ir::TensorSInfo* x = F32Tensor(call.args[0], 4);
     const ir::TensorSInfo* w = F32Tensor(call.args[1], 4);
@@ -265,34 +290,126 @@ class Dispatcher : public ExprMutator {
       auto per = StaticCount({w->shape[1], w->shape[2], w->shape[3]});
       if (outs && per) f.macs = *outs * *per;
     }
-    if (Choose(f) != "dnnl") return ir::Expr(nullptr);
+    const std::string library = Choose(f);
+    // cuDNN's legacy API pads symmetrically; other convolutions stay Kiln's.
+    const bool cudnn = library == "cudnn" && pad[0] == pad[2] && pad[1] == pad[3];
+    if (library != "dnnl" && !cudnn) return ir::Expr(nullptr);
 
-    // The int64[9] Attrs of kiln.dnnl.conv2d (kernels/dnnl_kernels.h).
+    // The int64[9] Attrs of kiln.dnnl.conv2d (kernels/dnnl_kernels.h) and
+    // kiln.cudnn.conv2d.
     const int64_t attrs[9] = {strides[0], strides[1], pad[0], pad[1], pad[2], pad[3], dil[0], dil[1], f.groups};
     KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Empty({9}, DType::Int64()));
     std::memcpy(t.raw_data(), attrs, sizeof(attrs));
-    return Packed("kiln.dnnl.conv2d", {call.args[0], call.args[1], ir::MakeConstant(std::move(t))}, call);
+    ir::Expr attrs_const = ir::MakeConstant(std::move(t));
+    if (cudnn) {
+      *gpu_call = GpuLibraryCall{"kiln.cudnn.conv2d", call.args[0], call.args[1], attrs_const, nullptr, ""};
+      return Packed("kiln.cudnn.conv2d", {call.args[0], call.args[1], attrs_const}, call);
+    }
+    return Packed("kiln.dnnl.conv2d", {call.args[0], call.args[1], attrs_const}, call);
   }
 
-  Result<ir::Expr> Matmul(const ir::CallExpr& call) {
+  Result<ir::Expr> Matmul(const ir::CallExpr& call, std::optional<GpuLibraryCall>* gpu_call) {
     if (call.args.size() != 2 || !DefaultOutDtype(call.attrs)) return ir::Expr(nullptr);
     const ir::TensorSInfo* a = F32Tensor(call.args[0], -1);
-    const ir::TensorSInfo* b = F32Tensor(call.args[1], 2);
+    const ir::TensorSInfo* b = F32Tensor(call.args[1], -1);
     const ir::TensorSInfo* y = ir::SInfoAs<ir::TensorSInfo>(call.struct_info);
-    // kiln.dnnl.matmul takes a (..., K) and b (K, N); batched or 1-D b stays.
     if (!a || !b || !y || !y->has_dtype || y->dtype != DType::Float32()) return ir::Expr(nullptr);
     CallFacts f;
     f.op = "matmul";
-    if (a->has_shape && b->has_shape) {
-      std::vector<ir::PrimExpr> dims = a->shape;
-      dims.push_back(b->shape[1]);
+    if (a->has_shape && y->has_shape) {  // the outputs times K
+      std::vector<ir::PrimExpr> dims = y->shape;
+      dims.push_back(a->shape.back());
       f.macs = StaticCount(dims);
     }
-    if (Choose(f) != "dnnl") return ir::Expr(nullptr);
-    return Packed("kiln.dnnl.matmul", {call.args[0], call.args[1]}, call);
+    const std::string library = Choose(f);
+    // kiln.dnnl.matmul takes a (..., K) and b (K, N); batched or 1-D b stays.
+    if (library == "dnnl" && b->ndim == 2) return Packed("kiln.dnnl.matmul", {call.args[0], call.args[1]}, call);
+    if (library == "cublas" && CublasTakes(*a, *b)) {
+      *gpu_call = GpuLibraryCall{"kiln.cublas.matmul", call.args[0], call.args[1], nullptr, nullptr, ""};
+      return Packed("kiln.cublas.matmul", {call.args[0], call.args[1]}, call);
+    }
+    return ir::Expr(nullptr);
+  }
+
+  // kiln.cublas.matmul's shapes (kernels/cuda/cublas_matmul.h): b (K, N)
+  // with any a (..., K), or a batched b (batch..., K, N) with a (M, K) or a
+  // of b's rank whose batch dimensions are provably b's (no broadcasting).
+  static bool CublasTakes(const ir::TensorSInfo& a, const ir::TensorSInfo& b) {
+    if (b.ndim == 2 || a.ndim == 2) return true;
+    if (a.ndim != b.ndim || !a.has_shape || !b.has_shape) return false;
+    for (int i = 0; i + 2 < b.ndim; ++i)
+      if (relax::CompareDims(a.shape[i], b.shape[i]) != relax::DimRelation::kEqual) return false;
+    return true;
+  }
+
+  // A GPU library call used only here, followed by a bias add or an
+  // activation that the library's epilogue does: one call instead of two
+  // kernels. cuBLAS: a [N] float32 bias (N the matmul's last dimension),
+  // then relu or gelu_tanh (also without a bias). cuDNN: a [O, 1, 1] or
+  // [1, O, 1, 1] float32 bias (O the output channels), then relu.
+  Result<ir::Expr> Epilogue(const ir::CallExpr& call, const std::string& op, std::optional<GpuLibraryCall>* out) {
+    const bool is_add = op == "relax.add";
+    const char* act = op == "relax.nn.relu" ? "relu" : op == "relax.nn.gelu_tanh" ? "gelu" : nullptr;
+    if (!is_add && !act) return ir::Expr(nullptr);
+    if (call.args.size() != (is_add ? 2u : 1u)) return ir::Expr(nullptr);
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      const auto* v = ir::ExprAs<ir::VarExpr>(call.args[i]);
+      auto it = v ? gpu_calls_.find(v) : gpu_calls_.end();
+      if (it == gpu_calls_.end() || !it->second.act.empty()) continue;
+      auto uses = uses_.find(v);
+      if (uses == uses_.end() || uses->second != 1) continue;
+      GpuLibraryCall c = it->second;
+      if (is_add) {
+        if (c.bias || !IsBiasOf(c, call.args[1 - i], call.args[i])) continue;
+        c.bias = call.args[1 - i];
+      } else {
+        // cuDNN fuses relu only after a bias (cudnnConvolutionBiasActivationForward).
+        if (c.conv() && (!c.bias || std::string(act) != "relu")) continue;
+        c.act = act;
+      }
+      absorbed.insert(v);
+      std::string fn = c.fn + (c.bias ? "_bias" : "") + (c.act.empty() ? "" : "_" + c.act);
+      std::vector<ir::Expr> args = {c.a, c.b};
+      if (c.bias) args.push_back(c.bias);
+      if (c.conv()) args.push_back(c.attrs);
+      *out = c;
+      return Packed(fn.c_str(), args, call);
+    }
+    return ir::Expr(nullptr);
+  }
+
+  // Whether `bias` is a per-channel bias of `y`, the value of `c`.
+  static bool IsBiasOf(const GpuLibraryCall& c, const ir::Expr& bias, const ir::Expr& y) {
+    const ir::TensorSInfo* ys = relax::TensorInfoOf(y);
+    const auto* bs = ir::SInfoAs<ir::TensorSInfo>(bias->struct_info);
+    if (!ys || !ys->has_shape || !bs || !bs->has_shape || !bs->has_dtype || bs->dtype != DType::Float32()) return false;
+    auto same = [](const ir::PrimExpr& a, const ir::PrimExpr& b) {
+      return relax::CompareDims(a, b) == relax::DimRelation::kEqual;
+    };
+    auto one = [](const ir::PrimExpr& d) { return relax::ConstDim(d) == std::optional<int64_t>(1); };
+    if (!c.conv()) return bs->ndim == 1 && same(bs->shape[0], ys->shape.back());
+    if (ys->ndim != 4) return false;
+    const ir::PrimExpr& o = ys->shape[1];
+    if (bs->ndim == 3) return same(bs->shape[0], o) && one(bs->shape[1]) && one(bs->shape[2]);
+    return bs->ndim == 4 && one(bs->shape[0]) && same(bs->shape[1], o) && one(bs->shape[2]) && one(bs->shape[3]);
   }
 
   const std::vector<DispatchRule>& rules_;
+  const UseCounts& uses_;
+  std::unordered_map<const ir::VarExpr*, GpuLibraryCall> gpu_calls_;
+};
+
+// Drops the bindings of `vars` (GPU library calls another call absorbed).
+class DropBindings : public ExprMutator {
+ public:
+  explicit DropBindings(const std::set<const ir::VarExpr*>& vars) : vars_(vars) {}
+  void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override {
+    if (vars_.count(b.var.get())) return;
+    ExprMutator::VisitBinding(b, in_dataflow, out);
+  }
+
+ private:
+  const std::set<const ir::VarExpr*>& vars_;
 };
 
 }  // namespace
@@ -320,9 +437,12 @@ Result<ir::IRModule> DispatchToLibraries(const ir::IRModule& mod, const std::vec
   bool changed = false;
   for (auto& e : out.entries) {
     if (!e.relax) continue;
-    Dispatcher d(rules);
+    UseCounts uses;
+    CountUses(e.relax->body, &uses);
+    Dispatcher d(rules, uses);
     ir::Function g = d.VisitFunction(e.relax);
     KILN_RETURN_IF_ERROR(d.status);
+    if (!d.absorbed.empty()) g = DropBindings(d.absorbed).VisitFunction(g);
     changed |= g != e.relax;
     e.relax = g;
   }

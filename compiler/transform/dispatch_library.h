@@ -7,9 +7,23 @@
 // where attrs is an int64[9] constant (kernels/dnnl_kernels.h DnnlConvAttrs:
 // strides, paddings top/left/bottom/right, dilations, groups), and
 //   y = R.matmul(a, b)  ->  R.call_dps_packed("kiln.dnnl.matmul", (a, b), ...)
+// and, with {op: matmul, library: cublas} (GPU modules, --target=cuda; the
+// driver refuses it for the CPU and dnnl for the GPU),
+//   y = R.matmul(a, b)  ->  R.call_dps_packed("kiln.cublas.matmul", (a, b), ...)
+// where b may also be batched (kernels/cuda/cublas_matmul.h). A cuBLAS
+// matmul used once, by R.add with a [N] float32 bias, becomes
+// kiln.cublas.matmul_bias(a, b, bias), and one used once by R.nn.relu or
+// R.nn.gelu_tanh (after the bias or not) kiln.cublas.matmul[_bias]_relu /
+// _gelu: cuBLASLt's epilogues. (Exact R.nn.gelu stays a kernel of its own.)
+// Likewise {op: conv2d, library: cudnn} (--target=cuda) makes
+//   y = R.call_dps_packed("kiln.cudnn.conv2d", (x, w, attrs), ...)
+// of a convolution with symmetric padding (cuDNN's legacy API pads so;
+// others stay Kiln's), a following R.add of a [O, 1, 1] or [1, O, 1, 1]
+// float32 bias kiln.cudnn.conv2d_bias(x, w, bias, attrs), and R.nn.relu
+// after that kiln.cudnn.conv2d_bias_relu (kernels/cuda/cudnn_conv.h).
 //
 // Rules are tried in order; the first whose operator and conditions match
-// decides the library ("dnnl" or "kiln"); an operator no rule matches keeps
+// decides the library ("dnnl", "cublas", "cudnn" or "kiln"); an operator no rule matches keeps
 // Kiln's generated kernel (with fusion). A call the library cannot take is
 // left to Kiln whatever the rule says: conv2d needs float32 NCHW data, OIHW
 // weights, no out_dtype; matmul needs float32 a (..., K) and b (K, N).
@@ -19,7 +33,7 @@
 // Rules come from the driver's options or a YAML file:
 //   rules:
 //     - op: conv2d          # conv2d | matmul
-//       library: dnnl       # dnnl | kiln
+//       library: dnnl       # dnnl | cublas (matmul) / cudnn (conv2d), --target=cuda | kiln
 //       when:               # optional; every key given must hold
 //         groups: 1         # conv2d: the groups attribute
 //         depthwise: true   # conv2d: groups == input channels == output channels
@@ -46,7 +60,7 @@ namespace transform {
 
 struct DispatchRule {
   std::string op;       // "conv2d" or "matmul"
-  std::string library;  // "dnnl" or "kiln"
+  std::string library;  // "dnnl", "cublas" (matmul only), "cudnn" (conv2d only) or "kiln"
   std::optional<int64_t> groups;
   std::optional<bool> depthwise;
   std::optional<std::vector<int64_t>> kernel;

@@ -47,8 +47,12 @@ TEST(DispatchRules, EveryErrorNamesTheFileAndPlace) {
   EXPECT_EQ(ErrorOf("rules: [3]\n"), "rules.yaml:1:9: a rule is a mapping with 'op', 'library' and optional 'when'");
   EXPECT_EQ(ErrorOf("rules:\n  - {op: softmax, library: dnnl}\n"),
             "rules.yaml:2:5: 'op' must be conv2d or matmul, got 'softmax'");
-  EXPECT_EQ(ErrorOf("rules:\n  - {op: conv2d, library: cudnn}\n"),
-            "rules.yaml:2:5: 'library' must be dnnl or kiln, got 'cudnn'");
+  EXPECT_EQ(ErrorOf("rules:\n  - {op: conv2d, library: miopen}\n"),
+            "rules.yaml:2:5: 'library' must be dnnl, cublas, cudnn or kiln, got 'miopen'");
+  EXPECT_EQ(ErrorOf("rules:\n  - {op: conv2d, library: cublas}\n"),
+            "rules.yaml:2:5: library cublas takes matmul only, not conv2d");
+  EXPECT_EQ(ErrorOf("rules:\n  - {op: matmul, library: cudnn}\n"),
+            "rules.yaml:2:5: library cudnn takes conv2d only, not matmul");
   EXPECT_EQ(ErrorOf("rules:\n  - {op: conv2d, library: dnnl, lib: x}\n"),
             "rules.yaml:2:33: unknown rule key 'lib' (keys: op, library, when)");
   EXPECT_EQ(ErrorOf("rules:\n  - {op: conv2d, library: dnnl, when: {grups: 1}}\n"),
@@ -152,6 +156,125 @@ class Module:
   // Conditions on unknown dimensions do not match.
   EXPECT_EQ(CountAfter(src, "rules: [{op: conv2d, library: dnnl, when: {kernel: [1, 1]}}]", "kiln.dnnl.conv2d"), 0);
   EXPECT_EQ(CountAfter(src, "rules: [{op: conv2d, library: dnnl, when: {depthwise: false}}]", "kiln.dnnl.conv2d"), 1);
+}
+
+// ---- cuBLAS (GPU modules) ----
+
+// A matmul, then `rest` (bindings over y), returning gv.
+std::string MatmulThen(const std::string& a, const std::string& b, const std::string& rest,
+                       const std::string& extra_params = "") {
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor(" + a +
+         ", dtype=\"float32\"), w: R.Tensor(" + b + ", dtype=\"float32\")" + extra_params +
+         "):\n        with R.dataflow():\n            y = R.matmul(x, w)\n" + rest +
+         "            R.output(gv)\n        return gv\n";
+}
+
+const char* kCublas = "rules: [{op: matmul, library: cublas}]";
+
+// How often the printed module calls exactly `fn` (quoted, so that
+// kiln.cublas.matmul does not count kiln.cublas.matmul_bias).
+int Calls(const std::string& src, const std::string& fn) { return CountAfter(src, kCublas, "\"" + fn + "\""); }
+
+TEST(DispatchToCublas, MatmulsOfEveryRankCublasTakes) {
+  // b (K, N) with any a; a batched b with a (M, K) or a of its rank.
+  EXPECT_EQ(Calls(MatmulThen("(2, 3, 8)", "(8, 4)", "            gv = y\n"), "kiln.cublas.matmul"), 1);
+  EXPECT_EQ(Calls(MatmulThen("(2, 3, 8)", "(2, 8, 4)", "            gv = y\n"), "kiln.cublas.matmul"), 1);
+  EXPECT_EQ(Calls(MatmulThen("(3, 8)", "(5, 8, 4)", "            gv = y\n"), "kiln.cublas.matmul"), 1);
+  EXPECT_EQ(Calls(MatmulThen("(\"b\", 3, 8)", "(\"b\", 8, 4)", "            gv = y\n"), "kiln.cublas.matmul"), 1);
+  // Broadcast batches (numpy rules) stay Kiln's: the library takes no broadcast.
+  EXPECT_EQ(Calls(MatmulThen("(1, 3, 8)", "(2, 8, 4)", "            gv = y\n"), "kiln.cublas.matmul"), 0);
+  EXPECT_EQ(Calls(MatmulThen("(2, 2, 3, 8)", "(2, 8, 4)", "            gv = y\n"), "kiln.cublas.matmul"), 0);
+  EXPECT_EQ(Calls(MatmulThen("(\"b\", 3, 8)", "(1, 8, 4)", "            gv = y\n"), "kiln.cublas.matmul"), 0);
+  // A dnnl rule still takes only b (K, N).
+  EXPECT_EQ(CountAfter(MatmulThen("(2, 3, 8)", "(2, 8, 4)", "            gv = y\n"),
+                       "rules: [{op: matmul, library: dnnl}]", "kiln.dnnl.matmul"),
+            0);
+}
+
+TEST(DispatchToCublas, BiasAndActivationJoinTheMatmul) {
+  const std::string bias = ", b: R.Tensor((4,), dtype=\"float32\")";
+  std::string src = MatmulThen("(3, 8)", "(8, 4)",
+                               "            z = R.add(y, b)\n            gv = R.nn.relu(z)\n", bias);
+  EXPECT_EQ(Calls(src, "kiln.cublas.matmul_bias_relu"), 1);
+  // The absorbed calls are gone (packed calls are not dead code to dce).
+  EXPECT_EQ(Calls(src, "kiln.cublas.matmul"), 0);
+  EXPECT_EQ(Calls(src, "kiln.cublas.matmul_bias"), 0);
+  EXPECT_EQ(CountAfter(src, kCublas, "R.add("), 0);
+  EXPECT_EQ(CountAfter(src, kCublas, "R.nn.relu("), 0);
+  // The bias on either side; gelu in tanh form; an activation without a bias.
+  EXPECT_EQ(Calls(MatmulThen("(3, 8)", "(8, 4)", "            gv = R.add(b, y)\n", bias), "kiln.cublas.matmul_bias"), 1);
+  EXPECT_EQ(Calls(MatmulThen("(3, 8)", "(8, 4)", "            z = R.add(y, b)\n            gv = R.nn.gelu_tanh(z)\n",
+                             bias),
+                  "kiln.cublas.matmul_bias_gelu"),
+            1);
+  EXPECT_EQ(Calls(MatmulThen("(3, 8)", "(8, 4)", "            gv = R.nn.relu(y)\n"), "kiln.cublas.matmul_relu"), 1);
+  EXPECT_EQ(Calls(MatmulThen("(2, 3, 8)", "(2, 8, 4)", "            gv = R.add(y, b)\n", bias),
+                  "kiln.cublas.matmul_bias"),
+            1);
+}
+
+TEST(DispatchToCublas, WhatStaysApart) {
+  const std::string bias = ", b: R.Tensor((4,), dtype=\"float32\")";
+  // The matmul's value is used again: it must exist, so nothing joins.
+  std::string twice = MatmulThen("(3, 8)", "(8, 4)", "            z = R.add(y, b)\n            gv = (y, z)\n", bias);
+  EXPECT_EQ(Calls(twice, "kiln.cublas.matmul"), 1);
+  EXPECT_EQ(Calls(twice, "kiln.cublas.matmul_bias"), 0);
+  // Exact gelu (erf) is not cuBLASLt's.
+  EXPECT_EQ(Calls(MatmulThen("(3, 8)", "(8, 4)", "            gv = R.nn.gelu(y)\n"), "kiln.cublas.matmul"), 1);
+  // Not a per-column bias: a [M, N] addend, a [1, N] one, a bias after the activation.
+  EXPECT_EQ(Calls(MatmulThen("(3, 8)", "(8, 4)", "            gv = R.add(y, c)\n", ", c: R.Tensor((3, 4), dtype=\"float32\")"),
+                  "kiln.cublas.matmul"),
+            1);
+  EXPECT_EQ(Calls(MatmulThen("(3, 8)", "(8, 4)", "            gv = R.add(y, c)\n", ", c: R.Tensor((1, 4), dtype=\"float32\")"),
+                  "kiln.cublas.matmul"),
+            1);
+  std::string after = MatmulThen("(3, 8)", "(8, 4)", "            z = R.nn.relu(y)\n            gv = R.add(z, b)\n", bias);
+  EXPECT_EQ(Calls(after, "kiln.cublas.matmul_relu"), 1);
+  EXPECT_EQ(CountAfter(after, kCublas, "R.add("), 1);
+}
+
+// ---- cuDNN (GPU modules) ----
+
+TEST(DispatchToCudnn, SymmetricConvolutionsGoToCudnn) {
+  const char* rules = "rules: [{op: conv2d, library: cudnn}]";
+  // kConvs: a, b (grouped), c (strided) pad symmetrically; e is NHWC.
+  EXPECT_EQ(CountAfter(kConvs, rules, "\"kiln.cudnn.conv2d\""), 3);
+  const char* asym = R"(
+@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 8, 10, 10), dtype="float32"), w: R.Tensor((8, 8, 3, 3), dtype="float32")):
+        with R.dataflow():
+            gv = R.nn.conv2d(x, w, padding=[0, 0, 1, 1])
+            R.output(gv)
+        return gv
+)";
+  EXPECT_EQ(CountAfter(asym, rules, "kiln.cudnn.conv2d"), 0);
+  EXPECT_EQ(CountAfter(asym, "rules: [{op: conv2d, library: dnnl}]", "kiln.dnnl.conv2d"), 1);
+}
+
+// A 3x3 convolution (8 -> 4 channels), then `rest` over y.
+std::string ConvThen(const std::string& rest, const std::string& bias_shape) {
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: R.Tensor((1, 8, 10, 10), dtype=\"float32\"), "
+         "w: R.Tensor((4, 8, 3, 3), dtype=\"float32\"), b: R.Tensor(" + bias_shape +
+         ", dtype=\"float32\")):\n        with R.dataflow():\n            y = R.nn.conv2d(x, w, padding=[1, 1, 1, 1])\n" +
+         rest + "            R.output(gv)\n        return gv\n";
+}
+
+TEST(DispatchToCudnn, BiasAndReluJoinTheConvolution) {
+  const char* rules = "rules: [{op: conv2d, library: cudnn}]";
+  std::string both = ConvThen("            z = R.add(y, b)\n            gv = R.nn.relu(z)\n", "(1, 4, 1, 1)");
+  EXPECT_EQ(CountAfter(both, rules, "\"kiln.cudnn.conv2d_bias_relu\""), 1);
+  EXPECT_EQ(CountAfter(both, rules, "\"kiln.cudnn.conv2d\""), 0);
+  EXPECT_EQ(CountAfter(both, rules, "R.add("), 0);
+  EXPECT_EQ(CountAfter(ConvThen("            gv = R.add(b, y)\n", "(4, 1, 1)"), rules, "\"kiln.cudnn.conv2d_bias\""), 1);
+  // Not a per-channel bias: [4] broadcasts along the width; [1, 4, 10, 10] is a full addend.
+  EXPECT_EQ(CountAfter(ConvThen("            gv = R.add(y, b)\n", "(10,)"), rules, "\"kiln.cudnn.conv2d\""), 1);
+  EXPECT_EQ(CountAfter(ConvThen("            gv = R.add(y, b)\n", "(1, 4, 10, 10)"), rules, "\"kiln.cudnn.conv2d\""), 1);
+  // relu needs the bias first (cuDNN's fused call has one).
+  std::string relu = ConvThen("            gv = R.nn.relu(y)\n", "(1, 4, 1, 1)");
+  EXPECT_EQ(CountAfter(relu, rules, "\"kiln.cudnn.conv2d\""), 1);
+  EXPECT_EQ(CountAfter(relu, rules, "R.nn.relu("), 1);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/cuda_module.h"
+#include "runtime/cuda/device_functions.h"
 #include "runtime/cuda/driver_api.h"
 #include "runtime/cuda/gpu_launch.h"
 #include "runtime/vmfb_gpu.h"
@@ -135,6 +136,19 @@ Result<PackedFunc> CudaGpuLinker::Resolve(const ProgramGpuModule& module, const 
     *ret = Any();
     return status;
   });
+}
+
+Result<PackedFunc> CudaGpuLinker::ResolvePacked(const std::string& name) {
+  // The function uses the device: it holds the device (and its stream)
+  // alive and goes first (members are destroyed in reverse order).
+  struct Bound {
+    std::shared_ptr<State> state;
+    PackedFunc fn;
+  };
+  auto bound = std::make_shared<Bound>();
+  bound->state = state_;
+  KILN_ASSIGN_OR_RETURN(bound->fn, MakeDeviceFunction(name, state_->device.get()));
+  return PackedFunc([bound](Span<const Any> args, Any* ret) -> Status { return bound->fn(args, ret); });
 }
 
 Result<Tensor> CudaGpuLinker::ToDevice(const Tensor& host) const {

@@ -49,6 +49,9 @@ class CudaGpuLinker final : public GpuLinker {
   Status LoadModule(const ProgramGpuModule& module) override;
   Result<PackedFunc> Resolve(const ProgramGpuModule& module, const ProgramGpuFunction& function) override;
   Result<Any> UploadConstant(const Any& host) override;
+  // A device function (device_functions.h: GPU library kernels) on this
+  // linker's device and stream.
+  Result<PackedFunc> ResolvePacked(const std::string& name) override;
 
   // For vm::ContextOptions::shared_allocator: memory the kernels and the
   // host can both reach. Kept alive by the contexts and tensors using it.

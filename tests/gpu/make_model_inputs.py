@@ -2,7 +2,7 @@
 
     python3 tests/gpu/make_model_inputs.py CASE OUT_DIR
 
-CASE is mlp_n4, mlp_n256, transformer_s128 or resnet_block. Values are uniform
+CASE is mlp_n4, mlp_n256, transformer_s128, resnet_block or matmul_512. Values are uniform
 in [-1, 1) from a fixed seed, except batch-norm variances (uniform in
 [0.5, 1.5)), so that no output is NaN (a square root of a negative variance)
 and the GPU's results can be compared with the CPU's element by element.
@@ -23,6 +23,7 @@ CASES = {
     "resnet_block": [("x", (1, 64, 56, 56)), ("w1", (64, 64, 3, 3)), ("g1", (64,)), ("be1", (64,)), ("m1", (64,)),
                      ("v1", (64,)), ("w2", (64, 64, 3, 3)), ("g2", (64,)), ("be2", (64,)), ("m2", (64,)),
                      ("v2", (64,))],
+    "matmul_512": [("a", (512, 512)), ("b", (512, 512))],
 }
 
 
