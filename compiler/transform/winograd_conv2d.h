@@ -49,12 +49,14 @@
 // tir_vars, and:
 //   - symbolic batch only: everything else as above (pads, partial tiles
 //     and the product's layout are static);
-//   - symbolic height or width: the pad adds the convolution's padding
-//     only; the input transform computes at run time which tiles fit in
-//     the padded input and reads zeros past it for the others (clamped
-//     loads under a select); the output transform stores the partial last
-//     tile row and column under a test against Ho and Wo; the tile columns
-//     go in static blocks of kWinogradInputLanes vector lanes.
+//   - symbolic height or width: F(4x4)'s input transform reads the
+//     unpadded input in blocks of 16 tile columns (winograd_input_rows.h:
+//     no pad kernel); F(2x2)'s pad adds the convolution's padding only, and
+//     its input transform computes at run time which tiles fit in the
+//     padded input and reads zeros past it for the others (clamped loads
+//     under a select); the output transform stores the partial last tile
+//     row and column under a test against Ho and Wo; the tile columns go
+//     in static blocks of kWinogradInputLanes vector lanes.
 //   - either way only convolutions with O a multiple of kTileMajorLanes
 //     are rewritten (with other O a channel-major product over a symbolic
 //     number of tiles was slower than the direct convolution; measurements
