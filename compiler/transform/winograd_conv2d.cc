@@ -326,9 +326,11 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
         loops.insert(loops.begin(), rows);
         body = Alloc(row, ir::Seq(loops));
       } else {
-        // Tiles t with m t + alpha <= Hp read inside the input (all but at
-        // most the last of a row or column: m (th - 1) + alpha - 1 < Hp since
-        // m (th - 1) < Ho = Hp - 2); the others read zeros past it. The
+        // (Symbolic sizes here are F(2x2)'s: F(4x4) took
+        // winograd_input_rows.h above.) Tiles t with m t + alpha <= Hp read
+        // inside the input (all but at most the last of a row or column:
+        // m (th - 1) + alpha - 1 < Hp since m (th - 1) < Ho = Hp - 2); the
+        // others read zeros past it. The
         // inside columns go in static vector blocks (LLVM's vectorizer of a
         // run-time extent made gathers of the loads that step by m: 5x the
         // static kernel's time): blocks of kWinogradWideLanes, then of
