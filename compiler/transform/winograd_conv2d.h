@@ -128,9 +128,10 @@ constexpr int64_t kWinogradNominalImage = 320;
 // lanes, 0.22-0.23 with 8 (no whole block: every tile one at a time), the
 // static module 0.17-0.19; at 40^2 4 and 8 within noise (0.66-0.72).
 constexpr int64_t kWinogradInputLanes = 4;
-// The input transform's symbolic widths take blocks of this many tile
+// F(2x2)'s input transform's symbolic widths take blocks of this many tile
 // columns first (one 16-float vector per load, as the static kernel's
 // vectorized row), then blocks of kWinogradInputLanes, then single tiles.
+// (F(4x4)'s: blocks of 16 only, winograd_input_rows.h.)
 // MTCNN PNet's 16 -> 32 layer alone at 117 x 157 (39 tiles a row), 1
 // thread, perf samples per kernel on a loaded 2-core machine: the input
 // transform's samples over the (unchanged) matmul's in the same process
