@@ -39,6 +39,10 @@ struct WinoCase {
   // One banded kernel (winograd_banded.h: one image's transformed tiles
   // over kMaxSymbolicWinogradBytes) instead of the three kernels.
   bool banded = false;
+  // The convolution's input is x taken every `sub` rows and columns (a
+  // 1 x 1 max pool of stride sub): a layer deeper in the image, which the
+  // cost rule sees at 320 / sub.
+  int64_t sub = 1;
 };
 
 std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
@@ -51,7 +55,13 @@ std::string Module(const WinoCase& k) {
                     T(std::to_string(k.o) + ", " + std::to_string(k.c) + ", 3, 3") + ", b: " +
                     T("1, " + std::to_string(k.o) + ", 1, 1") + ") -> R.Tensor(dtype=\"float32\", ndim=4):\n";
   src += "        with R.dataflow():\n";
-  src += "            y = R.nn.conv2d(x, w, padding=[" + s + ", " + s + ", " + s + ", " + s + "])\n";
+  std::string in = "x";
+  if (k.sub > 1) {
+    const std::string st = std::to_string(k.sub);
+    src += "            xs = R.nn.max_pool2d(x, pool_size=[1, 1], strides=[" + st + ", " + st + "])\n";
+    in = "xs";
+  }
+  src += "            y = R.nn.conv2d(" + in + ", w, padding=[" + s + ", " + s + ", " + s + ", " + s + "])\n";
   if (k.relu) {
     src += "            z = R.add(y, b)\n            gv = R.nn.relu(z)\n";
   } else {
@@ -120,7 +130,17 @@ void CheckNumbers(const WinoCase& k, const std::vector<std::vector<int64_t>>& sh
       std::vector<float> x = RandomFloats(n * k.c * h * w, 3 + h * 31 + w);
       Result<Tensor> y = InvokeMain(*m, {Any(FloatTensor({n, k.c, h, w}, x)), Any(FloatTensor({1, k.o, 1, 1}, b))});
       ASSERT_TRUE(y.ok()) << y.status().ToString();
-      std::vector<float> ref = Reference(k, n, h, w, x, wt, b);
+      std::vector<float> ref;
+      if (k.sub > 1) {
+        const int64_t hs = (h - 1) / k.sub + 1, ws = (w - 1) / k.sub + 1;
+        std::vector<float> xs(n * k.c * hs * ws);
+        for (int64_t p = 0; p < n * k.c; ++p)
+          for (int64_t i = 0; i < hs; ++i)
+            for (int64_t j = 0; j < ws; ++j) xs[(p * hs + i) * ws + j] = x[(p * h + i * k.sub) * w + j * k.sub];
+        ref = Reference(k, n, hs, ws, xs, wt, b);
+      } else {
+        ref = Reference(k, n, h, w, x, wt, b);
+      }
       ASSERT_EQ(y->NumElements(), static_cast<int64_t>(ref.size()));
       double worst = 0, scale = 0;
       for (size_t i = 0; i < ref.size(); ++i) {
@@ -168,6 +188,34 @@ TEST(WinogradSymbolicTest, InputAndOutputTransformColumnBlocks) {
   WinoCase k{"n", "h", "w", 32, 32, 0, true, "f4x3", false};
   CheckNumbers(k, {{1, 9, 157}, {1, 12, 70}, {2, 7, 86}, {1, 6, 69}, {1, 10, 22}, {1, 6, 66}, {3, 7, 88},
                    {2, 11, 17}, {1, 13, 5}});
+}
+
+TEST(WinogradSymbolicTest, InputTransformRowBlocksAndPadding) {
+  // F(4x4) over a symbolic height and width reads the unpadded input
+  // (winograd_input_rows.h): per tile row, blocks of 16 tiles, the last
+  // one's lanes past the row stored on the next rows' first tiles (stored
+  // again later), the last row of a channel through a stack tile. Padding
+  // 1: w = 80 (20 tiles a row), 40 (10), 20 (5), 157 (40), 150 (38), 9 (3),
+  // 1; heights with a partial last tile row and of one row; batches of 1
+  // and 2 (the second image's rows follow the first's).
+  WinoCase p1{"n", "h", "w", 32, 32, 1, true, "f4x3", false};
+  CheckNumbers(p1, {{1, 40, 80}, {1, 7, 40}, {2, 20, 20}, {1, 5, 157}, {1, 9, 150}, {1, 13, 9}, {1, 1, 1}});
+  // Padding 2: the first tile row reads two rows above the input, and
+  // images of one row and column read little else.
+  WinoCase p2{"1", "h", "w", 32, 16, 2, false, "f4x3", false};
+  CheckNumbers(p2, {{1, 9, 30}, {1, 1, 1}, {1, 2, 18}, {1, 17, 3}});
+}
+
+TEST(WinogradSymbolicTest, F2OverASymbolicHeightAndWidth) {
+  // A symbolic height and width at 1/16 of the image (20^2 at the nominal
+  // 320: 25 tiles of 4x4, F(2x2)), tile-major, with a pad kernel: the input
+  // transform's tile columns in blocks of 16, then of 4, then single tiles,
+  // the columns and rows past the padded input guarded. Convolution inputs
+  // (image / 16): 20 x 20 (10 tiles a row), 7 x 33 (17), 3 x 32 (16), 5 x
+  // 5 (3, a guarded last tile column and row), 1 x 1; two images.
+  WinoCase k{"n", "h", "w", 32, 32, 1, true, "f2x3", true};
+  k.sub = 16;
+  CheckNumbers(k, {{1, 320, 320}, {1, 100, 520}, {2, 40, 500}, {1, 80, 80}, {2, 65, 65}, {1, 1, 1}});
 }
 
 TEST(WinogradSymbolicTest, TileMajorWhenRowsAreShort) {

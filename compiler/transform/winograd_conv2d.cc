@@ -20,6 +20,7 @@
 #include "compiler/transform/conv_rewrite_util.h"
 #include "compiler/transform/expr_mutator.h"
 #include "compiler/transform/winograd_banded.h"
+#include "compiler/transform/winograd_input_rows.h"
 #include "compiler/transform/winograd_ir_util.h"
 
 namespace kiln {
@@ -133,8 +134,11 @@ struct Geometry {
   // Static sizes and F(4x4): the input transform reads the unpadded input
   // (h, w) and makes the padding (pt rows on top, pl columns on the left,
   // the rest up to hp, wp below and to the right) itself; no pad kernel.
+  // Symbolic sizes and F(4x4): the same, the input (ih, iw) read by blocks
+  // of tile columns (winograd_input_rows.h).
   bool unpadded = false;
   int64_t h = 0, w = 0, pt = 0, pl = 0;
+  PrimExpr ih, iw;
   // The matmul's product is (alpha^2, T, O) instead of (alpha^2, O, T): see
   // TileMajorMatmul. Its weight rows are `ou` floats long (O, or O plus
   // padding).
@@ -160,6 +164,14 @@ Result<Built> Finish(te::FuncBuilder& fb, const std::vector<te::Tensor>& outs, i
 // shuffles).
 Result<Built> InputTransform(const std::string& name, const Geometry& g) {
   const Spec& sp = *g.spec;
+  if (g.unpadded && !g.spatial) {
+    RowBlockInputSpec rs;
+    rs.m = sp.m, rs.alpha = sp.alpha, rs.bt = sp.bt, rs.c = g.c;
+    rs.n = g.n, rs.h = g.ih, rs.w = g.iw, rs.th = g.th, rs.tw = g.tw;
+    rs.pad_top = g.pt, rs.pad_left = g.pl;
+    KILN_ASSIGN_OR_RETURN(RowBlockInputKernel k, BuildRowBlockInputTransform(name, rs));
+    return Built{k.f, k.tir_vars};
+  }
   const int al = sp.alpha;
   te::FuncBuilder fb(name);
   te::Tensor x = g.unpadded ? fb.Input("X", {g.n, PrimExpr(g.c), I64(g.h), I64(g.w)}, DType::Float32())
@@ -314,9 +326,11 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
         loops.insert(loops.begin(), rows);
         body = Alloc(row, ir::Seq(loops));
       } else {
-        // Tiles t with m t + alpha <= Hp read inside the input (all but at
-        // most the last of a row or column: m (th - 1) + alpha - 1 < Hp since
-        // m (th - 1) < Ho = Hp - 2); the others read zeros past it. The
+        // (Symbolic sizes here are F(2x2)'s: F(4x4) took
+        // winograd_input_rows.h above.) Tiles t with m t + alpha <= Hp read
+        // inside the input (all but at most the last of a row or column:
+        // m (th - 1) + alpha - 1 < Hp since m (th - 1) < Ho = Hp - 2); the
+        // others read zeros past it. The
         // inside columns go in static vector blocks (LLVM's vectorizer of a
         // run-time extent made gathers of the loads that step by m: 5x the
         // static kernel's time): blocks of kWinogradWideLanes, then of
@@ -615,8 +629,9 @@ class Rewriter : public ConvBindingRewriter {
     g.hp = arith::Simplify(xs[2] + I64(pad[0] + (g.spatial ? pb : pad[2])));
     g.wp = arith::Simplify(xs[3] + I64(pad[1] + (g.spatial ? pr : pad[3])));
     const int64_t pad_bottom = g.spatial ? pb : pad[2], pad_right = g.spatial ? pr : pad[3];
-    g.unpadded = g.spatial && tm == 4;
-    if (g.unpadded) g.h = Geometry::Int(xs[2]), g.w = Geometry::Int(xs[3]), g.pt = pad[0], g.pl = pad[1];
+    g.unpadded = tm == 4;
+    if (g.unpadded) g.pt = pad[0], g.pl = pad[1], g.ih = xs[2], g.iw = xs[3];
+    if (g.unpadded && g.spatial) g.h = Geometry::Int(xs[2]), g.w = Geometry::Int(xs[3]);
 
     // Tile-major needs the row's tile count (static widths only).
     // With a symbolic size or batch, tile-major whenever the channels allow

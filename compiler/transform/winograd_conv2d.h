@@ -49,12 +49,14 @@
 // tir_vars, and:
 //   - symbolic batch only: everything else as above (pads, partial tiles
 //     and the product's layout are static);
-//   - symbolic height or width: the pad adds the convolution's padding
-//     only; the input transform computes at run time which tiles fit in
-//     the padded input and reads zeros past it for the others (clamped
-//     loads under a select); the output transform stores the partial last
-//     tile row and column under a test against Ho and Wo; the tile columns
-//     go in static blocks of kWinogradInputLanes vector lanes.
+//   - symbolic height or width: F(4x4)'s input transform reads the
+//     unpadded input in blocks of 16 tile columns (winograd_input_rows.h:
+//     no pad kernel); F(2x2)'s pad adds the convolution's padding only, and
+//     its input transform computes at run time which tiles fit in the
+//     padded input and reads zeros past it for the others (clamped loads
+//     under a select); the output transform stores the partial last tile
+//     row and column under a test against Ho and Wo; the tile columns go
+//     in static blocks of kWinogradInputLanes vector lanes.
 //   - either way only convolutions with O a multiple of kTileMajorLanes
 //     are rewritten (with other O a channel-major product over a symbolic
 //     number of tiles was slower than the direct convolution; measurements
@@ -126,9 +128,10 @@ constexpr int64_t kWinogradNominalImage = 320;
 // lanes, 0.22-0.23 with 8 (no whole block: every tile one at a time), the
 // static module 0.17-0.19; at 40^2 4 and 8 within noise (0.66-0.72).
 constexpr int64_t kWinogradInputLanes = 4;
-// The input transform's symbolic widths take blocks of this many tile
+// F(2x2)'s input transform's symbolic widths take blocks of this many tile
 // columns first (one 16-float vector per load, as the static kernel's
 // vectorized row), then blocks of kWinogradInputLanes, then single tiles.
+// (F(4x4)'s: blocks of 16 only, winograd_input_rows.h.)
 // MTCNN PNet's 16 -> 32 layer alone at 117 x 157 (39 tiles a row), 1
 // thread, perf samples per kernel on a loaded 2-core machine: the input
 // transform's samples over the (unchanged) matmul's in the same process

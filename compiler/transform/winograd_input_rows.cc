@@ -1,0 +1,186 @@
+#include "compiler/transform/winograd_input_rows.h"
+
+#include <memory>
+#include <utility>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/ir/op_pattern.h"
+#include "compiler/relax/struct_info_util.h"
+#include "compiler/relax/te_builder.h"
+#include "compiler/transform/winograd_ir_util.h"
+
+namespace kiln {
+namespace transform {
+namespace {
+
+using ir::PrimExpr;
+using ir::TirKind;
+
+using namespace winograd_ir;  // NOLINT: the shared TIR-building helpers
+
+PrimExpr Min(PrimExpr a, PrimExpr b) { return Bin(TirKind::kMin, std::move(a), std::move(b)); }
+PrimExpr Max(PrimExpr a, PrimExpr b) { return Bin(TirKind::kMax, std::move(a), std::move(b)); }
+PrimExpr Div(PrimExpr a, int64_t b) { return Bin(TirKind::kFloorDiv, std::move(a), I64(b)); }
+PrimExpr Lt(PrimExpr a, PrimExpr b) { return Bin(TirKind::kLT, std::move(a), std::move(b)); }
+PrimExpr Le(PrimExpr a, PrimExpr b) { return Bin(TirKind::kLE, std::move(a), std::move(b)); }
+PrimExpr And(PrimExpr a, PrimExpr b) { return Bin(TirKind::kAnd, std::move(a), std::move(b)); }
+
+// Let bindings in order, wrapped around a body.
+class Lets {
+ public:
+  PrimExpr Bind(const std::string& name, const PrimExpr& e) {
+    PrimExpr s = arith::Simplify(e);
+    if (s.as<ir::IntImmNode>() || s.as<ir::VarNode>()) return s;
+    ir::Var v = LoopVar(name);
+    binds_.emplace_back(v, s);
+    return PrimExpr(v);
+  }
+  ir::Stmt Wrap(ir::Stmt body) const {
+    for (auto it = binds_.rbegin(); it != binds_.rend(); ++it) body = Let(it->first, it->second, std::move(body));
+    return body;
+  }
+
+ private:
+  std::vector<std::pair<ir::Var, PrimExpr>> binds_;
+};
+
+}  // namespace
+
+Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name, const RowBlockInputSpec& s) {
+  const int m = s.m, al = s.alpha;
+  if (m <= 0 || m % 2 != 0 || al != m + 2 || static_cast<int>(s.bt.size()) != al || s.pad_top < 0 || s.pad_left < 0)
+    return InvalidArgument("row-block Winograd input transform: needs m even, alpha = m + 2, B^T alpha x alpha, pads >= 0");
+  te::FuncBuilder fb(name);
+  te::Tensor x = fb.Input("X", {s.n, I64(s.c), s.h, s.w}, DType::Float32());
+  Lets lets;
+  const PrimExpr N = fb.Local(s.n), H = lets.Bind("h", fb.Local(s.h)), W = lets.Bind("w", fb.Local(s.w)),
+                 TH = lets.Bind("th", fb.Local(s.th)), TW = lets.Bind("tw", fb.Local(s.tw));
+  const PrimExpr T = arith::Simplify(s.n * s.th * s.tw);
+  te::Tensor v = fb.Custom("V", {I64(int64_t{al} * al), I64(s.c), T}, DType::Float32(), [&](const ir::Buffer& out) {
+    const int64_t pt = s.pad_top, pl = s.pad_left;
+    // The block's row in m / 2 phases (F(4x4): even and odd columns), so
+    // that the columns' loads step by 2.
+    const int64_t phases = m / 2;
+    // Tile rows lo <= ty < hi read input rows m ty - pt .. m ty - pt + alpha
+    // - 1 inside [0, H) only.
+    const int64_t lo = (pt + m - 1) / m;
+    const PrimExpr hi = lets.Bind("rows_in", Min(TH, Max(Div(H + I64(pt - al), m) + I64(1), I64(0))));
+    // Blocks of 16 tiles a row; the tiles of V (a block passing them
+    // copies its lanes).
+    const PrimExpr nb = lets.Bind("nb", Div(TW + I64(15), 16));
+    const PrimExpr TALL = lets.Bind("t_all", N * TH * TW);
+    ir::Var c = LoopVar("c");
+    std::vector<ir::Stmt> passes;
+    for (int i = 0; i < al; ++i) {
+      ir::Var n = LoopVar("n"), ty = LoopVar("ty");
+      const PrimExpr t0 = (PrimExpr(n) * TH + PrimExpr(ty)) * TW;
+      const PrimExpr rows_ok = And(Le(I64(lo), PrimExpr(ty)), Lt(PrimExpr(ty), hi));
+      // The block of `lanes_static` tile columns from x0, `lanes` of them
+      // this row's.
+      auto block = [&](int64_t lanes_static, const PrimExpr& x0, const PrimExpr& lanes) {
+        const int64_t width = m * lanes_static + 2, len = (width + phases - 1) / phases;
+        // ph[p][k] = the block's row at column phases * k + p.
+        ir::Buffer ph = MakeBuffer("row_ph", {I64(phases), I64(len)}, "local");
+        ir::Var c0 = LoopVar("c0");  // the input column of the block's column 0
+        auto input = [&](int a, const PrimExpr& col) {
+          return ir::Load(x.buffer(), {PrimExpr(n), PrimExpr(c), PrimExpr(ty) * I64(m) + I64(a - pt), col});
+        };
+        auto row_sum = [&](const PrimExpr& col) {
+          std::vector<std::pair<double, PrimExpr>> terms;
+          for (int a = 0; a < al; ++a)
+            if (s.bt[i][a] != 0) terms.emplace_back(s.bt[i][a], input(a, col));
+          return LinearSum(terms);
+        };
+        // 1. The row of B^T applied down the block's columns, straight into
+        // the phases where the block lies inside X (loads `phases` apart).
+        ir::Var q = LoopVar("q");
+        std::vector<ir::Stmt> direct;
+        for (int64_t p = 0; p < phases; ++p)
+          direct.push_back(ir::Store(ph, row_sum(PrimExpr(c0) + PrimExpr(q) * I64(phases) + I64(p)), {I64(p), PrimExpr(q)}));
+        ir::Stmt inside = Loop(q, len, ir::ForKind::kVectorized, ir::Seq(direct));
+        // Otherwise in a plain row: zeros, the columns inside X ([qlo, qhi)
+        // of the row; input rows outside X left out of the sum, each row
+        // added under a test of its own), then split into the phases.
+        ir::Buffer row = MakeBuffer("row", {I64(phases * len)}, "local");
+        ir::Var z = LoopVar("q"), qlo = LoopVar("qlo"), qhi = LoopVar("qhi");
+        std::vector<ir::Stmt> edge{Loop(z, phases * len, ir::ForKind::kVectorized, ir::Store(row, F32(0), {PrimExpr(z)}))};
+        {
+          ir::Var e = LoopVar("q");
+          const PrimExpr at = PrimExpr(qlo) + PrimExpr(e);
+          ir::Stmt whole_rows = Loop(e, PrimExpr(qhi) - PrimExpr(qlo), ir::ForKind::kVectorized,
+                                     ir::Store(row, row_sum(PrimExpr(c0) + at), {at}));
+          std::vector<ir::Stmt> each;
+          for (int a = 0; a < al; ++a) {
+            if (s.bt[i][a] == 0) continue;
+            ir::Var ea = LoopVar("q");
+            const PrimExpr ata = PrimExpr(qlo) + PrimExpr(ea);
+            const PrimExpr r = PrimExpr(ty) * I64(m) + I64(a - pt);
+            ir::Stmt add = ir::Store(
+                row, LinearSum({{1.0, ir::Load(row, {ata})}, {s.bt[i][a], input(a, PrimExpr(c0) + ata)}}), {ata});
+            each.push_back(If(And(Le(I64(0), r), Lt(r, H)),
+                              Loop(ea, PrimExpr(qhi) - PrimExpr(qlo), ir::ForKind::kVectorized, add)));
+          }
+          edge.push_back(Let(qlo, Max(I64(0), I64(0) - PrimExpr(c0)),
+                             Let(qhi, Min(I64(width), W - PrimExpr(c0)), If(rows_ok, whole_rows, ir::Seq(each)))));
+          ir::Var k = LoopVar("q");
+          std::vector<ir::Stmt> split;
+          for (int64_t p = 0; p < phases; ++p)
+            split.push_back(ir::Store(ph, ir::Load(row, {PrimExpr(k) * I64(phases) + I64(p)}), {I64(p), PrimExpr(k)}));
+          edge.push_back(Loop(k, len, ir::ForKind::kVectorized, ir::Seq(split)));
+        }
+        ir::Stmt fill = If(And(rows_ok, And(Le(I64(0), PrimExpr(c0)), Le(PrimExpr(c0) + I64(width), W))), inside,
+                           Alloc(row, ir::Seq(edge)));
+        // 2. The columns: B^T along the row, tile l's column b being
+        // ph[b % phases][(m / phases) l + b / phases] (loads 2 apart: the
+        // code generator's explicit vectors).
+        ir::Var l = LoopVar("l");
+        auto column = [&](int j, const ir::Var& l) {
+          std::vector<std::pair<double, PrimExpr>> ts;
+          for (int b = 0; b < al; ++b)
+            if (s.bt[j][b] != 0)
+              ts.emplace_back(s.bt[j][b], ir::Load(ph, {I64(b % phases), PrimExpr(l) * I64(m / phases) + I64(b / phases)}));
+          return LinearSum(ts);
+        };
+        std::vector<ir::Stmt> cols;
+        // 3. Stored straight to V when all 16 lanes lie inside V: lanes
+        // past the row's end land on the next rows' first tiles, which
+        // this pass stores again later (rows go in order). The block
+        // that reaches V's end goes through a tile buffer, `lanes` of it
+        // copied to V.
+        for (int j = 0; j < al; ++j)
+          cols.push_back(ir::Store(out, column(j, l), {I64(int64_t{al} * i + j), PrimExpr(c), t0 + x0 + PrimExpr(l)}));
+        ir::Stmt direct_store = Loop(l, lanes_static, ir::ForKind::kVectorized, ir::Seq(cols));
+        std::vector<ir::Stmt> tcols;
+        ir::Buffer vt = MakeBuffer("vt", {I64(al), I64(lanes_static)}, "local");
+        ir::Var lt = LoopVar("l");
+        for (int j = 0; j < al; ++j) tcols.push_back(ir::Store(vt, column(j, lt), {I64(j), PrimExpr(lt)}));
+        std::vector<ir::Stmt> copies{Loop(lt, lanes_static, ir::ForKind::kVectorized, ir::Seq(tcols))};
+        for (int j = 0; j < al; ++j) {
+          ir::Var k = LoopVar("l");
+          copies.push_back(Loop(k, lanes, ir::ForKind::kVectorized,
+                                ir::Store(out, ir::Load(vt, {I64(j), PrimExpr(k)}),
+                                          {I64(int64_t{al} * i + j), PrimExpr(c), t0 + x0 + PrimExpr(k)})));
+        }
+        ir::Stmt store = If(Le(t0 + x0 + I64(lanes_static), TALL), direct_store, Alloc(vt, ir::Seq(copies)));
+        return Let(c0, x0 * I64(m) - I64(pl), Alloc(ph, ir::Seq({fill, store})));
+      };
+      ir::Var k16 = LoopVar("xb");
+      ir::Stmt row_blocks = Loop(k16, nb, ir::ForKind::kSerial,
+                                 block(16, PrimExpr(k16) * I64(16), Min(I64(16), TW - PrimExpr(k16) * I64(16))));
+      passes.push_back(Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, row_blocks)));
+    }
+    return lets.Wrap(Loop(c, s.c, ir::ForKind::kSerial, ir::Seq(passes)));
+  });
+  KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build({v}));
+  auto nf = std::make_shared<ir::PrimFuncNode>(*f);
+  // Opaque, as the static input transform: a kernel of its own.
+  nf->attrs[ir::kOpPatternAttr].kind = ir::AttrValue::Kind::kInt;
+  nf->attrs[ir::kOpPatternAttr].i = static_cast<int64_t>(ir::OpPattern::kOpaque);
+  RowBlockInputKernel k{ir::PrimFunc(nf), {}};
+  for (const ir::Var& param : f->params)
+    if (!f->BufferOf(param)) k.tir_vars.push_back(fb.Caller(PrimExpr(param)));
+  return k;
+}
+
+}  // namespace transform
+}  // namespace kiln

@@ -1,0 +1,73 @@
+// BuildRowBlockInputTransform's kernel shape and its refusal (the
+// winograd-conv2d pass builds valid specs: the refusal fires only on a
+// caller's bug). The kernel's numbers are checked through the driver in
+// compiler/tir/winograd_symbolic_test.cc (SymbolicHeightAndWidth,
+// InputAndOutputTransformColumnBlocks, InputTransformRowBlocksAndPadding);
+// the rewrite that calls it in winograd_conv2d_test.cc
+// (SymbolicHeightAndWidthBeforeAfter).
+#include "compiler/transform/winograd_input_rows.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/ir/module.h"
+#include "compiler/text/text.h"
+
+namespace kiln {
+namespace {
+
+ir::PrimExpr I(int64_t v) { return ir::IntImm(DType::Int64(), v); }
+
+transform::RowBlockInputSpec Spec() {
+  transform::RowBlockInputSpec s;
+  s.m = 4, s.alpha = 6;
+  s.bt = {{4, 0, -5, 0, 1, 0}, {0, -4, -4, 1, 1, 0}, {0, 4, -4, -1, 1, 0},
+          {0, -2, -1, 2, 1, 0}, {0, 2, -1, -2, 1, 0}, {0, 4, 0, -5, 0, 1}};
+  s.c = 32;
+  ir::PrimExpr h(ir::MakeVar("h", DType::Int64())), w(ir::MakeVar("w", DType::Int64()));
+  s.n = I(1), s.h = h, s.w = w;
+  s.th = arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, h + I(3), I(4)));
+  s.tw = arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, w + I(3), I(4)));
+  s.pad_top = s.pad_left = 1;
+  return s;
+}
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+TEST(WinogradInputRows, ReadsTheUnpaddedInputInBlocksOfSixteenTiles) {
+  Result<transform::RowBlockInputKernel> k = transform::BuildRowBlockInputTransform("wino_in", Spec());
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  // X (1, 32, h, w) binds h and w; V; nothing passed as a scalar.
+  EXPECT_EQ(k->f->params.size(), 2u);
+  EXPECT_TRUE(k->tir_vars.empty());
+  ir::IRModule mod;
+  mod.Add("wino_in", k->f);
+  std::string text = text::PrintModule(mod);
+  // Blocks of 16 tiles: the row's 66 columns as 2 phases of 33, inside X
+  // loaded 2 apart; at the edges a plain row of 66 split into them.
+  for (const char* part : {"row_ph = T.decl_buffer((2, 33)", "row = T.decl_buffer((66,)", "T.vectorized(T.int64(33))",
+                           "T.vectorized(T.int64(66))", "T.vectorized(T.int64(16))", "X[n, c, ty * 4 + -1, c0 + q * 2 + 1]"})
+    EXPECT_TRUE(Contains(text, part)) << part << "\n" << text;
+  // Stored straight to V unless the block's 16 lanes pass V's end.
+  EXPECT_TRUE(Contains(text, "if (n * th + ty) * tw + xb * 16 + 16 <= t_all:")) << text;
+  // No clamped or selected loads: rows outside X are left out by a test.
+  EXPECT_FALSE(Contains(text, "T.Select")) << text;
+  EXPECT_TRUE(Contains(text, "if 0 <= ty * 4 + -1 and ty * 4 + -1 < h:")) << text;
+}
+
+TEST(WinogradInputRows, RefusesAnInconsistentSpec) {
+  transform::RowBlockInputSpec s = Spec();
+  s.alpha = 4;  // B^T is 6 x 6
+  Result<transform::RowBlockInputKernel> k = transform::BuildRowBlockInputTransform("wino_in", s);
+  ASSERT_FALSE(k.ok());
+  EXPECT_EQ(k.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_TRUE(Contains(k.status().message(), "needs m even, alpha = m + 2, B^T alpha x alpha, pads >= 0")) << k.status().message();
+  s = Spec();
+  s.pad_left = -1;
+  EXPECT_FALSE(transform::BuildRowBlockInputTransform("wino_in", s).ok());
+}
+
+}  // namespace
+}  // namespace kiln
