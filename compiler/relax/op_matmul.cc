@@ -9,7 +9,10 @@
 // matmul also takes weight_layout "KN<b>n" (b >= 1): y is a weight of shape
 // [N/b, K, b], y[j/b, k, j%b] = the (K, N) matrix's [k, j], so each block of
 // b columns is one contiguous K x b panel (what the CPU matmul schedule
-// streams; transform/pack_matmul_weights.h makes it from constants).
+// streams; transform/pack_matmul_weights.h makes it from constants). With
+// weight_columns N (an int; only with weight_layout) the last block is zero
+// padding past column N: y is [ceil(N/b), K, b] and the result has N columns
+// (a CTC head's 6625 classes); the padding enters no result.
 //
 // linear(x, w, b) = x @ w^T + b with w of shape (N, K) (PyTorch's layout), b
 // optional and broadcast against the result.
@@ -66,13 +69,32 @@ Result<std::vector<PrimExpr>> UnblockedWeightShape(const AttrReader& r, const st
   return std::vector<PrimExpr>{ys[1], arith::Simplify(ys[0] * PrimExpr(b))};
 }
 
+// The (K, N) shape of weight `ys`: as it is without a block (b = 0); for a
+// blocked weight of block b, N = blocks * b, or `columns` when not 0 (the
+// last block padded past it).
+Result<std::vector<PrimExpr>> WeightShape(const AttrReader& r, const std::vector<PrimExpr>& ys, int64_t b,
+                                          int64_t columns) {
+  if (b == 0) return ys;
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> kn, UnblockedWeightShape(r, ys, b));
+  if (columns == 0) return kn;
+  std::optional<int64_t> blocks = ConstDim(ys[0]);
+  if (!blocks || columns <= (*blocks - 1) * b || columns > *blocks * b) {
+    return r.Error("weight_columns " + std::to_string(columns) + " does not end in the last of the weight's " +
+                   DimString(ys[0]) + " blocks of " + std::to_string(b) + " columns");
+  }
+  kn[1] = PrimExpr(columns);
+  return kn;
+}
+
 Result<ir::StructInfo> InferMatmul(const ir::CallExpr& call) {
   AttrReader r(call);
-  KILN_RETURN_IF_ERROR(r.CheckKnown({"out_dtype", "weight_layout"}));
+  KILN_RETURN_IF_ERROR(r.CheckKnown({"out_dtype", "weight_layout", "weight_columns"}));
   const ir::TensorSInfo* x = TensorInfoOf(call.args[0]);
   const ir::TensorSInfo* y = TensorInfoOf(call.args[1]);
   if (!x || !y) return InvalidArgument(Where(call.span) + "R.matmul expects two tensors");
   KILN_ASSIGN_OR_RETURN(int64_t block, WeightBlock(r));
+  KILN_ASSIGN_OR_RETURN(int64_t columns, r.Int("weight_columns", 0));
+  if (columns != 0 && block == 0) return r.Error("weight_columns needs a blocked weight_layout (KN<b>n)");
   KILN_ASSIGN_OR_RETURN(std::optional<DType> out_dtype, r.OptionalDType("out_dtype"));
   bool has_out_dtype = out_dtype.has_value();
   if (!has_out_dtype && x->has_dtype && y->has_dtype && x->dtype != y->dtype) {
@@ -94,10 +116,7 @@ Result<ir::StructInfo> InferMatmul(const ir::CallExpr& call) {
     }
     return ir::StructInfo(std::make_shared<ir::TensorSInfo>(false, std::vector<PrimExpr>{}, nd, dtype, known_dtype));
   }
-  std::vector<PrimExpr> ys = y->shape;
-  if (block > 0) {
-    KILN_ASSIGN_OR_RETURN(ys, UnblockedWeightShape(r, ys, block));
-  }
+  KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> ys, WeightShape(r, y->shape, block, columns));
   KILN_ASSIGN_OR_RETURN(std::vector<PrimExpr> out, MatmulShape(r, x->shape, ys));
   return ir::StructInfo(std::make_shared<ir::TensorSInfo>(true, out, -1, dtype, known_dtype));
 }

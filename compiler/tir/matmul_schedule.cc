@@ -187,7 +187,7 @@ class KernelBuilder {
     // Wide tiles (6 x 64) where N fills them: a symbolic N or N >= 64. A
     // tuned row count keeps the widths it was tuned with (8 x 64 would
     // spill).
-    bool wide = (ns == nullptr || *ns >= kWideCols) && kn.Get("matmul.mr") <= 0;
+    bool wide = (ns == nullptr || *ns >= kWideCols || p_.mm.b_block > 0) && kn.Get("matmul.mr") <= 0;
     mr_ = wide ? kWideRows : kMaxRows;
     if (kn.Get("matmul.mr") > 0) mr_ = static_cast<int>(std::min<int64_t>(kn.Get("matmul.mr"), kMaxRows));
     if (ms != nullptr && *ms < mr_) mr_ = static_cast<int>(std::max<int64_t>(*ms, 1));
@@ -197,7 +197,8 @@ class KernelBuilder {
     if (kn.Get("matmul.nr") > 0) nr_ = static_cast<int>(std::min<int64_t>((kn.Get("matmul.nr") + 15) / 16 * 16, kGemvCols));
     if (ns != nullptr && *ns < nr_) nr_ = static_cast<int>(std::max<int64_t>(*ns, 1));
     // A blocked weight is read a panel (block) at a time: its columns are
-    // the tile's (N is a multiple of the block, so no partial blocks).
+    // the tile's. A last block past N is zero padding: that tile computes
+    // the whole panel and stores only the columns before N.
     if (p_.mm.b_block > 0) {
       nr_ = static_cast<int>(p_.mm.b_block);
       packed_ = p_.mm.b;
@@ -377,16 +378,16 @@ class KernelBuilder {
     // back to end at N (overlapping the one before; those columns are
     // computed twice and stored twice with the same values), so every tile
     // runs the full-width kernel instead of a loop of run-time width.
-    bool overlap = ns && !cols_exact && *ns > nr_;
+    bool overlap = ns && !cols_exact && *ns > nr_ && p_.mm.b_block == 0;
     lets.push_back({col0, overlap ? MakeBinary(TirKind::kMin, PrimExpr(cb) * c(nr_), c(*ns - nr_))
                                   : PrimExpr(cb) * c(nr_)});
 
     // Rows: a full tile, or one of the leftover tiles.
-    auto rows_part = [&](int64_t width_static, PrimExpr width, const Var& col0) {
+    auto rows_part = [&](int64_t width_static, PrimExpr width, const Var& col0, int64_t store_width = 0) {
       // Fresh per call: each variable is defined once in the function.
       Var row0 = MakeVar("row0");
       Stmt full = std::make_shared<LetStmtNode>(row0, PrimExpr(rb) * c(mr_),
-                                                Kernel(row0, mr_, col0, width_static, width));
+                                                Kernel(row0, mr_, col0, width_static, width, store_width));
       if (leftover_.empty()) return full;
       // Leftover tile p (of `size` rows) starts after the full tiles and the
       // larger leftover tiles: at mt * mr + (rem - rem % (2 * size)).
@@ -396,7 +397,8 @@ class KernelBuilder {
         Var row0b = MakeVar("row0");
         PrimExpr start = ms ? c(*ms / mr_ * mr_ + *ms % mr_ - (*ms % mr_) % (2 * size))
                             : mt * c(mr_) + (mrem - mod(mrem, c(2 * size)));
-        Stmt tile = std::make_shared<LetStmtNode>(row0b, start, Kernel(row0b, size, col0, width_static, width));
+        Stmt tile =
+            std::make_shared<LetStmtNode>(row0b, start, Kernel(row0b, size, col0, width_static, width, store_width));
         if (!rest) {
           rest = tile;
           continue;
@@ -415,6 +417,12 @@ class KernelBuilder {
     Stmt inner;
     if (cols_exact || overlap) {
       inner = rows_part(nr_, c(nr_), col0);
+    } else if (p_.mm.b_block > 0 && ns) {
+      // The padded last panel: full-width FMAs (the padding's zeros), the
+      // store cut at N.
+      inner = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(cb), c((*ns + nr_ - 1) / nr_ - 1)),
+                                               rows_part(nr_, c(nr_), col0),
+                                               rows_part(nr_, c(nr_), col0, *ns % nr_));
     } else {
       PrimExpr width = n_ - PrimExpr(col0);
       Stmt partial = rows_part(-1, width, col0);
@@ -491,8 +499,10 @@ class KernelBuilder {
   }
 
   // The tile at (row0, col0): `mr` rows (static) x `width` columns, where
-  // width_static is the width when known (> 0) and nr_ bounds it.
-  Stmt Kernel(const Var& row0, int mr, const Var& col0, int64_t width_static, const PrimExpr& width) {
+  // width_static is the width when known (> 0) and nr_ bounds it; only the
+  // first store_width columns are stored when that is > 0.
+  Stmt Kernel(const Var& row0, int mr, const Var& col0, int64_t width_static, const PrimExpr& width,
+              int64_t store_width = 0) {
     DType f32 = DType::Float32(), i64 = DType::Int64();
     auto c = [&](int64_t v) { return IntImm(i64, v); };
     // A one-row tile has only nr/16 accumulator vectors, too few to hide the
@@ -520,9 +530,10 @@ class KernelBuilder {
     acc_node->scope = "local";
     Buffer acc = acc_node;
     PrimExpr w = width_static > 0 ? c(width_static) : width;
-    auto grid = [&](const std::string& tag, int rows, const std::function<Stmt(const Var&, const Var&)>& body) {
+    auto grid = [&](const std::string& tag, int rows, const std::function<Stmt(const Var&, const Var&)>& body,
+                    PrimExpr cols = PrimExpr()) {
       Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
-      Stmt inner = std::make_shared<ForNode>(jj, c(0), w, ForKind::kVectorized, body(ii, jj));
+      Stmt inner = std::make_shared<ForNode>(jj, c(0), cols.defined() ? cols : w, ForKind::kVectorized, body(ii, jj));
       return std::make_shared<ForNode>(ii, c(0), c(rows), ForKind::kUnrolled, inner);
     };
     const auto& loops = p_.mm.loops;
@@ -662,7 +673,7 @@ class KernelBuilder {
         dst = e.dst;
       }
       return Store(dst, v, idx);
-    });
+    }, store_width > 0 ? c(store_width) : PrimExpr());
     Stmt kernel = std::make_shared<AllocateNode>(acc, Seq({zero, kloops, store}));
     if (fill_tables) {
       kernel = Seq({fill_tables, kernel});

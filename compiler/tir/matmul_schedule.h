@@ -53,6 +53,9 @@
 // Blocked weights: B read as B[j / 64, k, j % 64] (a [N/64, K, 64] weight,
 // R.matmul's weight_layout "KN64n") takes 64-column tiles that read the
 // panel of their column block directly: the packed kernel without the copy.
+// When N is not a multiple of 64 (weight_columns) the last panel is padding
+// past N: its tile runs the full-width FMAs and stores only the columns
+// before N (no overlapping last block, which would straddle two panels).
 //
 // Epilogue fusion: the perfect nests right after the matmul, over the same
 // extents, that store D[v..] = f(loads of chain buffers at v.., other loads)

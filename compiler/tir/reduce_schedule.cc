@@ -259,20 +259,29 @@ Stmt Sink(const Buffer& buf, const Stmt& s) {
   if (dim < 0) return nullptr;
   std::vector<PrimExpr> shape;
   int64_t count = 1;
+  bool fits = true;  // static and small enough to be allocated in this loop
   for (size_t d = 0; d < buf->shape.size(); ++d) {
     if (static_cast<int>(d) == dim) continue;
     std::optional<int64_t> n = StaticInt(buf->shape[d]);
-    if (!n || *n < 0) return nullptr;
-    count *= *n;
+    if (!n || *n < 0) {
+      fits = false;
+    } else {
+      count *= *n;
+    }
     shape.push_back(buf->shape[d]);
   }
   int64_t elem = buf->dtype.bits == 1 ? 1 : buf->dtype.bytes();
-  if (count * elem > kMaxSunkBufferBytes) return nullptr;
+  fits = fits && count * elem <= kMaxSunkBufferBytes;
   if (shape.empty()) shape.push_back(IntImm(buf->shape[dim].dtype(), 1));
   Buffer local = MakeBuffer(buf->name, shape, buf->dtype);
   Stmt body = DropDim(buf, local, dim).MutateStmt(f->body);
-  // Further in when an inner loop is the only user of the row.
+  // Further in when an inner loop is the only user of the row. A slice that
+  // does not fit here may still fit there: softmax's exp buffer [n, s, 6625]
+  // with symbolic n and s leaves a [s, 6625] slice in the n loop, but a
+  // row of 26 KB in the s loop (it stayed a 1 MB workspace at 1 x 40 rows,
+  // ppocrv4_rec's CTC head).
   Stmt deeper = Sink(local, body);
+  if (!deeper && !fits) return nullptr;
   Stmt inner = deeper ? deeper : std::make_shared<AllocateNode>(local, body);
   auto n = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, f->for_kind, inner);
   n->span = f->span;

@@ -24,7 +24,9 @@
 //    that loop's body with dimension d removed (a 1-element buffer when it had
 //    one dimension), when the new shape is static and at most
 //    kMaxSunkBufferBytes, and the body never uses the buffer's data handle
-//    other than through loads and stores. Repeats inward. So softmax's exp buffer of
+//    other than through loads and stores. Repeats inward; a slice that is
+//    symbolic or too large moves only when it goes further in to one that
+//    fits (a [n, s, cols] buffer under loops over n and s). So softmax's exp buffer of
 //    rows x cols becomes one row per iteration (per thread), and the row max
 //    and sum become scalars that LLVM keeps in registers.
 //

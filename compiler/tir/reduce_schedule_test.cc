@@ -168,6 +168,41 @@ TEST(ReduceScheduleTest, SymbolicRowsFuseAndStayParallel) {
   ASSERT_NE(c.alloc_shapes[0][0].as<IntImmNode>(), nullptr);  // static row, no n
 }
 
+TEST(ReduceScheduleTest, RowsUnderTwoSymbolicLoopsSinkThroughBoth) {
+  // T[n, s, 64] used in the fused nest for i < n: for j < s: (two stages
+  // over k): its slice in the i loop is [s, 64] (symbolic, cannot be
+  // allocated there), its row in the j loop 64 floats; softmax's exp buffer
+  // at a symbolic batch and sequence (ppocrv4_rec's CTC head) is this case.
+  Var n = MakeVar("n"), sv = MakeVar("s");
+  std::vector<PrimExpr> shape = {E(n), E(sv), PrimExpr(64)};
+  Buffer a = MakeBuffer("A", shape, DType::Float32());
+  Buffer t = MakeBuffer("T", shape, DType::Float32());
+  Buffer b = MakeBuffer("B", shape, DType::Float32());
+  Var i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k"), k2 = MakeVar("k2");
+  DType f32 = DType::Float32();
+  Stmt s1 = Loop(k, 64, Store(t, Load(a, {E(i), E(j), E(k)}) * FloatImm(f32, 2), {E(i), E(j), E(k)}), ForKind::kVectorized);
+  Stmt s2 = Loop(k2, 64, Store(b, Load(t, {E(i), E(j), E(k2)}) + FloatImm(f32, 1), {E(i), E(j), E(k2)}),
+                 ForKind::kVectorized);
+  Stmt body = std::make_shared<AllocateNode>(t, Loop(i, E(n), Loop(j, E(sv), Seq({s1, s2}), ForKind::kParallel)));
+  Stmt out = SinkBuffers(body);
+  EXPECT_EQ(As<AllocateNode>(out), nullptr);  // no longer around the nest
+  Census c = Count(out);
+  ASSERT_EQ(c.allocs, 1);
+  ASSERT_EQ(c.alloc_shapes[0].size(), 1u);
+  ASSERT_NE(c.alloc_shapes[0][0].as<IntImmNode>(), nullptr);
+  EXPECT_EQ(c.alloc_shapes[0][0].as<IntImmNode>()->value, 64);
+  // A row too large for a row-local buffer stays where it is.
+  const int64_t cols = kMaxSunkBufferBytes / 4 + 1;
+  std::vector<PrimExpr> big = {E(n), E(sv), PrimExpr(cols)};
+  Buffer tb = MakeBuffer("T", big, DType::Float32());
+  Buffer ab = MakeBuffer("A", big, DType::Float32());
+  Buffer bb = MakeBuffer("B", big, DType::Float32());
+  Stmt w = Loop(k, cols, Store(tb, Load(ab, {E(i), E(j), E(k)}), {E(i), E(j), E(k)}), ForKind::kVectorized);
+  Stmt r = Loop(k2, cols, Store(bb, Load(tb, {E(i), E(j), E(k2)}), {E(i), E(j), E(k2)}), ForKind::kVectorized);
+  Stmt kept = std::make_shared<AllocateNode>(tb, Loop(i, E(n), Loop(j, E(sv), Seq({w, r}), ForKind::kParallel)));
+  EXPECT_EQ(SinkBuffers(kept), kept);
+}
+
 // for i: for k: if k == 0: S[i] = 0; S[i] = S[i] + A[i, k] (k < extent)
 Stmt RowSum(const Buffer& a, const Buffer& s, PrimExpr rows, PrimExpr extent) {
   Var i = MakeVar("i"), k = MakeVar("k");
@@ -495,6 +530,21 @@ TEST(ReduceScheduleTest, SoftmaxMatchesReference) {
     Check(Op::kSoftmax, {2, 5, 40}, "", 0, threads);
     Check(Op::kSoftmax, {1, 100}, "n", 5, threads);
     Check(Op::kSoftmax, {1, 100}, "n", 300, threads);
+  }
+}
+
+TEST(ReduceScheduleTest, SoftmaxOverTwoSymbolicRowDimensionsMatchesReference) {
+  // x [n, s, 300], n and s symbolic: the exp row is local to the s loop.
+  for (int threads : {1, 2}) {
+    std::string src = Module(Op::kSoftmax, {1, 1, 300}, "n");
+    const std::string from = "\"n\", 1, 300";  // the input's and the result's type
+    for (size_t at = src.find(from); at != std::string::npos; at = src.find(from))
+      src.replace(at, from.size(), "\"n\", \"s\", 300");
+    src.replace(src.find("        n = T.int64()\n"), 0, "        s = T.int64()\n");
+    SCOPED_TRACE(src + " threads=" + std::to_string(threads));
+    auto mod = Compile(src, threads);
+    ASSERT_NE(mod, nullptr);
+    for (auto ns : {std::vector<int64_t>{1, 40, 300}, {2, 7, 300}, {3, 1, 300}}) RunAndCheck(*mod, Op::kSoftmax, ns);
   }
 }
 

@@ -4,10 +4,13 @@
 //
 //   y = R.matmul(x, W)                W: a constant (K, N), float32
 // becomes, with b = tir::kMatmulWeightBlock (64, the tiles' width),
-//   pw = R.call_tir(cls.pack_weight_kn<b>n, (W,), out_sinfo=R.Tensor((N / b, K, b)))
-//   y  = R.matmul(x, pw, weight_layout="KN<b>n")
+//   pw = R.call_tir(cls.pack_weight_kn<b>n, (W,), out_sinfo=R.Tensor((ceil(N / b), K, b)))
+//   y  = R.matmul(x, pw, weight_layout="KN<b>n"[, weight_columns=N])
 // with pack_weight_kn<b>n a PrimFunc added to the module (one per weight
-// shape): pw[c, k, l] = W[k, c * b + l]. The pass runs fold-constant itself
+// shape): pw[c, k, l] = W[k, c * b + l], 0 for columns from N on (the last
+// block's padding when N is not a multiple of b; weight_columns then keeps
+// the result's N columns, and the schedule's last tile stores only those).
+// The pass runs fold-constant itself
 // (the driver places it after the first one), which evaluates the call, so
 // the packed weight replaces W in the module; each tile then reads its
 // K x b panel from contiguous memory, where W's rows of N * 4 bytes sent
@@ -21,7 +24,8 @@
 //
 // Rewritten: matmul calls whose second operand is a constant (directly, or a
 // variable bound to one in the same function) of static shape (K, N),
-// float32, N a multiple of b, whose first operand is float32 of rank >= 2,
+// float32, N >= b (fewer columns keep the narrower tiles of a plain
+// weight), whose first operand is float32 of rank >= 2,
 // with no out_dtype other than float32. Anything else (weights that are
 // inputs, batched weights, transposed operands ...) is left alone. CPU
 // targets only (the driver does not run it for --target=cuda).

@@ -91,6 +91,33 @@ TEST(PackMatmulWeights, ConstantWeightIsBlockedAndFolded) {
   EXPECT_EQ(bad, 0);
 }
 
+TEST(PackMatmulWeights, LastBlockIsPaddedWithZeros) {
+  // 100 columns (a CTC head's 6625 is the same case): two blocks of 64, the
+  // second holding columns 64..99 and 28 columns of zeros; the call keeps
+  // the result's 100 columns with weight_columns.
+  std::string src = MatmulModule("\"s\", 5", "5, 100", "", {"s"});
+  EXPECT_FALSE(Contains(Print(Parse(src)), "weight_columns")) << src;  // before: a plain matmul
+  ir::IRModule packed = BindAndPack(src, {5, 100});
+  std::string text = Print(packed);
+  EXPECT_TRUE(Contains(text, "weight_layout=\"KN64n\"")) << text;
+  EXPECT_TRUE(Contains(text, "weight_columns=100")) << text;
+  EXPECT_FALSE(Contains(text, "R.call_tir")) << text;
+  EXPECT_TRUE(Contains(text, "R.Tensor((s, 100), dtype=\"float32\")")) << text;
+  const ir::ConstantExpr* weight = MatmulWeight(packed);
+  ASSERT_NE(weight, nullptr) << text;
+  ASSERT_EQ(weight->data.shape(), (std::vector<int64_t>{2, 5, 64}));
+  const float* p = weight->data.data<float>();
+  int bad = 0;
+  for (int64_t c = 0; c < 2; ++c)
+    for (int64_t k = 0; k < 5; ++k)
+      for (int64_t l = 0; l < 64; ++l) {
+        int64_t col = c * 64 + l;
+        float want = col < 100 ? static_cast<float>(k * 100 + col) : 0.0f;
+        bad += p[(c * 5 + k) * 64 + l] != want;
+      }
+  EXPECT_EQ(bad, 0);
+}
+
 TEST(PackMatmulWeights, OtherMatmulsAreLeftAlone) {
   // A weight that is an input.
   ir::IRModule input = Parse(MatmulModule("8, 5", "5, 128", ""));
@@ -102,7 +129,7 @@ TEST(PackMatmulWeights, OtherMatmulsAreLeftAlone) {
     std::vector<int64_t> shape;
   };
   const Case cases[] = {
-      {"8, 5", "5, 100", "", {5, 100}},                          // 100 columns: not whole blocks of 64
+      {"8, 5", "5, 40", "", {5, 40}},                            // 40 columns: less than a block of 64
       {"2, 8, 5", "2, 5, 128", "", {2, 5, 128}},                 // a batched weight
       {"5,", "5, 128", "", {5, 128}},                            // a vector times the weight
       {"8, 5", "5, 128", ", out_dtype=\"float16\"", {5, 128}},  // another result type
@@ -134,6 +161,32 @@ TEST(PackMatmulWeights, BlockedWeightLayoutErrors) {
             "mm.relax:6:18: R.matmul: weight_layout KN64n needs a weight [N/64, K, 64], got (5, 128)");
   EXPECT_EQ(LayoutError("2, 5, 32", "KN64n"),
             "mm.relax:6:18: R.matmul: weight_layout KN64n needs a weight [N/64, K, 64], got (2, 5, 32)");
+}
+
+// The message of normalizing `R.matmul(x, w, <attrs>)`, x (8, 5).
+std::string AttrError(const std::string& w, const std::string& attrs) {
+  Result<ir::IRModule> m = text::ParseModule(MatmulModule("8, 5", w, attrs), "mm.relax");
+  if (!m.ok()) return m.status().message();
+  Result<ir::IRModule> n = relax::InferStructInfo(*m);
+  EXPECT_FALSE(n.ok()) << attrs;
+  return n.ok() ? "" : n.status().message();
+}
+
+TEST(PackMatmulWeights, WeightColumnsErrors) {
+  EXPECT_EQ(AttrError("5, 100", ", weight_columns=100"),
+            "mm.relax:6:18: R.matmul: weight_columns needs a blocked weight_layout (KN<b>n)");
+  for (int64_t bad : {64, 129, -3}) {
+    EXPECT_EQ(AttrError("2, 5, 64", ", weight_layout=\"KN64n\", weight_columns=" + std::to_string(bad)),
+              "mm.relax:6:18: R.matmul: weight_columns " + std::to_string(bad) +
+                  " does not end in the last of the weight's 2 blocks of 64 columns");
+  }
+  // In the last block: the result has that many columns.
+  Result<ir::IRModule> m =
+      text::ParseModule(MatmulModule("8, 5", "2, 5, 64", ", weight_layout=\"KN64n\", weight_columns=65"), "mm.relax");
+  ASSERT_TRUE(m.ok()) << m.status().message();
+  Result<ir::IRModule> n = relax::InferStructInfo(*m);
+  ASSERT_TRUE(n.ok()) << n.status().message();
+  EXPECT_TRUE(Contains(Print(*n), "R.Tensor((8, 65), dtype=\"float32\")")) << Print(*n);
 }
 
 TEST(PackMatmulWeights, BlockedWeightOfUnknownShapeIsAnError) {
