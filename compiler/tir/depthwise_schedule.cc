@@ -9,6 +9,7 @@
 
 #include "compiler/tir/conv_kernel.h"
 #include "compiler/tir/depthwise_banded.h"
+#include "compiler/tir/depthwise_direct.h"
 #include "compiler/tir/conv_match.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
@@ -103,6 +104,10 @@ bool Handles(const ConvNest& cv, int64_t unit_stride) {
   return HandlesAnySize(cv, unit_stride) && BandFloats(cv) * 4 <= kMaxBandBytes;
 }
 
+// Whether a row tile holds the plane's last output row (whose stores
+// must not spill past it): never, always, or in the last tile of a loop.
+enum LastRow { kNotLastRow, kLastRow, kMaybeLastRow };
+
 class Kernel {
  public:
   Kernel(const ConvNest& cv, const ScheduleKnobs& knobs) : cv_(cv) {
@@ -115,7 +120,29 @@ class Kernel {
     flat_ = f == 2 || (f == 0 && (cv_.sh > 1 || cv_.sw > 1 || narrow) && FlatPays(cv_));
     if (flat_ && FlatVectors(cv_) > kMaxFlatVectors) flat_ = false;
     if (flat_) pitch_ = FlatPitch(cv_);
+    stride_ = pitch_;
     plane_ = rows_band_ * pitch_;
+    shift_.assign(cv_.sw, 0);
+    if (!flat_ && nv_ == 1) {
+      // Rows of one vector: each phase's first inside column at a 64-byte
+      // boundary (band rows of a multiple of 16 floats, each phase's
+      // columns shifted), so that the copy's stores and the taps' loads at
+      // it do not cross cache lines (a row of 17 floats put almost every
+      // one across two: 240 ch 28^2 -> 14^2 3x3/2 was bound by them). The
+      // plane keeps a vector of slack for the whole-row zero runs.
+      int64_t most = 0;
+      for (int64_t px = 0; px < cv_.sw; ++px) {
+        shift_[px] = (kLanes - FirstInside(cv_.sw, px, cv_.pl) % kLanes) % kLanes;
+        most = std::max(most, shift_[px]);
+      }
+      int64_t stride = CeilDiv(most + pitch_, kLanes) * kLanes, plane = rows_band_ * stride + kLanes;
+      if (cv_.sh * cv_.sw * plane * 4 <= kMaxBandBytes) {
+        stride_ = stride;
+        plane_ = plane;
+      } else {
+        shift_.assign(cv_.sw, 0);
+      }
+    }
     int64_t r = knobs.Get("depthwise.rows");
     rows_ = std::min<int64_t>(cv_.ho, r > 0 ? std::min<int64_t>(r, 8) : 4);
     int64_t c = knobs.Get("depthwise.cols");
@@ -146,6 +173,8 @@ class Kernel {
     // Full row tiles in a loop, the last rows (fewer) after it (rows_ <=
     // ho, so there is at least one full tile).
     int64_t full = cv_.ho / rows_, rest = cv_.ho % rows_;
+    // The loop's tiles hold the plane's last row only without a rest.
+    LastRow last = rest == 0 ? kMaybeLastRow : kNotLastRow;
     std::vector<Stmt> body;
     Var rb = MakeVar("rb");
     if (stream_) {
@@ -159,12 +188,12 @@ class Kernel {
       body.push_back(BandRows(I64(0), std::min(rows_band_, rows_ + halo)));
       PrimExpr next = (PrimExpr(rb) + I64(1)) * I64(rows_) + I64(halo);
       body.push_back(MakeFor(rb, I64(full), ForKind::kSerial,
-                             Seq({BandRows(next, rows_), Columns(PrimExpr(rb) * I64(rows_), rows_)})));
+                             Seq({BandRows(next, rows_), Columns(PrimExpr(rb) * I64(rows_), rows_, last)})));
     } else {
       body.push_back(Copy());
-      body.push_back(MakeFor(rb, I64(full), ForKind::kSerial, Columns(PrimExpr(rb) * I64(rows_), rows_)));
+      body.push_back(MakeFor(rb, I64(full), ForKind::kSerial, Columns(PrimExpr(rb) * I64(rows_), rows_, last)));
     }
-    if (rest > 0) body.push_back(Columns(I64(full * rows_), rest));
+    if (rest > 0) body.push_back(Columns(I64(full * rows_), rest, kLastRow));
     Stmt task = std::make_shared<AllocateNode>(band_, Seq(body));
     return MakeFor(t, I64(cv_.n * cv_.o), ForKind::kParallel, task);
   }
@@ -179,13 +208,16 @@ class Kernel {
   }
 
   PrimExpr BandIndex(int64_t py, int64_t px, const PrimExpr& row, const PrimExpr& col) const {
-    return I64((py * cv_.sw + px) * plane_) + row * I64(pitch_) + col;
+    return I64((py * cv_.sw + px) * plane_ + shift_[px]) + row * I64(stride_) + col;
   }
 
   // The input columns of input row i * Sh + py - pt that land in band row
   // i of phases (py, *), and zeros in that row's other columns (the padding
   // and the columns past the plane).
-  Stmt RowCopy(int64_t py, const PrimExpr& i) {
+  //
+  // `overread`: the input row is not its plane's last, so a 16-column
+  // chunk may read on into the next row (in bounds); see below.
+  Stmt RowCopy(int64_t py, const PrimExpr& i, bool overread = false) {
     PrimExpr iy = i * I64(cv_.sh) + I64(py - cv_.pt);
     // Columns every phase has (one loop, the phases' loads side by side),
     // then each phase's own first and last columns.
@@ -201,14 +233,49 @@ class Kernel {
       PrimExpr ix = j * I64(cv_.sw) + I64(px - cv_.pl);
       return Store(band_, Load(cv_.data, {n_, o_, iy, ix}), {BandIndex(py, px, i, j)});
     };
-    std::vector<Stmt> parts;
+    std::vector<Stmt> parts, left_zeros;
     // Each phase's columns left and right of the input's, in these rows.
     for (int64_t px = 0; px < cv_.sw; ++px) {
       auto [j0, j1] = ranges[px];
       if (j1 <= j0) j0 = j1 = 0;
-      for (Stmt z : {ZeroRun(BandIndex(py, px, i, I64(0)), j0),
-                     ZeroRun(BandIndex(py, px, i, I64(j1)), pitch_ - j1)})
-        if (z) parts.push_back(z);
+      if (Stmt z = ZeroRun(BandIndex(py, px, i, I64(0)), j0)) {
+        parts.push_back(z);
+        left_zeros.push_back(z);
+      }
+      if (Stmt z = ZeroRun(BandIndex(py, px, i, I64(j1)), pitch_ - j1)) parts.push_back(z);
+    }
+    // Rows narrower than a vector (28^2 -> 14^2: 13 or 14 columns a
+    // phase): each phase one 16-column chunk from its first inside column,
+    // when the input row is not its plane's last, so that the chunk may read
+    // on into the next row (in the tensor), and it fits in the band row. Its
+    // columns past the phase's inside ones are zeroed again where an output
+    // column inside the plane reads them; the others hold input values,
+    // read only by the lanes past the plane's width, never stored. As a
+    // 13-lane loop LLVM split every load and store into 8-, 4- and 1-lane
+    // pieces, and with the scalar stores at the edges the copy was bound by
+    // stores, over half of the kernel's time (240 ch 28^2 -> 14^2 3x3/2).
+    bool chunk = overread;
+    for (int64_t px = 0; px < cv_.sw; ++px) {
+      auto [j0, j1] = ranges[px];
+      chunk = chunk && j1 > j0 && j1 - j0 <= kLanes && j0 + kLanes <= pitch_;
+    }
+    if (chunk) {
+      parts = left_zeros;
+      std::vector<Stmt> zeros;
+      for (int64_t px = 0; px < cv_.sw; ++px) {
+        auto [j0, j1] = ranges[px];
+        Var j = MakeVar("pj");
+        parts.push_back(MakeFor(j, I64(kLanes), ForKind::kVectorized, copy(px, PrimExpr(j) + I64(j0))));
+        // The columns output columns x < wo read: x + (kx - px) / Sw for
+        // the taps kx of this phase.
+        int64_t need = px < cv_.kw ? std::min(pitch_, cv_.wo + (cv_.kw - 1 - px) / cv_.sw) : 0;
+        if (Stmt z = ZeroRun(BandIndex(py, px, i, I64(j1)), need - j1)) zeros.push_back(z);
+        // Never left uninitialized: the columns past the chunk.
+        int64_t end = std::max(need, j0 + kLanes);
+        if (Stmt z = ZeroRun(BandIndex(py, px, i, I64(end)), pitch_ - end)) zeros.push_back(z);
+      }
+      parts.insert(parts.end(), zeros.begin(), zeros.end());
+      return Seq(parts);
     }
     if (hi > lo) {
       // In chunks of 16 columns, the last moved back to end at `hi` (its
@@ -261,7 +328,7 @@ class Kernel {
   // rows outside the input (not the whole band first: a third more stores,
   // no faster in our runs).
   Stmt Copy() {
-    std::vector<Stmt> rows;
+    std::vector<Stmt> rows, below;
     std::vector<std::pair<int64_t, int64_t>> inside;  // band rows [i0, i1) of each row phase
     int64_t r0 = 0, r1 = rows_band_;  // the rows every phase has
     for (int64_t py = 0; py < cv_.sh; ++py) {
@@ -272,10 +339,12 @@ class Kernel {
       r0 = std::max(r0, i0);
       r1 = std::min(r1, i1);
       for (int64_t px = 0; px < cv_.sw; ++px) {
-        // Whole rows above and below the input's.
-        for (Stmt z : {ZeroRun(BandIndex(py, px, I64(0), I64(0)), i0 * pitch_),
-                       ZeroRun(BandIndex(py, px, I64(i1), I64(0)), (rows_band_ - i1) * pitch_)})
-          if (z) rows.push_back(z);
+        // Whole rows above and below the input's (those below after the
+        // copies). Whole rows of the stride: with shifted columns, up to the
+        // plane's slack.
+        if (Stmt z = ZeroRun(BandIndex(py, px, I64(0), I64(0)), i0 * stride_)) rows.push_back(z);
+        if (Stmt z = ZeroRun(BandIndex(py, px, I64(i1), I64(0)), (rows_band_ - i1) * stride_))
+          (flat_ ? rows : below).push_back(z);
       }
     }
     // Each phase's rows outside [r0, r1) (at the top and bottom edges), in
@@ -289,12 +358,24 @@ class Kernel {
     for (int64_t py = 0; py < cv_.sh; ++py)
       phase_rows(py, inside[py].first, common ? std::min(inside[py].second, r0) : inside[py].second);
     if (common) {
-      Var i = MakeVar("pi");
-      std::vector<Stmt> phases;
-      for (int64_t py = 0; py < cv_.sh; ++py) phases.push_back(RowCopy(py, PrimExpr(i)));
-      rows.push_back(std::make_shared<ForNode>(i, I64(r0), I64(r1 - r0), ForKind::kSerial, Seq(phases)));
+      // The common rows whose chunks (RowCopy) read on past their input
+      // row stay inside the plane: those with every input row iy <=
+      // h - ceil(reach / w); the last ones without the chunks.
+      // (Flat planes' band rows are too narrow for chunks: one loop.)
+      int64_t safe_iy = flat_ ? -1 : cv_.h - CeilDiv(ChunkReach(), cv_.w);
+      int64_t split = std::min(r1, std::max(r0, conv::CeilDiv(safe_iy - (cv_.sh - 1) + cv_.pt + 1, cv_.sh)));
+      if (safe_iy - (cv_.sh - 1) + cv_.pt + 1 <= 0) split = r0;
+      Var i = MakeVar("pi"), l = MakeVar("pi");
+      std::vector<Stmt> phases, last;
+      for (int64_t py = 0; py < cv_.sh; ++py) {
+        phases.push_back(RowCopy(py, PrimExpr(i), true));
+        last.push_back(RowCopy(py, PrimExpr(l)));
+      }
+      if (split > r0) rows.push_back(std::make_shared<ForNode>(i, I64(r0), I64(split - r0), ForKind::kSerial, Seq(phases)));
+      if (r1 > split) rows.push_back(std::make_shared<ForNode>(l, I64(split), I64(r1 - split), ForKind::kSerial, Seq(last)));
       for (int64_t py = 0; py < cv_.sh; ++py) phase_rows(py, std::max(inside[py].first, r1), inside[py].second);
     }
+    rows.insert(rows.end(), below.begin(), below.end());
     return Seq(rows);
   }
 
@@ -322,9 +403,9 @@ class Kernel {
   }
 
   // Output rows [y0, y0 + rows) of every column, in tiles of cols_ vectors.
-  Stmt Columns(const PrimExpr& y0, int64_t rows) {
+  Stmt Columns(const PrimExpr& y0, int64_t rows, LastRow last) {
     std::vector<Stmt> tiles;
-    for (int64_t c0 = 0; c0 < nv_; c0 += cols_) tiles.push_back(Tile(y0, rows, c0, std::min(cols_, nv_ - c0)));
+    for (int64_t c0 = 0; c0 < nv_; c0 += cols_) tiles.push_back(Tile(y0, rows, c0, std::min(cols_, nv_ - c0), last));
     return Seq(tiles);
   }
 
@@ -361,7 +442,7 @@ class Kernel {
     return std::make_shared<AllocateNode>(acc, Seq(steps));
   }
 
-  Stmt Tile(const PrimExpr& y0, int64_t rows, int64_t c0, int64_t cols) {
+  Stmt Tile(const PrimExpr& y0, int64_t rows, int64_t c0, int64_t cols, LastRow last) {
     DType f32 = DType::Float32();
     Buffer acc = nest::Float32Buffer("acc", {I64(rows), I64(cols * kLanes)}, "local");
     auto grid = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&, const PrimExpr&)>& body) {
@@ -388,16 +469,60 @@ class Kernel {
     // The tile's columns inside the plane, one vector loop per row.
     int64_t width = std::min(cols * kLanes, cv_.wo - c0 * kLanes);
     Var ii = MakeVar("ii_out"), xx = MakeVar("xx");
-    steps.push_back(MakeFor(
-        ii, I64(rows), ForKind::kUnrolled,
-        MakeFor(xx, I64(width), ForKind::kVectorized,
-                Store(cv_.out, Load(acc, {PrimExpr(ii), PrimExpr(xx)}),
-                      {n_, o_, y0 + PrimExpr(ii), PrimExpr(xx) + I64(c0 * kLanes)}))));
+    auto store_rows = [&](int64_t lanes, int64_t count) {
+      return MakeFor(ii, I64(count), ForKind::kUnrolled,
+                     MakeFor(xx, I64(lanes), ForKind::kVectorized,
+                             Store(cv_.out, Load(acc, {PrimExpr(ii), PrimExpr(xx)}),
+                                   {n_, o_, y0 + PrimExpr(ii), PrimExpr(xx) + I64(c0 * kLanes)})));
+    };
+    if (OverStores(width)) {
+      // Rows of one vector, narrower: whole vectors, their last lanes on
+      // into the next row's first columns, which that row's store (later,
+      // in this task) overwrites; the plane's last row exactly.
+      Stmt exact = rows > 1 ? Seq({store_rows(kLanes, rows - 1), LastRowStore(acc, y0, rows, width)})
+                            : LastRowStore(acc, y0, rows, width);
+      if (last == kNotLastRow) steps.push_back(store_rows(kLanes, rows));
+      if (last == kLastRow) steps.push_back(exact);
+      if (last == kMaybeLastRow)
+        steps.push_back(std::make_shared<IfThenElseNode>(Lt(y0 + I64(rows - 1), I64(cv_.ho - 1)),
+                                                         store_rows(kLanes, rows), exact));
+    } else {
+      steps.push_back(store_rows(width, rows));
+    }
     return std::make_shared<AllocateNode>(acc, Seq(steps));
+  }
+
+  // How many elements from its input row's start a band row's chunks
+  // (RowCopy) read at most: each phase's 16 columns from its first inside
+  // one, at stride Sw.
+  int64_t ChunkReach() const {
+    int64_t reach = 0;
+    for (int64_t px = 0; px < cv_.sw; ++px)
+      reach = std::max(reach, (FirstInside(cv_.sw, px, cv_.pl) + kLanes - 1) * cv_.sw + px - cv_.pl + 1);
+    return reach;
+  }
+
+  // Whether a row tile of one vector whose `width` columns are all of the
+  // plane's row stores whole vectors: a <14 x float> store became three
+  // (8, 4 and 2 lanes), with the taps' loads the kernel's bottleneck at
+  // 28^2 -> 14^2. The spill must stay in the next row.
+  bool OverStores(int64_t width) const { return nv_ == 1 && width < kLanes && kLanes - width <= cv_.wo; }
+
+  // The tile's last row (rows - 1), its `width` columns exactly.
+  Stmt LastRowStore(const Buffer& acc, const PrimExpr& y0, int64_t rows, int64_t width) {
+    // (In a loop of one unrolled row, as the others: the code generator's
+    // explicit vectors.)
+    Var r = MakeVar("ii_last"), xx = MakeVar("xx");
+    PrimExpr row = I64(rows - 1) + PrimExpr(r);
+    return MakeFor(r, I64(1), ForKind::kUnrolled,
+                   MakeFor(xx, I64(width), ForKind::kVectorized,
+                           Store(cv_.out, Load(acc, {row, PrimExpr(xx)}), {n_, o_, y0 + row, PrimExpr(xx)})));
   }
 
   const ConvNest& cv_;
   int64_t nv_ = 0, rows_band_ = 0, pitch_ = 0, plane_ = 0, rows_ = 1, cols_ = 1;
+  int64_t stride_ = 0;          // a band row's floats (pitch_, or more for alignment)
+  std::vector<int64_t> shift_;  // where each column phase's column 0 is in its row
   bool stream_ = false;  // depthwise.copy 1: the band copied a tile ahead of the taps (else whole first)
   bool flat_ = false;    // depthwise.flat: the plane as one flat run (FlatTile)
   std::vector<std::pair<int64_t, int64_t>> inside_;  // band rows [i0, i1) of each row phase inside the input
@@ -413,6 +538,13 @@ class Rewriter : public StmtExprMutator {
   Stmt MutateStmt(const Stmt& s) override {
     if (As<ForNode>(s) != nullptr) {
       ConvNest cv;
+      // Column stride 2 with a vector of inside columns: the direct kernel
+      // (depthwise_direct.h), any plane size; depthwise.direct 1: the band.
+      if (MatchConv(s, &cv) && knobs_.Get("depthwise.direct") != 1 &&
+          HandlesAnySize(cv, knobs_.Get("depthwise.unit_stride")) && dw::DirectApplies(cv)) {
+        changed = true;
+        return dw::BuildDirectDepthwise(cv, knobs_);
+      }
       if (MatchConv(s, &cv) && Handles(cv, knobs_.Get("depthwise.unit_stride"))) {
         changed = true;
         return Kernel(cv, knobs_).Build();

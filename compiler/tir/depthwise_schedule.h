@@ -5,6 +5,11 @@
 // narrow enough for one flat run (7^2; depthwise.unit_stride 1: every row
 // of 12 or more too, 2: no stride-1 plane).
 //
+// Column-stride-2 planes with 3x3 windows and at least 16 output columns
+// whose taps are all inside (56^2 -> 28^2, 112^2 -> 56^2) take the direct
+// kernel instead (depthwise_direct.h: no copy, the taps' loads from the
+// input itself; depthwise.direct 1: the band below).
+//
 // Planes whose band would not fit in L1 (32 KiB; 112^2 -> 56^2 needs 59)
 // stay with the window schedule (depthwise.banded 1: the banded kernel of
 // depthwise_banded.h, its band a block of rows). Each (image, channel) is one parallel task. It first copies its channel
@@ -19,6 +24,10 @@
 // registers and store their columns inside the plane, plainly, so the
 // elementwise epilogue that follows (bias, SiLU, hard-swish, clip) is
 // inlined into those stores after the schedules (inline_elementwise.h).
+// Rows of one vector (28^2 -> 14^2: 14 columns) copy each phase's inside
+// columns as one 16-column chunk (reading on into the next input row),
+// into band rows aligned to 64 bytes, and store whole vectors, spilling
+// into the next output row, which is stored after.
 // Strided planes with narrow output rows (7 of a vector's 16 lanes at
 // 14^2 -> 7^2) are one flat run instead: band rows only wo + (kw - 1) / Sw
 // wide, the whole output plane as positions y * pitch + x in at most 8

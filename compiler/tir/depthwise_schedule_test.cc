@@ -4,7 +4,8 @@
 // InlineElementwise), and the numbers of the lowered kernels against the
 // unscheduled function for strides 1, 2 and 3, 3x3 and 5x5 windows, odd and
 // asymmetric paddings, batches of one and two, every knob (tile, flat run,
-// streamed copy), and SiLU / hard-swish / ReLU6 epilogues.
+// streamed copy), and SiLU / hard-swish / ReLU6 epilogues; the direct
+// kernel of depthwise_direct.h (column stride 2, no band) likewise.
 #include "compiler/tir/depthwise_schedule.h"
 
 #include <gtest/gtest.h>
@@ -180,6 +181,27 @@ TEST(DepthwiseScheduleTest, NarrowStridedPlanesAreOneFlatRun) {
   EXPECT_NE(text.find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text;
 }
 
+TEST(DepthwiseScheduleTest, NarrowRowsAreCopiedAndStoredInWholeVectors) {
+  // 28^2 -> 14^2 3x3/2: each phase's 13 or 14 inside columns of a band row
+  // are one 16-column chunk (not a 13-lane loop), except in the band row
+  // that reads the plane's last input row; the 14-column output rows are
+  // stored as whole vectors, except the plane's last.
+  Case k{1, 8, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1};
+  PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
+  std::string text = Print(ScheduleStridedDepthwise(f));
+  ASSERT_TRUE(HasBuffer(ScheduleStridedDepthwise(f), "data_phases")) << text;
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  // The chunks: two phases x two row phases in the common rows' loop.
+  EXPECT_GE(count("pj in T.vectorized(T.int64(16))"), 4u) << text;
+  // Stores: whole vectors in the tiles, 14 columns in the last row's.
+  EXPECT_GE(count("xx in T.vectorized(T.int64(16))"), 1u) << text;
+  EXPECT_EQ(count("xx in T.vectorized(T.int64(14))"), 1u) << text;
+}
+
 TEST(DepthwiseScheduleTest, EpilogueIsStoredByTheTiles) {
   for (const char* epi : {"silu", "hardswish", "relu6"}) {
     Case k{1, 6, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, epi};
@@ -201,20 +223,83 @@ TEST(DepthwiseScheduleTest, EpilogueIsStoredByTheTiles) {
 TEST(DepthwiseScheduleTest, PlanesTooBigForL1TakeTheBandedKernelByTheKnob) {
   // Bands over 32 KiB: 100^2 at stride 1 (with depthwise.unit_stride 1),
   // 150 x 90 -> 75 x 45 at stride 2; odd channels, a batch of two, 5x5,
-  // epilogues; the window schedule's without depthwise.banded.
-  ScheduleKnobs banded;
+  // epilogues; the window schedule's without depthwise.banded (the 3x3/2
+  // one with depthwise.direct 1: by the rule the direct kernel takes it).
+  ScheduleKnobs banded, plain_knobs;
   banded.values["depthwise.banded"] = 1;
   banded.values["depthwise.unit_stride"] = 1;
+  banded.values["depthwise.direct"] = 1;
+  plain_knobs.values["depthwise.direct"] = 1;
   for (const Case& k : {Case{1, 3, 100, 100, 3, 3, 1, 1, 1, 1, 1, 1, "hardswish"},
                         Case{2, 3, 150, 90, 3, 3, 2, 2, 1, 1, 1, 1, "relu6"},
                         Case{1, 2, 150, 150, 5, 5, 2, 2, 2, 2, 2, 2, "silu"}}) {
     PrimFunc f = ParseFunc(Func(k), "dw");
     PrimFunc plain = InlineElementwise(LowerBlocks(f));
-    EXPECT_EQ(ScheduleStridedDepthwise(plain), plain) << k.Name();  // the window schedule's
+    EXPECT_EQ(ScheduleStridedDepthwise(plain, plain_knobs), plain) << k.Name();  // the window schedule's
     PrimFunc lowered = Lower(f, banded);
     ASSERT_TRUE(HasBuffer(lowered, "data_band")) << k.Name() << "\n" << Print(lowered);
     Status s = SameNumbers(f, lowered);
     EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString() << "\n" << Print(lowered);
+  }
+}
+
+// The direct kernel (depthwise_direct.h): column stride 2, 3x3 windows, at
+// least 16 output columns whose taps are all inside; no band.
+TEST(DepthwiseScheduleTest, DirectKernelTakesWideColumnStride2Planes) {
+  ScheduleKnobs band;
+  band.values["depthwise.direct"] = 1;
+  // 56^2 -> 28^2 and 112^2 -> 56^2 3x3/2 (the latter too big for a band),
+  // and 2 x 1 / 1 x 2 strides.
+  for (const Case& k : {Case{1, 4, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1}, Case{1, 2, 112, 112, 3, 3, 2, 2, 1, 1, 1, 1},
+                        Case{1, 2, 9, 70, 3, 3, 1, 2, 1, 1, 1, 1}}) {
+    PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
+    PrimFunc s = ScheduleStridedDepthwise(f);
+    ASSERT_NE(s, f) << k.Name();
+    EXPECT_FALSE(HasBuffer(s, "data_phases")) << Print(s);
+    EXPECT_TRUE(HasBuffer(s, "edge_acc")) << Print(s);  // the first column
+    // The taps read the input with stride 2.
+    EXPECT_NE(Print(s).find("jj * 2 + 1]"), std::string::npos) << Print(s);
+    // depthwise.direct 1: the band kernel (where its band fits) or none.
+    PrimFunc b = ScheduleStridedDepthwise(f, band);
+    EXPECT_EQ(b != f && HasBuffer(b, "data_phases"), k.h < 100) << k.Name();
+  }
+  // Not its: 5x5 windows, rows of 15 inside columns (28^2 -> 14^2), stride
+  // 2 x 1, stride 3, stride 1.
+  for (const Case& k : {Case{1, 4, 56, 56, 5, 5, 2, 2, 2, 2, 2, 2}, Case{1, 4, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1},
+                        Case{1, 2, 16, 40, 3, 3, 2, 1, 1, 1, 1, 1}, Case{1, 4, 60, 60, 3, 3, 3, 3, 1, 1, 1, 1},
+                        Case{1, 8, 11, 16, 3, 3, 1, 1, 1, 1, 1, 1}}) {
+    PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
+    PrimFunc s = ScheduleStridedDepthwise(f);
+    EXPECT_TRUE(s == f || HasBuffer(s, "data_phases")) << k.Name() << "\n" << Print(s);
+  }
+}
+
+TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
+  std::vector<Case> cases = {
+      {1, 3, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1},               // 28^2 out: vectors at 1 and 12
+      {2, 3, 57, 45, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},       // odd sizes: a last row and column outside
+      {1, 2, 40, 38, 3, 3, 2, 2, 0, 0, 0, 0, "hardswish"},  // no padding: no edge column
+      {1, 2, 21, 37, 3, 3, 2, 2, 0, 1, 1, 0},               // asymmetric padding
+      {1, 2, 30, 35, 3, 3, 2, 2, 2, 2, 2, 2, "relu6"},      // padding 2: two edge columns a side
+      {1, 2, 9, 70, 3, 3, 1, 2, 1, 1, 1, 1},                // stride 1 x 2
+      {1, 2, 30, 112, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},      // four vectors a row
+      {1, 2, 4, 40, 3, 3, 2, 2, 1, 1, 1, 1},                // two rows: both outside the inside rows
+  };
+  // depthwise.rows, .cols.
+  std::vector<std::vector<int64_t>> knobs = {{0, 0}, {1, 1}, {3, 2}, {8, 4}};
+  for (const Case& k : cases) {
+    PrimFunc f = ParseFunc(Func(k), "dw");
+    for (const auto& kv : knobs) {
+      ScheduleKnobs kn;
+      if (kv[0]) kn.values["depthwise.rows"] = kv[0];
+      if (kv[1]) kn.values["depthwise.cols"] = kv[1];
+      PrimFunc lowered = Lower(f, kn);
+      ASSERT_TRUE(HasBuffer(lowered, "edge_acc") || k.pl == 0) << k.Name() << "\n" << Print(lowered);
+      ASSERT_FALSE(HasBuffer(lowered, "data_phases")) << k.Name() << "\n" << Print(lowered);
+      Status s = SameNumbers(f, lowered);
+      EXPECT_TRUE(s.ok()) << k.Name() << " knobs " << kv[0] << " " << kv[1] << ": " << s.ToString() << "\n"
+                          << Print(lowered);
+    }
   }
 }
 
@@ -238,18 +323,25 @@ TEST(DepthwiseScheduleTest, Numbers) {
       {1, 9, 6, 6, 3, 3, 1, 1, 1, 1, 1, 1, "relu6"},      // stride 1, 6^2 3x3, flat
       {1, 8, 5, 9, 3, 3, 1, 1, 0, 0, 0, 0},               // stride 1, no padding, 3 x 7 flat
       {1, 11, 14, 14, 5, 5, 1, 1, 2, 2, 2, 2, "silu"},    // stride 1, 14^2 5x5: row tiles by the rule
+      {1, 6, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, "relu6"},    // 14^2 out: 16-column copies, whole-vector stores
+      {2, 3, 30, 29, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},     // 15 x 15 out, odd width, a batch of two
+      {1, 4, 12, 26, 3, 3, 2, 2, 1, 0, 0, 1},             // 6 x 13 out, asymmetric padding
+      {1, 8, 16, 16, 3, 3, 1, 1, 1, 1, 1, 1, "hardswish"},  // stride 1, rows of 16
   };
-  // depthwise.rows, .cols, .flat, .copy.
-  std::vector<std::vector<int64_t>> knobs = {{0, 0, 0, 0}, {1, 1, 0, 0}, {3, 2, 0, 1}, {8, 4, 0, 0},
-                                             {0, 0, 1, 0}, {0, 0, 2, 0}, {5, 1, 0, 1}};
+  // depthwise.rows, .cols, .flat, .copy, .direct (1: the band even where
+  // the direct kernel applies, so that these cases keep testing it; the
+  // direct kernel's numbers are DirectKernelNumbers').
+  std::vector<std::vector<int64_t>> knobs = {{0, 0, 0, 0, 1}, {1, 1, 0, 0, 1}, {3, 2, 0, 1, 1}, {8, 4, 0, 0, 1},
+                                             {0, 0, 1, 0, 1}, {0, 0, 2, 0, 1}, {5, 1, 0, 1, 1}};
   for (const Case& k : cases) {
     PrimFunc f = ParseFunc(Func(k), "dw");
     for (const auto& kv : knobs) {
       ScheduleKnobs kn;
       kn.values["depthwise.unit_stride"] = 1;  // the stride-1 cases
-      const char* names[] = {"depthwise.rows", "depthwise.cols", "depthwise.flat", "depthwise.copy"};
+      const char* names[] = {"depthwise.rows", "depthwise.cols", "depthwise.flat", "depthwise.copy",
+                             "depthwise.direct"};
       std::string tag;
-      for (int i = 0; i < 4; ++i) {
+      for (int i = 0; i < 5; ++i) {
         if (kv[i]) kn.values[names[i]] = kv[i];
         tag += " " + std::to_string(kv[i]);
       }

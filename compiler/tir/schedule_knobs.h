@@ -44,6 +44,8 @@
 //                     2: no stride-1 plane (the rule: rows of 12..16, flat runs)
 //   depthwise.banded  1: planes whose band exceeds L1 (112^2) in blocks of
 //                     rows (depthwise_banded.h) instead of the window schedule
+//   depthwise.direct  1: column-stride-2 planes copied into phase planes
+//                     (the band) instead of read in place (depthwise_direct.h)
 //
 // Elementwise loops (default_schedule.h): the innermost loops the default
 // schedule vectorizes, when their static extent is a multiple of both:

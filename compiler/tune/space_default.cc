@@ -97,6 +97,11 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
     knobs.push_back({"depthwise.flat", {0, 1, 2}});
     knobs.push_back({"depthwise.copy", {0, 1}});
     if (!strided) knobs.push_back({"depthwise.unit_stride", {0, 1, 2}});
+    // Where the direct kernel takes it (depthwise_direct.h): the band instead.
+    tir::ScheduleKnobs band;
+    band.values["depthwise.direct"] = 1;
+    if (!ir::StructuralEqual(tir::ScheduleStridedDepthwise(lowered), tir::ScheduleStridedDepthwise(lowered, band)))
+      knobs.push_back({"depthwise.direct", {0, 1}});
     return knobs;
   }
   // A plane too big for L1 (112^2): the window schedule's knobs below, and

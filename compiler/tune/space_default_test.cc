@@ -226,7 +226,20 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
     ASSERT_NE(at, std::string::npos) << from;
     big.replace(at, from.size(), to);
   }
-  std::vector<std::string> big_names;
+  // (3x3 at column stride 2: the direct kernel takes it, depthwise.direct
+  // 1 leaves it to the window schedule; so a 5x5 window here.)
+  std::vector<std::string> big_names, direct_names;
+  for (const Knob& k : DefaultSpaceKnobs(ParseFunc(big, "dw"), 1)) direct_names.push_back(k.name);
+  ASSERT_FALSE(direct_names.empty());
+  EXPECT_EQ(direct_names[0], "depthwise.rows");
+  EXPECT_EQ(direct_names.back(), "depthwise.direct");
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"(8, 1, 3, 3)", "(8, 1, 5, 5)"}, {"T.int64(3), T.int64(3))", "T.int64(5), T.int64(5))"}}) {
+    size_t at = big.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    big.replace(at, from.size(), to);
+  }
+  for (size_t at = big.find("* 1 - 1"); at != std::string::npos; at = big.find("* 1 - 1", at)) big.replace(at, 7, "* 1 - 2");
   for (const Knob& k : DefaultSpaceKnobs(ParseFunc(big, "dw"), 1)) big_names.push_back(k.name);
   ASSERT_FALSE(big_names.empty());
   EXPECT_EQ(big_names[0], "depthwise.banded");

@@ -1,0 +1,198 @@
+#include "compiler/tir/depthwise_direct.h"
+
+#include <algorithm>
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "compiler/tir/conv_kernel.h"
+#include "compiler/tir/nest_util.h"
+
+namespace kiln {
+namespace tir {
+namespace dw {
+
+using namespace ir;  // NOLINT
+using conv::CeilDiv;
+using conv::ConvNest;
+using conv::MakeFor;
+using nest::I64;
+
+namespace {
+
+constexpr int64_t kLanes = 16;
+
+// Windows at most this wide. Every tap column is a stride-2 load (two wide
+// loads and a shuffle) per input row of the tile, so a 5x5 window makes 5
+// per input row against the band kernel's plain loads: 72 ch 56^2 -> 28^2
+// 5x5/2 took 47-58 us here with every tile of 1..6 rows x 1..2 vectors,
+// against the band kernel's 32 (1 thread, same run). At 3x3: 64 ch 56^2 ->
+// 28^2 15.2 against 17.7 us; 16 ch 112^2 -> 56^2 16.4 against the window
+// schedule's 16.8-18.0; 32 ch 112^2 level (35.0 against 34.9).
+constexpr int64_t kMaxDirectWindow = 3;
+
+// The output range [a, b) along one axis whose taps are all inside the
+// input's extent `size` (stride s, window k, leading padding p), clamped to
+// [0, out).
+std::pair<int64_t, int64_t> InsideRange(int64_t s, int64_t k, int64_t p, int64_t size, int64_t out) {
+  int64_t a = std::min(out, CeilDiv(p, s));
+  int64_t last = size - k + p;  // x * s <= last
+  int64_t b = last < 0 ? 0 : std::min(out, last / s + 1);
+  return {a, std::max(a, b)};
+}
+
+class Kernel {
+ public:
+  Kernel(const ConvNest& cv, const ScheduleKnobs& knobs) : cv_(cv) {
+    std::tie(xa_, xb_) = InsideRange(cv_.sw, cv_.kw, cv_.pl, cv_.w, cv_.wo);
+    std::tie(ya_, yb_) = InsideRange(cv_.sh, cv_.kh, cv_.pt, cv_.h, cv_.ho);
+    // The inside columns in vectors, the last moved back to end at xb.
+    for (int64_t x = xa_; x < xb_; x += kLanes) starts_.push_back(std::min(x, xb_ - kLanes));
+    int64_t r = knobs.Get("depthwise.rows");
+    rows_ = r > 0 ? std::min<int64_t>(r, 8) : 4;
+    int64_t c = knobs.Get("depthwise.cols");
+    cols_ = std::min<int64_t>(static_cast<int64_t>(starts_.size()), c > 0 ? std::min<int64_t>(c, 4) : 2);
+  }
+
+  Stmt Build() {
+    Var t = MakeVar("dw_task");
+    n_ = cv_.n == 1 ? I64(0) : conv::Div(PrimExpr(t), I64(cv_.o));
+    o_ = cv_.n == 1 ? PrimExpr(t) : conv::Mod(PrimExpr(t), I64(cv_.o));
+    std::vector<Stmt> body;
+    // Rows above the inside ones, each with its own taps.
+    for (int64_t y = 0; y < ya_; ++y) body.push_back(Rows(I64(y), 1, y));
+    int64_t inner = yb_ - ya_, full = inner / rows_, rest = inner % rows_;
+    if (full > 0) {
+      Var rb = MakeVar("rb");
+      body.push_back(MakeFor(rb, I64(full), ForKind::kSerial, Rows(I64(ya_) + PrimExpr(rb) * I64(rows_), rows_, -1)));
+    }
+    if (rest > 0) body.push_back(Rows(I64(ya_ + full * rows_), rest, -1));
+    for (int64_t y = std::max(yb_, ya_); y < cv_.ho; ++y) body.push_back(Rows(I64(y), 1, y));
+    return MakeFor(t, I64(cv_.n * cv_.o), ForKind::kParallel, Seq(body));
+  }
+
+ private:
+  // Whether input row `iy` of output row `y` (static; -1: an inside row)
+  // and tap row ky is inside the input.
+  bool RowInside(int64_t y, int64_t ky) const {
+    if (y < 0) return true;
+    int64_t iy = y * cv_.sh + ky - cv_.pt;
+    return iy >= 0 && iy < cv_.h;
+  }
+
+  PrimExpr X(const PrimExpr& y, int64_t ky, const PrimExpr& ix) const {
+    return Load(cv_.data, {n_, o_, y * I64(cv_.sh) + I64(ky - cv_.pt), ix});
+  }
+  PrimExpr W(int64_t ky, int64_t kx) const { return Load(cv_.weight, {o_, I64(0), I64(ky), I64(kx)}); }
+  PrimExpr Fma(PrimExpr a, PrimExpr b, PrimExpr c) const {
+    return PrimExpr(std::make_shared<CallNode>(DType::Float32(), "fma", std::vector<PrimExpr>{a, b, c}));
+  }
+
+  // Output rows [y0, y0 + rows): the vector tiles, then the edge columns.
+  // `fixed` >= 0: the one row y0 == fixed, outside the inside rows.
+  Stmt Rows(const PrimExpr& y0, int64_t rows, int64_t fixed) {
+    std::vector<Stmt> parts;
+    for (size_t c0 = 0; c0 < starts_.size(); c0 += cols_) {
+      std::vector<int64_t> xs(starts_.begin() + c0, starts_.begin() + std::min(starts_.size(), c0 + cols_));
+      parts.push_back(Tile(y0, rows, xs, fixed));
+    }
+    std::vector<int64_t> edges;
+    for (int64_t x = 0; x < xa_; ++x) edges.push_back(x);
+    for (int64_t x = xb_; x < cv_.wo; ++x) edges.push_back(x);
+    if (!edges.empty()) parts.push_back(Edges(y0, rows, edges, fixed));
+    return Seq(parts);
+  }
+
+  // Rows [y0, y0 + rows) x the vectors starting at `xs`: every inside tap's
+  // FMA into acc, its input a stride-2 load; then the plain stores.
+  Stmt Tile(const PrimExpr& y0, int64_t rows, const std::vector<int64_t>& xs, int64_t fixed) {
+    DType f32 = DType::Float32();
+    int64_t cols = static_cast<int64_t>(xs.size());
+    Buffer acc = nest::Float32Buffer("acc", {I64(rows), I64(cols * kLanes)}, "local");
+    // One unrolled loop over the rows, a 16-lane vector loop per vector.
+    auto grid = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&, int64_t, const PrimExpr&)>& f) {
+      Var ii = MakeVar("ii" + tag);
+      std::vector<Stmt> vecs;
+      for (int64_t k = 0; k < cols; ++k) {
+        Var jj = MakeVar("jj" + tag);
+        vecs.push_back(MakeFor(jj, I64(kLanes), ForKind::kVectorized, f(PrimExpr(ii), k, PrimExpr(jj))));
+      }
+      return MakeFor(ii, I64(rows), ForKind::kUnrolled, Seq(vecs));
+    };
+    std::vector<Stmt> steps;
+    steps.push_back(grid("_init", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) {
+      return Store(acc, FloatImm(f32, 0), {ii, I64(k * kLanes) + jj});
+    }));
+    // By input row, then tap column: each stride-2 load feeds the FMAs of
+    // every output row that reads it next to it (by tap row, the rows a
+    // 5x5 tile shares were loaded long before their second use, and LLVM
+    // spilled registers: 72 ch 56^2 5x5/2 took twice the band kernel's time).
+    for (int64_t r = 0; r < (rows - 1) * cv_.sh + cv_.kh; ++r) {
+      for (int64_t kx = 0; kx < cv_.kw; ++kx) {
+        for (int64_t ii = 0; ii < rows; ++ii) {
+          int64_t ky = r - ii * cv_.sh;
+          if (ky < 0 || ky >= cv_.kh || !RowInside(fixed, ky)) continue;
+          for (int64_t k = 0; k < cols; ++k) {
+            Var jj = MakeVar("jj");
+            PrimExpr ix = PrimExpr(jj) * I64(cv_.sw) + I64(xs[k] * cv_.sw + kx - cv_.pl);
+            std::vector<PrimExpr> at = {I64(ii), I64(k * kLanes) + PrimExpr(jj)};
+            PrimExpr x = X(y0 + I64(ii), ky, ix);
+            steps.push_back(MakeFor(jj, I64(kLanes), ForKind::kVectorized,
+                                    Store(acc, Fma(W(ky, kx), x, Load(acc, at)), at)));
+          }
+        }
+      }
+    }
+    steps.push_back(grid("_out", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) {
+      return Store(cv_.out, Load(acc, {ii, I64(k * kLanes) + jj}), {n_, o_, y0 + ii, I64(xs[k]) + jj});
+    }));
+    return std::make_shared<AllocateNode>(acc, Seq(steps));
+  }
+
+  // Rows [y0, y0 + rows) x the edge columns `xs`, one by one, each with the
+  // taps inside the input (a one-element accumulator per column, so that
+  // the store is a plain one the epilogue can be inlined into).
+  Stmt Edges(const PrimExpr& y0, int64_t rows, const std::vector<int64_t>& xs, int64_t fixed) {
+    DType f32 = DType::Float32();
+    int64_t n = static_cast<int64_t>(xs.size());
+    Buffer acc = nest::Float32Buffer("edge_acc", {I64(n)}, "local");
+    Var ii = MakeVar("ie");
+    PrimExpr y = y0 + PrimExpr(ii);
+    std::vector<Stmt> steps;
+    for (int64_t k = 0; k < n; ++k) {
+      steps.push_back(Store(acc, FloatImm(f32, 0), {I64(k)}));
+      for (int64_t ky = 0; ky < cv_.kh; ++ky) {
+        if (!RowInside(fixed, ky)) continue;
+        for (int64_t kx = 0; kx < cv_.kw; ++kx) {
+          int64_t ix = xs[k] * cv_.sw + kx - cv_.pl;
+          if (ix < 0 || ix >= cv_.w) continue;
+          steps.push_back(Store(acc, Fma(W(ky, kx), X(y, ky, I64(ix)), Load(acc, {I64(k)})), {I64(k)}));
+        }
+      }
+      steps.push_back(Store(cv_.out, Load(acc, {I64(k)}), {n_, o_, y, I64(xs[k])}));
+    }
+    return std::make_shared<AllocateNode>(acc, MakeFor(ii, I64(rows), ForKind::kUnrolled, Seq(steps)));
+  }
+
+  const ConvNest& cv_;
+  int64_t xa_ = 0, xb_ = 0, ya_ = 0, yb_ = 0, rows_ = 4, cols_ = 2;
+  std::vector<int64_t> starts_;  // the first column of each inside vector
+  PrimExpr n_, o_;
+};
+
+}  // namespace
+
+bool DirectApplies(const ConvNest& cv) {
+  if (cv.sw != 2 || cv.kw > kMaxDirectWindow) return false;
+  auto [xa, xb] = InsideRange(cv.sw, cv.kw, cv.pl, cv.w, cv.wo);
+  return xb - xa >= kLanes;
+}
+
+Stmt BuildDirectDepthwise(const ConvNest& cv, const ScheduleKnobs& knobs) { return Kernel(cv, knobs).Build(); }
+
+}  // namespace dw
+}  // namespace tir
+}  // namespace kiln
