@@ -95,7 +95,10 @@ ThreadPool::ThreadPool(int num_threads) {
   spinning_.store(num_threads_ - 1);
   num_launches_ = std::max(2, std::min(num_threads_, kMaxLaunchRecords));
   launches_.reset(new Launch[num_launches_]);
-  for (int i = 0; i < num_launches_; ++i) launches_[i].slots.reset(new Slot[num_threads_]);
+  for (int i = 0; i < num_launches_; ++i) {
+    launches_[i].slots.reset(new Slot[num_threads_]);
+    launches_[i].finished.reset(new Finished[num_threads_]);
+  }
   for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
 
@@ -148,6 +151,8 @@ void ThreadPool::RunTasks(Launch* launch, int slot) {
   const kiln_task_fn fn = launch->fn.load(std::memory_order_relaxed);
   void* const closure = launch->closure.load(std::memory_order_relaxed);
   const int32_t num_tasks = launch->num_tasks.load(std::memory_order_relaxed);
+  std::atomic<int32_t>& finished = launch->finished[slot].count;
+  int32_t mine = 0;
   // Its own range first, then the others' leftovers, starting with the next
   // slot so that thieves spread over different victims. A claim is one
   // fetch_add: every index below `end` is handed to exactly one thread.
@@ -164,9 +169,12 @@ void ThreadPool::RunTasks(Launch* launch, int slot) {
       }
       // seq_cst: with the launcher's store of launcher_waits, one of the two
       // sides sees the other (WaitForTasks). The release half publishes the
-      // task's writes (and result) to the launcher.
-      if (launch->done.fetch_add(1, std::memory_order_seq_cst) + 1 == num_tasks &&
-          launch->launcher_waits.load(std::memory_order_seq_cst)) {
+      // task's writes (and result) to the launcher. The count is this
+      // thread's own (Finished), so the store stays in its core's cache; the
+      // flag is written once a launch at most, so reading it is a hit too.
+      finished.store(++mine, std::memory_order_seq_cst);
+      if (launch->launcher_waits.load(std::memory_order_seq_cst) &&
+          CountFinished(launch, std::memory_order_seq_cst) == num_tasks) {
         std::lock_guard<std::mutex> lock(launch->join_mu);
         launch->join_.notify_one();
       }
@@ -275,7 +283,7 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
   launch->fn.store(fn, std::memory_order_relaxed);
   launch->closure.store(closure, std::memory_order_relaxed);
   launch->num_tasks.store(num_tasks, std::memory_order_relaxed);
-  launch->done.store(0, std::memory_order_relaxed);
+  for (int t = 0; t < num_threads_; ++t) launch->finished[t].count.store(0, std::memory_order_relaxed);
   launch->result.store(0, std::memory_order_relaxed);
   launch->launcher_waits.store(false, std::memory_order_relaxed);
   launch->refs.store(1, std::memory_order_relaxed);  // the launcher's own
@@ -330,24 +338,31 @@ ThreadPool::Launch* ThreadPool::TakeFreeLaunch() {
   }
 }
 
+int32_t ThreadPool::CountFinished(const Launch* launch, std::memory_order order) const {
+  int32_t total = 0;
+  for (int t = 0; t < num_threads_; ++t) total += launch->finished[t].count.load(order);
+  return total;
+}
+
 void ThreadPool::WaitForTasks(Launch* launch, int32_t num_tasks) {
   // acquire: every task's writes (and its result) happen before the launcher
   // returns.
   auto spin_until = std::chrono::steady_clock::now() + kJoinSpinTime;
-  for (int polls = 1; launch->done.load(std::memory_order_acquire) < num_tasks; ++polls) {
+  for (int polls = 1; CountFinished(launch, std::memory_order_acquire) < num_tasks; ++polls) {
     if (polls % kPollsPerCheck != 0) {
       CpuRelax();
       continue;
     }
     if (std::chrono::steady_clock::now() < spin_until) continue;
     // A task is still running on a worker that is probably waiting for a
-    // core: sleep, so that it can have this one. The store and the worker's
-    // increment of done are both seq_cst, so either the predicate below sees
-    // the last task done or the worker that finishes it sees the flag and
-    // notifies under join_mu (after this thread waits, or before it checks).
+    // core: sleep, so that it can have this one. The store and a worker's
+    // store of its count are both seq_cst, so either the predicate below sees
+    // the last task finished or the worker that finishes it sees the flag,
+    // finds every task counted and notifies under join_mu (after this thread
+    // waits, or before it checks).
     launch->launcher_waits.store(true, std::memory_order_seq_cst);
     std::unique_lock<std::mutex> lock(launch->join_mu);
-    launch->join_.wait(lock, [&] { return launch->done.load(std::memory_order_seq_cst) >= num_tasks; });
+    launch->join_.wait(lock, [&] { return CountFinished(launch, std::memory_order_seq_cst) >= num_tasks; });
     return;
   }
 }

@@ -114,6 +114,27 @@ TEST(ThreadPoolTest, LauncherSleepsUntilTheLastTaskEnds) {
   }
 }
 
+// Each thread counts the tasks it finished on its own cache line, and a
+// sleeping launcher is woken by whichever thread finishes the last one: three
+// workers end their tasks at about the same time, 1 ms after the launcher
+// began to sleep, so a wake-up lost between two of them would hang the test.
+TEST(ThreadPoolTest, WorkersFinishingTogetherWakeTheSleepingLauncher) {
+  ThreadPool pool(4);
+  for (int round = 0; round < 30; ++round) {
+    int32_t ran[4] = {0, 0, 0, 0};  // plain ints: the join publishes the tasks' writes
+    std::atomic<int> started{0};
+    pool.ParallelFor(4, [&](int32_t i) {
+      if (i > 0) {
+        started.fetch_add(1);
+        for (int k = 0; k < 4000 && started.load() < 3; ++k) std::this_thread::sleep_for(std::chrono::microseconds(500));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      }
+      ran[i] += 1;
+    });
+    for (int i = 0; i < 4; ++i) EXPECT_EQ(ran[i], 1) << "round " << round << " task " << i;
+  }
+}
+
 // Launches back to back from one thread, each with its own closure on the
 // caller's stack: a worker that is late for one launch never runs a task of
 // the next with the old one's function (the checks count per launch).

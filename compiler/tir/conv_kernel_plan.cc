@@ -259,7 +259,17 @@ bool ConvKernel::GroupBands() const {
 }
 
 bool ConvKernel::ParallelWork(int64_t count) const {
-  int64_t work = cv_.n * cv_.o * cv_.ho * cv_.wo * cv_.ki * cv_.kh * cv_.kw;
+  int64_t macs = cv_.n * cv_.o * cv_.ho * cv_.wo * cv_.ki * cv_.kh * cv_.kw;
+  // Each weight element feeds n * ho * wo multiply-adds. Where that is a few
+  // (the matrix-vector products of squeeze-and-excitation FCs on a pooled
+  // 1 x 1 plane) the kernel streams its weights from L2 or beyond, and a
+  // weight element costs several compute-bound multiply-adds: MobileNetV3's
+  // 960 -> 240 at 1^2 (230 K of them, 0.9 MiB of weights) took 23 us on one
+  // thread, about ten times its arithmetic at the register-blocked rate.
+  // Two cores stream twice the bytes, so such a product is worth a launch
+  // from 64 K weight elements (256 KiB).
+  int64_t weights = cv_.o * cv_.ki * cv_.kh * cv_.kw;
+  int64_t work = std::max(macs, weights * kStreamedWeightWork);
   return threads_ >= 2 && count >= 2 && work >= kMinParallelConvWork;
 }
 

@@ -93,6 +93,10 @@ constexpr int kConvWeightBlock = 8;
 
 // Multiply-adds below which the tile loop stays serial.
 constexpr int64_t kMinParallelConvWork = 256 * 1024;
+// What one weight element counts for against kMinParallelConvWork when the
+// weights outweigh the multiply-adds (a matrix-vector product streams them
+// from L2 or beyond: ConvKernel::ParallelWork).
+constexpr int64_t kStreamedWeightWork = 4;
 
 // Independent (image, group, band of output rows) tasks from which the
 // convolution packs its input inside the parallel loop, band by band; with

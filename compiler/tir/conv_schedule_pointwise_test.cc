@@ -117,6 +117,23 @@ TEST(ConvScheduleNumbersTest, PointwiseOnTinyPlanesIsMatrixVector) {
   }
 }
 
+TEST(ConvScheduleNumbersTest, MatrixVectorOfLargeWeightsIsParallel) {
+  // A matrix-vector product streams its weights: MobileNetV3's 960 -> 240 SE
+  // FC (230 K multiply-adds, under kMinParallelConvWork, but 921 KiB of
+  // weights) runs its row blocks in parallel with two threads; 120 -> 480
+  // (57.6 K weight elements, under 64 K) stays serial, and so does anything
+  // with one thread.
+  ConvCase big{1, 960, 1, 1, 240, 1, 1};
+  big.weights = "packed";
+  big.epilogue = "bias_relu6";
+  ConvCase small{1, 120, 1, 1, 480, 1, 1};
+  small.weights = "packed";
+  EXPECT_EQ(Count(LowerConv(big, 2)).parallel, 1);
+  EXPECT_EQ(Count(LowerConv(big, 1)).parallel, 0);
+  EXPECT_EQ(Count(LowerConv(small, 2)).parallel, 0);
+  CheckConv(big, 2);
+}
+
 TEST(ConvScheduleNumbersTest, RowTilesForFewTaps) {
   // Few taps per output (a 3-channel stem, grouped 3x3 of 4 channels per
   // group): tiles of one output row, stored as whole vectors (no copy of
