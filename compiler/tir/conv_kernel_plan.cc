@@ -258,6 +258,10 @@ bool ConvKernel::GroupBands() const {
   return cv_.groups > 1 && cv_.opg > 2 && !direct_ && !row_tiles_ && !shift_planes_ && sources_.empty();
 }
 
+bool ConvKernel::PrefetchWeights() const {
+  return cv_.kh == 1 && cv_.kw == 1 && cv_.wblock > 0 && cv_.o * cv_.ki * 4 >= kPrefetchMinWeightBytes;
+}
+
 bool ConvKernel::ParallelWork(int64_t count) const {
   int64_t work = cv_.n * cv_.o * cv_.ho * cv_.wo * cv_.ki * cv_.kh * cv_.kw;
   return threads_ >= 2 && count >= 2 && work >= kMinParallelConvWork;

@@ -86,6 +86,52 @@ TEST(ConvScheduleNumbersTest, PointwiseRemainderColumns) {
   EXPECT_FALSE(Allocates(Count(LowerConv(c, 2)), "acc_rem"));
 }
 
+// The printed indices of the kernel's prefetch hints, in order.
+std::vector<std::string> Prefetches(const PrimFunc& f) {
+  struct Finder : StmtExprVisitor {
+    std::vector<std::string> found;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* c = e.as<CallNode>(); c != nullptr && c->op == "prefetch") {
+        found.push_back(text::PrintPrimExpr(c->args[0]));
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } finder;
+  finder.VisitStmt(f->body);
+  return finder.found;
+}
+
+TEST(ConvScheduleNumbersTest, PointwiseWeightPrefetch) {
+  // 1x1 convs whose packed weight is 16 KiB or more prefetch the weight row
+  // 4 KiB ahead (128 rows of 8 floats) in the tile's channel loop, clamped
+  // to the last row (here 8 blocks x 64 channels): in place at 7^2, and
+  // strided with padding through the packed input (a batch of 2).
+  ConvCase a{1, 64, 7, 7, 64, 1, 1};
+  a.weights = "packed";
+  a.epilogue = "bn_residual_relu";
+  ConvCase b{2, 64, 9, 9, 64, 1, 1};
+  b.sh = b.sw = 2;
+  b.pt = b.pl = b.pb = b.pr = 1;
+  b.weights = "packed";
+  b.epilogue = "bn_relu";
+  for (const ConvCase& k : {a, b}) {
+    std::vector<std::string> hints = Prefetches(LowerConv(k, 1));
+    ASSERT_EQ(hints.size(), 1u) << k.Name();
+    EXPECT_NE(hints[0].find("+ 128, 511)"), std::string::npos) << hints[0];
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+  // Below 16 KiB (40 x 64 floats, 10 KiB), weights read as given, and 3x3
+  // kernels (rows of 9 taps): no hint.
+  ConvCase c{1, 64, 7, 7, 40, 1, 1};
+  c.weights = "packed";
+  ConvCase d{1, 64, 7, 7, 64, 1, 1};
+  ConvCase e{1, 64, 7, 7, 64, 3, 3};
+  e.pt = e.pl = e.pb = e.pr = 1;
+  e.weights = "packed";
+  for (const ConvCase& k : {c, d, e}) EXPECT_TRUE(Prefetches(LowerConv(k, 1)).empty()) << k.Name();
+}
+
 TEST(ConvScheduleNumbersTest, ResNetLayerWithConstantWeights) {
   ConvCase a{1, 256, 14, 14, 256, 3, 3};
   a.pt = a.pl = a.pb = a.pr = 1;
