@@ -259,7 +259,7 @@ bool ConvKernel::GroupBands() const {
 }
 
 bool ConvKernel::PrefetchWeights() const {
-  return cv_.kh == 1 && cv_.kw == 1 && cv_.wblock > 0 && cv_.o * cv_.ki * 4 >= kPrefetchMinWeightBytes;
+  return cv_.wblock > 0 && cv_.o * cv_.ki * cv_.kh * cv_.kw * 4 >= kPrefetchMinWeightBytes;
 }
 
 bool ConvKernel::ParallelWork(int64_t count) const {

@@ -101,11 +101,14 @@ std::vector<std::string> Prefetches(const PrimFunc& f) {
   return finder.found;
 }
 
-TEST(ConvScheduleNumbersTest, PointwiseWeightPrefetch) {
-  // 1x1 convs whose packed weight is 16 KiB or more prefetch the weight row
-  // 4 KiB ahead (128 rows of 8 floats) in the tile's channel loop, clamped
-  // to the last row (here 8 blocks x 64 channels): in place at 7^2, and
-  // strided with padding through the packed input (a batch of 2).
+TEST(ConvScheduleNumbersTest, PackedWeightPrefetch) {
+  // Convs whose packed weight is 16 KiB or more prefetch the weight row
+  // 4 KiB ahead in the tile's channel loop, clamped to the last row, one
+  // hint a 64-byte line of the row. 1x1 (rows of 8 floats: 128 rows ahead,
+  // 8 blocks x 64 channels = 512 rows): in place at 7^2, and strided with
+  // padding through the packed input (a batch of 2). 3x3 (rows of 72
+  // floats, 5 lines: 15 rows ahead) and grouped 3x3 (4 groups of 16, rows
+  // per block 16; the band scheme).
   ConvCase a{1, 64, 7, 7, 64, 1, 1};
   a.weights = "packed";
   a.epilogue = "bn_residual_relu";
@@ -114,22 +117,33 @@ TEST(ConvScheduleNumbersTest, PointwiseWeightPrefetch) {
   b.pt = b.pl = b.pb = b.pr = 1;
   b.weights = "packed";
   b.epilogue = "bn_relu";
-  for (const ConvCase& k : {a, b}) {
-    std::vector<std::string> hints = Prefetches(LowerConv(k, 1));
-    ASSERT_EQ(hints.size(), 1u) << k.Name();
-    EXPECT_NE(hints[0].find("+ 128, 511)"), std::string::npos) << hints[0];
-    CheckConv(k, 1);
-    CheckConv(k, 2);
-  }
-  // Below 16 KiB (40 x 64 floats, 10 KiB), weights read as given, and 3x3
-  // kernels (rows of 9 taps): no hint.
-  ConvCase c{1, 64, 7, 7, 40, 1, 1};
+  ConvCase c{1, 16, 9, 9, 32, 3, 3};
+  c.pt = c.pl = c.pb = c.pr = 1;
   c.weights = "packed";
-  ConvCase d{1, 64, 7, 7, 64, 1, 1};
-  ConvCase e{1, 64, 7, 7, 64, 3, 3};
-  e.pt = e.pl = e.pb = e.pr = 1;
+  ConvCase d{1, 64, 28, 28, 64, 3, 3};
+  d.sh = d.sw = 2;
+  d.pt = d.pl = d.pb = d.pr = 1;
+  d.groups = 4;
+  d.weights = "packed";
+  d.epilogue = "bn_relu";
+  struct Want {
+    ConvCase k;
+    size_t hints;
+    std::string index;
+  };
+  for (const Want& w : {Want{a, 1, "+ 128, 511)"}, Want{b, 1, "+ 128, 511)"}, Want{c, 5, "+ 15, 63)"},
+                        Want{d, 5, "+ 15, 127)"}}) {
+    std::vector<std::string> hints = Prefetches(LowerConv(w.k, 1));
+    ASSERT_EQ(hints.size(), w.hints) << w.k.Name();
+    for (const std::string& h : hints) EXPECT_NE(h.find(w.index), std::string::npos) << h;
+    CheckConv(w.k, 1);
+    CheckConv(w.k, 2);
+  }
+  // Below 16 KiB (40 x 64 floats, 10 KiB) or weights read as given: no hint.
+  ConvCase e{1, 64, 7, 7, 40, 1, 1};
   e.weights = "packed";
-  for (const ConvCase& k : {c, d, e}) EXPECT_TRUE(Prefetches(LowerConv(k, 1)).empty()) << k.Name();
+  ConvCase f{1, 64, 7, 7, 64, 1, 1};
+  for (const ConvCase& k : {e, f}) EXPECT_TRUE(Prefetches(LowerConv(k, 1)).empty()) << k.Name();
 }
 
 TEST(ConvScheduleNumbersTest, ResNetLayerWithConstantWeights) {
