@@ -268,6 +268,21 @@ llvm::Value* KernelEmitter::Call(const CallNode* op) {
     Unsupported(StrFormat("intrinsic '%s' takes %zu argument(s), got %zu", name.c_str(), n, op->args.size()));
     return false;
   };
+  if (name == "prefetch") {
+    // prefetch(B[i...]): a hint to bring the element's cache line in for
+    // reading (llvm.prefetch, locality 3: keep it in every level); no
+    // value, no fault. Schedules issue it ahead of a stream of loads whose
+    // lines come from memory (conv_kernel_tile.cc, kPrefetchAhead...).
+    if (!arity(1)) return Poison(op->dtype);
+    const auto* l = op->args[0].as<BufferLoadNode>();
+    if (l == nullptr) {
+      Unsupported("intrinsic 'prefetch' takes a buffer load");
+      return Poison(op->dtype);
+    }
+    b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {mc_.ptr},
+                       {Address(l->buffer, l->indices), b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
+    return llvm::ConstantInt::get(RegType(op->dtype), 0);
+  }
   if (name == "if_then_else") {
     if (!arity(3)) return Poison(op->dtype);
     return IfThenElse(op);

@@ -258,6 +258,10 @@ bool ConvKernel::GroupBands() const {
   return cv_.groups > 1 && cv_.opg > 2 && !direct_ && !row_tiles_ && !shift_planes_ && sources_.empty();
 }
 
+bool ConvKernel::PrefetchWeights() const {
+  return cv_.wblock > 0 && cv_.o * cv_.ki * cv_.kh * cv_.kw * 4 >= kPrefetchMinWeightBytes;
+}
+
 bool ConvKernel::ParallelWork(int64_t count) const {
   int64_t macs = cv_.n * cv_.o * cv_.ho * cv_.wo * cv_.ki * cv_.kh * cv_.kw;
   // Each weight element feeds n * ho * wo multiply-adds. Where that is a few

@@ -96,6 +96,23 @@ Stmt ConvKernel::Tile(const Var& o0, int rows, bool spatial) {
     }
     Stmt t = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, update);
     t = MakeFor(ky, I64(cv_.kh), spatial ? ForKind::kUnrolled : ForKind::kSerial, t);
+    if (block_rows && PrefetchWeights()) {
+      // The weight row (b floats a tap) kPrefetchAheadBytes on in the
+      // packed weight's memory order (past this block's last channel, the
+      // next block's first), clamped to the last row; one hint a 64-byte
+      // line of the row.
+      const int64_t row_floats = b * cv_.kh * cv_.kw, rows_total = cv_.o / b * cv_.ki;
+      PrimExpr ahead = Min(PrimExpr(ob) * I64(cv_.ki) + wc + I64(CeilDiv(kPrefetchAheadBytes, 4 * row_floats)),
+                           I64(rows_total - 1));
+      std::vector<Stmt> hints;
+      for (int64_t f = 0; f < row_floats; f += 16) {
+        PrimExpr at = Load(cv_.weight, {I64(0), ahead, I64(0), I64(0), I64(f)});
+        hints.push_back(std::make_shared<EvaluateNode>(
+            PrimExpr(std::make_shared<CallNode>(DType::Int32(), "prefetch", std::vector<PrimExpr>{at}))));
+      }
+      hints.push_back(t);
+      t = Seq(hints);
+    }
     return MakeFor(c, I64(count), ForKind::kSerial, t);
   };
   std::vector<Stmt> parts;

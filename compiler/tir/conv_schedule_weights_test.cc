@@ -86,6 +86,66 @@ TEST(ConvScheduleNumbersTest, PointwiseRemainderColumns) {
   EXPECT_FALSE(Allocates(Count(LowerConv(c, 2)), "acc_rem"));
 }
 
+// The printed indices of the kernel's prefetch hints, in order.
+std::vector<std::string> Prefetches(const PrimFunc& f) {
+  struct Finder : StmtExprVisitor {
+    std::vector<std::string> found;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* c = e.as<CallNode>(); c != nullptr && c->op == "prefetch") {
+        found.push_back(text::PrintPrimExpr(c->args[0]));
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } finder;
+  finder.VisitStmt(f->body);
+  return finder.found;
+}
+
+TEST(ConvScheduleNumbersTest, PackedWeightPrefetch) {
+  // Convs whose packed weight is 16 KiB or more prefetch the weight row
+  // 4 KiB ahead in the tile's channel loop, clamped to the last row, one
+  // hint a 64-byte line of the row. 1x1 (rows of 8 floats: 128 rows ahead,
+  // 8 blocks x 64 channels = 512 rows): in place at 7^2, and strided with
+  // padding through the packed input (a batch of 2). 3x3 (rows of 72
+  // floats, 5 lines: 15 rows ahead) and grouped 3x3 (4 groups of 16, rows
+  // per block 16; the band scheme).
+  ConvCase a{1, 64, 7, 7, 64, 1, 1};
+  a.weights = "packed";
+  a.epilogue = "bn_residual_relu";
+  ConvCase b{2, 64, 9, 9, 64, 1, 1};
+  b.sh = b.sw = 2;
+  b.pt = b.pl = b.pb = b.pr = 1;
+  b.weights = "packed";
+  b.epilogue = "bn_relu";
+  ConvCase c{1, 16, 9, 9, 32, 3, 3};
+  c.pt = c.pl = c.pb = c.pr = 1;
+  c.weights = "packed";
+  ConvCase d{1, 64, 28, 28, 64, 3, 3};
+  d.sh = d.sw = 2;
+  d.pt = d.pl = d.pb = d.pr = 1;
+  d.groups = 4;
+  d.weights = "packed";
+  d.epilogue = "bn_relu";
+  struct Want {
+    ConvCase k;
+    size_t hints;
+    std::string index;
+  };
+  for (const Want& w : {Want{a, 1, "+ 128, 511)"}, Want{b, 1, "+ 128, 511)"}, Want{c, 5, "+ 15, 63)"},
+                        Want{d, 5, "+ 15, 127)"}}) {
+    std::vector<std::string> hints = Prefetches(LowerConv(w.k, 1));
+    ASSERT_EQ(hints.size(), w.hints) << w.k.Name();
+    for (const std::string& h : hints) EXPECT_NE(h.find(w.index), std::string::npos) << h;
+    CheckConv(w.k, 1);
+    CheckConv(w.k, 2);
+  }
+  // Below 16 KiB (40 x 64 floats, 10 KiB) or weights read as given: no hint.
+  ConvCase e{1, 64, 7, 7, 40, 1, 1};
+  e.weights = "packed";
+  ConvCase f{1, 64, 7, 7, 64, 1, 1};
+  for (const ConvCase& k : {e, f}) EXPECT_TRUE(Prefetches(LowerConv(k, 1)).empty()) << k.Name();
+}
+
 TEST(ConvScheduleNumbersTest, ResNetLayerWithConstantWeights) {
   ConvCase a{1, 256, 14, 14, 256, 3, 3};
   a.pt = a.pl = a.pb = a.pr = 1;

@@ -144,6 +144,28 @@ TEST(CodegenErrorTest, IntrinsicArityAndDtype) {
   EXPECT_TRUE(r.ok()) << r.status().ToString();
 }
 
+TEST(CodegenErrorTest, PrefetchTakesABufferLoad) {
+  // prefetch(B[i]) is a hint with no value: llvm.prefetch of the element's
+  // address. Its argument must be a buffer load (an address).
+  auto f = std::make_shared<ir::PrimFuncNode>(*MakeAdd());
+  ir::Var i = ir::MakeVar("i");
+  ir::Buffer a = f->buffer_map[0].second, c = f->buffer_map[2].second;
+  ir::PrimExpr hint(std::make_shared<ir::CallNode>(DType::Int32(), "prefetch",
+                                                   std::vector<ir::PrimExpr>{ir::Load(a, {ir::PrimExpr(i)})}));
+  f->body = std::make_shared<ir::ForNode>(
+      i, 0, ir::PrimExpr(a->shape[0]), ir::ForKind::kSerial,
+      ir::Seq({std::make_shared<ir::EvaluateNode>(hint), ir::Store(c, ir::FloatImm(DType::Float32(), 0), {ir::PrimExpr(i)})}));
+  auto ok = codegen::EmitLLVMIR({f}, {});
+  ASSERT_TRUE(ok.ok()) << ok.status().ToString();
+  EXPECT_CONTAINS(*ok, "@llvm.prefetch");
+  auto r = codegen::EmitLLVMIR({WithCall("prefetch", DType::Int32(), 1)}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_CONTAINS(r.status().message(), "PrimFunc add: intrinsic 'prefetch' takes a buffer load");
+  r = codegen::EmitLLVMIR({WithCall("prefetch", DType::Int32(), 2)}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_CONTAINS(r.status().message(), "intrinsic 'prefetch' takes 1 argument(s), got 2");
+}
+
 TEST(CodegenErrorTest, UndefinedVariableAndBuffer) {
   auto f = std::make_shared<ir::PrimFuncNode>(*MakeAdd());
   ir::Buffer c = f->buffer_map[2].second;
