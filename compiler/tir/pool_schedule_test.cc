@@ -96,12 +96,27 @@ TEST(PoolScheduleTest, ShortStrideTwoRowsAreSplitIntoEvenAndOddColumns) {
   PrimFunc f = ParseFunc(Pool("max", 3, 14, 14, 3, 2, 1), "pool");
   PrimFunc out = ScheduleWindowReductions(f);
   Census c = Count(out);
-  // Its three input rows split into even and odd columns (one loop each),
-  // the row computed, then copied out; the top row the same from its two
-  // input rows inside the plane.
-  EXPECT_EQ(c.vectorized, 5 + 4);
+  // Each of its three input rows split into even and odd columns (one loop)
+  // and the even columns one over (a loop of their own, so that no half is
+  // read at an offset), the row computed, then copied out; the top row the
+  // same from its two input rows inside the plane.
+  EXPECT_EQ(c.vectorized, 8 + 6);
   EXPECT_EQ(c.tests, 0);
-  EXPECT_EQ(c.allocated.size(), 7u + 5u);  // 3 x (even, odd) + the row; 2 x (even, odd) + the row
+  EXPECT_EQ(c.allocated.size(), 10u + 7u);  // 3 x (even, odd, even + 1) + the row; 2 x 3 + the row
+  // Every read of a half is at the row loop's variable itself.
+  struct HalfReads : StmtExprVisitor {
+    int offset = 0, total = 0;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->scope == "local" && l->indices.size() == 1) {
+        ++total;
+        offset += l->indices[0].as<VarNode>() == nullptr;
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } reads;
+  reads.VisitStmt(out->body);
+  EXPECT_GT(reads.total, 0);
+  EXPECT_EQ(reads.offset, 0) << testing::Print(out);
   Status s = SameNumbers(f, out);
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
   // Stride 1: the interior loads are contiguous already; one vector loop
