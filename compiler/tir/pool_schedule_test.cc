@@ -152,6 +152,31 @@ TEST(PoolScheduleTest, SameNumbersAcrossShapes) {
   }
 }
 
+TEST(PoolScheduleTest, ASelectOnLoadedValuesIsNoBoundsTest) {
+  // A PReLU over a row (as a convolution's write-back stores it): its
+  // select tests the sign of a loaded value, not an index, so the nest is
+  // no tested copy and is left as it is, vector loop included. It was taken
+  // for one, and rewritten into a serial row.
+  PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def prelu(a: T.Buffer((8, 46), "float32"), s: T.Buffer((8,), "float32"), out: T.Buffer((8, 46), "float32")):
+    for c in T.unroll(T.int64(8)):
+        for x in T.vectorized(T.int64(46)):
+            out[c, x] = T.Select(a[c, x] >= T.float32(0), a[c, x], a[c, x] * s[c])
+)",
+                         "prelu");
+  EXPECT_EQ(ScheduleWindowReductions(f), f);
+  // A bounds test on the same row is one (pad's copy): rewritten.
+  PrimFunc pad = ParseFunc(R"(
+@T.prim_func
+def pad(a: T.Buffer((8, 46), "float32"), out: T.Buffer((8, 48), "float32")):
+    for c, x in T.grid(T.int64(8), T.int64(48)):
+        out[c, x] = T.Select(x >= T.int64(1) and x < T.int64(47), a[c, T.max(T.min(x - T.int64(1), T.int64(45)), T.int64(0))], T.float32(0))
+)",
+                           "pad");
+  EXPECT_NE(ScheduleWindowReductions(pad), pad);
+}
+
 TEST(PoolScheduleTest, MaxPropagatesNaN) {
   // The unrolled max is a plain compare tree plus one any-NaN test: a window
   // holding a NaN (every 7th input, so some windows do and some don't) gives
