@@ -150,6 +150,8 @@ Stmt ConvKernel::Tile(const Var& o0, int rows, bool spatial) {
     if (Stmt by_row = RowWriteBack(acc, o0, rows)) {
       return std::make_shared<AllocateNode>(acc, Seq({zero, taps, by_row}));
     }
+  } else if (Stmt by_row = RowSpanWriteBack(acc, o0, rows)) {
+    return std::make_shared<AllocateNode>(acc, Seq({zero, taps, by_row}));
   }
   return std::make_shared<AllocateNode>(
       acc, Seq({zero, taps, std::make_shared<AllocateNode>(tmp, Seq({copy, WriteBack(tmp, o0, rows, spatial)}))}));

@@ -133,6 +133,18 @@ Stmt ConvKernel::RowWriteBack(const Buffer& acc, const Var& o0, int rows) {
   return MakeFor(ii, I64(rows), ForKind::kUnrolled, row);
 }
 
+Stmt ConvKernel::RowSpanWriteBack(const Buffer& acc, const Var& o0, int rows) {
+  if (nr_ != wq_ || cv_.wo > nr_ || own0_ || srows_ > 0) return nullptr;
+  Var ii = MakeVar("ii_out"), xx = MakeVar("xx");
+  PrimExpr y = Div(PrimExpr(col0_), I64(wq_));
+  std::vector<PrimExpr> point = {PrimExpr(nn_), PrimExpr(o0) + PrimExpr(ii), y, PrimExpr(xx)};
+  Stmt row = MakeFor(xx, I64(cv_.wo), ForKind::kVectorized,
+                     EpilogueStore(Load(acc, {PrimExpr(ii), PrimExpr(xx)}), point));
+  // Rows past the band's (or the plane's) end are not stored.
+  return std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, y, yend_),
+                                          MakeFor(ii, I64(rows), ForKind::kUnrolled, row), nullptr);
+}
+
 Stmt ConvKernel::WriteBack(const Buffer& tmp, const Var& o0, int rows, bool spatial) {
   Var ii = MakeVar("ii_out"), yy = MakeVar("yy"), xx = MakeVar("xx");
   Var y0 = MakeVar("y0"), y1 = MakeVar("y1"), y = MakeVar("y"), lo = MakeVar("x0"), hi = MakeVar("x1");

@@ -179,6 +179,36 @@ TEST(ConvScheduleTest, ConstantWeightsArePackedAndReadInBlocks) {
   EXPECT_EQ(MaxParamRank(f), 4u);
 }
 
+TEST(ConvScheduleTest, TilesOneRowWideStoreTheirAccumulatorsInPlace) {
+  // 3 -> 32 at 48^2 (MTCNN ONet's first layer): flat tiles of 48 columns,
+  // the padded row's width, so each tile is output row col0 / 48. Its 46
+  // columns go straight from the accumulators to the output (one vector
+  // loop per channel), with no copy of the tile to the stack and none of
+  // the per-row segment arithmetic.
+  ConvCase k{2, 3, 48, 48, 32, 3, 3};
+  k.epilogue = "bn_relu";
+  for (int threads : {1, 2}) {
+    PrimFunc f = LowerConv(k, threads);
+    ASSERT_NE(f, nullptr);
+    Census c = Count(f);
+    for (const std::string& s : c.stored) EXPECT_NE(s, "tile") << threads << " threads";
+    struct RowStores : StmtExprVisitor {
+      int vectors = 0;
+      void VisitStmt(const Stmt& s) override {
+        if (const auto* l = As<ForNode>(s); l != nullptr && l->for_kind == ForKind::kVectorized) {
+          const auto* st = As<BufferStoreNode>(l->body);
+          const auto* e = l->extent.as<IntImmNode>();
+          vectors += st != nullptr && st->buffer->name == "gv" && e != nullptr && e->value == 46;
+        }
+        StmtExprVisitor::VisitStmt(s);
+      }
+    } rows;
+    rows.VisitStmt(f->body);
+    EXPECT_EQ(rows.vectors, 1) << threads << " threads";
+    CheckConv(k, threads);
+  }
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln

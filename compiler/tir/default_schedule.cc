@@ -19,6 +19,7 @@
 #include "compiler/tir/conv_symbolic_schedule.h"
 #include "compiler/tir/depthwise_schedule.h"
 #include "compiler/tir/flatten_reduction.h"
+#include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/pool_schedule.h"
@@ -455,8 +456,10 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
     *norm_rows = row_wise && !HasMinMax(out->body);
   }
   // A parallel loop over a symbolic batch (1 at run time) hands its
-  // threads to the loops below it.
-  return SpreadSymbolicParallel(reduced, num_threads_hint);
+  // threads to the loops below it. Epilogues move into the schedules'
+  // stores first (as AfterSchedule would): an elementwise pass whose loop
+  // that splits into two versions is no longer one plain store to inline.
+  return SpreadSymbolicParallel(InlineElementwise(reduced, /*after_schedule=*/true), num_threads_hint);
 }
 
 }  // namespace

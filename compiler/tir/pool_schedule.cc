@@ -118,17 +118,47 @@ bool MatchWindow(const Stmt& s, int64_t max_taps, Window* w) {
   return true;
 }
 
+// Whether `cond` compares integers computed from one of `vars` (an index
+// bound), not merely floats loaded there: a PReLU's select on its input's
+// sign is no bounds test (a conv's write-back row with that epilogue, taken
+// for a tested copy, lost its vector loop).
+bool IndexTestOn(const PrimExpr& cond, const std::unordered_set<const VarNode*>& vars) {
+  struct Finder : StmtExprVisitor {
+    const std::unordered_set<const VarNode*>* vars;
+    bool found = false;
+    void VisitExpr(const PrimExpr& x) override {
+      if (found || !x.defined()) return;
+      if (x.as<BufferLoadNode>() != nullptr) return;  // its indices are not the test
+      if (IsBinary(x->kind())) {
+        const auto* b = static_cast<const BinaryNode*>(x.get());
+        switch (b->kind()) {
+          case TirKind::kLT: case TirKind::kLE: case TirKind::kGT: case TirKind::kGE:
+          case TirKind::kEQ: case TirKind::kNE:
+            if (b->a.dtype().is_int() && (Uses(b->a, *vars) || Uses(b->b, *vars))) found = true;
+            break;
+          default:
+            break;
+        }
+      }
+      StmtExprVisitor::VisitExpr(x);
+    }
+  } f;
+  f.vars = &vars;
+  f.VisitExpr(cond);
+  return f.found;
+}
+
 // Whether `e` holds a bounds test (if_then_else or select) whose condition
-// uses one of `vars`.
+// compares an index computed from one of `vars`.
 bool HasTestOn(const PrimExpr& e, const std::unordered_set<const VarNode*>& vars) {
   struct Finder : StmtExprVisitor {
     const std::unordered_set<const VarNode*>* vars;
     bool found = false;
     void VisitExpr(const PrimExpr& x) override {
       if (const auto* c = x.as<CallNode>()) {
-        if (c->op == "if_then_else" && c->args.size() == 3 && Uses(c->args[0], *vars)) found = true;
+        if (c->op == "if_then_else" && c->args.size() == 3 && IndexTestOn(c->args[0], *vars)) found = true;
       } else if (const auto* sel = x.as<SelectNode>()) {
-        if (Uses(sel->cond, *vars)) found = true;
+        if (IndexTestOn(sel->cond, *vars)) found = true;
       }
       if (!found) StmtExprVisitor::VisitExpr(x);
     }

@@ -96,12 +96,27 @@ TEST(PoolScheduleTest, ShortStrideTwoRowsAreSplitIntoEvenAndOddColumns) {
   PrimFunc f = ParseFunc(Pool("max", 3, 14, 14, 3, 2, 1), "pool");
   PrimFunc out = ScheduleWindowReductions(f);
   Census c = Count(out);
-  // Its three input rows split into even and odd columns (one loop each),
-  // the row computed, then copied out; the top row the same from its two
-  // input rows inside the plane.
-  EXPECT_EQ(c.vectorized, 5 + 4);
+  // Each of its three input rows split into even and odd columns (one loop)
+  // and the even columns one over (a loop of their own, so that no half is
+  // read at an offset), the row computed, then copied out; the top row the
+  // same from its two input rows inside the plane.
+  EXPECT_EQ(c.vectorized, 8 + 6);
   EXPECT_EQ(c.tests, 0);
-  EXPECT_EQ(c.allocated.size(), 7u + 5u);  // 3 x (even, odd) + the row; 2 x (even, odd) + the row
+  EXPECT_EQ(c.allocated.size(), 10u + 7u);  // 3 x (even, odd, even + 1) + the row; 2 x 3 + the row
+  // Every read of a half is at the row loop's variable itself.
+  struct HalfReads : StmtExprVisitor {
+    int offset = 0, total = 0;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->scope == "local" && l->indices.size() == 1) {
+        ++total;
+        offset += l->indices[0].as<VarNode>() == nullptr;
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } reads;
+  reads.VisitStmt(out->body);
+  EXPECT_GT(reads.total, 0);
+  EXPECT_EQ(reads.offset, 0) << testing::Print(out);
   Status s = SameNumbers(f, out);
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
   // Stride 1: the interior loads are contiguous already; one vector loop
@@ -135,6 +150,31 @@ TEST(PoolScheduleTest, SameNumbersAcrossShapes) {
     EXPECT_EQ(Count(out).vectorized > 0, t.s <= 2 && inside(t.w) > 0 && inside(t.h) > 0)
         << t.op << " " << t.h << "x" << t.w << " k" << t.k << " s" << t.s << " p" << t.p;
   }
+}
+
+TEST(PoolScheduleTest, ASelectOnLoadedValuesIsNoBoundsTest) {
+  // A PReLU over a row (as a convolution's write-back stores it): its
+  // select tests the sign of a loaded value, not an index, so the nest is
+  // no tested copy and is left as it is, vector loop included. It was taken
+  // for one, and rewritten into a serial row.
+  PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def prelu(a: T.Buffer((8, 46), "float32"), s: T.Buffer((8,), "float32"), out: T.Buffer((8, 46), "float32")):
+    for c in T.unroll(T.int64(8)):
+        for x in T.vectorized(T.int64(46)):
+            out[c, x] = T.Select(a[c, x] >= T.float32(0), a[c, x], a[c, x] * s[c])
+)",
+                         "prelu");
+  EXPECT_EQ(ScheduleWindowReductions(f), f);
+  // A bounds test on the same row is one (pad's copy): rewritten.
+  PrimFunc pad = ParseFunc(R"(
+@T.prim_func
+def pad(a: T.Buffer((8, 46), "float32"), out: T.Buffer((8, 48), "float32")):
+    for c, x in T.grid(T.int64(8), T.int64(48)):
+        out[c, x] = T.Select(x >= T.int64(1) and x < T.int64(47), a[c, T.max(T.min(x - T.int64(1), T.int64(45)), T.int64(0))], T.float32(0))
+)",
+                           "pad");
+  EXPECT_NE(ScheduleWindowReductions(pad), pad);
 }
 
 TEST(PoolScheduleTest, MaxPropagatesNaN) {

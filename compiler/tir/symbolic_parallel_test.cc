@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include "compiler/tir/default_schedule.h"
+#include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
 
 namespace kiln {
@@ -183,6 +185,39 @@ def triangle(a_handle: T.handle, n: T.int64):
 )",
                                 "triangle");
   EXPECT_EQ(SpreadSymbolicParallel(triangle), triangle);
+}
+
+TEST(SymbolicParallelTest, AnEpilogueJoinsItsProducerBeforeTheBatchLoopSplits) {
+  // A transform's custom nest over a symbolic batch (the Winograd output
+  // transform: one task per image and block of 16 channels) writing T, then
+  // a PReLU reading T three times, as MTCNN's ONet fuses them. After the
+  // default schedule and the driver's InlineElementwise after it, the PReLU
+  // is in T's stores and T is gone (one pass over the batch's outputs, no
+  // intermediate of the whole batch). With two threads the PReLU's batch
+  // loop splits into two versions (n >= 2 or not), which the inlining did
+  // not take: it stayed a second pass until the default schedule inlined
+  // before splitting.
+  PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def out_prelu(m_handle: T.handle, bias: T.Buffer((32,), "float32"), slope: T.Buffer((32,), "float32"), y_handle: T.handle):
+    n = T.int64()
+    m = T.match_buffer(m_handle, (n * 2, 16, 9), "float32")
+    y = T.match_buffer(y_handle, (n, 32, 3, 3), "float32")
+    t = T.decl_buffer((n, 32, 3, 3), "float32")
+    for n_ob in T.parallel(n * 2):
+        for ol in range(T.int64(16)):
+            for i, j in T.grid(T.int64(3), T.int64(3)):
+                t[n_ob // 2, n_ob % 2 * 16 + ol, i, j] = m[n_ob, ol, i * 3 + j] + bias[n_ob % 2 * 16 + ol]
+    for i0, i1, i2, i3 in T.grid(n, T.int64(32), T.int64(3), T.int64(3)):
+        y[i0, i1, i2, i3] = T.Select(t[i0, i1, i2, i3] >= T.float32(0), t[i0, i1, i2, i3], t[i0, i1, i2, i3] * slope[i1])
+)",
+                         "out_prelu");
+  for (int threads : {1, 2}) {
+    PrimFunc out = InlineElementwise(ApplyDefaultSchedule(f, threads), /*after_schedule=*/true);
+    std::string text = Print(out);
+    EXPECT_EQ(text.find("decl_buffer"), std::string::npos) << threads << " threads\n" << text;
+    EXPECT_EQ(text.find("t["), std::string::npos) << threads << " threads\n" << text;
+  }
 }
 
 }  // namespace

@@ -37,15 +37,12 @@ Buffer LocalBuffer(const std::string& name, int64_t len, DType dtype) {
 }
 
 // One input row the taps read (a buffer and its indices but the last), and
-// per column parity the range of half-row indices j (column 2j + parity) the
-// row's outputs need: [lo, valid) for the real outputs, [lo, padded) for
-// the lanes of the rounded-up row.
+// per column parity the smallest half-row index (column 2j + parity) a tap
+// reads at the row's first output (names the halves).
 struct Row {
   Buffer buf;
   std::vector<PrimExpr> lead;
   int64_t lo[2] = {std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::max()};
-  int64_t valid[2] = {0, 0}, padded[2] = {0, 0};
-  Buffer half[2];
 };
 
 struct Access {
@@ -111,56 +108,58 @@ Stmt DeinterleavedInterior(const Buffer& out, const std::vector<PrimExpr>& idx, 
     int64_t off = b >> 1;
     Row& row = rows[r];
     row.lo[parity] = std::min(row.lo[parity], off);
-    row.valid[parity] = std::max(row.valid[parity], off + n);
-    row.padded[parity] = std::max(row.padded[parity], off + n16);
     accesses[l] = Access{r, parity, off};
   }
   if (accesses.empty()) return nullptr;
 
-  std::vector<Stmt> fills;
-  std::vector<Buffer> allocs;
-  for (size_t r = 0; r < rows.size(); ++r) {
-    Row& row = rows[r];
-    bool used[2] = {row.valid[0] > 0, row.valid[1] > 0};
-    for (int p = 0; p < 2; ++p) {
-      if (!used[p]) continue;
-      row.half[p] = LocalBuffer(row.buf->name + (p ? "_odd" : "_even"), row.padded[p] - row.lo[p], row.buf->dtype);
-      allocs.push_back(row.half[p]);
-    }
-    // half[p][j - lo] = X[.., 2j + p] for j in [from, to), one loop for the
-    // parities given (both: one interleaved pair of loads and stores).
-    auto fill = [&](const std::vector<int>& parities, int64_t from, int64_t to, ForKind kind) {
-      if (to <= from) return;
-      Var j = MakeVar("j");
-      std::vector<Stmt> stores;
-      for (int p : parities) {
-        std::vector<PrimExpr> at = row.lead;
-        at.push_back((PrimExpr(j) + I64(from)) * I64(2) + I64(p));
-        stores.push_back(Store(row.half[p], Load(row.buf, at), {PrimExpr(j) + I64(from - row.lo[p])}));
-      }
-      fills.push_back(std::make_shared<ForNode>(j, I64(0), I64(to - from), kind, Seq(stores)));
-    };
-    if (used[0] && used[1]) {
-      int64_t lo = std::max(row.lo[0], row.lo[1]), hi = std::min(row.valid[0], row.valid[1]);
-      if (hi > lo) {
-        fill({0, 1}, lo, hi, ForKind::kVectorized);
-        for (int p = 0; p < 2; ++p) {
-          fill({p}, row.lo[p], lo, ForKind::kSerial);
-          fill({p}, hi, row.valid[p], ForKind::kSerial);
-        }
-        continue;
-      }
-    }
-    for (int p = 0; p < 2; ++p)
-      if (used[p]) fill({p}, row.lo[p], row.valid[p], ForKind::kVectorized);
-  }
-
+  // One half per (row, parity, offset), filled straight from the input row,
+  // H[j] = X[.., 2 (j + off) + parity] for j in [0, n), and read at xr
+  // itself (no load straddling the stores that filled it: the header).
+  struct Half {
+    size_t row;
+    int parity;
+    int64_t off;
+    Buffer buf;
+  };
+  std::vector<Half> halves;
+  auto half_of = [&](const Access& a) -> Buffer {
+    for (const Half& h : halves)
+      if (h.row == a.row && h.parity == a.parity && h.off == a.off) return h.buf;
+    const Row& row = rows[a.row];
+    std::string name = row.buf->name + (a.parity ? "_odd" : "_even");
+    if (a.off != row.lo[a.parity]) name += "_" + std::to_string(a.off - row.lo[a.parity]);
+    halves.push_back(Half{a.row, a.parity, a.off, LocalBuffer(name, n16, row.buf->dtype)});
+    return halves.back().buf;
+  };
+  // In the order of the loads (the accesses map's order is not stable).
   Var xr = MakeVar("xr");
   ReplaceLoadNodes replace;
-  for (const auto& kv : accesses) {
-    const Row& row = rows[kv.second.row];
-    int p = kv.second.parity;
-    replace.with[kv.first] = Load(row.half[p], {PrimExpr(xr) + I64(kv.second.off - row.lo[p])});
+  for (const BufferLoadNode* l : refs.load_nodes) {
+    auto it = accesses.find(l);
+    if (it == accesses.end() || replace.with.count(l)) continue;
+    replace.with[l] = Load(half_of(it->second), {PrimExpr(xr)});
+  }
+  std::vector<Stmt> fills;
+  std::vector<Buffer> allocs;
+  // Halves of the same row and offset fill in one loop (one interleaved
+  // pair of loads and stores: a wide load and two shuffles).
+  std::vector<char> done(halves.size(), 0);
+  for (size_t h = 0; h < halves.size(); ++h) {
+    if (done[h]) continue;
+    std::vector<size_t> group{h};
+    for (size_t o = h + 1; o < halves.size(); ++o)
+      if (!done[o] && halves[o].row == halves[h].row && halves[o].off == halves[h].off) group.push_back(o);
+    Var j = MakeVar("j");
+    std::vector<Stmt> stores;
+    for (size_t g : group) {
+      done[g] = 1;
+      const Row& row = rows[halves[g].row];
+      std::vector<PrimExpr> at = row.lead;
+      at.push_back((PrimExpr(j) + I64(halves[g].off)) * I64(2) + I64(halves[g].parity));
+      stores.push_back(Store(halves[g].buf, Load(row.buf, at), {PrimExpr(j)}));
+      allocs.push_back(halves[g].buf);
+    }
+    fills.push_back(std::make_shared<ForNode>(j, I64(0), I64(n), ForKind::kVectorized, Seq(stores)));
   }
   PrimExpr v = replace.MutateExpr(value);
   if (Uses(v, {x})) return nullptr;  // x left outside the loads
