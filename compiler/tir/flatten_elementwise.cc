@@ -42,8 +42,8 @@ int64_t RowOffset(const PrimExpr& e, const VarNode* c) {
 // when a use of c or x is anything else.
 class Flatten : public StmtExprMutator {
  public:
-  Flatten(const VarNode* c, const VarNode* x, PrimExpr width, Var j)
-      : c_(c), x_(x), width_(std::move(width)), j_(std::move(j)), set_({c, x}) {}
+  Flatten(const VarNode* c, const VarNode* x, PrimExpr width, Var j, const std::unordered_set<const VarNode*>* params)
+      : c_(c), x_(x), width_(std::move(width)), j_(std::move(j)), params_(params), set_({c, x}) {}
   bool ok = true;
 
   PrimExpr MutateExpr(const PrimExpr& e) override {
@@ -61,7 +61,10 @@ class Flatten : public StmtExprMutator {
   // The flat indices of an access at `indices` of `b`, into *out.
   bool At(const Buffer& b, const std::vector<PrimExpr>& indices, std::vector<PrimExpr>* out) {
     size_t n = indices.size();
-    if (n < 2 || !b->strides.empty() || b->shape.size() != n) return false;
+    // Views of parameters only: the passes after the schedule size the
+    // function's own buffers by their accesses, which would then see two
+    // shapes.
+    if (n < 2 || !b->strides.empty() || b->shape.size() != n || !params_->count(b->data.get())) return false;
     int64_t k = RowOffset(indices[n - 2], c_);
     if (k < 0 || !IsVar(indices[n - 1], x_) || !Equal(b->shape[n - 1], width_)) return false;
     out->assign(indices.begin(), indices.end() - 2);
@@ -86,12 +89,16 @@ class Flatten : public StmtExprMutator {
   const VarNode* x_;
   PrimExpr width_;
   Var j_;
+  const std::unordered_set<const VarNode*>* params_;
   std::unordered_set<const VarNode*> set_;
   std::unordered_map<const VarNode*, Buffer> views_;
 };
 
 class Flattener : public StmtExprMutator {
  public:
+  explicit Flattener(const PrimFunc& func) {
+    for (const auto& kv : func->buffer_map) params_.insert(kv.second->data.get());
+  }
   bool changed = false;
   Stmt MutateStmt(const Stmt& s) override {
     if (As<ForNode>(s) != nullptr) {
@@ -122,7 +129,7 @@ class Flattener : public StmtExprMutator {
       return nullptr;
     }
     Var j = MakeVar("j");
-    Flatten flatten(cl->loop_var.get(), xl->loop_var.get(), xl->extent, j);
+    Flatten flatten(cl->loop_var.get(), xl->loop_var.get(), xl->extent, j, &params_);
     std::vector<PrimExpr> idx;
     if (!flatten.At(d, store->indices, &idx)) return nullptr;
     // D is read nowhere in the value (an elementwise store, not an update).
@@ -139,6 +146,8 @@ class Flattener : public StmtExprMutator {
     }
     return out;
   }
+
+  std::unordered_set<const VarNode*> params_;
 };
 
 // Whether some store reads its own buffer (a reduction or an update: a
@@ -164,7 +173,7 @@ bool HasUpdate(const Stmt& body) {
 
 PrimFunc FlattenElementwiseRows(const PrimFunc& func) {
   if (HasUpdate(func->body)) return func;
-  Flattener f;
+  Flattener f(func);
   Stmt body = f.MutateStmt(func->body);
   return f.changed ? WithBody(func, body) : func;
 }

@@ -7,7 +7,9 @@
 //   D[.., c, x] = f
 // where D is compact with its last two dimensions C and W, and every load
 // in f that uses c or x is B[.., c + k, x] (k a constant >= 0, nothing
-// else using c or x) with B compact and its last dimension W. Rewritten: c
+// else using c or x) with B compact and its last dimension W; D and each
+// such B a parameter (the passes after the schedule size the function's
+// own buffers by their accesses). Rewritten: c
 // and x become one loop j over C * W, the store D_flat[.., j] and those
 // loads B_flat[.., k * W + j], of views of D and B with their last two
 // dimensions merged (the same memory). Each element is computed as before,

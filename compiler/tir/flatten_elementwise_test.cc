@@ -76,6 +76,14 @@ TEST(FlattenElementwiseTest, OtherNestsStay) {
   }
   PrimFunc s = ParseFunc(fixed, "mag");
   EXPECT_EQ(FlattenElementwiseRows(s), s) << fixed;
+  // A row of the function's own buffer (not a parameter): it stays.
+  std::string own = kMagnitude;
+  const std::string decl = "    for i0, i1, i2";
+  own.replace(own.find(decl), 0, "    T0 = T.decl_buffer((n, 3, w), \"float32\")\n");
+  const std::string read = "T.sqrt(A[i0, i1, i2] * A[i0, i1, i2]";
+  own.replace(own.find(read), read.size(), "T.sqrt(T0[i0, i1, i2] * A[i0, i1, i2]");
+  PrimFunc t = ParseFunc(own, "mag");
+  EXPECT_EQ(FlattenElementwiseRows(t), t) << own;
   // A function with a reduction (a conv's, whose epilogue rows its schedule
   // reads as they are): left alone, elementwise rows and all.
   PrimFunc g = ParseFunc(R"(
