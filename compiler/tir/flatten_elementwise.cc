@@ -121,7 +121,17 @@ class Flattener : public StmtExprMutator {
     for (const ForNode* f : {cl, xl})
       if (!IsZero(f->min) || f->for_kind != ForKind::kSerial) return nullptr;
     // A static width is a loop LLVM vectorizes or unrolls as it stands.
-    if (ConstInt(xl->extent) != nullptr) return nullptr;
+    // A static row count, and a loop outside the rows that is not of static
+    // extent 1: the default schedule makes the outermost such loop parallel
+    // and the innermost vectorized, which must then be two loops (a flat
+    // loop alone would be made parallel and scalar).
+    if (ConstInt(xl->extent) != nullptr || ConstInt(cl->extent) == nullptr) return nullptr;
+    bool outer = false;
+    for (size_t k = 0; k + 2 < loops.size(); ++k) {
+      const int64_t* e = ConstInt(loops[k]->extent);
+      outer = outer || e == nullptr || *e != 1;
+    }
+    if (!outer) return nullptr;
     const Buffer& d = store->buffer;
     const size_t n = store->indices.size();
     if (n < 2 || d->shape.size() != n || !IsVar(store->indices[n - 2], cl->loop_var.get()) ||

@@ -3,7 +3,9 @@
 // its own.
 //
 // Matched: a perfect loop nest whose innermost two loops (from 0, serial)
-// are c of extent C and x of extent W, W symbolic, around one store
+// are c of a static extent C and x of a symbolic extent W, inside a loop of
+// another extent than 1 (the default schedule's parallel loop, while the
+// flat loop is vectorized), around one store
 //   D[.., c, x] = f
 // where D is compact with its last two dimensions C and W, and every load
 // in f that uses c or x is B[.., c + k, x] (k a constant >= 0, nothing

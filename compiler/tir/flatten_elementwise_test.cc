@@ -67,6 +67,22 @@ TEST(FlattenElementwiseTest, OtherNestsStay) {
     PrimFunc f = ParseFunc(src, "mag");
     EXPECT_EQ(FlattenElementwiseRows(f), f) << src;
   }
+  // Rows alone (no loop outside them: the flat loop would be the parallel
+  // one), and a symbolic row count.
+  std::string alone = kMagnitude;
+  alone.replace(alone.find("for i0, i1, i2 in T.grid(n, "), std::string("for i0, i1, i2 in T.grid(n, ").size(),
+                "for i0, i1, i2 in T.grid(T.int64(1), ");
+  PrimFunc a = ParseFunc(alone, "mag");
+  EXPECT_EQ(FlattenElementwiseRows(a), a) << alone;
+  std::string rows = kMagnitude;
+  for (const auto& [from, to] : {std::pair<std::string, std::string>{"    w = T.int64()\n", "    w = T.int64()\n    m = T.int64()\n"},
+                                 {"(n, 6, w)", "(n, m + 3, w)"}, {"(n, 3, w)", "(n, m, w)"},
+                                 {"T.int64(3), w)", "m, w)"}}) {
+    ASSERT_NE(rows.find(from), std::string::npos) << from;
+    rows.replace(rows.find(from), from.size(), to);
+  }
+  PrimFunc r = ParseFunc(rows, "mag");
+  EXPECT_EQ(FlattenElementwiseRows(r), r) << rows;
   // A static width: a loop LLVM vectorizes as it stands.
   std::string fixed = kMagnitude;
   for (const std::string& from : {std::string("(n, 6, w)"), std::string("(n, 3, w)"), std::string("T.int64(3), w)")}) {
