@@ -425,6 +425,47 @@ TEST(Conv1dLiftTest, NarrowRowsVectorizeTheReduction) {
   CheckNumbers(Conv1dCase{24, 10, 5, 2, 4, 4}, 2, false, {3, 6}, 2);
 }
 
+// The divisors in the let values that place each tile (image, channel
+// tile, first point): with a symbolic row width, the tiles of each width's
+// branch (hw == w) divide by constants only; before, each tile divided by
+// the run-time width three times.
+std::vector<std::string> TileIndexDivisors(const PrimFunc& f) {
+  struct V : StmtExprVisitor {
+    std::vector<std::string> symbolic;
+    bool in_let = false;
+    void VisitStmt(const Stmt& st) override {
+      if (const auto* l = As<LetStmtNode>(st)) {
+        if (l->var->name == "n" || l->var->name == "o0" || l->var->name == "p0") {
+          in_let = true;
+          VisitExpr(l->value);
+          in_let = false;
+        }
+      }
+      StmtExprVisitor::VisitStmt(st);
+    }
+    void VisitExpr(const PrimExpr& e) override {
+      if (in_let && (e->kind() == TirKind::kFloorDiv || e->kind() == TirKind::kFloorMod)) {
+        const auto* b = static_cast<const BinaryNode*>(e.get());
+        if (b->b.as<IntImmNode>() == nullptr) symbolic.push_back(text::PrintPrimExpr(e));
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } v;
+  v.VisitStmt(f->body);
+  return v.symbolic;
+}
+
+TEST(Conv1dLiftTest, SymbolicNarrowRowsPlaceTilesByConstants) {
+  for (const std::string& src : {PadConvModule(0, 16, 18, 32, 16), Module(Conv1dCase{129, 128, 3, 1, 1, 1}, 0, true),
+                                 Module(Conv1dCase{128, 64, 3, 1, 1, 1, 2}, 0, true)}) {
+    PrimFunc f = LowerConv(src, 2);
+    ASSERT_NE(f, nullptr);
+    ASSERT_FALSE(StagedFmaWidths(f).empty()) << src;
+    std::vector<std::string> divisors = TileIndexDivisors(f);
+    EXPECT_TRUE(divisors.empty()) << divisors.size() << " divisions by a run-time value, the first " << divisors.front();
+  }
+}
+
 TEST(Conv1dLiftTest, DeepCutBranchesWithLeftoverChannels) {
   // DeepCut's Conv1D branches: rows of 21, a symbolic batch (the peeled
   // static kernels: shift-plane tiles of 24 channels and one tile of the

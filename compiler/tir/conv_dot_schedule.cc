@@ -124,8 +124,14 @@ class DotKernel {
     // run-time test (tiles of 4, 2 or 1 computed a row of 3 as two
     // overlapping tiles of 2); rows of 8 columns and more keep the column
     // tiles (the original nest, for the schedules after this one).
+    // Inside the test hw == w a tile spans the row: one point tile per
+    // (image, channel tile), indexed by divisions by constants only (with
+    // hw's run-time value the tile index took three divisions by it per
+    // tile, as much as a tile's FMAs on Silero VAD's narrowest rows). No
+    // width of 1 to 7 is an empty row: nothing to compute.
     PrimExpr hw = hw_;
-    Stmt tiles = Tiles(kMaxPoints - 1);
+    Stmt tiles = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, hw, I64(kMaxPoints - 1)),
+                                                  Tiles(kMaxPoints - 1), Stmt());
     for (int64_t w = kMaxPoints - 2; w >= 1; --w)
       tiles = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, hw, I64(w)), Tiles(w), tiles);
     Stmt dot = std::make_shared<AllocateNode>(col_, Seq({Pack(), tiles}));
@@ -166,16 +172,15 @@ class DotKernel {
     return MakeFor(pn, images_, outer_, pack);
   }
 
-  // Tiles of R output channels x `pts` output points: R * pts accumulators
-  // of V lanes over the reduction; the last channel (and point) tile moved
-  // back to end at O (at HW).
+  // Tiles of R output channels x the row's `pts` output points (a static
+  // row, or a symbolic one where a run-time test proved its width): R * pts
+  // accumulators of V lanes over the reduction; the last channel tile moved
+  // back to end at O.
   Stmt Tiles(int64_t pts) {
     const DType f32 = DType::Float32();
     const int64_t rows = std::max<int64_t>(1, std::min({kMaxRows, cv_.o, kMaxAccumulators / pts}));
     const int64_t ctiles = (cv_.o + rows - 1) / rows;
     const int64_t n_acc = rows * pts;
-    const bool one_point_tile = cv_.wo > 0;  // pts == HW
-    PrimExpr ptiles = one_point_tile ? I64(1) : Div(hw_ + I64(pts - 1), I64(pts));
     const int64_t blocks = k_ / v_, tail = k_ % v_;
     Var t = MakeVar("t"), n = MakeVar("n"), o0 = MakeVar("o0"), p0 = MakeVar("p0");
     Buffer acc = nest::Float32Buffer("acc", {I64(n_acc), I64(v_)}, "local");
@@ -223,12 +228,10 @@ class DotKernel {
     write = MakeFor(wp, I64(pts), ForKind::kUnrolled, write);
     body.push_back(MakeFor(wr, I64(rows), ForKind::kUnrolled, write));
     Stmt tile = std::make_shared<AllocateNode>(acc, Seq(body));
-    // t over (image, channel tile, point tile).
-    PrimExpr per_image = arith::Simplify(I64(ctiles) * ptiles);
-    PrimExpr in_image = Mod(PrimExpr(t), per_image);
-    PrimExpr start_p = one_point_tile ? I64(0) : Min(Mod(in_image, ptiles) * I64(pts), hw_ - I64(pts));
-    tile = std::make_shared<LetStmtNode>(p0, arith::Simplify(start_p), tile);
-    PrimExpr ct = one_point_tile ? in_image : Div(in_image, ptiles);
+    // t over (image, channel tile).
+    PrimExpr per_image = I64(ctiles);
+    PrimExpr ct = Mod(PrimExpr(t), per_image);
+    tile = std::make_shared<LetStmtNode>(p0, I64(0), tile);
     tile = std::make_shared<LetStmtNode>(o0, Min(ct * I64(rows), I64(cv_.o - rows)), tile);
     tile = std::make_shared<LetStmtNode>(n, Div(PrimExpr(t), per_image), tile);
     return MakeFor(t, arith::Simplify(images_ * per_image), outer_, tile);

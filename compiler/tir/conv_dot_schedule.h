@@ -33,9 +33,11 @@
 //    (R + P vector loads for R x P FMAs; W read as rows [O, C*KH*KW], a view
 //    of the same memory), the last K % V indices into lane 0; then each
 //    accumulator is summed across its lanes (halving adds) into C. The last
-//    channel (and column) tile is moved back to end at O (at Wo), computing
-//    some outputs twice with the same values. One loop (parallel for
-//    several threads) runs over (image, channel tile, column tile).
+//    channel tile is moved back to end at O, computing some outputs twice
+//    with the same values. One loop (parallel for several threads) runs
+//    over (image, channel tile); a tile spans the row, so a symbolic width
+//    takes no division by its run-time value (in the branch of width P,
+//    P is a constant).
 // A symbolic width of 8 or more keeps the original nest (for the schedules
 // after this one) in the other branch of the run-time test. Results differ
 // from the loop nest by the order of the sum (V partial sums). Returns

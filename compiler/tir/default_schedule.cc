@@ -18,6 +18,7 @@
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/conv_symbolic_schedule.h"
 #include "compiler/tir/depthwise_schedule.h"
+#include "compiler/tir/flatten_elementwise.h"
 #include "compiler/tir/flatten_reduction.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/matmul_schedule.h"
@@ -416,7 +417,9 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
                   bool* aligned_made, bool* restructured, bool* norm_rows) {
   // Reductions over several trailing axes become one flat axis first, so the
   // row-reduction schedule vectorizes them.
-  PrimFunc func = FlattenTrailingReductions(SimplifySymbolicDivisions(input));
+  // Elementwise rows of a symbolic width become one flat loop (several
+  // short rows: one vector loop).
+  PrimFunc func = FlattenElementwiseRows(FlattenTrailingReductions(SimplifySymbolicDivisions(input)));
   Scheduler scheduler(num_threads_hint, knobs, aligned, early);
   PrimFunc out = nest::WithBody(func, scheduler.MutateStmt(func->body));
   *aligned_made = scheduler.aligned_made();

@@ -187,6 +187,55 @@ bool CoversShape(const std::vector<const ForNode*>& loops, const Buffer& b) {
   return true;
 }
 
+// Whether a store at `indices` inside `loops` visits each element of `b`
+// once, with at least one loop fused from two dimensions: each loop (from 0,
+// in order) is one dimension's index by itself (its extent the dimension's),
+// or, fused (SpreadSymbolicParallel: parallel work over a symbolic batch), a
+// loop v over N * E indexing dimension d by v // E and d + 1 by v % E, with
+// b's shape N, E there. A conv schedule's epilogue over a symbolic batch
+// (bias and relu after Silero VAD's encoder convolutions) runs in such a
+// loop.
+bool CoversShapeFused(const std::vector<PrimExpr>& indices, const std::vector<const ForNode*>& loops,
+                      const Buffer& b) {
+  if (indices.size() != b->shape.size()) return false;
+  auto equal = [](const PrimExpr& x, const PrimExpr& y) { return SameExtent(x, y) || arith::CanProveEqual(x, y); };
+  size_t d = 0;
+  bool fused = false;
+  for (const ForNode* f : loops) {
+    if (d >= indices.size() || !IsZero(f->min)) return false;
+    const VarNode* v = f->loop_var.get();
+    if (IsVar(indices[d], v)) {
+      if (!equal(f->extent, b->shape[d])) return false;
+      ++d;
+      continue;
+    }
+    if (d + 1 >= indices.size()) return false;
+    const BinaryNode* q = indices[d].as<FloorDivNode>();
+    const BinaryNode* r = indices[d + 1].as<FloorModNode>();
+    const int64_t* qe = q ? ConstInt(q->b) : nullptr;
+    const int64_t* re = r ? ConstInt(r->b) : nullptr;
+    const int64_t* e = ConstInt(b->shape[d + 1]);
+    if (qe == nullptr || re == nullptr || e == nullptr || *qe != *re || *qe != *e || !IsVar(q->a, v) ||
+        !IsVar(r->a, v) || !equal(f->extent, b->shape[d] * I64(*e)))
+      return false;
+    d += 2;
+    fused = true;
+  }
+  return fused && d == indices.size();
+}
+
+// The same index: one node, or the same loop variable divided (or taken
+// modulo) by the same constant (a fused loop's parts, built per use).
+bool SameIndex(const PrimExpr& a, const PrimExpr& b) {
+  if (a.get() == b.get()) return true;
+  if (a->kind() != b->kind() || (a->kind() != TirKind::kFloorDiv && a->kind() != TirKind::kFloorMod)) return false;
+  const auto* x = static_cast<const BinaryNode*>(a.get());
+  const auto* y = static_cast<const BinaryNode*>(b.get());
+  const int64_t* cx = ConstInt(x->b);
+  const int64_t* cy = ConstInt(y->b);
+  return x->a.as<VarNode>() != nullptr && x->a.get() == y->a.get() && cx != nullptr && cy != nullptr && *cx == *cy;
+}
+
 std::optional<int64_t> StaticCount(const std::vector<PrimExpr>& extents) {
   int64_t n = 1;
   for (const PrimExpr& e : extents) {
@@ -515,14 +564,24 @@ class Inliner {
     // stores must be slices that this one does not overlap.
     std::vector<std::pair<int64_t, int64_t>> box;
     const bool slice = !PlainStore(c) && ld.size() == 1 && SliceStore(c, &box);
-    if ((!PlainStore(c) && !slice) || d == t || !CoversShape(c.loops, t)) return false;
-    if (!slice && !CoversShape(c.loops, d)) return false;
+    // Or the consumer's loops are fused ones over T's (and D's) whole shape
+    // (CoversShapeFused): each producer store then writes D at its own
+    // indices, the fused loop's parts replaced by them.
+    const bool fused = !PlainStore(c) && !slice && c.plain && !Loads(c.store->value, DataOf(d)) &&
+                       CoversShapeFused(c.store->indices, c.loops, t) && CoversShapeFused(c.store->indices, c.loops, d);
+    if ((!PlainStore(c) && !slice && !fused) || d == t) return false;
+    if (!fused && !CoversShape(c.loops, t)) return false;
+    if (!slice && !fused && !CoversShape(c.loops, d)) return false;
     // Each load at the consumer's point: its loop variables, or 0 for a
     // loop of extent 1 (as fused kernels index a batch of one).
     for (const LoadSite* l : ld) {
       const auto& li = l->load->indices;
       if (li.size() != c.store->indices.size()) return false;
       for (size_t k = 0; k < li.size(); ++k) {
+        if (fused) {
+          if (!SameIndex(li[k], c.store->indices[k])) return false;
+          continue;
+        }
         const int64_t* ext = ConstInt(c.loops[k]->extent);
         bool unit = ext != nullptr && *ext == 1 && IsZero(li[k]);
         bool at_loop = slice && IsVar(li[k], c.loops[k]->loop_var.get());
@@ -532,6 +591,7 @@ class Inliner {
     size_t pi = st[0]->item;
     for (const StoreSite* s : st) {
       if (s->item != pi || Loads(s->store->value, data)) return false;
+      if (fused && s->store->indices.size() != t->shape.size()) return false;
       if (ld.size() > 1 && !CheapToRepeat(s->store->value)) return false;
     }
     if (pi >= c.item) return false;
@@ -544,6 +604,14 @@ class Inliner {
     size_t ci = c.item;
     items_[pi] = RewriteStores(data, [&](const BufferStoreNode* s) -> Stmt {
                    VarMap map;
+                   if (fused) {
+                     // D has T's shape and the consumer stores at the element it loads.
+                     std::vector<FusedLoop> parts;
+                     InvertStoreIndices(consumer->indices, loops, t, s->indices, &map, &parts);
+                     PrimExpr g = ReplaceLoads(data, s->value)
+                                      .MutateExpr(Substitute(ReplaceFusedParts(parts).MutateExpr(consumer->value), map));
+                     return Store(consumer->buffer, g, s->indices);
+                   }
                    for (size_t k = 0; k < loops.size(); ++k) map[loops[k]->loop_var.get()] = s->indices[k];
                    PrimExpr g = ReplaceLoads(data, s->value).MutateExpr(Substitute(consumer->value, map));
                    std::vector<PrimExpr> idx;

@@ -307,6 +307,64 @@ def mag(a: T.Buffer((1, 6, 3), "float32"), out: T.Buffer((1, 3, 3), "float32")):
   EXPECT_EQ(CountStmts(InlineElementwise(f, /*after_schedule=*/true)).allocates, 3);
 }
 
+// A 1-D convolution's tiles over a symbolic batch (conv_dot_schedule.h:
+// one tile shape per row width, by a run-time test), then its bias and relu
+// in a loop that SpreadSymbolicParallel fused over (image, channel): t0 is
+// read at v // 4 and v % 4. After the schedules each tile's store takes the
+// epilogue at its own indices, with no division left.
+const char* kTilesThenFusedEpilogue = R"(
+@T.prim_func
+def conv_epilogue(a: T.Buffer((2, 4, 1, 3), "float32"), bias: T.Buffer((4, 1), "float32"), out: T.Buffer((2, 4, 1, 3), "float32")):
+    t0 = T.decl_buffer((2, 4, 1, 3), "float32")
+    for n in T.parallel(T.int64(2)):
+        for o in range(T.int64(4)):
+            if o < T.int64(2):
+                for x in range(T.int64(3)):
+                    t0[n, o, T.int64(0), x] = a[n, o, T.int64(0), x] * T.float32(2)
+            else:
+                for x in range(T.int64(3)):
+                    t0[n, o, T.int64(0), x] = a[n, o, T.int64(0), x] - T.float32(1)
+    for v in T.parallel(T.int64(8)):
+        for y in range(T.int64(1)):
+            for x in T.vectorized(T.int64(3)):
+                out[v // T.int64(4), v % T.int64(4), y, x] = T.max(t0[v // T.int64(4), v % T.int64(4), y, x] + bias[v % T.int64(4), T.int64(0)], T.float32(0))
+)";
+
+TEST(InlineElementwiseTest, TilesTakeAnEpilogueOverFusedLoops) {
+  PrimFunc f = ParseFunc(kTilesThenFusedEpilogue, "conv_epilogue");
+  PrimFunc out = InlineElementwise(f, /*after_schedule=*/true);
+  ASSERT_NE(out, f);
+  StmtCensus c = CountStmts(out);
+  std::string text = testing::Print(out);
+  EXPECT_EQ(c.allocates, 0) << text;
+  EXPECT_EQ(c.stores, 2) << text;  // the two tile stores, now to `out`
+  EXPECT_EQ(text.find("//"), std::string::npos) << text;
+  EXPECT_EQ(text.find("%"), std::string::npos) << text;
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << text;
+}
+
+// Fused loops that do not visit t0 once per element stay: a loop over 6
+// of the 8 (image, channel) pairs, a remainder that is not the channel
+// count, and a load at another point than the store.
+TEST(InlineElementwiseTest, FusedEpiloguesThatDoNotCoverStay) {
+  const std::string base = kTilesThenFusedEpilogue;
+  const std::pair<std::string, std::string> edits[] = {
+      {"for v in T.parallel(T.int64(8)):", "for v in T.parallel(T.int64(6)):"},
+      {"out[v // T.int64(4), v % T.int64(4), y, x] = T.max(t0[v // T.int64(4), v % T.int64(4), y, x]",
+       "out[v // T.int64(2), v % T.int64(2), y, x] = T.max(t0[v // T.int64(2), v % T.int64(2), y, x]"},
+      {"T.max(t0[v // T.int64(4), v % T.int64(4), y, x]", "T.max(t0[v // T.int64(4), T.int64(3) - v % T.int64(4), y, x]"},
+  };
+  for (const auto& [from, to] : edits) {
+    std::string text = base;
+    ASSERT_NE(text.find(from), std::string::npos) << from;
+    text.replace(text.find(from), from.size(), to);
+    PrimFunc f = ParseFunc(text, "conv_epilogue");
+    PrimFunc out = InlineElementwise(f, /*after_schedule=*/true);
+    EXPECT_EQ(CountStmts(out).allocates, 1) << testing::Print(out);
+  }
+}
+
 TEST(InlineElementwiseTest, LeavesReductionsSharedAndBroadcastTemporaries) {
   const char* cases[] = {
       // A reduction consumer (sum over j): its nest stays for the schedules.
