@@ -184,7 +184,7 @@ TEST(OpMatmulError, EveryMessageFires) {
   ExpectOpError({x, y}, "R.matmul(x, y, out_dtype=1)", StatusCode::kInvalidArgument,
                 "R.matmul: out_dtype must be a dtype string");
   ExpectOpError({x, y}, "R.matmul(x, y, axis=1)", StatusCode::kInvalidArgument,
-                "R.matmul: unknown attribute 'axis' (known: out_dtype, weight_layout)");
+                "R.matmul: unknown attribute 'axis' (known: out_dtype, weight_layout, weight_columns)");
   ExpectOpError({x, "b: R.Tensor((\"n\", 4, 5), \"float32\")"}, "R.matmul(x, b)", StatusCode::kUnimplemented,
                 "R.matmul: cannot prove that dimensions 2 and n are equal or 1");
   // linear
