@@ -55,16 +55,14 @@ std::unordered_set<const VarNode*> BoundInside(const Stmt& body) {
 
 // v, or r + v with r the same for every iteration of `loop` (free of v and
 // of what its body binds: a row offset, r = y * w after a flat index was
-// split into rows and columns), or r' + (r + v) (that row inside a slice of
-// a split concatenation at r'): distinct iterations, distinct elements.
+// split into rows and columns): distinct iterations, distinct elements.
 bool IsVarOrOffset(const PrimExpr& e, const ForNode* loop) {
   if (IsVar(e, loop->loop_var)) return true;
   const auto* add = e.as<AddNode>();
-  if (add == nullptr) return false;
+  if (add == nullptr || !IsVar(add->b, loop->loop_var)) return false;
   std::unordered_set<const VarNode*> varying = BoundInside(loop->body);
   varying.insert(loop->loop_var.get());
-  if (nest::Uses(add->a, varying)) return false;
-  return IsVar(add->b, loop->loop_var) || IsVarOrOffset(add->b, loop);
+  return !nest::Uses(add->a, varying);
 }
 
 bool IsIndependent(const ForNode* loop) {
