@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/arith/expr_compare.h"
+#include "compiler/arith/simplify.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 
@@ -14,6 +15,17 @@ namespace tir {
 using namespace ir;  // NOLINT
 
 namespace {
+
+// Same dtype and shape: the same static extents, or symbolic extents
+// proven equal (softmax over a symbolic row: its exp workspace and its
+// output are both (n, .., h * w * 21)).
+bool SameShape(const Buffer& a, const Buffer& b) {
+  if (nest::SameStaticShape(a, b)) return true;
+  if (a->dtype != b->dtype || a->shape.size() != b->shape.size()) return false;
+  for (size_t d = 0; d < a->shape.size(); ++d)
+    if (!nest::SameExtent(a->shape[d], b->shape[d]) && !arith::CanProveEqual(a->shape[d], b->shape[d])) return false;
+  return true;
+}
 
 // The loads and stores of one buffer's storage in a statement.
 struct Refs : StmtExprVisitor {
@@ -26,7 +38,7 @@ struct Refs : StmtExprVisitor {
 
   bool Mine(const Buffer& b) {
     if (b->data.get() != buffer->data.get()) return false;
-    if (b != buffer && !nest::SameStaticShape(b, buffer)) other_shape = true;
+    if (b != buffer && !SameShape(b, buffer)) other_shape = true;
     return true;
   }
   void VisitExpr(const PrimExpr& e) override {
@@ -121,7 +133,7 @@ class Retarget : public StmtExprMutator {
 // condition of the header fails.
 Stmt TryAlias(const AllocateNode* alloc, const Buffer& out, const Stmt& func_body) {
   const Buffer& e = alloc->buffer;
-  if (e->scope != "global" || !e->strides.empty() || !out->strides.empty() || !nest::SameStaticShape(e, out)) return nullptr;
+  if (e->scope != "global" || !e->strides.empty() || !out->strides.empty() || !SameShape(e, out)) return nullptr;
   Refs o_all = RefsIn(func_body, out);
   if (!o_all.clean() || !o_all.loads.empty() || o_all.stores.size() != 1) return nullptr;
   const BufferStoreNode* store = o_all.stores[0];

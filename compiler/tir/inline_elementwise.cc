@@ -409,40 +409,42 @@ class Inliner {
   }
 
   // A slice store: plain, each index its loop's variable (loops from 0)
-  // plus a constant, not reading what it stores (a piece of a split
-  // concatenation, split_concat.h). Its [lo, hi) per axis into *box
-  // (hi -1: a loop of run-time extent).
-  bool SliceStore(const StoreSite& s, std::vector<std::pair<int64_t, int64_t>>* box) const {
+  // plus an offset, not reading what it stores (a piece of a split
+  // concatenation, split_concat.h). The offset is a constant or, where the
+  // pieces' extents are symbolic, an expression free of the nest's loop
+  // variables. Its [lo, lo + extent) per axis into *box.
+  bool SliceStore(const StoreSite& s, std::vector<std::pair<PrimExpr, PrimExpr>>* box) const {
     if (!s.plain || s.store->indices.size() != s.loops.size() || Loads(s.store->value, DataOf(s.store->buffer)))
       return false;
+    std::unordered_set<const VarNode*> loop_vars;
+    for (const ForNode* f : s.loops) loop_vars.insert(f->loop_var.get());
     box->clear();
     for (size_t d = 0; d < s.loops.size(); ++d) {
       const PrimExpr& e = s.store->indices[d];
       const VarNode* v = s.loops[d]->loop_var.get();
       if (!IsZero(s.loops[d]->min)) return false;
-      int64_t lo = 0;
+      PrimExpr lo = IntImm(e.dtype(), 0);
       if (!IsVar(e, v)) {
-        // c + v (as split_concat writes it) or v + c.
+        // lo + v (as split_concat writes it) or v + c.
         const auto* add = e.as<AddNode>();
-        const int64_t* c = add ? ConstInt(add->a) : nullptr;
-        const PrimExpr* var = add ? &add->b : nullptr;
-        if (add && c == nullptr) {
-          c = ConstInt(add->b);
-          var = &add->a;
+        if (add == nullptr) return false;
+        if (IsVar(add->b, v) && !nest::Uses(add->a, loop_vars)) {
+          lo = add->a;
+        } else if (IsVar(add->a, v) && ConstInt(add->b) != nullptr) {
+          lo = add->b;
+        } else {
+          return false;
         }
-        if (c == nullptr || !IsVar(*var, v)) return false;
-        lo = *c;
       }
-      const int64_t* ext = ConstInt(s.loops[d]->extent);
-      box->push_back({lo, ext ? lo + *ext : -1});
+      box->push_back({lo, arith::Simplify(lo + s.loops[d]->extent)});
     }
     return true;
   }
 
   // Every store of `d` is a slice store, and no two overlap: on some axis
-  // both ranges are known and apart.
+  // one range is proven to end where the other begins or before.
   bool DisjointSlices(const VarNode* d) const {
-    std::vector<std::vector<std::pair<int64_t, int64_t>>> boxes;
+    std::vector<std::vector<std::pair<PrimExpr, PrimExpr>>> boxes;
     for (const StoreSite* s : StoresOf(d)) {
       boxes.emplace_back();
       if (!SliceStore(*s, &boxes.back())) return false;
@@ -454,7 +456,7 @@ class Inliner {
         for (size_t k = 0; k < boxes[i].size() && !apart; ++k) {
           const auto& a = boxes[i][k];
           const auto& b = boxes[j][k];
-          apart = (a.second >= 0 && a.second <= b.first) || (b.second >= 0 && b.second <= a.first);
+          apart = nest::ProveAtMost(a.second, b.first) || nest::ProveAtMost(b.second, a.first);
         }
         if (!apart) return false;
       }
@@ -562,7 +564,7 @@ class Inliner {
     // Or the consumer copies T into a slice of D (a piece of a split
     // concatenation): then T's producer writes the slice, and D's other
     // stores must be slices that this one does not overlap.
-    std::vector<std::pair<int64_t, int64_t>> box;
+    std::vector<std::pair<PrimExpr, PrimExpr>> box;
     const bool slice = !PlainStore(c) && ld.size() == 1 && SliceStore(c, &box);
     // Or the consumer's loops are fused ones over T's (and D's) whole shape
     // (CoversShapeFused): each producer store then writes D at its own

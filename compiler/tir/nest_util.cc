@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "compiler/arith/simplify.h"
+
 namespace kiln {
 namespace tir {
 namespace nest {
@@ -76,6 +78,17 @@ bool Uses(const PrimExpr& e, const std::unordered_set<const VarNode*>& vars) {
   for (const VarNode* v : vars)
     if (u.vars.count(v)) return true;
   return false;
+}
+
+bool ProveAtMost(const PrimExpr& a, const PrimExpr& b) {
+  const int64_t *ca = ConstInt(a), *cb = ConstInt(b);
+  if (ca != nullptr && cb != nullptr) return *ca <= *cb;
+  VarUses u;
+  u.VisitExpr(a);
+  u.VisitExpr(b);
+  arith::VarBounds bounds;
+  for (const VarNode* v : u.vars) bounds[v] = arith::IntBounds::AtLeast(0);
+  return arith::CanProve(MakeBinary(TirKind::kLE, a, b), bounds);
 }
 
 void BufferRefs::VisitExpr(const PrimExpr& e) {

@@ -36,6 +36,9 @@ bool SameExtent(const ir::PrimExpr& a, const ir::PrimExpr& b);
 bool SameStaticShape(const ir::Buffer& a, const ir::Buffer& b);
 // Whether `e` reads any of `vars`.
 bool Uses(const ir::PrimExpr& e, const std::unordered_set<const ir::VarNode*>& vars);
+// Whether a <= b is proven for every value >= 0 of the variables they read
+// (shape variables: the offsets and extents of a concatenation's pieces).
+bool ProveAtMost(const ir::PrimExpr& a, const ir::PrimExpr& b);
 
 // Loads and stores of each buffer (keyed by its data handle) in a statement.
 class BufferRefs : public StmtExprVisitor {

@@ -18,47 +18,62 @@ using namespace nest;  // NOLINT: the shared nest helpers
 namespace {
 
 // A concatenation nest: its loops, its store, the axis (a loop index) the
-// chain tests, the pieces' values and their lower bounds (bounds[0] = 0).
+// chain tests, the pieces' values and their lower bounds (bounds[0] = 0;
+// constants, or expressions of the function's shape variables where the
+// concatenated extents are symbolic).
 struct ConcatNest {
   std::vector<const ForNode*> loops;
   const BufferStoreNode* store = nullptr;
   size_t axis = 0;
   std::vector<PrimExpr> values;
-  std::vector<int64_t> bounds;
+  std::vector<PrimExpr> bounds;
 };
 
 // The chain if_then_else(v < b, e, rest) of `value` on one loop variable,
-// into *n (values and upper bounds of all but the last piece).
+// into *n (values and upper bounds of all but the last piece). A bound is a
+// constant or, where the concatenated extents are symbolic (YOLOv8's
+// detection head: rows of h * w * 16, h * w * 4 and h * w positions), an
+// expression free of the nest's loop variables; the bounds must be proven
+// increasing and inside the axis, so that the pieces tile it.
 bool ParseChain(const PrimExpr& value, ConcatNest* n) {
+  std::unordered_set<const VarNode*> loop_vars;
+  for (const ForNode* f : n->loops) loop_vars.insert(f->loop_var.get());
   PrimExpr rest = value;
   const VarNode* v = nullptr;
-  std::vector<int64_t> uppers;
+  std::vector<PrimExpr> uppers;
   for (;;) {
     // The kind is checked before the cast (as<> compares the tag).
     const auto* call = rest.as<CallNode>();
     if (call == nullptr || call->op != "if_then_else" || call->args.size() != 3) break;
     const auto* lt = call->args[0].as<LTNode>();
     const VarNode* var = lt ? lt->a.as<VarNode>() : nullptr;
-    const int64_t* b = lt ? ConstInt(lt->b) : nullptr;
-    if (var == nullptr || b == nullptr || (v != nullptr && var != v)) return false;
-    if (!uppers.empty() && *b <= uppers.back()) return false;
-    if (uppers.empty() && *b <= 0) return false;
+    if (var == nullptr || (v != nullptr && var != v) || Uses(lt->b, loop_vars)) return false;
+    PrimExpr b = lt->b;
+    // Strictly increasing constants as before; symbolic ones not
+    // decreasing (a piece of run-time extent 0 is empty).
+    const PrimExpr prev = uppers.empty() ? IntImm(b.dtype(), 0) : uppers.back();
+    const bool both_const = ConstInt(b) != nullptr && ConstInt(prev) != nullptr;
+    if (both_const ? *ConstInt(b) <= *ConstInt(prev) : !ProveAtMost(prev, b)) return false;
     v = var;
-    uppers.push_back(*b);
+    uppers.push_back(b);
     n->values.push_back(call->args[1]);
     rest = call->args[2];
   }
   if (v == nullptr) return false;
   n->values.push_back(rest);
-  n->bounds.push_back(0);
-  for (int64_t u : uppers) n->bounds.push_back(u);
+  n->bounds.push_back(IntImm(uppers.front().dtype(), 0));
+  for (const PrimExpr& u : uppers) n->bounds.push_back(u);
   for (size_t d = 0; d < n->loops.size(); ++d) {
     if (n->loops[d]->loop_var.get() != v) continue;
     n->axis = d;
-    // The last bound lies inside the axis (a constant extent) or the axis
-    // is symbolic (the last piece then runs to its end).
+    // The last bound lies inside the axis (a constant extent), or the axis
+    // is symbolic and the last constant bound is taken on trust (the last
+    // piece then runs to its end), or a symbolic last bound is proven not
+    // past the axis' end.
     const int64_t* ext = ConstInt(n->loops[d]->extent);
-    return ext == nullptr || *ext > uppers.back();
+    const int64_t* last = ConstInt(uppers.back());
+    if (last != nullptr) return ext == nullptr || *ext > *last;
+    return ProveAtMost(uppers.back(), n->loops[d]->extent);
   }
   return false;
 }
@@ -89,16 +104,16 @@ std::vector<Stmt> Split(const ConcatNest& n) {
       vars.push_back(v);
       map[f->loop_var.get()] = PrimExpr(v);
     }
-    PrimExpr lo = IntImm(axis->loop_var->dtype, n.bounds[i]);
-    map[axis->loop_var.get()] = n.bounds[i] == 0 ? PrimExpr(vars[n.axis]) : lo + PrimExpr(vars[n.axis]);
-    PrimExpr extent = i + 1 < n.bounds.size() ? IntImm(axis->extent.dtype(), n.bounds[i + 1] - n.bounds[i])
-                                              : arith::Simplify(axis->extent - lo);
+    const PrimExpr& lo = n.bounds[i];
+    const bool at_zero = IsZero(lo);
+    map[axis->loop_var.get()] = at_zero ? PrimExpr(vars[n.axis]) : lo + PrimExpr(vars[n.axis]);
+    PrimExpr extent = arith::Simplify(i + 1 < n.bounds.size() ? n.bounds[i + 1] - lo : axis->extent - lo);
     std::vector<PrimExpr> idx;
     // The axis index as lo + v, unsimplified: the schedules take a store at
     // an invariant offset plus the loop variable as one element per
     // iteration (default_schedule.cc, symbolic_parallel.cc).
     for (const PrimExpr& e : n.store->indices) idx.push_back(Substitute(e, map));
-    if (n.bounds[i] != 0) idx[n.axis] = lo + PrimExpr(vars[n.axis]);
+    if (!at_zero) idx[n.axis] = lo + PrimExpr(vars[n.axis]);
     Stmt s = Store(n.store->buffer, arith::Simplify(Substitute(n.values[i], map)), idx);
     for (size_t d = n.loops.size(); d-- > 0;) {
       const ForNode* f = n.loops[d];

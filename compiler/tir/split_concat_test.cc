@@ -177,6 +177,81 @@ TEST(SplitConcatTest, SymbolicSlicesRunInParallel) {
   EXPECT_FALSE(HasSelect(scheduled)) << text;
 }
 
+// YOLOv8's detection head, compiled for symbolic sizes: two maps reshaped to
+// rows of h * w and g * v positions, concatenated along those rows. The
+// chain tests the flat axis against h * w (a symbolic bound): split, each
+// map's producer writes its slice of `out` (no temporary), the slices'
+// stores are vectorized, and no select on the flat axis is left.
+const char* kSymbolicRows = R"(
+@T.prim_func
+def head(a_handle: T.handle, b_handle: T.handle, out_handle: T.handle):
+    n = T.int64()
+    h = T.int64()
+    w = T.int64()
+    g = T.int64()
+    v = T.int64()
+    a = T.match_buffer(a_handle, (n, 8, h, w), "float32")
+    b = T.match_buffer(b_handle, (n, 8, g, v), "float32")
+    out = T.match_buffer(out_handle, (n, 8, h * w + g * v), "float32")
+    ta = T.decl_buffer((n, 8, h * w), "float32")
+    tb = T.decl_buffer((n, 8, g * v), "float32")
+    for i0, i1, i2 in T.grid(n, T.int64(8), h * w):
+        ta[i0, i1, i2] = a[i0, i1, i2 // w, i2 % w]
+    for i0, i1, i2 in T.grid(n, T.int64(8), g * v):
+        tb[i0, i1, i2] = b[i0, i1, i2 // v, i2 % v]
+    for i0, i1, i2 in T.grid(n, T.int64(8), h * w + g * v):
+        out[i0, i1, i2] = T.if_then_else(i2 < h * w, ta[i0, i1, i2], tb[i0, i1, i2 - h * w])
+)";
+
+TEST(SplitConcatTest, SymbolicBoundsBeforeAfter) {
+  PrimFunc f = LowerBlocks(ParseFunc(kSymbolicRows, "head"));
+  ASSERT_TRUE(HasSplittableConcatenation(f));
+  PrimFunc split = InlineElementwise(SplitConcatenations(f));
+  EXPECT_EQ(CountStmts(split).allocates, 0) << testing::Print(split);
+  EXPECT_EQ(CountStmts(split).stores, 2) << testing::Print(split);
+  EXPECT_FALSE(HasSelect(split)) << testing::Print(split);
+  PrimFunc scheduled = ApplyDefaultSchedule(split, 1);
+  // Each map's copy: rows of w (v) columns, one vector loop each.
+  EXPECT_EQ(CountStmts(scheduled).vectorized, 2) << testing::Print(scheduled);
+  std::string text = testing::Print(scheduled);
+  EXPECT_EQ(text.find(" // "), std::string::npos) << text;
+}
+
+// Bounds not proven increasing (h * w then g: g may be below h * w), or the
+// last one not proven inside the axis: the chain is left alone.
+TEST(SplitConcatTest, UnprovenSymbolicBoundsAreLeftAlone) {
+  PrimFunc f = LowerBlocks(ParseFunc(R"(
+@T.prim_func
+def chain(a_handle: T.handle, b_handle: T.handle, c_handle: T.handle, out_handle: T.handle):
+    n = T.int64()
+    h = T.int64()
+    g = T.int64()
+    a = T.match_buffer(a_handle, (n, h), "float32")
+    b = T.match_buffer(b_handle, (n, g), "float32")
+    c = T.match_buffer(c_handle, (n, h + g), "float32")
+    out = T.match_buffer(out_handle, (n, h + g), "float32")
+    for i0, i1 in T.grid(n, h + g):
+        out[i0, i1] = T.if_then_else(i1 < h, a[i0, i1], T.if_then_else(i1 < g, b[i0, i1 - h], c[i0, i1]))
+)",
+                                     "chain"));
+  EXPECT_FALSE(HasSplittableConcatenation(f));
+  EXPECT_EQ(SplitConcatenations(f), f);
+  PrimFunc past = LowerBlocks(ParseFunc(R"(
+@T.prim_func
+def past(a_handle: T.handle, b_handle: T.handle, out_handle: T.handle):
+    n = T.int64()
+    h = T.int64()
+    g = T.int64()
+    a = T.match_buffer(a_handle, (n, h), "float32")
+    b = T.match_buffer(b_handle, (n, g), "float32")
+    out = T.match_buffer(out_handle, (n, g), "float32")
+    for i0, i1 in T.grid(n, g):
+        out[i0, i1] = T.if_then_else(i1 < h, a[i0, i1], b[i0, i1 - h])
+)",
+                                        "past"));
+  EXPECT_FALSE(HasSplittableConcatenation(past));
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln

@@ -283,7 +283,22 @@ class LoopSplitter : public StmtExprMutator {
     rep.inner = PrimExpr(inner);
     VarMap flat;
     flat[v] = rep.outer * d + rep.inner;
-    Stmt body = Substitute(rep.MutateStmt(f->body), flat);
+    // o + (i_o * d + i_i), i at an offset o (a slice of a split
+    // concatenation, split_concat.h), as (o + i_o * d) + i_i: the schedules
+    // take an invariant offset plus the loop variable as one element per
+    // iteration (default_schedule.cc), so the inner loop still vectorizes.
+    struct Reassociate : StmtExprMutator {
+      const VarNode* inner;
+      PrimExpr MutateExpr(const PrimExpr& x) override {
+        PrimExpr m = StmtExprMutator::MutateExpr(x);
+        const auto* add = m.as<AddNode>();
+        const auto* rest = add ? add->b.as<AddNode>() : nullptr;
+        if (rest == nullptr || !nest::IsVar(rest->b, inner)) return m;
+        return (add->a + rest->a) + rest->b;
+      }
+    } assoc;
+    assoc.inner = inner.get();
+    Stmt body = assoc.MutateStmt(Substitute(rep.MutateStmt(f->body), flat));
     changed = true;
     Stmt in = std::make_shared<ForNode>(inner, I64(0), d, ForKind::kSerial, body);
     auto out = std::make_shared<ForNode>(outer, I64(0), TermExpr(h, v->dtype), ForKind::kSerial, in);
