@@ -137,7 +137,10 @@ PrimFunc MakeWorkspaceUser() {
   Buffer c = MakeBuffer("C", {PrimExpr(n)}, DType::Float32());
   Buffer t = MakeBuffer("T", {PrimExpr(n)}, DType::Float32());
   Stmt fill = For(i, PrimExpr(n), Store(t, Load(a, {PrimExpr(i)}) * F32(2), {PrimExpr(i)}));
-  Stmt rev = For(i2, PrimExpr(n), Store(c, Load(t, {PrimExpr(n) - 1 - PrimExpr(i2)}), {PrimExpr(i2)}));
+  // Two reads of T at different places, so that no schedule can fold T away
+  // (a single reversed read was: its store moved into C's).
+  Stmt rev = For(i2, PrimExpr(n),
+                 Store(c, Load(t, {PrimExpr(n) - 1 - PrimExpr(i2)}) + Load(t, {PrimExpr(i2)}), {PrimExpr(i2)}));
   return NewFunc("big_tmp", {a, c}, {}, std::make_shared<AllocateNode>(t, Seq({fill, rev})));
 }
 

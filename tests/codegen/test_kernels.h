@@ -32,7 +32,7 @@ ir::PrimFunc MakeScale();
 ir::PrimFunc MakeIota();
 // floor_ops(A: i32[n], B: i32[n], D: i32[n], M: i32[n]): D = floordiv(A, B), M = floormod(A, B)
 ir::PrimFunc MakeFloorOps();
-// big_tmp(A: f32[n], C: f32[n]): T = alloc f32[n] (workspace); T[i] = A[i] * 2; C[i] = T[n-1-i]
+// big_tmp(A: f32[n], C: f32[n]): T = alloc f32[n] (workspace); T[i] = A[i] * 2; C[i] = T[n-1-i] + T[i]
 ir::PrimFunc MakeWorkspaceUser();
 
 // LowerBlocks then ApplyDefaultSchedule on each.
