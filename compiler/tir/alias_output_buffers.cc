@@ -23,7 +23,7 @@ bool SameShape(const Buffer& a, const Buffer& b) {
   if (nest::SameStaticShape(a, b)) return true;
   if (a->dtype != b->dtype || a->shape.size() != b->shape.size()) return false;
   for (size_t d = 0; d < a->shape.size(); ++d)
-    if (!nest::SameExtent(a->shape[d], b->shape[d]) && !arith::CanProveEqual(a->shape[d], b->shape[d])) return false;
+    if (!nest::ProvenSameExtent(a->shape[d], b->shape[d])) return false;
   return true;
 }
 

@@ -89,7 +89,7 @@ bool MatchDotConv(const Stmt& s, DotConv* m) {
     return false;
   }
   for (size_t d = 0; d < 4; ++d)
-    if (!SameExtent(r.out->shape[d], L[d]->extent) && !arith::CanProveEqual(r.out->shape[d], L[d]->extent))
+    if (!ProvenSameExtent(r.out->shape[d], L[d]->extent))
       return false;
   return true;
 }

@@ -14,8 +14,6 @@ namespace {
 
 using namespace nest;  // NOLINT: the shared nest helpers
 
-bool Equal(const PrimExpr& a, const PrimExpr& b) { return SameExtent(a, b) || arith::CanProveEqual(a, b); }
-
 // Index d of an access at the nest's point: the loop's variable, or 0 where
 // the loop runs once.
 bool AtLoop(const PrimExpr& e, const ForNode* loop) {
@@ -41,7 +39,7 @@ bool MatchSymbolicChannelConcat(const Stmt& s, const Buffer& dst, std::vector<Sy
   const int64_t* channels = ConstInt(dst->shape[1]);
   if (channels == nullptr) return false;
   for (size_t d = 0; d < 4; ++d) {
-    if (!IsZero(loops[d]->min) || !Equal(loops[d]->extent, dst->shape[d])) return false;
+    if (!IsZero(loops[d]->min) || !ProvenSameExtent(loops[d]->extent, dst->shape[d])) return false;
     if (!AtLoop(st->indices[d], loops[d])) return false;
   }
   const VarNode* cvar = loops[1]->loop_var.get();
@@ -57,7 +55,7 @@ bool MatchSymbolicChannelConcat(const Stmt& s, const Buffer& dst, std::vector<Sy
     const int64_t* count = ConstInt(l->buffer->shape[1]);
     if (count == nullptr || *count != hi - lo) return false;
     for (size_t d : {0, 2, 3}) {
-      if (!Equal(l->buffer->shape[d], dst->shape[d]) || !AtLoop(l->indices[d], loops[d])) return false;
+      if (!ProvenSameExtent(l->buffer->shape[d], dst->shape[d]) || !AtLoop(l->indices[d], loops[d])) return false;
     }
     if (!arith::CanProveEqual(l->indices[1], PrimExpr(loops[1]->loop_var) - I64(lo))) return false;
     srcs.push_back({l->buffer, lo, hi - lo});

@@ -189,7 +189,7 @@ bool MatchSymConv(const Stmt& s, SymConv* m) {
   if (!MatchReduction(body, m)) return false;
   if (!AnySymbolic(m->data->shape) && !AnySymbolic(m->out->shape)) return false;
   for (size_t d = 0; d < 4; ++d)
-    if (!SameExtent(m->out->shape[d], L[d]->extent) && !arith::CanProveEqual(m->out->shape[d], L[d]->extent))
+    if (!ProvenSameExtent(m->out->shape[d], L[d]->extent))
       return false;
   return EpilogueOk(*m);
 }
@@ -1155,7 +1155,7 @@ bool MatchEpilogueNest(const Stmt& s, const SymConv& cv, std::vector<Stmt>* out)
   VarMap map;
   for (size_t d = 0; d < 4; ++d) {
     if (!IsZero(L[d]->min)) return false;
-    if (!SameExtent(L[d]->extent, cv.loops[d]->extent) && !arith::CanProveEqual(L[d]->extent, cv.loops[d]->extent))
+    if (!ProvenSameExtent(L[d]->extent, cv.loops[d]->extent))
       return false;
     map[L[d]->loop_var.get()] = PrimExpr(cv.loops[d]->loop_var);
   }

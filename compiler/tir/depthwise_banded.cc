@@ -382,7 +382,7 @@ bool MatchDepthwiseNest(const Stmt& s, DepthwiseNest* d) {
   const PrimExpr& xn = r.x_load->indices[0];
   if (!IsVar(xn, L[0]->loop_var.get()) && !(IsZero(xn) && n_ext != nullptr && *n_ext == 1)) return false;
   for (size_t k = 0; k < 4; ++k)
-    if (!nest::SameExtent(r.out->shape[k], L[k]->extent) && !arith::CanProveEqual(r.out->shape[k], L[k]->extent))
+    if (!nest::ProvenSameExtent(r.out->shape[k], L[k]->extent))
       return false;
   d->loops = L;
   d->out = r.out, d->data = r.data, d->weight = r.weight, d->x_load = r.x_load;

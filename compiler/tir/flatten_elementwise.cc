@@ -18,8 +18,6 @@ namespace {
 
 using namespace nest;  // NOLINT: the shared nest helpers
 
-bool Equal(const PrimExpr& a, const PrimExpr& b) { return SameExtent(a, b) || arith::CanProveEqual(a, b); }
-
 bool AnyUses(const std::vector<PrimExpr>& idx, const std::unordered_set<const VarNode*>& vars) {
   for (const PrimExpr& e : idx)
     if (Uses(e, vars)) return true;
@@ -66,7 +64,7 @@ class Flatten : public StmtExprMutator {
     // shapes.
     if (n < 2 || !b->strides.empty() || b->shape.size() != n || !params_->count(b->data.get())) return false;
     int64_t k = RowOffset(indices[n - 2], c_);
-    if (k < 0 || !IsVar(indices[n - 1], x_) || !Equal(b->shape[n - 1], width_)) return false;
+    if (k < 0 || !IsVar(indices[n - 1], x_) || !ProvenSameExtent(b->shape[n - 1], width_)) return false;
     out->assign(indices.begin(), indices.end() - 2);
     if (AnyUses(*out, set_)) return false;
     out->push_back(k == 0 ? PrimExpr(j_) : I64(k) * width_ + PrimExpr(j_));
@@ -135,7 +133,7 @@ class Flattener : public StmtExprMutator {
     const Buffer& d = store->buffer;
     const size_t n = store->indices.size();
     if (n < 2 || d->shape.size() != n || !IsVar(store->indices[n - 2], cl->loop_var.get()) ||
-        !Equal(d->shape[n - 2], cl->extent)) {
+        !ProvenSameExtent(d->shape[n - 2], cl->extent)) {
       return nullptr;
     }
     Var j = MakeVar("j");

@@ -52,7 +52,7 @@ class FlattenLoads : public StmtExprMutator {
       // buffer's and the loop's equal expressions.
       const PrimExpr& dim = b->shape[n - m + d];
       if (!IsVar(l->indices[n - m + d], ks_[d]) ||
-          (!SameExtent(dim, ext_[d]) && !arith::CanProveEqual(dim, ext_[d]))) {
+          (!ProvenSameExtent(dim, ext_[d]))) {
         return Fail(e);
       }
     }

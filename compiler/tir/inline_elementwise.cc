@@ -182,7 +182,7 @@ bool CoversShape(const std::vector<const ForNode*>& loops, const Buffer& b) {
   // Symbolic extents: the loop's and the buffer's are often equal
   // expressions built separately (H * 16 twice), not one node.
   for (size_t d = 0; d < loops.size(); ++d)
-    if (!SameExtent(loops[d]->extent, b->shape[d]) && !arith::CanProveEqual(loops[d]->extent, b->shape[d]))
+    if (!ProvenSameExtent(loops[d]->extent, b->shape[d]))
       return false;
   return true;
 }
@@ -198,14 +198,13 @@ bool CoversShape(const std::vector<const ForNode*>& loops, const Buffer& b) {
 bool CoversShapeFused(const std::vector<PrimExpr>& indices, const std::vector<const ForNode*>& loops,
                       const Buffer& b) {
   if (indices.size() != b->shape.size()) return false;
-  auto equal = [](const PrimExpr& x, const PrimExpr& y) { return SameExtent(x, y) || arith::CanProveEqual(x, y); };
   size_t d = 0;
   bool fused = false;
   for (const ForNode* f : loops) {
     if (d >= indices.size() || !IsZero(f->min)) return false;
     const VarNode* v = f->loop_var.get();
     if (IsVar(indices[d], v)) {
-      if (!equal(f->extent, b->shape[d])) return false;
+      if (!ProvenSameExtent(f->extent, b->shape[d])) return false;
       ++d;
       continue;
     }
@@ -216,7 +215,7 @@ bool CoversShapeFused(const std::vector<PrimExpr>& indices, const std::vector<co
     const int64_t* re = r ? ConstInt(r->b) : nullptr;
     const int64_t* e = ConstInt(b->shape[d + 1]);
     if (qe == nullptr || re == nullptr || e == nullptr || *qe != *re || *qe != *e || !IsVar(q->a, v) ||
-        !IsVar(r->a, v) || !equal(f->extent, b->shape[d] * I64(*e)))
+        !IsVar(r->a, v) || !ProvenSameExtent(f->extent, b->shape[d] * I64(*e)))
       return false;
     d += 2;
     fused = true;

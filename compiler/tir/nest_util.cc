@@ -80,6 +80,8 @@ bool Uses(const PrimExpr& e, const std::unordered_set<const VarNode*>& vars) {
   return false;
 }
 
+bool ProvenSameExtent(const PrimExpr& a, const PrimExpr& b) { return SameExtent(a, b) || arith::CanProveEqual(a, b); }
+
 bool ProveAtMost(const PrimExpr& a, const PrimExpr& b) {
   const int64_t *ca = ConstInt(a), *cb = ConstInt(b);
   if (ca != nullptr && cb != nullptr) return *ca <= *cb;

@@ -32,6 +32,9 @@ bool IsZero(const ir::PrimExpr& e);
 bool IsFloatZero(const ir::PrimExpr& e);
 // Same node, or equal integer constants.
 bool SameExtent(const ir::PrimExpr& a, const ir::PrimExpr& b);
+// SameExtent, or symbolic extents the simplifier proves equal (h * w * 16
+// against 16 * w * h).
+bool ProvenSameExtent(const ir::PrimExpr& a, const ir::PrimExpr& b);
 // Same dtype and the same static extents (false when either has a symbolic one).
 bool SameStaticShape(const ir::Buffer& a, const ir::Buffer& b);
 // Whether `e` reads any of `vars`.
