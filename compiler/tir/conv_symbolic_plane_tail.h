@@ -1,5 +1,5 @@
 // The remainder tile of the symbolic conv schedule's flat (phase-)plane
-// tiles (conv_symbolic_schedule.cc, StridedPlanes): convolutions that are
+// tiles (conv_symbolic_planes.cc, StridedPlanes): convolutions that are
 // not depthwise, on output rows narrower than 64 columns of a symbolic
 // width, whose output plane is one flat span of (Ho - 1) * Wph + Wo columns.
 //
