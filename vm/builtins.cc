@@ -305,17 +305,14 @@ Status AllocArena(const Arg* args, Frame& f, const DecodedFunction& code, const 
   const int64_t dst = args[1].value;
   const size_t n = static_cast<size_t>(args[2].value);
   const Arg* buf = args + 3;
+  // The sizes are computed in the prologue, also for tensors of an if/else
+  // branch that will not run, where they may be negative or absurd: such a
+  // buffer gets no bytes, and arena_view refuses any tensor there.
   auto size_of = [&](size_t i) {
     const Arg* b = buf + 4 * i;
-    return b[0].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[b[1].value] : b[1].value;
+    int64_t size = b[0].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[b[1].value] : b[1].value;
+    return size < 0 || static_cast<uint64_t>(size) > kMaxTensorBytes ? int64_t{0} : size;
   };
-  for (size_t i = 0; i < n; ++i) {
-    int64_t size = size_of(i);
-    if (size < 0 || static_cast<uint64_t>(size) > kMaxTensorBytes) {
-      return InvalidArgument(StrFormat("%s: vm.builtin.alloc_arena: cannot allocate %lld bytes for buffer %zu",
-                                       function.c_str(), static_cast<long long>(size), i));
-    }
-  }
   // The site's cache: a shape object holding the sizes it was laid out for,
   // their offsets and the total (2n + 1 values). The layout depends on the
   // sizes only, so one cache serves every call depth.
@@ -392,12 +389,16 @@ Any MakeTuple(const Arg* args, uint32_t num_args, const Frame& f, const ValueSou
 // `block`, made by the call site at `args` (kept for its next call), after
 // checking that it fits the `room` bytes there: tensor_view and arena_view.
 Status ViewOfStorage(const Tensor& block, uint64_t offset, uint64_t room, const Any& shape, DType dtype,
-                     const Arg* args, const DecodedFunction& code, const std::string& function, const char* planned_by,
-                     Any* out) {
+                     const Arg* args, const DecodedFunction& code, const std::string& function, const char* builtin,
+                     const char* planned_by, Any* out) {
   uint64_t capacity = static_cast<uint64_t>(block.shape()[0]);
   if (offset <= capacity && capacity - offset < room) room = capacity - offset;
   uint64_t nbytes = 0;
-  if (!TensorBytes(shape.shape_dims(), dtype, &nbytes) || nbytes > room || offset > capacity) {
+  if (!TensorBytes(shape.shape_dims(), dtype, &nbytes)) {
+    return InvalidArgument(StrFormat("%s: %s: cannot allocate a %s%s tensor", function.c_str(), builtin,
+                                     DTypeToString(dtype).c_str(), ShapeToString(shape.shape_dims()).c_str()));
+  }
+  if (nbytes > room || offset > capacity) {
     return InvalidArgument(StrFormat("%s: a %s%s tensor does not fit the %llu bytes %s", function.c_str(),
                                      DTypeToString(dtype).c_str(), ShapeToString(shape.shape_dims()).c_str(),
                                      static_cast<unsigned long long>(offset > capacity ? 0 : room), planned_by));
@@ -438,7 +439,7 @@ Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const
               static_cast<uint16_t>(args[6].value)};
   uint64_t room = args[2].value >= 0 ? static_cast<uint64_t>(args[2].value) : UINT64_MAX;
   return ViewOfStorage(storage.tensor(), static_cast<uint64_t>(args[1].value), room, shape, dtype, args, code, function,
-                       "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
+                       "vm.builtin.tensor_view", "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
                        "(tir_var_upper_bound or --bound)",
                        out);
 }
@@ -455,7 +456,7 @@ Status ArenaView(const Arg* args, const Frame& f, const ValueSource& src, const 
   // A negative heap value (never written by alloc_arena) is outside any storage.
   uint64_t offset = static_cast<uint64_t>(f.heap[args[1].value]);
   uint64_t room = size >= 0 ? static_cast<uint64_t>(size) : 0;
-  return ViewOfStorage(storage.tensor(), offset, room, shape, dtype, args, code, function,
+  return ViewOfStorage(storage.tensor(), offset, room, shape, dtype, args, code, function, "vm.builtin.arena_view",
                        "the call-time arena laid out for it", out);
 }
 

@@ -222,13 +222,21 @@ TEST(VmCallTimeArenaTest, RunTimeErrors) {
     std::vector<Any> args = {Any(), Any()};
     return m->CreateContext()->Invoke("main", args, &out);
   };
-  {
-    // A negative size computed from shapes.
+  for (bool negative_shape : {false, true}) {
+    // A size computed for an if/else branch that does not run may be
+    // negative: that buffer gets no bytes, the call goes on, and a tensor
+    // placed there is refused.
     Assembler a;
     a.Call(-1, kShapeArith, {Imm(1), Imm(1), Imm(0), Imm(0), Imm(0), Imm(8)});  // heap[1] = 0 - 8
     a.Call(3, kAllocArena, {Imm(0), Imm(2), Imm(2), Imm(0), Imm(64), Imm(1), Imm(1), Imm(1), Imm(1), Imm(1), Imm(1)});
-    a.Ret(3);
-    EXPECT_EQ(run(a.Finish()).message(), "main: vm.builtin.alloc_arena: cannot allocate -8 bytes for buffer 1");
+    a.Call(2, testing::kMakeShape, {Imm(1), Imm(0), Imm(4)});
+    a.Call(4, kArenaView, {Reg(3), Imm(2), Imm(0), Imm(64), Reg(2), Imm(2), Imm(32), Imm(1)});  // buffer 0: fine
+    if (negative_shape) a.Call(2, testing::kMakeShape, {Imm(1), Imm(1), Imm(1)});  // (-8)
+    a.Call(5, kArenaView, {Reg(3), Imm(3), Imm(1), Imm(1), Reg(2), Imm(2), Imm(32), Imm(1)});
+    a.Ret(5);
+    EXPECT_EQ(run(a.Finish()).message(),
+              negative_shape ? "main: vm.builtin.arena_view: cannot allocate a float32[-8] tensor"
+                             : "main: a float32[4] tensor does not fit the 0 bytes the call-time arena laid out for it");
   }
   for (bool bad_storage : {true, false}) {
     Assembler a;
