@@ -1,5 +1,6 @@
 #include "vm/builtins.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "runtime/arena_layout.h"
@@ -20,6 +21,9 @@ const char* const kBuiltinNames[] = {
 
 // Larger requests are certainly corrupt shapes (1 TiB).
 constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 40;
+
+// Call-time arena layouts each alloc_arena site keeps (AllocArena).
+constexpr size_t kKeptArenaLayouts = 4;
 
 int64_t FloorDiv(int64_t a, int64_t b) {
   // INT64_MIN / -1 overflows (a trap on x86): negate with wrapping instead.
@@ -313,16 +317,25 @@ Status AllocArena(const Arg* args, Frame& f, const DecodedFunction& code, const 
     int64_t size = b[0].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[b[1].value] : b[1].value;
     return size < 0 || static_cast<uint64_t>(size) > kMaxTensorBytes ? int64_t{0} : size;
   };
-  // The site's cache: a shape object holding the sizes it was laid out for,
-  // their offsets and the total (2n + 1 values). The layout depends on the
+  // The site's cache: a shape object holding, for each of the last
+  // kKeptArenaLayouts distinct size lists, most recent first, the sizes, their
+  // offsets and the total (2n + 1 values each), so that a server alternating
+  // among a few shapes lays out nothing either. The layout depends on the
   // sizes only, so one cache serves every call depth.
+  const size_t entry = 2 * n + 1;
   Any* slot = ReuseSlot(args, code);
   std::vector<int64_t>* cache = nullptr;
-  if (slot != nullptr && slot->is_shape() && HeldOnlyBySlot(*slot) && slot->shape_dims().size() == 2 * n + 1) {
+  if (slot != nullptr && slot->is_shape() && HeldOnlyBySlot(*slot) && slot->shape_dims().size() % entry == 0) {
     cache = &static_cast<ShapeObj*>(slot->object().get())->dims;
   }
-  bool hit = cache != nullptr;
-  for (size_t i = 0; hit && i < n; ++i) hit = (*cache)[i] == size_of(i);
+  bool hit = false;
+  for (size_t e = 0; cache != nullptr && !hit && (e + 1) * entry <= cache->size(); ++e) {
+    const int64_t* kept = cache->data() + e * entry;
+    hit = true;
+    for (size_t i = 0; hit && i < n; ++i) hit = kept[i] == size_of(i);
+    // Most recent first: the next call with these sizes finds them at once.
+    if (hit && e > 0) std::rotate(cache->begin(), cache->begin() + e * entry, cache->begin() + (e + 1) * entry);
+  }
   if (!hit) {
     std::vector<ArenaBuffer> buffers(n);
     for (size_t i = 0; i < n; ++i) {
@@ -335,14 +348,15 @@ Status AllocArena(const Arg* args, Frame& f, const DecodedFunction& code, const 
       return InvalidArgument(StrFormat("%s: vm.builtin.alloc_arena: cannot allocate %llu bytes", function.c_str(),
                                        static_cast<unsigned long long>(layout.total_bytes)));
     }
-    std::vector<int64_t> fresh(2 * n + 1);
+    std::vector<int64_t> fresh(entry);
     for (size_t i = 0; i < n; ++i) {
       fresh[i] = size_of(i);
       fresh[n + i] = static_cast<int64_t>(layout.offsets[i]);
     }
     fresh[2 * n] = static_cast<int64_t>(layout.total_bytes);
     if (cache != nullptr) {
-      *cache = std::move(fresh);
+      cache->insert(cache->begin(), fresh.begin(), fresh.end());
+      if (cache->size() > kKeptArenaLayouts * entry) cache->resize(kKeptArenaLayouts * entry);
     } else if (slot != nullptr) {
       *slot = Any::Shape(std::move(fresh));
       cache = &static_cast<ShapeObj*>(slot->object().get())->dims;

@@ -112,6 +112,23 @@ TEST(VmCallTimeArenaTest, BuffersGetFirstFitOffsetsForTheCallsSizes) {
   }
 }
 
+TEST(VmCallTimeArenaTest, ShapesAlternatingAmongMoreThanTheKeptLayoutsGetTheirOwn) {
+  // Four layouts are kept per site, most recent first: cycling among six
+  // sizes evicts and lays out again, interleaving 3 and 5 finds them kept.
+  // Every call must see the offsets of its own sizes.
+  auto m = MustLoad(ArenaProgram());
+  ASSERT_TRUE(m);
+  auto ctx = m->CreateContext();
+  for (int64_t n : {1, 2, 3, 4, 5, 6, 1, 2, 3, 5, 3, 5, 6, 3, 4, 1}) {
+    Call c = RunMain(ctx.get(), n);
+    ASSERT_TRUE(c.status.ok()) << c.status.ToString();
+    std::vector<float> r = Values(c.out.tuple_fields()[0].tensor());
+    for (int64_t i = 0; i < n * 4; ++i) ASSERT_EQ(r[i], 43.0f * i) << "n=" << n << " i=" << i;
+    EXPECT_EQ(Data(c.out, 2) - Data(c.out, 1), (n * 16 + 63) / 64 * 64) << "n=" << n;
+    EXPECT_EQ(Data(c.out, 3), Data(c.out, 1)) << "n=" << n;
+  }
+}
+
 TEST(VmCallTimeArenaTest, ARepeatedShapeAllocatesNothingAndTheStorageGrowsOnlyWithTheSizes) {
   auto m = MustLoad(ArenaProgram());
   ASSERT_TRUE(m);
