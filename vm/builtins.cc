@@ -1,7 +1,9 @@
 #include "vm/builtins.h"
 
+#include <algorithm>
 #include <cstring>
 
+#include "runtime/arena_layout.h"
 #include "runtime/tensor.h"
 #include "vm/builtins_shape_value.h"
 #include "vm/call_state.h"
@@ -19,6 +21,9 @@ const char* const kBuiltinNames[] = {
 
 // Larger requests are certainly corrupt shapes (1 TiB).
 constexpr uint64_t kMaxTensorBytes = uint64_t(1) << 40;
+
+// Call-time arena layouts each alloc_arena site keeps (AllocArena).
+constexpr size_t kKeptArenaLayouts = 4;
 
 int64_t FloorDiv(int64_t a, int64_t b) {
   // INT64_MIN / -1 overflows (a trap on x86): negate with wrapping instead.
@@ -269,6 +274,25 @@ bool TensorBytes(const std::vector<int64_t>& dims, DType dtype, uint64_t* out) {
   return true;
 }
 
+// Planned storage `index` of the running function at this call depth, at
+// least `size` bytes: made on the first call, replaced only by a larger one.
+Status KeptStorage(Frame& f, const DecodedFunction& code, int64_t index, int64_t size, const std::string& function,
+                   const char* builtin, Any* out) {
+  if (f.storage.size() <= code.function_index) f.storage.resize(code.function_index + 1);
+  std::vector<Tensor>& slots = f.storage[code.function_index];
+  if (slots.size() < code.num_storages) slots.resize(code.num_storages);
+  Tensor& storage = slots[index];
+  if (!storage.defined() || storage.shape()[0] < size) {
+    // Tensors viewing the old block keep it alive until they die.
+    const int64_t dims[1] = {size};
+    Result<Tensor> t = NewTensor(dims, DType::UInt8(), function, builtin);
+    if (!t.ok()) return t.TakeStatus();
+    storage = std::move(t).value();
+  }
+  *out = Any(storage);
+  return Status::Ok();
+}
+
 Status AllocStorage(const Arg* args, Frame& f, const DecodedFunction& code, const std::string& function, Any* out) {
   int64_t size = args[1].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[args[2].value] : args[2].value;
   if (size < 0 || static_cast<uint64_t>(size) > kMaxTensorBytes) {
@@ -276,19 +300,74 @@ Status AllocStorage(const Arg* args, Frame& f, const DecodedFunction& code, cons
                                      static_cast<long long>(size)));
   }
   // Sized on the first call of this function at this depth; reused after.
-  if (f.storage.size() <= code.function_index) f.storage.resize(code.function_index + 1);
-  std::vector<Tensor>& slots = f.storage[code.function_index];
-  if (slots.size() < code.num_storages) slots.resize(code.num_storages);
-  Tensor& storage = slots[args[0].value];
-  if (!storage.defined() || storage.shape()[0] < size) {
-    // Tensors viewing the old block keep it alive until they die.
-    const int64_t dims[1] = {size};
-    Result<Tensor> t = NewTensor(dims, DType::UInt8(), function, "vm.builtin.alloc_storage");
-    if (!t.ok()) return t.TakeStatus();
-    storage = std::move(t).value();
+  return KeptStorage(f, code, args[0].value, size, function, "vm.builtin.alloc_storage", out);
+}
+
+// alloc_arena(index, dst_slot, n, [size_mode, size, begin, end]*n): the
+// verifier checked the operands' kinds and ranges.
+Status AllocArena(const Arg* args, Frame& f, const DecodedFunction& code, const std::string& function, Any* out) {
+  const int64_t dst = args[1].value;
+  const size_t n = static_cast<size_t>(args[2].value);
+  const Arg* buf = args + 3;
+  // The sizes are computed in the prologue, also for tensors of an if/else
+  // branch that will not run, where they may be negative or absurd: such a
+  // buffer gets no bytes, and arena_view refuses any tensor there.
+  auto size_of = [&](size_t i) {
+    const Arg* b = buf + 4 * i;
+    int64_t size = b[0].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[b[1].value] : b[1].value;
+    return size < 0 || static_cast<uint64_t>(size) > kMaxTensorBytes ? int64_t{0} : size;
+  };
+  // The site's cache: a shape object holding, for each of the last
+  // kKeptArenaLayouts distinct size lists, most recent first, the sizes, their
+  // offsets and the total (2n + 1 values each), so that a server alternating
+  // among a few shapes lays out nothing either. The layout depends on the
+  // sizes only, so one cache serves every call depth.
+  const size_t entry = 2 * n + 1;
+  Any* slot = ReuseSlot(args, code);
+  std::vector<int64_t>* cache = nullptr;
+  if (slot != nullptr && slot->is_shape() && HeldOnlyBySlot(*slot) && slot->shape_dims().size() % entry == 0) {
+    cache = &static_cast<ShapeObj*>(slot->object().get())->dims;
   }
-  *out = Any(storage);
-  return Status::Ok();
+  bool hit = false;
+  for (size_t e = 0; cache != nullptr && !hit && (e + 1) * entry <= cache->size(); ++e) {
+    const int64_t* kept = cache->data() + e * entry;
+    hit = true;
+    for (size_t i = 0; hit && i < n; ++i) hit = kept[i] == size_of(i);
+    // Most recent first: the next call with these sizes finds them at once.
+    if (hit && e > 0) std::rotate(cache->begin(), cache->begin() + e * entry, cache->begin() + (e + 1) * entry);
+  }
+  if (!hit) {
+    std::vector<ArenaBuffer> buffers(n);
+    for (size_t i = 0; i < n; ++i) {
+      const Arg* b = buf + 4 * i;
+      buffers[i] = ArenaBuffer{static_cast<uint64_t>(size_of(i)), static_cast<size_t>(b[2].value),
+                               static_cast<size_t>(b[3].value)};
+    }
+    ArenaLayout layout = LayOutArena(buffers);
+    if (layout.total_bytes > kMaxTensorBytes) {
+      return InvalidArgument(StrFormat("%s: vm.builtin.alloc_arena: cannot allocate %llu bytes", function.c_str(),
+                                       static_cast<unsigned long long>(layout.total_bytes)));
+    }
+    std::vector<int64_t> fresh(entry);
+    for (size_t i = 0; i < n; ++i) {
+      fresh[i] = size_of(i);
+      fresh[n + i] = static_cast<int64_t>(layout.offsets[i]);
+    }
+    fresh[2 * n] = static_cast<int64_t>(layout.total_bytes);
+    if (cache != nullptr) {
+      cache->insert(cache->begin(), fresh.begin(), fresh.end());
+      if (cache->size() > kKeptArenaLayouts * entry) cache->resize(kKeptArenaLayouts * entry);
+    } else if (slot != nullptr) {
+      *slot = Any::Shape(std::move(fresh));
+      cache = &static_cast<ShapeObj*>(slot->object().get())->dims;
+    } else {
+      // Outside a context call: nothing to keep the layout in.
+      for (size_t i = 0; i < n; ++i) f.heap[dst + i] = fresh[n + i];
+      return KeptStorage(f, code, args[0].value, fresh[2 * n], function, "vm.builtin.alloc_arena", out);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) f.heap[dst + i] = (*cache)[n + i];
+  return KeptStorage(f, code, args[0].value, (*cache)[2 * n], function, "vm.builtin.alloc_arena", out);
 }
 
 Any MakeTuple(const Arg* args, uint32_t num_args, const Frame& f, const ValueSource& src,
@@ -320,31 +399,23 @@ Any MakeTuple(const Arg* args, uint32_t num_args, const Frame& f, const ValueSou
   return tuple;
 }
 
-Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
-                  const std::string& function, Any* out) {
-  Any tmp_storage, tmp_shape;
-  const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
-  const Any& shape = ArgValue(args[3], f, src, &tmp_shape);
-  if (!storage.is_tensor() || storage.tensor_obj()->dl.ndim != 1) {
-    return InvalidArgument(function + ": vm.builtin.tensor_view: expected a storage, got " + storage.Describe());
-  }
-  if (!shape.is_shape()) {
-    return InvalidArgument(function + ": vm.builtin.tensor_view: expected a shape, got " + shape.Describe());
-  }
-  DType dtype{static_cast<uint8_t>(args[4].value), static_cast<uint8_t>(args[5].value),
-              static_cast<uint16_t>(args[6].value)};
-  Tensor block = storage.tensor();
+// A compact tensor of `shape` and `dtype` at byte `offset` of the storage
+// `block`, made by the call site at `args` (kept for its next call), after
+// checking that it fits the `room` bytes there: tensor_view and arena_view.
+Status ViewOfStorage(const Tensor& block, uint64_t offset, uint64_t room, const Any& shape, DType dtype,
+                     const Arg* args, const DecodedFunction& code, const std::string& function, const char* builtin,
+                     const char* planned_by, Any* out) {
   uint64_t capacity = static_cast<uint64_t>(block.shape()[0]);
-  uint64_t offset = static_cast<uint64_t>(args[1].value);
-  uint64_t room = offset <= capacity ? capacity - offset : 0;
-  if (args[2].value >= 0 && static_cast<uint64_t>(args[2].value) < room) room = static_cast<uint64_t>(args[2].value);
+  if (offset <= capacity && capacity - offset < room) room = capacity - offset;
   uint64_t nbytes = 0;
-  if (!TensorBytes(shape.shape_dims(), dtype, &nbytes) || nbytes > room || offset > capacity) {
-    return InvalidArgument(StrFormat("%s: a %s%s tensor does not fit the %llu bytes planned for it; a symbolic "
-                                     "dimension is larger than the upper bound the memory plan assumed "
-                                     "(tir_var_upper_bound or --bound)",
-                                     function.c_str(), DTypeToString(dtype).c_str(),
-                                     ShapeToString(shape.shape_dims()).c_str(), static_cast<unsigned long long>(room)));
+  if (!TensorBytes(shape.shape_dims(), dtype, &nbytes)) {
+    return InvalidArgument(StrFormat("%s: %s: cannot allocate a %s%s tensor", function.c_str(), builtin,
+                                     DTypeToString(dtype).c_str(), ShapeToString(shape.shape_dims()).c_str()));
+  }
+  if (nbytes > room || offset > capacity) {
+    return InvalidArgument(StrFormat("%s: a %s%s tensor does not fit the %llu bytes %s", function.c_str(),
+                                     DTypeToString(dtype).c_str(), ShapeToString(shape.shape_dims()).c_str(),
+                                     static_cast<unsigned long long>(offset > capacity ? 0 : room), planned_by));
   }
   void* data = static_cast<uint8_t*>(block.raw_data()) + offset;
   Any* slot = ReuseSlot(args, code);
@@ -359,6 +430,48 @@ Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const
   *out = Any(Tensor::Borrow(data, shape.shape_dims(), dtype, block.object()));
   if (slot != nullptr) *slot = *out;
   return Status::Ok();
+}
+
+// The storage and shape operands of tensor_view / arena_view.
+Status ViewOperands(const Any& storage, const Any& shape, const std::string& function, const char* builtin) {
+  if (!storage.is_tensor() || storage.tensor_obj()->dl.ndim != 1) {
+    return InvalidArgument(function + ": " + builtin + ": expected a storage, got " + storage.Describe());
+  }
+  if (!shape.is_shape()) {
+    return InvalidArgument(function + ": " + builtin + ": expected a shape, got " + shape.Describe());
+  }
+  return Status::Ok();
+}
+
+Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
+                  const std::string& function, Any* out) {
+  Any tmp_storage, tmp_shape;
+  const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
+  const Any& shape = ArgValue(args[3], f, src, &tmp_shape);
+  KILN_RETURN_IF_ERROR(ViewOperands(storage, shape, function, "vm.builtin.tensor_view"));
+  DType dtype{static_cast<uint8_t>(args[4].value), static_cast<uint8_t>(args[5].value),
+              static_cast<uint16_t>(args[6].value)};
+  uint64_t room = args[2].value >= 0 ? static_cast<uint64_t>(args[2].value) : UINT64_MAX;
+  return ViewOfStorage(storage.tensor(), static_cast<uint64_t>(args[1].value), room, shape, dtype, args, code, function,
+                       "vm.builtin.tensor_view", "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
+                       "(tir_var_upper_bound or --bound)",
+                       out);
+}
+
+Status ArenaView(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
+                 const std::string& function, Any* out) {
+  Any tmp_storage, tmp_shape;
+  const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
+  const Any& shape = ArgValue(args[4], f, src, &tmp_shape);
+  KILN_RETURN_IF_ERROR(ViewOperands(storage, shape, function, "vm.builtin.arena_view"));
+  DType dtype{static_cast<uint8_t>(args[5].value), static_cast<uint8_t>(args[6].value),
+              static_cast<uint16_t>(args[7].value)};
+  int64_t size = args[2].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[args[3].value] : args[3].value;
+  // A negative heap value (never written by alloc_arena) is outside any storage.
+  uint64_t offset = static_cast<uint64_t>(f.heap[args[1].value]);
+  uint64_t room = size >= 0 ? static_cast<uint64_t>(size) : 0;
+  return ViewOfStorage(storage.tensor(), offset, room, shape, dtype, args, code, function, "vm.builtin.arena_view",
+                       "the call-time arena laid out for it", out);
 }
 
 // A view of the leading elements of a compact tensor (builtins.def). The
@@ -510,6 +623,10 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       return AllocStorage(args, frame, code, function, out);
     case Builtin::kTensorView:
       return TensorView(args, frame, src, code, function, out);
+    case Builtin::kAllocArena:
+      return AllocArena(args, frame, code, function, out);
+    case Builtin::kArenaView:
+      return ArenaView(args, frame, src, code, function, out);
     case Builtin::kHeapLoad:
       *out = Any(frame.heap[args[0].value]);
       return Status::Ok();

@@ -334,6 +334,42 @@ class FunctionVerifier {
         KILN_RETURN_IF_ERROR(NeedImmediate(ins, 4, "dtype code", 0, 4));
         KILN_RETURN_IF_ERROR(NeedImmediate(ins, 5, "dtype bits", 1, 64));
         return NeedImmediate(ins, 6, "dtype lanes", 1, 64);
+      case Builtin::kAllocArena: {
+        if (ins.num_args < 3) return Fail(word_, StrFormat("%s takes at least 3 arguments", name));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 0, "storage index", 0, kMaxStorages - 1));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 2, "buffer count", 0, (ins.num_args - 3) / 4));
+        const Arg* a = ArgsOf(ins);
+        const int64_t n = a[2].value;
+        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 3 + 4 * static_cast<uint32_t>(n)));
+        // heap[dst_slot .. dst_slot + n - 1] receive the offsets.
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 1, "destination slot", 0,
+                                           static_cast<int64_t>(f_.shape_heap_size) - n));
+        for (uint32_t i = 3; i < ins.num_args; i += 4) {
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, i, "mode", 0, 1));
+          if (a[i].value == 1) {
+            KILN_RETURN_IF_ERROR(CheckSlot(ins, i + 1, "shape-heap slot"));
+          } else {
+            KILN_RETURN_IF_ERROR(NeedImmediate(ins, i + 1, "size", 0, kArgValueMax));
+          }
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, i + 2, "first position", 0, kArgValueMax));
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, i + 3, "last position", a[i + 2].value, kArgValueMax));
+        }
+        uint32_t used = static_cast<uint32_t>(a[0].value) + 1;
+        if (used > out_.num_storages) out_.num_storages = used;
+        return Status::Ok();
+      }
+      case Builtin::kArenaView:
+        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 8));
+        KILN_RETURN_IF_ERROR(CheckSlot(ins, 1, "offset slot"));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 2, "mode", 0, 1));
+        if (ArgsOf(ins)[2].value == 1) {
+          KILN_RETURN_IF_ERROR(CheckSlot(ins, 3, "shape-heap slot"));
+        } else {
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, 3, "size", 0, kArgValueMax));
+        }
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 5, "dtype code", 0, 4));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 6, "dtype bits", 1, 64));
+        return NeedImmediate(ins, 7, "dtype lanes", 1, 64);
       case Builtin::kHeapLoad:
         KILN_RETURN_IF_ERROR(NeedCount(ins, name, 1));
         return CheckSlot(ins, 0, "shape-heap slot");

@@ -1,44 +1,23 @@
-// Arena layout: offsets for buffers of known size and known lifetime inside
-// one block of memory, so that buffers whose lifetimes do not overlap share
-// bytes. Used by the memory planner (plan_memory.h) for statically sized
-// tensors and by the static graph (compiler/relax/graph_codegen.cc).
-//
-// Algorithm: first fit in the order given (callers pass definition order):
-// each buffer takes the lowest offset, a multiple of `alignment`, where it
-// overlaps no already-placed buffer that is live at the same time. Lifetimes
-// are closed intervals [begin, end] of program positions: a buffer read by
-// the instruction that writes another is live at that instruction, so an
-// input and an output of one kernel never share bytes.
-//
-// Pure function; thread-safe.
+// Arena layout for the compiler: the memory planner (plan_memory.h) lays out
+// statically sized tensors with it, and so does the static graph
+// (compiler/relax/graph_codegen.cc). The algorithm (first fit in definition
+// order, 64-byte aligned, closed lifetimes) lives in the runtime
+// (runtime/arena_layout.h), because the VM lays out arenas of symbolic size
+// with the same code once a call's shapes are known.
 #ifndef KILN_COMPILER_MEMORY_ARENA_H_
 #define KILN_COMPILER_MEMORY_ARENA_H_
 
-#include <cstddef>
-#include <cstdint>
-#include <vector>
+#include "runtime/arena_layout.h"
 
 namespace kiln {
 namespace memory {
 
-constexpr uint64_t kStorageAlignment = 64;
+constexpr uint64_t kStorageAlignment = kArenaAlignment;
 
-struct ArenaBuffer {
-  uint64_t bytes = 0;
-  size_t begin = 0;  // first position where it is live (its definition)
-  size_t end = 0;    // last position where it is live (begin when never read)
-};
-
-struct ArenaLayout {
-  std::vector<uint64_t> offsets;  // one per buffer, multiples of the alignment
-  uint64_t total_bytes = 0;       // arena size: a multiple of the alignment
-};
-
-// Pre: every begin <= end; alignment is a power of two.
-ArenaLayout LayOutArena(const std::vector<ArenaBuffer>& buffers, uint64_t alignment = kStorageAlignment);
-
-// `bytes` rounded up to a multiple of `alignment` (a power of two).
-uint64_t AlignUp(uint64_t bytes, uint64_t alignment = kStorageAlignment);
+using ::kiln::AlignUp;
+using ::kiln::ArenaBuffer;
+using ::kiln::ArenaLayout;
+using ::kiln::LayOutArena;
 
 }  // namespace memory
 }  // namespace kiln

@@ -34,6 +34,44 @@ void CollectVars(const ir::PrimExpr& e, std::vector<const ir::VarNode*>* out) {
   }
 }
 
+// The variables a function's arguments bind before its body runs: the VM
+// matches each tensor or shape parameter's dimensions that are a plain
+// variable (relax/vm_codegen.cc, the prologue).
+std::set<const ir::VarNode*> EntryVars(const ir::Function& f) {
+  std::set<const ir::VarNode*> vars;
+  for (const auto& p : f->params) {
+    const std::vector<ir::PrimExpr>* dims = nullptr;
+    if (const auto* t = ir::SInfoAs<ir::TensorSInfo>(p->struct_info); t && t->has_shape) dims = &t->shape;
+    if (const auto* s = ir::SInfoAs<ir::ShapeSInfo>(p->struct_info); s && s->has_values) dims = &s->values;
+    if (dims == nullptr) continue;
+    for (const auto& d : *dims)
+      if (const auto* v = d.as<ir::VarNode>()) vars.insert(v);
+  }
+  return vars;
+}
+
+// Whether the VM can compute `e` in a function's prologue, before any
+// kernel runs: constants and entry variables under arithmetic that cannot
+// fail (division and remainder by nonzero constants only).
+bool ComputableAtEntry(const ir::PrimExpr& e, const std::set<const ir::VarNode*>& entry) {
+  if (arith::AsConstInt(e)) return true;
+  if (const auto* v = e.as<ir::VarNode>()) return entry.count(v) > 0;
+  switch (e->kind()) {
+    case ir::TirKind::kAdd: case ir::TirKind::kSub: case ir::TirKind::kMul:
+    case ir::TirKind::kMin: case ir::TirKind::kMax:
+      break;
+    case ir::TirKind::kFloorDiv: case ir::TirKind::kFloorMod: {
+      auto c = arith::AsConstInt(static_cast<const ir::BinaryNode*>(e.get())->b);
+      if (!c || *c == 0) return false;
+      break;
+    }
+    default:
+      return false;
+  }
+  const auto* b = static_cast<const ir::BinaryNode*>(e.get());
+  return ComputableAtEntry(b->a, entry) && ComputableAtEntry(b->b, entry);
+}
+
 // Walks a function in code generation order, numbering bindings, and records
 // every allocated tensor with its lifetime, aliases and escapes.
 class LifetimeAnalysis {
@@ -205,16 +243,39 @@ Result<FunctionPlan> PlanFunction(const std::string& name, const ir::Function& f
   std::vector<size_t> arena_members;
   std::vector<ArenaBuffer> arena_buffers;
   std::vector<size_t> symbolic;
+  std::vector<int64_t> max_bytes(plan.tensors.size(), -1);  // -1: no constant maximum
   for (size_t i = 0; i < plan.tensors.size(); ++i) {
-    PlannedTensor& t = plan.tensors[i];
+    const PlannedTensor& t = plan.tensors[i];
     if (t.escapes) continue;
     arith::IntBounds b = arith::ConstIntBound(t.bytes, bounds);
     // Half of int64 keeps offsets and sums far from overflow; such a size is
     // not a useful static plan anyway.
-    if (b.max != arith::kPosInf && b.max >= 0 && b.max < (int64_t{1} << 62)) {
-      t.slot_bytes = static_cast<int64_t>(AlignUp(static_cast<uint64_t>(b.max)));
+    if (b.max != arith::kPosInf && b.max >= 0 && b.max < (int64_t{1} << 62)) max_bytes[i] = b.max;
+  }
+  // Sizes known only at call time: lay out what the arguments determine then.
+  bool unbounded = false;
+  for (size_t i = 0; i < plan.tensors.size(); ++i) unbounded = unbounded || (!plan.tensors[i].escapes && max_bytes[i] < 0);
+  std::vector<size_t> call_time;
+  if (options.call_time_arena && unbounded) {
+    std::set<const ir::VarNode*> entry = EntryVars(f);
+    for (size_t i = 0; i < plan.tensors.size(); ++i) {
+      if (!plan.tensors[i].escapes && ComputableAtEntry(plan.tensors[i].bytes, entry)) call_time.push_back(i);
+    }
+    // Constant sizes alone (the symbolic ones depend on values the body
+    // computes) are better served by the static arena, made with the Context.
+    bool any_symbolic = false;
+    for (size_t i : call_time) any_symbolic = any_symbolic || !arith::AsConstInt(plan.tensors[i].bytes);
+    if (!any_symbolic) call_time.clear();
+  }
+  std::vector<bool> in_call_time(plan.tensors.size(), false);
+  for (size_t i : call_time) in_call_time[i] = true;
+  for (size_t i = 0; i < plan.tensors.size(); ++i) {
+    PlannedTensor& t = plan.tensors[i];
+    if (t.escapes || in_call_time[i]) continue;
+    if (max_bytes[i] >= 0) {
+      t.slot_bytes = static_cast<int64_t>(AlignUp(static_cast<uint64_t>(max_bytes[i])));
       arena_members.push_back(i);
-      arena_buffers.push_back(ArenaBuffer{static_cast<uint64_t>(b.max), t.def, t.last_use});
+      arena_buffers.push_back(ArenaBuffer{static_cast<uint64_t>(max_bytes[i]), t.def, t.last_use});
     } else {
       symbolic.push_back(i);
     }
@@ -233,13 +294,39 @@ Result<FunctionPlan> PlanFunction(const std::string& name, const ir::Function& f
     }
   }
 
+  if (!call_time.empty()) {
+    PlannedStorage s;
+    s.call_time = true;
+    s.members = call_time;
+    ir::PrimExpr total = ir::IntImm(DType::Int64(), 0);
+    const ir::PrimExpr align = ir::IntImm(DType::Int64(), static_cast<int64_t>(kStorageAlignment));
+    for (size_t k = 0; k < call_time.size(); ++k) {
+      PlannedTensor& t = plan.tensors[call_time[k]];
+      t.storage = static_cast<int>(plan.storages.size());
+      t.arena_index = static_cast<int>(k);
+      t.offset = 0;
+      t.slot_bytes = -1;
+      // Each offset is aligned: the sum of the rounded-up sizes bounds the layout.
+      ir::PrimExpr rounded = ir::MakeBinary(
+          ir::TirKind::kMul,
+          ir::MakeBinary(ir::TirKind::kFloorDiv,
+                         ir::MakeBinary(ir::TirKind::kAdd, t.bytes,
+                                        ir::IntImm(DType::Int64(), static_cast<int64_t>(kStorageAlignment - 1))),
+                         align),
+          align);
+      total = ir::MakeBinary(ir::TirKind::kAdd, total, rounded);
+    }
+    s.bytes = arith::Simplify(total);
+    plan.storages.push_back(s);
+  }
+
   // Symbolic tensors: reuse a free storage that is provably large enough.
   std::vector<std::vector<size_t>> members(plan.storages.size());
   for (size_t i : symbolic) {
     PlannedTensor& t = plan.tensors[i];
     int chosen = -1;
     for (size_t s = 0; s < plan.storages.size() && chosen < 0; ++s) {
-      if (plan.storages[s].is_static) continue;
+      if (plan.storages[s].is_static || plan.storages[s].call_time) continue;
       bool free = true;
       for (size_t m : members[s]) free = free && plan.tensors[m].last_use < t.def;
       if (!free) continue;
@@ -286,7 +373,10 @@ std::string FormatMemoryReport(const ModulePlan& plan) {
     size_t n = f.storages.size();
     os << "memory plan: " << f.function << ": " << f.num_planned() << " of " << f.tensors.size() << " tensor"
        << (f.tensors.size() == 1 ? "" : "s") << " in " << n << " storage" << (n == 1 ? "" : "s") << ", peak "
-       << arith::ToDebugString(f.peak_bytes) << " bytes (" << (f.fully_static ? "static" : "symbolic") << ")\n";
+       << arith::ToDebugString(f.peak_bytes) << " bytes (" << (f.fully_static ? "static" : "symbolic");
+    for (const auto& s : f.storages)
+      if (s.call_time) os << "; " << s.members.size() << " laid out at call time";
+    os << ")\n";
   }
   return os.str();
 }

@@ -34,9 +34,26 @@
 // one is made. A function whose storages are all static has a fully static
 // plan: its memory is allocated on the first call and never again.
 //
+// Call-time arena (PlanOptions::call_time_arena, on by default). A function
+// with a tensor whose size has no constant maximum (a model compiled once for
+// any image size) would otherwise get one storage per distinct symbolic size:
+// many scattered blocks, several times the bytes a plan for the call's shapes
+// needs, which costs cache misses in every kernel. Instead, every planned
+// tensor whose size the arguments' shapes determine (its variables appear as
+// dimensions of tensor or shape parameters, and its arithmetic cannot fail:
+// division by nonzero constants only) goes to one storage laid out when the
+// call runs (vm.builtin.alloc_arena), first fit over the concrete sizes in
+// definition order with these lifetimes: at given shapes, the layout a
+// function compiled for those shapes gets. Static tensors join it too (their
+// constant size), since they are then laid out together with the rest.
+// Tensors whose sizes depend on values computed in the body keep the scheme
+// above. A function whose every size has a constant maximum (upper bounds
+// included) keeps its static plan.
+//
 // Peak: storages are held for the whole call, so the planned peak is the sum
-// of their sizes (a constant, or an expression of the symbolic variables).
-// Escaping tensors are not included.
+// of their sizes (a constant, or an expression of the symbolic variables);
+// for a call-time arena, the sum of its tensors' aligned sizes, an upper
+// bound of what the layout takes. Escaping tensors are not included.
 //
 // Failures: an upper bound that is not a positive integer, or a
 // tir_var_upper_bound attribute that is not a dict of names to integers, is
@@ -59,6 +76,9 @@ struct PlanOptions {
   // Upper bounds of symbolic variables by name (kiln-compile --bound n=128),
   // for every function; they override the functions' attributes.
   std::map<std::string, int64_t> upper_bounds;
+  // Lay out the tensors of functions with symbolic sizes at call time (see
+  // above); false: one storage per symbolic size, as before it existed.
+  bool call_time_arena = true;
 };
 
 struct PlannedTensor {
@@ -72,12 +92,17 @@ struct PlannedTensor {
   int storage = -1;                    // index in FunctionPlan::storages; -1: not planned
   uint64_t offset = 0;                 // byte offset in the storage (multiple of 64)
   int64_t slot_bytes = -1;             // static: bytes reserved at offset; -1: the whole storage
+  int arena_index = -1;                // in a call-time arena: its place in PlannedStorage::members
 };
 
 struct PlannedStorage {
-  ir::PrimExpr bytes;        // size; an int64 IntImm when static
+  ir::PrimExpr bytes;        // size; an int64 IntImm when static; an upper bound when call_time
   bool is_static = false;
   uint64_t static_bytes = 0;  // is_static: the size
+  // Laid out when the call runs: `members` (indices into
+  // FunctionPlan::tensors, in definition order) get their offsets then.
+  bool call_time = false;
+  std::vector<size_t> members;
 };
 
 struct FunctionPlan {
@@ -104,6 +129,7 @@ Result<ModulePlan> PlanMemory(const ir::IRModule& mod, const PlanOptions& option
 // One line per function, for kiln-compile's report:
 //   "memory plan: main: 3 of 4 tensors in 1 storage, peak 8192 bytes (static)"
 //   "memory plan: main: 2 of 3 tensors in 2 storages, peak n * 1024 bytes (symbolic)"
+//   "memory plan: main: 3 of 3 tensors in 1 storage, peak n * 2048 bytes (symbolic; 3 laid out at call time)"
 std::string FormatMemoryReport(const ModulePlan& plan);
 
 // Parses one --bound value "n=128" (name, '=', positive integer).

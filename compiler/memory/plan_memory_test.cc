@@ -87,8 +87,14 @@ class Module:
         return gv
 )";
 
+PlanOptions StoragePerSize() {
+  PlanOptions options;
+  options.call_time_arena = false;
+  return options;
+}
+
 TEST(PlanMemory, SymbolicSizesAreReusedWhenProvablyEqual) {
-  Result<ModulePlan> p = Plan(kSymbolicChain);
+  Result<ModulePlan> p = Plan(kSymbolicChain, StoragePerSize());
   ASSERT_TRUE(p.ok()) << p.status().message();
   const FunctionPlan& f = p->functions[0];
   EXPECT_EQ(Describe(f), (std::vector<std::string>{"lv0 s0@0 [1,2]", "lv1 s1@0 [2,3]", "lv2 s0@0 [3,4]",
@@ -116,7 +122,8 @@ class Module:
         lv3 = R.call_dps_packed("f", (lv2,), out_sinfo=R.Tensor((n, 8), dtype="float32"))
         gv = R.call_dps_packed("f", (lv3,), out_sinfo=R.Tensor((n, 4), dtype="float32"))
         return gv
-)");
+)",
+                              StoragePerSize());
   ASSERT_TRUE(p.ok()) << p.status().message();
   const FunctionPlan& f = p->functions[0];
   EXPECT_EQ(Describe(f), (std::vector<std::string>{"lv0 s0@0 [1,2]", "lv1 s1@0 [2,3]", "lv2 s0@0 [3,4]",
@@ -135,7 +142,8 @@ class Module:
         b = R.call_dps_packed("f", (a,), out_sinfo=R.Tensor((n,), dtype="float32"))
         c = R.call_dps_packed("f", (b, y), out_sinfo=R.Tensor((m,), dtype="float32"))
         return c
-)");
+)",
+                              StoragePerSize());
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(Describe(p->functions[0]),
             (std::vector<std::string>{"a s0@0 [1,2]", "b s1@0 [2,3]", "c fresh [3,5]"}));
@@ -184,6 +192,113 @@ TEST(PlanMemory, ABoundOnAnotherVariableLeavesThePlanSymbolic) {
   Result<ModulePlan> p = Plan(kSymbolicChain, options);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_FALSE(p->functions[0].fully_static);
+}
+
+// "lv0 a0 [1,2]": the tensor's place in the call-time arena.
+std::vector<std::string> DescribeCallTime(const FunctionPlan& f) {
+  std::vector<std::string> out;
+  for (const auto& t : f.tensors) {
+    std::string s = (t.name.empty() ? "_" : t.name) + " ";
+    if (t.arena_index >= 0) {
+      s += "a" + std::to_string(t.arena_index);
+    } else {
+      s += t.storage < 0 ? "fresh" : "s" + std::to_string(t.storage) + "@" + std::to_string(t.offset);
+    }
+    out.push_back(s + " [" + std::to_string(t.def) + "," + std::to_string(t.last_use) + "]");
+  }
+  return out;
+}
+
+TEST(PlanMemory, SizesTheArgumentsDetermineAreLaidOutAtCallTime) {
+  // Before: two storages of n * 16 bytes (SymbolicSizesAreReusedWhenProvablyEqual).
+  // After: one storage whose four tensors get their offsets when n is known.
+  Result<ModulePlan> p = Plan(kSymbolicChain);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const FunctionPlan& f = p->functions[0];
+  EXPECT_EQ(DescribeCallTime(f), (std::vector<std::string>{"lv0 a0 [1,2]", "lv1 a1 [2,3]", "lv2 a2 [3,4]",
+                                                           "lv3 a3 [4,5]", "gv fresh [5,7]"}));
+  ASSERT_EQ(f.storages.size(), 1u);
+  EXPECT_TRUE(f.storages[0].call_time);
+  EXPECT_FALSE(f.storages[0].is_static);
+  EXPECT_EQ(f.storages[0].members, (std::vector<size_t>{0, 1, 2, 3}));
+  for (size_t i = 0; i < 4; ++i) EXPECT_EQ(f.tensors[i].storage, 0) << i;
+  EXPECT_FALSE(f.fully_static);
+  // The sum of the aligned sizes: an upper bound of any layout.
+  EXPECT_EQ(Bytes(f.peak_bytes), Bytes(f.storages[0].bytes));
+  EXPECT_EQ(FormatMemoryReport(*p), "memory plan: main: 4 of 5 tensors in 1 storage, peak " + Bytes(f.peak_bytes) +
+                                        " bytes (symbolic; 4 laid out at call time)\n");
+}
+
+TEST(PlanMemory, CallTimeArenaTakesStaticTensorsButNotSizesTheBodyComputes) {
+  // a: constant size; b: n * 4 bytes; c: m * 4 bytes, m bound by a
+  // match_cast in the body, so only known when c is made: its own storage.
+  Result<ModulePlan> p = Plan(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="float32")):
+        n = T.int64()
+        m = T.int64()
+        a = R.call_dps_packed("f", (x,), out_sinfo=R.Tensor((8,), dtype="float32"))
+        b = R.call_dps_packed("f", (a,), out_sinfo=R.Tensor((n,), dtype="float32"))
+        y = R.call_packed("g", x, sinfo_args=R.Tensor(ndim=1, dtype="float32"))
+        z = R.match_cast(y, R.Tensor((m,), dtype="float32"))
+        c = R.call_dps_packed("f", (z, b), out_sinfo=R.Tensor((m,), dtype="float32"))
+        d = R.call_dps_packed("f", (c,), out_sinfo=R.Tensor((m,), dtype="float32"))
+        return d
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const FunctionPlan& f = p->functions[0];
+  ASSERT_EQ(f.storages.size(), 2u);
+  EXPECT_TRUE(f.storages[0].call_time);
+  EXPECT_FALSE(f.storages[1].call_time);
+  EXPECT_EQ(Bytes(f.storages[1].bytes), "m * 4");
+  EXPECT_EQ(DescribeCallTime(f), (std::vector<std::string>{"a a0 [1,2]", "b a1 [2,5]", "c s1@0 [5,6]",
+                                                           "d fresh [6,8]"}));
+  EXPECT_EQ(f.storages[0].members, (std::vector<size_t>{0, 1}));
+}
+
+TEST(PlanMemory, ConstantSizesAloneStayInTheStaticArena) {
+  // The only symbolic size depends on m, which the body binds: no call-time
+  // arena for the constant-size a, which the Context can allocate up front.
+  Result<ModulePlan> p = Plan(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((8,), dtype="float32")):
+        m = T.int64()
+        a = R.call_dps_packed("f", (x,), out_sinfo=R.Tensor((8,), dtype="float32"))
+        y = R.call_packed("g", x, sinfo_args=R.Tensor(ndim=1, dtype="float32"))
+        z = R.match_cast(y, R.Tensor((m,), dtype="float32"))
+        c = R.call_dps_packed("f", (z, a), out_sinfo=R.Tensor((m,), dtype="float32"))
+        d = R.call_dps_packed("f", (c,), out_sinfo=R.Tensor((m,), dtype="float32"))
+        return d
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const FunctionPlan& f = p->functions[0];
+  EXPECT_EQ(DescribeCallTime(f), (std::vector<std::string>{"a s0@0 [1,4]", "c s1@0 [4,5]", "d fresh [5,7]"}));
+  ASSERT_EQ(f.storages.size(), 2u);
+  EXPECT_TRUE(f.storages[0].is_static);
+  EXPECT_FALSE(f.storages[1].call_time);
+}
+
+TEST(PlanMemory, ADivisionByAVariableIsNotLaidOutAtCallTime) {
+  // n // k could divide by zero: the prologue computes nothing that can fail,
+  // so that tensor keeps a storage of its own.
+  Result<ModulePlan> p = Plan(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", "k"), dtype="float32")):
+        n = T.int64()
+        k = T.int64()
+        a = R.call_dps_packed("f", (x,), out_sinfo=R.Tensor((n // k,), dtype="float32"))
+        b = R.call_dps_packed("f", (a,), out_sinfo=R.Tensor((n // 2,), dtype="float32"))
+        c = R.call_dps_packed("f", (b,), out_sinfo=R.Tensor((n,), dtype="float32"))
+        return c
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const FunctionPlan& f = p->functions[0];
+  EXPECT_EQ(DescribeCallTime(f), (std::vector<std::string>{"a s1@0 [1,2]", "b a0 [2,3]", "c fresh [3,5]"}));
+  ASSERT_EQ(f.storages.size(), 2u);
+  EXPECT_TRUE(f.storages[0].call_time);
 }
 
 TEST(PlanMemory, TuplesReturnedEscapeTuplesUsedInsideDoNot) {

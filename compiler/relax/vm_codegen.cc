@@ -45,6 +45,7 @@ class FunctionCodegen {
     std::vector<int64_t> prologue = std::move(code_);
     code_.clear();
     last_arith_end_ = -1;
+    KILN_RETURN_IF_ERROR(PrepareCallTimeArena());
     KILN_ASSIGN_OR_RETURN(int64_t result, EmitSeq(f->body));
     int64_t reg = ToRegister(result);
     code_.push_back(kRet);
@@ -53,6 +54,18 @@ class FunctionCodegen {
     code_ = std::move(prologue);
     if (!hoisted_ops_.empty()) EmitCall(-1, Builtin("vm.builtin.shape_arith"), hoisted_ops_);
     for (const auto& [slot, load_reg] : hoisted_loads_) EmitCall(load_reg, Builtin("vm.builtin.heap_load"), {Imm(slot)});
+    if (arena_storage_ >= 0) {
+      // Every size is on the heap now: lay the arena out before any kernel.
+      std::vector<int64_t> args = {Imm(arena_storage_), Imm(arena_first_slot_),
+                                   Imm(static_cast<int64_t>(arena_sizes_.size()))};
+      const memory::PlannedStorage& storage = plan_->storages[arena_storage_];
+      for (size_t k = 0; k < arena_sizes_.size(); ++k) {
+        const memory::PlannedTensor& t = plan_->tensors[storage.members[k]];
+        args.insert(args.end(), {Imm(arena_sizes_[k].first), Imm(arena_sizes_[k].second),
+                                 Imm(static_cast<int64_t>(t.def)), Imm(static_cast<int64_t>(t.last_use))});
+      }
+      EmitCall(arena_reg_, Builtin("vm.builtin.alloc_arena"), args);
+    }
     code_.insert(code_.end(), body.begin(), body.end());
     info.results.push_back(MakeValueInfo("result", f->ret_sinfo));
     info.register_count = static_cast<uint32_t>(num_regs_);
@@ -310,12 +323,49 @@ class FunctionCodegen {
     return reg;
   }
 
+  // The plan's call-time arena, if any (memory/plan_memory.h): the sizes of
+  // its tensors, which the arguments determine, are computed in the
+  // prologue; heap slots for their offsets and a register for the storage
+  // are reserved, and Run emits alloc_arena once the sizes are there.
+  Status PrepareCallTimeArena() {
+    if (plan_ == nullptr) return Status::Ok();
+    for (size_t s = 0; s < plan_->storages.size(); ++s) {
+      const memory::PlannedStorage& storage = plan_->storages[s];
+      if (!storage.call_time) continue;
+      if (arena_storage_ >= 0) return Internal(name_ + ": the memory plan has two call-time arenas");
+      for (size_t m : storage.members) {
+        const ir::PrimExpr& bytes = plan_->tensors[m].bytes;
+        if (!IsComputable(bytes) || !Hoistable(bytes)) {
+          return Internal(name_ + ": the memory plan lays out a tensor of " + DimString(bytes) +
+                          " bytes at call time, but the arguments do not determine its size");
+        }
+        KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(bytes));
+        arena_sizes_.push_back(operand);
+      }
+      arena_storage_ = static_cast<int64_t>(s);
+      arena_first_slot_ = num_slots_;
+      num_slots_ += static_cast<int64_t>(storage.members.size());
+      arena_reg_ = NewReg();
+    }
+    return Status::Ok();
+  }
+
   // A planned output: a view at its offset of a storage the Context keeps.
   Result<int64_t> EmitPlannedAlloc(const ir::StructInfo& sinfo, const memory::PlannedTensor& planned) {
     const auto* t = ir::SInfoAs<ir::TensorSInfo>(sinfo);
     KILN_CHECK(t && t->has_shape && t->has_dtype, "the planner placed a tensor of unknown shape");
     const memory::PlannedStorage& storage = plan_->storages[planned.storage];
     KILN_ASSIGN_OR_RETURN(int64_t shape, EmitMakeShape(t->shape));
+    if (storage.call_time) {
+      KILN_CHECK(planned.storage == arena_storage_ && planned.arena_index >= 0);
+      const auto& size = arena_sizes_[planned.arena_index];
+      int64_t reg = NewReg();
+      EmitCall(reg, Builtin("vm.builtin.arena_view"),
+               {EncodeArg(ArgKind::kRegister, arena_reg_), Imm(arena_first_slot_ + planned.arena_index),
+                Imm(size.first), Imm(size.second), EncodeArg(ArgKind::kRegister, shape), Imm(t->dtype.code),
+                Imm(t->dtype.bits), Imm(t->dtype.lanes)});
+      return reg;
+    }
     std::pair<int64_t, int64_t> size;
     if (storage.is_static) {
       size = {kImm, static_cast<int64_t>(storage.static_bytes)};
@@ -572,6 +622,13 @@ class FunctionCodegen {
   std::vector<int64_t> hoisted_ops_;
   std::map<std::string, int64_t> hoisted_;
   std::map<int64_t, int64_t> hoisted_loads_;
+  // The call-time arena (PrepareCallTimeArena): its storage index (-1:
+  // none), the size operand of each member, the heap slot of the first
+  // offset, and the register holding the storage.
+  int64_t arena_storage_ = -1;
+  std::vector<std::pair<int64_t, int64_t>> arena_sizes_;
+  int64_t arena_first_slot_ = 0;
+  int64_t arena_reg_ = -1;
   // The last shape_arith call emitted in the body: its first word and where
   // it ends, so that one emitted right after it joins it.
   int64_t last_arith_pc_ = -1;

@@ -689,7 +689,9 @@ class Module:
 )";
 
 TEST(VMCodegen, PlannedIntermediatesOfSymbolicSizeAreViewsOfGrowingStorage) {
-  Result<compiler::VmfbProgram> p = Codegen(kPlannedChain, VMCodegenOptions{});
+  VMCodegenOptions options;
+  options.memory.call_time_arena = false;  // one storage per symbolic size
+  Result<compiler::VmfbProgram> p = Codegen(kPlannedChain, options);
   ASSERT_TRUE(p.ok()) << p.status().message();
   EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
             Join({
@@ -711,6 +713,32 @@ TEST(VMCodegen, PlannedIntermediatesOfSymbolicSizeAreViewsOfGrowingStorage) {
                 "r8 = vm.builtin.alloc_tensor(r7, 2, 32, 1)",
                 "kernel add1(r6, r0, r8)",
                 "ret r8",
+            }));
+}
+
+TEST(VMCodegen, IntermediatesOfSizesTheArgumentsDetermineAreLaidOutInThePrologue) {
+  Result<compiler::VmfbProgram> p = Codegen(kPlannedChain, VMCodegenOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  // alloc_arena(storage, first offset slot, count, [size mode, size, first, last position]*count);
+  // arena_view(storage, offset slot, size mode, size, shape, dtype code, bits, lanes).
+  EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
+            Join({
+                "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: argument x\")",
+                "vm.builtin.match_shape(r0, \"main: argument x\", 2, 1, 0, 0, 4)",
+                // bytes = n * 16 into slot 1, in the prologue.
+                "vm.builtin.shape_arith(1, 2, 1, 0, 0, 16)",
+                // lv0 (live at positions 1-2) and lv1 (2-3): offsets into slots 2 and 3.
+                "r1 = vm.builtin.alloc_arena(0, 2, 2, 1, 1, 1, 2, 1, 1, 2, 3)",
+                "r2 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+                "r3 = vm.builtin.arena_view(r1, 2, 1, 1, r2, 2, 32, 1)",
+                "kernel add(r0, r0, r3)",
+                "r4 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+                "r5 = vm.builtin.arena_view(r1, 3, 1, 1, r4, 2, 32, 1)",
+                "kernel relu(r3, r5)",
+                "r6 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+                "r7 = vm.builtin.alloc_tensor(r6, 2, 32, 1)",
+                "kernel add1(r5, r0, r7)",
+                "ret r7",
             }));
 }
 

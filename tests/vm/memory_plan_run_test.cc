@@ -1,7 +1,8 @@
 // Memory-planned programs run: compiled from .relax with and without
 // planning, their outputs agree; a static plan allocates nothing but the
-// results after the first call; upper bounds make a symbolic program static
-// and a dimension beyond its bound is refused.
+// results after the first call; a symbolic one lays out one arena per call
+// (storage per symbolic size without the call-time arena); upper bounds make
+// a symbolic program static and a dimension beyond its bound is refused.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -135,7 +136,9 @@ class Module:
 )";
 
 TEST(MemoryPlanRunTest, SymbolicProgramMatchesAndReusesItsStorage) {
-  auto planned = Build(kSymbolic, Planned());
+  relax::VMCodegenOptions storage_per_size = Planned();
+  storage_per_size.memory.call_time_arena = false;
+  auto planned = Build(kSymbolic, storage_per_size);
   ASSERT_TRUE(planned.ok()) << planned.status().ToString();
   auto plain = Build(kSymbolic, Unplanned());
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
@@ -149,6 +152,32 @@ TEST(MemoryPlanRunTest, SymbolicProgramMatchesAndReusesItsStorage) {
   };
   // The result is reused when its shape repeats (n=5 twice).
   for (Step step : {Step{5, 3}, Step{5, 0}, Step{1, 1}, Step{17, 3}, Step{9, 1}}) {
+    std::vector<Any> args = {Random({step.n, 8}, step.n), w};
+    uint64_t allocations = 0;
+    Result<Tensor> got = RunMain(ctx.get(), args, &allocations);
+    Result<Tensor> want = RunMain(ref_ctx.get(), args);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_TRUE(want.ok()) << want.status().ToString();
+    ExpectSame(*got, *want);
+    EXPECT_EQ(allocations, step.allocations) << "n=" << step.n;
+  }
+}
+
+TEST(MemoryPlanRunTest, SymbolicProgramLaysOutOneArenaWhenCalled) {
+  auto planned = Build(kSymbolic, Planned());
+  ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+  auto plain = Build(kSymbolic, Unplanned());
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  auto ctx = (*planned)->CreateContext();
+  auto ref_ctx = (*plain)->CreateContext();
+  Tensor w = Random({8, 8}, 99);
+  // Four n * 32-byte intermediates in one arena laid out per call: it is
+  // allocated when it grows, the result when its shape is new.
+  struct Step {
+    int64_t n;
+    uint64_t allocations;
+  };
+  for (Step step : {Step{5, 2}, Step{5, 0}, Step{1, 1}, Step{17, 2}, Step{9, 1}, Step{17, 1}, Step{17, 0}}) {
     std::vector<Any> args = {Random({step.n, 8}, step.n), w};
     uint64_t allocations = 0;
     Result<Tensor> got = RunMain(ctx.get(), args, &allocations);

@@ -1,4 +1,4 @@
-#include "compiler/memory/arena.h"
+#include "runtime/arena_layout.h"
 
 #include <algorithm>
 #include <utility>
@@ -6,20 +6,18 @@
 #include "runtime/status.h"
 
 namespace kiln {
-namespace memory {
-
-uint64_t AlignUp(uint64_t bytes, uint64_t alignment) { return (bytes + alignment - 1) & ~(alignment - 1); }
 
 ArenaLayout LayOutArena(const std::vector<ArenaBuffer>& buffers, uint64_t alignment) {
   KILN_CHECK(alignment != 0 && (alignment & (alignment - 1)) == 0);
   ArenaLayout layout;
   layout.offsets.resize(buffers.size());
+  // Placed buffers live at the same time as the one being placed, by offset.
+  std::vector<std::pair<uint64_t, uint64_t>> busy;
   for (size_t i = 0; i < buffers.size(); ++i) {
     const ArenaBuffer& b = buffers[i];
     KILN_CHECK(b.begin <= b.end);
     uint64_t size = AlignUp(b.bytes, alignment);
-    // Placed buffers live at the same time as this one, by offset.
-    std::vector<std::pair<uint64_t, uint64_t>> busy;
+    busy.clear();
     for (size_t j = 0; j < i; ++j) {
       const ArenaBuffer& o = buffers[j];
       if (o.begin <= b.end && b.begin <= o.end) busy.emplace_back(layout.offsets[j], AlignUp(o.bytes, alignment));
@@ -36,5 +34,4 @@ ArenaLayout LayOutArena(const std::vector<ArenaBuffer>& buffers, uint64_t alignm
   return layout;
 }
 
-}  // namespace memory
 }  // namespace kiln
