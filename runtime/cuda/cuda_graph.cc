@@ -10,7 +10,7 @@ Status CudaGraph::BeginCapture(CudaDevice* device) {
   KILN_RETURN_IF_ERROR(device->MakeCurrent());
   const DriverApi& api = device->api();
   return Check(api,
-               api.cuStreamBeginCapture(static_cast<CUstream>(device->stream()), CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+               api.cuStreamBeginCapture(static_cast<CUstream>(device->stream()), CU_STREAM_CAPTURE_MODE_RELAXED),
                "cuStreamBeginCapture");
 }
 

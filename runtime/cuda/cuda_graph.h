@@ -3,11 +3,15 @@
 // cuGraphInstantiate) and replayed with one launch (cuGraphLaunch), so a
 // call of many kernels costs the host one launch.
 //
-// Capture is thread-local (CU_STREAM_CAPTURE_MODE_THREAD_LOCAL): anything
-// that would synchronize during it (a copy to the host, cuMemAlloc of a
-// cache miss, a stream synchronize) fails the capture instead of recording
-// something that would not replay; EndCapture then returns the reason and
-// the stream is usable again (callers fall back to plain launches).
+// Capture is relaxed (CU_STREAM_CAPTURE_MODE_RELAXED): a cuMemAlloc of the
+// caching allocator's cache miss may happen while recording (the memory is
+// allocated then, outside the graph, and kept by whoever holds the tensor).
+// Anything that waits for the stream (a copy to the host, a stream
+// synchronize) fails the capture instead of recording something that would
+// not replay; EndCapture then returns the reason and the stream is usable
+// again (callers fall back to plain launches). Every launch on the stream
+// while it records, from any thread, goes into the graph: one caller per
+// stream while capturing.
 //
 // A replay reads and writes exactly the device addresses the captured work
 // used: the caller keeps them allocated and in place (inputs, outputs,

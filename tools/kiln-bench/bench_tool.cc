@@ -250,7 +250,9 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
   spec.threads = o.threads;
   spec.executor = o.executor;
   spec.device = o.device;
-  spec.cuda_graph = o.cuda_graph;
+  // Callers of one module share its device's stream: a capture would record
+  // the other callers' launches too.
+  spec.cuda_graph = o.cuda_graph && o.concurrency == 1;
   std::vector<Tensor> inputs = given;
   if (o.inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(inputs, RandomInputs(*module, o.function, dims, o.seed));
