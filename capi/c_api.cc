@@ -345,6 +345,17 @@ kiln_status_t* kiln_tensor_byte_size(const kiln_tensor_t* tensor, size_t* out_si
   return nullptr;
 }
 
+kiln_status_t* kiln_tensor_device(const kiln_tensor_t* tensor, int32_t* out_device_type, int32_t* out_device_id) {
+  KILN_CAPI_REQUIRE(out_device_type);
+  KILN_CAPI_REQUIRE(out_device_id);
+  *out_device_type = 0;
+  *out_device_id = 0;
+  KILN_CAPI_REQUIRE(tensor);
+  *out_device_type = static_cast<int32_t>(tensor->tensor.dl()->device.device_type);
+  *out_device_id = tensor->tensor.dl()->device.device_id;
+  return nullptr;
+}
+
 kiln_status_t* kiln_tensor_data(const kiln_tensor_t* tensor, void** out_data) {
   KILN_CAPI_REQUIRE(out_data);
   *out_data = nullptr;

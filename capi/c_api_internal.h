@@ -36,6 +36,11 @@ struct InstanceCore {
   void* log_user = nullptr;
   kiln_log_level_t min_level = KILN_LOG_INFO;
   bool verify_weights = false;  // vm::LoadOptions::verify_weights for its loads
+  // kiln_instance_options_set_device: a GPU instance holds its device (a
+  // cuda::CudaGpuLinker) and `allocator` is that device's memory.
+  int32_t device_type = 1;  // KILN_DEVICE_CPU
+  int32_t device_id = 0;
+  std::shared_ptr<GpuLinker> gpu;
 
   // Calls the logging callback when `level` passes the threshold.
   void Log(kiln_log_level_t level, const std::string& message) const;
@@ -129,6 +134,8 @@ struct kiln_instance_options {
   void* log_user = nullptr;
   kiln_log_level_t min_level = KILN_LOG_INFO;
   bool verify_weights = false;
+  int32_t device_type = KILN_DEVICE_CPU;
+  int32_t device_id = 0;
 };
 
 struct kiln_instance {

@@ -92,9 +92,11 @@ kiln_status_t* kiln_tensor_from_dlpack(struct DLManagedTensor* managed, kiln_ten
   *out_tensor = nullptr;
   KILN_CAPI_REQUIRE(managed);
   const DLTensor& dl = managed->dl_tensor;
-  if (dl.device.device_type != kDLCPU) {
-    return Invalid(__func__, kiln::StrFormat("the tensor is on device type %d; only kDLCPU (%d) tensors are accepted",
-                                             static_cast<int>(dl.device.device_type), static_cast<int>(kDLCPU)));
+  if (dl.device.device_type != kDLCPU && dl.device.device_type != kDLCUDAHost && dl.device.device_type != kDLCUDA) {
+    return Invalid(__func__, kiln::StrFormat("the tensor is on device type %d; Kiln takes kDLCPU (%d), kDLCUDA (%d) "
+                                             "and kDLCUDAHost (%d) tensors",
+                                             static_cast<int>(dl.device.device_type), static_cast<int>(kDLCPU),
+                                             static_cast<int>(kDLCUDA), static_cast<int>(kDLCUDAHost)));
   }
   kiln_dtype_t dtype = KILN_DTYPE(dl.dtype.code, dl.dtype.bits, dl.dtype.lanes);
   if (kiln_status_t* s = kiln::capi::CheckShape(__func__, dl.shape, dl.ndim, dtype)) return s;
@@ -112,6 +114,9 @@ kiln_status_t* kiln_tensor_from_dlpack(struct DLManagedTensor* managed, kiln_ten
   void* data = static_cast<char*>(dl.data) + dl.byte_offset;
   // Borrow copies the shape, so the producer's arrays are not read afterwards.
   t->tensor = Tensor::Borrow(data, dims, kiln::capi::ToDType(dtype), std::shared_ptr<ImportedStorage>(storage));
+  // A GPU tensor stays one: a GPU instance's call takes it as it is, a CPU
+  // call refuses it (vm: HostArgumentsToDevice).
+  t->tensor.object()->dl.device = dl.device;
   *out_tensor = t.release();
   return nullptr;
 }
@@ -129,7 +134,7 @@ kiln_status_t* kiln_tensor_to_dlpack(const kiln_tensor_t* tensor, struct DLManag
   e->shape = tensor->tensor.shape();
   DLTensor& dl = e->managed.dl_tensor;
   dl.data = tensor->tensor.raw_data();
-  dl.device = DLDevice{kDLCPU, 0};
+  dl.device = tensor->tensor.dl()->device;
   dl.ndim = tensor->tensor.ndim();
   dl.dtype = tensor->tensor.dl()->dtype;
   dl.shape = e->shape.empty() ? nullptr : e->shape.data();

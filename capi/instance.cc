@@ -6,11 +6,16 @@
 
 #include "capi/c_api_internal.h"
 #include "capi/kiln.h"
+#include "runtime/device_memory.h"
 #include "runtime/thread_pool.h"
 #include "runtime/vmfb_loader.h"
 #include "vm/module.h"
+#ifdef KILN_HAVE_CUDA
+#include "runtime/cuda/gpu_linker.h"
+#endif
 
 using kiln::capi::FromStatus;
+using kiln::capi::MakeStatus;
 using kiln::capi::InstanceCore;
 using kiln::capi::Invalid;
 using kiln::capi::NoMemory;
@@ -31,6 +36,7 @@ kiln_status_t* LoadWithInstance(const char* api, const kiln_instance_t* instance
   kiln::vm::LoadOptions options;
   options.thread_pool = core.pool;
   options.verify_weights = core.verify_weights;
+  options.gpu = core.gpu;  // null on the CPU
   kiln::Result<std::shared_ptr<const kiln::vm::Module>> loaded = load(options);
   if (!loaded.ok()) {
     kiln_status_t* s = FromStatus(loaded.status());
@@ -120,6 +126,28 @@ kiln_status_t* kiln_instance_create(const kiln_instance_options_t* options, kiln
   if (core == nullptr || instance == nullptr) return NoMemory(__func__);
   core->pool = kiln::ThreadPool::Shared(o.num_threads);
   core->num_threads = core->pool->num_threads();
+  core->device_type = o.device_type;
+  core->device_id = o.device_id;
+  if (o.device_type == KILN_DEVICE_CUDA) {
+    if (o.has_allocator) {
+      return Invalid(__func__, "a CUDA instance allocates its GPU's memory; it takes no allocator "
+                               "(kiln_instance_options_set_allocator)");
+    }
+#ifdef KILN_HAVE_CUDA
+    kiln::Result<std::shared_ptr<kiln::cuda::CudaGpuLinker>> gpu = kiln::cuda::CudaGpuLinker::Create(o.device_id);
+    if (!gpu.ok()) {
+      kiln::Status s = gpu.TakeStatus();
+      s.Annotate(kiln::StrFormat("%s: KILN_DEVICE_CUDA %d", __func__, static_cast<int>(o.device_id)));
+      return FromStatus(s);
+    }
+    core->allocator = (*gpu)->allocator();
+    core->gpu = std::move(gpu).value();
+#else
+    return kiln::capi::MakeStatus(KILN_STATUS_UNIMPLEMENTED,
+                                  std::string(__func__) + ": KILN_DEVICE_CUDA: this library was built without CUDA "
+                                                          "(KILN_WITH_CUDA=OFF)");
+#endif
+  }
   if (o.has_allocator) {
     core->allocator.reset(
         new (std::nothrow) kiln::capi::CallbackAllocator(o.allocator, "kiln_instance_options_set_allocator"));
@@ -143,6 +171,64 @@ kiln_status_t* kiln_instance_num_threads(const kiln_instance_t* instance, int32_
   *out_num_threads = 0;
   KILN_CAPI_REQUIRE(instance);
   *out_num_threads = instance->core->num_threads;
+  return nullptr;
+}
+
+kiln_status_t* kiln_instance_options_set_device(kiln_instance_options_t* options, int32_t device_type,
+                                                int32_t device_id) {
+  KILN_CAPI_REQUIRE(options);
+  if (device_type != KILN_DEVICE_CPU && device_type != KILN_DEVICE_CUDA) {
+    return Invalid(__func__, kiln::StrFormat("device type %d is not one Kiln runs on (KILN_DEVICE_CPU %d, "
+                                             "KILN_DEVICE_CUDA %d)",
+                                             static_cast<int>(device_type), KILN_DEVICE_CPU, KILN_DEVICE_CUDA));
+  }
+  if (device_id < 0 || (device_type == KILN_DEVICE_CPU && device_id != 0)) {
+    return Invalid(__func__, kiln::StrFormat("device id %d: %s", static_cast<int>(device_id),
+                                             device_type == KILN_DEVICE_CPU ? "the CPU is device 0"
+                                                                            : "GPU ordinals start at 0"));
+  }
+  options->device_type = device_type;
+  options->device_id = device_id;
+  return nullptr;
+}
+
+kiln_status_t* kiln_instance_device(const kiln_instance_t* instance, int32_t* out_device_type,
+                                    int32_t* out_device_id) {
+  KILN_CAPI_REQUIRE(out_device_type);
+  KILN_CAPI_REQUIRE(out_device_id);
+  *out_device_type = 0;
+  *out_device_id = 0;
+  KILN_CAPI_REQUIRE(instance);
+  *out_device_type = instance->core->device_type;
+  *out_device_id = instance->core->device_id;
+  return nullptr;
+}
+
+kiln_status_t* kiln_instance_copy_to_host(const kiln_instance_t* instance, const kiln_tensor_t* tensor,
+                                          kiln_tensor_t** out_tensor) {
+  KILN_CAPI_REQUIRE(out_tensor);
+  *out_tensor = nullptr;
+  KILN_CAPI_REQUIRE(instance);
+  KILN_CAPI_REQUIRE(tensor);
+  const InstanceCore& core = *instance->core;
+  kiln::DeviceMemory* memory = core.allocator != nullptr ? core.allocator->device_memory() : nullptr;
+  // On the instance's stream: the copy waits for the calls queued before it.
+  kiln::Result<kiln::Tensor> host = kiln::ReadableOnHost(tensor->tensor, memory, __func__);
+  if (!host.ok()) return FromStatus(host.status());
+  std::unique_ptr<kiln_tensor_t> t(new (std::nothrow) kiln_tensor_t);
+  if (t == nullptr) return NoMemory(__func__);
+  t->tensor = std::move(host).value();
+  *out_tensor = t.release();
+  return nullptr;
+}
+
+kiln_status_t* kiln_instance_synchronize(const kiln_instance_t* instance) {
+  KILN_CAPI_REQUIRE(instance);
+  const InstanceCore& core = *instance->core;
+  kiln::DeviceMemory* memory = core.allocator != nullptr ? core.allocator->device_memory() : nullptr;
+  if (memory == nullptr) return nullptr;
+  kiln::Status s = memory->Synchronize();
+  if (!s.ok()) return FromStatus(s.Annotate(__func__));
   return nullptr;
 }
 

@@ -73,7 +73,7 @@ extern "C" {
 #endif
 
 #define KILN_API_VERSION_MAJOR 0
-#define KILN_API_VERSION_MINOR 5
+#define KILN_API_VERSION_MINOR 6
 /* (major << 16) | minor of this header. */
 #define KILN_API_VERSION ((KILN_API_VERSION_MAJOR << 16) | KILN_API_VERSION_MINOR)
 
@@ -83,7 +83,8 @@ extern "C" {
  * introspection (kiln_value_info_t), values (scalars, shapes, nested tuples)
  * as inputs and outputs, tensors with a release callback, DLPack; 0.5 weights
  * verified at load (kiln_instance_options_set_verify_weights), tensors read
- * from and written to .npy files, plugins (kiln_plugin_load). */
+ * from and written to .npy files, plugins (kiln_plugin_load); 0.6 devices:
+ * instances on a CUDA GPU, device tensors in and out (DLPack kDLCUDA). */
 
 /* (major << 16) | minor of the library actually linked. */
 uint32_t kiln_api_version(void);
@@ -209,15 +210,20 @@ kiln_status_t* kiln_tensor_wrap_with_release(void* data, const int64_t* shape, i
 struct DLManagedTensor;
 /* A tensor over `managed`'s memory, without copying. Kiln takes `managed`
  * over on success and calls its deleter once, when the last reference goes;
- * on failure the caller keeps it. The tensor must be on the CPU (kDLCPU),
- * compact row-major (strides NULL or those of a compact tensor), with a
+ * on failure the caller keeps it. The tensor must be in host memory (kDLCPU,
+ * kDLCUDAHost) or, since API 0.6, on a CUDA GPU (kDLCUDA: an input of a GPU
+ * instance's calls, see kiln_instance_options_set_device), compact row-major (strides NULL or those of a compact tensor), with a
  * dtype kiln_tensor_wrap accepts; otherwise KILN_STATUS_INVALID_ARGUMENT
  * naming what is wrong. */
 kiln_status_t* kiln_tensor_from_dlpack(struct DLManagedTensor* managed, kiln_tensor_t** out_tensor);
 /* A new DLManagedTensor sharing `tensor`'s storage (no copy), owned by the
  * caller: call its deleter (managed->deleter(managed)) exactly once when done;
- * it keeps the storage alive until then. Device kDLCPU, strides NULL. */
+ * it keeps the storage alive until then. Strides NULL; the device is the
+ * tensor's (kDLCPU, or kDLCUDA for outputs of a GPU instance since 0.6). */
 kiln_status_t* kiln_tensor_to_dlpack(const kiln_tensor_t* tensor, struct DLManagedTensor** out_managed);
+/* Since API 0.6. Where the tensor's storage is: (KILN_DEVICE_CPU, 0),
+ * (KILN_DEVICE_CUDA, gpu), or another DLPack device an import named. */
+kiln_status_t* kiln_tensor_device(const kiln_tensor_t* tensor, int32_t* out_device_type, int32_t* out_device_id);
 
 kiln_status_t* kiln_tensor_dtype(const kiln_tensor_t* tensor, kiln_dtype_t* out_dtype);
 kiln_status_t* kiln_tensor_ndim(const kiln_tensor_t* tensor, int32_t* out_ndim);
@@ -227,7 +233,8 @@ kiln_status_t* kiln_tensor_element_count(const kiln_tensor_t* tensor, int64_t* o
 kiln_status_t* kiln_tensor_byte_size(const kiln_tensor_t* tensor, size_t* out_size);
 /* Borrowed pointer to the first element. Writing through it is allowed when
  * the storage is writable (wrapped caller memory, created tensors, outputs
- * that are not module constants). */
+ * that are not module constants). For a device tensor (kiln_tensor_device)
+ * it is a device address, not readable on the host. */
 kiln_status_t* kiln_tensor_data(const kiln_tensor_t* tensor, void** out_data);
 
 /* NumPy .npy files (since API 0.5), format versions 1.0 and 2.0, C order,
@@ -408,10 +415,46 @@ kiln_status_t* kiln_instance_options_set_logger(kiln_instance_options_t* options
  * from before checksums (format 1.0) load unverified, with a KILN_LOG_WARNING
  * message saying so. */
 kiln_status_t* kiln_instance_options_set_verify_weights(kiln_instance_options_t* options, int32_t enable);
+/* Devices (since API 0.6). Device types are DLPack's. */
+#define KILN_DEVICE_CPU 1  /* kDLCPU */
+#define KILN_DEVICE_CUDA 2 /* kDLCUDA */
+/* Modules loaded through the instance run on (device_type, device_id):
+ * KILN_DEVICE_CPU with id 0 (the default), or KILN_DEVICE_CUDA for GPU
+ * `device_id`, which takes a .vmfb compiled with kiln-compile --target=cuda.
+ * KILN_STATUS_INVALID_ARGUMENT here for another type or id. The GPU is opened
+ * by kiln_instance_create, which fails with KILN_STATUS_FAILED_PRECONDITION
+ * without a driver or GPU ("no CUDA driver: libcuda.so.1: ..."),
+ * KILN_STATUS_INVALID_ARGUMENT for a GPU that does not exist, and
+ * KILN_STATUS_UNIMPLEMENTED in a library built without CUDA. A GPU
+ * instance allocates device memory: it takes no allocator (a context of it
+ * that sets one gets host memory, which its GPU kernels refuse at the call:
+ * "... argument 1 is on cpu; its kernels read memory of cuda:0"). Its contexts take input tensors in host memory (copied to the
+ * GPU at each call) or on that GPU (kiln_tensor_from_dlpack of a kDLCUDA
+ * tensor), and their outputs are on the GPU: kiln_tensor_data gives a device
+ * address, kiln_tensor_to_dlpack exports kDLCUDA, kiln_instance_copy_to_host
+ * copies the values out. Calls return once their work is queued on the
+ * instance's stream; kiln_instance_copy_to_host and
+ * kiln_instance_synchronize wait for it. */
+kiln_status_t* kiln_instance_options_set_device(kiln_instance_options_t* options, int32_t device_type,
+                                                int32_t device_id);
 /* `options` may be NULL (defaults); it is copied. */
 kiln_status_t* kiln_instance_create(const kiln_instance_options_t* options, kiln_instance_t** out_instance);
 void kiln_instance_release(kiln_instance_t* instance);
 kiln_status_t* kiln_instance_num_threads(const kiln_instance_t* instance, int32_t* out_num_threads);
+/* Since API 0.6. The instance's device (kiln_instance_options_set_device). */
+kiln_status_t* kiln_instance_device(const kiln_instance_t* instance, int32_t* out_device_type,
+                                    int32_t* out_device_id);
+/* Since API 0.6. A new host tensor holding `tensor`'s values, copied after the
+ * work queued on the instance's GPU so far (so a call's outputs are final);
+ * for a tensor in host memory, a new handle to the same storage.
+ * KILN_STATUS_FAILED_PRECONDITION for a device tensor on a CPU instance,
+ * KILN_STATUS_INVALID_ARGUMENT for one on another device. */
+kiln_status_t* kiln_instance_copy_to_host(const kiln_instance_t* instance, const kiln_tensor_t* tensor,
+                                          kiln_tensor_t** out_tensor);
+/* Since API 0.6. Waits for the work queued on the instance's GPU (before a
+ * caller reads device outputs with its own API); nothing to do on the CPU.
+ * A kernel's failure shows here. */
+kiln_status_t* kiln_instance_synchronize(const kiln_instance_t* instance);
 /* As kiln_module_load_file / _buffer; loads are logged (failures at
  * KILN_LOG_ERROR). The module keeps the instance: contexts created from it
  * with kiln_context_create* also get the instance's pool (unless their

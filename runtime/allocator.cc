@@ -83,6 +83,25 @@ Allocator* DefaultCpuAllocator() {
 CountingAllocator::CountingAllocator(Allocator* base) : base_(base != nullptr ? base : DefaultCpuAllocator()) {}
 
 void* CountingAllocator::Allocate(size_t nbytes, size_t alignment) {
+  if (base_->device_memory() != nullptr) {
+    // Device memory: no header in the block (the host cannot write it).
+    void* p = base_->Allocate(nbytes, alignment);
+    if (p == nullptr) {
+      failures_.fetch_add(1, std::memory_order_relaxed);
+      return nullptr;
+    }
+    {
+      std::lock_guard<std::mutex> lock(device_mu_);
+      device_sizes_[p] = nbytes;
+    }
+    allocations_.fetch_add(1, std::memory_order_relaxed);
+    int64_t held = bytes_held_.fetch_add(static_cast<int64_t>(nbytes), std::memory_order_relaxed) +
+                   static_cast<int64_t>(nbytes);
+    int64_t peak = peak_bytes_.load(std::memory_order_relaxed);
+    while (held > peak && !peak_bytes_.compare_exchange_weak(peak, held, std::memory_order_relaxed)) {
+    }
+    return p;
+  }
   size_t header = HeaderBytes(alignment);
   if (nbytes > SIZE_MAX - header) {
     failures_.fetch_add(1, std::memory_order_relaxed);
@@ -105,6 +124,20 @@ void* CountingAllocator::Allocate(size_t nbytes, size_t alignment) {
 
 void CountingAllocator::Free(void* ptr) {
   if (ptr == nullptr) return;
+  if (base_->device_memory() != nullptr) {
+    size_t nbytes = 0;
+    {
+      std::lock_guard<std::mutex> lock(device_mu_);
+      auto it = device_sizes_.find(ptr);
+      KILN_CHECK(it != device_sizes_.end(), "CountingAllocator: freeing %p, which it did not hand out", ptr);
+      nbytes = it->second;
+      device_sizes_.erase(it);
+    }
+    frees_.fetch_add(1, std::memory_order_relaxed);
+    bytes_held_.fetch_sub(static_cast<int64_t>(nbytes), std::memory_order_relaxed);
+    base_->Free(ptr);
+    return;
+  }
   Prefix p = ReadPrefix(ptr);
   frees_.fetch_add(1, std::memory_order_relaxed);
   bytes_held_.fetch_sub(static_cast<int64_t>(p.word), std::memory_order_relaxed);
@@ -134,6 +167,7 @@ void PoolAllocator::TrimLocked(size_t need) {
 }
 
 void* PoolAllocator::Allocate(size_t nbytes, size_t alignment) {
+  if (base_->device_memory() != nullptr) return nullptr;  // its headers would be written into device memory
   if (alignment > kTensorAlignment) {
     // Not pooled: a header as large as the alignment, class 0 marks it.
     size_t header = HeaderBytes(alignment);
@@ -205,6 +239,10 @@ size_t PoolAllocator::bytes_cached() const {
 }
 
 std::string PoolAllocator::Describe() const {
+  if (base_->device_memory() != nullptr) {
+    return "pool allocator: its base hands out device memory (" + base_->Describe() +
+           "), which the pool cannot keep headers in; use that allocator directly";
+  }
   std::lock_guard<std::mutex> lock(mu_);
   return StrFormat("pool allocator: a block for %zu bytes does not fit its cap of %zu bytes (%zu held, %zu of them "
                    "cached)",

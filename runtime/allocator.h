@@ -16,11 +16,14 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace kiln {
 
 constexpr size_t kTensorAlignment = 64;
+
+class DeviceMemory;  // runtime/device_memory.h
 
 class Allocator {
  public:
@@ -33,6 +36,11 @@ class Allocator {
   // One line for error messages when Allocate returned nullptr ("pool
   // allocator: cap 4096 bytes, 3072 held"). Called only after a failure.
   virtual std::string Describe() const { return "the allocator"; }
+  // Non-null when the blocks are device memory the host cannot address (a
+  // GPU's): nothing may read or write them on the host, so wrappers keep
+  // sizes beside the address, not in a header, and tensors made from it are
+  // tagged with memory->device(). nullptr (the default): host memory.
+  virtual DeviceMemory* device_memory() const { return nullptr; }
 };
 
 // The process-wide default: aligned_alloc/free.
@@ -46,7 +54,10 @@ uint64_t DefaultCpuAllocationCount();
 // the bytes currently held (as requested, not rounded). For tests, benchmarks
 // and servers that want the numbers. Each block it hands out sits behind a
 // header of max(64, alignment) bytes taken from `base` with it (the size is
-// read back at Free). Thread-safe (relaxed atomics).
+// read back at Free). Over device memory (base->device_memory() non-null)
+// the size is kept in a table beside the address instead, under a mutex (a
+// call on static shapes allocates only in its first call). Thread-safe
+// (relaxed atomics).
 class CountingAllocator final : public Allocator {
  public:
   // `base` (not owned) must outlive this allocator; nullptr: the default.
@@ -54,6 +65,7 @@ class CountingAllocator final : public Allocator {
   void* Allocate(size_t nbytes, size_t alignment) override;
   void Free(void* ptr) override;
   std::string Describe() const override;
+  DeviceMemory* device_memory() const override { return base_->device_memory(); }
 
   uint64_t allocations() const { return allocations_.load(std::memory_order_relaxed); }
   uint64_t frees() const { return frees_.load(std::memory_order_relaxed); }
@@ -68,6 +80,8 @@ class CountingAllocator final : public Allocator {
   Allocator* base_;
   std::atomic<uint64_t> allocations_{0}, frees_{0}, failures_{0};
   std::atomic<int64_t> bytes_held_{0}, peak_bytes_{0};
+  std::mutex device_mu_;
+  std::unordered_map<void*, size_t> device_sizes_;  // guarded by device_mu_: device blocks -> requested bytes
 };
 
 // Keeps freed blocks for reuse and caps the bytes it holds, for programs with
@@ -78,6 +92,10 @@ class CountingAllocator final : public Allocator {
 // every byte taken from `base` (blocks in use and cached); when a new block
 // would pass it, cached blocks are returned to `base` first, and if that is
 // not enough Allocate returns nullptr and Describe() says why.
+//
+// Host memory only: over an allocator of device memory (whose blocks the
+// host cannot write a header into) Allocate returns nullptr and Describe says
+// so; such allocators cache by themselves (runtime/cuda).
 //
 // Thread-safe: one uncontended mutex per Allocate / Free. A call on static
 // shapes never reaches an allocator after its first call (vm/module.h), so

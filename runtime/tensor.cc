@@ -2,6 +2,8 @@
 
 #include <cstdint>
 
+#include "runtime/device_memory.h"
+
 namespace kiln {
 namespace {
 
@@ -59,6 +61,7 @@ Result<Tensor> Tensor::Empty(Span<const int64_t> shape, DType dtype, Allocator* 
                                        DTypeToString(dtype).c_str(), ShapeToString(shape).c_str()));
   }
   obj->allocator = allocator;
+  if (DeviceMemory* memory = allocator->device_memory()) obj->dl.device = memory->device();
   return Tensor(std::move(obj));
 }
 

@@ -33,7 +33,11 @@ if [ -x "$dir/bin/kiln-gpu-cases" ]; then
   models_dir="$dir/models"
   run_bin="$dir/bin/kiln-run"
   bench_bin="$dir/bin/kiln-bench"
+  device_check="$dir/bin/kiln-gpu-device-check"
+  device_io="$dir/device_io.cuda.vmfb"
 else
+  device_check=
+  device_io=
   models_dir=
   runtime_test="$dir/runtime/cuda/kiln_cuda_runtime_test"
   cublas_test="$dir/kernels/cuda/kiln_cublas_test"
@@ -109,6 +113,16 @@ step "cudnn conv tests" 120 env KILN_REQUIRE_GPU=1 "$cudnn_test" --gtest_brief=1
 step "no-driver error path" 30 env KILN_CUDA_DRIVER=libkiln-no-such-driver.so.1 "$runtime_test" --gtest_filter='NoDriver.*' --gtest_brief=1
 step "no-cublas error path" 30 env KILN_CUBLASLT=libkiln-no-such-cublaslt.so "$cublas_test" --gtest_filter='NoCublas.*' --gtest_brief=1
 step "no-cudnn error path" 30 env KILN_CUDNN=libkiln-no-such-cudnn.so "$cudnn_test" --gtest_filter='NoCudnn.*' --gtest_brief=1
+# Device tensors at the API and CUDA graphs: host inputs -> device output
+# (C API, KILN_DEVICE_CUDA), that output back in as a kDLCUDA DLPack input,
+# and a static call replayed as a CUDA graph (bit-identical to plain
+# launches), with the wall time per call of both; the runtime test above
+# printed one empty kernel's launch time beside ten launches and their graph.
+if [ -n "$device_check" ] && [ -f "$device_io" ]; then
+  step "device I/O + CUDA graph" 60 "$device_check" "$device_io"
+else
+  results+=("$(printf '%-34s %-14s' "device I/O + CUDA graph" "SKIP(run from a bundle)")")
+fi
 if [ -d "$cases_dir" ]; then
   step "example kernels: GPU vs CPU" 150 "$cases_bin" --iters=20 "$cases_dir"/*/
 else
@@ -131,6 +145,13 @@ if [ -n "$models_dir" ] && [ -d "$models_dir" ]; then
       --expected_output="@$m/ref0.npy" --atol=1e-2 --rtol=1e-3 --repeat=20
     step "bench $name (cuda)" 30 "$bench_bin" "$m/model.cuda.vmfb" --device=cuda "${inputs[@]}" \
       --warmup=3 --runs=30 --min-time=0
+    # Static models are replayed as a CUDA graph above ("CUDA graph: ..."
+    # under kiln-bench's table); the same with plain launches, to compare.
+    case "$name" in
+      matmul_512* | resnet_block*)
+        step "bench $name (cuda, no graph)" 30 "$bench_bin" "$m/model.cuda.vmfb" --device=cuda "${inputs[@]}" \
+          --warmup=3 --runs=30 --min-time=0 --cuda_graph=off ;;
+    esac
   done
 else
   results+=("$(printf '%-34s %-14s' "e2e models: GPU vs CPU" "SKIP(no models/: run from a bundle)")")

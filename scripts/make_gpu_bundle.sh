@@ -10,7 +10,7 @@
 #
 # Needs a build with KILN_WITH_CUDA=ON and the compiler (targets
 # kiln_cuda_runtime_test, kiln_cublas_test, kiln_cudnn_test, kiln-gpu-cases, kiln-gpu-cases-make, kiln-compile,
-# kiln-run, kiln-run-gpu, kiln-bench-gpu) and Python with NumPy (the
+# kiln-run, kiln-run-gpu, kiln-bench-gpu, kiln-gpu-device-check) and Python with NumPy (the
 # project venv, build/venv, when there is one).
 set -eu
 src="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +20,7 @@ arch="${KILN_GPU_ARCH:-sm_80}"  # PTX for sm_80 JITs on A100, H100 and H200 alik
 rm -rf "$out"
 mkdir -p "$out/bin" "$out/lib" "$out/cases" "$out/models"
 cp "$build/runtime/cuda/kiln_cuda_runtime_test" "$build/kernels/cuda/kiln_cublas_test" "$build/kernels/cuda/kiln_cudnn_test" \
-  "$build/tests/gpu/kiln-gpu-cases" "$out/bin/"
+  "$build/tests/gpu/kiln-gpu-cases" "$build/tests/gpu/kiln-gpu-device-check" "$out/bin/"
 # kiln-run and kiln-bench without oneDNN (GPU modules call no CPU library
 # kernel), under their usual names.
 cp "$build/tests/gpu/kiln-run-gpu" "$out/bin/kiln-run"
@@ -85,5 +85,9 @@ make_model_dir matmul_512 matmul_512 tests/gpu/matmul_512.relax sm_80
 make_model_dir matmul_512_cublas matmul_512 tests/gpu/matmul_512.relax sm_80 "${cublas[@]}"
 # The ResNet block's convolutions on cuDNN (the machine's own libcudnn).
 make_model_dir resnet_block_cudnn resnet_block examples/resnet_block.relax sm_80 --dispatch="$src/tests/gpu/cudnn.yaml"
+# Device-resident inputs and outputs through the C API and CUDA graph replay
+# (kiln-gpu-device-check): a static elementwise function.
+"$build/tools/kiln-compile/kiln-compile" "$src/tests/gpu/device_io.relax" --target=cuda --arch=sm_80 \
+  -o "$out/device_io.cuda.vmfb" >/dev/null
 cp "$src/scripts/gpu_check.sh" "$out/gpu_check.sh"
 du -sh "$out"

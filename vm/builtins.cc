@@ -427,7 +427,9 @@ Status ViewOfStorage(const Tensor& block, uint64_t offset, uint64_t room, const 
       return Status::Ok();
     }
   }
-  *out = Any(Tensor::Borrow(data, shape.shape_dims(), dtype, block.object()));
+  Tensor view = Tensor::Borrow(data, shape.shape_dims(), dtype, block.object());
+  view.object()->dl.device = block.dl()->device;  // device storage gives device views
+  *out = Any(view);
   if (slot != nullptr) *slot = *out;
   return Status::Ok();
 }
@@ -534,7 +536,8 @@ Status ToBool(const Any& v, const std::string& function, Any* out) {
     return Status::Ok();
   }
   if (v.is_tensor() && v.tensor_obj()->dl.ndim == 0) {
-    Tensor t = v.tensor();
+    // A device tensor is copied to the host, after the kernels that wrote it.
+    KILN_ASSIGN_OR_RETURN(Tensor t, ReadableOnHost(v.tensor(), CallDeviceMemory(), function + ": vm.builtin.to_bool"));
     DType d = t.dtype();
     const void* p = t.raw_data();
     bool b = false;

@@ -3,14 +3,22 @@
 #include <cstring>
 #include <vector>
 
+#include "runtime/device_memory.h"
 #include "runtime/tensor.h"
+#include "vm/call_state.h"
 
 namespace kiln {
 namespace vm {
 
 Status TensorToShape(const Any& value, const std::string& ctx, Any* out) {
   if (!value.is_tensor()) return InvalidArgument(ctx + ": expected a 1-d int64 tensor, got " + value.Describe());
-  const DLTensor& dl = value.tensor_obj()->dl;
+  // A tensor in device memory (a GPU context) is copied to the host first;
+  // the copy waits for the kernels that wrote it.
+  Tensor host;
+  if (!IsHostAddressable(value.tensor_obj()->dl.device)) {
+    KILN_ASSIGN_OR_RETURN(host, ReadableOnHost(value.tensor(), CallDeviceMemory(), ctx));
+  }
+  const DLTensor& dl = host.defined() ? *host.dl() : value.tensor_obj()->dl;
   DType dtype = DType::FromDL(dl.dtype);
   if (dl.ndim != 1) {
     return InvalidArgument(StrFormat("%s: expected a 1-d int64 tensor, got %d dimensions (%s)", ctx.c_str(), dl.ndim,
@@ -18,11 +26,6 @@ Status TensorToShape(const Any& value, const std::string& ctx, Any* out) {
   }
   if (dtype != DType::Int64() && dtype != DType::Int32()) {
     return InvalidArgument(ctx + ": expected a 1-d int64 tensor, got dtype " + DTypeToString(dtype));
-  }
-  // The values are read here, on the host: a device tensor would need a copy
-  // the VM does not make behind the program's back.
-  if (dl.device.device_type != kDLCPU && dl.device.device_type != kDLCUDAHost) {
-    return InvalidArgument(ctx + ": the tensor must be in host memory to be read as a shape");
   }
   const int64_t n = dl.shape[0];
   const int64_t stride = dl.strides != nullptr ? dl.strides[0] : 1;
@@ -54,7 +57,9 @@ Status ShapeToTensor(const Any& value, Allocator* allocator, std::shared_ptr<voi
   // The tensor may outlive the call and its context: it keeps the context's
   // allocator alive until it frees its storage (as every builtin's output does).
   t.value().object()->owner = std::move(keep_alive);
-  if (n > 0) std::memcpy(t.value().raw_data(), dims.data(), dims.size() * sizeof(int64_t));
+  // Through the device's copy when the allocator hands out device memory.
+  KILN_RETURN_IF_ERROR(WriteFromHost(t.value(), dims.data(), dims.size() * sizeof(int64_t), allocator->device_memory(),
+                                     function + ": vm.builtin.shape_to_tensor"));
   *out = Any(t.value());
   return Status::Ok();
 }

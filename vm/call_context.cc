@@ -154,8 +154,15 @@ Status CallContext::Invoke(const std::string& function, Span<const Any> args, An
                                 "' has no static graph (not all its shapes are static); use Executor::kVm or "
                                 "kAuto for it");
   } else {
+    // On a GPU (device memory) host tensors are copied in at the boundary.
+    std::vector<Any> on_device;
+    Result<bool> moved = HostArgumentsToDevice(args, allocator_.get(), state_.keep_alive, &on_device);
     ScopedCallState scope(&state_);
-    status = vm_.Invoke(function, args, result);
+    if (!moved.ok()) {
+      status = moved.TakeStatus().Annotate(function);
+    } else {
+      status = vm_.Invoke(function, *moved ? Span<const Any>(on_device.data(), on_device.size()) : args, result);
+    }
   }
   last_peak_ = static_cast<uint64_t>(allocator_->peak_bytes());
   return status;
@@ -178,8 +185,15 @@ Status CallContext::Invoke(FunctionHandle function, Span<const Any> args, Any* r
                                 "' has no static graph (not all its shapes are static); use Executor::kVm or "
                                 "kAuto for it");
   } else {
+    // On a GPU (device memory) host tensors are copied in at the boundary.
+    std::vector<Any> on_device;
+    Result<bool> moved = HostArgumentsToDevice(args, allocator_.get(), state_.keep_alive, &on_device);
     ScopedCallState scope(&state_);
-    status = vm_.InvokeIndex(index, args, result);
+    if (!moved.ok()) {
+      status = moved.TakeStatus().Annotate(module_->program().functions[index].name);
+    } else {
+      status = vm_.InvokeIndex(index, *moved ? Span<const Any>(on_device.data(), on_device.size()) : args, result);
+    }
   }
   last_peak_ = static_cast<uint64_t>(allocator_->peak_bytes());
   return status;

@@ -23,6 +23,7 @@
 
 #include "runtime/allocator.h"
 #include "runtime/any.h"
+#include "runtime/device_memory.h"
 
 namespace kiln {
 namespace vm {
@@ -46,6 +47,15 @@ struct CallState {
 
 // The state of the context calling on this thread, or null.
 CallState* CurrentCallState();
+
+// The device memory of the calling context's allocator (runtime/device_memory.h):
+// non-null when the context's tensors live on a GPU. The builtins that read or
+// write tensor values on the host copy through it (and so wait for the
+// kernels before them); null on the CPU and outside a call.
+inline DeviceMemory* CallDeviceMemory() {
+  CallState* s = CurrentCallState();
+  return s != nullptr ? s->allocator->device_memory() : nullptr;
+}
 
 // Installs `state` for this thread until destroyed (restores the previous
 // one, so a packed function may call another context), after releasing the

@@ -39,10 +39,11 @@ Result<Tensor> NewLoopTensor(Span<const int64_t> dims, DType dtype) {
 Result<bool> Truth(const Any& v, const char* what) {
   if (v.is_int()) return v.int_value() != 0;
   if (!v.is_tensor()) return InvalidArgument(std::string(what) + " must be an int or a tensor, got " + v.Describe());
-  Tensor t = v.tensor();
-  if (t.NumElements() != 1 || t.dl()->device.device_type != kDLCPU) {
-    return InvalidArgument(std::string(what) + " must be a one-element CPU tensor, got " + t.TypeString());
+  if (v.tensor().NumElements() != 1) {
+    return InvalidArgument(std::string(what) + " must be a one-element tensor, got " + v.tensor().TypeString());
   }
+  // On a GPU the value is copied to the host after the body's kernels.
+  KILN_ASSIGN_OR_RETURN(Tensor t, ReadableOnHost(v.tensor(), CallDeviceMemory(), what));
   const auto* p = static_cast<const uint8_t*>(t.raw_data());
   DType d = t.dtype();
   if (d.code == kDLFloat && d.bits == 32) {
@@ -62,10 +63,12 @@ Result<bool> Truth(const Any& v, const char* what) {
 
 Result<Any> Scalar(DType dtype, int64_t v) {
   KILN_ASSIGN_OR_RETURN(Tensor t, NewLoopTensor({}, dtype));
+  const uint8_t b = static_cast<uint8_t>(v != 0);
+  // Device memory on a GPU: written through the device's copy.
   if (dtype.bits == 64) {
-    *t.data<int64_t>() = v;
+    KILN_RETURN_IF_ERROR(WriteFromHost(t, &v, 8, CallDeviceMemory(), "vm.builtin.loop"));
   } else {
-    *t.data<uint8_t>() = static_cast<uint8_t>(v != 0);
+    KILN_RETURN_IF_ERROR(WriteFromHost(t, &b, 1, CallDeviceMemory(), "vm.builtin.loop"));
   }
   return Any(t);
 }
@@ -75,9 +78,14 @@ Result<Any> Slice(const Tensor& t, int64_t i) {
   std::vector<int64_t> dims(t.shape().begin() + 1, t.shape().end());
   size_t bytes = t.NumBytes() / static_cast<size_t>(t.shape()[0]);
   auto* data = static_cast<uint8_t*>(t.raw_data()) + static_cast<size_t>(i) * bytes;
-  if (reinterpret_cast<uintptr_t>(data) % kKernelAlign == 0) return Any(Tensor::Borrow(data, dims, t.dtype(), t.object()));
+  if (reinterpret_cast<uintptr_t>(data) % kKernelAlign == 0) {
+    Tensor view = Tensor::Borrow(data, dims, t.dtype(), t.object());
+    view.object()->dl.device = t.dl()->device;
+    return Any(view);
+  }
   KILN_ASSIGN_OR_RETURN(Tensor copy, NewLoopTensor(dims, t.dtype()));
-  if (bytes != 0) std::memcpy(copy.raw_data(), data, bytes);
+  KILN_RETURN_IF_ERROR(CopyBytes(copy, 0, t, static_cast<size_t>(i) * bytes, bytes, CallDeviceMemory(),
+                                 "vm.builtin.loop: a scan input's slice"));
   return Any(copy);
 }
 
@@ -105,18 +113,18 @@ Status ContextImpl::RunLoop(const Arg* a, uint32_t num_args, Frame& frame, const
     trips = std::max<int64_t>(0, max_trip.int_value());
   } else if (has_max_trip) {
     Tensor m = max_trip.is_tensor() ? max_trip.tensor() : Tensor();
-    if (!m.defined() || m.NumElements() != 1 || m.dtype() != DType::Int64() || m.dl()->device.device_type != kDLCPU) {
-      return InvalidArgument(where + "the trip count must be an int or one int64 on the CPU, got " + max_trip.Describe());
+    if (!m.defined() || m.NumElements() != 1 || m.dtype() != DType::Int64()) {
+      return InvalidArgument(where + "the trip count must be an int or one int64, got " + max_trip.Describe());
     }
+    KILN_ASSIGN_OR_RETURN(m, ReadableOnHost(m, CallDeviceMemory(), where + "the trip count"));
     trips = std::max<int64_t>(0, *m.data<int64_t>());
   }
   std::vector<Tensor> scan_in;
   for (size_t k = 0; k < n_scan_in; ++k) {
     Any t;
     const Any& v = ArgValue(a[first_value + n_state + k], frame, src, &t);
-    if (!v.is_tensor() || v.tensor().ndim() < 1 || !v.tensor().IsCompact() ||
-        v.tensor().dl()->device.device_type != kDLCPU) {
-      return InvalidArgument(where + "scan input " + std::to_string(k) + " must be a compact CPU tensor of rank >= 1, got " +
+    if (!v.is_tensor() || v.tensor().ndim() < 1 || !v.tensor().IsCompact()) {
+      return InvalidArgument(where + "scan input " + std::to_string(k) + " must be a compact tensor of rank >= 1, got " +
                              v.Describe());
     }
     scan_in.push_back(v.tensor());
@@ -174,8 +182,8 @@ Status ContextImpl::RunLoop(const Arg* a, uint32_t num_args, Frame& frame, const
     for (size_t j = 0; j < n_state; ++j) args[lead + j] = std::move(fields[f + j]);
     for (size_t k = 0; k < n_scan_out; ++k) {
       const Any& v = fields[f + n_state + k];
-      if (!v.is_tensor() || !v.tensor().IsCompact() || v.tensor().dl()->device.device_type != kDLCPU) {
-        return InvalidArgument(where + "scan output " + std::to_string(k) + " must be a compact CPU tensor, got " +
+      if (!v.is_tensor() || !v.tensor().IsCompact()) {
+        return InvalidArgument(where + "scan output " + std::to_string(k) + " must be a compact tensor, got " +
                                v.Describe());
       }
       if (!scans[k].empty() && (scans[k][0].shape() != v.tensor().shape() || scans[k][0].dtype() != v.tensor().dtype())) {
@@ -208,10 +216,11 @@ Status ContextImpl::RunLoop(const Arg* a, uint32_t num_args, Frame& frame, const
     }
     dims.insert(dims.begin(), static_cast<int64_t>(scans[k].size()));
     KILN_ASSIGN_OR_RETURN(Tensor stacked, NewLoopTensor(dims, dtype));
-    auto* dst = static_cast<uint8_t*>(stacked.raw_data());
+    size_t at = 0;
     for (const Tensor& t : scans[k]) {
-      std::memcpy(dst, t.raw_data(), t.NumBytes());
-      dst += t.NumBytes();
+      // memcpy on the CPU; device-to-device copies on a GPU.
+      KILN_RETURN_IF_ERROR(CopyBytes(stacked, at, t, 0, t.NumBytes(), CallDeviceMemory(), where + "stacking a scan output"));
+      at += t.NumBytes();
     }
     results.push_back(Any(stacked));
   }

@@ -775,6 +775,30 @@ TEST(GpuLaunchPlan, ErrorsOfHandMadeTables) {
   EXPECT_EQ(r->grids, (std::vector<uint32_t>{2}));
 }
 
+// A launch reads every buffer argument on the GPU: a host tensor there (or
+// one on another device) is refused before any launch.
+TEST(GpuLaunchPlan, BuffersMustBeOnTheLaunchDevice) {
+  ProgramGpuFunction f;
+  f.name = "k";
+  f.num_args = 3;
+  f.params = {{GpuParamKind::kBuffer, 0, -1, 0}, {GpuParamKind::kBuffer, 1, -1, 0}, {GpuParamKind::kDim, 2, -1, 0}};
+  f.kernels = {{"k_k0", "$2", 32}};
+  Tensor dev = Tensor::Empty(std::vector<int64_t>{2, 3}, DType::Float32()).value();
+  dev.object()->dl.device = DLDevice{kDLCUDA, 0};
+  Tensor host = Tensor::Empty(std::vector<int64_t>{2, 3}, DType::Float32()).value();
+  std::vector<Any> args = {Any(dev), Any(dev), Any(int64_t{4})};
+  Span<const Any> span(args.data(), args.size());
+  EXPECT_TRUE(cuda::CheckGpuArgumentDevices(f, span, DLDevice{kDLCUDA, 0}).ok());
+  args[1] = Any(host);
+  Status s = cuda::CheckGpuArgumentDevices(f, Span<const Any>(args.data(), args.size()), DLDevice{kDLCUDA, 0});
+  EXPECT_EQ(s.message(), "GPU kernel function 'k': argument 1 is on cpu; its kernels read memory of cuda:0");
+  s = cuda::CheckGpuArgumentDevices(f, Span<const Any>(args.data(), 1), DLDevice{kDLCUDA, 1});
+  EXPECT_EQ(s.message(), "GPU kernel function 'k': argument 0 is on cuda:0; its kernels read memory of cuda:1");
+  // Managed memory is reachable from every device.
+  host.object()->dl.device = DLDevice{kDLCUDAManaged, 0};
+  EXPECT_TRUE(cuda::CheckGpuArgumentDevices(f, Span<const Any>(args.data(), args.size()), DLDevice{kDLCUDA, 0}).ok());
+}
+
 // kiln-run / kiln-bench --device=cuda with a CPU file: refused before the
 // device is opened, so on any machine.
 TEST(GpuVmfbTools, CpuFileOnTheGpuIsRefused) {

@@ -195,17 +195,27 @@ Tensor Random(std::vector<int64_t> shape, uint32_t seed, float scale) {
   return t;
 }
 
-// `host` copied into managed memory `offset_floats` past a 256-byte
+// `host` copied into device memory `offset_floats` past a 256-byte
 // boundary (to exercise the alignments the heuristic is told).
 Tensor OnDevice(::kiln::cuda::CudaGpuLinker& linker, const Tensor& host, int offset_floats) {
   Allocator* alloc = linker.allocator().get();
   size_t bytes = host.NumBytes() + 256;
   void* block = alloc->Allocate(bytes, 256);
-  KILN_CHECK(block != nullptr, "managed allocation of %zu bytes failed", bytes);
+  KILN_CHECK(block != nullptr, "device allocation of %zu bytes failed", bytes);
   std::shared_ptr<void> owner(block, [keep = linker.allocator()](void* p) { keep->Free(p); });
   char* p = static_cast<char*>(block) + 4 * offset_floats;
-  std::memcpy(p, host.raw_data(), host.NumBytes());
-  return Tensor::Borrow(p, host.shape(), host.dtype(), owner);
+  Status s = linker.memory()->CopyFromHost(p, host.raw_data(), host.NumBytes());
+  KILN_CHECK(s.ok(), "copying to the device: %s", s.ToString().c_str());
+  Tensor t = Tensor::Borrow(p, host.shape(), host.dtype(), owner);
+  t.object()->dl.device = linker.memory()->device();
+  return t;
+}
+
+// The values of a device tensor on the host (waits for the stream).
+Tensor OnHost(::kiln::cuda::CudaGpuLinker& linker, const Tensor& device) {
+  Result<Tensor> t = linker.ToHost(device);
+  KILN_CHECK(t.ok(), "copying to the host: %s", t.status().ToString().c_str());
+  return std::move(t).value();
 }
 
 struct Case {
@@ -250,6 +260,7 @@ TEST(CublasMatmulOnGpu, EveryVariantMatchesTheHost) {
       Status s = (*fn)(Span<const Any>(args.data(), args.size()), &ret);
       ASSERT_TRUE(s.ok()) << CublasMatmulName(e) << ": " << s.ToString();
       ASSERT_TRUE(linker->Synchronize().ok());
+      Tensor got_host = OnHost(*linker, out);
       std::vector<double> want = Reference(e, a, b, &bias, *p, GeluTanh);
       std::vector<double> want_erf = Reference(e, a, b, &bias, *p, GeluErf);
       // Plain float32 math: within 1e-4 + 1e-4 |want|. gelu: cuBLASLt may
@@ -260,7 +271,7 @@ TEST(CublasMatmulOnGpu, EveryVariantMatchesTheHost) {
       const double atol = gelu ? 1e-3 : 1e-4;
       double worst = 0, max_tanh = 0, max_erf = 0;
       for (size_t i = 0; i < want.size(); ++i) {
-        double got = out.data<float>()[i];
+        double got = got_host.data<float>()[i];
         worst = std::max(worst, std::fabs(got - want[i]) / (atol + 1e-4 * std::fabs(want[i])));
         max_tanh = std::max(max_tanh, std::fabs(got - want[i]));
         max_erf = std::max(max_erf, std::fabs(got - want_erf[i]));
@@ -284,7 +295,8 @@ TEST(CublasMatmulOnGpu, EmptyProblems) {
   Any ret;
   ASSERT_TRUE((*fn)(Span<const Any>(args.data(), args.size()), &ret).ok());
   ASSERT_TRUE(linker->Synchronize().ok());
-  for (int i = 0; i < 6; ++i) EXPECT_EQ(out.data<float>()[i], 0.0f);
+  Tensor host = OnHost(*linker, out);
+  for (int i = 0; i < 6; ++i) EXPECT_EQ(host.data<float>()[i], 0.0f);
 }
 
 }  // namespace

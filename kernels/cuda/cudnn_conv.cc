@@ -16,6 +16,7 @@
 #include "kernels/kernel_args.h"
 #include "runtime/cuda/cuda_device.h"
 #include "runtime/cuda/device_functions.h"
+#include "runtime/device_memory.h"
 
 namespace kiln {
 namespace kernels {
@@ -160,6 +161,17 @@ class Binding {
   Status Call(Span<const Any> args, Any* ret) {
     *ret = Any();
     const char* fn = CudnnConvName(epilogue_);
+    // Attrs are read on the host; in a GPU program they are a constant in
+    // device memory (runtime/cuda/gpu_linker.h), copied out here.
+    std::vector<Any> with_host_attrs;
+    const size_t attrs_at = epilogue_ == CudnnConvEpilogue::kNone ? 2 : 3;
+    if (args.size() == attrs_at + 2 && args[attrs_at].is_tensor() &&
+        !IsHostAddressable(args[attrs_at].tensor_obj()->dl.device)) {
+      KILN_ASSIGN_OR_RETURN(Tensor host, HostAttrs(args[attrs_at].tensor()));
+      with_host_attrs.assign(args.begin(), args.end());
+      with_host_attrs[attrs_at] = Any(host);
+      args = Span<const Any>(with_host_attrs.data(), with_host_attrs.size());
+    }
     Tensor x, w, bias, out;
     KILN_ASSIGN_OR_RETURN(CudnnConvProblem p, CheckCudnnConvArgs(epilogue_, args, &x, &w, &bias, &out));
     if (out.NumElements() == 0) return Status::Ok();
@@ -301,8 +313,27 @@ class Binding {
     return Status::Ok();
   }
 
+  // A host copy of device Attrs, made once per address: the copy waits for
+  // the stream, and Attrs are a constant of the program, fixed while it is
+  // loaded. Anything but 72 bytes is passed on for the argument checks to
+  // refuse (they read no values before checking the shape).
+  Result<Tensor> HostAttrs(const Tensor& attrs) {
+    std::lock_guard<std::mutex> lock(attrs_mu_);
+    auto it = host_attrs_.find(attrs.raw_data());
+    if (it != host_attrs_.end()) return it->second;
+    if (attrs.NumBytes() != 9 * sizeof(int64_t) || !attrs.IsCompact()) return attrs;
+    KILN_ASSIGN_OR_RETURN(Tensor host, Tensor::Empty(attrs.shape(), attrs.dtype()));
+    KILN_RETURN_IF_ERROR(device_->CopyToHost(host.raw_data(), reinterpret_cast<uintptr_t>(attrs.raw_data()),
+                                             attrs.NumBytes()));
+    KILN_RETURN_IF_ERROR(device_->Synchronize());
+    host_attrs_.emplace(attrs.raw_data(), host);
+    return host;
+  }
+
   const CudnnApi* api_;
   CudaDevice* device_;
+  std::mutex attrs_mu_;
+  std::map<const void*, Tensor> host_attrs_;  // guarded by attrs_mu_
   const CudnnConvEpilogue epilogue_;
   const bool tf32_;
   cudnnHandle_t handle_;

@@ -129,13 +129,11 @@ bool RequireGpu() {
   return env != nullptr && std::string(env) == "1";
 }
 
+// A device copy of `host` (what the VM passes: Attrs too, a device constant).
 Tensor OnDevice(::kiln::cuda::CudaGpuLinker& linker, const Tensor& host) {
-  Allocator* alloc = linker.allocator().get();
-  void* block = alloc->Allocate(host.NumBytes() == 0 ? 1 : host.NumBytes(), 256);
-  KILN_CHECK(block != nullptr, "managed allocation of %zu bytes failed", host.NumBytes());
-  std::shared_ptr<void> owner(block, [keep = linker.allocator()](void* p) { keep->Free(p); });
-  std::memcpy(block, host.raw_data(), host.NumBytes());
-  return Tensor::Borrow(block, host.shape(), host.dtype(), owner);
+  Result<Tensor> t = linker.ToDevice(host);
+  KILN_CHECK(t.ok(), "copying to the device: %s", t.status().ToString().c_str());
+  return std::move(t).value();
 }
 
 struct Case {
@@ -176,6 +174,8 @@ TEST(CudnnConvOnGpu, EveryVariantMatchesTheHost) {
       Status s = (*fn)(Span<const Any>(args.data(), args.size()), &ret);
       ASSERT_TRUE(s.ok()) << CudnnConvName(e) << ": " << s.ToString();
       ASSERT_TRUE(linker->Synchronize().ok());
+      Result<Tensor> out_host = linker->ToHost(out);
+      ASSERT_TRUE(out_host.ok()) << out_host.status().ToString();
       double worst = 0;
       const float* X = x.data<float>();
       const float* W = w.data<float>();
@@ -194,7 +194,7 @@ TEST(CudnnConvOnGpu, EveryVariantMatchesTheHost) {
                   }
               if (e != CudnnConvEpilogue::kNone) sum += bias.data<float>()[oc];
               if (e == CudnnConvEpilogue::kBiasRelu) sum = std::max(sum, 0.0);
-              const double got = out.data<float>()[((b * o + oc) * oh + y) * ow + z];
+              const double got = out_host->data<float>()[((b * o + oc) * oh + y) * ow + z];
               worst = std::max(worst, std::fabs(got - sum) / (1e-4 + 1e-4 * std::fabs(sum)));
             }
       EXPECT_LE(worst, 1.0) << CudnnConvName(e) << " X " << ShapeToString(c.x) << " W " << ShapeToString(c.w)

@@ -113,6 +113,15 @@ kiln_tensor_t* wrap_dlpack(py::handle obj, const ArgumentName& where) {
     PyErr_Clear();
     raise_error(KILN_STATUS_INVALID_ARGUMENT, where.text() + ": __dlpack__ did not return a 'dltensor' capsule");
   }
+  // The package runs modules on the CPU, and aligned() below may copy the
+  // data on the host: a GPU tensor (which kiln.h imports since 0.6) stops
+  // here, while the capsule still owns it.
+  DLDeviceType device = managed->dl_tensor.device.device_type;
+  if (device != kDLCPU && device != kDLCUDAHost) {
+    raise_error(KILN_STATUS_INVALID_ARGUMENT,
+                where.text() + ": the tensor is on DLPack device type " + std::to_string(static_cast<int>(device)) +
+                    "; the Python package runs on the CPU (kDLCPU) only");
+  }
   kiln_tensor_t* tensor = nullptr;
   kiln_status_t* status = kiln_tensor_from_dlpack(managed, &tensor);
   if (status != nullptr) {

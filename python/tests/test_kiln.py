@@ -162,6 +162,30 @@ class CallTest(unittest.TestCase):
         y = m["main"](OnlyDLPack(a), OnlyDLPack(np.array([0.25], np.float32)))
         self.assertEqual(np.asarray(y).tolist(), [4.25])
 
+    def test_dlpack_input_on_a_gpu_is_refused(self):
+        import ctypes
+
+        class OnCuda:
+            """numpy's DLPack capsule, relabelled as a kDLCUDA tensor (its data is never read)."""
+
+            def __init__(self, array):
+                self.array = array
+
+            def __dlpack__(self, **kwargs):
+                capsule = self.array.__dlpack__()
+                get = ctypes.pythonapi.PyCapsule_GetPointer
+                get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+                managed = get(capsule, b"dltensor")
+                ctypes.c_int32.from_address(managed + 8).value = 2  # dl_tensor.device.device_type = kDLCUDA
+                return capsule
+
+        m = kiln.load(ADD)
+        with self.assertRaises(kiln.InvalidArgumentError) as caught:
+            m["main"](OnCuda(np.array([1.0], np.float32)), np.array([2.0], np.float32))
+        self.assertIn("argument a", str(caught.exception))
+        self.assertIn("the tensor is on DLPack device type 2; the Python package runs on the CPU (kDLCPU) only",
+                      str(caught.exception))
+
     def test_output_is_zero_copy(self):
         m = kiln.load(ADD)
         y = m["main"](np.array([1.0], np.float32), np.array([2.0], np.float32))

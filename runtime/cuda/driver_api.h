@@ -46,7 +46,15 @@ namespace cuda {
   X(cuModuleLoadDataEx)               \
   X(cuModuleUnload)                   \
   X(cuModuleGetFunction)              \
-  X(cuLaunchKernel)
+  X(cuLaunchKernel)                   \
+  X(cuStreamBeginCapture)             \
+  X(cuStreamEndCapture)               \
+  X(cuStreamIsCapturing)              \
+  X(cuGraphInstantiateWithFlags)      \
+  X(cuGraphLaunch)                    \
+  X(cuGraphGetNodes)                  \
+  X(cuGraphExecDestroy)               \
+  X(cuGraphDestroy)
 
 struct DriverApi {
 #define KILN_CUDA_MEMBER(name) decltype(&::name) name = nullptr;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "runtime/device_memory.h"
 #include "runtime/kernel_cost.h"
 
 namespace kiln {
@@ -92,6 +93,21 @@ Result<GpuLaunchPlan> PlanGpuLaunch(const ProgramGpuFunction& f, Span<const Any>
     plan.grids.push_back(static_cast<uint32_t>(*g));
   }
   return plan;
+}
+
+Status CheckGpuArgumentDevices(const ProgramGpuFunction& f, Span<const Any> args, DLDevice device) {
+  for (const ProgramGpuParam& p : f.params) {
+    if (p.kind != GpuParamKind::kBuffer || p.arg < 0 || static_cast<size_t>(p.arg) >= args.size()) continue;
+    const Any& a = args[static_cast<size_t>(p.arg)];
+    if (!a.is_tensor()) continue;  // PlanGpuLaunch reports it
+    DLDevice d = a.tensor_obj()->dl.device;
+    bool same = d.device_type == device.device_type && d.device_id == device.device_id;
+    if (!same && d.device_type != kDLCUDAManaged) {
+      return InvalidArgument(StrFormat("GPU kernel function '%s': argument %d is on %s; its kernels read memory of %s",
+                                       f.name.c_str(), p.arg, DeviceName(d).c_str(), DeviceName(device).c_str()));
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace cuda

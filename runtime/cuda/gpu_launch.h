@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <vector>
 
+#include <dlpack/dlpack.h>
+
 #include "runtime/any.h"
 #include "runtime/program.h"
 #include "runtime/span.h"
@@ -34,6 +36,12 @@ struct GpuLaunchPlan {
 };
 
 Result<GpuLaunchPlan> PlanGpuLaunch(const ProgramGpuFunction& function, Span<const Any> args);
+
+// Every tensor the kernels read as a buffer is in memory of `device` (or
+// managed memory): a host tensor there would fault on the GPU, so it is
+// refused first (kInvalidArgument: "GPU kernel function 'f': argument 1 is
+// on cpu; its kernels read memory of cuda:0").
+Status CheckGpuArgumentDevices(const ProgramGpuFunction& function, Span<const Any> args, DLDevice device);
 
 }  // namespace cuda
 }  // namespace kiln

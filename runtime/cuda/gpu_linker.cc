@@ -7,46 +7,32 @@
 #include <cuda.h>
 
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cuda_memory.h"
 #include "runtime/cuda/cuda_module.h"
 #include "runtime/cuda/device_functions.h"
 #include "runtime/cuda/driver_api.h"
 #include "runtime/cuda/gpu_launch.h"
+#include "runtime/device_memory.h"
 #include "runtime/vmfb_gpu.h"
 
 namespace kiln {
 namespace cuda {
 namespace {
 
-// cuMemAllocManaged / cuMemFree on one device, as a kiln::Allocator.
-class ManagedAllocator final : public Allocator {
- public:
-  explicit ManagedAllocator(CudaDevice* device) : device_(device) {}
-  void* Allocate(size_t nbytes, size_t alignment) override {
-    // Managed allocations are aligned to at least 256 bytes.
-    if (alignment > 256 || !device_->MakeCurrent().ok()) return nullptr;
-    CUdeviceptr p = 0;
-    if (device_->api().cuMemAllocManaged(&p, nbytes == 0 ? 1 : nbytes, CU_MEM_ATTACH_GLOBAL) != CUDA_SUCCESS)
-      return nullptr;
-    return reinterpret_cast<void*>(p);
-  }
-  void Free(void* ptr) override {
-    if (ptr != nullptr && device_->MakeCurrent().ok())
-      (void)device_->api().cuMemFree(reinterpret_cast<CUdeviceptr>(ptr));
-  }
-  std::string Describe() const override { return "CUDA managed memory on " + device_->info().name; }
-
- private:
-  CudaDevice* device_;
-};
+// A tensor borrowing device memory, tagged with the device.
+Tensor DeviceTensor(void* data, const Tensor& like, DLDevice device, std::shared_ptr<void> owner) {
+  Tensor t = Tensor::Borrow(data, like.shape(), like.dtype(), std::move(owner));
+  t.object()->dl.device = device;
+  return t;
+}
 
 }  // namespace
 
 // Declared in this order so that it is destroyed in the reverse: modules,
-// the pool's cached blocks, then the device.
+// the device memory view, then the device (which frees its cached blocks).
 struct CudaGpuLinker::State {
   std::unique_ptr<CudaDevice> device;
-  std::unique_ptr<ManagedAllocator> managed;
-  std::unique_ptr<PoolAllocator> pool;
+  std::unique_ptr<CudaMemory> memory;
   std::map<const char*, std::unique_ptr<CudaModule>> modules;  // by the module's PTX pointer
 };
 
@@ -55,8 +41,7 @@ CudaGpuLinker::~CudaGpuLinker() = default;
 Result<std::shared_ptr<CudaGpuLinker>> CudaGpuLinker::Create(int ordinal) {
   auto state = std::make_shared<State>();
   KILN_ASSIGN_OR_RETURN(state->device, CudaDevice::Open(ordinal));
-  state->managed = std::make_unique<ManagedAllocator>(state->device.get());
-  state->pool = std::make_unique<PoolAllocator>(0, state->managed.get());
+  state->memory = std::make_unique<CudaMemory>(state->device.get());
   std::shared_ptr<CudaGpuLinker> linker(new CudaGpuLinker());
   linker->state_ = std::move(state);
   return linker;
@@ -106,6 +91,7 @@ Result<PackedFunc> CudaGpuLinker::Resolve(const ProgramGpuModule& module, const 
   ProgramGpuFunction f = function;  // the Program outlives the callable, but a copy is cheap and safe
   return PackedFunc([state, cm, f, handles](Span<const Any> args, Any* ret) -> Status {
     KILN_ASSIGN_OR_RETURN(GpuLaunchPlan plan, PlanGpuLaunch(f, args));
+    KILN_RETURN_IF_ERROR(CheckGpuArgumentDevices(f, args, state->memory->device()));
     CudaDevice* dev = state->device.get();
     std::vector<uint64_t> workspaces;
     Status status;
@@ -152,32 +138,53 @@ Result<PackedFunc> CudaGpuLinker::ResolvePacked(const std::string& name) {
 }
 
 Result<Tensor> CudaGpuLinker::ToDevice(const Tensor& host) const {
+  if (!IsHostAddressable(host.dl()->device)) {
+    DLDevice mine = state_->memory->device();
+    if (host.dl()->device.device_type == mine.device_type && host.dl()->device.device_id == mine.device_id) return host;
+    return InvalidArgument("ToDevice: the tensor is on " + DeviceName(host.dl()->device) + ", not on " +
+                           DeviceName(mine));
+  }
   if (!host.IsCompact()) return InvalidArgument("ToDevice: a tensor that is not compact row-major");
   size_t n = host.NumBytes();
-  void* p = state_->pool->Allocate(n, kTensorAlignment);
-  if (p == nullptr) return ResourceExhausted(StrFormat("cannot allocate %zu bytes of GPU memory for an input", n));
-  if (n > 0) std::memcpy(p, host.raw_data(), n);
-  // The owner keeps the pool (and the device) alive as long as the tensor.
+  void* p = state_->memory->Allocate(n, kTensorAlignment);
+  if (p == nullptr) {
+    return ResourceExhausted(StrFormat("cannot allocate %zu bytes of GPU memory for an input: %s", n,
+                                       state_->memory->Describe().c_str()));
+  }
+  // The owner keeps the device alive as long as the tensor.
   std::shared_ptr<State> state = state_;
-  std::shared_ptr<void> owner(p, [state](void* q) { state->pool->Free(q); });
-  return Tensor::Borrow(p, host.shape(), host.dtype(), owner);
+  std::shared_ptr<void> owner(p, [state](void* q) { state->memory->Free(q); });
+  KILN_RETURN_IF_ERROR(state_->memory->CopyFromHost(p, host.raw_data(), n));
+  return DeviceTensor(p, host, state_->memory->device(), std::move(owner));
+}
+
+Result<Tensor> CudaGpuLinker::ToHost(const Tensor& t) const {
+  return ReadableOnHost(t, state_->memory.get(), "ToHost");
 }
 
 Result<Any> CudaGpuLinker::UploadConstant(const Any& host) {
   KILN_ASSIGN_OR_RETURN(Tensor h, host.AsTensor());
-  // Plain managed memory (not the pool): constants live as long as the module.
+  // Straight from cuMemAlloc, not the cache: constants live as long as the
+  // module, and a size class could waste a quarter of a large weight.
   size_t n = h.NumBytes();
-  void* p = state_->managed->Allocate(n, kTensorAlignment);
-  if (p == nullptr) return ResourceExhausted(StrFormat("cannot allocate %zu bytes of GPU memory for a constant", n));
-  if (n > 0) std::memcpy(p, h.raw_data(), n);
+  CudaDevice* dev = state_->device.get();
+  KILN_RETURN_IF_ERROR(dev->MakeCurrent());
+  CUdeviceptr p = 0;
+  KILN_CUDA_RETURN_IF_ERROR(dev->api(), dev->api().cuMemAlloc(&p, n == 0 ? 1 : n), "cuMemAlloc (a constant)");
+  void* data = reinterpret_cast<void*>(p);
   std::shared_ptr<State> state = state_;
-  std::shared_ptr<void> owner(p, [state](void* q) { state->managed->Free(q); });
-  return Any(Tensor::Borrow(p, h.shape(), h.dtype(), owner));
+  std::shared_ptr<void> owner(data, [state](void* q) {
+    if (state->device->MakeCurrent().ok()) (void)state->device->api().cuMemFree(reinterpret_cast<CUdeviceptr>(q));
+  });
+  KILN_RETURN_IF_ERROR(state_->memory->CopyFromHost(data, h.raw_data(), n));
+  return Any(DeviceTensor(data, h, state_->memory->device(), std::move(owner)));
 }
 
 std::shared_ptr<Allocator> CudaGpuLinker::allocator() const {
-  return std::shared_ptr<Allocator>(state_, state_->pool.get());
+  return std::shared_ptr<Allocator>(state_, state_->memory.get());
 }
+
+DeviceMemory* CudaGpuLinker::memory() const { return state_->memory.get(); }
 
 Status CudaGpuLinker::Synchronize() const { return state_->device->Synchronize(); }
 

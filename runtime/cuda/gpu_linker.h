@@ -10,14 +10,14 @@
 // cuLaunchKernel for each kernel on the device's stream. Launches are
 // asynchronous: Synchronize() before reading results on the host.
 //
-// Memory the VM allocates (planned storage, intermediates, results, the
-// constants) comes from allocator(): CUDA managed memory (cuMemAllocManaged)
-// behind a PoolAllocator, because the VM's allocator layer writes a size
-// header into each block on the host and some builtins read small tensors
-// on the host; managed memory is valid in both places. Tensors keep
-// device_type kDLCPU (the VM's checks expect it). ToDevice copies a host
-// input into that memory (the function boundary's host -> device copy);
-// results can be read on the host after Synchronize().
+// Memory the VM allocates (planned storage, intermediates, results) comes
+// from allocator(): plain device memory (cuda_memory.h: cuMemAlloc through
+// the device's caching allocator, the size kept beside the address), tensors
+// tagged {kDLCUDA, ordinal}. Constants are copied to cuMemAlloc'ed memory
+// once per load. The VM copies host inputs to the device at the function
+// boundary (vm/call_context.cc) and the few builtins that read values on the
+// host copy them out through memory(), which waits for the kernels first.
+// Results stay on the device: ToHost copies one out (and waits).
 //
 // Without a driver or a device, Create fails with runtime/cuda's errors
 // ("no CUDA driver: ...", "no CUDA device: ...").
@@ -31,6 +31,7 @@
 #include <string>
 
 #include "runtime/allocator.h"
+#include "runtime/device_memory.h"
 #include "runtime/program.h"
 #include "runtime/status.h"
 #include "runtime/tensor.h"
@@ -53,11 +54,18 @@ class CudaGpuLinker final : public GpuLinker {
   // linker's device and stream.
   Result<PackedFunc> ResolvePacked(const std::string& name) override;
 
-  // For vm::ContextOptions::shared_allocator: memory the kernels and the
-  // host can both reach. Kept alive by the contexts and tensors using it.
+  // For vm::ContextOptions::shared_allocator: the device's memory (its
+  // device_memory() is memory()). Kept alive by the contexts and tensors
+  // using it.
   std::shared_ptr<Allocator> allocator() const;
-  // A copy of `host` in allocator() memory.
+  // Copies between the host and this device (runtime/device_memory.h).
+  DeviceMemory* memory() const;
+  // A copy of `host` in allocator() memory ({kDLCUDA, ordinal}); a tensor
+  // already on this device is returned as it is, one on another refused.
   Result<Tensor> ToDevice(const Tensor& host) const;
+  // A host copy of a device tensor (after the kernels before it); a host
+  // tensor as it is.
+  Result<Tensor> ToHost(const Tensor& t) const;
   // Waits for every launch so far; reports a kernel's failure.
   Status Synchronize() const;
   CudaDevice* device() const;

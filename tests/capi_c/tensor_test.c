@@ -210,8 +210,8 @@ static void test_dlpack_import_errors(void) {
   g_dl_deletes = 0;
   CHECK_STATUS(kiln_tensor_from_dlpack(NULL, &t), KILN_STATUS_INVALID_ARGUMENT, "managed is NULL");
   CHECK_STATUS(kiln_tensor_from_dlpack(&m, NULL), KILN_STATUS_INVALID_ARGUMENT, "out_tensor is NULL");
-  m.dl_tensor.device.device_type = kDLCUDA;
-  CHECK_STATUS(kiln_tensor_from_dlpack(&m, &t), KILN_STATUS_INVALID_ARGUMENT, "only kDLCPU");
+  m.dl_tensor.device.device_type = kDLOpenCL;
+  CHECK_STATUS(kiln_tensor_from_dlpack(&m, &t), KILN_STATUS_INVALID_ARGUMENT, "Kiln takes kDLCPU (1), kDLCUDA (2)");
   m = make_managed();
   m.dl_tensor.strides = strides;
   CHECK_STATUS(kiln_tensor_from_dlpack(&m, &t), KILN_STATUS_INVALID_ARGUMENT, "strided");

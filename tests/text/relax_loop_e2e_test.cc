@@ -122,14 +122,14 @@ TEST(RelaxLoopE2E, RunTimeErrorsOfTheBuiltin) {
   expect("miscounted", {Scalar(DType::Int64(), 2), Floats({2}, 1)},
          "miscounted: vm.builtin.loop: the body returned 1 values, expected 2");
   expect("float_trips", {Scalar(DType::Float32(), 2), Floats({2}, 1)},
-         "float_trips: vm.builtin.loop: the trip count must be an int or one int64 on the CPU, got");
+         "float_trips: vm.builtin.loop: the trip count must be an int or one int64, got");
   expect("endless", {Floats({2}, 1)}, "endless: vm.builtin.loop: no trip count, scan input or condition would end the loop");
   expect("shape_cond", {Floats({2}, 1)}, "shape_cond: vm.builtin.loop: the condition must be an int or a tensor, got");
   expect("scalar_scan", {Floats({2}, 1), Scalar(DType::Float32(), 2)},
-         "scalar_scan: vm.builtin.loop: scan input 0 must be a compact CPU tensor of rank >= 1, got");
+         "scalar_scan: vm.builtin.loop: scan input 0 must be a compact tensor of rank >= 1, got");
   expect("no_zero_shape", {Floats({2}, 1), Floats({0, 2}, 0)}, "no_zero_shape: vm.builtin.loop: expected a shape, got");
   expect("no_zero_shape", {Floats({2}, 1), Floats({3, 2}, 0)},
-         "no_zero_shape: vm.builtin.loop: scan output 0 must be a compact CPU tensor, got");
+         "no_zero_shape: vm.builtin.loop: scan output 0 must be a compact tensor, got");
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "runtime/vmfb_loader.h"
 #ifdef KILN_HAVE_CUDA
 #include "runtime/cuda/cuda_device.h"
+#include "runtime/cuda/cuda_graph.h"
 #include "runtime/cuda/gpu_linker.h"
 #endif
 
@@ -100,6 +101,15 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
                                      sig->params.size(), p->inputs_.size()));
   }
   p->gpu_ = p->module_->linked_program()->gpu;
+  // A CUDA graph replays fixed addresses and sizes: only for static shapes.
+  p->static_shapes_ = true;
+  for (const vm::ValueInfo& param : sig->params) {
+    if (param.kind != vm::ValueInfo::Kind::kTensor) continue;
+    for (const std::string& d : param.dims) {
+      if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos) p->static_shapes_ = false;
+    }
+    if (param.ndim < 0) p->static_shapes_ = false;
+  }
   for (size_t i = 0; i < p->inputs_.size(); ++i) {
     // NumPy has no bfloat16: bits saved as uint16 ('<u2') are taken for a
     // bfloat16 parameter (runtime/npy.h). The tensor is ours; retag it.
@@ -138,14 +148,55 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
   return p;
 }
 
+#ifdef KILN_HAVE_CUDA
+// Records the call once on the device's stream (its launches are queued
+// into the graph, not run) and keeps the graph and the result it writes.
+// The first, plain call made every allocation, so this one hits the caches;
+// anything that synchronizes (a builtin reading a value on the host) fails
+// the capture, and the calls stay plain.
+Status PreparedCall::CaptureCudaGraph() {
+  auto* gpu = static_cast<cuda::CudaGpuLinker*>(gpu_.get());
+  if (!static_shapes_) {
+    graph_note_ = "not captured: the function has symbolic shapes";
+    return Status::Ok();
+  }
+  Status begin = cuda::CudaGraph::BeginCapture(gpu->device());
+  if (!begin.ok()) {
+    graph_note_ = "not captured: " + begin.message();
+    return Status::Ok();
+  }
+  Any captured;
+  Status call = context_->Invoke(handle_, args_, &captured);
+  Result<std::unique_ptr<cuda::CudaGraph>> graph = cuda::CudaGraph::EndCapture(gpu->device());
+  if (!call.ok()) {
+    graph_note_ = "not captured: the call failed while recording: " + call.message();
+  } else if (!graph.ok()) {
+    graph_note_ = "not captured: " + graph.status().message();
+  } else {
+    graph_note_ = StrFormat("captured as a CUDA graph of %zu nodes", (*graph)->num_nodes());
+    cuda_graph_ = std::shared_ptr<cuda::CudaGraph>(std::move(graph).value());
+    graph_result_ = std::move(captured);
+  }
+  return Status::Ok();
+}
+#endif
+
 Status PreparedCall::Call(Any* result) {
 #ifdef KILN_HAVE_CUDA
   if (gpu_) {
     auto* gpu = static_cast<cuda::CudaGpuLinker*>(gpu_.get());
     auto* timer = static_cast<cuda::CudaTimer*>(gpu_timer_.get());
     void* stream = gpu->device()->stream();
+    if (spec_.cuda_graph && gpu_calls_ == 1 && graph_note_.empty()) KILN_RETURN_IF_ERROR(CaptureCudaGraph());
+    ++gpu_calls_;
     KILN_RETURN_IF_ERROR(timer->Start(stream));
-    KILN_RETURN_IF_ERROR(context_->Invoke(handle_, args_, result));
+    if (cuda_graph_ != nullptr) {
+      // One launch; the captured call's result tensors now hold this call's values.
+      KILN_RETURN_IF_ERROR(static_cast<cuda::CudaGraph*>(cuda_graph_.get())->Launch());
+      *result = graph_result_;
+    } else {
+      KILN_RETURN_IF_ERROR(context_->Invoke(handle_, args_, result));
+    }
     KILN_RETURN_IF_ERROR(timer->Stop(stream));
     // Launches are asynchronous: the results are there (and a kernel's
     // fault is reported) once the device's stream is done.
@@ -156,6 +207,23 @@ Status PreparedCall::Call(Any* result) {
   }
 #endif
   return context_->Invoke(handle_, args_, result);
+}
+
+Status PreparedCall::OutputsToHost(std::vector<Any>* outputs) const {
+#ifdef KILN_HAVE_CUDA
+  if (!gpu_) return Status::Ok();
+  auto* gpu = static_cast<cuda::CudaGpuLinker*>(gpu_.get());
+  for (size_t i = 0; i < outputs->size(); ++i) {
+    Any& v = (*outputs)[i];
+    if (!v.is_tensor()) continue;
+    Result<Tensor> host = gpu->ToHost(v.tensor());
+    if (!host.ok()) return host.TakeStatus().Annotate(StrFormat("output %zu", i));
+    v = Any(std::move(host).value());
+  }
+#else
+  (void)outputs;
+#endif
+  return Status::Ok();
 }
 
 Result<std::vector<Tensor>> RandomInputs(const vm::Module& module, const std::string& function,

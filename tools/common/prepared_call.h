@@ -33,6 +33,11 @@ struct CallSpec {
   // (runtime/cuda/gpu_linker.h): inputs are copied to the device before the
   // first call, and each call waits for its kernels before it returns.
   int device = -1;
+  // On a GPU, a function whose parameters all have static shapes is
+  // captured as a CUDA graph in its second call (runtime/cuda/cuda_graph.h)
+  // and replayed from then on: one launch per call. When capture fails the
+  // calls stay plain launches and cuda_graph_note() says why.
+  bool cuda_graph = true;
 };
 
 // Loads spec.module_path with spec.threads; errors name the file.
@@ -49,8 +54,12 @@ class PreparedCall {
   static Result<std::unique_ptr<PreparedCall>> Bind(std::shared_ptr<const vm::Module> module, const CallSpec& spec,
                                                     std::vector<Tensor> inputs);
 
-  // One call. On the graph executor repeated calls allocate nothing.
+  // One call. On the graph executor repeated calls allocate nothing. On a
+  // GPU the results stay in device memory (kDLCUDA): OutputsToHost.
   Status Call(Any* result);
+  // Replaces each device tensor in `outputs` with a host copy (waiting for
+  // the device); a no-op on the CPU.
+  Status OutputsToHost(std::vector<Any>* outputs) const;
 
   // Records later calls into `profiler` (runtime/profiler.h); nullptr stops.
   // Not owned.
@@ -62,6 +71,9 @@ class PreparedCall {
   // On a GPU: the last call's time on the device's stream (CUDA events
   // recorded before and after it), in ms; -1 on the CPU.
   double LastCallGpuMs() const { return last_gpu_ms_; }
+  // On a GPU: "captured as a CUDA graph of N nodes", "not captured: <why>",
+  // or "" before the second call (and on the CPU).
+  const std::string& cuda_graph_note() const { return graph_note_; }
   // Seconds Create() spent loading the module (0 after Bind()).
   double load_seconds() const { return load_seconds_; }
   const std::shared_ptr<const vm::Module>& module() const { return module_; }
@@ -79,6 +91,15 @@ class PreparedCall {
   std::shared_ptr<GpuLinker> gpu_;
   std::shared_ptr<void> gpu_timer_;  // a cuda::CudaTimer on the GPU
   double last_gpu_ms_ = -1;
+  // CUDA graph replay (CallSpec::cuda_graph): the graph (a cuda::CudaGraph),
+  // the result of the captured call (its tensors are what each replay
+  // writes), and the calls so far.
+  std::shared_ptr<void> cuda_graph_;
+  Any graph_result_;
+  int gpu_calls_ = 0;
+  std::string graph_note_;
+  bool static_shapes_ = false;
+  Status CaptureCudaGraph();
   bool uses_graph_ = false;
   double load_seconds_ = 0;
 };

@@ -118,6 +118,7 @@ Status RunTool(const RunToolOptions& o, std::ostream& out) {
   KILN_RETURN_IF_ERROR(prepared->Call(&result));
   double first_ms = MsSince(first_start);
   std::vector<Any> outputs = FlattenOutputs(result);
+  KILN_RETURN_IF_ERROR(prepared->OutputsToHost(&outputs));  // on a GPU they are in device memory
   if (o.outputs.size() > outputs.size()) {
     return InvalidArgument(StrFormat("%zu --output flags, but '%s' returned %zu outputs", o.outputs.size(),
                                      o.function.c_str(), outputs.size()));

@@ -40,6 +40,7 @@ const char kBenchToolUsage[] =
     "  --executor=auto|vm|graph the static graph where there is one (auto), the VM, or the graph only\n"
     "  --device=cpu|cuda[:N]    where to run; cuda: modules compiled with --target=cuda, on GPU N (each call\n"
     "                           waits for its kernels, so times are wall times including the launches)\n"
+    "  --cuda_graph=on|off      --device=cuda: replay a static function's call as a CUDA graph (default on)\n"
     "  --profile                then profile --profile_calls calls and print the per-kernel table\n"
     "  --trace=FILE             and write them as a Chrome trace (ui.perfetto.dev); one case only\n"
     "  --profile_calls=N        calls to profile (default 100)\n"
@@ -79,6 +80,11 @@ Result<BenchOptions> ParseBenchArgs(int argc, const char* const* argv) {
   flags.AddChoice("executor", {"auto", "vm", "graph"}, &o.executor);
   flags.AddValue("device", [&](const std::string& v) -> Status {
     KILN_ASSIGN_OR_RETURN(o.device, ParseDeviceFlag(v));
+    return Status::Ok();
+  });
+  flags.AddValue("cuda_graph", [&](const std::string& v) -> Status {
+    if (v != "on" && v != "off") return InvalidArgument("expected on or off, got '" + v + "'");
+    o.cuda_graph = v == "on";
     return Status::Ok();
   });
   flags.AddSwitch("profile", &o.profile);
@@ -244,6 +250,9 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
   spec.threads = o.threads;
   spec.executor = o.executor;
   spec.device = o.device;
+  // Callers of one module share its device's stream: a capture would record
+  // the other callers' launches too.
+  spec.cuda_graph = o.cuda_graph && o.concurrency == 1;
   std::vector<Tensor> inputs = given;
   if (o.inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(inputs, RandomInputs(*module, o.function, dims, o.seed));
@@ -285,6 +294,7 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
   if (!gpu_all.empty()) {
     std::sort(gpu_all.begin(), gpu_all.end());
     c.gpu_p50_ms = gpu_all[gpu_all.size() / 2];
+    c.cuda_graph_note = callers[0]->cuda_graph_note();
   }
   if (c.stats.calls > 0) c.stats.cpu_ms_per_call = cpu_seconds * 1e3 / static_cast<double>(c.stats.calls);
   c.peak_rss_bytes = PeakRssBytes();
@@ -415,6 +425,7 @@ std::string FormatBenchTable(const BenchOptions& o, const std::vector<BenchCase>
     if (c.gpu_p50_ms < 0) continue;
     out += StrFormat("GPU time (CUDA events around each call), p50: %.4f ms  %s %s\n", c.gpu_p50_ms, c.file.c_str(),
                      DimsText(c.dims).c_str());
+    if (!c.cuda_graph_note.empty()) out += "CUDA graph: " + c.cuda_graph_note + "\n";
   }
   for (const BenchCase& c : cases) {
     if (c.profile_table.empty()) continue;

@@ -63,6 +63,7 @@ struct BenchOptions {
   int concurrency = 1;
   std::string executor = "auto";
   int device = -1;  // -1: the CPU; N: CUDA device N (--device)
+  bool cuda_graph = true;  // --cuda_graph: replay static calls as a CUDA graph
   bool profile = false;
   std::string trace_path;
   int profile_calls = 100;
@@ -100,6 +101,7 @@ struct BenchCase {
   // --device=cuda: the median GPU time per call (CUDA events around each
   // call on the device's stream), ms; -1 on the CPU.
   double gpu_p50_ms = -1;
+  std::string cuda_graph_note;  // PreparedCall::cuda_graph_note() of the first caller
 };
 
 // Runs every case of every file. `log` gets one line per case as it finishes
