@@ -154,7 +154,9 @@ class Rewriter : public ExprMutator {
     half_of_.clear();
     computed_.clear();
     made_half_.clear();
+    wanted_.clear();
     pending_.clear();
+    MarkWanted(block);
     for (const auto& b : block.bindings) Rewrite(b);
     // Values leaving the block are float32, as they were.
     for (const ir::RVar& v : pending_order_)
@@ -202,6 +204,32 @@ class Rewriter : public ExprMutator {
     out_.push_back(b);
   }
 
+  // The values some consumer would take in half: operands of compute-heavy
+  // calls, and operands of follow operators whose own result is wanted
+  // (consumers come later in the block: one backward walk). A chain that
+  // ends in float32 consumers only (the scaled scores before a softmax,
+  // a bias add before a layer norm) stays float32: rounding it to half would
+  // only lose precision where the deny list keeps it.
+  void MarkWanted(const ir::BindingBlock& block) {
+    auto want = [&](const ir::Expr& e) {
+      std::vector<ir::Expr> leaves;
+      FloatLeaves(e, &leaves);
+      for (const auto& l : leaves)
+        if (const auto* v = ir::ExprAs<ir::VarExpr>(l)) wanted_.insert(v);
+    };
+    for (auto it = block.bindings.rbegin(); it != block.bindings.rend(); ++it) {
+      std::string op;
+      const ir::CallExpr* call = it->match_cast ? nullptr : OpCallOf(it->value, &op);
+      if (!call) continue;
+      if (ComputeOps().count(op) && IsComputeInF32(*call, it->var)) {
+        want(call->args[0]);
+        want(call->args[1]);
+      } else if (FollowOps().count(op) && wanted_.count(it->var.get())) {
+        for (const auto& a : call->args) want(a);
+      }
+    }
+  }
+
   // matmul / conv with float32 operands and result (out_dtype none or float32).
   bool IsComputeInF32(const ir::CallExpr& call, const ir::RVar& var) const {
     if (call.args.size() < 2 || !IsF32Tensor(call.args[0]) || !IsF32Tensor(call.args[1]) || !IsF32Tensor(var))
@@ -214,10 +242,14 @@ class Rewriter : public ExprMutator {
 
   // Whether a follow operator runs in half: a float32 result, every float
   // operand float32 and computed in half (by a follow operator, or by a
-  // compute-heavy call, whose outputs are half) or a constant, and at least
-  // one of them not a constant (or, for a gather, its table a constant).
+  // compute-heavy call, whose outputs are half) or a constant, at least one
+  // of them not a constant, and the result wanted in half (MarkWanted).
   bool FollowsHalf(const std::string& op, const ir::CallExpr& call, const ir::RVar& var) const {
     if (!IsF32Tensor(var)) return false;
+    // A gather from a constant table is half whoever reads it: the table is
+    // stored half (a weight rounded once, no arithmetic).
+    bool gather_table = IsGather(op) && !call.args.empty() && ConstantOf(call.args[0]);
+    if (!gather_table && !wanted_.count(var.get())) return false;
     std::vector<ir::Expr> leaves;
     for (const auto& a : call.args) FloatLeaves(a, &leaves);
     bool any_half = false;
@@ -230,8 +262,7 @@ class Rewriter : public ExprMutator {
       if (!v || !(made_half_.count(v) || computed_.count(v))) return false;
       any_half = true;
     }
-    if (IsGather(op) && !call.args.empty() && ConstantOf(call.args[0])) return true;
-    return any_half;
+    return any_half || gather_table;
   }
 
   static void FloatLeaves(const ir::Expr& e, std::vector<ir::Expr>* out) {
@@ -328,6 +359,7 @@ class Rewriter : public ExprMutator {
   std::unordered_map<const ir::VarExpr*, ir::RVar> half_of_;
   std::unordered_set<const ir::VarExpr*> computed_;   // float32 results of compute-heavy calls
   std::unordered_set<const ir::VarExpr*> made_half_;  // results of follow operators run in half
+  std::unordered_set<const ir::VarExpr*> wanted_;     // MarkWanted
   std::unordered_map<const ir::VarExpr*, ir::RVar> pending_;
   std::vector<ir::RVar> pending_order_;
 };
