@@ -8,12 +8,16 @@
 //   float32 (legalization casts each operand element up before the multiply);
 //   its float32 result is rounded to half only where a consumer takes half;
 // - "follow" operators (elementwise arithmetic and activations, data
-//   movement, max / min): computed in half when every float32 operand is a
-//   value already held in half or a constant (a chain between two matmuls or
-//   convolutions stays half: bias, batch-norm scale, relu, residual add,
-//   reshape, transpose, pooling by max); else in float32 as before. A gather
-//   (take, gather_nd) from a constant table also runs in half, so embedding
-//   tables are stored half too;
+//   movement, max / min): computed in half when every float32 operand is
+//   computed in half (by a compute-heavy call or another follow operator)
+//   or is a constant, and some consumer wants the result in half (a
+//   compute-heavy call, or a follow operator whose result is wanted). So a
+//   chain between two matmuls or convolutions is half (bias, batch-norm
+//   scale, relu, residual add, reshape, transpose, max pooling), while one
+//   that only float32 operators read (scores before a softmax) and a
+//   residual stream that starts float32 stay float32. A gather (take,
+//   gather_nd) from a constant table is always half, so embedding tables
+//   are stored half too;
 // - everything else stays float32 and gets float32 operands: the deny list
 //   (mixed_precision.cc says why for each) is softmax / log_softmax, the
 //   norms (layer, rms, group, batch: their statistics), reductions that
