@@ -133,7 +133,9 @@ fi
 # matmuls on cuBLAS, *_cudnn with convolutions on cuDNN): the VM runs the GPU .vmfb,
 # launching its kernels (kiln-run --device=cuda), and the output must match
 # the CPU .vmfb's (|gpu - cpu| <= 1e-2 + 1e-3 |cpu|: outputs reach ~200, and the
-# GPU sums in another order; kiln-run prints the largest difference); then kiln-bench's
+# GPU sums in another order; kiln-run prints the largest difference; *_fp16 models,
+# compiled with --precision=fp16, against the same float32 outputs within the bound
+# in their folder's `tolerance` file); then kiln-bench's
 # median wall time per call (each call waits for its kernels).
 if [ -n "$models_dir" ] && [ -d "$models_dir" ]; then
   for m in "$models_dir"/*/; do
@@ -141,8 +143,11 @@ if [ -n "$models_dir" ] && [ -d "$models_dir" ]; then
     inputs=()
     i=0
     while [ -f "$m/in$i.npy" ]; do inputs+=("--input=@$m/in$i.npy"); i=$((i + 1)); done
+    # A half-precision model (*_fp16) brings its own, wider bound.
+    tol=(--atol=1e-2 --rtol=1e-3)
+    [ -f "$m/tolerance" ] && read -r -a tol < "$m/tolerance"
     step "e2e $name: GPU vs CPU" 30 "$run_bin" "$m/model.cuda.vmfb" --device=cuda "${inputs[@]}" \
-      --expected_output="@$m/ref0.npy" --atol=1e-2 --rtol=1e-3 --repeat=20
+      --expected_output="@$m/ref0.npy" "${tol[@]}" --repeat=20
     step "bench $name (cuda)" 30 "$bench_bin" "$m/model.cuda.vmfb" --device=cuda "${inputs[@]}" \
       --warmup=3 --runs=30 --min-time=0
     # Static models are replayed as a CUDA graph above ("CUDA graph: ..."

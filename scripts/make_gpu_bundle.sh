@@ -68,6 +68,8 @@ make_model_dir() {  # DIR CASE MODEL ARCH [more kiln-compile flags for the GPU f
   while [ -f "$dir/in$i.npy" ]; do inputs+=("--input=@$dir/in$i.npy"); i=$((i + 1)); done
   "$build/tools/kiln-run/kiln-run" "$cpu/model.vmfb" "${inputs[@]}" --output="@$dir/ref0.npy" >/dev/null
   rm -rf "$cpu"
+  # gpu_check.sh's comparison flags for this model, when not the float32 ones.
+  if [ -n "${TOLERANCE:-}" ]; then echo "$TOLERANCE" > "$dir/tolerance"; fi
 }
 make_model() { make_model_dir "$1${3:+_$3}" "$1" "$2" "${3:-sm_80}"; }
 make_model mlp_n4 examples/mlp.relax
@@ -89,5 +91,12 @@ make_model_dir resnet_block_cudnn resnet_block examples/resnet_block.relax sm_80
 # (kiln-gpu-device-check): a static elementwise function.
 "$build/tools/kiln-compile/kiln-compile" "$src/tests/gpu/device_io.relax" --target=cuda --arch=sm_80 \
   -o "$out/device_io.cuda.vmfb" >/dev/null
+# --precision=fp16 (docs/precision.md): half weights and activations, float32
+# sums, against the same float32 CPU outputs. The bounds are twice the
+# largest |fp16 - fp32| the CPU build of each model gives on these inputs
+# (docs/precision.md, "Accuracy"), as atol, beside the float32 rtol.
+TOLERANCE="--atol=0.13 --rtol=1e-3" make_model_dir mlp_n256_fp16 mlp_n256 examples/mlp.relax sm_80 --precision=fp16
+TOLERANCE="--atol=0.44 --rtol=1e-3" make_model_dir transformer_s128_fp16 transformer_s128 examples/transformer_block.relax sm_80 --precision=fp16
+TOLERANCE="--atol=0.17 --rtol=1e-3" make_model_dir resnet_block_fp16 resnet_block examples/resnet_block.relax sm_80 --precision=fp16
 cp "$src/scripts/gpu_check.sh" "$out/gpu_check.sh"
 du -sh "$out"

@@ -241,8 +241,16 @@ void KernelEmitter::VectorLoop(const Var& var, llvm::Value* begin, int64_t exten
     unsigned lanes = static_cast<unsigned>(std::min<int64_t>(16, extent - s));
     Bind(var.get(), b_.CreateAdd(begin, llvm::ConstantInt::get(ty, s), "", false, true));
     for (const BufferStoreNode* st : stores) {
-      llvm::Value* v = VectorExpr(st->value, var.get(), lanes);
       llvm::Value* addr = Address(st->buffer, st->indices);
+      if (st->buffer->dtype.bits == 16) {
+        // A float16 / bfloat16 store of a float32 value (vector_loop.h):
+        // computed in float32, rounded once per lane.
+        llvm::Value* v = VectorExpr(st->value.as<CastNode>()->value, var.get(), lanes);
+        v = b_.CreateFPTrunc(v, llvm::FixedVectorType::get(RegType(st->buffer->dtype), lanes));
+        b_.CreateAlignedStore(v, addr, llvm::Align(2));
+        continue;
+      }
+      llvm::Value* v = VectorExpr(st->value, var.get(), lanes);
       b_.CreateAlignedStore(v, addr, llvm::Align(4));
     }
     Unbind(var.get());

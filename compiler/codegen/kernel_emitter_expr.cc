@@ -474,6 +474,12 @@ llvm::Value* KernelEmitter::VectorExpr(const PrimExpr& e, const VarNode* var, un
       }
       return b_.CreateAlignedLoad(vty, Address(l->buffer, l->indices), llvm::Align(4));
     }
+    case TirKind::kCast: {
+      // A float16 / bfloat16 load widened to float32 (EmitsAsVectors checked).
+      const auto* l = e.as<CastNode>()->value.as<BufferLoadNode>();
+      auto* hty = llvm::FixedVectorType::get(RegType(l->buffer->dtype), lanes);
+      return b_.CreateFPExt(b_.CreateAlignedLoad(hty, Address(l->buffer, l->indices), llvm::Align(2)), vty);
+    }
     case TirKind::kAdd:
     case TirKind::kSub:
     case TirKind::kMul:

@@ -22,10 +22,12 @@ namespace {
 
 const char* kPtxas = "/usr/local/cuda/bin/ptxas";
 
-driver::CompileOptions Cuda(const std::string& arch) {
+driver::CompileOptions Cuda(const std::string& arch,
+                            transform::Precision precision = transform::Precision::kFloat32) {
   driver::CompileOptions o;
   o.target_triple = "cuda";
   o.gpu_arch = arch;
+  o.precision = precision;
   return o;
 }
 
@@ -35,8 +37,9 @@ ir::IRModule Example(const std::string& name) {
   return m.ok() ? m.value() : ir::IRModule();
 }
 
-std::vector<ir::PrimFunc> GpuPrimFuncs(const ir::IRModule& mod, const std::string& arch) {
-  Result<ir::IRModule> lowered = driver::LowerModule(mod, Cuda(arch));
+std::vector<ir::PrimFunc> GpuPrimFuncs(const ir::IRModule& mod, const std::string& arch,
+                                       transform::Precision precision = transform::Precision::kFloat32) {
+  Result<ir::IRModule> lowered = driver::LowerModule(mod, Cuda(arch, precision));
   EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
   std::vector<ir::PrimFunc> out;
   if (lowered.ok())
@@ -64,10 +67,8 @@ int Assemble(const std::string& ptx, const std::string& arch, std::string* outpu
 
 class ExamplePtx : public ::testing::TestWithParam<std::tuple<std::string, std::string>> {};
 
-TEST_P(ExamplePtx, AssemblesWithPtxas) {
-  const std::string& file = std::get<0>(GetParam());
-  const std::string& arch = std::get<1>(GetParam());
-  std::vector<ir::PrimFunc> funcs = GpuPrimFuncs(Example(file), arch);
+void CheckExamplePtx(const std::string& file, const std::string& arch, transform::Precision precision) {
+  std::vector<ir::PrimFunc> funcs = GpuPrimFuncs(Example(file), arch, precision);
   ASSERT_FALSE(funcs.empty());
   PtxOptions o;
   o.arch = arch;
@@ -82,9 +83,24 @@ TEST_P(ExamplePtx, AssemblesWithPtxas) {
     }
   }
   EXPECT_GT(kernels, 0u);
+  if (precision == transform::Precision::kFloat16) {
+    // Half operands widened on load, results rounded on store.
+    EXPECT_NE(ptx->ptx.find("cvt.f32.f16"), std::string::npos);
+    EXPECT_NE(ptx->ptx.find("cvt.rn.f16.f32"), std::string::npos);
+  }
   if (access(kPtxas, X_OK) != 0) GTEST_SKIP() << kPtxas << " is absent: the PTX is produced but not assembled";
   std::string log;
   EXPECT_EQ(Assemble(ptx->ptx, arch, &log), 0) << log;
+}
+
+TEST_P(ExamplePtx, AssemblesWithPtxas) {
+  CheckExamplePtx(std::get<0>(GetParam()), std::get<1>(GetParam()), transform::Precision::kFloat32);
+}
+
+// --precision=fp16 (docs/precision.md): the same models with half weights
+// and activations.
+TEST_P(ExamplePtx, AssemblesWithPtxasAtFp16) {
+  CheckExamplePtx(std::get<0>(GetParam()), std::get<1>(GetParam()), transform::Precision::kFloat16);
 }
 
 INSTANTIATE_TEST_SUITE_P(Examples, ExamplePtx,

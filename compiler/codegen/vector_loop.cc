@@ -48,6 +48,16 @@ std::optional<int64_t> Coefficient(const PrimExpr& e, const VarNode* var) {
 }
 
 bool IsFloat32(DType t) { return t.is_float() && t.bits == 32 && t.lanes == 1; }
+bool IsHalf(DType t) { return t.is_float() && t.bits == 16 && t.lanes == 1; }
+
+// A store's value in float32: a store to a float16 / bfloat16 buffer of a
+// cast from float32 (--precision=fp16|bf16) stores the cast's operand,
+// rounded per vector; else the value itself.
+const PrimExpr& Float32Value(const BufferStoreNode* st) {
+  const auto* cast = st->value.as<CastNode>();
+  if (IsHalf(st->buffer->dtype) && cast && IsFloat32(cast->value.dtype())) return cast->value;
+  return st->value;
+}
 
 }  // namespace
 
@@ -91,7 +101,7 @@ bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided) {
   std::vector<const BufferStoreNode*> stores;
   if (!CollectStores(body, &stores) || stores.empty()) return false;
   for (const BufferStoreNode* st : stores) {
-    if (!IsFloat32(st->buffer->dtype)) return false;
+    if (!IsFloat32(st->buffer->dtype) && !IsFloat32(Float32Value(st).dtype())) return false;
     std::optional<int64_t> c = FlatCoefficient(st->buffer, st->indices, var);
     if (!c || *c != 1) return false;
   }
@@ -117,6 +127,14 @@ bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided) {
         std::optional<int64_t> c = FlatCoefficient(l->buffer, l->indices, var);
         if (c && *c == kMaxLoadStride && strided != nullptr) *strided = true;
         return c && (*c == 1 || *c == kMaxLoadStride);
+      }
+      case TirKind::kCast: {
+        // A float16 / bfloat16 element widened: one vector load of halves
+        // and one conversion.
+        const auto* l = e.as<CastNode>()->value.as<BufferLoadNode>();
+        if (l == nullptr || !IsHalf(l->buffer->dtype)) return false;
+        std::optional<int64_t> c = FlatCoefficient(l->buffer, l->indices, var);
+        return c && *c == 1;
       }
       case TirKind::kAdd:
       case TirKind::kSub:
@@ -168,7 +186,7 @@ bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided) {
     tir::nest::BufferRefs refs = tir::nest::RefsOf(std::make_shared<EvaluateNode>(st->value));
     for (const BufferLoadNode* l : refs.load_nodes)
       if (!reads_own_lane(l)) return false;
-    if (!value_ok(st->value)) return false;
+    if (!value_ok(Float32Value(st))) return false;
   }
   return true;
 }

@@ -25,8 +25,11 @@
 // 128, one thread, kiln-bench medians: 27.6 -> 23.5 us).
 //
 // Only simple bodies qualify (everything else keeps the scalar loop):
-//   - one float32 BufferStore, or a sequence of them;
-//   - values built from float32 loads, literals, + - * /, min, max, the fma
+//   - one float32 BufferStore, or a sequence of them; a float16 / bfloat16
+//     store qualifies when its value is a cast of a float32 value (rounded
+//     once per lane, --precision=fp16|bf16);
+//   - values built from float32 loads (or float16 / bfloat16 loads cast to
+//     float32: one vector load of halves, widened), literals, + - * /, min, max, the fma
 //     intrinsic, erf, tanh, sigmoid and exp (the activations of fused matmul
 //     and conv epilogues: a 256 x 1536 GELU epilogue left to the SLP
 //     vectorizer came out as 8-lane vectors), and selects on a float

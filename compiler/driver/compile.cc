@@ -153,6 +153,7 @@ const std::vector<std::string>& PassNames() {
       "dce",
       "combine-shared-matmuls",
       "pack-matmul-weights",
+      "mixed-precision",
       "legalize",
       "annotate-op-pattern",
       "fuse-ops",
@@ -282,6 +283,11 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
   KILN_RETURN_IF_ERROR(run.Run("dce", &mod, transform::EliminateDeadCode));
   KILN_RETURN_IF_ERROR(run.Run("combine-shared-matmuls", &mod, transform::CombineSharedMatmuls));
   if (!IsCudaTarget(options)) KILN_RETURN_IF_ERROR(run.Run("pack-matmul-weights", &mod, transform::PackMatmulWeights));
+  if (options.precision != transform::Precision::kFloat32) {
+    KILN_RETURN_IF_ERROR(run.Run("mixed-precision", &mod, [&](const ir::IRModule& m) {
+      return transform::ToMixedPrecision(m, options.precision);
+    }));
+  }
   KILN_RETURN_IF_ERROR(run.Run("legalize", &mod, [&](const ir::IRModule& m) { return relax::LegalizeOps(m, legalize); }));
   if (options.fuse) {
     KILN_RETURN_IF_ERROR(run.Run("annotate-op-pattern", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {

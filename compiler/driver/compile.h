@@ -22,6 +22,7 @@
 #include "compiler/ir/module.h"
 #include "compiler/params/param_file.h"
 #include "compiler/transform/dispatch_library.h"
+#include "compiler/transform/mixed_precision.h"
 #include "compiler/writer/vmfb_program.h"
 #include "runtime/status.h"
 
@@ -43,6 +44,9 @@ struct CompileOptions {
   // 3x3 stride-1 convolutions with constant weights as Winograd F(2x2, 3x3)
   // (transform/winograd_conv2d.h).
   bool winograd = true;
+  // Weights and activations in half precision around float32 accumulation
+  // (--precision=fp16|bf16, the mixed-precision pass); kFloat32: unchanged.
+  transform::Precision precision = transform::Precision::kFloat32;
   // Upper bounds of symbolic variables for memory planning (--bound n=128);
   // they override a function's "tir_var_upper_bound" attribute.
   std::map<std::string, int64_t> upper_bounds;

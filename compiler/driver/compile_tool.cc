@@ -44,6 +44,9 @@ const char kUsage[] =
     "  --dispatch=RULES.yaml           send chosen conv2d / matmul calls to oneDNN (or, with --target=cuda, to cuDNN / cuBLAS) by rules (docs/compiler.md)\n"
     "  --fuse=on|off                   fuse operator kernels (default on)\n"
     "  --winograd=on|off               3x3 convolutions with constant weights as Winograd F(4x4,3x3) or F(2x2,3x3) (default on)\n"
+    "  --precision=fp32|fp16|bf16      weights and activations of matmuls, convolutions and the elementwise\n"
+    "                                  chains between them in half precision, accumulating in float32\n"
+    "                                  (default fp32; docs/precision.md)\n"
     "  --bound NAME=N                  upper bound of a symbolic variable for memory planning (repeatable)\n"
     "  --dim NAME=N[,NAME=N...]        fix a symbolic input dimension of an imported model, NAME as in the IR\n"
     "                                  (batch, x_dim2) or INPUT:POSITION (x:2) (repeatable)\n"
@@ -72,7 +75,7 @@ const std::vector<std::string>& OptionNames() {
   static const std::vector<std::string> names = {
       "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
       "matmul", "dispatch", "fuse", "winograd", "bound", "dim", "report-memory", "target", "cpu", "features", "arch", "ptxas", "O",
-      "tuning-db", "threads"};
+      "tuning-db", "threads", "precision"};
   return names;
 }
 // Options that may be given more than once (values accumulate).
@@ -166,6 +169,13 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
         return false;
       }
       options->winograd = IsTrue(value);
+    } else if (key == "precision") {
+      Result<transform::Precision> p = transform::ParsePrecision(value);
+      if (!p.ok()) {
+        error->message = p.status().message();
+        return false;
+      }
+      options->precision = *p;
     } else if (key == "bound") {
       for (const auto& v : kv.second) {
         Result<std::pair<std::string, int64_t>> b = memory::ParseBoundFlag(v);

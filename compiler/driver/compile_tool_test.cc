@@ -301,6 +301,23 @@ TEST(CompileTool, EmitRelaxShowsTheFusedKernels) {
   EXPECT_FALSE(Contains(r.out, "def relu(")) << r.out;
 }
 
+TEST(CompileTool, PrecisionOption) {
+  for (const char* bad : {"int4", "fp8", "FP16"}) {
+    ToolRun r = RunTool({Mlp(), "--emit=relax", std::string("--precision=") + bad});
+    EXPECT_EQ(r.rc, 2) << bad;
+    EXPECT_EQ(r.err, std::string("kiln-compile: --precision must be fp32, fp16 or bf16, got '") + bad + "'\n");
+  }
+  // The matmuls take half operands and accumulate in float32; main's
+  // signature stays float32.
+  ToolRun bf16 = RunTool({Mlp(), "--emit=relax", "--precision=bf16"});
+  ASSERT_EQ(bf16.rc, 0) << bf16.err;
+  EXPECT_TRUE(Contains(bf16.out, "dtype=\"bfloat16\"")) << bf16.out;
+  ToolRun fp32 = RunTool({Mlp(), "--emit=relax", "--precision=fp32"});
+  ASSERT_EQ(fp32.rc, 0) << fp32.err;
+  EXPECT_FALSE(Contains(fp32.out, "float16")) << fp32.out;
+  EXPECT_EQ(fp32.out, RunTool({Mlp(), "--emit=relax"}).out);
+}
+
 TEST(CompileTool, FuseAndBoundOptions) {
   ToolRun bad = RunTool({Mlp(), "--emit=relax", "--fuse=maybe"});
   EXPECT_EQ(bad.rc, 2);
@@ -543,7 +560,7 @@ TEST(CompileTool, ConfigFileErrors) {
   EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
                    "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, dispatch, fuse, winograd, bound, dim, "
                    "report-memory, "
-                   "target, cpu, features, arch, ptxas, O, tuning-db, threads)\n");
+                   "target, cpu, features, arch, ptxas, O, tuning-db, threads, precision)\n");
   std::ofstream(yaml) << "matmul: cublas\n";
   r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
   EXPECT_EQ(r.rc, 2);
@@ -571,7 +588,7 @@ TEST(CompileTool, DumpBeforeAndAfterAllPrintParsableText) {
   EXPECT_EQ(r.rc, 0) << r.err;
   EXPECT_TRUE(Contains(r.err, "# IR before legalize\n")) << r.err;
   for (const auto& pass : PassNames()) {
-    if (pass == "bind-params") continue;  // runs only with params
+    if (pass == "bind-params" || pass == "mixed-precision") continue;  // run only with params / --precision
     EXPECT_TRUE(Contains(r.err, "# IR after " + pass + "\n")) << pass;
   }
   // Every dumped module parses again.
@@ -586,8 +603,8 @@ TEST(CompileTool, DumpBeforeAndAfterAllPrintParsableText) {
     ++modules;
     pos = start;
   }
-  // One before legalize, one after each pass but bind-params.
-  EXPECT_EQ(modules, static_cast<int>(PassNames().size()));
+  // One before legalize, one after each pass but bind-params and mixed-precision.
+  EXPECT_EQ(modules, static_cast<int>(PassNames().size()) - 1);
 }
 
 TEST(CompileTool, UnknownDumpBeforePass) {

@@ -126,8 +126,17 @@ bool MatchMatmul(const Stmt& s, MatmulNest* m) {
       mul == nullptr) {
     return false;
   }
-  const auto* x = mul->a.as<BufferLoadNode>();
-  const auto* y = mul->b.as<BufferLoadNode>();
+  // A float32 product may read 16-bit float operands widened by a cast
+  // (--precision=fp16|bf16: half weights and activations, float32 sums).
+  auto operand = [&](const PrimExpr& e) -> const BufferLoadNode* {
+    const auto* cast = e.as<CastNode>();
+    if (cast == nullptr) return e.as<BufferLoadNode>();
+    const auto* l = cast->value.as<BufferLoadNode>();
+    bool half = l && l->buffer->dtype.is_float() && l->buffer->dtype.bits == 16 && l->buffer->dtype.lanes == 1;
+    return half && cast->dtype == DType::Float32() && m->c->dtype == DType::Float32() ? l : nullptr;
+  };
+  const auto* x = operand(mul->a);
+  const auto* y = operand(mul->b);
   if (x == nullptr || y == nullptr) return false;
   // A is read as a scalar broadcast per row, so it may be stored either way
   // round: A[.., i, k] or transposed, A[.., k, i] (Winograd's tile-major
@@ -145,7 +154,8 @@ bool MatchMatmul(const Stmt& s, MatmulNest* m) {
   if (!(is_a(x) && is_b(y))) return false;
   m->b_block = IsBlockedWeightLoad(y, j, k) ? kMatmulWeightBlock : 0;
   for (const BufferLoadNode* l : {x, y}) {
-    if (l->buffer == m->c || l->buffer->dtype != m->c->dtype || !l->buffer->strides.empty()) return false;
+    bool widened = l->buffer->dtype != m->c->dtype && l->buffer->dtype.bits == 16;  // checked by `operand`
+    if (l->buffer == m->c || (l->buffer->dtype != m->c->dtype && !widened) || !l->buffer->strides.empty()) return false;
     if (l == y && m->b_block) continue;  // its indices are checked
     for (size_t d = 0; d + 2 < l->indices.size(); ++d)
       if (Uses(l->indices[d], {i, j, k})) return false;
@@ -171,6 +181,11 @@ class KernelBuilder {
     if (e.dtype() == DType::Int64()) return e;
     if (const auto* imm = e.as<IntImmNode>()) return IntImm(DType::Int64(), imm->value);
     return Cast(DType::Int64(), e);
+  }
+
+  // A 16-bit float operand element as the accumulator's float32.
+  PrimExpr Widen(const PrimExpr& load) const {
+    return load.dtype() == p_.mm.c->dtype ? load : Cast(p_.mm.c->dtype, load);
   }
 
   explicit KernelBuilder(const Parts& p) : p_(p) {
@@ -613,8 +628,8 @@ class KernelBuilder {
       row_index(row, &map, &unused);
       map[jv] = PrimExpr(col0) + PrimExpr(jj);
       map[kv] = kk;
-      PrimExpr a = Substitute(Load(p_.mm.a, p_.mm.a_idx), map);
-      PrimExpr b = packed_ ? Load(packed_, {PrimExpr(cb_), kk, PrimExpr(jj)}) : Substitute(Load(p_.mm.b, p_.mm.b_idx), map);
+      PrimExpr a = Widen(Substitute(Load(p_.mm.a, p_.mm.a_idx), map));
+      PrimExpr b = Widen(packed_ ? Load(packed_, {PrimExpr(cb_), kk, PrimExpr(jj)}) : Substitute(Load(p_.mm.b, p_.mm.b_idx), map));
       PrimExpr cur = Load(acc, {acc_row, PrimExpr(jj)});
       if (p_.mm.c->dtype != f32) return Store(acc, cur + a * b, {acc_row, PrimExpr(jj)});  // int32
       return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{a, b, cur})),

@@ -26,6 +26,7 @@
 #include "compiler/transform/flatten_nested_calls.h"
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/fold_softmax_nan_guard.h"
+#include "compiler/transform/mixed_precision.h"
 #include "compiler/transform/shape_condition.h"
 #include "compiler/transform/pack_constant_weights.h"
 #include "compiler/transform/view_reshapes.h"
@@ -35,7 +36,7 @@ namespace {
 
 enum class Pipeline {
   kLegalize, kDispatchLibrary, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten, kDecompose,
-  kPackWeights, kFoldSoftmaxNanGuard, kShapeCondition, kViewReshapes
+  kPackWeights, kFoldSoftmaxNanGuard, kShapeCondition, kViewReshapes, kMixedPrecision
 };
 
 // The weights of the bind_params / fold_constant cases: w (4, 3), b (4,).
@@ -101,6 +102,12 @@ Result<ir::IRModule> RunPipeline(Pipeline p, const ir::IRModule& in) {
       KILN_ASSIGN_OR_RETURN(mod, relax::LegalizeOps(mod, relax::LegalizeOptions{}));
       KILN_ASSIGN_OR_RETURN(mod, transform::ViewReshapes(mod));
       return relax::RemoveUnusedFunctions(mod);
+    }
+    case Pipeline::kMixedPrecision: {
+      // bind the weights, go bfloat16, drop the float32 constants left dead.
+      KILN_ASSIGN_OR_RETURN(mod, transform::BindParams(mod, TestWeights()));
+      KILN_ASSIGN_OR_RETURN(mod, transform::ToMixedPrecision(mod, transform::Precision::kBFloat16));
+      return transform::EliminateDeadCode(mod);
     }
     case Pipeline::kCse: return transform::EliminateCommonSubexpressions(mod);
     case Pipeline::kDce: return transform::EliminateDeadCode(mod);
@@ -172,6 +179,7 @@ const GoldenCase kCases[] = {
     {"fold_softmax_nan_guard", Pipeline::kFoldSoftmaxNanGuard},
     {"shape_condition", Pipeline::kShapeCondition},
     {"view_reshapes", Pipeline::kViewReshapes},
+    {"mixed_precision", Pipeline::kMixedPrecision},
 };
 
 INSTANTIATE_TEST_SUITE_P(Passes, PassGoldenTest, ::testing::ValuesIn(kCases),
