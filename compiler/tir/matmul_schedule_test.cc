@@ -139,6 +139,45 @@ TEST(MatmulScheduleTest, SmallWorkStaysSerialAndEdgesGetTheirKernels) {
   EXPECT_EQ(Count(out3).fma, 6);
 }
 
+TEST(MatmulScheduleTest, RaggedColumnsTakeThirtyTwoColumnTiles) {
+  // N past 64 with at most 32 columns in the last 64-column block: 6 x 32
+  // tiles, so the last block overlaps at most 31 columns. 196 (ResNet-18's
+  // F(4x4) products): 7 blocks (224 columns computed) instead of 4 of 64
+  // (256); 64 rows = 10 tiles of 6 and one of 4. 160 (= 2 x 64 + 32): 5
+  // blocks, none overlapping. 100 (36 left) and 128 keep 6 x 64 tiles.
+  struct Case {
+    int64_t n, col_blocks, width;
+  };
+  for (const Case& c : {Case{196, 7, 32}, Case{160, 5, 32}, Case{100, 2, 64}, Case{128, 2, 64}}) {
+    Buffer a = MakeBuffer("A", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+    Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(c.n)}, DType::Float32());
+    Buffer o = MakeBuffer("C", {PrimExpr(64), PrimExpr(c.n)}, DType::Float32());
+    PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, o, 64, c.n, 64), {a, b, o}), 1);
+    const auto* tiles = As<ForNode>(out->body);
+    ASSERT_NE(tiles, nullptr);
+    EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, 11 * c.col_blocks) << c.n;
+    struct Widths : StmtExprVisitor {
+      std::vector<int64_t> acc_cols;
+      void VisitStmt(const Stmt& st) override {
+        if (const auto* al = As<AllocateNode>(st); al != nullptr && al->buffer->name == "acc")
+          acc_cols.push_back(al->buffer->shape[1].as<IntImmNode>()->value);
+        StmtExprVisitor::VisitStmt(st);
+      }
+    } widths;
+    widths.VisitStmt(out->body);
+    ASSERT_FALSE(widths.acc_cols.empty()) << c.n;
+    for (int64_t w : widths.acc_cols) EXPECT_EQ(w, c.width) << c.n;
+  }
+  // A tuned tile still replaces the rule: matmul.nr 64 gives 4 blocks of 64.
+  Buffer a = MakeBuffer("A", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(196)}, DType::Float32());
+  Buffer o = MakeBuffer("C", {PrimExpr(64), PrimExpr(196)}, DType::Float32());
+  ScheduleKnobs knobs;
+  knobs.values["matmul.nr"] = 64;
+  PrimFunc tuned = ScheduleMatmuls(Func(MatmulNest(a, b, o, 64, 196, 64), {a, b, o}), 1, knobs);
+  EXPECT_EQ(As<ForNode>(tuned->body)->extent.as<IntImmNode>()->value, 11 * 4);
+}
+
 TEST(MatmulScheduleTest, LeftoverRowsRunAsTilesOfFourTwoAndOneRows) {
   // 48 columns (8 x 32 tiles): 23 rows = 2 full 8-row tiles + 4 + 2 + 1:
   // five row blocks per column block (not 2 + 7 one-row blocks), four
@@ -260,7 +299,7 @@ TEST(MatmulScheduleTest, BatchSharingItsWeightIsFoldedIntoRows) {
   const auto* tile = As<ForNode>(out->body);
   ASSERT_NE(tile, nullptr);
   ASSERT_NE(tile->extent.as<IntImmNode>(), nullptr);
-  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, (128 / 6 + 1) * 2);  // 96 columns: 2 blocks of 64
+  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, (128 / 6 + 1) * 3);  // 96 columns: 3 blocks of 32
   // A batch with its own B per element is not folded.
   Buffer b3 = MakeBuffer("B", {PrimExpr(128), PrimExpr(64), PrimExpr(96)}, DType::Float32());
   Var p = MakeVar("p"), i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
@@ -538,7 +577,7 @@ void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int
 
 TEST(MatmulScheduleNumbersTest, StaticShapes) {
   const int64_t ms[] = {1, 7, 17, 20, 23, 64, 128, 1000};
-  const int64_t ns[][2] = {{37, 10}, {64, 128}, {19, 1000}, {128, 48}};
+  const int64_t ns[][2] = {{37, 10}, {64, 128}, {19, 1000}, {128, 48}, {64, 196}};
   int variant = 0;
   for (int64_t m : ms) {
     for (const auto& kn : ns) {
