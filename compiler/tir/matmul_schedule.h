@@ -10,8 +10,9 @@
 // broadcasting is fine). The operands may appear in either order.
 //
 // The rewrite computes the output in tiles of MR rows x NR columns (6 x 64
-// when N >= 64 or symbolic, 8 x 32 below; fewer rows when M is smaller, wider
-// one-row tiles; MR <= 8, NR a multiple of 16 floats, or N when N is
+// when N >= 64 or symbolic, 6 x 32 when a static N > 64 leaves at most 32
+// columns in its last 64-column block, 8 x 32 below 64; fewer rows when M is
+// smaller, wider one-row tiles; MR <= 8, NR a multiple of 16 floats, or N when N is
 // smaller): a local accumulator
 // acc[MR, NR] is zeroed, then for each k every row ii (unrolled) gets
 // acc[ii, :] = fma(A[row0 + ii, k], B[k, col0 : col0 + NR], acc[ii, :]) with
