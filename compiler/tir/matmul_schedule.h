@@ -58,6 +58,14 @@
 // past N: its tile runs the full-width FMAs and stores only the columns
 // before N (no overlapping last block, which would straddle two panels).
 //
+// Prefetching: a B of static shape and 2 MiB or more (a weight that does
+// not stay in L2 between calls; in a model it streams from L3 or memory)
+// is prefetched 4 KiB of the tile's panel ahead: each k step hints the
+// lines of B's row k + 4096 / (4 NR) (clamped to the last row), one hint a
+// 64-byte line. ResNet-18 (1 thread, CPU time a call, Zen 5, loaded
+// machine): 0.92-0.95x in four rounds, mostly layer 4's Winograd products
+// (17 MB of weights a call, 944 us in the model against 607 us alone).
+//
 // Epilogue fusion: the perfect nests right after the matmul, over the same
 // extents, that store D[v..] = f(loads of chain buffers at v.., other loads)
 // where the chain is C and the earlier stages' outputs (a stage may read

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/arith/debug_string.h"
 #include "compiler/driver/compile.h"
 #include "compiler/tir/compiled_test_util.h"
 #include "compiler/text/text.h"
@@ -176,6 +177,48 @@ TEST(MatmulScheduleTest, RaggedColumnsTakeThirtyTwoColumnTiles) {
   knobs.values["matmul.nr"] = 64;
   PrimFunc tuned = ScheduleMatmuls(Func(MatmulNest(a, b, o, 64, 196, 64), {a, b, o}), 1, knobs);
   EXPECT_EQ(As<ForNode>(tuned->body)->extent.as<IntImmNode>()->value, 11 * 4);
+}
+
+// The prefetch hints of a scheduled function, printed.
+std::vector<std::string> PrefetchHints(const PrimFunc& f) {
+  struct Finder : StmtExprVisitor {
+    std::vector<std::string> found;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* c = e.as<CallNode>(); c != nullptr && c->op == "prefetch")
+        found.push_back(arith::ToDebugString(c->args[0]));
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } finder;
+  finder.VisitStmt(f->body);
+  return finder.found;
+}
+
+TEST(MatmulScheduleTest, WeightsOfTwoMebibytesArePrefetchedAhead) {
+  // B of 512 x 1088 floats (2.2 MB, more than L2 holds between calls): each
+  // k step of a 6 x 64 tile hints the 4 lines of its panel's row 16 rows
+  // (4 KiB of the panel) ahead, clamped to the last row; one hint a line, in
+  // the full tiles and in the leftover ones. 512 x 960 (1.9 MB): none.
+  // matmul.prefetch 1: none; 2: hints for the small B too.
+  for (int64_t n : {1088, 960}) {
+    Buffer a = MakeBuffer("A", {PrimExpr(20), PrimExpr(512)}, DType::Float32());
+    Buffer b = MakeBuffer("B", {PrimExpr(512), PrimExpr(n)}, DType::Float32());
+    Buffer c = MakeBuffer("C", {PrimExpr(20), PrimExpr(n)}, DType::Float32());
+    PrimFunc f = Func(MatmulNest(a, b, c, 20, n, 512), {a, b, c});
+    std::vector<std::string> hints = PrefetchHints(ScheduleMatmuls(f, 1));
+    if (n == 1088) {
+      // 20 rows: tiles of 6 rows and a leftover of 2, each kernel 4 hints.
+      ASSERT_EQ(hints.size(), 8u);
+      EXPECT_NE(hints[0].find("B[min(k + 16, 512 - 1), col0"), std::string::npos) << hints[0];
+      EXPECT_NE(hints[1].find("col0 + 16"), std::string::npos) << hints[1];
+    } else {
+      EXPECT_TRUE(hints.empty());
+    }
+    ScheduleKnobs off, on;
+    off.values["matmul.prefetch"] = 1;
+    on.values["matmul.prefetch"] = 2;
+    EXPECT_TRUE(PrefetchHints(ScheduleMatmuls(f, 1, off)).empty()) << n;
+    EXPECT_EQ(PrefetchHints(ScheduleMatmuls(f, 1, on)).size(), 8u) << n;
+  }
 }
 
 TEST(MatmulScheduleTest, LeftoverRowsRunAsTilesOfFourTwoAndOneRows) {
@@ -588,6 +631,15 @@ TEST(MatmulScheduleNumbersTest, StaticShapes) {
       ASSERT_NE(mod, nullptr);
       CheckMatmul(*mod, 0, m, kn[0], kn[1], "none");
     }
+  }
+}
+
+TEST(MatmulScheduleNumbersTest, PrefetchedWeight) {
+  // A 2.2 MB B (prefetched ahead, clamped at the last row): the same numbers.
+  for (int threads : {1, 2}) {
+    auto mod = Compile(Module({"20", "512"}, {"512", "1088"}, {"20", "1088"}, "none"), threads);
+    ASSERT_NE(mod, nullptr);
+    CheckMatmul(*mod, 0, 20, 512, 1088, "none");
   }
 }
 
