@@ -10,8 +10,9 @@
 // broadcasting is fine). The operands may appear in either order.
 //
 // The rewrite computes the output in tiles of MR rows x NR columns (6 x 64
-// when N >= 64 or symbolic, 8 x 32 below; fewer rows when M is smaller, wider
-// one-row tiles; MR <= 8, NR a multiple of 16 floats, or N when N is
+// when N >= 64 or symbolic, 6 x 32 when a static N > 64 leaves at most 32
+// columns in its last 64-column block, 8 x 32 below 64; fewer rows when M is
+// smaller, wider one-row tiles; MR <= 8, NR a multiple of 16 floats, or N when N is
 // smaller): a local accumulator
 // acc[MR, NR] is zeroed, then for each k every row ii (unrolled) gets
 // acc[ii, :] = fma(A[row0 + ii, k], B[k, col0 : col0 + NR], acc[ii, :]) with
@@ -56,6 +57,14 @@
 // When N is not a multiple of 64 (weight_columns) the last panel is padding
 // past N: its tile runs the full-width FMAs and stores only the columns
 // before N (no overlapping last block, which would straddle two panels).
+//
+// Prefetching: a B of static shape and 2 MiB or more (a weight that does
+// not stay in L2 between calls; in a model it streams from L3 or memory)
+// is prefetched 4 KiB of the tile's panel ahead: each k step hints the
+// lines of B's row k + 4096 / (4 NR) (clamped to the last row), one hint a
+// 64-byte line. ResNet-18 (1 thread, CPU time a call, Zen 5, loaded
+// machine): 0.92-0.95x in four rounds, mostly layer 4's Winograd products
+// (17 MB of weights a call, 944 us in the model against 607 us alone).
 //
 // Epilogue fusion: the perfect nests right after the matmul, over the same
 // extents, that store D[v..] = f(loads of chain buffers at v.., other loads)

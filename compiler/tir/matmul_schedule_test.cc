@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/arith/debug_string.h"
 #include "compiler/driver/compile.h"
 #include "compiler/tir/compiled_test_util.h"
 #include "compiler/text/text.h"
@@ -139,6 +140,87 @@ TEST(MatmulScheduleTest, SmallWorkStaysSerialAndEdgesGetTheirKernels) {
   EXPECT_EQ(Count(out3).fma, 6);
 }
 
+TEST(MatmulScheduleTest, RaggedColumnsTakeThirtyTwoColumnTiles) {
+  // N past 64 with at most 32 columns in the last 64-column block: 6 x 32
+  // tiles, so the last block overlaps at most 31 columns. 196 (ResNet-18's
+  // F(4x4) products): 7 blocks (224 columns computed) instead of 4 of 64
+  // (256); 64 rows = 10 tiles of 6 and one of 4. 160 (= 2 x 64 + 32): 5
+  // blocks, none overlapping. 100 (36 left) and 128 keep 6 x 64 tiles.
+  struct Case {
+    int64_t n, col_blocks, width;
+  };
+  for (const Case& c : {Case{196, 7, 32}, Case{160, 5, 32}, Case{100, 2, 64}, Case{128, 2, 64}}) {
+    Buffer a = MakeBuffer("A", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+    Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(c.n)}, DType::Float32());
+    Buffer o = MakeBuffer("C", {PrimExpr(64), PrimExpr(c.n)}, DType::Float32());
+    PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, o, 64, c.n, 64), {a, b, o}), 1);
+    const auto* tiles = As<ForNode>(out->body);
+    ASSERT_NE(tiles, nullptr);
+    EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, 11 * c.col_blocks) << c.n;
+    struct Widths : StmtExprVisitor {
+      std::vector<int64_t> acc_cols;
+      void VisitStmt(const Stmt& st) override {
+        if (const auto* al = As<AllocateNode>(st); al != nullptr && al->buffer->name == "acc")
+          acc_cols.push_back(al->buffer->shape[1].as<IntImmNode>()->value);
+        StmtExprVisitor::VisitStmt(st);
+      }
+    } widths;
+    widths.VisitStmt(out->body);
+    ASSERT_FALSE(widths.acc_cols.empty()) << c.n;
+    for (int64_t w : widths.acc_cols) EXPECT_EQ(w, c.width) << c.n;
+  }
+  // A tuned tile still replaces the rule: matmul.nr 64 gives 4 blocks of 64.
+  Buffer a = MakeBuffer("A", {PrimExpr(64), PrimExpr(64)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(64), PrimExpr(196)}, DType::Float32());
+  Buffer o = MakeBuffer("C", {PrimExpr(64), PrimExpr(196)}, DType::Float32());
+  ScheduleKnobs knobs;
+  knobs.values["matmul.nr"] = 64;
+  PrimFunc tuned = ScheduleMatmuls(Func(MatmulNest(a, b, o, 64, 196, 64), {a, b, o}), 1, knobs);
+  EXPECT_EQ(As<ForNode>(tuned->body)->extent.as<IntImmNode>()->value, 11 * 4);
+}
+
+// The prefetch hints of a scheduled function, printed.
+std::vector<std::string> PrefetchHints(const PrimFunc& f) {
+  struct Finder : StmtExprVisitor {
+    std::vector<std::string> found;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* c = e.as<CallNode>(); c != nullptr && c->op == "prefetch")
+        found.push_back(arith::ToDebugString(c->args[0]));
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } finder;
+  finder.VisitStmt(f->body);
+  return finder.found;
+}
+
+TEST(MatmulScheduleTest, WeightsOfTwoMebibytesArePrefetchedAhead) {
+  // B of 512 x 1088 floats (2.2 MB, more than L2 holds between calls): each
+  // k step of a 6 x 64 tile hints the 4 lines of its panel's row 16 rows
+  // (4 KiB of the panel) ahead, clamped to the last row; one hint a line, in
+  // the full tiles and in the leftover ones. 512 x 960 (1.9 MB): none.
+  // matmul.prefetch 1: none; 2: hints for the small B too.
+  for (int64_t n : {1088, 960}) {
+    Buffer a = MakeBuffer("A", {PrimExpr(20), PrimExpr(512)}, DType::Float32());
+    Buffer b = MakeBuffer("B", {PrimExpr(512), PrimExpr(n)}, DType::Float32());
+    Buffer c = MakeBuffer("C", {PrimExpr(20), PrimExpr(n)}, DType::Float32());
+    PrimFunc f = Func(MatmulNest(a, b, c, 20, n, 512), {a, b, c});
+    std::vector<std::string> hints = PrefetchHints(ScheduleMatmuls(f, 1));
+    if (n == 1088) {
+      // 20 rows: tiles of 6 rows and a leftover of 2, each kernel 4 hints.
+      ASSERT_EQ(hints.size(), 8u);
+      EXPECT_NE(hints[0].find("B[min(k + 16, 512 - 1), col0"), std::string::npos) << hints[0];
+      EXPECT_NE(hints[1].find("col0 + 16"), std::string::npos) << hints[1];
+    } else {
+      EXPECT_TRUE(hints.empty());
+    }
+    ScheduleKnobs off, on;
+    off.values["matmul.prefetch"] = 1;
+    on.values["matmul.prefetch"] = 2;
+    EXPECT_TRUE(PrefetchHints(ScheduleMatmuls(f, 1, off)).empty()) << n;
+    EXPECT_EQ(PrefetchHints(ScheduleMatmuls(f, 1, on)).size(), 8u) << n;
+  }
+}
+
 TEST(MatmulScheduleTest, LeftoverRowsRunAsTilesOfFourTwoAndOneRows) {
   // 48 columns (8 x 32 tiles): 23 rows = 2 full 8-row tiles + 4 + 2 + 1:
   // five row blocks per column block (not 2 + 7 one-row blocks), four
@@ -260,7 +342,7 @@ TEST(MatmulScheduleTest, BatchSharingItsWeightIsFoldedIntoRows) {
   const auto* tile = As<ForNode>(out->body);
   ASSERT_NE(tile, nullptr);
   ASSERT_NE(tile->extent.as<IntImmNode>(), nullptr);
-  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, (128 / 6 + 1) * 2);  // 96 columns: 2 blocks of 64
+  EXPECT_EQ(tile->extent.as<IntImmNode>()->value, (128 / 6 + 1) * 3);  // 96 columns: 3 blocks of 32
   // A batch with its own B per element is not folded.
   Buffer b3 = MakeBuffer("B", {PrimExpr(128), PrimExpr(64), PrimExpr(96)}, DType::Float32());
   Var p = MakeVar("p"), i = MakeVar("i"), j = MakeVar("j"), k = MakeVar("k");
@@ -538,7 +620,7 @@ void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int
 
 TEST(MatmulScheduleNumbersTest, StaticShapes) {
   const int64_t ms[] = {1, 7, 17, 20, 23, 64, 128, 1000};
-  const int64_t ns[][2] = {{37, 10}, {64, 128}, {19, 1000}, {128, 48}};
+  const int64_t ns[][2] = {{37, 10}, {64, 128}, {19, 1000}, {128, 48}, {64, 196}};
   int variant = 0;
   for (int64_t m : ms) {
     for (const auto& kn : ns) {
@@ -549,6 +631,15 @@ TEST(MatmulScheduleNumbersTest, StaticShapes) {
       ASSERT_NE(mod, nullptr);
       CheckMatmul(*mod, 0, m, kn[0], kn[1], "none");
     }
+  }
+}
+
+TEST(MatmulScheduleNumbersTest, PrefetchedWeight) {
+  // A 2.2 MB B (prefetched ahead, clamped at the last row): the same numbers.
+  for (int threads : {1, 2}) {
+    auto mod = Compile(Module({"20", "512"}, {"512", "1088"}, {"20", "1088"}, "none"), threads);
+    ASSERT_NE(mod, nullptr);
+    CheckMatmul(*mod, 0, 20, 512, 1088, "none");
   }
 }
 

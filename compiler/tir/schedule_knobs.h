@@ -14,6 +14,8 @@
 //                     (static shapes, full column blocks, B shared by the batch)
 //   matmul.row_split  partial sums of a one-row tile (1, 2, 4, 8)
 //   matmul.parallel   1: the tile loop serial, 2: parallel (with >= 2 threads)
+//   matmul.prefetch   1: never prefetch B ahead, 2: for any B of static shape
+//                     (the rule: B of 2 MiB or more)
 //
 // Convolution (conv_schedule.h):
 //   conv.mr           rows (output channels) of the tile, 1..8

@@ -194,15 +194,20 @@ TEST(ExplicitVectorSplitTest, MathLoopsSplitPlainAddsDoNot) {
 }
 
 TEST(AlignedVectorSplitTest, HeadsBackIntoRowsTakeVectorsOfWholeHeads) {
-  // d = 32: lcm 32, 16 lanes x 2 per step; the index (o * 32 + m * 16 + v)
-  // // 32 is one head per vector.
+  // d = 32: lcm 32, 16 lanes; the index (o * 128 + m * 16 + v) // 32 is one
+  // head per vector. Steps of 128 elements where the extent allows (12 x 32
+  // = 384): 16 x 8 (before: 16 x 2, one step per lcm).
   VectorLoops a = LoopsOf(Module(2, 12, 128, 32, ""), 1);
   EXPECT_EQ(a.vector_widths, std::vector<int64_t>{16});
-  EXPECT_EQ(a.unrolls, std::vector<int64_t>{2});
-  // d = 64 under a symbolic sequence: 16 x 4.
+  EXPECT_EQ(a.unrolls, std::vector<int64_t>{8});
+  // d = 64 under a symbolic sequence (4 x 64 = 256): 16 x 8 (before 16 x 4).
   VectorLoops b = LoopsOf(Module(1, 4, 128, 64, "s"), 2);
   EXPECT_EQ(b.vector_widths, std::vector<int64_t>{16});
-  EXPECT_EQ(b.unrolls, std::vector<int64_t>{4});
+  EXPECT_EQ(b.unrolls, std::vector<int64_t>{8});
+  // d = 32 over 3 heads (96, not a multiple of 64): one step per lcm, 16 x 2.
+  VectorLoops e = LoopsOf(Module(1, 3, 16, 32, ""), 1);
+  EXPECT_EQ(e.vector_widths, std::vector<int64_t>{16});
+  EXPECT_EQ(e.unrolls, std::vector<int64_t>{2});
   // d = 8: one 8-lane vector per head, no unroll.
   VectorLoops c = LoopsOf(Module(1, 8, 64, 8, ""), 1);
   EXPECT_EQ(c.vector_widths, std::vector<int64_t>{8});
@@ -241,7 +246,7 @@ TEST(AlignedVectorSplitTest, KnobsReplaceTheRule) {
   VectorLoops r;
   r.VisitStmt(rule->body);
   EXPECT_EQ(r.vector_widths, std::vector<int64_t>{16});
-  EXPECT_EQ(r.unrolls, std::vector<int64_t>{2});
+  EXPECT_EQ(r.unrolls, std::vector<int64_t>{8});  // 128-element steps of 384
   // elementwise.vector set: the knobs' split, not the rule's (the rule is
   // the point "0" of the knob space).
   ScheduleKnobs knobs;
@@ -291,6 +296,7 @@ TEST(AlignedVectorSplitTest, PermutedHeadsMatchTheReference) {
     CheckNumbers(1, 8, 5, 16, "", threads);
     CheckNumbers(1, 3, 7, 8, "", threads);
     CheckNumbers(2, 6, 9, 32, "s", threads);
+    CheckNumbers(1, 3, 6, 32, "", threads);   // 96 columns: one step per lcm
     CheckNumbers(1, 4, 12, 12, "", threads);  // the rule does not apply
   }
 }

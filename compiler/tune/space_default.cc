@@ -80,6 +80,11 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
     knobs.push_back({"matmul.pack", {0, 1, 2}});
     knobs.push_back({"matmul.row_split", {0, 1, 2, 4, 8}});
     if (threads >= 2) knobs.push_back({"matmul.parallel", {0, 1, 2}});
+    // Prefetching B ahead (the rule: weights of 2 MiB or more), offered
+    // where turning it off or on changes the kernel (a B of static shape).
+    ir::PrimFunc base = tir::ApplyDefaultSchedule(lowered, threads);
+    if (KnobApplies(lowered, threads, base, "matmul.prefetch", {1, 2}))
+      knobs.push_back({"matmul.prefetch", {0, 1, 2}});
     return knobs;
   }
   // A static strided (or wide) depthwise conv (depthwise_schedule.h): its

@@ -194,10 +194,13 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   }
   // The tile loop is parallel with a hint of 2 or more, so the hint is a
   // decision too.
-  EXPECT_EQ(names, (std::vector<std::string>{"matmul.mr", "matmul.nr", "matmul.pack", "matmul.row_split", "threads"}));
+  // Prefetching B ahead is a decision wherever B has a static shape (the
+  // rule prefetches weights of 2 MiB or more; the course's B is 64 KiB).
+  EXPECT_EQ(names, (std::vector<std::string>{"matmul.mr", "matmul.nr", "matmul.pack", "matmul.row_split",
+                                             "matmul.prefetch", "threads"}));
   EXPECT_EQ(k1.back().candidates, (std::vector<int64_t>{1, 2, 4}));
   // With threads, whether the tile loop runs in parallel is a knob too.
-  EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kCourseMM, "mm"), 4).size(), 6u);
+  EXPECT_EQ(DefaultSpaceKnobs(ParseFunc(kCourseMM, "mm"), 4).size(), 7u);
   std::vector<Knob> kc = DefaultSpaceKnobs(ParseFunc(kConv, "conv2d"), 1);
   ASSERT_EQ(kc.size(), 6u);
   EXPECT_EQ(kc[0].name, "conv.mr");
@@ -410,6 +413,34 @@ TEST(DefaultSpaceTest, KnobsChangeTheTile) {
   std::string text = tir::testing::Print(LowerScheduled(s->func()));
   EXPECT_NE(text.find("for tile in range(T.int64(256))"), std::string::npos) << text;
   EXPECT_NE(text.find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text;
+}
+
+TEST(DefaultSpaceTest, PrefetchKnobAddsHintsAndKeepsTheNumbers) {
+  // matmul.prefetch 2 on the course's 128^3 matmul (B 64 KiB: the rule does
+  // not prefetch): the k loop prefetches B 16 rows ahead (4 KiB of a 64-column
+  // tile's panel); 0 (the rule) and 1 (never) lower without hints. Every
+  // point computes the default's numbers.
+  ir::PrimFunc f = ParseFunc(kCourseMM, "mm");
+  for (int64_t value : {0, 1, 2}) {
+    tir::Trace t = Sample(f, 1, 1).trace();
+    for (size_t i = 0; i + 1 < t.instructions().size(); ++i) {
+      const auto& next = t.instructions()[i + 1];
+      if (next.name != "annotate" || t.instructions()[i].name != "sample_categorical") continue;
+      const auto& c = t.instructions()[i].inputs[0].ints;
+      int64_t want = next.inputs[0].s == "kiln.knob.matmul.prefetch" ? value : next.inputs[0].s == "kiln.knob.threads" ? 1 : 0;
+      for (size_t k = 0; k < c.size(); ++k)
+        if (c[k] == want) t.SetDecision(i, {static_cast<int64_t>(k)});
+    }
+    Result<tir::Schedule> s = tir::Schedule::Replay(f, t);
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ir::PrimFunc lowered = LowerScheduled(s->func());
+    std::string text = tir::testing::Print(lowered);
+    EXPECT_EQ(text.find("\"prefetch\"") != std::string::npos, value == 2) << value << "\n" << text;
+    if (value == 2) EXPECT_NE(text.find("T.min(k + 16, "), std::string::npos) << text;
+    if (value == 0) EXPECT_TRUE(ir::StructuralEqual(lowered, LowerWithDefaultSchedule(f, 1)));
+    Status same = SameNumbers(f, lowered);
+    EXPECT_TRUE(same.ok()) << value << ": " << same.ToString();
+  }
 }
 
 TEST(DefaultSpaceTest, KnobTraceRoundTripsThroughJson) {
