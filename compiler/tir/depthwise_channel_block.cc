@@ -51,10 +51,14 @@ class Kernel {
       : cv_(cv), hp_(WindowRows(cv)), wp_(WindowCols(cv)), plane_(cv.h * cv.w), out_plane_(cv.ho * cv.wo) {}
 
   Stmt Build() {
-    int64_t blocks = cv_.o / kLanes;
+    // Channels not a multiple of 16 (MobileNetV3's 184 and 200): the last
+    // block moved back to end at the last channel, its first channels
+    // computed twice (the same values, stored twice).
+    int64_t blocks = CeilDiv(cv_.o, kLanes);
     Var t = MakeVar("dwc_task");
     n_ = cv_.n == 1 ? I64(0) : conv::Div(PrimExpr(t), I64(blocks));
     c0_ = (cv_.n == 1 ? PrimExpr(t) : conv::Mod(PrimExpr(t), I64(blocks))) * I64(kLanes);
+    if (cv_.o % kLanes != 0) c0_ = MakeBinary(TirKind::kMin, c0_, I64(cv_.o - kLanes));
     // One slot past the window takes the input pixels no tap reads.
     xs_ = nest::Float32Buffer(cv_.data->name + "_cmajor", {I64((hp_ * wp_ + 1) * kLanes)}, "global");
     ws_ = nest::Float32Buffer(cv_.weight->name + "_cmajor", {I64((cv_.kh * cv_.kw + 1) * kLanes)}, "global");
@@ -224,7 +228,7 @@ class Kernel {
 }  // namespace
 
 bool ChannelBlockApplies(const ConvNest& cv) {
-  return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 && cv.o % kLanes == 0 &&
+  return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 && cv.o >= kLanes &&
          cv.ch == cv.o && cv.ho > 0 && cv.wo > 0 && cv.wo <= kMaxBlockColumns && cv.h * cv.w >= kLanes &&
          cv.ho * cv.wo >= kLanes &&
          WindowRows(cv) * WindowCols(cv) * kLanes * 4 <= kMaxWindowBytes;

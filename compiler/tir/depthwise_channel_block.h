@@ -46,11 +46,12 @@ namespace dw {
 
 // Whether the kernel can take `cv`: a static depthwise convolution (one
 // input and one output channel a group, OIHW weights, no dilation) with
-// channels a multiple of 16, output rows of at most 14 pixels, planes of at
+// at least 16 channels, output rows of at most 14 pixels, planes of at
 // least 16 pixels in and out, and the transposed window within 32 KiB (L1).
 bool ChannelBlockApplies(const conv::ConvNest& cv);
 
-// The kernel: one parallel task per (image, 16 channels).
+// The kernel: one parallel task per image and 16 channels (the last 16
+// where the channels are not a multiple of 16).
 ir::Stmt BuildChannelBlockDepthwise(const conv::ConvNest& cv);
 
 }  // namespace dw

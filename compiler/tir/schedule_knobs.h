@@ -46,7 +46,7 @@
 //                     rows (depthwise_banded.h) instead of the window schedule
 //   depthwise.direct  1: column-stride-2 planes copied into phase planes
 //                     (the band) instead of read in place (depthwise_direct.h)
-//   depthwise.block   1: small planes of 16n channels one channel at a time
+//   depthwise.block   1: small planes of 16+ channels one channel at a time
 //                     (the kernels above) instead of 16 channels at a time
 //                     (depthwise_channel_block.h)
 //
