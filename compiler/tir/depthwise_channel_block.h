@@ -28,12 +28,14 @@
 // the vectors, an extract per element out of them) and took 1.4-1.8x the
 // time of this one (1152 ch 7^2 3x3 21.2 us, 5x5 43.4).
 //
-// CPU time per call against the per-channel kernels and oneDNN's blocked
-// primitive (bias + ReLU fused in all three, 1 thread, same run, load 16):
-// 672 ch 14^2 -> 7^2 5x5/2 40.5 -> 21.3 us (oneDNN 14.3), 1152 ch 7^2 5x5
-// 61.2 -> 29.6 (18.0), 1152 ch 7^2 3x3 33.9 -> 14.6 (9.2), 480 ch 14^2 ->
-// 7^2 3x3/2 14.9 -> 8.7 (5.4), 480 ch 14^2 3x3 35.7 -> 20.0 (16.5), 672 ch
-// 14^2 5x5 66.4 -> 57.2 (54.0).
+// CPU time per call, the per-channel kernels -> this one (oneDNN's blocked
+// primitive), bias + ReLU fused in all three, 1 thread, 5 alternating
+// rounds, load average 18: 672 ch 14^2 -> 7^2 5x5/2 40.6 -> 23.2 us (14.0),
+// 480 ch 14^2 -> 7^2 3x3/2 14.8 -> 8.4 (5.2), 1152 ch 7^2 5x5 59.7 -> 29.5
+// (18.0), 960 ch 7^2 5x5 49.8 -> 24.8 (15.2), 1152 ch 7^2 3x3 33.1 -> 14.9
+// (8.9), 480 ch 14^2 3x3 35.5 -> 19.6 (16.3), 200 ch 14^2 3x3 14.5 -> 8.2
+// (8.6), 672 ch 14^2 5x5 66.2 -> 56.5 (53.3). What is left against oneDNN
+// is mostly the transposes (oneDNN keeps nChw16c between its layers).
 #ifndef KILN_COMPILER_TIR_DEPTHWISE_CHANNEL_BLOCK_H_
 #define KILN_COMPILER_TIR_DEPTHWISE_CHANNEL_BLOCK_H_
 
