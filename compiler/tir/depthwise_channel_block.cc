@@ -27,7 +27,8 @@ constexpr int64_t kLanes = 16;
 // pixel) stay in registers beside the weight and input vectors.
 constexpr int64_t kMaxBlockColumns = 14;
 // The transposed window at most this big (it is written, then read by
-// every tap: it must stay in L1).
+// every tap: it must stay in L1). At 56 KiB, 240 ch 28^2 -> 14^2 3x3/2 (a
+// 54 KiB window) took 25.0 us against the band kernel's 16.6.
 constexpr int64_t kMaxWindowBytes = 32 * 1024;
 
 int64_t WindowRows(const ConvNest& cv) { return (cv.ho - 1) * cv.sh + cv.kh; }
