@@ -283,6 +283,50 @@ llvm::Value* KernelEmitter::Call(const CallNode* op) {
                        {Address(l->buffer, l->indices), b_.getInt32(0), b_.getInt32(3), b_.getInt32(1)});
     return llvm::ConstantInt::get(RegType(op->dtype), 0);
   }
+  if (name == "transpose16") {
+    // transpose16(S[i...], stride, D[j...], off_0, ..., off_15): the 16 x 16
+    // floats at S + r * stride + c (r, c < 16) transposed into rows at D +
+    // off_r: D[off_r + c] = S[c * stride + r]. Sixteen row loads, four
+    // rounds of two-input shuffles (each swapping the off-diagonal blocks
+    // of 8, 4, 2, 1 between row pairs), sixteen row stores: moves between
+    // NCHW planes and channel-minor tiles (depthwise_channel_block.h), where
+    // one load or store per element cost about 8x the shuffles.
+    if (!arity(19)) return Poison(op->dtype);
+    const auto* src = op->args[0].as<BufferLoadNode>();
+    const auto* dst = op->args[2].as<BufferLoadNode>();
+    if (src == nullptr || dst == nullptr) {
+      Unsupported("intrinsic 'transpose16' takes buffer loads as its source and destination");
+      return Poison(op->dtype);
+    }
+    auto* vty = llvm::FixedVectorType::get(b_.getFloatTy(), 16);
+    llvm::Value* s_addr = Address(src->buffer, src->indices);
+    llvm::Value* d_addr = Address(dst->buffer, dst->indices);
+    llvm::Value* stride = Index(op->args[1]);
+    std::vector<llvm::Value*> v(16);
+    for (int r = 0; r < 16; ++r) {
+      llvm::Value* at = b_.CreateInBoundsGEP(b_.getFloatTy(), s_addr, b_.CreateNSWMul(stride, b_.getInt64(r)));
+      v[r] = b_.CreateAlignedLoad(vty, at, llvm::Align(4));
+    }
+    for (int s = 8; s >= 1; s /= 2) {
+      std::vector<int> lo(16), hi(16);
+      for (int c = 0; c < 16; ++c) {
+        lo[c] = (c & s) == 0 ? c : 16 + c - s;
+        hi[c] = (c & s) == 0 ? c + s : 16 + c;
+      }
+      for (int i = 0; i < 16; ++i) {
+        if ((i & s) != 0) continue;
+        llvm::Value* a = v[i];
+        llvm::Value* b = v[i + s];
+        v[i] = b_.CreateShuffleVector(a, b, lo);
+        v[i + s] = b_.CreateShuffleVector(a, b, hi);
+      }
+    }
+    for (int r = 0; r < 16; ++r) {
+      llvm::Value* at = b_.CreateInBoundsGEP(b_.getFloatTy(), d_addr, Index(op->args[3 + r]));
+      b_.CreateAlignedStore(v[r], at, llvm::Align(4));
+    }
+    return llvm::ConstantInt::get(RegType(op->dtype), 0);
+  }
   if (name == "if_then_else") {
     if (!arity(3)) return Poison(op->dtype);
     return IfThenElse(op);

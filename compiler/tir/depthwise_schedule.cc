@@ -9,6 +9,7 @@
 
 #include "compiler/tir/conv_kernel.h"
 #include "compiler/tir/depthwise_banded.h"
+#include "compiler/tir/depthwise_channel_block.h"
 #include "compiler/tir/depthwise_direct.h"
 #include "compiler/tir/conv_match.h"
 #include "compiler/tir/nest_util.h"
@@ -538,6 +539,14 @@ class Rewriter : public StmtExprMutator {
   Stmt MutateStmt(const Stmt& s) override {
     if (As<ForNode>(s) != nullptr) {
       ConvNest cv;
+      // Small planes, 16 channels at a time (depthwise_channel_block.h),
+      // stride 1 too (not with depthwise.unit_stride 2); depthwise.block 1:
+      // the kernels below.
+      if (MatchConv(s, &cv) && knobs_.Get("depthwise.block") != 1 && dw::ChannelBlockApplies(cv) &&
+          (cv.sh > 1 || cv.sw > 1 || knobs_.Get("depthwise.unit_stride") != 2)) {
+        changed = true;
+        return dw::BuildChannelBlockDepthwise(cv);
+      }
       // Column stride 2 with a vector of inside columns: the direct kernel
       // (depthwise_direct.h), any plane size; depthwise.direct 1: the band.
       if (MatchConv(s, &cv) && knobs_.Get("depthwise.direct") != 1 &&

@@ -5,6 +5,12 @@
 // narrow enough for one flat run (7^2; depthwise.unit_stride 1: every row
 // of 12 or more too, 2: no stride-1 plane).
 //
+// Small planes of 16 or more channels (output rows of at most 14, the
+// window within 32 KiB: 14^2 -> 7^2, 7^2, 14^2) take the channel-block
+// kernel first (depthwise_channel_block.h: 16 channels at a time,
+// transposed channel-minor; stride 1 too, whatever its width; knob
+// depthwise.block 1: the kernels below).
+//
 // Column-stride-2 planes with 3x3 windows and at least 16 output columns
 // whose taps are all inside (56^2 -> 28^2, 112^2 -> 56^2) take the direct
 // kernel instead (depthwise_direct.h: no copy, the taps' loads from the

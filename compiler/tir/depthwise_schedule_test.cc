@@ -5,7 +5,8 @@
 // unscheduled function for strides 1, 2 and 3, 3x3 and 5x5 windows, odd and
 // asymmetric paddings, batches of one and two, every knob (tile, flat run,
 // streamed copy), and SiLU / hard-swish / ReLU6 epilogues; the direct
-// kernel of depthwise_direct.h (column stride 2, no band) likewise.
+// kernel of depthwise_direct.h (column stride 2, no band) and the
+// channel-block kernel of depthwise_channel_block.h likewise.
 #include "compiler/tir/depthwise_schedule.h"
 
 #include <gtest/gtest.h>
@@ -350,6 +351,61 @@ TEST(DepthwiseScheduleTest, Numbers) {
       Status s = SameNumbers(f, lowered);
       EXPECT_TRUE(s.ok()) << k.Name() << " knobs" << tag << ": " << s.ToString() << "\n" << Print(lowered);
     }
+  }
+}
+
+// The channel-block kernel (depthwise_channel_block.h): 16 channels or more,
+// output rows of at most 14, the transposed window in 32 KiB.
+TEST(DepthwiseScheduleTest, ChannelBlockTakesSmallPlanesOfSixteenChannels) {
+  ScheduleKnobs off, no_unit;
+  off.values["depthwise.block"] = 1;
+  no_unit.values["depthwise.unit_stride"] = 2;
+  // 14^2 -> 7^2 5x5/2, 7^2 5x5 and 3x3, 14^2 3x3 (rows of 14), 10^2 3x3
+  // (stride 1, no other kernel of this schedule takes it), a batch of two.
+  for (const Case& k : {Case{1, 32, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2}, Case{1, 48, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2},
+                        Case{1, 16, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1}, Case{1, 32, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1},
+                        Case{1, 16, 10, 10, 3, 3, 1, 1, 1, 1, 1, 1}, Case{2, 16, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1},
+                        Case{1, 40, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1}}) {
+    PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
+    PrimFunc s = ScheduleStridedDepthwise(f);
+    ASSERT_TRUE(HasBuffer(s, "data_cmajor")) << k.Name() << "\n" << Print(s);
+    EXPECT_NE(Print(s).find("\"transpose16\""), std::string::npos) << Print(s);
+    EXPECT_NE(Print(s).find("dwc_task in T.parallel(" + I(k.n * ((k.c + 15) / 16)) + ")"), std::string::npos) << Print(s);
+    EXPECT_FALSE(HasBuffer(ScheduleStridedDepthwise(f, off), "data_cmajor")) << k.Name();
+    EXPECT_EQ(HasBuffer(ScheduleStridedDepthwise(f, no_unit), "data_cmajor"), k.sh > 1) << k.Name();
+  }
+  // Not its: 8 channels; 28^2 -> 14^2 3x3/2 (a 29^2 window: 54 KiB);
+  // rows of 15; 3^2 planes (under 16 pixels); two channels a group.
+  for (const Case& k : {Case{1, 8, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1}, Case{1, 16, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1},
+                        Case{1, 16, 15, 15, 3, 3, 1, 1, 1, 1, 1, 1}, Case{1, 32, 3, 3, 3, 3, 1, 1, 1, 1, 1, 1},
+                        Case{1, 32, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, "none", 16}}) {
+    PrimFunc f = InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")));
+    EXPECT_FALSE(HasBuffer(ScheduleStridedDepthwise(f), "data_cmajor")) << k.Name();
+  }
+}
+
+TEST(DepthwiseScheduleTest, ChannelBlockNumbers) {
+  std::vector<Case> cases = {
+      {1, 32, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2, "silu"},       // 14^2 -> 7^2 5x5/2: 25 taps, two weight chunks
+      {1, 48, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, "hardswish"},    // 7^2 5x5: three blocks
+      {1, 32, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, "relu6"},        // 9 taps: the last block's weights read back
+      {1, 16, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1},                 // one block: weights element by element
+      {2, 32, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},       // a batch of two
+      {1, 16, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, "hardswish"},  // rows of 14
+      {1, 32, 16, 16, 3, 3, 2, 2, 0, 0, 0, 0},               // the last input row and column unread
+      {1, 16, 16, 13, 3, 3, 2, 2, 0, 1, 1, 0},               // asymmetric padding, 8 x 7 out
+      {1, 16, 9, 11, 3, 5, 1, 1, 1, 2, 1, 2, "relu6"},       // a 3x5 window, 9 x 11 out
+      {1, 16, 12, 12, 3, 3, 3, 3, 1, 1, 1, 1},               // stride 3, 4^2 out (16 pixels)
+      {1, 16, 10, 10, 3, 3, 1, 1, 0, 0, 0, 0, "silu"},       // no padding: 8^2 out, no zeros
+      {1, 24, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, "hardswish"},    // 24 channels: the last block moved back to 8
+      {2, 40, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2, "relu6"},      // 40 channels, a batch of two
+  };
+  for (const Case& k : cases) {
+    PrimFunc f = ParseFunc(Func(k), "dw");
+    PrimFunc lowered = Lower(f);
+    ASSERT_TRUE(HasBuffer(lowered, "data_cmajor")) << k.Name() << "\n" << Print(lowered);
+    Status s = SameNumbers(f, lowered);
+    EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString() << "\n" << Print(lowered);
   }
 }
 

@@ -48,6 +48,9 @@
 //                     rows (depthwise_banded.h) instead of the window schedule
 //   depthwise.direct  1: column-stride-2 planes copied into phase planes
 //                     (the band) instead of read in place (depthwise_direct.h)
+//   depthwise.block   1: small planes of 16+ channels one channel at a time
+//                     (the kernels above) instead of 16 channels at a time
+//                     (depthwise_channel_block.h)
 //
 // Elementwise loops (default_schedule.h): the innermost loops the default
 // schedule vectorizes, when their static extent is a multiple of both:

@@ -107,6 +107,13 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
     band.values["depthwise.direct"] = 1;
     if (!ir::StructuralEqual(tir::ScheduleStridedDepthwise(lowered), tir::ScheduleStridedDepthwise(lowered, band)))
       knobs.push_back({"depthwise.direct", {0, 1}});
+    // Where the channel-block kernel takes it (depthwise_channel_block.h):
+    // the per-channel kernels instead.
+    tir::ScheduleKnobs per_channel;
+    per_channel.values["depthwise.block"] = 1;
+    if (!ir::StructuralEqual(tir::ScheduleStridedDepthwise(lowered),
+                             tir::ScheduleStridedDepthwise(lowered, per_channel)))
+      knobs.push_back({"depthwise.block", {0, 1}});
     return knobs;
   }
   // A plane too big for L1 (112^2): the window schedule's knobs below, and

@@ -219,6 +219,20 @@ TEST(DefaultSpaceTest, MatmulHasKnobs) {
   EXPECT_EQ(kdw[1].name, "depthwise.cols");
   EXPECT_EQ(kdw[2].name, "depthwise.flat");
   EXPECT_EQ(kdw[3].name, "depthwise.copy");
+  // With 16 channels the channel-block kernel takes it (depthwise_channel_block.h):
+  // depthwise.block 1 offers the per-channel kernels.
+  std::string dw16 = kDwConv;
+  for (auto [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"(1, 8, 11, 13)", "(1, 16, 11, 13)"}, {"(8, 1, 3, 3)", "(16, 1, 3, 3)"}, {"(1, 8, 6, 7)", "(1, 16, 6, 7)"},
+           {"T.int64(1), T.int64(8), T.int64(6)", "T.int64(1), T.int64(16), T.int64(6)"},
+           {"(T.int64(8) // T.int64(8))", "(T.int64(16) // T.int64(16))"}}) {
+    size_t at = dw16.find(from);
+    ASSERT_NE(at, std::string::npos) << from;
+    dw16.replace(at, from.size(), to);
+  }
+  std::vector<Knob> k16 = DefaultSpaceKnobs(ParseFunc(dw16, "dw"), 1);
+  ASSERT_EQ(k16.size(), 5u);
+  EXPECT_EQ(k16[4].name, "depthwise.block");
   // A 120^2 -> 60^2 plane, its band too big for L1: the window schedule's,
   // and the banded kernel by depthwise.banded.
   std::string big = kDwConv;

@@ -166,6 +166,18 @@ TEST(CodegenErrorTest, PrefetchTakesABufferLoad) {
   EXPECT_CONTAINS(r.status().message(), "intrinsic 'prefetch' takes 1 argument(s), got 2");
 }
 
+TEST(CodegenErrorTest, Transpose16TakesBufferLoads) {
+  // transpose16's source and destination are addresses (buffer loads);
+  // its numbers are codegen_run_test's.
+  auto r = codegen::EmitLLVMIR({WithCall("transpose16", DType::Int32(), 19)}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_CONTAINS(r.status().message(),
+                  "PrimFunc add: intrinsic 'transpose16' takes buffer loads as its source and destination");
+  r = codegen::EmitLLVMIR({WithCall("transpose16", DType::Int32(), 3)}, {});
+  ASSERT_FALSE(r.ok());
+  EXPECT_CONTAINS(r.status().message(), "intrinsic 'transpose16' takes 19 argument(s), got 3");
+}
+
 TEST(CodegenErrorTest, UndefinedVariableAndBuffer) {
   auto f = std::make_shared<ir::PrimFuncNode>(*MakeAdd());
   ir::Buffer c = f->buffer_map[2].second;

@@ -405,6 +405,42 @@ class Module:
 #endif
 }
 
+TEST(CodegenLibraryTest, Transpose16MovesColumnsIntoRowsAtTheirOffsets) {
+  // transpose16(S[..], stride, D[..], off_0 .. off_15): D[off_r + c] =
+  // S[c * stride + r] (depthwise_channel_block.h's moves between NCHW planes
+  // and channel-minor tiles). Source rows 24 apart from column 3; the rows
+  // land 20 apart from 2, but rows 14 and 15 swapped and row 0 written
+  // twice (where the schedules discard a chunk's unread pixels).
+  std::string offsets;
+  for (int r = 0; r < 16; ++r) {
+    int at = r == 14 ? 15 : r == 15 ? 14 : r;
+    offsets += ", " + std::to_string(at * 20 + 2);
+  }
+  std::string source = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def t16(X: T.Buffer((16, 24), "float32"), Y: T.Buffer((320,), "float32")):
+        for i in range(320):
+            Y[i] = T.float32(-1)
+        T.evaluate(T.call_intrin("int32", "transpose16", X[0, 3], 24, Y[0])" + offsets + R"())
+)";
+  Result<ir::IRModule> mod = text::ParseModule(source, "<test>");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  auto lib = Build({mod->entries[0].prim}, 1);
+  ASSERT_NE(lib, nullptr);
+  ThreadPool pool(1);
+  kiln_kernel_env env = MakeKernelEnv(&pool);
+  Tensor x = MakeTensor({16, 24}), y = MakeTensor({320});
+  FillRandom(x, 7);
+  kiln_kernel_arg args[] = {TensorArg(x), TensorArg(y)};
+  ASSERT_EQ(lib->Find("t16")(&env, args, 2), 0);
+  for (int r = 0; r < 16; ++r) {
+    int at = r == 14 ? 15 : r == 15 ? 14 : r;
+    for (int c = 0; c < 16; ++c) ASSERT_EQ(y.data<float>()[at * 20 + 2 + c], x.data<float>()[c * 24 + 3 + r]) << r << "," << c;
+    for (int c = 0; c < 2; ++c) EXPECT_EQ(y.data<float>()[r * 20 + c], -1.0f) << r;  // untouched
+  }
+}
+
 TEST(CodegenLibraryTest, CrossTargetAssembly) {
   codegen::CodegenOptions opts;
   opts.triple = "aarch64-unknown-linux-gnu";
