@@ -146,7 +146,9 @@ Stmt ConvKernel::RowSpanWriteBack(const Buffer& acc, const Var& o0, int rows) {
 }
 
 Stmt ConvKernel::ColumnWriteBack(const Buffer& acc, const Var& o0, int rows) {
-  if (cv_.wo != 1 || wq_ != 1 || own0_ || srows_ > 0 || nr_ % 16 != 0) return nullptr;
+  // A last tile moved back to end at Ho (own0_, ColumnPlaneTail) stores
+  // its whole width too: the rows an earlier tile owns get the same values.
+  if (cv_.wo != 1 || wq_ != 1 || srows_ > 0 || nr_ % 16 != 0) return nullptr;
   Var ii = MakeVar("ii_out");
   std::vector<Stmt> stores;
   for (int64_t v = 0; v < nr_; v += 16) {

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "compiler/tir/conv_schedule_test_util.h"
 
 namespace kiln {
@@ -217,6 +219,7 @@ TEST(ConvScheduleTest, ColumnPlaneTilesStoreWholeVectors) {
   // last, which runs past row 108, goes through the copy and the per-row
   // segments. Numbers against the reference with and without an epilogue,
   // 1 and 2 threads, and a length that leaves no partial tile.
+  // (ColumnWriteBack; the narrower last tile: ColumnPlaneTail.)
   for (int64_t h : {112, 100}) {
     for (const char* epi : {"none", "bn_relu"}) {
       ConvCase k{1, 64, h, 1, 32, 5, 1};
@@ -250,6 +253,20 @@ TEST(ConvScheduleTest, ColumnPlaneTilesStoreWholeVectors) {
         } stores;
         stores.VisitStmt(f->body);
         EXPECT_GT(stores.whole, 0) << k.Name() << ", " << threads << " threads";
+        // 108 rows: 2 x 48 + a last tile of 16 moved back to end at row
+        // 108 (ColumnPlaneTail), not 3 x 48; 96 rows: 2 x 48.
+        struct Widths : StmtExprVisitor {
+          std::set<int64_t> acc;
+          void VisitStmt(const Stmt& s) override {
+            if (const auto* a = As<AllocateNode>(s); a != nullptr && a->buffer->name == "acc") {
+              if (const auto* w = a->buffer->shape.back().as<IntImmNode>()) acc.insert(w->value);
+            }
+            StmtExprVisitor::VisitStmt(s);
+          }
+        } widths;
+        widths.VisitStmt(f->body);
+        EXPECT_EQ(widths.acc, (h == 112 ? std::set<int64_t>{16, 48} : std::set<int64_t>{48}))
+            << k.Name() << ", " << threads << " threads";
         CheckConv(k, threads);
       }
     }
