@@ -163,7 +163,13 @@ class Fuser : public StmtExprMutator {
     if (!arith::CanProveEqual(fa->min, fb->min) || !arith::CanProveEqual(fa->extent, fb->extent)) return nullptr;
     VarMap rename{{fb->loop_var.get(), PrimExpr(std::static_pointer_cast<const PrimExprNode>(fa->loop_var))}};
     Stmt body = Seq({fa->body, Substitute(fb->body, rename)});
-    if (!IndependentOn(body, fa->loop_var.get())) return nullptr;
+    // Loops of one iteration run their bodies once either way, however
+    // they index: a unit batch loop that one stage indexes by its variable
+    // and the next by 0 (a pinned batch of 1) fuses, so that the row loops
+    // inside can.
+    std::optional<int64_t> ext = StaticInt(fa->extent);
+    bool once = ext && *ext == 1;
+    if (!once && !IndependentOn(body, fa->loop_var.get())) return nullptr;
     auto n = std::make_shared<ForNode>(fa->loop_var, fa->min, fa->extent, FusedKind({fa, fb}), body);
     n->span = fa->span;
     return n;
@@ -256,6 +262,18 @@ Stmt Sink(const Buffer& buf, const Stmt& s) {
   auto it = acc.by_buffer.find(data);
   if (it == acc.by_buffer.end()) return nullptr;
   int dim = CommonDim(it->second.indices, f->loop_var.get());
+  // In a loop of one iteration its variable is its min: a dimension indexed
+  // by either (a pinned unit batch, [b, ..] in one stage, [0, ..] in the
+  // next) is this loop's slice too.
+  std::optional<int64_t> lo = StaticInt(f->min), one = StaticInt(f->extent);
+  for (size_t d = 0; dim < 0 && lo && one && *one == 1 && d < buf->shape.size(); ++d) {
+    bool all = true;
+    for (const auto* idx : it->second.indices) {
+      std::optional<int64_t> c = d < idx->size() ? StaticInt((*idx)[d]) : std::nullopt;
+      all = all && d < idx->size() && (IsVar((*idx)[d], f->loop_var.get()) || (c && *c == *lo));
+    }
+    if (all) dim = static_cast<int>(d);
+  }
   if (dim < 0) return nullptr;
   std::vector<PrimExpr> shape;
   int64_t count = 1;
