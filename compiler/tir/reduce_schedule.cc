@@ -167,8 +167,10 @@ class Fuser : public StmtExprMutator {
     // they index: a unit batch loop that one stage indexes by its variable
     // and the next by 0 (a pinned batch of 1) fuses, so that the row loops
     // inside can.
+    // (Not unrolled ones: the micro-kernels' unit tile loops keep their
+    // accumulators where the schedules put them.)
     std::optional<int64_t> ext = StaticInt(fa->extent);
-    bool once = ext && *ext == 1;
+    bool once = ext && *ext == 1 && fa->for_kind != ForKind::kUnrolled;
     if (!once && !IndependentOn(body, fa->loop_var.get())) return nullptr;
     auto n = std::make_shared<ForNode>(fa->loop_var, fa->min, fa->extent, FusedKind({fa, fb}), body);
     n->span = fa->span;
@@ -266,7 +268,8 @@ Stmt Sink(const Buffer& buf, const Stmt& s) {
   // by either (a pinned unit batch, [b, ..] in one stage, [0, ..] in the
   // next) is this loop's slice too.
   std::optional<int64_t> lo = StaticInt(f->min), one = StaticInt(f->extent);
-  for (size_t d = 0; dim < 0 && lo && one && *one == 1 && d < buf->shape.size(); ++d) {
+  bool unit = lo && one && *one == 1 && f->for_kind != ForKind::kUnrolled;
+  for (size_t d = 0; dim < 0 && unit && d < buf->shape.size(); ++d) {
     bool all = true;
     for (const auto* idx : it->second.indices) {
       std::optional<int64_t> c = d < idx->size() ? StaticInt((*idx)[d]) : std::nullopt;
