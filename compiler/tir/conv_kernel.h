@@ -350,6 +350,21 @@ class ConvKernel {
   // Null when the tiles are not of that form.
   Stmt RowSpanWriteBack(const Buffer& acc, const Var& o0, int rows);
 
+  // Flat tiles of a column plane (Wo = wq = 1: a Keras Conv1D exported as
+  // a conv2d over [N, C, L, 1] with a (k, 1) kernel, magika): tile column
+  // jj is output row col0 + jj, so a tile whose NR rows all lie before the
+  // band's end stores its accumulators as whole vectors with static
+  // indices; WriteBack would store them one float per output row, each
+  // with its segment arithmetic. The last tile, NR past the end, keeps
+  // WriteBack. Null when the tiles are not of that form.
+  Stmt ColumnWriteBack(const Buffer& acc, const Var& o0, int rows);
+  // Column planes (Wo = 1, no halo columns: flat column p is output row p)
+  // of one group: a last column tile narrower than NR, moved back to end
+  // at Ho, as shift planes have (TileLoop's last_col), so that 508 rows
+  // are 10 x 48 + 32 computed columns instead of 11 x 48 (magika's conv,
+  // at the FMA peak: 2.56 -> 2.47 ms with every tile 32 wide).
+  bool ColumnPlaneTail() const;
+
   // For each row, the output rows y the tile's columns [col0, col0 + NR)
   // cover, and in each the valid x segment: D[n, o, y, x] = f(tile[ii, y*wq + x - col0]).
   Stmt WriteBack(const Buffer& tmp, const Var& o0, int rows, bool spatial);

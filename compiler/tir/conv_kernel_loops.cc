@@ -256,9 +256,9 @@ Stmt ConvKernel::BuildWhole() {
   int64_t pack_tasks = cv_.n * cv_.ch * pieces;
   pack = MakeFor(p, I64(pack_tasks), par && pack_tasks >= 2 ? ForKind::kParallel : ForKind::kSerial, pack);
 
-  // Shift planes in several tiles: the last one is narrower (TileLoop's
-  // last column tile).
-  int64_t last_col = shift_planes_ && nr_last_ != nr_ ? cv_.ho * cv_.wo - nr_last_ : -1;
+  // Shift planes and column planes in several tiles: the last one is
+  // narrower (TileLoop's last column tile).
+  int64_t last_col = (shift_planes_ || ColumnPlaneTail()) && nr_last_ != nr_ ? cv_.ho * cv_.wo - nr_last_ : -1;
   return std::make_shared<AllocateNode>(q_, Seq({pack, row_tiles_ ? RowTileLoop() : TileLoop(last_col)}));
 }
 

@@ -115,6 +115,12 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
       last = static_cast<int>(j % sh.nr);
       cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + mr * VectorSlots(last) / 2 + kTapOverhead);
     }
+    // Column planes (ColumnPlaneTail): likewise a last tile moved back to
+    // end at Ho, as wide as the rows left rounded up to whole vectors.
+    if (ColumnPlaneTail() && j > sh.nr && j % sh.nr != 0) {
+      last = static_cast<int>((j % sh.nr + 15) / 16 * 16);
+      cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + tile_cost(last));
+    }
     if (direct_ && j % sh.nr != 0) {
       last = static_cast<int>((j % sh.nr + 15) / 16 * 16);
       cost = row_tiles * ((col_tiles - 1) * tile_cost(sh.nr) + tile_cost(last));
@@ -149,6 +155,11 @@ ConvKernel::ConvKernel(const ConvNest& cv, const std::vector<Stage>& stages, int
   full_ = cv.opg / mr_;
   rem_ = cv.opg % mr_;
   ChooseBands();
+}
+
+bool ConvKernel::ColumnPlaneTail() const {
+  return cv_.wo == 1 && offb_max_ == 0 && !shift_planes_ && !direct_ && cv_.groups == 1 && cv_.opg > 2 &&
+         sources_.empty();
 }
 
 bool ConvKernel::ChooseShiftPlanes() const {

@@ -153,8 +153,16 @@ Stmt ConvKernel::Tile(const Var& o0, int rows, bool spatial) {
   } else if (Stmt by_row = RowSpanWriteBack(acc, o0, rows)) {
     return std::make_shared<AllocateNode>(acc, Seq({zero, taps, by_row}));
   }
-  return std::make_shared<AllocateNode>(
-      acc, Seq({zero, taps, std::make_shared<AllocateNode>(tmp, Seq({copy, WriteBack(tmp, o0, rows, spatial)}))}));
+  Stmt general = std::make_shared<AllocateNode>(tmp, Seq({copy, WriteBack(tmp, o0, rows, spatial)}));
+  if (!spatial) {
+    if (Stmt column = ColumnWriteBack(acc, o0, rows)) {
+      // Whole tiles (all but the plane's or band's last) as whole vectors.
+      PrimExpr whole = MakeBinary(TirKind::kLE, PrimExpr(col0_) + I64(nr_), yend_);
+      return std::make_shared<AllocateNode>(
+          acc, Seq({zero, taps, std::make_shared<IfThenElseNode>(whole, column, general)}));
+    }
+  }
+  return std::make_shared<AllocateNode>(acc, Seq({zero, taps, general}));
 }
 
 Stmt ConvKernel::RemainderTile(const Var& o0, int64_t cols) {

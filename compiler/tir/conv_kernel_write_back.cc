@@ -145,6 +145,22 @@ Stmt ConvKernel::RowSpanWriteBack(const Buffer& acc, const Var& o0, int rows) {
                                           MakeFor(ii, I64(rows), ForKind::kUnrolled, row), nullptr);
 }
 
+Stmt ConvKernel::ColumnWriteBack(const Buffer& acc, const Var& o0, int rows) {
+  // A last tile moved back to end at Ho (own0_, ColumnPlaneTail) stores
+  // its whole width too: the rows an earlier tile owns get the same values.
+  if (cv_.wo != 1 || wq_ != 1 || srows_ > 0 || nr_ % 16 != 0) return nullptr;
+  Var ii = MakeVar("ii_out");
+  std::vector<Stmt> stores;
+  for (int64_t v = 0; v < nr_; v += 16) {
+    Var l = MakeVar("lane");
+    std::vector<PrimExpr> point = {PrimExpr(nn_), PrimExpr(o0) + PrimExpr(ii), PrimExpr(col0_) + I64(v) + PrimExpr(l),
+                                   I64(0)};
+    stores.push_back(MakeFor(l, I64(16), ForKind::kVectorized,
+                             EpilogueStore(Load(acc, {PrimExpr(ii), I64(v) + PrimExpr(l)}), point)));
+  }
+  return MakeFor(ii, I64(rows), ForKind::kUnrolled, Seq(stores));
+}
+
 Stmt ConvKernel::WriteBack(const Buffer& tmp, const Var& o0, int rows, bool spatial) {
   Var ii = MakeVar("ii_out"), yy = MakeVar("yy"), xx = MakeVar("xx");
   Var y0 = MakeVar("y0"), y1 = MakeVar("y1"), y = MakeVar("y"), lo = MakeVar("x0"), hi = MakeVar("x1");

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "compiler/tir/conv_schedule_test_util.h"
 
 namespace kiln {
@@ -206,6 +208,68 @@ TEST(ConvScheduleTest, TilesOneRowWideStoreTheirAccumulatorsInPlace) {
     rows.VisitStmt(f->body);
     EXPECT_EQ(rows.vectors, 1) << threads << " threads";
     CheckConv(k, threads);
+  }
+}
+
+TEST(ConvScheduleTest, ColumnPlaneTilesStoreWholeVectors) {
+  // A Keras Conv1D as tf2onnx exports it: conv2d over [N, C, L, 1] with a
+  // (5, 1) kernel (magika: 256 -> 512, L 512 -> 508). Output rows are one
+  // float wide, so a flat tile's columns are consecutive output rows: whole
+  // tiles store 16-float vectors straight from the accumulators; only the
+  // last, which runs past row 108, goes through the copy and the per-row
+  // segments. Numbers against the reference with and without an epilogue,
+  // 1 and 2 threads, and a length that leaves no partial tile.
+  // (ColumnWriteBack; the narrower last tile: ColumnPlaneTail.)
+  for (int64_t h : {112, 100}) {
+    for (const char* epi : {"none", "bn_relu"}) {
+      ConvCase k{1, 64, h, 1, 32, 5, 1};
+      k.epilogue = epi;
+      for (int threads : {1, 2}) {
+        PrimFunc f = LowerConv(k, threads);
+        ASSERT_NE(f, nullptr);
+        struct Stores : StmtExprVisitor {
+          int whole = 0;
+          void VisitStmt(const Stmt& s) override {
+            if (const auto* l = As<ForNode>(s); l != nullptr && l->for_kind == ForKind::kVectorized) {
+              const auto* st = As<BufferStoreNode>(l->body);
+              const auto* e = l->extent.as<IntImmNode>();
+              bool out = st != nullptr && st->buffer->name != "acc" && st->buffer->name != "tile";
+              bool from_acc = false;
+              if (out) {
+                struct Acc : StmtExprVisitor {
+                  bool found = false;
+                  void VisitExpr(const PrimExpr& x) override {
+                    if (const auto* ld = x.as<BufferLoadNode>()) found = found || ld->buffer->name == "acc";
+                    StmtExprVisitor::VisitExpr(x);
+                  }
+                } acc;
+                acc.VisitExpr(st->value);
+                from_acc = acc.found;
+              }
+              whole += out && from_acc && e != nullptr && e->value == 16;
+            }
+            StmtExprVisitor::VisitStmt(s);
+          }
+        } stores;
+        stores.VisitStmt(f->body);
+        EXPECT_GT(stores.whole, 0) << k.Name() << ", " << threads << " threads";
+        // 108 rows: 2 x 48 + a last tile of 16 moved back to end at row
+        // 108 (ColumnPlaneTail), not 3 x 48; 96 rows: 2 x 48.
+        struct Widths : StmtExprVisitor {
+          std::set<int64_t> acc;
+          void VisitStmt(const Stmt& s) override {
+            if (const auto* a = As<AllocateNode>(s); a != nullptr && a->buffer->name == "acc") {
+              if (const auto* w = a->buffer->shape.back().as<IntImmNode>()) acc.insert(w->value);
+            }
+            StmtExprVisitor::VisitStmt(s);
+          }
+        } widths;
+        widths.VisitStmt(f->body);
+        EXPECT_EQ(widths.acc, (h == 112 ? std::set<int64_t>{16, 48} : std::set<int64_t>{48}))
+            << k.Name() << ", " << threads << " threads";
+        CheckConv(k, threads);
+      }
+    }
   }
 }
 

@@ -29,6 +29,7 @@
 #include "compiler/tir/substitute.h"
 #include "compiler/tir/symbolic_divisions.h"
 #include "compiler/tir/symbolic_parallel.h"
+#include "compiler/tir/transposed_reads.h"
 
 namespace kiln {
 namespace tir {
@@ -470,7 +471,9 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
   // threads to the loops below it. Epilogues move into the schedules'
   // stores first (as AfterSchedule would): an elementwise pass whose loop
   // that splits into two versions is no longer one plain store to inline.
-  return SpreadSymbolicParallel(InlineElementwise(reduced, /*after_schedule=*/true), num_threads_hint);
+  // Then elementwise nests that read down columns take them in blocks of
+  // a cache line (after the spread: its parallel loops are kept).
+  return BlockTransposedReads(SpreadSymbolicParallel(InlineElementwise(reduced, /*after_schedule=*/true), num_threads_hint));
 }
 
 }  // namespace

@@ -108,6 +108,10 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs);
 
 // Windows of more taps than are unrolled (pool_schedule_large.cc): tap
 // loops around vector rows; null when the nest is not of that form.
+// A parallel column loop wider than kLargeWindowBlock splits into parallel
+// blocks of that many columns (4 vectors: few enough rows per block to keep
+// them in L1, enough blocks to share out).
+constexpr int64_t kLargeWindowBlock = 64;
 Stmt RewriteLargeWindow(const Window& w, const PoolKnobs& knobs);
 // Max and min windows of two tap loops over run-time planes, one pass over
 // the tap rows and one over the tap columns (pool_schedule_large.cc); null

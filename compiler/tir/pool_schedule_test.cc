@@ -395,6 +395,55 @@ TEST(PoolScheduleTest, LargeWindowsLoopOverTapsAroundVectorRows) {
   EXPECT_EQ(ScheduleWindowReductions(f), f);
 }
 
+// A sum or max over axis 1 of [1, R, C] as the default schedule leaves it
+// for threads >= 2: the batch loop has extent 1, so the column loop is the
+// parallel one, and each column's R taps were a scalar chain.
+std::string ColumnReduction(const std::string& op, int64_t rows, int64_t cols) {
+  std::string at = "out[i0, i1]";
+  std::string init = op == "max" ? "T.float32(\"-inf\")" : "T.float32(0)";
+  std::string update = op == "max" ? "T.max(" + at + ", a[i0, k, i1])" : at + " + a[i0, k, i1]";
+  return "@T.prim_func\ndef col(a: T.Buffer((1, " + std::to_string(rows) + ", " + std::to_string(cols) +
+         "), \"float32\"), out: T.Buffer((1, " + std::to_string(cols) + "), \"float32\")):\n    for i0 in range(" +
+         I(1) + "):\n        for i1 in T.parallel(" + I(cols) + "):\n            for k in range(" + I(rows) +
+         "):\n                if k == " + I(0) + ":\n                    " + at + " = " + init + "\n                " +
+         at + " = " + update + "\n";
+}
+
+TEST(PoolScheduleTest, ParallelColumnsOfALargeWindowRunInVectorBlocks) {
+  // Wider than kLargeWindowBlock: a parallel loop over blocks of columns,
+  // each an init row and the tap loop around a vector row (200 columns: a
+  // last block of 8); 48 columns: one serial row. Same numbers as the
+  // lowered nest (a sum keeps each column's order).
+  struct Case {
+    const char* op;
+    int64_t rows, cols, blocks;
+  };
+  for (const Case& t : {Case{"sum", 512, 256, 4}, Case{"sum", 70, 200, 4}, Case{"max", 100, 48, 0}}) {
+    PrimFunc f = ParseFunc(ColumnReduction(t.op, t.rows, t.cols), "col");
+    PrimFunc out = ScheduleWindowReductions(f);
+    ASSERT_NE(out, f) << t.op << " " << t.cols;
+    struct Parallel : StmtExprVisitor {
+      int count = 0;
+      int64_t extent = 0;
+      void VisitStmt(const Stmt& st) override {
+        if (const auto* l = As<ForNode>(st); l != nullptr && l->for_kind == ForKind::kParallel) {
+          ++count;
+          if (const auto* e = l->extent.as<IntImmNode>()) extent = e->value;
+        }
+        StmtExprVisitor::VisitStmt(st);
+      }
+    } par;
+    par.VisitStmt(out->body);
+    int parallel = par.count;
+    int64_t par_extent = par.extent;
+    EXPECT_EQ(parallel, t.blocks > 0 ? 1 : 0) << testing::Print(out);
+    EXPECT_EQ(par_extent, t.blocks) << testing::Print(out);
+    EXPECT_EQ(Count(out).vectorized, 2) << testing::Print(out);  // the init row and the tap row
+    Status s = SameNumbers(f, out);
+    EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+  }
+}
+
 TEST(PoolScheduleTest, OtherNestsAreLeftAlone) {
   // A product reduction is not max, min or a sum.
   PrimFunc prod = ParseFunc(R"(@T.prim_func

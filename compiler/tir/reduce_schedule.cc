@@ -110,6 +110,35 @@ bool ContainsParallel(const Stmt& s) {
   return f.found;
 }
 
+// Whether `s` updates a buffer in place, X[idx] = X[idx] OP f (a reduction's
+// step): a row-wise kernel's loop rather than a chain of elementwise stages.
+bool HasUpdate(const Stmt& s) {
+  struct Finder : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& st) override {
+      if (const auto* store = As<BufferStoreNode>(st); store != nullptr && IsBinary(store->value->kind())) {
+        const auto* bin = static_cast<const BinaryNode*>(store->value.get());
+        for (const PrimExpr* side : {&bin->a, &bin->b}) {
+          const auto* l = side->as<BufferLoadNode>();
+          if (l == nullptr || l->buffer->data != store->buffer->data || l->indices.size() != store->indices.size()) continue;
+          bool same = true;
+          for (size_t d = 0; d < l->indices.size() && same; ++d) {
+            const PrimExpr& a = l->indices[d];
+            const PrimExpr& b = store->indices[d];
+            const auto* ca = a.as<IntImmNode>();
+            const auto* cb = b.as<IntImmNode>();
+            same = a.get() == b.get() || (ca != nullptr && cb != nullptr && ca->value == cb->value);
+          }
+          found = found || same;
+        }
+      }
+      if (!found) StmtExprVisitor::VisitStmt(st);
+    }
+  } f;
+  f.VisitStmt(s);
+  return f.found;
+}
+
 // Parallel when one loop was (and no body holds a parallel loop: parallel
 // loops never nest), vectorized when all were, serial otherwise.
 ForKind FusedKind(const std::vector<const ForNode*>& loops) {
@@ -163,7 +192,17 @@ class Fuser : public StmtExprMutator {
     if (!arith::CanProveEqual(fa->min, fb->min) || !arith::CanProveEqual(fa->extent, fb->extent)) return nullptr;
     VarMap rename{{fb->loop_var.get(), PrimExpr(std::static_pointer_cast<const PrimExprNode>(fa->loop_var))}};
     Stmt body = Seq({fa->body, Substitute(fb->body, rename)});
-    if (!IndependentOn(body, fa->loop_var.get())) return nullptr;
+    // Loops of one iteration run their bodies once either way, however
+    // they index: a unit batch loop that one stage indexes by its variable
+    // and the next by 0 (a pinned batch of 1) fuses, so that the row loops
+    // inside can.
+    // (Not unrolled ones: the micro-kernels' unit tile loops keep their
+    // accumulators where the schedules put them. Only where a body holds a
+    // reduction: chains of elementwise stages after a conv stay as they
+    // are for InlineElementwise to store from the conv's tiles.)
+    std::optional<int64_t> ext = StaticInt(fa->extent);
+    bool once = ext && *ext == 1 && fa->for_kind != ForKind::kUnrolled && (HasUpdate(fa->body) || HasUpdate(fb->body));
+    if (!once && !IndependentOn(body, fa->loop_var.get())) return nullptr;
     auto n = std::make_shared<ForNode>(fa->loop_var, fa->min, fa->extent, FusedKind({fa, fb}), body);
     n->span = fa->span;
     return n;
@@ -256,6 +295,19 @@ Stmt Sink(const Buffer& buf, const Stmt& s) {
   auto it = acc.by_buffer.find(data);
   if (it == acc.by_buffer.end()) return nullptr;
   int dim = CommonDim(it->second.indices, f->loop_var.get());
+  // In a loop of one iteration its variable is its min: a dimension indexed
+  // by either (a pinned unit batch, [b, ..] in one stage, [0, ..] in the
+  // next) is this loop's slice too.
+  std::optional<int64_t> lo = StaticInt(f->min), one = StaticInt(f->extent);
+  bool unit = lo && one && *one == 1 && f->for_kind != ForKind::kUnrolled;
+  for (size_t d = 0; dim < 0 && unit && d < buf->shape.size(); ++d) {
+    bool all = true;
+    for (const auto* idx : it->second.indices) {
+      std::optional<int64_t> c = d < idx->size() ? StaticInt((*idx)[d]) : std::nullopt;
+      all = all && d < idx->size() && (IsVar((*idx)[d], f->loop_var.get()) || (c && *c == *lo));
+    }
+    if (all) dim = static_cast<int>(d);
+  }
   if (dim < 0) return nullptr;
   std::vector<PrimExpr> shape;
   int64_t count = 1;

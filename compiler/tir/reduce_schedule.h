@@ -16,7 +16,11 @@
 //    softmax fuses its two outer loops). The fused loop is parallel when one
 //    of the loops was (serial when a body already holds a parallel loop),
 //    vectorized when all were, serial otherwise; unrolled loops fuse only
-//    with unrolled loops and stay unrolled.
+//    with unrolled loops and stay unrolled. Loops of static extent 1 that
+//    are not unrolled, one of which holds a reduction's update, fuse
+//    without the index condition (each body runs once either way), and a
+//    buffer sinks into one (step 2) at a dimension indexed by its variable
+//    or its min.
 //
 // 2. Buffer sinking ("keep the row in cache"). An Allocate whose buffer is
 //    used by exactly one loop of its body (through SeqStmt, Allocate and

@@ -155,6 +155,49 @@ TEST(ReduceScheduleTest, StagesThatReadOtherRowsDoNotFuse) {
   EXPECT_EQ(FuseRowLoops(two), two);
 }
 
+TEST(ReduceScheduleTest, UnitLoopsFuseHoweverTheyIndex) {
+  // A pinned batch of 1: the first stage stores T[b, i, k], the second sums
+  // T[0, i, k] over k into S[b, i]. The unit loops fuse (each body runs once
+  // either way), then the row loops inside them, and T sinks to one row.
+  // Loops of extent 2 indexed that way stay apart (their iterations do not
+  // touch disjoint slices of T), and so do unit loops around elementwise
+  // stages only (no reduction: a conv's epilogue chain, which
+  // InlineElementwise stores from the conv's tiles later).
+  for (int64_t batch : {1, 2}) {
+    for (bool reduce : {true, false}) {
+      Buffer a = MakeBuffer("A", {PrimExpr(batch), PrimExpr(64), PrimExpr(64)}, DType::Float32());
+      Buffer t = MakeBuffer("T", {PrimExpr(batch), PrimExpr(64), PrimExpr(64)}, DType::Float32());
+      Buffer b = MakeBuffer("B", {PrimExpr(batch), PrimExpr(64), PrimExpr(64)}, DType::Float32());
+      Buffer sum = MakeBuffer("S", {PrimExpr(batch), PrimExpr(64)}, DType::Float32());
+      Var b1 = MakeVar("b1"), b2 = MakeVar("b2"), i = MakeVar("i"), k = MakeVar("k"), i2 = MakeVar("i2"), k2 = MakeVar("k2");
+      DType f32 = DType::Float32();
+      Stmt s1 = Loop(b1, batch,
+                     Loop(i, 64,
+                          Loop(k, 64, Store(t, Load(a, {E(b1), E(i), E(k)}) * FloatImm(f32, 2), {E(b1), E(i), E(k)}),
+                               ForKind::kVectorized),
+                          ForKind::kParallel));
+      PrimExpr row = Load(t, {PrimExpr(0), E(i2), E(k2)});
+      Stmt second = reduce ? Store(sum, Load(sum, {E(b2), E(i2)}) + row, {E(b2), E(i2)})
+                           : Store(b, row + FloatImm(f32, 1), {E(b2), E(i2), E(k2)});
+      Stmt s2 = Loop(b2, batch, Loop(i2, 64, Loop(k2, 64, second, reduce ? ForKind::kSerial : ForKind::kVectorized),
+                                     ForKind::kParallel));
+      Stmt body = std::make_shared<AllocateNode>(t, Seq({s1, s2}));
+      Stmt fused = FuseRowLoops(body);
+      if (batch == 2 || !reduce) {
+        EXPECT_EQ(fused, body) << batch << (reduce ? " reduce" : " elementwise");
+        continue;
+      }
+      EXPECT_EQ(TopLoops(fused), 1);
+      Census c = Count(fused);
+      EXPECT_EQ(c.parallel, 1);
+      EXPECT_EQ(c.loops, 4);  // unit, rows, the stage's columns, the sum's
+      Census sunk = Count(SinkBuffers(fused));
+      ASSERT_EQ(sunk.allocs, 1);
+      EXPECT_LE(sunk.alloc_shapes[0].size(), 1u);  // one row of T
+    }
+  }
+}
+
 TEST(ReduceScheduleTest, SymbolicRowsFuseAndStayParallel) {
   Var n = MakeVar("n");
   Buffer a = MakeBuffer("A", {E(n), PrimExpr(64)}, DType::Float32());

@@ -285,6 +285,35 @@ TEST_F(VectorMathTest, SpecialValues) {
   EXPECT_LE(UlpError<float>(d[0], SigmoidRef(-100.0L)), 1.0);
 }
 
+TEST_F(VectorMathTest, TanhAroundItsArgumentCap) {
+  // Tanh caps |x| at 10 (float) / 20 (double) before its exp, so that no
+  // exp(-2|x|) is a denormal: the results there and beyond must still be
+  // what they were: exactly +-1 from 9.5 / 20 on, within 3 ULP just below
+  // (as everywhere); a cap set too low would show here.
+  std::vector<float> xf = {8.5f, 9.0f, 9.5f, 9.99f, 10.0f, 10.5f, 44.0f, 47.0f, 51.0f, 60.0f, 1e30f};
+  std::vector<float> neg = xf;
+  for (float& v : neg) v = -v;
+  xf.insert(xf.end(), neg.begin(), neg.end());
+  std::vector<float> tf = Run<float>("tanh32", xf);
+  for (size_t i = 0; i < xf.size(); ++i) {
+    long double ref = std::tanh(static_cast<long double>(xf[i]));
+    if (std::fabs(xf[i]) < 9.5f) {
+      EXPECT_LE(UlpError<float>(tf[i], ref), 3.0) << "tanh32(" << xf[i] << ")";
+    } else {
+      EXPECT_EQ(tf[i], static_cast<float>(ref)) << "tanh32(" << xf[i] << ")";
+    }
+  }
+  std::vector<double> xd = {18.5, 19.0, 19.5, 20.0, 21.0, 200.0, 360.0, 400.0, 1e300};
+  std::vector<double> nd = xd;
+  for (double& v : nd) v = -v;
+  xd.insert(xd.end(), nd.begin(), nd.end());
+  std::vector<double> td = Run<double>("tanh64", xd);
+  for (size_t i = 0; i < xd.size(); ++i) {
+    EXPECT_LE(UlpError<double>(td[i], std::tanh(static_cast<long double>(xd[i]))), 1.0) << "tanh64(" << xd[i] << ")";
+    if (std::fabs(xd[i]) >= 20) EXPECT_EQ(std::fabs(td[i]), 1.0) << "tanh64(" << xd[i] << ")";
+  }
+}
+
 TEST_F(VectorMathTest, PowFollowsC) {
   const float inf = INFINITY, nan = NAN;
   std::vector<float> x = {0.0f, -0.0f, -0.0f, 0.0f, 2.0f,  nan,  1.0f, -1.0f, -2.0f, -2.0f, -inf, -inf, 0.5f, 2.0f, -8.0f};
