@@ -208,14 +208,25 @@ TEST(WinogradSymbolicTest, InputTransformRowBlocksAndPadding) {
 
 TEST(WinogradSymbolicTest, F2OverASymbolicHeightAndWidth) {
   // A symbolic height and width at 1/16 of the image (20^2 at the nominal
-  // 320: 25 tiles of 4x4, F(2x2)), tile-major, with a pad kernel: the input
-  // transform's tile columns in blocks of 16, then of 4, then single tiles,
-  // the columns and rows past the padded input guarded. Convolution inputs
-  // (image / 16): 20 x 20 (10 tiles a row), 7 x 33 (17), 3 x 32 (16), 5 x
-  // 5 (3, a guarded last tile column and row), 1 x 1; two images.
+  // 320: 25 tiles of 4x4, F(2x2)), tile-major. The input transform reads
+  // the unpadded input in blocks of 16 tiles (winograd_input_rows.h), as
+  // F(4x4) does: rows of one block whose loads reach into the rows beside
+  // them (columns outside the input selected to zero), the last channel's
+  // last rows through a plain row. Convolution inputs (image / 16): 20 x
+  // 20 (10 tiles a row), 7 x 33 (17: a second block of one tile), 3 x 32
+  // (16), 5 x 5 (3, partial last tiles), 1 x 1, 2 x 3; two images (the
+  // second image's rows follow the first's).
   WinoCase k{"n", "h", "w", 32, 32, 1, true, "f2x3", true};
   k.sub = 16;
-  CheckNumbers(k, {{1, 320, 320}, {1, 100, 520}, {2, 40, 500}, {1, 80, 80}, {2, 65, 65}, {1, 1, 1}});
+  CheckNumbers(k, {{1, 320, 320}, {1, 100, 520}, {2, 40, 500}, {1, 80, 80}, {2, 65, 65}, {1, 1, 1}, {2, 17, 45}});
+  // Padding 0, and 2 (the first tile row reading two rows above the
+  // input; at 1/32 of the image, 12^2 outputs at the nominal size: F(2x2)).
+  WinoCase p0{"n", "h", "w", 32, 16, 0, false, "f2x3", true};
+  p0.sub = 16;
+  CheckNumbers(p0, {{1, 320, 320}, {2, 100, 300}, {1, 33, 49}}, {1});
+  WinoCase p2{"1", "h", "w", 32, 16, 2, false, "f2x3", true};
+  p2.sub = 32;
+  CheckNumbers(p2, {{1, 320, 320}, {1, 1, 1}, {1, 150, 40}, {1, 64, 700}}, {1});
 }
 
 TEST(WinogradSymbolicTest, TileMajorWhenRowsAreShort) {

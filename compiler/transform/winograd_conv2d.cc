@@ -134,8 +134,8 @@ struct Geometry {
   // Static sizes and F(4x4): the input transform reads the unpadded input
   // (h, w) and makes the padding (pt rows on top, pl columns on the left,
   // the rest up to hp, wp below and to the right) itself; no pad kernel.
-  // Symbolic sizes and F(4x4): the same, the input (ih, iw) read by blocks
-  // of tile columns (winograd_input_rows.h).
+  // Symbolic sizes (F(4x4) and F(2x2)): the same, the input (ih, iw) read
+  // by blocks of tile columns (winograd_input_rows.h).
   bool unpadded = false;
   int64_t h = 0, w = 0, pt = 0, pl = 0;
   PrimExpr ih, iw;
@@ -164,7 +164,7 @@ Result<Built> Finish(te::FuncBuilder& fb, const std::vector<te::Tensor>& outs, i
 // shuffles).
 Result<Built> InputTransform(const std::string& name, const Geometry& g) {
   const Spec& sp = *g.spec;
-  if (g.unpadded && !g.spatial) {
+  if (!g.spatial) {
     RowBlockInputSpec rs;
     rs.m = sp.m, rs.alpha = sp.alpha, rs.bt = sp.bt, rs.c = g.c;
     rs.n = g.n, rs.h = g.ih, rs.w = g.iw, rs.th = g.th, rs.tw = g.tw;
@@ -177,8 +177,7 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
   te::Tensor x = g.unpadded ? fb.Input("X", {g.n, PrimExpr(g.c), I64(g.h), I64(g.w)}, DType::Float32())
                            : fb.Input("X", {g.n, PrimExpr(g.c), g.hp, g.wp}, DType::Float32());
   Lets lets;
-  const PrimExpr N = fb.Local(g.n), HP = lets.Bind("hp", fb.Local(g.hp)), WP = lets.Bind("wp", fb.Local(g.wp)),
-                 TH = lets.Bind("th", fb.Local(g.th)), TW = lets.Bind("tw", fb.Local(g.tw));
+  const PrimExpr N = fb.Local(g.n), TH = lets.Bind("th", fb.Local(g.th)), TW = lets.Bind("tw", fb.Local(g.tw));
   te::Tensor v = fb.Custom("V", {I64(g.A2()), PrimExpr(g.c), g.T()}, DType::Float32(), [&](const ir::Buffer& out) {
     ir::Var c = LoopVar("c");
     // Per channel, one pass per row i of B^T storing V[alpha i + j] for the
@@ -186,42 +185,14 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
     // stored 16 streams C * T * 4 bytes apart, a multiple of 4 KiB at
     // 64 x 56^2, which aliased in the L1 cache: the transform took half the
     // matmul's time.)
-    // Symbolic sizes: the tile rows and columns that read inside the input
-    // (see below), and where the column blocks end.
-    PrimExpr rows_in, cols_in, wide, narrow;
-    if (!g.spatial) {
-      auto inside = [&](const PrimExpr& padded, const PrimExpr& tiles) {
-        PrimExpr fit = FloorDiv(padded - I64(al), sp.m) + I64(1);
-        return ir::MakeBinary(ir::TirKind::kMin, tiles, ir::MakeBinary(ir::TirKind::kMax, fit, I64(0)));
-      };
-      rows_in = lets.Bind("rows_in", inside(HP, TH));
-      cols_in = lets.Bind("cols_in", inside(WP, TW));
-      wide = lets.Bind("wide_in", FloorDiv(cols_in, kWinogradWideLanes) * I64(kWinogradWideLanes));
-      narrow = lets.Bind("narrow_in",
-                         wide + FloorDiv(cols_in - wide, kWinogradInputLanes) * I64(kWinogradInputLanes));
-    }
     std::vector<ir::Stmt> passes;
     for (int i = 0; i < al; ++i) {
       ir::Var n = LoopVar("n"), ty = LoopVar("ty");
-      // The stores of tile column tx; `last_row` / `last_col`: the tile may
-      // read past the padded input (symbolic sizes only), where it reads
-      // zeros.
-      auto tile = [&](const PrimExpr& tx, bool last_row, bool last_col) {
+      // The stores of tile column tx (static sizes: the padded input
+      // covers every tile's reads).
+      auto tile = [&](const PrimExpr& tx) {
         auto d = [&](int a, int b) {
-          PrimExpr row = PrimExpr(ty) * I64(sp.m) + I64(a), col = tx * I64(sp.m) + I64(b);
-          if (!last_row && !last_col) return x({PrimExpr(n), PrimExpr(c), row, col});
-          PrimExpr in, r = row, k = col;
-          if (last_row) {
-            in = Lt(row, HP);
-            r = ir::MakeBinary(ir::TirKind::kMin, row, HP - I64(1));
-          }
-          if (last_col) {
-            PrimExpr ok = Lt(col, WP);
-            in = in.defined() ? And(in, ok) : ok;
-            k = ir::MakeBinary(ir::TirKind::kMin, col, WP - I64(1));
-          }
-          return PrimExpr(std::make_shared<ir::SelectNode>(in, x({PrimExpr(n), PrimExpr(c), r, k}),
-                                                           ir::FloatImm(DType::Float32(), 0)));
+          return x({PrimExpr(n), PrimExpr(c), PrimExpr(ty) * I64(sp.m) + I64(a), tx * I64(sp.m) + I64(b)});
         };
         PrimExpr t = (PrimExpr(n) * TH + PrimExpr(ty)) * TW + tx;
         // Rows first: r[b] = sum_a B^T[i][a] d[a][b].
@@ -246,8 +217,8 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
         // F(2x2): the loads step by 2, and the rows-first scheme below was
         // slower (DenseNet-121's 128-channel layers at 14^2 and 7^2, kernel
         // minima at 1 thread: 24 -> 50 and 6 -> 22 us).
-        body = Loop(tx, TW, ir::ForKind::kVectorized, tile(PrimExpr(tx), false, false));
-      } else if (g.unpadded) {
+        body = Loop(tx, TW, ir::ForKind::kVectorized, tile(PrimExpr(tx)));
+      } else {
         // Rows first over the whole padded row, from contiguous loads into
         // a local row, then the columns from it (loads m apart, in L1). In
         // one step every (a, b) load of the tile stepped by m: 3-4 strided
@@ -325,32 +296,6 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
         if (!per_stream) loops.push_back(Loop(tx, TW, ir::ForKind::kVectorized, ir::Seq(stores)));
         loops.insert(loops.begin(), rows);
         body = Alloc(row, ir::Seq(loops));
-      } else {
-        // (Symbolic sizes here are F(2x2)'s: F(4x4) took
-        // winograd_input_rows.h above.) Tiles t with m t + alpha <= Hp read
-        // inside the input (all but at most the last of a row or column:
-        // m (th - 1) + alpha - 1 < Hp since m (th - 1) < Ho = Hp - 2); the
-        // others read zeros past it. The
-        // inside columns go in static vector blocks (LLVM's vectorizer of a
-        // run-time extent made gathers of the loads that step by m: 5x the
-        // static kernel's time): blocks of kWinogradWideLanes, then of
-        // kWinogradInputLanes, then one at a time unguarded; only the
-        // columns that do not fit (one at most) take the guarded loads.
-        // (The rows that do not fit share the guarded copy of the tile's
-        // code with the last columns: each copy is alpha^2 loads per pass,
-        // and the compiler's memory grew with them.)
-        ir::Var xw = LoopVar("txw"), xv = LoopVar("txv"), xo = LoopVar("txo"), xi = LoopVar("txi");
-        ir::Var xs = LoopVar("tx"), xr = LoopVar("tx"), xl = LoopVar("tx");
-        ir::Stmt fit = ir::Seq(
-            {Loop(xw, FloorDiv(wide, kWinogradWideLanes), ir::ForKind::kSerial,
-                  Loop(xv, kWinogradWideLanes, ir::ForKind::kVectorized,
-                       tile(PrimExpr(xw) * I64(kWinogradWideLanes) + PrimExpr(xv), false, false))),
-             Loop(xo, FloorDiv(narrow - wide, kWinogradInputLanes), ir::ForKind::kSerial,
-                  Loop(xi, kWinogradInputLanes, ir::ForKind::kVectorized,
-                       tile(wide + PrimExpr(xo) * I64(kWinogradInputLanes) + PrimExpr(xi), false, false))),
-             Loop(xs, cols_in - narrow, ir::ForKind::kSerial, tile(narrow + PrimExpr(xs), false, false)),
-             Loop(xr, TW - cols_in, ir::ForKind::kSerial, tile(cols_in + PrimExpr(xr), true, true))});
-        body = If(Lt(PrimExpr(ty), rows_in), fit, Loop(xl, TW, ir::ForKind::kSerial, tile(PrimExpr(xl), true, true)));
       }
       passes.push_back(Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, body)));
     }
@@ -629,7 +574,7 @@ class Rewriter : public ConvBindingRewriter {
     g.hp = arith::Simplify(xs[2] + I64(pad[0] + (g.spatial ? pb : pad[2])));
     g.wp = arith::Simplify(xs[3] + I64(pad[1] + (g.spatial ? pr : pad[3])));
     const int64_t pad_bottom = g.spatial ? pb : pad[2], pad_right = g.spatial ? pr : pad[3];
-    g.unpadded = tm == 4;
+    g.unpadded = tm == 4 || !g.spatial;
     if (g.unpadded) g.pt = pad[0], g.pl = pad[1], g.ih = xs[2], g.iw = xs[3];
     if (g.unpadded && g.spatial) g.h = Geometry::Int(xs[2]), g.w = Geometry::Int(xs[3]);
 

@@ -49,14 +49,12 @@
 // tir_vars, and:
 //   - symbolic batch only: everything else as above (pads, partial tiles
 //     and the product's layout are static);
-//   - symbolic height or width: F(4x4)'s input transform reads the
-//     unpadded input in blocks of 16 tile columns (winograd_input_rows.h:
-//     no pad kernel); F(2x2)'s pad adds the convolution's padding only, and
-//     its input transform computes at run time which tiles fit in the
-//     padded input and reads zeros past it for the others (clamped loads
-//     under a select); the output transform stores the partial last tile
-//     row and column under a test against Ho and Wo; the tile columns go
-//     in static blocks of kWinogradInputLanes vector lanes.
+//   - symbolic height or width: the input transform (F(4x4) and F(2x2))
+//     reads the unpadded input in blocks of 16 tile columns
+//     (winograd_input_rows.h: no pad kernel); the output transform stores
+//     the partial last tile row and column under a test against Ho and Wo;
+//     its tile columns go in static blocks of kWinogradInputLanes vector
+//     lanes.
 //   - either way only convolutions with O a multiple of kTileMajorLanes
 //     are rewritten (with other O a channel-major product over a symbolic
 //     number of tiles was slower than the direct convolution; measurements
@@ -122,19 +120,19 @@ constexpr int64_t kMaxSymbolicWinogradBytes = int64_t{32} << 20;
 // at 1), carried through the layers before the convolution. An assumption,
 // not a measurement: a typical detector / OCR input.
 constexpr int64_t kWinogradNominalImage = 320;
-// Symbolic widths: the transforms' tile columns go in static blocks of this
+// Symbolic widths: the output transform's tile columns go in static blocks of this
 // many vector lanes. 64 -> 64 + SiLU, symbolic height and width, 1 thread,
 // CPU time per call: at 20^2 (5 tiles of 4x4 a row) 0.17-0.18 ms with 4
 // lanes, 0.22-0.23 with 8 (no whole block: every tile one at a time), the
 // static module 0.17-0.19; at 40^2 4 and 8 within noise (0.66-0.72).
 constexpr int64_t kWinogradInputLanes = 4;
-// F(2x2)'s input transform's symbolic widths take blocks of this many tile
-// columns first (one 16-float vector per load, as the static kernel's
-// vectorized row), then blocks of kWinogradInputLanes, then single tiles.
-// (F(4x4)'s: blocks of 16 only, winograd_input_rows.h.)
-// MTCNN PNet's 16 -> 32 layer alone at 117 x 157 (39 tiles a row), 1
-// thread, perf samples per kernel on a loaded 2-core machine: the input
-// transform's samples over the (unchanged) matmul's in the same process
+// The channel-major output transform's symbolic widths take blocks of this
+// many tile columns first, then blocks of kWinogradInputLanes, then single
+// tiles. (F(2x2)'s symbolic input transform took these blocks too, from a
+// padded input, until it moved to winograd_input_rows.h.) MTCNN PNet's
+// 16 -> 32 layer alone at 117 x 157 (39 tiles a row), 1 thread, perf
+// samples per kernel on a loaded 2-core machine: that input transform's
+// samples over the (unchanged) matmul's in the same process
 // 1.49-1.54 -> 1.15-1.21; whole-model CPU time within that machine's noise.
 // What keeps the symbolic PNet behind is the tile-major output transform:
 // forced on the static shape it took 1.9x the matmul's samples where the

@@ -198,9 +198,14 @@ TEST(WinogradConv2d, SymbolicHeightAndWidthBeforeAfter) {
   std::string out = Rewrite(before, {16, 32, 3, 3});
   EXPECT_EQ(MainOf(out), after) << out;
   // The partial last tiles: guarded stores. The input rows outside x: left
-  // out of the sums by a test, not loaded under a select.
+  // out of the sums by a test in a plain row, or (where the block's loads
+  // stay inside x's memory) by a select of a load from a clamped row; the
+  // columns outside x by a select.
   EXPECT_TRUE(Contains(out, "if ty * 4 + 3 < h and tx * 4 + 3 < w:")) << out;
-  EXPECT_FALSE(Contains(out, "T.Select(")) << out;
+  EXPECT_TRUE(Contains(out, "if 0 <= ty * 4 + -1 and ty * 4 + -1 < h:")) << out;
+  EXPECT_TRUE(Contains(out, "T.Select(0 <= ty * 4 - 1 + 0 and ty * 4 - 1 + 0 < h, X[n_1, c, T.max(0, T.min(ty * 4 - 1 + 0, h - 1))"))
+      << out;
+  EXPECT_TRUE(Contains(out, "T.Select(0 <= c0 + (q + 0) * 2 + 0 and c0 + (q + 0) * 2 + 0 < w,")) << out;
   // Whole tiles in vector blocks of 16, then of 4, one output row at a time.
   EXPECT_TRUE(Contains(out, "for txv in T.vectorized(T.int64(16)):")) << out;
   EXPECT_TRUE(Contains(out, "for txi in T.vectorized(T.int64(4)):")) << out;
@@ -270,10 +275,11 @@ TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
                              {64, 64, 3, 3});
   EXPECT_TRUE(Contains(deep, "winograd_input_f2x3")) << deep;
   EXPECT_TRUE(Contains(deep, "winograd_matmul")) << deep;
-  // F(2x2) keeps the pad kernel, its last tiles reading zeros past it by
-  // selected loads.
-  EXPECT_TRUE(Contains(deep, "R.nn.pad(")) << deep;
-  EXPECT_TRUE(Contains(deep, "T.Select(")) << deep;
+  // F(2x2) reads x itself as F(4x4) does (winograd_input_rows.h): no pad
+  // kernel; its input is x, bound to (1, 64, h // 32, w // 32).
+  EXPECT_FALSE(Contains(deep, "R.nn.pad(")) << deep;
+  EXPECT_TRUE(Contains(deep, "R.call_tir(cls.winograd_input_f2x3, (x,)")) << deep;
+  EXPECT_TRUE(Contains(deep, "row_ph = T.decl_buffer((2, 17)")) << deep;
   // Too few input channels for F(2x2) there.
   std::string c16 = Rewrite(ConvModule("1, 16, \"h // 32\", \"w // 32\"", "64, 16, 3, 3", ", padding=[1, 1, 1, 1]"),
                             {64, 16, 3, 3});

@@ -10,14 +10,18 @@
 // known at compile time). For pass i (row i of B^T), tile row ty and the
 // block's first tile x0:
 //   1. row[q] = sum_a B^T[i][a] X[n, c, m ty + a - pt, m x0 - pl + q] for
-//      the block's 16 m + 2 columns, kept as m / 2 phases (ph[p][k] =
-//      row[m / 2 k + p]: F(4x4)'s even and odd columns). Where the block's
-//      rows and columns all lie inside X, one static loop per phase with
-//      loads 2 apart; else a plain row of zeros, the columns inside X
+//      the block's 16 m + 2 columns, kept as 2 phases (ph[p][k] =
+//      row[2 k + p]: even and odd columns). Where the block's rows and
+//      columns all lie inside X, one static loop with loads 2 apart; where
+//      its loads stay inside X's memory, the same loop with the columns
+//      outside [0, W) selected to zero (and input rows outside [0, H) from
+//      a clamped row); else a plain row of zeros, the columns inside X
 //      added (a loop over a run-time extent; input rows outside X left out
 //      of the sum under a test each), then split into the phases.
 //   2. V[alpha i + j, c, t0 + x0 + l] = sum_b B^T[j][b] row[m l + b], the
-//      loads ph[b % 2][2 l + b / 2], 2 apart: a static loop of 16 lanes
+//      loads ph[b % 2][m / 2 l + b / 2] (F(4x4): 2 apart; F(2x2): 1
+//      apart, each phase then filled by two overlapping loops of 16 so that
+//      every load reads one store): a static loop of 16 lanes
 //      that the code generator emits as explicit vectors. (Loads m apart,
 //      which it leaves to LLVM, came out as scalar code: LLVM unrolled the
 //      16 iterations before its loop vectorizer saw them.)
@@ -29,14 +33,15 @@
 // tiles a row, with blocks of 8 and 4 tiles instead took 1.7x as long: the
 // cost of a block is mostly its own, not its lanes'.)
 //
-// The symbolic kernel before this one (F(2x2) still works that way) read
+// The symbolic kernel before this one (F(2x2)'s too until 2026-11-29) read
 // a padded input (a pad kernel first) tile by tile, each tile's loads m
 // apart, in blocks of 16 and 4 tiles and then one tile at a time. 32 -> 32
 // at 40^2 (10 tiles a row), kernel minima at 1 thread: 81-87 us before,
 // 59-63 us now; the static kernel (one whole row, static extents) 29 us.
 //
 // The channel loop is outermost (the default schedule parallelizes it);
-// within a channel the passes, images and tile rows go in order.
+// within a channel the images, tile rows and blocks go in order, each block
+// doing the alpha passes in turn.
 #ifndef KILN_COMPILER_TRANSFORM_WINOGRAD_INPUT_ROWS_H_
 #define KILN_COMPILER_TRANSFORM_WINOGRAD_INPUT_ROWS_H_
 

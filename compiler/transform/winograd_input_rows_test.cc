@@ -48,13 +48,67 @@ TEST(WinogradInputRows, ReadsTheUnpaddedInputInBlocksOfSixteenTiles) {
   // Blocks of 16 tiles: the row's 66 columns as 2 phases of 33, inside X
   // loaded 2 apart; at the edges a plain row of 66 split into them.
   for (const char* part : {"row_ph = T.decl_buffer((2, 33)", "row = T.decl_buffer((66,)", "T.vectorized(T.int64(33))",
-                           "T.vectorized(T.int64(66))", "T.vectorized(T.int64(16))", "X[n, c, ty * 4 + -1, c0 + q * 2 + 1]"})
+                           "T.vectorized(T.int64(66))", "T.vectorized(T.int64(16))", "X[n, c, ty * 4 + -1, c0 + (q + 0) * 2 + 1]"})
     EXPECT_TRUE(Contains(text, part)) << part << "\n" << text;
   // Stored straight to V unless the block's 16 lanes pass V's end.
   EXPECT_TRUE(Contains(text, "if (n * th + ty) * tw + xb * 16 + 16 <= t_all:")) << text;
-  // No clamped or selected loads: rows outside X are left out by a test.
-  EXPECT_FALSE(Contains(text, "T.Select")) << text;
+  // In the plain row, rows outside X are left out by a test (no clamped or
+  // selected loads there).
   EXPECT_TRUE(Contains(text, "if 0 <= ty * 4 + -1 and ty * 4 + -1 < h:")) << text;
+}
+
+size_t Count(const std::string& s, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST(WinogradInputRows, OneNestDoesEveryPassOfABlock) {
+  Result<transform::RowBlockInputKernel> k = transform::BuildRowBlockInputTransform("wino_in", Spec());
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  ir::IRModule mod;
+  mod.Add("wino_in", k->f);
+  std::string text = text::PrintModule(mod);
+  // One loop over images, tile rows and blocks; its block stores all 36
+  // streams (the 6 passes' 6 each).
+  EXPECT_EQ(Count(text, "for c, n, ty, xb in T.grid("), 1u) << text;
+  EXPECT_TRUE(Contains(text, "V[T.int64(0), c, (n * th + ty) * tw + xb * 16 + l]")) << text;
+  EXPECT_TRUE(Contains(text, "V[T.int64(35), c, (n * th + ty) * tw + xb * 16 + l]")) << text;
+  // Blocks whose loads stay inside X's memory but reach past a row's ends
+  // (the first and last of a row): the columns outside [0, w) selected to
+  // zero, and the rows outside [0, h) (first and last tile rows) selected
+  // from a load of a clamped row, in the same static loop; the plain row
+  // only where the loads would leave X.
+  EXPECT_TRUE(Contains(text, "T.Select(0 <= c0 + (q + 0) * 2 + 1 and c0 + (q + 0) * 2 + 1 < w,")) << text;
+  EXPECT_TRUE(Contains(text, "X[n, c, T.max(0, T.min(ty * 4 - 1 + 0, h - 1)), c0 + (q + 0) * 2 + 0]")) << text;
+  EXPECT_TRUE(Contains(text, "* w + c0 + 66 <= T.int64(1) * T.int64(32) * h * w:")) << text;
+}
+
+TEST(WinogradInputRows, FTwoByTwoRowsInTwoPhasesStoredByOverlappingLoops) {
+  // F(2x2): the block's 34 columns as 2 phases of 17, so that the column
+  // pass loads ph[p][l] and ph[p][l + 1] (1 apart); each phase filled by
+  // two overlapping loops of 16 columns, from 0 and from 1, so that each
+  // of those loads reads what one vector store wrote.
+  transform::RowBlockInputSpec s = Spec();
+  s.m = 2, s.alpha = 4;
+  s.bt = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  ir::PrimExpr h = s.h, w = s.w;
+  s.th = arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, h + I(1), I(2)));
+  s.tw = arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, w + I(1), I(2)));
+  Result<transform::RowBlockInputKernel> k = transform::BuildRowBlockInputTransform("wino_in", s);
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  ir::IRModule mod;
+  mod.Add("wino_in", k->f);
+  std::string text = text::PrintModule(mod);
+  for (const char* part : {"row_ph = T.decl_buffer((2, 17)", "row = T.decl_buffer((34,)",
+                           "row_ph[T.int64(0), q + 0] = X[n, c, ty * 2 + -1, c0 + (q + 0) * 2 + 0]",
+                           "row_ph[T.int64(1), q + 1] = X[n, c, ty * 2 + -1, c0 + (q + 1) * 2 + 1]",
+                           "V[T.int64(3), c, (n * th + ty) * tw + xb * 16 + l] = row_ph[T.int64(1), l * 1 + 0] - "
+                           "row_ph[T.int64(1), l * 1 + 1]",
+                           "V[T.int64(15), c,"})
+    EXPECT_TRUE(Contains(text, part)) << part << "\n" << text;
+  EXPECT_FALSE(Contains(text, "T.vectorized(T.int64(17))")) << text;
+  EXPECT_EQ(Count(text, "for c, n, ty, xb in T.grid("), 1u) << text;
 }
 
 TEST(WinogradInputRows, RefusesAnInconsistentSpec) {
