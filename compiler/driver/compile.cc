@@ -283,9 +283,12 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
   KILN_RETURN_IF_ERROR(run.Run("fold-softmax-nan-guard", &mod, transform::FoldSoftmaxNanGuard));
   KILN_RETURN_IF_ERROR(run.Run("shape-condition", &mod, transform::FoldShapeConditions));
   KILN_RETURN_IF_ERROR(run.Run("guard-raise-arms", &mod, transform::GuardRaiseArms));
-  KILN_RETURN_IF_ERROR(run.Run("inline-functions", &mod, transform::InlineFunctions));
-  // Again: the match_casts after an If that guard-raise-arms flattened are provable now.
-  KILN_RETURN_IF_ERROR(run.Run("canonicalize-bindings", &mod, transform::CanonicalizeBindings));
+  KILN_RETURN_IF_ERROR(run.Run("inline-functions", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {
+    // Then canonicalize again: the match_casts after an If that
+    // guard-raise-arms flattened are provable once the calls are inlined.
+    KILN_ASSIGN_OR_RETURN(ir::IRModule inlined, transform::InlineFunctions(m));
+    return transform::CanonicalizeBindings(inlined);
+  }));
   KILN_RETURN_IF_ERROR(run.Run("cse", &mod, transform::EliminateCommonSubexpressions));
   KILN_RETURN_IF_ERROR(run.Run("dce", &mod, transform::EliminateDeadCode));
   KILN_RETURN_IF_ERROR(run.Run("combine-shared-matmuls", &mod, transform::CombineSharedMatmuls));
