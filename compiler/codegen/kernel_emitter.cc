@@ -399,17 +399,48 @@ void KernelEmitter::Allocate(const AllocateNode* op) {
   for (const auto& d : buf->shape) count = b_.CreateMul(count, Index(d));
   llvm::Value* nbytes = b_.CreateMul(count, b_.getInt64(elem_bytes));
   auto* alloc_ty = llvm::FunctionType::get(mc_.ptr, {mc_.ptr, mc_.i64, mc_.i64}, false);
-  llvm::Value* p = b_.CreateCall(alloc_ty, EnvField(kEnvWsAlloc), {EnvField(kEnvCtx), nbytes, b_.getInt64(kDataAlign)});
-  FailIf(b_.CreateICmpEQ(p, llvm::ConstantPointerNull::get(mc_.ptr)),
-         {func_.name + ": workspace allocation of ", nbytes, " bytes for buffer " + buf->name + " failed"});
-  st_.workspaces.push_back(p);
+  llvm::Value* p = nullptr;
+  llvm::Value* ws = nullptr;  // what to free: null when the stack block served
+  if (!is_static && st_.small_stack_bytes + kSmallDynamicBlockBytes <= kSmallDynamicStackBytes) {
+    // A run-time size (a symbolic batch or width) is often small: a stack
+    // block serves it when it fits, the env's workspace otherwise. Small
+    // symbolic kernels asked the runtime for a workspace on every call
+    // (silero-vad's convolutions: 11 a call against 1 pinned).
+    st_.small_stack_bytes += kSmallDynamicBlockBytes;
+    llvm::Value* block = EntryAlloca(mc_.i8, b_.getInt64(kSmallDynamicBlockBytes), kDataAlign, buf->name + ".small");
+    llvm::BasicBlock* from = b_.GetInsertBlock();
+    auto* heap = llvm::BasicBlock::Create(ctx_, "ws.heap", st_.fn);
+    auto* join = llvm::BasicBlock::Create(ctx_, "ws.join", st_.fn);
+    b_.CreateCondBr(b_.CreateICmpULE(nbytes, b_.getInt64(kSmallDynamicBlockBytes)), join, heap);
+    b_.SetInsertPoint(heap);
+    llvm::Value* hp = b_.CreateCall(alloc_ty, EnvField(kEnvWsAlloc), {EnvField(kEnvCtx), nbytes, b_.getInt64(kDataAlign)});
+    FailIf(b_.CreateICmpEQ(hp, llvm::ConstantPointerNull::get(mc_.ptr)),
+           {func_.name + ": workspace allocation of ", nbytes, " bytes for buffer " + buf->name + " failed"});
+    llvm::BasicBlock* heap_end = b_.GetInsertBlock();
+    b_.CreateBr(join);
+    b_.SetInsertPoint(join);
+    auto* pp = b_.CreatePHI(mc_.ptr, 2, buf->name);
+    pp->addIncoming(block, from);
+    pp->addIncoming(hp, heap_end);
+    auto* wp = b_.CreatePHI(mc_.ptr, 2, buf->name + ".ws");
+    wp->addIncoming(llvm::ConstantPointerNull::get(mc_.ptr), from);
+    wp->addIncoming(hp, heap_end);
+    p = pp;
+    ws = wp;
+    st_.maybe_null_workspaces.insert(wp);
+  } else {
+    p = b_.CreateCall(alloc_ty, EnvField(kEnvWsAlloc), {EnvField(kEnvCtx), nbytes, b_.getInt64(kDataAlign)});
+    FailIf(b_.CreateICmpEQ(p, llvm::ConstantPointerNull::get(mc_.ptr)),
+           {func_.name + ": workspace allocation of ", nbytes, " bytes for buffer " + buf->name + " failed"});
+    ws = p;
+  }
+  st_.workspaces.push_back(ws);
   memory_vars_.insert(data);
   Bind(data, p);
   Stmt(op->body);
   Unbind(data);
   st_.workspaces.pop_back();
-  b_.CreateCall(llvm::FunctionType::get(b_.getVoidTy(), {mc_.ptr, mc_.ptr}, false), EnvField(kEnvWsFree),
-                {EnvField(kEnvCtx), p});
+  FreeWorkspace(ws);
 }
 
 void KernelEmitter::Stmt(const ir::Stmt& s) {

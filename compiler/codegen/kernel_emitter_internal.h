@@ -24,6 +24,10 @@ namespace emitter {
 using namespace ir;  // NOLINT
 
 constexpr uint64_t kMaxStackAllocBytes = 64 * 1024;
+// Run-time sized allocations of one function take up to this much stack
+// between them, each one block that serves the sizes that fit (Allocate).
+constexpr uint64_t kSmallDynamicStackBytes = 32 * 1024;
+constexpr uint64_t kSmallDynamicBlockBytes = 16 * 1024;
 constexpr uint64_t kDataAlign = 64;
 constexpr int64_t kMsgCap = 512;  // bytes of the error message buffer
 
@@ -203,6 +207,8 @@ class KernelEmitter {
     llvm::BasicBlock* entry = nullptr;
     llvm::Value* msg_buf = nullptr;
     std::vector<llvm::Value*> workspaces;  // live env->workspace_alloc results
+    std::unordered_set<llvm::Value*> maybe_null_workspaces;  // null when a stack block served (Allocate)
+    uint64_t small_stack_bytes = 0;        // stack blocks of run-time sized allocations
   };
   struct Scope {
     std::unordered_map<const VarNode*, llvm::Value*> vars;
@@ -282,10 +288,22 @@ class KernelEmitter {
   }
 
   void FreeWorkspaces() {
-    for (auto it = st_.workspaces.rbegin(); it != st_.workspaces.rend(); ++it) {
-      llvm::Value* free_fn = EnvField(kEnvWsFree);
-      b_.CreateCall(llvm::FunctionType::get(b_.getVoidTy(), {mc_.ptr, mc_.ptr}, false), free_fn,
-                    {EnvField(kEnvCtx), *it});
+    for (auto it = st_.workspaces.rbegin(); it != st_.workspaces.rend(); ++it) FreeWorkspace(*it);
+  }
+
+  void FreeWorkspace(llvm::Value* ws) {
+    llvm::BasicBlock* done = nullptr;
+    if (st_.maybe_null_workspaces.count(ws)) {
+      auto* free_bb = llvm::BasicBlock::Create(ctx_, "ws.free", st_.fn);
+      done = llvm::BasicBlock::Create(ctx_, "ws.freed", st_.fn);
+      b_.CreateCondBr(b_.CreateICmpEQ(ws, llvm::ConstantPointerNull::get(mc_.ptr)), done, free_bb);
+      b_.SetInsertPoint(free_bb);
+    }
+    b_.CreateCall(llvm::FunctionType::get(b_.getVoidTy(), {mc_.ptr, mc_.ptr}, false), EnvField(kEnvWsFree),
+                  {EnvField(kEnvCtx), ws});
+    if (done) {
+      b_.CreateBr(done);
+      b_.SetInsertPoint(done);
     }
   }
 

@@ -46,6 +46,8 @@
 #include "compiler/transform/fold_softmax_nan_guard.h"
 #include "compiler/transform/view_reshapes.h"
 #include "compiler/transform/shape_condition.h"
+#include "compiler/transform/guard_raise_arms.h"
+#include "compiler/transform/inline_functions.h"
 #include "compiler/transform/conv_transpose_phases.h"
 #include "compiler/transform/wrap_tir_module.h"
 #include "compiler/transform/flatten_nested_calls.h"
@@ -149,6 +151,8 @@ const std::vector<std::string>& PassNames() {
       "canonicalize-bindings",
       "fold-softmax-nan-guard",
       "shape-condition",
+      "guard-raise-arms",
+      "inline-functions",
       "cse",
       "dce",
       "combine-shared-matmuls",
@@ -279,6 +283,13 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
   KILN_RETURN_IF_ERROR(run.Run("canonicalize-bindings", &mod, transform::CanonicalizeBindings));
   KILN_RETURN_IF_ERROR(run.Run("fold-softmax-nan-guard", &mod, transform::FoldSoftmaxNanGuard));
   KILN_RETURN_IF_ERROR(run.Run("shape-condition", &mod, transform::FoldShapeConditions));
+  KILN_RETURN_IF_ERROR(run.Run("guard-raise-arms", &mod, transform::GuardRaiseArms));
+  KILN_RETURN_IF_ERROR(run.Run("inline-functions", &mod, [](const ir::IRModule& m) -> Result<ir::IRModule> {
+    // Then canonicalize again: the match_casts after an If that
+    // guard-raise-arms flattened are provable once the calls are inlined.
+    KILN_ASSIGN_OR_RETURN(ir::IRModule inlined, transform::InlineFunctions(m));
+    return transform::CanonicalizeBindings(inlined);
+  }));
   KILN_RETURN_IF_ERROR(run.Run("cse", &mod, transform::EliminateCommonSubexpressions));
   KILN_RETURN_IF_ERROR(run.Run("dce", &mod, transform::EliminateDeadCode));
   KILN_RETURN_IF_ERROR(run.Run("combine-shared-matmuls", &mod, transform::CombineSharedMatmuls));

@@ -45,7 +45,7 @@ ir::IRModule StaticMlp() {
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 TEST(Driver, PassNamesInPipelineOrder) {
-  EXPECT_EQ(PassNames(), (std::vector<std::string>{"parse", "wrap-tir-module", "normalize", "flatten-calls", "bind-params", "decompose-ops", "conv-transpose-phases", "dispatch-library", "dispatch-int8-matmul", "winograd-conv2d", "pack-constant-weights", "fold-constant", "canonicalize-bindings", "fold-softmax-nan-guard", "shape-condition", "cse",
+  EXPECT_EQ(PassNames(), (std::vector<std::string>{"parse", "wrap-tir-module", "normalize", "flatten-calls", "bind-params", "decompose-ops", "conv-transpose-phases", "dispatch-library", "dispatch-int8-matmul", "winograd-conv2d", "pack-constant-weights", "fold-constant", "canonicalize-bindings", "fold-softmax-nan-guard", "shape-condition", "guard-raise-arms", "inline-functions", "cse",
                                       "dce", "combine-shared-matmuls", "pack-matmul-weights", "mixed-precision", "legalize", "annotate-op-pattern", "fuse-ops", "fuse-tir", "view-reshapes",
                                       "remove-unused", "lower-tir"}));
 }
@@ -60,7 +60,7 @@ TEST(Driver, UnknownDumpPassIsRefusedBeforeAnyWork) {
   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(),
             "--dump-ir-after: unknown pass 'legalise' (passes: parse, wrap-tir-module, normalize, flatten-calls, bind-params, decompose-ops, conv-transpose-phases, dispatch-library, dispatch-int8-matmul, winograd-conv2d, pack-constant-weights, fold-constant, "
-            "canonicalize-bindings, fold-softmax-nan-guard, shape-condition, cse, dce, combine-shared-matmuls, pack-matmul-weights, mixed-precision, legalize, annotate-op-pattern, fuse-ops, fuse-tir, view-reshapes, remove-unused, "
+            "canonicalize-bindings, fold-softmax-nan-guard, shape-condition, guard-raise-arms, inline-functions, cse, dce, combine-shared-matmuls, pack-matmul-weights, mixed-precision, legalize, annotate-op-pattern, fuse-ops, fuse-tir, view-reshapes, remove-unused, "
             "lower-tir, "
             "all)");
   EXPECT_EQ(dumps.str(), "");  // not even the valid 'parse' dump

@@ -180,6 +180,24 @@ TEST_P(CodegenRunTest, SymbolicAllocationUsesTheWorkspace) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(c.data<float>()[i], a.data<float>()[n - 1 - i] * 2 + a.data<float>()[i] * 2) << i;
 }
 
+// The same kernel at a size that fits its stack block: no workspace call.
+TEST_P(CodegenRunTest, SmallSymbolicAllocationUsesTheStack) {
+  auto lib = Build({MakeWorkspaceUser()}, threads());
+  ASSERT_NE(lib, nullptr);
+  ThreadPool pool(threads());
+  CapturingEnv env(&pool);
+  for (int64_t n : {1, 1000, 4096, 4097}) {
+    Tensor a = MakeTensor({n}), c = MakeTensor({n});
+    FillRandom(a, 7);
+    kiln_kernel_arg args[] = {TensorArg(a), TensorArg(c)};
+    int before = env.workspace_allocs();
+    ASSERT_EQ(lib->Find("big_tmp")(env.env(), args, 2), 0);
+    EXPECT_EQ(env.workspace_allocs() - before, n * 4 <= 16 * 1024 ? 0 : 1) << n;
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(c.data<float>()[i], a.data<float>()[n - 1 - i] * 2 + a.data<float>()[i] * 2) << n << " " << i;
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Threads, CodegenRunTest, ::testing::Values(1, 2));
 
 TEST(CodegenLibraryTest, QueryTableDescribesTheKernels) {

@@ -27,6 +27,8 @@
 #include "compiler/transform/fold_constant.h"
 #include "compiler/transform/fold_softmax_nan_guard.h"
 #include "compiler/transform/mixed_precision.h"
+#include "compiler/transform/guard_raise_arms.h"
+#include "compiler/transform/inline_functions.h"
 #include "compiler/transform/shape_condition.h"
 #include "compiler/transform/pack_constant_weights.h"
 #include "compiler/transform/view_reshapes.h"
@@ -36,7 +38,7 @@ namespace {
 
 enum class Pipeline {
   kLegalize, kDispatchLibrary, kRemoveUnused, kCanonicalize, kCse, kDce, kBindParams, kFoldConstant, kFlatten, kDecompose,
-  kPackWeights, kFoldSoftmaxNanGuard, kShapeCondition, kViewReshapes, kMixedPrecision
+  kPackWeights, kFoldSoftmaxNanGuard, kShapeCondition, kViewReshapes, kMixedPrecision, kGuardRaiseArms, kInlineFunctions
 };
 
 // The weights of the bind_params / fold_constant cases: w (4, 3), b (4,).
@@ -109,6 +111,12 @@ Result<ir::IRModule> RunPipeline(Pipeline p, const ir::IRModule& in) {
       KILN_ASSIGN_OR_RETURN(mod, transform::ToMixedPrecision(mod, transform::Precision::kBFloat16));
       return transform::EliminateDeadCode(mod);
     }
+    case Pipeline::kGuardRaiseArms: {
+      // guard, then drop the aliases and the match_casts the arm's shapes prove.
+      KILN_ASSIGN_OR_RETURN(mod, transform::GuardRaiseArms(mod));
+      return transform::CanonicalizeBindings(mod);
+    }
+    case Pipeline::kInlineFunctions: return transform::InlineFunctions(mod);
     case Pipeline::kCse: return transform::EliminateCommonSubexpressions(mod);
     case Pipeline::kDce: return transform::EliminateDeadCode(mod);
     case Pipeline::kBindParams: return transform::BindParams(mod, TestWeights());
@@ -180,6 +188,9 @@ const GoldenCase kCases[] = {
     {"shape_condition", Pipeline::kShapeCondition},
     {"view_reshapes", Pipeline::kViewReshapes},
     {"mixed_precision", Pipeline::kMixedPrecision},
+    {"guard_raise_arms", Pipeline::kGuardRaiseArms},
+    {"guard_raise_arms_cond", Pipeline::kGuardRaiseArms},
+    {"inline_functions", Pipeline::kInlineFunctions},
 };
 
 INSTANTIATE_TEST_SUITE_P(Passes, PassGoldenTest, ::testing::ValuesIn(kCases),
