@@ -35,6 +35,11 @@ if(TARGET kiln_kernels_dnnl_impl)
   list(APPEND KILN_STATIC_WHOLE kiln_kernels_dnnl_impl)
   set(KILN_STATIC_DNNL dnnl)
 endif()
+if(TARGET kiln_runtime_cuda)
+  # The C API's CUDA device (kiln_instance_options_set_device): libcuda is
+  # dlopen'ed, so this archive links nothing of CUDA's.
+  list(INSERT KILN_STATIC_LIBS 1 kiln_runtime_cuda)
+endif()
 install(TARGETS ${KILN_STATIC_LIBS} ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 # The tools. They link the runtime statically; libraries outside the system
