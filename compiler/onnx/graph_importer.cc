@@ -9,6 +9,7 @@
 #include "compiler/ir/attr_values.h"
 #include "compiler/onnx/input_dims.h"
 #include "compiler/onnx/onnx_tensor.h"
+#include "runtime/half_float.h"
 
 namespace kiln {
 namespace onnx {
@@ -31,33 +32,6 @@ ir::AttrValue AttrF(double v) { return ir::AttrFloat(v); }
 ir::AttrValue AttrS(const std::string& v) { return ir::AttrString(v); }
 ir::AttrValue AttrB(bool v) { return ir::AttrBool(v); }
 ir::AttrValue AttrInts(const std::vector<int64_t>& v) { return ir::AttrInts(v); }
-
-namespace {
-
-uint16_t FloatToHalf(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t exp = static_cast<int32_t>((x >> 23) & 0xff) - 127 + 15;
-  uint32_t mant = x & 0x7fffffu;
-  if (((x >> 23) & 0xff) == 0xff) return static_cast<uint16_t>(sign | 0x7c00u | (mant ? 0x200u : 0));
-  if (exp >= 31) return static_cast<uint16_t>(sign | 0x7c00u);
-  if (exp <= 0) {
-    if (exp < -10) return static_cast<uint16_t>(sign);
-    mant |= 0x800000u;
-    uint32_t shift = static_cast<uint32_t>(14 - exp);
-    uint32_t h = mant >> shift;
-    uint32_t rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-    if (rem > half || (rem == half && (h & 1))) ++h;
-    return static_cast<uint16_t>(sign | h);
-  }
-  uint32_t h = sign | (static_cast<uint32_t>(exp) << 10) | (mant >> 13);
-  uint32_t rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1))) ++h;
-  return static_cast<uint16_t>(h);
-}
-
-}  // namespace
 
 ir::Expr ScalarConst(DType dtype, double v) {
   Tensor t = Tensor::Empty(std::vector<int64_t>{}, dtype).value();

@@ -6,64 +6,11 @@
 #include <cstring>
 
 #include "compiler/text/printer_util.h"
+#include "runtime/half_float.h"
 
 namespace kiln {
 namespace text {
 namespace {
-
-uint32_t FloatBits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-float BitsFloat(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-// IEEE binary16, round to nearest even; overflow gives inf, NaN stays NaN.
-uint16_t FloatToHalf(float f) {
-  uint32_t x = FloatBits(f);
-  uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
-  uint32_t abs = x & 0x7fffffffu;
-  if (abs >= 0x7f800000u) return sign | (abs > 0x7f800000u ? 0x7e00u : 0x7c00u);
-  if (abs >= 0x477ff000u) return sign | 0x7c00u;  // rounds to >= 65520: inf
-  if (abs < 0x38800000u) {
-    // Subnormal half (or zero): the value in units of 2^-24, rounded to even.
-    float scaled = BitsFloat(abs) * 16777216.0f;  // exact: a power-of-two scale
-    float r = std::nearbyint(scaled);             // default mode: to nearest even
-    return sign | static_cast<uint16_t>(r);
-  }
-  uint32_t mant = abs & 0x7fffffu;
-  uint32_t exp = (abs >> 23) - 127 + 15;
-  uint32_t h = (exp << 10) | (mant >> 13);
-  uint32_t rest = mant & 0x1fffu;
-  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h;  // carries into the exponent correctly
-  return sign | static_cast<uint16_t>(h);
-}
-
-float HalfToFloat(uint16_t h) {
-  uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
-  uint32_t exp = (h >> 10) & 0x1fu;
-  uint32_t mant = h & 0x3ffu;
-  if (exp == 0) {
-    float v = static_cast<float>(mant) / 16777216.0f;  // mant * 2^-24
-    return sign ? -v : v;
-  }
-  if (exp == 31) return BitsFloat(sign | 0x7f800000u | (mant << 13));
-  return BitsFloat(sign | ((exp - 15 + 127) << 23) | (mant << 13));
-}
-
-uint16_t FloatToBFloat(float f) {
-  uint32_t x = FloatBits(f);
-  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);  // quiet NaN
-  x += 0x7fffu + ((x >> 16) & 1u);
-  return static_cast<uint16_t>(x >> 16);
-}
-
-float BFloatToFloat(uint16_t b) { return BitsFloat(static_cast<uint32_t>(b) << 16); }
 
 template <typename T>
 void Put(const Tensor& t, int64_t index, T v) {
@@ -130,7 +77,7 @@ void StoreLiteral(const Tensor& t, int64_t index, const Literal& v) {
     if (d.bits == 32) return Put<float>(t, index, static_cast<float>(f));
     return Put<double>(t, index, f);
   }
-  if (d.code == kDLBfloat) return Put<uint16_t>(t, index, FloatToBFloat(static_cast<float>(f)));
+  if (d.code == kDLBfloat) return Put<uint16_t>(t, index, FloatToBFloat16(static_cast<float>(f)));
   switch (d.bits) {
     case 8: return d.code == kDLInt ? Put<int8_t>(t, index, static_cast<int8_t>(i)) : Put<uint8_t>(t, index, static_cast<uint8_t>(i));
     case 16:
@@ -154,8 +101,8 @@ std::string LiteralText(const Tensor& t, int64_t index) {
   if (d.code == kDLFloat || d.code == kDLBfloat) {
     bool half = d.code == kDLFloat;
     uint16_t bits = t.data<uint16_t>()[index];
-    float v = half ? HalfToFloat(bits) : BFloatToFloat(bits);
-    return ShortestFloat(v, [half, bits](float w) { return (half ? FloatToHalf(w) : FloatToBFloat(w)) == bits; });
+    float v = half ? HalfToFloat(bits) : BFloat16ToFloat(bits);
+    return ShortestFloat(v, [half, bits](float w) { return (half ? FloatToHalf(w) : FloatToBFloat16(w)) == bits; });
   }
   switch (d.bits) {
     case 8: return d.code == kDLInt ? std::to_string(t.data<int8_t>()[index]) : std::to_string(t.data<uint8_t>()[index]);

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "compiler/relax/infer_struct_info.h"
-#include "compiler/text/constant_data.h"
 #include "compiler/transform/expr_mutator.h"
+#include "runtime/half_float.h"
 
 namespace kiln {
 namespace transform {
@@ -119,14 +119,11 @@ class ConstantCache {
     Tensor t = Tensor::Empty(c->data.shape(), half_).value();
     const float* src = c->data.data<float>();
     int64_t n = c->data.NumElements();
-    text::Literal v;
-    v.is_float = true;
-    // StoreLiteral rounds float32 to half / bfloat16 to nearest even
-    // (overflow to inf), as a conversion on the device would.
-    for (int64_t i = 0; i < n; ++i) {
-      v.f = src[i];
-      text::StoreLiteral(t, i, v);
-    }
+    // Rounded to nearest even (overflow to inf), as a conversion on the
+    // device would.
+    uint16_t* dst = t.data<uint16_t>();
+    const bool bf16 = half_.code == kDLBfloat;
+    for (int64_t i = 0; i < n; ++i) dst[i] = bf16 ? FloatToBFloat16(src[i]) : FloatToHalf(src[i]);
     e = ir::MakeConstant(t, c->name);
     return e;
   }
