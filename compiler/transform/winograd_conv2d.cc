@@ -657,6 +657,18 @@ class Rewriter : public ConvBindingRewriter {
     // 0.38-0.40 direct; at 32 channels they were even (32 -> 32 at 40^2
     // 0.34 / 0.32, 32 -> 64 at 40^2 0.51 / 0.53) and from 64 Winograd won.
     // MTCNN's PNet (16 -> 32 at 1 x 240 x 320), whole model: 4.45 -> 2.74 ms.
+    // Re-measured on the Zen 5 machine with the stack-buffer output
+    // transform (2026-11-29, 1 thread, load 13-24), it still holds, and no
+    // rule on the (symbolic) plane could lift it: the three kernels win only
+    // while their intermediates stay in cache. 16 -> 32 + ReLU alone, minima
+    // (ms, direct / Winograd): 80^2 0.27 / 0.32, 117 x 157 0.66-0.72 /
+    // 0.53-0.55, 160^2 0.92-0.97 / 0.86-1.05, 240 x 320 3.63-3.78 /
+    // 4.21-4.29; 16 -> 16: 80^2 0.142 / 0.141-0.144, 160^2 0.49-0.52 /
+    // 0.55-0.60. PNet, CPU ms per call, 3 alternating rounds: at 240 x 320
+    // 1.39-1.41 direct / 1.64-1.68 Winograd (kernel minima of the layer 640
+    // / 585 us), at 480 x 640 6.9-7.0 / 10.6-11.1; NudeNet 320n's two
+    // 16 -> 16 layers at 80^2, kernel minima 161 + 164 direct / 199 + 219 us.
+    // Taking it at mid-size planes only needs a choice at run time.
     if (!g.spatial && g.c < 2 * kTileMajorLanes) return false;
     // Static shapes too, in F(4x4) with fewer than 2 * kTileMajorLanes output
     // channels (a channel-major product of that few rows): 96 -> 24 (PP-OCRv4
