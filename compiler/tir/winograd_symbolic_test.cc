@@ -176,18 +176,23 @@ TEST(WinogradSymbolicTest, InputAndOutputTransformColumnBlocks) {
   // single tiles, one guarded; w = 70: 17 inside, one block of 16 and one
   // single tile; w = 86: 21, blocks of 16 and 4 and one single; w = 69:
   // 16 inside, one guarded; w = 22: no block of 16.
-  // Channel-major (80 tiles a row at the nominal size): the output
-  // transform's whole tile columns likewise in blocks of 16, then of 4, each
-  // block one output row at a time, then one tile at a time with guarded
-  // stores. 155 output columns (w = 157): 38 whole tiles and a partial one;
-  // w = 66: exactly one block of 16; w = 88: 21 whole tiles (16 + 4 + 1)
-  // and a partial one; w = 17: three blocks of 4 and a partial tile; w = 5:
-  // one partial tile column. Partial last tile rows, batches of 1 to 3, bias
-  // + ReLU fused into the output transform. (32 input channels, as in
-  // SymbolicHeightAndWidth.)
+  // Channel-major (80 tiles a row at the nominal size): rows of 16 tiles or
+  // more go in blocks of 16 whole tiles through a stack buffer of the 4
+  // output rows, then one block ending at the row's last tile that stores
+  // the columns the others did not (overlapping them); the last tile row
+  // stores Ho - 4 ty rows. 155 output columns (w = 157): two blocks and one
+  // from tile 23 storing columns 128-154; w = 70 (68 columns, 17 whole
+  // tiles): one block and one from tile 1 storing 4 columns; w = 66: exactly
+  // one block; w = 64 (62 columns, 16 tiles, the last partial): no whole
+  // block, one block from tile 0 storing 62 columns; w = 63: 61 columns.
+  // Shorter rows keep the blocks of 4 and single guarded tiles: w = 22
+  // (one block of 4 and a tile), w = 17 (three blocks of 4 and a partial
+  // tile), w = 5 (one partial tile column). Last tile rows of 1, 2 and 3
+  // output rows, batches of 1 to 3, bias + ReLU fused into the output
+  // transform. (32 input channels, as in SymbolicHeightAndWidth.)
   WinoCase k{"n", "h", "w", 32, 32, 0, true, "f4x3", false};
   CheckNumbers(k, {{1, 9, 157}, {1, 12, 70}, {2, 7, 86}, {1, 6, 69}, {1, 10, 22}, {1, 6, 66}, {3, 7, 88},
-                   {2, 11, 17}, {1, 13, 5}});
+                   {2, 11, 17}, {1, 13, 5}, {1, 8, 64}, {2, 7, 63}, {1, 2, 131}});
 }
 
 TEST(WinogradSymbolicTest, InputTransformRowBlocksAndPadding) {

@@ -73,6 +73,7 @@ const Spec& F4() {
 using namespace winograd_ir;  // NOLINT: the shared TIR-building helpers
 
 PrimExpr Lt(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kLT, std::move(a), std::move(b)); }
+PrimExpr Le(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kLE, std::move(a), std::move(b)); }
 PrimExpr And(PrimExpr a, PrimExpr b) { return ir::MakeBinary(ir::TirKind::kAnd, std::move(a), std::move(b)); }
 PrimExpr FloorDiv(PrimExpr a, int64_t b) { return arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, std::move(a), I64(b))); }
 
@@ -358,7 +359,12 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
     // not divide keeps Ho % m rows. With a symbolic size, rows = cols = -1
     // asks for a whole tile whose stores are guarded.
     using TileFn = std::function<ir::Stmt(const PrimExpr& tx, int rows, int cols, int only)>;
-    auto tile_row = [&](const TileFn& at, ir::ForKind tx_kind, bool n_loop) {
+    // A block of kWinogradWideLanes tiles from tile column `first` whose
+    // output rows [0, rows) and columns [col_begin, col_end) (of the
+    // block's m * lanes) are stored (symbolic widths, channel-major).
+    using WideFn = std::function<ir::Stmt(const PrimExpr& first, const PrimExpr& col_begin, const PrimExpr& col_end,
+                                          const PrimExpr& rows)>;
+    auto tile_row = [&](const TileFn& at, ir::ForKind tx_kind, bool n_loop, const WideFn& wide_block = nullptr) {
       ir::Stmt body;
       if (g.spatial) {
         const int64_t ho = Geometry::Int(g.ho), wo = Geometry::Int(g.wo), tw = Geometry::Int(g.tw);
@@ -404,6 +410,25 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         ir::Stmt whole = ir::Seq(parts);
         ir::Stmt last = Loop(lx, TW, ir::ForKind::kSerial, at(PrimExpr(lx), -1, -1, -1));
         body = If(Lt(PrimExpr(ty), FloorDiv(HO, sp.m)), whole, last);
+        if (wide_block) {
+          // Rows of kWinogradWideLanes tiles or more: whole blocks of
+          // whole tiles, then one block ending at the row's last tile
+          // (overlapping the blocks before; it stores the columns they did
+          // not), every output row of the tile row in each block, the last
+          // tile row's Ho - m ty rows only. No tile goes one at a time.
+          const int64_t lanes = kWinogradWideLanes;
+          ir::Var xb = LoopVar("txw");
+          auto blocks_of = [&](const PrimExpr& rows) {
+            const PrimExpr nb = FloorDiv(whole_cols, lanes), done = nb * I64(lanes), start = TW - I64(lanes);
+            ir::Stmt full = Loop(xb, nb, ir::ForKind::kSerial,
+                                 wide_block(PrimExpr(xb) * I64(lanes), I64(0), I64(sp.m * lanes), rows));
+            ir::Stmt rest = If(Lt(done, TW), wide_block(start, (done - start) * I64(sp.m), WO - start * I64(sp.m), rows));
+            return ir::Seq({full, rest});
+          };
+          ir::Stmt wide_rows = If(Lt(PrimExpr(ty), FloorDiv(HO, sp.m)), blocks_of(I64(sp.m)),
+                                  blocks_of(HO - PrimExpr(ty) * I64(sp.m)));
+          body = If(Le(I64(lanes), TW), wide_rows, body);
+        }
       }
       ir::Stmt rows = Loop(ty, TH, ir::ForKind::kSerial, body);
       return n_loop ? Loop(n, N, ir::ForKind::kSerial, rows) : rows;
@@ -459,7 +484,35 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
           },
           only);
     };
-    return lets.Wrap(Loop(o, g.o, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kVectorized, true)));
+    // Symbolic widths: a block's m x m outputs of its kWinogradWideLanes
+    // tiles go to a stack buffer of m rows (stores m apart, which LLVM
+    // interleaves), then each output row is copied out in contiguous
+    // vectors. Stored straight to Y, rows a symbolic Wo apart, LLVM could
+    // not prove the rows independent and left the loop scalar; one pass per
+    // output row instead loaded and summed M once per row (4x in F(4x4)).
+    WideFn wide_block = nullptr;
+    if (!g.spatial) {
+      wide_block = [&](const PrimExpr& first, const PrimExpr& col_begin, const PrimExpr& col_end,
+                       const PrimExpr& rows) {
+        const int64_t lanes = kWinogradWideLanes, row_len = sp.m * lanes;
+        ir::Buffer yr = MakeBuffer("y_rows", {I64(sp.m * row_len)}, "local");
+        ir::Var l = LoopVar("txv");
+        ir::Stmt compute = Loop(l, lanes, ir::ForKind::kVectorized,
+                                tile(PrimExpr(o), first + PrimExpr(l), sp.m, sp.m, [&](int i, int j, PrimExpr value) {
+                                  return ir::Store(yr, std::move(value), {PrimExpr(l) * I64(sp.m) + I64(i * row_len + j)});
+                                }));
+        ir::Var ri = LoopVar("i"), q = LoopVar("q");
+        ir::Stmt copy = Loop(q, arith::Simplify(col_end - col_begin), ir::ForKind::kVectorized,
+                             ir::Store(out, ir::Load(yr, {PrimExpr(ri) * I64(row_len) + col_begin + PrimExpr(q)}),
+                                       {PrimExpr(n), PrimExpr(o), PrimExpr(ty) * I64(sp.m) + PrimExpr(ri),
+                                        first * I64(sp.m) + col_begin + PrimExpr(q)}));
+        const bool static_rows = relax::ConstDim(rows).has_value();
+        copy = Loop(ri, rows, static_rows ? ir::ForKind::kUnrolled : ir::ForKind::kSerial, copy);
+        return Alloc(yr, ir::Seq({compute, copy}));
+      };
+    }
+    return lets.Wrap(
+        Loop(o, g.o, ir::ForKind::kSerial, tile_row(tile_at, ir::ForKind::kVectorized, true, wide_block)));
   });
   return Finish(fb, {y}, ir::OpPattern::kInjective);
 }
@@ -604,6 +657,18 @@ class Rewriter : public ConvBindingRewriter {
     // 0.38-0.40 direct; at 32 channels they were even (32 -> 32 at 40^2
     // 0.34 / 0.32, 32 -> 64 at 40^2 0.51 / 0.53) and from 64 Winograd won.
     // MTCNN's PNet (16 -> 32 at 1 x 240 x 320), whole model: 4.45 -> 2.74 ms.
+    // Re-measured on the Zen 5 machine with the stack-buffer output
+    // transform (2026-11-29, 1 thread, load 13-24), it still holds, and no
+    // rule on the (symbolic) plane could lift it: the three kernels win only
+    // while their intermediates stay in cache. 16 -> 32 + ReLU alone, minima
+    // (ms, direct / Winograd): 80^2 0.27 / 0.32, 117 x 157 0.66-0.72 /
+    // 0.53-0.55, 160^2 0.92-0.97 / 0.86-1.05, 240 x 320 3.63-3.78 /
+    // 4.21-4.29; 16 -> 16: 80^2 0.142 / 0.141-0.144, 160^2 0.49-0.52 /
+    // 0.55-0.60. PNet, CPU ms per call, 3 alternating rounds: at 240 x 320
+    // 1.39-1.41 direct / 1.64-1.68 Winograd (kernel minima of the layer 640
+    // / 585 us), at 480 x 640 6.9-7.0 / 10.6-11.1; NudeNet 320n's two
+    // 16 -> 16 layers at 80^2, kernel minima 161 + 164 direct / 199 + 219 us.
+    // Taking it at mid-size planes only needs a choice at run time.
     if (!g.spatial && g.c < 2 * kTileMajorLanes) return false;
     // Static shapes too, in F(4x4) with fewer than 2 * kTileMajorLanes output
     // channels (a channel-major product of that few rows): 96 -> 24 (PP-OCRv4

@@ -54,7 +54,8 @@
 //     (winograd_input_rows.h: no pad kernel); the output transform stores
 //     the partial last tile row and column under a test against Ho and Wo;
 //     its tile columns go in static blocks of kWinogradInputLanes vector
-//     lanes.
+//     lanes (channel-major rows of kWinogradWideLanes tiles or more: blocks
+//     of that many through a stack buffer, see kWinogradWideTileCols).
 //   - either way only convolutions with O a multiple of kTileMajorLanes
 //     are rewritten (with other O a channel-major product over a symbolic
 //     number of tiles was slower than the direct convolution; measurements
@@ -143,11 +144,21 @@ constexpr int64_t kWinogradWideLanes = 16;
 // tiles at the nominal shape: a channel-major product instead of
 // tile-major (the output transform vectorized over the tile columns, in
 // blocks of kWinogradWideLanes, as the static kernel), so the output rows
-// are stored as vectors rather than copied from channel lanes. Each block
-// is stored one output row at a time: with all m rows in one loop, stores a
-// symbolic Wo apart, LLVM's vectorizer could not prove the rows' interleaved
-// stores independent and left the loop scalar (MTCNN PNet's 16 -> 32 layer:
-// 1.4x the tile-major kernel's perf samples). MTCNN PNet at 1 x 240 x 320
+// are stored as vectors rather than copied from channel lanes. With all m
+// rows stored to Y in one loop, stores a symbolic Wo apart, LLVM's
+// vectorizer could not prove the rows' interleaved stores independent and
+// left the loop scalar (MTCNN PNet's 16 -> 32 layer: 1.4x the tile-major
+// kernel's perf samples). Each block was then stored one output row at a
+// time, loading and summing M once per row, and the row's last tiles went
+// in blocks of 4 and one at a time. Since 2026-11-29, in rows of
+// kWinogradWideLanes tiles or more, a block's m rows go to a stack buffer in
+// one loop and are copied out row by row, and one more block ending at the
+// row's last tile stores what the whole blocks left: 32 -> 32 + ReLU alone,
+// symbolic height and width, 1 thread, CPU time per call, 3 alternating
+// rounds at load 16: 117 x 157 1.83-1.98 -> 1.37-1.48 ms, 80^2 0.45-0.53 ->
+// 0.40-0.42, 240 x 320 7.42-7.67 -> 6.81-6.88; PNet's 16 -> 32 layer as
+// Winograd (kernel minima) 481-529 -> 215 us (pinned 187-202). Before
+// that (the row passes' own change), MTCNN PNet at 1 x 240 x 320
 // (39 tile columns), 1 thread, perf samples per kernel as a ratio to an
 // unchanged kernel's (the first convolution's) in the same run, on a
 // loaded 2-core machine: output transform (with its PReLU) 1.80-2.03 ->
