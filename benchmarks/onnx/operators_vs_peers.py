@@ -5,6 +5,7 @@ kiln-compile, kiln-run and kiln-bench, from the repository root:
 
     /work/main/build/bench-venv/bin/python benchmarks/onnx/operators_vs_peers.py --build build \
         [--only convT_k4s2,resize_linear_2x] [--rounds 5] [--min-time 0.3] [--keep DIR] [--no-openvino]
+        [--base BASE_BUILD]
 
 Each case is one operator at a realistic shape (ConvTranspose of decoders and upsampling heads, Resize in
 every mode, GridSample, the Gather / Scatter family on embedding and detection shapes, Einsum, CumSum, TopK,
@@ -20,6 +21,8 @@ a seeded generator). For each case the script
     optimizations, intra_op_num_threads 1, sequential, p50 of single `run_with_iobinding` calls from
     Python) and one OpenVINO measurement (CPU plugin, INFERENCE_PRECISION_HINT f32, 1 thread, LATENCY,
     p50 of single infer() calls), alternating, 50 ms apart.
+With --base, a second Kiln build (e.g. of the main branch) compiles and runs each case too and is timed in
+the same rounds (its kiln-bench right before this build's): the before / after columns of a change.
 The table gives medians over rounds of each side's p50 (us), and Kiln / the faster peer (median of the
 per-round ratios, wall and CPU time). The peers' times include their Python binding's cost per call (a few
 us; the "ORT floor" line measures it), which matters only for the smallest cases.
@@ -249,9 +252,9 @@ def time_single_calls(fn, min_time, warmup):
 
 
 class Kiln:
-    def __init__(self, build, case, work):
+    def __init__(self, build, case, work, tag=""):
         self.build = build
-        self.dir = os.path.join(work, case.name)
+        self.dir = os.path.join(work, case.name + tag)
         os.makedirs(self.dir, exist_ok=True)
         self.onnx = os.path.join(self.dir, "model.onnx")
         onnx.save(case.model(), self.onnx)
@@ -368,6 +371,7 @@ def main():
     ap.add_argument("--keep", default=None, help="keep the models and .vmfb files in this folder")
     ap.add_argument("--no-openvino", action="store_true")
     ap.add_argument("--list", action="store_true", help="print the case names and exit")
+    ap.add_argument("--base", default=None, help="another Kiln build to time in the same rounds (before / after)")
     a = ap.parse_args()
     all_cases = cases()
     if a.list:
@@ -396,6 +400,16 @@ def main():
             rows.append((case.name, "kiln-compile: " + first_line(str(e))))
             print("%s: kiln-compile failed: %s" % (case.name, first_line(str(e))), flush=True)
             continue
+        base, base_err = None, ""
+        if a.base:
+            try:
+                base = Kiln(a.base, case, work, "-base")
+                base_err = compare(case, base.outputs(), Ort(kiln.onnx, case).outputs(), a.tolerance)
+            except RuntimeError as e:
+                base_err = first_line(str(e))
+            if base_err:
+                print("%s: base build: %s" % (case.name, base_err), flush=True)
+                base = None
         try:
             o = Ort(kiln.onnx, case)
             ref = o.outputs()
@@ -422,6 +436,10 @@ def main():
             continue
         rounds = []
         for _ in range(a.rounds):
+            b, b_cpu = float("nan"), float("nan")
+            if base is not None:
+                time.sleep(0.05)
+                b, b_cpu = base.measure(a.min_time, a.warmup)
             time.sleep(0.05)
             k, k_cpu = kiln.measure(a.min_time, a.warmup)
             time.sleep(0.05)
@@ -432,25 +450,36 @@ def main():
                 w, w_cpu = v.measure(a.min_time, a.warmup)
             best = min(r, w) if v is not None else r
             best_cpu = min(r_cpu, w_cpu) if v is not None else r_cpu
-            rounds.append((k, r, w, k_cpu, r_cpu, w_cpu, k / best, k_cpu / best_cpu))
-        med = [statistics.median(x[i] for x in rounds) for i in range(8)]
+            rounds.append((k, r, w, k_cpu, r_cpu, w_cpu, k / best, k_cpu / best_cpu, b, b / best, b_cpu / best_cpu))
+        med = [statistics.median(x[i] for x in rounds) for i in range(11)]
         rows.append((case.name, med))
-        print("%s: kiln %.1f us, ort %.1f us, ov %.1f us, kiln / faster peer %.2f (cpu %.2f)" % (
-            case.name, med[0], med[1], med[2], med[6], med[7]), flush=True)
+        print("%s: kiln %.1f us, ort %.1f us, ov %.1f us, kiln / faster peer %.2f (cpu %.2f)%s" % (
+            case.name, med[0], med[1], med[2], med[6], med[7],
+            "" if base is None else "; base %.1f us, base / faster peer %.2f (cpu %.2f)" % (med[8], med[9], med[10])),
+            flush=True)
         if not a.keep:
             shutil.rmtree(kiln.dir, ignore_errors=True)
+            if base is not None:
+                shutil.rmtree(base.dir, ignore_errors=True)
     print("\nMedians over %d rounds of each side's p50 per call (us), 1 thread; ratio = median of per-round "
           "Kiln / faster peer (wall, and CPU time per call); outputs checked against ORT (rel. tolerance %g, "
           "integer-valued and copying operators bitwise); load average at the end %.1f %.1f %.1f\n" % (
               a.rounds, a.tolerance, *os.getloadavg()))
-    print("| case | Kiln us | ORT us | OV us | Kiln / faster | cpu ratio | |")
-    print("|---|---|---|---|---|---|---|")
+    with_base = a.base is not None
+    print("| case |%s Kiln us | ORT us | OV us |%s Kiln / faster | cpu ratio | |" % (
+        " base us |" if with_base else "", " base / faster | base cpu ratio |" if with_base else ""))
+    ncols = 10 if with_base else 7
+    print("|---|" + ("---|" * (ncols - 1)))
     for name, m in rows:
         if isinstance(m, str):
-            print("| %s | | | | | | %s |" % (name, m.replace("|", "\\|")))
+            print("| " + " | ".join([name] + [""] * (ncols - 2) + [m.replace("|", "\\|")]) + " |")
             continue
         flag = "**>= 1.5**" if m[6] >= 1.5 else ""
-        print("| %s | %.1f | %.1f | %.1f | %.2f | %.2f | %s |" % (name, m[0], m[1], m[2], m[6], m[7], flag))
+        if with_base:
+            print("| %s | %.1f | %.1f | %.1f | %.1f | %.2f | %.2f | %.2f | %.2f | %s |" % (
+                name, m[8], m[0], m[1], m[2], m[9], m[10], m[6], m[7], flag))
+        else:
+            print("| %s | %.1f | %.1f | %.1f | %.2f | %.2f | %s |" % (name, m[0], m[1], m[2], m[6], m[7], flag))
     if not a.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0
