@@ -85,6 +85,34 @@ TEST(LegalizeOps, SymbolicVariableThatNoBufferDimensionBindsIsAScalar) {
       << text;
 }
 
+TEST(LegalizeOps, LinearResizeByAWholeWidthFactorStoresPhases) {
+  // 3 x 4 -> 6 x 8 (half_pixel): per input column j the two output columns
+  // j * 2 + 0 and j * 2 + 1, an interior loop over j in [1, 3) with
+  // unclamped loads and clamped border columns; no per-output floor of the
+  // column coordinate. A width that is no whole multiple keeps the Compute
+  // form.
+  auto resize = [](int64_t ow) {
+    return R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2, 3, 4), dtype="float32")):
+        r = R.image.resize2d(x, R.shape([6, )" +
+           std::to_string(ow) + R"(]), method="linear")
+        return r
+)";
+  };
+  Result<ir::IRModule> r = NormalizeAndLegalize(resize(8));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::string text = text::PrintModule(*r);
+  EXPECT_NE(text.find("j * 2 + 1]"), std::string::npos) << text;
+  EXPECT_NE(text.find("for j in range(T.int64(1), T.int64(3)):"), std::string::npos) << text;
+  EXPECT_NE(text.find("data[n, c, T.min(T.max("), std::string::npos) << text;
+  EXPECT_EQ(text.find("T.Cast(\"float32\", j"), std::string::npos) << text;
+  Result<ir::IRModule> odd = NormalizeAndLegalize(resize(7));
+  ASSERT_TRUE(odd.ok()) << odd.status().message();
+  EXPECT_EQ(text::PrintModule(*odd).find("j * 2 + 1]"), std::string::npos);
+}
+
 TEST(LegalizeOps, ModuleWithoutOperatorsIsReturnedUnchanged) {
   Result<ir::IRModule> r = NormalizeAndLegalize(R"(@I.ir_module
 class Module:

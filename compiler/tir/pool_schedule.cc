@@ -336,7 +336,12 @@ class WindowRewriter : public StmtExprMutator {
         // of more than 9 taps take the tap loops there.
         bool large = w.large || (!static_plane && w.init.defined() && TapCount(w) > kMaxSymbolicTaps);
         Stmt out;
-        if (large && !static_plane) out = RewriteSeparableWindow(w, knobs_);
+        // A stride-1 max / min of more than 3 x 3 taps is separable on any
+        // plane: kh + kw row vectors an output row instead of kh * kw (an
+        // SPP's 13 x 13 over 20 x 20 ran 169 masked rows of 20 a row, 5 x 5
+        // a tree of 25 unaligned loads a vector). RewriteSeparableWindow
+        // refuses sums (their rounding follows the taps' order) and strides.
+        if (large || TapCount(w) > kMaxSymbolicTaps) out = RewriteSeparableWindow(w, knobs_);
         if (!out) out = large       ? RewriteLargeWindow(w, knobs_)
                    : static_plane ? RewriteStatic(w, knobs_)
                                   : RewriteSymbolic(w, knobs_);

@@ -146,8 +146,11 @@ TEST(PoolScheduleTest, SameNumbersAcrossShapes) {
     Status s = SameNumbers(f, out);
     EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
     // Interior: the outputs whose whole window is inside, in x and in y.
+    // A stride-1 max of more than 9 taps is separable: vector rows whatever
+    // its interior.
     auto inside = [&](int64_t n) { return (n + t.p - t.k) / t.s + 1 - (t.p + t.s - 1) / t.s; };
-    EXPECT_EQ(Count(out).vectorized > 0, t.s <= 2 && inside(t.w) > 0 && inside(t.h) > 0)
+    const bool separable = std::string(t.op) == "max" && t.s == 1 && t.k * t.k > 9;
+    EXPECT_EQ(Count(out).vectorized > 0, separable || (t.s <= 2 && inside(t.w) > 0 && inside(t.h) > 0))
         << t.op << " " << t.h << "x" << t.w << " k" << t.k << " s" << t.s << " p" << t.p;
   }
 }
@@ -351,11 +354,53 @@ TEST(PoolScheduleTest, KnobPointsDifferAndComputeTheSameNumbers) {
   }
 }
 
+TEST(PoolScheduleTest, StaticStrideOneMaxAndMinOfMoreThanNineTapsAreSeparable) {
+  // SPP's 5 x 5 / 9 x 9 / 13 x 13 max pools over static planes (odd and
+  // even sizes, planes narrower than the window, no padding and padding
+  // wider than the plane): kh + kw row vectors an output row instead of a
+  // tree of kh * kw taps (or 169 masked tap rows). The same numbers as the
+  // lowered nest, min too; a 3 x 3 keeps its unrolled tree, a sum and a
+  // stride-2 max are not separable.
+  struct Case {
+    int64_t h, w, k, p;
+  };
+  for (const Case& t : {Case{20, 20, 5, 2}, Case{40, 37, 5, 2}, Case{20, 20, 9, 4}, Case{7, 11, 13, 6},
+                        Case{23, 19, 7, 0}, Case{3, 3, 5, 2}}) {
+    for (const char* op : {"max", "min"}) {
+      std::string text = Pool("max", 2, t.h, t.w, t.k, 1, t.p);
+      if (std::string(op) == "min") {
+        text = std::regex_replace(text, std::regex("T\\.max\\("), "T.min(");
+        text = std::regex_replace(text, std::regex("-inf"), "inf");
+      }
+      PrimFunc f = ParseFunc(text, "pool");
+      PrimFunc out = ScheduleWindowReductions(f);
+      ASSERT_NE(out, f) << op << " k" << t.k;
+      Census c = Count(out);
+      EXPECT_EQ(c.window_loops, 0) << op << " k" << t.k << "\n" << testing::Print(out);
+      EXPECT_EQ(c.tests, 0) << op << " k" << t.k;
+      EXPECT_EQ(c.vectorized, 3) << op << " k" << t.k << "\n" << testing::Print(out);
+      ASSERT_EQ(c.allocated.size(), 1u) << op << " k" << t.k;
+      EXPECT_NE(c.allocated[0].find("_window_rows"), std::string::npos);
+      Status s = SameNumbers(f, out);
+      EXPECT_TRUE(s.ok()) << op << " " << t.h << "x" << t.w << " k" << t.k << ": " << s.ToString();
+    }
+  }
+  for (const char* op : {"max", "sum"}) {
+    for (int64_t k : {3, 5}) {
+      PrimFunc f = ParseFunc(Pool(op, 2, 20, 20, k, std::string(op) == "max" && k == 5 ? 2 : 1, k / 2), "pool");
+      Census c = Count(ScheduleWindowReductions(f));
+      for (const std::string& a : c.allocated) EXPECT_EQ(a.find("_window_rows"), std::string::npos) << op << " k" << k;
+    }
+  }
+}
+
 TEST(PoolScheduleTest, LargeWindowsLoopOverTapsAroundVectorRows) {
   // 9 x 9 and 13 x 13 windows (81 and 169 taps > kMaxWindowTaps) keep their
   // tap loops, now outside the row: per tap one vector loop over the columns
   // its test passes at, the test on y one branch per row. Static planes
-  // (numbers against the lowered nest) and symbolic ones.
+  // (numbers against the lowered nest) and symbolic ones. A stride-1 max is
+  // separable instead on static planes too (a padded row of maxima over the
+  // tap rows, then the output row over it: no tap loop left).
   struct Case {
     const char* op;
     int64_t hw, k, s, p;
@@ -365,9 +410,12 @@ TEST(PoolScheduleTest, LargeWindowsLoopOverTapsAroundVectorRows) {
     PrimFunc out = ScheduleWindowReductions(f);
     ASSERT_NE(out, f) << t.op << " k" << t.k;
     Census c = Count(out);
-    EXPECT_EQ(c.window_loops, 2);
+    const bool separable = std::string(t.op) == "max" && t.s == 1;
+    EXPECT_EQ(c.window_loops, separable ? 0 : 2);
     EXPECT_EQ(c.tests, 0) << testing::Print(out);
-    EXPECT_EQ(c.vectorized, 2) << testing::Print(out);  // the init row and the tap row
+    // The init row and the tap row; separable: the padded row's init, its
+    // tap rows, the output row.
+    EXPECT_EQ(c.vectorized, separable ? 3 : 2) << testing::Print(out);
     Status s = SameNumbers(f, out);
     EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
     // Over a run-time plane: stride 1 only (stride 2 is left as lowered).

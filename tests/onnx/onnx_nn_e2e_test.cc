@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <string>
 
 #include "tests/onnx/onnx_e2e_util.h"
 
@@ -293,6 +295,82 @@ TEST(OnnxNnE2E, LayerInstanceNormConvTransposeEinsumResizePad) {
   ExpectNear((*out)[4], rsv, 0, "resize nearest");
   ExpectNear((*out)[5], padv, 0, "pad constant");
   EXPECT_EQ((*out)[5].shape(), (std::vector<int64_t>{1, 2, 4, 6}));
+}
+
+// Two-operand einsum by letters, in doubles: `out` letters index the result,
+// the others are summed (each letter's size from the operand that has it).
+std::vector<float> RefEinsum2(const std::string& ta, const std::vector<int64_t>& sa, const std::vector<float>& a,
+                              const std::string& tb, const std::vector<int64_t>& sb, const std::vector<float>& b,
+                              const std::string& out) {
+  std::map<char, int64_t> size;
+  for (size_t i = 0; i < ta.size(); ++i) size[ta[i]] = sa[i];
+  for (size_t i = 0; i < tb.size(); ++i) size[tb[i]] = sb[i];
+  std::string letters = out;
+  for (const auto& kv : size)
+    if (out.find(kv.first) == std::string::npos) letters += kv.first;
+  int64_t n_out = 1, total = 1;
+  for (char c : out) n_out *= size[c];
+  for (char c : letters) total *= size[c];
+  std::vector<double> acc(static_cast<size_t>(n_out), 0.0);
+  std::map<char, int64_t> at;
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t rest = flat;
+    for (size_t i = letters.size(); i-- > 0;) {
+      at[letters[i]] = rest % size[letters[i]];
+      rest /= size[letters[i]];
+    }
+    auto offset = [&](const std::string& t) {
+      int64_t o = 0;
+      for (char c : t) o = o * size[c] + at[c];
+      return o;
+    };
+    acc[static_cast<size_t>(offset(out))] += static_cast<double>(a[offset(ta)]) * b[offset(tb)];
+  }
+  return std::vector<float>(acc.begin(), acc.end());
+}
+
+TEST(OnnxNnE2E, EinsumAsMatmulAndOtherwise) {
+  // Two-operand float einsums that are one batched product become
+  // permute_dims + matmul (+ permute_dims of the result): attention's scores
+  // (B's contracted axis innermost), its values, a product whose result is
+  // permuted; odd sizes. One that sums over an operand alone keeps the
+  // einsum kernel. Each against a reference.
+  struct Case {
+    std::string eq;
+    std::vector<int64_t> sa, sb;
+    bool matmul;
+  };
+  const std::vector<Case> cases = {
+      {"bhqd,bhkd->bhqk", {2, 3, 5, 4}, {2, 3, 7, 4}, true},
+      {"bhqk,bhkd->bhqd", {2, 3, 5, 7}, {2, 3, 7, 4}, true},
+      {"bqd,bkd->kbq", {3, 5, 9}, {3, 6, 9}, true},
+      {"ij,kj->ki", {5, 17}, {3, 17}, true},
+      {"bhqd,bhkd->bhd", {2, 3, 5, 4}, {2, 3, 7, 4}, false},
+  };
+  for (const Case& c : cases) {
+    B m(17);
+    m.Input("a", TensorProto::FLOAT, std::vector<OnnxDim>(c.sa.begin(), c.sa.end()));
+    m.Input("b", TensorProto::FLOAT, std::vector<OnnxDim>(c.sb.begin(), c.sb.end()));
+    auto* e = m.Node("Einsum", {"a", "b"}, {"y"});
+    B::AttrString(e, "equation", c.eq);
+    m.Output("y");
+    std::string text = ImportText(m);
+    EXPECT_EQ(text.find("R.matmul(") != std::string::npos, c.matmul) << c.eq << "\n" << text;
+    EXPECT_EQ(text.find("R.einsum(") != std::string::npos, !c.matmul) << c.eq << "\n" << text;
+    int64_t na = 1, nb = 1;
+    for (int64_t d : c.sa) na *= d;
+    for (int64_t d : c.sb) nb *= d;
+    std::vector<float> av = Ramp(na, -1, 1, 31), bv = Ramp(nb, -1, 1, 32);
+    auto module = CompileOnnx(m);
+    ASSERT_TRUE(module.ok()) << c.eq << ": " << module.status().ToString();
+    auto out = RunMain(*module, {F32(c.sa, av), F32(c.sb, bv)});
+    ASSERT_TRUE(out.ok()) << c.eq << ": " << out.status().ToString();
+    size_t arrow = c.eq.find("->"), comma = c.eq.find(',');
+    ExpectNear((*out)[0],
+               RefEinsum2(c.eq.substr(0, comma), c.sa, av, c.eq.substr(comma + 1, arrow - comma - 1), c.sb, bv,
+                          c.eq.substr(arrow + 2)),
+               1e-5f, c.eq);
+  }
 }
 
 }  // namespace

@@ -72,6 +72,33 @@ TEST(OpResize, MethodsAndModes) {
   }
 }
 
+TEST(OpResize, LinearWholeMultipleWidthsByPhase) {
+  // Output widths s * W (s = 2..8) of static widths, half_pixel and
+  // asymmetric: the phase kernel (per input column the s outputs, borders
+  // clamped), the narrowest widths (2: no interior column with half_pixel at
+  // s = 2), odd widths, heights up and down, batches; against the reference.
+  struct Case {
+    Shape s;
+    int64_t oh, ow;
+    std::string mode;
+  };
+  const Case cases[] = {
+      {{1, 2, 5, 7}, 10, 14, "half_pixel"}, {{2, 1, 4, 5}, 3, 15, "half_pixel"}, {{1, 1, 3, 2}, 6, 4, "half_pixel"},
+      {{1, 3, 2, 3}, 4, 24, "half_pixel"},  {{1, 1, 4, 17}, 8, 68, "half_pixel"}, {{1, 2, 5, 7}, 9, 14, "asymmetric"},
+      {{1, 1, 3, 2}, 3, 6, "asymmetric"},   {{1, 1, 2, 9}, 5, 27, "asymmetric"},
+  };
+  uint64_t seed = 40;
+  for (const Case& c : cases) {
+    Tensor x = RandomTensor(c.s, DType::Float32(), seed++);
+    std::vector<double> want = RefResize(c.s, ToDoubles(x), c.oh, c.ow, "linear", c.mode, "");
+    std::string expr = "R.image.resize2d(x, R.shape([" + std::to_string(c.oh) + ", " + std::to_string(c.ow) +
+                       "]), method=\"linear\", coordinate_transformation_mode=\"" + c.mode + "\")";
+    auto r = RunMain(OneOpModule({"x: " + TensorType(c.s)}, expr), {x});
+    ASSERT_TRUE(r.ok()) << expr << ": " << r.status().ToString();
+    EXPECT_TRUE(AllClose(r->at(0), want, {c.s[0], c.s[1], c.oh, c.ow}, 1e-5, 1e-5)) << expr;
+  }
+}
+
 TEST(OpResize, NhwcWithSizeAttribute) {
   Shape nhwc{1, 3, 4, 2};
   Tensor x = RandomTensor(nhwc, DType::Float32(), 9);

@@ -128,6 +128,61 @@ TEST(OpScan, TopK) {
   EXPECT_TRUE(AllClose(r->at(6), values, out));
 }
 
+TEST(OpScan, TopKOfLongRowsWithTiesAndSortedRows) {
+  // The heap kernel: rows far longer than k, odd k (a heap whose last inner
+  // node has one child), many ties (integers in [-4, 4]: every kept value
+  // ties with others, the order must stay value then lower index), rows
+  // already sorted best first, worst first (every element enters) and
+  // constant, k = the whole row, and the reduced axis not innermost.
+  Shape s = {3, 1001};
+  Tensor x = RandomTensor(s, DType::Int32(), 64, -4.5, 4.5);
+  std::vector<float> ramps;
+  for (int64_t r = 0; r < 3; ++r)
+    for (int64_t i = 0; i < 257; ++i) ramps.push_back(r == 0 ? static_cast<float>(i) : r == 1 ? static_cast<float>(-i) : 2.5f);
+  Tensor g = MakeTensor({3, 257}, DType::Float32(), std::vector<double>(ramps.begin(), ramps.end()));
+  Tensor f = RandomTensor({2, 300, 3}, DType::Float32(), 65);
+  auto r = RunMain(OneOpModule({"x: " + TensorType(s, "int32"), "g: " + TensorType({3, 257}),
+                                "f: " + TensorType({2, 300, 3})},
+                               "(R.topk(x, k=37)[0], R.topk(x, k=37)[1], "
+                               "R.topk(x, k=100, largest=False)[1], "
+                               "R.topk(g, k=64)[1], R.topk(g, k=257, largest=False)[1], "
+                               "R.topk(f, k=21, axis=1)[0], R.topk(f, k=21, axis=1)[1])"),
+                   {x, g, f});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->size(), 7u);
+  std::vector<double> xv = ToDoubles(x), gv = ToDoubles(g), fv = ToDoubles(f), values, indices;
+  Shape out;
+  TopK(xv, s, 1, 37, true, &values, &indices, &out);
+  EXPECT_TRUE(AllClose(r->at(0), values, out));
+  EXPECT_TRUE(AllClose(r->at(1), indices, out));
+  TopK(xv, s, 1, 100, false, &values, &indices, &out);
+  EXPECT_TRUE(AllClose(r->at(2), indices, out));
+  TopK(gv, {3, 257}, 1, 64, true, &values, &indices, &out);
+  EXPECT_TRUE(AllClose(r->at(3), indices, out));
+  TopK(gv, {3, 257}, 1, 257, false, &values, &indices, &out);
+  EXPECT_TRUE(AllClose(r->at(4), indices, out));
+  TopK(fv, {2, 300, 3}, 1, 21, true, &values, &indices, &out);
+  EXPECT_TRUE(AllClose(r->at(5), values, out));
+  EXPECT_TRUE(AllClose(r->at(6), indices, out));
+}
+
+TEST(OpScan, CumsumOverMiddleAndLeadingAxesOfOddSizes) {
+  // The axis loop between the axes before and after it: inner rows of odd
+  // width (vector remainders), a leading axis, exclusive forms.
+  Shape s = {3, 129, 37};
+  Tensor x = RandomTensor(s, DType::Float32(), 66, -1.0, 1.0);
+  auto r = RunMain(OneOpModule({"x: " + TensorType(s)},
+                               "(R.cumsum(x, axis=1), R.cumsum(x, axis=0, exclusive=True), "
+                               "R.cumprod(x, axis=1, exclusive=True), R.cumsum(x, axis=2))"),
+                   {x});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  std::vector<double> xv = ToDoubles(x);
+  EXPECT_TRUE(AllClose(r->at(0), Scan(xv, s, 1, false, false), s, 1e-4, 1e-4));
+  EXPECT_TRUE(AllClose(r->at(1), Scan(xv, s, 0, false, true), s, 1e-4, 1e-4));
+  EXPECT_TRUE(AllClose(r->at(2), Scan(xv, s, 1, true, true), s, 1e-4, 1e-4));
+  EXPECT_TRUE(AllClose(r->at(3), Scan(xv, s, 2, false, false), s, 1e-4, 1e-4));
+}
+
 TEST(OpScan, SymbolicShapes) {
   std::vector<std::string> params = {"x: R.Tensor((\"n\", 3), \"float32\")"};
   EXPECT_EQ(InferredType(params, "R.cumsum(x)"), "R.Tensor((n * 3,), dtype=\"float32\")");
