@@ -633,6 +633,34 @@ TEST(ConvSymbolicScheduleTest, NarrowSymbolicStridedRowsTakePhasePlanes) {
   CheckNumbers(SymCase{8, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2}, 1, few, 1);
 }
 
+TEST(ConvSymbolicScheduleTest, WideSymbolicRowsTake48And32ColumnTiles) {
+  // PP-OCRv4 det's 3 x 3 96 -> 24 on rows of 160 (H and W symbolic): rows
+  // of 48 columns and more take tiles of 8 channels x 48 columns (24
+  // accumulators), then at most two of 32, covering the row's 16-column
+  // vectors exactly (160 = 2 x 48 + 2 x 32), where tiles of 8 x 32 alone
+  // had 16 accumulators (and 80 columns computed 96).
+  PrimFunc f = LowerConv(SymCase{16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1);
+  ASSERT_NE(f, nullptr);
+  const auto shapes = AccShapes(f);
+  EXPECT_NE(std::find(shapes.begin(), shapes.end(), std::make_pair<int64_t, int64_t>(8, 48)), shapes.end());
+  EXPECT_NE(std::find(shapes.begin(), shapes.end(), std::make_pair<int64_t, int64_t>(8, 32)), shapes.end());
+  TileCensus c = CountTiles(f);
+  EXPECT_EQ(c.guarded, 0);
+  EXPECT_EQ(c.global_updates, 0);
+  // Output widths of every k = ceil(W / 16) modulo 3 (k % 3 == 0: 48-column
+  // tiles only, the last moved back when W is not 16k (81 to 95); 1: two
+  // 32-column tiles; 2: one), on and off multiples of 16, on both sides of
+  // 64 (the flat planes below it).
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t wo : {64, 65, 80, 90, 96, 100, 112, 113, 144, 150, 160}) sizes.push_back({3, wo});
+  CheckNumbers(SymCase{5, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1, sizes, 1);
+  CheckNumbers(SymCase{4, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bias4_relu"}, 2, sizes, 2);
+  // 6 output channels (tiles of 6 x 48: 18 accumulators); stride 2 (the
+  // column phases of wide rows).
+  CheckNumbers(SymCase{4, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 1, {{2, 100}, {4, 160}}, 1);
+  CheckNumbers(SymCase{3, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, 1, {{4, 180}, {5, 321}}, 1);
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
