@@ -309,7 +309,31 @@ Stmt SymConvKernel::Row(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& w
     chain = std::make_shared<IfThenElseNode>(Fits(wo, *it), Tiles(o0, y, wo, *it), chain);
   }
   if (flat_) chain = std::make_shared<IfThenElseNode>(FlatWideFits(wo), Tiles(o0, y, wo, kFlatTileWidth), chain);
+  else if (!spatial_ && mr_ * (kFlatTileWidth / 16) <= kMaxTileAccumulators) {
+    chain = std::make_shared<IfThenElseNode>(Fits(wo, kFlatTileWidth), WideRowTiles(o0, y, wo), chain);
+  }
   return chain;
+}
+
+Stmt SymConvKernel::WideRowTiles(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo) {
+  // k 16-column vectors cover the row; b = (3 - k % 3) % 3 tiles of 32 and
+  // a = (k - 2b) / 3 of 48 make exactly 16k columns (k >= 3 here).
+  const int64_t wide = kFlatTileWidth, narrow = kTileWidths[0];
+  PrimExpr k = Div(wo + I64(15), I64(16));
+  PrimExpr b = arith::Simplify(Mod(I64(3) - Mod(k, I64(3)), I64(3)));
+  PrimExpr a = arith::Simplify(Div(k - b * I64(2), I64(3)));
+  Var xa = MakeVar("xt" + std::to_string(wide)), x0a = MakeVar("x0_" + std::to_string(wide));
+  Var xb = MakeVar("xt" + std::to_string(narrow)), x0b = MakeVar("x0_" + std::to_string(narrow));
+  // With no 32-column tile (b == 0) the last 48-column tile may pass the
+  // row's end by up to 15 columns: moved back to end at it, like Tiles.
+  Stmt wides = MakeFor(xa, a, ForKind::kSerial,
+                       std::make_shared<LetStmtNode>(x0a, Min(PrimExpr(xa) * I64(wide), wo - I64(wide)),
+                                                     Tile(o0, y, PrimExpr(x0a), wide)));
+  Stmt narrows = MakeFor(xb, b, ForKind::kSerial,
+                         std::make_shared<LetStmtNode>(
+                             x0b, Min(a * I64(wide) + PrimExpr(xb) * I64(narrow), wo - I64(narrow)),
+                             Tile(o0, y, PrimExpr(x0b), narrow)));
+  return Seq({wides, narrows});
 }
 
 PrimExpr SymConvKernel::FlatWideFits(const PrimExpr& wo) const {

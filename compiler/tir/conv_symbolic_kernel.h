@@ -308,6 +308,14 @@ class SymConvKernel {
   // The row's columns in tiles of the widest width that fits it.
   Stmt Row(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo);
 
+  // A row of image columns (not flat) of at least kFlatTileWidth columns:
+  // tiles of 48 columns, then at most two of 32 (the last moved back to end
+  // at wo), that together cover the row's 16-column vectors exactly
+  // (160 = 2 x 48 + 2 x 32). 8 channels x 48 columns are 24 accumulators,
+  // three vector loads and eight broadcasts per 24 FMAs, against two and
+  // eight per 16 in 8 x 32 tiles.
+  Stmt WideRowTiles(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo);
+
   // Whether a flat row of `wo` columns takes tiles of kFlatTileWidth: it
   // fits, and its last tile (moved back) recomputes no more columns than
   // 32-column tiles would (a row of 160: 4 x 48 computed 192, 5 x 32 160).

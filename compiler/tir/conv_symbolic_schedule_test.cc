@@ -633,6 +633,74 @@ TEST(ConvSymbolicScheduleTest, NarrowSymbolicStridedRowsTakePhasePlanes) {
   CheckNumbers(SymCase{8, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 2}, 1, few, 1);
 }
 
+// The widths of the accumulator tiles of `rows` channels whose taps read a
+// buffer named ..`suffix` (the padded image rows: "_padded"; the flat
+// planes: "_phase_planes").
+std::vector<int64_t> TileWidthsReading(const Stmt& body, int64_t rows, const std::string& suffix) {
+  struct Reads : StmtExprVisitor {
+    std::string suffix;
+    bool found = false;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>()) {
+        const std::string& n = l->buffer->name;
+        found |= n.size() >= suffix.size() && n.compare(n.size() - suffix.size(), suffix.size(), suffix) == 0;
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  };
+  struct Find : StmtExprVisitor {
+    int64_t rows;
+    std::string suffix;
+    std::vector<int64_t> widths;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* a = As<AllocateNode>(s); a != nullptr && a->buffer->name == "acc") {
+        const int64_t* r = nest::ConstInt(a->buffer->shape[0]);
+        const int64_t* w = nest::ConstInt(a->buffer->shape[1]);
+        Reads reads;
+        reads.suffix = suffix;
+        reads.VisitStmt(a->body);
+        if (r != nullptr && w != nullptr && *r == rows && reads.found) widths.push_back(*w);
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } find;
+  find.rows = rows;
+  find.suffix = suffix;
+  find.VisitStmt(body);
+  return find.widths;
+}
+
+TEST(ConvSymbolicScheduleTest, WideSymbolicRowsTake48And32ColumnTiles) {
+  // PP-OCRv4 det's 3 x 3 96 -> 24 on rows of 160 (H and W symbolic): rows
+  // of 48 columns and more take tiles of 8 channels x 48 columns (24
+  // accumulators), then at most two of 32, covering the row's 16-column
+  // vectors exactly (160 = 2 x 48 + 2 x 32), where tiles of 8 x 32 alone
+  // had 16 accumulators (and 80 columns computed 96).
+  PrimFunc f = LowerConv(SymCase{16, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1);
+  ASSERT_NE(f, nullptr);
+  // The image rows' tiles (the flat planes of narrower rows have a
+  // widened last tile of 48 flat columns of their own).
+  std::vector<int64_t> widths = TileWidthsReading(f->body, 8, "_padded");
+  std::sort(widths.begin(), widths.end());
+  widths.erase(std::unique(widths.begin(), widths.end()), widths.end());
+  EXPECT_EQ(widths, (std::vector<int64_t>{1, 8, 16, 32, 48}));
+  TileCensus c = CountTiles(f);
+  EXPECT_EQ(c.guarded, 0);
+  EXPECT_EQ(c.global_updates, 0);
+  // Output widths of every k = ceil(W / 16) modulo 3 (k % 3 == 0: 48-column
+  // tiles only, the last moved back when W is not 16k (81 to 95); 1: two
+  // 32-column tiles; 2: one), on and off multiples of 16, on both sides of
+  // 64 (the flat planes below it).
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t wo : {64, 65, 80, 90, 96, 100, 112, 113, 144, 150, 160}) sizes.push_back({3, wo});
+  CheckNumbers(SymCase{5, 24, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 1, sizes, 1);
+  CheckNumbers(SymCase{4, 16, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bias4_relu"}, 2, sizes, 2);
+  // 6 output channels (tiles of 6 x 48: 18 accumulators); stride 2 (the
+  // column phases of wide rows).
+  CheckNumbers(SymCase{4, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 1, {{2, 100}, {4, 160}}, 1);
+  CheckNumbers(SymCase{3, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, 1, {{4, 180}, {5, 321}}, 1);
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
