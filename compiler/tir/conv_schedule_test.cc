@@ -143,6 +143,21 @@ TEST(ConvScheduleTest, StridedSingleChannelFilterLongerThanAnUnrolledWindowTakes
   CheckConv(short_window, 1);
 }
 
+TEST(ConvScheduleTest, StridedSingleChannelFilterLongerThanAnUnrolledWindowTakesTheTilesOnAShortRowToo) {
+  // A row short enough for the strided depthwise schedule's band in L1
+  // (depthwise_schedule.h): that schedule unrolls every tap in each tile
+  // (hundreds of KB of code for 256 taps), so it leaves such windows to
+  // the tiles as well, whose tap loop stays a loop (one FMA).
+  ConvCase k{1, 1, 1, 1200, 1, 1, 256};
+  k.sw = 2;
+  k.pl = k.pr = 127;
+  Census c = Count(LowerConv(k, 1));
+  EXPECT_EQ(c.fma, 1);
+  EXPECT_TRUE(Allocates(c, "_padded"));
+  EXPECT_FALSE(Allocates(c, "_phases"));
+  CheckConv(k, 1);
+}
+
 TEST(ConvScheduleTest, PointwiseConvReadsItsInputInPlace) {
   // 1x1, stride 1, no padding: no packed copy of the input; a strided or
   // padded 1x1 still packs.
