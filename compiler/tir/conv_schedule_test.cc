@@ -117,6 +117,47 @@ TEST(ConvScheduleTest, NonConvolutionsAreLeftAlone) {
   EXPECT_EQ(ScheduleConvs(pf, 8), pf);
 }
 
+TEST(ConvScheduleTest, StridedSingleChannelFilterLongerThanAnUnrolledWindowTakesTheTiles) {
+  // One input and one output channel with a stride is left to the window
+  // schedule only while that unrolls the window: a 1 x 256 / 2 filter (a
+  // 1-D low-pass before decimation, lifted to conv2d) takes the tiles,
+  // its input split into the 2 column phases; a 1 x 9 / 2 one stays. The
+  // row is too long for the strided depthwise schedule's band in L1
+  // (depthwise_schedule.h), which would come first.
+  ConvCase k{1, 1, 1, 10000, 1, 1, 256};
+  k.sw = 2;
+  k.pl = k.pr = 127;
+  k.epilogue = "bias_relu6";
+  ASSERT_GT(k.kh * k.kw, MaxUnrolledWindowTaps());
+  Census c = Count(LowerConv(k, 1));
+  EXPECT_GE(c.fma, 1);
+  EXPECT_TRUE(Allocates(c, "_padded"));
+  CheckConv(k, 1);
+  CheckConv(k, 2);
+  ConvCase short_window = k;
+  short_window.kw = 9;
+  short_window.pl = short_window.pr = 4;
+  Census s = Count(LowerConv(short_window, 1));
+  EXPECT_FALSE(Allocates(s, "_padded"));
+  EXPECT_LT(s.max_depth, 7);
+  CheckConv(short_window, 1);
+}
+
+TEST(ConvScheduleTest, StridedSingleChannelFilterLongerThanAnUnrolledWindowTakesTheTilesOnAShortRowToo) {
+  // A row short enough for the strided depthwise schedule's band in L1
+  // (depthwise_schedule.h): that schedule unrolls every tap in each tile
+  // (hundreds of KB of code for 256 taps), so it leaves such windows to
+  // the tiles as well, whose tap loop stays a loop (one FMA).
+  ConvCase k{1, 1, 1, 1200, 1, 1, 256};
+  k.sw = 2;
+  k.pl = k.pr = 127;
+  Census c = Count(LowerConv(k, 1));
+  EXPECT_EQ(c.fma, 1);
+  EXPECT_TRUE(Allocates(c, "_padded"));
+  EXPECT_FALSE(Allocates(c, "_phases"));
+  CheckConv(k, 1);
+}
+
 TEST(ConvScheduleTest, PointwiseConvReadsItsInputInPlace) {
   // 1x1, stride 1, no padding: no packed copy of the input; a strided or
   // padded 1x1 still packs.

@@ -17,6 +17,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/tir/compiled_test_util.h"
+#include "compiler/tir/pool_schedule.h"
 #include "compiler/params/param_file.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/stmt_functor.h"
@@ -147,10 +148,10 @@ inline size_t MaxParamRank(const PrimFunc& f) {
   return rank;
 }
 
-// One input and one output channel per group, with a stride: left to the
-// window schedule (pool_schedule.h).
+// One input and one output channel per group, with a stride and a window
+// it unrolls: left to the window schedule (pool_schedule.h).
 inline bool StridedDepthwise(const ConvCase& k) {
-  return k.c == k.groups && k.o == k.groups && (k.sh > 1 || k.sw > 1);
+  return k.c == k.groups && k.o == k.groups && (k.sh > 1 || k.sw > 1) && k.kh * k.kw <= MaxUnrolledWindowTaps();
 }
 
 // The deepest nesting of loops in a statement.

@@ -13,6 +13,7 @@
 #include "compiler/tir/depthwise_direct.h"
 #include "compiler/tir/conv_match.h"
 #include "compiler/tir/nest_util.h"
+#include "compiler/tir/pool_schedule.h"
 #include "compiler/tir/stmt_functor.h"
 
 namespace kiln {
@@ -95,10 +96,15 @@ bool TakesUnitStride(const ConvNest& cv, int64_t mode) {
   return flat || (cv.wo >= kMinUnitStrideWidth && cv.wo <= kMaxRuleUnitStrideWidth);
 }
 
-// Whether the plane is this schedule's but for its band's size.
+// Whether the plane is this schedule's but for its band's size. Each tile
+// unrolls every tap: windows longer than the window schedule unrolls
+// (kMaxWindowTaps) go to the conv tiles, whose tap loop stays a loop (a
+// 1 x 256 / 2 filter over 1370 columns was 387 KB of code, refetched from
+// beyond L2 on each call inside a model).
 bool HandlesAnySize(const ConvNest& cv, int64_t unit_stride) {
   return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 && cv.ho > 0 && cv.wo > 0 &&
-         cv.n > 0 && cv.o > 0 && (cv.sh > 1 || cv.sw > 1 || TakesUnitStride(cv, unit_stride));
+         cv.n > 0 && cv.o > 0 && cv.kh * cv.kw <= kMaxWindowTaps &&
+         (cv.sh > 1 || cv.sw > 1 || TakesUnitStride(cv, unit_stride));
 }
 
 bool Handles(const ConvNest& cv, int64_t unit_stride) {

@@ -366,5 +366,7 @@ PrimFunc ScheduleWindowReductions(const PrimFunc& func, const ScheduleKnobs& kno
   return rewriter.changed ? WithBody(func, body) : func;
 }
 
+int64_t MaxUnrolledWindowTaps(const ScheduleKnobs& knobs) { return ResolveKnobs(knobs).max_taps; }
+
 }  // namespace tir
 }  // namespace kiln

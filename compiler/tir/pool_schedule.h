@@ -69,6 +69,11 @@ constexpr int64_t kMaxWindowTaps = 64;
 // knobs give the rules.
 ir::PrimFunc ScheduleWindowReductions(const ir::PrimFunc& func, const ScheduleKnobs& knobs = {});
 
+// The most taps a window may have for ScheduleWindowReductions to unroll it
+// under `knobs` (kMaxWindowTaps, or the pool.taps knob). Larger windows take
+// the tap-loop form, whose accumulator goes through memory once per tap.
+int64_t MaxUnrolledWindowTaps(const ScheduleKnobs& knobs = {});
+
 }  // namespace tir
 }  // namespace kiln
 
