@@ -13,6 +13,7 @@
 #include <random>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/tune/cache_evict.h"
 #include "runtime/kernel_call.h"
 #include "runtime/native_library.h"
 #include "runtime/tensor.h"
@@ -98,8 +99,11 @@ bool WriteValue(int fd, T v) {
     WriteAll(fd, t.raw_data(), t.NumBytes());
   }
   for (int k = 0; k < options.warmup; ++k) call();
+  std::unique_ptr<CacheEvictor> evictor;
+  if (options.cold_cache) evictor = std::make_unique<CacheEvictor>(options.cold_cache_bytes);
   std::vector<double> times;
   for (int k = 0; k < options.repeats; ++k) {
+    if (evictor) evictor->Evict();
     auto t0 = std::chrono::steady_clock::now();
     call();
     auto t1 = std::chrono::steady_clock::now();

@@ -63,6 +63,11 @@ struct RunnerOptions {
   // With `command` empty: the host measuring program (kiln-measure-host) to
   // exec per candidate; empty: a forked child without exec.
   std::string host_program;
+  // Cold-cache timing (cache_evict.h): before each timed run the measuring
+  // process reads cold_cache_bytes (0: twice its machine's last-level cache)
+  // so the kernel's operands come from memory. The flush is not timed.
+  bool cold_cache = false;
+  int64_t cold_cache_bytes = 0;
 };
 
 enum class MeasureState : uint8_t { kOk, kBuildFailed, kCrashed, kTimedOut, kRunFailed, kWrong };

@@ -113,6 +113,8 @@ Measurement RunJob(const std::vector<uint8_t>& shared_object, const std::string&
     for (int64_t e : shapes[k]) job << " " << e;
     job << " " << inputs.back() << "\n";
   }
+  // An optional last line, so a job without it reads as before.
+  if (options.cold_cache) job << "cold_cache_bytes " << options.cold_cache_bytes << "\n";
   std::string job_path = dir.File("job.txt");
   std::string job_text = job.str();
   if (!WriteFile(job_path, job_text.data(), job_text.size()))

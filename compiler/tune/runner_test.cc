@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "compiler/tir/schedule/schedule_test_util.h"
+#include "compiler/tune/cache_evict.h"
 #include "compiler/tune/lower.h"
 #include "compiler/tune/runner.h"
 #include "compiler/tune/space.h"
@@ -157,6 +158,48 @@ def relu(x: T.handle, y: T.handle):
   Measurement m = Measure(LowerWithDefaultSchedule(f, 1), Options());
   EXPECT_EQ(m.state, MeasureState::kBuildFailed);
   EXPECT_NE(m.message.find("symbolic shape"), std::string::npos) << m.message;
+}
+
+// --cold-cache in both children (the forked one and kiln-measure-host): the
+// flush before each timed run leaves the numbers the default schedule's.
+TEST_P(RunnerTest, ColdCacheKeepsTheNumbers) {
+  ir::PrimFunc f = ParseFunc(kScale, "scale");
+  Measurement ref = Measure(LowerWithDefaultSchedule(f, 1), Options());
+  ASSERT_TRUE(ref.ok()) << ref.message;
+  RunnerOptions cold = Options();
+  cold.cold_cache = true;
+  cold.cold_cache_bytes = 2 << 20;
+  Measurement m = Measure(LowerWithDefaultSchedule(f, 1), cold, &ref);
+  EXPECT_TRUE(m.ok()) << MeasureStateName(m.state) << ": " << m.message;
+  EXPECT_EQ(m.times_us.size(), 3u);
+}
+
+// kiln-measure-host reads the job's optional cold_cache_bytes line; a bad one
+// is its job error (exit 3), which the runner reports with the message.
+TEST(RunnerHostProgramTest, ABadColdCacheLineIsTheProgramsError) {
+  RunnerOptions o;
+  o.repeats = 3;
+  o.timeout_s = 20;
+  o.measure_program = KILN_MEASURE_HOST_PROGRAM;
+  o.command = "sh -c 'sed -i \"s/^cold_cache_bytes .*/cold_cache_bytes -1/\" \"$2\"; exec \"$1\" \"$2\"' sh";
+  o.cold_cache = true;
+  Measurement m = Measure(LowerWithDefaultSchedule(ParseFunc(kScale, "scale"), 1), o);
+  EXPECT_EQ(m.state, MeasureState::kRunFailed);
+  EXPECT_NE(m.message.find("kiln-measure-host: job: bad 'cold_cache_bytes'"), std::string::npos) << m.message;
+  // The same job with the line as written runs.
+  o.command = "env";
+  m = Measure(LowerWithDefaultSchedule(ParseFunc(kScale, "scale"), 1), o);
+  EXPECT_TRUE(m.ok()) << m.message;
+}
+
+// The default flush is twice the last-level cache; an explicit size is kept.
+TEST(CacheEvictTest, Sizes) {
+  EXPECT_GE(LastLevelCacheBytes(), int64_t{1} << 20);
+  EXPECT_EQ(DefaultColdCacheBytes(), 2 * LastLevelCacheBytes());
+  EXPECT_EQ(CacheEvictor(0).bytes(), DefaultColdCacheBytes());
+  CacheEvictor e(3 << 20);
+  EXPECT_EQ(e.bytes(), 3 << 20);
+  e.Evict();
 }
 
 TEST(RunnerHostProgramTest, AMissingProgramIsARunFailure) {

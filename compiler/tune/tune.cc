@@ -223,7 +223,8 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Start(const ir::PrimFunc& func, Da
   sum.best_us = s->best_candidate_us > 0 ? std::min(sum.default_us, s->best_candidate_us) : sum.default_us;
   const bool evolutionary = options.search == SearchKind::kEvolutionary;
   progress << "tune " << func->name << " (workload " << sum.workload << ", " << s->target << ", "
-           << (evolutionary ? "evolutionary search" : "random search") << "): default schedule " << Us(sum.default_us);
+           << (evolutionary ? "evolutionary search" : "random search")
+           << (options.runner.cold_cache ? ", cold cache" : "") << "): default schedule " << Us(sum.default_us);
   if (sum.prior_trials > 0)
     progress << "; " << sum.prior_trials << " trials in the database, best " << Us(sum.best_us);
   progress << "\n";

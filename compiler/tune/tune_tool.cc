@@ -40,6 +40,10 @@ const char kUsage[] =
     "                      builds with kiln-compile --threads T only\n"
     "  --repeats R         timed runs per candidate, the median is kept (default 7)\n"
     "  --timeout SECONDS   per candidate (default 10)\n"
+    "  --cold-cache[=SIZE] before each timed run, read SIZE bytes (default: twice the last-level\n"
+    "                      cache; 64M, 1G) so the kernel's operands come from memory, as large\n"
+    "                      weights do in a model; the flush is not timed. Keep such records in\n"
+    "                      a database of their own\n"
     "  --search KIND       evolutionary (default: mutations ranked by a learned cost model,\n"
     "                      an epsilon share of random points) or random\n"
     "  --space KIND        all (default), default (the default schedules' knobs: tile\n"
@@ -64,6 +68,23 @@ bool ParseInt(const std::string& s, long long lo, long long* out) {
   long long v = strtoll(s.c_str(), &end, 10);
   if (s.empty() || *end != '\0' || v < lo) return false;
   *out = v;
+  return true;
+}
+
+// "64M", "1G", "512K", "67108864": at least 1 MiB (smaller flushes nothing
+// a kernel's operands would miss), at most 64 GiB.
+bool ParseBytes(const std::string& s, int64_t* out) {
+  char* end = nullptr;
+  long long v = strtoll(s.c_str(), &end, 10);
+  if (s.empty() || end == s.c_str() || v <= 0) return false;
+  int shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10, ++end;
+  else if (*end == 'M' || *end == 'm') shift = 20, ++end;
+  else if (*end == 'G' || *end == 'g') shift = 30, ++end;
+  if (*end != '\0' || v > (int64_t{64} << 30) >> shift) return false;
+  int64_t bytes = static_cast<int64_t>(v) << shift;
+  if (bytes < (int64_t{1} << 20)) return false;
+  *out = bytes;
   return true;
 }
 
@@ -132,6 +153,13 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (a == "-h" || a == "--help") {
       out << kUsage;
       return 0;
+    } else if (a == "--cold-cache") {
+      // The value only after '=': a flag that may stand alone.
+      options.runner.cold_cache = true;
+      if (has_value && !ParseBytes(value, &options.runner.cold_cache_bytes)) {
+        err << "kiln-tune: --cold-cache=SIZE must be a size of at least 1M like 64M or 1G, got '" << value << "'\n";
+        return 2;
+      }
     } else if (a == "--function" || a == "--db" || a == "--trials" || a == "--seed" || a == "--threads" ||
                a == "--repeats" || a == "--timeout" || a == "--search" || a == "--space" || a == "--batch" ||
                a == "--cost-model" || a == "--space-file" || a == "--target" || a == "--cpu" || a == "--runner" ||

@@ -1,6 +1,6 @@
 // kiln-tune's logic (tools/kiln-tune/main.cc is a thin main):
 //   kiln-tune MODULE.relax --function NAME --db DIR [--trials N] [--seed S]
-//             [--threads T] [--timeout SECONDS] [--repeats R]
+//             [--threads T] [--timeout SECONDS] [--repeats R] [--cold-cache[=SIZE]]
 //             [--space all|default|generic|REGISTERED] [--space-file FILE]
 //             [--target TRIPLE [--cpu NAME]] [--runner "CMD"] [--measure-program PATH]
 // tunes the PrimFunc NAME of the module (its text as written) and appends

@@ -15,6 +15,10 @@
  *   warmup W
  *   repeats R
  *   args N            then N lines: NDIM EXTENTS... PATH (raw float32)
+ *   cold_cache_bytes B  optional (kiln-tune --cold-cache): before each timed
+ *                     run, read B bytes (0: 64 MiB) of a buffer, untimed, so
+ *                     the kernel's operands come from memory
+ *                     (compiler/tune/cache_evict.h says why a read flush)
  * It loads the library, reads the arguments, runs the kernel once and
  * writes every argument to PATH.out (the tuner compares them with the
  * default schedule's), then W warm-up runs and R timed ones, printing
@@ -34,6 +38,9 @@
 #define MAX_ARGS 32
 #define MAX_DIMS 8
 #define MAX_THREADS 256
+
+/* Where the cold-cache flush's sum goes, so the compiler keeps its loads. */
+volatile uint64_t g_flush_sink;
 
 static int fail(const char* what, const char* detail) {
   fprintf(stderr, "kiln-measure: %s%s%s\n", what, detail ? ": " : "", detail ? detail : "");
@@ -248,7 +255,21 @@ int main(int argc, char** argv) {
     tensors[a].shape = shapes[a];
     args[a].tensor = &tensors[a];
   }
+  long long cold_bytes = -1; /* < 0: warm */
+  char key[64];
+  if (fscanf(job, "%63s", key) == 1) {
+    if (strcmp(key, "cold_cache_bytes") != 0 || fscanf(job, "%lld", &cold_bytes) != 1 || cold_bytes < 0)
+      return fail("job: bad 'cold_cache_bytes'", NULL);
+    if (cold_bytes == 0) cold_bytes = 64ll << 20;
+  }
   fclose(job);
+  uint64_t* flush = NULL;
+  size_t flush_words = cold_bytes > 0 ? (size_t)(cold_bytes / 8) : 0;
+  if (flush_words > 0) {
+    flush = (uint64_t*)malloc(flush_words * sizeof(uint64_t));
+    if (!flush) return fail("out of memory (cold_cache_bytes)", NULL);
+    for (size_t i = 0; i < flush_words; ++i) flush[i] = i;
+  }
 
   void* lib = dlopen(lib_path, RTLD_NOW | RTLD_LOCAL);
   if (!lib) return fail("dlopen", dlerror());
@@ -285,6 +306,11 @@ int main(int argc, char** argv) {
   for (int k = 0; k < warmup; ++k)
     if (fn(&env, args, nargs) != 0) return 2;
   for (int k = 0; k < repeats; ++k) {
+    if (flush) {
+      uint64_t sum = 0;
+      for (size_t i = 0; i < flush_words; i += 8) sum += flush[i]; /* one load per 64-byte line */
+      g_flush_sink = sum;
+    }
     double t0 = now_us();
     if (fn(&env, args, nargs) != 0) return 2;
     printf("time_us %.3f\n", now_us() - t0);

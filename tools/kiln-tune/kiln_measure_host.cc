@@ -20,12 +20,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <iterator>
 #include <chrono>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "compiler/tune/cache_evict.h"
 #include "runtime/kernel_call.h"
 #include "runtime/native_library.h"
 #include "runtime/tensor.h"
@@ -47,6 +49,7 @@ struct Job {
   int threads = 1, warmup = 0, repeats = 1;
   std::vector<std::vector<int64_t>> shapes;
   std::vector<std::string> paths;
+  int64_t cold_cache_bytes = -1;  // < 0: warm; 0: tune::DefaultColdCacheBytes()
 };
 
 bool Key(std::istream& in, const char* key, std::string* value) {
@@ -87,6 +90,15 @@ std::string ReadJob(const std::string& path, Job* job) {
     if (!(in >> p)) return "job: missing data file of argument " + std::to_string(a);
     job->shapes.push_back(std::move(shape));
     job->paths.push_back(std::move(p));
+  }
+  // Optional: kiln-tune --cold-cache.
+  std::string key, v;
+  if (in >> key) {
+    char* end = nullptr;
+    if (key != "cold_cache_bytes" || !(in >> v)) return "job: bad 'cold_cache_bytes'";
+    long long n = std::strtoll(v.c_str(), &end, 10);
+    if (end == v.c_str() || *end != '\0' || n < 0) return "job: bad 'cold_cache_bytes'";
+    job->cold_cache_bytes = n;
   }
   return "";
 }
@@ -139,7 +151,11 @@ int Run(const std::string& job_path) {
   }
   for (int k = 0; k < job.warmup; ++k)
     if (!call().ok()) return kKernelError;
+  // Cold cache (cache_evict.h): the flush before each timed call, untimed.
+  std::unique_ptr<tune::CacheEvictor> evictor;
+  if (job.cold_cache_bytes >= 0) evictor = std::make_unique<tune::CacheEvictor>(job.cold_cache_bytes);
   for (int k = 0; k < job.repeats; ++k) {
+    if (evictor) evictor->Evict();
     auto t0 = std::chrono::steady_clock::now();
     if (!call().ok()) return kKernelError;
     auto t1 = std::chrono::steady_clock::now();

@@ -233,6 +233,70 @@ TEST(TuneRunnerTest, CommandFailuresAreFailedMeasurements) {
   EXPECT_EQ(m.state, tune::MeasureState::kWrong) << m.message;
 }
 
+// --cold-cache (cache_evict.h): the job carries the flush's size to the
+// measuring program (kiln-measure here, through a runner command that checks
+// the job's last line), a bad size in a job is the program's error, and the
+// forked child flushes too; the numbers stay the default schedule's.
+TEST(TuneRunnerTest, ColdCacheReachesTheMeasuringProgram) {
+  ir::PrimFunc f = LoweredMM();
+  tune::Measurement ref = tune::Measure(f, HostRunner("env"));
+  ASSERT_TRUE(ref.ok()) << ref.message;
+  const std::string check =
+      "sh -c 'grep -qx \"cold_cache_bytes 2097152\" \"$2\" || { echo no cold_cache line; exit 9; }; "
+      "exec \"$1\" \"$2\"' sh";
+  tune::RunnerOptions cold = HostRunner(check);
+  cold.cold_cache = true;
+  cold.cold_cache_bytes = 2 << 20;
+  tune::Measurement m = tune::Measure(f, cold, &ref);
+  EXPECT_TRUE(m.ok()) << m.message;
+  EXPECT_EQ(m.times_us.size(), 3u);
+  // Without the option the job has no such line.
+  m = tune::Measure(f, HostRunner(check), &ref);
+  EXPECT_EQ(m.state, tune::MeasureState::kRunFailed);
+  EXPECT_TRUE(Contains(m.message, "no cold_cache line")) << m.message;
+  // 0: the measuring machine's own default.
+  tune::RunnerOptions dflt = HostRunner("env");
+  dflt.cold_cache = true;
+  m = tune::Measure(f, dflt, &ref);
+  EXPECT_TRUE(m.ok()) << m.message;
+
+  tune::RunnerOptions bad = HostRunner("sh -c 'sed -i \"s/^cold_cache_bytes .*/cold_cache_bytes lots/\" \"$2\"; "
+                                       "exec \"$1\" \"$2\"' sh");
+  bad.cold_cache = true;
+  m = tune::Measure(f, bad, &ref);
+  EXPECT_EQ(m.state, tune::MeasureState::kRunFailed);
+  EXPECT_TRUE(Contains(m.message, "kiln-measure: job: bad 'cold_cache_bytes'")) << m.message;
+
+  tune::RunnerOptions fork = HostRunner("");
+  fork.cold_cache = true;
+  fork.cold_cache_bytes = 2 << 20;
+  m = tune::Measure(f, fork, &ref);
+  EXPECT_TRUE(m.ok()) << m.message;
+}
+
+// kiln-tune --cold-cache: a bad size is an error; a small run says it
+// measured cold and keeps its records.
+TEST(TuneRunnerTest, ColdCacheFlag) {
+  std::string work = Work("cold_cache");
+  std::vector<std::string> base = {work + "/mm.relax", "--function", "mm", "--db", work + "/db"};
+  for (const char* size : {"lots", "512K", "0", "-4M", "64X", "100G"}) {
+    std::vector<std::string> a = base;
+    a.push_back(std::string("--cold-cache=") + size);
+    ToolRun r = Tune(a);
+    EXPECT_EQ(r.rc, 2) << size;
+    EXPECT_EQ(r.err, std::string("kiln-tune: --cold-cache=SIZE must be a size of at least 1M like 64M or 1G, got '") +
+                         size + "'\n");
+  }
+  std::vector<std::string> a = base;
+  for (const char* more : {"--cold-cache=4M", "--trials", "3", "--repeats", "3"}) a.push_back(more);
+  ToolRun r = Tune(a);
+  ASSERT_EQ(r.rc, 0) << r.err << r.out;
+  EXPECT_TRUE(Contains(r.out + r.err, "evolutionary search, cold cache): default schedule")) << r.out << r.err;
+  Result<tune::Database> db = tune::Database::Open(work + "/db", nullptr);
+  ASSERT_TRUE(db.ok()) << db.status().ToString();
+  EXPECT_GE(db->num_records(), 3u);
+}
+
 TEST(TuneRunnerTest, Aarch64UnderQemu) {
 #if defined(KILN_QEMU_AARCH64) && defined(KILN_MEASURE_AARCH64)
   std::string qemu = KILN_QEMU_AARCH64, program = KILN_MEASURE_AARCH64;
