@@ -273,12 +273,15 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
   // cores stay busy either way (the other launch occupies the workers).
   std::unique_lock<std::mutex> one_launch(launch_mu_, std::try_to_lock);
   if (!one_launch.owns_lock()) {
+    inline_launches_.fetch_add(1, std::memory_order_relaxed);
     for (int32_t i = 0; i < num_tasks; ++i) {
       int32_t r = fn(i, num_tasks, closure);
       if (r != 0) return r;
     }
     return 0;
   }
+  // Only the holder of launch_mu_ writes it: no locked add needed.
+  parallel_launches_.store(parallel_launches_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   Launch* launch = TakeFreeLaunch();
   launch->fn.store(fn, std::memory_order_relaxed);
   launch->closure.store(closure, std::memory_order_relaxed);
@@ -305,9 +308,19 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
     waking_.fetch_add(sleeping_);
     sleeping_ = 0;
   }
-  if (any_asleep) wake_.notify_all();
+  if (any_asleep) {
+    wake_ups_.store(wake_ups_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    wake_.notify_all();
+  }
   RunTasks(launch, 0);
   WaitForTasks(launch, num_tasks);
+  // The counts are final (every task finished) and in this core's cache from
+  // the wait.
+  parallel_tasks_.store(parallel_tasks_.load(std::memory_order_relaxed) + static_cast<uint64_t>(num_tasks),
+                        std::memory_order_relaxed);
+  worker_tasks_.store(worker_tasks_.load(std::memory_order_relaxed) + static_cast<uint64_t>(
+                          num_tasks - launch->finished[0].count.load(std::memory_order_relaxed)),
+                      std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mu_);
     launch_ = nullptr;
@@ -360,6 +373,7 @@ void ThreadPool::WaitForTasks(Launch* launch, int32_t num_tasks) {
     // the last task finished or the worker that finishes it sees the flag,
     // finds every task counted and notifies under join_mu (after this thread
     // waits, or before it checks).
+    join_sleeps_.store(join_sleeps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     launch->launcher_waits.store(true, std::memory_order_seq_cst);
     std::unique_lock<std::mutex> lock(launch->join_mu);
     launch->join_.wait(lock, [&] { return CountFinished(launch, std::memory_order_seq_cst) >= num_tasks; });

@@ -85,6 +85,21 @@ class ThreadPool {
   // workers in their idle spin, at this instant.
   int num_sleeping_workers() const;
   int num_spinning_workers() const { return spinning_.load(); }
+  // Diagnostics: launches so far that handed tasks to the workers (parallel
+  // regions, each with a join), and launches of more than one task that ran
+  // on their caller alone because another caller's launch had the workers.
+  // (Launches from inside a task also run inline; they are not counted, to
+  // keep the tasks off the launcher's lines.)
+  uint64_t num_parallel_launches() const { return parallel_launches_.load(std::memory_order_relaxed); }
+  uint64_t num_inline_launches() const { return inline_launches_.load(std::memory_order_relaxed); }
+  // Tasks of the parallel launches so far, and how many of them the workers
+  // ran (the launcher ran the rest): how much a second thread takes part.
+  uint64_t num_parallel_tasks() const { return parallel_tasks_.load(std::memory_order_relaxed); }
+  uint64_t num_worker_tasks() const { return worker_tasks_.load(std::memory_order_relaxed); }
+  // Parallel launches that had to wake sleeping workers, and joins in which
+  // the launcher slept until the last task ended (each a futex wake).
+  uint64_t num_wake_ups() const { return wake_ups_.load(std::memory_order_relaxed); }
+  uint64_t num_join_sleeps() const { return join_sleeps_.load(std::memory_order_relaxed); }
 
   // The pool of `num_threads` threads (<= 0: DefaultThreadCount(); clamped to
   // kMaxThreads) that every caller asking for that size shares. Created on
@@ -186,6 +201,15 @@ class ThreadPool {
   std::unique_ptr<Launch[]> launches_;
   int num_launches_ = 0;
   int next_launch_ = 0;  // guarded by launch_mu_
+  // Diagnostics, written by the launch holding launch_mu_ only; atomics so
+  // that a read from another thread is no race.
+  std::atomic<uint64_t> parallel_launches_{0};
+  std::atomic<uint64_t> parallel_tasks_{0};
+  std::atomic<uint64_t> worker_tasks_{0};
+  std::atomic<uint64_t> wake_ups_{0};
+  std::atomic<uint64_t> join_sleeps_{0};
+  // Written by callers that found launch_mu_ taken (rare: several callers).
+  alignas(64) std::atomic<uint64_t> inline_launches_{0};
 };
 
 // Fills a kiln_kernel_env that launches on `pool` (nullptr: run serially).
