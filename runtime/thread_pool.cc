@@ -105,10 +105,10 @@ ThreadPool::ThreadPool(int num_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true);
     generation_.fetch_add(1);
-    waking_.fetch_add(sleeping_);
-    sleeping_ = 0;
+    waking_.fetch_add(sleeping_.load());
+    sleeping_.store(0);
   }
   wake_.notify_all();
   for (auto& t : workers_) t.join();
@@ -140,14 +140,15 @@ ThreadPool::ScopedCurrent::~ScopedCurrent() { tls_current = previous_; }
 
 int ThreadPool::num_sleeping_workers() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return sleeping_;
+  return sleeping_.load();
 }
 
 void ThreadPool::RunTasks(Launch* launch, int slot) {
   tls_in_task = true;
   // The record is not dealt again while this thread holds a reference, so
   // relaxed reads see what the launcher wrote before it published the record
-  // (under mu_ for a worker, its own writes for the launcher).
+  // (by its seq_cst read of launch_ for a worker, its own writes for the
+  // launcher).
   const kiln_task_fn fn = launch->fn.load(std::memory_order_relaxed);
   void* const closure = launch->closure.load(std::memory_order_relaxed);
   const int32_t num_tasks = launch->num_tasks.load(std::memory_order_relaxed);
@@ -186,11 +187,12 @@ void ThreadPool::RunTasks(Launch* launch, int slot) {
 void ThreadPool::WorkerLoop(int slot) {
   uint64_t seen = 0;
   for (;;) {
-    // Counted in spinning_ here (by the constructor, or below after a launch).
-    // park_ is read after that count became visible, so Park() either sees
-    // this worker spinning and waits, or this worker sees park_ and stops.
-    // The poll is a load and a pause; every kPollsPerCheck polls the clock is
-    // read and the core offered to whatever else is runnable on it.
+    // Counted in spinning_ here (by the constructor, after a wake-up, or
+    // after a launch). park_ is read after that count became visible, so
+    // Park() either sees this worker spinning and waits, or this worker sees
+    // park_ and stops. The poll is a load and a pause; every kPollsPerCheck
+    // polls the clock is read and the core offered to whatever else is
+    // runnable on it.
     auto spin_until = std::chrono::steady_clock::now() + kSpinTime;
     for (int polls = 1; generation_.load(std::memory_order_acquire) == seen && !park_.load(); ++polls) {
       if (polls % kPollsPerCheck == 0) {
@@ -200,45 +202,58 @@ void ThreadPool::WorkerLoop(int slot) {
         CpuRelax();
       }
     }
-    Launch* launch = nullptr;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      // Every worker is counted in exactly one state (spinning, sleeping,
-      // waking, active); a move increments the new state before it decrements
-      // the old one, so Park() never sees a worker in no state at all.
-      bool slept = false;
-      if (generation_.load() == seen) {
-        ++sleeping_;
-        spinning_.fetch_sub(1);
-        // Whoever bumps generation_ moves the sleepers to waking_ (under mu_),
-        // so a woken worker that has not run yet is never counted asleep.
-        while (generation_.load() == seen) wake_.wait(lock);  // the destructor bumps it too
-        slept = true;
+    const uint64_t now = generation_.load(std::memory_order_acquire);
+    if (now != seen) {
+      // Something new, without taking mu_: a launch, or the destructor. The
+      // mutex's line would cross between the cores twice more per launch
+      // (this worker's lock, the launcher's), each a round trip of up to
+      // half a microsecond when the host places the CPUs far apart.
+      seen = now;
+      if (stop_.load(std::memory_order_acquire)) return;
+      Launch* launch = launch_.load(std::memory_order_seq_cst);
+      if (launch == nullptr) continue;  // over already
+      // The reference first, then launch_ once more: the launcher clears
+      // launch_ before it drops its own reference (all four seq_cst), so if
+      // launch_ still names the record, the record is the live launch and
+      // stays so until this reference goes. Otherwise the record may be free
+      // or being filled for the next launch: leave it untouched (the
+      // launcher counts its own reference on top of any such passing one).
+      launch->refs.fetch_add(1, std::memory_order_seq_cst);
+      if (launch_.load(std::memory_order_seq_cst) != launch) {
+        launch->refs.fetch_sub(1, std::memory_order_release);
+        continue;
       }
-      seen = generation_.load();
-      if (stop_) return;
-      launch = launch_;
-      if (launch != nullptr) {
-        // Under mu_ while launch_ is set: the launcher clears launch_ under
-        // mu_ before it drops its own reference, so the record cannot be
-        // dealt again between this read and this increment.
-        launch->refs.fetch_add(1, std::memory_order_relaxed);
-      } else if (slept) {
-        spinning_.fetch_add(1);
-      }
-      if (slept) {
-        waking_.fetch_sub(1);
-      } else if (launch != nullptr) {
-        spinning_.fetch_sub(1);
-      }
-    }
-    if (launch != nullptr) {
+      spinning_.fetch_sub(1);  // active: in no count until it spins again
       RunTasks(launch, slot);
-      spinning_.fetch_add(1);  // before leaving the launch: see above
+      spinning_.fetch_add(1);  // before leaving the launch (Park sees it)
       // release: this worker's last reads of the record happen before the
       // launcher (acquire in TakeFreeLaunch) writes it for a new launch.
       launch->refs.fetch_sub(1, std::memory_order_release);
+      continue;
     }
+    // Nothing new for kSpinTime, or asked to park: sleep until a launch.
+    std::unique_lock<std::mutex> lock(mu_);
+    // Every worker is counted in exactly one state (spinning, sleeping,
+    // waking, active); a move increments the new state before it decrements
+    // the old one, so Park() never sees a worker in no state at all.
+    // seq_cst: with the launcher's bump of generation_ and its read of
+    // sleeping_ (ParallelFor), either this read sees the new generation or
+    // the launcher sees this sleeper and wakes it (under mu_, so not before
+    // this thread waits).
+    sleeping_.fetch_add(1, std::memory_order_seq_cst);
+    spinning_.fetch_sub(1);
+    if (generation_.load(std::memory_order_seq_cst) != seen) {
+      spinning_.fetch_add(1);
+      sleeping_.fetch_sub(1);
+      continue;
+    }
+    // Whoever bumps generation_ and finds sleepers moves them to waking_
+    // (under mu_), so a woken worker that has not run yet is never counted
+    // asleep. The destructor bumps it too.
+    while (generation_.load() == seen) wake_.wait(lock);
+    spinning_.fetch_add(1);
+    waking_.fetch_sub(1);
+    // Back to the top with `seen` unchanged: it finds the new generation.
   }
 }
 
@@ -273,12 +288,15 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
   // cores stay busy either way (the other launch occupies the workers).
   std::unique_lock<std::mutex> one_launch(launch_mu_, std::try_to_lock);
   if (!one_launch.owns_lock()) {
+    inline_launches_.fetch_add(1, std::memory_order_relaxed);
     for (int32_t i = 0; i < num_tasks; ++i) {
       int32_t r = fn(i, num_tasks, closure);
       if (r != 0) return r;
     }
     return 0;
   }
+  // Only the holder of launch_mu_ writes it: no locked add needed.
+  parallel_launches_.store(parallel_launches_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   Launch* launch = TakeFreeLaunch();
   launch->fn.store(fn, std::memory_order_relaxed);
   launch->closure.store(closure, std::memory_order_relaxed);
@@ -286,32 +304,42 @@ int32_t ThreadPool::ParallelFor(int32_t num_tasks, kiln_task_fn fn, void* closur
   for (int t = 0; t < num_threads_; ++t) launch->finished[t].count.store(0, std::memory_order_relaxed);
   launch->result.store(0, std::memory_order_relaxed);
   launch->launcher_waits.store(false, std::memory_order_relaxed);
-  launch->refs.store(1, std::memory_order_relaxed);  // the launcher's own
+  // The launcher's own reference, added to those of workers that looked at
+  // the record in passing (WorkerLoop) and are about to drop theirs.
+  launch->refs.fetch_add(1, std::memory_order_relaxed);
   // Deal the tasks: slot t gets [t·n/T, (t+1)·n/T). Published to the workers
-  // by mu_ below (a worker reads launch_ under it).
+  // by the store of launch_ below.
   for (int t = 0; t < num_threads_; ++t) {
     launch->slots[t].next.store(static_cast<int32_t>(int64_t{t} * num_tasks / num_threads_),
                                 std::memory_order_relaxed);
     launch->slots[t].end.store(static_cast<int32_t>(int64_t{t + 1} * num_tasks / num_threads_),
                                std::memory_order_relaxed);
   }
-  bool any_asleep = false;
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    launch_ = launch;
-    park_.store(false);  // the workers may spin again after this launch
-    generation_.fetch_add(1, std::memory_order_release);
-    any_asleep = sleeping_ > 0;
-    waking_.fetch_add(sleeping_);
-    sleeping_ = 0;
+  // Published without mu_ (see WorkerLoop); seq_cst for the reference
+  // handshake with a joining worker and the sleep handshake below.
+  if (park_.load(std::memory_order_relaxed)) park_.store(false);  // the workers may spin again after this
+  launch_.store(launch, std::memory_order_seq_cst);
+  generation_.fetch_add(1, std::memory_order_seq_cst);
+  if (sleeping_.load(std::memory_order_seq_cst) > 0) {
+    wake_ups_.store(wake_ups_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      waking_.fetch_add(sleeping_.load());
+      sleeping_.store(0);
+    }
+    wake_.notify_all();
   }
-  if (any_asleep) wake_.notify_all();
   RunTasks(launch, 0);
   WaitForTasks(launch, num_tasks);
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    launch_ = nullptr;
-  }
+  // The counts are final (every task finished) and in this core's cache from
+  // the wait.
+  parallel_tasks_.store(parallel_tasks_.load(std::memory_order_relaxed) + static_cast<uint64_t>(num_tasks),
+                        std::memory_order_relaxed);
+  worker_tasks_.store(worker_tasks_.load(std::memory_order_relaxed) + static_cast<uint64_t>(
+                          num_tasks - launch->finished[0].count.load(std::memory_order_relaxed)),
+                      std::memory_order_relaxed);
+  // Before the launcher's reference goes (seq_cst, see WorkerLoop).
+  launch_.store(nullptr, std::memory_order_seq_cst);
   int32_t result = launch->result.load(std::memory_order_relaxed);
   // Workers still inside (between two claims, or not yet at their first)
   // find nothing left and drop their references on their own time.
@@ -360,6 +388,7 @@ void ThreadPool::WaitForTasks(Launch* launch, int32_t num_tasks) {
     // the last task finished or the worker that finishes it sees the flag,
     // finds every task counted and notifies under join_mu (after this thread
     // waits, or before it checks).
+    join_sleeps_.store(join_sleeps_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
     launch->launcher_waits.store(true, std::memory_order_seq_cst);
     std::unique_lock<std::mutex> lock(launch->join_mu);
     launch->join_.wait(lock, [&] { return CountFinished(launch, std::memory_order_seq_cst) >= num_tasks; });

@@ -85,6 +85,21 @@ class ThreadPool {
   // workers in their idle spin, at this instant.
   int num_sleeping_workers() const;
   int num_spinning_workers() const { return spinning_.load(); }
+  // Diagnostics: launches so far that handed tasks to the workers (parallel
+  // regions, each with a join), and launches of more than one task that ran
+  // on their caller alone because another caller's launch had the workers.
+  // (Launches from inside a task also run inline; they are not counted, to
+  // keep the tasks off the launcher's lines.)
+  uint64_t num_parallel_launches() const { return parallel_launches_.load(std::memory_order_relaxed); }
+  uint64_t num_inline_launches() const { return inline_launches_.load(std::memory_order_relaxed); }
+  // Tasks of the parallel launches so far, and how many of them the workers
+  // ran (the launcher ran the rest): how much a second thread takes part.
+  uint64_t num_parallel_tasks() const { return parallel_tasks_.load(std::memory_order_relaxed); }
+  uint64_t num_worker_tasks() const { return worker_tasks_.load(std::memory_order_relaxed); }
+  // Parallel launches that had to wake sleeping workers, and joins in which
+  // the launcher slept until the last task ended (each a futex wake).
+  uint64_t num_wake_ups() const { return wake_ups_.load(std::memory_order_relaxed); }
+  uint64_t num_join_sleeps() const { return join_sleeps_.load(std::memory_order_relaxed); }
 
   // The pool of `num_threads` threads (<= 0: DefaultThreadCount(); clamped to
   // kMaxThreads) that every caller asking for that size shares. Created on
@@ -162,30 +177,49 @@ class ThreadPool {
 
   int num_threads_;
   std::vector<std::thread> workers_;
-  std::mutex launch_mu_;  // held by the one launch that has the workers
+  // Held by the one launch that has the workers. On a line of its own, as
+  // are the groups below: every field a worker writes shares no line with
+  // one the launcher writes on each launch (a shared line crosses between
+  // the cores on every launch, up to half a microsecond each way).
+  alignas(64) std::mutex launch_mu_;
 
-  mutable std::mutex mu_;
+  // What a spinning worker polls and a launch writes, on one line of their
+  // own: a launch moves this line to the workers and back, and nothing else
+  // of the pool's (no mutex: WorkerLoop). A launch stores launch_ (its
+  // record) and then bumps generation_; it clears launch_ when its tasks are
+  // done. A worker joins the launch_ it finds, taking a reference.
+  alignas(64) std::atomic<uint64_t> generation_{0};
+  std::atomic<Launch*> launch_{nullptr};
+  std::atomic<bool> stop_{false};
+  // park_ asks spinning workers to sleep; a launch clears it.
+  std::atomic<bool> park_{false};
+  // Workers waiting on wake_ with nothing new: written under mu_ (rarely),
+  // read by every launch without it (seq_cst, with generation_).
+  std::atomic<int32_t> sleeping_{0};
+
+  alignas(64) mutable std::mutex mu_;
   std::condition_variable wake_;
-  std::atomic<uint64_t> generation_{0};
-  bool stop_ = false;     // guarded by mu_
-  int sleeping_ = 0;      // guarded by mu_: workers waiting on wake_ with nothing new
   std::atomic<int32_t> waking_{0};  // written under mu_: woken, not yet running
 
   // Every worker is in exactly one state: spinning (a new worker counts as
   // spinning until it first sleeps), sleeping, waking or active (in a launch).
-  // park_ asks spinning workers to sleep; a launch clears it.
   std::atomic<int32_t> spinning_{0};
-  std::atomic<bool> park_{false};
 
-  // The launch in progress (guarded by mu_): a worker joins it, taking a
-  // reference, only while it is set.
-  Launch* launch_ = nullptr;
   // The records, dealt round-robin by the launch that holds launch_mu_. Each
   // worker holds at most one reference at a time, so with one record per
   // thread (capped) the next one is nearly always free.
-  std::unique_ptr<Launch[]> launches_;
+  alignas(64) std::unique_ptr<Launch[]> launches_;
   int num_launches_ = 0;
   int next_launch_ = 0;  // guarded by launch_mu_
+  // Diagnostics, written by the launch holding launch_mu_ only; atomics so
+  // that a read from another thread is no race.
+  std::atomic<uint64_t> parallel_launches_{0};
+  std::atomic<uint64_t> parallel_tasks_{0};  // written by the holder of launch_mu_
+  std::atomic<uint64_t> worker_tasks_{0};    // written by the holder of launch_mu_
+  std::atomic<uint64_t> wake_ups_{0};        // written by the holder of launch_mu_
+  std::atomic<uint64_t> join_sleeps_{0};     // written by the holder of launch_mu_
+  // Written by callers that found launch_mu_ taken (rare: several callers).
+  alignas(64) std::atomic<uint64_t> inline_launches_{0};
 };
 
 // Fills a kiln_kernel_env that launches on `pool` (nullptr: run serially).

@@ -392,5 +392,94 @@ TEST(ThreadPoolTest, ParkWhileOthersLaunch) {
   EXPECT_EQ(pool.num_sleeping_workers(), 2);
 }
 
+// Every launch here needs every thread: each task waits until all of the
+// launch's tasks have started. Between rounds the workers are left to fall
+// asleep (longer than the idle spin), or parked, or kept spinning, so each
+// launch meets them in a different state; a lost wake-up or a worker that
+// misses a launch it should join leaves a task waiting, and the wait is
+// bounded so that it fails instead of hanging.
+TEST(ThreadPoolTest, EveryThreadJoinsEachLaunchWhateverItsState) {
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    for (int round = 0; round < 60; ++round) {
+      if (round % 3 == 1) std::this_thread::sleep_for(std::chrono::microseconds(400));
+      if (round % 3 == 2) pool.Park();
+      std::atomic<int32_t> started{0};
+      std::atomic<int32_t> timed_out{0};
+      pool.ParallelFor(threads, [&](int32_t) {
+        started.fetch_add(1);
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+        while (started.load() < threads) {
+          if (std::chrono::steady_clock::now() > deadline) {
+            timed_out.fetch_add(1);
+            return;
+          }
+          std::this_thread::yield();
+        }
+      });
+      ASSERT_EQ(timed_out.load(), 0) << threads << " threads, round " << round;
+      ASSERT_EQ(started.load(), threads);
+    }
+  }
+}
+
+// Pools destroyed while their workers spin right after a launch, while they
+// sleep, and before they first ran: the destructor reaches each of them.
+TEST(ThreadPoolTest, DestroyedInAnyWorkerState) {
+  for (int round = 0; round < 50; ++round) {
+    ThreadPool pool(1 + round % 4);
+    if (round % 3 == 0) pool.ParallelFor(8, [](int32_t) {});
+    if (round % 3 == 1) pool.Park();
+  }
+}
+
+TEST(ThreadPoolTest, CountsLaunchesAndTheWorkersShare) {
+  ThreadPool pool(2);
+  EXPECT_EQ(pool.num_parallel_launches(), 0u);
+  // The worker must take part: the caller's task waits for one of its own.
+  std::atomic<bool> worker_ran{false};
+  const std::thread::id caller = std::this_thread::get_id();
+  pool.ParallelFor(2, [&](int32_t) {
+    if (std::this_thread::get_id() != caller) {
+      worker_ran = true;
+      return;
+    }
+    while (!worker_ran.load()) std::this_thread::yield();
+  });
+  EXPECT_EQ(pool.num_parallel_launches(), 1u);
+  EXPECT_EQ(pool.num_parallel_tasks(), 2u);
+  EXPECT_EQ(pool.num_worker_tasks(), 1u);
+  EXPECT_EQ(pool.num_inline_launches(), 0u);
+  // One task runs on the caller without a launch; a launch from inside a
+  // task runs inline, uncounted.
+  pool.ParallelFor(1, [](int32_t) {});
+  EXPECT_EQ(pool.num_parallel_launches(), 1u);
+  pool.ParallelFor(2, [&](int32_t i) {
+    if (i == 0) pool.ParallelFor(4, [](int32_t) {});
+  });
+  EXPECT_EQ(pool.num_parallel_launches(), 2u);
+  EXPECT_EQ(pool.num_parallel_tasks(), 4u);
+  EXPECT_EQ(pool.num_inline_launches(), 0u);
+  EXPECT_LE(pool.num_worker_tasks(), 3u);
+  // A launch from a second caller while the workers are taken runs inline.
+  std::atomic<bool> second_done{false};
+  pool.ParallelFor(2, [&](int32_t i) {
+    if (i != 0) return;
+    std::thread other([&] {
+      pool.ParallelFor(3, [](int32_t) {});
+      second_done = true;
+    });
+    other.join();
+  });
+  EXPECT_TRUE(second_done.load());
+  EXPECT_EQ(pool.num_inline_launches(), 1u);
+  EXPECT_EQ(pool.num_parallel_launches(), 3u);
+
+  ThreadPool one(1);
+  one.ParallelFor(16, [](int32_t) {});
+  EXPECT_EQ(one.num_parallel_launches(), 0u);
+  EXPECT_EQ(one.num_inline_launches(), 0u);
+}
+
 }  // namespace
 }  // namespace kiln

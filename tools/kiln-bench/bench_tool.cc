@@ -302,6 +302,11 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
   if (o.profile || !o.trace_path.empty()) {
     Profiler profiler;
     callers[0]->SetProfiler(&profiler);
+    // The pool the calls launch on (vm::Module shares pools per size).
+    ThreadPool* pool = ThreadPool::Shared(o.threads);
+    const uint64_t parallel0 = pool->num_parallel_launches(), inline0 = pool->num_inline_launches();
+    const uint64_t tasks0 = pool->num_parallel_tasks(), worker_tasks0 = pool->num_worker_tasks();
+    const uint64_t wakes0 = pool->num_wake_ups(), join_sleeps0 = pool->num_join_sleeps();
     for (int i = 0; i < o.profile_calls; ++i) {
       Any result;
       Status s = callers[0]->Call(&result);
@@ -311,7 +316,20 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
       }
     }
     callers[0]->SetProfiler(nullptr);
-    if (o.profile) c.profile_table = ProfileTable(profiler, *module, o, log);
+    if (o.profile) {
+      c.profile_table = ProfileTable(profiler, *module, o, log);
+      const double calls = o.profile_calls;
+      const uint64_t tasks = pool->num_parallel_tasks() - tasks0;
+      c.profile_table += StrFormat(
+          "parallel launches per call: %.1f on %d threads (%.1f tasks each, %.0f%% of them run by the workers), "
+          "%.1f run on the caller alone; per call %.1f launches woke sleeping workers, %.1f joins slept\n",
+          static_cast<double>(pool->num_parallel_launches() - parallel0) / calls, pool->num_threads(),
+          static_cast<double>(tasks) / std::max(1.0, static_cast<double>(pool->num_parallel_launches() - parallel0)),
+          100.0 * static_cast<double>(pool->num_worker_tasks() - worker_tasks0) / std::max<double>(1, tasks),
+          static_cast<double>(pool->num_inline_launches() - inline0) / calls,
+          static_cast<double>(pool->num_wake_ups() - wakes0) / calls,
+          static_cast<double>(pool->num_join_sleeps() - join_sleeps0) / calls);
+    }
     if (!o.trace_path.empty()) KILN_RETURN_IF_ERROR_CTX(profiler.WriteChromeTrace(o.trace_path), "--trace");
   }
   return c;
