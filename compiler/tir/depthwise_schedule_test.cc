@@ -12,9 +12,11 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/tir/default_schedule.h"
+#include "compiler/tir/depthwise_channel_block.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
@@ -384,6 +386,27 @@ TEST(DepthwiseScheduleTest, ChannelBlockTakesSmallPlanesOfSixteenChannels) {
   }
 }
 
+// Rows of at most 8 pixels share a 16-lane store; the rows a whole vector
+// would carry past the plane's end are stored exactly, one by one.
+TEST(DepthwiseScheduleTest, ChannelBlockOutputStores) {
+  using Stores = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(dw::OutputStores(7, 7), (Stores{{0, 16}, {2, 16}, {4, 16}, {6, 7}}));
+  EXPECT_EQ(dw::OutputStores(5, 5), (Stores{{0, 16}, {3, 5}, {4, 5}}));
+  EXPECT_EQ(dw::OutputStores(8, 8), (Stores{{0, 16}, {2, 16}, {4, 16}, {6, 16}}));
+  EXPECT_EQ(dw::OutputStores(4, 4), (Stores{{0, 16}}));
+  EXPECT_EQ(dw::OutputStores(6, 3), (Stores{{0, 16}, {5, 3}}));
+  // Rows of 9..16: one store a row, as before (the last row exact).
+  EXPECT_EQ(dw::OutputStores(3, 14), (Stores{{0, 16}, {1, 16}, {2, 14}}));
+  EXPECT_EQ(dw::OutputStores(2, 16), (Stores{{0, 16}, {1, 16}}));
+  // In the kernel: 7^2 -> four vector stores into the output, not seven.
+  Case k{1, 32, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1};
+  std::string text = Print(ScheduleStridedDepthwise(InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")))));
+  size_t count = 0;
+  for (size_t at = text.find("out[T.int64(0), "); at != std::string::npos; at = text.find("out[T.int64(0), ", at + 1))
+    ++count;
+  EXPECT_EQ(count, 4u) << text;
+}
+
 TEST(DepthwiseScheduleTest, ChannelBlockNumbers) {
   std::vector<Case> cases = {
       {1, 32, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2, "silu"},       // 14^2 -> 7^2 5x5/2: 25 taps, two weight chunks
@@ -399,6 +422,12 @@ TEST(DepthwiseScheduleTest, ChannelBlockNumbers) {
       {1, 16, 10, 10, 3, 3, 1, 1, 0, 0, 0, 0, "silu"},       // no padding: 8^2 out, no zeros
       {1, 24, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, "hardswish"},    // 24 channels: the last block moved back to 8
       {2, 40, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2, "relu6"},      // 40 channels, a batch of two
+      // Output rows sharing a store (OutputStores): 5^2 (rows 0-2 in one
+      // vector, 3 and 4 exact), 6^2, 6 x 3 (five rows in one vector), odd
+      // channels, bias and SiLU in the shared stores.
+      {1, 24, 10, 10, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},
+      {1, 17, 11, 11, 3, 3, 2, 2, 1, 1, 1, 1, "hardswish"},
+      {1, 16, 12, 5, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},
   };
   for (const Case& k : cases) {
     PrimFunc f = ParseFunc(Func(k), "dw");
