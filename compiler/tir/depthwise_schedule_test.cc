@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -259,9 +260,13 @@ TEST(DepthwiseScheduleTest, DirectKernelTakesWideColumnStride2Planes) {
     PrimFunc s = ScheduleStridedDepthwise(f);
     ASSERT_NE(s, f) << k.Name();
     EXPECT_FALSE(HasBuffer(s, "data_phases")) << Print(s);
-    EXPECT_TRUE(HasBuffer(s, "edge_acc")) << Print(s);  // the first column
+    // The first column: in the first vector, its taps from a copy of the
+    // rows' first 32 columns behind the padding's zeros, where a row has
+    // more than one tile (2 vectors); else scalar (edge_acc).
+    EXPECT_EQ(HasBuffer(s, "data_left"), k.w > 64) << Print(s);
+    EXPECT_EQ(HasBuffer(s, "edge_acc"), k.w <= 64) << Print(s);
     // The taps read the input with stride 2.
-    EXPECT_NE(Print(s).find("jj * 2 + 1]"), std::string::npos) << Print(s);
+    EXPECT_NE(Print(s).find("jj * 2 + "), std::string::npos) << Print(s);
     // depthwise.direct 1: the band kernel (where its band fits) or none.
     PrimFunc b = ScheduleStridedDepthwise(f, band);
     EXPECT_EQ(b != f && HasBuffer(b, "data_phases"), k.h < 100) << k.Name();
@@ -287,6 +292,8 @@ TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
       {1, 2, 9, 70, 3, 3, 1, 2, 1, 1, 1, 1},                // stride 1 x 2
       {1, 2, 30, 112, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},      // four vectors a row
       {1, 2, 4, 40, 3, 3, 2, 2, 1, 1, 1, 1},                // two rows: both outside the inside rows
+      {2, 3, 13, 34, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},       // 17 columns: the fewest the kernel takes
+      {1, 2, 15, 67, 3, 3, 2, 2, 2, 1, 2, 2, "hardswish"},  // 34 columns: the right edge scalar
   };
   // depthwise.rows, .cols.
   std::vector<std::vector<int64_t>> knobs = {{0, 0}, {1, 1}, {3, 2}, {8, 4}};
@@ -297,7 +304,13 @@ TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
       if (kv[0]) kn.values["depthwise.rows"] = kv[0];
       if (kv[1]) kn.values["depthwise.cols"] = kv[1];
       PrimFunc lowered = Lower(f, kn);
-      ASSERT_TRUE(HasBuffer(lowered, "edge_acc") || k.pl == 0) << k.Name() << "\n" << Print(lowered);
+      // The left edge columns in the first vector (its taps from the
+      // buffer data_left) where a row has more than one tile of vectors.
+      int64_t xa = (k.pl + k.sw - 1) / k.sw, xb = std::min(k.Wo(), (k.w - k.kw + k.pl) / k.sw + 1);
+      int64_t vectors = (xb - xa + 15) / 16, cols = std::min<int64_t>(vectors, kv[1] ? kv[1] : 2);
+      bool left = k.pl > 0 && vectors > cols;
+      ASSERT_EQ(HasBuffer(lowered, "data_left"), left) << k.Name() << "\n" << Print(lowered);
+      ASSERT_TRUE(HasBuffer(lowered, "edge_acc") || left || k.pl == 0) << k.Name() << "\n" << Print(lowered);
       ASSERT_FALSE(HasBuffer(lowered, "data_phases")) << k.Name() << "\n" << Print(lowered);
       Status s = SameNumbers(f, lowered);
       EXPECT_TRUE(s.ok()) << k.Name() << " knobs " << kv[0] << " " << kv[1] << ": " << s.ToString() << "\n"
