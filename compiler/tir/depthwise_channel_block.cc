@@ -194,10 +194,8 @@ class Kernel {
   }
 
   // os transposed into one row of pixels per channel (ot[c][p]), then each
-  // channel's rows stored into its NCHW plane: 16-lane stores running on
-  // into the next rows (the same values, which those rows store again),
-  // the rows too near the plane's end exactly. The epilogue is inlined
-  // into these stores after the schedules.
+  // channel's rows stored into its NCHW plane (OutputStores). The epilogue
+  // is inlined into these stores after the schedules.
   Stmt Output() {
     std::vector<Stmt> parts;
     for (int64_t p0 : ChunkStarts(out_plane_)) {
@@ -207,8 +205,7 @@ class Kernel {
     }
     Var c = MakeVar("c_plane");
     std::vector<Stmt> rows;
-    for (int64_t y = 0; y < cv_.ho; ++y) {
-      int64_t lanes = y * cv_.wo + kLanes <= out_plane_ ? kLanes : cv_.wo;
+    for (auto [y, lanes] : OutputStores(cv_.ho, cv_.wo)) {
       Var u = MakeVar("u_out"), x = MakeVar("x_out");
       PrimExpr v = Load(ot_, {PrimExpr(c) * I64(out_plane_) + I64(y * cv_.wo) + PrimExpr(x)});
       rows.push_back(MakeFor(u, I64(1), ForKind::kUnrolled,
@@ -227,6 +224,20 @@ class Kernel {
 };
 
 }  // namespace
+
+std::vector<std::pair<int64_t, int64_t>> OutputStores(int64_t ho, int64_t wo) {
+  // A 16-lane store from row y's start covers 16 / wo whole rows and runs
+  // on into the next row (the same values, which that row's store, later,
+  // writes again); so the next store starts 16 / wo rows on. The rows whose
+  // 16 lanes would leave the plane are stored one by one, exactly (each
+  // element's last store at its own row and column: an epilogue operand
+  // broadcast along the rows reads the right element there).
+  std::vector<std::pair<int64_t, int64_t>> stores;
+  int64_t step = std::max<int64_t>(1, kLanes / wo), y = 0;
+  for (; y < ho && y * wo + kLanes <= ho * wo; y += step) stores.push_back({y, kLanes});
+  for (; y < ho; ++y) stores.push_back({y, wo});
+  return stores;
+}
 
 bool ChannelBlockApplies(const ConvNest& cv) {
   return cv.opg == 1 && cv.ki == 1 && cv.wblock == 0 && cv.dh == 1 && cv.dw == 1 && cv.o >= kLanes &&

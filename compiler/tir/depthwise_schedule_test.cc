@@ -11,10 +11,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/tir/default_schedule.h"
+#include "compiler/tir/depthwise_channel_block.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
@@ -257,9 +260,13 @@ TEST(DepthwiseScheduleTest, DirectKernelTakesWideColumnStride2Planes) {
     PrimFunc s = ScheduleStridedDepthwise(f);
     ASSERT_NE(s, f) << k.Name();
     EXPECT_FALSE(HasBuffer(s, "data_phases")) << Print(s);
-    EXPECT_TRUE(HasBuffer(s, "edge_acc")) << Print(s);  // the first column
+    // The first column: in the first vector, its taps from a copy of the
+    // rows' first 32 columns behind the padding's zeros, where a row has
+    // more than one tile (2 vectors); else scalar (edge_acc).
+    EXPECT_EQ(HasBuffer(s, "data_left"), k.w > 64) << Print(s);
+    EXPECT_EQ(HasBuffer(s, "edge_acc"), k.w <= 64) << Print(s);
     // The taps read the input with stride 2.
-    EXPECT_NE(Print(s).find("jj * 2 + 1]"), std::string::npos) << Print(s);
+    EXPECT_NE(Print(s).find("jj * 2 + "), std::string::npos) << Print(s);
     // depthwise.direct 1: the band kernel (where its band fits) or none.
     PrimFunc b = ScheduleStridedDepthwise(f, band);
     EXPECT_EQ(b != f && HasBuffer(b, "data_phases"), k.h < 100) << k.Name();
@@ -285,6 +292,8 @@ TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
       {1, 2, 9, 70, 3, 3, 1, 2, 1, 1, 1, 1},                // stride 1 x 2
       {1, 2, 30, 112, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},      // four vectors a row
       {1, 2, 4, 40, 3, 3, 2, 2, 1, 1, 1, 1},                // two rows: both outside the inside rows
+      {2, 3, 13, 34, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},       // 17 columns: the fewest the kernel takes
+      {1, 2, 15, 67, 3, 3, 2, 2, 2, 1, 2, 2, "hardswish"},  // 34 columns: the right edge scalar
   };
   // depthwise.rows, .cols.
   std::vector<std::vector<int64_t>> knobs = {{0, 0}, {1, 1}, {3, 2}, {8, 4}};
@@ -295,7 +304,13 @@ TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
       if (kv[0]) kn.values["depthwise.rows"] = kv[0];
       if (kv[1]) kn.values["depthwise.cols"] = kv[1];
       PrimFunc lowered = Lower(f, kn);
-      ASSERT_TRUE(HasBuffer(lowered, "edge_acc") || k.pl == 0) << k.Name() << "\n" << Print(lowered);
+      // The left edge columns in the first vector (its taps from the
+      // buffer data_left) where a row has more than one tile of vectors.
+      int64_t xa = (k.pl + k.sw - 1) / k.sw, xb = std::min(k.Wo(), (k.w - k.kw + k.pl) / k.sw + 1);
+      int64_t vectors = (xb - xa + 15) / 16, cols = std::min<int64_t>(vectors, kv[1] ? kv[1] : 2);
+      bool left = k.pl > 0 && vectors > cols;
+      ASSERT_EQ(HasBuffer(lowered, "data_left"), left) << k.Name() << "\n" << Print(lowered);
+      ASSERT_TRUE(HasBuffer(lowered, "edge_acc") || left || k.pl == 0) << k.Name() << "\n" << Print(lowered);
       ASSERT_FALSE(HasBuffer(lowered, "data_phases")) << k.Name() << "\n" << Print(lowered);
       Status s = SameNumbers(f, lowered);
       EXPECT_TRUE(s.ok()) << k.Name() << " knobs " << kv[0] << " " << kv[1] << ": " << s.ToString() << "\n"
@@ -384,6 +399,27 @@ TEST(DepthwiseScheduleTest, ChannelBlockTakesSmallPlanesOfSixteenChannels) {
   }
 }
 
+// Rows of at most 8 pixels share a 16-lane store; the rows a whole vector
+// would carry past the plane's end are stored exactly, one by one.
+TEST(DepthwiseScheduleTest, ChannelBlockOutputStores) {
+  using Stores = std::vector<std::pair<int64_t, int64_t>>;
+  EXPECT_EQ(dw::OutputStores(7, 7), (Stores{{0, 16}, {2, 16}, {4, 16}, {6, 7}}));
+  EXPECT_EQ(dw::OutputStores(5, 5), (Stores{{0, 16}, {3, 5}, {4, 5}}));
+  EXPECT_EQ(dw::OutputStores(8, 8), (Stores{{0, 16}, {2, 16}, {4, 16}, {6, 16}}));
+  EXPECT_EQ(dw::OutputStores(4, 4), (Stores{{0, 16}}));
+  EXPECT_EQ(dw::OutputStores(6, 3), (Stores{{0, 16}, {5, 3}}));
+  // Rows of 9..16: one store a row, as before (the last row exact).
+  EXPECT_EQ(dw::OutputStores(3, 14), (Stores{{0, 16}, {1, 16}, {2, 14}}));
+  EXPECT_EQ(dw::OutputStores(2, 16), (Stores{{0, 16}, {1, 16}}));
+  // In the kernel: 7^2 -> four vector stores into the output, not seven.
+  Case k{1, 32, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1};
+  std::string text = Print(ScheduleStridedDepthwise(InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")))));
+  size_t count = 0;
+  for (size_t at = text.find("out[T.int64(0), "); at != std::string::npos; at = text.find("out[T.int64(0), ", at + 1))
+    ++count;
+  EXPECT_EQ(count, 4u) << text;
+}
+
 TEST(DepthwiseScheduleTest, ChannelBlockNumbers) {
   std::vector<Case> cases = {
       {1, 32, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2, "silu"},       // 14^2 -> 7^2 5x5/2: 25 taps, two weight chunks
@@ -399,6 +435,12 @@ TEST(DepthwiseScheduleTest, ChannelBlockNumbers) {
       {1, 16, 10, 10, 3, 3, 1, 1, 0, 0, 0, 0, "silu"},       // no padding: 8^2 out, no zeros
       {1, 24, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, "hardswish"},    // 24 channels: the last block moved back to 8
       {2, 40, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2, "relu6"},      // 40 channels, a batch of two
+      // Output rows sharing a store (OutputStores): 5^2 (rows 0-2 in one
+      // vector, 3 and 4 exact), 6^2, 6 x 3 (five rows in one vector), odd
+      // channels, bias and SiLU in the shared stores.
+      {1, 24, 10, 10, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},
+      {1, 17, 11, 11, 3, 3, 2, 2, 1, 1, 1, 1, "hardswish"},
+      {1, 16, 12, 5, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},
   };
   for (const Case& k : cases) {
     PrimFunc f = ParseFunc(Func(k), "dw");
