@@ -102,10 +102,10 @@ bool PromoteHalf(const PrimExpr& e, PrimExpr* out) {
 }
 
 PrimExpr HalfStoreValue(const Buffer& dst, const PrimExpr& v) {
-  if (!IsHalf(dst->dtype) || !HasHalf(v)) return v;
+  if (!(IsHalf(dst->dtype) || dst->dtype == DType::Float32()) || !HasHalf(v)) return v;
   PrimExpr p;
   if (!PromoteHalf(v, &p) || p.dtype() != DType::Float32()) return v;
-  return Cast(dst->dtype, p);
+  return dst->dtype == DType::Float32() ? p : Cast(dst->dtype, p);
 }
 
 }  // namespace tir

@@ -30,8 +30,10 @@ namespace tir {
 bool PromoteHalf(const ir::PrimExpr& e, ir::PrimExpr* out);
 
 // The value to store into `dst` for the value expression `v`: when `dst`
-// holds float16 / bfloat16 and `v` promotes, Cast(dst dtype, promoted v)
-// (one rounding); otherwise `v` unchanged.
+// holds float16 / bfloat16 or float32, `v` computes in half somewhere and
+// promotes, the promoted value (rounded once, by a cast, into a half
+// `dst`); otherwise `v` unchanged. (An epilogue that leaves the network in
+// float32, f32(max(f16(acc) * s + b, 0)), is half arithmetic too.)
 ir::PrimExpr HalfStoreValue(const ir::Buffer& dst, const ir::PrimExpr& v);
 
 }  // namespace tir

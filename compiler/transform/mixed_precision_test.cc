@@ -392,5 +392,22 @@ TEST(MixedPrecision, HalfMatmulStaysVectorized) {
   }
 }
 
+TEST(MixedPrecision, HalfConvStaysTiled) {
+  // The network's 3x3 convolution at fp16 / bf16 reads half data and
+  // weights widened, in the float32 build's register tiles (fma vectors;
+  // the generic 7-deep nest it ran before has none).
+  std::vector<float> conv_w = tir::test_util::RandomFloats(32 * 16 * 9, 7, 0.2f);
+  std::vector<float> fc_w = tir::test_util::RandomFloats(32 * 80, 8, 2.0f);
+  std::string source = Network(conv_w, fc_w);
+  for (transform::Precision p : {transform::Precision::kFloat16, transform::Precision::kBFloat16}) {
+    driver::CompileOptions o = tir::test_util::ThreadsOptions(1);
+    o.precision = p;
+    ir::PrimFunc f = tir::test_util::LowerPrimFunc(source, o, "conv2d");
+    ASSERT_TRUE(f);
+    tir::test_util::TileCensus c = tir::test_util::CountTiles(f);
+    EXPECT_FALSE(c.fma_widths.empty()) << "the half convolution lost its vector tiles";
+  }
+}
+
 }  // namespace
 }  // namespace kiln
