@@ -111,6 +111,8 @@ bool FloatPlain(const Buffer& b, size_t ndim) {
 
 PrimExpr WidenF32(const PrimExpr& e) { return e.dtype() == DType::Float32() ? e : Cast(DType::Float32(), e); }
 
+bool ScheduledWithHalfOperands(int64_t groups, int64_t in_per_group) { return !(groups > 1 && in_per_group == 1); }
+
 int64_t Dim(const Buffer& b, size_t d) { return *ConstInt(b->shape[d]); }
 
 bool MatchConvReduction(const Stmt& body, const std::vector<const ForNode*>& L, ConvReduction* r,

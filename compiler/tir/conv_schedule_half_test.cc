@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/tir/conv_match.h"
 #include "compiler/tir/conv_schedule_test_util.h"
 
 namespace kiln {
@@ -166,8 +167,8 @@ std::vector<ConvCase> Cases() {
   c.pt = c.pl = c.pb = c.pr = 1;
   c.epilogue = "bn_residual_relu";
   cases.push_back(c);
-  ConvCase d{1, 16, 10, 10, 16, 3, 3};  // depthwise, stride 1
-  d.groups = 16;
+  ConvCase d{1, 16, 10, 10, 32, 3, 3};  // 8 groups of 2 -> 4 channels, stride 1
+  d.groups = 8;
   d.pt = d.pl = d.pb = d.pr = 1;
   d.epilogue = "bn_relu";
   cases.push_back(d);
@@ -185,6 +186,27 @@ TEST(ConvScheduleHalfTest, Float16IsTiledAndWithinTheRounding) {
 TEST(ConvScheduleHalfTest, BFloat16IsTiledAndWithinTheRounding) {
   int variant = 1;
   for (const ConvCase& k : Cases()) CheckHalf(k, (variant++ % 2) ? 2 : 1, Precision::kBFloat16);
+}
+
+TEST(ConvScheduleHalfTest, DepthwiseStaysFloat32) {
+  // Depthwise convolutions (one input channel per group) are the depthwise
+  // schedules', which take float32 only (ScheduledWithHalfOperands): at
+  // fp16 mixed-precision leaves them float32, scheduled as in a float32
+  // build, and ConvKernel does not see them in half.
+  EXPECT_FALSE(tir::conv::ScheduledWithHalfOperands(16, 1));
+  EXPECT_TRUE(tir::conv::ScheduledWithHalfOperands(8, 2));
+  EXPECT_TRUE(tir::conv::ScheduledWithHalfOperands(1, 1));
+  for (int stride : {1, 2}) {
+    ConvCase d{1, 16, 10, 10, 16, 3, 3};
+    d.groups = 16;
+    d.sh = d.sw = stride;
+    d.pt = d.pl = d.pb = d.pr = 1;
+    d.epilogue = "bn_relu";
+    PrimFunc f = LowerHalf(d, 1, Precision::kFloat16);
+    ASSERT_TRUE(f != nullptr);
+    EXPECT_EQ(HalfLoads(f), 0);
+    EXPECT_LT(MaxLoopDepth(f->body), 7);
+  }
 }
 
 TEST(ConvScheduleHalfTest, Float32BuildKeepsItsKernel) {
