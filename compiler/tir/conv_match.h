@@ -102,7 +102,7 @@ ir::PrimExpr WidenF32(const ir::PrimExpr& e);
 // schedule, which match float32 only: in half they fell to ConvKernel's
 // spatial tiles and the window schedule's generic stores, and MobileNetV3-
 // Large / EfficientNet-B0 at fp16 took 3.59 / 8.46 ms CPU against 3.05 /
-// 5.91 with those convolutions float32 (1 thread, same run).
+// 5.92 with those convolutions float32 (1 thread, same run).
 bool ScheduledWithHalfOperands(int64_t groups, int64_t in_per_group);
 // Static extent `d` of a buffer Float32Plain or FloatPlain accepted.
 int64_t Dim(const ir::Buffer& b, size_t d);
