@@ -21,7 +21,6 @@
 #include "compiler/tir/flatten_elementwise.h"
 #include "compiler/tir/flatten_reduction.h"
 #include "compiler/tir/inline_elementwise.h"
-#include "compiler/tir/half_promote.h"
 #include "compiler/tir/matmul_schedule.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/pool_schedule.h"
@@ -474,9 +473,7 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
   // that splits into two versions is no longer one plain store to inline.
   // Then elementwise nests that read down columns take them in blocks of
   // a cache line (after the spread: its parallel loops are kept).
-  // Half stores of half arithmetic: computed in float32, one rounding (half_promote.h).
-  return PromoteHalfStores(
-      BlockTransposedReads(SpreadSymbolicParallel(InlineElementwise(reduced, /*after_schedule=*/true), num_threads_hint)));
+  return BlockTransposedReads(SpreadSymbolicParallel(InlineElementwise(reduced, /*after_schedule=*/true), num_threads_hint));
 }
 
 }  // namespace

@@ -3,9 +3,6 @@
 #include <memory>
 #include <vector>
 
-#include "compiler/tir/nest_util.h"
-#include "compiler/tir/stmt_functor.h"
-
 namespace kiln {
 namespace tir {
 
@@ -109,19 +106,6 @@ PrimExpr HalfStoreValue(const Buffer& dst, const PrimExpr& v) {
   PrimExpr p;
   if (!PromoteHalf(v, &p) || p.dtype() != DType::Float32()) return v;
   return dst->dtype == DType::Float32() ? p : Cast(dst->dtype, p);
-}
-
-PrimFunc PromoteHalfStores(const PrimFunc& func) {
-  struct Promote : StmtExprMutator {
-    Stmt MutateStmt(const Stmt& s) override {
-      const auto* st = As<BufferStoreNode>(s);
-      if (st == nullptr) return StmtExprMutator::MutateStmt(s);
-      PrimExpr v = HalfStoreValue(st->buffer, st->value);
-      return v.get() == st->value.get() ? s : Store(st->buffer, v, st->indices);
-    }
-  } promote;
-  Stmt body = promote.MutateStmt(func->body);
-  return body.get() == func->body.get() ? func : nest::WithBody(func, body);
 }
 
 }  // namespace tir

@@ -36,13 +36,6 @@ bool PromoteHalf(const ir::PrimExpr& e, ir::PrimExpr* out);
 // float32, f32(max(f16(acc) * s + b, 0)), is half arithmetic too.)
 ir::PrimExpr HalfStoreValue(const ir::Buffer& dst, const ir::PrimExpr& v);
 
-// `func` with HalfStoreValue applied to every store: each stored value
-// that computes in half computes in float32 and rounds once. Run after the
-// schedules (default_schedule.cc), so that the elementwise kernels, the
-// window schedule's strided depthwise convolutions and every other
-// schedule's fused epilogue get it, not only the conv kernel's.
-ir::PrimFunc PromoteHalfStores(const ir::PrimFunc& func);
-
 }  // namespace tir
 }  // namespace kiln
 
