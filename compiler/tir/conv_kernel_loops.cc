@@ -100,7 +100,7 @@ Stmt ConvKernel::Pack(const PrimExpr& n, const PrimExpr& src_ch, const PrimExpr&
     };
     auto copy_at = [&](int64_t pw, PrimExpr b) {
       PrimExpr ix = b * I64(cstride) + I64(ColShift(pw) - cv_.pl);
-      return Store(q, Load(cv_.data, {n, src_ch, iy, ix}), q_at(plane(pw), row + b));
+      return Store(q, WidenF32(Load(cv_.data, {n, src_ch, iy, ix})), q_at(plane(pw), row + b));
     };
     auto copy = [&](int64_t pw, int64_t from, int64_t to, ForKind kind) -> Stmt {
       Var b = MakeVar("b");

@@ -59,16 +59,16 @@ Stmt ConvKernel::Tile(const Var& o0, int rows, bool spatial) {
     PrimExpr wc = c_off == 0 ? PrimExpr(c) : PrimExpr(c) + I64(c_off);
     auto weight_at = [&](const PrimExpr& ii) -> PrimExpr {
       std::vector<PrimExpr> cky = {wc, PrimExpr(ky), PrimExpr(kx)};
-      if (b == 0) return Load(cv_.weight, {PrimExpr(o0) + ii, cky[0], cky[1], cky[2]});
-      if (block_rows) return Load(cv_.weight, {PrimExpr(ob), cky[0], cky[1], cky[2], ii});
+      if (b == 0) return WidenF32(Load(cv_.weight, {PrimExpr(o0) + ii, cky[0], cky[1], cky[2]}));
+      if (block_rows) return WidenF32(Load(cv_.weight, {PrimExpr(ob), cky[0], cky[1], cky[2], ii}));
       PrimExpr o = PrimExpr(o0) + ii;
-      return Load(cv_.weight, {Div(o, I64(b)), cky[0], cky[1], cky[2], Mod(o, I64(b))});
+      return WidenF32(Load(cv_.weight, {Div(o, I64(b)), cky[0], cky[1], cky[2], Mod(o, I64(b))}));
     };
     auto tap_fma = [&](const Var& ii, const PrimExpr& jj) -> Stmt {
       PrimExpr wv = weight_at(spatial ? I64(0) : PrimExpr(ii));
       PrimExpr pos = PrimExpr(qcol0_) + off + jj;
       if (spatial) pos = pos + PrimExpr(ii) * I64(wq_);
-      PrimExpr xv = Load(q, q_index_(PrimExpr(c), phase, pos));
+      PrimExpr xv = WidenF32(Load(q, q_index_(PrimExpr(c), phase, pos)));
       PrimExpr cur = Load(acc, {PrimExpr(ii), jj});
       return Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),
                    {PrimExpr(ii), jj});
@@ -101,11 +101,13 @@ Stmt ConvKernel::Tile(const Var& o0, int rows, bool spatial) {
       // packed weight's memory order (past this block's last channel, the
       // next block's first), clamped to the last row; one hint a 64-byte
       // line of the row.
+      // (A half weight, --precision=fp16|bf16, is 2 bytes an element.)
       const int64_t row_floats = b * cv_.kh * cv_.kw, rows_total = cv_.o / b * cv_.ki;
-      PrimExpr ahead = Min(PrimExpr(ob) * I64(cv_.ki) + wc + I64(CeilDiv(kPrefetchAheadBytes, 4 * row_floats)),
+      const int64_t elem = cv_.weight->dtype.bits / 8;
+      PrimExpr ahead = Min(PrimExpr(ob) * I64(cv_.ki) + wc + I64(CeilDiv(kPrefetchAheadBytes, elem * row_floats)),
                            I64(rows_total - 1));
       std::vector<Stmt> hints;
-      for (int64_t f = 0; f < row_floats; f += 16) {
+      for (int64_t f = 0; f < row_floats; f += 64 / elem) {
         PrimExpr at = Load(cv_.weight, {I64(0), ahead, I64(0), I64(0), I64(f)});
         hints.push_back(std::make_shared<EvaluateNode>(
             PrimExpr(std::make_shared<CallNode>(DType::Int32(), "prefetch", std::vector<PrimExpr>{at}))));
@@ -184,8 +186,8 @@ Stmt ConvKernel::RemainderTile(const Var& o0, int64_t cols) {
       Var c = MakeVar("c"), u = MakeVar("u"), jj = MakeVar("jj"), ii = MakeVar("ii");
       PrimExpr ch = PrimExpr(c) * I64(group_size) + PrimExpr(u) + I64(first);
       PrimExpr wc = part.c0 == 0 ? ch : ch + I64(part.c0);
-      PrimExpr wv = Load(cv_.weight, {PrimExpr(ob), wc, I64(0), I64(0), PrimExpr(ii)});
-      PrimExpr xv = Load(part.q, q_index_(ch, I64(0), I64(hw - cols) + PrimExpr(jj)));
+      PrimExpr wv = WidenF32(Load(cv_.weight, {PrimExpr(ob), wc, I64(0), I64(0), PrimExpr(ii)}));
+      PrimExpr xv = WidenF32(Load(part.q, q_index_(ch, I64(0), I64(hw - cols) + PrimExpr(jj))));
       PrimExpr row = PrimExpr(u) * I64(cols) + PrimExpr(jj);
       PrimExpr cur = Load(acc, {row, PrimExpr(ii)});
       Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, xv, cur})),

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/tir/half_promote.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
@@ -57,7 +58,7 @@ Stmt ConvKernel::FlatWriteBack(const Buffer& acc, const Var& o0, int rows, int c
         for (const PrimExpr& i : idx) uses |= Uses(i, {y, x});
         if (!uses) return e;
         size_t nd = idx.size();
-        if (nd < 2 || !IsVar(idx[nd - 2], y) || !IsVar(idx[nd - 1], x) || !Float32Plain(l->buffer, nd) ||
+        if (nd < 2 || !IsVar(idx[nd - 2], y) || !IsVar(idx[nd - 1], x) || !FloatPlain(l->buffer, nd) ||
             Dim(l->buffer, nd - 2) != h || Dim(l->buffer, nd - 1) != w) {
           ok = false;
           return e;
@@ -79,7 +80,7 @@ Stmt ConvKernel::FlatWriteBack(const Buffer& acc, const Var& o0, int rows, int c
     v = Substitute(value, map);
     dst = FlatView(e.dst);
   }
-  Stmt store = Store(dst, v, {PrimExpr(nn_), o, pos});
+  Stmt store = Store(dst, HalfStoreValue(dst, v), {PrimExpr(nn_), o, pos});
   if (transposed) {
     return MakeFor(jj, I64(cols), ForKind::kUnrolled, MakeFor(ii, I64(rows), ForKind::kVectorized, store));
   }
@@ -97,7 +98,7 @@ Stmt ConvKernel::EpilogueStore(PrimExpr v, const std::vector<PrimExpr>& point) c
     idx.clear();
     for (const PrimExpr& d : e.dst_idx) idx.push_back(Substitute(d, map));
   }
-  return Store(dst, v, idx);
+  return Store(dst, HalfStoreValue(dst, v), idx);
 }
 
 Stmt ConvKernel::RowWriteBack(const Buffer& acc, const Var& o0, int rows) {

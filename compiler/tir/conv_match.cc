@@ -99,9 +99,24 @@ bool Float32Plain(const Buffer& b, size_t ndim) {
   return true;
 }
 
+bool IsHalfFloat(const DType& t) { return t.is_float() && t.bits == 16 && t.lanes == 1; }
+
+bool FloatPlain(const Buffer& b, size_t ndim) {
+  if (!IsHalfFloat(b->dtype)) return Float32Plain(b, ndim);
+  if (!b->strides.empty() || b->shape.size() != ndim) return false;
+  for (const PrimExpr& d : b->shape)
+    if (ConstInt(d) == nullptr) return false;
+  return true;
+}
+
+PrimExpr WidenF32(const PrimExpr& e) { return e.dtype() == DType::Float32() ? e : Cast(DType::Float32(), e); }
+
+bool ScheduledWithHalfOperands(int64_t groups, int64_t in_per_group) { return !(groups > 1 && in_per_group == 1); }
+
 int64_t Dim(const Buffer& b, size_t d) { return *ConstInt(b->shape[d]); }
 
-bool MatchConvReduction(const Stmt& body, const std::vector<const ForNode*>& L, ConvReduction* r) {
+bool MatchConvReduction(const Stmt& body, const std::vector<const ForNode*>& L, ConvReduction* r,
+                        bool half_operands) {
   if (L.size() != 7) return false;
   const auto* seq = As<SeqStmtNode>(body);
   if (seq == nullptr || seq->seq.size() != 2) return false;
@@ -116,6 +131,9 @@ bool MatchConvReduction(const Stmt& body, const std::vector<const ForNode*>& L, 
   auto compact4 = [](const Buffer& b) {
     return b->dtype == DType::Float32() && b->strides.empty() && b->shape.size() == 4;
   };
+  // The operands' element type: float32, or (half_operands) 16-bit float
+  // widened by the load's cast.
+  auto operand_type = [&](const DType& t) { return t == DType::Float32() || (half_operands && IsHalfFloat(t)); };
   if (!compact4(r->out) || !ExactlyLoopVars(update->indices, L, 0) || !ExactlyLoopVars(init->indices, L, 0)) {
     return false;
   }
@@ -140,8 +158,16 @@ bool MatchConvReduction(const Stmt& body, const std::vector<const ForNode*>& L, 
   }
   const auto* mul = prod.as<MulNode>();
   if (mul == nullptr) return false;
-  const auto* x = mul->a.as<BufferLoadNode>();
-  const auto* wt = mul->b.as<BufferLoadNode>();
+  // A load, or (half_operands) a load of a 16-bit float buffer widened to float32.
+  auto operand = [&](const PrimExpr& e) -> const BufferLoadNode* {
+    const auto* cast = e.as<CastNode>();
+    if (cast == nullptr) return e.as<BufferLoadNode>();
+    const auto* l = cast->value.as<BufferLoadNode>();
+    bool widened = half_operands && l != nullptr && IsHalfFloat(l->buffer->dtype) && cast->dtype == DType::Float32();
+    return widened ? l : nullptr;
+  };
+  const auto* x = operand(mul->a);
+  const auto* wt = operand(mul->b);
   if (x == nullptr || wt == nullptr) return false;
   // OIHW: W[o, c, ky, kx]; packed (kernel_layout "OIHW<b>o"): W[o / b, c, ky, kx, o % b].
   auto is_weight = [&](const BufferLoadNode* l) {
@@ -162,8 +188,9 @@ bool MatchConvReduction(const Stmt& body, const std::vector<const ForNode*>& L, 
   r->data = x->buffer;
   r->x_load = x;
   r->w_load = wt;
-  if (r->weight->dtype != DType::Float32() || !r->weight->strides.empty() ||
-      r->weight->shape.size() != wt->indices.size() || !compact4(r->data) || x->indices.size() != 4 ||
+  bool data4 = operand_type(r->data->dtype) && r->data->strides.empty() && r->data->shape.size() == 4;
+  if (!operand_type(r->weight->dtype) || !r->weight->strides.empty() ||
+      r->weight->shape.size() != wt->indices.size() || !data4 || x->indices.size() != 4 ||
       r->weight == r->out || r->data == r->out) {
     return false;
   }
@@ -176,7 +203,7 @@ bool MatchConvReduction(const Stmt& body, const std::vector<const ForNode*>& L, 
   return !cond.defined() || MatchInsideCond(cond, iy, ix, r->data->shape[2], r->data->shape[3], r->have);
 }
 
-bool MatchConv(const Stmt& s, ConvNest* m) {
+bool MatchConv(const Stmt& s, ConvNest* m, bool half_operands) {
   Stmt body;
   m->loops = PeelNest(s, &body);
   const auto& L = m->loops;
@@ -189,11 +216,11 @@ bool MatchConv(const Stmt& s, ConvNest* m) {
   }
   m->n = ext[0], m->o = ext[1], m->ho = ext[2], m->wo = ext[3], m->ki = ext[4], m->kh = ext[5], m->kw = ext[6];
   ConvReduction r;
-  if (!MatchConvReduction(body, L, &r)) return false;
+  if (!MatchConvReduction(body, L, &r, half_operands)) return false;
   m->out = r.out, m->weight = r.weight, m->data = r.data;
   m->sh = r.sh, m->sw = r.sw, m->dh = r.dh, m->dw = r.dw, m->pt = r.pt, m->pl = r.pl;
   const size_t wrank = r.w_load->indices.size();
-  if (!Float32Plain(m->out, 4) || !Float32Plain(m->weight, wrank) || !Float32Plain(m->data, 4)) return false;
+  if (!Float32Plain(m->out, 4) || !FloatPlain(m->weight, wrank) || !FloatPlain(m->data, 4)) return false;
   for (size_t d = 0; d < 4; ++d)
     if (Dim(m->out, d) != ext[d]) return false;
   m->wblock = wrank == 5 ? Dim(m->weight, 4) : 0;
@@ -242,7 +269,7 @@ bool MatchStage(const Stmt& s, const Buffer& src, const ConvNest& cv, Stage* e) 
     if (!IsZero(e->loops[d]->min) || x == nullptr || *x != ext[d]) return false;
   }
   const auto* st = As<BufferStoreNode>(body);
-  if (st == nullptr || st->buffer == src || !Float32Plain(st->buffer, 4)) return false;
+  if (st == nullptr || st->buffer == src || !FloatPlain(st->buffer, 4)) return false;
   for (size_t d = 0; d < 4; ++d)
     if (Dim(st->buffer, d) != ext[d]) return false;
   if (!AtLoopPoint(st->indices, e->loops)) return false;

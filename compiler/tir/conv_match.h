@@ -27,12 +27,17 @@ struct ConvNest {
 
 // The convolution nest `s` (the nest documented in conv_schedule.h), with
 // its geometry; false for anything else (symbolic shapes too).
-bool MatchConv(const ir::Stmt& s, ConvNest* m);
+// `half_operands`: X and W may also be float16 / bfloat16 buffers read
+// widened, Cast(float32, X[..]) * Cast(float32, W[..]) (--precision=fp16|
+// bf16, docs/precision.md); only for schedules whose kernels widen every
+// load of them (WidenF32). The accumulator C stays float32.
+bool MatchConv(const ir::Stmt& s, ConvNest* m, bool half_operands = false);
 
 // The reduction of a conv2d nest, shared by MatchConv and the symbolic
 // schedule (conv_symbolic_schedule.h): extents, H and W may be symbolic.
 struct ConvReduction {
-  ir::Buffer out, data, weight;             // float32, compact; out and data of rank 4
+  ir::Buffer out, data, weight;             // compact; out and data of rank 4; out float32,
+                                            // data and weight too unless half_operands
   const ir::BufferLoadNode* x_load = nullptr;  // X[n', ch, iy, ix]
   const ir::BufferLoadNode* w_load = nullptr;  // W[o, c, ky, kx] or W[o / b, c, ky, kx, o % b]
   ir::PrimExpr inside;                      // the bounds test of the read; undefined: none
@@ -46,7 +51,10 @@ struct ConvReduction {
 // (or a Select) with iy = y * sh + ky * dh - pt and ix = x * sw + kx * dw - pl
 // proven, `inside` only bounds checks of iy and ix against X's height and
 // width. X's image and channel indices are not checked (the callers differ).
-bool MatchConvReduction(const ir::Stmt& body, const std::vector<const ir::ForNode*>& loops, ConvReduction* r);
+// `half_operands` as for MatchConv: x_load / w_load are then the loads
+// inside the casts.
+bool MatchConvReduction(const ir::Stmt& body, const std::vector<const ir::ForNode*>& loops, ConvReduction* r,
+                        bool half_operands = false);
 
 // One fused elementwise stage: D[idx] = value, reading `src` at the loop point.
 struct Stage {
@@ -57,7 +65,7 @@ struct Stage {
 };
 
 // Whether `s` is a perfect nest over cv's output extents storing a plain
-// float32 [N, O, Ho, Wo] buffer (not `src`) at the loop point with a value
+// float32, float16 or bfloat16 [N, O, Ho, Wo] buffer (not `src`) at the loop point with a value
 // that reads `src` only at the loop point and not the stored buffer.
 bool MatchStage(const ir::Stmt& s, const ir::Buffer& src, const ConvNest& cv, Stage* e);
 
@@ -78,7 +86,25 @@ bool MatchChannelConcat(const ir::Stmt& s, const ir::Buffer& dst, std::vector<Co
 
 // A float32 buffer of rank `ndim`, compact, with static extents.
 bool Float32Plain(const ir::Buffer& b, size_t ndim);
-// Static extent `d` of a buffer Float32Plain accepted.
+// Float32Plain, or the same of a float16 / bfloat16 buffer.
+bool FloatPlain(const ir::Buffer& b, size_t ndim);
+// Whether `t` is a 16-bit float scalar type (float16, bfloat16).
+bool IsHalfFloat(const DType& t);
+// `e` as float32: `e` itself when it is, else Cast(float32, e). The kernels
+// of half_operands matches read X and W through it.
+ir::PrimExpr WidenF32(const ir::PrimExpr& e);
+// Whether the CPU schedules of a convolution with `groups` groups of
+// `in_per_group` input channels take float16 / bfloat16 operands (the
+// mixed-precision pass keeps a convolution they do not take in float32).
+// ConvKernel matches them (MatchConv's half_operands); depthwise
+// convolutions (one input channel per group) belong to the depthwise
+// schedules (depthwise_*.cc, ScheduleStridedDepthwise) and the window
+// schedule, which match float32 only: in half they fell to ConvKernel's
+// spatial tiles and the window schedule's generic stores, and MobileNetV3-
+// Large / EfficientNet-B0 at fp16 took 3.59 / 8.46 ms CPU against 3.05 /
+// 5.92 with those convolutions float32 (1 thread, same run).
+bool ScheduledWithHalfOperands(int64_t groups, int64_t in_per_group);
+// Static extent `d` of a buffer Float32Plain or FloatPlain accepted.
 int64_t Dim(const ir::Buffer& b, size_t d);
 
 }  // namespace conv

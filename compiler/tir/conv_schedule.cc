@@ -75,7 +75,7 @@ class ConvRewriter : public StmtExprMutator {
     bool any = false;
     for (size_t i = 0; i < in.size(); ++i) {
       ConvNest cv;
-      if (!MatchConv(in[i], &cv) || LeftToWindowSchedule(cv, knobs_)) {
+      if (!MatchConv(in[i], &cv, /*half_operands=*/true) || LeftToWindowSchedule(cv, knobs_)) {
         Stmt m = As<ForNode>(in[i]) ? in[i] : StmtExprMutator::MutateStmt(in[i]);
         any = any || m != in[i];
         out.push_back(m);
@@ -109,7 +109,7 @@ class ConvRewriter : public StmtExprMutator {
         for (const VarNode* b : chain) blocked |= r.Refs(b) > 0;
         for (const auto& kv : r.stores) blocked |= reads.count(kv.first) > 0;
         ConvNest other;
-        if (blocked || MatchConv(in[next], &other)) break;
+        if (blocked || MatchConv(in[next], &other, /*half_operands=*/true)) break;
         ++next;
       }
       // A pointwise convolution of a concatenation just computed (and read

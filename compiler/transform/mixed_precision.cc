@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "compiler/relax/infer_struct_info.h"
+#include "compiler/tir/conv_match.h"
 #include "compiler/transform/expr_mutator.h"
 #include "runtime/half_float.h"
 
@@ -228,9 +229,19 @@ class Rewriter : public ExprMutator {
   }
 
   // matmul / conv with float32 operands and result (out_dtype none or float32).
+  // A convolution the CPU schedules would not take with half operands
+  // stays float32 (tir::conv::ScheduledWithHalfOperands: depthwise ones).
   bool IsComputeInF32(const ir::CallExpr& call, const ir::RVar& var) const {
     if (call.args.size() < 2 || !IsF32Tensor(call.args[0]) || !IsF32Tensor(call.args[1]) || !IsF32Tensor(var))
       return false;
+    const auto* op = ir::ExprAs<ir::OpExpr>(call.op);
+    auto groups = call.attrs.find("groups");
+    const ir::TensorSInfo* w = TensorOf(call.args[1]);
+    if (op && (op->name == "relax.nn.conv2d" || op->name == "relax.nn.conv1d") && groups != call.attrs.end() &&
+        groups->second.kind == ir::AttrValue::Kind::kInt && w && w->has_shape && w->shape.size() >= 2) {
+      const auto* per_group = w->shape[1].as<ir::IntImmNode>();
+      if (per_group && !tir::conv::ScheduledWithHalfOperands(groups->second.i, per_group->value)) return false;
+    }
     auto it = call.attrs.find("out_dtype");
     if (it == call.attrs.end() || it->second.kind == ir::AttrValue::Kind::kNone) return true;
     return it->second.kind == ir::AttrValue::Kind::kString &&

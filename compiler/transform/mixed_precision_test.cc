@@ -392,5 +392,51 @@ TEST(MixedPrecision, HalfMatmulStaysVectorized) {
   }
 }
 
+TEST(MixedPrecision, DepthwiseConvolutionsStayFloat32) {
+  // The depthwise schedules take float32 operands only
+  // (tir::conv::ScheduledWithHalfOperands): the depthwise conv and the
+  // relu between it and the pointwise conv stay float32; the pointwise conv
+  // and a grouped conv of 2 channels per group take half.
+  std::string source = Module(
+      "x: R.Tensor((1, 8, 10, 10), dtype=\"float32\"), d: R.Tensor((8, 1, 3, 3), dtype=\"float32\"), "
+      "p: R.Tensor((16, 8, 1, 1), dtype=\"float32\"), g: R.Tensor((16, 2, 3, 3), dtype=\"float32\")",
+      "            c = R.nn.conv2d(x, d, padding=[1, 1], groups=8)\n"
+      "            r = R.nn.relu(c)\n"
+      "            e = R.nn.conv2d(r, p)\n"
+      "            gv = R.nn.conv2d(e, g, padding=[1, 1], groups=8)\n");
+  for (transform::Precision p : {transform::Precision::kFloat16, transform::Precision::kBFloat16}) {
+    std::string h = p == transform::Precision::kFloat16 ? "float16" : "bfloat16";
+    std::string out = Convert(source, p);
+    auto line_of = [&](const std::string& var) {
+      size_t at = out.find("            " + var + ": ");
+      return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+    };
+    EXPECT_EQ(line_of("c").find("out_dtype"), std::string::npos) << out;
+    EXPECT_NE(line_of("c").find("R.nn.conv2d(x, d,"), std::string::npos) << out;
+    EXPECT_NE(line_of("r").find("dtype=\"float32\""), std::string::npos) << out;
+    EXPECT_NE(line_of("e").find("out_dtype=\"float32\""), std::string::npos) << out;
+    EXPECT_NE(line_of("e").find("r_" + std::string(p == transform::Precision::kFloat16 ? "f16" : "bf16")), std::string::npos) << out;
+    EXPECT_NE(line_of("gv").find("out_dtype=\"float32\""), std::string::npos) << out;
+    EXPECT_NE(out.find("dtype=\"" + h + "\""), std::string::npos) << out;
+  }
+}
+
+TEST(MixedPrecision, HalfConvStaysTiled) {
+  // The network's 3x3 convolution at fp16 / bf16 reads half data and
+  // weights widened, in the float32 build's register tiles (fma vectors;
+  // the generic 7-deep nest it ran before has none).
+  std::vector<float> conv_w = tir::test_util::RandomFloats(32 * 16 * 9, 7, 0.2f);
+  std::vector<float> fc_w = tir::test_util::RandomFloats(32 * 80, 8, 2.0f);
+  std::string source = Network(conv_w, fc_w);
+  for (transform::Precision p : {transform::Precision::kFloat16, transform::Precision::kBFloat16}) {
+    driver::CompileOptions o = tir::test_util::ThreadsOptions(1);
+    o.precision = p;
+    ir::PrimFunc f = tir::test_util::LowerPrimFunc(source, o, "conv2d");
+    ASSERT_TRUE(f);
+    tir::test_util::TileCensus c = tir::test_util::CountTiles(f);
+    EXPECT_FALSE(c.fma_widths.empty()) << "the half convolution lost its vector tiles";
+  }
+}
+
 }  // namespace
 }  // namespace kiln
