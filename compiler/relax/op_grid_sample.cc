@@ -18,7 +18,7 @@
 // float32 (float64 for float64 data).
 //
 // The kernel computes each output pixel's taps once (rows, columns, weights;
-// [N, Ho, Wo, taps]) and then every channel as a weighted sum of gathers.
+// [N, taps, Ho, Wo]) and then every channel as a weighted sum of gathers.
 // Tap indices are clamped into the image (a zeros-padded tap has weight 0),
 // so no load reads outside data.
 #include <cmath>
@@ -173,13 +173,15 @@ Result<ir::PrimFunc> LegalizeGridSample(const ir::CallExpr& call, const std::str
   };
   // The taps of every output pixel, computed once for all channels (the
   // coordinate arithmetic per channel made a 64-channel bilinear sample
-  // ~3x slower than ONNX Runtime): per (n, h, w, t) with t = ty * taps + tx,
-  // the row and column read and the weight (0 for a zeros-padded tap).
+  // ~3x slower than ONNX Runtime): per (n, t, h, w) with t = ty * taps + tx,
+  // the row and column read and the weight (0 for a zeros-padded tap). The
+  // tap axis sits before (h, w) so the channel loop's vector of w reads them
+  // as contiguous vectors (after them, 16 bicubic taps made each a gather).
   const PrimExpr tt(int64_t{taps});
-  std::vector<PrimExpr> tshape = {ds[0], grid.shape()[1], grid.shape()[2], PrimExpr(int64_t{taps * taps})};
+  std::vector<PrimExpr> tshape = {ds[0], PrimExpr(int64_t{taps * taps}), grid.shape()[1], grid.shape()[2]};
   auto axis_tap = [&](const te::Indices& i, int k) {
-    PrimExpr d = k == 0 ? ir::MakeBinary(TirKind::kFloorMod, i[3], tt) : ir::MakeBinary(TirKind::kFloorDiv, i[3], tt);
-    return tap(i[0], i[1], i[2], k, d);
+    PrimExpr d = k == 0 ? ir::MakeBinary(TirKind::kFloorMod, i[1], tt) : ir::MakeBinary(TirKind::kFloorDiv, i[1], tt);
+    return tap(i[0], i[2], i[3], k, d);
   };
   te::Tensor cols = b.Compute("T_grid_cols", tshape, DType::Int64(), [&](const te::Indices& i) {
     return ir::Cast(DType::Int64(), axis_tap(i, 0).pos);
@@ -196,7 +198,7 @@ Result<ir::PrimFunc> LegalizeGridSample(const ir::CallExpr& call, const std::str
   te::Tensor r = b.Compute("T_grid_sample", out->shape, out->dtype, [&](const te::Indices& i) {
     PrimExpr res;
     for (int t = 0; t < taps * taps; ++t) {
-      te::Indices at = {i[0], i[2], i[3], PrimExpr(int64_t{t})};
+      te::Indices at = {i[0], PrimExpr(int64_t{t}), i[2], i[3]};
       PrimExpr term = weights(at) * CastTo(f, data({i[0], i[1], rows(at), cols(at)}));
       res = res.defined() ? res + term : term;
     }
