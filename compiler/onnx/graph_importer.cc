@@ -261,6 +261,7 @@ const ConverterTable& Converters() {
     AddRnnConverters(t);
     AddDataDependentConverters(t);
     AddGatherConverters(t);
+    AddScatterConverters(t);
     AddQuantizedConverters(t);
     return t;
   }();

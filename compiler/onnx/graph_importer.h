@@ -135,6 +135,7 @@ void AddLoopConverters(ConverterTable* t);
 void AddRnnConverters(ConverterTable* t);
 void AddDataDependentConverters(ConverterTable* t);  // NonZero (ops_nonzero.cc)
 void AddGatherConverters(ConverterTable* t);  // ops_gather.cc: GatherND
+void AddScatterConverters(ConverterTable* t);  // ops_scatter.cc: ScatterElements, Scatter, ScatterND, GridSample
 void AddQuantizedConverters(ConverterTable* t);  // ops_quantized.cc: MatMulInteger, DynamicQuantizeLinear, QLinearMatMul
 // The table of every operator the importer knows.
 const ConverterTable& Converters();

@@ -20,6 +20,8 @@ void AddReshapeOps(std::vector<OpInfo>* table);      // reshape, flatten, squeez
 void AddConcatSplitOps(std::vector<OpInfo>* table);  // concat, split (op_concat_split.cc)
 void AddSliceOps(std::vector<OpInfo>* table);        // strided_slice (op_slice.cc)
 void AddGatherOps(std::vector<OpInfo>* table);       // take, gather_elements, gather_nd (op_gather.cc)
+void AddScatterOps(std::vector<OpInfo>* table);      // scatter_elements, scatter_nd (op_scatter.cc)
+void AddGridSampleOps(std::vector<OpInfo>* table);   // image.grid_sample (op_grid_sample.cc)
 void AddTileOps(std::vector<OpInfo>* table);         // tile, repeat (op_tile.cc)
 void AddSoftmaxOps(std::vector<OpInfo>* table);      // op_softmax.cc
 void AddNormOps(std::vector<OpInfo>* table);         // op_norm.cc

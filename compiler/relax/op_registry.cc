@@ -19,6 +19,8 @@ const std::vector<OpInfo>& Table() {
     AddConcatSplitOps(t);
     AddSliceOps(t);
     AddGatherOps(t);
+    AddScatterOps(t);
+    AddGridSampleOps(t);
     AddTileOps(t);
     // New operator families: one line each.
     AddSoftmaxOps(t);

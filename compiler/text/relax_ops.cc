@@ -23,7 +23,7 @@ bool IsKnownRelaxOp(const std::string& name) {
       "matmul_integer",
       // shape and data movement
       "permute_dims", "reshape", "flatten", "expand_dims", "squeeze", "concat", "split", "stack", "broadcast_to",
-      "take", "gather_elements", "gather_nd", "scatter_elements", "strided_slice", "dynamic_strided_slice", "astype",
+      "take", "gather_elements", "gather_nd", "scatter_elements", "scatter_nd", "strided_slice", "dynamic_strided_slice", "astype",
       "tile", "repeat", "flip", "collapse_sum_like", "collapse_sum_to", "layout_transform", "shape_of",
       "tensor_to_shape", "shape_to_tensor",
       // reductions and scans
@@ -41,7 +41,7 @@ bool IsKnownRelaxOp(const std::string& name) {
       "nn.group_norm", "nn.instance_norm", "nn.rms_norm", "nn.dropout", "nn.pad", "nn.attention",
       "nn.cross_entropy_with_logits", "nn.nll_loss", "nn.lstm", "nn.gru", "nn.rnn",
       // image
-      "image.resize2d",
+      "image.resize2d", "image.grid_sample",
       // other spellings compiled by op_unary.cc (TVM's own is nn.leakyrelu)
       "nn.leakyrelu", "hard_sigmoid", "hard_swish", "nn.hardswish",
   };

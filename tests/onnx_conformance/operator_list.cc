@@ -23,7 +23,9 @@ const std::vector<std::string>& Issue7Operators() {
       // issue 20 §1: a data-dependent output size
       "NonZero",
       // issue 20 §3: the integer operators of quantized models
-      "MatMulInteger", "DynamicQuantizeLinear", "QLinearMatMul"};
+      "MatMulInteger", "DynamicQuantizeLinear", "QLinearMatMul",
+      // issue 20 §3: scatters and grid sampling
+      "ScatterElements", "Scatter", "ScatterND", "GridSample"};
   return kOps;
 }
 
