@@ -253,7 +253,8 @@ bool HasNaiveReduction(const Stmt& body) {
 }
 
 // Whether some convolution-like nest (seven perfectly nested loops) has a
-// window of more than kMaxPeeledTaps taps.
+// window of more than kMaxPeeledTaps taps over more than one input channel
+// (LargeWindowKeepsSymbolic).
 bool HasLargeWindow(const Stmt& body) {
   struct Find : StmtExprVisitor {
     bool found = false;
@@ -264,7 +265,8 @@ bool HasLargeWindow(const Stmt& body) {
         if (loops.size() >= 7) {
           const int64_t* kh = ConstInt(loops[loops.size() - 2]->extent);
           const int64_t* kw = ConstInt(loops[loops.size() - 1]->extent);
-          found |= kh == nullptr || kw == nullptr || *kh * *kw > kMaxPeeledTaps;
+          const int64_t* ci = ConstInt(loops[loops.size() - 3]->extent);
+          found |= kh == nullptr || kw == nullptr || ci == nullptr || LargeWindowKeepsSymbolic(*ci, *kh * *kw);
         }
       }
       StmtExprVisitor::VisitStmt(s);

@@ -44,6 +44,19 @@ namespace tir {
 // OIHW, the layout the symbolic schedule reads.
 constexpr int64_t kMaxPeeledTaps = 49;
 
+// Whether a convolution of `channels` input channels per group and `taps`
+// taps keeps the symbolic schedule. One input channel (a long 1-D filter
+// bank: basic_pitch's 1 x 256 CQT, 1 -> 36 at stride 256 and 1 -> 1 at
+// stride 2) is peeled whatever its window: the static conv tiles keep its
+// tap loop a loop (one FMA), where the symbolic schedule read the strided
+// row with a gather an FMA (3-14 GFLOP/s against 60-170 pinned). Wider
+// windows over several channels (its 3 x 39, 8 -> 8) stay: peeled, that
+// kernel made the model 24 ms CPU a call at 1 thread against 9.5 symbolic
+// (26 against 9 ms in the same profile run, loaded machine).
+inline bool LargeWindowKeepsSymbolic(int64_t channels, int64_t taps) {
+  return taps > kMaxPeeledTaps && channels > 1;
+}
+
 ir::PrimFunc ScheduleConvsPeelingBatch(const ir::PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs = {});
 
 }  // namespace tir

@@ -166,6 +166,62 @@ TEST(ConvBatchPeelTest, SymbolicImageSizeIsLeftToTheSymbolicSchedule) {
   EXPECT_FALSE(LoopsOverImages(f));
 }
 
+// main(x[n, C, 1, W], w[O, C, 1, K]): a 1-D filter bank, column stride sw,
+// no padding (basic_pitch's CQT: 1 -> 36 at stride 256, 1 -> 1 at 2).
+std::string BankModule(int64_t c, int64_t o, int64_t w, int64_t k, int64_t sw) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(c) + ", 1, " + s(w)) +
+         ", w: " + T(s(o) + ", " + s(c) + ", 1, " + s(k)) +
+         ") -> R.Tensor(dtype=\"float32\", ndim=4):\n        with R.dataflow():\n"
+         "            gv = R.nn.conv2d(x, w, strides=[1, " + s(sw) + "])\n            R.output(gv)\n        return gv\n";
+}
+
+TEST(ConvBatchPeelTest, LongWindowOverOneChannelTakesTheStaticKernels) {
+  // 256 taps over one input channel: peeled (the static conv tiles, one
+  // FMA in the tap loop), where the symbolic schedule read the stride-2 row
+  // by a gather an FMA. Over 8 input channels such a window keeps the
+  // symbolic schedule (LargeWindowKeepsSymbolic).
+  PrimFunc one = LowerPrimFunc(BankModule(1, 1, 1201, 256, 2), Options(1), "conv2d");
+  ASSERT_NE(one, nullptr);
+  EXPECT_TRUE(LoopsOverImages(one));
+  EXPECT_EQ(CountTiles(one).global_updates, 0);
+  PrimFunc eight = LowerPrimFunc(BankModule(8, 8, 301, 64, 2), Options(1), "conv2d");
+  ASSERT_NE(eight, nullptr);
+  EXPECT_FALSE(LoopsOverImages(eight));
+  // Numbers at batches 1, 2 and 3, odd row lengths, one and two threads.
+  struct Bank {
+    int64_t o, w, k, sw;
+  };
+  for (const Bank& b : {Bank{1, 1201, 256, 2}, Bank{1, 777, 256, 2}, Bank{36, 3001, 256, 256}, Bank{4, 999, 77, 3}}) {
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE("o " + std::to_string(b.o) + " w " + std::to_string(b.w) + " k " + std::to_string(b.k) + " sw " +
+                   std::to_string(b.sw) + " threads " + std::to_string(threads));
+      auto mod = CompileAndLoad(BankModule(1, b.o, b.w, b.k, b.sw), Options(threads), threads);
+      ASSERT_NE(mod, nullptr);
+      const int64_t wo = (b.w - b.k) / b.sw + 1;
+      std::vector<float> w = RandomFloats(b.o * b.k, 2);
+      for (int64_t n : {1, 2, 3}) {
+        std::vector<float> x = RandomFloats(n * b.w, 10 + n);
+        Result<Tensor> out = test_util::InvokeMain(*mod, {FloatTensor({n, 1, 1, b.w}, x), FloatTensor({b.o, 1, 1, b.k}, w)});
+        ASSERT_TRUE(out.ok()) << out.status().ToString();
+        ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, b.o, 1, wo}));
+        const float* got = out->data<float>();
+        int bad = 0;
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t o = 0; o < b.o; ++o)
+            for (int64_t xo = 0; xo < wo; ++xo) {
+              double want = 0;
+              for (int64_t kx = 0; kx < b.k; ++kx) want += double(x[i * b.w + xo * b.sw + kx]) * w[o * b.k + kx];
+              double g = got[(i * b.o + o) * wo + xo];
+              if (!(std::fabs(g - want) <= 1e-5 * double(b.k)) && bad++ < 5)
+                ADD_FAILURE() << "n " << i << " o " << o << " x " << xo << ": got " << g << ", want " << want;
+            }
+        EXPECT_EQ(bad, 0);
+      }
+    }
+  }
+}
+
 // A convolution nest followed by a stage that reads image 0 of the input
 // for every image: not image by image, so not peeled (peeled, every image
 // would read its own image instead).

@@ -61,14 +61,14 @@ Result<ir::PrimFunc> PackingKernel(const std::string& name, const std::vector<in
 // batch may be symbolic, as tir::ScheduleConvsPeelingBatch schedules those
 // convolutions image by image with the static kernel, which reads the packed
 // weight (a symbolic height or width goes to the symbolic schedule, which
-// reads OIHW only) -- unless the window has more than tir::kMaxPeeledTaps
-// taps (`taps`), which the peel leaves to the symbolic schedule too.
-bool StaticButBatch(const ir::Expr& e, int64_t taps) {
+// reads OIHW only) -- unless the peel leaves its window to the symbolic
+// schedule too (tir::LargeWindowKeepsSymbolic of `channels` per group and `taps`).
+bool StaticButBatch(const ir::Expr& e, int64_t channels, int64_t taps) {
   const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
   if (!t || !t->has_shape || !t->has_dtype || t->dtype != DType::Float32() || t->shape.size() != 4) return false;
   for (size_t d = 1; d < 4; ++d)
     if (!relax::ConstDim(t->shape[d])) return false;
-  return relax::ConstDim(t->shape[0]) || taps <= tir::kMaxPeeledTaps;
+  return relax::ConstDim(t->shape[0]) || !tir::LargeWindowKeepsSymbolic(channels, taps);
 }
 
 class Packer : public ConvBindingRewriter {
@@ -85,7 +85,7 @@ class Packer : public ConvBindingRewriter {
                    std::vector<ir::Binding>* out) override {
     const ir::Expr& w = call.args[1];
     std::vector<int64_t> ws;
-    if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 4 || !StaticButBatch(call.args[0], ws[2] * ws[3])) return false;
+    if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 4 || !StaticButBatch(call.args[0], ws[1], ws[2] * ws[3])) return false;
     if (!DefaultConvLayoutsF32(call.attrs)) return false;
     const int64_t block = tir::kConvWeightBlock;
     int64_t groups = IntAttr(call.attrs, "groups", 1);

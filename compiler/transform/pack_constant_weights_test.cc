@@ -152,6 +152,11 @@ TEST(PackConstantWeights, SymbolicBatchIsPackedSymbolicImageSizeIsNot) {
   // which reads OIHW; a packed weight made it a naive loop nest (3 GFLOP/s).
   ir::IRModule wide = BindAndPack(ConvModule("\"n\", 8, 12, 48", "16, 8, 3, 39", ""), {16, 8, 3, 39});
   EXPECT_FALSE(Contains(Print(wide), "8o")) << Print(wide);
+  // One input channel a group (a 1-D filter bank, basic_pitch's 1 x 256):
+  // the peel takes any window of it (tir::LargeWindowKeepsSymbolic), so
+  // its weight is packed for the static kernel.
+  ir::IRModule bank = BindAndPack(ConvModule("\"n\", 1, 1, 600", "16, 1, 1, 256", ", strides=[1, 2]"), {16, 1, 1, 256});
+  EXPECT_TRUE(Contains(Print(bank), "kernel_layout=\"OIHW8o\"")) << Print(bank);
   // The same window with a static batch is packed.
   ir::IRModule wide1 = BindAndPack(ConvModule("1, 8, 12, 48", "16, 8, 3, 39", ""), {16, 8, 3, 39});
   EXPECT_TRUE(Contains(Print(wide1), "kernel_layout=\"OIHW8o\"")) << Print(wide1);
