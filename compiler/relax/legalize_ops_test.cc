@@ -113,6 +113,23 @@ class Module:
   EXPECT_EQ(text::PrintModule(*odd).find("j * 2 + 1]"), std::string::npos);
 }
 
+TEST(LegalizeOps, NearestResizeByAPowerOfTwoReadsIntegerIndices) {
+  // 5 x 7 -> 10 x 21 nearest (asymmetric, floor): rows by 2 read data at
+  // v_i2 // 2, no float coordinate; columns by 3 keep the float form (1/3 is
+  // not exact in float32).
+  Result<ir::IRModule> r = NormalizeAndLegalize(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2, 5, 7), dtype="float32")):
+        r = R.image.resize2d(x, R.shape([10, 21]), method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor")
+        return r
+)");
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::string text = text::PrintModule(*r);
+  EXPECT_NE(text.find("v_i2 // 2, T.min(T.max(T.Cast(\"int64\", T.floor(T.Cast(\"float32\", v_i3)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("T.Cast(\"float32\", v_i2)"), std::string::npos) << text;
+}
+
 TEST(LegalizeOps, ModuleWithoutOperatorsIsReturnedUnchanged) {
   Result<ir::IRModule> r = NormalizeAndLegalize(R"(@I.ir_module
 class Module:

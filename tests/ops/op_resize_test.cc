@@ -28,6 +28,8 @@ std::vector<double> RefResize(const Shape& s, const std::vector<double>& v, int6
       auto rnd = [&](float c) {
         if (rounding == "floor") return std::floor(c);
         if (rounding == "round_prefer_ceil") return std::floor(c + 0.5f);
+        if (rounding == "round_prefer_floor") return std::ceil(c - 0.5f);
+        if (rounding == "ceil") return std::ceil(c);
         return std::nearbyint(c);
       };
       out.push_back(v[Offset(s, {i[0], i[1], clamp(static_cast<int64_t>(rnd(cy)), s[2]), clamp(static_cast<int64_t>(rnd(cx)), s[3])})]);
@@ -69,6 +71,37 @@ TEST(OpResize, MethodsAndModes) {
     auto r = RunMain(OneOpModule({"x: " + TensorType(c.s)}, expr), {x});
     ASSERT_TRUE(r.ok()) << expr << ": " << r.status().ToString();
     EXPECT_TRUE(AllClose(r->at(0), want, {c.s[0], c.s[1], c.oh, c.ow}, 1e-5, 1e-5)) << expr;
+  }
+}
+
+TEST(OpResize, NearestPowerOfTwoFactorsOnStaticShapes) {
+  // Static extents scaled by 2, 4, 8 (source index o // k, no float
+  // coordinate), one axis by a power of two and the other not (3: the float
+  // form), odd sizes, every rounding and both modes that take the integer
+  // index or not (half_pixel + ceil does not: o = 0 maps to 0 but o = 1 of
+  // a 2x resize to ceil(0.25) = 1); against the float reference.
+  struct Case {
+    Shape s;
+    int64_t oh, ow;
+    std::string mode, rounding;
+  };
+  const Case cases[] = {
+      {{1, 3, 5, 7}, 10, 14, "asymmetric", "floor"},        {{2, 1, 3, 5}, 12, 40, "asymmetric", "floor"},
+      {{1, 2, 5, 7}, 10, 21, "asymmetric", "floor"},        {{1, 1, 5, 3}, 20, 6, "half_pixel", "round_prefer_ceil"},
+      {{1, 1, 3, 5}, 6, 10, "half_pixel", "round_prefer_floor"}, {{1, 1, 3, 5}, 6, 10, "half_pixel", "round"},
+      {{1, 1, 3, 5}, 6, 10, "half_pixel", "ceil"},          {{1, 1, 3, 5}, 6, 10, "asymmetric", "round"},
+      {{1, 1, 3, 5}, 12, 20, "asymmetric", "ceil"},         {{1, 1, 1, 1}, 2, 64, "asymmetric", "floor"},
+  };
+  uint64_t seed = 70;
+  for (const Case& c : cases) {
+    Tensor x = RandomTensor(c.s, DType::Float32(), seed++);
+    std::vector<double> want = RefResize(c.s, ToDoubles(x), c.oh, c.ow, "nearest_neighbor", c.mode, c.rounding);
+    std::string expr = "R.image.resize2d(x, R.shape([" + std::to_string(c.oh) + ", " + std::to_string(c.ow) +
+                       "]), method=\"nearest_neighbor\", coordinate_transformation_mode=\"" + c.mode +
+                       "\", rounding_method=\"" + c.rounding + "\")";
+    auto r = RunMain(OneOpModule({"x: " + TensorType(c.s)}, expr), {x});
+    ASSERT_TRUE(r.ok()) << expr << ": " << r.status().ToString();
+    EXPECT_TRUE(AllClose(r->at(0), want, {c.s[0], c.s[1], c.oh, c.ow}, 0, 0)) << expr;
   }
 }
 
