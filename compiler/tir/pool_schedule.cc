@@ -251,12 +251,22 @@ bool ContiguousInX(const PrimExpr& e, const VarNode* x, int64_t max_step) {
   return true;
 }
 
-// OP over the init and the tap values. A sum keeps the nest's order (the
-// same rounding as the loop); max and min, whose result does not depend on
-// the order, combine as a balanced tree: a chain of 9 NaN-propagating maxima
-// (compare, compare-unordered, mask or, blend each) was latency-bound.
-PrimExpr Combine(const Window& w, const std::vector<PrimExpr>& values) {
+// OP over the init and the tap values (pool_schedule_internal.h).
+PrimExpr Combine(const Window& w, const std::vector<PrimExpr>& values, bool reassociate) {
   if (!w.init.defined()) return values[0];  // a tested copy: one value, no reduction
+  if (w.op == TirKind::kAdd && reassociate) {
+    // Pairwise: a chain of log2(n) dependent adds instead of n, and an
+    // error bound of log2(n) roundings per value instead of n. The init
+    // last: a sum from +0 is never -0, as in the nest.
+    std::vector<PrimExpr> level = values;
+    while (level.size() > 1) {
+      std::vector<PrimExpr> next;
+      for (size_t i = 0; i + 1 < level.size(); i += 2) next.push_back(MakeBinary(w.op, level[i], level[i + 1]));
+      if (level.size() % 2 == 1) next.push_back(level.back());
+      level.swap(next);
+    }
+    return MakeBinary(w.op, level[0], w.init);
+  }
   if (w.op == TirKind::kAdd) {
     PrimExpr acc = w.init;
     for (const PrimExpr& v : values) acc = MakeBinary(w.op, acc, v);
@@ -336,11 +346,13 @@ class WindowRewriter : public StmtExprMutator {
         // of more than 9 taps take the tap loops there.
         bool large = w.large || (!static_plane && w.init.defined() && TapCount(w) > kMaxSymbolicTaps);
         Stmt out;
-        // A stride-1 max / min of more than 3 x 3 taps is separable on any
-        // plane: kh + kw row vectors an output row instead of kh * kw (an
-        // SPP's 13 x 13 over 20 x 20 ran 169 masked rows of 20 a row, 5 x 5
-        // a tree of 25 unaligned loads a vector). RewriteSeparableWindow
-        // refuses sums (their rounding follows the taps' order) and strides.
+        // A stride-1 max / min / sum of more than 3 x 3 taps is separable on
+        // any plane: kh + kw row vectors an output row instead of kh * kw
+        // (an SPP's 13 x 13 over 20 x 20 ran 169 masked rows of 20 a row,
+        // 5 x 5 a tree of 25 unaligned loads a vector). A sum then rounds
+        // in another order than the taps' (RewriteSeparableWindow); up to
+        // 3 x 3 it keeps their order. RewriteSeparableWindow refuses
+        // strides and dilations.
         if (large || TapCount(w) > kMaxSymbolicTaps) out = RewriteSeparableWindow(w, knobs_);
         if (!out) out = large       ? RewriteLargeWindow(w, knobs_)
                    : static_plane ? RewriteStatic(w, knobs_)

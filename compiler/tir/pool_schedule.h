@@ -40,12 +40,17 @@
 // over run-time planes (SPPF's 5 x 5: the unrolled tree of clamped selects
 // cost compile memory), keep their tap loops,
 // outside a vector row per tap over the columns where that tap is inside,
-// when the padding is OP's identity; over run-time planes a max or min of
-// two tap loops at column stride 1 is separable instead: per output row, a
-// row of X's width set to OP over the tap rows, then the output row to OP
-// over the tap columns of it (kh + kw row vectors instead of kh * kw); when
-// the column tests are X's bounds that row is padded with OP's identity and
-// each pass is one test-free vector loop with its taps unrolled.
+// when the padding is OP's identity. A max, min or sum of two tap loops at
+// column stride 1 and more than 9 taps is separable instead (any plane):
+// per output row, a row of X's width set to OP over the tap rows, then the
+// output row to OP over the tap columns of it (kh + kw row vectors instead
+// of kh * kw); when the column tests are X's bounds those rows are padded
+// with OP's identity, kept for a block of output rows (pass 1 for the
+// block, then pass 2), and each pass is one test-free vector loop with its
+// taps unrolled. A separable sum adds in another order than the taps'
+// (pairwise trees: at most kh + kw adds per tap, against kh * kw), which
+// ONNX allows (its tests take a relative 1e-3); sums of up to 9 taps keep
+// the taps' order.
 // Knobs: schedule_knobs.h, pool.*.
 //
 // Pre: lowered, default kinds chosen (a parallel loop of the nest stays

@@ -89,10 +89,13 @@ std::vector<PrimExpr> TapValues(const Window& w);
 bool ContiguousInX(const PrimExpr& e, const VarNode* x, int64_t max_step = 2);
 
 // OP over the init and the tap values. A sum keeps the nest's order (the
-// same rounding as the loop); max and min, whose result does not depend on
-// the order, combine as a balanced tree: a chain of 9 NaN-propagating maxima
-// (compare, compare-unordered, mask or, blend each) was latency-bound.
-PrimExpr Combine(const Window& w, const std::vector<PrimExpr>& values);
+// same rounding as the loop) unless `reassociate` (the separable sum, which
+// rounds differently anyway): then the values combine as a balanced tree,
+// the init added last; max and min, whose result does not depend on the
+// order, always combine as a balanced tree: a chain of 9 NaN-propagating
+// maxima (compare, compare-unordered, mask or, blend each) was
+// latency-bound.
+PrimExpr Combine(const Window& w, const std::vector<PrimExpr>& values, bool reassociate = false);
 
 // The nest's loops outside the row (and column) loops around `nest`.
 Stmt WrapOuter(const Window& w, bool has_y, Stmt nest);

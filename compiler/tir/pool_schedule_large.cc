@@ -1,6 +1,7 @@
 // Windows with tap loops (pool_schedule.h, pool_schedule_internal.h):
 // windows of more taps than are unrolled, as tap loops around vector rows,
-// and the separable max / min over run-time planes.
+// and the separable max / min / sum of stride-1 windows.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <memory>
@@ -133,7 +134,7 @@ Stmt MakeForSep(const Var& v, const PrimExpr& extent, ForKind kind, Stmt body) {
   return std::make_shared<ForNode>(v, I64(0), extent, kind, std::move(body));
 }
 
-// Pass 1 as one vector loop: V[u + pad] = OP over the kh tap rows of
+// Pass 1 as one vector loop: V[.., u + pad] = OP over the kh tap rows of
 // select(row test at ry, X[.., clamped row, u], identity), the row index
 // clamped into X so that every load is in bounds whatever the test says
 // (where the test holds the row is inside and the clamp changes nothing).
@@ -141,7 +142,7 @@ Stmt MakeForSep(const Var& v, const PrimExpr& extent, ForKind kind, Stmt body) {
 // V, each behind its own branch. The loop is skipped when X has no rows
 // (nothing to clamp into; V keeps the identity, as the tests would).
 Stmt FusedTapRows(const Window& w, const BufferLoadNode* ld, const VarNode* ry, int64_t kh, const PrimExpr& row_cond,
-                  const Buffer& v, const PrimExpr& vj, const Var& u, const PrimExpr& ident) {
+                  const Buffer& v, const std::vector<PrimExpr>& vat, const Var& u, const PrimExpr& ident) {
   PrimExpr nonempty;
   std::vector<PrimExpr> rows;
   for (int64_t k = 0; k < kh; ++k) {
@@ -165,7 +166,7 @@ Stmt FusedTapRows(const Window& w, const BufferLoadNode* ld, const VarNode* ry, 
       val = PrimExpr(std::make_shared<const SelectNode>(Substitute(row_cond, at), val, ident));
     rows.push_back(val);
   }
-  Stmt loop = MakeForSep(u, ld->buffer->shape.back(), ForKind::kVectorized, Store(v, Combine(w, rows), {vj}));
+  Stmt loop = MakeForSep(u, ld->buffer->shape.back(), ForKind::kVectorized, Store(v, Combine(w, rows, true), vat));
   if (nonempty.defined()) loop = std::make_shared<IfThenElseNode>(nonempty, loop, nullptr);
   return loop;
 }
@@ -207,11 +208,37 @@ Stmt WrapSeparable(const Window& w, const Buffer& v, const ForNode* yl, Stmt row
 
 }  // namespace
 
-// Max and min windows of two tap loops (ry, rx) over run-time planes whose
-// tap value is X[.., iy, ix] with ix = x + rx + b (b free of the nest's
-// loops and taps) and iy, and every other index, free of x and rx: SPPF's
-// 5 x 5 / 1 max pools. OP is associative and commutative (the same value
-// in any order, NaN included), so each output row is two passes over rows
+namespace {
+
+// Rows of V a block holds (RewriteSeparableWindow): pass 2 read each V row
+// right after pass 1 stored it, its loads at offsets 0..kw-1 from vector
+// stores at offset pad, so no load could take its value from the store
+// buffer and each waited for the stores to reach the cache (a 5 x 5 / 1
+// average over 256 x 20 x 20: 76 us, where the unrolled 25-tap tree took
+// 59). With a block of rows between a row's pass 1 and its pass 2 the
+// stores are long done. The block is up to kSeparableBlockFloats of V (L1
+// keeps it), the whole plane when that fits; a parallel row loop keeps
+// blocks of 4 rows to share out.
+constexpr int64_t kSeparableBlockFloats = 4096;
+int64_t SeparableBlockRows(const ForNode* yl, const PrimExpr& v_len) {
+  if (yl->for_kind == ForKind::kParallel) return 4;
+  const int64_t* len = ConstInt(v_len);
+  int64_t rows = len != nullptr ? std::max<int64_t>(1, kSeparableBlockFloats / *len) : 16;
+  if (const int64_t* h = ConstInt(yl->extent)) rows = std::min(rows, *h);
+  return rows;
+}
+
+}  // namespace
+
+// Max, min and sum windows of two tap loops (ry, rx) whose tap value is
+// X[.., iy, ix] with ix = x + rx + b (b free of the nest's loops and taps)
+// and iy, and every other index, free of x and rx: SPPF's 5 x 5 / 1 max
+// pools, a stride-1 average pool's sum. Max and min are associative and
+// commutative (the same value in any order, NaN included); a sum is too up
+// to rounding (ONNX asks for no tap order: its tests take a relative 1e-3),
+// and in the order below each tap goes through at most kh + kw - 2 adds
+// (as pairwise trees, about log2 kh + log2 kw), where the nest's order took
+// up to kh * kw - 1. So each output row is two passes over rows
 // of vectors instead of kh * kw: V[u] = OP over ry of X[.., iy, u] for
 // every column u of X (the taps' tests not on x are each one branch for
 // the whole row; V starts at OP's identity), then out[y, x] = OP over rx of
@@ -219,9 +246,11 @@ Stmt WrapSeparable(const Window& w, const Buffer& v, const ForNode* yl, Stmt row
 // as RewriteLargeWindow finds them. V is one row of X's width, allocated
 // once around the y loop (inside it when y is the parallel loop).
 // 128 channels of 10 x 10 (nudenet at 320 x 320): 25 masked row vectors
-// a row became 5 + 5. Null when the nest is not of this form.
+// a row became 5 + 5. A 13 x 13 average pool over 256 x 20 x 20 ran 169
+// masked tap rows an output row (its sum kept the taps' order), 13 + 13
+// this way. Null when the nest is not of this form.
 Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
-  if (w.op != TirKind::kMax && w.op != TirKind::kMin) return nullptr;
+  if (w.op != TirKind::kMax && w.op != TirKind::kMin && w.op != TirKind::kAdd) return nullptr;
   if (w.taps.size() != 2 || w.spatial.size() < 2 || !w.init.defined() || !knobs.vectorize) return nullptr;
   const ForNode* xl = w.spatial.back();
   const ForNode* yl = w.spatial[w.spatial.size() - 2];
@@ -286,7 +315,7 @@ Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
   if (!rest.terms.empty()) return nullptr;
   DType f32 = DType::Float32();
   const double inf = std::numeric_limits<double>::infinity();
-  PrimExpr ident = FloatImm(f32, w.op == TirKind::kMax ? -inf : inf);
+  PrimExpr ident = FloatImm(f32, w.op == TirKind::kMax ? -inf : w.op == TirKind::kMin ? inf : 0.0);
   // V: one row of X.
   auto vnode = std::make_shared<BufferNode>();
   vnode->name = ld->buffer->name + "_window_rows";
@@ -306,7 +335,10 @@ Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
   const bool padded = plane_tests && b_const && *b_const <= 0 && kw != nullptr && *kw <= 16;
   const int64_t pad = padded ? -*b_const : 0;
   PrimExpr v_len = padded ? arith::Simplify(MakeBinary(TirKind::kMax, ext_x + I64(*kw - 1), win + I64(pad))) : win;
-  vnode->shape = {v_len};
+  // Padded, V holds a block of rows (SeparableBlockRows): pass 1 for the
+  // block's rows, then pass 2 for them.
+  const int64_t block = padded ? SeparableBlockRows(yl, v_len) : 1;
+  vnode->shape = padded ? std::vector<PrimExpr>{I64(block), v_len} : std::vector<PrimExpr>{v_len};
   vnode->scope = "global";
   Buffer v = vnode;
   ForKind vec = ForKind::kVectorized;
@@ -317,24 +349,43 @@ Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs) {
   std::vector<PrimExpr> xidx2(ld->indices.begin(), ld->indices.end() - 1);
   xidx2.push_back(PrimExpr(u2));
   PrimExpr vj = pad == 0 ? PrimExpr(u2) : PrimExpr(u2) + I64(pad);
-  Stmt v_row = MakeForSep(u2, win, vec, Store(v, MakeBinary(w.op, Load(v, {vj}), Load(ld->buffer, xidx2)), {vj}));
+  Var r1 = MakeVar("r"), r2 = MakeVar("r");  // V's row: pass 1's and pass 2's loop over the block
+  std::vector<PrimExpr> vat = padded ? std::vector<PrimExpr>{PrimExpr(r1), vj} : std::vector<PrimExpr>{vj};
+  Stmt v_row = MakeForSep(u2, win, vec, Store(v, MakeBinary(w.op, Load(v, vat), Load(ld->buffer, xidx2)), vat));
   if (row_cond.defined()) v_row = std::make_shared<IfThenElseNode>(row_cond, v_row, nullptr);
   const ForNode* ryl = rx_first ? w.taps[1] : w.taps[0];
   const ForNode* rxl = rx_first ? w.taps[0] : w.taps[1];
   v_row = std::make_shared<ForNode>(ryl->loop_var, ryl->min, ryl->extent, ForKind::kSerial, v_row);
   const int64_t* kh = ConstInt(ryl->extent);
-  if (padded && kh != nullptr && *kh <= 16) v_row = FusedTapRows(w, ld, ry, *kh, row_cond, v, vj, u2, ident);
-  Stmt row;
-  if (padded) {
-    // Pass 2: out[x] = OP over rx of V[x + rx], no test.
-    std::vector<PrimExpr> vals;
-    for (int64_t k = 0; k < *kw; ++k) vals.push_back(Load(v, {PrimExpr(xl->loop_var) + I64(k)}));
-    Stmt out = LoopFrom(xl->loop_var, I64(0), ext_x, vec, Store(w.out, Combine(w, vals), w.idx), x);
-    row = Seq({v_init, v_row, out});
-  } else {
-    row = SeparableColumns(w, v, v_init, v_row, run, ix, rxl, vec);
+  if (padded && kh != nullptr && *kh <= 16) v_row = FusedTapRows(w, ld, ry, *kh, row_cond, v, vat, u2, ident);
+  if (!padded) return WrapSeparable(w, v, yl, SeparableColumns(w, v, v_init, v_row, run, ix, rxl, vec));
+  // Pass 2: out[x] = OP over rx of V[x + rx], no test.
+  std::vector<PrimExpr> vals;
+  for (int64_t k = 0; k < *kw; ++k) vals.push_back(Load(v, {PrimExpr(r2), PrimExpr(xl->loop_var) + I64(k)}));
+  Stmt out = LoopFrom(xl->loop_var, I64(0), ext_x, vec, Store(w.out, Combine(w, vals, true), w.idx), x);
+  // Row y = yo * block + r of the block yo.
+  Var yo = MakeVar(yl->loop_var->name + "_o", yl->loop_var->dtype);
+  PrimExpr y0 = arith::Simplify(PrimExpr(yo) * I64(block));
+  const VarNode* y = yl->loop_var.get();
+  PrimExpr rows = arith::Simplify(MakeBinary(TirKind::kMin, I64(block), yl->extent - y0));
+  Stmt p1 = MakeForSep(r1, rows, ForKind::kSerial, Substitute(v_row, VarMap{{y, y0 + PrimExpr(r1)}}));
+  Stmt p2 = MakeForSep(r2, rows, ForKind::kSerial, Substitute(out, VarMap{{y, y0 + PrimExpr(r2)}}));
+  // V's padding columns never change: set once, where V is allocated.
+  Var ri = MakeVar("r"), ui = MakeVar("u");
+  Stmt init = MakeForSep(ri, I64(block), ForKind::kSerial,
+                         MakeForSep(ui, v_len, vec, Store(v, ident, {PrimExpr(ri), PrimExpr(ui)})));
+  PrimExpr blocks = arith::Simplify(MakeBinary(TirKind::kFloorDiv, yl->extent + I64(block - 1), I64(block)));
+  const bool y_parallel = yl->for_kind == ForKind::kParallel;
+  Stmt body = Seq({p1, p2});
+  if (y_parallel) body = std::make_shared<AllocateNode>(v, Seq({init, body}));
+  Stmt nest = MakeForSep(yo, blocks, y_parallel ? ForKind::kParallel : ForKind::kSerial, body);
+  if (!y_parallel) nest = std::make_shared<AllocateNode>(v, Seq({init, nest}));
+  for (size_t d = w.spatial.size() - 2; d-- > 0;) {
+    const ForNode* f = w.spatial[d];
+    ForKind kind = f->for_kind == ForKind::kVectorized ? ForKind::kSerial : f->for_kind;
+    nest = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, kind, nest);
   }
-  return WrapSeparable(w, v, yl, row);
+  return nest;
 }
 
 }  // namespace pool

@@ -116,13 +116,17 @@ TEST(OpPool, WindowsOverSymbolicAndStaticPlanes) {
   // clamped loads): SPPF's 5 x 5 and 13 x 13 stride-1 windows, stride-2
   // windows with and without padding, asymmetric padding, dilation,
   // count_include_pad; planes smaller than the window, one column, odd sizes.
+  // Stride-1 windows of more than 3 x 3 sum separably (in another order
+  // than the taps'): 7 x 7 and 17 x 17 (wider than a pass unrolls) with
+  // count_include_pad, 5 x 5 with asymmetric padding.
   struct Case {
     int64_t k, s, pad_lo, pad_hi, d;
     bool include_pad;
   };
   for (const Case& c : {Case{5, 1, 2, 2, 1, false}, Case{13, 1, 6, 6, 1, false}, Case{3, 2, 1, 1, 1, false},
                         Case{3, 2, 1, 1, 1, true}, Case{2, 2, 0, 0, 1, false}, Case{3, 1, 0, 2, 1, false},
-                        Case{3, 1, 2, 2, 2, false}}) {
+                        Case{3, 1, 2, 2, 2, false}, Case{7, 1, 3, 3, 1, true}, Case{17, 1, 8, 8, 1, true},
+                        Case{5, 1, 1, 3, 1, false}}) {
     Pool p;
     p.kh = p.kw = c.k, p.sh = p.sw = c.s, p.dh = p.dw = c.d, p.pt = p.pl = c.pad_lo, p.pb = p.pr = c.pad_hi;
     p.include_pad = c.include_pad;

@@ -151,6 +151,25 @@ Status SameNumbers(const PrimFunc& original, const PrimFunc& scheduled, int64_t 
   return Status::Ok();
 }
 
+Status RunOnRandomInputs(const PrimFunc& f, std::vector<Tensor>* params, uint32_t seed) {
+  KILN_ASSIGN_OR_RETURN(codegen::NativeLibraryBuild built, codegen::BuildNativeLibrary({LowerBlocks(f)}, {}));
+  Library lib;
+  KILN_RETURN_IF_ERROR(lib.Load(built.shared_object));
+  params->clear();
+  for (const auto& p : f->params) {
+    Buffer buf = f->BufferOf(p);
+    if (!buf) return InvalidArgument("RunOnRandomInputs: scalar parameter " + p->name);
+    std::vector<int64_t> shape;
+    for (const auto& d : buf->shape) {
+      auto c = arith::AsConstInt(d);
+      if (!c) return InvalidArgument("RunOnRandomInputs: symbolic shape of " + buf->name);
+      shape.push_back(*c);
+    }
+    params->push_back(RandomTensor(shape, seed++));
+  }
+  return lib.Run(f->name, *params);
+}
+
 StmtCensus CountStmts(const ir::PrimFunc& f) {
   struct Walker : StmtExprVisitor {
     StmtCensus c;

@@ -11,6 +11,7 @@
 
 #include "compiler/ir/tir.h"
 #include "runtime/status.h"
+#include "runtime/tensor.h"
 
 namespace kiln {
 namespace tir {
@@ -27,6 +28,12 @@ ir::PrimFunc ParseFunc(const std::string& source, const std::string& name);
 // nan_stride > 0: every nan_stride-th input element is NaN, and a NaN must
 // come out where the original gives one.
 Status SameNumbers(const ir::PrimFunc& original, const ir::PrimFunc& scheduled, int64_t nan_stride = 0);
+
+// Runs `f` (lowered with LowerBlocks, built with the LLVM codegen) on the
+// random inputs SameNumbers draws (`seed` for the first parameter, then
+// seed + 1, ..): `*params` holds every parameter, outputs as `f` left them.
+// The parameters' shapes must be static float32 ones.
+Status RunOnRandomInputs(const ir::PrimFunc& f, std::vector<kiln::Tensor>* params, uint32_t seed = 1);
 
 // What a function's body holds: loops (vectorized ones among them), buffer
 // stores, and allocations with their loop depth and static shape (-1 for a
