@@ -84,6 +84,15 @@ constexpr int64_t kMaxShiftPlaneTiledColumnsOneThread = 1024;
 constexpr int64_t kPrefetchMinWeightBytes = 16 * 1024;
 constexpr int64_t kPrefetchAheadBytes = 4096;
 
+// Kernels with more column planes than this (a stride's phases or shift
+// planes) pack and zero them in a loop over the planes, not one copy of the
+// code per plane. Basic Pitch's 1x256 filters with column stride 256 have
+// 256 phases: unrolled, their pack and zero code made each of the four
+// largest kernels ~17.7k instructions and the symbolic compile 35 s.
+constexpr int64_t kMaxUnrolledColPlanes = 16;
+// Prefetch hints per weight row beyond this count run in a loop.
+constexpr int64_t kMaxUnrolledPrefetchHints = 16;
+
 // FMA slots of `cols` columns per tile row: a 16-float vector takes both
 // FMA pipes (2), a narrower one one.
 inline int64_t VectorSlots(int64_t cols) { return 2 * (cols / 16) + (cols % 16 == 0 ? 0 : cols % 16 <= 8 ? 1 : 2); }
@@ -220,6 +229,10 @@ class ConvKernel {
   // per-element test; rows are tested once each.
   Stmt Pack(const PrimExpr& n, const PrimExpr& src_ch, const PrimExpr& a0, const PrimExpr& rows, const Buffer& q,
             const std::function<std::vector<PrimExpr>(PrimExpr, PrimExpr)>& q_at);
+
+  // body(plane) for each of the planes_ packed planes: unrolled, or a loop
+  // when there are more than kMaxUnrolledColPlanes column planes.
+  Stmt PlaneLoop(const std::function<Stmt(const PrimExpr&)>& body) const;
 
   // The tile of `rows` channels from o0 of group grp_, for every row block.
   Stmt RowBlocks(const Var& rb);

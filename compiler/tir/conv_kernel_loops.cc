@@ -107,6 +107,38 @@ Stmt ConvKernel::Pack(const PrimExpr& n, const PrimExpr& src_ch, const PrimExpr&
       return MakeFor(b, I64(to - from), kind, copy_at(pw, PrimExpr(b) + I64(from)));
     };
     std::vector<Stmt> parts, outside;
+    if (cplanes > kMaxUnrolledColPlanes) {
+      // Many column planes (a long column stride: Basic Pitch's 1x256/256): one
+      // loop over the planes, each plane's inside columns [lo, hi) computed
+      // from pw (b in range <=> b*cstride + shift - pl in [0, W)).
+      Var pw = MakeVar("pw"), b = MakeVar("b");
+      PrimExpr shift = shift_planes_ ? PrimExpr(pw) * I64(cv_.dw) : PrimExpr(pw);
+      PrimExpr pln = I64(ph * cplanes) + PrimExpr(pw);
+      auto zero_at = [&](PrimExpr from, PrimExpr count) -> Stmt {
+        return VectorLoop("z", count, [&](PrimExpr z) {
+          return Store(q, FloatImm(DType::Float32(), 0), q_at(pln, from + z));
+        });
+      };
+      auto ceil_div = [&](PrimExpr x) { return Div(x + I64(cstride - 1), I64(cstride)); };
+      PrimExpr lo = Min(Max(ceil_div(I64(cv_.pl) - shift), I64(0)), I64(wq_));
+      PrimExpr hi = Min(Max(ceil_div(I64(cv_.w + cv_.pl) - shift), lo), I64(wq_));
+      PrimExpr bb = PrimExpr(b) + lo;
+      PrimExpr ix = bb * I64(cstride) + shift - I64(cv_.pl);
+      Stmt copy_loop = MakeFor(b, hi - lo, ForKind::kSerial,
+                               Store(q, WidenF32(Load(cv_.data, {n, src_ch, iy, ix})), q_at(pln, row + bb)));
+      Stmt inside_row = MakeFor(pw, I64(cplanes), ForKind::kSerial,
+                                Seq({zero_at(row, lo), copy_loop, zero_at(row + hi, I64(wq_) - hi)}));
+      Stmt outside_row = MakeFor(pw, I64(cplanes), ForKind::kSerial, zero_at(row, I64(wq_)));
+      if (a_hi > a_lo) {
+        PrimExpr inside = MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, a, I64(a_lo)),
+                                     MakeBinary(TirKind::kLT, a, I64(a_hi)));
+        phases.push_back(MakeFor(r, rows, ForKind::kSerial,
+                                 std::make_shared<IfThenElseNode>(inside, inside_row, outside_row)));
+      } else {
+        phases.push_back(MakeFor(r, rows, ForKind::kSerial, outside_row));
+      }
+      continue;
+    }
     for (int64_t pw = 0; pw < cplanes; ++pw) outside.push_back(zero(pw, row, wq_));
     if (a_hi > a_lo) {
       // With a stride, the phases' columns are copied in one loop over the
@@ -139,6 +171,16 @@ Stmt ConvKernel::Pack(const PrimExpr& n, const PrimExpr& src_ch, const PrimExpr&
     }
   }
   return Seq(phases);
+}
+
+Stmt ConvKernel::PlaneLoop(const std::function<Stmt(const PrimExpr&)>& body) const {
+  if (ColPlanes() > kMaxUnrolledColPlanes) {
+    Var pl = MakeVar("pl");
+    return MakeFor(pl, I64(planes_), ForKind::kSerial, body(PrimExpr(pl)));
+  }
+  std::vector<Stmt> parts;
+  for (int64_t pl = 0; pl < planes_; ++pl) parts.push_back(body(I64(pl)));
+  return Seq(parts);
 }
 
 Stmt ConvKernel::RowBlocks(const Var& rb) {
@@ -181,11 +223,11 @@ Stmt ConvKernel::BuildBands() {
     // float a plane: 300 us against 190 with the whole input zeroed there).
     std::vector<Stmt> parts = {pack_rows};
     PrimExpr from = rows * I64(wq_);
-    for (int64_t pl = 0; pl < planes_; ++pl) {
-      parts.push_back(VectorLoop("z", I64(band_len_) - from, [&](PrimExpr z) {
-        return Store(q_, FloatImm(DType::Float32(), 0), {PrimExpr(cp), I64(pl), from + z});
-      }));
-    }
+    parts.push_back(PlaneLoop([&](const PrimExpr& pl) {
+      return VectorLoop("z", I64(band_len_) - from, [&](PrimExpr z) {
+        return Store(q_, FloatImm(DType::Float32(), 0), {PrimExpr(cp), pl, from + z});
+      });
+    }));
     pack_rows = Seq(parts);
   }
   Stmt pack = MakeFor(cp, I64(cv_.ki), ForKind::kSerial, pack_rows);
@@ -239,14 +281,13 @@ Stmt ConvKernel::BuildWhole() {
   // column) read 31 stale floats a tap and took 570 and 250 us; zeroed,
   // 40 to 50 and 12 (kernel profile, 1 thread).
   if (int64_t tail = plane_len_ - hq_ * wq_; tail > 0) {
-    std::vector<Stmt> zeros;
-    for (int64_t pl = 0; pl < planes_; ++pl) {
-      zeros.push_back(VectorLoop("z", I64(tail), [&](PrimExpr z) {
-        return Store(q_, FloatImm(DType::Float32(), 0), {PrimExpr(n), PrimExpr(ch), I64(pl), I64(hq_ * wq_) + z});
-      }));
-    }
+    Stmt zeros = PlaneLoop([&](const PrimExpr& pl) {
+      return VectorLoop("z", I64(tail), [&](PrimExpr z) {
+        return Store(q_, FloatImm(DType::Float32(), 0), {PrimExpr(n), PrimExpr(ch), pl, I64(hq_ * wq_) + z});
+      });
+    });
     Stmt last_piece = std::make_shared<IfThenElseNode>(
-        MakeBinary(TirKind::kGE, PrimExpr(a0) + I64(piece_rows), I64(hq_)), Seq(zeros), nullptr);
+        MakeBinary(TirKind::kGE, PrimExpr(a0) + I64(piece_rows), I64(hq_)), zeros, nullptr);
     pack = Seq({pack, last_piece});
   }
   PrimExpr pp(p);

@@ -107,10 +107,18 @@ Stmt ConvKernel::Tile(const Var& o0, int rows, bool spatial) {
       PrimExpr ahead = Min(PrimExpr(ob) * I64(cv_.ki) + wc + I64(CeilDiv(kPrefetchAheadBytes, elem * row_floats)),
                            I64(rows_total - 1));
       std::vector<Stmt> hints;
-      for (int64_t f = 0; f < row_floats; f += 64 / elem) {
-        PrimExpr at = Load(cv_.weight, {I64(0), ahead, I64(0), I64(0), I64(f)});
-        hints.push_back(std::make_shared<EvaluateNode>(
-            PrimExpr(std::make_shared<CallNode>(DType::Int32(), "prefetch", std::vector<PrimExpr>{at}))));
+      auto hint = [&](const PrimExpr& f) -> Stmt {
+        PrimExpr at = Load(cv_.weight, {I64(0), ahead, I64(0), I64(0), f});
+        return std::make_shared<EvaluateNode>(
+            PrimExpr(std::make_shared<CallNode>(DType::Int32(), "prefetch", std::vector<PrimExpr>{at})));
+      };
+      const int64_t line = 64 / elem, nhints = CeilDiv(row_floats, line);
+      if (nhints > kMaxUnrolledPrefetchHints) {
+        // A long window's row (1x256: 128 lines) in a loop, not 128 copies.
+        Var f = MakeVar("pf");
+        hints.push_back(MakeFor(f, I64(nhints), ForKind::kSerial, hint(PrimExpr(f) * I64(line))));
+      } else {
+        for (int64_t f = 0; f < row_floats; f += line) hints.push_back(hint(I64(f)));
       }
       hints.push_back(t);
       t = Seq(hints);

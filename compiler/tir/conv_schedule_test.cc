@@ -158,6 +158,65 @@ TEST(ConvScheduleTest, StridedSingleChannelFilterLongerThanAnUnrolledWindowTakes
   CheckConv(k, 1);
 }
 
+// Stores into the packed input ("<input>_padded") and prefetch calls in
+// the lowered code: each stays one statement when emitted in a loop.
+struct PackCode : StmtExprVisitor {
+  int pack_stores = 0, prefetches = 0;
+  void VisitExpr(const PrimExpr& e) override {
+    if (const auto* c = e.as<CallNode>()) prefetches += c->op == "prefetch";
+    StmtExprVisitor::VisitExpr(e);
+  }
+  void VisitStmt(const Stmt& s) override {
+    if (const auto* st = As<BufferStoreNode>(s)) {
+      const std::string& b = st->buffer->name;
+      pack_stores += b.size() >= 7 && b.compare(b.size() - 7, 7, "_padded") == 0;
+    }
+    StmtExprVisitor::VisitStmt(s);
+  }
+};
+
+TEST(ConvScheduleTest, ColumnStrideOfManyPhasesPacksThemInALoop) {
+  // Basic Pitch's filter banks: 1 x 256 windows with column stride 256 (36
+  // filters over one row, no padding). The tiles split the input into 256
+  // column phases; unrolled per phase, the pack, its zeroing and the 128
+  // weight-row prefetch hints a tap made ~17.7k instructions a kernel. A
+  // loop over the phases keeps a handful of stores; the 2 phases of a
+  // stride of 2 stay unrolled.
+  ConvCase k{1, 1, 1, 256 * 12 + 68, 32, 1, 256};
+  k.sw = 256;
+  k.weights = "constant";
+  PrimFunc f = LowerConv(k, 1, BoundWeights(k));
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(PackedPlanes(Count(f)), 256);
+  PackCode code;
+  code.VisitStmt(f->body);
+  EXPECT_GT(code.pack_stores, 0);
+  EXPECT_LE(code.pack_stores, 8);
+  EXPECT_GT(code.prefetches, 0);
+  EXPECT_LE(code.prefetches, 4);
+  CheckConv(k, 1);
+  CheckConv(k, 2);
+  // Many phases with column padding: each phase's inside columns from its
+  // index (some phases start a column later, some end one earlier).
+  ConvCase padded{2, 3, 2, 700, 8, 1, 40};
+  padded.sw = 20;
+  padded.pl = 7;
+  padded.pr = 13;
+  padded.epilogue = "bias_relu6";
+  CheckConv(padded, 1);
+  CheckConv(padded, 2);
+  PackCode pc;
+  pc.VisitStmt(LowerConv(padded, 1)->body);
+  EXPECT_LE(pc.pack_stores, 8);
+  // Stride 2: the two phases' stores unrolled, as before.
+  ConvCase two = k;
+  two.sw = 2;
+  two.pl = two.pr = 127;
+  PackCode tc;
+  tc.VisitStmt(LowerConv(two, 1, BoundWeights(two))->body);
+  EXPECT_GE(tc.pack_stores, 2);
+}
+
 TEST(ConvScheduleTest, PointwiseConvReadsItsInputInPlace) {
   // 1x1, stride 1, no padding: no packed copy of the input; a strided or
   // padded 1x1 still packs.
