@@ -38,6 +38,9 @@ import tempfile
 import time
 
 import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_vs_onnxruntime  # noqa: E402  (its single-call timer)
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
@@ -238,17 +241,9 @@ def first_line(text):
 
 
 def time_single_calls(fn, min_time, warmup):
-    """(p50 wall us, CPU us per call) of fn() called at least 10 times for at least min_time s."""
-    clock = time.perf_counter
-    for _ in range(warmup):
-        fn()
-    times, start, cpu0 = [], clock(), time.process_time()
-    while len(times) < 10 or clock() - start < min_time:
-        t0 = clock()
-        fn()
-        times.append(clock() - t0)
-    cpu = (time.process_time() - cpu0) / len(times)
-    return statistics.median(times) * 1e6, cpu * 1e6
+    """(p50 wall us, CPU us per call): bench_vs_onnxruntime's single-call timer, in microseconds."""
+    p50_ms, cpu_ms = bench_vs_onnxruntime.time_single_calls(fn, min_time, warmup)
+    return p50_ms * 1e3, cpu_ms * 1e3
 
 
 class Kiln:
