@@ -178,12 +178,14 @@ const std::vector<transform::DispatchRule>& DefaultDispatchRules() {
 
 // The lowered function scheduled by the best record of `db` for `func`, or
 // nullopt when there is none (or none that beat the default schedule).
-// Only records measured with `threads` kernel threads (the build's hint) apply.
+// Only records measured with `threads` kernel threads (the build's hint), in
+// the cache regime `cold` names, apply.
 static Result<std::optional<ir::PrimFunc>> ApplyTuningRecord(const tune::Database& db, const std::string& target,
-                                                             int threads, const ir::PrimFunc& func) {
+                                                             int threads, bool cold, const ir::PrimFunc& func) {
   std::string workload = db.FindWorkload(func);
   if (workload.empty()) return std::optional<ir::PrimFunc>();
-  std::vector<tune::TuningRecord> best = db.TopK(workload, target, 1, threads);
+  std::vector<tune::TuningRecord> best =
+      db.TopK(workload, target, 1, threads, cold ? tune::CacheRegime::kCold : tune::CacheRegime::kWarm);
   if (best.empty() || !(best[0].median_us < best[0].default_us)) return std::optional<ir::PrimFunc>();
   Result<tir::Schedule> sch = tir::Schedule::Replay(func, best[0].trace);
   if (!sch.ok())
@@ -193,14 +195,18 @@ static Result<std::optional<ir::PrimFunc>> ApplyTuningRecord(const tune::Databas
 }
 
 // The thread counts other than `threads` at which `db` has a winning record
-// for `func` (what a build for another count would apply).
-static std::set<int> OtherThreadCounts(const tune::Database& db, const std::string& target, int threads,
-                                       const ir::PrimFunc& func) {
+// for `func` (what a build for another count would apply), and whether it
+// has one at `threads` measured in the other cache regime than `cold`.
+static std::set<int> OtherThreadCounts(const tune::Database& db, const std::string& target, int threads, bool cold,
+                                       const ir::PrimFunc& func, bool* other_regime) {
   std::set<int> counts;
   std::string workload = db.FindWorkload(func);
   if (workload.empty()) return counts;
-  for (const tune::TuningRecord& r : db.TopK(workload, target, 1000))
-    if (r.threads != threads && r.median_us < r.default_us) counts.insert(r.threads);
+  for (const tune::TuningRecord& r : db.TopK(workload, target, 1000)) {
+    if (!(r.median_us < r.default_us)) continue;
+    if (r.threads != threads) counts.insert(r.threads);
+    else if (r.cold_cache != cold) *other_regime = true;
+  }
   return counts;
 }
 
@@ -336,18 +342,22 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
       }
       return out;
     }
-    size_t unapplied = 0;
+    size_t unapplied = 0, other_regime = 0;
     std::set<int> other_counts;
+    const bool cold = options.tuning_cold_cache;
     for (auto& e : out.entries) {
       if (e.prim && costs) (*costs)[e.prim->name] = tir::ComputeKernelCost(e.prim);
       if (e.prim && tuning_db) {
-        KILN_ASSIGN_OR_RETURN(std::optional<ir::PrimFunc> tuned, ApplyTuningRecord(*tuning_db, tuning_target, threads, e.prim));
+        KILN_ASSIGN_OR_RETURN(std::optional<ir::PrimFunc> tuned,
+                              ApplyTuningRecord(*tuning_db, tuning_target, threads, cold, e.prim));
         if (tuned) {
           e.prim = *tuned;
           continue;
         }
-        std::set<int> c = OtherThreadCounts(*tuning_db, tuning_target, threads, e.prim);
+        bool regime = false;
+        std::set<int> c = OtherThreadCounts(*tuning_db, tuning_target, threads, cold, e.prim, &regime);
         unapplied += !c.empty();
+        other_regime += regime;
         other_counts.insert(c.begin(), c.end());
       }
       if (e.prim) {
@@ -364,6 +374,12 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
           << "note: --tuning-db: " << unapplied << " kernel(s) have records measured with " << counts
           << " thread(s) but this build plans for " << threads << " (--threads " << threads
           << "); build with --threads " << *other_counts.begin() << " to use them\n";
+    }
+    if (other_regime > 0) {
+      (options.dump_stream ? *options.dump_stream : std::cerr)
+          << "note: --tuning-db: " << other_regime << " kernel(s) have records measured "
+          << (cold ? "warm" : "with a cold cache (kiln-tune --cold-cache)") << " only; build with --tuning-cache="
+          << (cold ? "warm" : "cold") << " to use them\n";
     }
     return out;
   }));

@@ -79,6 +79,9 @@ struct CompileOptions {
   // their best record's trace; the others get the default schedule. A
   // damaged database line is reported to dump_stream and skipped.
   std::string tuning_db;
+  // Which of its records apply: those measured warm (kiln-tune's default) or
+  // cold (kiln-tune --cold-cache); the two regimes' times are not compared.
+  bool tuning_cold_cache = false;
   // Weights bound to `params_function`'s parameters by name (bind-params):
   // the tensors of `params`, then those of `params_file` (.npz or
   // .safetensors) when it is set.

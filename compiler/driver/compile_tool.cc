@@ -63,6 +63,8 @@ const char kUsage[] =
     "  --tuning-db=DIR                 schedule each kernel that DIR (kiln-tune) has a record for, for this\n"
     "                                  target, by its best record when that beat the default schedule;\n"
     "                                  the others keep the default schedule\n"
+    "  --tuning-cache=warm|cold        which records of --tuning-db apply: measured warm (default) or with\n"
+    "                                  kiln-tune --cold-cache\n"
     "  --progress                      show a progress line on stderr (default: when stderr is a terminal\n"
     "                                  and no IR is dumped)\n"
     "  --config FILE.yaml              the same options from a YAML mapping (name: value, names as above\n"
@@ -75,7 +77,7 @@ const std::vector<std::string>& OptionNames() {
   static const std::vector<std::string> names = {
       "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
       "matmul", "dispatch", "fuse", "winograd", "bound", "dim", "report-memory", "target", "cpu", "features", "arch", "ptxas", "O",
-      "tuning-db", "threads", "precision"};
+      "tuning-db", "tuning-cache", "threads", "precision"};
   return names;
 }
 // Options that may be given more than once (values accumulate).
@@ -207,6 +209,12 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
       options->target_features = value;
     } else if (key == "tuning-db") {
       options->tuning_db = value;
+    } else if (key == "tuning-cache") {
+      if (value != "warm" && value != "cold") {
+        error->message = "--tuning-cache must be warm or cold, got '" + value + "'";
+        return false;
+      }
+      options->tuning_cold_cache = value == "cold";
     } else if (key == "threads") {
       char* end = nullptr;
       errno = 0;

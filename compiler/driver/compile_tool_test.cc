@@ -141,6 +141,14 @@ TEST(CompileTool, BadThreads) {
   }
 }
 
+TEST(CompileTool, BadTuningCache) {
+  for (const char* v : {"hot", "Cold"}) {
+    ToolRun r = RunTool({Mlp(), "--emit=tir", std::string("--tuning-cache=") + v});
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, std::string("kiln-compile: --tuning-cache must be warm or cold, got '") + v + "'\n");
+  }
+}
+
 // A 16 x 8 3 x 3 conv over 12 x 12 (padding 1) as kiln-compile --threads 1
 // and --threads 2 build it: the hint decides the conv's parallel chunks, and
 // both builds compute the same numbers (checked against a direct loop).
@@ -560,7 +568,7 @@ TEST(CompileTool, ConfigFileErrors) {
   EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
                    "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, dispatch, fuse, winograd, bound, dim, "
                    "report-memory, "
-                   "target, cpu, features, arch, ptxas, O, tuning-db, threads, precision)\n");
+                   "target, cpu, features, arch, ptxas, O, tuning-db, tuning-cache, threads, precision)\n");
   std::ofstream(yaml) << "matmul: cublas\n";
   r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
   EXPECT_EQ(r.rc, 2);

@@ -2,9 +2,12 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+
+#include "runtime/thread_pool.h"
 
 namespace kiln {
 namespace tune {
@@ -12,7 +15,7 @@ namespace tune {
 namespace {
 
 // Where Evict's sum goes, so the compiler keeps its loads.
-volatile uint64_t g_evict_sink;
+std::atomic<uint64_t> g_evict_sink{0};
 
 // "32768K", "1M", "512": sysfs's cache sizes.
 int64_t ParseSysfsSize(const std::string& s) {
@@ -58,11 +61,22 @@ CacheEvictor::CacheEvictor(int64_t bytes) : bytes_(bytes > 0 ? bytes : DefaultCo
   for (size_t i = 0; i < words; ++i) buf_[i] = i;
 }
 
-void CacheEvictor::Evict() {
-  size_t words = static_cast<size_t>(bytes_ / 8);
-  uint64_t sum = 0;
-  for (size_t i = 0; i < words; i += 8) sum += buf_[i];  // one load per 64-byte line
-  g_evict_sink = sum;
+void CacheEvictor::Evict(ThreadPool* pool) {
+  const int64_t lines = bytes_ / 64;
+  const int slices = pool != nullptr && pool->num_threads() > 1 ? pool->num_threads() : 1;
+  slice_bytes_.assign(static_cast<size_t>(slices), 0);
+  auto read_slice = [this, lines, slices](int32_t s) {
+    int64_t begin = lines * s / slices, end = lines * (s + 1) / slices;
+    uint64_t sum = 0;
+    for (int64_t l = begin; l < end; ++l) sum += buf_[static_cast<size_t>(l) * 8];  // one load per 64-byte line
+    g_evict_sink.fetch_add(sum, std::memory_order_relaxed);
+    slice_bytes_[static_cast<size_t>(s)] = (end - begin) * 64;
+  };
+  if (slices == 1) {
+    read_slice(0);
+    return;
+  }
+  pool->ParallelFor(slices, read_slice);
 }
 
 }  // namespace tune

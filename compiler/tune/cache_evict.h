@@ -11,9 +11,15 @@
 // each filled and checked. The flush *reads* (after one write at setup): its
 // lines stay clean, so the timed call evicts them without write-backs, while
 // the lines the previous call dirtied are written back during the flush,
-// outside the clock. The flush runs on the measuring thread only: at T > 1
-// threads, the other cores' private L2 (1 MiB each on Zen 5) may keep a share
-// of the operands.
+// outside the clock. At T > 1 kernel threads the flush runs on the kernel's
+// thread pool, one slice of the buffer per thread: Zen's L3 is a victim cache
+// that does not evict lines from the other cores' private L2s (1 MiB each on
+// Zen 5), so a flush by the measuring thread alone left the other threads'
+// share of the operands in their L2. Each slice (bytes / T) is far larger
+// than an L2, so every thread that reads one leaves nothing of its own in it.
+// (The pool deals the slices one per thread, but a thread that finishes first
+// may take a late one's slice: then that core's L2 keeps its lines, as
+// before. The bytes read are the same either way.)
 //
 // Used by kiln-measure-host and runner.cc's forked child; kiln_measure.c (the
 // C program for cross targets) has its own copy of the loop.
@@ -22,8 +28,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 namespace kiln {
+class ThreadPool;
 namespace tune {
 
 // This machine's last-level cache in bytes: the highest-level cache of cpu0
@@ -39,13 +47,19 @@ class CacheEvictor {
   // `bytes` <= 0: DefaultColdCacheBytes(). Allocates and writes the buffer
   // once (its pages faulted in before any timing).
   explicit CacheEvictor(int64_t bytes);
-  // Reads one word of every 64-byte line of the buffer.
-  void Evict();
+  // Reads one word of every 64-byte line of the buffer: on the calling
+  // thread, or with `pool` of more than one thread, split into
+  // pool->num_threads() slices run by its ParallelFor.
+  void Evict(ThreadPool* pool = nullptr);
   int64_t bytes() const { return bytes_; }
+  // The bytes each slice of the last Evict covered (its lines x 64), in
+  // slice order: what a test checks.
+  const std::vector<int64_t>& last_slice_bytes() const { return slice_bytes_; }
 
  private:
   int64_t bytes_;
   std::unique_ptr<uint64_t[]> buf_;
+  std::vector<int64_t> slice_bytes_;
 };
 
 }  // namespace tune

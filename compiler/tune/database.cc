@@ -214,6 +214,23 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
         }
         r.threads = static_cast<int>(th->number());
       }
+      if (const Json* cache = j->Get("cache")) {
+        if (cache->kind != Json::Kind::kString || (cache->s != "warm" && cache->s != "cold")) {
+          report(kRecords, n, "cache must be \"warm\" or \"cold\"");
+          continue;
+        }
+        r.cold_cache = cache->s == "cold";
+        if (r.cold_cache) {
+          const Json* fb = j->Get("flush_bytes");
+          bool integer = fb && fb->is_number() && fb->number() >= 1 &&
+                         fb->number() == static_cast<double>(static_cast<int64_t>(fb->number()));
+          if (!integer) {
+            report(kRecords, n, "a cold-cache record needs flush_bytes, a positive integer");
+            continue;
+          }
+          r.flush_bytes = static_cast<int64_t>(fb->number());
+        }
+      }
       db.records_.push_back(std::move(r));
     }
   }
@@ -265,24 +282,34 @@ Status Database::CommitRecord(const TuningRecord& r) {
   j.object["times_us"] = std::move(times);
   j.object["message"] = Json::Str(r.message);
   j.object["threads"] = Json::Int(r.threads);
+  j.object["cache"] = Json::Str(r.cold_cache ? "cold" : "warm");
+  if (r.cold_cache) j.object["flush_bytes"] = Json::Int(r.flush_bytes);
   KILN_RETURN_IF_ERROR(AppendLine(kRecords, WriteJson(j)));
   records_.push_back(r);
   return Status::Ok();
 }
 
-std::vector<TuningRecord> Database::Records(const std::string& workload, const std::string& target,
-                                           int threads) const {
+namespace {
+bool InRegime(const TuningRecord& r, CacheRegime cache) {
+  return cache == CacheRegime::kAny || r.cold_cache == (cache == CacheRegime::kCold);
+}
+}  // namespace
+
+std::vector<TuningRecord> Database::Records(const std::string& workload, const std::string& target, int threads,
+                                           CacheRegime cache) const {
   std::vector<TuningRecord> out;
   for (const auto& r : records_)
-    if (r.workload == workload && r.target == target && (threads <= 0 || r.threads == threads)) out.push_back(r);
+    if (r.workload == workload && r.target == target && (threads <= 0 || r.threads == threads) && InRegime(r, cache))
+      out.push_back(r);
   return out;
 }
 
 std::vector<TuningRecord> Database::TopK(const std::string& workload, const std::string& target, size_t k,
-                                        int threads) const {
+                                        int threads, CacheRegime cache) const {
   std::vector<TuningRecord> out;
   for (const auto& r : records_)
-    if (r.workload == workload && r.target == target && r.state == "ok" && (threads <= 0 || r.threads == threads))
+    if (r.workload == workload && r.target == target && r.state == "ok" && (threads <= 0 || r.threads == threads) &&
+        InRegime(r, cache))
       out.push_back(r);
   std::stable_sort(out.begin(), out.end(),
                    [](const TuningRecord& a, const TuningRecord& b) { return a.median_us < b.median_us; });

@@ -2,7 +2,8 @@
 //   workloads.jsonl  {"hash":"<16 hex>","name":"mm","func":"<module text of the PrimFunc>"}
 //   records.jsonl    {"workload":"<hash>","target":"x86_64-pc-linux-gnu -mcpu=znver3",
 //                     "trace":[...trace_json.h...],"state":"ok","median_us":12.5,"default_us":20.1,
-//                     "times_us":[...],"message":"","threads":1}
+//                     "times_us":[...],"message":"","threads":1,"cache":"warm"}
+//                    (a cold-cache record: "cache":"cold","flush_bytes":67108864)
 // A workload is a PrimFunc in block form, keyed by a structural hash: the
 // FNV-1a hash of its printed text with the function renamed, its
 // attributes dropped and its variables and buffers renamed v0, v1, ... in
@@ -50,7 +51,18 @@ struct TuningRecord {
   // line without the field (written before it was stored) reads as 1,
   // kiln-tune's default.
   int threads = 1;
+  // How the times were measured: warm (the kernel called again and again,
+  // its operands left in the caches by the call before) or cold (kiln-tune
+  // --cold-cache: flush_bytes read before each timed call, cache_evict.h).
+  // The two are not comparable (ResNet-18's classifier matmul: 19 us warm, 62
+  // us cold), so a search, top_k and --tuning-db use one regime at a time. A
+  // line without "cache" (written before it was stored) reads as warm.
+  bool cold_cache = false;
+  int64_t flush_bytes = 0;  // with cold_cache: the bytes each flush read
 };
+
+// Which records a query takes, by how they were measured.
+enum class CacheRegime { kAny, kWarm, kCold };
 
 class Database {
  public:
@@ -69,12 +81,14 @@ class Database {
   // The hash of the stored workload structurally equal to `func`, or "".
   std::string FindWorkload(const ir::PrimFunc& func) const;
   // The `k` fastest successful records of `workload` for `target` (and,
-  // when `threads` > 0, measured with that many threads), fastest first.
+  // when `threads` > 0, measured with that many threads; and measured in
+  // `cache`'s regime), fastest first.
   std::vector<TuningRecord> TopK(const std::string& workload, const std::string& target, size_t k,
-                                 int threads = 0) const;
-  // Every record of `workload` for `target` (and `threads` when > 0; failed
-  // ones too), in file order.
-  std::vector<TuningRecord> Records(const std::string& workload, const std::string& target, int threads = 0) const;
+                                 int threads = 0, CacheRegime cache = CacheRegime::kAny) const;
+  // Every record of `workload` for `target` (and `threads` when > 0, and
+  // `cache`'s regime; failed ones too), in file order.
+  std::vector<TuningRecord> Records(const std::string& workload, const std::string& target, int threads = 0,
+                                    CacheRegime cache = CacheRegime::kAny) const;
   size_t num_workloads() const { return workloads_.size(); }
   size_t num_records() const { return records_.size(); }
 

@@ -179,6 +179,63 @@ TEST(DatabaseTest, RecordsKeepTheirThreadCount) {
   EXPECT_EQ(db->Records(w, "test-target", 2).size(), 1u);
 }
 
+// Each record keeps how it was measured (warm, or cold with its flush size)
+// through the file; lookups by regime see only those; a line without the
+// field (written before it) reads as warm; a bad regime or a cold record
+// without its flush size is a damaged line.
+TEST(DatabaseTest, RecordsKeepTheirCacheRegime) {
+  std::string dir = TempDir();
+  ir::PrimFunc f = ParseFunc(MM("mm", 32), "mm");
+  std::string w;
+  {
+    Result<Database> db = Database::Open(dir, nullptr);
+    ASSERT_TRUE(db.ok());
+    w = *db->CommitWorkload(f);
+    ASSERT_TRUE(db->CommitRecord(Record(w, f, 1, 30)).ok());  // warm
+    TuningRecord cold = Record(w, f, 2, 50);
+    cold.cold_cache = true;
+    cold.flush_bytes = int64_t{3} << 30;  // past 32 bits
+    ASSERT_TRUE(db->CommitRecord(cold).ok());
+  }
+  std::stringstream written;
+  written << std::ifstream(dir + "/records.jsonl").rdbuf();
+  EXPECT_NE(written.str().find("\"cache\":\"warm\""), std::string::npos) << written.str();
+  EXPECT_NE(written.str().find("\"cache\":\"cold\""), std::string::npos) << written.str();
+  EXPECT_NE(written.str().find("\"flush_bytes\":3221225472"), std::string::npos) << written.str();
+  {
+    std::ofstream out(dir + "/records.jsonl", std::ios::app);
+    // Written before the field: warm.
+    out << "{\"workload\":\"" << w << "\",\"target\":\"test-target\",\"state\":\"ok\",\"median_us\":20,\"trace\":[]}\n";
+    out << "{\"workload\":\"" << w
+        << "\",\"target\":\"test-target\",\"state\":\"ok\",\"median_us\":5,\"trace\":[],\"cache\":\"lukewarm\"}\n";
+    out << "{\"workload\":\"" << w
+        << "\",\"target\":\"test-target\",\"state\":\"ok\",\"median_us\":5,\"trace\":[],\"cache\":\"cold\"}\n";
+  }
+  std::vector<Status> damage;
+  Result<Database> db = Database::Open(dir, &damage);
+  ASSERT_TRUE(db.ok());
+  ASSERT_EQ(damage.size(), 2u);
+  EXPECT_NE(damage[0].message().find("records.jsonl:4: cache must be \"warm\" or \"cold\""), std::string::npos)
+      << damage[0].message();
+  EXPECT_NE(damage[1].message().find("records.jsonl:5: a cold-cache record needs flush_bytes, a positive integer"),
+            std::string::npos)
+      << damage[1].message();
+  std::vector<TuningRecord> warm = db->TopK(w, "test-target", 5, 1, CacheRegime::kWarm);
+  ASSERT_EQ(warm.size(), 2u);
+  EXPECT_EQ(warm[0].median_us, 20);
+  EXPECT_FALSE(warm[0].cold_cache);
+  EXPECT_EQ(warm[0].flush_bytes, 0);
+  EXPECT_EQ(warm[1].median_us, 30);
+  std::vector<TuningRecord> cold = db->TopK(w, "test-target", 5, 1, CacheRegime::kCold);
+  ASSERT_EQ(cold.size(), 1u);
+  EXPECT_EQ(cold[0].median_us, 50);
+  EXPECT_TRUE(cold[0].cold_cache);
+  EXPECT_EQ(cold[0].flush_bytes, int64_t{3} << 30);
+  EXPECT_EQ(db->TopK(w, "test-target", 5).size(), 3u);  // either regime
+  EXPECT_EQ(db->Records(w, "test-target", 0, CacheRegime::kCold).size(), 1u);
+  EXPECT_EQ(db->Records(w, "test-target", 0, CacheRegime::kWarm).size(), 2u);
+}
+
 // A database written when the hash was of the plain text (before names
 // were ignored) still loads and applies.
 TEST(DatabaseTest, PlainTextHashesOfEarlierDatabasesAreMapped) {

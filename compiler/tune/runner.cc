@@ -24,6 +24,12 @@ namespace tune {
 
 using namespace ir;  // NOLINT
 
+int64_t ColdCacheFlushBytes(const RunnerOptions& options) {
+  if (!options.cold_cache) return 0;
+  if (options.cold_cache_bytes > 0) return options.cold_cache_bytes;
+  return options.command.empty() ? DefaultColdCacheBytes() : int64_t{64} << 20;  // kiln_measure.c's default
+}
+
 const char* MeasureStateName(MeasureState s) {
   switch (s) {
     case MeasureState::kOk: return "ok";
@@ -103,7 +109,7 @@ bool WriteValue(int fd, T v) {
   if (options.cold_cache) evictor = std::make_unique<CacheEvictor>(options.cold_cache_bytes);
   std::vector<double> times;
   for (int k = 0; k < options.repeats; ++k) {
-    if (evictor) evictor->Evict();
+    if (evictor) evictor->Evict(&pool);  // on every kernel thread (cache_evict.h)
     auto t0 = std::chrono::steady_clock::now();
     call();
     auto t1 = std::chrono::steady_clock::now();

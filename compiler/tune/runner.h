@@ -70,6 +70,12 @@ struct RunnerOptions {
   int64_t cold_cache_bytes = 0;
 };
 
+// What each cold-cache flush of a measurement with `options` reads, in
+// bytes (0 when it measures warm): cold_cache_bytes, or its default on the
+// measuring machine (this one's DefaultColdCacheBytes(), or kiln-measure's
+// 64 MiB through a runner command). Stored with each record (database.h).
+int64_t ColdCacheFlushBytes(const RunnerOptions& options);
+
 enum class MeasureState : uint8_t { kOk, kBuildFailed, kCrashed, kTimedOut, kRunFailed, kWrong };
 const char* MeasureStateName(MeasureState s);
 

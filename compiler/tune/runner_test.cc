@@ -5,6 +5,7 @@
 
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tune/cache_evict.h"
+#include "runtime/thread_pool.h"
 #include "compiler/tune/lower.h"
 #include "compiler/tune/runner.h"
 #include "compiler/tune/space.h"
@@ -172,6 +173,10 @@ TEST_P(RunnerTest, ColdCacheKeepsTheNumbers) {
   Measurement m = Measure(LowerWithDefaultSchedule(f, 1), cold, &ref);
   EXPECT_TRUE(m.ok()) << MeasureStateName(m.state) << ": " << m.message;
   EXPECT_EQ(m.times_us.size(), 3u);
+  // On two kernel threads the flush runs on both (cache_evict.h).
+  cold.threads = 2;
+  m = Measure(LowerWithDefaultSchedule(f, 2), cold, &ref);
+  EXPECT_TRUE(m.ok()) << MeasureStateName(m.state) << ": " << m.message;
 }
 
 // kiln-measure-host reads the job's optional cold_cache_bytes line; a bad one
@@ -200,6 +205,48 @@ TEST(CacheEvictTest, Sizes) {
   CacheEvictor e(3 << 20);
   EXPECT_EQ(e.bytes(), 3 << 20);
   e.Evict();
+}
+
+// With a pool of T > 1 threads the flush is one parallel launch of T
+// slices that together read every line of the buffer once; without one (or
+// with one thread) it is one slice on the caller.
+TEST(CacheEvictTest, ThreadedFlushReadsEveryLineOnce) {
+  const int64_t bytes = (int64_t{3} << 20) + 3 * 64;  // lines not a multiple of 2 or 4
+  CacheEvictor e(bytes);
+  e.Evict();
+  EXPECT_EQ(e.last_slice_bytes(), std::vector<int64_t>{bytes});
+  ThreadPool one(1);
+  e.Evict(&one);
+  EXPECT_EQ(e.last_slice_bytes(), std::vector<int64_t>{bytes});
+  for (int threads : {2, 4}) {
+    ThreadPool pool(threads);
+    uint64_t launches = pool.num_parallel_launches();
+    e.Evict(&pool);
+    EXPECT_EQ(pool.num_parallel_launches(), launches + 1) << threads;
+    const std::vector<int64_t>& slices = e.last_slice_bytes();
+    ASSERT_EQ(slices.size(), static_cast<size_t>(threads));
+    int64_t total = 0;
+    for (int64_t s : slices) {
+      EXPECT_EQ(s % 64, 0);
+      EXPECT_GE(s, bytes / threads - 64) << threads;
+      EXPECT_LE(s, bytes / threads + 64) << threads;
+      total += s;
+    }
+    EXPECT_EQ(total, bytes) << threads;
+  }
+}
+
+// What a record stores as its flush: 0 warm, the size given, or the
+// measuring program's default (this machine's, or kiln-measure's 64 MiB).
+TEST(CacheEvictTest, RecordedFlushBytes) {
+  RunnerOptions o;
+  EXPECT_EQ(ColdCacheFlushBytes(o), 0);
+  o.cold_cache = true;
+  EXPECT_EQ(ColdCacheFlushBytes(o), DefaultColdCacheBytes());
+  o.command = "qemu-aarch64";
+  EXPECT_EQ(ColdCacheFlushBytes(o), int64_t{64} << 20);
+  o.cold_cache_bytes = 8 << 20;
+  EXPECT_EQ(ColdCacheFlushBytes(o), 8 << 20);
 }
 
 TEST(RunnerHostProgramTest, AMissingProgramIsARunFailure) {

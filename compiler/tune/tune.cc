@@ -204,8 +204,12 @@ Result<std::unique_ptr<TaskTuner>> TaskTuner::Start(const ir::PrimFunc& func, Da
   s->measured.insert(Database::WorkloadHash(s->default_lowered));
   // A resumed run: the workload's records count as measured (their lowered
   // code is never measured again) and their best counts as found.
-  for (const TuningRecord& r : db->Records(sum.workload, s->target, options.runner.threads)) {
-    if (r.message == kDefaultPointMessage) continue;
+  // Only records measured as this run measures (warm, or cold with the same
+  // flush): a cold time is no bound for a warm candidate, nor the reverse.
+  const int64_t flush_bytes = ColdCacheFlushBytes(options.runner);
+  const CacheRegime regime = options.runner.cold_cache ? CacheRegime::kCold : CacheRegime::kWarm;
+  for (const TuningRecord& r : db->Records(sum.workload, s->target, options.runner.threads, regime)) {
+    if (r.message == kDefaultPointMessage || r.flush_bytes != flush_bytes) continue;
     ++sum.prior_trials;
     Result<tir::Schedule> sch = tir::Schedule::Replay(func, r.trace);
     if (sch.ok()) s->measured.insert(Database::WorkloadHash(LowerScheduled(sch->func())));
@@ -292,6 +296,8 @@ Result<int> TaskTuner::Step(int n) {
       rec.times_us = m.times_us;
       rec.message = m.message;
       rec.threads = options.runner.threads;
+      rec.cold_cache = options.runner.cold_cache;
+      rec.flush_bytes = ColdCacheFlushBytes(options.runner);
       KILN_RETURN_IF_ERROR(s.db->CommitRecord(rec));
       // Score: speed relative to the default (0 for a failure), so one model
       // serves kernels of any size.
@@ -360,6 +366,8 @@ Status TaskTuner::Finish() {
   rec.default_us = s.sum.default_us;
   rec.message = kDefaultPointMessage;
   rec.threads = s.options.runner.threads;
+  rec.cold_cache = s.options.runner.cold_cache;
+  rec.flush_bytes = ColdCacheFlushBytes(s.options.runner);
   return s.db->CommitRecord(rec);
 }
 

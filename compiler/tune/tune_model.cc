@@ -285,7 +285,8 @@ int TuneModel(const ModelTuneOptions& options, std::ostream& out, std::ostream& 
   out << line;
   out << "database " << options.db_dir << ": " << db->num_workloads() << " workloads, " << db->num_records()
       << " records\nbuild with it: kiln-compile " << options.input << " --tuning-db " << options.db_dir
-      << " --threads " << options.tune.runner.threads << "\n";
+      << " --threads " << options.tune.runner.threads << (options.tune.runner.cold_cache ? " --tuning-cache=cold" : "")
+      << "\n";
 
   if (!options.plot_path.empty()) {
     plot.trials = run_trials;

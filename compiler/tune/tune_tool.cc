@@ -42,8 +42,9 @@ const char kUsage[] =
     "  --timeout SECONDS   per candidate (default 10)\n"
     "  --cold-cache[=SIZE] before each timed run, read SIZE bytes (default: twice the last-level\n"
     "                      cache; 64M, 1G) so the kernel's operands come from memory, as large\n"
-    "                      weights do in a model; the flush is not timed. Keep such records in\n"
-    "                      a database of their own\n"
+    "                      weights do in a model; the flush is not timed, and runs on every\n"
+    "                      kernel thread. Records say how they were measured; a run reuses\n"
+    "                      only those of its own regime (and flush size)\n"
     "  --search KIND       evolutionary (default: mutations ranked by a learned cost model,\n"
     "                      an epsilon share of random points) or random\n"
     "  --space KIND        all (default), default (the default schedules' knobs: tile\n"
@@ -61,7 +62,8 @@ const char kUsage[] =
     "  --batch N           measurements per search round (default 8)\n"
     "  --cost-model FILE   the cost model to load and save (default DIR/cost_model.json)\n"
     "The default schedule is measured first and stays the best unless a candidate beats it.\n"
-    "Build with the results: kiln-compile --tuning-db DIR --threads T.\n";
+    "Build with the results: kiln-compile --tuning-db DIR --threads T (records measured with\n"
+    "--cold-cache: add --tuning-cache=cold).\n";
 
 bool ParseInt(const std::string& s, long long lo, long long* out) {
   char* end = nullptr;

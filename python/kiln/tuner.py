@@ -98,6 +98,7 @@ def tune(
     timeout: float = 10.0,
     batch: int = 8,
     cost_model: Optional[Union[str, "os.PathLike[str]"]] = None,
+    cold_cache: Union[bool, int] = False,
     progress: Optional[Callable[[str], object]] = None,
 ) -> TuneResult:
     """Tunes the schedule of one PrimFunc by measurement, as ``kiln-tune`` does.
@@ -114,6 +115,14 @@ def tune(
     appended to the database folder ``db`` (created when absent), and the cost model saved
     to ``cost_model`` (default ``db/cost_model.json``). ``kiln.compile(...,
     tuning_db=db)`` then builds with the best records.
+
+    ``cold_cache`` times each run on cold caches, as ``kiln-tune --cold-cache``: before
+    each timed run the measuring process reads a buffer (``True``: twice the last-level
+    cache; an integer: that many bytes, at least 1 MiB), untimed, on every kernel thread,
+    so the operands come from memory as large weights do in a model. The records say how
+    they were measured (``"cache": "cold"`` and ``"flush_bytes"`` in ``records.jsonl``); a
+    run reuses only records of its own regime, and ``kiln.compile(..., tuning_db=db)``
+    applies warm records unless given ``options={"tuning_cache": "cold"}``.
 
     ``progress`` receives each progress line (one per trial, as ``kiln-tune`` prints); by
     default the lines go to the ``logging`` logger ``"kiln.tune"`` (INFO; a damaged database
@@ -156,6 +165,14 @@ def tune(
         raise _invalid(f"search must be 'evolutionary' or 'random', got {search!r}")
     if space not in ("all", "default", "generic"):
         raise _invalid(f"space must be 'all', 'default' or 'generic', got {space!r}")
+    if cold_cache is True:
+        cold_cache_bytes = 0  # the measuring process's default
+    elif cold_cache is False:
+        cold_cache_bytes = -1
+    elif isinstance(cold_cache, int) and cold_cache >= 1 << 20:
+        cold_cache_bytes = cold_cache
+    else:
+        raise _invalid(f"cold_cache must be True, False or a flush size in bytes >= 1048576, got {cold_cache!r}")
     if progress is not None and not callable(progress):
         raise _invalid(f"progress must be a callable taking a line of text, got {type(progress).__name__}")
     is_path = not _looks_like_text(source)
@@ -164,7 +181,8 @@ def tune(
     db = os.fspath(db)
     cost_model = os.fspath(cost_model) if cost_model is not None else os.path.join(db, "cost_model.json")
     summary = _tune.tune(source, is_path, function, db, trials, seed, threads, repeats, float(timeout), batch,
-                         search, space, cost_model, progress if progress is not None else _log_line)
+                         search, space, cost_model, cold_cache_bytes,
+                         progress if progress is not None else _log_line)
     return TuneResult(summary, db)
 
 

@@ -151,7 +151,8 @@ kiln::Result<kiln::tune::TuneSummary> TuneSource(const std::string &source, bool
 // dict. Arguments are checked by kiln/tuner.py.
 py::dict Tune(const std::string &source, bool is_path, const std::string &function, const std::string &db, int trials,
               uint64_t seed, int threads, int repeats, double timeout_s, int batch, const std::string &search,
-              const std::string &space, const std::string &cost_model, py::object progress) {
+              const std::string &space, const std::string &cost_model, int64_t cold_cache_bytes,
+              py::object progress) {
   kiln::tune::TuneOptions options;
   options.trials = trials;
   options.seed = seed;
@@ -159,6 +160,10 @@ py::dict Tune(const std::string &source, bool is_path, const std::string &functi
   options.runner.repeats = repeats;
   options.runner.timeout_s = timeout_s;
   options.runner.host_program = HostProgram();
+  // < 0: warm timing; 0: cold with the default flush (twice the LLC); else
+  // cold with that many bytes (kiln-tune --cold-cache[=SIZE]).
+  options.runner.cold_cache = cold_cache_bytes >= 0;
+  options.runner.cold_cache_bytes = cold_cache_bytes > 0 ? cold_cache_bytes : 0;
   options.batch = batch;
   options.search = search == "random" ? kiln::tune::SearchKind::kRandom : kiln::tune::SearchKind::kEvolutionary;
   options.space = space == "default"   ? kiln::tune::SpaceKind::kDefault
@@ -193,7 +198,7 @@ PYBIND11_MODULE(_tune, m) {
   m.doc() = "Kiln's tuner (kiln-tune's search); see kiln.tune.";
   m.def("tune", &Tune, py::arg("source"), py::arg("is_path"), py::arg("function"), py::arg("db"), py::arg("trials"),
         py::arg("seed"), py::arg("threads"), py::arg("repeats"), py::arg("timeout_s"), py::arg("batch"),
-        py::arg("search"), py::arg("space"), py::arg("cost_model"), py::arg("progress"),
+        py::arg("search"), py::arg("space"), py::arg("cost_model"), py::arg("cold_cache_bytes"), py::arg("progress"),
         "Tunes one PrimFunc of a .relax file (is_path) or text into the "
         "database db; returns the summary as a dict.");
 }

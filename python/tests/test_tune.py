@@ -107,6 +107,31 @@ class TuneTest(unittest.TestCase):
         self.assertIn("random search", lines[0])
         self.assertEqual(len(read_records(self.db)), 3)
 
+    def test_cold_cache_reaches_the_tool(self):
+        # cold_cache=N is kiln-tune --cold-cache=N: the run says so, and every record it
+        # writes is marked cold with that flush; a warm run's records say warm.
+        lines = []
+        kiln.tune(MM_MODULE, function="add1", db=self.db, trials=1, repeats=3, cold_cache=2 << 20,
+                  progress=lines.append)
+        self.assertIn("cold cache", lines[0])
+        records = read_records(self.db)
+        self.assertEqual(len(records), 2)
+        for r in records:
+            self.assertEqual((r["cache"], r["flush_bytes"]), ("cold", 2 << 20), r)
+        kiln.tune(MM_MODULE, function="add1", db=self.db, trials=1, repeats=3, cold_cache=True,
+                  progress=lines.append)
+        default_size = [r["flush_bytes"] for r in read_records(self.db)[2:]]
+        self.assertEqual(len(default_size), 2)
+        self.assertEqual(len(set(default_size)), 1)
+        self.assertGreaterEqual(default_size[0], 1 << 20)
+        lines.clear()
+        kiln.tune(MM_MODULE, function="add1", db=self.db, trials=1, repeats=3, progress=lines.append)
+        self.assertNotIn("cold cache", lines[0])
+        self.assertNotIn("trials in the database", lines[0])  # the cold records are not resumed
+        for r in read_records(self.db)[4:]:
+            self.assertEqual(r["cache"], "warm", r)
+            self.assertNotIn("flush_bytes", r)
+
     def test_compile_with_the_tuning_db(self):
         # Random points of the generic space (block tiling, unlike the default schedule).
         kiln.tune(self.module, function="mm", db=self.db, trials=3, repeats=3, seed=5, search="random",
@@ -257,6 +282,9 @@ class TuneTest(unittest.TestCase):
             (dict(progress="stdout"), "progress must be a callable taking a line of text, got str"),
             (dict(function=""), "function must be the name of a PrimFunc, got ''"),
             (dict(db=3), "db must be a folder path, got int"),
+            (dict(cold_cache=4096), "cold_cache must be True, False or a flush size in bytes >= 1048576, got 4096"),
+            (dict(cold_cache="64M"),
+             "cold_cache must be True, False or a flush size in bytes >= 1048576, got '64M'"),
         ]
         for kwargs, message in cases:
             args = dict(function="mm", db=self.db)

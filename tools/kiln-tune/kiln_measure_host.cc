@@ -155,7 +155,7 @@ int Run(const std::string& job_path) {
   std::unique_ptr<tune::CacheEvictor> evictor;
   if (job.cold_cache_bytes >= 0) evictor = std::make_unique<tune::CacheEvictor>(job.cold_cache_bytes);
   for (int k = 0; k < job.repeats; ++k) {
-    if (evictor) evictor->Evict();
+    if (evictor) evictor->Evict(&pool);  // on every kernel thread (cache_evict.h)
     auto t0 = std::chrono::steady_clock::now();
     if (!call().ok()) return kKernelError;
     auto t1 = std::chrono::steady_clock::now();

@@ -285,6 +285,43 @@ TEST(TuneE2ETest, EvolutionarySearchWithCostModel) {
   std::stringstream text3;
   text3 << std::ifstream(tir_path).rdbuf();
   EXPECT_NE(text3.str().find("acc = T.decl_buffer((4, 16)"), std::string::npos) << text3.str();
+
+  // Records say how they were measured: a cold-cache record (kiln-tune
+  // --cold-cache) of a 4 x 32 tile at three threads applies only to a build
+  // with --tuning-cache=cold; a warm build keeps the default and says why.
+  rec.threads = 3;
+  rec.cold_cache = true;
+  rec.flush_bytes = 64 << 20;
+  for (size_t i = 0; i + 1 < t->instructions().size(); ++i)
+    if (t->instructions()[i + 1].name == "annotate" && t->instructions()[i + 1].inputs[0].s == "kiln.knob.matmul.nr")
+      t->SetDecision(i, {2});  // 32
+  rec.trace = *t;
+  ASSERT_TRUE(db->CommitRecord(rec).ok());
+  ToolRun warm = Call(driver::CompileToolMain,
+                      {"kiln-compile", module, "--tuning-db", db_dir, "--threads", "3", "--emit=tir", "-o", tir_path});
+  ASSERT_EQ(warm.rc, 0) << warm.err;
+  std::stringstream text4;
+  text4 << std::ifstream(tir_path).rdbuf();
+  EXPECT_EQ(text4.str().find("acc = T.decl_buffer((4, 32)"), std::string::npos) << text4.str();
+  EXPECT_NE(warm.err.find("note: --tuning-db: 1 kernel(s) have records measured with a cold cache (kiln-tune "
+                          "--cold-cache) only; build with --tuning-cache=cold to use them"),
+            std::string::npos)
+      << warm.err;
+  ToolRun cold = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db_dir, "--threads", "3",
+                                                "--tuning-cache=cold", "--emit=tir", "-o", tir_path});
+  ASSERT_EQ(cold.rc, 0) << cold.err;
+  EXPECT_EQ(cold.err.find("note:"), std::string::npos) << cold.err;
+  std::stringstream text5;
+  text5 << std::ifstream(tir_path).rdbuf();
+  EXPECT_NE(text5.str().find("acc = T.decl_buffer((4, 32)"), std::string::npos) << text5.str();
+  // And the reverse: a cold build of a kernel with only warm records.
+  ToolRun cold1 = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db_dir, "--threads", "1",
+                                                 "--tuning-cache", "cold", "--emit=tir", "-o", tir_path});
+  ASSERT_EQ(cold1.rc, 0) << cold1.err;
+  EXPECT_NE(cold1.err.find("note: --tuning-db: 1 kernel(s) have records measured warm only; build with "
+                           "--tuning-cache=warm to use them"),
+            std::string::npos)
+      << cold1.err;
 }
 
 TEST(TuneToolTest, UsageAndInputErrors) {

@@ -250,6 +250,11 @@ TEST(TuneRunnerTest, ColdCacheReachesTheMeasuringProgram) {
   tune::Measurement m = tune::Measure(f, cold, &ref);
   EXPECT_TRUE(m.ok()) << m.message;
   EXPECT_EQ(m.times_us.size(), 3u);
+  // kiln-measure's flush on two threads (its parallel_for) keeps the numbers.
+  cold.threads = 2;
+  m = tune::Measure(f, cold, &ref);
+  EXPECT_TRUE(m.ok()) << m.message;
+  cold.threads = 1;
   // Without the option the job has no such line.
   m = tune::Measure(f, HostRunner(check), &ref);
   EXPECT_EQ(m.state, tune::MeasureState::kRunFailed);
@@ -295,6 +300,43 @@ TEST(TuneRunnerTest, ColdCacheFlag) {
   Result<tune::Database> db = tune::Database::Open(work + "/db", nullptr);
   ASSERT_TRUE(db.ok()) << db.status().ToString();
   EXPECT_GE(db->num_records(), 3u);
+  // Every record says it was measured cold, with the flush's size.
+  Result<ir::IRModule> mod = text::ParseModuleFile(work + "/mm.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  std::string w = db->FindWorkload(mod->FindPrim("mm"));
+  Result<std::string> target = codegen::ResolvedTargetName({});
+  ASSERT_TRUE(target.ok());
+  std::vector<tune::TuningRecord> all = db->Records(w, *target);
+  ASSERT_EQ(all.size(), db->num_records());
+  for (const tune::TuningRecord& rec : all) {
+    EXPECT_TRUE(rec.cold_cache);
+    EXPECT_EQ(rec.flush_bytes, 4 << 20);
+  }
+  // A warm run on the same database does not resume from the cold records
+  // (their times bound nothing warm); its own records are warm. So does a
+  // cold run with another flush size.
+  for (const char* mode : {"", "--cold-cache=8M"}) {
+    std::vector<std::string> again = base;
+    for (const char* more : {"--trials", "2", "--repeats", "3"}) again.push_back(more);
+    if (*mode) again.push_back(mode);
+    r = Tune(again);
+    ASSERT_EQ(r.rc, 0) << r.err << r.out;
+    EXPECT_FALSE(Contains(r.out + r.err, "trials in the database")) << mode << r.out << r.err;
+  }
+  // The same cold run again resumes from its own records.
+  r = Tune(a);
+  ASSERT_EQ(r.rc, 0) << r.err << r.out;
+  EXPECT_TRUE(Contains(r.out + r.err, "trials in the database")) << r.out << r.err;
+  db = tune::Database::Open(work + "/db", nullptr);
+  ASSERT_TRUE(db.ok());
+  size_t warm = db->Records(w, *target, 0, tune::CacheRegime::kWarm).size();
+  EXPECT_EQ(warm, 3u);  // two candidates and the default point
+  for (const tune::TuningRecord& rec : db->Records(w, *target, 0, tune::CacheRegime::kWarm))
+    EXPECT_EQ(rec.flush_bytes, 0);
+  size_t eight = 0;
+  for (const tune::TuningRecord& rec : db->Records(w, *target, 0, tune::CacheRegime::kCold))
+    eight += rec.flush_bytes == (8 << 20);
+  EXPECT_EQ(eight, 3u);
 }
 
 TEST(TuneRunnerTest, Aarch64UnderQemu) {
