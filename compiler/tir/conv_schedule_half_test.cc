@@ -36,23 +36,6 @@ driver::CompileOptions Options(const ConvCase& k, int threads, Precision p) {
   return o;
 }
 
-// The lowered PrimFunc of the convolution at precision `p`.
-PrimFunc LowerHalf(const ConvCase& k, int threads, Precision p) {
-  Result<IRModule> mod = Parse(ConvModule(k));
-  EXPECT_TRUE(mod.ok()) << mod.status().ToString();
-  if (!mod.ok()) return nullptr;
-  Result<IRModule> lowered = driver::LowerModule(*mod, Options(k, threads, p));
-  EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
-  if (!lowered.ok()) return nullptr;
-  for (const ModuleEntry& e : lowered->entries) {
-    if (e.prim && e.name.find("conv2d") != std::string::npos && e.name.find("pack_weight") == std::string::npos) {
-      return e.prim;
-    }
-  }
-  ADD_FAILURE() << "no conv2d PrimFunc";
-  return nullptr;
-}
-
 bool IsHalf(const DType& t) { return t.is_float() && t.bits == 16; }
 
 // Loads of float16 / bfloat16 buffers (parameters, or the casts fusion put
@@ -89,7 +72,7 @@ int HalfArithmetic(const PrimFunc& f) {
 // half, the epilogue's operands and the stored value each round once).
 void CheckHalf(const ConvCase& k, int threads, Precision p) {
   SCOPED_TRACE(k.Name() + " threads " + std::to_string(threads) + (p == Precision::kFloat16 ? " fp16" : " bf16"));
-  PrimFunc lowered = LowerHalf(k, threads, p);
+  PrimFunc lowered = LowerConv(k, threads, BoundWeights(k), p);
   ASSERT_TRUE(lowered != nullptr);
   EXPECT_GT(HalfLoads(lowered), 0) << "the convolution does not read half: did mixed-precision run?";
   EXPECT_GE(CountFma(lowered), 1) << "the half convolution was not tiled";
@@ -202,7 +185,7 @@ TEST(ConvScheduleHalfTest, DepthwiseStaysFloat32) {
     d.sh = d.sw = stride;
     d.pt = d.pl = d.pb = d.pr = 1;
     d.epilogue = "bn_relu";
-    PrimFunc f = LowerHalf(d, 1, Precision::kFloat16);
+    PrimFunc f = LowerConv(d, 1, BoundWeights(d), Precision::kFloat16);
     ASSERT_TRUE(f != nullptr);
     EXPECT_EQ(HalfLoads(f), 0);
     EXPECT_LT(MaxLoopDepth(f->body), 7);
@@ -213,7 +196,7 @@ TEST(ConvScheduleHalfTest, Float32BuildKeepsItsKernel) {
   // --precision=fp32 changes nothing: the float32 conv is tiled as before
   // and reads no half buffer.
   ConvCase a = Cases()[0];
-  PrimFunc f = LowerHalf(a, 1, Precision::kFloat32);
+  PrimFunc f = LowerConv(a, 1, BoundWeights(a), Precision::kFloat32);
   ASSERT_TRUE(f != nullptr);
   for (const auto& kv : f->buffer_map) EXPECT_FALSE(IsHalf(kv.second->dtype));
   EXPECT_GE(CountFma(f), 1);

@@ -120,7 +120,10 @@ inline std::shared_ptr<const vm::Module> Compile(const std::string& source, int 
 
 // Runs the compiled module on random inputs and checks every output element
 // against a double reference of conv2d + epilogue.
-inline PrimFunc LowerConv(const ConvCase& k, int threads, const params::ParamList& params = {});
+// At `precision` (--precision, docs/precision.md) the mixed-precision pass
+// runs too: the kernel of a float16 / bfloat16 conv (conv_schedule_half_test).
+inline PrimFunc LowerConv(const ConvCase& k, int threads, const params::ParamList& params = {},
+                          transform::Precision precision = transform::Precision::kFloat32);
 inline int CountFma(const PrimFunc& f);
 
 // The weights of case `k` (OIHW) and what the module takes for them.
@@ -270,7 +273,8 @@ struct Census : StmtExprVisitor {
 };
 
 // The lowered PrimFunc holding the convolution.
-inline PrimFunc LowerConv(const ConvCase& k, int threads, const params::ParamList& params) {
+inline PrimFunc LowerConv(const ConvCase& k, int threads, const params::ParamList& params,
+                          transform::Precision precision) {
   Result<IRModule> mod = Parse(ConvModule(k));
   EXPECT_TRUE(mod.ok()) << mod.status().ToString();
   if (!mod.ok()) return nullptr;
@@ -278,6 +282,7 @@ inline PrimFunc LowerConv(const ConvCase& k, int threads, const params::ParamLis
   options.num_threads_hint = threads;
   options.params = params;
   options.winograd = k.winograd;
+  options.precision = precision;
   Result<IRModule> lowered = driver::LowerModule(*mod, options);
   EXPECT_TRUE(lowered.ok()) << lowered.status().ToString();
   if (!lowered.ok()) return nullptr;

@@ -48,7 +48,12 @@ const std::set<std::string>& ComputeOps() {
 // - astype, and calls of kernels and packed functions (call_tir,
 //   call_dps_packed, ...): written for the dtypes they were given;
 // - comparisons, isnan and the like: their float operands stay float32 (a
-//   comparison of rounded values can flip).
+//   comparison of rounded values can flip);
+// - max_pool2d, though exact in any precision: LLVM narrows the window
+//   schedule's compares of widened halves back to half compares, which x86
+//   without AVX512-FP16 runs one lane at a time (DenseNet-121's 3x3/2 pool
+//   over 64 x 112^2: 7.4 ms a call in half, 0.13 in float32, 1 thread; the
+//   window schedule taught half operands still took ~50x float32).
 const std::set<std::string>& FollowOps() {
   static const std::set<std::string> ops = {
       // elementwise arithmetic
@@ -63,8 +68,14 @@ const std::set<std::string>& FollowOps() {
       "relax.broadcast_to", "relax.concat", "relax.strided_slice", "relax.take", "relax.gather_nd", "relax.nn.pad",
       "relax.tile", "relax.repeat", "relax.image.resize2d", "relax.nn.dropout",
       // exact in any precision
-      "relax.nn.max_pool2d", "relax.max", "relax.min"};
+      "relax.max", "relax.min"};
   return ops;
+}
+
+// Calls of kernels and packed functions: their results cannot take a
+// fused rounding cast.
+bool IsKernelCall(const std::string& op) {
+  return op == "relax.call_tir" || op == "relax.call_dps_packed" || op == "relax.call_packed";
 }
 
 // Gathers: from a constant float32 table they run in half too (the table is
@@ -154,6 +165,11 @@ class Rewriter : public ExprMutator {
     made_half_.clear();
     wanted_.clear();
     pending_.clear();
+    opaque_.clear();
+    for (const auto& b : block.bindings) {
+      std::string op;
+      if (!b.match_cast && OpCallOf(b.value, &op) && IsKernelCall(op)) opaque_.insert(b.var.get());
+    }
     MarkWanted(block);
     for (const auto& b : block.bindings) Rewrite(b);
     // Values leaving the block are float32, as they were.
@@ -231,9 +247,18 @@ class Rewriter : public ExprMutator {
   // matmul / conv with float32 operands and result (out_dtype none or float32).
   // A convolution the CPU schedules would not take with half operands
   // stays float32 (tir::conv::ScheduledWithHalfOperands: depthwise ones).
+  // An operand computed by a kernel call (call_tir: Winograd's transformed
+  // input) keeps the call float32: fusion cannot put the rounding cast into
+  // that kernel, so the matmul would read each element rounded and widened
+  // again (DenseNet-121's six Winograd matmuls over 36 x 128 x 196: 0.42
+  // against 0.35 ms each in float32).
   bool IsComputeInF32(const ir::CallExpr& call, const ir::RVar& var) const {
     if (call.args.size() < 2 || !IsF32Tensor(call.args[0]) || !IsF32Tensor(call.args[1]) || !IsF32Tensor(var))
       return false;
+    for (size_t i = 0; i < 2; ++i) {
+      const auto* v = ir::ExprAs<ir::VarExpr>(call.args[i]);
+      if (v && opaque_.count(v)) return false;
+    }
     const auto* op = ir::ExprAs<ir::OpExpr>(call.op);
     auto groups = call.attrs.find("groups");
     const ir::TensorSInfo* w = TensorOf(call.args[1]);
@@ -368,6 +393,7 @@ class Rewriter : public ExprMutator {
   std::unordered_set<const ir::VarExpr*> computed_;   // float32 results of compute-heavy calls
   std::unordered_set<const ir::VarExpr*> made_half_;  // results of follow operators run in half
   std::unordered_set<const ir::VarExpr*> wanted_;     // MarkWanted
+  std::unordered_set<const ir::VarExpr*> opaque_;     // results of kernel calls (IsKernelCall)
   std::unordered_map<const ir::VarExpr*, ir::RVar> pending_;
   std::vector<ir::RVar> pending_order_;
 };

@@ -230,8 +230,7 @@ TEST(MixedPrecision, ConvolutionsAndTheirEpiloguesAndEmbeddings) {
       "            c = R.nn.conv2d(x, R.const([[[[1]], [[2]]], [[[3]], [[4]]]], \"float32\"))\n"
       "            s = R.multiply(c, R.const([[[2]], [[3]]], \"float32\"))\n"
       "            r = R.nn.relu(s)\n"
-      "            p = R.nn.max_pool2d(r, pool_size=[2, 2], strides=[2, 2])\n"
-      "            c2 = R.nn.conv2d(p, R.const([[[[5]], [[6]]], [[[7]], [[8]]]], \"float32\"))\n"
+      "            c2 = R.nn.conv2d(r, R.const([[[[5]], [[6]]], [[[7]], [[8]]]], \"float32\"))\n"
       "            a = R.nn.avg_pool2d(r, pool_size=[2, 2], strides=[2, 2])\n"
       "            t = R.take(R.const([[1, 2], [3, 4], [5, 6]], \"float32\"), i, axis=0)\n"
       "            gv = (c2, a, t)\n";
@@ -244,12 +243,11 @@ TEST(MixedPrecision, ConvolutionsAndTheirEpiloguesAndEmbeddings) {
             "c: R.Tensor((1, 2, 4, 4), dtype=\"float32\") = R.nn.conv2d(x_f16, metadata[\"relax.expr.Constant\"][0], "
             "out_dtype=\"float32\")\n"
             // ... and a half output for the chain to the next convolution
-            // (a batch norm's scale, relu, max pooling).
+            // (a batch norm's scale, relu; max pooling: MaxPoolStaysFloat32).
             "c_f16: R.Tensor((1, 2, 4, 4), dtype=\"float16\") = R.astype(c, dtype=\"float16\")\n"
             "s_f16: R.Tensor((1, 2, 4, 4), dtype=\"float16\") = R.multiply(c_f16, metadata[\"relax.expr.Constant\"][1])\n"
             "r_f16: R.Tensor((1, 2, 4, 4), dtype=\"float16\") = R.nn.relu(s_f16)\n"
-            "p_f16: R.Tensor((1, 2, 2, 2), dtype=\"float16\") = R.nn.max_pool2d(r_f16, pool_size=[2, 2], strides=[2, 2])\n"
-            "c2: R.Tensor((1, 2, 2, 2), dtype=\"float32\") = R.nn.conv2d(p_f16, metadata[\"relax.expr.Constant\"][2], "
+            "c2: R.Tensor((1, 2, 4, 4), dtype=\"float32\") = R.nn.conv2d(r_f16, metadata[\"relax.expr.Constant\"][2], "
             "out_dtype=\"float32\")\n"
             // Average pooling accumulates: float32, from r widened.
             "r: R.Tensor((1, 2, 4, 4), dtype=\"float32\") = R.astype(r_f16, dtype=\"float32\")\n"
@@ -257,12 +255,80 @@ TEST(MixedPrecision, ConvolutionsAndTheirEpiloguesAndEmbeddings) {
             // The embedding table is gathered from half.
             "t_f16: R.Tensor((3, 2), dtype=\"float16\") = R.take(metadata[\"relax.expr.Constant\"][3], i, axis=0)\n"
             "t: R.Tensor((3, 2), dtype=\"float32\") = R.astype(t_f16, dtype=\"float32\")\n"
-            "gv: R.Tuple(R.Tensor((1, 2, 2, 2), dtype=\"float32\"), R.Tensor((1, 2, 2, 2), dtype=\"float32\"), "
+            "gv: R.Tuple(R.Tensor((1, 2, 4, 4), dtype=\"float32\"), R.Tensor((1, 2, 2, 2), dtype=\"float32\"), "
             "R.Tensor((3, 2), dtype=\"float32\")) = (c2, a, t)\n");
   ASSERT_EQ(constants.size(), 4u);
   EXPECT_EQ(ConstantText(constants[0]), "float16: 1 2 3 4");
   EXPECT_EQ(ConstantText(constants[1]), "float16: 2 3");
   EXPECT_EQ(ConstantText(constants[3]), "float16: 1 2 3 4 5 6");
+}
+
+// Max pooling stays float32 (mixed_precision.cc: LLVM narrows the window
+// schedule's compares of widened halves to half compares, one lane at a
+// time on x86): the chain before it stays half for the convolution that
+// also reads it, the pool takes that chain widened, and its result is
+// rounded for the convolution after it.
+TEST(MixedPrecision, MaxPoolStaysFloat32) {
+  std::string params = "x: R.Tensor((1, 2, 4, 4), dtype=\"float32\")";
+  std::string body =
+      "            c = R.nn.conv2d(x, R.const([[[[1]], [[2]]], [[[3]], [[4]]]], \"float32\"))\n"
+      "            r = R.nn.relu(c)\n"
+      "            p = R.nn.max_pool2d(r, pool_size=[2, 2], strides=[2, 2])\n"
+      "            c2 = R.nn.conv2d(p, R.const([[[[5]], [[6]]], [[[7]], [[8]]]], \"float32\"))\n"
+      "            c3 = R.nn.conv2d(r, R.const([[[[1]], [[0]]], [[[0]], [[1]]]], \"float32\"))\n"
+      "            gv = (c2, c3)\n";
+  std::string all = Joined(Bindings(Convert(Module(params, body), transform::Precision::kFloat16)));
+  EXPECT_EQ(all,
+            "x_f16: R.Tensor((1, 2, 4, 4), dtype=\"float16\") = R.astype(x, dtype=\"float16\")\n"
+            "c: R.Tensor((1, 2, 4, 4), dtype=\"float32\") = R.nn.conv2d(x_f16, metadata[\"relax.expr.Constant\"][0], "
+            "out_dtype=\"float32\")\n"
+            "c_f16: R.Tensor((1, 2, 4, 4), dtype=\"float16\") = R.astype(c, dtype=\"float16\")\n"
+            "r_f16: R.Tensor((1, 2, 4, 4), dtype=\"float16\") = R.nn.relu(c_f16)\n"
+            "r: R.Tensor((1, 2, 4, 4), dtype=\"float32\") = R.astype(r_f16, dtype=\"float32\")\n"
+            "p: R.Tensor((1, 2, 2, 2), dtype=\"float32\") = R.nn.max_pool2d(r, pool_size=[2, 2], strides=[2, 2])\n"
+            "p_f16: R.Tensor((1, 2, 2, 2), dtype=\"float16\") = R.astype(p, dtype=\"float16\")\n"
+            "c2: R.Tensor((1, 2, 2, 2), dtype=\"float32\") = R.nn.conv2d(p_f16, metadata[\"relax.expr.Constant\"][1], "
+            "out_dtype=\"float32\")\n"
+            "c3: R.Tensor((1, 2, 4, 4), dtype=\"float32\") = R.nn.conv2d(r_f16, metadata[\"relax.expr.Constant\"][2], "
+            "out_dtype=\"float32\")\n"
+            "gv: R.Tuple(R.Tensor((1, 2, 2, 2), dtype=\"float32\"), R.Tensor((1, 2, 4, 4), dtype=\"float32\")) = "
+            "(c2, c3)\n");
+}
+
+// A matmul of a kernel call's result (Winograd's transformed input, a
+// call_tir) stays float32, weight included: the rounding cast could only
+// fuse into the matmul, which would then round and widen each element it
+// reads. The same weight against a function input still goes half.
+TEST(MixedPrecision, MatmulOfAKernelCallStaysFloat32) {
+  std::string source =
+      "@I.ir_module\nclass Module:\n"
+      "    @T.prim_func\n"
+      "    def twice(a: T.Buffer((2, 2), \"float32\"), b: T.Buffer((2, 2), \"float32\")):\n"
+      "        for i, j in T.grid(2, 2):\n"
+      "            b[i, j] = a[i, j] * T.float32(2)\n"
+      "    @R.function\n"
+      "    def main(x: R.Tensor((2, 2), dtype=\"float32\")):\n"
+      "        cls = Module\n"
+      "        with R.dataflow():\n"
+      "            t = R.call_tir(cls.twice, (x,), out_sinfo=R.Tensor((2, 2), dtype=\"float32\"))\n"
+      "            y = R.matmul(R.const([[1, 2], [3, 4]], \"float32\"), t)\n"
+      "            z = R.matmul(R.const([[1, 2], [3, 4]], \"float32\"), x)\n"
+      "            gv = (y, z)\n"
+      "            R.output(gv)\n"
+      "        return gv\n";
+  std::vector<ir::Expr> constants;
+  std::string all = Joined(Bindings(Convert(source, transform::Precision::kFloat16, &constants)));
+  EXPECT_NE(all.find("y: R.Tensor((2, 2), dtype=\"float32\") = R.matmul(metadata[\"relax.expr.Constant\"][0], t)\n"),
+            std::string::npos)
+      << all;
+  EXPECT_EQ(all.find("t_f16"), std::string::npos) << all;
+  EXPECT_NE(all.find("z: R.Tensor((2, 2), dtype=\"float32\") = R.matmul(metadata[\"relax.expr.Constant\"][1], x_f16, "
+                     "out_dtype=\"float32\")\n"),
+            std::string::npos)
+      << all;
+  ASSERT_EQ(constants.size(), 2u);
+  EXPECT_EQ(ConstantText(constants[0]), "float32: 1 2 3 4");
+  EXPECT_EQ(ConstantText(constants[1]), "float16: 1 2 3 4");
 }
 
 TEST(MixedPrecision, ParsePrecision) {
