@@ -6,12 +6,14 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/arith/simplify.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/depthwise_schedule.h"
 #include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/pool_schedule.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
 
 namespace kiln {
 namespace tir {
@@ -116,6 +118,114 @@ class BatchCheck : public StmtExprVisitor {
   std::unordered_set<const VarNode*>* batched_;
   std::unordered_set<const VarNode*> batch_vars_;
   const VarNode* loop_ = nullptr;  // the enclosing batch loop's variable
+};
+
+// Step 0: what the lowering of reshapes and pads leaves around the image
+// index, written the way BatchCheck recognizes. Inside a loop `for b in
+// [0, N)`:
+// - a first index that is b once the variables of loops of one iteration
+//   are 0 (a reshape of [N, ..] to [N, 1, ..] reads image i0 + i1) becomes b;
+// - a comparison of b or N that holds for every b in [0, N) (a pad's
+//   `b >= 0 and b < N` along the batch) becomes true, and the conditions
+//   and selects it decided fold away.
+// Both are exact rewrites, of the values the loops give those variables.
+class NormalizeImages : public StmtExprMutator {
+ public:
+  explicit NormalizeImages(PrimExpr n) : n_expr_(std::move(n)), n_(n_expr_.as<VarNode>()) {}
+
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    if (image_ == nullptr || !e.defined()) return StmtExprMutator::MutateExpr(e);
+    if (const auto* l = e.as<BufferLoadNode>()) {
+      std::vector<PrimExpr> idx;
+      bool changed = MutateExprs(l->indices, &idx);
+      changed |= First(&idx);
+      return changed ? Load(l->buffer, idx) : e;
+    }
+    switch (e->kind()) {
+      case TirKind::kLT:
+      case TirKind::kLE:
+      case TirKind::kGT:
+      case TirKind::kGE: {
+        PrimExpr cmp = StmtExprMutator::MutateExpr(e);
+        return AlwaysHolds(cmp) ? True() : cmp;
+      }
+      case TirKind::kAnd: {
+        const auto* a = static_cast<const BinaryNode*>(e.get());
+        PrimExpr x = MutateExpr(a->a), y = MutateExpr(a->b);
+        if (IsTrue(x)) return y;
+        if (IsTrue(y)) return x;
+        return x.get() == a->a.get() && y.get() == a->b.get() ? e : MakeBinary(TirKind::kAnd, x, y);
+      }
+      default:
+        break;
+    }
+    PrimExpr out = StmtExprMutator::MutateExpr(e);
+    if (const auto* c = out.as<CallNode>(); c != nullptr && c->op == "if_then_else" && IsTrue(c->args[0]))
+      return c->args[1];
+    if (const auto* c = out.as<SelectNode>(); c != nullptr && IsTrue(c->cond)) return c->true_value;
+    return out;
+  }
+
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* f = As<ForNode>(s)) {
+      const int64_t* ext = ConstInt(f->extent);
+      const bool images = IsVar(f->extent, n_) && IsZero(f->min) && image_ == nullptr;
+      const bool unit = ext != nullptr && *ext == 1 && IsZero(f->min);
+      if (images) image_ = f->loop_var.get();
+      if (unit) unit_[f->loop_var.get()] = I64(0);
+      Stmt out = StmtExprMutator::MutateStmt(s);
+      if (images) image_ = nullptr;
+      if (unit) unit_.erase(f->loop_var.get());
+      return out;
+    }
+    if (image_ == nullptr) return StmtExprMutator::MutateStmt(s);
+    if (const auto* st = As<BufferStoreNode>(s)) {
+      std::vector<PrimExpr> idx;
+      bool changed = MutateExprs(st->indices, &idx);
+      changed |= First(&idx);
+      PrimExpr v = MutateExpr(st->value);
+      return changed || v.get() != st->value.get() ? Store(st->buffer, v, idx) : s;
+    }
+    if (const auto* i = As<IfThenElseNode>(s)) {
+      if (IsTrue(MutateExpr(i->cond))) return MutateStmt(i->then_case);
+    }
+    return StmtExprMutator::MutateStmt(s);
+  }
+
+ private:
+  static PrimExpr True() { return IntImm(DType::Bool(), 1); }
+  static bool IsTrue(const PrimExpr& e) {
+    const int64_t* c = e.defined() && e.dtype() == DType::Bool() ? ConstInt(e) : nullptr;
+    return c != nullptr && *c != 0;
+  }
+
+  // idx[0] := the image variable when it is that with the unit loops at 0.
+  bool First(std::vector<PrimExpr>* idx) const {
+    if (idx->empty() || (*idx)[0]->kind() == TirKind::kVar || ConstInt((*idx)[0]) != nullptr) return false;
+    PrimExpr zeroed = arith::Simplify(Substitute((*idx)[0], unit_));
+    if (!IsVar(zeroed, image_)) return false;
+    (*idx)[0] = zeroed;
+    return true;
+  }
+
+  // Whether comparison `cmp` of the image variable b (or N) holds for every
+  // b in [0, N) (the unit loops' variables 0): it holds for b >= 0, or for
+  // b = N - 1 - t, t >= 0.
+  bool AlwaysHolds(const PrimExpr& cmp) const {
+    const auto* c = static_cast<const BinaryNode*>(cmp.get());
+    if (c->a.dtype().code != kDLInt || !nest::Uses(cmp, {image_, n_})) return false;
+    PrimExpr e = unit_.empty() ? cmp : Substitute(cmp, unit_);
+    arith::VarBounds from_zero{{image_, arith::IntBounds::AtLeast(0)}};
+    if (arith::CanProve(e, from_zero)) return true;
+    Var t = MakeVar("t");
+    VarMap last{{image_, n_expr_ - I64(1) - PrimExpr(t)}};
+    return arith::CanProve(Substitute(e, last), {{t.get(), arith::IntBounds::AtLeast(0)}});
+  }
+
+  PrimExpr n_expr_;
+  const VarNode* n_;
+  const VarNode* image_ = nullptr;  // the enclosing loop over the images
+  VarMap unit_;                     // variables of enclosing loops of extent 1, to 0
 };
 
 Buffer WithFirstExtent(const Buffer& b, PrimExpr extent) {
@@ -293,13 +403,17 @@ PrimFunc ScheduleConvsPeelingBatch(const PrimFunc& func, int num_threads_hint, c
   for (const Var& p : func->params)
     if (p->dtype != HandleType()) return func;  // a scalar parameter (a symbolic value elsewhere)
   if (n == nullptr) return func;
+  PrimExpr n_of_shape;
+  for (const auto& kv : func->buffer_map)
+    if (batched.count(kv.second->data.get())) n_of_shape = kv.second->shape[0];
+  Stmt normal = NormalizeImages(n_of_shape).MutateStmt(func->body);
   BatchCheck check(n, &batched);
-  check.VisitStmt(func->body);
-  if (!check.ok || HasLargeWindow(func->body)) return func;
+  check.VisitStmt(normal);
+  if (!check.ok || HasLargeWindow(normal)) return func;
 
   Peel peel(n, batched);
   auto peeled = std::make_shared<PrimFuncNode>(*func);
-  peeled->body = peel.MutateStmt(func->body);
+  peeled->body = peel.MutateStmt(normal);
   PrimExpr n_expr;
   for (auto& kv : peeled->buffer_map) {
     if (!batched.count(kv.second->data.get())) continue;

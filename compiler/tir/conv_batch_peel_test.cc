@@ -264,6 +264,145 @@ TEST(ConvBatchPeelTest, CrossImageAccessIsLeftAlone) {
   EXPECT_TRUE(LoopsOverImages(peeled));
 }
 
+// The nests that lowering leaves around a reshape and a pad of a batched
+// tensor (basic_pitch's front end): a stage of a loop of one iteration
+// reading image i0 + i1, and a pad's condition along the batch,
+// i0 >= 0 and i0 < n.
+const char* kReshapedPadded = R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def conv_reshaped(x_handle: T.handle, w: T.Buffer((4, 1, 1, 3), "float32"), d_handle: T.handle):
+        n = T.int64()
+        x = T.match_buffer(x_handle, (n, 1, 8), "float32")
+        d = T.match_buffer(d_handle, (n, 4, 1, 8), "float32")
+        r = T.decl_buffer((n, 1, 1, 10), "float32")
+        for i0, i1, i2, i3 in T.grid(n, T.int64(1), T.int64(1), T.int64(10)):
+            r[i0, i1, i2, i3] = T.if_then_else(i0 + i1 >= 0 and i0 + i1 < n and i3 >= 1 and i3 < 9, x[i0 + i1 + i2, 0, i3 - 1], T.float32(0))
+        for i0, i1, i2, i3, k0, k1, k2 in T.grid(n, T.int64(4), T.int64(1), T.int64(8), T.int64(1), T.int64(1), T.int64(3)):
+            if k0 == 0 and k1 == 0 and k2 == 0:
+                d[i0, i1, i2, i3] = T.float32(0)
+            d[i0, i1, i2, i3] = d[i0, i1, i2, i3] + r[i0, k0, i2 + k1, i3 + k2] * w[i1, k0, k1, k2]
+)";
+
+std::string Replaced(std::string s, const std::string& from, const std::string& to) {
+  size_t at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+TEST(ConvBatchPeelTest, ReshapedAndPaddedImagesArePeeled) {
+  // i0 + i1 + i2 with i1, i2 of one iteration is image i0, and the pad's
+  // i0 >= 0 and i0 < n always holds: peeled.
+  PrimFunc f = ParsePrim(kReshapedPadded);
+  ASSERT_NE(f, nullptr);
+  PrimFunc peeled = ScheduleConvsPeelingBatch(f, 1);
+  EXPECT_NE(peeled.get(), f.get());
+  EXPECT_TRUE(LoopsOverImages(peeled));
+  // A loop of two iterations there reads the next image: left alone.
+  PrimFunc next = ParsePrim(Replaced(Replaced(kReshapedPadded, "T.grid(n, T.int64(1), T.int64(1), T.int64(10))",
+                                              "T.grid(n, T.int64(1), T.int64(2), T.int64(10))"),
+                                     "r = T.decl_buffer((n, 1, 1, 10)", "r = T.decl_buffer((n, 1, 2, 10)"));
+  ASSERT_NE(next, nullptr);
+  EXPECT_EQ(ScheduleConvsPeelingBatch(next, 1).get(), next.get());
+  // A condition that depends on the image (all but the last): left alone.
+  PrimFunc last = ParsePrim(Replaced(kReshapedPadded, "i0 + i1 < n and", "i0 + i1 < n - 1 and"));
+  ASSERT_NE(last, nullptr);
+  EXPECT_EQ(ScheduleConvsPeelingBatch(last, 1).get(), last.get());
+}
+
+// main(x[n, H, W], w[O, 1, K, K]): basic_pitch's harmonic stack into its
+// 7 x 7 conv: x expanded to [n, H, W, 1], reshaped to [n, 1, H, W], then a
+// conv of column stride `sw`, padded by K / 2 rows and `pw` columns.
+std::string ReshapedConvModule(int64_t o, int64_t h, int64_t w, int64_t k, int64_t sw, int64_t pw) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(h) + ", " + s(w)) +
+         ", w: " + T(s(o) + ", 1, " + s(k) + ", " + s(k)) +
+         ") -> R.Tensor(dtype=\"float32\", ndim=4):\n        n = T.int64()\n        with R.dataflow():\n"
+         "            e = R.expand_dims(x, axis=[3])\n"
+         "            r = R.reshape(e, R.shape([n, 1, " + s(h) + ", " + s(w) + "]))\n"
+         "            gv = R.nn.conv2d(r, w, strides=[1, " + s(sw) + "], padding=[" + s(k / 2) + ", " + s(pw) + ", " +
+         s(k / 2) + ", " + s(pw) + "])\n            R.output(gv)\n        return gv\n";
+}
+
+// main(x[n, W], w[O, 1, 1, K]): basic_pitch's CQT octaves: the signal
+// padded by `pad` both sides, reshaped to [n, 1, 1, W + 2 pad], a filter
+// bank of column stride `sw`.
+std::string PaddedBankModule(int64_t o, int64_t w, int64_t k, int64_t sw, int64_t pad) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(w)) +
+         ", w: " + T(s(o) + ", 1, 1, " + s(k)) +
+         ") -> R.Tensor(dtype=\"float32\", ndim=4):\n        n = T.int64()\n        with R.dataflow():\n"
+         "            p = R.nn.pad(x, pad_width=[0, 0, " + s(pad) + ", " + s(pad) + "])\n"
+         "            e = R.expand_dims(p, axis=[1])\n"
+         "            r = R.reshape(e, R.shape([n, 1, 1, " + s(w + 2 * pad) + "]))\n"
+         "            gv = R.nn.conv2d(r, w, strides=[1, " + s(sw) + "])\n            R.output(gv)\n        return gv\n";
+}
+
+// out[n, O, Ho, Wo] of a one-channel conv over x[n, H, W] (zero padding).
+std::vector<double> OneChannelConv(const std::vector<float>& x, const std::vector<float>& w, int64_t n, int64_t o,
+                                   int64_t h, int64_t wd, int64_t kh, int64_t kw, int64_t sw, int64_t ph, int64_t pw) {
+  const int64_t ho = h + 2 * ph - kh + 1, wo = (wd + 2 * pw - kw) / sw + 1;
+  std::vector<double> out(n * o * ho * wo, 0.0);
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t c = 0; c < o; ++c)
+      for (int64_t y = 0; y < ho; ++y)
+        for (int64_t xo = 0; xo < wo; ++xo) {
+          double acc = 0;
+          for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              int64_t iy = y + ky - ph, ix = xo * sw + kx - pw;
+              if (iy >= 0 && iy < h && ix >= 0 && ix < wd) acc += double(x[(b * h + iy) * wd + ix]) * w[(c * kh + ky) * kw + kx];
+            }
+          out[((b * o + c) * ho + y) * wo + xo] = acc;
+        }
+  return out;
+}
+
+TEST(ConvBatchPeelTest, ReshapedAndPaddedConvsTakeTheStaticKernels) {
+  // Both kernels peeled, with no naive reduction left.
+  PrimFunc stack = LowerPrimFunc(ReshapedConvModule(8, 12, 30, 7, 3, 2), Options(1), "conv2d");
+  ASSERT_NE(stack, nullptr);
+  EXPECT_TRUE(LoopsOverImages(stack));
+  EXPECT_EQ(CountTiles(stack).global_updates, 0);
+  PrimFunc bank = LowerPrimFunc(PaddedBankModule(1, 301, 64, 2, 31), Options(1), "conv2d");
+  ASSERT_NE(bank, nullptr);
+  EXPECT_TRUE(LoopsOverImages(bank));
+  EXPECT_EQ(CountTiles(bank).global_updates, 0);
+  // Numbers at batches 1, 2 and 3, one and two threads.
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE("threads " + std::to_string(threads));
+    auto stack_mod = CompileAndLoad(ReshapedConvModule(8, 12, 30, 7, 3, 2), Options(threads), threads);
+    auto bank_mod = CompileAndLoad(PaddedBankModule(1, 301, 64, 2, 31), Options(threads), threads);
+    ASSERT_TRUE(stack_mod != nullptr && bank_mod != nullptr);
+    std::vector<float> ws = RandomFloats(8 * 49, 2), wb = RandomFloats(64, 3);
+    for (int64_t n : {1, 2, 3}) {
+      SCOPED_TRACE("n " + std::to_string(n));
+      std::vector<float> xs = RandomFloats(n * 12 * 30, 10 + n), xb = RandomFloats(n * 301, 20 + n);
+      Result<Tensor> s = test_util::InvokeMain(*stack_mod, {FloatTensor({n, 12, 30}, xs), FloatTensor({8, 1, 7, 7}, ws)});
+      Result<Tensor> b = test_util::InvokeMain(*bank_mod, {FloatTensor({n, 301}, xb), FloatTensor({1, 1, 1, 64}, wb)});
+      ASSERT_TRUE(s.ok()) << s.status().ToString();
+      ASSERT_TRUE(b.ok()) << b.status().ToString();
+      struct Want {
+        const Tensor& got;
+        std::vector<double> want;
+        std::vector<int64_t> shape;
+        double tol;
+      };
+      for (const Want& c : {Want{*s, OneChannelConv(xs, ws, n, 8, 12, 30, 7, 7, 3, 3, 2), {n, 8, 12, 10}, 49e-5},
+                            Want{*b, OneChannelConv(xb, wb, n, 1, 1, 301, 1, 64, 2, 0, 31), {n, 1, 1, 150}, 64e-5}}) {
+        ASSERT_EQ(c.got.shape(), c.shape);
+        const float* got = c.got.data<float>();
+        int bad = 0;
+        for (size_t i = 0; i < c.want.size(); ++i)
+          if (!(std::fabs(got[i] - c.want[i]) <= c.tol) && bad++ < 5)
+            ADD_FAILURE() << "element " << i << ": got " << got[i] << ", want " << c.want[i];
+        EXPECT_EQ(bad, 0);
+      }
+    }
+  }
+}
+
 void CheckNumbers(const Case& k, int threads) {
   SCOPED_TRACE(k.Name() + " threads " + std::to_string(threads));
   auto mod = CompileAndLoad(Module(k), Options(threads), threads);
