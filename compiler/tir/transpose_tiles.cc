@@ -21,11 +21,11 @@ Stmt For(const Var& v, int64_t extent, ForKind kind, Stmt body) {
   return std::make_shared<ForNode>(v, nest::I64(0), nest::I64(extent), kind, std::move(body));
 }
 
-// The static extent of `f` when it starts at 0 and is a positive multiple of
-// kTile; 0 otherwise.
+// The static extent of `f` when it starts at 0 and holds at least one
+// tile; 0 otherwise.
 int64_t TiledExtent(const ForNode* f) {
   const int64_t* e = nest::ConstInt(f->extent);
-  if (!nest::IsZero(f->min) || e == nullptr || *e < kTile || *e % kTile != 0) return 0;
+  if (!nest::IsZero(f->min) || e == nullptr || *e < kTile) return 0;
   return *e;
 }
 
@@ -138,11 +138,37 @@ class Tiler : public StmtExprMutator {
       tile = std::make_shared<AllocateNode>(block, Seq({transpose(Load(block, {nest::I64(0)}), nest::I64(kTile)), rows}));
     }
     Stmt body = For(qo, eq / kTile, ForKind::kSerial, tile);
+    // The last Q % 16 columns of each block of rows: the store as it was,
+    // over the block's 16 rows.
+    if (eq % kTile != 0) {
+      Var ri = MakeVar(fr->loop_var->name + "_t", t), qt = MakeVar(fq->loop_var->name + "_t", t);
+      Stmt rest = Substitute(fq->body, {{r, PrimExpr(ro) * IntImm(t, kTile) + PrimExpr(ri)},
+                                        {q, IntImm(t, eq - eq % kTile) + PrimExpr(qt)}});
+      body = Seq({body, For(ri, kTile, ForKind::kSerial, For(qt, eq % kTile, ForKind::kVectorized, rest))});
+    }
+    body = Chain(chain, body, {});
+    body = For(ro, er / kTile, fr->for_kind, body);
+    if (er % kTile == 0) return body;
+    // The last R % 16 rows: the nest as it was over them (its chain's
+    // variables renamed: each loop binds its own).
+    Var rt = MakeVar(fr->loop_var->name + "_t", t);
+    VarMap rows{{r, IntImm(t, er - er % kTile) + PrimExpr(rt)}};
+    for (const ForNode* f : chain) rows[f->loop_var.get()] = PrimExpr(MakeVar(f->loop_var->name + "_t", f->loop_var->dtype));
+    Stmt rest = std::make_shared<ForNode>(fq->loop_var, fq->min, fq->extent, fq->for_kind, Substitute(fq->body, rows));
+    return Seq({body, For(rt, er % kTile, ForKind::kSerial, Chain(chain, rest, rows))});
+  }
+
+  // `body` inside copies of the `chain` loops (outermost first), each loop's
+  // variable replaced by its entry in `rename` where it has one.
+  static Stmt Chain(const std::vector<const ForNode*>& chain, Stmt body, const VarMap& rename) {
     for (size_t c = chain.size(); c-- > 0;) {
       const ForNode* f = chain[c];
-      body = std::make_shared<ForNode>(f->loop_var, f->min, f->extent, f->for_kind, std::move(body));
+      auto it = rename.find(f->loop_var.get());
+      Var v = f->loop_var;
+      if (it != rename.end()) v = std::static_pointer_cast<const VarNode>(it->second.node());
+      body = std::make_shared<ForNode>(v, f->min, f->extent, f->for_kind, std::move(body));
     }
-    return For(ro, er / kTile, fr->for_kind, body);
+    return body;
   }
 };
 

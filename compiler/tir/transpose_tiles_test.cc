@@ -101,6 +101,36 @@ TEST(TransposeTilesTest, PlainTransposesMoveRegisterTiles) {
   }
 }
 
+TEST(TransposeTilesTest, OddSizesTakeTheirLastRowsAndColumnsAsTheyWere) {
+  struct Case {
+    std::vector<int64_t> in, out;
+    std::string read;
+    int loops;  // after the rewrite
+  };
+  std::vector<Case> cases = {
+      // NCHW -> NHWC, w = 20 rows of tiles and 40 channels: both tails.
+      // i0, i1, i2_o, i3_o; i2_t, i3_t (columns); i2_t, i3 (rows).
+      {{1, 40, 16, 20}, {1, 16, 20, 40}, "A[i0, i3, i1, i2]", 8},
+      // [s, d] -> [d, s] at 33 x 17: a row tail of 1, a column tail of 1.
+      {{1, 2, 33, 17}, {1, 2, 17, 33}, "A[i0, i1, i3, i2]", 8},
+      // NHWC -> NCHW with 24 channels (the rows, i1, outside a loop over
+      // h): i0, i1_o, i2, i3_o, i1_t, i3_t; i1_t, i2_t, i3 (rows).
+      {{1, 16, 20, 24}, {1, 24, 16, 20}, "A[i0, i2, i3, i1]", 9},
+      // A column tail only (48 rows, 20 columns).
+      {{1, 3, 20, 48}, {1, 3, 48, 20}, "A[i0, i1, i3, i2]", 6},
+  };
+  for (const Case& c : cases) {
+    PrimFunc f = ParseFunc(Transpose(c.in, c.out, c.read), "transpose");
+    PrimFunc out = TileTransposes(f);
+    ASSERT_NE(out, f) << c.read;
+    Census n = Count(out);
+    EXPECT_EQ(n.transposes, 1) << testing::Print(out);
+    EXPECT_EQ(static_cast<int>(n.loops.size()), c.loops) << testing::Print(out);
+    Status s = SameNumbers(f, out);
+    EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+  }
+}
+
 TEST(TransposeTilesTest, ArithmeticAroundTheReadGoesThroughALocalTile) {
   PrimFunc f = ParseFunc(Transpose({1, 32, 16, 48}, {1, 16, 48, 32},
                                    "T.max(A[i0, i3, i1, i2] * T.float32(0.5) + b[i3], T.float32(0))"),
@@ -115,6 +145,14 @@ TEST(TransposeTilesTest, ArithmeticAroundTheReadGoesThroughALocalTile) {
   EXPECT_EQ(n.loops, want) << testing::Print(out);
   Status s = SameNumbers(f, out);
   EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(out);
+  // Odd sizes (w = 19 rows, 21 channels): the tails keep the arithmetic.
+  PrimFunc odd = ParseFunc(Transpose({1, 21, 5, 19}, {1, 5, 19, 21},
+                                     "T.max(A[i0, i3, i1, i2] * T.float32(0.5) + b[i3], T.float32(0))"),
+                           "transpose");
+  PrimFunc odd_out = TileTransposes(odd);
+  ASSERT_NE(odd_out, odd);
+  s = SameNumbers(odd, odd_out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << testing::Print(odd_out);
 }
 
 TEST(TransposeTilesTest, DefaultScheduleTilesALoweredTranspose) {
@@ -136,10 +174,9 @@ def transpose(A: T.Buffer((1, 64, 80, 80), "float32"), T_out: T.Buffer((1, 80, 8
 
 TEST(TransposeTilesTest, OtherNestsAreLeftAlone) {
   std::vector<std::string> kept = {
-      // Odd sizes: the rows' axis (w = 20) or the vector axis (c = 24) not
-      // a multiple of 16.
-      Transpose({1, 48, 32, 20}, {1, 32, 20, 48}, "A[i0, i3, i1, i2]"),
-      Transpose({1, 24, 32, 64}, {1, 32, 64, 24}, "A[i0, i3, i1, i2]"),
+      // Less than a tile: the rows' axis (w = 14) or the vector axis (c = 12).
+      Transpose({1, 48, 32, 14}, {1, 32, 14, 48}, "A[i0, i3, i1, i2]"),
+      Transpose({1, 12, 32, 64}, {1, 32, 64, 12}, "A[i0, i3, i1, i2]"),
       // The innermost axis kept (attention heads swapped): contiguous rows.
       Transpose({1, 32, 16, 64}, {1, 16, 32, 64}, "A[i0, i2, i1, i3]"),
       // Two transposed reads.
