@@ -5,9 +5,9 @@
 // intrinsic: 16 row loads, 64 shuffles, 16 row stores).
 //
 // Matched (lowered, default kinds chosen): a loop R (serial or parallel,
-// min 0, static extent a multiple of 16) whose body is, through a chain of
+// min 0, static extent at least 16) whose body is, through a chain of
 // serial or parallel loops (one loop each), a vectorized loop Q (min 0,
-// static extent a multiple of 16) whose body is one float32 BufferStore S
+// static extent at least 16) whose body is one float32 BufferStore S
 // with
 //   - Q's variable as S's last index and R's as another whole index, no
 //     other index reading either (every (r, q) writes its own element);
@@ -23,8 +23,9 @@
 // L's 16 x 16 tile: straight into S's buffer when S stores L itself (a
 // plain transpose); otherwise into a 256-float local tile, then S over
 // the tile's 16 rows (unrolled) of 16 lanes with L replaced by the tile's
-// element (a transpose fused with elementwise arithmetic). Returns `func`
-// itself when nothing matches.
+// element (a transpose fused with elementwise arithmetic). The last Q % 16
+// columns of each block of rows and the last R % 16 rows keep the nest as it
+// was (gathers). Returns `func` itself when nothing matches.
 #ifndef KILN_COMPILER_TIR_TRANSPOSE_TILES_H_
 #define KILN_COMPILER_TIR_TRANSPOSE_TILES_H_
 
