@@ -8,7 +8,7 @@ kiln-compile, kiln-run and kiln-bench, from the repository root:
         [--base BASE_BUILD]
 
 Each case is one operator at a realistic shape (ConvTranspose of decoders and upsampling heads, Resize in
-every mode, GridSample, the Gather / Scatter family on embedding and detection shapes, Einsum, CumSum, TopK,
+every mode, GridSample, the Gather / Scatter family on embedding and detection shapes, Einsum, Transpose, CumSum, TopK,
 pooling with large windows), built with onnx.helper (opset 17 unless the case needs another; weights and
 index tensors as initializers where a model would have them constant, the data as graph inputs, drawn from
 a seeded generator). For each case the script
@@ -180,6 +180,15 @@ def cases():
     out.append(Case("einsum_bij_bjk_8x128x64x128", "Einsum", {"a": f(8, 128, 64), "b": f(8, 64, 128)}, {},
                     dict(equation="bij,bjk->bik")))
     out.append(Case("einsum_nchw_nhwc_64x80x80", "Einsum", {"x": x}, {}, dict(equation="nchw->nhwc"),
+                    check="exact"))
+    # Transpose: NCHW <-> NHWC at a model's edges, attention heads ([b, s, h, d] -> [b, h, s, d]) and K^T.
+    out.append(Case("transpose_nchw_nhwc_1x64x80x80", "Transpose", {"x": x}, {}, dict(perm=[0, 2, 3, 1]),
+                    check="exact"))
+    out.append(Case("transpose_nhwc_nchw_1x80x80x64", "Transpose", {"x": f(1, 80, 80, 64)}, {},
+                    dict(perm=[0, 3, 1, 2]), check="exact"))
+    out.append(Case("transpose_heads_1x128x8x64", "Transpose", {"x": f(1, 128, 8, 64)}, {}, dict(perm=[0, 2, 1, 3]),
+                    check="exact"))
+    out.append(Case("transpose_kt_1x8x128x64", "Transpose", {"x": f(1, 8, 128, 64)}, {}, dict(perm=[0, 1, 3, 2]),
                     check="exact"))
     out.append(Case("einsum_bnd_d_reduce_64x6400", "Einsum", {"a": f(64, 6400, 8), "v": f(8)}, {},
                     dict(equation="bnd,d->bn")))

@@ -29,6 +29,7 @@
 #include "compiler/tir/substitute.h"
 #include "compiler/tir/symbolic_divisions.h"
 #include "compiler/tir/symbolic_parallel.h"
+#include "compiler/tir/transpose_tiles.h"
 #include "compiler/tir/transposed_reads.h"
 
 namespace kiln {
@@ -472,8 +473,10 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
   // stores first (as AfterSchedule would): an elementwise pass whose loop
   // that splits into two versions is no longer one plain store to inline.
   // Then elementwise nests that read down columns take them in blocks of
-  // a cache line (after the spread: its parallel loops are kept).
-  return BlockTransposedReads(SpreadSymbolicParallel(InlineElementwise(reduced, /*after_schedule=*/true), num_threads_hint));
+  // a cache line (after the spread: its parallel loops are kept); vector
+  // loops that read across rows move 16 x 16 register tiles.
+  return TileTransposes(
+      BlockTransposedReads(SpreadSymbolicParallel(InlineElementwise(reduced, /*after_schedule=*/true), num_threads_hint)));
 }
 
 }  // namespace

@@ -248,6 +248,36 @@ TEST(OpGridSample, SymbolicShapesAndDefaults) {
   }
 }
 
+// The kernel's taps: one offset in the plane per tap (row * W + column;
+// int32 for a static plane, int64 for a symbolic one) and a weight, no
+// separate rows and columns; the numbers of both forms are checked above.
+TEST(OpGridSample, TapsAreOffsetsInThePlane) {
+  struct Form {
+    std::string x, g;
+    std::vector<std::string> syms;
+    const char* offsets;
+  };
+  const Form forms[] = {
+      {"R.Tensor((1, 3, 5, 7), \"float32\")", "R.Tensor((1, 4, 6, 2), \"float32\")", {},
+       "T_grid_offsets = T.alloc_buffer((1, 4, 4, 6), \"int32\")"},
+      {"R.Tensor((1, 3, \"h\", \"w\"), \"float32\")", "R.Tensor((1, 4, 6, 2), \"float32\")", {"h", "w"},
+       "T_grid_offsets = T.alloc_buffer((1, 4, 4, 6), \"int64\")"},
+  };
+  for (const Form& f : forms) {
+    std::string src = MultiOpModule({"x: " + f.x, "g: " + f.g}, {"R.image.grid_sample(x, g)"}, f.syms);
+    auto mod = text::ParseModule(src, "t.relax");
+    ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+    auto inferred = relax::InferStructInfo(*mod);
+    ASSERT_TRUE(inferred.ok()) << inferred.status().ToString();
+    auto legal = relax::LegalizeOps(*inferred, {});
+    ASSERT_TRUE(legal.ok()) << legal.status().ToString();
+    std::string text = text::PrintModule(*legal);
+    EXPECT_NE(text.find(f.offsets), std::string::npos) << text;
+    EXPECT_EQ(text.find("T_grid_rows"), std::string::npos) << text;
+    EXPECT_EQ(text.find("T_grid_cols"), std::string::npos) << text;
+  }
+}
+
 // The printer writes the operators back as the parser reads them.
 TEST(OpScatter, PrinterParserRoundTrip) {
   std::string src = MultiOpModule(
