@@ -17,6 +17,9 @@ namespace {
 // The longest run of bindings moved into the branches: an epilogue is a
 // bias, an activation and perhaps a residual add (PReLU is four).
 constexpr size_t kMaxEpilogueBindings = 16;
+// How far past the If the epilogue is looked for (a block may hold a whole
+// model).
+constexpr size_t kMaxEpilogueScan = 64;
 
 ir::Expr Branch(std::vector<ir::Binding> bindings, const ir::RVar& result) {
   ir::BindingBlock block;
@@ -76,7 +79,7 @@ void SinkInBlock(ir::BindingBlock* block, const std::set<const ir::VarExpr*>& ch
     // effects).
     std::unordered_set<const ir::VarExpr*> chain{bs[i].var.get()}, after;
     std::vector<size_t> moved, hoisted;
-    for (size_t j = i + 1; j < bs.size() && moved.size() < kMaxEpilogueBindings; ++j) {
+    for (size_t j = i + 1; j < bs.size() && j <= i + kMaxEpilogueScan && moved.size() < kMaxEpilogueBindings; ++j) {
       bool reads_chain = false, reads_after = false;
       UseCounts reads;
       CountUses(bs[j].value, &reads);
@@ -91,7 +94,7 @@ void SinkInBlock(ir::BindingBlock* block, const std::set<const ir::VarExpr*>& ch
       }
     }
     // The longest prefix of them of which exactly one result is used
-    // outside the prefix (and the If's result nowhere else): that result
+    // outside the prefix, and the If's result nowhere else: that result
     // becomes the If's.
     size_t take = 0;
     const ir::VarExpr* result = bs[i].var.get();
@@ -108,7 +111,7 @@ void SinkInBlock(ir::BindingBlock* block, const std::set<const ir::VarExpr*>& ch
       };
       check(bs[i].var.get());
       for (size_t k = 0; k < p; ++k) check(bs[moved[k]].var.get());
-      if (escapes == 1) {
+      if (escapes == 1 && escaping != bs[i].var.get()) {
         take = p;
         result = escaping;
         break;
