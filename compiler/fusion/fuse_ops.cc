@@ -396,16 +396,37 @@ Result<ir::IRModule> FuseOps(const ir::IRModule& mod) {
     bool changed = false;
     std::set<const ir::VarNode*> param_vars;
     for (const auto& p : f->params) CollectShapeVars(p->struct_info, &param_vars);
-    for (const auto& b : seq->blocks) {
-      if (!b.is_dataflow) {
-        blocks.push_back(b);
-        continue;
+    // The dataflow blocks of If branches (winograd-conv2d's run-time
+    // choices) fuse like the function's own.
+    std::function<ir::BindingBlock(const ir::BindingBlock&)> fuse_block = [&](const ir::BindingBlock& b) {
+      ir::BindingBlock in = b;
+      for (ir::Binding& bind : in.bindings) {
+        const auto* i = ir::ExprAs<ir::IfExpr>(bind.value);
+        const auto* t = i ? ir::ExprAs<ir::SeqExprNode>(i->then_branch) : nullptr;
+        const auto* e = i ? ir::ExprAs<ir::SeqExprNode>(i->else_branch) : nullptr;
+        if (!t || !e) continue;
+        auto branch = [&](const ir::SeqExprNode& s) {
+          std::vector<ir::BindingBlock> bs;
+          for (const auto& x : s.blocks) bs.push_back(x.is_dataflow ? fuse_block(x) : x);
+          auto ns = std::make_shared<ir::SeqExprNode>(std::move(bs), s.body);
+          ns->span = s.span;
+          ns->struct_info = s.struct_info;
+          return ns;
+        };
+        auto ni = std::make_shared<ir::IfExpr>(i->cond, branch(*t), branch(*e));
+        ni->span = i->span;
+        ni->struct_info = i->struct_info;
+        bind.value = ni;
+        changed = true;
       }
+      if (!b.is_dataflow) return in;
       // Run-time shape checks move before the kernel whose result they
       // checked, so that no group ends at them (hoist_shape_checks.h).
-      blocks.push_back(fuser.Run(HoistShapeChecks(out, b, param_vars, &changed)));
-      changed |= blocks.back().bindings.size() != b.bindings.size();
-    }
+      ir::BindingBlock fused = fuser.Run(HoistShapeChecks(out, in, param_vars, &changed));
+      changed |= fused.bindings.size() != b.bindings.size();
+      return fused;
+    };
+    for (const auto& b : seq->blocks) blocks.push_back(fuse_block(b));
     if (!changed) continue;
     auto nseq = std::make_shared<ir::SeqExprNode>(std::move(blocks), seq->body);
     nseq->span = seq->span;

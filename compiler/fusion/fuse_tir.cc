@@ -1,6 +1,7 @@
 #include "compiler/fusion/fuse_tir.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -298,8 +299,29 @@ Result<ir::IRModule> FuseTIR(const ir::IRModule& mod) {
     if (!seq) continue;
     bool changed = false;
     std::vector<ir::BindingBlock> blocks = seq->blocks;
+    // Calls inside If branches (winograd-conv2d's run-time choices) too.
+    std::function<Status(std::vector<ir::BindingBlock>&)> rewrite = [&](std::vector<ir::BindingBlock>& blocks) -> Status {
     for (auto& block : blocks) {
       for (auto& binding : block.bindings) {
+        if (const auto* i = ir::ExprAs<ir::IfExpr>(binding.value)) {
+          ir::Expr then_arm = i->then_branch, else_arm = i->else_branch;
+          for (ir::Expr* arm : {&then_arm, &else_arm}) {
+            const auto* s = ir::ExprAs<ir::SeqExprNode>(*arm);
+            if (!s) continue;
+            std::vector<ir::BindingBlock> bs = s->blocks;
+            KILN_RETURN_IF_ERROR(rewrite(bs));
+            auto ns = std::make_shared<ir::SeqExprNode>(std::move(bs), s->body);
+            ns->span = s->span;
+            ns->struct_info = s->struct_info;
+            *arm = ns;
+          }
+          auto ni = std::make_shared<ir::IfExpr>(i->cond, then_arm, else_arm);
+          ni->span = i->span;
+          ni->struct_info = i->struct_info;
+          binding.value = ni;
+          changed = true;
+          continue;
+        }
         const auto* call = ir::ExprAs<ir::CallExpr>(binding.value);
         const auto* gv = call ? ir::ExprAs<ir::GlobalVarExpr>(call->op) : nullptr;
         if (!gv || !built.count(gv->name)) continue;
@@ -330,6 +352,9 @@ Result<ir::IRModule> FuseTIR(const ir::IRModule& mod) {
         changed = true;
       }
     }
+    return Status();
+    };
+    KILN_RETURN_IF_ERROR(rewrite(blocks));
     if (!changed) continue;
     auto nseq = std::make_shared<ir::SeqExprNode>(std::move(blocks), seq->body);
     nseq->span = seq->span;

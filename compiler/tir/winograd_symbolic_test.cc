@@ -10,11 +10,15 @@
 #include <cctype>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "compiler/arith/expr_map.h"
+#include "compiler/arith/simplify.h"
 #include "compiler/driver/compile.h"
+#include "compiler/relax/struct_info_util.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/compiled_test_util.h"
 #include "runtime/tensor.h"
@@ -43,6 +47,9 @@ struct WinoCase {
   // 1 x 1 max pool of stride sub): a layer deeper in the image, which the
   // cost rule sees at 320 / sub.
   int64_t sub = 1;
+  // A run-time choice (winograd-conv2d's If on the tiles): the direct
+  // convolution stays beside the transforms.
+  bool choice = false;
 };
 
 std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
@@ -107,7 +114,7 @@ void CheckRewritten(const WinoCase& k, const driver::CompileOptions& options) {
                  std::string::npos;
     tile_major |= e.name.find("winograd_matmul") != std::string::npos;
   }
-  EXPECT_FALSE(conv);
+  EXPECT_EQ(conv, k.choice);
   EXPECT_TRUE(transform) << "expected " << k.transform;
   EXPECT_EQ(tile_major, k.tile_major);
 }
@@ -270,6 +277,90 @@ TEST(WinogradSymbolicTest, BandedWhenTheTilesAreLarge) {
   // Static (pinned) sizes take it too: 63 x 121 tiles, 35 MB.
   WinoCase pinned{"1", "250", "481", 16, 32, 1, true, "f4x3", false, true};
   CheckNumbers(pinned, {{1, 250, 481}});
+}
+
+// The variables of `e` by name.
+void VarsByName(const ir::PrimExpr& e, std::map<std::string, const ir::VarNode*>* out) {
+  if (!e.defined()) return;
+  if (const auto* v = e.as<ir::VarNode>()) {
+    (*out)[v->name] = v;
+    return;
+  }
+  if (ir::IsBinary(e->kind())) {
+    const auto* bin = static_cast<const ir::BinaryNode*>(e.get());
+    VarsByName(bin->a, out);
+    VarsByName(bin->b, out);
+  }
+}
+
+TEST(WinogradSymbolicTest, RunTimeChoiceForSixteenInputChannels) {
+  // 16 -> 32 + bias + ReLU over a symbolic height and width: the lowered
+  // main holds one If on the number of F(4x4) tiles T (winograd_choice.h),
+  // its first branch the three Winograd kernels ending in the output
+  // transform fused with the epilogue, the other the direct convolution
+  // fused with it.
+  WinoCase k{"n", "h", "w", 16, 32, 0, true, "f4x3", false};
+  k.choice = true;
+  std::vector<float> wt = RandomFloats(k.o * k.c * 9, 7, 0.5f);
+  driver::CompileOptions options;
+  options.params = {{"w", FloatTensor({k.o, k.c, 3, 3}, wt)}};
+  Result<ir::IRModule> mod = text::ParseModule(Module(k), "wino.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  Result<ir::IRModule> lowered = driver::LowerModule(*mod, options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  const ir::FunctionExpr* main = lowered->FindRelax("main").get();
+  ASSERT_NE(main, nullptr);
+  const auto* seq = ir::ExprAs<ir::SeqExprNode>(main->body);
+  ASSERT_NE(seq, nullptr);
+  const ir::IfExpr* choice = nullptr;
+  for (const auto& b : seq->blocks)
+    for (const auto& bind : b.bindings)
+      if (const auto* i = ir::ExprAs<ir::IfExpr>(bind.value)) choice = i;
+  ASSERT_NE(choice, nullptr) << text::PrintModule(*lowered);
+  auto callees = [](const ir::Expr& branch) {
+    std::string names;
+    for (const auto& b : ir::ExprAs<ir::SeqExprNode>(branch)->blocks)
+      for (const auto& bind : b.bindings) {
+        const auto* call = ir::ExprAs<ir::CallExpr>(bind.value);
+        if (call && call->args.size() >= 1)
+          if (const auto* g = ir::ExprAs<ir::GlobalVarExpr>(call->args[0])) names += g->name + " ";
+      }
+    return names;
+  };
+  const std::string wino = callees(choice->then_branch), direct = callees(choice->else_branch);
+  EXPECT_NE(wino.find("winograd_input_f4x3 "), std::string::npos) << wino;
+  EXPECT_NE(wino.find("fused_winograd_output_f4x3_add_relu "), std::string::npos) << wino;
+  EXPECT_EQ(wino.find("conv2d"), std::string::npos) << wino;
+  EXPECT_EQ(direct.find("fused_conv2d_add"), 0u) << direct;  // fused_conv2d_add1_relu1: names are unique
+  EXPECT_NE(direct.find("relu"), std::string::npos) << direct;
+  EXPECT_EQ(direct.find("winograd"), std::string::npos) << direct;
+  // The condition at sizes on both sides of the window 384 <= T <= 1365
+  // (T = n * ceil((h - 2) / 4) * ceil((w - 2) / 4)).
+  const auto* cond = ir::ExprAs<ir::PrimValueExpr>(choice->cond);
+  ASSERT_NE(cond, nullptr);
+  std::map<std::string, const ir::VarNode*> vars;
+  VarsByName(cond->value, &vars);
+  ASSERT_EQ(vars.size(), 3u);
+  auto winograd_at = [&](int64_t n, int64_t h, int64_t w) {
+    std::map<const ir::VarNode*, ir::PrimExpr> at{{vars.at("n"), ir::IntImm(DType::Int64(), n)},
+                                                  {vars.at("h"), ir::IntImm(DType::Int64(), h)},
+                                                  {vars.at("w"), ir::IntImm(DType::Int64(), w)}};
+    std::optional<int64_t> v = relax::ConstDim(arith::Simplify(arith::Substitute(cond->value, at)));
+    EXPECT_TRUE(v.has_value());
+    return v.value_or(-1) != 0;
+  };
+  EXPECT_FALSE(winograd_at(1, 30, 40));    // 7 x 10 = 70 tiles
+  EXPECT_FALSE(winograd_at(1, 74, 86));    // 18 x 21 = 378
+  EXPECT_TRUE(winograd_at(1, 82, 82));     // 20 x 20 = 400
+  EXPECT_TRUE(winograd_at(1, 142, 157));   // 35 x 39 = 1365
+  EXPECT_FALSE(winograd_at(1, 146, 157));  // 36 x 39 = 1404
+  EXPECT_TRUE(winograd_at(1, 117, 157));   // 29 x 39 = 1131 (MTCNN PNet at 240 x 320)
+  EXPECT_TRUE(winograd_at(2, 58, 70));     // 2 x 14 x 17 = 476
+  EXPECT_FALSE(winograd_at(1, 157, 157));  // 39 x 39 = 1521
+  EXPECT_FALSE(winograd_at(1, 237, 317));  // 59 x 79 = 4661
+  // The numbers, through the VM, at those sizes: both branches.
+  CheckNumbers(k, {{1, 30, 40}, {1, 74, 86}, {1, 87, 90}, {2, 58, 70}, {1, 117, 157}, {1, 157, 157}, {1, 9, 5}},
+               {1});
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "compiler/transform/conv_rewrite_util.h"
 #include "compiler/transform/expr_mutator.h"
 #include "compiler/transform/winograd_banded.h"
+#include "compiler/transform/winograd_choice.h"
 #include "compiler/transform/winograd_input_rows.h"
 #include "compiler/transform/winograd_ir_util.h"
 
@@ -668,8 +669,12 @@ class Rewriter : public ConvBindingRewriter {
     // 1.39-1.41 direct / 1.64-1.68 Winograd (kernel minima of the layer 640
     // / 585 us), at 480 x 640 6.9-7.0 / 10.6-11.1; NudeNet 320n's two
     // 16 -> 16 layers at 80^2, kernel minima 161 + 164 direct / 199 + 219 us.
-    // Taking it at mid-size planes only needs a choice at run time.
-    if (!g.spatial && g.c < 2 * kTileMajorLanes) return false;
+    // Taking it at mid-size planes only needs a choice at run time: with
+    // 2 * kTileMajorLanes output channels or more, both forms and a branch
+    // on the number of tiles (kRunTimeWinogradMinTiles,
+    // kRunTimeWinogradMaxBytes); fewer (16 -> 16) never won.
+    const bool choose = !g.spatial && g.c < 2 * kTileMajorLanes;
+    if (choose && g.o < 2 * kTileMajorLanes) return false;
     // Static shapes too, in F(4x4) with fewer than 2 * kTileMajorLanes output
     // channels (a channel-major product of that few rows): 96 -> 24 (PP-OCRv4
     // det compiled for 1 x 640 x 640), layer alone, 1 thread, CPU time per
@@ -689,6 +694,7 @@ class Rewriter : public ConvBindingRewriter {
     // static (winograd_banded.h); otherwise the direct convolution.
     const bool banded = tile_bytes > kMaxSymbolicWinogradBytes;
     if (banded && (g.o % kTileMajorLanes != 0 || !relax::ConstDim(xs[3]))) return false;
+    if (banded && choose) return false;
     g.tile_major = g.o % kTileMajorLanes == 0 && (banded || symbolic || Geometry::Int(g.tw) < kTileMajorMaxTileCols);
     // Symbolic height or width with long tile rows at the nominal shape: the
     // channel-major product after all (kWinogradWideTileCols).
@@ -706,9 +712,12 @@ class Rewriter : public ConvBindingRewriter {
       status = u.status();
       return false;
     }
+    // A run-time choice: the Winograd bindings go to the If's first branch.
+    std::vector<ir::Binding> wino;
+    std::vector<ir::Binding>* dst = choose ? &wino : out;
     auto emit = [&](const std::string& base, ir::Expr value) {
-      ir::RVar v = ir::MakeRVar(FreshName(base), nullptr, dataflow);
-      out->push_back(ir::Binding{v, std::move(value), nullptr, b.span});
+      ir::RVar v = ir::MakeRVar(FreshName(base), nullptr, dataflow || choose);
+      dst->push_back(ir::Binding{v, std::move(value), nullptr, b.span});
       return ir::Expr(v);
     };
     auto call_tir = [&](const Built& kernel, const std::vector<ir::Expr>& in, const std::vector<PrimExpr>& shape) {
@@ -765,9 +774,40 @@ class Rewriter : public ConvBindingRewriter {
     } else {
       m = emit("wino_mm", ir::MakeOpCall("relax.matmul", {ue, v}));
     }
-    out->push_back(ir::Binding{b.var, call_tir(**out_kernel, {m}, {g.n, I64(g.o), g.ho, g.wo}), nullptr, b.span});
+    ir::Expr y = call_tir(**out_kernel, {m}, {g.n, I64(g.o), g.ho, g.wo});
+    if (!choose) {
+      out->push_back(ir::Binding{b.var, y, nullptr, b.span});
+      return true;
+    }
+    // Winograd while the tiles are enough to pay for the transforms and
+    // their products still fit the cache; else the direct convolution.
+    auto result = [&](const char* suffix) {
+      auto v = std::make_shared<ir::VarExpr>(FreshName(b.var->name + suffix), b.var->annotation, false);
+      v->struct_info = b.var->struct_info;
+      return ir::RVar(v);
+    };
+    ir::RVar yw = result("_winograd"), yd = result("_direct");
+    wino.push_back(ir::Binding{yw, y, nullptr, b.span});
+    const int64_t max_tiles = kRunTimeWinogradMaxBytes / (g.A2() * g.o * static_cast<int64_t>(sizeof(float)));
+    const PrimExpr t = g.T();
+    const PrimExpr cond = arith::Simplify(ir::MakeBinary(ir::TirKind::kAnd,
+                                                         ir::MakeBinary(ir::TirKind::kGE, t, I64(kRunTimeWinogradMinTiles)),
+                                                         ir::MakeBinary(ir::TirKind::kLE, t, I64(max_tiles))));
+    out->push_back(ir::Binding{b.var, MakeShapeChoice(cond, std::move(wino), yw, {ir::Binding{yd, b.value, nullptr, b.span}}, yd),
+                               nullptr, b.span});
+    choices_.insert(b.var.get());
     return true;
   }
+
+ public:
+  // The epilogues after the run-time choices go into their branches.
+  ir::Function VisitFunction(const ir::Function& f) override {
+    choices_.clear();
+    ir::Function g = ConvBindingRewriter::VisitFunction(f);
+    return SinkEpilogueIntoChoices(g, choices_, [this](const std::string& base) { return FreshName(base); });
+  }
+
+ private:
 
   // y = call_tir(winograd_banded_f{m}x3, (x, U)) (winograd_banded.h).
   template <typename Emit, typename CallTir>
@@ -836,6 +876,7 @@ class Rewriter : public ConvBindingRewriter {
 
   ir::IRModule* mod_;
   std::map<std::string, Built> kernels_;
+  std::set<const ir::VarExpr*> choices_;  // the Ifs of run-time choices
 };
 
 }  // namespace

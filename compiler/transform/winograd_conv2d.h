@@ -167,6 +167,25 @@ constexpr int64_t kWinogradWideLanes = 16;
 // Rows of 10 tiles (64 -> 64 at 40^2) measured better tile-major before
 // (RewriteConv), hence the threshold.
 constexpr int64_t kWinogradWideTileCols = 16;
+// Symbolic height or width with fewer than 2 * kTileMajorLanes input
+// channels (and at least that many output channels): both the Winograd
+// bindings and the direct convolution, and an If on the number of tiles T
+// at run time (winograd_choice.h): Winograd for T >= kRunTimeWinogradMinTiles
+// with the transformed output (alpha^2 * O * T floats) at most
+// kRunTimeWinogradMaxBytes. MTCNN PNet (16 -> 32 the only such layer),
+// symbolic H / W, 1 thread, p50 ms of the whole model (direct / Winograd
+// forced), by the layer's output plane (its F(4x4) tiles): 55 x 75 (266)
+// 0.30 / 0.31; 75 x 102 (494) 0.57-0.58 / 0.54; 95 x 125 (768) 0.84-0.87 /
+// 0.79-0.80; 115 x 155 (1131) 1.23-1.25 / 1.17-1.21; 155 x 155 (1521)
+// 1.75-1.93 / CPU 2.04-2.22 (min even); 135 x 185 (1598) min 1.71 / 1.69-1.71,
+// CPU 1.77-1.93 / 2.09-2.26; 235 x 315 (4661) 5.3-5.6 / 8.6-9.0 (load
+// 6-12). At 32 output channels the bound is 1365 tiles. On a more loaded
+// machine (load 15-18) 494 and 768 tiles still won in CPU time (0.58-0.62
+// / 0.57-0.58 and 0.86-0.88 / 0.84-0.88 ms), but 1131 won only in minima
+// (1.16-1.22 / 1.12-1.17 ms) and lost in CPU time (1.23-1.30 / 1.31-1.47):
+// its 5 MB product leaves the cache when other processes share it.
+constexpr int64_t kRunTimeWinogradMinTiles = 384;
+constexpr int64_t kRunTimeWinogradMaxBytes = int64_t{6} << 20;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
 

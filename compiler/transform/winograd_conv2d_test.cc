@@ -329,5 +329,69 @@ TEST(WinogradConv2d, BandedBeforeAfter) {
   EXPECT_EQ(MainOf(out), after) << out;
 }
 
+// A symbolic height and width with 16 input channels: Winograd wins only at
+// mid-size planes, so both forms go in and an If on the number of tiles
+// chooses at run time (winograd_choice.h); the bias + ReLU after the
+// convolution goes into both branches.
+std::string EpilogueModule(const std::string& x, const std::string& w) {
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T(x) + ", w: " + T(w) + ", b: " +
+         T("1, 32, 1, 1") +
+         "):\n        with R.dataflow():\n            y = R.nn.conv2d(x, w)\n            z = R.add(y, b)\n"
+         "            gv = R.nn.relu(z)\n            R.output(gv)\n        return gv\n";
+}
+
+size_t Count(const std::string& s, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
+  return n;
+}
+
+TEST(WinogradConv2d, FewInputChannelsOverASymbolicPlaneChooseAtRunTime) {
+  // Before (the plane known): 16 -> 32 at 117 x 157 is F(4x4), no branch.
+  std::string known = Rewrite(EpilogueModule("1, 16, 117, 157", "32, 16, 3, 3"), {32, 16, 3, 3});
+  EXPECT_TRUE(Contains(known, "winograd_output_f4x3")) << known;
+  EXPECT_FALSE(Contains(known, "R.nn.conv2d(")) << known;
+  EXPECT_FALSE(Contains(known, "if R.prim_value(")) << known;
+  // After (symbolic): an If on the tiles T = ceil(Ho / 4) * ceil(Wo / 4),
+  // Winograd for 384 <= T <= 1365 (6 MiB of 36 x 32 x T floats), else the
+  // direct convolution; each branch ends with its own copy of the
+  // epilogue, whose result the If binds.
+  std::string sym = Rewrite(EpilogueModule("1, 16, \"h\", \"w\"", "32, 16, 3, 3"), {32, 16, 3, 3});
+  EXPECT_EQ(Count(sym, "if R.prim_value("), 1u) << sym;
+  EXPECT_TRUE(Contains(sym, ">= 384")) << sym;
+  EXPECT_TRUE(Contains(sym, "<= 1365")) << sym;
+  EXPECT_TRUE(Contains(sym, "winograd_output_f4x3")) << sym;
+  EXPECT_EQ(Count(sym, "R.nn.conv2d("), 1u) << sym;
+  EXPECT_EQ(Count(sym, "R.add("), 2u) << sym;
+  EXPECT_EQ(Count(sym, "R.nn.relu("), 2u) << sym;
+  EXPECT_LT(sym.find("if R.prim_value("), sym.find("R.nn.relu(")) << sym;
+  EXPECT_TRUE(Contains(sym, "gv: R.Tensor((1, 32, h - 2, w - 2), dtype=\"float32\") = gv_w")) << sym;
+  EXPECT_TRUE(Contains(sym, "gv: R.Tensor((1, 32, h - 2, w - 2), dtype=\"float32\") = gv_d")) << sym;
+  // The If in a block of its own (not inside a dataflow block): the
+  // printed module parses back.
+  {
+    Result<ir::IRModule> m = relax::InferStructInfo(
+        *text::ParseModule(EpilogueModule("1, 16, \"h\", \"w\"", "32, 16, 3, 3"), "conv.relax"));
+    ASSERT_TRUE(m.ok());
+    Result<ir::IRModule> out = transform::WinogradConv2d(*transform::BindParams(*m, {{"w", Ones({32, 16, 3, 3})}}));
+    ASSERT_TRUE(out.ok()) << out.status().message();
+    std::vector<ir::Expr> constants;
+    std::string printed = text::PrintModule(*out, &constants);
+    Result<ir::IRModule> parsed = text::ParseModule(printed, "choice.relax", constants);
+    EXPECT_TRUE(parsed.ok()) << parsed.status().message();
+  }
+  // 16 output channels over a symbolic plane never won: direct, no If.
+  std::string o16 = Rewrite(ConvModule("1, 16, \"h\", \"w\"", "16, 16, 3, 3", ""), {16, 16, 3, 3});
+  EXPECT_FALSE(Contains(o16, "winograd")) << o16;
+  EXPECT_FALSE(Contains(o16, "if R.prim_value(")) << o16;
+  // A result used besides the epilogue: the If binds the convolution's
+  // output and the epilogue stays after it.
+  std::string src = EpilogueModule("1, 16, \"h\", \"w\"", "32, 16, 3, 3");
+  src.replace(src.find("            R.output(gv)"), 24, "            s = R.sum(y)\n            R.output(gv, s)");
+  std::string shared = Rewrite(src, {32, 16, 3, 3});
+  EXPECT_EQ(Count(shared, "R.nn.relu("), 1u) << shared;
+  EXPECT_TRUE(Contains(shared, "= y_winograd")) << shared;
+}
+
 }  // namespace
 }  // namespace kiln

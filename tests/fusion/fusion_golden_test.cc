@@ -93,6 +93,8 @@ const GoldenCase kCases[] = {
     {"fuse_ops_prologue_cost", Pipeline::kFuseOps},
     {"fuse_ops_shape_check", Pipeline::kFuseOps},
     {"fuse_tir_shape_check", Pipeline::kFuseTir},
+    {"fuse_ops_if_branches", Pipeline::kFuseOps},
+    {"fuse_tir_if_branches", Pipeline::kFuseTir},
 };
 
 INSTANTIATE_TEST_SUITE_P(Fusion, FusionGoldenTest, ::testing::ValuesIn(kCases),
@@ -100,7 +102,7 @@ INSTANTIATE_TEST_SUITE_P(Fusion, FusionGoldenTest, ::testing::ValuesIn(kCases),
 
 // The .before of each fuse_tir case is the .after of its fuse_ops case.
 TEST(FusionGolden, FuseTirInputsAreFuseOpsOutputs) {
-  for (const char* name : {"mlp", "prologue", "opaque", "tir_vars", "shape_check"}) {
+  for (const char* name : {"mlp", "prologue", "opaque", "tir_vars", "shape_check", "if_branches"}) {
     std::string ops_after = ReadFile(Dir() + "fuse_ops_" + name + ".after.relax");
     std::string tir_before = ReadFile(Dir() + "fuse_tir_" + name + ".before.relax");
     EXPECT_FALSE(ops_after.empty());
