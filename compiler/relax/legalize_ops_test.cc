@@ -141,6 +141,32 @@ class Module:
   EXPECT_EQ(text.find("T.Cast(\"float32\""), std::string::npos) << text;
 }
 
+TEST(LegalizeOps, NearestResizeByAPowerOfTwoOfSymbolicExtents) {
+  // h x w -> h * 2 x w * 4, half_pixel, round_prefer_ceil: the phases of
+  // one period round to 0, so any o maps to o // k, written here (no float
+  // coordinate, no clamp). "round" (ties to even) keeps the float form.
+  auto resize = [](const char* rounding) {
+    return std::string(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2, "h", "w"), dtype="float32")):
+        h = T.int64()
+        w = T.int64()
+        r = R.image.resize2d(x, R.shape([h * 2, w * 4]), method="nearest_neighbor", rounding_method=")") +
+           rounding + R"(")
+        return r
+)";
+  };
+  Result<ir::IRModule> r = NormalizeAndLegalize(resize("round_prefer_ceil"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::string text = text::PrintModule(*r);
+  EXPECT_NE(text.find("data[v_i0, v_i1, v_i2 // 2, v_i3 // 4]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("T.Cast(\"float32\""), std::string::npos) << text;
+  Result<ir::IRModule> round = NormalizeAndLegalize(resize("round"));
+  ASSERT_TRUE(round.ok()) << round.status().message();
+  EXPECT_NE(text::PrintModule(*round).find("T.round("), std::string::npos) << text::PrintModule(*round);
+}
+
 TEST(LegalizeOps, ResizeOfNonWholeWidthsSeparatesTheAxes) {
   // Linear 3 x 4 -> 5 x 6 (half_pixel, widths 3 : 2): per plane a table of
   // the 6 column weights; per output row the two source rows blended once

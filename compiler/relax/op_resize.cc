@@ -23,6 +23,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/arith/simplify.h"
 #include "compiler/relax/nn_attrs.h"
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/relax/te_builder.h"
@@ -171,20 +172,35 @@ te::Tensor LinearPhases(te::FuncBuilder& b, const te::Tensor& x, const std::vect
 }
 
 // The factor k of a nearest resize along one axis whose source index is
-// exactly o // k for every output index o: static extents n and m = k * n,
-// k a power of two (2..64). Then n / m is exactly 1 / k in float32 and every
+// exactly o // k for every output index o: extents n and m = k * n, k a
+// power of two (2..64). Then n / m is exactly 1 / k in float32 and every
 // coordinate ((o + 0.5) / k - 0.5, o / k, o * (n - 1) / (m - 1) aside) is
-// exact, so the float form's index can be checked here for each o. The
-// float form left the index as floor(float32(o) * 0.5) per lane: on static
-// shapes the vectorized loop gathered (PP-OCRv4's detector at 640^2: a 2x
-// resize fused with its adds, 96 x 80^2 -> 160^2, took 6 ms, 5x its
-// symbolic build, where SimplifySymbolicDivisions writes o // k). 0: no such k.
+// exact while o and m stay below 2^22. Static extents: the float form's
+// index is checked here for each o. Symbolic ones (m proven n * k): the
+// coordinate of o = q * k + r is q plus that of r, and floor, ceil and the
+// two half-way roundings commute with adding the integer q, so the k
+// phases r are checked (ties to even do not commute: "round" is left to
+// the float form). The float form left the index as floor(float32(o) * 0.5)
+// per lane: on static shapes the vectorized loop gathered (PP-OCRv4's
+// detector at 640^2: a 2x resize fused with its adds, 96 x 80^2 -> 160^2,
+// took 6 ms, 5x its symbolic build, which had the same o // k from a
+// pattern match in SimplifySymbolicDivisions, now this rewrite). 0: no such k.
 int64_t NearestFactor(const ResizeAttrs& a, const PrimExpr& in, const PrimExpr& out) {
+  if (a.method != "nearest_neighbor" || a.mode == "align_corners") return 0;
   auto n = ConstDim(in), m = ConstDim(out);
-  if (a.method != "nearest_neighbor" || a.mode == "align_corners" || !n || !m || *n <= 0 || *m % *n != 0) return 0;
-  const int64_t k = *m / *n;
-  if (k < 2 || k > 64 || (k & (k - 1)) != 0 || *m > (int64_t{1} << 22)) return 0;
-  for (int64_t o = 0; o < *m; ++o) {
+  int64_t k = 0, checked = 0;
+  if (n && m) {
+    if (*n <= 0 || *m % *n != 0 || *m > (int64_t{1} << 22)) return 0;
+    k = *m / *n;
+    checked = *m;
+  } else {
+    if (a.rounding == "round") return 0;
+    for (int64_t f = 2; f <= 64 && k == 0; f *= 2)
+      if (arith::CanProveEqual(out, in * PrimExpr(f))) k = f;
+    checked = k;
+  }
+  if (k < 2 || k > 64 || (k & (k - 1)) != 0) return 0;
+  for (int64_t o = 0; o < checked; ++o) {
     // Exact in double as in float32 (a power-of-two scale of small values).
     double c = a.mode == "half_pixel" ? (o + 0.5) / static_cast<double>(k) - 0.5 : o / static_cast<double>(k);
     double r;
@@ -193,7 +209,10 @@ int64_t NearestFactor(const ResizeAttrs& a, const PrimExpr& in, const PrimExpr& 
     else if (a.rounding == "ceil") r = std::ceil(c);
     else if (a.rounding == "round_prefer_floor") r = std::ceil(c - 0.5);
     else r = std::floor(c + 0.5);
-    const int64_t i = std::min<int64_t>(std::max<int64_t>(static_cast<int64_t>(r), 0), *n - 1);
+    // Static: clamped into [0, n - 1]; symbolic: r in [0, k) must map to 0
+    // itself, so that no o needs the clamp.
+    int64_t i = static_cast<int64_t>(r);
+    if (n && m) i = std::min<int64_t>(std::max<int64_t>(i, 0), *n - 1);
     if (i != o / k) return 0;
   }
   return k;

@@ -227,6 +227,40 @@ class Module:
   }
 }
 
+TEST(OpResize, NearestPowerOfTwoOnSymbolicExtents) {
+  // Symbolic H and W resized to h * 2 and w * 4: every rounding and both
+  // modes, those that reduce to o // k (legalized without a float
+  // coordinate) and those that do not (half_pixel + ceil; "round" is left
+  // to the float form); each program at two sizes, against the reference.
+  const char* kSrc = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2, "h", "w"), dtype="float32")):
+        h = T.int64()
+        w = T.int64()
+        with R.dataflow():
+            y = R.image.resize2d(x, R.shape([h * 2, w * 4]), method="nearest_neighbor", coordinate_transformation_mode="MODE", rounding_method="ROUNDING")
+            R.output(y)
+        return y
+)";
+  uint64_t seed = 150;
+  for (const std::string mode : {"half_pixel", "asymmetric"}) {
+    for (const std::string rounding : {"floor", "ceil", "round", "round_prefer_floor", "round_prefer_ceil"}) {
+      std::string src = kSrc;
+      src.replace(src.find("MODE"), 4, mode);
+      src.replace(src.find("ROUNDING"), 8, rounding);
+      for (int64_t h : {3, 5}) {
+        Shape s{1, 2, h, h + 2};
+        Tensor x = RandomTensor(s, DType::Float32(), seed++);
+        std::vector<double> want = RefResize(s, ToDoubles(x), 2 * h, 4 * (h + 2), "nearest_neighbor", mode, rounding);
+        auto r = RunMain(src, {x});
+        ASSERT_TRUE(r.ok()) << mode << " " << rounding << ": " << r.status().ToString();
+        EXPECT_TRUE(AllClose(r->at(0), want, {1, 2, 2 * h, 4 * (h + 2)}, 0, 0)) << mode << " " << rounding << " h=" << h;
+      }
+    }
+  }
+}
+
 TEST(OpResize, NhwcWithSizeAttribute) {
   Shape nhwc{1, 3, 4, 2};
   Tensor x = RandomTensor(nhwc, DType::Float32(), 9);
