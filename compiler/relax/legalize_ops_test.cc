@@ -114,20 +114,89 @@ class Module:
 }
 
 TEST(LegalizeOps, NearestResizeByAPowerOfTwoReadsIntegerIndices) {
-  // 5 x 7 -> 10 x 21 nearest (asymmetric, floor): rows by 2 read data at
-  // v_i2 // 2, no float coordinate; columns by 3 keep the float form (1/3 is
-  // not exact in float32).
-  Result<ir::IRModule> r = NormalizeAndLegalize(R"(@I.ir_module
+  // 5 x 7 -> 10 x 14 nearest (asymmetric, floor): rows and columns by 2
+  // read data at v_i2 // 2 and v_i3 // 2, no float coordinate. Columns by 3
+  // (10 x 21) take the separable kernel: the row still y // 2, the columns
+  // by phase (output j * 3 + r reads input column j * 1 + 0).
+  auto resize = [](int64_t ow) {
+    return R"(@I.ir_module
 class Module:
     @R.function
     def main(x: R.Tensor((1, 2, 5, 7), dtype="float32")):
-        r = R.image.resize2d(x, R.shape([10, 21]), method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor")
+        r = R.image.resize2d(x, R.shape([10, )" +
+           std::to_string(ow) + R"(]), method="nearest_neighbor", coordinate_transformation_mode="asymmetric", rounding_method="floor")
         return r
-)");
+)";
+  };
+  Result<ir::IRModule> r = NormalizeAndLegalize(resize(14));
   ASSERT_TRUE(r.ok()) << r.status().message();
   std::string text = text::PrintModule(*r);
-  EXPECT_NE(text.find("v_i2 // 2, T.min(T.max(T.Cast(\"int64\", T.floor(T.Cast(\"float32\", v_i3)"), std::string::npos) << text;
-  EXPECT_EQ(text.find("T.Cast(\"float32\", v_i2)"), std::string::npos) << text;
+  EXPECT_NE(text.find("data[v_i0, v_i1, v_i2 // 2, v_i3 // 2]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("T.Cast(\"float32\""), std::string::npos) << text;
+  Result<ir::IRModule> by3 = NormalizeAndLegalize(resize(21));
+  ASSERT_TRUE(by3.ok()) << by3.status().message();
+  text = text::PrintModule(*by3);
+  EXPECT_NE(text.find("ylo: T.int64 = y // 2"), std::string::npos) << text;
+  EXPECT_NE(text.find("resize[n, c, y, j * 3 + 2] = data[n, c, ylo, j * 1 + 0]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("T.Cast(\"float32\""), std::string::npos) << text;
+}
+
+TEST(LegalizeOps, NearestResizeByAPowerOfTwoOfSymbolicExtents) {
+  // h x w -> h * 2 x w * 4, half_pixel, round_prefer_ceil: the phases of
+  // one period round to 0, so any o maps to o // k, written here (no float
+  // coordinate, no clamp). "round" (ties to even) keeps the float form.
+  auto resize = [](const char* rounding) {
+    return std::string(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2, "h", "w"), dtype="float32")):
+        h = T.int64()
+        w = T.int64()
+        r = R.image.resize2d(x, R.shape([h * 2, w * 4]), method="nearest_neighbor", rounding_method=")") +
+           rounding + R"(")
+        return r
+)";
+  };
+  Result<ir::IRModule> r = NormalizeAndLegalize(resize("round_prefer_ceil"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::string text = text::PrintModule(*r);
+  EXPECT_NE(text.find("data[v_i0, v_i1, v_i2 // 2, v_i3 // 4]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("T.Cast(\"float32\""), std::string::npos) << text;
+  Result<ir::IRModule> round = NormalizeAndLegalize(resize("round"));
+  ASSERT_TRUE(round.ok()) << round.status().message();
+  EXPECT_NE(text::PrintModule(*round).find("T.round("), std::string::npos) << text::PrintModule(*round);
+}
+
+TEST(LegalizeOps, ResizeOfNonWholeWidthsSeparatesTheAxes) {
+  // Linear 3 x 4 -> 5 x 6 (half_pixel, widths 3 : 2): per plane a table of
+  // the 6 column weights; per output row the two source rows blended once
+  // into a row of 4, then per j the 3 output columns j * 3 + r from row
+  // columns j * 2 + d[r] (clamped here: no column of 4 is interior for every
+  // phase). align_corners 3 x 4 -> 5 x 7 has no small period: per-column
+  // tables of source columns. No per-output floor of a column coordinate in
+  // either: those happen in the table loops, once per plane.
+  auto resize = [](int64_t ow, const char* mode) {
+    return R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2, 3, 4), dtype="float32")):
+        r = R.image.resize2d(x, R.shape([5, )" +
+           std::to_string(ow) + R"(]), method="linear", coordinate_transformation_mode=")" + mode + R"(")
+        return r
+)";
+  };
+  Result<ir::IRModule> r = NormalizeAndLegalize(resize(6, "half_pixel"));
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  std::string text = text::PrintModule(*r);
+  EXPECT_NE(text.find("resize_row[i] = data[n, c, ylo, i] * (T.float32(1) - fy) + data[n, c, yhi, i] * fy"),
+            std::string::npos) << text;
+  EXPECT_NE(text.find("resize[n, c, y, j * 3 + 2] = resize_row[T.min(T.max(j * 2 + 1, 0)"), std::string::npos) << text;
+  EXPECT_NE(text.find("resize_col_w[j * 3 + 2]"), std::string::npos) << text;
+  Result<ir::IRModule> align = NormalizeAndLegalize(resize(7, "align_corners"));
+  ASSERT_TRUE(align.ok()) << align.status().message();
+  text = text::PrintModule(*align);
+  EXPECT_NE(text.find("resize[n, c, y, j] = resize_row[T.Cast(\"int64\", resize_col_lo[j])]"), std::string::npos) << text;
+  EXPECT_NE(text.find("resize_row[T.Cast(\"int64\", resize_col_hi[j])] * resize_col_w[j]"), std::string::npos) << text;
 }
 
 TEST(LegalizeOps, ModuleWithoutOperatorsIsReturnedUnchanged) {

@@ -99,10 +99,6 @@ class Rewriter : public StmtExprMutator {
   PrimExpr MutateExpr(const PrimExpr& e) override {
     PrimExpr m = StmtExprMutator::MutateExpr(e);
     if (!m.defined()) return m;
-    if (PrimExpr r = NearestIndex(m); r.defined()) {
-      changed = true;
-      return r;
-    }
     if (PrimExpr r = DropClamp(m); r.defined()) {
       changed = true;
       return r;
@@ -160,31 +156,6 @@ class Rewriter : public StmtExprMutator {
   }
 
  private:
-  // Nearest resize by a power of two on symbolic extents (asymmetric
-  // coordinates, floor):
-  //   int64(floor(float32(o) * (float32(n) / float32(m)))) with m = n * k
-  // is o // k: float32(n) / float32(n * k) is exactly 1 / k and o * (1 / k)
-  // exact while n * k and o stay below 2^24 (image extents do).
-  PrimExpr NearestIndex(const PrimExpr& e) const {
-    const auto* cast = e.as<CastNode>();
-    if (cast == nullptr || cast->dtype != DType::Int64()) return PrimExpr();
-    const auto* fl = cast->value.as<CallNode>();
-    if (fl == nullptr || fl->op != "floor" || fl->args.size() != 1 || fl->dtype != DType::Float32()) return PrimExpr();
-    const auto* mul = fl->args[0].as<MulNode>();
-    if (mul == nullptr) return PrimExpr();
-    const auto* of = mul->a.as<CastNode>();
-    const auto* ratio = mul->b.as<DivNode>();
-    if (of == nullptr || ratio == nullptr || !of->value->dtype.is_int()) return PrimExpr();
-    const auto* n = ratio->a.as<CastNode>();
-    const auto* m = ratio->b.as<CastNode>();
-    if (n == nullptr || m == nullptr || ConstInt(n->value) != nullptr) return PrimExpr();
-    for (int64_t k = 2; k <= 64; k *= 2) {
-      if (arith::CanProveEqual(m->value, n->value * IntImm(n->value->dtype, k)))
-        return MakeBinary(TirKind::kFloorDiv, of->value, IntImm(of->value->dtype, k));
-    }
-    return PrimExpr();
-  }
-
   // min(max(v // k, 0), n - 1) with v a loop variable over [0, n * k): the
   // clamp cannot bite.
   PrimExpr DropClamp(const PrimExpr& e) const {

@@ -1,5 +1,6 @@
 // SimplifySymbolicDivisions: a pixel shuffle (reshape, transpose, reshape)
-// and a nearest resize by 4, compiled once for symbolic N, H and W, index
+// and a nearest resize by 4 (its o // 4 written by resize2d's legalization,
+// NearestFactor), compiled once for symbolic N, H and W, index
 // without run-time divisions or float scales (structure of the lowered TIR)
 // and give the right numbers at several sizes (driver + VM).
 #include "compiler/tir/symbolic_divisions.h"

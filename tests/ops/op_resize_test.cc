@@ -132,6 +132,135 @@ TEST(OpResize, LinearWholeMultipleWidthsByPhase) {
   }
 }
 
+TEST(OpResize, SeparableNonWholeScalesMatchTheFloatForm) {
+  // Static widths that are no whole multiple (and align_corners): rows by
+  // their source row(s), columns by phases when the widths are in a small
+  // ratio (3 : 2, 2 : 3, 3 : 1, 3 : 5, 1 : 1) or by per-column tables
+  // (10 : 7, 40 : 13, align_corners); every coordinate mode and rounding,
+  // up and down, one-column inputs, batches. Nearest must equal the float
+  // reference exactly, linear within rounding.
+  struct Case {
+    Shape s;
+    int64_t oh, ow;
+    std::string method, mode, rounding;
+  };
+  const Case cases[] = {
+      {{1, 2, 5, 6}, 7, 9, "nearest_neighbor", "half_pixel", "round_prefer_floor"},
+      {{1, 2, 5, 6}, 7, 9, "nearest_neighbor", "half_pixel", "round_prefer_ceil"},
+      {{2, 1, 4, 6}, 9, 9, "nearest_neighbor", "asymmetric", "floor"},
+      {{1, 1, 4, 6}, 3, 9, "nearest_neighbor", "half_pixel", "ceil"},
+      {{1, 1, 6, 9}, 4, 6, "nearest_neighbor", "half_pixel", "round"},
+      {{1, 1, 3, 7}, 5, 21, "nearest_neighbor", "asymmetric", "round_prefer_ceil"},
+      {{1, 1, 3, 7}, 5, 10, "nearest_neighbor", "half_pixel", "round_prefer_floor"},
+      {{1, 2, 3, 13}, 8, 40, "nearest_neighbor", "asymmetric", "floor"},
+      {{1, 1, 4, 5}, 7, 9, "nearest_neighbor", "align_corners", "round"},
+      {{1, 1, 4, 5}, 3, 3, "nearest_neighbor", "align_corners", "round_prefer_floor"},
+      {{1, 2, 5, 6}, 7, 9, "linear", "half_pixel", ""},
+      {{2, 1, 6, 9}, 4, 6, "linear", "half_pixel", ""},
+      {{1, 1, 5, 6}, 7, 9, "linear", "asymmetric", ""},
+      {{1, 1, 3, 7}, 5, 10, "linear", "half_pixel", ""},
+      {{1, 1, 3, 5}, 5, 3, "linear", "half_pixel", ""},
+      {{1, 3, 3, 13}, 8, 40, "linear", "half_pixel", ""},
+      {{1, 1, 4, 5}, 7, 9, "linear", "align_corners", ""},
+      {{1, 1, 5, 9}, 3, 4, "linear", "align_corners", ""},
+      {{1, 1, 4, 5}, 6, 1, "linear", "align_corners", ""},
+      {{1, 1, 3, 1}, 4, 5, "linear", "half_pixel", ""},
+      {{1, 2, 4, 6}, 4, 6, "linear", "half_pixel", ""},
+  };
+  uint64_t seed = 90;
+  for (const Case& c : cases) {
+    Tensor x = RandomTensor(c.s, DType::Float32(), seed++);
+    std::vector<double> want = RefResize(c.s, ToDoubles(x), c.oh, c.ow, c.method, c.mode, c.rounding);
+    std::string expr = "R.image.resize2d(x, R.shape([" + std::to_string(c.oh) + ", " + std::to_string(c.ow) +
+                       "]), method=\"" + c.method + "\", coordinate_transformation_mode=\"" + c.mode + "\"" +
+                       (c.rounding.empty() ? "" : ", rounding_method=\"" + c.rounding + "\"") + ")";
+    auto r = RunMain(OneOpModule({"x: " + TensorType(c.s)}, expr), {x});
+    ASSERT_TRUE(r.ok()) << expr << ": " << r.status().ToString();
+    const double tol = c.method == "linear" ? 1e-5 : 0.0;
+    EXPECT_TRUE(AllClose(r->at(0), want, {c.s[0], c.s[1], c.oh, c.ow}, tol, tol)) << expr << " " << TensorType(c.s);
+  }
+}
+
+TEST(OpResize, SymbolicExtentsAroundStaticWidths) {
+  // A symbolic batch and height with a static 6 -> 9 width (the separable
+  // kernel, rows counted at run time), and symbolic height and width (the
+  // per-output form); each program at two sizes.
+  const std::string static_w = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 2, "h", 6), dtype="float32")):
+        n = T.int64()
+        h = T.int64()
+        with R.dataflow():
+            y = R.image.resize2d(x, R.shape([h, 9]), method="METHOD", rounding_method="round_prefer_floor")
+            R.output(y)
+        return y
+)";
+  const std::string symbolic_w = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2, "h", "w"), dtype="float32")):
+        h = T.int64()
+        w = T.int64()
+        with R.dataflow():
+            y = R.image.resize2d(x, R.shape([h, w + w // 2]), method="METHOD", rounding_method="round_prefer_floor")
+            R.output(y)
+        return y
+)";
+  uint64_t seed = 130;
+  for (const std::string method : {"linear", "nearest_neighbor"}) {
+    for (int64_t h : {3, 5}) {
+      for (bool sym_w : {false, true}) {
+        std::string src = sym_w ? symbolic_w : static_w;
+        src.replace(src.find("METHOD"), 6, method);
+        Shape s = sym_w ? Shape{1, 2, h, 2 * h} : Shape{h - 1, 2, h, 6};
+        const int64_t ow = sym_w ? 3 * h : 9;
+        Tensor x = RandomTensor(s, DType::Float32(), seed++);
+        std::vector<double> want = RefResize(s, ToDoubles(x), h, ow, method, "half_pixel",
+                                             method == "linear" ? "" : "round_prefer_floor");
+        auto r = RunMain(src, {x});
+        ASSERT_TRUE(r.ok()) << method << " h=" << h << ": " << r.status().ToString();
+        const double tol = method == "linear" ? 1e-5 : 0.0;
+        EXPECT_TRUE(AllClose(r->at(0), want, {s[0], s[1], h, ow}, tol, tol)) << method << " h=" << h << " sym_w=" << sym_w;
+      }
+    }
+  }
+}
+
+TEST(OpResize, NearestPowerOfTwoOnSymbolicExtents) {
+  // Symbolic H and W resized to h * 2 and w * 4: every rounding and both
+  // modes, those that reduce to o // k (legalized without a float
+  // coordinate) and those that do not (half_pixel + ceil; "round" is left
+  // to the float form); each program at two sizes, against the reference.
+  const char* kSrc = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((1, 2, "h", "w"), dtype="float32")):
+        h = T.int64()
+        w = T.int64()
+        with R.dataflow():
+            y = R.image.resize2d(x, R.shape([h * 2, w * 4]), method="nearest_neighbor", coordinate_transformation_mode="MODE", rounding_method="ROUNDING")
+            R.output(y)
+        return y
+)";
+  uint64_t seed = 150;
+  for (const std::string mode : {"half_pixel", "asymmetric"}) {
+    for (const std::string rounding : {"floor", "ceil", "round", "round_prefer_floor", "round_prefer_ceil"}) {
+      std::string src = kSrc;
+      src.replace(src.find("MODE"), 4, mode);
+      src.replace(src.find("ROUNDING"), 8, rounding);
+      for (int64_t h : {3, 5}) {
+        Shape s{1, 2, h, h + 2};
+        Tensor x = RandomTensor(s, DType::Float32(), seed++);
+        std::vector<double> want = RefResize(s, ToDoubles(x), 2 * h, 4 * (h + 2), "nearest_neighbor", mode, rounding);
+        auto r = RunMain(src, {x});
+        ASSERT_TRUE(r.ok()) << mode << " " << rounding << ": " << r.status().ToString();
+        EXPECT_TRUE(AllClose(r->at(0), want, {1, 2, 2 * h, 4 * (h + 2)}, 0, 0)) << mode << " " << rounding << " h=" << h;
+      }
+    }
+  }
+}
+
 TEST(OpResize, NhwcWithSizeAttribute) {
   Shape nhwc{1, 3, 4, 2};
   Tensor x = RandomTensor(nhwc, DType::Float32(), 9);
