@@ -110,6 +110,19 @@ bool GathersOrScatters(const ir::Stmt& s, const VarNode* var) {
   return finder.found;
 }
 
+// bfloat16 vectors of padded widths stop LLVM 19's x86 legalization ("Do
+// not know how to soft promote this operator's operand"): loops that touch
+// bfloat16 keep their widths and their emission as before.
+bool TouchesBfloat16(const ir::Stmt& body) {
+  std::vector<const BufferStoreNode*> stores;
+  codegen::CollectStores(body, &stores);
+  for (const BufferStoreNode* st : stores)
+    if (st->buffer->dtype.code == kDLBfloat) return true;
+  for (const BufferLoadNode* l : tir::nest::RefsOf(body).load_nodes)
+    if (l->buffer->dtype.code == kDLBfloat) return true;
+  return false;
+}
+
 }  // namespace
 
 void KernelEmitter::Loop(const Var& var, llvm::Value* begin, llvm::Value* end, ForKind kind, const ir::Stmt& body,
@@ -207,7 +220,7 @@ void KernelEmitter::For(const ForNode* op) {
     if (n != nullptr && n->value > 0 && n->value <= kMaxExplicitVectorLanes &&
         codegen::EmitsAsVectors(op->body, op->loop_var.get(), &strided) &&
         (strided || unrolled_depth_ > 0 || OnlyStackBuffers(op->body) ||
-         (mc_.target.masked_vectors && n->value % 16 > 8))) {
+         (mc_.target.masked_vectors && n->value % 16 > 8 && !TouchesBfloat16(op->body)))) {
       return VectorLoop(op->loop_var, begin, n->value, op->body);
     }
   }
@@ -246,10 +259,11 @@ void KernelEmitter::VectorLoop(const Var& var, llvm::Value* begin, int64_t exten
   begin = b_.CreateSExtOrTrunc(begin, ty);
   std::vector<const BufferStoreNode*> stores;
   codegen::CollectStores(body, &stores);
+  bool bfloat = TouchesBfloat16(body);
   for (int64_t s = 0; s < extent; s += 16) {
     unsigned used = static_cast<unsigned>(std::min<int64_t>(16, extent - s));
     unsigned lanes = used;
-    if (mc_.target.masked_vectors && used > 2) lanes = static_cast<unsigned>(llvm::PowerOf2Ceil(used));
+    if (mc_.target.masked_vectors && !bfloat && used > 2) lanes = static_cast<unsigned>(llvm::PowerOf2Ceil(used));
     vector_used_lanes_ = used;
     Bind(var.get(), b_.CreateAdd(begin, llvm::ConstantInt::get(ty, s), "", false, true));
     for (const BufferStoreNode* st : stores) {
@@ -288,7 +302,11 @@ llvm::Value* KernelEmitter::VectorLoad(llvm::Type* elem, llvm::Value* addr, unsi
     for (unsigned i = 0; i < used; ++i) widen[i] = static_cast<int>(i);
     return b_.CreateShuffleVector(narrow, widen);
   }
-  return b_.CreateMaskedLoad(vty, addr, align, FirstLanes(b_, lanes, used), llvm::PoisonValue::get(vty));
+  // Halves as i16 lanes: LLVM 19 cannot legalize a masked load or store of
+  // bfloat vectors ("Do not know how to soft promote").
+  llvm::Type* mem = elem->isHalfTy() || elem->isBFloatTy() ? llvm::FixedVectorType::get(b_.getInt16Ty(), lanes) : vty;
+  llvm::Value* v = b_.CreateMaskedLoad(mem, addr, align, FirstLanes(b_, lanes, used), llvm::PoisonValue::get(mem));
+  return mem == vty ? v : b_.CreateBitCast(v, vty);
 }
 
 void KernelEmitter::VectorStore(llvm::Value* v, llvm::Value* addr, llvm::Align align, bool on_stack) {
@@ -301,6 +319,8 @@ void KernelEmitter::VectorStore(llvm::Value* v, llvm::Value* addr, llvm::Align a
     for (unsigned i = 0; i < used; ++i) first[i] = static_cast<int>(i);
     b_.CreateAlignedStore(b_.CreateShuffleVector(v, first), addr, align);
   } else {
+    llvm::Type* elem = llvm::cast<llvm::FixedVectorType>(v->getType())->getElementType();
+    if (elem->isHalfTy() || elem->isBFloatTy()) v = b_.CreateBitCast(v, llvm::FixedVectorType::get(b_.getInt16Ty(), lanes));
     b_.CreateMaskedStore(v, addr, align, FirstLanes(b_, lanes, used));
   }
 }

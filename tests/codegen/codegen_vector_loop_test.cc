@@ -411,8 +411,8 @@ TEST(CodegenVectorLoopTest, OddWidthRowsAreMaskedVectorsWhereTheTargetMasks) {
       EXPECT_NE(ir->find("llvm.masked.store.v" + c.lanes + "f32"), std::string::npos) << cpu << " " << c.lanes;
       if (c.half) {
         EXPECT_NE(ir->find("llvm.masked.load.v" + c.lanes + "f32"), std::string::npos) << cpu;
-        EXPECT_NE(ir->find("llvm.masked.load.v" + c.lanes + "f16"), std::string::npos) << cpu;
-        EXPECT_NE(ir->find("llvm.masked.store.v" + c.lanes + "f16"), std::string::npos) << cpu;
+        EXPECT_NE(ir->find("llvm.masked.load.v" + c.lanes + "i16"), std::string::npos) << cpu;
+        EXPECT_NE(ir->find("llvm.masked.store.v" + c.lanes + "i16"), std::string::npos) << cpu;
       }
     }
     Result<std::string> avx2 = codegen::EmitLLVMIR(funcs, kAvx2);
