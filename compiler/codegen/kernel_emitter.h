@@ -20,6 +20,13 @@ struct TargetDesc {
   // AArch64): floor/ceil/trunc/round use LLVM's intrinsics. Otherwise they are
   // emitted as arithmetic, since the intrinsics would become libm calls.
   bool native_rounding = false;
+  // The target masks vector lanes in registers (x86 with AVX-512 F and VL:
+  // a masked load or store of up to 16 floats is one instruction costing
+  // about a plain one). Explicit vectors of 3, 5-7 and 9-15 lanes are then
+  // computed as 4, 8 or 16 lanes with masked memory accesses, instead of
+  // LLVM's legalization into power-of-two pieces (14 lanes: 8 + 4 + 2, each
+  // piece its own load, operation and store).
+  bool masked_vectors = false;
 };
 
 // `module` must have its target triple and data layout set (64-bit pointers).

@@ -508,21 +508,26 @@ llvm::Value* KernelEmitter::VectorExpr(const PrimExpr& e, const VarNode* var, un
         // loop reads), then the even lanes.
         unsigned wide = 2 * lanes;
         auto* wty = llvm::FixedVectorType::get(b_.getFloatTy(), wide);
-        std::vector<llvm::Constant*> mask_bits(wide, b_.getTrue());
-        mask_bits.back() = b_.getFalse();
+        // (With padded lanes, TargetDesc::masked_vectors, only the used
+        // ones' elements.)
+        unsigned used = vector_used_lanes_ != 0 && vector_used_lanes_ < lanes ? vector_used_lanes_ : lanes;
+        std::vector<llvm::Constant*> mask_bits(wide, b_.getFalse());
+        for (unsigned i = 0; i + 1 < 2 * used; ++i) mask_bits[i] = b_.getTrue();
         llvm::Value* all = b_.CreateMaskedLoad(wty, Address(l->buffer, l->indices), llvm::Align(4),
                                                llvm::ConstantVector::get(mask_bits), llvm::PoisonValue::get(wty));
         std::vector<int> even(lanes);
         for (unsigned i = 0; i < lanes; ++i) even[i] = static_cast<int>(2 * i);
         return b_.CreateShuffleVector(all, even);
       }
-      return b_.CreateAlignedLoad(vty, Address(l->buffer, l->indices), llvm::Align(4));
+      return VectorLoad(b_.getFloatTy(), Address(l->buffer, l->indices), lanes, llvm::Align(4),
+                        stack_vars_.count(l->buffer->data.get()) != 0);
     }
     case TirKind::kCast: {
       // A float16 / bfloat16 load widened to float32 (EmitsAsVectors checked).
       const auto* l = e.as<CastNode>()->value.as<BufferLoadNode>();
-      auto* hty = llvm::FixedVectorType::get(RegType(l->buffer->dtype), lanes);
-      return b_.CreateFPExt(b_.CreateAlignedLoad(hty, Address(l->buffer, l->indices), llvm::Align(2)), vty);
+      llvm::Value* h = VectorLoad(RegType(l->buffer->dtype), Address(l->buffer, l->indices), lanes, llvm::Align(2),
+                                  stack_vars_.count(l->buffer->data.get()) != 0);
+      return b_.CreateFPExt(h, vty);
     }
     case TirKind::kAdd:
     case TirKind::kSub:

@@ -84,7 +84,8 @@ Result<std::unique_ptr<llvm::TargetMachine>> MakeTargetMachine(const CodegenOpti
   llvm::Triple tt(triple);
   bool native_rounding =
       tt.isAArch64() || (tt.isX86() && tm->getMCSubtargetInfo()->checkFeatures("+sse4.1"));
-  *out = TargetDesc{triple, cpu, features, native_rounding};
+  bool masked_vectors = tt.isX86() && tm->getMCSubtargetInfo()->checkFeatures("+avx512f,+avx512vl");
+  *out = TargetDesc{triple, cpu, features, native_rounding, masked_vectors};
   return tm;
 }
 

@@ -21,6 +21,10 @@ namespace {
 
 using namespace ir;  // NOLINT
 
+// An x86 target without AVX-512: explicit vectors of any width as they are
+// (TargetDesc::masked_vectors is off), whatever the host.
+const codegen::CodegenOptions kAvx2{"x86_64-unknown-linux-gnu", "haswell", "", 0};
+
 // A register tile as the matmul schedule writes it: 8 rows unrolled,
 // `width` columns vectorized, accumulated over k.
 std::string TileModule(int width) {
@@ -85,7 +89,7 @@ TEST(CodegenVectorLoopTest, TenColumnTileIsExplicitVectorsWithTheRightNumbers) {
     // Before LLVM's passes: the tile's FMAs are vector intrinsics of the
     // chunk widths (16 and the rest), not scalar loops; whole 16-float
     // widths too.
-    Result<std::string> ir = codegen::EmitLLVMIR(funcs, {"", "", "", 0});
+    Result<std::string> ir = codegen::EmitLLVMIR(funcs, kAvx2);
     ASSERT_TRUE(ir.ok()) << ir.status().ToString();
     if (width % 16 != 0) {
       std::string tail = "llvm.fmuladd.v" + std::to_string(width % 16) + "f32";
@@ -182,7 +186,7 @@ class Module:
   const ForNode* jj = FindLoop(funcs[0]->body, "jj");
   ASSERT_NE(jj, nullptr);
   EXPECT_TRUE(codegen::EmitsAsVectors(jj->body, jj->loop_var.get()));
-  Result<std::string> ir = codegen::EmitLLVMIR(funcs, {"", "", "", 0});
+  Result<std::string> ir = codegen::EmitLLVMIR(funcs, kAvx2);
   ASSERT_TRUE(ir.ok()) << ir.status().ToString();
   // Before LLVM's passes the vector loop's math is on 16-lane (and the
   // 5-lane rest) vectors; the scalar reference loop has its own scalar code.
@@ -265,7 +269,7 @@ TEST(CodegenVectorLoopTest, StrideTwoLoadsAreOneMaskedLoadAndAShuffle) {
     bool strided = false;
     EXPECT_TRUE(codegen::EmitsAsVectors(j->body, j->loop_var.get(), &strided));
     EXPECT_TRUE(strided);
-    Result<std::string> ir = codegen::EmitLLVMIR(funcs, {"", "", "", 0});
+    Result<std::string> ir = codegen::EmitLLVMIR(funcs, kAvx2);
     ASSERT_TRUE(ir.ok()) << ir.status().ToString();
     // Chunks of 16 lanes read 32 elements; the last chunk 2 * its lanes.
     std::string tail = std::to_string(2 * (width % 16 == 0 ? 16 : width % 16));
@@ -359,6 +363,122 @@ class Module:
   EXPECT_EQ(codegen::FlatCoefficient(l0->buffer, l0->indices, j->loop_var.get()), 10);
   EXPECT_EQ(codegen::FlatCoefficient(l1->buffer, l1->indices, j->loop_var.get()), 1);
   EXPECT_FALSE(codegen::FlatCoefficient(l2->buffer, l2->indices, j->loop_var.get()).has_value());
+}
+
+// A row of `width` columns outside any unrolled loop, into rows 2 wider
+// (the 2 columns after each row must keep their values), in float32 and
+// float16, beside the same computation as scalar loops.
+std::string RowModule(int width) {
+  std::string w = std::to_string(width), w2 = std::to_string(width + 2);
+  return R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def row(A: T.Buffer((3, )" + w + R"(), "float32"), G: T.Buffer((3, )" + w + R"(), "float16"), Y: T.Buffer((3, )" + w2 + R"(), "float32"), H: T.Buffer((3, )" + w2 + R"(), "float16"), S: T.Buffer((3, )" + w2 + R"(), "float32"), SH: T.Buffer((3, )" + w2 + R"(), "float16")):
+        for r in T.serial(3):
+            for j in T.vectorized()" + w + R"():
+                Y[r, j] = T.call_intrin("float32", "fma", T.exp(A[r, j]), T.float32(0.5), T.Cast("float32", G[r, j]))
+                H[r, j] = T.Cast("float16", A[r, j] * T.float32(3) - T.Cast("float32", G[r, j]))
+        for r in T.serial(3):
+            for j in T.serial()" + w + R"():
+                S[r, j] = T.call_intrin("float32", "fma", T.exp(A[r, j]), T.float32(0.5), T.Cast("float32", G[r, j]))
+                SH[r, j] = T.Cast("float16", A[r, j] * T.float32(3) - T.Cast("float32", G[r, j]))
+)";
+}
+
+// TargetDesc::masked_vectors: on x86 with AVX-512 (any vendor: the feature
+// decides) a row of 14 or 29 columns (last chunk 14, 13 lanes) is explicit
+// vectors, the last one masked 16 lanes per access; a row of 7 stays with
+// LLVM (no explicit vectors), and a tile's 3 or 7 columns inside an
+// unrolled loop are masked 4 or 8 lanes. Without AVX-512, or on AArch64, no
+// masked accesses.
+TEST(CodegenVectorLoopTest, OddWidthRowsAreMaskedVectorsWhereTheTargetMasks) {
+  struct Case {
+    std::string source, lanes;  // lanes: "" for no masked access
+    bool half;                  // the row module's float16 accesses too
+  };
+  std::vector<Case> cases = {{RowModule(14), "16", true}, {RowModule(29), "16", true}, {RowModule(7), "", false},
+                             {TileModule(3), "4", false}, {TileModule(7), "8", false}};
+  for (const Case& c : cases) {
+    std::vector<PrimFunc> funcs = Funcs(c.source);
+    ASSERT_EQ(funcs.size(), 1u);
+    for (const char* cpu : {"znver4", "skylake-avx512"}) {
+      Result<std::string> ir = codegen::EmitLLVMIR(funcs, {"x86_64-unknown-linux-gnu", cpu, "", 0});
+      ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+      if (c.lanes.empty()) {
+        EXPECT_EQ(ir->find("llvm.masked.store"), std::string::npos) << cpu << " " << funcs[0]->name;
+        continue;
+      }
+      EXPECT_NE(ir->find("llvm.masked.store.v" + c.lanes + "f32"), std::string::npos) << cpu << " " << c.lanes;
+      if (c.half) {
+        EXPECT_NE(ir->find("llvm.masked.load.v" + c.lanes + "f32"), std::string::npos) << cpu;
+        EXPECT_NE(ir->find("llvm.masked.load.v" + c.lanes + "i16"), std::string::npos) << cpu;
+        EXPECT_NE(ir->find("llvm.masked.store.v" + c.lanes + "i16"), std::string::npos) << cpu;
+      }
+    }
+    Result<std::string> avx2 = codegen::EmitLLVMIR(funcs, kAvx2);
+    ASSERT_TRUE(avx2.ok()) << avx2.status().ToString();
+    EXPECT_EQ(avx2->find("llvm.masked.store"), std::string::npos) << c.lanes;
+    Result<std::string> arm = codegen::EmitLLVMIR(funcs, {"aarch64-unknown-linux-gnu", "neoverse-v1", "", 0});
+    ASSERT_TRUE(arm.ok()) << arm.status().ToString();
+    EXPECT_EQ(arm->find("llvm.masked.store"), std::string::npos) << c.lanes;
+  }
+}
+
+// The numbers of the host's code for rows of odd widths (masked where the
+// host has AVX-512) equal the scalar loops', and the columns after each row
+// keep their values (a masked store writes only the row's lanes).
+TEST(CodegenVectorLoopTest, OddWidthRowsKeepTheNumbersAndTheNeighbours) {
+  const DType f16{kDLFloat, 16, 1};
+  for (int width : {3, 7, 14, 29, 61}) {
+    std::vector<PrimFunc> funcs = Funcs(RowModule(width));
+    ASSERT_EQ(funcs.size(), 1u);
+    int w2 = width + 2;
+    Tensor a = MakeTensor({3, width}), g = MakeTensor({3, width}, f16);
+    Tensor y = MakeTensor({3, w2}), h = MakeTensor({3, w2}, f16), s = MakeTensor({3, w2}), sh = MakeTensor({3, w2}, f16);
+    FillRandom(a, 7);
+    const uint16_t halves[] = {0x3C00, 0xBC00, 0x3800, 0x4200, 0xB555};  // 1, -1, 0.5, 3, -0.333
+    for (int i = 0; i < 3 * width; ++i) g.data<uint16_t>()[i] = halves[i % 5];
+    for (int i = 0; i < 3 * w2; ++i) {
+      y.data<float>()[i] = s.data<float>()[i] = 1234.0f;
+      h.data<uint16_t>()[i] = sh.data<uint16_t>()[i] = 0x7BFF;  // 65504
+    }
+    BuildAndRun(funcs, "row", {a, g, y, h, s, sh});
+    if (HasFatalFailure()) return;
+    for (int i = 0; i < 3 * w2; ++i) {
+      EXPECT_EQ(y.data<float>()[i], s.data<float>()[i]) << width << " " << i;
+      EXPECT_EQ(h.data<uint16_t>()[i], sh.data<uint16_t>()[i]) << width << " " << i;
+    }
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(y.data<float>()[r * w2 + width], 1234.0f) << width << " " << r;
+      EXPECT_EQ(h.data<uint16_t>()[r * w2 + width + 1], 0x7BFF) << width << " " << r;
+    }
+  }
+}
+
+// A register tile of 10 or 15 columns on a target that masks: the
+// accumulator (on the stack) is read and written with plain accesses of its
+// lanes, so that LLVM keeps it in registers as it does without masks (no
+// stack array more than on an AVX2 target after -O3). Masked, a 15-column
+// tile stayed on the stack, every FMA waiting on a masked store.
+size_t Count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+TEST(CodegenVectorLoopTest, StackTileOfOddWidthStaysInRegisters) {
+  for (int width : {10, 15}) {
+    std::vector<PrimFunc> funcs = Funcs(TileModule(width));
+    ASSERT_EQ(funcs.size(), 1u);
+    Result<std::string> masked = codegen::EmitLLVMIR(funcs, {"x86_64-unknown-linux-gnu", "znver4", "", 3});
+    ASSERT_TRUE(masked.ok()) << masked.status().ToString();
+    codegen::CodegenOptions avx2 = kAvx2;
+    avx2.opt_level = 3;
+    Result<std::string> plain = codegen::EmitLLVMIR(funcs, avx2);
+    ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+    EXPECT_EQ(Count(*masked, " = alloca"), Count(*plain, " = alloca")) << width;
+    EXPECT_NE(masked->find("llvm.masked.store.v16f32"), std::string::npos) << width;
+  }
 }
 
 }  // namespace
