@@ -21,6 +21,7 @@
 #include "compiler/transform/expr_mutator.h"
 #include "compiler/transform/winograd_banded.h"
 #include "compiler/transform/winograd_input_rows.h"
+#include "compiler/transform/winograd_input_tile_major.h"
 #include "compiler/transform/winograd_ir_util.h"
 
 namespace kiln {
@@ -281,6 +282,13 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
         // run (loaded machine): 0.98-1.01 -> 0.66-0.69, the static batch's
         // 0.64; whole model CPU time per call 6.4-6.6 -> 5.7-6.2 ms.
         const bool per_stream = !relax::ConstDim(g.T()).has_value();
+        if (!per_stream && TileMajorInputFits(Geometry::Int(g.T()), al)) {
+          // Tile-major (winograd_input_tile_major.h): the row's phases into
+          // a buffer of all the channel's tiles, then one loop over them.
+          ir::Stmt pass = TileMajorInputPass(out, row, rows, c, n, ty, N, TH, TW, Geometry::Int(g.T()), sp.m, i, sp.bt);
+          passes.push_back(pass);
+          continue;
+        }
         std::vector<ir::Stmt> stores, loops;
         for (int j = 0; j < al; ++j) {
           ir::Var lx = per_stream ? LoopVar("tx") : tx;
