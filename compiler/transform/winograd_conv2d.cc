@@ -22,6 +22,7 @@
 #include "compiler/transform/winograd_banded.h"
 #include "compiler/transform/winograd_input_rows.h"
 #include "compiler/transform/winograd_input_tile_major.h"
+#include "compiler/transform/winograd_output_tile_major.h"
 #include "compiler/transform/winograd_ir_util.h"
 
 namespace kiln {
@@ -481,6 +482,14 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
     }
     // Tiles in the vector lanes: stores m columns apart.
     ir::Var o = LoopVar("o");
+    if (g.spatial && sp.m == 4 && relax::ConstDim(g.T()) && TileMajorOutputFits(Geometry::Int(g.T()), sp.m)) {
+      // Static F(4x4): all of a channel's tiles in one loop, then the rows
+      // (winograd_output_tile_major.h).
+      TileMajorOutputSpec ts{sp.m, al, sp.at, Geometry::Int(g.n), Geometry::Int(g.ho), Geometry::Int(g.wo),
+                             Geometry::Int(g.th), Geometry::Int(g.tw),
+                             [&](int k, const PrimExpr& t) { return m({I64(k), PrimExpr(o), t}); }};
+      return lets.Wrap(Loop(o, g.o, ir::ForKind::kSerial, TileMajorOutputChannel(out, o, ts)));
+    }
     auto tile_at = [&](const PrimExpr& txe, int rows, int cols, int only) {
       const bool guarded = rows < 0;
       return tile(

@@ -296,6 +296,32 @@ TEST(WinogradConv2d, StaticInputTransformIsTileMajor) {
   EXPECT_EQ(count(big_in, "for tx in T.vectorized(T.int64(33)):"), 6) << big;
 }
 
+TEST(WinogradConv2d, StaticChannelMajorOutputTransformIsTileMajor) {
+  // Static sizes, F(4x4), channel-major product (40 output channels)
+  // (winograd_output_tile_major.h): per channel one vectorized loop over
+  // all its tiles into a buffer of 16 planes (36 tiles, 48 floats apart),
+  // then each output row in one loop over its 22 columns; the last tile
+  // row (23 = 5 x 4 + 3) has 3.
+  auto count = [](const std::string& s, const std::string& part) {
+    int k = 0;
+    for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++k;
+    return k;
+  };
+  std::string out = Rewrite(ConvModule("1, 32, 23, 22", "40, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {40, 32, 3, 3});
+  const std::string wo = out.substr(out.find("def winograd_output_f4x3"));
+  EXPECT_TRUE(Contains(wo, "y_planes = T.decl_buffer((768,), \"float32\", scope=\"local\")")) << out;
+  EXPECT_EQ(count(wo, "for t in T.vectorized(T.int64(36)):"), 1) << out;
+  EXPECT_EQ(count(wo, "for col in T.vectorized(T.int64(22)):"), 7) << out;
+  EXPECT_TRUE(Contains(wo, "if ty < 5:")) << out;
+  EXPECT_TRUE(Contains(wo, "Y[n, o, ty * 4 + 2, col] = y_planes[(8 + col % 4) * 48 + (n * 6 + ty) * 6 + col // 4]")) << out;
+  EXPECT_FALSE(Contains(wo, "for tx in")) << out;
+  // Past 24 KiB of planes (33 x 33 tiles): the row layout.
+  std::string big = Rewrite(ConvModule("1, 32, 132, 132", "40, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {40, 32, 3, 3});
+  const std::string big_out = big.substr(big.find("def winograd_output_f4x3"));
+  EXPECT_FALSE(Contains(big_out, "y_planes")) << big;
+  EXPECT_TRUE(Contains(big_out, "for tx in T.vectorized(T.int64(33)):")) << big;
+}
+
 TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
   // A symbolic batch decides at batch 1: 5 x 5 is 9 tiles, too few.
   std::string few = Rewrite(ConvModule("\"n\", 64, 5, 5", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 64, 3, 3});
