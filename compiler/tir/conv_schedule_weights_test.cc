@@ -194,9 +194,16 @@ TEST(ConvScheduleNumbersTest, WinogradNumbers) {
   ConvCase i{1, 32, 6, 64, 40, 3, 3};
   i.pt = i.pl = i.pb = i.pr = 1;
   i.epilogue = "bn_relu";
+  // Two images, channel-major, 27 x 25: the static F(4x4) transforms'
+  // tile-major loops run over both images' tiles (partial last tile row
+  // and column).
+  ConvCase j{2, 32, 27, 25, 40, 3, 3};
+  j.pt = j.pl = j.pb = j.pr = 1;
+  j.epilogue = "bn_residual_relu";
   const std::vector<WinogradCase> cases = {{a, "f4x3", false}, {b, "f4x3", true}, {c, "f2x3", false},
                                            {d, "f2x3", false}, {e, "f2x3", true},  {f, "f2x3", true},
-                                           {g, "f4x3", false}, {h, "f4x3", false}, {i, "f4x3", false}};
+                                           {g, "f4x3", false}, {h, "f4x3", false}, {i, "f4x3", false},
+                                           {j, "f4x3", false}};
   for (const WinogradCase& wc : cases) {
     ConvCase k = wc.k;
     k.weights = "constant";

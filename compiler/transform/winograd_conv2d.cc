@@ -22,6 +22,8 @@
 #include "compiler/transform/winograd_banded.h"
 #include "compiler/transform/winograd_choice.h"
 #include "compiler/transform/winograd_input_rows.h"
+#include "compiler/transform/winograd_input_tile_major.h"
+#include "compiler/transform/winograd_output_tile_major.h"
 #include "compiler/transform/winograd_ir_util.h"
 
 namespace kiln {
@@ -282,6 +284,13 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
         // run (loaded machine): 0.98-1.01 -> 0.66-0.69, the static batch's
         // 0.64; whole model CPU time per call 6.4-6.6 -> 5.7-6.2 ms.
         const bool per_stream = !relax::ConstDim(g.T()).has_value();
+        if (!per_stream && TileMajorInputFits(Geometry::Int(g.T()), al)) {
+          // Tile-major (winograd_input_tile_major.h): the row's phases into
+          // a buffer of all the channel's tiles, then one loop over them.
+          ir::Stmt pass = TileMajorInputPass(out, row, rows, c, n, ty, N, TH, TW, Geometry::Int(g.T()), sp.m, i, sp.bt);
+          passes.push_back(pass);
+          continue;
+        }
         std::vector<ir::Stmt> stores, loops;
         for (int j = 0; j < al; ++j) {
           ir::Var lx = per_stream ? LoopVar("tx") : tx;
@@ -474,6 +483,14 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
     }
     // Tiles in the vector lanes: stores m columns apart.
     ir::Var o = LoopVar("o");
+    if (g.spatial && sp.m == 4 && relax::ConstDim(g.T()) && TileMajorOutputFits(Geometry::Int(g.T()), sp.m)) {
+      // Static F(4x4): all of a channel's tiles in one loop, then the rows
+      // (winograd_output_tile_major.h).
+      TileMajorOutputSpec ts{sp.m, al, sp.at, Geometry::Int(g.n), Geometry::Int(g.ho), Geometry::Int(g.wo),
+                             Geometry::Int(g.th), Geometry::Int(g.tw),
+                             [&](int k, const PrimExpr& t) { return m({I64(k), PrimExpr(o), t}); }};
+      return lets.Wrap(Loop(o, g.o, ir::ForKind::kSerial, TileMajorOutputChannel(out, o, ts)));
+    }
     auto tile_at = [&](const PrimExpr& txe, int rows, int cols, int only) {
       const bool guarded = rows < 0;
       return tile(

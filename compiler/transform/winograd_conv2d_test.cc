@@ -265,6 +265,63 @@ TEST(WinogradConv2d, SymbolicBatchInputStreamsInLoopsOfTheirOwn) {
   EXPECT_EQ(count(fixed, loop), 6) << fixed;
 }
 
+TEST(WinogradConv2d, StaticInputTransformIsTileMajor) {
+  // Static sizes, F(4x4) (winograd_input_tile_major.h): each pass stores
+  // its tile rows' 6 stride-4 phases into a buffer of the channel's tiles,
+  // then all of V's 6 outputs of the pass in one vectorized loop over every
+  // tile of the channel (images included), instead of a loop over one tile
+  // row (6 lanes here) per output.
+  auto count = [](const std::string& s, const std::string& part) {
+    int k = 0;
+    for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++k;
+    return k;
+  };
+  // 24 x 22 with padding 1: 6 x 6 tiles.
+  std::string one = Rewrite(ConvModule("1, 16, 24, 22", "32, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 16, 3, 3});
+  EXPECT_TRUE(Contains(one, "winograd_input_f4x3")) << one;
+  EXPECT_EQ(count(one, "ph = T.decl_buffer((216,), \"float32\", scope=\"local\")"), 6) << one;
+  EXPECT_EQ(count(one, "for t in T.vectorized(T.int64(36)):"), 6) << one;
+  EXPECT_TRUE(Contains(one, "ph[36 + ((n * 6 + ty) * 6 + tx)] = row[tx * 4 + 1]")) << one;
+  EXPECT_TRUE(Contains(one, "V[T.int64(35), c, t] = T.float32(4) * ph[36 + t] - T.float32(5) * ph[108 + t] + ph[180 + t]"))
+      << one;
+  // Two images: one loop over both images' 72 tiles.
+  std::string two = Rewrite(ConvModule("2, 16, 24, 22", "32, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 16, 3, 3});
+  EXPECT_EQ(count(two, "for t in T.vectorized(T.int64(72)):"), 6) << two;
+  // A phase buffer past 24 KiB (33 x 33 = 1089 tiles, 6 phases: 26 KiB):
+  // the row layout, outputs stored per tile row.
+  std::string big = Rewrite(ConvModule("1, 32, 132, 132", "32, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 32, 3, 3});
+  EXPECT_TRUE(Contains(big, "winograd_input_f4x3")) << big;
+  EXPECT_FALSE(Contains(big, "ph = T.decl_buffer(")) << big;
+  const std::string big_in = big.substr(0, big.find("def winograd_output_f4x3"));
+  EXPECT_EQ(count(big_in, "for tx in T.vectorized(T.int64(33)):"), 6) << big;
+}
+
+TEST(WinogradConv2d, StaticChannelMajorOutputTransformIsTileMajor) {
+  // Static sizes, F(4x4), channel-major product (40 output channels)
+  // (winograd_output_tile_major.h): per channel one vectorized loop over
+  // all its tiles into a buffer of 16 planes (36 tiles, 48 floats apart),
+  // then each output row in one loop over its 22 columns; the last tile
+  // row (23 = 5 x 4 + 3) has 3.
+  auto count = [](const std::string& s, const std::string& part) {
+    int k = 0;
+    for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++k;
+    return k;
+  };
+  std::string out = Rewrite(ConvModule("1, 32, 23, 22", "40, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {40, 32, 3, 3});
+  const std::string wo = out.substr(out.find("def winograd_output_f4x3"));
+  EXPECT_TRUE(Contains(wo, "y_planes = T.decl_buffer((768,), \"float32\", scope=\"local\")")) << out;
+  EXPECT_EQ(count(wo, "for t in T.vectorized(T.int64(36)):"), 1) << out;
+  EXPECT_EQ(count(wo, "for col in T.vectorized(T.int64(22)):"), 7) << out;
+  EXPECT_TRUE(Contains(wo, "if ty < 5:")) << out;
+  EXPECT_TRUE(Contains(wo, "Y[n, o, ty * 4 + 2, col] = y_planes[(8 + col % 4) * 48 + (n * 6 + ty) * 6 + col // 4]")) << out;
+  EXPECT_FALSE(Contains(wo, "for tx in")) << out;
+  // Past 24 KiB of planes (33 x 33 tiles): the row layout.
+  std::string big = Rewrite(ConvModule("1, 32, 132, 132", "40, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {40, 32, 3, 3});
+  const std::string big_out = big.substr(big.find("def winograd_output_f4x3"));
+  EXPECT_FALSE(Contains(big_out, "y_planes")) << big;
+  EXPECT_TRUE(Contains(big_out, "for tx in T.vectorized(T.int64(33)):")) << big;
+}
+
 TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
   // A symbolic batch decides at batch 1: 5 x 5 is 9 tiles, too few.
   std::string few = Rewrite(ConvModule("\"n\", 64, 5, 5", "64, 64, 3, 3", ", padding=[1, 1, 1, 1]"), {64, 64, 3, 3});
