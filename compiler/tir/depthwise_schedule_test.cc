@@ -34,7 +34,7 @@ using testing::SameNumbers;
 
 struct Case {
   int64_t n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr;
-  std::string epilogue = "none";  // none | silu | hardswish | relu6
+  std::string epilogue = "none";  // none | silu | hardswish | hardswish_onnx | relu6
   int64_t groups = -1;            // -1: depthwise (c groups)
   int64_t Ho() const { return (h + pt + pb - kh) / sh + 1; }
   int64_t Wo() const { return (w + pl + pr - kw) / sw + 1; }
@@ -98,6 +98,12 @@ std::string Func(const Case& k) {
   }
   if (k.epilogue == "hardswish")
     value = x + " * T.min(T.max(" + x + " + T.float32(3), T.float32(0)), T.float32(6)) / T.float32(6)";
+  // As the ONNX importer writes HardSwish (alpha 1/6, beta 1/2), legalized:
+  // its input read at the loop variables, batch included.
+  if (k.epilogue == "hardswish_onnx") {
+    std::string a = "biased[v0, v1, v2, v3]";
+    value = a + " * T.min(T.max(" + a + " * T.float32(0.16666666666666666) + T.float32(0.5), T.float32(0)), T.float32(1))";
+  }
   if (k.epilogue == "relu6") value = "T.min(T.max(" + x + ", T.float32(0)), T.float32(6))";
   s += grid + "        with T.block(\"act\"):\n" + remap + "            out[v0, v1, v2, v3] = " + value + "\n";
   return s;
@@ -221,6 +227,30 @@ TEST(DepthwiseScheduleTest, EpilogueIsStoredByTheTiles) {
     EXPECT_EQ(Print(lowered).find("T.decl_buffer((1, 6, 7, 7)"), std::string::npos) << Print(lowered);
     Status s = SameNumbers(f, lowered);
     EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString() << "\n" << Print(lowered);
+  }
+}
+
+TEST(DepthwiseScheduleTest, EpilogueReadingItsInputTwiceIsStoredByWidePlanesToo) {
+  // The direct kernel (56^2 -> 28^2) and the band kernel whose row vectors
+  // spill into the next row (28^2 -> 14^2): the row schedule used to fuse
+  // the bias add's loop with hard-swish's into one loop, the sum in a
+  // one-element temporary that neither inlined into the tiles' stores nor
+  // vectorized (a scalar pass over the output after the kernel).
+  for (const char* epi : {"hardswish_onnx", "hardswish", "silu"}) {
+    for (int64_t size : {56, 28}) {
+      Case k{1, 16, size, size, 3, 3, 2, 2, 1, 1, 1, 1, epi};
+      PrimFunc f = ParseFunc(Func(k), "dw");
+      PrimFunc lowered = Lower(f);
+      std::string text = Print(lowered);
+      const Stmt* body = &lowered->body;
+      while (const auto* a = As<AllocateNode>(*body)) body = &a->body;
+      const auto* loop = As<ForNode>(*body);
+      ASSERT_NE(loop, nullptr) << k.Name() << "\n" << text;
+      EXPECT_EQ(loop->for_kind, ForKind::kParallel) << text;
+      EXPECT_EQ(text.find("T.decl_buffer((1,), \"float32\")"), std::string::npos) << k.Name() << "\n" << text;
+      Status s = SameNumbers(f, lowered);
+      EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString() << "\n" << text;
+    }
   }
 }
 
