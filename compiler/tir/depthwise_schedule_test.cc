@@ -290,11 +290,11 @@ TEST(DepthwiseScheduleTest, DirectKernelTakesWideColumnStride2Planes) {
     PrimFunc s = ScheduleStridedDepthwise(f);
     ASSERT_NE(s, f) << k.Name();
     EXPECT_FALSE(HasBuffer(s, "data_phases")) << Print(s);
-    // The first column: in the first vector, its taps from a copy of the
-    // rows' first 32 columns behind the padding's zeros, where a row has
-    // more than one tile (2 vectors); else scalar (edge_acc).
-    EXPECT_EQ(HasBuffer(s, "data_left"), k.w > 64) << Print(s);
-    EXPECT_EQ(HasBuffer(s, "edge_acc"), k.w <= 64) << Print(s);
+    // The first column (padding 1): in the first vector, its kx = 0 taps
+    // shifted in from a second accumulator; no copy, no scalar column.
+    EXPECT_TRUE(HasBuffer(s, "acc_shifted")) << Print(s);
+    EXPECT_FALSE(HasBuffer(s, "data_left")) << Print(s);
+    EXPECT_FALSE(HasBuffer(s, "edge_acc")) << Print(s);
     // The taps read the input with stride 2.
     EXPECT_NE(Print(s).find("jj * 2 + "), std::string::npos) << Print(s);
     // depthwise.direct 1: the band kernel (where its band fits) or none.
@@ -314,7 +314,7 @@ TEST(DepthwiseScheduleTest, DirectKernelTakesWideColumnStride2Planes) {
 
 TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
   std::vector<Case> cases = {
-      {1, 3, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1},               // 28^2 out: vectors at 1 and 12
+      {1, 3, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1},               // 28^2 out: vectors at 0 and 12
       {2, 3, 57, 45, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},       // odd sizes: a last row and column outside
       {1, 2, 40, 38, 3, 3, 2, 2, 0, 0, 0, 0, "hardswish"},  // no padding: no edge column
       {1, 2, 21, 37, 3, 3, 2, 2, 0, 1, 1, 0},               // asymmetric padding
@@ -324,6 +324,7 @@ TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
       {1, 2, 4, 40, 3, 3, 2, 2, 1, 1, 1, 1},                // two rows: both outside the inside rows
       {2, 3, 13, 34, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},       // 17 columns: the fewest the kernel takes
       {1, 2, 15, 67, 3, 3, 2, 2, 2, 1, 2, 2, "hardswish"},  // 34 columns: the right edge scalar
+      {1, 2, 12, 112, 3, 3, 2, 2, 2, 2, 2, 2, "silu"},      // padding 2, four vectors: the edge copy
   };
   // depthwise.rows, .cols.
   std::vector<std::vector<int64_t>> knobs = {{0, 0}, {1, 1}, {3, 2}, {8, 4}};
@@ -334,13 +335,18 @@ TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
       if (kv[0]) kn.values["depthwise.rows"] = kv[0];
       if (kv[1]) kn.values["depthwise.cols"] = kv[1];
       PrimFunc lowered = Lower(f, kn);
-      // The left edge columns in the first vector (its taps from the
-      // buffer data_left) where a row has more than one tile of vectors.
+      // The left edge column shifted into the first vector (3 columns,
+      // stride 2, padding 1), else the left edge columns in the first
+      // vector (its taps from the buffer data_left) where a row has more
+      // than one tile of vectors, else scalar.
       int64_t xa = (k.pl + k.sw - 1) / k.sw, xb = std::min(k.Wo(), (k.w - k.kw + k.pl) / k.sw + 1);
       int64_t vectors = (xb - xa + 15) / 16, cols = std::min<int64_t>(vectors, kv[1] ? kv[1] : 2);
-      bool left = k.pl > 0 && vectors > cols;
+      bool shifted = k.pl == 1 && k.sw == 2 && k.kw == 3;
+      bool left = !shifted && k.pl > 0 && vectors > cols;
+      ASSERT_EQ(HasBuffer(lowered, "acc_shifted"), shifted) << k.Name() << "\n" << Print(lowered);
       ASSERT_EQ(HasBuffer(lowered, "data_left"), left) << k.Name() << "\n" << Print(lowered);
-      ASSERT_TRUE(HasBuffer(lowered, "edge_acc") || left || k.pl == 0) << k.Name() << "\n" << Print(lowered);
+      ASSERT_TRUE(HasBuffer(lowered, "edge_acc") || left || shifted || k.pl == 0) << k.Name() << "\n"
+                                                                                    << Print(lowered);
       ASSERT_FALSE(HasBuffer(lowered, "data_phases")) << k.Name() << "\n" << Print(lowered);
       Status s = SameNumbers(f, lowered);
       EXPECT_TRUE(s.ok()) << k.Name() << " knobs " << kv[0] << " " << kv[1] << ": " << s.ToString() << "\n"
