@@ -183,10 +183,12 @@ TEST(ConvScheduleNumbersTest, Depthwise) {
     // The phase planes of depthwise_schedule.h (every strided case, and
     // at stride 1 the 7 x 7 and 6 x 5 planes as one flat run), or its
     // direct kernel (depthwise_direct.h: 56 columns at stride 2, its edge
-    // column's accumulator), or its channel-block kernel
+    // column's accumulator, or with padding 1 the first vector's shifted
+    // one), or its channel-block kernel
     // (depthwise_channel_block.h: 16+ channels on small planes, the 7 x 7
     // one of 40), or the conv schedule's band, never two.
-    bool dw = Allocates(census, "_phases") || Allocates(census, "edge_acc") || Allocates(census, "_cmajor");
+    bool dw = Allocates(census, "_phases") || Allocates(census, "edge_acc") || Allocates(census, "acc_shifted") ||
+              Allocates(census, "_cmajor");
     EXPECT_NE(Allocates(census, "_band"), dw) << k.Name();
     if (StridedDepthwise(k) || k.Wo() < 8) EXPECT_TRUE(dw) << k.Name();
     CheckConv(k, 1);

@@ -58,6 +58,14 @@ bool LeftEdgeInVector(const ConvNest& cv, int64_t xa) {
          2 * kLanes <= cv.w;
 }
 
+// Whether the first vector (columns 0..15) takes the left edge column by
+// shifting its kx = 0 taps (ShiftedLeftEdge in Kernel::Tile): 3-wide windows
+// of column stride 2 and left padding 1, where tap 0 of column j reads input
+// column 2j - 1, tap 2's column of j - 1. Column 0's tap 0 is the padding.
+bool ShiftedLeftEdge(const ConvNest& cv, int64_t xa) {
+  return xa == 1 && cv.pl == 1 && cv.sw == 2 && cv.kw == 3 && 2 * kLanes <= cv.w;
+}
+
 class Kernel {
  public:
   Kernel(const ConvNest& cv, const ScheduleKnobs& knobs) : cv_(cv) {
@@ -75,7 +83,12 @@ class Kernel {
     // to hide it: 64 and 144 ch 56^2 -> 28^2 took 1.18x and 1.21x the
     // scalar edge's CPU time (SiLU 1.31x).
     left_ = LeftEdgeInVector(cv_, xa_) && static_cast<int64_t>(starts_.size()) > cols_;
-    if (left_) {
+    // 3x3/2 with padding 1 shifts the edge column in instead, one tile a
+    // row or several (no copy, and a third fewer of the first vector's
+    // stride-2 loads; ShiftedLeftEdge).
+    shift_ = ShiftedLeftEdge(cv_, xa_);
+    if (shift_) left_ = false;
+    if (left_ || shift_) {
       starts_.clear();
       for (int64_t x = 0; x < xb_; x += kLanes) starts_.push_back(std::min(x, xb_ - kLanes));
     }
@@ -141,7 +154,7 @@ class Kernel {
     }
     parts.insert(parts.end(), first.begin(), first.end());
     std::vector<int64_t> edges;
-    for (int64_t x = 0; x < (left_ ? 0 : xa_); ++x) edges.push_back(x);
+    for (int64_t x = 0; x < (left_ || shift_ ? 0 : xa_); ++x) edges.push_back(x);
     for (int64_t x = xb_; x < cv_.wo; ++x) edges.push_back(x);
     if (!edges.empty()) parts.push_back(Edges(y0, rows, edges, fixed));
     return Seq(parts);
@@ -184,6 +197,18 @@ class Kernel {
     steps.push_back(grid("_init", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) {
       return Store(acc, FloatImm(f32, 0), {ii, I64(k * kLanes) + jj});
     }));
+    // The vector at column 0 with the edge column shifted in: its kx = 0
+    // taps (input column 2j - 1) are kx = 2's loads (column 2j + 1) into
+    // `shifted`, added one lane up at the end (lane 0 gets the padding's 0).
+    bool shifted_vector = shift_ && xs[0] == 0;
+    Buffer shifted;
+    if (shifted_vector) {
+      shifted = nest::Float32Buffer("acc_shifted", {I64(rows), I64(kLanes)}, "local");
+      Var ii = MakeVar("ii_sinit"), jj = MakeVar("jj_sinit");
+      steps.push_back(MakeFor(ii, I64(rows), ForKind::kUnrolled,
+                              MakeFor(jj, I64(kLanes), ForKind::kVectorized,
+                                      Store(shifted, FloatImm(f32, 0), {PrimExpr(ii), PrimExpr(jj)}))));
+    }
     // By input row, then tap column: each stride-2 load feeds the FMAs of
     // every output row that reads it next to it (by tap row, the rows a
     // 5x5 tile shares were loaded long before their second use, and LLVM
@@ -195,8 +220,16 @@ class Kernel {
           if (ky < 0 || ky >= cv_.kh || !RowInside(fixed, ky)) continue;
           for (int64_t k = 0; k < cols; ++k) {
             Var jj = MakeVar("jj");
-            PrimExpr ix = PrimExpr(jj) * I64(cv_.sw) + I64(xs[k] * cv_.sw + kx - cv_.pl);
+            bool shift = shifted_vector && k == 0 && kx == 0;
+            int64_t col = shift ? kx + cv_.sw : kx;
+            PrimExpr ix = PrimExpr(jj) * I64(cv_.sw) + I64(xs[k] * cv_.sw + col - cv_.pl);
             std::vector<PrimExpr> at = {I64(ii), I64(k * kLanes) + PrimExpr(jj)};
+            if (shift) {
+              std::vector<PrimExpr> sat = {I64(ii), PrimExpr(jj)};
+              steps.push_back(MakeFor(jj, I64(kLanes), ForKind::kVectorized,
+                                      Store(shifted, Fma(W(ky, kx), X(y0 + I64(ii), ky, ix), Load(shifted, sat)), sat)));
+              continue;
+            }
             PrimExpr x = X(y0 + I64(ii), ky, ix);
             // The first vector of a left edge reads the edge buffer's row r
             // (column c of the input at r * pitch + 16 + c, the padding's
@@ -208,10 +241,19 @@ class Kernel {
         }
       }
     }
+    if (shifted_vector) {
+      Var ii = MakeVar("ii_shift"), jj = MakeVar("jj_shift");
+      std::vector<PrimExpr> at = {PrimExpr(ii), I64(1) + PrimExpr(jj)};
+      steps.push_back(MakeFor(
+          ii, I64(rows), ForKind::kUnrolled,
+          MakeFor(jj, I64(kLanes - 1), ForKind::kVectorized,
+                  Store(acc, Load(acc, at) + Load(shifted, {PrimExpr(ii), PrimExpr(jj)}), at))));
+    }
     steps.push_back(grid("_out", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) {
       return Store(cv_.out, Load(acc, {ii, I64(k * kLanes) + jj}), {n_, o_, y0 + ii, I64(xs[k]) + jj});
     }));
-    return std::make_shared<AllocateNode>(acc, Seq(steps));
+    Stmt body = std::make_shared<AllocateNode>(acc, Seq(steps));
+    return shifted_vector ? std::make_shared<AllocateNode>(shifted, body) : body;
   }
 
   // Rows [y0, y0 + rows) x the edge columns `xs`, one by one, each with the
@@ -242,6 +284,7 @@ class Kernel {
   const ConvNest& cv_;
   int64_t xa_ = 0, xb_ = 0, ya_ = 0, yb_ = 0, rows_ = 4, cols_ = 2;
   bool left_ = false;       // the left edge columns in the first vector
+  bool shift_ = false;      // the left edge column in the first vector, its kx = 0 taps shifted
   int64_t edge_rows_ = 0;   // rows of the edge buffer (a tile's input rows)
   Buffer edge_;             // the tile's input rows' first columns, zeros before them
   std::vector<int64_t> starts_;  // the first column of each inside vector

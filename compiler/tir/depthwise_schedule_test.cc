@@ -34,7 +34,7 @@ using testing::SameNumbers;
 
 struct Case {
   int64_t n, c, h, w, kh, kw, sh, sw, pt, pl, pb, pr;
-  std::string epilogue = "none";  // none | silu | hardswish | relu6
+  std::string epilogue = "none";  // none | silu | hardswish | hardswish_onnx | relu6
   int64_t groups = -1;            // -1: depthwise (c groups)
   int64_t Ho() const { return (h + pt + pb - kh) / sh + 1; }
   int64_t Wo() const { return (w + pl + pr - kw) / sw + 1; }
@@ -98,6 +98,12 @@ std::string Func(const Case& k) {
   }
   if (k.epilogue == "hardswish")
     value = x + " * T.min(T.max(" + x + " + T.float32(3), T.float32(0)), T.float32(6)) / T.float32(6)";
+  // As the ONNX importer writes HardSwish (alpha 1/6, beta 1/2), legalized:
+  // its input read at the loop variables, batch included.
+  if (k.epilogue == "hardswish_onnx") {
+    std::string a = "biased[v0, v1, v2, v3]";
+    value = a + " * T.min(T.max(" + a + " * T.float32(0.16666666666666666) + T.float32(0.5), T.float32(0)), T.float32(1))";
+  }
   if (k.epilogue == "relu6") value = "T.min(T.max(" + x + ", T.float32(0)), T.float32(6))";
   s += grid + "        with T.block(\"act\"):\n" + remap + "            out[v0, v1, v2, v3] = " + value + "\n";
   return s;
@@ -224,6 +230,30 @@ TEST(DepthwiseScheduleTest, EpilogueIsStoredByTheTiles) {
   }
 }
 
+TEST(DepthwiseScheduleTest, EpilogueReadingItsInputTwiceIsStoredByWidePlanesToo) {
+  // The direct kernel (56^2 -> 28^2) and the band kernel whose row vectors
+  // spill into the next row (28^2 -> 14^2): the row schedule used to fuse
+  // the bias add's loop with hard-swish's into one loop, the sum in a
+  // one-element temporary that neither inlined into the tiles' stores nor
+  // vectorized (a scalar pass over the output after the kernel).
+  for (const char* epi : {"hardswish_onnx", "hardswish", "silu"}) {
+    for (int64_t size : {56, 28}) {
+      Case k{1, 16, size, size, 3, 3, 2, 2, 1, 1, 1, 1, epi};
+      PrimFunc f = ParseFunc(Func(k), "dw");
+      PrimFunc lowered = Lower(f);
+      std::string text = Print(lowered);
+      const Stmt* body = &lowered->body;
+      while (const auto* a = As<AllocateNode>(*body)) body = &a->body;
+      const auto* loop = As<ForNode>(*body);
+      ASSERT_NE(loop, nullptr) << k.Name() << "\n" << text;
+      EXPECT_EQ(loop->for_kind, ForKind::kParallel) << text;
+      EXPECT_EQ(text.find("T.decl_buffer((1,), \"float32\")"), std::string::npos) << k.Name() << "\n" << text;
+      Status s = SameNumbers(f, lowered);
+      EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString() << "\n" << text;
+    }
+  }
+}
+
 TEST(DepthwiseScheduleTest, PlanesTooBigForL1TakeTheBandedKernelByTheKnob) {
   // Bands over 32 KiB: 100^2 at stride 1 (with depthwise.unit_stride 1),
   // 150 x 90 -> 75 x 45 at stride 2; odd channels, a batch of two, 5x5,
@@ -260,11 +290,11 @@ TEST(DepthwiseScheduleTest, DirectKernelTakesWideColumnStride2Planes) {
     PrimFunc s = ScheduleStridedDepthwise(f);
     ASSERT_NE(s, f) << k.Name();
     EXPECT_FALSE(HasBuffer(s, "data_phases")) << Print(s);
-    // The first column: in the first vector, its taps from a copy of the
-    // rows' first 32 columns behind the padding's zeros, where a row has
-    // more than one tile (2 vectors); else scalar (edge_acc).
-    EXPECT_EQ(HasBuffer(s, "data_left"), k.w > 64) << Print(s);
-    EXPECT_EQ(HasBuffer(s, "edge_acc"), k.w <= 64) << Print(s);
+    // The first column (padding 1): in the first vector, its kx = 0 taps
+    // shifted in from a second accumulator; no copy, no scalar column.
+    EXPECT_TRUE(HasBuffer(s, "acc_shifted")) << Print(s);
+    EXPECT_FALSE(HasBuffer(s, "data_left")) << Print(s);
+    EXPECT_FALSE(HasBuffer(s, "edge_acc")) << Print(s);
     // The taps read the input with stride 2.
     EXPECT_NE(Print(s).find("jj * 2 + "), std::string::npos) << Print(s);
     // depthwise.direct 1: the band kernel (where its band fits) or none.
@@ -284,7 +314,7 @@ TEST(DepthwiseScheduleTest, DirectKernelTakesWideColumnStride2Planes) {
 
 TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
   std::vector<Case> cases = {
-      {1, 3, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1},               // 28^2 out: vectors at 1 and 12
+      {1, 3, 56, 56, 3, 3, 2, 2, 1, 1, 1, 1},               // 28^2 out: vectors at 0 and 12
       {2, 3, 57, 45, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},       // odd sizes: a last row and column outside
       {1, 2, 40, 38, 3, 3, 2, 2, 0, 0, 0, 0, "hardswish"},  // no padding: no edge column
       {1, 2, 21, 37, 3, 3, 2, 2, 0, 1, 1, 0},               // asymmetric padding
@@ -294,6 +324,7 @@ TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
       {1, 2, 4, 40, 3, 3, 2, 2, 1, 1, 1, 1},                // two rows: both outside the inside rows
       {2, 3, 13, 34, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},       // 17 columns: the fewest the kernel takes
       {1, 2, 15, 67, 3, 3, 2, 2, 2, 1, 2, 2, "hardswish"},  // 34 columns: the right edge scalar
+      {1, 2, 12, 112, 3, 3, 2, 2, 2, 2, 2, 2, "silu"},      // padding 2, four vectors: the edge copy
   };
   // depthwise.rows, .cols.
   std::vector<std::vector<int64_t>> knobs = {{0, 0}, {1, 1}, {3, 2}, {8, 4}};
@@ -304,13 +335,18 @@ TEST(DepthwiseScheduleTest, DirectKernelNumbers) {
       if (kv[0]) kn.values["depthwise.rows"] = kv[0];
       if (kv[1]) kn.values["depthwise.cols"] = kv[1];
       PrimFunc lowered = Lower(f, kn);
-      // The left edge columns in the first vector (its taps from the
-      // buffer data_left) where a row has more than one tile of vectors.
+      // The left edge column shifted into the first vector (3 columns,
+      // stride 2, padding 1), else the left edge columns in the first
+      // vector (its taps from the buffer data_left) where a row has more
+      // than one tile of vectors, else scalar.
       int64_t xa = (k.pl + k.sw - 1) / k.sw, xb = std::min(k.Wo(), (k.w - k.kw + k.pl) / k.sw + 1);
       int64_t vectors = (xb - xa + 15) / 16, cols = std::min<int64_t>(vectors, kv[1] ? kv[1] : 2);
-      bool left = k.pl > 0 && vectors > cols;
+      bool shifted = k.pl == 1 && k.sw == 2 && k.kw == 3;
+      bool left = !shifted && k.pl > 0 && vectors > cols;
+      ASSERT_EQ(HasBuffer(lowered, "acc_shifted"), shifted) << k.Name() << "\n" << Print(lowered);
       ASSERT_EQ(HasBuffer(lowered, "data_left"), left) << k.Name() << "\n" << Print(lowered);
-      ASSERT_TRUE(HasBuffer(lowered, "edge_acc") || left || k.pl == 0) << k.Name() << "\n" << Print(lowered);
+      ASSERT_TRUE(HasBuffer(lowered, "edge_acc") || left || shifted || k.pl == 0) << k.Name() << "\n"
+                                                                                    << Print(lowered);
       ASSERT_FALSE(HasBuffer(lowered, "data_phases")) << k.Name() << "\n" << Print(lowered);
       Status s = SameNumbers(f, lowered);
       EXPECT_TRUE(s.ok()) << k.Name() << " knobs " << kv[0] << " " << kv[1] << ": " << s.ToString() << "\n"
