@@ -59,6 +59,9 @@ bool ComputableAtEntry(const ir::PrimExpr& e, const std::set<const ir::VarNode*>
   switch (e->kind()) {
     case ir::TirKind::kAdd: case ir::TirKind::kSub: case ir::TirKind::kMul:
     case ir::TirKind::kMin: case ir::TirKind::kMax:
+    // Comparisons and logic (an If's shape condition) give 0 or 1.
+    case ir::TirKind::kEQ: case ir::TirKind::kNE: case ir::TirKind::kLT: case ir::TirKind::kLE:
+    case ir::TirKind::kGT: case ir::TirKind::kGE: case ir::TirKind::kAnd: case ir::TirKind::kOr:
       break;
     case ir::TirKind::kFloorDiv: case ir::TirKind::kFloorMod: {
       auto c = arith::AsConstInt(static_cast<const ir::BinaryNode*>(e.get())->b);
@@ -130,8 +133,26 @@ class LifetimeAnalysis {
       case ir::ExprKind::kIf: {
         const auto& i = static_cast<const ir::IfExpr&>(*e);
         Visit(i.cond, "");
+        // A boolean shape condition (R.prim_value) says which branch runs:
+        // the tensors written in a branch exist only when its guard is 1.
+        // Another condition leaves the enclosing guard as it is.
+        const auto* pv = ir::ExprAs<ir::PrimValueExpr>(i.cond);
+        ir::PrimExpr outer = guard_;
+        ir::PrimExpr one = ir::IntImm(DType::Int64(), 1);
+        ir::PrimExpr then_guard = outer, else_guard = outer;
+        if (pv != nullptr && pv->value.defined() && pv->value.dtype() == DType::Bool()) {
+          then_guard = pv->value;
+          else_guard = ir::MakeBinary(ir::TirKind::kSub, one, pv->value);
+          if (outer.defined()) {
+            then_guard = ir::MakeBinary(ir::TirKind::kMul, outer, then_guard);
+            else_guard = ir::MakeBinary(ir::TirKind::kMul, outer, else_guard);
+          }
+        }
+        guard_ = then_guard;
         TensorSet t = Visit(i.then_branch, "");
+        guard_ = else_guard;
         TensorSet f = Visit(i.else_branch, "");
+        guard_ = outer;
         ++pos_;  // the copy of the branch result
         t.insert(f.begin(), f.end());
         Use(t);
@@ -168,6 +189,7 @@ class LifetimeAnalysis {
       t.output = static_cast<int>(k);
       t.name = call.sinfo_args.size() == 1 ? bound_name : "";
       t.def = t.last_use = pos_;
+      t.guard = guard_;
       // A call node reached twice (a shared subtree) would need two places.
       t.escapes = seen || !SetBytes(call.sinfo_args[k], &t);
       outs.insert(plan_->tensors.size());
@@ -191,6 +213,9 @@ class LifetimeAnalysis {
 
   FunctionPlan* plan_;
   size_t pos_ = 0;
+  // 0 or 1: whether the bindings being visited run (a product of enclosing
+  // If shape conditions); undefined: always, or not known from shapes.
+  ir::PrimExpr guard_;
   std::map<const ir::ExprNode*, TensorSet> aliases_;
   std::set<const ir::CallExpr*> seen_calls_;
 };
@@ -256,8 +281,8 @@ Result<FunctionPlan> PlanFunction(const std::string& name, const ir::Function& f
   bool unbounded = false;
   for (size_t i = 0; i < plan.tensors.size(); ++i) unbounded = unbounded || (!plan.tensors[i].escapes && max_bytes[i] < 0);
   std::vector<size_t> call_time;
+  std::set<const ir::VarNode*> entry = EntryVars(f);
   if (options.call_time_arena && unbounded) {
-    std::set<const ir::VarNode*> entry = EntryVars(f);
     for (size_t i = 0; i < plan.tensors.size(); ++i) {
       if (!plan.tensors[i].escapes && ComputableAtEntry(plan.tensors[i].bytes, entry)) call_time.push_back(i);
     }
@@ -306,6 +331,12 @@ Result<FunctionPlan> PlanFunction(const std::string& name, const ir::Function& f
       t.arena_index = static_cast<int>(k);
       t.offset = 0;
       t.slot_bytes = -1;
+      // A tensor of an If branch whose shape condition the arguments
+      // determine takes bytes only in calls that run that branch: the two
+      // branches of an If then lay out as if the other did not exist.
+      t.arena_bytes = t.bytes;
+      if (t.guard.defined() && ComputableAtEntry(t.guard, entry))
+        t.arena_bytes = ir::MakeBinary(ir::TirKind::kMul, t.bytes, t.guard);
       // Each offset is aligned: the sum of the rounded-up sizes bounds the layout.
       ir::PrimExpr rounded = ir::MakeBinary(
           ir::TirKind::kMul,

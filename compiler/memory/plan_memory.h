@@ -21,7 +21,12 @@
 // (then-branch before else-branch); a tensor lives from the binding that
 // writes it to the last one that reads it or an alias of it (closed interval).
 // Only one branch of an if/else runs, so numbering them one after the other
-// is conservative and sound.
+// is conservative and sound. In a call-time arena (below), a tensor written
+// in a branch of an If on a boolean shape condition (R.prim_value, e.g. the
+// Winograd-or-direct choice, transform/winograd_choice.h) that the arguments
+// determine is laid out with bytes * guard (the product of the enclosing
+// branches' conditions, 1 - cond in an else branch): 0 bytes in calls that
+// take the other branch, so a call's arena holds the branch it runs only.
 //
 // Storage. Variables get the bounds [0, upper bound]; upper bounds come from
 // the function attribute `tir_var_upper_bound` ({"n": 128}) and from
@@ -93,6 +98,13 @@ struct PlannedTensor {
   uint64_t offset = 0;                 // byte offset in the storage (multiple of 64)
   int64_t slot_bytes = -1;             // static: bytes reserved at offset; -1: the whole storage
   int arena_index = -1;                // in a call-time arena: its place in PlannedStorage::members
+  // 0 or 1 at run time: whether the binding writing it runs (the product of
+  // the shape conditions of the If branches it is in); undefined: always.
+  ir::PrimExpr guard;
+  // In a call-time arena: the bytes its layout reserves, `bytes * guard`
+  // when the arguments determine the guard (0 in calls that skip its
+  // branch), else `bytes`.
+  ir::PrimExpr arena_bytes;
 };
 
 struct PlannedStorage {

@@ -375,6 +375,100 @@ class Module:
   EXPECT_EQ(p->functions[0].storages[0].static_bytes, 192u);
 }
 
+// An If on a shape condition (the Winograd-or-direct choice): a call runs
+// one branch, so each branch's tensors are laid out with bytes * guard, 0
+// in calls that take the other branch; tensors outside keep their size.
+constexpr const char* kShapeIf = R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        a = R.add(x, x)
+        if R.prim_value(n >= 8):
+            b = R.multiply(a, a)
+            c = R.add(b, a)
+            y: R.Tensor(("n", 4), dtype="float32") = R.add(b, c)
+        else:
+            y: R.Tensor(("n", 4), dtype="float32") = R.nn.relu(a)
+        w = R.add(y, x)
+        return w
+)";
+
+TEST(PlanMemory, TensorsOfAShapeIfBranchTakeBytesOnlyWhenItRuns) {
+  Result<ModulePlan> p = Plan(kShapeIf);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const FunctionPlan& f = p->functions[0];
+  ASSERT_EQ(f.storages.size(), 1u);
+  ASSERT_TRUE(f.storages[0].call_time);
+  ASSERT_EQ(f.tensors.size(), 6u);  // a, b, c, then-result, else-result, w
+  EXPECT_FALSE(f.tensors[0].guard.defined());
+  EXPECT_EQ(Bytes(f.tensors[0].arena_bytes), "n * 16");
+  for (size_t i : {1, 2, 3}) {
+    EXPECT_EQ(Bytes(f.tensors[i].guard), "n >= 8") << i;
+    EXPECT_EQ(Bytes(f.tensors[i].arena_bytes), "n * 16 * (n >= 8)") << i;
+  }
+  EXPECT_EQ(Bytes(f.tensors[4].arena_bytes), "n * 16 * (1 - (n >= 8))");
+  EXPECT_TRUE(f.tensors[5].escapes);
+  // The peak stays the sum of every member's size: a bound for either branch.
+  EXPECT_EQ(f.storages[0].members, (std::vector<size_t>{0, 1, 2, 3, 4}));
+}
+
+TEST(PlanMemory, AnIfOnATensorConditionKeepsFullSizes) {
+  // Before the shape guard: every tensor of a branch took its bytes in every
+  // call. A tensor condition is not known when the arena is laid out, so
+  // that stays.
+  Result<ModulePlan> p = Plan(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(c: R.Tensor((), dtype="bool"), x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        if c:
+            y: R.Tensor(("n", 4), dtype="float32") = R.multiply(x, x)
+        else:
+            y: R.Tensor(("n", 4), dtype="float32") = R.nn.relu(x)
+        w = R.add(y, x)
+        return w
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const FunctionPlan& f = p->functions[0];
+  ASSERT_EQ(f.tensors.size(), 3u);
+  for (size_t i : {0, 1}) {
+    EXPECT_FALSE(f.tensors[i].guard.defined()) << i;
+    EXPECT_EQ(Bytes(f.tensors[i].arena_bytes), "n * 16") << i;
+  }
+}
+
+TEST(PlanMemory, NestedIfsMultiplyTheirShapeGuards) {
+  // A tensor-condition If inside a shape If keeps the outer guard; a shape
+  // If inside that multiplies it.
+  Result<ModulePlan> p = Plan(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(c: R.Tensor((), dtype="bool"), x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        if R.prim_value(n >= 8):
+            if c:
+                if R.prim_value(n < 16):
+                    y: R.Tensor(("n", 4), dtype="float32") = R.multiply(x, x)
+                else:
+                    y: R.Tensor(("n", 4), dtype="float32") = R.add(x, x)
+            else:
+                y: R.Tensor(("n", 4), dtype="float32") = R.nn.relu(x)
+        else:
+            y: R.Tensor(("n", 4), dtype="float32") = R.subtract(x, x)
+        w = R.add(y, x)
+        return w
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  const FunctionPlan& f = p->functions[0];
+  ASSERT_EQ(f.tensors.size(), 5u);
+  EXPECT_EQ(Bytes(f.tensors[0].guard), "(n >= 8) * (n < 16)");
+  EXPECT_EQ(Bytes(f.tensors[1].guard), "(n >= 8) * (1 - (n < 16))");
+  EXPECT_EQ(Bytes(f.tensors[2].guard), "n >= 8");
+  EXPECT_EQ(Bytes(f.tensors[3].guard), "1 - (n >= 8)");
+  EXPECT_FALSE(f.tensors[4].guard.defined());
+}
+
 TEST(PlanMemory, IfResultReturnedEscapes) {
   Result<ModulePlan> p = Plan(R"(@I.ir_module
 class Module:

@@ -334,7 +334,7 @@ class FunctionCodegen {
       if (!storage.call_time) continue;
       if (arena_storage_ >= 0) return Internal(name_ + ": the memory plan has two call-time arenas");
       for (size_t m : storage.members) {
-        const ir::PrimExpr& bytes = plan_->tensors[m].bytes;
+        const ir::PrimExpr& bytes = plan_->tensors[m].arena_bytes;  // 0 in calls skipping its If branch
         if (!IsComputable(bytes) || !Hoistable(bytes)) {
           return Internal(name_ + ": the memory plan lays out a tensor of " + DimString(bytes) +
                           " bytes at call time, but the arguments do not determine its size");
