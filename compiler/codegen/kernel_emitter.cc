@@ -216,12 +216,21 @@ void KernelEmitter::For(const ForNode* op) {
   if (op->for_kind == ForKind::kVectorized) {
     // Loops with stride-2 loads qualify wherever they are (vector_loop.h).
     const auto* n = op->extent.as<IntImmNode>();
-    bool strided = false;
-    if (n != nullptr && n->value > 0 && n->value <= kMaxExplicitVectorLanes &&
-        codegen::EmitsAsVectors(op->body, op->loop_var.get(), &strided) &&
-        (strided || unrolled_depth_ > 0 || OnlyStackBuffers(op->body) ||
-         (mc_.target.masked_vectors && n->value % 16 > 8 && !TouchesBfloat16(op->body)))) {
-      return VectorLoop(op->loop_var, begin, n->value, op->body);
+    bool strided = false, repeated = false;
+    if (n != nullptr && n->value > 0 && codegen::EmitsAsVectors(op->body, op->loop_var.get(), &strided, &repeated)) {
+      // Loads that repeat elements (vector_loop.h's RepeatFactor) qualify at
+      // any extent, chunks starting at multiples of 16 from a start that is
+      // one too; their lanes are one contiguous load and one shuffle.
+      const auto* min = op->min.as<IntImmNode>();
+      if (repeated && !(min != nullptr && min->value % 16 == 0)) {
+        // The chunks' loads would not start at a multiple of k: leave it to LLVM.
+      } else if (repeated && n->value > kMaxExplicitVectorLanes) {
+        return ChunkedVectorLoop(op->loop_var, begin, n->value, op->body);
+      } else if (n->value <= kMaxExplicitVectorLanes &&
+                 (strided || repeated || unrolled_depth_ > 0 || OnlyStackBuffers(op->body) ||
+                  (mc_.target.masked_vectors && n->value % 16 > 8 && !TouchesBfloat16(op->body)))) {
+        return VectorLoop(op->loop_var, begin, n->value, op->body);
+      }
     }
   }
   llvm::Value* end = b_.CreateAdd(begin, Index(op->extent));
@@ -282,6 +291,35 @@ void KernelEmitter::VectorLoop(const Var& var, llvm::Value* begin, int64_t exten
     Unbind(var.get());
   }
   vector_used_lanes_ = 0;
+}
+
+// A vectorized loop longer than the explicit vectors' limit: a loop over
+// chunks of 16 lanes, then the rest, each as VectorLoop emits it.
+void KernelEmitter::ChunkedVectorLoop(const Var& var, llvm::Value* begin, int64_t extent, const ir::Stmt& body) {
+  llvm::Type* ty = RegTypeOrFail(var->dtype);
+  if (!ty->isIntegerTy()) {
+    Unsupported("loop variable " + var->name + " is not an integer");
+    return;
+  }
+  begin = b_.CreateSExtOrTrunc(begin, ty);
+  const int64_t whole = extent / 16;
+  llvm::BasicBlock* pre = b_.GetInsertBlock();
+  auto* header = llvm::BasicBlock::Create(ctx_, "chunks." + var->name, st_.fn);
+  auto* body_bb = llvm::BasicBlock::Create(ctx_, "chunks." + var->name + ".body", st_.fn);
+  auto* exit = llvm::BasicBlock::Create(ctx_, "chunks." + var->name + ".end", st_.fn);
+  b_.CreateBr(header);
+  b_.SetInsertPoint(header);
+  auto* q = b_.CreatePHI(ty, 2, var->name + ".chunk");
+  q->addIncoming(llvm::ConstantInt::get(ty, 0), pre);
+  b_.CreateCondBr(b_.CreateICmpSLT(q, llvm::ConstantInt::get(ty, whole)), body_bb, exit);
+  b_.SetInsertPoint(body_bb);
+  VectorLoop(var, b_.CreateAdd(begin, b_.CreateMul(q, llvm::ConstantInt::get(ty, 16), "", false, true), "", false, true),
+             16, body);
+  q->addIncoming(b_.CreateAdd(q, llvm::ConstantInt::get(ty, 1), "", false, true), b_.GetInsertBlock());
+  b_.CreateBr(header);
+  b_.SetInsertPoint(exit);
+  if (extent % 16 != 0)
+    VectorLoop(var, b_.CreateAdd(begin, llvm::ConstantInt::get(ty, whole * 16), "", false, true), extent % 16, body);
 }
 
 // The first vector_used_lanes_ lanes of a mask of `lanes`.

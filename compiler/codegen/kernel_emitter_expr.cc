@@ -500,6 +500,17 @@ llvm::Value* KernelEmitter::VectorExpr(const PrimExpr& e, const VarNode* var, un
   switch (e->kind()) {
     case TirKind::kBufferLoad: {
       const auto* l = e.as<BufferLoadNode>();
+      if (int64_t k = codegen::RepeatFactor(l->buffer, l->indices, var); k != 0) {
+        // Lane i reads element i / k from lane 0's (vector_loop.h): the
+        // used lanes' elements, contiguous, then each repeated k times.
+        unsigned used = vector_used_lanes_ != 0 && vector_used_lanes_ < lanes ? vector_used_lanes_ : lanes;
+        unsigned narrow = static_cast<unsigned>((used + k - 1) / k);
+        llvm::Value* src = b_.CreateAlignedLoad(llvm::FixedVectorType::get(b_.getFloatTy(), narrow),
+                                                Address(l->buffer, l->indices), llvm::Align(4));
+        std::vector<int> rep(lanes, -1);
+        for (unsigned i = 0; i < used; ++i) rep[i] = static_cast<int>(i / k);
+        return b_.CreateShuffleVector(src, rep);
+      }
       std::optional<int64_t> stride = codegen::FlatCoefficient(l->buffer, l->indices, var);
       if (stride && *stride == codegen::kMaxLoadStride) {
         // Lanes 0, 2, ..., 2(lanes - 1) of the elements from lane 0's address

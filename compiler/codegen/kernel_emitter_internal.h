@@ -427,6 +427,7 @@ class KernelEmitter {
   void Loop(const Var& var, llvm::Value* begin, llvm::Value* end, ForKind kind, const ir::Stmt& body,
             bool run_time_extent = false);
   void VectorLoop(const Var& var, llvm::Value* begin, int64_t extent, const ir::Stmt& body);
+  void ChunkedVectorLoop(const Var& var, llvm::Value* begin, int64_t extent, const ir::Stmt& body);
   bool OnlyStackBuffers(const ir::Stmt& body) const;
   llvm::Value* VectorExpr(const PrimExpr& e, const VarNode* var, unsigned lanes);
   // A vector of `lanes` elements of `elem` at `addr`, and a store of one, of

@@ -47,6 +47,29 @@ std::optional<int64_t> Coefficient(const PrimExpr& e, const VarNode* var) {
   }
 }
 
+// Whether `e` minus `var` is a multiple of k by its structure: constants
+// that are, and products with such a constant factor free of `var`.
+bool MultipleBesidesVar(const PrimExpr& e, const VarNode* var, int64_t k) {
+  if (e.get() == var) return true;
+  if (const int64_t* c = tir::nest::ConstInt(e)) return *c % k == 0;
+  switch (e->kind()) {
+    case TirKind::kAdd:
+    case TirKind::kSub: {
+      const auto* b = static_cast<const BinaryNode*>(e.get());
+      return MultipleBesidesVar(b->a, var, k) && MultipleBesidesVar(b->b, var, k);
+    }
+    case TirKind::kMul: {
+      if (UsesVar(e, var)) return false;
+      const auto* b = static_cast<const BinaryNode*>(e.get());
+      const int64_t* ca = tir::nest::ConstInt(b->a);
+      const int64_t* cb = tir::nest::ConstInt(b->b);
+      return (ca != nullptr && *ca % k == 0) || (cb != nullptr && *cb % k == 0);
+    }
+    default:
+      return false;
+  }
+}
+
 bool IsFloat32(DType t) { return t.is_float() && t.bits == 32 && t.lanes == 1; }
 bool IsHalf(DType t) { return t.is_float() && t.bits == 16 && t.lanes == 1; }
 
@@ -96,8 +119,23 @@ std::optional<int64_t> FlatCoefficient(const Buffer& buf, const std::vector<Prim
   return flat;
 }
 
-bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided) {
+int64_t RepeatFactor(const Buffer& buf, const std::vector<PrimExpr>& indices, const VarNode* var) {
+  if (!buf->strides.empty() || indices.empty() || indices.size() != buf->shape.size()) return 0;
+  for (size_t d = 0; d + 1 < indices.size(); ++d)
+    if (UsesVar(indices[d], var)) return 0;
+  const PrimExpr& last = indices.back();
+  if (last->kind() != TirKind::kFloorDiv) return 0;
+  const auto* div = static_cast<const BinaryNode*>(last.get());
+  const int64_t* k = tir::nest::ConstInt(div->b);
+  if (k == nullptr || *k < 2 || *k > kMaxRepeat || (*k & (*k - 1)) != 0) return 0;
+  std::optional<int64_t> c = Coefficient(div->a, var);
+  if (!c || *c != 1 || !MultipleBesidesVar(div->a, var, *k)) return 0;
+  return *k;
+}
+
+bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided, bool* repeated) {
   if (strided != nullptr) *strided = false;
+  if (repeated != nullptr) *repeated = false;
   std::vector<const BufferStoreNode*> stores;
   if (!CollectStores(body, &stores) || stores.empty()) return false;
   for (const BufferStoreNode* st : stores) {
@@ -124,6 +162,10 @@ bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided) {
     switch (e->kind()) {
       case TirKind::kBufferLoad: {
         const auto* l = e.as<BufferLoadNode>();
+        if (RepeatFactor(l->buffer, l->indices, var) != 0) {
+          if (repeated != nullptr) *repeated = true;
+          return true;
+        }
         std::optional<int64_t> c = FlatCoefficient(l->buffer, l->indices, var);
         if (c && *c == kMaxLoadStride && strided != nullptr) *strided = true;
         return c && (*c == 1 || *c == kMaxLoadStride);

@@ -77,8 +77,25 @@ constexpr int64_t kMaxLoadStride = 2;
 
 // Whether `body`, the body of a vectorized loop over `var`, qualifies for
 // explicit vectors (see the file comment). `strided` (optional) is set when
-// some load moves by kMaxLoadStride elements per iteration.
-bool EmitsAsVectors(const ir::Stmt& body, const ir::VarNode* var, bool* strided = nullptr);
+// some load moves by kMaxLoadStride elements per iteration; `repeated`
+// (optional) when some load repeats its elements (RepeatFactor).
+bool EmitsAsVectors(const ir::Stmt& body, const ir::VarNode* var, bool* strided = nullptr, bool* repeated = nullptr);
+
+// Loads whose last index is e // k, e moving by one per iteration of `var`
+// and k a power of two up to kMaxRepeat, repeat each element k times: a
+// nearest resize by k along the row (x[.., o // 2], op_resize.cc's
+// NearestFactor). LLVM's loop vectorizer built each 8-lane vector of such a
+// load from four broadcasts and three shuffles (64 x 80^2 -> 160^2: 111 us,
+// ONNX Runtime 80); explicitly it is one contiguous load of lanes / k
+// elements and one shuffle that repeats each k times. The lanes of a chunk
+// read consecutive elements only when e is a multiple of k at the chunk's
+// first lane: the rest of e (what is not `var`) must be a multiple of k
+// structurally, and the emitter starts chunks at multiples of 16.
+constexpr int64_t kMaxRepeat = 16;
+
+// k for such a load of `buf` at `indices` (the other indices free of
+// `var`, no explicit strides); 0 otherwise.
+int64_t RepeatFactor(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices, const ir::VarNode* var);
 
 }  // namespace codegen
 }  // namespace kiln
