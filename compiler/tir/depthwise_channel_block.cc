@@ -165,32 +165,49 @@ class Kernel {
   }
 
   // Output row y: wo accumulators of 16 channels, every tap's FMAs, then
-  // stored channel-minor, os[y * wo + x][c].
+  // stored channel-minor, os[y * wo + x][c]. The FMAs go by input pixel:
+  // for each tap row, each window pixel of that row is loaded once and
+  // feeds the FMAs of every output pixel whose taps read it, with the tap
+  // row's kw weights (kw + wo + 1 vectors live). By tap (each tap's FMAs
+  // over the row's pixels), LLVM scheduled each pixel's kh * kw FMAs as
+  // one chain, every weight live at once: at 5x5 it spilled loaded input
+  // vectors to the stack (350 instructions for a row's 175 FMAs; now 217).
+  // CPU time per call, by tap -> by pixel (1 thread, alternating, load 8):
+  // 1152 ch 7^2 5x5 28.7 -> 23.3 us; 3x3 windows unchanged (no spills).
   Stmt Row(const PrimExpr& y) {
-    DType f32 = DType::Float32();
     Buffer acc = nest::Float32Buffer("acc", {I64(cv_.wo), I64(kLanes)}, "local");
-    auto pixels = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&, const PrimExpr&)>& body) {
-      Var x = MakeVar("x" + tag), c = MakeVar("c" + tag);
-      return MakeFor(x, I64(cv_.wo), ForKind::kUnrolled,
-                     MakeFor(c, I64(kLanes), ForKind::kVectorized, body(PrimExpr(x), PrimExpr(c))));
-    };
     std::vector<Stmt> steps;
-    steps.push_back(pixels("_init", [&](const PrimExpr& x, const PrimExpr& c) {
-      return Store(acc, FloatImm(f32, 0), {x, c});
-    }));
+    auto lanes = [&](const std::function<Stmt(const PrimExpr&)>& body) {
+      Var u = MakeVar("u"), c = MakeVar("c");
+      return MakeFor(u, I64(1), ForKind::kUnrolled, MakeFor(c, I64(kLanes), ForKind::kVectorized, body(PrimExpr(c))));
+    };
     for (int64_t ky = 0; ky < cv_.kh; ++ky) {
-      for (int64_t kx = 0; kx < cv_.kw; ++kx) {
-        steps.push_back(pixels("", [&](const PrimExpr& x, const PrimExpr& c) {
-          PrimExpr w = Load(ws_, {I64((ky * cv_.kw + kx) * kLanes) + c});
-          PrimExpr v = Load(xs_, {XsIndex(y * I64(cv_.sh) + I64(ky), x * I64(cv_.sw) + I64(kx), c)});
-          return Store(acc, Fma(w, v, Load(acc, {x, c})), {x, c});
-        }));
+      for (int64_t ix = 0; ix < wp_; ++ix) {
+        for (int64_t kx = 0; kx < cv_.kw; ++kx) {
+          // Output pixel x reads window column x * sw + kx.
+          if (ix < kx || (ix - kx) % cv_.sw != 0 || (ix - kx) / cv_.sw >= cv_.wo) continue;
+          int64_t x = (ix - kx) / cv_.sw;
+          steps.push_back(lanes([&](const PrimExpr& c) {
+            PrimExpr w = Load(ws_, {I64((ky * cv_.kw + kx) * kLanes) + c});
+            PrimExpr v = Load(xs_, {XsIndex(y * I64(cv_.sh) + I64(ky), I64(ix), c)});
+            std::vector<PrimExpr> at{I64(x), c};
+            // The first tap of each pixel (ky = kx = 0) starts its sum.
+            return Store(acc, ky == 0 && kx == 0 ? w * v : Fma(w, v, Load(acc, at)), at);
+          }));
+        }
       }
     }
-    steps.push_back(pixels("_out", [&](const PrimExpr& x, const PrimExpr& c) {
-      return Store(os_, Load(acc, {x, c}), {(y * I64(cv_.wo) + x) * I64(kLanes) + c});
-    }));
+    steps.push_back(PixelsOut(acc, y));
     return std::make_shared<AllocateNode>(acc, Seq(steps));
+  }
+
+  // The row's accumulators into os.
+  Stmt PixelsOut(const Buffer& acc, const PrimExpr& y) {
+    Var x = MakeVar("x_out"), c = MakeVar("c_out");
+    return MakeFor(x, I64(cv_.wo), ForKind::kUnrolled,
+                   MakeFor(c, I64(kLanes), ForKind::kVectorized,
+                           Store(os_, Load(acc, {PrimExpr(x), PrimExpr(c)}),
+                                 {(y * I64(cv_.wo) + PrimExpr(x)) * I64(kLanes) + PrimExpr(c)})));
   }
 
   // os transposed into one row of pixels per channel (ot[c][p]), then each
