@@ -456,6 +456,23 @@ TEST(DepthwiseScheduleTest, ChannelBlockOutputStores) {
   EXPECT_EQ(count, 4u) << text;
 }
 
+// A plane's last pixel, when it is alone past the whole chunks (7^2: 49 =
+// 3 * 16 + 1), is moved without a transpose: three transposes in and
+// three out (and two for the weights), not four each way. 14^2 (196 =
+// 12 * 16 + 4) keeps the last chunk.
+TEST(DepthwiseScheduleTest, ChannelBlockMovesALonePixelWithoutATranspose) {
+  auto transposes = [](const Case& k) {
+    std::string text = Print(ScheduleStridedDepthwise(InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")))));
+    size_t count = 0;
+    for (size_t at = text.find("\"transpose16\""); at != std::string::npos; at = text.find("\"transpose16\"", at + 1))
+      ++count;
+    return count;
+  };
+  EXPECT_EQ(transposes(Case{1, 32, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1}), 3u + 2u + 3u);
+  EXPECT_EQ(transposes(Case{1, 32, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1}), 13u + 2u + 3u);
+  EXPECT_EQ(transposes(Case{1, 32, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1}), 13u + 2u + 13u);
+}
+
 // A row's FMAs go by window pixel: each pixel of a tap row is loaded
 // once, its FMAs (one per output pixel that reads it) next to each other.
 // By tap, a pixel's loads were wo FMAs apart and LLVM chained each output
@@ -514,6 +531,10 @@ TEST(DepthwiseScheduleTest, ChannelBlockNumbers) {
       {1, 24, 10, 10, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},
       {1, 17, 11, 11, 3, 3, 2, 2, 1, 1, 1, 1, "hardswish"},
       {1, 16, 12, 5, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},
+      // A last lone pixel (n % 16 == 1) moved without a transpose: 9^2 in
+      // and out, 17^2 in (8^2 out).
+      {1, 16, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, "relu6"},
+      {1, 32, 17, 17, 3, 3, 2, 2, 0, 0, 0, 0, "silu"},
   };
   for (const Case& k : cases) {
     PrimFunc f = ParseFunc(Func(k), "dw");
