@@ -12,11 +12,12 @@
 //      where they leave the input): the planes' pixels in chunks of 16,
 //      each chunk a 16 x 16 transpose in registers (the code generator's
 //      transpose16 intrinsic: 64 shuffles) stored pixel by pixel where it
-//      lands in the window;
+//      lands in the window (a last lone pixel, 7^2's 49th, one gather);
 //   2. their weights likewise, ws[ky][kx][c] (each channel's taps are a row
 //      of the weight);
 //   3. each output row as wo accumulators of 16 channels: every tap one
-//      vector FMA per output pixel, its input one contiguous load, the
+//      vector FMA per output pixel, its input one contiguous load (each
+//      window pixel loaded once per tap row, its FMAs together), the
 //      weight one load for the row; stored channel-minor;
 //   4. the output transposed back into one row of pixels per channel, and
 //      each channel's rows stored into its NCHW plane as 16-lane vectors

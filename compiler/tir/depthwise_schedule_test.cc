@@ -456,6 +456,60 @@ TEST(DepthwiseScheduleTest, ChannelBlockOutputStores) {
   EXPECT_EQ(count, 4u) << text;
 }
 
+// A plane's last pixel, when it is alone past the whole chunks (7^2: 49 =
+// 3 * 16 + 1), is moved without a transpose: three transposes in and
+// three out (and two for the weights), not four each way. 14^2 (196 =
+// 12 * 16 + 4) keeps the last chunk.
+TEST(DepthwiseScheduleTest, ChannelBlockMovesALonePixelWithoutATranspose) {
+  auto transposes = [](const Case& k) {
+    std::string text = Print(ScheduleStridedDepthwise(InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")))));
+    size_t count = 0;
+    for (size_t at = text.find("\"transpose16\""); at != std::string::npos; at = text.find("\"transpose16\"", at + 1))
+      ++count;
+    return count;
+  };
+  EXPECT_EQ(transposes(Case{1, 32, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1}), 3u + 2u + 3u);
+  EXPECT_EQ(transposes(Case{1, 32, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1}), 13u + 2u + 3u);
+  EXPECT_EQ(transposes(Case{1, 32, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1}), 13u + 2u + 13u);
+}
+
+// A row's FMAs go by window pixel: each pixel of a tap row is loaded
+// once, its FMAs (one per output pixel that reads it) next to each other.
+// By tap, a pixel's loads were wo FMAs apart and LLVM chained each output
+// pixel's FMAs, spilling the loads (5x5 windows).
+TEST(DepthwiseScheduleTest, ChannelBlockRowGoesByWindowPixel) {
+  for (const Case& k : {Case{1, 32, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2}, Case{1, 32, 14, 14, 3, 3, 2, 2, 1, 1, 1, 1}}) {
+    std::string text = Print(ScheduleStridedDepthwise(InlineElementwise(LowerBlocks(ParseFunc(Func(k), "dw")))));
+    // The window loads of the row's products, in order.
+    std::vector<std::string> loads;
+    size_t fmas = 0;
+    for (size_t at = text.find("acc["); at != std::string::npos; at = text.find("acc[", at + 1)) {
+      size_t eol = text.find('\n', at), load = text.find("data_cmajor[", at);
+      if (text.compare(at - 4, 4, "    ") != 0 || load == std::string::npos || load > eol) continue;
+      size_t end = text.find('[', load), depth = 0;
+      do {
+        if (text[end] == '[') ++depth;
+        if (text[end] == ']') --depth;
+        ++end;
+      } while (depth > 0 && end < eol);
+      loads.push_back(text.substr(load, end - load));
+      const std::string fma = "= T.call_intrin(\"float32\", \"fma\"";
+      fmas += text.compare(text.find('=', at), fma.size(), fma) == 0 ? 1 : 0;
+    }
+    int64_t wp = (k.Wo() - 1) * k.sw + k.kw;
+    ASSERT_EQ(static_cast<int64_t>(loads.size()), k.Wo() * k.kh * k.kw) << text;
+    EXPECT_EQ(static_cast<int64_t>(fmas), k.Wo() * (k.kh * k.kw - 1)) << text;  // the first tap a product
+    // Each window pixel's uses are one run, and there are kh * wp runs.
+    std::vector<std::string> runs;
+    for (const std::string& l : loads)
+      if (runs.empty() || runs.back() != l) runs.push_back(l);
+    std::vector<std::string> sorted = runs;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(std::unique(sorted.begin(), sorted.end()), sorted.end()) << k.Name() << "\n" << text;
+    EXPECT_EQ(static_cast<int64_t>(runs.size()), k.kh * wp) << k.Name();
+  }
+}
+
 TEST(DepthwiseScheduleTest, ChannelBlockNumbers) {
   std::vector<Case> cases = {
       {1, 32, 14, 14, 5, 5, 2, 2, 2, 2, 2, 2, "silu"},       // 14^2 -> 7^2 5x5/2: 25 taps, two weight chunks
@@ -477,6 +531,10 @@ TEST(DepthwiseScheduleTest, ChannelBlockNumbers) {
       {1, 24, 10, 10, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},
       {1, 17, 11, 11, 3, 3, 2, 2, 1, 1, 1, 1, "hardswish"},
       {1, 16, 12, 5, 3, 3, 2, 2, 1, 1, 1, 1, "silu"},
+      // A last lone pixel (n % 16 == 1) moved without a transpose: 9^2 in
+      // and out, 17^2 in (8^2 out).
+      {1, 16, 9, 9, 3, 3, 1, 1, 1, 1, 1, 1, "relu6"},
+      {1, 32, 17, 17, 3, 3, 2, 2, 0, 0, 0, 0, "silu"},
   };
   for (const Case& k : cases) {
     PrimFunc f = ParseFunc(Func(k), "dw");
