@@ -5,7 +5,7 @@ of `make test`. Run with the project venv's python after scripts/fetch_models.sh
 
     build/venv/bin/python benchmarks/symbolic_vs_pinned_bench.py [--cache build/models] [--build build]
         [--all | --only ppocrv4_det,...] [--shapes 1x3x640x640,1x3x480x640] [--threads 1]
-        [--rounds 3] [--min-time 0.5] [--work DIR [--reuse]]
+        [--rounds 3] [--min-time 0.5] [--work DIR [--reuse]] [--kernel-diff N]
 
 Models: --all takes every corpus model that has a symbolic dimension and is expected to pass
 (each at its manifest's `shapes`, three or more per model); --only names some (default
@@ -21,7 +21,8 @@ several threads it adds the threads' time up). Printed: the medians over rounds 
 symbolic / pinned ratios of both, the median of the per-round CPU ratios (the two files of a
 pair run one after the other, so they share the load of that moment) with their range, as a
 Markdown table; shapes whose CPU ratio is over 1.10 are marked; then the load average at the
-start and end. A model that fails to compile or run, and a shape
+start and end. --kernel-diff N then adds, for each shape over 1.10, the N kernels that hold the gap
+(from a --trace of each file). A model that fails to compile or run, and a shape
 whose pinned compile fails, are reported and the run goes on.
 """
 import argparse
@@ -100,6 +101,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--min-time", type=float, default=0.5)
     ap.add_argument("--work", default=None, help="where the .vmfb and inputs go (default: a temporary folder)")
+    ap.add_argument("--kernel-diff", type=int, default=0, metavar="N",
+                    help="for each shape over 1.10: trace both files and print the N kernels with the largest gap")
     ap.add_argument("--reuse", action="store_true",
                     help="keep a .vmfb already in --work that is newer than kiln-compile and the model")
     args = ap.parse_args()
@@ -112,10 +115,10 @@ def main():
         models = [m for m in corpus.load_all() if has_symbolic_dims(m) and m.expect == "pass"]
     else:
         models = corpus.load_all([s for s in args.only.split(",") if s])
-    rows, failed, no_pinned = [], [], []
+    rows, failed, no_pinned, diffs = [], [], [], []
     for m in models:
         try:
-            rows += bench_model(m, args, kc, kb, work, no_pinned)
+            rows += bench_model(m, args, kc, kb, work, no_pinned, diffs)
         except (RuntimeError, subprocess.CalledProcessError) as e:
             why = e.stderr.decode()[-300:] if isinstance(e, subprocess.CalledProcessError) and e.stderr else str(e)
             print(f"{m.id}: failed, {why}", file=sys.stderr, flush=True)
@@ -138,7 +141,36 @@ def main():
         print("no pinned build (kiln-compile with --dim failed): " + "; ".join(f"{i} {s}" for i, s in no_pinned))
     print(f"{args.threads} thread(s), median of {args.rounds} rounds, each at least {args.min_time} s per file; "
           f"load average {' '.join(load0)} at the start, {' '.join(load1)} at the end; {os.cpu_count()} CPUs")
+    for mid, label, text in diffs:
+        print(f"\n{mid} {label}: per-kernel time per call, symbolic against pinned (median of each kernel's "
+              f"traced calls times its calls per call; robust to the preemptions that swamp --profile's means)\n")
+        print(text)
     return 1 if failed else 0
+
+
+def trace_medians(kb, vmfb, npys, path, calls):
+    """{event name: median duration (us) x occurrences per call} from a kiln-bench --trace of `calls` calls."""
+    subprocess.run([kb, vmfb] + [f"--input=@{p}" for p in npys] +
+                   ["--threads=1", "--min-time=0", "--runs=3", "--profile", f"--profile_calls={calls}", f"--trace={path}"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    durs = {}
+    for e in json.load(open(path))["traceEvents"]:
+        if e.get("ph") == "X" and e.get("cat") != "invoke" and e["name"] != "main":
+            durs.setdefault(e["name"], []).append(e["dur"])
+    return {k: statistics.median(v) * len(v) / calls for k, v in durs.items()}
+
+
+def kernel_diff(kb, sym, pinned, npys, d, top, calls=50):
+    """A Markdown table of the `top` kernels (and VM builtins) whose time per call differs most, symbolic over
+    pinned. Kernels are matched by name: both builds fuse the same graph, so names mostly agree; one that
+    exists in one build only (a pad fused into a pool in one, folded away in the other) shows 0 in the other."""
+    a = trace_medians(kb, sym, npys, os.path.join(d, "trace_symbolic.json"), calls)
+    b = trace_medians(kb, pinned, npys, os.path.join(d, "trace_pinned.json"), calls)
+    rows = sorted(((a.get(k, 0.0), b.get(k, 0.0), k) for k in set(a) | set(b)), key=lambda r: r[1] - r[0])
+    lines = [f"sum: symbolic {sum(a.values()):.1f} us, pinned {sum(b.values()):.1f} us per call", "",
+             "| symbolic (us) | pinned (us) | gap (us) | kernel |", "|---|---|---|---|"]
+    lines += [f"| {x:.2f} | {y:.2f} | {x - y:+.2f} | {k} |" for x, y, k in rows[:top]]
+    return "\n".join(lines)
 
 
 def fmt_ms(seconds):
@@ -146,7 +178,7 @@ def fmt_ms(seconds):
     return f"{seconds * 1e3:.3g}"
 
 
-def bench_model(m, args, kc, kb, work, no_pinned):
+def bench_model(m, args, kc, kb, work, no_pinned, diffs):
     """Appends (model id, shape label) to no_pinned for each shape whose pinned compile fails;
     returns [(model id, shape label, {kind: (median p50 s, median CPU s)}, [per-round CPU ratio])] of model m."""
     path = m.cache_path(args.cache)
@@ -187,6 +219,8 @@ def bench_model(m, args, kc, kb, work, no_pinned):
                       statistics.median(t[1] for t in times[(k, kind)])) for kind in ("symbolic", "pinned")}
         paired = [s[1] / p[1] for s, p in zip(times[(k, "symbolic")], times[(k, "pinned")])]
         rows.append((m.id, m.shape_label(case), med, paired))
+        if args.kernel_diff and med["symbolic"][1] / med["pinned"][1] > 1.10:
+            diffs.append((m.id, m.shape_label(case), kernel_diff(kb, sym, per_case[k][2], per_case[k][1], d, args.kernel_diff)))
         print(f"{m.id} {m.shape_label(case)}: CPU symbolic {fmt_ms(med['symbolic'][1])} ms, "
               f"pinned {fmt_ms(med['pinned'][1])} ms, ratio {med['symbolic'][1] / med['pinned'][1]:.2f}",
               file=sys.stderr, flush=True)
