@@ -487,7 +487,9 @@ Result<ir::Expr> MaxPoolIndices(NodeCtx& ctx, ir::Expr x, const ir::TensorSInfo&
 // height of 1 by 2x2 windows). ONNX's floor gives 0 there. For a symbolic
 // dimension that may be that short, the input's upper end is padded with the
 // lowest value by max(0, k_eff - pads - in) when the program runs, which
-// changes nothing for longer inputs. Static dims are sized as written.
+// changes nothing for longer inputs. A static dimension that short is padded
+// by that many at compile time, so that a build with the dimension pinned
+// (--dim) runs the shapes the symbolic build runs, with the same results.
 Result<ir::Expr> PadShortMaxPoolInput(NodeCtx& ctx, ir::Expr x, const Window& w) {
   const auto* xi = ir::SInfoAs<ir::TensorSInfo>(x->struct_info);
   if (!xi || !xi->has_shape || xi->shape.size() != 4) return x;
@@ -497,8 +499,13 @@ Result<ir::Expr> PadShortMaxPoolInput(NodeCtx& ctx, ir::Expr x, const Window& w)
     const PrimExpr& in = xi->shape[2 + i];
     int64_t k_eff = (w.kernel[i] - 1) * w.dilations[i] + 1;
     int64_t need = k_eff - w.pad_lo[i] - w.pad_hi[i];  // the shortest input with a whole window
-    if (ConstDim(in) || need <= 1) continue;
-    width[4 + 2 * i + 1] = SimplifyDim(ir::MakeBinary(ir::TirKind::kMax, PrimExpr(need) - in, PrimExpr(int64_t{0})));
+    if (need <= 1) continue;
+    if (auto n = ConstDim(in)) {
+      if (*n >= need) continue;
+      width[4 + 2 * i + 1] = PrimExpr(need - *n);
+    } else {
+      width[4 + 2 * i + 1] = SimplifyDim(ir::MakeBinary(ir::TirKind::kMax, PrimExpr(need) - in, PrimExpr(int64_t{0})));
+    }
     any = true;
   }
   if (!any) return x;

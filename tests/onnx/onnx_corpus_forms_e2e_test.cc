@@ -208,6 +208,33 @@ TEST(OnnxCorpusFormsE2E, MaxPoolOfASymbolicInputShorterThanItsWindow) {
   }
 }
 
+// The same sizing where the height is static, written in the file or pinned
+// as kiln-compile --dim pins it: a build with its dimensions pinned runs the
+// shapes the symbolic build runs (it was "the window 2x2 does not fit").
+TEST(OnnxCorpusFormsE2E, MaxPoolOfAStaticInputShorterThanItsWindow) {
+  for (bool pinned : {false, true}) {
+    B m(11);
+    if (pinned) {
+      m.Input("x", TensorProto::FLOAT, {1, 1, "h", 4});
+    } else {
+      m.Input("x", TensorProto::FLOAT, {1, 1, 1, 4});
+    }
+    auto* p = m.Node("MaxPool", {"x"}, {"y"});
+    B::AttrInts(p, "kernel_shape", {2, 2});
+    B::AttrInts(p, "strides", {2, 2});
+    m.Output("y");
+    ImportOptions import;
+    if (pinned) import.fixed_dims["h"] = 1;
+    auto module = CompileOnnx(m, import);
+    ASSERT_TRUE(module.ok()) << (pinned ? "pinned: " : "static: ") << module.status().ToString();
+    std::vector<float> xv = Ramp(4, -1, 1, 7);
+    auto out = RunMain(*module, {F32({1, 1, 1, 4}, xv)});
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    EXPECT_EQ((*out)[0].shape(), (std::vector<int64_t>{1, 1, 1, 2}));
+    EXPECT_EQ(Values((*out)[0]), MaxPoolRef(xv, 1, 4, 2, 2, 0, 0, 1, 2)) << (pinned ? "pinned" : "static");
+  }
+}
+
 // tf2onnx writes 10^9 for "to the end"; on a symbolic axis that must not
 // become the dimension.
 TEST(OnnxCorpusFormsE2E, SliceToABillionOnASymbolicAxisIsToTheEnd) {
