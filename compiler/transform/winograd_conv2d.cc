@@ -291,6 +291,13 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
           passes.push_back(pass);
           continue;
         }
+        // A symbolic batch: tile-major in groups of whole images.
+        const int64_t group = per_stream ? TileMajorInputGroup(Geometry::Int(g.th) * Geometry::Int(g.tw), al) : 0;
+        if (group >= 1) {
+          passes.push_back(TileMajorInputPassGrouped(out, row, rows, c, n, ty, N, Geometry::Int(g.th),
+                                                     Geometry::Int(g.tw), group, sp.m, i, sp.bt));
+          continue;
+        }
         std::vector<ir::Stmt> stores, loops;
         for (int j = 0; j < al; ++j) {
           ir::Var lx = per_stream ? LoopVar("tx") : tx;
@@ -624,7 +631,13 @@ class Rewriter : public ConvBindingRewriter {
     if (!n0 || !ho0 || !wo0 || *n0 <= 0 || *ho0 <= 0 || *wo0 <= 0) return false;
     if (g.c < kMinWinogradInputChannels || g.o < kMinWinogradOutputChannels) return false;
     auto tiles = [&](int m) { return *n0 * ((*ho0 + m - 1) / m) * ((*wo0 + m - 1) / m); };
-    if (tiles(4) >= kMinWinogradF4Tiles) {
+    // A symbolic batch is decided at batch 1, where F(4x4) has the fewest
+    // tiles; with a small transformed weight (kSymbolicBatchF4MaxWeightBytes)
+    // F(4x4) anyway, as the pinned builds of larger batches take it.
+    const bool small_f4_batch = g.spatial && !relax::ConstDim(g.n) &&
+                                int64_t{36} * g.c * g.o * static_cast<int64_t>(sizeof(float)) <= kSymbolicBatchF4MaxWeightBytes;
+    if (tiles(4) >= kMinWinogradF4Tiles ||
+        (small_f4_batch && tiles(2) >= kMinWinogradTiles && g.c >= kMinWinogradF2InputChannels)) {
       g.spec = &F4();
     } else if (tiles(2) >= kMinWinogradTiles && g.c >= kMinWinogradF2InputChannels) {
       g.spec = &F2();
