@@ -85,6 +85,8 @@
 #define KILN_COMPILER_TRANSFORM_WINOGRAD_CONV2D_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "compiler/ir/module.h"
 #include "runtime/status.h"
@@ -199,6 +201,11 @@ constexpr int64_t kRunTimeWinogradMinTiles = 384;
 constexpr int64_t kRunTimeWinogradMaxBytes = int64_t{6} << 20;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
+// With upper bounds of symbolic variables by name (kiln-compile --bound):
+// a run-time choice whose tiles T stay under kRunTimeWinogradMinTiles
+// when every variable of T is at its bound is decided at compile time
+// (the direct convolution, no If). Unbounded variables change nothing.
+Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod, const std::map<std::string, int64_t>& upper_bounds);
 
 }  // namespace transform
 }  // namespace kiln

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -436,6 +437,34 @@ size_t Count(const std::string& s, const std::string& part) {
   size_t n = 0;
   for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
   return n;
+}
+
+TEST(WinogradConv2d, UpperBoundsThatDecideTheRunTimeChoice) {
+  // --bound: with h, w <= 78 the tiles T = ceil(Ho / 4) * ceil(Wo / 4) are
+  // at most 19 * 19 = 361, under the 384 the If tests for: the direct
+  // convolution, no If and no Winograd kernels. Without bounds (before),
+  // or with a bound that does not decide it (80: 400 tiles), or with one
+  // variable unbounded, the If stays.
+  auto rewrite = [](const std::map<std::string, int64_t>& bounds) -> std::string {
+    Result<ir::IRModule> m = relax::InferStructInfo(
+        *text::ParseModule(EpilogueModule("1, 16, \"h\", \"w\"", "32, 16, 3, 3"), "conv.relax"));
+    EXPECT_TRUE(m.ok());
+    if (!m.ok()) return "";
+    Result<ir::IRModule> out =
+        transform::WinogradConv2d(*transform::BindParams(*m, {{"w", Ones({32, 16, 3, 3})}}), bounds);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return out.ok() ? text::PrintModule(*out) : "";
+  };
+  std::string before = rewrite({});
+  EXPECT_EQ(Count(before, "if R.prim_value("), 1u) << before;
+  std::string decided = rewrite({{"h", 78}, {"w", 78}});
+  EXPECT_EQ(Count(decided, "if R.prim_value("), 0u) << decided;
+  EXPECT_FALSE(Contains(decided, "winograd")) << decided;
+  EXPECT_EQ(Count(decided, "R.nn.conv2d("), 1u) << decided;
+  std::string loose = rewrite({{"h", 80}, {"w", 80}});
+  EXPECT_EQ(Count(loose, "if R.prim_value("), 1u) << loose;
+  std::string one = rewrite({{"h", 20}});
+  EXPECT_EQ(Count(one, "if R.prim_value("), 1u) << one;
 }
 
 TEST(WinogradConv2d, FewInputChannelsOverASymbolicPlaneChooseAtRunTime) {
