@@ -921,8 +921,9 @@ class Rewriter : public ConvBindingRewriter {
   // The largest value of the shape expression `e` with each symbolic
   // variable at most its upper bound; nullopt when some variable has none
   // or `e` might shrink as one grows. Shape values are never negative, so
-  // sums, products, floor divisions by positive constants, subtractions of
-  // constants, min and max of such expressions grow with their variables.
+  // sums, products (by no negative constant), floor divisions by positive
+  // constants, subtractions of constants, min and max of such expressions
+  // grow with their variables.
   std::optional<int64_t> UpperBound(const PrimExpr& e) const {
     std::map<const ir::VarNode*, PrimExpr> at_bound;
     bool ok = true;
@@ -945,6 +946,11 @@ class Rewriter : public ConvBindingRewriter {
       }
       const auto* bin = static_cast<const ir::BinaryNode*>(x.get());
       const auto* rhs = bin->b.as<ir::IntImmNode>();
+      const auto* lhs = bin->a.as<ir::IntImmNode>();
+      if (k == ir::TirKind::kMul && ((lhs && lhs->value < 0) || (rhs && rhs->value < 0))) {
+        ok = false;
+        return;
+      }
       if (k == ir::TirKind::kFloorDiv ? !(rhs && rhs->value > 0)
           : k == ir::TirKind::kSub    ? rhs == nullptr
                                       : k != ir::TirKind::kAdd && k != ir::TirKind::kMul &&
