@@ -282,7 +282,9 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
   }));
   if (!IsCudaTarget(options)) KILN_RETURN_IF_ERROR(run.Run("dispatch-int8-matmul", &mod, transform::DispatchInt8Matmul));
   if (options.winograd) {
-    KILN_RETURN_IF_ERROR(run.Run("winograd-conv2d", &mod, transform::WinogradConv2d));
+    KILN_RETURN_IF_ERROR(run.Run("winograd-conv2d", &mod, [&](const ir::IRModule& m) {
+      return transform::WinogradConv2d(m, options.upper_bounds);
+    }));
   }
   KILN_RETURN_IF_ERROR(run.Run("pack-constant-weights", &mod, transform::PackConstantWeights));
   KILN_RETURN_IF_ERROR(run.Run("fold-constant", &mod, transform::FoldConstant));

@@ -251,13 +251,20 @@ TEST(WinogradSymbolicTest, TileMajorWhenRowsAreShort) {
 
 TEST(WinogradSymbolicTest, SymbolicBatch) {
   // Static 13 x 13 with a symbolic batch: decided at batch 1 (49 tiles of
-  // 2x2, 16 of 4x4): F(2x2), tile-major (7 tiles a row, 32 channels).
-  WinoCase tm{"n", "13", "13", 32, 32, 1, true, "f2x3", true};
+  // 2x2, 16 of 4x4), F(2x2) by the tile rule but F(4x4) by its small
+  // transformed weight (kSymbolicBatchF4MaxWeightBytes), tile-major.
+  WinoCase tm{"n", "13", "13", 32, 32, 1, true, "f4x3", true};
   CheckNumbers(tm, {{1, 13, 13}, {3, 13, 13}});
-  // 20 x 17 (25 tiles of 4x4 at batch 1: F(2x2), 9 a row): tile-major all
-  // the same with a symbolic batch; partial last tile column.
-  WinoCase wide{"n", "20", "17", 32, 32, 1, true, "f2x3", true};
+  // 20 x 17 with 96 channels (25 tiles of 4x4 at batch 1, 1.27 MiB of
+  // F(4x4) weight: F(2x2), 9 a row): tile-major all the same with a
+  // symbolic batch; partial last tile column.
+  WinoCase wide{"n", "20", "17", 96, 96, 1, true, "f2x3", true};
   CheckNumbers(wide, {{1, 20, 17}, {2, 20, 17}});
+  // 48 x 48, 12 x 12 tiles of 4x4 an image: the input transform takes
+  // groups of 7 images (winograd_input_tile_major.h); 7 is one whole
+  // group, 9 a whole one and a last one of 2.
+  WinoCase groups{"n", "48", "48", 16, 32, 1, true, "f4x3", true};
+  CheckNumbers(groups, {{1, 48, 48}, {7, 48, 48}, {9, 48, 48}});
   // 24 x 22: F(4x4), partial last tile column.
   WinoCase f4{"n", "24", "22", 16, 32, 1, false, "f4x3", true};
   CheckNumbers(f4, {{1, 24, 22}, {2, 24, 22}});

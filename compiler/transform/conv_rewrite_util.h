@@ -87,18 +87,19 @@ class PackingKernels {
   std::map<std::vector<int64_t>, std::string> kernels_;
 };
 
-// Runs a fresh `Rewriter(&out)` (an ExprMutator with a Status `status`)
-// over each Relax function of `mod`; the PrimFuncs it adds to `out` are
-// appended after them. Re-infers struct info when anything changed.
-template <typename Rewriter>
-Result<ir::IRModule> RewriteRelaxFunctions(const ir::IRModule& mod) {
+// Runs a fresh `Rewriter(&out, args...)` (an ExprMutator with a Status
+// `status`) over each Relax function of `mod`; the PrimFuncs it adds to
+// `out` are appended after them. Re-infers struct info when anything
+// changed.
+template <typename Rewriter, typename... Args>
+Result<ir::IRModule> RewriteRelaxFunctions(const ir::IRModule& mod, const Args&... args) {
   ir::IRModule out = mod;
   bool changed = false;
   size_t count = out.entries.size();  // kernels the rewriters add are appended
   for (size_t i = 0; i < count; ++i) {
     if (!out.entries[i].relax) continue;
     ir::Function f = out.entries[i].relax;
-    Rewriter rewriter(&out);
+    Rewriter rewriter(&out, args...);
     ir::Function g = rewriter.VisitFunction(f);
     KILN_RETURN_IF_ERROR(rewriter.status);
     changed |= g != f;

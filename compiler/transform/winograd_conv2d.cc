@@ -291,6 +291,13 @@ Result<Built> InputTransform(const std::string& name, const Geometry& g) {
           passes.push_back(pass);
           continue;
         }
+        // A symbolic batch: tile-major in groups of whole images.
+        const int64_t group = per_stream ? TileMajorInputGroup(Geometry::Int(g.th) * Geometry::Int(g.tw), al) : 0;
+        if (group >= 1) {
+          passes.push_back(TileMajorInputPassGrouped(out, row, rows, c, n, ty, N, Geometry::Int(g.th),
+                                                     Geometry::Int(g.tw), group, sp.m, i, sp.bt));
+          continue;
+        }
         std::vector<ir::Stmt> stores, loops;
         for (int j = 0; j < al; ++j) {
           ir::Var lx = per_stream ? LoopVar("tx") : tx;
@@ -579,6 +586,8 @@ Result<Tensor> TransformWeight(const Spec& sp, const Tensor& w, int64_t o_count,
 class Rewriter : public ConvBindingRewriter {
  public:
   explicit Rewriter(ir::IRModule* mod) : mod_(mod) {}
+  Rewriter(ir::IRModule* mod, const std::map<std::string, int64_t>& upper_bounds)
+      : mod_(mod), upper_bounds_(upper_bounds) {}
 
  private:
   bool RewriteConv(const ir::CallExpr& call, const ir::Binding& b, bool dataflow,
@@ -624,7 +633,13 @@ class Rewriter : public ConvBindingRewriter {
     if (!n0 || !ho0 || !wo0 || *n0 <= 0 || *ho0 <= 0 || *wo0 <= 0) return false;
     if (g.c < kMinWinogradInputChannels || g.o < kMinWinogradOutputChannels) return false;
     auto tiles = [&](int m) { return *n0 * ((*ho0 + m - 1) / m) * ((*wo0 + m - 1) / m); };
-    if (tiles(4) >= kMinWinogradF4Tiles) {
+    // A symbolic batch is decided at batch 1, where F(4x4) has the fewest
+    // tiles; with a small transformed weight (kSymbolicBatchF4MaxWeightBytes)
+    // F(4x4) anyway, as the pinned builds of larger batches take it.
+    const bool small_f4_batch = g.spatial && !relax::ConstDim(g.n) &&
+                                int64_t{36} * g.c * g.o * static_cast<int64_t>(sizeof(float)) <= kSymbolicBatchF4MaxWeightBytes;
+    if (tiles(4) >= kMinWinogradF4Tiles ||
+        (small_f4_batch && tiles(2) >= kMinWinogradTiles && g.c >= kMinWinogradF2InputChannels)) {
       g.spec = &F4();
     } else if (tiles(2) >= kMinWinogradTiles && g.c >= kMinWinogradF2InputChannels) {
       g.spec = &F2();
@@ -692,6 +707,18 @@ class Rewriter : public ConvBindingRewriter {
     // kRunTimeWinogradMaxBytes); fewer (16 -> 16) never won.
     const bool choose = !g.spatial && g.c < 2 * kTileMajorLanes;
     if (choose && g.o < 2 * kTileMajorLanes) return false;
+    // Upper bounds (--bound) under which the run-time test on T can never
+    // pass: the direct convolution, decided here.
+    if (choose) {
+      // T = N th tw, each factor bounded on its own (T itself simplifies to
+      // a sum with differences).
+      std::optional<int64_t> t_max = 1;
+      for (const PrimExpr& f : {g.n, g.th, g.tw}) {
+        const std::optional<int64_t> b = UpperBound(f);
+        t_max = b && t_max ? std::optional<int64_t>(*t_max * *b) : std::nullopt;
+      }
+      if (t_max && *t_max < kRunTimeWinogradMinTiles) return false;
+    }
     // Static shapes too, in F(4x4) with fewer than 2 * kTileMajorLanes output
     // channels (a channel-major product of that few rows): 96 -> 24 (PP-OCRv4
     // det compiled for 1 x 640 x 640), layer alone, 1 thread, CPU time per
@@ -891,7 +918,56 @@ class Rewriter : public ConvBindingRewriter {
     return &kernels_.emplace(key, *f).first->second;
   }
 
+  // The largest value of the shape expression `e` with each symbolic
+  // variable at most its upper bound; nullopt when some variable has none
+  // or `e` might shrink as one grows. Shape values are never negative, so
+  // sums, products (by no negative constant), floor divisions by positive
+  // constants, subtractions of constants, min and max of such expressions
+  // grow with their variables.
+  std::optional<int64_t> UpperBound(const PrimExpr& e) const {
+    std::map<const ir::VarNode*, PrimExpr> at_bound;
+    bool ok = true;
+    std::function<void(const PrimExpr&)> visit = [&](const PrimExpr& x) {
+      if (!ok) return;
+      if (x.as<ir::IntImmNode>()) return;
+      if (const auto* v = x.as<ir::VarNode>()) {
+        auto it = upper_bounds_.find(v->name);
+        if (it == upper_bounds_.end()) {
+          ok = false;
+        } else {
+          at_bound.emplace(v, I64(it->second));
+        }
+        return;
+      }
+      const ir::TirKind k = x->kind();
+      if (!ir::IsBinary(k)) {
+        ok = false;
+        return;
+      }
+      const auto* bin = static_cast<const ir::BinaryNode*>(x.get());
+      const auto* rhs = bin->b.as<ir::IntImmNode>();
+      const auto* lhs = bin->a.as<ir::IntImmNode>();
+      if (k == ir::TirKind::kMul && ((lhs && lhs->value < 0) || (rhs && rhs->value < 0))) {
+        ok = false;
+        return;
+      }
+      if (k == ir::TirKind::kFloorDiv ? !(rhs && rhs->value > 0)
+          : k == ir::TirKind::kSub    ? rhs == nullptr
+                                      : k != ir::TirKind::kAdd && k != ir::TirKind::kMul &&
+                                            k != ir::TirKind::kMin && k != ir::TirKind::kMax) {
+        ok = false;
+        return;
+      }
+      visit(bin->a);
+      visit(bin->b);
+    };
+    visit(e);
+    if (!ok) return std::nullopt;
+    return relax::ConstDim(arith::Simplify(arith::Substitute(e, at_bound)));
+  }
+
   ir::IRModule* mod_;
+  std::map<std::string, int64_t> upper_bounds_;
   std::map<std::string, Built> kernels_;
   std::set<const ir::VarExpr*> choices_;  // the Ifs of run-time choices
 };
@@ -899,6 +975,10 @@ class Rewriter : public ConvBindingRewriter {
 }  // namespace
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod) { return RewriteRelaxFunctions<Rewriter>(mod); }
+
+Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod, const std::map<std::string, int64_t>& upper_bounds) {
+  return RewriteRelaxFunctions<Rewriter>(mod, upper_bounds);
+}
 
 }  // namespace transform
 }  // namespace kiln

@@ -85,6 +85,8 @@
 #define KILN_COMPILER_TRANSFORM_WINOGRAD_CONV2D_H_
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 #include "compiler/ir/module.h"
 #include "runtime/status.h"
@@ -106,6 +108,17 @@ constexpr int64_t kMinWinogradOutputChannels = 16;
 constexpr int64_t kMinWinogradTiles = 16;
 // F(4x4) from 32 tiles (a 24^2 output); 16 (ResNet-18's 14^2) was slower.
 constexpr int64_t kMinWinogradF4Tiles = 32;
+// A symbolic batch (static planes) whose F(4x4) transformed weight (36 C O
+// floats) is at most this many bytes takes F(4x4) whenever the rule at
+// batch 1 takes F(2x2): the weight stays in L2, so a product of few tiles
+// costs little either way, and a larger batch gets F(4x4)'s 36 / 64 of
+// the multiplies, as its pinned build does. MTCNN ONet's 64 -> 64 at 10^2
+// (8^2 outputs, 4 F(4x4) tiles an image, 576 KiB), 1 thread, sums of kernel
+// minima of the whole model, median of 3 alternating rounds: at batch 1
+// 95.0 us F(2x2) / 95.1 F(4x4); at batch 17 the layer's kernels (input
+// transform, product, output transform, pools) 208 -> 129 us in the pinned
+// build's F(4x4).
+constexpr int64_t kSymbolicBatchF4MaxWeightBytes = int64_t{1} << 20;
 // Tile-major products: channel vectors of 16 floats, and rows of fewer
 // than 8 tiles (at 56^2 in F(4x4), 14 tiles a row, it was 1.29 against
 // 1.19 ms: its output transform's stores are Ho * Wo apart).
@@ -188,6 +201,11 @@ constexpr int64_t kRunTimeWinogradMinTiles = 384;
 constexpr int64_t kRunTimeWinogradMaxBytes = int64_t{6} << 20;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
+// With upper bounds of symbolic variables by name (kiln-compile --bound):
+// a run-time choice whose tiles T stay under kRunTimeWinogradMinTiles
+// when every variable of T is at its bound is decided at compile time
+// (the direct convolution, no If). Unbounded variables change nothing.
+Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod, const std::map<std::string, int64_t>& upper_bounds);
 
 }  // namespace transform
 }  // namespace kiln

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -225,44 +226,79 @@ TEST(WinogradConv2d, SymbolicHeightAndWidthBeforeAfter) {
 }
 
 TEST(WinogradConv2d, SymbolicBatchBeforeAfter) {
-  // A static 13 x 13 image with a symbolic batch: the same choices as at
-  // batch 1 (F(2x2), tile-major), static pads and n * 49 tiles.
+  // A static 13 x 13 image with a symbolic batch, decided at batch 1 (16
+  // tiles of 4x4, 49 of 2x2). Before kSymbolicBatchF4MaxWeightBytes: the
+  // same choices as at batch 1 (F(2x2), tile-major, a pad kernel). Now a
+  // transformed F(4x4) weight of at most 1 MiB (32 -> 32: 144 KiB) takes
+  // F(4x4) (no pad kernel: its input transform reads x) and n * 16 tiles.
   std::string before = ConvModule("\"n\", 32, 13, 13", "32, 32, 3, 3", ", padding=[1, 1, 1, 1]");
   const char* after = R"(    @R.function
     def main(x: R.Tensor(("n", 32, 13, 13), dtype="float32")) -> R.Tensor(("n", 32, 13, 13), dtype="float32"):
         n = T.int64()
         cls = Module
         with R.dataflow():
-            padded: R.Tensor((n, 32, 16, 16), dtype="float32") = R.nn.pad(x, pad_width=[0, 0, 0, 0, 1, 2, 1, 2])
-            wino_in: R.Tensor((16, 32, n * 49), dtype="float32") = R.call_tir(cls.winograd_input_f2x3, (padded,), out_sinfo=R.Tensor((16, 32, n * 49), dtype="float32"))
-            wino_w: R.Tensor((16, 32, 32), dtype="float32") = metadata["relax.expr.Constant"][0]
-            wino_mm: R.Tensor((16, n * 49, 32), dtype="float32") = R.call_tir(cls.winograd_matmul, (wino_in, wino_w), out_sinfo=R.Tensor((16, n * 49, 32), dtype="float32"), tir_vars=R.shape([n]))
-            gv: R.Tensor((n, 32, 13, 13), dtype="float32") = R.call_tir(cls.winograd_output_f2x3, (wino_mm,), out_sinfo=R.Tensor((n, 32, 13, 13), dtype="float32"))
+            wino_in: R.Tensor((36, 32, n * 16), dtype="float32") = R.call_tir(cls.winograd_input_f4x3, (x,), out_sinfo=R.Tensor((36, 32, n * 16), dtype="float32"))
+            wino_w: R.Tensor((36, 32, 32), dtype="float32") = metadata["relax.expr.Constant"][0]
+            wino_mm: R.Tensor((36, n * 16, 32), dtype="float32") = R.call_tir(cls.winograd_matmul, (wino_in, wino_w), out_sinfo=R.Tensor((36, n * 16, 32), dtype="float32"), tir_vars=R.shape([n]))
+            gv: R.Tensor((n, 32, 13, 13), dtype="float32") = R.call_tir(cls.winograd_output_f4x3, (wino_mm,), out_sinfo=R.Tensor((n, 32, 13, 13), dtype="float32"))
             R.output(gv)
         return gv
 )";
   std::string out = Rewrite(before, {32, 32, 3, 3});
   EXPECT_EQ(MainOf(out), after) << out;
-  EXPECT_FALSE(Contains(out, "T.Select(")) << out;
+  // 96 -> 96: 1.27 MiB of F(4x4) weight, over the limit: F(2x2) as at
+  // batch 1, and as before.
+  std::string big = ConvModule("\"n\", 96, 13, 13", "96, 96, 3, 3", ", padding=[1, 1, 1, 1]");
+  const char* big_after = R"(    @R.function
+    def main(x: R.Tensor(("n", 96, 13, 13), dtype="float32")) -> R.Tensor(("n", 96, 13, 13), dtype="float32"):
+        n = T.int64()
+        cls = Module
+        with R.dataflow():
+            padded: R.Tensor((n, 96, 16, 16), dtype="float32") = R.nn.pad(x, pad_width=[0, 0, 0, 0, 1, 2, 1, 2])
+            wino_in: R.Tensor((16, 96, n * 49), dtype="float32") = R.call_tir(cls.winograd_input_f2x3, (padded,), out_sinfo=R.Tensor((16, 96, n * 49), dtype="float32"))
+            wino_w: R.Tensor((16, 96, 96), dtype="float32") = metadata["relax.expr.Constant"][0]
+            wino_mm: R.Tensor((16, n * 49, 96), dtype="float32") = R.call_tir(cls.winograd_matmul, (wino_in, wino_w), out_sinfo=R.Tensor((16, n * 49, 96), dtype="float32"), tir_vars=R.shape([n]))
+            gv: R.Tensor((n, 96, 13, 13), dtype="float32") = R.call_tir(cls.winograd_output_f2x3, (wino_mm,), out_sinfo=R.Tensor((n, 96, 13, 13), dtype="float32"))
+            R.output(gv)
+        return gv
+)";
+  std::string big_out = Rewrite(big, {96, 96, 3, 3});
+  EXPECT_EQ(MainOf(big_out), big_after) << big_out;
+  EXPECT_FALSE(Contains(big_out, "T.Select(")) << big_out;
+  // A static batch of 1 keeps the rule: F(2x2) for 32 -> 32 too.
+  std::string one = Rewrite(ConvModule("1, 32, 13, 13", "32, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 32, 3, 3});
+  EXPECT_TRUE(Contains(one, "winograd_input_f2x3")) << one;
 }
 
-TEST(WinogradConv2d, SymbolicBatchInputStreamsInLoopsOfTheirOwn) {
-  // F(4x4) on a static 24 x 22 image (6 tile columns): the input transform
-  // stores its alpha = 6 streams of each pass from one vectorized loop over
-  // the tile columns when T is static, and from one loop per stream when a
-  // symbolic batch makes them a symbolic C * T apart.
+TEST(WinogradConv2d, SymbolicBatchInputTransformIsTileMajorInGroupsOfImages) {
+  // F(4x4) on a static 24 x 22 image (6 x 6 tiles): with a static batch one
+  // vectorized loop over all the channel's tiles per pass
+  // (winograd_input_tile_major.h). Before, a symbolic batch stored each of
+  // the pass's 6 streams in a loop of its own over one tile row (6 lanes):
+  // 36 such loops. Now groups of 28 images (28 x 36 tiles x 6 phases x 4
+  // bytes: 24 KiB): the phases of a group's rows, then one loop over a whole
+  // group's 1008 tiles, or over the last group's images * 36.
   auto count = [](const std::string& s, const std::string& part) {
     int k = 0;
     for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++k;
     return k;
   };
-  const std::string loop = "for tx in T.vectorized(T.int64(6)):";
   std::string sym = Rewrite(ConvModule("\"n\", 16, 24, 22", "32, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 16, 3, 3});
-  EXPECT_TRUE(Contains(sym, "winograd_input_f4x3")) << sym;
-  EXPECT_EQ(count(sym, loop), 36) << sym;
+  const std::string in = sym.substr(0, sym.find("def winograd_output_f4x3"));
+  EXPECT_TRUE(Contains(in, "winograd_input_f4x3")) << sym;
+  EXPECT_EQ(count(in, "for tx in T.vectorized(T.int64(6)):"), 6) << sym;
+  EXPECT_EQ(count(in, "ph = T.decl_buffer((6048,), \"float32\", scope=\"local\")"), 6) << sym;
+  EXPECT_EQ(count(in, "images: T.int64 = T.min(28, n - ng * 28)"), 6) << sym;
+  EXPECT_EQ(count(in, "for t in T.vectorized(T.int64(1008)):"), 6) << sym;
+  EXPECT_EQ(count(in, "for t in T.vectorized(images * 36):"), 6) << sym;
+  EXPECT_TRUE(Contains(in, "ph[1008 + ((nl * 6 + ty) * 6 + tx)] = row[tx * 4 + 1]")) << sym;
+  EXPECT_TRUE(Contains(in, "V[T.int64(35), c, ng * 1008 + t] = T.float32(4) * ph[1008 + t] - T.float32(5) * "
+                           "ph[3024 + t] + ph[5040 + t]"))
+      << sym;
   std::string fixed = Rewrite(ConvModule("1, 16, 24, 22", "32, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 16, 3, 3});
   EXPECT_TRUE(Contains(fixed, "winograd_input_f4x3")) << fixed;
-  EXPECT_EQ(count(fixed, loop), 6) << fixed;
+  EXPECT_EQ(count(fixed, "for tx in T.vectorized(T.int64(6)):"), 6) << fixed;
+  EXPECT_EQ(count(fixed, "for t in T.vectorized(T.int64(36)):"), 6) << fixed;
 }
 
 TEST(WinogradConv2d, StaticInputTransformIsTileMajor) {
@@ -401,6 +437,34 @@ size_t Count(const std::string& s, const std::string& part) {
   size_t n = 0;
   for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++n;
   return n;
+}
+
+TEST(WinogradConv2d, UpperBoundsThatDecideTheRunTimeChoice) {
+  // --bound: with h, w <= 78 the tiles T = ceil(Ho / 4) * ceil(Wo / 4) are
+  // at most 19 * 19 = 361, under the 384 the If tests for: the direct
+  // convolution, no If and no Winograd kernels. Without bounds (before),
+  // or with a bound that does not decide it (80: 400 tiles), or with one
+  // variable unbounded, the If stays.
+  auto rewrite = [](const std::map<std::string, int64_t>& bounds) -> std::string {
+    Result<ir::IRModule> m = relax::InferStructInfo(
+        *text::ParseModule(EpilogueModule("1, 16, \"h\", \"w\"", "32, 16, 3, 3"), "conv.relax"));
+    EXPECT_TRUE(m.ok());
+    if (!m.ok()) return "";
+    Result<ir::IRModule> out =
+        transform::WinogradConv2d(*transform::BindParams(*m, {{"w", Ones({32, 16, 3, 3})}}), bounds);
+    EXPECT_TRUE(out.ok()) << out.status().message();
+    return out.ok() ? text::PrintModule(*out) : "";
+  };
+  std::string before = rewrite({});
+  EXPECT_EQ(Count(before, "if R.prim_value("), 1u) << before;
+  std::string decided = rewrite({{"h", 78}, {"w", 78}});
+  EXPECT_EQ(Count(decided, "if R.prim_value("), 0u) << decided;
+  EXPECT_FALSE(Contains(decided, "winograd")) << decided;
+  EXPECT_EQ(Count(decided, "R.nn.conv2d("), 1u) << decided;
+  std::string loose = rewrite({{"h", 80}, {"w", 80}});
+  EXPECT_EQ(Count(loose, "if R.prim_value("), 1u) << loose;
+  std::string one = rewrite({{"h", 20}});
+  EXPECT_EQ(Count(one, "if R.prim_value("), 1u) << one;
 }
 
 TEST(WinogradConv2d, FewInputChannelsOverASymbolicPlaneChooseAtRunTime) {

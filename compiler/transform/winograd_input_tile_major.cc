@@ -37,5 +37,48 @@ ir::Stmt TileMajorInputPass(const ir::Buffer& v, const ir::Buffer& row, const ir
   return Alloc(ph, ir::Seq({rows, out}));
 }
 
+int64_t TileMajorInputGroup(int64_t tiles_per_image, int alpha) {
+  if (tiles_per_image <= 0) return 0;
+  return kTileMajorInputMaxBytes / (tiles_per_image * alpha * 4);
+}
+
+ir::Stmt TileMajorInputPassGrouped(const ir::Buffer& v, const ir::Buffer& row, const ir::Stmt& fill_row,
+                                   const ir::Var& c, const ir::Var& n, const ir::Var& ty, const PrimExpr& N,
+                                   int64_t th, int64_t tw, int64_t group, int m, int i,
+                                   const std::vector<std::vector<double>>& bt) {
+  const int al = static_cast<int>(bt.size());
+  const int64_t tpi = th * tw, span = group * tpi;  // tiles of one image, of a group
+  ir::Buffer ph = MakeBuffer("ph", {I64(al * span)}, "local");
+  ir::Var gi = LoopVar("ng"), nl = LoopVar("nl"), count = LoopVar("images");
+  // The group's images: n = G gi + nl, nl < count.
+  ir::Var tx = LoopVar("tx");
+  const PrimExpr t_row = (PrimExpr(nl) * I64(th) + PrimExpr(ty)) * I64(tw) + PrimExpr(tx);
+  std::vector<ir::Stmt> phases;
+  for (int b = 0; b < al; ++b)
+    phases.push_back(ir::Store(ph, ir::Load(row, {PrimExpr(tx) * I64(m) + I64(b)}), {I64(b * span) + t_row}));
+  ir::Stmt per_row = Alloc(row, ir::Seq({fill_row, Loop(tx, tw, ir::ForKind::kVectorized, ir::Seq(phases))}));
+  ir::Stmt rows = Loop(nl, PrimExpr(count), ir::ForKind::kSerial,
+                       Let(n, PrimExpr(gi) * I64(group) + PrimExpr(nl), Loop(ty, th, ir::ForKind::kSerial, per_row)));
+  // Each stream over the group's tiles: a static count for a whole group,
+  // count * tpi for the last one. (A run-time extent is a loop of masked
+  // vectors, kernel_emitter.cc.)
+  auto stream_loops = [&](const PrimExpr& extent) {
+    std::vector<ir::Stmt> loops;
+    ir::Var t = LoopVar("t");
+    for (int j = 0; j < al; ++j) {
+      std::vector<std::pair<double, PrimExpr>> terms;
+      for (int b = 0; b < al; ++b) terms.emplace_back(bt[j][b], ir::Load(ph, {I64(b * span) + PrimExpr(t)}));
+      loops.push_back(ir::Store(v, LinearSum(terms), {I64(al * i + j), PrimExpr(c), PrimExpr(gi) * I64(span) + PrimExpr(t)}));
+    }
+    return Loop(t, extent, ir::ForKind::kVectorized, ir::Seq(loops));
+  };
+  std::vector<ir::Stmt> streams{rows, If(Bin(ir::TirKind::kEQ, PrimExpr(count), I64(group)), stream_loops(I64(span)),
+                                         stream_loops(PrimExpr(count) * I64(tpi)))};
+  const PrimExpr groups = Bin(ir::TirKind::kFloorDiv, N + I64(group - 1), I64(group));
+  const PrimExpr left = N - PrimExpr(gi) * I64(group);
+  return Loop(gi, groups, ir::ForKind::kSerial,
+              Let(count, Bin(ir::TirKind::kMin, I64(group), left), Alloc(ph, ir::Seq(streams))));
+}
+
 }  // namespace transform
 }  // namespace kiln
