@@ -428,12 +428,7 @@ Result<ir::IRModule> FuseOps(const ir::IRModule& mod) {
     };
     for (const auto& b : seq->blocks) blocks.push_back(fuse_block(b));
     if (!changed) continue;
-    auto nseq = std::make_shared<ir::SeqExprNode>(std::move(blocks), seq->body);
-    nseq->span = seq->span;
-    nseq->struct_info = seq->struct_info;
-    auto nf = std::make_shared<ir::FunctionExpr>(*f);
-    nf->body = nseq;
-    out.entries[i].relax = nf;
+    out.entries[i].relax = ir::WithBody(f, std::move(blocks), seq->body);
   }
   return out;
 }

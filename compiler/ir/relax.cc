@@ -60,5 +60,14 @@ std::string IRModule::UniqueName(const std::string& base) const {
   }
 }
 
+Function WithBody(const Function& f, std::vector<BindingBlock> blocks, Expr body, bool keep_struct_info) {
+  auto seq = std::make_shared<SeqExprNode>(std::move(blocks), std::move(body));
+  seq->span = f->body->span;
+  if (keep_struct_info) seq->struct_info = f->body->struct_info;
+  auto out = std::make_shared<FunctionExpr>(*f);
+  out->body = seq;
+  return out;
+}
+
 }  // namespace ir
 }  // namespace kiln

@@ -281,6 +281,11 @@ Expr MakeOpCall(const std::string& op, std::vector<Expr> args, AttrMap attrs = {
 // dtype) already set, so passes that run after struct-info inference can emit
 // it directly. `name` is the weight name it keeps in the .vmfb, or "".
 Expr MakeConstant(Tensor t, std::string name = "");
+// `f` with its body a new SeqExpr of `blocks` and `body`, at the old body's
+// span. The old body's struct info goes with it when keep_struct_info (a
+// pass that rewrote the bindings, not the function's result); without it,
+// normalization infers the new body's again.
+Function WithBody(const Function& f, std::vector<BindingBlock> blocks, Expr body, bool keep_struct_info = true);
 
 }  // namespace ir
 }  // namespace kiln

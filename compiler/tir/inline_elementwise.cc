@@ -19,6 +19,10 @@ using namespace ir;  // NOLINT
 
 namespace {
 
+// A math epilogue (x * sigmoid(x)) repeated into a register tile of more
+// elements than this (8 zmm vectors) stays a pass of its own.
+constexpr int64_t kMaxMathTileElements = 128;
+
 using namespace nest;  // NOLINT: the shared nest helpers
 
 // A store, the loops around it inside its item (outermost first), and
@@ -290,6 +294,34 @@ bool CheapToRepeat(const PrimExpr& e) {
   } f;
   f.VisitExpr(e);
   return !f.costly && f.loads <= 2;
+}
+
+// Whether `e` calls a function other than fma and if_then_else (sigmoid,
+// exp, tanh: a polynomial and a divide per vector).
+bool CallsMath(const PrimExpr& e) {
+  struct Finder : StmtExprVisitor {
+    bool found = false;
+    void VisitExpr(const PrimExpr& x) override {
+      if (const auto* c = x.as<CallNode>())
+        if (c->op != "fma" && c->op != "if_then_else") found = true;
+      StmtExprVisitor::VisitExpr(x);
+    }
+  } f;
+  f.VisitExpr(e);
+  return f.found;
+}
+
+// Elements one pass of a store's unrolled and vectorized loops writes (its
+// register tile); 0 when an extent is not a constant.
+int64_t TileElements(const std::vector<const ForNode*>& loops) {
+  int64_t n = 1;
+  for (const ForNode* f : loops) {
+    if (f->for_kind != ForKind::kUnrolled && f->for_kind != ForKind::kVectorized) continue;
+    const int64_t* ext = ConstInt(f->extent);
+    if (ext == nullptr) return 0;
+    n *= *ext;
+  }
+  return n;
 }
 
 // `s` without the store `target`; loops and sequences left empty go too.
@@ -594,6 +626,7 @@ class Inliner {
       if (s->item != pi || Loads(s->store->value, data)) return false;
       if (fused && s->store->indices.size() != t->shape.size()) return false;
       if (ld.size() > 1 && !CheapToRepeat(s->store->value)) return false;
+      if (ld.size() > 1 && CallsMath(c.store->value) && TileElements(s->loops) > kMaxMathTileElements) return false;
     }
     if (pi >= c.item) return false;
     if (StoresOf(DataOf(d)).size() != 1 && !(slice && DisjointSlices(DataOf(d)))) return false;

@@ -114,11 +114,7 @@ ir::Function Rewrite(const ir::Function& f) {
     block.bindings.push_back(std::move(b));
     blocks.push_back(std::move(block));
   }
-  auto nseq = std::make_shared<ir::SeqExprNode>(std::move(blocks), renamer.Rename(seq->body));
-  nseq->span = seq->span;
-  auto nf = std::make_shared<ir::FunctionExpr>(*f);
-  nf->body = nseq;
-  return RegroupDataflow(nf);
+  return RegroupDataflow(ir::WithBody(f, std::move(blocks), renamer.Rename(seq->body), /*keep_struct_info=*/false));
 }
 
 }  // namespace

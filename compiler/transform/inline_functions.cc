@@ -279,11 +279,7 @@ ir::Function InlineAt(const ir::Function& f, size_t k, size_t j, const ir::Funct
     rest(seq.blocks[i].bindings, 0, &b);
     if (!b.bindings.empty()) blocks.push_back(std::move(b));
   }
-  auto nseq = std::make_shared<ir::SeqExprNode>(std::move(blocks), renamer.Rename(seq.body));
-  nseq->span = seq.span;
-  auto nf = std::make_shared<ir::FunctionExpr>(*f);
-  nf->body = nseq;
-  return RegroupDataflow(nf);
+  return RegroupDataflow(ir::WithBody(f, std::move(blocks), renamer.Rename(seq.body), /*keep_struct_info=*/false));
 }
 
 bool IsPrimitive(const ir::FunctionExpr& f) {

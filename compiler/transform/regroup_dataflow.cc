@@ -80,12 +80,7 @@ ir::Function RegroupDataflow(const ir::Function& f) {
     changed = blocks[k].is_dataflow != seq->blocks[k].is_dataflow ||
               blocks[k].bindings.size() != seq->blocks[k].bindings.size();
   if (!changed) return f;
-  auto nseq = std::make_shared<ir::SeqExprNode>(std::move(blocks), body);
-  nseq->span = seq->span;
-  nseq->struct_info = seq->struct_info;
-  auto nf = std::make_shared<ir::FunctionExpr>(*f);
-  nf->body = nseq;
-  return nf;
+  return ir::WithBody(f, std::move(blocks), body);
 }
 
 }  // namespace transform

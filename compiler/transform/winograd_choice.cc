@@ -249,12 +249,7 @@ ir::Function SinkEpilogueIntoChoices(const ir::Function& f, const std::set<const
     for (ir::BindingBlock& b : blocks)
       for (ir::Binding& bind : b.bindings) bind.value = remap.VisitExpr(bind.value);
   ir::Expr body = escaping.empty() ? seq->body : remap.VisitExpr(seq->body);
-  auto nseq = std::make_shared<ir::SeqExprNode>(std::move(blocks), body);
-  nseq->span = seq->span;
-  nseq->struct_info = seq->struct_info;
-  auto nf = std::make_shared<ir::FunctionExpr>(*f);
-  nf->body = nseq;
-  return nf;
+  return ir::WithBody(f, std::move(blocks), body);
 }
 
 }  // namespace transform

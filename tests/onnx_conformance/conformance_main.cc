@@ -91,8 +91,8 @@ int main(int argc, char** argv) {
         "` (the binary is\n"
         "`<build>/tests/onnx_conformance/kiln-onnx-conformance`; " + std::string(date) + ").\n"
         + std::string(options.inputs_as_defined
-                          ? "Not a ctest: `make test` runs the tests with attribute-like operands bound\n"
-                            "(docs/onnx_conformance.md) as `kiln_onnx_conformance_*`.\n\n"
+                          ? "The same tests run in `make test` as the ctest `kiln_onnx_conformance_as_defined`,\n"
+                            "against `tests/onnx_conformance/expected_failures_as_defined.txt`.\n\n"
                           : "The same tests run in `make test` as the ctests `kiln_onnx_conformance_*`, against\n"
                             "`tests/onnx_conformance/expected_failures.txt`.\n\n") +
         "Data: Debian's `libonnx-testdata` (`" + data + "`). A test is selected when every node\n"
