@@ -367,6 +367,14 @@ llvm::Value* ExpOfNonPositive32(llvm::IRBuilderBase& b, llvm::Value* x) {
 // division stays: on Zen 4 the divider runs beside the two FMA pipes, which
 // are this loop's bottleneck (10 FMA/multiplies per 16 floats), and a
 // vrcp14ps + Newton step (4 more FMA-pipe operations) measured 14% slower.
+// Zen 5 the same (2026-11-29; 144 ch 56^2 3x3 and 240 ch 28^2 5x5 depthwise
+// convs with x * sigmoid(x) fused, one thread, same-run medians): the divide
+// marked arcp (LLVM's vrcp14ps + quotient refinement) 1.32-1.40x, as it keeps
+// num, d, 1/d and num/d live and the channel-block kernel spilled (45 -> 189
+// stack accesses); rcp14 + FNMADD + mul + FMA by hand 1.05-1.06x; even a
+// multiply in place of the divide (wrong results: the most any estimate could
+// save) only 0.91-0.93x / 0.97-0.98x. The divider is not what SiLU costs
+// there; exp's FMAs are. (Streaming sigmoid with arcp 1.20x, tanh 1.14x.)
 llvm::Value* Sigmoid32(llvm::IRBuilderBase& b, llvm::Value* x) {
   llvm::Type* t = x->getType();
   llvm::Value* nx = b.CreateFNeg(Fabs(b, x));
