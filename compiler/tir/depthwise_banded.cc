@@ -156,11 +156,18 @@ class Kernel {
   }
 
   // The band rows of the block starting at output row y0_ with `bh` rows.
+  //
+  // One loop over the band rows, the row phases of a band row side by side:
+  // the input's rows in order, as the static band kernel copies them (a
+  // loop per row phase read every other input row, twice over the input,
+  // and its loads stalled: 96 ch 80^2 -> 40^2 3x3/2 spent half its time in
+  // the copy's first load). (The row phases as a loop inside it, not
+  // unrolled, took 1.3x the CPU time at 192 ch 40^2 -> 20^2 5x5/2.)
   Stmt Copy(const PrimExpr& bh) {
     std::vector<Stmt> phases;
+    Var iv = MakeVar("bi");
+    PrimExpr i(iv);
     for (int64_t py = 0; py < d_.sh; ++py) {
-      Var iv = MakeVar("bi");
-      PrimExpr i(iv);
       PrimExpr iy = S((y0_ + i) * I64(d_.sh) + I64(py - d_.pt));
       // Columns [lo, hi) are inside X for every column phase; a phase's
       // last inside column is at most hi (the phases' ends differ by one).
@@ -196,10 +203,9 @@ class Kernel {
         row.push_back(Zeros(py, px, i, S(hi2 + I64(1)), S(pitch_ - hi2 - I64(1))));
         outside.push_back(Zeros(py, px, i, I64(0), pitch_));
       }
-      Stmt body = If(And(Ge(iy, I64(0)), Lt(iy, h_)), SeqOf(row), SeqOf(outside));
-      phases.push_back(For(iv, S(bh + I64(halo_r_)), ForKind::kSerial, body));
+      phases.push_back(If(And(Ge(iy, I64(0)), Lt(iy, h_)), SeqOf(row), SeqOf(outside)));
     }
-    return SeqOf(phases);
+    return For(iv, S(bh + I64(halo_r_)), ForKind::kSerial, SeqOf(phases));
   }
 
   // The block's output rows: tiles of rows_ rows, the last moved back; a
@@ -220,79 +226,137 @@ class Kernel {
     return SeqOf({tiles, tail});
   }
 
-  // Output rows [ty, ty + rows) of the block, every column.
+  // Output rows [ty, ty + rows) of the block, every column: tiles of cols_
+  // vectors, then the row's last columns.
+  //
+  // Stride 1, tiles of rows_ rows: the last columns go into the last tile,
+  // widened to take them (the vectors from the last whole tile's start to
+  // the row's end, the last moved back to end there: 3 or 4 vectors with
+  // tiles of 2; a row of 17 to 31 columns one tile of 2 vectors, the second
+  // moved back). A tile of one vector has too few accumulators to hide the
+  // FMAs' latency (4 rows: four chains of 25 FMAs at 5x5), so it took as
+  // long as a whole tile of two: CPU time per call, 1 thread, hard-swish,
+  // symbolic H and W, same run: 384 ch 20^2 5x5 149 -> 110 us, 192 ch 40^2
+  // 217 -> 150 us (pinned 73 and 145).
+  //
+  // Otherwise (strided planes, and the block's last rows) tiles of one
+  // vector, the last moved back to end at the row's end: the widened tiles
+  // took 1.2x the CPU time at 192 ch 40^2 -> 20^2 5x5/2 (its 25 weights and
+  // 8 accumulators are more than the 32 vector registers; 96 ch 80^2 ->
+  // 40^2 3x3/2 and 48 ch 160^2 -> 80^2 level), and the block's last rows,
+  // a tile at most, are not worth their code.
   Stmt Columns(const PrimExpr& ty, int64_t rows) {
     const int64_t wide = cols_ * kLanes;
-    Var ct = MakeVar("ct"), vt = MakeVar("vt"), vx = MakeVar("vx");
+    Var ct = MakeVar("ct");
     PrimExpr main_tiles = Div(wo_, I64(wide));
     PrimExpr done = S(main_tiles * I64(wide));
-    Stmt main = For(ct, main_tiles, ForKind::kSerial, Tile(ty, rows, PrimExpr(ct) * I64(wide), cols_, nullptr));
-    // The rest in single vectors, the last moved back to end at the row's end.
-    Stmt rest;
-    {
-      Stmt one = Let(vx, Min(done + PrimExpr(vt) * I64(kLanes), wo_ - I64(kLanes)), Tile(ty, rows, PrimExpr(vx), 1, nullptr));
-      Stmt vectors = For(vt, Div(wo_ - done + I64(kLanes - 1), I64(kLanes)), ForKind::kSerial, one);
-      // A row narrower than a vector: one, its columns stored one by one.
-      Stmt narrow = Tile(ty, rows, I64(0), 1, &wo_);
-      rest = If(Ge(wo_, I64(kLanes)), vectors, narrow);
+    PrimExpr rest = S(wo_ - done);
+    auto contiguous = [&](const PrimExpr& x0, int64_t count) {
+      std::vector<PrimExpr> xs;
+      for (int64_t k = 0; k < count; ++k) xs.push_back(S(x0 + I64(k * kLanes)));
+      return xs;
+    };
+    auto whole_tiles = [&](const PrimExpr& count) {
+      return For(ct, count, ForKind::kSerial, Tile(ty, rows, contiguous(PrimExpr(ct) * I64(wide), cols_), nullptr));
+    };
+    // A row narrower than a vector: one, its columns stored one by one.
+    Stmt narrow = Tile(ty, rows, {I64(0)}, &wo_);
+    if (d_.sh * d_.sw > 1 || rows < rows_ || cols_ < 2) {
+      Var vt = MakeVar("vt"), vx = MakeVar("vx");
+      Stmt one = Let(vx, Min(done + PrimExpr(vt) * I64(kLanes), wo_ - I64(kLanes)), Tile(ty, rows, {PrimExpr(vx)}, nullptr));
+      Stmt vectors = For(vt, Div(rest + I64(kLanes - 1), I64(kLanes)), ForKind::kSerial, one);
+      return SeqOf({whole_tiles(main_tiles), If(Ge(wo_, I64(kLanes)), vectors, narrow)});
     }
-    return SeqOf({main, rest});
+    // All whole tiles but the last, then the last widened by ceil(rest /
+    // 16) vectors, the last of them ending at the row's end.
+    PrimExpr last = S(done - I64(wide));
+    Stmt widened;
+    for (int64_t extra = 1; extra <= cols_; ++extra) {
+      std::vector<PrimExpr> xs = contiguous(last, cols_);
+      for (int64_t k = 0; k + 1 < extra; ++k) xs.push_back(S(done + I64(k * kLanes)));
+      xs.push_back(S(wo_ - I64(kLanes)));
+      Stmt t = Tile(ty, rows, xs, nullptr);
+      // rest in ((extra - 1) * 16, extra * 16]
+      widened = widened ? If(Ge(rest, I64((extra - 1) * kLanes + 1)), t, widened) : t;
+    }
+    Stmt with_rest = SeqOf({whole_tiles(S(main_tiles - I64(1))), widened});
+    // Rows under one whole tile (16 <= wo < wide): cols_ vectors, the last
+    // moved back to end at the row's end.
+    std::vector<PrimExpr> short_xs;
+    for (int64_t k = 0; k < cols_; ++k) short_xs.push_back(Min(I64(k * kLanes), wo_ - I64(kLanes)));
+    Stmt short_row = Tile(ty, rows, short_xs, nullptr);
+    Stmt wide_row = If(Ge(rest, I64(1)), with_rest, whole_tiles(main_tiles));
+    return If(Ge(wo_, I64(wide)), wide_row, If(Ge(wo_, I64(kLanes)), short_row, narrow));
   }
 
-  // Output rows [ty, ty + rows) x columns [cx, cx + cols vectors): every
-  // tap's FMA into acc, then the columns stored (`narrow`: only that many,
-  // one by one).
-  Stmt Tile(const PrimExpr& ty, int64_t rows, const PrimExpr& cx, int64_t cols, const PrimExpr* narrow) {
+  // Output rows [ty, ty + rows) x the vectors starting at columns `xs`:
+  // every tap's FMA into acc, then the columns stored (`narrow`: only that
+  // many of the one vector, one by one). Vectors may overlap (their common
+  // columns computed and stored twice, the same values).
+  Stmt Tile(const PrimExpr& ty, int64_t rows, const std::vector<PrimExpr>& xs, const PrimExpr* narrow) {
     DType f32 = DType::Float32();
+    const int64_t cols = static_cast<int64_t>(xs.size());
     // (Not "acc": the symbolic schedule's tests count their own tiles by that name.)
     Buffer acc = nest::Float32Buffer("dw_acc", {I64(rows), I64(cols * kLanes)}, "local");
-    auto grid = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&, const PrimExpr&)>& body) {
-      Var ii = MakeVar("ii" + tag), jj = MakeVar("jj" + tag);
-      return std::make_shared<ForNode>(ii, I64(0), I64(rows), ForKind::kUnrolled,
-                                       std::make_shared<ForNode>(jj, I64(0), I64(cols * kLanes), ForKind::kVectorized,
-                                                                 body(PrimExpr(ii), PrimExpr(jj))));
+    // One unrolled loop over the rows, a 16-lane vector loop per vector.
+    auto grid = [&](const std::string& tag, const std::function<Stmt(const PrimExpr&, int64_t, const PrimExpr&)>& body) {
+      Var ii = MakeVar("ii" + tag);
+      std::vector<Stmt> vecs;
+      for (int64_t k = 0; k < cols; ++k) {
+        Var jj = MakeVar("jj" + tag);
+        vecs.push_back(std::make_shared<ForNode>(jj, I64(0), I64(kLanes), ForKind::kVectorized,
+                                                 body(PrimExpr(ii), k, PrimExpr(jj))));
+      }
+      return std::make_shared<ForNode>(ii, I64(0), I64(rows), ForKind::kUnrolled, Seq(vecs));
     };
     std::vector<Stmt> steps;
-    steps.push_back(grid("_init", [&](const PrimExpr& ii, const PrimExpr& jj) {
-      return Store(acc, FloatImm(f32, 0), {ii, jj});
+    steps.push_back(grid("_init", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) {
+      return Store(acc, FloatImm(f32, 0), {ii, I64(k * kLanes) + jj});
     }));
     for (int64_t ky = 0; ky < d_.kh; ++ky) {
       for (int64_t kx = 0; kx < d_.kw; ++kx) {
         PrimExpr w = Load(d_.weight, {ch_, I64(0), I64(ky), I64(kx)});
-        steps.push_back(grid("", [&](const PrimExpr& ii, const PrimExpr& jj) {
+        steps.push_back(grid("", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) {
           PrimExpr row = ty + ii + I64(ky / d_.sh);
-          PrimExpr col = cx + jj + I64(kx / d_.sw);
+          PrimExpr col = xs[k] + jj + I64(kx / d_.sw);
           PrimExpr x = Load(band_, {BandIndex(ky % d_.sh, kx % d_.sw, row, col)});
-          PrimExpr call(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{w, x, Load(acc, {ii, jj})}));
-          return Store(acc, call, {ii, jj});
+          std::vector<PrimExpr> at = {ii, I64(k * kLanes) + jj};
+          PrimExpr call(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{w, x, Load(acc, at)}));
+          return Store(acc, call, at);
         }));
       }
     }
-    Var ii = MakeVar("ii_out"), xx = MakeVar("xx");
-    PrimExpr value = Load(acc, {PrimExpr(ii), PrimExpr(xx)});
-    std::vector<PrimExpr> at = {n_, ch_, S(y0_ + ty + PrimExpr(ii)), S(cx + PrimExpr(xx))};
-    std::vector<Stmt> stores;
-    if (d_.store_out || d_.epilogue.empty()) stores.push_back(Store(d_.out, value, at));
-    if (!d_.epilogue.empty()) {
-      // The epilogue at this point, C's loads the accumulator.
-      struct FromAcc : StmtExprMutator {
-        const VarNode* c;
-        PrimExpr value;
-        PrimExpr MutateExpr(const PrimExpr& e) override {
-          if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->data.get() == c) return value;
-          return StmtExprMutator::MutateExpr(e);
-        }
-      } from_acc;
-      from_acc.c = d_.out->data.get();
-      from_acc.value = value;
-      VarMap point;
-      for (size_t k = 0; k < 4; ++k) point[d_.loops[k]->loop_var.get()] = at[k];
-      for (const Stmt& st : d_.epilogue) stores.push_back(Substitute(from_acc.MutateStmt(st), point));
-    }
-    Stmt store = Seq(stores);
-    Stmt cols_loop = narrow != nullptr ? For(xx, *narrow, ForKind::kSerial, store)
-                                       : For(xx, I64(cols * kLanes), ForKind::kVectorized, store);
-    steps.push_back(std::make_shared<ForNode>(ii, I64(0), I64(rows), ForKind::kUnrolled, cols_loop));
+    // Vector k's columns (its 16 lanes, or the `narrow` ones one by one).
+    Var ii = MakeVar("ii_out");
+    auto stores_of = [&](int64_t k) {
+      Var xx = MakeVar("xx");
+      PrimExpr value = Load(acc, {PrimExpr(ii), I64(k * kLanes) + PrimExpr(xx)});
+      std::vector<PrimExpr> at = {n_, ch_, S(y0_ + ty + PrimExpr(ii)), S(xs[k] + PrimExpr(xx))};
+      std::vector<Stmt> stores;
+      if (d_.store_out || d_.epilogue.empty()) stores.push_back(Store(d_.out, value, at));
+      if (!d_.epilogue.empty()) {
+        // The epilogue at this point, C's loads the accumulator.
+        struct FromAcc : StmtExprMutator {
+          const VarNode* c;
+          PrimExpr value;
+          PrimExpr MutateExpr(const PrimExpr& e) override {
+            if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->data.get() == c) return value;
+            return StmtExprMutator::MutateExpr(e);
+          }
+        } from_acc;
+        from_acc.c = d_.out->data.get();
+        from_acc.value = value;
+        VarMap point;
+        for (size_t q = 0; q < 4; ++q) point[d_.loops[q]->loop_var.get()] = at[q];
+        for (const Stmt& st : d_.epilogue) stores.push_back(Substitute(from_acc.MutateStmt(st), point));
+      }
+      Stmt store = Seq(stores);
+      return narrow != nullptr ? For(xx, *narrow, ForKind::kSerial, store)
+                               : For(xx, I64(kLanes), ForKind::kVectorized, store);
+    };
+    std::vector<Stmt> vecs;
+    for (int64_t k = 0; k < cols; ++k) vecs.push_back(stores_of(k));
+    steps.push_back(std::make_shared<ForNode>(ii, I64(0), I64(rows), ForKind::kUnrolled, Seq(vecs)));
     return std::make_shared<AllocateNode>(acc, Seq(steps));
   }
 

@@ -22,17 +22,20 @@
 //   their halo), rb chosen at run time so that the band stays within
 //   kBandFloats when the width allows; the blocks' halo rows are copied
 //   once more each.
-// - Columns: tiles of `cols` vectors over the row, then single vectors for
-//   the rest, the last moved back to end at the row's end (those columns
-//   computed and stored twice, the same values); a row narrower than one
-//   vector computes one and stores its columns one by one (the symbolic
-//   schedule runs its own kernel there instead: TakesRow).
+// - Columns: tiles of `cols` vectors over the row; at stride 1 the rest in
+//   the last tile, widened by the vectors it needs (the last moved back to
+//   end at the row's end: those columns computed and stored twice, the
+//   same values), strided planes and a block's last rows single vectors
+//   for it; a row narrower than one vector computes one and stores its
+//   columns one by one (the symbolic schedule runs its own kernel there
+//   instead: TakesRow).
 // - Rows of a block: tiles of `rows` rows, then one tile of the rows left
 //   (a branch for each count below `rows`).
-// - The copy of a band row: the columns whose every phase lies inside the
-//   input in chunks of 16 (a constant-extent vector loop, which the codegen
-//   emits as wide loads and shuffles), the few at the edges with their
-//   bounds test, zeros past them; rows outside the input zeroed.
+// - The copy of a band row (its row phases side by side, so that the
+//   input's rows are read in order): the columns whose every phase lies
+//   inside the input in chunks of 16 (a constant-extent vector loop, which
+//   the codegen emits as wide loads and shuffles), the few at the edges
+//   with their bounds test, zeros past them; rows outside the input zeroed.
 #ifndef KILN_COMPILER_TIR_DEPTHWISE_BANDED_H_
 #define KILN_COMPILER_TIR_DEPTHWISE_BANDED_H_
 

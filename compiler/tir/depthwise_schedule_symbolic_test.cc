@@ -118,6 +118,43 @@ TEST(DepthwiseBandedTest, TakesSymbolicDepthwise) {
   EXPECT_FALSE(ShapeOf(g).band) << testing::Print(g);
 }
 
+int Occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+// Stride 1: a row's last columns go into its last tile, widened to three
+// or four vectors (two for rows of 17 to 31 columns), not into tiles of
+// one vector, whose four accumulators left the FMAs latency-bound.
+// Strided planes keep the one-vector tiles.
+TEST(DepthwiseBandedTest, StrideOneRowEndInWidenedTile) {
+  PrimFunc f = LowerPrimFunc(DwModule(DwCase{8, 5, 1, 1, "hardswish"}), Options(1), "conv2d");
+  ASSERT_NE(f, nullptr);
+  std::string text = testing::Print(f);
+  EXPECT_NE(text.find("dw_acc = T.decl_buffer((4, 48)"), std::string::npos) << text;
+  EXPECT_NE(text.find("dw_acc = T.decl_buffer((4, 64)"), std::string::npos) << text;
+  // The one-vector tile is left only for rows narrower than a vector.
+  EXPECT_EQ(Occurrences(text, "dw_acc = T.decl_buffer((4, 16)"), 1) << text;
+  PrimFunc g = LowerPrimFunc(DwModule(DwCase{8, 5, 2, 2, "hardswish"}), Options(1), "conv2d");
+  ASSERT_NE(g, nullptr);
+  std::string strided = testing::Print(g);
+  EXPECT_EQ(strided.find("dw_acc = T.decl_buffer((4, 48)"), std::string::npos) << strided;
+  EXPECT_EQ(Occurrences(strided, "dw_acc = T.decl_buffer((4, 16)"), 2) << strided;
+}
+
+// The band's copy: one loop over the band rows, the row phases inside it
+// (the input's rows in order), not one loop per row phase.
+TEST(DepthwiseBandedTest, CopyReadsInputRowsInOrder) {
+  for (const DwCase& k : {DwCase{8, 3, 2, 2, "hardswish"}, DwCase{8, 5, 2, 1}, DwCase{8, 3, 1, 1}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerPrimFunc(DwModule(k), Options(1), "conv2d");
+    ASSERT_NE(f, nullptr);
+    std::string text = testing::Print(f);
+    EXPECT_EQ(Occurrences(text, "for bi in"), 1) << text;
+  }
+}
+
 void CheckNumbers(const DwCase& k, int threads, const std::vector<std::pair<int64_t, int64_t>>& sizes, int64_t n) {
   SCOPED_TRACE(k.Name() + " threads " + std::to_string(threads) + " n " + std::to_string(n));
   auto mod = CompileAndLoad(DwModule(k), Options(threads), threads);
@@ -188,6 +225,16 @@ TEST(DepthwiseBandedTest, SymbolicWidthStaticHeightNumbers) {
   for (int64_t w : {1, 7, 16, 40, 79, 80, 161}) sizes.push_back({12, w});
   CheckNumbers(DwCase{4, 5, 2, 1, "hardswish", 12, 0}, 1, sizes, 1);
   CheckNumbers(DwCase{4, 3, 1, 2, "bn_relu", 12, 0}, 2, sizes, 1);
+}
+
+TEST(DepthwiseBandedTest, StrideOneWidenedTileNumbers) {
+  // Rows ending in each kind of last tile: whole tiles (32, 64), widened
+  // by one vector (33, 40, 48) or two (49, 63, 80 + 20), two vectors under
+  // one tile (17, 20, 31), one (16); row counts with and without a rest.
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t w : {16, 17, 20, 31, 32, 33, 40, 48, 49, 63, 64, 100}) sizes.push_back({w % 3 == 0 ? 20 : 7, w});
+  CheckNumbers(DwCase{6, 5, 1, 1, "hardswish"}, 1, sizes, 1);
+  CheckNumbers(DwCase{3, 3, 1, 1, "bn_relu"}, 2, sizes, 2);
 }
 
 TEST(DepthwiseBandedTest, StrideOneNumbers) {
