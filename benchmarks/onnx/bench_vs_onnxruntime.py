@@ -33,7 +33,9 @@ With --tuning-db TEMPLATE (e.g. 'dbs/{model}-t{threads}', the databases of `kiln
 each model also gets a tuned build per thread count T whose database exists:
 `kiln-compile NAME.onnx --threads T --tuning-db DIR -o NAME.tuned-tT.vmfb` (records apply only to builds
 with the --threads they were measured at). Its output is checked like the default build's, and it is
-timed in the same rounds as the default build and the peers, right after the default build.
+timed in the same rounds as the default build and the peers, right after the default build. With
+--pinned-default, `kiln-compile --threads T` without the database is timed too (a build without --threads
+plans its kernels for the machine's cores, so tuned / pinned is what the records alone change).
 The ORT numbers include the Python binding's cost per call; the "ORT floor" line measures it on a
 one-element Add, which matters only for the MLP at batch 1.
 A model that fails to compile or to match is reported in the table with its error and not timed.
@@ -204,6 +206,8 @@ def main():
     ap.add_argument("--tuning-db", default="",
                     help="database path with {model} and {threads}: a tuned build per thread count whose "
                          "database exists, timed beside the default build in the same rounds")
+    ap.add_argument("--pinned-default", action="store_true",
+                    help="with --tuning-db: also time kiln-compile --threads T without the database")
     a = ap.parse_args()
     use_ov = not a.no_openvino
     if use_ov:
@@ -258,6 +262,7 @@ def main():
         if not ok:  # timing a program that computes something else would mislead
             continue
         tuned = {}  # threads -> Kiln build with that thread count's database
+        pinned = {}  # threads -> Kiln build with --threads T, no database
         for t in threads_list if a.tuning_db else []:
             db = a.tuning_db.format(model=name, threads=t)
             if not os.path.isdir(db):
@@ -277,6 +282,9 @@ def main():
                 flush=True)
             if tk_err <= a.tolerance:  # a mismatching tuned build is reported, not timed
                 tuned[t] = tk
+                if a.pinned_default:
+                    pinned[t] = Kiln(a.build, models_dir, name, entry, out_dir,
+                                     shlex.split(a.kiln_compile_args) + ["--threads", str(t)], suffix=".t%d" % t)
         for t in threads_list:
             rounds = []
             for _ in range(a.rounds):
@@ -295,7 +303,11 @@ def main():
                 if t in tuned:
                     time.sleep(0.05)
                     tu, _, tu_cpu = tuned[t].measure_ms(t, a.min_time, a.warmup)
-                rounds.append((k, o, v, k_cpu, o_cpu, v_cpu, tu, tu_cpu))
+                pi, pi_cpu = float("nan"), float("nan")
+                if t in pinned:
+                    time.sleep(0.05)
+                    pi, _, pi_cpu = pinned[t].measure_ms(t, a.min_time, a.warmup)
+                rounds.append((k, o, v, k_cpu, o_cpu, v_cpu, tu, tu_cpu, pi, pi_cpu))
 
             def med(i):
                 return statistics.median(r[i] for r in rounds)
@@ -309,7 +321,9 @@ def main():
             tu = dict(ms=med(6), cpu=med(7), vs_default=med_ratio(6, 0), vs_ort=med_ratio(6, 1),
                       vs_ov=med_ratio(6, 2) if use_ov else float("nan"),
                       cpu_vs_default=med_ratio(7, 3), cpu_vs_ort=med_ratio(7, 4),
-                      cpu_vs_ov=med_ratio(7, 5) if use_ov else float("nan")) if t in tuned else None
+                      cpu_vs_ov=med_ratio(7, 5) if use_ov else float("nan"),
+                      pinned_cpu=med(9) if t in pinned else float("nan"),
+                      cpu_vs_pinned=med_ratio(7, 9) if t in pinned else float("nan")) if t in tuned else None
             timings.append((label, t, executor, med(0), med(1), ratio, target,
                             dict(k_cpu=med(3), o_cpu=med(4), cpu_ratio=med_ratio(3, 4)), ov, tu))
             print("  threads %d: kiln %.3f ms (cpu %.3f), ort %.3f ms (cpu %.3f), kiln/ort %.2f (cpu %.2f)%s" % (
@@ -318,8 +332,9 @@ def main():
                     ov["ms"], ov["cpu"], ov["ratio"], ov["cpu_ratio"])), flush=True)
             if tu is not None:
                 print("  threads %d: tuned kiln %.3f ms (cpu %.3f), tuned/default %.2f (cpu %.2f), tuned/ort %.2f, "
-                      "tuned/ov %.2f" % (t, tu["ms"], tu["cpu"], tu["vs_default"], tu["cpu_vs_default"],
-                                         tu["vs_ort"], tu["vs_ov"]), flush=True)
+                      "tuned/ov %.2f, pinned cpu %.3f, tuned/pinned cpu %.2f" % (
+                          t, tu["ms"], tu["cpu"], tu["vs_default"], tu["cpu_vs_default"], tu["vs_ort"], tu["vs_ov"],
+                          tu["pinned_cpu"], tu["cpu_vs_pinned"]), flush=True)
 
     print("\nModels (kiln-run --threads=1 --print-statistics; errors are max |diff| / max |reference|):\n")
     print("| model | compile s | .vmfb MiB | load ms | first call ms | peak tensor MiB | peak RSS MiB | "
@@ -348,8 +363,10 @@ def main():
     if any(tu is not None for *_, tu in timings):
         print("\nTuned builds (--tuning-db %s; same rounds; ratios are medians of per-round ratios):\n" % a.tuning_db)
         print("| model | threads | default ms | tuned ms | tuned / default | tuned / default cpu | ORT ms | "
-              "tuned / ORT | tuned / ORT cpu |" + (" OV ms | tuned / OV | tuned / OV cpu |" if use_ov else ""))
-        print("|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if use_ov else ""))
+              "tuned / ORT | tuned / ORT cpu |" + (" OV ms | tuned / OV | tuned / OV cpu |" if use_ov else "") +
+              (" tuned / pinned default cpu |" if a.pinned_default else ""))
+        print("|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if use_ov else "") +
+              ("---|" if a.pinned_default else ""))
         for label, t, _, k, o, _, _, _, ov, tu in timings:
             if tu is None:
                 continue
@@ -357,6 +374,8 @@ def main():
                 label, t, k, tu["ms"], tu["vs_default"], tu["cpu_vs_default"], o, tu["vs_ort"], tu["cpu_vs_ort"])
             if ov is not None:
                 line += " %.3f | %.2f | %.2f |" % (ov["ms"], tu["vs_ov"], tu["cpu_vs_ov"])
+            if a.pinned_default:
+                line += " %.2f |" % tu["cpu_vs_pinned"]
             print(line)
     return 0 if all(f is not None and not err for _, f, err in facts) else 1
 
