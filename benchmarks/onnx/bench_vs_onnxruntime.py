@@ -8,7 +8,7 @@ kiln-bench first. From the repository root:
 
     build/venv/bin/python benchmarks/onnx/bench_vs_onnxruntime.py --build build [--models-dir build/onnx-models]
         [--models mlp,mlp_b1,resnet18,mobilenet_v2,squeezenet,encoder] [--threads 1,2]
-        [--rounds 5] [--min-time 0.5] [--export] [--no-openvino]
+        [--rounds 5] [--min-time 0.5] [--export] [--no-openvino] [--tuning-db 'DBS/{model}-t{threads}']
 
 With a venv that has `openvino` (build/bench-venv) OpenVINO is timed too, in the same rounds: compiled
 for CPU in float32 (INFERENCE_PRECISION_HINT=f32, DYNAMIC_QUANTIZATION_GROUP_SIZE=0, as
@@ -29,6 +29,13 @@ For each model (as exported, with its saved input and PyTorch's output for it):
     (p50 of single run_with_iobinding calls timed from Python, after the same warm-up; graph
     optimizations all on, intra_op_num_threads = threads, sequential); the table gives the median over
     rounds of each p50 and the median of the per-round ratios Kiln / ORT (lower is better for Kiln).
+With --tuning-db TEMPLATE (e.g. 'dbs/{model}-t{threads}', the databases of `kiln-tune --threads T`),
+each model also gets a tuned build per thread count T whose database exists:
+`kiln-compile NAME.onnx --threads T --tuning-db DIR -o NAME.tuned-tT.vmfb` (records apply only to builds
+with the --threads they were measured at). Its output is checked like the default build's, and it is
+timed in the same rounds as the default build and the peers, right after the default build. With
+--pinned-default, `kiln-compile --threads T` without the database is timed too (a build without --threads
+plans its kernels for the machine's cores, so tuned / pinned is what the records alone change).
 The ORT numbers include the Python binding's cost per call; the "ORT floor" line measures it on a
 one-element Add, which matters only for the MLP at batch 1.
 A model that fails to compile or to match is reported in the table with its error and not timed.
@@ -79,11 +86,11 @@ def rel_err(got, ref):
 
 
 class Kiln:
-    def __init__(self, build, models_dir, name, entry, out_dir, compile_args=()):
-        self.build, self.name = build, name
+    def __init__(self, build, models_dir, name, entry, out_dir, compile_args=(), suffix=""):
+        self.build, self.name = build, name + suffix
         self.x = os.path.join(models_dir, entry["input"])
         onnx_path = os.path.join(models_dir, entry["onnx"])
-        self.vmfb = os.path.join(out_dir, name + ".vmfb")
+        self.vmfb = os.path.join(out_dir, self.name + ".vmfb")
         dims = ",".join("%s=%d" % kv for kv in sorted(entry.get("dims", {}).items()))
         t0 = time.perf_counter()
         run([tool(build, "kiln-compile"), onnx_path, "-o", self.vmfb] + (["--dim", dims] if dims else []) +
@@ -196,6 +203,11 @@ def main():
     ap.add_argument("--no-openvino", action="store_true", help="leave OpenVINO out even when installed")
     ap.add_argument("--kiln-compile-args", default="",
                     help="more kiln-compile flags, e.g. \"--threads 1 --tuning-db DIR\" (a tuned build)")
+    ap.add_argument("--tuning-db", default="",
+                    help="database path with {model} and {threads}: a tuned build per thread count whose "
+                         "database exists, timed beside the default build in the same rounds")
+    ap.add_argument("--pinned-default", action="store_true",
+                    help="with --tuning-db: also time kiln-compile --threads T without the database")
     a = ap.parse_args()
     use_ov = not a.no_openvino
     if use_ov:
@@ -249,6 +261,30 @@ def main():
             label, kiln.compile_s, kiln.size / 2**20, err_torch, err_ort, "" if ok else "  MISMATCH"), flush=True)
         if not ok:  # timing a program that computes something else would mislead
             continue
+        tuned = {}  # threads -> Kiln build with that thread count's database
+        pinned = {}  # threads -> Kiln build with --threads T, no database
+        for t in threads_list if a.tuning_db else []:
+            db = a.tuning_db.format(model=name, threads=t)
+            if not os.path.isdir(db):
+                continue
+            try:
+                tk = Kiln(a.build, models_dir, name, entry, out_dir,
+                          shlex.split(a.kiln_compile_args) + ["--threads", str(t), "--tuning-db", db],
+                          suffix=".tuned-t%d" % t)
+                tk_got, _ = tk.output_and_stats(out_dir)
+            except RuntimeError as e:
+                print("%s tuned (%s), not timed: %s" % (label, db, first_error_line(str(e).split("\n", 1)[-1])),
+                      flush=True)
+                continue
+            tk_err = rel_err(tk_got, ref)
+            print("%s: tuned at %d thread(s) with %s: compiled in %.1f s; max rel err vs torch %.2g%s" % (
+                label, t, db, tk.compile_s, tk_err, "" if tk_err <= a.tolerance else "  MISMATCH (not timed)"),
+                flush=True)
+            if tk_err <= a.tolerance:  # a mismatching tuned build is reported, not timed
+                tuned[t] = tk
+                if a.pinned_default:
+                    pinned[t] = Kiln(a.build, models_dir, name, entry, out_dir,
+                                     shlex.split(a.kiln_compile_args) + ["--threads", str(t)], suffix=".t%d" % t)
         for t in threads_list:
             rounds = []
             for _ in range(a.rounds):
@@ -263,7 +299,15 @@ def main():
                 if use_ov:
                     time.sleep(0.05)
                     v, v_cpu = ov_sessions[t].measure_ms(a.min_time, a.warmup)
-                rounds.append((k, o, v, k_cpu, o_cpu, v_cpu))
+                tu, tu_cpu = float("nan"), float("nan")
+                if t in tuned:
+                    time.sleep(0.05)
+                    tu, _, tu_cpu = tuned[t].measure_ms(t, a.min_time, a.warmup)
+                pi, pi_cpu = float("nan"), float("nan")
+                if t in pinned:
+                    time.sleep(0.05)
+                    pi, _, pi_cpu = pinned[t].measure_ms(t, a.min_time, a.warmup)
+                rounds.append((k, o, v, k_cpu, o_cpu, v_cpu, tu, tu_cpu, pi, pi_cpu))
 
             def med(i):
                 return statistics.median(r[i] for r in rounds)
@@ -274,12 +318,23 @@ def main():
             base = name.split("_b")[0] if name.startswith("mlp") else name
             target = TARGETS.get(base) if name != "mlp_b1" else None
             ov = dict(ms=med(2), cpu=med(5), ratio=med_ratio(0, 2), cpu_ratio=med_ratio(3, 5)) if use_ov else None
+            tu = dict(ms=med(6), cpu=med(7), vs_default=med_ratio(6, 0), vs_ort=med_ratio(6, 1),
+                      vs_ov=med_ratio(6, 2) if use_ov else float("nan"),
+                      cpu_vs_default=med_ratio(7, 3), cpu_vs_ort=med_ratio(7, 4),
+                      cpu_vs_ov=med_ratio(7, 5) if use_ov else float("nan"),
+                      pinned_cpu=med(9) if t in pinned else float("nan"),
+                      cpu_vs_pinned=med_ratio(7, 9) if t in pinned else float("nan")) if t in tuned else None
             timings.append((label, t, executor, med(0), med(1), ratio, target,
-                            dict(k_cpu=med(3), o_cpu=med(4), cpu_ratio=med_ratio(3, 4)), ov))
+                            dict(k_cpu=med(3), o_cpu=med(4), cpu_ratio=med_ratio(3, 4)), ov, tu))
             print("  threads %d: kiln %.3f ms (cpu %.3f), ort %.3f ms (cpu %.3f), kiln/ort %.2f (cpu %.2f)%s" % (
                 t, med(0), med(3), med(1), med(4), ratio, med_ratio(3, 4),
                 "" if ov is None else ", ov %.3f ms (cpu %.3f), kiln/ov %.2f (cpu %.2f)" % (
                     ov["ms"], ov["cpu"], ov["ratio"], ov["cpu_ratio"])), flush=True)
+            if tu is not None:
+                print("  threads %d: tuned kiln %.3f ms (cpu %.3f), tuned/default %.2f (cpu %.2f), tuned/ort %.2f, "
+                      "tuned/ov %.2f, pinned cpu %.3f, tuned/pinned cpu %.2f" % (
+                          t, tu["ms"], tu["cpu"], tu["vs_default"], tu["cpu_vs_default"], tu["vs_ort"], tu["vs_ov"],
+                          tu["pinned_cpu"], tu["cpu_vs_pinned"]), flush=True)
 
     print("\nModels (kiln-run --threads=1 --print-statistics; errors are max |diff| / max |reference|):\n")
     print("| model | compile s | .vmfb MiB | load ms | first call ms | peak tensor MiB | peak RSS MiB | "
@@ -298,13 +353,30 @@ def main():
           "Kiln cpu ms | ORT cpu ms | Kiln / ORT cpu |" + (" OV ms | Kiln / OV | OV cpu ms | Kiln / OV cpu |"
                                                          if use_ov else ""))
     print("|---|---|---|---|---|---|---|---|---|---|" + ("---|---|---|---|" if use_ov else ""))
-    for label, t, executor, k, o, ratio, target, cpu, ov in timings:
+    for label, t, executor, k, o, ratio, target, cpu, ov, _ in timings:
         verdict = "–" if target is None else ("<= %.2f %s" % (target, "met" if ratio <= target else "not met"))
         line = "| %s | %d | %s | %.3f | %.3f | %.2f | %s | %.3f | %.3f | %.2f |" % (
             label, t, executor, k, o, ratio, verdict, cpu["k_cpu"], cpu["o_cpu"], cpu["cpu_ratio"])
         if ov is not None:
             line += " %.3f | %.2f | %.3f | %.2f |" % (ov["ms"], ov["ratio"], ov["cpu"], ov["cpu_ratio"])
         print(line)
+    if any(tu is not None for *_, tu in timings):
+        print("\nTuned builds (--tuning-db %s; same rounds; ratios are medians of per-round ratios):\n" % a.tuning_db)
+        print("| model | threads | default ms | tuned ms | tuned / default | tuned / default cpu | ORT ms | "
+              "tuned / ORT | tuned / ORT cpu |" + (" OV ms | tuned / OV | tuned / OV cpu |" if use_ov else "") +
+              (" tuned / pinned default cpu |" if a.pinned_default else ""))
+        print("|---|---|---|---|---|---|---|---|---|" + ("---|---|---|" if use_ov else "") +
+              ("---|" if a.pinned_default else ""))
+        for label, t, _, k, o, _, _, _, ov, tu in timings:
+            if tu is None:
+                continue
+            line = "| %s | %d | %.3f | %.3f | %.2f | %.2f | %.3f | %.2f | %.2f |" % (
+                label, t, k, tu["ms"], tu["vs_default"], tu["cpu_vs_default"], o, tu["vs_ort"], tu["cpu_vs_ort"])
+            if ov is not None:
+                line += " %.3f | %.2f | %.2f |" % (ov["ms"], tu["vs_ov"], tu["cpu_vs_ov"])
+            if a.pinned_default:
+                line += " %.2f |" % tu["cpu_vs_pinned"]
+            print(line)
     return 0 if all(f is not None and not err for _, f, err in facts) else 1
 
 
