@@ -26,11 +26,19 @@ constexpr int64_t kLanes = 16;
 // rows), 293 with 96 KiB (4), 290 with 160 KiB (8); 144 / 16 3x3/2 at 56^2
 // 168, 167, 167.
 constexpr int64_t kMaxGroupedWindowBytes = 160 * 1024;
-// Pixels of a register tile: one 16-channel accumulator each, beside the
-// tap's weight vector (32 vector registers).
-constexpr int64_t kMaxTilePixels = 24;
+// Pixels of a register tile: one 16-channel accumulator each. LLVM keeps
+// the broadcast inputs that neighbouring taps share in registers too: with
+// 24 (7^2 in tiles of 3 rows) the FMA loop spilled, and 784 / 16 at 7^2
+// took 54 us against 51.5 with 16 (tiles of 2 rows).
+constexpr int64_t kMaxTilePixels = 16;
 // Tile columns at most this many: wider rows are cut into equal pieces.
 constexpr int64_t kMaxTileColumns = 16;
+// Sub-bands of at least this many output pixels (of the band's rows):
+// each is transposed and stored right after its tiles, so its stores
+// (which in a model miss every cache) drain while the next sub-band
+// computes. Storing a whole band at its end took a quarter of the kernel
+// in RegNetY-800MF (144 / 16 at 28^2: 157 us in the model, 139 alone).
+constexpr int64_t kMinSubBandPixels = 64;
 
 int64_t WindowRows(const ConvNest& cv, int64_t band_rows) { return (band_rows - 1) * cv.sh + cv.kh; }
 int64_t WindowCols(const ConvNest& cv) { return (cv.wo - 1) * cv.sw + cv.kw; }
@@ -52,7 +60,16 @@ class Kernel {
   explicit Kernel(const ConvNest& cv)
       : cv_(cv), rb_(GroupedBlockBandRows(cv)), wr_(WindowRows(cv, rb_)), wp_(WindowCols(cv)) {
     nb_ = cv.ho / rb_;
-    bp_ = rb_ * cv.wo;
+    // Sub-bands: the band's rows in pieces of at least 64 pixels (or the
+    // band), each stored right after its tiles (see Output).
+    sb_ = rb_;
+    for (int64_t r = 1; r < rb_; ++r) {
+      if (rb_ % r == 0 && r * cv.wo >= kMinSubBandPixels) {
+        sb_ = r;
+        break;
+      }
+    }
+    bp_ = sb_ * cv.wo;
     // Column tiles: the row in equal pieces of at most kMaxTileColumns (56:
     // 4 x 14), the last moved back to end at Wo when they do not divide it;
     // then as many rows as keep kMaxTilePixels accumulators, and one tile of
@@ -60,7 +77,7 @@ class Kernel {
     int64_t ncol = CeilDiv(cv.wo, kMaxTileColumns);
     cw_ = CeilDiv(cv.wo, ncol);
     ncol_ = CeilDiv(cv.wo, cw_);
-    tr_ = std::max<int64_t>(1, std::min(rb_, kMaxTilePixels / cw_));
+    tr_ = std::max<int64_t>(1, std::min(sb_, kMaxTilePixels / cw_));
   }
 
   Stmt Build() {
@@ -80,19 +97,24 @@ class Kernel {
     os_ = nest::Float32Buffer(cv_.out->name + "_cminor", {I64(bp_ * kLanes)}, "global");
     ot_ = nest::Float32Buffer(cv_.out->name + "_rows", {I64(kLanes * bp_)}, "global");
     std::vector<Stmt> steps = {Window(), Weights()};
-    const int64_t full = rb_ / tr_, rest = rb_ % tr_;
-    Var rt = MakeVar("gb_rows"), ct = MakeVar("gb_cols");
+    // Per sub-band: its full row tiles, the tile of the rows left, then its
+    // output. `index` numbers the task's full tiles (PrefetchNext).
+    const int64_t full = sb_ / tr_, rest = sb_ % tr_;
+    Var sbv = MakeVar("gb_sub"), rt = MakeVar("gb_rows"), ct = MakeVar("gb_cols");
+    PrimExpr s0 = PrimExpr(sbv) * I64(sb_);
     PrimExpr x0 = Min(PrimExpr(ct) * I64(cw_), I64(cv_.wo - cw_));
-    PrimExpr index = PrimExpr(rt) * I64(ncol_) + PrimExpr(ct);
-    Stmt tiles = MakeFor(rt, I64(full), ForKind::kSerial,
-                         MakeFor(ct, I64(ncol_), ForKind::kSerial, Tile(PrimExpr(rt) * I64(tr_), x0, tr_, index)));
-    steps.push_back(tiles);
+    PrimExpr index = (PrimExpr(sbv) * I64(full) + PrimExpr(rt)) * I64(ncol_) + PrimExpr(ct);
+    std::vector<Stmt> sub;
+    sub.push_back(MakeFor(rt, I64(full), ForKind::kSerial,
+                          MakeFor(ct, I64(ncol_), ForKind::kSerial,
+                                  Tile(s0, PrimExpr(rt) * I64(tr_), x0, tr_, index))));
     if (rest > 0) {
       Var ct2 = MakeVar("gb_cols_rest");
       PrimExpr x1 = Min(PrimExpr(ct2) * I64(cw_), I64(cv_.wo - cw_));
-      steps.push_back(MakeFor(ct2, I64(ncol_), ForKind::kSerial, Tile(I64(full * tr_), x1, rest)));
+      sub.push_back(MakeFor(ct2, I64(ncol_), ForKind::kSerial, Tile(s0, I64(full * tr_), x1, rest)));
     }
-    steps.push_back(Output());
+    sub.push_back(Output(s0));
+    steps.push_back(MakeFor(sbv, I64(rb_ / sb_), ForKind::kSerial, Seq(sub)));
     Stmt body = Seq(steps);
     for (const Buffer& b : {ot_, os_, ws_, xw_}) body = std::make_shared<AllocateNode>(b, body);
     return MakeFor(t, I64(cv_.n * groups * nb_), ForKind::kParallel, body);
@@ -203,7 +225,8 @@ class Kernel {
     return Seq(hints);
   }
 
-  Stmt Tile(const PrimExpr& r0, const PrimExpr& x0, int64_t rows, const PrimExpr& index = PrimExpr()) {
+  Stmt Tile(const PrimExpr& s0, const PrimExpr& r0, const PrimExpr& x0, int64_t rows,
+             const PrimExpr& index = PrimExpr()) {
     DType f32 = DType::Float32();
     const int64_t pixels = rows * cw_;
     Buffer acc = nest::Float32Buffer("acc", {I64(pixels), I64(kLanes)}, "local");
@@ -223,7 +246,7 @@ class Kernel {
         taps.push_back(each("_gt", [&](int64_t p, const PrimExpr& l) {
           const int64_t r = p / cw_, x = p % cw_;
           PrimExpr w = Load(ws_, {(PrimExpr(c) * I64(cv_.kh * cv_.kw) + I64(ky * cv_.kw + kx)) * I64(kLanes) + l});
-          PrimExpr at = (PrimExpr(c) * I64(wr_) + r0 * I64(cv_.sh) + I64(r * cv_.sh + ky)) * I64(wp_) +
+          PrimExpr at = (PrimExpr(c) * I64(wr_) + (s0 + r0) * I64(cv_.sh) + I64(r * cv_.sh + ky)) * I64(wp_) +
                         x0 * I64(cv_.sw) + I64(x * cv_.sw + kx);
           return Store(acc, Fma(w, Load(xw_, {at}), Load(acc, {I64(p), l})), {I64(p), l});
         }));
@@ -250,7 +273,7 @@ class Kernel {
   // then each channel's band rows stored into its NCHW plane as whole
   // vectors: rows of fewer than 16 pixels as the depthwise channel block
   // stores them (dw::OutputStores), wider ones a vector loop a row.
-  Stmt Output() {
+  Stmt Output(const PrimExpr& s0) {
     std::vector<Stmt> parts;
     for (int64_t p0 : ChunkStarts(bp_)) {
       std::vector<PrimExpr> args{Load(os_, {I64(p0 * kLanes)}), I64(kLanes), Load(ot_, {I64(0)})};
@@ -262,17 +285,17 @@ class Kernel {
     PrimExpr oc = g_ * I64(kLanes) + PrimExpr(o);
     std::vector<Stmt> rows;
     if (cv_.wo < kLanes) {
-      for (auto [y, lanes] : dw::OutputStores(rb_, cv_.wo)) {
+      for (auto [y, lanes] : dw::OutputStores(sb_, cv_.wo)) {
         rows.push_back(Lanes("_gs", lanes, [&](const PrimExpr& x) {
           PrimExpr v = Load(ot_, {PrimExpr(o) * I64(bp_) + I64(y * cv_.wo) + x});
-          return Store(cv_.out, v, {n_, oc, y0_ + I64(y), x});
+          return Store(cv_.out, v, {n_, oc, y0_ + s0 + I64(y), x});
         }));
       }
     } else {
       Var y = MakeVar("gb_y");
-      rows.push_back(MakeFor(y, I64(rb_), ForKind::kSerial, Lanes("_gs", cv_.wo, [&](const PrimExpr& x) {
+      rows.push_back(MakeFor(y, I64(sb_), ForKind::kSerial, Lanes("_gs", cv_.wo, [&](const PrimExpr& x) {
         PrimExpr v = Load(ot_, {PrimExpr(o) * I64(bp_) + PrimExpr(y) * I64(cv_.wo) + x});
-        return Store(cv_.out, v, {n_, oc, y0_ + PrimExpr(y), x});
+        return Store(cv_.out, v, {n_, oc, y0_ + s0 + PrimExpr(y), x});
       })));
     }
     parts.push_back(MakeFor(o, I64(kLanes), ForKind::kSerial, Seq(rows)));
@@ -281,7 +304,7 @@ class Kernel {
 
   const ConvNest& cv_;
   int64_t rb_, wr_, wp_;  // band rows; the window's rows and columns
-  int64_t nb_ = 0, bp_ = 0;  // bands; pixels of a band
+  int64_t nb_ = 0, sb_ = 0, bp_ = 0;  // bands; rows and pixels of a sub-band
   int64_t cw_ = 0, ncol_ = 0, tr_ = 0;  // tile columns, column tiles a row, tile rows
   PrimExpr n_, g_, y0_;
   PrimExpr next_n_, next_g_, next_y0_;

@@ -13,14 +13,22 @@
 //      zero-padded window xw[c][row][col] (plain row copies: any stride
 //      reads it in place, no phases);
 //   2. the group's weights into ws[c][ky][kx][o], 16 floats a tap;
-//   3. each register tile of output pixels (rows x columns of the band,
-//      at most 24 pixels) keeps one 16-channel accumulator a pixel; every
-//      tap is one weight vector load and an FMA a pixel with the input
-//      element broadcast from the window, so no column is computed that
-//      is not an output; the tile is stored channel-minor, os[p][o];
-//   4. os is transposed (transpose16) into one run of pixels a channel and
-//      stored into the channel's NCHW rows as whole vectors, where the
-//      fused epilogue is inlined after the schedules.
+//   3. the band in sub-bands of rows (at least 64 pixels): each register
+//      tile of a sub-band's output pixels (at most 16: one 16-channel
+//      accumulator a pixel) takes every tap as one weight vector load and
+//      an FMA a pixel with the input element broadcast from the window, so
+//      no column is computed that is not an output; tiles are stored
+//      channel-minor, os[p][o];
+//   4. then the sub-band's os is transposed (transpose16) into one run of
+//      pixels a channel and stored into the channel's NCHW rows as whole
+//      vectors, where the fused epilogue is inlined after the schedules.
+// The first tiles of a task prefetch the next task's input rows and weights.
+// RegNetY-800MF in the model (per-kernel minima of 3 x 150 calls, 1 thread,
+// loaded machine, us): 64 / 16 3x3/2 at 112^2 325 -> 297, 144 / 16 3x3/2 at
+// 56^2 188 -> 158, 144 / 16 3x3 at 28^2 157 -> 133, 320 / 16 3x3/2 at 28^2
+// 119 -> 87, 320 / 16 3x3 at 14^2 82 -> 77, 784 / 16 3x3/2 at 14^2 80 -> 60,
+// 784 / 16 3x3 at 7^2 74 -> 53 (oneDNN's blocked kernel, layer alone: 249,
+// 143, 124, 77, 70, 51, 45).
 // Not for half operands (ConvKernel widens them), dilation, symbolic shapes.
 #ifndef KILN_COMPILER_TIR_CONV_GROUPED_BLOCK_H_
 #define KILN_COMPILER_TIR_CONV_GROUPED_BLOCK_H_
