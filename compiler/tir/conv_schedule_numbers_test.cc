@@ -72,21 +72,23 @@ TEST(ConvScheduleNumbersTest, Groups) {
 
 TEST(ConvScheduleNumbersTest, GroupedConvPacksEachGroupInItsBands) {
   // Grouped convolutions of several output channels per group (RegNet's
-  // group width 16): one band task per (image, group, rows), packing only
+  // group width 16; groups of exactly 16 output channels take
+  // conv_grouped_block.h, so these have 16 inputs and 24 outputs a group):
+  // one band task per (image, group, rows), packing only
   // that group's input channels (GroupBands). Stride 1 and 2, odd sizes,
   // bands of equal rows and a shorter last one, groups of 12 output
   // channels (a row block of 8 and 4 single rows), epilogues, weights bound
   // (packed at compile time) and pre-packed; batch 2 with 12 channels per
   // group (numbers only).
   std::vector<ConvCase> cases;
-  ConvCase a{1, 64, 30, 30, 64, 3, 3};  // 4 groups of 16, stride 2
+  ConvCase a{1, 64, 30, 30, 96, 3, 3};  // 4 groups of 16 -> 24, stride 2
   a.groups = 4;
   a.sh = a.sw = 2;
   a.pt = a.pl = a.pb = a.pr = 1;
   a.epilogue = "bn_relu";
   a.weights = "constant";
   cases.push_back(a);
-  ConvCase b{1, 48, 28, 28, 48, 3, 3};  // 3 groups of 16, 28 rows: 2 bands of 14
+  ConvCase b{1, 48, 28, 28, 72, 3, 3};  // 3 groups of 16 -> 24, 28 rows: 2 bands of 14
   b.groups = 3;
   b.pt = b.pl = b.pb = b.pr = 1;
   b.epilogue = "bn_residual_relu";
@@ -96,7 +98,7 @@ TEST(ConvScheduleNumbersTest, GroupedConvPacksEachGroupInItsBands) {
   c.groups = 3;
   c.pt = c.pl = c.pb = c.pr = 1;
   c.epilogue = "bias_relu6";
-  ConvCase d{1, 160, 7, 7, 160, 3, 3};  // 10 groups of 16 at 7 x 7 (one band each)
+  ConvCase d{1, 160, 7, 7, 240, 3, 3};  // 10 groups of 16 -> 24 at 7 x 7 (one band each)
   d.groups = 10;
   d.pt = d.pl = d.pb = d.pr = 1;
   d.weights = "packed";
@@ -123,7 +125,7 @@ TEST(ConvScheduleNumbersTest, GroupedConvPacksEachGroupInItsBands) {
   }
   // Two groups of a 5 x 5 plane are too few band tasks: the whole input,
   // packed once.
-  ConvCase f{1, 32, 5, 5, 32, 3, 3};
+  ConvCase f{1, 32, 5, 5, 48, 3, 3};
   f.groups = 2;
   f.pt = f.pl = f.pb = f.pr = 1;
   f.weights = "constant";

@@ -107,8 +107,9 @@ TEST(ConvScheduleNumbersTest, PackedWeightPrefetch) {
   // hint a 64-byte line of the row. 1x1 (rows of 8 floats: 128 rows ahead,
   // 8 blocks x 64 channels = 512 rows): in place at 7^2, and strided with
   // padding through the packed input (a batch of 2). 3x3 (rows of 72
-  // floats, 5 lines: 15 rows ahead) and grouped 3x3 (4 groups of 16, rows
-  // per block 16; the band scheme).
+  // floats, 5 lines: 15 rows ahead) and grouped 3x3 (4 groups of 16 inputs
+  // and 24 outputs, rows per block 16; the band scheme: groups of exactly 16
+  // outputs take conv_grouped_block.h).
   ConvCase a{1, 64, 7, 7, 64, 1, 1};
   a.weights = "packed";
   a.epilogue = "bn_residual_relu";
@@ -120,7 +121,7 @@ TEST(ConvScheduleNumbersTest, PackedWeightPrefetch) {
   ConvCase c{1, 16, 9, 9, 32, 3, 3};
   c.pt = c.pl = c.pb = c.pr = 1;
   c.weights = "packed";
-  ConvCase d{1, 64, 28, 28, 64, 3, 3};
+  ConvCase d{1, 64, 28, 28, 96, 3, 3};
   d.sh = d.sw = 2;
   d.pt = d.pl = d.pb = d.pr = 1;
   d.groups = 4;
@@ -132,7 +133,7 @@ TEST(ConvScheduleNumbersTest, PackedWeightPrefetch) {
     std::string index;
   };
   for (const Want& w : {Want{a, 1, "+ 128, 511)"}, Want{b, 1, "+ 128, 511)"}, Want{c, 5, "+ 15, 63)"},
-                        Want{d, 5, "+ 15, 127)"}}) {
+                        Want{d, 5, "+ 15, 191)"}}) {
     std::vector<std::string> hints = Prefetches(LowerConv(w.k, 1));
     ASSERT_EQ(hints.size(), w.hints) << w.k.Name();
     for (const std::string& h : hints) EXPECT_NE(h.find(w.index), std::string::npos) << h;

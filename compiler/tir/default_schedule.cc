@@ -13,6 +13,7 @@
 #include "compiler/tir/channel_major_dense.h"
 #include "compiler/tir/conv1d_lift.h"
 #include "compiler/tir/conv_dot_schedule.h"
+#include "compiler/tir/conv_grouped_block.h"
 #include "compiler/tir/conv_batch_peel.h"
 #include "compiler/tir/conv_im2col_schedule.h"
 #include "compiler/tir/conv_schedule.h"
@@ -445,8 +446,10 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
     // others' column tiles would be scalar there.
     // Static strided depthwise: phase planes in cache (depthwise_schedule.h).
     // Tuning's im2col panels (conv.im2col) before all of them: off by default.
-    PrimFunc dot =
-        ScheduleStridedDepthwise(ScheduleDotConvs(ScheduleIm2colConvs(f, num_threads_hint, knobs), num_threads_hint), knobs);
+    // Grouped convs of 16 channels a group: channels in the lanes (conv_grouped_block.h).
+    PrimFunc dot = ScheduleGroupedBlockConvs(
+        ScheduleStridedDepthwise(ScheduleDotConvs(ScheduleIm2colConvs(f, num_threads_hint, knobs), num_threads_hint), knobs),
+        knobs);
     PrimFunc convs = ScheduleConvsPeelingBatch(ScheduleConvs(dot, num_threads_hint, knobs), num_threads_hint, knobs);
     return ScheduleSymbolicConvs(convs, num_threads_hint);
   };
