@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/substitute.h"
@@ -163,6 +164,12 @@ PrimFunc SplitConcatenations(const PrimFunc& func) {
   Stmt body = Seq(out);
   for (size_t i = allocs.size(); i-- > 0;) body = std::make_shared<AllocateNode>(allocs[i]->buffer, body);
   return WithBody(func, body);
+}
+
+PrimFunc SplitConcatenationsAndInline(const PrimFunc& lowered) {
+  PrimFunc f = InlineElementwise(SplitConcatenations(lowered));
+  if (HasSplittableConcatenation(f)) f = InlineElementwise(SplitConcatenations(f));
+  return f;
 }
 
 bool HasSplittableConcatenation(const PrimFunc& func) {

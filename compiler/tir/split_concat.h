@@ -35,6 +35,14 @@ namespace tir {
 
 ir::PrimFunc SplitConcatenations(const ir::PrimFunc& func);
 
+// SplitConcatenations, then InlineElementwise (before the schedules); and
+// once more when inlining moved a concatenation kept in a temporary into the
+// output's store (a slice or a transpose read it: basic-pitch's harmonic
+// stack of shifted spectra, concatenated on a last axis of 1 and transposed
+// to channels), so each source is copied into its slice of the output
+// instead of selected per element from temporaries.
+ir::PrimFunc SplitConcatenationsAndInline(const ir::PrimFunc& lowered);
+
 // Whether `func`, lowered, holds a nest SplitConcatenations rewrites (the
 // concatenation kernels fuse-ops lets its sources join across a shape check).
 bool HasSplittableConcatenation(const ir::PrimFunc& func);
