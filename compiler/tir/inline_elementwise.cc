@@ -260,6 +260,33 @@ bool SameElementCount(const std::vector<PrimExpr>& a, const std::vector<PrimExpr
   return arith::CanProveEqual(product(a), product(b));
 }
 
+// Whether the extents `c` hold at most `growth` times the elements of `t`
+// where both have the same symbolic extents (each proven equal to one of the
+// other's) and static ones otherwise: a symbolic batch N times static image
+// sizes, N cancels. (Without this a consumer reading a slice of T, under a
+// symbolic batch, was neither a cover of T's shape nor of its element count.)
+bool AtMostTimesCount(const std::vector<PrimExpr>& c, const std::vector<PrimExpr>& t, int64_t growth) {
+  int64_t cn = 1, tn = 1;
+  std::vector<PrimExpr> c_sym, t_sym;
+  for (const PrimExpr& e : c) {
+    if (const int64_t* v = ConstInt(e)) cn *= *v;
+    else c_sym.push_back(e);
+  }
+  for (const PrimExpr& e : t) {
+    if (const int64_t* v = ConstInt(e)) tn *= *v;
+    else t_sym.push_back(e);
+  }
+  if (c_sym.size() != t_sym.size()) return false;
+  std::vector<bool> used(t_sym.size(), false);
+  for (const PrimExpr& e : c_sym) {
+    bool found = false;
+    for (size_t j = 0; j < t_sym.size() && !found; ++j)
+      if (!used[j] && arith::CanProveEqual(e, t_sym[j])) used[j] = found = true;
+    if (!found) return false;
+  }
+  return cn <= growth * tn;
+}
+
 bool Loads(const PrimExpr& e, const VarNode* data) {
   BufferRefs r;
   r.VisitExpr(e);
@@ -526,13 +553,18 @@ class Inliner {
       for (size_t d = 0; d < p.loops.size(); ++d) map[p.loops[d]->loop_var.get()] = ld[0]->load->indices[d];
     }
     if (!copy_of_copy) {
-      if (!PlainStore(c)) return false;
+      // A slice store (a piece of a split concatenation) takes it as well:
+      // the value moves to the load, wherever the consumer stores it (a
+      // padded shift of a spectrum into its slice of a harmonic stack).
+      std::vector<std::pair<PrimExpr, PrimExpr>> box;
+      if (!PlainStore(c) && !SliceStore(c, &box)) return false;
       std::vector<PrimExpr> c_ext, t_ext = t->shape;
       for (const ForNode* f : c.loops) c_ext.push_back(f->extent);
       auto cn = StaticCount(c_ext), tn = StaticCount(t_ext);
       if (cn && tn) {
         if (*cn > kMaxInlineGrowth * *tn) return false;
-      } else if (!CoversShape(c.loops, t) && !SameElementCount(c_ext, t_ext)) {
+      } else if (!CoversShape(c.loops, t) && !SameElementCount(c_ext, t_ext) &&
+                 !AtMostTimesCount(c_ext, t_ext, kMaxInlineGrowth)) {
         return false;
       }
     }

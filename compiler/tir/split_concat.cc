@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/tir/inline_elementwise.h"
 #include "compiler/tir/lower_blocks.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/substitute.h"
@@ -142,9 +143,25 @@ std::unordered_set<const VarNode*> ParamData(const PrimFunc& func) {
   return params;
 }
 
-}  // namespace
+// The fewest elements a piece of `n` stores, counting a symbolic extent as 1.
+int64_t SmallestPiece(const ConcatNest& n) {
+  int64_t others = 1;
+  for (size_t d = 0; d < n.loops.size(); ++d) {
+    const int64_t* e = ConstInt(n.loops[d]->extent);
+    if (d != n.axis && e != nullptr) others *= *e;
+  }
+  int64_t smallest = -1;
+  for (size_t i = 0; i < n.bounds.size(); ++i) {
+    PrimExpr ext = arith::Simplify(i + 1 < n.bounds.size() ? n.bounds[i + 1] - n.bounds[i]
+                                                           : n.loops[n.axis]->extent - n.bounds[i]);
+    const int64_t* e = ConstInt(ext);
+    int64_t piece = others * (e != nullptr ? *e : 1);
+    if (smallest < 0 || piece < smallest) smallest = piece;
+  }
+  return smallest;
+}
 
-PrimFunc SplitConcatenations(const PrimFunc& func) {
+PrimFunc SplitNests(const PrimFunc& func, int64_t min_piece_elements) {
   std::vector<const AllocateNode*> allocs;
   std::vector<Stmt> items = ItemsOf(func, &allocs);
   std::unordered_set<const VarNode*> params = ParamData(func);
@@ -152,7 +169,7 @@ PrimFunc SplitConcatenations(const PrimFunc& func) {
   bool changed = false;
   for (const Stmt& item : items) {
     ConcatNest n;
-    if (!MatchConcat(item, params, &n)) {
+    if (!MatchConcat(item, params, &n) || SmallestPiece(n) < min_piece_elements) {
       out.push_back(item);
       continue;
     }
@@ -163,6 +180,17 @@ PrimFunc SplitConcatenations(const PrimFunc& func) {
   Stmt body = Seq(out);
   for (size_t i = allocs.size(); i-- > 0;) body = std::make_shared<AllocateNode>(allocs[i]->buffer, body);
   return WithBody(func, body);
+}
+
+}  // namespace
+
+PrimFunc SplitConcatenations(const PrimFunc& func) { return SplitNests(func, 0); }
+
+PrimFunc SplitConcatenationsAndInline(const PrimFunc& lowered) {
+  PrimFunc f = InlineElementwise(SplitConcatenations(lowered));
+  if (!HasSplittableConcatenation(f)) return f;
+  PrimFunc split = SplitNests(f, kMinLateSplitPieceElements);
+  return split == f ? f : InlineElementwise(split);
 }
 
 bool HasSplittableConcatenation(const PrimFunc& func) {

@@ -33,7 +33,7 @@ ir::PrimFunc AfterSchedule(const ir::PrimFunc& f) {
 }  // namespace
 
 ir::PrimFunc LowerWithDefaultSchedule(const ir::PrimFunc& func, int threads) {
-  return AfterSchedule(tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::SplitConcatenations(tir::LowerBlocks(func))), threads));
+  return AfterSchedule(tir::ApplyDefaultSchedule(tir::SplitConcatenationsAndInline(tir::LowerBlocks(func)), threads));
 }
 
 ir::PrimFunc LowerScheduled(const ir::PrimFunc& scheduled) {
@@ -43,7 +43,7 @@ ir::PrimFunc LowerScheduled(const ir::PrimFunc& scheduled) {
   if (!knobs.empty()) {
     int threads = static_cast<int>(knobs.Get("threads"));
     return AfterSchedule(
-        tir::ApplyDefaultSchedule(tir::InlineElementwise(tir::SplitConcatenations(tir::LowerBlocks(scheduled))), threads < 1 ? 1 : threads, knobs));
+        tir::ApplyDefaultSchedule(tir::SplitConcatenationsAndInline(tir::LowerBlocks(scheduled)), threads < 1 ? 1 : threads, knobs));
   }
   return AfterSchedule(tir::LowerBlocks(scheduled));
 }

@@ -6,9 +6,10 @@
 // A kernel's counts are the cost expressions evaluated with the argument
 // shapes of its row. Its roofline time is the larger of flops / (peak FLOP/s
 // per core x threads) and bytes / bandwidth at those threads (MachinePeak);
-// "roof%" is that time over the measured mean. A row is marked "<<" when it
-// reaches under 10 % of its roofline and takes at least 5 % of the time: the
-// kernels to look at first. Rows without a cost (library calls, builtins, a
+// "roof%" is that time over the measured mean. A row is marked "<<" when even
+// its fastest call ("min us") reaches under 10 % of its roofline and it takes
+// at least 5 % of the time: the kernels to look at first. (By the mean alone,
+// calls preempted on a loaded machine marked kernels that are not slow.) Rows without a cost (library calls, builtins, a
 // kernel of an older .vmfb) leave the columns empty.
 #ifndef KILN_TOOLS_KILN_BENCH_ROOFLINE_TABLE_H_
 #define KILN_TOOLS_KILN_BENCH_ROOFLINE_TABLE_H_

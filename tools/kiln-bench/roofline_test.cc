@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -95,6 +96,45 @@ TEST(RooflineTable, ProfileArgsAreTensorsAndScalars) {
   EXPECT_FALSE(ParseProfileArgs("shape(1, 2)").has_value());
 }
 
+// Two kernels of 1e6 operations (10 us at the test peak's 100 GFLOP/s): one
+// whose mean is 1000 us because a few calls were preempted but whose fastest
+// call takes 20 us (50 % of the roofline), one that never beats 150 us (6.7 %).
+// Only the second is far below its roofline; the mark goes by the fastest call.
+TEST(RooflineTable, TheMarkGoesByTheFastestCall) {
+  MachinePeak peak;
+  peak.isa = "avx2+fma";
+  peak.gflops_per_core = 100;
+  peak.gbs_one_thread = 10;
+  peak.gbs_all_threads = 10;
+  std::map<std::string, ProgramKernelCost> costs = {{"preempted", {"1000000", "4"}}, {"slow", {"1000000", "4"}}};
+  std::vector<ProfileRow> rows(3);
+  rows[0].category = kProfileInvoke;
+  rows[0].name = "main";
+  rows[0].count = 10;
+  rows[0].total_ns = 20000000;
+  rows[1].name = "preempted";
+  rows[1].shapes = "float32[1]";
+  rows[1].count = 10;
+  rows[1].total_ns = 10000000;
+  rows[1].min_ns = 20000;
+  rows[2].name = "slow";
+  rows[2].shapes = "float32[1]";
+  rows[2].count = 10;
+  rows[2].total_ns = 2000000;
+  rows[2].min_ns = 150000;
+  std::string t = FormatRooflineTable(rows, "", costs, peak, 1);
+  std::regex row(R"(\n +[0-9.]+ +[0-9.]+% +10 +([0-9.]+) +([0-9.]+) +[0-9.]+ +[0-9.]+ +([0-9.]+) +(<<)? +kernel +(\S+))");
+  std::map<std::string, std::vector<std::string>> got;
+  for (std::sregex_iterator it(t.begin(), t.end(), row), end; it != end; ++it)
+    got[(*it)[5]] = {(*it)[1], (*it)[2], (*it)[3], (*it)[4]};
+  ASSERT_EQ(got.size(), 2u) << t;
+  EXPECT_EQ(got["preempted"], (std::vector<std::string>{"1000.000", "20.000", "1.0", ""})) << t;
+  EXPECT_EQ(got["slow"], (std::vector<std::string>{"200.000", "150.000", "5.0", "<<"})) << t;
+  EXPECT_NE(t.find("<< marks 1 kernel under 10% of it even in their fastest call (min us) taking >= 5% of the time"),
+            std::string::npos)
+      << t;
+}
+
 class RooflineRunTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -137,7 +177,8 @@ TEST_F(RooflineRunTest, KernelsGetTheirShareOfTheCachedPeak) {
       << r.out;
   // Every generated kernel's row has numbers in the three columns: the
   // matmul with bias and ReLU of the first layer, 2*8*784*128 operations.
-  std::regex kernel_row(R"(\n +[0-9.]+ +[0-9.]+% +3 +([0-9.]+) +([0-9.]+) +([0-9.]+) +([0-9.]+) +(<<)? +kernel +(\S+))");
+  std::regex kernel_row(
+      R"(\n +[0-9.]+ +[0-9.]+% +3 +([0-9.]+) +[0-9.]+ +([0-9.]+) +([0-9.]+) +([0-9.]+) +(<<)? +kernel +(\S+))");
   int kernels = 0;
   for (std::sregex_iterator it(r.out.begin(), r.out.end(), kernel_row), end; it != end; ++it) {
     ++kernels;
