@@ -414,6 +414,51 @@ TEST(InlineElementwiseTest, FusedEpiloguesThatDoNotCoverStay) {
   }
 }
 
+// A pad of the lowest value (as the ONNX importer pads a MaxPool input that
+// may be shorter than the window: 3 rows to 4) read by a 2 x 2 / 2 max
+// window whose taps are tested loads: the pad goes into the taps, one test
+// over one load of the source, and the padded copy goes.
+const char* kPadMaxPool = R"(
+@T.prim_func
+def f(a: T.Buffer((2, 3, 6), "float32"), out: T.Buffer((2, 2, 3), "float32")):
+    t0 = T.decl_buffer((2, 4, 6), "float32")
+    for c, i, j in T.grid(T.int64(2), T.int64(4), T.int64(6)):
+        t0[c, i, j] = T.if_then_else(i < T.int64(3), a[c, i, j], T.float32(-3.4028234663852886e+38))
+    for c, y, x, ky, kx in T.grid(T.int64(2), T.int64(2), T.int64(3), T.int64(2), T.int64(2)):
+        if ky == T.int64(0) and kx == T.int64(0):
+            out[c, y, x] = T.float32(-3.4028234663852886e+38)
+        out[c, y, x] = T.max(out[c, y, x], T.if_then_else(y * T.int64(2) + ky < T.int64(4), t0[c, y * T.int64(2) + ky, x * T.int64(2) + kx], T.float32(-3.4028234663852886e+38)))
+)";
+
+TEST(InlineElementwiseTest, PadGoesIntoAMaxWindowsTaps) {
+  PrimFunc f = ParseFunc(kPadMaxPool, "f");
+  PrimFunc out = InlineElementwise(f);
+  ASSERT_NE(out, f);
+  StmtCensus c = CountStmts(out);
+  EXPECT_EQ(c.allocates, 0) << testing::Print(out);
+  EXPECT_EQ(c.stores, 2) << testing::Print(out);  // the window's init and update
+  std::string text = testing::Print(out);
+  EXPECT_EQ(text.find("T.if_then_else(T.if_then_else"), std::string::npos) << text;  // the tests merged
+  EXPECT_NE(text.find("a[c, y * 2 + ky"), std::string::npos) << text;
+  Status s = SameNumbers(f, out);
+  EXPECT_TRUE(s.ok()) << s.ToString() << "\n" << text;
+}
+
+// The same pad read by a sum window (an average pool: the pad would be
+// counted), or by a max window whose own test pads with another value: left
+// as they are.
+TEST(InlineElementwiseTest, PadStaysBeforeOtherWindows) {
+  std::string sum = kPadMaxPool;
+  sum.replace(sum.find("T.max(out[c, y, x], "), 20, "(out[c, y, x] + ");
+  std::string other = kPadMaxPool;
+  other.replace(other.rfind("T.float32(-3.4028234663852886e+38)"), 34, "T.float32(0)");
+  for (const std::string& src : {sum, other}) {
+    PrimFunc f = ParseFunc(src.c_str(), "f");
+    PrimFunc out = InlineElementwise(f);
+    EXPECT_EQ(CountStmts(out).allocates, 1) << testing::Print(out);
+  }
+}
+
 TEST(InlineElementwiseTest, LeavesReductionsSharedAndBroadcastTemporaries) {
   const char* cases[] = {
       // A reduction consumer (sum over j): its nest stays for the schedules.
