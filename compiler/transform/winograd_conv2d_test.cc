@@ -372,7 +372,7 @@ TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
   // kernel; its input is x, bound to (1, 64, h // 32, w // 32).
   EXPECT_FALSE(Contains(deep, "R.nn.pad(")) << deep;
   EXPECT_TRUE(Contains(deep, "R.call_tir(cls.winograd_input_f2x3, (x,)")) << deep;
-  EXPECT_TRUE(Contains(deep, "row_ph = T.decl_buffer((2, 17)")) << deep;
+  EXPECT_TRUE(Contains(deep, "row_ph = T.decl_buffer((4, 2, 17)")) << deep;
   // Too few input channels for F(2x2) there.
   std::string c16 = Rewrite(ConvModule("1, 16, \"h // 32\", \"w // 32\"", "64, 16, 3, 3", ", padding=[1, 1, 1, 1]"),
                             {64, 16, 3, 3});

@@ -79,152 +79,162 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
     // YOLOv8n at 320^2, sums of kernel minima at 1 thread, F(2x2) 718 ->
     // 652 us, F(4x4) 598 -> 551.)
     ir::Var n = LoopVar("n"), ty = LoopVar("ty"), k16 = LoopVar("xb");
-    std::vector<ir::Stmt> passes;
-    for (int i = 0; i < al; ++i) {
-      const PrimExpr t0 = (PrimExpr(n) * TH + PrimExpr(ty)) * TW;
-      const PrimExpr rows_ok = And(Le(I64(lo), PrimExpr(ty)), Lt(PrimExpr(ty), hi));
-      // The block of `lanes_static` tile columns from x0, `lanes` of them
-      // this row's.
-      auto block = [&](int64_t lanes_static, const PrimExpr& x0, const PrimExpr& lanes) {
-        const int64_t width = m * lanes_static + 2, len = (width + phases - 1) / phases;
-        // ph[p][k] = the block's row at column phases * k + p.
-        ir::Buffer ph = MakeBuffer("row_ph", {I64(phases), I64(len)}, "local");
-        ir::Var c0 = LoopVar("c0");  // the input column of the block's column 0
-        auto input = [&](int a, const PrimExpr& col) {
-          return ir::Load(x.buffer(), {PrimExpr(n), PrimExpr(c), PrimExpr(ty) * I64(m) + I64(a - pt), col});
-        };
-        auto row_sum = [&](const PrimExpr& col) {
-          std::vector<std::pair<double, PrimExpr>> terms;
-          for (int a = 0; a < al; ++a)
-            if (s.bt[i][a] != 0) terms.emplace_back(s.bt[i][a], input(a, col));
-          return LinearSum(terms);
-        };
-        // The phases' len columns from `value(p, k)`, one static vector
-        // loop. Where the column pass loads each phase's columns 1 apart
-        // (F(2x2): ph[p][l] and ph[p][l + 1], 16 lanes of 17 columns), as
-        // two overlapping loops of len - 1, so that each of its loads reads
-        // what one store wrote. (One loop of 17 stored 16 columns and 1, and
-        // the loads from column 1 waited for both stores: store forwarding
-        // takes a load from one store only.)
-        auto phase_loop = [&](const std::function<PrimExpr(int64_t p, const PrimExpr& k)>& value) {
-          auto loop = [&](int64_t from, int64_t extent) {
-            ir::Var k = LoopVar("q");
-            std::vector<ir::Stmt> st;
+    const PrimExpr t0 = (PrimExpr(n) * TH + PrimExpr(ty)) * TW;
+    const PrimExpr rows_ok = And(Le(I64(lo), PrimExpr(ty)), Lt(PrimExpr(ty), hi));
+    // The block of `lanes_static` tile columns from x0, `lanes` of them
+    // this row's.
+    auto block = [&](int64_t lanes_static, const PrimExpr& x0, const PrimExpr& lanes) {
+      const int64_t width = m * lanes_static + 2, len = (width + phases - 1) / phases;
+      // ph[i][p][k] = pass i's row at column phases * k + p. Every pass's
+      // row is filled by one loop, so that the block's input columns are
+      // loaded (and split into phases) once for the alpha passes, not once
+      // a pass. (A fill loop per pass, each loading the input rows 2 apart
+      // again: MTCNN PNet at 240 x 320, see the header.)
+      ir::Buffer ph = MakeBuffer("row_ph", {I64(al), I64(phases), I64(len)}, "local");
+      ir::Var c0 = LoopVar("c0");  // the input column of the block's column 0
+      auto input = [&](int a, const PrimExpr& col) {
+        return ir::Load(x.buffer(), {PrimExpr(n), PrimExpr(c), PrimExpr(ty) * I64(m) + I64(a - pt), col});
+      };
+      auto row_sum = [&](int i, const PrimExpr& col) {
+        std::vector<std::pair<double, PrimExpr>> terms;
+        for (int a = 0; a < al; ++a)
+          if (s.bt[i][a] != 0) terms.emplace_back(s.bt[i][a], input(a, col));
+        return LinearSum(terms);
+      };
+      // Passes [i0, i1)'s phases, len columns each, from `value(i, p, k)`,
+      // one static vector loop. Where the column pass loads each phase's
+      // columns 1 apart (F(2x2): ph[i][p][l] and ph[i][p][l + 1], 16 lanes
+      // of 17 columns), as two overlapping loops of len - 1, so that each
+      // of its loads reads what one store wrote. (One loop of 17 stored 16
+      // columns and 1, and the loads from column 1 waited for both stores:
+      // store forwarding takes a load from one store only.)
+      auto phase_loop = [&](int i0, int i1, const std::function<PrimExpr(int i, int64_t p, const PrimExpr& k)>& value) {
+        auto loop = [&](int64_t from, int64_t extent) {
+          ir::Var k = LoopVar("q");
+          std::vector<ir::Stmt> st;
+          for (int i = i0; i < i1; ++i)
             for (int64_t p = 0; p < phases; ++p)
-              st.push_back(ir::Store(ph, value(p, PrimExpr(k) + I64(from)), {I64(p), PrimExpr(k) + I64(from)}));
-            return Loop(k, extent, ir::ForKind::kVectorized, ir::Seq(st));
-          };
-          if (m != phases) return loop(0, len);
-          return ir::Seq({loop(0, len - 1), loop(1, len - 1)});
+              st.push_back(ir::Store(ph, value(i, p, PrimExpr(k) + I64(from)), {I64(i), I64(p), PrimExpr(k) + I64(from)}));
+          return Loop(k, extent, ir::ForKind::kVectorized, ir::Seq(st));
         };
-        // 1. The row of B^T applied down the block's columns, straight into
-        // the phases where the block lies inside X (loads `phases` apart).
-        ir::Stmt inside = phase_loop(
-            [&](int64_t p, const PrimExpr& k) { return row_sum(PrimExpr(c0) + k * I64(phases) + I64(p)); });
-        // Otherwise in a plain row: zeros, the columns inside X ([qlo, qhi)
-        // of the row; input rows outside X left out of the sum, each row
-        // added under a test of its own), then split into the phases.
-        ir::Buffer row = MakeBuffer("row", {I64(phases * len)}, "local");
-        ir::Var z = LoopVar("q"), qlo = LoopVar("qlo"), qhi = LoopVar("qhi");
-        std::vector<ir::Stmt> edge{Loop(z, phases * len, ir::ForKind::kVectorized, ir::Store(row, F32(0), {PrimExpr(z)}))};
-        {
-          ir::Var e = LoopVar("q");
-          const PrimExpr at = PrimExpr(qlo) + PrimExpr(e);
-          ir::Stmt whole_rows = Loop(e, PrimExpr(qhi) - PrimExpr(qlo), ir::ForKind::kVectorized,
-                                     ir::Store(row, row_sum(PrimExpr(c0) + at), {at}));
-          std::vector<ir::Stmt> each;
+        if (m != phases) return loop(0, len);
+        return ir::Seq({loop(0, len - 1), loop(1, len - 1)});
+      };
+      // 1. The rows of B^T applied down the block's columns, straight into
+      // the phases where the block lies inside X (loads `phases` apart).
+      ir::Stmt inside = phase_loop(
+          0, al, [&](int i, int64_t p, const PrimExpr& k) { return row_sum(i, PrimExpr(c0) + k * I64(phases) + I64(p)); });
+      // Otherwise in a plain row, pass by pass: zeros, the columns inside X
+      // ([qlo, qhi) of the row; input rows outside X left out of the sum,
+      // each row added under a test of its own), then split into the
+      // phases.
+      ir::Buffer row = MakeBuffer("row", {I64(phases * len)}, "local");
+      ir::Var qlo = LoopVar("qlo"), qhi = LoopVar("qhi");
+      std::vector<ir::Stmt> edge;
+      for (int i = 0; i < al; ++i) {
+        ir::Var z = LoopVar("q");
+        edge.push_back(Loop(z, phases * len, ir::ForKind::kVectorized, ir::Store(row, F32(0), {PrimExpr(z)})));
+        ir::Var e = LoopVar("q");
+        const PrimExpr at = PrimExpr(qlo) + PrimExpr(e);
+        ir::Stmt whole_rows = Loop(e, PrimExpr(qhi) - PrimExpr(qlo), ir::ForKind::kVectorized,
+                                   ir::Store(row, row_sum(i, PrimExpr(c0) + at), {at}));
+        std::vector<ir::Stmt> each;
+        for (int a = 0; a < al; ++a) {
+          if (s.bt[i][a] == 0) continue;
+          ir::Var ea = LoopVar("q");
+          const PrimExpr ata = PrimExpr(qlo) + PrimExpr(ea);
+          const PrimExpr r = PrimExpr(ty) * I64(m) + I64(a - pt);
+          ir::Stmt add = ir::Store(
+              row, LinearSum({{1.0, ir::Load(row, {ata})}, {s.bt[i][a], input(a, PrimExpr(c0) + ata)}}), {ata});
+          each.push_back(If(And(Le(I64(0), r), Lt(r, H)),
+                            Loop(ea, PrimExpr(qhi) - PrimExpr(qlo), ir::ForKind::kVectorized, add)));
+        }
+        edge.push_back(If(rows_ok, whole_rows, ir::Seq(each)));
+        edge.push_back(phase_loop(
+            i, i + 1, [&](int, int64_t p, const PrimExpr& k) { return ir::Load(row, {k * I64(phases) + I64(p)}); }));
+      }
+      ir::Stmt edge_rows = Let(qlo, Max(I64(0), I64(0) - PrimExpr(c0)),
+                               Let(qhi, Min(I64(width), W - PrimExpr(c0)), Alloc(row, ir::Seq(edge))));
+      // Else, where every column the block's loops read lies inside X's
+      // memory (reading past a row's ends reads the rows beside it): the
+      // same static loop, each column outside [0, W) made zero by a
+      // select, and at the first and last tile rows each input row
+      // outside [0, H) by a select of a load from a clamped row. This
+      // takes the first and last blocks of a row (all of them when a row
+      // has 16 tiles or fewer), which before went through the plain row.
+      // (Zeros stored over those columns after an unselected loop
+      // instead: F(4x4)'s transforms in YOLOv8n at 320^2 took 753 us in
+      // all against 615 with the selects.)
+      const PrimExpr r0 = PrimExpr(ty) * I64(m) - I64(pt);
+      auto clamp_row = [&](const PrimExpr& r) { return Max(I64(0), Min(r, H - I64(1))); };
+      const PrimExpr plane = (PrimExpr(n) * I64(s.c) + PrimExpr(c)) * H;
+      const PrimExpr first = (plane + clamp_row(r0)) * W + PrimExpr(c0);
+      const PrimExpr past = (plane + clamp_row(r0 + I64(al - 1))) * W + PrimExpr(c0) + I64(phases * len);
+      const PrimExpr in_memory = And(Le(I64(0), first), Le(past, N * I64(s.c) * H * W));
+      auto masked = [&](bool rows_tested) {
+        return phase_loop(0, al, [&](int i, int64_t p, const PrimExpr& k) {
+          const PrimExpr col = PrimExpr(c0) + k * I64(phases) + I64(p);
+          std::vector<std::pair<double, PrimExpr>> terms;
           for (int a = 0; a < al; ++a) {
             if (s.bt[i][a] == 0) continue;
-            ir::Var ea = LoopVar("q");
-            const PrimExpr ata = PrimExpr(qlo) + PrimExpr(ea);
-            const PrimExpr r = PrimExpr(ty) * I64(m) + I64(a - pt);
-            ir::Stmt add = ir::Store(
-                row, LinearSum({{1.0, ir::Load(row, {ata})}, {s.bt[i][a], input(a, PrimExpr(c0) + ata)}}), {ata});
-            each.push_back(If(And(Le(I64(0), r), Lt(r, H)),
-                              Loop(ea, PrimExpr(qhi) - PrimExpr(qlo), ir::ForKind::kVectorized, add)));
-          }
-          edge.push_back(Let(qlo, Max(I64(0), I64(0) - PrimExpr(c0)),
-                             Let(qhi, Min(I64(width), W - PrimExpr(c0)), If(rows_ok, whole_rows, ir::Seq(each)))));
-          edge.push_back(
-              phase_loop([&](int64_t p, const PrimExpr& k) { return ir::Load(row, {k * I64(phases) + I64(p)}); }));
-        }
-        // Else, where every column the block's loops read lies inside X's
-        // memory (reading past a row's ends reads the rows beside it): the
-        // same static loop, each column outside [0, W) made zero by a
-        // select, and at the first and last tile rows each input row
-        // outside [0, H) by a select of a load from a clamped row. This
-        // takes the first and last blocks of a row (all of them when a row
-        // has 16 tiles or fewer), which before went through the plain row.
-        // (Zeros stored over those columns after an unselected loop
-        // instead: F(4x4)'s transforms in YOLOv8n at 320^2 took 753 us in
-        // all against 615 with the selects.)
-        const PrimExpr r0 = PrimExpr(ty) * I64(m) - I64(pt);
-        auto clamp_row = [&](const PrimExpr& r) { return Max(I64(0), Min(r, H - I64(1))); };
-        const PrimExpr plane = (PrimExpr(n) * I64(s.c) + PrimExpr(c)) * H;
-        const PrimExpr first = (plane + clamp_row(r0)) * W + PrimExpr(c0);
-        const PrimExpr past = (plane + clamp_row(r0 + I64(al - 1))) * W + PrimExpr(c0) + I64(phases * len);
-        const PrimExpr in_memory = And(Le(I64(0), first), Le(past, N * I64(s.c) * H * W));
-        auto masked = [&](bool rows_tested) {
-          return phase_loop([&](int64_t p, const PrimExpr& k) {
-            const PrimExpr col = PrimExpr(c0) + k * I64(phases) + I64(p);
-            std::vector<std::pair<double, PrimExpr>> terms;
-            for (int a = 0; a < al; ++a) {
-              if (s.bt[i][a] == 0) continue;
-              const PrimExpr r = r0 + I64(a);
-              if (!rows_tested) {
-                terms.emplace_back(s.bt[i][a], ir::Load(x.buffer(), {PrimExpr(n), PrimExpr(c), r, col}));
-                continue;
-              }
-              terms.emplace_back(s.bt[i][a],
-                                 PrimExpr(std::make_shared<ir::SelectNode>(
-                                     And(Le(I64(0), r), Lt(r, H)),
-                                     ir::Load(x.buffer(), {PrimExpr(n), PrimExpr(c), clamp_row(r), col}), F32(0))));
+            const PrimExpr r = r0 + I64(a);
+            if (!rows_tested) {
+              terms.emplace_back(s.bt[i][a], ir::Load(x.buffer(), {PrimExpr(n), PrimExpr(c), r, col}));
+              continue;
             }
-            return PrimExpr(
-                std::make_shared<ir::SelectNode>(And(Le(I64(0), col), Lt(col, W)), LinearSum(terms), F32(0)));
-          });
-        };
-        ir::Stmt fill = If(And(rows_ok, And(Le(I64(0), PrimExpr(c0)), Le(PrimExpr(c0) + I64(width), W))), inside,
-                           If(in_memory, If(rows_ok, masked(false), masked(true)), Alloc(row, ir::Seq(edge))));
-        // 2. The columns: B^T along the row, tile l's column b being
-        // ph[b % phases][(m / phases) l + b / phases] (loads 2 apart: the
-        // code generator's explicit vectors).
-        ir::Var l = LoopVar("l");
-        auto column = [&](int j, const ir::Var& l) {
-          std::vector<std::pair<double, PrimExpr>> ts;
-          for (int b = 0; b < al; ++b)
-            if (s.bt[j][b] != 0)
-              ts.emplace_back(s.bt[j][b], ir::Load(ph, {I64(b % phases), PrimExpr(l) * I64(m / phases) + I64(b / phases)}));
-          return LinearSum(ts);
-        };
-        std::vector<ir::Stmt> cols;
-        // 3. Stored straight to V when all 16 lanes lie inside V: lanes
-        // past the row's end land on the next rows' first tiles, which
-        // this pass stores again later (rows go in order). The block
-        // that reaches V's end goes through a tile buffer, `lanes` of it
-        // copied to V.
-        for (int j = 0; j < al; ++j)
-          cols.push_back(ir::Store(out, column(j, l), {I64(int64_t{al} * i + j), PrimExpr(c), t0 + x0 + PrimExpr(l)}));
-        ir::Stmt direct_store = Loop(l, lanes_static, ir::ForKind::kVectorized, ir::Seq(cols));
-        std::vector<ir::Stmt> tcols;
-        ir::Buffer vt = MakeBuffer("vt", {I64(al), I64(lanes_static)}, "local");
-        ir::Var lt = LoopVar("l");
-        for (int j = 0; j < al; ++j) tcols.push_back(ir::Store(vt, column(j, lt), {I64(j), PrimExpr(lt)}));
-        std::vector<ir::Stmt> copies{Loop(lt, lanes_static, ir::ForKind::kVectorized, ir::Seq(tcols))};
-        for (int j = 0; j < al; ++j) {
-          ir::Var k = LoopVar("l");
-          copies.push_back(Loop(k, lanes, ir::ForKind::kVectorized,
-                                ir::Store(out, ir::Load(vt, {I64(j), PrimExpr(k)}),
-                                          {I64(int64_t{al} * i + j), PrimExpr(c), t0 + x0 + PrimExpr(k)})));
-        }
-        ir::Stmt store = If(Le(t0 + x0 + I64(lanes_static), TALL), direct_store, Alloc(vt, ir::Seq(copies)));
-        return Let(c0, x0 * I64(m) - I64(pl), Alloc(ph, ir::Seq({fill, store})));
+            terms.emplace_back(s.bt[i][a],
+                               PrimExpr(std::make_shared<ir::SelectNode>(
+                                   And(Le(I64(0), r), Lt(r, H)),
+                                   ir::Load(x.buffer(), {PrimExpr(n), PrimExpr(c), clamp_row(r), col}), F32(0))));
+          }
+          return PrimExpr(
+              std::make_shared<ir::SelectNode>(And(Le(I64(0), col), Lt(col, W)), LinearSum(terms), F32(0)));
+        });
       };
-      passes.push_back(block(16, PrimExpr(k16) * I64(16), Min(I64(16), TW - PrimExpr(k16) * I64(16))));
-    }
+      ir::Stmt fill = If(And(rows_ok, And(Le(I64(0), PrimExpr(c0)), Le(PrimExpr(c0) + I64(width), W))), inside,
+                         If(in_memory, If(rows_ok, masked(false), masked(true)), edge_rows));
+      // 2. The columns, pass by pass: B^T along pass i's row, tile l's
+      // column b being ph[i][b % phases][(m / phases) l + b / phases]
+      // (loads 2 apart: the code generator's explicit vectors).
+      auto column = [&](int i, int j, const ir::Var& l) {
+        std::vector<std::pair<double, PrimExpr>> ts;
+        for (int b = 0; b < al; ++b)
+          if (s.bt[j][b] != 0)
+            ts.emplace_back(s.bt[j][b],
+                            ir::Load(ph, {I64(i), I64(b % phases), PrimExpr(l) * I64(m / phases) + I64(b / phases)}));
+        return LinearSum(ts);
+      };
+      // 3. Stored straight to V when all 16 lanes lie inside V: lanes
+      // past the row's end land on the next rows' first tiles, which
+      // this pass stores again later (rows go in order). The block
+      // that reaches V's end goes through a tile buffer, `lanes` of it
+      // copied to V.
+      std::vector<ir::Stmt> direct, via_tile;
+      ir::Buffer vt = MakeBuffer("vt", {I64(int64_t{al} * al), I64(lanes_static)}, "local");
+      for (int i = 0; i < al; ++i) {
+        ir::Var l = LoopVar("l"), lt = LoopVar("l");
+        std::vector<ir::Stmt> cols, tcols;
+        for (int j = 0; j < al; ++j) {
+          cols.push_back(
+              ir::Store(out, column(i, j, l), {I64(int64_t{al} * i + j), PrimExpr(c), t0 + x0 + PrimExpr(l)}));
+          tcols.push_back(ir::Store(vt, column(i, j, lt), {I64(int64_t{al} * i + j), PrimExpr(lt)}));
+        }
+        direct.push_back(Loop(l, lanes_static, ir::ForKind::kVectorized, ir::Seq(cols)));
+        via_tile.push_back(Loop(lt, lanes_static, ir::ForKind::kVectorized, ir::Seq(tcols)));
+      }
+      for (int64_t j = 0; j < int64_t{al} * al; ++j) {
+        ir::Var k = LoopVar("l");
+        via_tile.push_back(Loop(k, lanes, ir::ForKind::kVectorized,
+                                ir::Store(out, ir::Load(vt, {I64(j), PrimExpr(k)}), {I64(j), PrimExpr(c), t0 + x0 + PrimExpr(k)})));
+      }
+      ir::Stmt store =
+          If(Le(t0 + x0 + I64(lanes_static), TALL), ir::Seq(direct), Alloc(vt, ir::Seq(via_tile)));
+      return Let(c0, x0 * I64(m) - I64(pl), Alloc(ph, ir::Seq({fill, store})));
+    };
+    ir::Stmt body = block(16, PrimExpr(k16) * I64(16), Min(I64(16), TW - PrimExpr(k16) * I64(16)));
     return lets.Wrap(Loop(c, s.c, ir::ForKind::kSerial,
                           Loop(n, N, ir::ForKind::kSerial,
-                               Loop(ty, TH, ir::ForKind::kSerial, Loop(k16, nb, ir::ForKind::kSerial, ir::Seq(passes))))));
+                               Loop(ty, TH, ir::ForKind::kSerial, Loop(k16, nb, ir::ForKind::kSerial, body)))));
   });
   KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build({v}));
   auto nf = std::make_shared<ir::PrimFuncNode>(*f);

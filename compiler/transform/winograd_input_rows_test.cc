@@ -45,9 +45,10 @@ TEST(WinogradInputRows, ReadsTheUnpaddedInputInBlocksOfSixteenTiles) {
   ir::IRModule mod;
   mod.Add("wino_in", k->f);
   std::string text = text::PrintModule(mod);
-  // Blocks of 16 tiles: the row's 66 columns as 2 phases of 33, inside X
-  // loaded 2 apart; at the edges a plain row of 66 split into them.
-  for (const char* part : {"row_ph = T.decl_buffer((2, 33)", "row = T.decl_buffer((66,)", "T.vectorized(T.int64(33))",
+  // Blocks of 16 tiles: each of the 6 passes' rows' 66 columns as 2 phases
+  // of 33, inside X loaded 2 apart; at the edges a plain row of 66 split
+  // into them.
+  for (const char* part : {"row_ph = T.decl_buffer((6, 2, 33)", "row = T.decl_buffer((66,)", "T.vectorized(T.int64(33))",
                            "T.vectorized(T.int64(66))", "T.vectorized(T.int64(16))", "X[n, c, ty * 4 + -1, c0 + (q + 0) * 2 + 1]"})
     EXPECT_TRUE(Contains(text, part)) << part << "\n" << text;
   // Stored straight to V unless the block's 16 lanes pass V's end.
@@ -100,15 +101,32 @@ TEST(WinogradInputRows, FTwoByTwoRowsInTwoPhasesStoredByOverlappingLoops) {
   ir::IRModule mod;
   mod.Add("wino_in", k->f);
   std::string text = text::PrintModule(mod);
-  for (const char* part : {"row_ph = T.decl_buffer((2, 17)", "row = T.decl_buffer((34,)",
-                           "row_ph[T.int64(0), q + 0] = X[n, c, ty * 2 + -1, c0 + (q + 0) * 2 + 0]",
-                           "row_ph[T.int64(1), q + 1] = X[n, c, ty * 2 + -1, c0 + (q + 1) * 2 + 1]",
-                           "V[T.int64(3), c, (n * th + ty) * tw + xb * 16 + l] = row_ph[T.int64(1), l * 1 + 0] - "
-                           "row_ph[T.int64(1), l * 1 + 1]",
+  for (const char* part : {"row_ph = T.decl_buffer((4, 2, 17)", "row = T.decl_buffer((34,)",
+                           "row_ph[T.int64(0), T.int64(0), q + 0] = X[n, c, ty * 2 + -1, c0 + (q + 0) * 2 + 0]",
+                           "row_ph[T.int64(0), T.int64(1), q + 1] = X[n, c, ty * 2 + -1, c0 + (q + 1) * 2 + 1]",
+                           "V[T.int64(3), c, (n * th + ty) * tw + xb * 16 + l] = row_ph[T.int64(0), T.int64(1), l * 1 + 0] - "
+                           "row_ph[T.int64(0), T.int64(1), l * 1 + 1]",
                            "V[T.int64(15), c,"})
     EXPECT_TRUE(Contains(text, part)) << part << "\n" << text;
   EXPECT_FALSE(Contains(text, "T.vectorized(T.int64(17))")) << text;
   EXPECT_EQ(Count(text, "for c, n, ty, xb in T.grid("), 1u) << text;
+}
+
+TEST(WinogradInputRows, OneFillLoopStoresEveryPassPhases) {
+  // Inside X, the block's input columns are loaded once for the 6 passes:
+  // one loop of 33 columns stores all 6 passes' 2 phases (12 stores), not
+  // a loop a pass. The plain row at the edges still goes pass by pass.
+  Result<transform::RowBlockInputKernel> k = transform::BuildRowBlockInputTransform("wino_in", Spec());
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  ir::IRModule mod;
+  mod.Add("wino_in", k->f);
+  std::string text = text::PrintModule(mod);
+  // The inside loop, the two masked ones, and the 6 passes' splits of the
+  // plain row.
+  EXPECT_EQ(Count(text, "T.vectorized(T.int64(33))"), 3u + 6u) << text;
+  for (const char* part : {"row_ph[T.int64(0), T.int64(0), q + 0] = T.float32(4) * X[",
+                           "row_ph[T.int64(5), T.int64(1), q + 0] = T.float32(4) * X["})
+    EXPECT_TRUE(Contains(text, part)) << part << "\n" << text;
 }
 
 TEST(WinogradInputRows, RefusesAnInconsistentSpec) {
