@@ -309,12 +309,13 @@ class Kernel {
       }
       return std::make_shared<ForNode>(ii, I64(0), I64(rows), ForKind::kUnrolled, Seq(vecs));
     };
-    // Strided planes: each vector's whole chain in one vector loop, zero
-    // then every tap's FMA. (A vector loop per tap, every vector and row in
-    // turn, kept their one-vector tiles' accumulators in the stack frame:
-    // 192 ch 40^2 -> 20^2 5x5/2 took 2x the time of this form, 1 thread.)
-    // Stride 1 keeps the loop per tap: its widened tiles with hard-swish
-    // (192 ch 40^2 5x5 in PP-OCRv4's detector) took 1.05-1.07x in one loop.
+    // Stride 2 both ways: each vector's whole chain in one vector loop,
+    // zero then every tap's FMA. (A vector loop per tap, every vector and
+    // row in turn, kept their one-vector tiles' accumulators in the stack
+    // frame: 192 ch 40^2 -> 20^2 5x5/2 took 2x the time of this form, 1
+    // thread.) The others keep the loop per tap: in one loop, stride 1's
+    // widened tiles with hard-swish (192 ch 40^2 5x5 in PP-OCRv4's detector)
+    // took 1.05-1.07x, and 240 ch 24 x 80 5x5/(2,1) + hard-swish 1.11x.
     std::vector<Stmt> steps;
     auto fma_at = [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj, int64_t ky, int64_t kx) {
       std::vector<PrimExpr> at = {ii, I64(k * kLanes) + jj};
@@ -325,7 +326,7 @@ class Kernel {
       PrimExpr call(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{w, x, Load(acc, at)}));
       return Store(acc, call, at);
     };
-    if (phases_ > 1) {
+    if (d_.sh > 1 && d_.sw > 1) {
       steps.push_back(grid("", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) {
         std::vector<Stmt> chain = {Store(acc, FloatImm(f32, 0), {ii, I64(k * kLanes) + jj})};
         for (int64_t ky = 0; ky < d_.kh; ++ky)
