@@ -155,6 +155,51 @@ TEST(DepthwiseBandedTest, CopyReadsInputRowsInOrder) {
   }
 }
 
+// Stride 2 both ways: each tile vector's chain in one 16-lane loop, its
+// zero and every tap's FMA. (A loop per tap, over every vector and row of the tile, left the
+// accumulators in the stack frame: 192 ch 40^2 -> 20^2 5x5/2 took 2x.)
+// Returns, for each vector loop holding FMAs, how many it holds directly,
+// negated when it does not zero its accumulator first.
+std::vector<int> FmasPerVectorLoop(const std::string& text) {
+  std::vector<std::string> lines;
+  for (size_t at = 0; at < text.size();) {
+    size_t end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    lines.push_back(text.substr(at, end - at));
+    at = end + 1;
+  }
+  auto indent = [](const std::string& l) { return l.find_first_not_of(' '); };
+  std::vector<int> out;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].find("in T.vectorized(T.int64(16)):") == std::string::npos) continue;
+    size_t depth = indent(lines[i]);
+    int fmas = 0;
+    bool zeroed = false;
+    for (size_t j = i + 1; j < lines.size() && indent(lines[j]) > depth; ++j) {
+      if (lines[j].find("dw_acc[") == std::string::npos) continue;
+      if (lines[j].find("\"fma\"") != std::string::npos) ++fmas;
+      else if (fmas == 0 && lines[j].find("= T.float32(0)") != std::string::npos) zeroed = true;
+    }
+    if (fmas > 0) out.push_back(zeroed ? fmas : -fmas);
+  }
+  return out;
+}
+
+TEST(DepthwiseBandedTest, VectorChainInOneLoop) {
+  for (const DwCase& k : {DwCase{8, 5, 2, 2, "hardswish"}, DwCase{8, 3, 2, 1}, DwCase{8, 3, 1, 2, "bn_relu"},
+                          DwCase{8, 5, 1, 1, "bn_relu"}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerPrimFunc(DwModule(k), Options(1), "conv2d");
+    ASSERT_NE(f, nullptr);
+    std::string text = testing::Print(f);
+    std::vector<int> fmas = FmasPerVectorLoop(text);
+    ASSERT_FALSE(fmas.empty()) << text;
+    // The others keep a loop per tap (zeroed before, in its own loop).
+    const bool strided = k.sh > 1 && k.sw > 1;
+    for (int n : fmas) EXPECT_EQ(n, strided ? k.k * k.k : -1) << text;
+  }
+}
+
 void CheckNumbers(const DwCase& k, int threads, const std::vector<std::pair<int64_t, int64_t>>& sizes, int64_t n) {
   SCOPED_TRACE(k.Name() + " threads " + std::to_string(threads) + " n " + std::to_string(n));
   auto mod = CompileAndLoad(DwModule(k), Options(threads), threads);
@@ -217,6 +262,8 @@ TEST(DepthwiseBandedTest, SymbolicNumbers) {
   CheckNumbers(DwCase{3, 3, 2, 1}, 1, kSizes, 2);
   CheckNumbers(DwCase{4, 3, 1, 2, "bn_relu"}, 1, kSizes, 1);
   CheckNumbers(DwCase{2, 5, 1, 2}, 2, kSizes, 1);
+  // 5x5/2 planes of one-vector tiles only (PP-OCRv4's 40^2 -> 20^2), odd sizes.
+  CheckNumbers(DwCase{6, 5, 2, 2, "bn_relu"}, 2, {{40, 40}, {37, 39}, {41, 21}, {35, 62}}, 2);
 }
 
 TEST(DepthwiseBandedTest, SymbolicWidthStaticHeightNumbers) {
