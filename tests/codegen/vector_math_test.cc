@@ -214,6 +214,8 @@ TEST_F(VectorMathTest, Float64WithinStatedUlp) {
   EXPECT_LE(MaxUlp<T>("log64", AllPositive<T>(2 * n, 24), [](LD x) { return std::log(x); }), 1.5);
   EXPECT_LE(MaxUlp<T>("log64", Sweep<T>(0.5, 2, n, 25), [](LD x) { return std::log(x); }), 1.5);
   EXPECT_LE(MaxUlp<T>("log264", AllPositive<T>(2 * n, 26), [](LD x) { return std::log2(x); }), 1.5);
+  // Near 1 the reduction leaves more: 1.56 ULP at 1.40945 (random doubles rarely land there).
+  EXPECT_LE(MaxUlp<T>("log264", Sweep<T>(0.5, 2, n, 29), [](LD x) { return std::log2(x); }), 2.0);
   auto wide = Concat(Sweep<T>(-40, 40, n, 27), Signed(AllPositive<T>(n, 28)));
   EXPECT_LE(MaxUlp<T>("tanh64", wide, [](LD x) { return std::tanh(x); }), 3.0);
   EXPECT_LE(MaxUlp<T>("sigmoid64", wide, SigmoidRef), 2.5);
@@ -441,10 +443,8 @@ std::vector<std::vector<T>> Inputs(const std::string& f, int n) {
     v = {f32 ? Sweep<T>(-149, 127.9, n, 3) : Sweep<T>(-1074, 1023.9, n, 23)};
   } else if (f == "expnp") {
     v = {f32 ? Sweep<T>(-88, 10, n, 31) : Sweep<T>(-745, 10, n, 33), Sweep<T>(-103.9, -87, n, 32)};
-  } else if (f == "log" || (f == "log2" && f32)) {
+  } else if (f == "log" || f == "log2") {
     v = {AllPositive<T>(2 * n, 4), Sweep<T>(0.5, 2, n, 5)};
-  } else if (f == "log2") {  // float64: over [0.5, 2] 1.56 ULP (at 1.40945), more than stated
-    v = {AllPositive<T>(2 * n, 26)};
   } else if (f == "sin" || f == "cos") {
     v = {Sweep<T>(-1e5, 1e5, n, 10), Sweep<T>(-10, 10, n, 12)};
   } else if (f == "sqrt" || f == "rsqrt") {
@@ -471,7 +471,7 @@ std::vector<MathCase> Cases(bool explicit_vectors) {
   if (explicit_vectors) return c;  // what vector_loop.cc's EmitsAsVectors admits
   c.push_back({"exp2", 1.0, [](LD x) { return std::exp2(x); }});
   c.push_back({"log", f32 ? 1.0 : 1.5, [](LD x) { return std::log(x); }});
-  c.push_back({"log2", f32 ? 2.0 : 1.5, [](LD x) { return std::log2(x); }});
+  c.push_back({"log2", 2.0, [](LD x) { return std::log2(x); }});
   c.push_back({"sin", f32 ? 1.0 : 2.5, [](LD x) { return std::sin(x); }});
   c.push_back({"cos", f32 ? 1.0 : 2.5, [](LD x) { return std::cos(x); }});
   if (f32) {
