@@ -43,17 +43,8 @@ constexpr int64_t kMinSubBandPixels = 64;
 int64_t WindowRows(const ConvNest& cv, int64_t band_rows) { return (band_rows - 1) * cv.sh + cv.kh; }
 int64_t WindowCols(const ConvNest& cv) { return (cv.wo - 1) * cv.sw + cv.kw; }
 
-PrimExpr Fma(PrimExpr a, PrimExpr b, PrimExpr c) {
-  return PrimExpr(std::make_shared<CallNode>(DType::Float32(), "fma", std::vector<PrimExpr>{a, b, c}));
-}
-
-// The first element of each 16-element chunk of [0, n) (n >= 16), the last
-// moved back to end at n (its first elements done twice, the same values).
-std::vector<int64_t> ChunkStarts(int64_t n) {
-  std::vector<int64_t> starts;
-  for (int64_t p = 0; p < n; p += kLanes) starts.push_back(std::min(p, n - kLanes));
-  return starts;
-}
+std::vector<int64_t> ChunkStarts(int64_t n) { return nest::ChunkStarts(n, kLanes); }
+using nest::Fma;
 
 class Kernel {
  public:

@@ -1,6 +1,8 @@
 #include "compiler/tir/nest_util.h"
 
+#include <algorithm>
 #include <memory>
+#include <utility>
 
 #include "compiler/arith/simplify.h"
 
@@ -16,6 +18,17 @@ const int64_t* ConstInt(const PrimExpr& e) {
 }
 
 PrimExpr I64(int64_t v) { return IntImm(DType::Int64(), v); }
+
+PrimExpr Fma(PrimExpr a, PrimExpr b, PrimExpr c) {
+  DType t = c.dtype();
+  return PrimExpr(std::make_shared<const CallNode>(t, "fma", std::vector<PrimExpr>{std::move(a), std::move(b), std::move(c)}));
+}
+
+std::vector<int64_t> ChunkStarts(int64_t n, int64_t lanes) {
+  std::vector<int64_t> starts;
+  for (int64_t p = 0; p < n; p += lanes) starts.push_back(std::min(p, n - lanes));
+  return starts;
+}
 
 Buffer Float32Buffer(const std::string& name, std::vector<PrimExpr> shape, const std::string& scope) {
   auto node = std::make_shared<BufferNode>();

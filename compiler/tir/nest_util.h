@@ -20,6 +20,12 @@ namespace nest {
 const int64_t* ConstInt(const ir::PrimExpr& e);
 // An int64 literal.
 ir::PrimExpr I64(int64_t v);
+// fma(a, b, c) in c's dtype: the call codegen emits as one fused multiply-add.
+ir::PrimExpr Fma(ir::PrimExpr a, ir::PrimExpr b, ir::PrimExpr c);
+// The first element of each `lanes`-element chunk of [0, n) (n >= lanes), the
+// last moved back to end at n: its first elements are done twice, to the same
+// values, instead of a masked tail.
+std::vector<int64_t> ChunkStarts(int64_t n, int64_t lanes);
 // A new float32 buffer of `shape` in `scope` ("global", "local"), with a
 // data variable of its own (NAME_data): the scratch and tile buffers that
 // the schedules allocate.

@@ -492,10 +492,7 @@ std::optional<Reduction> MatchReduction(const ForNode* f) {
   return r;
 }
 
-PrimExpr Fma(PrimExpr a, PrimExpr b, PrimExpr c) {
-  DType t = c.dtype();
-  return PrimExpr(std::make_shared<const CallNode>(t, "fma", std::vector<PrimExpr>{std::move(a), std::move(b), std::move(c)}));
-}
+using nest::Fma;
 
 // Float a * b + c (either order of the addition) as fma(a, b, c), anywhere in e.
 class FmaContractor : public StmtExprMutator {
