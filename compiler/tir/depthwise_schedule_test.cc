@@ -46,13 +46,9 @@ struct Case {
   }
 };
 
-std::string I(int64_t v) { return "T.int64(" + std::to_string(v) + ")"; }
-
-std::string Shape(const std::vector<int64_t>& d) {
-  std::string s = "(";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
-  return s + ")";
-}
+// Short names: the PrimFunc texts below are built from many of these.
+const auto I = &testing::Int64Text;
+const auto Shape = &testing::ShapeText;
 
 // The function legalization and fusion write for conv2d (groups = c) and
 // its epilogue, in block form.

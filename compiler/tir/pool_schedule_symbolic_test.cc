@@ -22,7 +22,8 @@ using namespace ir;  // NOLINT
 using testing::ParseFunc;
 using testing::SameNumbers;
 
-std::string I(int64_t v) { return "T.int64(" + std::to_string(v) + ")"; }
+// Short names: the PrimFunc texts below are built from many of these.
+const auto I = &testing::Int64Text;
 
 // A pooling nest as lowering writes it for a model compiled for every
 // image size: `op` "max" (init and padding -inf) or "sum" (0), window

@@ -24,7 +24,8 @@ using namespace ir;  // NOLINT
 using testing::ParseFunc;
 using testing::SameNumbers;
 
-std::string I(int64_t v) { return "T.int64(" + std::to_string(v) + ")"; }
+// Short names: the PrimFunc texts below are built from many of these.
+const auto I = &testing::Int64Text;
 
 // A lowered 2-D pooling nest over [1, C, H, W] (window k x k, stride s,
 // padding p on every side) as legalize + LowerBlocks write it. `op`: "max"

@@ -22,11 +22,8 @@ using namespace ir;  // NOLINT
 using testing::ParseFunc;
 using testing::SameNumbers;
 
-std::string Shape(const std::vector<int64_t>& s) {
-  std::string out = "(";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + (s.size() == 1 ? ",)" : ")");
-}
+// Short name: the PrimFunc text below is built from several of these.
+const auto Shape = &testing::ShapeText;
 
 // A lowered 4-D transpose as the default schedule leaves it before this
 // rule: out[i0, i1, i2, i3] = `value` over loops of the output's extents,

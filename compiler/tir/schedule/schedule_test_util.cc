@@ -199,6 +199,14 @@ StmtCensus CountStmts(const ir::PrimFunc& f) {
   return w.c;
 }
 
+std::string Int64Text(int64_t v) { return "T.int64(" + std::to_string(v) + ")"; }
+
+std::string ShapeText(const std::vector<int64_t>& dims) {
+  std::string out = "(";
+  for (size_t i = 0; i < dims.size(); ++i) out += (i ? ", " : "") + std::to_string(dims[i]);
+  return out + (dims.size() == 1 ? ",)" : ")");
+}
+
 }  // namespace testing
 }  // namespace tir
 }  // namespace kiln

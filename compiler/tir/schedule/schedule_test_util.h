@@ -51,6 +51,12 @@ StmtCensus CountStmts(const ir::PrimFunc& f);
 // The module text of a function, for failure messages.
 std::string Print(const ir::PrimFunc& f);
 
+// TVMScript text for tests that write PrimFuncs as strings: an int64
+// constant ("T.int64(7)") and a static shape tuple ("(1, 3, 8)"; "(5,)" for
+// one dimension, which Python needs to read it as a tuple).
+std::string Int64Text(int64_t v);
+std::string ShapeText(const std::vector<int64_t>& dims);
+
 }  // namespace testing
 }  // namespace tir
 }  // namespace kiln
