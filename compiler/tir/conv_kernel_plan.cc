@@ -180,9 +180,10 @@ bool ConvKernel::ChooseShiftPlanes() const {
   // what paid by default, the knob lets a search try the rest (a 3x3 conv
   // over a 4x4 plane: 16 columns of one vector instead of 32 halo columns).
   const int64_t knob = knobs_.Get("conv.shift_planes");
-  if (cv.wblock != 0 && knob == 2) return exact <= kMaxShiftPlaneColumns && ShiftPlaneRows(exact) == cv.wblock;
-  if (cv.wblock != 0 &&
-      (cv.ho != 1 || exact <= 16 || exact > kMaxShiftPlaneColumns || ShiftPlaneRows(exact) != cv.wblock)) {
+  // (Rows of several whole blocks: conv.plane_rows.)
+  const bool whole_blocks = cv.wblock != 0 && ShiftPlaneRows(exact) % cv.wblock == 0;
+  if (cv.wblock != 0 && knob == 2) return exact <= kMaxShiftPlaneColumns && whole_blocks;
+  if (cv.wblock != 0 && (cv.ho != 1 || exact <= 16 || exact > kMaxShiftPlaneColumns || !whole_blocks)) {
     return false;
   }
   if (knob > 0) return knob == 2;
@@ -202,6 +203,14 @@ bool ConvKernel::ChooseShiftPlanes() const {
 
 int64_t ConvKernel::ShiftPlaneRows(int64_t cols) const {
   int64_t rows = 24 / CeilDiv(cols, 16);
+  // The conv.plane_rows knob: rows of the one-tile tile within the same 24
+  // accumulators; with packed weights whole blocks of them (the tile then
+  // reads several blocks, o / b and o % b), at least one.
+  if (int64_t k = knobs_.Get("conv.plane_rows"); k > 0) {
+    rows = std::min(rows, k);
+    if (cv_.wblock > 0 && rows >= cv_.wblock) rows = rows / cv_.wblock * cv_.wblock;
+    return rows;
+  }
   return cv_.wblock > 0 && rows >= cv_.wblock ? cv_.wblock : rows;
 }
 

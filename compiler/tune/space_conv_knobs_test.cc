@@ -16,6 +16,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler/codegen/native_codegen.h"
@@ -84,20 +85,31 @@ int KnobAt(const tir::Trace& t, const std::string& knob) {
   return -1;
 }
 
-// The default point of `f`'s knob space at one thread with `knob` = `value`.
-tir::Trace PointWith(const ir::PrimFunc& f, const std::string& knob, int64_t value) {
+// The default point of `f`'s knob space at one thread with each knob of
+// `values` set to its value.
+tir::Trace PointWith(const ir::PrimFunc& f, const std::vector<std::pair<std::string, int64_t>>& values) {
   Result<tir::Schedule> s = tir::Schedule::Create(f, 1);
   EXPECT_TRUE(s.ok());
   EXPECT_TRUE(ApplyDefaultSpace(&*s, DefaultSpaceKnobs(f, 1), 1).ok());
   Result<tir::Trace> t = DefaultPoint(s->trace());
   EXPECT_TRUE(t.ok());
-  int at = KnobAt(*t, knob);
-  EXPECT_GE(at, 0) << knob << " is not a decision of the space:\n" << t->ToString();
-  if (at < 0) return *t;
-  const std::vector<int64_t>& c = t->instructions()[at].inputs[0].ints;
-  for (size_t k = 0; k < c.size(); ++k)
-    if (c[k] == value) t->SetDecision(at, {static_cast<int64_t>(k)});
+  for (const auto& [knob, value] : values) {
+    int at = KnobAt(*t, knob);
+    EXPECT_GE(at, 0) << knob << " is not a decision of the space:\n" << t->ToString();
+    if (at < 0) continue;
+    const std::vector<int64_t>& c = t->instructions()[at].inputs[0].ints;
+    bool found = false;
+    for (size_t k = 0; k < c.size(); ++k)
+      if (c[k] == value) {
+        t->SetDecision(at, {static_cast<int64_t>(k)});
+        found = true;
+      }
+    EXPECT_TRUE(found) << knob << " has no candidate " << value;
+  }
   return *t;
+}
+tir::Trace PointWith(const ir::PrimFunc& f, const std::string& knob, int64_t value) {
+  return PointWith(f, {{knob, value}});
 }
 
 // The space of `f` offers `knob` with `candidates`; every sampled decision is
@@ -191,6 +203,44 @@ TEST(ConvKnobSpaceTest, ShiftPlanesWithPackedWeightsKeepTheNumbersOnOtherPlanes)
   }
 }
 
+// conv.plane_rows: the rows of the one-tile shift-plane tile. With packed
+// weights (shift planes by conv.shift_planes 2) the rule takes one block (8
+// rows, 8 accumulators); 16 takes both blocks of the 16 channels in one tile
+// (weights read as W[o / 8, c, ky, kx, o % 8]). With OIHW weights on a
+// one-tile plane the rule's shift planes take 24 rows (here all 16
+// channels); 8 splits them in two tiles.
+TEST(ConvKnobSpaceTest, PlaneRowsOfTheOneTileShiftPlanes) {
+  ir::PrimFunc f = ParseFunc(ConvText("conv2d", kPacked4x4).c_str(), "conv2d");
+  ExpectOfferedInRangeAndDeterministic(f, "conv.plane_rows", {0, 8, 16, 24});
+  for (int64_t rows : {8, 16, 24}) {
+    Result<tir::Schedule> s =
+        tir::Schedule::Replay(f, PointWith(f, {{"conv.shift_planes", 2}, {"conv.plane_rows", rows}}));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ir::PrimFunc lowered = LowerScheduled(s->func());
+    std::string text = Print(lowered);
+    std::string acc = rows == 8 ? "acc = T.decl_buffer((8, 16)" : "acc = T.decl_buffer((16, 16)";
+    EXPECT_NE(text.find(acc), std::string::npos) << rows << "\n" << text;
+    EXPECT_EQ(text.find("o % T.int64(8)") != std::string::npos || text.find("% 8]") != std::string::npos, rows > 8)
+        << rows << "\n" << text;
+    Status same = SameNumbers(f, lowered);
+    EXPECT_TRUE(same.ok()) << rows << ": " << same.ToString();
+  }
+  ConvShape plain = kPacked4x4;
+  plain.block = 0;
+  ir::PrimFunc g = ParseFunc(ConvText("conv2d", plain).c_str(), "conv2d");
+  std::string def_text = Print(LowerWithDefaultSchedule(g, 1));
+  EXPECT_NE(def_text.find("acc = T.decl_buffer((16, 16)"), std::string::npos) << def_text;
+  ExpectOfferedInRangeAndDeterministic(g, "conv.plane_rows", {0, 8, 16, 24});
+  Result<tir::Schedule> s = tir::Schedule::Replay(g, PointWith(g, "conv.plane_rows", 8));
+  ASSERT_TRUE(s.ok()) << s.status().ToString();
+  ir::PrimFunc lowered = LowerScheduled(s->func());
+  std::string text = Print(lowered);
+  EXPECT_NE(text.find("acc = T.decl_buffer((8, 16)"), std::string::npos) << text;
+  EXPECT_EQ(text.find("acc = T.decl_buffer((16, 16)"), std::string::npos) << text;
+  Status same = SameNumbers(g, lowered);
+  EXPECT_TRUE(same.ok()) << same.ToString();
+}
+
 TEST(ConvKnobSpaceTest, RowTilesBeyondTheTapLimit) {
   ir::PrimFunc f = ParseFunc(ConvText("conv2d", kConv1x7).c_str(), "conv2d");
   ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
@@ -219,7 +269,7 @@ std::string TempDir() {
 
 // kiln-compile --tuning-db: a record of the knob point, better than the
 // default, makes the compiled kernel that point's.
-void ExpectTuningDbApplies(const ConvShape& shape, const std::string& knob, int64_t value,
+void ExpectTuningDbApplies(const ConvShape& shape, const std::vector<std::pair<std::string, int64_t>>& values,
                            const std::string& shows, const std::string& default_shows) {
   std::string prim = ConvText("conv", shape);
   std::string indented;
@@ -264,7 +314,7 @@ void ExpectTuningDbApplies(const ConvShape& shape, const std::string& knob, int6
     TuningRecord r;
     r.workload = *w;
     r.target = *target;
-    r.trace = PointWith(kernel, knob, value);
+    r.trace = PointWith(kernel, values);
     r.median_us = 50;
     r.default_us = 100;
     r.times_us = {50};
@@ -285,12 +335,15 @@ void ExpectTuningDbApplies(const ConvShape& shape, const std::string& knob, int6
 }
 
 TEST(ConvKnobSpaceTest, TuningDbAppliesShiftPlanesWithPackedWeights) {
-  ExpectTuningDbApplies(kPacked4x4, "conv.shift_planes", 2, "data_padded = T.decl_buffer((1, 8, 3,",
+  ExpectTuningDbApplies(kPacked4x4, {{"conv.shift_planes", 2}}, "data_padded = T.decl_buffer((1, 8, 3,",
                         "data_padded = T.decl_buffer((1, 8, 1,");
+  // With conv.plane_rows 16: one tile of both weight blocks.
+  ExpectTuningDbApplies(kPacked4x4, {{"conv.shift_planes", 2}, {"conv.plane_rows", 16}}, "acc = T.decl_buffer((16, 16)",
+                        "acc = T.decl_buffer((8, 32)");
 }
 
 TEST(ConvKnobSpaceTest, TuningDbAppliesRowTilesBeyondTheTapLimit) {
-  ExpectTuningDbApplies(kConv1x7, "conv.row_tiles", 2, "col0: T.int64 = y * 102 + x0", "y0: T.int64 = col0 // 102");
+  ExpectTuningDbApplies(kConv1x7, {{"conv.row_tiles", 2}}, "col0: T.int64 = y * 102 + x0", "y0: T.int64 = col0 // 102");
 }
 
 }  // namespace
