@@ -26,8 +26,11 @@ default (from the database; --spaces-only prints that table again from an
 earlier run's --work).
 
   /work/main/build/venv/bin/python benchmarks/tuning/worst_shapes.py --build build --trials 64 --rounds 5
-Only the standard library. --only NAME,NAME runs some shapes; --work DIR
-keeps the databases and modules (default: a temporary directory).
+Only the standard library (--constant-weights: the onnx package too, e.g.
+the project venv). --only NAME,NAME runs some shapes; --work DIR keeps the
+databases and modules (default: a temporary directory); --constant-weights
+writes the convolutions (without epilogue) as ONNX models with constant
+weights, which Kiln packs at compile time as in a model.
 """
 import argparse
 import json
@@ -130,6 +133,32 @@ def module_text(s):
     return "\n".join(lines)
 
 
+def write_onnx_conv(s, path):
+    """The conv of shape `s` as an ONNX model whose weights are an initializer
+    (constant): what a model's convolutions are, packed at compile time in
+    blocks of 8 output channels (kernel_layout OIHW8o). Needs the onnx package
+    (the project venv), only for --constant-weights."""
+    import random
+    from onnx import TensorProto, helper, save
+    (xn, xs), (wn, ws) = s["params"][0], s["params"][1]
+    _, n, c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr, groups, bias, relu = s["onednn"]
+    if bias or relu:
+        raise SystemExit("--constant-weights: %s has an epilogue (not written as ONNX)" % s["name"])
+    pads = [pl, pr] if len(xs) == 3 else [pt, pl, pb, pr]
+    rng = random.Random(0)
+    count = 1
+    for d in ws:
+        count *= d
+    weight = helper.make_tensor("w", TensorProto.FLOAT, list(ws), [rng.uniform(-1, 1) for _ in range(count)])
+    strides = [sw] if len(xs) == 3 else [sh, sw]
+    node = helper.make_node("Conv", ["x", "w"], ["y"], pads=pads, strides=strides, group=groups)
+    graph = helper.make_graph([node], s["name"], [helper.make_tensor_value_info("x", TensorProto.FLOAT, list(xs))],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, list(s["out"]))], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    save(model, path)
+
+
 def loadavg():
     with open("/proc/loadavg") as f:
         return float(f.read().split()[0])
@@ -142,12 +171,16 @@ def to_us(v, unit):
     return float(v) * (1000.0 if unit == "ms" else 1.0)
 
 
-def tune(tools, s, work, trials, seed):
+def tune(tools, s, work, trials, seed, constant=False):
     d = os.path.join(work, s["name"])
     os.makedirs(d, exist_ok=True)
-    mod = os.path.join(d, "module.relax")
-    with open(mod, "w") as f:
-        f.write(module_text(s))
+    if constant:
+        mod = os.path.join(d, "module.onnx")
+        write_onnx_conv(s, mod)
+    else:
+        mod = os.path.join(d, "module.relax")
+        with open(mod, "w") as f:
+            f.write(module_text(s))
     db = os.path.join(d, "db")
     cmd = [tools["tune"], mod, "--db", db, "--trials", str(trials), "--threads", "1", "--seed", str(seed)]
     r = subprocess.run(cmd, capture_output=True, text=True)
@@ -230,6 +263,9 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated shape names")
     ap.add_argument("--work", default="", help="keep modules, databases and .vmfb files here")
     ap.add_argument("--no-onednn", action="store_true")
+    ap.add_argument("--constant-weights", action="store_true",
+                    help="the convolutions' weights as constants (ONNX initializers, packed at compile time as in "
+                         "a model; needs the onnx package) instead of parameters; convolutions only")
     ap.add_argument("--spaces-only", action="store_true",
                     help="only print the spaces table from the databases of an earlier run's --work")
     args = ap.parse_args()
@@ -247,6 +283,8 @@ def main():
             raise SystemExit("unknown shape(s) %s; the shapes: %s" % (", ".join(unknown),
                                                                      ", ".join(s["name"] for s in SHAPES)))
         shapes = [s for s in SHAPES if s["name"] in names]
+    if args.constant_weights:
+        shapes = [s for s in shapes if s["onednn"][0] == "conv" and not s["onednn"][15] and not s["onednn"][16]]
     if args.spaces_only:
         if not args.work:
             raise SystemExit("--spaces-only reads the databases of --work DIR")
@@ -268,7 +306,7 @@ def main():
     start = time.time()
     info = {}
     for s in shapes:
-        info[s["name"]] = tune(tools, s, work, args.trials, args.seed)
+        info[s["name"]] = tune(tools, s, work, args.trials, args.seed, args.constant_weights)
         i = info[s["name"]]
         print("tuned %-26s %4d trials  kiln-tune: default %.1f us, best %.1f us" %
               (s["name"], i["trials"], i["tune_default"], i["tune_best"]), file=sys.stderr, flush=True)

@@ -174,12 +174,19 @@ bool ConvKernel::ChooseShiftPlanes() const {
   // 0.80 / 0.87 / 0.93 / 0.86 of the 8 x 32 halo tiles' time; widths 7 and 8
   // (15 and 14 columns, one vector) were slower as shift planes (1.06-1.2,
   // with 8, 16 or 24 rows), so planes of at most 16 columns keep the halo.
-  if (cv.wblock != 0 &&
-      (cv.ho != 1 || exact <= 16 || exact > kMaxShiftPlaneColumns || ShiftPlaneRows(exact) != cv.wblock)) {
+  // The conv.shift_planes knob (schedule_knobs.h): 1 never, 2 whenever legal.
+  // Legal with packed weights on any plane of one tile whose rows are one
+  // weight block; the rule above (one-row planes of 17 to 48 columns) is
+  // what paid by default, the knob lets a search try the rest (a 3x3 conv
+  // over a 4x4 plane: 16 columns of one vector instead of 32 halo columns).
+  const int64_t knob = knobs_.Get("conv.shift_planes");
+  // (Rows of several whole blocks: conv.plane_rows.)
+  const bool whole_blocks = cv.wblock != 0 && ShiftPlaneRows(exact) % cv.wblock == 0;
+  if (cv.wblock != 0 && knob == 2) return exact <= kMaxShiftPlaneColumns && whole_blocks;
+  if (cv.wblock != 0 && (cv.ho != 1 || exact <= 16 || exact > kMaxShiftPlaneColumns || !whole_blocks)) {
     return false;
   }
-  // The conv.shift_planes knob (schedule_knobs.h): 1 never, 2 whenever legal.
-  if (int64_t k = knobs_.Get("conv.shift_planes"); k > 0) return k == 2;
+  if (knob > 0) return knob == 2;
   const int64_t halo = cv.ho * (cv.wo + (cv.kw - 1) * cv.dw);
   if (exact <= kMaxShiftPlaneColumns) return VectorSlots(exact) < 2 * CeilDiv(halo, 16);
   if (exact > (threads_ >= 2 ? kMaxShiftPlaneTiledColumns : kMaxShiftPlaneTiledColumnsOneThread)) return false;
@@ -196,6 +203,14 @@ bool ConvKernel::ChooseShiftPlanes() const {
 
 int64_t ConvKernel::ShiftPlaneRows(int64_t cols) const {
   int64_t rows = 24 / CeilDiv(cols, 16);
+  // The conv.plane_rows knob: rows of the one-tile tile within the same 24
+  // accumulators; with packed weights whole blocks of them (the tile then
+  // reads several blocks, o / b and o % b), at least one.
+  if (int64_t k = knobs_.Get("conv.plane_rows"); k > 0) {
+    rows = std::min(rows, k);
+    if (cv_.wblock > 0 && rows >= cv_.wblock) rows = rows / cv_.wblock * cv_.wblock;
+    return rows;
+  }
   return cv_.wblock > 0 && rows >= cv_.wblock ? cv_.wblock : rows;
 }
 
@@ -208,7 +223,12 @@ bool ConvKernel::WholePlaneTailTaps(TapBox* box) const {
 void ConvKernel::ChooseRowTiles() {
   row_tiles_ = false;
   const int64_t taps = cv_.ki * cv_.kh * cv_.kw;
-  if (direct_ || shift_planes_ || cv_.opg <= 2 || mr_ != 8 || taps > kMaxRowTileTaps || cv_.wo < 16) return;
+  // The tap limit is where row tiles were measured to pay; conv.row_tiles 2
+  // lifts it (a 32 -> 32 1x7 conv has 224 taps and rows of two whole
+  // 48-column tiles, against flat tiles over rows 102 apart).
+  const bool forced = knobs_.Get("conv.row_tiles") == 2;
+  if (direct_ || shift_planes_ || cv_.opg <= 2 || mr_ != 8 || (taps > kMaxRowTileTaps && !forced) || cv_.wo < 16)
+    return;
   auto tile_cost = [&](int64_t nr) { return (mr_ * nr / 16 + kTapOverhead) * (nr == 16 ? 2 : 1); };
   int64_t flat = CeilDiv(cv_.ho * wq_, nr_) * (tile_cost(nr_) * taps + kFlatWriteBackTaps * tile_cost(nr_));
   int64_t best = -1;

@@ -22,6 +22,7 @@
 //   conv.nr           columns of the tile (a multiple of 16); both replace
 //                     that side of every shape the rule estimates among
 //   conv.row_tiles    1: never row tiles, 2: row tiles whenever they apply
+//                     (also beyond kMaxRowTileTaps, where the rule stops)
 //   conv.im2col       output points per chunk (16..64) of the im2col panel
 //                     kernel (conv_im2col_schedule.h) instead of the direct
 //                     one, for convs of one group; conv.mr sets its tile too
@@ -33,7 +34,13 @@
 //                     The layout decides the packing's cost and whether the
 //                     taps' loads are aligned: a 1-D conv of 500 columns
 //                     packed five shifted copies, more than its halo copy
-//                     costs in unaligned loads
+//                     costs in unaligned loads. With packed weights the
+//                     rule takes one-row planes of 17-48 columns only; 2
+//                     takes any plane of one tile whose rows are whole blocks
+//   conv.plane_rows   rows (output channels) of the one-tile shift-plane
+//                     tile, 8..24, within the rule's 24 accumulators (the
+//                     rule: 24 / vectors; with packed weights one block;
+//                     with the knob whole blocks, several read per tile)
 //
 // Strided depthwise convolution (depthwise_schedule.h):
 //   depthwise.rows    output rows per register tile, 1..8

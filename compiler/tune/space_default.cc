@@ -45,6 +45,22 @@ bool KnobApplies(const ir::PrimFunc& lowered, int threads, const ir::PrimFunc& b
   return false;
 }
 
+// Whether conv.plane_rows changes the kernel, alone or with
+// conv.shift_planes 2 (packed weights take shift planes only by the knob).
+bool PlaneRowsApply(const ir::PrimFunc& lowered, int threads) {
+  for (int64_t planes : {0, 2}) {
+    tir::ScheduleKnobs k;
+    if (planes) k.values["conv.shift_planes"] = planes;
+    ir::PrimFunc base = tir::ApplyDefaultSchedule(lowered, threads, k);
+    for (int64_t rows : {8, 16, 24}) {
+      tir::ScheduleKnobs probe = k;
+      probe.values["conv.plane_rows"] = rows;
+      if (!ir::StructuralEqual(tir::ApplyDefaultSchedule(lowered, threads, probe), base)) return true;
+    }
+  }
+  return false;
+}
+
 // A pool knob that changes every window the schedule unrolls (its
 // interior rows serial), so a window nest's schedule differs under it.
 tir::ScheduleKnobs PoolProbe() {
@@ -141,6 +157,10 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
     // packing and tile loop, offered where one of them is not the rule's.
     if (KnobApplies(lowered, threads, base, "conv.shift_planes", {1, 2}))
       knobs.push_back({"conv.shift_planes", {0, 1, 2}});
+    // The rows of a one-tile shift-plane tile (the rule: 24 / vectors, one
+    // weight block with packed weights), where they change the kernel the
+    // rule makes or the shift planes of conv.shift_planes 2.
+    if (PlaneRowsApply(lowered, threads)) knobs.push_back({"conv.plane_rows", {0, 8, 16, 24}});
     return knobs;
   }
   if (im2col) {
