@@ -145,6 +145,12 @@ std::string Ms(double ms) {
   return buf;
 }
 
+std::string Fixed3(double x) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.3f", x);
+  return buf;
+}
+
 double LoadAverage() {
   double load = -1;
   FILE* f = fopen("/proc/loadavg", "r");
@@ -204,6 +210,7 @@ struct Candidate {
   bool drop = false;
   bool drop_written = false;  // its "drop" verdict is in the database already
   double default_us = 0, tuned_us = 0;
+  double ratio = 1;  // InModelRatio
   std::string reason;
 };
 
@@ -235,15 +242,17 @@ void InModelUs(const PairedTimings& t, const std::vector<std::string>& kernels, 
   *other_us = Median(o);
 }
 
-bool CostsTimeInModel(const PairedTimings& t, const std::vector<std::string>& kernels) {
+double InModelRatio(const PairedTimings& t, const std::vector<std::string>& kernels) {
   std::vector<double> ratios;
   for (size_t i = 0; i < t.base.size() && i < t.other.size(); ++i) {
     double b = KernelsUs(t.base[i], kernels);
     if (b > 0) ratios.push_back(KernelsUs(t.other[i], kernels) / b);
   }
-  // No time seen for the kernels (not in the trace): nothing says the record
-  // helps, so it does not stay.
-  return ratios.empty() || Median(ratios) >= 1.0;
+  return ratios.empty() ? 1.0 : Median(ratios);
+}
+
+bool CostsTimeInModel(const PairedTimings& t, const std::vector<std::string>& kernels) {
+  return InModelRatio(t, kernels) >= 1.0;
 }
 
 std::string DefaultBenchProgram() {
@@ -345,7 +354,10 @@ int CheckModel(const ModelCheckOptions& o, std::ostream& out, std::ostream& err)
   PairedTimings final_pair = *first;
   const char* final_name = "tuned";
 
-  for (auto& c : cands) InModelUs(*first, c.task->kernels, &c.default_us, &c.tuned_us);
+  for (auto& c : cands) {
+    InModelUs(*first, c.task->kernels, &c.default_us, &c.tuned_us);
+    c.ratio = InModelRatio(*first, c.task->kernels);
+  }
   if (FasterBeyondNoise(*first, o.margin)) {
     for (auto& c : cands) c.reason = "the model is faster with the records";
   } else {
@@ -396,20 +408,23 @@ int CheckModel(const ModelCheckOptions& o, std::ostream& out, std::ostream& err)
     if (!st.ok()) return fail(st);
   }
   char line[512];
+  // ratio: the median of the rounds' paired ratios (what is judged), not
+  // the ratio of the two medians beside it.
   snprintf(line, sizeof line, "  %-36s %6s %12s %12s %7s  %s\n", "task (in-model us per call)", "calls", "default",
            "tuned", "ratio", "verdict");
   out << line;
   for (const auto& c : cands) {
     std::string name = c.task->name.size() > 36 ? c.task->name.substr(0, 33) + "..." : c.task->name;
     snprintf(line, sizeof line, "  %-36s %6d %12.1f %12.1f %7.3f  %s\n", name.c_str(), c.task->calls, c.default_us,
-             c.tuned_us, c.default_us > 0 ? c.tuned_us / c.default_us : 0.0, c.drop ? "drop" : "keep");
+             c.tuned_us, c.ratio, c.drop ? "drop" : "keep");
     out << line;
   }
   std::vector<double> b, t;
   for (const auto& x : final_pair.base) b.push_back(x.ms);
   for (const auto& x : final_pair.other) t.push_back(x.ms);
   out << "model time (" << (o.cpu_time ? "CPU per call" : "p50") << "): default " << Ms(Median(b)) << ", "
-      << final_name << " " << Ms(Median(t));
+      << final_name << " " << Ms(Median(t)) << " (" << final_name << "/default " << Fixed3(MedianRatio(final_pair, nullptr))
+      << ", median of the paired ratios)";
   if (kept == 0) out << " (every record dropped: kiln-compile --tuning-db builds the default model)";
   out << "\nrecords: " << kept << " kept, " << cands.size() - kept << " dropped (verdicts in " << o.db_dir
       << "/verdicts.jsonl; kiln-compile --tuning-db applies the kept ones)\n";

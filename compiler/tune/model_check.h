@@ -74,9 +74,13 @@ bool FasterBeyondNoise(const PairedTimings& t, double margin);
 // The kernels' summed time per call in each build (medians over rounds of
 // the per-round sums).
 void InModelUs(const PairedTimings& t, const std::vector<std::string>& kernels, double* base_us, double* other_us);
+// The median over rounds of the kernels' in-model time ratio other/base
+// (1 when the traces never saw them).
+double InModelRatio(const PairedTimings& t, const std::vector<std::string>& kernels);
 // Whether a record whose kernels are `kernels` costs time in the model: its
-// kernels' in-model time with the record is not below the default's (the
-// median over rounds of the paired ratios is >= 1).
+// kernels' in-model time with the record is not below the default's
+// (InModelRatio >= 1; kernels no trace saw count as costing, since nothing
+// says the record helps).
 bool CostsTimeInModel(const PairedTimings& t, const std::vector<std::string>& kernels);
 
 // Runs the check; returns 0 (done, verdicts written), 1 an error (printed

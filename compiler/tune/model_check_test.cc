@@ -60,6 +60,7 @@ TEST(ModelCheckTest, RecordsThatCostTimeInTheModel) {
   t.other = {T(1, {{"k1", 9}, {"k2", 12}, {"k3", 27}, {"k4", 5}}),
              T(1, {{"k1", 11}, {"k2", 14}, {"k3", 33}, {"k4", 5}})};
   // k1 + k2: 20 -> 21 and 24 -> 25: slower in the model.
+  EXPECT_NEAR(InModelRatio(t, {"k1", "k2"}), (21.0 / 20 + 25.0 / 24) / 2, 1e-12);
   EXPECT_TRUE(CostsTimeInModel(t, {"k1", "k2"}));
   // k3 alone: 0.9 and 0.917: faster.
   EXPECT_FALSE(CostsTimeInModel(t, {"k3"}));
@@ -67,6 +68,7 @@ TEST(ModelCheckTest, RecordsThatCostTimeInTheModel) {
   EXPECT_TRUE(CostsTimeInModel(t, {"k4"}));
   // Kernels the traces never saw: nothing says the record helps.
   EXPECT_TRUE(CostsTimeInModel(t, {"nowhere"}));
+  EXPECT_EQ(InModelRatio(t, {"nowhere"}), 1.0);
   double base = 0, other = 0;
   InModelUs(t, {"k1", "k2"}, &base, &other);
   EXPECT_DOUBLE_EQ(base, 22);

@@ -252,6 +252,52 @@ TEST(TuneModelE2ETest, TuneResumeAndCompileWithTheDatabase) {
   }
 }
 
+// Without --no-verify the model check follows the trials (one short round
+// here; whether a record beat its default in two trials is chance, so either
+// outcome of the check is accepted); its flags' errors.
+TEST(TuneModelE2ETest, TheModelCheckFollowsTheTrials) {
+  std::string work = Work("tune_model_check_work");
+  std::string module = work + "/mlp.relax", db = work + "/db";
+  std::ofstream(module) << kModel;
+  std::vector<std::string> args = Tune(module, db, 2);
+  args.pop_back();  // --no-verify
+  for (const char* a : {"--verify-rounds", "1", "--verify-time", "0.02", "--bench-program", KILN_BENCH_PROGRAM})
+    args.push_back(a);
+  ToolRun run = Call(tune::TuneToolMain, args);
+  ASSERT_EQ(run.rc, 0) << run.err << run.out;
+  size_t summary = run.out.find("summary (2 trials"), check = run.out.find("model check: ");
+  ASSERT_NE(check, std::string::npos) << run.out;
+  EXPECT_LT(summary, check) << run.out;
+  EXPECT_TRUE(run.out.find("nothing to check", check) != std::string::npos ||
+              run.out.find("records: ", check) != std::string::npos)
+      << run.out;
+
+  ToolRun rounds = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--verify-only", "--verify-rounds", "0"});
+  EXPECT_EQ(rounds.rc, 2);
+  EXPECT_NE(rounds.err.find("--verify-rounds must be an integer from 1 to 1000, got '0'"), std::string::npos)
+      << rounds.err;
+  ToolRun time = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--verify-only", "--verify-time", "-1"});
+  EXPECT_EQ(time.rc, 2);
+  EXPECT_NE(time.err.find("--verify-time must be a positive number of seconds, got '-1'"), std::string::npos)
+      << time.err;
+  ToolRun cross = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--verify-only", "--target",
+                                            "aarch64-linux-gnu"});
+  EXPECT_EQ(cross.rc, 2);
+  EXPECT_NE(cross.err.find("--verify-only times the model on this machine; drop --runner and --target"),
+            std::string::npos)
+      << cross.err;
+  ToolRun no_bench = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--verify-only", "--bench-program",
+                                               work + "/no-such-kiln-bench"});
+  EXPECT_EQ(no_bench.rc, 1);
+  EXPECT_NE(no_bench.err.find("the model check needs kiln-bench (" + work +
+                              "/no-such-kiln-bench is not an executable file)"),
+            std::string::npos)
+      << no_bench.err;
+  ToolRun one = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--function", "main", "--verify-only"});
+  EXPECT_EQ(one.rc, 2);
+  EXPECT_NE(one.err.find("are for a whole model: drop --function"), std::string::npos) << one.err;
+}
+
 TEST(TuneModelE2ETest, SigintLeavesAWholeDatabase) {
   std::string work = Work("tune_model_sigint_work");
   std::string module = work + "/mlp.relax", db = work + "/db";
