@@ -176,7 +176,11 @@ std::string DescribePair(const PairedTimings& t, const std::string& other_name, 
                      (cpu_time ? " CPU per call" : " p50") + ": " + other_name + "/default " + r + " (median of " + n +
                      " paired ratios; faster in " + std::to_string(faster) + " of " + n + " rounds";
   if (cpu_time) text += "; wall p50 " + Ms(Median(bw)) + " / " + Ms(Median(ow));
-  return text + ")";
+  // Each round's ratio: their spread is the noise the verdict was made in.
+  text += ")\n    ratio by round:";
+  for (size_t i = 0; i < t.base.size() && i < t.other.size(); ++i)
+    text += " " + (t.base[i].ms > 0 ? Fixed3(t.other[i].ms / t.base[i].ms) : std::string("-"));
+  return text;
 }
 
 // A directory of the check's builds, removed with them.
