@@ -346,7 +346,13 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     int rc = TuneModel(model, out, err);
     sigaction(SIGINT, &old, nullptr);
     // The check after a whole run (an interrupted one is resumed first).
-    if (rc == 0 && verify && can_check) rc = CheckModel(check, out, err);
+    if (rc == 0 && verify && can_check) {
+      rc = CheckModel(check, out, err);
+      if (rc != 0)
+        err << "kiln-tune: the model check failed, so the records are not judged (kiln-compile --tuning-db applies "
+               "every record that beat its default); fix the cause and run kiln-tune "
+            << input << " --db " << db_dir << " --verify-only\n";
+    }
     return rc;
   }
   if (model_flags) {

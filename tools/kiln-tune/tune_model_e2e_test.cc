@@ -272,6 +272,15 @@ TEST(TuneModelE2ETest, TheModelCheckFollowsTheTrials) {
               run.out.find("records: ", check) != std::string::npos)
       << run.out;
 
+  // The check failing after the trials says the records are unjudged.
+  args = Tune(module, db, 2);
+  args.pop_back();
+  args.push_back("--bench-program=" + work + "/no-such-kiln-bench");
+  ToolRun failed = Call(tune::TuneToolMain, args);
+  EXPECT_EQ(failed.rc, 1);
+  EXPECT_NE(failed.err.find("the model check failed, so the records are not judged"), std::string::npos) << failed.err;
+  EXPECT_NE(failed.err.find("--db " + db + " --verify-only"), std::string::npos) << failed.err;
+
   ToolRun rounds = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--verify-only", "--verify-rounds", "0"});
   EXPECT_EQ(rounds.rc, 2);
   EXPECT_NE(rounds.err.find("--verify-rounds must be an integer from 1 to 1000, got '0'"), std::string::npos)
