@@ -429,7 +429,7 @@ int CheckModel(const ModelCheckOptions& o, std::ostream& out, std::ostream& err)
   out << "model time (" << (o.cpu_time ? "CPU per call" : "p50") << "): default " << Ms(Median(b)) << ", "
       << final_name << " " << Ms(Median(t)) << " (" << final_name << "/default " << Fixed3(MedianRatio(final_pair, nullptr))
       << ", median of the paired ratios)";
-  if (kept == 0) out << " (every record dropped: kiln-compile --tuning-db builds the default model)";
+  if (kept == 0) out << "\nevery record dropped: kiln-compile --tuning-db builds the default model";
   out << "\nrecords: " << kept << " kept, " << cands.size() - kept << " dropped (verdicts in " << o.db_dir
       << "/verdicts.jsonl; kiln-compile --tuning-db applies the kept ones)\n";
   return 0;
