@@ -180,14 +180,16 @@ const std::vector<transform::DispatchRule>& DefaultDispatchRules() {
 // nullopt when there is none (or none that beat the default schedule).
 // Only records measured with `threads` kernel threads (the build's hint), in
 // the cache regime `cold` names, apply.
+// A record kiln-tune's model check dropped does not apply (*dropped set).
 static Result<std::optional<ir::PrimFunc>> ApplyTuningRecord(const tune::Database& db, const std::string& target,
-                                                             int threads, bool cold, const ir::PrimFunc& func) {
+                                                             int threads, bool cold, bool verdicts,
+                                                             const ir::PrimFunc& func, bool* dropped) {
   std::string workload = db.FindWorkload(func);
   if (workload.empty()) return std::optional<ir::PrimFunc>();
-  std::vector<tune::TuningRecord> best =
-      db.TopK(workload, target, 1, threads, cold ? tune::CacheRegime::kCold : tune::CacheRegime::kWarm);
-  if (best.empty() || !(best[0].median_us < best[0].default_us)) return std::optional<ir::PrimFunc>();
-  Result<tir::Schedule> sch = tir::Schedule::Replay(func, best[0].trace);
+  std::optional<tune::TuningRecord> best = db.Selected(
+      workload, target, threads, cold ? tune::CacheRegime::kCold : tune::CacheRegime::kWarm, verdicts, dropped);
+  if (!best) return std::optional<ir::PrimFunc>();
+  Result<tir::Schedule> sch = tir::Schedule::Replay(func, best->trace);
   if (!sch.ok())
     return FailedPrecondition("--tuning-db: the best record of " + func->name + " (workload " + workload +
                               ") does not apply: " + sch.status().message());
@@ -344,18 +346,21 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
       }
       return out;
     }
-    size_t unapplied = 0, other_regime = 0;
+    size_t unapplied = 0, other_regime = 0, num_dropped = 0;
     std::set<int> other_counts;
     const bool cold = options.tuning_cold_cache;
     for (auto& e : out.entries) {
       if (e.prim && costs) (*costs)[e.prim->name] = tir::ComputeKernelCost(e.prim);
       if (e.prim && tuning_db) {
+        bool dropped = false;
         KILN_ASSIGN_OR_RETURN(std::optional<ir::PrimFunc> tuned,
-                              ApplyTuningRecord(*tuning_db, tuning_target, threads, cold, e.prim));
+                              ApplyTuningRecord(*tuning_db, tuning_target, threads, cold, options.tuning_verdicts,
+                                                e.prim, &dropped));
         if (tuned) {
           e.prim = *tuned;
           continue;
         }
+        num_dropped += dropped;
         bool regime = false;
         std::set<int> c = OtherThreadCounts(*tuning_db, tuning_target, threads, cold, e.prim, &regime);
         unapplied += !c.empty();
@@ -376,6 +381,11 @@ Result<ir::IRModule> LowerModuleWithCosts(const ir::IRModule& input, const Compi
           << "note: --tuning-db: " << unapplied << " kernel(s) have records measured with " << counts
           << " thread(s) but this build plans for " << threads << " (--threads " << threads
           << "); build with --threads " << *other_counts.begin() << " to use them\n";
+    }
+    if (num_dropped > 0) {
+      (options.dump_stream ? *options.dump_stream : std::cerr)
+          << "note: --tuning-db: " << num_dropped << " kernel(s) keep the default schedule: kiln-tune's model check "
+          << "found their records slower in the model (verdicts.jsonl)\n";
     }
     if (other_regime > 0) {
       (options.dump_stream ? *options.dump_stream : std::cerr)

@@ -82,6 +82,10 @@ struct CompileOptions {
   // Which of its records apply: those measured warm (kiln-tune's default) or
   // cold (kiln-tune --cold-cache); the two regimes' times are not compared.
   bool tuning_cold_cache = false;
+  // Whether a record the model check of kiln-tune dropped (a "drop"
+  // verdict, database.h) is left out; false applies it anyway (the check's
+  // own build of the tuned model, to judge every record again).
+  bool tuning_verdicts = true;
   // Weights bound to `params_function`'s parameters by name (bind-params):
   // the tensors of `params`, then those of `params_file` (.npz or
   // .safetensors) when it is set.

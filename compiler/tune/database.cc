@@ -22,6 +22,7 @@ namespace {
 
 constexpr const char* kWorkloads = "workloads.jsonl";
 constexpr const char* kRecords = "records.jsonl";
+constexpr const char* kVerdicts = "verdicts.jsonl";
 
 // The function as a workload: one fixed name, and no attributes or
 // privacy, which say how the function is used, not what it computes (the
@@ -108,6 +109,12 @@ std::string PlainHash(const std::string& text) {
 }
 
 std::string Hash(const std::string& workload_text) { return PlainHash(CanonicalNames(workload_text)); }
+
+// A verdict's map key: the record it judges and where that record applies.
+std::string VerdictKey(const std::string& workload, const std::string& target, int threads, bool cold,
+                       const std::string& record) {
+  return workload + "|" + target + "|" + std::to_string(threads) + (cold ? "|cold|" : "|warm|") + record;
+}
 
 const std::string* StringField(const Json& j, const char* key) {
   const Json* v = j.Get(key);
@@ -234,6 +241,53 @@ Result<Database> Database::Open(const std::string& dir, std::vector<Status>* dam
       db.records_.push_back(std::move(r));
     }
   }
+  {
+    std::ifstream in(dir + "/" + kVerdicts);
+    std::string line;
+    for (size_t n = 1; std::getline(in, line); ++n) {
+      if (line.empty()) continue;
+      Result<Json> j = ParseJson(line);
+      if (!j.ok()) {
+        report(kVerdicts, n, j.status().message());
+        continue;
+      }
+      const std::string* w = StringField(*j, "workload");
+      const std::string* target = StringField(*j, "target");
+      const std::string* record = StringField(*j, "record");
+      const std::string* verdict = StringField(*j, "verdict");
+      if (!w || !target || !record || !verdict) {
+        report(kVerdicts, n, "a verdict needs the strings workload, target, record and verdict");
+        continue;
+      }
+      if (*verdict != "keep" && *verdict != "drop") {
+        report(kVerdicts, n, "verdict must be \"keep\" or \"drop\"");
+        continue;
+      }
+      auto old = legacy.find(*w);
+      const std::string& workload = old == legacy.end() ? *w : old->second;
+      if (!db.workloads_.count(workload)) {
+        report(kVerdicts, n, "unknown workload " + *w);
+        continue;
+      }
+      TuningVerdict v;
+      v.workload = workload;
+      v.target = *target;
+      v.record = *record;
+      v.drop = *verdict == "drop";
+      if (const Json* th = j->Get("threads"); th && th->is_number()) {
+        if (!(th->number() >= 1 && th->number() <= 1024 && th->number() == static_cast<int>(th->number()))) {
+          report(kVerdicts, n, "threads must be an integer from 1 to 1024");
+          continue;
+        }
+        v.threads = static_cast<int>(th->number());
+      }
+      if (const std::string* cache = StringField(*j, "cache")) v.cold_cache = *cache == "cold";
+      if (const Json* d = j->Get("default_us"); d && d->is_number()) v.default_us = d->number();
+      if (const Json* t = j->Get("tuned_us"); t && t->is_number()) v.tuned_us = t->number();
+      if (const std::string* why = StringField(*j, "reason")) v.reason = *why;
+      db.verdicts_[VerdictKey(v.workload, v.target, v.threads, v.cold_cache, v.record)] = std::move(v);
+    }
+  }
   return db;
 }
 
@@ -287,6 +341,49 @@ Status Database::CommitRecord(const TuningRecord& r) {
   KILN_RETURN_IF_ERROR(AppendLine(kRecords, WriteJson(j)));
   records_.push_back(r);
   return Status::Ok();
+}
+
+std::string Database::RecordKey(const TuningRecord& record) {
+  Result<Json> trace = TraceToJson(record.trace);
+  return trace.ok() ? PlainHash(WriteJson(*trace)) : std::string();
+}
+
+Status Database::CommitVerdict(const TuningVerdict& v) {
+  if (!workloads_.count(v.workload))
+    return InvalidArgument("tuning database: verdict on unknown workload " + v.workload);
+  Json j = Json::Object();
+  j.object["workload"] = Json::Str(v.workload);
+  j.object["target"] = Json::Str(v.target);
+  j.object["threads"] = Json::Int(v.threads);
+  j.object["cache"] = Json::Str(v.cold_cache ? "cold" : "warm");
+  j.object["record"] = Json::Str(v.record);
+  j.object["verdict"] = Json::Str(v.drop ? "drop" : "keep");
+  j.object["default_us"] = Json::Double(v.default_us);
+  j.object["tuned_us"] = Json::Double(v.tuned_us);
+  j.object["reason"] = Json::Str(v.reason);
+  KILN_RETURN_IF_ERROR(AppendLine(kVerdicts, WriteJson(j)));
+  verdicts_[VerdictKey(v.workload, v.target, v.threads, v.cold_cache, v.record)] = v;
+  return Status::Ok();
+}
+
+const TuningVerdict* Database::FindVerdict(const TuningRecord& r) const {
+  if (verdicts_.empty()) return nullptr;
+  auto it = verdicts_.find(VerdictKey(r.workload, r.target, r.threads, r.cold_cache, RecordKey(r)));
+  return it == verdicts_.end() ? nullptr : &it->second;
+}
+
+std::optional<TuningRecord> Database::Selected(const std::string& workload, const std::string& target, int threads,
+                                               CacheRegime cache, bool apply_verdicts, bool* dropped) const {
+  std::vector<TuningRecord> best = TopK(workload, target, 1, threads, cache);
+  if (best.empty() || !(best[0].median_us < best[0].default_us)) return std::nullopt;
+  if (apply_verdicts) {
+    const TuningVerdict* v = FindVerdict(best[0]);
+    if (v && v->drop) {
+      if (dropped) *dropped = true;
+      return std::nullopt;
+    }
+  }
+  return best[0];
 }
 
 namespace {

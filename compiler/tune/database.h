@@ -4,6 +4,18 @@
 //                     "trace":[...trace_json.h...],"state":"ok","median_us":12.5,"default_us":20.1,
 //                     "times_us":[...],"message":"","threads":1,"cache":"warm"}
 //                    (a cold-cache record: "cache":"cold","flush_bytes":67108864)
+//   verdicts.jsonl   {"workload":"<hash>","target":"...","threads":1,"cache":"warm",
+//                     "record":"<16 hex>","verdict":"drop","default_us":41.2,"tuned_us":47.9,
+//                     "reason":"..."}   (optional; written by kiln-tune's model check)
+// A verdict judges one record (named by RecordKey, the hash of its trace) in
+// the whole model: kiln-tune built the model with and without the records
+// and timed both, and "drop" says this record cost time there although it
+// beat the default measured alone. The compiler does not apply a record
+// whose latest verdict is "drop" (the workload keeps its default schedule,
+// never a second-best record nobody checked); a newer, faster record of the
+// workload has another key, so it applies until a later check judges it.
+// The last verdict line for a record wins, so a check can reinstate one.
+// A database without verdicts.jsonl (older ones) applies every record.
 // A workload is a PrimFunc in block form, keyed by a structural hash: the
 // FNV-1a hash of its printed text with the function renamed, its
 // attributes dropped and its variables and buffers renamed v0, v1, ... in
@@ -23,6 +35,7 @@
 #define KILN_COMPILER_TUNE_DATABASE_H_
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -61,6 +74,21 @@ struct TuningRecord {
   int64_t flush_bytes = 0;  // with cold_cache: the bytes each flush read
 };
 
+// kiln-tune's whole-model judgement of one record (verdicts.jsonl above).
+struct TuningVerdict {
+  std::string workload;  // hash
+  std::string target;
+  int threads = 1;
+  bool cold_cache = false;
+  std::string record;  // Database::RecordKey of the judged record
+  bool drop = false;   // "drop" (not applied) or "keep"
+  // The workload's kernels' time per model call in the model check, in the
+  // default build and in the build with the record (medians over rounds).
+  double default_us = 0;
+  double tuned_us = 0;
+  std::string reason;
+};
+
 // Which records a query takes, by how they were measured.
 enum class CacheRegime { kAny, kWarm, kCold };
 
@@ -89,6 +117,20 @@ class Database {
   // `cache`'s regime; failed ones too), in file order.
   std::vector<TuningRecord> Records(const std::string& workload, const std::string& target, int threads = 0,
                                     CacheRegime cache = CacheRegime::kAny) const;
+  // What a build applies to `workload` (kiln-compile --tuning-db): its
+  // fastest record for `target`, `threads` and `cache`'s regime when that
+  // beat the default schedule, unless (with `apply_verdicts`) its latest
+  // verdict drops it; then nothing, and *dropped (may be null) is set.
+  std::optional<TuningRecord> Selected(const std::string& workload, const std::string& target, int threads,
+                                       CacheRegime cache, bool apply_verdicts, bool* dropped = nullptr) const;
+
+  // A record's identity for verdicts: the hash of its trace's JSON.
+  static std::string RecordKey(const TuningRecord& record);
+  // Appends a verdict (its workload must be committed).
+  Status CommitVerdict(const TuningVerdict& verdict);
+  // The latest verdict on `record`, or null.
+  const TuningVerdict* FindVerdict(const TuningRecord& record) const;
+
   size_t num_workloads() const { return workloads_.size(); }
   size_t num_records() const { return records_.size(); }
 
@@ -103,6 +145,8 @@ class Database {
   std::string dir_;
   std::map<std::string, Workload> workloads_;
   std::vector<TuningRecord> records_;
+  // By VerdictKey: the latest line wins.
+  std::map<std::string, TuningVerdict> verdicts_;
 };
 
 }  // namespace tune

@@ -272,6 +272,117 @@ TEST(DatabaseTest, PlainTextHashesOfEarlierDatabasesAreMapped) {
   EXPECT_EQ(db->TopK(w, "test-target", 5).size(), 1u);
 }
 
+// Verdicts of the model check (verdicts.jsonl): a round trip, the last line
+// on a record wins, Selected leaves a dropped record out (and does not fall
+// back to the second-best record, which nobody checked), a newer record is
+// not covered by an older record's verdict, damaged verdict lines are
+// reported and skipped, and a database without the file applies every
+// record (an older database).
+TEST(DatabaseTest, VerdictsRoundTripAndSelection) {
+  std::string dir = TempDir();
+  ir::PrimFunc f = ParseFunc(MM("mm", 32), "mm");
+  std::string w;
+  TuningRecord best, second;
+  {
+    Result<Database> db = Database::Open(dir, nullptr);
+    ASSERT_TRUE(db.ok());
+    w = *db->CommitWorkload(f);
+    second = Record(w, f, 1, 30);
+    best = Record(w, f, 2, 10);
+    ASSERT_TRUE(db->CommitRecord(second).ok());
+    ASSERT_TRUE(db->CommitRecord(best).ok());
+    // Before any verdict: the best record applies, with or without verdicts.
+    std::optional<TuningRecord> s = db->Selected(w, "test-target", 1, CacheRegime::kWarm, true);
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->median_us, 10);
+    EXPECT_FALSE(std::ifstream(dir + "/verdicts.jsonl").good());
+  }
+  EXPECT_NE(Database::RecordKey(best), Database::RecordKey(second));
+  EXPECT_EQ(Database::RecordKey(best).size(), 16u);
+  {
+    Result<Database> db = Database::Open(dir, nullptr);
+    ASSERT_TRUE(db.ok());
+    TuningVerdict v;
+    v.workload = w;
+    v.target = "test-target";
+    v.record = Database::RecordKey(best);
+    v.drop = false;
+    ASSERT_TRUE(db->CommitVerdict(v).ok());
+    v.drop = true;
+    v.default_us = 41.5;
+    v.tuned_us = 47.25;
+    v.reason = "slower in the model";
+    ASSERT_TRUE(db->CommitVerdict(v).ok());
+    // Unknown workload: refused.
+    TuningVerdict bad = v;
+    bad.workload = "0000000000000000";
+    EXPECT_FALSE(db->CommitVerdict(bad).ok());
+  }
+  std::vector<Status> damage;
+  Result<Database> db = Database::Open(dir, &damage);
+  ASSERT_TRUE(db.ok());
+  EXPECT_TRUE(damage.empty());
+  const TuningVerdict* v = db->FindVerdict(best);
+  ASSERT_NE(v, nullptr);
+  EXPECT_TRUE(v->drop);  // the later line
+  EXPECT_EQ(v->default_us, 41.5);
+  EXPECT_EQ(v->tuned_us, 47.25);
+  EXPECT_EQ(v->reason, "slower in the model");
+  EXPECT_EQ(v->threads, 1);
+  EXPECT_FALSE(v->cold_cache);
+  EXPECT_EQ(db->FindVerdict(second), nullptr);
+  bool dropped = false;
+  EXPECT_FALSE(db->Selected(w, "test-target", 1, CacheRegime::kWarm, true, &dropped));
+  EXPECT_TRUE(dropped);
+  std::optional<TuningRecord> ignoring = db->Selected(w, "test-target", 1, CacheRegime::kWarm, false);
+  ASSERT_TRUE(ignoring);
+  EXPECT_EQ(ignoring->median_us, 10);
+  // The verdict is on that record at that thread count and regime only.
+  TuningRecord at2 = best;
+  at2.threads = 2;
+  EXPECT_EQ(db->FindVerdict(at2), nullptr);
+  // A newer, faster record of the workload applies until it is judged.
+  TuningRecord newer = Record(w, f, 3, 5);
+  ASSERT_TRUE(db->CommitRecord(newer).ok());
+  std::optional<TuningRecord> s = db->Selected(w, "test-target", 1, CacheRegime::kWarm, true);
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->median_us, 5);
+
+  // Damage: cut off, a verdict neither keep nor drop, an unknown workload,
+  // fields missing, a bad thread count. The good line after them loads.
+  {
+    std::ofstream out(dir + "/verdicts.jsonl", std::ios::app);
+    out << "{\"workload\":\"" << w << "\",\"target\":\"test-tar\n";
+    out << "{\"workload\":\"" << w << "\",\"target\":\"test-target\",\"record\":\"" << Database::RecordKey(newer)
+        << "\",\"verdict\":\"maybe\"}\n";
+    out << "{\"workload\":\"0000000000000000\",\"target\":\"t\",\"record\":\"x\",\"verdict\":\"drop\"}\n";
+    out << "{\"workload\":\"" << w << "\",\"verdict\":\"drop\"}\n";
+    out << "{\"workload\":\"" << w << "\",\"target\":\"test-target\",\"record\":\"" << Database::RecordKey(newer)
+        << "\",\"verdict\":\"drop\",\"threads\":0}\n";
+    // An older writer's line: no threads, cache or times (reads as 1, warm).
+    out << "{\"workload\":\"" << w << "\",\"target\":\"test-target\",\"record\":\"" << Database::RecordKey(newer)
+        << "\",\"verdict\":\"drop\"}\n";
+  }
+  damage.clear();
+  Result<Database> again = Database::Open(dir, &damage);
+  ASSERT_TRUE(again.ok());
+  ASSERT_EQ(damage.size(), 5u);
+  EXPECT_NE(damage[0].message().find("verdicts.jsonl:3: "), std::string::npos) << damage[0].message();
+  EXPECT_NE(damage[1].message().find("verdicts.jsonl:4: verdict must be \"keep\" or \"drop\""), std::string::npos)
+      << damage[1].message();
+  EXPECT_NE(damage[2].message().find("verdicts.jsonl:5: unknown workload"), std::string::npos) << damage[2].message();
+  EXPECT_NE(damage[3].message().find("verdicts.jsonl:6: a verdict needs the strings workload, target, record and verdict"),
+            std::string::npos)
+      << damage[3].message();
+  EXPECT_NE(damage[4].message().find("verdicts.jsonl:7: threads must be an integer from 1 to 1024"), std::string::npos)
+      << damage[4].message();
+  EXPECT_EQ(again->num_records(), 3u);
+  ASSERT_NE(again->FindVerdict(newer), nullptr);
+  EXPECT_TRUE(again->FindVerdict(newer)->drop);
+  // Dropped: the workload keeps its default, not the second-best record.
+  EXPECT_FALSE(again->Selected(w, "test-target", 1, CacheRegime::kWarm, true));
+}
+
 }  // namespace
 }  // namespace tune
 }  // namespace kiln

@@ -11,6 +11,7 @@
 #include "compiler/driver/compile_tool.h"
 #include "compiler/text/text.h"
 #include "compiler/tune/database.h"
+#include "compiler/tune/model_check.h"
 #include "compiler/tune/space_registry.h"
 #include "compiler/tune/space_text.h"
 #include "compiler/tune/tune.h"
@@ -61,6 +62,14 @@ const char kUsage[] =
     "                      beside kiln-tune)\n"
     "  --batch N           measurements per search round (default 8)\n"
     "  --cost-model FILE   the cost model to load and save (default DIR/cost_model.json)\n"
+    "Model check (a whole model; model_check.h): after the trials the model is built with and\n"
+    "without the records and both are timed with kiln-bench; when the tuned build is not faster,\n"
+    "the records whose kernels took longer in the model are dropped (kiln-compile leaves them out)\n"
+    "  --verify-only       only the model check of the database's records (no trials)\n"
+    "  --no-verify         no model check after the trials\n"
+    "  --verify-rounds N   rounds of the two builds (default 5), each build in its own process\n"
+    "  --verify-time S     kiln-bench --min-time of each timing process (default 0.5)\n"
+    "  --bench-program PATH  kiln-bench (default: beside kiln-tune, or $KILN_BENCH)\n"
     "The default schedule is measured first and stays the best unless a candidate beats it.\n"
     "Build with the results: kiln-compile --tuning-db DIR --threads T (records measured with\n"
     "--cold-cache: add --tuning-cache=cold).\n";
@@ -135,6 +144,9 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
   TuneOptions options;
   ModelTuneOptions model;
   bool model_flags = false;  // flags that only whole-model tuning takes
+  bool verify = true, verify_only = false;
+  ModelCheckOptions check;
+  check.bench_program = DefaultBenchProgram();
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     std::string value;
@@ -155,6 +167,33 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (a == "-h" || a == "--help") {
       out << kUsage;
       return 0;
+    } else if (a == "--verify-only" || a == "--no-verify") {
+      model_flags = true;
+      if (a == "--verify-only") verify_only = true;
+      else verify = false;
+    } else if (a == "--verify-rounds" || a == "--verify-time" || a == "--bench-program") {
+      if (!take()) {
+        err << "kiln-tune: " << a << " needs a value\n" << kUsage;
+        return 2;
+      }
+      model_flags = true;
+      char* end = nullptr;
+      if (a == "--bench-program") {
+        check.bench_program = value;
+      } else if (a == "--verify-rounds") {
+        if (!ParseInt(value, 1, &n) || n > 1000) {
+          err << "kiln-tune: --verify-rounds must be an integer from 1 to 1000, got '" << value << "'\n";
+          return 2;
+        }
+        check.rounds = static_cast<int>(n);
+      } else {
+        double t = strtod(value.c_str(), &end);
+        if (value.empty() || *end != '\0' || !(t > 0)) {
+          err << "kiln-tune: --verify-time must be a positive number of seconds, got '" << value << "'\n";
+          return 2;
+        }
+        check.min_time_s = t;
+      }
     } else if (a == "--cold-cache") {
       // The value only after '=': a flag that may stand alone.
       options.runner.cold_cache = true;
@@ -276,6 +315,21 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     }
   }
   if (function.empty()) {
+    check.input = input;
+    check.db_dir = db_dir;
+    check.compile = model.compile;
+    check.threads = options.runner.threads;
+    check.cpu_time = check.threads == 1;
+    check.cold_cache = options.runner.cold_cache;
+    // Builds for another target cannot be timed here.
+    bool can_check = options.runner.command.empty() && runner.empty() && target.empty();
+    if (verify_only) {
+      if (!can_check) {
+        err << "kiln-tune: --verify-only times the model on this machine; drop --runner and --target\n";
+        return 2;
+      }
+      return CheckModel(check, out, err);
+    }
     model.input = input;
     model.db_dir = db_dir;
     options.cost_model_path = cost_model.empty() ? db_dir + "/cost_model.json" : cost_model;
@@ -291,10 +345,19 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     sigaction(SIGINT, &sa, &old);
     int rc = TuneModel(model, out, err);
     sigaction(SIGINT, &old, nullptr);
+    // The check after a whole run (an interrupted one is resumed first).
+    if (rc == 0 && verify && can_check) {
+      rc = CheckModel(check, out, err);
+      if (rc != 0)
+        err << "kiln-tune: the model check failed, so the records are not judged (kiln-compile --tuning-db applies "
+               "every record that beat its default); fix the cause and run kiln-tune "
+            << input << " --db " << db_dir << " --verify-only\n";
+    }
     return rc;
   }
   if (model_flags) {
-    err << "kiln-tune: --time-budget, --tasks, --dim, --params and --plot tune a whole model: drop --function\n";
+    err << "kiln-tune: --time-budget, --tasks, --dim, --params, --plot and the model check's flags (--verify-only, "
+           "--no-verify, --verify-rounds, --verify-time, --bench-program) are for a whole model: drop --function\n";
     return 2;
   }
   if (!space_file.empty() && !space_name.empty()) {

@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <iostream>
 #include <sstream>
 
 #include "compiler/codegen/native_codegen.h"
@@ -83,7 +84,7 @@ int Candidates(const std::string& db) {
 
 std::vector<std::string> Tune(const std::string& module, const std::string& db, int trials) {
   return {"kiln-tune", module, "--db", db, "--trials", std::to_string(trials), "--batch", "2", "--repeats", "3",
-          "--search", "random", "--space", "generic", "--seed", "3", "--timeout", "120"};
+          "--search", "random", "--space", "generic", "--seed", "3", "--timeout", "120", "--no-verify"};
 }
 
 TEST(TuneModelE2ETest, TuneResumeAndCompileWithTheDatabase) {
@@ -179,6 +180,131 @@ TEST(TuneModelE2ETest, TuneResumeAndCompileWithTheDatabase) {
   // And the whole pipeline builds the model.
   ToolRun vmfb = Call(driver::CompileToolMain, {"kiln-compile", module, "--tuning-db", db, "--threads", "1", "-o", work + "/mlp.vmfb"});
   EXPECT_EQ(vmfb.rc, 0) << vmfb.err;
+  // A "drop" verdict on the shared task's best record (what the model check
+  // writes when the record cost time in the model): the build leaves it out,
+  // and both kernels get the default schedule; without verdicts it applies.
+  {
+    Result<tune::Database> d = tune::Database::Open(db, nullptr);
+    ASSERT_TRUE(d.ok());
+    tune::TuningVerdict v;
+    v.workload = best[0].workload;
+    v.target = best[0].target;
+    v.threads = best[0].threads;
+    v.record = tune::Database::RecordKey(best[0]);
+    v.drop = true;
+    v.reason = "test";
+    ASSERT_TRUE(d->CommitVerdict(v).ok());
+  }
+  std::ostringstream notes;
+  with_db.dump_stream = &notes;
+  Result<ir::IRModule> dropped = driver::LowerModule(*mod, with_db);
+  ASSERT_TRUE(dropped.ok()) << dropped.status().ToString();
+  EXPECT_NE(notes.str().find("2 kernel(s) keep the default schedule: kiln-tune's model check"), std::string::npos)
+      << notes.str();
+  driver::CompileOptions ignoring = with_db;
+  ignoring.tuning_verdicts = false;
+  Result<ir::IRModule> ignored = driver::LowerModule(*mod, ignoring);
+  ASSERT_TRUE(ignored.ok());
+  for (const std::string& name : shared.kernels) {
+    ir::PrimFunc def = plain->FindPrim(name), got = dropped->FindPrim(name);
+    auto same_attrs = std::make_shared<ir::PrimFuncNode>(*def);
+    same_attrs->attrs = got->attrs;
+    std::string why;
+    EXPECT_TRUE(ir::StructuralEqual(ir::PrimFunc(same_attrs), got, &why)) << name << ": " << why;
+    EXPECT_TRUE(ir::StructuralEqual(ignored->FindPrim(name), compiled->FindPrim(name))) << name;
+  }
+
+  // The model check on request: both builds timed (two short rounds), every
+  // applied record judged, the verdicts written (timings not asserted).
+  // "keep" (a later line) reinstates the record above first, so both records
+  // are candidates again.
+  {
+    Result<tune::Database> d = tune::Database::Open(db, nullptr);
+    ASSERT_TRUE(d.ok());
+    tune::TuningVerdict v;
+    v.workload = best[0].workload;
+    v.target = best[0].target;
+    v.threads = best[0].threads;
+    v.record = tune::Database::RecordKey(best[0]);
+    v.drop = false;
+    ASSERT_TRUE(d->CommitVerdict(v).ok());
+  }
+  ToolRun check = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--verify-only", "--verify-rounds", "2",
+                                            "--verify-time", "0.02", "--bench-program", KILN_BENCH_PROGRAM});
+  ASSERT_EQ(check.rc, 0) << check.err << check.out;
+  if (getenv("KILN_TEST_VERBOSE")) std::cerr << check.out;
+  EXPECT_NE(check.out.find("model check: "), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("2 of 2 tasks have a record that beat the default"), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("tuned/default "), std::string::npos) << check.out;
+  EXPECT_NE(check.out.find("model time (CPU per call): default "), std::string::npos) << check.out;
+  size_t at = check.out.find("records: ");
+  ASSERT_NE(at, std::string::npos) << check.out;
+  int kept = -1, dropped_n = -1;
+  ASSERT_EQ(sscanf(check.out.c_str() + at, "records: %d kept, %d dropped", &kept, &dropped_n), 2) << check.out;
+  EXPECT_EQ(kept + dropped_n, 2) << check.out;
+  Result<tune::Database> judged = tune::Database::Open(db, &damage);
+  ASSERT_TRUE(judged.ok());
+  EXPECT_TRUE(damage.empty());
+  for (const tune::TuneTask& t : tasks) {
+    std::vector<tune::TuningRecord> b = judged->TopK(t.workload, *target, 1, 1);
+    ASSERT_EQ(b.size(), 1u);
+    EXPECT_NE(judged->FindVerdict(b[0]), nullptr) << t.name;
+  }
+}
+
+// Without --no-verify the model check follows the trials (one short round
+// here; whether a record beat its default in two trials is chance, so either
+// outcome of the check is accepted); its flags' errors.
+TEST(TuneModelE2ETest, TheModelCheckFollowsTheTrials) {
+  std::string work = Work("tune_model_check_work");
+  std::string module = work + "/mlp.relax", db = work + "/db";
+  std::ofstream(module) << kModel;
+  std::vector<std::string> args = Tune(module, db, 2);
+  args.pop_back();  // --no-verify
+  for (const char* a : {"--verify-rounds", "1", "--verify-time", "0.02", "--bench-program", KILN_BENCH_PROGRAM})
+    args.push_back(a);
+  ToolRun run = Call(tune::TuneToolMain, args);
+  ASSERT_EQ(run.rc, 0) << run.err << run.out;
+  size_t summary = run.out.find("summary (2 trials"), check = run.out.find("model check: ");
+  ASSERT_NE(check, std::string::npos) << run.out;
+  EXPECT_LT(summary, check) << run.out;
+  EXPECT_TRUE(run.out.find("nothing to check", check) != std::string::npos ||
+              run.out.find("records: ", check) != std::string::npos)
+      << run.out;
+
+  // The check failing after the trials says the records are unjudged.
+  args = Tune(module, db, 2);
+  args.pop_back();
+  args.push_back("--bench-program=" + work + "/no-such-kiln-bench");
+  ToolRun failed = Call(tune::TuneToolMain, args);
+  EXPECT_EQ(failed.rc, 1);
+  EXPECT_NE(failed.err.find("the model check failed, so the records are not judged"), std::string::npos) << failed.err;
+  EXPECT_NE(failed.err.find("--db " + db + " --verify-only"), std::string::npos) << failed.err;
+
+  ToolRun rounds = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--verify-only", "--verify-rounds", "0"});
+  EXPECT_EQ(rounds.rc, 2);
+  EXPECT_NE(rounds.err.find("--verify-rounds must be an integer from 1 to 1000, got '0'"), std::string::npos)
+      << rounds.err;
+  ToolRun time = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--verify-only", "--verify-time", "-1"});
+  EXPECT_EQ(time.rc, 2);
+  EXPECT_NE(time.err.find("--verify-time must be a positive number of seconds, got '-1'"), std::string::npos)
+      << time.err;
+  ToolRun cross = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--verify-only", "--target",
+                                            "aarch64-linux-gnu"});
+  EXPECT_EQ(cross.rc, 2);
+  EXPECT_NE(cross.err.find("--verify-only times the model on this machine; drop --runner and --target"),
+            std::string::npos)
+      << cross.err;
+  ToolRun no_bench = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--verify-only", "--bench-program",
+                                               work + "/no-such-kiln-bench"});
+  EXPECT_EQ(no_bench.rc, 1);
+  EXPECT_NE(no_bench.err.find("the model check needs kiln-bench (" + work +
+                              "/no-such-kiln-bench is not an executable file)"),
+            std::string::npos)
+      << no_bench.err;
+  ToolRun one = Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--function", "main", "--verify-only"});
+  EXPECT_EQ(one.rc, 2);
+  EXPECT_NE(one.err.find("are for a whole model: drop --function"), std::string::npos) << one.err;
 }
 
 TEST(TuneModelE2ETest, SigintLeavesAWholeDatabase) {
@@ -292,7 +418,7 @@ TEST(TuneModelE2ETest, SkipsBudgetAndErrors) {
   ToolRun mixed =
       Call(tune::TuneToolMain, {"kiln-tune", module, "--db", db, "--function", "mm", "--plot", work + "/p.svg"});
   EXPECT_EQ(mixed.rc, 2);
-  EXPECT_NE(mixed.err.find("tune a whole model: drop --function"), std::string::npos) << mixed.err;
+  EXPECT_NE(mixed.err.find("are for a whole model: drop --function"), std::string::npos) << mixed.err;
 }
 
 TEST(TuneModelE2ETest, Durations) {
