@@ -41,9 +41,10 @@
 // Runtime too refuses when that path runs (input lengths other than 1 frame).
 // So when exactly one copy imports, the other branch of the If raises, when
 // the program runs, an error naming the If and the problems of its copy
-// (vm.builtin.raise). Problems in the branches themselves, in both copies,
-// or a split whose copies give the graph's outputs different ranks, remain
-// import errors.
+// (vm.builtin.raise). Problems in both copies, or a split whose copies give
+// the graph's outputs different ranks, remain import errors. Problems in the
+// branches themselves are ConvertIf's (ops_control.cc: a branch wrong at
+// these shapes raises too, while the other imports).
 #include <algorithm>
 #include <map>
 

@@ -15,6 +15,14 @@
 // their rank and dtype. Outputs whose ranks (or dtypes) differ between the
 // branches cannot be one Relax value: what follows the If is then imported
 // once per branch (if_tail.cc).
+//
+// A branch that does not import because the model is wrong on that path at
+// these shapes (its operators refuse their operands: typically a shape check
+// inside it folded, with the input dimensions pinned, into a path that only
+// inputs the If excludes would take) becomes an arm that raises those
+// problems when it runs, as long as the other branch imports: ONNX Runtime
+// fails the same path only when it runs. silero-vad pinned to 16 kHz frames
+// is this: its 8 kHz branch feeds LSTM a rank-5 tensor at 512 samples.
 #include "compiler/onnx/graph_importer.h"
 
 namespace kiln {
