@@ -522,6 +522,7 @@ void Importer::ImportNode(int i) {
   split_outputs_.clear();
   Status s = it->second(ctx);
   if (!s.ok()) {
+    if (s.code() == StatusCode::kInvalidArgument) invalid_problems_.insert(problems_.size());
     problems_.push_back(NodeLabel(node, i) + ": " + s.message());
     poison();
     return;
@@ -534,6 +535,18 @@ void Importer::ImportNode(int i) {
       poisoned.insert(out);
     }
   }
+}
+
+bool Importer::AllInvalidFrom(size_t from) const {
+  for (size_t k = from; k < problems_.size(); ++k)
+    if (!invalid_problems_.count(k)) return false;
+  return true;
+}
+
+void Importer::DropProblemsFrom(size_t from) {
+  if (from >= problems_.size()) return;
+  problems_.resize(from);
+  invalid_problems_.erase(invalid_problems_.lower_bound(from), invalid_problems_.end());
 }
 
 Result<ir::IRModule> Importer::Run() {

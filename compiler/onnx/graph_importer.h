@@ -271,6 +271,20 @@ class Importer {
   // parameters, which the caller passes itself (they are not in `args`).
   Result<std::string> LiftSubgraph(const ::onnx::GraphProto& graph, const std::string& name_hint,
                                    std::vector<ir::Expr>* args, const std::vector<ir::StructInfo>& inputs = {});
+  // LiftSubgraph for a branch of an If whose condition is known only at run
+  // time. When the branch does not import because the model is wrong on
+  // that path at these shapes (every problem an operator refusing its
+  // operands: InvalidArgument, as a rank or size check that folded at import
+  // into a path ONNX Runtime too fails on), its problems move out of the
+  // model's list into `*wrong` (the names they poisoned cleared): the caller
+  // may make the branch raise them when it runs, or give them back with
+  // AddProblems. Any other failure leaves `*wrong` empty and the problems
+  // listed.
+  Result<std::string> LiftBranch(const ::onnx::GraphProto& graph, const std::string& name_hint,
+                                 std::vector<ir::Expr>* args, std::vector<std::string>* wrong);
+  void AddProblems(const std::vector<std::string>& problems) { problems_.insert(problems_.end(), problems.begin(), problems.end()); }
+  // "node \"name\" (#i) If (opset n)" for the node being converted.
+  std::string CurrentNodeLabel() const { return NodeLabel(graph_->node(node_index_), node_index_); }
   // The If being converted (`ctx`), outside a dataflow block, whose branches
   // give different ranks or dtypes: the nodes after it that depend on its
   // outputs are imported once per branch, typed by that branch, and the If
@@ -306,6 +320,12 @@ class Importer {
   std::vector<ir::RVar> params_;
   std::vector<std::string> problems_;
   std::set<std::string> poisoned_;  // outputs of nodes that failed (their users are not reported again)
+  // The indices in problems_ of converters' InvalidArgument errors (the
+  // model wrong at these shapes), and whether all of problems_[from...] are.
+  std::set<size_t> invalid_problems_;
+  bool AllInvalidFrom(size_t from) const;
+  // Drops problems_[from...] (and their marks).
+  void DropProblemsFrom(size_t from);
   const ::onnx::GraphProto* graph_ = nullptr;  // the graph whose nodes are being imported
   int node_index_ = 0;                          // the node being converted
   // Per node of graph_: 1 not imported yet, 0 done, 2 held by an If tail split in progress.
@@ -321,6 +341,12 @@ class Importer {
   bool if_tail_limit_hit_ = false;
   std::set<std::string> split_outputs_;
 };
+
+// An If arm that fails with `message` when it runs, declared `sinfo` (which
+// it must not bind a dimension by: it never returns); if_tail.cc.
+ir::Expr RaiseArm(const std::string& message, const ir::StructInfo& sinfo, const std::string& name);
+// `s` with only its ranks and dtypes (if_tail.cc).
+ir::StructInfo RanksOnly(const ir::StructInfo& s);
 
 // The names `graph` reads from enclosing graphs: node inputs (nested
 // subgraphs' too) that neither its inputs, its initializers nor an earlier

@@ -41,9 +41,10 @@
 // Runtime too refuses when that path runs (input lengths other than 1 frame).
 // So when exactly one copy imports, the other branch of the If raises, when
 // the program runs, an error naming the If and the problems of its copy
-// (vm.builtin.raise). Problems in the branches themselves, in both copies,
-// or a split whose copies give the graph's outputs different ranks, remain
-// import errors.
+// (vm.builtin.raise). Problems in both copies, or a split whose copies give
+// the graph's outputs different ranks, remain import errors. Problems in the
+// branches themselves are ConvertIf's (ops_control.cc: a branch wrong at
+// these shapes raises too, while the other imports).
 #include <algorithm>
 #include <map>
 
@@ -97,19 +98,6 @@ std::string RankText(const ir::StructInfo& s) {
 }
 
 bool SameRankAndDtype(const ir::StructInfo& a, const ir::StructInfo& b) { return RankText(a) == RankText(b); }
-
-// `s` with only its ranks and dtypes: the declared type of a raise arm, which
-// never returns (so it must not bind any dimension).
-ir::StructInfo RanksOnly(const ir::StructInfo& s) {
-  if (const auto* t = ir::SInfoAs<ir::TupleSInfo>(s)) {
-    std::vector<ir::StructInfo> fields;
-    for (const auto& f : t->fields) fields.push_back(RanksOnly(f));
-    return std::make_shared<ir::TupleSInfo>(fields);
-  }
-  const auto* t = ir::SInfoAs<ir::TensorSInfo>(s);
-  if (t == nullptr || t->ndim < 0 || !t->has_dtype) return s;
-  return ir::MakeTensorSInfoNdim(t->ndim, t->dtype);
-}
 
 bool DimInScope(const ir::PrimExpr& d, const std::set<const ir::VarNode*>& scope) {
   std::set<const ir::VarNode*> vars;
@@ -172,6 +160,21 @@ ir::Expr ArmCall(const ir::IRModule& mod, const std::string& branch, const std::
   return Seq(std::move(block), t);
 }
 
+}  // namespace
+
+// `s` with only its ranks and dtypes: the declared type of a raise arm, which
+// never returns (so it must not bind any dimension).
+ir::StructInfo RanksOnly(const ir::StructInfo& s) {
+  if (const auto* t = ir::SInfoAs<ir::TupleSInfo>(s)) {
+    std::vector<ir::StructInfo> fields;
+    for (const auto& f : t->fields) fields.push_back(RanksOnly(f));
+    return std::make_shared<ir::TupleSInfo>(fields);
+  }
+  const auto* t = ir::SInfoAs<ir::TensorSInfo>(s);
+  if (t == nullptr || t->ndim < 0 || !t->has_dtype) return s;
+  return ir::MakeTensorSInfoNdim(t->ndim, t->dtype);
+}
+
 // An arm that fails with `message` when it runs.
 ir::Expr RaiseArm(const std::string& message, const ir::StructInfo& sinfo, const std::string& name) {
   ir::BindingBlock block;
@@ -181,8 +184,6 @@ ir::Expr RaiseArm(const std::string& message, const ir::StructInfo& sinfo, const
   ir::RVar v = Bind(&block, call, sinfo, name);
   return Seq(std::move(block), v);
 }
-
-}  // namespace
 
 Status Importer::SplitIfTail(NodeCtx& ctx, const IfBranches& br) {
   const ::onnx::GraphProto& graph = *graph_;
@@ -320,7 +321,7 @@ Status Importer::SplitIfTail(NodeCtx& ctx, const IfBranches& br) {
     std::set<std::string> poisoned = poisoned_;
     Result<std::string> fn = LiftSubgraph(*tail_graph, hint, &c.args, types);
     c.problems.assign(problems_.begin() + static_cast<std::ptrdiff_t>(before), problems_.end());
-    problems_.resize(before);
+    DropProblemsFrom(before);
     poisoned_ = std::move(poisoned);
     if (fn.ok()) {
       c.fn = *fn;

@@ -15,6 +15,14 @@
 // their rank and dtype. Outputs whose ranks (or dtypes) differ between the
 // branches cannot be one Relax value: what follows the If is then imported
 // once per branch (if_tail.cc).
+//
+// A branch that does not import because the model is wrong on that path at
+// these shapes (its operators refuse their operands: typically a shape check
+// inside it folded, with the input dimensions pinned, into a path that only
+// inputs the If excludes would take) becomes an arm that raises those
+// problems when it runs, as long as the other branch imports: ONNX Runtime
+// fails the same path only when it runs. silero-vad pinned to 16 kHz frames
+// is this: its 8 kHz branch feeds LSTM a rank-5 tensor at 512 samples.
 #include "compiler/onnx/graph_importer.h"
 
 namespace kiln {
@@ -60,6 +68,24 @@ bool SameRanksAndDtypes(const ir::StructInfo& a, const ir::StructInfo& b) {
   return xa->ndim == xb->ndim && xa->has_dtype == xb->has_dtype && (!xa->has_dtype || xa->dtype == xb->dtype);
 }
 
+// The declared type of a raise arm standing for a branch of type `s`: `s`
+// itself where every dimension is a constant (binding none), so that pinned
+// shapes stay known after the If; its ranks and dtypes otherwise.
+ir::StructInfo NeverReturnsType(const ir::StructInfo& s) {
+  std::set<const ir::VarNode*> vars;
+  CollectDimVars(s, &vars);
+  if (!vars.empty()) return RanksOnly(s);
+  if (const auto* t = ir::SInfoAs<ir::TupleSInfo>(s)) {
+    for (const auto& f : t->fields) {
+      const auto* ft = ir::SInfoAs<ir::TensorSInfo>(f);
+      if (ft != nullptr && !ft->has_shape) return RanksOnly(s);
+    }
+  } else if (const auto* t = ir::SInfoAs<ir::TensorSInfo>(s)) {
+    if (!t->has_shape) return RanksOnly(s);
+  }
+  return s;
+}
+
 Status ConvertIf(NodeCtx& ctx) {
   const ::onnx::AttributeProto* then_attr = ctx.Attr("then_branch");
   const ::onnx::AttributeProto* else_attr = ctx.Attr("else_branch");
@@ -101,16 +127,51 @@ Status ConvertIf(NodeCtx& ctx) {
   // arguments are taken after it ends, as the variables that leave it.
   KILN_RETURN_IF_ERROR(imp->SuspendDataflow());
   std::vector<ir::Expr> then_args, else_args;
-  KILN_ASSIGN_OR_RETURN(std::string then_fn, imp->LiftSubgraph(then_g, base + "_then", &then_args));
-  KILN_ASSIGN_OR_RETURN(std::string else_fn, imp->LiftSubgraph(else_g, base + "_else", &else_args));
+  std::vector<std::string> then_wrong, else_wrong;
+  Result<std::string> then_fn = imp->LiftBranch(then_g, base + "_then", &then_args, &then_wrong);
+  Result<std::string> else_fn = imp->LiftBranch(else_g, base + "_else", &else_args, &else_wrong);
+  if (!then_fn.ok() || !else_fn.ok()) {
+    // A branch the model gets wrong at these shapes (pinned ones fold its
+    // shape checks into a path whose operators refuse their operands) is
+    // no error while the other branch imports: ONNX Runtime too fails only
+    // when that branch runs, so it raises then. Otherwise what failed is
+    // listed.
+    const Result<std::string>& failed = then_fn.ok() ? else_fn : then_fn;
+    const std::vector<std::string>& wrong = then_fn.ok() ? else_wrong : then_wrong;
+    if (!then_fn.ok() && !else_fn.ok()) {
+      imp->AddProblems(then_wrong);
+      imp->AddProblems(else_wrong);
+      if (!then_wrong.empty() && !else_wrong.empty()) {
+        return ctx.Invalid("neither branch can run at these shapes (the problems are listed)");
+      }
+      return then_wrong.empty() ? then_fn.status() : else_fn.status();
+    }
+    if (wrong.empty()) return failed.status();
+  }
   builder::BlockBuilder& bb = imp->bb();
   KILN_ASSIGN_OR_RETURN(ir::Expr cond, ctx.Input(0));
   if (ci->ndim != 0) { KILN_ASSIGN_OR_RETURN(cond, ctx.Op("reshape", {cond, MakeShape({})})); }
-  if (!SameRanksAndDtypes(bb.module().FindRelax(then_fn)->ret_sinfo, bb.module().FindRelax(else_fn)->ret_sinfo)) {
-    // A Relax value has one rank: what follows is imported once per branch.
-    return imp->SplitIfTail(ctx, IfBranches{cond, then_fn, else_fn, then_args, else_args});
+  ir::Expr then_arm, else_arm;
+  if (then_fn.ok() && else_fn.ok()) {
+    if (!SameRanksAndDtypes(bb.module().FindRelax(*then_fn)->ret_sinfo, bb.module().FindRelax(*else_fn)->ret_sinfo)) {
+      // A Relax value has one rank: what follows is imported once per branch.
+      return imp->SplitIfTail(ctx, IfBranches{cond, *then_fn, *else_fn, then_args, else_args});
+    }
+    then_arm = BranchCall(bb, *then_fn, then_args);
+    else_arm = BranchCall(bb, *else_fn, else_args);
+  } else {
+    bool then_runs = then_fn.ok();
+    const std::string& good = then_runs ? *then_fn : *else_fn;
+    ir::Expr runs = BranchCall(bb, good, then_runs ? then_args : else_args);
+    std::string message = imp->CurrentNodeLabel() + ": its " + (then_runs ? "false" : "true") +
+                          " branch cannot run at these shapes:";
+    for (const auto& p : then_runs ? else_wrong : then_wrong) message += "\n  " + p;
+    ir::Expr raises = RaiseArm(message, NeverReturnsType(bb.module().FindRelax(good)->ret_sinfo),
+                               base + (then_runs ? "_else_raise" : "_then_raise"));
+    then_arm = then_runs ? runs : raises;
+    else_arm = then_runs ? raises : runs;
   }
-  auto if_expr = std::make_shared<ir::IfExpr>(cond, BranchCall(bb, then_fn, then_args), BranchCall(bb, else_fn, else_args));
+  auto if_expr = std::make_shared<ir::IfExpr>(cond, then_arm, else_arm);
   KILN_ASSIGN_OR_RETURN(ir::RVar r, bb.Emit(if_expr));
   std::vector<ir::Expr> outs;
   if (n == 1) {

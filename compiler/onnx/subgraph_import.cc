@@ -135,7 +135,9 @@ Status Importer::ImportInline(const ::onnx::GraphProto& graph, std::vector<Value
   KILN_RETURN_IF_ERROR(init);
   if (problems_.size() != problems) {
     values_ = std::move(outer);
-    return Unimplemented("its branch \"" + graph.name() + "\" could not be imported (the problems are listed)");
+    // Only operands refused (the model wrong at these shapes): so is this node.
+    std::string m = "its branch \"" + graph.name() + "\" could not be imported (the problems are listed)";
+    return AllInvalidFrom(problems) ? InvalidArgument(m) : Unimplemented(m);
   }
   outputs->clear();
   for (const auto& o : graph.output()) outputs->push_back(values_.at(o.name()));
@@ -211,7 +213,8 @@ Result<std::string> Importer::LiftSubgraph(const ::onnx::GraphProto& graph, cons
   if (!init.ok()) return finish(init);
   if (problems_.size() == problems) ImportNodes(graph);
   if (problems_.size() != problems) {
-    return finish(Unimplemented("its subgraph \"" + graph.name() + "\" could not be imported (the problems are listed)"));
+    std::string m = "its subgraph \"" + graph.name() + "\" could not be imported (the problems are listed)";
+    return finish(AllInvalidFrom(problems) ? InvalidArgument(m) : Unimplemented(m));
   }
   std::vector<ir::Expr> outputs;
   std::string owner = SubgraphOwnerText(outer_graph, outer_index, graph);
@@ -234,6 +237,21 @@ Result<std::string> Importer::LiftSubgraph(const ::onnx::GraphProto& graph, cons
     result = *tuple;
   }
   return finish(bb_.EmitFuncOutput(result));
+}
+
+Result<std::string> Importer::LiftBranch(const ::onnx::GraphProto& graph, const std::string& name_hint,
+                                         std::vector<ir::Expr>* args, std::vector<std::string>* wrong) {
+  wrong->clear();
+  size_t before = problems_.size();
+  std::set<std::string> poisoned = poisoned_;
+  Result<std::string> fn = LiftSubgraph(graph, name_hint, args);
+  // Only problems of its nodes count: a graph that is malformed (no outputs,
+  // an output nothing defines) is so at any shapes.
+  if (fn.ok() || problems_.size() == before || !AllInvalidFrom(before)) return fn;
+  wrong->assign(problems_.begin() + static_cast<std::ptrdiff_t>(before), problems_.end());
+  DropProblemsFrom(before);
+  poisoned_ = std::move(poisoned);
+  return fn;
 }
 
 }  // namespace onnx
