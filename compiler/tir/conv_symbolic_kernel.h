@@ -84,6 +84,16 @@ constexpr int64_t kPlaneChannels[] = {4, 3, 2, 1};
 // of more than one tap) whose output rows are narrower than this take the
 // flat (phase-)plane tiles (StridedPlanes).
 constexpr int64_t kStridedPlaneWidth = 64;
+// Padded stride-1 1-D convolutions (one output row, a lifted conv1d) whose
+// symbolic row holds at most this many columns at run time take ShortRows:
+// one tile of kShortRowChannels output channels x one vector of 8 or 16
+// columns per channel group, where the flat planes took 8 channels x two
+// overlapping 8-column tiles (8 accumulators of 8 lanes) on 9 to 15
+// columns. AttaCut's 48 -> 64 dilated convolutions at 12 positions.
+constexpr int64_t kShortRowWidth = 16;
+// Output channels per short-row tile, the largest of these that divides O
+// (none: no short-row tiles): 16 x 16 columns are 16 AVX-512 accumulators.
+constexpr int64_t kShortRowChannels[] = {16, 12, 8};
 // Columns per chunk of the stride-phase copy (PackPhases): one vector.
 constexpr int64_t kPhaseChunk = 16;
 
@@ -235,6 +245,20 @@ class SymConvKernel {
   // order.
   Stmt StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr,
                        FlatTiles which = FlatTiles::kCover);
+
+  // Whether ShortRows may replace the flat planes (conv1d_symbolic_rows.cc):
+  // padded, stride 1, one output row of an input of height 1, kh == 1, not
+  // depthwise, and O a multiple of one of kShortRowChannels.
+  bool ShortRowsApply(const PrimExpr& ho) const;
+  int64_t ShortRowChannels() const;
+
+  // A row of wo <= kShortRowWidth columns (wp padded): every input channel
+  // copied into a zeroed row of nr + (kw - 1) * dw columns, then per group
+  // of ShortRowChannels() output channels (in parallel) one tile of nr = 8
+  // (wo <= 8) or 16 columns from column 0, its columns from wo on computed
+  // for nothing, copied out through the epilogue for x < wo.
+  Stmt ShortRows(const PrimExpr& wo, const PrimExpr& wp);
+  Stmt ShortRowTiles(const PrimExpr& wo, const PrimExpr& wp, int64_t nr);
 
   // Rows out of flat planes: C[n, o0 + r, y, x] = tf[r, y * row + x]
   // through the epilogue, for r < rows_of_channels.
