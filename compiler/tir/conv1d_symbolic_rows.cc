@@ -1,6 +1,6 @@
 // SymConvKernel's short 1-D rows: a padded stride-1 convolution of one
-// output row (a lifted conv1d) whose symbolic width is at most 16 columns
-// at run time, in tiles wide in output channels and one vector long.
+// output row (a lifted conv1d) whose symbolic width is at most 32 columns
+// at run time, in one tile per group of output channels that holds the row.
 // (conv_symbolic_kernel.h declares the class; conv_symbolic_schedule.h says
 // what the kernel computes.)
 #include "compiler/tir/conv_symbolic_kernel.h"
@@ -32,14 +32,20 @@ int64_t SymConvKernel::ShortRowChannels() const {
 }
 
 Stmt SymConvKernel::ShortRows(const PrimExpr& wo, const PrimExpr& wp) {
-  // Rows of up to 8 columns take 8-lane tiles, up to 16 16-lane ones.
-  return std::make_shared<IfThenElseNode>(Lt(wo, I64(kShortRowWidth / 2 + 1)), ShortRowTiles(wo, wp, kShortRowWidth / 2),
-                                          ShortRowTiles(wo, wp, kShortRowWidth));
+  // The narrowest tile that holds the row: 8 or 16 columns of
+  // ShortRowChannels() channels, or 24 or 32 of half as many (16
+  // accumulator vectors either way).
+  const int64_t channels = ShortRowChannels();
+  Stmt chain = ShortRowTiles(wo, wp, kShortRowWidth, channels / 2);
+  for (int64_t nr = kShortRowWidth - 8; nr >= 8; nr -= 8) {
+    chain = std::make_shared<IfThenElseNode>(Lt(wo, I64(nr + 1)), ShortRowTiles(wo, wp, nr, nr <= 16 ? channels : channels / 2),
+                                             chain);
+  }
+  return chain;
 }
 
-Stmt SymConvKernel::ShortRowTiles(const PrimExpr& wo, const PrimExpr& wp, int64_t nr) {
+Stmt SymConvKernel::ShortRowTiles(const PrimExpr& wo, const PrimExpr& wp, int64_t nr, int64_t mr) {
   const auto& L = cv_.loops;
-  const int64_t mr = ShortRowChannels();
   const int64_t reach = (cv_.kw - 1) * cv_.dw;
   // The padded row, wide enough for one nr-column tile from column 0: the
   // columns past Wp (wo < nr) are zero, and the tile's columns from wo on

@@ -1,7 +1,7 @@
 // ShortRows (conv1d_symbolic_rows.cc): padded stride-1 1-D convolutions of a
-// symbolic length whose rows hold at most 16 columns at run time take one
-// tile of 16 (or 12, 8) output channels x one 8- or 16-column vector, from a
-// zero-extended padded row. Structure of the lowered TIR, the cases it
+// symbolic length whose rows hold at most 32 columns at run time take one
+// tile of 16 (or 12, 8) output channels x 8 or 16 columns, or half as many
+// channels x 24 or 32 columns, from a zero-extended padded row. Structure of the lowered TIR, the cases it
 // declines, and numbers at every length around the tile widths against a
 // double-precision reference (driver + VM).
 #include <gtest/gtest.h>
@@ -93,13 +93,14 @@ ShortRowCensus Census(const Case& k, int64_t length) {
 
 TEST(Conv1dSymbolicRowsTest, ShortSymbolicRowsTakeChannelWideTiles) {
   // AttaCut's layer: 48 -> 64 channels, kernel 9, dilation 2, same padding:
-  // 16 channels x 8 columns (rows of up to 8) and 16 x 16 (up to 16).
+  // 16 channels x 8 columns (rows of up to 8), 16 x 16 (up to 16), then
+  // 8 x 24 and 8 x 32.
   ShortRowCensus c = Census(Case{48, 64, 9, 2, 8, 8}, 0);
   EXPECT_TRUE(c.copy);
-  EXPECT_EQ(c.tiles, (std::vector<std::vector<int64_t>>{{16, 8}, {16, 16}}));
-  // 24 output channels: tiles of 12.
+  EXPECT_EQ(c.tiles, (std::vector<std::vector<int64_t>>{{16, 8}, {16, 16}, {8, 24}, {8, 32}}));
+  // 24 output channels: tiles of 12, then 6.
   ShortRowCensus c24 = Census(Case{5, 24, 5, 1, 2, 2}, 0);
-  EXPECT_EQ(c24.tiles, (std::vector<std::vector<int64_t>>{{12, 8}, {12, 16}}));
+  EXPECT_EQ(c24.tiles, (std::vector<std::vector<int64_t>>{{12, 8}, {12, 16}, {6, 24}, {6, 32}}));
 }
 
 TEST(Conv1dSymbolicRowsTest, DeclinedCases) {
@@ -143,12 +144,11 @@ void CheckNumbers(const Case& k, int threads, const std::vector<int64_t>& length
   }
 }
 
-// Every length from 1 to 18 (both tile widths, the switch to the flat
-// planes after 16), and two longer ones.
+// Every length from 1 to 34 (every tile width, the switch to the flat
+// planes after 32), and a longer one.
 std::vector<int64_t> Lengths() {
   std::vector<int64_t> l;
-  for (int64_t v = 1; v <= 18; ++v) l.push_back(v);
-  l.push_back(33);
+  for (int64_t v = 1; v <= 34; ++v) l.push_back(v);
   l.push_back(70);
   return l;
 }
