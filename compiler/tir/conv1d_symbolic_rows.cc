@@ -1,5 +1,5 @@
 // SymConvKernel's short 1-D rows: a padded stride-1 convolution of one
-// output row (a lifted conv1d) whose symbolic width is at most 32 columns
+// output row (a lifted conv1d) whose symbolic width is at most 48 columns
 // at run time, in one tile per group of output channels that holds the row.
 // (conv_symbolic_kernel.h declares the class; conv_symbolic_schedule.h says
 // what the kernel computes.)
@@ -33,8 +33,8 @@ int64_t SymConvKernel::ShortRowChannels() const {
 
 Stmt SymConvKernel::ShortRows(const PrimExpr& wo, const PrimExpr& wp) {
   // The narrowest tile that holds the row: 8 or 16 columns of
-  // ShortRowChannels() channels, or 24 or 32 of half as many (16
-  // accumulator vectors either way).
+  // ShortRowChannels() channels, 24 to 48 of half as many (16 accumulator
+  // vectors up to 32 columns, 24 at 40 and 48).
   const int64_t channels = ShortRowChannels();
   Stmt chain = ShortRowTiles(wo, wp, kShortRowWidth, channels / 2);
   for (int64_t nr = kShortRowWidth - 8; nr >= 8; nr -= 8) {

@@ -1,9 +1,9 @@
 // ShortRows (conv1d_symbolic_rows.cc): padded stride-1 1-D convolutions of a
-// symbolic length whose rows hold at most 32 columns at run time take one
+// symbolic length whose rows hold at most 48 columns at run time take one
 // tile of 16 (or 12, 8) output channels x 8 or 16 columns, or half as many
-// channels x 24 or 32 columns, from a zero-extended padded row. Structure of the lowered TIR, the cases it
-// declines, and numbers at every length around the tile widths against a
-// double-precision reference (driver + VM).
+// channels x 24 to 48 columns, from a zero-extended padded row. Structure of
+// the lowered TIR, the cases it declines, and numbers at every length around
+// the tile widths against a double-precision reference (driver + VM).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -94,13 +94,13 @@ ShortRowCensus Census(const Case& k, int64_t length) {
 TEST(Conv1dSymbolicRowsTest, ShortSymbolicRowsTakeChannelWideTiles) {
   // AttaCut's layer: 48 -> 64 channels, kernel 9, dilation 2, same padding:
   // 16 channels x 8 columns (rows of up to 8), 16 x 16 (up to 16), then
-  // 8 x 24 and 8 x 32.
+  // 8 x 24, ..., 8 x 48.
   ShortRowCensus c = Census(Case{48, 64, 9, 2, 8, 8}, 0);
   EXPECT_TRUE(c.copy);
-  EXPECT_EQ(c.tiles, (std::vector<std::vector<int64_t>>{{16, 8}, {16, 16}, {8, 24}, {8, 32}}));
+  EXPECT_EQ(c.tiles, (std::vector<std::vector<int64_t>>{{16, 8}, {16, 16}, {8, 24}, {8, 32}, {8, 40}, {8, 48}}));
   // 24 output channels: tiles of 12, then 6.
   ShortRowCensus c24 = Census(Case{5, 24, 5, 1, 2, 2}, 0);
-  EXPECT_EQ(c24.tiles, (std::vector<std::vector<int64_t>>{{12, 8}, {12, 16}, {6, 24}, {6, 32}}));
+  EXPECT_EQ(c24.tiles, (std::vector<std::vector<int64_t>>{{12, 8}, {12, 16}, {6, 24}, {6, 32}, {6, 40}, {6, 48}}));
 }
 
 TEST(Conv1dSymbolicRowsTest, DeclinedCases) {
@@ -144,11 +144,11 @@ void CheckNumbers(const Case& k, int threads, const std::vector<int64_t>& length
   }
 }
 
-// Every length from 1 to 34 (every tile width, the switch to the flat
-// planes after 32), and a longer one.
+// Every length from 1 to 50 (every tile width, the switch to the flat
+// planes after 48), and a longer one.
 std::vector<int64_t> Lengths() {
   std::vector<int64_t> l;
-  for (int64_t v = 1; v <= 34; ++v) l.push_back(v);
+  for (int64_t v = 1; v <= 50; ++v) l.push_back(v);
   l.push_back(70);
   return l;
 }

@@ -86,15 +86,18 @@ constexpr int64_t kPlaneChannels[] = {4, 3, 2, 1};
 constexpr int64_t kStridedPlaneWidth = 64;
 // Padded stride-1 1-D convolutions (one output row, a lifted conv1d) whose
 // symbolic row holds at most this many columns at run time take ShortRows:
-// per channel group one tile of 8, 16, 24 or 32 columns (the narrowest that
+// per channel group one tile of 8, 16, ..., 48 columns (the narrowest that
 // holds the row), where the flat planes took 8 channels x two overlapping
 // tiles (8 + 8 columns, 8 accumulators of 8 lanes, on 9 to 15 columns;
-// 16 + 8 on 17 to 23). AttaCut's 48 -> 64 dilated convolutions: the model
-// at 12 positions 19.2 -> 11.0 us, at 17 to 28 up to 17 % faster.
-constexpr int64_t kShortRowWidth = 32;
+// 16 + 8 on 17 to 23, 32 + 8 on 33 to 39). AttaCut's 48 -> 64 dilated
+// convolutions, the model, 1 thread, CPU per call in one run: 12 positions
+// 19.2 -> 11.0 us (pinned 10.5), 17 to 28 up to 17 % faster, 33 to 44
+// 5 to 7 % faster, 24, 32 and 48 within 2 %.
+constexpr int64_t kShortRowWidth = 48;
 // Output channels per short-row tile of up to 16 columns, the largest of
-// these that divides O (none: no short-row tiles); tiles of 24 or 32
-// columns take half as many: 16 AVX-512 accumulators either way.
+// these that divides O (none: no short-row tiles); wider tiles take half as
+// many: 16 AVX-512 accumulators up to 32 columns, 24 (kMaxTileAccumulators)
+// at 40 and 48.
 constexpr int64_t kShortRowChannels[] = {16, 12, 8};
 // Columns per chunk of the stride-phase copy (PackPhases): one vector.
 constexpr int64_t kPhaseChunk = 16;
@@ -257,8 +260,8 @@ class SymConvKernel {
   // A row of wo <= kShortRowWidth columns (wp padded): every input channel
   // copied into a zeroed row of nr + (kw - 1) * dw columns, then per group
   // of mr output channels (in parallel) one tile of nr columns from column
-  // 0 (nr the narrowest of 8, 16, 24, 32 that holds the row; mr
-  // ShortRowChannels(), halved for 24 and 32), its columns from wo on
+  // 0 (nr the narrowest multiple of 8 that holds the row; mr
+  // ShortRowChannels(), halved past 16 columns), its columns from wo on
   // computed for nothing, copied out through the epilogue for x < wo.
   Stmt ShortRows(const PrimExpr& wo, const PrimExpr& wp);
   Stmt ShortRowTiles(const PrimExpr& wo, const PrimExpr& wp, int64_t nr, int64_t mr);
