@@ -100,6 +100,9 @@ Stmt SymConvKernel::Build() {
       if (flat_planes) {
         wph_ = wp;
         strided_planes = StridedPlanes(ho, wo, hp);
+        if (ShortRowsApply(ho)) {
+          strided_planes = std::make_shared<IfThenElseNode>(Lt(wo, I64(kShortRowWidth + 1)), ShortRows(wo, wp), strided_planes);
+        }
       }
     }
     if (spatial_ok_ && own_channel_) {

@@ -84,6 +84,21 @@ constexpr int64_t kPlaneChannels[] = {4, 3, 2, 1};
 // of more than one tap) whose output rows are narrower than this take the
 // flat (phase-)plane tiles (StridedPlanes).
 constexpr int64_t kStridedPlaneWidth = 64;
+// Padded stride-1 1-D convolutions (one output row, a lifted conv1d) whose
+// symbolic row holds at most this many columns at run time take ShortRows:
+// per channel group one tile of 8, 16, ..., 48 columns (the narrowest that
+// holds the row), where the flat planes took 8 channels x two overlapping
+// tiles (8 + 8 columns, 8 accumulators of 8 lanes, on 9 to 15 columns;
+// 16 + 8 on 17 to 23, 32 + 8 on 33 to 39). AttaCut's 48 -> 64 dilated
+// convolutions, the model, 1 thread, CPU per call in one run: 12 positions
+// 19.2 -> 11.0 us (pinned 10.5), 17 to 28 up to 17 % faster, 33 to 44
+// 5 to 7 % faster, 24, 32 and 48 within 2 %.
+constexpr int64_t kShortRowWidth = 48;
+// Output channels per short-row tile of up to 16 columns, the largest of
+// these that divides O (none: no short-row tiles); wider tiles take half as
+// many: 16 AVX-512 accumulators up to 32 columns, 24 (kMaxTileAccumulators)
+// at 40 and 48.
+constexpr int64_t kShortRowChannels[] = {16, 12, 8};
 // Columns per chunk of the stride-phase copy (PackPhases): one vector.
 constexpr int64_t kPhaseChunk = 16;
 
@@ -235,6 +250,21 @@ class SymConvKernel {
   // order.
   Stmt StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr,
                        FlatTiles which = FlatTiles::kCover);
+
+  // Whether ShortRows may replace the flat planes (conv1d_symbolic_rows.cc):
+  // padded, stride 1, one output row of an input of height 1, kh == 1, not
+  // depthwise, and O a multiple of one of kShortRowChannels.
+  bool ShortRowsApply(const PrimExpr& ho) const;
+  int64_t ShortRowChannels() const;
+
+  // A row of wo <= kShortRowWidth columns (wp padded): every input channel
+  // copied into a zeroed row of nr + (kw - 1) * dw columns, then per group
+  // of mr output channels (in parallel) one tile of nr columns from column
+  // 0 (nr the narrowest multiple of 8 that holds the row; mr
+  // ShortRowChannels(), halved past 16 columns), its columns from wo on
+  // computed for nothing, copied out through the epilogue for x < wo.
+  Stmt ShortRows(const PrimExpr& wo, const PrimExpr& wp);
+  Stmt ShortRowTiles(const PrimExpr& wo, const PrimExpr& wp, int64_t nr, int64_t mr);
 
   // Rows out of flat planes: C[n, o0 + r, y, x] = tf[r, y * row + x]
   // through the epilogue, for r < rows_of_channels.
