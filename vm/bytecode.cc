@@ -370,6 +370,31 @@ class FunctionVerifier {
         KILN_RETURN_IF_ERROR(NeedImmediate(ins, 5, "dtype code", 0, 4));
         KILN_RETURN_IF_ERROR(NeedImmediate(ins, 6, "dtype bits", 1, 64));
         return NeedImmediate(ins, 7, "dtype lanes", 1, 64);
+      case Builtin::kArenaTensor: {
+        if (ins.num_args < 8) return Fail(word_, StrFormat("%s takes at least 8 arguments", name));
+        KILN_RETURN_IF_ERROR(CheckSlot(ins, 1, "offset slot"));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 2, "mode", 0, 1));
+        if (ArgsOf(ins)[2].value == 1) {
+          KILN_RETURN_IF_ERROR(CheckSlot(ins, 3, "shape-heap slot"));
+        } else {
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, 3, "size", 0, kArgValueMax));
+        }
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 4, "ndim", 0, kMaxArenaTensorDims));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 5, "dtype code", 0, 4));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 6, "dtype bits", 1, 64));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 7, "dtype lanes", 1, 64));
+        const uint32_t ndim = static_cast<uint32_t>(ArgsOf(ins)[4].value);
+        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 8 + 2 * ndim));
+        for (uint32_t m = 8; m < ins.num_args; m += 2) {
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, m, "mode", 0, 1));
+          if (ArgsOf(ins)[m].value == 1) {
+            KILN_RETURN_IF_ERROR(CheckSlot(ins, m + 1, "shape-heap slot"));
+          } else {
+            KILN_RETURN_IF_ERROR(NeedImmediate(ins, m + 1, "value", kArgValueMin, kArgValueMax));
+          }
+        }
+        return Status::Ok();
+      }
       case Builtin::kHeapLoad:
         KILN_RETURN_IF_ERROR(NeedCount(ins, name, 1));
         return CheckSlot(ins, 0, "shape-heap slot");

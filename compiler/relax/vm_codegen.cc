@@ -17,6 +17,8 @@ enum Opcode : int64_t { kCall = 1, kRet = 2, kGoto = 3, kIf = 4 };  // vm/opcode
 // match_shape / make_shape operand modes (vm/builtins.def).
 enum MatchMode : int64_t { kAssertImm = 0, kStoreHeap = 1, kAssertLoad = 2, kNoOp = 3 };
 enum MakeMode : int64_t { kImm = 0, kLoadHeap = 1 };
+// The most dimensions vm.builtin.arena_tensor takes (vm/builtins.h).
+constexpr size_t kArenaTensorMaxDims = 64;
 
 class FunctionCodegen {
  public:
@@ -355,8 +357,30 @@ class FunctionCodegen {
     const auto* t = ir::SInfoAs<ir::TensorSInfo>(sinfo);
     KILN_CHECK(t && t->has_shape && t->has_dtype, "the planner placed a tensor of unknown shape");
     const memory::PlannedStorage& storage = plan_->storages[planned.storage];
+    if (storage.call_time && t->shape.size() <= kArenaTensorMaxDims) {
+      // arena_tensor takes the shape's (mode, value) pairs itself: one
+      // builtin call per view, no shape object (vm/builtins.def).
+      KILN_CHECK(planned.storage == arena_storage_ && planned.arena_index >= 0);
+      const auto& size = arena_sizes_[planned.arena_index];
+      std::vector<int64_t> args = {EncodeArg(ArgKind::kRegister, arena_reg_),
+                                   Imm(arena_first_slot_ + planned.arena_index),
+                                   Imm(size.first),
+                                   Imm(size.second),
+                                   Imm(static_cast<int64_t>(t->shape.size())),
+                                   Imm(t->dtype.code),
+                                   Imm(t->dtype.bits),
+                                   Imm(t->dtype.lanes)};
+      for (const auto& d : t->shape) {
+        KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
+        args.push_back(Imm(operand.first));
+        args.push_back(Imm(operand.second));
+      }
+      int64_t reg = NewReg();
+      EmitCall(reg, Builtin("vm.builtin.arena_tensor"), args);
+      return reg;
+    }
     KILN_ASSIGN_OR_RETURN(int64_t shape, EmitMakeShape(t->shape));
-    if (storage.call_time) {
+    if (storage.call_time) {  // a rank arena_tensor does not take: a shape register
       KILN_CHECK(planned.storage == arena_storage_ && planned.arena_index >= 0);
       const auto& size = arena_sizes_[planned.arena_index];
       int64_t reg = NewReg();

@@ -720,7 +720,9 @@ TEST(VMCodegen, IntermediatesOfSizesTheArgumentsDetermineAreLaidOutInThePrologue
   Result<compiler::VmfbProgram> p = Codegen(kPlannedChain, VMCodegenOptions{});
   ASSERT_TRUE(p.ok()) << p.status().message();
   // alloc_arena(storage, first offset slot, count, [size mode, size, first, last position]*count);
-  // arena_view(storage, offset slot, size mode, size, shape, dtype code, bits, lanes).
+  // arena_tensor(storage, offset slot, size mode, size, ndim, dtype code, bits, lanes, [mode, value]*ndim):
+  // one call per view, the shape as make_shape's pairs (before: a make_shape, then
+  // arena_view(storage, offset slot, size mode, size, shape register, dtype code, bits, lanes)).
   EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
             Join({
                 "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: argument x\")",
@@ -729,16 +731,16 @@ TEST(VMCodegen, IntermediatesOfSizesTheArgumentsDetermineAreLaidOutInThePrologue
                 "vm.builtin.shape_arith(1, 2, 1, 0, 0, 16)",
                 // lv0 (live at positions 1-2) and lv1 (2-3): offsets into slots 2 and 3.
                 "r1 = vm.builtin.alloc_arena(0, 2, 2, 1, 1, 1, 2, 1, 1, 2, 3)",
-                "r2 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                "r3 = vm.builtin.arena_view(r1, 2, 1, 1, r2, 2, 32, 1)",
-                "kernel add(r0, r0, r3)",
+                // (n, 4) float32 at heap[2], n bytes * 16 from slot 1.
+                "r2 = vm.builtin.arena_tensor(r1, 2, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",
+                "kernel add(r0, r0, r2)",
+                "r3 = vm.builtin.arena_tensor(r1, 3, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",
+                "kernel relu(r2, r3)",
+                // The result is the caller's: a fresh tensor, still of a shape register.
                 "r4 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                "r5 = vm.builtin.arena_view(r1, 3, 1, 1, r4, 2, 32, 1)",
-                "kernel relu(r3, r5)",
-                "r6 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                "r7 = vm.builtin.alloc_tensor(r6, 2, 32, 1)",
-                "kernel add1(r5, r0, r7)",
-                "ret r7",
+                "r5 = vm.builtin.alloc_tensor(r4, 2, 32, 1)",
+                "kernel add1(r3, r0, r5)",
+                "ret r5",
             }));
 }
 
