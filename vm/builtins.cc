@@ -483,24 +483,53 @@ Status ArenaView(const Arg* args, const Frame& f, const ValueSource& src, const 
   return ViewOfArena(args, storage, shape.shape_dims(), f, code, function, "vm.builtin.arena_view", out);
 }
 
-// arena_view with its shape as (mode, value) pairs: the dimensions are read
-// from the heap into the stack, so no shape object is made, kept or touched
-// (a symbolic program makes one view per planned tensor on every call).
-Status ArenaTensor(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
-                   const std::string& function, Any* out) {
-  Any tmp_storage;
-  const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
+// The storage operand of arena_tensor / arena_tensors.
+Status ArenaStorage(const Any& storage, const std::string& function, const char* builtin) {
   if (!storage.is_tensor() || storage.tensor_obj()->dl.ndim != 1) {
-    return InvalidArgument(function + ": vm.builtin.arena_tensor: expected a storage, got " + storage.Describe());
+    return InvalidArgument(function + ": " + builtin + ": expected a storage, got " + storage.Describe());
   }
+  return Status::Ok();
+}
+
+// The view of arena_tensor's operands at `args` (args[1..], args[0] unread):
+// the dimensions are read from the heap into the stack, so no shape object
+// is made, kept or touched.
+Status ArenaTensorAt(const Arg* args, const Any& storage, const Frame& f, const DecodedFunction& code,
+                     const std::string& function, const char* builtin, Any* out) {
   int64_t dims[kMaxArenaTensorDims];  // the verifier bounds ndim
   const size_t ndim = static_cast<size_t>(args[4].value);
   for (size_t i = 0; i < ndim; ++i) {
     int64_t mode = args[8 + 2 * i].value, v = args[9 + 2 * i].value;
     dims[i] = mode == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[v] : v;
   }
-  return ViewOfArena(args, storage, Span<const int64_t>(dims, ndim), f, code, function, "vm.builtin.arena_tensor",
-                     out);
+  return ViewOfArena(args, storage, Span<const int64_t>(dims, ndim), f, code, function, builtin, out);
+}
+
+// arena_view with its shape as (mode, value) pairs (builtins.def).
+Status ArenaTensor(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
+                   const std::string& function, Any* out) {
+  Any tmp_storage;
+  const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
+  KILN_RETURN_IF_ERROR(ArenaStorage(storage, function, "vm.builtin.arena_tensor"));
+  return ArenaTensorAt(args, storage, f, code, function, "vm.builtin.arena_tensor", out);
+}
+
+// Many arena_tensor views in one call, each written to its register: made
+// in the prologue, one after the other, rather than one builtin call between
+// every two kernels, where each finds its reuse slot, view and code evicted
+// from the caches by the kernel before it (builtins.def).
+Status ArenaTensors(const Arg* args, uint32_t num_args, Frame& f, const ValueSource& src, const DecodedFunction& code,
+                    const std::string& function) {
+  // A copy: a group may name the storage's own register as its destination.
+  Any tmp_storage;
+  const Any storage = ArgValue(args[0], f, src, &tmp_storage);
+  KILN_RETURN_IF_ERROR(ArenaStorage(storage, function, "vm.builtin.arena_tensors"));
+  for (const Arg* g = args + 1; g < args + num_args; g += 8 + 2 * g[4].value) {
+    // Each group is arena_tensor's operands with its register in place of
+    // the storage; its reuse slot is its own (the group's offset).
+    KILN_RETURN_IF_ERROR(ArenaTensorAt(g, storage, f, code, function, "vm.builtin.arena_tensors", &f.regs[g[0].value]));
+  }
+  return Status::Ok();
 }
 
 // A view of the leading elements of a compact tensor (builtins.def). The
@@ -659,6 +688,8 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       return ArenaView(args, frame, src, code, function, out);
     case Builtin::kArenaTensor:
       return ArenaTensor(args, frame, src, code, function, out);
+    case Builtin::kArenaTensors:
+      return ArenaTensors(args, num_args, frame, src, code, function);
     case Builtin::kHeapLoad:
       *out = Any(frame.heap[args[0].value]);
       return Status::Ok();

@@ -67,6 +67,12 @@ class FunctionCodegen {
                                  Imm(static_cast<int64_t>(t.def)), Imm(static_cast<int64_t>(t.last_use))});
       }
       EmitCall(arena_reg_, Builtin("vm.builtin.alloc_arena"), args);
+      // And make the views the arguments determine, all in one call.
+      if (!arena_views_.empty()) {
+        std::vector<int64_t> views = {EncodeArg(ArgKind::kRegister, arena_reg_)};
+        views.insert(views.end(), arena_views_.begin(), arena_views_.end());
+        EmitCall(-1, Builtin("vm.builtin.arena_tensors"), views);
+      }
     }
     code_.insert(code_.end(), body.begin(), body.end());
     info.results.push_back(MakeValueInfo("result", f->ret_sinfo));
@@ -362,6 +368,29 @@ class FunctionCodegen {
       // builtin call per view, no shape object (vm/builtins.def).
       KILN_CHECK(planned.storage == arena_storage_ && planned.arena_index >= 0);
       const auto& size = arena_sizes_[planned.arena_index];
+      // Outside any shape-conditioned If branch (its place always has its
+      // bytes) and of a shape the arguments determine: made in the prologue
+      // with the others (arena_tensors), not between two kernels.
+      bool early = !planned.guard.defined();
+      for (const auto& d : t->shape) early = early && Hoistable(d);
+      if (early) {
+        int64_t reg = NewReg();
+        std::vector<int64_t> group = {Imm(reg),
+                                      Imm(arena_first_slot_ + planned.arena_index),
+                                      Imm(size.first),
+                                      Imm(size.second),
+                                      Imm(static_cast<int64_t>(t->shape.size())),
+                                      Imm(t->dtype.code),
+                                      Imm(t->dtype.bits),
+                                      Imm(t->dtype.lanes)};
+        for (const auto& d : t->shape) {
+          KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
+          group.push_back(Imm(operand.first));
+          group.push_back(Imm(operand.second));
+        }
+        arena_views_.insert(arena_views_.end(), group.begin(), group.end());
+        return reg;
+      }
       std::vector<int64_t> args = {EncodeArg(ArgKind::kRegister, arena_reg_),
                                    Imm(arena_first_slot_ + planned.arena_index),
                                    Imm(size.first),
@@ -650,6 +679,8 @@ class FunctionCodegen {
   // none), the size operand of each member, the heap slot of the first
   // offset, and the register holding the storage.
   int64_t arena_storage_ = -1;
+  // The operand groups of the prologue's arena_tensors call (EmitPlannedAlloc).
+  std::vector<int64_t> arena_views_;
   std::vector<std::pair<int64_t, int64_t>> arena_sizes_;
   int64_t arena_first_slot_ = 0;
   int64_t arena_reg_ = -1;
