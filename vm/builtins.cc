@@ -693,6 +693,9 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
     case Builtin::kHeapLoad:
       *out = Any(frame.heap[args[0].value]);
       return Status::Ok();
+    case Builtin::kHeapLoads:
+      for (uint32_t i = 0; i + 1 < num_args; i += 2) frame.regs[args[i].value] = Any(frame.heap[args[i + 1].value]);
+      return Status::Ok();
     case Builtin::kTensorToShape: {
       Any tmp;
       return TensorToShape(ArgValue(args[0], frame, src, &tmp), ContextString(args[1], src), out);

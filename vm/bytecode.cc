@@ -423,6 +423,16 @@ class FunctionVerifier {
       case Builtin::kHeapLoad:
         KILN_RETURN_IF_ERROR(NeedCount(ins, name, 1));
         return CheckSlot(ins, 0, "shape-heap slot");
+      case Builtin::kHeapLoads:
+        if (ins.num_args % 2 != 0) {
+          return Fail(word_, StrFormat("%s takes (register, slot) pairs, got %u arguments", name, ins.num_args));
+        }
+        for (uint32_t i = 0; i < ins.num_args; i += 2) {
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, i, "destination register", 0,
+                                             static_cast<int64_t>(f_.register_count) - 1));
+          KILN_RETURN_IF_ERROR(CheckSlot(ins, i + 1, "shape-heap slot"));
+        }
+        return Status::Ok();
       case Builtin::kTupleGetItem:
         KILN_RETURN_IF_ERROR(NeedCount(ins, name, 2));
         return NeedImmediate(ins, 1, "index", 0, kArgValueMax);

@@ -55,7 +55,14 @@ class FunctionCodegen {
     std::vector<int64_t> body = std::move(code_);
     code_ = std::move(prologue);
     if (!hoisted_ops_.empty()) EmitCall(-1, Builtin("vm.builtin.shape_arith"), hoisted_ops_);
-    for (const auto& [slot, load_reg] : hoisted_loads_) EmitCall(load_reg, Builtin("vm.builtin.heap_load"), {Imm(slot)});
+    if (hoisted_loads_.size() == 1) {
+      EmitCall(hoisted_loads_.begin()->second, Builtin("vm.builtin.heap_load"), {Imm(hoisted_loads_.begin()->first)});
+    } else if (!hoisted_loads_.empty()) {
+      // One call for all: each builtin call costs more than a load.
+      std::vector<int64_t> pairs;
+      for (const auto& [slot, load_reg] : hoisted_loads_) pairs.insert(pairs.end(), {Imm(load_reg), Imm(slot)});
+      EmitCall(-1, Builtin("vm.builtin.heap_loads"), pairs);
+    }
     if (arena_storage_ >= 0) {
       // Every size is on the heap now: lay the arena out before any kernel.
       std::vector<int64_t> args = {Imm(arena_storage_), Imm(arena_first_slot_),

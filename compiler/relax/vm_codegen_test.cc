@@ -441,11 +441,11 @@ class Module:
   ASSERT_TRUE(p.ok()) << p.status().message();
   std::vector<std::string> code = Disassemble(*p, p->functions[0]);
   std::vector<std::string> tail(code.begin() + 4, code.end());
-  // Both values use only n: computed and loaded once, in the prologue.
+  // Both values use only n: computed and loaded once, in the prologue, by
+  // one call (heap_loads(register, slot, ...); before: a heap_load each).
   EXPECT_EQ(Join(tail), Join({
                             "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2, 2, 1, 1, 1, 0, 1, 3, 0, 1, 0, 0, 1)",
-                            "r2 = vm.builtin.heap_load(2)",
-                            "r5 = vm.builtin.heap_load(3)",
+                            "vm.builtin.heap_loads(2, 2, 5, 3)",
                             "r3 = vm.builtin.make_shape(2, 0, 2, 0, 3)",
                             "r4 = vm.builtin.alloc_tensor(r3, 2, 32, 1)",
                             "kernel fs(r0, r4, r2, 5)",
