@@ -375,10 +375,11 @@ class FunctionCodegen {
       // builtin call per view, no shape object (vm/builtins.def).
       KILN_CHECK(planned.storage == arena_storage_ && planned.arena_index >= 0);
       const auto& size = arena_sizes_[planned.arena_index];
-      // Outside any shape-conditioned If branch (its place always has its
-      // bytes) and of a shape the arguments determine: made in the prologue
+      // Outside any If branch (a shape-conditioned one's place has no bytes
+      // in calls that skip it; another's shape may be absurd when it does not
+      // run) and of a shape the arguments determine: made in the prologue
       // with the others (arena_tensors), not between two kernels.
-      bool early = !planned.guard.defined();
+      bool early = if_depth_ == 0 && !planned.guard.defined();
       for (const auto& d : t->shape) early = early && Hoistable(d);
       if (early) {
         int64_t reg = NewReg();
@@ -648,6 +649,7 @@ class FunctionCodegen {
     // after the If: each starts from what was computed before it.
     const std::map<std::string, int64_t> before = computed_;
     const std::map<int64_t, int64_t> loads_before = loads_;
+    ++if_depth_;
     KILN_ASSIGN_OR_RETURN(int64_t t, EmitSeq(e.then_branch));
     computed_ = before;
     loads_ = loads_before;
@@ -657,6 +659,7 @@ class FunctionCodegen {
     code_.push_back(0);  // patched: offset past the else branch
     code_[if_pc + 2] = static_cast<int64_t>(code_.size() - if_pc);
     KILN_ASSIGN_OR_RETURN(int64_t f, EmitSeq(e.else_branch));
+    --if_depth_;
     computed_ = before;
     loads_ = loads_before;
     EmitCall(result, Builtin("vm.builtin.copy"), {f});
@@ -688,6 +691,7 @@ class FunctionCodegen {
   int64_t arena_storage_ = -1;
   // The operand groups of the prologue's arena_tensors call (EmitPlannedAlloc).
   std::vector<int64_t> arena_views_;
+  int if_depth_ = 0;  // If branches around the binding being emitted
   std::vector<std::pair<int64_t, int64_t>> arena_sizes_;
   int64_t arena_first_slot_ = 0;
   int64_t arena_reg_ = -1;

@@ -785,6 +785,43 @@ class Module:
       << Join(code);
 }
 
+TEST(VMCodegen, ArenaTensorsInABranchOnAValueAreMadeWhereTheyAreWritten) {
+  // An If on a tensor's value: its branch's arena bytes are reserved on every
+  // call, but its shapes need not make sense in calls that skip it (a slice
+  // of n - 3 rows for n < 3), so its view is made only when the branch runs
+  // (before the If's depth was counted, lv1 joined arena_tensors).
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 4), dtype="float32"), c: R.Tensor((), dtype="bool")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        lv0 = R.add(x, x)
+        if c:
+            lv1 = R.nn.relu(lv0)
+            y = R.add(lv1, x)
+        else:
+            y = R.add(lv0, x)
+        return y
+)",
+                                            VMCodegenOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> code = Disassemble(*p, p->functions[0]);
+  std::vector<std::string> views;
+  for (const std::string& line : code) {
+    if (line.find("arena_tensor") != std::string::npos || line.find("kernel relu") != std::string::npos ||
+        line.find("if ") == 0) {
+      views.push_back(line);
+    }
+  }
+  EXPECT_EQ(Join(views), Join({
+                            "vm.builtin.arena_tensors(r2, 3, 2, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",  // lv0
+                            "if r4 else #17",
+                            "r6 = vm.builtin.arena_tensor(r2, 3, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",  // lv1
+                            "kernel relu(r3, r6)",
+                        }))
+      << Join(code);
+}
+
 TEST(VMCodegen, UpperBoundsGiveOneStaticStorage) {
   VMCodegenOptions options;
   options.memory.upper_bounds["n"] = 32;
