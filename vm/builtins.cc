@@ -454,8 +454,8 @@ Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const
   DType dtype{static_cast<uint8_t>(args[4].value), static_cast<uint8_t>(args[5].value),
               static_cast<uint16_t>(args[6].value)};
   uint64_t room = args[2].value >= 0 ? static_cast<uint64_t>(args[2].value) : UINT64_MAX;
-  return ViewOfStorage(storage.tensor(), static_cast<uint64_t>(args[1].value), room, shape.shape_dims(), dtype, args, code, function,
-                       "vm.builtin.tensor_view", "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
+  return ViewOfStorage(storage.tensor(), static_cast<uint64_t>(args[1].value), room, shape.shape_dims(), dtype, args,
+                       code, function, "vm.builtin.tensor_view", "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
                        "(tir_var_upper_bound or --bound)",
                        out);
 }

@@ -25,7 +25,14 @@ using vm::Const;
 using vm::Imm;
 using vm::Reg;
 
-enum ExtraCallables { kShapeArith = testing::kNumAddCallables, kAllocArena, kArenaView, kMakeTuple, kArenaTensor, kArenaTensors };
+enum ExtraCallables {
+  kShapeArith = testing::kNumAddCallables,
+  kAllocArena,
+  kArenaView,
+  kMakeTuple,
+  kArenaTensor,
+  kArenaTensors
+};
 
 // How ArenaProgram makes its views.
 enum class Views { kArenaView, kArenaTensor, kArenaTensors };
@@ -410,7 +417,8 @@ TEST(VmCallTimeArenaTest, RunTimeErrors) {
   {
     Assembler a;
     a.Call(2, testing::kMakeShape, {Imm(1), Imm(0), Imm(4)});
-    a.Call(-1, kArenaTensors, {Reg(2), Imm(4), Imm(2), Imm(0), Imm(64), Imm(1), Imm(2), Imm(32), Imm(1), Imm(0), Imm(4)});
+    a.Call(-1, kArenaTensors,
+           {Reg(2), Imm(4), Imm(2), Imm(0), Imm(64), Imm(1), Imm(2), Imm(32), Imm(1), Imm(0), Imm(4)});
     a.Ret(4);
     EXPECT_EQ(run(a.Finish()).message(), "main: vm.builtin.arena_tensors: expected a storage, got shape [4]");
   }
@@ -437,8 +445,9 @@ TEST(VmCallTimeArenaTest, RunTimeErrors) {
     // are still of the storage (the builtin holds it), never of that view.
     Assembler a;
     a.Call(3, kAllocArena, {Imm(0), Imm(2), Imm(2), Imm(0), Imm(64), Imm(0), Imm(0), Imm(0), Imm(128), Imm(0), Imm(0)});
-    a.Call(-1, kArenaTensors, {Reg(3), Imm(3), Imm(2), Imm(0), Imm(64), Imm(1), Imm(2), Imm(32), Imm(1), Imm(0), Imm(16),
-                               Imm(4), Imm(3), Imm(0), Imm(128), Imm(1), Imm(2), Imm(32), Imm(1), Imm(0), Imm(32)});
+    a.Call(-1, kArenaTensors,
+           {Reg(3), Imm(3), Imm(2), Imm(0), Imm(64), Imm(1), Imm(2), Imm(32), Imm(1), Imm(0), Imm(16),  //
+            Imm(4), Imm(3), Imm(0), Imm(128), Imm(1), Imm(2), Imm(32), Imm(1), Imm(0), Imm(32)});
     a.Ret(4);
     EXPECT_TRUE(run(a.Finish()).ok());
   }

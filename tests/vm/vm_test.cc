@@ -422,10 +422,13 @@ TEST(VmTest, HeapLoadsReadSlotsIntoTheirRegisters) {
     std::vector<int64_t> args;
     std::string message;
   };
-  for (const Case& c : {Case{{Imm(1), Imm(1), Imm(2)}, "vm.builtin.heap_loads takes (register, slot) pairs, got 3 arguments"},
-                        Case{{Imm(5), Imm(1)}, "destination register is 5, outside [0, 4]"},
-                        Case{{Reg(1), Imm(1)}, "destination register must be an immediate"},
-                        Case{{Imm(1), Imm(0), Imm(2), Imm(2)}, "shape-heap slot is 2, outside [0, 1]"}}) {
+  const Case cases[] = {
+      {{Imm(1), Imm(1), Imm(2)}, "vm.builtin.heap_loads takes (register, slot) pairs, got 3 arguments"},
+      {{Imm(5), Imm(1)}, "destination register is 5, outside [0, 4]"},
+      {{Reg(1), Imm(1)}, "destination register must be an immediate"},
+      {{Imm(1), Imm(0), Imm(2), Imm(2)}, "shape-heap slot is 2, outside [0, 1]"},
+  };
+  for (const Case& c : cases) {
     Assembler bad;
     bad.Call(-1, loads, c.args);
     bad.Ret(0);
