@@ -263,7 +263,7 @@ Status AllocTensor(const Arg* args, const Frame& f, const ValueSource& src, cons
 
 // Bytes of a compact tensor of `dims` and `dtype`; false when a dimension is
 // negative or the size overflows or exceeds kMaxTensorBytes.
-bool TensorBytes(const std::vector<int64_t>& dims, DType dtype, uint64_t* out) {
+bool TensorBytes(Span<const int64_t> dims, DType dtype, uint64_t* out) {
   uint64_t nbytes = dtype.bytes();
   for (int64_t d : dims) {
     if (d < 0 || __builtin_mul_overflow(nbytes, static_cast<uint64_t>(d), &nbytes) || nbytes > kMaxTensorBytes) {
@@ -402,19 +402,19 @@ Any MakeTuple(const Arg* args, uint32_t num_args, const Frame& f, const ValueSou
 // A compact tensor of `shape` and `dtype` at byte `offset` of the storage
 // `block`, made by the call site at `args` (kept for its next call), after
 // checking that it fits the `room` bytes there: tensor_view and arena_view.
-Status ViewOfStorage(const Tensor& block, uint64_t offset, uint64_t room, const Any& shape, DType dtype,
+Status ViewOfStorage(const Tensor& block, uint64_t offset, uint64_t room, Span<const int64_t> dims, DType dtype,
                      const Arg* args, const DecodedFunction& code, const std::string& function, const char* builtin,
                      const char* planned_by, Any* out) {
   uint64_t capacity = static_cast<uint64_t>(block.shape()[0]);
   if (offset <= capacity && capacity - offset < room) room = capacity - offset;
   uint64_t nbytes = 0;
-  if (!TensorBytes(shape.shape_dims(), dtype, &nbytes)) {
+  if (!TensorBytes(dims, dtype, &nbytes)) {
     return InvalidArgument(StrFormat("%s: %s: cannot allocate a %s%s tensor", function.c_str(), builtin,
-                                     DTypeToString(dtype).c_str(), ShapeToString(shape.shape_dims()).c_str()));
+                                     DTypeToString(dtype).c_str(), ShapeToString(dims).c_str()));
   }
   if (nbytes > room || offset > capacity) {
     return InvalidArgument(StrFormat("%s: a %s%s tensor does not fit the %llu bytes %s", function.c_str(),
-                                     DTypeToString(dtype).c_str(), ShapeToString(shape.shape_dims()).c_str(),
+                                     DTypeToString(dtype).c_str(), ShapeToString(dims).c_str(),
                                      static_cast<unsigned long long>(offset > capacity ? 0 : room), planned_by));
   }
   void* data = static_cast<uint8_t*>(block.raw_data()) + offset;
@@ -422,12 +422,12 @@ Status ViewOfStorage(const Tensor& block, uint64_t offset, uint64_t room, const 
   if (slot != nullptr && slot->is_tensor() && HeldOnlyBySlot(*slot)) {
     const TensorObj* o = slot->tensor_obj();
     if (o->dl.data == data && o->owner.get() == static_cast<void*>(block.object().get()) &&
-        DType::FromDL(o->dl.dtype) == dtype && o->shape == shape.shape_dims()) {
+        DType::FromDL(o->dl.dtype) == dtype && std::equal(o->shape.begin(), o->shape.end(), dims.begin(), dims.end())) {
       *out = *slot;  // the same view of the same storage as last call
       return Status::Ok();
     }
   }
-  Tensor view = Tensor::Borrow(data, shape.shape_dims(), dtype, block.object());
+  Tensor view = Tensor::Borrow(data, dims, dtype, block.object());
   view.object()->dl.device = block.dl()->device;  // device storage gives device views
   *out = Any(view);
   if (slot != nullptr) *slot = *out;
@@ -454,10 +454,24 @@ Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const
   DType dtype{static_cast<uint8_t>(args[4].value), static_cast<uint8_t>(args[5].value),
               static_cast<uint16_t>(args[6].value)};
   uint64_t room = args[2].value >= 0 ? static_cast<uint64_t>(args[2].value) : UINT64_MAX;
-  return ViewOfStorage(storage.tensor(), static_cast<uint64_t>(args[1].value), room, shape, dtype, args, code, function,
-                       "vm.builtin.tensor_view", "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
+  return ViewOfStorage(storage.tensor(), static_cast<uint64_t>(args[1].value), room, shape.shape_dims(), dtype, args,
+                       code, function, "vm.builtin.tensor_view", "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
                        "(tir_var_upper_bound or --bound)",
                        out);
+}
+
+// arena_view and arena_tensor: the view at the offset alloc_arena wrote to
+// heap[offset_slot], of `dims` (operands 1-3 and 5-7 are laid out alike).
+Status ViewOfArena(const Arg* args, const Any& storage, Span<const int64_t> dims, const Frame& f,
+                   const DecodedFunction& code, const std::string& function, const char* builtin, Any* out) {
+  DType dtype{static_cast<uint8_t>(args[5].value), static_cast<uint8_t>(args[6].value),
+              static_cast<uint16_t>(args[7].value)};
+  int64_t size = args[2].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[args[3].value] : args[3].value;
+  // A negative heap value (never written by alloc_arena) is outside any storage.
+  uint64_t offset = static_cast<uint64_t>(f.heap[args[1].value]);
+  uint64_t room = size >= 0 ? static_cast<uint64_t>(size) : 0;
+  return ViewOfStorage(storage.tensor(), offset, room, dims, dtype, args, code, function, builtin,
+                       "the call-time arena laid out for it", out);
 }
 
 Status ArenaView(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
@@ -466,14 +480,56 @@ Status ArenaView(const Arg* args, const Frame& f, const ValueSource& src, const 
   const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
   const Any& shape = ArgValue(args[4], f, src, &tmp_shape);
   KILN_RETURN_IF_ERROR(ViewOperands(storage, shape, function, "vm.builtin.arena_view"));
-  DType dtype{static_cast<uint8_t>(args[5].value), static_cast<uint8_t>(args[6].value),
-              static_cast<uint16_t>(args[7].value)};
-  int64_t size = args[2].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[args[3].value] : args[3].value;
-  // A negative heap value (never written by alloc_arena) is outside any storage.
-  uint64_t offset = static_cast<uint64_t>(f.heap[args[1].value]);
-  uint64_t room = size >= 0 ? static_cast<uint64_t>(size) : 0;
-  return ViewOfStorage(storage.tensor(), offset, room, shape, dtype, args, code, function, "vm.builtin.arena_view",
-                       "the call-time arena laid out for it", out);
+  return ViewOfArena(args, storage, shape.shape_dims(), f, code, function, "vm.builtin.arena_view", out);
+}
+
+// The storage operand of arena_tensor / arena_tensors.
+Status ArenaStorage(const Any& storage, const std::string& function, const char* builtin) {
+  if (!storage.is_tensor() || storage.tensor_obj()->dl.ndim != 1) {
+    return InvalidArgument(function + ": " + builtin + ": expected a storage, got " + storage.Describe());
+  }
+  return Status::Ok();
+}
+
+// The view of arena_tensor's operands at `args` (args[1..], args[0] unread):
+// the dimensions are read from the heap into the stack, so no shape object
+// is made, kept or touched.
+Status ArenaTensorAt(const Arg* args, const Any& storage, const Frame& f, const DecodedFunction& code,
+                     const std::string& function, const char* builtin, Any* out) {
+  int64_t dims[kMaxArenaTensorDims];  // the verifier bounds ndim
+  const size_t ndim = static_cast<size_t>(args[4].value);
+  for (size_t i = 0; i < ndim; ++i) {
+    int64_t mode = args[8 + 2 * i].value, v = args[9 + 2 * i].value;
+    dims[i] = mode == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[v] : v;
+  }
+  return ViewOfArena(args, storage, Span<const int64_t>(dims, ndim), f, code, function, builtin, out);
+}
+
+// arena_view with its shape as (mode, value) pairs (builtins.def).
+Status ArenaTensor(const Arg* args, const Frame& f, const ValueSource& src, const DecodedFunction& code,
+                   const std::string& function, Any* out) {
+  Any tmp_storage;
+  const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
+  KILN_RETURN_IF_ERROR(ArenaStorage(storage, function, "vm.builtin.arena_tensor"));
+  return ArenaTensorAt(args, storage, f, code, function, "vm.builtin.arena_tensor", out);
+}
+
+// Many arena_tensor views in one call, each written to its register: made
+// in the prologue, one after the other, rather than one builtin call between
+// every two kernels, where each finds its reuse slot, view and code evicted
+// from the caches by the kernel before it (builtins.def).
+Status ArenaTensors(const Arg* args, uint32_t num_args, Frame& f, const ValueSource& src, const DecodedFunction& code,
+                    const std::string& function) {
+  // A copy: a group may name the storage's own register as its destination.
+  Any tmp_storage;
+  const Any storage = ArgValue(args[0], f, src, &tmp_storage);
+  KILN_RETURN_IF_ERROR(ArenaStorage(storage, function, "vm.builtin.arena_tensors"));
+  for (const Arg* g = args + 1; g < args + num_args; g += 8 + 2 * g[4].value) {
+    // Each group is arena_tensor's operands with its register in place of
+    // the storage; its reuse slot is its own (the group's offset).
+    KILN_RETURN_IF_ERROR(ArenaTensorAt(g, storage, f, code, function, "vm.builtin.arena_tensors", &f.regs[g[0].value]));
+  }
+  return Status::Ok();
 }
 
 // A view of the leading elements of a compact tensor (builtins.def). The
@@ -630,8 +686,15 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       return AllocArena(args, frame, code, function, out);
     case Builtin::kArenaView:
       return ArenaView(args, frame, src, code, function, out);
+    case Builtin::kArenaTensor:
+      return ArenaTensor(args, frame, src, code, function, out);
+    case Builtin::kArenaTensors:
+      return ArenaTensors(args, num_args, frame, src, code, function);
     case Builtin::kHeapLoad:
       *out = Any(frame.heap[args[0].value]);
+      return Status::Ok();
+    case Builtin::kHeapLoads:
+      for (uint32_t i = 0; i + 1 < num_args; i += 2) frame.regs[args[i].value] = Any(frame.heap[args[i + 1].value]);
       return Status::Ok();
     case Builtin::kTensorToShape: {
       Any tmp;

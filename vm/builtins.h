@@ -23,6 +23,9 @@ int32_t LookupBuiltin(const std::string& name);
 
 // Storage indices of vm.builtin.alloc_storage are below this.
 constexpr int64_t kMaxStorages = 65536;
+// vm.builtin.arena_tensor reads at most this many dimensions (its verifier
+// checks it), so they fit an array on the stack.
+constexpr int64_t kMaxArenaTensorDims = 64;
 
 // match_shape / make_shape / shape_arith operand modes.
 enum class MatchMode : int64_t { kAssertEqualToImm = 0, kStoreToHeap = 1, kAssertEqualToLoad = 2, kNoOp = 3 };

@@ -187,6 +187,29 @@ class FunctionVerifier {
     return NeedImmediate(ins, i, what, 0, static_cast<int64_t>(f_.shape_heap_size) - 1);
   }
 
+  // A make_shape (mode, value) pair at `m`.
+  Status CheckShapePair(const Instruction& ins, uint32_t m) const {
+    KILN_RETURN_IF_ERROR(NeedImmediate(ins, m, "mode", 0, 1));
+    if (ArgsOf(ins)[m].value == 1) return CheckSlot(ins, m + 1, "shape-heap slot");
+    return NeedImmediate(ins, m + 1, "value", kArgValueMin, kArgValueMax);
+  }
+
+  // arena_tensor's operands 1-7 (offset slot to dtype), at `at` + 1.. (0
+  // for arena_tensor, a group's first word for arena_tensors).
+  Status CheckArenaTensor(const Instruction& ins, uint32_t at) const {
+    KILN_RETURN_IF_ERROR(CheckSlot(ins, at + 1, "offset slot"));
+    KILN_RETURN_IF_ERROR(NeedImmediate(ins, at + 2, "mode", 0, 1));
+    if (ArgsOf(ins)[at + 2].value == 1) {
+      KILN_RETURN_IF_ERROR(CheckSlot(ins, at + 3, "shape-heap slot"));
+    } else {
+      KILN_RETURN_IF_ERROR(NeedImmediate(ins, at + 3, "size", 0, kArgValueMax));
+    }
+    KILN_RETURN_IF_ERROR(NeedImmediate(ins, at + 4, "ndim", 0, kMaxArenaTensorDims));
+    KILN_RETURN_IF_ERROR(NeedImmediate(ins, at + 5, "dtype code", 0, 4));
+    KILN_RETURN_IF_ERROR(NeedImmediate(ins, at + 6, "dtype bits", 1, 64));
+    return NeedImmediate(ins, at + 7, "dtype lanes", 1, 64);
+  }
+
   // ndim-prefixed (mode, value) pairs starting at `first`.
   // With `strings_per_dim`, that many string constants per dimension follow
   // the pairs (match_shape_explained's messages).
@@ -370,9 +393,46 @@ class FunctionVerifier {
         KILN_RETURN_IF_ERROR(NeedImmediate(ins, 5, "dtype code", 0, 4));
         KILN_RETURN_IF_ERROR(NeedImmediate(ins, 6, "dtype bits", 1, 64));
         return NeedImmediate(ins, 7, "dtype lanes", 1, 64);
+      case Builtin::kArenaTensor:
+        if (ins.num_args < 8) return Fail(word_, StrFormat("%s takes at least 8 arguments", name));
+        KILN_RETURN_IF_ERROR(CheckArenaTensor(ins, 0));
+        KILN_RETURN_IF_ERROR(NeedCount(ins, name, 8 + 2 * static_cast<uint32_t>(ArgsOf(ins)[4].value)));
+        for (uint32_t m = 8; m < ins.num_args; m += 2) KILN_RETURN_IF_ERROR(CheckShapePair(ins, m));
+        return Status::Ok();
+      case Builtin::kArenaTensors: {
+        if (ins.num_args < 1) return Fail(word_, StrFormat("%s takes at least 1 argument", name));
+        uint32_t g = 1;
+        while (g < ins.num_args) {
+          if (ins.num_args - g < 8) {
+            return Fail(word_, StrFormat("%s: a view at argument %u needs at least 8 arguments, got %u", name, g,
+                                         ins.num_args - g));
+          }
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, g, "destination register", 0,
+                                             static_cast<int64_t>(f_.register_count) - 1));
+          KILN_RETURN_IF_ERROR(CheckArenaTensor(ins, g));
+          const uint32_t next = g + 8 + 2 * static_cast<uint32_t>(ArgsOf(ins)[g + 4].value);
+          if (next > ins.num_args) {
+            return Fail(word_, StrFormat("%s: a view at argument %u needs %u arguments, got %u", name, g, next - g,
+                                         ins.num_args - g));
+          }
+          for (uint32_t m = g + 8; m < next; m += 2) KILN_RETURN_IF_ERROR(CheckShapePair(ins, m));
+          g = next;
+        }
+        return Status::Ok();
+      }
       case Builtin::kHeapLoad:
         KILN_RETURN_IF_ERROR(NeedCount(ins, name, 1));
         return CheckSlot(ins, 0, "shape-heap slot");
+      case Builtin::kHeapLoads:
+        if (ins.num_args % 2 != 0) {
+          return Fail(word_, StrFormat("%s takes (register, slot) pairs, got %u arguments", name, ins.num_args));
+        }
+        for (uint32_t i = 0; i < ins.num_args; i += 2) {
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, i, "destination register", 0,
+                                             static_cast<int64_t>(f_.register_count) - 1));
+          KILN_RETURN_IF_ERROR(CheckSlot(ins, i + 1, "shape-heap slot"));
+        }
+        return Status::Ok();
       case Builtin::kTupleGetItem:
         KILN_RETURN_IF_ERROR(NeedCount(ins, name, 2));
         return NeedImmediate(ins, 1, "index", 0, kArgValueMax);

@@ -17,6 +17,8 @@ enum Opcode : int64_t { kCall = 1, kRet = 2, kGoto = 3, kIf = 4 };  // vm/opcode
 // match_shape / make_shape operand modes (vm/builtins.def).
 enum MatchMode : int64_t { kAssertImm = 0, kStoreHeap = 1, kAssertLoad = 2, kNoOp = 3 };
 enum MakeMode : int64_t { kImm = 0, kLoadHeap = 1 };
+// The most dimensions vm.builtin.arena_tensor takes (vm/builtins.h).
+constexpr size_t kArenaTensorMaxDims = 64;
 
 class FunctionCodegen {
  public:
@@ -53,7 +55,14 @@ class FunctionCodegen {
     std::vector<int64_t> body = std::move(code_);
     code_ = std::move(prologue);
     if (!hoisted_ops_.empty()) EmitCall(-1, Builtin("vm.builtin.shape_arith"), hoisted_ops_);
-    for (const auto& [slot, load_reg] : hoisted_loads_) EmitCall(load_reg, Builtin("vm.builtin.heap_load"), {Imm(slot)});
+    if (hoisted_loads_.size() == 1) {
+      EmitCall(hoisted_loads_.begin()->second, Builtin("vm.builtin.heap_load"), {Imm(hoisted_loads_.begin()->first)});
+    } else if (!hoisted_loads_.empty()) {
+      // One call for all: each builtin call costs more than a load.
+      std::vector<int64_t> pairs;
+      for (const auto& [slot, load_reg] : hoisted_loads_) pairs.insert(pairs.end(), {Imm(load_reg), Imm(slot)});
+      EmitCall(-1, Builtin("vm.builtin.heap_loads"), pairs);
+    }
     if (arena_storage_ >= 0) {
       // Every size is on the heap now: lay the arena out before any kernel.
       std::vector<int64_t> args = {Imm(arena_storage_), Imm(arena_first_slot_),
@@ -65,6 +74,12 @@ class FunctionCodegen {
                                  Imm(static_cast<int64_t>(t.def)), Imm(static_cast<int64_t>(t.last_use))});
       }
       EmitCall(arena_reg_, Builtin("vm.builtin.alloc_arena"), args);
+      // And make the views the arguments determine, all in one call.
+      if (!arena_views_.empty()) {
+        std::vector<int64_t> views = {EncodeArg(ArgKind::kRegister, arena_reg_)};
+        views.insert(views.end(), arena_views_.begin(), arena_views_.end());
+        EmitCall(-1, Builtin("vm.builtin.arena_tensors"), views);
+      }
     }
     code_.insert(code_.end(), body.begin(), body.end());
     info.results.push_back(MakeValueInfo("result", f->ret_sinfo));
@@ -355,8 +370,54 @@ class FunctionCodegen {
     const auto* t = ir::SInfoAs<ir::TensorSInfo>(sinfo);
     KILN_CHECK(t && t->has_shape && t->has_dtype, "the planner placed a tensor of unknown shape");
     const memory::PlannedStorage& storage = plan_->storages[planned.storage];
+    if (storage.call_time && t->shape.size() <= kArenaTensorMaxDims) {
+      // arena_tensor takes the shape's (mode, value) pairs itself: one
+      // builtin call per view, no shape object (vm/builtins.def).
+      KILN_CHECK(planned.storage == arena_storage_ && planned.arena_index >= 0);
+      const auto& size = arena_sizes_[planned.arena_index];
+      // Outside any If branch (a shape-conditioned one's place has no bytes
+      // in calls that skip it; another's shape may be absurd when it does not
+      // run) and of a shape the arguments determine: made in the prologue
+      // with the others (arena_tensors), not between two kernels.
+      bool early = if_depth_ == 0 && !planned.guard.defined();
+      for (const auto& d : t->shape) early = early && Hoistable(d);
+      if (early) {
+        int64_t reg = NewReg();
+        std::vector<int64_t> group = {Imm(reg),
+                                      Imm(arena_first_slot_ + planned.arena_index),
+                                      Imm(size.first),
+                                      Imm(size.second),
+                                      Imm(static_cast<int64_t>(t->shape.size())),
+                                      Imm(t->dtype.code),
+                                      Imm(t->dtype.bits),
+                                      Imm(t->dtype.lanes)};
+        for (const auto& d : t->shape) {
+          KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
+          group.push_back(Imm(operand.first));
+          group.push_back(Imm(operand.second));
+        }
+        arena_views_.insert(arena_views_.end(), group.begin(), group.end());
+        return reg;
+      }
+      std::vector<int64_t> args = {EncodeArg(ArgKind::kRegister, arena_reg_),
+                                   Imm(arena_first_slot_ + planned.arena_index),
+                                   Imm(size.first),
+                                   Imm(size.second),
+                                   Imm(static_cast<int64_t>(t->shape.size())),
+                                   Imm(t->dtype.code),
+                                   Imm(t->dtype.bits),
+                                   Imm(t->dtype.lanes)};
+      for (const auto& d : t->shape) {
+        KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
+        args.push_back(Imm(operand.first));
+        args.push_back(Imm(operand.second));
+      }
+      int64_t reg = NewReg();
+      EmitCall(reg, Builtin("vm.builtin.arena_tensor"), args);
+      return reg;
+    }
     KILN_ASSIGN_OR_RETURN(int64_t shape, EmitMakeShape(t->shape));
-    if (storage.call_time) {
+    if (storage.call_time) {  // a rank arena_tensor does not take: a shape register
       KILN_CHECK(planned.storage == arena_storage_ && planned.arena_index >= 0);
       const auto& size = arena_sizes_[planned.arena_index];
       int64_t reg = NewReg();
@@ -588,6 +649,7 @@ class FunctionCodegen {
     // after the If: each starts from what was computed before it.
     const std::map<std::string, int64_t> before = computed_;
     const std::map<int64_t, int64_t> loads_before = loads_;
+    ++if_depth_;
     KILN_ASSIGN_OR_RETURN(int64_t t, EmitSeq(e.then_branch));
     computed_ = before;
     loads_ = loads_before;
@@ -597,6 +659,7 @@ class FunctionCodegen {
     code_.push_back(0);  // patched: offset past the else branch
     code_[if_pc + 2] = static_cast<int64_t>(code_.size() - if_pc);
     KILN_ASSIGN_OR_RETURN(int64_t f, EmitSeq(e.else_branch));
+    --if_depth_;
     computed_ = before;
     loads_ = loads_before;
     EmitCall(result, Builtin("vm.builtin.copy"), {f});
@@ -626,6 +689,9 @@ class FunctionCodegen {
   // none), the size operand of each member, the heap slot of the first
   // offset, and the register holding the storage.
   int64_t arena_storage_ = -1;
+  // The operand groups of the prologue's arena_tensors call (EmitPlannedAlloc).
+  std::vector<int64_t> arena_views_;
+  int if_depth_ = 0;  // If branches around the binding being emitted
   std::vector<std::pair<int64_t, int64_t>> arena_sizes_;
   int64_t arena_first_slot_ = 0;
   int64_t arena_reg_ = -1;

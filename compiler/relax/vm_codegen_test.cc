@@ -441,11 +441,11 @@ class Module:
   ASSERT_TRUE(p.ok()) << p.status().message();
   std::vector<std::string> code = Disassemble(*p, p->functions[0]);
   std::vector<std::string> tail(code.begin() + 4, code.end());
-  // Both values use only n: computed and loaded once, in the prologue.
+  // Both values use only n: computed and loaded once, in the prologue, by
+  // one call (heap_loads(register, slot, ...); before: a heap_load each).
   EXPECT_EQ(Join(tail), Join({
                             "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2, 2, 1, 1, 1, 0, 1, 3, 0, 1, 0, 0, 1)",
-                            "r2 = vm.builtin.heap_load(2)",
-                            "r5 = vm.builtin.heap_load(3)",
+                            "vm.builtin.heap_loads(2, 2, 5, 3)",
                             "r3 = vm.builtin.make_shape(2, 0, 2, 0, 3)",
                             "r4 = vm.builtin.alloc_tensor(r3, 2, 32, 1)",
                             "kernel fs(r0, r4, r2, 5)",
@@ -720,7 +720,10 @@ TEST(VMCodegen, IntermediatesOfSizesTheArgumentsDetermineAreLaidOutInThePrologue
   Result<compiler::VmfbProgram> p = Codegen(kPlannedChain, VMCodegenOptions{});
   ASSERT_TRUE(p.ok()) << p.status().message();
   // alloc_arena(storage, first offset slot, count, [size mode, size, first, last position]*count);
-  // arena_view(storage, offset slot, size mode, size, shape, dtype code, bits, lanes).
+  // arena_tensors(storage, [register, offset slot, size mode, size, ndim, dtype code, bits, lanes,
+  // [mode, value]*ndim]*k): the views whose shapes the arguments determine, all made in the prologue
+  // by one call (before: a make_shape, then arena_view(storage, offset slot, size mode, size, shape
+  // register, dtype code, bits, lanes) before each kernel).
   EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
             Join({
                 "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: argument x\")",
@@ -729,17 +732,94 @@ TEST(VMCodegen, IntermediatesOfSizesTheArgumentsDetermineAreLaidOutInThePrologue
                 "vm.builtin.shape_arith(1, 2, 1, 0, 0, 16)",
                 // lv0 (live at positions 1-2) and lv1 (2-3): offsets into slots 2 and 3.
                 "r1 = vm.builtin.alloc_arena(0, 2, 2, 1, 1, 1, 2, 1, 1, 2, 3)",
-                "r2 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                "r3 = vm.builtin.arena_view(r1, 2, 1, 1, r2, 2, 32, 1)",
-                "kernel add(r0, r0, r3)",
+                // r2 and r3: (n, 4) float32 at heap[2] and heap[3], n * 16 bytes from slot 1.
+                "vm.builtin.arena_tensors(r1, 2, 2, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4, 3, 3, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",
+                "kernel add(r0, r0, r2)",
+                "kernel relu(r2, r3)",
+                // The result is the caller's: a fresh tensor, still of a shape register.
                 "r4 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                "r5 = vm.builtin.arena_view(r1, 3, 1, 1, r4, 2, 32, 1)",
-                "kernel relu(r3, r5)",
-                "r6 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                "r7 = vm.builtin.alloc_tensor(r6, 2, 32, 1)",
-                "kernel add1(r5, r0, r7)",
-                "ret r7",
+                "r5 = vm.builtin.alloc_tensor(r4, 2, 32, 1)",
+                "kernel add1(r3, r0, r5)",
+                "ret r5",
             }));
+}
+
+TEST(VMCodegen, ArenaTensorsInAShapeConditionedBranchAreMadeWhereTheyAreWritten) {
+  // lv0 is written on every path: its view is made in the prologue. lv1 is
+  // written only when n > 8 (its arena bytes are 0 otherwise, so a view made
+  // in the prologue would not fit): its own arena_tensor, in its branch.
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 4), dtype="float32")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        lv0 = R.add(x, x)
+        if R.prim_value(n > 8):
+            lv1 = R.nn.relu(lv0)
+            y = R.add(lv1, x)
+        else:
+            y = R.add(lv0, x)
+        return y
+)",
+                                            VMCodegenOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> code = Disassemble(*p, p->functions[0]);
+  std::vector<std::string> views;
+  for (const std::string& line : code) {
+    if (line.find("arena_tensor") != std::string::npos || line.find("kernel") != std::string::npos ||
+        line.find("if ") == 0 || line.find("alloc_arena") != std::string::npos) {
+      views.push_back(line);
+    }
+  }
+  EXPECT_EQ(Join(views), Join({
+                            // lv0 at heap[4], lv1 at heap[5] (n * 16 * (n > 8) bytes: slot 3).
+                            "r1 = vm.builtin.alloc_arena(0, 4, 2, 1, 1, 1, 5, 1, 3, 3, 4)",
+                            "vm.builtin.arena_tensors(r1, 2, 4, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",
+                            "kernel add(r0, r0, r2)",
+                            "if r3 else #15",
+                            "r5 = vm.builtin.arena_tensor(r1, 5, 1, 3, 2, 2, 32, 1, 1, 0, 0, 4)",
+                            "kernel relu(r2, r5)",
+                            "kernel add1(r5, r0, r7)",
+                            "kernel add2(r2, r0, r9)",
+                        }))
+      << Join(code);
+}
+
+TEST(VMCodegen, ArenaTensorsInABranchOnAValueAreMadeWhereTheyAreWritten) {
+  // An If on a tensor's value: its branch's arena bytes are reserved on every
+  // call, but its shapes need not make sense in calls that skip it (a slice
+  // of n - 3 rows for n < 3), so its view is made only when the branch runs
+  // (before the If's depth was counted, lv1 joined arena_tensors).
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 4), dtype="float32"), c: R.Tensor((), dtype="bool")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        lv0 = R.add(x, x)
+        if c:
+            lv1 = R.nn.relu(lv0)
+            y = R.add(lv1, x)
+        else:
+            y = R.add(lv0, x)
+        return y
+)",
+                                            VMCodegenOptions{});
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> code = Disassemble(*p, p->functions[0]);
+  std::vector<std::string> views;
+  for (const std::string& line : code) {
+    if (line.find("arena_tensor") != std::string::npos || line.find("kernel relu") != std::string::npos ||
+        line.find("if ") == 0) {
+      views.push_back(line);
+    }
+  }
+  EXPECT_EQ(Join(views), Join({
+                            "vm.builtin.arena_tensors(r2, 3, 2, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",  // lv0
+                            "if r4 else #17",
+                            "r6 = vm.builtin.arena_tensor(r2, 3, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",  // lv1
+                            "kernel relu(r3, r6)",
+                        }))
+      << Join(code);
 }
 
 TEST(VMCodegen, UpperBoundsGiveOneStaticStorage) {

@@ -385,6 +385,60 @@ TEST(VmTest, HeapLoadReadsASlotIntoARegister) {
       << refused.status().message();
 }
 
+TEST(VmTest, HeapLoadsReadSlotsIntoTheirRegisters) {
+  // f(x: [n]) -> (n * 3, n, n * 3) by one heap_loads into r1, r2 and r3; the
+  // verifier refuses an odd count, a register or slot out of range.
+  VmfbProgram p = AddProgram();
+  p.functions.clear();
+  p.constants = {testing::StringConstant("f: argument x")};
+  int arith = static_cast<int>(p.callables.size());
+  p.callables.push_back({CallableKind::kBuiltin, "vm.builtin.shape_arith"});
+  int loads = static_cast<int>(p.callables.size());
+  p.callables.push_back({CallableKind::kBuiltin, "vm.builtin.heap_loads"});
+  int tuple = static_cast<int>(p.callables.size());
+  p.callables.push_back({CallableKind::kBuiltin, "vm.builtin.make_tuple"});
+  FunctionInfo f;
+  f.name = "f";
+  f.params.resize(1);
+  f.register_count = 5;
+  f.shape_heap_size = 2;
+  Assembler a;
+  a.Call(-1, testing::kMatchShape, {Reg(0), Const(0), Imm(1), Imm(1), Imm(0)});
+  a.Call(-1, arith, {Imm(1), Imm(2), Imm(1), Imm(0), Imm(0), Imm(3)});  // h1 = n * 3
+  a.Call(-1, loads, {Imm(1), Imm(1), Imm(2), Imm(0), Imm(3), Imm(1)});
+  a.Call(4, tuple, {Reg(1), Reg(2), Reg(3)});
+  a.Ret(4);
+  f.code = a.Finish();
+  p.functions.push_back(f);
+  auto m = MustLoad(p);
+  ASSERT_TRUE(m);
+  Any out;
+  ASSERT_TRUE(Call(*m, "f", {F32({5}, std::vector<float>(5))}, &out).ok());
+  ASSERT_TRUE(out.is_tuple()) << out.Describe();
+  std::vector<int64_t> got;
+  for (const Any& v : out.tuple_fields()) got.push_back(v.is_int() ? v.int_value() : -1);
+  EXPECT_EQ(got, (std::vector<int64_t>{15, 5, 15}));
+  struct Case {
+    std::vector<int64_t> args;
+    std::string message;
+  };
+  const Case cases[] = {
+      {{Imm(1), Imm(1), Imm(2)}, "vm.builtin.heap_loads takes (register, slot) pairs, got 3 arguments"},
+      {{Imm(5), Imm(1)}, "destination register is 5, outside [0, 4]"},
+      {{Reg(1), Imm(1)}, "destination register must be an immediate"},
+      {{Imm(1), Imm(0), Imm(2), Imm(2)}, "shape-heap slot is 2, outside [0, 1]"},
+  };
+  for (const Case& c : cases) {
+    Assembler bad;
+    bad.Call(-1, loads, c.args);
+    bad.Ret(0);
+    p.functions[0].code = bad.Finish();
+    auto refused = Load(Serialize(p));
+    ASSERT_FALSE(refused.ok()) << c.message;
+    EXPECT_NE(refused.status().message().find(c.message), std::string::npos) << refused.status().message();
+  }
+}
+
 TEST(VmTest, PackedFunctionErrorsCarryContext) {
   auto m = MustLoad(AddProgram());
   ASSERT_TRUE(m);
