@@ -206,10 +206,12 @@ TEST(WinogradSymbolicTest, InputTransformRowBlocksAndPadding) {
   // F(4x4) over a symbolic height and width reads the unpadded input
   // (winograd_input_rows.h): per tile row, blocks of 16 tiles, the last
   // one's lanes past the row stored on the next rows' first tiles (stored
-  // again later), the last row of a channel through a stack tile. Padding
-  // 1: w = 80 (20 tiles a row), 40 (10), 20 (5), 157 (40), 150 (38), 9 (3),
-  // 1; heights with a partial last tile row and of one row; batches of 1
-  // and 2 (the second image's rows follow the first's).
+  // again later), the last row of a channel through a stack tile; rows of
+  // at most 8 or 4 tiles in one block of 8 or 4 lanes. Padding
+  // 1: w = 80 (20 tiles a row), 40 (10), 20 (5: 8 lanes), 157 (40), 150
+  // (38), 9 (3: 4 lanes), 1; heights with a partial last tile row and of
+  // one row; batches of 1 and 2 (the second image's rows follow the
+  // first's).
   WinoCase p1{"n", "h", "w", 32, 32, 1, true, "f4x3", false};
   CheckNumbers(p1, {{1, 40, 80}, {1, 7, 40}, {2, 20, 20}, {1, 5, 157}, {1, 9, 150}, {1, 13, 9}, {1, 1, 1}});
   // Padding 2: the first tile row reads two rows above the input, and

@@ -423,7 +423,16 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
                                block(xv, kWinogradWideLanes, PrimExpr(xw) * I64(kWinogradWideLanes))));
         parts.push_back(Loop(xo, blocks, ir::ForKind::kSerial,
                              block(xi, kWinogradInputLanes, wide + PrimExpr(xo) * I64(kWinogradInputLanes))));
-        parts.push_back(Loop(xr, TW - blocked, ir::ForKind::kSerial, at(blocked + PrimExpr(xr), -1, -1, -1)));
+        if (by_rows) {
+          parts.push_back(Loop(xr, TW - blocked, ir::ForKind::kSerial, at(blocked + PrimExpr(xr), -1, -1, -1)));
+        } else {
+          // Channels in the lanes: the whole tiles past the blocks unguarded
+          // too, only a partial last tile column under the tests (each of
+          // its m^2 x lanes stores a test of its own).
+          ir::Var xp = LoopVar("tx");
+          parts.push_back(Loop(xr, whole_cols - blocked, ir::ForKind::kSerial, at(blocked + PrimExpr(xr), sp.m, sp.m, -1)));
+          parts.push_back(Loop(xp, TW - whole_cols, ir::ForKind::kSerial, at(whole_cols + PrimExpr(xp), -1, -1, -1)));
+        }
         ir::Stmt whole = ir::Seq(parts);
         ir::Stmt last = Loop(lx, TW, ir::ForKind::kSerial, at(PrimExpr(lx), -1, -1, -1));
         body = If(Lt(PrimExpr(ty), FloorDiv(HO, sp.m)), whole, last);

@@ -225,6 +225,40 @@ TEST(WinogradConv2d, SymbolicHeightAndWidthBeforeAfter) {
   EXPECT_TRUE(Contains(cmb, "R.nn.conv2d(")) << cmb;
 }
 
+// Tile-major output over a symbolic height or width: the whole tiles of a
+// row past its blocks of kWinogradInputLanes store without tests; only a
+// partial last tile column (and the last tile row) are guarded. Width 40
+// (10 whole tiles: two blocks of 4, then 2 whole tiles), width 38 (9 whole
+// tiles: two blocks, one whole tile, a partial one).
+TEST(WinogradConv2d, TileMajorOutputGuardsOnlyPartialTiles) {
+  struct Case {
+    const char* width;
+    const char* whole;    // the unguarded whole tiles past the blocks
+    const char* partial;  // the guarded partial tile column
+  };
+  for (const Case& c : {Case{"40", "for tx in range(10 - (0 + T.int64(2) * T.int64(4))):",
+                             "if ty * 4 + i < h and (10 + tx) * 4 + j < 40:"},
+                        Case{"38", "for tx in range(9 - (0 + T.int64(2) * T.int64(4))):",
+                             "if ty * 4 + i < h and (9 + tx) * 4 + j < 38:"}}) {
+    std::string tm = Rewrite(ConvModule(std::string("\"n\", 32, \"h\", ") + c.width, "16, 32, 3, 3",
+                                        ", padding=[1, 1, 1, 1]"),
+                             {16, 32, 3, 3});
+    const size_t at = tm.find("def winograd_output_f4x3");
+    ASSERT_NE(at, std::string::npos) << tm;
+    const std::string k = tm.substr(at, tm.find("    def ", at + 1) - at);
+    // The whole tiles' loop, then the partial column's, then the last tile
+    // row's (every tile guarded).
+    const size_t whole = k.find(c.whole), partial = k.find(c.partial);
+    ASSERT_NE(whole, std::string::npos) << c.width << "\n" << k;
+    ASSERT_NE(partial, std::string::npos) << c.width << "\n" << k;
+    EXPECT_EQ(k.substr(whole, partial - whole).find("if "), std::string::npos) << c.width << "\n" << k;
+    size_t guarded = 0;
+    for (size_t p = k.find("if ty * 4 + i < h and"); p != std::string::npos; p = k.find("if ty * 4 + i < h and", p + 1))
+      ++guarded;
+    EXPECT_EQ(guarded, 2u) << c.width << "\n" << k;
+  }
+}
+
 TEST(WinogradConv2d, SymbolicBatchBeforeAfter) {
   // A static 13 x 13 image with a symbolic batch, decided at batch 1 (16
   // tiles of 4x4, 49 of 2x2). Before kSymbolicBatchF4MaxWeightBytes: the

@@ -232,9 +232,17 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
       return Let(c0, x0 * I64(m) - I64(pl), Alloc(ph, ir::Seq({fill, store})));
     };
     ir::Stmt body = block(16, PrimExpr(k16) * I64(16), Min(I64(16), TW - PrimExpr(k16) * I64(16)));
+    ir::Stmt wide = Loop(n, N, ir::ForKind::kSerial,
+                         Loop(ty, TH, ir::ForKind::kSerial, Loop(k16, nb, ir::ForKind::kSerial, body)));
+    // Short rows: one block a row of 4 lanes (tw <= 4) or of
+    // kNarrowBlockTiles (tw <= 8), not 16: a block's fill loops cover
+    // m lanes + 2 columns, so fewer lanes fill fewer of them, and its
+    // stores are as many vectors either way (winograd_input_rows.h).
+    auto narrow = [&](int64_t lanes) {
+      return Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, block(lanes, I64(0), TW)));
+    };
     return lets.Wrap(Loop(c, s.c, ir::ForKind::kSerial,
-                          Loop(n, N, ir::ForKind::kSerial,
-                               Loop(ty, TH, ir::ForKind::kSerial, Loop(k16, nb, ir::ForKind::kSerial, body)))));
+                          If(Le(TW, I64(kNarrowestBlockTiles)), narrow(kNarrowestBlockTiles), If(Le(TW, I64(kNarrowBlockTiles)), narrow(kNarrowBlockTiles), wide))));
   });
   KILN_ASSIGN_OR_RETURN(ir::PrimFunc f, fb.Build({v}));
   auto nf = std::make_shared<ir::PrimFuncNode>(*f);

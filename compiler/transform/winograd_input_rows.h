@@ -39,7 +39,9 @@
 // would pass V's end (the last tile row of a channel) computes into a
 // stack tile and copies its tw - x0 lanes. (YOLOv8n's 40^2 layers, 10
 // tiles a row, with blocks of 8 and 4 tiles instead took 1.7x as long: the
-// cost of a block is mostly its own, not its lanes'.)
+// cost of a block is mostly its own, not its lanes'.) A row of at most 8
+// tiles takes one block of 8 lanes, of at most 4 one of 4
+// (kNarrowBlockTiles): still one block a row, with fewer columns to fill.
 //
 // The symbolic kernel before this one (F(2x2)'s too until 2026-11-29) read
 // a padded input (a pad kernel first) tile by tile, each tile's loads m
@@ -62,6 +64,18 @@
 
 namespace kiln {
 namespace transform {
+
+// Rows of at most kNarrowestBlockTiles tiles take one block of that many
+// lanes a row, rows of at most kNarrowBlockTiles one of that many, instead
+// of a block of 16 (most of whose lanes would compute tiles of the next
+// rows, stored again later). Layers alone (the input transform's kernel
+// minimum, kiln-bench --profile, 3 alternating rounds, 1 thread, 2 images,
+// symbolic batch, height and width):
+// 64 -> 64 at 20^2 F(4x4) (5 tiles a row) 51-53 -> 28 us; 128 -> 128 at
+// 10^2 F(2x2) (5 a row) 47-54 -> 43; at 5^2 (3 a row) 29 -> 24 with 8
+// lanes, 17 with 4.
+constexpr int64_t kNarrowestBlockTiles = 4;
+constexpr int64_t kNarrowBlockTiles = 8;
 
 struct RowBlockInputSpec {
   int m = 0, alpha = 0;                 // F(m x m, 3x3), alpha = m + 2

@@ -70,9 +70,10 @@ TEST(WinogradInputRows, OneNestDoesEveryPassOfABlock) {
   ir::IRModule mod;
   mod.Add("wino_in", k->f);
   std::string text = text::PrintModule(mod);
-  // One loop over images, tile rows and blocks; its block stores all 36
-  // streams (the 6 passes' 6 each).
-  EXPECT_EQ(Count(text, "for c, n, ty, xb in T.grid("), 1u) << text;
+  // One loop over images, tile rows and blocks (rows of more than
+  // kNarrowBlockTiles tiles); its block stores all 36 streams (the 6
+  // passes' 6 each).
+  EXPECT_EQ(Count(text, "for n, ty, xb in T.grid("), 1u) << text;
   EXPECT_TRUE(Contains(text, "V[T.int64(0), c, (n * th + ty) * tw + xb * 16 + l]")) << text;
   EXPECT_TRUE(Contains(text, "V[T.int64(35), c, (n * th + ty) * tw + xb * 16 + l]")) << text;
   // Blocks whose loads stay inside X's memory but reach past a row's ends
@@ -109,7 +110,34 @@ TEST(WinogradInputRows, FTwoByTwoRowsInTwoPhasesStoredByOverlappingLoops) {
                            "V[T.int64(15), c,"})
     EXPECT_TRUE(Contains(text, part)) << part << "\n" << text;
   EXPECT_FALSE(Contains(text, "T.vectorized(T.int64(17))")) << text;
-  EXPECT_EQ(Count(text, "for c, n, ty, xb in T.grid("), 1u) << text;
+  EXPECT_EQ(Count(text, "for n, ty, xb in T.grid("), 1u) << text;
+}
+
+TEST(WinogradInputRows, ShortRowsTakeOneNarrowBlockARow) {
+  // Rows of at most 4 tiles: one block of 4 lanes a row (F(4x4): 18
+  // columns, 2 phases of 9); of at most kNarrowBlockTiles (8): one block of
+  // 8 (34 columns, 2 phases of 17); longer rows blocks of 16 (66 columns).
+  Result<transform::RowBlockInputKernel> k = transform::BuildRowBlockInputTransform("wino_in", Spec());
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  ir::IRModule mod;
+  mod.Add("wino_in", k->f);
+  std::string text = text::PrintModule(mod);
+  const size_t four = text.find("if tw <= 4:"), eight = text.find("if tw <= 8:"), sixteen = text.find("for n, ty, xb in T.grid(");
+  ASSERT_NE(four, std::string::npos) << text;
+  ASSERT_NE(eight, std::string::npos) << text;
+  ASSERT_NE(sixteen, std::string::npos) << text;
+  EXPECT_LT(four, eight);
+  EXPECT_LT(eight, sixteen);
+  const std::string narrow4 = text.substr(four, eight - four), narrow8 = text.substr(eight, sixteen - eight);
+  for (const char* part : {"row_ph = T.decl_buffer((6, 2, 9)", "row = T.decl_buffer((18,)", "T.vectorized(T.int64(4))",
+                           "V[T.int64(35), c, (n * th + ty) * tw + 0 + l]", "if (n * th + ty) * tw + 0 + 4 <= t_all:"})
+    EXPECT_TRUE(Contains(narrow4, part)) << part << "\n" << narrow4;
+  for (const char* part : {"row_ph = T.decl_buffer((6, 2, 17)", "row = T.decl_buffer((34,)", "T.vectorized(T.int64(8))",
+                           "if (n * th + ty) * tw + 0 + 8 <= t_all:"})
+    EXPECT_TRUE(Contains(narrow8, part)) << part << "\n" << narrow8;
+  // The narrow blocks loop over no block index.
+  EXPECT_FALSE(Contains(narrow4, "xb")) << narrow4;
+  EXPECT_FALSE(Contains(narrow8, "xb")) << narrow8;
 }
 
 TEST(WinogradInputRows, OneFillLoopStoresEveryPassPhases) {
