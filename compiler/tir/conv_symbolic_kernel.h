@@ -39,11 +39,13 @@ constexpr int64_t kMaxTileAccumulators = 24;
 // Pointwise planes are cut into rows of this many columns (TryFlat): rows
 // long enough for 48-column tiles, and (channel tile, row) tasks enough for
 // the threads. The last row takes the columns left over, kFlatTileWidth to
-// kFlatRow + kFlatTileWidth - 1 of them (a plane of 256: one row of 8 x 32,
-// not 240 and a row of 16).
+// kFlatRow + kFlatTileWidth - 1 of them (a plane of 256: one row of
+// 4 x 48 + 2 x 32, not 240 and a row of 16).
 constexpr int64_t kFlatRow = 240;
-// Flat rows take tiles of 8 channels x 48 columns where that recomputes no
-// more columns than 32-column tiles (FlatWideFits): 24 accumulators, three
+// Flat rows of 48 columns and more take tiles of 8 channels x 48 columns,
+// then at most two of 32 (WideRowTiles: their 16-column vectors covered
+// exactly; before, 48-column tiles where they recomputed no more columns
+// than 32-column tiles, else 32-column tiles): 24 accumulators, three
 // vector loads and eight broadcasts per 24 FMAs against two and eight per
 // 16. Pointwise convolutions with a hard-swish alone, symbolic H and W, one
 // thread, loaded machine, kiln-bench p50 over that of 8 x 32 tiles on rows
@@ -308,18 +310,13 @@ class SymConvKernel {
   // The row's columns in tiles of the widest width that fits it.
   Stmt Row(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo);
 
-  // A row of image columns (not flat) of at least kFlatTileWidth columns:
+  // A row (image or flat) of at least kFlatTileWidth columns:
   // tiles of 48 columns, then at most two of 32 (the last moved back to end
   // at wo), that together cover the row's 16-column vectors exactly
   // (160 = 2 x 48 + 2 x 32). 8 channels x 48 columns are 24 accumulators,
   // three vector loads and eight broadcasts per 24 FMAs, against two and
   // eight per 16 in 8 x 32 tiles.
   Stmt WideRowTiles(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo);
-
-  // Whether a flat row of `wo` columns takes tiles of kFlatTileWidth: it
-  // fits, and its last tile (moved back) recomputes no more columns than
-  // 32-column tiles would (a row of 160: 4 x 48 computed 192, 5 x 32 160).
-  PrimExpr FlatWideFits(const PrimExpr& wo) const;
 
   // Whether rows of `wo` columns take tiles of `nr`: the widest that fits.
   // (Narrower tiles to recompute fewer columns, 40 columns as 3 x 16
