@@ -2,7 +2,7 @@
 // schedule's flat rows, conv_symbolic_schedule.h) with a bias and a
 // hard-swish after them, as PP-OCRv4's LCNet blocks have them: rows of 240
 // flat columns, the last one with the rest, tiles of 8 channels x 48
-// columns where they recompute no more columns than 32-column tiles. The
+// columns then at most two of 32 (the row's 16-column vectors exactly). The
 // tile widths of the lowered kernel, then the numbers against a
 // double-precision reference at plane sizes around every rule (driver + VM).
 #include <gtest/gtest.h>
@@ -62,6 +62,37 @@ TEST(ConvSymbolicPointwiseTest, FlatRowsTakeTilesOf48Columns) {
   }
 }
 
+// Sequences of a 48-column tile loop followed by a 32-column one (the names
+// SymConvKernel gives them: xt48, xt32): WideRowTiles' exact cover of a
+// row's 16-column vectors.
+int WideThenNarrow(const PrimFunc& f) {
+  struct Find : StmtExprVisitor {
+    int found = 0;
+    static bool Loop(const Stmt& s, const std::string& name) {
+      const auto* loop = As<ForNode>(s);
+      return loop != nullptr && loop->loop_var->name.rfind(name, 0) == 0;
+    }
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* seq = As<SeqStmtNode>(s)) {
+        for (size_t i = 0; i + 1 < seq->seq.size(); ++i)
+          if (Loop(seq->seq[i], "xt48") && Loop(seq->seq[i + 1], "xt32")) ++found;
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } find;
+  find.VisitStmt(f->body);
+  return find.found;
+}
+
+TEST(ConvSymbolicPointwiseTest, FlatRowsCoverTheirVectorsExactly) {
+  // A flat row of 80 columns (an 8 x 10 plane) is one 48-column tile and one
+  // of 32, as the pinned schedule has it, not two of 48 (96 columns
+  // computed): the flat rows take WideRowTiles.
+  PrimFunc f = LowerPrimFunc(Module(96, 96), Options(1), "conv2d");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GE(WideThenNarrow(f), 1);
+}
+
 void CheckNumbers(int64_t c, int64_t o, int threads, int64_t n, const std::vector<std::pair<int64_t, int64_t>>& sizes) {
   SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(o) + " threads " + std::to_string(threads) + " batch " +
                std::to_string(n));
@@ -98,9 +129,12 @@ void CheckNumbers(int64_t c, int64_t o, int threads, int64_t n, const std::vecto
 // and 287 (one row), 288 (240 and a row of 48), 400 (240 and 160: 5 x 32),
 // 480 and 960 (PP-OCRv4's 6 x 80 and 12 x 80: rows of 240), 481 (240 and
 // 241).
+// 49, 64, 80, 100 and 112 (one row: 2 x 32 the last moved back, 2 x 32,
+// 48 + 32, 48 + 2 x 32 the last moved back, 48 + 2 x 32).
 const std::vector<std::pair<int64_t, int64_t>> kPlanes = {
     {1, 1},  {1, 7},  {5, 7},   {1, 33},  {1, 48},  {7, 20},  {16, 16}, {7, 40},
-    {7, 41}, {12, 24}, {20, 20}, {6, 80}, {12, 80}, {13, 37}, {3, 80}};
+    {7, 41}, {12, 24}, {20, 20}, {6, 80}, {12, 80}, {13, 37}, {3, 80},
+    {1, 49}, {8, 8},  {8, 10},  {10, 10}, {7, 16}};
 
 TEST(ConvSymbolicPointwiseTest, Numbers) {
   CheckNumbers(24, 24, 1, 1, kPlanes);
