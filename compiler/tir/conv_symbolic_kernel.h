@@ -138,17 +138,38 @@ bool MatchSymConv(const Stmt& s, SymConv* m);
 // statements with the convolution's loop variables, or false.
 bool MatchEpilogueNest(const Stmt& s, const SymConv& cv, std::vector<Stmt>* out);
 
+// The value that the elementwise nest `s` stores into `dst` at the point
+// `at` (an index list of dst): `s` is loops from 0 (any kinds: the default
+// schedule has fused and parallelized them) around one store
+// dst[e0, ..] = v, each e_k a loop variable or, for two fused loops, the
+// pair (v // K, v % K); every loop variable is in the indices, so each loop
+// point stores its own element. v with each e_k replaced by at[k], when no
+// loop variable is left and it does not read dst; else false.
+// (A squeeze-excite block scales a convolution's input by channel:
+// X[n, c, y, x] = A[n, c, y, x] * S[n, c, 0, 0], done in a pass of its own.)
+bool MatchPrologueNest(const Stmt& s, const Buffer& dst, const std::vector<PrimExpr>& at, PrimExpr* value);
+
 class SymConvKernel {
  public:
   // `params`: the function's buffer parameters (flat views only of those).
   // `sources`: X is the concatenation of these, computed just before (read
   // in place when the kernel takes flat rows: ReadsSources).
+  // `prologue`: the elementwise nest that computes X just before, read
+  // nowhere else (MatchPrologueNest), or null.
   SymConvKernel(const SymConv& cv, int threads, bool store_out, const std::unordered_set<const VarNode*>& params,
-                std::vector<SymConcatSource> sources = {});
+                std::vector<SymConcatSource> sources = {}, const Stmt& prologue = Stmt());
 
   // Whether the tiles read the concatenated sources, not X (the caller then
   // drops the concatenation's copy).
   bool ReadsSources() const { return !source_views_.empty(); }
+
+  // Whether the tiles compute X's values from what the prologue reads, not
+  // read X (the caller then drops the prologue): flat rows only, where every
+  // access of that value is at the output point of a parameter. A
+  // squeeze-excite scale X = A * S[n, c] wrote and read X whole for a 1x1
+  // convolution (PP-OCR's LCNet blocks); the tiles now multiply each vector
+  // of A as they load it (the same product, rounded once as before).
+  bool ReadsPrologue() const { return reads_prologue_; }
 
   Stmt Build();
 
@@ -340,6 +361,8 @@ class SymConvKernel {
   const std::unordered_set<const VarNode*>& params_;
   std::vector<SymConcatSource> sources_;
   std::vector<Buffer> source_views_;  // flat views of sources_, when the tiles read them
+  Stmt prologue_;
+  bool reads_prologue_ = false;
   int64_t mr_ = 1;
   PrimExpr flat_rows_;  // flat_: the number of flat rows
   // Output rows per channel tile (RowTileCount): more than 1 only while

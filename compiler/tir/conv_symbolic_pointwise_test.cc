@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -265,6 +266,72 @@ TEST(ConvSymbolicPointwiseTest, ConcatenationNumbers) {
   // A source the kernel computes (read in place too), odd sizes and batches.
   CheckConcatNumbers(3, 16, 8, 1, 1, planes, true);
   CheckConcatNumbers(2, 5, 8, 2, 3, {{1, 1}, {7, 41}, {10, 10}, {3, 80}}, true);
+}
+
+// main(x[n, C, h, w], s[n, C, 1, 1], w[O, C, 1, 1], b[O, 1, 1]) =
+// conv2d(x * s, w) + b: a squeeze-excite block's scaled input read by its
+// projection (PP-OCR's LCNet blocks). With `keep`, x * s is returned too.
+std::string ScaledModule(int64_t c, int64_t o, bool keep = false) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(c) + ", \"h\", \"w\"") +
+         ", sc: " + T("\"n\", " + s(c) + ", 1, 1") + ", w: " + T(s(o) + ", " + s(c) + ", 1, 1") +
+         ", b: " + T(s(o) + ", 1, 1") + ")" + (keep ? "" : " -> R.Tensor(dtype=\"float32\", ndim=4)") +
+         ":\n        with R.dataflow():\n"
+         "            xs = R.multiply(x, sc)\n"
+         "            c = R.nn.conv2d(xs, w, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1])\n"
+         "            gv = R.add(c, b)\n" +
+         (keep ? "            r = (gv, xs)\n            R.output(r)\n        return r\n"
+               : "            R.output(gv)\n        return gv\n");
+}
+
+TEST(ConvSymbolicPointwiseTest, ScaledInputComputedInTheTiles) {
+  // The scaled input (40 channels) is never stored: the tiles multiply x by
+  // s as they load it. Returned as well, it is stored (and the tiles read it).
+  PrimFunc f = LowerPrimFunc(ScaledModule(40, 16), Options(1), "conv2d");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(StoresWithChannels(f, 40), 0);
+  EXPECT_GT(StoresWithChannels(f, 16), 0);
+  test_util::TileCensus census = CountTiles(f);
+  EXPECT_EQ(census.global_updates, 0);
+  EXPECT_NE(std::find(census.fma_widths.begin(), census.fma_widths.end(), 48), census.fma_widths.end());
+  PrimFunc kept = LowerPrimFunc(ScaledModule(40, 16, true), Options(1), "multiply");
+  ASSERT_NE(kept, nullptr);
+  EXPECT_GT(StoresWithChannels(kept, 40), 0);
+}
+
+TEST(ConvSymbolicPointwiseTest, ScaledInputNumbers) {
+  // Against a double-precision reference: batches of 1 and 3, planes
+  // around the flat rows' rules, 1 and 2 threads.
+  for (auto [c, o, threads, n] : {std::tuple<int64_t, int64_t, int, int64_t>{40, 16, 1, 1}, {13, 24, 2, 3}}) {
+    SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(o) + " threads " + std::to_string(threads));
+    auto mod = CompileAndLoad(ScaledModule(c, o), Options(threads), threads);
+    ASSERT_NE(mod, nullptr);
+    std::vector<float> w = RandomFloats(o * c, 2, 0.5f), b = RandomFloats(o, 3, 3.0f);
+    std::vector<float> sc = RandomFloats(n * c, 4, 1.0f);
+    for (auto [h, wd] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 33}, {8, 10}, {2, 96}, {3, 96}, {13, 37}}) {
+      SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
+      const int64_t hw = h * wd;
+      std::vector<float> x = RandomFloats(n * c * hw, 1 + h * 100 + wd);
+      std::vector<Any> args = {FloatTensor({n, c, h, wd}, x), FloatTensor({n, c, 1, 1}, sc),
+                               FloatTensor({o, c, 1, 1}, w), FloatTensor({o, 1, 1}, b)};
+      Result<Tensor> out = InvokeMain(*mod, args);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, o, h, wd}));
+      const float* got = out->data<float>();
+      int bad = 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t oc = 0; oc < o; ++oc)
+          for (int64_t p = 0; p < hw; ++p) {
+            double want = b[oc];
+            for (int64_t ic = 0; ic < c; ++ic)
+              want += double(x[(i * c + ic) * hw + p] * sc[i * c + ic]) * w[oc * c + ic];
+            const float at = got[(i * o + oc) * hw + p];
+            if (!(std::fabs(at - want) <= 1e-5 * double(c) + 1e-5) && ++bad <= 5)
+              ADD_FAILURE() << "image " << i << " o " << oc << " point " << p << ": got " << at << ", want " << want;
+          }
+      EXPECT_EQ(bad, 0);
+    }
+  }
 }
 
 }  // namespace
