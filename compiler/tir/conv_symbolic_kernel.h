@@ -147,6 +147,10 @@ bool MatchEpilogueNest(const Stmt& s, const SymConv& cv, std::vector<Stmt>* out)
 // loop variable is left and it does not read dst; else false.
 // (A squeeze-excite block scales a convolution's input by channel:
 // X[n, c, y, x] = A[n, c, y, x] * S[n, c, 0, 0], done in a pass of its own.)
+// Only a value of at most kMaxPrologueOps adds, subtracts, multiplies,
+// minima and maxima, reading one tensor over the plane (others per image
+// and channel): the tiles compute it again for every tile of channels.
+constexpr int kMaxPrologueOps = 4;
 bool MatchPrologueNest(const Stmt& s, const Buffer& dst, const std::vector<PrimExpr>& at, PrimExpr* value);
 
 class SymConvKernel {

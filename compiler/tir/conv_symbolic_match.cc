@@ -3,7 +3,9 @@
 // elementwise nest that computes its input (MatchPrologueNest).
 #include "compiler/tir/conv_symbolic_kernel.h"
 
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "compiler/arith/expr_compare.h"
@@ -213,6 +215,53 @@ bool MatchPrologueNest(const Stmt& s, const Buffer& dst, const std::vector<PrimE
   point.to = &at;
   PrimExpr v = point.MutateExpr(store->value);
   if (Uses(v, vars) || RefsOf(std::make_shared<EvaluateNode>(v)).loads.count(dst->data.get())) return false;
+  // Cheap enough to compute again in every tile of channels that reads it:
+  // at most kMaxPrologueOps adds, subtracts, multiplies, minima and maxima,
+  // and one load that moves over the plane (the others, per image and
+  // channel, are broadcasts). An exp or a divide, or a second tensor read
+  // per point, would be redone O / MR times where the nest did it once.
+  struct Cost : StmtExprVisitor {
+    std::unordered_set<const VarNode*> plane;
+    int ops = 0, plane_loads = 0;
+    bool ok = true;
+    void VisitExpr(const PrimExpr& e) override {
+      switch (e->kind()) {
+        case TirKind::kBufferLoad:
+          for (const PrimExpr& i : e.as<BufferLoadNode>()->indices) {
+            if (Uses(i, plane)) {
+              ++plane_loads;
+              break;
+            }
+          }
+          return;
+        case TirKind::kIntImm:
+        case TirKind::kFloatImm:
+        case TirKind::kVar:
+          return;
+        case TirKind::kAdd:
+        case TirKind::kSub:
+        case TirKind::kMul:
+        case TirKind::kMin:
+        case TirKind::kMax:
+          ++ops;
+          StmtExprVisitor::VisitExpr(e);
+          return;
+        default:
+          ok = false;
+      }
+    }
+  } cost;
+  struct Vars : StmtExprVisitor {
+    std::unordered_set<const VarNode*>* out;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* var = e.as<VarNode>()) out->insert(var);
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } plane_vars;
+  plane_vars.out = &cost.plane;
+  for (size_t k = at.size() >= 2 ? at.size() - 2 : 0; k < at.size(); ++k) plane_vars.VisitExpr(at[k]);
+  cost.VisitExpr(v);
+  if (!cost.ok || cost.ops > kMaxPrologueOps || cost.plane_loads > 1) return false;
   *value = v;
   return true;
 }

@@ -271,13 +271,15 @@ TEST(ConvSymbolicPointwiseTest, ConcatenationNumbers) {
 // main(x[n, C, h, w], s[n, C, 1, 1], w[O, C, 1, 1], b[O, 1, 1]) =
 // conv2d(x * s, w) + b: a squeeze-excite block's scaled input read by its
 // projection (PP-OCR's LCNet blocks). With `keep`, x * s is returned too.
-std::string ScaledModule(int64_t c, int64_t o, bool keep = false) {
+// With `divide`, the input is x / s instead (a divide a point: kept as its
+// own pass, not redone in every tile of channels).
+std::string ScaledModule(int64_t c, int64_t o, bool keep = false, bool divide = false) {
   auto s = [](int64_t v) { return std::to_string(v); };
   return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(c) + ", \"h\", \"w\"") +
          ", sc: " + T("\"n\", " + s(c) + ", 1, 1") + ", w: " + T(s(o) + ", " + s(c) + ", 1, 1") +
          ", b: " + T(s(o) + ", 1, 1") + ")" + (keep ? "" : " -> R.Tensor(dtype=\"float32\", ndim=4)") +
-         ":\n        with R.dataflow():\n"
-         "            xs = R.multiply(x, sc)\n"
+         ":\n        with R.dataflow():\n" +
+         (divide ? "            xs = R.divide(x, sc)\n" : "            xs = R.multiply(x, sc)\n") +
          "            c = R.nn.conv2d(xs, w, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1])\n"
          "            gv = R.add(c, b)\n" +
          (keep ? "            r = (gv, xs)\n            R.output(r)\n        return r\n"
@@ -286,7 +288,8 @@ std::string ScaledModule(int64_t c, int64_t o, bool keep = false) {
 
 TEST(ConvSymbolicPointwiseTest, ScaledInputComputedInTheTiles) {
   // The scaled input (40 channels) is never stored: the tiles multiply x by
-  // s as they load it. Returned as well, it is stored (and the tiles read it).
+  // s as they load it. Returned as well, it is stored (and the tiles read
+  // it); divided by s, it is stored (MatchPrologueNest's cost rule).
   PrimFunc f = LowerPrimFunc(ScaledModule(40, 16), Options(1), "conv2d");
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(StoresWithChannels(f, 40), 0);
@@ -297,6 +300,9 @@ TEST(ConvSymbolicPointwiseTest, ScaledInputComputedInTheTiles) {
   PrimFunc kept = LowerPrimFunc(ScaledModule(40, 16, true), Options(1), "multiply");
   ASSERT_NE(kept, nullptr);
   EXPECT_GT(StoresWithChannels(kept, 40), 0);
+  PrimFunc divided = LowerPrimFunc(ScaledModule(40, 16, false, true), Options(1), "conv2d");
+  ASSERT_NE(divided, nullptr);
+  EXPECT_GT(StoresWithChannels(divided, 40), 0);
 }
 
 TEST(ConvSymbolicPointwiseTest, ScaledInputNumbers) {
