@@ -19,8 +19,13 @@ namespace tir {
 namespace symconv {
 
 SymConvKernel::SymConvKernel(const SymConv& cv, int threads, bool store_out, const std::unordered_set<const VarNode*>& params,
-              std::vector<SymConcatSource> sources)
-    : cv_(cv), threads_(threads), store_out_(store_out), params_(params), sources_(std::move(sources)) {
+                             std::vector<SymConcatSource> sources, const Stmt& prologue)
+    : cv_(cv),
+      threads_(threads),
+      store_out_(store_out),
+      params_(params),
+      sources_(std::move(sources)),
+      prologue_(prologue) {
   for (int64_t r : kTileRows) {
     if (cv.o % r == 0) {
       mr_ = r;
@@ -139,6 +144,10 @@ void SymConvKernel::TryFlat() {
   std::vector<PrimExpr> xi;
   for (const PrimExpr& e : cv_.x_load->indices) xi.push_back(arith::Simplify(Substitute(e, tap0)));
   PrimExpr x_at = Load(cv_.data, xi);
+  // X computed by the prologue: its value at the point instead (then only
+  // with flat rows, and not with a concatenation's sources).
+  PrimExpr x_value;
+  if (prologue_ && sources_.empty() && MatchPrologueNest(prologue_, cv_.data, xi, &x_value)) x_at = x_value;
   struct Flatten : StmtExprMutator {
     const VarNode *y, *x;
     const std::unordered_set<const VarNode*>* params;
@@ -218,6 +227,7 @@ void SymConvKernel::TryFlat() {
     for (const SymConcatSource& src : sources_) source_views.push_back(f.View(src.buffer));
   }
   if (!f.ok) return;
+  reads_prologue_ = x_value.defined() && x_at.get() == x_value.get();
   source_views_ = std::move(source_views);
   flat_ = true;
   x_expr_ = x;
@@ -311,8 +321,11 @@ Stmt SymConvKernel::Row(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& w
   for (auto it = std::rbegin(kTileWidths); it != std::rend(kTileWidths); ++it) {
     chain = std::make_shared<IfThenElseNode>(Fits(wo, *it), Tiles(o0, y, wo, *it), chain);
   }
-  if (flat_) chain = std::make_shared<IfThenElseNode>(FlatWideFits(wo), Tiles(o0, y, wo, kFlatTileWidth), chain);
-  else if (!spatial_ && mr_ * (kFlatTileWidth / 16) <= kMaxTileAccumulators) {
+  // Flat rows too take WideRowTiles' exact cover of their 16-column
+  // vectors (48s, then at most two 32s): a flat row of 80 (PP-OCRv4 det's
+  // 8 x 10 planes) computed 96 columns as 2 x 48 where 48 + 32 is exact,
+  // as the pinned schedule has it; 256 took 8 x 32, now 4 x 48 + 2 x 32.
+  if (!spatial_ && mr_ * (kFlatTileWidth / 16) <= kMaxTileAccumulators) {
     chain = std::make_shared<IfThenElseNode>(Fits(wo, kFlatTileWidth), WideRowTiles(o0, y, wo), chain);
   }
   return chain;
@@ -337,12 +350,6 @@ Stmt SymConvKernel::WideRowTiles(const PrimExpr& o0, const PrimExpr& y, const Pr
                              x0b, Min(a * I64(wide) + PrimExpr(xb) * I64(narrow), wo - I64(narrow)),
                              Tile(o0, y, PrimExpr(x0b), narrow)));
   return Seq({wides, narrows});
-}
-
-PrimExpr SymConvKernel::FlatWideFits(const PrimExpr& wo) const {
-  auto waste = [&](int64_t nr) { return Mod(I64(nr) - Mod(wo, I64(nr)), I64(nr)); };
-  return MakeBinary(TirKind::kAnd, Fits(wo, kFlatTileWidth),
-                    MakeBinary(TirKind::kLE, waste(kFlatTileWidth), waste(kTileWidths[0])));
 }
 
 Stmt SymConvKernel::Tiles(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo, int64_t nr) {
@@ -404,11 +411,25 @@ Stmt SymConvKernel::Tile(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& 
       PrimExpr kxd = PrimExpr(kx) * I64(cv_.dw);
       xv = Load(qs_, PhaseIndex(ch, qy, Mod(kxd, I64(cv_.sw)) * wph_ + x0 + PrimExpr(jj) + Div(kxd, I64(cv_.sw))));
     }
-  } else {
-    const auto* l = x_expr_.as<BufferLoadNode>();
+  } else if (const auto* l = x_expr_.as<BufferLoadNode>()) {
     std::vector<PrimExpr> idx;
     for (const PrimExpr& e : l->indices) idx.push_back(arith::Simplify(Substitute(e, map)));
     xv = Load(l->buffer, idx);
+  } else {
+    // The prologue's value (ReadsPrologue): its loads at the tile's point.
+    struct AtTile : StmtExprMutator {
+      const VarMap* map;
+      PrimExpr MutateExpr(const PrimExpr& e) override {
+        if (const auto* ld = e.as<BufferLoadNode>()) {
+          std::vector<PrimExpr> idx;
+          for (const PrimExpr& i : ld->indices) idx.push_back(arith::Simplify(Substitute(i, *map)));
+          return Load(ld->buffer, idx);
+        }
+        return StmtExprMutator::MutateExpr(e);
+      }
+    } at_tile;
+    at_tile.map = &map;
+    xv = at_tile.MutateExpr(x_expr_);
   }
   PrimExpr cur = Load(acc, {slot, PrimExpr(jj)});
   // The taps of input channels [0, count) reading x (over c), with weights

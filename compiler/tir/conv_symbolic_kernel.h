@@ -39,11 +39,13 @@ constexpr int64_t kMaxTileAccumulators = 24;
 // Pointwise planes are cut into rows of this many columns (TryFlat): rows
 // long enough for 48-column tiles, and (channel tile, row) tasks enough for
 // the threads. The last row takes the columns left over, kFlatTileWidth to
-// kFlatRow + kFlatTileWidth - 1 of them (a plane of 256: one row of 8 x 32,
-// not 240 and a row of 16).
+// kFlatRow + kFlatTileWidth - 1 of them (a plane of 256: one row of
+// 4 x 48 + 2 x 32, not 240 and a row of 16).
 constexpr int64_t kFlatRow = 240;
-// Flat rows take tiles of 8 channels x 48 columns where that recomputes no
-// more columns than 32-column tiles (FlatWideFits): 24 accumulators, three
+// Flat rows of 48 columns and more take tiles of 8 channels x 48 columns,
+// then at most two of 32 (WideRowTiles: their 16-column vectors covered
+// exactly; before, 48-column tiles where they recomputed no more columns
+// than 32-column tiles, else 32-column tiles): 24 accumulators, three
 // vector loads and eight broadcasts per 24 FMAs against two and eight per
 // 16. Pointwise convolutions with a hard-swish alone, symbolic H and W, one
 // thread, loaded machine, kiln-bench p50 over that of 8 x 32 tiles on rows
@@ -151,17 +153,42 @@ bool MatchSymConv(const Stmt& s, SymConv* m);
 // statements with the convolution's loop variables, or false.
 bool MatchEpilogueNest(const Stmt& s, const SymConv& cv, std::vector<Stmt>* out);
 
+// The value that the elementwise nest `s` stores into `dst` at the point
+// `at` (an index list of dst): `s` is loops from 0 (any kinds: the default
+// schedule has fused and parallelized them) around one store
+// dst[e0, ..] = v, each e_k a loop variable or, for two fused loops, the
+// pair (v // K, v % K); every loop variable is in the indices, so each loop
+// point stores its own element. v with each e_k replaced by at[k], when no
+// loop variable is left and it does not read dst; else false.
+// (A squeeze-excite block scales a convolution's input by channel:
+// X[n, c, y, x] = A[n, c, y, x] * S[n, c, 0, 0], done in a pass of its own.)
+// Only a value of at most kMaxPrologueOps adds, subtracts, multiplies,
+// minima and maxima, reading one tensor over the plane (others per image
+// and channel): the tiles compute it again for every tile of channels.
+constexpr int kMaxPrologueOps = 4;
+bool MatchPrologueNest(const Stmt& s, const Buffer& dst, const std::vector<PrimExpr>& at, PrimExpr* value);
+
 class SymConvKernel {
  public:
   // `params`: the function's buffer parameters (flat views only of those).
   // `sources`: X is the concatenation of these, computed just before (read
   // in place when the kernel takes flat rows: ReadsSources).
+  // `prologue`: the elementwise nest that computes X just before, read
+  // nowhere else (MatchPrologueNest), or null.
   SymConvKernel(const SymConv& cv, int threads, bool store_out, const std::unordered_set<const VarNode*>& params,
-                std::vector<SymConcatSource> sources = {});
+                std::vector<SymConcatSource> sources = {}, const Stmt& prologue = Stmt());
 
   // Whether the tiles read the concatenated sources, not X (the caller then
   // drops the concatenation's copy).
   bool ReadsSources() const { return !source_views_.empty(); }
+
+  // Whether the tiles compute X's values from what the prologue reads, not
+  // read X (the caller then drops the prologue): flat rows only, where every
+  // access of that value is at the output point of a parameter. A
+  // squeeze-excite scale X = A * S[n, c] wrote and read X whole for a 1x1
+  // convolution (PP-OCR's LCNet blocks); the tiles now multiply each vector
+  // of A as they load it (the same product, rounded once as before).
+  bool ReadsPrologue() const { return reads_prologue_; }
 
   Stmt Build();
 
@@ -338,18 +365,13 @@ class SymConvKernel {
   // The row's columns in tiles of the widest width that fits it.
   Stmt Row(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo);
 
-  // A row of image columns (not flat) of at least kFlatTileWidth columns:
+  // A row (image or flat) of at least kFlatTileWidth columns:
   // tiles of 48 columns, then at most two of 32 (the last moved back to end
   // at wo), that together cover the row's 16-column vectors exactly
   // (160 = 2 x 48 + 2 x 32). 8 channels x 48 columns are 24 accumulators,
   // three vector loads and eight broadcasts per 24 FMAs, against two and
   // eight per 16 in 8 x 32 tiles.
   Stmt WideRowTiles(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo);
-
-  // Whether a flat row of `wo` columns takes tiles of kFlatTileWidth: it
-  // fits, and its last tile (moved back) recomputes no more columns than
-  // 32-column tiles would (a row of 160: 4 x 48 computed 192, 5 x 32 160).
-  PrimExpr FlatWideFits(const PrimExpr& wo) const;
 
   // Whether rows of `wo` columns take tiles of `nr`: the widest that fits.
   // (Narrower tiles to recompute fewer columns, 40 columns as 3 x 16
@@ -373,6 +395,8 @@ class SymConvKernel {
   const std::unordered_set<const VarNode*>& params_;
   std::vector<SymConcatSource> sources_;
   std::vector<Buffer> source_views_;  // flat views of sources_, when the tiles read them
+  Stmt prologue_;
+  bool reads_prologue_ = false;
   int64_t mr_ = 1;
   PrimExpr flat_rows_;  // flat_: the number of flat rows
   // Output rows per channel tile (RowTileCount): more than 1 only while

@@ -1,10 +1,14 @@
 // The symbolic conv schedule's matchers: the conv nest with its epilogue
-// (MatchSymConv) and an elementwise nest after one (MatchEpilogueNest).
+// (MatchSymConv), an elementwise nest after one (MatchEpilogueNest) and the
+// elementwise nest that computes its input (MatchPrologueNest).
 #include "compiler/tir/conv_symbolic_kernel.h"
 
+#include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
+#include "compiler/arith/expr_compare.h"
 #include "compiler/tir/conv_match.h"
 #include "compiler/tir/stmt_functor.h"
 
@@ -155,6 +159,110 @@ bool MatchEpilogueNest(const Stmt& s, const SymConv& cv, std::vector<Stmt>* out)
     if (store == nullptr || !ExactlyVars(store->indices, L, 0)) return false;
     out->push_back(Substitute(st, map));
   }
+  return true;
+}
+
+bool MatchPrologueNest(const Stmt& s, const Buffer& dst, const std::vector<PrimExpr>& at, PrimExpr* value) {
+  Stmt body;
+  std::vector<const ForNode*> L = PeelNest(s, &body);
+  const auto* store = As<BufferStoreNode>(body);
+  if (L.empty() || store == nullptr || store->buffer->data.get() != dst->data.get() ||
+      store->indices.size() != at.size())
+    return false;
+  std::unordered_set<const VarNode*> vars;
+  for (const ForNode* l : L) {
+    if (!IsZero(l->min)) return false;
+    vars.insert(l->loop_var.get());
+  }
+  // Each index a loop variable, or v // K or v % K of a constant K: every
+  // loop variable in one index, or in the pair (v // K, v % K) that the
+  // default schedule makes of two fused loops; so every loop point stores
+  // its own element.
+  std::unordered_map<const VarNode*, std::vector<std::pair<TirKind, int64_t>>> uses;
+  for (const PrimExpr& e : store->indices) {
+    if (const auto* v = e.as<VarNode>(); v != nullptr && vars.count(v)) {
+      uses[v].push_back({TirKind::kVar, 0});
+      continue;
+    }
+    const auto* b = dynamic_cast<const BinaryNode*>(e.get());
+    if (b == nullptr || (e->kind() != TirKind::kFloorDiv && e->kind() != TirKind::kFloorMod)) return false;
+    const auto* v = b->a.as<VarNode>();
+    const int64_t* k = ConstInt(b->b);
+    if (v == nullptr || !vars.count(v) || k == nullptr || *k <= 0) return false;
+    uses[v].push_back({e->kind(), *k});
+  }
+  for (const VarNode* v : vars) {
+    auto it = uses.find(v);
+    if (it == uses.end()) return false;
+    const auto& u = it->second;
+    const bool plain = u.size() == 1 && u[0].first == TirKind::kVar;
+    const bool pair = u.size() == 2 && u[0].first == TirKind::kFloorDiv && u[1].first == TirKind::kFloorMod &&
+                      u[0].second == u[1].second;
+    if (!plain && !pair) return false;
+  }
+  // The stored value at `at`: each index expression replaced by its
+  // coordinate there; no loop variable may be left.
+  struct AtPoint : StmtExprMutator {
+    const std::vector<PrimExpr>* from;
+    const std::vector<PrimExpr>* to;
+    PrimExpr MutateExpr(const PrimExpr& e) override {
+      for (size_t k = 0; k < from->size(); ++k)
+        if (arith::StructuralEqual(e, (*from)[k])) return (*to)[k];
+      return StmtExprMutator::MutateExpr(e);
+    }
+  } point;
+  point.from = &store->indices;
+  point.to = &at;
+  PrimExpr v = point.MutateExpr(store->value);
+  if (Uses(v, vars) || RefsOf(std::make_shared<EvaluateNode>(v)).loads.count(dst->data.get())) return false;
+  // Cheap enough to compute again in every tile of channels that reads it:
+  // at most kMaxPrologueOps adds, subtracts, multiplies, minima and maxima,
+  // and one load that moves over the plane (the others, per image and
+  // channel, are broadcasts). An exp or a divide, or a second tensor read
+  // per point, would be redone O / MR times where the nest did it once.
+  struct Cost : StmtExprVisitor {
+    std::unordered_set<const VarNode*> plane;
+    int ops = 0, plane_loads = 0;
+    bool ok = true;
+    void VisitExpr(const PrimExpr& e) override {
+      switch (e->kind()) {
+        case TirKind::kBufferLoad:
+          for (const PrimExpr& i : e.as<BufferLoadNode>()->indices) {
+            if (Uses(i, plane)) {
+              ++plane_loads;
+              break;
+            }
+          }
+          return;
+        case TirKind::kIntImm:
+        case TirKind::kFloatImm:
+        case TirKind::kVar:
+          return;
+        case TirKind::kAdd:
+        case TirKind::kSub:
+        case TirKind::kMul:
+        case TirKind::kMin:
+        case TirKind::kMax:
+          ++ops;
+          StmtExprVisitor::VisitExpr(e);
+          return;
+        default:
+          ok = false;
+      }
+    }
+  } cost;
+  struct Vars : StmtExprVisitor {
+    std::unordered_set<const VarNode*>* out;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* var = e.as<VarNode>()) out->insert(var);
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } plane_vars;
+  plane_vars.out = &cost.plane;
+  for (size_t k = at.size() >= 2 ? at.size() - 2 : 0; k < at.size(); ++k) plane_vars.VisitExpr(at[k]);
+  cost.VisitExpr(v);
+  if (!cost.ok || cost.ops > kMaxPrologueOps || cost.plane_loads > 1) return false;
+  *value = v;
   return true;
 }
 

@@ -2,7 +2,7 @@
 // schedule's flat rows, conv_symbolic_schedule.h) with a bias and a
 // hard-swish after them, as PP-OCRv4's LCNet blocks have them: rows of 240
 // flat columns, the last one with the rest, tiles of 8 channels x 48
-// columns where they recompute no more columns than 32-column tiles. The
+// columns then at most two of 32 (the row's 16-column vectors exactly). The
 // tile widths of the lowered kernel, then the numbers against a
 // double-precision reference at plane sizes around every rule (driver + VM).
 #include <gtest/gtest.h>
@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -62,6 +63,37 @@ TEST(ConvSymbolicPointwiseTest, FlatRowsTakeTilesOf48Columns) {
   }
 }
 
+// Sequences of a 48-column tile loop followed by a 32-column one (the names
+// SymConvKernel gives them: xt48, xt32): WideRowTiles' exact cover of a
+// row's 16-column vectors.
+int WideThenNarrow(const PrimFunc& f) {
+  struct Find : StmtExprVisitor {
+    int found = 0;
+    static bool Loop(const Stmt& s, const std::string& name) {
+      const auto* loop = As<ForNode>(s);
+      return loop != nullptr && loop->loop_var->name.rfind(name, 0) == 0;
+    }
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* seq = As<SeqStmtNode>(s)) {
+        for (size_t i = 0; i + 1 < seq->seq.size(); ++i)
+          if (Loop(seq->seq[i], "xt48") && Loop(seq->seq[i + 1], "xt32")) ++found;
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } find;
+  find.VisitStmt(f->body);
+  return find.found;
+}
+
+TEST(ConvSymbolicPointwiseTest, FlatRowsCoverTheirVectorsExactly) {
+  // A flat row of 80 columns (an 8 x 10 plane) is one 48-column tile and one
+  // of 32, as the pinned schedule has it, not two of 48 (96 columns
+  // computed): the flat rows take WideRowTiles.
+  PrimFunc f = LowerPrimFunc(Module(96, 96), Options(1), "conv2d");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GE(WideThenNarrow(f), 1);
+}
+
 void CheckNumbers(int64_t c, int64_t o, int threads, int64_t n, const std::vector<std::pair<int64_t, int64_t>>& sizes) {
   SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(o) + " threads " + std::to_string(threads) + " batch " +
                std::to_string(n));
@@ -98,9 +130,12 @@ void CheckNumbers(int64_t c, int64_t o, int threads, int64_t n, const std::vecto
 // and 287 (one row), 288 (240 and a row of 48), 400 (240 and 160: 5 x 32),
 // 480 and 960 (PP-OCRv4's 6 x 80 and 12 x 80: rows of 240), 481 (240 and
 // 241).
+// 49, 64, 80, 100 and 112 (one row: 2 x 32 the last moved back, 2 x 32,
+// 48 + 32, 48 + 2 x 32 the last moved back, 48 + 2 x 32).
 const std::vector<std::pair<int64_t, int64_t>> kPlanes = {
     {1, 1},  {1, 7},  {5, 7},   {1, 33},  {1, 48},  {7, 20},  {16, 16}, {7, 40},
-    {7, 41}, {12, 24}, {20, 20}, {6, 80}, {12, 80}, {13, 37}, {3, 80}};
+    {7, 41}, {12, 24}, {20, 20}, {6, 80}, {12, 80}, {13, 37}, {3, 80},
+    {1, 49}, {8, 8},  {8, 10},  {10, 10}, {7, 16}};
 
 TEST(ConvSymbolicPointwiseTest, Numbers) {
   CheckNumbers(24, 24, 1, 1, kPlanes);
@@ -231,6 +266,78 @@ TEST(ConvSymbolicPointwiseTest, ConcatenationNumbers) {
   // A source the kernel computes (read in place too), odd sizes and batches.
   CheckConcatNumbers(3, 16, 8, 1, 1, planes, true);
   CheckConcatNumbers(2, 5, 8, 2, 3, {{1, 1}, {7, 41}, {10, 10}, {3, 80}}, true);
+}
+
+// main(x[n, C, h, w], s[n, C, 1, 1], w[O, C, 1, 1], b[O, 1, 1]) =
+// conv2d(x * s, w) + b: a squeeze-excite block's scaled input read by its
+// projection (PP-OCR's LCNet blocks). With `keep`, x * s is returned too.
+// With `divide`, the input is x / s instead (a divide a point: kept as its
+// own pass, not redone in every tile of channels).
+std::string ScaledModule(int64_t c, int64_t o, bool keep = false, bool divide = false) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(c) + ", \"h\", \"w\"") +
+         ", sc: " + T("\"n\", " + s(c) + ", 1, 1") + ", w: " + T(s(o) + ", " + s(c) + ", 1, 1") +
+         ", b: " + T(s(o) + ", 1, 1") + ")" + (keep ? "" : " -> R.Tensor(dtype=\"float32\", ndim=4)") +
+         ":\n        with R.dataflow():\n" +
+         (divide ? "            xs = R.divide(x, sc)\n" : "            xs = R.multiply(x, sc)\n") +
+         "            c = R.nn.conv2d(xs, w, strides=[1, 1], padding=[0, 0, 0, 0], dilation=[1, 1])\n"
+         "            gv = R.add(c, b)\n" +
+         (keep ? "            r = (gv, xs)\n            R.output(r)\n        return r\n"
+               : "            R.output(gv)\n        return gv\n");
+}
+
+TEST(ConvSymbolicPointwiseTest, ScaledInputComputedInTheTiles) {
+  // The scaled input (40 channels) is never stored: the tiles multiply x by
+  // s as they load it. Returned as well, it is stored (and the tiles read
+  // it); divided by s, it is stored (MatchPrologueNest's cost rule).
+  PrimFunc f = LowerPrimFunc(ScaledModule(40, 16), Options(1), "conv2d");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(StoresWithChannels(f, 40), 0);
+  EXPECT_GT(StoresWithChannels(f, 16), 0);
+  test_util::TileCensus census = CountTiles(f);
+  EXPECT_EQ(census.global_updates, 0);
+  EXPECT_NE(std::find(census.fma_widths.begin(), census.fma_widths.end(), 48), census.fma_widths.end());
+  PrimFunc kept = LowerPrimFunc(ScaledModule(40, 16, true), Options(1), "multiply");
+  ASSERT_NE(kept, nullptr);
+  EXPECT_GT(StoresWithChannels(kept, 40), 0);
+  PrimFunc divided = LowerPrimFunc(ScaledModule(40, 16, false, true), Options(1), "conv2d");
+  ASSERT_NE(divided, nullptr);
+  EXPECT_GT(StoresWithChannels(divided, 40), 0);
+}
+
+TEST(ConvSymbolicPointwiseTest, ScaledInputNumbers) {
+  // Against a double-precision reference: batches of 1 and 3, planes
+  // around the flat rows' rules, 1 and 2 threads.
+  for (auto [c, o, threads, n] : {std::tuple<int64_t, int64_t, int, int64_t>{40, 16, 1, 1}, {13, 24, 2, 3}}) {
+    SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(o) + " threads " + std::to_string(threads));
+    auto mod = CompileAndLoad(ScaledModule(c, o), Options(threads), threads);
+    ASSERT_NE(mod, nullptr);
+    std::vector<float> w = RandomFloats(o * c, 2, 0.5f), b = RandomFloats(o, 3, 3.0f);
+    std::vector<float> sc = RandomFloats(n * c, 4, 1.0f);
+    for (auto [h, wd] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 33}, {8, 10}, {2, 96}, {3, 96}, {13, 37}}) {
+      SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
+      const int64_t hw = h * wd;
+      std::vector<float> x = RandomFloats(n * c * hw, 1 + h * 100 + wd);
+      std::vector<Any> args = {FloatTensor({n, c, h, wd}, x), FloatTensor({n, c, 1, 1}, sc),
+                               FloatTensor({o, c, 1, 1}, w), FloatTensor({o, 1, 1}, b)};
+      Result<Tensor> out = InvokeMain(*mod, args);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, o, h, wd}));
+      const float* got = out->data<float>();
+      int bad = 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t oc = 0; oc < o; ++oc)
+          for (int64_t p = 0; p < hw; ++p) {
+            double want = b[oc];
+            for (int64_t ic = 0; ic < c; ++ic)
+              want += double(x[(i * c + ic) * hw + p] * sc[i * c + ic]) * w[oc * c + ic];
+            const float at = got[(i * o + oc) * hw + p];
+            if (!(std::fabs(at - want) <= 1e-5 * double(c) + 1e-5) && ++bad <= 5)
+              ADD_FAILURE() << "image " << i << " o " << oc << " point " << p << ": got " << at << ", want " << want;
+          }
+      EXPECT_EQ(bad, 0);
+    }
+  }
 }
 
 }  // namespace

@@ -85,8 +85,14 @@ class SymConvRewriter : public StmtExprMutator {
       const VarNode* x = cv.data->data.get();
       bool concat_before = !out.empty() && i > 0 && out.back() == in[i - 1] && !params_.count(x) &&
                            all_refs_.Refs(x) == 2 && MatchSymbolicChannelConcat(out.back(), cv.data, &sources);
-      SymConvKernel builder(cv, threads_, store_out, params_, std::move(sources));
-      if (concat_before && builder.ReadsSources()) out.pop_back();
+      // Else an elementwise nest just before that computes X alone (a
+      // squeeze-excite scale): the flat tiles compute X's values from what
+      // it reads, and the nest goes.
+      const bool prologue_before = !concat_before && !out.empty() && i > 0 && out.back() == in[i - 1] &&
+                                   !params_.count(x) && all_refs_.Refs(x) == 2;
+      SymConvKernel builder(cv, threads_, store_out, params_, std::move(sources),
+                            prologue_before ? out.back() : Stmt());
+      if ((concat_before && builder.ReadsSources()) || (prologue_before && builder.ReadsPrologue())) out.pop_back();
       for (const Stmt& m : moved) out.push_back(m);
       Stmt kernel = builder.Build();
       // Depthwise: the banded phase planes (depthwise_banded.h) for output
