@@ -291,8 +291,8 @@ TEST(DepthwiseBandedTest, StrideOneNumbers) {
 }
 
 // Narrow rows (at most 14 columns) of 16 or more channels: the channel-block
-// kernel (depthwise_channel_block_symbolic.h), a branch per output width,
-// chosen at run time; the others keep theirs.
+// kernel (depthwise_channel_block_symbolic.h), a branch per two output
+// widths, chosen at run time; the others keep theirs.
 TEST(DepthwiseChannelBlockSymbolicTest, TakesNarrowRows) {
   PrimFunc f = LowerPrimFunc(DwModule(DwCase{32, 5, 1, 1, "hardswish"}), Options(2), "conv2d");
   ASSERT_NE(f, nullptr);
@@ -308,7 +308,8 @@ TEST(DepthwiseChannelBlockSymbolicTest, TakesNarrowRows) {
   EXPECT_EQ(testing::Print(g).find("transpose16"), std::string::npos);
 }
 
-// Sizes around the kernel's limits: output widths 1..14 (one branch each),
+// Sizes around the kernel's limits: output widths 1..14 (odd ones compute
+// a column more than they store),
 // planes of 16 pixels and fewer (another kernel's), widths of 15 and 16
 // (the others'), windows over 32 KiB (tall planes: the others'), a last
 // channel block moved back (24 and 40 channels), strides 1, 2 and (2, 1).
