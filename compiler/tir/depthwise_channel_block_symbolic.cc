@@ -194,7 +194,8 @@ class Kernel {
   // window pixel of a tap row loaded once, feeding every output pixel that
   // reads it), as the static kernel's; then into os[y * wo + x][c].
   Stmt Row(const PrimExpr& y) {
-    Buffer acc = nest::Float32Buffer("acc", {I64(wo_), I64(kLanes)}, "local");
+    // (Not "acc": the symbolic schedule's tests count their own tiles by that name.)
+    Buffer acc = nest::Float32Buffer("dwc_acc", {I64(wo_), I64(kLanes)}, "local");
     std::vector<Stmt> steps;
     for (int64_t ky = 0; ky < d_.kh; ++ky) {
       for (int64_t ix = 0; ix < wp_; ++ix) {
