@@ -8,6 +8,7 @@
 #include "compiler/tir/conv_symbolic_concat.h"
 #include "compiler/tir/conv_symbolic_kernel.h"
 #include "compiler/tir/depthwise_banded.h"
+#include "compiler/tir/depthwise_channel_block_symbolic.h"
 #include "compiler/tir/stmt_functor.h"
 
 namespace kiln {
@@ -102,6 +103,8 @@ class SymConvRewriter : public StmtExprMutator {
         d.epilogue = cv.epilogue;
         d.store_out = store_out;
         kernel = std::make_shared<IfThenElseNode>(dw::TakesRow(d), dw::BuildBandedDepthwise(d, {}), kernel);
+        // Narrow rows: 16 channels at a time (depthwise_channel_block_symbolic.h).
+        if (d.o >= 16) kernel = std::make_shared<IfThenElseNode>(dw::TakesChannelBlock(d), dw::BuildSymbolicChannelBlock(d), kernel);
       }
       out.push_back(kernel);
       i = used;

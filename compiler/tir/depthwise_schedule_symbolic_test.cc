@@ -290,6 +290,41 @@ TEST(DepthwiseBandedTest, StrideOneNumbers) {
   CheckNumbers(DwCase{4, 3, 1, 1}, 2, kSizes, 1);
 }
 
+// Narrow rows (at most 14 columns) of 16 or more channels: the channel-block
+// kernel (depthwise_channel_block_symbolic.h), a branch per two output
+// widths, chosen at run time; the others keep theirs.
+TEST(DepthwiseChannelBlockSymbolicTest, TakesNarrowRows) {
+  PrimFunc f = LowerPrimFunc(DwModule(DwCase{32, 5, 1, 1, "hardswish"}), Options(2), "conv2d");
+  ASSERT_NE(f, nullptr);
+  std::string text = testing::Print(f);
+  EXPECT_NE(text.find("transpose16"), std::string::npos) << text;
+  EXPECT_NE(text.find("_cmajor = T.decl_buffer"), std::string::npos) << text;
+  // The run-time test on the output width, and the band for wide rows.
+  EXPECT_NE(text.find("<= 14"), std::string::npos) << text;
+  EXPECT_TRUE(ShapeOf(f).band) << text;
+  // Fewer than 16 channels: not its.
+  PrimFunc g = LowerPrimFunc(DwModule(DwCase{8, 5, 1, 1, "hardswish"}), Options(2), "conv2d");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(testing::Print(g).find("transpose16"), std::string::npos);
+}
+
+// Sizes around the kernel's limits: output widths 1..14 (odd ones compute
+// a column more than they store),
+// planes of 16 pixels and fewer (another kernel's), widths of 15 and 16
+// (the others'), windows over 32 KiB (tall planes: the others'), a last
+// channel block moved back (24 and 40 channels), strides 1, 2 and (2, 1).
+TEST(DepthwiseChannelBlockSymbolicTest, Numbers) {
+  std::vector<std::pair<int64_t, int64_t>> sizes = {{8, 10}, {16, 20}, {4, 4}, {3, 5}, {2, 8}, {5, 14}, {7, 13},
+                                                    {6, 12}, {9, 11}, {1, 16}, {12, 1}, {20, 2}, {10, 15},
+                                                    {4, 16}, {80, 14}, {11, 7}, {13, 9}, {17, 3}, {6, 6}};
+  CheckNumbers(DwCase{24, 5, 1, 1, "hardswish"}, 1, sizes, 1);
+  CheckNumbers(DwCase{16, 3, 1, 1, "bn_relu"}, 2, sizes, 2);
+  CheckNumbers(DwCase{40, 5, 2, 2, "bn_relu"}, 2, sizes, 1);
+  CheckNumbers(DwCase{32, 3, 2, 2}, 1, sizes, 2);
+  CheckNumbers(DwCase{24, 5, 2, 1, "hardswish"}, 1, sizes, 1);
+  CheckNumbers(DwCase{16, 5, 1, 1, "hardswish", 8, 0}, 1, {{8, 10}, {8, 3}, {8, 14}, {8, 20}}, 2);
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
