@@ -420,6 +420,20 @@ void KernelEmitter::ParallelFor(const ForNode* op) {
   if (std::optional<PrimExpr> per_iter = tir::ParallelIterationWork(*op)) {
     work = b_.CreateMul(extent, Index(*per_iter), "", /*HasNUW=*/false, /*HasNSW=*/false);
   }
+  // A loop whose size is known only at run time (a symbolic extent, or
+  // symbolic loops inside) also applies what a static schedule decides at
+  // compile time (tir/parallel_work.h, ParallelStaticRuleWork): one
+  // iteration, or a nest under the static threshold of its kind, runs on the
+  // caller. A static loop has no such check: its schedule already decided.
+  llvm::Value* too_small = nullptr;
+  std::optional<tir::StaticRuleWork> rule = tir::ParallelStaticRuleWork(*op);
+  if (op->extent.as<IntImmNode>() == nullptr || (rule && rule->per_iteration.as<IntImmNode>() == nullptr)) {
+    too_small = b_.CreateICmpSLT(extent, b_.getInt64(2));
+    if (rule) {
+      llvm::Value* total = b_.CreateMul(extent, Index(rule->per_iteration), "", /*HasNUW=*/false, /*HasNSW=*/false);
+      too_small = b_.CreateOr(too_small, b_.CreateICmpSLT(total, b_.getInt64(rule->threshold)));
+    }
+  }
   auto* launch_or_not = llvm::BasicBlock::Create(ctx_, name + ".threads", st_.fn);
   auto* serial = llvm::BasicBlock::Create(ctx_, name + ".serial", st_.fn);
   auto* launch = llvm::BasicBlock::Create(ctx_, name + ".launch", st_.fn);
@@ -430,6 +444,7 @@ void KernelEmitter::ParallelFor(const ForNode* op) {
   threads = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, threads, b_.getInt64(1));
   llvm::Value* go_serial = b_.CreateICmpSLE(threads, b_.getInt64(1));
   if (work != nullptr) go_serial = b_.CreateOr(go_serial, b_.CreateICmpSLT(work, b_.getInt64(tir::kMinParallelWork)));
+  if (too_small != nullptr) go_serial = b_.CreateOr(go_serial, too_small);
   b_.CreateCondBr(go_serial, serial, launch);
 
   b_.SetInsertPoint(serial);

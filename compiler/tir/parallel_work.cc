@@ -3,6 +3,7 @@
 #include <unordered_set>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/tir/stmt_functor.h"
 
 namespace kiln {
 namespace tir {
@@ -162,6 +163,32 @@ PrimExpr LowerBound(const PrimExpr& e, const std::unordered_set<const ir::VarNod
   }
 }
 
+// The fma calls of an expression: a convolution's or matmul's multiply-adds,
+// one per lane.
+int64_t FmaCount(const PrimExpr& e) {
+  if (!e.defined()) return 0;
+  const ir::PrimExprNode* n = e.get();
+  if (ir::IsBinary(n->kind())) {
+    const auto* b = static_cast<const ir::BinaryNode*>(n);
+    return FmaCount(b->a) + FmaCount(b->b);
+  }
+  switch (n->kind()) {
+    case TirKind::kNot: return FmaCount(static_cast<const ir::NotNode*>(n)->a);
+    case TirKind::kCast: return FmaCount(static_cast<const ir::CastNode*>(n)->value);
+    case TirKind::kSelect: {
+      const auto* s = static_cast<const ir::SelectNode*>(n);
+      return FmaCount(s->cond) + FmaCount(s->true_value) + FmaCount(s->false_value);
+    }
+    case TirKind::kCall: {
+      const auto* c = static_cast<const ir::CallNode*>(n);
+      int64_t k = c->op == "fma" ? 1 : 0;
+      for (const auto& a : c->args) k += FmaCount(a);
+      return k;
+    }
+    default: return 0;
+  }
+}
+
 PrimExpr AsInt64(const PrimExpr& e) {
   return e.dtype() == DType::Int64() ? e : ir::Cast(DType::Int64(), e);
 }
@@ -170,7 +197,8 @@ class WorkCounter {
  public:
   bool ok = true;
 
-  explicit WorkCounter(const ir::VarNode* outer) { bound_.insert(outer); }
+  enum class Measure { kOperations, kMacs, kIterations };
+  WorkCounter(const ir::VarNode* outer, Measure m) : measure_(m) { bound_.insert(outer); }
 
   // The work of `s`, run `trips` times.
   PrimExpr Count(const ir::Stmt& s, const PrimExpr& trips) {
@@ -178,10 +206,9 @@ class WorkCounter {
     switch (s->kind()) {
       case TirKind::kBufferStore: {
         const auto* st = ir::As<ir::BufferStoreNode>(s);
-        return trips * PrimExpr(1 + ExprWork(st->value));
+        return trips * PrimExpr(Of(st->value));
       }
-      case TirKind::kEvaluate:
-        return trips * PrimExpr(1 + ExprWork(ir::As<ir::EvaluateNode>(s)->value));
+      case TirKind::kEvaluate: return trips * PrimExpr(Of(ir::As<ir::EvaluateNode>(s)->value));
       case TirKind::kFor: {
         const auto* f = ir::As<ir::ForNode>(s);
         // An extent that depends on the iteration (a split reduction's
@@ -195,7 +222,7 @@ class WorkCounter {
         // A vectorized loop runs as vectors of kVectorLanes (the codegen's
         // chunk, vector_loop.cc): an operation counts once per vector.
         PrimExpr n = AsInt64(extent);
-        if (f->for_kind == ir::ForKind::kVectorized) {
+        if (f->for_kind == ir::ForKind::kVectorized && measure_ == Measure::kOperations) {
           n = ir::MakeBinary(TirKind::kFloorDiv, n + PrimExpr(kVectorLanes - 1), PrimExpr(kVectorLanes));
         }
         bound_.insert(f->loop_var.get());
@@ -237,16 +264,46 @@ class WorkCounter {
   }
 
  private:
+  // What one store or call of value `v` counts for.
+  int64_t Of(const PrimExpr& v) const {
+    switch (measure_) {
+      case Measure::kMacs: return FmaCount(v);
+      case Measure::kIterations: return 1;
+      default: return 1 + ExprWork(v);
+    }
+  }
+
+  Measure measure_;
   std::unordered_set<const ir::VarNode*> bound_;
 };
+
+std::optional<PrimExpr> Measured(const ir::ForNode& loop, WorkCounter::Measure m) {
+  WorkCounter counter(loop.loop_var.get(), m);
+  PrimExpr w = counter.Count(loop.body, PrimExpr(int64_t{1}));
+  if (!counter.ok) return std::nullopt;
+  return arith::Simplify(w);
+}
 
 }  // namespace
 
 std::optional<PrimExpr> ParallelIterationWork(const ir::ForNode& loop) {
-  WorkCounter counter(loop.loop_var.get());
-  PrimExpr w = counter.Count(loop.body, PrimExpr(int64_t{1}));
-  if (!counter.ok) return std::nullopt;
-  return arith::Simplify(w);
+  return Measured(loop, WorkCounter::Measure::kOperations);
+}
+
+std::optional<StaticRuleWork> ParallelStaticRuleWork(const ir::ForNode& loop) {
+  struct FmaFinder : StmtExprVisitor {
+    bool found = false;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* c = e.as<ir::CallNode>(); c != nullptr && c->op == "fma") found = true;
+      if (!found) StmtExprVisitor::VisitExpr(e);
+    }
+  } finder;
+  finder.VisitStmt(loop.body);
+  const bool macs = finder.found;
+  std::optional<PrimExpr> w =
+      Measured(loop, macs ? WorkCounter::Measure::kMacs : WorkCounter::Measure::kIterations);
+  if (!w) return std::nullopt;
+  return StaticRuleWork{*w, macs ? kMinParallelMacs : kMinParallelWork};
 }
 
 }  // namespace tir

@@ -46,6 +46,38 @@ constexpr int64_t kMinParallelWork = 16384;
 
 std::optional<ir::PrimExpr> ParallelIterationWork(const ir::ForNode& loop);
 
+// The static schedules decide at compile time whether a loop is worth a
+// launch, each by its own measure of the whole nest: the default schedule by
+// its iteration count (>= kMinParallelWork, default_schedule.h), a
+// convolution or matmul by its multiply-adds (>= kMinParallelConvWork /
+// kMinParallelMatmulWork, conv_schedule.h, matmul_schedule.h). A symbolic
+// kernel cannot, so its loop is parallel at every size, and the operation
+// count above is the only check left: a register-blocked fma counts a dozen
+// operations there (well under a cycle each), and a padded pool's window a
+// select nest of 70. mtcnn_pnet at 12 x 12 launched 4 times a call where the
+// pinned build launches none (its 27000-MAC first convolution counted 68000
+// operations, a 250-output pool 17750).
+//
+// ParallelStaticRuleWork is that measure for one iteration of `loop`, as an
+// int64 expression like ParallelIterationWork's, with the threshold it is to
+// reach in all: where the loop holds an fma call, its multiply-adds (every
+// lane of every fma, times the trip counts around it, a vectorized loop's in
+// lanes) against kMinParallelMacs; otherwise its iterations (stores, counted
+// the same way) against kMinParallelWork. nullopt as for
+// ParallelIterationWork. The code generator checks it, besides the operation
+// count, where the loop's extent or this measure is symbolic; a static loop's
+// schedule already applied its rule.
+struct StaticRuleWork {
+  ir::PrimExpr per_iteration;
+  int64_t threshold;
+};
+std::optional<StaticRuleWork> ParallelStaticRuleWork(const ir::ForNode& loop);
+
+// The smaller of the static multiply-add thresholds (matmul_schedule.h's
+// kMinParallelMatmulWork; convolutions use 4x this): a symbolic kernel does
+// not stay serial where its pinned build would launch.
+constexpr int64_t kMinParallelMacs = 64 * 1024;
+
 }  // namespace tir
 }  // namespace kiln
 

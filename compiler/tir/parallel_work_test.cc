@@ -170,6 +170,49 @@ def k(a_handle: T.handle, c: T.Buffer((8,), "float32")):
   EXPECT_EQ(WorkAt(f, "n", 800), std::optional<int64_t>(410));
 }
 
+TEST(ParallelWorkTest, StaticRuleCountsMultiplyAddsWhereTheLoopHasAnFma) {
+  // Per row: 8 x 16 lanes of fma = 128 multiply-adds (the vectorized loop in
+  // lanes, not in vectors); the zeroing and the epilogue count nothing.
+  ir::PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def k(x: T.Buffer((4, 8), "float32"), w: T.Buffer((8, 16), "float32"), y: T.Buffer((4, 16), "float32")):
+    for i in T.parallel(T.int64(4)):
+        for j in T.vectorized(T.int64(16)):
+            y[i, j] = T.float32(0)
+        for k in range(T.int64(8)):
+            for j in T.vectorized(T.int64(16)):
+                y[i, j] = T.call_intrin("float32", "fma", x[i, k], w[k, j], y[i, j])
+        for j in T.vectorized(T.int64(16)):
+            y[i, j] = T.max(y[i, j], T.float32(0))
+)", "k");
+  const ir::ForNode* loop = FirstParallelLoop(f->body);
+  ASSERT_NE(loop, nullptr);
+  std::optional<StaticRuleWork> r = ParallelStaticRuleWork(*loop);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(arith::AsConstInt(r->per_iteration), std::optional<int64_t>(128));
+  EXPECT_EQ(r->threshold, kMinParallelMacs);
+}
+
+TEST(ParallelWorkTest, StaticRuleCountsIterationsWithoutAnFma) {
+  // As the default schedule's rule: every element (lane) stored counts 1,
+  // however much arithmetic it takes (64 + 4 per row).
+  ir::PrimFunc f = ParseFunc(R"(
+@T.prim_func
+def k(a: T.Buffer((8, 64), "float32"), c: T.Buffer((8, 64), "float32"), d: T.Buffer((8, 4), "float32")):
+    for i in T.parallel(T.int64(8)):
+        for j in T.vectorized(T.int64(64)):
+            c[i, j] = T.exp(a[i, j] * T.float32(2) + T.float32(1))
+        for j in range(T.int64(4)):
+            d[i, j] = T.tanh(a[i, j])
+)", "k");
+  const ir::ForNode* loop = FirstParallelLoop(f->body);
+  ASSERT_NE(loop, nullptr);
+  std::optional<StaticRuleWork> r = ParallelStaticRuleWork(*loop);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(arith::AsConstInt(r->per_iteration), std::optional<int64_t>(68));
+  EXPECT_EQ(r->threshold, kMinParallelWork);
+}
+
 // ---- the generated launch
 
 // A kernel environment that counts parallel launches and the largest task
@@ -274,6 +317,133 @@ TEST_F(GeneratedLaunchTest, LargeLoopLaunchesWithBoundedChunks) {
 TEST_F(GeneratedLaunchTest, OneThreadNeverLaunches) {
   int32_t max_tasks = 0;
   EXPECT_EQ(Run(kMinParallelWork / 16 * 8, 1, &max_tasks), 0);
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
+
+namespace kiln {
+namespace tir {
+namespace {
+
+// y[i, :] = x[i, :] @ w, 64 x 16 multiply-adds a row; the row loop parallel,
+// over a symbolic row count or a static one. One row counts 64 x (store +
+// fma call + 3 loads) = 768 operations but 1024 multiply-adds.
+const char* kRowsTimesW = R"(
+@T.prim_func
+def rows_w(x_handle: T.handle, w: T.Buffer((64, 16), "float32"), y_handle: T.handle):
+    n = T.int64()
+    X = T.match_buffer(x_handle, (n, 64), "float32")
+    Y = T.match_buffer(y_handle, (n, 16), "float32")
+    for i in T.parallel(n):
+        for j in T.vectorized(T.int64(16)):
+            Y[i, j] = T.float32(0)
+        for k in range(T.int64(64)):
+            for j in T.vectorized(T.int64(16)):
+                Y[i, j] = T.call_intrin("float32", "fma", X[i, k], w[k, j], Y[i, j])
+)";
+
+// The same kernel pinned to `rows` rows.
+std::string StaticRowsTimesW(int64_t rows) {
+  std::string r = std::to_string(rows);
+  return "@T.prim_func\n"
+         "def rows_w(X: T.Buffer((" + r + ", 64), \"float32\"), w: T.Buffer((64, 16), \"float32\"), "
+         "Y: T.Buffer((" + r + ", 16), \"float32\")):\n"
+         "    for i in T.parallel(T.int64(" + r + ")):\n"
+         "        for j in T.vectorized(T.int64(16)):\n"
+         "            Y[i, j] = T.float32(0)\n"
+         "        for k in range(T.int64(64)):\n"
+         "            for j in T.vectorized(T.int64(16)):\n"
+         "                Y[i, j] = T.call_intrin(\"float32\", \"fma\", X[i, k], w[k, j], Y[i, j])\n";
+}
+
+// Builds `source`'s rows_w, runs it on `rows` rows with `threads` threads
+// through a counting environment, checks every output against a plain
+// loop and returns the launches it made (-1 on a build failure).
+int32_t RunRowsTimesW(const std::string& source, int64_t rows, int threads) {
+  ir::PrimFunc f = LowerBlocks(ParseFunc(source, "rows_w"));
+  Result<codegen::NativeLibraryBuild> built = codegen::BuildNativeLibrary({f}, {});
+  EXPECT_TRUE(built.ok()) << built.status().ToString();
+  if (!built.ok()) return -1;
+  auto lib = NativeLibrary::LoadFromMemory(built->shared_object.data(), built->shared_object.size(), "rows_w");
+  EXPECT_TRUE(lib.ok());
+  if (!lib.ok()) return -1;
+  auto entry = (*lib)->Find("rows_w");
+  EXPECT_TRUE(entry.ok());
+  if (!entry.ok()) return -1;
+  ThreadPool pool(threads);
+  CountingEnv counting;
+  counting.pool = &pool;
+  kiln_kernel_env env = MakeKernelEnv(&pool);
+  env.ctx = &counting;
+  env.parallel_for = CountingParallelFor;
+  Result<Tensor> xr = Tensor::Empty({rows, 64}, DType::Float32());
+  Result<Tensor> wr = Tensor::Empty({64, 16}, DType::Float32());
+  Result<Tensor> yr = Tensor::Empty({rows, 16}, DType::Float32());
+  EXPECT_TRUE(xr.ok() && wr.ok() && yr.ok());
+  if (!xr.ok() || !wr.ok() || !yr.ok()) return -1;
+  Tensor x = *xr, w = *wr, y = *yr;
+  // Small integers: every sum is exact in float, whatever the order.
+  for (int64_t i = 0; i < rows * 64; ++i) x.data<float>()[i] = static_cast<float>(i % 7) - 3;
+  for (int64_t i = 0; i < 64 * 16; ++i) w.data<float>()[i] = static_cast<float>(i % 5) - 2;
+  for (int64_t i = 0; i < rows * 16; ++i) y.data<float>()[i] = -1;
+  kiln_kernel_arg args[3];
+  args[0].tensor = AsKernelTensor(x.dl());
+  args[1].tensor = AsKernelTensor(w.dl());
+  args[2].tensor = AsKernelTensor(y.dl());
+  EXPECT_EQ((*entry)->fn(&env, args, 3), 0);
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < 16; ++j) {
+      float want = 0;
+      for (int64_t k = 0; k < 64; ++k) want += x.data<float>()[i * 64 + k] * w.data<float>()[k * 16 + j];
+      EXPECT_EQ(y.data<float>()[i * 16 + j], want) << "rows=" << rows << " i=" << i << " j=" << j;
+      if (y.data<float>()[i * 16 + j] != want) return counting.launches.load();
+    }
+  }
+  return counting.launches.load();
+}
+
+// 32 rows: 24576 operations (over kMinParallelWork, a launch by the
+// operation count alone) but 32768 multiply-adds (under kMinParallelMacs).
+constexpr int64_t kSmallRows = 32;
+static_assert(kSmallRows * 768 >= kMinParallelWork && kSmallRows * 1024 < kMinParallelMacs, "between the rules");
+
+TEST(StaticRuleLaunchTest, SymbolicLoopUnderTheStaticRuleRunsOnTheCaller) {
+  EXPECT_EQ(RunRowsTimesW(kRowsTimesW, kSmallRows, 2), 0);
+  EXPECT_EQ(RunRowsTimesW(kRowsTimesW, 1, 2), 0);
+}
+
+TEST(StaticRuleLaunchTest, SymbolicLoopOverTheStaticRuleStillLaunches) {
+  EXPECT_EQ(RunRowsTimesW(kRowsTimesW, kMinParallelMacs / 1024, 2), 1);
+  EXPECT_EQ(RunRowsTimesW(kRowsTimesW, 512, 2), 1);
+}
+
+TEST(StaticRuleLaunchTest, StaticLoopHasNoStaticRuleCheck) {
+  // Its schedule decided to make it parallel: only the operation count
+  // applies, and 32 rows launch.
+  EXPECT_EQ(RunRowsTimesW(StaticRowsTimesW(kSmallRows), kSmallRows, 2), 1);
+}
+
+// The check in the generated code: the symbolic kernel compares its
+// multiply-adds with kMinParallelMacs, the static one has no such compare.
+TEST(StaticRuleLaunchTest, OnlyTheSymbolicKernelComparesWithTheMacThreshold) {
+  auto ir_of = [](const std::string& source) {
+    Result<std::string> ir = codegen::EmitLLVMIR({LowerBlocks(ParseFunc(source, "rows_w"))}, {});
+    EXPECT_TRUE(ir.ok()) << ir.status().ToString();
+    return ir.ok() ? *ir : std::string();
+  };
+  auto compares_with_threshold = [](const std::string& ir) {
+    // slt T, or its canonical forms sgt T - 1 / ult / ugt.
+    for (const std::string& c : {std::to_string(kMinParallelMacs), std::to_string(kMinParallelMacs - 1)})
+      for (const char* op : {"slt", "sgt", "ult", "ugt", "sle", "sge", "ule", "uge"})
+        if (ir.find(std::string("icmp ") + op + " i64 %") != std::string::npos &&
+            ir.find(", " + c + "\n") != std::string::npos)
+          return true;
+    return false;
+  };
+  EXPECT_TRUE(compares_with_threshold(ir_of(kRowsTimesW)));
+  EXPECT_FALSE(compares_with_threshold(ir_of(StaticRowsTimesW(kSmallRows))));
 }
 
 }  // namespace
