@@ -198,9 +198,10 @@ bool ConvKernel::ChooseShiftPlanes() const {
   // shift tile must need fewer vectors per row. Planes narrower than one
   // vector gain less (3x3: 0.88-0.94) and with few taps per channel do not
   // gain (a 2x2 kernel to 3x3: 1.03-1.08 with 24 rows, 0.97-1.01 with 8),
-  // so they take them from 3x3 kernels up.
+  // so they take them from 3x3 kernels up, and only with 24 rows (one
+  // thread, ShiftPlaneRows): with one block's 8, 3x3 took 1.00-1.03.
   if (cv.wblock != 0 && cv.ho > 1) {
-    if (exact < 16 && cv.kh * cv.kw < 9) return false;
+    if (exact < 16 && (cv.kh * cv.kw < 9 || threads_ >= 2)) return false;
     int64_t halo_vectors = -1;
     for (int64_t nr : {32, 48}) {
       int64_t v = CeilDiv(halo, nr) * nr / 16;
@@ -234,8 +235,15 @@ int64_t ConvKernel::ShiftPlaneRows(int64_t cols) const {
   // Packed weights: as many whole blocks as fit (a plane of one vector:
   // three blocks, 24 rows, each tap's input vector feeding three blocks;
   // 3x3 convs, 64-256 channels, against the halo tile: 4x4 0.56-0.59 with
-  // 24 rows, 0.63-0.65 with one block's 8; 2x2 0.83 / 0.92; 3x3 0.89 / 1.00).
-  return cv_.wblock > 0 && rows >= cv_.wblock ? rows / cv_.wblock * cv_.wblock : rows;
+  // 24 rows, 0.63-0.65 with one block's 8; 2x2 0.83 / 0.92; 3x3 0.89 / 1.00;
+  // one thread).
+  // In kernels built for two threads or more one block: the tiles are the
+  // parallel tasks, and 24-row tiles took 1.05-1.84 of the halo tile's
+  // time there (3x3 convs over 2x2 to 4x4, 64-512 channels; 11 tasks of 24
+  // rows instead of 32 of 8 at 256 channels, load 14 on two cores), one
+  // block's 8 0.64-0.65 (4x4).
+  if (cv_.wblock > 0 && rows >= cv_.wblock) return threads_ >= 2 ? cv_.wblock : rows / cv_.wblock * cv_.wblock;
+  return rows;
 }
 
 bool ConvKernel::WholePlaneTailTaps(TapBox* box) const {

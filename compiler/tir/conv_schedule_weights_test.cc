@@ -97,6 +97,16 @@ TEST(ConvScheduleNumbersTest, PackedWeightsOnSmallPlanesTakeShiftPlanes) {
     CheckConv(k, 1);
     CheckConv(k, 2);
   }
+  // Built for two threads (the tiles are the parallel tasks): one block a
+  // tile, and planes narrower than a vector keep the halo tile.
+  for (const Want& want : {Want{padded({1, 16, 4, 4, 40, 3, 3}), 3, {8}}, Want{padded({1, 8, 2, 2, 24, 3, 3}), 1, {8}}}) {
+    ConvCase k = want.k;
+    k.weights = "packed";
+    Census c = Count(LowerConv(k, 2));
+    EXPECT_EQ(PackedPlanes(c), want.planes) << k.Name();
+    EXPECT_EQ(AccRows(c), want.rows) << k.Name();
+    CheckConv(k, 2);
+  }
 }
 
 TEST(ConvScheduleNumbersTest, PointwiseRemainderColumns) {
