@@ -175,19 +175,40 @@ bool ConvKernel::ChooseShiftPlanes() const {
   // (15 and 14 columns, one vector) were slower as shift planes (1.06-1.2,
   // with 8, 16 or 24 rows), so planes of at most 16 columns keep the halo.
   // The conv.shift_planes knob (schedule_knobs.h): 1 never, 2 whenever legal.
-  // Legal with packed weights on any plane of one tile whose rows are one
-  // weight block; the rule above (one-row planes of 17 to 48 columns) is
-  // what paid by default, the knob lets a search try the rest (a 3x3 conv
-  // over a 4x4 plane: 16 columns of one vector instead of 32 halo columns).
+  // Legal with packed weights on any plane of one tile whose rows are
+  // whole weight blocks; the rule takes those above and the 2-D planes
+  // below, the knob lets a search try the rest.
   const int64_t knob = knobs_.Get("conv.shift_planes");
-  // (Rows of several whole blocks: conv.plane_rows.)
   const bool whole_blocks = cv.wblock != 0 && ShiftPlaneRows(exact) % cv.wblock == 0;
   if (cv.wblock != 0 && knob == 2) return exact <= kMaxShiftPlaneColumns && whole_blocks;
-  if (cv.wblock != 0 && (cv.ho != 1 || exact <= 16 || exact > kMaxShiftPlaneColumns || !whole_blocks)) {
-    return false;
-  }
+  // 2-D planes of one tile whose rows are whole blocks (at most 6x6) take
+  // them by default too, where the plane needs fewer vectors than the halo
+  // tile (below).
+  const bool plane_2d = cv.ho > 1 && exact <= kMaxShiftPlaneColumns;
+  if (cv.wblock != 0 && !plane_2d && (cv.ho != 1 || exact <= 16 || exact > kMaxShiftPlaneColumns)) return false;
+  if (cv.wblock != 0 && !whole_blocks) return false;
   if (knob > 0) return knob == 2;
   const int64_t halo = cv.ho * (cv.wo + (cv.kw - 1) * cv.dw);
+  // Packed weights on a 2-D plane: the halo tile (8 rows, 32 or 48
+  // columns) computes the padding columns of every row; the shift-plane
+  // tile pays for packing kw copies of the input. 3x3 convs, constant
+  // weights, one thread, 32-512 channels, same run: 2x2 (1 vector against
+  // 2) 0.82-0.87 of the halo tile's time, 4x4 (1 against 2) 0.56-0.63,
+  // 5x5 (2 against 3) 0.67-0.73; 6x6 (3 against 3) 0.93-1.06, so the
+  // shift tile must need fewer vectors per row. Planes narrower than one
+  // vector gain less (3x3: 0.88-0.94) and with few taps per channel do not
+  // gain (a 2x2 kernel to 3x3: 1.03-1.08 with 24 rows, 0.97-1.01 with 8),
+  // so they take them from 3x3 kernels up, and only with 24 rows (one
+  // thread, ShiftPlaneRows): with one block's 8, 3x3 took 1.00-1.03.
+  if (cv.wblock != 0 && cv.ho > 1) {
+    if (exact < 16 && (cv.kh * cv.kw < 9 || threads_ >= 2)) return false;
+    int64_t halo_vectors = -1;
+    for (int64_t nr : {32, 48}) {
+      int64_t v = CeilDiv(halo, nr) * nr / 16;
+      halo_vectors = halo_vectors < 0 ? v : std::min(halo_vectors, v);
+    }
+    return CeilDiv(exact, 16) < halo_vectors;
+  }
   if (exact <= kMaxShiftPlaneColumns) return VectorSlots(exact) < 2 * CeilDiv(halo, 16);
   if (exact > (threads_ >= 2 ? kMaxShiftPlaneTiledColumns : kMaxShiftPlaneTiledColumnsOneThread)) return false;
   auto tile_cost = [](int64_t nr) { return 8 * nr / 16 + kTapOverhead; };
@@ -211,7 +232,18 @@ int64_t ConvKernel::ShiftPlaneRows(int64_t cols) const {
     if (cv_.wblock > 0 && rows >= cv_.wblock) rows = rows / cv_.wblock * cv_.wblock;
     return rows;
   }
-  return cv_.wblock > 0 && rows >= cv_.wblock ? cv_.wblock : rows;
+  // Packed weights: as many whole blocks as fit (a plane of one vector:
+  // three blocks, 24 rows, each tap's input vector feeding three blocks;
+  // 3x3 convs, 64-256 channels, against the halo tile: 4x4 0.56-0.59 with
+  // 24 rows, 0.63-0.65 with one block's 8; 2x2 0.83 / 0.92; 3x3 0.89 / 1.00;
+  // one thread).
+  // In kernels built for two threads or more one block: the tiles are the
+  // parallel tasks, and 24-row tiles took 1.05-1.84 of the halo tile's
+  // time there (3x3 convs over 2x2 to 4x4, 64-512 channels; 11 tasks of 24
+  // rows instead of 32 of 8 at 256 channels, load 14 on two cores), one
+  // block's 8 0.64-0.65 (4x4).
+  if (cv_.wblock > 0 && rows >= cv_.wblock) return threads_ >= 2 ? cv_.wblock : rows / cv_.wblock * cv_.wblock;
+  return rows;
 }
 
 bool ConvKernel::WholePlaneTailTaps(TapBox* box) const {

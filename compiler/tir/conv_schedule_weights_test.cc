@@ -61,6 +61,54 @@ TEST(ConvScheduleNumbersTest, PackedWeightArguments) {
   CheckConv(b, 1);
 }
 
+TEST(ConvScheduleNumbersTest, PackedWeightsOnSmallPlanesTakeShiftPlanes) {
+  // Constant (packed) weights on a 2-D plane of one tile: shift planes (kw
+  // packed planes) where the plane needs fewer vectors than the halo tile,
+  // with as many whole weight blocks as fit 24 accumulators: 4 x 4 and
+  // 2 x 2 (one vector: 24 rows, then the 16 left of 40), 5 x 5 (two: one
+  // block), a 2 x 2 kernel over 5 x 5 (4 x 4, one vector). The halo tile
+  // stays for 6 x 6 (three vectors either way), a 2 x 2 kernel to 3 x 3
+  // (narrower than a vector, few taps) and 7 x 7 (4 vectors: 6 rows, no
+  // whole block).
+  struct Want {
+    ConvCase k;
+    int64_t planes;
+    std::vector<int64_t> rows;
+  };
+  auto padded = [](ConvCase k) {
+    k.pt = k.pl = k.pb = k.pr = 1;
+    return k;
+  };
+  for (const Want& want : {Want{padded({1, 16, 4, 4, 40, 3, 3}), 3, {24, 16}},
+                           Want{padded({1, 8, 2, 2, 24, 3, 3}), 3, {24}},
+                           Want{padded({1, 8, 5, 5, 16, 3, 3}), 3, {8}},
+                           Want{{1, 8, 5, 5, 24, 2, 2}, 2, {24}},
+                           Want{padded({1, 8, 6, 6, 16, 3, 3}), 1, {8}},
+                           Want{{1, 8, 4, 4, 16, 2, 2}, 1, {8}},
+                           Want{padded({1, 8, 7, 7, 16, 3, 3}), 1, {8}}}) {
+    ConvCase k = want.k;
+    k.weights = "packed";  // the census: weights in blocks of 8 as packing leaves them
+    k.epilogue = "bias_relu6";
+    Census c = Count(LowerConv(k, 1));
+    EXPECT_EQ(PackedPlanes(c), want.planes) << k.Name();
+    EXPECT_EQ(AccRows(c), want.rows) << k.Name();
+    CheckConv(k, 1);
+    k.weights = "constant";  // packed at compile time, as in a model
+    CheckConv(k, 1);
+    CheckConv(k, 2);
+  }
+  // Built for two threads (the tiles are the parallel tasks): one block a
+  // tile, and planes narrower than a vector keep the halo tile.
+  for (const Want& want : {Want{padded({1, 16, 4, 4, 40, 3, 3}), 3, {8}}, Want{padded({1, 8, 2, 2, 24, 3, 3}), 1, {8}}}) {
+    ConvCase k = want.k;
+    k.weights = "packed";
+    Census c = Count(LowerConv(k, 2));
+    EXPECT_EQ(PackedPlanes(c), want.planes) << k.Name();
+    EXPECT_EQ(AccRows(c), want.rows) << k.Name();
+    CheckConv(k, 2);
+  }
+}
+
 TEST(ConvScheduleNumbersTest, PointwiseRemainderColumns) {
   // 7 x 7 = 49 = 48 + 1 and 14 x 14 = 196 = 4 x 48 + 4 columns with weights
   // packed in blocks of 8: the last columns are computed one 8-channel vector

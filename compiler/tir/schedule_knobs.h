@@ -35,12 +35,14 @@
 //                     taps' loads are aligned: a 1-D conv of 500 columns
 //                     packed five shifted copies, more than its halo copy
 //                     costs in unaligned loads. With packed weights the
-//                     rule takes one-row planes of 17-48 columns only; 2
-//                     takes any plane of one tile whose rows are whole blocks
+//                     rule takes one-row planes of 17-48 columns and 2-D
+//                     planes of one tile needing fewer vectors than the
+//                     halo tile; 2 takes any plane of one tile whose rows
+//                     are whole blocks
 //   conv.plane_rows   rows (output channels) of the one-tile shift-plane
 //                     tile, 8..24, within the rule's 24 accumulators (the
-//                     rule: 24 / vectors; with packed weights one block;
-//                     with the knob whole blocks, several read per tile)
+//                     rule: 24 / vectors; with packed weights the whole
+//                     blocks within that, several read per tile)
 //
 // Strided depthwise convolution (depthwise_schedule.h):
 //   depthwise.rows    output rows per register tile, 1..8

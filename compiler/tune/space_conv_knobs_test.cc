@@ -1,10 +1,10 @@
 // Decisions of the direct conv schedule that the knob space (space_default.cc)
 // reaches beyond the default rule's own range (benchmarks/tuning/worst_shapes.py,
 // issue 21 §5):
-//  - conv.shift_planes 2 with packed weights (kernel_layout OIHW8o, what a
+//  - conv.shift_planes with packed weights (kernel_layout OIHW8o, what a
 //    model's constant weights become) on a 2-D plane of one tile: the rule
-//    keeps those to one-row planes, so a 3x3 conv over a 4x4 plane computed
-//    32 halo columns for 16 outputs;
+//    takes shift planes there (a 3x3 conv over a 4x4 plane: 16 columns, not
+//    32 halo columns, for 16 outputs), conv.shift_planes 1 the halo tile;
 //  - conv.row_tiles 2 beyond kMaxRowTileTaps: a 1x7 conv of 32 input channels
 //    (224 taps) in row tiles of whole 48-column vectors instead of flat tiles
 //    over rows 102 apart.
@@ -154,24 +154,24 @@ TEST(ConvKnobSpaceTest, ShiftPlanesWithPackedWeightsOnA2dPlane) {
   ir::PrimFunc f = ParseFunc(ConvText("conv2d", kPacked4x4).c_str(), "conv2d");
   ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
   std::string def_text = Print(def);
-  // The rule: the halo layout (one packed copy, rows 6 apart, 32-column tiles).
-  EXPECT_NE(def_text.find("data_padded = T.decl_buffer((1, 8, 1,"), std::string::npos) << def_text;
-  EXPECT_NE(def_text.find("acc = T.decl_buffer((8, 32)"), std::string::npos) << def_text;
+  // The rule: three shift planes (one per kernel column) and one 16-column
+  // tile of the whole plane over both weight blocks.
+  EXPECT_NE(def_text.find("data_padded = T.decl_buffer((1, 8, 3,"), std::string::npos) << def_text;
+  EXPECT_NE(def_text.find("acc = T.decl_buffer((16, 16)"), std::string::npos) << def_text;
   ExpectOfferedInRangeAndDeterministic(f, "conv.shift_planes", {0, 1, 2});
-  // Knob 2: three shift planes (one per kernel column) and one 16-column
-  // tile of the whole plane per weight block.
-  Result<tir::Schedule> s = tir::Schedule::Replay(f, PointWith(f, "conv.shift_planes", 2));
+  // Knob 1: the halo layout (one packed copy, rows 6 apart, 32-column tiles).
+  Result<tir::Schedule> s = tir::Schedule::Replay(f, PointWith(f, "conv.shift_planes", 1));
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ir::PrimFunc lowered = LowerScheduled(s->func());
   std::string text = Print(lowered);
-  EXPECT_NE(text.find("data_padded = T.decl_buffer((1, 8, 3,"), std::string::npos) << text;
-  EXPECT_NE(text.find("acc = T.decl_buffer((8, 16)"), std::string::npos) << text;
+  EXPECT_NE(text.find("data_padded = T.decl_buffer((1, 8, 1,"), std::string::npos) << text;
+  EXPECT_NE(text.find("acc = T.decl_buffer((8, 32)"), std::string::npos) << text;
   Status same = SameNumbers(f, lowered);
   EXPECT_TRUE(same.ok()) << same.ToString();
-  // Knob 1 (halo) is the rule's own choice here.
-  Result<tir::Schedule> halo = tir::Schedule::Replay(f, PointWith(f, "conv.shift_planes", 1));
-  ASSERT_TRUE(halo.ok());
-  EXPECT_TRUE(ir::StructuralEqual(LowerScheduled(halo->func()), def));
+  // Knob 2 (shift planes) is the rule's own choice here.
+  Result<tir::Schedule> planes = tir::Schedule::Replay(f, PointWith(f, "conv.shift_planes", 2));
+  ASSERT_TRUE(planes.ok());
+  EXPECT_TRUE(ir::StructuralEqual(LowerScheduled(planes->func()), def));
 }
 
 TEST(ConvKnobSpaceTest, ShiftPlanesWithPackedWeightsKeepTheNumbersOnOtherPlanes) {
@@ -204,8 +204,8 @@ TEST(ConvKnobSpaceTest, ShiftPlanesWithPackedWeightsKeepTheNumbersOnOtherPlanes)
 }
 
 // conv.plane_rows: the rows of the one-tile shift-plane tile. With packed
-// weights (shift planes by conv.shift_planes 2) the rule takes one block (8
-// rows, 8 accumulators); 16 takes both blocks of the 16 channels in one tile
+// weights the rule takes the whole blocks that fit (here both); 8 takes one
+// block (8 rows, 8 accumulators); 16 takes both blocks of the 16 channels in one tile
 // (weights read as W[o / 8, c, ky, kx, o % 8]). With OIHW weights on a
 // one-tile plane the rule's shift planes take 24 rows (here all 16
 // channels); 8 splits them in two tiles.
@@ -335,11 +335,11 @@ void ExpectTuningDbApplies(const ConvShape& shape, const std::vector<std::pair<s
 }
 
 TEST(ConvKnobSpaceTest, TuningDbAppliesShiftPlanesWithPackedWeights) {
-  ExpectTuningDbApplies(kPacked4x4, {{"conv.shift_planes", 2}}, "data_padded = T.decl_buffer((1, 8, 3,",
-                        "data_padded = T.decl_buffer((1, 8, 1,");
-  // With conv.plane_rows 16: one tile of both weight blocks.
-  ExpectTuningDbApplies(kPacked4x4, {{"conv.shift_planes", 2}, {"conv.plane_rows", 16}}, "acc = T.decl_buffer((16, 16)",
-                        "acc = T.decl_buffer((8, 32)");
+  ExpectTuningDbApplies(kPacked4x4, {{"conv.shift_planes", 1}}, "data_padded = T.decl_buffer((1, 8, 1,",
+                        "data_padded = T.decl_buffer((1, 8, 3,");
+  // With conv.plane_rows 8: a tile of one weight block (the rule: both).
+  ExpectTuningDbApplies(kPacked4x4, {{"conv.shift_planes", 2}, {"conv.plane_rows", 8}}, "acc = T.decl_buffer((8, 16)",
+                        "acc = T.decl_buffer((16, 16)");
 }
 
 TEST(ConvKnobSpaceTest, TuningDbAppliesRowTilesBeyondTheTapLimit) {
