@@ -204,6 +204,12 @@ constexpr int64_t kWinogradWideTileCols = 16;
 //   116 / 127; 160^2 (1600, 40) 433 / 575 / 717.
 // With long rows the tile-major form loses in CPU time and the
 // channel-major one wins only in a narrow window: the direct convolution.
+// Whole models, symbolic build before / after this rule, 1 thread, CPU ms
+// per call, medians of alternating rounds (load 5-11): MTCNN PNet 2 x 97 x
+// 61 0.206 / 0.169, 1 x 240 x 320 1.23 / 1.27 (its 117 x 157 layer lost
+// the channel-major window); NudeNet 320n 2 x 160 x 160 5.20 / 4.87,
+// 320 x 320 8.23 / 8.08. (A second If choosing the channel-major form on
+// long rows could keep that window; not done.)
 // (Earlier, channel-major, MTCNN PNet whole model p50 ms direct / Winograd
 // by the layer's plane: 55 x 75 0.30 / 0.31; 75 x 102 0.57-0.58 / 0.54;
 // 115 x 155 1.23-1.25 / 1.17-1.21; 155 x 155 1.75-1.93 / CPU 2.04-2.22;
