@@ -307,8 +307,9 @@ TEST(WinogradSymbolicTest, RunTimeChoiceForSixteenInputChannels) {
   // main holds one If on the number of F(4x4) tiles T (winograd_choice.h),
   // its first branch the three Winograd kernels ending in the output
   // transform fused with the epilogue, the other the direct convolution
-  // fused with it.
-  WinoCase k{"n", "h", "w", 16, 32, 0, true, "f4x3", false};
+  // fused with it. The Winograd branch is tile-major (its product the
+  // winograd_matmul kernel).
+  WinoCase k{"n", "h", "w", 16, 32, 0, true, "f4x3", true};
   k.choice = true;
   std::vector<float> wt = RandomFloats(k.o * k.c * 9, 7, 0.5f);
   driver::CompileOptions options;
@@ -343,8 +344,11 @@ TEST(WinogradSymbolicTest, RunTimeChoiceForSixteenInputChannels) {
   EXPECT_EQ(direct.find("fused_conv2d_add"), 0u) << direct;  // fused_conv2d_add1_relu1: names are unique
   EXPECT_NE(direct.find("relu"), std::string::npos) << direct;
   EXPECT_EQ(direct.find("winograd"), std::string::npos) << direct;
-  // The condition at sizes on both sides of the window 384 <= T <= 1365
-  // (T = n * ceil((h - 2) / 4) * ceil((w - 2) / 4)).
+  // The condition at sizes on both sides of each bound: the static rule's
+  // T >= 32 (kMinWinogradF4Tiles), T <= 1365 (6 MiB of products at 32
+  // output channels) and rows of fewer than 16 tiles
+  // (kRunTimeWinogradMaxTileCols), with T = n * th * tw, th = ceil((h - 2)
+  // / 4), tw = ceil((w - 2) / 4).
   const auto* cond = ir::ExprAs<ir::PrimValueExpr>(choice->cond);
   ASSERT_NE(cond, nullptr);
   std::map<std::string, const ir::VarNode*> vars;
@@ -358,18 +362,28 @@ TEST(WinogradSymbolicTest, RunTimeChoiceForSixteenInputChannels) {
     EXPECT_TRUE(v.has_value());
     return v.value_or(-1) != 0;
   };
-  EXPECT_FALSE(winograd_at(1, 30, 40));    // 7 x 10 = 70 tiles
-  EXPECT_FALSE(winograd_at(1, 74, 86));    // 18 x 21 = 378
-  EXPECT_TRUE(winograd_at(1, 82, 82));     // 20 x 20 = 400
-  EXPECT_TRUE(winograd_at(1, 142, 157));   // 35 x 39 = 1365
-  EXPECT_FALSE(winograd_at(1, 146, 157));  // 36 x 39 = 1404
-  EXPECT_TRUE(winograd_at(1, 117, 157));   // 29 x 39 = 1131 (MTCNN PNet at 240 x 320)
-  EXPECT_TRUE(winograd_at(2, 58, 70));     // 2 x 14 x 17 = 476
-  EXPECT_FALSE(winograd_at(1, 157, 157));  // 39 x 39 = 1521
-  EXPECT_FALSE(winograd_at(1, 237, 317));  // 59 x 79 = 4661
+  EXPECT_FALSE(winograd_at(1, 22, 22));    // 5 x 5 = 25 tiles: under 32, as a pinned build
+  EXPECT_TRUE(winograd_at(1, 26, 26));     // 6 x 6 = 36
+  EXPECT_TRUE(winograd_at(2, 46, 28));     // 2 x 11 x 7 = 154 (MTCNN PNet at 2 x 97 x 61)
+  EXPECT_TRUE(winograd_at(1, 30, 40));     // 7 x 10 = 70
+  EXPECT_TRUE(winograd_at(1, 62, 62));     // 15 x 15 = 225
+  EXPECT_FALSE(winograd_at(1, 62, 66));    // 15 x 16: rows of 16 tiles
+  EXPECT_FALSE(winograd_at(1, 82, 82));    // 20 x 20 = 400, rows of 20
+  EXPECT_FALSE(winograd_at(1, 117, 157));  // 29 x 39 = 1131 (MTCNN PNet at 240 x 320)
+  EXPECT_TRUE(winograd_at(1, 402, 42));    // 100 x 10 = 1000
+  EXPECT_TRUE(winograd_at(1, 362, 62));    // 90 x 15 = 1350
+  EXPECT_FALSE(winograd_at(1, 602, 42));   // 150 x 10 = 1500 > 1365
   // The numbers, through the VM, at those sizes: both branches.
-  CheckNumbers(k, {{1, 30, 40}, {1, 74, 86}, {1, 87, 90}, {2, 58, 70}, {1, 117, 157}, {1, 157, 157}, {1, 9, 5}},
-               {1});
+  CheckNumbers(k, {{1, 22, 22}, {1, 26, 26}, {2, 46, 28}, {1, 62, 66}, {1, 82, 82}, {1, 402, 42}, {1, 9, 5}}, {1});
+}
+
+TEST(WinogradSymbolicTest, RunTimeChoiceForSixteenOutputChannels) {
+  // 16 -> 16 + bias + ReLU, padding 1, symbolic height and width: the same
+  // If (NudeNet 320n's layers at 40^2 take Winograd at run time, as its
+  // pinned build does; at 80^2, rows of 20 tiles, the direct convolution).
+  WinoCase k{"n", "h", "w", 16, 16, 1, true, "f4x3", true};
+  k.choice = true;
+  CheckNumbers(k, {{2, 40, 40}, {1, 80, 80}, {1, 13, 7}}, {1});
 }
 
 }  // namespace

@@ -710,12 +710,11 @@ class Rewriter : public ConvBindingRewriter {
     // 1.39-1.41 direct / 1.64-1.68 Winograd (kernel minima of the layer 640
     // / 585 us), at 480 x 640 6.9-7.0 / 10.6-11.1; NudeNet 320n's two
     // 16 -> 16 layers at 80^2, kernel minima 161 + 164 direct / 199 + 219 us.
-    // Taking it at mid-size planes only needs a choice at run time: with
-    // 2 * kTileMajorLanes output channels or more, both forms and a branch
-    // on the number of tiles (kRunTimeWinogradMinTiles,
-    // kRunTimeWinogradMaxBytes); fewer (16 -> 16) never won.
+    // Those measurements were of the channel-major form (the nominal
+    // shape's long rows); with short rows the tile-major form wins where
+    // the static rule takes Winograd: both forms and a branch at run time
+    // (kRunTimeWinogradMaxTileCols), 16 output channels included.
     const bool choose = !g.spatial && g.c < 2 * kTileMajorLanes;
-    if (choose && g.o < 2 * kTileMajorLanes) return false;
     // Upper bounds (--bound) under which the run-time test on T can never
     // pass: the direct convolution, decided here.
     if (choose) {
@@ -726,7 +725,7 @@ class Rewriter : public ConvBindingRewriter {
         const std::optional<int64_t> b = UpperBound(f);
         t_max = b && t_max ? std::optional<int64_t>(*t_max * *b) : std::nullopt;
       }
-      if (t_max && *t_max < kRunTimeWinogradMinTiles) return false;
+      if (t_max && *t_max < kMinWinogradF4Tiles) return false;
     }
     // Static shapes too, in F(4x4) with fewer than 2 * kTileMajorLanes output
     // channels (a channel-major product of that few rows): 96 -> 24 (PP-OCRv4
@@ -751,7 +750,8 @@ class Rewriter : public ConvBindingRewriter {
     g.tile_major = g.o % kTileMajorLanes == 0 && (banded || symbolic || Geometry::Int(g.tw) < kTileMajorMaxTileCols);
     // Symbolic height or width with long tile rows at the nominal shape: the
     // channel-major product after all (kWinogradWideTileCols).
-    if (!g.spatial && !banded) {
+    // (Not for a run-time choice: it takes Winograd on short rows only.)
+    if (!g.spatial && !banded && !choose) {
       std::optional<int64_t> tw0 = at_nominal(g.tw);
       if (tw0 && *tw0 >= kWinogradWideTileCols) g.tile_major = false;
     }
@@ -832,8 +832,10 @@ class Rewriter : public ConvBindingRewriter {
       out->push_back(ir::Binding{b.var, y, nullptr, b.span});
       return true;
     }
-    // Winograd while the tiles are enough to pay for the transforms and
-    // their products still fit the cache; else the direct convolution.
+    // Winograd where the static rule takes it (kMinWinogradF4Tiles tiles
+    // or more, evaluated on the run-time T), on rows of fewer than
+    // kRunTimeWinogradMaxTileCols tiles and while the product fits the
+    // cache; else the direct convolution.
     auto result = [&](const char* suffix) {
       auto v = std::make_shared<ir::VarExpr>(FreshName(b.var->name + suffix), b.var->annotation, false);
       v->struct_info = b.var->struct_info;
@@ -843,9 +845,11 @@ class Rewriter : public ConvBindingRewriter {
     wino.push_back(ir::Binding{yw, y, nullptr, b.span});
     const int64_t max_tiles = kRunTimeWinogradMaxBytes / (g.A2() * g.o * static_cast<int64_t>(sizeof(float)));
     const PrimExpr t = g.T();
-    const PrimExpr cond = arith::Simplify(ir::MakeBinary(ir::TirKind::kAnd,
-                                                         ir::MakeBinary(ir::TirKind::kGE, t, I64(kRunTimeWinogradMinTiles)),
-                                                         ir::MakeBinary(ir::TirKind::kLE, t, I64(max_tiles))));
+    const PrimExpr cond = arith::Simplify(ir::MakeBinary(
+        ir::TirKind::kAnd,
+        ir::MakeBinary(ir::TirKind::kAnd, ir::MakeBinary(ir::TirKind::kGE, t, I64(kMinWinogradF4Tiles)),
+                       ir::MakeBinary(ir::TirKind::kLE, t, I64(max_tiles))),
+        ir::MakeBinary(ir::TirKind::kLT, g.tw, I64(kRunTimeWinogradMaxTileCols))));
     out->push_back(ir::Binding{b.var, MakeShapeChoice(cond, std::move(wino), yw, {ir::Binding{yd, b.value, nullptr, b.span}}, yd),
                                nullptr, b.span});
     choices_.insert(b.var.get());

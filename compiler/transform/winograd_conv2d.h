@@ -181,28 +181,46 @@ constexpr int64_t kWinogradWideLanes = 16;
 // (RewriteConv), hence the threshold.
 constexpr int64_t kWinogradWideTileCols = 16;
 // Symbolic height or width with fewer than 2 * kTileMajorLanes input
-// channels (and at least that many output channels): both the Winograd
-// bindings and the direct convolution, and an If on the number of tiles T
-// at run time (winograd_choice.h): Winograd for T >= kRunTimeWinogradMinTiles
-// with the transformed output (alpha^2 * O * T floats) at most
-// kRunTimeWinogradMaxBytes. MTCNN PNet (16 -> 32 the only such layer),
-// symbolic H / W, 1 thread, p50 ms of the whole model (direct / Winograd
-// forced), by the layer's output plane (its F(4x4) tiles): 55 x 75 (266)
-// 0.30 / 0.31; 75 x 102 (494) 0.57-0.58 / 0.54; 95 x 125 (768) 0.84-0.87 /
-// 0.79-0.80; 115 x 155 (1131) 1.23-1.25 / 1.17-1.21; 155 x 155 (1521)
-// 1.75-1.93 / CPU 2.04-2.22 (min even); 135 x 185 (1598) min 1.71 / 1.69-1.71,
-// CPU 1.77-1.93 / 2.09-2.26; 235 x 315 (4661) 5.3-5.6 / 8.6-9.0 (load
-// 6-12). At 32 output channels the bound is 1365 tiles. On a more loaded
-// machine (load 15-18) 494 and 768 tiles still won in CPU time (0.58-0.62
-// / 0.57-0.58 and 0.86-0.88 / 0.84-0.88 ms), but 1131 won only in minima
-// (1.16-1.22 / 1.12-1.17 ms) and lost in CPU time (1.23-1.30 / 1.31-1.47):
-// its 5 MB product leaves the cache when other processes share it.
-constexpr int64_t kRunTimeWinogradMinTiles = 384;
+// channels: both the tile-major Winograd bindings and the direct
+// convolution, and an If on the shape at run time (winograd_choice.h):
+// Winograd where the static rule takes it (T >= kMinWinogradF4Tiles on the
+// run-time number of tiles T), on rows of fewer than
+// kRunTimeWinogradMaxTileCols tiles, with the transformed output
+// (alpha^2 * O * T floats) at most kRunTimeWinogradMaxBytes. The symbolic
+// tile-major form is close to the static build's on short rows, where the
+// channel-major form (chosen before by the nominal shape's long rows, and
+// only from 384 tiles) took 2-2.5x the direct convolution: its output
+// transform, in blocks of 4 tiles and single ones, took 185 us where the
+// static tile-major one takes 18 (MTCNN PNet's 16 -> 32 at 2 x 44 x 26).
+// One convolution + bias + ReLU, symbolic n / h / w, 1 thread, minimum us
+// of 3 alternating rounds (load 13-15), direct / channel-major / tile-major
+// by output plane (tiles, tile columns):
+//   16 -> 32: 20^2 (25, 5) 22.2 / 47.9 / 11.5; 32^2 (64, 8) 34.4 / 111 /
+//   36.2; 2 x 44 x 26 (154, 7) 97.9 / 270 / 64.9 (pinned 53.5); 40^2 (100,
+//   10) 67.9 / 134 / 42.2; 60^2 (225, 15) 130 / 288 / 91.5; 400 x 40 (1000,
+//   10) 647 / 1281 / 456; 80^2 (400, 20) 217 / 196 / 178; 117 x 157
+//   (1200, 40) 633 / 488 / 538, CPU per call 681 / 646 / 801.
+//   16 -> 16: 2 x 40^2 (200, 10) 67.7 / 139 / 62.5; 80^2 (400, 20) 108 /
+//   116 / 127; 160^2 (1600, 40) 433 / 575 / 717.
+// With long rows the tile-major form loses in CPU time and the
+// channel-major one wins only in a narrow window: the direct convolution.
+// Whole models, symbolic build before / after this rule, 1 thread, CPU ms
+// per call, medians of alternating rounds (load 5-11): MTCNN PNet 2 x 97 x
+// 61 0.206 / 0.169, 1 x 240 x 320 1.23 / 1.27 (its 117 x 157 layer lost
+// the channel-major window); NudeNet 320n 2 x 160 x 160 5.20 / 4.87,
+// 320 x 320 8.23 / 8.08. (A second If choosing the channel-major form on
+// long rows could keep that window; not done.)
+// (Earlier, channel-major, MTCNN PNet whole model p50 ms direct / Winograd
+// by the layer's plane: 55 x 75 0.30 / 0.31; 75 x 102 0.57-0.58 / 0.54;
+// 115 x 155 1.23-1.25 / 1.17-1.21; 155 x 155 1.75-1.93 / CPU 2.04-2.22;
+// 235 x 315 5.3-5.6 / 8.6-9.0: the product leaves the cache past
+// kRunTimeWinogradMaxBytes, 1365 tiles at 32 output channels.)
+constexpr int64_t kRunTimeWinogradMaxTileCols = 16;
 constexpr int64_t kRunTimeWinogradMaxBytes = int64_t{6} << 20;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
 // With upper bounds of symbolic variables by name (kiln-compile --bound):
-// a run-time choice whose tiles T stay under kRunTimeWinogradMinTiles
+// a run-time choice whose tiles T stay under kMinWinogradF4Tiles
 // when every variable of T is at its bound is decided at compile time
 // (the direct convolution, no If). Unbounded variables change nothing.
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod, const std::map<std::string, int64_t>& upper_bounds);

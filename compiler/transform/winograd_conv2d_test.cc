@@ -412,11 +412,13 @@ TEST(WinogradConv2d, SymbolicShapesFollowTheCostRule) {
                             {64, 16, 3, 3});
   EXPECT_TRUE(Contains(c16, "R.nn.conv2d(")) << c16;
   // 16 input channels and a symbolic height and width (80 x 80 at the
-  // nominal 320): direct; with a static image, F(4x4).
+  // nominal 320): a choice at run time (both forms); with a static image,
+  // F(4x4).
   std::string s16 = Rewrite(ConvModule("1, 16, \"h // 4\", \"w // 4\"", "16, 16, 3, 3", ", padding=[1, 1, 1, 1]"),
                             {16, 16, 3, 3});
   EXPECT_TRUE(Contains(s16, "R.nn.conv2d(")) << s16;
-  EXPECT_FALSE(Contains(s16, "winograd")) << s16;
+  EXPECT_TRUE(Contains(s16, "winograd_matmul")) << s16;
+  EXPECT_TRUE(Contains(s16, "if R.prim_value(")) << s16;
   std::string p16 = Rewrite(ConvModule("1, 16, 80, 80", "16, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {16, 16, 3, 3});
   EXPECT_TRUE(Contains(p16, "winograd_input_f4x3")) << p16;
   // A symbolic batch over a 900 x 161 map of 64 channels: one image's
@@ -474,11 +476,11 @@ size_t Count(const std::string& s, const std::string& part) {
 }
 
 TEST(WinogradConv2d, UpperBoundsThatDecideTheRunTimeChoice) {
-  // --bound: with h, w <= 78 the tiles T = ceil(Ho / 4) * ceil(Wo / 4) are
-  // at most 19 * 19 = 361, under the 384 the If tests for: the direct
-  // convolution, no If and no Winograd kernels. Without bounds (before),
-  // or with a bound that does not decide it (80: 400 tiles), or with one
-  // variable unbounded, the If stays.
+  // --bound: with h, w <= 22 the tiles T = ceil(Ho / 4) * ceil(Wo / 4) are
+  // at most 5 * 5 = 25, under the 32 the If tests for (kMinWinogradF4Tiles):
+  // the direct convolution, no If and no Winograd kernels. Without bounds
+  // (before), or with a bound that does not decide it (26: 36 tiles), or
+  // with one variable unbounded, the If stays.
   auto rewrite = [](const std::map<std::string, int64_t>& bounds) -> std::string {
     Result<ir::IRModule> m = relax::InferStructInfo(
         *text::ParseModule(EpilogueModule("1, 16, \"h\", \"w\"", "32, 16, 3, 3"), "conv.relax"));
@@ -491,11 +493,11 @@ TEST(WinogradConv2d, UpperBoundsThatDecideTheRunTimeChoice) {
   };
   std::string before = rewrite({});
   EXPECT_EQ(Count(before, "if R.prim_value("), 1u) << before;
-  std::string decided = rewrite({{"h", 78}, {"w", 78}});
+  std::string decided = rewrite({{"h", 22}, {"w", 22}});
   EXPECT_EQ(Count(decided, "if R.prim_value("), 0u) << decided;
   EXPECT_FALSE(Contains(decided, "winograd")) << decided;
   EXPECT_EQ(Count(decided, "R.nn.conv2d("), 1u) << decided;
-  std::string loose = rewrite({{"h", 80}, {"w", 80}});
+  std::string loose = rewrite({{"h", 26}, {"w", 26}});
   EXPECT_EQ(Count(loose, "if R.prim_value("), 1u) << loose;
   std::string one = rewrite({{"h", 20}});
   EXPECT_EQ(Count(one, "if R.prim_value("), 1u) << one;
@@ -507,15 +509,18 @@ TEST(WinogradConv2d, FewInputChannelsOverASymbolicPlaneChooseAtRunTime) {
   EXPECT_TRUE(Contains(known, "winograd_output_f4x3")) << known;
   EXPECT_FALSE(Contains(known, "R.nn.conv2d(")) << known;
   EXPECT_FALSE(Contains(known, "if R.prim_value(")) << known;
-  // After (symbolic): an If on the tiles T = ceil(Ho / 4) * ceil(Wo / 4),
-  // Winograd for 384 <= T <= 1365 (6 MiB of 36 x 32 x T floats), else the
-  // direct convolution; each branch ends with its own copy of the
-  // epilogue, whose result the If binds.
+  // After (symbolic): an If on the tiles T = ceil(Ho / 4) * ceil(Wo / 4)
+  // and the tile columns ceil(Wo / 4): tile-major Winograd for 32 <= T <=
+  // 1365 (the static rule's F(4x4) bound; 6 MiB of 36 x 32 x T floats) on
+  // rows of fewer than 16 tiles, else the direct convolution; each branch
+  // ends with its own copy of the epilogue, whose result the If binds.
   std::string sym = Rewrite(EpilogueModule("1, 16, \"h\", \"w\"", "32, 16, 3, 3"), {32, 16, 3, 3});
   EXPECT_EQ(Count(sym, "if R.prim_value("), 1u) << sym;
-  EXPECT_TRUE(Contains(sym, ">= 384")) << sym;
+  EXPECT_TRUE(Contains(sym, ">= 32")) << sym;
   EXPECT_TRUE(Contains(sym, "<= 1365")) << sym;
+  EXPECT_TRUE(Contains(sym, "< 16")) << sym;
   EXPECT_TRUE(Contains(sym, "winograd_output_f4x3")) << sym;
+  EXPECT_TRUE(Contains(sym, "winograd_matmul")) << sym;
   EXPECT_EQ(Count(sym, "R.nn.conv2d("), 1u) << sym;
   EXPECT_EQ(Count(sym, "R.add("), 2u) << sym;
   EXPECT_EQ(Count(sym, "R.nn.relu("), 2u) << sym;
@@ -535,10 +540,15 @@ TEST(WinogradConv2d, FewInputChannelsOverASymbolicPlaneChooseAtRunTime) {
     Result<ir::IRModule> parsed = text::ParseModule(printed, "choice.relax", constants);
     EXPECT_TRUE(parsed.ok()) << parsed.status().message();
   }
-  // 16 output channels over a symbolic plane never won: direct, no If.
+  // 16 output channels: the same choice (before, direct and no If).
   std::string o16 = Rewrite(ConvModule("1, 16, \"h\", \"w\"", "16, 16, 3, 3", ""), {16, 16, 3, 3});
-  EXPECT_FALSE(Contains(o16, "winograd")) << o16;
-  EXPECT_FALSE(Contains(o16, "if R.prim_value(")) << o16;
+  EXPECT_TRUE(Contains(o16, "winograd_matmul")) << o16;
+  EXPECT_EQ(Count(o16, "if R.prim_value("), 1u) << o16;
+  EXPECT_TRUE(Contains(o16, "<= 2730")) << o16;
+  // Fewer than 16 output channels (kMinWinogradOutputChannels): direct, no If.
+  std::string o8 = Rewrite(ConvModule("1, 16, \"h\", \"w\"", "8, 16, 3, 3", ""), {8, 16, 3, 3});
+  EXPECT_FALSE(Contains(o8, "winograd")) << o8;
+  EXPECT_FALSE(Contains(o8, "if R.prim_value(")) << o8;
   // A result used besides the epilogue: the If binds the convolution's
   // output and the epilogue stays after it.
   std::string src = EpilogueModule("1, 16, \"h\", \"w\"", "32, 16, 3, 3");
