@@ -837,8 +837,8 @@ TEST(VMCodegen, UpperBoundsGiveOneStaticStorage) {
             Join({
                 "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: argument x\")",
                 "vm.builtin.match_shape(r0, \"main: argument x\", 2, 1, 0, 0, 4)",
-                "vm.builtin.storage_tensors(0, 1024, 1, 0, 512, 2, 2, 32, 1, 1, 0, 0, 4, 2, 512, 512, 2, 2, 32, 1, 1, 0, "
-                "0, 4)",
+                "vm.builtin.storage_tensors(0, 1024, 1, 0, 512, 2, 2, 32, 1, 1, 0, 0, 4, "
+                "2, 512, 512, 2, 2, 32, 1, 1, 0, 0, 4)",
                 "kernel add(r0, r0, r1)",
                 "kernel relu(r1, r2)",
                 "r3 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
@@ -885,8 +885,8 @@ class Module:
   EXPECT_EQ(Join(views),
             Join({
                 // lv0 at 0, lv2 at 256 and lv3 at 320 (each [register, offset, slot bytes, ndim, dtype, pairs]).
-                "vm.builtin.storage_tensors(0, 384, 3, 0, 128, 2, 2, 32, 1, 1, 0, 0, 4, 9, 256, 64, 2, 2, 32, 1, 0, 2, 0, "
-                "4, 10, 320, 64, 2, 2, 32, 1, 0, 2, 0, 4)",
+                "vm.builtin.storage_tensors(0, 384, 3, 0, 128, 2, 2, 32, 1, 1, 0, 0, 4, "
+                "9, 256, 64, 2, 2, 32, 1, 0, 2, 0, 4, 10, 320, 64, 2, 2, 32, 1, 0, 2, 0, 4)",
                 "if r4 else #21",
                 "r6 = vm.builtin.make_shape(2, 1, 0, 0, 4)",  // lv1
                 "r7 = vm.builtin.alloc_storage(0, 0, 384)",

@@ -199,9 +199,9 @@ TEST(VmStorageTensorsTest, RunTimeErrors) {
   views = Group(3, 0, 128, {Imm(0), Imm(2), Imm(0), Imm(4)});
   std::vector<int64_t> second = Group(4, 128, 64, {Imm(0), Imm(5), Imm(0), Imm(4)});
   views.insert(views.end(), second.begin(), second.end());
-  EXPECT_EQ(run(views, 2).message(), "main: a float32[5, 4] tensor does not fit the 64 bytes planned for it; a symbolic "
-                                     "dimension is larger than the upper bound the memory plan assumed "
-                                     "(tir_var_upper_bound or --bound)");
+  EXPECT_EQ(run(views, 2).message(),
+            "main: a float32[5, 4] tensor does not fit the 64 bytes planned for it; a symbolic dimension is larger "
+            "than the upper bound the memory plan assumed (tir_var_upper_bound or --bound)");
   // A slot past the storage's end holds nothing.
   EXPECT_EQ(run(Group(3, 320, -1, {Imm(0), Imm(1)}), 2).message(),
             "main: a float32[1] tensor does not fit the 0 bytes planned for it; a symbolic dimension is larger than "
@@ -244,8 +244,10 @@ TEST(VmStorageTensorsTest, VerifierChecksOperands) {
        "slot size is -2, outside [-1, 36028797018963967]"},
       {with({Imm(0), Imm(256), Imm(3), Imm(0), Imm(128), Imm(65)}, dtype), "ndim is 65, outside [0, 64]"},
       {with({Imm(0), Imm(256), Imm(3), Imm(0), Imm(128), Reg(1)}, dtype), "ndim must be an immediate"},
-      {{Imm(0), Imm(256), Imm(3), Imm(0), Imm(128), Imm(0), Imm(5), Imm(32), Imm(1)}, "dtype code is 5, outside [0, 4]"},
-      {{Imm(0), Imm(256), Imm(3), Imm(0), Imm(128), Imm(0), Imm(2), Imm(0), Imm(1)}, "dtype bits is 0, outside [1, 64]"},
+      {{Imm(0), Imm(256), Imm(3), Imm(0), Imm(128), Imm(0), Imm(5), Imm(32), Imm(1)},
+       "dtype code is 5, outside [0, 4]"},
+      {{Imm(0), Imm(256), Imm(3), Imm(0), Imm(128), Imm(0), Imm(2), Imm(0), Imm(1)},
+       "dtype bits is 0, outside [1, 64]"},
       {{Imm(0), Imm(256), Imm(3), Imm(0), Imm(128), Imm(0), Imm(2), Imm(32), Imm(0)},
        "dtype lanes is 0, outside [1, 64]"},
       {with({Imm(0), Imm(256), Imm(3), Imm(0), Imm(128), Imm(2)}, with(dtype, {Imm(0), Imm(4)})),
