@@ -532,6 +532,36 @@ Status ArenaTensors(const Arg* args, uint32_t num_args, Frame& f, const ValueSou
   return Status::Ok();
 }
 
+// storage_tensors(index, size, [reg, offset, slot_bytes, ndim, dtype..., pairs...]*k):
+// the views of a static memory plan, made in one call in the prologue. A
+// static program made each with make_shape + alloc_storage + tensor_view,
+// three builtin calls between two kernels (builtins.def).
+Status StorageTensors(const Arg* args, uint32_t num_args, Frame& f, const DecodedFunction& code,
+                      const std::string& function) {
+  Any storage;
+  KILN_RETURN_IF_ERROR(
+      KeptStorage(f, code, args[0].value, args[1].value, function, "vm.builtin.storage_tensors", &storage));
+  int64_t dims[kMaxArenaTensorDims];  // the verifier bounds ndim
+  for (const Arg* g = args + 2; g < args + num_args; g += 7 + 2 * g[3].value) {
+    const size_t ndim = static_cast<size_t>(g[3].value);
+    for (size_t i = 0; i < ndim; ++i) {
+      int64_t mode = g[7 + 2 * i].value, v = g[8 + 2 * i].value;
+      dims[i] = mode == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[v] : v;
+    }
+    DType dtype{static_cast<uint8_t>(g[4].value), static_cast<uint8_t>(g[5].value), static_cast<uint16_t>(g[6].value)};
+    uint64_t room = g[2].value >= 0 ? static_cast<uint64_t>(g[2].value) : UINT64_MAX;
+    // Each group's reuse slot is its own (the group's offset): a call whose
+    // views are those of the last call makes no object.
+    KILN_RETURN_IF_ERROR(ViewOfStorage(storage.tensor(), static_cast<uint64_t>(g[1].value), room,
+                                       Span<const int64_t>(dims, ndim), dtype, g, code, function,
+                                       "vm.builtin.storage_tensors",
+                                       "planned for it; a symbolic dimension is larger than the upper bound the memory "
+                                       "plan assumed (tir_var_upper_bound or --bound)",
+                                       &f.regs[g[0].value]));
+  }
+  return Status::Ok();
+}
+
 // A view of the leading elements of a compact tensor (builtins.def). The
 // call site keeps its view, like tensor_view, and hands it out again (pointed
 // at this call's tensor) while only the site holds it; the view lets go of
@@ -690,6 +720,8 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       return ArenaTensor(args, frame, src, code, function, out);
     case Builtin::kArenaTensors:
       return ArenaTensors(args, num_args, frame, src, code, function);
+    case Builtin::kStorageTensors:
+      return StorageTensors(args, num_args, frame, code, function);
     case Builtin::kHeapLoad:
       *out = Any(frame.heap[args[0].value]);
       return Status::Ok();

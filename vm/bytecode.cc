@@ -420,6 +420,36 @@ class FunctionVerifier {
         }
         return Status::Ok();
       }
+      case Builtin::kStorageTensors: {
+        if (ins.num_args < 2) return Fail(word_, StrFormat("%s takes at least 2 arguments", name));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 0, "storage index", 0, kMaxStorages - 1));
+        KILN_RETURN_IF_ERROR(NeedImmediate(ins, 1, "size", 0, kArgValueMax));
+        uint32_t g = 2;
+        while (g < ins.num_args) {
+          if (ins.num_args - g < 7) {
+            return Fail(word_, StrFormat("%s: a view at argument %u needs at least 7 arguments, got %u", name, g,
+                                         ins.num_args - g));
+          }
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, g, "destination register", 0,
+                                             static_cast<int64_t>(f_.register_count) - 1));
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, g + 1, "offset", 0, kArgValueMax));
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, g + 2, "slot size", -1, kArgValueMax));
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, g + 3, "ndim", 0, kMaxArenaTensorDims));
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, g + 4, "dtype code", 0, 4));
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, g + 5, "dtype bits", 1, 64));
+          KILN_RETURN_IF_ERROR(NeedImmediate(ins, g + 6, "dtype lanes", 1, 64));
+          const uint32_t next = g + 7 + 2 * static_cast<uint32_t>(ArgsOf(ins)[g + 3].value);
+          if (next > ins.num_args) {
+            return Fail(word_, StrFormat("%s: a view at argument %u needs %u arguments, got %u", name, g, next - g,
+                                         ins.num_args - g));
+          }
+          for (uint32_t m = g + 7; m < next; m += 2) KILN_RETURN_IF_ERROR(CheckShapePair(ins, m));
+          g = next;
+        }
+        uint32_t used = static_cast<uint32_t>(ArgsOf(ins)[0].value) + 1;
+        if (used > out_.num_storages) out_.num_storages = used;
+        return Status::Ok();
+      }
       case Builtin::kHeapLoad:
         KILN_RETURN_IF_ERROR(NeedCount(ins, name, 1));
         return CheckSlot(ins, 0, "shape-heap slot");

@@ -109,18 +109,23 @@ Status ContextImpl::PreallocateStorage(Allocator* allocator, const std::shared_p
     for (const Instruction& ins : fn.code) {
       if (ins.op != Opcode::kCall) continue;
       const ResolvedCallable& callee = linked.callables[ins.callable];
-      if (callee.kind != CallableKind::kBuiltin || callee.builtin != static_cast<int32_t>(Builtin::kAllocStorage)) {
+      if (callee.kind != CallableKind::kBuiltin) continue;
+      const Arg* a = fn.args.data() + ins.arg_begin;
+      int64_t size = 0;
+      if (callee.builtin == static_cast<int32_t>(Builtin::kAllocStorage)) {
+        // alloc_storage(index, size_mode, size): the verifier checked the
+        // operands; size_mode 0 is a constant size.
+        if (a[1].kind != ArgKind::kImmediate || a[1].value != 0 || a[2].kind != ArgKind::kImmediate) continue;
+        size = a[2].value;
+      } else if (callee.builtin == static_cast<int32_t>(Builtin::kStorageTensors)) {
+        size = a[1].value;  // storage_tensors(index, size, ...): always a constant size
+      } else {
         continue;
       }
-      // alloc_storage(index, size_mode, size): the verifier checked the
-      // operands; size_mode 0 is a constant size.
-      const Arg* a = fn.args.data() + ins.arg_begin;
-      if (a[1].kind != ArgKind::kImmediate || a[1].value != 0 || a[2].kind != ArgKind::kImmediate) continue;
       if (frame.storage.size() <= fn.function_index) frame.storage.resize(fn.function_index + 1);
       std::vector<Tensor>& slots = frame.storage[fn.function_index];
       if (slots.size() < fn.num_storages) slots.resize(fn.num_storages);
       Tensor& storage = slots[a[0].value];
-      const int64_t size = a[2].value;
       // Sizes alloc_storage refuses are left for the call to report.
       if (size < 0 || size > (int64_t(1) << 40)) continue;
       if (storage.defined() && storage.shape()[0] >= size) continue;

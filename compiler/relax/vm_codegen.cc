@@ -81,6 +81,12 @@ class FunctionCodegen {
         EmitCall(-1, Builtin("vm.builtin.arena_tensors"), views);
       }
     }
+    for (const auto& [index, views] : static_views_) {
+      std::vector<int64_t> args = {Imm(static_cast<int64_t>(index)),
+                                   Imm(static_cast<int64_t>(plan_->storages[index].static_bytes))};
+      args.insert(args.end(), views.begin(), views.end());
+      EmitCall(-1, Builtin("vm.builtin.storage_tensors"), args);
+    }
     code_.insert(code_.end(), body.begin(), body.end());
     info.results.push_back(MakeValueInfo("result", f->ret_sinfo));
     info.register_count = static_cast<uint32_t>(num_regs_);
@@ -102,6 +108,18 @@ class FunctionCodegen {
     compiler::ConstantValue c;
     c.kind = compiler::ConstantKind::kString;
     c.string_value = s;
+    program_->constants.push_back(std::move(c));
+    return EncodeArg(ArgKind::kConstant, static_cast<int64_t>(program_->constants.size() - 1));
+  }
+
+  int64_t ShapeConstant(const std::vector<int64_t>& dims) {
+    for (size_t i = 0; i < program_->constants.size(); ++i) {
+      const auto& c = program_->constants[i];
+      if (c.kind == compiler::ConstantKind::kShape && c.shape == dims) return EncodeArg(ArgKind::kConstant, i);
+    }
+    compiler::ConstantValue c;
+    c.kind = compiler::ConstantKind::kShape;
+    c.shape = dims;
     program_->constants.push_back(std::move(c));
     return EncodeArg(ArgKind::kConstant, static_cast<int64_t>(program_->constants.size() - 1));
   }
@@ -313,7 +331,17 @@ class FunctionCodegen {
     return EncodeArg(ArgKind::kRegister, reg);
   }
 
+  // A shape operand: a shape constant when every dimension is constant (a
+  // pinned program's shapes: no make_shape call, no object made per call),
+  // else a register make_shape fills.
   Result<int64_t> EmitMakeShape(const std::vector<ir::PrimExpr>& dims) {
+    std::vector<int64_t> values;
+    for (const auto& d : dims) {
+      auto c = ConstDim(d);
+      if (!c || *c < 0) break;
+      values.push_back(*c);
+    }
+    if (values.size() == dims.size()) return ShapeConstant(values);
     std::vector<int64_t> args = {Imm(static_cast<int64_t>(dims.size()))};
     for (const auto& d : dims) {
       KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
@@ -322,7 +350,7 @@ class FunctionCodegen {
     }
     int64_t reg = NewReg();
     EmitCall(reg, Builtin("vm.builtin.make_shape"), args);
-    return reg;
+    return EncodeArg(ArgKind::kRegister, reg);
   }
 
   Result<int64_t> EmitAlloc(const ir::StructInfo& sinfo, const ir::SourceSpan& span) {
@@ -334,7 +362,7 @@ class FunctionCodegen {
     KILN_ASSIGN_OR_RETURN(int64_t shape, EmitMakeShape(t->shape));
     int64_t reg = NewReg();
     EmitCall(reg, Builtin("vm.builtin.alloc_tensor"),
-             {EncodeArg(ArgKind::kRegister, shape), Imm(t->dtype.code), Imm(t->dtype.bits), Imm(t->dtype.lanes)});
+             {shape, Imm(t->dtype.code), Imm(t->dtype.bits), Imm(t->dtype.lanes)});
     return reg;
   }
 
@@ -416,6 +444,32 @@ class FunctionCodegen {
       EmitCall(reg, Builtin("vm.builtin.arena_tensor"), args);
       return reg;
     }
+    if (storage.is_static && t->shape.size() <= kArenaTensorMaxDims) {
+      // A view of a static plan's storage whose shape the arguments
+      // determine, everywhere (constant dimensions: no view can fail, so one
+      // made for an If branch that does not run changes nothing) or outside
+      // If branches: made in the prologue with the others, one
+      // storage_tensors call per storage, not three calls (make_shape,
+      // alloc_storage, tensor_view) between two kernels.
+      bool early = true;
+      bool constant = true;
+      for (const auto& d : t->shape) {
+        early = early && Hoistable(d);
+        constant = constant && ConstDim(d).has_value();
+      }
+      if (early && (constant || if_depth_ == 0)) {
+        int64_t reg = NewReg();
+        std::vector<int64_t>& views = static_views_[planned.storage];
+        views.insert(views.end(), {Imm(reg), Imm(static_cast<int64_t>(planned.offset)), Imm(planned.slot_bytes),
+                                   Imm(static_cast<int64_t>(t->shape.size())), Imm(t->dtype.code),
+                                   Imm(t->dtype.bits), Imm(t->dtype.lanes)});
+        for (const auto& d : t->shape) {
+          KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
+          views.insert(views.end(), {Imm(operand.first), Imm(operand.second)});
+        }
+        return reg;
+      }
+    }
     KILN_ASSIGN_OR_RETURN(int64_t shape, EmitMakeShape(t->shape));
     if (storage.call_time) {  // a rank arena_tensor does not take: a shape register
       KILN_CHECK(planned.storage == arena_storage_ && planned.arena_index >= 0);
@@ -423,7 +477,7 @@ class FunctionCodegen {
       int64_t reg = NewReg();
       EmitCall(reg, Builtin("vm.builtin.arena_view"),
                {EncodeArg(ArgKind::kRegister, arena_reg_), Imm(arena_first_slot_ + planned.arena_index),
-                Imm(size.first), Imm(size.second), EncodeArg(ArgKind::kRegister, shape), Imm(t->dtype.code),
+                Imm(size.first), Imm(size.second), shape, Imm(t->dtype.code),
                 Imm(t->dtype.bits), Imm(t->dtype.lanes)});
       return reg;
     }
@@ -443,7 +497,7 @@ class FunctionCodegen {
     int64_t reg = NewReg();
     EmitCall(reg, Builtin("vm.builtin.tensor_view"),
              {EncodeArg(ArgKind::kRegister, block), Imm(static_cast<int64_t>(planned.offset)), Imm(planned.slot_bytes),
-              EncodeArg(ArgKind::kRegister, shape), Imm(t->dtype.code), Imm(t->dtype.bits), Imm(t->dtype.lanes)});
+              shape, Imm(t->dtype.code), Imm(t->dtype.bits), Imm(t->dtype.lanes)});
     return reg;
   }
 
@@ -547,8 +601,7 @@ class FunctionCodegen {
         return EmitPrim(p.value);
       }
       case ir::ExprKind::kShapeExpr: {
-        KILN_ASSIGN_OR_RETURN(int64_t reg, EmitMakeShape(static_cast<const ir::ShapeExpr&>(*e).values));
-        return EncodeArg(ArgKind::kRegister, reg);
+        return EmitMakeShape(static_cast<const ir::ShapeExpr&>(*e).values);
       }
       case ir::ExprKind::kTuple: {
         std::vector<int64_t> fields;
@@ -691,6 +744,9 @@ class FunctionCodegen {
   int64_t arena_storage_ = -1;
   // The operand groups of the prologue's arena_tensors call (EmitPlannedAlloc).
   std::vector<int64_t> arena_views_;
+  // The operand groups of the prologue's storage_tensors call of each static
+  // storage, by storage index (EmitPlannedAlloc).
+  std::map<size_t, std::vector<int64_t>> static_views_;
   int if_depth_ = 0;  // If branches around the binding being emitted
   std::vector<std::pair<int64_t, int64_t>> arena_sizes_;
   int64_t arena_first_slot_ = 0;

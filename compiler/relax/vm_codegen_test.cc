@@ -318,8 +318,9 @@ class Module:
   ASSERT_TRUE(p.ok()) << p.status().message();
   std::vector<std::string> code = Disassemble(*p, p->functions[0]);
   ASSERT_GE(code.size(), 2u);
-  EXPECT_EQ(code[code.size() - 2], "r3 = vm.builtin.copy(c1)");
-  EXPECT_EQ(code.back(), "ret r3");
+  // s is a shape constant (c2): no register, no make_shape.
+  EXPECT_EQ(code[code.size() - 2], "r2 = vm.builtin.copy(c1)");
+  EXPECT_EQ(code.back(), "ret r2");
   EXPECT_EQ(p->constants[1].kind, compiler::ConstantKind::kTensor);
 }
 
@@ -445,12 +446,12 @@ class Module:
   // one call (heap_loads(register, slot, ...); before: a heap_load each).
   EXPECT_EQ(Join(tail), Join({
                             "vm.builtin.shape_arith(1, 2, 1, 0, 0, 2, 2, 1, 1, 1, 0, 1, 3, 0, 1, 0, 0, 1)",
-                            "vm.builtin.heap_loads(2, 2, 5, 3)",
-                            "r3 = vm.builtin.make_shape(2, 0, 2, 0, 3)",
-                            "r4 = vm.builtin.alloc_tensor(r3, 2, 32, 1)",
-                            "kernel fs(r0, r4, r2, 5)",
-                            "r6 = packed p(r4, r5)",
-                            "ret r6",
+                            "vm.builtin.heap_loads(2, 2, 4, 3)",
+                            // A constant shape is a shape constant, c2 (before: r3 = make_shape(2, 0, 2, 0, 3)).
+                            "r3 = vm.builtin.alloc_tensor(c2, 2, 32, 1)",
+                            "kernel fs(r0, r3, r2, 5)",
+                            "r5 = packed p(r3, r4)",
+                            "ret r5",
                         }));
 }
 
@@ -827,24 +828,73 @@ TEST(VMCodegen, UpperBoundsGiveOneStaticStorage) {
   options.memory.upper_bounds["n"] = 32;
   Result<compiler::VmfbProgram> p = Codegen(kPlannedChain, options);
   ASSERT_TRUE(p.ok()) << p.status().message();
-  // Each (n, 4) float32 intermediate gets a 512-byte slot of a 1024-byte arena.
+  // Each (n, 4) float32 intermediate gets a 512-byte slot of a 1024-byte
+  // arena; both views are made in the prologue by one storage_tensors call
+  // (storage 0 of 1024 bytes; [register, offset, slot bytes, ndim, dtype,
+  // (mode, value) pairs] each). Before: make_shape, alloc_storage and
+  // tensor_view before each kernel, six builtin calls.
   EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
             Join({
                 "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: argument x\")",
                 "vm.builtin.match_shape(r0, \"main: argument x\", 2, 1, 0, 0, 4)",
-                "r1 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                "r2 = vm.builtin.alloc_storage(0, 0, 1024)",
-                "r3 = vm.builtin.tensor_view(r2, 0, 512, r1, 2, 32, 1)",
-                "kernel add(r0, r0, r3)",
-                "r4 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                "r5 = vm.builtin.alloc_storage(0, 0, 1024)",
-                "r6 = vm.builtin.tensor_view(r5, 512, 512, r4, 2, 32, 1)",
-                "kernel relu(r3, r6)",
-                "r7 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
-                "r8 = vm.builtin.alloc_tensor(r7, 2, 32, 1)",
-                "kernel add1(r6, r0, r8)",
-                "ret r8",
+                "vm.builtin.storage_tensors(0, 1024, 1, 0, 512, 2, 2, 32, 1, 1, 0, 0, 4, "
+                "2, 512, 512, 2, 2, 32, 1, 1, 0, 0, 4)",
+                "kernel add(r0, r0, r1)",
+                "kernel relu(r1, r2)",
+                "r3 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+                "r4 = vm.builtin.alloc_tensor(r3, 2, 32, 1)",
+                "kernel add1(r2, r0, r4)",
+                "ret r4",
             }));
+}
+
+TEST(VMCodegen, StaticPlanViewsAreMadeInThePrologueUnlessABranchHoldsASymbolicOne) {
+  // A static plan (constant sizes, n bounded): lv0 and the constant-shaped
+  // lv2 of a branch are made in the prologue (no view of a constant shape can
+  // fail, whether its branch runs or not); lv1, of symbolic shape in a branch
+  // on a value, is made where its branch writes it, with a shape constant
+  // where the shape is constant and make_shape where it is not.
+  VMCodegenOptions options;
+  options.memory.upper_bounds["n"] = 8;
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n", 4), dtype="float32"), y: R.Tensor((2, 4), dtype="float32"),
+             c: R.Tensor((), dtype="bool")) -> R.Tensor(("n", 4), dtype="float32"):
+        n = T.int64()
+        lv0 = R.add(x, x)
+        if c:
+            lv1 = R.nn.relu(lv0)
+            lv2 = R.nn.relu(y)
+            lv3 = R.add(lv2, y)
+            z = R.add(lv1, x)
+        else:
+            z = R.add(lv0, x)
+        return z
+)",
+                                            options);
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  std::vector<std::string> code = Disassemble(*p, p->functions[0]);
+  std::vector<std::string> views;
+  for (const std::string& line : code) {
+    if (line.find("storage") != std::string::npos || line.find("view") != std::string::npos ||
+        line.find("make_shape") != std::string::npos || line.find("if ") == 0) {
+      views.push_back(line);
+    }
+  }
+  EXPECT_EQ(Join(views),
+            Join({
+                // lv0 at 0, lv2 at 256 and lv3 at 320 (each [register, offset, slot bytes, ndim, dtype, pairs]).
+                "vm.builtin.storage_tensors(0, 384, 3, 0, 128, 2, 2, 32, 1, 1, 0, 0, 4, "
+                "9, 256, 64, 2, 2, 32, 1, 0, 2, 0, 4, 10, 320, 64, 2, 2, 32, 1, 0, 2, 0, 4)",
+                "if r4 else #21",
+                "r6 = vm.builtin.make_shape(2, 1, 0, 0, 4)",  // lv1
+                "r7 = vm.builtin.alloc_storage(0, 0, 384)",
+                "r8 = vm.builtin.tensor_view(r7, 128, 128, r6, 2, 32, 1)",
+                "r11 = vm.builtin.make_shape(2, 1, 0, 0, 4)",  // results: (n, 4), not constant
+                "r13 = vm.builtin.make_shape(2, 1, 0, 0, 4)",
+            }))
+      << Join(code);
 }
 
 TEST(VMCodegen, PlanningErrorsAreReported) {
