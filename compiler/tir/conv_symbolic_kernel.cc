@@ -395,9 +395,8 @@ Stmt SymConvKernel::Tile(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& 
   map[L[4]->loop_var.get()] = PrimExpr(c);
   map[L[5]->loop_var.get()] = PrimExpr(ky);
   map[L[6]->loop_var.get()] = PrimExpr(kx);
-  std::vector<PrimExpr> widx;
-  for (const PrimExpr& e : cv_.w_load->indices) widx.push_back(arith::Simplify(Substitute(e, map)));
-  PrimExpr wv = Load(cv_.weight, widx);
+  // Spatial tiles' rows are image rows of the one channel o0 (any channel).
+  PrimExpr wv = Load(cv_.weight, spatial_ ? WeightIndex(o0, 1, I64(0), map) : WeightIndex(o0, mr_, PrimExpr(ii), map));
   PrimExpr xv;
   if (cv_.guarded) {
     // Q is X shifted by the padding: Q[ch, iy + pt, ix + pl].
@@ -459,9 +458,7 @@ Stmt SymConvKernel::Tile(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& 
       PrimExpr img = arith::Simplify(Substitute(l->indices[0], at));
       PrimExpr col = arith::Simplify(Substitute(l->indices[2], at));
       at[L[4]->loop_var.get()] = PrimExpr(cs) + I64(sources_[k].c0);
-      std::vector<PrimExpr> wk;
-      for (const PrimExpr& e : cv_.w_load->indices) wk.push_back(arith::Simplify(Substitute(e, at)));
-      parts.push_back(reduce(cs, sources_[k].count, Load(cv_.weight, wk),
+      parts.push_back(reduce(cs, sources_[k].count, Load(cv_.weight, WeightIndex(o0, mr_, PrimExpr(ii), at)),
                              Load(source_views_[k], {img, PrimExpr(cs), col})));
     }
     taps = Seq(parts);
@@ -482,6 +479,29 @@ Stmt SymConvKernel::Tile(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& 
   if (yr > 1) write = MakeFor(wr, I64(yr), ForKind::kUnrolled, write);
   write = MakeFor(wi, I64(rows), ForKind::kUnrolled, write);
   return std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
+}
+
+std::vector<PrimExpr> SymConvKernel::WeightIndex(const PrimExpr& o0, int64_t step, const PrimExpr& ii,
+                                                 const VarMap& map) const {
+  VarMap at = map;
+  at[cv_.loops[1]->loop_var.get()] = o0 + ii;
+  std::vector<PrimExpr> idx;
+  for (const PrimExpr& e : cv_.w_load->indices) idx.push_back(arith::Simplify(Substitute(e, at)));
+  const int64_t b = cv_.wblock;
+  if (b == 0) return idx;
+  // idx is (o / b, c, ky, kx, o % b) at o = o0 + ii; the simplifier cannot
+  // split it, not knowing that o0 is a multiple of step.
+  if (step == b) {
+    idx[0] = arith::Simplify(Div(o0, I64(b)));
+    idx[4] = ii;
+  } else if (step % b == 0) {
+    idx[0] = arith::Simplify(Div(o0, I64(b)) + Div(ii, I64(b)));
+    idx[4] = Mod(ii, I64(b));
+  } else if (b % step == 0) {
+    idx[0] = arith::Simplify(Div(o0, I64(b)));
+    idx[4] = arith::Simplify(Mod(o0, I64(b)) + ii);
+  }
+  return idx;
 }
 
 }  // namespace symconv
