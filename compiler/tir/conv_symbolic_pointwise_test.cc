@@ -401,7 +401,8 @@ TEST(ConvSymbolicPointwiseTest, ConstantWeightIsReadPacked) {
 TEST(ConvSymbolicPointwiseTest, ConstantWeightNumbers) {
   // Against a double-precision reference: 1 x 1 (flat rows) and padded
   // 3 x 3 (image rows, row tiles), batches of 1 and 3, 1 and 2 threads,
-  // output channels in one and in several blocks of 8.
+  // output channels in one block of 8 (left OIHW: PackConstantWeights) and
+  // in several.
   struct Case {
     int64_t c, o, k;
     int threads;

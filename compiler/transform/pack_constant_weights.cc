@@ -69,13 +69,18 @@ Result<ir::PrimFunc> PackingKernel(const std::string& name, const std::vector<in
 // floats apart (PP-OCRv4 det's 384 -> 384 pointwise on 8 x 10 planes took
 // about 110 us against 90 pinned, which reads the packed weight) -- except one output row of a
 // symbolic width, which the 1-D dot schedule (conv_dot_schedule.h) takes
-// with an OIHW weight only. Static channels either way.
-bool ScheduleReadsPacked(const ir::Expr& e, const ir::StructInfo& out, int64_t channels, int64_t taps) {
+// with an OIHW weight only, and a weight of one block of output channels
+// (O == b: the packed nest reads W[0, .., o], which the symbolic matcher
+// does not take as W[o / b, .., o % b]; PP-OCR cls's 3 -> 8 stem conv became
+// a naive nest, 1.8x the model's time). Static channels either way.
+bool ScheduleReadsPacked(const ir::Expr& e, const ir::StructInfo& out, int64_t channels, int64_t taps,
+                         int64_t out_channels) {
   const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
   if (!t || !t->has_shape || !t->has_dtype || t->dtype != DType::Float32() || t->shape.size() != 4) return false;
   if (!relax::ConstDim(t->shape[1])) return false;
   const bool symbolic_plane = !relax::ConstDim(t->shape[2]) || !relax::ConstDim(t->shape[3]);
   if (!symbolic_plane) return relax::ConstDim(t->shape[0]) || !tir::LargeWindowKeepsSymbolic(channels, taps);
+  if (out_channels <= tir::kConvWeightBlock) return false;
   const auto* o = ir::SInfoAs<ir::TensorSInfo>(out);
   if (!o || !o->has_shape || o->shape.size() != 4) return false;
   std::optional<int64_t> ho = relax::ConstDim(o->shape[2]);
@@ -96,7 +101,7 @@ class Packer : public ConvBindingRewriter {
                    std::vector<ir::Binding>* out) override {
     const ir::Expr& w = call.args[1];
     std::vector<int64_t> ws;
-    if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 4 || !ScheduleReadsPacked(call.args[0], b.var->struct_info, ws[1], ws[2] * ws[3]))
+    if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 4 || !ScheduleReadsPacked(call.args[0], b.var->struct_info, ws[1], ws[2] * ws[3], ws[0]))
       return false;
     if (!DefaultConvLayoutsF32(call.attrs)) return false;
     const int64_t block = tir::kConvWeightBlock;

@@ -163,6 +163,10 @@ TEST(PackConstantWeights, SymbolicImageSizeIsPacked) {
   // (conv_dot_schedule.h) takes it, reading OIHW only.
   ir::IRModule row = BindAndPack(ConvModule("\"n\", 4, 3, \"w\"", "16, 4, 3, 3", ""), {16, 4, 3, 3});
   EXPECT_FALSE(Contains(Print(row), "8o")) << Print(row);
+  // One block of output channels (O == 8): the packed nest's W[0, .., o]
+  // is not one the symbolic schedule matches; left OIHW.
+  ir::IRModule one_block = BindAndPack(ConvModule("\"n\", 3, \"h\", \"w\"", "8, 3, 3, 3", ""), {8, 3, 3, 3});
+  EXPECT_FALSE(Contains(Print(one_block), "8o")) << Print(one_block);
   // Several rows of a symbolic width are packed.
   ir::IRModule rows = BindAndPack(ConvModule("\"n\", 4, 4, \"w\"", "16, 4, 3, 3", ""), {16, 4, 3, 3});
   EXPECT_TRUE(Contains(Print(rows), "kernel_layout=\"OIHW8o\"")) << Print(rows);
