@@ -74,8 +74,7 @@ Stmt SymConvKernel::ShortRowTiles(const PrimExpr& wo, const PrimExpr& wp, int64_
   map[L[4]->loop_var.get()] = PrimExpr(c);
   map[L[5]->loop_var.get()] = I64(0);
   map[L[6]->loop_var.get()] = PrimExpr(kx);
-  std::vector<PrimExpr> widx;
-  for (const PrimExpr& e : cv_.w_load->indices) widx.push_back(arith::Simplify(Substitute(e, map)));
+  std::vector<PrimExpr> widx = WeightIndex(o0, mr, PrimExpr(ii), map);
   PrimExpr chan = arith::Simplify(Substitute(cv_.x_load->indices[1], map));
   PrimExpr xv = Load(q, {chan, PrimExpr(jj) + PrimExpr(kx) * I64(cv_.dw)});
   PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});

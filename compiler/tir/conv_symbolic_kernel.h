@@ -133,6 +133,7 @@ struct SymConv {
   const BufferLoadNode* x_load = nullptr;
   const BufferLoadNode* w_load = nullptr;
   int64_t o = 0, ki = 0, kh = 0, kw = 0;
+  int64_t wblock = 0;  // b of a weight packed as [O / b, I, KH, KW, b] (OIHW<b>o); 0: OIHW
   int64_t sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
   bool guarded = false;            // reads through an `inside` test
   std::vector<Stmt> epilogue;      // statements after the reduction, inside (n, o, y, x)
@@ -388,6 +389,17 @@ class SymConvKernel {
             const Var& ri = Var()) const;
 
   Stmt Tile(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& x0, int64_t nr);
+
+  // W's indices for output channel o0 + ii (o0 a multiple of `step`, ii in
+  // [0, step)) at the point `map` gives the reduction's variables (c, ky,
+  // kx). OIHW: W[o0 + ii, c, ky, kx]. Packed in blocks of b
+  // (cv_.wblock, made by transform::PackConstantWeights): W[o / b, c, ky,
+  // kx, o % b] written so that the unrolled rows ii of a tile read
+  // consecutive floats of one block -- (o0 / b + ii / b, .., ii % b) where
+  // b divides step, (o0 / b, .., o0 % b + ii) where step divides b -- as the
+  // static kernel reads its packed weight, where OIHW reads every row's
+  // weight C * KH * KW floats from the last.
+  std::vector<PrimExpr> WeightIndex(const PrimExpr& o0, int64_t step, const PrimExpr& ii, const VarMap& map) const;
 
   const SymConv& cv_;
   int threads_;

@@ -45,12 +45,21 @@ bool AnySymbolic(const std::vector<PrimExpr>& shape) {
 namespace {
 
 // The reduction (conv_match.h's matcher, symbolic extents allowed), with the
-// symbolic schedule's own limits: an OIHW weight, X's image and channel
-// indices of n, o and c only, and no unguarded padding.
+// symbolic schedule's own limits: an OIHW weight or one packed in blocks of
+// output channels (OIHW<b>o, W[o / b, c, ky, kx, o % b]: WeightIndex reads
+// it), X's image and channel indices of n, o and c only, and no unguarded
+// padding.
 bool MatchReduction(const Stmt& body, SymConv* m) {
   const auto& L = m->loops;
   conv::ConvReduction r;
-  if (!conv::MatchConvReduction(body, L, &r) || r.w_load->indices.size() != 4) return false;
+  if (!conv::MatchConvReduction(body, L, &r)) return false;
+  if (r.w_load->indices.size() == 5) {
+    const int64_t* b = ConstInt(r.weight->shape[4]);
+    if (b == nullptr || *b <= 0) return false;
+    m->wblock = *b;
+  } else if (r.w_load->indices.size() != 4) {
+    return false;
+  }
   m->out = r.out, m->data = r.data, m->weight = r.weight;
   m->x_load = r.x_load, m->w_load = r.w_load;
   m->sh = r.sh, m->sw = r.sw, m->dh = r.dh, m->dw = r.dw, m->pt = r.pt, m->pl = r.pl;

@@ -119,8 +119,7 @@ Stmt SymConvKernel::StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const 
   map[L[4]->loop_var.get()] = PrimExpr(c);
   map[L[5]->loop_var.get()] = PrimExpr(ky);
   map[L[6]->loop_var.get()] = PrimExpr(kx);
-  std::vector<PrimExpr> widx;
-  for (const PrimExpr& e : cv_.w_load->indices) widx.push_back(arith::Simplify(Substitute(e, map)));
+  std::vector<PrimExpr> widx = WeightIndex(o0, mr_, PrimExpr(ii), map);
   PrimExpr chan = arith::Simplify(Substitute(cv_.x_load->indices[1], map));
   PrimExpr kyd = PrimExpr(ky) * I64(cv_.dh), kxd = PrimExpr(kx) * I64(cv_.dw);
   PrimExpr plane = Mod(kyd, I64(cv_.sh)) * I64(cv_.sw) + Mod(kxd, I64(cv_.sw));
@@ -209,8 +208,7 @@ Stmt SymConvKernel::PlaneTileRow(const PrimExpr& o0, int64_t pc, const Buffer& q
   map[L[4]->loop_var.get()] = I64(0);
   map[L[5]->loop_var.get()] = PrimExpr(ky);
   map[L[6]->loop_var.get()] = PrimExpr(kx);
-  std::vector<PrimExpr> widx;
-  for (const PrimExpr& e : cv_.w_load->indices) widx.push_back(arith::Simplify(Substitute(e, map)));
+  std::vector<PrimExpr> widx = WeightIndex(o0, pc, PrimExpr(ii), map);
   PrimExpr off = PrimExpr(ky) * I64(cv_.dh) * wp + PrimExpr(kx) * I64(cv_.dw);
   PrimExpr xv = Load(qf, {PrimExpr(ii), PrimExpr(x0) + PrimExpr(jj) + off});
   PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});

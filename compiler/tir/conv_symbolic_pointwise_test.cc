@@ -340,6 +340,115 @@ TEST(ConvSymbolicPointwiseTest, ScaledInputNumbers) {
   }
 }
 
+// main(x[n, C, h, w], b[O, 1, 1]) = hardswish(conv2d(x, W, padding k / 2) +
+// b) with W[O, C, k, k] a constant (bound by name): pack-constant-weights
+// gives it the blocked layout OIHW8o, which the symbolic tiles read (8
+// output channels of a tap from one 32-byte block).
+std::string ConstWeightModule(int64_t c, int64_t o, int64_t k) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  const std::string p = s(k / 2);
+  return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(c) + ", \"h\", \"w\"") +
+         ", w: " + T(s(o) + ", " + s(c) + ", " + s(k) + ", " + s(k)) + ", b: " + T(s(o) + ", 1, 1") +
+         ") -> R.Tensor(dtype=\"float32\", ndim=4):\n        with R.dataflow():\n"
+         "            c = R.nn.conv2d(x, w, strides=[1, 1], padding=[" + p + ", " + p + ", " + p + ", " + p +
+         "], dilation=[1, 1])\n            e = R.add(c, b)\n            gv = R.nn.hardswish(e)\n"
+         "            R.output(gv)\n        return gv\n";
+}
+
+driver::CompileOptions BoundOptions(int threads, int64_t c, int64_t o, int64_t k, const std::vector<float>& w) {
+  driver::CompileOptions options = test_util::ThreadsOptions(threads, /*winograd=*/false);
+  options.params = {{"w", FloatTensor({o, c, k, k}, w)}};
+  return options;
+}
+
+// Loads in the kernel's tiles of a rank-5 buffer (the packed weight) and of
+// a rank-4 buffer with `o` first and `c` second (an OIHW weight).
+std::pair<int, int> WeightLoads(const PrimFunc& f, int64_t o, int64_t c) {
+  struct Count : StmtExprVisitor {
+    int64_t o = 0, c = 0;
+    int packed = 0, oihw = 0;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>()) {
+        const auto& shape = l->buffer->shape;
+        const auto* d0 = shape.size() == 4 ? shape[0].as<IntImmNode>() : nullptr;
+        const auto* d1 = shape.size() == 4 ? shape[1].as<IntImmNode>() : nullptr;
+        packed += shape.size() == 5;
+        oihw += d0 != nullptr && d1 != nullptr && d0->value == o && d1->value == c;
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } count;
+  count.o = o, count.c = c;
+  count.VisitStmt(f->body);
+  return {count.packed, count.oihw};
+}
+
+TEST(ConvSymbolicPointwiseTest, ConstantWeightIsReadPacked) {
+  // 1 x 1 and padded 3 x 3: the symbolic tiles (no naive update left) read
+  // the weight packed as [O / 8, C, k, k, 8], never OIHW.
+  for (int64_t k : {1, 3}) {
+    SCOPED_TRACE("k " + std::to_string(k));
+    std::vector<float> w = RandomFloats(24 * 16 * k * k, 2, 0.5f);
+    PrimFunc f = LowerPrimFunc(ConstWeightModule(16, 24, k), BoundOptions(1, 16, 24, k, w), "conv2d");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(CountTiles(f).global_updates, 0);
+    auto [packed, oihw] = WeightLoads(f, 24, 16);
+    EXPECT_GT(packed, 0);
+    EXPECT_EQ(oihw, 0);
+  }
+}
+
+TEST(ConvSymbolicPointwiseTest, ConstantWeightNumbers) {
+  // Against a double-precision reference: 1 x 1 (flat rows) and padded
+  // 3 x 3 (image rows, row tiles), batches of 1 and 3, 1 and 2 threads,
+  // output channels in one block of 8 (left OIHW: PackConstantWeights) and
+  // in several.
+  struct Case {
+    int64_t c, o, k;
+    int threads;
+    int64_t n;
+  };
+  for (const Case& t : {Case{16, 24, 1, 1, 1}, Case{13, 16, 1, 2, 3}, Case{24, 8, 1, 2, 1}, Case{8, 16, 3, 1, 3},
+                        Case{5, 24, 3, 2, 1}}) {
+    SCOPED_TRACE(std::to_string(t.c) + " -> " + std::to_string(t.o) + " k " + std::to_string(t.k) + " threads " +
+                 std::to_string(t.threads) + " batch " + std::to_string(t.n));
+    const int64_t c = t.c, o = t.o, k = t.k, n = t.n, pad = k / 2;
+    std::vector<float> w = RandomFloats(o * c * k * k, 2, 0.5f), b = RandomFloats(o, 3, 3.0f);
+    auto mod = CompileAndLoad(ConstWeightModule(c, o, k), BoundOptions(t.threads, c, o, k, w), t.threads);
+    ASSERT_NE(mod, nullptr);
+    for (auto [h, wd] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 33}, {8, 10}, {5, 7}, {16, 16}, {13, 37}, {6, 80}}) {
+      SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
+      const int64_t hw = h * wd;
+      std::vector<float> x = RandomFloats(n * c * hw, 1 + h * 100 + wd);
+      std::vector<Any> args = {FloatTensor({n, c, h, wd}, x), FloatTensor({o, 1, 1}, b)};
+      Result<Tensor> out = InvokeMain(*mod, args);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, o, h, wd}));
+      const float* got = out->data<float>();
+      int bad = 0;
+      for (int64_t i = 0; i < n; ++i)
+        for (int64_t oc = 0; oc < o; ++oc)
+          for (int64_t y = 0; y < h; ++y)
+            for (int64_t xx = 0; xx < wd; ++xx) {
+              double v = b[oc];
+              for (int64_t ic = 0; ic < c; ++ic)
+                for (int64_t ky = 0; ky < k; ++ky)
+                  for (int64_t kx = 0; kx < k; ++kx) {
+                    const int64_t iy = y + ky - pad, ix = xx + kx - pad;
+                    if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                    v += double(x[((i * c + ic) * h + iy) * wd + ix]) * w[((oc * c + ic) * k + ky) * k + kx];
+                  }
+              const double want = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
+              const float at = got[((i * o + oc) * h + y) * wd + xx];
+              if (!(std::fabs(at - want) <= 1e-5 * double(c * k * k) + 1e-5) && ++bad <= 5)
+                ADD_FAILURE() << "image " << i << " o " << oc << " (" << y << ", " << xx << "): got " << at << ", want "
+                              << want;
+            }
+      EXPECT_EQ(bad, 0);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln

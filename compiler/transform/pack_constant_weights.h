@@ -16,8 +16,10 @@
 // Rewritten: conv2d calls whose weight is a constant (directly, or a
 // variable bound to one in the same function) with the default layouts
 // (data and out NCHW, kernel OIHW), float32 data and weight, no out_dtype,
-// static weight shape, data static but for its batch, and output channels
-// per group a multiple of b.
+// static weight shape, data channels static, and output channels per group
+// a multiple of b; data static but for its batch (the static kernel, image
+// by image) or of symbolic height or width (the symbolic conv schedule),
+// not one output row of symbolic width (the 1-D dot schedule: OIHW only).
 // Anything else (weights that are inputs, depthwise, NHWC ...) is left alone.
 //
 // Pre: normalized and flattened (A-normal form); bind-params ran.

@@ -139,14 +139,44 @@ TEST(PackConstantWeights, GroupsWithWholeBlocksArePacked) {
   EXPECT_TRUE(Contains(Print(packed), "kernel_layout=\"OIHW8o\"")) << Print(packed);
 }
 
-TEST(PackConstantWeights, SymbolicBatchIsPackedSymbolicImageSizeIsNot) {
+TEST(PackConstantWeights, SymbolicImageSizeIsPacked) {
+  // A symbolic height and width: the symbolic conv schedule reads the
+  // blocked weight (tir::ScheduleSymbolicConvs). Before:
+  //   gv = R.nn.conv2d(x, metadata["relax.expr.Constant"][0])
+  // after: the weight through the packing kernel, the conv reading OIHW8o.
+  const std::string source = ConvModule("\"n\", 16, \"h\", \"w\"", "32, 16, 1, 1", "");
+  Result<ir::IRModule> bound = transform::BindParams(Parse(source), {{"w", Counting({32, 16, 1, 1})}});
+  ASSERT_TRUE(bound.ok()) << bound.status().message();
+  const std::string before = Print(*bound);
+  EXPECT_FALSE(Contains(before, "8o")) << before;
+  EXPECT_FALSE(Contains(before, "call_tir")) << before;
+  ir::IRModule packed = BindAndPack(source, {32, 16, 1, 1});
+  const std::string after = Print(packed);
+  EXPECT_TRUE(Contains(after, "R.call_tir(cls.pack_weight_oihw8o, (metadata[")) << after;
+  EXPECT_TRUE(Contains(after, "R.Tensor((4, 16, 1, 1, 8), dtype=\"float32\")")) << after;
+  EXPECT_TRUE(Contains(after, "kernel_layout=\"OIHW8o\"")) << after;
+  EXPECT_TRUE(Contains(after, "R.Tensor((n, 32, h, w), dtype=\"float32\")")) << after;  // the result type is kept
+  // A padded 3 x 3 of symbolic height only, grouped in whole blocks.
+  ir::IRModule height = BindAndPack(ConvModule("\"n\", 8, \"h\", 6", "16, 4, 3, 3", ", padding=1, groups=2"), {16, 4, 3, 3});
+  EXPECT_TRUE(Contains(Print(height), "kernel_layout=\"OIHW8o\"")) << Print(height);
+  // One output row of a symbolic width: the 1-D dot schedule
+  // (conv_dot_schedule.h) takes it, reading OIHW only.
+  ir::IRModule row = BindAndPack(ConvModule("\"n\", 4, 3, \"w\"", "16, 4, 3, 3", ""), {16, 4, 3, 3});
+  EXPECT_FALSE(Contains(Print(row), "8o")) << Print(row);
+  // One block of output channels (O == 8): the packed nest's W[0, .., o]
+  // is not one the symbolic schedule matches; left OIHW.
+  ir::IRModule one_block = BindAndPack(ConvModule("\"n\", 3, \"h\", \"w\"", "8, 3, 3, 3", ""), {8, 3, 3, 3});
+  EXPECT_FALSE(Contains(Print(one_block), "8o")) << Print(one_block);
+  // Several rows of a symbolic width are packed.
+  ir::IRModule rows = BindAndPack(ConvModule("\"n\", 4, 4, \"w\"", "16, 4, 3, 3", ""), {16, 4, 3, 3});
+  EXPECT_TRUE(Contains(Print(rows), "kernel_layout=\"OIHW8o\"")) << Print(rows);
+}
+
+TEST(PackConstantWeights, SymbolicBatchIsPacked) {
   // A symbolic batch: the static kernel runs image by image
   // (tir::ScheduleConvsPeelingBatch) and reads the blocked weight.
   ir::IRModule batch = BindAndPack(ConvModule("\"n\", 4, 6, 6", "16, 4, 3, 3", ""), {16, 4, 3, 3});
   EXPECT_TRUE(Contains(Print(batch), "kernel_layout=\"OIHW8o\"")) << Print(batch);
-  // A symbolic height: the symbolic schedule, which reads OIHW only.
-  ir::IRModule height = BindAndPack(ConvModule("\"n\", 4, \"h\", 6", "16, 4, 3, 3", ""), {16, 4, 3, 3});
-  EXPECT_FALSE(Contains(Print(height), "8o")) << Print(height);
   // A symbolic batch and a window of more than tir::kMaxPeeledTaps taps
   // (basic_pitch's 3 x 39): the peel leaves it to the symbolic schedule,
   // which reads OIHW; a packed weight made it a naive loop nest (3 GFLOP/s).
