@@ -409,26 +409,12 @@ class FunctionCodegen {
       // with the others (arena_tensors), not between two kernels.
       bool early = if_depth_ == 0 && !planned.guard.defined();
       for (const auto& d : t->shape) early = early && Hoistable(d);
-      if (early) {
-        int64_t reg = NewReg();
-        std::vector<int64_t> group = {Imm(reg),
-                                      Imm(arena_first_slot_ + planned.arena_index),
-                                      Imm(size.first),
-                                      Imm(size.second),
-                                      Imm(static_cast<int64_t>(t->shape.size())),
-                                      Imm(t->dtype.code),
-                                      Imm(t->dtype.bits),
-                                      Imm(t->dtype.lanes)};
-        for (const auto& d : t->shape) {
-          KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
-          group.push_back(Imm(operand.first));
-          group.push_back(Imm(operand.second));
-        }
-        arena_views_.insert(arena_views_.end(), group.begin(), group.end());
-        return reg;
-      }
-      std::vector<int64_t> args = {EncodeArg(ArgKind::kRegister, arena_reg_),
-                                   Imm(arena_first_slot_ + planned.arena_index),
+      // arena_tensor's operands after the storage: slot, size, rank, dtype,
+      // then (mode, value) per dimension; a group of arena_tensors has the
+      // same after its destination register (taken first there, as the
+      // listing tests expect; a lone view's after its operands).
+      int64_t reg = early ? NewReg() : -1;
+      std::vector<int64_t> view = {Imm(arena_first_slot_ + planned.arena_index),
                                    Imm(size.first),
                                    Imm(size.second),
                                    Imm(static_cast<int64_t>(t->shape.size())),
@@ -437,11 +423,17 @@ class FunctionCodegen {
                                    Imm(t->dtype.lanes)};
       for (const auto& d : t->shape) {
         KILN_ASSIGN_OR_RETURN(auto operand, DimOperand(d));
-        args.push_back(Imm(operand.first));
-        args.push_back(Imm(operand.second));
+        view.push_back(Imm(operand.first));
+        view.push_back(Imm(operand.second));
       }
-      int64_t reg = NewReg();
-      EmitCall(reg, Builtin("vm.builtin.arena_tensor"), args);
+      if (early) {
+        arena_views_.push_back(Imm(reg));
+        arena_views_.insert(arena_views_.end(), view.begin(), view.end());
+        return reg;
+      }
+      reg = NewReg();
+      view.insert(view.begin(), EncodeArg(ArgKind::kRegister, arena_reg_));
+      EmitCall(reg, Builtin("vm.builtin.arena_tensor"), view);
       return reg;
     }
     if (storage.is_static && t->shape.size() <= kArenaTensorMaxDims) {

@@ -347,25 +347,7 @@ class Kernel {
       Var xx = MakeVar("xx");
       PrimExpr value = Load(acc, {PrimExpr(ii), I64(k * kLanes) + PrimExpr(xx)});
       std::vector<PrimExpr> at = {n_, ch_, S(y0_ + ty + PrimExpr(ii)), S(xs[k] + PrimExpr(xx))};
-      std::vector<Stmt> stores;
-      if (d_.store_out || d_.epilogue.empty()) stores.push_back(Store(d_.out, value, at));
-      if (!d_.epilogue.empty()) {
-        // The epilogue at this point, C's loads the accumulator.
-        struct FromAcc : StmtExprMutator {
-          const VarNode* c;
-          PrimExpr value;
-          PrimExpr MutateExpr(const PrimExpr& e) override {
-            if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->data.get() == c) return value;
-            return StmtExprMutator::MutateExpr(e);
-          }
-        } from_acc;
-        from_acc.c = d_.out->data.get();
-        from_acc.value = value;
-        VarMap point;
-        for (size_t q = 0; q < 4; ++q) point[d_.loops[q]->loop_var.get()] = at[q];
-        for (const Stmt& st : d_.epilogue) stores.push_back(Substitute(from_acc.MutateStmt(st), point));
-      }
-      Stmt store = Seq(stores);
+      Stmt store = StoresAt(d_, value, at);
       return narrow != nullptr ? For(xx, *narrow, ForKind::kSerial, store)
                                : For(xx, I64(kLanes), ForKind::kVectorized, store);
     };
@@ -475,6 +457,27 @@ bool MatchDepthwiseNest(const Stmt& s, DepthwiseNest* d) {
 PrimExpr TakesRow(const DepthwiseNest& d) { return Ge(d.loops[3]->extent, I64(kLanes)); }
 
 Stmt BuildBandedDepthwise(const DepthwiseNest& d, const ScheduleKnobs& knobs) { return Kernel(d, knobs).Build(); }
+
+Stmt StoresAt(const DepthwiseNest& d, const PrimExpr& value, const std::vector<PrimExpr>& at) {
+  std::vector<Stmt> stores;
+  if (d.store_out || d.epilogue.empty()) stores.push_back(Store(d.out, value, at));
+  if (!d.epilogue.empty()) {
+    struct FromAcc : StmtExprMutator {
+      const VarNode* c;
+      PrimExpr value;
+      PrimExpr MutateExpr(const PrimExpr& e) override {
+        if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->data.get() == c) return value;
+        return StmtExprMutator::MutateExpr(e);
+      }
+    } from_acc;
+    from_acc.c = d.out->data.get();
+    from_acc.value = value;
+    VarMap point;
+    for (size_t q = 0; q < 4; ++q) point[d.loops[q]->loop_var.get()] = at[q];
+    for (const Stmt& st : d.epilogue) stores.push_back(Substitute(from_acc.MutateStmt(st), point));
+  }
+  return Seq(stores);
+}
 
 }  // namespace dw
 }  // namespace tir

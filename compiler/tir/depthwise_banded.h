@@ -80,6 +80,12 @@ bool MatchDepthwiseNest(const ir::Stmt& s, DepthwiseNest* d);
 // (narrower ones keep its flat plane tiles, which compute no padding lanes).
 ir::PrimExpr TakesRow(const DepthwiseNest& d);
 
+// What the nest stores when C's value at the loop point `at` (n, o, y, x) is
+// `value`: C itself (when store_out, or without an epilogue), then the
+// epilogue at that point with its loads of C reading `value`. The banded and
+// the channel-block kernels write their accumulators back through it.
+ir::Stmt StoresAt(const DepthwiseNest& d, const ir::PrimExpr& value, const std::vector<ir::PrimExpr>& at);
+
 // The banded kernel for `d`: one parallel task per (image, channel).
 // Knobs: depthwise.rows, depthwise.cols (as the whole-plane kernel's).
 ir::Stmt BuildBandedDepthwise(const DepthwiseNest& d, const ScheduleKnobs& knobs);

@@ -236,34 +236,11 @@ class Kernel {
       Var x = MakeVar("x_out");
       PrimExpr value = Load(ot_, {S(PrimExpr(c) * out_plane_ + PrimExpr(y) * I64(wo_)) + PrimExpr(x)});
       std::vector<PrimExpr> at = {n_, S(c0_ + PrimExpr(c)), PrimExpr(y), PrimExpr(x)};
-      return MakeFor(x, I64(lanes), ForKind::kVectorized, Stores(value, at));
+      return MakeFor(x, I64(lanes), ForKind::kVectorized, StoresAt(d_, value, at));
     };
     Stmt rows = std::make_shared<IfThenElseNode>(Eq(d_.loops[3]->extent, I64(wo_)), row(wo_), row(wo_ - 1));
     parts.push_back(MakeFor(c, I64(kLanes), ForKind::kSerial, MakeFor(y, ho_, ForKind::kSerial, rows)));
     return Seq(parts);
-  }
-
-  // C's value at the loop point `at`: stored (unless only the epilogue
-  // reads it), and the epilogue there with C's loads that value.
-  Stmt Stores(const PrimExpr& value, const std::vector<PrimExpr>& at) {
-    std::vector<Stmt> stores;
-    if (d_.store_out || d_.epilogue.empty()) stores.push_back(Store(d_.out, value, at));
-    if (!d_.epilogue.empty()) {
-      struct FromAcc : StmtExprMutator {
-        const VarNode* c;
-        PrimExpr value;
-        PrimExpr MutateExpr(const PrimExpr& e) override {
-          if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->data.get() == c) return value;
-          return StmtExprMutator::MutateExpr(e);
-        }
-      } from_acc;
-      from_acc.c = d_.out->data.get();
-      from_acc.value = value;
-      VarMap point;
-      for (size_t q = 0; q < 4; ++q) point[d_.loops[q]->loop_var.get()] = at[q];
-      for (const Stmt& st : d_.epilogue) stores.push_back(Substitute(from_acc.MutateStmt(st), point));
-    }
-    return Seq(stores);
   }
 
   const DepthwiseNest& d_;
