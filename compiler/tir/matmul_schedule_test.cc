@@ -490,6 +490,50 @@ TEST(MatmulScheduleTest, BlockedWeightIsReadPanelByPanelWithoutACopy) {
   EXPECT_EQ(tile->extent.as<IntImmNode>()->value, 50 * 4);
 }
 
+// Vectorized loops over the tile's columns whose extent is not a constant
+// and that compute an FMA (the k loop's), and those of run-time extent.
+struct ColumnLoops : StmtExprVisitor {
+  int run_time_fma = 0, run_time = 0;
+  void VisitStmt(const Stmt& st) override {
+    if (const auto* f = As<ForNode>(st); f != nullptr && f->for_kind == ForKind::kVectorized &&
+                                         f->extent.as<IntImmNode>() == nullptr) {
+      ++run_time;
+      Census c;
+      c.VisitStmt(f->body);
+      run_time_fma += c.fma;
+    }
+    StmtExprVisitor::VisitStmt(st);
+  }
+};
+
+TEST(MatmulScheduleTest, SymbolicColumnsUnderSixteenUseAZeroPaddedPanel) {
+  // A symbolic N (under 16 at run time: an attention score matrix over a
+  // short sequence): the FMAs run at 16 static lanes over B_narrow, a K x 16
+  // copy of B's panel, and only that copy and the store have a run-time
+  // width. A K whose panel would pass 16 KiB keeps the masked loops.
+  Var n = MakeVar("n");
+  for (int64_t kk : {32, 300}) {
+    Buffer a = MakeBuffer("A", {PrimExpr(n), PrimExpr(kk)}, DType::Float32());
+    Buffer b = MakeBuffer("B", {PrimExpr(kk), PrimExpr(n)}, DType::Float32());
+    Buffer c = MakeBuffer("C", {PrimExpr(n), PrimExpr(n)}, DType::Float32());
+    PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, c, PrimExpr(n), PrimExpr(n), kk), {a, b, c}), 1);
+    Allocs allocs;
+    allocs.VisitStmt(out->body);
+    long panels = std::count(allocs.names.begin(), allocs.names.end(), "B_narrow");
+    ColumnLoops loops;
+    loops.VisitStmt(out->body);
+    if (kk == 32) {
+      // One panel per row tile kind: 6 rows, and the leftover 4, 2 and 1.
+      EXPECT_EQ(panels, 4);
+      EXPECT_EQ(loops.run_time_fma, 0);
+      EXPECT_EQ(loops.run_time, 2 * 4);  // each tile's copy and store
+    } else {
+      EXPECT_EQ(panels, 0);  // 300 x 16 floats: 18.75 KiB
+      EXPECT_GT(loops.run_time_fma, 0);
+    }
+  }
+}
+
 TEST(MatmulScheduleTest, EpilogueStoringIntoAnOperandIsNotFused) {
   // A[i, j] = C[i, j] + 1 after C = A @ B: later tiles still read A, so the
   // stage must run after the whole matmul.
@@ -803,6 +847,19 @@ TEST(MatmulScheduleNumbersTest, SymbolicColumns) {
     ASSERT_NE(mod, nullptr);
     for (int64_t n : {1, 5, 15, 16, 17, 23, 31, 33, 48, 63, 64, 65, 100})
       CheckMatmul(*mod, 0, m, 37, n, "bias_relu");
+  }
+}
+
+TEST(MatmulScheduleNumbersTest, SymbolicColumnsUnderSixteenWithSymbolicRows) {
+  // Rows and columns both symbolic (attention scores, a batch of heads),
+  // N under 16 through the zero-padded panel (K 32, 37) and over it; K 300
+  // keeps the masked loops. Every row-tile kind (6, 4, 2, 1 rows) is hit.
+  for (int64_t k : {32, 37, 300}) {
+    std::string ks = std::to_string(k);
+    auto mod = Compile(Module({"h", "s", ks}, {ks, "n"}, {"h", "s", "n"}, "bias_relu"), k == 37 ? 2 : 1);
+    ASSERT_NE(mod, nullptr);
+    for (int64_t s : {1, 2, 5, 7, 13})
+      for (int64_t n : {1, 3, 7, 15, 16, 21}) CheckMatmul(*mod, 3, s, k, n, "bias_relu");
   }
 }
 

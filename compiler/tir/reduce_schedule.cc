@@ -532,6 +532,86 @@ PrimExpr Identity(Op op, DType t) {
   return FloatImm(t, op == Op::kMax ? -inf : inf);
 }
 
+// The lanes of the window that folds a run-time row's last elements (fewer
+// than 16) into the accumulators (WindowTailCondition).
+constexpr int64_t kWindowLanes = 16;
+
+// Whether the 16 elements of every buffer `value` loads, at k from `first`
+// on, lie inside the buffer: their flat offset at `first` is at least 0
+// (ContiguousIn checked that k moves only the last index, by one). Undefined
+// when a loaded buffer is not compact.
+PrimExpr WindowInBounds(const PrimExpr& value, const VarNode* k, const PrimExpr& first) {
+  PrimExpr cond;
+  bool ok = true;
+  struct Loads : StmtExprVisitor {
+    std::vector<const BufferLoadNode*> loads;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>()) loads.push_back(l);
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } loads;
+  loads.VisitExpr(value);
+  for (const BufferLoadNode* l : loads.loads) {
+    bool moves = false;
+    for (const PrimExpr& i : l->indices) moves = moves || UsesVar(i, k);
+    if (!moves) continue;
+    if (!l->buffer->strides.empty() || l->indices.size() != l->buffer->shape.size()) {
+      ok = false;
+      break;
+    }
+    PrimExpr flat;
+    for (size_t d = 0; d < l->indices.size(); ++d) {
+      PrimExpr i = Substitute(l->indices[d], VarMap{{k, first}});
+      flat = flat.defined() ? flat * l->buffer->shape[d] + i : i;
+    }
+    PrimExpr in = MakeBinary(TirKind::kGE, flat, IntImm(flat.dtype(), 0));
+    cond = cond.defined() ? MakeBinary(TirKind::kAnd, cond, in) : in;
+  }
+  return ok ? cond : PrimExpr();
+}
+
+// Whether `e` (a reduction's f(k)) is made of what the kernel emitter
+// computes as explicit vectors (codegen/vector_loop.h): float32 loads,
+// arithmetic, min / max, fma and exp, selects on float comparisons, and
+// anything free of k. The window below is emitted that way; another value
+// (a widened integer, a cast) keeps the scalar tail.
+bool ExplicitVectorValue(const PrimExpr& e, const VarNode* k) {
+  if (!UsesVar(e, k)) return true;
+  if (e.dtype() != DType::Float32()) return false;
+  switch (e->kind()) {
+    case TirKind::kBufferLoad:
+      return true;  // contiguous in k (ContiguousIn)
+    case TirKind::kAdd:
+    case TirKind::kSub:
+    case TirKind::kMul:
+    case TirKind::kDiv:
+    case TirKind::kMin:
+    case TirKind::kMax: {
+      const auto* b = static_cast<const BinaryNode*>(e.get());
+      return ExplicitVectorValue(b->a, k) && ExplicitVectorValue(b->b, k);
+    }
+    case TirKind::kSelect: {
+      const auto* sel = e.as<SelectNode>();
+      bool cond = !UsesVar(sel->cond, k);
+      TirKind c = sel->cond->kind();
+      if (!cond && (c == TirKind::kGT || c == TirKind::kLT || c == TirKind::kGE || c == TirKind::kLE)) {
+        const auto* cmp = static_cast<const BinaryNode*>(sel->cond.get());
+        cond = ExplicitVectorValue(cmp->a, k) && ExplicitVectorValue(cmp->b, k) && cmp->a.dtype() == DType::Float32();
+      }
+      return cond && ExplicitVectorValue(sel->true_value, k) && ExplicitVectorValue(sel->false_value, k);
+    }
+    case TirKind::kCall: {
+      const auto* call = e.as<CallNode>();
+      if (call->op != "fma" && call->op != "exp") return false;
+      for (const PrimExpr& a : call->args)
+        if (!ExplicitVectorValue(a, k)) return false;
+      return true;
+    }
+    default:
+      return false;
+  }
+}
+
 // `lanes_knob`, `unroll_knob`: reduce.lanes and reduce.unroll (0: the rule).
 Stmt Vectorized(const Reduction& r, bool plain_max = false, int64_t lanes_knob = 0, int64_t unroll_knob = 0) {
   const ForNode* f = r.loop;
@@ -613,6 +693,7 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false, int64_t lanes_knob =
   // masked vector loop of run-time extent instead kept the accumulators in
   // memory (masked stores, then loads of the same lanes).
   PrimExpr rest_start = tail_start, rest_len = tail_len;
+  PrimExpr window_cond;  // when the rest went into the accumulators instead
   if (!ext) {
     Var kc = lane_var("_c");
     Var lc = lane_var("_cl");
@@ -626,6 +707,44 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false, int64_t lanes_knob =
                              MakeFor(lc, IntImm(it, 0), IntImm(it, 16), ForKind::kVectorized, Store(acc, cupd, {as_expr(lc)}))));
     rest_start = f->extent - MakeBinary(TirKind::kFloorMod, f->extent, IntImm(it, 16));
     rest_len = MakeBinary(TirKind::kFloorMod, f->extent, IntImm(it, 16));
+    // What is left (under 16) in one vector where it can be read: the 16
+    // elements that end at the row's end, those before the rest replaced by
+    // the identity (elements already folded in, or of rows before this
+    // one). That is every row of 16 or more, and a shorter one whose window
+    // starts inside each buffer it reads. The scalar tail after the tree
+    // stays for the others. khmersm's attention rows of 7: softmax 1.4 us
+    // a kernel, its max and sum each a chain of 7 dependent scalar steps.
+    Var lw = lane_var("_w");
+    PrimExpr first = offset(f->extent - IntImm(it, kWindowLanes));
+    PrimExpr inside = WindowInBounds(r.value, k, first);
+    if (inside.defined() && t == DType::Float32() && ExplicitVectorValue(r.value, k)) {
+      // (None at all for a row of whole 16-element chunks: a window of no
+      // lanes still cost 96-column rows 20 %.)
+      window_cond = MakeBinary(
+          TirKind::kAnd, MakeBinary(TirKind::kGT, rest_len, IntImm(it, 0)),
+          MakeBinary(TirKind::kOr, MakeBinary(TirKind::kGE, f->extent, IntImm(it, kWindowLanes)), inside));
+      PrimExpr wv = Substitute(r.value, VarMap{{k, first + as_expr(lw)}});
+      // The lane test as a float comparison of a lane-index buffer, which
+      // the kernel emitter's explicit vectors take (one compare, one blend).
+      Buffer lanes_f = MakeBuffer(r.buffer->name + "_lane", {IntImm(DType::Int64(), kWindowLanes)}, t);
+      Var li = lane_var("_li");
+      Stmt fill = MakeFor(li, IntImm(it, 0), IntImm(it, kWindowLanes), ForKind::kVectorized,
+                          Store(lanes_f, PrimExpr(std::make_shared<CastNode>(t, as_expr(li))), {as_expr(li)}));
+      PrimExpr from = PrimExpr(std::make_shared<CastNode>(t, IntImm(it, kWindowLanes) - rest_len));
+      PrimExpr fresh = MakeBinary(TirKind::kGE, Load(lanes_f, {as_expr(lw)}), from);
+      wv = PrimExpr(std::make_shared<const SelectNode>(fresh, wv, Identity(r.op, t)));
+      Stmt window = MakeFor(lw, IntImm(it, 0), IntImm(it, kWindowLanes), ForKind::kVectorized,
+                            Store(acc, Combine(r.op, Load(acc, {as_expr(lw)}), wv, plain_max), {as_expr(lw)}));
+      // Inside a loop of one unrolled iteration: the kernel emitter writes a
+      // vectorized loop inside an unrolled one as explicit vectors
+      // (kernel_emitter.cc, vector_loop.h); left to LLVM, this loop was
+      // unrolled and rebuilt from 8-, 4-, 2- and 1-lane pieces (softmax over
+      // symbolic rows of 7: 1.6 us a call, against 1.1 us explicit).
+      Var one = lane_var("_one");
+      window = MakeFor(one, IntImm(it, 0), IntImm(it, 1), ForKind::kUnrolled, window);
+      in_acc.push_back(std::make_shared<IfThenElseNode>(
+          window_cond, std::make_shared<AllocateNode>(lanes_f, Seq({fill, window})), nullptr));
+    }
   }
   // Tree: each step halves into a fresh buffer, so that every buffer is
   // written and read at one width (LLVM then keeps them in registers).
@@ -648,8 +767,11 @@ Stmt Vectorized(const Reduction& r, bool plain_max = false, int64_t lanes_knob =
     Var kt = lane_var("_t");
     PrimExpr kv = offset(rest_start + as_expr(kt));
     PrimExpr tv = Substitute(r.value, VarMap{{k, kv}});
-    body.push_back(MakeFor(kt, IntImm(it, 0), rest_len, ForKind::kSerial,
-                           Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), tv, plain_max), r.idx)));
+    Stmt rest = MakeFor(kt, IntImm(it, 0), rest_len, ForKind::kSerial,
+                        Store(r.buffer, Combine(r.op, Load(r.buffer, r.idx), tv, plain_max), r.idx));
+    if (window_cond.defined())
+      rest = std::make_shared<IfThenElseNode>(PrimExpr(std::make_shared<NotNode>(window_cond)), rest, nullptr);
+    body.push_back(rest);
   }
   return Seq(body);
 }

@@ -275,19 +275,55 @@ TEST(ReduceScheduleTest, RowReductionsGetVectorAccumulatorsAndATail) {
 
   // Symbolic extent: blocks and tail computed from it; the tail's 16-lane
   // chunks go into the first lanes before the tree (one more vectorized
-  // loop), and only the last m % 16 elements run in a scalar loop after it.
+  // loop), and the last m % 16 elements as one 16-lane window ending at the
+  // row's end (the lanes before them masked; two more vectorized loops: the
+  // lane indices and the window) where that window is in bounds, else in a
+  // scalar loop after the tree.
   Var m = MakeVar("m");
   Buffer a2 = MakeBuffer("A", {PrimExpr(8), E(m)}, DType::Float32());
   Stmt out2 = VectorizeReductions(RowSum(a2, s, 8, E(m)));
   Census c2 = Count(out2);
   EXPECT_EQ(c2.alloc_shapes.at(0)[0].as<IntImmNode>()->value, 64);
-  EXPECT_EQ(c2.vectorized, 7);  // identity, block, tail chunks, tree steps 32 16 8 4
+  EXPECT_EQ(c2.vectorized, 9);  // identity, block, tail chunks, lane indices, window, tree steps 32 16 8 4
   const auto* seq2 = As<SeqStmtNode>(As<ForNode>(out2)->body);
   ASSERT_NE(seq2, nullptr);
-  const auto* rest = As<ForNode>(seq2->seq.back());
+  const auto* guarded = As<IfThenElseNode>(seq2->seq.back());
+  ASSERT_NE(guarded, nullptr);
+  EXPECT_NE(guarded->cond.as<NotNode>(), nullptr);  // not where the window ran
+  const auto* rest = As<ForNode>(guarded->then_case);
   ASSERT_NE(rest, nullptr);
   ASSERT_NE(rest->extent.as<FloorModNode>(), nullptr);
   EXPECT_EQ(rest->extent.as<FloorModNode>()->b.as<IntImmNode>()->value, 16);
+  // The window: 16 lanes, each a select of the element or the identity.
+  struct Windows : StmtExprVisitor {
+    int loops = 0, selects = 0;
+    void VisitStmt(const Stmt& st) override {
+      if (const auto* f = As<ForNode>(st); f != nullptr && f->for_kind == ForKind::kVectorized) {
+        struct Sel : StmtExprVisitor {
+          int n = 0;
+          void VisitExpr(const PrimExpr& e) override {
+            n += e.as<SelectNode>() != nullptr;
+            StmtExprVisitor::VisitExpr(e);
+          }
+        } sel;
+        sel.VisitStmt(f->body);
+        if (sel.n > 0) {
+          ++loops;
+          selects += sel.n;
+          const auto* ext = f->extent.as<IntImmNode>();
+          EXPECT_TRUE(ext != nullptr && ext->value == 16);
+        }
+      }
+      StmtExprVisitor::VisitStmt(st);
+    }
+  } windows;
+  windows.VisitStmt(out2);
+  EXPECT_EQ(windows.loops, 1);
+  EXPECT_EQ(windows.selects, 1);
+  // A static extent has no window.
+  Windows none;
+  none.VisitStmt(out);
+  EXPECT_EQ(none.loops, 0);
 }
 
 TEST(ReduceScheduleTest, MatmulMicroKernelsAreLeftAsTheyAre) {
@@ -334,7 +370,9 @@ TEST(ReduceScheduleTest, LongRowsOutsideParallelLoopsSplitAcrossThreads) {
   Stmt one_row = Loop(i, 1, Loop(k, 100000, Seq({init, upd})));
   Census split = Count(VectorizeReductions(one_row, 4));
   EXPECT_EQ(split.parallel, 1);
-  EXPECT_EQ(split.allocs, 2);  // the 4 x kSplitChunksPerThread partial results, the lanes of each
+  // The 4 x kSplitChunksPerThread partial results, the lanes of each, the
+  // lane indices of each chunk's window (its length is a run-time value).
+  EXPECT_EQ(split.allocs, 3);
   EXPECT_EQ(split.alloc_shapes[0][0].as<IntImmNode>()->value, 4 * kSplitChunksPerThread);
   // One thread, or a row loop that is already parallel: lanes only.
   EXPECT_EQ(Count(VectorizeReductions(one_row, 1)).parallel, 0);
@@ -602,7 +640,10 @@ TEST(ReduceScheduleTest, SymbolicRowLengthsMatchReference) {
       SCOPED_TRACE(Module(oc.first, oc.second, "n", true) + " threads=" + std::to_string(threads));
       auto mod = Compile(Module(oc.first, oc.second, "n", true), threads);
       ASSERT_NE(mod, nullptr);
-      for (int64_t cols : {1, 7, 16, 63, 64, 65, 96, 200}) {
+      // 7, 9, 15, 23, 40: a window over the row's last 16 elements from the
+      // rows whose window starts inside the buffer on (all of them from 16
+      // columns), the scalar tail in the first rows under 16 columns.
+      for (int64_t cols : {1, 7, 9, 15, 16, 23, 40, 63, 64, 65, 96, 200}) {
         std::vector<int64_t> shape = oc.second;
         shape.back() = cols;
         SCOPED_TRACE("cols=" + std::to_string(cols));
@@ -845,6 +886,37 @@ TEST(ReduceScheduleTest, SoftmaxWithNaNAndInfRowsMatchesTheNaNPropagatingReferen
     CheckSpecialRows({10, 1000}, "", 0, threads);
     CheckSpecialRows({1, 100}, "n", 11, threads);  // symbolic rows
     CheckSpecialRows({10, 12}, "", 0, threads);   // too short to vectorize: T.max kept
+  }
+}
+
+TEST(ReduceScheduleTest, SymbolicRowWindowsIgnoreTheRowBeforeAndKeepTheirOwnNaN) {
+  // Rows of 7 (symbolic): each row's window of 16 reads the 9 elements
+  // before it (the row before) in lanes that the identity replaces, so a NaN
+  // or infinity there changes nothing; a NaN of the row itself still comes
+  // out of max and sum.
+  for (int threads : {1, 2}) {
+    for (Op op : {Op::kMax, Op::kSum}) {
+      auto mod = Compile(Module(op, {4, 0}, "n", true), threads);
+      ASSERT_NE(mod, nullptr);
+      std::vector<float> x = RandomFloats(4 * 7, 13, 3.0f);
+      x[0 * 7 + 6] = NAN;       // row 0's last element: in rows 1 and 2's windows
+      x[1 * 7 + 5] = INFINITY;  // row 1: in rows 2 and 3's windows
+      x[3 * 7 + 2] = NAN;       // row 3's own
+      std::vector<Any> args = {FloatTensor({4, 7}, x), FloatTensor({7}, std::vector<float>(7, 1.0f)),
+                               FloatTensor({7}, std::vector<float>(7, 0.0f))};
+      std::unique_ptr<vm::Context> ctx = mod->CreateContext();
+      Any ret;
+      ASSERT_TRUE(ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret).ok());
+      Result<Tensor> t = ret.AsTensor();
+      ASSERT_TRUE(t.ok());
+      const float* got = t->data<float>();
+      EXPECT_TRUE(std::isnan(got[0]));
+      EXPECT_TRUE(std::isinf(got[1]) && got[1] > 0);
+      double want2 = op == Op::kMax ? -INFINITY : 0.0;
+      for (int c = 0; c < 7; ++c) want2 = op == Op::kMax ? std::max(want2, double(x[14 + c])) : want2 + x[14 + c];
+      EXPECT_NEAR(got[2], want2, 1e-4);
+      EXPECT_TRUE(std::isnan(got[3]));
+    }
   }
 }
 

@@ -109,9 +109,10 @@ TEST(ExplicitVectorSplitTest, SoftmaxRowsTakeSixteenLanesTwoPerStep) {
   EXPECT_EQ(s.unrolls, (std::vector<int64_t>{2, 2}));
   EXPECT_EQ(Count(s.vector_widths, 128), 0);
   // Symbolic rows and columns: the same, then a vectorized loop over the
-  // rest (symbolic extent).
+  // rest (symbolic extent); each reduction's last elements as a 16-lane
+  // window in a loop of one unrolled iteration (reduce_schedule.cc).
   VectorLoops y = LoopsOfNamed(Unary("4, \"n\"", "R.nn.softmax(x, axis=-1)", "n"), "softmax");
-  EXPECT_EQ(y.unrolls, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(y.unrolls, (std::vector<int64_t>{1, 2, 1, 2}));
   EXPECT_EQ(Count(y.vector_widths, -1), 2);
   // Rows of 48 (not a multiple of 32): LLVM's loops, as before.
   VectorLoops n = LoopsOfNamed(Unary("64, 48", "R.nn.softmax(x, axis=-1)"), "softmax");
