@@ -106,9 +106,16 @@ class Kernel {
 
   Stmt Build() {
     Var t = MakeVar("line_task");
-    int64_t tasks = cv_.n * l_.count;
-    n_ = cv_.n == 1 ? I64(0) : Div(PrimExpr(t), I64(l_.count));
-    y_ = l_.count == 1 ? I64(0) : cv_.n == 1 ? PrimExpr(t) : Mod(PrimExpr(t), I64(l_.count));
+    // With two threads or more and fewer than two lines a thread (a 1-D
+    // conv, a flat plane), each line's output-channel blocks are cut into
+    // parts, one task each (each copies the line's border rows again).
+    int64_t lines = cv_.n * l_.count, full = cv_.o / mr_;
+    parts_ = threads_ >= 2 && lines < 2 * threads_ ? std::max<int64_t>(1, std::min<int64_t>(full, 2 * threads_)) : 1;
+    int64_t tasks = lines * parts_;
+    PrimExpr line = parts_ == 1 ? PrimExpr(t) : Div(PrimExpr(t), I64(parts_));
+    part_ = parts_ == 1 ? I64(0) : Mod(PrimExpr(t), I64(parts_));
+    n_ = cv_.n == 1 ? I64(0) : Div(line, I64(l_.count));
+    y_ = l_.count == 1 ? I64(0) : cv_.n == 1 ? line : Mod(line, I64(l_.count));
     KernelRows();
     copy_ = nest::Float32Buffer(cv_.data->name + "_border", {I64(cv_.ki * l_.kh * ew_)}, "global");
     // Column tiles of nr_ points, the last one narrower; runs of interior
@@ -277,19 +284,27 @@ class Kernel {
     if (border) steps.push_back(Copy(xs_static, wd));
     int64_t full = cv_.o / mr_, rest = cv_.o % mr_;
     if (full > 0) {
+      // Blocks [b0, b1) of this task's part.
       Var ot = MakeVar("ot");
-      steps.push_back(MakeFor(ot, I64(full), ForKind::kSerial,
-                              Compute(PrimExpr(ot), PrimExpr(ot) * I64(mr_), mr_, xs, xs_static, wd, border)));
+      PrimExpr b0 = parts_ == 1 ? I64(0) : Div(part_ * I64(full), I64(parts_));
+      PrimExpr b1 = parts_ == 1 ? I64(full) : Div((part_ + I64(1)) * I64(full), I64(parts_));
+      PrimExpr ob = parts_ == 1 ? PrimExpr(ot) : b0 + PrimExpr(ot);
+      steps.push_back(MakeFor(ot, parts_ == 1 ? b1 : b1 - b0, ForKind::kSerial,
+                              Compute(ob, ob * I64(mr_), mr_, xs, xs_static, wd, border)));
     }
-    if (rest > 0) steps.push_back(Compute(I64(full), I64(full * mr_), rest, xs, xs_static, wd, border));
+    if (rest > 0) {
+      Stmt last = Compute(I64(full), I64(full * mr_), rest, xs, xs_static, wd, border);
+      if (parts_ > 1) last = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, part_, I64(parts_ - 1)), last, nullptr);
+      steps.push_back(last);
+    }
     return Seq(steps);
   }
 
   const ConvNest& cv_;
   Lines l_;
   int threads_ = 1;
-  int64_t mr_ = 8, nr_ = 48, ew_ = 48;
-  PrimExpr n_, y_, ky0_, rows_;
+  int64_t mr_ = 8, nr_ = 48, ew_ = 48, parts_ = 1;
+  PrimExpr n_, y_, part_, ky0_, rows_;
   Buffer copy_;
 };
 

@@ -26,8 +26,9 @@
 // tile's edge); taps that read padding for some lanes of a tile are
 // computed with zeros there, as the direct kernel computes all of them.
 // The copy serves every output-channel block of the tile. Tasks are
-// (image, line), parallel with a hint of two threads or more. The output is
-// stored plainly (the fused epilogue is inlined into those stores after the
+// (image, line), parallel with a hint of two threads or more; with fewer
+// than two lines a thread (a 1-D conv, a flat plane) each line's channel
+// blocks are cut into parts, a task each. The output is stored plainly (the fused epilogue is inlined into those stores after the
 // schedules, inline_elementwise.h).
 //
 // Knobs (schedule_knobs.h): conv.border_split 1 turns it on; conv.mr (1..8)

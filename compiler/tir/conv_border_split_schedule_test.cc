@@ -168,6 +168,23 @@ TEST(ConvBorderSplitScheduleTest, Numbers) {
   }
 }
 
+// Built for two threads the lines are a parallel loop (tasks of image x
+// line; a flat plane: its channel blocks in parts, here 2 blocks of 8 and
+// the 4 channels left, which the last part computes); the same numbers.
+TEST(ConvBorderSplitScheduleTest, TwoThreadsNumbers) {
+  for (const Case& k : {Case{2, 5, 7, 37, 6, 1, 7, 1, 1, 0, 3, 0, 3}, Case{1, 6, 13, 17, 20, 7, 1, 1, 1, 3, 0, 3, 0},
+                        Case{1, 6, 9, 33, 16, 3, 3, 1, 1, 1, 1, 1, 1, false, 1, true}}) {
+    PrimFunc f = ParseFunc(Func(k), "conv");
+    PrimFunc lowered = InlineElementwise(ApplyDefaultSchedule(InlineElementwise(LowerBlocks(f)), 2, Knobs(1)),
+                                         /*after_schedule=*/true);
+    std::string text = Print(lowered);
+    ASSERT_TRUE(Split(lowered)) << k.Name() << "\n" << text;
+    EXPECT_NE(text.find("T.parallel"), std::string::npos) << k.Name() << "\n" << text;
+    Status s = SameNumbers(f, lowered);
+    EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString() << "\n" << text;
+  }
+}
+
 // A 1-D convolution reaches it lifted to height 1 (the default schedule's path).
 TEST(ConvBorderSplitScheduleTest, Conv1dNumbers) {
   const char* text = R"(@T.prim_func
