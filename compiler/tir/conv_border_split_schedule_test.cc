@@ -147,6 +147,7 @@ TEST(ConvBorderSplitScheduleTest, Numbers) {
       {1, 3, 15, 30, 5, 3, 3, 1, 1, 0, 1, 2, 0},         // asymmetric padding
       {1, 4, 5, 18, 9, 3, 3, 1, 1, 4, 5, 4, 5},          // padding wider than the kernel reaches
       {1, 5, 6, 19, 10, 3, 3, 1, 1, 1, 1, 1, 1, true},   // bias + ReLU
+      {1, 5, 13, 17, 10, 7, 1, 1, 1, 3, 0, 3, 0, true},  // bias + ReLU after one flat line
       {1, 4, 3, 70, 3, 1, 1, 1, 1, 0, 0, 0, 0},          // pointwise, 70 columns
       {1, 6, 9, 33, 16, 3, 3, 1, 1, 1, 1, 1, 1, false, 1, true},  // packed weights
       {1, 3, 20, 16, 16, 5, 1, 1, 1, 2, 0, 2, 0, false, 1, true},  // packed, one flat line
