@@ -15,6 +15,7 @@
 #include "compiler/tir/conv_dot_schedule.h"
 #include "compiler/tir/conv_grouped_block.h"
 #include "compiler/tir/conv_batch_peel.h"
+#include "compiler/tir/conv_border_split_schedule.h"
 #include "compiler/tir/conv_im2col_schedule.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/conv_symbolic_schedule.h"
@@ -445,10 +446,11 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
     // Narrow rows of wide kernels (an STFT as a strided conv) first: the
     // others' column tiles would be scalar there.
     // Static strided depthwise: phase planes in cache (depthwise_schedule.h).
-    // Tuning's im2col panels (conv.im2col) before all of them: off by default.
+    // Tuning's im2col panels (conv.im2col) and interior / border tiles
+    // (conv.border_split) before all of them: off by default.
     // Grouped convs of 16 channels a group: channels in the lanes (conv_grouped_block.h).
     PrimFunc dot = ScheduleGroupedBlockConvs(
-        ScheduleStridedDepthwise(ScheduleDotConvs(ScheduleIm2colConvs(f, num_threads_hint, knobs), num_threads_hint), knobs),
+        ScheduleStridedDepthwise(ScheduleDotConvs(ScheduleIm2colConvs(ScheduleBorderSplitConvs(f, num_threads_hint, knobs), num_threads_hint, knobs), num_threads_hint), knobs),
         knobs);
     PrimFunc convs = ScheduleConvsPeelingBatch(ScheduleConvs(dot, num_threads_hint, knobs), num_threads_hint, knobs);
     return ScheduleSymbolicConvs(convs, num_threads_hint);

@@ -43,6 +43,11 @@
 //                     tile, 8..24, within the rule's 24 accumulators (the
 //                     rule: 24 / vectors; with packed weights the whole
 //                     blocks within that, several read per tile)
+//   conv.border_split 1: interior / border tiles (conv_border_split_
+//                     schedule.h) instead of the direct kernel, for static
+//                     stride-1 convs of one group: interior tiles read the
+//                     input in place, border tiles a copy of their rows and
+//                     only their valid taps; conv.mr and conv.nr set its tile
 //
 // Strided depthwise convolution (depthwise_schedule.h):
 //   depthwise.rows    output rows per register tile, 1..8

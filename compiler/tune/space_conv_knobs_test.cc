@@ -8,6 +8,9 @@
 //  - conv.row_tiles 2 beyond kMaxRowTileTaps: a 1x7 conv of 32 input channels
 //    (224 taps) in row tiles of whole 48-column vectors instead of flat tiles
 //    over rows 102 apart.
+//  - conv.border_split 1: interior / border tiles (conv_border_split_
+//    schedule.h) instead of the direct kernel, offered where they apply
+//    (stride 1, one group, lines of 16 points or more: not the 4x4 plane).
 // For each: the space offers the decision (its samples stay in range and
 // replay to the same function), the point lowers to the other kernel and
 // computes the same numbers, and kiln-compile --tuning-db applies a record of
@@ -260,6 +263,27 @@ TEST(ConvKnobSpaceTest, RowTilesBeyondTheTapLimit) {
   EXPECT_TRUE(same.ok()) << same.ToString();
 }
 
+TEST(ConvKnobSpaceTest, BorderSplitTiles) {
+  ir::PrimFunc f = ParseFunc(ConvText("conv2d", kConv1x7).c_str(), "conv2d");
+  ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
+  EXPECT_EQ(Print(def).find("line_task"), std::string::npos);
+  ExpectOfferedInRangeAndDeterministic(f, "conv.border_split", {0, 1});
+  for (int64_t nr : {0, 32}) {
+    Result<tir::Schedule> s = tir::Schedule::Replay(f, PointWith(f, {{"conv.border_split", 1}, {"conv.nr", nr}}));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    ir::PrimFunc lowered = LowerScheduled(s->func());
+    std::string text = Print(lowered);
+    EXPECT_NE(text.find("line_task"), std::string::npos) << text;
+    // nr 32: the middle tile of each 96-column row reads the input in place.
+    if (nr == 32) EXPECT_NE(text.find("data[T.int64(0), c, "), std::string::npos) << text;
+    Status same = SameNumbers(def, lowered);
+    EXPECT_TRUE(same.ok()) << nr << ": " << same.ToString();
+  }
+  // Rows of 4 points: not offered.
+  ir::PrimFunc small = ParseFunc(ConvText("conv2d", kPacked4x4).c_str(), "conv2d");
+  for (const Knob& k : DefaultSpaceKnobs(small, 1)) EXPECT_NE(k.name, "conv.border_split");
+}
+
 std::string TempDir() {
   const char* base = getenv("TMPDIR");
   std::string path = std::string(base && *base ? base : "/tmp") + "/kiln-conv-knobs-XXXXXX";
@@ -344,6 +368,10 @@ TEST(ConvKnobSpaceTest, TuningDbAppliesShiftPlanesWithPackedWeights) {
 
 TEST(ConvKnobSpaceTest, TuningDbAppliesRowTilesBeyondTheTapLimit) {
   ExpectTuningDbApplies(kConv1x7, {{"conv.row_tiles", 2}}, "col0: T.int64 = y * 102 + x0", "y0: T.int64 = col0 // 102");
+}
+
+TEST(ConvKnobSpaceTest, TuningDbAppliesBorderSplit) {
+  ExpectTuningDbApplies(kConv1x7, {{"conv.border_split", 1}}, "line_task", "y0: T.int64 = col0 // 102");
 }
 
 }  // namespace
