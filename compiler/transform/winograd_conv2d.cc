@@ -477,10 +477,16 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         PrimExpr co = PrimExpr(ob) * I64(kTileMajorLanes) + PrimExpr(cl);
         ir::Stmt copy = ir::Store(out, ir::Load(yt, {PrimExpr(ci) * I64(sp.m) + PrimExpr(cj), PrimExpr(cl)}),
                                   {PrimExpr(n), co, PrimExpr(ty) * I64(sp.m) + PrimExpr(ci), txe * I64(sp.m) + PrimExpr(cj)});
-        if (guarded) copy = If(inside(txe, PrimExpr(ci), PrimExpr(cj)), copy);
+        // A tile that may cross the output's edge copies only its rows and
+        // columns inside it: run-time extents min(m, Ho - m ty) and
+        // min(m, Wo - m tx) rather than a test per element (m^2 x lanes of
+        // them). MTCNN PNet's 16 -> 32 at 2 x 44 x 26 (a partial last tile
+        // column in each of its 44 tile rows), 1 thread, kernel medians of
+        // 100 traced calls: 24.1 -> 22.1 us (pinned 20.3).
+        PrimExpr row_count = guarded ? Bin(ir::TirKind::kMin, I64(sp.m), HO - PrimExpr(ty) * I64(sp.m)) : I64(rows);
+        PrimExpr col_count = guarded ? Bin(ir::TirKind::kMin, I64(sp.m), WO - txe * I64(sp.m)) : I64(cols);
         copy = Loop(cl, kTileMajorLanes, ir::ForKind::kSerial,
-                    Loop(ci, guarded ? sp.m : rows, ir::ForKind::kSerial,
-                         Loop(cj, guarded ? sp.m : cols, ir::ForKind::kSerial, copy)));
+                    Loop(ci, row_count, ir::ForKind::kSerial, Loop(cj, col_count, ir::ForKind::kSerial, copy)));
         return Alloc(yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy}));
       };
       // One parallel loop over (image, block of channels). The stores'
