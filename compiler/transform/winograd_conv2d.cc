@@ -840,8 +840,8 @@ class Rewriter : public ConvBindingRewriter {
     }
     // Winograd where the static rule takes it (kMinWinogradF4Tiles tiles
     // or more, evaluated on the run-time T), on rows of fewer than
-    // kRunTimeWinogradMaxTileCols tiles and while the product fits the
-    // cache; else the direct convolution.
+    // kRunTimeWinogradMaxTileCols tiles (or longer ones, see below) and
+    // while the product fits the cache; else the direct convolution.
     auto result = [&](const char* suffix) {
       auto v = std::make_shared<ir::VarExpr>(FreshName(b.var->name + suffix), b.var->annotation, false);
       v->struct_info = b.var->struct_info;
@@ -850,12 +850,21 @@ class Rewriter : public ConvBindingRewriter {
     ir::RVar yw = result("_winograd"), yd = result("_direct");
     wino.push_back(ir::Binding{yw, y, nullptr, b.span});
     const int64_t max_tiles = kRunTimeWinogradMaxBytes / (g.A2() * g.o * static_cast<int64_t>(sizeof(float)));
+    // Longer rows too with two or more channel blocks of output while the
+    // product stays in a core's L2 (kRunTimeWinogradLongRowMaxBytes); with
+    // one (16 output channels) the transforms, paid per input and output
+    // channel, are not amortized: the direct convolution.
+    const int64_t long_row_max_tiles =
+        g.o >= 2 * kTileMajorLanes
+            ? kRunTimeWinogradLongRowMaxBytes / (g.A2() * g.o * static_cast<int64_t>(sizeof(float)))
+            : 0;
     const PrimExpr t = g.T();
     const PrimExpr cond = arith::Simplify(ir::MakeBinary(
         ir::TirKind::kAnd,
         ir::MakeBinary(ir::TirKind::kAnd, ir::MakeBinary(ir::TirKind::kGE, t, I64(kMinWinogradF4Tiles)),
                        ir::MakeBinary(ir::TirKind::kLE, t, I64(max_tiles))),
-        ir::MakeBinary(ir::TirKind::kLT, g.tw, I64(kRunTimeWinogradMaxTileCols))));
+        ir::MakeBinary(ir::TirKind::kOr, ir::MakeBinary(ir::TirKind::kLT, g.tw, I64(kRunTimeWinogradMaxTileCols)),
+                       ir::MakeBinary(ir::TirKind::kLE, t, I64(long_row_max_tiles)))));
     out->push_back(ir::Binding{b.var, MakeShapeChoice(cond, std::move(wino), yw, {ir::Binding{yd, b.value, nullptr, b.span}}, yd),
                                nullptr, b.span});
     choices_.insert(b.var.get());
