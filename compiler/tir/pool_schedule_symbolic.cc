@@ -282,21 +282,18 @@ Stmt SymbolicRow(const Window& w, const std::vector<PrimExpr>& full, const Run* 
   std::vector<Stmt> parts;
   if (!IsZero(lo)) parts.push_back(PartLoop(w, I64(0), lo, ForKind::kSerial, border_taps));
   if (strided) {
-    PrimExpr chunks = arith::Simplify(MakeBinary(TirKind::kFloorDiv, hi - lo, I64(kStridedLanes)));
+    // Runs of kStridedLanes columns or more: ceil(run / lanes) vectors in
+    // one loop, the last one starting at hi - lanes (overlapping the one
+    // before it: the same values stored twice). Shorter runs: a scalar loop.
+    PrimExpr len = arith::Simplify(hi - lo);
+    PrimExpr chunks = arith::Simplify(MakeBinary(TirKind::kFloorDiv, len + I64(kStridedLanes - 1), I64(kStridedLanes)));
     Var xo = MakeVar("xo");
-    Stmt body = PartLoop(w, lo + PrimExpr(xo) * I64(kStridedLanes), I64(kStridedLanes), ForKind::kVectorized,
-                         interior_taps);
-    parts.push_back(std::make_shared<ForNode>(xo, I64(0), chunks, ForKind::kSerial, body));
-    // The rest of the run (under 16 columns) is one more vector ending at
-    // the run's end, overlapping the last whole one (the same values
-    // stored twice), when the run has a whole vector; a scalar loop
-    // otherwise. As a scalar loop, up to 15 columns of 9 taps each cost
-    // ResNet's 3 x 3 / 2 pool (55 columns a row) a quarter of its time.
-    PrimExpr done = arith::Simplify(lo + chunks * I64(kStridedLanes));
-    Stmt last = PartLoop(w, hi - I64(kStridedLanes), I64(kStridedLanes), ForKind::kVectorized, interior_taps);
-    Stmt rest = PartLoop(w, done, hi - done, ForKind::kSerial, interior_taps);
-    Stmt tail = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGT, chunks, I64(0)), last, rest);
-    parts.push_back(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, done, hi), tail, nullptr));
+    PrimExpr start = MakeBinary(TirKind::kMin, lo + PrimExpr(xo) * I64(kStridedLanes), hi - I64(kStridedLanes));
+    Stmt vectors = std::make_shared<ForNode>(
+        xo, I64(0), chunks, ForKind::kSerial,
+        PartLoop(w, start, I64(kStridedLanes), ForKind::kVectorized, interior_taps));
+    Stmt rest = PartLoop(w, lo, len, ForKind::kSerial, interior_taps);
+    parts.push_back(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGE, len, I64(kStridedLanes)), vectors, rest));
   } else {
     parts.push_back(PartLoop(w, lo, hi - lo, ForKind::kVectorized, interior_taps));
   }

@@ -302,6 +302,30 @@ void VarsByName(const ir::PrimExpr& e, std::map<std::string, const ir::VarNode*>
   }
 }
 
+// The first If of the lowered main of `mod` (a run-time choice), or null.
+const ir::IfExpr* FirstChoice(const ir::IRModule& lowered) {
+  const ir::FunctionExpr* main = lowered.FindRelax("main").get();
+  const auto* seq = main ? ir::ExprAs<ir::SeqExprNode>(main->body) : nullptr;
+  if (seq == nullptr) return nullptr;
+  for (const auto& b : seq->blocks)
+    for (const auto& bind : b.bindings)
+      if (const auto* i = ir::ExprAs<ir::IfExpr>(bind.value)) return i;
+  return nullptr;
+}
+
+// Whether the choice's condition holds at n, h, w (-1: not a constant).
+int ChoiceAt(const ir::IfExpr& choice, int64_t n, int64_t h, int64_t w) {
+  const auto* cond = ir::ExprAs<ir::PrimValueExpr>(choice.cond);
+  if (cond == nullptr) return -1;
+  std::map<std::string, const ir::VarNode*> vars;
+  VarsByName(cond->value, &vars);
+  std::map<const ir::VarNode*, ir::PrimExpr> at;
+  for (const auto& [name, v] : {std::pair<const char*, int64_t>{"n", n}, {"h", h}, {"w", w}})
+    if (vars.count(name)) at[vars.at(name)] = ir::IntImm(DType::Int64(), v);
+  std::optional<int64_t> v = relax::ConstDim(arith::Simplify(arith::Substitute(cond->value, at)));
+  return v ? (*v != 0) : -1;
+}
+
 TEST(WinogradSymbolicTest, RunTimeChoiceForSixteenInputChannels) {
   // 16 -> 32 + bias + ReLU over a symbolic height and width: the lowered
   // main holds one If on the number of F(4x4) tiles T (winograd_choice.h),
@@ -347,8 +371,9 @@ TEST(WinogradSymbolicTest, RunTimeChoiceForSixteenInputChannels) {
   // The condition at sizes on both sides of each bound: the static rule's
   // T >= 32 (kMinWinogradF4Tiles), T <= 1365 (6 MiB of products at 32
   // output channels) and rows of fewer than 16 tiles
-  // (kRunTimeWinogradMaxTileCols), with T = n * th * tw, th = ceil((h - 2)
-  // / 4), tw = ceil((w - 2) / 4).
+  // (kRunTimeWinogradMaxTileCols) or T <= 682 (3 MiB of products,
+  // kRunTimeWinogradLongRowMaxBytes), with T = n * th * tw, th = ceil((h -
+  // 2) / 4), tw = ceil((w - 2) / 4).
   const auto* cond = ir::ExprAs<ir::PrimValueExpr>(choice->cond);
   ASSERT_NE(cond, nullptr);
   std::map<std::string, const ir::VarNode*> vars;
@@ -367,14 +392,19 @@ TEST(WinogradSymbolicTest, RunTimeChoiceForSixteenInputChannels) {
   EXPECT_TRUE(winograd_at(2, 46, 28));     // 2 x 11 x 7 = 154 (MTCNN PNet at 2 x 97 x 61)
   EXPECT_TRUE(winograd_at(1, 30, 40));     // 7 x 10 = 70
   EXPECT_TRUE(winograd_at(1, 62, 62));     // 15 x 15 = 225
-  EXPECT_FALSE(winograd_at(1, 62, 66));    // 15 x 16: rows of 16 tiles
-  EXPECT_FALSE(winograd_at(1, 82, 82));    // 20 x 20 = 400, rows of 20
+  EXPECT_TRUE(winograd_at(1, 62, 66));     // 15 x 16 = 240: rows of 16 tiles, under 682
+  EXPECT_TRUE(winograd_at(1, 82, 82));     // 20 x 20 = 400, rows of 20
+  EXPECT_TRUE(winograd_at(1, 59, 79));     // 15 x 20 = 300 (MTCNN PNet at 120 x 160)
+  EXPECT_TRUE(winograd_at(1, 102, 110));   // 25 x 27 = 675
+  EXPECT_FALSE(winograd_at(1, 110, 110));  // 27 x 27 = 729 > 682, rows of 27
+  EXPECT_FALSE(winograd_at(2, 82, 82));    // 2 x 20 x 20 = 800, rows of 20
   EXPECT_FALSE(winograd_at(1, 117, 157));  // 29 x 39 = 1131 (MTCNN PNet at 240 x 320)
   EXPECT_TRUE(winograd_at(1, 402, 42));    // 100 x 10 = 1000
   EXPECT_TRUE(winograd_at(1, 362, 62));    // 90 x 15 = 1350
   EXPECT_FALSE(winograd_at(1, 602, 42));   // 150 x 10 = 1500 > 1365
   // The numbers, through the VM, at those sizes: both branches.
-  CheckNumbers(k, {{1, 22, 22}, {1, 26, 26}, {2, 46, 28}, {1, 62, 66}, {1, 82, 82}, {1, 402, 42}, {1, 9, 5}}, {1});
+  CheckNumbers(k, {{1, 22, 22}, {1, 26, 26}, {2, 46, 28}, {1, 62, 66}, {1, 82, 82}, {1, 110, 110}, {1, 402, 42}, {1, 9, 5}},
+               {1});
 }
 
 TEST(WinogradSymbolicTest, RunTimeChoiceForSixteenOutputChannels) {
@@ -383,6 +413,19 @@ TEST(WinogradSymbolicTest, RunTimeChoiceForSixteenOutputChannels) {
   // pinned build does; at 80^2, rows of 20 tiles, the direct convolution).
   WinoCase k{"n", "h", "w", 16, 16, 1, true, "f4x3", true};
   k.choice = true;
+  // One block of 16 output channels: rows of 16 tiles or more stay direct
+  // at any T (kRunTimeWinogradLongRowMaxBytes is for two or more).
+  driver::CompileOptions options;
+  options.params = {{"w", FloatTensor({k.o, k.c, 3, 3}, RandomFloats(k.o * k.c * 9, 7, 0.5f))}};
+  Result<ir::IRModule> mod = text::ParseModule(Module(k), "wino.relax");
+  ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+  Result<ir::IRModule> lowered = driver::LowerModule(*mod, options);
+  ASSERT_TRUE(lowered.ok()) << lowered.status().ToString();
+  const ir::IfExpr* choice = FirstChoice(*lowered);
+  ASSERT_NE(choice, nullptr) << text::PrintModule(*lowered);
+  EXPECT_EQ(ChoiceAt(*choice, 2, 40, 40), 1);  // 2 x 10 x 10 = 200, rows of 10
+  EXPECT_EQ(ChoiceAt(*choice, 1, 80, 80), 0);  // 20 x 20 = 400, rows of 20
+  EXPECT_EQ(ChoiceAt(*choice, 1, 40, 64), 0);  // 10 x 16 = 160, rows of 16
   CheckNumbers(k, {{2, 40, 40}, {1, 80, 80}, {1, 13, 7}}, {1});
 }
 

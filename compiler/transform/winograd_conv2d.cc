@@ -477,10 +477,16 @@ Result<Built> OutputTransform(const std::string& name, const Geometry& g) {
         PrimExpr co = PrimExpr(ob) * I64(kTileMajorLanes) + PrimExpr(cl);
         ir::Stmt copy = ir::Store(out, ir::Load(yt, {PrimExpr(ci) * I64(sp.m) + PrimExpr(cj), PrimExpr(cl)}),
                                   {PrimExpr(n), co, PrimExpr(ty) * I64(sp.m) + PrimExpr(ci), txe * I64(sp.m) + PrimExpr(cj)});
-        if (guarded) copy = If(inside(txe, PrimExpr(ci), PrimExpr(cj)), copy);
+        // A tile that may cross the output's edge copies only its rows and
+        // columns inside it: run-time extents min(m, Ho - m ty) and
+        // min(m, Wo - m tx) rather than a test per element (m^2 x lanes of
+        // them). MTCNN PNet's 16 -> 32 at 2 x 44 x 26 (a partial last tile
+        // column in each of its 44 tile rows), 1 thread, kernel medians of
+        // 100 traced calls: 24.1 -> 22.1 us (pinned 20.3).
+        PrimExpr row_count = guarded ? Bin(ir::TirKind::kMin, I64(sp.m), HO - PrimExpr(ty) * I64(sp.m)) : I64(rows);
+        PrimExpr col_count = guarded ? Bin(ir::TirKind::kMin, I64(sp.m), WO - txe * I64(sp.m)) : I64(cols);
         copy = Loop(cl, kTileMajorLanes, ir::ForKind::kSerial,
-                    Loop(ci, guarded ? sp.m : rows, ir::ForKind::kSerial,
-                         Loop(cj, guarded ? sp.m : cols, ir::ForKind::kSerial, copy)));
+                    Loop(ci, row_count, ir::ForKind::kSerial, Loop(cj, col_count, ir::ForKind::kSerial, copy)));
         return Alloc(yt, ir::Seq({Loop(ol, kTileMajorLanes, ir::ForKind::kVectorized, compute), copy}));
       };
       // One parallel loop over (image, block of channels). The stores'
@@ -834,8 +840,8 @@ class Rewriter : public ConvBindingRewriter {
     }
     // Winograd where the static rule takes it (kMinWinogradF4Tiles tiles
     // or more, evaluated on the run-time T), on rows of fewer than
-    // kRunTimeWinogradMaxTileCols tiles and while the product fits the
-    // cache; else the direct convolution.
+    // kRunTimeWinogradMaxTileCols tiles (or longer ones, see below) and
+    // while the product fits the cache; else the direct convolution.
     auto result = [&](const char* suffix) {
       auto v = std::make_shared<ir::VarExpr>(FreshName(b.var->name + suffix), b.var->annotation, false);
       v->struct_info = b.var->struct_info;
@@ -844,12 +850,21 @@ class Rewriter : public ConvBindingRewriter {
     ir::RVar yw = result("_winograd"), yd = result("_direct");
     wino.push_back(ir::Binding{yw, y, nullptr, b.span});
     const int64_t max_tiles = kRunTimeWinogradMaxBytes / (g.A2() * g.o * static_cast<int64_t>(sizeof(float)));
+    // Longer rows too with two or more channel blocks of output while the
+    // product stays in a core's L2 (kRunTimeWinogradLongRowMaxBytes); with
+    // one (16 output channels) the transforms, paid per input and output
+    // channel, are not amortized: the direct convolution.
+    const int64_t long_row_max_tiles =
+        g.o >= 2 * kTileMajorLanes
+            ? kRunTimeWinogradLongRowMaxBytes / (g.A2() * g.o * static_cast<int64_t>(sizeof(float)))
+            : 0;
     const PrimExpr t = g.T();
     const PrimExpr cond = arith::Simplify(ir::MakeBinary(
         ir::TirKind::kAnd,
         ir::MakeBinary(ir::TirKind::kAnd, ir::MakeBinary(ir::TirKind::kGE, t, I64(kMinWinogradF4Tiles)),
                        ir::MakeBinary(ir::TirKind::kLE, t, I64(max_tiles))),
-        ir::MakeBinary(ir::TirKind::kLT, g.tw, I64(kRunTimeWinogradMaxTileCols))));
+        ir::MakeBinary(ir::TirKind::kOr, ir::MakeBinary(ir::TirKind::kLT, g.tw, I64(kRunTimeWinogradMaxTileCols)),
+                       ir::MakeBinary(ir::TirKind::kLE, t, I64(long_row_max_tiles)))));
     out->push_back(ir::Binding{b.var, MakeShapeChoice(cond, std::move(wino), yw, {ir::Binding{yd, b.value, nullptr, b.span}}, yd),
                                nullptr, b.span});
     choices_.insert(b.var.get());

@@ -217,6 +217,20 @@ constexpr int64_t kWinogradWideTileCols = 16;
 // kRunTimeWinogradMaxBytes, 1365 tiles at 32 output channels.)
 constexpr int64_t kRunTimeWinogradMaxTileCols = 16;
 constexpr int64_t kRunTimeWinogradMaxBytes = int64_t{6} << 20;
+// Rows of kRunTimeWinogradMaxTileCols tiles or more take the tile-major
+// form too when the output has two or more blocks of kTileMajorLanes
+// channels and the product (alpha^2 * O * T floats) is at most this many
+// bytes (a core's 2 MiB L2 plus some: the input transform's V streams).
+// Since the guarded tiles' copy took run-time extents (OutputTransform),
+// MTCNN PNet (its 16 -> 32 layer), 1 thread, whole model CPU us per call,
+// direct / tile-major, 3 alternating rounds at load 10: 1 x 120 x 160
+// (T 300, 20 tile columns, 1.4 MB) 296-301 / 265-273; 150 x 200 (432, 25,
+// 2.0 MB) 489-494 / 453-460; 180 x 240 (638, 29, 2.9 MB) 730-752 /
+// 624-664; 200 x 280 (816, 34, 3.8 MB) 969-1012 / 874-1039; at 240 x 320
+// (1200, 40, 5.5 MB) perf samples put the layer even (47.4 / 46.2 % of
+// the model). With one channel block (NudeNet 320n's two 16 -> 16 layers
+// at 80^2, T 400, kernel medians) 293 direct against 306 us tile-major.
+constexpr int64_t kRunTimeWinogradLongRowMaxBytes = int64_t{3} << 20;
 
 Result<ir::IRModule> WinogradConv2d(const ir::IRModule& mod);
 // With upper bounds of symbolic variables by name (kiln-compile --bound):

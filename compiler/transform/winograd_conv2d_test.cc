@@ -214,7 +214,10 @@ TEST(WinogradConv2d, SymbolicHeightAndWidthBeforeAfter) {
   // from a tile's channel lanes.
   std::string tm = Rewrite(ConvModule("\"n\", 32, \"h\", 40", "16, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {16, 32, 3, 3});
   EXPECT_TRUE(Contains(tm, "cls.winograd_matmul")) << tm;
-  EXPECT_TRUE(Contains(tm, "if ty * 4 + i < h and tx * 4 + j < 40:")) << tm;
+  // (The last tile row's tiles copy min(4, h - 4 ty) rows: no test per
+  // element.)
+  EXPECT_TRUE(Contains(tm, "T.grid(T.int64(16), T.min(4, h - ty * 4), T.min(4, 40 - tx * 4)):")) << tm;
+  EXPECT_FALSE(Contains(tm, "if ty * 4 + i < h")) << tm;
   EXPECT_FALSE(Contains(tm, "R.nn.pad(")) << tm;
   // 24 output channels would take the channel-major product: left direct
   // with symbolic shapes.
@@ -227,7 +230,9 @@ TEST(WinogradConv2d, SymbolicHeightAndWidthBeforeAfter) {
 
 // Tile-major output over a symbolic height or width: the whole tiles of a
 // row past its blocks of kWinogradInputLanes store without tests; only a
-// partial last tile column (and the last tile row) are guarded. Width 40
+// partial last tile column (and the last tile row) copy fewer rows and
+// columns, min(4, h - 4 ty) and min(4, w - 4 tx) of them (run-time loop
+// extents; before, all 16 of each channel, each behind a test). Width 40
 // (10 whole tiles: two blocks of 4, then 2 whole tiles), width 38 (9 whole
 // tiles: two blocks, one whole tile, a partial one).
 TEST(WinogradConv2d, TileMajorOutputGuardsOnlyPartialTiles) {
@@ -237,9 +242,9 @@ TEST(WinogradConv2d, TileMajorOutputGuardsOnlyPartialTiles) {
     const char* partial;  // the guarded partial tile column
   };
   for (const Case& c : {Case{"40", "for tx in range(10 - (0 + T.int64(2) * T.int64(4))):",
-                             "if ty * 4 + i < h and (10 + tx) * 4 + j < 40:"},
+                             "T.grid(T.int64(16), T.min(4, h - ty * 4), T.min(4, 40 - (10 + tx) * 4)):"},
                         Case{"38", "for tx in range(9 - (0 + T.int64(2) * T.int64(4))):",
-                             "if ty * 4 + i < h and (9 + tx) * 4 + j < 38:"}}) {
+                             "T.grid(T.int64(16), T.min(4, h - ty * 4), T.min(4, 38 - (9 + tx) * 4)):"}}) {
     std::string tm = Rewrite(ConvModule(std::string("\"n\", 32, \"h\", ") + c.width, "16, 32, 3, 3",
                                         ", padding=[1, 1, 1, 1]"),
                              {16, 32, 3, 3});
@@ -253,9 +258,10 @@ TEST(WinogradConv2d, TileMajorOutputGuardsOnlyPartialTiles) {
     ASSERT_NE(partial, std::string::npos) << c.width << "\n" << k;
     EXPECT_EQ(k.substr(whole, partial - whole).find("if "), std::string::npos) << c.width << "\n" << k;
     size_t guarded = 0;
-    for (size_t p = k.find("if ty * 4 + i < h and"); p != std::string::npos; p = k.find("if ty * 4 + i < h and", p + 1))
+    for (size_t p = k.find("T.min(4, h - ty * 4)"); p != std::string::npos; p = k.find("T.min(4, h - ty * 4)", p + 1))
       ++guarded;
     EXPECT_EQ(guarded, 2u) << c.width << "\n" << k;
+    EXPECT_EQ(k.find("if ty * 4 + i < h"), std::string::npos) << c.width << "\n" << k;
   }
 }
 
