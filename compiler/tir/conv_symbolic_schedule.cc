@@ -9,6 +9,7 @@
 #include "compiler/tir/conv_symbolic_kernel.h"
 #include "compiler/tir/depthwise_banded.h"
 #include "compiler/tir/depthwise_channel_block_symbolic.h"
+#include "compiler/tir/depthwise_strided_symbolic.h"
 #include "compiler/tir/stmt_functor.h"
 
 namespace kiln {
@@ -103,6 +104,10 @@ class SymConvRewriter : public StmtExprMutator {
         d.epilogue = cv.epilogue;
         d.store_out = store_out;
         kernel = std::make_shared<IfThenElseNode>(dw::TakesRow(d), dw::BuildBandedDepthwise(d, {}), kernel);
+        // Column stride 2, windows up to 3 wide: no copy where the rows fill
+        // two vectors (depthwise_strided_symbolic.h).
+        if (dw::StridedDirectFits(d))
+          kernel = std::make_shared<IfThenElseNode>(dw::TakesStridedDirect(d), dw::BuildSymbolicStridedDirect(d), kernel);
         // Narrow rows: 16 channels at a time (depthwise_channel_block_symbolic.h).
         if (d.o >= 16) kernel = std::make_shared<IfThenElseNode>(dw::TakesChannelBlock(d), dw::BuildSymbolicChannelBlock(d), kernel);
       }

@@ -1,0 +1,179 @@
+// The copy-free column-stride-2 depthwise kernel (depthwise_strided_symbolic.h)
+// that ScheduleSymbolicConvs runs for wide enough rows: which nests take it,
+// its run-time test beside the banded kernel, and numbers through the driver
+// and the VM against a double-precision reference at run-time sizes on both
+// sides of that test (odd and even heights and widths, rows whose inside
+// columns end in each kind of last tile), 3x3/2 with padding 1 (the first
+// vector shifted in), 1x1/2 without padding, 2x2/2 with padding 1 (a left edge
+// column one by one), 3x3/(1, 2); no epilogue, scale + shift + ReLU and
+// hard-swish; batches of one and two; one and two threads.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <regex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler/tir/compiled_test_util.h"
+#include "compiler/tir/schedule/schedule_test_util.h"
+#include "compiler/tir/stmt_functor.h"
+
+namespace kiln {
+namespace tir {
+namespace {
+
+using namespace ir;  // NOLINT
+using namespace test_util;  // NOLINT
+
+struct DwCase {
+  int64_t c, k, sh, sw, pad;
+  std::string epilogue = "none";  // none | bn_relu | hardswish
+  int64_t Ho(int64_t h) const { return (h + 2 * pad - k) / sh + 1; }
+  int64_t Wo(int64_t w) const { return (w + 2 * pad - k) / sw + 1; }
+  std::string Name() const {
+    char buf[160];
+    std::snprintf(buf, sizeof(buf), "c%ld k%ld s%ld,%ld p%ld %s", long(c), long(k), long(sh), long(sw), long(pad),
+                  epilogue.c_str());
+    return buf;
+  }
+};
+
+std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=\"float32\")"; }
+
+// main(x[n, c, h, w], w, scale, shift): a depthwise conv2d (groups = c) and
+// its epilogue; n, h and w symbolic.
+std::string DwModule(const DwCase& k) {
+  auto s = [](int64_t v) { return std::to_string(v); };
+  std::string p = s(k.pad);
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(k.c) +
+                    ", \"h\", \"w\"") + ", w: " + T(s(k.c) + ", 1, " + s(k.k) + ", " + s(k.k)) + ", scale: " +
+                    T(s(k.c) + ", 1, 1") + ", shift: " + T(s(k.c) + ", 1, 1") +
+                    ") -> R.Tensor(dtype=\"float32\", ndim=4):\n";
+  src += "        with R.dataflow():\n";
+  src += "            c = R.nn.conv2d(x, w, strides=[" + s(k.sh) + ", " + s(k.sw) + "], padding=[" + p + ", " + p + ", " +
+         p + ", " + p + "], groups=" + s(k.c) + ")\n";
+  if (k.epilogue == "none") {
+    src += "            gv = c\n";
+  } else if (k.epilogue == "hardswish") {
+    src += "            e = R.add(c, shift)\n            gv = R.nn.hardswish(e)\n";
+  } else {
+    src += "            d = R.multiply(c, scale)\n            e = R.add(d, shift)\n            gv = R.nn.relu(e)\n";
+  }
+  src += "            R.output(gv)\n        return gv\n";
+  return src;
+}
+
+driver::CompileOptions Options(int threads) { return ThreadsOptions(threads, /*winograd=*/false); }
+
+bool Has(const std::string& text, const std::string& what) { return text.find(what) != std::string::npos; }
+
+// Whether the kernel declares an accumulator of `rows` x `lanes` (the
+// printer numbers buffers of the same name: dwd_acc_1, ...).
+bool HasTile(const std::string& text, int rows, int lanes) {
+  std::regex re("dwd_acc(_[0-9]+)? = T\\.decl_buffer\\(\\(" + std::to_string(rows) + ", " + std::to_string(lanes) + "\\)");
+  return std::regex_search(text, re);
+}
+
+TEST(DepthwiseStridedSymbolicTest, TakesColumnStrideTwo) {
+  for (const DwCase& k : {DwCase{8, 3, 2, 2, 1, "hardswish"}, DwCase{8, 3, 1, 2, 1, "bn_relu"}, DwCase{4, 1, 2, 2, 0},
+                          DwCase{4, 2, 2, 2, 1}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerPrimFunc(DwModule(k), Options(2), "conv2d");
+    ASSERT_NE(f, nullptr);
+    std::string text = testing::Print(f);
+    EXPECT_TRUE(HasTile(text, 4, 32)) << text;
+    // The tile that ends a row: two vectors or one, moved back.
+    EXPECT_TRUE(HasTile(text, 4, 16)) << text;
+    // Rows whose taps leave the input: single-row tiles.
+    EXPECT_TRUE(HasTile(text, 1, 32)) << text;
+    // The 3x3 windows with padding 1 shift the left edge column in; the
+    // 2x2 one computes it one by one.
+    EXPECT_EQ(Has(text, "dwd_shifted"), k.k == 3) << text;
+    // No copy of the input in this kernel: the banded one, taken below the
+    // run-time test, is the only one with a band.
+    TileCensus tiles = CountTiles(f);
+    EXPECT_EQ(tiles.global_updates, 0);
+    EXPECT_GE(tiles.parallel, 1);
+    EXPECT_TRUE(Has(text, "_band = T.decl_buffer")) << text;
+    EXPECT_TRUE(Has(text, "dwd_xb")) << text;
+  }
+  // Column stride 1, and 5-wide windows: not its.
+  for (const DwCase& k : {DwCase{8, 3, 2, 1, 1}, DwCase{8, 5, 2, 2, 2}, DwCase{8, 3, 1, 1, 1}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerPrimFunc(DwModule(k), Options(1), "conv2d");
+    ASSERT_NE(f, nullptr);
+    EXPECT_FALSE(Has(testing::Print(f), "dwd_acc")) << testing::Print(f);
+  }
+}
+
+void CheckNumbers(const DwCase& k, int threads, const std::vector<std::pair<int64_t, int64_t>>& sizes, int64_t n) {
+  SCOPED_TRACE(k.Name() + " threads " + std::to_string(threads) + " n " + std::to_string(n));
+  auto mod = CompileAndLoad(DwModule(k), Options(threads), threads);
+  ASSERT_NE(mod, nullptr);
+  std::vector<float> w = RandomFloats(k.c * k.k * k.k, 2), scale = RandomFloats(k.c, 3), shift = RandomFloats(k.c, 4);
+  for (const auto& hw : sizes) {
+    int64_t h = hw.first, wd = hw.second, ho = k.Ho(h), wo = k.Wo(wd);
+    SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
+    std::vector<float> x = RandomFloats(n * k.c * h * wd, 1 + h * 100 + wd);
+    std::vector<Any> args = {FloatTensor({n, k.c, h, wd}, x), FloatTensor({k.c, 1, k.k, k.k}, w),
+                             FloatTensor({k.c, 1, 1}, scale), FloatTensor({k.c, 1, 1}, shift)};
+    Result<Tensor> out = InvokeMain(*mod, args);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, k.c, ho, wo}));
+    const float* got = out->data<float>();
+    int bad = 0;
+    for (int64_t b = 0; b < n; ++b) {
+      for (int64_t o = 0; o < k.c; ++o) {
+        for (int64_t y = 0; y < ho; ++y) {
+          for (int64_t xo = 0; xo < wo; ++xo) {
+            double acc = 0;
+            for (int64_t ky = 0; ky < k.k; ++ky)
+              for (int64_t kx = 0; kx < k.k; ++kx) {
+                int64_t iy = y * k.sh + ky - k.pad, ix = xo * k.sw + kx - k.pad;
+                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                acc += double(x[((b * k.c + o) * h + iy) * wd + ix]) * w[(o * k.k + ky) * k.k + kx];
+              }
+            double want = acc;
+            if (k.epilogue == "bn_relu") want = std::max(acc * scale[o] + shift[o], 0.0);
+            if (k.epilogue == "hardswish") {
+              double v = acc + shift[o];
+              want = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
+            }
+            double tol = 1e-5 * double(k.k * k.k) + 1e-5;
+            int64_t at = ((b * k.c + o) * ho + y) * wo + xo;
+            if (!(std::fabs(got[at] - want) <= tol) && bad++ < 5) {
+              ADD_FAILURE() << "n " << b << " o " << o << " y " << y << " x " << xo << ": got " << got[at]
+                            << ", want " << want;
+            }
+          }
+        }
+      }
+    }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+// Widths: under the run-time test (the banded kernel's: 30, 32, 33 for 3x3),
+// one tile of two overlapping vectors (34, 40, 63), the first tile only (64,
+// 65), a last tile of one vector (80, 81, 97) and of two (100, 127), whole
+// tiles (128, 129), several tiles (161, 320); heights under a tile of inside
+// rows (1, 3, 7), odd and even, a last row tile moved back (13, 22).
+const std::vector<std::pair<int64_t, int64_t>> kSizes = {
+    {8, 30},   {9, 32},    {8, 33},    {10, 34},  {7, 40},   {9, 63},   {8, 64},  {9, 65},  {7, 80},
+    {10, 81},  {11, 97},   {13, 100},  {12, 127}, {16, 128}, {17, 129}, {22, 161}, {40, 320}, {3, 200}, {1, 64}};
+
+TEST(DepthwiseStridedSymbolicTest, Numbers) {
+  CheckNumbers(DwCase{5, 3, 2, 2, 1}, 1, kSizes, 1);
+  CheckNumbers(DwCase{4, 3, 2, 2, 1, "hardswish"}, 2, kSizes, 2);
+  CheckNumbers(DwCase{3, 3, 2, 2, 1, "bn_relu"}, 1, kSizes, 1);
+  CheckNumbers(DwCase{3, 3, 1, 2, 1, "bn_relu"}, 2, kSizes, 1);
+  CheckNumbers(DwCase{3, 1, 2, 2, 0, "hardswish"}, 1, kSizes, 2);
+  CheckNumbers(DwCase{3, 2, 2, 2, 1}, 2, kSizes, 1);
+}
+
+}  // namespace
+}  // namespace tir
+}  // namespace kiln
