@@ -141,6 +141,14 @@ TEST(CompileTool, BadThreads) {
   }
 }
 
+TEST(CompileTool, BadJobs) {
+  for (const char* v : {"0", "two", "-3", "2x", "1025"}) {
+    ToolRun r = RunTool({Mlp(), "--emit=tir", "--jobs", v});
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, std::string("kiln-compile: --jobs must be an integer from 1 to 1024, got '") + v + "'\n");
+  }
+}
+
 TEST(CompileTool, BadTuningCache) {
   for (const char* v : {"hot", "Cold"}) {
     ToolRun r = RunTool({Mlp(), "--emit=tir", std::string("--tuning-cache=") + v});
