@@ -576,7 +576,7 @@ TEST(CompileTool, ConfigFileErrors) {
   EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
                    "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, dispatch, fuse, winograd, bound, dim, "
                    "report-memory, "
-                   "target, cpu, features, arch, ptxas, O, tuning-db, tuning-cache, threads, precision)\n");
+                   "target, cpu, features, arch, ptxas, O, tuning-db, tuning-cache, threads, jobs, precision)\n");
   std::ofstream(yaml) << "matmul: cublas\n";
   r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
   EXPECT_EQ(r.rc, 2);
