@@ -235,6 +235,14 @@ Result<NativeLibraryBuild> BuildNativeLibrary(const std::vector<ir::PrimFunc>& l
                           BuildObject(lowered, options, KernelModuleParts::kKernelsAndQuery, &target));
     objects.push_back(std::move(object));
   } else {
+    // Each module sees only its own kernels: a name used twice would reach
+    // the linker as a duplicate symbol instead of the emitter's error.
+    std::set<std::string> names;
+    for (const auto& f : lowered) {
+      if (f != nullptr && !names.insert(f->name).second) {
+        return InvalidArgument("two PrimFuncs are named '" + f->name + "' (kernel names must be unique)");
+      }
+    }
     KILN_ASSIGN_OR_RETURN(objects, BuildPartObjects(lowered, parts, options, &target));
   }
   NativeLibraryBuild out;

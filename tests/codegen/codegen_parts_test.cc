@@ -137,6 +137,20 @@ TEST(CodegenPartsTest, PartsLinkIntoTheSameLibraryForAnyJobCount) {
   }
 }
 
+TEST(CodegenPartsTest, DuplicateNameInDifferentPartsIsReported) {
+  std::vector<ir::PrimFunc> funcs = LargeLibrary();
+  funcs.back() = Renamed(funcs.back(), funcs[5]->name);  // sum0_copy renamed sum5: another part
+  std::vector<std::vector<size_t>> parts = codegen::PartitionKernels(funcs);
+  ASSERT_GT(parts.size(), 1u);
+  for (const auto& p : parts) {
+    bool has5 = std::count(p.begin(), p.end(), 5u) > 0, has12 = std::count(p.begin(), p.end(), 12u) > 0;
+    EXPECT_FALSE(has5 && has12) << "the two kernels named sum5 share a module";
+  }
+  Result<codegen::NativeLibraryBuild> built = codegen::BuildNativeLibrary(funcs, {});
+  ASSERT_FALSE(built.ok());
+  EXPECT_EQ(built.status().message(), "two PrimFuncs are named 'sum5' (kernel names must be unique)");
+}
+
 }  // namespace
 }  // namespace codegen_test
 }  // namespace kiln
