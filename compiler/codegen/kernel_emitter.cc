@@ -783,7 +783,8 @@ void EmitQuery(ModuleContext& mc, const std::vector<ir::PrimFunc>& funcs, const 
 }  // namespace
 }  // namespace emitter
 
-Status EmitKernelModule(const std::vector<ir::PrimFunc>& funcs, const TargetDesc& target, llvm::Module* module) {
+Status EmitKernelModule(const std::vector<ir::PrimFunc>& funcs, const TargetDesc& target, llvm::Module* module,
+                        KernelModuleParts parts) {
   if (module->getDataLayout().getPointerSize() != 8) {
     return Unimplemented("target " + target.triple + ": only 64-bit targets are supported by the kernel ABI");
   }
@@ -796,11 +797,16 @@ Status EmitKernelModule(const std::vector<ir::PrimFunc>& funcs, const TargetDesc
     if (f->name == KILN_KERNEL_QUERY_SYMBOL) {
       return InvalidArgument(std::string("PrimFunc name '") + KILN_KERNEL_QUERY_SYMBOL + "' is reserved");
     }
+    if (parts == KernelModuleParts::kQuery) {
+      // Defined in another module of the same library.
+      fns.push_back(llvm::Function::Create(mc.kernel_fn_ty, llvm::GlobalValue::ExternalLinkage, f->name, module));
+      continue;
+    }
     emitter::KernelEmitter kernel(mc, *f);
     KILN_ASSIGN_OR_RETURN(llvm::Function * fn, kernel.Emit());
     fns.push_back(fn);
   }
-  emitter::EmitQuery(mc, funcs, fns);
+  if (parts != KernelModuleParts::kKernels) emitter::EmitQuery(mc, funcs, fns);
   return Status::Ok();
 }
 

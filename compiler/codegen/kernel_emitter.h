@@ -29,10 +29,16 @@ struct TargetDesc {
   bool masked_vectors = false;
 };
 
+// What EmitKernelModule puts in the module: the kernels and the query table
+// that lists them, or (for a library compiled in parts, kernel_partition.h)
+// only the kernels, or only the table, which then declares the kernels.
+enum class KernelModuleParts { kKernelsAndQuery, kKernels, kQuery };
+
 // `module` must have its target triple and data layout set (64-bit pointers).
 // Every function gets target-cpu/target-features attributes from `target`.
 // Fails with the PrimFunc's name on TIR the emitter does not support.
-Status EmitKernelModule(const std::vector<ir::PrimFunc>& funcs, const TargetDesc& target, llvm::Module* module);
+Status EmitKernelModule(const std::vector<ir::PrimFunc>& funcs, const TargetDesc& target, llvm::Module* module,
+                        KernelModuleParts parts = KernelModuleParts::kKernelsAndQuery);
 
 }  // namespace codegen
 }  // namespace kiln

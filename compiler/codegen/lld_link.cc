@@ -57,14 +57,22 @@ bool g_lld_unusable = false;  // guarded by LldMutex()
 }  // namespace
 
 Result<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& object) {
+  return LinkSharedObject(std::vector<std::vector<uint8_t>>{object});
+}
+
+Result<std::vector<uint8_t>> LinkSharedObject(const std::vector<std::vector<uint8_t>>& objects) {
   TempDir dir;
   if (dir.path().empty()) return Internal("linking the kernel library: cannot create a temporary directory");
-  std::string obj_path = dir.path() + "/kernels.o";
   std::string so_path = dir.path() + "/kernels.so";
-  {
-    std::ofstream out(obj_path, std::ios::binary);
-    out.write(reinterpret_cast<const char*>(object.data()), static_cast<std::streamsize>(object.size()));
-    if (!out) return Internal("linking the kernel library: cannot write " + obj_path);
+  // One object keeps the name it always had (kernels.o): its library is the
+  // same bytes as before libraries came in parts.
+  std::vector<std::string> obj_paths;
+  for (size_t i = 0; i < objects.size(); ++i) {
+    obj_paths.push_back(dir.path() + (objects.size() == 1 ? std::string("/kernels.o")
+                                                          : "/kernels" + std::to_string(i) + ".o"));
+    std::ofstream out(obj_paths.back(), std::ios::binary);
+    out.write(reinterpret_cast<const char*>(objects[i].data()), static_cast<std::streamsize>(objects[i].size()));
+    if (!out) return Internal("linking the kernel library: cannot write " + obj_paths.back());
   }
   // -Bsymbolic: references inside the library (the kernel table) bind to its
   // own kernels; without it a kernel named like a libc/libm function (fmax,
@@ -74,9 +82,10 @@ Result<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& object
   // a fork while a worker holds an allocator lock leaves the child hung in
   // malloc (seen under ASan with CI's parallel tests). One small object
   // needs no parallel link anyway.
-  const char* args[] = {"ld.lld",   "--threads=1", "-shared", "-Bsymbolic", "-z", "defs", "-z", "noexecstack", "-z",
-                        "relro",    "-z",      "now",     "--build-id=none",     "--hash-style=both",
-                        "-soname",  "libkiln_kernels.so", "-o", so_path.c_str(), obj_path.c_str()};
+  std::vector<const char*> args = {"ld.lld",   "--threads=1", "-shared", "-Bsymbolic", "-z", "defs", "-z", "noexecstack", "-z",
+                                   "relro",    "-z",      "now",     "--build-id=none",     "--hash-style=both",
+                                   "-soname",  "libkiln_kernels.so", "-o", so_path.c_str()};
+  for (const std::string& p : obj_paths) args.push_back(p.c_str());
   std::string diag;
   {
     std::lock_guard<std::mutex> lock(LldMutex());

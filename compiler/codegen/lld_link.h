@@ -1,4 +1,4 @@
-// Links one relocatable ELF object into an ELF shared object with lld, in
+// Links relocatable ELF objects into an ELF shared object with lld, in
 // process (no external linker binary), through files in a private temporary
 // directory that is removed afterwards.
 //
@@ -19,6 +19,8 @@ namespace codegen {
 
 // kInternal with lld's diagnostics when the link fails.
 Result<std::vector<uint8_t>> LinkSharedObject(const std::vector<uint8_t>& object);
+// Several objects, linked in this order.
+Result<std::vector<uint8_t>> LinkSharedObject(const std::vector<std::vector<uint8_t>>& objects);
 
 }  // namespace codegen
 }  // namespace kiln

@@ -1,11 +1,17 @@
 #include "compiler/codegen/native_codegen.h"
 
+#include <algorithm>
+#include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
+#include <thread>
 
 #include "compiler/codegen/kernel_emitter.h"
+#include "compiler/codegen/kernel_partition.h"
 #include "compiler/codegen/lld_link.h"
+#include "compiler/codegen/merge_outlined.h"
 #include "compiler/codegen/llvm_headers.h"
 
 namespace kiln {
@@ -126,7 +132,8 @@ Status Optimize(llvm::Module* mod, llvm::TargetMachine* tm, int opt_level) {
   return Status::Ok();
 }
 
-Result<Compiled> Compile(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
+Result<Compiled> Compile(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options,
+                         KernelModuleParts parts = KernelModuleParts::kKernelsAndQuery) {
   if (options.opt_level < 0 || options.opt_level > 3) {
     return InvalidArgument(StrFormat("codegen opt_level must be 0..3, got %d", options.opt_level));
   }
@@ -136,13 +143,16 @@ Result<Compiled> Compile(const std::vector<ir::PrimFunc>& lowered, const Codegen
   c.mod = std::make_unique<llvm::Module>("kiln_kernels", *c.ctx);
   c.mod->setTargetTriple(c.target.triple);
   c.mod->setDataLayout(c.tm->createDataLayout());
-  KILN_RETURN_IF_ERROR(EmitKernelModule(lowered, c.target, c.mod.get()));
+  KILN_RETURN_IF_ERROR(EmitKernelModule(lowered, c.target, c.mod.get(), parts));
   std::string verify_err;
   llvm::raw_string_ostream vos(verify_err);
   if (llvm::verifyModule(*c.mod, &vos)) {
     vos.flush();
     return Internal("the LLVM IR generated for the kernels is invalid: " + verify_err);
   }
+  // Before the optimizer, which would otherwise optimize and compile each
+  // copy of a loop that several kernels share (merge_outlined.h).
+  MergeIdenticalOutlinedFunctions(c.mod.get());
   KILN_RETURN_IF_ERROR(Optimize(c.mod.get(), c.tm.get(), options.opt_level));
   return c;
 }
@@ -168,18 +178,79 @@ Result<std::string> ResolvedTargetName(const CodegenOptions& options) {
   return desc.triple + " -mcpu=" + desc.cpu;
 }
 
-Result<NativeLibraryBuild> BuildNativeLibrary(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
-  KILN_ASSIGN_OR_RETURN(Compiled c, Compile(lowered, options));
+namespace {
+
+// One object of a library: `funcs` compiled and emitted as `parts` say.
+Result<std::vector<uint8_t>> BuildObject(const std::vector<ir::PrimFunc>& funcs, const CodegenOptions& options,
+                                         KernelModuleParts parts, TargetDesc* target) {
+  KILN_ASSIGN_OR_RETURN(Compiled c, Compile(funcs, options, parts));
   if (!c.tm->getTargetTriple().isOSBinFormatELF()) {
     return Unimplemented("target " + c.target.triple + ": only ELF shared objects are produced");
   }
-  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object, EmitFile(c, llvm::CodeGenFileType::ObjectFile));
+  *target = c.target;
+  return EmitFile(c, llvm::CodeGenFileType::ObjectFile);
+}
+
+// The objects of a library in parts (kernel_partition.h): one per part, then
+// the query table's. The parts are built by up to options.jobs threads, which
+// take the next part as they finish one; the first failing part's error (in
+// part order) is returned, whatever the threads' timing.
+Result<std::vector<std::vector<uint8_t>>> BuildPartObjects(const std::vector<ir::PrimFunc>& lowered,
+                                                          const std::vector<std::vector<size_t>>& parts,
+                                                          const CodegenOptions& options, TargetDesc* target) {
+  std::vector<std::optional<Result<std::vector<uint8_t>>>> built(parts.size());
+  std::vector<TargetDesc> targets(parts.size());
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next++; i < parts.size(); i = next++) {
+      std::vector<ir::PrimFunc> funcs;
+      for (size_t k : parts[i]) funcs.push_back(lowered[k]);
+      built[i] = BuildObject(funcs, options, KernelModuleParts::kKernels, &targets[i]);
+    }
+  };
+  size_t jobs = options.jobs > 0 ? static_cast<size_t>(options.jobs) : std::thread::hardware_concurrency();
+  jobs = std::max<size_t>(1, std::min(jobs, parts.size()));
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < jobs; ++t) threads.emplace_back(work);
+  work();
+  for (std::thread& t : threads) t.join();
+  std::vector<std::vector<uint8_t>> objects;
+  for (auto& b : built) {
+    if (!b->ok()) return b->status();
+    objects.push_back(std::move(**b));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> query, BuildObject(lowered, options, KernelModuleParts::kQuery, target));
+  objects.push_back(std::move(query));
+  return objects;
+}
+
+}  // namespace
+
+Result<NativeLibraryBuild> BuildNativeLibrary(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
+  std::vector<std::vector<size_t>> parts = PartitionKernels(lowered);
+  std::vector<std::vector<uint8_t>> objects;
+  TargetDesc target;
+  if (parts.size() <= 1) {
+    KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> object,
+                          BuildObject(lowered, options, KernelModuleParts::kKernelsAndQuery, &target));
+    objects.push_back(std::move(object));
+  } else {
+    // Each module sees only its own kernels: a name used twice would reach
+    // the linker as a duplicate symbol instead of the emitter's error.
+    std::set<std::string> names;
+    for (const auto& f : lowered) {
+      if (f != nullptr && !names.insert(f->name).second) {
+        return InvalidArgument("two PrimFuncs are named '" + f->name + "' (kernel names must be unique)");
+      }
+    }
+    KILN_ASSIGN_OR_RETURN(objects, BuildPartObjects(lowered, parts, options, &target));
+  }
   NativeLibraryBuild out;
-  KILN_ASSIGN_OR_RETURN(out.shared_object, LinkSharedObject(object));
+  KILN_ASSIGN_OR_RETURN(out.shared_object, LinkSharedObject(objects));
   for (const auto& f : lowered) out.kernel_names.push_back(f->name);
-  out.triple = c.target.triple;
-  out.cpu = c.target.cpu;
-  out.features = c.target.features;
+  out.triple = target.triple;
+  out.cpu = target.cpu;
+  out.features = target.features;
   return out;
 }
 

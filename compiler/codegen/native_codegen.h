@@ -39,6 +39,11 @@
 // 64 KiB with a static size live on the stack; others use
 // env->workspace_alloc/free.
 //
+// A large library is compiled in parts, each an LLVM module of its own, on up
+// to `jobs` threads, and the parts' objects linked together
+// (kernel_partition.h); the threads end before BuildNativeLibrary returns.
+// EmitLLVMIR and EmitAssembly show one module with every kernel.
+//
 // Thread-safe: calls may run concurrently (each uses its own LLVMContext; the
 // in-process lld link is serialized internally).
 #ifndef KILN_COMPILER_CODEGEN_NATIVE_CODEGEN_H_
@@ -60,6 +65,9 @@ struct CodegenOptions {
   // host's features; otherwise only what `cpu` implies.
   std::string triple, cpu, features;
   int opt_level = 3;  // 0..3
+  // Threads that compile a library's parts (kernel_partition.h) at once; 0:
+  // this machine's cores. The library is the same for every value.
+  int jobs = 0;
 };
 
 struct NativeLibraryBuild {

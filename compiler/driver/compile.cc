@@ -120,6 +120,7 @@ codegen::CodegenOptions ToCodegenOptions(const CompileOptions& options) {
   c.cpu = options.target_cpu;
   c.features = options.target_features;
   c.opt_level = options.opt_level;
+  c.jobs = options.codegen_jobs;
   return c;
 }
 

@@ -74,6 +74,9 @@ struct CompileOptions {
   int opt_level = 3;
   // Threads the default schedule plans for; 0: the host's.
   int num_threads_hint = 0;
+  // Threads that compile the kernels' machine code (codegen::CodegenOptions::
+  // jobs); 0: the host's cores. Does not change the output.
+  int codegen_jobs = 0;
   // A tuning database directory (compiler/tune/database.h): PrimFuncs with a
   // record for this target that beat the default schedule are scheduled by
   // their best record's trace; the others get the default schedule. A

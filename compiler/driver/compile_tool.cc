@@ -60,6 +60,8 @@ const char kUsage[] =
     "  --threads=N                     threads the kernels' schedules plan for (parallel loops, their chunks;\n"
     "                                  default: this machine's cores); records of --tuning-db apply only when\n"
     "                                  kiln-tune measured them with --threads N\n"
+    "  --jobs=N                        threads that compile the kernels' code (default: this machine's cores;\n"
+    "                                  the output is the same for every N)\n"
     "  --tuning-db=DIR                 schedule each kernel that DIR (kiln-tune) has a record for, for this\n"
     "                                  target, by its best record when that beat the default schedule;\n"
     "                                  the others keep the default schedule\n"
@@ -77,7 +79,7 @@ const std::vector<std::string>& OptionNames() {
   static const std::vector<std::string> names = {
       "output", "emit", "params", "params-function", "dump-ir-before", "dump-ir-after", "dump-ir-after-all",
       "matmul", "dispatch", "fuse", "winograd", "bound", "dim", "report-memory", "target", "cpu", "features", "arch", "ptxas", "O",
-      "tuning-db", "tuning-cache", "threads", "precision"};
+      "tuning-db", "tuning-cache", "threads", "jobs", "precision"};
   return names;
 }
 // Options that may be given more than once (values accumulate).
@@ -224,6 +226,15 @@ bool Apply(const OptionValues& values, CompileOptions* options, std::string* out
         return false;
       }
       options->num_threads_hint = static_cast<int>(n);
+    } else if (key == "jobs") {
+      char* end = nullptr;
+      errno = 0;
+      long n = std::strtol(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || errno == ERANGE || n < 1 || n > 1024) {
+        error->message = "--jobs must be an integer from 1 to 1024, got '" + value + "'";
+        return false;
+      }
+      options->codegen_jobs = static_cast<int>(n);
     } else if (key == "O") {
       if (value.size() != 1 || value[0] < '0' || value[0] > '3') {
         error->message = "O must be 0, 1, 2 or 3, got '" + value + "'";

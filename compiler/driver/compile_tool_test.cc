@@ -141,6 +141,14 @@ TEST(CompileTool, BadThreads) {
   }
 }
 
+TEST(CompileTool, BadJobs) {
+  for (const char* v : {"0", "two", "-3", "2x", "1025"}) {
+    ToolRun r = RunTool({Mlp(), "--emit=tir", "--jobs", v});
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, std::string("kiln-compile: --jobs must be an integer from 1 to 1024, got '") + v + "'\n");
+  }
+}
+
 TEST(CompileTool, BadTuningCache) {
   for (const char* v : {"hot", "Cold"}) {
     ToolRun r = RunTool({Mlp(), "--emit=tir", std::string("--tuning-cache=") + v});
@@ -568,7 +576,7 @@ TEST(CompileTool, ConfigFileErrors) {
   EXPECT_EQ(r.err, "kiln-compile: " + yaml + ":2:1: unknown option 'speed' (options: output, emit, params, "
                    "params-function, dump-ir-before, dump-ir-after, dump-ir-after-all, matmul, dispatch, fuse, winograd, bound, dim, "
                    "report-memory, "
-                   "target, cpu, features, arch, ptxas, O, tuning-db, tuning-cache, threads, precision)\n");
+                   "target, cpu, features, arch, ptxas, O, tuning-db, tuning-cache, threads, jobs, precision)\n");
   std::ofstream(yaml) << "matmul: cublas\n";
   r = RunTool({Mlp(), "--config", yaml, "--emit=relax"});
   EXPECT_EQ(r.rc, 2);
