@@ -132,6 +132,12 @@ Stmt SymConvKernel::Build() {
     }
   } else {
     per_image = Tiling(ho, wo);
+    // Unpadded, stride 1, not depthwise, more than one tap, a symbolic
+    // width: narrow rows read X as flat planes (InPlacePlanes).
+    if (!flat_ && !spatial_ok_ && cv_.kh * cv_.kw > 1 && cv_.sh == 1 && cv_.sw == 1 && ConstInt(wo) == nullptr &&
+        cv_.data->strides.empty() && cv_.data->shape.size() == 4) {
+      per_image = std::make_shared<IfThenElseNode>(Lt(wo, I64(kStridedPlaneWidth)), InPlacePlanes(ho, wo), per_image);
+    }
   }
   return MakeFor(n_, L[0]->extent, ForKind::kSerial, per_image);
 }

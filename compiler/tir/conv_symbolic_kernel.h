@@ -257,6 +257,19 @@ class SymConvKernel {
   // for 20 columns).
   Stmt StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const PrimExpr& hp);
 
+  // Unpadded stride-1 convolutions (not depthwise, more than one tap) on
+  // rows narrower than kStridedPlaneWidth of a symbolic width: the flat
+  // plane tiles of StridedPlanes reading X itself (X[n, c] one flat row of
+  // H * W: no copy, nothing outside X read). Rows under 8 columns took
+  // one-column tiles (mtcnn_pnet's 16 -> 32 3 x 3 on 7 x 7 planes ran 10x
+  // its pinned time, which reads the plane flat).
+  Stmt InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo);
+
+  // StridedPlanes' tiles and rows out, per group of mr_ output channels (in
+  // parallel), reading the planes `pq` (in_place_: X's flat view).
+  Stmt PlaneGroups(const PrimExpr& ho, const PrimExpr& wo, const Buffer& pq);
+  bool in_place_ = false;
+
   // The span (at least nr columns) in tiles of nr columns and its
   // remainder as conv_symbolic_plane_tail.h plans it: widened into the last
   // tile (nr + 8 or nr + 16 columns, one pass over the weights) where that

@@ -34,6 +34,38 @@ Stmt SymConvKernel::StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const 
                       PackPhases(PrimExpr(pc), arith::Simplify(hph * I64(cv_.sh))));
   row_phases_ = false;
   phases_by_channel_ = false;
+  return std::make_shared<AllocateNode>(pq, Seq({pack, PlaneGroups(ho, wo, pq)}));
+}
+
+Stmt SymConvKernel::InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo) {
+  // X[n, c] seen as one flat row of H * W floats (a view of the same
+  // memory, as TryFlat's): output (y, x) at y * W + x, tap (ky, kx) at
+  // ky * dh * W + kx * dw further on. The last tile ends at the span's end,
+  // so its last tap reads ((Ho - 1) + (KH - 1) * dh) * W + Wo - 1 +
+  // (KW - 1) * dw, at most H * W - 1: inside X.
+  const Buffer& x = cv_.data;
+  auto view = std::make_shared<BufferNode>(*x);
+  view->shape = {x->shape[0], x->shape[1], arith::Simplify(x->shape[2] * x->shape[3])};
+  wph_ = x->shape[3];
+  // Tiles of the most channels up to 8 that divide O, where mr_ (kTileRows)
+  // took fewer: 10 channels took tiles of 2 (4 accumulator vectors at 32
+  // columns, too few to hide the FMA latency), now of 5. A packed weight
+  // keeps blocks its tiles read whole.
+  const int64_t mr = mr_;
+  for (int64_t r = 8; r > mr_; --r) {
+    if (cv_.o % r == 0 && (cv_.wblock == 0 || r % cv_.wblock == 0 || cv_.wblock % r == 0)) {
+      mr_ = r;
+      break;
+    }
+  }
+  in_place_ = true;
+  Stmt groups = PlaneGroups(ho, wo, Buffer(view));
+  in_place_ = false;
+  mr_ = mr;
+  return groups;
+}
+
+Stmt SymConvKernel::PlaneGroups(const PrimExpr& ho, const PrimExpr& wo, const Buffer& pq) {
   // Tile groups of mr_ output channels (in parallel).
   Var g = MakeVar("g");
   PrimExpr o0 = PrimExpr(g) * I64(mr_);
@@ -45,8 +77,7 @@ Stmt SymConvKernel::StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const 
   }
   Stmt rows = PlaneRowsOut(o0, mr_, tf, ho, wo, wph_);
   Stmt body = std::make_shared<AllocateNode>(tf, Seq({tiles, rows}));
-  Stmt groups = MakeFor(g, I64(cv_.o / mr_), threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, body);
-  return std::make_shared<AllocateNode>(pq, Seq({pack, groups}));
+  return MakeFor(g, I64(cv_.o / mr_), threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, body);
 }
 
 Stmt SymConvKernel::StridedPlaneSpan(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr) {
@@ -124,7 +155,8 @@ Stmt SymConvKernel::StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const 
   PrimExpr kyd = PrimExpr(ky) * I64(cv_.dh), kxd = PrimExpr(kx) * I64(cv_.dw);
   PrimExpr plane = Mod(kyd, I64(cv_.sh)) * I64(cv_.sw) + Mod(kxd, I64(cv_.sw));
   PrimExpr off = Div(kyd, I64(cv_.sh)) * wph_ + Div(kxd, I64(cv_.sw));
-  PrimExpr xv = Load(pq, {chan, plane, PrimExpr(x0) + PrimExpr(jj) + off});
+  PrimExpr col = PrimExpr(x0) + PrimExpr(jj) + off;
+  PrimExpr xv = in_place_ ? Load(pq, {NImage(), chan, col}) : Load(pq, {chan, plane, col});
   PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
   Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{Load(cv_.weight, widx), xv, cur})),
                    {PrimExpr(ii), PrimExpr(jj)});
