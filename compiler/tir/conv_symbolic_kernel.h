@@ -265,6 +265,29 @@ class SymConvKernel {
   // its pinned time, which reads the plane flat).
   Stmt InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo);
 
+  // InPlacePlanes' tile channels: the most up to 8 that divide O (and fit
+  // a packed weight's blocks), at least mr_.
+  int64_t PlaneChannels() const;
+
+  // InPlacePlanes on a span under the widest tile width (tiny planes: a 5 x
+  // 5 input to a 3 x 3 is a span of 13, one output point a span of 1): X[n]
+  // copied flat (xf its flat view) with a zeroed tail, then per group of
+  // channels one tile from column 0 of the narrowest width that holds the
+  // span, where the in-place tiles took two overlapping tiles of 8 (13) or
+  // single columns (under 8).
+  Stmt SmallPlanes(const PrimExpr& ho, const PrimExpr& wo, const Buffer& xf);
+
+  // InPlacePlanes on a span under 8 columns (a 3 x 3 output of 1 x 1, a
+  // matrix-vector product): vectors of output channels, not columns. For
+  // each flat column j and tile of up to 4 weight blocks, acc[b, :] =
+  // fma(W[block b, c, ky, kx, :], X[n, c, j + tap offset], acc[b, :]) over
+  // (c, ky, kx) in the nest's order, every lane useful, where a tile of 8
+  // columns computed 8 - span of them for nothing (mtcnn_pnet's 16 -> 32 at
+  // 12 x 12: one column, 0.84 us, pinned 0.77). Only with a weight packed
+  // in blocks of 8 or more (its block a contiguous vector) and one group.
+  bool ChannelVectorsApply() const;
+  Stmt ChannelVectorPoints(const PrimExpr& ho, const PrimExpr& wo, const Buffer& xf);
+
   // StridedPlanes' tiles and rows out, per group of mr_ output channels (in
   // parallel), reading the planes `pq` (in_place_: X's flat view).
   Stmt PlaneGroups(const PrimExpr& ho, const PrimExpr& wo, const Buffer& pq);
