@@ -132,6 +132,9 @@ Stmt SymConvKernel::Build() {
     }
   } else {
     per_image = Tiling(ho, wo);
+    if (PointDotsApply()) {
+      per_image = std::make_shared<IfThenElseNode>(Lt(hw_, I64(kTileWidths[2])), PointDots(), per_image);
+    }
     // Unpadded, stride 1, not depthwise, more than one tap, a symbolic
     // width: narrow rows read X as flat planes (InPlacePlanes).
     if (!flat_ && !spatial_ok_ && cv_.kh * cv_.kw > 1 && cv_.sh == 1 && cv_.sw == 1 && ConstInt(wo) == nullptr &&

@@ -17,6 +17,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/tir/compiled_test_util.h"
+#include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "runtime/tensor.h"
 #include "vm/module.h"
@@ -141,6 +142,62 @@ TEST(ConvSymbolicPointwiseTest, Numbers) {
   CheckNumbers(24, 24, 1, 1, kPlanes);
   CheckNumbers(13, 18, 2, 2, kPlanes);
   CheckNumbers(40, 7, 2, 1, {{6, 80}, {13, 37}, {7, 41}, {1, 5}});
+}
+
+// The lane widths of the vectorized FMAs whose operands include a load of
+// the local column "col" (PointDots' dot products).
+std::vector<int64_t> DotWidths(const PrimFunc& f) {
+  struct Find : StmtExprVisitor {
+    std::vector<int64_t> widths;
+    std::vector<int64_t> vec;
+    bool reads_col = false;
+    void VisitStmt(const Stmt& s) override {
+      const auto* loop = As<ForNode>(s);
+      const int64_t* e = loop != nullptr ? nest::ConstInt(loop->extent) : nullptr;
+      const bool v = loop != nullptr && loop->for_kind == ForKind::kVectorized && e != nullptr;
+      if (v) vec.push_back(*e);
+      if (const auto* st = As<BufferStoreNode>(s); st != nullptr && st->buffer->name == "acc" && !vec.empty()) {
+        reads_col = false;
+        VisitExpr(st->value);
+        if (reads_col) widths.push_back(vec.back());
+      }
+      StmtExprVisitor::VisitStmt(s);
+      if (v) vec.pop_back();
+    }
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>()) reads_col |= l->buffer->name == "col";
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } find;
+  find.VisitStmt(f->body);
+  return find.widths;
+}
+
+TEST(ConvSymbolicPointwiseTest, PlanesOfFewPointsTakeDotProducts) {
+  // mtcnn_pnet's 32 -> 4 and 32 -> 2 on a 1 x 1 plane (at 12 x 12): planes
+  // of under 8 points take dot products over vectors of 16 input channels
+  // (8 when C is a multiple of 8 only), where one-column tiles ran a scalar
+  // FMA chain per output channel. C not a multiple of 8: no dot products.
+  for (auto [c, o, vl] : {std::tuple<int64_t, int64_t, int64_t>{32, 4, 16}, {24, 2, 8}, {12, 4, 0}}) {
+    SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(o));
+    PrimFunc f = LowerPrimFunc(Module(c, o), Options(1), "conv2d");
+    ASSERT_NE(f, nullptr);
+    std::vector<int64_t> widths = DotWidths(f);
+    if (vl == 0) {
+      EXPECT_TRUE(widths.empty());
+    } else {
+      EXPECT_FALSE(widths.empty());
+      for (int64_t w : widths) EXPECT_EQ(w, vl);
+    }
+  }
+  // Planes of 1 to 7 points (dot products), 8 and 9 (the flat tiles); 4, 2,
+  // 3 and 5 output channels (tiles of 4, 2, 3 and 1); batches of 1 and 2;
+  // two threads.
+  const std::vector<std::pair<int64_t, int64_t>> few = {{1, 1}, {1, 2}, {2, 2}, {1, 5}, {2, 3}, {7, 1}, {2, 4}, {3, 3}};
+  CheckNumbers(32, 4, 1, 1, few);
+  CheckNumbers(32, 2, 2, 2, few);
+  CheckNumbers(16, 3, 1, 2, few);
+  CheckNumbers(48, 5, 1, 1, few);
 }
 
 // main(x0..x{k-1}[n, ci, h, w], w[O, k * ci, 1, 1], b[O, 1, 1]) =
