@@ -102,7 +102,10 @@ constexpr int64_t kShortRowWidth = 48;
 // at 40 and 48.
 constexpr int64_t kShortRowChannels[] = {16, 12, 8};
 // Input channels at most that PointDots gathers into a local column.
+// (Its column of 8 points x C floats then stays within 32 KiB.) Tiles of
+// output channels run in parallel from this many MACs a point (O x C) on.
 constexpr int64_t kMaxPointDotChannels = 1024;
+constexpr int64_t kParallelPointDotMacs = 1 << 15;
 // Columns per chunk of the stride-phase copy (PackPhases): one vector.
 constexpr int64_t kPhaseChunk = 16;
 

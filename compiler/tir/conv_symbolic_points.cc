@@ -28,10 +28,15 @@ Stmt SymConvKernel::PointDots() {
   }
   DType f32 = DType::Float32();
   Var j = MakeVar("pj"), c = MakeVar("c"), q = MakeVar("pq");
-  // X's channels at point j, gathered once for every output channel.
-  Buffer col = nest::Float32Buffer("col", {I64(cv_.ki)}, "local");
-  VarMap at = {{L[0]->loop_var.get(), PrimExpr(n_)}, {L[4]->loop_var.get(), PrimExpr(c)}, {j_.get(), PrimExpr(j)}};
-  Stmt gather = MakeFor(c, I64(cv_.ki), ForKind::kSerial, Store(col, Substitute(x_expr_, at), {PrimExpr(c)}));
+  // X's channels at every point (under 8), gathered once for every output
+  // channel.
+  const int64_t points = kTileWidths[2];
+  Buffer col = nest::Float32Buffer("col", {I64(points), I64(cv_.ki)}, "local");
+  Var gj = MakeVar("gj");
+  VarMap at = {{L[0]->loop_var.get(), PrimExpr(n_)}, {L[4]->loop_var.get(), PrimExpr(c)}, {j_.get(), PrimExpr(gj)}};
+  Stmt gather = MakeFor(gj, hw_, ForKind::kSerial,
+                        MakeFor(c, I64(cv_.ki), ForKind::kSerial,
+                                Store(col, Substitute(x_expr_, at), {PrimExpr(gj), PrimExpr(c)})));
   // acc[r, l] = sum over kb of W[o0 + r, kb * vl + l] * col[kb * vl + l].
   Buffer acc = nest::Float32Buffer("acc", {I64(rows), I64(vl)}, "local");
   Var r = MakeVar("pr"), l = MakeVar("pl"), kb = MakeVar("kb");
@@ -42,7 +47,7 @@ Stmt SymConvKernel::PointDots() {
   Stmt fma = Store(acc,
                    PrimExpr(std::make_shared<CallNode>(
                        f32, "fma", std::vector<PrimExpr>{Load(cv_.weight, WeightIndex(o0, rows, PrimExpr(r), wat)),
-                                                         Load(col, {ch}), cur})),
+                                                         Load(col, {PrimExpr(j), ch}), cur})),
                    {PrimExpr(r), PrimExpr(l)});
   Stmt taps = MakeFor(kb, I64(cv_.ki / vl), ForKind::kSerial,
                       MakeFor(r, I64(rows), ForKind::kUnrolled, MakeFor(l, I64(vl), ForKind::kVectorized, fma)));
@@ -75,8 +80,12 @@ Stmt SymConvKernel::PointDots() {
   for (const Stmt& st : epilogue_) back.push_back(Substitute(replace.MutateStmt(st), out_at));
   Stmt write = MakeFor(w, I64(rows), ForKind::kUnrolled, Seq(back));
   Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, fold, write}));
-  Stmt point = Seq({gather, MakeFor(q, I64(cv_.o / rows), ForKind::kSerial, tile)});
-  return std::make_shared<AllocateNode>(col, MakeFor(j, hw_, ForKind::kSerial, point));
+  // Tiles of output channels in parallel only when they hold enough work
+  // for a launch (the 32 -> 4 head is 128 MACs a point).
+  const bool parallel = threads_ >= 2 && cv_.o * cv_.ki >= kParallelPointDotMacs;
+  Stmt tiles = MakeFor(q, I64(cv_.o / rows), parallel ? ForKind::kParallel : ForKind::kSerial,
+                       MakeFor(j, hw_, ForKind::kSerial, tile));
+  return std::make_shared<AllocateNode>(col, Seq({gather, tiles}));
 }
 
 }  // namespace symconv

@@ -198,6 +198,8 @@ TEST(ConvSymbolicPointwiseTest, PlanesOfFewPointsTakeDotProducts) {
   CheckNumbers(32, 2, 2, 2, few);
   CheckNumbers(16, 3, 1, 2, few);
   CheckNumbers(48, 5, 1, 1, few);
+  // Enough MACs a point for the tiles to run in parallel (two threads).
+  CheckNumbers(256, 128, 2, 2, {{1, 1}, {2, 3}, {1, 7}, {3, 3}});
 }
 
 // main(x0..x{k-1}[n, ci, h, w], w[O, k * ci, 1, 1], b[O, 1, 1]) =
