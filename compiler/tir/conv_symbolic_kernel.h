@@ -280,7 +280,8 @@ class SymConvKernel {
   // H * W: no copy, nothing outside X read). Rows under 8 columns took
   // one-column tiles (mtcnn_pnet's 16 -> 32 3 x 3 on 7 x 7 planes ran 10x
   // its pinned time, which reads the plane flat).
-  Stmt InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo);
+  // small_only: the caller takes it only for spans under kTileWidths[0].
+  Stmt InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo, bool small_only);
 
   // InPlacePlanes' tile channels: the most up to 8 that divide O (and fit
   // a packed weight's blocks), at least mr_.

@@ -37,7 +37,7 @@ Stmt SymConvKernel::StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const 
   return std::make_shared<AllocateNode>(pq, Seq({pack, PlaneGroups(ho, wo, pq)}));
 }
 
-Stmt SymConvKernel::InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo) {
+Stmt SymConvKernel::InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo, bool small_only) {
   // X[n, c] seen as one flat row of H * W floats (a view of the same
   // memory, as TryFlat's): output (y, x) at y * W + x, tap (ky, kx) at
   // ky * dh * W + kx * dw further on. The last tile ends at the span's end,
@@ -49,13 +49,16 @@ Stmt SymConvKernel::InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo) {
   wph_ = x->shape[3];
   const int64_t mr = mr_;
   mr_ = PlaneChannels();
-  in_place_ = true;
-  Stmt groups = PlaneGroups(ho, wo, Buffer(view));
-  in_place_ = false;
-  // Spans under the widest tile: SmallPlanes.
-  const int64_t widest = kTileWidths[0];
+  // Spans under the widest tile: SmallPlanes (every span, small_only).
   PrimExpr span = arith::Simplify((ho - I64(1)) * wph_ + wo);
-  groups = std::make_shared<IfThenElseNode>(Lt(span, I64(widest)), SmallPlanes(ho, wo, Buffer(view)), groups);
+  Stmt groups = SmallPlanes(ho, wo, Buffer(view));
+  if (!small_only) {
+    in_place_ = true;
+    Stmt wide = PlaneGroups(ho, wo, Buffer(view));
+    in_place_ = false;
+    const int64_t widest = kTileWidths[0];
+    groups = std::make_shared<IfThenElseNode>(Lt(span, I64(widest)), groups, wide);
+  }
   if (ChannelVectorsApply()) {
     groups = std::make_shared<IfThenElseNode>(Lt(span, I64(kTileWidths[2])), ChannelVectorPoints(ho, wo, Buffer(view)),
                                               groups);

@@ -48,6 +48,7 @@ struct SymCase {
   std::string epilogue = "none";
   bool batch1 = false;  // x's batch the static 1 (legalize then indexes it with 0), h and w symbolic
   int64_t width = 0;  // x's width static (0: symbolic "w")
+  int64_t height = 0;  // x's height static (0: symbolic "h")
 
   int64_t Ho(int64_t h) const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t Wo(int64_t w) const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
@@ -58,6 +59,7 @@ struct SymCase {
                   long(pr), long(groups), epilogue.c_str());
     if (batch1) std::strcat(buf, " batch1");
     if (width > 0) std::snprintf(buf + std::strlen(buf), sizeof(buf) - std::strlen(buf), " w%ld", long(width));
+    if (height > 0) std::snprintf(buf + std::strlen(buf), sizeof(buf) - std::strlen(buf), " h%ld", long(height));
     return buf;
   }
 };
@@ -68,7 +70,8 @@ std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=
 std::string SymModule(const SymCase& k) {
   auto s = [](int64_t v) { return std::to_string(v); };
   std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " +
-                    T((k.batch1 ? std::string("1") : std::string("\"n\"")) + ", " + s(k.c) + ", \"h\", " +
+                    T((k.batch1 ? std::string("1") : std::string("\"n\"")) + ", " + s(k.c) + ", " +
+                      (k.height > 0 ? s(k.height) : std::string("\"h\"")) + ", " +
                       (k.width > 0 ? s(k.width) : std::string("\"w\""))) + ", w: " +
                     T(s(k.o) + ", " + s(k.c / k.groups) + ", " + s(k.kh) + ", " + s(k.kw)) +
                     ", scale: " + T(s(k.o) + ", 1, 1") + ", shift: " + T(s(k.o) + ", 1, 1") +
@@ -777,6 +780,23 @@ TEST(ConvSymbolicScheduleTest, NarrowUnpaddedRowsReadTheInputAsFlatPlanes) {
   CheckNumbers(SymCase{4, 8, 3, 3, 1, 1, 2, 2}, 1, few, 1);
   CheckNumbers(SymCase{4, 8, 5, 3}, 2, few, 1);
   CheckNumbers(SymCase{8, 16, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 2}, 1, few, 2);
+}
+
+TEST(ConvSymbolicScheduleTest, OneStaticRowKeepsItsTilesFromEightColumns) {
+  // A lifted 1-D convolution (height 1, 1 x 3, unpadded): its row is the
+  // flat span, so rows of 8 columns and more keep the image-row tiles; only
+  // rows under 8 (one-column tiles before) take the zero-tailed copy.
+  SymCase k{8, 16, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"};
+  k.height = 1;
+  PrimFunc f = LowerConv(k, 1);
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(FlatTilesReading(f->body, "x").empty());
+  EXPECT_TRUE(Allocates(f->body, "_small"));
+  const auto shapes = AccShapes(f);
+  EXPECT_NE(std::find(shapes.begin(), shapes.end(), std::make_pair<int64_t, int64_t>(8, 32)), shapes.end());
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t wo : {1, 2, 5, 7, 8, 9, 16, 31, 33, 63, 64, 70}) sizes.push_back({1, wo + 2});
+  CheckNumbers(k, 1, sizes, 2);
 }
 
 }  // namespace
