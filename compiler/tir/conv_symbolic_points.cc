@@ -38,7 +38,8 @@ Stmt SymConvKernel::PointDots() {
                         MakeFor(c, I64(cv_.ki), ForKind::kSerial,
                                 Store(col, Substitute(x_expr_, at), {PrimExpr(gj), PrimExpr(c)})));
   // acc[r, l] = sum over kb of W[o0 + r, kb * vl + l] * col[kb * vl + l].
-  Buffer acc = nest::Float32Buffer("acc", {I64(rows), I64(vl)}, "local");
+  // (Named apart from the register tiles' "acc": a vector over input channels.)
+  Buffer acc = nest::Float32Buffer("dot", {I64(rows), I64(vl)}, "local");
   Var r = MakeVar("pr"), l = MakeVar("pl"), kb = MakeVar("kb");
   PrimExpr o0 = PrimExpr(q) * I64(rows);
   PrimExpr ch = PrimExpr(kb) * I64(vl) + PrimExpr(l);

@@ -156,7 +156,7 @@ std::vector<int64_t> DotWidths(const PrimFunc& f) {
       const int64_t* e = loop != nullptr ? nest::ConstInt(loop->extent) : nullptr;
       const bool v = loop != nullptr && loop->for_kind == ForKind::kVectorized && e != nullptr;
       if (v) vec.push_back(*e);
-      if (const auto* st = As<BufferStoreNode>(s); st != nullptr && st->buffer->name == "acc" && !vec.empty()) {
+      if (const auto* st = As<BufferStoreNode>(s); st != nullptr && st->buffer->name == "dot" && !vec.empty()) {
         reads_col = false;
         VisitExpr(st->value);
         if (reads_col) widths.push_back(vec.back());
