@@ -132,6 +132,21 @@ Stmt SymConvKernel::Build() {
     }
   } else {
     per_image = Tiling(ho, wo);
+    if (PointDotsApply()) {
+      per_image = std::make_shared<IfThenElseNode>(Lt(hw_, I64(kTileWidths[2])), PointDots(), per_image);
+    }
+    // Unpadded, stride 1, not depthwise, more than one tap, a symbolic
+    // width: narrow rows read X as flat planes (InPlacePlanes).
+    // One static output row (a lifted 1-D convolution): its row is the
+    // flat span, so only spans under 8 columns, which the row took in
+    // one-column tiles, change.
+    if (!flat_ && !spatial_ok_ && cv_.kh * cv_.kw > 1 && cv_.sh == 1 && cv_.sw == 1 && ConstInt(wo) == nullptr &&
+        cv_.data->strides.empty() && cv_.data->shape.size() == 4) {
+      const int64_t* h = ConstInt(ho);
+      const int64_t narrow = h != nullptr && *h == 1 ? kTileWidths[2] : kStridedPlaneWidth;
+      per_image = std::make_shared<IfThenElseNode>(Lt(wo, I64(narrow)), InPlacePlanes(ho, wo, narrow <= kTileWidths[0]),
+                                                   per_image);
+    }
   }
   return MakeFor(n_, L[0]->extent, ForKind::kSerial, per_image);
 }

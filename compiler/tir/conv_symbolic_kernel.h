@@ -101,6 +101,11 @@ constexpr int64_t kShortRowWidth = 48;
 // many: 16 AVX-512 accumulators up to 32 columns, 24 (kMaxTileAccumulators)
 // at 40 and 48.
 constexpr int64_t kShortRowChannels[] = {16, 12, 8};
+// Input channels at most that PointDots gathers into a local column.
+// (Its column of 8 points x C floats then stays within 32 KiB.) Tiles of
+// output channels run in parallel from this many MACs a point (O x C) on.
+constexpr int64_t kMaxPointDotChannels = 1024;
+constexpr int64_t kParallelPointDotMacs = 1 << 15;
 // Columns per chunk of the stride-phase copy (PackPhases): one vector.
 constexpr int64_t kPhaseChunk = 16;
 
@@ -194,6 +199,18 @@ class SymConvKernel {
   Stmt Build();
 
  private:
+  // Pointwise planes of fewer than kTileWidths[2] points (a 1 x 1 plane at
+  // the end of mtcnn_pnet at 12 x 12): per point, X's channels gathered
+  // once, then per tile of up to 4 output channels dot products in vectors
+  // of 16 (or 8) input channels, their lanes summed by halves, through the
+  // epilogue, where the flat rows took one-column tiles (a scalar FMA
+  // chain per channel: 0.09 us for 32 -> 4 against the pinned build's 0.03).
+  // (The reduction is summed in vl partial sums.) Flat rows reading X only,
+  // an OIHW weight (its rows contiguous over input channels), C a multiple
+  // of 8 up to kMaxPointDotChannels.
+  bool PointDotsApply() const;
+  Stmt PointDots();
+
   // Pointwise (1x1, stride 1, no padding) reads and writes every plane as
   // flat rows of kFlatRow columns, not image row by image row (20 x 20
   // planes: rows of 20 took tiles of 8 or overlapping tiles of 16). Every access that uses y or x must be B[.., y, x] of a
@@ -256,6 +273,43 @@ class SymConvKernel {
   // columns took tiles of 8 or 16 columns, the last one overlapping (16 x 2
   // for 20 columns).
   Stmt StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const PrimExpr& hp);
+
+  // Unpadded stride-1 convolutions (not depthwise, more than one tap) on
+  // rows narrower than kStridedPlaneWidth of a symbolic width: the flat
+  // plane tiles of StridedPlanes reading X itself (X[n, c] one flat row of
+  // H * W: no copy, nothing outside X read). Rows under 8 columns took
+  // one-column tiles (mtcnn_pnet's 16 -> 32 3 x 3 on 7 x 7 planes ran 10x
+  // its pinned time, which reads the plane flat).
+  // small_only: the caller takes it only for spans under kTileWidths[0].
+  Stmt InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo, bool small_only);
+
+  // InPlacePlanes' tile channels: the most up to 8 that divide O (and fit
+  // a packed weight's blocks), at least mr_.
+  int64_t PlaneChannels() const;
+
+  // InPlacePlanes on a span under the widest tile width (tiny planes: a 5 x
+  // 5 input to a 3 x 3 is a span of 13, one output point a span of 1): X[n]
+  // copied flat (xf its flat view) with a zeroed tail, then per group of
+  // channels one tile from column 0 of the narrowest width that holds the
+  // span, where the in-place tiles took two overlapping tiles of 8 (13) or
+  // single columns (under 8).
+  Stmt SmallPlanes(const PrimExpr& ho, const PrimExpr& wo, const Buffer& xf);
+
+  // InPlacePlanes on a span under 8 columns (a 3 x 3 output of 1 x 1, a
+  // matrix-vector product): vectors of output channels, not columns. For
+  // each flat column j and tile of up to 4 weight blocks, acc[b, :] =
+  // fma(W[block b, c, ky, kx, :], X[n, c, j + tap offset], acc[b, :]) over
+  // (c, ky, kx) in the nest's order, every lane useful, where a tile of 8
+  // columns computed 8 - span of them for nothing (mtcnn_pnet's 16 -> 32 at
+  // 12 x 12: one column, 0.84 us, pinned 0.77). Only with a weight packed
+  // in blocks of 8 or more (its block a contiguous vector) and one group.
+  bool ChannelVectorsApply() const;
+  Stmt ChannelVectorPoints(const PrimExpr& ho, const PrimExpr& wo, const Buffer& xf);
+
+  // StridedPlanes' tiles and rows out, per group of mr_ output channels (in
+  // parallel), reading the planes `pq` (in_place_: X's flat view).
+  Stmt PlaneGroups(const PrimExpr& ho, const PrimExpr& wo, const Buffer& pq);
+  bool in_place_ = false;
 
   // The span (at least nr columns) in tiles of nr columns and its
   // remainder as conv_symbolic_plane_tail.h plans it: widened into the last

@@ -38,6 +38,7 @@ enum class FlatTiles {
   kWhole,  // span / nr tiles from column 0 (no remainder)
   kWholeButLast,  // span / nr - 1 tiles from column 0 (a widened tile follows)
   kLast,   // one tile ending at the span's end
+  kFirst,  // one tile from column 0 (it may pass the span's end: SmallPlanes)
 };
 
 // Whether a tile of `rows` channels x nr columns may widen to nr + w

@@ -34,6 +34,142 @@ Stmt SymConvKernel::StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const 
                       PackPhases(PrimExpr(pc), arith::Simplify(hph * I64(cv_.sh))));
   row_phases_ = false;
   phases_by_channel_ = false;
+  return std::make_shared<AllocateNode>(pq, Seq({pack, PlaneGroups(ho, wo, pq)}));
+}
+
+Stmt SymConvKernel::InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo, bool small_only) {
+  // X[n, c] seen as one flat row of H * W floats (a view of the same
+  // memory, as TryFlat's): output (y, x) at y * W + x, tap (ky, kx) at
+  // ky * dh * W + kx * dw further on. The last tile ends at the span's end,
+  // so its last tap reads ((Ho - 1) + (KH - 1) * dh) * W + Wo - 1 +
+  // (KW - 1) * dw, at most H * W - 1: inside X.
+  const Buffer& x = cv_.data;
+  auto view = std::make_shared<BufferNode>(*x);
+  view->shape = {x->shape[0], x->shape[1], arith::Simplify(x->shape[2] * x->shape[3])};
+  wph_ = x->shape[3];
+  const int64_t mr = mr_;
+  mr_ = PlaneChannels();
+  // Spans under the widest tile: SmallPlanes (every span, small_only).
+  PrimExpr span = arith::Simplify((ho - I64(1)) * wph_ + wo);
+  Stmt groups = SmallPlanes(ho, wo, Buffer(view));
+  if (!small_only) {
+    in_place_ = true;
+    Stmt wide = PlaneGroups(ho, wo, Buffer(view));
+    in_place_ = false;
+    const int64_t widest = kTileWidths[0];
+    groups = std::make_shared<IfThenElseNode>(Lt(span, I64(widest)), groups, wide);
+  }
+  if (ChannelVectorsApply()) {
+    groups = std::make_shared<IfThenElseNode>(Lt(span, I64(kTileWidths[2])), ChannelVectorPoints(ho, wo, Buffer(view)),
+                                              groups);
+  }
+  mr_ = mr;
+  return groups;
+}
+
+bool SymConvKernel::ChannelVectorsApply() const {
+  // The weight's blocks are the vectors; X's channel the reduction's own
+  // (one group: every output channel of a vector reads the same input).
+  const auto& L = cv_.loops;
+  return cv_.wblock >= 8 && cv_.o % cv_.wblock == 0 && IsVar(cv_.x_load->indices[1], L[4]->loop_var.get());
+}
+
+Stmt SymConvKernel::ChannelVectorPoints(const PrimExpr& ho, const PrimExpr& wo, const Buffer& xf) {
+  const auto& L = cv_.loops;
+  const int64_t vb = cv_.wblock, nb = cv_.o / vb;
+  // Blocks per tile: accumulator chains enough to hide the FMA latency.
+  int64_t tb = 1;
+  for (int64_t b : {4, 3, 2}) {
+    if (nb % b == 0) {
+      tb = b;
+      break;
+    }
+  }
+  DType f32 = DType::Float32();
+  PrimExpr span = arith::Simplify((ho - I64(1)) * wph_ + wo);
+  const int64_t cols = kTileWidths[2];
+  Buffer tf = nest::Float32Buffer("plane_out", {I64(cv_.o), I64(cols)}, "local");
+  Buffer acc = nest::Float32Buffer("acc", {I64(tb), I64(vb)}, "local");
+  Var j = MakeVar("pj"), q = MakeVar("pq"), b = MakeVar("pb"), l = MakeVar("pl");
+  Var c = MakeVar("c"), ky = MakeVar("ky"), kx = MakeVar("kx");
+  PrimExpr o0 = (PrimExpr(q) * I64(tb) + PrimExpr(b)) * I64(vb);
+  VarMap map;
+  map[L[0]->loop_var.get()] = PrimExpr(n_);
+  map[L[4]->loop_var.get()] = PrimExpr(c);
+  map[L[5]->loop_var.get()] = PrimExpr(ky);
+  map[L[6]->loop_var.get()] = PrimExpr(kx);
+  std::vector<PrimExpr> widx = WeightIndex(o0, vb, PrimExpr(l), map);
+  widx[0] = arith::Simplify(PrimExpr(q) * I64(tb) + PrimExpr(b));
+  PrimExpr off = PrimExpr(ky) * I64(cv_.dh) * wph_ + PrimExpr(kx) * I64(cv_.dw);
+  PrimExpr xv = Load(xf, {NImage(), PrimExpr(c), PrimExpr(j) + off});
+  PrimExpr cur = Load(acc, {PrimExpr(b), PrimExpr(l)});
+  Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{Load(cv_.weight, widx), xv, cur})),
+                   {PrimExpr(b), PrimExpr(l)});
+  Stmt taps = MakeFor(b, I64(tb), ForKind::kUnrolled, MakeFor(l, I64(vb), ForKind::kVectorized, fma));
+  taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, taps);
+  taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
+  taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
+  Var zb = MakeVar("zb"), zl = MakeVar("zl"), wb = MakeVar("wb"), wl = MakeVar("wl");
+  Stmt zero = MakeFor(zb, I64(tb), ForKind::kUnrolled,
+                      MakeFor(zl, I64(vb), ForKind::kVectorized, Store(acc, FloatImm(f32, 0.0), {PrimExpr(zb), PrimExpr(zl)})));
+  PrimExpr oc = (PrimExpr(q) * I64(tb) + PrimExpr(wb)) * I64(vb) + PrimExpr(wl);
+  Stmt write = MakeFor(wb, I64(tb), ForKind::kUnrolled,
+                       MakeFor(wl, I64(vb), ForKind::kVectorized,
+                               Store(tf, Load(acc, {PrimExpr(wb), PrimExpr(wl)}), {oc, PrimExpr(j)})));
+  Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
+  Stmt points = MakeFor(j, span, ForKind::kSerial, MakeFor(q, I64(nb / tb), ForKind::kSerial, tile));
+  Stmt rows = PlaneRowsOut(I64(0), cv_.o, tf, ho, wo, wph_);
+  return std::make_shared<AllocateNode>(tf, Seq({points, rows}));
+}
+
+int64_t SymConvKernel::PlaneChannels() const {
+  // Tiles of the most channels up to 8 that divide O, where mr_ (kTileRows)
+  // took fewer: 10 channels took tiles of 2 (4 accumulator vectors at 32
+  // columns, too few to hide the FMA latency), now of 5. A packed weight
+  // keeps blocks its tiles read whole.
+  for (int64_t r = 8; r > mr_; --r) {
+    if (cv_.o % r == 0 && (cv_.wblock == 0 || r % cv_.wblock == 0 || cv_.wblock % r == 0)) return r;
+  }
+  return mr_;
+}
+
+Stmt SymConvKernel::SmallPlanes(const PrimExpr& ho, const PrimExpr& wo, const Buffer& xf) {
+  const Buffer& x = cv_.data;
+  const int64_t widest = kTileWidths[0];
+  PrimExpr ch = x->shape[1];
+  PrimExpr hw = arith::Simplify(x->shape[2] * x->shape[3]);
+  // X[n] copied flat with `widest` zeros after each channel: one tile from
+  // column 0 may then pass the span's end.
+  Buffer xs = nest::Float32Buffer(x->name + "_small", {ch, I64(1), arith::Simplify(hw + I64(widest))}, "global");
+  Var pc = MakeVar("pc"), pj = MakeVar("pj"), pz = MakeVar("pz");
+  DType f32 = DType::Float32();
+  Stmt copy = MakeFor(pj, hw, ForKind::kVectorized,
+                      Store(xs, Load(xf, {NImage(), PrimExpr(pc), PrimExpr(pj)}), {PrimExpr(pc), I64(0), PrimExpr(pj)}));
+  Stmt zero = MakeFor(pz, I64(widest), ForKind::kVectorized,
+                      Store(xs, FloatImm(f32, 0.0), {PrimExpr(pc), I64(0), hw + PrimExpr(pz)}));
+  Stmt pack = MakeFor(pc, ch, ForKind::kSerial, Seq({copy, zero}));
+  // Per group of mr_ output channels one tile of the narrowest width that
+  // holds the span. Serial: the whole convolution is a few hundred vector
+  // FMAs, less than a parallel launch (the pinned schedule keeps such
+  // kernels serial too).
+  Var g = MakeVar("g");
+  PrimExpr o0 = PrimExpr(g) * I64(mr_);
+  PrimExpr span = arith::Simplify((ho - I64(1)) * wph_ + wo);
+  Buffer tf = nest::Float32Buffer("plane_out", {I64(mr_), I64(widest)}, "local");
+  Stmt tiles;
+  int64_t narrower = 0;
+  for (auto it = std::rbegin(kTileWidths); it != std::rend(kTileWidths); ++it) {
+    Stmt t = StridedPlaneRow(o0, xs, tf, span, *it, FlatTiles::kFirst);
+    tiles = tiles ? std::make_shared<IfThenElseNode>(Lt(span, I64(narrower + 1)), tiles, t) : t;
+    narrower = *it;
+  }
+  Stmt rows = PlaneRowsOut(o0, mr_, tf, ho, wo, wph_);
+  Stmt body = std::make_shared<AllocateNode>(tf, Seq({tiles, rows}));
+  Stmt groups = MakeFor(g, I64(cv_.o / mr_), ForKind::kSerial, body);
+  return std::make_shared<AllocateNode>(xs, Seq({pack, groups}));
+}
+
+Stmt SymConvKernel::PlaneGroups(const PrimExpr& ho, const PrimExpr& wo, const Buffer& pq) {
   // Tile groups of mr_ output channels (in parallel).
   Var g = MakeVar("g");
   PrimExpr o0 = PrimExpr(g) * I64(mr_);
@@ -45,8 +181,7 @@ Stmt SymConvKernel::StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const 
   }
   Stmt rows = PlaneRowsOut(o0, mr_, tf, ho, wo, wph_);
   Stmt body = std::make_shared<AllocateNode>(tf, Seq({tiles, rows}));
-  Stmt groups = MakeFor(g, I64(cv_.o / mr_), threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, body);
-  return std::make_shared<AllocateNode>(pq, Seq({pack, groups}));
+  return MakeFor(g, I64(cv_.o / mr_), threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial, body);
 }
 
 Stmt SymConvKernel::StridedPlaneSpan(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr) {
@@ -93,6 +228,7 @@ Stmt SymConvKernel::FlatTileLoop(const Var& xt, const Var& x0, const Buffer& acc
                                      {PrimExpr(wi), PrimExpr(x0) + PrimExpr(wj)})));
   Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
   if (which == FlatTiles::kLast) return std::make_shared<LetStmtNode>(x0, span - I64(nr), tile);
+  if (which == FlatTiles::kFirst) return std::make_shared<LetStmtNode>(x0, I64(0), tile);
   if (which == FlatTiles::kWhole || which == FlatTiles::kWholeButLast) {
     tile = std::make_shared<LetStmtNode>(x0, PrimExpr(xt) * I64(nr), tile);
     PrimExpr count = Div(span, I64(nr));
@@ -124,7 +260,8 @@ Stmt SymConvKernel::StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const 
   PrimExpr kyd = PrimExpr(ky) * I64(cv_.dh), kxd = PrimExpr(kx) * I64(cv_.dw);
   PrimExpr plane = Mod(kyd, I64(cv_.sh)) * I64(cv_.sw) + Mod(kxd, I64(cv_.sw));
   PrimExpr off = Div(kyd, I64(cv_.sh)) * wph_ + Div(kxd, I64(cv_.sw));
-  PrimExpr xv = Load(pq, {chan, plane, PrimExpr(x0) + PrimExpr(jj) + off});
+  PrimExpr col = PrimExpr(x0) + PrimExpr(jj) + off;
+  PrimExpr xv = in_place_ ? Load(pq, {NImage(), chan, col}) : Load(pq, {chan, plane, col});
   PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
   Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{Load(cv_.weight, widx), xv, cur})),
                    {PrimExpr(ii), PrimExpr(jj)});

@@ -17,6 +17,7 @@
 
 #include "compiler/driver/compile.h"
 #include "compiler/tir/compiled_test_util.h"
+#include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "runtime/tensor.h"
 #include "vm/module.h"
@@ -141,6 +142,64 @@ TEST(ConvSymbolicPointwiseTest, Numbers) {
   CheckNumbers(24, 24, 1, 1, kPlanes);
   CheckNumbers(13, 18, 2, 2, kPlanes);
   CheckNumbers(40, 7, 2, 1, {{6, 80}, {13, 37}, {7, 41}, {1, 5}});
+}
+
+// The lane widths of the vectorized FMAs whose operands include a load of
+// the local column "col" (PointDots' dot products).
+std::vector<int64_t> DotWidths(const PrimFunc& f) {
+  struct Find : StmtExprVisitor {
+    std::vector<int64_t> widths;
+    std::vector<int64_t> vec;
+    bool reads_col = false;
+    void VisitStmt(const Stmt& s) override {
+      const auto* loop = As<ForNode>(s);
+      const int64_t* e = loop != nullptr ? nest::ConstInt(loop->extent) : nullptr;
+      const bool v = loop != nullptr && loop->for_kind == ForKind::kVectorized && e != nullptr;
+      if (v) vec.push_back(*e);
+      if (const auto* st = As<BufferStoreNode>(s); st != nullptr && st->buffer->name == "dot" && !vec.empty()) {
+        reads_col = false;
+        VisitExpr(st->value);
+        if (reads_col) widths.push_back(vec.back());
+      }
+      StmtExprVisitor::VisitStmt(s);
+      if (v) vec.pop_back();
+    }
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>()) reads_col |= l->buffer->name == "col";
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } find;
+  find.VisitStmt(f->body);
+  return find.widths;
+}
+
+TEST(ConvSymbolicPointwiseTest, PlanesOfFewPointsTakeDotProducts) {
+  // mtcnn_pnet's 32 -> 4 and 32 -> 2 on a 1 x 1 plane (at 12 x 12): planes
+  // of under 8 points take dot products over vectors of 16 input channels
+  // (8 when C is a multiple of 8 only), where one-column tiles ran a scalar
+  // FMA chain per output channel. C not a multiple of 8: no dot products.
+  for (auto [c, o, vl] : {std::tuple<int64_t, int64_t, int64_t>{32, 4, 16}, {24, 2, 8}, {12, 4, 0}}) {
+    SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(o));
+    PrimFunc f = LowerPrimFunc(Module(c, o), Options(1), "conv2d");
+    ASSERT_NE(f, nullptr);
+    std::vector<int64_t> widths = DotWidths(f);
+    if (vl == 0) {
+      EXPECT_TRUE(widths.empty());
+    } else {
+      EXPECT_FALSE(widths.empty());
+      for (int64_t w : widths) EXPECT_EQ(w, vl);
+    }
+  }
+  // Planes of 1 to 7 points (dot products), 8 and 9 (the flat tiles); 4, 2,
+  // 3 and 5 output channels (tiles of 4, 2, 3 and 1); batches of 1 and 2;
+  // two threads.
+  const std::vector<std::pair<int64_t, int64_t>> few = {{1, 1}, {1, 2}, {2, 2}, {1, 5}, {2, 3}, {7, 1}, {2, 4}, {3, 3}};
+  CheckNumbers(32, 4, 1, 1, few);
+  CheckNumbers(32, 2, 2, 2, few);
+  CheckNumbers(16, 3, 1, 2, few);
+  CheckNumbers(48, 5, 1, 1, few);
+  // Enough MACs a point for the tiles to run in parallel (two threads).
+  CheckNumbers(256, 128, 2, 2, {{1, 1}, {2, 3}, {1, 7}, {3, 3}});
 }
 
 // main(x0..x{k-1}[n, ci, h, w], w[O, k * ci, 1, 1], b[O, 1, 1]) =
@@ -344,9 +403,10 @@ TEST(ConvSymbolicPointwiseTest, ScaledInputNumbers) {
 // b) with W[O, C, k, k] a constant (bound by name): pack-constant-weights
 // gives it the blocked layout OIHW8o, which the symbolic tiles read (8
 // output channels of a tap from one 32-byte block).
-std::string ConstWeightModule(int64_t c, int64_t o, int64_t k) {
+// (pad >= 0: that padding instead of k / 2.)
+std::string ConstWeightModule(int64_t c, int64_t o, int64_t k, int64_t pad = -1) {
   auto s = [](int64_t v) { return std::to_string(v); };
-  const std::string p = s(k / 2);
+  const std::string p = s(pad >= 0 ? pad : k / 2);
   return "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " + T("\"n\", " + s(c) + ", \"h\", \"w\"") +
          ", w: " + T(s(o) + ", " + s(c) + ", " + s(k) + ", " + s(k)) + ", b: " + T(s(o) + ", 1, 1") +
          ") -> R.Tensor(dtype=\"float32\", ndim=4):\n        with R.dataflow():\n"
@@ -398,6 +458,47 @@ TEST(ConvSymbolicPointwiseTest, ConstantWeightIsReadPacked) {
   }
 }
 
+// The module of ConstWeightModule against a double-precision reference at
+// each (h, w).
+void CheckConstWeight(int64_t c, int64_t o, int64_t k, int64_t pad, int threads, int64_t n,
+                      const std::vector<std::pair<int64_t, int64_t>>& sizes) {
+  SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(o) + " k " + std::to_string(k) + " pad " +
+               std::to_string(pad) + " threads " + std::to_string(threads) + " batch " + std::to_string(n));
+  std::vector<float> w = RandomFloats(o * c * k * k, 2, 0.5f), b = RandomFloats(o, 3, 3.0f);
+  auto mod = CompileAndLoad(ConstWeightModule(c, o, k, pad), BoundOptions(threads, c, o, k, w), threads);
+  ASSERT_NE(mod, nullptr);
+  for (auto [h, wd] : sizes) {
+    SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
+    const int64_t ho = h + 2 * pad - k + 1, wo = wd + 2 * pad - k + 1;
+    std::vector<float> x = RandomFloats(n * c * h * wd, 1 + h * 100 + wd);
+    std::vector<Any> args = {FloatTensor({n, c, h, wd}, x), FloatTensor({o, 1, 1}, b)};
+    Result<Tensor> out = InvokeMain(*mod, args);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, o, ho, wo}));
+    const float* got = out->data<float>();
+    int bad = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t oc = 0; oc < o; ++oc)
+        for (int64_t y = 0; y < ho; ++y)
+          for (int64_t xx = 0; xx < wo; ++xx) {
+            double v = b[oc];
+            for (int64_t ic = 0; ic < c; ++ic)
+              for (int64_t ky = 0; ky < k; ++ky)
+                for (int64_t kx = 0; kx < k; ++kx) {
+                  const int64_t iy = y + ky - pad, ix = xx + kx - pad;
+                  if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
+                  v += double(x[((i * c + ic) * h + iy) * wd + ix]) * w[((oc * c + ic) * k + ky) * k + kx];
+                }
+            const double want = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
+            const float at = got[((i * o + oc) * ho + y) * wo + xx];
+            if (!(std::fabs(at - want) <= 1e-5 * double(c * k * k) + 1e-5) && ++bad <= 5)
+              ADD_FAILURE() << "image " << i << " o " << oc << " (" << y << ", " << xx << "): got " << at << ", want "
+                            << want;
+          }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
 TEST(ConvSymbolicPointwiseTest, ConstantWeightNumbers) {
   // Against a double-precision reference: 1 x 1 (flat rows) and padded
   // 3 x 3 (image rows, row tiles), batches of 1 and 3, 1 and 2 threads,
@@ -410,43 +511,68 @@ TEST(ConvSymbolicPointwiseTest, ConstantWeightNumbers) {
   };
   for (const Case& t : {Case{16, 24, 1, 1, 1}, Case{13, 16, 1, 2, 3}, Case{24, 8, 1, 2, 1}, Case{8, 16, 3, 1, 3},
                         Case{5, 24, 3, 2, 1}}) {
-    SCOPED_TRACE(std::to_string(t.c) + " -> " + std::to_string(t.o) + " k " + std::to_string(t.k) + " threads " +
-                 std::to_string(t.threads) + " batch " + std::to_string(t.n));
-    const int64_t c = t.c, o = t.o, k = t.k, n = t.n, pad = k / 2;
-    std::vector<float> w = RandomFloats(o * c * k * k, 2, 0.5f), b = RandomFloats(o, 3, 3.0f);
-    auto mod = CompileAndLoad(ConstWeightModule(c, o, k), BoundOptions(t.threads, c, o, k, w), t.threads);
-    ASSERT_NE(mod, nullptr);
-    for (auto [h, wd] : std::vector<std::pair<int64_t, int64_t>>{{1, 1}, {1, 33}, {8, 10}, {5, 7}, {16, 16}, {13, 37}, {6, 80}}) {
-      SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
-      const int64_t hw = h * wd;
-      std::vector<float> x = RandomFloats(n * c * hw, 1 + h * 100 + wd);
-      std::vector<Any> args = {FloatTensor({n, c, h, wd}, x), FloatTensor({o, 1, 1}, b)};
-      Result<Tensor> out = InvokeMain(*mod, args);
-      ASSERT_TRUE(out.ok()) << out.status().ToString();
-      ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, o, h, wd}));
-      const float* got = out->data<float>();
-      int bad = 0;
-      for (int64_t i = 0; i < n; ++i)
-        for (int64_t oc = 0; oc < o; ++oc)
-          for (int64_t y = 0; y < h; ++y)
-            for (int64_t xx = 0; xx < wd; ++xx) {
-              double v = b[oc];
-              for (int64_t ic = 0; ic < c; ++ic)
-                for (int64_t ky = 0; ky < k; ++ky)
-                  for (int64_t kx = 0; kx < k; ++kx) {
-                    const int64_t iy = y + ky - pad, ix = xx + kx - pad;
-                    if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
-                    v += double(x[((i * c + ic) * h + iy) * wd + ix]) * w[((oc * c + ic) * k + ky) * k + kx];
-                  }
-              const double want = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
-              const float at = got[((i * o + oc) * h + y) * wd + xx];
-              if (!(std::fabs(at - want) <= 1e-5 * double(c * k * k) + 1e-5) && ++bad <= 5)
-                ADD_FAILURE() << "image " << i << " o " << oc << " (" << y << ", " << xx << "): got " << at << ", want "
-                              << want;
-            }
-      EXPECT_EQ(bad, 0);
-    }
+    CheckConstWeight(t.c, t.o, t.k, t.k / 2, t.threads, t.n,
+                     {{1, 1}, {1, 33}, {8, 10}, {5, 7}, {16, 16}, {13, 37}, {6, 80}});
   }
+}
+
+// Loads of the packed weight whose last index is a vectorized loop's
+// variable (a vector of one block's output channels).
+int ChannelVectorLoads(const PrimFunc& f) {
+  struct Count : StmtExprVisitor {
+    std::vector<const VarNode*> vec;
+    int loads = 0;
+    void VisitStmt(const Stmt& s) override {
+      const auto* loop = As<ForNode>(s);
+      if (loop != nullptr && loop->for_kind == ForKind::kVectorized) vec.push_back(loop->loop_var.get());
+      StmtExprVisitor::VisitStmt(s);
+      if (loop != nullptr && loop->for_kind == ForKind::kVectorized) vec.pop_back();
+    }
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && l->buffer->shape.size() == 5 && !vec.empty()) {
+        const auto* v = l->indices[4].as<VarNode>();
+        loads += v != nullptr && v == vec.back();
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } count;
+  count.VisitStmt(f->body);
+  return count.loads;
+}
+
+TEST(ConvSymbolicPointwiseTest, TinyUnpaddedPlanesTakeChannelVectors) {
+  // An unpadded 3 x 3 with a packed weight (mtcnn_pnet's 16 -> 32): output
+  // spans under 8 flat columns (a 1 x 1 output: a matrix-vector product)
+  // take vectors of 8 output channels (the weight's blocks), every lane
+  // useful; spans of 8 to 31 one tile from column 0 over a zero-tailed copy.
+  std::vector<float> w = RandomFloats(32 * 16 * 9, 2, 0.5f);
+  PrimFunc f = LowerPrimFunc(ConstWeightModule(16, 32, 3, 0), BoundOptions(1, 16, 32, 3, w), "conv2d");
+  ASSERT_NE(f, nullptr);
+  EXPECT_GT(ChannelVectorLoads(f), 0);
+  bool small = false;
+  struct Find : StmtExprVisitor {
+    bool* found;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* a = As<AllocateNode>(s)) *found |= a->buffer->name.find("_small") != std::string::npos;
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } find;
+  find.found = &small;
+  find.VisitStmt(f->body);
+  EXPECT_TRUE(small);
+  // The padded one reads the weight by output channel rows only.
+  PrimFunc padded = LowerPrimFunc(ConstWeightModule(16, 32, 3), BoundOptions(1, 16, 32, 3, w), "conv2d");
+  ASSERT_NE(padded, nullptr);
+  EXPECT_EQ(ChannelVectorLoads(padded), 0);
+  // Spans of 1 to 7 (channel vectors), 8 to 31 (one tile of 8, 16 or 32
+  // over the copy) and more (the in-place tiles); 8, 16, 32 and 24 output
+  // channels (tiles of 1, 2, 4 and 3 blocks); a batch of 2; two threads.
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {{3, 3}, {3, 4}, {3, 9}, {4, 4}, {4, 5}, {5, 5}, {3, 18},
+                                                          {6, 6}, {5, 9}, {7, 7}, {9, 9}, {12, 12}, {24, 24}, {20, 66}};
+  CheckConstWeight(16, 32, 3, 0, 1, 1, sizes);
+  CheckConstWeight(10, 16, 3, 0, 2, 2, sizes);
+  CheckConstWeight(5, 8, 3, 0, 1, 1, sizes);
+  CheckConstWeight(7, 24, 3, 0, 1, 2, sizes);
 }
 
 }  // namespace

@@ -49,6 +49,14 @@
 //    and a symbolic width take the same tiles on rows under 64 columns (a
 //    run-time test), their padded input being one plane a channel:
 //    YOLOv8n's 3 x 3 at 10 x 10 no longer runs tiles of 8 + 8 columns.
+//    Unpadded stride-1 ones (not depthwise, more than one tap) on rows
+//    under 64 columns read X[n, c] itself as the flat plane (a view, no
+//    copy), in tiles of the most channels up to 8 that divide O; spans
+//    under 32 flat columns copy X[n] flat with a zeroed tail and run one
+//    tile from column 0 per group of channels, and spans under 8 (a 1 x 1
+//    output) with a weight packed in blocks of 8 take vectors of output
+//    channels (X broadcast) instead: mtcnn_pnet at 24 x 24 took one-column
+//    tiles on its 7 x 7 planes (30 us, pinned 2.9).
 //    Pointwise convolutions (1x1, stride 1, no padding) whose accesses are
 //    all at the output point of the function's parameters see each plane as flat rows of 240 columns
 //    (the last one with the rest, 48 to 287) instead of image rows (small

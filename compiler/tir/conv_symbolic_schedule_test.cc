@@ -48,6 +48,7 @@ struct SymCase {
   std::string epilogue = "none";
   bool batch1 = false;  // x's batch the static 1 (legalize then indexes it with 0), h and w symbolic
   int64_t width = 0;  // x's width static (0: symbolic "w")
+  int64_t height = 0;  // x's height static (0: symbolic "h")
 
   int64_t Ho(int64_t h) const { return (h + pt + pb - dh * (kh - 1) - 1) / sh + 1; }
   int64_t Wo(int64_t w) const { return (w + pl + pr - dw * (kw - 1) - 1) / sw + 1; }
@@ -58,6 +59,7 @@ struct SymCase {
                   long(pr), long(groups), epilogue.c_str());
     if (batch1) std::strcat(buf, " batch1");
     if (width > 0) std::snprintf(buf + std::strlen(buf), sizeof(buf) - std::strlen(buf), " w%ld", long(width));
+    if (height > 0) std::snprintf(buf + std::strlen(buf), sizeof(buf) - std::strlen(buf), " h%ld", long(height));
     return buf;
   }
 };
@@ -68,7 +70,8 @@ std::string T(const std::string& dims) { return "R.Tensor((" + dims + "), dtype=
 std::string SymModule(const SymCase& k) {
   auto s = [](int64_t v) { return std::to_string(v); };
   std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(x: " +
-                    T((k.batch1 ? std::string("1") : std::string("\"n\"")) + ", " + s(k.c) + ", \"h\", " +
+                    T((k.batch1 ? std::string("1") : std::string("\"n\"")) + ", " + s(k.c) + ", " +
+                      (k.height > 0 ? s(k.height) : std::string("\"h\"")) + ", " +
                       (k.width > 0 ? s(k.width) : std::string("\"w\""))) + ", w: " +
                     T(s(k.o) + ", " + s(k.c / k.groups) + ", " + s(k.kh) + ", " + s(k.kw)) +
                     ", scale: " + T(s(k.o) + ", 1, 1") + ", shift: " + T(s(k.o) + ", 1, 1") +
@@ -699,6 +702,101 @@ TEST(ConvSymbolicScheduleTest, WideSymbolicRowsTake48And32ColumnTiles) {
   // column phases of wide rows).
   CheckNumbers(SymCase{4, 6, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, 1, {{2, 100}, {4, 160}}, 1);
   CheckNumbers(SymCase{3, 16, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1}, 1, {{4, 180}, {5, 321}}, 1);
+}
+
+// The accumulator shapes (rows x columns) of the tiles whose taps read
+// `name` through a rank-3 view (X[n, c] one flat row of H * W).
+std::vector<std::pair<int64_t, int64_t>> FlatTilesReading(const Stmt& body, const std::string& name) {
+  struct Reads : StmtExprVisitor {
+    std::string name;
+    bool found = false;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>()) found |= l->buffer->name == name && l->indices.size() == 3;
+      StmtExprVisitor::VisitExpr(e);
+    }
+  };
+  struct Find : StmtExprVisitor {
+    std::string name;
+    std::vector<std::pair<int64_t, int64_t>> shapes;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* a = As<AllocateNode>(s); a != nullptr && a->buffer->name == "acc") {
+        const int64_t* r = nest::ConstInt(a->buffer->shape[0]);
+        const int64_t* w = nest::ConstInt(a->buffer->shape[1]);
+        Reads reads;
+        reads.name = name;
+        reads.VisitStmt(a->body);
+        if (r != nullptr && w != nullptr && reads.found) shapes.push_back({*r, *w});
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } find;
+  find.name = name;
+  find.VisitStmt(body);
+  return find.shapes;
+}
+
+TEST(ConvSymbolicScheduleTest, NarrowUnpaddedRowsReadTheInputAsFlatPlanes) {
+  // Unpadded 3 x 3, stride 1, H and W symbolic (mtcnn_pnet's convolutions:
+  // 7 x 7 output planes at 24 x 24 took one-column tiles, 10x the pinned
+  // time): rows under 64 output columns read X[n, c] in place as one flat
+  // row of H * W (no padded copy), in tiles of 8 channels x 32, 16 or 8
+  // flat columns (single columns below 8); wider rows keep the tiles of
+  // image rows.
+  PrimFunc f = LowerConv(SymCase{16, 24, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"}, 1);
+  ASSERT_NE(f, nullptr);
+  EXPECT_FALSE(Allocates(f->body, "_padded"));
+  EXPECT_FALSE(Allocates(f->body, "_phase_planes"));
+  auto flat = FlatTilesReading(f->body, "x");
+  for (auto rw : std::vector<std::pair<int64_t, int64_t>>{{8, 32}, {8, 16}, {8, 8}, {8, 1}}) {
+    EXPECT_NE(std::find(flat.begin(), flat.end(), rw), flat.end()) << rw.first << " x " << rw.second;
+  }
+  TileCensus c = CountTiles(f);
+  EXPECT_EQ(c.guarded, 0);
+  EXPECT_EQ(c.global_updates, 0);
+  // 10 output channels: flat tiles of 5 channels (kTileRows' 2 had 4
+  // accumulator vectors at 32 columns); the image rows keep tiles of 2.
+  PrimFunc ten = LowerConv(SymCase{3, 10, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"}, 1);
+  ASSERT_NE(ten, nullptr);
+  for (const auto& rw : FlatTilesReading(ten->body, "x")) EXPECT_EQ(rw.first, 5) << rw.first << " x " << rw.second;
+  EXPECT_FALSE(FlatTilesReading(ten->body, "x").empty());
+  // Depthwise and pointwise keep their own tiles.
+  PrimFunc dw = LowerConv(SymCase{16, 16, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 16}, 1);
+  ASSERT_NE(dw, nullptr);
+  EXPECT_TRUE(FlatTilesReading(dw->body, "x").empty());
+  // Output planes of 1 to 7 rows and 1 to 65 columns: spans under one
+  // 8-column tile (the last tile must not read past X), around 8, 16 and
+  // 32, both sides of 64; a batch of two; two threads; a static batch of
+  // one; dilation, a 5 x 3 kernel, groups.
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t wo : {1, 2, 3, 5, 7, 8, 9, 15, 17, 31, 33, 40, 59, 63, 64, 65}) {
+    for (int64_t ho : {1, 3, 7}) sizes.push_back({ho + 2, wo + 2});
+  }
+  CheckNumbers(SymCase{5, 16, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"}, 1, sizes, 1);
+  CheckNumbers(SymCase{3, 10, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bias4_relu"}, 2, sizes, 2);
+  SymCase one{10, 16, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"};
+  one.batch1 = true;
+  CheckNumbers(one, 1, {{3, 3}, {5, 5}, {12, 12}, {9, 9}, {24, 24}, {30, 61}}, 1);
+  const std::vector<std::pair<int64_t, int64_t>> few = {{5, 5}, {9, 17}, {8, 33}, {7, 70}, {12, 63}, {20, 20}};
+  CheckNumbers(SymCase{4, 8, 3, 3, 1, 1, 2, 2}, 1, few, 1);
+  CheckNumbers(SymCase{4, 8, 5, 3}, 2, few, 1);
+  CheckNumbers(SymCase{8, 16, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 2}, 1, few, 2);
+}
+
+TEST(ConvSymbolicScheduleTest, OneStaticRowKeepsItsTilesFromEightColumns) {
+  // A lifted 1-D convolution (height 1, 1 x 3, unpadded): its row is the
+  // flat span, so rows of 8 columns and more keep the image-row tiles; only
+  // rows under 8 (one-column tiles before) take the zero-tailed copy.
+  SymCase k{8, 16, 1, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"};
+  k.height = 1;
+  PrimFunc f = LowerConv(k, 1);
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(FlatTilesReading(f->body, "x").empty());
+  EXPECT_TRUE(Allocates(f->body, "_small"));
+  const auto shapes = AccShapes(f);
+  EXPECT_NE(std::find(shapes.begin(), shapes.end(), std::make_pair<int64_t, int64_t>(8, 32)), shapes.end());
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t wo : {1, 2, 5, 7, 8, 9, 16, 31, 33, 63, 64, 70}) sizes.push_back({1, wo + 2});
+  CheckNumbers(k, 1, sizes, 2);
 }
 
 }  // namespace

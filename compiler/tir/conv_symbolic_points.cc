@@ -1,0 +1,94 @@
+// SymConvKernel's dot products for pointwise planes of fewer than 8 points.
+// (conv_symbolic_kernel.h declares the class; conv_symbolic_schedule.h says
+// what the kernel computes.)
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "compiler/arith/simplify.h"
+#include "compiler/tir/conv_symbolic_kernel.h"
+
+namespace kiln {
+namespace tir {
+namespace symconv {
+
+bool SymConvKernel::PointDotsApply() const {
+  return flat_ && source_views_.empty() && cv_.wblock == 0 && cv_.ki % 8 == 0 && cv_.ki <= kMaxPointDotChannels;
+}
+
+Stmt SymConvKernel::PointDots() {
+  const auto& L = cv_.loops;
+  const int64_t vl = cv_.ki % 16 == 0 ? 16 : 8;
+  int64_t rows = 1;
+  for (int64_t r : {4, 3, 2}) {
+    if (cv_.o % r == 0) {
+      rows = r;
+      break;
+    }
+  }
+  DType f32 = DType::Float32();
+  Var j = MakeVar("pj"), c = MakeVar("c"), q = MakeVar("pq");
+  // X's channels at every point (under 8), gathered once for every output
+  // channel.
+  const int64_t points = kTileWidths[2];
+  Buffer col = nest::Float32Buffer("col", {I64(points), I64(cv_.ki)}, "local");
+  Var gj = MakeVar("gj");
+  VarMap at = {{L[0]->loop_var.get(), PrimExpr(n_)}, {L[4]->loop_var.get(), PrimExpr(c)}, {j_.get(), PrimExpr(gj)}};
+  Stmt gather = MakeFor(gj, hw_, ForKind::kSerial,
+                        MakeFor(c, I64(cv_.ki), ForKind::kSerial,
+                                Store(col, Substitute(x_expr_, at), {PrimExpr(gj), PrimExpr(c)})));
+  // acc[r, l] = sum over kb of W[o0 + r, kb * vl + l] * col[kb * vl + l].
+  // (Named apart from the register tiles' "acc": a vector over input channels.)
+  Buffer acc = nest::Float32Buffer("dot", {I64(rows), I64(vl)}, "local");
+  Var r = MakeVar("pr"), l = MakeVar("pl"), kb = MakeVar("kb");
+  PrimExpr o0 = PrimExpr(q) * I64(rows);
+  PrimExpr ch = PrimExpr(kb) * I64(vl) + PrimExpr(l);
+  VarMap wat = {{L[4]->loop_var.get(), ch}, {L[5]->loop_var.get(), I64(0)}, {L[6]->loop_var.get(), I64(0)}};
+  PrimExpr cur = Load(acc, {PrimExpr(r), PrimExpr(l)});
+  Stmt fma = Store(acc,
+                   PrimExpr(std::make_shared<CallNode>(
+                       f32, "fma", std::vector<PrimExpr>{Load(cv_.weight, WeightIndex(o0, rows, PrimExpr(r), wat)),
+                                                         Load(col, {PrimExpr(j), ch}), cur})),
+                   {PrimExpr(r), PrimExpr(l)});
+  Stmt taps = MakeFor(kb, I64(cv_.ki / vl), ForKind::kSerial,
+                      MakeFor(r, I64(rows), ForKind::kUnrolled, MakeFor(l, I64(vl), ForKind::kVectorized, fma)));
+  Var zr = MakeVar("zr"), zl = MakeVar("zl");
+  Stmt zero = MakeFor(zr, I64(rows), ForKind::kUnrolled,
+                      MakeFor(zl, I64(vl), ForKind::kVectorized, Store(acc, FloatImm(f32, 0.0), {PrimExpr(zr), PrimExpr(zl)})));
+  // The lanes summed by halves into lane 0.
+  std::vector<Stmt> folds;
+  Var fr = MakeVar("fr");
+  for (int64_t h = vl / 2; h >= 1; h /= 2) {
+    Var fl = MakeVar("fl");
+    folds.push_back(MakeFor(fl, I64(h), h > 1 ? ForKind::kVectorized : ForKind::kSerial,
+                            Store(acc, Load(acc, {PrimExpr(fr), PrimExpr(fl)}) + Load(acc, {PrimExpr(fr), PrimExpr(fl) + I64(h)}),
+                                  {PrimExpr(fr), PrimExpr(fl)})));
+  }
+  Stmt fold = MakeFor(fr, I64(rows), ForKind::kUnrolled, Seq(folds));
+  // C at (n, o0 + w, point j) through the epilogue.
+  Var w = MakeVar("wr");
+  VarMap out_at = {{L[0]->loop_var.get(), PrimExpr(n_)},
+                   {L[1]->loop_var.get(), o0 + PrimExpr(w)},
+                   {L[2]->loop_var.get(), I64(0)},
+                   {L[3]->loop_var.get(), I64(0)},
+                   {j_.get(), PrimExpr(j)}};
+  PrimExpr a = Load(acc, {PrimExpr(w), I64(0)});
+  std::vector<Stmt> back;
+  std::vector<PrimExpr> out_idx;
+  for (const PrimExpr& e : out_idx_) out_idx.push_back(Substitute(e, out_at));
+  if (store_out_ || epilogue_.empty()) back.push_back(Store(out_, a, out_idx));
+  ReplaceLoads replace(cv_.out->data.get(), a);
+  for (const Stmt& st : epilogue_) back.push_back(Substitute(replace.MutateStmt(st), out_at));
+  Stmt write = MakeFor(w, I64(rows), ForKind::kUnrolled, Seq(back));
+  Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, fold, write}));
+  // Tiles of output channels in parallel only when they hold enough work
+  // for a launch (the 32 -> 4 head is 128 MACs a point).
+  const bool parallel = threads_ >= 2 && cv_.o * cv_.ki >= kParallelPointDotMacs;
+  Stmt tiles = MakeFor(q, I64(cv_.o / rows), parallel ? ForKind::kParallel : ForKind::kSerial,
+                       MakeFor(j, hw_, ForKind::kSerial, tile));
+  return std::make_shared<AllocateNode>(col, Seq({gather, tiles}));
+}
+
+}  // namespace symconv
+}  // namespace tir
+}  // namespace kiln
