@@ -28,6 +28,12 @@ using nest::IsVar;
 using nest::IsZero;
 
 constexpr int64_t kLanes = 16;
+// Vectors of a tile of a block's last rows, at most (ShortColumns).
+constexpr int64_t kMaxTailVectors = 8;
+// Accumulators a tile of a block's last one or two rows aims for
+// (ShortColumns; two FMA pipes x four cycles of latency is 8, and the
+// skipped kernel rows shorten the chains).
+constexpr int64_t kTailChains = 12;
 
 PrimExpr S(const PrimExpr& e) { return arith::Simplify(e); }
 PrimExpr Div(PrimExpr a, PrimExpr b) { return S(MakeBinary(TirKind::kFloorDiv, std::move(a), std::move(b))); }
@@ -261,6 +267,7 @@ class Kernel {
     };
     // A row narrower than a vector: one, its columns stored one by one.
     Stmt narrow = Tile(ty, rows, {I64(0)}, &wo_);
+    if (Short(rows)) return ShortColumns(ty, rows, narrow);
     if (d_.sh * d_.sw > 1 || rows < rows_ || cols_ < 2) {
       Var vt = MakeVar("vt"), vx = MakeVar("vx");
       Stmt one = Let(vx, Min(done + PrimExpr(vt) * I64(kLanes), wo_ - I64(kLanes)), Tile(ty, rows, {PrimExpr(vx)}, nullptr));
@@ -287,6 +294,53 @@ class Kernel {
     Stmt short_row = Tile(ty, rows, short_xs, nullptr);
     Stmt wide_row = If(Ge(rest, I64(1)), with_rest, whole_tiles(main_tiles));
     return If(Ge(wo_, I64(wide)), wide_row, If(Ge(wo_, I64(kLanes)), short_row, narrow));
+  }
+
+  // Whether a tile of `rows` rows (a block's last) takes ShortColumns and
+  // skips the kernel rows outside the input (Tile): at most half a whole
+  // tile's rows, one column phase, chains of 25 or more FMAs, and at a row
+  // stride only one row. In PP-OCR's classifier at 1 x 48 x 192 (CPU time
+  // per kernel call, same run), two rows of a 3x3 plane (32 ch 6 x 96)
+  // took 3.56 -> 4.2 us in the wide tiles, which they fill without
+  // skipping a kernel row, and two rows of a 5x5/(2, 1) plane (104 ch 3 x
+  // 96 -> 2 x 96) 12.9 -> 15.9 (6 vectors) or 14.9 (4).
+  bool Short(int64_t rows) const {
+    return rows * 2 <= rows_ && d_.sw == 1 && cols_ >= 2 && d_.kh * d_.kw >= 25 && (d_.sh == 1 || rows == 1);
+  }
+
+  // A block's last one or two rows (Short): tiles of
+  // up to kTailChains accumulators, 8 vectors for one row, 6 for two; then
+  // the rest of the row in one tile of as many vectors as it needs, the
+  // last moved back to end at the row's end. Tiles of one vector left each
+  // chain of kh x kw FMAs waiting on its latency; on planes 1 or 2 rows
+  // tall (PP-OCR's classifier at height 32, 5x5 after strides (2, 1)) they
+  // were the whole kernel. With the skipped kernel rows (Tile), 200 ch 1 x
+  // 50 5x5 + hard-swish, batch 2, 1 thread, CPU time per call: 28.7 -> 12.6
+  // us (pinned 15.9), 2 x 50 37.5 -> 26.5 (pinned 18.2), 2 x 96 42.0 ->
+  // 35.4 (pinned 32.2). Three rows gained nothing from wider tiles (3 x 3
+  // or 3 x 4 vectors: 3 x 96 54.8 -> 65-68 us) and keep theirs, as does
+  // column stride 2 (its phases' loads and 25 weights leave no registers).
+  Stmt ShortColumns(const PrimExpr& ty, int64_t rows, const Stmt& narrow) {
+    const int64_t per = std::min<int64_t>(kMaxTailVectors, (kTailChains + rows - 1) / rows);
+    const int64_t wide = per * kLanes;
+    Var ct = MakeVar("ct");
+    PrimExpr main_tiles = Div(wo_, I64(wide));
+    PrimExpr done = S(main_tiles * I64(wide));
+    PrimExpr rest = S(wo_ - done);
+    std::vector<PrimExpr> xs;
+    for (int64_t k = 0; k < per; ++k) xs.push_back(S(PrimExpr(ct) * I64(wide) + I64(k * kLanes)));
+    Stmt whole = For(ct, main_tiles, ForKind::kSerial, Tile(ty, rows, xs, nullptr));
+    // rest in ((m - 1) * 16, m * 16]: m vectors from `done`, the last at wo - 16.
+    Stmt last;
+    for (int64_t m = 1; m <= per; ++m) {
+      std::vector<PrimExpr> ms;
+      for (int64_t k = 0; k + 1 < m; ++k) ms.push_back(S(done + I64(k * kLanes)));
+      ms.push_back(S(wo_ - I64(kLanes)));
+      Stmt t = Tile(ty, rows, ms, nullptr);
+      last = last ? If(Ge(rest, I64((m - 1) * kLanes + 1)), t, last) : t;
+    }
+    Stmt wide_row = SeqOf({whole, If(Ge(rest, I64(1)), last, nullptr)});
+    return If(Ge(wo_, I64(kLanes)), wide_row, narrow);
   }
 
   // Output rows [ty, ty + rows) x the vectors starting at columns `xs`:
@@ -337,9 +391,25 @@ class Kernel {
       steps.push_back(grid("_init", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) {
         return Store(acc, FloatImm(f32, 0), {ii, I64(k * kLanes) + jj});
       }));
-      for (int64_t ky = 0; ky < d_.kh; ++ky)
+      // A block's last one or two rows (Short) skip the kernel rows whose
+      // taps read only rows outside the input (the band's zeros) for every
+      // row of the tile: on a plane one row tall, 4 of a 5x5 kernel's 5
+      // rows. (The other tiles keep their taps unconditional.)
+      const bool skip = Short(rows);
+      for (int64_t ky = 0; ky < d_.kh; ++ky) {
+        std::vector<Stmt> taps;
         for (int64_t kx = 0; kx < d_.kw; ++kx)
-          steps.push_back(grid("", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) { return fma_at(ii, k, jj, ky, kx); }));
+          taps.push_back(grid("", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) { return fma_at(ii, k, jj, ky, kx); }));
+        if (!skip) {
+          steps.insert(steps.end(), taps.begin(), taps.end());
+          continue;
+        }
+        // Input rows of tap ky over the tile's rows: first .. last, step sh.
+        PrimExpr first = S((y0_ + ty) * I64(d_.sh) + I64(ky - d_.pt));
+        PrimExpr last = S(first + I64((rows - 1) * d_.sh));
+        Stmt group = If(And(Lt(first, h_), Ge(last, I64(0))), Seq(taps), nullptr);
+        if (group) steps.push_back(group);
+      }
     }
     // Vector k's columns (its 16 lanes, or the `narrow` ones one by one).
     Var ii = MakeVar("ii_out");

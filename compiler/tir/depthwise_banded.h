@@ -26,7 +26,9 @@
 //   the last tile, widened by the vectors it needs (the last moved back to
 //   end at the row's end: those columns computed and stored twice, the
 //   same values), strided planes and a block's last rows single vectors
-//   for it; a row narrower than one vector computes one and stores its
+//   for it, but a block's last one or two rows at column stride 1 tiles of
+//   up to 8 vectors across the row, their kernel rows that read only
+//   padding skipped; a row narrower than one vector computes one and stores its
 //   columns one by one (the symbolic schedule runs its own kernel there
 //   instead: TakesRow).
 // - Rows of a block: tiles of `rows` rows, then one tile of the rows left

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -141,6 +142,53 @@ TEST(DepthwiseBandedTest, StrideOneRowEndInWidenedTile) {
   std::string strided = testing::Print(g);
   EXPECT_EQ(strided.find("dw_acc = T.decl_buffer((4, 48)"), std::string::npos) << strided;
   EXPECT_EQ(Occurrences(strided, "dw_acc = T.decl_buffer((4, 16)"), 2) << strided;
+}
+
+// A block's last one or two rows of a 5x5 plane with one column phase
+// (planes 1 or 2 rows tall: PP-OCR's classifier at height 32): tiles of 8
+// vectors for one row and 6 for two (then one tile of the row's rest), not
+// tiles of one vector whose single chain of 25 FMAs waited on its latency;
+// and each kernel row's taps under a test that some row of the tile reads
+// inside the input. At a row stride only one row; 3x3 kernels, column
+// stride 2, three rows and whole tiles of 4 rows keep their tiles and
+// unconditional taps.
+TEST(DepthwiseBandedTest, ShortRowTailsTakeWideTilesAndSkipOutsideRows) {
+  auto skips = [](const std::string& text) {
+    int n = 0;
+    std::istringstream lines(text);
+    for (std::string l; std::getline(lines, l);) {
+      size_t at = l.find_first_not_of(' ');
+      // if <first input row of tap ky> < h and <last> >= 0 (the tile's rows
+      // after the block's whole tiles of 4).
+      const std::string test = "if dw_y0 ";
+      if (at != std::string::npos && l.compare(at, test.size(), test) == 0 &&
+          l.find("dw_rows // 4 * ") != std::string::npos && l.find(" < h") != std::string::npos)
+        ++n;
+    }
+    return n;
+  };
+  for (const DwCase& k : {DwCase{8, 5, 1, 1, "hardswish"}, DwCase{8, 5, 2, 1}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerPrimFunc(DwModule(k), Options(1), "conv2d");
+    ASSERT_NE(f, nullptr);
+    std::string text = testing::Print(f);
+    const bool two_rows = k.sh == 1;
+    EXPECT_NE(text.find("dw_acc = T.decl_buffer((1, 128)"), std::string::npos) << text;
+    EXPECT_EQ(text.find("dw_acc = T.decl_buffer((2, 96)") != std::string::npos, two_rows) << text;
+    EXPECT_EQ(text.find("dw_acc = T.decl_buffer((3, 48)"), std::string::npos) << text;
+    // Rest tiles of 1..8 (and 1..6) vectors, each with one test per kernel row.
+    const int n = skips(text);
+    EXPECT_GE(n, k.k * (two_rows ? 8 + 6 : 8)) << text;
+    EXPECT_EQ(n % k.k, 0) << text;
+  }
+  for (const DwCase& k : {DwCase{8, 5, 2, 2, "hardswish"}, DwCase{8, 3, 1, 1}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc g = LowerPrimFunc(DwModule(k), Options(1), "conv2d");
+    ASSERT_NE(g, nullptr);
+    std::string text = testing::Print(g);
+    EXPECT_EQ(text.find("dw_acc = T.decl_buffer((1, 128)"), std::string::npos) << text;
+    EXPECT_EQ(skips(text), 0) << text;
+  }
 }
 
 // The band's copy: one loop over the band rows, the row phases inside it
@@ -288,6 +336,22 @@ TEST(DepthwiseBandedTest, StrideOneNumbers) {
   CheckNumbers(DwCase{5, 3, 1, 1, "hardswish"}, 1, kSizes, 1);
   CheckNumbers(DwCase{3, 5, 1, 1, "bn_relu"}, 2, kSizes, 2);
   CheckNumbers(DwCase{4, 3, 1, 1}, 2, kSizes, 1);
+}
+
+TEST(DepthwiseBandedTest, ShortRowTailNumbers) {
+  // Planes of 1, 2 and 3 rows (and taller ones ending in 1 or 2 rows:
+  // 5 and 6 at stride 1, 9 and 11 at stride 2 x 1), rows of one vector to
+  // more than one tile of 8 (128 + 22) with every count of vectors in the
+  // rest tile.
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  const int64_t widths[] = {16, 17, 33, 50, 64, 65, 96, 100, 113, 128, 150, 257};
+  int64_t i = 0;
+  for (int64_t h : {1, 2, 3, 5, 6, 9, 11})
+    for (int64_t k = 0; k < 3; ++k) sizes.push_back({h, widths[(i++) % 12]});
+  CheckNumbers(DwCase{4, 5, 1, 1, "hardswish"}, 1, sizes, 2);
+  CheckNumbers(DwCase{3, 3, 1, 1, "bn_relu"}, 2, sizes, 1);
+  CheckNumbers(DwCase{4, 5, 2, 1, "hardswish"}, 1, sizes, 1);
+  CheckNumbers(DwCase{3, 3, 2, 1}, 1, sizes, 2);
 }
 
 // Narrow rows (at most 14 columns) of 16 or more channels: the channel-block
