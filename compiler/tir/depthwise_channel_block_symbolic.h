@@ -37,7 +37,8 @@ namespace dw {
 
 // The run-time test under which ScheduleSymbolicConvs runs this kernel: at
 // least 16 channels (static), output rows of at most 14 columns, input and
-// output planes of at least 16 pixels and the window within 32 KiB (L1).
+// output planes of at least 16 pixels and the window within 32 KiB (L1;
+// 4 MiB at column stride 2).
 // False (the constant) where the channels are fewer than 16.
 ir::PrimExpr TakesChannelBlock(const DepthwiseNest& d);
 

@@ -174,6 +174,33 @@ TEST(DepthwiseStridedSymbolicTest, Numbers) {
   CheckNumbers(DwCase{3, 2, 2, 2, 1}, 2, kSizes, 1);
 }
 
+// Narrow rows (under 17 output columns: not this kernel's) at column stride
+// 2 with 16 or more channels: the channel-block kernel
+// (depthwise_channel_block_symbolic.h) up to a 4 MiB window, not the
+// per-channel tiles; column stride 1 keeps the 32 KiB (L1) window.
+TEST(DepthwiseStridedSymbolicTest, NarrowRowsTakeChannelBlock) {
+  for (const DwCase& k : {DwCase{32, 3, 2, 2, 1, "hardswish"}, DwCase{32, 3, 1, 1, 1, "hardswish"}}) {
+    SCOPED_TRACE(k.Name());
+    PrimFunc f = LowerPrimFunc(DwModule(k), Options(2), "conv2d");
+    ASSERT_NE(f, nullptr);
+    std::string text = testing::Print(f);
+    EXPECT_TRUE(Has(text, "transpose16")) << text;
+    EXPECT_EQ(Has(text, "4194304"), k.sw == 2) << text;
+    EXPECT_EQ(Has(text, "32768"), k.sw == 1) << text;
+  }
+}
+
+// Sizes on both sides of the window limits: 40 x 24 -> 20 x 12 (a 64 KiB
+// window at 3x3/2), 8 x 24 (within 32 KiB), 2600 x 24 (3x3/2: just under 4
+// MiB; 5x5/2: over), 2700 x 24 (over), 30 x 28 (14 columns), 30 x 32 (this
+// kernel's), channels not a multiple of 16 (the last block moved back).
+TEST(DepthwiseStridedSymbolicTest, NarrowRowsNumbers) {
+  std::vector<std::pair<int64_t, int64_t>> sizes = {{40, 24}, {8, 24}, {2600, 24}, {2700, 24}, {30, 28}, {30, 32}};
+  CheckNumbers(DwCase{20, 3, 2, 2, 1, "hardswish"}, 2, sizes, 1);
+  CheckNumbers(DwCase{16, 5, 2, 2, 2, "bn_relu"}, 1, sizes, 1);
+  CheckNumbers(DwCase{24, 3, 1, 2, 1}, 1, {{40, 24}, {12, 24}}, 2);
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
