@@ -20,6 +20,44 @@ enum MakeMode : int64_t { kImm = 0, kLoadHeap = 1 };
 // The most dimensions vm.builtin.arena_tensor takes (vm/builtins.h).
 constexpr size_t kArenaTensorMaxDims = 64;
 
+// Counts, for each variable, its uses other than as the tuple of a
+// projection `v[i]` (bindings, results, If conditions and branches).
+void CountWholeUses(const ir::Expr& e, std::map<const ir::ExprNode*, int>* uses) {
+  if (!e) return;
+  switch (e->kind) {
+    case ir::ExprKind::kVar: ++(*uses)[e.get()]; break;
+    case ir::ExprKind::kTuple:
+      for (const auto& f : static_cast<const ir::TupleExpr&>(*e).fields) CountWholeUses(f, uses);
+      break;
+    case ir::ExprKind::kTupleGetItem: {
+      const ir::Expr& t = static_cast<const ir::TupleGetItemExpr&>(*e).tuple;
+      if (t->kind != ir::ExprKind::kVar) CountWholeUses(t, uses);
+      break;
+    }
+    case ir::ExprKind::kCall: {
+      const auto& c = static_cast<const ir::CallExpr&>(*e);
+      CountWholeUses(c.op, uses);
+      for (const auto& a : c.args) CountWholeUses(a, uses);
+      break;
+    }
+    case ir::ExprKind::kSeqExpr: {
+      const auto& s = static_cast<const ir::SeqExprNode&>(*e);
+      for (const auto& b : s.blocks)
+        for (const auto& bind : b.bindings) CountWholeUses(bind.value, uses);
+      CountWholeUses(s.body, uses);
+      break;
+    }
+    case ir::ExprKind::kIf: {
+      const auto& i = static_cast<const ir::IfExpr&>(*e);
+      CountWholeUses(i.cond, uses);
+      CountWholeUses(i.then_branch, uses);
+      CountWholeUses(i.else_branch, uses);
+      break;
+    }
+    default: break;
+  }
+}
+
 class FunctionCodegen {
  public:
   FunctionCodegen(const ir::IRModule& mod, compiler::VmfbProgram* program, const std::map<std::string, uint32_t>& fn_index,
@@ -48,6 +86,7 @@ class FunctionCodegen {
     code_.clear();
     last_arith_end_ = -1;
     KILN_RETURN_IF_ERROR(PrepareCallTimeArena());
+    CountWholeUses(f->body, &whole_uses_);
     KILN_ASSIGN_OR_RETURN(int64_t result, EmitSeq(f->body));
     int64_t reg = ToRegister(result);
     code_.push_back(kRet);
@@ -498,6 +537,14 @@ class FunctionCodegen {
     if (!seq) return EmitExpr(e);
     for (const auto& block : seq->blocks) {
       for (const auto& b : block.bindings) {
+        if (!b.match_cast && whole_uses_.count(b.var.get()) == 0) {
+          // Only projected (a kernel's outputs, `lv[0]`, `lv[1]`): the
+          // projections read the fields' registers, and no tuple is made,
+          // kept, filled and taken apart again on every call.
+          KILN_ASSIGN_OR_RETURN(bool projected, EmitFields(b.value, &fields_[b.var.get()]));
+          if (projected) continue;
+          fields_.erase(b.var.get());
+        }
         KILN_ASSIGN_OR_RETURN(int64_t v, EmitExpr(b.value));
         if (b.match_cast) {
           int64_t reg = ToRegister(v);
@@ -510,7 +557,28 @@ class FunctionCodegen {
     return EmitExpr(seq->body);
   }
 
-  Result<int64_t> EmitDpsCall(const ir::CallExpr& call, bool is_call_tir) {
+  // Emits a tuple-valued `e` (a call with several outputs, a tuple
+  // expression) without making the tuple, its fields' operands into
+  // `fields`; false (nothing emitted) for any other expression.
+  Result<bool> EmitFields(const ir::Expr& e, std::vector<int64_t>* fields) {
+    if (e->kind == ir::ExprKind::kTuple) {
+      for (const auto& f : static_cast<const ir::TupleExpr&>(*e).fields) {
+        KILN_ASSIGN_OR_RETURN(int64_t w, EmitExpr(f));
+        fields->push_back(w);
+      }
+      return true;
+    }
+    const auto* call = ir::ExprAs<ir::CallExpr>(e);
+    const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
+    if (!op || call->sinfo_args.size() < 2) return false;
+    if (op->name != "relax.call_tir" && op->name != "relax.call_dps_packed") return false;
+    KILN_RETURN_IF_ERROR(EmitDpsCall(*call, op->name == "relax.call_tir", fields).status());
+    return true;
+  }
+
+  // `fields`: where a call with several outputs puts their registers
+  // instead of making a tuple of them (EmitFields).
+  Result<int64_t> EmitDpsCall(const ir::CallExpr& call, bool is_call_tir, std::vector<int64_t>* fields_out = nullptr) {
     const ir::Expr& callee = call.args[0];
     const auto* args = ir::ExprAs<ir::TupleExpr>(call.args[1]);
     // The symbolic scalars a kernel takes after its outputs (tir_vars):
@@ -568,6 +636,10 @@ class FunctionCodegen {
     }
     EmitCall(-1, target, words);
     if (outs.size() == 1) return EncodeArg(ArgKind::kRegister, outs[0]);
+    if (fields_out != nullptr) {
+      for (int64_t r : outs) fields_out->push_back(EncodeArg(ArgKind::kRegister, r));
+      return int64_t{-1};
+    }
     std::vector<int64_t> fields;
     for (int64_t r : outs) fields.push_back(EncodeArg(ArgKind::kRegister, r));
     int64_t reg = NewReg();
@@ -607,6 +679,12 @@ class FunctionCodegen {
       }
       case ir::ExprKind::kTupleGetItem: {
         const auto& g = static_cast<const ir::TupleGetItemExpr&>(*e);
+        auto known = fields_.find(g.tuple.get());
+        if (known != fields_.end()) {
+          // Struct info inference refused an index out of range.
+          KILN_CHECK(g.index >= 0 && static_cast<size_t>(g.index) < known->second.size());
+          return known->second[g.index];
+        }
         KILN_ASSIGN_OR_RETURN(int64_t t, EmitExpr(g.tuple));
         int64_t reg = NewReg();
         EmitCall(reg, Builtin("vm.builtin.tuple_getitem"), {t, Imm(g.index)});
@@ -748,6 +826,10 @@ class FunctionCodegen {
   int64_t last_arith_pc_ = -1;
   int64_t last_arith_end_ = -1;
   std::map<const ir::ExprNode*, int64_t> values_;
+  // Uses of each variable other than as a projection's tuple (CountWholeUses),
+  // and the fields' operands of the tuple variables never made (EmitFields).
+  std::map<const ir::ExprNode*, int> whole_uses_;
+  std::map<const ir::ExprNode*, std::vector<int64_t>> fields_;
 };
 
 }  // namespace
