@@ -214,6 +214,37 @@ class Module:
             }));
 }
 
+TEST(VMCodegen, AConstantShapeAsATensorIsATensorConstant) {
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="int64")):
+        n = T.int64()
+        a = R.shape_to_tensor(R.shape([160, 3]))
+        b = R.shape_to_tensor(R.shape([160, 3]))
+        c = R.shape_to_tensor(R.shape([n, 3]))
+        return (a, b, c)
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
+            Join({
+                "vm.builtin.check_tensor(r0, 1, 0, 64, 1, \"main: argument x\")",
+                "vm.builtin.match_shape(r0, \"main: argument x\", 1, 1, 0)",
+                // a and b: one int64 tensor constant, made at compile time.
+                "r1 = vm.builtin.make_shape(2, 1, 0, 0, 3)",
+                "r2 = vm.builtin.shape_to_tensor(r1)",
+                "r3 = vm.builtin.make_tuple(c2, c2, r2)",
+                "ret r3",
+            }));
+  ASSERT_GE(p->constants.size(), 3u);
+  const compiler::ConstantValue& k = p->constants[2];
+  ASSERT_EQ(k.kind, compiler::ConstantKind::kTensor);
+  EXPECT_EQ(k.tensor.dtype(), DType::Int64());
+  ASSERT_EQ(k.tensor.shape(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(k.tensor.data<int64_t>()[0], 160);
+  EXPECT_EQ(k.tensor.data<int64_t>()[1], 3);
+}
+
 TEST(VMCodegen, CompositeDimensionsAreComputedIntoTemporarySlots) {
   Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
 class Module:
