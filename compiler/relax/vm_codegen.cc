@@ -1,6 +1,8 @@
 #include "compiler/relax/vm_codegen.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "compiler/relax/op_registry.h"
@@ -19,6 +21,44 @@ enum MatchMode : int64_t { kAssertImm = 0, kStoreHeap = 1, kAssertLoad = 2, kNoO
 enum MakeMode : int64_t { kImm = 0, kLoadHeap = 1 };
 // The most dimensions vm.builtin.arena_tensor takes (vm/builtins.h).
 constexpr size_t kArenaTensorMaxDims = 64;
+
+// Counts, for each variable, its uses other than as the tuple of a
+// projection `v[i]` (bindings, results, If conditions and branches).
+void CountWholeUses(const ir::Expr& e, std::map<const ir::ExprNode*, int>* uses) {
+  if (!e) return;
+  switch (e->kind) {
+    case ir::ExprKind::kVar: ++(*uses)[e.get()]; break;
+    case ir::ExprKind::kTuple:
+      for (const auto& f : static_cast<const ir::TupleExpr&>(*e).fields) CountWholeUses(f, uses);
+      break;
+    case ir::ExprKind::kTupleGetItem: {
+      const ir::Expr& t = static_cast<const ir::TupleGetItemExpr&>(*e).tuple;
+      if (t->kind != ir::ExprKind::kVar) CountWholeUses(t, uses);
+      break;
+    }
+    case ir::ExprKind::kCall: {
+      const auto& c = static_cast<const ir::CallExpr&>(*e);
+      CountWholeUses(c.op, uses);
+      for (const auto& a : c.args) CountWholeUses(a, uses);
+      break;
+    }
+    case ir::ExprKind::kSeqExpr: {
+      const auto& s = static_cast<const ir::SeqExprNode&>(*e);
+      for (const auto& b : s.blocks)
+        for (const auto& bind : b.bindings) CountWholeUses(bind.value, uses);
+      CountWholeUses(s.body, uses);
+      break;
+    }
+    case ir::ExprKind::kIf: {
+      const auto& i = static_cast<const ir::IfExpr&>(*e);
+      CountWholeUses(i.cond, uses);
+      CountWholeUses(i.then_branch, uses);
+      CountWholeUses(i.else_branch, uses);
+      break;
+    }
+    default: break;
+  }
+}
 
 class FunctionCodegen {
  public:
@@ -48,6 +88,7 @@ class FunctionCodegen {
     code_.clear();
     last_arith_end_ = -1;
     KILN_RETURN_IF_ERROR(PrepareCallTimeArena());
+    CountWholeUses(f->body, &whole_uses_);
     KILN_ASSIGN_OR_RETURN(int64_t result, EmitSeq(f->body));
     int64_t reg = ToRegister(result);
     code_.push_back(kRet);
@@ -498,6 +539,14 @@ class FunctionCodegen {
     if (!seq) return EmitExpr(e);
     for (const auto& block : seq->blocks) {
       for (const auto& b : block.bindings) {
+        if (!b.match_cast && whole_uses_.count(b.var.get()) == 0) {
+          // Only projected (a kernel's outputs, `lv[0]`, `lv[1]`): the
+          // projections read the fields' registers, and no tuple is made,
+          // kept, filled and taken apart again on every call.
+          KILN_ASSIGN_OR_RETURN(bool projected, EmitFields(b.value, &fields_[b.var.get()]));
+          if (projected) continue;
+          fields_.erase(b.var.get());
+        }
         KILN_ASSIGN_OR_RETURN(int64_t v, EmitExpr(b.value));
         if (b.match_cast) {
           int64_t reg = ToRegister(v);
@@ -510,7 +559,28 @@ class FunctionCodegen {
     return EmitExpr(seq->body);
   }
 
-  Result<int64_t> EmitDpsCall(const ir::CallExpr& call, bool is_call_tir) {
+  // Emits a tuple-valued `e` (a call with several outputs, a tuple
+  // expression) without making the tuple, its fields' operands into
+  // `fields`; false (nothing emitted) for any other expression.
+  Result<bool> EmitFields(const ir::Expr& e, std::vector<int64_t>* fields) {
+    if (e->kind == ir::ExprKind::kTuple) {
+      for (const auto& f : static_cast<const ir::TupleExpr&>(*e).fields) {
+        KILN_ASSIGN_OR_RETURN(int64_t w, EmitExpr(f));
+        fields->push_back(w);
+      }
+      return true;
+    }
+    const auto* call = ir::ExprAs<ir::CallExpr>(e);
+    const auto* op = call ? ir::ExprAs<ir::OpExpr>(call->op) : nullptr;
+    if (!op || call->sinfo_args.size() < 2) return false;
+    if (op->name != "relax.call_tir" && op->name != "relax.call_dps_packed") return false;
+    KILN_RETURN_IF_ERROR(EmitDpsCall(*call, op->name == "relax.call_tir", fields).status());
+    return true;
+  }
+
+  // `fields`: where a call with several outputs puts their registers
+  // instead of making a tuple of them (EmitFields).
+  Result<int64_t> EmitDpsCall(const ir::CallExpr& call, bool is_call_tir, std::vector<int64_t>* fields_out = nullptr) {
     const ir::Expr& callee = call.args[0];
     const auto* args = ir::ExprAs<ir::TupleExpr>(call.args[1]);
     // The symbolic scalars a kernel takes after its outputs (tir_vars):
@@ -568,6 +638,10 @@ class FunctionCodegen {
     }
     EmitCall(-1, target, words);
     if (outs.size() == 1) return EncodeArg(ArgKind::kRegister, outs[0]);
+    if (fields_out != nullptr) {
+      for (int64_t r : outs) fields_out->push_back(EncodeArg(ArgKind::kRegister, r));
+      return int64_t{-1};
+    }
     std::vector<int64_t> fields;
     for (int64_t r : outs) fields.push_back(EncodeArg(ArgKind::kRegister, r));
     int64_t reg = NewReg();
@@ -607,6 +681,12 @@ class FunctionCodegen {
       }
       case ir::ExprKind::kTupleGetItem: {
         const auto& g = static_cast<const ir::TupleGetItemExpr&>(*e);
+        auto known = fields_.find(g.tuple.get());
+        if (known != fields_.end()) {
+          // Struct info inference refused an index out of range.
+          KILN_CHECK(g.index >= 0 && static_cast<size_t>(g.index) < known->second.size());
+          return known->second[g.index];
+        }
         KILN_ASSIGN_OR_RETURN(int64_t t, EmitExpr(g.tuple));
         int64_t reg = NewReg();
         EmitCall(reg, Builtin("vm.builtin.tuple_getitem"), {t, Imm(g.index)});
@@ -665,6 +745,9 @@ class FunctionCodegen {
   // the tensor is read, or the shape written, on the host.
   Result<int64_t> EmitShapeValue(const ir::CallExpr& call, const std::string& op) {
     KILN_ASSIGN_OR_RETURN(int64_t arg, EmitExpr(call.args[0]));
+    if (op == "relax.shape_to_tensor") {
+      if (auto folded = ShapeTensorConstant(arg)) return *folded;
+    }
     int64_t reg = NewReg();
     if (op == "relax.tensor_to_shape") {
       std::string what = name_ + ": the shape operand read from a tensor";
@@ -674,6 +757,34 @@ class FunctionCodegen {
       EmitCall(reg, Builtin("vm.builtin.shape_to_tensor"), {arg});
     }
     return EncodeArg(ArgKind::kRegister, reg);
+  }
+
+  // shape_to_tensor of a shape constant is an int64 tensor constant: the
+  // builtin allocated and filled a new tensor on every call (romanizer_decoder's
+  // Gather bounds check: 0.27 us a call traced). Empty when `shape` is not a
+  // shape constant.
+  std::optional<int64_t> ShapeTensorConstant(int64_t shape) {
+    if (static_cast<ArgKind>(static_cast<uint64_t>(shape) >> 56) != ArgKind::kConstant) return std::nullopt;
+    const compiler::ConstantValue& c = program_->constants[static_cast<size_t>(shape & ((int64_t{1} << 56) - 1))];
+    if (c.kind != compiler::ConstantKind::kShape) return std::nullopt;
+    const std::vector<int64_t> dims = c.shape;
+    for (size_t i = 0; i < program_->constants.size(); ++i) {
+      const compiler::ConstantValue& k = program_->constants[i];
+      if (k.kind == compiler::ConstantKind::kTensor && k.tensor.dtype() == DType::Int64() && k.tensor.ndim() == 1 &&
+          k.tensor.shape()[0] == static_cast<int64_t>(dims.size()) &&
+          std::equal(dims.begin(), dims.end(), k.tensor.data<int64_t>())) {
+        return EncodeArg(ArgKind::kConstant, static_cast<int64_t>(i));
+      }
+    }
+    const int64_t n = static_cast<int64_t>(dims.size());
+    Result<Tensor> t = Tensor::Empty(Span<const int64_t>(&n, 1), DType::Int64());
+    if (!t.ok()) return std::nullopt;  // the builtin then makes it at run time
+    std::copy(dims.begin(), dims.end(), t.value().data<int64_t>());
+    compiler::ConstantValue k;
+    k.kind = compiler::ConstantKind::kTensor;
+    k.tensor = t.value();
+    program_->constants.push_back(std::move(k));
+    return EncodeArg(ArgKind::kConstant, static_cast<int64_t>(program_->constants.size() - 1));
   }
 
   Result<int64_t> EmitIf(const ir::IfExpr& e) {
@@ -748,6 +859,10 @@ class FunctionCodegen {
   int64_t last_arith_pc_ = -1;
   int64_t last_arith_end_ = -1;
   std::map<const ir::ExprNode*, int64_t> values_;
+  // Uses of each variable other than as a projection's tuple (CountWholeUses),
+  // and the fields' operands of the tuple variables never made (EmitFields).
+  std::map<const ir::ExprNode*, int> whole_uses_;
+  std::map<const ir::ExprNode*, std::vector<int64_t>> fields_;
 };
 
 }  // namespace

@@ -172,6 +172,79 @@ class Module:
   EXPECT_EQ(kernels, 2);
 }
 
+TEST(VMCodegen, AKernelsOutputsThatAreOnlyProjectedMakeNoTuple) {
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor((4,), dtype="float32"), c: R.Tensor((), dtype="bool")):
+        lv = R.call_dps_packed("split2", (x,), out_sinfo=[R.Tensor((2,), dtype="float32"), R.Tensor((2,), dtype="float32")])
+        a = lv[1]
+        if c:
+            r = lv[0]
+        else:
+            r = a
+        both = R.call_dps_packed("split2", (r,), out_sinfo=[R.Tensor((1,), dtype="float32"), R.Tensor((1,), dtype="float32")])
+        first = both[0]
+        return (first, both)
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
+            Join({
+                "vm.builtin.check_tensor(r0, 1, 2, 32, 1, \"main: argument x\")",
+                "vm.builtin.match_shape(r0, \"main: argument x\", 1, 0, 4)",
+                "vm.builtin.check_tensor(r1, 0, 1, 1, 1, \"main: argument c\")",
+                "vm.builtin.match_shape(r1, \"main: argument c\", 0)",
+                "r2 = vm.builtin.alloc_tensor(c2, 2, 32, 1)",
+                "r3 = vm.builtin.alloc_tensor(c2, 2, 32, 1)",
+                // lv is only projected, in the If too: its fields are r2 and r3.
+                "packed split2(r0, r2, r3)",
+                "r4 = vm.builtin.to_bool(r1)",
+                "if r4 else #11",
+                "r5 = vm.builtin.copy(r2)",
+                "goto #12",
+                "r5 = vm.builtin.copy(r3)",
+                "r6 = vm.builtin.alloc_tensor(c3, 2, 32, 1)",
+                "r7 = vm.builtin.alloc_tensor(c3, 2, 32, 1)",
+                "packed split2(r5, r6, r7)",
+                // both is also used whole: its tuple is made, and both[0] reads it.
+                "r8 = vm.builtin.make_tuple(r6, r7)",
+                "r9 = vm.builtin.tuple_getitem(r8, 0)",
+                "r10 = vm.builtin.make_tuple(r9, r8)",
+                "ret r10",
+            }));
+}
+
+TEST(VMCodegen, AConstantShapeAsATensorIsATensorConstant) {
+  Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
+class Module:
+    @R.function
+    def main(x: R.Tensor(("n",), dtype="int64")):
+        n = T.int64()
+        a = R.shape_to_tensor(R.shape([160, 3]))
+        b = R.shape_to_tensor(R.shape([160, 3]))
+        c = R.shape_to_tensor(R.shape([n, 3]))
+        return (a, b, c)
+)");
+  ASSERT_TRUE(p.ok()) << p.status().message();
+  EXPECT_EQ(Join(Disassemble(*p, p->functions[0])),
+            Join({
+                "vm.builtin.check_tensor(r0, 1, 0, 64, 1, \"main: argument x\")",
+                "vm.builtin.match_shape(r0, \"main: argument x\", 1, 1, 0)",
+                // a and b: one int64 tensor constant, made at compile time.
+                "r1 = vm.builtin.make_shape(2, 1, 0, 0, 3)",
+                "r2 = vm.builtin.shape_to_tensor(r1)",
+                "r3 = vm.builtin.make_tuple(c2, c2, r2)",
+                "ret r3",
+            }));
+  ASSERT_GE(p->constants.size(), 3u);
+  const compiler::ConstantValue& k = p->constants[2];
+  ASSERT_EQ(k.kind, compiler::ConstantKind::kTensor);
+  EXPECT_EQ(k.tensor.dtype(), DType::Int64());
+  ASSERT_EQ(k.tensor.shape(), (std::vector<int64_t>{2}));
+  EXPECT_EQ(k.tensor.data<int64_t>()[0], 160);
+  EXPECT_EQ(k.tensor.data<int64_t>()[1], 3);
+}
+
 TEST(VMCodegen, CompositeDimensionsAreComputedIntoTemporarySlots) {
   Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
 class Module:
@@ -224,10 +297,9 @@ class Module:
                 "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: argument x\")",
                 "vm.builtin.check_tensor(r0, 2, 2, 32, 1, \"main: match_cast of y\")",
                 "vm.builtin.match_shape(r0, \"main: match_cast of y\", 2, 1, 0, 0, 8)",
-                "r1 = vm.builtin.make_tuple(r0, r0)",
-                "r2 = vm.builtin.tuple_getitem(r1, 1)",
-                "r3 = function helper(r2)",
-                "ret r3",
+                // t is only projected: t[1] is x's register, no tuple is made.
+                "r1 = function helper(r0)",
+                "ret r1",
             }));
   for (const auto& c : p->callables) {
     if (c.kind == compiler::CallableKind::kFunction) {
@@ -318,9 +390,10 @@ class Module:
   ASSERT_TRUE(p.ok()) << p.status().message();
   std::vector<std::string> code = Disassemble(*p, p->functions[0]);
   ASSERT_GE(code.size(), 2u);
-  // s is a shape constant (c2): no register, no make_shape.
-  EXPECT_EQ(code[code.size() - 2], "r2 = vm.builtin.copy(c1)");
-  EXPECT_EQ(code.back(), "ret r2");
+  // s is a shape constant (c2): no register, no make_shape; t is never
+  // used, so no tuple is made.
+  EXPECT_EQ(code[code.size() - 2], "r1 = vm.builtin.copy(c1)");
+  EXPECT_EQ(code.back(), "ret r1");
   EXPECT_EQ(p->constants[1].kind, compiler::ConstantKind::kTensor);
 }
 
