@@ -2,8 +2,9 @@
 // of one group that splits each output line at compile time into interior
 // tiles, where every tap reads inside the input, and border tiles, which
 // read only their valid taps. The default where every tap lies along the
-// line (1-D convs, 1 x N, K x 1 as a flat line) and lines have 64 points or
-// more; elsewhere offered to auto-tuning by the knob conv.border_split.
+// line (1-D convs, 1 x N, K x 1 as a flat line), lines have 64 points or
+// more and weights 256 KiB or less; elsewhere offered to auto-tuning by the
+// knob conv.border_split.
 //
 // The direct conv schedule (conv_schedule.h) first packs the whole input
 // with its padding materialized (halo rows, or shift planes), so every tap of

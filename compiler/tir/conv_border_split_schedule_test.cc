@@ -208,8 +208,8 @@ def conv1d(data: T.Buffer((1, 7, 53), "float32"), weight: T.Buffer((9, 7, 5), "f
 }
 
 // The rule (the knob unset): kernels whose taps all lie along the line over
-// lines of 64 points or more; conv.border_split 2 leaves them to the direct
-// kernel, 1 takes the others.
+// lines of 64 points or more with 256 KiB of weights or less;
+// conv.border_split 2 leaves them to the direct kernel, 1 takes the others.
 TEST(ConvBorderSplitScheduleTest, TheRuleTakesLongLinesOfKernelsAlongThem) {
   std::vector<Case> taken = {
       {1, 8, 6, 96, 8, 1, 7, 1, 1, 0, 3, 0, 3},    // 1 x 7 over rows of 96
@@ -232,7 +232,17 @@ TEST(ConvBorderSplitScheduleTest, TheRuleTakesLongLinesOfKernelsAlongThem) {
       {1, 8, 6, 63, 8, 1, 5, 1, 1, 0, 2, 0, 2},   // rows of 63
       {1, 8, 3, 20, 8, 7, 1, 1, 1, 3, 0, 3, 0},   // 7 x 1 over a plane of 60
       {1, 8, 6, 96, 8, 1, 1, 1, 1, 0, 0, 0, 0},   // 1 x 1: nothing packed to leave out
+      {1, 128, 100, 1, 128, 5, 1, 1, 1, 0, 0, 0, 0},  // 5 x 1 flat, 320 KiB of weights, read per tile
   };
+  // conv.im2col asks for another kernel: the rule gives way to it.
+  {
+    ScheduleKnobs im2col;
+    im2col.values["conv.im2col"] = 16;
+    PrimFunc f = ParseFunc(Func(taken[0]), "conv");
+    EXPECT_FALSE(Split(Lower(f, im2col)));
+    im2col.values["conv.border_split"] = 1;
+    EXPECT_TRUE(Split(Lower(f, im2col)));
+  }
   for (const Case& k : left) {
     PrimFunc f = ParseFunc(Func(k), "conv");
     EXPECT_FALSE(Split(Lower(f))) << k.Name();
