@@ -308,7 +308,28 @@ class Kernel {
   Buffer copy_;
 };
 
+// The rule (conv.border_split 0): kernels whose taps all lie along the
+// line (1-D convs, 1 x N, and K x 1 as one flat line) over lines of four
+// vectors or more. There the tiles are full 16-lane vectors but for one
+// tail, and leaving out the direct kernel's packed copy of the input (a
+// halo copy, or shift planes) pays: 1.09-1.14x on a 1-D conv of 500
+// points, 1 x 7 over 96 columns and 7 x 1 over 24. Not 2-D kernels over
+// short rows (3 x 3 over 28 columns: tiles of 16 + 12 lanes, each row's
+// taps re-read from three rows in place, 0.92x), nor 1 x 1 convs (no
+// packing to leave out), nor weights beyond a quarter of a core's L2: each
+// column tile runs every output-channel block, so the whole weight is read
+// again per tile (a 5 x 1 conv of 256 -> 512 channels, 2.5 MiB of weights,
+// 0.96x), where the direct kernel keeps one block's weights across tiles.
+constexpr int64_t kRuleMaxWeightBytes = 256 << 10;
+
+bool RuleTakes(const ConvNest& cv) {
+  Lines l = LinesOf(cv);
+  return l.kh == 1 && l.kw > 1 && l.len >= 4 * kLanes && cv.o * cv.ki * cv.kh * cv.kw * 4 <= kRuleMaxWeightBytes;
+}
+
 bool Handles(const ConvNest& cv, const ScheduleKnobs& knobs) {
+  const int64_t mode = knobs.Get("conv.border_split");
+  if (mode == 2 || (mode == 0 && !RuleTakes(cv))) return false;
   return cv.groups == 1 && cv.sh == 1 && cv.sw == 1 && cv.ch == cv.ki && cv.n > 0 && cv.o > 0 && cv.ho > 0 &&
          cv.wo > 0 && cv.ki > 0 && (cv.wblock == 0 || (cv.wblock <= 8 && cv.o % cv.wblock == 0)) &&
          conv::Float32Plain(cv.data, 4) && conv::Dim(cv.data, 0) == cv.n && Kernel::Fits(cv, knobs);
@@ -338,7 +359,11 @@ class Rewriter : public StmtExprMutator {
 }  // namespace
 
 PrimFunc ScheduleBorderSplitConvs(const PrimFunc& func, int num_threads_hint, const ScheduleKnobs& knobs) {
-  if (knobs.Get("conv.border_split") != 1) return func;
+  const int64_t mode = knobs.Get("conv.border_split");
+  if (mode != 0 && mode != 1) return func;  // 2: never
+  // The rule gives way to a kernel asked for by its own knob (im2col panels
+  // run after this schedule and would find no conv nest left).
+  if (mode == 0 && knobs.Get("conv.im2col") > 0) return func;
   Rewriter r(num_threads_hint, knobs);
   Stmt body = r.MutateStmt(func->body);
   if (!r.changed) return func;

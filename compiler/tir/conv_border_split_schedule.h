@@ -1,9 +1,10 @@
 // ScheduleBorderSplitConvs: a conv schedule for static stride-1 convolutions
 // of one group that splits each output line at compile time into interior
 // tiles, where every tap reads inside the input, and border tiles, which
-// read only their valid taps. Offered to auto-tuning by the knob
-// conv.border_split and off by default (the knob unset or 0 leaves every
-// function as it is).
+// read only their valid taps. The default where every tap lies along the
+// line (1-D convs, 1 x N, K x 1 as a flat line), lines have 64 points or
+// more and weights 256 KiB or less; elsewhere offered to auto-tuning by the
+// knob conv.border_split.
 //
 // The direct conv schedule (conv_schedule.h) first packs the whole input
 // with its padding materialized (halo rows, or shift planes), so every tap of
@@ -31,7 +32,8 @@
 // blocks are cut into parts, a task each. The output is stored plainly (the fused epilogue is inlined into those stores after the
 // schedules, inline_elementwise.h).
 //
-// Knobs (schedule_knobs.h): conv.border_split 1 turns it on; conv.mr (1..8)
+// Knobs (schedule_knobs.h): conv.border_split 0 (unset) the rule above, 1
+// every conv it handles, 2 none; conv.mr (1..8)
 // sets the tile's output channels for weights as given (packed weights
 // [O/8, I, KH, KW, 8] take one block, 8), conv.nr (16..96) its columns (the
 // rule: 24 accumulators, 48 columns for 8 channels). Lines of fewer than 16

@@ -1,7 +1,7 @@
-// ScheduleBorderSplitConvs (the conv.border_split knob): which nests it takes
-// (static stride-1 convolutions of one group, only with the knob set), the
-// tiles it makes (interior tiles read the input in place, border tiles a copy
-// of their rows; no padding test anywhere), and the numbers of the lowered
+// ScheduleBorderSplitConvs (conv.border_split): which nests it takes (static
+// stride-1 convolutions of one group; by the rule, or the knob's 1 and 2),
+// the tiles it makes (interior tiles read the input in place, border tiles a
+// copy of their rows; no padding test anywhere), and the numbers of the lowered
 // kernels against the default schedule's and the unscheduled function: odd
 // channel counts and sizes, 1 x N, N x 1 (one flat line) and 1-D
 // convolutions, asymmetric padding, padding wider than the kernel reaches, a
@@ -156,7 +156,7 @@ TEST(ConvBorderSplitScheduleTest, Numbers) {
   // run against the default schedule's kernel and the unscheduled function.
   for (const Case& k : cases) {
     PrimFunc f = ParseFunc(Func(k), "conv");
-    PrimFunc reference = Lower(f);
+    PrimFunc reference = Lower(f, Knobs(2));  // the direct kernel
     for (auto [mr, nr] : {std::pair<int64_t, int64_t>{0, 0}, {3, 32}, {8, 16}}) {
       PrimFunc lowered = Lower(f, Knobs(1, mr, nr));
       ASSERT_TRUE(Split(lowered)) << k.Name() << "\n" << Print(lowered);
@@ -202,9 +202,71 @@ def conv1d(data: T.Buffer((1, 7, 53), "float32"), weight: T.Buffer((9, 7, 5), "f
     PrimFunc lowered = Lower(f, Knobs(1, 0, nr));
     ASSERT_TRUE(Split(lowered)) << Print(lowered);
     EXPECT_TRUE(CopiesBorders(lowered)) << Print(lowered);
-    Status s = SameNumbers(Lower(f), lowered);
+    Status s = SameNumbers(Lower(f, Knobs(2)), lowered);
     EXPECT_TRUE(s.ok()) << nr << ": " << s.ToString() << "\n" << Print(lowered);
   }
+}
+
+// The rule (the knob unset): kernels whose taps all lie along the line over
+// lines of 64 points or more with 256 KiB of weights or less;
+// conv.border_split 2 leaves them to the direct kernel, 1 takes the others.
+TEST(ConvBorderSplitScheduleTest, TheRuleTakesLongLinesOfKernelsAlongThem) {
+  std::vector<Case> taken = {
+      {1, 8, 6, 96, 8, 1, 7, 1, 1, 0, 3, 0, 3},    // 1 x 7 over rows of 96
+      {1, 8, 1, 500, 8, 1, 5, 1, 1, 0, 2, 0, 2},   // one row of 500 (a 1-D conv lifted)
+      {1, 8, 16, 24, 8, 7, 1, 1, 1, 3, 0, 3, 0},   // 7 x 1 over 24 columns: a flat line of 384
+      {1, 5, 4, 16, 10, 5, 1, 1, 1, 2, 0, 2, 0, true},  // 5 x 1, a flat line of 64, + bias + ReLU
+  };
+  for (const Case& k : taken) {
+    PrimFunc f = ParseFunc(Func(k), "conv");
+    PrimFunc lowered = Lower(f);
+    EXPECT_TRUE(Split(lowered)) << k.Name() << "\n" << Print(lowered);
+    EXPECT_FALSE(Split(Lower(f, Knobs(2)))) << k.Name();
+    Status s = SameNumbers(f, lowered);
+    EXPECT_TRUE(s.ok()) << k.Name() << ": " << s.ToString();
+  }
+  std::vector<Case> left = {
+      {1, 8, 6, 96, 8, 3, 3, 1, 1, 1, 1, 1, 1},   // 3 x 3: taps across lines too
+      {1, 17, 28, 28, 23, 3, 3, 1, 1, 1, 1, 1, 1},  // 3 x 3 over rows of 28 (0.92x by the knob)
+      {1, 8, 17, 17, 8, 1, 7, 1, 1, 0, 3, 0, 3},  // 1 x 7 over rows of 17
+      {1, 8, 6, 63, 8, 1, 5, 1, 1, 0, 2, 0, 2},   // rows of 63
+      {1, 8, 3, 20, 8, 7, 1, 1, 1, 3, 0, 3, 0},   // 7 x 1 over a plane of 60
+      {1, 8, 6, 96, 8, 1, 1, 1, 1, 0, 0, 0, 0},   // 1 x 1: nothing packed to leave out
+      {1, 128, 100, 1, 128, 5, 1, 1, 1, 0, 0, 0, 0},  // 5 x 1 flat, 320 KiB of weights, read per tile
+  };
+  // conv.im2col asks for another kernel: the rule gives way to it.
+  {
+    ScheduleKnobs im2col;
+    im2col.values["conv.im2col"] = 16;
+    PrimFunc f = ParseFunc(Func(taken[0]), "conv");
+    EXPECT_FALSE(Split(Lower(f, im2col)));
+    im2col.values["conv.border_split"] = 1;
+    EXPECT_TRUE(Split(Lower(f, im2col)));
+  }
+  for (const Case& k : left) {
+    PrimFunc f = ParseFunc(Func(k), "conv");
+    EXPECT_FALSE(Split(Lower(f))) << k.Name();
+    EXPECT_TRUE(Split(Lower(f, Knobs(1)))) << k.Name();
+  }
+}
+
+// A 1-D convolution of 100 points: the rule takes it through the lifting.
+TEST(ConvBorderSplitScheduleTest, TheRuleTakesLongConv1d) {
+  const char* text = R"(@T.prim_func
+def conv1d(data: T.Buffer((1, 7, 100), "float32"), weight: T.Buffer((9, 7, 5), "float32"), conv1d: T.Buffer((1, 9, 100), "float32")):
+    for i0, i1, i2, k0, k1 in T.grid(T.int64(1), T.int64(9), T.int64(100), T.int64(7), T.int64(5)):
+        with T.block("conv1d"):
+            v_i0, v_i1, v_i2, v_k0, v_k1 = T.axis.remap("SSSRR", [i0, i1, i2, k0, k1])
+            with T.init():
+                conv1d[v_i0, v_i1, v_i2] = T.float32(0)
+            conv1d[v_i0, v_i1, v_i2] = conv1d[v_i0, v_i1, v_i2] + T.if_then_else(v_i2 * 1 + v_k1 * 1 - 2 >= 0 and v_i2 * 1 + v_k1 * 1 - 2 < 100, data[v_i0, v_k0, v_i2 * 1 + v_k1 * 1 - 2] * weight[v_i1, v_k0, v_k1], T.float32(0))
+)";
+  PrimFunc f = ParseFunc(text, "conv1d");
+  PrimFunc lowered = Lower(f);
+  ASSERT_TRUE(Split(lowered)) << Print(lowered);
+  EXPECT_FALSE(Split(Lower(f, Knobs(2))));
+  Status s = SameNumbers(f, lowered);
+  EXPECT_TRUE(s.ok()) << s.ToString();
 }
 
 }  // namespace

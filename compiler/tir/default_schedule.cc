@@ -447,7 +447,8 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
     // others' column tiles would be scalar there.
     // Static strided depthwise: phase planes in cache (depthwise_schedule.h).
     // Tuning's im2col panels (conv.im2col) and interior / border tiles
-    // (conv.border_split) before all of them: off by default.
+    // (conv.border_split) before all of them: the latter by a rule
+    // (long lines of kernels along them), the former by the knob only.
     // Grouped convs of 16 channels a group: channels in the lanes (conv_grouped_block.h).
     PrimFunc dot = ScheduleGroupedBlockConvs(
         ScheduleStridedDepthwise(ScheduleDotConvs(ScheduleIm2colConvs(ScheduleBorderSplitConvs(f, num_threads_hint, knobs), num_threads_hint, knobs), num_threads_hint), knobs),

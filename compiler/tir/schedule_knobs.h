@@ -43,11 +43,11 @@
 //                     tile, 8..24, within the rule's 24 accumulators (the
 //                     rule: 24 / vectors; with packed weights the whole
 //                     blocks within that, several read per tile)
-//   conv.border_split 1: interior / border tiles (conv_border_split_
-//                     schedule.h) instead of the direct kernel, for static
-//                     stride-1 convs of one group: interior tiles read the
-//                     input in place, border tiles a copy of their rows and
-//                     only their valid taps; conv.mr and conv.nr set its tile
+//   conv.border_split 1: interior / border tiles (conv_border_split_schedule.h)
+//                     instead of the direct kernel (stride 1, one group):
+//                     interior tiles read the input in place, border tiles a
+//                     copy of their rows, only valid taps; conv.mr / nr its
+//                     tile. 2: never; 0: the rule (kernels along long lines)
 //
 // Strided depthwise convolution (depthwise_schedule.h):
 //   depthwise.rows    output rows per register tile, 1..8

@@ -8,9 +8,9 @@
 //  - conv.row_tiles 2 beyond kMaxRowTileTaps: a 1x7 conv of 32 input channels
 //    (224 taps) in row tiles of whole 48-column vectors instead of flat tiles
 //    over rows 102 apart.
-//  - conv.border_split 1: interior / border tiles (conv_border_split_
-//    schedule.h) instead of the direct kernel, offered where they apply
-//    (stride 1, one group, lines of 16 points or more: not the 4x4 plane).
+//  - conv.border_split 1 / 2: interior / border tiles (conv_border_split_
+//    schedule.h) or the direct kernel against the rule, offered where they
+//    apply (stride 1, one group, lines of 16 points or more: not the 4x4 plane).
 // For each: the space offers the decision (its samples stay in range and
 // replay to the same function), the point lowers to the other kernel and
 // computes the same numbers, and kiln-compile --tuning-db applies a record of
@@ -246,13 +246,17 @@ TEST(ConvKnobSpaceTest, PlaneRowsOfTheOneTileShiftPlanes) {
 
 TEST(ConvKnobSpaceTest, RowTilesBeyondTheTapLimit) {
   ir::PrimFunc f = ParseFunc(ConvText("conv2d", kConv1x7).c_str(), "conv2d");
-  ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
+  // The direct kernel (the rule takes interior / border tiles here).
+  Result<tir::Schedule> d = tir::Schedule::Replay(f, PointWith(f, "conv.border_split", 2));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ir::PrimFunc def = LowerScheduled(d->func());
   std::string def_text = Print(def);
-  // The rule: flat tiles across the rows (their write-back splits each
+  // Its rule: flat tiles across the rows (their write-back splits each
   // tile into row segments).
   EXPECT_NE(def_text.find("y0: T.int64 = col0 // 102"), std::string::npos) << def_text;
   ExpectOfferedInRangeAndDeterministic(f, "conv.row_tiles", {0, 1, 2});
-  Result<tir::Schedule> s = tir::Schedule::Replay(f, PointWith(f, "conv.row_tiles", 2));
+  Result<tir::Schedule> s =
+      tir::Schedule::Replay(f, PointWith(f, {{"conv.row_tiles", 2}, {"conv.border_split", 2}}));
   ASSERT_TRUE(s.ok()) << s.status().ToString();
   ir::PrimFunc lowered = LowerScheduled(s->func());
   std::string text = Print(lowered);
@@ -265,9 +269,14 @@ TEST(ConvKnobSpaceTest, RowTilesBeyondTheTapLimit) {
 
 TEST(ConvKnobSpaceTest, BorderSplitTiles) {
   ir::PrimFunc f = ParseFunc(ConvText("conv2d", kConv1x7).c_str(), "conv2d");
-  ir::PrimFunc def = LowerWithDefaultSchedule(f, 1);
+  // The rule takes them (a 1 x 7 kernel over rows of 96); 2 leaves the
+  // direct kernel, which the tuner is still offered.
+  EXPECT_NE(Print(LowerWithDefaultSchedule(f, 1)).find("line_task"), std::string::npos);
+  Result<tir::Schedule> d = tir::Schedule::Replay(f, PointWith(f, "conv.border_split", 2));
+  ASSERT_TRUE(d.ok()) << d.status().ToString();
+  ir::PrimFunc def = LowerScheduled(d->func());
   EXPECT_EQ(Print(def).find("line_task"), std::string::npos);
-  ExpectOfferedInRangeAndDeterministic(f, "conv.border_split", {0, 1});
+  ExpectOfferedInRangeAndDeterministic(f, "conv.border_split", {0, 1, 2});
   for (int64_t nr : {0, 32}) {
     Result<tir::Schedule> s = tir::Schedule::Replay(f, PointWith(f, {{"conv.border_split", 1}, {"conv.nr", nr}}));
     ASSERT_TRUE(s.ok()) << s.status().ToString();
@@ -367,11 +376,14 @@ TEST(ConvKnobSpaceTest, TuningDbAppliesShiftPlanesWithPackedWeights) {
 }
 
 TEST(ConvKnobSpaceTest, TuningDbAppliesRowTilesBeyondTheTapLimit) {
-  ExpectTuningDbApplies(kConv1x7, {{"conv.row_tiles", 2}}, "col0: T.int64 = y * 102 + x0", "y0: T.int64 = col0 // 102");
+  ExpectTuningDbApplies(kConv1x7, {{"conv.row_tiles", 2}, {"conv.border_split", 2}}, "col0: T.int64 = y * 102 + x0",
+                        "line_task");
 }
 
-TEST(ConvKnobSpaceTest, TuningDbAppliesBorderSplit) {
-  ExpectTuningDbApplies(kConv1x7, {{"conv.border_split", 1}}, "line_task", "y0: T.int64 = col0 // 102");
+// The rule's interior / border tiles, and a record of the direct kernel
+// (conv.border_split 2) replacing them.
+TEST(ConvKnobSpaceTest, TuningDbAppliesBorderSplitOff) {
+  ExpectTuningDbApplies(kConv1x7, {{"conv.border_split", 2}}, "y0: T.int64 = col0 // 102", "line_task");
 }
 
 }  // namespace

@@ -149,14 +149,15 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
   ir::PrimFunc base = tir::ApplyDefaultSchedule(lowered, threads);
   const bool im2col = KnobApplies(lowered, threads, base, "conv.im2col", {16});
   // And the interior / border tiles (conv_border_split_schedule.h) where
-  // they apply (stride 1, one group, lines of a vector or more).
-  const bool border_split = KnobApplies(lowered, threads, base, "conv.border_split", {1});
+  // they apply (stride 1, one group, lines of a vector or more): on (1) or
+  // off (2) against the rule (0), which takes some of them.
+  const bool border_split = KnobApplies(lowered, threads, base, "conv.border_split", {1, 2});
   if (tir::ScheduleConvs(lowered, threads).get() != lowered.get() || ConvKnobsApply(lowered, threads)) {
     knobs.push_back({"conv.mr", {0, 2, 4, 6, 8}});
     knobs.push_back({"conv.nr", {0, 16, 32, 48, 64, 96}});
     knobs.push_back({"conv.row_tiles", {0, 1, 2}});
     if (im2col) knobs.push_back({"conv.im2col", {0, 16, 32, 48, 64}});
-    if (border_split) knobs.push_back({"conv.border_split", {0, 1}});
+    if (border_split) knobs.push_back({"conv.border_split", {0, 1, 2}});
     // The packed input's layout (halo rows or shift planes): a different
     // packing and tile loop, offered where one of them is not the rule's.
     if (KnobApplies(lowered, threads, base, "conv.shift_planes", {1, 2}))
@@ -170,7 +171,7 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
   if (im2col || border_split) {
     if (im2col) knobs.push_back({"conv.im2col", {0, 16, 32, 48, 64}});
     if (border_split) {
-      knobs.push_back({"conv.border_split", {0, 1}});
+      knobs.push_back({"conv.border_split", {0, 1, 2}});
       knobs.push_back({"conv.nr", {0, 16, 32, 48, 64}});
     }
     knobs.push_back({"conv.mr", {0, 2, 4, 6, 8}});

@@ -519,13 +519,17 @@ TEST(DefaultSpaceTest, Im2colKnobPointsReplayAndComputeTheSameNumbers) {
 
 // The packed input's layout (conv.shift_planes) as a decision of the space:
 // the halo layout packs one copy of the input, shift planes one per kernel
-// column. Where the rule picks shift planes (a 1-D conv, a 10 x 10 plane)
-// the halo point differs; where it picks the halo layout (a 34 x 34 plane,
-// more columns than shift planes take at one thread) the shift-plane point
-// differs. Every point replays through JSON and computes the same numbers.
+// column. Where the rule picks shift planes (a 10 x 10 plane) the halo
+// point differs; where it picks the halo layout (a 34 x 34 plane, more
+// columns than shift planes take at one thread; a 1-D conv of 60 points)
+// the shift-plane point differs. Every point replays through JSON and computes the same numbers.
 TEST(DefaultSpaceTest, ShiftPlaneKnobPointsChangeThePackingAndComputeTheSameNumbers) {
   std::string wide = kConv;
   for (size_t at = wide.find("10"); at != std::string::npos; at = wide.find("10", at)) wide.replace(at, 2, "34");
+  // A 1-D conv of 60 points: the direct kernel (at 100, a line of 64 or
+  // more, the interior / border tiles' rule takes it).
+  std::string short1d = kConv1d;
+  for (size_t at = short1d.find("100"); at != std::string::npos; at = short1d.find("100", at)) short1d.replace(at, 3, "60");
   struct Case {
     std::string text;
     const char* name;
@@ -533,7 +537,7 @@ TEST(DefaultSpaceTest, ShiftPlaneKnobPointsChangeThePackingAndComputeTheSameNumb
     int64_t other;                            // the knob value that is not the rule
   };
   const Case cases[] = {
-      {kConv1d, "conv1d", "data_padded = T.decl_buffer((1, 8, 5,", "data_padded = T.decl_buffer((1, 8, 1,", 1},
+      {short1d, "conv1d", "data_padded = T.decl_buffer((1, 8, 1,", "data_padded = T.decl_buffer((1, 8, 5,", 2},
       {kConv, "conv2d", "data_padded = T.decl_buffer((1, 8, 3,", "data_padded = T.decl_buffer((1, 8, 1,", 1},
       {wide, "conv2d", "data_padded = T.decl_buffer((1, 8, 1,", "data_padded = T.decl_buffer((1, 8, 3,", 2},
   };
