@@ -31,6 +31,11 @@
 // Silero VAD's STFT magnitude over 31 windows (129 x 4 floats each) took
 // 10.5 us fused against 4.5 us as two loops, one thread, kiln-bench trace
 // medians (its encoder's staging loops 1-4 us each too).
+// No fused loop at all where one image's work (parallel_work.h) is static
+// and (threads - 1) times it (once it without a hint) is below
+// kMinParallelWork: no batch below the hint would give the fused loop a
+// launch, so it would only add the division to every element (a gather's
+// 256-float row at batch 1 stopped being one contiguous copy).
 // Pre: lowered TIR, scheduled (runs last in ApplyDefaultSchedule).
 #ifndef KILN_COMPILER_TIR_SYMBOLIC_PARALLEL_H_
 #define KILN_COMPILER_TIR_SYMBOLIC_PARALLEL_H_
