@@ -52,7 +52,9 @@ std::string Module(const PointCase& k) {
          "            d = R.add(c, b)\n            gv = R.nn.relu(d)\n            R.output(gv)\n        return gv\n";
 }
 
-// The vector widths of the fmas that read the staged input ("col"), and
+// The vector widths of the fmas that read the staged input ("col", images x
+// points x channels; the symbolic schedule's dot products over planes of
+// under 8 points gather into a 2-D "col" of their own, not counted), and
 // how many of them sit inside a parallel loop (the bias and relu after the
 // kernel are a loop of their own, which the elementwise schedule may run in
 // parallel: not counted).
@@ -80,7 +82,8 @@ DotCensus Census(const PrimFunc& f) {
     void VisitExpr(const PrimExpr& e) override {
       if (const auto* call = e.as<CallNode>(); call != nullptr && call->op == "fma" && width > 0)
         for (const PrimExpr& a : call->args)
-          if (const auto* l = a.as<BufferLoadNode>(); l != nullptr && l->buffer->name == "col") {
+          if (const auto* l = a.as<BufferLoadNode>();
+              l != nullptr && l->buffer->name == "col" && l->indices.size() == 3) {
             c.widths.push_back(width);
             c.parallel += parallel_depth > 0 ? 1 : 0;
           }

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler/tir/conv_block_test_util.h"
 #include "compiler/tir/conv_match.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/inline_elementwise.h"
@@ -87,10 +88,7 @@ std::string Func(const Case& k) {
 }
 
 // As tune/lower.h lowers with the default schedules (and knobs).
-PrimFunc Lower(const PrimFunc& f, const ScheduleKnobs& knobs = {}) {
-  PrimFunc scheduled = ApplyDefaultSchedule(InlineElementwise(LowerBlocks(f)), 1, knobs);
-  return InlineElementwise(scheduled, /*after_schedule=*/true);
-}
+using conv_block_test::Lower;
 
 bool Takes(const PrimFunc& f) { return Print(f).find("data_gwin = T.decl_buffer") != std::string::npos; }
 

@@ -256,10 +256,11 @@ TEST(ConvScheduleNumbersTest, ShiftPlanesPackNoRowPastTheReads) {
   // Shift-plane tiles read the Ho + (Kh - 1) * Dh packed rows only, so no
   // row is packed past them: a plane is those rows rounded up to 16 floats
   // (it was one row more: on a 1-D conv, twice the packing). 1-D convs
-  // (one row): width 500 in tiles with a narrower last one (one thread),
+  // (one row; 128 channels, so that its 320 KiB of weights keep it from the
+  // border-split rule): width 500 in tiles with a narrower last one (one thread),
   // an odd 37 in one tile with a tail; 2-D with odd widths: 6 x 9 in one
   // tile (padding on top only), 5 x 13 (65 columns) in tiles, dilated.
-  ConvCase a{1, 64, 1, 500, 64, 1, 5};
+  ConvCase a{1, 128, 1, 500, 128, 1, 5};
   a.pl = a.pr = 2;
   ConvCase b{1, 5, 1, 37, 12, 1, 3};
   b.pl = b.pr = 1;

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler/tir/conv_block_test_util.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/depthwise_channel_block.h"
 #include "compiler/tir/inline_elementwise.h"
@@ -106,10 +107,7 @@ std::string Func(const Case& k) {
 }
 
 // As tune/lower.h lowers with the default schedules (and knobs).
-PrimFunc Lower(const PrimFunc& f, const ScheduleKnobs& knobs = {}) {
-  PrimFunc scheduled = ApplyDefaultSchedule(InlineElementwise(LowerBlocks(f)), 1, knobs);
-  return InlineElementwise(scheduled, /*after_schedule=*/true);
-}
+using conv_block_test::Lower;
 
 bool HasBuffer(const PrimFunc& f, const std::string& suffix) {
   std::string text = Print(f);
