@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "compiler/tir/compiled_test_util.h"
+#include "compiler/tir/depthwise_reference_test_util.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tir/stmt_functor.h"
 
@@ -123,36 +124,7 @@ void CheckNumbers(const DwCase& k, int threads, const std::vector<std::pair<int6
     Result<Tensor> out = InvokeMain(*mod, args);
     ASSERT_TRUE(out.ok()) << out.status().ToString();
     ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, k.c, ho, wo}));
-    const float* got = out->data<float>();
-    int bad = 0;
-    for (int64_t b = 0; b < n; ++b) {
-      for (int64_t o = 0; o < k.c; ++o) {
-        for (int64_t y = 0; y < ho; ++y) {
-          for (int64_t xo = 0; xo < wo; ++xo) {
-            double acc = 0;
-            for (int64_t ky = 0; ky < k.k; ++ky)
-              for (int64_t kx = 0; kx < k.k; ++kx) {
-                int64_t iy = y * k.sh + ky - k.pad, ix = xo * k.sw + kx - k.pad;
-                if (iy < 0 || iy >= h || ix < 0 || ix >= wd) continue;
-                acc += double(x[((b * k.c + o) * h + iy) * wd + ix]) * w[(o * k.k + ky) * k.k + kx];
-              }
-            double want = acc;
-            if (k.epilogue == "bn_relu") want = std::max(acc * scale[o] + shift[o], 0.0);
-            if (k.epilogue == "hardswish") {
-              double v = acc + shift[o];
-              want = v * std::min(std::max(v + 3.0, 0.0), 6.0) / 6.0;
-            }
-            double tol = 1e-5 * double(k.k * k.k) + 1e-5;
-            int64_t at = ((b * k.c + o) * ho + y) * wo + xo;
-            if (!(std::fabs(got[at] - want) <= tol) && bad++ < 5) {
-              ADD_FAILURE() << "n " << b << " o " << o << " y " << y << " x " << xo << ": got " << got[at]
-                            << ", want " << want;
-            }
-          }
-        }
-      }
-    }
-    EXPECT_EQ(bad, 0);
+    dw_test::ExpectDepthwise({k.c, k.k, k.sh, k.sw, k.pad, k.epilogue}, out->data<float>(), x, w, scale, shift, n, h, wd);
   }
 }
 
