@@ -3,9 +3,11 @@
 // as ONNX holds them; the test computes the operators' input projection and
 // transposed R on the host).
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
+#include "runtime/thread_pool.h"
 #include "tests/ops/op_elem_test_util.h"
 #include "tests/ops/rnn_reference.h"
 
@@ -136,6 +138,35 @@ std::vector<Tensor> OpInputs(const Spec& s, const Data& v, std::vector<std::stri
   return in;
 }
 
+// Checks one run's outputs `out` against the reference for `s` (its t and b
+// the run's sizes) on `data`.
+void ExpectReference(const Spec& s, const Data& data, const std::vector<Tensor>& out) {
+  int64_t nd = Dirs(s), T = s.t, B = s.b, H = s.h;
+  std::vector<double> y, yh, yc;
+  Reference(s, data, &y, &yh, &yc);
+  Shape ys = {T, nd, B, H}, hs = {nd, B, H};
+  if (s.layout == 1) {
+    // [T, D, B, H] -> [B, T, D, H]: move B to the front.
+    std::vector<double> yl(y.size());
+    for (int64_t t = 0; t < T; ++t)
+      for (int64_t d = 0; d < nd; ++d)
+        for (int64_t b = 0; b < B; ++b)
+          for (int64_t j = 0; j < H; ++j) yl[((b * T + t) * nd + d) * H + j] = y[((t * nd + d) * B + b) * H + j];
+    y = yl;
+    yh = SwapFirstTwo(yh, nd, B);
+    yc = SwapFirstTwo(yc, nd, B);
+    ys = {B, T, nd, H};
+    hs = {B, nd, H};
+  }
+  ASSERT_EQ(out.size(), s.cell == "lstm" ? 3u : 2u);
+  EXPECT_EQ(out[0].dtype(), s.f64 ? DType::Float64() : DType::Float32());
+  EXPECT_TRUE(AllClose(out[0], y, ys, 1e-4, 1e-4)) << "Y at T=" << T << " B=" << B;
+  EXPECT_TRUE(AllClose(out[1], yh, hs, 1e-4, 1e-4)) << "Y_h at T=" << T << " B=" << B;
+  if (s.cell == "lstm") {
+    EXPECT_TRUE(AllClose(out[2], yc, hs, 1e-4, 1e-4)) << "Y_c at T=" << T << " B=" << B;
+  }
+}
+
 // Compiles once and checks every output at each of `sizes` ({T, B} pairs;
 // one pair unless the spec is symbolic).
 void Check(Spec s, const std::vector<std::pair<int64_t, int64_t>>& sizes = {}) {
@@ -156,29 +187,7 @@ void Check(Spec s, const std::vector<std::pair<int64_t, int64_t>>& sizes = {}) {
   for (size_t i = 0; i < tb.size(); ++i) {
     s.t = tb[i].first;
     s.b = tb[i].second;
-    int64_t nd = Dirs(s), T = s.t, B = s.b, H = s.h;
-    std::vector<double> y, yh, yc;
-    Reference(s, data[i], &y, &yh, &yc);
-    Shape ys = {T, nd, B, H}, hs = {nd, B, H};
-    if (s.layout == 1) {
-      // [T, D, B, H] -> [B, T, D, H]: move B to the front.
-      std::vector<double> yl(y.size());
-      for (int64_t t = 0; t < T; ++t)
-        for (int64_t d = 0; d < nd; ++d)
-          for (int64_t b = 0; b < B; ++b)
-            for (int64_t j = 0; j < H; ++j) yl[((b * T + t) * nd + d) * H + j] = y[((t * nd + d) * B + b) * H + j];
-      y = yl;
-      yh = SwapFirstTwo(yh, nd, B);
-      yc = SwapFirstTwo(yc, nd, B);
-      ys = {B, T, nd, H};
-      hs = {B, nd, H};
-    }
-    const std::vector<Tensor>& out = r->at(i);
-    ASSERT_EQ(out.size(), s.cell == "lstm" ? 3u : 2u);
-    EXPECT_EQ(out[0].dtype(), s.f64 ? DType::Float64() : DType::Float32());
-    EXPECT_TRUE(AllClose(out[0], y, ys, 1e-4, 1e-4)) << "Y at T=" << T << " B=" << B;
-    EXPECT_TRUE(AllClose(out[1], yh, hs, 1e-4, 1e-4)) << "Y_h at T=" << T << " B=" << B;
-    if (s.cell == "lstm") EXPECT_TRUE(AllClose(out[2], yc, hs, 1e-4, 1e-4)) << "Y_c at T=" << T << " B=" << B;
+    ExpectReference(s, data[i], r->at(i));
   }
 }
 
@@ -298,6 +307,70 @@ TEST(OpRnn, BatchTilesAndColumnBlocks) {
     t.lens = true;
     t.h = 20;
     Check(t, {{3, 1}, {4, 2}, {2, 3}, {3, 4}});
+  }
+}
+
+// The directions of a bidirectional layer are independent recurrences, the
+// kernel's outer loop and a parallel one (one direction a thread at 2
+// threads). One compiled module run at 1 and at 2 threads, with sequence
+// lengths that stop rows early (so the reverse direction starts late): both
+// runs match the reference and give the same bits (a direction's arithmetic
+// does not depend on the thread that runs it), and at 2 threads the kernel
+// launches on the pool (its other loops, the read-outs of Y and Y_h, are too
+// small to: the launch is the directions').
+TEST(OpRnn, BidirectionalWithLengthsAtOneAndTwoThreads) {
+  for (const char* cell : {"lstm", "gru", "rnn"}) {
+    for (bool symbolic : {false, true}) {
+      Spec s{cell, "bidirectional"};
+      s.lens = true;
+      s.lbr = s.cell == "gru" && symbolic;
+      s.symbolic = symbolic;
+      s.t = 48;  // R·h of one direction: 48 x 40 x 40 = 76800 multiply-adds (RNN) or more
+      s.b = 3;
+      s.h = 40;
+      Data data = MakeData(s, 500);
+      // A plain tanh RNN with R in ±0.6 at H=40 is chaotic over 48 steps
+      // (float32 rounding grows past the tolerance); R in ±0.15 contracts.
+      if (s.cell == "rnn") {
+        for (double& v : data.r) v *= 0.25;
+      }
+      std::vector<std::string> params;
+      std::string call;
+      std::vector<Tensor> in = OpInputs(s, data, &params, &call);
+      SCOPED_TRACE(call + (symbolic ? " (symbolic T, B)" : ""));
+      auto mod = e2e::CompileAndLoad(OneOpModule(params, call), "op.relax");
+      ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+      std::vector<std::vector<Tensor>> outs;
+      for (int threads : {1, 2}) {
+        vm::ContextOptions options;
+        options.num_threads = threads;
+        auto ctx = (*mod)->CreateContext(options);
+        ASSERT_TRUE(ctx.ok()) << ctx.status().ToString();
+        ThreadPool* pool = ThreadPool::Shared(threads);
+        uint64_t launches = pool->num_parallel_launches();
+        std::vector<Any> args(in.begin(), in.end());
+        Any result;
+        Status st = (*ctx)->Invoke("main", Span<const Any>(args.data(), args.size()), &result);
+        ASSERT_TRUE(st.ok()) << st.ToString();
+        if (threads == 2) {
+          EXPECT_GE(pool->num_parallel_launches() - launches, 1u) << "the directions ran on one thread";
+        }
+        std::vector<Tensor> out;
+        for (const Any& f : result.tuple_fields()) {
+          auto t = f.AsTensor();
+          ASSERT_TRUE(t.ok());
+          out.push_back(*t);
+        }
+        SCOPED_TRACE("threads=" + std::to_string(threads));
+        ExpectReference(s, data, out);
+        outs.push_back(out);
+      }
+      ASSERT_EQ(outs[0].size(), outs[1].size());
+      for (size_t i = 0; i < outs[0].size(); ++i) {
+        ASSERT_EQ(outs[0][i].NumBytes(), outs[1][i].NumBytes());
+        EXPECT_EQ(std::memcmp(outs[0][i].raw_data(), outs[1][i].raw_data(), outs[0][i].NumBytes()), 0) << "output " << i;
+      }
+    }
   }
 }
 
