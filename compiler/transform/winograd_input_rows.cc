@@ -83,8 +83,10 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
     const PrimExpr rows_ok = And(Le(I64(lo), PrimExpr(ty)), Lt(PrimExpr(ty), hi));
     // The block of `lanes_static` tile columns from x0, `lanes` of them
     // this row's.
-    auto block = [&](int64_t lanes_static, const PrimExpr& x0, const PrimExpr& lanes) {
-      const int64_t width = m * lanes_static + 2, len = (width + phases - 1) / phases;
+    // The length of a block's phase rows.
+    auto phase_len = [&](int64_t lanes_static) { return (m * lanes_static + 2 + phases - 1) / phases; };
+    auto block = [&](int64_t lanes_static, const PrimExpr& x0, const PrimExpr& lanes, const ir::Buffer& colf) {
+      const int64_t width = m * lanes_static + 2, len = phase_len(lanes_static);
       // ph[i][p][k] = pass i's row at column phases * k + p. Every pass's
       // row is filled by one loop, so that the block's input columns are
       // loaded (and split into phases) once for the alpha passes, not once
@@ -171,9 +173,18 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
       const PrimExpr first = (plane + clamp_row(r0)) * W + PrimExpr(c0);
       const PrimExpr past = (plane + clamp_row(r0 + I64(al - 1))) * W + PrimExpr(c0) + I64(phases * len);
       const PrimExpr in_memory = And(Le(I64(0), first), Le(past, N * I64(s.c) * H * W));
+      // The column test compares floats: colf[p][k] = phases k + p, the
+      // block's column as a float (filled once a channel, below), against
+      // -c0 and W - c0 (free of the loop variable: splats). An integer test
+      // of the loop variable does not qualify for the code generator's
+      // explicit vectors (codegen/vector_loop.h): LLVM then unrolled the
+      // loop and built each stride-2 load lane by lane (vinsertps).
+      const PrimExpr col_lo(std::make_shared<ir::CastNode>(DType::Float32(), I64(0) - PrimExpr(c0)));
+      const PrimExpr col_hi(std::make_shared<ir::CastNode>(DType::Float32(), W - PrimExpr(c0)));
       auto masked = [&](bool rows_tested) {
         return phase_loop(0, al, [&](int i, int64_t p, const PrimExpr& k) {
           const PrimExpr col = PrimExpr(c0) + k * I64(phases) + I64(p);
+          const PrimExpr cf = ir::Load(colf, {I64(p), k});
           std::vector<std::pair<double, PrimExpr>> terms;
           for (int a = 0; a < al; ++a) {
             if (s.bt[i][a] == 0) continue;
@@ -187,8 +198,7 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
                                    And(Le(I64(0), r), Lt(r, H)),
                                    ir::Load(x.buffer(), {PrimExpr(n), PrimExpr(c), clamp_row(r), col}), F32(0))));
           }
-          return PrimExpr(
-              std::make_shared<ir::SelectNode>(And(Le(I64(0), col), Lt(col, W)), LinearSum(terms), F32(0)));
+          return PrimExpr(std::make_shared<ir::SelectNode>(And(Le(col_lo, cf), Lt(cf, col_hi)), LinearSum(terms), F32(0)));
         });
       };
       ir::Stmt fill = If(And(rows_ok, And(Le(I64(0), PrimExpr(c0)), Le(PrimExpr(c0) + I64(width), W))), inside,
@@ -196,12 +206,12 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
       // 2. The columns, pass by pass: B^T along pass i's row, tile l's
       // column b being ph[i][b % phases][(m / phases) l + b / phases]
       // (loads 2 apart: the code generator's explicit vectors).
-      auto column = [&](int i, int j, const ir::Var& l) {
+      auto column = [&](const PrimExpr& i, int j, const ir::Var& l) {
         std::vector<std::pair<double, PrimExpr>> ts;
         for (int b = 0; b < al; ++b)
           if (s.bt[j][b] != 0)
             ts.emplace_back(s.bt[j][b],
-                            ir::Load(ph, {I64(i), I64(b % phases), PrimExpr(l) * I64(m / phases) + I64(b / phases)}));
+                            ir::Load(ph, {i, I64(b % phases), PrimExpr(l) * I64(m / phases) + I64(b / phases)}));
         return LinearSum(ts);
       };
       // 3. Stored straight to V when all 16 lanes lie inside V: lanes
@@ -209,18 +219,25 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
       // this pass stores again later (rows go in order). The block
       // that reaches V's end goes through a tile buffer, `lanes` of it
       // copied to V.
+      // The passes are one unrolled loop (B^T's rows j are the same in
+      // every pass), so that the vectorized loop inside is emitted as
+      // explicit vectors (codegen/vector_loop.h): F(2x2)'s loads are 1
+      // apart, and as a plain vectorized loop of 4 or 8 lanes LLVM unrolled
+      // it and stored every lane on its own (vmovss).
       std::vector<ir::Stmt> direct, via_tile;
       ir::Buffer vt = MakeBuffer("vt", {I64(int64_t{al} * al), I64(lanes_static)}, "local");
-      for (int i = 0; i < al; ++i) {
-        ir::Var l = LoopVar("l"), lt = LoopVar("l");
+      {
+        ir::Var i = LoopVar("i"), it = LoopVar("i"), l = LoopVar("l"), lt = LoopVar("l");
         std::vector<ir::Stmt> cols, tcols;
         for (int j = 0; j < al; ++j) {
-          cols.push_back(
-              ir::Store(out, column(i, j, l), {I64(int64_t{al} * i + j), PrimExpr(c), t0 + x0 + PrimExpr(l)}));
-          tcols.push_back(ir::Store(vt, column(i, j, lt), {I64(int64_t{al} * i + j), PrimExpr(lt)}));
+          cols.push_back(ir::Store(out, column(PrimExpr(i), j, l),
+                                   {PrimExpr(i) * I64(al) + I64(j), PrimExpr(c), t0 + x0 + PrimExpr(l)}));
+          tcols.push_back(ir::Store(vt, column(PrimExpr(it), j, lt), {PrimExpr(it) * I64(al) + I64(j), PrimExpr(lt)}));
         }
-        direct.push_back(Loop(l, lanes_static, ir::ForKind::kVectorized, ir::Seq(cols)));
-        via_tile.push_back(Loop(lt, lanes_static, ir::ForKind::kVectorized, ir::Seq(tcols)));
+        direct.push_back(
+            Loop(i, al, ir::ForKind::kUnrolled, Loop(l, lanes_static, ir::ForKind::kVectorized, ir::Seq(cols))));
+        via_tile.push_back(
+            Loop(it, al, ir::ForKind::kUnrolled, Loop(lt, lanes_static, ir::ForKind::kVectorized, ir::Seq(tcols))));
       }
       for (int64_t j = 0; j < int64_t{al} * al; ++j) {
         ir::Var k = LoopVar("l");
@@ -231,15 +248,31 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
           If(Le(t0 + x0 + I64(lanes_static), TALL), ir::Seq(direct), Alloc(vt, ir::Seq(via_tile)));
       return Let(c0, x0 * I64(m) - I64(pl), Alloc(ph, ir::Seq({fill, store})));
     };
-    ir::Stmt body = block(16, PrimExpr(k16) * I64(16), Min(I64(16), TW - PrimExpr(k16) * I64(16)));
-    ir::Stmt wide = Loop(n, N, ir::ForKind::kSerial,
-                         Loop(ty, TH, ir::ForKind::kSerial, Loop(k16, nb, ir::ForKind::kSerial, body)));
+    // colf for blocks of `lanes_static` tiles around the channel's blocks
+    // `nest(colf)`: filled once a channel, not once a block (its scalar
+    // stores then fed the block's vector loads, a store-forwarding stall
+    // each).
+    auto with_colf = [&](int64_t lanes_static, const std::function<ir::Stmt(const ir::Buffer&)>& nest) {
+      const int64_t len = phase_len(lanes_static);
+      ir::Buffer colf = MakeBuffer("colf", {I64(phases), I64(len)}, "local");
+      ir::Var p = LoopVar("p"), k = LoopVar("k");
+      const PrimExpr col(std::make_shared<ir::CastNode>(DType::Float32(), PrimExpr(k) * I64(phases) + PrimExpr(p)));
+      ir::Stmt fill = Loop(p, phases, ir::ForKind::kSerial,
+                           Loop(k, len, ir::ForKind::kSerial, ir::Store(colf, col, {PrimExpr(p), PrimExpr(k)})));
+      return Alloc(colf, ir::Seq({fill, nest(colf)}));
+    };
+    ir::Stmt wide = with_colf(16, [&](const ir::Buffer& colf) {
+      ir::Stmt body = block(16, PrimExpr(k16) * I64(16), Min(I64(16), TW - PrimExpr(k16) * I64(16)), colf);
+      return Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, Loop(k16, nb, ir::ForKind::kSerial, body)));
+    });
     // Short rows: one block a row of 4 lanes (tw <= 4) or of
     // kNarrowBlockTiles (tw <= 8), not 16: a block's fill loops cover
     // m lanes + 2 columns, so fewer lanes fill fewer of them, and its
     // stores are as many vectors either way (winograd_input_rows.h).
     auto narrow = [&](int64_t lanes) {
-      return Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, block(lanes, I64(0), TW)));
+      return with_colf(lanes, [&](const ir::Buffer& colf) {
+        return Loop(n, N, ir::ForKind::kSerial, Loop(ty, TH, ir::ForKind::kSerial, block(lanes, I64(0), TW, colf)));
+      });
     };
     return lets.Wrap(Loop(c, s.c, ir::ForKind::kSerial,
                           If(Le(TW, I64(kNarrowestBlockTiles)), narrow(kNarrowestBlockTiles), If(Le(TW, I64(kNarrowBlockTiles)), narrow(kNarrowBlockTiles), wide))));
