@@ -84,9 +84,9 @@ TEST(WinogradInputRows, OneNestDoesEveryPassOfABlock) {
   // only where the loads would leave X. The column test compares floats
   // (the column from a buffer filled once a channel), so that the loop is
   // one the code generator takes for explicit vectors.
-  EXPECT_TRUE(Contains(text, "T.Select(T.Cast(\"float32\", 0 - c0) <= colf[T.int64(1), q + 0] and "
-                             "colf[T.int64(1), q + 0] < T.Cast(\"float32\", w - c0),")) << text;
-  EXPECT_TRUE(Contains(text, "colf[p, k] = T.Cast(\"float32\", k * 2 + p)")) << text;
+  EXPECT_TRUE(Contains(text, "T.Select(T.Cast(\"float32\", 0 - c0) <= colf[T.int64(0), T.int64(1), q] and "
+                             "colf[T.int64(0), T.int64(1), q] < T.Cast(\"float32\", w - c0),")) << text;
+  EXPECT_TRUE(Contains(text, "colf[f, p, k] = T.Cast(\"float32\", (k + f) * 2 + p)")) << text;
   EXPECT_FALSE(Contains(text, "0 <= c0 + (q + 0) * 2 + 1 and")) << text;
   EXPECT_TRUE(Contains(text, "X[n, c, T.max(0, T.min(ty * 4 - 1 + 0, h - 1)), c0 + (q + 0) * 2 + 0]")) << text;
   EXPECT_TRUE(Contains(text, "* w + c0 + 66 <= T.int64(1) * T.int64(32) * h * w:")) << text;
