@@ -84,7 +84,22 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
     // The block of `lanes_static` tile columns from x0, `lanes` of them
     // this row's.
     // The length of a block's phase rows.
-    auto phase_len = [&](int64_t lanes_static) { return (m * lanes_static + 2 + phases - 1) / phases; };
+    // F(2x2)'s narrow blocks (8 or 4 lanes) fill each phase with one loop
+    // of twice the lanes instead of two overlapping ones: the column pass's
+    // loads from 0 and from 1 lie inside that one vector store (32 or 64
+    // bytes), and store forwarding took both from it here (Zen 5). Half the
+    // fill's loads, selects and stores; the columns past the block's 2
+    // lanes + 1 are computed and not read. YOLOv8n-like layers alone,
+    // symbolic n / h / w, 2 x 160^2 input, trace medians of 3 alternating
+    // rounds, 1 thread: 64 -> 64 at 10^2 11.1-11.6 -> 8.5-9.0 us, 128 ->
+    // 128 at 10^2 22.4-24.9 -> 17.1-17.9 (pinned, pad + transform, 7.9 and
+    // 15.3), 256 -> 256 at 5^2 25.5-26.0 -> 19.2-20.2 (pinned 13.6). Blocks
+    // of 16 (64 bytes a phase from 0 and from 1, two stores of one loop of
+    // 32) measured within noise at 20^2 and keep the overlapping loops.
+    auto one_loop = [&](int64_t lanes_static) { return m == phases && lanes_static <= kNarrowBlockTiles; };
+    auto phase_len = [&](int64_t lanes_static) {
+      return one_loop(lanes_static) ? 2 * lanes_static : (m * lanes_static + 2 + phases - 1) / phases;
+    };
     auto block = [&](int64_t lanes_static, const PrimExpr& x0, const PrimExpr& lanes, const ir::Buffer& colf) {
       const int64_t width = m * lanes_static + 2, len = phase_len(lanes_static);
       // ph[i][p][k] = pass i's row at column phases * k + p. Every pass's
@@ -122,7 +137,7 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
                                      {I64(i), I64(p), PrimExpr(k) + I64(from)}));
           return Loop(k, extent, ir::ForKind::kVectorized, ir::Seq(st));
         };
-        if (m != phases) return loop(0, len);
+        if (m != phases || one_loop(lanes_static)) return loop(0, len);
         return ir::Seq({loop(0, len - 1), loop(1, len - 1)});
       };
       // 1. The rows of B^T applied down the block's columns, straight into
@@ -205,7 +220,9 @@ Result<RowBlockInputKernel> BuildRowBlockInputTransform(const std::string& name,
           return PrimExpr(std::make_shared<ir::SelectNode>(And(Le(col_lo, cf), Lt(cf, col_hi)), LinearSum(terms), F32(0)));
         });
       };
-      ir::Stmt fill = If(And(rows_ok, And(Le(I64(0), PrimExpr(c0)), Le(PrimExpr(c0) + I64(width), W))), inside,
+      // (Every column the fill loads, phases * len of them, inside the row:
+      // more than the block's width with one_loop.)
+      ir::Stmt fill = If(And(rows_ok, And(Le(I64(0), PrimExpr(c0)), Le(PrimExpr(c0) + I64(std::max(width, phases * len)), W))), inside,
                          If(in_memory, If(rows_ok, masked(false), masked(true)), edge_rows));
       // 2. The columns, pass by pass: B^T along pass i's row, tile l's
       // column b being ph[i][b % phases][(m / phases) l + b / phases]

@@ -120,6 +120,39 @@ TEST(WinogradInputRows, FTwoByTwoRowsInTwoPhasesStoredByOverlappingLoops) {
   EXPECT_EQ(Count(text, "for n, ty, xb in T.grid("), 1u) << text;
 }
 
+TEST(WinogradInputRows, FTwoByTwoNarrowBlocksFillEachPhaseInOneLoop) {
+  // F(2x2), rows of at most 8 tiles: each phase of the block (8 or 4 lanes)
+  // filled by one loop of twice the lanes (16 or 8 columns), whose one
+  // vector store holds both of the column pass's loads (from 0 and from
+  // 1); blocks of 16 keep the two overlapping loops of 16.
+  transform::RowBlockInputSpec s = Spec();
+  s.m = 2, s.alpha = 4;
+  s.bt = {{1, 0, -1, 0}, {0, 1, 1, 0}, {0, -1, 1, 0}, {0, 1, 0, -1}};
+  ir::PrimExpr h = s.h, w = s.w;
+  s.th = arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, h + I(1), I(2)));
+  s.tw = arith::Simplify(ir::MakeBinary(ir::TirKind::kFloorDiv, w + I(1), I(2)));
+  Result<transform::RowBlockInputKernel> k = transform::BuildRowBlockInputTransform("wino_in", s);
+  ASSERT_TRUE(k.ok()) << k.status().ToString();
+  ir::IRModule mod;
+  mod.Add("wino_in", k->f);
+  std::string text = text::PrintModule(mod);
+  const size_t four = text.find("if tw <= 4:"), eight = text.find("if tw <= 8:"), sixteen = text.find("for n, ty, xb in T.grid(");
+  ASSERT_NE(four, std::string::npos) << text;
+  ASSERT_NE(eight, std::string::npos) << text;
+  ASSERT_NE(sixteen, std::string::npos) << text;
+  const std::string narrow4 = text.substr(four, eight - four), narrow8 = text.substr(eight, sixteen - eight),
+                    wide = text.substr(sixteen);
+  for (const char* part : {"row_ph = T.decl_buffer((4, 2, 8)", "colf = T.decl_buffer((2, 2, 8)", "for q in T.vectorized(T.int64(8)):",
+                           "V[i * 4 + 1, c, (n * th + ty) * tw + 0 + l] = row_ph[i, T.int64(1), l * 1 + 0] + "
+                           "row_ph[i, T.int64(0), l * 1 + 1]"})
+    EXPECT_TRUE(Contains(narrow4, part)) << part << "\n" << narrow4;
+  for (const char* part : {"row_ph = T.decl_buffer((4, 2, 16)", "colf = T.decl_buffer((2, 2, 16)", "for q in T.vectorized(T.int64(16)):"})
+    EXPECT_TRUE(Contains(narrow8, part)) << part << "\n" << narrow8;
+  for (const std::string* t : {&narrow4, &narrow8}) EXPECT_FALSE(Contains(*t, "q + 1]")) << *t;
+  EXPECT_TRUE(Contains(wide, "row_ph[T.int64(0), T.int64(1), q + 1] =")) << wide;
+  EXPECT_TRUE(Contains(wide, "for q in T.vectorized(T.int64(16)):")) << wide;
+}
+
 TEST(WinogradInputRows, ShortRowsTakeOneNarrowBlockARow) {
   // Rows of at most 4 tiles: one block of 4 lanes a row (F(4x4): 18
   // columns, 2 phases of 9); of at most kNarrowBlockTiles (8): one block of
