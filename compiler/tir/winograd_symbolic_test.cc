@@ -229,10 +229,13 @@ TEST(WinogradSymbolicTest, F2OverASymbolicHeightAndWidth) {
   // last rows through a plain row. Convolution inputs (image / 16): 20 x
   // 20 (10 tiles a row), 7 x 33 (17: a second block of one tile), 3 x 32
   // (16), 5 x 5 (3, partial last tiles), 1 x 1, 2 x 3; two images (the
-  // second image's rows follow the first's).
+  // second image's rows follow the first's). Rows of 5 to 8 tiles take one
+  // block of 8 lanes: 10 x 10 (YOLOv8n's at 160^2, two images), 13 x 15;
+  // of 4 or fewer one of 4: 6 x 7.
   WinoCase k{"n", "h", "w", 32, 32, 1, true, "f2x3", true};
   k.sub = 16;
-  CheckNumbers(k, {{1, 320, 320}, {1, 100, 520}, {2, 40, 500}, {1, 80, 80}, {2, 65, 65}, {1, 1, 1}, {2, 17, 45}});
+  CheckNumbers(k, {{1, 320, 320}, {1, 100, 520}, {2, 40, 500}, {1, 80, 80}, {2, 65, 65}, {1, 1, 1}, {2, 17, 45},
+                   {2, 160, 160}, {1, 208, 240}, {2, 96, 112}});
   // Padding 0, and 2 (the first tile row reading two rows above the
   // input; at 1/32 of the image, 12^2 outputs at the nominal size: F(2x2)).
   WinoCase p0{"n", "h", "w", 32, 16, 0, false, "f2x3", true};

@@ -21,7 +21,8 @@
 //   2. V[alpha i + j, c, t0 + x0 + l] = sum_b B^T[j][b] row[m l + b], the
 //      loads ph[b % 2][m / 2 l + b / 2] (F(4x4): 2 apart; F(2x2): 1
 //      apart, each phase then filled by two overlapping loops of 16 so that
-//      every load reads one store): a static loop of 16 lanes
+//      every load reads one store; in blocks of 8 or 4 lanes by one loop of
+//      twice the lanes, one store holding both loads): a static loop of 16 lanes
 //      that the code generator emits as explicit vectors. (Loads m apart,
 //      which it leaves to LLVM, came out as scalar code: LLVM unrolled the
 //      16 iterations before its loop vectorizer saw them.)
@@ -42,6 +43,13 @@
 // cost of a block is mostly its own, not its lanes'.) A row of at most 8
 // tiles takes one block of 8 lanes, of at most 4 one of 4
 // (kNarrowBlockTiles): still one block a row, with fewer columns to fill.
+// The column test of the blocks that read past a row compares floats, and
+// the column pass is one unrolled loop over the passes, so that the code
+// generator emits both as explicit vectors (without, LLVM built the
+// stride-2 loads and F(2x2)'s stores lane by lane). NudeNet 320n at 2 x 3
+// x 160 x 160, trace medians, 1 thread: F(2x2) input transforms 415 -> 259
+// us (pinned, with its pad kernels, 150) before the one-loop phases of the
+// narrow blocks (winograd_input_rows.cc).
 //
 // The symbolic kernel before this one (F(2x2)'s too until 2026-11-29) read
 // a padded input (a pad kernel first) tile by tile, each tile's loads m
