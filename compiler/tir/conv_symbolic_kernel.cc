@@ -33,6 +33,10 @@ SymConvKernel::SymConvKernel(const SymConv& cv, int threads, bool store_out, con
       break;
     }
   }
+  // Tiles of 2 channels hold too few accumulators to hide the FMA latency
+  // (6 at 48 columns): where O has a divisor of 3 to 8 that kTileRows
+  // lacks, tiles of it (PlaneChannels' rule).
+  if (mr_ <= 2) mr_ = PlaneChannels();
   const auto& L = cv.loops;
   x_expr_ = Load(cv.data, cv.x_load->indices);
   epilogue_ = cv.epilogue;

@@ -861,6 +861,33 @@ TEST(ConvSymbolicScheduleTest, FewInputChannelsTakeColumnShiftedPlanes) {
   CheckNumbers(one, 1, {{3, 3}, {4, 5}, {12, 12}, {24, 24}, {97, 61}, {30, 61}}, 1);
 }
 
+TEST(ConvSymbolicScheduleTest, TwoChannelTilesTakeALargerDivisorOfO) {
+  // O = 10 (mtcnn_pnet's first convolution) took image-row tiles of 2
+  // channels (kTileRows), 6 accumulators at 48 columns: too few to hide
+  // the FMA latency. Now of 5 (the most up to 8 that divide O); O = 14 of
+  // 7, O = 2 keeps 2, O = 12 keeps 6.
+  auto shapes = [](int64_t c, int64_t o) {
+    PrimFunc f = LowerConv(SymCase{c, o, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bias4_relu"}, 1);
+    return f ? AccShapes(f) : std::vector<std::pair<int64_t, int64_t>>{};
+  };
+  auto has = [](const std::vector<std::pair<int64_t, int64_t>>& v, int64_t r, int64_t w) {
+    return std::find(v.begin(), v.end(), std::make_pair(r, w)) != v.end();
+  };
+  const auto ten = shapes(3, 10);
+  EXPECT_TRUE(has(ten, 5, 48));
+  EXPECT_FALSE(has(ten, 2, 48));
+  EXPECT_TRUE(has(shapes(4, 14), 7, 32));
+  EXPECT_TRUE(has(shapes(4, 2), 2, 32));
+  EXPECT_TRUE(has(shapes(4, 12), 6, 48));
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t wo : {64, 65, 79, 80, 96, 111, 158, 318}) {
+    for (int64_t ho : {1, 4}) sizes.push_back({ho + 2, wo + 2});
+  }
+  CheckNumbers(SymCase{3, 10, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bias4_relu"}, 1, sizes, 2);
+  CheckNumbers(SymCase{4, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 2, sizes, 1);
+  CheckNumbers(SymCase{4, 5, 3, 3, 2, 2}, 1, sizes, 1);
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
