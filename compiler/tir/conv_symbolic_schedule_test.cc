@@ -856,6 +856,11 @@ TEST(ConvSymbolicScheduleTest, FewInputChannelsTakeColumnShiftedPlanes) {
   const std::vector<std::pair<int64_t, int64_t>> few = {{5, 5}, {9, 17}, {8, 33}, {7, 70}, {12, 63}, {20, 20}, {40, 12}};
   CheckNumbers(SymCase{2, 8, 3, 3, 1, 1, 2, 2, 0, 0, 0, 0, 1, "bn_relu"}, 1, few, 1);
   CheckNumbers(SymCase{2, 8, 5, 3}, 2, few, 2);
+  // Two groups (each output channel reads its group's half of X's copy).
+  PrimFunc grouped = LowerConv(SymCase{4, 16, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 2, "bn_relu"}, 1);
+  ASSERT_NE(grouped, nullptr);
+  EXPECT_TRUE(Allocates(grouped->body, "_shifted"));
+  CheckNumbers(SymCase{4, 16, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 2, "bn_relu"}, 1, few, 2);
   SymCase one{3, 10, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bias4_relu"};
   one.batch1 = true;
   CheckNumbers(one, 1, {{3, 3}, {4, 5}, {12, 12}, {24, 24}, {97, 61}, {30, 61}}, 1);
