@@ -33,6 +33,10 @@ SymConvKernel::SymConvKernel(const SymConv& cv, int threads, bool store_out, con
       break;
     }
   }
+  // Tiles of 2 channels hold too few accumulators to hide the FMA latency
+  // (6 at 48 columns): where O has a divisor of 3 to 8 that kTileRows
+  // lacks, tiles of it (PlaneChannels' rule).
+  if (mr_ <= 2) mr_ = PlaneChannels();
   const auto& L = cv.loops;
   x_expr_ = Load(cv.data, cv.x_load->indices);
   epilogue_ = cv.epilogue;
@@ -144,12 +148,75 @@ Stmt SymConvKernel::Build() {
         cv_.data->strides.empty() && cv_.data->shape.size() == 4) {
       const int64_t* h = ConstInt(ho);
       const int64_t narrow = h != nullptr && *h == 1 ? kTileWidths[2] : kStridedPlaneWidth;
-      per_image = std::make_shared<IfThenElseNode>(Lt(wo, I64(narrow)), InPlacePlanes(ho, wo, narrow <= kTileWidths[0]),
-                                                   per_image);
+      Stmt planes = InPlacePlanes(ho, wo, narrow <= kTileWidths[0]);
+      if (ShiftedPlanesApply()) {
+        planes = std::make_shared<IfThenElseNode>(Ge(arith::Simplify(ho * wo), I64(kTileWidths[2])), ShiftedPlanes(ho, wo),
+                                                  planes);
+      }
+      per_image = std::make_shared<IfThenElseNode>(Lt(wo, I64(narrow)), planes, per_image);
     }
   }
   return MakeFor(n_, L[0]->extent, ForKind::kSerial, per_image);
 }
+
+// Rewrites accesses B[.., y, x] of compact buffers whose last two extents
+// are the output's into B_flat[.., j] (views of the same memory); `ok`
+// turns false on any other use of y or x, or on a view of a buffer that is
+// not a parameter, C (when only the epilogue reads it), X or a source.
+namespace {
+struct Flatten : StmtExprMutator {
+  const VarNode *y, *x;
+  const std::unordered_set<const VarNode*>* params;
+  const VarNode* acc_only = nullptr;  // C, when only the epilogue reads it
+  const VarNode* data = nullptr;      // X, when it is the function's own
+  // The concatenated sources X is made of: only read, like X.
+  std::unordered_set<const VarNode*> sources;
+  PrimExpr ho, wo;
+  Var j;
+  bool ok = true;
+  std::unordered_map<const VarNode*, Buffer> views;
+  bool AtYX(const Buffer& b, const std::vector<PrimExpr>& idx) const {
+    return idx.size() == 4 && IsVar(idx[2], y) && IsVar(idx[3], x) && b->strides.empty() &&
+           b->shape.size() == 4 && arith::CanProveEqual(b->shape[2], ho) && arith::CanProveEqual(b->shape[3], wo);
+  }
+  Buffer View(const Buffer& b) {
+    // A buffer of the function's own would be seen by the passes after
+    // (CompactLoopBuffers) through two shapes: rows instead.
+    // C's loads in the epilogue become the accumulators (ReplaceLoads
+    // matches the data variable): a view of it is never read.
+    // X is the exception: the kernel only reads it (EpilogueOk takes no
+    // store to X), the view reads the very elements the rows would, and
+    // the passes after leave a buffer
+    // seen through a view of another rank alone (CompactLoopBuffers'
+    // and AliasOutputBuffers' other_shape, InlineElementwise's rank
+    // test), so it stays one allocation, read in place: a concatenation
+    // before a 1x1 convolution is not read by image rows of 8-column
+    // tiles (YOLOv8's C2f blocks at 10 x 10).
+    if (!params->count(b->data.get()) && b->data.get() != acc_only && b->data.get() != data &&
+        !sources.count(b->data.get()))
+      ok = false;
+    auto it = views.find(b->data.get());
+    if (it != views.end()) return it->second;
+    auto v = std::make_shared<BufferNode>(*b);
+    v->shape = {b->shape[0], b->shape[1], arith::Simplify(b->shape[2] * b->shape[3])};
+    return views[b->data.get()] = v;
+  }
+  std::vector<PrimExpr> Idx(const std::vector<PrimExpr>& idx) {
+    return {MutateExpr(idx[0]), MutateExpr(idx[1]), PrimExpr(j)};
+  }
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && AtYX(l->buffer, l->indices))
+      return Load(View(l->buffer), Idx(l->indices));
+    if (const auto* v = e.as<VarNode>(); v == y || v == x) ok = false;
+    return StmtExprMutator::MutateExpr(e);
+  }
+  Stmt MutateStmt(const Stmt& s) override {
+    if (const auto* st = As<BufferStoreNode>(s); st != nullptr && AtYX(st->buffer, st->indices))
+      return Store(View(st->buffer), MutateExpr(st->value), Idx(st->indices));
+    return StmtExprMutator::MutateStmt(s);
+  }
+};
+}  // namespace
 
 void SymConvKernel::TryFlat() {
   const auto& L = cv_.loops;
@@ -164,58 +231,7 @@ void SymConvKernel::TryFlat() {
   // with flat rows, and not with a concatenation's sources).
   PrimExpr x_value;
   if (prologue_ && sources_.empty() && MatchPrologueNest(prologue_, cv_.data, xi, &x_value)) x_at = x_value;
-  struct Flatten : StmtExprMutator {
-    const VarNode *y, *x;
-    const std::unordered_set<const VarNode*>* params;
-    const VarNode* acc_only = nullptr;  // C, when only the epilogue reads it
-    const VarNode* data = nullptr;      // X, when it is the function's own
-    // The concatenated sources X is made of: only read, like X.
-    std::unordered_set<const VarNode*> sources;
-    PrimExpr ho, wo;
-    Var j;
-    bool ok = true;
-    std::unordered_map<const VarNode*, Buffer> views;
-    bool AtYX(const Buffer& b, const std::vector<PrimExpr>& idx) const {
-      return idx.size() == 4 && IsVar(idx[2], y) && IsVar(idx[3], x) && b->strides.empty() &&
-             b->shape.size() == 4 && arith::CanProveEqual(b->shape[2], ho) && arith::CanProveEqual(b->shape[3], wo);
-    }
-    Buffer View(const Buffer& b) {
-      // A buffer of the function's own would be seen by the passes after
-      // (CompactLoopBuffers) through two shapes: rows instead.
-      // C's loads in the epilogue become the accumulators (ReplaceLoads
-      // matches the data variable): a view of it is never read.
-      // X is the exception: the kernel only reads it (EpilogueOk takes no
-      // store to X), the view reads the very elements the rows would, and
-      // the passes after leave a buffer
-      // seen through a view of another rank alone (CompactLoopBuffers'
-      // and AliasOutputBuffers' other_shape, InlineElementwise's rank
-      // test), so it stays one allocation, read in place: a concatenation
-      // before a 1x1 convolution is not read by image rows of 8-column
-      // tiles (YOLOv8's C2f blocks at 10 x 10).
-      if (!params->count(b->data.get()) && b->data.get() != acc_only && b->data.get() != data &&
-          !sources.count(b->data.get()))
-        ok = false;
-      auto it = views.find(b->data.get());
-      if (it != views.end()) return it->second;
-      auto v = std::make_shared<BufferNode>(*b);
-      v->shape = {b->shape[0], b->shape[1], arith::Simplify(b->shape[2] * b->shape[3])};
-      return views[b->data.get()] = v;
-    }
-    std::vector<PrimExpr> Idx(const std::vector<PrimExpr>& idx) {
-      return {MutateExpr(idx[0]), MutateExpr(idx[1]), PrimExpr(j)};
-    }
-    PrimExpr MutateExpr(const PrimExpr& e) override {
-      if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && AtYX(l->buffer, l->indices))
-        return Load(View(l->buffer), Idx(l->indices));
-      if (const auto* v = e.as<VarNode>(); v == y || v == x) ok = false;
-      return StmtExprMutator::MutateExpr(e);
-    }
-    Stmt MutateStmt(const Stmt& s) override {
-      if (const auto* st = As<BufferStoreNode>(s); st != nullptr && AtYX(st->buffer, st->indices))
-        return Store(View(st->buffer), MutateExpr(st->value), Idx(st->indices));
-      return StmtExprMutator::MutateStmt(s);
-    }
-  } f;
+  Flatten f;
   f.params = &params_;
   f.data = cv_.data->data.get();
   const bool stores_out = store_out_ || epilogue_.empty();
@@ -250,6 +266,27 @@ void SymConvKernel::TryFlat() {
   epilogue_ = epi;
   out_ = out_view;
   out_idx_ = {out_idx_[0], out_idx_[1], PrimExpr(j_)};  // only stored when stores_out
+}
+
+bool SymConvKernel::FlatEpilogue(const Var& j, std::vector<Stmt>* epi, Buffer* out,
+                                 std::vector<PrimExpr>* out_idx) const {
+  const auto& L = cv_.loops;
+  Flatten f;
+  f.params = &params_;
+  f.data = cv_.data->data.get();
+  const bool stores_out = store_out_ || epilogue_.empty();
+  if (!stores_out) f.acc_only = cv_.out->data.get();
+  f.y = L[2]->loop_var.get();
+  f.x = L[3]->loop_var.get();
+  f.ho = L[2]->extent;
+  f.wo = L[3]->extent;
+  f.j = j;
+  if (!f.AtYX(cv_.out, out_idx_)) return false;
+  epi->clear();
+  for (const Stmt& st : epilogue_) epi->push_back(f.MutateStmt(st));
+  *out = stores_out ? f.View(cv_.out) : cv_.out;
+  *out_idx = {out_idx_[0], out_idx_[1], PrimExpr(j)};
+  return f.ok;
 }
 
 PrimExpr SymConvKernel::NImage() const {

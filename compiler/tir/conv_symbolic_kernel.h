@@ -9,6 +9,7 @@
 #define KILN_COMPILER_TIR_CONV_SYMBOLIC_KERNEL_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <unordered_set>
 #include <utility>
@@ -323,8 +324,12 @@ class SymConvKernel {
   // reduction into acc at columns x0 ..) and copying acc to tf[r, x0 + j].
   // `which` other than kCover: the whole tiles, all but the last of them,
   // or the one tile ending at the span's end (conv_symbolic_plane_tail.h).
+  // `direct` (ShiftedPlanes): the statements that write tile row wi's value
+  // v at flat column col straight to the output, instead of to tf.
+  using FlatWrite = std::function<Stmt(const Var& wi, const PrimExpr& col, const PrimExpr& v)>;
   static Stmt FlatTileLoop(const Var& xt, const Var& x0, const Buffer& acc, int64_t rows, int64_t nr, const Buffer& tf,
-                           const PrimExpr& span, const Stmt& taps, FlatTiles which = FlatTiles::kCover);
+                           const PrimExpr& span, const Stmt& taps, FlatTiles which = FlatTiles::kCover,
+                           const FlatWrite& direct = nullptr);
 
   // ceil(span / nr) tiles of mr_ channels x nr flat columns of StridedPlanes
   // (the last moved back to end at the span's end; nr == 1: one column
@@ -332,6 +337,33 @@ class SymConvKernel {
   // order.
   Stmt StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr,
                        FlatTiles which = FlatTiles::kCover);
+
+  // Unpadded stride-1 convolutions (not depthwise, more than one tap) on
+  // rows narrower than kStridedPlaneWidth, where X's channels times the
+  // kernel's width are at most O (the copy below then holds no more floats
+  // than the output) and the epilogue can be written flat (its accesses at
+  // (y, x) those of parameters shaped like the output): every input
+  // channel copied once per kernel column kx with rows of Wo columns,
+  // S[c, kx, a * Wo + b] = X[n, c, a, b + kx * dw], so that output (y, x)
+  // is flat column j = y * Wo + x of the output plane itself and tap
+  // (ky, kx) reads S[c, kx, j + ky * dh * Wo]. The tiles of
+  // StridedPlaneSpan then run over the Ho * Wo span with no column computed
+  // for nothing and write the output (through the epilogue) straight from
+  // their accumulators, where InPlacePlanes computed the W - Wo columns
+  // between rows too and copied every row out of a per-group buffer.
+  // Spans of 8 columns and more (a run-time test; InPlacePlanes below).
+  bool ShiftedPlanesApply() const;
+  Stmt ShiftedPlanes(const PrimExpr& ho, const PrimExpr& wo);
+  bool shifted_ = false;  // building ShiftedPlanes' tiles (StridedPlaneRow)
+  std::vector<Stmt> shifted_epilogue_;  // the epilogue and C over the flat column shifted_j_
+  Buffer shifted_out_;
+  std::vector<PrimExpr> shifted_out_idx_;
+  Var shifted_j_;
+
+  // The epilogue (and C's store) with every access at (y, x) rewritten to
+  // a flat view at column j (as TryFlat does for 1x1 convolutions), or
+  // false when some access cannot be.
+  bool FlatEpilogue(const Var& j, std::vector<Stmt>* epi, Buffer* out, std::vector<PrimExpr>* out_idx) const;
 
   // Whether ShortRows may replace the flat planes (conv1d_symbolic_rows.cc):
   // padded, stride 1, one output row of an input of height 1, kh == 1, not

@@ -215,17 +215,16 @@ Stmt SymConvKernel::StridedPlaneSpan(const PrimExpr& o0, const Buffer& pq, const
 }
 
 Stmt SymConvKernel::FlatTileLoop(const Var& xt, const Var& x0, const Buffer& acc, int64_t rows, int64_t nr, const Buffer& tf,
-                         const PrimExpr& span, const Stmt& taps, FlatTiles which) {
+                         const PrimExpr& span, const Stmt& taps, FlatTiles which, const FlatWrite& direct) {
   DType f32 = DType::Float32();
   Var zi = MakeVar("zi"), zj = MakeVar("zj");
   Stmt zero = MakeFor(zi, I64(rows), ForKind::kUnrolled,
                       MakeFor(zj, I64(nr), ForKind::kVectorized,
                               Store(acc, FloatImm(f32, 0.0), {PrimExpr(zi), PrimExpr(zj)})));
   Var wi = MakeVar("wi"), wj = MakeVar("wj");
-  Stmt write = MakeFor(wi, I64(rows), ForKind::kUnrolled,
-                       MakeFor(wj, I64(nr), ForKind::kVectorized,
-                               Store(tf, Load(acc, {PrimExpr(wi), PrimExpr(wj)}),
-                                     {PrimExpr(wi), PrimExpr(x0) + PrimExpr(wj)})));
+  PrimExpr v = Load(acc, {PrimExpr(wi), PrimExpr(wj)});
+  Stmt one = direct ? direct(wi, PrimExpr(x0) + PrimExpr(wj), v) : Store(tf, v, {PrimExpr(wi), PrimExpr(x0) + PrimExpr(wj)});
+  Stmt write = MakeFor(wi, I64(rows), ForKind::kUnrolled, MakeFor(wj, I64(nr), ForKind::kVectorized, one));
   Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, write}));
   if (which == FlatTiles::kLast) return std::make_shared<LetStmtNode>(x0, span - I64(nr), tile);
   if (which == FlatTiles::kFirst) return std::make_shared<LetStmtNode>(x0, I64(0), tile);
@@ -260,6 +259,11 @@ Stmt SymConvKernel::StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const 
   PrimExpr kyd = PrimExpr(ky) * I64(cv_.dh), kxd = PrimExpr(kx) * I64(cv_.dw);
   PrimExpr plane = Mod(kyd, I64(cv_.sh)) * I64(cv_.sw) + Mod(kxd, I64(cv_.sw));
   PrimExpr off = Div(kyd, I64(cv_.sh)) * wph_ + Div(kxd, I64(cv_.sw));
+  if (shifted_) {
+    // ShiftedPlanes: kernel column kx is a plane of its own, rows wph_ = Wo.
+    plane = PrimExpr(kx);
+    off = kyd * wph_;
+  }
   PrimExpr col = PrimExpr(x0) + PrimExpr(jj) + off;
   PrimExpr xv = in_place_ ? Load(pq, {NImage(), chan, col}) : Load(pq, {chan, plane, col});
   PrimExpr cur = Load(acc, {PrimExpr(ii), PrimExpr(jj)});
@@ -269,7 +273,24 @@ Stmt SymConvKernel::StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const 
   taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, taps);
   taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
   taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
-  return FlatTileLoop(xt, x0, acc, mr_, nr, tf, span, taps, which);
+  if (!shifted_) return FlatTileLoop(xt, x0, acc, mr_, nr, tf, span, taps, which);
+  // ShiftedPlanes: output channel o0 + wi at flat column col, through the
+  // flat epilogue.
+  auto direct = [this, o0](const Var& wi, const PrimExpr& col, const PrimExpr& v) {
+    const auto& L = cv_.loops;
+    VarMap at;
+    at[L[0]->loop_var.get()] = PrimExpr(n_);
+    at[L[1]->loop_var.get()] = o0 + PrimExpr(wi);
+    at[shifted_j_.get()] = col;
+    std::vector<Stmt> back;
+    std::vector<PrimExpr> out_idx;
+    for (const PrimExpr& e : shifted_out_idx_) out_idx.push_back(Substitute(e, at));
+    if (store_out_ || shifted_epilogue_.empty()) back.push_back(Store(shifted_out_, v, out_idx));
+    ReplaceLoads replace(cv_.out->data.get(), v);
+    for (const Stmt& st : shifted_epilogue_) back.push_back(Substitute(replace.MutateStmt(st), at));
+    return Seq(back);
+  };
+  return FlatTileLoop(xt, x0, acc, mr_, nr, tf, span, taps, which, direct);
 }
 
 Stmt SymConvKernel::PlaneRowsOut(const PrimExpr& o0, int64_t channels, const Buffer& tf, const PrimExpr& ho, const PrimExpr& wo,

@@ -799,6 +799,100 @@ TEST(ConvSymbolicScheduleTest, OneStaticRowKeepsItsTilesFromEightColumns) {
   CheckNumbers(k, 1, sizes, 2);
 }
 
+// Whether some store of rank 3 (a flat view) to a buffer other than the
+// tiles' own writes a value read from the accumulators.
+bool StoresAccumulatorsFlat(const Stmt& body) {
+  struct ReadsAcc : StmtExprVisitor {
+    bool found = false;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>()) found |= l->buffer->name == "acc";
+      StmtExprVisitor::VisitExpr(e);
+    }
+  };
+  struct Find : StmtExprVisitor {
+    bool found = false;
+    void VisitStmt(const Stmt& s) override {
+      if (const auto* st = As<BufferStoreNode>(s);
+          st != nullptr && st->indices.size() == 3 && st->buffer->name != "acc" && st->buffer->name != "plane_out") {
+        ReadsAcc r;
+        r.VisitExpr(st->value);
+        found |= r.found;
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+  } f;
+  f.VisitStmt(body);
+  return f.found;
+}
+
+TEST(ConvSymbolicScheduleTest, FewInputChannelsTakeColumnShiftedPlanes) {
+  // Unpadded stride-1 3 x 3 with X's channels times the kernel's width at
+  // most O (mtcnn_pnet's first convolution, 3 -> 10): X copied once per
+  // kernel column with rows of Wo columns, so the flat tiles cover Ho * Wo
+  // points (none between rows) and write the output plane straight from
+  // their accumulators through the epilogue; InPlacePlanes, which stays
+  // for spans under 8, copied each row out of a per-group buffer.
+  PrimFunc f = LowerConv(SymCase{3, 10, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bias4_relu"}, 1);
+  ASSERT_NE(f, nullptr);
+  EXPECT_TRUE(Allocates(f->body, "_shifted"));
+  EXPECT_TRUE(StoresAccumulatorsFlat(f->body));
+  EXPECT_FALSE(FlatTilesReading(f->body, "x_shifted").empty());
+  for (const auto& rw : FlatTilesReading(f->body, "x_shifted")) EXPECT_EQ(rw.first, 5) << rw.first << " x " << rw.second;
+  // 10 -> 16: the copy would be larger than the output (30 rows of Wo a
+  // row of output channels 16): the in-place planes stay.
+  PrimFunc wide = LowerConv(SymCase{10, 16, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"}, 1);
+  ASSERT_NE(wide, nullptr);
+  EXPECT_FALSE(Allocates(wide->body, "_shifted"));
+  EXPECT_FALSE(StoresAccumulatorsFlat(wide->body));
+  // Spans of 1 to 7 columns (InPlacePlanes), 8 and more around the tile
+  // widths, rows both sides of 64; dilation, a 5 x 3 kernel, no epilogue
+  // (C stored), a static batch of one, two threads.
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t wo : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 47, 59, 63, 64, 65}) {
+    for (int64_t ho : {1, 2, 3, 7}) sizes.push_back({ho + 2, wo + 2});
+  }
+  CheckNumbers(SymCase{3, 12, 3, 3}, 1, sizes, 2);
+  CheckNumbers(SymCase{3, 10, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bn_relu"}, 2, sizes, 1);
+  const std::vector<std::pair<int64_t, int64_t>> few = {{5, 5}, {9, 17}, {8, 33}, {7, 70}, {12, 63}, {20, 20}, {40, 12}};
+  CheckNumbers(SymCase{2, 8, 3, 3, 1, 1, 2, 2, 0, 0, 0, 0, 1, "bn_relu"}, 1, few, 1);
+  CheckNumbers(SymCase{2, 8, 5, 3}, 2, few, 2);
+  // Two groups (each output channel reads its group's half of X's copy).
+  PrimFunc grouped = LowerConv(SymCase{4, 16, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 2, "bn_relu"}, 1);
+  ASSERT_NE(grouped, nullptr);
+  EXPECT_TRUE(Allocates(grouped->body, "_shifted"));
+  CheckNumbers(SymCase{4, 16, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 2, "bn_relu"}, 1, few, 2);
+  SymCase one{3, 10, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bias4_relu"};
+  one.batch1 = true;
+  CheckNumbers(one, 1, {{3, 3}, {4, 5}, {12, 12}, {24, 24}, {97, 61}, {30, 61}}, 1);
+}
+
+TEST(ConvSymbolicScheduleTest, TwoChannelTilesTakeALargerDivisorOfO) {
+  // O = 10 (mtcnn_pnet's first convolution) took image-row tiles of 2
+  // channels (kTileRows), 6 accumulators at 48 columns: too few to hide
+  // the FMA latency. Now of 5 (the most up to 8 that divide O); O = 14 of
+  // 7, O = 2 keeps 2, O = 12 keeps 6.
+  auto shapes = [](int64_t c, int64_t o) {
+    PrimFunc f = LowerConv(SymCase{c, o, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bias4_relu"}, 1);
+    return f ? AccShapes(f) : std::vector<std::pair<int64_t, int64_t>>{};
+  };
+  auto has = [](const std::vector<std::pair<int64_t, int64_t>>& v, int64_t r, int64_t w) {
+    return std::find(v.begin(), v.end(), std::make_pair(r, w)) != v.end();
+  };
+  const auto ten = shapes(3, 10);
+  EXPECT_TRUE(has(ten, 5, 48));
+  EXPECT_FALSE(has(ten, 2, 48));
+  EXPECT_TRUE(has(shapes(4, 14), 7, 32));
+  EXPECT_TRUE(has(shapes(4, 2), 2, 32));
+  EXPECT_TRUE(has(shapes(4, 12), 6, 48));
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  for (int64_t wo : {64, 65, 79, 80, 96, 111, 158, 318}) {
+    for (int64_t ho : {1, 4}) sizes.push_back({ho + 2, wo + 2});
+  }
+  CheckNumbers(SymCase{3, 10, 3, 3, 1, 1, 1, 1, 0, 0, 0, 0, 1, "bias4_relu"}, 1, sizes, 2);
+  CheckNumbers(SymCase{4, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1, 1, "bn_relu"}, 2, sizes, 1);
+  CheckNumbers(SymCase{4, 5, 3, 3, 2, 2}, 1, sizes, 1);
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
