@@ -147,7 +147,9 @@ Stmt DotProductMatmul(const std::vector<const ForNode*>& loops, const Buffer& c,
   PrimExpr n = loops[nb + 1]->extent, kx = loops[nb + 2]->extent;
   Var jo = MakeVar("dj"), jr = MakeVar("dj");
   PrimExpr whole = MakeBinary(TirKind::kFloorDiv, n, I64(kDotCols));
-  Stmt wide = For(jo, whole, ForKind::kSerial, DotTile(kDotCols, Var64(jo) * I64(kDotCols), kx, init, a_at, s_at, store));
+  // Threads take batches; without a batch loop, groups of columns.
+  ForKind cols_kind = nb == 0 && threads > 1 ? ForKind::kParallel : ForKind::kSerial;
+  Stmt wide = For(jo, whole, cols_kind, DotTile(kDotCols, Var64(jo) * I64(kDotCols), kx, init, a_at, s_at, store));
   Stmt rest = For(jr, MakeBinary(TirKind::kFloorMod, n, I64(kDotCols)), ForKind::kSerial,
                   DotTile(1, whole * I64(kDotCols) + Var64(jr), kx, init, a_at, s_at, store));
   Stmt body = Seq({wide, rest});

@@ -41,7 +41,8 @@ bool MatchTransposedCopy(const ir::Stmt& copy, const ir::Buffer& b, const std::v
 
 // The dot-product kernel of the nest `loops` (batch.., i, j, k; i of extent
 // 1): C[c_idx] = init + sum_k A[a_idx] * S[s_idx], indices over the nest's
-// variables. The outermost batch loop is parallel when `threads` > 1.
+// variables. When `threads` > 1 the outermost batch loop is parallel, or
+// without one the loop over groups of four columns.
 ir::Stmt DotProductMatmul(const std::vector<const ir::ForNode*>& loops, const ir::Buffer& c,
                           const std::vector<ir::PrimExpr>& c_idx, const ir::PrimExpr& init, const ir::Buffer& a,
                           const std::vector<ir::PrimExpr>& a_idx, const ir::Buffer& s,

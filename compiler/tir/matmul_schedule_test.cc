@@ -704,26 +704,38 @@ void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int
 // main(q: (b, 1, K), mem: (b, n, K)) -> q @ permute_dims(mem): attention of
 // one query row over a memory, each score a dot product of two rows.
 std::string DotModule(const std::string& b, const std::string& k, const std::string& n) {
-  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(q: R.Tensor(" + Shape({b, "1", k}) +
-                    ", dtype=\"float32\"), mem: R.Tensor(" + Shape({b, n, k}) + ", dtype=\"float32\")) -> R.Tensor(" +
-                    Shape({b, "1", n}) + ", dtype=\"float32\"):\n";
+  // b empty: no batch, q (1, K) and mem (n, K).
+  std::vector<std::string> qs = {"1", k}, ms = {n, k}, os = {"1", n};
+  if (!b.empty()) {
+    qs.insert(qs.begin(), b);
+    ms.insert(ms.begin(), b);
+    os.insert(os.begin(), b);
+  }
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(q: R.Tensor(" + Shape(qs) +
+                    ", dtype=\"float32\"), mem: R.Tensor(" + Shape(ms) + ", dtype=\"float32\")) -> R.Tensor(" +
+                    Shape(os) + ", dtype=\"float32\"):\n";
   for (const std::string& d : {b, n})
-    if (!std::isdigit(static_cast<unsigned char>(d[0]))) src += "        " + d + " = T.int64()\n";
-  src += "        with R.dataflow():\n            t = R.permute_dims(mem, axes=[0, 2, 1])\n";
+    if (!d.empty() && !std::isdigit(static_cast<unsigned char>(d[0]))) src += "        " + d + " = T.int64()\n";
+  src += std::string("        with R.dataflow():\n            t = R.permute_dims(mem, axes=") +
+         (b.empty() ? "[1, 0]" : "[0, 2, 1]") + ")\n";
   src += "            gv = R.matmul(q, t, out_dtype=\"void\")\n            R.output(gv)\n        return gv\n";
   return src;
 }
 
+// b 0: no batch dimension (one batch).
 void CheckDot(const vm::Module& mod, int64_t b, int64_t k, int64_t n) {
+  bool batched = b > 0;
+  b = std::max<int64_t>(b, 1);
   std::vector<float> q = RandomFloats(b * k, 5), mem = RandomFloats(b * n * k, 6);
-  std::vector<Any> args = {FloatTensor({b, 1, k}, q), FloatTensor({b, n, k}, mem)};
+  std::vector<Any> args = {batched ? FloatTensor({b, 1, k}, q) : FloatTensor({1, k}, q),
+                           batched ? FloatTensor({b, n, k}, mem) : FloatTensor({n, k}, mem)};
   Any ret;
   std::unique_ptr<vm::Context> ctx = mod.CreateContext();
   Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
   ASSERT_TRUE(s.ok()) << s.ToString();
   Result<Tensor> out = ret.AsTensor();
   ASSERT_TRUE(out.ok());
-  ASSERT_EQ(out->shape(), (std::vector<int64_t>{b, 1, n}));
+  ASSERT_EQ(out->shape(), (batched ? std::vector<int64_t>{b, 1, n} : std::vector<int64_t>{1, n}));
   const float* got = out->data<float>();
   int bad = 0;
   for (int64_t p = 0; p < b; ++p) {
@@ -741,7 +753,7 @@ void CheckDot(const vm::Module& mod, int64_t b, int64_t k, int64_t n) {
 TEST(MatmulScheduleNumbersTest, OneRowTransposedDotProducts) {
   // K under 16 (tail only), odd K (blocks and a tail), whole blocks; N of
   // whole 4-column groups and of leftover columns, symbolic and static; a
-  // symbolic and a static batch, one and two threads.
+  // symbolic and a static batch and none, one and two threads.
   for (int64_t k : {5, 37, 256}) {
     std::string ks = std::to_string(k);
     for (int threads : {1, 2}) {
@@ -753,6 +765,10 @@ TEST(MatmulScheduleNumbersTest, OneRowTransposedDotProducts) {
     auto pinned = Compile(DotModule("2", ks, "9"), 1);
     ASSERT_NE(pinned, nullptr);
     CheckDot(*pinned, 2, k, 9);
+    // No batch: two threads take groups of columns.
+    auto flat = Compile(DotModule("", ks, "n"), 2);
+    ASSERT_NE(flat, nullptr);
+    for (int64_t n : {1, 5, 8, 23, 101}) CheckDot(*flat, 0, k, n);
   }
 }
 
