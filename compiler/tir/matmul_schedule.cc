@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler/tir/matmul_dot.h"
 #include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
 #include "compiler/tir/substitute.h"
@@ -863,13 +864,24 @@ class MatmulRewriter : public StmtExprMutator {
  private:
   Stmt RewriteSeq(const std::vector<Stmt>& in, const Stmt& orig) {
     std::vector<Stmt> out;
+    std::unordered_map<size_t, size_t> out_at;  // in's index -> out's, where kept
     bool any = false;
     for (size_t i = 0; i < in.size(); ++i) {
       Parts parts;
       if (!MatchMatmul(in[i], &parts.mm)) {
         Stmt m = As<ForNode>(in[i]) ? in[i] : StmtExprMutator::MutateStmt(in[i]);
         any = any || m != in[i];
+        out_at[i] = out.size();
         out.push_back(m);
+        continue;
+      }
+      size_t copy = 0;
+      if (Stmt dot = AsDotProducts(in, i, parts.mm, &copy)) {
+        // The transposed copy B was made from is no longer read.
+        auto at = out_at.find(copy);
+        if (at != out_at.end()) out[at->second] = nullptr;
+        out.push_back(dot);
+        any = true;
         continue;
       }
       parts.threads = threads_;
@@ -929,7 +941,39 @@ class MatmulRewriter : public StmtExprMutator {
     }
     if (!any) return orig;
     changed = true;
+    out.erase(std::remove(out.begin(), out.end(), nullptr), out.end());
     return Seq(out);
+  }
+
+  // The dot-product kernel (matmul_dot.h) of the matmul in[i], or nullptr;
+  // *copy gets the index of the transposed copy it reads through.
+  Stmt AsDotProducts(const std::vector<Stmt>& in, size_t i, const MatmulNest& mm, size_t* copy) {
+    size_t nb = mm.loops.size() - 3;
+    const int64_t* m = ConstInt(mm.loops[nb]->extent);
+    const VarNode* j = mm.loops[nb + 1]->loop_var.get();
+    const VarNode* k = mm.loops[nb + 2]->loop_var.get();
+    if (m == nullptr || *m != 1 || mm.b_block != 0 || mm.c->dtype != DType::Float32() ||
+        mm.a->dtype != DType::Float32() || mm.b->dtype != DType::Float32() || params_.count(mm.b->data.get()) ||
+        mm.a_idx.empty() || !IsVar(mm.a_idx.back(), k)) {
+      return nullptr;
+    }
+    const VarNode* b = mm.b->data.get();
+    int here = RefsOf(in[i]).Refs(b);
+    for (size_t p = 0; p < i; ++p) {
+      BufferRefs refs = RefsOf(in[p]);
+      if (refs.stores.count(b) == 0) continue;
+      Buffer s;
+      std::vector<PrimExpr> s_idx;
+      if (all_refs_.Refs(b) != here + refs.Refs(b) || !MatchTransposedCopy(in[p], mm.b, mm.b_idx, j, k, &s, &s_idx))
+        return nullptr;
+      // S still holds what the copy read when the matmul runs.
+      for (size_t q = p + 1; q <= i; ++q)
+        if (RefsOf(in[q]).stores.count(s->data.get())) return nullptr;
+      Stmt dot = DotProductMatmul(mm.loops, mm.c, mm.c_idx, mm.init, mm.a, mm.a_idx, s, s_idx, threads_);
+      if (dot) *copy = p;
+      return dot;
+    }
+    return nullptr;
   }
 
   int threads_;

@@ -13,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -534,6 +535,44 @@ TEST(MatmulScheduleTest, SymbolicColumnsUnderSixteenUseAZeroPaddedPanel) {
   }
 }
 
+TEST(MatmulScheduleTest, OneRowMatmulOfATransposedCopyBecomesDotProducts) {
+  // Bt[j2, k2] = S[k2, j2]... as lowered: a copy Bt[k, j] = S[j, k], then
+  // C[0, j] = sum_k A[0, k] * Bt[k, j]. One row: dot products of A's row and
+  // S's rows, read in place (no copy, no Bt), 16-lane fmas along k, four
+  // columns at a time. Two rows, or a Bt read elsewhere, keep the tiles.
+  Var n = MakeVar("n");
+  for (int64_t rows : {1, 2}) {
+    Buffer a = MakeBuffer("A", {PrimExpr(rows), PrimExpr(int64_t{40})}, DType::Float32());
+    Buffer src = MakeBuffer("S", {PrimExpr(n), PrimExpr(int64_t{40})}, DType::Float32());
+    Buffer bt = MakeBuffer("Bt", {PrimExpr(int64_t{40}), PrimExpr(n)}, DType::Float32());
+    Buffer c = MakeBuffer("C", {PrimExpr(rows), PrimExpr(n)}, DType::Float32());
+    Var x = MakeVar("x"), y = MakeVar("y");
+    Stmt copy = Loop(x, 40, Loop(y, PrimExpr(n), Store(bt, Load(src, {PrimExpr(y), PrimExpr(x)}), {PrimExpr(x), PrimExpr(y)})));
+    Stmt body = std::make_shared<AllocateNode>(bt, Seq({copy, MatmulNest(a, bt, c, rows, PrimExpr(n), 40)}));
+    PrimFunc out = ScheduleMatmuls(Func(body, {a, src, c}), 1);
+    Census census = Count(out);
+    bool stores_bt = std::count(census.stored.begin(), census.stored.end(), "Bt") > 0;
+    struct Loaded : StmtExprVisitor {
+      std::set<std::string> names;
+      void VisitExpr(const PrimExpr& e) override {
+        if (const auto* l = e.as<BufferLoadNode>()) names.insert(l->buffer->name);
+        StmtExprVisitor::VisitExpr(e);
+      }
+    } loaded;
+    loaded.VisitStmt(out->body);
+    if (rows == 1) {
+      EXPECT_FALSE(stores_bt);
+      EXPECT_EQ(loaded.names.count("Bt"), 0u);
+      EXPECT_EQ(loaded.names.count("S"), 1u);
+      EXPECT_EQ(loaded.names.count("dot_acc"), 1u);
+      EXPECT_GE(census.vectorized, 2);  // the 16-lane fmas (and their init)
+    } else {
+      EXPECT_TRUE(stores_bt);
+      EXPECT_EQ(loaded.names.count("dot_acc"), 0u);
+    }
+  }
+}
+
 TEST(MatmulScheduleTest, EpilogueStoringIntoAnOperandIsNotFused) {
   // A[i, j] = C[i, j] + 1 after C = A @ B: later tiles still read A, so the
   // stage must run after the whole matmul.
@@ -660,6 +699,77 @@ void CheckMatmul(const vm::Module& mod, int64_t batch, int64_t m, int64_t k, int
     }
   }
   EXPECT_EQ(bad, 0);
+}
+
+// main(q: (b, 1, K), mem: (b, n, K)) -> q @ permute_dims(mem): attention of
+// one query row over a memory, each score a dot product of two rows.
+std::string DotModule(const std::string& b, const std::string& k, const std::string& n) {
+  // b empty: no batch, q (1, K) and mem (n, K).
+  std::vector<std::string> qs = {"1", k}, ms = {n, k}, os = {"1", n};
+  if (!b.empty()) {
+    qs.insert(qs.begin(), b);
+    ms.insert(ms.begin(), b);
+    os.insert(os.begin(), b);
+  }
+  std::string src = "@I.ir_module\nclass Module:\n    @R.function\n    def main(q: R.Tensor(" + Shape(qs) +
+                    ", dtype=\"float32\"), mem: R.Tensor(" + Shape(ms) + ", dtype=\"float32\")) -> R.Tensor(" +
+                    Shape(os) + ", dtype=\"float32\"):\n";
+  for (const std::string& d : {b, n})
+    if (!d.empty() && !std::isdigit(static_cast<unsigned char>(d[0]))) src += "        " + d + " = T.int64()\n";
+  src += std::string("        with R.dataflow():\n            t = R.permute_dims(mem, axes=") +
+         (b.empty() ? "[1, 0]" : "[0, 2, 1]") + ")\n";
+  src += "            gv = R.matmul(q, t, out_dtype=\"void\")\n            R.output(gv)\n        return gv\n";
+  return src;
+}
+
+// b 0: no batch dimension (one batch).
+void CheckDot(const vm::Module& mod, int64_t b, int64_t k, int64_t n) {
+  bool batched = b > 0;
+  b = std::max<int64_t>(b, 1);
+  std::vector<float> q = RandomFloats(b * k, 5), mem = RandomFloats(b * n * k, 6);
+  std::vector<Any> args = {batched ? FloatTensor({b, 1, k}, q) : FloatTensor({1, k}, q),
+                           batched ? FloatTensor({b, n, k}, mem) : FloatTensor({n, k}, mem)};
+  Any ret;
+  std::unique_ptr<vm::Context> ctx = mod.CreateContext();
+  Status s = ctx->Invoke("main", Span<const Any>(args.data(), args.size()), &ret);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  Result<Tensor> out = ret.AsTensor();
+  ASSERT_TRUE(out.ok());
+  ASSERT_EQ(out->shape(), (batched ? std::vector<int64_t>{b, 1, n} : std::vector<int64_t>{1, n}));
+  const float* got = out->data<float>();
+  int bad = 0;
+  for (int64_t p = 0; p < b; ++p) {
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t t = 0; t < k; ++t) want += double(q[p * k + t]) * mem[(p * n + j) * k + t];
+      float g = got[p * n + j];
+      if (!(std::fabs(g - want) <= 1e-5 * double(k) + 1e-5) && bad++ < 5)
+        ADD_FAILURE() << "batch " << p << " col " << j << ": got " << g << ", want " << want << " (k=" << k << " n=" << n << ")";
+    }
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+TEST(MatmulScheduleNumbersTest, OneRowTransposedDotProducts) {
+  // K under 16 (tail only), odd K (blocks and a tail), whole blocks; N of
+  // whole 4-column groups and of leftover columns, symbolic and static; a
+  // symbolic and a static batch and none, one and two threads.
+  for (int64_t k : {5, 37, 256}) {
+    std::string ks = std::to_string(k);
+    for (int threads : {1, 2}) {
+      auto mod = Compile(DotModule("b", ks, "n"), threads);
+      ASSERT_NE(mod, nullptr);
+      for (int64_t b : {1, 3})
+        for (int64_t n : {1, 3, 4, 7, 23, 64}) CheckDot(*mod, b, k, n);
+    }
+    auto pinned = Compile(DotModule("2", ks, "9"), 1);
+    ASSERT_NE(pinned, nullptr);
+    CheckDot(*pinned, 2, k, 9);
+    // No batch: two threads take groups of columns.
+    auto flat = Compile(DotModule("", ks, "n"), 2);
+    ASSERT_NE(flat, nullptr);
+    for (int64_t n : {1, 5, 8, 23, 101}) CheckDot(*flat, 0, k, n);
+  }
 }
 
 TEST(MatmulScheduleNumbersTest, StaticShapes) {
