@@ -191,6 +191,7 @@ const GoldenCase kCases[] = {
     {"guard_raise_arms", Pipeline::kGuardRaiseArms},
     {"guard_raise_arms_cond", Pipeline::kGuardRaiseArms},
     {"inline_functions", Pipeline::kInlineFunctions},
+    {"inline_functions_arms", Pipeline::kInlineFunctions},
 };
 
 INSTANTIATE_TEST_SUITE_P(Passes, PassGoldenTest, ::testing::ValuesIn(kCases),
