@@ -174,6 +174,7 @@ const GoldenCase kCases[] = {
     {"legalize_nested", Pipeline::kLegalize},
     {"remove_unused", Pipeline::kRemoveUnused},
     {"canonicalize", Pipeline::kCanonicalize},
+    {"canonicalize_tuple", Pipeline::kCanonicalize},
     {"cse", Pipeline::kCse},
     {"dce", Pipeline::kDce},
     {"dce_match_cast", Pipeline::kDce},
