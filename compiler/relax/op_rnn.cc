@@ -510,12 +510,19 @@ class RnnKernel {
       PrimExpr f = a_.input_forget ? sub(one, i) : ClipAct(d, 0, add(add(X(t, b, d, 2, j), g(2)), peep(2, cprev)));
       PrimExpr cand = ClipAct(d, 1, add(X(t, b, d, 3, j), g(3)));
       PrimExpr c = add(mul(f, cprev), mul(i, cand));
-      // o and h(c) use c as an expression, not as a reload of the stored
-      // value: LLVM refuses to vectorize a loop that stores c and reads it
-      // back, and the few recomputed activations cost little beside R·h.
-      PrimExpr o = ClipAct(d, 0, add(add(X(t, b, d, 1, j), g(1)), peep(1, c)));
-      cell = {ir::Store(s_, keep(mul(o, ClipAct(d, 2, c)), hp), {s + I(1), dir_, b, j}),
-              ir::Store(s_, keep(c, cprev), {t_ + I(1), dir_, b, j})};
+      // c is stored first and o and h(c) read it back (the cell loop is
+      // explicit vectors, vector_loop.h: the load is at the store's own
+      // indices, so each chunk's h sees its own c). As one expression
+      // instead, h's statement held i, f and the candidate again, and LLVM
+      // computed them twice wherever it could not prove the h store leaves
+      // gates and x_proj unchanged (a symbolic batch: S and the gate scratch
+      // are run-time-sized blocks): 8 activations per element, not 5, and
+      // the batch-3 cell loop 158 FMAs against the pinned build's 100.
+      // A row past its sequence's end reads back cprev; its h keeps hp.
+      PrimExpr cnew = ir::Load(s_, {t_ + I(1), dir_, b, j});
+      PrimExpr o = ClipAct(d, 0, add(add(X(t, b, d, 1, j), g(1)), peep(1, cnew)));
+      cell = {ir::Store(s_, keep(c, cprev), {t_ + I(1), dir_, b, j}),
+              ir::Store(s_, keep(mul(o, ClipAct(d, 2, cnew)), hp), {s + I(1), dir_, b, j})};
     } else if (a_.cell == Cell::kGru) {
       PrimExpr hh;
       if (a_.linear_before_reset) {

@@ -472,6 +472,15 @@ class FunctionCodegen {
         arena_views_.insert(arena_views_.end(), view.begin(), view.end());
         return reg;
       }
+      // In an If arm (an inlined branch), such a view joins the arm's own
+      // arena_tensors call where the arm starts: made only when it runs.
+      if (arm_views_ != nullptr && if_depth_ == arm_depth_ && !planned.guard.defined() &&
+          std::all_of(t->shape.begin(), t->shape.end(), [&](const ir::PrimExpr& d) { return Hoistable(d); })) {
+        reg = NewReg();
+        arm_views_->push_back(Imm(reg));
+        arm_views_->insert(arm_views_->end(), view.begin(), view.end());
+        return reg;
+      }
       reg = NewReg();
       view.insert(view.begin(), EncodeArg(ArgKind::kRegister, arena_reg_));
       EmitCall(reg, Builtin("vm.builtin.arena_tensor"), view);
@@ -787,6 +796,29 @@ class FunctionCodegen {
     return EncodeArg(ArgKind::kConstant, static_cast<int64_t>(program_->constants.size() - 1));
   }
 
+  // An If arm: its call-time arena views of shapes the arguments determine
+  // (EmitPlannedAlloc) made in one arena_tensors call at its start, as the
+  // prologue's are, rather than one arena_tensor call before each kernel.
+  Result<int64_t> EmitArm(const ir::Expr& arm) {
+    std::vector<int64_t> views;
+    std::vector<int64_t>* outer = arm_views_;
+    const int outer_depth = arm_depth_;
+    arm_views_ = &views;
+    arm_depth_ = if_depth_;
+    const size_t start = code_.size();
+    Result<int64_t> r = EmitSeq(arm);
+    arm_views_ = outer;
+    arm_depth_ = outer_depth;
+    if (!r.ok() || views.empty()) return r;
+    std::vector<int64_t> body(code_.begin() + static_cast<std::ptrdiff_t>(start), code_.end());
+    code_.resize(start);
+    views.insert(views.begin(), EncodeArg(ArgKind::kRegister, arena_reg_));
+    EmitCall(-1, Builtin("vm.builtin.arena_tensors"), views);
+    code_.insert(code_.end(), body.begin(), body.end());
+    last_arith_pc_ = last_arith_end_ = -1;  // positions in the moved body
+    return r;
+  }
+
   Result<int64_t> EmitIf(const ir::IfExpr& e) {
     KILN_ASSIGN_OR_RETURN(int64_t cond, EmitExpr(e.cond));
     int64_t cond_reg;
@@ -806,7 +838,7 @@ class FunctionCodegen {
     const std::map<std::string, int64_t> before = computed_;
     const std::map<int64_t, int64_t> loads_before = loads_;
     ++if_depth_;
-    KILN_ASSIGN_OR_RETURN(int64_t t, EmitSeq(e.then_branch));
+    KILN_ASSIGN_OR_RETURN(int64_t t, EmitArm(e.then_branch));
     computed_ = before;
     loads_ = loads_before;
     EmitCall(result, Builtin("vm.builtin.copy"), {t});
@@ -814,7 +846,7 @@ class FunctionCodegen {
     code_.push_back(kGoto);
     code_.push_back(0);  // patched: offset past the else branch
     code_[if_pc + 2] = static_cast<int64_t>(code_.size() - if_pc);
-    KILN_ASSIGN_OR_RETURN(int64_t f, EmitSeq(e.else_branch));
+    KILN_ASSIGN_OR_RETURN(int64_t f, EmitArm(e.else_branch));
     --if_depth_;
     computed_ = before;
     loads_ = loads_before;
@@ -851,6 +883,10 @@ class FunctionCodegen {
   // storage, by storage index (EmitPlannedAlloc).
   std::map<size_t, std::vector<int64_t>> static_views_;
   int if_depth_ = 0;  // If branches around the binding being emitted
+  // The operand groups of the arena_tensors call of the arm being emitted
+  // at depth arm_depth_ (EmitArm); null outside arms.
+  std::vector<int64_t>* arm_views_ = nullptr;
+  int arm_depth_ = 0;
   std::vector<std::pair<int64_t, int64_t>> arena_sizes_;
   int64_t arena_first_slot_ = 0;
   int64_t arena_reg_ = -1;

@@ -859,11 +859,12 @@ class Module:
       << Join(code);
 }
 
-TEST(VMCodegen, ArenaTensorsInABranchOnAValueAreMadeWhereTheyAreWritten) {
+TEST(VMCodegen, ArenaTensorsInABranchOnAValueAreMadeWhereItStarts) {
   // An If on a tensor's value: its branch's arena bytes are reserved on every
   // call, but its shapes need not make sense in calls that skip it (a slice
   // of n - 3 rows for n < 3), so its view is made only when the branch runs
-  // (before the If's depth was counted, lv1 joined arena_tensors).
+  // (before the If's depth was counted, lv1 joined arena_tensors): by the
+  // arm's own arena_tensors call, where the arm starts.
   Result<compiler::VmfbProgram> p = Codegen(R"(@I.ir_module
 class Module:
     @R.function
@@ -890,7 +891,7 @@ class Module:
   EXPECT_EQ(Join(views), Join({
                             "vm.builtin.arena_tensors(r2, 3, 2, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",  // lv0
                             "if r4 else #17",
-                            "r6 = vm.builtin.arena_tensor(r2, 3, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",  // lv1
+                            "vm.builtin.arena_tensors(r2, 6, 3, 1, 1, 2, 2, 32, 1, 1, 0, 0, 4)",  // lv1
                             "kernel relu(r3, r6)",
                         }))
       << Join(code);

@@ -55,6 +55,15 @@ class Canonicalizer : public ExprMutator {
   }
 
   void VisitBinding(const ir::Binding& b, bool in_dataflow, std::vector<ir::Binding>* out) override {
+    if (const auto* item = ir::ExprAs<ir::TupleGetItemExpr>(b.value)) {
+      if (AsVar(item->tuple) && !b.match_cast) items_[b.var.get()] = {item->tuple, item->index};
+    }
+    if (const ir::Expr* whole = RebuiltTuple(b)) {
+      // `(t[0], ..., t[n-1])`: t itself (an If's tuple result taken apart
+      // and put back together for the function's result).
+      var_remap_[b.var.get()] = VisitExpr(*whole);
+      return;
+    }
     if (IsAlias(b)) {
       ir::Expr target = VisitExpr(b.value);
       // gv = lv where lv was promoted to gv: the definition already is gv.
@@ -77,7 +86,29 @@ class Canonicalizer : public ExprMutator {
     return Proves(b.value->struct_info, b.match_cast);
   }
 
+  // The tuple t when `b` binds (t[0], ..., t[n-1]), every item in order, of
+  // a tuple t of n fields; null otherwise. Not for a dataflow t bound to a
+  // variable that leaves its block.
+  const ir::Expr* RebuiltTuple(const ir::Binding& b) const {
+    const auto* tuple = ir::ExprAs<ir::TupleExpr>(b.value);
+    if (!tuple || b.match_cast || tuple->fields.empty()) return nullptr;
+    const ir::Expr* whole = nullptr;
+    for (size_t i = 0; i < tuple->fields.size(); ++i) {
+      const ir::VarExpr* f = AsVar(tuple->fields[i]);
+      auto it = f ? items_.find(f) : items_.end();
+      if (it == items_.end() || it->second.second != static_cast<int>(i)) return nullptr;
+      if (whole && it->second.first.get() != whole->get()) return nullptr;
+      whole = &it->second.first;
+    }
+    const auto* v = AsVar(*whole);
+    const auto* ts = ir::SInfoAs<ir::TupleSInfo>(v->struct_info);
+    if (!ts || ts->fields.size() != tuple->fields.size()) return nullptr;
+    if (v->is_dataflow && !b.var->is_dataflow) return nullptr;
+    return whole;
+  }
+
   std::unordered_map<const ir::VarExpr*, ir::RVar> promote_;
+  std::unordered_map<const ir::VarExpr*, std::pair<ir::Expr, int>> items_;  // item var -> (tuple, index)
 };
 
 }  // namespace

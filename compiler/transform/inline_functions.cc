@@ -216,25 +216,25 @@ class Renamer : public ExprMutator {
   void Replace(const ir::VarExpr* old, ir::Expr now) { var_remap_[old] = std::move(now); }
 };
 
-// `f` with its top-level binding (block k, binding j), a call of `callee`,
-// inlined; nullptr when that would lose a check.
-ir::Function InlineAt(const ir::Function& f, size_t k, size_t j, const ir::FunctionExpr& callee) {
-  const auto& seq = static_cast<const ir::SeqExprNode&>(*f->body);
+// `seq` (a function's body or an If arm) with its binding (block k, binding
+// j), a call of `callee`, inlined: the new blocks and body; false when that
+// would lose a check. `scope`: the caller's symbolic variables.
+bool SpliceCall(const ir::SeqExprNode& seq, size_t k, size_t j, const ir::FunctionExpr& callee,
+                const std::set<const ir::VarNode*>& scope, std::vector<ir::BindingBlock>* blocks, ir::Expr* body) {
   const ir::Binding& site = seq.blocks[k].bindings[j];
   const auto& call = static_cast<const ir::CallExpr&>(*site.value);
   VarMap vmap;
-  if (!BindParams(callee, call.args, Scope(*f), &vmap)) return nullptr;
-  const auto* body = ir::ExprAs<ir::SeqExprNode>(callee.body);
-  if (!body) return nullptr;
+  if (!BindParams(callee, call.args, scope, &vmap)) return false;
+  if (!ir::ExprAs<ir::SeqExprNode>(callee.body)) return false;
   BodyCopier copier(callee, call.args, std::move(vmap));
   const ir::Expr copied = copier.Copy(callee.body);
   const auto& copy = static_cast<const ir::SeqExprNode&>(*copied);
 
-  std::vector<ir::BindingBlock> blocks(seq.blocks.begin(), seq.blocks.begin() + static_cast<std::ptrdiff_t>(k));
+  blocks->assign(seq.blocks.begin(), seq.blocks.begin() + static_cast<std::ptrdiff_t>(k));
   ir::BindingBlock before;
   before.bindings.assign(seq.blocks[k].bindings.begin(), seq.blocks[k].bindings.begin() + static_cast<std::ptrdiff_t>(j));
-  if (!before.bindings.empty()) blocks.push_back(std::move(before));
-  blocks.insert(blocks.end(), copy.blocks.begin(), copy.blocks.end());
+  if (!before.bindings.empty()) blocks->push_back(std::move(before));
+  blocks->insert(blocks->end(), copy.blocks.begin(), copy.blocks.end());
   ir::BindingBlock after;
   ir::Expr result = copy.body;
   if (!ir::ExprAs<ir::VarExpr>(result)) {
@@ -272,19 +272,77 @@ ir::Function InlineAt(const ir::Function& f, size_t k, size_t j, const ir::Funct
     }
   };
   rest(seq.blocks[k].bindings, j + 1, &after);
-  if (!after.bindings.empty()) blocks.push_back(std::move(after));
+  if (!after.bindings.empty()) blocks->push_back(std::move(after));
   for (size_t i = k + 1; i < seq.blocks.size(); ++i) {
     ir::BindingBlock b;
     b.is_dataflow = seq.blocks[i].is_dataflow;
     rest(seq.blocks[i].bindings, 0, &b);
-    if (!b.bindings.empty()) blocks.push_back(std::move(b));
+    if (!b.bindings.empty()) blocks->push_back(std::move(b));
   }
-  return RegroupDataflow(ir::WithBody(f, std::move(blocks), renamer.Rename(seq.body), /*keep_struct_info=*/false));
+  *body = renamer.Rename(seq.body);
+  return true;
 }
 
 bool IsPrimitive(const ir::FunctionExpr& f) {
   auto it = f.attrs.find("Primitive");
   return it != f.attrs.end();
+}
+
+// What InlineOne looks for calls with: the module, how often each function
+// is named, and the caller.
+struct Site {
+  ir::IRModule* mod;
+  std::map<std::string, int>* refs;
+  const std::string* caller;
+  std::set<const ir::VarNode*> scope;
+  std::string inlined;  // the callee inlined, once one is
+};
+
+// `seq` with its first call that can be inlined inlined, searching its
+// ordinary blocks and, inside them, the arms of Ifs (where a branch of an
+// imported If is one call of a lifted function: inlined, the arm runs the
+// branch's kernels in the caller's frame instead of calling a function that
+// checks its arguments again, plans its own arena and returns a tuple).
+// nullptr when there is none. `top`: seq is the function's body (its blocks
+// are then regrouped by the caller; an arm keeps the callee's blocks, whose
+// dataflow outputs are already what leaves them).
+ir::Expr InlineInSeq(const ir::SeqExprNode& seq, Site* site) {
+  for (size_t k = 0; k < seq.blocks.size(); ++k) {
+    if (seq.blocks[k].is_dataflow) continue;
+    for (size_t j = 0; j < seq.blocks[k].bindings.size(); ++j) {
+      const ir::Binding& b = seq.blocks[k].bindings[j];
+      if (const auto* i = ir::ExprAs<ir::IfExpr>(b.value)) {
+        const auto* t = ir::ExprAs<ir::SeqExprNode>(i->then_branch);
+        const auto* e = ir::ExprAs<ir::SeqExprNode>(i->else_branch);
+        ir::Expr nt = t ? InlineInSeq(*t, site) : nullptr;
+        ir::Expr ne = !nt && e ? InlineInSeq(*e, site) : nullptr;
+        if (!nt && !ne) continue;
+        auto ni = std::make_shared<ir::IfExpr>(i->cond, nt ? nt : i->then_branch, ne ? ne : i->else_branch);
+        ni->span = i->span;
+        ni->struct_info = i->struct_info;
+        std::vector<ir::BindingBlock> blocks = seq.blocks;
+        blocks[k].bindings[j].value = ni;
+        auto ns = std::make_shared<ir::SeqExprNode>(std::move(blocks), seq.body);
+        ns->span = seq.span;
+        ns->struct_info = seq.struct_info;
+        return ns;
+      }
+      const auto* call = ir::ExprAs<ir::CallExpr>(b.value);
+      const auto* gv = call && !b.match_cast ? ir::ExprAs<ir::GlobalVarExpr>(call->op) : nullptr;
+      if (!gv || gv->name == *site->caller || (*site->refs)[gv->name] != 1) continue;
+      ir::Function callee = site->mod->FindRelax(gv->name);
+      if (!callee || !callee->is_private || IsPrimitive(*callee) || callee->params.size() != call->args.size()) continue;
+      std::vector<ir::BindingBlock> blocks;
+      ir::Expr body;
+      if (!SpliceCall(seq, k, j, *callee, site->scope, &blocks, &body)) continue;
+      site->inlined = gv->name;  // gv may die with the old function
+      auto ns = std::make_shared<ir::SeqExprNode>(std::move(blocks), body);
+      ns->span = seq.span;
+      ns->struct_info = seq.struct_info;
+      return ns;
+    }
+  }
+  return nullptr;
 }
 
 // Inlines one call; false when there is none to inline.
@@ -296,29 +354,18 @@ bool InlineOne(ir::IRModule* mod) {
     if (!e.relax || IsPrimitive(*e.relax)) continue;
     const auto* seq = ir::ExprAs<ir::SeqExprNode>(e.relax->body);
     if (!seq) continue;
-    for (size_t k = 0; k < seq->blocks.size(); ++k) {
-      if (seq->blocks[k].is_dataflow) continue;
-      for (size_t j = 0; j < seq->blocks[k].bindings.size(); ++j) {
-        const ir::Binding& b = seq->blocks[k].bindings[j];
-        const auto* call = ir::ExprAs<ir::CallExpr>(b.value);
-        const auto* gv = call && !b.match_cast ? ir::ExprAs<ir::GlobalVarExpr>(call->op) : nullptr;
-        if (!gv || gv->name == e.name || refs[gv->name] != 1) continue;
-        ir::Function callee = mod->FindRelax(gv->name);
-        if (!callee || !callee->is_private || IsPrimitive(*callee) || callee->params.size() != call->args.size())
-          continue;
-        ir::Function f = InlineAt(e.relax, k, j, *callee);
-        if (!f) continue;
-        std::string name = gv->name;  // gv may die with the old function
-        e.relax = f;
-        for (auto it = mod->entries.begin(); it != mod->entries.end(); ++it) {
-          if (it->name == name) {
-            mod->entries.erase(it);
-            break;
-          }
-        }
-        return true;
+    Site site{mod, &refs, &e.name, Scope(*e.relax), {}};
+    ir::Expr ns = InlineInSeq(*seq, &site);
+    if (!ns) continue;
+    const auto& s = static_cast<const ir::SeqExprNode&>(*ns);
+    e.relax = RegroupDataflow(ir::WithBody(e.relax, s.blocks, s.body, /*keep_struct_info=*/false));
+    for (auto it = mod->entries.begin(); it != mod->entries.end(); ++it) {
+      if (it->name == site.inlined) {
+        mod->entries.erase(it);
+        break;
       }
     }
+    return true;
   }
   return false;
 }

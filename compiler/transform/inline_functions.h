@@ -18,9 +18,14 @@
 // the same form), every dimension of every parameter is then provably equal
 // to the argument's (so each entry check the call made could never fail),
 // and the expressions the variables take use only the caller's own symbolic
-// variables (those of its parameters and match_casts). Calls inside If arms
-// are left alone (fusion does not work in arms), as are calls from dataflow
-// blocks, recursive calls, and functions named anywhere else (a loop body).
+// variables (those of its parameters and match_casts). A call that is an
+// If arm's binding (an imported If's branch, lifted into a function of its
+// own) is inlined into the arm the same way: the VM then runs the branch's
+// kernels in the caller's frame, under a branch, instead of calling a
+// function that checks each argument again, plans an arena of its own and
+// returns a tuple to take apart (fusion and memory planning work in arms).
+// Calls from dataflow blocks, recursive calls, and functions named anywhere
+// else (a loop body) are left alone.
 //
 // The call's result variable, and aliases of it (`y = r`, which may carry the
 // callee's declared result type), are replaced by the inlined result, whose

@@ -52,6 +52,11 @@ TEST(OnnxControlE2E, RuntimeConditionRunsEitherBranch) {
   EXPECT_NE(text.find("if c:"), std::string::npos) << text;
   auto module = CompileOnnx(m);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
+  // Each lifted branch is inlined into its arm (inline-functions): main
+  // runs the branch's kernels itself, and no branch function is left.
+  EXPECT_TRUE((*module)->LookupFunction("main").ok());
+  EXPECT_FALSE((*module)->LookupFunction("choose_then").ok());
+  EXPECT_FALSE((*module)->LookupFunction("choose_else").ok());
   for (int64_t rows : {1, 4}) {
     std::vector<float> x = Ramp(rows * 3, -2, 2, static_cast<uint64_t>(rows));
     for (bool c : {true, false}) {

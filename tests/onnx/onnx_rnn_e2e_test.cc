@@ -131,6 +131,57 @@ TEST(OnnxRnnE2E, BidirectionalLstmWithEveryInputAtTwoShapes) {
   }
 }
 
+// The cell stores c and then reads it back for o's peephole and h = o *
+// tanh(c) (op_rnn.cc): a symbolic batch at every size the kernel has a
+// variant for (1, 2, 3 rows exactly, then tiles of 4 with a partial last
+// one), 32 hidden units (the cell loop as explicit 16-lane vectors), several
+// steps so that each reads the c the last one stored, peepholes, and with
+// sequence lengths (a row past its end reads back its old c and keeps h).
+TEST(OnnxRnnE2E, LstmCellReadsBackItsCellStateAtEveryBatchSize) {
+  for (bool lens : {false, true}) {
+    Spec s{"lstm", "forward"};
+    s.h = 32;
+    s.in = 7;
+    s.t = 3;
+    s.lens = lens;
+    int64_t H = s.h, gh = 4 * H;
+    rnnref::Data v = MakeWeights(s);
+    B m(14);
+    m.Input("x", TensorProto::FLOAT, {"seq", "batch", s.in});
+    if (lens) m.Input("lens", TensorProto::INT32, {"batch"});
+    m.Input("h0", TensorProto::FLOAT, {1, "batch", H});
+    m.Input("c0", TensorProto::FLOAT, {1, "batch", H});
+    m.Initializer("w", {1, gh, s.in}, F(v.w));
+    m.Initializer("r", {1, gh, H}, F(v.r));
+    m.Initializer("b", {1, 2 * gh}, F(v.bias));
+    m.Initializer("p", {1, 3 * H}, F(v.p));
+    auto* n = m.Node("LSTM", {"x", "w", "r", "b", lens ? "lens" : "", "h0", "c0", "p"}, {"y", "y_h", "y_c"});
+    B::AttrInt(n, "hidden_size", H);
+    m.Output("y");
+    m.Output("y_h");
+    m.Output("y_c");
+    auto mod = CompileOnnx(m);
+    ASSERT_TRUE(mod.ok()) << mod.status().ToString();
+    for (int64_t b : {1, 2, 3, 4, 5, 9}) {
+      s.b = b;
+      AddStates(s, &v, 40 + static_cast<uint64_t>(b));
+      std::vector<double> y, yh, yc;
+      rnnref::Reference(s, v, &y, &yh, &yc);
+      std::vector<Tensor> args = {F32({s.t, b, s.in}, F(v.x))};
+      if (lens) args.push_back(I32({b}, v.lens));
+      args.push_back(F32({1, b, H}, F(v.h0)));
+      args.push_back(F32({1, b, H}, F(v.c0)));
+      auto out = RunMain(*mod, args);
+      ASSERT_TRUE(out.ok()) << out.status().ToString();
+      ASSERT_EQ(out->size(), 3u);
+      std::string at = "batch " + std::to_string(b) + (lens ? " with lens" : "");
+      ExpectClose(out->at(0), y, "Y, " + at);
+      ExpectClose(out->at(1), yh, "Y_h, " + at);
+      ExpectClose(out->at(2), yc, "Y_c, " + at);
+    }
+  }
+}
+
 TEST(OnnxRnnE2E, GruLayout1WithActivationParametersAndOnlyYh) {
   for (int64_t lbr : {0, 1}) {
     Spec s{"gru", "reverse"};

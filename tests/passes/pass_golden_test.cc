@@ -174,6 +174,7 @@ const GoldenCase kCases[] = {
     {"legalize_nested", Pipeline::kLegalize},
     {"remove_unused", Pipeline::kRemoveUnused},
     {"canonicalize", Pipeline::kCanonicalize},
+    {"canonicalize_tuple", Pipeline::kCanonicalize},
     {"cse", Pipeline::kCse},
     {"dce", Pipeline::kDce},
     {"dce_match_cast", Pipeline::kDce},
@@ -191,6 +192,7 @@ const GoldenCase kCases[] = {
     {"guard_raise_arms", Pipeline::kGuardRaiseArms},
     {"guard_raise_arms_cond", Pipeline::kGuardRaiseArms},
     {"inline_functions", Pipeline::kInlineFunctions},
+    {"inline_functions_arms", Pipeline::kInlineFunctions},
 };
 
 INSTANTIATE_TEST_SUITE_P(Passes, PassGoldenTest, ::testing::ValuesIn(kCases),
