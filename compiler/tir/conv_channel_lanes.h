@@ -9,8 +9,10 @@
 // (output point, tap) pair is inside the input or not as a whole, and the
 // pairs outside are never emitted (the plane is static): 100 of 144 FMAs.
 // Per task (image, block of 16 output channels):
-//   1. the plane's points in register tiles of at most kMaxTilePixels (one
-//      16-channel accumulator a point); per input channel, every tap
+//   1. the plane's points in register tiles of at most 16 (one 16-channel
+//      accumulator a point; planes of fewer points take several blocks a
+//      tile, up to 16 accumulators, each broadcast input feeding all of
+//      them: knob conv.lane_blocks); per input channel, every tap
 //      (unrolled) loads the block's 16 weights once and adds weight x the
 //      input element (broadcast, read in place at a static offset) into
 //      the accumulator of each point of the tile whose tap is inside;
@@ -42,8 +44,8 @@ constexpr int64_t kChannelLaneBlock = 16;
 
 // The default rule on a conv's static geometry (the packing pass asks it
 // before the nest exists, the schedule after): one group, output channels
-// a multiple of 16, more than one, and an output plane of at most
-// kMaxChannelLanePixels points (see the .cc for the measurements).
+// a multiple of 16, more than 16, and an output plane of at most 64
+// points, or for 1 x 1 kernels of 2 to 25 (the .cc has the measurements).
 bool ChannelLanesRuleTakes(int64_t out_channels, int64_t in_channels, int64_t kh, int64_t kw, int64_t ho, int64_t wo,
                            int64_t groups);
 

@@ -57,6 +57,10 @@ TEST(ConvChannelLanesTest, RuleOnTheGeometry) {
   EXPECT_TRUE(ChannelLanesRuleTakes(128, 128, 3, 3, 4, 4, 1));
   EXPECT_TRUE(ChannelLanesRuleTakes(32, 64, 3, 3, 8, 8, 1));
   EXPECT_TRUE(ChannelLanesRuleTakes(64, 64, 3, 3, 1, 32, 1));
+  EXPECT_TRUE(ChannelLanesRuleTakes(64, 64, 3, 3, 1, 1, 1));    // the centre tap only
+  EXPECT_TRUE(ChannelLanesRuleTakes(64, 64, 1, 1, 5, 5, 1));
+  EXPECT_FALSE(ChannelLanesRuleTakes(64, 64, 1, 1, 6, 6, 1));   // pointwise: at most 25 points
+  EXPECT_FALSE(ChannelLanesRuleTakes(64, 64, 1, 1, 1, 1, 1));   // a matrix-vector product
   EXPECT_FALSE(ChannelLanesRuleTakes(128, 128, 3, 3, 9, 9, 1));   // 81 points
   EXPECT_FALSE(ChannelLanesRuleTakes(40, 128, 3, 3, 4, 4, 1));    // not whole blocks of 16
   EXPECT_FALSE(ChannelLanesRuleTakes(16, 128, 3, 3, 4, 4, 1));    // one block
@@ -93,15 +97,23 @@ TEST(ConvChannelLanesTest, TapsReadingPaddingAreNotEmitted) {
   std::string text = Print(ScheduleChannelLaneConvs(Unscheduled(k), 1));
   EXPECT_EQ(Count(text, "\"fma\""), 100u) << text;
   EXPECT_EQ(text.find("if_then_else"), std::string::npos) << text;
-  // 2 x 2: 16 of 36.
+  // 2 x 2: 16 of 36, for each of the two blocks of the tile (4 points,
+  // so both blocks of 16 channels in one tile: 8 accumulators).
   Case s = Packed16({1, 8, 2, 2, 32, 3, 3, 1, 1, 1, 1, 1, 1});
-  EXPECT_EQ(Count(Print(ScheduleChannelLaneConvs(Unscheduled(s), 1)), "\"fma\""), 16u);
+  text = Print(ScheduleChannelLaneConvs(Unscheduled(s), 1));
+  EXPECT_EQ(Count(text, "\"fma\""), 32u) << text;
+  EXPECT_NE(text.find("acc_cl = T.decl_buffer((4, 32)"), std::string::npos) << text;
+  // conv.lane_blocks 1: one block a tile.
+  ScheduleKnobs one;
+  one.values["conv.lane_blocks"] = 1;
+  EXPECT_EQ(Count(Print(ScheduleChannelLaneConvs(Unscheduled(s), 1, one)), "\"fma\""), 16u);
 }
 
 TEST(ConvChannelLanesTest, Numbers) {
   std::vector<Case> cases = {
       Packed16({1, 16, 1, 1, 32, 3, 3, 1, 1, 1, 1, 1, 1}),        // 1 x 1 plane: the centre tap only
       Packed16({1, 8, 2, 2, 32, 3, 3, 1, 1, 1, 1, 1, 1}),
+      Packed16({1, 5, 2, 2, 80, 3, 3, 1, 1, 1, 1, 1, 1, true}),   // tasks of 4 blocks and one left
       Packed16({1, 5, 3, 3, 48, 3, 3, 1, 1, 1, 1, 1, 1}),
       Packed16({1, 7, 4, 4, 32, 3, 3, 1, 1, 1, 1, 1, 1, true}),   // bias + ReLU
       Packed16({1, 3, 5, 6, 32, 3, 3, 1, 1, 1, 1, 1, 1}),

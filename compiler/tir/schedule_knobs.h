@@ -53,6 +53,8 @@
 //                     conv of one group over a plane of at most 64 points;
 //                     2: never; 0: the rule (weights packed in blocks of 16
 //                     by pack-constant-weights, which asks the same rule)
+//   conv.lane_blocks  blocks of 16 output channels a tile of that kernel
+//                     (1..16; the rule: as many as keep 16 accumulators)
 //
 // Strided depthwise convolution (depthwise_schedule.h):
 //   depthwise.rows    output rows per register tile, 1..8

@@ -162,7 +162,10 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
     knobs.push_back({"conv.row_tiles", {0, 1, 2}});
     if (im2col) knobs.push_back({"conv.im2col", {0, 16, 32, 48, 64}});
     if (border_split) knobs.push_back({"conv.border_split", {0, 1, 2}});
-    if (channel_lanes) knobs.push_back({"conv.channel_lanes", {0, 1, 2}});
+    if (channel_lanes) {
+      knobs.push_back({"conv.channel_lanes", {0, 1, 2}});
+      knobs.push_back({"conv.lane_blocks", {0, 1, 2, 4}});
+    }
     // The packed input's layout (halo rows or shift planes): a different
     // packing and tile loop, offered where one of them is not the rule's.
     if (KnobApplies(lowered, threads, base, "conv.shift_planes", {1, 2}))
@@ -175,7 +178,10 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
   }
   if (im2col || border_split || channel_lanes) {
     if (im2col) knobs.push_back({"conv.im2col", {0, 16, 32, 48, 64}});
-    if (channel_lanes) knobs.push_back({"conv.channel_lanes", {0, 1, 2}});
+    if (channel_lanes) {
+      knobs.push_back({"conv.channel_lanes", {0, 1, 2}});
+      knobs.push_back({"conv.lane_blocks", {0, 1, 2, 4}});
+    }
     if (border_split) {
       knobs.push_back({"conv.border_split", {0, 1, 2}});
       knobs.push_back({"conv.nr", {0, 16, 32, 48, 64}});
