@@ -24,6 +24,10 @@ constexpr int64_t kMaxTilePixels = 16;
 // Planes of at most this many points: the tiles are unrolled tap by tap
 // and point by point, so the code grows with the plane.
 constexpr int64_t kMaxChannelLaneLegalPixels = 64;
+// Kernels of at most this many taps (7 x 7), for the same reason: Basic
+// Pitch's 1 x 256 filter bank at stride 256 (one row of 13 outputs) would
+// unroll 256 taps x 13 points a tile.
+constexpr int64_t kMaxChannelLaneTaps = 49;
 // The rule's bounds (ChannelLanesRuleTakes). Layer alone, constant
 // weights, 1 thread, CPU time against the direct kernel (conv_kernel.h),
 // channels in = out, loaded 2-core machine, same run:
@@ -48,7 +52,7 @@ constexpr int64_t kMaxChannelLanePointwisePixels = 25;
 bool ChannelLanesRuleTakes(int64_t out_channels, int64_t in_channels, int64_t kh, int64_t kw, int64_t ho, int64_t wo,
                            int64_t groups) {
   if (groups != 1 || out_channels % kLanes != 0 || out_channels <= kLanes || in_channels <= 0 || kh <= 0 || kw <= 0 ||
-      ho <= 0 || wo <= 0)
+      kh * kw > kMaxChannelLaneTaps || ho <= 0 || wo <= 0)
     return false;
   const int64_t points = ho * wo;
   if (kh * kw == 1) return points >= 2 && points <= kMaxChannelLanePointwisePixels;
@@ -271,7 +275,7 @@ class Kernel {
 bool ChannelLanesApply(const ConvNest& cv) {
   const bool weights = cv.wblock == 0 || (cv.wblock <= kLanes && kLanes % cv.wblock == 0 && cv.o % cv.wblock == 0);
   return cv.groups == 1 && cv.ch == cv.ki && cv.n > 0 && cv.o > 0 && cv.ki > 0 && cv.ho > 0 && cv.wo > 0 &&
-         cv.ho * cv.wo <= kMaxChannelLaneLegalPixels && weights && Float32Plain(cv.data, 4) &&
+         cv.ho * cv.wo <= kMaxChannelLaneLegalPixels && cv.kh * cv.kw <= kMaxChannelLaneTaps && weights && Float32Plain(cv.data, 4) &&
          Float32Plain(cv.out, 4) && cv.weight->dtype == DType::Float32() && Dim(cv.data, 0) == cv.n;
 }
 

@@ -44,15 +44,16 @@ constexpr int64_t kChannelLaneBlock = 16;
 
 // The default rule on a conv's static geometry (the packing pass asks it
 // before the nest exists, the schedule after): one group, output channels
-// a multiple of 16, more than 16, and an output plane of at most 64
-// points, or for 1 x 1 kernels of 2 to 25 (the .cc has the measurements).
+// a multiple of 16, more than 16, at most 49 taps, and an output plane of
+// at most 64 points, or for 1 x 1 kernels of 2 to 25 (the .cc has the
+// measurements).
 bool ChannelLanesRuleTakes(int64_t out_channels, int64_t in_channels, int64_t kh, int64_t kw, int64_t ho, int64_t wo,
                            int64_t groups);
 
 namespace conv {
 // Whether the kernel can take `cv` (whatever the rule says): float32, one
-// group, static, a plane of at most kMaxChannelLaneLegalPixels points,
-// OIHW weights or weights packed in blocks dividing 16.
+// group, static, a plane of at most 64 points, at most 49 taps, OIHW
+// weights or weights packed in blocks dividing 16.
 bool ChannelLanesApply(const ConvNest& cv);
 }  // namespace conv
 

@@ -65,6 +65,7 @@ TEST(ConvChannelLanesTest, RuleOnTheGeometry) {
   EXPECT_FALSE(ChannelLanesRuleTakes(40, 128, 3, 3, 4, 4, 1));    // not whole blocks of 16
   EXPECT_FALSE(ChannelLanesRuleTakes(16, 128, 3, 3, 4, 4, 1));    // one block
   EXPECT_FALSE(ChannelLanesRuleTakes(128, 64, 3, 3, 4, 4, 2));    // grouped
+  EXPECT_FALSE(ChannelLanesRuleTakes(32, 1, 1, 256, 1, 13, 1));   // 256 taps
 }
 
 TEST(ConvChannelLanesTest, TheRuleTakesWeightsPackedBy16AndTheKnobAnyLayout) {

@@ -92,13 +92,14 @@ bool ScheduleReadsPacked(const ir::Expr& e, const ir::StructInfo& out, int64_t c
 
 // Whether the conv of data `e` and output `out` (weight shape `ws`) takes
 // the channel-lane kernel by its rule (conv_channel_lanes.h), which reads a
-// weight packed in blocks of 16 output channels: a static image (the
-// kernel is not reached through the batch peel) and a static output plane.
+// weight packed in blocks of 16 output channels: static but for the batch
+// (which tir::ScheduleConvsPeelingBatch peels; ScheduleReadsPacked has
+// checked that it does not keep the conv symbolic).
 bool ChannelLanesTake(const ir::Expr& e, const ir::StructInfo& out, const std::vector<int64_t>& ws, int64_t groups) {
   const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
   const auto* o = ir::SInfoAs<ir::TensorSInfo>(out);
   if (!t || !o || !t->has_shape || !o->has_shape || t->shape.size() != 4 || o->shape.size() != 4) return false;
-  for (size_t d = 0; d < 4; ++d)
+  for (size_t d = 1; d < 4; ++d)
     if (!relax::ConstDim(t->shape[d]) || !relax::ConstDim(o->shape[d])) return false;
   return tir::ChannelLanesRuleTakes(ws[0], ws[1], ws[2], ws[3], *relax::ConstDim(o->shape[2]),
                                     *relax::ConstDim(o->shape[3]), groups);
