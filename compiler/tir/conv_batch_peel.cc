@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "compiler/arith/simplify.h"
+#include "compiler/tir/conv_channel_lanes.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/depthwise_schedule.h"
 #include "compiler/tir/inline_elementwise.h"
@@ -431,8 +432,11 @@ PrimFunc ScheduleConvsPeelingBatch(const PrimFunc& func, int num_threads_hint, c
   // Depthwise convolutions the conv schedule declines (strided, small
   // planes) take the static schedules, as when pinned: strided depthwise's
   // phase planes (depthwise_schedule.h), else window reductions.
+  // Small planes with weights packed for it: the channel-lane kernel.
   PrimFunc scheduled = ScheduleWindowReductions(
-      ScheduleConvs(ScheduleStridedDepthwise(peeled, knobs), num_threads_hint, knobs), knobs);
+      ScheduleConvs(ScheduleChannelLaneConvs(ScheduleStridedDepthwise(peeled, knobs), num_threads_hint, knobs),
+                    num_threads_hint, knobs),
+      knobs);
   if (scheduled.get() == peeled.get() || HasNaiveReduction(scheduled->body)) return func;
   // The epilogue into the schedules' plain stores, as when pinned: after the
   // image loop wraps the body, the pipeline's own InlineElementwise no

@@ -22,13 +22,14 @@ struct Case {
   int64_t n, c, h, w, o, kh, kw, sh, sw, pt, pl, pb, pr;
   bool bias_relu = false;
   int64_t groups = 1;
-  bool packed = false;  // weight [O/8, I, KH, KW, 8]
+  bool packed = false;  // weight [O/b, I, KH, KW, b]
+  int64_t block = 8;    // b
   int64_t Ho() const { return (h + pt + pb - kh) / sh + 1; }
   int64_t Wo() const { return (w + pl + pr - kw) / sw + 1; }
   std::string Name() const {
     return "n" + std::to_string(n) + " c" + std::to_string(c) + " " + std::to_string(h) + "x" + std::to_string(w) +
            " o" + std::to_string(o) + " k" + std::to_string(kh) + "x" + std::to_string(kw) + " s" +
-           std::to_string(sh) + "," + std::to_string(sw) + (bias_relu ? " bias+relu" : "") + (packed ? " packed" : "");
+           std::to_string(sh) + "," + std::to_string(sw) + (bias_relu ? " bias+relu" : "") + (packed ? " packed" + std::to_string(block) : "");
   }
 };
 
@@ -42,7 +43,7 @@ inline std::string Func(const Case& k) {
   std::string out = Shape({k.n, k.o, k.Ho(), k.Wo()});
   std::string s = "@T.prim_func\ndef conv(data: T.Buffer(" + Shape({k.n, k.c, k.h, k.w}) +
                   ", \"float32\"), weight: T.Buffer(" +
-                  (k.packed ? Shape({k.o / 8, cpg, k.kh, k.kw, 8}) : Shape({k.o, cpg, k.kh, k.kw})) +
+                  (k.packed ? Shape({k.o / k.block, cpg, k.kh, k.kw, k.block}) : Shape({k.o, cpg, k.kh, k.kw})) +
                   ", \"float32\"), bias: T.Buffer(" + Shape({k.o, 1, 1}) + ", \"float32\"), out: T.Buffer(" + out +
                   ", \"float32\")):\n";
   std::string conv = k.bias_relu ? "conv" : "out";
@@ -60,7 +61,7 @@ inline std::string Func(const Case& k) {
   s += "            " + conv + "[v_i0, v_i1, v_i2, v_i3] = " + conv + "[v_i0, v_i1, v_i2, v_i3] + T.if_then_else(" + iy +
        " >= 0 and " + iy + " < " + std::to_string(k.h) + " and " + ix + " >= 0 and " + ix + " < " +
        std::to_string(k.w) + ", data[v_i0, " + ch + ", " + iy + ", " + ix + "] * " +
-       (k.packed ? std::string("weight[v_i1 // 8, v_k0, v_k1, v_k2, v_i1 % 8]") : std::string("weight[v_i1, v_k0, v_k1, v_k2]")) +
+       (k.packed ? "weight[v_i1 // " + std::to_string(k.block) + ", v_k0, v_k1, v_k2, v_i1 % " + std::to_string(k.block) + "]" : std::string("weight[v_i1, v_k0, v_k1, v_k2]")) +
        ", T.float32(0))\n";
   if (!k.bias_relu) return s;
   s += "    for i0, i1, i2, i3 in T.grid(" + I(k.n) + ", " + I(k.o) + ", " + I(k.Ho()) + ", " + I(k.Wo()) + "):\n";

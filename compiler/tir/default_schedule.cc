@@ -16,6 +16,7 @@
 #include "compiler/tir/conv_grouped_block.h"
 #include "compiler/tir/conv_batch_peel.h"
 #include "compiler/tir/conv_border_split_schedule.h"
+#include "compiler/tir/conv_channel_lanes.h"
 #include "compiler/tir/conv_im2col_schedule.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/tir/conv_symbolic_schedule.h"
@@ -451,7 +452,7 @@ PrimFunc Pipeline(const PrimFunc& input, int num_threads_hint, const ScheduleKno
     // (long lines of kernels along them), the former by the knob only.
     // Grouped convs of 16 channels a group: channels in the lanes (conv_grouped_block.h).
     PrimFunc dot = ScheduleGroupedBlockConvs(
-        ScheduleStridedDepthwise(ScheduleDotConvs(ScheduleIm2colConvs(ScheduleBorderSplitConvs(f, num_threads_hint, knobs), num_threads_hint, knobs), num_threads_hint), knobs),
+        ScheduleStridedDepthwise(ScheduleDotConvs(ScheduleIm2colConvs(ScheduleBorderSplitConvs(ScheduleChannelLaneConvs(f, num_threads_hint, knobs), num_threads_hint, knobs), num_threads_hint, knobs), num_threads_hint), knobs),
         knobs);
     PrimFunc convs = ScheduleConvsPeelingBatch(ScheduleConvs(dot, num_threads_hint, knobs), num_threads_hint, knobs);
     return ScheduleSymbolicConvs(convs, num_threads_hint);

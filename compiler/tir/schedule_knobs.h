@@ -48,6 +48,13 @@
 //                     interior tiles read the input in place, border tiles a
 //                     copy of their rows, only valid taps; conv.mr / nr its
 //                     tile. 2: never; 0: the rule (kernels along long lines)
+//   conv.channel_lanes 1: 16 output channels in the lanes, the taps that
+//                     read padding left out (conv_channel_lanes.h) for every
+//                     conv of one group over a plane of at most 64 points;
+//                     2: never; 0: the rule (weights packed in blocks of 16
+//                     by pack-constant-weights, which asks the same rule)
+//   conv.lane_blocks  blocks of 16 output channels a tile of that kernel
+//                     (1..16; the rule: as many as keep 16 accumulators)
 //
 // Strided depthwise convolution (depthwise_schedule.h):
 //   depthwise.rows    output rows per register tile, 1..8

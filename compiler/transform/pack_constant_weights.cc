@@ -13,6 +13,7 @@
 #include "compiler/relax/struct_info_util.h"
 #include "compiler/relax/te_builder.h"
 #include "compiler/tir/conv_batch_peel.h"
+#include "compiler/tir/conv_channel_lanes.h"
 #include "compiler/tir/conv_schedule.h"
 #include "compiler/transform/conv_rewrite_util.h"
 #include "compiler/transform/expr_mutator.h"
@@ -89,6 +90,21 @@ bool ScheduleReadsPacked(const ir::Expr& e, const ir::StructInfo& out, int64_t c
   return !(ho && *ho == 1 && !relax::ConstDim(o->shape[3]));
 }
 
+// Whether the conv of data `e` and output `out` (weight shape `ws`) takes
+// the channel-lane kernel by its rule (conv_channel_lanes.h), which reads a
+// weight packed in blocks of 16 output channels: static but for the batch
+// (which tir::ScheduleConvsPeelingBatch peels; ScheduleReadsPacked has
+// checked that it does not keep the conv symbolic).
+bool ChannelLanesTake(const ir::Expr& e, const ir::StructInfo& out, const std::vector<int64_t>& ws, int64_t groups) {
+  const auto* t = ir::SInfoAs<ir::TensorSInfo>(e->struct_info);
+  const auto* o = ir::SInfoAs<ir::TensorSInfo>(out);
+  if (!t || !o || !t->has_shape || !o->has_shape || t->shape.size() != 4 || o->shape.size() != 4) return false;
+  for (size_t d = 1; d < 4; ++d)
+    if (!relax::ConstDim(t->shape[d]) || !relax::ConstDim(o->shape[d])) return false;
+  return tir::ChannelLanesRuleTakes(ws[0], ws[1], ws[2], ws[3], *relax::ConstDim(o->shape[2]),
+                                    *relax::ConstDim(o->shape[3]), groups);
+}
+
 class Packer : public ConvBindingRewriter {
  public:
   // Packing kernels are added to `mod` (one per weight shape).
@@ -96,7 +112,11 @@ class Packer : public ConvBindingRewriter {
       : kernels_(mod, "pack_weight_oihw" + std::to_string(tir::kConvWeightBlock) + "o",
                  [](const std::string& name, const std::vector<int64_t>& ws) {
                    return PackingKernel(name, ws, tir::kConvWeightBlock);
-                 }) {}
+                 }),
+        lane_kernels_(mod, "pack_weight_oihw" + std::to_string(tir::kChannelLaneBlock) + "o",
+                      [](const std::string& name, const std::vector<int64_t>& ws) {
+                        return PackingKernel(name, ws, tir::kChannelLaneBlock);
+                      }) {}
 
  private:
   bool RewriteConv(const ir::CallExpr& call, const ir::Binding& b, bool dataflow,
@@ -106,8 +126,9 @@ class Packer : public ConvBindingRewriter {
     if (!ConstantOf(w) || !StaticF32(w, &ws) || ws.size() != 4 || !ScheduleReadsPacked(call.args[0], b.var->struct_info, ws[1], ws[2] * ws[3], ws[0]))
       return false;
     if (!DefaultConvLayoutsF32(call.attrs)) return false;
-    const int64_t block = tir::kConvWeightBlock;
     int64_t groups = IntAttr(call.attrs, "groups", 1);
+    const bool lanes = ChannelLanesTake(call.args[0], b.var->struct_info, ws, groups);
+    const int64_t block = lanes ? tir::kChannelLaneBlock : tir::kConvWeightBlock;
     if (groups <= 0 || ws[0] % groups != 0 || (ws[0] / groups) % block != 0) return false;
 
     auto emit = [&](ir::Expr value) {
@@ -116,7 +137,7 @@ class Packer : public ConvBindingRewriter {
       return ir::Expr(v);
     };
     std::vector<int64_t> packed_shape = {ws[0] / block, ws[1], ws[2], ws[3], block};
-    Result<ir::Expr> pack = kernels_.Call(w, ws, packed_shape);
+    Result<ir::Expr> pack = (lanes ? lane_kernels_ : kernels_).Call(w, ws, packed_shape);
     if (!pack.ok()) {
       status = pack.status();
       return false;
@@ -132,7 +153,7 @@ class Packer : public ConvBindingRewriter {
     return true;
   }
 
-  PackingKernels kernels_;
+  PackingKernels kernels_, lane_kernels_;
 };
 
 }  // namespace

@@ -57,6 +57,25 @@ std::string Print(const ir::IRModule& m) { return text::PrintModule(m); }
 
 bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
+// Convs the channel-lane kernel takes by its rule (tir::ChannelLanesRuleTakes:
+// small static planes) get blocks of 16, the kernel's lanes; others keep 8.
+TEST(PackConstantWeights, SmallPlanesTakeBlocksOf16) {
+  std::string text = Print(BindAndPack(ConvModule("1, 8, 4, 4", "32, 8, 3, 3", ", padding=1"), {32, 8, 3, 3}));
+  EXPECT_TRUE(Contains(text, "R.call_tir(cls.pack_weight_oihw16o, (metadata[")) << text;
+  EXPECT_TRUE(Contains(text, "kernel_layout=\"OIHW16o\"")) << text;
+  EXPECT_TRUE(Contains(text, "R.Tensor((2, 8, 3, 3, 16), dtype=\"float32\")")) << text;
+  // A 14 x 14 plane, and 40 output channels (not whole blocks of 16): 8.
+  text = Print(BindAndPack(ConvModule("1, 8, 14, 14", "32, 8, 3, 3", ", padding=1"), {32, 8, 3, 3}));
+  EXPECT_TRUE(Contains(text, "kernel_layout=\"OIHW8o\"")) << text;
+  text = Print(BindAndPack(ConvModule("1, 8, 4, 4", "40, 8, 3, 3", ", padding=1"), {40, 8, 3, 3}));
+  EXPECT_TRUE(Contains(text, "kernel_layout=\"OIHW8o\"")) << text;
+  // A 1 x 1 kernel over a 4 x 4 plane: 16; over 8 x 8: 8.
+  text = Print(BindAndPack(ConvModule("1, 8, 4, 4", "32, 8, 1, 1", ""), {32, 8, 1, 1}));
+  EXPECT_TRUE(Contains(text, "kernel_layout=\"OIHW16o\"")) << text;
+  text = Print(BindAndPack(ConvModule("1, 8, 8, 8", "32, 8, 1, 1", ""), {32, 8, 1, 1}));
+  EXPECT_TRUE(Contains(text, "kernel_layout=\"OIHW8o\"")) << text;
+}
+
 TEST(PackConstantWeights, ConstantWeightBecomesBlockedAndFolds) {
   ir::IRModule packed = BindAndPack(ConvModule("1, 4, 6, 6", "16, 4, 3, 2", ", padding=1"), {16, 4, 3, 2});
   std::string text = Print(packed);

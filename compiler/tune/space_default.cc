@@ -152,12 +152,20 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
   // they apply (stride 1, one group, lines of a vector or more): on (1) or
   // off (2) against the rule (0), which takes some of them.
   const bool border_split = KnobApplies(lowered, threads, base, "conv.border_split", {1, 2});
+  // And the channel-lane kernel (conv_channel_lanes.h) where it applies
+  // (one group, a plane of at most 64 points): on (1) or off (2) against
+  // the rule (0, weights packed for it).
+  const bool channel_lanes = KnobApplies(lowered, threads, base, "conv.channel_lanes", {1, 2});
   if (tir::ScheduleConvs(lowered, threads).get() != lowered.get() || ConvKnobsApply(lowered, threads)) {
     knobs.push_back({"conv.mr", {0, 2, 4, 6, 8}});
     knobs.push_back({"conv.nr", {0, 16, 32, 48, 64, 96}});
     knobs.push_back({"conv.row_tiles", {0, 1, 2}});
     if (im2col) knobs.push_back({"conv.im2col", {0, 16, 32, 48, 64}});
     if (border_split) knobs.push_back({"conv.border_split", {0, 1, 2}});
+    if (channel_lanes) {
+      knobs.push_back({"conv.channel_lanes", {0, 1, 2}});
+      knobs.push_back({"conv.lane_blocks", {0, 1, 2, 4}});
+    }
     // The packed input's layout (halo rows or shift planes): a different
     // packing and tile loop, offered where one of them is not the rule's.
     if (KnobApplies(lowered, threads, base, "conv.shift_planes", {1, 2}))
@@ -168,8 +176,12 @@ std::vector<Knob> ScheduleKnobsOf(const ir::PrimFunc& func, const ir::PrimFunc& 
     if (PlaneRowsApply(lowered, threads)) knobs.push_back({"conv.plane_rows", {0, 8, 16, 24}});
     return knobs;
   }
-  if (im2col || border_split) {
+  if (im2col || border_split || channel_lanes) {
     if (im2col) knobs.push_back({"conv.im2col", {0, 16, 32, 48, 64}});
+    if (channel_lanes) {
+      knobs.push_back({"conv.channel_lanes", {0, 1, 2}});
+      knobs.push_back({"conv.lane_blocks", {0, 1, 2, 4}});
+    }
     if (border_split) {
       knobs.push_back({"conv.border_split", {0, 1, 2}});
       knobs.push_back({"conv.nr", {0, 16, 32, 48, 64}});
