@@ -35,7 +35,11 @@
 // the column run is whole 16-column vectors (explicit, unmasked) and one
 // more ending at the run's end (a scalar loop when the run is shorter);
 // wider strides over run-time rows are left as lowered (LLVM's loop was
-// faster).
+// faster). Ahead of that nest, tests on the run-time extents pick a
+// test-free nest where they hold: one row loop of runs when no output
+// reaches the padding, or over the taps of the tap rows that are inside
+// for every output row when the others are inside for none (tiny planes;
+// taps outside must give OP's identity).
 // Windows of more than kMaxWindowTaps taps (13 x 13), and of more than 9
 // over run-time planes (SPPF's 5 x 5: the unrolled tree of clamped selects
 // cost compile memory), keep their tap loops,

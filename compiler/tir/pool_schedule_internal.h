@@ -9,6 +9,9 @@
 //   pool_schedule_symbolic.cc  run-time extents: the interior is a run of
 //                              columns computed from each test's linear bound,
 //                              the other tests selects over clamped loads
+//   pool_schedule_versions.cc  run-time extents: test-free nests ahead of the
+//                              symbolic one for planes without a border, or
+//                              whose tap rows are inside for all rows or none
 //   pool_schedule_large.cc     windows too large to unroll (or too large over
 //                              run-time planes): tap loops around vector rows,
 //                              and the separable max / min over run-time planes
@@ -17,6 +20,7 @@
 #define KILN_COMPILER_TIR_POOL_SCHEDULE_INTERNAL_H_
 
 #include <cstdint>
+#include <optional>
 #include <unordered_set>
 #include <vector>
 
@@ -126,6 +130,38 @@ Stmt RewriteSeparableWindow(const Window& w, const PoolKnobs& knobs);
 
 // `t` (an integer comparison) as g >= 0; null for anything else.
 PrimExpr AsNonNegative(const PrimExpr& t);
+
+// Test terms by node (each term of TestTerms once).
+using TermSet = std::unordered_set<const PrimExprNode*>;
+
+// Whether the loads of `taps` step by 2 in x (else by 1); nullopt when one
+// steps by more (such rows stay as lowered).
+std::optional<bool> Strided(const Window& w, const std::vector<PrimExpr>& taps);
+
+// Columns [lo, hi) of a row whose `taps` hold no test on x: one vector
+// loop (masked tail) at stride 1, whole 16-column vectors at stride 2.
+Stmt RunLoops(const Window& w, const PrimExpr& lo, const PrimExpr& hi, bool strided,
+              const std::vector<PrimExpr>& taps);
+
+// `full` with the terms of `drop` gone from its tests, the other tests
+// selects over clamped loads; false when a test's true side is no load.
+bool ClampAll(const std::vector<PrimExpr>& full, const TermSet& drop,
+              const std::unordered_set<const VarNode*>& nest_vars, std::vector<PrimExpr>* out);
+
+// ------------------- plane-level versions (pool_schedule_versions.cc)
+
+// `general` (the symbolic nest) behind run-time tests on the plane's
+// extents that pick, where they hold, a nest with no test at all: every
+// tap inside the plane for every output (no border), or, when a failed
+// test gives OP's identity, the taps of a range of tap rows that are
+// inside for every output row while the others are inside for none (the
+// columns without a border). `x_run` / `y_run` bound the columns / rows
+// whose taps are all inside (y_run null: no row tests or no such run),
+// `x_terms` / `y_terms` their tests (x_terms with the tests that always
+// hold). Returns `general` when no version applies.
+Stmt PlaneVersions(const Window& w, const std::vector<PrimExpr>& full, const Run& x_run, const Run* y_run,
+                   const TermSet& x_terms, const TermSet& y_terms, const std::unordered_set<const VarNode*>& nest_vars,
+                   const std::unordered_set<const VarNode*>& others_y, Stmt general);
 
 // Adds the bound term `t` puts on x (t linear in x with a nonzero constant
 // step, its rest free of `others`); false when it is not of that form.

@@ -14,7 +14,8 @@
 // whole row (the emitter splats it), so these rows vectorize too. Border
 // columns keep their tests, as selects over clamped loads, one store each.
 // Before: nudenet's SPPF 5 x 5 max pools ran one tested scalar tap at a
-// time.
+// time. Planes without a border at run time take test-free nests ahead of
+// this one (pool_schedule_versions.cc).
 #include <memory>
 #include <optional>
 #include <utility>
@@ -238,8 +239,6 @@ std::pair<PrimExpr, PrimExpr> RunRange(const Run& run, const PrimExpr& ext) {
   return {lo, hi};
 }
 
-using TermSet = std::unordered_set<const PrimExprNode*>;
-
 // One output row: the columns outside the x run (all of them when `run` is
 // null) with the terms of `border_drop` gone and the other tests selects
 // over clamped loads, the run with those of `interior_drop` gone as well.
@@ -247,7 +246,6 @@ using TermSet = std::unordered_set<const PrimExprNode*>;
 Stmt SymbolicRow(const Window& w, const std::vector<PrimExpr>& full, const Run* run, const TermSet& border_drop,
                  const TermSet& interior_drop, const std::unordered_set<const VarNode*>& nest_vars) {
   const ForNode* xl = w.spatial.back();
-  const VarNode* x = xl->loop_var.get();
   ClampTests border(border_drop, nest_vars);
   std::vector<PrimExpr> border_taps;
   for (const PrimExpr& v : full) border_taps.push_back(border.MutateExpr(v));
@@ -262,46 +260,69 @@ Stmt SymbolicRow(const Window& w, const std::vector<PrimExpr>& full, const Run* 
   for (const PrimExpr& v : full) interior_taps.push_back(interior.MutateExpr(v));
   if (!interior.ok) return nullptr;
   auto [lo, hi] = RunRange(*run, ext_x);
-  // A run-time row at stride 1 is one masked loop (kernel_emitter).
-  // Masked stride-2 loads cost more than LLVM's own loop over the nest as
-  // lowered (3 x 3 / 2 max pool, 64 x 56^2, 1 thread: 0.22 -> 0.31 ms),
-  // so stride 2 runs whole vectors of kStridedLanes columns, each a loop
-  // of constant extent that kernel_emitter emits as explicit vectors
-  // (wide loads and shuffles, no mask), and a scalar tail: mtcnn_pnet's
-  // 2 x 2 / 2 max pool over 10 x 238 x 318 took 3.2x its static schedule
-  // as lowered, about 1x this way (busy machine). Strides above 2 stay as
-  // lowered (PLCMOS's 1 x 4 / 4 pools over 257 frequencies: LLVM
-  // vectorizes the lowered loop with interleaved loads, 0.6 ms for 32 x
-  // 311 x 64 outputs; unrolled here it did not, 1.8 ms).
-  bool strided = false;
-  for (const PrimExpr& t : interior_taps) {
-    if (ContiguousInX(t, x, 1)) continue;
-    if (!ContiguousInX(t, x, 2)) return nullptr;
-    strided = true;
-  }
+  std::optional<bool> strided = Strided(w, interior_taps);
+  if (!strided) return nullptr;
   std::vector<Stmt> parts;
   if (!IsZero(lo)) parts.push_back(PartLoop(w, I64(0), lo, ForKind::kSerial, border_taps));
-  if (strided) {
-    // Runs of kStridedLanes columns or more: ceil(run / lanes) vectors in
-    // one loop, the last one starting at hi - lanes (overlapping the one
-    // before it: the same values stored twice). Shorter runs: a scalar loop.
-    PrimExpr len = arith::Simplify(hi - lo);
-    PrimExpr chunks = arith::Simplify(MakeBinary(TirKind::kFloorDiv, len + I64(kStridedLanes - 1), I64(kStridedLanes)));
-    Var xo = MakeVar("xo");
-    PrimExpr start = MakeBinary(TirKind::kMin, lo + PrimExpr(xo) * I64(kStridedLanes), hi - I64(kStridedLanes));
-    Stmt vectors = std::make_shared<ForNode>(
-        xo, I64(0), chunks, ForKind::kSerial,
-        PartLoop(w, start, I64(kStridedLanes), ForKind::kVectorized, interior_taps));
-    Stmt rest = PartLoop(w, lo, len, ForKind::kSerial, interior_taps);
-    parts.push_back(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGE, len, I64(kStridedLanes)), vectors, rest));
-  } else {
-    parts.push_back(PartLoop(w, lo, hi - lo, ForKind::kVectorized, interior_taps));
-  }
+  parts.push_back(RunLoops(w, lo, hi, *strided, interior_taps));
   parts.push_back(PartLoop(w, hi, ext_x - hi, ForKind::kSerial, border_taps));
   return Seq(parts);
 }
 
 }  // namespace
+
+// Whether the run's loads step by 2 in x (else by 1); nullopt when one
+// steps by more (those rows stay as lowered).
+std::optional<bool> Strided(const Window& w, const std::vector<PrimExpr>& taps) {
+  const VarNode* x = w.spatial.back()->loop_var.get();
+  bool strided = false;
+  for (const PrimExpr& t : taps) {
+    if (ContiguousInX(t, x, 1)) continue;
+    if (!ContiguousInX(t, x, 2)) return std::nullopt;
+    strided = true;
+  }
+  return strided;
+}
+
+// Columns [lo, hi) of a row, every one of whose taps is inside the plane
+// (`taps` hold no test on x). A run-time row at stride 1 is one masked loop
+// (kernel_emitter).
+// Masked stride-2 loads cost more than LLVM's own loop over the nest as
+// lowered (3 x 3 / 2 max pool, 64 x 56^2, 1 thread: 0.22 -> 0.31 ms),
+// so stride 2 runs whole vectors of kStridedLanes columns, each a loop
+// of constant extent that kernel_emitter emits as explicit vectors
+// (wide loads and shuffles, no mask), and a scalar tail: mtcnn_pnet's
+// 2 x 2 / 2 max pool over 10 x 238 x 318 took 3.2x its static schedule
+// as lowered, about 1x this way (busy machine). Strides above 2 stay as
+// lowered (PLCMOS's 1 x 4 / 4 pools over 257 frequencies: LLVM
+// vectorizes the lowered loop with interleaved loads, 0.6 ms for 32 x
+// 311 x 64 outputs; unrolled here it did not, 1.8 ms).
+Stmt RunLoops(const Window& w, const PrimExpr& lo, const PrimExpr& hi, bool strided,
+              const std::vector<PrimExpr>& taps) {
+  if (!strided) return PartLoop(w, lo, hi - lo, ForKind::kVectorized, taps);
+  // Runs of kStridedLanes columns or more: ceil(run / lanes) vectors in
+  // one loop, the last one starting at hi - lanes (overlapping the one
+  // before it: the same values stored twice). Shorter runs: a scalar loop.
+  PrimExpr len = arith::Simplify(hi - lo);
+  PrimExpr chunks = arith::Simplify(MakeBinary(TirKind::kFloorDiv, len + I64(kStridedLanes - 1), I64(kStridedLanes)));
+  Var xo = MakeVar("xo");
+  PrimExpr start = MakeBinary(TirKind::kMin, lo + PrimExpr(xo) * I64(kStridedLanes), hi - I64(kStridedLanes));
+  Stmt vectors = std::make_shared<ForNode>(xo, I64(0), chunks, ForKind::kSerial,
+                                           PartLoop(w, start, I64(kStridedLanes), ForKind::kVectorized, taps));
+  Stmt rest = PartLoop(w, lo, len, ForKind::kSerial, taps);
+  return std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kGE, len, I64(kStridedLanes)), vectors, rest);
+}
+
+// `full` with the terms of `drop` gone from its tests and the other tests
+// selects over clamped loads (ClampTests); false when a test's true side
+// is not a load.
+bool ClampAll(const std::vector<PrimExpr>& full, const TermSet& drop,
+              const std::unordered_set<const VarNode*>& nest_vars, std::vector<PrimExpr>* out) {
+  ClampTests c(drop, nest_vars);
+  out->clear();
+  for (const PrimExpr& v : full) out->push_back(c.MutateExpr(v));
+  return c.ok;
+}
 
 Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
   // A tested copy (pad) gains nothing here (32 x 40^2 -> 42^2: 7.6 us as
@@ -350,6 +371,7 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
   has_y_run = has_y_run && !y_terms.empty();
   Stmt row = SymbolicRow(w, full, has_run ? &run : nullptr, always, x_terms, nest_vars);
   if (!row) return nullptr;
+  Stmt general;
   if (has_y_run) {
     TermSet border_drop = always, interior_drop = x_terms;
     border_drop.insert(y_terms.begin(), y_terms.end());
@@ -364,15 +386,22 @@ Stmt RewriteSymbolic(const Window& w, const PoolKnobs& knobs) {
         Stmt rows = Seq({LoopFrom(yl->loop_var, I64(0), y_lo, ForKind::kSerial, row, yv),
                          LoopFrom(yl->loop_var, y_lo, y_hi - y_lo, ForKind::kSerial, inner, yv),
                          LoopFrom(yl->loop_var, y_hi, yl->extent - y_hi, ForKind::kSerial, row, yv)});
-        return WrapOuter(w, true, rows);
+        general = WrapOuter(w, true, rows);
+      } else {
+        PrimExpr y(yl->loop_var);
+        PrimExpr in = MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, y, y_lo), MakeBinary(TirKind::kLT, y, y_hi));
+        row = std::make_shared<IfThenElseNode>(in, inner, row);
       }
-      PrimExpr y(yl->loop_var);
-      PrimExpr in = MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kGE, y, y_lo), MakeBinary(TirKind::kLT, y, y_hi));
-      row = std::make_shared<IfThenElseNode>(in, inner, row);
     }
   }
   // The loops outside the row, as they were (a vectorized one serial).
-  return WrapOuter(w, false, row);
+  if (!general) general = WrapOuter(w, false, row);
+  // Planes without a border at run time, or whose tap rows are each
+  // inside the plane for every output row or for none, take nests with no
+  // test (pool_schedule_versions.cc).
+  bool y_ok = yl == nullptr || y_terms.empty() || has_y_run;
+  if (!has_run || !y_ok) return general;
+  return PlaneVersions(w, full, run, has_y_run ? &y_run : nullptr, x_terms, y_terms, nest_vars, others_y, general);
 }
 
 }  // namespace pool

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "compiler/arith/expr_compare.h"
+#include "compiler/tir/nest_util.h"
 #include "compiler/tir/pool_schedule.h"
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tir/stmt_functor.h"
@@ -116,8 +118,14 @@ struct VectorCensus : StmtExprVisitor {
 
 // The rows inside the plane's run and the others: the two sides of the
 // row branch (a parallel row loop), or the middle and the outer two of
-// three row loops in sequence (a serial one). False when neither is there.
+// three row loops in sequence (a serial one), in the general nest (the
+// last of the plane-level versions). False when neither is there.
 bool RowKinds(const Stmt& s, std::vector<Stmt>* inner, std::vector<Stmt>* border) {
+  Stmt general = s;
+  while (const auto* i = As<IfThenElseNode>(general)) {
+    if (!i->else_case) break;
+    general = i->else_case;
+  }
   struct Finder : StmtExprVisitor {
     std::vector<Stmt>*inner, *border;
     bool found = false;
@@ -145,8 +153,21 @@ bool RowKinds(const Stmt& s, std::vector<Stmt>* inner, std::vector<Stmt>* border
   } f;
   f.inner = inner;
   f.border = border;
-  f.VisitStmt(s);
+  f.VisitStmt(general);
   return f.found;
+}
+
+// The plane-level versions ahead of the general nest: IfThenElse on the
+// run-time sizes, then-branch a nest, in the order they are tested.
+std::vector<Stmt> Versions(const Stmt& s) {
+  std::vector<Stmt> out;
+  Stmt at = s;
+  while (const auto* i = As<IfThenElseNode>(at)) {
+    if (!i->else_case) break;
+    out.push_back(i->then_case);
+    at = i->else_case;
+  }
+  return out;
 }
 
 int Count(const std::string& text, const std::string& what) {
@@ -183,7 +204,12 @@ TEST(PoolScheduleSymbolicTest, InteriorRowsLoadWithoutTestsOrClamps) {
       // (overlapping the one before) rather than a scalar loop of up to 15
       // columns, all in one loop: one vector loop in every row loop (two
       // before, the last vector a loop of its own after them).
-      if (s == 2) EXPECT_EQ(Count(testing::Print(out), "T.vectorized(T.int64(16))"), parallel ? 2 : 3);
+      // (The plane-level versions ahead of the general nest hold more.)
+      if (s == 2) {
+        Stmt general = out->body;
+        while (const auto* i = As<IfThenElseNode>(general)) general = i->else_case;
+        EXPECT_EQ(Count(testing::Print(nest::WithBody(out, general)), "T.vectorized(T.int64(16))"), parallel ? 2 : 3);
+      }
     }
   }
 }
@@ -236,6 +262,121 @@ TEST(PoolScheduleSymbolicTest, SameNumbersAsTheLoweredNest) {
       Status same = SameNumbers(AtSizes(f, sizes), AtSizes(out, sizes), t.op == "max" ? 13 : 0);
       EXPECT_TRUE(same.ok()) << t.op << (t.nhwc ? " NHWC" : " NCHW") << " k" << t.k << " s" << t.s << " p" << t.p
                              << (t.ceil ? " ceil" : "") << " at " << h << "x" << w << ": " << same.ToString() << "\n"
+                             << testing::Print(out);
+    }
+  }
+}
+
+// Distinct loads of `data` (the taps) in the first vector loop of `s`.
+int DataLoadsPerVector(const Stmt& s) {
+  struct Finder : StmtExprVisitor {
+    int loads = -1, depth = 0;
+    std::vector<PrimExpr> seen;
+    void VisitExpr(const PrimExpr& e) override {
+      if (const auto* l = e.as<BufferLoadNode>(); l != nullptr && depth > 0 && l->buffer->name == "data") {
+        bool known = false;
+        for (const PrimExpr& o : seen) known = known || arith::StructuralEqual(o, e);
+        if (!known) {
+          seen.push_back(e);
+          ++loads;
+        }
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+    void VisitStmt(const Stmt& st) override {
+      const auto* f = As<ForNode>(st);
+      if (f != nullptr && f->for_kind == ForKind::kVectorized) {
+        if (loads >= 0) return;  // the first one only
+        loads = 0;
+        ++depth;
+        StmtExprVisitor::VisitStmt(st);
+        --depth;
+        return;
+      }
+      StmtExprVisitor::VisitStmt(st);
+    }
+  } f;
+  f.VisitStmt(s);
+  return f.loads;
+}
+
+TEST(PoolScheduleSymbolicTest, PlanesWithoutBorderTakeATestFreeNest) {
+  // MTCNN's 2 x 2 / 2 (SAME_UPPER: padded on the far side when odd): first
+  // a nest for planes with no border (no select, no clamp; every tap),
+  // then one per range of tap rows that are inside for every output row
+  // (a 1-row plane keeps the first tap row: half the loads), then the
+  // general nest.
+  PoolSpec t;
+  t.k = 2;
+  t.p = 0;
+  t.ceil = true;
+  PrimFunc f = ParseFunc(Lowered(t), "pool");
+  PrimFunc out = ScheduleWindowReductions(f);
+  ASSERT_NE(out, f);
+  std::vector<Stmt> versions = Versions(out->body);
+  ASSERT_EQ(versions.size(), 3u) << testing::Print(out);
+  int all_taps = 0;
+  for (size_t i = 0; i < versions.size(); ++i) {
+    VectorCensus c;
+    c.VisitStmt(versions[i]);
+    EXPECT_GE(c.vector_loops, 1) << i;
+    EXPECT_EQ(c.int_selects, 0) << i << "\n" << testing::Print(out);
+    EXPECT_EQ(c.clamped_loads, 0) << i << "\n" << testing::Print(out);
+    int loads = DataLoadsPerVector(versions[i]);
+    if (i == 0) {
+      all_taps = loads;
+      EXPECT_GT(loads, 0);
+    } else {
+      EXPECT_EQ(2 * loads, all_taps) << i << "\n" << testing::Print(out);
+    }
+  }
+  // Taps whose padding is not OP's identity (a max over zero padding)
+  // cannot be left out: only the nest without a border.
+  std::regex inf_pad("T\\.if_then_else\\((.*), T\\.float32\\(\"-inf\"\\)\\)");
+  std::string zero_pad = std::regex_replace(Lowered(t), inf_pad, "T.if_then_else($1, T.float32(0))");
+  ASSERT_NE(zero_pad, Lowered(t));
+  PrimFunc z = ScheduleWindowReductions(ParseFunc(zero_pad, "pool"));
+  EXPECT_EQ(Versions(z->body).size(), 1u) << testing::Print(z);
+}
+
+TEST(PoolScheduleSymbolicTest, SmallPlanesSameNumbersAsTheLoweredNest) {
+  // Planes of one row or column, smaller than the window, padding larger
+  // than half the window, each version's plane and the ones beside it.
+  // {op, k, s, p, ceil}: MTCNN's and ppocr_cls_v2's 2 x 2 / 2, ResNet's
+  // 3 x 3 / 2 pad 1, padding of more than half the window, stride 1, sums,
+  // and a 3 x 3 / 2 ceil whose 2-row plane keeps its first two tap rows.
+  struct Case {
+    const char* op;
+    int64_t k, s, p;
+    bool ceil;
+  };
+  std::vector<PoolSpec> specs;
+  for (Case c : {Case{"max", 2, 2, 0, true}, Case{"max", 3, 2, 1, false}, Case{"max", 3, 2, 2, false},
+                 Case{"max", 3, 1, 1, false}, Case{"max", 2, 1, 1, true}, Case{"sum", 3, 2, 1, false},
+                 Case{"sum", 2, 2, 0, true}, Case{"sum", 3, 1, 0, false}, Case{"max", 3, 2, 0, true}}) {
+    PoolSpec t;
+    t.op = c.op;
+    t.k = c.k;
+    t.s = c.s;
+    t.p = c.p;
+    t.ceil = c.ceil;
+    t.batch = "2";
+    specs.push_back(t);
+  }
+  for (const PoolSpec& t : specs) {
+    PrimFunc f = ParseFunc(Lowered(t), "pool");
+    PrimFunc out = ScheduleWindowReductions(f);
+    ASSERT_NE(out, f) << Lowered(t);
+    for (auto [h, w] : {std::pair<int64_t, int64_t>{1, 1}, {1, 50}, {2, 2}, {3, 1}, {2, 33}, {10, 10}}) {
+      // Sizes the window does not fit even padded have no output.
+      // Nor are windows wholly in the padding compared (-inf both ways).
+      const int64_t round = t.ceil ? 2 * t.s - 1 : t.s;
+      const int64_t ho = (h + 2 * t.p - t.k + round) / t.s, wo = (w + 2 * t.p - t.k + round) / t.s;
+      if (ho < 1 || wo < 1 || (ho - 1) * t.s - t.p >= h || (wo - 1) * t.s - t.p >= w) continue;
+      Status same = SameNumbers(AtSizes(f, {{"h", h}, {"w", w}}), AtSizes(out, {{"h", h}, {"w", w}}),
+                                t.op == "max" ? 13 : 0);
+      EXPECT_TRUE(same.ok()) << t.op << " k" << t.k << " s" << t.s << " p" << t.p << (t.ceil ? " ceil" : "") << " at "
+                             << h << "x" << w << ": " << same.ToString() << "\n"
                              << testing::Print(out);
     }
   }
