@@ -11,6 +11,10 @@
 //  - conv.border_split 1 / 2: interior / border tiles (conv_border_split_
 //    schedule.h) or the direct kernel against the rule, offered where they
 //    apply (stride 1, one group, lines of 16 points or more: not the 4x4 plane).
+//  - conv.channel_lanes 0 / 1 / 2 and conv.lane_blocks: the channel-lane
+//    kernel (conv_channel_lanes.h) by the rule, wherever it can, or never, and
+//    its channel blocks a tile, offered on a plane of at most 64 points (a
+//    3x3 128 -> 128 conv over 4x4), not on bigger planes or grouped convs.
 // For each: the space offers the decision (its samples stay in range and
 // replay to the same function), the point lowers to the other kernel and
 // computes the same numbers, and kiln-compile --tuning-db applies a record of
@@ -42,18 +46,21 @@ using tir::testing::SameNumbers;
 
 struct ConvShape {
   int64_t c, h, w, o, kh, kw, pt, pl, pb, pr;
-  int64_t block;  // packed weights [o / block, c, kh, kw, block]; 0: OIHW
+  int64_t block;  // packed weights [o / block, c / groups, kh, kw, block]; 0: OIHW
+  int64_t groups = 1;
 };
 
 // A 2-D convolution as legalization writes it (batch 1, stride 1).
 std::string ConvText(const char* name, const ConvShape& s) {
   auto n = [](int64_t v) { return "T.int64(" + std::to_string(v) + ")"; };
   int64_t ho = s.h + s.pt + s.pb - s.kh + 1, wo = s.w + s.pl + s.pr - s.kw + 1;
-  std::string wshape = s.block ? std::to_string(s.o / s.block) + ", " + std::to_string(s.c) + ", " +
+  int64_t cpg = s.c / s.groups;  // input channels a group
+  std::string wshape = s.block ? std::to_string(s.o / s.block) + ", " + std::to_string(cpg) + ", " +
                                      std::to_string(s.kh) + ", " + std::to_string(s.kw) + ", " +
                                      std::to_string(s.block)
-                               : std::to_string(s.o) + ", " + std::to_string(s.c) + ", " + std::to_string(s.kh) +
+                               : std::to_string(s.o) + ", " + std::to_string(cpg) + ", " + std::to_string(s.kh) +
                                      ", " + std::to_string(s.kw);
+  std::string ch = s.groups == 1 ? "v_k0" : "v_i1 // " + n(s.o / s.groups) + " * " + n(cpg) + " + v_k0";
   std::string wload = s.block ? "weight[v_i1 // " + n(s.block) + ", v_k0, v_k1, v_k2, v_i1 % " + n(s.block) + "]"
                               : "weight[v_i1, v_k0, v_k1, v_k2]";
   std::string y = "v_i2 + v_k1 - " + n(s.pt), x = "v_i3 + v_k2 - " + n(s.pl);
@@ -63,14 +70,14 @@ std::string ConvText(const char* name, const ConvShape& s) {
          std::to_string(wo) + "), \"float32\")):\n" +
          "    T.func_attr({\"op_pattern\": 4, \"tir.noalias\": True})\n"
          "    for i0, i1, i2, i3, k0, k1, k2 in T.grid(" + n(1) + ", " + n(s.o) + ", " + n(ho) + ", " + n(wo) + ", " +
-         n(s.c) + ", " + n(s.kh) + ", " + n(s.kw) + "):\n" +
+         n(cpg) + ", " + n(s.kh) + ", " + n(s.kw) + "):\n" +
          "        with T.block(\"conv2d\"):\n"
          "            v_i0, v_i1, v_i2, v_i3, v_k0, v_k1, v_k2 = T.axis.remap(\"SSSSRRR\", [i0, i1, i2, i3, k0, k1, k2])\n"
          "            with T.init():\n"
          "                conv2d[v_i0, v_i1, v_i2, v_i3] = T.float32(0)\n"
          "            conv2d[v_i0, v_i1, v_i2, v_i3] = conv2d[v_i0, v_i1, v_i2, v_i3] + T.if_then_else(" + y +
          " >= " + n(0) + " and " + y + " < " + n(s.h) + " and " + x + " >= " + n(0) + " and " + x + " < " + n(s.w) +
-         ", data[v_i0, v_k0, " + y + ", " + x + "] * " + wload + ", T.float32(0))\n";
+         ", data[v_i0, " + ch + ", " + y + ", " + x + "] * " + wload + ", T.float32(0))\n";
 }
 
 // 8 -> 16 channels, 3x3 over 4x4, padding 1, weights in blocks of 8.
@@ -291,6 +298,84 @@ TEST(ConvKnobSpaceTest, BorderSplitTiles) {
   // Rows of 4 points: not offered.
   ir::PrimFunc small = ParseFunc(ConvText("conv2d", kPacked4x4).c_str(), "conv2d");
   for (const Knob& k : DefaultSpaceKnobs(small, 1)) EXPECT_NE(k.name, "conv.border_split");
+}
+
+// The channel-lane kernel (conv_channel_lanes.h) as decisions of the space:
+// conv.channel_lanes (0 the rule, 1 every conv the kernel takes, 2 never)
+// and conv.lane_blocks (channel blocks a tile), offered where a value changes
+// the kernel and nowhere else. The kernel's mark in the lowered TIR: its
+// accumulator acc_cl.
+bool ChannelLanes(const ir::PrimFunc& lowered) { return Print(lowered).find("acc_cl") != std::string::npos; }
+
+ir::PrimFunc LowerPoint(const ir::PrimFunc& f, const std::vector<std::pair<std::string, int64_t>>& values) {
+  Result<tir::Schedule> s = tir::Schedule::Replay(f, PointWith(f, values));
+  EXPECT_TRUE(s.ok()) << s.status().ToString();
+  return s.ok() ? LowerScheduled(s->func()) : ir::PrimFunc();
+}
+
+bool Offers(const ir::PrimFunc& f, const std::string& knob) {
+  for (const Knob& k : DefaultSpaceKnobs(f, 1))
+    if (k.name == knob) return true;
+  return false;
+}
+
+// 128 -> 128 channels, 3x3 over 4x4, padding 1, weights packed by 16 (what
+// the packing pass makes of them where the rule takes the conv).
+const ConvShape kLanes4x4 = {128, 4, 4, 128, 3, 3, 1, 1, 1, 1, 16};
+
+TEST(ConvKnobSpaceTest, ChannelLanesOnASmallPlane) {
+  ir::PrimFunc f = ParseFunc(ConvText("conv2d", kLanes4x4).c_str(), "conv2d");
+  // The rule takes it.
+  EXPECT_TRUE(ChannelLanes(LowerWithDefaultSchedule(f, 1)));
+  ExpectOfferedInRangeAndDeterministic(f, "conv.channel_lanes", {0, 1, 2});
+  ExpectOfferedInRangeAndDeterministic(f, "conv.lane_blocks", {0, 1, 2, 4});
+  // 2: the old kernel; 0 (the rule) and 1: the channel-lane kernel.
+  ir::PrimFunc never = LowerPoint(f, {{"conv.channel_lanes", 2}});
+  ASSERT_TRUE(never);
+  EXPECT_FALSE(ChannelLanes(never)) << Print(never);
+  for (int64_t mode : {0, 1}) {
+    ir::PrimFunc lowered = LowerPoint(f, {{"conv.channel_lanes", mode}});
+    ASSERT_TRUE(lowered);
+    EXPECT_TRUE(ChannelLanes(lowered)) << mode << "\n" << Print(lowered);
+  }
+  // The rule tiles the 16 points by one block of 16 channels;
+  // conv.lane_blocks 2 takes two blocks a tile (32 lanes a point), another
+  // kernel with the same numbers as the old one.
+  ir::PrimFunc def = LowerPoint(f, {});
+  ir::PrimFunc two = LowerPoint(f, {{"conv.lane_blocks", 2}});
+  ASSERT_TRUE(def && two);
+  EXPECT_NE(Print(def).find("acc_cl = T.decl_buffer((16, 16)"), std::string::npos) << Print(def);
+  EXPECT_NE(Print(two).find("acc_cl = T.decl_buffer((16, 32)"), std::string::npos) << Print(two);
+  EXPECT_FALSE(ir::StructuralEqual(two, def));
+  Status same = SameNumbers(never, two);
+  EXPECT_TRUE(same.ok()) << same.ToString();
+  // Weights as given (OIHW): the rule leaves the old kernel, the knob (1)
+  // still takes the conv, so the space offers it there too.
+  ConvShape plain = kLanes4x4;
+  plain.block = 0;
+  ir::PrimFunc g = ParseFunc(ConvText("conv2d", plain).c_str(), "conv2d");
+  EXPECT_FALSE(ChannelLanes(LowerWithDefaultSchedule(g, 1)));
+  EXPECT_TRUE(Offers(g, "conv.channel_lanes"));
+  ir::PrimFunc on = LowerPoint(g, {{"conv.channel_lanes", 1}});
+  ASSERT_TRUE(on);
+  EXPECT_TRUE(ChannelLanes(on)) << Print(on);
+}
+
+TEST(ConvKnobSpaceTest, ChannelLanesNotOfferedWhereTheKernelCannotTakeTheConv) {
+  // Planes beyond 64 points (9 x 9 and 56 x 56) and a grouped conv: no value
+  // of either knob changes the kernel, so neither is a decision.
+  const ConvShape shapes[] = {{32, 9, 9, 32, 3, 3, 1, 1, 1, 1, 16},
+                              {32, 56, 56, 32, 3, 3, 1, 1, 1, 1, 16},
+                              {32, 4, 4, 32, 3, 3, 1, 1, 1, 1, 0, 2}};
+  for (size_t i = 0; i < 3; ++i) {
+    ir::PrimFunc f = ParseFunc(ConvText("conv2d", shapes[i]).c_str(), "conv2d");
+    std::vector<Knob> knobs = DefaultSpaceKnobs(f, 1);
+    EXPECT_FALSE(knobs.empty()) << i;  // a conv the space has knobs for
+    for (const Knob& k : knobs) {
+      EXPECT_NE(k.name, "conv.channel_lanes") << i;
+      EXPECT_NE(k.name, "conv.lane_blocks") << i;
+    }
+  }
 }
 
 std::string TempDir() {
