@@ -496,11 +496,11 @@ Any MakeTuple(const Arg* args, uint32_t num_args, const Frame& f, const ValueSou
 }
 
 // A compact tensor of `shape` and `dtype` at byte `offset` of the storage
-// `block`, made by the call site at `args` (kept for its next call), after
+// `block`, made by the call site whose reuse slot is `slot` (kept for its
+// next call; null outside a context call), after
 // checking that it fits the `room` bytes there: tensor_view and arena_view.
 Status ViewOfStorage(const Tensor& block, uint64_t offset, uint64_t room, Span<const int64_t> dims, DType dtype,
-                     const Arg* args, const DecodedFunction& code, const std::string& function, const char* builtin,
-                     const char* planned_by, Any* out) {
+                     Any* slot, const std::string& function, const char* builtin, const char* planned_by, Any* out) {
   uint64_t capacity = static_cast<uint64_t>(block.shape()[0]);
   if (offset <= capacity && capacity - offset < room) room = capacity - offset;
   uint64_t nbytes = 0;
@@ -514,7 +514,6 @@ Status ViewOfStorage(const Tensor& block, uint64_t offset, uint64_t room, Span<c
                                      static_cast<unsigned long long>(offset > capacity ? 0 : room), planned_by));
   }
   void* data = static_cast<uint8_t*>(block.raw_data()) + offset;
-  Any* slot = ReuseSlot(args, code);
   if (slot != nullptr && slot->is_tensor() && HeldOnlyBySlot(*slot)) {
     const TensorObj* o = slot->tensor_obj();
     if (o->dl.data == data && o->owner.get() == static_cast<void*>(block.object().get()) &&
@@ -550,23 +549,23 @@ Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const
   DType dtype{static_cast<uint8_t>(args[4].value), static_cast<uint8_t>(args[5].value),
               static_cast<uint16_t>(args[6].value)};
   uint64_t room = args[2].value >= 0 ? static_cast<uint64_t>(args[2].value) : UINT64_MAX;
-  return ViewOfStorage(storage.tensor(), static_cast<uint64_t>(args[1].value), room, shape.shape_dims(), dtype, args,
-                       code, function, "vm.builtin.tensor_view", "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
+  return ViewOfStorage(storage.tensor(), static_cast<uint64_t>(args[1].value), room, shape.shape_dims(), dtype,
+                       ReuseSlot(args, code), function, "vm.builtin.tensor_view", "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
                        "(tir_var_upper_bound or --bound)",
                        out);
 }
 
 // arena_view and arena_tensor: the view at the offset alloc_arena wrote to
 // heap[offset_slot], of `dims` (operands 1-3 and 5-7 are laid out alike).
-Status ViewOfArena(const Arg* args, const Any& storage, Span<const int64_t> dims, const Frame& f,
-                   const DecodedFunction& code, const std::string& function, const char* builtin, Any* out) {
+Status ViewOfArena(const Arg* args, const Any& storage, Span<const int64_t> dims, const Frame& f, Any* slot,
+                   const std::string& function, const char* builtin, Any* out) {
   DType dtype{static_cast<uint8_t>(args[5].value), static_cast<uint8_t>(args[6].value),
               static_cast<uint16_t>(args[7].value)};
   int64_t size = args[2].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[args[3].value] : args[3].value;
   // A negative heap value (never written by alloc_arena) is outside any storage.
   uint64_t offset = static_cast<uint64_t>(f.heap[args[1].value]);
   uint64_t room = size >= 0 ? static_cast<uint64_t>(size) : 0;
-  return ViewOfStorage(storage.tensor(), offset, room, dims, dtype, args, code, function, builtin,
+  return ViewOfStorage(storage.tensor(), offset, room, dims, dtype, slot, function, builtin,
                        "the call-time arena laid out for it", out);
 }
 
@@ -576,7 +575,8 @@ Status ArenaView(const Arg* args, const Frame& f, const ValueSource& src, const 
   const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
   const Any& shape = ArgValue(args[4], f, src, &tmp_shape);
   KILN_RETURN_IF_ERROR(ViewOperands(storage, shape, function, "vm.builtin.arena_view"));
-  return ViewOfArena(args, storage, shape.shape_dims(), f, code, function, "vm.builtin.arena_view", out);
+  return ViewOfArena(args, storage, shape.shape_dims(), f, ReuseSlot(args, code), function, "vm.builtin.arena_view",
+                     out);
 }
 
 // The storage operand of arena_tensor / arena_tensors.
@@ -590,15 +590,15 @@ Status ArenaStorage(const Any& storage, const std::string& function, const char*
 // The view of arena_tensor's operands at `args` (args[1..], args[0] unread):
 // the dimensions are read from the heap into the stack, so no shape object
 // is made, kept or touched.
-Status ArenaTensorAt(const Arg* args, const Any& storage, const Frame& f, const DecodedFunction& code,
-                     const std::string& function, const char* builtin, Any* out) {
+Status ArenaTensorAt(const Arg* args, const Any& storage, const Frame& f, Any* slot, const std::string& function,
+                     const char* builtin, Any* out) {
   int64_t dims[kMaxArenaTensorDims];  // the verifier bounds ndim
   const size_t ndim = static_cast<size_t>(args[4].value);
   for (size_t i = 0; i < ndim; ++i) {
     int64_t mode = args[8 + 2 * i].value, v = args[9 + 2 * i].value;
     dims[i] = mode == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[v] : v;
   }
-  return ViewOfArena(args, storage, Span<const int64_t>(dims, ndim), f, code, function, builtin, out);
+  return ViewOfArena(args, storage, Span<const int64_t>(dims, ndim), f, slot, function, builtin, out);
 }
 
 // arena_view with its shape as (mode, value) pairs (builtins.def).
@@ -607,7 +607,7 @@ Status ArenaTensor(const Arg* args, const Frame& f, const ValueSource& src, cons
   Any tmp_storage;
   const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
   KILN_RETURN_IF_ERROR(ArenaStorage(storage, function, "vm.builtin.arena_tensor"));
-  return ArenaTensorAt(args, storage, f, code, function, "vm.builtin.arena_tensor", out);
+  return ArenaTensorAt(args, storage, f, ReuseSlot(args, code), function, "vm.builtin.arena_tensor", out);
 }
 
 // Many arena_tensor views in one call, each written to its register: made
@@ -620,10 +620,14 @@ Status ArenaTensors(const Arg* args, uint32_t num_args, Frame& f, const ValueSou
   Any tmp_storage;
   const Any storage = ArgValue(args[0], f, src, &tmp_storage);
   KILN_RETURN_IF_ERROR(ArenaStorage(storage, function, "vm.builtin.arena_tensors"));
+  // The reuse slots of the call's arguments, looked up once: a group's slot
+  // is the one at its own offset.
+  Any* slots = ReuseSlot(args, code);
   for (const Arg* g = args + 1; g < args + num_args; g += 8 + 2 * g[4].value) {
     // Each group is arena_tensor's operands with its register in place of
-    // the storage; its reuse slot is its own (the group's offset).
-    KILN_RETURN_IF_ERROR(ArenaTensorAt(g, storage, f, code, function, "vm.builtin.arena_tensors", &f.regs[g[0].value]));
+    // the storage.
+    KILN_RETURN_IF_ERROR(ArenaTensorAt(g, storage, f, slots != nullptr ? slots + (g - args) : nullptr, function,
+                                       "vm.builtin.arena_tensors", &f.regs[g[0].value]));
   }
   return Status::Ok();
 }
@@ -638,6 +642,7 @@ Status StorageTensors(const Arg* args, uint32_t num_args, Frame& f, const Decode
   KILN_RETURN_IF_ERROR(
       KeptStorage(f, code, args[0].value, args[1].value, function, "vm.builtin.storage_tensors", &storage));
   int64_t dims[kMaxArenaTensorDims];  // the verifier bounds ndim
+  Any* slots = ReuseSlot(args, code);  // the call's reuse slots, looked up once
   for (const Arg* g = args + 2; g < args + num_args; g += 7 + 2 * g[3].value) {
     const size_t ndim = static_cast<size_t>(g[3].value);
     for (size_t i = 0; i < ndim; ++i) {
@@ -649,7 +654,8 @@ Status StorageTensors(const Arg* args, uint32_t num_args, Frame& f, const Decode
     // Each group's reuse slot is its own (the group's offset): a call whose
     // views are those of the last call makes no object.
     KILN_RETURN_IF_ERROR(ViewOfStorage(storage.tensor(), static_cast<uint64_t>(g[1].value), room,
-                                       Span<const int64_t>(dims, ndim), dtype, g, code, function,
+                                       Span<const int64_t>(dims, ndim), dtype,
+                                       slots != nullptr ? slots + (g - args) : nullptr, function,
                                        "vm.builtin.storage_tensors",
                                        "planned for it; a symbolic dimension is larger than the upper bound the memory "
                                        "plan assumed (tir_var_upper_bound or --bound)",
