@@ -193,7 +193,7 @@ Any MakeShape(const Arg* args, const Frame& f, const DecodedFunction& code) {
 
 // One or more groups of six arguments, run in order: a function computes
 // its shape arithmetic in one call rather than one call per operation.
-Status ShapeArith(const Arg* args, uint32_t num_args, Frame& f, const std::string& function) {
+Status ComputeShapeArith(const Arg* args, uint32_t num_args, Frame& f, const std::string& function) {
   for (uint32_t g = 0; g + 6 <= num_args; g += 6) {
     const Arg* op = args + g;
     auto operand = [&](int i) {
@@ -224,6 +224,102 @@ Status ShapeArith(const Arg* args, uint32_t num_args, Frame& f, const std::strin
       case ShapeOp::kOr: r = a != 0 || b != 0; break;
     }
     f.heap[op[0].value] = r;
+  }
+  return Status::Ok();
+}
+
+// The memo of a shape_arith call site (ShapeArith), kept in its reuse slot as
+// the int64 values of a shape object:
+//   [0] k: heap slots the groups read before any group writes them (inputs)
+//   [1] r: runs of consecutive slots the groups write (outputs)
+//   [2] w: output slots in all (the runs' lengths added up)
+//   [3] e: entries kept (at most kKeptShapeArithResults), most recent first
+//   k input slots, r (first slot, length) pairs, then e entries of the k
+//   input values followed by the w output values (last write of each slot).
+constexpr size_t kKeptShapeArithResults = 4;
+constexpr size_t kMemoHeader = 4;
+
+// The memo's header for the groups at `args`: which slots they read first and
+// which they write. Computed once per site and context.
+std::vector<int64_t> ShapeArithMemoHeader(const Arg* args, uint32_t num_args) {
+  std::vector<int64_t> inputs, written;
+  for (uint32_t g = 0; g + 6 <= num_args; g += 6) {
+    for (int i : {2, 4}) {
+      if (args[g + i].value != static_cast<int64_t>(ShapeMode::kLoadFromHeap)) continue;
+      int64_t slot = args[g + i + 1].value;
+      if (std::find(written.begin(), written.end(), slot) == written.end() &&
+          std::find(inputs.begin(), inputs.end(), slot) == inputs.end()) {
+        inputs.push_back(slot);
+      }
+    }
+    if (std::find(written.begin(), written.end(), args[g].value) == written.end()) written.push_back(args[g].value);
+  }
+  std::sort(written.begin(), written.end());
+  std::vector<int64_t> runs;
+  for (size_t i = 0; i < written.size();) {
+    size_t j = i + 1;
+    while (j < written.size() && written[j] == written[j - 1] + 1) ++j;
+    runs.push_back(written[i]);
+    runs.push_back(static_cast<int64_t>(j - i));
+    i = j;
+  }
+  std::vector<int64_t> header = {static_cast<int64_t>(inputs.size()), static_cast<int64_t>(runs.size() / 2),
+                                 static_cast<int64_t>(written.size()), 0};
+  header.insert(header.end(), inputs.begin(), inputs.end());
+  header.insert(header.end(), runs.begin(), runs.end());
+  return header;
+}
+
+// shape_arith. Its results depend only on the heap slots it reads before
+// writing them (the symbolic dimensions match_shape stored), and a program
+// called again and again mostly sees the same few input shapes: each call
+// site keeps the results of the last kKeptShapeArithResults distinct inputs
+// and, when this call's inputs equal one of them, writes those results to the
+// heap instead of running the groups (about 30 instructions each; a
+// function's prologue holds one group per operation of all its shape
+// expressions). The memo is per context (its reuse slot), so concurrent calls
+// never share it. A failing call (division by zero) leaves no entry.
+Status ShapeArith(const Arg* args, uint32_t num_args, Frame& f, const DecodedFunction& code,
+                  const std::string& function) {
+  Any* slot = ReuseSlot(args, code);
+  if (slot == nullptr) return ComputeShapeArith(args, num_args, f, function);
+  if (!slot->is_shape() || !HeldOnlyBySlot(*slot)) *slot = Any::Shape(ShapeArithMemoHeader(args, num_args));
+  std::vector<int64_t>& memo = static_cast<ShapeObj*>(slot->object().get())->dims;
+  const size_t k = static_cast<size_t>(memo[0]), r = static_cast<size_t>(memo[1]), w = static_cast<size_t>(memo[2]);
+  const size_t entries = static_cast<size_t>(memo[3]);
+  const int64_t* in_slots = memo.data() + kMemoHeader;
+  const int64_t* runs = in_slots + k;
+  const size_t first = kMemoHeader + k + 2 * r, entry = k + w;
+  for (size_t e = 0; e < entries; ++e) {
+    const int64_t* kept = memo.data() + first + e * entry;
+    size_t i = 0;
+    while (i < k && kept[i] == f.heap[in_slots[i]]) ++i;
+    if (i < k) continue;
+    const int64_t* out = kept + k;
+    for (size_t j = 0; j < r; ++j) {
+      std::memcpy(&f.heap[runs[2 * j]], out, static_cast<size_t>(runs[2 * j + 1]) * sizeof(int64_t));
+      out += runs[2 * j + 1];
+    }
+    // Most recent first: the next call with these inputs finds them at once.
+    if (e > 0) {
+      std::rotate(memo.begin() + first, memo.begin() + first + e * entry, memo.begin() + first + (e + 1) * entry);
+    }
+    return Status::Ok();
+  }
+  // Read the inputs before the groups overwrite any of them.
+  std::vector<int64_t> fresh(entry);
+  for (size_t i = 0; i < k; ++i) fresh[i] = f.heap[in_slots[i]];
+  KILN_RETURN_IF_ERROR(ComputeShapeArith(args, num_args, f, function));
+  int64_t* out = fresh.data() + k;
+  for (size_t j = 0; j < r; ++j) {
+    std::memcpy(out, &f.heap[runs[2 * j]], static_cast<size_t>(runs[2 * j + 1]) * sizeof(int64_t));
+    out += runs[2 * j + 1];
+  }
+  memo.insert(memo.begin() + first, fresh.begin(), fresh.end());
+  if (entries < kKeptShapeArithResults) {
+    memo[3] = static_cast<int64_t>(entries + 1);
+  } else {
+    memo.resize(first + kKeptShapeArithResults * entry);
   }
   return Status::Ok();
 }
@@ -400,11 +496,11 @@ Any MakeTuple(const Arg* args, uint32_t num_args, const Frame& f, const ValueSou
 }
 
 // A compact tensor of `shape` and `dtype` at byte `offset` of the storage
-// `block`, made by the call site at `args` (kept for its next call), after
+// `block`, made by the call site whose reuse slot is `slot` (kept for its
+// next call; null outside a context call), after
 // checking that it fits the `room` bytes there: tensor_view and arena_view.
 Status ViewOfStorage(const Tensor& block, uint64_t offset, uint64_t room, Span<const int64_t> dims, DType dtype,
-                     const Arg* args, const DecodedFunction& code, const std::string& function, const char* builtin,
-                     const char* planned_by, Any* out) {
+                     Any* slot, const std::string& function, const char* builtin, const char* planned_by, Any* out) {
   uint64_t capacity = static_cast<uint64_t>(block.shape()[0]);
   if (offset <= capacity && capacity - offset < room) room = capacity - offset;
   uint64_t nbytes = 0;
@@ -418,7 +514,6 @@ Status ViewOfStorage(const Tensor& block, uint64_t offset, uint64_t room, Span<c
                                      static_cast<unsigned long long>(offset > capacity ? 0 : room), planned_by));
   }
   void* data = static_cast<uint8_t*>(block.raw_data()) + offset;
-  Any* slot = ReuseSlot(args, code);
   if (slot != nullptr && slot->is_tensor() && HeldOnlyBySlot(*slot)) {
     const TensorObj* o = slot->tensor_obj();
     if (o->dl.data == data && o->owner.get() == static_cast<void*>(block.object().get()) &&
@@ -454,23 +549,23 @@ Status TensorView(const Arg* args, const Frame& f, const ValueSource& src, const
   DType dtype{static_cast<uint8_t>(args[4].value), static_cast<uint8_t>(args[5].value),
               static_cast<uint16_t>(args[6].value)};
   uint64_t room = args[2].value >= 0 ? static_cast<uint64_t>(args[2].value) : UINT64_MAX;
-  return ViewOfStorage(storage.tensor(), static_cast<uint64_t>(args[1].value), room, shape.shape_dims(), dtype, args,
-                       code, function, "vm.builtin.tensor_view", "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
+  return ViewOfStorage(storage.tensor(), static_cast<uint64_t>(args[1].value), room, shape.shape_dims(), dtype,
+                       ReuseSlot(args, code), function, "vm.builtin.tensor_view", "planned for it; a symbolic dimension is larger than the upper bound the memory plan assumed "
                        "(tir_var_upper_bound or --bound)",
                        out);
 }
 
 // arena_view and arena_tensor: the view at the offset alloc_arena wrote to
 // heap[offset_slot], of `dims` (operands 1-3 and 5-7 are laid out alike).
-Status ViewOfArena(const Arg* args, const Any& storage, Span<const int64_t> dims, const Frame& f,
-                   const DecodedFunction& code, const std::string& function, const char* builtin, Any* out) {
+Status ViewOfArena(const Arg* args, const Any& storage, Span<const int64_t> dims, const Frame& f, Any* slot,
+                   const std::string& function, const char* builtin, Any* out) {
   DType dtype{static_cast<uint8_t>(args[5].value), static_cast<uint8_t>(args[6].value),
               static_cast<uint16_t>(args[7].value)};
   int64_t size = args[2].value == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[args[3].value] : args[3].value;
   // A negative heap value (never written by alloc_arena) is outside any storage.
   uint64_t offset = static_cast<uint64_t>(f.heap[args[1].value]);
   uint64_t room = size >= 0 ? static_cast<uint64_t>(size) : 0;
-  return ViewOfStorage(storage.tensor(), offset, room, dims, dtype, args, code, function, builtin,
+  return ViewOfStorage(storage.tensor(), offset, room, dims, dtype, slot, function, builtin,
                        "the call-time arena laid out for it", out);
 }
 
@@ -480,7 +575,8 @@ Status ArenaView(const Arg* args, const Frame& f, const ValueSource& src, const 
   const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
   const Any& shape = ArgValue(args[4], f, src, &tmp_shape);
   KILN_RETURN_IF_ERROR(ViewOperands(storage, shape, function, "vm.builtin.arena_view"));
-  return ViewOfArena(args, storage, shape.shape_dims(), f, code, function, "vm.builtin.arena_view", out);
+  return ViewOfArena(args, storage, shape.shape_dims(), f, ReuseSlot(args, code), function, "vm.builtin.arena_view",
+                     out);
 }
 
 // The storage operand of arena_tensor / arena_tensors.
@@ -494,15 +590,15 @@ Status ArenaStorage(const Any& storage, const std::string& function, const char*
 // The view of arena_tensor's operands at `args` (args[1..], args[0] unread):
 // the dimensions are read from the heap into the stack, so no shape object
 // is made, kept or touched.
-Status ArenaTensorAt(const Arg* args, const Any& storage, const Frame& f, const DecodedFunction& code,
-                     const std::string& function, const char* builtin, Any* out) {
+Status ArenaTensorAt(const Arg* args, const Any& storage, const Frame& f, Any* slot, const std::string& function,
+                     const char* builtin, Any* out) {
   int64_t dims[kMaxArenaTensorDims];  // the verifier bounds ndim
   const size_t ndim = static_cast<size_t>(args[4].value);
   for (size_t i = 0; i < ndim; ++i) {
     int64_t mode = args[8 + 2 * i].value, v = args[9 + 2 * i].value;
     dims[i] = mode == static_cast<int64_t>(ShapeMode::kLoadFromHeap) ? f.heap[v] : v;
   }
-  return ViewOfArena(args, storage, Span<const int64_t>(dims, ndim), f, code, function, builtin, out);
+  return ViewOfArena(args, storage, Span<const int64_t>(dims, ndim), f, slot, function, builtin, out);
 }
 
 // arena_view with its shape as (mode, value) pairs (builtins.def).
@@ -511,7 +607,7 @@ Status ArenaTensor(const Arg* args, const Frame& f, const ValueSource& src, cons
   Any tmp_storage;
   const Any& storage = ArgValue(args[0], f, src, &tmp_storage);
   KILN_RETURN_IF_ERROR(ArenaStorage(storage, function, "vm.builtin.arena_tensor"));
-  return ArenaTensorAt(args, storage, f, code, function, "vm.builtin.arena_tensor", out);
+  return ArenaTensorAt(args, storage, f, ReuseSlot(args, code), function, "vm.builtin.arena_tensor", out);
 }
 
 // Many arena_tensor views in one call, each written to its register: made
@@ -524,10 +620,14 @@ Status ArenaTensors(const Arg* args, uint32_t num_args, Frame& f, const ValueSou
   Any tmp_storage;
   const Any storage = ArgValue(args[0], f, src, &tmp_storage);
   KILN_RETURN_IF_ERROR(ArenaStorage(storage, function, "vm.builtin.arena_tensors"));
+  // The reuse slots of the call's arguments, looked up once: a group's slot
+  // is the one at its own offset.
+  Any* slots = ReuseSlot(args, code);
   for (const Arg* g = args + 1; g < args + num_args; g += 8 + 2 * g[4].value) {
     // Each group is arena_tensor's operands with its register in place of
-    // the storage; its reuse slot is its own (the group's offset).
-    KILN_RETURN_IF_ERROR(ArenaTensorAt(g, storage, f, code, function, "vm.builtin.arena_tensors", &f.regs[g[0].value]));
+    // the storage.
+    KILN_RETURN_IF_ERROR(ArenaTensorAt(g, storage, f, slots != nullptr ? slots + (g - args) : nullptr, function,
+                                       "vm.builtin.arena_tensors", &f.regs[g[0].value]));
   }
   return Status::Ok();
 }
@@ -542,6 +642,7 @@ Status StorageTensors(const Arg* args, uint32_t num_args, Frame& f, const Decode
   KILN_RETURN_IF_ERROR(
       KeptStorage(f, code, args[0].value, args[1].value, function, "vm.builtin.storage_tensors", &storage));
   int64_t dims[kMaxArenaTensorDims];  // the verifier bounds ndim
+  Any* slots = ReuseSlot(args, code);  // the call's reuse slots, looked up once
   for (const Arg* g = args + 2; g < args + num_args; g += 7 + 2 * g[3].value) {
     const size_t ndim = static_cast<size_t>(g[3].value);
     for (size_t i = 0; i < ndim; ++i) {
@@ -553,7 +654,8 @@ Status StorageTensors(const Arg* args, uint32_t num_args, Frame& f, const Decode
     // Each group's reuse slot is its own (the group's offset): a call whose
     // views are those of the last call makes no object.
     KILN_RETURN_IF_ERROR(ViewOfStorage(storage.tensor(), static_cast<uint64_t>(g[1].value), room,
-                                       Span<const int64_t>(dims, ndim), dtype, g, code, function,
+                                       Span<const int64_t>(dims, ndim), dtype,
+                                       slots != nullptr ? slots + (g - args) : nullptr, function,
                                        "vm.builtin.storage_tensors",
                                        "planned for it; a symbolic dimension is larger than the upper bound the memory "
                                        "plan assumed (tir_var_upper_bound or --bound)",
@@ -679,7 +781,7 @@ Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, c
       *out = MakeShape(args, frame, code);
       return Status::Ok();
     case Builtin::kShapeArith:
-      return ShapeArith(args, num_args, frame, function);
+      return ShapeArith(args, num_args, frame, code, function);
     case Builtin::kAllocTensor:
       return AllocTensor(args, frame, src, code, function, out);
     case Builtin::kTupleGetItem: {

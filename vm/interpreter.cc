@@ -125,9 +125,16 @@ inline Status ContextImpl::RunCall(const Instruction& ins, const Arg* a, const R
     }
     case CallableKind::kKernel: {
       for (uint32_t i = 0; i < ins.num_args; ++i) {
-        Any tmp;
-        const Any& v = ArgValue(a[i], frame, src, &tmp);
         kiln_kernel_arg& k = frame.kernel_args[i];
+        // An immediate is an int argument as it stands: no Any to make and
+        // drop per argument of every kernel call.
+        if (a[i].kind == ArgKind::kImmediate) {
+          k.i64 = a[i].value;
+          continue;
+        }
+        const Any& v = a[i].kind == ArgKind::kRegister   ? frame.regs[a[i].value]
+                       : a[i].kind == ArgKind::kConstant ? src.program->constants[a[i].value].value
+                                                         : (*src.callable_values)[a[i].value];
         if (v.is_tensor()) {
           k.tensor = AsKernelTensor(&v.tensor_obj()->dl);
         } else if (v.is_int()) {
