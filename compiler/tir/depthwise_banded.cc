@@ -387,6 +387,11 @@ class Kernel {
           for (int64_t kx = 0; kx < d_.kw; ++kx) chain.push_back(fma_at(ii, k, jj, ky, kx));
         return Seq(chain);
       }));
+    } else if (rows > 1 && d_.sw == 1) {
+      steps.push_back(grid("_init", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) {
+        return Store(acc, FloatImm(f32, 0), {ii, I64(k * kLanes) + jj});
+      }));
+      steps.push_back(BandRowTaps(ty, rows, xs, acc, Short(rows)));
     } else {
       steps.push_back(grid("_init", [&](const PrimExpr& ii, int64_t k, const PrimExpr& jj) {
         return Store(acc, FloatImm(f32, 0), {ii, I64(k * kLanes) + jj});
@@ -425,6 +430,59 @@ class Kernel {
     for (int64_t k = 0; k < cols; ++k) vecs.push_back(stores_of(k));
     steps.push_back(std::make_shared<ForNode>(ii, I64(0), I64(rows), ForKind::kUnrolled, Seq(vecs)));
     return std::make_shared<AllocateNode>(acc, Seq(steps));
+  }
+
+  // The taps of a tile of `rows` > 1 rows at column stride 1, band row by
+  // band row:
+  // each band row's vectors at a column offset loaded once into `line` and
+  // fed to every (output row, kernel row) pair that reads them. The tap
+  // loops of Tile load them once per pair, and with a run-time pitch LLVM
+  // does not see that (ty + ii + ky) * pitch is one address for the pairs
+  // of equal ii + ky, so it reloads: 3 to 4-row tiles ran at half the
+  // pinned kernel's FMA rate, whose constant pitch folds the addresses.
+  // Input rows in order, so each accumulator still takes its taps kernel
+  // row by kernel row, column by column (the same sums as the tap loops).
+  // `skip` (Short): an input row outside the input (the band's zeros)
+  // skips its loads and FMAs.
+  Stmt BandRowTaps(const PrimExpr& ty, int64_t rows, const std::vector<PrimExpr>& xs, const Buffer& acc, bool skip) {
+    DType f32 = DType::Float32();
+    const int64_t cols = static_cast<int64_t>(xs.size());
+    Buffer line = nest::Float32Buffer("dw_line", {I64(cols * kLanes)}, "local");
+    const int64_t span = (rows - 1) * d_.sh + d_.kh;  // input rows the tile reads
+    std::vector<Stmt> groups;
+    for (int64_t v = 0; v < span; ++v) {
+      const int64_t py = v % d_.sh, r = v / d_.sh;
+      // The column offsets as an unrolled loop: its 16-lane loops are then
+      // emitted as explicit vectors (kernel_emitter.cc), not as loops that
+      // LLVM's loop passes vectorize one by one (4x the compile time).
+      Var kx = MakeVar("kx");
+      std::vector<Stmt> taps;
+      for (int64_t k = 0; k < cols; ++k) {
+        Var jj = MakeVar("jj_line");
+        PrimExpr col = xs[k] + PrimExpr(jj) + PrimExpr(kx);
+        Stmt load = Store(line, Load(band_, {BandIndex(py, 0, ty + I64(r), col)}), {I64(k * kLanes) + PrimExpr(jj)});
+        taps.push_back(std::make_shared<ForNode>(jj, I64(0), I64(kLanes), ForKind::kVectorized, load));
+      }
+      for (int64_t ii = 0; ii < rows; ++ii) {
+        const int64_t ky = v - ii * d_.sh;
+        if (ky < 0 || ky >= d_.kh) continue;
+        PrimExpr w = Load(d_.weight, {ch_, I64(0), I64(ky), PrimExpr(kx)});
+        for (int64_t k = 0; k < cols; ++k) {
+          Var jj = MakeVar("jj");
+          std::vector<PrimExpr> at = {I64(ii), I64(k * kLanes) + PrimExpr(jj)};
+          PrimExpr x = Load(line, {I64(k * kLanes) + PrimExpr(jj)});
+          PrimExpr call(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{w, x, Load(acc, at)}));
+          taps.push_back(std::make_shared<ForNode>(jj, I64(0), I64(kLanes), ForKind::kVectorized, Store(acc, call, at)));
+        }
+      }
+      Stmt group = std::make_shared<ForNode>(kx, I64(0), I64(d_.kw), ForKind::kUnrolled, Seq(taps));
+      if (skip) {
+        PrimExpr iy = S((y0_ + ty) * I64(d_.sh) + I64(v - d_.pt));
+        group = If(And(Ge(iy, I64(0)), Lt(iy, h_)), group, nullptr);
+      }
+      if (group) groups.push_back(group);
+    }
+    return std::make_shared<AllocateNode>(line, Seq(groups));
   }
 
   const DepthwiseNest& d_;
