@@ -275,6 +275,17 @@ class SymConvKernel {
   // for 20 columns).
   Stmt StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const PrimExpr& hp);
 
+  // Spans of at most kTileWidths[0] columns (small output planes): one tile
+  // from column 0 of the narrowest width that holds the span per group of
+  // mr_ channels, reading the zeroed tail of each phase plane (ZeroPhaseTails:
+  // kTileWidths[0] columns after plane_size); else `wider`
+  // (conv_symbolic_strided_small.cc).
+  Stmt StridedSmallSpan(const PrimExpr& ho, const PrimExpr& wo, const Buffer& pq, const Stmt& wider);
+  Stmt ZeroPhaseTails(const PrimExpr& c, const PrimExpr& plane_size);
+  // One tile of mr_ channels x nr columns from column 0 of the phase planes
+  // `pq`, the packed weight's rows prefetched (StridedPlaneRow's taps).
+  Stmt SmallSpanTile(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr);
+
   // Unpadded stride-1 convolutions (not depthwise, more than one tap) on
   // rows narrower than kStridedPlaneWidth of a symbolic width: the flat
   // plane tiles of StridedPlanes reading X itself (X[n, c] one flat row of

@@ -23,7 +23,8 @@ Stmt SymConvKernel::StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const 
   const int64_t planes = cv_.sh * cv_.sw;
   PrimExpr hph = arith::Simplify(Div(hp + I64(cv_.sh - 1), I64(cv_.sh)));
   PrimExpr ch = cv_.data->shape[1];
-  Buffer pq = nest::Float32Buffer(cv_.data->name + "_phase_planes", {ch, I64(planes), arith::Simplify(hph * wph_)}, "global");
+  PrimExpr plane_size = arith::Simplify(hph * wph_);
+  Buffer pq = nest::Float32Buffer(cv_.data->name + "_phase_planes", {ch, I64(planes), arith::Simplify(plane_size + I64(kTileWidths[0]))}, "global");
   // The copy: every row of every plane written (rows past the padded
   // input zeroed), so the columns between rows read initialized memory.
   qs_ = pq;
@@ -31,10 +32,10 @@ Stmt SymConvKernel::StridedPlanes(const PrimExpr& ho, const PrimExpr& wo, const 
   row_phases_ = true;
   Var pc = MakeVar("pc");
   Stmt pack = MakeFor(pc, ch, threads_ >= 2 ? ForKind::kParallel : ForKind::kSerial,
-                      PackPhases(PrimExpr(pc), arith::Simplify(hph * I64(cv_.sh))));
+                      Seq({PackPhases(PrimExpr(pc), arith::Simplify(hph * I64(cv_.sh))), ZeroPhaseTails(PrimExpr(pc), plane_size)}));
   row_phases_ = false;
   phases_by_channel_ = false;
-  return std::make_shared<AllocateNode>(pq, Seq({pack, PlaneGroups(ho, wo, pq)}));
+  return std::make_shared<AllocateNode>(pq, Seq({pack, StridedSmallSpan(ho, wo, pq, PlaneGroups(ho, wo, pq))}));
 }
 
 Stmt SymConvKernel::InPlacePlanes(const PrimExpr& ho, const PrimExpr& wo, bool small_only) {
