@@ -305,8 +305,8 @@ class Kernel {
   // stride 2 (5x5/(2, 1)) lost in the per-tap loops (104 ch 3 x 96 -> 2 x
   // 96: 12.9 -> 15.9 us with 6 vectors) but gain since a tile of two rows
   // loads each band row once (BandRowTaps): 2 x 3 x 32 x 100, 1 thread,
-  // 104 ch 2 x 50 10.7 -> 9.4 us, 88 ch 11.1 -> 8.1 (kernel minimum over
-  // 300 calls); the model 0.93-0.95x.
+  // input 104 ch 2 x 50 10.5 -> 9.8 us, 88 ch 11.1 -> 8.2, 40 ch 5.3 -> 3.8
+  // (median of 3 rounds of each kernel's fastest call); the model 0.93-0.95x.
   bool Short(int64_t rows) const {
     return rows * 2 <= rows_ && d_.sw == 1 && cols_ >= 2 && d_.kh * d_.kw >= 25;
   }
