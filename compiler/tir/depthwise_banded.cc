@@ -298,14 +298,17 @@ class Kernel {
 
   // Whether a tile of `rows` rows (a block's last) takes ShortColumns and
   // skips the kernel rows outside the input (Tile): at most half a whole
-  // tile's rows, one column phase, chains of 25 or more FMAs, and at a row
-  // stride only one row. In PP-OCR's classifier at 1 x 48 x 192 (CPU time
-  // per kernel call, same run), two rows of a 3x3 plane (32 ch 6 x 96)
-  // took 3.56 -> 4.2 us in the wide tiles, which they fill without
-  // skipping a kernel row, and two rows of a 5x5/(2, 1) plane (104 ch 3 x
-  // 96 -> 2 x 96) 12.9 -> 15.9 (6 vectors) or 14.9 (4).
+  // tile's rows, one column phase, chains of 25 or more FMAs. In PP-OCR's
+  // classifier at 1 x 48 x 192 (CPU time per kernel call, same run), two
+  // rows of a 3x3 plane (32 ch 6 x 96) took 3.56 -> 4.2 us in the wide
+  // tiles, which they fill without skipping a kernel row. Two rows at row
+  // stride 2 (5x5/(2, 1)) lost in the per-tap loops (104 ch 3 x 96 -> 2 x
+  // 96: 12.9 -> 15.9 us with 6 vectors) but gain since a tile of two rows
+  // loads each band row once (BandRowTaps): 2 x 3 x 32 x 100, 1 thread,
+  // input 104 ch 2 x 50 10.5 -> 9.8 us, 88 ch 11.1 -> 8.2, 40 ch 5.3 -> 3.8
+  // (median of 3 rounds of each kernel's fastest call); the model 0.93-0.95x.
   bool Short(int64_t rows) const {
-    return rows * 2 <= rows_ && d_.sw == 1 && cols_ >= 2 && d_.kh * d_.kw >= 25 && (d_.sh == 1 || rows == 1);
+    return rows * 2 <= rows_ && d_.sw == 1 && cols_ >= 2 && d_.kh * d_.kw >= 25;
   }
 
   // A block's last one or two rows (Short): tiles of
