@@ -495,25 +495,11 @@ Stmt SymConvKernel::Tile(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& 
     const ForKind tap_kind = spatial_ ? ForKind::kUnrolled : ForKind::kSerial;
     t = MakeFor(kx, I64(cv_.kw), tap_kind, t);
     t = MakeFor(ky, I64(cv_.kh), tap_kind, t);
-    if (!spatial_ && cv_.wblock == mr_ && source_views_.empty()) {
-      // A packed weight is one stream of rows of b * KH * KW floats (one
-      // input channel of a block): prefetched kPrefetchAheadBytes ahead, as
-      // the static kernel does (conv_kernel_tile.cc), one hint a 64-byte
-      // line, clamped to the last row. Without it, weights that are cold
-      // each call (PP-OCRv4 det's 384 -> 384 on 8 x 10: 576 KiB each) read
-      // slower packed than from OIHW's 8 streams.
-      const int64_t row_floats = mr_ * cv_.kh * cv_.kw, rows_total = cv_.o / mr_ * cv_.ki;
-      const int64_t ahead_rows = (conv::kPrefetchAheadBytes + 4 * row_floats - 1) / (4 * row_floats);
-      PrimExpr row = Min(Div(o0, I64(mr_)) * I64(cv_.ki) + PrimExpr(cc) + I64(ahead_rows), I64(rows_total - 1));
-      std::vector<Stmt> hints;
-      for (int64_t f = 0; f < row_floats && f < 16 * conv::kMaxUnrolledPrefetchHints; f += 16) {
-        PrimExpr at = Load(cv_.weight, {I64(0), row, I64(0), I64(0), I64(f)});
-        hints.push_back(std::make_shared<EvaluateNode>(
-            PrimExpr(std::make_shared<CallNode>(DType::Int32(), "prefetch", std::vector<PrimExpr>{at}))));
-      }
-      hints.push_back(t);
-      t = Seq(hints);
-    }
+    // A packed weight is one stream of rows of b * KH * KW floats (one input
+    // channel of a block); without the hints, weights that are cold each
+    // call (PP-OCRv4 det's 384 -> 384 on 8 x 10: 576 KiB each) read slower
+    // packed than from OIHW's 8 streams.
+    if (!spatial_ && source_views_.empty()) t = WithWeightPrefetch(o0, cc, t);
     return MakeFor(cc, I64(count), ForKind::kSerial, t);
   };
   Stmt taps;
@@ -574,6 +560,25 @@ std::vector<PrimExpr> SymConvKernel::WeightIndex(const PrimExpr& o0, int64_t ste
     idx[4] = arith::Simplify(Mod(o0, I64(b)) + ii);
   }
   return idx;
+}
+
+Stmt SymConvKernel::WithWeightPrefetch(const PrimExpr& o0, const Var& c, Stmt taps) const {
+  if (cv_.wblock != mr_) return taps;
+  // Input channel c's row of the block at o0 (mr_ * KH * KW floats) is one
+  // stream over c: hinted kPrefetchAheadBytes on, as the static kernel does
+  // (conv_kernel_tile.cc), one hint a 64-byte line, clamped to the weight's
+  // last row.
+  const int64_t row_floats = mr_ * cv_.kh * cv_.kw, rows_total = cv_.o / mr_ * cv_.ki;
+  const int64_t ahead_rows = (conv::kPrefetchAheadBytes + 4 * row_floats - 1) / (4 * row_floats);
+  PrimExpr row = Min(Div(o0, I64(mr_)) * I64(cv_.ki) + PrimExpr(c) + I64(ahead_rows), I64(rows_total - 1));
+  std::vector<Stmt> hints;
+  for (int64_t f = 0; f < row_floats && f < 16 * conv::kMaxUnrolledPrefetchHints; f += 16) {
+    PrimExpr at = Load(cv_.weight, {I64(0), row, I64(0), I64(0), I64(f)});
+    hints.push_back(std::make_shared<EvaluateNode>(
+        PrimExpr(std::make_shared<CallNode>(DType::Int32(), "prefetch", std::vector<PrimExpr>{at}))));
+  }
+  hints.push_back(std::move(taps));
+  return Seq(hints);
 }
 
 }  // namespace symconv

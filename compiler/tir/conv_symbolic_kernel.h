@@ -282,9 +282,10 @@ class SymConvKernel {
   // (conv_symbolic_strided_small.cc).
   Stmt StridedSmallSpan(const PrimExpr& ho, const PrimExpr& wo, const Buffer& pq, const Stmt& wider);
   Stmt ZeroPhaseTails(const PrimExpr& c, const PrimExpr& plane_size);
-  // One tile of mr_ channels x nr columns from column 0 of the phase planes
-  // `pq`, the packed weight's rows prefetched (StridedPlaneRow's taps).
-  Stmt SmallSpanTile(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr);
+  // `taps` (one input channel c of the group at o0) after hints that
+  // prefetch the packed weight's row kPrefetchAheadBytes ahead, when the
+  // weight is packed in blocks of mr_ channels; else `taps` unchanged.
+  Stmt WithWeightPrefetch(const PrimExpr& o0, const Var& c, Stmt taps) const;
 
   // Unpadded stride-1 convolutions (not depthwise, more than one tap) on
   // rows narrower than kStridedPlaneWidth of a symbolic width: the flat
@@ -345,9 +346,9 @@ class SymConvKernel {
   // ceil(span / nr) tiles of mr_ channels x nr flat columns of StridedPlanes
   // (the last moved back to end at the span's end; nr == 1: one column
   // each; `which`: FlatTileLoop's), reduced over (c, ky, kx) in the nest's
-  // order.
+  // order; `prefetch`: each input channel's taps WithWeightPrefetch.
   Stmt StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr,
-                       FlatTiles which = FlatTiles::kCover);
+                       FlatTiles which = FlatTiles::kCover, bool prefetch = false);
 
   // Unpadded stride-1 convolutions (not depthwise, more than one tap) on
   // rows narrower than kStridedPlaneWidth, where X's channels times the

@@ -242,7 +242,7 @@ Stmt SymConvKernel::FlatTileLoop(const Var& xt, const Var& x0, const Buffer& acc
 }
 
 Stmt SymConvKernel::StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const Buffer& tf, const PrimExpr& span, int64_t nr,
-                     FlatTiles which) {
+                     FlatTiles which, bool prefetch) {
   const auto& L = cv_.loops;
   DType f32 = DType::Float32();
   const std::string tag = (which == FlatTiles::kLast ? "t" : "") + std::to_string(nr);
@@ -273,6 +273,7 @@ Stmt SymConvKernel::StridedPlaneRow(const PrimExpr& o0, const Buffer& pq, const 
   Stmt taps = MakeFor(ii, I64(mr_), ForKind::kUnrolled, MakeFor(jj, I64(nr), ForKind::kVectorized, fma));
   taps = MakeFor(kx, I64(cv_.kw), ForKind::kSerial, taps);
   taps = MakeFor(ky, I64(cv_.kh), ForKind::kSerial, taps);
+  if (prefetch) taps = WithWeightPrefetch(o0, c, taps);
   taps = MakeFor(c, I64(cv_.ki), ForKind::kSerial, taps);
   if (!shifted_) return FlatTileLoop(xt, x0, acc, mr_, nr, tf, span, taps, which);
   // ShiftedPlanes: output channel o0 + wi at flat column col, through the
