@@ -216,6 +216,21 @@ struct Flatten : StmtExprMutator {
     return StmtExprMutator::MutateStmt(s);
   }
 };
+
+// f over the output plane (the nest's y and x) flattened to j; C is left to
+// the accumulators where only the epilogue reads it (!stores_out).
+void InitPlaneFlatten(Flatten* f, const SymConv& cv, const std::unordered_set<const VarNode*>* params, bool stores_out,
+                      const Var& j) {
+  const auto& L = cv.loops;
+  f->params = params;
+  f->data = cv.data->data.get();
+  if (!stores_out) f->acc_only = cv.out->data.get();
+  f->y = L[2]->loop_var.get();
+  f->x = L[3]->loop_var.get();
+  f->ho = L[2]->extent;
+  f->wo = L[3]->extent;
+  f->j = j;
+}
 }  // namespace
 
 void SymConvKernel::TryFlat() {
@@ -231,16 +246,9 @@ void SymConvKernel::TryFlat() {
   // with flat rows, and not with a concatenation's sources).
   PrimExpr x_value;
   if (prologue_ && sources_.empty() && MatchPrologueNest(prologue_, cv_.data, xi, &x_value)) x_at = x_value;
-  Flatten f;
-  f.params = &params_;
-  f.data = cv_.data->data.get();
   const bool stores_out = store_out_ || epilogue_.empty();
-  if (!stores_out) f.acc_only = cv_.out->data.get();
-  f.y = L[2]->loop_var.get();
-  f.x = L[3]->loop_var.get();
-  f.ho = L[2]->extent;
-  f.wo = L[3]->extent;
-  f.j = j_;
+  Flatten f;
+  InitPlaneFlatten(&f, cv_, &params_, stores_out, j_);
   PrimExpr x = f.MutateExpr(x_at);
   std::vector<Stmt> epi;
   for (const Stmt& st : epilogue_) epi.push_back(f.MutateStmt(st));
@@ -270,17 +278,9 @@ void SymConvKernel::TryFlat() {
 
 bool SymConvKernel::FlatEpilogue(const Var& j, std::vector<Stmt>* epi, Buffer* out,
                                  std::vector<PrimExpr>* out_idx) const {
-  const auto& L = cv_.loops;
-  Flatten f;
-  f.params = &params_;
-  f.data = cv_.data->data.get();
   const bool stores_out = store_out_ || epilogue_.empty();
-  if (!stores_out) f.acc_only = cv_.out->data.get();
-  f.y = L[2]->loop_var.get();
-  f.x = L[3]->loop_var.get();
-  f.ho = L[2]->extent;
-  f.wo = L[3]->extent;
-  f.j = j;
+  Flatten f;
+  InitPlaneFlatten(&f, cv_, &params_, stores_out, j);
   if (!f.AtYX(cv_.out, out_idx_)) return false;
   epi->clear();
   for (const Stmt& st : epilogue_) epi->push_back(f.MutateStmt(st));
