@@ -381,6 +381,9 @@ Stmt SymConvKernel::Row(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& w
   if (!spatial_ && mr_ * (kFlatTileWidth / 16) <= kMaxTileAccumulators) {
     chain = std::make_shared<IfThenElseNode>(Fits(wo, kFlatTileWidth), WideRowTiles(o0, y, wo), chain);
   }
+  // A few columns past the row's last 16-column vector: vectors of output
+  // channels (conv_symbolic_points.cc).
+  if (PointColumnsApply()) chain = WithPointColumns(o0, y, wo, chain);
   return chain;
 }
 
@@ -463,25 +466,8 @@ Stmt SymConvKernel::Tile(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& 
       PrimExpr kxd = PrimExpr(kx) * I64(cv_.dw);
       xv = Load(qs_, PhaseIndex(ch, qy, Mod(kxd, I64(cv_.sw)) * wph_ + x0 + PrimExpr(jj) + Div(kxd, I64(cv_.sw))));
     }
-  } else if (const auto* l = x_expr_.as<BufferLoadNode>()) {
-    std::vector<PrimExpr> idx;
-    for (const PrimExpr& e : l->indices) idx.push_back(arith::Simplify(Substitute(e, map)));
-    xv = Load(l->buffer, idx);
   } else {
-    // The prologue's value (ReadsPrologue): its loads at the tile's point.
-    struct AtTile : StmtExprMutator {
-      const VarMap* map;
-      PrimExpr MutateExpr(const PrimExpr& e) override {
-        if (const auto* ld = e.as<BufferLoadNode>()) {
-          std::vector<PrimExpr> idx;
-          for (const PrimExpr& i : ld->indices) idx.push_back(arith::Simplify(Substitute(i, *map)));
-          return Load(ld->buffer, idx);
-        }
-        return StmtExprMutator::MutateExpr(e);
-      }
-    } at_tile;
-    at_tile.map = &map;
-    xv = at_tile.MutateExpr(x_expr_);
+    xv = XAt(map);
   }
   PrimExpr cur = Load(acc, {slot, PrimExpr(jj)});
   // The taps of input channels [0, count) reading x (over c), with weights

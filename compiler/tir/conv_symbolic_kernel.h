@@ -107,6 +107,20 @@ constexpr int64_t kShortRowChannels[] = {16, 12, 8};
 // output channels run in parallel from this many MACs a point (O x C) on.
 constexpr int64_t kMaxPointDotChannels = 1024;
 constexpr int64_t kParallelPointDotMacs = 1 << 15;
+// Flat pointwise rows (weight packed in blocks of mr_) that end 1 to this
+// many columns past a 16-column vector take those last columns as vectors
+// of output channels (PointColumns), as the pinned kernel's remainder tile
+// does (conv_kernel.h's kMaxRemainderColumns, 4). Each column costs one
+// mr_-lane FMA per input channel where one more 16-column vector cost mr_,
+// but its write-back is mr_ scalar stores: 1 x 1 with a scale, shift and
+// hard-swish, symbolic H and W, batch 2, one thread, loaded machine, CPU
+// time per call after / before over 5 alternating kiln-bench rounds: two
+// columns (1 x 50) 32 -> 200 0.93, 16 -> 88 0.98; four (2 x 50) 32 -> 200
+// 1.02, 16 -> 88 1.03.
+constexpr int64_t kMaxPointColumns = 2;
+// Accumulator vectors of those columns in all (partial sums over
+// interleaved input channels): independent FMAs to hide their latency.
+constexpr int64_t kPointColumnAccumulators = 8;
 // Columns per chunk of the stride-phase copy (PackPhases): one vector.
 constexpr int64_t kPhaseChunk = 16;
 
@@ -211,6 +225,26 @@ class SymConvKernel {
   // of 8 up to kMaxPointDotChannels.
   bool PointDotsApply() const;
   Stmt PointDots();
+
+  // Flat rows with a weight packed in blocks of mr_ output channels whose
+  // last rem = wo % 16 columns number 1 to kMaxPointColumns: the tiles over
+  // the row's first wo - rem columns (whole 16-column vectors), then the
+  // rem columns as vectors of the mr_ output channels, acc[:] =
+  // fma(W[o0 / b, c, :], X[c, column] broadcast, acc[:]) over c, through
+  // the epilogue. Before, the row's last tiles were moved back to end at
+  // the row's end: PP-OCR cls's 1 x 50 planes took two tiles of 32
+  // columns, 64 columns for 50, where the pinned kernel computes 48 and
+  // two remainder columns. Else `row` (a test of the run-time width picks).
+  bool PointColumnsApply() const;
+  Stmt WithPointColumns(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo, const Stmt& row);
+  // Output channels [o0, o0 + mr_) at flat columns [x0, x0 + cols) of
+  // flat row y, the columns unrolled.
+  Stmt PointColumns(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& x0, int64_t cols);
+
+  // X's value at the point `map` gives the nest's variables, as the tiles
+  // of an unpadded convolution read it: a load of X (or of its flat view),
+  // or the prologue's value (ReadsPrologue) with its loads at that point.
+  PrimExpr XAt(const VarMap& map) const;
 
   // Pointwise (1x1, stride 1, no padding) reads and writes every plane as
   // flat rows of kFlatRow columns, not image row by image row (20 x 20

@@ -1,4 +1,6 @@
-// SymConvKernel's dot products for pointwise planes of fewer than 8 points.
+// SymConvKernel's pointwise paths for few points: dot products over input
+// channels for planes of fewer than 8 points, vectors of output channels for
+// the last few columns of a flat row.
 // (conv_symbolic_kernel.h declares the class; conv_symbolic_schedule.h says
 // what the kernel computes.)
 #include <cstdint>
@@ -87,6 +89,103 @@ Stmt SymConvKernel::PointDots() {
   Stmt tiles = MakeFor(q, I64(cv_.o / rows), parallel ? ForKind::kParallel : ForKind::kSerial,
                        MakeFor(j, hw_, ForKind::kSerial, tile));
   return std::make_shared<AllocateNode>(col, Seq({gather, tiles}));
+}
+
+bool SymConvKernel::PointColumnsApply() const {
+  return flat_ && !spatial_ && yr_ == 1 && source_views_.empty() && cv_.wblock != 0 && cv_.wblock % mr_ == 0;
+}
+
+Stmt SymConvKernel::WithPointColumns(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& wo, const Stmt& row) {
+  const int64_t vec = kTileWidths[1];
+  PrimExpr rem = Mod(wo, I64(vec));
+  PrimExpr whole = wo - rem;
+  // The whole vectors as Row covers a width of 16 or of 32 and more (one
+  // tile of 16; WideRowTiles' 48s and 32s, exact).
+  Stmt tiles = std::make_shared<IfThenElseNode>(Ge(whole, I64(2 * vec)), WideRowTiles(o0, y, whole),
+                                                Tiles(o0, y, whole, vec));
+  // One copy of the columns per count, each unrolled (a loop over a
+  // run-time count of columns, each over the input channels, computed
+  // every channel's address again per column: slower than the vector it
+  // replaced).
+  Stmt tail = PointColumns(o0, y, whole, kMaxPointColumns);
+  for (int64_t r = kMaxPointColumns - 1; r >= 1; --r) {
+    tail = std::make_shared<IfThenElseNode>(Lt(rem, I64(r + 1)), PointColumns(o0, y, whole, r), tail);
+  }
+  PrimExpr few = MakeBinary(TirKind::kAnd, MakeBinary(TirKind::kAnd, Ge(wo, I64(vec)), Ge(rem, I64(1))),
+                            Lt(rem, I64(kMaxPointColumns + 1)));
+  return std::make_shared<IfThenElseNode>(few, Seq({tiles, tail}), row);
+}
+
+Stmt SymConvKernel::PointColumns(const PrimExpr& o0, const PrimExpr& y, const PrimExpr& x0, int64_t cols) {
+  const auto& L = cv_.loops;
+  const int64_t lanes = mr_;
+  // Partial sums per column over interleaved input channels: about
+  // kPointColumnAccumulators independent FMAs in all.
+  int64_t chains = 1;
+  while (chains * 2 * cols <= kPointColumnAccumulators && cv_.ki % (chains * 2) == 0) chains *= 2;
+  DType f32 = DType::Float32();
+  Buffer acc = nest::Float32Buffer("colacc", {I64(chains * cols), I64(lanes)}, "local");
+  Var cb = MakeVar("pcb"), k = MakeVar("pk"), col = MakeVar("pcol"), l = MakeVar("pl");
+  // Input channel cb * chains + k, column col into partial sum k * cols + col.
+  VarMap map = At(o0, y, x0, l, PrimExpr(col));
+  map[L[4]->loop_var.get()] = PrimExpr(cb) * I64(chains) + PrimExpr(k);
+  map[L[5]->loop_var.get()] = I64(0);
+  map[L[6]->loop_var.get()] = I64(0);
+  PrimExpr wv = Load(cv_.weight, WeightIndex(o0, mr_, PrimExpr(l), map));
+  std::vector<PrimExpr> slot = {PrimExpr(k) * I64(cols) + PrimExpr(col), PrimExpr(l)};
+  Stmt fma = Store(acc, PrimExpr(std::make_shared<CallNode>(f32, "fma", std::vector<PrimExpr>{wv, XAt(map), Load(acc, slot)})),
+                   slot);
+  Stmt taps = MakeFor(cb, I64(cv_.ki / chains), ForKind::kSerial,
+                      MakeFor(k, I64(chains), ForKind::kUnrolled,
+                              MakeFor(col, I64(cols), ForKind::kUnrolled, MakeFor(l, I64(lanes), ForKind::kVectorized, fma))));
+  Var zk = MakeVar("zk"), zl = MakeVar("zl");
+  Stmt zero = MakeFor(zk, I64(chains * cols), ForKind::kUnrolled,
+                      MakeFor(zl, I64(lanes), ForKind::kVectorized,
+                              Store(acc, FloatImm(f32, 0.0), {PrimExpr(zk), PrimExpr(zl)})));
+  std::vector<Stmt> body = {zero, taps};
+  // Each column's partial sums added by halves into sum 0 (slot col).
+  for (int64_t h = chains / 2; h >= 1; h /= 2) {
+    Var fk = MakeVar("fk"), fl = MakeVar("fl");
+    PrimExpr at = PrimExpr(fk);  // slot k * cols + col, fk running over both
+    body.push_back(MakeFor(fk, I64(h * cols), ForKind::kUnrolled,
+                           MakeFor(fl, I64(lanes), ForKind::kVectorized,
+                                   Store(acc, Load(acc, {at, PrimExpr(fl)}) + Load(acc, {at + I64(h * cols), PrimExpr(fl)}),
+                                         {at, PrimExpr(fl)}))));
+  }
+  // Output channel o0 + wl at column wc through the epilogue.
+  Var wc = MakeVar("wc"), wl = MakeVar("wl");
+  VarMap wmap = At(o0, y, x0, wl, PrimExpr(wc));
+  PrimExpr a = Load(acc, {PrimExpr(wc), PrimExpr(wl)});
+  std::vector<Stmt> back;
+  std::vector<PrimExpr> out_idx;
+  for (const PrimExpr& e : out_idx_) out_idx.push_back(Substitute(e, wmap));
+  if (store_out_ || epilogue_.empty()) back.push_back(Store(out_, a, out_idx));
+  ReplaceLoads replace(cv_.out->data.get(), a);
+  for (const Stmt& st : epilogue_) back.push_back(Substitute(replace.MutateStmt(st), wmap));
+  body.push_back(MakeFor(wc, I64(cols), ForKind::kUnrolled, MakeFor(wl, I64(lanes), ForKind::kVectorized, Seq(back))));
+  return std::make_shared<AllocateNode>(acc, Seq(body));
+}
+
+PrimExpr SymConvKernel::XAt(const VarMap& map) const {
+  if (const auto* l = x_expr_.as<BufferLoadNode>()) {
+    std::vector<PrimExpr> idx;
+    for (const PrimExpr& e : l->indices) idx.push_back(arith::Simplify(Substitute(e, map)));
+    return Load(l->buffer, idx);
+  }
+  // The prologue's value (ReadsPrologue): its loads at the point.
+  struct AtPoint : StmtExprMutator {
+    const VarMap* map;
+    PrimExpr MutateExpr(const PrimExpr& e) override {
+      if (const auto* ld = e.as<BufferLoadNode>()) {
+        std::vector<PrimExpr> idx;
+        for (const PrimExpr& i : ld->indices) idx.push_back(arith::Simplify(Substitute(i, *map)));
+        return Load(ld->buffer, idx);
+      }
+      return StmtExprMutator::MutateExpr(e);
+    }
+  } at_point;
+  at_point.map = &map;
+  return at_point.MutateExpr(x_expr_);
 }
 
 }  // namespace symconv

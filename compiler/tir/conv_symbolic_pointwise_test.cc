@@ -575,6 +575,68 @@ TEST(ConvSymbolicPointwiseTest, TinyUnpaddedPlanesTakeChannelVectors) {
   CheckConstWeight(7, 24, 3, 0, 1, 2, sizes);
 }
 
+TEST(ConvSymbolicPointwiseTest, FlatRowTailColumnsTakeChannelVectors) {
+  // A packed 1 x 1 (24 -> 16 and 13 -> 24): a flat row's last 1 or 2
+  // columns past its 16-column vectors are vectors of 8 output channels
+  // (one weight block), X broadcast. OIHW weights (runtime ones) keep the
+  // tiles.
+  for (auto [c, o] : {std::pair<int64_t, int64_t>{24, 16}, {13, 24}}) {
+    SCOPED_TRACE(std::to_string(c) + " -> " + std::to_string(o));
+    std::vector<float> w = RandomFloats(o * c, 2, 0.5f);
+    PrimFunc f = LowerPrimFunc(ConstWeightModule(c, o, 1), BoundOptions(1, c, o, 1, w), "conv2d");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(CountTiles(f).global_updates, 0);
+    EXPECT_GT(ChannelVectorLoads(f), 0);
+  }
+  PrimFunc oihw = LowerPrimFunc(Module(24, 16), Options(1), "conv2d");
+  ASSERT_NE(oihw, nullptr);
+  EXPECT_EQ(ChannelVectorLoads(oihw), 0);
+  // Planes whose flat span ends 1 or 2 columns past a vector (50 = 48 + 2,
+  // 17, 33, 65, 49, 481 and 289 in two flat rows, the last with the tail),
+  // and around them (36, 20: 4 columns past; under 8 points: 1, 4, 6, 7,
+  // 5; 13, 16, 31, 64, 256: the tiles alone); input channels a multiple of
+  // 8 (partial sums over interleaved channels) and not (13: one chain); a
+  // batch of 3; two threads.
+  const std::vector<std::pair<int64_t, int64_t>> sizes = {
+      {1, 50}, {2, 25}, {1, 17}, {1, 33}, {6, 6},  {1, 36}, {5, 13}, {4, 5},   {1, 1},  {1, 4},  {2, 3},
+      {1, 7},  {1, 5},  {1, 13}, {4, 4},  {1, 31}, {8, 8},  {1, 49}, {13, 37}, {17, 17}, {16, 16}};
+  CheckConstWeight(24, 16, 1, 0, 1, 1, sizes);
+  CheckConstWeight(13, 24, 1, 0, 2, 3, sizes);
+  CheckConstWeight(200, 32, 1, 0, 1, 2, sizes);
+}
+
+TEST(ConvSymbolicPointwiseTest, ScaledInputTailColumnsNumbers) {
+  // The squeeze-excite scale computed in the tiles (ScaledModule) with a
+  // constant, packed weight: the tail columns read x * s too. Against a
+  // double-precision reference.
+  const int64_t c = 40, o = 16, n = 2;
+  std::vector<float> w = RandomFloats(o * c, 2, 0.5f), b = RandomFloats(o, 3, 3.0f);
+  std::vector<float> sc = RandomFloats(n * c, 4, 1.0f);
+  auto mod = CompileAndLoad(ScaledModule(c, o), BoundOptions(1, c, o, 1, w), 1);
+  ASSERT_NE(mod, nullptr);
+  for (auto [h, wd] : std::vector<std::pair<int64_t, int64_t>>{{1, 50}, {1, 6}, {2, 25}, {1, 33}, {1, 35}, {1, 48}}) {
+    SCOPED_TRACE("h " + std::to_string(h) + " w " + std::to_string(wd));
+    const int64_t hw = h * wd;
+    std::vector<float> x = RandomFloats(n * c * hw, 1 + h * 100 + wd);
+    std::vector<Any> args = {FloatTensor({n, c, h, wd}, x), FloatTensor({n, c, 1, 1}, sc), FloatTensor({o, 1, 1}, b)};
+    Result<Tensor> out = InvokeMain(*mod, args);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->shape(), (std::vector<int64_t>{n, o, h, wd}));
+    const float* got = out->data<float>();
+    int bad = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t oc = 0; oc < o; ++oc)
+        for (int64_t p = 0; p < hw; ++p) {
+          double want = b[oc];
+          for (int64_t ic = 0; ic < c; ++ic) want += double(x[(i * c + ic) * hw + p] * sc[i * c + ic]) * w[oc * c + ic];
+          const float at = got[(i * o + oc) * hw + p];
+          if (!(std::fabs(at - want) <= 1e-5 * double(c) + 1e-5) && ++bad <= 5)
+            ADD_FAILURE() << "image " << i << " o " << oc << " point " << p << ": got " << at << ", want " << want;
+        }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln

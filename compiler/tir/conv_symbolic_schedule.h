@@ -68,7 +68,10 @@
 //    (the last one with the rest, 48 to 287) instead of image rows (small
 //    planes: 20 x 20 no longer takes tiles of 8 columns), in tiles of 8 x 48
 //    then at most two of 8 x 32 that cover the row's 16-column vectors
-//    exactly (a row of 80: 48 + 32). C itself, when only the epilogue reads it, needs no view
+//    exactly (a row of 80: 48 + 32); with a packed weight, a row ending 1
+//    or 2 columns past its last 16-column vector takes those columns as
+//    vectors of 8 output channels instead (conv_symbolic_points.cc: 1 x 50
+//    is 48 + 2, not 2 x 32). C itself, when only the epilogue reads it, needs no view
 //    (its loads become the accumulators). X may be the kernel's own buffer
 //    (a concatenation before the convolution: YOLOv8's C2f blocks), written
 //    whole before the kernel reads it: 2.65x its pinned build at 384 -> 256
