@@ -203,6 +203,13 @@ class Kernel {
       for (int64_t px = 0; px < d_.sw; ++px) {
         // Left of the interior: static, a few columns with their test.
         for (int64_t j = 0; j < lo; ++j) row.push_back(CopyAt(py, px, i, iy, I64(j), true));
+        // Column stride 1: every column from hi2 on is outside X (one
+        // zero loop, not a column with its test and then the loop).
+        if (d_.sw == 1) {
+          row.push_back(Zeros(py, px, i, hi2, S(pitch_ - hi2)));
+          outside.push_back(Zeros(py, px, i, I64(0), pitch_));
+          continue;
+        }
         // At hi2 (when inside the band): the phase's last column, if inside.
         row.push_back(If(Lt(hi2, pitch_), CopyAt(py, px, i, iy, hi2, true), nullptr));
         // Zeros past it.
@@ -245,7 +252,8 @@ class Kernel {
   // symbolic H and W, same run: 384 ch 20^2 5x5 149 -> 110 us, 192 ch 40^2
   // 217 -> 150 us (pinned 73 and 145).
   //
-  // Otherwise (strided planes, and the block's last rows) tiles of one
+  // Otherwise (strided planes, and the block's last rows; row stride
+  // alone a two-vector tile for a rest of 17 to 31 columns) tiles of one
   // vector, the last moved back to end at the row's end: the widened tiles
   // took 1.2x the CPU time at 192 ch 40^2 -> 20^2 5x5/2 (its 25 weights and
   // 8 accumulators are more than the 32 vector registers; 96 ch 80^2 ->
@@ -268,6 +276,22 @@ class Kernel {
     // A row narrower than a vector: one, its columns stored one by one.
     Stmt narrow = Tile(ty, rows, {I64(0)}, &wo_);
     if (Short(rows)) return ShortColumns(ty, rows, narrow);
+    if (d_.sh > 1 && d_.sw == 1 && rows == rows_ && cols_ >= 2) {
+      // Row stride only: 17 to 31 columns left take one tile of two
+      // vectors, the second moved back to end at the row's end, as the
+      // pinned kernel's two-vector tiles do; 1 to 16 one vector. In PP-OCR's
+      // classifier at 2 x 3 x 32 x 100 (3x3/(2, 1), rows of 50: a whole
+      // tile, then 18 columns), kernel CPU time per call inside the model,
+      // median of 21 alternating traced rounds, 1 thread, busy machine:
+      // 24 ch 8 x 50 -> 4 x 50 4.79 -> 4.59 us (pinned 2.85), 8 ch 16 x 50
+      // -> 8 x 50 3.11 -> 2.97 (pinned 1.90). The widened tile of stride 1
+      // (4 rows x 4 vectors) lost there: 4.77 -> 5.13 us for the first (its
+      // 16 accumulators, 9 weights and the epilogue's constants spill).
+      Stmt pair = Tile(ty, rows, {done, S(wo_ - I64(kLanes))}, nullptr);
+      Stmt one = Tile(ty, rows, {S(wo_ - I64(kLanes))}, nullptr);
+      Stmt rest_tile = If(Ge(rest, I64(kLanes + 1)), pair, If(Ge(rest, I64(1)), one, nullptr));
+      return SeqOf({whole_tiles(main_tiles), If(Ge(wo_, I64(kLanes)), rest_tile, narrow)});
+    }
     if (d_.sh * d_.sw > 1 || rows < rows_ || cols_ < 2) {
       Var vt = MakeVar("vt"), vx = MakeVar("vx");
       Stmt one = Let(vx, Min(done + PrimExpr(vt) * I64(kLanes), wo_ - I64(kLanes)), Tile(ty, rows, {PrimExpr(vx)}, nullptr));

@@ -145,6 +145,21 @@ TEST(DepthwiseBandedTest, StrideOneRowEndInWidenedTile) {
   EXPECT_EQ(Occurrences(strided, "dw_acc = T.decl_buffer((4, 16)"), 2) << strided;
 }
 
+// Row stride only (3x3/(2, 1), PP-OCR's classifier): a row's 17 to 31
+// columns after its whole tiles take one tile of two vectors (the second
+// moved back to end at the row's end), as the pinned kernel's tiles of two
+// do, not two tiles of one vector; 1 to 16 columns keep one vector.
+TEST(DepthwiseBandedTest, RowStrideRestInTwoVectorTile) {
+  PrimFunc f = LowerPrimFunc(DwModule(DwCase{8, 3, 2, 1, "bn_relu"}), Options(1), "conv2d");
+  ASSERT_NE(f, nullptr);
+  std::string text = testing::Print(f);
+  // The whole tiles' and the rest's (the tiles of 1 to 3 rows have theirs
+  // of one vector).
+  EXPECT_EQ(Occurrences(text, "dw_acc = T.decl_buffer((4, 32)"), 2) << text;
+  // The rest of 1 to 16 columns, and a row narrower than a vector.
+  EXPECT_EQ(Occurrences(text, "dw_acc = T.decl_buffer((4, 16)"), 2) << text;
+}
+
 // A block's last one or two rows of a 5x5 plane with one column phase
 // (planes 1 or 2 rows tall: PP-OCR's classifier at height 32): tiles of 8
 // vectors for one row and 6 for two (then one tile of the row's rest), not
@@ -378,6 +393,17 @@ TEST(DepthwiseBandedTest, StridedTwoRowTailNumbers) {
   CheckNumbers(DwCase{5, 5, 2, 1, "hardswish"}, 1, sizes, 1);
   CheckNumbers(DwCase{3, 5, 2, 1, "bn_relu"}, 2, sizes, 2);
   CheckNumbers(DwCase{4, 5, 2, 1}, 2, sizes, 1);
+}
+
+TEST(DepthwiseBandedTest, RowStrideRestTileNumbers) {
+  // Rows of 4 to 8 output rows whose columns end in a rest of 17 to 31
+  // (17, 31, 49, 50, 63), 1 to 16 (33, 48, 80) or none (32, 64), under a
+  // vector (15) and between one and two (16, 20).
+  std::vector<std::pair<int64_t, int64_t>> sizes;
+  int64_t i = 0;
+  for (int64_t w : {15, 16, 17, 20, 31, 32, 33, 48, 49, 50, 63, 64, 80}) sizes.push_back({8 + (i++ % 9), w});
+  CheckNumbers(DwCase{3, 3, 2, 1, "bn_relu"}, 2, sizes, 1);
+  CheckNumbers(DwCase{4, 5, 2, 1, "hardswish"}, 1, sizes, 2);
 }
 
 TEST(DepthwiseBandedTest, BandRowReuseNumbers) {
