@@ -361,18 +361,26 @@ class KernelBuilder {
     // reads the panel of B once where one-row tiles read it once per row
     // (romanizer's GRU gates at batch 4 with a symbolic batch: four GEMVs).
     // A static remainder has only the tiles of its set bits; a symbolic one
-    // counts its set bits at run time: the tile loop has no empty tiles
+    // counts its tiles at run time (below): the tile loop has no empty tiles
     // (three per column block, for a batch of 1, made romanizer's GRU GEMVs
     // 40 % slower inside the model, weights streaming from L3).
     PrimExpr mt = ms ? c(*ms / mr_) : div(m_, c(mr_));
     PrimExpr mrem = ms ? c(*ms % mr_) : mod(m_, c(mr_));
-    // Whether the leftover tile of `size` rows is there (0 or 1).
-    auto has = [&](int size) { return div(mod(mrem, c(2 * size)), c(size)); };
     PrimExpr rb_count = mt;
-    for (int size = 4; size >= 1; size /= 2) {
-      if (size >= mr_ || (ms && (*ms % mr_) % (2 * size) < size)) continue;
+    // A symbolic remainder: a tile of 4 rows when it is 4 or more, then one
+    // tile of exactly the rows left (1 to 3, chosen at run time), so a
+    // remainder of 3 reads each panel of B once, as the pinned 3-row tile
+    // does, not twice in tiles of 2 and 1 (Silero VAD's LSTM projection at
+    // batch 3, [3, 128] x [128, 512]). `sym_tail` is that last tile's rows.
+    PrimExpr sym_big, sym_tail;
+    if (!ms && mr_ > 1) {
+      sym_big = mr_ > 4 ? div(mrem, c(4)) : c(0);
+      sym_tail = mr_ > 4 ? mod(mrem, c(4)) : mrem;
+      rb_count = mt + sym_big + div(sym_tail + c(3), c(4));
+    }
+    for (int size = 4; size >= 1 && ms; size /= 2) {
+      if (size >= mr_ || (*ms % mr_) % (2 * size) < size) continue;
       leftover_.push_back(size);
-      if (!ms) rb_count = rb_count + has(size);
     }
     int64_t rb_static = ms ? *ms / mr_ + static_cast<int64_t>(leftover_.size()) : 0;
     if (ms) rb_count = c(rb_static);
@@ -425,6 +433,23 @@ class KernelBuilder {
       Var row0 = MakeVar("row0");
       Stmt full = std::make_shared<LetStmtNode>(row0, PrimExpr(rb) * c(mr_),
                                                 Kernel(row0, mr_, col0, width_static, width, store_width, narrow));
+      if (sym_tail.defined()) {
+        // The exact tail tile after the full tiles and the 4-row one.
+        Var row0t = MakeVar("row0");
+        Stmt tail;
+        for (int size = 1; size <= 3 && size < mr_; ++size) {
+          Stmt t = Kernel(row0t, size, col0, width_static, width, store_width, narrow);
+          tail = tail ? std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, sym_tail, c(size)), t, tail) : t;
+        }
+        Stmt rest = std::make_shared<LetStmtNode>(row0t, mt * c(mr_) + sym_big * c(4), tail);
+        if (mr_ > 4) {
+          Var row0b = MakeVar("row0");
+          Stmt big = std::make_shared<LetStmtNode>(row0b, mt * c(mr_),
+                                                   Kernel(row0b, 4, col0, width_static, width, store_width, narrow));
+          rest = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt + sym_big), big, rest);
+        }
+        return Stmt(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt), full, rest));
+      }
       if (leftover_.empty()) return full;
       // Leftover tile p (of `size` rows) starts after the full tiles and the
       // larger leftover tiles: at mt * mr + (rem - rem % (2 * size)).
@@ -432,21 +457,15 @@ class KernelBuilder {
       for (size_t p = leftover_.size(); p-- > 0;) {
         int size = leftover_[p];
         Var row0b = MakeVar("row0");
-        PrimExpr start = ms ? c(*ms / mr_ * mr_ + *ms % mr_ - (*ms % mr_) % (2 * size))
-                            : mt * c(mr_) + (mrem - mod(mrem, c(2 * size)));
+        PrimExpr start = c(*ms / mr_ * mr_ + *ms % mr_ - (*ms % mr_) % (2 * size));
         Stmt tile = std::make_shared<LetStmtNode>(row0b, start,
                                                   Kernel(row0b, size, col0, width_static, width, store_width, narrow));
         if (!rest) {
           rest = tile;
           continue;
         }
-        // Tile p when rb - mt counts fewer present tiles than those up to p
-        // (static: exactly p).
+        // Tile p when rb - mt is p.
         PrimExpr upto = c(static_cast<int64_t>(p + 1));
-        if (!ms) {
-          upto = has(leftover_[0]);
-          for (size_t q = 1; q <= p; ++q) upto = upto + has(leftover_[q]);
-        }
         rest = std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt + upto), tile, rest);
       }
       return Stmt(std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kLT, PrimExpr(rb), mt), full, rest));

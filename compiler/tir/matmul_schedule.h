@@ -19,7 +19,9 @@
 // the column loop vectorized, so LLVM keeps acc in vector registers and the
 // inner loop is broadcast x vector FMAs. Rows that do not fill a tile (M % MR)
 // run as at most one tile each of 4, 2 and 1 rows (the remainder's binary
-// digits; with a symbolic M all three, each skipped when its digit is 0);
+// digits) when M is static; with a symbolic M as a tile of 4 rows when the
+// remainder is 4 or more and one tile of exactly the rows left (1 to 3,
+// chosen at run time), each skipped when it is empty;
 // with a static N above NR the last column block is moved back to end at N
 // (overlapping the previous one: a few columns computed and stored twice,
 // with equal values); with a symbolic N the block that does not fill NR runs

@@ -18,11 +18,14 @@
 #include <vector>
 
 #include "compiler/arith/debug_string.h"
+#include "compiler/arith/simplify.h"
 #include "compiler/driver/compile.h"
 #include "compiler/tir/compiled_test_util.h"
 #include "compiler/text/text.h"
 #include "compiler/tir/default_schedule.h"
+#include "compiler/tir/nest_util.h"
 #include "compiler/tir/stmt_functor.h"
+#include "compiler/tir/substitute.h"
 #include "compiler/writer/vmfb_writer.h"
 #include "runtime/tensor.h"
 #include "vm/module.h"
@@ -127,10 +130,10 @@ TEST(MatmulScheduleTest, SmallWorkStaysSerialAndEdgesGetTheirKernels) {
   Buffer c2 = MakeBuffer("C", {PrimExpr(n), PrimExpr(100)}, DType::Float32());
   PrimFunc out2 = ScheduleMatmuls(Func(MatmulNest(a2, b2, c2, PrimExpr(n), 100, 64), {a2, b2, c2}), 8);
   EXPECT_EQ(As<ForNode>(out2->body)->for_kind, ForKind::kParallel);  // symbolic rows
-  // Full tiles and the leftover tiles of 4, 2 and 1 rows; N = 100 is static,
-  // so the last column block ends at 100 (overlapping) and needs no
-  // partial-width kernel.
-  EXPECT_EQ(Count(out2).fma, 4);
+  // Full tiles, the leftover tile of 4 rows and the exact tail of 1, 2 or 3;
+  // N = 100 is static, so the last column block ends at 100 (overlapping)
+  // and needs no partial-width kernel.
+  EXPECT_EQ(Count(out2).fma, 5);
   // With a symbolic N the partial block gets its own kernels (16-column
   // blocks, and a masked one for N < 16); 100 rows are 12 full tiles and one
   // of 4 rows: 3 x 2.
@@ -395,10 +398,10 @@ TEST(MatmulScheduleTest, SymbolicBatchSharingItsWeightIsFoldedIntoRows) {
   } lets;
   lets.VisitStmt(out->body);
   EXPECT_EQ(std::count(lets.names.begin(), lets.names.end(), "p"), 0);
-  EXPECT_EQ(lets.table_divisions, 4);  // per kernel, one for the tile's first row
+  EXPECT_EQ(lets.table_divisions, 5);  // per kernel, one for the tile's first row
   EXPECT_GT(lets.a_table_reads, 0);
   EXPECT_EQ(lets.a_divisions, 0);
-  EXPECT_EQ(Count(out).fma, 4);  // full tiles, and leftover tiles of 4, 2 and 1 rows
+  EXPECT_EQ(Count(out).fma, 5);  // full tiles, a leftover of 4 rows and the tails of 3, 2 and 1
 }
 
 // Names of the buffers a statement allocates.
@@ -409,6 +412,56 @@ struct Allocs : StmtExprVisitor {
     StmtExprVisitor::VisitStmt(st);
   }
 };
+
+// The row counts of the register tiles ("acc"), in the order they appear.
+struct AccRows : StmtExprVisitor {
+  std::vector<int64_t> rows;
+  void VisitStmt(const Stmt& st) override {
+    if (const auto* al = As<AllocateNode>(st)) {
+      if (al->buffer->name == "acc") rows.push_back(*nest::ConstInt(al->buffer->shape[0]));
+    }
+    StmtExprVisitor::VisitStmt(st);
+  }
+};
+
+TEST(MatmulScheduleTest, SymbolicRemainderRunsAsOneTileOfItsRows) {
+  // n x 128 times 128 x 512 (Silero VAD's LSTM input projection with a
+  // symbolic batch): the rows left after the 6-row tiles run as a 4-row
+  // tile when there are 4 or more, then one tile of exactly the rows left,
+  // so 3 rows read each 64-column panel once (a 3-row tile, as the pinned
+  // build's), not twice (tiles of 2 and 1).
+  Var n = MakeVar("n");
+  Buffer a = MakeBuffer("A", {PrimExpr(n), PrimExpr(128)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(128), PrimExpr(512)}, DType::Float32());
+  Buffer c = MakeBuffer("C", {PrimExpr(n), PrimExpr(512)}, DType::Float32());
+  PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, c, PrimExpr(n), 512, 128), {a, b, c}), 1);
+  AccRows acc;
+  acc.VisitStmt(out->body);
+  // The one-row tile keeps 4 partial sums: 4 accumulator rows. Twice: the
+  // rows choose at run time between B as it is and B packed per call.
+  EXPECT_EQ(acc.rows, (std::vector<int64_t>{6, 4, 3, 2, 4, 6, 4, 3, 2, 4}));
+  // The tile count at run time: n / 6 full tiles, one of 4 rows for a
+  // remainder of 4 or 5, one for the rows left after those.
+  struct TileLoops : StmtExprVisitor {
+    std::vector<PrimExpr> extents;
+    void VisitStmt(const Stmt& st) override {
+      if (const auto* f = As<ForNode>(st)) {
+        if (f->loop_var->name == "tile") extents.push_back(f->extent);
+      }
+      StmtExprVisitor::VisitStmt(st);
+    }
+  } loops;
+  loops.VisitStmt(out->body);
+  ASSERT_EQ(loops.extents.size(), 2u);
+  for (int64_t m : {1, 2, 3, 4, 5, 6, 7, 9, 10, 11}) {
+    VarMap at;
+    at[n.get()] = PrimExpr(m);
+    const int64_t row_tiles = m / 6 + (m % 6 >= 4) + (m % 6 % 4 > 0);
+    const int64_t* tiles = nest::ConstInt(arith::Simplify(Substitute(loops.extents[0], at)));
+    ASSERT_NE(tiles, nullptr) << m;
+    EXPECT_EQ(*tiles, row_tiles * 8) << m;
+  }
+}
 
 bool AllocatesPackedB(const Stmt& s) {
   Allocs a;
@@ -524,10 +577,11 @@ TEST(MatmulScheduleTest, SymbolicColumnsUnderSixteenUseAZeroPaddedPanel) {
     ColumnLoops loops;
     loops.VisitStmt(out->body);
     if (kk == 32) {
-      // One panel per row tile kind: 6 rows, and the leftover 4, 2 and 1.
-      EXPECT_EQ(panels, 4);
+      // One panel per row tile kind: 6 rows, the leftover 4 and the tails
+      // of 3, 2 and 1.
+      EXPECT_EQ(panels, 5);
       EXPECT_EQ(loops.run_time_fma, 0);
-      EXPECT_EQ(loops.run_time, 2 * 4);  // each tile's copy and store
+      EXPECT_EQ(loops.run_time, 2 * 5);  // each tile's copy and store
     } else {
       EXPECT_EQ(panels, 0);  // 300 x 16 floats: 18.75 KiB
       EXPECT_GT(loops.run_time_fma, 0);
