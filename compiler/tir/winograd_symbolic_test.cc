@@ -275,6 +275,20 @@ TEST(WinogradSymbolicTest, SymbolicBatch) {
   CheckNumbers(f4, {{1, 24, 22}, {2, 24, 22}});
 }
 
+TEST(WinogradSymbolicTest, SymbolicBatchOfSmallImages) {
+  // 10 x 10 without padding (8 x 8 outputs, 4 tiles of 4x4 an image, MTCNN
+  // ONet's 64 -> 64 layer), F(4x4) over a symbolic batch: the input
+  // transform takes groups of 256 images, and a last group of fewer than
+  // 16 tiles one image at a time (winograd_input_tile_major.h). Batches 1
+  // to 3 one at a time, 4 and 5 one group of run-time count, 258 a whole
+  // group and two single images.
+  WinoCase k{"n", "10", "10", 32, 32, 0, true, "f4x3", true};
+  CheckNumbers(k, {{1, 10, 10}, {2, 10, 10}, {3, 10, 10}, {4, 10, 10}, {5, 10, 10}, {258, 10, 10}}, {1});
+  // 7 x 7 with padding 1 (2 x 2 tiles, partial last row and column).
+  WinoCase p{"n", "7", "7", 32, 32, 1, false, "f4x3", true};
+  CheckNumbers(p, {{1, 7, 7}, {3, 7, 7}, {4, 7, 7}});
+}
+
 TEST(WinogradSymbolicTest, BandedWhenTheTilesAreLarge) {
   // Static width 481 (a partial last tile column), symbolic height (decided
   // at the nominal 320: 80 x 121 tiles of 4x4, 45 MB with 32 channels):

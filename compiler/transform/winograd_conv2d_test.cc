@@ -341,6 +341,35 @@ TEST(WinogradConv2d, SymbolicBatchInputTransformIsTileMajorInGroupsOfImages) {
   EXPECT_EQ(count(fixed, "for t in T.vectorized(T.int64(36)):"), 6) << fixed;
 }
 
+TEST(WinogradConv2d, SymbolicBatchSmallImagesGoOneAtATime) {
+  // F(4x4) on a static 10 x 10 image (2 x 2 tiles, MTCNN ONet's 64 -> 64
+  // layer; 32 channels take F(4x4) by the small-weight rule): groups of 256
+  // images, and a last group of fewer than kTileMajorInputMinTiles (16)
+  // tiles goes one image at a time, each output stream a static 4-lane loop
+  // of its own over the image's phases (a batch of 1 to 3). Before, that
+  // group's streams were one loop of images * 4 masked lanes.
+  auto count = [](const std::string& s, const std::string& part) {
+    int k = 0;
+    for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++k;
+    return k;
+  };
+  std::string sym = Rewrite(ConvModule("\"n\", 32, 10, 10", "32, 32, 3, 3", ""), {32, 32, 3, 3});
+  const std::string in = sym.substr(0, sym.find("def winograd_output_f4x3"));
+  EXPECT_TRUE(Contains(in, "winograd_input_f4x3")) << sym;
+  EXPECT_EQ(count(in, "if images * 4 < 16:"), 6) << sym;
+  EXPECT_EQ(count(in, "ph_image = T.decl_buffer((24,), \"float32\", scope=\"local\")"), 6) << sym;
+  EXPECT_EQ(count(in, "for t in T.vectorized(T.int64(4)):"), 36) << sym;
+  EXPECT_TRUE(Contains(in, "V[T.int64(5), c, (ng * 256 + nl) * 4 + t] = T.float32(4) * ph_image[4 + t] - "
+                           "T.float32(5) * ph_image[12 + t] + ph_image[20 + t]"))
+      << sym;
+  // The grouped form stays for the larger groups.
+  EXPECT_EQ(count(in, "for t in T.vectorized(T.int64(1024)):"), 6) << sym;
+  EXPECT_EQ(count(in, "for t in T.vectorized(images * 4):"), 6) << sym;
+  // Images of 16 tiles or more (24 x 22: 36) always keep the groups.
+  std::string big = Rewrite(ConvModule("\"n\", 16, 24, 22", "32, 16, 3, 3", ", padding=[1, 1, 1, 1]"), {32, 16, 3, 3});
+  EXPECT_FALSE(Contains(big, "ph_image")) << big;
+}
+
 TEST(WinogradConv2d, StaticInputTransformIsTileMajor) {
   // Static sizes, F(4x4) (winograd_input_tile_major.h): each pass stores
   // its tile rows' 6 stride-4 phases into a buffer of the channel's tiles,

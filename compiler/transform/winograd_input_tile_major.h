@@ -65,6 +65,18 @@ ir::Stmt TileMajorInputPassGrouped(const ir::Buffer& v, const ir::Buffer& row, c
                                    int64_t th, int64_t tw, int64_t group, int m, int i,
                                    const std::vector<std::vector<double>>& bt);
 
+// Images of fewer tiles than this: a last group of fewer tiles in all (a
+// batch of one or a few) goes one image at a time instead, each extent
+// static and each output stream a loop of its own. The group's loop over
+// its run-time count of tiles took MTCNN ONet's 64 -> 64 at 10^2 (4 tiles
+// an image) 7.7 us at batch 1, against 1.7 for the static batch-1 kernel
+// and 2.2 one image at a time (kernel minima, 1 thread). Images of 16
+// tiles or more keep the groups (ONet's 32 -> 64 at 23^2, 36 tiles, batch
+// 1: 13.0-13.2 us grouped, 14.5 one at a time with a loop per stream), as
+// do last groups of 16 tiles or more (ONet's 64 -> 64 at batch 17: 27 us
+// grouped, 32 one at a time).
+constexpr int64_t kTileMajorInputMinTiles = 16;
+
 }  // namespace transform
 }  // namespace kiln
 
