@@ -8,23 +8,42 @@ function(kiln_library name)
   target_link_libraries(${name} PUBLIC ${ARG_DEPS} PRIVATE ${ARG_PRIVATE_DEPS})
 endfunction()
 
-# kiln_test(NAME SRCS a_test.cc DEPS lib [LABELS l])
+# kiln_test(NAME SRCS a_test.cc DEPS lib [LABELS l] [SHARDS n])
 function(kiln_test name)
   if(NOT KILN_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(ARG "" "" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "" "SHARDS" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SRCS})
   target_link_libraries(${name} PRIVATE ${ARG_DEPS} GTest::gtest GTest::gtest_main)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})
-  add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  # 600 s: the largest suites (kiln_op_test, the symbolic conv schedules) take
-  # about a minute of CPU each, and `make test` on a 2-core machine that is busy
-  # with something else gave them under a fifth of a core (kiln_op_test passed
-  # nothing in 300 s at load average 16); a hung test still fails in 10 minutes.
-  set_tests_properties(${name} PROPERTIES TIMEOUT 600)
+  # SHARDS N: the suite runs as N ctest tests NAME_I_of_N, each a slice of its
+  # tests by GoogleTest's own sharding (GTEST_TOTAL_SHARDS / GTEST_SHARD_INDEX),
+  # so `ctest -j` runs the slices side by side and no slice of a large suite
+  # runs near the timeout below (kiln_op_test and the symbolic conv and
+  # depthwise schedules took 540-580 s each in `make test` on a 2-core machine
+  # at load average 15-20).
+  set(tests ${name})
+  if(ARG_SHARDS)
+    set(tests)
+    math(EXPR last "${ARG_SHARDS} - 1")
+    foreach(i RANGE ${last})
+      math(EXPR k "${i} + 1")
+      set(t ${name}_${k}_of_${ARG_SHARDS})
+      add_test(NAME ${t} COMMAND ${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+      set_tests_properties(${t} PROPERTIES ENVIRONMENT "GTEST_TOTAL_SHARDS=${ARG_SHARDS};GTEST_SHARD_INDEX=${i}")
+      list(APPEND tests ${t})
+    endforeach()
+  else()
+    add_test(NAME ${name} COMMAND ${name} WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  endif()
+  # 600 s: the largest suites take about a minute of CPU each, and `make test`
+  # on a 2-core machine that is busy with something else gave them under a
+  # fifth of a core (kiln_op_test passed nothing in 300 s at load average 16);
+  # a hung test still fails in 10 minutes.
+  set_tests_properties(${tests} PROPERTIES TIMEOUT 600)
   if(ARG_LABELS)
-    set_tests_properties(${name} PROPERTIES LABELS "${ARG_LABELS}")
+    set_tests_properties(${tests} PROPERTIES LABELS "${ARG_LABELS}")
   endif()
 endfunction()
 
