@@ -156,7 +156,17 @@ Stmt SymConvKernel::Build() {
       per_image = std::make_shared<IfThenElseNode>(Lt(wo, I64(narrow)), planes, per_image);
     }
   }
-  return MakeFor(n_, L[0]->extent, ForKind::kSerial, per_image);
+  Stmt images = MakeFor(n_, L[0]->extent, ForKind::kSerial, per_image);
+  // Output planes of at most kMaxLanePoints points at run time: output
+  // channels in the lanes (conv_symbolic_small_plane.cc), each version
+  // with its own image loop (LLVM hoists what a loop's body holds,
+  // however deep in branches, out of the loop: all the versions'
+  // set-up ran first when they shared one).
+  PrimExpr points = arith::Simplify(ho * wo);
+  if (!cv_.guarded && ConstInt(points) == nullptr && SmallPlaneLanesApply()) {
+    images = std::make_shared<IfThenElseNode>(Lt(points, I64(kMaxLanePoints + 1)), SmallPlaneLanes(ho, wo), images);
+  }
+  return images;
 }
 
 // Rewrites accesses B[.., y, x] of compact buffers whose last two extents

@@ -123,6 +123,9 @@ constexpr int64_t kMaxPointColumns = 2;
 constexpr int64_t kPointColumnAccumulators = 8;
 // Columns per chunk of the stride-phase copy (PackPhases): one vector.
 constexpr int64_t kPhaseChunk = 16;
+// Output planes of at most this many points (a run-time test) take the
+// channel-lane tiles (SmallPlaneLanes), a version per few point counts.
+constexpr int64_t kMaxLanePoints = 16;
 
 inline PrimExpr Div(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorDiv, std::move(a), std::move(b)); }
 inline PrimExpr Mod(PrimExpr a, PrimExpr b) { return MakeBinary(TirKind::kFloorMod, std::move(a), std::move(b)); }
@@ -352,6 +355,22 @@ class SymConvKernel {
   // in blocks of 8 or more (its block a contiguous vector) and one group.
   bool ChannelVectorsApply() const;
   Stmt ChannelVectorPoints(const PrimExpr& ho, const PrimExpr& wo, const Buffer& xf);
+
+  // Unpadded convolutions (one group, more than one tap, a weight packed in
+  // blocks of 8 or more) on output planes of at most kMaxLanePoints points
+  // at run time (conv_symbolic_small_plane.cc): output channels in the
+  // vector lanes, as the static channel-lane kernel (conv_channel_lanes.h)
+  // puts them, a version per few point counts, every point's input read in
+  // place (broadcast), so no lane and no column between rows is computed
+  // for nothing; tiles of few accumulators split the reduction over input
+  // channels into partial sums. The flat tiles took mtcnn_pnet's 10 -> 16
+  // on a 3 x 3 output as 8 channels x 16 columns of a 13-column span.
+  bool SmallPlaneLanesApply() const;
+  Stmt SmallPlaneLanes(const PrimExpr& ho, const PrimExpr& wo);
+  // The version of `points` points for planes of `from` to `points` points
+  // (`count` at run time).
+  Stmt SmallPlaneLanesOf(int64_t points, int64_t from, const PrimExpr& count, const PrimExpr& wo, const Buffer& os,
+                         const Buffer& ot);
 
   // StridedPlanes' tiles and rows out, per group of mr_ output channels (in
   // parallel), reading the planes `pq` (in_place_: X's flat view).

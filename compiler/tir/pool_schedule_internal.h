@@ -143,6 +143,12 @@ std::optional<bool> Strided(const Window& w, const std::vector<PrimExpr>& taps);
 Stmt RunLoops(const Window& w, const PrimExpr& lo, const PrimExpr& hi, bool strided,
               const std::vector<PrimExpr>& taps);
 
+// Columns [lo, lo + k) of such a row as one explicit vector of k lanes (a
+// stride-2 row shorter than RunLoops' vectors, of a length known at run
+// time to be k: pool_schedule_versions.cc).
+constexpr int64_t kMaxRunVector = 15;
+Stmt RunVector(const Window& w, const PrimExpr& lo, int64_t k, const std::vector<PrimExpr>& taps);
+
 // `full` with the terms of `drop` gone from its tests, the other tests
 // selects over clamped loads; false when a test's true side is no load.
 bool ClampAll(const std::vector<PrimExpr>& full, const TermSet& drop,

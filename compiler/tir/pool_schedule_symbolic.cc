@@ -284,6 +284,10 @@ std::optional<bool> Strided(const Window& w, const std::vector<PrimExpr>& taps) 
   return strided;
 }
 
+Stmt RunVector(const Window& w, const PrimExpr& lo, int64_t k, const std::vector<PrimExpr>& taps) {
+  return PartLoop(w, lo, I64(k), ForKind::kVectorized, taps);
+}
+
 // Columns [lo, hi) of a row, every one of whose taps is inside the plane
 // (`taps` hold no test on x). A run-time row at stride 1 is one masked loop
 // (kernel_emitter).
