@@ -2,7 +2,8 @@
 // bias + ReLU, a concatenation and a max pool (SqueezeNet's fire modules
 // before a pool; MTCNN ONet's pools without the concatenation), through the
 // whole driver and the VM against a double-precision reference; and the
-// output transform's copy-out loops (winograd_output_tile_major.h, step 2).
+// output transform's copy-out loops (winograd_output_tile_major.h, step 2)
+// and the pool's reads of the concatenated sources (concat_slice_reads.h).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -163,6 +164,15 @@ TEST(WinogradPoolTest, OutputRowsCopyWholeTilesInOneVectorLoop) {
   EXPECT_EQ(count("col % 4"), 0) << f;
   EXPECT_NE(f.find(", tx * 4 + 3] = "), std::string::npos) << f;
   EXPECT_NE(f.find(", T.int64(30)] = "), std::string::npos) << f;  // the partial tile's last column
+}
+
+TEST(WinogradPoolTest, PoolReadsTheConcatenatedSourcesInPlace) {
+  // concat_slice_reads.h: no per-channel staging copy selecting between s
+  // and the transform's output; the pool's loads read each where it lies.
+  const std::string f = FusedOutputTransform(kFire, RandomFloats(32 * 16 * 9, 7, 0.5f));
+  EXPECT_EQ(f.find("T.if_then_else("), std::string::npos) << f;
+  EXPECT_NE(f.find("_even[j] = s["), std::string::npos) << f;
+  EXPECT_NE(f.find("_even[j] = r["), std::string::npos) << f;
 }
 
 }  // namespace
