@@ -405,8 +405,9 @@ TEST(WinogradConv2d, StaticChannelMajorOutputTransformIsTileMajor) {
   // Static sizes, F(4x4), channel-major product (40 output channels)
   // (winograd_output_tile_major.h): per channel one vectorized loop over
   // all its tiles into a buffer of 16 planes (36 tiles, 48 floats apart),
-  // then each output row in one loop over its 22 columns; the last tile
-  // row (23 = 5 x 4 + 3) has 3.
+  // then each output row in one loop over its 5 whole tiles (22 = 5 x 4 +
+  // 2), 4 stores a tile, and 2 stores for the partial tile; the last tile
+  // row (23 = 5 x 4 + 3) has 3 rows.
   auto count = [](const std::string& s, const std::string& part) {
     int k = 0;
     for (size_t at = s.find(part); at != std::string::npos; at = s.find(part, at + 1)) ++k;
@@ -416,10 +417,11 @@ TEST(WinogradConv2d, StaticChannelMajorOutputTransformIsTileMajor) {
   const std::string wo = out.substr(out.find("def winograd_output_f4x3"));
   EXPECT_TRUE(Contains(wo, "y_planes = T.decl_buffer((768,), \"float32\", scope=\"local\")")) << out;
   EXPECT_EQ(count(wo, "for t in T.vectorized(T.int64(36)):"), 1) << out;
-  EXPECT_EQ(count(wo, "for col in T.vectorized(T.int64(22)):"), 7) << out;
+  EXPECT_EQ(count(wo, "for tx in T.vectorized(T.int64(5)):"), 7) << out;
   EXPECT_TRUE(Contains(wo, "if ty < 5:")) << out;
-  EXPECT_TRUE(Contains(wo, "Y[n, o, ty * 4 + 2, col] = y_planes[(8 + col % 4) * 48 + (n * 6 + ty) * 6 + col // 4]")) << out;
-  EXPECT_FALSE(Contains(wo, "for tx in")) << out;
+  EXPECT_TRUE(Contains(wo, "Y[n, o, ty * 4 + 2, tx * 4 + 3] = y_planes[528 + (n * 6 + ty) * 6 + tx]")) << out;
+  EXPECT_TRUE(Contains(wo, "Y[n, o, ty * 4 + 2, T.int64(21)] = y_planes[432 + (n * 6 + ty) * 6 + 5]")) << out;
+  EXPECT_FALSE(Contains(wo, "col % 4")) << out;
   // Past 24 KiB of planes (33 x 33 tiles): the row layout.
   std::string big = Rewrite(ConvModule("1, 32, 132, 132", "40, 32, 3, 3", ", padding=[1, 1, 1, 1]"), {40, 32, 3, 3});
   const std::string big_out = big.substr(big.find("def winograd_output_f4x3"));

@@ -7,8 +7,10 @@
 //      into a stack buffer (S = T rounded up to 16 floats): contiguous
 //      loads of M and contiguous stores;
 //   2. each output row m ty + i of each image is one vectorized loop over
-//      its Wo columns reading y[(m i + col % m) S + (n th + ty) tw + col / m]
-//      (the partial last tile row and column: their rows and columns only).
+//      its Wo / m whole tiles tx storing columns m tx + j (j < m) from
+//      y[(m i + j) S + (n th + ty) tw + tx]: contiguous loads, stores m
+//      apart that LLVM interleaves; then the Wo % m columns of the partial
+//      last tile, and the partial last tile row's rows only.
 // The row layout before it looped over one tile row's tw tiles (14 lanes at
 // ResNet-18's 56^2, which LLVM splits into 8 + 4 + 2) and stored each of
 // the 16 outputs at stride m into the image row. Fused epilogues (bias,

@@ -2,6 +2,7 @@
 
 #include "compiler/tir/alias_output_buffers.h"
 #include "compiler/tir/compact_loop_buffers.h"
+#include "compiler/tir/concat_slice_reads.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/extend_allocate_scopes.h"
 #include "compiler/tir/inline_elementwise.h"
@@ -26,8 +27,8 @@ namespace {
 // upsampling loops of run-time width read each source column once
 // (upsample_loops.h).
 ir::PrimFunc AfterSchedule(const ir::PrimFunc& f) {
-  return tir::SplitUpsampleLoops(tir::AliasOutputBuffers(
-      tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f, /*after_schedule=*/true)))));
+  return tir::SplitUpsampleLoops(tir::AliasOutputBuffers(tir::ReadConcatSlicesInPlace(
+      tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f, /*after_schedule=*/true))))));
 }
 
 }  // namespace
