@@ -10,6 +10,7 @@
 #include <tuple>
 #include <regex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "compiler/arith/expr_compare.h"
@@ -339,6 +340,50 @@ TEST(PoolScheduleSymbolicTest, PlanesWithoutBorderTakeATestFreeNest) {
   ASSERT_NE(zero_pad, Lowered(t));
   PrimFunc z = ScheduleWindowReductions(ParseFunc(zero_pad, "pool"));
   EXPECT_EQ(Versions(z->body).size(), 1u) << testing::Print(z);
+}
+
+// Whether `s` holds a loop named `name`.
+bool HasLoop(const Stmt& s, const std::string& name) {
+  struct Finder : StmtExprVisitor {
+    std::string name;
+    bool found = false;
+    void VisitStmt(const Stmt& st) override {
+      if (const auto* f = As<ForNode>(st); f != nullptr && f->loop_var->name == name) found = true;
+      StmtExprVisitor::VisitStmt(st);
+    }
+  } f;
+  f.name = name;
+  f.VisitStmt(s);
+  return f.found;
+}
+
+TEST(PoolScheduleSymbolicTest, OneRowPlanesOfTwiceTheColumnsRunFlat) {
+  // ppocr_cls_v2's last 2 x 2 / 2 at height 32: 200 planes of 1 x 50 per
+  // image, one output row each, the second tap row outside. The version
+  // of the first tap row holds a flat nest (output k from inputs 2k and
+  // 2k + 1 of the tensor seen flat, blocks of 1024 outputs) for planes of
+  // one output row over input rows of exactly 2 * Wo columns.
+  PoolSpec t;
+  t.k = 2;
+  t.p = 0;
+  t.ceil = true;
+  t.c = 41;
+  PrimFunc f = ParseFunc(Lowered(t), "pool");
+  PrimFunc out = ScheduleWindowReductions(f);
+  ASSERT_NE(out, f);
+  std::vector<Stmt> versions = Versions(out->body);
+  ASSERT_EQ(versions.size(), 3u) << testing::Print(out);
+  EXPECT_FALSE(HasLoop(versions[0], "flat_blk")) << testing::Print(out);
+  EXPECT_TRUE(HasLoop(versions[1], "flat_blk")) << testing::Print(out);
+  // The flat nest's sizes (1 x 50, 1 x 34: several blocks, the last of
+  // 2050 outputs 2 long, a scalar loop; 1 x 2: 41 outputs per image) and
+  // sizes beside them that take the row nests (1 x 51, 2 x 50, 3 x 50).
+  for (auto [n, h, w] : {std::tuple<int64_t, int64_t, int64_t>{2, 1, 50}, {5, 1, 50}, {2, 1, 34}, {1, 1, 2},
+                         {2, 1, 51}, {2, 2, 50}, {2, 3, 50}}) {
+    std::map<std::string, int64_t> sizes{{"n", n}, {"h", h}, {"w", w}};
+    Status same = SameNumbers(AtSizes(f, sizes), AtSizes(out, sizes), 13);
+    EXPECT_TRUE(same.ok()) << n << "x" << h << "x" << w << ": " << same.ToString() << "\n" << testing::Print(out);
+  }
 }
 
 TEST(PoolScheduleSymbolicTest, SmallPlanesSameNumbersAsTheLoweredNest) {
