@@ -457,7 +457,9 @@ TEST(MatmulScheduleTest, SymbolicRemainderRunsAsOneTileOfItsRows) {
     VarMap at;
     at[n.get()] = PrimExpr(m);
     const int64_t row_tiles = m / 6 + (m % 6 >= 4) + (m % 6 % 4 > 0);
-    const int64_t* tiles = nest::ConstInt(arith::Simplify(Substitute(loops.extents[0], at)));
+    // Keep the simplified extent alive: ConstInt points into it.
+    const PrimExpr extent = arith::Simplify(Substitute(loops.extents[0], at));
+    const int64_t* tiles = nest::ConstInt(extent);
     ASSERT_NE(tiles, nullptr) << m;
     EXPECT_EQ(*tiles, row_tiles * 8) << m;
   }

@@ -142,7 +142,9 @@ class Spreader : public StmtExprMutator {
       // 6.5k instructions fused against 0.17k for its pinned build's copy.
       // The batch loop stays as it was.
       if (std::optional<PrimExpr> work = ParallelIterationWork(*f)) {
-        const int64_t* w = ConstInt(arith::Simplify(*work));
+        // Named so ConstInt's pointer outlives the statement.
+        const PrimExpr simplified = arith::Simplify(*work);
+        const int64_t* w = ConstInt(simplified);
         if (w != nullptr && *w * std::max(threads_ - 1, 1) < kMinParallelWork) return s;
       }
       // for t in parallel(N * C): n = t // C, c = t % C.
