@@ -16,8 +16,12 @@ namespace kiln {
 namespace tir {
 namespace nest {
 
-// The value of an integer literal, or nullptr.
+// The value of an integer literal, or nullptr. The pointer points into `e`'s
+// node, so `e` must outlive it: a temporary (`ConstInt(Simplify(x))`) would
+// leave it dangling once the statement ends, which ASan caught twice; the
+// deleted overload makes that a compile error (name the expression first).
 const int64_t* ConstInt(const ir::PrimExpr& e);
+const int64_t* ConstInt(ir::PrimExpr&& e) = delete;
 // An int64 literal.
 ir::PrimExpr I64(int64_t v);
 // fma(a, b, c) in c's dtype: the call codegen emits as one fused multiply-add.

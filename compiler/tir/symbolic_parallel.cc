@@ -111,7 +111,7 @@ class Spreader : public StmtExprMutator {
     const auto* f = As<ForNode>(s);
     if (f == nullptr || f->for_kind != ForKind::kParallel) return StmtExprMutator::MutateStmt(s);
     // (Static once simplified: a schedule's `60 * 1` is no batch.)
-    if (ConstInt(arith::Simplify(f->extent)) != nullptr || !nest::IsZero(f->min)) return s;
+    if (arith::AsConstInt(arith::Simplify(f->extent)) || !nest::IsZero(f->min)) return s;
     // The loops of extent 1 between n and what it runs.
     std::vector<const ForNode*> units;
     Stmt inner = f->body;
@@ -142,10 +142,8 @@ class Spreader : public StmtExprMutator {
       // 6.5k instructions fused against 0.17k for its pinned build's copy.
       // The batch loop stays as it was.
       if (std::optional<PrimExpr> work = ParallelIterationWork(*f)) {
-        // Named so ConstInt's pointer outlives the statement.
-        const PrimExpr simplified = arith::Simplify(*work);
-        const int64_t* w = ConstInt(simplified);
-        if (w != nullptr && *w * std::max(threads_ - 1, 1) < kMinParallelWork) return s;
+        std::optional<int64_t> w = arith::AsConstInt(arith::Simplify(*work));
+        if (w && *w * std::max(threads_ - 1, 1) < kMinParallelWork) return s;
       }
       // for t in parallel(N * C): n = t // C, c = t % C.
       Var t = MakeVar(f->loop_var->name + "_" + c->loop_var->name, f->loop_var->dtype);
