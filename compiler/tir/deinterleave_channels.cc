@@ -164,11 +164,12 @@ class Finder : public StmtExprMutator {
     const Buffer& d = a->buffer;
     const int64_t* c = Compact4d(d) ? ConstInt(d->shape[1]) : nullptr;
     // A static plane is one LLVM vectorizes as it stands (pinned builds).
-    bool candidate = c != nullptr && (*c == 2 || *c == 3) && d->scope == "global" &&
-                     ConstInt(arith::Simplify(d->shape[2] * d->shape[3])) == nullptr;
+    // (ConstInt points into its argument: the plane is named.)
+    const PrimExpr plane = c != nullptr ? arith::Simplify(d->shape[2] * d->shape[3]) : PrimExpr();
+    bool candidate = c != nullptr && (*c == 2 || *c == 3) && d->scope == "global" && ConstInt(plane) == nullptr;
     if (candidate && OnlyPlainAccesses(body, d)) {
       auto flat = std::make_shared<BufferNode>(*d);
-      flat->shape = {d->shape[0], d->shape[1], arith::Simplify(d->shape[2] * d->shape[3])};
+      flat->shape = {d->shape[0], d->shape[1], plane};
       Rewriter r(d, flat, &params_);
       Stmt out = r.MutateStmt(body);
       if (r.replaced == 1) return std::make_shared<AllocateNode>(flat, out);
