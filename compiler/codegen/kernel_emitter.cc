@@ -217,7 +217,9 @@ void KernelEmitter::For(const ForNode* op) {
     // Loops with stride-2 loads qualify wherever they are (vector_loop.h).
     const auto* n = op->extent.as<IntImmNode>();
     bool strided = false, repeated = false;
-    if (n != nullptr && n->value > 0 && codegen::EmitsAsVectors(op->body, op->loop_var.get(), &strided, &repeated)) {
+    // Stride-3 loads only in whole 16-lane chunks (vector_loop.h).
+    if (n != nullptr && n->value > 0 &&
+        codegen::EmitsAsVectors(op->body, op->loop_var.get(), &strided, &repeated, n->value % 16 == 0)) {
       // Loads that repeat elements (vector_loop.h's RepeatFactor) qualify at
       // any extent, chunks starting at multiples of 16 from a start that is
       // one too; their lanes are one contiguous load and one shuffle.

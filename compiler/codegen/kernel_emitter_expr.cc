@@ -512,23 +512,25 @@ llvm::Value* KernelEmitter::VectorExpr(const PrimExpr& e, const VarNode* var, un
         return b_.CreateShuffleVector(src, rep);
       }
       std::optional<int64_t> stride = codegen::FlatCoefficient(l->buffer, l->indices, var);
-      if (stride && *stride == codegen::kMaxLoadStride) {
-        // Lanes 0, 2, ..., 2(lanes - 1) of the elements from lane 0's address
-        // on: one wide load, masked so that it touches only those elements
-        // and the ones between them (never past the last element the scalar
-        // loop reads), then the even lanes.
-        unsigned wide = 2 * lanes;
+      if (stride && (*stride == codegen::kMaxLoadStride || *stride == codegen::kDeinterleaveStride)) {
+        // Lanes 0, s, ..., s(lanes - 1) of the elements from lane 0's address
+        // on (s = 2 or 3; EmitsAsVectors admitted 3 only where allowed): one
+        // wide load, masked so that it touches only those elements and the
+        // ones between them (never past the last element the scalar loop
+        // reads), then every s-th lane.
+        const unsigned s = static_cast<unsigned>(*stride);
+        unsigned wide = s * lanes;
         auto* wty = llvm::FixedVectorType::get(b_.getFloatTy(), wide);
         // (With padded lanes, TargetDesc::masked_vectors, only the used
         // ones' elements.)
         unsigned used = vector_used_lanes_ != 0 && vector_used_lanes_ < lanes ? vector_used_lanes_ : lanes;
         std::vector<llvm::Constant*> mask_bits(wide, b_.getFalse());
-        for (unsigned i = 0; i + 1 < 2 * used; ++i) mask_bits[i] = b_.getTrue();
+        for (unsigned i = 0; i < s * (used - 1) + 1; ++i) mask_bits[i] = b_.getTrue();
         llvm::Value* all = b_.CreateMaskedLoad(wty, Address(l->buffer, l->indices), llvm::Align(4),
                                                llvm::ConstantVector::get(mask_bits), llvm::PoisonValue::get(wty));
-        std::vector<int> even(lanes);
-        for (unsigned i = 0; i < lanes; ++i) even[i] = static_cast<int>(2 * i);
-        return b_.CreateShuffleVector(all, even);
+        std::vector<int> every(lanes);
+        for (unsigned i = 0; i < lanes; ++i) every[i] = static_cast<int>(s * i);
+        return b_.CreateShuffleVector(all, every);
       }
       return VectorLoad(b_.getFloatTy(), Address(l->buffer, l->indices), lanes, llvm::Align(4),
                         stack_vars_.count(l->buffer->data.get()) != 0);

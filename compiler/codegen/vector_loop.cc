@@ -133,7 +133,7 @@ int64_t RepeatFactor(const Buffer& buf, const std::vector<PrimExpr>& indices, co
   return *k;
 }
 
-bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided, bool* repeated) {
+bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided, bool* repeated, bool stride3) {
   if (strided != nullptr) *strided = false;
   if (repeated != nullptr) *repeated = false;
   std::vector<const BufferStoreNode*> stores;
@@ -167,8 +167,9 @@ bool EmitsAsVectors(const Stmt& body, const VarNode* var, bool* strided, bool* r
           return true;
         }
         std::optional<int64_t> c = FlatCoefficient(l->buffer, l->indices, var);
-        if (c && *c == kMaxLoadStride && strided != nullptr) *strided = true;
-        return c && (*c == 1 || *c == kMaxLoadStride);
+        bool wide = c && (*c == kMaxLoadStride || (stride3 && *c == kDeinterleaveStride));
+        if (wide && strided != nullptr) *strided = true;
+        return c && (*c == 1 || wide);
       }
       case TirKind::kCast: {
         // A float16 / bfloat16 element widened: one vector load of halves

@@ -75,11 +75,20 @@ bool CollectStores(const ir::Stmt& s, std::vector<const ir::BufferStoreNode*>* o
 // gathers; as an explicit vector it is one wide masked load and one shuffle.
 constexpr int64_t kMaxLoadStride = 2;
 
+// And by three when the caller allows it: one of three interleaved channels
+// (an NHWC image's pixels read channel by channel, deinterleave_channels.h):
+// one wide masked load of 3 x lanes and one shuffle. Allowed only for loops
+// of whole 16-lane chunks, the form that pass writes, so that the static
+// transposes LLVM vectorizes as before keep their code.
+constexpr int64_t kDeinterleaveStride = 3;
+
 // Whether `body`, the body of a vectorized loop over `var`, qualifies for
 // explicit vectors (see the file comment). `strided` (optional) is set when
-// some load moves by kMaxLoadStride elements per iteration; `repeated`
-// (optional) when some load repeats its elements (RepeatFactor).
-bool EmitsAsVectors(const ir::Stmt& body, const ir::VarNode* var, bool* strided = nullptr, bool* repeated = nullptr);
+// some load moves by kMaxLoadStride (or, with `stride3`, kDeinterleaveStride)
+// elements per iteration; `repeated` (optional) when some load repeats its
+// elements (RepeatFactor).
+bool EmitsAsVectors(const ir::Stmt& body, const ir::VarNode* var, bool* strided = nullptr, bool* repeated = nullptr,
+                    bool stride3 = false);
 
 // Loads whose last index is e // k, e moving by one per iteration of `var`
 // and k a power of two up to kMaxRepeat, repeat each element k times: a

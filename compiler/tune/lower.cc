@@ -3,6 +3,7 @@
 #include "compiler/tir/alias_output_buffers.h"
 #include "compiler/tir/compact_loop_buffers.h"
 #include "compiler/tir/concat_slice_reads.h"
+#include "compiler/tir/deinterleave_channels.h"
 #include "compiler/tir/default_schedule.h"
 #include "compiler/tir/extend_allocate_scopes.h"
 #include "compiler/tir/inline_elementwise.h"
@@ -25,10 +26,12 @@ namespace {
 // buffer). Then a workspace of the output's shape that feeds the output's
 // store moves into the output (a long row's softmax). Last, nearest
 // upsampling loops of run-time width read each source column once
-// (upsample_loops.h).
+// (upsample_loops.h), and an NHWC input of 2-3 channels transposed into an
+// own buffer over a symbolic plane is read in 16-pixel chunks
+// (deinterleave_channels.h: its Allocate holds every use by then).
 ir::PrimFunc AfterSchedule(const ir::PrimFunc& f) {
-  return tir::SplitUpsampleLoops(tir::AliasOutputBuffers(tir::ReadConcatSlicesInPlace(
-      tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f, /*after_schedule=*/true))))));
+  return tir::DeinterleaveChannels(tir::SplitUpsampleLoops(tir::AliasOutputBuffers(tir::ReadConcatSlicesInPlace(
+      tir::CompactLoopBuffers(tir::ExtendAllocateScopes(tir::InlineElementwise(f, /*after_schedule=*/true)))))));
 }
 
 }  // namespace

@@ -293,6 +293,50 @@ TEST(CodegenVectorLoopTest, StrideTwoLoadsAreOneMaskedLoadAndAShuffle) {
   }
 }
 
+// Three interleaved channels split into planes (deinterleave_channels.h's
+// chunks): stride-3 loads are explicit vectors only in whole 16-lane chunks;
+// other widths stay with LLVM as before.
+std::string ChannelsModule(int width) {
+  std::string w = std::to_string(width), n = std::to_string(3 * width);
+  return R"(@I.ir_module
+class Module:
+    @T.prim_func
+    def planes(X: T.Buffer((2, )" + n + R"(), "float32"), P: T.Buffer((2, 3, )" + w + R"(), "float32")):
+        for r in T.serial(2):
+            for j in T.vectorized()" + w + R"():
+                P[r, 0, j] = X[r, j * 3]
+                P[r, 1, j] = X[r, j * 3 + 1]
+                P[r, 2, j] = X[r, j * 3 + 2]
+)";
+}
+
+TEST(CodegenVectorLoopTest, StrideThreeLoadsInWholeChunksAreOneMaskedLoadAndAShuffle) {
+  for (int width : {12, 16, 48}) {
+    std::vector<PrimFunc> funcs = Funcs(ChannelsModule(width));
+    ASSERT_EQ(funcs.size(), 1u);
+    const ForNode* j = FindLoop(funcs[0]->body, "j");
+    ASSERT_NE(j, nullptr);
+    bool strided = false;
+    EXPECT_FALSE(codegen::EmitsAsVectors(j->body, j->loop_var.get(), &strided));
+    EXPECT_TRUE(codegen::EmitsAsVectors(j->body, j->loop_var.get(), &strided, nullptr, /*stride3=*/true));
+    EXPECT_TRUE(strided);
+    Result<std::string> ir = codegen::EmitLLVMIR(funcs, kAvx2);
+    ASSERT_TRUE(ir.ok()) << ir.status().ToString();
+    // 16 lanes read 46 elements (48 loaded, the last two masked off).
+    EXPECT_EQ(ir->find("llvm.masked.load.v48f32") != std::string::npos, width % 16 == 0) << width;
+
+    Tensor x = MakeTensor({2, 3 * width}), pl = MakeTensor({2, 3, width});
+    FillRandom(x, 5);
+    BuildAndRun(funcs, "planes", {x, pl});
+    if (HasFatalFailure()) return;
+    std::vector<float> want(2 * 3 * width);
+    for (int r = 0; r < 2; ++r)
+      for (int c = 0; c < 3; ++c)
+        for (int k = 0; k < width; ++k) want[(r * 3 + c) * width + k] = x.data<float>()[r * 3 * width + 3 * k + c];
+    EXPECT_EQ(MaxAbsDiff(want.data(), pl.data<float>(), 2 * 3 * width), 0.0f) << width;
+  }
+}
+
 // The window schedules' stride-2 rows: "any tap is NaN" (x != x or ...)
 // and a row's bounds test (free of the loop variable: splat) as select
 // conditions. Explicit vectors too (before, such a body was left to LLVM,
