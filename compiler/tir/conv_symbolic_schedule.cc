@@ -9,6 +9,7 @@
 #include "compiler/tir/conv_symbolic_kernel.h"
 #include "compiler/tir/depthwise_banded.h"
 #include "compiler/tir/depthwise_channel_block_symbolic.h"
+#include "compiler/tir/depthwise_inplace_symbolic.h"
 #include "compiler/tir/depthwise_strided_symbolic.h"
 #include "compiler/tir/stmt_functor.h"
 
@@ -108,6 +109,9 @@ class SymConvRewriter : public StmtExprMutator {
         // two vectors (depthwise_strided_symbolic.h).
         if (dw::StridedDirectFits(d))
           kernel = std::make_shared<IfThenElseNode>(dw::TakesStridedDirect(d), dw::BuildSymbolicStridedDirect(d), kernel);
+        // Column stride 1, short planes: no copy (depthwise_inplace_symbolic.h).
+        if (dw::InPlaceFits(d))
+          kernel = std::make_shared<IfThenElseNode>(dw::TakesInPlace(d), dw::BuildSymbolicInPlace(d), kernel);
         // Narrow rows: 16 channels at a time (depthwise_channel_block_symbolic.h).
         if (d.o >= 16) kernel = std::make_shared<IfThenElseNode>(dw::TakesChannelBlock(d), dw::BuildSymbolicChannelBlock(d), kernel);
       }
