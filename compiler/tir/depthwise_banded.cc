@@ -100,15 +100,8 @@ class Kernel {
   Stmt Build() {
     const auto& L = d_.loops;
     Var t = MakeVar("dw_task");
-    const int64_t* n_ext = ConstInt(L[0]->extent);
-    bool one_image = n_ext != nullptr && *n_ext == 1;
-    n_ = one_image ? I64(0) : Div(PrimExpr(t), I64(d_.o));
-    ch_ = one_image ? PrimExpr(t) : Mod(PrimExpr(t), I64(d_.o));
-    // X's image and channel at this task (legalize may index a batch of
-    // one with 0, and the channel through the group arithmetic).
-    VarMap at = {{L[0]->loop_var.get(), n_}, {L[1]->loop_var.get(), ch_}, {L[4]->loop_var.get(), I64(0)}};
-    xn_ = S(Substitute(d_.x_load->indices[0], at));
-    xc_ = S(Substitute(d_.x_load->indices[1], at));
+    const TaskPoint p = TaskImageChannel(d_, t);
+    n_ = p.n, ch_ = p.ch, xn_ = p.xn, xc_ = p.xc;
 
     PrimExpr nvec = Div(wo_ + I64(kLanes - 1), I64(kLanes));
     PrimExpr pitch = S(nvec * I64(kLanes) + I64(halo_c_));
@@ -612,6 +605,19 @@ bool MatchDepthwiseNest(const Stmt& s, DepthwiseNest* d) {
 PrimExpr TakesRow(const DepthwiseNest& d) { return Ge(d.loops[3]->extent, I64(kLanes)); }
 
 Stmt BuildBandedDepthwise(const DepthwiseNest& d, const ScheduleKnobs& knobs) { return Kernel(d, knobs).Build(); }
+
+TaskPoint TaskImageChannel(const DepthwiseNest& d, const Var& t) {
+  const auto& L = d.loops;
+  const int64_t* n_ext = ConstInt(L[0]->extent);
+  bool one_image = n_ext != nullptr && *n_ext == 1;
+  TaskPoint p;
+  p.n = one_image ? I64(0) : Div(PrimExpr(t), I64(d.o));
+  p.ch = one_image ? PrimExpr(t) : Mod(PrimExpr(t), I64(d.o));
+  VarMap at = {{L[0]->loop_var.get(), p.n}, {L[1]->loop_var.get(), p.ch}, {L[4]->loop_var.get(), I64(0)}};
+  p.xn = S(Substitute(d.x_load->indices[0], at));
+  p.xc = S(Substitute(d.x_load->indices[1], at));
+  return p;
+}
 
 Stmt StoresAt(const DepthwiseNest& d, const PrimExpr& value, const std::vector<PrimExpr>& at) {
   std::vector<Stmt> stores;

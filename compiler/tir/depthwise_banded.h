@@ -88,6 +88,16 @@ ir::PrimExpr TakesRow(const DepthwiseNest& d);
 // the channel-block kernels write their accumulators back through it.
 ir::Stmt StoresAt(const DepthwiseNest& d, const ir::PrimExpr& value, const std::vector<ir::PrimExpr>& at);
 
+// Where a kernel's parallel task `t` (one per image and channel, t = n * o +
+// c; with a batch of one, t is the channel) is: its image and channel, and
+// X's image and channel indices there (legalize may index a batch of one
+// with 0, and the channel through the group arithmetic). The banded, strided
+// and in-place kernels start their tasks from it.
+struct TaskPoint {
+  ir::PrimExpr n, ch, xn, xc;
+};
+TaskPoint TaskImageChannel(const DepthwiseNest& d, const ir::Var& t);
+
 // The banded kernel for `d`: one parallel task per (image, channel).
 // Knobs: depthwise.rows, depthwise.cols (as the whole-plane kernel's).
 ir::Stmt BuildBandedDepthwise(const DepthwiseNest& d, const ScheduleKnobs& knobs);

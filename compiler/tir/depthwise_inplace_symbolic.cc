@@ -69,14 +69,8 @@ class Kernel {
   Stmt Build() {
     const auto& L = d_.loops;
     Var t = MakeVar("dwi_task");
-    const int64_t* n_ext = ConstInt(L[0]->extent);
-    bool one_image = n_ext != nullptr && *n_ext == 1;
-    n_ = one_image ? I64(0) : Div(PrimExpr(t), I64(d_.o));
-    ch_ = one_image ? PrimExpr(t) : Mod(PrimExpr(t), I64(d_.o));
-    // X's image and channel at this task (legalize may index a batch of one with 0).
-    VarMap at = {{L[0]->loop_var.get(), n_}, {L[1]->loop_var.get(), ch_}, {L[4]->loop_var.get(), I64(0)}};
-    xn_ = S(Substitute(d_.x_load->indices[0], at));
-    xc_ = S(Substitute(d_.x_load->indices[1], at));
+    const TaskPoint p = TaskImageChannel(d_, t);
+    n_ = p.n, ch_ = p.ch, xn_ = p.xn, xc_ = p.xc;
     // Tiles of kRows rows, then the last row when the count is odd.
     Var rt = MakeVar("dwi_rt");
     PrimExpr full = Div(ho_, I64(kRows));
