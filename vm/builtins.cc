@@ -74,6 +74,30 @@ Result<Tensor> NewTensor(Span<const int64_t> dims, DType dtype, const std::strin
   return t;
 }
 
+}  // namespace
+
+Any* ReuseSlotAt(const DecodedFunction& code, uint32_t offset) {
+  return ReuseSlot(code.args.data() + offset, code);
+}
+
+Status TensorAtSite(Any* slot, Span<const int64_t> dims, DType dtype, const std::string& function, Any* out) {
+  if (slot != nullptr && slot->is_tensor() && HeldOnlyBySlot(*slot)) {
+    const TensorObj* o = slot->tensor_obj();
+    if (o->allocator == CallAllocator() && DType::FromDL(o->dl.dtype) == dtype &&
+        std::equal(o->shape.begin(), o->shape.end(), dims.begin(), dims.end())) {
+      *out = *slot;  // the caller let go of last call's tensor: same shape, same bytes
+      return Status::Ok();
+    }
+  }
+  Result<Tensor> t = NewTensor(dims, dtype, function, "vm.builtin.alloc_tensor");
+  if (!t.ok()) return t.TakeStatus();
+  *out = Any(std::move(t).value());
+  if (slot != nullptr) *slot = *out;
+  return Status::Ok();
+}
+
+namespace {
+
 const std::string& ContextString(const Arg& a, const ValueSource& src) {
   return src.program->constants[a.value].value.string_value();
 }
@@ -342,19 +366,7 @@ Status AllocTensor(const Arg* args, const Frame& f, const ValueSource& src, cons
                                        DTypeToString(dtype).c_str(), ShapeToString(shape.shape_dims()).c_str()));
     }
   }
-  Any* slot = ReuseSlot(args, code);
-  if (slot != nullptr && slot->is_tensor() && HeldOnlyBySlot(*slot)) {
-    const TensorObj* o = slot->tensor_obj();
-    if (o->allocator == CallAllocator() && DType::FromDL(o->dl.dtype) == dtype && o->shape == shape.shape_dims()) {
-      *out = *slot;  // the caller let go of last call's tensor: same shape, same bytes
-      return Status::Ok();
-    }
-  }
-  Result<Tensor> t = NewTensor(shape.shape_dims(), dtype, function, "vm.builtin.alloc_tensor");
-  if (!t.ok()) return t.TakeStatus();
-  *out = Any(std::move(t).value());
-  if (slot != nullptr) *slot = *out;
-  return Status::Ok();
+  return TensorAtSite(ReuseSlot(args, code), shape.shape_dims(), dtype, function, out);
 }
 
 // Bytes of a compact tensor of `dims` and `dtype`; false when a dimension is
@@ -468,31 +480,11 @@ Status AllocArena(const Arg* args, Frame& f, const DecodedFunction& code, const 
 
 Any MakeTuple(const Arg* args, uint32_t num_args, const Frame& f, const ValueSource& src,
               const DecodedFunction& code) {
-  Any* slot = ReuseSlot(args, code);
-  if (slot != nullptr && slot->is_tuple() && HeldOnlyBySlot(*slot) && slot->tuple_fields().size() == num_args) {
-    // The caller let go of last call's tuple (its fields were released when
-    // this call began, vm/call_state.h): refill it in place.
-    std::vector<Any>& fields = static_cast<TupleObj*>(slot->object().get())->fields;
-    for (uint32_t i = 0; i < num_args; ++i) {
-      Any tmp;
-      fields[i] = ArgValue(args[i], f, src, &tmp);
-    }
-    return *slot;
-  }
-  std::vector<Any> fields;
-  fields.reserve(num_args);
-  for (uint32_t i = 0; i < num_args; ++i) {
-    Any tmp;
-    fields.push_back(ArgValue(args[i], f, src, &tmp));
-  }
-  Any tuple = Any::Tuple(std::move(fields));
-  if (slot != nullptr) {
-    if (slot->is_none()) {
-      CurrentCallState()->release_sites.push_back({code.function_index, static_cast<uint32_t>(args - code.args.data())});
-    }
-    *slot = tuple;
-  }
-  return tuple;
+  return TupleAtSite(ReuseSlot(args, code), code.function_index, static_cast<uint32_t>(args - code.args.data()),
+                     num_args, [&](uint32_t i) {
+                       Any tmp;
+                       return ArgValue(args[i], f, src, &tmp);
+                     });
 }
 
 // A compact tensor of `shape` and `dtype` at byte `offset` of the storage

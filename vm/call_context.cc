@@ -72,6 +72,7 @@ CallContext::CallContext(std::shared_ptr<const ModuleImpl> module, ThreadPool* p
       executor_(options.executor) {
   state_.allocator = allocator_.get();
   state_.keep_alive = allocator_;
+  vm_.set_replay(options.replay);
 }
 
 Result<std::unique_ptr<Context>> CallContext::Create(std::shared_ptr<const ModuleImpl> module, ThreadPool* pool,

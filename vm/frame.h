@@ -15,6 +15,7 @@
 #include "runtime/tensor.h"
 #include "vm/builtins.h"
 #include "vm/bytecode.h"
+#include "vm/call_state.h"
 
 namespace kiln {
 namespace vm {
@@ -54,6 +55,39 @@ inline const Any& ArgValue(const Arg& a, const Frame& f, const ValueSource& src,
 // result (None for builtins without one) goes to *out.
 Status RunBuiltin(Builtin b, const Arg* args, uint32_t num_args, Frame& frame, const ValueSource& src,
                   const std::string& function, const DecodedFunction& code, Any* out);
+
+// The reuse slot (vm/call_state.h) of the call site whose arguments start at
+// `offset` of `code.args`, or null outside a context call.
+Any* ReuseSlotAt(const DecodedFunction& code, uint32_t offset);
+
+// alloc_tensor's result at the site whose reuse slot is `slot` (may be null):
+// the slot's tensor when nothing else holds it and it has this shape and
+// dtype, else a new one (kept in the slot). Errors name `function`.
+Status TensorAtSite(Any* slot, Span<const int64_t> dims, DType dtype, const std::string& function, Any* out);
+
+// make_tuple's result at the site (`function`, `offset`) whose reuse slot is
+// `slot` (may be null), of the `n` values field(0) .. field(n - 1): the
+// slot's tuple refilled in place when nothing else holds it, else a new one
+// (kept in the slot, whose fields are let go of when a later call begins).
+template <typename FieldFn>
+Any TupleAtSite(Any* slot, uint32_t function, uint32_t offset, uint32_t n, FieldFn field) {
+  if (slot != nullptr && slot->is_tuple() && slot->object().use_count() == 1 && slot->tuple_fields().size() == n) {
+    // The caller let go of last call's tuple (its fields were released when
+    // this call began, vm/call_state.h): refill it in place.
+    std::vector<Any>& fields = static_cast<TupleObj*>(slot->object().get())->fields;
+    for (uint32_t i = 0; i < n; ++i) fields[i] = field(i);
+    return *slot;
+  }
+  std::vector<Any> fields;
+  fields.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) fields.push_back(field(i));
+  Any tuple = Any::Tuple(std::move(fields));
+  if (slot != nullptr) {
+    if (slot->is_none()) CurrentCallState()->release_sites.push_back({function, offset});
+    *slot = tuple;
+  }
+  return tuple;
+}
 
 }  // namespace vm
 }  // namespace kiln

@@ -89,7 +89,7 @@ Status ContextImpl::InvokeIndex(int32_t function, Span<const Any> args, Any* res
   // the current pool.
   ThreadPool::ScopedCurrent current(pool_);
   if (profiler_ == nullptr) {
-    KILN_RETURN_IF_ERROR(Execute(function, args, &ret, 0));
+    KILN_RETURN_IF_ERROR(replay_ ? ExecutePlanned(function, args, &ret) : Execute(function, args, &ret, 0));
   } else {
     int64_t start = Profiler::Now();
     KILN_RETURN_IF_ERROR(Execute(function, args, &ret, 0));
@@ -102,6 +102,43 @@ Status ContextImpl::InvokeIndex(int32_t function, Span<const Any> args, Any* res
   }
   if (result != nullptr) *result = std::move(ret);
   return Status::Ok();
+}
+
+Status ContextImpl::ExecutePlanned(int32_t function, Span<const Any> args, Any* result) {
+  // A plan takes its tensors from the context's reuse slots, and its kernels
+  // read host memory.
+  if (CurrentCallState() == nullptr || CallDeviceMemory() != nullptr) return Execute(function, args, result, 0);
+  if (plans_.size() <= static_cast<size_t>(function)) plans_.resize(module_->functions().size());
+  PlanState& ps = plans_[function];
+  const DecodedFunction& fn = module_->functions()[function];
+  if (ps.plan != nullptr && ps.plan->Matches(args)) {
+    ++replayed_calls_;
+    return ps.plan->Replay(args, fn, module_->program().functions[function].name, pool_, result);
+  }
+  if (ps.replayable < 0) ps.replayable = Replayable(fn, module_->linked()) ? 1 : 0;
+  if (ps.replayable == 0) return Execute(function, args, result, 0);
+  if (!KeyMatches(ps.last_key, args)) {
+    // New shapes: the plan goes (a call with these shapes may replace the
+    // storage it holds), and the next call with these shapes is recorded, so
+    // that a caller whose shapes change every call records nothing.
+    ps.plan.reset();
+    ps.untraceable = false;
+    KeyOf(args, &ps.last_key);
+    return Execute(function, args, result, 0);
+  }
+  if (ps.untraceable) return Execute(function, args, result, 0);
+  PlanRecorder recorder;
+  recorder_ = &recorder;
+  Status status = Execute(function, args, result, 0);
+  recorder_ = nullptr;
+  if (status.ok()) {
+    const Frame& frame = FrameAt(0);
+    const std::vector<Tensor>* storage =
+        frame.storage.size() > static_cast<size_t>(function) ? &frame.storage[function] : nullptr;
+    ps.plan = recorder.Finish(args, storage, module_->program());
+    ps.untraceable = ps.plan == nullptr;
+  }
+  return status;
 }
 
 // Runs one Call instruction: its callee with its arguments; the result goes
@@ -195,6 +232,7 @@ Status ContextImpl::Execute(int32_t function, Span<const Any> args, Any* result,
     const Instruction& ins = code[pc];
     switch (ins.op) {
       case Opcode::kRet:
+        if (__builtin_expect(recorder_ != nullptr, 0) && depth == 0) recorder_->AtReturn(frame.regs[ins.reg]);
         *result = std::move(frame.regs[ins.reg]);
         goto done;
       case Opcode::kGoto:
@@ -225,6 +263,9 @@ Status ContextImpl::Execute(int32_t function, Span<const Any> args, Any* result,
           if (status.ok()) RecordCall(profiler, start, ins, a, callee, frame, src, meta.name, out);
         }
         if (!status.ok()) goto done;
+        if (__builtin_expect(recorder_ != nullptr, 0) && depth == 0) {
+          recorder_->AfterCall(ins, a, callee, frame, src, out);
+        }
         if (ins.reg >= 0) frame.regs[ins.reg] = std::move(out);
         ++pc;
         continue;

@@ -118,6 +118,13 @@ struct ContextOptions {
   // context and by every tensor it allocated (for adapters made per context,
   // such as the C API's callbacks).
   std::shared_ptr<Allocator> shared_allocator;
+  // On the VM, a call whose arguments have the dtypes, shapes and int values
+  // of the call before it records the kernel calls it makes; later calls with
+  // those again replay them without the bytecode (the prologue's shape
+  // matching, arena layout and views are skipped; vm/call_plan.h). Results
+  // are bit for bit the same. false: every call is interpreted. Profiled calls
+  // are always interpreted.
+  bool replay = true;
 };
 
 class Context;

@@ -11,6 +11,7 @@
 #include "runtime/mapped_file.h"
 #include "runtime/program.h"
 #include "vm/bytecode.h"
+#include "vm/call_plan.h"
 #include "vm/call_state.h"
 #include "vm/frame.h"
 #include "vm/module.h"
@@ -73,9 +74,18 @@ class ContextImpl final {
   Status PreallocateStorage(Allocator* allocator, const std::shared_ptr<void>& keep_alive,
                             const std::vector<bool>& skip);
   // Where calls record (runtime/profiler.h); nullptr: nowhere (the default).
+  // A profiled call is always interpreted.
   void set_profiler(Profiler* profiler) { profiler_ = profiler; }
+  // Whether calls replay call plans (vm/call_plan.h; ContextOptions::replay).
+  void set_replay(bool replay) { replay_ = replay; }
+  // Calls that ran as a replay of a plan, since the context was made.
+  uint64_t replayed_calls() const { return replayed_calls_; }
 
  private:
+  // A depth-0 call through the function's call plan: replayed when the
+  // arguments have the plan's key, recorded when they have the key of the
+  // call before (call_plan.h), else interpreted. (interpreter.cc)
+  Status ExecutePlanned(int32_t function, Span<const Any> args, Any* result);
   Status Execute(int32_t function, Span<const Any> args, Any* result, int depth);
   Status RunCall(const Instruction& ins, const Arg* args, const ResolvedCallable& callee, Frame& frame,
                  const ValueSource& src, const ProgramFunction& meta, const DecodedFunction& fn, int depth, Any* out);
@@ -88,6 +98,17 @@ class ContextImpl final {
   ThreadPool* pool_;  // not owned: caller-owned or a process-lifetime shared pool
   std::vector<std::unique_ptr<Frame>> frames_;  // by call depth; pointers stay stable as it grows
   Profiler* profiler_ = nullptr;  // not owned
+  // Call plans by function index (grown on first use).
+  struct PlanState {
+    int8_t replayable = -1;         // Replayable(): -1 not asked yet
+    std::vector<int64_t> last_key;  // the key of the last interpreted call
+    bool untraceable = false;       // recording a call with last_key made no plan
+    std::unique_ptr<CallPlan> plan;
+  };
+  std::vector<PlanState> plans_;
+  PlanRecorder* recorder_ = nullptr;  // set while ExecutePlanned records a call
+  bool replay_ = true;
+  uint64_t replayed_calls_ = 0;
 };
 
 // The Context callers get: picks the executor per function, owns the
@@ -104,6 +125,8 @@ class CallContext final : public Context {
   ThreadPool* thread_pool() const override { return vm_.thread_pool(); }
   Executor executor() const override { return executor_; }
   uint64_t LastCallPeakBytes() const override { return last_peak_; }
+  // Calls that replayed a call plan (vm/call_plan.h); for tests.
+  uint64_t replayed_calls() const { return vm_.replayed_calls(); }
 
  private:
   CallContext(std::shared_ptr<const ModuleImpl> module, ThreadPool* pool, const ContextOptions& options);

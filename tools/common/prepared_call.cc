@@ -135,6 +135,7 @@ Result<std::unique_ptr<PreparedCall>> PreparedCall::Bind(std::shared_ptr<const v
   }
   vm::ContextOptions options;
   options.executor = spec.executor == "vm" ? vm::Executor::kVm : vm::Executor::kAuto;
+  options.replay = spec.replay;
 #ifdef KILN_HAVE_CUDA
   if (p->gpu_) {
     auto* gpu = static_cast<cuda::CudaGpuLinker*>(p->gpu_.get());

@@ -38,6 +38,8 @@ struct CallSpec {
   // and replayed from then on: one launch per call. When capture fails the
   // calls stay plain launches and cuda_graph_note() says why.
   bool cuda_graph = true;
+  // ContextOptions::replay (vm/module.h).
+  bool replay = true;
 };
 
 // Loads spec.module_path with spec.threads; errors name the file.

@@ -14,7 +14,8 @@
 // all its values; results without an --output are printed abbreviated. The
 // i-th --expected_output is compared with the i-th result (compare.h): a
 // mismatch makes the run fail (exit 1) with the index and values of the worst
-// element. --repeat=N times N further calls and prints the median and mean.
+// element. --repeat=N times N further calls and prints the median and mean;
+// the outputs printed, saved and compared are then the last call's.
 // --executor picks the engine: the static graph where the function has one
 // (auto, the default), always the VM, or always the graph (an error for
 // functions without one). --print-statistics prints load time, call times,

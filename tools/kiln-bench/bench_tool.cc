@@ -41,6 +41,8 @@ const char kBenchToolUsage[] =
     "  --device=cpu|cuda[:N]    where to run; cuda: modules compiled with --target=cuda, on GPU N (each call\n"
     "                           waits for its kernels, so times are wall times including the launches)\n"
     "  --cuda_graph=on|off      --device=cuda: replay a static function's call as a CUDA graph (default on)\n"
+    "  --replay=on|off          on the VM, replay a call's recorded kernel calls when the shapes repeat\n"
+    "                           (default on; off: interpret every call)\n"
     "  --profile                then profile --profile_calls calls and print the per-kernel table\n"
     "  --trace=FILE             and write them as a Chrome trace (ui.perfetto.dev); one case only\n"
     "  --profile_calls=N        calls to profile (default 100)\n"
@@ -85,6 +87,11 @@ Result<BenchOptions> ParseBenchArgs(int argc, const char* const* argv) {
   flags.AddValue("cuda_graph", [&](const std::string& v) -> Status {
     if (v != "on" && v != "off") return InvalidArgument("expected on or off, got '" + v + "'");
     o.cuda_graph = v == "on";
+    return Status::Ok();
+  });
+  flags.AddValue("replay", [&](const std::string& v) -> Status {
+    if (v != "on" && v != "off") return InvalidArgument("expected on or off, got '" + v + "'");
+    o.replay = v == "on";
     return Status::Ok();
   });
   flags.AddSwitch("profile", &o.profile);
@@ -253,6 +260,7 @@ Result<BenchCase> RunCase(const BenchOptions& o, const std::string& file, std::s
   // Callers of one module share its device's stream: a capture would record
   // the other callers' launches too.
   spec.cuda_graph = o.cuda_graph && o.concurrency == 1;
+  spec.replay = o.replay;
   std::vector<Tensor> inputs = given;
   if (o.inputs.empty()) {
     KILN_ASSIGN_OR_RETURN(inputs, RandomInputs(*module, o.function, dims, o.seed));

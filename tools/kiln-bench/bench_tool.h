@@ -64,6 +64,7 @@ struct BenchOptions {
   std::string executor = "auto";
   int device = -1;  // -1: the CPU; N: CUDA device N (--device)
   bool cuda_graph = true;  // --cuda_graph: replay static calls as a CUDA graph
+  bool replay = true;      // --replay: VM calls replay call plans (vm/call_plan.h)
   bool profile = false;
   std::string trace_path;
   int profile_calls = 100;

@@ -50,7 +50,7 @@ TEST(BenchArgsTest, ParsesEveryFlagInBothSpellings) {
   Result<BenchOptions> r = Parse({"a.vmfb", "b.vmfb", "--function", "f", "--dim=n=1,8,64", "--dim", "m=2",
                                   "--seed=9", "--warmup", "0", "--runs=5", "--min-time", "0.25", "--threads=2",
                                   "--concurrency", "4", "--executor=vm", "--profile", "--profile_calls=7",
-                                  "--format", "json"});
+                                  "--format", "json", "--replay=off"});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->files, (std::vector<std::string>{"a.vmfb", "b.vmfb"}));
   EXPECT_EQ(r->function, "f");
@@ -68,6 +68,7 @@ TEST(BenchArgsTest, ParsesEveryFlagInBothSpellings) {
   EXPECT_TRUE(r->profile);
   EXPECT_EQ(r->profile_calls, 7);
   EXPECT_EQ(r->format, "json");
+  EXPECT_FALSE(r->replay);
   Result<BenchOptions> d = Parse({"a.vmfb", "--input", "f32=1", "--trace", "t.json"});
   ASSERT_TRUE(d.ok()) << d.status().ToString();
   EXPECT_EQ(d->inputs, (std::vector<std::string>{"f32=1"}));
@@ -77,6 +78,7 @@ TEST(BenchArgsTest, ParsesEveryFlagInBothSpellings) {
   EXPECT_EQ(d->min_time, 1.0);
   EXPECT_EQ(d->concurrency, 1);
   EXPECT_EQ(d->format, "table");
+  EXPECT_TRUE(d->replay);
 }
 
 TEST(BenchArgsTest, Errors) {
@@ -95,6 +97,7 @@ TEST(BenchArgsTest, Errors) {
   EXPECT_EQ(ParseError({"m.vmfb", "--format=xml"}), "--format: 'xml' is not table, json or csv");
   EXPECT_EQ(ParseError({"m.vmfb", "--executor=gpu"}), "--executor: 'gpu' is not auto, vm or graph");
   EXPECT_EQ(ParseError({"m.vmfb", "--function="}), "--function: empty function name");
+  EXPECT_EQ(ParseError({"m.vmfb", "--replay=yes"}), "--replay: expected on or off, got 'yes'");
   EXPECT_EQ(ParseError({"m.vmfb", "--dim=n"}), "--dim: expected NAME=VALUE[,VALUE...], got 'n'");
   EXPECT_EQ(ParseError({"m.vmfb", "--dim=n=-1"}), "--dim n: '-1' is not an integer in [0, 4611686018427387903]");
   EXPECT_EQ(ParseError({"m.vmfb", "--dim=n=1", "--dim=n=2"}), "--dim: 'n' given twice");
