@@ -5,6 +5,7 @@
 // what the kernel computes.)
 #include <cstdint>
 #include <memory>
+#include <unordered_set>
 #include <vector>
 
 #include "compiler/arith/simplify.h"
@@ -13,6 +14,34 @@
 namespace kiln {
 namespace tir {
 namespace symconv {
+
+namespace {
+
+// X's value at the one point of a 1-point plane: every load of a flat
+// [n, c, j] view at point j read through a view of the same data whose plane
+// is 1 wide, so that consecutive channels are consecutive addresses (the
+// flat view's channel stride is the symbolic plane size, which the vector
+// of channels would load element by element). `ok` false when a load reads
+// j otherwise.
+struct OnePoint : StmtExprMutator {
+  const VarNode* j = nullptr;
+  bool ok = true;
+  PrimExpr MutateExpr(const PrimExpr& e) override {
+    if (const auto* ld = e.as<BufferLoadNode>()) {
+      const std::unordered_set<const VarNode*> jv = {j};
+      if (ld->buffer->shape.size() == 3 && ld->buffer->strides.empty() && IsVar(ld->indices[2], j) &&
+          !Uses(ld->indices[0], jv) && !Uses(ld->indices[1], jv)) {
+        auto view = std::make_shared<BufferNode>(*ld->buffer);
+        view->shape = {ld->buffer->shape[0], ld->buffer->shape[1], I64(1)};
+        return Load(Buffer(view), {MutateExpr(ld->indices[0]), MutateExpr(ld->indices[1]), I64(0)});
+      }
+      for (const PrimExpr& i : ld->indices) ok = ok && !Uses(i, jv);
+    }
+    return StmtExprMutator::MutateExpr(e);
+  }
+};
+
+}  // namespace
 
 bool SymConvKernel::PointDotsApply() const {
   return flat_ && source_views_.empty() && cv_.wblock == 0 && cv_.ki % 8 == 0 && cv_.ki <= kMaxPointDotChannels;
@@ -39,6 +68,14 @@ Stmt SymConvKernel::PointDots() {
   Stmt gather = MakeFor(gj, hw_, ForKind::kSerial,
                         MakeFor(c, I64(cv_.ki), ForKind::kSerial,
                                 Store(col, Substitute(x_expr_, at), {PrimExpr(gj), PrimExpr(c)})));
+  // A 1-point plane (mtcnn_pnet's heads at 12 x 12) reads X's channels in
+  // place, contiguous there: the gather, 32 strided scalar copies unrolled
+  // (10 of the kernel's 38 cache lines run at that shape), not run.
+  OnePoint one;
+  one.j = j_.get();
+  auto column_at = [&](const PrimExpr& ch) {
+    return one.MutateExpr(Substitute(x_expr_, {{L[0]->loop_var.get(), PrimExpr(n_)}, {L[4]->loop_var.get(), ch}}));
+  };
   // acc[r, l] = sum over kb of W[o0 + r, kb * vl + l] * col[kb * vl + l].
   // (Named apart from the register tiles' "acc": a vector over input channels.)
   Buffer acc = nest::Float32Buffer("dot", {I64(rows), I64(vl)}, "local");
@@ -47,13 +84,15 @@ Stmt SymConvKernel::PointDots() {
   PrimExpr ch = PrimExpr(kb) * I64(vl) + PrimExpr(l);
   VarMap wat = {{L[4]->loop_var.get(), ch}, {L[5]->loop_var.get(), I64(0)}, {L[6]->loop_var.get(), I64(0)}};
   PrimExpr cur = Load(acc, {PrimExpr(r), PrimExpr(l)});
-  Stmt fma = Store(acc,
-                   PrimExpr(std::make_shared<CallNode>(
-                       f32, "fma", std::vector<PrimExpr>{Load(cv_.weight, WeightIndex(o0, rows, PrimExpr(r), wat)),
-                                                         Load(col, {PrimExpr(j), ch}), cur})),
-                   {PrimExpr(r), PrimExpr(l)});
-  Stmt taps = MakeFor(kb, I64(cv_.ki / vl), ForKind::kSerial,
-                      MakeFor(r, I64(rows), ForKind::kUnrolled, MakeFor(l, I64(vl), ForKind::kVectorized, fma)));
+  auto taps_of = [&](const PrimExpr& column) {
+    Stmt fma = Store(acc,
+                     PrimExpr(std::make_shared<CallNode>(
+                         f32, "fma",
+                         std::vector<PrimExpr>{Load(cv_.weight, WeightIndex(o0, rows, PrimExpr(r), wat)), column, cur})),
+                     {PrimExpr(r), PrimExpr(l)});
+    return MakeFor(kb, I64(cv_.ki / vl), ForKind::kSerial,
+                   MakeFor(r, I64(rows), ForKind::kUnrolled, MakeFor(l, I64(vl), ForKind::kVectorized, fma)));
+  };
   Var zr = MakeVar("zr"), zl = MakeVar("zl");
   Stmt zero = MakeFor(zr, I64(rows), ForKind::kUnrolled,
                       MakeFor(zl, I64(vl), ForKind::kVectorized, Store(acc, FloatImm(f32, 0.0), {PrimExpr(zr), PrimExpr(zl)})));
@@ -82,13 +121,19 @@ Stmt SymConvKernel::PointDots() {
   ReplaceLoads replace(cv_.out->data.get(), a);
   for (const Stmt& st : epilogue_) back.push_back(Substitute(replace.MutateStmt(st), out_at));
   Stmt write = MakeFor(w, I64(rows), ForKind::kUnrolled, Seq(back));
-  Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps, fold, write}));
   // Tiles of output channels in parallel only when they hold enough work
   // for a launch (the 32 -> 4 head is 128 MACs a point).
   const bool parallel = threads_ >= 2 && cv_.o * cv_.ki >= kParallelPointDotMacs;
-  Stmt tiles = MakeFor(q, I64(cv_.o / rows), parallel ? ForKind::kParallel : ForKind::kSerial,
-                       MakeFor(j, hw_, ForKind::kSerial, tile));
-  return std::make_shared<AllocateNode>(col, Seq({gather, tiles}));
+  auto tiles_of = [&](const PrimExpr& column, const PrimExpr& points) {
+    Stmt tile = std::make_shared<AllocateNode>(acc, Seq({zero, taps_of(column), fold, write}));
+    return MakeFor(q, I64(cv_.o / rows), parallel ? ForKind::kParallel : ForKind::kSerial,
+                   MakeFor(j, points, ForKind::kSerial, tile));
+  };
+  Stmt gathered = std::make_shared<AllocateNode>(col, Seq({gather, tiles_of(Load(col, {PrimExpr(j), ch}), hw_)}));
+  PrimExpr in_place = column_at(ch);
+  if (!one.ok) return gathered;
+  // (j is 0 on the one point: the write's index of j folds.)
+  return std::make_shared<IfThenElseNode>(MakeBinary(TirKind::kEQ, hw_, I64(1)), tiles_of(in_place, I64(1)), gathered);
 }
 
 bool SymConvKernel::PointColumnsApply() const {

@@ -179,6 +179,54 @@ TEST(ConvSymbolicSmallPlaneTest, WhichConvolutionsTakeTheLanes) {
   }
 }
 
+// Divisions (floor or truncating) and floor remainders by a run-time value in
+// the values of the lanes' point offsets (lets named lp*), and how many such
+// lets there are.
+std::pair<int, int> PointOffsetDivisions(const ir::Stmt& body) {
+  struct Find : StmtExprVisitor {
+    int divisions = 0, offsets = 0;
+    bool in_offset = false;
+    void VisitStmt(const ir::Stmt& s) override {
+      if (const auto* let = ir::As<ir::LetStmtNode>(s); let != nullptr && let->var->name.rfind("lp", 0) == 0) {
+        ++offsets;
+        in_offset = true;
+        VisitExpr(let->value);
+        in_offset = false;
+        VisitStmt(let->body);
+        return;
+      }
+      StmtExprVisitor::VisitStmt(s);
+    }
+    void VisitExpr(const ir::PrimExpr& e) override {
+      const ir::TirKind k = e->kind();
+      if (in_offset && (k == ir::TirKind::kFloorDiv || k == ir::TirKind::kFloorMod || k == ir::TirKind::kDiv)) {
+        const auto* bin = static_cast<const ir::BinaryNode*>(e.get());
+        divisions += bin->b->kind() != ir::TirKind::kIntImm;  // (a stride's Wo = (W - k) // s + 1 is not one)
+      }
+      StmtExprVisitor::VisitExpr(e);
+    }
+  } find;
+  find.VisitStmt(body);
+  return {find.divisions, find.offsets};
+}
+
+TEST(ConvSymbolicSmallPlaneTest, PointOffsetsTakeNoDivision) {
+  // Each point's offset steps from the previous point's (a column on, or
+  // the next row at the end of one), not p / Wo and p % Wo per point: a
+  // guarded division by the run-time width each, 26 of the 112 cache lines
+  // mtcnn_pnet's 10 -> 16 ran at 12 x 12. (The numbers: NumbersOneThread and
+  // the strided and dilated cases.)
+  for (LaneCase k : {LaneCase{10, 16}, LaneCase{6, 16, 3, 3, 2}}) {
+    SCOPED_TRACE(k.Name());
+    ir::PrimFunc f =
+        test_util::LowerPrimFunc(Module(k), Options(k, 1, RandomFloats(k.o * k.c * k.kh * k.kw, 2)), "conv2d");
+    ASSERT_NE(f, nullptr);
+    auto [divisions, offsets] = PointOffsetDivisions(f->body);
+    EXPECT_GT(offsets, 16);  // the versions of 2 to 16 points
+    EXPECT_EQ(divisions, 0);
+  }
+}
+
 }  // namespace
 }  // namespace tir
 }  // namespace kiln
