@@ -21,7 +21,9 @@ several threads it adds the threads' time up). Printed: the medians over rounds 
 symbolic / pinned ratios of both, the median of the per-round CPU ratios (the two files of a
 pair run one after the other, so they share the load of that moment) with their range, as a
 Markdown table; shapes whose CPU ratio is over 1.10 are marked; then the load average at the
-start and end. --kernel-diff N then adds, for each shape over 1.10, the N kernels that hold the gap
+start and end. --interpreted also times the symbolic file with every VM call interpreted (kiln-bench
+--replay=off: no call plans, vm/call_plan.h) and adds the replayed / interpreted CPU ratio per round.
+--kernel-diff N then adds, for each shape over 1.10, the N kernels that hold the gap
 (from a --trace of each file). A model that fails to compile or run, and a shape
 whose pinned compile fails, are reported and the run goes on.
 """
@@ -68,10 +70,10 @@ def pinned_dims(m, case):
     return items
 
 
-def kiln_bench(kb, vmfb, npys, threads, min_time):
+def kiln_bench(kb, vmfb, npys, threads, min_time, extra=()):
     """(p50 seconds, CPU seconds per call) of one kiln-bench run."""
     cmd = [kb, vmfb] + [f"--input=@{p}" for p in npys] + \
-          [f"--threads={threads}", f"--min-time={min_time}", "--warmup=1", "--runs=3", "--format=json"]
+          [f"--threads={threads}", f"--min-time={min_time}", "--warmup=1", "--runs=3", "--format=json"] + list(extra)
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)
     r = json.loads(p.stdout)["results"][0]
     return r["latency_ms"]["p50"] / 1e3, r["cpu_ms_per_call"] / 1e3
@@ -103,6 +105,9 @@ def main():
     ap.add_argument("--work", default=None, help="where the .vmfb and inputs go (default: a temporary folder)")
     ap.add_argument("--kernel-diff", type=int, default=0, metavar="N",
                     help="for each shape over 1.10: trace both files and print the N kernels with the largest gap")
+    ap.add_argument("--interpreted", action="store_true",
+                    help="also time the symbolic file with kiln-bench --replay=off (every VM call interpreted, "
+                         "no call plans: vm/call_plan.h) and print the replay's effect")
     ap.add_argument("--reuse", action="store_true",
                     help="keep a .vmfb already in --work that is newer than kiln-compile and the model")
     args = ap.parse_args()
@@ -125,16 +130,21 @@ def main():
             failed.append(m.id)
     load1 = open("/proc/loadavg").read().split()[:3]
 
+    extra_head = " interpreted CPU (ms) | replayed / interpreted CPU: median (min-max) |" if args.interpreted else ""
     print("| model | shape | symbolic p50 (ms) | pinned p50 (ms) | ratio p50 | symbolic CPU (ms) | "
-          "pinned CPU (ms) | ratio CPU | per-round CPU ratio: median (min-max) |")
-    print("|---|---|---|---|---|---|---|---|---|")
-    for mid, label, med, paired in rows:
+          "pinned CPU (ms) | ratio CPU | per-round CPU ratio: median (min-max) |" + extra_head)
+    print("|---|---|---|---|---|---|---|---|---|" + ("---|---|" if args.interpreted else ""))
+    for mid, label, med, paired, replay in rows:
         s, p = med["symbolic"], med["pinned"]
         mark = "**" if s[1] / p[1] > 1.10 else ""
+        extra = ""
+        if args.interpreted:
+            extra = (f" {fmt_ms(med['interpreted'][1])} | "
+                     f"{statistics.median(replay):.2f} ({min(replay):.2f}-{max(replay):.2f}) |")
         print(f"| {mid} | {label} | {fmt_ms(s[0])} | {fmt_ms(p[0])} | {s[0] / p[0]:.2f} | "
               f"{fmt_ms(s[1])} | {fmt_ms(p[1])} | {mark}{s[1] / p[1]:.2f}{mark} | "
-              f"{statistics.median(paired):.2f} ({min(paired):.2f}-{max(paired):.2f}) |")
-    over = sorted({mid for mid, _, med, _ in rows if med["symbolic"][1] / med["pinned"][1] > 1.10})
+              f"{statistics.median(paired):.2f} ({min(paired):.2f}-{max(paired):.2f}) |" + extra)
+    over = sorted({mid for mid, _, med, _, _ in rows if med["symbolic"][1] / med["pinned"][1] > 1.10})
     print(f"\n{len(rows)} shapes of {len({r[0] for r in rows})} models; CPU ratio over 1.10 in: "
           f"{', '.join(over) or 'none'}" + (f"; failed: {', '.join(failed)}" if failed else ""))
     if no_pinned:
@@ -212,16 +222,20 @@ def bench_model(m, args, kc, kb, work, no_pinned, diffs):
             continue
         per_case.append((case, npys, pinned))
     times = {}
+    # (kind, kiln-bench flags); "pinned" runs the shape's pinned file, the others the symbolic one.
+    kinds = [("symbolic", ()), ("pinned", ())] + ([("interpreted", ("--replay=off",))] if args.interpreted else [])
     for _ in range(args.rounds):
         for k, (case, npys, pinned) in enumerate(per_case):
-            for kind, f in (("symbolic", sym), ("pinned", pinned)):
-                times.setdefault((k, kind), []).append(kiln_bench(kb, f, npys, args.threads, args.min_time))
+            for kind, extra in kinds:
+                f = pinned if kind == "pinned" else sym
+                times.setdefault((k, kind), []).append(kiln_bench(kb, f, npys, args.threads, args.min_time, extra))
     rows = []
     for k, (case, _, _) in enumerate(per_case):
         med = {kind: (statistics.median(t[0] for t in times[(k, kind)]),
-                      statistics.median(t[1] for t in times[(k, kind)])) for kind in ("symbolic", "pinned")}
+                      statistics.median(t[1] for t in times[(k, kind)])) for kind, _ in kinds}
         paired = [s[1] / p[1] for s, p in zip(times[(k, "symbolic")], times[(k, "pinned")])]
-        rows.append((m.id, m.shape_label(case), med, paired))
+        replay = [s[1] / i[1] for s, i in zip(times[(k, "symbolic")], times.get((k, "interpreted"), []))]
+        rows.append((m.id, m.shape_label(case), med, paired, replay))
         if args.kernel_diff and med["symbolic"][1] / med["pinned"][1] > 1.10:
             diffs.append((m.id, m.shape_label(case), kernel_diff(kb, sym, per_case[k][2], per_case[k][1], d, args.kernel_diff)))
         print(f"{m.id} {m.shape_label(case)}: CPU symbolic {fmt_ms(med['symbolic'][1])} ms, "
