@@ -300,6 +300,56 @@ std::unique_ptr<CallPlan> PlanRecorder::Finish(Span<const Any> args, const std::
   return std::move(plan_);
 }
 
+bool CallPlan::StorageCurrent(const std::vector<Tensor>* storage) const {
+  for (const Tensor& held : storage_) {
+    bool current = false;
+    for (size_t i = 0; !current && storage != nullptr && i < storage->size(); ++i) {
+      current = (*storage)[i].object() == held.object();
+    }
+    if (!current) return false;
+  }
+  return true;
+}
+
+CallPlan* PlanCache::Find(Span<const Any> args) {
+  for (size_t i = 0; i < plans_.size(); ++i) {
+    if (!plans_[i]->Matches(args)) continue;
+    if (i > 0) std::rotate(plans_.begin(), plans_.begin() + static_cast<ptrdiff_t>(i), plans_.begin() + static_cast<ptrdiff_t>(i) + 1);
+    return plans_[0].get();
+  }
+  return nullptr;
+}
+
+bool PlanCache::ShouldRecord(Span<const Any> args) {
+  for (size_t i = 0; i < seen_.size(); ++i) {
+    if (!KeyMatches(seen_[i].key, args)) continue;
+    if (i > 0) std::rotate(seen_.begin(), seen_.begin() + static_cast<ptrdiff_t>(i), seen_.begin() + static_cast<ptrdiff_t>(i) + 1);
+    return !seen_[0].untraceable;
+  }
+  // A new key: in the place of the oldest (whose vector is reused), at the front.
+  if (seen_.size() < kKeptPlans) seen_.emplace_back();
+  std::rotate(seen_.begin(), seen_.end() - 1, seen_.end());
+  seen_[0].untraceable = !KeyOf(args, &seen_[0].key);
+  return false;
+}
+
+void PlanCache::Recorded(Span<const Any> args, std::unique_ptr<CallPlan> plan) {
+  if (plan == nullptr) {
+    for (Seen& s : seen_) {
+      if (KeyMatches(s.key, args)) s.untraceable = true;
+    }
+    return;
+  }
+  plans_.insert(plans_.begin(), std::move(plan));
+  if (plans_.size() > kKeptPlans) plans_.pop_back();
+}
+
+void PlanCache::DropStale(const std::vector<Tensor>* storage) {
+  plans_.erase(std::remove_if(plans_.begin(), plans_.end(),
+                              [&](const std::unique_ptr<CallPlan>& p) { return !p->StorageCurrent(storage); }),
+               plans_.end());
+}
+
 Any CallPlan::MakeResult(const ResultValue& v, Span<const Any> args, const DecodedFunction& fn) {
   switch (v.kind) {
     case ResultValue::Kind::kArgument: return args[v.index];

@@ -10,8 +10,8 @@
 // ~1.9 us), and the interpreter's code competes with the kernels' for the
 // instruction cache. The pinned model runs on the graph executor, a loop over
 // prebuilt argument arrays. A plan is that loop, built from a real call: when
-// a call's arguments have the shapes (and int values) of the call before it,
-// the next one records its kernel calls; each later call with those shapes
+// a call's arguments have the shapes (and int values) of one of the recent
+// calls, it records its kernel calls; each later call with those shapes
 // stores its tensors' data pointers into the recorded arguments and calls
 // the kernels, without the bytecode.
 //
@@ -28,7 +28,8 @@
 // new one), a constant, or a planned storage (the plan holds the block). A
 // value that traces to nothing else, or a result that is not an argument, a
 // constant, a site's tensor or a make_tuple of those, leaves the function
-// interpreted for that key. A call whose key differs drops the plan.
+// interpreted for that key. A context keeps a few plans per function
+// (PlanCache), and drops those whose planned storage a larger call replaced.
 //
 // Thread-compatible: plans live in one context (vm::ContextImpl).
 #ifndef KILN_VM_CALL_PLAN_H_
@@ -80,6 +81,10 @@ class CallPlan {
 
   // Whether `args` have this plan's key.
   bool Matches(Span<const Any> args) const { return KeyMatches(key_, args); }
+  // Whether every planned storage block the plan holds is still the
+  // function's current one in `storage` (a call with larger sizes replaces a
+  // block; a plan on the old one would keep it alive).
+  bool StorageCurrent(const std::vector<Tensor>* storage) const;
   // Runs the recorded kernel calls on `args` (which match) and makes the
   // result. `fn` is the function's code (for its reuse slots), `name` names
   // it in errors. Must run inside the context's call (ScopedCallState).
@@ -117,6 +122,37 @@ class CallPlan {
   ResultValue result_;
   std::vector<Tensor> storage_;     // planned storage blocks the fixed pointers are in
   std::vector<Any> site_values_;    // scratch of a replay: each site's tensor (empty between calls)
+};
+
+// The plans of one function in one context, and the keys of its recent
+// interpreted calls. A key seen again is recorded; up to kKeptPlans plans are
+// kept, most recently used first, so that a caller cycling through a few
+// shapes (an image pyramid, a batcher's batch sizes) replays each of them.
+class PlanCache {
+ public:
+  static constexpr size_t kKeptPlans = 8;
+  // The plan for `args`' key, moved to the front; null when there is none.
+  CallPlan* Find(Span<const Any> args);
+  // Called for an interpreted call: whether to record it (its key was seen
+  // recently and recording it did not fail before). Otherwise the key is
+  // remembered as seen.
+  bool ShouldRecord(Span<const Any> args);
+  // The result of recording a call on `args`: a plan, or null when the call
+  // could not be traced (its key is then not recorded again while it stays
+  // among the recent ones).
+  void Recorded(Span<const Any> args, std::unique_ptr<CallPlan> plan);
+  // Drops the plans that hold a storage block `storage` no longer has.
+  void DropStale(const std::vector<Tensor>* storage);
+
+  int8_t replayable = -1;  // Replayable() of the function: -1 not asked yet
+
+ private:
+  struct Seen {
+    std::vector<int64_t> key;
+    bool untraceable = false;
+  };
+  std::vector<std::unique_ptr<CallPlan>> plans_;  // most recently used first
+  std::vector<Seen> seen_;                        // most recent first, at most kKeptPlans
 };
 
 // Collects what an interpreted call does (vm/interpreter.cc calls it after

@@ -109,35 +109,28 @@ Status ContextImpl::ExecutePlanned(int32_t function, Span<const Any> args, Any* 
   // read host memory.
   if (CurrentCallState() == nullptr || CallDeviceMemory() != nullptr) return Execute(function, args, result, 0);
   if (plans_.size() <= static_cast<size_t>(function)) plans_.resize(module_->functions().size());
-  PlanState& ps = plans_[function];
+  PlanCache& cache = plans_[function];
   const DecodedFunction& fn = module_->functions()[function];
-  if (ps.plan != nullptr && ps.plan->Matches(args)) {
+  if (CallPlan* plan = cache.Find(args)) {
     ++replayed_calls_;
-    return ps.plan->Replay(args, fn, module_->program().functions[function].name, pool_, result);
+    return plan->Replay(args, fn, module_->program().functions[function].name, pool_, result);
   }
-  if (ps.replayable < 0) ps.replayable = Replayable(fn, module_->linked()) ? 1 : 0;
-  if (ps.replayable == 0) return Execute(function, args, result, 0);
-  if (!KeyMatches(ps.last_key, args)) {
-    // New shapes: the plan goes (a call with these shapes may replace the
-    // storage it holds), and the next call with these shapes is recorded, so
-    // that a caller whose shapes change every call records nothing.
-    ps.plan.reset();
-    ps.untraceable = false;
-    KeyOf(args, &ps.last_key);
-    return Execute(function, args, result, 0);
+  if (cache.replayable < 0) cache.replayable = Replayable(fn, module_->linked()) ? 1 : 0;
+  if (cache.replayable == 0) return Execute(function, args, result, 0);
+  std::unique_ptr<PlanRecorder> recorder;
+  if (cache.ShouldRecord(args)) {
+    recorder.reset(new PlanRecorder());
+    recorder_ = recorder.get();
   }
-  if (ps.untraceable) return Execute(function, args, result, 0);
-  PlanRecorder recorder;
-  recorder_ = &recorder;
   Status status = Execute(function, args, result, 0);
   recorder_ = nullptr;
-  if (status.ok()) {
-    const Frame& frame = FrameAt(0);
-    const std::vector<Tensor>* storage =
-        frame.storage.size() > static_cast<size_t>(function) ? &frame.storage[function] : nullptr;
-    ps.plan = recorder.Finish(args, storage, module_->program());
-    ps.untraceable = ps.plan == nullptr;
-  }
+  const Frame& frame = FrameAt(0);
+  const std::vector<Tensor>* storage =
+      frame.storage.size() > static_cast<size_t>(function) ? &frame.storage[function] : nullptr;
+  // A call with larger sizes than before replaced planned storage: plans on
+  // the old blocks go, and the blocks with them.
+  cache.DropStale(storage);
+  if (recorder != nullptr && status.ok()) cache.Recorded(args, recorder->Finish(args, storage, module_->program()));
   return status;
 }
 

@@ -119,7 +119,8 @@ struct ContextOptions {
   // such as the C API's callbacks).
   std::shared_ptr<Allocator> shared_allocator;
   // On the VM, a call whose arguments have the dtypes, shapes and int values
-  // of the call before it records the kernel calls it makes; later calls with
+  // of one of the function's recent calls records the kernel calls it makes
+  // (up to eight such call plans per function are kept); later calls with
   // those again replay them without the bytecode (the prologue's shape
   // matching, arena layout and views are skipped; vm/call_plan.h). Results
   // are bit for bit the same. false: every call is interpreted. Profiled calls

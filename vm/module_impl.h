@@ -82,9 +82,9 @@ class ContextImpl final {
   uint64_t replayed_calls() const { return replayed_calls_; }
 
  private:
-  // A depth-0 call through the function's call plan: replayed when the
-  // arguments have the plan's key, recorded when they have the key of the
-  // call before (call_plan.h), else interpreted. (interpreter.cc)
+  // A depth-0 call through the function's call plans: replayed when the
+  // arguments have a plan's key, recorded when their key was seen recently
+  // (call_plan.h), else interpreted. (interpreter.cc)
   Status ExecutePlanned(int32_t function, Span<const Any> args, Any* result);
   Status Execute(int32_t function, Span<const Any> args, Any* result, int depth);
   Status RunCall(const Instruction& ins, const Arg* args, const ResolvedCallable& callee, Frame& frame,
@@ -98,14 +98,7 @@ class ContextImpl final {
   ThreadPool* pool_;  // not owned: caller-owned or a process-lifetime shared pool
   std::vector<std::unique_ptr<Frame>> frames_;  // by call depth; pointers stay stable as it grows
   Profiler* profiler_ = nullptr;  // not owned
-  // Call plans by function index (grown on first use).
-  struct PlanState {
-    int8_t replayable = -1;         // Replayable(): -1 not asked yet
-    std::vector<int64_t> last_key;  // the key of the last interpreted call
-    bool untraceable = false;       // recording a call with last_key made no plan
-    std::unique_ptr<CallPlan> plan;
-  };
-  std::vector<PlanState> plans_;
+  std::vector<PlanCache> plans_;  // call plans by function index (grown on first use)
   PlanRecorder* recorder_ = nullptr;  // set while ExecutePlanned records a call
   bool replay_ = true;
   uint64_t replayed_calls_ = 0;

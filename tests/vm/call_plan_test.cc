@@ -76,7 +76,8 @@ TEST(CallPlanTest, RepeatedShapesReplayWithTheInterpretersResults) {
   Tensor w = Random({16, 8}, 99);
   uint64_t seed = 1;
   // Per shape: the first call is interpreted, the second recorded, the rest
-  // replayed; a new shape drops the plan. Both branches of the shape if.
+  // replayed; the plan of 6 stays while 5 runs (5 needs no larger storage).
+  // Both branches of the shape if.
   for (int64_t n : {6, 6, 6, 6, 5, 5, 5, 6, 6, 6}) {
     std::vector<Any> args = {Random({n, 16}, seed++), w};
     Result<Any> got = Call(ctx.get(), args);
@@ -85,8 +86,39 @@ TEST(CallPlanTest, RepeatedShapesReplayWithTheInterpretersResults) {
     ASSERT_TRUE(want.ok()) << want.status().ToString();
     ExpectSameTuple(*got, *want);
   }
-  EXPECT_EQ(Replayed(ctx.get()), 2u + 1u + 1u);
+  EXPECT_EQ(Replayed(ctx.get()), 2u + 1u + 3u);
   EXPECT_EQ(Replayed(ref.get()), 0u);
+}
+
+TEST(CallPlanTest, ACycleOfShapesReplaysEachAndALargerCallDropsPlansOnItsOldStorage) {
+  auto m = BuildOrDie(kSymbolic);
+  ASSERT_NE(m, nullptr);
+  auto ctx = NewContext(*m, true);
+  auto ref = NewContext(*m, false);
+  Tensor w = Random({16, 8}, 3);
+  uint64_t seed = 50;
+  auto check = [&](int64_t n) {
+    std::vector<Any> args = {Random({n, 16}, seed++), w};
+    Result<Any> got = Call(ctx.get(), args);
+    Result<Any> want = Call(ref.get(), args);
+    ASSERT_TRUE(got.ok() && want.ok());
+    ExpectSameTuple(*got, *want);
+  };
+  // An image pyramid's shapes, largest first, image after image: the first
+  // image interprets each, the second records each, the rest replay.
+  for (int image = 0; image < 4; ++image) {
+    for (int64_t n : {9, 7, 4}) check(n);
+  }
+  EXPECT_EQ(Replayed(ctx.get()), 2u * 3u);
+  // A larger call replaces the planned storage: the plans on the old block
+  // go (the next call with their shape, still a recent key, is recorded
+  // again), the results stay right.
+  check(200);
+  const uint64_t before = Replayed(ctx.get());
+  check(9);
+  EXPECT_EQ(Replayed(ctx.get()), before);
+  check(9);
+  EXPECT_EQ(Replayed(ctx.get()), before + 1);
 }
 
 TEST(CallPlanTest, ARandomSequenceOfBatchSizesMatchesTheInterpreter) {
