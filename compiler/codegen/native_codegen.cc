@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -12,6 +15,7 @@
 #include "compiler/codegen/kernel_partition.h"
 #include "compiler/codegen/lld_link.h"
 #include "compiler/codegen/merge_outlined.h"
+#include "compiler/tir/prune_guarded_branches.h"
 #include "compiler/codegen/llvm_headers.h"
 
 namespace kiln {
@@ -224,9 +228,44 @@ Result<std::vector<std::vector<uint8_t>>> BuildPartObjects(const std::vector<ir:
   return objects;
 }
 
+// The kernels without the arms their own run-time tests rule out
+// (prune_guarded_branches.h): LLVM cannot see those tests across the
+// outlined parallel loops, and would optimize and compile the arms.
+std::vector<ir::PrimFunc> Pruned(const std::vector<ir::PrimFunc>& lowered) {
+  std::vector<ir::PrimFunc> out;
+  out.reserve(lowered.size());
+  for (const auto& f : lowered) out.push_back(tir::PruneGuardedBranches(f));
+  return out;
+}
+
+// KILN_KERNEL_TIMES=1 (or a part of kernels' names): each kernel (that
+// matches) compiled once more alone, its optimizer and instruction-selection
+// milliseconds and object size printed to stderr; the library is unchanged.
+void PrintKernelTimes(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
+  const char* env = std::getenv("KILN_KERNEL_TIMES");
+  if (env == nullptr) return;
+  const std::string only = env;
+  using Clock = std::chrono::steady_clock;
+  auto ms = [](Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
+  for (const auto& f : lowered) {
+    if (f == nullptr || (only != "1" && f->name.find(only) == std::string::npos)) continue;
+    Clock::time_point t0 = Clock::now();
+    Result<Compiled> c = Compile({f}, options, KernelModuleParts::kKernels);
+    Clock::time_point t1 = Clock::now();
+    if (!c.ok()) continue;
+    Result<std::vector<uint8_t>> obj = EmitFile(*c, llvm::CodeGenFileType::ObjectFile);
+    Clock::time_point t2 = Clock::now();
+    std::fprintf(stderr, "kiln kernel time: %s nodes=%llu opt_ms=%.1f isel_ms=%.1f bytes=%zu\n", f->name.c_str(),
+                 static_cast<unsigned long long>(KernelNodeCount(f)), ms(t1 - t0), ms(t2 - t1),
+                 obj.ok() ? obj->size() : size_t{0});
+  }
+}
+
 }  // namespace
 
-Result<NativeLibraryBuild> BuildNativeLibrary(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
+Result<NativeLibraryBuild> BuildNativeLibrary(const std::vector<ir::PrimFunc>& unpruned, const CodegenOptions& options) {
+  const std::vector<ir::PrimFunc> lowered = Pruned(unpruned);
+  PrintKernelTimes(lowered, options);
   std::vector<std::vector<size_t>> parts = PartitionKernels(lowered);
   std::vector<std::vector<uint8_t>> objects;
   TargetDesc target;
@@ -255,7 +294,7 @@ Result<NativeLibraryBuild> BuildNativeLibrary(const std::vector<ir::PrimFunc>& l
 }
 
 Result<std::string> EmitLLVMIR(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
-  KILN_ASSIGN_OR_RETURN(Compiled c, Compile(lowered, options));
+  KILN_ASSIGN_OR_RETURN(Compiled c, Compile(Pruned(lowered), options));
   std::string text;
   llvm::raw_string_ostream os(text);
   c.mod->print(os, nullptr);
@@ -264,7 +303,7 @@ Result<std::string> EmitLLVMIR(const std::vector<ir::PrimFunc>& lowered, const C
 }
 
 Result<std::string> EmitAssembly(const std::vector<ir::PrimFunc>& lowered, const CodegenOptions& options) {
-  KILN_ASSIGN_OR_RETURN(Compiled c, Compile(lowered, options));
+  KILN_ASSIGN_OR_RETURN(Compiled c, Compile(Pruned(lowered), options));
   KILN_ASSIGN_OR_RETURN(std::vector<uint8_t> text, EmitFile(c, llvm::CodeGenFileType::AssemblyFile));
   return std::string(text.begin(), text.end());
 }

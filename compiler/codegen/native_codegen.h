@@ -39,6 +39,14 @@
 // 64 KiB with a static size live on the stack; others use
 // env->workspace_alloc/free.
 //
+// Before emission every kernel loses the if/else arms that the run-time
+// tests around them rule out (tir/prune_guarded_branches.h): a version's
+// ladder arms that its enclosing version tests exclude. LLVM cannot drop them
+// itself once the parallel loop holding them is outlined. With
+// KILN_KERNEL_TIMES=1 (or a part of kernels' names) each kernel is also
+// compiled alone and its optimizer / instruction-selection milliseconds are
+// printed to stderr (a diagnostic: it doubles the codegen time).
+//
 // A large library is compiled in parts, each an LLVM module of its own, on up
 // to `jobs` threads, and the parts' objects linked together
 // (kernel_partition.h); the threads end before BuildNativeLibrary returns.
