@@ -218,8 +218,8 @@ class Pruner : public StmtExprMutator {
   void Learn(const PrimExpr& c, bool value) {
     if (!IsPure(c)) return;
     facts_.conds.emplace_back(c, value);
-    const auto* b = static_cast<const BinaryNode*>(c.get());
     if ((value && c->kind() == TirKind::kAnd) || (!value && c->kind() == TirKind::kOr)) {
+      const auto* b = static_cast<const BinaryNode*>(c.get());
       Learn(b->a, value);
       Learn(b->b, value);
       return;
