@@ -14,7 +14,12 @@ stamp=$venv/kiln-tvm-requirements.txt
 if [ -x "$venv/bin/python" ] && cmp -s "$req" "$stamp"; then
   exit 0
 fi
-python3 -m venv "$venv"
+if [ ! -x /usr/bin/python3 ]; then
+  echo "setup_tvm_venv: /usr/bin/python3 is missing (scripts/setup.sh installs Debian's python3)" >&2
+  exit 1
+fi
+# Debian's interpreter, never whatever python3 is first on PATH (as setup_venv.sh).
+/usr/bin/python3 -m venv "$venv"
 echo "setup_tvm_venv: installing $(grep -v '^#' "$req" | tr '\n' ' ')into $venv"
 "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-cache-dir -r "$req"
 "$venv/bin/python" -m pip freeze --disable-pip-version-check > "$venv/kiln-tvm-freeze.txt"

@@ -17,7 +17,7 @@ measured in the same run (`kiln-tune` re-measures it each round and keeps
 the fastest median). --from-csv redoes the analysis and the SVG from a CSV. Only the standard library (no matplotlib): the SVG is written
 here.
 
-  python3 benchmarks/tuning/guided_vs_random.py --kiln-tune build/tools/kiln-tune/kiln-tune \
+  /usr/bin/python3 benchmarks/tuning/guided_vs_random.py --kiln-tune build/tools/kiln-tune/kiln-tune \
       --trials 64 --seeds 3 --out docs/guide
 """
 import argparse
