@@ -1,17 +1,15 @@
 #include "runtime/thread_pool.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <set>
 #include <utility>
 #include <string>
 
 #include "runtime/allocator.h"
+#include "runtime/cpu_topology.h"
 
 namespace kiln {
 namespace {
@@ -41,43 +39,13 @@ inline void CpuRelax() {
 #endif
 }
 
-// The first line of a small sysfs file, or "" when it cannot be read.
-std::string ReadFirstLine(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "r");
-  if (f == nullptr) return "";
-  char buf[256];
-  std::string line;
-  if (std::fgets(buf, sizeof(buf), f) != nullptr) line = buf;
-  std::fclose(f);
-  while (!line.empty() && (line.back() == '\n' || line.back() == ' ')) line.pop_back();
-  return line;
-}
-
 int CountPhysicalCores() {
-  cpu_set_t mask;
-  CPU_ZERO(&mask);
-  if (sched_getaffinity(0, sizeof(mask), &mask) != 0) {
+  std::vector<int> cpus = OneCpuPerPhysicalCore();
+  if (cpus.empty()) {
     int n = static_cast<int>(std::thread::hardware_concurrency());
     return n > 0 ? n : 1;
   }
-  // SMT siblings share one core: count distinct (package, core) pairs among
-  // the CPUs we may run on. Where sysfs is missing, every CPU counts.
-  std::set<std::pair<std::string, std::string>> cores;
-  int cpus = 0;
-  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &mask)) continue;
-    ++cpus;
-    std::string topo = "/sys/devices/system/cpu/cpu" + std::to_string(cpu) + "/topology/";
-    std::string package = ReadFirstLine(topo + "physical_package_id");
-    std::string core = ReadFirstLine(topo + "core_id");
-    if (package.empty() || core.empty()) {
-      core = "cpu" + std::to_string(cpu);
-    }
-    cores.emplace(package, core);
-  }
-  int n = static_cast<int>(cores.size());
-  if (n <= 0) n = cpus;
-  return std::max(1, std::min(n, kMaxThreads));
+  return std::max(1, std::min(static_cast<int>(cpus.size()), kMaxThreads));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "compiler/arith/simplify.h"
 #include "compiler/tune/cache_evict.h"
+#include "compiler/tune/pin_threads.h"
 #include "runtime/kernel_call.h"
 #include "runtime/native_library.h"
 #include "runtime/tensor.h"
@@ -89,6 +90,8 @@ bool WriteValue(int fd, T v) {
     tensors.push_back(*t);
   }
   ThreadPool pool(options.threads);
+  std::string unpinned;
+  PinPoolThreads(&pool, &unpinned);  // as kiln-measure-host (pin_threads.h)
   std::vector<kiln_kernel_arg> args(tensors.size());
   for (size_t k = 0; k < tensors.size(); ++k) args[k].tensor = reinterpret_cast<kiln_dltensor*>(tensors[k].dl());
   // As the VM calls kernels (CallKernel: workspaces kept from one call to the
@@ -104,7 +107,8 @@ bool WriteValue(int fd, T v) {
     WriteValue<uint64_t>(fd, t.NumBytes());
     WriteAll(fd, t.raw_data(), t.NumBytes());
   }
-  for (int k = 0; k < options.warmup; ++k) call();
+  const auto warm_until = std::chrono::steady_clock::now() + kMinWarmupTime;
+  for (int k = 0; k < options.warmup || std::chrono::steady_clock::now() < warm_until; ++k) call();
   std::unique_ptr<CacheEvictor> evictor;
   if (options.cold_cache) evictor = std::make_unique<CacheEvictor>(options.cold_cache_bytes);
   std::vector<double> times;

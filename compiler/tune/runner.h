@@ -48,7 +48,7 @@ namespace kiln {
 namespace tune {
 
 struct RunnerOptions {
-  int warmup = 2;
+  int warmup = 2;          // calls before timing, and at least kMinWarmupTime (pin_threads.h)
   int repeats = 7;          // the median of these is the result
   double timeout_s = 10.0;  // the whole child: load, check run, warm-up, repeats
   int threads = 1;          // the kernel thread pool's size

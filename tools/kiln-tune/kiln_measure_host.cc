@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "compiler/tune/cache_evict.h"
+#include "compiler/tune/pin_threads.h"
 #include "runtime/kernel_call.h"
 #include "runtime/native_library.h"
 #include "runtime/tensor.h"
@@ -126,6 +127,10 @@ int Run(const std::string& job_path) {
     tensors.push_back(*t);
   }
   ThreadPool pool(job.threads);
+  // Each kernel thread on a core of its own from the first call, as a
+  // long-lived pool ends up (pin_threads.h); unpinned when that cannot be.
+  std::string unpinned;
+  tune::PinPoolThreads(&pool, &unpinned);
   std::vector<kiln_kernel_arg> args(tensors.size());
   for (size_t a = 0; a < tensors.size(); ++a) args[a].tensor = reinterpret_cast<kiln_dltensor*>(tensors[a].dl());
   // Through CallKernel, as the VM and the graph executor call kernels: its
@@ -149,7 +154,8 @@ int Run(const std::string& job_path) {
     out.write(static_cast<const char*>(tensors[a].raw_data()), static_cast<std::streamsize>(tensors[a].NumBytes()));
     if (!out) return Fail("cannot write " + job.paths[a] + ".out");
   }
-  for (int k = 0; k < job.warmup; ++k)
+  const auto warm_until = std::chrono::steady_clock::now() + tune::kMinWarmupTime;
+  for (int k = 0; k < job.warmup || std::chrono::steady_clock::now() < warm_until; ++k)
     if (!call().ok()) return kKernelError;
   // Cold cache (cache_evict.h): the flush before each timed call, untimed.
   std::unique_ptr<tune::CacheEvictor> evictor;

@@ -227,7 +227,9 @@ TEST(TuneE2ETest, EvolutionarySearchWithCostModel) {
   EXPECT_LE(sum->best_us, sum->default_us);
   for (size_t i = 0; i < sum->best_after.size(); ++i) {
     EXPECT_LE(sum->best_after[i], sum->default_us);
-    if (i > 0) EXPECT_LE(sum->best_after[i], sum->best_after[i - 1]);
+    if (i > 0) {
+      EXPECT_LE(sum->best_after[i], sum->best_after[i - 1]);
+    }
   }
   EXPECT_EQ(db->num_records(), 9u);
   // The database's best record is never slower than the default measured.
