@@ -17,6 +17,11 @@ using namespace ir;  // NOLINT
 using testing::ParseFunc;
 using testing::Print;
 
+// `before`'s function `name`, pruned, prints as `after`'s.
+void ExpectPrunedTo(const char* before, const char* after, const char* name) {
+  EXPECT_EQ(Print(PruneGuardedBranches(ParseFunc(before, name))), Print(ParseFunc(after, name)));
+}
+
 // As conv_symbolic_schedule.cc nests a run-time width ladder under the test
 // of another version: `w // 2 >= 16` chose the other version, so here
 // w // 2 <= 15.
@@ -57,15 +62,13 @@ def ladder(a: T.Buffer((8,), "float32"), w: T.int64, h: T.int64):
 )";
 
 TEST(PruneGuardedBranchesTest, ArmsTheEnclosingTestsDecideGo) {
-  PrimFunc f = ParseFunc(kLadder, "ladder");
-  PrimFunc want = ParseFunc(kLadderPruned, "ladder");
-  EXPECT_EQ(Print(PruneGuardedBranches(f)), Print(want));
+  ExpectPrunedTo(kLadder, kLadderPruned, "ladder");
 }
 
 // Then-arms learn each conjunct, else-arms each negated disjunct; a
 // negated conjunction or an inequality `!=` tells nothing about its parts.
 TEST(PruneGuardedBranchesTest, ConjunctionsAndDisjunctions) {
-  PrimFunc f = ParseFunc(R"(
+  ExpectPrunedTo(R"(
 @T.prim_func
 def logic(a: T.Buffer((8,), "float32"), w: T.int64, h: T.int64):
     if w >= 4 and h < 3:
@@ -84,8 +87,7 @@ def logic(a: T.Buffer((8,), "float32"), w: T.int64, h: T.int64):
         if w != 9:
             a[5] = T.float32(6)
 )",
-                         "logic");
-  PrimFunc want = ParseFunc(R"(
+                 R"(
 @T.prim_func
 def logic(a: T.Buffer((8,), "float32"), w: T.int64, h: T.int64):
     if w >= 4 and h < 3:
@@ -100,14 +102,13 @@ def logic(a: T.Buffer((8,), "float32"), w: T.int64, h: T.int64):
         if w != 9:
             a[5] = T.float32(6)
 )",
-                            "logic");
-  EXPECT_EQ(Print(PruneGuardedBranches(f)), Print(want));
+                 "logic");
 }
 
 // A condition on memory is no fact (the arm may store to it), and a fact
 // about a loop variable holds only inside its own iteration.
 TEST(PruneGuardedBranchesTest, MemoryAndUndecidedConditionsStay) {
-  PrimFunc f = ParseFunc(R"(
+  ExpectPrunedTo(R"(
 @T.prim_func
 def stays(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "int64"), w: T.int64):
     if b[0] >= 4:
@@ -122,8 +123,7 @@ def stays(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "int64"), w: T.int64):
         if w >= 3:
             a[i] = T.float32(4)
 )",
-                         "stays");
-  PrimFunc want = ParseFunc(R"(
+                 R"(
 @T.prim_func
 def stays(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "int64"), w: T.int64):
     if b[0] >= 4:
@@ -137,14 +137,13 @@ def stays(a: T.Buffer((8,), "float32"), b: T.Buffer((8,), "int64"), w: T.int64):
         if w >= 3:
             a[i] = T.float32(4)
 )",
-                            "stays");
-  EXPECT_EQ(Print(PruneGuardedBranches(f)), Print(want));
+                 "stays");
 }
 
 // A loop left with nothing to do goes with its arm (the codegen never sees a
 // loop with an empty body).
 TEST(PruneGuardedBranchesTest, HollowLoopsGo) {
-  PrimFunc f = ParseFunc(R"(
+  ExpectPrunedTo(R"(
 @T.prim_func
 def hollow(a: T.Buffer((8,), "float32"), w: T.int64):
     if w >= 4:
@@ -156,8 +155,7 @@ def hollow(a: T.Buffer((8,), "float32"), w: T.int64):
                     a[j] = T.float32(2)
         a[1] = T.float32(3)
 )",
-                         "hollow");
-  PrimFunc want = ParseFunc(R"(
+                 R"(
 @T.prim_func
 def hollow(a: T.Buffer((8,), "float32"), w: T.int64):
     if w >= 4:
@@ -165,8 +163,7 @@ def hollow(a: T.Buffer((8,), "float32"), w: T.int64):
     else:
         a[1] = T.float32(3)
 )",
-                            "hollow");
-  EXPECT_EQ(Print(PruneGuardedBranches(f)), Print(want));
+                 "hollow");
 }
 
 TEST(PruneGuardedBranchesTest, NothingToPruneReturnsTheSameFunction) {
