@@ -73,6 +73,22 @@ const std::vector<Case>& Cases() {
       {"linear 256x384x1536", {256, 384}, {384, 1536}, true},
       {"linear 256x1536x384", {256, 1536}, {1536, 384}, true},
       {"linear 256x384x384", {256, 384}, {384, 384}, true},
+      // Short and wide: 1-8 rows against a wide B, at run time (a decoder's
+      // attention at batch 1, a few batched rows against a weight passed as
+      // an input) and as a constant (a linear layer at batch 1-4).
+      {"1x256x1024", {1, 256}, {256, 1024}},
+      {"1x256x4096", {1, 256}, {256, 4096}},
+      {"2x256x1024", {2, 256}, {256, 1024}},
+      {"2x256x4096", {2, 256}, {256, 4096}},
+      {"3x256x4096", {3, 256}, {256, 4096}},
+      {"4x256x1024", {4, 256}, {256, 1024}},
+      {"4x256x4096", {4, 256}, {256, 4096}},
+      {"4x1024x1024", {4, 1024}, {1024, 1024}},
+      {"6x256x4096", {6, 256}, {256, 4096}},
+      {"8x256x4096", {8, 256}, {256, 4096}},
+      {"linear 1x1024x4096", {1, 1024}, {1024, 4096}, true},
+      {"linear 2x1024x4096", {2, 1024}, {1024, 4096}, true},
+      {"linear 4x1024x4096", {4, 1024}, {1024, 4096}, true},
   };
   return cases;
 }

@@ -41,6 +41,23 @@ constexpr int kWideRows = 6;
 // partial sum) gave 390 us.
 constexpr int kGemvCols = 128;
 constexpr int64_t kGemvMinCols = 512;
+// Short and wide: at most kShortWideMaxRows rows (static) against a static
+// N of kGemvMinCols or more, B read in place (not a blocked weight; a run-time
+// B such as a decoder's attention at batch 1, or a weight passed as an
+// input). Every row is in one tile, so B is read once per call, and the
+// tile is as wide as kShortWideAccumulators accumulator vectors allow, at
+// most kGemvCols: 2-3 rows x 128, 4 x 96, 5-6 x 64, 7-8 x 48. No prefetch
+// hints (PrefetchB). 1 thread, K = 256, B warm in L3, medians of 9
+// processes each (the heap placement of B moves the time by up to 1.4x
+// from one process to the next): 2 x 1024 14.8 -> 9.9 us, 2 x 4096 69.5 ->
+// 50.3, 3 x 4096 60.3 -> 41.5, 4 x 1024 12.8 -> 10.9, 4 x 4096 62.7 ->
+// 45.5, 6 x 4096 77.1 -> 57.1, 8 x 4096 118 -> 72.7; 4 x 1024 x 1024 59.7
+// -> 45.1; 4 x 128 spilled (58.9 at 4 x 4096). With the prefetch hints and
+// the wider tiles, 4 x 4096 was 51.8. Cold (kiln-tune --cold-cache), the
+// same without the hints: 2 x 4096 132-147 -> 102-107 us, 4 x 4096
+// 140-181 -> 125-130 us.
+constexpr int64_t kShortWideMaxRows = 8;
+constexpr int kShortWideAccumulators = 24;
 constexpr int64_t kPackMinRows = 256;  // rows (M) from which packing B is considered
 constexpr int kRowSplit = 4;  // partial sums of a one-row tile
 constexpr int kChunkCols = 16;  // column blocks of a symbolic N's last block
@@ -227,8 +244,12 @@ class KernelBuilder {
     mr_ = wide || (ragged && kn.Get("matmul.mr") <= 0) ? kWideRows : kMaxRows;
     if (kn.Get("matmul.mr") > 0) mr_ = static_cast<int>(std::min<int64_t>(kn.Get("matmul.mr"), kMaxRows));
     if (ms != nullptr && *ms < mr_) mr_ = static_cast<int>(std::max<int64_t>(*ms, 1));
+    short_wide_ = ms != nullptr && *ms <= kShortWideMaxRows && ns != nullptr && *ns >= kGemvMinCols &&
+                  p_.mm.b_block == 0;
+    if (short_wide_ && kn.Get("matmul.mr") <= 0) mr_ = static_cast<int>(std::max<int64_t>(*ms, 1));
     nr_ = mr_ <= 2 || wide ? kWideCols : kCols;
     if (mr_ == 1 && ns != nullptr && *ns >= kGemvMinCols) nr_ = kGemvCols;
+    if (short_wide_) nr_ = std::min(kGemvCols, kShortWideAccumulators / mr_ * 16);
     // A tuned width: whole 16-float vectors, at most the GEMV width.
     if (kn.Get("matmul.nr") > 0) nr_ = static_cast<int>(std::min<int64_t>((kn.Get("matmul.nr") + 15) / 16 * 16, kGemvCols));
     if (ns != nullptr && *ns < nr_) nr_ = static_cast<int>(std::max<int64_t>(*ns, 1));
@@ -546,6 +567,10 @@ class KernelBuilder {
       bytes *= *v;
     }
     if (p_.knobs.Get("matmul.prefetch") > 0) return p_.knobs.Get("matmul.prefetch") == 2;
+    // A short-wide product reads its B in place a few hundred bytes of a
+    // row at a time, rows N floats apart: the hints (several a k step, each
+    // a page or more ahead) slowed it (kShortWideMaxRows).
+    if (short_wide_) return false;
     return bytes >= kMatmulPrefetchMinBytes;
   }
 
@@ -858,6 +883,7 @@ class KernelBuilder {
   std::vector<Var> batch_vals_;
   PrimExpr m_, n_, k_;
   int mr_ = kMaxRows, nr_ = kCols;
+  bool short_wide_ = false;  // kShortWideMaxRows
   Var cb_;
   Buffer packed_;
   int force_pack_ = 0;  // ForcePack

@@ -424,6 +424,55 @@ struct AccRows : StmtExprVisitor {
   }
 };
 
+TEST(MatmulScheduleTest, ShortWideProductsTakeOneTileOfAllRows) {
+  // 1-8 rows against a 256 x 4096 B (4 MiB, read in place): every row in
+  // one register tile, as wide as 24 accumulator vectors allow (at most
+  // 128), and no prefetch hints. Without the rule: 6 x 64 tiles and
+  // leftovers of 1 or 2 rows for 7 and 8, 64 columns for 2-6 rows, hints
+  // (one row: its 128-wide GEMV tile, whose partial sums never took hints).
+  struct Case {
+    int64_t m, width;
+  };
+  for (const Case& c : {Case{1, 128}, Case{2, 128}, Case{3, 128}, Case{4, 96}, Case{5, 64}, Case{6, 64},
+                        Case{7, 48}, Case{8, 48}}) {
+    Buffer a = MakeBuffer("A", {PrimExpr(c.m), PrimExpr(256)}, DType::Float32());
+    Buffer b = MakeBuffer("B", {PrimExpr(256), PrimExpr(4096)}, DType::Float32());
+    Buffer o = MakeBuffer("C", {PrimExpr(c.m), PrimExpr(4096)}, DType::Float32());
+    PrimFunc out = ScheduleMatmuls(Func(MatmulNest(a, b, o, c.m, 4096, 256), {a, b, o}), 1);
+    AccRows rows;
+    rows.VisitStmt(out->body);
+    // One row: two partial sums, each a row of the accumulator.
+    EXPECT_EQ(rows.rows, std::vector<int64_t>{c.m == 1 ? 2 : c.m}) << c.m;
+    const auto* tiles = As<ForNode>(out->body);
+    ASSERT_NE(tiles, nullptr);
+    EXPECT_EQ(tiles->extent.as<IntImmNode>()->value, (4096 + c.width - 1) / c.width) << c.m;
+    EXPECT_TRUE(PrefetchHints(out).empty()) << c.m;
+  }
+  // Not short-wide: 9 rows (tiles of 6, then leftovers), and 2 rows against
+  // 256 columns (64-wide tiles).
+  Buffer a9 = MakeBuffer("A", {PrimExpr(9), PrimExpr(256)}, DType::Float32());
+  Buffer b = MakeBuffer("B", {PrimExpr(256), PrimExpr(4096)}, DType::Float32());
+  Buffer c9 = MakeBuffer("C", {PrimExpr(9), PrimExpr(4096)}, DType::Float32());
+  AccRows nine;
+  nine.VisitStmt(ScheduleMatmuls(Func(MatmulNest(a9, b, c9, 9, 4096, 256), {a9, b, c9}), 1)->body);
+  ASSERT_FALSE(nine.rows.empty());
+  EXPECT_EQ(nine.rows.front(), 6);
+  Buffer a2 = MakeBuffer("A", {PrimExpr(2), PrimExpr(256)}, DType::Float32());
+  Buffer b2 = MakeBuffer("B", {PrimExpr(256), PrimExpr(256)}, DType::Float32());
+  Buffer c2 = MakeBuffer("C", {PrimExpr(2), PrimExpr(256)}, DType::Float32());
+  PrimFunc narrow = ScheduleMatmuls(Func(MatmulNest(a2, b2, c2, 2, 256, 256), {a2, b2, c2}), 1);
+  EXPECT_EQ(As<ForNode>(narrow->body)->extent.as<IntImmNode>()->value, 256 / 64);
+  // Tuned knobs still replace the rule: matmul.nr 64 and matmul.prefetch 2.
+  Buffer a4 = MakeBuffer("A", {PrimExpr(4), PrimExpr(256)}, DType::Float32());
+  Buffer c4 = MakeBuffer("C", {PrimExpr(4), PrimExpr(4096)}, DType::Float32());
+  ScheduleKnobs knobs;
+  knobs.values["matmul.nr"] = 64;
+  knobs.values["matmul.prefetch"] = 2;
+  PrimFunc tuned = ScheduleMatmuls(Func(MatmulNest(a4, b, c4, 4, 4096, 256), {a4, b, c4}), 1, knobs);
+  EXPECT_EQ(As<ForNode>(tuned->body)->extent.as<IntImmNode>()->value, 4096 / 64);
+  EXPECT_FALSE(PrefetchHints(tuned).empty());
+}
+
 TEST(MatmulScheduleTest, SymbolicRemainderRunsAsOneTileOfItsRows) {
   // n x 128 times 128 x 512 (Silero VAD's LSTM input projection with a
   // symbolic batch): the rows left after the 6-row tiles run as a 4-row
@@ -1056,6 +1105,21 @@ TEST(MatmulScheduleNumbersTest, WideTiles) {
     auto down = Compile(Module({"2", "32", "1536"}, {"1536", "384"}, {"2", "32", "384"}, "bias_relu"), threads);
     ASSERT_NE(down, nullptr);
     CheckMatmul(*down, 2, 32, 1536, 384, "bias_relu");
+  }
+}
+
+TEST(MatmulScheduleNumbersTest, ShortWideTiles) {
+  // 2-8 rows against 600 columns (one tile of all rows, 128 / 96 / 64 / 48
+  // wide, the last block moved back to end at N), with a fused epilogue,
+  // K odd and even, one and two threads.
+  for (int64_t k : {37, 64}) {
+    std::string ks = std::to_string(k);
+    for (int64_t m : {2, 3, 4, 5, 7, 8}) {
+      std::string mss = std::to_string(m);
+      auto mod = Compile(Module({mss, ks}, {ks, "600"}, {mss, "600"}, "bias_relu"), m % 2 ? 2 : 1);
+      ASSERT_NE(mod, nullptr);
+      CheckMatmul(*mod, 0, m, k, 600, "bias_relu");
+    }
   }
 }
 
