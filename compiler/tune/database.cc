@@ -401,6 +401,24 @@ std::vector<TuningRecord> Database::Records(const std::string& workload, const s
   return out;
 }
 
+std::vector<std::string> Database::WorkloadHashes() const {
+  std::vector<std::string> out;
+  for (const auto& [hash, w] : workloads_) out.push_back(hash);
+  return out;
+}
+
+std::string Database::WorkloadName(const std::string& hash) const {
+  auto it = workloads_.find(hash);
+  return it == workloads_.end() ? std::string() : it->second.name;
+}
+
+std::vector<TuningRecord> Database::AllRecords(const std::string& workload) const {
+  std::vector<TuningRecord> out;
+  for (const auto& r : records_)
+    if (r.workload == workload) out.push_back(r);
+  return out;
+}
+
 std::vector<TuningRecord> Database::TopK(const std::string& workload, const std::string& target, size_t k,
                                         int threads, CacheRegime cache) const {
   std::vector<TuningRecord> out;

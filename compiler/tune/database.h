@@ -131,6 +131,14 @@ class Database {
   // The latest verdict on `record`, or null.
   const TuningVerdict* FindVerdict(const TuningRecord& record) const;
 
+  // Every stored workload's hash, in hash order.
+  std::vector<std::string> WorkloadHashes() const;
+  // The name `hash` was committed under (its PrimFunc's name), or "".
+  std::string WorkloadName(const std::string& hash) const;
+  // Every record of `workload`, whatever its target, threads and regime (failed
+  // ones too), in file order.
+  std::vector<TuningRecord> AllRecords(const std::string& workload) const;
+
   size_t num_workloads() const { return workloads_.size(); }
   size_t num_records() const { return records_.size(); }
 

@@ -291,7 +291,9 @@ TEST(ConvKnobSpaceTest, BorderSplitTiles) {
     std::string text = Print(lowered);
     EXPECT_NE(text.find("line_task"), std::string::npos) << text;
     // nr 32: the middle tile of each 96-column row reads the input in place.
-    if (nr == 32) EXPECT_NE(text.find("data[T.int64(0), c, "), std::string::npos) << text;
+    if (nr == 32) {
+      EXPECT_NE(text.find("data[T.int64(0), c, "), std::string::npos) << text;
+    }
     Status same = SameNumbers(def, lowered);
     EXPECT_TRUE(same.ok()) << nr << ": " << same.ToString();
   }

@@ -3,7 +3,10 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
+#include <system_error>
+#include <vector>
 
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 #include "compiler/driver/compile_tool.h"
 #include "compiler/text/text.h"
 #include "compiler/tune/database.h"
+#include "compiler/tune/database_show.h"
 #include "compiler/tune/model_check.h"
 #include "compiler/tune/space_registry.h"
 #include "compiler/tune/space_text.h"
@@ -25,6 +29,7 @@ namespace {
 const char kUsage[] =
     "usage: kiln-tune MODULE.relax --function NAME --db DIR [options]   (one PrimFunc)\n"
     "       kiln-tune MODEL.(onnx|relax) --db DIR [options]             (every kernel of a model)\n"
+    "       kiln-tune --show DIR                                        (what a database holds)\n"
     "  --function NAME     the PrimFunc to tune; without it the whole model is tuned: its kernels\n"
     "                      after fusion, as kiln-compile builds them, each distinct one a task\n"
     "  --db DIR            the tuning database (created when absent; records are appended)\n"
@@ -136,6 +141,28 @@ volatile std::sig_atomic_t g_interrupted = 0;
 
 void OnInterrupt(int) { g_interrupted = 1; }
 
+// kiln-tune --show DIR (database_show.h): reads, never creates or writes.
+int ShowTool(const std::string& dir, int argc, std::ostream& out, std::ostream& err) {
+  if (argc > 3) {
+    err << "kiln-tune: --show DIR takes no other arguments\n";
+    return 2;
+  }
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec) || !std::filesystem::exists(dir + "/workloads.jsonl", ec)) {
+    err << "kiln-tune: --show: " << dir << " is not a tuning database (no " << dir << "/workloads.jsonl)\n";
+    return 2;
+  }
+  std::vector<Status> damage;
+  Result<Database> db = Database::Open(dir, &damage);
+  if (!db.ok()) {
+    err << "kiln-tune: " << db.status().message() << "\n";
+    return 1;
+  }
+  for (const auto& d : damage) err << "kiln-tune: error: " << d.message() << " (line skipped)\n";
+  ShowDatabase(*db, dir, out);
+  return 0;
+}
+
 }  // namespace
 
 int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
@@ -145,6 +172,7 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
   ModelTuneOptions model;
   bool model_flags = false;  // flags that only whole-model tuning takes
   bool verify = true, verify_only = false;
+  std::string show_dir;  // --show: print the database, nothing else
   ModelCheckOptions check;
   check.bench_program = DefaultBenchProgram();
   for (int i = 1; i < argc; ++i) {
@@ -167,6 +195,12 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     if (a == "-h" || a == "--help") {
       out << kUsage;
       return 0;
+    } else if (a == "--show") {
+      if (!take()) {
+        err << "kiln-tune: --show needs a database directory\n" << kUsage;
+        return 2;
+      }
+      show_dir = value;
     } else if (a == "--verify-only" || a == "--no-verify") {
       model_flags = true;
       if (a == "--verify-only") verify_only = true;
@@ -297,6 +331,7 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
       return 2;
     }
   }
+  if (!show_dir.empty()) return ShowTool(show_dir, argc, out, err);
   if (input.empty() || db_dir.empty()) {
     err << "kiln-tune: MODULE and --db are required\n" << kUsage;
     return 2;
