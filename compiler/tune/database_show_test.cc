@@ -11,6 +11,7 @@
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tune/database.h"
 #include "compiler/tune/database_show.h"
+#include "compiler/tune/database_test_util.h"
 #include "compiler/tune/space.h"
 #include "compiler/tune/tune_tool.h"
 
@@ -20,24 +21,9 @@ namespace {
 
 using tir::testing::ParseFunc;
 
-std::string MM(const char* name, int n) {
-  std::string N = std::to_string(n);
-  return std::string("@T.prim_func\ndef ") + name + "(A: T.Buffer((" + N + ", " + N + "), \"float32\"), B: T.Buffer((" +
-         N + ", " + N + "), \"float32\"), C: T.Buffer((" + N + ", " + N + "), \"float32\")):\n" +
-         "    for i, j, k in T.grid(" + N + ", " + N + ", " + N + "):\n" +
-         "        with T.block(\"C\"):\n"
-         "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
-         "            with T.init():\n"
-         "                C[vi, vj] = T.float32(0)\n"
-         "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
-}
+using testing::MM;
 
-std::string TempDir() {
-  const char* base = getenv("TMPDIR");
-  std::string path = std::string(base && *base ? base : "/tmp") + "/kiln-db-show-test-XXXXXX";
-  KILN_CHECK(mkdtemp(path.data()) != nullptr, "mkdtemp");
-  return path;
-}
+std::string TempDir() { return testing::TempDir("kiln-db-show-test"); }
 
 // A default-space trace: one categorical choice per knob, then its annotation.
 tir::Trace KnobTrace(const std::vector<std::pair<std::string, int64_t>>& knobs) {

@@ -8,6 +8,7 @@
 
 #include "compiler/tir/schedule/schedule_test_util.h"
 #include "compiler/tune/database.h"
+#include "compiler/tune/database_test_util.h"
 #include "compiler/tune/json.h"
 #include "compiler/tune/space.h"
 
@@ -17,24 +18,9 @@ namespace {
 
 using tir::testing::ParseFunc;
 
-std::string MM(const char* name, int n) {
-  std::string N = std::to_string(n);
-  return std::string("@T.prim_func\ndef ") + name + "(A: T.Buffer((" + N + ", " + N + "), \"float32\"), B: T.Buffer((" +
-         N + ", " + N + "), \"float32\"), C: T.Buffer((" + N + ", " + N + "), \"float32\")):\n" +
-         "    for i, j, k in T.grid(" + N + ", " + N + ", " + N + "):\n" +
-         "        with T.block(\"C\"):\n"
-         "            vi, vj, vk = T.axis.remap(\"SSR\", [i, j, k])\n"
-         "            with T.init():\n"
-         "                C[vi, vj] = T.float32(0)\n"
-         "            C[vi, vj] = C[vi, vj] + A[vi, vk] * B[vk, vj]\n";
-}
+using testing::MM;
 
-std::string TempDir() {
-  const char* base = getenv("TMPDIR");
-  std::string path = std::string(base && *base ? base : "/tmp") + "/kiln-db-test-XXXXXX";
-  KILN_CHECK(mkdtemp(path.data()) != nullptr, "mkdtemp");
-  return path;
-}
+using testing::TempDir;
 
 TuningRecord Record(const std::string& w, const ir::PrimFunc& f, uint64_t seed, double us, const char* state = "ok") {
   Result<tir::Schedule> s = SampleGenericSpace(f, seed);

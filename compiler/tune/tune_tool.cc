@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -141,6 +142,19 @@ volatile std::sig_atomic_t g_interrupted = 0;
 
 void OnInterrupt(int) { g_interrupted = 1; }
 
+// Opens the database at `dir` (created when absent), its damaged lines
+// reported to `err` and skipped; on failure says why and returns nullopt.
+std::optional<Database> OpenReporting(const std::string& dir, std::ostream& err) {
+  std::vector<Status> damage;
+  Result<Database> db = Database::Open(dir, &damage);
+  if (!db.ok()) {
+    err << "kiln-tune: " << db.status().ToString() << "\n";
+    return std::nullopt;
+  }
+  for (const auto& d : damage) err << "kiln-tune: error: " << d.message() << " (line skipped)\n";
+  return std::move(*db);
+}
+
 // kiln-tune --show DIR (database_show.h): reads, never creates or writes.
 int ShowTool(const std::string& dir, int argc, std::ostream& out, std::ostream& err) {
   if (argc > 3) {
@@ -152,13 +166,8 @@ int ShowTool(const std::string& dir, int argc, std::ostream& out, std::ostream& 
     err << "kiln-tune: --show: " << dir << " is not a tuning database (no " << dir << "/workloads.jsonl)\n";
     return 2;
   }
-  std::vector<Status> damage;
-  Result<Database> db = Database::Open(dir, &damage);
-  if (!db.ok()) {
-    err << "kiln-tune: " << db.status().message() << "\n";
-    return 1;
-  }
-  for (const auto& d : damage) err << "kiln-tune: error: " << d.message() << " (line skipped)\n";
+  std::optional<Database> db = OpenReporting(dir, err);
+  if (!db) return 1;
   ShowDatabase(*db, dir, out);
   return 0;
 }
@@ -457,13 +466,8 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
     err << "kiln-tune: " << input << " has no PrimFunc named " << function << "\n";
     return 1;
   }
-  std::vector<Status> damage;
-  Result<Database> db = Database::Open(db_dir, &damage);
-  if (!db.ok()) {
-    err << "kiln-tune: " << db.status().ToString() << "\n";
-    return 1;
-  }
-  for (const auto& d : damage) err << "kiln-tune: error: " << d.message() << " (line skipped)\n";
+  std::optional<Database> db = OpenReporting(db_dir, err);
+  if (!db) return 1;
   options.cost_model_path = cost_model.empty() ? db_dir + "/cost_model.json" : cost_model;
   Result<TuneSummary> sum = TuneFunction(func, &*db, options, out);
   if (!sum.ok()) {
