@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "compiler/tir/schedule_knobs.h"
@@ -67,15 +68,16 @@ std::string KnobSummary(const tir::Trace& trace, bool* only_knobs) {
 }  // namespace
 
 void ShowDatabase(const Database& db, const std::string& dir, std::ostream& out) {
+  std::vector<std::pair<std::string, std::vector<TuningRecord>>> workloads;
   size_t failed = 0;
-  std::vector<std::string> hashes = db.WorkloadHashes();
-  for (const std::string& h : hashes)
-    for (const TuningRecord& r : db.AllRecords(h)) failed += r.state != "ok";
+  for (const std::string& h : db.WorkloadHashes()) {
+    workloads.emplace_back(h, db.AllRecords(h));
+    for (const TuningRecord& r : workloads.back().second) failed += r.state != "ok";
+  }
   out << "database " << dir << ": " << db.num_workloads() << " workload(s), " << db.num_records() << " record(s), "
       << failed << " failed\n";
   size_t applied = 0, dropped_count = 0;
-  for (const std::string& h : hashes) {
-    std::vector<TuningRecord> all = db.AllRecords(h);
+  for (const auto& [h, all] : workloads) {
     std::string name = db.WorkloadName(h);
     out << "\n" << (name.empty() ? "(unnamed)" : name) << " (workload " << h << "): " << all.size() << " record(s)\n";
     // One group per (target, threads, regime): what a build for that target
@@ -102,8 +104,8 @@ void ShowDatabase(const Database& db, const std::string& dir, std::ostream& out)
         continue;
       }
       out << " (" << Ratio(b.default_us / b.median_us) << ")";
-      bool dropped = false;
-      std::optional<TuningRecord> sel = db.Selected(h, target, threads, regime, true, &dropped);
+      // It beat the default, so a build leaves it out only for a drop verdict.
+      std::optional<TuningRecord> sel = db.Selected(h, target, threads, regime, true);
       const TuningVerdict* v = db.FindVerdict(b);
       if (sel) {
         ++applied;

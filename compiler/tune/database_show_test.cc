@@ -141,6 +141,8 @@ TEST(DatabaseShowTest, ToolShowsAndRefusesWhatIsNotADatabase) {
   EXPECT_TRUE(Has(err, "is not a tuning database")) << err;
   EXPECT_EQ(Tool({"--show", dir, "--trials", "4"}, &out, &err), 2);
   EXPECT_TRUE(Has(err, "kiln-tune: --show DIR takes no other arguments")) << err;
+  EXPECT_EQ(Tool({"--show=" + dir, "model.onnx"}, &out, &err), 2);
+  EXPECT_TRUE(Has(err, "kiln-tune: --show DIR takes no other arguments")) << err;
   EXPECT_EQ(Tool({"--show"}, &out, &err), 2);
   EXPECT_TRUE(Has(err, "kiln-tune: --show needs a database directory")) << err;
   // A damaged line is reported; the rest shows.

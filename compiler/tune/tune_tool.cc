@@ -156,8 +156,9 @@ std::optional<Database> OpenReporting(const std::string& dir, std::ostream& err)
 }
 
 // kiln-tune --show DIR (database_show.h): reads, never creates or writes.
-int ShowTool(const std::string& dir, int argc, std::ostream& out, std::ostream& err) {
-  if (argc > 3) {
+// `others`: the arguments given besides --show and its value.
+int ShowTool(const std::string& dir, int others, std::ostream& out, std::ostream& err) {
+  if (others > 0) {
     err << "kiln-tune: --show DIR takes no other arguments\n";
     return 2;
   }
@@ -182,6 +183,7 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
   bool model_flags = false;  // flags that only whole-model tuning takes
   bool verify = true, verify_only = false;
   std::string show_dir;  // --show: print the database, nothing else
+  int show_args = 0;     // argv entries --show and its value took
   ModelCheckOptions check;
   check.bench_program = DefaultBenchProgram();
   for (int i = 1; i < argc; ++i) {
@@ -210,6 +212,7 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
         return 2;
       }
       show_dir = value;
+      show_args = has_value ? 1 : 2;
     } else if (a == "--verify-only" || a == "--no-verify") {
       model_flags = true;
       if (a == "--verify-only") verify_only = true;
@@ -340,7 +343,7 @@ int TuneToolMain(int argc, char** argv, std::ostream& out, std::ostream& err) {
       return 2;
     }
   }
-  if (!show_dir.empty()) return ShowTool(show_dir, argc, out, err);
+  if (!show_dir.empty()) return ShowTool(show_dir, argc - 1 - show_args, out, err);
   if (input.empty() || db_dir.empty()) {
     err << "kiln-tune: MODULE and --db are required\n" << kUsage;
     return 2;
